@@ -1,0 +1,59 @@
+//! Commands: what a player asks for, in the imperative. A command is only a request; `decide`
+//! turns it into events or refuses it with the rule that forbids it.
+
+use crate::hex::Hex;
+use crate::scenario::UnitId;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Command {
+    /// The acting side is finished with the current step of the sequence of play.
+    Done,
+    /// Move a unit, or a stack moving together, one hex (A4). Each step is its own command so
+    /// that every MF expenditure is a separate, reviewable event.
+    Move { units: Vec<UnitId>, to: Hex },
+    /// Enter an outcome the engine does not compute (an attack broke or eliminated a unit).
+    /// Logged with who entered it, for the opponent to see and dispute.
+    Adjudicate {
+        unit: UnitId,
+        outcome: Outcome,
+        note: String,
+    },
+}
+
+/// Results of play that the engine records but does not compute (fire, morale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The unit failed a Morale Check and broke.
+    Break,
+    /// A broken unit rallied back to Good Order.
+    Rally,
+    /// The unit is pinned until the end of the Player Turn.
+    Pin,
+    /// The unit is removed from play.
+    Eliminate,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Break => "break",
+            Outcome::Rally => "rally",
+            Outcome::Pin => "pin",
+            Outcome::Eliminate => "eliminate",
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Outcome> {
+        [
+            Outcome::Break,
+            Outcome::Rally,
+            Outcome::Pin,
+            Outcome::Eliminate,
+        ]
+        .into_iter()
+        .find(|o| o.name() == word)
+    }
+}

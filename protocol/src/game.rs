@@ -1,0 +1,318 @@
+//! The game state and the one function that changes it, [`apply`].
+//!
+//! `apply` cannot fail: every event in a log was already decided, so applying it is a matter
+//! of bookkeeping. Live play and replay both run through it, which is why replaying a log
+//! yields the same state (and the same [`Game::state_hash`]) on the server and on any client.
+
+use crate::command::Outcome;
+use crate::event::Event;
+use crate::hex::Hex;
+use crate::phase::{Clock, Phase};
+use crate::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
+use crate::terrain::Mf;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A unit as it stands now. Everything that changes during play lives here; the scenario's
+/// [`UnitSpec`] is only the starting position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unit {
+    pub id: UnitId,
+    pub side: Side,
+    pub kind: UnitKind,
+    pub ratings: String,
+    pub hex: Hex,
+    pub morale: Morale,
+    pub pinned: bool,
+    pub cx: bool,
+    pub concealed: bool,
+    pub hidden: bool,
+    pub inexperienced: bool,
+    pub eliminated: bool,
+    /// MF spent so far in the current MPh (A4.1).
+    pub mf_spent: Mf,
+    /// The leader this MMC has moved with from its first step of the MPh, which earns it
+    /// +2 MF (A4.12 background in the rules README); `None` once it takes a step without him.
+    pub led_by: Option<UnitId>,
+}
+
+impl Unit {
+    fn from_spec(spec: &UnitSpec) -> Unit {
+        Unit {
+            id: spec.id.clone(),
+            side: spec.side,
+            kind: spec.kind,
+            ratings: spec.ratings.clone(),
+            hex: spec.hex,
+            morale: spec.morale,
+            pinned: spec.pinned,
+            cx: spec.cx,
+            concealed: spec.concealed,
+            hidden: spec.hidden,
+            inexperienced: spec.inexperienced,
+            eliminated: false,
+            mf_spent: Mf::default(),
+            led_by: None,
+        }
+    }
+
+    pub fn is_good_order(&self) -> bool {
+        self.morale == Morale::GoodOrder && !self.eliminated
+    }
+}
+
+/// Who has moved in the current MPh, for the one-unit-at-a-time rule (A4.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovementRecord {
+    /// The stack that is moving now: every member must finish before another unit moves.
+    pub moving_stack: BTreeSet<UnitId>,
+    /// The units that took the most recent step.
+    pub last_movers: BTreeSet<UnitId>,
+    /// Units that moved and stopped while another unit moved: they may move no farther (A4.2).
+    pub finished: BTreeSet<UnitId>,
+}
+
+/// The whole state of one game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Game {
+    pub scenario: Scenario,
+    pub clock: Clock,
+    pub units: BTreeMap<UnitId, Unit>,
+    pub movement: MovementRecord,
+    /// Set once the last step of the last Game Turn has ended.
+    pub over: bool,
+    /// Number of events applied: the version every message about this game carries.
+    pub version: u64,
+}
+
+/// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Viewer {
+    Side(Side),
+    Spectator,
+}
+
+impl Viewer {
+    /// Whether this viewer may know about the unit's presence and movements. A hidden (HIP)
+    /// unit is known only to its owner until it is revealed.
+    pub fn sees_unit(self, unit: &Unit) -> bool {
+        match self {
+            Viewer::Side(side) => side == unit.side || !unit.hidden,
+            Viewer::Spectator => !unit.hidden,
+        }
+    }
+}
+
+impl Game {
+    /// The position at the start of play.
+    pub fn new(scenario: Scenario) -> Game {
+        let units = scenario
+            .units
+            .values()
+            .map(|spec| (spec.id.clone(), Unit::from_spec(spec)))
+            .collect();
+        Game {
+            scenario,
+            clock: Clock::START,
+            units,
+            movement: MovementRecord::default(),
+            over: false,
+            version: 0,
+        }
+    }
+
+    /// Rebuilds a game from its events. The first must be `GameCreated`.
+    pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Result<Game, ReplayError> {
+        let mut events = events.into_iter();
+        let mut game = match events.next() {
+            Some(Event::GameCreated { scenario }) => Game::new(scenario.clone()),
+            Some(other) => return Err(ReplayError::NotCreatedFirst(other.name())),
+            None => return Err(ReplayError::Empty),
+        };
+        game.version = 1;
+        for event in events {
+            apply(&mut game, event);
+        }
+        Ok(game)
+    }
+
+    pub fn attacker(&self) -> Side {
+        self.clock.attacker(self.scenario.first)
+    }
+
+    /// The side whose input the current step awaits.
+    pub fn acting(&self) -> Side {
+        self.clock.acting(self.scenario.first)
+    }
+
+    pub fn side_name(&self, side: Side) -> &str {
+        &self.scenario.side(side).name
+    }
+
+    /// Units in a hex that are still in play.
+    pub fn units_in(&self, hex: Hex) -> impl Iterator<Item = &Unit> {
+        self.units
+            .values()
+            .filter(move |u| u.hex == hex && !u.eliminated)
+    }
+
+    /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
+    /// canonical because every map in the state is ordered.
+    pub fn state_hash(&self) -> StateHash {
+        let bytes = bincode::serde::encode_to_vec(self, bincode::config::standard())
+            .expect("a game always encodes");
+        StateHash(*blake3::hash(&bytes).as_bytes())
+    }
+
+    /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
+    /// tunnels are removed, from the live state and from the scenario it carries alike.
+    pub fn project(&self, viewer: Viewer) -> Game {
+        let mut game = self.clone();
+        let hidden: BTreeSet<UnitId> = self
+            .units
+            .values()
+            .filter(|u| !viewer.sees_unit(u))
+            .map(|u| u.id.clone())
+            .collect();
+        if hidden.is_empty() && viewer != Viewer::Spectator {
+            game.scenario
+                .tunnels
+                .retain(|t| viewer == Viewer::Side(t.side));
+            return game;
+        }
+        game.units.retain(|id, _| !hidden.contains(id));
+        game.scenario.units.retain(|id, _| !hidden.contains(id));
+        game.scenario
+            .weapons
+            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
+        game.scenario
+            .tunnels
+            .retain(|t| viewer == Viewer::Side(t.side));
+        for set in [
+            &mut game.movement.moving_stack,
+            &mut game.movement.last_movers,
+            &mut game.movement.finished,
+        ] {
+            set.retain(|id| !hidden.contains(id));
+        }
+        game
+    }
+
+    /// Whether `viewer` may see this event. One they may not see still advances their version.
+    pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
+        event
+            .units()
+            .into_iter()
+            .all(|id| self.units.get(id).is_none_or(|u| viewer.sees_unit(u)))
+    }
+}
+
+/// A blake3 digest of the encoded state.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StateHash(pub [u8; 32]);
+
+impl std::fmt::Display for StateHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for StateHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StateHash({self})")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("the log is empty; a game log starts with GameCreated")]
+    Empty,
+    #[error("the log starts with {0}, not GameCreated")]
+    NotCreatedFirst(&'static str),
+}
+
+/// Applies one event. Cannot fail and never decides anything: the event was decided already.
+pub fn apply(game: &mut Game, event: &Event) {
+    match event {
+        Event::GameCreated { scenario } => {
+            *game = Game::new(scenario.clone());
+        }
+        Event::StepEnded { next, .. } => {
+            let ended = game.clock;
+            game.clock = *next;
+            if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
+                end_movement_phase(game);
+            }
+            if ended.player_turn != next.player_turn || ended.turn != next.turn {
+                end_player_turn(game);
+            }
+        }
+        Event::GameEnded { .. } => {
+            end_player_turn(game);
+            game.over = true;
+        }
+        Event::UnitMoved { units, to, mf, .. } => {
+            let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
+            let record = &mut game.movement;
+            if !movers.is_subset(&record.moving_stack) {
+                // A new stack starts moving: everyone who moved before is done (A4.2).
+                let previous = std::mem::take(&mut record.moving_stack);
+                record.finished.extend(previous);
+                record.moving_stack = movers.clone();
+            } else {
+                // Part of the moving stack went on: those that stopped may move no farther.
+                let stopped: Vec<UnitId> =
+                    record.last_movers.difference(&movers).cloned().collect();
+                record.finished.extend(stopped);
+            }
+            record.last_movers = movers;
+            let leader = units
+                .iter()
+                .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))
+                .cloned();
+            for account in mf {
+                if let Some(unit) = game.units.get_mut(&account.unit) {
+                    let first_step = unit.mf_spent == Mf::default();
+                    unit.led_by = match (first_step, &leader) {
+                        (true, Some(l)) if unit.kind.is_mmc() => Some(l.clone()),
+                        (false, Some(l)) if unit.led_by.as_ref() == Some(l) => Some(l.clone()),
+                        _ => None,
+                    };
+                    unit.hex = *to;
+                    unit.mf_spent = account.spent;
+                }
+            }
+        }
+        Event::OutcomeAdjudicated { unit, outcome, .. } => {
+            if let Some(unit) = game.units.get_mut(unit) {
+                match outcome {
+                    Outcome::Break => unit.morale = Morale::Broken,
+                    Outcome::Rally => unit.morale = Morale::GoodOrder,
+                    Outcome::Pin => unit.pinned = true,
+                    Outcome::Eliminate => unit.eliminated = true,
+                }
+            }
+        }
+    }
+    game.version += 1;
+}
+
+/// MF bookkeeping starts afresh every MPh.
+fn end_movement_phase(game: &mut Game) {
+    game.movement = MovementRecord::default();
+    for unit in game.units.values_mut() {
+        unit.mf_spent = Mf::default();
+        unit.led_by = None;
+    }
+}
+
+/// Pin markers come off at the end of the Player Turn (A7.8).
+fn end_player_turn(game: &mut Game) {
+    for unit in game.units.values_mut() {
+        unit.pinned = false;
+    }
+}

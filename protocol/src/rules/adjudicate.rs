@@ -1,0 +1,64 @@
+//! `Adjudicate`: a player enters an outcome the engine does not compute (fire, morale). Either
+//! side may enter one at any time, because either side's attacks produce them; the event names
+//! who entered it so the opponent can see and dispute it.
+
+use crate::command::Outcome;
+use crate::event::Event;
+use crate::game::Game;
+use crate::scenario::{Morale, Side, UnitId};
+use crate::violation::{RuleViolation, ViolationKind};
+
+/// Longest note an adjudication may carry, in bytes: room for "IFT 8 +2, DR 5, 1MC failed".
+pub const NOTE_BYTES_MAX: usize = 200;
+
+pub(super) fn decide(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    outcome: Outcome,
+    note: &str,
+) -> Result<Vec<Event>, RuleViolation> {
+    let unknown = || {
+        RuleViolation::new(
+            "A1",
+            ViolationKind::UnknownUnit,
+            format!("there is no unit `{id}` in this game"),
+        )
+    };
+    let unit = game.units.get(id).ok_or_else(unknown)?;
+    if unit.hidden && unit.side != by {
+        return Err(unknown());
+    }
+    if note.len() > NOTE_BYTES_MAX {
+        return Err(RuleViolation::new(
+            "A1",
+            ViolationKind::UnitState,
+            format!("the note is {} bytes; at most {NOTE_BYTES_MAX}", note.len()),
+        ));
+    }
+    let pointless = match outcome {
+        _ if unit.eliminated => Some("has been eliminated already"),
+        Outcome::Break if unit.morale == Morale::Broken => Some("is broken already"),
+        Outcome::Rally if unit.morale == Morale::GoodOrder => Some("is not broken"),
+        Outcome::Pin if unit.pinned => Some("is pinned already"),
+        _ => None,
+    };
+    if let Some(why) = pointless {
+        let rule = match outcome {
+            Outcome::Break | Outcome::Rally => "A10",
+            Outcome::Pin => "A7.8",
+            Outcome::Eliminate => "A1",
+        };
+        return Err(RuleViolation::new(
+            rule,
+            ViolationKind::UnitState,
+            format!("cannot {} `{id}`: it {why}", outcome.name()),
+        ));
+    }
+    Ok(vec![Event::OutcomeAdjudicated {
+        by,
+        unit: id.clone(),
+        outcome,
+        note: note.to_string(),
+    }])
+}

@@ -1,0 +1,119 @@
+//! The rules state machine's decision half: [`decide`] reads a game and a command and returns
+//! the events the command produces, or the rule that refuses it. It never changes the game.
+//!
+//! One file per command, each running its checks in the precedence documented on
+//! [`ViolationKind`](crate::violation::ViolationKind).
+
+mod adjudicate;
+mod done;
+pub mod movement;
+
+use crate::command::Command;
+use crate::dice::DiceSource;
+use crate::event::Event;
+use crate::game::{Game, Unit};
+use crate::phase::Phase;
+use crate::scenario::{Side, UnitId};
+use crate::violation::{RuleViolation, ViolationKind};
+
+/// Decides what `command`, issued by side `by`, means in `game`. Pure: the same game, command
+/// and dice always give the same answer, and `game` is never modified.
+pub fn decide(
+    game: &Game,
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    if game.over {
+        return Err(RuleViolation::new(
+            "A3",
+            ViolationKind::GameOver,
+            format!(
+                "the game ended after Game Turn {}; nothing more can be played",
+                game.scenario.turns
+            ),
+        ));
+    }
+    let _ = dice; // no command rolls yet; sewer movement (B8) is the first that will
+    match command {
+        Command::Done => done::decide(game, by),
+        Command::Move { units, to } => movement::decide(game, by, units, *to),
+        Command::Adjudicate {
+            unit,
+            outcome,
+            note,
+        } => adjudicate::decide(game, by, unit, *outcome, note),
+    }
+}
+
+/// Refuses unless `by` is the side the current step awaits.
+fn require_acting(game: &Game, by: Side, what: &str) -> Result<(), RuleViolation> {
+    let acting = game.acting();
+    if by == acting {
+        return Ok(());
+    }
+    let step = game.clock.step();
+    Err(RuleViolation::new(
+        step.rule,
+        ViolationKind::WrongSide,
+        format!(
+            "{what}: it is the {} step of the {} Player Turn and the {} is to act, not the {}",
+            step.name,
+            game.side_name(game.attacker()),
+            game.side_name(acting),
+            game.side_name(by),
+        ),
+    ))
+}
+
+/// Refuses unless the game is in `phase`.
+fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<(), RuleViolation> {
+    if game.clock.phase() == phase {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::WrongPhase,
+        format!(
+            "{what} only in the {phase}; it is now the {} ({})",
+            game.clock.phase(),
+            game.clock
+        ),
+    ))
+}
+
+/// Looks up a unit of `by`'s that is still in play. A unit the side may not see (the
+/// opponent's hidden one) is answered exactly like one that does not exist, so a refusal
+/// never confirms a hidden unit.
+fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleViolation> {
+    let unknown = || {
+        RuleViolation::new(
+            "A1",
+            ViolationKind::UnknownUnit,
+            format!("there is no unit `{id}` in this game"),
+        )
+    };
+    let unit = game.units.get(id).ok_or_else(unknown)?;
+    if unit.side != by {
+        if unit.hidden {
+            return Err(unknown());
+        }
+        return Err(RuleViolation::new(
+            "A1",
+            ViolationKind::NotYourUnit,
+            format!(
+                "`{id}` is a {} unit; the {} acts only with its own units",
+                game.side_name(unit.side),
+                game.side_name(by)
+            ),
+        ));
+    }
+    if unit.eliminated {
+        return Err(RuleViolation::new(
+            "A1",
+            ViolationKind::UnitState,
+            format!("`{id}` has been eliminated"),
+        ));
+    }
+    Ok(unit)
+}

@@ -1,0 +1,858 @@
+//! The scenario model: the map, the two sides, the units and support weapons, SSRs, secretly
+//! recorded tunnels and the turn count — read from TOML, checked, and refused with the exact
+//! field and reason when something is wrong.
+//!
+//! The checked [`Scenario`] is what a game starts from and is carried whole in the log's first
+//! event, so an exported log never depends on a scenario file that may later change.
+
+use crate::hex::{Hex, Hexside};
+use crate::terrain::{HexsideFeature, Terrain};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// Longest scenario we accept, in Game Turns; published scenarios run far shorter.
+pub const TURNS_MAX: u16 = 30;
+/// Most hexes a scenario map may hold: four full boards (4 × 33 × 11) with room to spare.
+pub const MAP_HEXES_MAX: usize = 2_000;
+/// Most units (counters) a scenario may hold.
+pub const UNITS_MAX: usize = 500;
+/// Largest scenario file we read, in bytes; a bigger one is refused before it is parsed.
+pub const SCENARIO_BYTES_MAX: usize = 256 * 1024;
+
+/// One of the two sides. A is the first side the scenario lists, B the second; what players
+/// see is the side's name from the scenario ("German", "British").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub fn opponent(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+    pub const BOTH: [Side; 2] = [Side::A, Side::B];
+}
+
+/// A counter's id as the scenario names it (`467a`, `leader-9-1`). Players type these in scripts.
+pub type UnitId = String;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    Squad,
+    HalfSquad,
+    Crew,
+    Leader,
+    Hero,
+    Vehicle,
+    Dummy,
+}
+
+impl UnitKind {
+    /// Multi-Man Counters: squads, half-squads, crews (A1.1).
+    pub fn is_mmc(self) -> bool {
+        matches!(self, UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew)
+    }
+    /// Single-Man Counters: leaders and heroes.
+    pub fn is_smc(self) -> bool {
+        matches!(self, UnitKind::Leader | UnitKind::Hero)
+    }
+    pub fn is_infantry(self) -> bool {
+        self.is_mmc() || self.is_smc()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            UnitKind::Squad => "squad",
+            UnitKind::HalfSquad => "half-squad",
+            UnitKind::Crew => "crew",
+            UnitKind::Leader => "leader",
+            UnitKind::Hero => "hero",
+            UnitKind::Vehicle => "vehicle",
+            UnitKind::Dummy => "dummy",
+        }
+    }
+}
+
+/// A unit's morale state. Pinned, CX and TI are separate flags because they combine with it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Morale {
+    #[default]
+    GoodOrder,
+    Broken,
+    Berserk,
+}
+
+/// The scenario as checked. Maps are ordered so its encoding (and so the state hash) is canonical.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    pub sides: [SideSpec; 2],
+    /// The side that is ATTACKER in the first Player Turn of each Game Turn.
+    pub first: Side,
+    pub turns: u16,
+    /// Month of the year (1–12), for seasonal terrain such as Grain (B15); 0 = not given.
+    pub month: u8,
+    pub ssr: Ssr,
+    pub hexes: BTreeMap<Hex, HexSpec>,
+    pub hexsides: BTreeMap<Hexside, HexsideSpec>,
+    pub units: BTreeMap<UnitId, UnitSpec>,
+    pub weapons: BTreeMap<String, WeaponSpec>,
+    /// Secretly recorded tunnels (B8.6): known only to their owner.
+    pub tunnels: Vec<Tunnel>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideSpec {
+    /// Short id used in scripts (`german`).
+    pub id: String,
+    /// Name shown to players (`German`).
+    pub name: String,
+}
+
+/// Special Scenario Rules the engine knows about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ssr {
+    /// Sewers exist and may be entered (B8.1: sewers are usable only by SSR).
+    pub sewers_usable: bool,
+    /// Units have sewer movement capability without a leader's Task Check (B8.4).
+    pub sewer_movement: bool,
+    /// Every hedge is bocage (B9.5).
+    pub hedges_are_bocage: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HexSpec {
+    pub terrain: Terrain,
+    /// Base level of the hex (B10): 0 is ground level.
+    pub elevation: i8,
+    pub road: Option<Road>,
+    /// A Manhole marker is printed in the hex (B8.1).
+    pub manhole: bool,
+    /// For woods/building hexes: the hexsides (named by the neighbouring hex) that the obstacle
+    /// depiction touches, so that Bypass along them is blocked (A4.3). Unlisted means untouched.
+    pub obstacle_touches: BTreeSet<Hex>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Road {
+    Paved,
+    Unpaved,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HexsideSpec {
+    pub feature: Option<HexsideFeature>,
+    /// A road crosses this hexside; for a wall/hedge it marks the gap (B9.4) that is crossed
+    /// without the hexside cost.
+    pub road: bool,
+    /// The wall/hedge depiction touches the obstacle of one of its hexes, blocking Bypass (A4.31).
+    pub touches_obstacle: bool,
+}
+
+/// Ratings as printed on the counter: firepower-range-morale for MMC (`4-6-7`), morale and
+/// leadership modifier for leaders (`9-1`). Kept as printed and read where a rule needs a figure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitSpec {
+    pub id: UnitId,
+    pub side: Side,
+    pub kind: UnitKind,
+    pub ratings: String,
+    pub hex: Hex,
+    pub morale: Morale,
+    pub pinned: bool,
+    pub cx: bool,
+    pub concealed: bool,
+    /// Hidden Initial Placement: on the map only in its owner's view until revealed.
+    pub hidden: bool,
+    /// Inexperienced MMC have 3 MF, not 4 (A4.1 background in the rules README).
+    pub inexperienced: bool,
+    /// Vehicles only: MP allotment.
+    pub mp: u16,
+    /// Vehicles only: fully tracked (the only vehicles that may cross bocage, B9.54).
+    pub fully_tracked: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponSpec {
+    pub id: String,
+    pub name: String,
+    /// Portage cost in PP (A4.4).
+    pub pp: u8,
+    /// The unit that possesses it at start (A4.43), or none when it lies in `hex` unpossessed.
+    pub held_by: Option<UnitId>,
+    pub hex: Hex,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tunnel {
+    pub side: Side,
+    pub entrances: [Hex; 2],
+}
+
+/// Why a scenario was refused: the field (as a path into the file) and the reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("scenario field `{field}`: {reason}")]
+pub struct ScenarioError {
+    pub field: String,
+    pub reason: String,
+}
+
+fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
+    ScenarioError {
+        field: field.into(),
+        reason: reason.to_string(),
+    }
+}
+
+// ---- the file format -------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    turns: u16,
+    #[serde(default)]
+    month: u8,
+    first: String,
+    sides: Vec<SideSpec>,
+    #[serde(default)]
+    ssr: Ssr,
+    #[serde(default)]
+    area: Vec<AreaFile>,
+    #[serde(default)]
+    hexes: Vec<HexFile>,
+    #[serde(default)]
+    hexsides: Vec<HexsideFile>,
+    #[serde(default)]
+    units: Vec<UnitFile>,
+    #[serde(default)]
+    weapons: Vec<WeaponFile>,
+    #[serde(default)]
+    tunnels: Vec<TunnelFile>,
+}
+
+/// A rectangle of hexes with the same terrain: a quick way to lay down a board section.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AreaFile {
+    from: String,
+    to: String,
+    terrain: Terrain,
+    #[serde(default)]
+    elevation: i8,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HexFile {
+    hex: String,
+    terrain: Terrain,
+    #[serde(default)]
+    elevation: i8,
+    #[serde(default)]
+    road: Option<Road>,
+    #[serde(default)]
+    manhole: bool,
+    #[serde(default)]
+    obstacle_touches: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HexsideFile {
+    hexside: String,
+    #[serde(default)]
+    feature: Option<HexsideFeature>,
+    #[serde(default)]
+    road: bool,
+    #[serde(default)]
+    touches_obstacle: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UnitFile {
+    id: String,
+    side: String,
+    kind: UnitKind,
+    #[serde(default)]
+    ratings: String,
+    hex: String,
+    #[serde(default)]
+    morale: Morale,
+    #[serde(default)]
+    pinned: bool,
+    #[serde(default)]
+    cx: bool,
+    #[serde(default)]
+    concealed: bool,
+    #[serde(default)]
+    hidden: bool,
+    #[serde(default)]
+    inexperienced: bool,
+    #[serde(default)]
+    mp: u16,
+    #[serde(default)]
+    fully_tracked: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WeaponFile {
+    id: String,
+    name: String,
+    pp: u8,
+    #[serde(default)]
+    held_by: Option<String>,
+    #[serde(default)]
+    hex: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TunnelFile {
+    side: String,
+    entrances: [String; 2],
+}
+
+impl Scenario {
+    /// Reads and checks a scenario file's text.
+    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        if text.len() > SCENARIO_BYTES_MAX {
+            return Err(refuse(
+                "(file)",
+                format!(
+                    "{} bytes is over the {SCENARIO_BYTES_MAX}-byte limit",
+                    text.len()
+                ),
+            ));
+        }
+        let file: File = toml::from_str(text).map_err(|e| {
+            let message = e.message().to_string();
+            let at = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start].matches('\n').count() + 1;
+                    format!("line {line}")
+                })
+                .unwrap_or_else(|| "(file)".to_string());
+            refuse(at, message)
+        })?;
+        file.check()
+    }
+
+    pub fn side(&self, side: Side) -> &SideSpec {
+        &self.sides[side as usize]
+    }
+
+    /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
+    pub fn side_named(&self, name: &str) -> Option<Side> {
+        Side::BOTH.into_iter().find(|s| {
+            let spec = self.side(*s);
+            spec.id.eq_ignore_ascii_case(name)
+                || spec.name.eq_ignore_ascii_case(name)
+                || format!("{s:?}").eq_ignore_ascii_case(name)
+        })
+    }
+
+    pub fn hexside_spec(&self, side: Hexside) -> Option<&HexsideSpec> {
+        self.hexsides.get(&side)
+    }
+
+    /// The wall/hedge/bocage on a hexside, with the bocage SSR applied (B9.5).
+    pub fn hexside_feature(&self, side: Hexside) -> Option<HexsideFeature> {
+        let feature = self.hexsides.get(&side)?.feature?;
+        Some(match feature {
+            HexsideFeature::Hedge if self.ssr.hedges_are_bocage => HexsideFeature::Bocage,
+            f => f,
+        })
+    }
+}
+
+fn parse_hex(field: &str, text: &str) -> Result<Hex, ScenarioError> {
+    text.parse().map_err(|e| refuse(field, e))
+}
+
+impl File {
+    fn side(&self, field: &str, name: &str) -> Result<Side, ScenarioError> {
+        self.sides
+            .iter()
+            .position(|s| s.id.eq_ignore_ascii_case(name))
+            .map(|i| if i == 0 { Side::A } else { Side::B })
+            .ok_or_else(|| {
+                refuse(
+                    field,
+                    format!(
+                        "`{name}` is not a side; the sides are {}",
+                        self.sides
+                            .iter()
+                            .map(|s| s.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                )
+            })
+    }
+
+    fn check(self) -> Result<Scenario, ScenarioError> {
+        if self.name.trim().is_empty() {
+            return Err(refuse("name", "must not be empty"));
+        }
+        if self.turns == 0 || self.turns > TURNS_MAX {
+            return Err(refuse("turns", format!("must be 1 to {TURNS_MAX}")));
+        }
+        if self.month > 12 {
+            return Err(refuse("month", "must be 1 to 12 (or left out)"));
+        }
+        let sides: [SideSpec; 2] = match self.sides.as_slice() {
+            [a, b] => [a.clone(), b.clone()],
+            _ => return Err(refuse("sides", "a scenario has exactly two sides")),
+        };
+        for (i, s) in sides.iter().enumerate() {
+            let ok = !s.id.is_empty()
+                && s.id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !ok {
+                return Err(refuse(
+                    format!("sides[{i}].id"),
+                    "must be a non-empty word of letters, digits, - or _",
+                ));
+            }
+        }
+        if sides[0].id.eq_ignore_ascii_case(&sides[1].id) {
+            return Err(refuse("sides[1].id", "the two sides need different ids"));
+        }
+        let first = self.side("first", &self.first)?;
+
+        let mut hexes: BTreeMap<Hex, HexSpec> = BTreeMap::new();
+        for (i, area) in self.area.iter().enumerate() {
+            let field = format!("area[{i}]");
+            let from = parse_hex(&format!("{field}.from"), &area.from)?;
+            let to = parse_hex(&format!("{field}.to"), &area.to)?;
+            if from.board != to.board {
+                return Err(refuse(field, "an area lies on one board"));
+            }
+            let (c0, c1) = (from.column.min(to.column), from.column.max(to.column));
+            let (r0, r1) = (from.row.min(to.row), from.row.max(to.row));
+            for column in c0..=c1 {
+                for row in r0..=r1 {
+                    hexes.insert(
+                        Hex::new(from.board, column, row),
+                        HexSpec {
+                            terrain: area.terrain,
+                            elevation: area.elevation,
+                            road: None,
+                            manhole: false,
+                            obstacle_touches: BTreeSet::new(),
+                        },
+                    );
+                }
+            }
+            if hexes.len() > MAP_HEXES_MAX {
+                return Err(refuse(field, format!("map over {MAP_HEXES_MAX} hexes")));
+            }
+        }
+        let mut listed = BTreeSet::new();
+        for (i, h) in self.hexes.iter().enumerate() {
+            let field = format!("hexes[{i}]");
+            let hex = parse_hex(&format!("{field}.hex"), &h.hex)?;
+            if !listed.insert(hex) {
+                return Err(refuse(
+                    format!("{field}.hex"),
+                    format!("{hex} is listed twice"),
+                ));
+            }
+            let mut touches = BTreeSet::new();
+            for (j, t) in h.obstacle_touches.iter().enumerate() {
+                let other = parse_hex(&format!("{field}.obstacle_touches[{j}]"), t)?;
+                if !hex.is_adjacent(other) {
+                    return Err(refuse(
+                        format!("{field}.obstacle_touches[{j}]"),
+                        format!("{other} is not adjacent to {hex}"),
+                    ));
+                }
+                touches.insert(other);
+            }
+            if !touches.is_empty() && !h.terrain.row().bypassable_obstacle {
+                return Err(refuse(
+                    format!("{field}.obstacle_touches"),
+                    format!(
+                        "only woods and buildings have an obstacle to touch hexsides (A4.3); {} has none",
+                        h.terrain.name()
+                    ),
+                ));
+            }
+            if h.elevation.abs() > 10 {
+                return Err(refuse(
+                    format!("{field}.elevation"),
+                    "levels run from -10 to 10",
+                ));
+            }
+            hexes.insert(
+                hex,
+                HexSpec {
+                    terrain: h.terrain,
+                    elevation: h.elevation,
+                    road: h.road,
+                    manhole: h.manhole,
+                    obstacle_touches: touches,
+                },
+            );
+        }
+        if hexes.is_empty() {
+            return Err(refuse(
+                "hexes",
+                "the map is empty; give [[area]] or [[hexes]]",
+            ));
+        }
+        if hexes.len() > MAP_HEXES_MAX {
+            return Err(refuse("hexes", format!("map over {MAP_HEXES_MAX} hexes")));
+        }
+
+        let mut hexsides = BTreeMap::new();
+        for (i, s) in self.hexsides.iter().enumerate() {
+            let field = format!("hexsides[{i}].hexside");
+            let side: Hexside = s.hexside.parse().map_err(|e| refuse(&field, e))?;
+            for hex in [side.a, side.b] {
+                if !hexes.contains_key(&hex) {
+                    return Err(refuse(&field, format!("{hex} is not on the map")));
+                }
+            }
+            if s.feature.is_none() && !s.road {
+                return Err(refuse(
+                    &field,
+                    "a hexside entry needs a feature (wall, hedge, bocage) or road = true",
+                ));
+            }
+            let spec = HexsideSpec {
+                feature: s.feature,
+                road: s.road,
+                touches_obstacle: s.touches_obstacle,
+            };
+            if hexsides.insert(side, spec).is_some() {
+                return Err(refuse(&field, format!("{side} is listed twice")));
+            }
+        }
+
+        let mut units = BTreeMap::new();
+        for (i, u) in self.units.iter().enumerate() {
+            let field = format!("units[{i}]");
+            let ok = !u.id.is_empty()
+                && u.id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+            if !ok {
+                return Err(refuse(
+                    format!("{field}.id"),
+                    "must be a non-empty word of letters, digits, - _ or .",
+                ));
+            }
+            let side = self.side(&format!("{field}.side"), &u.side)?;
+            let hex = parse_hex(&format!("{field}.hex"), &u.hex)?;
+            if !hexes.contains_key(&hex) {
+                return Err(refuse(
+                    format!("{field}.hex"),
+                    format!("{hex} is not on the map"),
+                ));
+            }
+            check_ratings(&format!("{field}.ratings"), u.kind, &u.ratings)?;
+            if u.kind == UnitKind::Vehicle && u.mp == 0 {
+                return Err(refuse(format!("{field}.mp"), "a vehicle needs its MP"));
+            }
+            if u.kind != UnitKind::Vehicle && (u.mp != 0 || u.fully_tracked) {
+                return Err(refuse(
+                    format!("{field}.mp"),
+                    "MP and fully_tracked are for vehicles only",
+                ));
+            }
+            if u.inexperienced && !u.kind.is_mmc() {
+                return Err(refuse(
+                    format!("{field}.inexperienced"),
+                    "only MMC are Inexperienced",
+                ));
+            }
+            if u.hidden && u.concealed {
+                return Err(refuse(
+                    format!("{field}.hidden"),
+                    "a hidden unit is not also under a ? counter; choose one",
+                ));
+            }
+            let spec = UnitSpec {
+                id: u.id.clone(),
+                side,
+                kind: u.kind,
+                ratings: u.ratings.clone(),
+                hex,
+                morale: u.morale,
+                pinned: u.pinned,
+                cx: u.cx,
+                concealed: u.concealed,
+                hidden: u.hidden,
+                inexperienced: u.inexperienced,
+                mp: u.mp,
+                fully_tracked: u.fully_tracked,
+            };
+            if units.insert(u.id.clone(), spec).is_some() {
+                return Err(refuse(
+                    format!("{field}.id"),
+                    format!("`{}` is used twice", u.id),
+                ));
+            }
+        }
+        if units.len() > UNITS_MAX {
+            return Err(refuse("units", format!("more than {UNITS_MAX} units")));
+        }
+
+        let mut weapons = BTreeMap::new();
+        for (i, w) in self.weapons.iter().enumerate() {
+            let field = format!("weapons[{i}]");
+            if w.pp == 0 || w.pp > 10 {
+                return Err(refuse(
+                    format!("{field}.pp"),
+                    "portage cost runs 1 to 10 PP",
+                ));
+            }
+            let hex = match (&w.held_by, &w.hex) {
+                (Some(holder), None) => {
+                    let unit: &UnitSpec = units.get(holder).ok_or_else(|| {
+                        refuse(format!("{field}.held_by"), format!("no unit `{holder}`"))
+                    })?;
+                    if !unit.kind.is_infantry() {
+                        return Err(refuse(
+                            format!("{field}.held_by"),
+                            "only Infantry possess SW (A4.43)",
+                        ));
+                    }
+                    unit.hex
+                }
+                (None, Some(h)) => {
+                    let hex = parse_hex(&format!("{field}.hex"), h)?;
+                    if !hexes.contains_key(&hex) {
+                        return Err(refuse(
+                            format!("{field}.hex"),
+                            format!("{hex} is not on the map"),
+                        ));
+                    }
+                    hex
+                }
+                _ => {
+                    return Err(refuse(
+                        field,
+                        "give exactly one of held_by (a unit) or hex (lying unpossessed)",
+                    ))
+                }
+            };
+            let spec = WeaponSpec {
+                id: w.id.clone(),
+                name: w.name.clone(),
+                pp: w.pp,
+                held_by: w.held_by.clone(),
+                hex,
+            };
+            if units.contains_key(&w.id) || weapons.insert(w.id.clone(), spec).is_some() {
+                return Err(refuse(
+                    format!("{field}.id"),
+                    format!("`{}` is used twice", w.id),
+                ));
+            }
+        }
+
+        let mut tunnels = Vec::new();
+        for (i, t) in self.tunnels.iter().enumerate() {
+            let field = format!("tunnels[{i}]");
+            let side = self.side(&format!("{field}.side"), &t.side)?;
+            let a = parse_hex(&format!("{field}.entrances[0]"), &t.entrances[0])?;
+            let b = parse_hex(&format!("{field}.entrances[1]"), &t.entrances[1])?;
+            let (Some(ha), Some(hb)) = (hexes.get(&a), hexes.get(&b)) else {
+                return Err(refuse(
+                    format!("{field}.entrances"),
+                    "both entrances must be on the map",
+                ));
+            };
+            match a.distance(b) {
+                Some(1..=3) => {}
+                _ => {
+                    return Err(refuse(
+                        format!("{field}.entrances"),
+                        "entrances must be separate hexes within three hexes of each other (B8.6)",
+                    ))
+                }
+            }
+            if ha.elevation != 0 || hb.elevation != 0 {
+                return Err(refuse(
+                    format!("{field}.entrances"),
+                    "entrances are ground-level Locations at the same elevation (B8.6)",
+                ));
+            }
+            for (k, spec) in [ha, hb].into_iter().enumerate() {
+                let allowed = matches!(
+                    spec.terrain,
+                    Terrain::StoneBuilding
+                        | Terrain::WoodenBuilding
+                        | Terrain::Brush
+                        | Terrain::Woods
+                );
+                if !allowed {
+                    return Err(refuse(
+                        format!("{field}.entrances[{k}]"),
+                        format!(
+                            "a tunnel entrance is in a building, brush or woods Location (B8.6), not {}",
+                            spec.terrain.name()
+                        ),
+                    ));
+                }
+            }
+            tunnels.push(Tunnel {
+                side,
+                entrances: [a, b],
+            });
+        }
+
+        Ok(Scenario {
+            name: self.name,
+            sides,
+            first,
+            turns: self.turns,
+            month: self.month,
+            ssr: self.ssr,
+            hexes,
+            hexsides,
+            units,
+            weapons,
+            tunnels,
+        })
+    }
+}
+
+/// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
+/// negative as in `7-0` or `6+1`); heroes print three (`1-4-9`). Vehicles and dummies carry none.
+fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = if ratings.is_empty() {
+        vec![]
+    } else {
+        ratings.split(['-', '+']).collect()
+    };
+    let numeric = parts
+        .iter()
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    let want = match kind {
+        UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Hero => 3,
+        UnitKind::Leader => 2,
+        UnitKind::Vehicle | UnitKind::Dummy => 0,
+    };
+    if !numeric || parts.len() != want {
+        let example = match want {
+            3 => "three numbers such as 4-6-7",
+            2 => "morale and leadership such as 9-1",
+            _ => "nothing (leave ratings out)",
+        };
+        return Err(refuse(
+            field,
+            format!(
+                "`{ratings}` does not fit a {}: expected {example}",
+                kind.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "test"
+turns = 1
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+[[area]]
+from = "1A1"
+to = "1C3"
+terrain = "open_ground"
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B2"
+"#;
+
+    #[test]
+    fn minimal_scenario_reads() {
+        let s = Scenario::from_toml(MINIMAL).unwrap();
+        assert_eq!(s.hexes.len(), 9);
+        assert_eq!(s.first, Side::A);
+        assert_eq!(s.side_named("Russian"), Some(Side::B));
+        assert_eq!(s.units["g1"].hex.to_string(), "1B2");
+    }
+
+    fn refused(text: &str) -> ScenarioError {
+        Scenario::from_toml(text).unwrap_err()
+    }
+
+    #[test]
+    fn refusals_name_field_and_reason() {
+        let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1Z9\""));
+        assert_eq!(e.field, "units[0].hex");
+        assert!(e.reason.contains("not on the map"), "{e}");
+
+        let e = refused(&MINIMAL.replace("ratings = \"4-6-7\"", "ratings = \"9-1\""));
+        assert_eq!(e.field, "units[0].ratings");
+
+        let e = refused(&MINIMAL.replace("side = \"german\"", "side = \"french\""));
+        assert_eq!(e.field, "units[0].side");
+
+        let e = refused(&MINIMAL.replace("first = \"german\"", "first = \"nobody\""));
+        assert_eq!(e.field, "first");
+
+        let e = refused(&MINIMAL.replace("turns = 1", "turns = 0"));
+        assert_eq!(e.field, "turns");
+
+        let e = refused(&MINIMAL.replace("open_ground", "rubble"));
+        assert!(e.reason.contains("unknown variant"), "{e}");
+        assert!(e.field.starts_with("line "), "{e}");
+
+        let e = refused(&format!("{MINIMAL}\n[[units]]\nid=\"g1\"\nside=\"german\"\nkind=\"squad\"\nratings=\"4-6-7\"\nhex=\"1A1\"\n"));
+        assert_eq!(e.field, "units[1].id");
+    }
+
+    #[test]
+    fn hexside_must_join_map_hexes() {
+        let e = refused(&format!(
+            "{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1C3\"\nfeature = \"wall\"\n"
+        ));
+        assert_eq!(e.field, "hexsides[0].hexside");
+        assert!(e.reason.contains("not adjacent"));
+    }
+
+    /// B8.6: tunnel entrances within three hexes, in building/brush/woods.
+    #[test]
+    fn tunnel_entrances_checked() {
+        let e = refused(&format!(
+            "{MINIMAL}\n[[tunnels]]\nside = \"german\"\nentrances = [\"1A1\", \"1C3\"]\n"
+        ));
+        assert!(e.reason.contains("B8.6"), "{e}");
+    }
+
+    #[test]
+    fn bocage_ssr_turns_hedges_into_bocage() {
+        let text = format!(
+            "{MINIMAL}\n[ssr]\nhedges_are_bocage = true\n[[hexsides]]\nhexside = \"1A1-1A2\"\nfeature = \"hedge\"\n"
+        );
+        let s = Scenario::from_toml(&text).unwrap();
+        let side: Hexside = "1A1-1A2".parse().unwrap();
+        assert_eq!(s.hexside_feature(side), Some(HexsideFeature::Bocage));
+    }
+}

@@ -1,0 +1,579 @@
+//! The script format: one command per line, as a player would say it, with an optional
+//! expected result. `asl check` runs a script offline through [`decide`]/[`apply`]; `asl run`
+//! sends the same lines to a server; the rules tests are scripts with expectations.
+//!
+//! ```text
+//! # B9.4 EX: 55H7 → I8 costs 3 MF
+//! scenario b9-41-wall-advantage.toml
+//! german done                                  => ok phase=RPh
+//! german move 467a I8                          => ok mf_spent=467a:3
+//! british move 447a H7                         => refused A3.3
+//! german adjudicate 447a break "IFT 4 +2, DR 9"
+//! ```
+//!
+//! The full grammar is in `docs/script.md`.
+
+use crate::command::{Command, Outcome};
+use crate::dice::{DiceSource, ScriptedDice};
+use crate::event::Event;
+use crate::game::{apply, Game};
+use crate::hex::Hex;
+use crate::phase::Phase;
+use crate::rules::{decide, movement};
+use crate::scenario::{Morale, Scenario, Side, UnitId};
+use crate::terrain::Mf;
+use crate::violation::RuleViolation;
+use std::fmt::Write as _;
+
+/// Longest script we read, in lines: far more than a full game, small enough to bound work.
+pub const SCRIPT_LINES_MAX: usize = 100_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptLine {
+    /// 1-based line number in the file, for messages.
+    pub line: usize,
+    /// The line as written (without comment), for echoing results.
+    pub text: String,
+    /// Who issues it; `None` when the line leaves it to the runner (the token's side).
+    pub side: Option<Side>,
+    pub action: Action,
+    pub expect: Option<Expect>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Command(Command),
+    /// Faces for the next die rolls (offline only; a server rolls its own dice).
+    Dice(Vec<u8>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expect {
+    /// Accepted, and then every check holds.
+    Ok(Vec<Check>),
+    /// Refused, citing this rule if one is given.
+    Refused(Option<String>),
+}
+
+/// A fact about the position after a line, written `key=value` after `=> ok`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// `hex=467a:H6` — the unit stands in that hex.
+    Hex(UnitId, Hex),
+    /// `mf_spent=467a:3` — MF spent this MPh.
+    MfSpent(UnitId, Mf),
+    /// `mf_left=467a:1` — MF left after this line's move (read from the move's own account).
+    MfLeft(UnitId, Mf),
+    /// `phase=MPh`
+    Phase(Phase),
+    /// `acting=german` — whose input the game awaits.
+    Acting(Side),
+    /// `turn=2`
+    Turn(u16),
+    /// `morale=467a:broken`
+    Morale(UnitId, Morale),
+    /// `pinned=467a`
+    Pinned(UnitId),
+    /// `eliminated=467a`
+    Eliminated(UnitId),
+    /// `over=true` — the game has ended.
+    Over(bool),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ScriptError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// The `scenario PATH` directive, if the script names its scenario (test files do).
+pub fn scenario_directive(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let l = strip_comment(l).trim();
+        l.strip_prefix("scenario ").map(|p| p.trim().to_string())
+    })
+}
+
+fn strip_comment(line: &str) -> &str {
+    // A '#' inside a quoted note is part of the note.
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '#' if !quoted => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn words(text: &str) -> Result<Vec<String>, String> {
+    let mut out = vec![];
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut had_quote = false;
+    for c in text.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                had_quote = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if !current.is_empty() || had_quote {
+                    out.push(std::mem::take(&mut current));
+                }
+                had_quote = false;
+            }
+            c => current.push(c),
+        }
+    }
+    if quoted {
+        return Err("a quote is not closed".into());
+    }
+    if !current.is_empty() || had_quote {
+        out.push(current);
+    }
+    Ok(out)
+}
+
+/// Reads a hex name, taking the board from the map when the name leaves it out and the map
+/// lies on one board (`H6` on a board-55 map is `55H6`).
+pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, String> {
+    let mut hex: Hex = word
+        .parse()
+        .map_err(|e: crate::hex::HexParseError| e.to_string())?;
+    if hex.board.is_none() {
+        let mut boards = scenario.hexes.keys().map(|h| h.board);
+        if let Some(first) = boards.next() {
+            if boards.all(|b| b == first) {
+                hex.board = first;
+            }
+        }
+    }
+    Ok(hex)
+}
+
+fn parse_mf(word: &str) -> Result<Mf, String> {
+    let (whole, half) = match word.strip_suffix('½') {
+        Some(w) => (w, true),
+        None => match word.strip_suffix(".5") {
+            Some(w) => (w, true),
+            None => (word, false),
+        },
+    };
+    let whole: u16 = if whole.is_empty() && half {
+        0
+    } else {
+        whole
+            .parse()
+            .map_err(|_| format!("`{word}` is not an MF figure"))?
+    };
+    Ok(Mf(whole * 2 + u16::from(half)))
+}
+
+fn parse_side(scenario: &Scenario, word: &str) -> Result<Side, String> {
+    scenario.side_named(word).ok_or_else(|| {
+        format!(
+            "`{word}` is not a side of this scenario ({} or {})",
+            scenario.sides[0].id, scenario.sides[1].id
+        )
+    })
+}
+
+fn unit_and<'a>(value: &'a str, key: &str) -> Result<(UnitId, &'a str), String> {
+    value
+        .split_once(':')
+        .map(|(u, v)| (u.to_string(), v))
+        .ok_or_else(|| format!("`{key}=` takes UNIT:VALUE"))
+}
+
+fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
+    let (key, value) = word
+        .split_once('=')
+        .ok_or_else(|| format!("`{word}` is not a check; write key=value"))?;
+    Ok(match key {
+        "hex" => {
+            let (u, h) = unit_and(value, key)?;
+            Check::Hex(u, resolve_hex(scenario, h)?)
+        }
+        "mf_spent" => {
+            let (u, m) = unit_and(value, key)?;
+            Check::MfSpent(u, parse_mf(m)?)
+        }
+        "mf_left" => {
+            let (u, m) = unit_and(value, key)?;
+            Check::MfLeft(u, parse_mf(m)?)
+        }
+        "phase" => Check::Phase(
+            [
+                Phase::Rally,
+                Phase::PrepFire,
+                Phase::Movement,
+                Phase::DefensiveFire,
+                Phase::AdvancingFire,
+                Phase::Rout,
+                Phase::Advance,
+                Phase::CloseCombat,
+            ]
+            .into_iter()
+            .find(|p| p.abbreviation().eq_ignore_ascii_case(value))
+            .ok_or_else(|| format!("`{value}` is not a phase (RPh, PFPh, MPh …)"))?,
+        ),
+        "acting" => Check::Acting(parse_side(scenario, value)?),
+        "turn" => Check::Turn(value.parse().map_err(|_| "turn= takes a number")?),
+        "morale" => {
+            let (u, m) = unit_and(value, key)?;
+            let morale = match m {
+                "good_order" => Morale::GoodOrder,
+                "broken" => Morale::Broken,
+                "berserk" => Morale::Berserk,
+                _ => return Err(format!("`{m}` is not good_order, broken or berserk")),
+            };
+            Check::Morale(u, morale)
+        }
+        "pinned" => Check::Pinned(value.to_string()),
+        "eliminated" => Check::Eliminated(value.to_string()),
+        "over" => Check::Over(value == "true"),
+        _ => return Err(format!("unknown check `{key}`")),
+    })
+}
+
+fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, String> {
+    let words = words(text)?;
+    match words.first().map(String::as_str) {
+        Some("ok") => Ok(Expect::Ok(
+            words[1..]
+                .iter()
+                .map(|w| parse_check(scenario, w))
+                .collect::<Result<_, _>>()?,
+        )),
+        Some("refused") if words.len() <= 2 => Ok(Expect::Refused(words.get(1).cloned())),
+        _ => Err("after `=>` write `ok [checks]` or `refused [RULE]`".into()),
+    }
+}
+
+fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, String> {
+    match verb {
+        "done" if args.is_empty() => Ok(Command::Done),
+        "done" => Err("`done` takes nothing".into()),
+        "move" => match args {
+            [units @ .., to] if !units.is_empty() => Ok(Command::Move {
+                units: units.to_vec(),
+                to: resolve_hex(scenario, to)?,
+            }),
+            _ => Err("`move` takes one or more units and then a hex: move 467a 9-1a H6".into()),
+        },
+        "adjudicate" => match args {
+            [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
+                unit: unit.clone(),
+                outcome: Outcome::parse(outcome).ok_or_else(|| {
+                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate)")
+                })?,
+                note: note.first().cloned().unwrap_or_default(),
+            }),
+            _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
+        },
+        _ => Err(format!("unknown command `{verb}` (done, move, adjudicate)")),
+    }
+}
+
+/// Parses a script against the scenario it will run on (to resolve sides and hex names).
+pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, ScriptError> {
+    let mut lines = vec![];
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if line > SCRIPT_LINES_MAX {
+            return Err(ScriptError {
+                line,
+                message: format!("scripts end at {SCRIPT_LINES_MAX} lines"),
+            });
+        }
+        let err = |message: String| ScriptError { line, message };
+        let body = strip_comment(raw).trim();
+        if body.is_empty() || body.starts_with("scenario ") {
+            continue;
+        }
+        let (command_text, expect_text) = match body.split_once("=>") {
+            Some((c, e)) => (c.trim(), Some(e.trim())),
+            None => (body, None),
+        };
+        let mut ws = words(command_text).map_err(err)?;
+        if ws.is_empty() {
+            return Err(err("a line with an expectation needs a command".into()));
+        }
+        if ws[0] == "dice" {
+            let faces = ws[1..]
+                .iter()
+                .map(|w| match w.parse::<u8>() {
+                    Ok(f @ 1..=6) => Ok(f),
+                    _ => Err(err(format!("`{w}` is not a die face 1–6"))),
+                })
+                .collect::<Result<Vec<u8>, _>>()?;
+            if faces.is_empty() {
+                return Err(err("`dice` takes one or more faces".into()));
+            }
+            lines.push(ScriptLine {
+                line,
+                text: body.to_string(),
+                side: None,
+                action: Action::Dice(faces),
+                expect: None,
+            });
+            continue;
+        }
+        let side = scenario.side_named(&ws[0]);
+        if side.is_some() {
+            ws.remove(0);
+        }
+        let Some((verb, args)) = ws.split_first() else {
+            return Err(err("a side needs a command after it".into()));
+        };
+        let command = parse_command(scenario, verb, args).map_err(err)?;
+        let expect = expect_text
+            .map(|e| parse_expect(scenario, e))
+            .transpose()
+            .map_err(err)?;
+        lines.push(ScriptLine {
+            line,
+            text: command_text.to_string(),
+            side,
+            action: Action::Command(command),
+            expect,
+        });
+    }
+    Ok(lines)
+}
+
+/// Checks an expectation against the result of a line; each failure is one message.
+pub fn check_expectation(
+    game: &Game,
+    expect: &Expect,
+    result: &Result<Vec<Event>, RuleViolation>,
+) -> Vec<String> {
+    match (expect, result) {
+        (Expect::Refused(_), Ok(_)) => vec!["expected a refusal, but it was accepted".into()],
+        (Expect::Refused(Some(rule)), Err(v)) if &v.rule != rule => {
+            vec![format!("expected a refusal citing {rule}, got {v}")]
+        }
+        (Expect::Refused(_), Err(_)) => vec![],
+        (Expect::Ok(_), Err(v)) => vec![format!("expected it accepted, but it was refused: {v}")],
+        (Expect::Ok(checks), Ok(events)) => checks
+            .iter()
+            .filter_map(|c| check_fact(game, events, c).err())
+            .collect(),
+    }
+}
+
+fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String> {
+    let unit = |id: &UnitId| {
+        game.units
+            .get(id)
+            .ok_or_else(|| format!("no unit `{id}` to check"))
+    };
+    let expect = |ok: bool, what: String| if ok { Ok(()) } else { Err(what) };
+    match check {
+        Check::Hex(id, hex) => {
+            let u = unit(id)?;
+            expect(u.hex == *hex, format!("`{id}` is in {}, not {hex}", u.hex))
+        }
+        Check::MfSpent(id, mf) => {
+            let u = unit(id)?;
+            expect(
+                u.mf_spent == *mf,
+                format!("`{id}` has spent {} MF, not {mf}", u.mf_spent),
+            )
+        }
+        Check::MfLeft(id, mf) => {
+            let account = events.iter().rev().find_map(|e| match e {
+                Event::UnitMoved { mf, .. } => mf.iter().find(|a| &a.unit == id),
+                _ => None,
+            });
+            match account {
+                Some(a) => expect(
+                    a.left == *mf,
+                    format!("`{id}` has {} MF left, not {mf}", a.left),
+                ),
+                None => Err(format!(
+                    "this line did not move `{id}`; mf_left= checks a move"
+                )),
+            }
+        }
+        Check::Phase(p) => expect(
+            game.clock.phase() == *p,
+            format!("the phase is {}, not {p}", game.clock.phase()),
+        ),
+        Check::Acting(s) => expect(
+            game.acting() == *s,
+            format!(
+                "{} is to act, not {}",
+                game.side_name(game.acting()),
+                game.side_name(*s)
+            ),
+        ),
+        Check::Turn(t) => expect(
+            game.clock.turn == *t,
+            format!("it is turn {}, not {t}", game.clock.turn),
+        ),
+        Check::Morale(id, m) => {
+            let u = unit(id)?;
+            expect(
+                u.morale == *m,
+                format!("`{id}` is {:?}, not {m:?}", u.morale),
+            )
+        }
+        Check::Pinned(id) => expect(unit(id)?.pinned, format!("`{id}` is not pinned")),
+        Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),
+        Check::Over(o) => expect(game.over == *o, format!("game over is {}", game.over)),
+    }
+}
+
+/// One line's outcome when a script is run.
+#[derive(Clone, Debug)]
+pub struct LineReport {
+    pub line: usize,
+    pub text: String,
+    pub result: Result<Vec<Event>, RuleViolation>,
+    /// Expectations that did not hold (empty when none were given or all held).
+    pub failures: Vec<String>,
+}
+
+/// Runs a script offline: each command through `decide`, each resulting event through `apply`.
+/// Lines without a side are refused here: offline there is no token to say who speaks.
+pub fn run_offline(game: &mut Game, lines: &[ScriptLine]) -> Vec<LineReport> {
+    let mut dice = ScriptedDice::default();
+    let mut reports = vec![];
+    for l in lines {
+        let command = match &l.action {
+            Action::Dice(faces) => {
+                for f in faces {
+                    dice.push(*f).expect("parsed faces are 1-6");
+                }
+                continue;
+            }
+            Action::Command(c) => c,
+        };
+        let result = match l.side {
+            Some(side) => decide(game, side, command, &mut dice as &mut dyn DiceSource),
+            None => Err(RuleViolation::new(
+                "A3",
+                crate::violation::ViolationKind::WrongSide,
+                "offline, every line must start with the side that issues it",
+            )),
+        };
+        if let Ok(events) = &result {
+            for e in events {
+                apply(game, e);
+            }
+        }
+        let failures = l
+            .expect
+            .as_ref()
+            .map(|e| check_expectation(game, e, &result))
+            .unwrap_or_default();
+        reports.push(LineReport {
+            line: l.line,
+            text: l.text.clone(),
+            result,
+            failures,
+        });
+    }
+    reports
+}
+
+/// A readable account of one event for the player's terminal and the game record.
+pub fn describe_event(game: &Game, event: &Event) -> String {
+    let name = |s: Side| game.side_name(s).to_string();
+    match event {
+        Event::GameCreated { scenario } => {
+            format!("game created from scenario \"{}\"", scenario.name)
+        }
+        Event::StepEnded { by, ended, next } => format!(
+            "{} ended {}; now turn {} {} ({}), {} to act",
+            name(*by),
+            ended.step().name,
+            next.turn,
+            next.step().name,
+            next.step().rule,
+            name(next.acting(game.scenario.first))
+        ),
+        Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
+        Event::UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } => {
+            let mut s = format!(
+                "{} {from} → {to}: {} MF = {}",
+                units.join("+"),
+                cost.total,
+                movement::describe(cost)
+            );
+            for a in mf {
+                let _ = write!(s, "; {} spent {} left {}", a.unit, a.spent, a.left);
+            }
+            s
+        }
+        Event::OutcomeAdjudicated {
+            by,
+            unit,
+            outcome,
+            note,
+        } => {
+            let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.name());
+            if !note.is_empty() {
+                let _ = write!(s, " ({note})");
+            }
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> Scenario {
+        Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap()
+    }
+
+    #[test]
+    fn parses_commands_expectations_and_comments() {
+        let s = scenario();
+        let text = "# comment\nscenario x.toml\ngerman move 467a H6 => ok hex=467a:H6 mf_left=467a:1½\nrussian adjudicate 467a break \"IFT #4\" => refused A3.3\ndice 3 4\ndone\n";
+        let lines = parse_script(text, &s).unwrap();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0].side, Some(Side::A));
+        assert!(matches!(&lines[0].expect, Some(Expect::Ok(c)) if c.len() == 2));
+        assert!(
+            matches!(&lines[0].action, Action::Command(Command::Move { to, .. }) if to.to_string() == "55H6")
+        );
+        assert!(
+            matches!(&lines[1].action, Action::Command(Command::Adjudicate { note, .. }) if note == "IFT #4")
+        );
+        assert_eq!(lines[1].expect, Some(Expect::Refused(Some("A3.3".into()))));
+        assert_eq!(lines[2].action, Action::Dice(vec![3, 4]));
+        assert_eq!(lines[3].side, None);
+        assert_eq!(scenario_directive(text).as_deref(), Some("x.toml"));
+    }
+
+    #[test]
+    fn bad_lines_say_where_and_why() {
+        let s = scenario();
+        for (text, want) in [
+            ("german fly 467a H6", "unknown command"),
+            ("german move H6", "one or more units"),
+            ("german move 467a Q99x", "not a hex"),
+            ("german done => maybe", "ok [checks]"),
+            ("dice 7", "die face"),
+            ("german adjudicate 467a explode", "not an outcome"),
+            ("german move 467a H6 => ok wa=467a", "unknown check"),
+        ] {
+            let e = parse_script(&format!("\n{text}"), &s).unwrap_err();
+            assert_eq!(e.line, 2, "{text}");
+            assert!(e.message.contains(want), "{text}: {}", e.message);
+        }
+    }
+}

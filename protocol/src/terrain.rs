@@ -1,0 +1,342 @@
+//! The terrain data table: every Infantry entry cost and TEM the engine uses, one row per
+//! terrain or hexside feature, each citing the rule it comes from (Chapter B Terrain Chart).
+//!
+//! Why a table: costs and TEM are facts a reviewer checks against the chart. Keeping them in one
+//! place means a dispute over "why did entering that hex cost 2 MF" ends at one row, and rules
+//! code asks the table instead of matching on terrain itself.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Movement points in halves, so that Grain's 1½ MF (B15) and a Trail Break are exact.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Mf(pub u16);
+
+impl Mf {
+    pub const fn whole(mf: u16) -> Mf {
+        Mf(mf * 2)
+    }
+    pub fn halves(self) -> u16 {
+        self.0
+    }
+    pub fn saturating_sub(self, other: Mf) -> Mf {
+        Mf(self.0.saturating_sub(other.0))
+    }
+}
+
+impl std::ops::Add for Mf {
+    type Output = Mf;
+    fn add(self, other: Mf) -> Mf {
+        Mf(self.0 + other.0)
+    }
+}
+
+impl std::ops::AddAssign for Mf {
+    fn add_assign(&mut self, other: Mf) {
+        self.0 += other.0;
+    }
+}
+
+impl std::iter::Sum for Mf {
+    fn sum<I: Iterator<Item = Mf>>(iter: I) -> Mf {
+        Mf(iter.map(|m| m.0).sum())
+    }
+}
+
+impl fmt::Display for Mf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.0 / 2, self.0 % 2) {
+            (0, 1) => write!(f, "½"),
+            (w, 1) => write!(f, "{w}½"),
+            (w, _) => write!(f, "{w}"),
+        }
+    }
+}
+
+/// The terrain inside a hex. Names and spellings follow the Terrain Chart; in scenario files
+/// they are written in snake_case (`stone_building`, `open_ground`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Terrain {
+    OpenGround,
+    Shellholes,
+    SunkenRoad,
+    ElevatedRoad,
+    Runway,
+    Brush,
+    Woods,
+    Orchard,
+    OliveGrove,
+    CactusPatch,
+    Grain,
+    Marsh,
+    Crag,
+    Graveyard,
+    Gully,
+    StoneBuilding,
+    WoodenBuilding,
+}
+
+/// What entering a hex costs Infantry before hexsides and elevation are added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryCost {
+    /// A fixed Cost Of Terrain.
+    Mf(Mf),
+    /// The unit's entire MF allotment (Marsh, B16; Sewer, B8).
+    AllMf,
+}
+
+/// Terrain Effects Modifier against direct and indirect fire (they differ for woods, walls …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tem {
+    pub direct: i8,
+    pub indirect: i8,
+}
+
+/// One row of the terrain chart.
+#[derive(Clone, Copy, Debug)]
+pub struct TerrainRow {
+    pub terrain: Terrain,
+    /// The chapter B rule that defines the terrain, cited in every cost the engine reports.
+    pub rule: &'static str,
+    pub name: &'static str,
+    pub cost: EntryCost,
+    pub tem: Tem,
+    /// Woods and buildings are the obstacles Infantry may Bypass (A4.3).
+    pub bypassable_obstacle: bool,
+    /// Seasonal terrain that counts as Open Ground out of season (B15 Grain: April–September).
+    pub in_season_months: Option<(u8, u8)>,
+}
+
+const fn row(
+    terrain: Terrain,
+    rule: &'static str,
+    name: &'static str,
+    cost: EntryCost,
+    direct: i8,
+    indirect: i8,
+) -> TerrainRow {
+    TerrainRow {
+        terrain,
+        rule,
+        name,
+        cost,
+        tem: Tem { direct, indirect },
+        bypassable_obstacle: false,
+        in_season_months: None,
+    }
+}
+
+const fn mf(halves: u16) -> EntryCost {
+    EntryCost::Mf(Mf(halves))
+}
+
+const fn obstacle(mut r: TerrainRow) -> TerrainRow {
+    r.bypassable_obstacle = true;
+    r
+}
+
+/// The table itself. Figures from `terrain-chart.md`; TEM direct/indirect where the chart
+/// gives two. Conditional TEM (Shellholes only when entered at 2 MF, Fortified buildings) are
+/// handled by the rule that grants them, not here.
+pub const TERRAIN_TABLE: &[TerrainRow] = &[
+    row(Terrain::OpenGround, "B1", "Open Ground", mf(2), 0, 0),
+    row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1),
+    row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(2), 0, 0),
+    row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(2), 0, 0),
+    row(Terrain::Runway, "B7", "Runway", mf(2), -1, -1),
+    row(Terrain::Brush, "B12", "Brush", mf(4), 0, 0),
+    obstacle(row(Terrain::Woods, "B13", "Woods", mf(4), 1, -1)),
+    row(Terrain::Orchard, "B14", "Orchard", mf(2), 0, 0),
+    row(Terrain::OliveGrove, "B14.8", "Olive Grove", mf(4), 1, 1),
+    row(Terrain::CactusPatch, "B14.7", "Cactus Patch", mf(6), 1, 1),
+    TerrainRow {
+        in_season_months: Some((4, 9)),
+        ..row(Terrain::Grain, "B15", "Grain", mf(3), 0, 0)
+    },
+    row(Terrain::Marsh, "B16", "Marsh", EntryCost::AllMf, 0, 0),
+    row(Terrain::Crag, "B17", "Crag", mf(4), 1, 1),
+    row(Terrain::Graveyard, "B18", "Graveyard", mf(2), 1, 1),
+    row(Terrain::Gully, "B19", "Gully", mf(4), 0, 0),
+    obstacle(row(
+        Terrain::StoneBuilding,
+        "B23",
+        "stone building",
+        mf(4),
+        3,
+        3,
+    )),
+    obstacle(row(
+        Terrain::WoodenBuilding,
+        "B23",
+        "wooden building",
+        mf(4),
+        2,
+        2,
+    )),
+];
+
+impl Terrain {
+    /// This terrain's row. Every variant has exactly one (checked by a test).
+    pub fn row(self) -> &'static TerrainRow {
+        TERRAIN_TABLE
+            .iter()
+            .find(|r| r.terrain == self)
+            .expect("every terrain has a row in TERRAIN_TABLE")
+    }
+
+    /// Cost Of Terrain in the given month (1–12; `None` = unspecified, taken as in season).
+    /// Out-of-season Grain is Open Ground (B15).
+    pub fn entry_cost(self, month: Option<u8>) -> (EntryCost, &'static str) {
+        let r = self.row();
+        if let (Some((from, to)), Some(m)) = (r.in_season_months, month) {
+            if !(from..=to).contains(&m) {
+                let open = Terrain::OpenGround.row();
+                return (open.cost, r.rule);
+            }
+        }
+        (r.cost, r.rule)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+}
+
+/// A terrain feature that lies along a hexside rather than inside a hex (B9, B9.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HexsideFeature {
+    Wall,
+    Hedge,
+    Bocage,
+}
+
+/// One row of the hexside table.
+#[derive(Clone, Copy, Debug)]
+pub struct HexsideRow {
+    pub feature: HexsideFeature,
+    pub rule: &'static str,
+    pub name: &'static str,
+    /// Added to the COT of the hex entered; never a COT itself and never doubled for elevation (B9.4).
+    pub crossing_mf: Mf,
+    pub tem: Tem,
+}
+
+pub const HEXSIDE_TABLE: &[HexsideRow] = &[
+    HexsideRow {
+        feature: HexsideFeature::Wall,
+        rule: "B9.4",
+        name: "wall",
+        crossing_mf: Mf::whole(1),
+        tem: Tem {
+            direct: 2,
+            indirect: 1,
+        },
+    },
+    HexsideRow {
+        feature: HexsideFeature::Hedge,
+        rule: "B9.4",
+        name: "hedge",
+        crossing_mf: Mf::whole(1),
+        tem: Tem {
+            direct: 1,
+            indirect: 0,
+        },
+    },
+    HexsideRow {
+        feature: HexsideFeature::Bocage,
+        rule: "B9.54",
+        name: "bocage",
+        crossing_mf: Mf::whole(2),
+        tem: Tem {
+            direct: 2,
+            indirect: 1,
+        },
+    },
+];
+
+impl HexsideFeature {
+    pub fn row(self) -> &'static HexsideRow {
+        HEXSIDE_TABLE
+            .iter()
+            .find(|r| r.feature == self)
+            .expect("every hexside feature has a row in HEXSIDE_TABLE")
+    }
+
+    /// Walls, hedges and bocage all count for Wall Advantage (B9.32, B9.5).
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_terrain_has_exactly_one_row() {
+        let all = [
+            Terrain::OpenGround,
+            Terrain::Shellholes,
+            Terrain::SunkenRoad,
+            Terrain::ElevatedRoad,
+            Terrain::Runway,
+            Terrain::Brush,
+            Terrain::Woods,
+            Terrain::Orchard,
+            Terrain::OliveGrove,
+            Terrain::CactusPatch,
+            Terrain::Grain,
+            Terrain::Marsh,
+            Terrain::Crag,
+            Terrain::Graveyard,
+            Terrain::Gully,
+            Terrain::StoneBuilding,
+            Terrain::WoodenBuilding,
+        ];
+        for t in all {
+            assert_eq!(TERRAIN_TABLE.iter().filter(|r| r.terrain == t).count(), 1);
+        }
+        assert_eq!(TERRAIN_TABLE.len(), all.len());
+    }
+
+    #[test]
+    fn chart_figures() {
+        let cost = |t: Terrain| t.entry_cost(Some(6)).0;
+        assert_eq!(cost(Terrain::OpenGround), EntryCost::Mf(Mf::whole(1)));
+        assert_eq!(cost(Terrain::Woods), EntryCost::Mf(Mf::whole(2)));
+        assert_eq!(cost(Terrain::StoneBuilding), EntryCost::Mf(Mf::whole(2)));
+        assert_eq!(cost(Terrain::Grain), EntryCost::Mf(Mf(3)));
+        assert_eq!(cost(Terrain::Marsh), EntryCost::AllMf);
+        assert_eq!(cost(Terrain::CactusPatch), EntryCost::Mf(Mf::whole(3)));
+        assert_eq!(Terrain::StoneBuilding.row().tem.direct, 3);
+        assert_eq!(Terrain::Woods.row().tem.indirect, -1);
+    }
+
+    /// B15: Grain is Open Ground outside April–September.
+    #[test]
+    fn grain_out_of_season_is_open_ground() {
+        assert_eq!(
+            Terrain::Grain.entry_cost(Some(11)).0,
+            EntryCost::Mf(Mf::whole(1))
+        );
+        assert_eq!(Terrain::Grain.entry_cost(Some(4)).0, EntryCost::Mf(Mf(3)));
+    }
+
+    #[test]
+    fn hexside_figures() {
+        assert_eq!(HexsideFeature::Wall.row().crossing_mf, Mf::whole(1));
+        assert_eq!(HexsideFeature::Hedge.row().tem.direct, 1);
+        assert_eq!(HexsideFeature::Bocage.row().crossing_mf, Mf::whole(2));
+    }
+
+    #[test]
+    fn mf_prints_halves() {
+        assert_eq!(Mf(3).to_string(), "1½");
+        assert_eq!(Mf(1).to_string(), "½");
+        assert_eq!(Mf(8).to_string(), "4");
+    }
+}

@@ -1,0 +1,81 @@
+//! An in-memory store for tests and benchmarks: the same contract as sled, nothing on disk.
+
+use super::{EventStore, GameKey, StoreError};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+#[derive(Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    logs: BTreeMap<GameKey, Vec<Vec<u8>>>,
+    meta: BTreeMap<GameKey, Vec<u8>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+}
+
+impl EventStore for MemoryStore {
+    fn append(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: &[Vec<u8>],
+    ) -> Result<(), StoreError> {
+        let mut inner = self.inner.lock().expect("store lock");
+        let log = inner.logs.entry(*game).or_default();
+        let last = log.len() as u64;
+        if first_seq != last + 1 {
+            return Err(StoreError::SequenceMismatch {
+                expected: first_seq.saturating_sub(1),
+                found: last,
+            });
+        }
+        log.extend(records.iter().cloned());
+        Ok(())
+    }
+
+    fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let inner = self.inner.lock().expect("store lock");
+        Ok(inner
+            .logs
+            .get(game)
+            .map(|log| {
+                log.iter()
+                    .enumerate()
+                    .map(|(i, r)| (i as u64 + 1, r.clone()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    fn put_meta(&self, game: &GameKey, meta: &[u8]) -> Result<(), StoreError> {
+        let mut inner = self.inner.lock().expect("store lock");
+        inner.meta.insert(*game, meta.to_vec());
+        Ok(())
+    }
+
+    fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
+        let inner = self.inner.lock().expect("store lock");
+        Ok(inner.meta.iter().map(|(k, v)| (*k, v.clone())).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::contract;
+
+    #[test]
+    fn contract() {
+        contract::appends_in_sequence(&MemoryStore::new());
+        contract::refuses_wrong_sequence(&MemoryStore::new());
+        contract::keeps_games_apart(&MemoryStore::new());
+    }
+}
