@@ -169,26 +169,9 @@ impl Game {
     /// tunnels are removed, from the live state and from the scenario it carries alike.
     pub fn project(&self, viewer: Viewer) -> Game {
         let mut game = self.clone();
-        let hidden: BTreeSet<UnitId> = self
-            .units
-            .values()
-            .filter(|u| !viewer.sees_unit(u))
-            .map(|u| u.id.clone())
-            .collect();
-        if hidden.is_empty() && viewer != Viewer::Spectator {
-            game.scenario
-                .tunnels
-                .retain(|t| viewer == Viewer::Side(t.side));
-            return game;
-        }
+        let hidden = self.hidden_from(viewer);
         game.units.retain(|id, _| !hidden.contains(id));
-        game.scenario.units.retain(|id, _| !hidden.contains(id));
-        game.scenario
-            .weapons
-            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario
-            .tunnels
-            .retain(|t| viewer == Viewer::Side(t.side));
+        game.scenario = project_scenario(&self.scenario, viewer, &hidden);
         for set in [
             &mut game.movement.moving_stack,
             &mut game.movement.last_movers,
@@ -199,6 +182,32 @@ impl Game {
         game
     }
 
+    /// The ids of the units `viewer` may not know about.
+    fn hidden_from(&self, viewer: Viewer) -> BTreeSet<UnitId> {
+        self.units
+            .values()
+            .filter(|u| !viewer.sees_unit(u))
+            .map(|u| u.id.clone())
+            .collect()
+    }
+
+    /// The event as `viewer` may see it, or `None` if they may not see it at all (their
+    /// version still advances). `GameCreated` carries the scenario, so it is projected like
+    /// the state: an opponent never learns a hidden unit or a tunnel from the log's first event.
+    pub fn view_event(&self, viewer: Viewer, event: &Event) -> Option<Event> {
+        match event {
+            Event::GameCreated { scenario } => {
+                let start = Game::new(scenario.clone());
+                let hidden = start.hidden_from(viewer);
+                Some(Event::GameCreated {
+                    scenario: project_scenario(scenario, viewer, &hidden),
+                })
+            }
+            _ if self.shows(viewer, event) => Some(event.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether `viewer` may see this event. One they may not see still advances their version.
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
         event
@@ -206,6 +215,18 @@ impl Game {
             .into_iter()
             .all(|id| self.units.get(id).is_none_or(|u| viewer.sees_unit(u)))
     }
+}
+
+/// The scenario without the units `hidden` names (and their weapons) and without the tunnels
+/// of any side but the viewer's.
+fn project_scenario(scenario: &Scenario, viewer: Viewer, hidden: &BTreeSet<UnitId>) -> Scenario {
+    let mut scenario = scenario.clone();
+    scenario.units.retain(|id, _| !hidden.contains(id));
+    scenario
+        .weapons
+        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
+    scenario.tunnels.retain(|t| viewer == Viewer::Side(t.side));
+    scenario
 }
 
 /// A blake3 digest of the encoded state.

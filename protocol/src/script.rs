@@ -438,23 +438,40 @@ pub struct LineReport {
     pub failures: Vec<String>,
 }
 
-/// Runs a script offline: each command through `decide`, each resulting event through `apply`.
-/// Lines without a side are refused here: offline there is no token to say who speaks.
-pub fn run_offline(game: &mut Game, lines: &[ScriptLine]) -> Vec<LineReport> {
-    let mut dice = ScriptedDice::default();
-    let mut reports = vec![];
-    for l in lines {
-        let command = match &l.action {
+/// A script being played offline, one line at a time: each command through `decide`, each
+/// resulting event through `apply`, dice from the script's own `dice` lines.
+pub struct OfflineRun {
+    pub game: Game,
+    dice: ScriptedDice,
+}
+
+impl OfflineRun {
+    pub fn new(game: Game) -> OfflineRun {
+        OfflineRun {
+            game,
+            dice: ScriptedDice::default(),
+        }
+    }
+
+    /// Plays one line; `None` for a line that is not a command (`dice`). A line without a
+    /// side is refused: offline there is no token to say who speaks.
+    pub fn step(&mut self, line: &ScriptLine) -> Option<LineReport> {
+        let command = match &line.action {
             Action::Dice(faces) => {
                 for f in faces {
-                    dice.push(*f).expect("parsed faces are 1-6");
+                    self.dice.push(*f).expect("parsed faces are 1-6");
                 }
-                continue;
+                return None;
             }
             Action::Command(c) => c,
         };
-        let result = match l.side {
-            Some(side) => decide(game, side, command, &mut dice as &mut dyn DiceSource),
+        let result = match line.side {
+            Some(side) => decide(
+                &self.game,
+                side,
+                command,
+                &mut self.dice as &mut dyn DiceSource,
+            ),
             None => Err(RuleViolation::new(
                 "A3",
                 crate::violation::ViolationKind::WrongSide,
@@ -463,22 +480,28 @@ pub fn run_offline(game: &mut Game, lines: &[ScriptLine]) -> Vec<LineReport> {
         };
         if let Ok(events) = &result {
             for e in events {
-                apply(game, e);
+                apply(&mut self.game, e);
             }
         }
-        let failures = l
+        let failures = line
             .expect
             .as_ref()
-            .map(|e| check_expectation(game, e, &result))
+            .map(|e| check_expectation(&self.game, e, &result))
             .unwrap_or_default();
-        reports.push(LineReport {
-            line: l.line,
-            text: l.text.clone(),
+        Some(LineReport {
+            line: line.line,
+            text: line.text.clone(),
             result,
             failures,
-        });
+        })
     }
-    reports
+}
+
+/// Runs a whole script offline (see [`OfflineRun`]) and reports every command line.
+pub fn run_offline(game: Game, lines: &[ScriptLine]) -> (Game, Vec<LineReport>) {
+    let mut run = OfflineRun::new(game);
+    let reports = lines.iter().filter_map(|l| run.step(l)).collect();
+    (run.game, reports)
 }
 
 /// A readable account of one event for the player's terminal and the game record.

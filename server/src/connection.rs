@@ -14,7 +14,8 @@ use protocol::game::Viewer;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX, WIRE_PATH};
 use protocol::Scenario;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_tungstenite::tungstenite::handshake::server::{
@@ -180,6 +181,9 @@ impl Connection {
                 reason: closing.reason.clone().into(),
             }))
             .await;
+        if closing.code == CloseCode::Size {
+            linger(self.ws.get_mut()).await;
+        }
         closing
     }
 
@@ -428,6 +432,29 @@ impl Connection {
                 self.error(ErrorCode::GameUnavailable, "the game has stopped")
                     .await
             }
+        }
+    }
+}
+
+/// How long, and how much, the server reads and discards after refusing an oversized frame.
+const LINGER: Duration = Duration::from_secs(2);
+const LINGER_BYTES_MAX: usize = 2 * FRAME_BYTES_MAX;
+
+/// After an oversized frame is refused, the rest of it is still arriving. Reading and discarding
+/// it for a moment lets the client receive the error and the close frame; closing at once
+/// would answer its unread bytes with a reset that destroys both.
+async fn linger(stream: &mut TcpStream) {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut drained = 0;
+    let deadline = tokio::time::sleep(LINGER);
+    tokio::pin!(deadline);
+    while drained < LINGER_BYTES_MAX {
+        tokio::select! {
+            _ = &mut deadline => break,
+            read = stream.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            },
         }
     }
 }

@@ -173,12 +173,16 @@ impl GameTask {
         debug!(game = %log::game_id(&self.key), "game task ends");
     }
 
+    /// Event `seq` as `viewer` sees it. Visibility was fixed when the event was appended;
+    /// `GameCreated` is projected like the state, so its scenario never carries what the viewer
+    /// may not know.
     fn sequenced(&self, viewer: Viewer, seq: u64) -> Sequenced {
         let (event, visibility) = &self.log[(seq - 1) as usize];
-        Sequenced {
-            seq,
-            event: visibility.for_viewer(viewer).then(|| event.clone()),
-        }
+        let event = match event {
+            Event::GameCreated { .. } => self.game.view_event(viewer, event),
+            _ => visibility.for_viewer(viewer).then(|| event.clone()),
+        };
+        Sequenced { seq, event }
     }
 
     fn state_message(&self, viewer: Viewer) -> ServerMessage {

@@ -36,19 +36,16 @@ pub(super) fn decide(
             format!("the note is {} bytes; at most {NOTE_BYTES_MAX}", note.len()),
         ));
     }
+    // An outcome that would change nothing is a mistake worth catching: the player meant
+    // another unit or another outcome.
     let pointless = match outcome {
-        _ if unit.eliminated => Some("has been eliminated already"),
-        Outcome::Break if unit.morale == Morale::Broken => Some("is broken already"),
-        Outcome::Rally if unit.morale == Morale::GoodOrder => Some("is not broken"),
-        Outcome::Pin if unit.pinned => Some("is pinned already"),
+        _ if unit.eliminated => Some(("A1", "has been eliminated already")),
+        Outcome::Break if unit.morale == Morale::Broken => Some(("A10", "is broken already")),
+        Outcome::Rally if unit.morale == Morale::GoodOrder => Some(("A10", "is not broken")),
+        Outcome::Pin if unit.pinned => Some(("A7.8", "is pinned already")),
         _ => None,
     };
-    if let Some(why) = pointless {
-        let rule = match outcome {
-            Outcome::Break | Outcome::Rally => "A10",
-            Outcome::Pin => "A7.8",
-            Outcome::Eliminate => "A1",
-        };
+    if let Some((rule, why)) = pointless {
         return Err(RuleViolation::new(
             rule,
             ViolationKind::UnitState,

@@ -1,0 +1,177 @@
+//! `asl new`: create a game from a scenario file and hand out its tokens.
+
+use super::ServerArg;
+use crate::connection::{Connection, NewGame};
+use crate::{read_input, Failure, Status, DEFAULT_SERVER};
+use protocol::Scenario;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct NewArgs {
+    #[command(flatten)]
+    pub server: ServerArg,
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Print one JSON object {game, sides, tokens} instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Needed only when the server restricts who may create games.
+    #[arg(long)]
+    pub admin_token: Option<String>,
+}
+
+pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    let text = read_input(&args.scenario)?;
+    // Checked here first so a mistake is reported with its field before anything is sent, and
+    // without needing a server at all.
+    Scenario::from_toml(&text)
+        .map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
+    let mut connection = Connection::connect(&args.server.url).await?;
+    let created = connection
+        .create_game(&text, args.admin_token.as_deref())
+        .await?;
+    // The tokens are shown only now, so they go out before anything else can fail.
+    if args.json {
+        writeln!(out, "{}", json(&created))?;
+    } else {
+        write!(out, "{}", text_report(&created, &args.server.url))?;
+    }
+    connection.close().await;
+    Ok(Status::Success)
+}
+
+fn json(created: &NewGame) -> serde_json::Value {
+    serde_json::json!({
+        "game": created.game,
+        "sides": created.sides,
+        "tokens": created.tokens,
+    })
+}
+
+/// The game, its tokens and commands to paste. The `--server` flag appears in them only when
+/// the game is not on the default server, so the common case stays short.
+fn text_report(created: &NewGame, server: &str) -> String {
+    let NewGame {
+        game,
+        sides,
+        tokens,
+    } = created;
+    let server_flag = if server == DEFAULT_SERVER {
+        String::new()
+    } else {
+        format!(" --server {server}")
+    };
+    let side_tokens = [&tokens.side_a, &tokens.side_b];
+    let width = sides
+        .iter()
+        .map(|s| s.name.len() + s.id.len() + 3)
+        .max()
+        .unwrap_or(0)
+        .max("Spectator".len());
+    let mut s = format!("Game {game} created.\n\n");
+    for (side, token) in sides.iter().zip(side_tokens) {
+        let label = format!("{} ({})", side.name, side.id);
+        s += &format!("  {label:<width$}  token {token}\n");
+    }
+    s += &format!(
+        "  {:<width$}  token {}\n\nThe tokens are shown only now; keep them.\n",
+        "Spectator", tokens.spectator
+    );
+    for (side, token) in sides.iter().zip(side_tokens) {
+        s += &format!(
+            "\nPlay a script as {}:\n  asl run{server_flag} --game {game} --token {token} \
+             script.txt\n",
+            side.name
+        );
+    }
+    s += &format!(
+        "\nWatch the game:\n  asl watch{server_flag} --game {game} --token {}\n",
+        tokens.spectator
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::scenario::SideSpec;
+    use protocol::wire::Tokens;
+
+    fn created() -> NewGame {
+        NewGame {
+            game: "g1".into(),
+            sides: [
+                SideSpec {
+                    id: "german".into(),
+                    name: "German".into(),
+                },
+                SideSpec {
+                    id: "russian".into(),
+                    name: "Russian".into(),
+                },
+            ],
+            tokens: Tokens {
+                side_a: "ta".into(),
+                side_b: "tb".into(),
+                spectator: "ts".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn text_lists_tokens_and_ready_commands() {
+        let text = text_report(&created(), DEFAULT_SERVER);
+        assert!(text.contains("  German (german)    token ta\n"), "{text}");
+        assert!(text.contains("  Spectator          token ts\n"), "{text}");
+        assert!(
+            text.contains("  asl run --game g1 --token tb script.txt\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  asl watch --game g1 --token ts\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn commands_name_a_server_other_than_the_default() {
+        let text = text_report(&created(), "ws://example:9000");
+        assert!(
+            text.contains("asl watch --server ws://example:9000 --game g1 --token ts"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn json_has_game_sides_and_tokens() {
+        let v = json(&created());
+        assert_eq!(v["game"], "g1");
+        assert_eq!(v["sides"][1]["id"], "russian");
+        assert_eq!(v["tokens"]["side_a"], "ta");
+        assert_eq!(v["tokens"]["spectator"], "ts");
+    }
+
+    #[tokio::test]
+    async fn a_bad_scenario_is_refused_before_connecting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "name = \"x\"\nturns = 0\n").unwrap();
+        let args = NewArgs {
+            // Nothing listens here: reaching the network would fail with exit code 3, not 2.
+            server: ServerArg {
+                url: "ws://127.0.0.1:1".into(),
+            },
+            scenario: path.clone(),
+            json: false,
+            admin_token: None,
+        };
+        let err = new(&args, &mut Vec::new()).await.unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(
+            err.to_string().starts_with(&path.display().to_string()),
+            "{err}"
+        );
+        assert!(err.to_string().contains("scenario field"), "{err}");
+    }
+}

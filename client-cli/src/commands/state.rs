@@ -1,0 +1,180 @@
+//! `asl state`: print where the game stands, as the token's holder may see it.
+
+use super::{join_fresh, GameArgs, ServerArg};
+use crate::{Failure, Status};
+use protocol::game::Unit;
+use protocol::scenario::Morale;
+use protocol::{Game, StateHash, Viewer};
+use std::io::Write;
+
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct StateArgs {
+    #[command(flatten)]
+    pub server: ServerArg,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Print the game (this viewer's projection) as JSON instead.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn state(args: &StateArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    let (connection, joined, follower) = join_fresh(&args.server, &args.game).await?;
+    connection.close().await;
+    let game = follower.game();
+    if args.json {
+        let json = serde_json::to_string_pretty(game).expect("a game always encodes");
+        writeln!(out, "{json}")?;
+    } else {
+        write!(out, "{}", describe(game, joined.viewer, joined.state_hash))?;
+    }
+    Ok(Status::Success)
+}
+
+/// The position in words, then the units as a table.
+fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
+    let clock = game.clock;
+    let step = clock.step();
+    let phase = clock.phase();
+    let viewer = match viewer {
+        Viewer::Side(side) => game.side_name(side).to_string(),
+        Viewer::Spectator => "Spectator".to_string(),
+    };
+    let to_act = if game.over {
+        "nobody: the game is over".to_string()
+    } else {
+        game.side_name(game.acting()).to_string()
+    };
+    let facts = [
+        ("Scenario", game.scenario.name.clone()),
+        ("Viewing as", viewer),
+        (
+            "Game Turn",
+            format!("{} of {}", clock.turn, game.scenario.turns),
+        ),
+        ("Player Turn", format!("{} of 2", clock.player_turn)),
+        (
+            "Phase",
+            format!(
+                "{phase} ({}), step {} ({})",
+                phase.rule(),
+                step.name,
+                step.rule
+            ),
+        ),
+        ("ATTACKER", game.side_name(game.attacker()).to_string()),
+        ("To act", to_act),
+        ("Version", game.version.to_string()),
+        ("State hash", hash.to_string()),
+    ];
+    let mut s = String::new();
+    for (label, value) in facts {
+        s += &format!("{:<12} {value}\n", format!("{label}:"));
+    }
+    s.push('\n');
+    let mut rows = vec![[
+        "UNIT",
+        "SIDE",
+        "KIND",
+        "RATINGS",
+        "HEX",
+        "MORALE",
+        "PINNED",
+        "MF SPENT",
+        "ELIMINATED",
+    ]
+    .map(String::from)
+    .to_vec()];
+    rows.extend(game.units.values().map(|u| unit_row(game, u)));
+    s += &table(&rows);
+    s
+}
+
+fn unit_row(game: &Game, unit: &Unit) -> Vec<String> {
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let morale = match unit.morale {
+        Morale::GoodOrder => "good order",
+        Morale::Broken => "broken",
+        Morale::Berserk => "berserk",
+    };
+    vec![
+        unit.id.clone(),
+        game.side_name(unit.side).to_string(),
+        unit.kind.name().to_string(),
+        unit.ratings.clone(),
+        unit.hex.to_string(),
+        morale.to_string(),
+        yes_no(unit.pinned),
+        unit.mf_spent.to_string(),
+        yes_no(unit.eliminated),
+    ]
+}
+
+/// Left-aligned columns two spaces apart, with no trailing spaces. Widths count characters,
+/// not bytes, so `1½` lines up.
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (cell, width) in row.iter().zip(&widths) {
+            line += &format!("{cell:<width$}  ");
+        }
+        s += line.trim_end();
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::Scenario;
+
+    #[test]
+    fn table_aligns_columns_by_characters() {
+        let rows = vec![
+            vec!["UNIT".to_string(), "MF".to_string(), "X".to_string()],
+            vec!["467a".to_string(), "1½".to_string(), "yes".to_string()],
+        ];
+        assert_eq!(table(&rows), "UNIT  MF  X\n467a  1½  yes\n");
+    }
+
+    #[test]
+    fn describes_the_clock_and_every_unit() {
+        let game = Game::new(
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap(),
+        );
+        let text = describe(&game, Viewer::Spectator, game.state_hash());
+        assert!(
+            text.contains("Scenario:    B9.41: Wall Advantage at 55H6\n"),
+            "{text}"
+        );
+        assert!(text.contains("Game Turn:   1 of 2\n"), "{text}");
+        assert!(
+            text.contains("Phase:       RPh (A3.1), step RPh (A3.1)\n"),
+            "{text}"
+        );
+        assert!(text.contains("ATTACKER:    German\n"), "{text}");
+        assert!(text.contains("To act:      German\n"), "{text}");
+        assert!(
+            text.contains(&format!("State hash:  {}\n", game.state_hash())),
+            "{text}"
+        );
+        assert!(
+            text.contains("337a  Russian  half-squad  3-3-7    55I7  good order  no      0"),
+            "{text}"
+        );
+        assert_eq!(text.lines().filter(|l| l.contains("55")).count(), 5);
+    }
+}

@@ -1,0 +1,517 @@
+//! A websocket connection to an ASL server, speaking JSON in text frames.
+//!
+//! Requests and replies share the socket with the stream of events other players cause, so
+//! an event can arrive while a request waits for its reply. Such events are kept, in order,
+//! and handed out by [`Connection::next_event`] before anything newer: nothing is dropped and
+//! nothing is seen twice.
+
+use futures_util::{SinkExt, StreamExt};
+use protocol::scenario::SideSpec;
+use protocol::wire::{
+    self, ClientMessage, ErrorCode, GameId, Sequenced, ServerMessage, Tokens, FRAME_BYTES_MAX,
+    WIRE_PATH,
+};
+use protocol::{Command, Event, Game, RuleViolation, StateHash, Viewer};
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::{self, protocol::WebSocketConfig, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long opening a connection or waiting for a reply may take. The server answers a request
+/// as soon as it has decided and stored it (milliseconds); a reply this late means the server is
+/// stuck or the network is gone, and saying so beats hanging a player's terminal.
+pub const REPLY_WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// How long [`Connection::next_event`] waits in silence before pinging the server. asl-server
+/// closes a connection that sends nothing for five minutes; a player waiting for a slow opponent,
+/// or a spectator, has nothing of their own to send, so the client pings well inside that.
+pub const KEEPALIVE_AFTER: Duration = Duration::from_secs(60);
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// The websocket address for a server given as `ws://HOST:PORT`: the protocol's path is added
+/// unless the user already wrote it.
+pub fn endpoint(server_url: &str) -> String {
+    let base = server_url.trim_end_matches('/');
+    if base.ends_with(WIRE_PATH) {
+        base.to_string()
+    } else {
+        format!("{base}{WIRE_PATH}")
+    }
+}
+
+#[derive(Debug)]
+pub enum ConnectionError {
+    /// The websocket to `url` could not be opened.
+    Connect {
+        url: String,
+        source: tungstenite::Error,
+    },
+    /// The websocket failed underneath us.
+    Transport(tungstenite::Error),
+    /// The server closed the connection.
+    Closed,
+    /// The server sent a frame that is not a message of this protocol.
+    Malformed(String),
+    /// The server answered the request with an `Error`.
+    Server { code: ErrorCode, message: String },
+    /// The server sent something the request does not call for.
+    Unexpected(String),
+    /// Nothing came back within [`REPLY_WAIT_MAX`]; the string says what we waited for.
+    TimedOut(&'static str),
+}
+
+impl ConnectionError {
+    /// Whether a new connection may succeed where this one failed: the link dropped, or the
+    /// server is restarting. A refused token or a malformed frame will not get better.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ConnectionError::Connect { .. }
+                | ConnectionError::Transport(_)
+                | ConnectionError::Closed
+                | ConnectionError::TimedOut(_)
+                | ConnectionError::Server {
+                    code: ErrorCode::ShuttingDown,
+                    ..
+                }
+        )
+    }
+}
+
+impl fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectionError::Connect { url, source } => {
+                write!(f, "cannot connect to {url}: {source}")
+            }
+            ConnectionError::Transport(e) => write!(f, "the connection to the server failed: {e}"),
+            ConnectionError::Closed => f.write_str("the server closed the connection"),
+            ConnectionError::Malformed(e) => {
+                write!(f, "the server sent a frame this client cannot read: {e}")
+            }
+            ConnectionError::Server { code, message } => {
+                write!(f, "the server refused: {message} ({})", code_name(*code))
+            }
+            ConnectionError::Unexpected(what) => write!(f, "the server answered oddly: {what}"),
+            ConnectionError::TimedOut(what) => write!(
+                f,
+                "no {what} from the server within {} seconds",
+                REPLY_WAIT_MAX.as_secs()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConnectionError {}
+
+impl From<tungstenite::Error> for ConnectionError {
+    fn from(e: tungstenite::Error) -> ConnectionError {
+        match e {
+            tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed => {
+                ConnectionError::Closed
+            }
+            e => ConnectionError::Transport(e),
+        }
+    }
+}
+
+/// The error code as it is spelled on the wire (`bad_token`), which is also how
+/// `docs/protocol.md` lists it.
+fn code_name(code: ErrorCode) -> String {
+    wire::to_json(&code).trim_matches('"').to_string()
+}
+
+/// The reply to `CreateGame`. The tokens are shown once and never again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewGame {
+    pub game: GameId,
+    pub sides: [SideSpec; 2],
+    pub tokens: Tokens,
+}
+
+/// The reply to `Join`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Joined {
+    pub game: GameId,
+    pub viewer: Viewer,
+    /// The game's version when the server answered.
+    pub version: u64,
+    /// The viewer's projection at `version`; `None` when resuming, as the missed events follow.
+    pub state: Option<Game>,
+    /// The hash of the viewer's projection at `version`.
+    pub state_hash: StateHash,
+}
+
+/// The one reply to a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Accepted {
+        version: u64,
+        events: Vec<Sequenced>,
+    },
+    Refused {
+        version: u64,
+        violation: RuleViolation,
+    },
+}
+
+impl Reply {
+    /// The reply in the shape `protocol::script` checks expectations against.
+    pub fn result(&self) -> Result<Vec<Event>, RuleViolation> {
+        match self {
+            Reply::Accepted { events, .. } => {
+                Ok(events.iter().filter_map(|s| s.event.clone()).collect())
+            }
+            Reply::Refused { violation, .. } => Err(violation.clone()),
+        }
+    }
+}
+
+/// A snapshot of the viewer's projection, the reply to `GetState`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    pub version: u64,
+    pub state_hash: StateHash,
+    pub state: Game,
+}
+
+/// One page of the log, the reply to `GetLog`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogPage {
+    /// The game's version when the server answered: the log is complete once a page reaches it.
+    pub version: u64,
+    pub events: Vec<Sequenced>,
+}
+
+pub struct Connection {
+    socket: Socket,
+    /// Events that arrived while a request waited for its reply, oldest first.
+    buffered: VecDeque<Sequenced>,
+    /// The newest version of the game the server has mentioned.
+    version: u64,
+    keepalive_after: Duration,
+}
+
+impl Connection {
+    /// Opens a connection to `server_url` (`ws://HOST:PORT`; the protocol's path is added).
+    pub async fn connect(server_url: &str) -> Result<Connection, ConnectionError> {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(FRAME_BYTES_MAX))
+            .max_frame_size(Some(FRAME_BYTES_MAX));
+        let url = endpoint(server_url);
+        let open = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true);
+        let (socket, _) = tokio::time::timeout(REPLY_WAIT_MAX, open)
+            .await
+            .map_err(|_| ConnectionError::TimedOut("websocket handshake"))?
+            .map_err(|source| ConnectionError::Connect { url, source })?;
+        Ok(Connection {
+            socket,
+            buffered: VecDeque::new(),
+            version: 0,
+            keepalive_after: KEEPALIVE_AFTER,
+        })
+    }
+
+    /// The newest version of the game the server has mentioned in any message.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Pings after this long without a message instead of [`KEEPALIVE_AFTER`], for a server
+    /// with a shorter idle timeout.
+    pub fn set_keepalive_after(&mut self, after: Duration) {
+        self.keepalive_after = after;
+    }
+
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), ConnectionError> {
+        self.socket
+            .send(Message::text(wire::to_json(message)))
+            .await?;
+        Ok(())
+    }
+
+    /// The next message from the socket, whatever it is. Websocket pings and pongs are skipped
+    /// (tungstenite answers pings itself). An `Error` from the server is returned as a message:
+    /// whether it ends anything is the caller's call. Events already buffered by a request are
+    /// not returned here; read those with [`Connection::next_event`].
+    pub async fn recv(&mut self) -> Result<ServerMessage, ConnectionError> {
+        loop {
+            let frame = self.socket.next().await.ok_or(ConnectionError::Closed)??;
+            let decoded = match frame {
+                Message::Text(text) => wire::from_json(text.as_str()),
+                Message::Binary(bytes) => wire::from_bincode(&bytes),
+                Message::Close(_) => return Err(ConnectionError::Closed),
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+            };
+            let message = decoded.map_err(|e| ConnectionError::Malformed(e.to_string()))?;
+            if let Some(v) = version_of(&message) {
+                self.version = self.version.max(v);
+            }
+            return Ok(message);
+        }
+    }
+
+    /// The next event of the stream: first any buffered while a request waited, then from the
+    /// socket. Waits as long as it takes, since the other player may be thinking, pinging the
+    /// server now and then so it does not close the connection as idle.
+    pub async fn next_event(&mut self) -> Result<Sequenced, ConnectionError> {
+        if let Some(event) = self.buffered.pop_front() {
+            return Ok(event);
+        }
+        loop {
+            // Dropping `recv` on the timeout loses nothing: the socket keeps a partial frame.
+            let Ok(message) = tokio::time::timeout(self.keepalive_after, self.recv()).await else {
+                self.socket.send(Message::Ping(Default::default())).await?;
+                continue;
+            };
+            return match message? {
+                ServerMessage::Event(event) => Ok(event),
+                ServerMessage::Error { code, message } => {
+                    Err(ConnectionError::Server { code, message })
+                }
+                other => Err(ConnectionError::Unexpected(format!(
+                    "a `{}` message when no request was waiting",
+                    message_name(&other)
+                ))),
+            };
+        }
+    }
+
+    /// Takes the oldest buffered event without touching the socket, so a caller can catch up
+    /// on what arrived during a request before deciding whether to wait for more.
+    pub fn pop_buffered(&mut self) -> Option<Sequenced> {
+        self.buffered.pop_front()
+    }
+
+    pub async fn create_game(
+        &mut self,
+        scenario_toml: &str,
+        admin_token: Option<&str>,
+    ) -> Result<NewGame, ConnectionError> {
+        self.send(&ClientMessage::CreateGame {
+            scenario: scenario_toml.to_string(),
+            admin_token: admin_token.map(str::to_string),
+        })
+        .await?;
+        self.reply("`created` reply", |m| match m {
+            ServerMessage::Created {
+                game,
+                sides,
+                tokens,
+            } => Ok(NewGame {
+                game,
+                sides,
+                tokens,
+            }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// Joins a game with a side's or the spectator's token. `since`: the version already held,
+    /// to resume without a snapshot.
+    pub async fn join(
+        &mut self,
+        game: &str,
+        token: &str,
+        since: Option<u64>,
+    ) -> Result<Joined, ConnectionError> {
+        self.send(&ClientMessage::Join {
+            game: game.to_string(),
+            token: token.to_string(),
+            since,
+        })
+        .await?;
+        self.reply("`joined` reply", |m| match m {
+            ServerMessage::Joined {
+                game,
+                viewer,
+                version,
+                state,
+                state_hash,
+            } => Ok(Joined {
+                game,
+                viewer,
+                version,
+                state: state.map(|s| *s),
+                state_hash,
+            }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// Sends a command and waits for its one reply. `id` is the caller's own (`asl run` uses
+    /// the script's line number, so server logs point back into the script).
+    pub async fn command(&mut self, id: u64, command: Command) -> Result<Reply, ConnectionError> {
+        self.send(&ClientMessage::Command { id, command }).await?;
+        let reply = self
+            .reply("reply to the command", |m| match m {
+                ServerMessage::Accepted {
+                    id: got,
+                    version,
+                    events,
+                } => Ok((got, Reply::Accepted { version, events })),
+                ServerMessage::Refused {
+                    id: got,
+                    version,
+                    violation,
+                } => Ok((got, Reply::Refused { version, violation })),
+                other => Err(message_name(&other)),
+            })
+            .await?;
+        match reply {
+            (got, reply) if got == id => Ok(reply),
+            (got, _) => Err(ConnectionError::Unexpected(format!(
+                "a reply to command {got} while command {id} was waiting"
+            ))),
+        }
+    }
+
+    pub async fn get_state(&mut self) -> Result<Snapshot, ConnectionError> {
+        self.send(&ClientMessage::GetState).await?;
+        self.reply("`state` reply", |m| match m {
+            ServerMessage::State {
+                version,
+                state_hash,
+                state,
+            } => Ok(Snapshot {
+                version,
+                state_hash,
+                state: *state,
+            }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// One page of events from `from` on (at most `LOG_PAGE_EVENTS_MAX`).
+    pub async fn get_log(&mut self, from: u64) -> Result<LogPage, ConnectionError> {
+        self.send(&ClientMessage::GetLog { from }).await?;
+        self.reply("`log` reply", |m| match m {
+            ServerMessage::Log { version, events } => Ok(LogPage { version, events }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// Says goodbye with a close frame, so the server can tell a finished client from a
+    /// dropped one. Best effort: by the time a client closes, its work is done, and a failed
+    /// goodbye (the server left first) changes nothing for the user.
+    pub async fn close(mut self) {
+        let _ = self.socket.close(None).await;
+    }
+
+    /// Reads until the reply comes, buffering events and turning an `Error` into `Err`. `pick`
+    /// takes the reply apart, or names the message it got instead, which ends the wait as
+    /// unexpected.
+    async fn reply<T>(
+        &mut self,
+        what: &'static str,
+        pick: impl FnOnce(ServerMessage) -> Result<T, &'static str>,
+    ) -> Result<T, ConnectionError> {
+        let wait = async {
+            loop {
+                match self.recv().await? {
+                    ServerMessage::Event(event) => self.buffered.push_back(event),
+                    ServerMessage::Error { code, message } => {
+                        return Err(ConnectionError::Server { code, message })
+                    }
+                    other => {
+                        return pick(other).map_err(|name| {
+                            ConnectionError::Unexpected(format!(
+                                "a `{name}` message while waiting for the {what}"
+                            ))
+                        })
+                    }
+                }
+            }
+        };
+        tokio::time::timeout(REPLY_WAIT_MAX, wait)
+            .await
+            .map_err(|_| ConnectionError::TimedOut(what))?
+    }
+}
+
+/// The version a message reports, if any: a stream event's `seq` or a reply's `version`.
+fn version_of(message: &ServerMessage) -> Option<u64> {
+    match message {
+        ServerMessage::Joined { version, .. }
+        | ServerMessage::Accepted { version, .. }
+        | ServerMessage::Refused { version, .. }
+        | ServerMessage::State { version, .. }
+        | ServerMessage::Log { version, .. } => Some(*version),
+        ServerMessage::Event(event) => Some(event.seq),
+        ServerMessage::Created { .. }
+        | ServerMessage::Pong { .. }
+        | ServerMessage::Error { .. } => None,
+    }
+}
+
+/// The message's tag as it is spelled on the wire, for complaints about the wrong one.
+fn message_name(message: &ServerMessage) -> &'static str {
+    match message {
+        ServerMessage::Created { .. } => "created",
+        ServerMessage::Joined { .. } => "joined",
+        ServerMessage::Accepted { .. } => "accepted",
+        ServerMessage::Refused { .. } => "refused",
+        ServerMessage::Event(_) => "event",
+        ServerMessage::State { .. } => "state",
+        ServerMessage::Log { .. } => "log",
+        ServerMessage::Pong { .. } => "pong",
+        ServerMessage::Error { .. } => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_adds_the_protocol_path_once() {
+        assert_eq!(endpoint("ws://127.0.0.1:7878"), "ws://127.0.0.1:7878/v1");
+        assert_eq!(endpoint("ws://127.0.0.1:7878/"), "ws://127.0.0.1:7878/v1");
+        assert_eq!(endpoint("ws://h:1/v1"), "ws://h:1/v1");
+    }
+
+    #[test]
+    fn only_link_trouble_is_worth_a_retry() {
+        assert!(ConnectionError::Closed.is_transient());
+        assert!(ConnectionError::Server {
+            code: ErrorCode::ShuttingDown,
+            message: String::new()
+        }
+        .is_transient());
+        assert!(!ConnectionError::Server {
+            code: ErrorCode::BadToken,
+            message: String::new()
+        }
+        .is_transient());
+        assert!(!ConnectionError::Malformed(String::new()).is_transient());
+    }
+
+    #[test]
+    fn server_errors_read_as_sentences_with_the_wire_code() {
+        let e = ConnectionError::Server {
+            code: ErrorCode::BadToken,
+            message: "that token is not one of this game's".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the server refused: that token is not one of this game's (bad_token)"
+        );
+    }
+
+    #[test]
+    fn every_versioned_message_moves_the_version() {
+        let event = ServerMessage::Event(Sequenced {
+            seq: 9,
+            event: None,
+        });
+        assert_eq!(version_of(&event), Some(9));
+        assert_eq!(version_of(&ServerMessage::Pong { nonce: 1 }), None);
+    }
+}

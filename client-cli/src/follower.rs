@@ -1,0 +1,268 @@
+//! A local copy of the game, kept in step with a viewer's stream of events.
+//!
+//! It starts from the viewer's projection (the `Joined` snapshot, or a fresh game for a log
+//! replay) and applies each event with the same `protocol::apply` the server uses, so it stays
+//! equal to the server's projection; the state hashes the server reports are checked to prove
+//! it. Whoever reads its game can then describe events, check expectations and tell whose turn
+//! it is without asking the server.
+
+use protocol::script::describe_event;
+use protocol::wire::Sequenced;
+use protocol::{apply, Game, StateHash};
+use std::fmt;
+
+#[derive(Clone, Debug)]
+pub struct Follower {
+    game: Game,
+    /// A version the local game has not reached yet and the hash the server reported for it.
+    checkpoint: Option<(u64, StateHash)>,
+}
+
+/// What one event of the stream did to the local game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Advance {
+    /// The event was applied already (a resumed stream repeats what it may have sent).
+    Duplicate,
+    /// The viewer may not see the event; only the version moved.
+    Hidden,
+    /// Applied. The description was written against the position before the event, which is
+    /// the position it happened in.
+    Applied(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FollowError {
+    /// An event arrived with versions missing before it; applying it would skip facts.
+    Gap { version: u64, seq: u64 },
+    /// The local game and the server's projection differ at `version`.
+    Diverged {
+        version: u64,
+        local: StateHash,
+        server: StateHash,
+    },
+}
+
+impl fmt::Display for FollowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FollowError::Gap { version, seq } => write!(
+                f,
+                "the server skipped events: the local game is at version {version} and the next \
+                 event it sent is #{seq}"
+            ),
+            FollowError::Diverged {
+                version,
+                local,
+                server,
+            } => write!(
+                f,
+                "the local game no longer matches the server's at version {version} (state hash \
+                 {local} here, {server} on the server)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FollowError {}
+
+impl Follower {
+    /// Follows from `game` as it stands, trusting it (a fresh game built from `GameCreated`).
+    pub fn new(game: Game) -> Follower {
+        Follower {
+            game,
+            checkpoint: None,
+        }
+    }
+
+    /// Follows from a server snapshot, checking it against the hash the server sent with it.
+    pub fn from_snapshot(game: Game, state_hash: StateHash) -> Result<Follower, FollowError> {
+        let mut follower = Follower::new(game);
+        follower.expect_hash(follower.version(), state_hash)?;
+        Ok(follower)
+    }
+
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    pub fn version(&self) -> u64 {
+        self.game.version
+    }
+
+    /// Records the hash the server reported for `version` (from `Joined` or `State`). It is
+    /// checked now if the local game is at that version, or when it gets there; a version
+    /// already passed cannot be checked and is ignored.
+    pub fn expect_hash(&mut self, version: u64, hash: StateHash) -> Result<(), FollowError> {
+        if version > self.version() {
+            self.checkpoint = Some((version, hash));
+            return Ok(());
+        }
+        if version == self.version() {
+            self.check(hash)?;
+        }
+        Ok(())
+    }
+
+    /// Applies one event of the stream, if it is the next one.
+    pub fn advance(&mut self, sequenced: &Sequenced) -> Result<Advance, FollowError> {
+        let version = self.version();
+        if sequenced.seq <= version {
+            return Ok(Advance::Duplicate);
+        }
+        if sequenced.seq != version + 1 {
+            return Err(FollowError::Gap {
+                version,
+                seq: sequenced.seq,
+            });
+        }
+        let advance = match &sequenced.event {
+            Some(event) => {
+                let description = describe_event(&self.game, event);
+                apply(&mut self.game, event);
+                Advance::Applied(description)
+            }
+            None => {
+                self.game.version = sequenced.seq;
+                Advance::Hidden
+            }
+        };
+        if let Some((at, hash)) = self.checkpoint {
+            if at == sequenced.seq {
+                self.checkpoint = None;
+                self.check(hash)?;
+            }
+        }
+        Ok(advance)
+    }
+
+    fn check(&self, server: StateHash) -> Result<(), FollowError> {
+        let local = self.game.state_hash();
+        if local == server {
+            return Ok(());
+        }
+        Err(FollowError::Diverged {
+            version: self.version(),
+            local,
+            server,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::rules::decide;
+    use protocol::{Command, Event, Scenario, ScriptedDice, Side};
+
+    const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+    fn start() -> Game {
+        Game::new(Scenario::from_toml(SCENARIO).unwrap())
+    }
+
+    /// The events a command makes on `game`, applied there too, numbered as a server would.
+    fn play(game: &mut Game, side: Side, command: Command) -> Vec<Sequenced> {
+        let events = decide(game, side, &command, &mut ScriptedDice::default()).unwrap();
+        events
+            .into_iter()
+            .map(|e| {
+                apply(game, &e);
+                Sequenced {
+                    seq: game.version,
+                    event: Some(e),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn applies_in_order_and_ignores_duplicates() {
+        let mut server = start();
+        let mut follower = Follower::from_snapshot(server.clone(), server.state_hash()).unwrap();
+        let first = play(&mut server, Side::A, Command::Done);
+        let second = play(&mut server, Side::A, Command::Done);
+        for s in first.iter().chain(&first).chain(&second) {
+            follower.advance(s).unwrap();
+        }
+        assert_eq!(follower.game(), &server);
+        assert_eq!(follower.advance(&first[0]).unwrap(), Advance::Duplicate);
+    }
+
+    #[test]
+    fn describes_before_applying() {
+        let mut server = start();
+        let mut follower = Follower::new(server.clone());
+        let step = play(&mut server, Side::A, Command::Done);
+        let Advance::Applied(text) = follower.advance(&step[0]).unwrap() else {
+            panic!("a visible event is applied");
+        };
+        // Written against the RPh it ended, not the step after it.
+        assert!(text.starts_with("German ended RPh;"), "{text}");
+    }
+
+    #[test]
+    fn a_hidden_event_only_moves_the_version() {
+        let mut follower = Follower::new(start());
+        let hidden = Sequenced {
+            seq: 1,
+            event: None,
+        };
+        assert_eq!(follower.advance(&hidden).unwrap(), Advance::Hidden);
+        assert_eq!(follower.version(), 1);
+        assert_eq!(follower.game().clock, start().clock);
+    }
+
+    #[test]
+    fn a_gap_is_refused_and_changes_nothing() {
+        let mut follower = Follower::new(start());
+        let err = follower
+            .advance(&Sequenced {
+                seq: 3,
+                event: None,
+            })
+            .unwrap_err();
+        assert_eq!(err, FollowError::Gap { version: 0, seq: 3 });
+        assert_eq!(follower.version(), 0);
+    }
+
+    #[test]
+    fn a_snapshot_must_match_its_hash() {
+        let game = start();
+        let mut other = game.clone();
+        other.version = 7;
+        let err = Follower::from_snapshot(game, other.state_hash()).unwrap_err();
+        assert!(matches!(err, FollowError::Diverged { version: 0, .. }));
+    }
+
+    /// Resuming: the server reports its version and hash, and the missed events follow.
+    #[test]
+    fn a_future_checkpoint_is_checked_on_arrival() {
+        let mut server = start();
+        let mut follower = Follower::new(server.clone());
+        let events = play(&mut server, Side::A, Command::Done);
+        follower.expect_hash(1, server.state_hash()).unwrap();
+        follower.advance(&events[0]).unwrap();
+
+        let mut wrong = Follower::new(start());
+        wrong.expect_hash(1, start().state_hash()).unwrap();
+        assert!(matches!(
+            wrong.advance(&events[0]),
+            Err(FollowError::Diverged { version: 1, .. })
+        ));
+    }
+
+    /// A log replay starts from `Game::new` at version 0 and applies `GameCreated` as #1.
+    #[test]
+    fn replays_a_log_from_game_created() {
+        let scenario = Scenario::from_toml(SCENARIO).unwrap();
+        let mut follower = Follower::new(Game::new(scenario.clone()));
+        let created = Sequenced {
+            seq: 1,
+            event: Some(Event::GameCreated { scenario }),
+        };
+        assert!(
+            matches!(follower.advance(&created).unwrap(), Advance::Applied(t) if t.contains("game created"))
+        );
+        assert_eq!(follower.version(), 1);
+    }
+}

@@ -1,0 +1,125 @@
+//! The `asl` command as a library: a websocket [`Connection`] to a game server, a [`Follower`]
+//! that keeps a local copy of the game in step with the server's stream, and one module per
+//! subcommand under [`commands`].
+//!
+//! The binary only parses flags and calls in here, so the end-to-end tests drive exactly what a
+//! player runs. Every subcommand writes its report to the `out` it is given and returns a
+//! [`Status`] or a [`Failure`]; the binary turns those into the process exit code.
+
+pub mod commands;
+pub mod connection;
+pub mod follower;
+mod record;
+mod report;
+
+pub use connection::{Connection, ConnectionError, Joined, LogPage, NewGame, Reply, Snapshot};
+pub use follower::{Advance, FollowError, Follower};
+
+use std::fmt;
+use std::path::Path;
+
+/// The server `--server` points at when neither the flag nor `ASL_SERVER` says otherwise: the
+/// address `asl-server` listens on by default.
+pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
+
+/// How a subcommand that ran to the end came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Success,
+    /// A script line's `=>` expectation did not hold.
+    ExpectationsFailed,
+}
+
+impl Status {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Success => 0,
+            Status::ExpectationsFailed => 1,
+        }
+    }
+}
+
+/// Why a subcommand stopped early. The message is a plain sentence for stderr.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Something the user gave us is wrong: a file, a script line, a token for the wrong side.
+    Input(String),
+    /// The server could not be reached, refused the request, or said something this client
+    /// cannot follow.
+    Server(String),
+    /// The report could not be written (stdout closed under us).
+    Output(std::io::ErrorKind),
+}
+
+impl Failure {
+    /// 2 for bad input, 3 for everything outside the user's files: scripts that test for exit
+    /// codes can tell "fix your script" from "try again later".
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Input(_) => 2,
+            Failure::Server(_) | Failure::Output(_) => 3,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Input(m) | Failure::Server(m) => f.write_str(m),
+            Failure::Output(kind) => write!(f, "could not write the report: {kind}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl From<ConnectionError> for Failure {
+    fn from(e: ConnectionError) -> Failure {
+        Failure::Server(e.to_string())
+    }
+}
+
+impl From<FollowError> for Failure {
+    fn from(e: FollowError) -> Failure {
+        Failure::Server(e.to_string())
+    }
+}
+
+/// Only writing the report produces `io::Error`s that reach `?`: files are read through
+/// `read_input`, which reports them as bad input instead.
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure::Output(e.kind())
+    }
+}
+
+/// Reads a file the user named, failing as bad input with the path in the message.
+pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_tell_input_from_server_trouble() {
+        assert_eq!(Status::Success.exit_code(), 0);
+        assert_eq!(Status::ExpectationsFailed.exit_code(), 1);
+        assert_eq!(Failure::Input("x".into()).exit_code(), 2);
+        assert_eq!(Failure::Server("x".into()).exit_code(), 3);
+        assert_eq!(
+            Failure::from(ConnectionError::Closed).exit_code(),
+            3,
+            "a dropped connection is not the user's fault"
+        );
+    }
+
+    #[test]
+    fn unreadable_files_are_bad_input_naming_the_path() {
+        let f = read_input(Path::new("/no/such/scenario.toml")).unwrap_err();
+        assert_eq!(f.exit_code(), 2);
+        assert!(f.to_string().contains("/no/such/scenario.toml"), "{f}");
+    }
+}

@@ -1,0 +1,150 @@
+//! `asl`: parses flags and calls the `client` library, which does the work.
+
+use clap::Parser;
+use client::commands::{check, log, new, run, state, watch};
+use client::{Failure, Status};
+use std::future::Future;
+use std::process::ExitCode;
+
+/// Play Advanced Squad Leader on an asl-server: create games, play scripts of commands,
+/// watch games, and check scripts offline.
+///
+/// Exit codes: 0 success, 1 an expectation in a script failed, 2 bad input (files, script
+/// lines, a token for the wrong side), 3 the server could not be reached or refused.
+#[derive(Parser, Debug)]
+#[command(name = "asl", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Subcommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Subcommand {
+    /// Create a game from a scenario file; print its id, each side's token, the spectator
+    /// token and commands to start playing.
+    New(new::NewArgs),
+    /// Play a script's commands on a server as the token's side, waiting for that side's turn
+    /// before each `done` and `move`, and check the script's expectations.
+    Run(run::RunArgs),
+    /// Run a script offline against a scenario, with no server, and check its expectations.
+    Check(check::CheckArgs),
+    /// Print a game's events as they happen, until the game ends or Ctrl-C.
+    Watch(watch::WatchArgs),
+    /// Print where the game stands and every unit, as the token's holder may see them.
+    State(state::StateArgs),
+    /// Print the game record from the first event on.
+    Log(log::LogArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Each write locks stdout on its own, so the futures stay `Send`; lines are still whole.
+    let mut out = std::io::stdout();
+    let result = match cli.command {
+        Subcommand::New(args) => block_on(new::new(&args, &mut out)),
+        Subcommand::Run(args) => block_on(run::run(&args, &mut out)),
+        Subcommand::Check(args) => check::check(&args, &mut out),
+        Subcommand::Watch(args) => block_on(async {
+            tokio::select! {
+                result = watch::watch(&args, &mut out) => result,
+                _ = tokio::signal::ctrl_c() => Ok(Status::Success),
+            }
+        }),
+        Subcommand::State(args) => block_on(state::state(&args, &mut out)),
+        Subcommand::Log(args) => block_on(log::log(&args, &mut out)),
+    };
+    match result {
+        Ok(status) => ExitCode::from(status.exit_code()),
+        Err(failure) => {
+            // Whoever read our output stopped (`asl log | head`): nothing to tell them.
+            if failure != Failure::Output(std::io::ErrorKind::BrokenPipe) {
+                eprintln!("asl: {failure}");
+            }
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}
+
+/// Runs an online subcommand. One thread is plenty for one connection, and it starts faster.
+fn block_on(work: impl Future<Output = Result<Status, Failure>>) -> Result<Status, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Server(format!("cannot start the async runtime: {e}")))?
+        .block_on(work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("asl").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_parser_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn server_defaults_and_can_be_given() {
+        let Subcommand::State(args) = parse(&["state", "--game", "g", "--token", "t"])
+            .unwrap()
+            .command
+        else {
+            panic!("state parses as state");
+        };
+        // ASL_SERVER may be set where the tests run; the flag must still win.
+        if std::env::var_os("ASL_SERVER").is_none() {
+            assert_eq!(args.server.url, client::DEFAULT_SERVER);
+        }
+        let Subcommand::Run(args) = parse(&[
+            "run",
+            "--server",
+            "ws://h:1",
+            "--game",
+            "g",
+            "--token",
+            "t",
+            "s.txt",
+            "--no-wait",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("run parses as run");
+        };
+        assert_eq!(args.server.url, "ws://h:1");
+        assert!(args.no_wait);
+        assert_eq!(args.script.to_str(), Some("s.txt"));
+    }
+
+    #[test]
+    fn check_takes_the_scenario_as_an_option() {
+        let Subcommand::Check(args) = parse(&["check", "wa.txt", "--scenario", "b9.toml"])
+            .unwrap()
+            .command
+        else {
+            panic!("check parses as check");
+        };
+        assert_eq!(args.script.to_str(), Some("wa.txt"));
+        assert_eq!(args.scenario.unwrap().to_str(), Some("b9.toml"));
+        assert!(parse(&["check"]).is_err(), "the script is required");
+    }
+
+    #[test]
+    fn online_commands_need_game_and_token() {
+        for sub in ["watch", "state", "log"] {
+            assert!(parse(&[sub, "--game", "g"]).is_err(), "{sub}");
+        }
+        let Subcommand::Log(args) = parse(&["log", "--game", "g", "--token", "t"])
+            .unwrap()
+            .command
+        else {
+            panic!("log parses as log");
+        };
+        assert_eq!(args.from, 1);
+    }
+}
