@@ -13,6 +13,19 @@ pub enum Command {
     /// Move a unit, or a stack moving together, one hex (A4). Each step is its own command so
     /// that every MF expenditure is a separate, reviewable event.
     Move { units: Vec<UnitId>, to: Hex },
+    /// Move in Bypass (A4.3): enter `hex` (or go on around it) along the hexsides named by the
+    /// hexes across them, in order, without entering its woods/building obstacle.
+    Bypass {
+        units: Vec<UnitId>,
+        hex: Hex,
+        along: Vec<Hex>,
+    },
+    /// Declare Double Time: +1 MF for the rest of the MPh, and the units become CX (A4.5).
+    DoubleTime { units: Vec<UnitId> },
+    /// Recover an unpossessed support weapon in the unit's Location (A4.44).
+    PickUp { unit: UnitId, weapon: String },
+    /// Drop possession of a support weapon (A4.43).
+    Drop { unit: UnitId, weapon: String },
     /// Enter an outcome the engine does not compute (an attack broke or eliminated a unit).
     /// Logged with who entered it, for the opponent to see and dispute.
     Adjudicate {

@@ -27,6 +27,30 @@ pub enum Event {
         /// MF spent this MPh and MF left, per unit, after this step.
         mf: Vec<MfAccount>,
     },
+    /// A unit (or stack) moved in Bypass around the obstacle of `hex` along these hexsides
+    /// (A4.3), entering the hex or continuing around it.
+    UnitBypassed {
+        units: Vec<UnitId>,
+        hex: Hex,
+        /// The hex the units came from, or `hex` itself when continuing around it.
+        from: Hex,
+        along: Vec<Hex>,
+        cost: MoveCost,
+        mf: Vec<MfAccount>,
+    },
+    /// Units declared Double Time: +1 MF this MPh, and they are CX (A4.5).
+    DoubleTimeDeclared {
+        units: Vec<UnitId>,
+        mf: Vec<MfAccount>,
+    },
+    /// A unit recovered an unpossessed support weapon in its Location (A4.43, A4.44).
+    WeaponPickedUp {
+        unit: UnitId,
+        weapon: String,
+        mf: MfAccount,
+    },
+    /// A unit dropped possession of a support weapon, at no MF cost (A4.43).
+    WeaponDropped { unit: UnitId, weapon: String },
     /// A player entered an outcome the engine does not compute.
     OutcomeAdjudicated {
         by: Side,
@@ -39,9 +63,14 @@ pub enum Event {
 /// What one step of movement cost and why, line by line, so a replay shows why it was legal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveCost {
-    /// Cost Of Terrain of the hex entered, and the terrain rule it comes from.
+    /// Cost Of Terrain of the hex entered (for Bypass: of the other terrain in it), and the
+    /// rule it comes from.
     pub cot: Mf,
     pub cot_rule: String,
+    /// Entered along a road at the road rate (B3, A4.132).
+    pub road: bool,
+    /// Extra MF because a Bypass ran past two contiguous hexsides of one hex (A4.31).
+    pub bypass_doubling: Mf,
     /// Added when climbing: the COT is doubled for a higher level (B10.4 via B9.4).
     pub elevation: Mf,
     /// Wall, hedge or bocage crossed (B9.4, B9.54); never doubled for elevation.
@@ -52,11 +81,29 @@ pub struct MoveCost {
     pub total: Mf,
 }
 
+/// One unit's MF after a step: its allotment and where it came from, spent and left.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MfAccount {
     pub unit: UnitId,
+    pub allotment: Allotment,
     pub spent: Mf,
     pub left: Mf,
+}
+
+/// A unit's MF allotment for the MPh, broken down the way a player checks it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Allotment {
+    /// 4 for MMC (3 Inexperienced), 6 for SMC (A4.1).
+    pub base: Mf,
+    /// +2 for an MMC moving with a leader since its first step (A4.12).
+    pub leader: Mf,
+    /// +1 for Double Time (A4.5).
+    pub double_time: Mf,
+    /// +1 while every MF is spent along a road (A4.132).
+    pub road: Mf,
+    /// −1 per PP portaged beyond the unit's IPC (A4.42); subtracted.
+    pub portage: Mf,
+    pub total: Mf,
 }
 
 impl Event {
@@ -67,15 +114,34 @@ impl Event {
             Event::StepEnded { .. } => "StepEnded",
             Event::GameEnded { .. } => "GameEnded",
             Event::UnitMoved { .. } => "UnitMoved",
+            Event::UnitBypassed { .. } => "UnitBypassed",
+            Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
+            Event::WeaponPickedUp { .. } => "WeaponPickedUp",
+            Event::WeaponDropped { .. } => "WeaponDropped",
             Event::OutcomeAdjudicated { .. } => "OutcomeAdjudicated",
+        }
+    }
+
+    /// The MF accounts this event carries (moves, Bypass, Double Time, recovery).
+    pub fn accounts(&self) -> &[MfAccount] {
+        match self {
+            Event::UnitMoved { mf, .. }
+            | Event::UnitBypassed { mf, .. }
+            | Event::DoubleTimeDeclared { mf, .. } => mf,
+            Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
+            _ => &[],
         }
     }
 
     /// Units this event tells about; a viewer who may not see one of them may not see the event.
     pub fn units(&self) -> Vec<&UnitId> {
         match self {
-            Event::UnitMoved { units, .. } => units.iter().collect(),
-            Event::OutcomeAdjudicated { unit, .. } => vec![unit],
+            Event::UnitMoved { units, .. }
+            | Event::UnitBypassed { units, .. }
+            | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
+            Event::OutcomeAdjudicated { unit, .. }
+            | Event::WeaponPickedUp { unit, .. }
+            | Event::WeaponDropped { unit, .. } => vec![unit],
             _ => vec![],
         }
     }

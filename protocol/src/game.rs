@@ -34,6 +34,69 @@ pub struct Unit {
     /// The leader this MMC has moved with from its first step of the MPh, which earns it
     /// +2 MF (A4.12 background in the rules README); `None` once it takes a step without him.
     pub led_by: Option<UnitId>,
+    /// Declared Double Time this MPh: +1 MF, and the unit is CX (A4.5).
+    pub double_time: bool,
+    /// The Player Turn in which the unit became CX; the marker comes off at the end of the
+    /// Player Turn after it (A4.51).
+    pub cx_since: Option<(u16, u8)>,
+    /// Every MF this MPh was spent along roads, so the road bonus still applies (A4.132).
+    pub road_only: bool,
+    /// Where the unit is in Bypass, if it is (A4.3): the hex and the far hexes of the hexsides
+    /// it has moved along, in order.
+    pub bypass: Option<Bypass>,
+    /// PP portaged this MPh: counted once per item from the first MF spent, and never
+    /// recouped by dropping the item (A4.4).
+    pub portage_pp: u8,
+}
+
+/// A unit moving around the obstacle of a woods/building hex rather than through it (A4.3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bypass {
+    pub hex: Hex,
+    /// The hex the unit came from: the first hexside it moves along joins the one it crossed.
+    pub entered_from: Hex,
+    /// The hexsides traversed, each named by the hex across it, in order.
+    pub along: Vec<Hex>,
+    /// The Bypass cost of this hex: the other terrain's COT, doubled if the hex is higher.
+    pub base: Mf,
+    /// More than two hexsides have been used, so the base has been paid twice (A4.31).
+    pub doubled: bool,
+}
+
+impl Bypass {
+    /// The two hexes (besides the bypassed one) that meet at the vertex where the unit stands:
+    /// the far end of the last hexside it moved along. Only these can be entered next
+    /// (A4.31 EX: from D4-C4-C5 Bypass, only C5 or D5).
+    pub fn exits(&self) -> [Hex; 2] {
+        let last = *self
+            .along
+            .last()
+            .expect("a Bypass traverses at least one hexside");
+        let before = match self.along.len() {
+            1 => self.entered_from,
+            n => self.along[n - 2],
+        };
+        let onward = self
+            .hex
+            .neighbours()
+            .into_iter()
+            .find(|n| *n != before && n.is_adjacent(last))
+            .unwrap_or(last);
+        [last, onward]
+    }
+}
+
+/// A support weapon as it stands now (A4.4, A4.43).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Weapon {
+    pub id: String,
+    pub name: String,
+    pub pp: u8,
+    /// The unit possessing it, or `None` when it lies unpossessed in `hex`.
+    pub held_by: Option<UnitId>,
+    pub hex: Hex,
+    /// Already portaged this phase: no item is portaged twice in one phase (A4.4).
+    pub portaged: bool,
 }
 
 impl Unit {
@@ -53,6 +116,11 @@ impl Unit {
             eliminated: false,
             mf_spent: Mf::default(),
             led_by: None,
+            double_time: false,
+            cx_since: None,
+            road_only: true,
+            bypass: None,
+            portage_pp: 0,
         }
     }
 
@@ -78,6 +146,7 @@ pub struct Game {
     pub scenario: Scenario,
     pub clock: Clock,
     pub units: BTreeMap<UnitId, Unit>,
+    pub weapons: BTreeMap<String, Weapon>,
     pub movement: MovementRecord,
     /// Set once the last step of the last Game Turn has ended.
     pub over: bool,
@@ -112,10 +181,26 @@ impl Game {
             .values()
             .map(|spec| (spec.id.clone(), Unit::from_spec(spec)))
             .collect();
+        let weapons = scenario
+            .weapons
+            .values()
+            .map(|w| {
+                let weapon = Weapon {
+                    id: w.id.clone(),
+                    name: w.name.clone(),
+                    pp: w.pp,
+                    held_by: w.held_by.clone(),
+                    hex: w.hex,
+                    portaged: false,
+                };
+                (w.id.clone(), weapon)
+            })
+            .collect();
         Game {
             scenario,
             clock: Clock::START,
             units,
+            weapons,
             movement: MovementRecord::default(),
             over: false,
             version: 0,
@@ -171,6 +256,8 @@ impl Game {
         let mut game = self.clone();
         let hidden = self.hidden_from(viewer);
         game.units.retain(|id, _| !hidden.contains(id));
+        game.weapons
+            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
         game.scenario = project_scenario(&self.scenario, viewer, &hidden);
         for set in [
             &mut game.movement.moving_stack,
@@ -262,50 +349,87 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::GameCreated { scenario } => {
             *game = Game::new(scenario.clone());
         }
-        Event::StepEnded { next, .. } => {
-            let ended = game.clock;
+        Event::StepEnded { ended, next, .. } => {
             game.clock = *next;
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
-                end_player_turn(game);
+                end_player_turn(game, *ended);
             }
         }
         Event::GameEnded { .. } => {
-            end_player_turn(game);
+            end_player_turn(game, game.clock);
             game.over = true;
         }
-        Event::UnitMoved { units, to, mf, .. } => {
-            let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
-            let record = &mut game.movement;
-            if !movers.is_subset(&record.moving_stack) {
-                // A new stack starts moving: everyone who moved before is done (A4.2).
-                let previous = std::mem::take(&mut record.moving_stack);
-                record.finished.extend(previous);
-                record.moving_stack = movers.clone();
-            } else {
-                // Part of the moving stack went on: those that stopped may move no farther.
-                let stopped: Vec<UnitId> =
-                    record.last_movers.difference(&movers).cloned().collect();
-                record.finished.extend(stopped);
-            }
-            record.last_movers = movers;
-            let leader = units
-                .iter()
-                .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))
-                .cloned();
-            for account in mf {
-                if let Some(unit) = game.units.get_mut(&account.unit) {
-                    let first_step = unit.mf_spent == Mf::default();
-                    unit.led_by = match (first_step, &leader) {
-                        (true, Some(l)) if unit.kind.is_mmc() => Some(l.clone()),
-                        (false, Some(l)) if unit.led_by.as_ref() == Some(l) => Some(l.clone()),
-                        _ => None,
-                    };
+        Event::UnitMoved {
+            units,
+            to,
+            mf,
+            cost,
+            ..
+        } => {
+            spend(game, units, mf);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *to;
-                    unit.mf_spent = account.spent;
+                    unit.bypass = None;
+                    unit.road_only &= cost.road;
                 }
+            }
+            carry_weapons(game, units, *to);
+        }
+        Event::UnitBypassed {
+            units,
+            hex,
+            from,
+            along,
+            cost,
+            mf,
+        } => {
+            spend(game, units, mf);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *hex;
+                    unit.road_only = false;
+                    match &mut unit.bypass {
+                        Some(b) if b.hex == *hex => {
+                            b.along.extend(along.iter().copied());
+                            b.doubled |= cost.bypass_doubling > Mf::default();
+                        }
+                        _ => {
+                            unit.bypass = Some(Bypass {
+                                hex: *hex,
+                                entered_from: *from,
+                                along: along.clone(),
+                                base: cost.cot + cost.elevation,
+                                doubled: cost.bypass_doubling > Mf::default(),
+                            })
+                        }
+                    }
+                }
+            }
+            carry_weapons(game, units, *hex);
+        }
+        Event::DoubleTimeDeclared { units, .. } => {
+            let now = (game.clock.turn, game.clock.player_turn);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.double_time = true;
+                    unit.cx = true;
+                    unit.cx_since = Some(now);
+                }
+            }
+        }
+        Event::WeaponPickedUp { unit, weapon, mf } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.held_by = Some(unit.clone());
+            }
+            spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+        }
+        Event::WeaponDropped { weapon, .. } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.held_by = None;
             }
         }
         Event::OutcomeAdjudicated { unit, outcome, .. } => {
@@ -322,18 +446,94 @@ pub fn apply(game: &mut Game, event: &Event) {
     game.version += 1;
 }
 
+/// The bookkeeping every MF expenditure shares: who is moving (A4.2), who moves with a
+/// leader (A4.12), MF spent, and which support weapons now count as portaged (A4.4).
+fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
+    let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
+    let record = &mut game.movement;
+    if !movers.is_subset(&record.moving_stack) {
+        // A new stack starts moving: everyone who moved before is done (A4.2).
+        let previous = std::mem::take(&mut record.moving_stack);
+        record.finished.extend(previous);
+        record.moving_stack = movers.clone();
+    } else {
+        // Within the moving stack. If the whole stack moved last, this is it breaking up:
+        // the others wait their turn to go on separately. If a part of it moved last and now
+        // another part moves, the part that stopped may move no farther (A4.2).
+        let active: BTreeSet<UnitId> = record
+            .moving_stack
+            .difference(&record.finished)
+            .cloned()
+            .collect();
+        if !record.last_movers.is_subset(&movers) && record.last_movers != active {
+            let stopped: Vec<UnitId> = record.last_movers.difference(&movers).cloned().collect();
+            record.finished.extend(stopped);
+        }
+    }
+    record.last_movers = movers;
+    let leader = units
+        .iter()
+        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))
+        .cloned();
+    for account in mf {
+        if let Some(unit) = game.units.get_mut(&account.unit) {
+            let first_step = unit.mf_spent == Mf::default();
+            unit.led_by = match (first_step, &leader) {
+                (true, Some(l)) if unit.kind.is_mmc() => Some(l.clone()),
+                (false, Some(l)) if unit.led_by.as_ref() == Some(l) => Some(l.clone()),
+                _ => None,
+            };
+            unit.mf_spent = account.spent;
+        }
+    }
+    for id in units {
+        let mut counted = 0u8;
+        for w in game.weapons.values_mut() {
+            if w.held_by.as_ref() == Some(id) && !w.portaged {
+                w.portaged = true;
+                counted += w.pp;
+            }
+        }
+        if let Some(unit) = game.units.get_mut(id) {
+            unit.portage_pp += counted;
+        }
+    }
+}
+
+/// Possessed weapons go where their holder goes.
+fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
+    for w in game.weapons.values_mut() {
+        if w.held_by.as_ref().is_some_and(|h| units.contains(h)) {
+            w.hex = to;
+        }
+    }
+}
+
 /// MF bookkeeping starts afresh every MPh.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
     for unit in game.units.values_mut() {
         unit.mf_spent = Mf::default();
         unit.led_by = None;
+        unit.double_time = false;
+        unit.road_only = true;
+        unit.bypass = None;
+        unit.portage_pp = 0;
+    }
+    for w in game.weapons.values_mut() {
+        w.portaged = false;
     }
 }
 
-/// Pin markers come off at the end of the Player Turn (A7.8).
-fn end_player_turn(game: &mut Game) {
+/// At the end of a Player Turn pins come off (A7.8), and so does CX from any Player Turn
+/// before the one ending (A4.51).
+fn end_player_turn(game: &mut Game, ended: Clock) {
+    let this_turn = Some((ended.turn, ended.player_turn));
     for unit in game.units.values_mut() {
         unit.pinned = false;
+        if unit.cx && unit.cx_since != this_turn {
+            unit.cx = false;
+            unit.cx_since = None;
+        }
     }
 }

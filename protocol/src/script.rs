@@ -51,8 +51,8 @@ pub enum Action {
 pub enum Expect {
     /// Accepted, and then every check holds.
     Ok(Vec<Check>),
-    /// Refused, citing this rule if one is given.
-    Refused(Option<String>),
+    /// Refused, citing this rule if one is given, with this text in the reason if given.
+    Refused(Option<String>, Option<String>),
 }
 
 /// A fact about the position after a line, written `key=value` after `=> ok`.
@@ -74,6 +74,10 @@ pub enum Check {
     Morale(UnitId, Morale),
     /// `pinned=467a`
     Pinned(UnitId),
+    /// `cx=467a:true` — whether the unit is CX.
+    Cx(UnitId, bool),
+    /// `holds=467a:lmg1` — the unit possesses the weapon (`holds=none:lmg1`: nobody does).
+    Holds(Option<UnitId>, String),
     /// `eliminated=467a`
     Eliminated(UnitId),
     /// `over=true` — the game has ended.
@@ -233,6 +237,17 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
             Check::Morale(u, morale)
         }
         "pinned" => Check::Pinned(value.to_string()),
+        "cx" => {
+            let (u, b) = unit_and(value, key)?;
+            Check::Cx(
+                u,
+                b.parse().map_err(|_| "cx= takes UNIT:true or UNIT:false")?,
+            )
+        }
+        "holds" => {
+            let (u, w) = unit_and(value, key)?;
+            Check::Holds((u != "none").then_some(u), w.to_string())
+        }
         "eliminated" => Check::Eliminated(value.to_string()),
         "over" => Check::Over(value == "true"),
         _ => return Err(format!("unknown check `{key}`")),
@@ -248,8 +263,13 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, String> {
                 .map(|w| parse_check(scenario, w))
                 .collect::<Result<_, _>>()?,
         )),
-        Some("refused") if words.len() <= 2 => Ok(Expect::Refused(words.get(1).cloned())),
-        _ => Err("after `=>` write `ok [checks]` or `refused [RULE]`".into()),
+        Some("refused") if words.len() <= 3 => Ok(Expect::Refused(
+            words.get(1).cloned(),
+            words.get(2).cloned(),
+        )),
+        _ => Err(
+            "after `=>` write `ok [checks]` or `refused [RULE [\"words of the reason\"]]`".into(),
+        ),
     }
 }
 
@@ -264,6 +284,43 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`move` takes one or more units and then a hex: move 467a 9-1a H6".into()),
         },
+        "bypass" => {
+            let at = args.iter().position(|a| a == "along");
+            match at {
+                Some(i) if i >= 2 && i + 1 < args.len() => Ok(Command::Bypass {
+                    units: args[..i - 1].to_vec(),
+                    hex: resolve_hex(scenario, &args[i - 1])?,
+                    along: args[i + 1..]
+                        .iter()
+                        .map(|h| resolve_hex(scenario, h))
+                        .collect::<Result<_, _>>()?,
+                }),
+                _ => Err(
+                    "`bypass` takes units, the hex, `along` and the hexes across the hexsides: bypass 467a D4 along C4 C5"
+                        .into(),
+                ),
+            }
+        }
+        "double-time" if !args.is_empty() => Ok(Command::DoubleTime {
+            units: args.to_vec(),
+        }),
+        "double-time" => Err("`double-time` takes one or more units".into()),
+        "pick-up" | "drop" => match args {
+            [unit, weapon] => Ok(if verb == "drop" {
+                Command::Drop {
+                    unit: unit.clone(),
+                    weapon: weapon.clone(),
+                }
+            } else {
+                Command::PickUp {
+                    unit: unit.clone(),
+                    weapon: weapon.clone(),
+                }
+            }),
+            _ => Err(format!(
+                "`{verb}` takes a unit and a weapon: {verb} 467a lmg1"
+            )),
+        },
         "adjudicate" => match args {
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
@@ -274,7 +331,9 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
         },
-        _ => Err(format!("unknown command `{verb}` (done, move, adjudicate)")),
+        _ => Err(format!(
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, adjudicate)"
+        )),
     }
 }
 
@@ -352,11 +411,14 @@ pub fn check_expectation(
     result: &Result<Vec<Event>, RuleViolation>,
 ) -> Vec<String> {
     match (expect, result) {
-        (Expect::Refused(_), Ok(_)) => vec!["expected a refusal, but it was accepted".into()],
-        (Expect::Refused(Some(rule)), Err(v)) if &v.rule != rule => {
+        (Expect::Refused(..), Ok(_)) => vec!["expected a refusal, but it was accepted".into()],
+        (Expect::Refused(Some(rule), _), Err(v)) if &v.rule != rule => {
             vec![format!("expected a refusal citing {rule}, got {v}")]
         }
-        (Expect::Refused(_), Err(_)) => vec![],
+        (Expect::Refused(_, Some(words)), Err(v)) if !v.detail.contains(words.as_str()) => {
+            vec![format!("expected a refusal saying \"{words}\", got {v}")]
+        }
+        (Expect::Refused(..), Err(_)) => vec![],
         (Expect::Ok(_), Err(v)) => vec![format!("expected it accepted, but it was refused: {v}")],
         (Expect::Ok(checks), Ok(events)) => checks
             .iter()
@@ -385,17 +447,17 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             )
         }
         Check::MfLeft(id, mf) => {
-            let account = events.iter().rev().find_map(|e| match e {
-                Event::UnitMoved { mf, .. } => mf.iter().find(|a| &a.unit == id),
-                _ => None,
-            });
+            let account = events
+                .iter()
+                .rev()
+                .find_map(|e| e.accounts().iter().find(|a| &a.unit == id));
             match account {
                 Some(a) => expect(
                     a.left == *mf,
                     format!("`{id}` has {} MF left, not {mf}", a.left),
                 ),
                 None => Err(format!(
-                    "this line did not move `{id}`; mf_left= checks a move"
+                    "this line spent no MF of `{id}`'s; mf_left= checks a move"
                 )),
             }
         }
@@ -423,6 +485,20 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             )
         }
         Check::Pinned(id) => expect(unit(id)?.pinned, format!("`{id}` is not pinned")),
+        Check::Cx(id, cx) => expect(
+            unit(id)?.cx == *cx,
+            format!("`{id}` CX is {}, not {cx}", unit(id)?.cx),
+        ),
+        Check::Holds(holder, weapon) => {
+            let w = game
+                .weapons
+                .get(weapon)
+                .ok_or_else(|| format!("no weapon `{weapon}` to check"))?;
+            expect(
+                &w.held_by == holder,
+                format!("`{weapon}` is held by {:?}, not {holder:?}", w.held_by),
+            )
+        }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),
         Check::Over(o) => expect(game.over == *o, format!("game over is {}", game.over)),
     }
@@ -534,11 +610,42 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
                 cost.total,
                 movement::describe(cost)
             );
-            for a in mf {
-                let _ = write!(s, "; {} spent {} left {}", a.unit, a.spent, a.left);
-            }
+            write_accounts(&mut s, mf);
             s
         }
+        Event::UnitBypassed {
+            units,
+            hex,
+            along,
+            cost,
+            mf,
+            ..
+        } => {
+            let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
+            let mut s = format!(
+                "{} Bypass {hex} along {}: {} MF = {}",
+                units.join("+"),
+                sides.join(", "),
+                cost.total,
+                movement::describe(cost)
+            );
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::DoubleTimeDeclared { units, mf } => {
+            let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::WeaponPickedUp { unit, weapon, mf } => {
+            let mut s = format!(
+                "{unit} recovered {weapon}: {} MF (A4.44)",
+                crate::rules::movement::RECOVERY_MF
+            );
+            write_accounts(&mut s, std::slice::from_ref(mf));
+            s
+        }
+        Event::WeaponDropped { unit, weapon } => format!("{unit} dropped {weapon} (A4.43)"),
         Event::OutcomeAdjudicated {
             by,
             unit,
@@ -551,6 +658,43 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             }
             s
         }
+    }
+}
+
+/// "; 467a spent 3 of 6 (4 +2 leader), left 3" for each unit.
+fn write_accounts(s: &mut String, accounts: &[crate::event::MfAccount]) {
+    for a in accounts {
+        let _ = write!(
+            s,
+            "; {} spent {} of {}{}, left {}",
+            a.unit,
+            a.spent,
+            a.allotment.total,
+            allotment_reasons(&a.allotment),
+            a.left
+        );
+    }
+}
+
+fn allotment_reasons(a: &crate::event::Allotment) -> String {
+    let zero = Mf::default();
+    let mut parts = vec![];
+    if a.leader > zero {
+        parts.push(format!("+{} leader", a.leader));
+    }
+    if a.double_time > zero {
+        parts.push(format!("+{} Double Time", a.double_time));
+    }
+    if a.road > zero {
+        parts.push(format!("+{} road", a.road));
+    }
+    if a.portage > zero {
+        parts.push(format!("−{} portage", a.portage));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} {})", a.base, parts.join(" "))
     }
 }
 
@@ -576,7 +720,10 @@ mod tests {
         assert!(
             matches!(&lines[1].action, Action::Command(Command::Adjudicate { note, .. }) if note == "IFT #4")
         );
-        assert_eq!(lines[1].expect, Some(Expect::Refused(Some("A3.3".into()))));
+        assert_eq!(
+            lines[1].expect,
+            Some(Expect::Refused(Some("A3.3".into()), None))
+        );
         assert_eq!(lines[2].action, Action::Dice(vec![3, 4]));
         assert_eq!(lines[3].side, None);
         assert_eq!(scenario_directive(text).as_deref(), Some("x.toml"));

@@ -144,8 +144,9 @@ const fn obstacle(mut r: TerrainRow) -> TerrainRow {
 pub const TERRAIN_TABLE: &[TerrainRow] = &[
     row(Terrain::OpenGround, "B1", "Open Ground", mf(2), 0, 0),
     row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1),
-    row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(2), 0, 0),
-    row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(2), 0, 0),
+    // Entered across a non-road hexside; along the road it is the road rate (B3).
+    row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(4), 0, 0),
+    row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(4), 0, 0),
     row(Terrain::Runway, "B7", "Runway", mf(2), -1, -1),
     row(Terrain::Brush, "B12", "Brush", mf(4), 0, 0),
     obstacle(row(Terrain::Woods, "B13", "Woods", mf(4), 1, -1)),

@@ -138,3 +138,132 @@ proptest! {
         }
     }
 }
+
+/// Movement draws over the A4 positions scenario: moves, Bypasses, Double Time and portage by
+/// random units, to random neighbours.
+#[derive(Clone, Debug)]
+enum MoveDraw {
+    Done,
+    Move(Vec<usize>, usize),
+    Bypass(Vec<usize>, usize, Vec<usize>),
+    DoubleTime(usize),
+    PickUp(usize, usize),
+    Drop(usize, usize),
+}
+
+fn move_draw() -> impl Strategy<Value = MoveDraw> {
+    let units = prop::collection::vec(0usize..32, 1..4);
+    prop_oneof![
+        2 => Just(MoveDraw::Done),
+        8 => (units.clone(), 0usize..6).prop_map(|(u, d)| MoveDraw::Move(u, d)),
+        3 => (units, 0usize..6, prop::collection::vec(0usize..6, 1..4))
+            .prop_map(|(u, d, a)| MoveDraw::Bypass(u, d, a)),
+        1 => (0usize..32).prop_map(MoveDraw::DoubleTime),
+        1 => (0usize..32, 0usize..8).prop_map(|(u, w)| MoveDraw::PickUp(u, w)),
+        1 => (0usize..32, 0usize..8).prop_map(|(u, w)| MoveDraw::Drop(u, w)),
+    ]
+}
+
+/// The A4 positions (walls, hills, leaders, portage, roads) or the A4.31 board (woods and
+/// buildings to Bypass).
+fn movement_scenario(which: bool) -> Scenario {
+    let text = if which {
+        include_str!("positions/scenarios/a4-movement.toml")
+    } else {
+        include_str!("positions/scenarios/a4-31-bypass-2d4.toml")
+    };
+    Scenario::from_toml(text).unwrap()
+}
+
+fn move_command(game: &Game, draw: &MoveDraw) -> Command {
+    let ids: Vec<String> = game.units.keys().cloned().collect();
+    let weapons: Vec<String> = game.weapons.keys().cloned().collect();
+    let unit = |i: &usize| ids[i % ids.len()].clone();
+    // A scenario without weapons still gets a (refused) name to try.
+    let weapon = |i: &usize| {
+        weapons
+            .get(i % weapons.len().max(1))
+            .cloned()
+            .unwrap_or_else(|| "no-such-weapon".into())
+    };
+    let neighbour = |of: &str, d: usize| {
+        let hex = game.units[of].hex;
+        let n = hex.neighbours();
+        n[d % n.len()]
+    };
+    match draw {
+        MoveDraw::Done => Command::Done,
+        MoveDraw::Move(units, d) => {
+            let units: Vec<String> = units.iter().map(unit).collect();
+            let to = neighbour(&units[0], *d);
+            Command::Move { units, to }
+        }
+        MoveDraw::Bypass(units, d, along) => {
+            let units: Vec<String> = units.iter().map(unit).collect();
+            let hex = neighbour(&units[0], *d);
+            let ring = hex.neighbours();
+            let along = along.iter().map(|i| ring[i % ring.len()]).collect();
+            Command::Bypass { units, hex, along }
+        }
+        MoveDraw::DoubleTime(u) => Command::DoubleTime {
+            units: vec![unit(u)],
+        },
+        MoveDraw::PickUp(u, w) => Command::PickUp {
+            unit: unit(u),
+            weapon: weapon(w),
+        },
+        MoveDraw::Drop(u, w) => Command::Drop {
+            unit: unit(u),
+            weapon: weapon(w),
+        },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A4.1: no unit ever spends more MF than its allotment, and the MF a unit has spent is
+    /// exactly the sum of the costs of the steps it took this MPh.
+    #[test]
+    fn mf_spent_is_the_sum_of_costs_and_within_the_allotment(which in any::<bool>(), draws in prop::collection::vec(move_draw(), 0..80)) {
+        let mut game = Game::new(movement_scenario(which));
+        // Into the German MPh: RPh, 1.32B German, 1.32B Russian, PFPh.
+        for _ in 0..4 {
+            let events = decide(&game, game.acting(), &Command::Done, &mut ScriptedDice::default()).unwrap();
+            for e in &events { apply(&mut game, e); }
+        }
+        let mut costs: std::collections::BTreeMap<String, u16> = Default::default();
+        for d in &draws {
+            let command = move_command(&game, d);
+            let before = game.state_hash();
+            let Ok(events) = decide(&game, Side::A, &command, &mut ScriptedDice::default()) else {
+                prop_assert_eq!(game.state_hash(), before);
+                continue;
+            };
+            for e in &events {
+                match e {
+                    Event::UnitMoved { cost, mf, .. } | Event::UnitBypassed { cost, mf, .. } => {
+                        for a in mf {
+                            let paid = if cost.all_mf { a.allotment.total.halves() } else { cost.total.halves() };
+                            *costs.entry(a.unit.clone()).or_default() += paid;
+                        }
+                    }
+                    Event::WeaponPickedUp { mf, .. } => {
+                        *costs.entry(mf.unit.clone()).or_default() += protocol::rules::movement::RECOVERY_MF.halves();
+                    }
+                    Event::StepEnded { .. } => costs.clear(),
+                    _ => {}
+                }
+                for a in e.accounts() {
+                    prop_assert!(a.spent <= a.allotment.total, "{} spent {} of {}", a.unit, a.spent, a.allotment.total);
+                    prop_assert_eq!(a.left, a.allotment.total.saturating_sub(a.spent));
+                }
+                apply(&mut game, e);
+            }
+            for unit in game.units.values() {
+                let paid = costs.get(&unit.id).copied().unwrap_or(0);
+                prop_assert_eq!(unit.mf_spent.halves(), paid, "{}", unit.id);
+            }
+        }
+    }
+}

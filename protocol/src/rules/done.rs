@@ -3,11 +3,31 @@
 use super::require_acting;
 use crate::event::Event;
 use crate::game::Game;
+use crate::phase::Phase;
 use crate::scenario::Side;
-use crate::violation::RuleViolation;
+use crate::violation::{RuleViolation, ViolationKind};
 
 pub(super) fn decide(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the side whose step it is can end it")?;
+    if game.clock.phase() == Phase::Movement {
+        // A unit may not end its MPh in Bypass by choice (A4.32): it must enter the obstacle
+        // or move on first.
+        if let Some(unit) = game
+            .units
+            .values()
+            .find(|u| u.side == by && u.bypass.is_some())
+        {
+            let hex = unit.bypass.as_ref().map(|b| b.hex).expect("in Bypass");
+            return Err(RuleViolation::new(
+                "A4.32",
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` is in Bypass of {hex}; enter the obstacle or move on before the MPh ends",
+                    unit.id
+                ),
+            ));
+        }
+    }
     let ended = game.clock;
     Ok(match ended.next(game.scenario.turns) {
         Some(next) => vec![Event::StepEnded { by, ended, next }],

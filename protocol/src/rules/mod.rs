@@ -37,7 +37,13 @@ pub fn decide(
     let _ = dice; // no command rolls yet; sewer movement (B8) is the first that will
     match command {
         Command::Done => done::decide(game, by),
-        Command::Move { units, to } => movement::decide(game, by, units, *to),
+        Command::Move { units, to } => movement::decide_move(game, by, units, *to),
+        Command::Bypass { units, hex, along } => {
+            movement::decide_bypass(game, by, units, *hex, along)
+        }
+        Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
+        Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
+        Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
         Command::Adjudicate {
             unit,
             outcome,

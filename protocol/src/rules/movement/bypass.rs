@@ -1,0 +1,218 @@
+//! `Bypass`: moving around the woods/building obstacle of a hex along its hexsides instead of
+//! entering it (A4.3, A4.31).
+//!
+//! The cost is that of the other terrain in the Location — Open Ground here, doubled when the
+//! hex is higher — plus any wall/hedge crossed to get in. Past two contiguous hexsides in one
+//! hex the Bypass cost of that hex doubles. The unit ends at a vertex and may leave only into
+//! the hexes that meet there (`Bypass::exits`).
+
+use super::{movers, pay, refuse_vehicles};
+use crate::event::{Event, MoveCost};
+use crate::game::Game;
+use crate::hex::Hex;
+use crate::scenario::{Side, UnitId};
+use crate::terrain::{HexsideFeature, Mf, Terrain};
+use crate::violation::{RuleViolation, ViolationKind};
+
+/// Six hexsides ring a hex; a Bypass can go at most five of them round before it is back
+/// where it started.
+const HEXSIDES_PER_BYPASS_MAX: usize = 5;
+
+fn refuse(rule: &str, kind: ViolationKind, why: String) -> RuleViolation {
+    RuleViolation::new(rule, kind, why)
+}
+
+pub(in crate::rules) fn decide(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+    hex: Hex,
+    along: &[Hex],
+) -> Result<Vec<Event>, RuleViolation> {
+    let units = movers(game, by, ids, "units move in Bypass")?;
+    let position = units[0];
+    let continuing = position.bypass.as_ref().filter(|b| b.hex == hex);
+    let from = if continuing.is_some() {
+        hex
+    } else {
+        position.hex
+    };
+
+    // Geometry: where the units are, and a chain of hexsides of `hex` running on from there.
+    let spec = game.scenario.hexes.get(&hex).ok_or_else(|| {
+        refuse(
+            "A4.3",
+            ViolationKind::Geometry,
+            format!("{hex} is not on this scenario's map"),
+        )
+    })?;
+    if along.is_empty() || along.len() > HEXSIDES_PER_BYPASS_MAX {
+        return Err(refuse(
+            "A4.31",
+            ViolationKind::Geometry,
+            format!("a Bypass goes along 1 to {HEXSIDES_PER_BYPASS_MAX} hexsides of {hex}"),
+        ));
+    }
+    let chain_start: Vec<Hex> = match (continuing, &position.bypass) {
+        (Some(b), _) => {
+            // Going on round the same hex: from the vertex it stands at, onward.
+            let before = if b.along.len() == 1 {
+                b.entered_from
+            } else {
+                b.along[b.along.len() - 2]
+            };
+            vec![before, *b.along.last().expect("non-empty")]
+        }
+        (None, Some(b)) => {
+            // From Bypass of another hex into this one: only across a hexside at the vertex.
+            if !b.exits().contains(&hex) {
+                return Err(refuse(
+                    "A4.31",
+                    ViolationKind::Geometry,
+                    format!(
+                        "in Bypass of {} the unit stands where {} and {} meet; it cannot enter {hex} from there",
+                        b.hex,
+                        b.exits()[0],
+                        b.exits()[1]
+                    ),
+                ));
+            }
+            vec![b.hex]
+        }
+        (None, None) => {
+            if !from.is_adjacent(hex) {
+                return Err(refuse(
+                    "A4.3",
+                    ViolationKind::Geometry,
+                    format!("{hex} is not adjacent to {from}"),
+                ));
+            }
+            vec![from]
+        }
+    };
+    let chain: Vec<Hex> = chain_start.iter().chain(along).copied().collect();
+    for (i, next) in chain.iter().enumerate().skip(1) {
+        let previous = chain[i - 1];
+        let turns_back = i >= 2 && chain[i - 2] == *next;
+        if !hex.is_adjacent(*next) || !previous.is_adjacent(*next) || turns_back {
+            return Err(refuse(
+                "A4.31",
+                ViolationKind::Geometry,
+                format!(
+                    "{hex}-{next} does not carry on from {hex}-{previous}; name the hexsides of {hex} in the order the unit passes them"
+                ),
+            ));
+        }
+    }
+
+    // Terrain: only woods/building obstacles, not one that holds a Known enemy unit, and only
+    // along hexsides the obstacle (or a wall/hedge touching it) leaves clear (A4.3, A4.31).
+    if !spec.terrain.row().bypassable_obstacle {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!(
+                "Bypass goes only around woods or a building; {hex} is {}",
+                spec.terrain.name()
+            ),
+        ));
+    }
+    if let Some(enemy) = game
+        .units_in(hex)
+        .find(|u| u.side != by && !u.concealed && !u.hidden)
+    {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!(
+                "the obstacle in {hex} holds a Known enemy unit (`{}`); it cannot be Bypassed",
+                enemy.id
+            ),
+        ));
+    }
+    let total_hexsides = continuing.map_or(0, |b| b.along.len()) + along.len();
+    if total_hexsides > HEXSIDES_PER_BYPASS_MAX {
+        return Err(refuse(
+            "A4.31",
+            ViolationKind::Geometry,
+            format!("that would take the Bypass all the way round {hex}"),
+        ));
+    }
+    for side in along {
+        let hexside = hex.hexside(*side).expect("checked adjacent");
+        let touched = spec.obstacle_touches.contains(side);
+        let wall_touches = game
+            .scenario
+            .hexside_spec(hexside)
+            .is_some_and(|s| s.feature.is_some() && s.touches_obstacle);
+        if touched || wall_touches {
+            return Err(refuse(
+                "A4.31",
+                ViolationKind::Terrain,
+                format!(
+                    "the {} in {hex} touches the {hexside} hexside{}, so Bypass is blocked along it",
+                    spec.terrain.name(),
+                    if wall_touches { " through its wall/hedge" } else { "" }
+                ),
+            ));
+        }
+    }
+
+    // Cost: Open Ground as the other terrain (B1), doubled uphill (B10); the wall/hedge
+    // crossed to get in (B9.4); and the doubling past two hexsides (A4.31).
+    let from_level = game.scenario.hexes[&position.hex].elevation;
+    let (open, open_rule) = Terrain::OpenGround.entry_cost(None);
+    let crate::terrain::EntryCost::Mf(open) = open else {
+        unreachable!("Open Ground costs a fixed MF");
+    };
+    let climbing = continuing.is_none() && spec.elevation > from_level;
+    let base = if climbing { open + open } else { open };
+    // Past two hexsides the hex's Bypass cost is paid a second time, once.
+    let bypass_doubling = match continuing {
+        Some(b) if total_hexsides > 2 && !b.doubled => b.base,
+        None if total_hexsides > 2 => base,
+        _ => Mf::default(),
+    };
+    let (hexside, hexside_mf) = if continuing.is_some() {
+        (None, Mf::default())
+    } else {
+        let crossing = chain_start[0]
+            .hexside(hex)
+            .and_then(|s| game.scenario.hexside_feature(s));
+        let gap = chain_start[0]
+            .hexside(hex)
+            .and_then(|s| game.scenario.hexside_spec(s))
+            .is_some_and(|s| s.road);
+        match crossing {
+            Some(f) if !gap => (Some(f), f.row().crossing_mf),
+            _ => (None, Mf::default()),
+        }
+    };
+    refuse_vehicles(game, &units, hexside == Some(HexsideFeature::Bocage))?;
+    let cot = if continuing.is_some() {
+        Mf::default()
+    } else {
+        open
+    };
+    let elevation = if climbing { open } else { Mf::default() };
+    let cost = MoveCost {
+        cot,
+        cot_rule: format!("{open_rule}, Bypass of {hex} (A4.31)"),
+        road: false,
+        bypass_doubling,
+        elevation,
+        hexside,
+        hexside_mf,
+        all_mf: false,
+        total: cot + elevation + hexside_mf + bypass_doubling,
+    };
+    let mf = pay(game, &units, ids, &cost, hex)?;
+    Ok(vec![Event::UnitBypassed {
+        units: ids.to_vec(),
+        hex,
+        from,
+        along: along.to_vec(),
+        cost,
+        mf,
+    }])
+}

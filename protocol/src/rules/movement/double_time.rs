@@ -1,0 +1,61 @@
+//! `DoubleTime`: Infantry trade fatigue for speed — +1 MF for the rest of the MPh, at the
+//! price of becoming CX (A4.5). A unit already CX cannot do it again (A4.51).
+
+use super::{allotment, movers};
+use crate::event::{Event, MfAccount};
+use crate::game::Game;
+use crate::scenario::{Side, UnitId, UnitKind};
+use crate::violation::{RuleViolation, ViolationKind};
+
+pub(in crate::rules) fn decide(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    let units = movers(game, by, ids, "units declare Double Time")?;
+    for unit in &units {
+        let refusal = match unit.kind {
+            UnitKind::Vehicle => Some((
+                "A4.5",
+                ViolationKind::UnitState,
+                "is a vehicle; only Infantry Double Time",
+            )),
+            _ if unit.double_time => Some((
+                "A4.5",
+                ViolationKind::UnitState,
+                "has declared Double Time already this MPh",
+            )),
+            _ if unit.cx => Some((
+                "A4.51",
+                ViolationKind::UnitState,
+                "is CX (exhausted) and cannot Double Time",
+            )),
+            _ => None,
+        };
+        if let Some((rule, kind, why)) = refusal {
+            return Err(RuleViolation::new(
+                rule,
+                kind,
+                format!("`{}` {why}", unit.id),
+            ));
+        }
+    }
+    let mf = units
+        .iter()
+        .map(|unit| {
+            let mut rested = (*unit).clone();
+            rested.double_time = true;
+            let allotment = allotment(game, &rested, ids, false, 0);
+            MfAccount {
+                unit: unit.id.clone(),
+                allotment,
+                spent: unit.mf_spent,
+                left: allotment.total.saturating_sub(unit.mf_spent),
+            }
+        })
+        .collect();
+    Ok(vec![Event::DoubleTimeDeclared {
+        units: ids.to_vec(),
+        mf,
+    }])
+}

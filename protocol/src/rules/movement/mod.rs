@@ -1,0 +1,387 @@
+//! Infantry movement in the MPh (A4): who may move, what each step costs, and how many MF a
+//! unit has. One file per command (`step`, `bypass`, `double_time`, `portage`); what they
+//! share is here, so every command accounts MF the same way.
+//!
+//! Costs come from the terrain table (`crate::terrain`); nothing here matches on terrain
+//! except to ask the table.
+
+mod bypass;
+mod double_time;
+mod portage;
+mod step;
+
+pub(super) use bypass::decide as decide_bypass;
+pub(super) use double_time::decide as decide_double_time;
+pub use portage::RECOVERY_MF;
+pub(super) use portage::{decide_drop, decide_pick_up};
+pub(super) use step::decide as decide_move;
+pub use step::entry_cost;
+
+use super::{own_unit, require_acting, require_phase};
+use crate::event::{Allotment, MfAccount, MoveCost};
+use crate::game::{Game, Unit};
+use crate::hex::Hex;
+use crate::phase::Phase;
+use crate::scenario::{Morale, Side, UnitId, UnitKind};
+use crate::terrain::Mf;
+use crate::violation::{RuleViolation, ViolationKind};
+use std::collections::BTreeSet;
+
+/// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this
+/// only bounds the work one command can ask for.
+pub const STACK_UNITS_MAX: usize = 12;
+
+/// Inherent Portage Capacity (A4.42): three PP for an MMC, one for an SMC.
+pub fn ipc(kind: UnitKind) -> u8 {
+    if kind.is_smc() {
+        1
+    } else {
+        3
+    }
+}
+
+/// An SMC never portages more than two PP (A4.42).
+pub const SMC_PP_MAX: u8 = 2;
+
+/// PP of the weapons `unit` possesses now.
+pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
+    game.weapons
+        .values()
+        .filter(|w| w.held_by.as_ref() == Some(unit))
+        .map(|w| w.pp)
+        .sum()
+}
+
+/// The leader moving in `movers` with whom `unit` has moved since its first step, if any.
+fn leading<'m>(game: &Game, unit: &Unit, movers: &'m [UnitId]) -> Option<&'m UnitId> {
+    let leader = movers
+        .iter()
+        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))?;
+    let led = if unit.mf_spent == Mf::default() {
+        unit.kind.is_mmc()
+    } else {
+        unit.led_by.as_ref() == Some(leader)
+    };
+    led.then_some(leader)
+}
+
+/// The MF `unit` may spend this MPh if it now moves together with `movers`, with `extra_pp`
+/// more to carry, on a road step or not (A4.1, A4.12, A4.132, A4.42, A4.5).
+///
+/// A leader who carries nothing lends his IPC to the first MMC in the moving stack that he
+/// leads (A4.42 lets one SMC add its IPC to one unit moving with him); the command's order of
+/// units decides which, so the choice is the player's.
+pub fn allotment(
+    game: &Game,
+    unit: &Unit,
+    movers: &[UnitId],
+    road_step: bool,
+    extra_pp: u8,
+) -> Allotment {
+    let base = match unit.kind {
+        UnitKind::Leader | UnitKind::Hero => Mf::whole(6),
+        _ if unit.inexperienced => Mf::whole(3),
+        _ => Mf::whole(4),
+    };
+    let leader_id = leading(game, unit, movers);
+    let leader = if leader_id.is_some() {
+        Mf::whole(2)
+    } else {
+        Mf::default()
+    };
+    let double_time = if unit.double_time {
+        Mf::whole(1)
+    } else {
+        Mf::default()
+    };
+    let road = if unit.road_only && road_step {
+        Mf::whole(1)
+    } else {
+        Mf::default()
+    };
+    let lent = leader_id.is_some_and(|l| {
+        held_pp(game, l) == 0
+            && movers
+                .iter()
+                .filter_map(|id| game.units.get(id))
+                .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
+                .is_some_and(|first| first.id == unit.id)
+    });
+    let capacity = ipc(unit.kind) + u8::from(lent);
+    let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra_pp;
+    let portage = Mf::whole(u16::from(carried.saturating_sub(capacity)));
+    let total = (base + leader + double_time + road).saturating_sub(portage);
+    Allotment {
+        base,
+        leader,
+        double_time,
+        road,
+        portage,
+        total,
+    }
+}
+
+/// Checks every unit can pay `cost` and returns each one's account after paying.
+fn pay(
+    game: &Game,
+    units: &[&Unit],
+    ids: &[UnitId],
+    cost: &MoveCost,
+    to: Hex,
+) -> Result<Vec<MfAccount>, RuleViolation> {
+    let mut accounts = Vec::with_capacity(units.len());
+    for unit in units {
+        let allotment = allotment(game, unit, ids, cost.road, 0);
+        let left = allotment.total.saturating_sub(unit.mf_spent);
+        let spent = if cost.all_mf {
+            if unit.mf_spent != Mf::default() {
+                return Err(RuleViolation::new(
+                    &cost.cot_rule,
+                    ViolationKind::NotEnoughMf,
+                    format!(
+                        "entering {to} takes `{}`'s whole MF allotment, and it has spent {} already",
+                        unit.id, unit.mf_spent
+                    ),
+                ));
+            }
+            allotment.total
+        } else {
+            if cost.total > left {
+                return Err(RuleViolation::new(
+                    "A4.1",
+                    ViolationKind::NotEnoughMf,
+                    format!(
+                        "entering {to} needs {} MF ({}); `{}` has {} left of {}",
+                        cost.total,
+                        describe(cost),
+                        unit.id,
+                        left,
+                        allotment.total
+                    ),
+                ));
+            }
+            unit.mf_spent + cost.total
+        };
+        accounts.push(MfAccount {
+            unit: unit.id.clone(),
+            allotment,
+            spent,
+            left: allotment.total.saturating_sub(spent),
+        });
+    }
+    Ok(accounts)
+}
+
+/// The checks every movement command starts with, in the documented precedence: the acting
+/// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's
+/// one-stack-at-a-time. Returns the units, all in one Location.
+fn movers<'g>(
+    game: &'g Game,
+    by: Side,
+    ids: &[UnitId],
+    what: &str,
+) -> Result<Vec<&'g Unit>, RuleViolation> {
+    require_acting(game, by, "only the ATTACKER moves in the MPh")?;
+    require_phase(game, Phase::Movement, "A4", what)?;
+    if ids.is_empty() {
+        return Err(RuleViolation::new(
+            "A4",
+            ViolationKind::UnknownUnit,
+            "name at least one unit",
+        ));
+    }
+    if ids.len() > STACK_UNITS_MAX {
+        return Err(RuleViolation::new(
+            "A4.2",
+            ViolationKind::UnitState,
+            format!("at most {STACK_UNITS_MAX} units move as one stack"),
+        ));
+    }
+    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
+    if distinct.len() != ids.len() {
+        return Err(RuleViolation::new(
+            "A4.2",
+            ViolationKind::UnitState,
+            "a unit is named twice in the moving stack",
+        ));
+    }
+    let units = ids
+        .iter()
+        .map(|id| own_unit(game, by, id))
+        .collect::<Result<Vec<&Unit>, _>>()?;
+    for unit in &units {
+        check_may_move(game, unit)?;
+    }
+    let first = units[0];
+    if let Some(apart) = units
+        .iter()
+        .find(|u| u.hex != first.hex || u.bypass != first.bypass)
+    {
+        return Err(RuleViolation::new(
+            "A4.2",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` and `{}` are not in the same place ({} and {}); only units together move as a stack",
+                first.id,
+                apart.id,
+                position(first),
+                position(apart)
+            ),
+        ));
+    }
+    check_one_stack_at_a_time(game, ids)?;
+    Ok(units)
+}
+
+fn position(unit: &Unit) -> String {
+    match &unit.bypass {
+        Some(b) => format!("{} in Bypass", b.hex),
+        None => unit.hex.to_string(),
+    }
+}
+
+/// Unit-state checks (A4.1): only Good Order, unpinned Infantry of the ATTACKER move in the MPh.
+fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    let refuse = |rule: &str, kind, why: String| Err(RuleViolation::new(rule, kind, why));
+    let id = &unit.id;
+    if unit.hidden {
+        return refuse(
+            "A12.3",
+            ViolationKind::NotModelled,
+            format!("`{id}` is hidden; revealing HIP units by movement is not modelled yet"),
+        );
+    }
+    match unit.morale {
+        Morale::Broken => {
+            return refuse(
+                "A4.1",
+                ViolationKind::UnitState,
+                format!(
+                    "`{id}` is broken; broken units do not move in the MPh (they rout in the RtPh)"
+                ),
+            )
+        }
+        Morale::Berserk => {
+            return refuse(
+                "A15.4",
+                ViolationKind::NotModelled,
+                format!("`{id}` is berserk; berserk charges are not modelled"),
+            )
+        }
+        Morale::GoodOrder => {}
+    }
+    if unit.pinned {
+        return refuse(
+            "A7.8",
+            ViolationKind::UnitState,
+            format!("`{id}` is pinned and cannot move this Player Turn"),
+        );
+    }
+    if game.movement.finished.contains(id) {
+        return refuse(
+            "A4.2",
+            ViolationKind::UnitState,
+            format!("`{id}` moved, stopped, and another unit has moved since; it may move no farther this MPh"),
+        );
+    }
+    if unit.mf_spent > Mf::default() && !game.movement.moving_stack.contains(id) {
+        return refuse(
+            "A4.2",
+            ViolationKind::UnitState,
+            format!("`{id}` has finished its move this MPh"),
+        );
+    }
+    Ok(())
+}
+
+/// A4.2: a moving stack finishes before another unit moves; a stack may split, but a unit that
+/// was not in it cannot join it on the way.
+fn check_one_stack_at_a_time(game: &Game, ids: &[UnitId]) -> Result<(), RuleViolation> {
+    let stack = &game.movement.moving_stack;
+    let inside = ids.iter().filter(|id| stack.contains(*id)).count();
+    if inside == 0 || inside == ids.len() {
+        return Ok(());
+    }
+    let outsider = ids
+        .iter()
+        .find(|id| !stack.contains(*id))
+        .expect("some are outside");
+    Err(RuleViolation::new(
+        "A4.2",
+        ViolationKind::UnitState,
+        format!(
+            "`{outsider}` was not part of the stack that is moving ({}); it cannot join it mid-move",
+            stack.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    ))
+}
+
+/// Vehicles have MP, not MF; the engine rules only on what the WA and bocage rules need of
+/// them and refuses the rest rather than guess. Among vehicles only the fully tracked may
+/// cross bocage (B9.54): that refusal is a ruling, the rest are "not modelled".
+fn refuse_vehicles(
+    game: &Game,
+    units: &[&Unit],
+    crossing_bocage: bool,
+) -> Result<(), RuleViolation> {
+    let Some(vehicle) = units.iter().find(|u| u.kind == UnitKind::Vehicle) else {
+        return Ok(());
+    };
+    let fully_tracked = game
+        .scenario
+        .units
+        .get(&vehicle.id)
+        .is_some_and(|s| s.fully_tracked);
+    if crossing_bocage && !fully_tracked {
+        return Err(RuleViolation::new(
+            "B9.54",
+            ViolationKind::Terrain,
+            format!(
+                "`{}` is not fully tracked; among vehicles only fully-tracked ones cross bocage",
+                vehicle.id
+            ),
+        ));
+    }
+    Err(RuleViolation::new(
+        "D2",
+        ViolationKind::NotModelled,
+        format!(
+            "`{}` is a vehicle; vehicle movement is not modelled by this engine",
+            vehicle.id
+        ),
+    ))
+}
+
+/// "1½ COT (B15) + 1 uphill (B10) + 1 wall (B9.4)" — the breakdown shown in refusals and traces.
+pub fn describe(cost: &MoveCost) -> String {
+    if cost.all_mf {
+        return format!("all MF ({})", cost.cot_rule);
+    }
+    let mut parts = vec![];
+    if cost.cot > Mf::default() || cost.total == Mf::default() {
+        parts.push(format!(
+            "{} {} ({})",
+            cost.cot,
+            if cost.road { "road" } else { "COT" },
+            cost.cot_rule
+        ));
+    }
+    if cost.elevation > Mf::default() {
+        parts.push(format!("{} uphill (B10)", cost.elevation));
+    }
+    if let Some(feature) = cost.hexside {
+        parts.push(format!(
+            "{} {} ({})",
+            cost.hexside_mf,
+            feature.name(),
+            feature.row().rule
+        ));
+    }
+    if cost.bypass_doubling > Mf::default() {
+        parts.push(format!(
+            "{} for Bypass past two hexsides (A4.31)",
+            cost.bypass_doubling
+        ));
+    }
+    parts.join(" + ")
+}

@@ -1,0 +1,133 @@
+//! `PickUp` and `Drop`: possession of support weapons during the MPh (A4.4–A4.44).
+//!
+//! Dropping is free (A4.43). Recovering an unpossessed weapon in the unit's Location costs
+//! 1 MF (A4.44), and the weapon's PP count against the unit's IPC for the rest of the MPh
+//! even if it is dropped again (A4.4). No weapon is portaged twice in one phase (A4.4), and an
+//! SMC never carries more than two PP (A4.42).
+
+use super::{allotment, held_pp, movers, SMC_PP_MAX};
+use crate::event::{Event, MfAccount};
+use crate::game::{Game, Weapon};
+use crate::phase::Phase;
+use crate::rules::{own_unit, require_acting, require_phase};
+use crate::scenario::{Side, UnitId};
+use crate::terrain::Mf;
+use crate::violation::{RuleViolation, ViolationKind};
+
+/// What recovering a weapon costs (A4.44).
+pub const RECOVERY_MF: Mf = Mf::whole(1);
+
+fn weapon<'g>(game: &'g Game, id: &str) -> Result<&'g Weapon, RuleViolation> {
+    game.weapons.get(id).ok_or_else(|| {
+        RuleViolation::new(
+            "A4.43",
+            ViolationKind::UnknownUnit,
+            format!("there is no support weapon `{id}` in this game"),
+        )
+    })
+}
+
+pub(in crate::rules) fn decide_pick_up(
+    game: &Game,
+    by: Side,
+    unit_id: &UnitId,
+    weapon_id: &str,
+) -> Result<Vec<Event>, RuleViolation> {
+    let ids = std::slice::from_ref(unit_id);
+    let unit = movers(game, by, ids, "support weapons are recovered")?[0];
+    let weapon = weapon(game, weapon_id)?;
+    if let Some(holder) = &weapon.held_by {
+        return Err(RuleViolation::new(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!(
+                "`{weapon_id}` is possessed by `{holder}`; only an unpossessed weapon is recovered"
+            ),
+        ));
+    }
+    if weapon.hex != unit.hex || unit.bypass.is_some() {
+        return Err(RuleViolation::new(
+            "A4.44",
+            ViolationKind::Geometry,
+            format!(
+                "`{weapon_id}` lies in {}, not in `{unit_id}`'s Location",
+                weapon.hex
+            ),
+        ));
+    }
+    if weapon.portaged {
+        return Err(RuleViolation::new(
+            "A4.4",
+            ViolationKind::UnitState,
+            format!("`{weapon_id}` has been portaged this phase already; no item is portaged twice in a phase"),
+        ));
+    }
+    let carried = unit.portage_pp.max(held_pp(game, unit_id)) + weapon.pp;
+    if unit.kind.is_smc() && carried > SMC_PP_MAX {
+        return Err(RuleViolation::new(
+            "A4.42",
+            ViolationKind::UnitState,
+            format!("`{unit_id}` would portage {carried} PP; an SMC never portages more than {SMC_PP_MAX}"),
+        ));
+    }
+    let allotment = allotment(game, unit, ids, false, weapon.pp);
+    let left = allotment.total.saturating_sub(unit.mf_spent);
+    if left < RECOVERY_MF {
+        return Err(RuleViolation::new(
+            "A4.44",
+            ViolationKind::NotEnoughMf,
+            format!(
+                "recovering `{weapon_id}` needs {RECOVERY_MF} MF; carrying its {} PP, `{unit_id}` would have {left} left",
+                weapon.pp
+            ),
+        ));
+    }
+    let spent = unit.mf_spent + RECOVERY_MF;
+    Ok(vec![Event::WeaponPickedUp {
+        unit: unit_id.clone(),
+        weapon: weapon_id.to_string(),
+        mf: MfAccount {
+            unit: unit_id.clone(),
+            allotment,
+            spent,
+            left: allotment.total.saturating_sub(spent),
+        },
+    }])
+}
+
+/// Dropping needs no MF and is not a move, so A4.2's one-stack-at-a-time does not stop a unit
+/// that has finished moving from putting its weapon down.
+pub(in crate::rules) fn decide_drop(
+    game: &Game,
+    by: Side,
+    unit_id: &UnitId,
+    weapon_id: &str,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "only the ATTACKER drops weapons in its MPh")?;
+    require_phase(
+        game,
+        Phase::Movement,
+        "A4.43",
+        "support weapons are dropped",
+    )?;
+    let unit = own_unit(game, by, unit_id)?;
+    let weapon = weapon(game, weapon_id)?;
+    if weapon.held_by.as_ref() != Some(unit_id) {
+        return Err(RuleViolation::new(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!("`{unit_id}` does not possess `{weapon_id}`"),
+        ));
+    }
+    if !unit.is_good_order() {
+        return Err(RuleViolation::new(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!("`{unit_id}` is broken; only an unbroken unit drops possession"),
+        ));
+    }
+    Ok(vec![Event::WeaponDropped {
+        unit: unit_id.clone(),
+        weapon: weapon_id.to_string(),
+    }])
+}

@@ -1,0 +1,132 @@
+//! `Move`: one hex of movement — into an adjacent hex, out of Bypass into a hex at the vertex
+//! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
+
+use super::{movers, pay, refuse_vehicles};
+use crate::event::{Event, MoveCost};
+use crate::game::{Bypass, Game};
+use crate::hex::Hex;
+use crate::scenario::{Side, UnitId};
+use crate::terrain::{EntryCost, HexsideFeature, Mf};
+use crate::violation::{RuleViolation, ViolationKind};
+
+pub(in crate::rules) fn decide(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+    to: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    let units = movers(game, by, ids, "units move")?;
+    let from = units[0].hex;
+    let cost = match &units[0].bypass {
+        Some(bypass) if bypass.hex == to => enter_bypassed_obstacle(game, to)?,
+        Some(bypass) => {
+            leave_bypass(bypass, to)?;
+            entry_cost(game, from, to)?
+        }
+        None => entry_cost(game, from, to)?,
+    };
+    refuse_vehicles(game, &units, cost.hexside == Some(HexsideFeature::Bocage))?;
+    let mf = pay(game, &units, ids, &cost, to)?;
+    Ok(vec![Event::UnitMoved {
+        units: ids.to_vec(),
+        from,
+        to,
+        cost,
+        mf,
+    }])
+}
+
+/// From Bypass a unit goes on only into the hexes meeting at its vertex (A4.31 EX).
+fn leave_bypass(bypass: &Bypass, to: Hex) -> Result<(), RuleViolation> {
+    let exits = bypass.exits();
+    if exits.contains(&to) {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        "A4.31",
+        ViolationKind::Geometry,
+        format!(
+            "in Bypass of {} the unit stands where {} and {} meet; it can enter only those, go on in Bypass, or enter the obstacle",
+            bypass.hex, exits[0], exits[1]
+        ),
+    ))
+}
+
+/// A unit in Bypass that decides to occupy the obstacle pays its full in-hex cost (A4.3).
+fn enter_bypassed_obstacle(game: &Game, hex: Hex) -> Result<MoveCost, RuleViolation> {
+    let spec = &game.scenario.hexes[&hex];
+    let (entry, rule) = spec
+        .terrain
+        .entry_cost(Some(game.scenario.month).filter(|m| *m > 0));
+    let EntryCost::Mf(cot) = entry else {
+        unreachable!("woods and buildings have a fixed COT");
+    };
+    Ok(MoveCost {
+        cot,
+        cot_rule: format!("{rule}, entering the obstacle from Bypass (A4.3)"),
+        road: false,
+        bypass_doubling: Mf::default(),
+        elevation: Mf::default(),
+        hexside: None,
+        hexside_mf: Mf::default(),
+        all_mf: false,
+        total: cot,
+    })
+}
+
+/// What entering `to` from the adjacent `from` costs Infantry (A4.1, B9.4, B10, B3).
+pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViolation> {
+    let scenario = &game.scenario;
+    let to_spec = scenario.hexes.get(&to).ok_or_else(|| {
+        RuleViolation::new(
+            "A4",
+            ViolationKind::Geometry,
+            format!("{to} is not on this scenario's map"),
+        )
+    })?;
+    let from_spec = &scenario.hexes[&from];
+    let hexside = from.hexside(to).ok_or_else(|| {
+        RuleViolation::new(
+            "A4",
+            ViolationKind::Geometry,
+            format!("{to} is not adjacent to {from}; move one hex at a time"),
+        )
+    })?;
+    let side_spec = scenario.hexside_spec(hexside);
+    let road_hexside = side_spec.is_some_and(|s| s.road);
+    // Along a road into a road hex the road rate applies whatever else is in the hex (B3).
+    let road = road_hexside && from_spec.road.is_some() && to_spec.road.is_some();
+    let (cot, cot_rule, all_mf) = if road {
+        (Mf::whole(1), "B3".to_string(), false)
+    } else {
+        let (entry, rule) = to_spec
+            .terrain
+            .entry_cost(Some(scenario.month).filter(|m| *m > 0));
+        match entry {
+            EntryCost::Mf(mf) => (mf, rule.to_string(), false),
+            EntryCost::AllMf => (Mf::default(), rule.to_string(), true),
+        }
+    };
+    // Climbing doubles the COT (B10); the hexside cost is never doubled (B9.4).
+    let elevation = if to_spec.elevation > from_spec.elevation {
+        cot
+    } else {
+        Mf::default()
+    };
+    // A road through a gap in the wall/hedge crosses without the hexside cost (B9.4).
+    let (hexside_feature, hexside_mf) = match scenario.hexside_feature(hexside) {
+        Some(f) if !road_hexside => (Some(f), f.row().crossing_mf),
+        _ => (None, Mf::default()),
+    };
+    Ok(MoveCost {
+        cot,
+        cot_rule,
+        road,
+        bypass_doubling: Mf::default(),
+        elevation,
+        hexside: hexside_feature,
+        hexside_mf,
+        all_mf,
+        total: cot + elevation + hexside_mf,
+    })
+}
