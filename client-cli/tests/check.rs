@@ -32,7 +32,7 @@ fn the_b9_4_example_passes_with_a_readable_trace() {
     assert!(
         text.contains(
             "12: german move 447a I8 -> accepted: 447a 55H7 → 55I8: 3 MF = 1 COT (B1) + 1 uphill \
-             (B10) + 1 wall (B9.4); 447a spent 3 left 1\n"
+             (B10) + 1 wall (B9.4); 447a spent 3 of 4, left 1\n"
         ),
         "{text}"
     );
@@ -103,7 +103,8 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
     assert_eq!(
         failure.to_string(),
         format!(
-            "{}:2: unknown command `fly` (done, move, adjudicate)",
+            "{}:2: unknown command `fly` (done, move, bypass, double-time, pick-up, drop, \
+             adjudicate)",
             script.display()
         )
     );

@@ -1,7 +1,9 @@
-//! The online subcommands and the connection, driven against the stand-in server in
-//! `support`: what players see, whose turn it is, and that the local game never drifts.
-
-mod support;
+//! The online subcommands and the connection, driven against the real server (`server::run`
+//! through `e2e::TestServer`, with a sled store in a temporary directory): what players see,
+//! whose turn it is, and that the local game never drifts.
+//!
+//! Every game is created for real, from the shipped B9.41 scenario (German = side A, moving
+//! first; Russian = side B).
 
 use client::commands::log::{log, LogArgs};
 use client::commands::new::{new, NewArgs};
@@ -9,22 +11,59 @@ use client::commands::run::{run, RunArgs};
 use client::commands::state::{state, StateArgs};
 use client::commands::watch::{watch, WatchArgs};
 use client::commands::{GameArgs, ServerArg};
-use client::{Connection, Failure, Reply, Status};
-use protocol::{Command, Game};
-use std::path::PathBuf;
+use client::{Connection, Failure, NewGame, Reply, Status};
+use e2e::TestServer;
+use protocol::{apply, Command, Event, Game, Scenario, Side, Viewer};
+use server::config::Config;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::{FakeServer, Options, GAME, GERMAN, RUSSIAN, SPECTATOR};
+use tokio::task::JoinHandle;
 
 /// Long enough for any of these games on a loaded machine; a hang fails instead of stalling.
 const TEST_WAIT_MAX: Duration = Duration::from_secs(20);
 
-fn server(s: &FakeServer) -> ServerArg {
+const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+fn scenario_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/b9-41-wall-advantage.toml")
+}
+
+/// A real server on a fresh data directory. The directory is returned so it outlives the
+/// server, and so a test can start another server on it.
+async fn start(config: Config) -> (tempfile::TempDir, TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), config).await;
+    (dir, server)
+}
+
+/// Creates the B9.41 game, as `asl new` does.
+async fn create_game(s: &TestServer) -> NewGame {
+    let mut connection = Connection::connect(&s.url).await.unwrap();
+    let created = connection.create_game(SCENARIO, None).await.unwrap();
+    connection.close().await;
+    created
+}
+
+/// The game as the spectator sees it on the server now.
+async fn server_game(s: &TestServer, g: &NewGame) -> Game {
+    let mut connection = Connection::connect(&s.url).await.unwrap();
+    let joined = connection
+        .join(&g.game, &g.tokens.spectator, None)
+        .await
+        .unwrap();
+    connection.close().await;
+    joined.state.expect("a fresh join carries a snapshot")
+}
+
+fn server(s: &TestServer) -> ServerArg {
     ServerArg { url: s.url.clone() }
 }
 
-fn game(token: &str) -> GameArgs {
+fn game(g: &NewGame, token: &str) -> GameArgs {
     GameArgs {
-        game: GAME.into(),
+        game: g.game.clone(),
         token: token.into(),
     }
 }
@@ -35,20 +74,20 @@ fn script(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
     path
 }
 
-fn run_args(s: &FakeServer, token: &str, script: PathBuf) -> RunArgs {
+fn run_args(s: &TestServer, g: &NewGame, token: &str, script: PathBuf) -> RunArgs {
     RunArgs {
         server: server(s),
-        game: game(token),
+        game: game(g, token),
         script,
         no_wait: false,
         json: false,
     }
 }
 
-fn watch_args(s: &FakeServer, count: Option<u64>, json: bool) -> WatchArgs {
+fn watch_args(s: &TestServer, g: &NewGame, count: Option<u64>, json: bool) -> WatchArgs {
     WatchArgs {
         server: server(s),
-        game: game(SPECTATOR),
+        game: game(g, &g.tokens.spectator),
         json,
         count,
     }
@@ -63,6 +102,61 @@ async fn play(args: RunArgs) -> (Result<Status, Failure>, String) {
     (result, String::from_utf8(out).unwrap())
 }
 
+/// A report a subcommand running in the background is still writing, readable meanwhile.
+#[derive(Clone, Default)]
+struct Report(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Report {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Report {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+
+    /// Waits until a line starting with `prefix` has been written.
+    async fn wait_for_line(&self, prefix: &str) {
+        let written = async {
+            while !self.text().lines().any(|l| l.starts_with(prefix)) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        if tokio::time::timeout(TEST_WAIT_MAX, written).await.is_err() {
+            panic!("no line starting {prefix:?} in:\n{}", self.text());
+        }
+    }
+}
+
+/// Starts `asl watch` in the background and waits until it has joined (its preface is out),
+/// so every event played from then on is one it must print.
+async fn start_watching(args: WatchArgs) -> (JoinHandle<Result<Status, Failure>>, Report) {
+    assert!(
+        !args.json,
+        "the preface, which says it joined, is text only"
+    );
+    let report = Report::default();
+    let mut out = report.clone();
+    let watcher = tokio::spawn(async move { watch(&args, &mut out).await });
+    report.wait_for_line("Watching ").await;
+    (watcher, report)
+}
+
+/// The `#SEQ` of each event line of a text record, in order.
+fn event_seqs(record: &str) -> Vec<u64> {
+    record
+        .lines()
+        .filter_map(|l| l.strip_prefix('#')?.split_once("  ")?.0.parse().ok())
+        .collect()
+}
+
 /// German: through the RPh and PFPh into the MPh, one move, then the end of the MPh.
 const GERMAN_SCRIPT: &str = "\
 german done
@@ -72,93 +166,115 @@ move 447a I8                => ok mf_spent=447a:3 hex=447a:I8
 german done                 => ok phase=DFPh acting=russian
 ";
 
-/// Russian: its end-of-RPh step, then the DFPh. Each `done` must wait for the German, so the
-/// two scripts make the same nine-event log however they are scheduled.
+/// Russian: its end-of-RPh step, then the DFPh, where it enters what its fire did. Every line
+/// waits until the Russian is to act, so the two scripts make the same nine-event log however
+/// they are scheduled.
 const RUSSIAN_SCRIPT: &str = "\
 russian done                => ok phase=PFPh
-done                        => ok phase=AFPh acting=german
 adjudicate 467a pin \"IFT 2, DR 7\" => ok pinned=467a
+done                        => ok phase=AFPh acting=german
 ";
 
+/// Plays both scripts at once to the end.
+async fn play_both(s: &TestServer, g: &NewGame, dir: &tempfile::TempDir) -> (String, String) {
+    let german = run_args(s, g, &g.tokens.side_a, script(dir, "g.txt", GERMAN_SCRIPT));
+    let russian = run_args(s, g, &g.tokens.side_b, script(dir, "r.txt", RUSSIAN_SCRIPT));
+    let ((g, g_out), (r, r_out)) = tokio::join!(play(german), play(russian));
+    assert_eq!(g, Ok(Status::Success), "{g_out}");
+    assert_eq!(r, Ok(Status::Success), "{r_out}");
+    (g_out, r_out)
+}
+
+/// `asl new` creates a real game: the tokens it prints, as JSON or as text with commands to
+/// paste, are the ones the server then accepts, each for its own seat.
 #[tokio::test]
 async fn new_prints_tokens_as_text_and_json() {
-    let s = FakeServer::start(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = script(&dir, "s.toml", support::SCENARIO);
+    let (_dir, s) = start(Config::default()).await;
     let mut args = NewArgs {
         server: server(&s),
-        scenario,
+        scenario: scenario_path(),
         json: true,
         admin_token: None,
     };
     let mut out = vec![];
     assert_eq!(new(&args, &mut out).await, Ok(Status::Success));
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(v["game"], GAME);
+    let id = v["game"].as_str().unwrap().to_string();
     assert_eq!(v["sides"][0]["name"], "German");
-    assert_eq!(v["tokens"]["side_b"], RUSSIAN);
-    assert_eq!(v["tokens"]["spectator"], SPECTATOR);
+    assert_eq!(v["sides"][1]["id"], "russian");
+    let seats = [
+        ("side_a", Viewer::Side(Side::A)),
+        ("side_b", Viewer::Side(Side::B)),
+        ("spectator", Viewer::Spectator),
+    ];
+    for (field, viewer) in seats {
+        let token = v["tokens"][field].as_str().unwrap();
+        let mut connection = Connection::connect(&s.url).await.unwrap();
+        let joined = connection.join(&id, token, None).await.unwrap();
+        assert_eq!(joined.viewer, viewer, "{field}");
+        assert_eq!(joined.version, 1, "only GameCreated");
+    }
 
     args.json = false;
     let mut out = vec![];
     new(&args, &mut out).await.unwrap();
     let text = String::from_utf8(out).unwrap();
+    let second = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("Game "))
+        .and_then(|l| l.strip_suffix(" created."))
+        .unwrap_or_else(|| panic!("no game id in:\n{text}"));
+    assert_ne!(second, id, "a second game");
+    let german = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("German (german)"))
+        .and_then(|l| l.trim().strip_prefix("token "))
+        .unwrap_or_else(|| panic!("no German token in:\n{text}"));
     assert!(
         text.contains(&format!(
-            "asl run --server {} --game {GAME} --token {GERMAN} script.txt",
+            "asl run --server {} --game {second} --token {german} script.txt",
             s.url
         )),
         "{text}"
     );
+    let mut connection = Connection::connect(&s.url).await.unwrap();
+    let joined = connection.join(second, german, None).await.unwrap();
+    assert_eq!(joined.viewer, Viewer::Side(Side::A));
+    s.stop().await;
 }
 
 /// Two players' scripts, run at once, interleave by whose turn it is, and every expectation
 /// (checked against each player's own local game) holds.
 #[tokio::test]
 async fn two_scripts_interleave_by_turn() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let german = run_args(&s, GERMAN, script(&dir, "g.txt", GERMAN_SCRIPT));
-    let russian = run_args(&s, RUSSIAN, script(&dir, "r.txt", RUSSIAN_SCRIPT));
-    let ((g, g_out), (r, r_out)) = tokio::join!(play(german), play(russian));
-    assert_eq!(g, Ok(Status::Success), "{g_out}");
-    assert_eq!(r, Ok(Status::Success), "{r_out}");
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let (g_out, r_out) = play_both(&s, &g, &dir).await;
     assert!(
         g_out.contains("4: move 447a I8 -> accepted: 447a 55H7 → 55I8: 3 MF = "),
         "{g_out}"
     );
     assert!(!g_out.contains("expectation failed"), "{g_out}");
+    assert!(!r_out.contains("expectation failed"), "{r_out}");
     assert_eq!(g_out.lines().count(), 5, "{g_out}");
+    assert_eq!(r_out.lines().count(), 3, "{r_out}");
     assert!(
         r_out.starts_with("1: russian done -> accepted: Russian ended end of RPh"),
         "{r_out}"
     );
-    assert_eq!(s.game().version, 1 + 5 + 3);
-}
-
-/// The reply can come before the other player's events that precede it; the runner waits for
-/// those rather than apply its own events over a gap.
-#[tokio::test]
-async fn late_events_are_waited_for() {
-    let s = FakeServer::with_game(Options {
-        late_events: true,
-        ..Options::default()
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let german = run_args(&s, GERMAN, script(&dir, "g.txt", GERMAN_SCRIPT));
-    let russian = run_args(&s, RUSSIAN, script(&dir, "r.txt", RUSSIAN_SCRIPT));
-    let ((g, g_out), (r, r_out)) = tokio::join!(play(german), play(russian));
-    assert_eq!(g, Ok(Status::Success), "{g_out}");
-    assert_eq!(r, Ok(Status::Success), "{r_out}");
+    let game = server_game(&s, &g).await;
+    assert_eq!(game.version, 1 + 5 + 3);
+    assert!(game.units["467a"].pinned);
+    s.stop().await;
 }
 
 #[tokio::test]
 async fn failed_expectations_and_refusals_are_reported() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
     let text = "move 467a H6 => ok\ndone => ok phase=PFPh\ndone => refused\n";
-    let mut args = run_args(&s, GERMAN, script(&dir, "g.txt", text));
+    let mut args = run_args(&s, &g, &g.tokens.side_a, script(&dir, "g.txt", text));
     args.no_wait = true;
     args.json = true;
     let (result, out) = play(args).await;
@@ -181,60 +297,64 @@ async fn failed_expectations_and_refusals_are_reported() {
         lines[2]["failures"][0],
         "expected a refusal, but it was accepted"
     );
+    s.stop().await;
 }
 
 #[tokio::test]
 async fn bad_scripts_and_tokens_stop_before_sending() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let german = g.tokens.side_a.as_str();
     let cases = [
         (
-            GERMAN,
+            german,
             "done\nrussian done\n",
             2,
             "g.txt:2: the line is for the Russian",
         ),
         (
-            GERMAN,
+            german,
             "dice 3\n",
             2,
             "g.txt:1: `dice` lines work only offline",
         ),
         (
-            GERMAN,
+            german,
             "german fly 467a\n",
             2,
             "g.txt:1: unknown command `fly`",
         ),
-        (SPECTATOR, "done\n", 2, "spectator token"),
+        (g.tokens.spectator.as_str(), "done\n", 2, "spectator token"),
         ("nobody", "done\n", 3, "(bad_token)"),
     ];
     for (token, text, code, message) in cases {
-        let (result, out) = play(run_args(&s, token, script(&dir, "g.txt", text))).await;
+        let (result, out) = play(run_args(&s, &g, token, script(&dir, "g.txt", text))).await;
         let failure = result.unwrap_err();
         assert_eq!(failure.exit_code(), code, "{failure}");
         assert!(failure.to_string().contains(message), "{failure}");
         assert!(out.is_empty());
     }
-    assert_eq!(s.game().version, 1, "nothing was sent");
+    assert_eq!(server_game(&s, &g).await.version, 1, "nothing was sent");
+    s.stop().await;
 }
 
 /// Events from the other player that arrive while a command waits are kept for
 /// `next_event`, in order.
 #[tokio::test]
 async fn connection_buffers_events_while_a_command_waits() {
-    let s = FakeServer::with_game(Options::default()).await;
+    let (_dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
     let mut german = Connection::connect(&s.url).await.unwrap();
     let mut russian = Connection::connect(&s.url).await.unwrap();
-    german.join(GAME, GERMAN, None).await.unwrap();
-    let joined = russian.join(GAME, RUSSIAN, None).await.unwrap();
+    german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
+    let joined = russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     assert_eq!(joined.version, 1);
     let reply = german.command(1, Command::Done).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 2, .. }),
         "{reply:?}"
     );
-    // The German is still to act, so this is refused; event #2 waits behind the reply.
+    // The German is still to act, so this is refused; event #2 came before the reply.
     let reply = russian.command(7, Command::Done).await.unwrap();
     assert!(
         matches!(reply, Reply::Refused { version: 2, .. }),
@@ -252,25 +372,29 @@ async fn connection_buffers_events_while_a_command_waits() {
     let state = russian.get_state().await.unwrap();
     assert_eq!(state.version, 4);
     assert_eq!(state.state_hash, state.state.state_hash());
+    s.stop().await;
 }
 
 /// A connection that waits quietly for the other player pings the server, so a server that
 /// closes idle connections keeps it.
 #[tokio::test]
 async fn waiting_quietly_keeps_the_connection_alive() {
-    let s = FakeServer::with_game(Options {
-        idle_timeout: Duration::from_millis(200),
-        ..Options::default()
+    let idle_timeout = Duration::from_millis(200);
+    let (_dir, s) = start(Config {
+        idle_timeout,
+        ..Config::default()
     })
     .await;
+    let g = create_game(&s).await;
     let mut russian = Connection::connect(&s.url).await.unwrap();
-    russian.set_keepalive_after(Duration::from_millis(50));
-    russian.join(GAME, RUSSIAN, None).await.unwrap();
-    let url = s.url.clone();
+    russian.set_keepalive_after(idle_timeout / 4);
+    russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
+    let (url, id, token) = (s.url.clone(), g.game.clone(), g.tokens.side_a.clone());
     let german = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // Three idle timeouts of silence on the Russian's connection.
+        tokio::time::sleep(idle_timeout * 3).await;
         let mut german = Connection::connect(&url).await.unwrap();
-        german.join(GAME, GERMAN, None).await.unwrap();
+        german.join(&id, &token, None).await.unwrap();
         german.command(1, Command::Done).await.unwrap();
     });
     let event = tokio::time::timeout(TEST_WAIT_MAX, russian.next_event())
@@ -279,108 +403,118 @@ async fn waiting_quietly_keeps_the_connection_alive() {
         .unwrap();
     assert_eq!(event.seq, 2);
     german.await.unwrap();
+    s.stop().await;
 }
 
-/// The watcher joins, then the game is played: it prints every event once, with headers.
+/// The watcher joins, then the game is played: it prints every event once, under a header for
+/// each phase.
 #[tokio::test]
 async fn watch_prints_events_with_phase_headers() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let args = watch_args(&s, Some(5), false);
-    let watcher = tokio::spawn(async move {
-        let mut out = vec![];
-        let result = watch(&args, &mut out).await;
-        (result, String::from_utf8(out).unwrap())
-    });
-    s.wait_for_joins(1).await;
-    let (result, out) = play(run_args(&s, GERMAN, script(&dir, "g.txt", "done\ndone\n"))).await;
-    assert_eq!(result, Ok(Status::Success), "{out}");
-    let russian = "russian done\nadjudicate 467a pin\n";
-    let (result, out) = play(run_args(&s, RUSSIAN, script(&dir, "r.txt", russian))).await;
-    assert!(result.is_ok(), "{out}");
-    let (g, _) = play(run_args(&s, GERMAN, script(&dir, "g.txt", "done\n"))).await;
-    assert!(g.is_ok());
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let (watcher, report) = start_watching(watch_args(&s, &g, Some(7), false)).await;
+    let turns = [
+        (&g.tokens.side_a, "done\ndone\n"),
+        (&g.tokens.side_b, "russian done\n"),
+        (&g.tokens.side_a, "done\nmove 447a I8\ndone\n"),
+        (&g.tokens.side_b, "adjudicate 467a pin\n"),
+    ];
+    for (token, text) in turns {
+        let (result, out) = play(run_args(&s, &g, token, script(&dir, "p.txt", text))).await;
+        assert_eq!(result, Ok(Status::Success), "{out}");
+    }
 
-    let (result, out) = tokio::time::timeout(TEST_WAIT_MAX, watcher)
+    let result = tokio::time::timeout(TEST_WAIT_MAX, watcher)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(result, Ok(Status::Success));
+    let out = report.text();
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with("Watching \"B9.41"), "{out}");
     assert_eq!(lines[1], "== Turn 1, German Player Turn: RPh ==", "{out}");
     assert!(lines[2].starts_with("#2  German ended RPh;"), "{out}");
+    for phase in ["PFPh", "MPh", "DFPh"] {
+        let header = format!("== Turn 1, German Player Turn: {phase} ==");
+        assert_eq!(
+            lines.iter().filter(|l| **l == header).count(),
+            1,
+            "{header} once in:\n{out}"
+        );
+    }
     assert!(
-        lines.contains(&"== Turn 1, German Player Turn: PFPh =="),
+        lines
+            .last()
+            .unwrap()
+            .starts_with("#8  Russian adjudicated: 467a pin"),
         "{out}"
     );
-    let seqs: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l.split_once("  ").map(|(s, _)| s))
-        .filter(|s| s.starts_with('#'))
-        .collect();
-    assert_eq!(seqs, ["#2", "#3", "#4", "#5", "#6"], "{out}");
+    assert_eq!(event_seqs(&out), (2..=8).collect::<Vec<u64>>(), "{out}");
+    s.stop().await;
 }
 
-/// The connection drops twice mid-stream; the watcher resumes from its version and prints
-/// every event exactly once.
+/// The server stops under a watcher (which is told `shutting_down`, and the socket closes);
+/// events are played while it cannot connect, on a server at an address it does not know, and
+/// the server comes back at its address. It resumes with `since`, catches up, and goes on
+/// through a second restart. Every event is printed exactly once: a resume by snapshot would
+/// skip the missed ones, a resume from scratch would repeat the early ones.
 #[tokio::test]
 async fn watch_resumes_without_gaps_or_duplicates() {
-    let s = FakeServer::with_game(Options {
-        drops: 2,
-        drop_after: 2,
-        ..Options::default()
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let args = watch_args(&s, Some(8), true);
-    let watcher = tokio::spawn(async move {
-        let mut out = vec![];
-        let result = watch(&args, &mut out).await;
-        (result, String::from_utf8(out).unwrap())
-    });
-    s.wait_for_joins(1).await;
-    let german = run_args(&s, GERMAN, script(&dir, "g.txt", GERMAN_SCRIPT));
-    let russian = run_args(&s, RUSSIAN, script(&dir, "r.txt", RUSSIAN_SCRIPT));
-    let ((g, g_out), (r, r_out)) = tokio::join!(play(german), play(russian));
-    assert!(g.is_ok() && r.is_ok(), "{g_out}\n{r_out}");
+    let (dir, first) = start(Config::default()).await;
+    let scripts = tempfile::tempdir().unwrap();
+    let addr = first.addr;
+    let g = create_game(&first).await;
+    let (watcher, report) = start_watching(watch_args(&first, &g, Some(8), false)).await;
+    let turn = |s: &TestServer, token: &str, text: &str| {
+        play(run_args(s, &g, token, script(&scripts, "p.txt", text)))
+    };
 
-    let (result, out) = tokio::time::timeout(TEST_WAIT_MAX, watcher)
+    // Seen live.
+    let (result, out) = turn(&first, &g.tokens.side_a, "done\ndone\n").await;
+    assert_eq!(result, Ok(Status::Success), "{out}");
+    report.wait_for_line("#3  ").await;
+    first.stop().await;
+
+    // Played on the same log at an address the watcher does not know, so it can only learn of
+    // these by resuming.
+    let elsewhere = TestServer::start(dir.path(), Config::default()).await;
+    let (result, out) = turn(&elsewhere, &g.tokens.side_b, "russian done\n").await;
+    assert_eq!(result, Ok(Status::Success), "{out}");
+    let (result, out) = turn(&elsewhere, &g.tokens.side_a, "done\nmove 447a I8\n").await;
+    assert_eq!(result, Ok(Status::Success), "{out}");
+    elsewhere.stop().await;
+
+    // Back at the watcher's address: it catches up, then sees the rest live.
+    let back = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    report.wait_for_line("#6  ").await;
+    let (result, out) = turn(&back, &g.tokens.side_a, "done\n").await;
+    assert_eq!(result, Ok(Status::Success), "{out}");
+    report.wait_for_line("#7  ").await;
+    back.stop().await;
+
+    // A second restart in place, with nothing missed this time.
+    let again = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    let (result, out) = turn(&again, &g.tokens.side_b, "adjudicate 467a pin\ndone\n").await;
+    assert_eq!(result, Ok(Status::Success), "{out}");
+
+    let result = tokio::time::timeout(TEST_WAIT_MAX, watcher)
         .await
         .unwrap()
         .unwrap();
     assert_eq!(result, Ok(Status::Success));
-    let seqs: Vec<u64> = out
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
-                .as_u64()
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(seqs, (2..=9).collect::<Vec<u64>>(), "{out}");
-    let joins = s.joins();
-    assert_eq!(joins[0], None);
-    assert_eq!(
-        joins.iter().filter(|j| j.is_some()).count(),
-        2,
-        "resumed twice: {joins:?}"
-    );
+    let out = report.text();
+    assert_eq!(event_seqs(&out), (2..=9).collect::<Vec<u64>>(), "{out}");
+    again.stop().await;
 }
 
 #[tokio::test]
 async fn watch_of_a_finished_game_returns_at_once() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
     // Two Game Turns of eleven steps per Player Turn: 44 `done`s end the game.
     let mut both = String::new();
     for _ in 0..2 {
-        for side in ["german", "russian"] {
-            let (attacker, defender) = if side == "german" {
-                ("german", "russian")
-            } else {
-                ("russian", "german")
-            };
+        for (attacker, defender) in [("german", "russian"), ("russian", "german")] {
             for who in [
                 attacker, attacker, defender, attacker, attacker, defender, attacker, attacker,
                 defender, attacker, attacker,
@@ -389,48 +523,52 @@ async fn watch_of_a_finished_game_returns_at_once() {
             }
         }
     }
-    let german: String = both
-        .lines()
-        .filter(|l| l.starts_with("german"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let russian: String = both
-        .lines()
-        .filter(|l| l.starts_with("russian"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let g = run_args(&s, GERMAN, script(&dir, "g.txt", &german));
-    let r = run_args(&s, RUSSIAN, script(&dir, "r.txt", &russian));
-    let ((g, g_out), (r, r_out)) = tokio::join!(play(g), play(r));
-    assert!(g.is_ok() && r.is_ok(), "{g_out}\n{r_out}");
-    assert!(s.game().over, "{g_out}\n{r_out}");
+    let lines_of = |side: &str| -> String {
+        both.lines()
+            .filter(|l| l.starts_with(side))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let german = run_args(
+        &s,
+        &g,
+        &g.tokens.side_a,
+        script(&dir, "g.txt", &lines_of("german")),
+    );
+    let russian = run_args(
+        &s,
+        &g,
+        &g.tokens.side_b,
+        script(&dir, "r.txt", &lines_of("russian")),
+    );
+    let ((g_res, g_out), (r_res, r_out)) = tokio::join!(play(german), play(russian));
+    assert!(g_res.is_ok() && r_res.is_ok(), "{g_out}\n{r_out}");
+    assert!(server_game(&s, &g).await.over, "{g_out}\n{r_out}");
 
     let mut out = vec![];
-    let result = tokio::time::timeout(TEST_WAIT_MAX, watch(&watch_args(&s, None, false), &mut out))
+    let args = watch_args(&s, &g, None, false);
+    let result = tokio::time::timeout(TEST_WAIT_MAX, watch(&args, &mut out))
         .await
         .unwrap();
     assert_eq!(result, Ok(Status::Success));
-    assert!(String::from_utf8(out)
-        .unwrap()
-        .ends_with("the game is over.\n"));
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.ends_with("the game is over.\n"), "{text}");
+    assert_eq!(text.lines().count(), 1, "no events: {text}");
+    s.stop().await;
 }
 
+/// The whole record, described in the position each event happened in, and from `--from` on.
+/// (Paging through more than one `Log` page is tested in `commands::log`: the server's pages
+/// are larger than a game of this scenario.)
 #[tokio::test]
-async fn log_pages_through_and_prints_from_n() {
-    let s = FakeServer::with_game(Options {
-        page_max: 3,
-        ..Options::default()
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    let german = run_args(&s, GERMAN, script(&dir, "g.txt", GERMAN_SCRIPT));
-    let russian = run_args(&s, RUSSIAN, script(&dir, "r.txt", RUSSIAN_SCRIPT));
-    let ((g, _), (r, _)) = tokio::join!(play(german), play(russian));
-    assert!(g.is_ok() && r.is_ok());
+async fn log_prints_the_record_and_from_n() {
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    play_both(&s, &g, &dir).await;
 
     let mut args = LogArgs {
         server: server(&s),
-        game: game(SPECTATOR),
+        game: game(&g, &g.tokens.spectator),
         json: false,
         from: 1,
     };
@@ -446,9 +584,14 @@ async fn log_pages_through_and_prints_from_n() {
         "{text}"
     );
     assert!(
-        text.ends_with("#8  Russian ended DFPh; now turn 1 AFPh (A3.5), German to act\n== Turn 1, German Player Turn: AFPh ==\n#9  Russian adjudicated: 467a pin (IFT 2, DR 7)\n"),
+        text.ends_with(
+            "== Turn 1, German Player Turn: DFPh ==\n\
+             #8  Russian adjudicated: 467a pin (IFT 2, DR 7)\n\
+             #9  Russian ended DFPh; now turn 1 AFPh (A3.5), German to act\n"
+        ),
         "{text}"
     );
+    assert_eq!(event_seqs(&text), (1..=9).collect::<Vec<u64>>(), "{text}");
 
     args.from = 6;
     let mut out = vec![];
@@ -458,6 +601,7 @@ async fn log_pages_through_and_prints_from_n() {
         text.starts_with("== Turn 1, German Player Turn: MPh ==\n#6  "),
         "{text}"
     );
+    assert_eq!(event_seqs(&text), [6, 7, 8, 9], "{text}");
 
     args.json = true;
     let mut out = vec![];
@@ -472,38 +616,50 @@ async fn log_pages_through_and_prints_from_n() {
         })
         .collect();
     assert_eq!(seqs, [6, 7, 8, 9]);
+    s.stop().await;
 }
 
+/// Each side's `state` is its own projection of the game, as the client would compute it from
+/// the scenario; the concealed Russian 3-3-7 is on the map for both (concealed is not hidden),
+/// marked as concealed.
 #[tokio::test]
 async fn state_prints_the_projection() {
-    let s = FakeServer::with_game(Options::default()).await;
-    let args = StateArgs {
+    let (_dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let scenario = Scenario::from_toml(SCENARIO).unwrap();
+    let mut expected = Game::new(scenario.clone());
+    apply(&mut expected, &Event::GameCreated { scenario });
+
+    let mut args = StateArgs {
         server: server(&s),
-        game: game(RUSSIAN),
+        game: game(&g, &g.tokens.side_b),
         json: true,
     };
     let mut out = vec![];
     assert_eq!(state(&args, &mut out).await, Ok(Status::Success));
-    let game: Game = serde_json::from_slice(&out).unwrap();
-    assert_eq!(game, s.game());
+    let russian: Game = serde_json::from_slice(&out).unwrap();
+    assert_eq!(russian, expected.project(Viewer::Side(Side::B)));
+    assert!(russian.units["337a"].concealed);
 
+    args.game = game(&g, &g.tokens.side_a);
     let mut out = vec![];
-    state(
-        &StateArgs {
-            json: false,
-            ..args
-        },
-        &mut out,
-    )
-    .await
-    .unwrap();
+    state(&args, &mut out).await.unwrap();
+    let german: Game = serde_json::from_slice(&out).unwrap();
+    assert_eq!(german, expected.project(Viewer::Side(Side::A)));
+    assert!(german.units["337a"].concealed);
+
+    args.game = game(&g, &g.tokens.side_b);
+    args.json = false;
+    let mut out = vec![];
+    state(&args, &mut out).await.unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("Viewing as:  Russian\n"), "{text}");
     assert!(text.contains("Version:     1\n"), "{text}");
     assert!(
-        text.contains(&format!("State hash:  {}\n", s.game().state_hash())),
+        text.contains(&format!("State hash:  {}\n", russian.state_hash())),
         "{text}"
     );
+    s.stop().await;
 }
 
 #[tokio::test]
@@ -513,7 +669,10 @@ async fn an_unreachable_server_is_exit_code_3() {
     drop(listener);
     let args = StateArgs {
         server: ServerArg { url },
-        game: game(GERMAN),
+        game: GameArgs {
+            game: "g1".into(),
+            token: "any".into(),
+        },
         json: false,
     };
     let failure = state(&args, &mut vec![]).await.unwrap_err();

@@ -3,14 +3,24 @@
 
 use server::config::Config;
 use server::store::SledStore;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// How long [`TestServer::start_at`] keeps trying to bind an address a stopped server has just
+/// let go of. The listening socket is released as soon as `stop` returns, so this only covers
+/// a loaded machine; it is short enough that an address taken for good fails the test quickly.
+pub const REBIND_WAIT_MAX: Duration = Duration::from_secs(2);
 
 pub struct TestServer {
     /// `ws://127.0.0.1:PORT`, for the client's `--server`.
     pub url: String,
+    /// Where it listens, for [`TestServer::start_at`] after a stop.
+    pub addr: SocketAddr,
     stop: oneshot::Sender<()>,
     running: JoinHandle<Result<(), String>>,
 }
@@ -18,20 +28,49 @@ pub struct TestServer {
 impl TestServer {
     /// Starts a server on a free loopback port, storing its log in `data_dir`.
     pub async fn start(data_dir: &Path, config: Config) -> TestServer {
-        let store = SledStore::open(data_dir).expect("open sled store");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
-        let url = format!("ws://{}", listener.local_addr().expect("local addr"));
+        TestServer::serve(listener, data_dir, config)
+    }
+
+    /// Starts a server at `addr`, typically the address of one just stopped on the same
+    /// `data_dir`: a client that lost its connection to the first one (`asl watch`) reconnects
+    /// to the same URL, as it would to a production server restarted in place.
+    ///
+    /// The socket is bound with `SO_REUSEADDR`, because connections the old server closed leave
+    /// that port in TIME_WAIT; binding is retried for up to [`REBIND_WAIT_MAX`].
+    pub async fn start_at(data_dir: &Path, config: Config, addr: SocketAddr) -> TestServer {
+        let deadline = Instant::now() + REBIND_WAIT_MAX;
+        let listener = loop {
+            match bind_reusing(addr) {
+                Ok(listener) => break listener,
+                Err(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("cannot bind {addr} again within {REBIND_WAIT_MAX:?}: {e}"),
+            }
+        };
+        TestServer::serve(listener, data_dir, config)
+    }
+
+    fn serve(listener: TcpListener, data_dir: &Path, config: Config) -> TestServer {
+        let store = SledStore::open(data_dir).expect("open sled store");
+        let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = oneshot::channel::<()>();
         let running = tokio::spawn(server::run(listener, Arc::new(store), config, async {
             let _ = stopped.await;
         }));
-        TestServer { url, stop, running }
+        TestServer {
+            url: format!("ws://{addr}"),
+            addr,
+            stop,
+            running,
+        }
     }
 
-    /// Stops the server as Ctrl-C would and waits until it has let go of the store, so the
-    /// same data directory can be opened again.
+    /// Stops the server as Ctrl-C would and waits until it has let go of the store and the
+    /// listening socket, so the same data directory (and address) can be used again.
     pub async fn stop(self) {
         let _ = self.stop.send(());
         self.running
@@ -39,4 +78,15 @@ impl TestServer {
             .expect("server task")
             .expect("server ran cleanly");
     }
+}
+
+fn bind_reusing(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    // The backlog `TcpListener::bind` uses.
+    socket.listen(1024)
 }

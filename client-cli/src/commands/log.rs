@@ -1,7 +1,7 @@
 //! `asl log`: print the game record from the server's log, as the token's holder may see it.
 
 use super::{join_fresh, GameArgs, ServerArg};
-use crate::connection::ConnectionError;
+use crate::connection::{ConnectionError, LogPage};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
@@ -27,13 +27,41 @@ pub struct LogArgs {
 /// described in the position it happened in.
 pub async fn log(args: &LogArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     let (mut connection, _, _) = join_fresh(&args.server, &args.game).await?;
-    let mut follower: Option<Follower> = None;
-    let mut record = Record::starting_at(args.from);
-    let mut from = 1;
-    loop {
-        let page = connection.get_log(from).await?;
+    let mut replay = Replay {
+        follower: None,
+        record: Record::starting_at(args.from),
+        json: args.json,
+    };
+    let mut from = Some(1);
+    while let Some(first) = from {
+        let page = connection.get_log(first).await?;
+        from = replay.print_page(first, &page, out)?;
+    }
+    connection.close().await;
+    Ok(Status::Success)
+}
+
+/// The log read so far, replayed. Kept apart from the connection so paging can be tested with
+/// hand-built pages: asl-server's pages hold `LOG_PAGE_EVENTS_MAX` events, more than a test
+/// game reaches.
+struct Replay {
+    /// Started from the first page's `GameCreated`.
+    follower: Option<Follower>,
+    record: Record,
+    json: bool,
+}
+
+impl Replay {
+    /// Prints the page the server sent for a request from `from`, and returns where the next
+    /// page starts, or `None` once the log is complete.
+    fn print_page(
+        &mut self,
+        from: u64,
+        page: &LogPage,
+        out: &mut (dyn Write + Send),
+    ) -> Result<Option<u64>, Failure> {
         let Some(last) = page.events.last().map(|s| s.seq) else {
-            break;
+            return Ok(None);
         };
         if last < from {
             return Err(ConnectionError::Unexpected(format!(
@@ -42,15 +70,15 @@ pub async fn log(args: &LogArgs, out: &mut (dyn Write + Send)) -> Result<Status,
             .into());
         }
         for event in &page.events {
-            let follower = match &mut follower {
+            let follower = match &mut self.follower {
                 Some(f) => f,
-                None => follower.insert(start(event)?),
+                None => self.follower.insert(start(event)?),
             };
-            let lines = record.follow(follower, event)?;
+            let lines = self.record.follow(follower, event)?;
             if lines.is_empty() {
                 continue;
             }
-            if args.json {
+            if self.json {
                 writeln!(out, "{}", wire::to_json(event))?;
             } else {
                 for line in lines {
@@ -58,13 +86,8 @@ pub async fn log(args: &LogArgs, out: &mut (dyn Write + Send)) -> Result<Status,
                 }
             }
         }
-        if last >= page.version {
-            break;
-        }
-        from = last + 1;
+        Ok((last < page.version).then_some(last + 1))
     }
-    connection.close().await;
-    Ok(Status::Success)
 }
 
 /// The game a log replays into: the scenario of its first event, `GameCreated`, not yet applied.
@@ -86,6 +109,118 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::{apply, decide, Command, Scenario, ScriptedDice};
+
+    /// A game's full log as the spectator gets it: `GameCreated` and then `dones` steps.
+    fn full_log(dones: usize) -> Vec<Sequenced> {
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
+        let mut game = Game::new(scenario.clone());
+        let mut events = vec![Event::GameCreated { scenario }];
+        apply(&mut game, &events[0]);
+        for _ in 0..dones {
+            let side = game.acting();
+            let done = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap();
+            for event in done {
+                apply(&mut game, &event);
+                events.push(event);
+            }
+        }
+        events
+            .into_iter()
+            .zip(1..)
+            .map(|(event, seq)| Sequenced {
+                seq,
+                event: Some(event),
+            })
+            .collect()
+    }
+
+    /// Replays `log` as a server with pages of `page_max` events would serve it, returning
+    /// where each page was asked from and what was printed.
+    fn replay(log: &[Sequenced], page_max: usize, from: u64) -> (Vec<u64>, String) {
+        let mut replay = Replay {
+            follower: None,
+            record: Record::starting_at(from),
+            json: false,
+        };
+        let mut out = vec![];
+        let mut asked = vec![];
+        let mut next = Some(1);
+        while let Some(first) = next {
+            asked.push(first);
+            let page = LogPage {
+                version: log.len() as u64,
+                events: log
+                    .iter()
+                    .skip(first as usize - 1)
+                    .take(page_max)
+                    .cloned()
+                    .collect(),
+            };
+            next = replay.print_page(first, &page, &mut out).unwrap();
+        }
+        (asked, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn pages_are_read_in_turn_and_print_as_one() {
+        let log = full_log(7);
+        let (asked, paged) = replay(&log, 3, 1);
+        assert_eq!(asked, [1, 4, 7]);
+        let (asked, whole) = replay(&log, 100, 1);
+        assert_eq!(asked, [1]);
+        assert_eq!(paged, whole);
+        let seqs: Vec<&str> = paged
+            .lines()
+            .filter_map(|l| l.split_once("  ").map(|(seq, _)| seq))
+            .filter(|seq| seq.starts_with('#'))
+            .collect();
+        assert_eq!(
+            seqs,
+            ["#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8"],
+            "{paged}"
+        );
+    }
+
+    /// Events before `--from` are still replayed, on every page, so later ones are described in
+    /// their position; they are not printed.
+    #[test]
+    fn from_n_reads_every_page_and_prints_from_n() {
+        let log = full_log(7);
+        let (asked, text) = replay(&log, 3, 5);
+        assert_eq!(asked, [1, 4, 7]);
+        assert!(
+            text.starts_with("== Turn 1, German Player Turn: PFPh ==\n#5  German ended PFPh;"),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with('#')).count(),
+            4,
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_page_that_goes_back_is_refused() {
+        let log = full_log(3);
+        let mut replay = Replay {
+            follower: None,
+            record: Record::default(),
+            json: false,
+        };
+        let page = LogPage {
+            version: 4,
+            events: log[..2].to_vec(),
+        };
+        let err = replay.print_page(3, &page, &mut vec![]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("asked for the log from #3, got events up to #2"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_log_must_start_with_game_created() {

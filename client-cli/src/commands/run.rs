@@ -2,12 +2,12 @@
 //!
 //! Two players can each run a script against the same game at once: before each line the
 //! runner waits, following the game, until its side is to act — `done` and `move` need that,
-//! and an `adjudicate` belongs to the step in which its side fired, which is its own step. The local game it follows is also what the lines' expectations are checked
-//! against.
+//! and an `adjudicate` belongs to the step in which its side fired, which is its own step. The
+//! local game it follows is also what the lines' expectations are checked against.
 
 use super::{join_fresh, GameArgs, ServerArg};
 use crate::connection::{Connection, ConnectionError, Reply, REPLY_WAIT_MAX};
-use crate::follower::{Advance, Follower};
+use crate::follower::{Advance, FollowError, Follower};
 use crate::report::LineOutcome;
 use crate::{read_input, Failure, Status};
 use protocol::script::{check_expectation, parse_script, Action, ScriptLine};
@@ -131,7 +131,7 @@ async fn wait_for_turn(
 /// Applies what arrived while the command waited and then the command's own events, in version
 /// order, and returns the descriptions of the command's own events.
 ///
-/// The server sends other players' events before the reply that follows them, but a server
+/// asl-server queues other players' events ahead of the reply that follows them, but a server
 /// that routes replies and the event stream separately may deliver one late; then we wait for
 /// it rather than apply our events over a gap.
 async fn catch_up(
@@ -139,38 +139,68 @@ async fn catch_up(
     follower: &mut Follower,
     reply: &Reply,
 ) -> Result<Vec<String>, Failure> {
-    let own: &[Sequenced] = match reply {
-        Reply::Accepted { events, .. } => events,
-        Reply::Refused { .. } => &[],
-    };
-    let own_seqs: BTreeSet<u64> = own.iter().map(|s| s.seq).collect();
-    let mut pending: BTreeMap<u64, Sequenced> = own.iter().map(|s| (s.seq, s.clone())).collect();
+    let mut catching_up = CatchUp::new(reply);
     while let Some(event) = connection.pop_buffered() {
-        pending.insert(event.seq, event);
+        catching_up.add(event);
     }
-    let mut descriptions = vec![];
-    while let Some(entry) = pending.first_entry() {
-        if *entry.key() > follower.version() + 1 {
-            let late = tokio::time::timeout(REPLY_WAIT_MAX, connection.next_event())
-                .await
-                .map_err(|_| ConnectionError::TimedOut("event before the command's own"))??;
-            pending.insert(late.seq, late);
-            continue;
+    while !catching_up.apply_ready(follower)? {
+        let late = tokio::time::timeout(REPLY_WAIT_MAX, connection.next_event())
+            .await
+            .map_err(|_| ConnectionError::TimedOut("event before the command's own"))??;
+        catching_up.add(late);
+    }
+    Ok(catching_up.descriptions)
+}
+
+/// The events [`catch_up`] holds until the local game reaches them: the command's own and any
+/// from the other player, by version. Kept apart from the connection so the ordering can be
+/// tested with hand-built messages.
+struct CatchUp {
+    pending: BTreeMap<u64, Sequenced>,
+    own: BTreeSet<u64>,
+    /// What the command's own events did, in order.
+    descriptions: Vec<String>,
+}
+
+impl CatchUp {
+    fn new(reply: &Reply) -> CatchUp {
+        let own: &[Sequenced] = match reply {
+            Reply::Accepted { events, .. } => events,
+            Reply::Refused { .. } => &[],
+        };
+        CatchUp {
+            pending: own.iter().map(|s| (s.seq, s.clone())).collect(),
+            own: own.iter().map(|s| s.seq).collect(),
+            descriptions: vec![],
         }
-        let event = entry.remove();
-        if let Advance::Applied(d) = follower.advance(&event)? {
-            if own_seqs.contains(&event.seq) {
-                descriptions.push(d);
+    }
+
+    fn add(&mut self, event: Sequenced) {
+        self.pending.insert(event.seq, event);
+    }
+
+    /// Applies the pending events that continue the local game. `false` while an earlier
+    /// event is still missing: those after it stay pending rather than be applied over a gap.
+    fn apply_ready(&mut self, follower: &mut Follower) -> Result<bool, FollowError> {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() > follower.version() + 1 {
+                return Ok(false);
+            }
+            let event = entry.remove();
+            if let Advance::Applied(d) = follower.advance(&event)? {
+                if self.own.contains(&event.seq) {
+                    self.descriptions.push(d);
+                }
             }
         }
+        Ok(true)
     }
-    Ok(descriptions)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::Scenario;
+    use protocol::{Scenario, ScriptedDice};
 
     fn game() -> Game {
         Game::new(
@@ -210,6 +240,76 @@ mod tests {
             message.contains("the server rolls its own dice"),
             "{message}"
         );
+    }
+
+    /// The events a command makes on `game`, applied there too, numbered as a server would.
+    fn play(game: &mut Game, side: Side, command: Command) -> Vec<Sequenced> {
+        let events = protocol::decide(game, side, &command, &mut ScriptedDice::default()).unwrap();
+        events
+            .into_iter()
+            .map(|e| {
+                protocol::apply(game, &e);
+                Sequenced {
+                    seq: game.version,
+                    event: Some(e),
+                }
+            })
+            .collect()
+    }
+
+    /// The reply overtakes the German's event that precedes it: the Russian's own event waits
+    /// until that one arrives, and only the Russian's is described as the command's.
+    #[test]
+    fn own_events_wait_for_the_ones_before_them() {
+        let mut server = game();
+        let mut russian = Follower::new(server.clone());
+        let rph = play(&mut server, Side::A, Command::Done);
+        let german_wa = play(&mut server, Side::A, Command::Done);
+        let russian_wa = play(&mut server, Side::B, Command::Done);
+        russian.advance(&rph[0]).unwrap();
+        let reply = Reply::Accepted {
+            version: server.version,
+            events: russian_wa,
+        };
+
+        let mut catching_up = CatchUp::new(&reply);
+        assert!(!catching_up.apply_ready(&mut russian).unwrap());
+        assert_eq!(russian.version(), 1, "nothing applied over the gap");
+        // The late event, and a repeat of one already applied, as a resumed stream may send.
+        catching_up.add(german_wa[0].clone());
+        catching_up.add(rph[0].clone());
+        assert!(catching_up.apply_ready(&mut russian).unwrap());
+        assert_eq!(russian.game(), &server);
+        assert_eq!(catching_up.descriptions.len(), 1);
+        assert!(
+            catching_up.descriptions[0].starts_with("Russian ended"),
+            "{:?}",
+            catching_up.descriptions
+        );
+    }
+
+    /// A refusal carries no events, but the other player's that came with it are applied.
+    #[test]
+    fn a_refusal_still_catches_up() {
+        let mut server = game();
+        let mut russian = Follower::new(server.clone());
+        let rph = play(&mut server, Side::A, Command::Done);
+        let violation = protocol::decide(
+            &server,
+            Side::B,
+            &Command::Done,
+            &mut ScriptedDice::default(),
+        )
+        .unwrap_err();
+        let reply = Reply::Refused {
+            version: server.version,
+            violation,
+        };
+        let mut catching_up = CatchUp::new(&reply);
+        catching_up.add(rph[0].clone());
+        assert!(catching_up.apply_ready(&mut russian).unwrap());
+        assert_eq!(russian.game(), &server);
+        assert!(catching_up.descriptions.is_empty());
     }
 
     #[test]
