@@ -26,6 +26,23 @@ pub enum Command {
     PickUp { unit: UnitId, weapon: String },
     /// Drop possession of a support weapon (A4.43).
     Drop { unit: UnitId, weapon: String },
+    /// Claim Wall Advantage for these units of one Location (B9.32, B9.322).
+    ClaimWallAdvantage { units: Vec<UnitId> },
+    /// Give up Wall Advantage (B9.322); not for units that must hold it (B9.323).
+    ForfeitWallAdvantage { units: Vec<UnitId> },
+    /// Let a chance to claim WA pass (answering `WallAdvantageChanceOffered`).
+    DeclineWallAdvantage,
+    /// Declare fire against a hex. Until it is resolved, no WA in the target hex changes
+    /// (B9.322); the outcome is entered with `Adjudicate`.
+    DeclareAttack { firers: Vec<UnitId>, target: Hex },
+    /// The declared attack is over.
+    ResolveAttack,
+    /// Place a hidden unit on board, concealed (A12.3), claiming WA at that moment if asked
+    /// (B9.322).
+    PlaceHidden {
+        unit: UnitId,
+        claim_wall_advantage: bool,
+    },
     /// Enter an outcome the engine does not compute (an attack broke or eliminated a unit).
     /// Logged with who entered it, for the opponent to see and dispute.
     Adjudicate {

@@ -13,11 +13,19 @@ use serde::{Deserialize, Serialize};
 pub enum Event {
     /// The game began from this scenario; always the first event of a log, so a log is
     /// self-contained.
-    GameCreated { scenario: Scenario },
+    GameCreated {
+        scenario: Scenario,
+    },
     /// The acting side finished a step; the clock moved on to `next`.
-    StepEnded { by: Side, ended: Clock, next: Clock },
+    StepEnded {
+        by: Side,
+        ended: Clock,
+        next: Clock,
+    },
     /// The last step of the last Game Turn ended.
-    GameEnded { turns_played: u16 },
+    GameEnded {
+        turns_played: u16,
+    },
     /// A unit (or a stack moving together) entered an adjacent hex, paying `cost` (A4).
     UnitMoved {
         units: Vec<UnitId>,
@@ -50,7 +58,70 @@ pub enum Event {
         mf: MfAccount,
     },
     /// A unit dropped possession of a support weapon, at no MF cost (A4.43).
-    WeaponDropped { unit: UnitId, weapon: String },
+    WeaponDropped {
+        unit: UnitId,
+        weapon: String,
+    },
+    /// Units put a "Wall Advan" counter on: they hold WA over every eligible wall/hedge
+    /// hexside of their hex (B9.32, B9.321). `how` says at which moment and why.
+    WallAdvantageClaimed {
+        units: Vec<UnitId>,
+        how: WaClaim,
+    },
+    /// Units lost or gave up WA, and why.
+    WallAdvantageForfeited {
+        units: Vec<UnitId>,
+        why: WaLoss,
+    },
+    /// A claim met a concealed enemy holding WA over a shared hexside; both sides revealed
+    /// a real unit, and the claim failed (B9.324, B9.321).
+    WallAdvantageDenied {
+        units: Vec<UnitId>,
+        by: UnitId,
+    },
+    /// Units shown to the opponent for a moment to prove they are real (B9.324); they stay
+    /// concealed.
+    UnitsMomentarilyRevealed {
+        units: Vec<UnitId>,
+    },
+    /// All enemy units sharing these units' wall/hedge hexsides lost WA: their side may claim
+    /// it now, out of the usual moments (B9.322), and play waits for its answer.
+    WallAdvantageChanceOffered {
+        side: Side,
+        units: Vec<UnitId>,
+    },
+    /// The side offered the chance let it pass.
+    WallAdvantageChanceDeclined {
+        side: Side,
+    },
+    /// Fire declared against a hex; until it is resolved no WA there may change (B9.322).
+    AttackDeclared {
+        by: Side,
+        firers: Vec<UnitId>,
+        target: Hex,
+    },
+    AttackResolved {
+        by: Side,
+        target: Hex,
+    },
+    /// A hidden unit was placed on board, concealed (A12.3); its owner's opponent learns it
+    /// from this event, which therefore carries the unit and what it possesses.
+    HiddenUnitPlaced {
+        unit: Box<crate::game::Unit>,
+        weapons: Vec<crate::game::Weapon>,
+    },
+    /// Units tried to enter a hex held by concealed or hidden enemy units: those are revealed
+    /// (dummies removed), and the movers stay where they were, their MF spent (A12.15) and
+    /// their WA lost (B9.41).
+    UnitEntryBlocked {
+        units: Vec<UnitId>,
+        from: Hex,
+        to: Hex,
+        revealed: Vec<crate::game::Unit>,
+        dummies_removed: Vec<UnitId>,
+        cost: MoveCost,
+        mf: Vec<MfAccount>,
+    },
     /// A player entered an outcome the engine does not compute.
     OutcomeAdjudicated {
         by: Side,
@@ -58,6 +129,70 @@ pub enum Event {
         outcome: Outcome,
         note: String,
     },
+}
+
+/// At which of the moments of B9.322 (or by which rule) a unit took WA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaClaim {
+    /// At the end of the RPh, ATTACKER first (B9.322, step 1.32B).
+    EndOfRallyPhase,
+    /// During its own MPh or APh (B9.322).
+    OwnMovement,
+    /// On being placed on board from HIP (B9.322).
+    LosingHip,
+    /// All enemy units sharing its hexsides lost WA (B9.322).
+    EnemyLostIt,
+    /// It has no in-hex TEM of +1 or more, so it must hold WA whenever it can (B9.323).
+    Mandatory,
+}
+
+impl WaClaim {
+    pub fn rule(self) -> &'static str {
+        match self {
+            WaClaim::Mandatory => "B9.323",
+            _ => "B9.322",
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            WaClaim::EndOfRallyPhase => "at the end of the RPh",
+            WaClaim::OwnMovement => "during its MPh/APh",
+            WaClaim::LosingHip => "on losing HIP",
+            WaClaim::EnemyLostIt => "as the enemy lost it",
+            WaClaim::Mandatory => "mandatory: no in-hex TEM of +1 or more",
+        }
+    }
+}
+
+/// Why units no longer hold WA.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaLoss {
+    /// Its owner gave it up (B9.322).
+    Voluntary,
+    /// It started entering a new Location (B9.41).
+    Moved,
+    /// Its attempt to leave failed, and WA was lost all the same (B9.41).
+    ExitFailed,
+    /// It no longer qualifies: the rule and the reason (B9.32, B9.35 …).
+    Ineligible { rule: String, why: String },
+    /// A dummy stack cannot keep WA from a real enemy unit (B9.324).
+    DummyChallenged,
+}
+
+impl WaLoss {
+    pub fn describe(&self) -> String {
+        match self {
+            WaLoss::Voluntary => "forfeited (B9.322)".into(),
+            WaLoss::Moved => "lost on starting to enter a new Location (B9.41)".into(),
+            WaLoss::ExitFailed => "lost in a failed attempt to leave (B9.41)".into(),
+            WaLoss::Ineligible { rule, why } => format!("lost: {why} ({rule})"),
+            WaLoss::DummyChallenged => {
+                "lost: a dummy stack cannot keep WA from a real unit (B9.324)".into()
+            }
+        }
+    }
 }
 
 /// What one step of movement cost and why, line by line, so a replay shows why it was legal.
@@ -118,6 +253,16 @@ impl Event {
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
             Event::WeaponPickedUp { .. } => "WeaponPickedUp",
             Event::WeaponDropped { .. } => "WeaponDropped",
+            Event::WallAdvantageClaimed { .. } => "WallAdvantageClaimed",
+            Event::WallAdvantageForfeited { .. } => "WallAdvantageForfeited",
+            Event::WallAdvantageDenied { .. } => "WallAdvantageDenied",
+            Event::UnitsMomentarilyRevealed { .. } => "UnitsMomentarilyRevealed",
+            Event::WallAdvantageChanceOffered { .. } => "WallAdvantageChanceOffered",
+            Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
+            Event::AttackDeclared { .. } => "AttackDeclared",
+            Event::AttackResolved { .. } => "AttackResolved",
+            Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
+            Event::UnitEntryBlocked { .. } => "UnitEntryBlocked",
             Event::OutcomeAdjudicated { .. } => "OutcomeAdjudicated",
         }
     }
@@ -127,6 +272,7 @@ impl Event {
         match self {
             Event::UnitMoved { mf, .. }
             | Event::UnitBypassed { mf, .. }
+            | Event::UnitEntryBlocked { mf, .. }
             | Event::DoubleTimeDeclared { mf, .. } => mf,
             Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
             _ => &[],
@@ -138,7 +284,14 @@ impl Event {
         match self {
             Event::UnitMoved { units, .. }
             | Event::UnitBypassed { units, .. }
+            | Event::UnitEntryBlocked { units, .. }
+            | Event::WallAdvantageClaimed { units, .. }
+            | Event::WallAdvantageForfeited { units, .. }
+            | Event::WallAdvantageDenied { units, .. }
+            | Event::UnitsMomentarilyRevealed { units }
+            | Event::WallAdvantageChanceOffered { units, .. }
             | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
+            Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::OutcomeAdjudicated { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. } => vec![unit],

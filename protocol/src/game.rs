@@ -47,6 +47,11 @@ pub struct Unit {
     /// PP portaged this MPh: counted once per item from the first MF spent, and never
     /// recouped by dropping the item (A4.4).
     pub portage_pp: u8,
+    /// Holds Wall Advantage over every eligible wall/hedge hexside of its hex (B9.321).
+    pub wall_advantage: bool,
+    /// Failed to leave its Location this MPh, so it may not re-claim WA voluntarily until the
+    /// MPh ends (B9.41).
+    pub wa_blocked: bool,
 }
 
 /// A unit moving around the obstacle of a woods/building hex rather than through it (A4.3).
@@ -86,6 +91,21 @@ impl Bypass {
     }
 }
 
+/// The units of one side that may claim WA now because the enemy lost it (B9.322).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaChance {
+    pub side: Side,
+    pub units: Vec<UnitId>,
+}
+
+/// An attack between its declaration and its resolution.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredAttack {
+    pub by: Side,
+    pub firers: Vec<UnitId>,
+    pub target: Hex,
+}
+
 /// A support weapon as it stands now (A4.4, A4.43).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Weapon {
@@ -121,6 +141,8 @@ impl Unit {
             road_only: true,
             bypass: None,
             portage_pp: 0,
+            wall_advantage: spec.wall_advantage,
+            wa_blocked: false,
         }
     }
 
@@ -148,6 +170,12 @@ pub struct Game {
     pub units: BTreeMap<UnitId, Unit>,
     pub weapons: BTreeMap<String, Weapon>,
     pub movement: MovementRecord,
+    /// A chance to claim WA that one side must take or decline before play goes on
+    /// (B9.322: all enemy units sharing its hexsides lost WA).
+    pub wa_chance: Option<WaChance>,
+    /// An attack declared and not yet resolved: no WA may change in its target hex until it is
+    /// (B9.322).
+    pub attack: Option<DeclaredAttack>,
     /// Set once the last step of the last Game Turn has ended.
     pub over: bool,
     /// Number of events applied: the version every message about this game carries.
@@ -202,6 +230,8 @@ impl Game {
             units,
             weapons,
             movement: MovementRecord::default(),
+            wa_chance: None,
+            attack: None,
             over: false,
             version: 0,
         }
@@ -258,7 +288,7 @@ impl Game {
         game.units.retain(|id, _| !hidden.contains(id));
         game.weapons
             .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario = project_scenario(&self.scenario, viewer, &hidden);
+        game.scenario = project_scenario(&self.scenario, viewer);
         for set in [
             &mut game.movement.moving_stack,
             &mut game.movement.last_movers,
@@ -269,7 +299,7 @@ impl Game {
         game
     }
 
-    /// The ids of the units `viewer` may not know about.
+    /// The ids of the units `viewer` may not know about now.
     fn hidden_from(&self, viewer: Viewer) -> BTreeSet<UnitId> {
         self.units
             .values()
@@ -283,13 +313,9 @@ impl Game {
     /// the state: an opponent never learns a hidden unit or a tunnel from the log's first event.
     pub fn view_event(&self, viewer: Viewer, event: &Event) -> Option<Event> {
         match event {
-            Event::GameCreated { scenario } => {
-                let start = Game::new(scenario.clone());
-                let hidden = start.hidden_from(viewer);
-                Some(Event::GameCreated {
-                    scenario: project_scenario(scenario, viewer, &hidden),
-                })
-            }
+            Event::GameCreated { scenario } => Some(Event::GameCreated {
+                scenario: project_scenario(scenario, viewer),
+            }),
             _ if self.shows(viewer, event) => Some(event.clone()),
             _ => None,
         }
@@ -304,10 +330,18 @@ impl Game {
     }
 }
 
-/// The scenario without the units `hidden` names (and their weapons) and without the tunnels
-/// of any side but the viewer's.
-fn project_scenario(scenario: &Scenario, viewer: Viewer, hidden: &BTreeSet<UnitId>) -> Scenario {
+/// The scenario as `viewer` may know it: the opponent's units that set up hidden (and their
+/// weapons) and the opponent's tunnels are left out. The scenario is the starting position, so
+/// this depends on it alone — a unit revealed in play reaches viewers through the event that
+/// revealed it, not through a changed scenario.
+fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
     let mut scenario = scenario.clone();
+    let hidden: BTreeSet<UnitId> = scenario
+        .units
+        .values()
+        .filter(|u| u.hidden && viewer != Viewer::Side(u.side))
+        .map(|u| u.id.clone())
+        .collect();
     scenario.units.retain(|id, _| !hidden.contains(id));
     scenario
         .weapons
@@ -432,6 +466,69 @@ pub fn apply(game: &mut Game, event: &Event) {
                 w.held_by = None;
             }
         }
+        Event::WallAdvantageClaimed { units, how } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.wall_advantage = true;
+                }
+            }
+            if *how == crate::event::WaClaim::EnemyLostIt {
+                game.wa_chance = None;
+            }
+        }
+        Event::WallAdvantageForfeited { units, .. } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.wall_advantage = false;
+                }
+            }
+        }
+        Event::WallAdvantageDenied { .. } | Event::WallAdvantageChanceDeclined { .. } => {
+            game.wa_chance = None;
+        }
+        Event::UnitsMomentarilyRevealed { .. } => {}
+        Event::WallAdvantageChanceOffered { side, units } => {
+            game.wa_chance = Some(WaChance {
+                side: *side,
+                units: units.clone(),
+            });
+        }
+        Event::AttackDeclared { by, firers, target } => {
+            game.attack = Some(DeclaredAttack {
+                by: *by,
+                firers: firers.clone(),
+                target: *target,
+            });
+        }
+        Event::AttackResolved { .. } => game.attack = None,
+        Event::HiddenUnitPlaced { unit, weapons } => {
+            game.units.insert(unit.id.clone(), (**unit).clone());
+            for w in weapons {
+                game.weapons.insert(w.id.clone(), w.clone());
+            }
+        }
+        Event::UnitEntryBlocked {
+            units,
+            revealed,
+            dummies_removed,
+            mf,
+            ..
+        } => {
+            spend(game, units, mf);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.wa_blocked = true;
+                }
+            }
+            for unit in revealed {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+            for id in dummies_removed {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.eliminated = true;
+                }
+            }
+        }
         Event::OutcomeAdjudicated { unit, outcome, .. } => {
             if let Some(unit) = game.units.get_mut(unit) {
                 match outcome {
@@ -519,6 +616,7 @@ fn end_movement_phase(game: &mut Game) {
         unit.road_only = true;
         unit.bypass = None;
         unit.portage_pp = 0;
+        unit.wa_blocked = false;
     }
     for w in game.weapons.values_mut() {
         w.portaged = false;

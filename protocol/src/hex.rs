@@ -143,6 +143,55 @@ impl Hex {
         Some(dc + dh.saturating_sub(dc) / 2)
     }
 
+    /// Cube coordinates (q, r, s with q + r + s = 0): a linear image of the board in which
+    /// the ordinary dot product measures angles truly, so line-of-fire questions are integer
+    /// arithmetic.
+    fn cube(self) -> (i32, i32, i32) {
+        let q = i32::from(self.column);
+        let r = (self.doubled_height() - q) / 2;
+        (q, r, -q - r)
+    }
+
+    /// Where a straight line from `from`'s centre enters this hex: through one hexside, or
+    /// exactly along the hexspine between two (the line passes through a vertex). `None` for
+    /// the hex itself or a hex on another board. B9.3 asks this to know whether fire is
+    /// "traced through" a wall or hedge of the target's hex.
+    pub fn entry_from(self, from: Hex) -> Option<Entry> {
+        if from == self || from.board != self.board {
+            return None;
+        }
+        let (a, b) = (self.cube(), from.cube());
+        let v = (b.0 - a.0, b.1 - a.1, b.2 - a.2);
+        let dots: Vec<(i32, Direction)> = DIRECTIONS
+            .iter()
+            .map(|d| {
+                let n = self.step(*d).map(|h| h.cube());
+                let dir = match *d {
+                    Direction::N => (0, -1, 1),
+                    Direction::NE => (1, -1, 0),
+                    Direction::SE => (1, 0, -1),
+                    Direction::S => (0, 1, -1),
+                    Direction::SW => (-1, 1, 0),
+                    Direction::NW => (-1, 0, 1),
+                };
+                debug_assert!(n.is_none_or(|n| (n.0 - a.0, n.1 - a.1, n.2 - a.2) == dir));
+                (v.0 * dir.0 + v.1 * dir.1 + v.2 * dir.2, *d)
+            })
+            .collect();
+        let best = dots.iter().map(|(dot, _)| *dot).max()?;
+        let sides: Vec<Direction> = dots
+            .iter()
+            .filter(|(dot, _)| *dot == best)
+            .map(|(_, d)| *d)
+            .collect();
+        let across = |d: Direction| self.step(d);
+        match sides.as_slice() {
+            [one] => across(*one).map(Entry::Hexside),
+            [x, y] => Some(Entry::Hexspine(across(*x)?, across(*y)?)),
+            _ => None,
+        }
+    }
+
     /// The hexside between `self` and an adjacent hex.
     pub fn hexside(self, other: Hex) -> Option<Hexside> {
         self.is_adjacent(other).then(|| Hexside::new(self, other))
@@ -242,6 +291,25 @@ impl<'de> Deserialize<'de> for Hex {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Hex, D::Error> {
         let text = String::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// How a line of sight enters a hex (see [`Hex::entry_from`]), each hexside named by the
+/// hex across it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Hexside(Hex),
+    /// Along the hexspine where these two hexsides meet: both count as crossed (B9.3).
+    Hexspine(Hex, Hex),
+}
+
+impl Entry {
+    /// The hexes across the hexsides the line crosses.
+    pub fn across(self) -> Vec<Hex> {
+        match self {
+            Entry::Hexside(h) => vec![h],
+            Entry::Hexspine(a, b) => vec![a, b],
+        }
     }
 }
 
@@ -431,6 +499,25 @@ mod tests {
         assert!(!c4.is_contiguous_in(e5, d4));
     }
 
+    /// Fire from an adjacent hex enters through the shared hexside; fire from a hex two away
+    /// along a hexspine enters through the vertex (B9.2 EX: Z9 → X6 crosses the Z8-Y9 spine).
+    #[test]
+    fn line_of_fire_entry() {
+        let z9 = h("6Z9");
+        assert_eq!(z9.entry_from(h("6Z8")), Some(Entry::Hexside(h("6Z8"))));
+        assert_eq!(z9.entry_from(h("6Z5")), Some(Entry::Hexside(h("6Z8"))));
+        // Y8 lies along the Y9/Z8 hexspine of Z9.
+        match z9.entry_from(h("6Y8")) {
+            Some(Entry::Hexspine(a, b)) => {
+                let mut got = [a, b];
+                got.sort();
+                assert_eq!(got, [h("6Y9"), h("6Z8")]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(z9.entry_from(z9), None);
+    }
+
     fn any_hex() -> impl Strategy<Value = Hex> {
         (1u16..=COLUMN_MAX, 1u16..=40).prop_map(|(c, r)| Hex::new(Some(1), c, r))
     }
@@ -453,6 +540,14 @@ mod tests {
         fn triangle_inequality(x in any_hex(), y in any_hex(), z in any_hex()) {
             let (xy, yz, xz) = (x.distance(y).unwrap(), y.distance(z).unwrap(), x.distance(z).unwrap());
             prop_assert!(xz <= xy + yz);
+        }
+
+        /// An adjacent firer's line always enters through the hexside the two share.
+        #[test]
+        fn adjacent_fire_enters_through_the_shared_hexside(x in any_hex(), d in 0usize..6) {
+            if let Some(n) = x.step(DIRECTIONS[d]) {
+                prop_assert_eq!(x.entry_from(n), Some(Entry::Hexside(n)));
+            }
         }
 
         #[test]

@@ -15,6 +15,7 @@ pub mod phase;
 pub mod rules;
 pub mod scenario;
 pub mod script;
+pub mod tem;
 pub mod terrain;
 pub mod violation;
 pub mod wire;

@@ -180,6 +180,8 @@ pub struct UnitSpec {
     pub mp: u16,
     /// Vehicles only: fully tracked (the only vehicles that may cross bocage, B9.54).
     pub fully_tracked: bool,
+    /// Claims Wall Advantage during its setup (B9.322, the first of the five moments).
+    pub wall_advantage: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,7 +209,7 @@ pub struct ScenarioError {
     pub reason: String,
 }
 
-fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
+pub(crate) fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
     ScenarioError {
         field: field.into(),
         reason: reason.to_string(),
@@ -304,6 +306,8 @@ struct UnitFile {
     mp: u16,
     #[serde(default)]
     fully_tracked: bool,
+    #[serde(default)]
+    wall_advantage: bool,
 }
 
 #[derive(Deserialize)]
@@ -326,7 +330,8 @@ struct TunnelFile {
 }
 
 impl Scenario {
-    /// Reads and checks a scenario file's text.
+    /// Reads and checks a scenario file's text, including that every Wall Advantage claimed
+    /// at setup could be claimed (B9.32–B9.35).
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse(
@@ -348,7 +353,9 @@ impl Scenario {
                 .unwrap_or_else(|| "(file)".to_string());
             refuse(at, message)
         })?;
-        file.check()
+        let scenario = file.check()?;
+        crate::rules::wall_advantage::check_setup(&scenario)?;
+        Ok(scenario)
     }
 
     pub fn side(&self, side: Side) -> &SideSpec {
@@ -602,6 +609,7 @@ impl File {
                 inexperienced: u.inexperienced,
                 mp: u.mp,
                 fully_tracked: u.fully_tracked,
+                wall_advantage: u.wall_advantage,
             };
             if units.insert(u.id.clone(), spec).is_some() {
                 return Err(refuse(

@@ -45,6 +45,15 @@ pub enum Action {
     Command(Command),
     /// Faces for the next die rolls (offline only; a server rolls its own dice).
     Dice(Vec<u8>),
+    /// A TEM question (B9.3–B9.36), answered from the position without changing it:
+    /// `tem 747a -> 467a direct => 2`.
+    Tem {
+        firers: Vec<UnitId>,
+        target: UnitId,
+        fire: crate::tem::Fire,
+        /// The expected TEM, or `None` for "Hull Down" (B9.36).
+        expect: Option<Option<i8>>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +91,12 @@ pub enum Check {
     Eliminated(UnitId),
     /// `over=true` — the game has ended.
     Over(bool),
+    /// `wa=467a` — the unit holds Wall Advantage.
+    Wa(UnitId),
+    /// `no_wa=467a` — it does not.
+    NoWa(UnitId),
+    /// `chance=russian` — that side is being asked whether to claim WA; `chance=none`: nobody.
+    Chance(Option<Side>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -250,6 +265,10 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         }
         "eliminated" => Check::Eliminated(value.to_string()),
         "over" => Check::Over(value == "true"),
+        "wa" => Check::Wa(value.to_string()),
+        "no_wa" => Check::NoWa(value.to_string()),
+        "chance" if value == "none" => Check::Chance(None),
+        "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
     })
 }
@@ -321,6 +340,40 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 "`{verb}` takes a unit and a weapon: {verb} 467a lmg1"
             )),
         },
+        "claim-wa" | "forfeit-wa" if !args.is_empty() => Ok(if verb == "claim-wa" {
+            Command::ClaimWallAdvantage {
+                units: args.to_vec(),
+            }
+        } else {
+            Command::ForfeitWallAdvantage {
+                units: args.to_vec(),
+            }
+        }),
+        "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units")),
+        "decline-wa" if args.is_empty() => Ok(Command::DeclineWallAdvantage),
+        "decline-wa" => Err("`decline-wa` takes nothing".into()),
+        "attack" => match args {
+            [firers @ .., at, target] if at == "at" && !firers.is_empty() => {
+                Ok(Command::DeclareAttack {
+                    firers: firers.to_vec(),
+                    target: resolve_hex(scenario, target)?,
+                })
+            }
+            _ => Err("`attack` takes the firing units, `at` and a hex: attack 747a at H6".into()),
+        },
+        "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
+        "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
+        "place" => match args {
+            [unit] => Ok(Command::PlaceHidden {
+                unit: unit.clone(),
+                claim_wall_advantage: false,
+            }),
+            [unit, wa] if wa == "claim-wa" => Ok(Command::PlaceHidden {
+                unit: unit.clone(),
+                claim_wall_advantage: true,
+            }),
+            _ => Err("`place` takes a hidden unit and optionally `claim-wa`".into()),
+        },
         "adjudicate" => match args {
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
@@ -332,7 +385,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
         },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, adjudicate)"
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, adjudicate)"
         )),
     }
 }
@@ -377,6 +430,44 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                 text: body.to_string(),
                 side: None,
                 action: Action::Dice(faces),
+                expect: None,
+            });
+            continue;
+        }
+        if ws[0] == "tem" {
+            let expect = expect_text
+                .map(|e| match e {
+                    "hd" => Ok(None),
+                    n => n
+                        .parse::<i8>()
+                        .map(Some)
+                        .map_err(|_| err(format!("`{n}` is not a TEM; write a number or `hd`"))),
+                })
+                .transpose()?;
+            let arrow = ws.iter().position(|w| w == "->");
+            let (firers, target, fire) = match arrow {
+                Some(i) if i >= 2 && ws.len() == i + 3 => {
+                    (ws[1..i].to_vec(), ws[i + 1].clone(), &ws[i + 2])
+                }
+                _ => {
+                    return Err(err(
+                        "`tem` takes firers, `->`, the target and the fire (direct, ordnance, indirect, dc): tem 747a -> 467a direct"
+                            .into(),
+                    ))
+                }
+            };
+            let fire = crate::tem::Fire::parse(fire)
+                .ok_or_else(|| err(format!("`{fire}` is not direct, ordnance, indirect or dc")))?;
+            lines.push(ScriptLine {
+                line,
+                text: command_text.to_string(),
+                side: None,
+                action: Action::Tem {
+                    firers,
+                    target,
+                    fire,
+                    expect,
+                },
                 expect: None,
             });
             continue;
@@ -501,6 +592,15 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
         }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),
         Check::Over(o) => expect(game.over == *o, format!("game over is {}", game.over)),
+        Check::Wa(id) => expect(unit(id)?.wall_advantage, format!("`{id}` has no WA")),
+        Check::NoWa(id) => expect(!unit(id)?.wall_advantage, format!("`{id}` has WA")),
+        Check::Chance(side) => {
+            let now = game.wa_chance.as_ref().map(|c| c.side);
+            expect(
+                now == *side,
+                format!("the WA chance is for {now:?}, not {side:?}"),
+            )
+        }
     }
 }
 
@@ -512,6 +612,8 @@ pub struct LineReport {
     pub result: Result<Vec<Event>, RuleViolation>,
     /// Expectations that did not hold (empty when none were given or all held).
     pub failures: Vec<String>,
+    /// For a question (`tem`), the answer in words.
+    pub answer: Option<String>,
 }
 
 /// A script being played offline, one line at a time: each command through `decide`, each
@@ -540,6 +642,12 @@ impl OfflineRun {
                 return None;
             }
             Action::Command(c) => c,
+            Action::Tem {
+                firers,
+                target,
+                fire,
+                expect,
+            } => return Some(self.ask_tem(line, firers, target, *fire, *expect)),
         };
         let result = match line.side {
             Some(side) => decide(
@@ -569,7 +677,47 @@ impl OfflineRun {
             text: line.text.clone(),
             result,
             failures,
+            answer: None,
         })
+    }
+
+    fn ask_tem(
+        &self,
+        line: &ScriptLine,
+        firers: &[UnitId],
+        target: &UnitId,
+        fire: crate::tem::Fire,
+        expect: Option<Option<i8>>,
+    ) -> LineReport {
+        let (answer, failures) = match crate::tem::query(&self.game, firers, target, fire) {
+            Ok(report) => {
+                let got = if report.hull_down {
+                    None
+                } else {
+                    Some(report.tem)
+                };
+                let shown = match got {
+                    Some(t) => format!("TEM {t:+}"),
+                    None => "Hull Down".to_string(),
+                };
+                let failures = match expect {
+                    Some(want) if want != got => {
+                        let want = want.map_or("Hull Down".to_string(), |t| format!("TEM {t:+}"));
+                        vec![format!("expected {want}, got {shown}")]
+                    }
+                    _ => vec![],
+                };
+                (format!("{shown}: {}", report.reasons.join("; ")), failures)
+            }
+            Err(e) => (e.to_string(), vec![format!("the TEM question failed: {e}")]),
+        };
+        LineReport {
+            line: line.line,
+            text: line.text.clone(),
+            result: Ok(vec![]),
+            failures,
+            answer: Some(answer),
+        }
     }
 }
 
@@ -646,6 +794,71 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             s
         }
         Event::WeaponDropped { unit, weapon } => format!("{unit} dropped {weapon} (A4.43)"),
+        Event::WallAdvantageClaimed { units, how } => format!(
+            "{} claimed Wall Advantage {} ({})",
+            units.join("+"),
+            how.describe(),
+            how.rule()
+        ),
+        Event::WallAdvantageForfeited { units, why } => {
+            format!("{} Wall Advantage {}", units.join("+"), why.describe())
+        }
+        Event::WallAdvantageDenied { units, by } => format!(
+            "{} denied Wall Advantage: {by} holds it over a shared hexside (B9.321)",
+            units.join("+")
+        ),
+        Event::UnitsMomentarilyRevealed { units } => format!(
+            "{} momentarily revealed as real to claim or keep WA (B9.324)",
+            units.join("+")
+        ),
+        Event::WallAdvantageChanceOffered { side, units } => format!(
+            "{} may claim Wall Advantage for {} now that the enemy has lost it (B9.322); waiting for its answer",
+            name(*side),
+            units.join("+")
+        ),
+        Event::WallAdvantageChanceDeclined { side } => {
+            format!("{} let the chance to claim Wall Advantage pass", name(*side))
+        }
+        Event::AttackDeclared { by, firers, target } => format!(
+            "{} declared fire by {} at {target}",
+            name(*by),
+            firers.join("+")
+        ),
+        Event::AttackResolved { by, target } => {
+            format!("{} resolved its attack on {target}", name(*by))
+        }
+        Event::HiddenUnitPlaced { unit, .. } => format!(
+            "{} placed a hidden unit on board in {}, concealed (A12.3)",
+            name(unit.side),
+            unit.hex
+        ),
+        Event::UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } => {
+            let mut s = format!(
+                "{} tried {from} → {to} ({} MF) and was stopped in {from} (A12.15)",
+                units.join("+"),
+                cost.total
+            );
+            if !revealed.is_empty() {
+                let shown: Vec<String> = revealed
+                    .iter()
+                    .map(|u| format!("{} {}", u.id, u.ratings))
+                    .collect();
+                let _ = write!(s, ": revealed {}", shown.join(", "));
+            }
+            if !dummies_removed.is_empty() {
+                let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+            }
+            write_accounts(&mut s, mf);
+            s
+        }
         Event::OutcomeAdjudicated {
             by,
             unit,
@@ -739,7 +952,7 @@ mod tests {
             ("german done => maybe", "ok [checks]"),
             ("dice 7", "die face"),
             ("german adjudicate 467a explode", "not an outcome"),
-            ("german move 467a H6 => ok wa=467a", "unknown check"),
+            ("german move 467a H6 => ok fp=467a", "unknown check"),
         ] {
             let e = parse_script(&format!("\n{text}"), &s).unwrap_err();
             assert_eq!(e.line, 2, "{text}");

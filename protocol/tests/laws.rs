@@ -22,6 +22,9 @@ enum Draw {
     Done(Side),
     Move(Side, Vec<usize>, usize),
     Adjudicate(Side, usize, Outcome),
+    ClaimWa(Side, usize),
+    ForfeitWa(Side, usize),
+    DeclineWa(Side),
 }
 
 fn draw() -> impl Strategy<Value = Draw> {
@@ -36,7 +39,10 @@ fn draw() -> impl Strategy<Value = Draw> {
         6 => side.clone().prop_map(Draw::Done),
         6 => (side.clone(), prop::collection::vec(0usize..4, 1..3), 0usize..6)
             .prop_map(|(s, u, d)| Draw::Move(s, u, d)),
-        1 => (side, 0usize..4, outcome).prop_map(|(s, u, o)| Draw::Adjudicate(s, u, o)),
+        1 => (side.clone(), 0usize..4, outcome).prop_map(|(s, u, o)| Draw::Adjudicate(s, u, o)),
+        2 => (side.clone(), 0usize..4).prop_map(|(s, u)| Draw::ClaimWa(s, u)),
+        1 => (side.clone(), 0usize..4).prop_map(|(s, u)| Draw::ForfeitWa(s, u)),
+        2 => side.prop_map(Draw::DeclineWa),
     ]
 }
 
@@ -51,6 +57,19 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
             let to = neighbours[*direction % neighbours.len()];
             (*side, Command::Move { units, to })
         }
+        Draw::ClaimWa(side, unit) => (
+            *side,
+            Command::ClaimWallAdvantage {
+                units: vec![ids[*unit].clone()],
+            },
+        ),
+        Draw::ForfeitWa(side, unit) => (
+            *side,
+            Command::ForfeitWallAdvantage {
+                units: vec![ids[*unit].clone()],
+            },
+        ),
+        Draw::DeclineWa(side) => (*side, Command::DeclineWallAdvantage),
         Draw::Adjudicate(side, unit, outcome) => (
             *side,
             Command::Adjudicate {
@@ -78,11 +97,29 @@ fn play(draws: &[Draw]) -> (Game, Vec<Event>) {
                     apply(&mut game, e);
                 }
                 log.extend(events);
+                assert_wa_exclusive(&game);
             }
             Err(_) => assert_eq!(game.state_hash(), before),
         }
     }
     (game, log)
+}
+
+/// B9.321: two opposing units never hold WA over a shared wall/hedge hexside at once.
+fn assert_wa_exclusive(game: &Game) {
+    use protocol::rules::wall_advantage::wa_hexsides;
+    for a in game.units.values().filter(|u| u.wall_advantage) {
+        for b in game
+            .units
+            .values()
+            .filter(|u| u.wall_advantage && u.side != a.side)
+        {
+            let shared = wa_hexsides(game, a)
+                .into_iter()
+                .any(|s| wa_hexsides(game, b).contains(&s));
+            assert!(!shared, "{} and {} both hold WA over a shared hexside", a.id, b.id);
+        }
+    }
 }
 
 fn round_trips<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T) {
@@ -112,7 +149,10 @@ proptest! {
     fn done_accepted_iff_its_sides_turn(draws in prop::collection::vec(draw(), 0..80), side in prop_oneof![Just(Side::A), Just(Side::B)]) {
         let (game, _) = play(&draws);
         let accepted = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).is_ok();
-        prop_assert_eq!(accepted, !game.over && game.acting() == side);
+        // Done is refused while a WA chance or a declared attack waits, and (A4.32) while a
+        // unit of the side is in Bypass; none of those arise in these draws but the WA chance.
+        let waiting = game.wa_chance.is_some() || game.attack.is_some();
+        prop_assert_eq!(accepted, !game.over && !waiting && game.acting() == side);
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub fn check(args: &CheckArgs, out: &mut (dyn Write + Send)) -> Result<Status, F
     let mut tally = Tally::default();
     for report in reports {
         let descriptions = match &report.result {
+            Ok(_) if report.answer.is_some() => report.answer.iter().cloned().collect(),
             Ok(events) => events
                 .iter()
                 .map(|e| {

@@ -96,6 +96,11 @@ fn plan<'a>(
                 l.line,
                 "`dice` lines work only offline (asl check); the server rolls its own dice".into(),
             )),
+            Action::Tem { .. } => Err((
+                l.line,
+                "`tem` questions are answered offline (asl check); they send nothing to a game"
+                    .into(),
+            )),
             Action::Command(_) if l.side.is_some_and(|s| s != side) => Err((
                 l.line,
                 format!(

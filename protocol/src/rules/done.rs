@@ -28,6 +28,16 @@ pub(super) fn decide(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation>
             ));
         }
     }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "A3",
+            ViolationKind::WrongPhase,
+            format!(
+                "the attack declared on {} must be resolved before the step ends",
+                a.target
+            ),
+        ));
+    }
     let ended = game.clock;
     Ok(match ended.next(game.scenario.turns) {
         Some(next) => vec![Event::StepEnded { by, ended, next }],

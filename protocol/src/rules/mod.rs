@@ -5,8 +5,11 @@
 //! [`ViolationKind`](crate::violation::ViolationKind).
 
 mod adjudicate;
+mod attack;
 mod done;
 pub mod movement;
+mod place;
+pub mod wall_advantage;
 
 use crate::command::Command;
 use crate::dice::DiceSource;
@@ -35,7 +38,25 @@ pub fn decide(
         ));
     }
     let _ = dice; // no command rolls yet; sewer movement (B8) is the first that will
-    match command {
+    if let Some(chance) = &game.wa_chance {
+        let answers = chance.side == by
+            && matches!(
+                command,
+                Command::ClaimWallAdvantage { .. } | Command::DeclineWallAdvantage
+            );
+        if !answers {
+            return Err(RuleViolation::new(
+                "B9.322",
+                ViolationKind::WrongSide,
+                format!(
+                    "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
+                    game.side_name(chance.side),
+                    chance.units.join(", ")
+                ),
+            ));
+        }
+    }
+    let events = match command {
         Command::Done => done::decide(game, by),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
         Command::Bypass { units, hex, along } => {
@@ -44,12 +65,51 @@ pub fn decide(
         Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
         Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
         Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
+        Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
+        Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
+        Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
+        Command::DeclareAttack { firers, target } => attack::declare(game, by, firers, *target),
+        Command::ResolveAttack => attack::resolve(game, by),
+        Command::PlaceHidden {
+            unit,
+            claim_wall_advantage,
+        } => place::decide(game, by, unit, *claim_wall_advantage),
         Command::Adjudicate {
             unit,
             outcome,
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
+    }?;
+    Ok(with_consequences(game, events))
+}
+
+/// Appends what the rules make follow from `events` on their own — today the Wall Advantage
+/// changes of B9.32–B9.41 (`wall_advantage::settle`) — so a log shows each with its reason.
+fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
+    let mut after = game.clone();
+    let mut movers = std::collections::BTreeSet::new();
+    for event in &events {
+        if let Event::UnitMoved {
+            units, from, to, ..
+        }
+        | Event::UnitEntryBlocked {
+            units, from, to, ..
+        }
+        | Event::UnitBypassed {
+            units,
+            from,
+            hex: to,
+            ..
+        } = event
+        {
+            if from != to {
+                movers.extend(units.iter().cloned());
+            }
+        }
+        crate::game::apply(&mut after, event);
     }
+    events.extend(wall_advantage::settle(game, &after, &movers));
+    events
 }
 
 /// Refuses unless `by` is the side the current step awaits.

@@ -7,7 +7,7 @@
 //! the hexes that meet there (`Bypass::exits`).
 
 use super::{movers, pay, refuse_vehicles};
-use crate::event::{Event, MoveCost};
+use crate::event::{Event, MoveCost, WaLoss};
 use crate::game::Game;
 use crate::hex::Hex;
 use crate::scenario::{Side, UnitId};
@@ -207,12 +207,14 @@ pub(in crate::rules) fn decide(
         total: cot + elevation + hexside_mf + bypass_doubling,
     };
     let mf = pay(game, &units, ids, &cost, hex)?;
-    Ok(vec![Event::UnitBypassed {
+    let mut events = super::step::lose_wall_advantage(&units, from, hex, WaLoss::Moved);
+    events.push(Event::UnitBypassed {
         units: ids.to_vec(),
         hex,
         from,
         along: along.to_vec(),
         cost,
         mf,
-    }])
+    });
+    Ok(events)
 }

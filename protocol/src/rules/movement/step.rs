@@ -2,10 +2,10 @@
 //! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
 
 use super::{movers, pay, refuse_vehicles};
-use crate::event::{Event, MoveCost};
-use crate::game::{Bypass, Game};
+use crate::event::{Event, MoveCost, WaLoss};
+use crate::game::{Bypass, Game, Unit};
 use crate::hex::Hex;
-use crate::scenario::{Side, UnitId};
+use crate::scenario::{Side, UnitId, UnitKind};
 use crate::terrain::{EntryCost, HexsideFeature, Mf};
 use crate::violation::{RuleViolation, ViolationKind};
 
@@ -27,13 +27,61 @@ pub(in crate::rules) fn decide(
     };
     refuse_vehicles(game, &units, cost.hexside == Some(HexsideFeature::Bocage))?;
     let mf = pay(game, &units, ids, &cost, to)?;
-    Ok(vec![Event::UnitMoved {
+    let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
+    let lurking: Vec<&Unit> = game
+        .units_in(to)
+        .filter(|u| u.side != by && (u.concealed || u.hidden))
+        .collect();
+    if lurking.is_empty() {
+        events.push(Event::UnitMoved {
+            units: ids.to_vec(),
+            from,
+            to,
+            cost,
+            mf,
+        });
+        return Ok(events);
+    }
+    // Concealed or hidden enemy units bar the way: real ones are revealed, dummies removed,
+    // and the movers stay where they were, their MF spent (A12.15). Their WA went when they
+    // started to leave (B9.41).
+    let mut events = lose_wall_advantage(&units, from, to, WaLoss::ExitFailed);
+    let (dummies, real): (Vec<&Unit>, Vec<&Unit>) =
+        lurking.into_iter().partition(|u| u.kind == UnitKind::Dummy);
+    events.push(Event::UnitEntryBlocked {
         units: ids.to_vec(),
         from,
         to,
+        revealed: real
+            .into_iter()
+            .map(|u| {
+                let mut shown = u.clone();
+                shown.concealed = false;
+                shown.hidden = false;
+                shown
+            })
+            .collect(),
+        dummies_removed: dummies.into_iter().map(|u| u.id.clone()).collect(),
         cost,
         mf,
-    }])
+    });
+    Ok(events)
+}
+
+/// B9.41: WA goes the moment a unit starts entering a new Location.
+pub(super) fn lose_wall_advantage(units: &[&Unit], from: Hex, to: Hex, why: WaLoss) -> Vec<Event> {
+    let holders: Vec<UnitId> = units
+        .iter()
+        .filter(|u| u.wall_advantage)
+        .map(|u| u.id.clone())
+        .collect();
+    if holders.is_empty() || from == to {
+        return vec![];
+    }
+    vec![Event::WallAdvantageForfeited {
+        units: holders,
+        why,
+    }]
 }
 
 /// From Bypass a unit goes on only into the hexes meeting at its vertex (A4.31 EX).

@@ -1,0 +1,44 @@
+//! `PlaceHidden`: a HIP unit's owner puts it on board, concealed, at a time of his choosing
+//! (A12.3). Losing HIP is one of the moments WA may be claimed (B9.322), so the same command
+//! may claim it.
+
+use super::{own_unit, wall_advantage};
+use crate::event::Event;
+use crate::game::Game;
+use crate::scenario::{Side, UnitId};
+use crate::violation::{RuleViolation, ViolationKind};
+
+pub(super) fn decide(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    claim_wa: bool,
+) -> Result<Vec<Event>, RuleViolation> {
+    let unit = own_unit(game, by, id)?;
+    if !unit.hidden {
+        return Err(RuleViolation::new(
+            "A12.3",
+            ViolationKind::UnitState,
+            format!("`{id}` is not hidden"),
+        ));
+    }
+    let mut placed = unit.clone();
+    placed.hidden = false;
+    placed.concealed = true;
+    let weapons = game
+        .weapons
+        .values()
+        .filter(|w| w.held_by.as_ref() == Some(id))
+        .cloned()
+        .collect();
+    let mut events = vec![Event::HiddenUnitPlaced {
+        unit: Box::new(placed),
+        weapons,
+    }];
+    if claim_wa {
+        let mut after = game.clone();
+        crate::game::apply(&mut after, &events[0]);
+        events.extend(wall_advantage::claim_on_placement(&after, id)?);
+    }
+    Ok(events)
+}

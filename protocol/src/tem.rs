@@ -1,0 +1,258 @@
+//! The TEM query (B9.3–B9.36): given the firers, a target unit and the kind of fire, which
+//! Terrain Effects Modifier applies, and why — the question players argue over most when walls
+//! and Wall Advantage meet.
+//!
+//! Line of sight over board artwork is not modelled; the line of fire is taken as the straight
+//! line between hex centres, which decides whether fire is traced through a wall/hedge
+//! hexside (or along a hexspine) of the target's hex.
+
+use crate::game::Game;
+use crate::hex::Hexside;
+use crate::rules::wall_advantage::wa_hexsides;
+use crate::scenario::{UnitId, UnitKind};
+use crate::terrain::HexsideFeature;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fire {
+    /// Ordinary Direct Fire (small arms, MG).
+    Direct,
+    /// Direct Fire by ordnance: a vehicle behind a wall is Hull Down instead (B9.36).
+    Ordnance,
+    /// Indirect Fire (mortars, OBA): wall/hedge TEM −1, whatever is crossed (B9.34).
+    Indirect,
+    /// A Demolition Charge: wall/hedge TEM only when thrown across one (B9.3).
+    DemolitionCharge,
+}
+
+impl Fire {
+    pub fn parse(word: &str) -> Option<Fire> {
+        Some(match word {
+            "direct" => Fire::Direct,
+            "ordnance" => Fire::Ordnance,
+            "indirect" => Fire::Indirect,
+            "dc" => Fire::DemolitionCharge,
+            _ => return None,
+        })
+    }
+}
+
+/// The answer: the TEM, whether the target is Hull Down instead, and the reasons in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemReport {
+    pub tem: i8,
+    /// A vehicle behind a wall facing ordnance is HD rather than getting the wall TEM (B9.36).
+    pub hull_down: bool,
+    pub reasons: Vec<String>,
+}
+
+/// Why a TEM query could not be answered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TemError(pub String);
+
+/// The wall/hedge/bocage the fire crosses into the target's hex, its TEM after elevation
+/// (B9.33, B9.35), and the hexside; the best one when the fire runs along a hexspine.
+fn crossed_wall(
+    game: &Game,
+    firer_hex: crate::hex::Hex,
+    target_hex: crate::hex::Hex,
+) -> Option<(HexsideFeature, i8, Hexside, Vec<String>)> {
+    let entry = target_hex.entry_from(firer_hex)?;
+    let target_level = game.scenario.hexes.get(&target_hex)?.elevation;
+    let firer_level = game
+        .scenario
+        .hexes
+        .get(&firer_hex)
+        .map_or(0, |s| s.elevation);
+    let distance = i16::try_from(firer_hex.distance(target_hex)?).ok()?;
+    let mut best: Option<(HexsideFeature, i8, Hexside, Vec<String>)> = None;
+    for across in entry.across() {
+        let side = target_hex.hexside(across)?;
+        let Some(feature) = game.scenario.hexside_feature(side) else {
+            continue;
+        };
+        let mut why = vec![];
+        let wall_level = game
+            .scenario
+            .hexes
+            .get(&across)
+            .map_or(0, |s| s.elevation)
+            .min(target_level);
+        if wall_level != target_level {
+            continue; // B9.35: no TEM to a Location at another level than the wall's base.
+        }
+        let mut tem = feature.row().tem.direct;
+        let height = i16::from(firer_level) - i16::from(target_level);
+        if feature != HexsideFeature::Bocage && height > distance {
+            let cut = i8::try_from(height - distance).unwrap_or(i8::MAX);
+            tem = (tem - cut).max(0);
+            why.push(format!(
+                "firer {height} levels up at range {distance}: {} TEM reduced by {cut} (B9.33)",
+                feature.name()
+            ));
+        }
+        if best.as_ref().is_none_or(|b| tem > b.1) {
+            best = Some((feature, tem, side, why));
+        }
+    }
+    best
+}
+
+/// Works out the TEM for `target` under fire from `firers` (a Fire Group when more than one).
+pub fn query(
+    game: &Game,
+    firers: &[UnitId],
+    target: &UnitId,
+    fire: Fire,
+) -> Result<TemReport, TemError> {
+    let unit = |id: &UnitId| {
+        game.units
+            .get(id)
+            .filter(|u| !u.eliminated)
+            .ok_or_else(|| TemError(format!("there is no unit `{id}` in play")))
+    };
+    let target = unit(target)?;
+    let firers = firers.iter().map(unit).collect::<Result<Vec<_>, _>>()?;
+    if firers.is_empty() {
+        return Err(TemError("name at least one firer".into()));
+    }
+    let hex_spec = &game.scenario.hexes[&target.hex];
+    let terrain = hex_spec.terrain.row();
+    let mut reasons = vec![];
+
+    if fire == Fire::Indirect {
+        // B9.34: the best wall/hedge of the hex, −1, crossed or not, WA or not.
+        let wall = target
+            .hex
+            .hexsides()
+            .into_iter()
+            .filter_map(|s| game.scenario.hexside_feature(s))
+            .map(|f| (f, f.row().tem.indirect))
+            .max_by_key(|(_, t)| *t);
+        let in_hex = if target.wall_advantage && terrain.tem.indirect > 0 {
+            0
+        } else {
+            terrain.tem.indirect
+        };
+        let tem = match wall {
+            Some((f, t)) if in_hex <= 0 => {
+                reasons.push(format!("{} TEM {t} vs Indirect Fire (B9.34)", f.name()));
+                if in_hex < 0 {
+                    reasons.push(format!("Air Burst {in_hex} in {} (B9.34)", terrain.name));
+                }
+                t + in_hex
+            }
+            Some((f, t)) if t > in_hex => {
+                reasons.push(format!(
+                    "{} TEM {t} vs Indirect Fire, better than the {} (B9.31, B9.34)",
+                    f.name(),
+                    terrain.name
+                ));
+                t
+            }
+            _ => {
+                reasons.push(format!(
+                    "{} TEM {in_hex} vs Indirect Fire ({})",
+                    terrain.name, terrain.rule
+                ));
+                in_hex
+            }
+        };
+        return Ok(TemReport {
+            tem,
+            hull_down: false,
+            reasons,
+        });
+    }
+
+    // Direct fire: is a wall/hedge of the target's hex crossed, and may the target use it?
+    let crossings: Vec<_> = firers
+        .iter()
+        .map(|f| (f, crossed_wall(game, f.hex, target.hex)))
+        .collect();
+    let wall = crossings
+        .iter()
+        .filter_map(|(_, c)| c.clone())
+        .max_by_key(|c| c.1);
+    let in_hex = terrain.tem.direct;
+    let wall_applies = match (&wall, fire) {
+        (None, _) => false,
+        (Some(_), Fire::DemolitionCharge) => {
+            // B9.3: NA to DC unless thrown across a wall/hedge hexside.
+            firers.iter().all(|f| f.hex.is_adjacent(target.hex))
+        }
+        (Some((_, _, side, _)), _) if !target.wall_advantage => {
+            // Without WA a target may use the wall only vs firers without WA over it (B9.31);
+            // in a Fire Group one such firer is enough (A.5).
+            let any_without = firers
+                .iter()
+                .any(|f| !(f.wall_advantage && wa_hexsides(game, f).contains(side)));
+            if !any_without {
+                reasons.push(format!(
+                    "the firers hold WA over {side}, so the target cannot use it (B9.31)"
+                ));
+            }
+            any_without
+        }
+        (Some(_), _) => true,
+    };
+    if target.kind == UnitKind::Vehicle && fire == Fire::Ordnance {
+        if let Some((HexsideFeature::Wall | HexsideFeature::Bocage, _, side, _)) = &wall {
+            if wall_applies {
+                reasons.push(format!("vehicle behind the {side} wall is Hull Down to ordnance instead of wall TEM (B9.36)"));
+                return Ok(TemReport {
+                    tem: if target.wall_advantage {
+                        0
+                    } else {
+                        in_hex.max(0)
+                    },
+                    hull_down: true,
+                    reasons,
+                });
+            }
+        }
+    }
+    let tem = match (wall, wall_applies) {
+        (Some((feature, tem, side, why)), true) => {
+            reasons.extend(why);
+            if target.wall_advantage {
+                reasons.push(format!(
+                    "{} TEM {tem} over {side}; with WA no in-hex TEM (B9.31)",
+                    feature.name()
+                ));
+                tem
+            } else if in_hex > tem {
+                reasons.push(format!(
+                    "{} TEM {in_hex} is better than the {} ({tem}); not cumulative (B9.31)",
+                    terrain.name,
+                    feature.name()
+                ));
+                in_hex
+            } else {
+                reasons.push(format!(
+                    "{} TEM {tem} over {side} instead of in-hex TEM {in_hex}; not cumulative (B9.31)",
+                    feature.name()
+                ));
+                tem
+            }
+        }
+        _ if target.wall_advantage => {
+            reasons.push(
+                "the target claims WA, so it gets no in-hex TEM and no wall is crossed (B9.31)"
+                    .into(),
+            );
+            0
+        }
+        _ => {
+            reasons.push(format!("{} TEM {in_hex} ({})", terrain.name, terrain.rule));
+            in_hex
+        }
+    };
+    Ok(TemReport {
+        tem,
+        hull_down: false,
+        reasons,
+    })
+}
