@@ -45,6 +45,13 @@ pub enum Action {
     Command(Command),
     /// Faces for the next die rolls (offline only; a server rolls its own dice).
     Dice(Vec<u8>),
+    /// The B9.55 question: does bocage cover the unit from every enemy named as seeing it?
+    /// `cover 338 from 447 => yes`.
+    Cover {
+        unit: UnitId,
+        seen_by: Vec<UnitId>,
+        expect: Option<bool>,
+    },
     /// A TEM question (B9.3–B9.36), answered from the position without changing it:
     /// `tem 747a -> 467a direct => 2`.
     Tem {
@@ -434,6 +441,38 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
             });
             continue;
         }
+        if ws[0] == "cover" {
+            let (unit, seen_by) = match ws.as_slice() {
+                [_, unit, from, seen @ ..] if from == "from" && !seen.is_empty() => {
+                    (unit.clone(), seen.to_vec())
+                }
+                _ => {
+                    return Err(err(
+                        "`cover` takes a unit, `from` and the enemy units that see it: cover 338 from 447"
+                            .into(),
+                    ))
+                }
+            };
+            let expect = expect_text
+                .map(|e| match e {
+                    "yes" => Ok(true),
+                    "no" => Ok(false),
+                    other => Err(err(format!("`{other}` is not yes or no"))),
+                })
+                .transpose()?;
+            lines.push(ScriptLine {
+                line,
+                text: command_text.to_string(),
+                side: None,
+                action: Action::Cover {
+                    unit,
+                    seen_by,
+                    expect,
+                },
+                expect: None,
+            });
+            continue;
+        }
         if ws[0] == "tem" {
             let expect = expect_text
                 .map(|e| match e {
@@ -648,6 +687,11 @@ impl OfflineRun {
                 fire,
                 expect,
             } => return Some(self.ask_tem(line, firers, target, *fire, *expect)),
+            Action::Cover {
+                unit,
+                seen_by,
+                expect,
+            } => return Some(self.ask_cover(line, unit, seen_by, *expect)),
         };
         let result = match line.side {
             Some(side) => decide(
@@ -679,6 +723,44 @@ impl OfflineRun {
             failures,
             answer: None,
         })
+    }
+
+    fn ask_cover(
+        &self,
+        line: &ScriptLine,
+        unit: &UnitId,
+        seen_by: &[UnitId],
+        expect: Option<bool>,
+    ) -> LineReport {
+        let (answer, failures) = match crate::tem::bocage_cover(&self.game, unit, seen_by) {
+            Ok(covered) => {
+                let shown = if covered {
+                    "covered by bocage: out of their LOS and in Concealment Terrain (B9.55)"
+                } else {
+                    "not covered by bocage against all of them (B9.55)"
+                };
+                let failures = match expect {
+                    Some(want) if want != covered => vec![format!(
+                        "expected {}, got {}",
+                        if want { "yes" } else { "no" },
+                        if covered { "yes" } else { "no" }
+                    )],
+                    _ => vec![],
+                };
+                (shown.to_string(), failures)
+            }
+            Err(e) => (
+                e.to_string(),
+                vec![format!("the cover question failed: {e}")],
+            ),
+        };
+        LineReport {
+            line: line.line,
+            text: line.text.clone(),
+            result: Ok(vec![]),
+            failures,
+            answer: Some(answer),
+        }
     }
 
     fn ask_tem(

@@ -54,11 +54,26 @@ pub struct TemError(pub String);
 
 /// The wall/hedge/bocage the fire crosses into the target's hex, its TEM after elevation
 /// (B9.33, B9.35), and the hexside; the best one when the fire runs along a hexspine.
+/// Also returns why any wall crossed gives no TEM.
 fn crossed_wall(
     game: &Game,
     firer_hex: crate::hex::Hex,
     target_hex: crate::hex::Hex,
-) -> Option<(HexsideFeature, i8, Hexside, Vec<String>)> {
+) -> (
+    Option<(HexsideFeature, i8, Hexside, Vec<String>)>,
+    Vec<String>,
+) {
+    let found = crossed_wall_with_notes(game, firer_hex, target_hex);
+    found.unwrap_or_default()
+}
+
+type Crossing = (HexsideFeature, i8, Hexside, Vec<String>);
+
+fn crossed_wall_with_notes(
+    game: &Game,
+    firer_hex: crate::hex::Hex,
+    target_hex: crate::hex::Hex,
+) -> Option<(Option<Crossing>, Vec<String>)> {
     let entry = target_hex.entry_from(firer_hex)?;
     let target_level = game.scenario.hexes.get(&target_hex)?.elevation;
     let firer_level = game
@@ -67,21 +82,31 @@ fn crossed_wall(
         .get(&firer_hex)
         .map_or(0, |s| s.elevation);
     let distance = i16::try_from(firer_hex.distance(target_hex)?).ok()?;
+    // The hexsides crossed: the one the line enters by, or along a hexspine both hexsides
+    // that meet there and the hexside lying lengthwise on the line itself (B9.3).
+    let mut crossed: Vec<Hexside> = entry
+        .across()
+        .iter()
+        .filter_map(|h| target_hex.hexside(*h))
+        .collect();
+    if let crate::hex::Entry::Hexspine(x, y) = entry {
+        crossed.extend(x.hexside(y));
+    }
+    let level = |h: crate::hex::Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
     let mut best: Option<(HexsideFeature, i8, Hexside, Vec<String>)> = None;
-    for across in entry.across() {
-        let side = target_hex.hexside(across)?;
+    let mut notes = vec![];
+    for side in crossed {
         let Some(feature) = game.scenario.hexside_feature(side) else {
             continue;
         };
         let mut why = vec![];
-        let wall_level = game
-            .scenario
-            .hexes
-            .get(&across)
-            .map_or(0, |s| s.elevation)
-            .min(target_level);
+        let wall_level = level(side.a).min(level(side.b));
         if wall_level != target_level {
-            continue; // B9.35: no TEM to a Location at another level than the wall's base.
+            notes.push(format!(
+                "the {} on {side} lies on level {wall_level}, the target on level {target_level}: no TEM from it (B9.35)",
+                feature.name()
+            ));
+            continue;
         }
         let mut tem = feature.row().tem.direct;
         let height = i16::from(firer_level) - i16::from(target_level);
@@ -97,7 +122,7 @@ fn crossed_wall(
             best = Some((feature, tem, side, why));
         }
     }
-    best
+    Some((best, notes))
 }
 
 /// Works out the TEM for `target` under fire from `firers` (a Fire Group when more than one).
@@ -170,12 +195,17 @@ pub fn query(
     // Direct fire: is a wall/hedge of the target's hex crossed, and may the target use it?
     let crossings: Vec<_> = firers
         .iter()
-        .map(|f| (f, crossed_wall(game, f.hex, target.hex)))
+        .map(|f| crossed_wall(game, f.hex, target.hex))
         .collect();
     let wall = crossings
         .iter()
-        .filter_map(|(_, c)| c.clone())
+        .filter_map(|(c, _)| c.clone())
         .max_by_key(|c| c.1);
+    if wall.is_none() {
+        for (_, notes) in &crossings {
+            reasons.extend(notes.iter().cloned());
+        }
+    }
     let in_hex = terrain.tem.direct;
     let wall_applies = match (&wall, fire) {
         (None, _) => false,
@@ -255,4 +285,39 @@ pub fn query(
         hull_down: false,
         reasons,
     })
+}
+
+/// B9.55: a unit that could claim bocage TEM against every Good Order enemy ground unit with
+/// a LOS to it counts as out of their LOS and in Concealment Terrain for setup and "?" gain.
+/// LOS over board artwork is not modelled, so the caller names the enemy units that have one.
+pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bool, TemError> {
+    let target = game
+        .units
+        .get(unit)
+        .filter(|u| !u.eliminated)
+        .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
+    if !(target.kind.is_infantry() || target.kind == UnitKind::Dummy) {
+        return Ok(false);
+    }
+    for id in seen_by {
+        let enemy = game
+            .units
+            .get(id)
+            .filter(|u| !u.eliminated)
+            .ok_or_else(|| TemError(format!("there is no unit `{id}` in play")))?;
+        if !enemy.is_good_order() {
+            continue; // only Good Order enemies count (B9.55, A12.1)
+        }
+        let covered = crossed_wall(game, enemy.hex, target.hex)
+            .0
+            .is_some_and(|(f, _, side, _)| {
+                f == HexsideFeature::Bocage
+                    && (target.wall_advantage
+                        || !(enemy.wall_advantage && wa_hexsides(game, enemy).contains(&side)))
+            });
+        if !covered {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

@@ -117,7 +117,11 @@ fn assert_wa_exclusive(game: &Game) {
             let shared = wa_hexsides(game, a)
                 .into_iter()
                 .any(|s| wa_hexsides(game, b).contains(&s));
-            assert!(!shared, "{} and {} both hold WA over a shared hexside", a.id, b.id);
+            assert!(
+                !shared,
+                "{} and {} both hold WA over a shared hexside",
+                a.id, b.id
+            );
         }
     }
 }

@@ -145,14 +145,20 @@ pub fn deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
         .collect()
 }
 
-/// Whether `unit` could take WA now: eligible and denied by no enemy it cannot see off.
-/// A dummy holder does not deny a real unit (B9.324).
+/// The enemy holders that really keep `unit` from WA: a dummy holder does not keep a real
+/// unit from it (B9.324).
+fn blocking_deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
+    deniers(game, unit)
+        .into_iter()
+        .filter(|d| d.kind != UnitKind::Dummy || unit.kind == UnitKind::Dummy)
+        .collect()
+}
+
+/// Whether `unit` could take WA now: eligible and kept from it by no enemy holder.
 fn could_hold(game: &Game, unit: &Unit) -> bool {
     !unit.wall_advantage
         && eligibility(game, unit, &[]).is_ok()
-        && deniers(game, unit)
-            .iter()
-            .all(|d| d.kind == UnitKind::Dummy && unit.kind != UnitKind::Dummy)
+        && blocking_deniers(game, unit).is_empty()
 }
 
 /// Whether `side` may claim WA voluntarily now, by the moments of B9.322 that depend on the
@@ -454,7 +460,7 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
                 before
                     .units
                     .get(&u.id)
-                    .is_some_and(|b| !deniers(before, b).is_empty())
+                    .is_some_and(|b| !blocking_deniers(before, b).is_empty())
             })
             .filter(|u| could_hold(&game, u))
             .map(|u| u.id.clone())
@@ -535,4 +541,49 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+
+    const TWO_SIDES: &str = r#"
+name = "setup WA"
+turns = 1
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+[[area]]
+from = "1A1"
+to = "1D4"
+terrain = "open_ground"
+[[hexsides]]
+hexside = "1B2-1C2"
+feature = "wall"
+[[units]]
+id = "g"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B2"
+wall_advantage = true
+[[units]]
+id = "r"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1C2"
+"#;
+
+    /// B9.322's first moment: WA at setup is checked like any claim.
+    #[test]
+    fn setup_wall_advantage_is_checked() {
+        Scenario::from_toml(TWO_SIDES).unwrap();
+        let both = format!("{TWO_SIDES}wall_advantage = true\n");
+        let e = Scenario::from_toml(&both).unwrap_err();
+        assert!(e.reason.contains("B9.321"), "{e}");
+        let nowhere = TWO_SIDES.replacen("hex = \"1B2\"", "hex = \"1A4\"", 1);
+        let e = Scenario::from_toml(&nowhere).unwrap_err();
+        assert_eq!(e.field, "units.g.wall_advantage");
+        assert!(e.reason.contains("B9.32"), "{e}");
+    }
 }
