@@ -52,24 +52,21 @@ pub struct TemReport {
 #[error("{0}")]
 pub struct TemError(pub String);
 
-/// The wall/hedge/bocage the fire crosses into the target's hex, its TEM after elevation
-/// (B9.33, B9.35), and the hexside; the best one when the fire runs along a hexspine.
-/// Also returns why any wall crossed gives no TEM.
+/// A wall/hedge/bocage crossed by fire into the target's hex: the feature, its TEM after
+/// elevation (B9.33), the hexside, and the reasons for any reduction.
+type Crossing = (HexsideFeature, i8, Hexside, Vec<String>);
+
+/// The best wall/hedge/bocage the fire crosses into the target's hex (B9.3), and notes on
+/// any crossed that give no TEM because of their level (B9.35).
 fn crossed_wall(
     game: &Game,
     firer_hex: crate::hex::Hex,
     target_hex: crate::hex::Hex,
-) -> (
-    Option<(HexsideFeature, i8, Hexside, Vec<String>)>,
-    Vec<String>,
-) {
-    let found = crossed_wall_with_notes(game, firer_hex, target_hex);
-    found.unwrap_or_default()
+) -> (Option<Crossing>, Vec<String>) {
+    crossing_with_notes(game, firer_hex, target_hex).unwrap_or_default()
 }
 
-type Crossing = (HexsideFeature, i8, Hexside, Vec<String>);
-
-fn crossed_wall_with_notes(
+fn crossing_with_notes(
     game: &Game,
     firer_hex: crate::hex::Hex,
     target_hex: crate::hex::Hex,
@@ -93,7 +90,7 @@ fn crossed_wall_with_notes(
         crossed.extend(x.hexside(y));
     }
     let level = |h: crate::hex::Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
-    let mut best: Option<(HexsideFeature, i8, Hexside, Vec<String>)> = None;
+    let mut best: Option<Crossing> = None;
     let mut notes = vec![];
     for side in crossed {
         let Some(feature) = game.scenario.hexside_feature(side) else {
