@@ -157,6 +157,9 @@ pub struct HexsideSpec {
     pub road: bool,
     /// The wall/hedge depiction touches the obstacle of one of its hexes, blocking Bypass (A4.31).
     pub touches_obstacle: bool,
+    /// A Breach marker lies on this bocage hexside: movement crosses it as if there were no
+    /// bocage, though it is bocage for every other purpose (B9.541).
+    pub breach: bool,
 }
 
 /// Ratings as printed on the counter: firepower-range-morale for MMC (`4-6-7`), morale and
@@ -279,6 +282,8 @@ struct HexsideFile {
     road: bool,
     #[serde(default)]
     touches_obstacle: bool,
+    #[serde(default)]
+    breach: bool,
 }
 
 #[derive(Deserialize)]
@@ -546,6 +551,7 @@ impl File {
                 feature: s.feature,
                 road: s.road,
                 touches_obstacle: s.touches_obstacle,
+                breach: s.breach,
             };
             if hexsides.insert(side, spec).is_some() {
                 return Err(refuse(&field, format!("{side} is listed twice")));

@@ -161,9 +161,11 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
     } else {
         Mf::default()
     };
-    // A road through a gap in the wall/hedge crosses without the hexside cost (B9.4).
+    // A road through a gap in the wall/hedge crosses without the hexside cost (B9.4), and so
+    // does movement through a Breach in bocage (B9.541).
+    let breach = side_spec.is_some_and(|s| s.breach);
     let (hexside_feature, hexside_mf) = match scenario.hexside_feature(hexside) {
-        Some(f) if !road_hexside => (Some(f), f.row().crossing_mf),
+        Some(f) if !road_hexside && !breach => (Some(f), f.row().crossing_mf),
         _ => (None, Mf::default()),
     };
     Ok(MoveCost {
