@@ -34,7 +34,12 @@ pub enum Command {
     DeclineWallAdvantage,
     /// Declare fire against a hex. Until it is resolved, no WA in the target hex changes
     /// (B9.322); the outcome is entered with `Adjudicate`.
-    DeclareAttack { firers: Vec<UnitId>, target: Hex },
+    DeclareAttack {
+        firers: Vec<UnitId>,
+        target: Hex,
+        /// At the units in the sewer beneath `target` rather than those in it (B8.3).
+        into_sewer: bool,
+    },
     /// The declared attack is over.
     ResolveAttack,
     /// Place a hidden unit on board, concealed (A12.3), claiming WA at that moment if asked
@@ -43,6 +48,21 @@ pub enum Command {
         unit: UnitId,
         claim_wall_advantage: bool,
     },
+    /// Sewer movement (B8.41): from a Manhole Location (entering, B8.4) or from a sewer
+    /// Location, to the sewer beneath the Manhole `to` — unless the stack gets lost, when the
+    /// DEFENDER designates where it goes.
+    SewerMove { units: Vec<UnitId>, to: Hex },
+    /// The DEFENDER's choice of where a lost sewer stack goes (B8.41).
+    DesignateSewer { to: Hex },
+    /// Come up from a sewer (after an Emergence dr ≤ 4) or out of a tunnel in the APh,
+    /// concealed (B8.42, B8.61).
+    Surface { units: Vec<UnitId> },
+    /// Enter one's own tunnel at this entrance for all MF, to come out at the other (B8.61).
+    EnterTunnel { units: Vec<UnitId> },
+    /// Destroy a known tunnel entrance at the end of the CCPh (B8.63).
+    DestroyTunnel { entrance: Hex },
+    /// Declare a road Manhole out of Known enemy LOS for the Sewer Emergence drm (B8.42).
+    DeclareManholeUnseen { hex: Hex },
     /// Enter an outcome the engine does not compute (an attack broke or eliminated a unit).
     /// Logged with who entered it, for the opponent to see and dispute.
     Adjudicate {

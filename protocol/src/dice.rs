@@ -63,3 +63,113 @@ mod tests {
         assert_eq!(dice.push(7), Err(7));
     }
 }
+
+/// Die faces derived from a key: the n-th draw of a game is a fixed function of the key and n,
+/// so whoever later learns the key can re-derive every roll in the log, and nobody without it
+/// can foresee one. The server keys it from the game's committed seed (see `docs/dice.md`).
+#[derive(Clone, Debug)]
+pub struct SeededDice {
+    key: [u8; 32],
+    next: u64,
+}
+
+impl SeededDice {
+    /// `next` is the number of dice the game has drawn so far (`Game::dice_drawn`).
+    pub fn new(key: [u8; 32], next: u64) -> SeededDice {
+        SeededDice { key, next }
+    }
+}
+
+impl DiceSource for SeededDice {
+    fn roll_die(&mut self) -> Option<u8> {
+        let face = derive_die(&self.key, self.next);
+        self.next += 1;
+        Some(face)
+    }
+}
+
+/// The face of draw `n` under `key`: blake3 in keyed mode over the draw number, mapped to 1–6
+/// without bias by rejecting the bytes above the largest multiple of six.
+pub fn derive_die(key: &[u8; 32], n: u64) -> u8 {
+    let mut hasher = blake3::Hasher::new_keyed(key);
+    hasher.update(&n.to_le_bytes());
+    let mut stream = hasher.finalize_xof();
+    loop {
+        let mut byte = [0u8; 1];
+        stream.fill(&mut byte);
+        if byte[0] < 252 {
+            return byte[0] % 6 + 1;
+        }
+    }
+}
+
+/// What a roll was for; dice statistics are kept per purpose.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RollPurpose {
+    /// The leader's 4TC that lets units without sewer capability enter a sewer (B8.4).
+    SewerLeaderTaskCheck,
+    /// Whether a sewer stack gets lost before moving (B8.41).
+    SewerLost,
+    /// The Sewer Emergence Chart at the end of the MPh (B8.42).
+    SewerEmergence,
+}
+
+/// One modifier to a roll, with its reason.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Modifier {
+    pub value: i8,
+    pub reason: String,
+    pub rule: String,
+}
+
+/// A roll as the log keeps it: purpose, rule, the raw dice (and which draws of the game they
+/// were), each modifier with its reason, the Final result and what it meant.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Roll {
+    pub side: crate::scenario::Side,
+    pub purpose: RollPurpose,
+    pub rule: String,
+    /// The game's draw number of the first die (its `dice_drawn` before the roll).
+    pub first_draw: u64,
+    pub dice: Vec<u8>,
+    pub modifiers: Vec<Modifier>,
+    pub final_result: i16,
+    pub outcome: String,
+}
+
+impl Roll {
+    pub fn raw(&self) -> i16 {
+        self.dice.iter().map(|d| i16::from(*d)).sum()
+    }
+}
+
+#[cfg(test)]
+mod derivation_tests {
+    use super::*;
+
+    #[test]
+    fn derived_faces_are_fair_and_fixed_by_key_and_draw() {
+        let key = [7u8; 32];
+        let mut counts = [0u32; 6];
+        for n in 0..6_000 {
+            let f = derive_die(&key, n);
+            assert!((1..=6).contains(&f));
+            counts[usize::from(f - 1)] += 1;
+        }
+        // Each face within 15% of its expected 1,000 draws.
+        assert!(
+            counts.iter().all(|c| (850..=1150).contains(c)),
+            "{counts:?}"
+        );
+        assert_eq!(derive_die(&key, 42), derive_die(&key, 42));
+        let other: Vec<u8> = (0..32).map(|n| derive_die(&[8u8; 32], n)).collect();
+        let mine: Vec<u8> = (0..32).map(|n| derive_die(&key, n)).collect();
+        assert_ne!(other, mine);
+        let mut seeded = SeededDice::new(key, 10);
+        assert_eq!(seeded.roll_die(), Some(derive_die(&key, 10)));
+        assert_eq!(seeded.roll_die(), Some(derive_die(&key, 11)));
+    }
+}

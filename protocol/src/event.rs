@@ -99,6 +99,8 @@ pub enum Event {
         by: Side,
         firers: Vec<UnitId>,
         target: Hex,
+        /// Into the sewer beneath `target`: Point Blank Fire with a −2 DRM (B8.3).
+        into_sewer: bool,
     },
     AttackResolved {
         by: Side,
@@ -121,6 +123,64 @@ pub enum Event {
         dummies_removed: Vec<UnitId>,
         cost: MoveCost,
         mf: Vec<MfAccount>,
+    },
+    /// The server rolled dice: purpose, rule, raw dice, modifiers and Final result. Replay reads
+    /// the dice from here and never rolls again.
+    DiceRolled {
+        roll: crate::dice::Roll,
+    },
+    /// The leader's 4TC failed: these units cannot enter the sewer this MPh (B8.4).
+    SewerEntryFailed {
+        units: Vec<UnitId>,
+    },
+    /// Units went down a Manhole into the sewer beneath it, for all their MF (B8.4).
+    UnitsEnteredSewer {
+        units: Vec<UnitId>,
+        hex: Hex,
+    },
+    /// A sewer stack moved beneath another Manhole (B8.41); `designated_by` is the DEFENDER
+    /// when the stack was lost.
+    SewerStackMoved {
+        units: Vec<UnitId>,
+        from: Hex,
+        to: Hex,
+        designated_by: Option<Side>,
+    },
+    /// The stack is lost: the DEFENDER must say where it goes (B8.41).
+    SewerStackLost {
+        units: Vec<UnitId>,
+        at: Hex,
+        defender: Side,
+        options: Vec<Hex>,
+    },
+    /// The Sewer Emergence Chart's result for a stack (B8.42).
+    SewerEmergenceRolled {
+        units: Vec<UnitId>,
+        hex: Hex,
+        result: crate::game::Emergence,
+    },
+    /// Sewer or tunnel units came up into their hex, concealed (B8.42, B8.61).
+    UnitsSurfaced {
+        units: Vec<UnitId>,
+        hex: Hex,
+    },
+    /// Units entered a tunnel for all their MF and wait beneath "Sewer?" at its other end
+    /// (B8.61); using it reveals the tunnel to the opponent.
+    UnitsEnteredTunnel {
+        units: Vec<UnitId>,
+        side: Side,
+        from: Hex,
+        exit: Hex,
+    },
+    /// A tunnel entrance was destroyed (B8.63): the tunnel is gone.
+    TunnelDestroyed {
+        entrance: Hex,
+    },
+    /// The ATTACKER declared a road Manhole out of Known enemy LOS (or all of it Hindered
+    /// ≥ +2), for the Sewer Emergence drm (B8.42); the opponent may dispute it.
+    ManholeDeclaredUnseen {
+        by: Side,
+        hex: Hex,
     },
     /// A player entered an outcome the engine does not compute.
     OutcomeAdjudicated {
@@ -263,6 +323,16 @@ impl Event {
             Event::AttackResolved { .. } => "AttackResolved",
             Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
             Event::UnitEntryBlocked { .. } => "UnitEntryBlocked",
+            Event::DiceRolled { .. } => "DiceRolled",
+            Event::UnitsEnteredSewer { .. } => "UnitsEnteredSewer",
+            Event::SewerEntryFailed { .. } => "SewerEntryFailed",
+            Event::SewerStackMoved { .. } => "SewerStackMoved",
+            Event::SewerStackLost { .. } => "SewerStackLost",
+            Event::SewerEmergenceRolled { .. } => "SewerEmergenceRolled",
+            Event::UnitsSurfaced { .. } => "UnitsSurfaced",
+            Event::UnitsEnteredTunnel { .. } => "UnitsEnteredTunnel",
+            Event::TunnelDestroyed { .. } => "TunnelDestroyed",
+            Event::ManholeDeclaredUnseen { .. } => "ManholeDeclaredUnseen",
             Event::OutcomeAdjudicated { .. } => "OutcomeAdjudicated",
         }
     }

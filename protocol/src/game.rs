@@ -52,6 +52,55 @@ pub struct Unit {
     /// Failed to leave its Location this MPh, so it may not re-claim WA voluntarily until the
     /// MPh ends (B9.41).
     pub wa_blocked: bool,
+    /// Beneath its hex, in a sewer or a tunnel (B8); `None` above ground.
+    pub underground: Option<Underground>,
+}
+
+/// Where a unit below ground is, and what the sewer rules have said of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Underground {
+    /// In the sewer beneath its hex (level −1, B8.2), under a "Sewer?" or "Lost?" counter.
+    Sewer {
+        lost: bool,
+        /// Moved this MPh, as units in a sewer must (B8.41).
+        moved: bool,
+        /// The Sewer Emergence Chart's result this Game Turn (B8.42).
+        emergence: Option<Emergence>,
+    },
+    /// In a tunnel, beneath "Sewer?" at the exit it must advance out of in the APh (B8.61).
+    Tunnel,
+}
+
+/// The Sewer Emergence Chart's results (B8.42).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Emergence {
+    /// Final dr ≤ 4: may emerge concealed in the APh.
+    MayEmerge,
+    /// 5–6: cannot emerge this Game Turn.
+    CannotEmerge,
+    /// ≥ 7: discovered — cannot emerge this Game Turn, subject to Defensive Fire from enemy
+    /// Infantry in the Manhole Location without concealment, and may attack it in the AFPh.
+    Discovered,
+}
+
+/// A secretly recorded tunnel as it stands in play (B8.6).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TunnelState {
+    pub side: Side,
+    pub entrances: [Hex; 2],
+    /// Used in the open, so the opponent knows it (and may destroy it, B8.63).
+    pub revealed: bool,
+    pub destroyed: bool,
+}
+
+/// A lost sewer stack waiting for the DEFENDER to say where it goes (B8.41).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SewerDesignation {
+    pub defender: Side,
+    pub units: Vec<UnitId>,
+    pub from: Hex,
+    pub options: Vec<Hex>,
 }
 
 /// A unit moving around the obstacle of a woods/building hex rather than through it (A4.3).
@@ -143,6 +192,7 @@ impl Unit {
             portage_pp: 0,
             wall_advantage: spec.wall_advantage,
             wa_blocked: false,
+            underground: None,
         }
     }
 
@@ -160,6 +210,8 @@ pub struct MovementRecord {
     pub last_movers: BTreeSet<UnitId>,
     /// Units that moved and stopped while another unit moved: they may move no farther (A4.2).
     pub finished: BTreeSet<UnitId>,
+    /// Units whose leader failed the 4TC to take them into a sewer this MPh (B8.4).
+    pub sewer_check_failed: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game.
@@ -176,6 +228,15 @@ pub struct Game {
     /// An attack declared and not yet resolved: no WA may change in its target hex until it is
     /// (B9.322).
     pub attack: Option<DeclaredAttack>,
+    /// A lost sewer stack waiting for the DEFENDER's choice (B8.41).
+    pub sewer_designation: Option<SewerDesignation>,
+    /// Tunnels as they stand; the opponent's are projected away until revealed.
+    pub tunnels: Vec<TunnelState>,
+    /// Road Manholes the ATTACKER declared out of Known enemy LOS (or Hindered ≥ +2) this MPh,
+    /// standing in for LOS until the engine traces it (B8.42 drm).
+    pub unseen_manholes: BTreeSet<Hex>,
+    /// Dice drawn so far: the next roll's first draw number (see `dice::SeededDice`).
+    pub dice_drawn: u64,
     /// Set once the last step of the last Game Turn has ended.
     pub over: bool,
     /// Number of events applied: the version every message about this game carries.
@@ -224,6 +285,16 @@ impl Game {
                 (w.id.clone(), weapon)
             })
             .collect();
+        let tunnels = scenario
+            .tunnels
+            .iter()
+            .map(|t| TunnelState {
+                side: t.side,
+                entrances: t.entrances,
+                revealed: false,
+                destroyed: false,
+            })
+            .collect();
         Game {
             scenario,
             clock: Clock::START,
@@ -232,6 +303,10 @@ impl Game {
             movement: MovementRecord::default(),
             wa_chance: None,
             attack: None,
+            sewer_designation: None,
+            tunnels,
+            unseen_manholes: BTreeSet::new(),
+            dice_drawn: 0,
             over: false,
             version: 0,
         }
@@ -289,6 +364,8 @@ impl Game {
         game.weapons
             .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
         game.scenario = project_scenario(&self.scenario, viewer);
+        game.tunnels
+            .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
         for set in [
             &mut game.movement.moving_stack,
             &mut game.movement.last_movers,
@@ -390,6 +467,14 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
+            }
+            if ended.turn != next.turn {
+                // Emergence results last the Game Turn (B8.42).
+                for unit in game.units.values_mut() {
+                    if let Some(Underground::Sewer { emergence, .. }) = &mut unit.underground {
+                        *emergence = None;
+                    }
+                }
             }
         }
         Event::GameEnded { .. } => {
@@ -493,7 +578,9 @@ pub fn apply(game: &mut Game, event: &Event) {
                 units: units.clone(),
             });
         }
-        Event::AttackDeclared { by, firers, target } => {
+        Event::AttackDeclared {
+            by, firers, target, ..
+        } => {
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
@@ -528,6 +615,122 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.eliminated = true;
                 }
             }
+        }
+        Event::DiceRolled { roll } => {
+            game.dice_drawn = roll.first_draw + roll.dice.len() as u64;
+        }
+        Event::SewerEntryFailed { units } => {
+            game.movement
+                .sewer_check_failed
+                .extend(units.iter().cloned());
+        }
+        Event::UnitsEnteredSewer { units, .. } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.underground = Some(Underground::Sewer {
+                        lost: false,
+                        moved: false,
+                        emergence: None,
+                    });
+                    unit.concealed = true;
+                    unit.bypass = None;
+                }
+            }
+            game.movement.finished.extend(units.iter().cloned());
+        }
+        Event::SewerStackMoved {
+            units,
+            to,
+            designated_by,
+            ..
+        } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    if let Some(Underground::Sewer { moved, lost, .. }) = &mut unit.underground {
+                        *moved = true;
+                        // Moved by its owner, the stack is found again (B8.41).
+                        *lost = designated_by.is_some();
+                    }
+                }
+            }
+            carry_weapons(game, units, *to);
+            game.sewer_designation = None;
+        }
+        Event::SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } => {
+            for id in units {
+                if let Some(Underground::Sewer { lost, .. }) =
+                    game.units.get_mut(id).and_then(|u| u.underground.as_mut())
+                {
+                    *lost = true;
+                }
+            }
+            game.sewer_designation = Some(SewerDesignation {
+                defender: *defender,
+                units: units.clone(),
+                from: *at,
+                options: options.clone(),
+            });
+        }
+        Event::SewerEmergenceRolled { units, result, .. } => {
+            for id in units {
+                if let Some(Underground::Sewer { emergence, .. }) =
+                    game.units.get_mut(id).and_then(|u| u.underground.as_mut())
+                {
+                    *emergence = Some(*result);
+                }
+            }
+        }
+        Event::UnitsSurfaced { units, .. } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.underground = None;
+                    unit.concealed = true;
+                }
+            }
+        }
+        Event::UnitsEnteredTunnel {
+            units,
+            side,
+            from,
+            exit,
+        } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *exit;
+                    unit.underground = Some(Underground::Tunnel);
+                    unit.concealed = true;
+                }
+            }
+            carry_weapons(game, units, *exit);
+            game.movement.finished.extend(units.iter().cloned());
+            let same = |t: &TunnelState| t.entrances.contains(from) && t.entrances.contains(exit);
+            match game.tunnels.iter_mut().find(|t| same(t)) {
+                Some(t) => t.revealed = true,
+                None => game.tunnels.push(TunnelState {
+                    side: *side,
+                    entrances: [*from, *exit],
+                    revealed: true,
+                    destroyed: false,
+                }),
+            }
+        }
+        Event::TunnelDestroyed { entrance } => {
+            for t in game
+                .tunnels
+                .iter_mut()
+                .filter(|t| t.entrances.contains(entrance))
+            {
+                t.destroyed = true;
+            }
+        }
+        Event::ManholeDeclaredUnseen { hex, .. } => {
+            game.unseen_manholes.insert(*hex);
         }
         Event::OutcomeAdjudicated { unit, outcome, .. } => {
             if let Some(unit) = game.units.get_mut(unit) {
@@ -617,7 +820,11 @@ fn end_movement_phase(game: &mut Game) {
         unit.bypass = None;
         unit.portage_pp = 0;
         unit.wa_blocked = false;
+        if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
+            *moved = false;
+        }
     }
+    game.unseen_manholes.clear();
     for w in game.weapons.values_mut() {
         w.portaged = false;
     }

@@ -104,6 +104,14 @@ pub enum Check {
     NoWa(UnitId),
     /// `chance=russian` — that side is being asked whether to claim WA; `chance=none`: nobody.
     Chance(Option<Side>),
+    /// `below=467a:sewer|tunnel|none` — where the unit is below ground.
+    Below(UnitId, String),
+    /// `lost=467a:true` — the unit's sewer stack is lost.
+    Lost(UnitId, bool),
+    /// `emergence=467a:may|cannot|discovered|none` — its Sewer Emergence result.
+    Emergence(UnitId, String),
+    /// `concealed=467a:true`
+    Concealed(UnitId, bool),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -274,6 +282,33 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         "over" => Check::Over(value == "true"),
         "wa" => Check::Wa(value.to_string()),
         "no_wa" => Check::NoWa(value.to_string()),
+        "below" | "emergence" => {
+            let (u, v) = unit_and(value, key)?;
+            let allowed: &[&str] = if key == "below" {
+                &["sewer", "tunnel", "none"]
+            } else {
+                &["may", "cannot", "discovered", "none"]
+            };
+            if !allowed.contains(&v) {
+                return Err(format!("`{key}=` takes UNIT:{}", allowed.join("|")));
+            }
+            if key == "below" {
+                Check::Below(u, v.to_string())
+            } else {
+                Check::Emergence(u, v.to_string())
+            }
+        }
+        "lost" | "concealed" => {
+            let (u, b) = unit_and(value, key)?;
+            let b = b
+                .parse()
+                .map_err(|_| format!("{key}= takes UNIT:true or UNIT:false"))?;
+            if key == "lost" {
+                Check::Lost(u, b)
+            } else {
+                Check::Concealed(u, b)
+            }
+        }
         "chance" if value == "none" => Check::Chance(None),
         "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
@@ -359,15 +394,25 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units")),
         "decline-wa" if args.is_empty() => Ok(Command::DeclineWallAdvantage),
         "decline-wa" => Err("`decline-wa` takes nothing".into()),
-        "attack" => match args {
-            [firers @ .., at, target] if at == "at" && !firers.is_empty() => {
-                Ok(Command::DeclareAttack {
-                    firers: firers.to_vec(),
-                    target: resolve_hex(scenario, target)?,
-                })
+        "attack" => {
+            let (into_sewer, args) = match args.split_last() {
+                Some((last, rest)) if last == "sewer" => (true, rest),
+                _ => (false, args),
+            };
+            match args {
+                [firers @ .., at, target] if at == "at" && !firers.is_empty() => {
+                    Ok(Command::DeclareAttack {
+                        firers: firers.to_vec(),
+                        target: resolve_hex(scenario, target)?,
+                        into_sewer,
+                    })
+                }
+                _ => Err(
+                    "`attack` takes the firing units, `at`, a hex and optionally `sewer`: attack 747a at H6"
+                        .into(),
+                ),
             }
-            _ => Err("`attack` takes the firing units, `at` and a hex: attack 747a at H6".into()),
-        },
+        }
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {
@@ -381,6 +426,42 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`place` takes a hidden unit and optionally `claim-wa`".into()),
         },
+        "sewer-move" => match args {
+            [units @ .., to_word, to] if to_word == "to" && !units.is_empty() => {
+                Ok(Command::SewerMove {
+                    units: units.to_vec(),
+                    to: resolve_hex(scenario, to)?,
+                })
+            }
+            _ => Err("`sewer-move` takes units, `to` and a Manhole hex: sewer-move 467a to Y9".into()),
+        },
+        "designate-sewer" => match args {
+            [to] => Ok(Command::DesignateSewer {
+                to: resolve_hex(scenario, to)?,
+            }),
+            _ => Err("`designate-sewer` takes the hex the lost stack goes to".into()),
+        },
+        "surface" | "enter-tunnel" if !args.is_empty() => Ok(if verb == "surface" {
+            Command::Surface {
+                units: args.to_vec(),
+            }
+        } else {
+            Command::EnterTunnel {
+                units: args.to_vec(),
+            }
+        }),
+        "surface" | "enter-tunnel" => Err(format!("`{verb}` takes one or more units")),
+        "destroy-tunnel" | "manhole-unseen" => match args {
+            [hex] => {
+                let hex = resolve_hex(scenario, hex)?;
+                Ok(if verb == "destroy-tunnel" {
+                    Command::DestroyTunnel { entrance: hex }
+                } else {
+                    Command::DeclareManholeUnseen { hex }
+                })
+            }
+            _ => Err(format!("`{verb}` takes a hex")),
+        },
         "adjudicate" => match args {
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
@@ -392,7 +473,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
         },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, adjudicate)"
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate)"
         )),
     }
 }
@@ -633,6 +714,48 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
         Check::Over(o) => expect(game.over == *o, format!("game over is {}", game.over)),
         Check::Wa(id) => expect(unit(id)?.wall_advantage, format!("`{id}` has no WA")),
         Check::NoWa(id) => expect(!unit(id)?.wall_advantage, format!("`{id}` has WA")),
+        Check::Below(id, want) => {
+            let got = match unit(id)?.underground {
+                None => "none",
+                Some(crate::game::Underground::Sewer { .. }) => "sewer",
+                Some(crate::game::Underground::Tunnel) => "tunnel",
+            };
+            expect(
+                got == want,
+                format!("`{id}` is below ground: {got}, not {want}"),
+            )
+        }
+        Check::Lost(id, want) => {
+            let got = matches!(
+                unit(id)?.underground,
+                Some(crate::game::Underground::Sewer { lost: true, .. })
+            );
+            expect(got == *want, format!("`{id}` lost is {got}, not {want}"))
+        }
+        Check::Emergence(id, want) => {
+            use crate::game::{Emergence, Underground};
+            let got = match unit(id)?.underground {
+                Some(Underground::Sewer {
+                    emergence: Some(e), ..
+                }) => match e {
+                    Emergence::MayEmerge => "may",
+                    Emergence::CannotEmerge => "cannot",
+                    Emergence::Discovered => "discovered",
+                },
+                _ => "none",
+            };
+            expect(
+                got == want,
+                format!("`{id}` emergence is {got}, not {want}"),
+            )
+        }
+        Check::Concealed(id, want) => {
+            let got = unit(id)?.concealed;
+            expect(
+                got == *want,
+                format!("`{id}` concealed is {got}, not {want}"),
+            )
+        }
         Check::Chance(side) => {
             let now = game.wa_chance.as_ref().map(|c| c.side);
             expect(
@@ -901,10 +1024,20 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         Event::WallAdvantageChanceDeclined { side } => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }
-        Event::AttackDeclared { by, firers, target } => format!(
-            "{} declared fire by {} at {target}",
+        Event::AttackDeclared {
+            by,
+            firers,
+            target,
+            into_sewer,
+        } => format!(
+            "{} declared fire by {} at {target}{}",
             name(*by),
-            firers.join("+")
+            firers.join("+"),
+            if *into_sewer {
+                ", into the sewer: PBF with −2 (B8.3)"
+            } else {
+                ""
+            }
         ),
         Event::AttackResolved { by, target } => {
             format!("{} resolved its attack on {target}", name(*by))
@@ -941,6 +1074,82 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::DiceRolled { roll } => {
+            let dice: Vec<String> = roll.dice.iter().map(|d| d.to_string()).collect();
+            let mut s = format!(
+                "{} rolled {} for {:?} ({}): {}",
+                name(roll.side),
+                if roll.dice.len() == 1 { "dr" } else { "DR" },
+                roll.purpose,
+                roll.rule,
+                dice.join("+")
+            );
+            for m in &roll.modifiers {
+                let _ = write!(s, " {:+} {} ({})", m.value, m.reason, m.rule);
+            }
+            let _ = write!(s, " = Final {} → {}", roll.final_result, roll.outcome);
+            s
+        }
+        Event::SewerEntryFailed { units } => format!(
+            "{} cannot enter the sewer this MPh: the leader's 4TC failed (B8.4)",
+            units.join("+")
+        ),
+        Event::UnitsEnteredSewer { units, hex } => format!(
+            "{} went down the Manhole in {hex} beneath \"Sewer?\", for all MF (B8.4)",
+            units.join("+")
+        ),
+        Event::SewerStackMoved {
+            units,
+            from,
+            to,
+            designated_by,
+        } => match designated_by {
+            Some(d) => format!(
+                "lost sewer stack {} moved from beneath {from} to beneath {to}, designated by the {} (B8.41)",
+                units.join("+"),
+                name(*d)
+            ),
+            None => format!(
+                "sewer stack {} moved from beneath {from} to beneath {to} (B8.41)",
+                units.join("+")
+            ),
+        },
+        Event::SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } => format!(
+            "sewer stack {} beneath {at} is lost: the {} designates where it goes, among {} (B8.41)",
+            units.join("+"),
+            name(*defender),
+            options
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::SewerEmergenceRolled { units, hex, result } => format!(
+            "sewer stack {} beneath {hex}: {} (B8.42)",
+            units.join("+"),
+            result.describe()
+        ),
+        Event::UnitsSurfaced { units, hex } => {
+            format!("{} came up into {hex}, concealed", units.join("+"))
+        }
+        Event::UnitsEnteredTunnel {
+            units, from, exit, ..
+        } => format!(
+            "{} entered the tunnel at {from} for all MF and wait beneath \"Sewer?\" at {exit} (B8.61)",
+            units.join("+")
+        ),
+        Event::TunnelDestroyed { entrance } => {
+            format!("the tunnel entrance at {entrance} was destroyed (B8.63)")
+        }
+        Event::ManholeDeclaredUnseen { by, hex } => format!(
+            "{} declared the road Manhole {hex} out of Known enemy LOS (B8.42 drm)",
+            name(*by)
+        ),
         Event::OutcomeAdjudicated {
             by,
             unit,

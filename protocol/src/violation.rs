@@ -29,6 +29,8 @@ pub enum ViolationKind {
     Terrain,
     NotEnoughMf,
     NotModelled,
+    /// A roll was needed and the dice source had none (offline: add a `dice` line).
+    NoDice,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]

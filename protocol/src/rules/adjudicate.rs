@@ -52,10 +52,25 @@ pub(super) fn decide(
             format!("cannot {} `{id}`: it {why}", outcome.name()),
         ));
     }
-    Ok(vec![Event::OutcomeAdjudicated {
+    let mut events = vec![Event::OutcomeAdjudicated {
         by,
         unit: id.clone(),
         outcome,
         note: note.to_string(),
-    }])
+    }];
+    // A unit that breaks in a sewer is eliminated (B8.45).
+    if outcome == Outcome::Break
+        && matches!(
+            unit.underground,
+            Some(crate::game::Underground::Sewer { .. })
+        )
+    {
+        events.push(Event::OutcomeAdjudicated {
+            by,
+            unit: id.clone(),
+            outcome: Outcome::Eliminate,
+            note: "broke in a sewer (B8.45)".into(),
+        });
+    }
+    Ok(events)
 }

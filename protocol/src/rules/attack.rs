@@ -4,7 +4,7 @@
 
 use super::own_unit;
 use crate::event::Event;
-use crate::game::Game;
+use crate::game::{Emergence, Game, Underground};
 use crate::hex::Hex;
 use crate::phase::Phase;
 use crate::scenario::{Side, UnitId};
@@ -26,6 +26,7 @@ pub(super) fn declare(
     by: Side,
     firers: &[UnitId],
     target: Hex,
+    into_sewer: bool,
 ) -> Result<Vec<Event>, RuleViolation> {
     if !fires_now(game, by) {
         return Err(RuleViolation::new(
@@ -61,19 +62,104 @@ pub(super) fn declare(
                 format!("`{id}` is broken and cannot fire"),
             ));
         }
+        check_line_of_fire(game, unit, target, into_sewer)?;
     }
-    if !game.units_in(target).any(|u| u.side != by && !u.hidden) {
+    let targets = |u: &&crate::game::Unit| {
+        u.side != by
+            && !u.hidden
+            && match u.underground {
+                Some(Underground::Sewer { .. }) => into_sewer,
+                Some(Underground::Tunnel) => false, // never attacked (B8.6)
+                None => !into_sewer,
+            }
+    };
+    if !game.units_in(target).any(|u| targets(&u)) {
         return Err(RuleViolation::new(
-            "A7",
+            if into_sewer { "B8.3" } else { "A7" },
             ViolationKind::Geometry,
-            format!("no enemy unit in {target} to fire at"),
+            format!(
+                "no enemy unit {} {target} to fire at",
+                if into_sewer {
+                    "in the sewer beneath"
+                } else {
+                    "in"
+                }
+            ),
         ));
     }
     Ok(vec![Event::AttackDeclared {
         by,
         firers: firers.to_vec(),
         target,
+        into_sewer,
     }])
+}
+
+/// Who may fire at what below ground (B8.2, B8.3, B8.43, B8.6): nobody in a tunnel fires or is
+/// fired on; fire into a sewer comes only from units with a LOS to it — in the Manhole above a
+/// discovered stack, or in an adjacent sewer Location — and never from a vehicle; a sewer
+/// unit fires at the Manhole above it only in the AFPh after being discovered.
+fn check_line_of_fire(
+    game: &Game,
+    firer: &crate::game::Unit,
+    target: Hex,
+    into_sewer: bool,
+) -> Result<(), RuleViolation> {
+    let refuse =
+        |rule: &str, why: String| Err(RuleViolation::new(rule, ViolationKind::Geometry, why));
+    let id = &firer.id;
+    match (&firer.underground, into_sewer) {
+        (Some(Underground::Tunnel), _) => refuse(
+            "B8.6",
+            format!("`{id}` is in a tunnel and sees no enemy unit"),
+        ),
+        (Some(Underground::Sewer { emergence, .. }), false) => {
+            let allowed = firer.hex == target
+                && game.clock.phase() == Phase::AdvancingFire
+                && *emergence == Some(Emergence::Discovered);
+            if allowed {
+                Ok(())
+            } else {
+                refuse(
+                    "B8.43",
+                    format!("`{id}` in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"),
+                )
+            }
+        }
+        (Some(Underground::Sewer { .. }), true) => {
+            if firer.hex.is_adjacent(target) {
+                Ok(())
+            } else {
+                refuse("B8.2", format!("`{id}` sees only adjacent sewer Locations"))
+            }
+        }
+        (None, true) => {
+            if firer.kind == crate::scenario::UnitKind::Vehicle {
+                return refuse(
+                    "B8.3",
+                    format!("`{id}` is a vehicle; vehicles never fire into a sewer"),
+                );
+            }
+            let discovered = game.units_in(target).any(|u| {
+                matches!(
+                    u.underground,
+                    Some(Underground::Sewer {
+                        emergence: Some(Emergence::Discovered),
+                        ..
+                    })
+                )
+            });
+            if firer.hex == target && discovered {
+                Ok(())
+            } else {
+                refuse(
+                    "B8.3",
+                    format!("`{id}` has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one"),
+                )
+            }
+        }
+        (None, false) => Ok(()),
+    }
 }
 
 pub(super) fn resolve(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {

@@ -7,7 +7,11 @@ use crate::phase::Phase;
 use crate::scenario::Side;
 use crate::violation::{RuleViolation, ViolationKind};
 
-pub(super) fn decide(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+pub(super) fn decide(
+    game: &Game,
+    by: Side,
+    dice: &mut dyn crate::dice::DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the side whose step it is can end it")?;
     if game.clock.phase() == Phase::Movement {
         // A unit may not end its MPh in Bypass by choice (A4.32): it must enter the obstacle
@@ -38,11 +42,22 @@ pub(super) fn decide(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation>
             ),
         ));
     }
+    // What the end of a phase brings: the Sewer Emergence dr after the MPh (B8.42); units in
+    // a tunnel must be out by the end of the APh (B8.61).
+    let mut events = match game.clock.phase() {
+        Phase::Movement => super::sewer::end_of_movement(game, by, dice)?,
+        Phase::Advance => {
+            super::sewer::end_of_advance(game, by)?;
+            vec![]
+        }
+        _ => vec![],
+    };
     let ended = game.clock;
-    Ok(match ended.next(game.scenario.turns) {
-        Some(next) => vec![Event::StepEnded { by, ended, next }],
-        None => vec![Event::GameEnded {
+    events.push(match ended.next(game.scenario.turns) {
+        Some(next) => Event::StepEnded { by, ended, next },
+        None => Event::GameEnded {
             turns_played: game.scenario.turns,
-        }],
-    })
+        },
+    });
+    Ok(events)
 }

@@ -9,6 +9,7 @@ mod attack;
 mod done;
 pub mod movement;
 mod place;
+pub mod sewer;
 pub mod wall_advantage;
 
 use crate::command::Command;
@@ -37,7 +38,19 @@ pub fn decide(
             ),
         ));
     }
-    let _ = dice; // no command rolls yet; sewer movement (B8) is the first that will
+    if let Some(d) = &game.sewer_designation {
+        if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
+            return Err(RuleViolation::new(
+                "B8.41",
+                ViolationKind::WrongSide,
+                format!(
+                    "the sewer stack beneath {} is lost; play goes on once the {} designates where it goes",
+                    d.from,
+                    game.side_name(d.defender)
+                ),
+            ));
+        }
+    }
     if let Some(chance) = &game.wa_chance {
         let answers = chance.side == by
             && matches!(
@@ -57,7 +70,7 @@ pub fn decide(
         }
     }
     let events = match command {
-        Command::Done => done::decide(game, by),
+        Command::Done => done::decide(game, by, dice),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
@@ -68,12 +81,22 @@ pub fn decide(
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
         Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
-        Command::DeclareAttack { firers, target } => attack::declare(game, by, firers, *target),
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => attack::declare(game, by, firers, *target, *into_sewer),
         Command::ResolveAttack => attack::resolve(game, by),
         Command::PlaceHidden {
             unit,
             claim_wall_advantage,
         } => place::decide(game, by, unit, *claim_wall_advantage),
+        Command::SewerMove { units, to } => sewer::decide_move(game, by, units, *to, dice),
+        Command::DesignateSewer { to } => sewer::decide_designate(game, by, *to),
+        Command::Surface { units } => sewer::decide_surface(game, by, units),
+        Command::EnterTunnel { units } => sewer::decide_enter_tunnel(game, by, units),
+        Command::DestroyTunnel { entrance } => sewer::decide_destroy(game, by, *entrance),
+        Command::DeclareManholeUnseen { hex } => sewer::decide_unseen(game, by, *hex),
         Command::Adjudicate {
             unit,
             outcome,

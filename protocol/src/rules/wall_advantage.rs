@@ -76,6 +76,9 @@ pub fn eligibility(
     if unit.eliminated {
         return Err(("B9.32", "it has been eliminated".into()));
     }
+    if unit.underground.is_some() {
+        return Err(("B9.32", "it is below ground, not at ground level".into()));
+    }
     if unit.hidden {
         return Err((
             "B9.324",

@@ -251,6 +251,13 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             format!("`{id}` is hidden; revealing HIP units by movement is not modelled yet"),
         );
     }
+    if unit.underground.is_some() {
+        return refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            format!("`{id}` is below ground; it moves by sewer movement or comes up in the APh"),
+        );
+    }
     match unit.morale {
         Morale::Broken => {
             return refuse(
