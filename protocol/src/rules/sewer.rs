@@ -38,17 +38,28 @@ fn refuse(rule: &str, kind: ViolationKind, why: impl Into<String>) -> RuleViolat
     RuleViolation::new(rule, kind, why)
 }
 
-/// Rolls `count` dice for `purpose`, or refuses when the source has none.
+/// Which roll is asked for: whose, what for, under which rule, and how many dice.
+struct Ask {
+    side: Side,
+    purpose: RollPurpose,
+    rule: &'static str,
+    count: usize,
+}
+
+/// Rolls the dice asked for, or refuses when the source has none.
 fn roll(
     game: &Game,
     dice: &mut dyn DiceSource,
-    side: Side,
-    purpose: RollPurpose,
-    rule: &str,
-    count: usize,
+    ask: Ask,
     modifiers: Vec<Modifier>,
     outcome: impl Fn(i16) -> String,
 ) -> Result<Roll, RuleViolation> {
+    let Ask {
+        side,
+        purpose,
+        rule,
+        count,
+    } = ask;
     let faces = (0..count)
         .map(|_| dice.roll_die())
         .collect::<Option<Vec<u8>>>()
@@ -204,10 +215,12 @@ pub(super) fn decide_move(
     let lost_roll = roll(
         &after,
         dice,
-        by,
-        RollPurpose::SewerLost,
-        "B8.41",
-        1,
+        Ask {
+            side: by,
+            purpose: RollPurpose::SewerLost,
+            rule: "B8.41",
+            count: 1,
+        },
         mods,
         |f| {
             if f >= 6 {
@@ -341,10 +354,12 @@ fn enter_sewer(
         let check = roll(
             game,
             dice,
-            by,
-            RollPurpose::SewerLeaderTaskCheck,
-            "B8.4",
-            2,
+            Ask {
+                side: by,
+                purpose: RollPurpose::SewerLeaderTaskCheck,
+                rule: "B8.4",
+                count: 2,
+            },
             vec![modifier(4, "Task Check +4 (4TC)", "B8.4")],
             |f| {
                 if f <= morale {
@@ -444,10 +459,12 @@ pub(super) fn end_of_movement(
         let r = roll(
             &after,
             dice,
-            by,
-            RollPurpose::SewerEmergence,
-            "B8.42",
-            1,
+            Ask {
+                side: by,
+                purpose: RollPurpose::SewerEmergence,
+                rule: "B8.42",
+                count: 1,
+            },
             mods,
             |f| emergence_of(f).describe().into(),
         )?;
