@@ -112,6 +112,8 @@ pub enum Check {
     Emergence(UnitId, String),
     /// `concealed=467a:true`
     Concealed(UnitId, bool),
+    /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
+    Rolls(Vec<i16>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -309,6 +311,12 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
                 Check::Concealed(u, b)
             }
         }
+        "rolls" => Check::Rolls(
+            value
+                .split(',')
+                .map(|v| v.parse().map_err(|_| format!("`{v}` is not a Final roll")))
+                .collect::<Result<_, _>>()?,
+        ),
         "chance" if value == "none" => Check::Chance(None),
         "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
@@ -754,6 +762,19 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             expect(
                 got == *want,
                 format!("`{id}` concealed is {got}, not {want}"),
+            )
+        }
+        Check::Rolls(want) => {
+            let got: Vec<i16> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::DiceRolled { roll } => Some(roll.final_result),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                &got == want,
+                format!("the Final rolls were {got:?}, not {want:?}"),
             )
         }
         Check::Chance(side) => {

@@ -172,6 +172,19 @@ pub(super) fn decide_move(
     for u in &units {
         check_sewer_unit(game, u, below)?;
     }
+    // Every check that can refuse comes before the first die: a refusal must never tell the
+    // player what a roll would have been.
+    let options = sewer_destinations(game, by, from);
+    if !options.contains(&to) {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::Geometry,
+            format!(
+                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units; the choices are {}",
+                names(&options)
+            ),
+        ));
+    }
     if !below {
         let (entered, passed) = enter_sewer(game, by, &units, ids, from, dice)?;
         events.extend(entered);
@@ -186,17 +199,6 @@ pub(super) fn decide_move(
             "B8.41",
             ViolationKind::UnitState,
             "the stack has moved in the sewer this MPh already",
-        ));
-    }
-    let options = sewer_destinations(game, by, from);
-    if !options.contains(&to) {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::Geometry,
-            format!(
-                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units; the choices are {}",
-                names(&options)
-            ),
         ));
     }
     // Who moves the stack: a dr, +1 while lost; 6–7 lost, the DEFENDER designates (B8.41).
@@ -321,6 +323,16 @@ fn enter_sewer(
             "B8.4",
             ViolationKind::Terrain,
             format!("{at} is no Manhole Location; sewers are entered only from one"),
+        ));
+    }
+    if game
+        .units_in(at)
+        .any(|u| u.side != by && matches!(u.underground, Some(Underground::Sewer { .. })))
+    {
+        return Err(refuse(
+            "B8.44",
+            ViolationKind::Geometry,
+            format!("the sewer beneath {at} holds enemy units; no unit enters an enemy-occupied sewer hex"),
         ));
     }
     if let Some(u) = units
@@ -786,4 +798,94 @@ pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event
         ));
     }
     Ok(vec![Event::ManholeDeclaredUnseen { by, hex }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn game() -> Game {
+        let text = include_str!("../../tests/positions/scenarios/sewers.toml");
+        Game::new(Scenario::from_toml(text).unwrap())
+    }
+
+    /// Puts `ids` in the sewer beneath `hex`.
+    fn below(game: &mut Game, ids: &[&str], hex: &str, lost: bool) {
+        for id in ids {
+            let unit = game.units.get_mut(*id).unwrap();
+            unit.hex = hex.parse().unwrap();
+            unit.underground = Some(Underground::Sewer {
+                lost,
+                moved: true,
+                emergence: None,
+            });
+        }
+    }
+
+    fn drm(game: &Game, hex: &str, ids: &[&str]) -> (Vec<i8>, Option<UnitId>) {
+        let units: Vec<&Unit> = ids.iter().map(|id| &game.units[*id]).collect();
+        let (mods, reveal) = emergence_modifiers(game, Side::A, hex.parse().unwrap(), &units);
+        (mods.iter().map(|m| m.value).collect(), reveal)
+    }
+
+    /// B8.1: a marked hex, or paved road crossing three hexsides (G2), is a Manhole.
+    #[test]
+    fn manhole_locations() {
+        let g = game();
+        assert!(is_manhole(&g.scenario, "20C3".parse().unwrap()));
+        assert!(is_manhole(&g.scenario, "20G2".parse().unwrap()));
+        assert!(!is_manhole(&g.scenario, "20G3".parse().unwrap()));
+    }
+
+    /// Each Sewer Emergence drm of B8.42, alone.
+    #[test]
+    fn each_emergence_drm() {
+        let mut g = game();
+        // No drm beneath open, roadless, empty J7.
+        below(&mut g, &["s1"], "20J7", false);
+        assert_eq!(drm(&g, "20J7", &["s1"]), (vec![], None));
+        // −1: a friendly unit in the Manhole Location (s3 stands on E4).
+        below(&mut g, &["s2"], "20E4", false);
+        assert_eq!(drm(&g, "20E4", &["s2"]).0, vec![-1]);
+        // −1: the declared unseen road Manhole (E4 is a paved road).
+        g.unseen_manholes.insert("20E4".parse().unwrap());
+        assert_eq!(drm(&g, "20E4", &["s2"]).0, vec![-1, -1]);
+        // −1: a building Manhole free of enemy units (D8).
+        below(&mut g, &["s5"], "20D8", false);
+        assert_eq!(drm(&g, "20D8", &["s5"]).0, vec![-1]);
+        // +1: lost.
+        below(&mut g, &["s7"], "20J7", true);
+        assert_eq!(drm(&g, "20J7", &["s7"]).0, vec![1]);
+        // +1 per Known Good Order enemy MMC in the Manhole Location (rk on H5), not if concealed.
+        below(&mut g, &["l3"], "20H5", false);
+        assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1]);
+        g.units.get_mut("r2").unwrap().hex = "20H5".parse().unwrap();
+        assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1, 1]);
+        g.units.get_mut("r2").unwrap().concealed = true;
+        assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1]);
+        // +1: a real enemy unit in an adjacent sewer Location, which must be revealed.
+        below(&mut g, &["rl"], "20I6", false);
+        let (mods, reveal) = drm(&g, "20H5", &["l3"]);
+        assert_eq!(mods, vec![1, 1]);
+        assert_eq!(reveal.as_deref(), Some("rl"));
+        // A dummy there earns nothing.
+        g.units.get_mut("rl").unwrap().kind = UnitKind::Dummy;
+        assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1]);
+    }
+
+    /// The chart's rows (B8.42).
+    #[test]
+    fn emergence_chart_rows() {
+        for (dr, want) in [
+            (-1, Emergence::MayEmerge),
+            (4, Emergence::MayEmerge),
+            (5, Emergence::CannotEmerge),
+            (6, Emergence::CannotEmerge),
+            (7, Emergence::Discovered),
+            (9, Emergence::Discovered),
+        ] {
+            assert_eq!(emergence_of(dr), want, "dr {dr}");
+        }
+    }
 }
