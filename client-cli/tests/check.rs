@@ -31,8 +31,9 @@ fn the_b9_4_example_passes_with_a_readable_trace() {
     assert_eq!(status, Ok(Status::Success), "{text}");
     assert!(
         text.contains(
-            "12: german move 447a I8 -> accepted: 447a 55H7 → 55I8: 3 MF = 1 COT (B1) + 1 uphill \
-             (B10) + 1 wall (B9.4); 447a spent 3 of 4, left 1\n"
+            "12: german move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a \
+             new Location (B9.41); 447a 55H7 → 55I8: 3 MF = 1 COT (B1) + 1 uphill (B10) + 1 wall \
+             (B9.4); 447a spent 3 of 4, left 1; 337a claimed Wall Advantage mandatory"
         ),
         "{text}"
     );
@@ -41,7 +42,7 @@ fn the_b9_4_example_passes_with_a_readable_trace() {
         "{text}"
     );
     assert!(
-        text.ends_with("9 lines, 8 accepted, 1 refused, 0 expectation failures\n"),
+        text.ends_with("10 lines, 9 accepted, 1 refused, 0 expectation failures\n"),
         "{text}"
     );
 }
@@ -55,11 +56,11 @@ fn json_is_one_object_per_line_then_the_counts() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 10);
+    assert_eq!(lines.len(), 11);
     assert_eq!(lines[5]["line"], 12);
-    assert_eq!(lines[5]["events"][0]["unit_moved"]["to"], "55I8");
-    assert_eq!(lines[9]["expectation_failures"], 0);
-    assert_eq!(lines[9]["lines"], 9);
+    assert_eq!(lines[5]["events"][1]["unit_moved"]["to"], "55I8");
+    assert_eq!(lines[10]["expectation_failures"], 0);
+    assert_eq!(lines[10]["lines"], 10);
 }
 
 #[test]
@@ -104,7 +105,8 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
         failure.to_string(),
         format!(
             "{}:2: unknown command `fly` (done, move, bypass, double-time, pick-up, drop, \
-             adjudicate)",
+             claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, \
+             designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate)",
             script.display()
         )
     );

@@ -35,6 +35,12 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most games one server creates and keeps; a scenario's log is small, but not free.
 pub const GAMES_MAX: usize = 100_000;
 
+/// Bytes a connection's websocket reads from its socket at once. tungstenite zero-fills this
+/// much before every read, so its 128 KiB default spent ~40% of the server's CPU under load
+/// and kept 128 KiB per connection; client frames are tens of bytes, and a larger frame (a
+/// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
+pub const READ_BUFFER_BYTES: usize = 4 * 1024;
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,

@@ -6,7 +6,7 @@
 //! frames; an oversized frame, a connection that falls behind its queue, or an idle one is
 //! closed with a close frame that says why.
 
-use crate::config::Config;
+use crate::config::{Config, READ_BUFFER_BYTES};
 use crate::game::{GameHandle, Outbound, Request};
 use crate::registry::Registry;
 use futures_util::{SinkExt, StreamExt};
@@ -42,9 +42,11 @@ fn encode(codec: Codec, message: &ServerMessage) -> Message {
 }
 
 /// The websocket settings every connection gets: frames and messages capped at
-/// [`FRAME_BYTES_MAX`], so an oversized frame is refused by the reader before it is buffered.
+/// [`FRAME_BYTES_MAX`], so an oversized frame is refused by the reader before it is buffered,
+/// and reads of [`READ_BUFFER_BYTES`].
 pub fn websocket_config() -> WebSocketConfig {
     WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
         .max_message_size(Some(FRAME_BYTES_MAX))
         .max_frame_size(Some(FRAME_BYTES_MAX))
 }
@@ -399,7 +401,7 @@ impl Connection {
                 )
                 .await;
         }
-        let (handle, viewer) = match self.registry.join(game, token) {
+        let (handle, viewer) = match self.registry.join(game, token).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };

@@ -290,30 +290,20 @@ impl GameTask {
             records.push(bytes);
             prev = hash;
         }
-        let store = self.store.clone();
-        let key = self.key;
-        let stored =
-            tokio::task::spawn_blocking(move || store.append(&key, first_seq, &records)).await;
-        match stored {
-            Ok(Ok(())) => {}
-            failure => {
-                let why = match failure {
-                    Ok(Err(e)) => e.to_string(),
-                    Err(e) => e.to_string(),
-                    Ok(Ok(())) => unreachable!(),
-                };
-                warn!(game = %log::game_id(&self.key), %why, "append failed; command not applied");
-                self.send_to(
-                    subscriber,
-                    Arc::new(ServerMessage::Error {
-                        code: ErrorCode::Storage,
-                        message: format!(
-                            "the server could not store command {id}; nothing changed ({why})"
-                        ),
-                    }),
-                );
-                return;
-            }
+        // Awaited, not blocked on: while the store's group commit flushes, this task's thread
+        // serves other games, whose writes join the next flush.
+        if let Err(e) = self.store.append(&self.key, first_seq, records).await {
+            warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
+            self.send_to(
+                subscriber,
+                Arc::new(ServerMessage::Error {
+                    code: ErrorCode::Storage,
+                    message: format!(
+                        "the server could not store command {id}; nothing changed ({e})"
+                    ),
+                }),
+            );
+            return;
         }
         self.head = prev;
 

@@ -1,6 +1,8 @@
-//! The games this server serves: created here, or rebuilt at start by replaying their logs.
-//! A game whose log is damaged is kept as unavailable — named, with the reason and the first
-//! bad event — and never rewritten; the other games are served as usual.
+//! The games this server serves: created here, or stored and loaded on first join by
+//! replaying their logs. Starting the server reads only the list of games, so it serves at
+//! once however many games are on disk. A game whose log is damaged is kept as unavailable —
+//! named, with the reason and the first bad event — and never rewritten; the other games are
+//! served as usual.
 
 use crate::config::Config;
 use crate::game::{GameHandle, GameTask};
@@ -11,16 +13,28 @@ use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OnceCell};
 use tracing::{error, info};
 
-enum Entry {
+/// A game as the registry knows it: its stored metadata, and its writer task once loaded.
+struct Slot {
+    /// The metadata bytes as stored; decoded when the game is loaded.
+    meta: Vec<u8>,
+    /// Set by the first join (or at creation). A `OnceCell` so that joins racing to load the
+    /// same game wait for one load and never start two writer tasks for one log.
+    loaded: OnceCell<Loaded>,
+}
+
+#[derive(Clone)]
+enum Loaded {
     Live(GameHandle),
     Unavailable(String),
+    /// Metadata without events: a creation that crashed before it was acknowledged.
+    Missing,
 }
 
 pub struct Registry {
-    games: Mutex<HashMap<GameKey, Entry>>,
+    games: Mutex<HashMap<GameKey, Arc<Slot>>>,
     /// The writer tasks, awaited at shutdown so that nothing holds the store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     store: Arc<dyn EventStore>,
@@ -44,54 +58,73 @@ fn digest(token: &str) -> [u8; 32] {
     *blake3::hash(token.as_bytes()).as_bytes()
 }
 
+/// Reads, verifies and replays one stored game: the blocking part of a load.
+fn rebuild(
+    store: Arc<dyn EventStore>,
+    key: GameKey,
+    meta: &[u8],
+    connections_max: usize,
+) -> Result<Option<(GameTask, GameMeta)>, String> {
+    let meta = GameMeta::decode(meta)?;
+    let records = store.load(&key).map_err(|e| e.to_string())?;
+    if records.is_empty() {
+        return Ok(None);
+    }
+    let verified = log::verify(&records).map_err(|e| e.to_string())?;
+    let task = GameTask::from_log(key, verified, store, connections_max)?;
+    Ok(Some((task, meta)))
+}
+
 impl Registry {
-    /// Rebuilds every stored game by replaying its log.
+    /// Lists the stored games; each is loaded when someone first joins it.
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
-        let registry = Registry {
-            games: Mutex::new(HashMap::new()),
+        let games = store.games().map_err(|e| e.to_string())?;
+        info!(
+            stored = games.len(),
+            "games listed; each loads on its first join"
+        );
+        let games = games
+            .into_iter()
+            .map(|(key, meta)| {
+                let slot = Slot {
+                    meta,
+                    loaded: OnceCell::new(),
+                };
+                (key, Arc::new(slot))
+            })
+            .collect();
+        Ok(Registry {
+            games: Mutex::new(games),
             tasks: Mutex::new(Vec::new()),
             store,
             config,
-        };
-        let games = registry.store.games().map_err(|e| e.to_string())?;
-        let (mut live, mut broken) = (0, 0);
-        for (key, meta) in games {
-            match registry.load(key, &meta) {
-                Ok(Some(handle)) => {
-                    registry.insert(key, Entry::Live(handle));
-                    live += 1;
-                }
-                // Metadata without events: a creation that crashed before it was acknowledged.
-                Ok(None) => {}
-                Err(why) => {
-                    error!(game = %log::game_id(&key), %why, "game cannot be served");
-                    registry.insert(key, Entry::Unavailable(why));
-                    broken += 1;
-                }
-            }
-        }
-        info!(live, broken, "games loaded");
-        Ok(registry)
+        })
     }
 
-    fn insert(&self, key: GameKey, entry: Entry) {
-        self.games.lock().expect("registry lock").insert(key, entry);
-    }
-
-    fn load(&self, key: GameKey, meta: &[u8]) -> Result<Option<GameHandle>, String> {
-        let meta = GameMeta::decode(meta)?;
-        let records = self.store.load(&key).map_err(|e| e.to_string())?;
-        if records.is_empty() {
-            return Ok(None);
-        }
-        let verified = log::verify(&records).map_err(|e| e.to_string())?;
-        let task = GameTask::from_log(
-            key,
-            verified,
-            self.store.clone(),
-            self.config.connections_per_game_max,
-        )?;
-        Ok(Some(self.spawn(task, meta)))
+    /// The game's writer task, loading the game first if no one has joined it since the start.
+    async fn load(&self, key: GameKey, slot: &Slot) -> Loaded {
+        slot.loaded
+            .get_or_init(|| async {
+                let store = self.store.clone();
+                let meta = slot.meta.clone();
+                let connections_max = self.config.connections_per_game_max;
+                // Replay is CPU work proportional to the log: off the async threads.
+                let rebuilt = tokio::task::spawn_blocking(move || {
+                    rebuild(store, key, &meta, connections_max)
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
+                match rebuilt {
+                    Ok(Some((task, meta))) => Loaded::Live(self.spawn(task, meta)),
+                    Ok(None) => Loaded::Missing,
+                    Err(why) => {
+                        error!(game = %log::game_id(&key), %why, "game cannot be served");
+                        Loaded::Unavailable(why)
+                    }
+                }
+            })
+            .await
+            .clone()
     }
 
     fn spawn(&self, task: GameTask, meta: GameMeta) -> GameHandle {
@@ -132,17 +165,14 @@ impl Registry {
         };
         let created = Event::GameCreated { scenario };
         let (record, head) = log::encode(1, log::GENESIS, &created);
-        let store = self.store.clone();
-        let meta_bytes = meta.encode();
-        let stored = tokio::task::spawn_blocking(move || {
-            store.put_meta(&key, &meta_bytes)?;
-            store.append(&key, 1, &[record])
-        })
-        .await;
-        match stored {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err((ErrorCode::Storage, e.to_string())),
-            Err(e) => return Err((ErrorCode::Storage, e.to_string())),
+        // Both writes handed over at once: the store applies them in order, usually under
+        // one flush. Metadata without its first event is a creation that never happened.
+        let meta_stored = self.store.put_meta(&key, meta.encode());
+        let created_stored = self.store.append(&key, 1, vec![record]);
+        for stored in [meta_stored, created_stored] {
+            stored
+                .await
+                .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
         let verified = log::VerifiedLog {
             events: vec![created],
@@ -155,8 +185,14 @@ impl Registry {
             self.config.connections_per_game_max,
         )
         .map_err(|e| (ErrorCode::Storage, e))?;
-        let handle = self.spawn(task, meta);
-        self.insert(key, Entry::Live(handle));
+        let slot = Slot {
+            meta: meta.encode(),
+            loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(task, meta)))),
+        };
+        self.games
+            .lock()
+            .expect("registry lock")
+            .insert(key, Arc::new(slot));
         let id = log::game_id(&key);
         info!(game = %id, "game created");
         Ok((id, tokens))
@@ -165,7 +201,7 @@ impl Registry {
     /// Finds a game and works out who the token belongs to. Unknown ids and wrong tokens are
     /// told apart (a game id is not a secret; a token is), and tokens are compared as digests
     /// in constant time.
-    pub fn join(&self, id: &str, token: &str) -> Result<(GameHandle, Viewer), Refusal> {
+    pub async fn join(&self, id: &str, token: &str) -> Result<(GameHandle, Viewer), Refusal> {
         let unknown = || {
             (
                 ErrorCode::UnknownGame,
@@ -173,16 +209,22 @@ impl Registry {
             )
         };
         let key = log::game_key(id).ok_or_else(unknown)?;
-        let games = self.games.lock().expect("registry lock");
-        let handle = match games.get(&key) {
-            None => return Err(unknown()),
-            Some(Entry::Unavailable(why)) => {
+        let slot = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .get(&key)
+            .cloned()
+            .ok_or_else(unknown)?;
+        let handle = match self.load(key, &slot).await {
+            Loaded::Missing => return Err(unknown()),
+            Loaded::Unavailable(why) => {
                 return Err((
                     ErrorCode::GameUnavailable,
                     format!("game `{id}` cannot be served: its log is damaged at {why}"),
                 ))
             }
-            Some(Entry::Live(handle)) => handle.clone(),
+            Loaded::Live(handle) => handle,
         };
         let offered = blake3::Hash::from_bytes(digest(token));
         let viewers = [

@@ -1,6 +1,7 @@
 //! An in-memory store for tests and benchmarks: the same contract as sled, nothing on disk.
+//! Writes are performed in the caller's thread, so every [`Durable`] it returns is settled.
 
-use super::{EventStore, GameKey, StoreError};
+use super::{Durable, EventStore, GameKey, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -22,23 +23,18 @@ impl MemoryStore {
 }
 
 impl EventStore for MemoryStore {
-    fn append(
-        &self,
-        game: &GameKey,
-        first_seq: u64,
-        records: &[Vec<u8>],
-    ) -> Result<(), StoreError> {
+    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
         let mut inner = self.inner.lock().expect("store lock");
         let log = inner.logs.entry(*game).or_default();
         let last = log.len() as u64;
         if first_seq != last + 1 {
-            return Err(StoreError::SequenceMismatch {
+            return Durable::settled(Err(StoreError::SequenceMismatch {
                 expected: first_seq.saturating_sub(1),
                 found: last,
-            });
+            }));
         }
-        log.extend(records.iter().cloned());
-        Ok(())
+        log.extend(records);
+        Durable::settled(Ok(()))
     }
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
@@ -55,10 +51,10 @@ impl EventStore for MemoryStore {
             .unwrap_or_default())
     }
 
-    fn put_meta(&self, game: &GameKey, meta: &[u8]) -> Result<(), StoreError> {
+    fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable {
         let mut inner = self.inner.lock().expect("store lock");
-        inner.meta.insert(*game, meta.to_vec());
-        Ok(())
+        inner.meta.insert(*game, meta);
+        Durable::settled(Ok(()))
     }
 
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
@@ -74,8 +70,6 @@ mod tests {
 
     #[test]
     fn contract() {
-        contract::appends_in_sequence(&MemoryStore::new());
-        contract::refuses_wrong_sequence(&MemoryStore::new());
-        contract::keeps_games_apart(&MemoryStore::new());
+        contract::all(|| Box::new(MemoryStore::new()));
     }
 }

@@ -1,6 +1,11 @@
 //! Where events live. The [`EventStore`] trait is the whole contract between the rules and the
-//! disk: append-only per game, sequence-checked, durable when `append` returns. The sled store
-//! is the default; the memory store serves tests and benchmarks that must not touch a disk.
+//! disk: append-only per game, sequence-checked, durable when the [`Durable`] an append returns
+//! resolves. The sled store is the default; the memory store serves tests and benchmarks that
+//! must not touch a disk.
+//!
+//! Writes are handed over rather than performed by the caller so that a store may commit many
+//! of them with one flush (the sled store's group commit): a game task awaits its own write
+//! without holding a thread, and every write queued while a flush runs shares the next one.
 //!
 //! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::log`]'s
 //! business, so every store is verified by the same code.
@@ -11,10 +16,15 @@ mod sled_store;
 pub use memory::MemoryStore;
 pub use sled_store::SledStore;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::sync::oneshot;
+
 /// A game's key in the store: 16 random bytes, shown to people as 32 hex digits.
 pub type GameKey = [u8; 16];
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The log's last sequence was not the one the writer expected: someone else wrote, or
     /// the writer's idea of the log is wrong. Nothing was written.
@@ -24,18 +34,64 @@ pub enum StoreError {
     Io(String),
 }
 
+/// A write handed to a store: resolves to `Ok` once the write is durable, or to the reason it
+/// was refused or failed (then nothing of it counts as written). Await it from async code, or
+/// [`Durable::wait`] for it from a thread that may block.
+#[must_use = "a write is durable only once its Durable resolves"]
+pub struct Durable(oneshot::Receiver<Result<(), StoreError>>);
+
+impl Durable {
+    /// A write and the sender that settles it.
+    pub(crate) fn pending() -> (oneshot::Sender<Result<(), StoreError>>, Durable) {
+        let (settle, wait) = oneshot::channel();
+        (settle, Durable(wait))
+    }
+
+    /// A write already settled (stores that write in the caller's thread).
+    pub(crate) fn settled(result: Result<(), StoreError>) -> Durable {
+        let (settle, durable) = Durable::pending();
+        let _ = settle.send(result);
+        durable
+    }
+
+    /// Blocks the calling thread until the write is settled. Not for async code: it panics
+    /// inside a runtime's worker thread, where the write must be awaited instead.
+    pub fn wait(self) -> Result<(), StoreError> {
+        self.0.blocking_recv().unwrap_or_else(|_| Err(gone()))
+    }
+}
+
+/// The store dropped a write without settling it: only its committer stopping does that.
+fn gone() -> StoreError {
+    StoreError::Io("the store stopped before the write was settled".into())
+}
+
+impl Future for Durable {
+    type Output = Result<(), StoreError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|settled| settled.unwrap_or_else(|_| Err(gone())))
+    }
+}
+
 pub trait EventStore: Send + Sync + 'static {
-    /// Appends `records` to `game`'s log, the first getting sequence `first_seq`. Refused
-    /// (with nothing written) unless the log currently ends at `first_seq - 1`. All or none
-    /// of the records are written, and they are durable when this returns `Ok`.
-    fn append(&self, game: &GameKey, first_seq: u64, records: &[Vec<u8>])
-        -> Result<(), StoreError>;
+    /// Hands `records` over to be appended to `game`'s log, the first getting sequence
+    /// `first_seq`; returns without waiting. Refused (with nothing written) unless the log ends
+    /// at `first_seq - 1` once the writes handed over before this one are done: a writer may
+    /// hand over its next append before the last one has settled, and they are applied in the
+    /// order handed over. All or none of the records are written, and they are durable when the
+    /// returned [`Durable`] resolves to `Ok`.
+    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable;
 
     /// Every record of `game`'s log with its sequence, in order.
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
 
-    /// Records game metadata (token digests), durably, before the game's first event.
-    fn put_meta(&self, game: &GameKey, meta: &[u8]) -> Result<(), StoreError>;
+    /// Records game metadata (token digests), durably once the [`Durable`] resolves. Ordered
+    /// with appends like appends are with each other, so a creation may hand over the
+    /// metadata and the first event together.
+    fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable;
 
     /// Every game that has metadata, with it.
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>;
@@ -56,11 +112,12 @@ pub(crate) mod contract {
 
     pub fn appends_in_sequence(store: &dyn EventStore) {
         let g = [7u8; 16];
-        store.put_meta(&g, b"meta").unwrap();
+        store.put_meta(&g, b"meta".to_vec()).wait().unwrap();
         store
-            .append(&g, 1, &[b"one".to_vec(), b"two".to_vec()])
+            .append(&g, 1, vec![b"one".to_vec(), b"two".to_vec()])
+            .wait()
             .unwrap();
-        store.append(&g, 3, &[b"three".to_vec()]).unwrap();
+        store.append(&g, 3, vec![b"three".to_vec()]).wait().unwrap();
         let log = store.load(&g).unwrap();
         assert_eq!(
             log,
@@ -75,9 +132,12 @@ pub(crate) mod contract {
 
     pub fn refuses_wrong_sequence(store: &dyn EventStore) {
         let g = [9u8; 16];
-        store.append(&g, 1, &[b"one".to_vec()]).unwrap();
+        store.append(&g, 1, vec![b"one".to_vec()]).wait().unwrap();
         for wrong in [1, 3, 0] {
-            let err = store.append(&g, wrong, &[b"x".to_vec()]).unwrap_err();
+            let err = store
+                .append(&g, wrong, vec![b"x".to_vec()])
+                .wait()
+                .unwrap_err();
             assert!(
                 matches!(err, StoreError::SequenceMismatch { found: 1, .. }),
                 "{err}"
@@ -88,11 +148,66 @@ pub(crate) mod contract {
 
     pub fn keeps_games_apart(store: &dyn EventStore) {
         let (a, b) = ([1u8; 16], [2u8; 16]);
-        store.append(&a, 1, &[b"a1".to_vec()]).unwrap();
-        store.append(&b, 1, &[b"b1".to_vec()]).unwrap();
-        store.append(&a, 2, &[b"a2".to_vec()]).unwrap();
+        store.append(&a, 1, vec![b"a1".to_vec()]).wait().unwrap();
+        store.append(&b, 1, vec![b"b1".to_vec()]).wait().unwrap();
+        store.append(&a, 2, vec![b"a2".to_vec()]).wait().unwrap();
         assert_eq!(store.load(&a).unwrap().len(), 2);
         assert_eq!(store.load(&b).unwrap(), vec![(1, b"b1".to_vec())]);
         assert!(store.load(&[3u8; 16]).unwrap().is_empty());
+    }
+
+    /// Writes handed over back to back, before any has settled, apply in that order; one that
+    /// is refused among them changes nothing and does not stop the ones after it.
+    pub fn applies_in_handover_order(store: &dyn EventStore) {
+        let g = [4u8; 16];
+        let first = store.append(&g, 1, vec![b"one".to_vec()]);
+        let second = store.append(&g, 2, vec![b"two".to_vec(), b"three".to_vec()]);
+        let wrong = store.append(&g, 2, vec![b"again".to_vec()]);
+        let third = store.append(&g, 4, vec![b"four".to_vec()]);
+        first.wait().unwrap();
+        second.wait().unwrap();
+        assert!(matches!(
+            wrong.wait(),
+            Err(StoreError::SequenceMismatch { found: 3, .. })
+        ));
+        third.wait().unwrap();
+        let seqs: Vec<u64> = store.load(&g).unwrap().iter().map(|(s, _)| *s).collect();
+        assert_eq!(seqs, vec![1, 2, 3, 4]);
+    }
+
+    /// Many writers on many games at once, as the group commit sees them: every write lands,
+    /// each game's log in its own order.
+    pub fn concurrent_writers(store: &(dyn EventStore + Sync)) {
+        const GAMES: u8 = 16;
+        const APPENDS: u64 = 20;
+        std::thread::scope(|scope| {
+            for n in 0..GAMES {
+                scope.spawn(move || {
+                    let g = [100 + n; 16];
+                    for seq in 1..=APPENDS {
+                        store
+                            .append(&g, seq, vec![seq.to_be_bytes().to_vec()])
+                            .wait()
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        for n in 0..GAMES {
+            let log = store.load(&[100 + n; 16]).unwrap();
+            let expected: Vec<(u64, Vec<u8>)> = (1..=APPENDS)
+                .map(|s| (s, s.to_be_bytes().to_vec()))
+                .collect();
+            assert_eq!(log, expected);
+        }
+    }
+
+    /// Every check, each on a fresh store from `open`.
+    pub fn all(open: impl Fn() -> Box<dyn EventStore>) {
+        appends_in_sequence(&*open());
+        refuses_wrong_sequence(&*open());
+        keeps_games_apart(&*open());
+        applies_in_handover_order(&*open());
+        concurrent_writers(&*open());
     }
 }

@@ -1,0 +1,122 @@
+//! `asl-load`: drives a real `asl-server` over loopback websockets to measure it, and runs the
+//! crash drill. Every run starts its own server (the `asl-server` binary built beside this one)
+//! on 127.0.0.1 with a scratch data directory, measures its baseline in the same run, and
+//! prints the figures `BENCHMARKS.md` records. Every loop is bounded by a count, and every
+//! wait by [`client::REPLY_WAIT_MAX`].
+
+mod bench;
+mod child;
+mod client;
+mod crash;
+mod stats;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(version, about)]
+struct Flags {
+    /// The asl-server binary to run (default: the one beside asl-load).
+    #[arg(long, global = true)]
+    server_bin: Option<PathBuf>,
+    #[command(subcommand)]
+    run: Run,
+}
+
+#[derive(Subcommand)]
+enum Run {
+    /// Durable appends of one game, against raw sled insert+flush.
+    Append {
+        #[arg(long, default_value_t = 2_000)]
+        commands: u64,
+    },
+    /// Many games at once: group-commit throughput and command-to-opponent latency.
+    Games {
+        #[arg(long, default_value_t = 200)]
+        games: usize,
+        #[arg(long, default_value_t = 100)]
+        commands: u64,
+    },
+    /// One move to many spectators, against a bare tokio-tungstenite broadcast.
+    Fanout {
+        #[arg(long, default_value_t = 2_000)]
+        spectators: usize,
+        #[arg(long, default_value_t = 200)]
+        moves: u64,
+    },
+    /// RSS per idle game and per spectator connection.
+    Memory {
+        #[arg(long, default_value_t = 2_000)]
+        games: usize,
+        #[arg(long, default_value_t = 2_000)]
+        spectators: usize,
+    },
+    /// Time to serve with many games on disk.
+    ColdStart {
+        #[arg(long, default_value_t = 10_000)]
+        games: usize,
+    },
+    /// Every benchmark above with its default sizes, one after another.
+    All,
+    /// SIGKILL the server under load, restart, and check nothing acknowledged was lost.
+    Crash {
+        #[arg(long, default_value_t = 100)]
+        cycles: u32,
+        /// Games played at once.
+        #[arg(long, default_value_t = 8)]
+        games: usize,
+        /// Seed for the kill times and commands (default: a fresh one, printed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Each kill comes up to this long after the load starts.
+        #[arg(long, default_value_t = 1_500)]
+        kill_after_ms_max: u64,
+    },
+    /// The bare broadcast baseline server (started by `fanout`).
+    #[command(hide = true)]
+    BaselineServer {
+        #[arg(long)]
+        listen: SocketAddr,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let flags = Flags::parse();
+    let bin = || child::server_binary(flags.server_bin.clone());
+    match flags.run {
+        Run::BaselineServer { listen } => bench::baseline_server(listen).await,
+        Run::Append { commands } => bench::append(&bin()?, commands).await,
+        Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
+        Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,
+        Run::Memory { games, spectators } => bench::memory(&bin()?, games, spectators).await,
+        Run::ColdStart { games } => bench::cold_start(&bin()?, games).await,
+        Run::All => {
+            let bin = bin()?;
+            bench::append(&bin, 2_000).await?;
+            bench::games(&bin, 200, 100).await?;
+            bench::fanout(&bin, 2_000, 200).await?;
+            bench::memory(&bin, 2_000, 2_000).await?;
+            bench::cold_start(&bin, 10_000).await
+        }
+        Run::Crash {
+            cycles,
+            games,
+            seed,
+            kill_after_ms_max,
+        } => {
+            let seed = seed.unwrap_or_else(stats::fresh_seed);
+            println!("crash drill, seed {seed}");
+            crash::run(crash::Options {
+                server_bin: bin()?,
+                cycles,
+                games,
+                seed,
+                kill_after_ms_max,
+            })
+            .await
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! One game as the load generator plays it: a connection per side, and a replica of the game
+//! (side A's projection, updated from the events the server sends) that says whose turn it is
+//! and predicts what each command will do.
+
+use crate::client::{Client, Joined};
+use anyhow::{bail, Context};
+use protocol::game::apply;
+use protocol::wire::{ServerMessage, Tokens};
+use protocol::{decide, Command, Event, Game, RuleViolation, ScriptedDice, Side, Viewer};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// The scenario every run plays: the one the issue names, stretched to the longest game a
+/// scenario may have (30 turns, 660 `done`s) so a run makes fewer games for the same load.
+pub fn scenario() -> String {
+    let text = include_str!("../../../../scenarios/b9-41-wall-advantage.toml");
+    let long = text.replace(
+        "turns = 2\n",
+        &format!("turns = {}\n", protocol::scenario::TURNS_MAX),
+    );
+    assert_ne!(long, text, "the scenario's `turns = 2` line moved");
+    long
+}
+
+/// Who sends what to move play on by one step: the side offered a chance to claim Wall
+/// Advantage must answer it first (B9.322), declining here; otherwise the acting side's `done`.
+pub fn next_step(game: &Game) -> (Side, Command) {
+    match &game.wa_chance {
+        Some(chance) => (chance.side, Command::DeclineWallAdvantage),
+        None => (game.acting(), Command::Done),
+    }
+}
+
+pub struct Table {
+    pub game: String,
+    pub tokens: Tokens,
+    /// Side A's and side B's connections.
+    pub seats: [Client; 2],
+    pub replica: Game,
+}
+
+fn seat_index(side: Side) -> usize {
+    match side {
+        Side::A => 0,
+        Side::B => 1,
+    }
+}
+
+/// The server answered a command differently from the rules run locally: a bug, never a
+/// consequence of a crash, so the crash drill counts it apart from lost connections.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Divergence(pub String);
+
+/// What the server answered to one command, with when its effect reached the other side.
+pub struct Played {
+    pub result: Result<Vec<Event>, RuleViolation>,
+    /// When the opponent's connection received the command's first event (accepted only).
+    pub opponent_at: Option<Instant>,
+}
+
+impl Table {
+    /// Creates a game on `addr` and seats both sides.
+    pub async fn create(addr: SocketAddr) -> anyhow::Result<Table> {
+        let mut creator = Client::connect(addr).await?;
+        let (game, tokens) = creator.create(&scenario()).await?;
+        Table::sit(addr, game, tokens).await
+    }
+
+    /// Seats both sides at an existing game.
+    pub async fn sit(addr: SocketAddr, game: String, tokens: Tokens) -> anyhow::Result<Table> {
+        let (a, joined): (Client, Joined) = Client::seat(addr, &game, &tokens.side_a).await?;
+        let (b, _) = Client::seat(addr, &game, &tokens.side_b).await?;
+        let replica = *joined.state.context("a fresh join carries the state")?;
+        Ok(Table {
+            game,
+            tokens,
+            seats: [a, b],
+            replica,
+        })
+    }
+
+    /// What the rules will say to `command` from `side`, decided on the replica.
+    pub fn predict(&self, side: Side, command: &Command) -> Result<Vec<Event>, RuleViolation> {
+        decide(&self.replica, side, command, &mut ScriptedDice::default())
+    }
+
+    /// Sends `command` as `side`, reads the answer and the events the other side receives,
+    /// and applies accepted events to the replica. Fails if the server's answer differs from
+    /// the replica's prediction: the rules are deterministic, so a difference is a bug.
+    pub async fn play(&mut self, id: u64, side: Side, command: Command) -> anyhow::Result<Played> {
+        let predicted = self.predict(side, &command);
+        let (me, other) = (seat_index(side), 1 - seat_index(side));
+        self.seats[me]
+            .send(&protocol::wire::ClientMessage::Command { id, command })
+            .await?;
+        let mut opponent_at = None;
+        if let Ok(events) = &predicted {
+            // The other side's events first, so their arrival is timed before we read ours.
+            for _ in events {
+                match self.seats[other].recv().await? {
+                    ServerMessage::Event(_) => opponent_at = opponent_at.or(Some(Instant::now())),
+                    other => bail!("expected an event on the other seat, got {other:?}"),
+                }
+            }
+        }
+        let result = match self.seats[me].recv().await? {
+            ServerMessage::Accepted { events, .. } => Ok(events
+                .into_iter()
+                .filter_map(|s| s.event)
+                .collect::<Vec<_>>()),
+            ServerMessage::Refused { violation, .. } => Err(violation),
+            other => bail!("expected the answer to command {id}, got {other:?}"),
+        };
+        if result != predicted {
+            return Err(Divergence(format!(
+                "game {}: the server answered {result:?} where the rules predict {predicted:?}",
+                self.game
+            ))
+            .into());
+        }
+        if let Ok(events) = &result {
+            for event in events {
+                apply(&mut self.replica, event);
+            }
+        }
+        Ok(Played {
+            result,
+            opponent_at,
+        })
+    }
+
+    /// The command that moves play on: `done` by whichever side is to act, or declining the
+    /// chance to claim Wall Advantage when one is offered (B9.322).
+    pub async fn done(&mut self, id: u64) -> anyhow::Result<Played> {
+        let (side, command) = next_step(&self.replica);
+        self.play(id, side, command).await
+    }
+
+    pub fn viewer_token(&self, viewer: Viewer) -> &str {
+        crate::client::token(&self.tokens, viewer)
+    }
+}

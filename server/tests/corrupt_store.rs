@@ -1,0 +1,205 @@
+//! A damaged log is refused, named and left alone: the server reports the game unavailable
+//! with the first bad event, serves the other games, and never rewrites the damaged records.
+
+use futures_util::{SinkExt, StreamExt};
+use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
+use protocol::Command;
+use server::config::Config;
+use server::store::SledStore;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::Message;
+
+const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+struct Running {
+    url: String,
+    stop: oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+async fn start(dir: &Path) -> Running {
+    let store = SledStore::open(dir).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/v1", listener.local_addr().unwrap());
+    let (stop, stopped) = oneshot::channel::<()>();
+    let done = tokio::spawn(server::run(
+        listener,
+        Arc::new(store),
+        Config::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    Running { url, stop, done }
+}
+
+impl Running {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.done.await.unwrap().unwrap();
+    }
+}
+
+async fn ask(ws: &mut Socket, message: ClientMessage) -> ServerMessage {
+    ws.send(Message::text(wire::to_json(&message)))
+        .await
+        .unwrap();
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("open")
+            .expect("a frame");
+        if let Message::Text(text) = frame {
+            return wire::from_json(text.as_str()).unwrap();
+        }
+    }
+}
+
+async fn open(url: &str) -> Socket {
+    tokio_tungstenite::connect_async(url).await.unwrap().0
+}
+
+async fn create(url: &str) -> (String, Tokens) {
+    let mut ws = open(url).await;
+    let created = ask(
+        &mut ws,
+        ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    match created {
+        ServerMessage::Created { game, tokens, .. } => (game, tokens),
+        other => panic!("expected created, got {other:?}"),
+    }
+}
+
+/// Joins with `token`; returns the socket and the answer.
+async fn join(url: &str, game: &str, token: &str) -> (Socket, ServerMessage) {
+    let mut ws = open(url).await;
+    let answer = ask(
+        &mut ws,
+        ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since: None,
+        },
+    )
+    .await;
+    (ws, answer)
+}
+
+fn event_key(game: &str, seq: u64) -> Vec<u8> {
+    let mut key = server::log::game_key(game).unwrap().to_vec();
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+/// The game's stored records, read with sled itself (not through the server's store).
+fn records(dir: &Path, game: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let db = sled::open(dir).unwrap();
+    let events = db.open_tree("events").unwrap();
+    events
+        .scan_prefix(server::log::game_key(game).unwrap())
+        .map(|e| {
+            let (k, v) = e.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_log_is_named_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let (damaged, damaged_tokens) = create(&server.url).await;
+    let (healthy, healthy_tokens) = create(&server.url).await;
+    for (game, tokens) in [(&damaged, &damaged_tokens), (&healthy, &healthy_tokens)] {
+        let (mut ws, _) = join(&server.url, game, &tokens.side_a).await;
+        // German ends the RPh and its end-of-RPh step; the Russian acts next.
+        for id in 1..=2 {
+            let answer = ask(
+                &mut ws,
+                ClientMessage::Command {
+                    id,
+                    command: Command::Done,
+                },
+            )
+            .await;
+            assert!(
+                matches!(answer, ServerMessage::Accepted { .. }),
+                "{answer:?}"
+            );
+        }
+    }
+    server.stop().await;
+
+    // Damage event 2 of one game the way a bad disk would: one flipped bit, the record kept.
+    {
+        let db = sled::open(dir.path()).unwrap();
+        let events = db.open_tree("events").unwrap();
+        let key = event_key(&damaged, 2);
+        let mut record = events.get(&key).unwrap().unwrap().to_vec();
+        let middle = record.len() / 2;
+        record[middle] ^= 0x10;
+        events.insert(key, record).unwrap();
+        db.flush().unwrap();
+    }
+    let before = records(dir.path(), &damaged);
+
+    let server = start(dir.path()).await;
+    let (_ws, answer) = join(&server.url, &damaged, &damaged_tokens.side_a).await;
+    match answer {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert!(message.contains(&damaged), "{message}");
+            assert!(
+                message.contains("event 2"),
+                "names the first bad event: {message}"
+            );
+        }
+        other => panic!("expected game_unavailable, got {other:?}"),
+    }
+    // Asking again gives the same answer; the other game is served and still takes commands.
+    let (_ws, again) = join(&server.url, &damaged, &damaged_tokens.side_a).await;
+    assert!(matches!(
+        again,
+        ServerMessage::Error {
+            code: ErrorCode::GameUnavailable,
+            ..
+        }
+    ));
+    let (mut ws, answer) = join(&server.url, &healthy, &healthy_tokens.side_b).await;
+    assert!(
+        matches!(answer, ServerMessage::Joined { version: 3, .. }),
+        "{answer:?}"
+    );
+    let answer = ask(
+        &mut ws,
+        ClientMessage::Command {
+            id: 9,
+            command: Command::Done,
+        },
+    )
+    .await;
+    assert!(
+        matches!(answer, ServerMessage::Accepted { version: 4, .. }),
+        "{answer:?}"
+    );
+    drop(ws);
+    server.stop().await;
+
+    assert_eq!(
+        records(dir.path(), &damaged),
+        before,
+        "the damaged log was rewritten"
+    );
+}
