@@ -81,3 +81,25 @@ fn every_position_holds() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
 }
+
+/// Every scenario shipped in `scenarios/` is valid: a newcomer's first `asl new` must work.
+#[test]
+fn every_shipped_scenario_reads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).expect("scenarios directory") {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            if let Err(e) = protocol::Scenario::from_toml(&text) {
+                panic!("{}: {e}", path.display());
+            }
+            read += 1;
+        }
+    }
+    assert!(
+        read >= 2,
+        "expected the shipped scenarios in {}",
+        dir.display()
+    );
+}
