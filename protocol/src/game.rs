@@ -239,6 +239,9 @@ pub struct Game {
     pub dice_drawn: u64,
     /// Set once the last step of the last Game Turn has ended.
     pub over: bool,
+    /// Whose view this is: `None` for the whole game (the server's), a viewer for a projection.
+    /// A projection keeps masking what its viewer may not know as events are applied to it.
+    pub viewer: Option<Viewer>,
     /// Number of events applied: the version every message about this game carries.
     pub version: u64,
 }
@@ -308,6 +311,7 @@ impl Game {
             unseen_manholes: BTreeSet::new(),
             dice_drawn: 0,
             over: false,
+            viewer: None,
             version: 0,
         }
     }
@@ -373,6 +377,8 @@ impl Game {
         ] {
             set.retain(|id| !hidden.contains(id));
         }
+        game.viewer = Some(viewer);
+        mask_concealed(&mut game, viewer);
         game
     }
 
@@ -393,6 +399,15 @@ impl Game {
             Event::GameCreated { scenario } => Some(Event::GameCreated {
                 scenario: project_scenario(scenario, viewer),
             }),
+            // Placed on board concealed: the opponent learns a "?" is there, not what it is.
+            Event::HiddenUnitPlaced { unit, .. } if viewer != Viewer::Side(unit.side) => {
+                let mut shown = (**unit).clone();
+                mask_unit(&mut shown);
+                Some(Event::HiddenUnitPlaced {
+                    unit: Box::new(shown),
+                    weapons: vec![],
+                })
+            }
             _ if self.shows(viewer, event) => Some(event.clone()),
             _ => None,
         }
@@ -405,6 +420,33 @@ impl Game {
             .into_iter()
             .all(|id| self.units.get(id).is_none_or(|u| viewer.sees_unit(u)))
     }
+}
+
+/// What anyone may know of a unit under "?" that is not theirs: where it is, that it is there,
+/// and its counters on the map (WA, pins); not what it is, its morale or what it carries (A12).
+fn mask_unit(unit: &mut Unit) {
+    unit.kind = UnitKind::Concealed;
+    unit.ratings = "?".into();
+    unit.morale = Morale::GoodOrder;
+    unit.inexperienced = false;
+    unit.led_by = None;
+    unit.portage_pp = 0;
+    unit.double_time = false;
+}
+
+/// Masks the concealed units `viewer` does not own, and drops the weapons they possess. It is
+/// idempotent, and a projection runs it after every event, so a unit that goes under "?" in
+/// play is masked from then on.
+fn mask_concealed(game: &mut Game, viewer: Viewer) {
+    let mut masked = BTreeSet::new();
+    for unit in game.units.values_mut() {
+        if unit.concealed && viewer != Viewer::Side(unit.side) {
+            mask_unit(unit);
+            masked.insert(unit.id.clone());
+        }
+    }
+    game.weapons
+        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
 }
 
 /// The scenario as `viewer` may know it: the opponent's units that set up hidden (and their
@@ -420,9 +462,21 @@ fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
         .map(|u| u.id.clone())
         .collect();
     scenario.units.retain(|id, _| !hidden.contains(id));
-    scenario
-        .weapons
-        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
+    let mut masked = BTreeSet::new();
+    for spec in scenario.units.values_mut() {
+        if spec.concealed && viewer != Viewer::Side(spec.side) {
+            spec.kind = UnitKind::Concealed;
+            spec.ratings = "?".into();
+            spec.inexperienced = false;
+            spec.morale = Morale::GoodOrder;
+            masked.insert(spec.id.clone());
+        }
+    }
+    scenario.weapons.retain(|_, w| {
+        w.held_by
+            .as_ref()
+            .is_none_or(|h| !hidden.contains(h) && !masked.contains(h))
+    });
     scenario.tunnels.retain(|t| viewer == Viewer::Side(t.side));
     scenario
 }
@@ -744,6 +798,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
     }
     game.version += 1;
+    if let Some(viewer) = game.viewer {
+        mask_concealed(game, viewer);
+    }
 }
 
 /// The bookkeeping every MF expenditure shares: who is moving (A4.2), who moves with a

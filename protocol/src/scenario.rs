@@ -51,6 +51,9 @@ pub enum UnitKind {
     Hero,
     Vehicle,
     Dummy,
+    /// A unit under a "?" as the opponent sees it: what it is stays unknown (A12). Only
+    /// projections use it; a scenario may not.
+    Concealed,
 }
 
 impl UnitKind {
@@ -74,6 +77,7 @@ impl UnitKind {
             UnitKind::Hero => "hero",
             UnitKind::Vehicle => "vehicle",
             UnitKind::Dummy => "dummy",
+            UnitKind::Concealed => "?",
         }
     }
 }
@@ -764,6 +768,12 @@ fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), Scena
         UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Hero => 3,
         UnitKind::Leader => 2,
         UnitKind::Vehicle | UnitKind::Dummy => 0,
+        UnitKind::Concealed => {
+            return Err(refuse(
+                field.replace(".ratings", ".kind"),
+                "`concealed` is how an opponent sees a unit under \"?\"; give the unit's real kind and `concealed = true`",
+            ))
+        }
     };
     if !numeric || parts.len() != want {
         let example = match want {

@@ -3,7 +3,7 @@
 //! - a viewer that applies the events it was sent to the snapshot it was sent reaches exactly
 //!   the server's projection for it (so its state hash checks out, and resume works);
 //! - until the rules reveal them, nothing a non-owner receives names a hidden unit or an
-//!   unused tunnel's entrances.
+//!   unused tunnel, nor what is under an opponent's "?".
 
 use proptest::prelude::*;
 use protocol::game::{apply, Game, Viewer};
@@ -52,6 +52,14 @@ fn secrets(game: &Game, viewer: Viewer) -> Vec<String> {
         .collect()
 }
 
+/// A unit under "?" is only a "?" to anyone but its owner (A12).
+fn concealed_are_masked(view: &Game, viewer: Viewer) -> bool {
+    view.units
+        .values()
+        .filter(|u| u.concealed && viewer != Viewer::Side(u.side))
+        .all(|u| u.kind == protocol::scenario::UnitKind::Concealed && u.ratings == "?")
+}
+
 /// A viewer knows only its own tunnels and those used in the open (B8.6).
 fn knows_only_its_tunnels(view: &Game, viewer: Viewer) -> bool {
     view.tunnels
@@ -75,10 +83,8 @@ proptest! {
         let scenario = scenario(which);
         let created = Event::GameCreated { scenario: scenario.clone() };
         let mut game = Game::replay(std::slice::from_ref(&created)).unwrap();
-        let mut views: Vec<Game> = VIEWERS
-            .iter()
-            .map(|v| Game::replay([&game.view_event(*v, &created).unwrap()]).unwrap())
-            .collect();
+        // Each viewer starts from its snapshot, as a client does on joining.
+        let mut views: Vec<Game> = VIEWERS.iter().map(|v| game.project(*v)).collect();
         for (v, view) in VIEWERS.iter().zip(&views) {
             let json = serde_json::to_string(view).unwrap();
             for secret in secrets(&game, *v) {
@@ -133,6 +139,7 @@ proptest! {
             for (v, view) in VIEWERS.iter().zip(&views) {
                 prop_assert_eq!(view.state_hash(), game.project(*v).state_hash(), "{:?} diverged", v);
                 prop_assert!(knows_only_its_tunnels(view, *v), "{v:?} knows a secret tunnel");
+                prop_assert!(concealed_are_masked(view, *v), "{v:?} sees under a ?");
             }
         }
     }
