@@ -167,8 +167,10 @@ german done                 => ok phase=DFPh acting=russian
 ";
 
 /// Russian: its end-of-RPh step, then the DFPh, where it enters what its fire did. Every line
-/// waits until the Russian is to act, so the two scripts make the same nine-event log however
-/// they are scheduled.
+/// waits until the Russian is to act, so the two scripts make the same eleven-event log however
+/// they are scheduled: `GameCreated`, seven events of the German's (four `done`s, and the
+/// move's three: 447a loses WA (B9.41), moves, and the 3-3-7 across the wall must claim it
+/// (B9.323)) and three of the Russian's.
 const RUSSIAN_SCRIPT: &str = "\
 russian done                => ok phase=PFPh
 adjudicate 467a pin \"IFT 2, DR 7\" => ok pinned=467a
@@ -252,7 +254,14 @@ async fn two_scripts_interleave_by_turn() {
     let g = create_game(&s).await;
     let (g_out, r_out) = play_both(&s, &g, &dir).await;
     assert!(
-        g_out.contains("4: move 447a I8 -> accepted: 447a 55H7 → 55I8: 3 MF = "),
+        g_out.contains(
+            "4: move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a new \
+             Location (B9.41); 447a 55H7 → 55I8: 3 MF = "
+        ),
+        "{g_out}"
+    );
+    assert!(
+        g_out.contains("; 337a claimed Wall Advantage mandatory"),
         "{g_out}"
     );
     assert!(!g_out.contains("expectation failed"), "{g_out}");
@@ -264,8 +273,60 @@ async fn two_scripts_interleave_by_turn() {
         "{r_out}"
     );
     let game = server_game(&s, &g).await;
-    assert_eq!(game.version, 1 + 5 + 3);
+    assert_eq!(game.version, 1 + (4 + 3) + 3);
     assert!(game.units["467a"].pinned);
+    assert!(game.units["337a"].wall_advantage);
+    s.stop().await;
+}
+
+/// B9.41 EX: the 4-6-7 leaving H5 gives the Russian 7-4-7 a chance to claim WA, and play waits
+/// for the answer (B9.322) though the MPh is the German's. The Russian's `decline-wa` is sent
+/// during the German's step, and the German's `done` only after it: sent at once, it would be
+/// refused B9.322 and fail its expectation.
+#[tokio::test]
+async fn scripts_wait_for_the_side_offered_wall_advantage() {
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let german_script = "\
+german done
+done
+done                        => ok phase=MPh
+move 467a H6                => ok hex=467a:H6 chance=russian
+done                        => ok phase=DFPh acting=russian
+";
+    let russian_script = "\
+russian done                => ok phase=PFPh
+decline-wa                  => ok chance=none no_wa=747a wa=467a
+done                        => ok phase=AFPh acting=german
+";
+    let german = run_args(
+        &s,
+        &g,
+        &g.tokens.side_a,
+        script(&dir, "g.txt", german_script),
+    );
+    let russian = run_args(
+        &s,
+        &g,
+        &g.tokens.side_b,
+        script(&dir, "r.txt", russian_script),
+    );
+    let ((g_res, g_out), (r_res, r_out)) = tokio::join!(play(german), play(russian));
+    assert_eq!(g_res, Ok(Status::Success), "{g_out}");
+    assert_eq!(r_res, Ok(Status::Success), "{r_out}");
+    assert!(!g_out.contains("refused"), "{g_out}");
+    assert!(
+        r_out.contains(
+            "2: decline-wa -> accepted: Russian let the chance to claim Wall Advantage pass"
+        ),
+        "{r_out}"
+    );
+    let game = server_game(&s, &g).await;
+    // GameCreated, the German's 4 `done`s and 3 move events (WA lost, the move, the chance),
+    // and the Russian's 2 `done`s and its decline, after which the 4-6-7 must claim WA.
+    assert_eq!(game.version, 1 + (4 + 3) + (2 + 2));
+    assert!(game.wa_chance.is_none());
+    assert!(game.units["467a"].wall_advantage);
     s.stop().await;
 }
 
@@ -407,12 +468,13 @@ async fn waiting_quietly_keeps_the_connection_alive() {
 }
 
 /// The watcher joins, then the game is played: it prints every event once, under a header for
-/// each phase.
+/// each phase — the nine of these turns, the move's three (WA lost, the move, the 3-3-7's
+/// claim) among them.
 #[tokio::test]
 async fn watch_prints_events_with_phase_headers() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
-    let (watcher, report) = start_watching(watch_args(&s, &g, Some(7), false)).await;
+    let (watcher, report) = start_watching(watch_args(&s, &g, Some(9), false)).await;
     let turns = [
         (&g.tokens.side_a, "done\ndone\n"),
         (&g.tokens.side_b, "russian done\n"),
@@ -443,13 +505,21 @@ async fn watch_prints_events_with_phase_headers() {
         );
     }
     assert!(
+        out.contains(
+            "== Turn 1, German Player Turn: MPh ==\n\
+             #6  447a Wall Advantage lost on starting to enter a new Location (B9.41)\n\
+             #7  447a 55H7 → 55I8: "
+        ),
+        "{out}"
+    );
+    assert!(
         lines
             .last()
             .unwrap()
-            .starts_with("#8  Russian adjudicated: 467a pin"),
+            .starts_with("#10  Russian adjudicated: 467a pin"),
         "{out}"
     );
-    assert_eq!(event_seqs(&out), (2..=8).collect::<Vec<u64>>(), "{out}");
+    assert_eq!(event_seqs(&out), (2..=10).collect::<Vec<u64>>(), "{out}");
     s.stop().await;
 }
 
@@ -464,7 +534,7 @@ async fn watch_resumes_without_gaps_or_duplicates() {
     let scripts = tempfile::tempdir().unwrap();
     let addr = first.addr;
     let g = create_game(&first).await;
-    let (watcher, report) = start_watching(watch_args(&first, &g, Some(8), false)).await;
+    let (watcher, report) = start_watching(watch_args(&first, &g, Some(10), false)).await;
     let turn = |s: &TestServer, token: &str, text: &str| {
         play(run_args(s, &g, token, script(&scripts, "p.txt", text)))
     };
@@ -476,7 +546,8 @@ async fn watch_resumes_without_gaps_or_duplicates() {
     first.stop().await;
 
     // Played on the same log at an address the watcher does not know, so it can only learn of
-    // these by resuming.
+    // these by resuming: #4, and #5 to #8 (the move is three events: WA lost, the move, the
+    // 3-3-7's claim).
     let elsewhere = TestServer::start(dir.path(), Config::default()).await;
     let (result, out) = turn(&elsewhere, &g.tokens.side_b, "russian done\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
@@ -486,10 +557,10 @@ async fn watch_resumes_without_gaps_or_duplicates() {
 
     // Back at the watcher's address: it catches up, then sees the rest live.
     let back = TestServer::start_at(dir.path(), Config::default(), addr).await;
-    report.wait_for_line("#6  ").await;
+    report.wait_for_line("#8  ").await;
     let (result, out) = turn(&back, &g.tokens.side_a, "done\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
-    report.wait_for_line("#7  ").await;
+    report.wait_for_line("#9  ").await;
     back.stop().await;
 
     // A second restart in place, with nothing missed this time.
@@ -503,7 +574,7 @@ async fn watch_resumes_without_gaps_or_duplicates() {
         .unwrap();
     assert_eq!(result, Ok(Status::Success));
     let out = report.text();
-    assert_eq!(event_seqs(&out), (2..=9).collect::<Vec<u64>>(), "{out}");
+    assert_eq!(event_seqs(&out), (2..=11).collect::<Vec<u64>>(), "{out}");
     again.stop().await;
 }
 
@@ -580,28 +651,34 @@ async fn log_prints_the_record_and_from_n() {
         "{text}"
     );
     assert!(
-        text.contains("== Turn 1, German Player Turn: MPh ==\n#6  447a 55H7 → 55I8"),
+        text.contains(
+            "== Turn 1, German Player Turn: MPh ==\n\
+             #6  447a Wall Advantage lost on starting to enter a new Location (B9.41)\n\
+             #7  447a 55H7 → 55I8: 3 MF = 1 COT (B1) + 1 uphill (B10) + 1 wall (B9.4); \
+             447a spent 3 of 4, left 1\n\
+             #8  337a claimed Wall Advantage mandatory: no in-hex TEM of +1 or more (B9.323)\n"
+        ),
         "{text}"
     );
     assert!(
         text.ends_with(
             "== Turn 1, German Player Turn: DFPh ==\n\
-             #8  Russian adjudicated: 467a pin (IFT 2, DR 7)\n\
-             #9  Russian ended DFPh; now turn 1 AFPh (A3.5), German to act\n"
+             #10  Russian adjudicated: 467a pin (IFT 2, DR 7)\n\
+             #11  Russian ended DFPh; now turn 1 AFPh (A3.5), German to act\n"
         ),
         "{text}"
     );
-    assert_eq!(event_seqs(&text), (1..=9).collect::<Vec<u64>>(), "{text}");
+    assert_eq!(event_seqs(&text), (1..=11).collect::<Vec<u64>>(), "{text}");
 
     args.from = 6;
     let mut out = vec![];
     log(&args, &mut out).await.unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(
-        text.starts_with("== Turn 1, German Player Turn: MPh ==\n#6  "),
+        text.starts_with("== Turn 1, German Player Turn: MPh ==\n#6  447a Wall Advantage lost"),
         "{text}"
     );
-    assert_eq!(event_seqs(&text), [6, 7, 8, 9], "{text}");
+    assert_eq!(event_seqs(&text), [6, 7, 8, 9, 10, 11], "{text}");
 
     args.json = true;
     let mut out = vec![];
@@ -615,7 +692,7 @@ async fn log_prints_the_record_and_from_n() {
                 .unwrap()
         })
         .collect();
-    assert_eq!(seqs, [6, 7, 8, 9]);
+    assert_eq!(seqs, [6, 7, 8, 9, 10, 11]);
     s.stop().await;
 }
 

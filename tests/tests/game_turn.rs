@@ -1,9 +1,11 @@
 //! End to end: a real server, two players and a spectator over websockets, a full Game Turn of
-//! phases with moves and an adjudication, refusals citing their rule, and a restart on the
-//! same data directory that comes back to the same state hash and plays on.
+//! phases with moves, the Wall Advantage they lose and claim, a pause for the Russian's chance
+//! to claim it and an adjudication, refusals citing their rule, and a restart on the same data
+//! directory that comes back to the same state hash and plays on.
 
 use client::{Connection, Follower, Reply};
 use e2e::TestServer;
+use protocol::event::{WaClaim, WaLoss};
 use protocol::wire::Sequenced;
 use protocol::{Command, Event, Hex, Outcome, Side};
 use server::config::Config;
@@ -69,6 +71,14 @@ fn accepted(reply: &Reply) -> Vec<Sequenced> {
         Reply::Accepted { events, .. } => events.clone(),
         Reply::Refused { violation, .. } => panic!("refused: {violation}"),
     }
+}
+
+/// The events themselves, which every player may see here (no unit is hidden).
+fn events_of(events: &[Sequenced]) -> Vec<&Event> {
+    events
+        .iter()
+        .map(|s| s.event.as_ref().expect("a visible event"))
+        .collect()
 }
 
 fn refused_rule(reply: &Reply) -> String {
@@ -140,13 +150,23 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     )
     .await;
     let events = accepted(&climb);
-    match events[0].event.as_ref().unwrap() {
-        Event::UnitMoved { cost, mf, .. } => {
+    // B9.41: the 4-4-7 loses its WA on starting to enter I8, before it moves; then the
+    // concealed 3-3-7 across the H7-I7 wall, with no in-hex TEM, must take it (B9.323).
+    match events_of(&events)[..] {
+        [Event::WallAdvantageForfeited {
+            units: lost,
+            why: WaLoss::Moved,
+        }, Event::UnitMoved { cost, mf, .. }, Event::WallAdvantageClaimed {
+            units: claimed,
+            how: WaClaim::Mandatory,
+        }] => {
+            assert_eq!(lost, &["447a"]);
             // B9.4 EX: 55H7 → I8 costs 1 + [2 × 1] = 3 MF.
             assert_eq!(cost.total.halves(), 6);
             assert_eq!(mf[0].left.halves(), 2);
+            assert_eq!(claimed, &["337a"]);
         }
-        other => panic!("expected UnitMoved, got {other:?}"),
+        ref other => panic!("expected WA lost, the move and the 3-3-7's claim, got {other:?}"),
     }
     log.extend(events);
     let too_far = play(
@@ -159,7 +179,10 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     )
     .await;
     assert_eq!(refused_rule(&too_far), "A4.1");
-    log.extend(accepted(
+
+    // B9.41 EX: the 4-6-7 leaves H5, and with it the WA over the G6-H5 wall: the Russian 7-4-7
+    // in the woods of G6 may claim WA now (B9.322), and nothing else is played until it answers.
+    let events = accepted(
         &play(
             &mut german,
             &mut ids,
@@ -169,7 +192,48 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
             },
         )
         .await,
-    ));
+    );
+    match events_of(&events)[..] {
+        [Event::WallAdvantageForfeited {
+            units: lost,
+            why: WaLoss::Moved,
+        }, Event::UnitMoved { units: moved, .. }, Event::WallAdvantageChanceOffered {
+            side: Side::B,
+            units: offered,
+        }] => {
+            assert_eq!(lost, &["467a"]);
+            assert_eq!(moved, &["467a"]);
+            assert_eq!(offered, &["747a"]);
+        }
+        ref other => panic!("expected WA lost, the move and the Russian's chance, got {other:?}"),
+    }
+    log.extend(events);
+    let waiting = play(&mut german, &mut ids, Command::Done).await;
+    assert_eq!(refused_rule(&waiting), "B9.322");
+    russian.follow_to(version(&log)).await;
+    let not_an_answer = play(&mut russian, &mut ids, Command::Done).await;
+    assert_eq!(refused_rule(&not_an_answer), "B9.322");
+    let claim = accepted(
+        &play(
+            &mut russian,
+            &mut ids,
+            Command::ClaimWallAdvantage {
+                units: vec!["747a".into()],
+            },
+        )
+        .await,
+    );
+    assert_eq!(
+        events_of(&claim),
+        [&Event::WallAdvantageClaimed {
+            units: vec!["747a".into()],
+            how: WaClaim::EnemyLostIt,
+        }]
+    );
+    log.extend(claim);
+    german.follow_to(version(&log)).await;
+    let wa = |id: &str| german.follower.game().units[id].wall_advantage;
+    assert!(wa("747a") && !wa("467a"), "the 7-4-7 holds the G6-H6 wall");
     log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await)); // MPh ends
 
     // DFPh: the Russian fires; the engine records the outcome he enters.
@@ -225,8 +289,10 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     }
     let version = version(&log);
     assert_eq!(
-        version, 26,
-        "GameCreated, one Game Turn of 22 steps, two moves and a pin"
+        version,
+        1 + 22 + 3 + 3 + 1 + 1,
+        "GameCreated, one Game Turn of 22 steps, two moves of three events each (WA lost, the \
+         move, and a claim or a chance), the Russian's claim and a pin"
     );
 
     // The spectator saw every event, in order, each exactly once.

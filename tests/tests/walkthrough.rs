@@ -70,7 +70,9 @@ async fn the_readme_walkthrough_plays_through() {
     }
     // The MF trace the README quotes: the stack with its leader pays Grain's 1½ MF (B15).
     assert!(
-        german.1.contains("g1+g2+g-ldr 12B4 → 12C4: 1½ MF = 1½ COT (B15)"),
+        german
+            .1
+            .contains("g1+g2+g-ldr 12B4 → 12C4: 1½ MF = 1½ COT (B15)"),
         "{}",
         german.1
     );
@@ -91,7 +93,10 @@ async fn the_readme_walkthrough_plays_through() {
     .await
     .unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(!text.contains("\"r3\""), "the German's view names the hidden r3");
+    assert!(
+        !text.contains("\"r3\""),
+        "the German's view names the hidden r3"
+    );
     let view: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(view["clock"]["player_turn"], 2, "{text}");
     server.stop().await;

@@ -14,6 +14,7 @@ pub mod watch;
 use crate::connection::{Connection, ConnectionError, Joined};
 use crate::follower::Follower;
 use crate::{Failure, DEFAULT_SERVER};
+use protocol::{Game, Side};
 
 /// Where the server is. Every online subcommand takes it.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
@@ -34,6 +35,20 @@ pub struct GameArgs {
     pub token: String,
 }
 
+/// The side whose command play waits for. Usually the side acting in the current step, but
+/// while the DEFENDER must designate where a lost sewer stack goes (B8.41) or a side may claim
+/// Wall Advantage (B9.322), the rules refuse every other command until that side answers — and
+/// the sewer designation first, as `protocol::decide` checks it first.
+pub(crate) fn side_to_act(game: &Game) -> Side {
+    if let Some(designation) = &game.sewer_designation {
+        return designation.defender;
+    }
+    if let Some(chance) = &game.wa_chance {
+        return chance.side;
+    }
+    game.acting()
+}
+
 /// Connects and joins for a full snapshot, which the returned follower starts from (checked
 /// against the server's state hash).
 pub(crate) async fn join_fresh(
@@ -47,4 +62,60 @@ pub(crate) async fn join_fresh(
     })?;
     let follower = Follower::from_snapshot(state, joined.state_hash)?;
     Ok((connection, joined, follower))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::script::{parse_script, run_offline};
+    use protocol::Scenario;
+
+    /// The game after `script`, every line of which must be accepted.
+    fn after(scenario: &str, script: &str) -> Game {
+        let game = Game::new(Scenario::from_toml(scenario).unwrap());
+        let lines = parse_script(script, &game.scenario).unwrap();
+        let (game, reports) = run_offline(game, &lines);
+        for report in &reports {
+            assert!(report.result.is_ok(), "line {}: {:?}", report.line, report);
+        }
+        game
+    }
+
+    const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+    const TO_THE_MPH: &str = "german done\ngerman done\nrussian done\ngerman done\n";
+
+    #[test]
+    fn the_acting_side_acts_when_nothing_is_pending() {
+        let game = after(WA, TO_THE_MPH);
+        assert_eq!(side_to_act(&game), Side::A);
+        let game = after(WA, &format!("{TO_THE_MPH}german done\n"));
+        assert_eq!(side_to_act(&game), Side::B, "the Russian's DFPh");
+    }
+
+    /// B9.41 EX: the 4-6-7 leaves H5 in the German MPh, and the Russian 7-4-7 across the wall
+    /// may claim WA: the Russian is to act until it answers, though the step is the German's.
+    #[test]
+    fn a_chance_to_claim_wall_advantage_waits_for_its_side() {
+        let moved = format!("{TO_THE_MPH}german move 467a H6\n");
+        let game = after(WA, &moved);
+        assert_eq!(game.acting(), Side::A);
+        assert_eq!(side_to_act(&game), Side::B);
+        let game = after(WA, &format!("{moved}russian decline-wa\n"));
+        assert_eq!(side_to_act(&game), Side::A);
+        let game = after(WA, &format!("{moved}russian claim-wa 747a\n"));
+        assert_eq!(side_to_act(&game), Side::A);
+    }
+
+    /// B8.41: a German stack lost in the sewer (dr 6) waits in the German MPh for the Russian
+    /// DEFENDER to designate where it goes.
+    #[test]
+    fn a_lost_sewer_stack_waits_for_the_defender() {
+        let sewers = include_str!("../../../protocol/tests/positions/scenarios/sewers.toml");
+        let lost = format!("{TO_THE_MPH}dice 2 2 6\ngerman sewer-move s7 l3 to I6\n");
+        let game = after(sewers, &lost);
+        assert_eq!(game.acting(), Side::A);
+        assert_eq!(side_to_act(&game), Side::B);
+        let game = after(sewers, &format!("{lost}russian designate-sewer H5\n"));
+        assert_eq!(side_to_act(&game), Side::A);
+    }
 }

@@ -2,10 +2,12 @@
 //!
 //! Two players can each run a script against the same game at once: before each line the
 //! runner waits, following the game, until its side is to act — `done` and `move` need that,
-//! and an `adjudicate` belongs to the step in which its side fired, which is its own step. The
-//! local game it follows is also what the lines' expectations are checked against.
+//! and an `adjudicate` belongs to the step in which its side fired, which is its own step.
+//! While play waits for one side's answer (a chance to claim Wall Advantage, a lost sewer
+//! stack's designation), that side is to act, whoever's step it is. The local game it follows
+//! is also what the lines' expectations are checked against.
 
-use super::{join_fresh, GameArgs, ServerArg};
+use super::{join_fresh, side_to_act, GameArgs, ServerArg};
 use crate::connection::{Connection, ConnectionError, Reply, REPLY_WAIT_MAX};
 use crate::follower::{Advance, FollowError, Follower};
 use crate::report::LineOutcome;
@@ -115,7 +117,8 @@ fn plan<'a>(
 }
 
 /// Follows the game until `side` is to act (or the game is over, when the server's refusal
-/// says more than waiting could).
+/// says more than waiting could). Not `Game::acting`: during a pause for one side's answer
+/// that is the step's side, whose every command would be refused (B8.41, B9.322).
 async fn wait_for_turn(
     connection: &mut Connection,
     follower: &mut Follower,
@@ -125,7 +128,7 @@ async fn wait_for_turn(
         while let Some(event) = connection.pop_buffered() {
             follower.advance(&event)?;
         }
-        if follower.game().over || follower.game().acting() == side {
+        if follower.game().over || side_to_act(follower.game()) == side {
             return Ok(());
         }
         let event = connection.next_event().await?;

@@ -1,6 +1,6 @@
 //! `asl state`: print where the game stands, as the token's holder may see it.
 
-use super::{join_fresh, GameArgs, ServerArg};
+use super::{join_fresh, side_to_act, GameArgs, ServerArg};
 use crate::{Failure, Status};
 use protocol::game::Unit;
 use protocol::scenario::Morale;
@@ -43,7 +43,7 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
     let to_act = if game.over {
         "nobody: the game is over".to_string()
     } else {
-        game.side_name(game.acting()).to_string()
+        game.side_name(side_to_act(game)).to_string()
     };
     let facts = [
         ("Scenario", game.scenario.name.clone()),
@@ -138,6 +138,7 @@ fn table(rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::script::{parse_script, run_offline};
     use protocol::Scenario;
 
     #[test]
@@ -176,5 +177,22 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().filter(|l| l.contains("55")).count(), 5);
+    }
+
+    /// In the German MPh, the 4-6-7 leaving H5 gives the Russian a chance to claim WA (B9.322):
+    /// nothing but the Russian's answer is accepted, so the Russian is the one to act.
+    #[test]
+    fn the_side_offered_wall_advantage_is_to_act() {
+        let game = Game::new(
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap(),
+        );
+        let script = "german done\ngerman done\nrussian done\ngerman done\ngerman move 467a H6\n";
+        let lines = parse_script(script, &game.scenario).unwrap();
+        let (game, reports) = run_offline(game, &lines);
+        assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");
+        let text = describe(&game, Viewer::Spectator, game.state_hash());
+        assert!(text.contains("ATTACKER:    German\n"), "{text}");
+        assert!(text.contains("To act:      Russian\n"), "{text}");
     }
 }

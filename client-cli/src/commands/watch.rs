@@ -1,6 +1,6 @@
 //! `asl watch`: print a game's events as they happen, riding out dropped connections.
 
-use super::{join_fresh, GameArgs, ServerArg};
+use super::{join_fresh, side_to_act, GameArgs, ServerArg};
 use crate::connection::{Connection, ConnectionError};
 use crate::follower::Follower;
 use crate::record::Record;
@@ -81,7 +81,7 @@ fn preface(game: &Game, viewer: Viewer) -> String {
             game.clock.turn,
             game.side_name(game.attacker()),
             game.clock.step().name,
-            game.side_name(game.acting())
+            game.side_name(side_to_act(game))
         )
     };
     format!(
@@ -151,6 +151,7 @@ async fn reconnect(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::script::{parse_script, run_offline};
     use protocol::{Scenario, Side};
 
     #[test]
@@ -171,6 +172,24 @@ mod tests {
             preface(&game, Viewer::Side(Side::B)),
             "Watching \"B9.41: Wall Advantage at 55H6\" as Russian from version 0: Turn 1, \
              German Player Turn, RPh; German to act."
+        );
+    }
+
+    /// Joining while the Russian may claim WA in the German MPh (B9.322): the Russian is to act.
+    #[test]
+    fn preface_names_the_side_play_waits_for() {
+        let game = Game::new(
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap(),
+        );
+        let script = "german done\ngerman done\nrussian done\ngerman done\ngerman move 467a H6\n";
+        let lines = parse_script(script, &game.scenario).unwrap();
+        let (game, reports) = run_offline(game, &lines);
+        assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");
+        let preface = preface(&game, Viewer::Spectator);
+        assert!(
+            preface.ends_with("German Player Turn, MPh; Russian to act."),
+            "{preface}"
         );
     }
 }
