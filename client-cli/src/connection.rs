@@ -6,6 +6,8 @@
 //! nothing is seen twice.
 
 use futures_util::{SinkExt, StreamExt};
+use protocol::chain::LogHash;
+use protocol::fair_dice::Commitment;
 use protocol::scenario::SideSpec;
 use protocol::wire::{
     self, ClientMessage, ErrorCode, GameId, Sequenced, ServerMessage, Tokens, FRAME_BYTES_MAX,
@@ -143,6 +145,10 @@ pub struct Joined {
     pub state: Option<Game>,
     /// The hash of the viewer's projection at `version`.
     pub state_hash: StateHash,
+    /// The log's head at `version`: a receipt for everything up to here (`docs/review.md`).
+    pub head: LogHash,
+    /// The hash of the server's secret dice seed (`docs/dice.md`).
+    pub dice_commitment: Commitment,
 }
 
 /// The one reply to a command.
@@ -176,6 +182,8 @@ pub struct Snapshot {
     pub version: u64,
     pub state_hash: StateHash,
     pub state: Game,
+    /// The log's head at `version`.
+    pub head: LogHash,
 }
 
 /// One page of the log, the reply to `GetLog`.
@@ -192,6 +200,9 @@ pub struct Connection {
     buffered: VecDeque<Sequenced>,
     /// The newest version of the game the server has mentioned.
     version: u64,
+    /// The log's head the server last reported with the current version (`Joined`,
+    /// `Accepted`, `State`): the receipt a player keeps (`docs/review.md`).
+    head: Option<(u64, LogHash)>,
     keepalive_after: Duration,
 }
 
@@ -211,6 +222,7 @@ impl Connection {
             socket,
             buffered: VecDeque::new(),
             version: 0,
+            head: None,
             keepalive_after: KEEPALIVE_AFTER,
         })
     }
@@ -218,6 +230,11 @@ impl Connection {
     /// The newest version of the game the server has mentioned in any message.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// The newest log head the server reported with its version: `(version, head)`.
+    pub fn head(&self) -> Option<(u64, LogHash)> {
+        self.head
     }
 
     /// Pings after this long without a message instead of [`KEEPALIVE_AFTER`], for a server
@@ -249,6 +266,13 @@ impl Connection {
             let message = decoded.map_err(|e| ConnectionError::Malformed(e.to_string()))?;
             if let Some(v) = version_of(&message) {
                 self.version = self.version.max(v);
+            }
+            if let ServerMessage::Joined { version, head, .. }
+            | ServerMessage::Accepted { version, head, .. } = &message
+            {
+                if self.head.is_none_or(|(at, _)| at <= *version) {
+                    self.head = Some((*version, *head));
+                }
             }
             return Ok(message);
         }
@@ -332,12 +356,16 @@ impl Connection {
                 version,
                 state,
                 state_hash,
+                head,
+                dice_commitment,
             } => Ok(Joined {
                 game,
                 viewer,
                 version,
                 state: state.map(|s| *s),
                 state_hash,
+                head,
+                dice_commitment,
             }),
             other => Err(message_name(&other)),
         })
@@ -354,6 +382,7 @@ impl Connection {
                     id: got,
                     version,
                     events,
+                    ..
                 } => Ok((got, Reply::Accepted { version, events })),
                 ServerMessage::Refused {
                     id: got,
@@ -378,11 +407,46 @@ impl Connection {
                 version,
                 state_hash,
                 state,
+                head,
             } => Ok(Snapshot {
                 version,
                 state_hash,
                 state: *state,
+                head,
             }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// The viewer's projection as it stood at `version` (clamped to the game's versions).
+    pub async fn get_state_at(&mut self, version: u64) -> Result<Snapshot, ConnectionError> {
+        self.send(&ClientMessage::GetStateAt { version }).await?;
+        self.reply("`state` reply", |m| match m {
+            ServerMessage::State {
+                version,
+                state_hash,
+                state,
+                head,
+            } => Ok(Snapshot {
+                version,
+                state_hash,
+                state: *state,
+                head,
+            }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// One page of a finished game's stored log from envelope `from` on, for an export.
+    pub async fn export_page(
+        &mut self,
+        from: u64,
+    ) -> Result<protocol::wire::ExportPage, ConnectionError> {
+        self.send(&ClientMessage::GetExport { from }).await?;
+        self.reply("`export` reply", |m| match m {
+            ServerMessage::Export(page) => Ok(page),
             other => Err(message_name(&other)),
         })
         .await
@@ -443,9 +507,12 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Accepted { version, .. }
         | ServerMessage::Refused { version, .. }
         | ServerMessage::State { version, .. }
-        | ServerMessage::Log { version, .. } => Some(*version),
+        | ServerMessage::Log { version, .. }
+        | ServerMessage::Record { version, .. } => Some(*version),
         ServerMessage::Event(event) => Some(event.seq),
         ServerMessage::Created { .. }
+        | ServerMessage::Export(_)
+        | ServerMessage::Reviewing { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Error { .. } => None,
     }
@@ -461,6 +528,9 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Event(_) => "event",
         ServerMessage::State { .. } => "state",
         ServerMessage::Log { .. } => "log",
+        ServerMessage::Record { .. } => "record",
+        ServerMessage::Export(_) => "export",
+        ServerMessage::Reviewing { .. } => "reviewing",
         ServerMessage::Pong { .. } => "pong",
         ServerMessage::Error { .. } => "error",
     }

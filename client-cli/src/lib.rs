@@ -8,6 +8,7 @@
 
 pub mod commands;
 pub mod connection;
+pub mod dice;
 pub mod follower;
 mod record;
 mod report;
@@ -28,13 +29,15 @@ pub enum Status {
     Success,
     /// A script line's `=>` expectation did not hold.
     ExpectationsFailed,
+    /// `asl verify` found the log invalid (the report names the first bad event).
+    Invalid,
 }
 
 impl Status {
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Success => 0,
-            Status::ExpectationsFailed => 1,
+            Status::ExpectationsFailed | Status::Invalid => 1,
         }
     }
 }

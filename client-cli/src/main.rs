@@ -1,7 +1,7 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{check, log, new, run, state, watch};
+use client::commands::{check, export, log, new, replay, run, state, verify, watch};
 use client::{Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
@@ -9,8 +9,9 @@ use std::process::ExitCode;
 /// Play Advanced Squad Leader on an asl-server: create games, play scripts of commands,
 /// watch games, and check scripts offline.
 ///
-/// Exit codes: 0 success, 1 an expectation in a script failed, 2 bad input (files, script
-/// lines, a token for the wrong side), 3 the server could not be reached or refused.
+/// Exit codes: 0 success, 1 an expectation in a script failed (or `verify` found the log
+/// invalid), 2 bad input (files, script lines, a token for the wrong side), 3 the server could
+/// not be reached or refused.
 #[derive(Parser, Debug)]
 #[command(name = "asl", version)]
 struct Cli {
@@ -34,6 +35,14 @@ enum Subcommand {
     State(state::StateArgs),
     /// Print the game record from the first event on.
     Log(log::LogArgs),
+    /// Write a finished game's whole log to a self-contained file (docs/review.md).
+    Export(export::ExportArgs),
+    /// Check an exported log offline: its hash chain, every event, every die against the
+    /// revealed seed; print a summary, or the first bad event and why.
+    Verify(verify::VerifyArgs),
+    /// Print the position at any moment of a game (an event number, `end`, or "turn 3 German
+    /// MPh"), from an export file or a live game.
+    Replay(replay::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +61,9 @@ fn main() -> ExitCode {
         }),
         Subcommand::State(args) => block_on(state::state(&args, &mut out)),
         Subcommand::Log(args) => block_on(log::log(&args, &mut out)),
+        Subcommand::Export(args) => block_on(export::export(&args, &mut out)),
+        Subcommand::Verify(args) => verify::verify(&args, &mut out),
+        Subcommand::Replay(args) => block_on(replay::replay(&args, &mut out)),
     };
     match result {
         Ok(status) => ExitCode::from(status.exit_code()),
@@ -132,6 +144,44 @@ mod tests {
         assert_eq!(args.script.to_str(), Some("wa.txt"));
         assert_eq!(args.scenario.unwrap().to_str(), Some("b9.toml"));
         assert!(parse(&["check"]).is_err(), "the script is required");
+    }
+
+    #[test]
+    fn review_commands_parse() {
+        let Subcommand::Replay(args) = parse(&["replay", "g.log", "--to", "turn 3 German MPh"])
+            .unwrap()
+            .command
+        else {
+            panic!("replay parses as replay");
+        };
+        assert_eq!(args.file.unwrap().to_str(), Some("g.log"));
+        assert_eq!(args.to, "turn 3 German MPh");
+        let Subcommand::Replay(args) = parse(&["replay", "--game", "g", "--token", "t"])
+            .unwrap()
+            .command
+        else {
+            panic!("replay parses as replay");
+        };
+        assert_eq!((args.game.as_deref(), args.to.as_str()), (Some("g"), "end"));
+        assert!(parse(&["replay"]).is_err(), "a file or a game");
+        assert!(parse(&["replay", "g.log", "--game", "g", "--token", "t"]).is_err());
+        assert!(
+            parse(&["replay", "--game", "g"]).is_err(),
+            "a game needs a token"
+        );
+        let Subcommand::Verify(args) = parse(&["verify", "g.log"]).unwrap().command else {
+            panic!("verify parses as verify");
+        };
+        assert_eq!(args.file.to_str(), Some("g.log"));
+        assert!(parse(&["export", "--game", "g"]).is_err());
+        let Subcommand::Export(args) =
+            parse(&["export", "--game", "g", "--token", "t", "--out", "x.log"])
+                .unwrap()
+                .command
+        else {
+            panic!("export parses as export");
+        };
+        assert_eq!(args.out.unwrap().to_str(), Some("x.log"));
     }
 
     #[test]

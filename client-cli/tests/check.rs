@@ -106,7 +106,8 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
         format!(
             "{}:2: unknown command `fly` (done, move, bypass, double-time, pick-up, drop, \
              claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, \
-             designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate)",
+             designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, \
+             accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)",
             script.display()
         )
     );

@@ -70,6 +70,25 @@ pub enum Command {
         outcome: Outcome,
         note: String,
     },
+    // Dispute review (`docs/dice.md`, `docs/review.md`): decided by `crate::dispute::decide`,
+    // which reads the game's log as well as its position.
+    /// Add this side's random nonce to the dice key (once per seed); either side, any time.
+    ContributeEntropy { nonce: crate::fair_dice::Nonce },
+    /// Agree that the server reveal its dice seed now; once both sides have, it does, and
+    /// commits to a fresh one for the rest of the game.
+    AgreeToRevealSeed,
+    /// Accept the opponent's adjudication, logged as event `event`.
+    AcceptAdjudication { event: u64 },
+    /// Dispute the opponent's adjudication `event`, saying why.
+    DisputeAdjudication { event: u64, reason: String },
+    /// Ask to take back this side's last events, from event `from` on (the first event of one
+    /// of its commands): only the side to act, not past a die roll, a reveal of hidden
+    /// information or a change of the side to act, and only if the opponent consents.
+    RequestUndo { from: u64 },
+    /// Consent to the undo the opponent has just asked for.
+    ConsentToUndo,
+    /// Refuse the undo the opponent has just asked for.
+    DeclineUndo,
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).

@@ -189,6 +189,60 @@ pub enum Event {
         outcome: Outcome,
         note: String,
     },
+    // Dispute review: the dice scheme (`docs/dice.md`), answers to adjudications and undo
+    // (`docs/review.md`). None of them changes the position but `EventsUndone`; they are
+    // decided by `crate::dispute::decide`, which reads the log as well as the position.
+    /// The server committed to its secret dice seed by publishing its hash. Logged with the
+    /// first event that needs it (a contribution or a roll); shown to players from the start.
+    DiceCommitted {
+        commitment: crate::fair_dice::Commitment,
+    },
+    /// A side added its random nonce to the dice key from now on.
+    EntropyContributed {
+        side: Side,
+        nonce: crate::fair_dice::Nonce,
+    },
+    /// A side agreed that the server reveal its current seed now.
+    SeedRevealAgreed {
+        side: Side,
+    },
+    /// The server revealed the seed of the current commitment (at the end of the game, or
+    /// once both sides agreed): from here on anyone can re-derive every roll made under it.
+    SeedRevealed {
+        seed: crate::fair_dice::Seed,
+    },
+    /// The opponent of whoever entered adjudication `event` accepted it.
+    AdjudicationAccepted {
+        by: Side,
+        event: u64,
+    },
+    /// The opponent of whoever entered adjudication `event` disputed it, saying why.
+    AdjudicationDisputed {
+        by: Side,
+        event: u64,
+        reason: String,
+    },
+    /// The side to act asked to take back its own events `from..=to` (its last ones).
+    UndoRequested {
+        by: Side,
+        from: u64,
+        to: u64,
+    },
+    /// The opponent refused the undo asked for just before.
+    UndoDeclined {
+        by: Side,
+    },
+    /// Events `from..=to` were taken back with the opponent's consent. `restored` is the
+    /// position before `from`, rebuilt by replaying the log up to it when the undo was decided:
+    /// `apply` puts it back, so a replay of the log reaches the same state as live play did,
+    /// and a verifier checks it by replaying the same prefix.
+    EventsUndone {
+        requested_by: Side,
+        consented_by: Side,
+        from: u64,
+        to: u64,
+        restored: Box<crate::game::Game>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -334,6 +388,15 @@ impl Event {
             Event::TunnelDestroyed { .. } => "TunnelDestroyed",
             Event::ManholeDeclaredUnseen { .. } => "ManholeDeclaredUnseen",
             Event::OutcomeAdjudicated { .. } => "OutcomeAdjudicated",
+            Event::DiceCommitted { .. } => "DiceCommitted",
+            Event::EntropyContributed { .. } => "EntropyContributed",
+            Event::SeedRevealAgreed { .. } => "SeedRevealAgreed",
+            Event::SeedRevealed { .. } => "SeedRevealed",
+            Event::AdjudicationAccepted { .. } => "AdjudicationAccepted",
+            Event::AdjudicationDisputed { .. } => "AdjudicationDisputed",
+            Event::UndoRequested { .. } => "UndoRequested",
+            Event::UndoDeclined { .. } => "UndoDeclined",
+            Event::EventsUndone { .. } => "EventsUndone",
         }
     }
 

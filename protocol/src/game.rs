@@ -408,6 +408,21 @@ impl Game {
                     weapons: vec![],
                 })
             }
+            // An undo carries the whole position it restores: each viewer gets it projected,
+            // as a snapshot would be.
+            Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored,
+            } => Some(Event::EventsUndone {
+                requested_by: *requested_by,
+                consented_by: *consented_by,
+                from: *from,
+                to: *to,
+                restored: Box::new(restored.project(viewer)),
+            }),
             _ if self.shows(viewer, event) => Some(event.clone()),
             _ => None,
         }
@@ -796,6 +811,23 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
+        // The position goes back to before the undone events; the version keeps counting, and
+        // a projection stays the same viewer's (see `crate::dispute`).
+        Event::EventsUndone { restored, .. } => {
+            let (version, viewer) = (game.version, game.viewer);
+            *game = (**restored).clone();
+            game.version = version;
+            game.viewer = viewer;
+        }
+        // Facts about the dice and the players' answers: the position does not change.
+        Event::DiceCommitted { .. }
+        | Event::EntropyContributed { .. }
+        | Event::SeedRevealAgreed { .. }
+        | Event::SeedRevealed { .. }
+        | Event::AdjudicationAccepted { .. }
+        | Event::AdjudicationDisputed { .. }
+        | Event::UndoRequested { .. }
+        | Event::UndoDeclined { .. } => {}
     }
     game.version += 1;
     if let Some(viewer) = game.viewer {

@@ -6,12 +6,17 @@
 //! outside (a die roll, a player's choice) arrives inside a command or an event. That is what
 //! lets the server, the CLI's offline `check` and a reviewer's replay reach the same state.
 
+pub mod chain;
 pub mod command;
 pub mod dice;
+pub mod dispute;
 pub mod event;
+pub mod export;
+pub mod fair_dice;
 pub mod game;
 pub mod hex;
 pub mod phase;
+pub mod referee;
 pub mod rules;
 pub mod scenario;
 pub mod script;

@@ -19,7 +19,7 @@ use crate::event::Event;
 use crate::game::{apply, Game};
 use crate::hex::Hex;
 use crate::phase::Phase;
-use crate::rules::{decide, movement};
+use crate::rules::movement;
 use crate::scenario::{Morale, Scenario, Side, UnitId};
 use crate::terrain::Mf;
 use crate::violation::RuleViolation;
@@ -480,8 +480,41 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
         },
+        // Dispute review (docs/review.md, docs/dice.md).
+        "accept" | "dispute" | "undo" => {
+            let event = |word: &String| {
+                word.trim_start_matches('#')
+                    .parse::<u64>()
+                    .map_err(|_| format!("`{word}` is not an event number"))
+            };
+            match (verb, args) {
+                ("accept", [n]) => Ok(Command::AcceptAdjudication { event: event(n)? }),
+                ("dispute", [n, reason]) => Ok(Command::DisputeAdjudication {
+                    event: event(n)?,
+                    reason: reason.clone(),
+                }),
+                ("undo", [n]) => Ok(Command::RequestUndo { from: event(n)? }),
+                _ => Err(
+                    "`accept #N`, `dispute #N \"why\"` and `undo #N` name an event by its number"
+                        .into(),
+                ),
+            }
+        }
+        "consent-undo" | "decline-undo" | "agree-reveal" if args.is_empty() => Ok(match verb {
+            "consent-undo" => Command::ConsentToUndo,
+            "decline-undo" => Command::DeclineUndo,
+            _ => Command::AgreeToRevealSeed,
+        }),
+        "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
+        "contribute" => match args {
+            [nonce] => crate::chain::hex_decode(nonce)
+                .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                .map(|nonce| Command::ContributeEntropy { nonce })
+                .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits")),
+            _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
+        },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate)"
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
         )),
     }
 }
@@ -804,13 +837,30 @@ pub struct LineReport {
 pub struct OfflineRun {
     pub game: Game,
     dice: ScriptedDice,
+    /// The events so far with the side that issued each, as a server keeps its log: answers to
+    /// adjudications and undo are decided against it (`crate::dispute`). Event 1 is
+    /// `GameCreated`, so events are numbered as on a server.
+    log: Vec<crate::chain::Entry>,
 }
 
 impl OfflineRun {
-    pub fn new(game: Game) -> OfflineRun {
+    pub fn new(mut game: Game) -> OfflineRun {
+        let mut log = vec![];
+        if game.version == 0 {
+            game.version = 1;
+            log.push(crate::chain::Entry {
+                seq: 1,
+                by: None,
+                first: 1,
+                event: Event::GameCreated {
+                    scenario: game.scenario.clone(),
+                },
+            });
+        }
         OfflineRun {
             game,
             dice: ScriptedDice::default(),
+            log,
         }
     }
 
@@ -838,8 +888,9 @@ impl OfflineRun {
             } => return Some(self.ask_cover(line, unit, seen_by, *expect)),
         };
         let result = match line.side {
-            Some(side) => decide(
+            Some(side) => crate::dispute::decide(
                 &self.game,
+                &self.log,
                 side,
                 command,
                 &mut self.dice as &mut dyn DiceSource,
@@ -851,8 +902,17 @@ impl OfflineRun {
             )),
         };
         if let Ok(events) = &result {
+            let first = self.game.version + 1;
             for e in events {
                 apply(&mut self.game, e);
+                if self.log.len() as u64 + 1 == self.game.version {
+                    self.log.push(crate::chain::Entry {
+                        seq: self.game.version,
+                        by: line.side,
+                        first,
+                        event: e.clone(),
+                    });
+                }
             }
         }
         let failures = line
@@ -1183,6 +1243,15 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             }
             s
         }
+        Event::DiceCommitted { .. }
+        | Event::EntropyContributed { .. }
+        | Event::SeedRevealAgreed { .. }
+        | Event::SeedRevealed { .. }
+        | Event::AdjudicationAccepted { .. }
+        | Event::AdjudicationDisputed { .. }
+        | Event::UndoRequested { .. }
+        | Event::UndoDeclined { .. }
+        | Event::EventsUndone { .. } => crate::dispute::describe(game, event),
     }
 }
 

@@ -12,6 +12,10 @@
 //! 6. `Terrain` / `Geometry` — where it wants to go can't be entered that way.
 //! 7. `NotEnoughMf` — the move is legal but unaffordable.
 //! 8. `NotModelled` — legal in ASL, but the engine does not rule on it; refused rather than guessed.
+//!
+//! Answers to adjudications and undo (`crate::dispute`) check game over, side and moment the
+//! same way, then `UnknownEvent` (no such event, or one the player may not see) before
+//! `NotUndoable` (events that may not be taken back, and why).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -31,6 +35,11 @@ pub enum ViolationKind {
     NotModelled,
     /// A roll was needed and the dice source had none (offline: add a `dice` line).
     NoDice,
+    /// The command names an event the game has not logged, or one the player may not see.
+    UnknownEvent,
+    /// The events asked to be taken back may not be: a die was rolled, hidden information
+    /// was revealed, the side to act changed, or they are not all the asker's own.
+    NotUndoable,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]

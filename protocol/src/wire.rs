@@ -5,8 +5,10 @@
 //! self-describing forms serde offers JSON; one schema that both codecs read is worth more
 //! than a prettier JSON.
 
+use crate::chain::LogHash;
 use crate::command::Command;
 use crate::event::Event;
+use crate::fair_dice::Commitment;
 use crate::game::{Game, StateHash, Viewer};
 use crate::scenario::SideSpec;
 use crate::violation::RuleViolation;
@@ -17,6 +19,11 @@ use serde::{Deserialize, Serialize};
 /// at the handshake instead of misreading frames.
 pub const WIRE_PATH: &str = "/v1";
 
+/// Where the server serves the spectator page, on the same host and port over HTTP. The game
+/// and the spectator token follow in the link's fragment (`/watch#game=…&token=…`), which a
+/// browser never sends, so no server or proxy log ever records the token.
+pub const WATCH_PATH: &str = "/watch";
+
 /// Largest frame either side sends or accepts, in bytes. A scenario file is the largest thing a
 /// client sends (limit [`SCENARIO_BYTES_MAX`](crate::scenario::SCENARIO_BYTES_MAX)); a full
 /// state snapshot of a big scenario is the largest the server sends.
@@ -24,6 +31,12 @@ pub const FRAME_BYTES_MAX: usize = 1024 * 1024;
 
 /// Most events one `GetLog` reply carries; a client pages through longer logs.
 pub const LOG_PAGE_EVENTS_MAX: u64 = 1_000;
+
+/// Most envelope bytes one `Export` page carries (hex doubles them on the wire): with the
+/// page's other fields well inside [`FRAME_BYTES_MAX`]. A page holds at least one envelope, and
+/// the largest envelope (an undo carrying a whole position) is smaller than the snapshot a
+/// `joined` frame carries as JSON.
+pub const EXPORT_PAGE_BYTES_MAX: usize = 384 * 1024;
 
 /// A game's id: 32 lowercase hex digits, chosen by the server.
 pub type GameId = String;
@@ -57,6 +70,32 @@ pub enum ClientMessage {
     },
     Ping {
         nonce: u64,
+    },
+    /// Ask for the state as it stood at `version`, this viewer's projection, rebuilt from the
+    /// log: an earlier position to review. Answered with `State`; a version past the head gives
+    /// the head's state, version 0 the state after `GameCreated`.
+    GetStateAt {
+        version: u64,
+    },
+    /// Ask for the game record `from..` (at most [`LOG_PAGE_EVENTS_MAX`] entries): each event
+    /// as this viewer may see it, in words, with when it happened. For clients that do not
+    /// carry the rules to describe events themselves, such as the spectator page.
+    GetRecord {
+        from: u64,
+    },
+    /// Ask for the game's log as stored, envelopes `from..` (at most
+    /// [`EXPORT_PAGE_BYTES_MAX`] bytes a page), to write an export file (`docs/review.md`).
+    /// Only once the game is over: until then the log holds what one side may not know.
+    GetExport {
+        from: u64,
+    },
+    /// Open an export file (`crate::export`, as `asl export` writes it) for review on this
+    /// connection instead of joining a game: the server verifies it end to end and answers
+    /// `Reviewing`, then `get_state`, `get_state_at`, `get_record` and `get_log` read the whole
+    /// game from it. An export fits one frame up to [`FRAME_BYTES_MAX`]; `asl verify` reads
+    /// any size.
+    Review {
+        export: String,
     },
 }
 
@@ -93,12 +132,20 @@ pub enum ServerMessage {
         version: u64,
         state: Option<Box<Game>>,
         state_hash: StateHash,
+        /// The hash of the log's last envelope at `version`: keep it, and no one can later
+        /// change the log up to here without it showing (`docs/review.md`).
+        head: LogHash,
+        /// The hash of the server's secret dice seed in use (or next to be): every roll is
+        /// derived from that seed and the players' contributions (`docs/dice.md`).
+        dice_commitment: Commitment,
     },
     /// The command `id` was accepted; these are its events (as this viewer sees them).
     Accepted {
         id: u64,
         version: u64,
         events: Vec<Sequenced>,
+        /// The log's head after them.
+        head: LogHash,
     },
     /// The command `id` was refused; nothing changed.
     Refused {
@@ -112,6 +159,8 @@ pub enum ServerMessage {
         version: u64,
         state_hash: StateHash,
         state: Box<Game>,
+        /// The log's head at `version`.
+        head: LogHash,
     },
     Log {
         version: u64,
@@ -125,6 +174,52 @@ pub enum ServerMessage {
         code: ErrorCode,
         message: String,
     },
+    /// The answer to `GetRecord`: entries `from..`, in order, up to the head at `version` or
+    /// the page limit.
+    Record {
+        version: u64,
+        entries: Vec<RecordEntry>,
+    },
+    /// The answer to `GetExport`: a page of the stored log.
+    Export(ExportPage),
+    /// The export sent with `Review` is valid and open: `version` events ending at `head`;
+    /// `report` is the verifier's summary, as `asl verify` prints it.
+    Reviewing {
+        game: GameId,
+        version: u64,
+        head: LogHash,
+        report: String,
+    },
+}
+
+/// A page of a finished game's stored log, for an export file (`crate::export`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportPage {
+    pub game: GameId,
+    /// How many events the log holds (the game is over; it no longer grows).
+    pub version: u64,
+    /// The hash of the last envelope.
+    pub head: LogHash,
+    /// The state hash of the whole game after the last event.
+    pub state_hash: StateHash,
+    /// The sequence of the first envelope in `envelopes`.
+    pub from: u64,
+    /// The stored envelopes, each in lowercase hex, in order.
+    pub envelopes: Vec<String>,
+}
+
+/// One event of the game record as a viewer may see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordEntry {
+    /// The game's version after this event.
+    pub seq: u64,
+    /// `None` when the viewer may not see the event (then `text` is `None` too).
+    pub event: Option<Event>,
+    /// The event in words with the rule behind it (`protocol::script::describe_event`), written
+    /// in the position it happened in.
+    pub text: Option<String>,
+    /// When it happened, "Turn 1, German Player Turn: MPh": public, so given for every event.
+    pub when: String,
 }
 
 /// Why a request failed outside the rules. Documented in `docs/protocol.md` with the policy
@@ -156,6 +251,10 @@ pub enum ErrorCode {
     /// The server failed to store the event; nothing was applied.
     Storage,
     ShuttingDown,
+    /// Asked for what the game has not reached: an export before the game is over.
+    NotYet,
+    /// The export sent for review is not valid; the message names the first problem.
+    BadExport,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -233,6 +332,143 @@ mod tests {
             scenario: "x".into(),
             admin_token: None,
         });
+        round_trip(&ClientMessage::GetStateAt { version: 3 });
+        round_trip(&ClientMessage::Review {
+            export: "asl-game-log 1\n".into(),
+        });
+        round_trip(&ClientMessage::GetRecord { from: 1 });
+    }
+
+    #[test]
+    fn record_round_trips_in_both_codecs() {
+        round_trip(&ServerMessage::Record {
+            version: 9,
+            entries: vec![
+                RecordEntry {
+                    seq: 8,
+                    event: None,
+                    text: None,
+                    when: "Turn 1, German Player Turn: MPh".into(),
+                },
+                RecordEntry {
+                    seq: 9,
+                    event: Some(Event::WallAdvantageChanceDeclined {
+                        side: crate::Side::B,
+                    }),
+                    text: Some("Russian let the chance to claim Wall Advantage pass".into()),
+                    when: "Turn 1, German Player Turn: MPh".into(),
+                },
+            ],
+        });
+        assert_eq!(
+            to_json(&ClientMessage::GetStateAt { version: 3 }),
+            r#"{"get_state_at":{"version":3}}"#
+        );
+    }
+
+    /// Dispute review: its commands, the events they log (an undo carries a whole position),
+    /// and the head, commitment and export pages the server sends.
+    #[test]
+    fn review_messages_round_trip_in_both_codecs() {
+        use crate::chain::LogHash;
+        use crate::fair_dice::Commitment;
+        let scenario =
+            crate::Scenario::from_toml(include_str!("../../scenarios/sewer-infiltration.toml"))
+                .unwrap();
+        let game = Game::new(scenario);
+        for command in [
+            Command::ContributeEntropy { nonce: [7; 32] },
+            Command::AgreeToRevealSeed,
+            Command::AcceptAdjudication { event: 12 },
+            Command::DisputeAdjudication {
+                event: 12,
+                reason: "no LOS".into(),
+            },
+            Command::RequestUndo { from: 20 },
+            Command::ConsentToUndo,
+            Command::DeclineUndo,
+        ] {
+            round_trip(&ClientMessage::Command { id: 1, command });
+        }
+        round_trip(&ClientMessage::GetExport { from: 1 });
+        let events = [
+            Event::DiceCommitted {
+                commitment: Commitment([1; 32]),
+            },
+            Event::EntropyContributed {
+                side: crate::Side::A,
+                nonce: [2; 32],
+            },
+            Event::SeedRevealAgreed {
+                side: crate::Side::B,
+            },
+            Event::SeedRevealed { seed: [3; 32] },
+            Event::AdjudicationAccepted {
+                by: crate::Side::A,
+                event: 4,
+            },
+            Event::AdjudicationDisputed {
+                by: crate::Side::A,
+                event: 4,
+                reason: "range".into(),
+            },
+            Event::UndoRequested {
+                by: crate::Side::A,
+                from: 5,
+                to: 6,
+            },
+            Event::UndoDeclined { by: crate::Side::B },
+            Event::EventsUndone {
+                requested_by: crate::Side::A,
+                consented_by: crate::Side::B,
+                from: 5,
+                to: 6,
+                restored: Box::new(game.clone()),
+            },
+        ];
+        round_trip(&ServerMessage::Accepted {
+            id: 1,
+            version: 9,
+            events: events
+                .into_iter()
+                .zip(1..)
+                .map(|(event, seq)| Sequenced {
+                    seq,
+                    event: Some(event),
+                })
+                .collect(),
+            head: LogHash([8; 32]),
+        });
+        round_trip(&ServerMessage::Joined {
+            game: "g".into(),
+            viewer: Viewer::Spectator,
+            version: 1,
+            state_hash: game.state_hash(),
+            state: Some(Box::new(game.clone())),
+            head: LogHash([9; 32]),
+            dice_commitment: Commitment([10; 32]),
+        });
+        round_trip(&ServerMessage::State {
+            version: 1,
+            state_hash: game.state_hash(),
+            state: Box::new(game),
+            head: LogHash([9; 32]),
+        });
+        round_trip(&ServerMessage::Export(ExportPage {
+            game: "g".into(),
+            version: 2,
+            head: LogHash([1; 32]),
+            state_hash: StateHash([2; 32]),
+            from: 1,
+            envelopes: vec!["00ff".into(), "01".into()],
+        }));
+        assert_eq!(
+            to_json(&ClientMessage::Command {
+                id: 3,
+                command: Command::ConsentToUndo
+            }),
+            r#"{"command":{"id":3,"command":"consent_to_undo"}}"#
+        );
     }
 
     #[test]

@@ -166,7 +166,7 @@ proptest! {
             round_trips(event);
             let seq = i as u64 + 1;
             round_trips(&ServerMessage::Event(Sequenced { seq, event: Some(event.clone()) }));
-            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, event: None }] });
+            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, event: None }], head: protocol::chain::LogHash([seq as u8; 32]) });
         }
         for d in &draws {
             let (_, command) = command(&game, d);
@@ -176,6 +176,7 @@ proptest! {
             version: game.version,
             state_hash: game.state_hash(),
             state: Box::new(game.clone()),
+            head: protocol::chain::LogHash([1; 32]),
         });
         if let Err(violation) = decide(&game, game.acting().opponent(), &Command::Done, &mut ScriptedDice::default()) {
             round_trips(&ServerMessage::Refused { id: 9, version: game.version, violation });

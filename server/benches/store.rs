@@ -130,6 +130,9 @@ struct RawEnvelope {
     _format: u16,
     _seq: u64,
     _prev: [u8; 32],
+    _salt: [u8; 16],
+    _by: Option<Side>,
+    _first: u64,
     event: Event,
 }
 
@@ -140,6 +143,7 @@ fn replay(c: &mut Criterion) {
     let meta = GameMeta {
         format: META_FORMAT,
         token_digests: [[0; 32]; 3],
+        seeds: vec![[0; 32]],
     };
     let pending: Vec<_> = (0..REPLAY_GAMES)
         .flat_map(|n| {
@@ -184,7 +188,8 @@ fn replay(c: &mut Criterion) {
             for n in 0..REPLAY_GAMES {
                 let loaded = store.load(&key(n)).unwrap();
                 let verified = log::verify(&loaded).unwrap();
-                let task = GameTask::from_log(key(n), verified, store.clone(), 10).unwrap();
+                let task =
+                    GameTask::from_log(key(n), verified, meta.clone(), store.clone(), 10).unwrap();
                 black_box(task);
             }
         })

@@ -17,6 +17,11 @@ pub const CONNECTIONS_PER_GAME_MAX: usize = 2_500;
 /// while bounding what a reader that never reads can pin in memory.
 pub const OUTBOUND_QUEUE_MAX: usize = 256;
 
+/// Bytes the kernel may buffer for sending on one connection (SO_SNDBUF). Linux grows it up
+/// to megabytes on its own; bounding it keeps a spectator's memory small and makes a reader
+/// that stopped reading fall behind its queue within seconds rather than hours.
+pub const SOCKET_SEND_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Requests queued for one game's writer task. Commands are decided in microseconds; a full
 /// inbox means the game's storage is stalled, and callers get `LimitReached` instead of waiting.
 pub const GAME_INBOX_MAX: usize = 1_024;
@@ -46,6 +51,7 @@ pub struct Config {
     pub connections_max: usize,
     pub connections_per_game_max: usize,
     pub outbound_queue_max: usize,
+    pub socket_send_buffer_bytes: usize,
     pub game_inbox_max: usize,
     pub commands_per_second_max: u32,
     pub malformed_frames_max: u32,
@@ -61,6 +67,7 @@ impl Default for Config {
             connections_max: CONNECTIONS_MAX,
             connections_per_game_max: CONNECTIONS_PER_GAME_MAX,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
+            socket_send_buffer_bytes: SOCKET_SEND_BUFFER_BYTES,
             game_inbox_max: GAME_INBOX_MAX,
             commands_per_second_max: COMMANDS_PER_SECOND_MAX,
             malformed_frames_max: MALFORMED_FRAMES_MAX,

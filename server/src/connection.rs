@@ -9,6 +9,7 @@
 use crate::config::{Config, READ_BUFFER_BYTES};
 use crate::game::{GameHandle, Outbound, Request};
 use crate::registry::Registry;
+use crate::review::Review;
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX, WIRE_PATH};
@@ -129,6 +130,7 @@ pub async fn serve(
         config: config.clone(),
         codec: Codec::Json,
         joined: None,
+        review: None,
         malformed: 0,
         rate: RateLimit::new(config.commands_per_second_max),
     };
@@ -147,6 +149,8 @@ struct Connection {
     config: Arc<Config>,
     codec: Codec,
     joined: Option<Joined>,
+    /// An export opened for review instead of joining a game (`review.rs`).
+    review: Option<Box<Review>>,
     malformed: u32,
     rate: RateLimit,
 }
@@ -272,7 +276,11 @@ impl Connection {
     }
 
     async fn handle(&mut self, message: ClientMessage) -> Result<(), Closing> {
+        if let Some(answer) = self.review.as_ref().and_then(|r| r.answer(&message)) {
+            return self.send(&answer).await;
+        }
         match message {
+            ClientMessage::Review { export } => self.open_review(export).await,
             ClientMessage::Ping { nonce } => self.send(&ServerMessage::Pong { nonce }).await,
             ClientMessage::CreateGame {
                 scenario,
@@ -327,6 +335,57 @@ impl Connection {
                     from,
                     reply,
                 })
+                .await
+            }
+            ClientMessage::GetStateAt { version } => {
+                self.ask(|viewer, reply| Request::GetStateAt {
+                    viewer,
+                    version,
+                    reply,
+                })
+                .await
+            }
+            ClientMessage::GetExport { from } => {
+                self.ask(|_, reply| Request::GetExport { from, reply })
+                    .await
+            }
+            ClientMessage::GetRecord { from } => {
+                self.ask(|viewer, reply| Request::GetRecord {
+                    viewer,
+                    from,
+                    reply,
+                })
+                .await
+            }
+        }
+    }
+
+    /// Verifies an export and, if it is valid, reads from it from now on. Verifying replays the
+    /// whole game, so it runs on the blocking pool rather than hold up other connections.
+    async fn open_review(&mut self, export: String) -> Result<(), Closing> {
+        if self.joined.is_some() {
+            return self
+                .error(
+                    ErrorCode::AlreadyJoined,
+                    "this connection has joined a game; open another to review an export",
+                )
+                .await;
+        }
+        match tokio::task::spawn_blocking(move || Review::open(&export)).await {
+            Ok(Ok(review)) => {
+                let opened = review.opened();
+                self.review = Some(Box::new(review));
+                self.send(&opened).await
+            }
+            Ok(Err(why)) => {
+                self.error(ErrorCode::BadExport, format!("not a valid export: {why}"))
+                    .await
+            }
+            Err(e) => {
+                self.error(
+                    ErrorCode::BadExport,
+                    format!("the export could not be read: {e}"),
+                )
                 .await
             }
         }

@@ -8,9 +8,15 @@
 
 use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey};
-use protocol::game::{apply, Game, Viewer};
-use protocol::wire::{ErrorCode, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX};
-use protocol::{decide, Command, Event, ScriptedDice, Side};
+use protocol::chain::{hex_encode, LogHash};
+use protocol::game::{Game, Viewer};
+use protocol::referee::Referee;
+use protocol::script::describe_event;
+use protocol::wire::{
+    ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
+    LOG_PAGE_EVENTS_MAX,
+};
+use protocol::{Command, Event, Side};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tracing::{debug, info, warn};
@@ -45,6 +51,21 @@ pub enum Request {
         from: u64,
         reply: oneshot::Sender<ServerMessage>,
     },
+    GetStateAt {
+        viewer: Viewer,
+        version: u64,
+        reply: oneshot::Sender<ServerMessage>,
+    },
+    GetRecord {
+        viewer: Viewer,
+        from: u64,
+        reply: oneshot::Sender<ServerMessage>,
+    },
+    /// A page of the stored log for an export; only once the game is over.
+    GetExport {
+        from: u64,
+        reply: oneshot::Sender<ServerMessage>,
+    },
     Leave {
         subscriber: u64,
     },
@@ -61,6 +82,32 @@ struct Subscriber {
     id: u64,
     viewer: Viewer,
     out: mpsc::Sender<Outbound>,
+}
+
+/// What the task keeps beside each event of the log (the events themselves are the
+/// referee's, with who issued them).
+struct Logged {
+    /// The hash of the event's envelope: the head at its version.
+    hash: LogHash,
+    visibility: Visibility,
+    /// The event in words, and when it happened, for the game record (`GetRecord`). Written
+    /// once, in the position before the event, with the whole game rather than a viewer's
+    /// projection: a description names only what its event carries and the sides, and it goes
+    /// only to viewers who may see the event.
+    text: String,
+    when: String,
+}
+
+impl Logged {
+    /// Records `event`, about to be applied to `game`, stored with hash `hash`.
+    fn new(game: &Game, event: &Event, hash: LogHash) -> Logged {
+        Logged {
+            hash,
+            visibility: Visibility::of(game, event),
+            text: describe_event(game, event),
+            when: protocol::export::when(game),
+        }
+    }
 }
 
 /// Which viewers may see one logged event, fixed when it was appended.
@@ -92,9 +139,12 @@ impl Visibility {
 
 pub struct GameTask {
     key: GameKey,
-    game: Game,
-    log: Vec<(Event, Visibility)>,
-    head: [u8; 32],
+    /// The game, its log with who issued each event, and its dice (`protocol::referee`).
+    referee: Referee,
+    /// Beside each event of the referee's log, in the same order.
+    log: Vec<Logged>,
+    /// Token digests and dice seeds, rewritten when a new seed is drawn.
+    meta: GameMeta,
     store: Arc<dyn EventStore>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
@@ -102,32 +152,39 @@ pub struct GameTask {
 }
 
 impl GameTask {
-    /// A game rebuilt from its verified log: every event applied in order, as it was live.
+    /// A game rebuilt from its verified log: every event applied in order, as it was live,
+    /// with the dice seeds from its metadata.
     pub fn from_log(
         key: GameKey,
         verified: log::VerifiedLog,
+        meta: GameMeta,
         store: Arc<dyn EventStore>,
         connections_max: usize,
     ) -> Result<GameTask, String> {
-        let mut events = verified.events.into_iter();
-        let mut game = match events.next() {
-            Some(Event::GameCreated { scenario }) => Game::new(scenario.clone()),
-            Some(other) => return Err(format!("event 1 is {}, not GameCreated", other.name())),
-            None => return Err("the log is empty".into()),
-        };
-        game.version = 1;
-        let scenario = game.scenario.clone();
-        let mut log = vec![(Event::GameCreated { scenario }, Visibility([true; 3]))];
-        for event in events {
-            let visibility = Visibility::of(&game, &event);
-            apply(&mut game, &event);
-            log.push((event, visibility));
+        let mut entries = verified.entries.into_iter();
+        let mut hashes = verified.hashes.into_iter();
+        let (first, hash) = entries
+            .next()
+            .zip(hashes.next())
+            .ok_or("the log is empty")?;
+        let created = first.event.clone();
+        let mut referee = Referee::new(first, meta.seeds.clone())?;
+        let mut log = vec![Logged {
+            visibility: Visibility([true; 3]),
+            ..Logged::new(referee.game(), &created, hash)
+        }];
+        for (entry, hash) in entries.zip(hashes) {
+            log.push(Logged::new(referee.game(), &entry.event, hash));
+            referee
+                .push(entry.event, entry.by, entry.first)
+                .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
         }
+        referee.check_seed()?;
         Ok(GameTask {
             key,
-            game,
+            referee,
             log,
-            head: verified.head,
+            meta,
             store,
             subscribers: vec![],
             next_subscriber: 1,
@@ -135,8 +192,17 @@ impl GameTask {
         })
     }
 
+    fn game(&self) -> &Game {
+        self.referee.game()
+    }
+
+    /// The log's head: the hash of its last envelope.
+    fn head(&self) -> LogHash {
+        self.log.last().expect("a log starts with GameCreated").hash
+    }
+
     pub fn state_hash(&self) -> protocol::StateHash {
-        self.game.state_hash()
+        self.game().state_hash()
     }
 
     /// Runs until every handle to the game is gone.
@@ -165,6 +231,21 @@ impl GameTask {
                 } => {
                     let _ = reply.send(self.log_page(viewer, from));
                 }
+                Request::GetStateAt {
+                    viewer,
+                    version,
+                    reply,
+                } => {
+                    let _ = reply.send(self.state_at(viewer, version));
+                }
+                Request::GetRecord {
+                    viewer,
+                    from,
+                    reply,
+                } => {
+                    let _ = reply.send(self.record_page(viewer, from));
+                }
+                Request::GetExport { from, reply } => self.export_page(from, reply),
                 Request::Leave { subscriber } => {
                     self.subscribers.retain(|s| s.id != subscriber);
                 }
@@ -177,32 +258,79 @@ impl GameTask {
     /// `GameCreated` is projected like the state, so its scenario never carries what the viewer
     /// may not know.
     fn sequenced(&self, viewer: Viewer, seq: u64) -> Sequenced {
-        let (event, visibility) = &self.log[(seq - 1) as usize];
+        let visibility = self.log[(seq - 1) as usize].visibility;
+        let event = &self.referee.entries()[(seq - 1) as usize].event;
         let event = match event {
-            Event::GameCreated { .. } => self.game.view_event(viewer, event),
+            // Both carry a whole position (a scenario, a restored game): projected alike.
+            Event::GameCreated { .. } | Event::EventsUndone { .. } => {
+                self.game().view_event(viewer, event)
+            }
             _ => visibility.for_viewer(viewer).then(|| event.clone()),
         };
         Sequenced { seq, event }
     }
 
     fn state_message(&self, viewer: Viewer) -> ServerMessage {
-        let state = self.game.project(viewer);
+        let state = self.game().project(viewer);
         ServerMessage::State {
-            version: self.game.version,
+            version: self.game().version,
             state_hash: state.state_hash(),
             state: Box::new(state),
+            head: self.head(),
         }
     }
 
-    fn log_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
+    /// The versions a page of the log or the record starting at `from` holds.
+    fn page(&self, from: u64) -> std::ops::RangeInclusive<u64> {
         let from = from.max(1);
-        let to = self
-            .game
+        from..=self
+            .game()
             .version
-            .min(from.saturating_add(LOG_PAGE_EVENTS_MAX - 1));
+            .min(from.saturating_add(LOG_PAGE_EVENTS_MAX - 1))
+    }
+
+    fn log_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
         ServerMessage::Log {
-            version: self.game.version,
-            events: (from..=to).map(|seq| self.sequenced(viewer, seq)).collect(),
+            version: self.game().version,
+            events: self
+                .page(from)
+                .map(|seq| self.sequenced(viewer, seq))
+                .collect(),
+        }
+    }
+
+    fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
+        let entries = self
+            .page(from)
+            .map(|seq| {
+                let Sequenced { seq, event } = self.sequenced(viewer, seq);
+                let logged = &self.log[(seq - 1) as usize];
+                RecordEntry {
+                    seq,
+                    text: event.is_some().then(|| logged.text.clone()),
+                    event,
+                    when: logged.when.clone(),
+                }
+            })
+            .collect();
+        ServerMessage::Record {
+            version: self.game().version,
+            entries,
+        }
+    }
+
+    /// The position at `version` (kept within 1 and the head), rebuilt by replaying the log
+    /// up to it through `apply` as any replay does, then projected for `viewer` as it was then.
+    fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
+        let version = version.clamp(1, self.game().version) as usize;
+        let game = Game::replay(self.referee.entries()[..version].iter().map(|e| &e.event))
+            .expect("a loaded log starts with GameCreated");
+        let state = game.project(viewer);
+        ServerMessage::State {
+            version: state.version,
+            state_hash: state.state_hash(),
+            state: Box::new(state),
+            head: self.log[version - 1].hash,
         }
     }
 
@@ -223,34 +351,26 @@ impl GameTask {
             )));
             return;
         }
-        let version = self.game.version;
-        let projection = self.game.project(viewer);
-        // Resume only when the client holds a version we have; otherwise a fresh snapshot.
-        let resume_from = since.filter(|s| *s <= version && *s >= 1);
+        let version = self.game().version;
+        let projection = self.game().project(viewer);
+        // Resume from `since` when the client holds a version we have and the catch-up fits
+        // its queue; otherwise — too far behind, or a version we never had — a fresh snapshot.
+        let resume_from = since
+            .filter(|s| *s >= 1 && *s <= version && ((version - *s) as usize) < out.capacity());
         let mut first = vec![Arc::new(ServerMessage::Joined {
             game: log::game_id(&self.key),
             viewer,
             version,
             state_hash: projection.state_hash(),
             state: resume_from.is_none().then(|| Box::new(projection)),
+            head: self.head(),
+            dice_commitment: self.referee.commitment(),
         })];
         if let Some(since) = resume_from {
             first.extend(
                 (since + 1..=version)
                     .map(|seq| Arc::new(ServerMessage::Event(self.sequenced(viewer, seq)))),
             );
-        }
-        // The queue must take the snapshot and the catch-up at once; a client that is behind
-        // by more than its queue holds joins afresh without `since`.
-        if first.len() > out.capacity() {
-            let _ = reply.send(Err((
-                ErrorCode::LimitReached,
-                format!(
-                    "{} events to catch up is more than one connection's queue; join without `since` for a fresh snapshot",
-                    first.len() - 1
-                ),
-            )));
-            return;
         }
         for message in first {
             if out.try_send(message).is_err() {
@@ -265,15 +385,16 @@ impl GameTask {
     }
 
     async fn command(&mut self, subscriber: u64, side: Side, id: u64, command: Command) {
-        let mut dice = ScriptedDice::default();
-        let result = decide(&self.game, side, &command, &mut dice);
-        let events = match result {
-            Ok(events) => events,
+        // Dice from the committed seed and the players' contributions so far, starting at the
+        // game's next draw (`protocol::referee`, `docs/dice.md`).
+        let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
+        let decision = match result {
+            Ok(decision) => decision,
             Err(violation) => {
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
                 let refused = Arc::new(ServerMessage::Refused {
                     id,
-                    version: self.game.version,
+                    version: self.game().version,
                     violation,
                 });
                 self.send_to(subscriber, refused);
@@ -281,18 +402,39 @@ impl GameTask {
             }
         };
 
-        // Durable first: encode the chain, append, and only then apply and tell anyone.
-        let first_seq = self.game.version + 1;
-        let mut prev = self.head;
-        let mut records = Vec::with_capacity(events.len());
-        for (i, event) in events.iter().enumerate() {
-            let (bytes, hash) = log::encode(first_seq + i as u64, prev, event);
+        // Durable first: encode the chain, append, and only then apply and tell anyone. A new
+        // seed is handed to the store before the events that commit to it, so no restart can
+        // find a commitment whose seed was lost.
+        let first_seq = self.game().version + 1;
+        let mut prev = self.head();
+        let mut records = Vec::with_capacity(decision.events.len());
+        let mut hashes = Vec::with_capacity(decision.events.len());
+        for (i, (event, by)) in decision.events.iter().enumerate() {
+            let seq = first_seq + i as u64;
+            let (bytes, hash) = log::seal(seq, prev, random_bytes(), *by, first_seq, event);
             records.push(bytes);
+            hashes.push(hash);
             prev = hash;
+        }
+        let mut meta = None;
+        if let Some(seed) = decision.new_seed {
+            let mut next = self.meta.clone();
+            next.seeds.push(seed);
+            meta = Some((self.store.put_meta(&self.key, next.encode()), next, seed));
         }
         // Awaited, not blocked on: while the store's group commit flushes, this task's thread
         // serves other games, whose writes join the next flush.
-        if let Err(e) = self.store.append(&self.key, first_seq, records).await {
+        let appended = self.store.append(&self.key, first_seq, records);
+        let mut stored = Ok(());
+        if let Some((written, next, seed)) = meta {
+            stored = written.await;
+            if stored.is_ok() {
+                self.meta = next;
+                self.referee.adopt_seed(seed);
+            }
+        }
+        let stored = stored.and(appended.await);
+        if let Err(e) = stored {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
             self.send_to(
                 subscriber,
@@ -305,16 +447,17 @@ impl GameTask {
             );
             return;
         }
-        self.head = prev;
 
-        let mut logged = Vec::with_capacity(events.len());
-        for event in events {
-            let visibility = Visibility::of(&self.game, &event);
-            apply(&mut self.game, &event);
-            self.log.push((event, visibility));
-            logged.push(self.game.version);
+        let mut logged = Vec::with_capacity(decision.events.len());
+        for ((event, by), hash) in decision.events.into_iter().zip(hashes) {
+            self.log
+                .push(Logged::new(self.referee.game(), &event, hash));
+            self.referee
+                .push(event, by, first_seq)
+                .expect("a decision keeps the dice scheme");
+            logged.push(self.game().version);
         }
-        info!(game = %log::game_id(&self.key), version = self.game.version, "command accepted");
+        info!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
 
         // One message per viewer class, shared by every subscriber with that view.
         let broadcasts: [Vec<Outbound>; 3] = VIEWERS.map(|viewer| {
@@ -328,11 +471,12 @@ impl GameTask {
             let messages: Vec<Outbound> = if s.id == subscriber {
                 vec![Arc::new(ServerMessage::Accepted {
                     id,
-                    version: self.game.version,
+                    version: self.game().version,
                     events: logged
                         .iter()
                         .map(|seq| self.sequenced(s.viewer, *seq))
                         .collect(),
+                    head: self.head(),
                 })]
             } else {
                 broadcasts[viewer_index(s.viewer)].clone()
@@ -345,6 +489,44 @@ impl GameTask {
             }
         }
         self.drop_subscribers(&dropped);
+    }
+
+    /// A page of the stored log from `from`, read from the store off the game's thread. Only
+    /// for a finished game: until the end the log holds what each side may not know (hidden
+    /// units, the dice seed), and once it is over nothing more is appended, so pages read at
+    /// different times agree.
+    fn export_page(&self, from: u64, reply: oneshot::Sender<ServerMessage>) {
+        let game = self.game();
+        if !game.over {
+            let _ = reply.send(ServerMessage::Error {
+                code: ErrorCode::NotYet,
+                message: "a game's log is exported once the game is over; until then it holds what one side may not know".into(),
+            });
+            return;
+        }
+        let header = ExportPage {
+            game: log::game_id(&self.key),
+            version: game.version,
+            head: self.head(),
+            state_hash: game.state_hash(),
+            from: from.clamp(1, game.version),
+            envelopes: vec![],
+        };
+        let store = self.store.clone();
+        let key = self.key;
+        tokio::task::spawn_blocking(move || {
+            let answer = match store.load_range(&key, header.from, EXPORT_PAGE_BYTES_MAX) {
+                Ok(records) => ServerMessage::Export(ExportPage {
+                    envelopes: records.iter().map(|(_, r)| hex_encode(r)).collect(),
+                    ..header
+                }),
+                Err(e) => ServerMessage::Error {
+                    code: ErrorCode::Storage,
+                    message: format!("the log could not be read ({e})"),
+                },
+            };
+            let _ = reply.send(answer);
+        });
     }
 
     fn send_to(&mut self, subscriber: u64, message: Outbound) {
@@ -367,4 +549,11 @@ impl GameTask {
         warn!(game = %log::game_id(&self.key), count = ids.len(), "dropping viewers that fell behind");
         self.subscribers.retain(|s| !ids.contains(&s.id));
     }
+}
+
+/// Randomness for salts and seeds, from the operating system.
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
+    bytes
 }

@@ -1,5 +1,5 @@
 //! The game server: a websocket endpoint in front of one writer task per game, each game's
-//! events kept in an append-only log.
+//! events kept in an append-only log, and on the same port the spectator page (`web`).
 //!
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
@@ -9,7 +9,9 @@ mod connection;
 pub mod game;
 pub mod log;
 pub mod registry;
+mod review;
 pub mod store;
+pub mod web;
 
 use config::Config;
 use registry::Registry;
@@ -52,12 +54,22 @@ pub async fn run(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                // Bound what the kernel holds for a reader that stops reading, so it falls
+                // behind its queue (and is cut off) instead of parking megabytes in the socket.
+                let _ = socket2::SockRef::from(&stream)
+                    .set_send_buffer_size(config.socket_send_buffer_bytes);
                 match permits.clone().try_acquire_owned() {
                     Ok(permit) => {
                         let (registry, config, stopping) =
                             (registry.clone(), config.clone(), stopping.clone());
                         connections.spawn(async move {
-                            connection::serve(stream, registry, config, stopping).await;
+                            // The spectator page shares the port: a browser opening a watch
+                            // link reaches the same server its websocket then talks to.
+                            if web::wants_page(&stream).await {
+                                web::serve(stream).await;
+                            } else {
+                                connection::serve(stream, registry, config, stopping).await;
+                            }
                             drop(permit);
                         });
                     }

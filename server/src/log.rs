@@ -1,119 +1,88 @@
-//! The stored form of a game: each event in a versioned envelope that carries its sequence
-//! and the hash of the envelope before it, so any edit, drop, reorder or truncation in the
-//! middle of a log is caught when the log is read back.
+//! The stored form of a game: each event in a versioned envelope that carries its sequence,
+//! the hash of the envelope before it and who issued it (`protocol::chain`, shared with every
+//! offline verifier), so any edit, drop, reorder or truncation in the middle of a log is caught
+//! when the log is read back. Plus what the server keeps beside the log: [`GameMeta`].
 
 use crate::store::GameKey;
-use protocol::Event;
+use protocol::chain::{self, ChainError, Entry, LogHash, Salt};
+use protocol::fair_dice::Seed;
+use protocol::{Event, Side};
 use serde::{Deserialize, Serialize};
 
-/// Version of the envelope layout. Bumped on any change; a reader refuses versions it does
-/// not know instead of misreading them.
-pub const ENVELOPE_FORMAT: u16 = 1;
+pub use protocol::chain::{ENVELOPE_FORMAT, GENESIS};
 
-/// Version of the game metadata layout.
-pub const META_FORMAT: u16 = 1;
+/// Version of the game metadata layout. 1: token digests; 2: adds the dice seeds. Format 1 is
+/// still read (its games get a seed when loaded); other formats are refused by name.
+pub const META_FORMAT: u16 = 2;
 
-/// The chain's starting point: the `prev` of a game's first event.
-pub const GENESIS: [u8; 32] = [0; 32];
-
-#[derive(Serialize, Deserialize)]
-struct Envelope {
-    format: u16,
-    seq: u64,
-    prev: [u8; 32],
-    event: Event,
+/// Encodes one event for the store, in its own one-event command issued by nobody; returns
+/// the bytes and their hash (the next event's `prev`). For tools and benchmarks; the game task
+/// seals with a salt and the issuing side ([`seal`]).
+pub fn encode(seq: u64, prev: LogHash, event: &Event) -> (Vec<u8>, LogHash) {
+    chain::seal(seq, prev, [0; 16], None, seq, event)
 }
 
-/// Borrowing twin of [`Envelope`] so encoding does not clone the event.
-#[derive(Serialize)]
-struct EnvelopeRef<'a> {
-    format: u16,
+/// Encodes one event of a command: `first` is the sequence of the command's first event.
+pub fn seal(
     seq: u64,
-    prev: [u8; 32],
-    event: &'a Event,
-}
-
-/// Encodes one event for the store; returns the bytes and their hash (the next event's `prev`).
-pub fn encode(seq: u64, prev: [u8; 32], event: &Event) -> (Vec<u8>, [u8; 32]) {
-    let bytes = bincode::serde::encode_to_vec(
-        EnvelopeRef {
-            format: ENVELOPE_FORMAT,
-            seq,
-            prev,
-            event,
-        },
-        bincode::config::standard(),
-    )
-    .expect("events always encode");
-    let hash = *blake3::hash(&bytes).as_bytes();
-    (bytes, hash)
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    chain::seal(seq, prev, salt, by, first, event)
 }
 
 /// Why a stored log cannot be served, naming the first bad event.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("event {seq}: {why}")]
-pub struct LogError {
-    pub seq: u64,
-    pub why: String,
-}
+pub type LogError = ChainError;
 
-/// A log read back and checked: its events in order and the hash of the last envelope.
+/// A log read back and checked: its entries in order and the hash of each envelope (the last
+/// is the head).
 #[derive(Debug)]
 pub struct VerifiedLog {
-    pub events: Vec<Event>,
-    pub head: [u8; 32],
+    pub entries: Vec<Entry>,
+    pub hashes: Vec<LogHash>,
 }
 
-/// Decodes and checks a stored log: contiguous sequences from 1, known envelope format, each
-/// envelope's `prev` equal to the hash of the one before, and every event decodable.
-pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedLog, LogError> {
-    let mut events = Vec::with_capacity(records.len());
-    let mut prev = GENESIS;
-    for (i, (seq, bytes)) in records.iter().enumerate() {
-        let expected = i as u64 + 1;
-        let err = |why: String| LogError { seq: *seq, why };
-        if *seq != expected {
-            return Err(LogError {
-                seq: expected,
-                why: format!("missing; the log jumps to {seq}"),
-            });
-        }
-        let (envelope, read): (Envelope, usize) =
-            bincode::serde::decode_from_slice(bytes, bincode::config::standard())
-                .map_err(|e| err(format!("cannot be decoded ({e})")))?;
-        if read != bytes.len() {
-            return Err(err("has trailing bytes".into()));
-        }
-        if envelope.format != ENVELOPE_FORMAT {
-            return Err(err(format!(
-                "envelope format {} is not one this server reads ({ENVELOPE_FORMAT})",
-                envelope.format
-            )));
-        }
-        if envelope.seq != *seq {
-            return Err(err(format!(
-                "is stored under {seq} but says it is {}",
-                envelope.seq
-            )));
-        }
-        if envelope.prev != prev {
-            return Err(err(
-                "does not follow the event before it (hash chain broken)".into(),
-            ));
-        }
-        prev = *blake3::hash(bytes).as_bytes();
-        events.push(envelope.event);
+impl VerifiedLog {
+    pub fn head(&self) -> LogHash {
+        self.hashes.last().copied().unwrap_or(GENESIS)
     }
-    Ok(VerifiedLog { events, head: prev })
 }
 
-/// What the server keeps about a game besides its events: digests of its tokens. The tokens
-/// themselves are never stored, so a copy of the data directory grants no seat at any game.
+/// Decodes and checks a stored log (see `protocol::chain::ChainReader`).
+pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedLog, LogError> {
+    let mut reader = chain::ChainReader::default();
+    let mut entries = Vec::with_capacity(records.len());
+    let mut hashes = Vec::with_capacity(records.len());
+    for (seq, bytes) in records {
+        entries.push(reader.read(*seq, bytes)?);
+        hashes.push(reader.head());
+    }
+    Ok(VerifiedLog { entries, hashes })
+}
+
+/// What the server keeps about a game besides its events: digests of its tokens, and its dice
+/// seeds. The tokens themselves are never stored, so a copy of the data directory grants no
+/// seat at any game; the seeds are stored as they are, since the server must derive rolls from
+/// them after a restart (see `docs/dice.md` on what that means for whoever holds the disk).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct GameMeta {
     pub format: u16,
     /// blake3 digests of side A's, side B's and the spectator token.
     pub token_digests: [[u8; 32]; 3],
+    /// Every dice seed the game has had, oldest first: the last is in use (or next to be), the
+    /// others were revealed in the log.
+    pub seeds: Vec<Seed>,
+}
+
+/// Format 1, read to be upgraded.
+#[derive(Deserialize)]
+struct GameMetaV1 {
+    #[allow(dead_code)]
+    format: u16,
+    token_digests: [[u8; 32]; 3],
 }
 
 impl GameMeta {
@@ -122,14 +91,31 @@ impl GameMeta {
             .expect("metadata always encodes")
     }
 
+    /// Reads stored metadata. Format 1 (before dice) comes back with no seeds; the loader
+    /// gives the game one.
     pub fn decode(bytes: &[u8]) -> Result<GameMeta, String> {
-        let (meta, _): (GameMeta, usize) =
-            bincode::serde::decode_from_slice(bytes, bincode::config::standard())
-                .map_err(|e| format!("game metadata cannot be decoded ({e})"))?;
-        if meta.format != META_FORMAT {
-            return Err(format!("game metadata format {} is unknown", meta.format));
+        let config = bincode::config::standard();
+        let cannot =
+            |e: bincode::error::DecodeError| format!("game metadata cannot be decoded ({e})");
+        let (format, _): (u16, usize) =
+            bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
+        match format {
+            META_FORMAT => Ok(bincode::serde::decode_from_slice(bytes, config)
+                .map_err(cannot)?
+                .0),
+            1 => {
+                let (old, _): (GameMetaV1, usize) =
+                    bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
+                Ok(GameMeta {
+                    format: META_FORMAT,
+                    token_digests: old.token_digests,
+                    seeds: vec![],
+                })
+            }
+            other => Err(format!(
+                "game metadata format {other} is unknown (this server reads 1 and {META_FORMAT})"
+            )),
         }
-        Ok(meta)
     }
 }
 
@@ -153,67 +139,68 @@ pub fn game_key(id: &str) -> Option<GameKey> {
 mod tests {
     use super::*;
     use protocol::phase::Clock;
-    use protocol::Side;
 
     fn sample_log(n: u64) -> Vec<(u64, Vec<u8>)> {
         let mut prev = GENESIS;
         (1..=n)
             .map(|seq| {
-                let event = Event::GameEnded {
-                    turns_played: seq as u16,
+                let event = Event::StepEnded {
+                    by: Side::A,
+                    ended: Clock::START,
+                    next: Clock::START,
                 };
-                let event = if seq % 2 == 0 {
-                    Event::StepEnded {
-                        by: Side::A,
-                        ended: Clock::START,
-                        next: Clock::START,
-                    }
-                } else {
-                    event
-                };
-                let (bytes, hash) = encode(seq, prev, &event);
+                let (bytes, hash) = seal(seq, prev, [seq as u8; 16], Some(Side::A), seq, &event);
                 prev = hash;
                 (seq, bytes)
             })
             .collect()
     }
 
+    /// The chain itself is tested in `protocol::chain`; here, that the store's records are read
+    /// through it, with each envelope's hash kept for the head at any version.
     #[test]
-    fn a_clean_log_verifies() {
-        let log = sample_log(5);
-        let verified = verify(&log).unwrap();
-        assert_eq!(verified.events.len(), 5);
-        assert_eq!(verified.head, *blake3::hash(&log[4].1).as_bytes());
-    }
-
-    #[test]
-    fn every_flipped_byte_is_caught() {
-        let log = sample_log(3);
-        for i in 0..log.len() {
-            for at in 0..log[i].1.len() {
-                let mut bad = log.clone();
-                bad[i].1[at] ^= 0x01;
-                // The last envelope has no successor to vouch for it; a flip there is caught
-                // only if it breaks the decoding or its own fields.
-                if i + 1 < log.len() {
-                    assert!(verify(&bad).is_err(), "flip at event {} byte {at}", i + 1);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn dropped_and_swapped_events_are_named() {
+    fn a_stored_log_verifies_with_the_hash_of_every_envelope() {
         let log = sample_log(4);
+        let verified = verify(&log).unwrap();
+        assert_eq!(verified.entries.len(), 4);
+        assert_eq!(verified.hashes[1], LogHash::of(&log[1].1));
+        assert_eq!(verified.head(), LogHash::of(&log[3].1));
         let mut dropped = log.clone();
         dropped.remove(1);
         assert_eq!(verify(&dropped).unwrap_err().seq, 2);
+    }
 
-        let mut swapped = log.clone();
-        let (a, b) = (swapped[1].1.clone(), swapped[2].1.clone());
-        swapped[1].1 = b;
-        swapped[2].1 = a;
-        assert_eq!(verify(&swapped).unwrap_err().seq, 2);
+    #[test]
+    fn metadata_of_format_one_is_read_and_others_refused() {
+        #[derive(Serialize)]
+        struct V1 {
+            format: u16,
+            token_digests: [[u8; 32]; 3],
+        }
+        let old = bincode::serde::encode_to_vec(
+            V1 {
+                format: 1,
+                token_digests: [[1; 32], [2; 32], [3; 32]],
+            },
+            bincode::config::standard(),
+        )
+        .unwrap();
+        let meta = GameMeta::decode(&old).unwrap();
+        assert_eq!(meta.token_digests[2], [3; 32]);
+        assert!(meta.seeds.is_empty());
+        assert_eq!(meta.format, META_FORMAT);
+
+        let now = GameMeta {
+            format: META_FORMAT,
+            token_digests: [[4; 32]; 3],
+            seeds: vec![[5; 32], [6; 32]],
+        };
+        assert_eq!(GameMeta::decode(&now.encode()).unwrap(), now);
+
+        let mut future = now.encode();
+        future[0] = 9;
+        let err = GameMeta::decode(&future).unwrap_err();
+        assert!(err.contains("format 9 is unknown"), "{err}");
     }
 
     #[test]

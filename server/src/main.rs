@@ -31,6 +31,9 @@ struct Flags {
     /// Messages queued for one connection before it is cut off as too slow.
     #[arg(long, default_value_t = config::OUTBOUND_QUEUE_MAX)]
     outbound_queue_max: usize,
+    /// Bytes the kernel may buffer for sending on one connection.
+    #[arg(long, default_value_t = config::SOCKET_SEND_BUFFER_BYTES)]
+    socket_send_buffer_bytes: usize,
     /// Commands one connection may send per second.
     #[arg(long, default_value_t = config::COMMANDS_PER_SECOND_MAX)]
     commands_per_second_max: u32,
@@ -51,6 +54,7 @@ async fn main() -> anyhow::Result<()> {
         connections_max: flags.connections_max,
         connections_per_game_max: flags.connections_per_game_max,
         outbound_queue_max: flags.outbound_queue_max,
+        socket_send_buffer_bytes: flags.socket_send_buffer_bytes,
         commands_per_second_max: flags.commands_per_second_max,
         idle_timeout: Duration::from_secs(flags.idle_timeout_s),
         admin_token: flags.admin_token,

@@ -65,13 +65,22 @@ fn rebuild(
     meta: &[u8],
     connections_max: usize,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
-    let meta = GameMeta::decode(meta)?;
+    let mut meta = GameMeta::decode(meta)?;
     let records = store.load(&key).map_err(|e| e.to_string())?;
     if records.is_empty() {
         return Ok(None);
     }
     let verified = log::verify(&records).map_err(|e| e.to_string())?;
-    let task = GameTask::from_log(key, verified, store, connections_max)?;
+    if meta.seeds.is_empty() {
+        // Stored before the server rolled dice (metadata format 1): the game gets its seed
+        // now, stored before anything can commit to it.
+        meta.seeds.push(random_bytes());
+        store
+            .put_meta(&key, meta.encode())
+            .wait()
+            .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
+    }
+    let task = GameTask::from_log(key, verified, meta.clone(), store, connections_max)?;
     Ok(Some((task, meta)))
 }
 
@@ -162,9 +171,12 @@ impl Registry {
                 digest(&tokens.side_b),
                 digest(&tokens.spectator),
             ],
+            // The dice seed, committed to (its hash shown to players) from the start.
+            seeds: vec![random_bytes()],
         };
         let created = Event::GameCreated { scenario };
-        let (record, head) = log::encode(1, log::GENESIS, &created);
+        // Salted like every envelope: the scenario may hold hidden units.
+        let (record, head) = log::seal(1, log::GENESIS, random_bytes(), None, 1, &created);
         // Both writes handed over at once: the store applies them in order, usually under
         // one flush. Metadata without its first event is a creation that never happened.
         let meta_stored = self.store.put_meta(&key, meta.encode());
@@ -175,12 +187,18 @@ impl Registry {
                 .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
         let verified = log::VerifiedLog {
-            events: vec![created],
-            head,
+            entries: vec![protocol::chain::Entry {
+                seq: 1,
+                by: None,
+                first: 1,
+                event: created,
+            }],
+            hashes: vec![head],
         };
         let task = GameTask::from_log(
             key,
             verified,
+            meta.clone(),
             self.store.clone(),
             self.config.connections_per_game_max,
         )
@@ -255,5 +273,73 @@ impl Registry {
         for task in tasks {
             let _ = task.await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Request;
+    use crate::store::MemoryStore;
+    use protocol::fair_dice::Commitment;
+    use protocol::wire::ServerMessage;
+
+    /// A game stored before the server rolled dice — metadata format 1, envelopes format 1 —
+    /// is served: on its first join it gets a seed, stored before anyone sees its commitment.
+    #[tokio::test]
+    async fn a_game_stored_before_dice_gets_a_seed_when_loaded() {
+        #[derive(serde::Serialize)]
+        struct MetaV1 {
+            format: u16,
+            token_digests: [[u8; 32]; 3],
+        }
+        let store = Arc::new(MemoryStore::new());
+        let key: GameKey = [5; 16];
+        let old_meta = bincode::serde::encode_to_vec(
+            MetaV1 {
+                format: 1,
+                token_digests: [digest("a"), digest("b"), digest("s")],
+            },
+            bincode::config::standard(),
+        )
+        .unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../scenarios/sewer-infiltration.toml")).unwrap();
+        let (created, _) =
+            protocol::chain::seal_v1(1, log::GENESIS, &Event::GameCreated { scenario });
+        store.put_meta(&key, old_meta).await.unwrap();
+        store.append(&key, 1, vec![created]).await.unwrap();
+
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let (handle, viewer) = registry.join(&log::game_id(&key), "b").await.unwrap();
+        assert_eq!(viewer, Viewer::Side(Side::B));
+        let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
+        assert_eq!(
+            stored.seeds.len(),
+            1,
+            "the upgraded metadata holds the seed"
+        );
+
+        let (out, mut messages) = mpsc::channel(4);
+        let (reply, joined) = tokio::sync::oneshot::channel();
+        handle
+            .inbox
+            .send(Request::Join {
+                viewer,
+                since: None,
+                out,
+                reply,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        joined.await.unwrap().unwrap();
+        match &*messages.recv().await.unwrap() {
+            ServerMessage::Joined {
+                dice_commitment, ..
+            } => assert_eq!(*dice_commitment, Commitment::to(&stored.seeds[0])),
+            other => panic!("expected joined, got {other:?}"),
+        }
+        drop(handle);
+        registry.shutdown().await;
     }
 }

@@ -1,5 +1,8 @@
 //! Starting and stopping a real server for end-to-end tests: the same `server::run` the
-//! binary calls, on `127.0.0.1:0`, with a sled store in a directory the test owns.
+//! binary calls, on `127.0.0.1:0`, with a sled store in a directory the test owns; and a
+//! headless browser for the spectator page ([`chromium`]).
+
+pub mod chromium;
 
 use server::config::Config;
 use server::store::SledStore;

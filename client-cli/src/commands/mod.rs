@@ -5,10 +5,13 @@
 //! tests build them by hand.
 
 pub mod check;
+pub mod export;
 pub mod log;
 pub mod new;
+pub mod replay;
 pub mod run;
 pub mod state;
+pub mod verify;
 pub mod watch;
 
 use crate::connection::{Connection, ConnectionError, Joined};

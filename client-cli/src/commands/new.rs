@@ -3,6 +3,7 @@
 use super::ServerArg;
 use crate::connection::{Connection, NewGame};
 use crate::{read_input, Failure, Status, DEFAULT_SERVER};
+use protocol::wire::{WATCH_PATH, WIRE_PATH};
 use protocol::Scenario;
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
         .await?;
     // The tokens are shown only now, so they go out before anything else can fail.
     if args.json {
-        writeln!(out, "{}", json(&created))?;
+        writeln!(out, "{}", json(&created, &args.server.url))?;
     } else {
         write!(out, "{}", text_report(&created, &args.server.url))?;
     }
@@ -41,12 +42,27 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     Ok(Status::Success)
 }
 
-fn json(created: &NewGame) -> serde_json::Value {
+fn json(created: &NewGame, server: &str) -> serde_json::Value {
     serde_json::json!({
         "game": created.game,
         "sides": created.sides,
         "tokens": created.tokens,
+        "watch": watch_link(server, &created.game, &created.tokens.spectator),
     })
+}
+
+/// The spectator page for a game on `server` (`ws://HOST:PORT`, perhaps with the protocol's
+/// path): the same host and port over HTTP, since the server serves the page itself. Game and
+/// token go in the fragment, which the browser keeps to itself.
+pub fn watch_link(server: &str, game: &str, spectator_token: &str) -> String {
+    let base = server.trim_end_matches('/');
+    let base = base.strip_suffix(WIRE_PATH).unwrap_or(base);
+    let base = match (base.strip_prefix("wss://"), base.strip_prefix("ws://")) {
+        (Some(host), _) => format!("https://{host}"),
+        (None, Some(host)) => format!("http://{host}"),
+        (None, None) => base.to_string(),
+    };
+    format!("{base}{WATCH_PATH}#game={game}&token={spectator_token}")
 }
 
 /// The game, its tokens and commands to paste. The `--server` flag appears in them only when
@@ -88,6 +104,10 @@ fn text_report(created: &NewGame, server: &str) -> String {
     s += &format!(
         "\nWatch the game:\n  asl watch{server_flag} --game {game} --token {}\n",
         tokens.spectator
+    );
+    s += &format!(
+        "\nWatch in a browser (share this link with spectators):\n  {}\n",
+        watch_link(server, game, &tokens.spectator)
     );
     s
 }
@@ -132,6 +152,22 @@ mod tests {
             text.contains("  asl watch --game g1 --token ts\n"),
             "{text}"
         );
+        assert!(
+            text.contains("  http://127.0.0.1:7878/watch#game=g1&token=ts\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_watch_link_is_the_server_over_http() {
+        assert_eq!(
+            watch_link("ws://example:9000/v1/", "g", "t"),
+            "http://example:9000/watch#game=g&token=t"
+        );
+        assert_eq!(
+            watch_link("wss://asl.example.org", "g", "t"),
+            "https://asl.example.org/watch#game=g&token=t"
+        );
     }
 
     #[test]
@@ -145,11 +181,12 @@ mod tests {
 
     #[test]
     fn json_has_game_sides_and_tokens() {
-        let v = json(&created());
+        let v = json(&created(), DEFAULT_SERVER);
         assert_eq!(v["game"], "g1");
         assert_eq!(v["sides"][1]["id"], "russian");
         assert_eq!(v["tokens"]["side_a"], "ta");
         assert_eq!(v["tokens"]["spectator"], "ts");
+        assert_eq!(v["watch"], "http://127.0.0.1:7878/watch#game=g1&token=ts");
     }
 
     #[tokio::test]

@@ -48,6 +48,8 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
         .map_err(|e| at_line(&args.script, e.line, &e.message))?;
     let plan =
         plan(&lines, side, follower.game()).map_err(|(line, m)| at_line(&args.script, line, &m))?;
+    // This side's nonce goes into the dice key before anything it does (docs/dice.md).
+    crate::dice::contribute(&mut connection, &mut follower).await?;
 
     let mut status = Status::Success;
     for (line, command) in plan {

@@ -102,6 +102,13 @@ pub fn decide(
             outcome,
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
+        Command::ContributeEntropy { .. }
+        | Command::AgreeToRevealSeed
+        | Command::AcceptAdjudication { .. }
+        | Command::DisputeAdjudication { .. }
+        | Command::RequestUndo { .. }
+        | Command::ConsentToUndo
+        | Command::DeclineUndo => Err(crate::dispute::needs_the_log(command)),
     }?;
     Ok(with_consequences(game, events))
 }

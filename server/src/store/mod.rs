@@ -88,6 +88,28 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every record of `game`'s log with its sequence, in order.
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
 
+    /// The records of `game`'s log from sequence `from` on, in order, as many as fit in
+    /// `bytes_max` (at least one, if there is one): a page of an export. This default reads the
+    /// whole log; a store that can seek should.
+    fn load_range(
+        &self,
+        game: &GameKey,
+        from: u64,
+        bytes_max: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut bytes = 0;
+        Ok(self
+            .load(game)?
+            .into_iter()
+            .skip_while(|(seq, _)| *seq < from)
+            .take_while(|(_, record)| {
+                let fits = bytes == 0 || bytes + record.len() <= bytes_max;
+                bytes += record.len();
+                fits
+            })
+            .collect())
+    }
+
     /// Records game metadata (token digests), durably once the [`Durable`] resolves. Ordered
     /// with appends like appends are with each other, so a creation may hand over the
     /// metadata and the first event together.

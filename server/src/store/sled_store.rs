@@ -134,6 +134,27 @@ impl EventStore for SledStore {
             .collect()
     }
 
+    fn load_range(
+        &self,
+        game: &GameKey,
+        from: u64,
+        bytes_max: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut records = vec![];
+        let mut bytes = 0;
+        let start = event_key(game, from);
+        let end = event_key(game, u64::MAX);
+        for entry in self.events.range(start..=end) {
+            let (key, value) = entry.map_err(io)?;
+            if !records.is_empty() && bytes + value.len() > bytes_max {
+                break;
+            }
+            bytes += value.len();
+            records.push((seq_of(&key)?, value.to_vec()));
+        }
+        Ok(records)
+    }
+
     fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable {
         self.hand_over(|settle| Write::Meta {
             game: *game,

@@ -446,6 +446,7 @@ fn populate(dir: &Path, games: usize) -> anyhow::Result<u64> {
                 digest(format!("{n}-b")),
                 digest(format!("{n}-s")),
             ],
+            seeds: vec![[n as u8; 32]],
         };
         pending.push(store.put_meta(&key, meta.encode()));
         pending.push(store.append(&key, 1, records.clone()));

@@ -1,0 +1,221 @@
+//! `asl replay`: the position at any moment of a game — an event number, `end`, or the start of
+//! a phase (`turn 3 German MPh`) — with units, Wall Advantage, MF used and sewer stacks; from an
+//! export file offline, or from a live game over the socket (`get_state_at`). `--record`
+//! prints the game record up to that moment, `--stats` the dice statistics.
+
+use super::verify::{check, read_export};
+use super::ServerArg;
+use crate::connection::{Connection, ConnectionError};
+use crate::follower::Follower;
+use crate::record::Record;
+use crate::{Failure, Status};
+use protocol::export::{render_position, replay_to, Moment};
+use protocol::fair_dice::DiceStats;
+use protocol::wire::Sequenced;
+use protocol::{Event, Game, Side, Viewer};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct ReplayArgs {
+    /// An export file (`asl export`) to replay offline; or give `--game` and `--token` to ask
+    /// a server about a live game.
+    #[arg(required_unless_present = "game", conflicts_with_all = ["game", "token"])]
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerArg,
+    /// A live game's id.
+    #[arg(long, requires = "token")]
+    pub game: Option<String>,
+    /// A side's token or the spectator token: a live game is shown as its holder may see it.
+    #[arg(long, requires = "game")]
+    pub token: Option<String>,
+    /// The moment: an event number (the position just after it), `end`, or the start of a
+    /// phase, "turn 3 German MPh".
+    #[arg(long, default_value = "end")]
+    pub to: String,
+    /// From a file: show the position as this side (or `spectator`) saw it, instead of all of it.
+    #[arg(long = "as")]
+    pub viewer: Option<String>,
+    /// Also print the game record up to the moment.
+    #[arg(long)]
+    pub record: bool,
+    /// Also print the dice statistics up to the moment, per side and purpose.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+pub async fn replay(args: &ReplayArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    match (&args.file, &args.game, &args.token) {
+        (Some(file), _, _) => replay_file(args, file, out),
+        (None, Some(game), Some(token)) => replay_live(args, game, token, out).await,
+        _ => Err(Failure::Input(
+            "give an export file, or --game and --token".into(),
+        )),
+    }
+}
+
+fn replay_file(
+    args: &ReplayArgs,
+    file: &std::path::Path,
+    out: &mut (dyn Write + Send),
+) -> Result<Status, Failure> {
+    let bytes = read_export(file)?;
+    let verified = match check(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            writeln!(out, "invalid: {e}")?;
+            return Ok(Status::Invalid);
+        }
+    };
+    let scenario = &verified.game.scenario;
+    let moment = Moment::parse(&args.to, scenario).map_err(Failure::Input)?;
+    let game = replay_to(&verified.entries, &moment).map_err(Failure::Input)?;
+    let events: Vec<Sequenced> = verified.entries[..game.version as usize]
+        .iter()
+        .map(|e| Sequenced {
+            seq: e.seq,
+            event: Some(e.event.clone()),
+        })
+        .collect();
+    if args.record {
+        print_record(&events, out)?;
+    }
+    if args.stats {
+        print_stats(&game, &events, out)?;
+    }
+    let head = verified.hashes[game.version as usize - 1];
+    let shown = match &args.viewer {
+        None => game,
+        Some(who) => game.project(viewer_named(&game, who)?),
+    };
+    out.write_all(render_position(&shown).as_bytes())?;
+    writeln!(out, "Log head after event {}: {head}", shown.version)?;
+    Ok(Status::Success)
+}
+
+fn viewer_named(game: &Game, who: &str) -> Result<Viewer, Failure> {
+    if who.eq_ignore_ascii_case("spectator") {
+        return Ok(Viewer::Spectator);
+    }
+    game.scenario
+        .side_named(who)
+        .map(Viewer::Side)
+        .ok_or_else(|| Failure::Input(format!("`{who}` is neither a side nor `spectator`")))
+}
+
+async fn replay_live(
+    args: &ReplayArgs,
+    game: &str,
+    token: &str,
+    out: &mut (dyn Write + Send),
+) -> Result<Status, Failure> {
+    let mut connection = Connection::connect(&args.server.url).await?;
+    connection.join(game, token, None).await?;
+    // The log as this viewer may see it, to find the moment: the sequence of play is public.
+    let mut events: Vec<Sequenced> = vec![];
+    loop {
+        let page = connection.get_log(events.len() as u64 + 1).await?;
+        let last = page.events.last().map(|s| s.seq);
+        events.extend(page.events);
+        if last.is_none_or(|l| l >= page.version) {
+            break;
+        }
+    }
+    let mut follower = start(&events)?;
+    let scenario = follower.game().scenario.clone();
+    let moment = Moment::parse(&args.to, &scenario).map_err(Failure::Input)?;
+    for sequenced in &events[1..] {
+        if moment.reached(follower.game()) {
+            break;
+        }
+        follower.advance(sequenced)?;
+    }
+    if let Moment::Phase { .. } = moment {
+        if !moment.reached(follower.game()) {
+            return Err(Failure::Input(format!(
+                "the game has not reached {}; it is at {}",
+                args.to,
+                protocol::export::when(follower.game())
+            )));
+        }
+    }
+    let version = follower.version();
+    if let Moment::Version(v) = moment {
+        if v > version {
+            return Err(Failure::Input(format!(
+                "the game is at event {version}; there is no event {v} yet"
+            )));
+        }
+    }
+    let snapshot = connection.get_state_at(version).await?;
+    connection.close().await;
+    if snapshot.version != version || snapshot.state.state_hash() != snapshot.state_hash {
+        return Err(ConnectionError::Unexpected(format!(
+            "asked for the state at {version}, got a state at {} that does not match its hash",
+            snapshot.version
+        ))
+        .into());
+    }
+    let seen = &events[..version as usize];
+    if args.record {
+        print_record(seen, out)?;
+    }
+    if args.stats {
+        print_stats(&snapshot.state, seen, out)?;
+    }
+    out.write_all(render_position(&snapshot.state).as_bytes())?;
+    writeln!(out, "Log head after event {version}: {}", snapshot.head)?;
+    Ok(Status::Success)
+}
+
+/// A follower at the log's start: the scenario of its first event, `GameCreated`, applied.
+fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
+    match events.first() {
+        Some(
+            first @ Sequenced {
+                seq: 1,
+                event: Some(Event::GameCreated { scenario }),
+            },
+        ) => {
+            let mut follower = Follower::new(Game::new(scenario.clone()));
+            follower.advance(first)?;
+            Ok(follower)
+        }
+        _ => Err(
+            ConnectionError::Unexpected("the log does not start with GameCreated".into()).into(),
+        ),
+    }
+}
+
+fn print_record(events: &[Sequenced], out: &mut (dyn Write + Send)) -> Result<(), Failure> {
+    let mut follower = match events.first() {
+        Some(Sequenced {
+            event: Some(Event::GameCreated { scenario }),
+            ..
+        }) => Follower::new(Game::new(scenario.clone())),
+        _ => return Ok(()),
+    };
+    let mut record = Record::default();
+    for sequenced in events {
+        for line in record.follow(&mut follower, sequenced)? {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_stats(
+    game: &Game,
+    events: &[Sequenced],
+    out: &mut (dyn Write + Send),
+) -> Result<(), Failure> {
+    let stats = DiceStats::of(events.iter().filter_map(|s| s.event.as_ref()));
+    writeln!(out, "Dice:")?;
+    out.write_all(
+        stats
+            .render([game.side_name(Side::A), game.side_name(Side::B)])
+            .as_bytes(),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,442 @@
+//! The hash chain a game's log is kept in, shared by the server's store and every offline
+//! verifier: each event in a versioned envelope that carries its sequence, the hash of the
+//! envelope before it, who issued the command it came from and where that command's events
+//! begin. Any edit, drop, reorder or truncation in the middle of a chain is caught when it is
+//! read back; the last envelope is vouched for by the head hash, which clients are shown.
+//!
+//! The bytes hashed are the stored bytes, so an export made of them ends at the same head the
+//! server showed its players.
+
+use crate::event::Event;
+use crate::scenario::Side;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Version of the envelope layout written now. A reader refuses formats it does not know
+/// instead of misreading them.
+///
+/// - 1: `format, seq, prev, event`.
+/// - 2: adds `salt` (so that a head hash says nothing about events a viewer may not see),
+///   `by` (the side whose command produced the event; `None` for the server's own events) and
+///   `first` (the sequence of the first event of that command, so commands can be taken back
+///   whole).
+pub const ENVELOPE_FORMAT: u16 = 2;
+
+/// The first envelope layout, still read: games stored before format 2 keep being served.
+pub const ENVELOPE_FORMAT_V1: u16 = 1;
+
+/// Largest envelope read from outside the server (an export file), in bytes. The largest event
+/// is an undo carrying a whole position, which a `joined` frame (at most 1 MiB of JSON, several
+/// times larger than bincode) must also carry; twice that bounds what a forged file can make a
+/// verifier allocate.
+pub const ENVELOPE_BYTES_MAX: usize = 2 * crate::wire::FRAME_BYTES_MAX;
+
+/// Random bytes in every envelope. A viewer who knows the head hash could otherwise hash
+/// guesses at an event hidden from them (which hex did the HIP unit enter?) until one matched;
+/// 128 unknown bits make that hopeless.
+pub type Salt = [u8; 16];
+
+/// The blake3 hash of one stored envelope: a link of the chain. The hash of the last envelope
+/// is the log's head.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct LogHash(pub [u8; 32]);
+
+/// The `prev` of a game's first event.
+pub const GENESIS: LogHash = LogHash([0; 32]);
+
+impl LogHash {
+    pub fn of(bytes: &[u8]) -> LogHash {
+        LogHash(*blake3::hash(bytes).as_bytes())
+    }
+
+    /// Reads 64 hex digits.
+    pub fn from_hex(text: &str) -> Option<LogHash> {
+        let bytes = hex_decode(text)?;
+        Some(LogHash(bytes.try_into().ok()?))
+    }
+}
+
+impl fmt::Display for LogHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex_encode(&self.0))
+    }
+}
+
+impl fmt::Debug for LogHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LogHash({self})")
+    }
+}
+
+/// Lowercase hex, two digits a byte.
+pub fn hex_encode(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    s
+}
+
+/// Reads lowercase hex; `None` for anything else (odd length, other characters, uppercase), so
+/// that one text has exactly one reading.
+pub fn hex_decode(text: &str) -> Option<Vec<u8>> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks(2)
+        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+/// One event of a log with what its envelope says about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub seq: u64,
+    /// The side whose command produced it; `None` for the server's own events (`GameCreated`,
+    /// the dice commitment and seed) and for events stored in format 1, which did not say.
+    pub by: Option<Side>,
+    /// The sequence of the first event of the same command (for format 1: `seq` itself).
+    pub first: u64,
+    pub event: Event,
+}
+
+#[derive(Serialize)]
+struct EnvelopeRef<'a> {
+    format: u16,
+    seq: u64,
+    prev: [u8; 32],
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: &'a Event,
+}
+
+/// The owned twin of [`EnvelopeRef`], for reading.
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    format: u16,
+    seq: u64,
+    prev: [u8; 32],
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: Event,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EnvelopeV1 {
+    format: u16,
+    seq: u64,
+    prev: [u8; 32],
+    event: Event,
+}
+
+/// Encodes one event in the current format; returns the bytes and their hash (the next
+/// event's `prev`).
+pub fn seal(
+    seq: u64,
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    let bytes = bincode::serde::encode_to_vec(
+        EnvelopeRef {
+            format: ENVELOPE_FORMAT,
+            seq,
+            prev: prev.0,
+            salt,
+            by,
+            first,
+            event,
+        },
+        bincode::config::standard(),
+    )
+    .expect("events always encode");
+    let hash = LogHash::of(&bytes);
+    (bytes, hash)
+}
+
+/// Encodes one event in format 1, as servers before format 2 stored it (for tests of old logs).
+pub fn seal_v1(seq: u64, prev: LogHash, event: &Event) -> (Vec<u8>, LogHash) {
+    let bytes = bincode::serde::encode_to_vec(
+        EnvelopeV1 {
+            format: ENVELOPE_FORMAT_V1,
+            seq,
+            prev: prev.0,
+            event: event.clone(),
+        },
+        bincode::config::standard(),
+    )
+    .expect("events always encode");
+    let hash = LogHash::of(&bytes);
+    (bytes, hash)
+}
+
+/// Why a chain cannot be trusted, naming the first bad event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("event {seq}: {why}")]
+pub struct ChainError {
+    pub seq: u64,
+    pub why: String,
+}
+
+/// Reads a chain one envelope at a time, checking each against the one before: contiguous
+/// sequences from 1, a known format, `prev` equal to the hash of the envelope before, `first`
+/// pointing into the same command, and every event decodable within [`ENVELOPE_BYTES_MAX`].
+#[derive(Clone, Debug)]
+pub struct ChainReader {
+    head: LogHash,
+    next: u64,
+    /// The `first` of the envelope before, to check that commands are contiguous.
+    command: u64,
+}
+
+impl Default for ChainReader {
+    fn default() -> ChainReader {
+        ChainReader {
+            head: GENESIS,
+            next: 1,
+            command: 0,
+        }
+    }
+}
+
+impl ChainReader {
+    /// The hash of the last envelope read: the head, once all are read.
+    pub fn head(&self) -> LogHash {
+        self.head
+    }
+
+    /// How many envelopes have been read.
+    pub fn len(&self) -> u64 {
+        self.next - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next == 1
+    }
+
+    /// Reads the next envelope, stored under `stored_seq` (the store's key, or the line's place
+    /// in a file).
+    pub fn read(&mut self, stored_seq: u64, bytes: &[u8]) -> Result<Entry, ChainError> {
+        let expected = self.next;
+        if stored_seq != expected {
+            return Err(ChainError {
+                seq: expected,
+                why: format!("missing; the log jumps to {stored_seq}"),
+            });
+        }
+        let err = |why: String| ChainError { seq: expected, why };
+        if bytes.len() > ENVELOPE_BYTES_MAX {
+            return Err(err(format!(
+                "is {} bytes, over the {ENVELOPE_BYTES_MAX}-byte limit",
+                bytes.len()
+            )));
+        }
+        let config = bincode::config::standard().with_limit::<ENVELOPE_BYTES_MAX>();
+        let (format, _): (u16, usize) = bincode::serde::decode_from_slice(bytes, config)
+            .map_err(|e| err(format!("cannot be decoded ({e})")))?;
+        let decoded = match format {
+            ENVELOPE_FORMAT => bincode::serde::decode_from_slice::<Envelope, _>(bytes, config)
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.event), read)),
+            ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
+                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, e.event), read)),
+            other => {
+                return Err(err(format!(
+                    "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} or {ENVELOPE_FORMAT})"
+                )))
+            }
+        };
+        let ((seq, prev, by, first, event), read) =
+            decoded.map_err(|e| err(format!("cannot be decoded ({e})")))?;
+        if read != bytes.len() {
+            return Err(err("has trailing bytes".into()));
+        }
+        if seq != expected {
+            return Err(err(format!("is stored as {expected} but says it is {seq}")));
+        }
+        if prev != self.head.0 {
+            return Err(err(
+                "does not follow the event before it (hash chain broken)".into(),
+            ));
+        }
+        // A command's events are contiguous: an event either opens a command or belongs to
+        // the one the event before it belongs to.
+        if first != seq && first != self.command {
+            return Err(err(format!(
+                "claims to belong to the command starting at {first}, which is not the one before it"
+            )));
+        }
+        self.head = LogHash::of(bytes);
+        self.next += 1;
+        self.command = first;
+        Ok(Entry {
+            seq,
+            by,
+            first,
+            event,
+        })
+    }
+}
+
+/// A chain read back whole and checked.
+#[derive(Debug)]
+pub struct VerifiedChain {
+    pub entries: Vec<Entry>,
+    pub head: LogHash,
+}
+
+/// Reads and checks a whole stored chain.
+pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
+    let mut reader = ChainReader::default();
+    let mut entries = Vec::with_capacity(records.len());
+    for (seq, bytes) in records {
+        entries.push(reader.read(*seq, bytes)?);
+    }
+    Ok(VerifiedChain {
+        entries,
+        head: reader.head(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phase::Clock;
+
+    fn event(seq: u64) -> Event {
+        if seq.is_multiple_of(2) {
+            Event::StepEnded {
+                by: Side::A,
+                ended: Clock::START,
+                next: Clock::START,
+            }
+        } else {
+            Event::GameEnded {
+                turns_played: seq as u16,
+            }
+        }
+    }
+
+    /// `n` events; events 2 and 3 form one command.
+    fn sample(n: u64) -> Vec<(u64, Vec<u8>)> {
+        let mut prev = GENESIS;
+        (1..=n)
+            .map(|seq| {
+                let first = if seq == 3 { 2 } else { seq };
+                let (bytes, hash) = seal(
+                    seq,
+                    prev,
+                    [seq as u8; 16],
+                    Some(Side::B),
+                    first,
+                    &event(seq),
+                );
+                prev = hash;
+                (seq, bytes)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_chain_verifies_with_its_attributions() {
+        let log = sample(5);
+        let verified = verify(&log).unwrap();
+        assert_eq!(verified.entries.len(), 5);
+        assert_eq!(verified.head, LogHash::of(&log[4].1));
+        assert_eq!(verified.entries[2].first, 2);
+        assert_eq!(verified.entries[2].by, Some(Side::B));
+        assert_eq!(verified.entries[2].event, event(3));
+    }
+
+    #[test]
+    fn every_flipped_byte_is_caught_by_the_chain_or_the_head() {
+        let log = sample(3);
+        let head = verify(&log).unwrap().head;
+        for i in 0..log.len() {
+            for at in 0..log[i].1.len() {
+                let mut bad = log.clone();
+                bad[i].1[at] ^= 0x01;
+                // The last envelope has no successor to vouch for it: the head does.
+                match verify(&bad) {
+                    Err(e) => assert!(e.seq <= i as u64 + 2, "{e}"),
+                    Ok(v) => assert!(i + 1 == log.len() && v.head != head, "flip {i}/{at}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dropped_swapped_and_regrouped_events_are_named() {
+        let log = sample(4);
+        let mut dropped = log.clone();
+        dropped.remove(1);
+        assert_eq!(verify(&dropped).unwrap_err().seq, 2);
+
+        let mut swapped = log.clone();
+        let (a, b) = (swapped[1].1.clone(), swapped[2].1.clone());
+        swapped[1].1 = b;
+        swapped[2].1 = a;
+        assert_eq!(verify(&swapped).unwrap_err().seq, 2);
+
+        // Event 4 claiming to belong to the command that began at 2 (which 3 ended) is refused.
+        let mut prev = GENESIS;
+        let forged: Vec<(u64, Vec<u8>)> = (1..=4)
+            .map(|seq| {
+                let first = match seq {
+                    3 => 2,
+                    4 => 1,
+                    _ => seq,
+                };
+                let (bytes, hash) = seal(seq, prev, [0; 16], None, first, &event(seq));
+                prev = hash;
+                (seq, bytes)
+            })
+            .collect();
+        let err = verify(&forged).unwrap_err();
+        assert_eq!(err.seq, 4, "{err}");
+    }
+
+    #[test]
+    fn format_one_envelopes_are_still_read_and_may_be_continued() {
+        let (one, h1) = seal_v1(1, GENESIS, &event(1));
+        let (two, _) = seal(2, h1, [9; 16], Some(Side::A), 2, &event(2));
+        let verified = verify(&[(1, one), (2, two)]).unwrap();
+        assert_eq!(verified.entries[0].by, None);
+        assert_eq!(verified.entries[0].first, 1);
+        assert_eq!(verified.entries[1].by, Some(Side::A));
+    }
+
+    #[test]
+    fn unknown_formats_and_junk_are_refused() {
+        let mut bytes = bincode::serde::encode_to_vec(7u16, bincode::config::standard()).unwrap();
+        bytes.extend_from_slice(&[0; 40]);
+        let err = verify(&[(1, bytes)]).unwrap_err();
+        assert!(err.why.contains("format 7"), "{err}");
+        assert!(verify(&[(1, vec![0xff; 3])]).is_err());
+    }
+
+    #[test]
+    fn hex_has_one_reading() {
+        assert_eq!(hex_encode(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(hex_decode("00ab10"), Some(vec![0, 0xab, 0x10]));
+        assert_eq!(hex_decode("00AB10"), None);
+        assert_eq!(hex_decode("0"), None);
+        assert_eq!(hex_decode("zz"), None);
+        let h = LogHash([7; 32]);
+        assert_eq!(LogHash::from_hex(&h.to_string()), Some(h));
+        assert_eq!(LogHash::from_hex("07"), None);
+    }
+}

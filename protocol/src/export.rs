@@ -1,0 +1,973 @@
+//! The export file — a game's whole log, self-contained and verifiable offline — and what
+//! reads it: [`verify`], which checks it end to end, and [`replay_to`], which rebuilds the
+//! position at any moment. The format is documented in `docs/review.md`:
+//!
+//! ```text
+//! asl-game-log 1
+//! game 3f2a…            the game's id on the server that wrote it
+//! events 812            how many envelopes follow
+//! head 9ab1…            the hash of the last envelope (the head players were shown)
+//! state 77c0…           the server's state hash of the whole game after the last event
+//! 0200…                 one line per event: the stored envelope, in lowercase hex
+//! …
+//! checksum 5d1e…        blake3 of every byte before this line
+//! ```
+//!
+//! The envelopes are the bytes the server stored, so the chain in the file ends at the head the
+//! server showed its players, and the scenario (in `GameCreated`), the dice commitments and the
+//! revealed seeds are all inside the chain.
+
+use crate::chain::{hex_decode, hex_encode, ChainReader, Entry, LogHash};
+use crate::dispute;
+use crate::event::Event;
+use crate::fair_dice::{DiceStats, Ledger};
+use crate::game::{apply, Game, StateHash, Underground};
+use crate::phase::Phase;
+use crate::scenario::{Scenario, Side};
+use std::fmt::{self, Write as _};
+
+/// The file's first word and the version of its layout. A reader refuses versions it does not
+/// know.
+pub const MAGIC: &str = "asl-game-log";
+pub const FORMAT: u32 = 1;
+
+/// Largest export file [`verify`] reads, in bytes. A long tournament game is a few thousand
+/// events of a few hundred bytes (twice that in hex); 256 MiB is orders of magnitude more, and
+/// small enough to read into memory on any machine that runs the CLI.
+pub const EXPORT_BYTES_MAX: usize = 256 * 1024 * 1024;
+
+/// Most events an export may hold: far more than a game produces, and it bounds the replay a
+/// forged header can ask for.
+pub const EXPORT_EVENTS_MAX: u64 = 1_000_000;
+
+/// What the file's header says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub game: String,
+    pub events: u64,
+    pub head: LogHash,
+    pub state_hash: StateHash,
+}
+
+/// Writes an export: the header, one hex line per envelope, and the checksum line.
+pub fn render(header: &Header, envelopes_hex: &[String]) -> String {
+    let mut text = format!(
+        "{MAGIC} {FORMAT}\ngame {}\nevents {}\nhead {}\nstate {}\n",
+        header.game, header.events, header.head, header.state_hash
+    );
+    for line in envelopes_hex {
+        text.push_str(line);
+        text.push('\n');
+    }
+    let checksum = blake3::hash(text.as_bytes());
+    let _ = writeln!(text, "checksum {}", hex_encode(checksum.as_bytes()));
+    text
+}
+
+/// Where a file went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Where {
+    /// The file as a whole (size, shape, the checksum line).
+    File,
+    /// A header line, by its key.
+    Header(&'static str),
+    /// An event, by its sequence: the first bad one.
+    Event(u64),
+}
+
+/// Why an export is not valid, naming the first bad event when an event is to blame.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct VerifyError {
+    pub at: Where,
+    pub why: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Where::File => write!(f, "the file: {}", self.why),
+            Where::Header(key) => write!(f, "the header's `{key}` line: {}", self.why),
+            Where::Event(seq) => write!(f, "event {seq}: {}", self.why),
+        }
+    }
+}
+
+fn at(at: Where, why: impl Into<String>) -> VerifyError {
+    VerifyError {
+        at,
+        why: why.into(),
+    }
+}
+
+/// What a valid log holds, in numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    pub events: u64,
+    /// The Game Turn the log ends in.
+    pub turn: u16,
+    /// Phases entered, counting each Player Turn's phases apart.
+    pub phases: u32,
+    pub rolls: u32,
+    /// Rolls re-derived from a revealed seed, and rolls whose seed is still secret.
+    pub rolls_verified: usize,
+    pub rolls_unverified: usize,
+    pub adjudications: u32,
+    pub accepted: u32,
+    pub disputed: u32,
+    pub undone: u32,
+    pub over: bool,
+}
+
+/// A log read and checked end to end.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub header: Header,
+    pub entries: Vec<Entry>,
+    /// The hash of each entry's envelope: the head at its version, as players were shown it.
+    pub hashes: Vec<LogHash>,
+    /// The whole game after the last event.
+    pub game: Game,
+    pub ledger: Ledger,
+    pub summary: Summary,
+}
+
+impl Verified {
+    pub fn stats(&self) -> DiceStats {
+        DiceStats::of(self.entries.iter().map(|e| &e.event))
+    }
+
+    /// The summary `asl verify` prints.
+    pub fn report(&self) -> String {
+        let s = &self.summary;
+        let mut text = format!(
+            "valid: game {} from scenario \"{}\"\n",
+            self.header.game, self.game.scenario.name
+        );
+        let _ = writeln!(
+            text,
+            "events: {}; Game Turns: {}{}; phases: {}",
+            s.events,
+            s.turn,
+            if s.over { " (game over)" } else { "" },
+            s.phases
+        );
+        let _ = writeln!(
+            text,
+            "rolls: {}, {} checked against the revealed seed{}",
+            s.rolls,
+            s.rolls_verified,
+            if s.rolls_unverified > 0 {
+                format!(", {} under a seed still secret", s.rolls_unverified)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            text,
+            "adjudications: {} ({} accepted, {} disputed); undos: {}",
+            s.adjudications, s.accepted, s.disputed, s.undone
+        );
+        let _ = writeln!(text, "head {}", self.header.head);
+        let _ = writeln!(text, "state {}", self.game.state_hash());
+        let names = [self.game.side_name(Side::A), self.game.side_name(Side::B)];
+        text.push_str(&self.stats().render(names));
+        text
+    }
+}
+
+struct Lines<'a> {
+    text: &'a [u8],
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a [u8];
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.text.is_empty() {
+            return None;
+        }
+        let end = self.text.iter().position(|b| *b == b'\n');
+        let (line, rest) = match end {
+            Some(i) => (&self.text[..i], &self.text[i + 1..]),
+            None => (self.text, &self.text[self.text.len()..]),
+        };
+        self.text = rest;
+        Some(line)
+    }
+}
+
+fn header_line<'a>(line: Option<&'a [u8]>, key: &'static str) -> Result<&'a str, VerifyError> {
+    let line = line.ok_or_else(|| at(Where::Header(key), "missing"))?;
+    let text = std::str::from_utf8(line).map_err(|_| at(Where::Header(key), "not text"))?;
+    text.strip_prefix(key)
+        .and_then(|rest| rest.strip_prefix(' '))
+        .ok_or_else(|| {
+            at(
+                Where::Header(key),
+                format!("expected `{key} …`, found `{text}`"),
+            )
+        })
+}
+
+fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
+    let format = header_line(lines.next(), MAGIC).map_err(|_| {
+        at(
+            Where::File,
+            format!("not an ASL game log (it does not start with `{MAGIC}`)"),
+        )
+    })?;
+    if format != FORMAT.to_string() {
+        return Err(at(
+            Where::Header(MAGIC),
+            format!("format {format} is not one this version reads ({FORMAT})"),
+        ));
+    }
+    let game = header_line(lines.next(), "game")?;
+    if game.is_empty() || !game.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(at(Where::Header("game"), "not a game id"));
+    }
+    let events = header_line(lines.next(), "events")?
+        .parse::<u64>()
+        .map_err(|_| at(Where::Header("events"), "not a number"))?;
+    if events > EXPORT_EVENTS_MAX {
+        return Err(at(
+            Where::Header("events"),
+            format!("{events} events is over the {EXPORT_EVENTS_MAX} this version reads"),
+        ));
+    }
+    let head = LogHash::from_hex(header_line(lines.next(), "head")?)
+        .ok_or_else(|| at(Where::Header("head"), "not 64 hex digits"))?;
+    let state = hex_decode(header_line(lines.next(), "state")?)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .ok_or_else(|| at(Where::Header("state"), "not 64 hex digits"))?;
+    Ok(Header {
+        game: game.to_string(),
+        events,
+        head,
+        state_hash: StateHash(state),
+    })
+}
+
+/// The sequence of play moves one step at a time (A3): a step ends where the clock stands and
+/// the next is the one after it; the game ends after the last step of the last turn.
+fn check_clock(game: &Game, event: &Event) -> Result<(), String> {
+    let turns = game.scenario.turns;
+    match event {
+        Event::StepEnded { ended, next, .. } => {
+            if *ended != game.clock {
+                return Err(format!(
+                    "ends a step at {ended:?}, but the game stood at {}",
+                    game.clock
+                ));
+            }
+            if Some(*next) != game.clock.next(turns) {
+                return Err(format!(
+                    "moves the clock to {next:?}, not to the step after {}",
+                    game.clock
+                ));
+            }
+            Ok(())
+        }
+        Event::GameEnded { .. } if game.clock.next(turns).is_some() => Err(format!(
+            "ends the game at {}, before the last step of the last turn",
+            game.clock
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a roll's own arithmetic and its place in the game's stream of draws.
+fn check_roll(game: &Game, entry: &Entry, roll: &crate::dice::Roll) -> Result<(), String> {
+    if roll.first_draw != game.dice_drawn {
+        return Err(format!(
+            "the roll claims draws from {}, but the game had drawn {} dice",
+            roll.first_draw, game.dice_drawn
+        ));
+    }
+    if roll.dice.is_empty() || roll.dice.len() > 2 || roll.dice.iter().any(|d| !(1..=6).contains(d))
+    {
+        return Err(format!("{:?} are not the faces of a dr or DR", roll.dice));
+    }
+    let modified = roll.raw()
+        + roll
+            .modifiers
+            .iter()
+            .map(|m| i16::from(m.value))
+            .sum::<i16>();
+    if modified != roll.final_result {
+        return Err(format!(
+            "the Final result {} is not the dice {} with the modifiers ({modified})",
+            roll.final_result,
+            roll.raw()
+        ));
+    }
+    if entry.by.is_some_and(|by| by != roll.side) {
+        return Err("the roll names a side other than the one whose command made it".into());
+    }
+    Ok(())
+}
+
+/// Reads an export and checks everything in it: the file's shape and checksum, the hash chain
+/// (every envelope follows the one before and the last is the header's head), every event
+/// replayed through `apply` from the scenario, every roll re-derived from its revealed seed
+/// with the contributions of its moment, every answer and undo re-checked against the log
+/// before it, and the final state against the header's state hash. The first problem found is
+/// returned, naming the event when an event is to blame. `progress(done, total)` is called as
+/// events are checked.
+pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verified, VerifyError> {
+    if bytes.len() > EXPORT_BYTES_MAX {
+        return Err(at(
+            Where::File,
+            format!(
+                "{} bytes is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)",
+                bytes.len()
+            ),
+        ));
+    }
+    if !bytes.ends_with(b"\n") {
+        return Err(at(
+            Where::File,
+            "it does not end with a newline: the file is truncated",
+        ));
+    }
+    let body = &bytes[..bytes.len() - 1];
+    let split = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let (signed, last) = body.split_at(split);
+    let checksum = std::str::from_utf8(last)
+        .ok()
+        .and_then(|l| l.strip_prefix("checksum "))
+        .and_then(hex_decode)
+        .filter(|c| c.len() == 32)
+        .ok_or_else(|| {
+            at(
+                Where::File,
+                "it does not end with its `checksum` line: the file is truncated or damaged",
+            )
+        })?;
+    let mut lines = Lines { text: signed };
+    let header = parse_header(&mut lines)?;
+
+    // First the chain, whole: any changed, dropped or reordered envelope is caught here, and
+    // nothing damaged by accident reaches the replay.
+    let mut chain = ChainReader::default();
+    let mut read: Vec<Entry> = Vec::new();
+    let mut hashes: Vec<LogHash> = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let seq = i as u64 + 1;
+        let bad = |why: String| at(Where::Event(seq), why);
+        if seq > header.events {
+            return Err(bad(format!(
+                "is one more than the {} events the header counts",
+                header.events
+            )));
+        }
+        let text = std::str::from_utf8(line).map_err(|_| bad("is not text".into()))?;
+        let envelope = hex_decode(text).ok_or_else(|| bad("is not lowercase hex".into()))?;
+        let entry = chain
+            .read(seq, &envelope)
+            .map_err(|e| at(Where::Event(e.seq), e.why))?;
+        read.push(entry);
+        hashes.push(chain.head());
+    }
+    let count = read.len() as u64;
+    if count != header.events {
+        return Err(at(
+            Where::Header("events"),
+            format!(
+                "counts {} events, the file holds {count}: events were dropped from the end",
+                header.events
+            ),
+        ));
+    }
+    if chain.head() != header.head {
+        return Err(at(
+            Where::Event(count),
+            format!(
+                "its hash {} is not the head the header records ({}): the last event or the header was changed",
+                chain.head(),
+                header.head
+            ),
+        ));
+    }
+
+    // Then the replay, checking every event against the position before it.
+    let mut entries: Vec<Entry> = Vec::with_capacity(read.len());
+    let mut ledger = Ledger::default();
+    let mut game: Option<Game> = None;
+    let mut summary = Summary {
+        events: 0,
+        turn: 1,
+        phases: 1,
+        rolls: 0,
+        rolls_verified: 0,
+        rolls_unverified: 0,
+        adjudications: 0,
+        accepted: 0,
+        disputed: 0,
+        undone: 0,
+        over: false,
+    };
+    for entry in read {
+        let seq = entry.seq;
+        let bad = |why: String| at(Where::Event(seq), why);
+        let Some(game) = game.as_mut() else {
+            let Event::GameCreated { scenario } = &entry.event else {
+                return Err(bad(format!("is {}, not GameCreated", entry.event.name())));
+            };
+            let mut created = Game::new(scenario.clone());
+            created.version = 1;
+            game = Some(created);
+            entries.push(entry);
+            summary.events = 1;
+            progress(seq, header.events);
+            continue;
+        };
+        match &entry.event {
+            Event::GameCreated { .. } => {
+                return Err(bad("a second GameCreated: a log holds one game".into()))
+            }
+            Event::DiceRolled { roll } => {
+                check_roll(game, &entry, roll).map_err(bad)?;
+                summary.rolls += 1;
+            }
+            Event::OutcomeAdjudicated { .. } | Event::ManholeDeclaredUnseen { .. } => {
+                summary.adjudications += 1
+            }
+            Event::AdjudicationAccepted { .. } => summary.accepted += 1,
+            Event::AdjudicationDisputed { .. } => summary.disputed += 1,
+            Event::EventsUndone { .. } => summary.undone += 1,
+            _ => {}
+        }
+        check_clock(game, &entry.event).map_err(bad)?;
+        ledger
+            .observe(seq, &entry.event)
+            .map_err(|e| at(Where::Event(e.seq), e.why))?;
+        let before = (game.clock.turn, game.clock.player_turn, game.clock.phase());
+        // `apply` trusts its events, as it may: the server decided them. A forged log may hold
+        // one no server would have made; if applying it fails, that event is named.
+        let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            dispute::check_logged(game, &entries, &entry)?;
+            apply(game, &entry.event);
+            Ok::<(), String>(())
+        }));
+        match applied {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => return Err(bad(why)),
+            Err(_) => {
+                return Err(bad(
+                    "cannot be applied: no server could have logged it".into()
+                ))
+            }
+        }
+        if (game.clock.turn, game.clock.player_turn, game.clock.phase()) != before {
+            summary.phases += 1;
+        }
+        entries.push(entry);
+        summary.events = seq;
+        progress(seq, header.events);
+    }
+    let game = game.ok_or_else(|| at(Where::File, "it holds no events"))?;
+    if game.state_hash() != header.state_hash {
+        return Err(at(
+            Where::Header("state"),
+            format!(
+                "replay ends at state {}, the header records {}",
+                game.state_hash(),
+                header.state_hash
+            ),
+        ));
+    }
+    if blake3::hash(signed).as_bytes()[..] != checksum[..] {
+        return Err(at(
+            Where::File,
+            "the checksum does not match: the file was changed after it was written",
+        ));
+    }
+    let (verified, unverified) = ledger.rolls();
+    summary.rolls_verified = verified;
+    summary.rolls_unverified = unverified;
+    summary.turn = game.clock.turn;
+    summary.over = game.over;
+    Ok(Verified {
+        header,
+        entries,
+        hashes,
+        game,
+        ledger,
+        summary,
+    })
+}
+
+/// A moment of a game to replay to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// Just after event N (`812`).
+    Version(u64),
+    /// The moment a phase began (`turn 3 German MPh`): the Player Turn is named by its
+    /// ATTACKER.
+    Phase { turn: u16, side: Side, phase: Phase },
+    /// After the last event (`end`).
+    End,
+}
+
+const PHASES: [Phase; 8] = [
+    Phase::Rally,
+    Phase::PrepFire,
+    Phase::Movement,
+    Phase::DefensiveFire,
+    Phase::AdvancingFire,
+    Phase::Rout,
+    Phase::Advance,
+    Phase::CloseCombat,
+];
+
+impl Moment {
+    /// Reads `812`, `end`, or `turn 3 German MPh` (side by name or id, phase by its
+    /// abbreviation, any case).
+    pub fn parse(text: &str, scenario: &Scenario) -> Result<Moment, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            ["end"] => Ok(Moment::End),
+            [n] => n
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .map(Moment::Version)
+                .ok_or_else(|| {
+                    format!(
+                        "`{n}` is not an event number (1 or more), `end` or `turn T SIDE PHASE`"
+                    )
+                }),
+            ["turn", turn, side, phase] => {
+                let turn = turn
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|t| *t >= 1)
+                    .ok_or_else(|| format!("`{turn}` is not a Game Turn"))?;
+                let side = scenario
+                    .side_named(side)
+                    .ok_or_else(|| format!("`{side}` is not a side of this scenario"))?;
+                let phase = PHASES
+                    .into_iter()
+                    .find(|p| p.abbreviation().eq_ignore_ascii_case(phase))
+                    .ok_or_else(|| {
+                        format!("`{phase}` is not a phase (RPh, PFPh, MPh, DFPh, AFPh, RtPh, APh, CCPh)")
+                    })?;
+                Ok(Moment::Phase { turn, side, phase })
+            }
+            _ => Err(format!(
+                "`{text}` is not a moment: write an event number, `end`, or `turn 3 German MPh`"
+            )),
+        }
+    }
+
+    /// Whether `game` stands at (or, for a version, past) this moment.
+    pub fn reached(&self, game: &Game) -> bool {
+        match self {
+            Moment::Version(v) => game.version >= *v,
+            Moment::Phase { turn, side, phase } => {
+                game.clock.turn == *turn && game.attacker() == *side && game.clock.phase() == *phase
+            }
+            Moment::End => false,
+        }
+    }
+}
+
+/// The whole game at `moment`, replayed from the log's first event.
+pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, String> {
+    let mut events = entries.iter().map(|e| &e.event);
+    let mut game = Game::replay(events.next()).map_err(|e| e.to_string())?;
+    if let Moment::Version(v) = moment {
+        if *v > entries.len() as u64 {
+            return Err(format!(
+                "the log ends at event {}; there is no event {v}",
+                entries.len()
+            ));
+        }
+    }
+    for event in events {
+        if moment.reached(&game) {
+            return Ok(game);
+        }
+        apply(&mut game, event);
+    }
+    match moment {
+        Moment::Phase { .. } if !moment.reached(&game) => Err(format!(
+            "the log never reaches that phase; it ends in {}",
+            crate::export::when(&game)
+        )),
+        _ => Ok(game),
+    }
+}
+
+/// "Turn 1, German Player Turn: MPh" for where `game` stands.
+pub fn when(game: &Game) -> String {
+    format!(
+        "Turn {}, {} Player Turn: {}",
+        game.clock.turn,
+        game.side_name(game.attacker()),
+        game.clock.phase()
+    )
+}
+
+/// The position as `asl replay` prints it: where the game stands, then each side's units with
+/// their hex, state, MF used this MPh and Wall Advantage; sewer stacks; weapons; what play is
+/// waiting for.
+pub fn render_position(game: &Game) -> String {
+    let mut s = format!(
+        "{} ({}), {} to act; version {}{}\n",
+        when(game),
+        game.clock.step().rule,
+        game.side_name(game.acting()),
+        game.version,
+        if game.over { "; the game is over" } else { "" }
+    );
+    for side in Side::BOTH {
+        let _ = writeln!(s, "{}:", game.side_name(side));
+        for u in game.units.values().filter(|u| u.side == side) {
+            let mut notes = vec![];
+            if u.eliminated {
+                notes.push("eliminated".to_string());
+            }
+            if u.morale != crate::scenario::Morale::GoodOrder {
+                notes.push(format!("{:?}", u.morale).to_lowercase());
+            }
+            for (flag, word) in [
+                (u.pinned, "pinned"),
+                (u.cx, "CX"),
+                (u.concealed, "concealed"),
+                (u.hidden, "hidden"),
+                (u.wall_advantage, "WA"),
+            ] {
+                if flag {
+                    notes.push(word.into());
+                }
+            }
+            if u.mf_spent > crate::terrain::Mf::default() {
+                notes.push(format!("{} MF spent", u.mf_spent));
+            }
+            match &u.underground {
+                Some(Underground::Sewer { lost, .. }) => {
+                    notes.push(format!("in the sewer{}", if *lost { ", lost" } else { "" }))
+                }
+                Some(Underground::Tunnel) => notes.push("in a tunnel".into()),
+                None => {}
+            }
+            let line = format!(
+                "  {:<6} {:<7} {:<10} {:<6} {}",
+                u.id,
+                u.ratings,
+                u.kind.name(),
+                u.hex.to_string(),
+                notes.join(", ")
+            );
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
+    }
+    let holders: Vec<String> = game
+        .units
+        .values()
+        .filter(|u| u.wall_advantage && !u.eliminated)
+        .map(|u| format!("{} ({})", u.id, u.hex))
+        .collect();
+    if !holders.is_empty() {
+        let _ = writeln!(s, "Wall Advantage: {}", holders.join(", "));
+    }
+    let mut stacks: std::collections::BTreeMap<(String, crate::hex::Hex), Vec<String>> =
+        Default::default();
+    for u in game.units.values().filter(|u| !u.eliminated) {
+        if let Some(Underground::Sewer {
+            lost,
+            moved,
+            emergence,
+        }) = &u.underground
+        {
+            let mut what = game.side_name(u.side).to_string();
+            if *lost {
+                what.push_str(", lost");
+            }
+            if *moved {
+                what.push_str(", moved this MPh");
+            }
+            if let Some(e) = emergence {
+                let _ = write!(what, ", {}", e.describe());
+            }
+            stacks.entry((what, u.hex)).or_default().push(u.id.clone());
+        }
+    }
+    for ((what, hex), ids) in stacks {
+        let _ = writeln!(s, "Sewer stack beneath {hex}: {} ({what})", ids.join("+"));
+    }
+    for w in game.weapons.values() {
+        let _ = writeln!(
+            s,
+            "Weapon {} {} ({} PP) in {}{}",
+            w.id,
+            w.name,
+            w.pp,
+            w.hex,
+            w.held_by
+                .as_ref()
+                .map_or(", unpossessed".to_string(), |h| format!(", held by {h}"))
+        );
+    }
+    if let Some(d) = &game.sewer_designation {
+        let _ = writeln!(
+            s,
+            "Waiting: the {} designates where the lost stack beneath {} goes (B8.41)",
+            game.side_name(d.defender),
+            d.from
+        );
+    }
+    if let Some(c) = &game.wa_chance {
+        let _ = writeln!(
+            s,
+            "Waiting: the {} may claim Wall Advantage (B9.322)",
+            game.side_name(c.side)
+        );
+    }
+    if let Some(a) = &game.attack {
+        let _ = writeln!(
+            s,
+            "Waiting: the {}'s attack on {} is to be resolved",
+            game.side_name(a.by),
+            a.target
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{hex_encode, seal, GENESIS};
+    use crate::command::Command;
+    use crate::referee::testing::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    /// Re-seals `entries` into a consistent export (a new chain, header and checksum): what
+    /// someone who rewrites a log can make, short of the head players were shown.
+    fn reseal(entries: &[Entry], state_hash: StateHash) -> String {
+        let mut prev = GENESIS;
+        let mut out = vec![];
+        for e in entries {
+            let (bytes, hash) = seal(e.seq, prev, [0; 16], e.by, e.first, &e.event);
+            out.push(hex_encode(&bytes));
+            prev = hash;
+        }
+        let header = Header {
+            game: "cd".repeat(16),
+            events: entries.len() as u64,
+            head: prev,
+            state_hash,
+        };
+        render(&header, &out)
+    }
+
+    fn verify_text(text: &str) -> Result<Verified, VerifyError> {
+        verify(text.as_bytes(), &mut |_, _| {})
+    }
+
+    #[test]
+    fn a_whole_game_verifies_to_the_servers_state() {
+        let r = full_game();
+        let text = export(&r);
+        let mut seen = vec![];
+        let v = verify(text.as_bytes(), &mut |done, total| seen.push((done, total))).unwrap();
+        assert_eq!(v.game.state_hash(), r.game().state_hash());
+        assert_eq!(v.header.state_hash, r.game().state_hash());
+        assert_eq!(v.entries, r.entries());
+        let s = &v.summary;
+        assert_eq!(s.events, r.entries().len() as u64);
+        assert!(s.over);
+        assert_eq!(s.turn, 1);
+        assert_eq!(s.phases, 16, "8 phases in each Player Turn");
+        assert!(s.rolls >= 2);
+        assert_eq!(s.rolls_verified, s.rolls as usize);
+        assert_eq!(
+            (s.adjudications, s.accepted, s.disputed, s.undone),
+            (2, 1, 1, 1)
+        );
+        assert_eq!(seen.last(), Some(&(s.events, s.events)));
+        let report = v.report();
+        assert!(report.starts_with("valid: game "), "{report}");
+        assert!(report.contains("German: "), "{report}");
+    }
+
+    #[test]
+    fn any_changed_byte_is_caught() {
+        let text = export(&full_game());
+        let bytes = text.as_bytes();
+        let events_start = text.find("\n0").unwrap();
+        for i in 0..bytes.len() {
+            // Every byte of the header, checksum and the first events; a sample of the rest
+            // (the whole file takes long in a debug build).
+            if i > events_start + 2_000 && i < bytes.len() - 200 && i % 89 != 0 {
+                continue;
+            }
+            for flip in [0x01u8, 0x80] {
+                let mut bad = bytes.to_vec();
+                bad[i] ^= flip;
+                assert!(
+                    verify(&bad, &mut |_, _| {}).is_err(),
+                    "byte {i} ^ {flip:#x} went unnoticed"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_dropped_swapped_or_cut_event_is_named() {
+        let text = export(&full_game());
+        let all = lines(&text);
+        let event_line = |seq: usize| 4 + seq; // five header lines, events from 1
+        let join = |ls: &[String]| ls.join("\n") + "\n";
+
+        let mut dropped = all.clone();
+        dropped.remove(event_line(7));
+        let err = verify_text(&join(&dropped)).unwrap_err();
+        assert_eq!(err.at, Where::Event(7), "{err}");
+        assert!(
+            err.why.contains("missing") || err.why.contains("says it is 8"),
+            "{err}"
+        );
+
+        let mut swapped = all.clone();
+        swapped.swap(event_line(9), event_line(10));
+        let err = verify_text(&join(&swapped)).unwrap_err();
+        assert_eq!(err.at, Where::Event(9), "{err}");
+
+        // The last event cut off, the checksum line kept: the header still counts it.
+        let mut cut = all.clone();
+        cut.remove(cut.len() - 2);
+        let err = verify_text(&join(&cut)).unwrap_err();
+        assert_eq!(err.at, Where::Header("events"), "{err}");
+
+        let truncated = &text[..text.len() - 30];
+        let err = verify_text(truncated).unwrap_err();
+        assert_eq!(err.at, Where::File, "{err}");
+
+        let err = verify_text("hello\n").unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+    }
+
+    /// A rewritten log that is consistent in itself — chain, header and checksum all made
+    /// anew — still fails where the dice or an undo were forged.
+    #[test]
+    fn a_consistent_rewrite_is_caught_by_the_dice_and_the_replay() {
+        let r = full_game();
+        let mut entries = r.entries().to_vec();
+        let roll_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+            .unwrap();
+        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
+            roll.dice[0] = roll.dice[0] % 6 + 1;
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(roll_at as u64 + 1), "{err}");
+        assert!(err.why.contains("revealed seed gives"), "{err}");
+
+        let mut entries = r.entries().to_vec();
+        let undo_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::EventsUndone { .. }))
+            .unwrap();
+        if let Event::EventsUndone { restored, .. } = &mut entries[undo_at].event {
+            restored.units.get_mut("g1").unwrap().morale = crate::scenario::Morale::Broken;
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(undo_at as u64 + 1), "{err}");
+        assert!(err.why.contains("not the one before"), "{err}");
+
+        // An answer to an adjudication the player could not give.
+        let mut entries = r.entries().to_vec();
+        let at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::AdjudicationAccepted { .. }))
+            .unwrap();
+        if let Event::AdjudicationAccepted { by, .. } = &mut entries[at].event {
+            *by = Side::B;
+        }
+        entries[at].by = Some(Side::B);
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(at as u64 + 1), "{err}");
+    }
+
+    #[test]
+    fn replay_to_a_phase_is_the_position_live_play_had_then() {
+        let mut r = start(7);
+        to_german_mph(&mut r);
+        let at_mph = r.game().clone();
+        play(
+            &mut r,
+            Side::A,
+            Command::SewerMove {
+                units: vec!["g1".into(), "g2".into(), "gl".into()],
+                to: hex("20E4"),
+            },
+        );
+        if let Some(d) = r.game().sewer_designation.clone() {
+            play(
+                &mut r,
+                Side::B,
+                Command::DesignateSewer { to: d.options[0] },
+            );
+        }
+        done(&mut r);
+        let at_dfph = r.game().clone();
+        while !r.game().over {
+            done(&mut r);
+        }
+        let v = verify_text(&export(&r)).unwrap();
+        let scenario = &v.game.scenario;
+        let mph = Moment::parse("turn 1 german mph", scenario).unwrap();
+        assert_eq!(replay_to(&v.entries, &mph).unwrap(), at_mph);
+        let dfph = Moment::parse("turn 1 German DFPh", scenario).unwrap();
+        assert_eq!(replay_to(&v.entries, &dfph).unwrap(), at_dfph);
+        let by_number = Moment::parse(&at_dfph.version.to_string(), scenario).unwrap();
+        assert_eq!(replay_to(&v.entries, &by_number).unwrap(), at_dfph);
+        assert_eq!(replay_to(&v.entries, &Moment::End).unwrap(), v.game);
+        let position = render_position(&at_dfph);
+        assert!(
+            position.starts_with("Turn 1, German Player Turn: DFPh"),
+            "{position}"
+        );
+        assert!(position.contains("Sewer stack beneath 20"), "{position}");
+
+        let never = Moment::parse("turn 2 German MPh", scenario).unwrap();
+        assert!(replay_to(&v.entries, &never).unwrap_err().contains("never"));
+        assert!(replay_to(&v.entries, &Moment::Version(10_000)).is_err());
+        for bad in [
+            "turn x German MPh",
+            "turn 1 Martian MPh",
+            "turn 1 German Lunch",
+            "0",
+            "soon",
+        ] {
+            assert!(Moment::parse(bad, scenario).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn limits_are_enforced_before_reading() {
+        let big = vec![b'a'; EXPORT_BYTES_MAX + 1];
+        let err = verify(&big, &mut |_, _| {}).unwrap_err();
+        assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
+        let text = export(&full_game()).replacen(
+            &format!("events {}", full_game().entries().len()),
+            &format!("events {}", EXPORT_EVENTS_MAX + 1),
+            1,
+        );
+        let err = verify_text(&text).unwrap_err();
+        assert_eq!(err.at, Where::Header("events"), "{err}");
+    }
+}

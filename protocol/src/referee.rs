@@ -1,0 +1,562 @@
+//! What a server does around [`dispute::decide`](crate::dispute::decide), kept pure so that
+//! the server, offline tools and tests make the same logs: the dice key for each command, the
+//! dice commitment logged before the first event that needs it, and the seed revealed when the
+//! game ends or once both sides agree (`docs/dice.md`).
+//!
+//! The randomness (the seeds) comes from the caller, like everything else from outside. The
+//! caller owns the storage: it takes a [`Decision`], stores its events (and a new seed, before
+//! them), and only then [`Referee::push`]es them.
+
+use crate::chain::Entry;
+use crate::command::Command;
+use crate::dice::SeededDice;
+use crate::event::Event;
+use crate::fair_dice::{Commitment, Ledger, Seed};
+use crate::game::{apply, Game};
+use crate::scenario::Side;
+use crate::violation::RuleViolation;
+
+/// A game, its log with who issued what, its dice ledger and its secret seeds.
+#[derive(Clone, Debug)]
+pub struct Referee {
+    game: Game,
+    entries: Vec<Entry>,
+    ledger: Ledger,
+    /// Every seed the game has had, oldest first; the last is the one in use or next to be.
+    seeds: Vec<Seed>,
+}
+
+/// The events a command produced, each with the side that issued it (`None` for the server's
+/// own: commitment and reveal), and a seed for the next epoch when the command ended one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub events: Vec<(Event, Option<Side>)>,
+    /// Store it before the events: they commit to it.
+    pub new_seed: Option<Seed>,
+}
+
+impl Referee {
+    /// Starts from the log's first entry, `GameCreated`, with the seeds the server keeps.
+    pub fn new(created: Entry, seeds: Vec<Seed>) -> Result<Referee, String> {
+        let Event::GameCreated { scenario } = &created.event else {
+            return Err(format!(
+                "event 1 is {}, not GameCreated",
+                created.event.name()
+            ));
+        };
+        if created.seq != 1 {
+            return Err(format!("the log starts at {}, not 1", created.seq));
+        }
+        if seeds.is_empty() {
+            return Err("the game has no dice seed".into());
+        }
+        let mut game = Game::new(scenario.clone());
+        game.version = 1;
+        Ok(Referee {
+            game,
+            entries: vec![created],
+            ledger: Ledger::default(),
+            seeds,
+        })
+    }
+
+    /// Rebuilds a game from a whole log (checked by [`crate::chain`]) and its seeds.
+    pub fn load(entries: Vec<Entry>, seeds: Vec<Seed>) -> Result<Referee, String> {
+        let mut entries = entries.into_iter();
+        let first = entries.next().ok_or("the log is empty")?;
+        let mut referee = Referee::new(first, seeds)?;
+        for entry in entries {
+            referee.push(entry.event, entry.by, entry.first)?;
+        }
+        referee.current_seed()?;
+        Ok(referee)
+    }
+
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn seeds(&self) -> &[Seed] {
+        &self.seeds
+    }
+
+    /// The seed rolls are derived from now: the one committed to and still secret, or, before
+    /// any commitment is logged, the one the next commitment will publish.
+    fn current_seed(&self) -> Result<&Seed, String> {
+        match self.ledger.open() {
+            Some(epoch) => self
+                .seeds
+                .iter()
+                .find(|s| Commitment::to(s) == epoch.commitment)
+                .ok_or_else(|| {
+                    format!(
+                        "the server kept no seed for the dice commitment of event {}",
+                        epoch.committed_at
+                    )
+                }),
+            None => Ok(self.seeds.last().expect("a referee has a seed")),
+        }
+    }
+
+    /// Whether the seeds hold the one the log's open commitment needs: a game without it
+    /// cannot roll, and cannot be served.
+    pub fn check_seed(&self) -> Result<(), String> {
+        self.current_seed().map(|_| ())
+    }
+
+    fn seed(&self) -> &Seed {
+        self.current_seed()
+            .expect("a loaded game has the seed of its open commitment")
+    }
+
+    /// The commitment players are shown: to the seed in use or next to be.
+    pub fn commitment(&self) -> Commitment {
+        Commitment::to(self.seed())
+    }
+
+    /// Decides `command` for side `by` with dice keyed from the current seed and the
+    /// contributions logged so far, and adds what the dice scheme makes follow. Never changes
+    /// anything; `fresh_seed` is asked for a seed only when the command opens a new epoch.
+    pub fn decide(
+        &self,
+        by: Side,
+        command: &Command,
+        fresh_seed: &mut dyn FnMut() -> Seed,
+    ) -> Result<Decision, RuleViolation> {
+        let seed = self.seed();
+        let mut dice = SeededDice::new(self.ledger.key(seed), self.game.dice_drawn);
+        let decided = crate::dispute::decide(&self.game, &self.entries, by, command, &mut dice)?;
+        let mut events = Vec::with_capacity(decided.len() + 2);
+        // The commitment goes into the log before the first event that relies on it.
+        let needs_commitment = decided.iter().any(|e| {
+            matches!(
+                e,
+                Event::DiceRolled { .. } | Event::EntropyContributed { .. }
+            )
+        });
+        if self.ledger.open().is_none() && needs_commitment {
+            events.push((
+                Event::DiceCommitted {
+                    commitment: Commitment::to(seed),
+                },
+                None,
+            ));
+        }
+        events.extend(decided.into_iter().map(|e| (e, Some(by))));
+        // Whether a seed is committed to and secret once these events are in, and who will
+        // then have agreed to reveal it.
+        let open = self.ledger.open();
+        let mut agreed = open.map_or([false, false], |e| e.agreed);
+        for (event, _) in &events {
+            if let Event::SeedRevealAgreed { side } = event {
+                agreed[match side {
+                    Side::A => 0,
+                    Side::B => 1,
+                }] = true;
+            }
+        }
+        let mut new_seed = None;
+        if open.is_some() || needs_commitment {
+            let ends = events
+                .iter()
+                .any(|(e, _)| matches!(e, Event::GameEnded { .. }));
+            if ends || agreed == [true, true] {
+                events.push((Event::SeedRevealed { seed: *seed }, None));
+            }
+            if !ends && agreed == [true, true] {
+                let next = fresh_seed();
+                events.push((
+                    Event::DiceCommitted {
+                        commitment: Commitment::to(&next),
+                    },
+                    None,
+                ));
+                new_seed = Some(next);
+            }
+        }
+        Ok(Decision { events, new_seed })
+    }
+
+    /// Records a seed the caller has stored (a [`Decision`]'s `new_seed`).
+    pub fn adopt_seed(&mut self, seed: Seed) {
+        self.seeds.push(seed);
+    }
+
+    /// Appends one stored event and applies it. An event that breaks the dice scheme is
+    /// refused (a log read back that does so is damaged).
+    pub fn push(&mut self, event: Event, by: Option<Side>, first: u64) -> Result<(), String> {
+        let seq = self.game.version + 1;
+        self.ledger
+            .observe(seq, &event)
+            .map_err(|e| e.to_string())?;
+        apply(&mut self.game, &event);
+        self.entries.push(Entry {
+            seq,
+            by,
+            first,
+            event,
+        });
+        Ok(())
+    }
+
+    /// Records a whole decision, as a server does once it is stored; returns the sequences.
+    pub fn record(&mut self, decision: Decision) -> std::ops::RangeInclusive<u64> {
+        if let Some(seed) = decision.new_seed {
+            self.adopt_seed(seed);
+        }
+        let first = self.game.version + 1;
+        for (event, by) in decision.events {
+            self.push(event, by, first)
+                .expect("a decision keeps the dice scheme");
+        }
+        first..=self.game.version
+    }
+
+    /// Decides and records a command, for tests and offline tools that store nothing.
+    pub fn play(
+        &mut self,
+        by: Side,
+        command: &Command,
+        fresh_seed: &mut dyn FnMut() -> Seed,
+    ) -> Result<Vec<Event>, RuleViolation> {
+        let decision = self.decide(by, command, fresh_seed)?;
+        let events = decision.events.iter().map(|(e, _)| e.clone()).collect();
+        self.record(decision);
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Games played through a [`Referee`] as a server would, for the tests of this crate.
+    use super::*;
+    use crate::chain::{hex_encode, seal, LogHash, GENESIS};
+    use crate::export::{render, Header};
+    use crate::hex::Hex;
+    use crate::scenario::Scenario;
+
+    pub const SEWERS: &str = include_str!("../../scenarios/sewer-infiltration.toml");
+
+    pub fn hex(name: &str) -> Hex {
+        name.parse().unwrap()
+    }
+
+    /// A fresh game of the sewer scenario with seed `[seed; 32]`.
+    pub fn start(seed: u8) -> Referee {
+        let scenario = Scenario::from_toml(SEWERS).unwrap();
+        let created = Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            event: Event::GameCreated { scenario },
+        };
+        Referee::new(created, vec![[seed; 32]]).unwrap()
+    }
+
+    /// Seeds for new epochs: 100, 101, … as bytes.
+    pub fn seeds() -> impl FnMut() -> Seed {
+        let mut next = 100u8;
+        move || {
+            next += 1;
+            [next; 32]
+        }
+    }
+
+    pub fn play(referee: &mut Referee, by: Side, command: Command) -> Vec<Event> {
+        referee
+            .play(by, &command, &mut seeds())
+            .unwrap_or_else(|v| panic!("{command:?} by {by:?} refused: {v}"))
+    }
+
+    /// `Done` by whoever must act, answering a lost sewer stack's designation with its first
+    /// choice.
+    pub fn done(referee: &mut Referee) -> Vec<Event> {
+        if let Some(d) = referee.game().sewer_designation.clone() {
+            return play(
+                referee,
+                d.defender,
+                Command::DesignateSewer { to: d.options[0] },
+            );
+        }
+        let side = referee.game().acting();
+        play(referee, side, Command::Done)
+    }
+
+    /// Plays until the German MPh of turn 1 (RPh, both ends of the RPh, PFPh).
+    pub fn to_german_mph(referee: &mut Referee) {
+        for _ in 0..4 {
+            done(referee);
+        }
+        assert_eq!(referee.game().clock.phase(), crate::phase::Phase::Movement);
+    }
+
+    /// The export a server would write of this game (salts made from the sequence).
+    pub fn export(referee: &Referee) -> String {
+        let mut prev = GENESIS;
+        let mut lines = vec![];
+        for e in referee.entries() {
+            let (bytes, hash) = seal(e.seq, prev, [e.seq as u8; 16], e.by, e.first, &e.event);
+            lines.push(hex_encode(&bytes));
+            prev = hash;
+        }
+        let header = Header {
+            game: "ab".repeat(16),
+            events: referee.entries().len() as u64,
+            head: prev,
+            state_hash: referee.game().state_hash(),
+        };
+        let _: LogHash = header.head;
+        render(&header, &lines)
+    }
+
+    /// A whole game: both sides contribute, the German assault group goes down the sewer and
+    /// moves (a lost dr, and a Sewer Emergence dr at the end of the MPh), a Russian
+    /// adjudication accepted and one disputed, an undo, and every step to the end of the game.
+    pub fn full_game() -> Referee {
+        let mut r = start(7);
+        play(
+            &mut r,
+            Side::A,
+            Command::ContributeEntropy { nonce: [1; 32] },
+        );
+        play(
+            &mut r,
+            Side::B,
+            Command::ContributeEntropy { nonce: [2; 32] },
+        );
+        to_german_mph(&mut r);
+        let moved = play(
+            &mut r,
+            Side::A,
+            Command::Move {
+                units: vec!["g3".into()],
+                to: hex("20A3"),
+            },
+        );
+        assert!(matches!(moved[0], Event::UnitMoved { .. }));
+        let from = r.game().version;
+        play(&mut r, Side::A, Command::RequestUndo { from });
+        play(&mut r, Side::B, Command::ConsentToUndo);
+        play(
+            &mut r,
+            Side::A,
+            Command::SewerMove {
+                units: vec!["g1".into(), "g2".into(), "gl".into()],
+                to: hex("20E4"),
+            },
+        );
+        if let Some(d) = r.game().sewer_designation.clone() {
+            play(
+                &mut r,
+                Side::B,
+                Command::DesignateSewer { to: d.options[0] },
+            );
+        }
+        done(&mut r); // MPh ends: Sewer Emergence
+        let pin = play(
+            &mut r,
+            Side::B,
+            Command::Adjudicate {
+                unit: "g3".into(),
+                outcome: crate::command::Outcome::Pin,
+                note: "DFPh 4 FP, PTC failed".into(),
+            },
+        );
+        assert_eq!(pin.len(), 1);
+        let pinned = r.game().version;
+        play(
+            &mut r,
+            Side::A,
+            Command::AcceptAdjudication { event: pinned },
+        );
+        play(
+            &mut r,
+            Side::B,
+            Command::DeclareAttack {
+                firers: vec!["r1".into()],
+                target: hex("20A2"),
+                into_sewer: false,
+            },
+        );
+        play(&mut r, Side::B, Command::ResolveAttack);
+        play(
+            &mut r,
+            Side::B,
+            Command::Adjudicate {
+                unit: "g3".into(),
+                outcome: crate::command::Outcome::Break,
+                note: "8 FP +0, DR 4: 1MC failed".into(),
+            },
+        );
+        let broke = r.game().version;
+        play(
+            &mut r,
+            Side::A,
+            Command::DisputeAdjudication {
+                event: broke,
+                reason: "A2 is out of r1's range".into(),
+            },
+        );
+        while !r.game().over {
+            done(&mut r);
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+    use crate::dice::derive_die;
+    use crate::fair_dice::roll_key;
+
+    fn rolls(events: &[Event]) -> Vec<&crate::dice::Roll> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::DiceRolled { roll } => Some(roll),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_roll_brings_the_commitment_and_dice_come_from_seed_and_contributions() {
+        let mut r = start(7);
+        let shown = r.commitment();
+        assert_eq!(shown, Commitment::to(&[7; 32]));
+        to_german_mph(&mut r);
+        assert!(
+            r.ledger().open().is_none(),
+            "nothing needed the commitment yet"
+        );
+        let version = r.game().version;
+        let events = play(
+            &mut r,
+            Side::A,
+            Command::SewerMove {
+                units: vec!["g1".into(), "g2".into(), "gl".into()],
+                to: hex("20E4"),
+            },
+        );
+        assert_eq!(
+            events[0],
+            Event::DiceCommitted { commitment: shown },
+            "the commitment shown before is logged first"
+        );
+        assert_eq!(
+            r.entries()[version as usize].by,
+            None,
+            "the server's own event"
+        );
+        assert_eq!(r.entries()[version as usize + 1].by, Some(Side::A));
+        assert!(r
+            .entries()
+            .iter()
+            .skip(version as usize)
+            .all(|e| e.first == version + 1));
+        let roll = rolls(&events)[0];
+        assert_eq!(
+            roll.dice[0],
+            derive_die(&roll_key(&[7; 32], &[None, None]), roll.first_draw)
+        );
+
+        // A contribution changes the key of every later roll.
+        let mut other = start(7);
+        play(
+            &mut other,
+            Side::B,
+            Command::ContributeEntropy { nonce: [9; 32] },
+        );
+        assert!(matches!(
+            other.entries()[1].event,
+            Event::DiceCommitted { .. }
+        ));
+        to_german_mph(&mut other);
+        let key = other.ledger().key(&[7; 32]);
+        assert_eq!(key, roll_key(&[7; 32], &[None, Some([9; 32])]));
+    }
+
+    #[test]
+    fn the_seed_is_revealed_when_the_game_ends_and_checks_every_roll() {
+        let r = full_game();
+        let last = &r.entries().last().unwrap().event;
+        assert_eq!(last, &Event::SeedRevealed { seed: [7; 32] });
+        let (verified, pending) = r.ledger().rolls();
+        assert!(verified >= 2, "the lost dr and the Emergence dr");
+        assert_eq!(pending, 0);
+    }
+
+    #[test]
+    fn a_dice_free_game_logs_no_commitment_and_reveals_nothing() {
+        let mut r = start(1);
+        while !r.game().over {
+            done(&mut r);
+        }
+        assert!(r.entries().iter().all(|e| !matches!(
+            e.event,
+            Event::DiceCommitted { .. } | Event::SeedRevealed { .. }
+        )));
+    }
+
+    #[test]
+    fn agreeing_to_reveal_opens_a_new_seed_and_contributions_start_again() {
+        let mut r = start(7);
+        play(
+            &mut r,
+            Side::A,
+            Command::ContributeEntropy { nonce: [1; 32] },
+        );
+        to_german_mph(&mut r);
+        let refused = r
+            .play(Side::A, &Command::AgreeToRevealSeed, &mut seeds())
+            .unwrap_err();
+        assert!(
+            refused.detail.contains("no die has been rolled"),
+            "{refused}"
+        );
+        play(
+            &mut r,
+            Side::A,
+            Command::SewerMove {
+                units: vec!["g1".into(), "g2".into(), "gl".into()],
+                to: hex("20E4"),
+            },
+        );
+        play(&mut r, Side::A, Command::AgreeToRevealSeed);
+        assert!(r.ledger().open().unwrap().rolls.len() == 1);
+        let events = play(&mut r, Side::B, Command::AgreeToRevealSeed);
+        assert_eq!(events[1], Event::SeedRevealed { seed: [7; 32] });
+        assert_eq!(
+            events[2],
+            Event::DiceCommitted {
+                commitment: Commitment::to(&[101; 32])
+            }
+        );
+        assert_eq!(r.commitment(), Commitment::to(&[101; 32]));
+        assert_eq!(r.ledger().contributions(), [None, None]);
+        assert_eq!(r.seeds().len(), 2);
+        // A side may contribute again under the new seed.
+        play(
+            &mut r,
+            Side::A,
+            Command::ContributeEntropy { nonce: [3; 32] },
+        );
+        // The log reloads to the same referee.
+        let again = Referee::load(r.entries().to_vec(), r.seeds().to_vec()).unwrap();
+        assert_eq!(again.game(), r.game());
+        assert_eq!(again.commitment(), r.commitment());
+        // Without the seed of the open commitment, the game cannot be served.
+        let err = Referee::load(r.entries().to_vec(), vec![[7; 32]]).unwrap_err();
+        assert!(err.contains("no seed"), "{err}");
+    }
+}

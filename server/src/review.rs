@@ -1,0 +1,137 @@
+//! An export file opened for review on one connection (`ClientMessage::Review`), for the
+//! spectator page's dispute review: verified end to end by `protocol::export::verify`, then read
+//! like a game — positions at any version, the record in words, the log — without joining one.
+//!
+//! An export is written only once a game is over, and it holds the whole game, so a review
+//! shows everything in it: there is no one to hide anything from any more. It lives as long as
+//! its connection; nothing of it is stored.
+
+use protocol::apply;
+use protocol::chain::{hex_decode, LogHash};
+use protocol::export::{self, Verified};
+use protocol::game::Game;
+use protocol::script::describe_event;
+use protocol::wire::{
+    ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
+};
+
+pub struct Review {
+    verified: Verified,
+    /// The hash of each envelope: the head at each version, for `State`.
+    heads: Vec<LogHash>,
+    /// The record, written once: entry `i` is event `i + 1`.
+    record: Vec<RecordEntry>,
+}
+
+impl Review {
+    /// Verifies `export` and prepares its record. The error is the verifier's, naming the first
+    /// bad event when an event is to blame.
+    pub fn open(export: &str) -> Result<Review, String> {
+        let verified =
+            export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+        // The envelope lines of a verified file: everything between the header and the
+        // checksum, one per event.
+        let heads: Vec<LogHash> = export
+            .lines()
+            .filter_map(hex_decode)
+            .map(|bytes| LogHash::of(&bytes))
+            .collect();
+        let events = || verified.entries.iter().map(|e| &e.event);
+        let mut game = Game::replay(events().take(1)).map_err(|e| e.to_string())?;
+        let mut record = Vec::with_capacity(verified.entries.len());
+        for (event, seq) in events().zip(1..) {
+            record.push(RecordEntry {
+                seq,
+                event: Some(event.clone()),
+                text: Some(describe_event(&game, event)),
+                when: export::when(&game),
+            });
+            if seq > 1 {
+                apply(&mut game, event);
+            }
+        }
+        if heads.len() != record.len() {
+            return Err(format!(
+                "{} envelopes for {} events",
+                heads.len(),
+                record.len()
+            ));
+        }
+        Ok(Review {
+            verified,
+            heads,
+            record,
+        })
+    }
+
+    /// What a client is told once its export is open.
+    pub fn opened(&self) -> ServerMessage {
+        ServerMessage::Reviewing {
+            game: self.verified.header.game.clone(),
+            version: self.version(),
+            head: self.verified.header.head,
+            report: self.verified.report(),
+        }
+    }
+
+    fn version(&self) -> u64 {
+        self.record.len() as u64
+    }
+
+    /// The answer to `message` while reviewing, or `None` for messages answered as usual (a
+    /// ping, creating a game). Reads come from the export; joining and commands are refused.
+    pub fn answer(&self, message: &ClientMessage) -> Option<ServerMessage> {
+        let refuse = |code, message: &str| ServerMessage::Error {
+            code,
+            message: message.into(),
+        };
+        Some(match message {
+            ClientMessage::GetState => self.state_at(self.version()),
+            ClientMessage::GetStateAt { version } => self.state_at(*version),
+            ClientMessage::GetRecord { from } => ServerMessage::Record {
+                version: self.version(),
+                entries: self.page(*from).to_vec(),
+            },
+            ClientMessage::GetLog { from } => ServerMessage::Log {
+                version: self.version(),
+                events: self
+                    .page(*from)
+                    .iter()
+                    .map(|e| Sequenced {
+                        seq: e.seq,
+                        event: e.event.clone(),
+                    })
+                    .collect(),
+            },
+            ClientMessage::Join { .. } | ClientMessage::Review { .. } => refuse(
+                ErrorCode::AlreadyJoined,
+                "this connection is reviewing an export; open another to join a game",
+            ),
+            ClientMessage::Command { .. } | ClientMessage::GetExport { .. } => refuse(
+                ErrorCode::ReadOnly,
+                "an export under review can only be read",
+            ),
+            ClientMessage::Ping { .. } | ClientMessage::CreateGame { .. } => return None,
+        })
+    }
+
+    /// Entries `from..`, at most a log page of them.
+    fn page(&self, from: u64) -> &[RecordEntry] {
+        let start = (from.max(1) - 1).min(self.version()) as usize;
+        let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());
+        &self.record[start..end]
+    }
+
+    /// The whole game after event `version` (kept within 1 and the last).
+    fn state_at(&self, version: u64) -> ServerMessage {
+        let version = version.clamp(1, self.version()) as usize;
+        let events = self.verified.entries[..version].iter().map(|e| &e.event);
+        let state = Game::replay(events).expect("a verified log starts with GameCreated");
+        ServerMessage::State {
+            version: state.version,
+            state_hash: state.state_hash(),
+            head: self.heads[version - 1],
+            state: Box::new(state),
+        }
+    }
+}

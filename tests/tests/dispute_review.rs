@@ -1,0 +1,744 @@
+//! End to end, dispute review (issue #6): a real server plays the sewer scenario with dice
+//! derived from its committed seed and both players' nonces; an undo with consent, a refused
+//! undo past a roll, an adjudication accepted and one disputed; the game played to its end,
+//! exported, verified offline, replayed to phase boundaries and compared with the live states
+//! saved then; the dice checked against the revealed seed; tampered exports refused naming the
+//! event; and nothing a client received before a roll lets it compute that roll.
+
+use client::commands::export::{export, ExportArgs};
+use client::commands::replay::{replay, ReplayArgs};
+use client::commands::verify::{verify as verify_cli, VerifyArgs};
+use client::commands::{GameArgs, ServerArg};
+use client::connection::{Connection, ConnectionError, Reply, Snapshot};
+use client::{Follower, Status};
+use e2e::TestServer;
+use futures_util::{SinkExt, StreamExt};
+use protocol::chain::hex_encode;
+use protocol::dice::derive_die;
+use protocol::export::{replay_to, verify, Moment, Where};
+use protocol::fair_dice::{roll_key, Commitment};
+use protocol::wire::{self, ClientMessage, ErrorCode, Sequenced, ServerMessage};
+use protocol::{Command, Event, Hex, Outcome, Side, Viewer, ViolationKind};
+use server::config::Config;
+use std::path::Path;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+
+const SCENARIO: &str = include_str!("../../scenarios/sewer-infiltration.toml");
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Seat {
+    conn: Connection,
+    follower: Follower,
+    commitment: Commitment,
+    ids: u64,
+}
+
+impl Seat {
+    async fn join(url: &str, game: &str, token: &str) -> Seat {
+        let mut conn = Connection::connect(url).await.unwrap();
+        let joined = conn.join(game, token, None).await.unwrap();
+        let follower =
+            Follower::from_snapshot(joined.state.expect("a snapshot"), joined.state_hash).unwrap();
+        Seat {
+            conn,
+            follower,
+            commitment: joined.dice_commitment,
+            ids: 0,
+        }
+    }
+
+    /// Reads events until the local game reaches `version`.
+    async fn follow_to(&mut self, version: u64) {
+        while let Some(e) = self.conn.pop_buffered() {
+            self.follower.advance(&e).unwrap();
+        }
+        while self.follower.version() < version {
+            let e = tokio::time::timeout(WAIT, self.conn.next_event())
+                .await
+                .expect("event in time")
+                .unwrap();
+            self.follower.advance(&e).unwrap();
+        }
+    }
+
+    /// Sends a command once the seat has seen everything up to `version`, and folds its reply
+    /// into the local game.
+    async fn play(&mut self, version: u64, command: Command) -> Reply {
+        self.follow_to(version).await;
+        self.ids += 1;
+        let reply = tokio::time::timeout(WAIT, self.conn.command(self.ids, command))
+            .await
+            .expect("reply in time")
+            .unwrap();
+        while let Some(e) = self.conn.pop_buffered() {
+            self.follower.advance(&e).unwrap();
+        }
+        if let Reply::Accepted { events, .. } = &reply {
+            for e in events {
+                self.follower.advance(e).unwrap();
+            }
+        }
+        reply
+    }
+}
+
+fn accepted(reply: &Reply) -> Vec<Event> {
+    match reply {
+        Reply::Accepted { events, .. } => events.iter().filter_map(|s| s.event.clone()).collect(),
+        Reply::Refused { violation, .. } => panic!("refused: {violation}"),
+    }
+}
+
+fn first_seq(reply: &Reply) -> u64 {
+    match reply {
+        Reply::Accepted { events, .. } => events[0].seq,
+        Reply::Refused { violation, .. } => panic!("refused: {violation}"),
+    }
+}
+
+fn hex(name: &str) -> Hex {
+    name.parse().unwrap()
+}
+
+/// Both players and a spectator at one table; `version` is the newest version any command
+/// reached, which every seat follows to before it acts.
+struct Table {
+    german: Seat,
+    russian: Seat,
+    spectator: Seat,
+    version: u64,
+}
+
+impl Table {
+    fn seat(&mut self, side: Side) -> &mut Seat {
+        match side {
+            Side::A => &mut self.german,
+            Side::B => &mut self.russian,
+        }
+    }
+
+    async fn play(&mut self, side: Side, command: Command) -> Reply {
+        let version = self.version;
+        let reply = self.seat(side).play(version, command).await;
+        if let Reply::Accepted { version, .. } = &reply {
+            self.version = *version;
+        }
+        reply
+    }
+
+    /// `Done` by whoever play waits for; a lost sewer stack is sent to the first choice.
+    async fn step(&mut self) -> Reply {
+        let version = self.version;
+        self.german.follow_to(version).await;
+        let game = self.german.follower.game().clone();
+        if let Some(d) = &game.sewer_designation {
+            return self
+                .play(d.defender, Command::DesignateSewer { to: d.options[0] })
+                .await;
+        }
+        self.play(game.acting(), Command::Done).await
+    }
+
+    /// The spectator's live state now, as `asl state` would show it.
+    async fn spectator_state(&mut self) -> Snapshot {
+        let version = self.version;
+        self.spectator.follow_to(version).await;
+        let snapshot = self.spectator.conn.get_state().await.unwrap();
+        assert_eq!(snapshot.version, version);
+        snapshot
+    }
+
+    async fn over(&mut self) -> bool {
+        let version = self.version;
+        self.german.follow_to(version).await;
+        self.german.follower.game().over
+    }
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A raw connection with the German's token that keeps every frame it receives as text: all
+/// a German client could learn, byte for byte.
+struct Recorder {
+    ws: Socket,
+    frames: Vec<String>,
+}
+
+impl Recorder {
+    async fn join(url: &str, game: &str, token: &str) -> Recorder {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("{url}/v1"))
+            .await
+            .unwrap();
+        let mut recorder = Recorder { ws, frames: vec![] };
+        recorder
+            .send(&ClientMessage::Join {
+                game: game.into(),
+                token: token.into(),
+                since: None,
+            })
+            .await;
+        recorder
+            .until(|m| matches!(m, ServerMessage::Joined { .. }))
+            .await;
+        recorder
+    }
+
+    async fn send(&mut self, message: &ClientMessage) {
+        self.ws
+            .send(Message::text(wire::to_json(message)))
+            .await
+            .unwrap();
+    }
+
+    /// Reads frames, keeping each, until one satisfies `done`.
+    async fn until(&mut self, done: impl Fn(&ServerMessage) -> bool) {
+        loop {
+            let frame = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("a frame in time")
+                .unwrap()
+                .unwrap();
+            let Message::Text(text) = frame else { continue };
+            let message: ServerMessage = wire::from_json(text.as_str()).unwrap();
+            self.frames.push(text.to_string());
+            if done(&message) {
+                return;
+            }
+        }
+    }
+}
+
+fn is_roll(message: &ServerMessage) -> bool {
+    let rolled = |events: &[Sequenced]| {
+        events
+            .iter()
+            .any(|s| matches!(s.event, Some(Event::DiceRolled { .. })))
+    };
+    match message {
+        ServerMessage::Event(s) => rolled(std::slice::from_ref(s)),
+        ServerMessage::Accepted { events, .. } => rolled(events),
+        _ => false,
+    }
+}
+
+/// The byte forms a 32-byte secret would take in a JSON frame: as serde writes arrays, and as
+/// hex.
+fn spellings(secret: &[u8; 32]) -> [String; 2] {
+    let array: Vec<String> = secret.iter().map(|b| b.to_string()).collect();
+    [format!("[{}]", array.join(",")), hex_encode(secret)]
+}
+
+fn event_line(seq: u64) -> usize {
+    4 + seq as usize // five header lines, then event 1
+}
+
+fn rewrite(text: &str, change: impl FnOnce(&mut Vec<String>)) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    change(&mut lines);
+    lines.join("\n") + "\n"
+}
+
+async fn start(dir: &Path) -> (TestServer, String, protocol::wire::Tokens) {
+    let server = TestServer::start(dir, Config::default()).await;
+    let mut creator = Connection::connect(&server.url).await.unwrap();
+    let created = creator.create_game(SCENARIO, None).await.unwrap();
+    creator.close().await;
+    (server, created.game, created.tokens)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sewer_game_is_played_exported_verified_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, game, tokens) = start(dir.path()).await;
+    let mut recorder = Recorder::join(&server.url, &game, &tokens.side_a).await;
+    let mut table = Table {
+        german: Seat::join(&server.url, &game, &tokens.side_a).await,
+        russian: Seat::join(&server.url, &game, &tokens.side_b).await,
+        spectator: Seat::join(&server.url, &game, &tokens.spectator).await,
+        version: 1,
+    };
+    let commitment = table.german.commitment;
+    assert_eq!(
+        table.russian.commitment, commitment,
+        "one commitment for all"
+    );
+
+    // Both players add their nonces; the first brings the commitment into the log.
+    let nonces = [[0x11; 32], [0x22; 32]];
+    let events = accepted(
+        &table
+            .play(Side::A, Command::ContributeEntropy { nonce: nonces[0] })
+            .await,
+    );
+    assert_eq!(events[0], Event::DiceCommitted { commitment });
+    accepted(
+        &table
+            .play(Side::B, Command::ContributeEntropy { nonce: nonces[1] })
+            .await,
+    );
+    let again = table
+        .play(Side::A, Command::ContributeEntropy { nonce: [0x33; 32] })
+        .await;
+    assert!(matches!(again, Reply::Refused { .. }), "once per seed");
+
+    // To the German MPh: RPh, both ends of the RPh, PFPh.
+    for _ in 0..4 {
+        table.step().await;
+    }
+    let at_mph = table.spectator_state().await;
+    let receipt = table.german.conn.head().expect("a head with each reply");
+
+    // A move taken back with the Russian's consent.
+    let moved = table
+        .play(
+            Side::A,
+            Command::Move {
+                units: vec!["g3".into()],
+                to: hex("20A3"),
+            },
+        )
+        .await;
+    let from = first_seq(&moved);
+    let not_russian = table.play(Side::B, Command::RequestUndo { from }).await;
+    assert!(
+        matches!(not_russian, Reply::Refused { ref violation, .. } if violation.kind == ViolationKind::WrongSide)
+    );
+    accepted(&table.play(Side::A, Command::RequestUndo { from }).await);
+    let undone = accepted(&table.play(Side::B, Command::ConsentToUndo).await);
+    assert!(matches!(undone[0], Event::EventsUndone { from: f, .. } if f == from));
+    let version = table.version;
+    for seat in [&mut table.german, &mut table.russian, &mut table.spectator] {
+        seat.follow_to(version).await;
+        assert_eq!(
+            seat.follower.game().units["g3"].hex,
+            hex("20A2"),
+            "back in A2"
+        );
+    }
+    let spectator_now = table.spectator.conn.get_state().await.unwrap();
+    assert_eq!(
+        spectator_now.state_hash,
+        table.spectator.follower.game().state_hash(),
+        "a viewer's copy follows the undo"
+    );
+
+    // What the German could learn before the first roll: its join, its state, its log, an
+    // earlier state, and every event — recorded frame by frame.
+    recorder.send(&ClientMessage::GetState).await;
+    recorder
+        .until(|m| matches!(m, ServerMessage::State { .. }))
+        .await;
+    recorder.send(&ClientMessage::GetLog { from: 1 }).await;
+    recorder
+        .until(|m| matches!(m, ServerMessage::Log { .. }))
+        .await;
+    recorder
+        .send(&ClientMessage::GetStateAt { version: 2 })
+        .await;
+    recorder
+        .until(|m| matches!(m, ServerMessage::State { .. }))
+        .await;
+    let before_the_roll = recorder.frames.len();
+
+    // The assault group goes down the Manhole and moves: the lost dr.
+    let sewer = table
+        .play(
+            Side::A,
+            Command::SewerMove {
+                units: vec!["g1".into(), "g2".into(), "gl".into()],
+                to: hex("20E4"),
+            },
+        )
+        .await;
+    let sewer_from = first_seq(&sewer);
+    assert!(accepted(&sewer)
+        .iter()
+        .any(|e| matches!(e, Event::DiceRolled { .. })));
+    recorder.until(is_roll).await;
+    let refused = table
+        .play(Side::A, Command::RequestUndo { from: sewer_from })
+        .await;
+    match refused {
+        Reply::Refused { violation, .. } => {
+            assert_eq!(violation.kind, ViolationKind::NotUndoable);
+            assert!(violation.detail.contains("die roll"), "{violation}");
+        }
+        Reply::Accepted { .. } => panic!("an undo past a die roll was accepted"),
+    }
+    if table.german.follower.game().sewer_designation.is_some() {
+        table.step().await; // the Russian designates where the lost stack goes
+    }
+    table.step().await; // the MPh ends: the Sewer Emergence dr
+    let at_dfph = table.spectator_state().await;
+
+    // DFPh: the Russian's adjudications, one accepted, one disputed.
+    accepted(
+        &table
+            .play(
+                Side::B,
+                Command::Adjudicate {
+                    unit: "g3".into(),
+                    outcome: Outcome::Pin,
+                    note: "DFPh 4 FP vs A2, PTC failed".into(),
+                },
+            )
+            .await,
+    );
+    let pin = table.version;
+    accepted(
+        &table
+            .play(Side::A, Command::AcceptAdjudication { event: pin })
+            .await,
+    );
+    accepted(
+        &table
+            .play(
+                Side::B,
+                Command::Adjudicate {
+                    unit: "g3".into(),
+                    outcome: Outcome::Break,
+                    note: "1MC failed".into(),
+                },
+            )
+            .await,
+    );
+    let broke = table.version;
+    accepted(
+        &table
+            .play(
+                Side::A,
+                Command::DisputeAdjudication {
+                    event: broke,
+                    reason: "A2 is beyond r1's normal range".into(),
+                },
+            )
+            .await,
+    );
+
+    // An export before the end is refused: the log still holds what one side may not know.
+    let mut early = Connection::connect(&server.url).await.unwrap();
+    early.join(&game, &tokens.spectator, None).await.unwrap();
+    match early.export_page(1).await {
+        Err(ConnectionError::Server { code, .. }) => assert_eq!(code, ErrorCode::NotYet),
+        other => panic!("an export before the end: {other:?}"),
+    }
+
+    while !table.over().await {
+        table.step().await;
+    }
+    let after = table
+        .play(Side::B, Command::AcceptAdjudication { event: pin })
+        .await;
+    assert!(matches!(after, Reply::Refused { .. }), "the log is final");
+    let final_spectator = table.spectator_state().await;
+
+    // The export, through `asl export`, checked against the head the server shows.
+    let mut out = vec![];
+    let args = ExportArgs {
+        server: ServerArg {
+            url: server.url.clone(),
+        },
+        game: GameArgs {
+            game: game.clone(),
+            token: tokens.spectator.clone(),
+        },
+        out: None,
+    };
+    assert_eq!(export(&args, &mut out).await, Ok(Status::Success));
+    let text = String::from_utf8(out).unwrap();
+    let path = dir.path().join("game.log");
+    std::fs::write(&path, &text).unwrap();
+
+    // Valid; and the whole game it replays to is the server's, seen by the spectator.
+    let verified = verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    assert!(verified.summary.over);
+    assert_eq!(verified.summary.rolls_unverified, 0);
+    assert!(
+        verified.summary.rolls_verified >= 2,
+        "the lost dr and Emergence"
+    );
+    assert_eq!(
+        (verified.summary.accepted, verified.summary.disputed),
+        (1, 1)
+    );
+    assert_eq!(verified.summary.undone, 1);
+    assert_eq!(
+        verified.game.project(Viewer::Spectator).state_hash(),
+        final_spectator.state_hash,
+        "verify's result is the server's state"
+    );
+    assert_eq!(verified.header.state_hash, verified.game.state_hash());
+    assert_eq!(verified.hashes[receipt.0 as usize - 1], receipt.1);
+
+    // `asl verify` with the German's receipt from the start of the MPh.
+    let mut out = vec![];
+    let status = verify_cli(
+        &VerifyArgs {
+            file: path.clone(),
+            head: Some(receipt.1.to_string()),
+        },
+        &mut out,
+    )
+    .unwrap();
+    let report = String::from_utf8(out).unwrap();
+    assert_eq!(status, Status::Success, "{report}");
+    assert!(
+        report.contains(&format!(
+            "passes through head {} at event {}",
+            receipt.1, receipt.0
+        )),
+        "{report}"
+    );
+    assert!(report.contains("valid: game"), "{report}");
+
+    // The dice: the revealed seed hashes to the commitment shown at joining, and every roll is
+    // the die the seed and both nonces give for its draw.
+    let seed = verified
+        .entries
+        .iter()
+        .find_map(|e| match e.event {
+            Event::SeedRevealed { seed } => Some(seed),
+            _ => None,
+        })
+        .expect("the seed is revealed at the end");
+    assert_eq!(Commitment::to(&seed), commitment);
+    let key = roll_key(&seed, &[Some(nonces[0]), Some(nonces[1])]);
+    let mut rolls = 0;
+    for e in &verified.entries {
+        if let Event::DiceRolled { roll } = &e.event {
+            for (i, face) in roll.dice.iter().enumerate() {
+                assert_eq!(*face, derive_die(&key, roll.first_draw + i as u64));
+            }
+            rolls += 1;
+        }
+    }
+    assert!(rolls >= 2);
+
+    // Nothing the German received before the roll holds the seed or the key; the commitment,
+    // its hash, is all it had.
+    let before = recorder.frames[..before_the_roll].join("\n");
+    for secret in [seed, key] {
+        for spelled in spellings(&secret) {
+            assert!(
+                !before.contains(&spelled),
+                "a secret was sent before the roll"
+            );
+        }
+    }
+    assert!(
+        before.contains(&spellings(&commitment.0)[0]),
+        "the commitment was"
+    );
+    // Nor does the commitment stand in for the seed: the dice it would give are others.
+    let guess = roll_key(&commitment.0, &[Some(nonces[0]), Some(nonces[1])]);
+    assert!(
+        (0..64).any(|n| derive_die(&guess, n) != derive_die(&key, n)),
+        "the commitment gives the seed's dice"
+    );
+
+    // Replay to a phase boundary is the live state saved at that moment.
+    let scenario = &verified.game.scenario;
+    for (moment, saved) in [
+        ("turn 1 German MPh", &at_mph),
+        ("turn 1 German DFPh", &at_dfph),
+    ] {
+        let moment = Moment::parse(moment, scenario).unwrap();
+        let then = replay_to(&verified.entries, &moment).unwrap();
+        assert_eq!(then.version, saved.version);
+        assert_eq!(
+            then.project(Viewer::Spectator).state_hash(),
+            saved.state_hash
+        );
+    }
+    // … and over the socket.
+    let at = table
+        .spectator
+        .conn
+        .get_state_at(at_dfph.version)
+        .await
+        .unwrap();
+    assert_eq!(at.state_hash, at_dfph.state_hash);
+    assert_eq!(at.head, verified.hashes[at_dfph.version as usize - 1]);
+
+    // `asl replay` from the file and live.
+    let replay_args = |file: Option<std::path::PathBuf>, token: Option<String>| ReplayArgs {
+        file,
+        server: ServerArg {
+            url: server.url.clone(),
+        },
+        game: token.as_ref().map(|_| game.clone()),
+        token,
+        to: "turn 1 German DFPh".into(),
+        viewer: None,
+        record: true,
+        stats: true,
+    };
+    let mut out = vec![];
+    let status = replay(&replay_args(Some(path.clone()), None), &mut out)
+        .await
+        .unwrap();
+    let text_out = String::from_utf8(out).unwrap();
+    assert_eq!(status, Status::Success, "{text_out}");
+    assert!(
+        text_out.contains("== Turn 1, German Player Turn: MPh =="),
+        "{text_out}"
+    );
+    assert!(
+        text_out.contains("taken back at the German's request"),
+        "{text_out}"
+    );
+    assert!(text_out.contains("Dice:\nGerman: "), "{text_out}");
+    assert!(
+        text_out.contains("Turn 1, German Player Turn: DFPh (A3.4)"),
+        "{text_out}"
+    );
+    assert!(text_out.contains("Sewer stack beneath"), "{text_out}");
+    let mut out = vec![];
+    replay(&replay_args(None, Some(tokens.spectator.clone())), &mut out)
+        .await
+        .unwrap();
+    let live = String::from_utf8(out).unwrap();
+    assert!(
+        live.contains("Turn 1, German Player Turn: DFPh (A3.4)"),
+        "{live}"
+    );
+
+    // Tampered exports: each fails, naming the event.
+    let flipped = rewrite(&text, |lines| {
+        let line = &mut lines[event_line(5)];
+        let mid = line.len() / 2;
+        let c = line.as_bytes()[mid];
+        let flipped = if c == b'0' { '1' } else { '0' };
+        line.replace_range(mid..=mid, &flipped.to_string());
+    });
+    let err = verify(flipped.as_bytes(), &mut |_, _| {}).unwrap_err();
+    assert!(matches!(err.at, Where::Event(5) | Where::Event(6)), "{err}");
+    let dropped = rewrite(&text, |lines| {
+        lines.remove(event_line(8));
+    });
+    let err = verify(dropped.as_bytes(), &mut |_, _| {}).unwrap_err();
+    assert_eq!(err.at, Where::Event(8), "{err}");
+    let swapped = rewrite(&text, |lines| lines.swap(event_line(10), event_line(11)));
+    let err = verify(swapped.as_bytes(), &mut |_, _| {}).unwrap_err();
+    assert_eq!(err.at, Where::Event(10), "{err}");
+    std::fs::write(&path, &swapped).unwrap();
+    let mut out = vec![];
+    let status = verify_cli(
+        &VerifyArgs {
+            file: path,
+            head: None,
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(status, Status::Invalid);
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .starts_with("invalid: event 10: "));
+    server.stop().await;
+}
+
+/// The seed is the server's to keep: revealed by agreement mid-game, a fresh one is committed
+/// to, stored, and still the one in use after a restart on the same data directory; the
+/// finished game verifies with both seeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_revealed_by_agreement_is_replaced_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, game, tokens) = start(dir.path()).await;
+    let mut table = Table {
+        german: Seat::join(&server.url, &game, &tokens.side_a).await,
+        russian: Seat::join(&server.url, &game, &tokens.side_b).await,
+        spectator: Seat::join(&server.url, &game, &tokens.spectator).await,
+        version: 1,
+    };
+    let first = table.german.commitment;
+    accepted(
+        &table
+            .play(Side::A, Command::ContributeEntropy { nonce: [7; 32] })
+            .await,
+    );
+    for _ in 0..4 {
+        table.step().await;
+    }
+    accepted(
+        &table
+            .play(
+                Side::A,
+                Command::SewerMove {
+                    units: vec!["g1".into(), "g2".into(), "gl".into()],
+                    to: hex("20E4"),
+                },
+            )
+            .await,
+    );
+    if table.german.follower.game().sewer_designation.is_some() {
+        table.step().await;
+    }
+    accepted(&table.play(Side::A, Command::AgreeToRevealSeed).await);
+    let events = accepted(&table.play(Side::B, Command::AgreeToRevealSeed).await);
+    let Event::SeedRevealed { seed } = events[1] else {
+        panic!("the second agreement reveals the seed: {events:?}");
+    };
+    assert_eq!(Commitment::to(&seed), first);
+    let Event::DiceCommitted { commitment: second } = events[2] else {
+        panic!("and commits to a fresh one: {events:?}");
+    };
+    assert_ne!(second, first);
+    let version = table.version;
+    drop(table);
+    server.stop().await;
+
+    let server = TestServer::start(dir.path(), Config::default()).await;
+    let mut table = Table {
+        german: Seat::join(&server.url, &game, &tokens.side_a).await,
+        russian: Seat::join(&server.url, &game, &tokens.side_b).await,
+        spectator: Seat::join(&server.url, &game, &tokens.spectator).await,
+        version,
+    };
+    assert_eq!(table.german.commitment, second, "the new seed was stored");
+    accepted(
+        &table
+            .play(Side::B, Command::ContributeEntropy { nonce: [8; 32] })
+            .await,
+    );
+    while !table.over().await {
+        table.step().await;
+    }
+    let mut out = vec![];
+    let args = ExportArgs {
+        server: ServerArg {
+            url: server.url.clone(),
+        },
+        game: GameArgs {
+            game: game.clone(),
+            token: tokens.side_b.clone(),
+        },
+        out: None,
+    };
+    assert_eq!(export(&args, &mut out).await, Ok(Status::Success));
+    let verified = verify(&out, &mut |_, _| {}).unwrap();
+    let epochs = verified.ledger.epochs();
+    assert_eq!(epochs.len(), 2);
+    assert_eq!(
+        (epochs[0].commitment, epochs[1].commitment),
+        (first, second)
+    );
+    assert!(epochs.iter().all(|e| e.seed.is_some()), "both revealed");
+    assert!(
+        !epochs[0].rolls.is_empty(),
+        "the lost dr, under the first seed"
+    );
+    assert!(
+        !epochs[1].rolls.is_empty(),
+        "the Emergence dr, under the second"
+    );
+    assert_eq!(
+        epochs[1].contributions,
+        [None, Some([8; 32])],
+        "nonces start again"
+    );
+    assert_eq!(verified.summary.rolls_unverified, 0);
+    server.stop().await;
+}
