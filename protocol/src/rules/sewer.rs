@@ -599,6 +599,30 @@ fn emergence_modifiers(
     (mods, adjacent_enemy.map(|u| u.id.clone()))
 }
 
+/// The side's own units named in a command, at least one, all in one Location.
+fn own_units_together<'g>(
+    game: &'g Game,
+    by: Side,
+    ids: &[UnitId],
+    rule: &str,
+) -> Result<Vec<&'g Unit>, RuleViolation> {
+    let units = ids
+        .iter()
+        .map(|id| own_unit(game, by, id))
+        .collect::<Result<Vec<&Unit>, _>>()?;
+    let Some(first) = units.first() else {
+        return Err(refuse(rule, ViolationKind::UnknownUnit, "name the units"));
+    };
+    if units.iter().any(|u| u.hex != first.hex) {
+        return Err(refuse(
+            rule,
+            ViolationKind::UnitState,
+            "one Location at a time",
+        ));
+    }
+    Ok(units)
+}
+
 /// `Surface`: in the APh, a sewer stack that may emerge, or units in a tunnel (which must),
 /// come up into their hex, concealed (B8.42, B8.61).
 pub(super) fn decide_surface(
@@ -613,25 +637,9 @@ pub(super) fn decide_surface(
         "B8.41",
         "units come up from below ground",
     )?;
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
-    let Some(first) = units.first() else {
-        return Err(refuse(
-            "B8.42",
-            ViolationKind::UnknownUnit,
-            "name the units",
-        ));
-    };
+    let units = own_units_together(game, by, ids, "B8.42")?;
+    let first = units[0];
     for u in &units {
-        if u.hex != first.hex {
-            return Err(refuse(
-                "B8.42",
-                ViolationKind::UnitState,
-                "one Location at a time",
-            ));
-        }
         match u.underground {
             None => {
                 return Err(refuse(
@@ -688,18 +696,8 @@ pub(super) fn decide_enter_tunnel(
 ) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the ATTACKER moves in the MPh")?;
     require_phase(game, Phase::Movement, "B8.61", "units enter tunnels")?;
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
-    let Some(first) = units.first() else {
-        return Err(refuse(
-            "B8.61",
-            ViolationKind::UnknownUnit,
-            "name the units",
-        ));
-    };
-    let from = first.hex;
+    let units = own_units_together(game, by, ids, "B8.61")?;
+    let from = units[0].hex;
     let tunnel = game
         .tunnels
         .iter()
@@ -715,13 +713,6 @@ pub(super) fn decide_enter_tunnel(
             )
         })?;
     for u in &units {
-        if u.hex != from {
-            return Err(refuse(
-                "B8.61",
-                ViolationKind::UnitState,
-                "one Location at a time",
-            ));
-        }
         check_sewer_unit(game, u, false)?;
     }
     let exit = if tunnel.entrances[0] == from {
