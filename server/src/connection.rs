@@ -7,7 +7,7 @@
 //! closed with a close frame that says why.
 
 use crate::config::{Config, READ_BUFFER_BYTES};
-use crate::game::{GameHandle, Outbound, Request};
+use crate::game::{Frame, GameHandle, Outbound, Request};
 use crate::registry::Registry;
 use crate::review::Review;
 use futures_util::{SinkExt, StreamExt};
@@ -213,7 +213,7 @@ impl Connection {
                     return Ok(closing(CloseCode::Away, "server shutting down"));
                 }
                 message = outbound => match message {
-                    Some(message) => self.send(&message).await?,
+                    Some(frame) => self.send_frame(&frame).await?,
                     None => return Ok(closing(
                         CloseCode::Policy,
                         format!("fell more than {} messages behind; reconnect with `since` to resume", self.config.outbound_queue_max),
@@ -258,6 +258,14 @@ impl Connection {
                 }
             }
         }
+    }
+
+    /// Sends a frame from the game, in this connection's codec, reusing its encoding.
+    async fn send_frame(&mut self, frame: &Frame) -> Result<(), Closing> {
+        self.ws
+            .send(frame.encoded(self.codec == Codec::Json))
+            .await
+            .map_err(|e| closing(CloseCode::Error, e.to_string()))
     }
 
     async fn send(&mut self, message: &ServerMessage) -> Result<(), Closing> {

@@ -17,13 +17,51 @@ use protocol::wire::{
     LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 use tracing::{debug, info, warn};
+
+/// A message on its way to connections, encoded at most once per codec however many
+/// connections send it: a broadcast to thousands of spectators costs one encoding, not one per
+/// spectator, and the players' connections are not kept waiting behind that work.
+pub struct Frame {
+    pub message: ServerMessage,
+    json: OnceLock<Utf8Bytes>,
+    bincode: OnceLock<Bytes>,
+}
+
+impl Frame {
+    pub fn new(message: ServerMessage) -> Outbound {
+        Arc::new(Frame {
+            message,
+            json: OnceLock::new(),
+            bincode: OnceLock::new(),
+        })
+    }
+
+    /// The websocket message in the codec asked for, encoded by the first connection that
+    /// needs it and shared by the rest.
+    pub fn encoded(&self, json: bool) -> Message {
+        if json {
+            Message::Text(
+                self.json
+                    .get_or_init(|| protocol::wire::to_json(&self.message).into())
+                    .clone(),
+            )
+        } else {
+            Message::Binary(
+                self.bincode
+                    .get_or_init(|| protocol::wire::to_bincode(&self.message).into())
+                    .clone(),
+            )
+        }
+    }
+}
 
 /// A message on its way to one connection. Shared, because a broadcast sends the same one to
 /// many viewers with the same projection.
-pub type Outbound = Arc<ServerMessage>;
+pub type Outbound = Arc<Frame>;
 
 /// What a connection may ask of a game.
 pub enum Request {
@@ -357,7 +395,7 @@ impl GameTask {
         // its queue; otherwise — too far behind, or a version we never had — a fresh snapshot.
         let resume_from = since
             .filter(|s| *s >= 1 && *s <= version && ((version - *s) as usize) < out.capacity());
-        let mut first = vec![Arc::new(ServerMessage::Joined {
+        let mut first = vec![Frame::new(ServerMessage::Joined {
             game: log::game_id(&self.key),
             viewer,
             version,
@@ -369,7 +407,7 @@ impl GameTask {
         if let Some(since) = resume_from {
             first.extend(
                 (since + 1..=version)
-                    .map(|seq| Arc::new(ServerMessage::Event(self.sequenced(viewer, seq)))),
+                    .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, seq)))),
             );
         }
         for message in first {
@@ -392,7 +430,7 @@ impl GameTask {
             Ok(decision) => decision,
             Err(violation) => {
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
-                let refused = Arc::new(ServerMessage::Refused {
+                let refused = Frame::new(ServerMessage::Refused {
                     id,
                     version: self.game().version,
                     violation,
@@ -438,7 +476,7 @@ impl GameTask {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
             self.send_to(
                 subscriber,
-                Arc::new(ServerMessage::Error {
+                Frame::new(ServerMessage::Error {
                     code: ErrorCode::Storage,
                     message: format!(
                         "the server could not store command {id}; nothing changed ({e})"
@@ -463,13 +501,24 @@ impl GameTask {
         let broadcasts: [Vec<Outbound>; 3] = VIEWERS.map(|viewer| {
             logged
                 .iter()
-                .map(|seq| Arc::new(ServerMessage::Event(self.sequenced(viewer, *seq))))
+                .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, *seq))))
                 .collect()
         });
+        // Who hears first: the other player, then spectators, and the actor's reply last.
+        // Each send wakes its connection's task, and the runtime runs the last task woken
+        // first, then the others in the order woken: so both players go before the audience,
+        // however large it is.
+        let rank = |s: &Subscriber| match s.viewer {
+            _ if s.id == subscriber => 2,
+            Viewer::Spectator => 1,
+            Viewer::Side(_) => 0,
+        };
+        let mut order: Vec<&Subscriber> = self.subscribers.iter().collect();
+        order.sort_by_key(|s| rank(s));
         let mut dropped = vec![];
-        for s in &self.subscribers {
+        for s in order {
             let messages: Vec<Outbound> = if s.id == subscriber {
-                vec![Arc::new(ServerMessage::Accepted {
+                vec![Frame::new(ServerMessage::Accepted {
                     id,
                     version: self.game().version,
                     events: logged

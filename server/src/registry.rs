@@ -333,7 +333,7 @@ mod tests {
             .await
             .unwrap_or_else(|_| panic!("the game task runs"));
         joined.await.unwrap().unwrap();
-        match &*messages.recv().await.unwrap() {
+        match &messages.recv().await.unwrap().message {
             ServerMessage::Joined {
                 dice_commitment, ..
             } => assert_eq!(*dice_commitment, Commitment::to(&stored.seeds[0])),

@@ -69,7 +69,14 @@ fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
 impl SledStore {
     /// Opens (or creates) the store in `dir` and starts its committer.
     pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
-        let db = sled::Config::new().path(dir).open().map_err(io)?;
+        // No background flusher: the committer flushes after every group, and a flusher
+        // thread would keep the database (and its file lock) alive for up to its period after
+        // the store is dropped, so the directory could not be reopened at once.
+        let db = sled::Config::new()
+            .path(dir)
+            .flush_every_ms(None)
+            .open()
+            .map_err(io)?;
         let events = db.open_tree("events").map_err(io)?;
         let games = db.open_tree("games").map_err(io)?;
         let (queue, writes) = mpsc::channel();

@@ -245,6 +245,75 @@ async fn last_arrival(
 
 /// One move to `spectators` watchers: time until the last receives it, against a bare
 /// tokio-tungstenite broadcast of a frame of the same size to as many connections.
+/// Times `moves` of the acting player's steps, each from send to its acknowledgement.
+async fn round_trips(table: &mut Table, moves: u64, what: &str) -> anyhow::Result<Vec<Duration>> {
+    let progress = bar(moves, what);
+    let mut times = Vec::with_capacity(moves as usize);
+    for id in 0..moves {
+        let sent = Instant::now();
+        table.done(id).await?;
+        times.push(sent.elapsed());
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    Ok(times)
+}
+
+/// What spectators cost the players: the same steps timed in a game nobody watches and in one
+/// watched by `spectators` readers plus one connection that never reads, which the server must
+/// cut off rather than wait for.
+pub async fn spectator_impact(
+    server_bin: &Path,
+    spectators: usize,
+    moves: u64,
+) -> anyhow::Result<()> {
+    let scratch = Scratch::new("impact")?;
+    let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
+    let addr = server.addr;
+
+    let mut unwatched = Table::create(addr).await?;
+    let mut quiet = round_trips(&mut unwatched, moves, "no spectators").await?;
+
+    let mut table = Table::create(addr).await?;
+    let (game, token) = (
+        table.game.clone(),
+        table.viewer_token(Viewer::Spectator).to_string(),
+    );
+    let watchers = connect_many(spectators, "spectators joining", || {
+        let (game, token) = (game.clone(), token.clone());
+        async move { Ok(Client::seat(addr, &game, &token).await?.0) }
+    })
+    .await?;
+    let receipts = listen(watchers, event_seq);
+    let (stalled, _) = Client::seat(addr, &game, &token).await?;
+    let mut busy = round_trips(&mut table, moves, "watched, one stalled").await?;
+    drop(receipts);
+    server.kill()?;
+    drop(stalled);
+
+    let (q50, q99) = (percentile(&mut quiet, 50.0), percentile(&mut quiet, 99.0));
+    let (b50, b99) = (percentile(&mut busy, 50.0), percentile(&mut busy, 99.0));
+    println!(
+        "spectator impact: {moves} player steps, alone and watched by {spectators} readers + 1 that never reads"
+    );
+    println!(
+        "  no spectators: command round trip p50 {} p99 {}",
+        ms(q50),
+        ms(q99)
+    );
+    println!(
+        "  watched:       command round trip p50 {} p99 {}",
+        ms(b50),
+        ms(b99)
+    );
+    println!(
+        "  ratio (unwatched time / watched time): p50 {:.2}x p99 {:.2}x",
+        q50.as_secs_f64() / b50.as_secs_f64(),
+        q99.as_secs_f64() / b99.as_secs_f64()
+    );
+    Ok(())
+}
+
 pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow::Result<()> {
     let scratch = Scratch::new("fanout")?;
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;

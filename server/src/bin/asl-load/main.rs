@@ -46,6 +46,13 @@ enum Run {
         #[arg(long, default_value_t = 200)]
         moves: u64,
     },
+    /// Players' round trips with no spectators, then with many (one of which never reads).
+    SpectatorImpact {
+        #[arg(long, default_value_t = 500)]
+        spectators: usize,
+        #[arg(long, default_value_t = 300)]
+        moves: u64,
+    },
     /// RSS per idle game and per spectator connection.
     Memory {
         #[arg(long, default_value_t = 2_000)]
@@ -92,12 +99,16 @@ async fn main() -> anyhow::Result<()> {
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,
         Run::Memory { games, spectators } => bench::memory(&bin()?, games, spectators).await,
+        Run::SpectatorImpact { spectators, moves } => {
+            bench::spectator_impact(&bin()?, spectators, moves).await
+        }
         Run::ColdStart { games } => bench::cold_start(&bin()?, games).await,
         Run::All => {
             let bin = bin()?;
             bench::append(&bin, 2_000).await?;
             bench::games(&bin, 200, 100).await?;
             bench::fanout(&bin, 2_000, 200).await?;
+            bench::spectator_impact(&bin, 500, 300).await?;
             bench::memory(&bin, 2_000, 2_000).await?;
             bench::cold_start(&bin, 10_000).await
         }
