@@ -402,26 +402,17 @@ impl Connection {
 
     pub async fn get_state(&mut self) -> Result<Snapshot, ConnectionError> {
         self.send(&ClientMessage::GetState).await?;
-        self.reply("`state` reply", |m| match m {
-            ServerMessage::State {
-                version,
-                state_hash,
-                state,
-                head,
-            } => Ok(Snapshot {
-                version,
-                state_hash,
-                state: *state,
-                head,
-            }),
-            other => Err(message_name(&other)),
-        })
-        .await
+        self.snapshot().await
     }
 
     /// The viewer's projection as it stood at `version` (clamped to the game's versions).
     pub async fn get_state_at(&mut self, version: u64) -> Result<Snapshot, ConnectionError> {
         self.send(&ClientMessage::GetStateAt { version }).await?;
+        self.snapshot().await
+    }
+
+    /// Waits for the `state` that answers `get_state` and `get_state_at` alike.
+    async fn snapshot(&mut self) -> Result<Snapshot, ConnectionError> {
         self.reply("`state` reply", |m| match m {
             ServerMessage::State {
                 version,
