@@ -245,6 +245,23 @@ async fn last_arrival(
 
 /// One move to `spectators` watchers: time until the last receives it, against a bare
 /// tokio-tungstenite broadcast of a frame of the same size to as many connections.
+/// Joins `count` spectators to the table's game, each on its own connection.
+async fn seat_spectators(
+    table: &Table,
+    addr: SocketAddr,
+    count: usize,
+) -> anyhow::Result<Vec<Client>> {
+    let (game, token) = (
+        table.game.clone(),
+        table.viewer_token(Viewer::Spectator).to_string(),
+    );
+    connect_many(count, "spectators joining", || {
+        let (game, token) = (game.clone(), token.clone());
+        async move { Ok(Client::seat(addr, &game, &token).await?.0) }
+    })
+    .await
+}
+
 /// Times `moves` of the acting player's steps, each from send to its acknowledgement.
 async fn round_trips(table: &mut Table, moves: u64, what: &str) -> anyhow::Result<Vec<Duration>> {
     let progress = bar(moves, what);
@@ -275,17 +292,10 @@ pub async fn spectator_impact(
     let mut quiet = round_trips(&mut unwatched, moves, "no spectators").await?;
 
     let mut table = Table::create(addr).await?;
-    let (game, token) = (
-        table.game.clone(),
-        table.viewer_token(Viewer::Spectator).to_string(),
-    );
-    let watchers = connect_many(spectators, "spectators joining", || {
-        let (game, token) = (game.clone(), token.clone());
-        async move { Ok(Client::seat(addr, &game, &token).await?.0) }
-    })
-    .await?;
+    let watchers = seat_spectators(&table, addr, spectators).await?;
     let receipts = listen(watchers, event_seq);
-    let (stalled, _) = Client::seat(addr, &game, &token).await?;
+    let (stalled, _) =
+        Client::seat(addr, &table.game, table.viewer_token(Viewer::Spectator)).await?;
     let mut busy = round_trips(&mut table, moves, "watched, one stalled").await?;
     drop(receipts);
     server.kill()?;
@@ -319,15 +329,7 @@ pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow:
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
     let addr = server.addr;
     let mut table = Table::create(addr).await?;
-    let (game, token) = (
-        table.game.clone(),
-        table.viewer_token(Viewer::Spectator).to_string(),
-    );
-    let watchers = connect_many(spectators, "spectators joining", || {
-        let (game, token) = (game.clone(), token.clone());
-        async move { Ok(Client::seat(addr, &game, &token).await?.0) }
-    })
-    .await?;
+    let watchers = seat_spectators(&table, addr, spectators).await?;
     let mut receipts = listen(watchers, event_seq);
     let progress = bar(moves, "server fan-out");
     let mut ours = vec![];
