@@ -6,7 +6,7 @@
 //! it. Whoever reads its game can then describe events, check expectations and tell whose turn
 //! it is without asking the server.
 
-use protocol::script::describe_event;
+use protocol::record::words::describe_event;
 use protocol::wire::Sequenced;
 use protocol::{apply, Game, StateHash};
 use std::fmt;

@@ -5,31 +5,38 @@
 //! disk, a socket, a clock or the operating system's randomness: anything the rules need from
 //! outside (a die roll, a player's choice) arrives inside a command or an event. That is what
 //! lets the server, the CLI's offline `check` and a reviewer's replay reach the same state.
+//!
+//! The modules form five layers, and a module imports only from layers below it
+//! (`ARCHITECTURE.md` draws the picture; `tests/layers.rs` checks it):
+//!
+//! ```text
+//! edges   wire messages and codecs, the script language
+//! record  the event chain, the dice scheme, referee, dispute, export, events in words
+//! rules   decide per command, TEM, refusals
+//! game    the state and apply, events, commands, phases and clock, logged dice
+//! board   hex geometry, terrain table, scenario
+//! ```
+//!
+//! The re-exports below are the crate's public face for its users (`protocol::wire`,
+//! `protocol::Game`); code inside the crate names the layered path instead.
 
-pub mod chain;
-pub mod command;
-pub mod dice;
-pub mod dispute;
-pub mod event;
-pub mod export;
-pub mod fair_dice;
+pub mod board;
+pub mod edges;
 pub mod game;
-pub mod hex;
-pub mod phase;
-pub mod referee;
+pub mod record;
 pub mod rules;
-pub mod scenario;
-pub mod script;
-pub mod tem;
-pub mod terrain;
-pub mod violation;
-pub mod wire;
 
-pub use command::{Command, Outcome};
-pub use dice::{DiceSource, ScriptedDice};
-pub use event::Event;
+pub use board::{hex, scenario, terrain};
+pub use edges::{script, wire};
+pub use game::{command, dice, event, phase};
+pub use record::{chain, dispute, export, fair_dice, referee, words};
+pub use rules::{tem, violation};
+
+pub use board::hex::{Hex, Hexside};
+pub use board::scenario::{Scenario, ScenarioError, Side};
+pub use game::command::{Command, Outcome};
+pub use game::dice::{DiceSource, ScriptedDice};
+pub use game::event::Event;
 pub use game::{apply, Game, StateHash, Viewer};
-pub use hex::{Hex, Hexside};
 pub use rules::decide;
-pub use scenario::{Scenario, ScenarioError, Side};
-pub use violation::{RuleViolation, ViolationKind};
+pub use rules::violation::{RuleViolation, ViolationKind};

@@ -8,10 +8,11 @@
 
 use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey};
-use protocol::chain::{hex_encode, LogHash};
+use data_encoding::HEXLOWER;
+use protocol::chain::LogHash;
 use protocol::game::{Game, Viewer};
+use protocol::record::words::describe_event;
 use protocol::referee::Referee;
-use protocol::script::describe_event;
 use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
     LOG_PAGE_EVENTS_MAX,
@@ -566,7 +567,7 @@ impl GameTask {
         tokio::task::spawn_blocking(move || {
             let answer = match store.load_range(&key, header.from, EXPORT_PAGE_BYTES_MAX) {
                 Ok(records) => ServerMessage::Export(ExportPage {
-                    envelopes: records.iter().map(|(_, r)| hex_encode(r)).collect(),
+                    envelopes: records.iter().map(|(_, r)| HEXLOWER.encode(r)).collect(),
                     ..header
                 }),
                 Err(e) => ServerMessage::Error {

@@ -4,6 +4,7 @@
 //! when the log is read back. Plus what the server keeps beside the log: [`GameMeta`].
 
 use crate::store::GameKey;
+use data_encoding::{HEXLOWER, HEXLOWER_PERMISSIVE};
 use protocol::chain::{self, ChainError, Entry, LogHash, Salt};
 use protocol::fair_dice::Seed;
 use protocol::{Event, Side};
@@ -120,19 +121,17 @@ impl GameMeta {
 }
 
 pub fn game_id(key: &GameKey) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
+    HEXLOWER.encode(key)
 }
 
 /// Reads a game id typed by a person; `None` for anything that is not 32 hex digits.
 pub fn game_key(id: &str) -> Option<GameKey> {
-    if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    let mut key = [0u8; 16];
-    for (i, byte) in key.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&id[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(key)
+    // Either case: a person may type it in capitals. Written ids are always lowercase.
+    HEXLOWER_PERMISSIVE
+        .decode(id.as_bytes())
+        .ok()?
+        .try_into()
+        .ok()
 }
 
 #[cfg(test)]
@@ -207,6 +206,8 @@ mod tests {
     fn game_ids_round_trip_and_junk_is_refused() {
         let key = [0xab; 16];
         assert_eq!(game_key(&game_id(&key)), Some(key));
+        assert_eq!(game_key(&game_id(&key).to_uppercase()), Some(key));
+        assert_eq!(game_key(&format!("{}+1", &game_id(&key)[..30])), None);
         assert_eq!(game_key("xyz"), None);
         assert_eq!(game_key(&"g".repeat(32)), None);
     }

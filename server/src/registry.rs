@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::game::{GameHandle, GameTask};
 use crate::log::{self, GameMeta, META_FORMAT};
 use crate::store::{EventStore, GameKey};
+use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
@@ -48,10 +49,6 @@ fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn digest(token: &str) -> [u8; 32] {
@@ -160,9 +157,9 @@ impl Registry {
         }
         let key: GameKey = random_bytes();
         let tokens = Tokens {
-            side_a: hex(&random_bytes::<32>()),
-            side_b: hex(&random_bytes::<32>()),
-            spectator: hex(&random_bytes::<32>()),
+            side_a: HEXLOWER.encode(&random_bytes::<32>()),
+            side_b: HEXLOWER.encode(&random_bytes::<32>()),
+            spectator: HEXLOWER.encode(&random_bytes::<32>()),
         };
         let meta = GameMeta {
             format: META_FORMAT,

@@ -6,11 +6,12 @@
 //! shows everything in it: there is no one to hide anything from any more. It lives as long as
 //! its connection; nothing of it is stored.
 
+use data_encoding::HEXLOWER;
 use protocol::apply;
-use protocol::chain::{hex_decode, LogHash};
+use protocol::chain::LogHash;
 use protocol::export::{self, Verified};
 use protocol::game::Game;
-use protocol::script::describe_event;
+use protocol::record::words::describe_event;
 use protocol::wire::{
     ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
 };
@@ -33,7 +34,7 @@ impl Review {
         // checksum, one per event.
         let heads: Vec<LogHash> = export
             .lines()
-            .filter_map(hex_decode)
+            .filter_map(|t| HEXLOWER.decode(t.as_bytes()).ok())
             .map(|bytes| LogHash::of(&bytes))
             .collect();
         let events = || verified.entries.iter().map(|e| &e.event);

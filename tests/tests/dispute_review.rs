@@ -11,9 +11,9 @@ use client::commands::verify::{verify as verify_cli, VerifyArgs};
 use client::commands::{GameArgs, ServerArg};
 use client::connection::{Connection, ConnectionError, Reply, Snapshot};
 use client::{Follower, Status};
+use data_encoding::HEXLOWER;
 use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
-use protocol::chain::hex_encode;
 use protocol::dice::derive_die;
 use protocol::export::{replay_to, verify, Moment, Where};
 use protocol::fair_dice::{roll_key, Commitment};
@@ -227,7 +227,7 @@ fn is_roll(message: &ServerMessage) -> bool {
 /// hex.
 fn spellings(secret: &[u8; 32]) -> [String; 2] {
     let array: Vec<String> = secret.iter().map(|b| b.to_string()).collect();
-    [format!("[{}]", array.join(",")), hex_encode(secret)]
+    [format!("[{}]", array.join(",")), HEXLOWER.encode(secret)]
 }
 
 fn event_line(seq: u64) -> usize {

@@ -3,7 +3,8 @@
 
 use crate::report::{LineOutcome, Tally};
 use crate::{read_input, Failure, Status};
-use protocol::script::{describe_event, parse_script, run_offline, scenario_directive};
+use protocol::record::words::describe_event;
+use protocol::script::{parse_script, run_offline, scenario_directive};
 use protocol::{apply, Game, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,11 +2,11 @@
 //! side may enter one at any time, because either side's attacks produce them; the event names
 //! who entered it so the opponent can see and dispute it.
 
-use crate::command::Outcome;
-use crate::event::Event;
+use crate::board::scenario::{Morale, Side, UnitId};
+use crate::game::command::Outcome;
+use crate::game::event::Event;
 use crate::game::Game;
-use crate::scenario::{Morale, Side, UnitId};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// Longest note an adjudication may carry, in bytes: room for "IFT 8 +2, DR 5, 1MC failed".
 pub const NOTE_BYTES_MAX: usize = 200;

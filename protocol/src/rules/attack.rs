@@ -3,12 +3,12 @@
 //! its resolution (B9.322). The outcome itself is entered with `Adjudicate`.
 
 use super::own_unit;
-use crate::event::Event;
+use crate::board::hex::Hex;
+use crate::board::scenario::{Side, UnitId};
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground};
-use crate::hex::Hex;
-use crate::phase::Phase;
-use crate::scenario::{Side, UnitId};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// Which side fires in which phase: the ATTACKER in its PFPh and AFPh, the DEFENDER in the
 /// MPh (Defensive First Fire) and DFPh.
@@ -134,7 +134,7 @@ fn check_line_of_fire(
             }
         }
         (None, true) => {
-            if firer.kind == crate::scenario::UnitKind::Vehicle {
+            if firer.kind == crate::board::scenario::UnitKind::Vehicle {
                 return refuse(
                     "B8.3",
                     format!("`{id}` is a vehicle; vehicles never fire into a sewer"),

@@ -1,16 +1,16 @@
 //! `Done`: the acting side has finished the current step; the clock moves on (A3).
 
 use super::require_acting;
-use crate::event::Event;
+use crate::board::scenario::Side;
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::Game;
-use crate::phase::Phase;
-use crate::scenario::Side;
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 pub(super) fn decide(
     game: &Game,
     by: Side,
-    dice: &mut dyn crate::dice::DiceSource,
+    dice: &mut dyn crate::game::dice::DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the side whose step it is can end it")?;
     if game.clock.phase() == Phase::Movement {

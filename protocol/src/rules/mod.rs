@@ -2,7 +2,7 @@
 //! the events the command produces, or the rule that refuses it. It never changes the game.
 //!
 //! One file per command, each running its checks in the precedence documented on
-//! [`ViolationKind`](crate::violation::ViolationKind).
+//! [`ViolationKind`](crate::rules::violation::ViolationKind).
 
 mod adjudicate;
 mod attack;
@@ -10,15 +10,17 @@ mod done;
 pub mod movement;
 mod place;
 pub mod sewer;
+pub mod tem;
+pub mod violation;
 pub mod wall_advantage;
 
-use crate::command::Command;
-use crate::dice::DiceSource;
-use crate::event::Event;
+use crate::board::scenario::{Side, UnitId};
+use crate::game::command::Command;
+use crate::game::dice::DiceSource;
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
-use crate::phase::Phase;
-use crate::scenario::{Side, UnitId};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// Decides what `command`, issued by side `by`, means in `game`. Pure: the same game, command
 /// and dice always give the same answer, and `game` is never modified.
@@ -108,9 +110,25 @@ pub fn decide(
         | Command::DisputeAdjudication { .. }
         | Command::RequestUndo { .. }
         | Command::ConsentToUndo
-        | Command::DeclineUndo => Err(crate::dispute::needs_the_log(command)),
+        | Command::DeclineUndo => Err(needs_the_log(command)),
     }?;
     Ok(with_consequences(game, events))
+}
+
+/// What the commands decided against the game's log cite (the dice scheme's contributions,
+/// adjudication review and undo): the document that defines them. `record::dispute` decides
+/// them; `decide` only refuses them, so the citation lives here, below both.
+pub const LOG_RULE: &str = "docs/review.md";
+
+/// The refusal `decide` gives the commands that need the log: it has only the position.
+fn needs_the_log(command: &Command) -> RuleViolation {
+    RuleViolation::new(
+        LOG_RULE,
+        ViolationKind::NotModelled,
+        format!(
+            "{command:?} is decided against the game's log, which the server holds (protocol::dispute::decide)"
+        ),
+    )
 }
 
 /// Appends what the rules make follow from `events` on their own — today the Wall Advantage

@@ -3,10 +3,10 @@
 //! may claim it.
 
 use super::{own_unit, wall_advantage};
-use crate::event::Event;
+use crate::board::scenario::{Side, UnitId};
+use crate::game::event::Event;
 use crate::game::Game;
-use crate::scenario::{Side, UnitId};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 pub(super) fn decide(
     game: &Game,

@@ -3,15 +3,15 @@
 //! source `decide` is handed and recorded in a `DiceRolled` event with its modifiers.
 
 use super::{own_unit, require_acting, require_phase};
-use crate::dice::{DiceSource, Modifier, Roll, RollPurpose};
-use crate::event::Event;
+use crate::board::hex::Hex;
+use crate::board::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
+use crate::board::terrain::Terrain;
+use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::hex::Hex;
-use crate::phase::Phase;
 use crate::rules::movement::{held_pp, ipc};
-use crate::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
-use crate::terrain::Terrain;
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
 pub const SEWER_REACH_HEXES: u32 = 3;
@@ -284,7 +284,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         ));
     }
     if !below {
-        if unit.mf_spent > crate::terrain::Mf::default()
+        if unit.mf_spent > crate::board::terrain::Mf::default()
             || game.movement.moving_stack.contains(id)
             || game.movement.finished.contains(id)
         {
@@ -794,7 +794,7 @@ pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
+    use crate::board::scenario::Scenario;
 
     fn game() -> Game {
         let text = include_str!("../../tests/positions/scenarios/sewers.toml");

@@ -15,13 +15,13 @@
 //! - the setup check of a scenario's initial WA.
 
 use super::own_unit;
-use crate::event::{Event, WaClaim, WaLoss};
+use crate::board::hex::{Hex, Hexside};
+use crate::board::scenario::{refuse, Morale, Scenario, ScenarioError, Side, UnitId, UnitKind};
+use crate::board::terrain::Terrain;
+use crate::game::event::{Event, WaClaim, WaLoss};
+use crate::game::phase::Phase;
 use crate::game::{apply, Game, Unit};
-use crate::hex::{Hex, Hexside};
-use crate::phase::Phase;
-use crate::scenario::{Morale, Scenario, ScenarioError, Side, UnitId, UnitKind};
-use crate::terrain::Terrain;
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 
 /// The level a wall/hedge lies at: the lower of the two hexes' base levels (B9.35).
@@ -517,6 +517,18 @@ fn grant_mandatory(
     }
 }
 
+impl Scenario {
+    /// Reads and checks a scenario file's text: everything the board checks
+    /// (`Scenario::read_toml`), then that every Wall Advantage claimed at setup could be
+    /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
+    /// the board never imports the rules.
+    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        let scenario = Scenario::read_toml(text)?;
+        check_setup(&scenario)?;
+        Ok(scenario)
+    }
+}
+
 /// Checks the WA a scenario gives units at setup (B9.322's first moment): each such unit must
 /// be eligible, and no two opposing units may hold it over a shared hexside (B9.321).
 pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
@@ -528,13 +540,13 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
         let unit = &game.units[&spec.id];
         let field = format!("units.{}.wall_advantage", spec.id);
         if let Err((rule, why)) = eligibility(&game, unit, &[]) {
-            return Err(crate::scenario::refuse(
+            return Err(refuse(
                 field,
                 format!("`{}` cannot hold WA at setup: {why} ({rule})", spec.id),
             ));
         }
         if let Some(other) = deniers(&game, unit).first() {
-            return Err(crate::scenario::refuse(
+            return Err(refuse(
                 field,
                 format!(
                     "`{}` and `{}` would both hold WA over a shared hexside (B9.321)",
@@ -548,7 +560,7 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::Scenario;
+    use crate::board::scenario::Scenario;
 
     const TWO_SIDES: &str = r#"
 name = "setup WA"

@@ -7,12 +7,12 @@
 //! the hexes that meet there (`Bypass::exits`).
 
 use super::{movers, pay, refuse_vehicles};
-use crate::event::{Event, MoveCost, WaLoss};
+use crate::board::hex::Hex;
+use crate::board::scenario::{Side, UnitId};
+use crate::board::terrain::{HexsideFeature, Mf, Terrain};
+use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::Game;
-use crate::hex::Hex;
-use crate::scenario::{Side, UnitId};
-use crate::terrain::{HexsideFeature, Mf, Terrain};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// Six hexsides ring a hex; a Bypass can go at most five of them round before it is back
 /// where it started.
@@ -162,7 +162,7 @@ pub(in crate::rules) fn decide(
     // crossed to get in (B9.4); and the doubling past two hexsides (A4.31).
     let from_level = game.scenario.hexes[&position.hex].elevation;
     let (open, open_rule) = Terrain::OpenGround.entry_cost(None);
-    let crate::terrain::EntryCost::Mf(open) = open else {
+    let crate::board::terrain::EntryCost::Mf(open) = open else {
         unreachable!("Open Ground costs a fixed MF");
     };
     let climbing = continuing.is_none() && spec.elevation > from_level;

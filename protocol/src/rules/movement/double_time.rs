@@ -2,10 +2,10 @@
 //! price of becoming CX (A4.5). A unit already CX cannot do it again (A4.51).
 
 use super::{allotment, movers};
-use crate::event::{Event, MfAccount};
+use crate::board::scenario::{Side, UnitId, UnitKind};
+use crate::game::event::{Event, MfAccount};
 use crate::game::Game;
-use crate::scenario::{Side, UnitId, UnitKind};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,

@@ -2,7 +2,7 @@
 //! unit has. One file per command (`step`, `bypass`, `double_time`, `portage`); what they
 //! share is here, so every command accounts MF the same way.
 //!
-//! Costs come from the terrain table (`crate::terrain`); nothing here matches on terrain
+//! Costs come from the terrain table (`crate::board::terrain`); nothing here matches on terrain
 //! except to ask the table.
 
 mod bypass;
@@ -18,13 +18,13 @@ pub(super) use step::decide as decide_move;
 pub use step::entry_cost;
 
 use super::{own_unit, require_acting, require_phase};
-use crate::event::{Allotment, MfAccount, MoveCost};
+use crate::board::hex::Hex;
+use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
+use crate::board::terrain::Mf;
+use crate::game::event::{Allotment, MfAccount, MoveCost};
+use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
-use crate::hex::Hex;
-use crate::phase::Phase;
-use crate::scenario::{Morale, Side, UnitId, UnitKind};
-use crate::terrain::Mf;
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 
 /// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this

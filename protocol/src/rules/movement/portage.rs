@@ -6,13 +6,13 @@
 //! SMC never carries more than two PP (A4.42).
 
 use super::{allotment, held_pp, movers, SMC_PP_MAX};
-use crate::event::{Event, MfAccount};
+use crate::board::scenario::{Side, UnitId};
+use crate::board::terrain::Mf;
+use crate::game::event::{Event, MfAccount};
+use crate::game::phase::Phase;
 use crate::game::{Game, Weapon};
-use crate::phase::Phase;
+use crate::rules::violation::{RuleViolation, ViolationKind};
 use crate::rules::{own_unit, require_acting, require_phase};
-use crate::scenario::{Side, UnitId};
-use crate::terrain::Mf;
-use crate::violation::{RuleViolation, ViolationKind};
 
 /// What recovering a weapon costs (A4.44).
 pub const RECOVERY_MF: Mf = Mf::whole(1);

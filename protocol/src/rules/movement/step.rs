@@ -2,12 +2,12 @@
 //! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
 
 use super::{movers, pay, refuse_vehicles};
-use crate::event::{Event, MoveCost, WaLoss};
+use crate::board::hex::Hex;
+use crate::board::scenario::{Side, UnitId, UnitKind};
+use crate::board::terrain::{EntryCost, HexsideFeature, Mf};
+use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::{Bypass, Game, Unit};
-use crate::hex::Hex;
-use crate::scenario::{Side, UnitId, UnitKind};
-use crate::terrain::{EntryCost, HexsideFeature, Mf};
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,

@@ -1,8 +1,8 @@
 //! Commands: what a player asks for, in the imperative. A command is only a request; `decide`
 //! turns it into events or refuses it with the rule that forbids it.
 
-use crate::hex::Hex;
-use crate::scenario::UnitId;
+use crate::board::hex::Hex;
+use crate::board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,10 +70,10 @@ pub enum Command {
         outcome: Outcome,
         note: String,
     },
-    // Dispute review (`docs/dice.md`, `docs/review.md`): decided by `crate::dispute::decide`,
+    // Dispute review (`docs/dice.md`, `docs/review.md`): decided by `crate::record::dispute::decide`,
     // which reads the game's log as well as its position.
     /// Add this side's random nonce to the dice key (once per seed); either side, any time.
-    ContributeEntropy { nonce: crate::fair_dice::Nonce },
+    ContributeEntropy { nonce: crate::game::dice::Nonce },
     /// Agree that the server reveal its dice seed now; once both sides have, it does, and
     /// commits to a fresh one for the rest of the game.
     AgreeToRevealSeed,

@@ -7,8 +7,9 @@
 //! The bytes hashed are the stored bytes, so an export made of them ends at the same head the
 //! server showed its players.
 
-use crate::event::Event;
-use crate::scenario::Side;
+use crate::board::scenario::Side;
+use crate::game::event::Event;
+use data_encoding::HEXLOWER;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -25,11 +26,12 @@ pub const ENVELOPE_FORMAT: u16 = 2;
 /// The first envelope layout, still read: games stored before format 2 keep being served.
 pub const ENVELOPE_FORMAT_V1: u16 = 1;
 
-/// Largest envelope read from outside the server (an export file), in bytes. The largest event
-/// is an undo carrying a whole position, which a `joined` frame (at most 1 MiB of JSON, several
-/// times larger than bincode) must also carry; twice that bounds what a forged file can make a
-/// verifier allocate.
-pub const ENVELOPE_BYTES_MAX: usize = 2 * crate::wire::FRAME_BYTES_MAX;
+/// Largest envelope read from outside the server (an export file), in bytes: 2 MiB. The largest
+/// event is an undo carrying a whole position, which a `joined` frame (at most 1 MiB of JSON,
+/// several times larger than bincode) must also carry; twice that bounds what a forged file can
+/// make a verifier allocate. The wire, a layer above, asserts at compile time that this stays
+/// twice its `FRAME_BYTES_MAX`.
+pub const ENVELOPE_BYTES_MAX: usize = 2 * 1024 * 1024;
 
 /// Random bytes in every envelope. A viewer who knows the head hash could otherwise hash
 /// guesses at an event hidden from them (which hex did the HIP unit enter?) until one matched;
@@ -51,14 +53,14 @@ impl LogHash {
 
     /// Reads 64 hex digits.
     pub fn from_hex(text: &str) -> Option<LogHash> {
-        let bytes = hex_decode(text)?;
+        let bytes = HEXLOWER.decode(text.as_bytes()).ok()?;
         Some(LogHash(bytes.try_into().ok()?))
     }
 }
 
 impl fmt::Display for LogHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&hex_encode(&self.0))
+        f.write_str(&HEXLOWER.encode(&self.0))
     }
 }
 
@@ -66,36 +68,6 @@ impl fmt::Debug for LogHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "LogHash({self})")
     }
-}
-
-/// Lowercase hex, two digits a byte.
-pub fn hex_encode(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
-}
-
-/// Reads lowercase hex; `None` for anything else (odd length, other characters, uppercase), so
-/// that one text has exactly one reading.
-pub fn hex_decode(text: &str) -> Option<Vec<u8>> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
-    }
-    let text = text.as_bytes();
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    text.chunks(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-        .collect()
 }
 
 /// One event of a log with what its envelope says about it.
@@ -314,7 +286,7 @@ pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phase::Clock;
+    use crate::game::phase::Clock;
 
     fn event(seq: u64) -> Event {
         if seq.is_multiple_of(2) {
@@ -430,11 +402,15 @@ mod tests {
 
     #[test]
     fn hex_has_one_reading() {
-        assert_eq!(hex_encode(&[0, 0xab, 0x10]), "00ab10");
-        assert_eq!(hex_decode("00ab10"), Some(vec![0, 0xab, 0x10]));
-        assert_eq!(hex_decode("00AB10"), None);
-        assert_eq!(hex_decode("0"), None);
-        assert_eq!(hex_decode("zz"), None);
+        // The codec every hex text in the record goes through: lowercase out, and only
+        // lowercase in, so that one text has exactly one reading.
+        assert_eq!(HEXLOWER.encode(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(HEXLOWER.decode(b"00ab10").ok(), Some(vec![0, 0xab, 0x10]));
+        assert!(HEXLOWER.decode(b"00AB10").is_err());
+        assert!(HEXLOWER.decode(b"0").is_err());
+        assert!(HEXLOWER.decode(b"zz").is_err());
+        assert!(HEXLOWER.decode(b"00 ab").is_err());
+        assert_eq!(LogHash::from_hex(&"A".repeat(64)), None);
         let h = LogHash([7; 32]);
         assert_eq!(LogHash::from_hex(&h.to_string()), Some(h));
         assert_eq!(LogHash::from_hex("07"), None);

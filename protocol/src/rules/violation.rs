@@ -13,7 +13,7 @@
 //! 7. `NotEnoughMf` — the move is legal but unaffordable.
 //! 8. `NotModelled` — legal in ASL, but the engine does not rule on it; refused rather than guessed.
 //!
-//! Answers to adjudications and undo (`crate::dispute`) check game over, side and moment the
+//! Answers to adjudications and undo (`crate::record::dispute`) check game over, side and moment the
 //! same way, then `UnknownEvent` (no such event, or one the player may not see) before
 //! `NotUndoable` (events that may not be taken back, and why).
 

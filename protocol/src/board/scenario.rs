@@ -5,8 +5,8 @@
 //! The checked [`Scenario`] is what a game starts from and is carried whole in the log's first
 //! event, so an exported log never depends on a scenario file that may later change.
 
-use crate::hex::{Hex, Hexside};
-use crate::terrain::{HexsideFeature, Terrain};
+use crate::board::hex::{Hex, Hexside};
+use crate::board::terrain::{HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -339,9 +339,10 @@ struct TunnelFile {
 }
 
 impl Scenario {
-    /// Reads and checks a scenario file's text, including that every Wall Advantage claimed
-    /// at setup could be claimed (B9.32–B9.35).
-    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    /// Reads a scenario file's text and checks everything the board can check on its own.
+    /// [`Scenario::from_toml`], in the rules layer (`rules::wall_advantage`), adds the setup
+    /// checks that need the rules, such as Wall Advantage claimed at setup (B9.32–B9.35).
+    pub(crate) fn read_toml(text: &str) -> Result<Scenario, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse(
                 "(file)",
@@ -362,9 +363,7 @@ impl Scenario {
                 .unwrap_or_else(|| "(file)".to_string());
             refuse(at, message)
         })?;
-        let scenario = file.check()?;
-        crate::rules::wall_advantage::check_setup(&scenario)?;
-        Ok(scenario)
+        file.check()
     }
 
     pub fn side(&self, side: Side) -> &SideSpec {
@@ -815,7 +814,7 @@ hex = "1B2"
 
     #[test]
     fn minimal_scenario_reads() {
-        let s = Scenario::from_toml(MINIMAL).unwrap();
+        let s = Scenario::read_toml(MINIMAL).unwrap();
         assert_eq!(s.hexes.len(), 9);
         assert_eq!(s.first, Side::A);
         assert_eq!(s.side_named("Russian"), Some(Side::B));
@@ -823,7 +822,7 @@ hex = "1B2"
     }
 
     fn refused(text: &str) -> ScenarioError {
-        Scenario::from_toml(text).unwrap_err()
+        Scenario::read_toml(text).unwrap_err()
     }
 
     #[test]
@@ -875,7 +874,7 @@ hex = "1B2"
         let text = format!(
             "{MINIMAL}\n[ssr]\nhedges_are_bocage = true\n[[hexsides]]\nhexside = \"1A1-1A2\"\nfeature = \"hedge\"\n"
         );
-        let s = Scenario::from_toml(&text).unwrap();
+        let s = Scenario::read_toml(&text).unwrap();
         let side: Hexside = "1A1-1A2".parse().unwrap();
         assert_eq!(s.hexside_feature(side), Some(HexsideFeature::Bocage));
     }

@@ -3,13 +3,22 @@
 //! `apply` cannot fail: every event in a log was already decided, so applying it is a matter
 //! of bookkeeping. Live play and replay both run through it, which is why replaying a log
 //! yields the same state (and the same [`Game::state_hash`]) on the server and on any client.
+//!
+//! The game layer also holds what the state is made of and changed by: [`event`]s,
+//! [`command`]s, the [`phase`] and clock table, and the logged [`dice`] rolls. It imports
+//! only from the board.
 
-use crate::command::Outcome;
-use crate::event::Event;
-use crate::hex::Hex;
-use crate::phase::{Clock, Phase};
-use crate::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
-use crate::terrain::Mf;
+pub mod command;
+pub mod dice;
+pub mod event;
+pub mod phase;
+
+use crate::board::hex::Hex;
+use crate::board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
+use crate::board::terrain::Mf;
+use crate::game::command::Outcome;
+use crate::game::event::Event;
+use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -502,10 +511,7 @@ pub struct StateHash(pub [u8; 32]);
 
 impl std::fmt::Display for StateHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(&data_encoding::HEXLOWER.encode(&self.0))
     }
 }
 
@@ -626,7 +632,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.wall_advantage = true;
                 }
             }
-            if *how == crate::event::WaClaim::EnemyLostIt {
+            if *how == crate::game::event::WaClaim::EnemyLostIt {
                 game.wa_chance = None;
             }
         }
@@ -812,7 +818,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
         }
         // The position goes back to before the undone events; the version keeps counting, and
-        // a projection stays the same viewer's (see `crate::dispute`).
+        // a projection stays the same viewer's (see `crate::record::dispute`).
         Event::EventsUndone { restored, .. } => {
             let (version, viewer) = (game.version, game.viewer);
             *game = (**restored).clone();
@@ -837,7 +843,7 @@ pub fn apply(game: &mut Game, event: &Event) {
 
 /// The bookkeeping every MF expenditure shares: who is moving (A4.2), who moves with a
 /// leader (A4.12), MF spent, and which support weapons now count as portaged (A4.4).
-fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
+fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]) {
     let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
     let record = &mut game.movement;
     if !movers.is_subset(&record.moving_stack) {

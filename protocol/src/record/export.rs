@@ -17,13 +17,14 @@
 //! server showed its players, and the scenario (in `GameCreated`), the dice commitments and the
 //! revealed seeds are all inside the chain.
 
-use crate::chain::{hex_decode, hex_encode, ChainReader, Entry, LogHash};
-use crate::dispute;
-use crate::event::Event;
-use crate::fair_dice::{DiceStats, Ledger};
+use crate::board::scenario::{Scenario, Side};
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::{apply, Game, StateHash, Underground};
-use crate::phase::Phase;
-use crate::scenario::{Scenario, Side};
+use crate::record::chain::{ChainReader, Entry, LogHash};
+use crate::record::dispute;
+use crate::record::fair_dice::{DiceStats, Ledger};
+use data_encoding::HEXLOWER;
 use std::fmt::{self, Write as _};
 
 /// The file's first word and the version of its layout. A reader refuses versions it does not
@@ -60,7 +61,7 @@ pub fn render(header: &Header, envelopes_hex: &[String]) -> String {
         text.push('\n');
     }
     let checksum = blake3::hash(text.as_bytes());
-    let _ = writeln!(text, "checksum {}", hex_encode(checksum.as_bytes()));
+    let _ = writeln!(text, "checksum {}", HEXLOWER.encode(checksum.as_bytes()));
     text
 }
 
@@ -236,7 +237,9 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
     }
     let head = LogHash::from_hex(header_line(lines.next(), "head")?)
         .ok_or_else(|| at(Where::Header("head"), "not 64 hex digits"))?;
-    let state = hex_decode(header_line(lines.next(), "state")?)
+    let state = HEXLOWER
+        .decode(header_line(lines.next(), "state")?.as_bytes())
+        .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .ok_or_else(|| at(Where::Header("state"), "not 64 hex digits"))?;
     Ok(Header {
@@ -276,7 +279,7 @@ fn check_clock(game: &Game, event: &Event) -> Result<(), String> {
 }
 
 /// Checks a roll's own arithmetic and its place in the game's stream of draws.
-fn check_roll(game: &Game, entry: &Entry, roll: &crate::dice::Roll) -> Result<(), String> {
+fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Result<(), String> {
     if roll.first_draw != game.dice_drawn {
         return Err(format!(
             "the roll claims draws from {}, but the game had drawn {} dice",
@@ -335,7 +338,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
     let checksum = std::str::from_utf8(last)
         .ok()
         .and_then(|l| l.strip_prefix("checksum "))
-        .and_then(hex_decode)
+        .and_then(|t| HEXLOWER.decode(t.as_bytes()).ok())
         .filter(|c| c.len() == 32)
         .ok_or_else(|| {
             at(
@@ -361,7 +364,9 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
             )));
         }
         let text = std::str::from_utf8(line).map_err(|_| bad("is not text".into()))?;
-        let envelope = hex_decode(text).ok_or_else(|| bad("is not lowercase hex".into()))?;
+        let envelope = HEXLOWER
+            .decode(text.as_bytes())
+            .map_err(|_| bad("is not lowercase hex".into()))?;
         let entry = chain
             .read(seq, &envelope)
             .map_err(|e| at(Where::Event(e.seq), e.why))?;
@@ -593,7 +598,7 @@ pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, String> {
     match moment {
         Moment::Phase { .. } if !moment.reached(&game) => Err(format!(
             "the log never reaches that phase; it ends in {}",
-            crate::export::when(&game)
+            crate::record::export::when(&game)
         )),
         _ => Ok(game),
     }
@@ -628,7 +633,7 @@ pub fn render_position(game: &Game) -> String {
             if u.eliminated {
                 notes.push("eliminated".to_string());
             }
-            if u.morale != crate::scenario::Morale::GoodOrder {
+            if u.morale != crate::board::scenario::Morale::GoodOrder {
                 notes.push(format!("{:?}", u.morale).to_lowercase());
             }
             for (flag, word) in [
@@ -642,7 +647,7 @@ pub fn render_position(game: &Game) -> String {
                     notes.push(word.into());
                 }
             }
-            if u.mf_spent > crate::terrain::Mf::default() {
+            if u.mf_spent > crate::board::terrain::Mf::default() {
                 notes.push(format!("{} MF spent", u.mf_spent));
             }
             match &u.underground {
@@ -672,7 +677,7 @@ pub fn render_position(game: &Game) -> String {
     if !holders.is_empty() {
         let _ = writeln!(s, "Wall Advantage: {}", holders.join(", "));
     }
-    let mut stacks: std::collections::BTreeMap<(String, crate::hex::Hex), Vec<String>> =
+    let mut stacks: std::collections::BTreeMap<(String, crate::board::hex::Hex), Vec<String>> =
         Default::default();
     for u in game.units.values().filter(|u| !u.eliminated) {
         if let Some(Underground::Sewer {
@@ -739,9 +744,9 @@ pub fn render_position(game: &Game) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::{hex_encode, seal, GENESIS};
-    use crate::command::Command;
-    use crate::referee::testing::*;
+    use crate::game::command::Command;
+    use crate::record::chain::{seal, GENESIS};
+    use crate::record::referee::testing::*;
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -754,7 +759,7 @@ mod tests {
         let mut out = vec![];
         for e in entries {
             let (bytes, hash) = seal(e.seq, prev, [0; 16], e.by, e.first, &e.event);
-            out.push(hex_encode(&bytes));
+            out.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }
         let header = Header {
@@ -882,7 +887,7 @@ mod tests {
             .position(|e| matches!(e.event, Event::EventsUndone { .. }))
             .unwrap();
         if let Event::EventsUndone { restored, .. } = &mut entries[undo_at].event {
-            restored.units.get_mut("g1").unwrap().morale = crate::scenario::Morale::Broken;
+            restored.units.get_mut("g1").unwrap().morale = crate::board::scenario::Morale::Broken;
         }
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(undo_at as u64 + 1), "{err}");

@@ -12,17 +12,18 @@
 //! over the log and reaches what live play reached; a verifier replays the same prefix and
 //! checks the carried position against it ([`check_logged`]).
 
-use crate::chain::Entry;
-use crate::command::Command;
-use crate::dice::DiceSource;
-use crate::event::Event;
-use crate::fair_dice::{self, Ledger, Nonce};
+use crate::board::scenario::Side;
+use crate::game::command::Command;
+use crate::game::dice::DiceSource;
+use crate::game::event::Event;
 use crate::game::{Game, Viewer};
-use crate::scenario::Side;
-use crate::violation::{RuleViolation, ViolationKind};
+use crate::record::chain::Entry;
+use crate::record::fair_dice::{self, Ledger, Nonce};
+use crate::rules::violation::{RuleViolation, ViolationKind};
+use data_encoding::HEXLOWER;
 
 /// What a refusal about answers and undo cites: the document that defines them.
-pub const RULE: &str = "docs/review.md";
+pub const RULE: &str = crate::rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub const REASON_BYTES_MAX: usize = 200;
@@ -58,17 +59,6 @@ pub fn decide(
         }
         other => crate::rules::decide(game, by, other, dice),
     }
-}
-
-/// The refusal `rules::decide` gives these commands: it has only the position.
-pub fn needs_the_log(command: &Command) -> RuleViolation {
-    RuleViolation::new(
-        RULE,
-        ViolationKind::NotModelled,
-        format!(
-            "{command:?} is decided against the game's log, which the server holds (protocol::dispute::decide)"
-        ),
-    )
 }
 
 fn game_over(game: &Game) -> Result<(), RuleViolation> {
@@ -475,7 +465,7 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
 /// The readable account of this module's events, with the document behind each.
 pub fn describe(game: &Game, event: &Event) -> String {
     let name = |s: Side| game.side_name(s).to_string();
-    let short = |bytes: &[u8]| crate::chain::hex_encode(&bytes[..8]);
+    let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
     match event {
         Event::DiceCommitted { commitment } => format!(
             "the server committed to its secret dice seed: blake3 {commitment} ({})",
@@ -494,7 +484,7 @@ pub fn describe(game: &Game, event: &Event) -> String {
         ),
         Event::SeedRevealed { seed } => format!(
             "the server revealed its dice seed {}: every roll made under it can now be checked ({})",
-            crate::chain::hex_encode(seed),
+            HEXLOWER.encode(seed),
             fair_dice::RULE
         ),
         Event::AdjudicationAccepted { by, event } => {
@@ -529,9 +519,9 @@ pub fn describe(game: &Game, event: &Event) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Outcome;
-    use crate::referee::testing::*;
-    use crate::referee::Referee;
+    use crate::game::command::Outcome;
+    use crate::record::referee::testing::*;
+    use crate::record::referee::Referee;
 
     fn g3_to(hex_name: &str) -> Command {
         Command::Move {
@@ -812,7 +802,7 @@ mod tests {
             &game,
             Side::A,
             &Command::ConsentToUndo,
-            &mut crate::ScriptedDice::default(),
+            &mut crate::game::dice::ScriptedDice::default(),
         )
         .unwrap_err();
         assert_eq!(v.kind, ViolationKind::NotModelled);

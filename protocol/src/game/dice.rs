@@ -5,7 +5,9 @@
 //! every chart row can be reached on purpose. Whatever was rolled is recorded in an event, and
 //! replay reads it from there instead of rolling again.
 
+use data_encoding::HEXLOWER;
 use std::collections::VecDeque;
+use std::fmt;
 
 /// Faces of one six-sided die, 1 to 6.
 pub trait DiceSource {
@@ -129,7 +131,7 @@ pub struct Modifier {
 /// were), each modifier with its reason, the Final result and what it meant.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Roll {
-    pub side: crate::scenario::Side,
+    pub side: crate::board::scenario::Side,
     pub purpose: RollPurpose,
     pub rule: String,
     /// The game's draw number of the first die (its `dice_drawn` before the roll).
@@ -143,6 +145,35 @@ pub struct Roll {
 impl Roll {
     pub fn raw(&self) -> i16 {
         self.dice.iter().map(|d| i16::from(*d)).sum()
+    }
+}
+
+/// The server's secret for one epoch of a game's dice.
+pub type Seed = [u8; 32];
+
+/// A side's contribution to the dice.
+pub type Nonce = [u8; 32];
+
+/// The published hash of a seed: `blake3(seed)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Commitment(pub [u8; 32]);
+
+impl Commitment {
+    /// The commitment to `seed`.
+    pub fn to(seed: &Seed) -> Commitment {
+        Commitment(*blake3::hash(seed).as_bytes())
+    }
+}
+
+impl fmt::Display for Commitment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&HEXLOWER.encode(&self.0))
+    }
+}
+
+impl fmt::Debug for Commitment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Commitment({self})")
     }
 }
 

@@ -5,13 +5,13 @@
 //! self-describing forms serde offers JSON; one schema that both codecs read is worth more
 //! than a prettier JSON.
 
-use crate::chain::LogHash;
-use crate::command::Command;
-use crate::event::Event;
-use crate::fair_dice::Commitment;
+use crate::board::scenario::SideSpec;
+use crate::game::command::Command;
+use crate::game::event::Event;
 use crate::game::{Game, StateHash, Viewer};
-use crate::scenario::SideSpec;
-use crate::violation::RuleViolation;
+use crate::record::chain::LogHash;
+use crate::record::fair_dice::Commitment;
+use crate::rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -25,9 +25,13 @@ pub const WIRE_PATH: &str = "/v1";
 pub const WATCH_PATH: &str = "/watch";
 
 /// Largest frame either side sends or accepts, in bytes. A scenario file is the largest thing a
-/// client sends (limit [`SCENARIO_BYTES_MAX`](crate::scenario::SCENARIO_BYTES_MAX)); a full
+/// client sends (limit [`SCENARIO_BYTES_MAX`](crate::board::scenario::SCENARIO_BYTES_MAX)); a full
 /// state snapshot of a big scenario is the largest the server sends.
 pub const FRAME_BYTES_MAX: usize = 1024 * 1024;
+
+// The record's envelope limit is derived from the largest frame (see its doc comment); the
+// record sits below the wire and cannot name this constant, so the relation is held here.
+const _: () = assert!(crate::record::chain::ENVELOPE_BYTES_MAX == 2 * FRAME_BYTES_MAX);
 
 /// Most events one `GetLog` reply carries; a client pages through longer logs.
 pub const LOG_PAGE_EVENTS_MAX: u64 = 1_000;
@@ -89,7 +93,7 @@ pub enum ClientMessage {
     GetExport {
         from: u64,
     },
-    /// Open an export file (`crate::export`, as `asl export` writes it) for review on this
+    /// Open an export file (`crate::record::export`, as `asl export` writes it) for review on this
     /// connection instead of joining a game: the server verifies it end to end and answers
     /// `Reviewing`, then `get_state`, `get_state_at`, `get_record` and `get_log` read the whole
     /// game from it. An export fits one frame up to [`FRAME_BYTES_MAX`]; `asl verify` reads
@@ -192,7 +196,7 @@ pub enum ServerMessage {
     },
 }
 
-/// A page of a finished game's stored log, for an export file (`crate::export`).
+/// A page of a finished game's stored log, for an export file (`crate::record::export`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportPage {
     pub game: GameId,
@@ -215,7 +219,7 @@ pub struct RecordEntry {
     pub seq: u64,
     /// `None` when the viewer may not see the event (then `text` is `None` too).
     pub event: Option<Event>,
-    /// The event in words with the rule behind it (`protocol::script::describe_event`), written
+    /// The event in words with the rule behind it (`protocol::words::describe_event`), written
     /// in the position it happened in.
     pub text: Option<String>,
     /// When it happened, "Turn 1, German Player Turn: MPh": public, so given for every event.
@@ -306,7 +310,7 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::Outcome;
+    use crate::game::command::Outcome;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
         assert_eq!(&from_json::<T>(&to_json(m)).unwrap(), m);
@@ -353,7 +357,7 @@ mod tests {
                 RecordEntry {
                     seq: 9,
                     event: Some(Event::WallAdvantageChanceDeclined {
-                        side: crate::Side::B,
+                        side: crate::board::scenario::Side::B,
                     }),
                     text: Some("Russian let the chance to claim Wall Advantage pass".into()),
                     when: "Turn 1, German Player Turn: MPh".into(),
@@ -370,11 +374,12 @@ mod tests {
     /// and the head, commitment and export pages the server sends.
     #[test]
     fn review_messages_round_trip_in_both_codecs() {
-        use crate::chain::LogHash;
-        use crate::fair_dice::Commitment;
-        let scenario =
-            crate::Scenario::from_toml(include_str!("../../scenarios/sewer-infiltration.toml"))
-                .unwrap();
+        use crate::record::chain::LogHash;
+        use crate::record::fair_dice::Commitment;
+        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+            "../../../scenarios/sewer-infiltration.toml"
+        ))
+        .unwrap();
         let game = Game::new(scenario);
         for command in [
             Command::ContributeEntropy { nonce: [7; 32] },
@@ -396,31 +401,33 @@ mod tests {
                 commitment: Commitment([1; 32]),
             },
             Event::EntropyContributed {
-                side: crate::Side::A,
+                side: crate::board::scenario::Side::A,
                 nonce: [2; 32],
             },
             Event::SeedRevealAgreed {
-                side: crate::Side::B,
+                side: crate::board::scenario::Side::B,
             },
             Event::SeedRevealed { seed: [3; 32] },
             Event::AdjudicationAccepted {
-                by: crate::Side::A,
+                by: crate::board::scenario::Side::A,
                 event: 4,
             },
             Event::AdjudicationDisputed {
-                by: crate::Side::A,
+                by: crate::board::scenario::Side::A,
                 event: 4,
                 reason: "range".into(),
             },
             Event::UndoRequested {
-                by: crate::Side::A,
+                by: crate::board::scenario::Side::A,
                 from: 5,
                 to: 6,
             },
-            Event::UndoDeclined { by: crate::Side::B },
+            Event::UndoDeclined {
+                by: crate::board::scenario::Side::B,
+            },
             Event::EventsUndone {
-                requested_by: crate::Side::A,
-                consented_by: crate::Side::B,
+                requested_by: crate::board::scenario::Side::A,
+                consented_by: crate::board::scenario::Side::B,
                 from: 5,
                 to: 6,
                 restored: Box::new(game.clone()),

@@ -2,7 +2,7 @@
 //!
 //! The server picks a secret seed per game and publishes its hash, the commitment, before
 //! anyone contributes; each side may add a random nonce of its own. Every die is then
-//! `derive_die(key, n)` ([`crate::dice::derive_die`]) for the game's n-th draw, where the key
+//! `derive_die(key, n)` ([`crate::game::dice::derive_die`]) for the game's n-th draw, where the key
 //! comes from the seed and the contributions logged so far ([`roll_key`]). Nobody without the
 //! seed can compute a die before it is logged; once the seed is revealed (when the game ends,
 //! or when both sides agree) anyone can re-derive every roll from the log.
@@ -11,21 +11,17 @@
 //! key, a verifier to re-derive every roll once the seed is out. Nothing here is random: the
 //! seed and the nonces arrive from outside, like everything else the rules use.
 
-use crate::dice::{derive_die, RollPurpose};
-use crate::event::Event;
-use crate::scenario::{Scenario, Side};
+use crate::board::scenario::{Scenario, Side};
+use crate::game::dice::{derive_die, RollPurpose};
+/// The dice scheme's values that events and commands carry live with the logged dice, in the
+/// game layer; they are named here too, where the scheme is.
+pub use crate::game::dice::{Commitment, Nonce, Seed};
+use crate::game::event::Event;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// What a refusal about the dice scheme cites: the document that defines it.
 pub const RULE: &str = "docs/dice.md";
-
-/// The server's secret for one epoch of a game's dice.
-pub type Seed = [u8; 32];
-
-/// A side's contribution to the dice.
-pub type Nonce = [u8; 32];
 
 /// The context string that separates dice keys from every other use of blake3's key derivation.
 pub const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
@@ -34,29 +30,6 @@ pub const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
 /// seed the server must keep. Far more than any game needs; it bounds what two players who
 /// agree to reveal again and again can make the server store.
 pub const EPOCHS_MAX: usize = 64;
-
-/// The published hash of a seed: `blake3(seed)`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Commitment(pub [u8; 32]);
-
-impl Commitment {
-    /// The commitment to `seed`.
-    pub fn to(seed: &Seed) -> Commitment {
-        Commitment(*blake3::hash(seed).as_bytes())
-    }
-}
-
-impl fmt::Display for Commitment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::chain::hex_encode(&self.0))
-    }
-}
-
-impl fmt::Debug for Commitment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Commitment({self})")
-    }
-}
 
 /// The key dice are derived from: blake3's key derivation over the seed and, for each side in
 /// order, a byte saying whether it contributed and its nonce (zeros if not).
@@ -390,8 +363,8 @@ impl RollPurpose {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dice::{Roll, SeededDice};
-    use crate::DiceSource;
+    use crate::game::dice::DiceSource;
+    use crate::game::dice::{Roll, SeededDice};
 
     fn roll(side: Side, first_draw: u64, dice: Vec<u8>) -> Event {
         Event::DiceRolled {

@@ -1,4 +1,4 @@
-//! What a server does around [`dispute::decide`](crate::dispute::decide), kept pure so that
+//! What a server does around [`dispute::decide`](crate::record::dispute::decide), kept pure so that
 //! the server, offline tools and tests make the same logs: the dice key for each command, the
 //! dice commitment logged before the first event that needs it, and the seed revealed when the
 //! game ends or once both sides agree (`docs/dice.md`).
@@ -7,14 +7,14 @@
 //! caller owns the storage: it takes a [`Decision`], stores its events (and a new seed, before
 //! them), and only then [`Referee::push`]es them.
 
-use crate::chain::Entry;
-use crate::command::Command;
-use crate::dice::SeededDice;
-use crate::event::Event;
-use crate::fair_dice::{Commitment, Ledger, Seed};
+use crate::board::scenario::Side;
+use crate::game::command::Command;
+use crate::game::dice::SeededDice;
+use crate::game::event::Event;
 use crate::game::{apply, Game};
-use crate::scenario::Side;
-use crate::violation::RuleViolation;
+use crate::record::chain::Entry;
+use crate::record::fair_dice::{Commitment, Ledger, Seed};
+use crate::rules::violation::RuleViolation;
 
 /// A game, its log with who issued what, its dice ledger and its secret seeds.
 #[derive(Clone, Debug)]
@@ -60,7 +60,7 @@ impl Referee {
         })
     }
 
-    /// Rebuilds a game from a whole log (checked by [`crate::chain`]) and its seeds.
+    /// Rebuilds a game from a whole log (checked by [`crate::record::chain`]) and its seeds.
     pub fn load(entries: Vec<Entry>, seeds: Vec<Seed>) -> Result<Referee, String> {
         let mut entries = entries.into_iter();
         let first = entries.next().ok_or("the log is empty")?;
@@ -133,7 +133,8 @@ impl Referee {
     ) -> Result<Decision, RuleViolation> {
         let seed = self.seed();
         let mut dice = SeededDice::new(self.ledger.key(seed), self.game.dice_drawn);
-        let decided = crate::dispute::decide(&self.game, &self.entries, by, command, &mut dice)?;
+        let decided =
+            crate::record::dispute::decide(&self.game, &self.entries, by, command, &mut dice)?;
         let mut events = Vec::with_capacity(decided.len() + 2);
         // The commitment goes into the log before the first event that relies on it.
         let needs_commitment = decided.iter().any(|e| {
@@ -238,12 +239,13 @@ impl Referee {
 pub(crate) mod testing {
     //! Games played through a [`Referee`] as a server would, for the tests of this crate.
     use super::*;
-    use crate::chain::{hex_encode, seal, LogHash, GENESIS};
-    use crate::export::{render, Header};
-    use crate::hex::Hex;
-    use crate::scenario::Scenario;
+    use crate::board::hex::Hex;
+    use crate::board::scenario::Scenario;
+    use crate::record::chain::{seal, LogHash, GENESIS};
+    use crate::record::export::{render, Header};
+    use data_encoding::HEXLOWER;
 
-    pub const SEWERS: &str = include_str!("../../scenarios/sewer-infiltration.toml");
+    pub const SEWERS: &str = include_str!("../../../scenarios/sewer-infiltration.toml");
 
     pub fn hex(name: &str) -> Hex {
         name.parse().unwrap()
@@ -295,7 +297,10 @@ pub(crate) mod testing {
         for _ in 0..4 {
             done(referee);
         }
-        assert_eq!(referee.game().clock.phase(), crate::phase::Phase::Movement);
+        assert_eq!(
+            referee.game().clock.phase(),
+            crate::game::phase::Phase::Movement
+        );
     }
 
     /// The export a server would write of this game (salts made from the sequence).
@@ -304,7 +309,7 @@ pub(crate) mod testing {
         let mut lines = vec![];
         for e in referee.entries() {
             let (bytes, hash) = seal(e.seq, prev, [e.seq as u8; 16], e.by, e.first, &e.event);
-            lines.push(hex_encode(&bytes));
+            lines.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }
         let header = Header {
@@ -366,7 +371,7 @@ pub(crate) mod testing {
             Side::B,
             Command::Adjudicate {
                 unit: "g3".into(),
-                outcome: crate::command::Outcome::Pin,
+                outcome: crate::game::command::Outcome::Pin,
                 note: "DFPh 4 FP, PTC failed".into(),
             },
         );
@@ -392,7 +397,7 @@ pub(crate) mod testing {
             Side::B,
             Command::Adjudicate {
                 unit: "g3".into(),
-                outcome: crate::command::Outcome::Break,
+                outcome: crate::game::command::Outcome::Break,
                 note: "8 FP +0, DR 4: 1MC failed".into(),
             },
         );
@@ -416,10 +421,10 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
-    use crate::dice::derive_die;
-    use crate::fair_dice::roll_key;
+    use crate::game::dice::derive_die;
+    use crate::record::fair_dice::roll_key;
 
-    fn rolls(events: &[Event]) -> Vec<&crate::dice::Roll> {
+    fn rolls(events: &[Event]) -> Vec<&crate::game::dice::Roll> {
         events
             .iter()
             .filter_map(|e| match e {

@@ -6,11 +6,11 @@
 //! line between hex centres, which decides whether fire is traced through a wall/hedge
 //! hexside (or along a hexspine) of the target's hex.
 
+use crate::board::hex::Hexside;
+use crate::board::scenario::{UnitId, UnitKind};
+use crate::board::terrain::HexsideFeature;
 use crate::game::Game;
-use crate::hex::Hexside;
 use crate::rules::wall_advantage::wa_hexsides;
-use crate::scenario::{UnitId, UnitKind};
-use crate::terrain::HexsideFeature;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,16 +60,16 @@ type Crossing = (HexsideFeature, i8, Hexside, Vec<String>);
 /// any crossed that give no TEM because of their level (B9.35).
 fn crossed_wall(
     game: &Game,
-    firer_hex: crate::hex::Hex,
-    target_hex: crate::hex::Hex,
+    firer_hex: crate::board::hex::Hex,
+    target_hex: crate::board::hex::Hex,
 ) -> (Option<Crossing>, Vec<String>) {
     crossing_with_notes(game, firer_hex, target_hex).unwrap_or_default()
 }
 
 fn crossing_with_notes(
     game: &Game,
-    firer_hex: crate::hex::Hex,
-    target_hex: crate::hex::Hex,
+    firer_hex: crate::board::hex::Hex,
+    target_hex: crate::board::hex::Hex,
 ) -> Option<(Option<Crossing>, Vec<String>)> {
     let entry = target_hex.entry_from(firer_hex)?;
     let target_level = game.scenario.hexes.get(&target_hex)?.elevation;
@@ -86,10 +86,10 @@ fn crossing_with_notes(
         .iter()
         .filter_map(|h| target_hex.hexside(*h))
         .collect();
-    if let crate::hex::Entry::Hexspine(x, y) = entry {
+    if let crate::board::hex::Entry::Hexspine(x, y) = entry {
         crossed.extend(x.hexside(y));
     }
-    let level = |h: crate::hex::Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+    let level = |h: crate::board::hex::Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
     let mut best: Option<Crossing> = None;
     let mut notes = vec![];
     for side in crossed {

@@ -1,11 +1,11 @@
 //! Events: facts, in the past tense. Every change to a game is one of these, appended to the
 //! log and applied by `apply` — the same way live and in replay.
 
-use crate::command::Outcome;
-use crate::hex::Hex;
-use crate::phase::Clock;
-use crate::scenario::{Scenario, Side, UnitId};
-use crate::terrain::{HexsideFeature, Mf};
+use crate::board::hex::Hex;
+use crate::board::scenario::{Scenario, Side, UnitId};
+use crate::board::terrain::{HexsideFeature, Mf};
+use crate::game::command::Outcome;
+use crate::game::phase::Clock;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,7 +127,7 @@ pub enum Event {
     /// The server rolled dice: purpose, rule, raw dice, modifiers and Final result. Replay reads
     /// the dice from here and never rolls again.
     DiceRolled {
-        roll: crate::dice::Roll,
+        roll: crate::game::dice::Roll,
     },
     /// The leader's 4TC failed: these units cannot enter the sewer this MPh (B8.4).
     SewerEntryFailed {
@@ -191,16 +191,16 @@ pub enum Event {
     },
     // Dispute review: the dice scheme (`docs/dice.md`), answers to adjudications and undo
     // (`docs/review.md`). None of them changes the position but `EventsUndone`; they are
-    // decided by `crate::dispute::decide`, which reads the log as well as the position.
+    // decided by `crate::record::dispute::decide`, which reads the log as well as the position.
     /// The server committed to its secret dice seed by publishing its hash. Logged with the
     /// first event that needs it (a contribution or a roll); shown to players from the start.
     DiceCommitted {
-        commitment: crate::fair_dice::Commitment,
+        commitment: crate::game::dice::Commitment,
     },
     /// A side added its random nonce to the dice key from now on.
     EntropyContributed {
         side: Side,
-        nonce: crate::fair_dice::Nonce,
+        nonce: crate::game::dice::Nonce,
     },
     /// A side agreed that the server reveal its current seed now.
     SeedRevealAgreed {
@@ -209,7 +209,7 @@ pub enum Event {
     /// The server revealed the seed of the current commitment (at the end of the game, or
     /// once both sides agreed): from here on anyone can re-derive every roll made under it.
     SeedRevealed {
-        seed: crate::fair_dice::Seed,
+        seed: crate::game::dice::Seed,
     },
     /// The opponent of whoever entered adjudication `event` accepted it.
     AdjudicationAccepted {

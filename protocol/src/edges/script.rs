@@ -13,17 +13,16 @@
 //!
 //! The full grammar is in `docs/script.md`.
 
-use crate::command::{Command, Outcome};
-use crate::dice::{DiceSource, ScriptedDice};
-use crate::event::Event;
+use crate::board::hex::Hex;
+use crate::board::scenario::{Morale, Scenario, Side, UnitId};
+use crate::board::terrain::Mf;
+use crate::game::command::{Command, Outcome};
+use crate::game::dice::{DiceSource, ScriptedDice};
+use crate::game::event::Event;
+use crate::game::phase::Phase;
 use crate::game::{apply, Game};
-use crate::hex::Hex;
-use crate::phase::Phase;
-use crate::rules::movement;
-use crate::scenario::{Morale, Scenario, Side, UnitId};
-use crate::terrain::Mf;
-use crate::violation::RuleViolation;
-use std::fmt::Write as _;
+use crate::rules::violation::RuleViolation;
+use data_encoding::HEXLOWER;
 
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
@@ -57,7 +56,7 @@ pub enum Action {
     Tem {
         firers: Vec<UnitId>,
         target: UnitId,
-        fire: crate::tem::Fire,
+        fire: crate::rules::tem::Fire,
         /// The expected TEM, or `None` for "Hull Down" (B9.36).
         expect: Option<Option<i8>>,
     },
@@ -178,7 +177,7 @@ fn words(text: &str) -> Result<Vec<String>, String> {
 pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, String> {
     let mut hex: Hex = word
         .parse()
-        .map_err(|e: crate::hex::HexParseError| e.to_string())?;
+        .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
     if hex.board.is_none() {
         let mut boards = scenario.hexes.keys().map(|h| h.board);
         if let Some(first) = boards.next() {
@@ -507,7 +506,9 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         }),
         "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
         "contribute" => match args {
-            [nonce] => crate::chain::hex_decode(nonce)
+            [nonce] => HEXLOWER
+                .decode(nonce.as_bytes())
+                .ok()
                 .and_then(|b| <[u8; 32]>::try_from(b).ok())
                 .map(|nonce| Command::ContributeEntropy { nonce })
                 .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits")),
@@ -617,7 +618,7 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                     ))
                 }
             };
-            let fire = crate::tem::Fire::parse(fire)
+            let fire = crate::rules::tem::Fire::parse(fire)
                 .ok_or_else(|| err(format!("`{fire}` is not direct, ordnance, indirect or dc")))?;
             lines.push(ScriptLine {
                 line,
@@ -838,9 +839,9 @@ pub struct OfflineRun {
     pub game: Game,
     dice: ScriptedDice,
     /// The events so far with the side that issued each, as a server keeps its log: answers to
-    /// adjudications and undo are decided against it (`crate::dispute`). Event 1 is
+    /// adjudications and undo are decided against it (`crate::record::dispute`). Event 1 is
     /// `GameCreated`, so events are numbered as on a server.
-    log: Vec<crate::chain::Entry>,
+    log: Vec<crate::record::chain::Entry>,
 }
 
 impl OfflineRun {
@@ -848,7 +849,7 @@ impl OfflineRun {
         let mut log = vec![];
         if game.version == 0 {
             game.version = 1;
-            log.push(crate::chain::Entry {
+            log.push(crate::record::chain::Entry {
                 seq: 1,
                 by: None,
                 first: 1,
@@ -888,7 +889,7 @@ impl OfflineRun {
             } => return Some(self.ask_cover(line, unit, seen_by, *expect)),
         };
         let result = match line.side {
-            Some(side) => crate::dispute::decide(
+            Some(side) => crate::record::dispute::decide(
                 &self.game,
                 &self.log,
                 side,
@@ -897,7 +898,7 @@ impl OfflineRun {
             ),
             None => Err(RuleViolation::new(
                 "A3",
-                crate::violation::ViolationKind::WrongSide,
+                crate::rules::violation::ViolationKind::WrongSide,
                 "offline, every line must start with the side that issues it",
             )),
         };
@@ -906,7 +907,7 @@ impl OfflineRun {
             for e in events {
                 apply(&mut self.game, e);
                 if self.log.len() as u64 + 1 == self.game.version {
-                    self.log.push(crate::chain::Entry {
+                    self.log.push(crate::record::chain::Entry {
                         seq: self.game.version,
                         by: line.side,
                         first,
@@ -936,7 +937,7 @@ impl OfflineRun {
         seen_by: &[UnitId],
         expect: Option<bool>,
     ) -> LineReport {
-        let (answer, failures) = match crate::tem::bocage_cover(&self.game, unit, seen_by) {
+        let (answer, failures) = match crate::rules::tem::bocage_cover(&self.game, unit, seen_by) {
             Ok(covered) => {
                 let shown = if covered {
                     "covered by bocage: out of their LOS and in Concealment Terrain (B9.55)"
@@ -972,10 +973,10 @@ impl OfflineRun {
         line: &ScriptLine,
         firers: &[UnitId],
         target: &UnitId,
-        fire: crate::tem::Fire,
+        fire: crate::rules::tem::Fire,
         expect: Option<Option<i8>>,
     ) -> LineReport {
-        let (answer, failures) = match crate::tem::query(&self.game, firers, target, fire) {
+        let (answer, failures) = match crate::rules::tem::query(&self.game, firers, target, fire) {
             Ok(report) => {
                 let got = if report.hull_down {
                     None
@@ -1014,290 +1015,12 @@ pub fn run_offline(game: Game, lines: &[ScriptLine]) -> (Game, Vec<LineReport>) 
     (run.game, reports)
 }
 
-/// A readable account of one event for the player's terminal and the game record.
-pub fn describe_event(game: &Game, event: &Event) -> String {
-    let name = |s: Side| game.side_name(s).to_string();
-    match event {
-        Event::GameCreated { scenario } => {
-            format!("game created from scenario \"{}\"", scenario.name)
-        }
-        Event::StepEnded { by, ended, next } => format!(
-            "{} ended {}; now turn {} {} ({}), {} to act",
-            name(*by),
-            ended.step().name,
-            next.turn,
-            next.step().name,
-            next.step().rule,
-            name(next.acting(game.scenario.first))
-        ),
-        Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
-        Event::UnitMoved {
-            units,
-            from,
-            to,
-            cost,
-            mf,
-        } => {
-            let mut s = format!(
-                "{} {from} → {to}: {} MF = {}",
-                units.join("+"),
-                cost.total,
-                movement::describe(cost)
-            );
-            write_accounts(&mut s, mf);
-            s
-        }
-        Event::UnitBypassed {
-            units,
-            hex,
-            along,
-            cost,
-            mf,
-            ..
-        } => {
-            let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
-            let mut s = format!(
-                "{} Bypass {hex} along {}: {} MF = {}",
-                units.join("+"),
-                sides.join(", "),
-                cost.total,
-                movement::describe(cost)
-            );
-            write_accounts(&mut s, mf);
-            s
-        }
-        Event::DoubleTimeDeclared { units, mf } => {
-            let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
-            write_accounts(&mut s, mf);
-            s
-        }
-        Event::WeaponPickedUp { unit, weapon, mf } => {
-            let mut s = format!(
-                "{unit} recovered {weapon}: {} MF (A4.44)",
-                crate::rules::movement::RECOVERY_MF
-            );
-            write_accounts(&mut s, std::slice::from_ref(mf));
-            s
-        }
-        Event::WeaponDropped { unit, weapon } => format!("{unit} dropped {weapon} (A4.43)"),
-        Event::WallAdvantageClaimed { units, how } => format!(
-            "{} claimed Wall Advantage {} ({})",
-            units.join("+"),
-            how.describe(),
-            how.rule()
-        ),
-        Event::WallAdvantageForfeited { units, why } => {
-            format!("{} Wall Advantage {}", units.join("+"), why.describe())
-        }
-        Event::WallAdvantageDenied { units, by } => format!(
-            "{} denied Wall Advantage: {by} holds it over a shared hexside (B9.321)",
-            units.join("+")
-        ),
-        Event::UnitsMomentarilyRevealed { units } => format!(
-            "{} momentarily revealed as real to claim or keep WA (B9.324)",
-            units.join("+")
-        ),
-        Event::WallAdvantageChanceOffered { side, units } => format!(
-            "{} may claim Wall Advantage for {} now that the enemy has lost it (B9.322); waiting for its answer",
-            name(*side),
-            units.join("+")
-        ),
-        Event::WallAdvantageChanceDeclined { side } => {
-            format!("{} let the chance to claim Wall Advantage pass", name(*side))
-        }
-        Event::AttackDeclared {
-            by,
-            firers,
-            target,
-            into_sewer,
-        } => format!(
-            "{} declared fire by {} at {target}{}",
-            name(*by),
-            firers.join("+"),
-            if *into_sewer {
-                ", into the sewer: PBF with −2 (B8.3)"
-            } else {
-                ""
-            }
-        ),
-        Event::AttackResolved { by, target } => {
-            format!("{} resolved its attack on {target}", name(*by))
-        }
-        Event::HiddenUnitPlaced { unit, .. } => format!(
-            "{} placed a hidden unit on board in {}, concealed (A12.3)",
-            name(unit.side),
-            unit.hex
-        ),
-        Event::UnitEntryBlocked {
-            units,
-            from,
-            to,
-            revealed,
-            dummies_removed,
-            cost,
-            mf,
-        } => {
-            let mut s = format!(
-                "{} tried {from} → {to} ({} MF) and was stopped in {from} (A12.15)",
-                units.join("+"),
-                cost.total
-            );
-            if !revealed.is_empty() {
-                let shown: Vec<String> = revealed
-                    .iter()
-                    .map(|u| format!("{} {}", u.id, u.ratings))
-                    .collect();
-                let _ = write!(s, ": revealed {}", shown.join(", "));
-            }
-            if !dummies_removed.is_empty() {
-                let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
-            }
-            write_accounts(&mut s, mf);
-            s
-        }
-        Event::DiceRolled { roll } => {
-            let dice: Vec<String> = roll.dice.iter().map(|d| d.to_string()).collect();
-            let mut s = format!(
-                "{} rolled {} for {:?} ({}): {}",
-                name(roll.side),
-                if roll.dice.len() == 1 { "dr" } else { "DR" },
-                roll.purpose,
-                roll.rule,
-                dice.join("+")
-            );
-            for m in &roll.modifiers {
-                let _ = write!(s, " {:+} {} ({})", m.value, m.reason, m.rule);
-            }
-            let _ = write!(s, " = Final {} → {}", roll.final_result, roll.outcome);
-            s
-        }
-        Event::SewerEntryFailed { units } => format!(
-            "{} cannot enter the sewer this MPh: the leader's 4TC failed (B8.4)",
-            units.join("+")
-        ),
-        Event::UnitsEnteredSewer { units, hex } => format!(
-            "{} went down the Manhole in {hex} beneath \"Sewer?\", for all MF (B8.4)",
-            units.join("+")
-        ),
-        Event::SewerStackMoved {
-            units,
-            from,
-            to,
-            designated_by,
-        } => match designated_by {
-            Some(d) => format!(
-                "lost sewer stack {} moved from beneath {from} to beneath {to}, designated by the {} (B8.41)",
-                units.join("+"),
-                name(*d)
-            ),
-            None => format!(
-                "sewer stack {} moved from beneath {from} to beneath {to} (B8.41)",
-                units.join("+")
-            ),
-        },
-        Event::SewerStackLost {
-            units,
-            at,
-            defender,
-            options,
-        } => format!(
-            "sewer stack {} beneath {at} is lost: the {} designates where it goes, among {} (B8.41)",
-            units.join("+"),
-            name(*defender),
-            options
-                .iter()
-                .map(|h| h.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Event::SewerEmergenceRolled { units, hex, result } => format!(
-            "sewer stack {} beneath {hex}: {} (B8.42)",
-            units.join("+"),
-            result.describe()
-        ),
-        Event::UnitsSurfaced { units, hex } => {
-            format!("{} came up into {hex}, concealed", units.join("+"))
-        }
-        Event::UnitsEnteredTunnel {
-            units, from, exit, ..
-        } => format!(
-            "{} entered the tunnel at {from} for all MF and wait beneath \"Sewer?\" at {exit} (B8.61)",
-            units.join("+")
-        ),
-        Event::TunnelDestroyed { entrance } => {
-            format!("the tunnel entrance at {entrance} was destroyed (B8.63)")
-        }
-        Event::ManholeDeclaredUnseen { by, hex } => format!(
-            "{} declared the road Manhole {hex} out of Known enemy LOS (B8.42 drm)",
-            name(*by)
-        ),
-        Event::OutcomeAdjudicated {
-            by,
-            unit,
-            outcome,
-            note,
-        } => {
-            let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.name());
-            if !note.is_empty() {
-                let _ = write!(s, " ({note})");
-            }
-            s
-        }
-        Event::DiceCommitted { .. }
-        | Event::EntropyContributed { .. }
-        | Event::SeedRevealAgreed { .. }
-        | Event::SeedRevealed { .. }
-        | Event::AdjudicationAccepted { .. }
-        | Event::AdjudicationDisputed { .. }
-        | Event::UndoRequested { .. }
-        | Event::UndoDeclined { .. }
-        | Event::EventsUndone { .. } => crate::dispute::describe(game, event),
-    }
-}
-
-/// "; 467a spent 3 of 6 (4 +2 leader), left 3" for each unit.
-fn write_accounts(s: &mut String, accounts: &[crate::event::MfAccount]) {
-    for a in accounts {
-        let _ = write!(
-            s,
-            "; {} spent {} of {}{}, left {}",
-            a.unit,
-            a.spent,
-            a.allotment.total,
-            allotment_reasons(&a.allotment),
-            a.left
-        );
-    }
-}
-
-fn allotment_reasons(a: &crate::event::Allotment) -> String {
-    let zero = Mf::default();
-    let mut parts = vec![];
-    if a.leader > zero {
-        parts.push(format!("+{} leader", a.leader));
-    }
-    if a.double_time > zero {
-        parts.push(format!("+{} Double Time", a.double_time));
-    }
-    if a.road > zero {
-        parts.push(format!("+{} road", a.road));
-    }
-    if a.portage > zero {
-        parts.push(format!("−{} portage", a.portage));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({} {})", a.base, parts.join(" "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn scenario() -> Scenario {
-        Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap()
+        Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()
     }
 
     #[test]

@@ -1,0 +1,9 @@
+//! The board: what a scenario is played on, before anyone moves. Hex geometry ([`hex`]), the
+//! terrain table with its movement costs and the rules it cites ([`terrain`]), and the
+//! scenario model read from TOML ([`scenario`]).
+//!
+//! The lowest layer: it imports nothing else from this crate.
+
+pub mod hex;
+pub mod scenario;
+pub mod terrain;

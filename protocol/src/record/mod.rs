@@ -1,0 +1,15 @@
+//! The game record: what makes a log of events something two players and a reviewer can
+//! trust. The hash-chained envelope every event is stored in ([`chain`]), the dice scheme both
+//! sides can verify ([`fair_dice`]), the referee that decides and logs ([`referee`]), the
+//! answers that need the log rather than the position — adjudication review and undo
+//! ([`dispute`]), the export file and its verification ([`export`]), and every event in words
+//! ([`words`]).
+//!
+//! Imports from the rules, the game and the board; never from the edges.
+
+pub mod chain;
+pub mod dispute;
+pub mod export;
+pub mod fair_dice;
+pub mod referee;
+pub mod words;

@@ -1,0 +1,291 @@
+//! Every event in words, for the player's terminal, the game record and the export file.
+//!
+//! One sentence per event, naming the side, the units and the rule behind the change, so a log
+//! read top to bottom is a readable account of the game. The server sends these words with each
+//! event (`wire`'s `EventInfo`), the CLI prints them, and `asl export` writes them beside the
+//! envelopes.
+
+use crate::board::scenario::Side;
+use crate::board::terrain::Mf;
+use crate::game::event::Event;
+use crate::game::Game;
+use crate::rules::movement;
+use std::fmt::Write as _;
+
+/// A readable account of one event for the player's terminal and the game record.
+pub fn describe_event(game: &Game, event: &Event) -> String {
+    let name = |s: Side| game.side_name(s).to_string();
+    match event {
+        Event::GameCreated { scenario } => {
+            format!("game created from scenario \"{}\"", scenario.name)
+        }
+        Event::StepEnded { by, ended, next } => format!(
+            "{} ended {}; now turn {} {} ({}), {} to act",
+            name(*by),
+            ended.step().name,
+            next.turn,
+            next.step().name,
+            next.step().rule,
+            name(next.acting(game.scenario.first))
+        ),
+        Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
+        Event::UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } => {
+            let mut s = format!(
+                "{} {from} → {to}: {} MF = {}",
+                units.join("+"),
+                cost.total,
+                movement::describe(cost)
+            );
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::UnitBypassed {
+            units,
+            hex,
+            along,
+            cost,
+            mf,
+            ..
+        } => {
+            let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
+            let mut s = format!(
+                "{} Bypass {hex} along {}: {} MF = {}",
+                units.join("+"),
+                sides.join(", "),
+                cost.total,
+                movement::describe(cost)
+            );
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::DoubleTimeDeclared { units, mf } => {
+            let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::WeaponPickedUp { unit, weapon, mf } => {
+            let mut s = format!(
+                "{unit} recovered {weapon}: {} MF (A4.44)",
+                crate::rules::movement::RECOVERY_MF
+            );
+            write_accounts(&mut s, std::slice::from_ref(mf));
+            s
+        }
+        Event::WeaponDropped { unit, weapon } => format!("{unit} dropped {weapon} (A4.43)"),
+        Event::WallAdvantageClaimed { units, how } => format!(
+            "{} claimed Wall Advantage {} ({})",
+            units.join("+"),
+            how.describe(),
+            how.rule()
+        ),
+        Event::WallAdvantageForfeited { units, why } => {
+            format!("{} Wall Advantage {}", units.join("+"), why.describe())
+        }
+        Event::WallAdvantageDenied { units, by } => format!(
+            "{} denied Wall Advantage: {by} holds it over a shared hexside (B9.321)",
+            units.join("+")
+        ),
+        Event::UnitsMomentarilyRevealed { units } => format!(
+            "{} momentarily revealed as real to claim or keep WA (B9.324)",
+            units.join("+")
+        ),
+        Event::WallAdvantageChanceOffered { side, units } => format!(
+            "{} may claim Wall Advantage for {} now that the enemy has lost it (B9.322); waiting for its answer",
+            name(*side),
+            units.join("+")
+        ),
+        Event::WallAdvantageChanceDeclined { side } => {
+            format!("{} let the chance to claim Wall Advantage pass", name(*side))
+        }
+        Event::AttackDeclared {
+            by,
+            firers,
+            target,
+            into_sewer,
+        } => format!(
+            "{} declared fire by {} at {target}{}",
+            name(*by),
+            firers.join("+"),
+            if *into_sewer {
+                ", into the sewer: PBF with −2 (B8.3)"
+            } else {
+                ""
+            }
+        ),
+        Event::AttackResolved { by, target } => {
+            format!("{} resolved its attack on {target}", name(*by))
+        }
+        Event::HiddenUnitPlaced { unit, .. } => format!(
+            "{} placed a hidden unit on board in {}, concealed (A12.3)",
+            name(unit.side),
+            unit.hex
+        ),
+        Event::UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } => {
+            let mut s = format!(
+                "{} tried {from} → {to} ({} MF) and was stopped in {from} (A12.15)",
+                units.join("+"),
+                cost.total
+            );
+            if !revealed.is_empty() {
+                let shown: Vec<String> = revealed
+                    .iter()
+                    .map(|u| format!("{} {}", u.id, u.ratings))
+                    .collect();
+                let _ = write!(s, ": revealed {}", shown.join(", "));
+            }
+            if !dummies_removed.is_empty() {
+                let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+            }
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::DiceRolled { roll } => {
+            let dice: Vec<String> = roll.dice.iter().map(|d| d.to_string()).collect();
+            let mut s = format!(
+                "{} rolled {} for {:?} ({}): {}",
+                name(roll.side),
+                if roll.dice.len() == 1 { "dr" } else { "DR" },
+                roll.purpose,
+                roll.rule,
+                dice.join("+")
+            );
+            for m in &roll.modifiers {
+                let _ = write!(s, " {:+} {} ({})", m.value, m.reason, m.rule);
+            }
+            let _ = write!(s, " = Final {} → {}", roll.final_result, roll.outcome);
+            s
+        }
+        Event::SewerEntryFailed { units } => format!(
+            "{} cannot enter the sewer this MPh: the leader's 4TC failed (B8.4)",
+            units.join("+")
+        ),
+        Event::UnitsEnteredSewer { units, hex } => format!(
+            "{} went down the Manhole in {hex} beneath \"Sewer?\", for all MF (B8.4)",
+            units.join("+")
+        ),
+        Event::SewerStackMoved {
+            units,
+            from,
+            to,
+            designated_by,
+        } => match designated_by {
+            Some(d) => format!(
+                "lost sewer stack {} moved from beneath {from} to beneath {to}, designated by the {} (B8.41)",
+                units.join("+"),
+                name(*d)
+            ),
+            None => format!(
+                "sewer stack {} moved from beneath {from} to beneath {to} (B8.41)",
+                units.join("+")
+            ),
+        },
+        Event::SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } => format!(
+            "sewer stack {} beneath {at} is lost: the {} designates where it goes, among {} (B8.41)",
+            units.join("+"),
+            name(*defender),
+            options
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Event::SewerEmergenceRolled { units, hex, result } => format!(
+            "sewer stack {} beneath {hex}: {} (B8.42)",
+            units.join("+"),
+            result.describe()
+        ),
+        Event::UnitsSurfaced { units, hex } => {
+            format!("{} came up into {hex}, concealed", units.join("+"))
+        }
+        Event::UnitsEnteredTunnel {
+            units, from, exit, ..
+        } => format!(
+            "{} entered the tunnel at {from} for all MF and wait beneath \"Sewer?\" at {exit} (B8.61)",
+            units.join("+")
+        ),
+        Event::TunnelDestroyed { entrance } => {
+            format!("the tunnel entrance at {entrance} was destroyed (B8.63)")
+        }
+        Event::ManholeDeclaredUnseen { by, hex } => format!(
+            "{} declared the road Manhole {hex} out of Known enemy LOS (B8.42 drm)",
+            name(*by)
+        ),
+        Event::OutcomeAdjudicated {
+            by,
+            unit,
+            outcome,
+            note,
+        } => {
+            let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.name());
+            if !note.is_empty() {
+                let _ = write!(s, " ({note})");
+            }
+            s
+        }
+        Event::DiceCommitted { .. }
+        | Event::EntropyContributed { .. }
+        | Event::SeedRevealAgreed { .. }
+        | Event::SeedRevealed { .. }
+        | Event::AdjudicationAccepted { .. }
+        | Event::AdjudicationDisputed { .. }
+        | Event::UndoRequested { .. }
+        | Event::UndoDeclined { .. }
+        | Event::EventsUndone { .. } => crate::record::dispute::describe(game, event),
+    }
+}
+
+/// "; 467a spent 3 of 6 (4 +2 leader), left 3" for each unit.
+fn write_accounts(s: &mut String, accounts: &[crate::game::event::MfAccount]) {
+    for a in accounts {
+        let _ = write!(
+            s,
+            "; {} spent {} of {}{}, left {}",
+            a.unit,
+            a.spent,
+            a.allotment.total,
+            allotment_reasons(&a.allotment),
+            a.left
+        );
+    }
+}
+
+fn allotment_reasons(a: &crate::game::event::Allotment) -> String {
+    let zero = Mf::default();
+    let mut parts = vec![];
+    if a.leader > zero {
+        parts.push(format!("+{} leader", a.leader));
+    }
+    if a.double_time > zero {
+        parts.push(format!("+{} Double Time", a.double_time));
+    }
+    if a.road > zero {
+        parts.push(format!("+{} road", a.road));
+    }
+    if a.portage > zero {
+        parts.push(format!("−{} portage", a.portage));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} {})", a.base, parts.join(" "))
+    }
+}
