@@ -5,9 +5,7 @@
 //! every chart row can be reached on purpose. Whatever was rolled is recorded in an event, and
 //! replay reads it from there instead of rolling again.
 
-use data_encoding::HEXLOWER;
 use std::collections::VecDeque;
-use std::fmt;
 
 /// Faces of one six-sided die, 1 to 6.
 pub trait DiceSource {
@@ -165,17 +163,7 @@ impl Commitment {
     }
 }
 
-impl fmt::Display for Commitment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&HEXLOWER.encode(&self.0))
-    }
-}
-
-impl fmt::Debug for Commitment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Commitment({self})")
-    }
-}
+crate::game::digest_text!(Commitment);
 
 #[cfg(test)]
 mod derivation_tests {

@@ -509,17 +509,26 @@ fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StateHash(pub [u8; 32]);
 
-impl std::fmt::Display for StateHash {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&data_encoding::HEXLOWER.encode(&self.0))
-    }
-}
+digest_text!(StateHash);
 
-impl std::fmt::Debug for StateHash {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StateHash({self})")
-    }
+/// `Display` as lowercase hex and `Debug` as `Name(hex)` for a newtype over digest bytes
+/// (`StateHash`, `dice::Commitment`, `record::chain::LogHash`): every digest reads the same way.
+macro_rules! digest_text {
+    ($name:ident) => {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&data_encoding::HEXLOWER.encode(&self.0))
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self)
+            }
+        }
+    };
 }
+pub(crate) use digest_text;
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {

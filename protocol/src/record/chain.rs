@@ -11,7 +11,6 @@ use crate::board::scenario::Side;
 use crate::game::event::Event;
 use data_encoding::HEXLOWER;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Version of the envelope layout written now. A reader refuses formats it does not know
 /// instead of misreading them.
@@ -58,17 +57,7 @@ impl LogHash {
     }
 }
 
-impl fmt::Display for LogHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&HEXLOWER.encode(&self.0))
-    }
-}
-
-impl fmt::Debug for LogHash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "LogHash({self})")
-    }
-}
+crate::game::digest_text!(LogHash);
 
 /// One event of a log with what its envelope says about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -412,6 +401,8 @@ mod tests {
         assert!(HEXLOWER.decode(b"00 ab").is_err());
         assert_eq!(LogHash::from_hex(&"A".repeat(64)), None);
         let h = LogHash([7; 32]);
+        assert_eq!(h.to_string(), "07".repeat(32));
+        assert_eq!(format!("{h:?}"), format!("LogHash({})", "07".repeat(32)));
         assert_eq!(LogHash::from_hex(&h.to_string()), Some(h));
         assert_eq!(LogHash::from_hex("07"), None);
     }
