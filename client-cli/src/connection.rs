@@ -33,10 +33,15 @@ pub const KEEPALIVE_AFTER: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// The websocket address for a server given as `ws://HOST:PORT`: the protocol's path is added
-/// unless the user already wrote it.
+/// The websocket address for a server given as `ws://HOST:PORT`, `wss://HOST`, or a bare
+/// `HOST:PORT` (taken as `ws://`): the protocol's path is added unless the user already wrote it.
 pub fn endpoint(server_url: &str) -> String {
-    let base = server_url.trim_end_matches('/');
+    let base = server_url.trim().trim_end_matches('/');
+    let base = if base.contains("://") {
+        base.to_string()
+    } else {
+        format!("ws://{base}")
+    };
     if base.ends_with(WIRE_PATH) {
         base.to_string()
     } else {
@@ -87,7 +92,15 @@ impl fmt::Display for ConnectionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConnectionError::Connect { url, source } => {
-                write!(f, "cannot connect to {url}: {source}")
+                write!(f, "cannot connect to {url}: {source}")?;
+                if refused(source) {
+                    write!(
+                        f,
+                        "\n  nothing listens there: start the server (`cargo run --release -p \
+                         asl-server`) or name another with --server or ASL_SERVER"
+                    )?;
+                }
+                Ok(())
             }
             ConnectionError::Transport(e) => write!(f, "the connection to the server failed: {e}"),
             ConnectionError::Closed => f.write_str("the server closed the connection"),
@@ -108,6 +121,11 @@ impl fmt::Display for ConnectionError {
 }
 
 impl std::error::Error for ConnectionError {}
+
+/// Whether opening the connection failed because nothing listens at the address.
+fn refused(error: &tungstenite::Error) -> bool {
+    matches!(error, tungstenite::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+}
 
 impl From<tungstenite::Error> for ConnectionError {
     fn from(e: tungstenite::Error) -> ConnectionError {
@@ -536,6 +554,35 @@ mod tests {
         assert_eq!(endpoint("ws://127.0.0.1:7878"), "ws://127.0.0.1:7878/v1");
         assert_eq!(endpoint("ws://127.0.0.1:7878/"), "ws://127.0.0.1:7878/v1");
         assert_eq!(endpoint("ws://h:1/v1"), "ws://h:1/v1");
+        assert_eq!(
+            endpoint("wss://asl.example.org"),
+            "wss://asl.example.org/v1"
+        );
+    }
+
+    #[test]
+    fn a_bare_host_and_port_is_plain_websocket() {
+        assert_eq!(endpoint("127.0.0.1:7878"), "ws://127.0.0.1:7878/v1");
+        assert_eq!(endpoint(" example:9000/ "), "ws://example:9000/v1");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_says_to_start_the_server() {
+        // Bind and drop a listener: its port is then, almost surely, one nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let Err(e) = Connection::connect(&format!("127.0.0.1:{port}")).await else {
+            panic!("nothing listens on port {port}");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("ws://127.0.0.1:{port}/v1")),
+            "{text}"
+        );
+        assert!(text.contains("start the server"), "{text}");
     }
 
     #[test]

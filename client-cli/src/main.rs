@@ -2,15 +2,15 @@
 
 use clap::Parser;
 use client::commands::{check, export, log, new, replay, run, state, verify, watch};
-use client::{Failure, Status};
+use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
 
 /// Play Advanced Squad Leader on an asl-server: create games, play scripts of commands,
 /// watch games, and check scripts offline.
 ///
-/// Exit codes: 0 success, 1 an expectation in a script failed (or `verify` found the log
-/// invalid), 2 bad input (files, script lines, a token for the wrong side), 3 the server could
+/// Exit codes: 0 success, 1 a command was refused or an expectation in a script failed (or
+/// `verify` found the log invalid), 2 bad input (files, script lines, a token for the wrong side), 3 the server could
 /// not be reached or refused.
 #[derive(Parser, Debug)]
 #[command(name = "asl", version)]
@@ -46,7 +46,11 @@ enum Subcommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(failure) = resolve_saved(&mut cli.command) {
+        eprintln!("asl: {failure}");
+        return ExitCode::from(failure.exit_code());
+    }
     // Each write locks stdout on its own, so the futures stay `Send`; lines are still whole.
     let mut out = std::io::stdout();
     let result = match cli.command {
@@ -75,6 +79,31 @@ fn main() -> ExitCode {
             ExitCode::from(failure.exit_code())
         }
     }
+}
+
+/// Replaces a saved game's name and a side's name (`--game walk --token german`) with the
+/// saved id, token and server.
+fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
+    let (server, game) = match command {
+        Subcommand::Run(a) => (&mut a.server, &mut a.game),
+        Subcommand::Watch(a) => (&mut a.server, &mut a.game),
+        Subcommand::State(a) => (&mut a.server, &mut a.game),
+        Subcommand::Log(a) => (&mut a.server, &mut a.game),
+        Subcommand::Export(a) => (&mut a.server, &mut a.game),
+        Subcommand::Replay(a) => {
+            if let (Some(game), Some(token)) = (&mut a.game, &mut a.token) {
+                let mut args = client::commands::GameArgs {
+                    game: std::mem::take(game),
+                    token: std::mem::take(token),
+                };
+                saved::resolve(&mut a.server, &mut args)?;
+                (*game, *token) = (args.game, args.token);
+            }
+            return Ok(());
+        }
+        Subcommand::New(_) | Subcommand::Check(_) | Subcommand::Verify(_) => return Ok(()),
+    };
+    saved::resolve(server, game)
 }
 
 /// Runs an online subcommand. One thread is plenty for one connection, and it starts faster.

@@ -80,6 +80,7 @@ fn run_args(s: &TestServer, g: &NewGame, token: &str, script: PathBuf) -> RunArg
         game: game(g, token),
         script,
         no_wait: false,
+        keep_going: false,
         json: false,
     }
 }
@@ -197,6 +198,7 @@ async fn new_prints_tokens_as_text_and_json() {
         scenario: scenario_path(),
         json: true,
         admin_token: None,
+        save: None,
     };
     let mut out = vec![];
     assert_eq!(new(&args, &mut out).await, Ok(Status::Success));

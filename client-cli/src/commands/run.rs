@@ -6,13 +6,17 @@
 //! While play waits for one side's answer (a chance to claim Wall Advantage, a lost sewer
 //! stack's designation), that side is to act, whoever's step it is. The local game it follows
 //! is also what the lines' expectations are checked against.
+//!
+//! A script file is checked whole before anything is sent; `-` reads the script from standard
+//! input instead, sending each line as it arrives. The run stops at the first refusal the
+//! script did not expect (`=> refused …`), unless `--keep-going`, and then exits 1.
 
 use super::{join_fresh, side_to_act, GameArgs, ServerArg};
 use crate::connection::{Connection, ConnectionError, Reply, REPLY_WAIT_MAX};
 use crate::follower::{Advance, FollowError, Follower};
 use crate::report::LineOutcome;
 use crate::{read_input, Failure, Status};
-use protocol::script::{check_expectation, parse_script, Action, ScriptLine};
+use protocol::script::{check_expectation, parse_script, Action, ScriptLine, SCRIPT_LINES_MAX};
 use protocol::wire::Sequenced;
 use protocol::{Command, Game, Side, Viewer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,18 +29,77 @@ pub struct RunArgs {
     pub server: ServerArg,
     #[command(flatten)]
     pub game: GameArgs,
-    /// The script to play (see docs/script.md).
+    /// The script to play (see docs/script.md); `-` reads it from standard input, line by
+    /// line, sending each as it comes.
     pub script: PathBuf,
     /// Send each line at once instead of waiting until the joined side is to act.
     #[arg(long)]
     pub no_wait: bool,
+    /// Play on after a refusal instead of stopping there (the exit code is still 1).
+    #[arg(long)]
+    pub keep_going: bool,
     /// Print one JSON object per line instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
+/// Where the script's lines come from: a file checked whole before anything is sent, or
+/// standard input, each line checked and sent as it arrives.
+enum Source {
+    File(std::vec::IntoIter<ScriptLine>),
+    Stdin {
+        lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>,
+        number: usize,
+    },
+}
+
+impl Source {
+    /// The next line with a command, checked against `plan`'s rules; `None` at the end.
+    async fn next(
+        &mut self,
+        script: &Path,
+        side: Side,
+        game: &Game,
+    ) -> Result<Option<ScriptLine>, Failure> {
+        match self {
+            Source::File(lines) => Ok(lines.next()),
+            Source::Stdin { lines, number } => loop {
+                let Some(raw) = lines
+                    .next_line()
+                    .await
+                    .map_err(|e| Failure::Input(format!("cannot read standard input: {e}")))?
+                else {
+                    return Ok(None);
+                };
+                *number += 1;
+                if *number > SCRIPT_LINES_MAX {
+                    return Err(at_line(
+                        script,
+                        *number,
+                        &format!("scripts end at {SCRIPT_LINES_MAX} lines"),
+                    ));
+                }
+                let parsed = parse_script(&raw, &game.scenario)
+                    .map_err(|e| at_line(script, *number, &e.message))?;
+                let Some(mut line) = parsed.into_iter().next() else {
+                    continue;
+                };
+                line.line = *number;
+                plan(std::slice::from_ref(&line), side, game)
+                    .map_err(|(_, m)| at_line(script, *number, &m))?;
+                return Ok(Some(line));
+            },
+        }
+    }
+}
+
 pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
-    let text = read_input(&args.script)?;
+    let from_stdin = args.script.as_os_str() == "-";
+    let text = if from_stdin {
+        None
+    } else {
+        Some(read_input(&args.script)?)
+    };
     let (mut connection, joined, mut follower) = join_fresh(&args.server, &args.game).await?;
     let Viewer::Side(side) = joined.viewer else {
         return Err(Failure::Input(
@@ -44,17 +107,38 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
                 .into(),
         ));
     };
-    let lines = parse_script(&text, &follower.game().scenario)
-        .map_err(|e| at_line(&args.script, e.line, &e.message))?;
-    let plan =
-        plan(&lines, side, follower.game()).map_err(|(line, m)| at_line(&args.script, line, &m))?;
+    let mut source = match text {
+        Some(text) => {
+            let lines = parse_script(&text, &follower.game().scenario)
+                .map_err(|e| at_line(&args.script, e.line, &e.message))?;
+            plan(&lines, side, follower.game())
+                .map_err(|(line, m)| at_line(&args.script, line, &m))?;
+            Source::File(lines.into_iter())
+        }
+        None => Source::Stdin {
+            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(tokio::io::stdin())),
+            number: 0,
+        },
+    };
     // This side's nonce goes into the dice key before anything it does (docs/dice.md).
     crate::dice::contribute(&mut connection, &mut follower).await?;
 
     let mut status = Status::Success;
-    for (line, command) in plan {
+    while let Some(line) = source.next(&args.script, side, follower.game()).await? {
+        let Action::Command(command) = &line.action else {
+            unreachable!("`plan` lets only commands through");
+        };
         if !args.no_wait {
-            wait_for_turn(&mut connection, &mut follower, side).await?;
+            let script = args.script.display();
+            wait_for_turn(&mut connection, &mut follower, side, |game| {
+                eprintln!(
+                    "{script}:{}: waiting for {} (this token plays the {})",
+                    line.line,
+                    super::awaited(game),
+                    game.side_name(side)
+                );
+            })
+            .await?;
         }
         let reply = connection
             .command(line.line as u64, command.clone())
@@ -66,8 +150,12 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
             .as_ref()
             .map(|e| check_expectation(follower.game(), e, &result))
             .unwrap_or_default();
-        if !failures.is_empty() {
+        let unexpected_refusal = result.is_err() && (line.expect.is_none() || !failures.is_empty());
+        if !failures.is_empty() && status == Status::Success {
             status = Status::ExpectationsFailed;
+        }
+        if unexpected_refusal {
+            status = Status::Refused;
         }
         let outcome = LineOutcome {
             line: line.line,
@@ -77,6 +165,14 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
             failures,
         };
         outcome.write(out, args.json)?;
+        if unexpected_refusal && !args.keep_going {
+            eprintln!(
+                "{}:{}: refused; stopping here (--keep-going plays on after a refusal)",
+                args.script.display(),
+                line.line
+            );
+            break;
+        }
     }
     connection.close().await;
     Ok(status)
@@ -121,17 +217,23 @@ fn plan<'a>(
 /// Follows the game until `side` is to act (or the game is over, when the server's refusal
 /// says more than waiting could). Not `Game::acting`: during a pause for one side's answer
 /// that is the step's side, whose every command would be refused (B8.41, B9.322).
+/// `waiting` hears once what the game waits for, when it does not wait for `side`.
 async fn wait_for_turn(
     connection: &mut Connection,
     follower: &mut Follower,
     side: Side,
+    waiting: impl FnOnce(&Game),
 ) -> Result<(), Failure> {
+    let mut waiting = Some(waiting);
     loop {
         while let Some(event) = connection.pop_buffered() {
             follower.advance(&event)?;
         }
         if follower.game().over || side_to_act(follower.game()) == side {
             return Ok(());
+        }
+        if let Some(say) = waiting.take() {
+            say(follower.game());
         }
         let event = connection.next_event().await?;
         follower.advance(&event)?;
