@@ -10,6 +10,7 @@ pub mod game;
 pub mod log;
 pub mod registry;
 mod review;
+pub mod startup;
 pub mod store;
 pub mod web;
 
