@@ -258,7 +258,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no row for {id}:\n{text}"))
                 .to_string()
         };
-        assert!(text.contains("WA  CARRIES  SEEN AS"), "{text}");
+        assert!(text.contains("ELIMINATED  WA  CARRIES"), "{text}");
         assert!(row("r3").ends_with("hidden"), "{text}");
         assert!(row("r2").ends_with("concealed"), "{text}");
         assert!(row("r1").ends_with("in view"), "{text}");
