@@ -1,7 +1,7 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{check, export, log, new, replay, run, state, verify, watch};
+use client::commands::{check, export, log, new, play, replay, run, state, verify, watch};
 use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
@@ -27,6 +27,9 @@ enum Subcommand {
     /// Play a script's commands on a server as the token's side, waiting for that side's turn
     /// before each `done` and `move`, and check the script's expectations.
     Run(run::RunArgs),
+    /// Play as the token's side at a prompt: each line a command sent at once, the opponent's
+    /// moves printed as they come, and what the game waits for.
+    Play(play::PlayArgs),
     /// Run a script offline against a scenario, with no server, and check its expectations.
     Check(check::CheckArgs),
     /// Print a game's events as they happen, until the game ends or Ctrl-C.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Subcommand::New(args) => block_on(new::new(&args, &mut out)),
         Subcommand::Run(args) => block_on(run::run(&args, &mut out)),
+        Subcommand::Play(args) => block_on(play::play(&args, &mut out)),
         Subcommand::Check(args) => check::check(&args, &mut out),
         Subcommand::Watch(args) => block_on(async {
             tokio::select! {
@@ -86,6 +90,7 @@ fn main() -> ExitCode {
 fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
     let (server, game) = match command {
         Subcommand::Run(a) => (&mut a.server, &mut a.game),
+        Subcommand::Play(a) => (&mut a.server, &mut a.game),
         Subcommand::Watch(a) => (&mut a.server, &mut a.game),
         Subcommand::State(a) => (&mut a.server, &mut a.game),
         Subcommand::Log(a) => (&mut a.server, &mut a.game),

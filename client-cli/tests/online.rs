@@ -340,8 +340,9 @@ async fn failed_expectations_and_refusals_are_reported() {
     let mut args = run_args(&s, &g, &g.tokens.side_a, script(&dir, "g.txt", text));
     args.no_wait = true;
     args.json = true;
+    args.keep_going = true;
     let (result, out) = play(args).await;
-    assert_eq!(result, Ok(Status::ExpectationsFailed), "{out}");
+    assert_eq!(result, Ok(Status::Refused), "{out}");
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -360,6 +361,26 @@ async fn failed_expectations_and_refusals_are_reported() {
         lines[2]["failures"][0],
         "expected a refusal, but it was accepted"
     );
+    s.stop().await;
+}
+
+/// A refusal the script did not expect stops it there, with exit status 1; `--keep-going`
+/// plays on. A refusal the script expects (`=> refused`) is no reason to stop.
+#[tokio::test]
+async fn a_refusal_stops_the_script_unless_told_to_keep_going() {
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let text = "done => refused\nmove 467a H6\ndone\n";
+    let mut args = run_args(&s, &g, &g.tokens.side_b, script(&dir, "r.txt", text));
+    args.no_wait = true;
+    let (result, out) = play(args.clone()).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    assert_eq!(result.unwrap().exit_code(), 1);
+    assert_eq!(out.lines().count(), 2, "stopped at line 2:\n{out}");
+    args.keep_going = true;
+    let (result, out) = play(args).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    assert_eq!(out.lines().count(), 3, "played on:\n{out}");
     s.stop().await;
 }
 
@@ -756,4 +777,82 @@ async fn an_unreachable_server_is_exit_code_3() {
     };
     let failure = state(&args, &mut vec![]).await.unwrap_err();
     assert_eq!(failure.exit_code(), 3, "{failure}");
+}
+
+/// `asl play`'s session: a typed line is sent at once and answered; the opponent's events are
+/// printed as they come, with the status line saying what the game waits for.
+#[tokio::test]
+async fn play_answers_each_line_and_shows_the_opponents_moves() {
+    use client::commands::play::{session, Vocabulary};
+    let (_dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let mut connection = Connection::connect(&s.url).await.unwrap();
+    let mut joined = connection
+        .join(&g.game, &g.tokens.side_a, None)
+        .await
+        .unwrap();
+    let mut follower =
+        client::Follower::from_snapshot(joined.state.take().unwrap(), joined.state_hash).unwrap();
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (typed, lines) = tokio::sync::mpsc::channel(8);
+    let vocabulary = Mutex::new(Vocabulary::default());
+    let heard = said.clone();
+    let german = tokio::spawn(async move {
+        let mut say = move |text: String| heard.lock().unwrap().push(text);
+        session(
+            &mut connection,
+            &mut follower,
+            Side::A,
+            lines,
+            &mut say,
+            &vocabulary,
+        )
+        .await
+    });
+    let said_line = |prefix: &'static str| {
+        let said = said.clone();
+        async move {
+            let found = async {
+                while !said.lock().unwrap().iter().any(|l| l.starts_with(prefix)) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            };
+            if tokio::time::timeout(TEST_WAIT_MAX, found).await.is_err() {
+                panic!(
+                    "nothing said starting {prefix:?}: {:?}",
+                    said.lock().unwrap()
+                );
+            }
+        }
+    };
+    said_line("-- your turn: the German: Turn 1").await;
+    typed.send("done".into()).await.unwrap();
+    said_line("1: done -> accepted").await;
+    typed.send("move 467a Q9".into()).await.unwrap();
+    said_line("2: move 467a Q9 -> refused").await;
+    typed.send("fly away".into()).await.unwrap();
+    said_line("? unknown command `fly`").await;
+    typed.send("done".into()).await.unwrap();
+    said_line("-- waiting for the Russian").await;
+
+    // The Russian ends the RPh from elsewhere: the German's session hears of it at once.
+    let mut russian = Connection::connect(&s.url).await.unwrap();
+    russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
+    let reply = russian.command(1, Command::Done).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    said_line("#").await;
+    said_line("-- your turn: the German").await;
+    typed.send("quit".into()).await.unwrap();
+    let status = tokio::time::timeout(TEST_WAIT_MAX, german)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, Ok(Status::Success));
+    let said = said.lock().unwrap();
+    assert!(
+        said.iter()
+            .any(|l| l.starts_with('#') && l.contains("Russian")),
+        "{said:?}"
+    );
+    s.stop().await;
 }

@@ -8,6 +8,7 @@ pub mod check;
 pub mod export;
 pub mod log;
 pub mod new;
+pub mod play;
 pub mod replay;
 pub mod run;
 pub mod state;

@@ -184,7 +184,7 @@ fn at_line(script: &Path, line: usize, message: &str) -> Failure {
 
 /// The commands to send, checked before any is sent so a script never stops half-played for a
 /// mistake that was there from the start: every line must be `side`'s, and none may set dice.
-fn plan<'a>(
+pub(crate) fn plan<'a>(
     lines: &'a [ScriptLine],
     side: Side,
     game: &Game,
@@ -246,7 +246,7 @@ async fn wait_for_turn(
 /// asl-server queues other players' events ahead of the reply that follows them, but a server
 /// that routes replies and the event stream separately may deliver one late; then we wait for
 /// it rather than apply our events over a gap.
-async fn catch_up(
+pub(crate) async fn catch_up(
     connection: &mut Connection,
     follower: &mut Follower,
     reply: &Reply,

@@ -27,6 +27,37 @@ use data_encoding::HEXLOWER;
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
 
+/// Every command word a script line may start with (after its side), in the order
+/// docs/script.md lists them: for messages and for completion in `asl play`.
+pub const COMMAND_WORDS: &[&str] = &[
+    "done",
+    "move",
+    "bypass",
+    "double-time",
+    "pick-up",
+    "drop",
+    "claim-wa",
+    "forfeit-wa",
+    "decline-wa",
+    "attack",
+    "resolve-attack",
+    "place",
+    "sewer-move",
+    "designate-sewer",
+    "surface",
+    "enter-tunnel",
+    "destroy-tunnel",
+    "manhole-unseen",
+    "adjudicate",
+    "accept",
+    "dispute",
+    "undo",
+    "consent-undo",
+    "decline-undo",
+    "contribute",
+    "agree-reveal",
+];
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScriptLine {
     /// 1-based line number in the file, for messages.
@@ -440,7 +471,9 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                     to: resolve_hex(scenario, to)?,
                 })
             }
-            _ => Err("`sewer-move` takes units, `to` and a Manhole hex: sewer-move 467a to Y9".into()),
+            _ => Err(
+                "`sewer-move` takes units, `to` and a Manhole hex: sewer-move 467a to Y9".into(),
+            ),
         },
         "designate-sewer" => match args {
             [to] => Ok(Command::DesignateSewer {
@@ -515,7 +548,8 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
+            "unknown command `{verb}` ({})",
+            COMMAND_WORDS.join(", ")
         )),
     }
 }
