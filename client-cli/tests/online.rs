@@ -848,11 +848,11 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
         .unwrap()
         .unwrap();
     assert_eq!(status, Ok(Status::Success));
-    let said = said.lock().unwrap();
-    assert!(
-        said.iter()
-            .any(|l| l.starts_with('#') && l.contains("Russian")),
-        "{said:?}"
-    );
+    let heard_russian = said
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.starts_with('#') && l.contains("Russian"));
+    assert!(heard_russian, "{:?}", said.lock().unwrap());
     s.stop().await;
 }
