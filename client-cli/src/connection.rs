@@ -566,6 +566,29 @@ mod tests {
         assert_eq!(endpoint(" example:9000/ "), "ws://example:9000/v1");
     }
 
+    /// `wss://` opens with a TLS handshake (a ClientHello record: 0x16, then version 3.x), so
+    /// the client reaches a server behind a TLS proxy.
+    #[tokio::test]
+    async fn wss_speaks_tls() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let client =
+            tokio::spawn(
+                async move { Connection::connect(&format!("wss://127.0.0.1:{port}")).await },
+            );
+        let accepted = tokio::time::timeout(REPLY_WAIT_MAX, listener.accept()).await;
+        let (mut socket, _) = accepted.expect("the client connects").unwrap();
+        let mut hello = [0u8; 3];
+        socket.read_exact(&mut hello).await.unwrap();
+        assert_eq!(hello[..2], [0x16, 0x03], "a TLS handshake record");
+        drop(socket);
+        let Err(e) = client.await.unwrap() else {
+            panic!("no TLS server here");
+        };
+        assert!(!e.to_string().contains("not compiled in"), "{e}");
+    }
+
     #[tokio::test]
     async fn a_refused_connection_says_to_start_the_server() {
         // Bind and drop a listener: its port is then, almost surely, one nothing listens on.
