@@ -56,6 +56,9 @@ pub const COMMAND_WORDS: &[&str] = &[
     "decline-undo",
     "contribute",
     "agree-reveal",
+    "concede",
+    "propose-end",
+    "accept-end",
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -532,6 +535,13 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 ),
             }
         }
+        // Ending the game early (docs/script.md).
+        "concede" | "propose-end" | "accept-end" if args.is_empty() => Ok(match verb {
+            "concede" => Command::Concede,
+            "propose-end" => Command::ProposeEnd,
+            _ => Command::AcceptEnd,
+        }),
+        "concede" | "propose-end" | "accept-end" => Err(format!("`{verb}` takes nothing")),
         "consent-undo" | "decline-undo" | "agree-reveal" if args.is_empty() => Ok(match verb {
             "consent-undo" => Command::ConsentToUndo,
             "decline-undo" => Command::DeclineUndo,
@@ -887,6 +897,7 @@ impl OfflineRun {
                 seq: 1,
                 by: None,
                 first: 1,
+                key: None,
                 event: Event::GameCreated {
                     scenario: game.scenario.clone(),
                 },
@@ -945,6 +956,7 @@ impl OfflineRun {
                         seq: self.game.version,
                         by: line.side,
                         first,
+                        key: None,
                         event: e.clone(),
                     });
                 }

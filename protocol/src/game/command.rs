@@ -89,6 +89,13 @@ pub enum Command {
     ConsentToUndo,
     /// Refuse the undo the opponent has just asked for.
     DeclineUndo,
+    // Ending the game before its last turn (`crate::rules::end`).
+    /// Give the game up: it ends now, lost for this side.
+    Concede,
+    /// Offer to end the game where it stands; the opponent's `AcceptEnd` ends it.
+    ProposeEnd,
+    /// Accept the opponent's standing offer to end the game.
+    AcceptEnd,
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).
