@@ -150,6 +150,8 @@ pub struct NewGame {
     pub game: GameId,
     pub sides: [SideSpec; 2],
     pub tokens: Tokens,
+    /// Where the server says players reach it, if its operator said (`--public-url`).
+    pub public_url: Option<String>,
 }
 
 /// The reply to `Join`.
@@ -343,10 +345,12 @@ impl Connection {
                 game,
                 sides,
                 tokens,
+                public_url,
             } => Ok(NewGame {
                 game,
                 sides,
                 tokens,
+                public_url,
             }),
             other => Err(message_name(&other)),
         })
@@ -391,9 +395,17 @@ impl Connection {
     }
 
     /// Sends a command and waits for its one reply. `id` is the caller's own (`asl run` uses
-    /// the script's line number, so server logs point back into the script).
-    pub async fn command(&mut self, id: u64, command: Command) -> Result<Reply, ConnectionError> {
-        self.send(&ClientMessage::Command { id, command }).await?;
+    /// the script's line number, so server logs point back into the script). `key` makes it
+    /// exactly-once: sent again with the same key, the server answers with what it made the
+    /// first time (`docs/protocol.md`).
+    pub async fn command(
+        &mut self,
+        id: u64,
+        command: Command,
+        key: Option<u64>,
+    ) -> Result<Reply, ConnectionError> {
+        self.send(&ClientMessage::Command { id, command, key })
+            .await?;
         let reply = self
             .reply("reply to the command", |m| match m {
                 ServerMessage::Accepted {

@@ -81,6 +81,7 @@ fn run_args(s: &TestServer, g: &NewGame, token: &str, script: PathBuf) -> RunArg
         script,
         no_wait: false,
         keep_going: false,
+        fresh: false,
         json: false,
     }
 }
@@ -433,19 +434,19 @@ async fn connection_buffers_events_while_a_command_waits() {
     german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
     let joined = russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     assert_eq!(joined.version, 1);
-    let reply = german.command(1, Command::Done).await.unwrap();
+    let reply = german.command(1, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 2, .. }),
         "{reply:?}"
     );
     // The German is still to act, so this is refused; event #2 came before the reply.
-    let reply = russian.command(7, Command::Done).await.unwrap();
+    let reply = russian.command(7, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Refused { version: 2, .. }),
         "{reply:?}"
     );
-    german.command(2, Command::Done).await.unwrap();
-    let reply = russian.command(8, Command::Done).await.unwrap();
+    german.command(2, Command::Done, None).await.unwrap();
+    let reply = russian.command(8, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 4, .. }),
         "{reply:?}"
@@ -479,7 +480,7 @@ async fn waiting_quietly_keeps_the_connection_alive() {
         tokio::time::sleep(idle_timeout * 3).await;
         let mut german = Connection::connect(&url).await.unwrap();
         german.join(&id, &token, None).await.unwrap();
-        german.command(1, Command::Done).await.unwrap();
+        german.command(1, Command::Done, None).await.unwrap();
     });
     let event = tokio::time::timeout(TEST_WAIT_MAX, russian.next_event())
         .await
@@ -504,8 +505,9 @@ async fn watch_prints_events_with_phase_headers() {
         (&g.tokens.side_a, "done\nmove 447a I8\ndone\n"),
         (&g.tokens.side_b, "adjudicate 467a pin\n"),
     ];
-    for (token, text) in turns {
-        let (result, out) = play(run_args(&s, &g, token, script(&dir, "p.txt", text))).await;
+    for (i, (token, text)) in turns.into_iter().enumerate() {
+        let path = script(&dir, &format!("p{i}.txt"), text);
+        let (result, out) = play(run_args(&s, &g, token, path)).await;
         assert_eq!(result, Ok(Status::Success), "{out}");
     }
 
@@ -559,7 +561,9 @@ async fn watch_resumes_without_gaps_or_duplicates() {
     let g = create_game(&first).await;
     let (watcher, report) = start_watching(watch_args(&first, &g, Some(10), false)).await;
     let turn = |s: &TestServer, token: &str, text: &str| {
-        play(run_args(s, &g, token, script(&scripts, "p.txt", text)))
+        let mut args = run_args(s, &g, token, script(&scripts, "p.txt", text));
+        args.fresh = true; // one file, a new script each turn
+        play(args)
     };
 
     // Seen live.
@@ -838,7 +842,7 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
     // The Russian ends the RPh from elsewhere: the German's session hears of it at once.
     let mut russian = Connection::connect(&s.url).await.unwrap();
     russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
-    let reply = russian.command(1, Command::Done).await.unwrap();
+    let reply = russian.command(1, Command::Done, None).await.unwrap();
     assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
     said_line("#").await;
     said_line("-- your turn: the German").await;
@@ -854,5 +858,50 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
         .iter()
         .any(|l| l.starts_with('#') && l.contains("Russian"));
     assert!(heard_russian, "{:?}", said.lock().unwrap());
+    s.stop().await;
+}
+
+/// Exactly-once: a script run again — even on a restarted server — gets each line's first
+/// answer back, nothing is played twice, and a run stopped by a refusal resumes after the
+/// lines it played once the script is fixed.
+#[tokio::test]
+async fn a_script_run_again_resumes_where_the_game_is() {
+    let (dir, first) = start(Config::default()).await;
+    let g = create_game(&first).await;
+    let scripts = tempfile::tempdir().unwrap();
+    let path = script(&scripts, "g.txt", "done\ndone\nmove 467a Q9\n");
+    let mut args = run_args(&first, &g, &g.tokens.side_a, path.clone());
+    args.no_wait = true;
+    let (result, out) = play(args).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    let before = server_game(&first, &g).await.version;
+    let addr = first.addr;
+    first.stop().await;
+
+    let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    // Fixed: the first two lines are as they were, the third is new.
+    std::fs::write(&path, "done\ndone\ndone\n").unwrap();
+    let mut args = run_args(&s, &g, &g.tokens.side_a, path.clone());
+    args.no_wait = true;
+    let (result, out) = play(args).await;
+    assert_eq!(
+        result,
+        Ok(Status::Refused),
+        "the Russian's step; German done refused:\n{out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("1: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("2: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert_eq!(
+        server_game(&s, &g).await.version,
+        before,
+        "nothing was played twice"
+    );
     s.stop().await;
 }

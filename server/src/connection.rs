@@ -295,7 +295,7 @@ impl Connection {
                 admin_token,
             } => self.create(&scenario, admin_token).await,
             ClientMessage::Join { game, token, since } => self.join(&game, &token, since).await,
-            ClientMessage::Command { id, command } => {
+            ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
                     return self
                         .error(ErrorCode::NotJoined, "join a game before sending commands")
@@ -322,6 +322,7 @@ impl Connection {
                     side,
                     id,
                     command,
+                    key,
                 };
                 if joined.handle.inbox.try_send(request).is_err() {
                     return self
@@ -452,6 +453,7 @@ impl Connection {
                     game,
                     sides,
                     tokens,
+                    public_url: self.config.public_url.clone(),
                 })
                 .await
             }

@@ -8,6 +8,7 @@ pub mod config;
 mod connection;
 pub mod game;
 pub mod log;
+pub mod once;
 pub mod registry;
 mod review;
 pub mod startup;

@@ -35,6 +35,19 @@ pub fn seal(
     chain::seal(seq, prev, salt, by, first, event)
 }
 
+/// [`seal`] with the client's exactly-once key for the command this event opens.
+pub fn seal_keyed(
+    seq: u64,
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    key: Option<u64>,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    chain::seal_keyed(seq, prev, salt, by, first, key, event)
+}
+
 /// Why a stored log cannot be served, naming the first bad event.
 pub type LogError = ChainError;
 

@@ -55,6 +55,12 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let flags = Flags::parse();
+    let public_url = flags
+        .public_url
+        .as_deref()
+        .map(startup::public_url)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!(e))?;
     let config = Config {
         connections_max: flags.connections_max,
         connections_per_game_max: flags.connections_per_game_max,
@@ -63,14 +69,9 @@ async fn main() -> anyhow::Result<()> {
         commands_per_second_max: flags.commands_per_second_max,
         idle_timeout: Duration::from_secs(flags.idle_timeout_s),
         admin_token: flags.admin_token,
+        public_url: public_url.clone(),
         ..Config::default()
     };
-    let public_url = flags
-        .public_url
-        .as_deref()
-        .map(startup::public_url)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!(e))?;
     let store = startup::open_store(&flags.data_dir).map_err(|e| anyhow::anyhow!(e))?;
     let listener = tokio::net::TcpListener::bind(&flags.listen)
         .await

@@ -130,6 +130,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
         &ClientMessage::Command {
             id: 1,
             command: Command::Done,
+            key: None,
         },
     )
     .await;
@@ -174,6 +175,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
         &ClientMessage::Command {
             id: 1,
             command: Command::Done,
+            key: None,
         },
     )
     .await;
@@ -203,6 +205,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
     let wrong_turn = ClientMessage::Command {
         id: 5,
         command: Command::Done,
+        key: None,
     };
     russian
         .send(Message::binary(wire::to_bincode(&wrong_turn)))
@@ -312,6 +315,7 @@ async fn limits_are_enforced_and_named() {
                     outcome: protocol::Outcome::Pin,
                     note: String::new(),
                 },
+                key: None,
             },
         )
         .await;

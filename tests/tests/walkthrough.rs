@@ -53,6 +53,7 @@ async fn the_readme_walkthrough_plays_through() {
             script: repo(script),
             no_wait: false,
             keep_going: false,
+            fresh: false,
             json: false,
         };
         async move {

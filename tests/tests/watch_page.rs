@@ -50,6 +50,7 @@ async fn play(server: &TestServer, game: &str, token: &str, dir: &Path, script: 
         script: path,
         no_wait: false,
         keep_going: false,
+        fresh: false,
         json: false,
     };
     let mut out = vec![];

@@ -96,6 +96,7 @@ fn save_game(name: &str, created: &NewGame, server: &str) -> Result<PathBuf, Fai
 }
 
 fn json(created: &NewGame, server: &str) -> serde_json::Value {
+    let server = created.public_url.as_deref().unwrap_or(server);
     serde_json::json!({
         "game": created.game,
         "sides": created.sides,
@@ -126,7 +127,10 @@ fn text_report(created: &NewGame, server: &str, saved_as: Option<&str>) -> Strin
         game,
         sides,
         tokens,
+        public_url,
     } = created;
+    // Where others reach the server, when its operator said: the links are for them.
+    let server = public_url.as_deref().unwrap_or(server);
     let server_flag = if server == DEFAULT_SERVER || saved_as.is_some() {
         String::new()
     } else {
@@ -196,6 +200,7 @@ mod tests {
                 side_b: "tb".into(),
                 spectator: "ts".into(),
             },
+            public_url: None,
         }
     }
 
@@ -236,6 +241,27 @@ mod tests {
         assert!(
             text.contains("  German (german)    token ta\n"),
             "the tokens are shown: {text}"
+        );
+    }
+
+    #[test]
+    fn the_servers_public_url_makes_the_links() {
+        let created = NewGame {
+            public_url: Some("wss://asl.example.org".into()),
+            ..created()
+        };
+        let text = text_report(&created, DEFAULT_SERVER, None);
+        assert!(
+            text.contains("  https://asl.example.org/watch#game=g1&token=ts\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("asl watch --server wss://asl.example.org --game g1 --token ts"),
+            "{text}"
+        );
+        assert_eq!(
+            json(&created, DEFAULT_SERVER)["watch"],
+            "https://asl.example.org/watch#game=g1&token=ts"
         );
     }
 

@@ -201,6 +201,13 @@ pub async fn play(args: &PlayArgs, out: &mut (dyn Write + Send)) -> Result<Statu
     status
 }
 
+fn fresh_key() -> Result<u64, Failure> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Failure::Server(format!("no randomness for a command key: {e}")))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
 /// The status line: whose step it is and what the game waits for.
 pub fn status_line(game: &Game, side: Side) -> String {
     if game.over {
@@ -268,7 +275,10 @@ pub async fn session(
                 let protocol::script::Action::Command(command) = &line.action else {
                     unreachable!("`plan` lets only commands through");
                 };
-                let reply = connection.command(number, command.clone()).await?;
+                // A fresh key a line: sent once, whatever happens to the connection.
+                let reply = connection
+                    .command(number, command.clone(), Some(fresh_key()?))
+                    .await?;
                 let descriptions = catch_up(connection, follower, &reply).await?;
                 let result = reply.result();
                 let outcome = LineOutcome {

@@ -38,6 +38,11 @@ pub struct RunArgs {
     /// Play on after a refusal instead of stopping there (the exit code is still 1).
     #[arg(long)]
     pub keep_going: bool,
+    /// Play every line anew. Without it, lines an earlier run of this script (the same path,
+    /// and the same lines up to there) played in this game are answered from the game's log
+    /// instead of being played twice, so a script run again resumes where the game is.
+    #[arg(long)]
+    pub fresh: bool,
     /// Print one JSON object per line instead of text.
     #[arg(long)]
     pub json: bool,
@@ -124,32 +129,40 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     crate::dice::contribute(&mut connection, &mut follower).await?;
 
     let mut status = Status::Success;
+    let mut keys = LineKeys::new(&args.script, args.fresh)?;
     while let Some(line) = source.next(&args.script, side, follower.game()).await? {
         let Action::Command(command) = &line.action else {
             unreachable!("`plan` lets only commands through");
         };
         if !args.no_wait {
             let script = args.script.display();
-            wait_for_turn(&mut connection, &mut follower, side, |game| {
+            let wait = Wait::before(command);
+            wait_for(&mut connection, &mut follower, side, wait, |game| {
                 eprintln!(
                     "{script}:{}: waiting for {} (this token plays the {})",
                     line.line,
-                    super::awaited(game),
+                    wait.awaited(game, side),
                     game.side_name(side)
                 );
             })
             .await?;
         }
+        let key = keys.next(&line);
+        let held = follower.version();
         let reply = connection
-            .command(line.line as u64, command.clone())
+            .command(line.line as u64, command.clone(), Some(key))
             .await?;
-        let descriptions = catch_up(&mut connection, &mut follower, &reply).await?;
+        let earlier = played_earlier(&reply, held);
+        let mut descriptions = catch_up(&mut connection, &mut follower, &reply).await?;
         let result = reply.result();
-        let failures = line
-            .expect
-            .as_ref()
-            .map(|e| check_expectation(follower.game(), e, &result))
-            .unwrap_or_default();
+        // A line played by an earlier run was checked then; the game has moved on since.
+        let failures = match (&line.expect, earlier) {
+            (Some(e), None) => check_expectation(follower.game(), e, &result),
+            _ => vec![],
+        };
+        if let Some((first, last)) = earlier {
+            descriptions = vec![format!("played already, as #{first}–#{last}")];
+        }
         let unexpected_refusal = result.is_err() && (line.expect.is_none() || !failures.is_empty());
         if !failures.is_empty() && status == Status::Success {
             status = Status::ExpectationsFailed;
@@ -214,14 +227,102 @@ pub(crate) fn plan<'a>(
         .collect()
 }
 
-/// Follows the game until `side` is to act (or the game is over, when the server's refusal
-/// says more than waiting could). Not `Game::acting`: during a pause for one side's answer
-/// that is the step's side, whose every command would be refused (B8.41, B9.322).
-/// `waiting` hears once what the game waits for, when it does not wait for `side`.
-async fn wait_for_turn(
+/// The keys that make script lines exactly-once (`docs/protocol.md`). A line's key is a hash
+/// of the script's path as given (`-` for standard input) and of every command line up to and
+/// including it, with their numbers: run again, the lines an earlier run played are answered
+/// from the game's log instead of being played twice; a line edited (after a refusal, say)
+/// and every line after it are new commands. `fresh` mixes in a random salt: nothing repeats.
+struct LineKeys {
+    prefix: blake3::Hasher,
+}
+
+impl LineKeys {
+    fn new(script: &Path, fresh: bool) -> Result<LineKeys, Failure> {
+        let mut prefix = blake3::Hasher::new();
+        prefix.update(b"asl run script\0");
+        prefix.update(script.as_os_str().as_encoded_bytes());
+        prefix.update(b"\0");
+        if fresh {
+            let mut salt = [0u8; 16];
+            getrandom::fill(&mut salt)
+                .map_err(|e| Failure::Server(format!("no randomness for --fresh: {e}")))?;
+            prefix.update(&salt);
+        }
+        Ok(LineKeys { prefix })
+    }
+
+    fn next(&mut self, line: &ScriptLine) -> u64 {
+        self.prefix.update(&(line.line as u64).to_le_bytes());
+        self.prefix.update(line.text.as_bytes());
+        self.prefix.update(b"\n");
+        let hash = self.prefix.finalize();
+        u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 of 32 bytes"))
+    }
+}
+
+/// `Some((first, last))` when the reply gives back events the game held already before the
+/// command was sent (`held`): the server answered a line an earlier run played.
+fn played_earlier(reply: &Reply, held: u64) -> Option<(u64, u64)> {
+    match reply {
+        Reply::Accepted { events, .. } => {
+            let first = events.first()?.seq;
+            let last = events.last()?.seq;
+            (last <= held).then_some((first, last))
+        }
+        Reply::Refused { .. } => None,
+    }
+}
+
+/// What a command waits for before it is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// Its side to act (most commands).
+    Turn,
+    /// The opponent's offer to end the game (`accept-end`).
+    Offer,
+    /// Nothing: `concede` is taken at any moment.
+    Nothing,
+}
+
+impl Wait {
+    fn before(command: &Command) -> Wait {
+        match command {
+            Command::Concede => Wait::Nothing,
+            Command::AcceptEnd => Wait::Offer,
+            _ => Wait::Turn,
+        }
+    }
+
+    /// Whether `side` may send now (or the game is over, when the server's refusal says more
+    /// than waiting could). Not `Game::acting`: during a pause for one side's answer that is
+    /// the step's side, whose every command would be refused (B8.41, B9.322).
+    fn ready(self, game: &Game, side: Side) -> bool {
+        game.over
+            || match self {
+                Wait::Turn => side_to_act(game) == side,
+                Wait::Offer => game.end_proposal == Some(side.opponent()),
+                Wait::Nothing => true,
+            }
+    }
+
+    fn awaited(self, game: &Game, side: Side) -> String {
+        match self {
+            Wait::Offer => format!(
+                "the {} to offer to end the game (propose-end)",
+                game.side_name(side.opponent())
+            ),
+            Wait::Turn | Wait::Nothing => super::awaited(game),
+        }
+    }
+}
+
+/// Follows the game until `wait` is over for `side`. `waiting` hears once what the game waits
+/// for, when it has to wait.
+async fn wait_for(
     connection: &mut Connection,
     follower: &mut Follower,
     side: Side,
+    wait: Wait,
     waiting: impl FnOnce(&Game),
 ) -> Result<(), Failure> {
     let mut waiting = Some(waiting);
@@ -229,7 +330,7 @@ async fn wait_for_turn(
         while let Some(event) = connection.pop_buffered() {
             follower.advance(&event)?;
         }
-        if follower.game().over || side_to_act(follower.game()) == side {
+        if wait.ready(follower.game(), side) {
             return Ok(());
         }
         if let Some(say) = waiting.take() {
@@ -422,6 +523,27 @@ mod tests {
         assert!(catching_up.apply_ready(&mut russian).unwrap());
         assert_eq!(russian.game(), &server);
         assert!(catching_up.descriptions.is_empty());
+    }
+
+    #[test]
+    fn a_lines_key_follows_the_script_up_to_it() {
+        let game = game();
+        let keys = |path: &str, text: &str, fresh: bool| -> Vec<u64> {
+            let lines = parse_script(text, &game.scenario).unwrap();
+            let mut k = LineKeys::new(Path::new(path), fresh).unwrap();
+            lines.iter().map(|l| k.next(l)).collect()
+        };
+        let first = keys("g.txt", "done\ndone\nmove 467a H6\n", false);
+        assert_eq!(first, keys("g.txt", "done\ndone\nmove 467a H6\n", false));
+        let edited = keys("g.txt", "done\ndone\nmove 467a G6\ndone\n", false);
+        assert_eq!(edited[..2], first[..2], "the lines before the edit resume");
+        assert_ne!(edited[2], first[2]);
+        assert_ne!(
+            first[0], first[1],
+            "the same text on another line is another command"
+        );
+        assert_ne!(keys("r.txt", "done\n", false)[0], first[0]);
+        assert_ne!(keys("g.txt", "done\n", true)[0], first[0]);
     }
 
     #[test]
