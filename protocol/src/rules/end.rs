@@ -54,10 +54,8 @@ pub fn accept(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
         None => Err(RuleViolation::new(
             RULE,
             ViolationKind::WrongPhase,
-            format!(
-                "no offer to end the game stands (an offer lapses once anything else happens); \
-                 propose-end makes one, concede gives the game up"
-            ),
+            "no offer to end the game stands (an offer lapses once anything else happens); \
+             propose-end makes one, concede gives the game up",
         )),
     }
 }
