@@ -34,7 +34,7 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
     Scenario::from_toml(&text)
-        .map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
+        .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
         .create_game(&text, args.admin_token.as_deref())
