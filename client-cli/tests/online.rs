@@ -905,3 +905,30 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     );
     s.stop().await;
 }
+
+/// A server given `--public-url` sends it with a new game, and `asl new` makes its links from
+/// it rather than from the address it used itself.
+#[tokio::test]
+async fn new_links_to_the_public_url() {
+    let (_dir, s) = start(Config {
+        public_url: Some("wss://asl.example.org".into()),
+        ..Config::default()
+    })
+    .await;
+    let args = NewArgs {
+        server: server(&s),
+        scenario: scenario_path(),
+        json: true,
+        admin_token: None,
+        save: None,
+    };
+    let mut out = vec![];
+    new(&args, &mut out).await.unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let watch = v["watch"].as_str().unwrap();
+    assert!(
+        watch.starts_with("https://asl.example.org/watch#game="),
+        "{watch}"
+    );
+    s.stop().await;
+}

@@ -444,7 +444,12 @@ impl Connection {
         }
         let scenario = match Scenario::from_toml(scenario) {
             Ok(s) => s,
-            Err(e) => return self.error(ErrorCode::BadScenario, e.to_string()).await,
+            Err(e) => {
+                let at = e.at.map_or(String::new(), |p| {
+                    format!("line {}, column {}: ", p.line, p.column)
+                });
+                return self.error(ErrorCode::BadScenario, format!("{at}{e}")).await;
+            }
         };
         let sides = scenario.sides.clone();
         match self.registry.create(scenario).await {

@@ -147,6 +147,15 @@ async fn bad_input_is_answered_and_changes_nothing() {
         ServerMessage::Error { code, message } => {
             assert_eq!(code, ErrorCode::BadScenario);
             assert!(message.contains("units[0].hex"), "{message}");
+            let line = SCENARIO
+                .lines()
+                .position(|l| l.contains("hex = \"55H5\""))
+                .unwrap()
+                + 1;
+            assert!(
+                message.starts_with(&format!("line {line}, column ")),
+                "{message}"
+            );
         }
         other => panic!("{other:?}"),
     }
