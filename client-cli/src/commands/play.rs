@@ -210,13 +210,24 @@ fn fresh_key() -> Result<u64, Failure> {
 
 /// The status line: whose step it is and what the game waits for.
 pub fn status_line(game: &Game, side: Side) -> String {
-    if game.over {
-        "-- the game is over".into()
+    let mut line = if game.over {
+        "-- the game is over".to_string()
     } else if side_to_act(game) == side {
         format!("-- your turn: {}", awaited(game))
     } else {
         format!("-- waiting for {}", awaited(game))
+    };
+    match game.end_proposal {
+        Some(by) if !game.over && by != side => {
+            line += &format!(
+                "; the {} offers to end the game (accept-end agrees)",
+                game.side_name(by)
+            )
+        }
+        Some(_) if !game.over => line += "; your offer to end the game stands",
+        _ => {}
     }
+    line
 }
 
 const HELP: &str = "Type a command as in a script (docs/script.md), e.g. `move g1 C4`, `done`, \
@@ -334,6 +345,19 @@ mod tests {
             v.complete(false, "r").iter().all(|u| u != "r3"),
             "the Russian's hidden unit is not offered to the German"
         );
+    }
+
+    #[test]
+    fn the_status_line_shows_an_offer_to_end() {
+        let mut game = game();
+        protocol::apply(&mut game, &protocol::Event::EndProposed { side: Side::B });
+        assert!(
+            status_line(&game, Side::A)
+                .ends_with("; the Russian offers to end the game (accept-end agrees)"),
+            "{}",
+            status_line(&game, Side::A)
+        );
+        assert!(status_line(&game, Side::B).ends_with("; your offer to end the game stands"));
     }
 
     #[test]

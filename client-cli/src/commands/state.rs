@@ -64,6 +64,15 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
         ),
         ("ATTACKER", game.side_name(game.attacker()).to_string()),
         ("To act", to_act),
+        (
+            "End offered",
+            match game.end_proposal {
+                Some(by) if !game.over => {
+                    format!("by the {} (accept-end agrees)", game.side_name(by))
+                }
+                _ => "no".into(),
+            },
+        ),
         ("Version", game.version.to_string()),
         ("State hash", hash.to_string()),
     ];
