@@ -932,3 +932,37 @@ async fn new_links_to_the_public_url() {
     );
     s.stop().await;
 }
+
+/// A server restarted while a script waits: `asl run` reconnects, catches up, and plays on
+/// with the next line, sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_reconnects_after_the_server_restarts() {
+    let (dir, first) = start(Config::default()).await;
+    let g = create_game(&first).await;
+    let scripts = tempfile::tempdir().unwrap();
+    // Two steps of the German's, then one that waits for the Russian's end of the RPh.
+    let path = script(&scripts, "g.txt", "done\ndone\ndone => ok phase=MPh\n");
+    let report = Report::default();
+    let args = run_args(&first, &g, &g.tokens.side_a, path);
+    let mut out = report.clone();
+    let german = tokio::spawn(async move { run(&args, &mut out).await });
+    report.wait_for_line("2: done -> accepted").await;
+    let addr = first.addr;
+    first.stop().await;
+    let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    let mut russian = Connection::connect(&s.url).await.unwrap();
+    russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
+    let reply = russian.command(1, Command::Done, None).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    let result = tokio::time::timeout(TEST_WAIT_MAX, german)
+        .await
+        .expect("the script finishes")
+        .unwrap();
+    assert_eq!(result, Ok(Status::Success), "{}", report.text());
+    assert!(
+        report.text().contains("3: done -> accepted"),
+        "{}",
+        report.text()
+    );
+    s.stop().await;
+}

@@ -131,27 +131,28 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     let mut status = Status::Success;
     let mut keys = LineKeys::new(&args.script, args.fresh)?;
     while let Some(line) = source.next(&args.script, side, follower.game()).await? {
-        let Action::Command(command) = &line.action else {
-            unreachable!("`plan` lets only commands through");
-        };
-        if !args.no_wait {
-            let script = args.script.display();
-            let wait = Wait::before(command);
-            wait_for(&mut connection, &mut follower, side, wait, |game| {
-                eprintln!(
-                    "{script}:{}: waiting for {} (this token plays the {})",
-                    line.line,
-                    wait.awaited(game, side),
-                    game.side_name(side)
-                );
-            })
-            .await?;
-        }
         let key = keys.next(&line);
-        let held = follower.version();
-        let reply = connection
-            .command(line.line as u64, command.clone(), Some(key))
-            .await?;
+        let mut delays = super::watch::reconnect_delays();
+        // The line's key makes sending it again safe: after a lost connection the server
+        // answers with what it made, if the first send reached it, instead of playing it twice.
+        let (reply, held) = loop {
+            let sent = send_line(&mut connection, &mut follower, side, args, &line, key).await;
+            match sent {
+                Ok(sent) => break sent,
+                Err(Stop::Link(e)) if e.is_transient() => {
+                    let Some(delay) = delays.next() else {
+                        return Err(e.into());
+                    };
+                    eprintln!("asl: {e}; reconnecting for line {}", line.line);
+                    tokio::time::sleep(delay).await;
+                    if let Ok((c, _, f)) = join_fresh(&args.server, &args.game).await {
+                        (connection, follower) = (c, f);
+                    }
+                }
+                Err(Stop::Link(e)) => return Err(e.into()),
+                Err(Stop::Failed(f)) => return Err(f),
+            }
+        };
         let earlier = played_earlier(&reply, held);
         let mut descriptions = catch_up(&mut connection, &mut follower, &reply).await?;
         let result = reply.result();
@@ -225,6 +226,57 @@ pub(crate) fn plan<'a>(
             Action::Command(c) => Ok((l, c)),
         })
         .collect()
+}
+
+/// Why sending a line stopped: the link (worth reconnecting, if transient) or anything else.
+enum Stop {
+    Link(ConnectionError),
+    Failed(Failure),
+}
+
+impl From<ConnectionError> for Stop {
+    fn from(e: ConnectionError) -> Stop {
+        Stop::Link(e)
+    }
+}
+
+impl From<FollowError> for Stop {
+    fn from(e: FollowError) -> Stop {
+        Stop::Failed(e.into())
+    }
+}
+
+/// Waits until `line` may be sent (unless `--no-wait`), sends it with its `key`, and returns
+/// the reply with the version the game stood at when it was sent.
+async fn send_line(
+    connection: &mut Connection,
+    follower: &mut Follower,
+    side: Side,
+    args: &RunArgs,
+    line: &ScriptLine,
+    key: u64,
+) -> Result<(Reply, u64), Stop> {
+    let Action::Command(command) = &line.action else {
+        unreachable!("`plan` lets only commands through");
+    };
+    if !args.no_wait {
+        let script = args.script.display();
+        let wait = Wait::before(command);
+        wait_for(connection, follower, side, wait, |game| {
+            eprintln!(
+                "{script}:{}: waiting for {} (this token plays the {})",
+                line.line,
+                wait.awaited(game, side),
+                game.side_name(side)
+            );
+        })
+        .await?;
+    }
+    let held = follower.version();
+    let reply = connection
+        .command(line.line as u64, command.clone(), Some(key))
+        .await?;
+    Ok((reply, held))
 }
 
 /// The keys that make script lines exactly-once (`docs/protocol.md`). A line's key is a hash
@@ -324,7 +376,7 @@ async fn wait_for(
     side: Side,
     wait: Wait,
     waiting: impl FnOnce(&Game),
-) -> Result<(), Failure> {
+) -> Result<(), Stop> {
     let mut waiting = Some(waiting);
     loop {
         while let Some(event) = connection.pop_buffered() {
