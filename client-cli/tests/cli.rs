@@ -207,3 +207,37 @@ async fn a_failed_export_leaves_no_file() {
     );
     server.stop().await;
 }
+
+/// `asl play` with its lines piped in rather than typed: each is answered, and the session
+/// ends with its input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_reads_piped_lines_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let g = created(&server).await;
+    let mut child = asl(&server, dir.path())
+        .args(["play", "--game", &g.game, "--token", &g.tokens.side_a])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut seen = wait_for(&out, "-- your turn: the German");
+        writeln!(stdin, "done").unwrap();
+        seen.extend(wait_for(&out, "1: done -> accepted"));
+        writeln!(stdin, "move g1 Q9").unwrap();
+        seen.extend(wait_for(&out, "2: move g1 Q9 -> refused A4"));
+        drop(stdin);
+        seen
+    })
+    .await
+    .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{seen:?}");
+    server.stop().await;
+}
