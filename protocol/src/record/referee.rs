@@ -508,6 +508,32 @@ mod tests {
         assert_eq!(pending, 0);
     }
 
+    /// A game ended early reveals its seed as one that ran its course does: by a
+    /// concession, and by agreement.
+    #[test]
+    fn the_seed_is_revealed_when_the_game_ends_early() {
+        for ending in [
+            vec![(Side::A, Command::Concede)],
+            vec![
+                (Side::B, Command::ProposeEnd),
+                (Side::A, Command::AcceptEnd),
+            ],
+        ] {
+            let mut r = start(7);
+            play(
+                &mut r,
+                Side::B,
+                Command::ContributeEntropy { nonce: [9; 32] },
+            );
+            for (side, command) in ending {
+                play(&mut r, side, command);
+            }
+            assert!(r.game().over);
+            let last = &r.entries().last().unwrap().event;
+            assert_eq!(last, &Event::SeedRevealed { seed: [7; 32] });
+        }
+    }
+
     #[test]
     fn a_dice_free_game_logs_no_commitment_and_reveals_nothing() {
         let mut r = start(1);
