@@ -14,7 +14,7 @@ mod memory;
 mod sled_store;
 
 pub use memory::MemoryStore;
-pub use sled_store::SledStore;
+pub use sled_store::{OpenError, SledStore, Snapshot};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -62,7 +62,7 @@ impl Durable {
 }
 
 /// The store dropped a write without settling it: only its committer stopping does that.
-fn gone() -> StoreError {
+pub(crate) fn gone() -> StoreError {
     StoreError::Io("the store stopped before the write was settled".into())
 }
 
