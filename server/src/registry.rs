@@ -1,6 +1,7 @@
 //! The games this server serves: created here, or stored and loaded on first join by
-//! replaying their logs. Starting the server reads only the list of games, so it serves at
-//! once however many games are on disk. A game whose log is damaged is kept as unavailable —
+//! replaying their logs. Starting the server checks every stored game's hash chain (hashing
+//! only, no replay), so damage is found and named at once rather than when someone joins;
+//! the replay waits for the first join. A game whose log is damaged is kept as unavailable —
 //! named, with the reason and the first bad event — and never rewritten; the other games are
 //! served as usual.
 
@@ -58,6 +59,14 @@ fn digest(token: &str) -> [u8; 32] {
     *blake3::hash(token.as_bytes()).as_bytes()
 }
 
+/// Reads one stored game's log and checks its hash chain, naming the first bad event.
+fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
+    let records = store
+        .load(key)
+        .map_err(|e| format!("its log cannot be read ({e})"))?;
+    log::verify(&records).map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// Reads, verifies and replays one stored game: the blocking part of a load.
 fn rebuild(
     store: Arc<dyn EventStore>,
@@ -85,23 +94,33 @@ fn rebuild(
 }
 
 impl Registry {
-    /// Lists the stored games; each is loaded when someone first joins it.
+    /// Lists the stored games and checks each one's hash chain: a damaged game is marked
+    /// unavailable, naming its first bad event, and logged. Each game is replayed when someone
+    /// first joins it.
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
-        let games = store.games().map_err(|e| e.to_string())?;
-        info!(
-            stored = games.len(),
-            "games listed; each loads on its first join"
-        );
-        let games = games
-            .into_iter()
-            .map(|(key, meta)| {
-                let slot = Slot {
-                    meta,
-                    loaded: OnceCell::new(),
-                };
-                (key, Arc::new(slot))
-            })
-            .collect();
+        let listed = store.games().map_err(|e| e.to_string())?;
+        let stored = listed.len();
+        let mut games = HashMap::with_capacity(stored);
+        let mut damaged = 0;
+        for (key, meta) in listed {
+            let loaded = match check_chain(&*store, &key) {
+                Ok(()) => OnceCell::new(),
+                Err(why) => {
+                    damaged += 1;
+                    error!(game = %log::game_id(&key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+                    OnceCell::new_with(Some(Loaded::Unavailable(why)))
+                }
+            };
+            games.insert(key, Arc::new(Slot { meta, loaded }));
+        }
+        if damaged > 0 {
+            error!(
+                stored,
+                damaged, "some games are damaged; the others are served"
+            );
+        } else {
+            info!(stored, "every stored game's chain checked; each replays on its first join");
+        }
         Ok(Registry {
             games: Mutex::new(games),
             tasks: Mutex::new(Vec::new()),

@@ -10,6 +10,7 @@
 //! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::log`]'s
 //! business, so every store is verified by the same code.
 
+pub mod backup;
 mod memory;
 mod sled_store;
 
