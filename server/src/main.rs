@@ -1,10 +1,13 @@
 //! `asl-server`: parses flags, opens the store, binds the listener and hands over to
-//! [`server::run`]. Everything else lives in the library so tests run the same code.
+//! [`server::run`]; or, as `asl-server backup DIR` / `asl-server restore DIR`, copies games
+//! out as verified export files and back. Everything else lives in the library so tests run
+//! the same code.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use server::config::{self, Config};
-use server::store::SledStore;
-use std::path::PathBuf;
+use server::store::backup::{self, admin};
+use server::store::{OpenError, SledStore};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing_subscriber::EnvFilter;
@@ -40,6 +43,42 @@ struct Flags {
     /// Seconds of silence before a connection is closed.
     #[arg(long, default_value_t = config::IDLE_TIMEOUT.as_secs())]
     idle_timeout_s: u64,
+    #[command(subcommand)]
+    task: Option<Task>,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Write every game of the data dir into DIR as a verified export file (`<id>.asl-log`,
+    /// which `asl verify` reads) with its metadata (`<id>.meta`). Works while the server runs
+    /// (through its admin socket in the data dir) and while it is stopped.
+    Backup { dir: PathBuf },
+    /// Load every export in DIR (as `backup` wrote them) into the data dir, which must hold no
+    /// games; each is verified first. Run it with the server stopped.
+    Restore { dir: PathBuf },
+}
+
+/// Exit status when the data directory cannot be used.
+const EXIT_STORE: i32 = 2;
+
+/// Opens the store, or ends the process with a message saying which directory, what failed
+/// and what to do: never a backtrace.
+fn open_store(dir: &Path) -> SledStore {
+    SledStore::open(dir).unwrap_or_else(|e| {
+        let advice = match &e {
+            OpenError::Locked(_) => "Stop the other server first, or give this one its own --data-dir.".to_string(),
+            OpenError::Damaged(_) => format!(
+                "The store is damaged. Keep {0} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR",
+                dir.display()
+            ),
+            OpenError::Io(_) => "Check that the directory exists, is writable by this user and that its disk has space.".into(),
+        };
+        eprintln!(
+            "asl-server: cannot open the data directory {}: {e}\n{advice}",
+            dir.display()
+        );
+        std::process::exit(EXIT_STORE);
+    })
 }
 
 #[tokio::main]
@@ -50,6 +89,22 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let flags = Flags::parse();
+    match &flags.task {
+        Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
+        Some(Task::Restore { dir }) => {
+            let store = Arc::new(open_store(&flags.data_dir));
+            let from = dir.clone();
+            // The store's writes are waited for by blocking: off the async threads.
+            let report = tokio::task::spawn_blocking(move || backup::restore(store, &from))
+                .await?
+                .map_err(|e| {
+                    anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
+                })?;
+            println!("restored {report}");
+            return Ok(());
+        }
+        None => {}
+    }
     let config = Config {
         connections_max: flags.connections_max,
         connections_per_game_max: flags.connections_per_game_max,
@@ -60,8 +115,12 @@ async fn main() -> anyhow::Result<()> {
         admin_token: flags.admin_token,
         ..Config::default()
     };
-    let store = SledStore::open(&flags.data_dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the data dir {}: {e}", flags.data_dir.display())
+    let store = Arc::new(open_store(&flags.data_dir));
+    admin::listen(&flags.data_dir, store.clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot open the admin socket in {}: {e}",
+            flags.data_dir.display()
+        )
     })?;
     let listener = tokio::net::TcpListener::bind(&flags.listen)
         .await
@@ -69,7 +128,29 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, Arc::new(store), config, shutdown)
+    server::run(listener, store, config, shutdown)
         .await
         .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// `asl-server backup DIR`: through the running server if one answers on the data dir's admin
+/// socket, else straight from the store (which then must not be locked by anyone).
+async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
+    let dir = std::path::absolute(dir)?;
+    let report = match admin::request_backup(data_dir, &dir).await {
+        Some(answer) => answer.map_err(|e| anyhow::anyhow!("backup failed: {e}"))?,
+        None => {
+            let store = open_store(data_dir);
+            let into = dir.clone();
+            tokio::task::spawn_blocking(move || backup::backup(&store, &into))
+                .await?
+                .map_err(|e| anyhow::anyhow!("backup failed: {e}"))?
+                .to_string()
+        }
+    };
+    println!("backed up into {}: {report}", dir.display());
+    if report.contains("not copied") {
+        anyhow::bail!("some games could not be copied (named above)");
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
-use server::store::SledStore;
+use server::store::{EventStore, SledStore};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,4 +202,98 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         before,
         "the damaged log was rewritten"
     );
+}
+
+/// Copies a stopped server's data directory (sled's files, not the admin socket).
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+async fn join_since(url: &str, game: &str, token: &str, since: Option<u64>) -> ServerMessage {
+    let mut ws = open(url).await;
+    ask(
+        &mut ws,
+        ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since,
+        },
+    )
+    .await
+}
+
+/// A data directory put back to an older copy: a player who was sent a later version is not
+/// handed a fresh snapshot of the old one. The game is flagged, play is refused naming the
+/// missing events, and what remains still exports and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolled_back_log_is_detected_when_a_player_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let (game, tokens) = create(&server.url).await;
+    let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
+    let done = |id| ClientMessage::Command {
+        id,
+        command: Command::Done,
+    };
+    assert!(matches!(
+        ask(&mut ws, done(1)).await,
+        ServerMessage::Accepted { version: 2, .. }
+    ));
+    drop(ws);
+    server.stop().await;
+    copy_dir(dir.path(), old.path());
+
+    let server = start(dir.path()).await;
+    let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
+    let acked = match ask(&mut ws, done(2)).await {
+        ServerMessage::Accepted { version, .. } => version,
+        other => panic!("expected accepted, got {other:?}"),
+    };
+    drop(ws);
+    server.stop().await;
+
+    // The operator puts back the older copy.
+    let server = start(old.path()).await;
+    // A spectator's claim is refused but does not stop the game.
+    match join_since(&server.url, &game, &tokens.spectator, Some(acked)).await {
+        ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::GameUnavailable),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // The player who was told of version `acked` is.
+    match join_since(&server.url, &game, &tokens.side_a, Some(acked)).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert!(message.contains("rolled back"), "{message}");
+            assert!(message.contains(&format!("events 3..={acked}")), "{message}");
+        }
+        other => panic!("expected game_unavailable, got {other:?}"),
+    }
+    // From then on, the other side cannot play it from the old position either.
+    match join_since(&server.url, &game, &tokens.side_b, None).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert!(message.contains("rolled back"), "{message}");
+        }
+        other => panic!("expected game_unavailable, got {other:?}"),
+    }
+    server.stop().await;
+
+    // What remains is whole: its export verifies.
+    let store = SledStore::open(old.path()).unwrap();
+    let key = server::log::game_key(&game).unwrap();
+    let records = store.load(&key).unwrap();
+    assert_eq!(records.len(), 2);
+    let text = server::store::backup::export_text(&key, &records).unwrap();
+    let verified = protocol::export::verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    assert_eq!(verified.header.events, 2);
 }
