@@ -1,7 +1,7 @@
 //! The games this server serves: created here, or stored and loaded on first join by
-//! replaying their logs. Starting the server checks every stored game's hash chain (hashing
-//! only, no replay), so damage is found and named at once rather than when someone joins;
-//! the replay waits for the first join. A game whose log is damaged is kept as unavailable —
+//! replaying their logs. Starting the server lists the games and serves at once, while a
+//! background check reads every stored game's hash chain (no replay), so damage is found and
+//! named at the start rather than when someone joins; the replay waits for the first join. A game whose log is damaged is kept as unavailable —
 //! named, with the reason and the first bad event — and never rewritten; the other games are
 //! served as usual.
 
@@ -13,6 +13,7 @@ use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, OnceCell};
 use tracing::{error, info};
@@ -36,8 +37,11 @@ enum Loaded {
 
 pub struct Registry {
     games: Mutex<HashMap<GameKey, Arc<Slot>>>,
-    /// The writer tasks, awaited at shutdown so that nothing holds the store afterwards.
+    /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
+    /// store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Set at shutdown to end the background chain check early.
+    checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
 }
@@ -59,12 +63,44 @@ fn digest(token: &str) -> [u8; 32] {
     *blake3::hash(token.as_bytes()).as_bytes()
 }
 
+/// Checks every listed game's chain (until `stop`), marking the damaged ones unavailable and
+/// logging each by name.
+fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &AtomicBool) {
+    let started = std::time::Instant::now();
+    let mut damaged = 0;
+    for (key, slot) in slots {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if slot.loaded.initialized() {
+            continue;
+        }
+        if let Err(why) = check_chain(store, key) {
+            damaged += 1;
+            error!(game = %log::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+            // A join that got there first has found the same damage.
+            let _ = slot.loaded.set(Loaded::Unavailable(why));
+        }
+    }
+    let took_ms = started.elapsed().as_millis() as u64;
+    if damaged > 0 {
+        error!(
+            checked = slots.len(),
+            damaged, took_ms, "some games are damaged; the others are served"
+        );
+    } else {
+        info!(checked = slots.len(), took_ms, "every stored game's chain is whole");
+    }
+}
+
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
 fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
     let records = store
         .load(key)
         .map_err(|e| format!("its log cannot be read ({e})"))?;
-    log::verify(&records).map(|_| ()).map_err(|e| e.to_string())
+    log::verify(&records)
+        .map(|_| ())
+        .map_err(|e| format!("its log is damaged at {e}"))
 }
 
 /// Reads, verifies and replays one stored game: the blocking part of a load.
@@ -75,11 +111,13 @@ fn rebuild(
     connections_max: usize,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
     let mut meta = GameMeta::decode(meta)?;
-    let records = store.load(&key).map_err(|e| e.to_string())?;
+    let records = store
+        .load(&key)
+        .map_err(|e| format!("its log cannot be read ({e})"))?;
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = log::verify(&records).map_err(|e| e.to_string())?;
+    let verified = log::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
@@ -94,36 +132,37 @@ fn rebuild(
 }
 
 impl Registry {
-    /// Lists the stored games and checks each one's hash chain: a damaged game is marked
-    /// unavailable, naming its first bad event, and logged. Each game is replayed when someone
-    /// first joins it.
+    /// Lists the stored games, so the server serves at once, and starts checking each one's
+    /// hash chain in the background: a damaged game is marked unavailable, naming its first
+    /// bad event, and logged. Each game is replayed when someone first joins it (a join that
+    /// comes before the check reaches its game verifies the chain itself).
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
         let listed = store.games().map_err(|e| e.to_string())?;
-        let stored = listed.len();
-        let mut games = HashMap::with_capacity(stored);
-        let mut damaged = 0;
-        for (key, meta) in listed {
-            let loaded = match check_chain(&*store, &key) {
-                Ok(()) => OnceCell::new(),
-                Err(why) => {
-                    damaged += 1;
-                    error!(game = %log::game_id(&key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
-                    OnceCell::new_with(Some(Loaded::Unavailable(why)))
-                }
-            };
-            games.insert(key, Arc::new(Slot { meta, loaded }));
-        }
-        if damaged > 0 {
-            error!(
-                stored,
-                damaged, "some games are damaged; the others are served"
-            );
-        } else {
-            info!(stored, "every stored game's chain checked; each replays on its first join");
-        }
+        let games: HashMap<GameKey, Arc<Slot>> = listed
+            .into_iter()
+            .map(|(key, meta)| {
+                let slot = Slot {
+                    meta,
+                    loaded: OnceCell::new(),
+                };
+                (key, Arc::new(slot))
+            })
+            .collect();
+        info!(
+            stored = games.len(),
+            "games listed; their chains are checked in the background, and each replays on its first join"
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let slots: Vec<(GameKey, Arc<Slot>)> =
+            games.iter().map(|(k, s)| (*k, s.clone())).collect();
+        let checker = {
+            let (store, stop) = (store.clone(), stop.clone());
+            tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
+        };
         Ok(Registry {
             games: Mutex::new(games),
-            tasks: Mutex::new(Vec::new()),
+            tasks: Mutex::new(vec![checker]),
+            checking: stop,
             store,
             config,
         })
@@ -258,7 +297,7 @@ impl Registry {
             Loaded::Unavailable(why) => {
                 return Err((
                     ErrorCode::GameUnavailable,
-                    format!("game `{id}` cannot be served: its log is damaged at {why}"),
+                    format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
                 ))
             }
             Loaded::Live(handle) => handle,
@@ -287,6 +326,7 @@ impl Registry {
     /// Stops every game: their handles are dropped, so each writer task ends once the
     /// connections holding a handle are gone; returns when all have ended.
     pub async fn shutdown(&self) {
+        self.checking.store(true, Ordering::SeqCst);
         self.games.lock().expect("registry lock").clear();
         let tasks = std::mem::take(&mut *self.tasks.lock().expect("registry lock"));
         for task in tasks {

@@ -44,7 +44,8 @@ struct Tally {
     refused_to_open: u32,
     /// Joins answered with at least the acknowledged version.
     served: u64,
-    /// Games refused as damaged, naming the first bad event.
+    /// Games refused as damaged, naming the first bad event (or, when sled cannot read the
+    /// log at all, saying so).
     damaged_named: u64,
     /// Games refused as rolled back, naming the missing events.
     rollback_flagged: u64,
@@ -215,7 +216,9 @@ async fn check(addr: SocketAddr, track: &Track, tally: &mut Tally, cycle: u32) -
         ServerMessage::Error {
             code: ErrorCode::GameUnavailable,
             message,
-        } if message.contains("damaged at event") => tally.damaged_named += 1,
+        } if message.contains("damaged at event") || message.contains("cannot be read") => {
+            tally.damaged_named += 1
+        }
         ServerMessage::Error {
             code: ErrorCode::UnknownGame,
             ..
