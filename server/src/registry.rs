@@ -89,7 +89,10 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
             damaged, took_ms, "some games are damaged; the others are served"
         );
     } else {
-        info!(checked = slots.len(), took_ms, "every stored game's chain is whole");
+        info!(
+            checked = slots.len(),
+            took_ms, "every stored game's chain is whole"
+        );
     }
 }
 
@@ -153,8 +156,7 @@ impl Registry {
             "games listed; their chains are checked in the background, and each replays on its first join"
         );
         let stop = Arc::new(AtomicBool::new(false));
-        let slots: Vec<(GameKey, Arc<Slot>)> =
-            games.iter().map(|(k, s)| (*k, s.clone())).collect();
+        let slots: Vec<(GameKey, Arc<Slot>)> = games.iter().map(|(k, s)| (*k, s.clone())).collect();
         let checker = {
             let (store, stop) = (store.clone(), stop.clone());
             tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))

@@ -274,7 +274,10 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
         ServerMessage::Error { code, message } => {
             assert_eq!(code, ErrorCode::GameUnavailable);
             assert!(message.contains("rolled back"), "{message}");
-            assert!(message.contains(&format!("events 3..={acked}")), "{message}");
+            assert!(
+                message.contains(&format!("events 3..={acked}")),
+                "{message}"
+            );
         }
         other => panic!("expected game_unavailable, got {other:?}"),
     }

@@ -146,7 +146,8 @@ pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, String> {
     names.sort();
     let mut report = Report::default();
     for path in names {
-        let events = restore_game(&store, &path).map_err(|why| format!("{}: {why}", path.display()))?;
+        let events =
+            restore_game(&store, &path).map_err(|why| format!("{}: {why}", path.display()))?;
         report.games += 1;
         report.events += events;
     }
@@ -257,7 +258,9 @@ pub mod admin {
     /// Asks the server running on `data_dir` for a backup into `dir`; `None` when no server
     /// answers there.
     pub async fn request_backup(data_dir: &Path, dir: &Path) -> Option<Result<String, String>> {
-        let mut stream = UnixStream::connect(data_dir.join(ADMIN_SOCKET)).await.ok()?;
+        let mut stream = UnixStream::connect(data_dir.join(ADMIN_SOCKET))
+            .await
+            .ok()?;
         let request = format!("backup {}\n", dir.display());
         if let Err(e) = stream.write_all(request.as_bytes()).await {
             return Some(Err(format!("the server did not take the request: {e}")));
@@ -282,13 +285,21 @@ mod tests {
 
     fn created(store: &SledStore, key: GameKey) {
         let scenario =
-            Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml")).unwrap();
+            Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
+                .unwrap();
         let meta = GameMeta {
             format: log::META_FORMAT,
             token_digests: [[1; 32], [2; 32], [3; 32]],
             seeds: vec![[9; 32]],
         };
-        let (record, _) = log::seal(1, log::GENESIS, [4; 16], None, 1, &Event::GameCreated { scenario });
+        let (record, _) = log::seal(
+            1,
+            log::GENESIS,
+            [4; 16],
+            None,
+            1,
+            &Event::GameCreated { scenario },
+        );
         store.put_meta(&key, meta.encode()).wait().unwrap();
         store.append(&key, 1, vec![record]).wait().unwrap();
     }
@@ -310,21 +321,27 @@ mod tests {
         let restored = Arc::new(SledStore::open(copy.path()).unwrap());
         let report = restore(restored.clone(), out.path()).unwrap();
         assert_eq!(report.games, 2);
-        assert_eq!(restored.load(&[1; 16]).unwrap(), store.load(&[1; 16]).unwrap());
+        assert_eq!(
+            restored.load(&[1; 16]).unwrap(),
+            store.load(&[1; 16]).unwrap()
+        );
         assert_eq!(restored.games().unwrap(), store.games().unwrap());
         // Not into a store that holds games.
         let again = restore(restored, out.path()).unwrap_err();
         assert!(again.contains("restore only into an empty one"), "{again}");
 
         // A flipped digit in an envelope: the file is named, and nothing is restored.
-        let file = out.path().join(format!("{}{EXPORT_SUFFIX}", log::game_id(&[2; 16])));
+        let file = out
+            .path()
+            .join(format!("{}{EXPORT_SUFFIX}", log::game_id(&[2; 16])));
         let mut text = std::fs::read_to_string(&file).unwrap();
         let at = text.find("\n0").unwrap() + 10;
         let flipped = if &text[at..at + 1] == "0" { "1" } else { "0" };
         text.replace_range(at..at + 1, flipped);
         std::fs::write(&file, text).unwrap();
         let empty = tempfile::tempdir().unwrap();
-        let err = restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
+        let err =
+            restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
         assert!(err.contains(&log::game_id(&[2; 16])), "{err}");
         assert!(err.contains("does not verify"), "{err}");
     }

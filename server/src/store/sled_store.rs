@@ -69,7 +69,13 @@ pub struct SledStore {
     committer: Option<thread::JoinHandle<()>>,
     /// While set, syncing and probing fail as on a disk that refuses writes (tests, drills).
     fault: Arc<AtomicBool>,
+    ceilings: Ceilings,
 }
+
+/// After a failed group, the last acknowledged sequence of each game it wrote: sled's memory
+/// may hold the refused records, and reads must not hand them out until recovery has put the
+/// disk and memory back in step.
+type Ceilings = Arc<std::sync::Mutex<HashMap<GameKey, u64>>>;
 
 type Settle = oneshot::Sender<Result<(), StoreError>>;
 
@@ -166,10 +172,7 @@ fn open_trees(dir: &Path) -> Result<Trees, OpenError> {
         // No background flusher: the committer flushes after every group, and a flusher
         // thread would keep the database (and its file lock) alive for up to its period after
         // the store is dropped, so the directory could not be reopened at once.
-        let db = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(None)
-            .open()?;
+        let db = sled::Config::new().path(dir).flush_every_ms(None).open()?;
         let events = db.open_tree("events")?;
         let games = db.open_tree("games")?;
         Ok(Trees { db, events, games })
@@ -232,8 +235,7 @@ impl Disk {
         self.injected()
             .and_then(|()| self.db.sync_data())
             .map_err(|e| sync_failed(&self.dir.join("db"), e))?;
-        self.sync_blobs()
-            .map_err(|e| sync_failed(&self.blobs, e))
+        self.sync_blobs().map_err(|e| sync_failed(&self.blobs, e))
     }
 
     /// Syncs blob files written since the last look (the directory's mtime says whether there
@@ -285,6 +287,7 @@ impl SledStore {
         let disk = Disk::open(dir, fault.clone())
             .map_err(|e| OpenError::Io(format!("cannot sync sled's files: {e}")))?;
         let trees = Arc::new(RwLock::new(Some(trees)));
+        let ceilings = Ceilings::default();
         let (queue, writes) = mpsc::channel();
         let committer = Committer {
             dir: dir.to_path_buf(),
@@ -294,6 +297,7 @@ impl SledStore {
             lost: HashMap::new(),
             failed: None,
             fault: fault.clone(),
+            ceilings: ceilings.clone(),
         };
         let committer = thread::Builder::new()
             .name("sled-committer".into())
@@ -304,6 +308,7 @@ impl SledStore {
             queue: Some(queue),
             committer: Some(committer),
             fault,
+            ceilings,
         })
     }
 
@@ -330,6 +335,13 @@ impl SledStore {
         let (settle, durable) = Durable::pending();
         self.hand_over(write(settle));
         durable
+    }
+
+    /// Drops records past `game`'s ceiling, while a failure has one.
+    fn cap(&self, game: &GameKey, records: &mut Vec<(u64, Vec<u8>)>) {
+        if let Some(ceiling) = self.ceilings.lock().expect("ceilings lock").get(game) {
+            records.retain(|(seq, _)| seq <= ceiling);
+        }
     }
 
     /// `game`'s metadata and whole log, read by the committer between two groups, so no write
@@ -365,7 +377,9 @@ impl EventStore for SledStore {
     }
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        load_from(&self.trees()?.events, game)
+        let mut records = load_from(&self.trees()?.events, game)?;
+        self.cap(game, &mut records);
+        Ok(records)
     }
 
     fn load_range(
@@ -386,6 +400,7 @@ impl EventStore for SledStore {
             bytes += value.len();
             records.push((seq_of(&key)?, value.to_vec()));
         }
+        self.cap(game, &mut records);
         Ok(records)
     }
 
@@ -430,6 +445,7 @@ struct Committer {
     /// the disk may disagree, so nothing is written until both are re-checked.
     failed: Option<String>,
     fault: Arc<AtomicBool>,
+    ceilings: Ceilings,
 }
 
 impl Committer {
@@ -508,7 +524,10 @@ impl Committer {
                 trees.games.apply_batch(games).map_err(|e| e.to_string())?;
             }
             if any_events {
-                trees.events.apply_batch(events).map_err(|e| e.to_string())?;
+                trees
+                    .events
+                    .apply_batch(events)
+                    .map_err(|e| e.to_string())?;
             }
             trees.db.flush().map_err(|e| e.to_string())?;
             disk.sync()
@@ -522,6 +541,11 @@ impl Committer {
                 error!(%why, "storage failed: the writes of this group are refused, and writes wait for the disk");
                 self.failed = Some(why.clone());
                 self.disk = None;
+                let mut ceilings = self.ceilings.lock().expect("ceilings lock");
+                for game in staged.keys() {
+                    let acked = self.last.get(game).copied().unwrap_or(0);
+                    ceilings.entry(*game).or_insert(acked);
+                }
                 Err(StoreError::Io(why))
             }
         };
@@ -533,7 +557,11 @@ impl Committer {
     fn snapshot(&self, game: &GameKey) -> Result<Snapshot, StoreError> {
         let trees = self.trees()?;
         let meta = trees.games.get(game).map_err(io)?.map(|m| m.to_vec());
-        Ok((meta, load_from(&trees.events, game)?))
+        let mut records = load_from(&trees.events, game)?;
+        if let Some(ceiling) = self.ceilings.lock().expect("ceilings lock").get(game) {
+            records.retain(|(seq, _)| seq <= ceiling);
+        }
+        Ok((meta, records))
     }
 
     /// Refuses an append unless `game`'s log ends just before `first_seq`, counting the
@@ -597,6 +625,7 @@ impl Committer {
         disk.sync()?;
         self.disk = Some(disk);
         self.failed = None;
+        self.ceilings.lock().expect("ceilings lock").clear();
         info!(
             unacknowledged_removed = removed,
             games_lost = self.lost.len(),
@@ -702,9 +731,19 @@ mod tests {
             store.simulate_disk_failure(true);
             let failed = store.append(&g, 2, vec![b"lost".to_vec()]).wait();
             assert!(matches!(failed, Err(StoreError::Io(_))), "{failed:?}");
-            let still = store.append(&g, 2, vec![b"lost".to_vec()]).wait().unwrap_err();
-            assert!(still.to_string().contains("still refuses writes"), "{still}");
-            assert!(!store.load(&g).unwrap().is_empty(), "reads go on");
+            let still = store
+                .append(&g, 2, vec![b"lost".to_vec()])
+                .wait()
+                .unwrap_err();
+            assert!(
+                still.to_string().contains("still refuses writes"),
+                "{still}"
+            );
+            assert_eq!(
+                store.load(&g).unwrap(),
+                vec![(1, b"e1".to_vec())],
+                "reads go on, without the refused write"
+            );
             store.simulate_disk_failure(false);
             // The refused write reached sled's memory and maybe its file; after recovery the
             // log ends where it was acknowledged.
@@ -715,7 +754,11 @@ mod tests {
         let store = SledStore::open(dir.path()).unwrap();
         assert_eq!(
             store.load(&g).unwrap(),
-            vec![(1, b"e1".to_vec()), (2, b"e2".to_vec()), (3, b"e3".to_vec())]
+            vec![
+                (1, b"e1".to_vec()),
+                (2, b"e2".to_vec()),
+                (3, b"e3".to_vec())
+            ]
         );
     }
 
@@ -733,8 +776,8 @@ mod tests {
     /// sled panics on some damaged files; the store turns that into an error naming it.
     #[test]
     fn a_panic_while_opening_is_an_error() {
-        let err = without_panics(|| -> u8 { panic!("tried to serialize Uninitialized") })
-            .unwrap_err();
+        let err =
+            without_panics(|| -> u8 { panic!("tried to serialize Uninitialized") }).unwrap_err();
         assert!(err.contains("Uninitialized"), "{err}");
         let dir = tempfile::tempdir().unwrap();
         {

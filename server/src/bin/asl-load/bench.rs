@@ -176,7 +176,9 @@ pub async fn games(server_bin: &Path, games: usize, commands: u64) -> anyhow::Re
     println!("{games} concurrent games, {commands} commands each (group commit)");
     println!("  server: {rate:.0} commands/s acknowledged after flush + fdatasync");
     println!("  raw sled insert+flush, one event per flush: {raw:.0} /s ({raw_count} flushes)");
-    println!("  raw write+fdatasync, one event per sync (the floor): {floor:.0} /s ({raw_count} syncs)");
+    println!(
+        "  raw write+fdatasync, one event per sync (the floor): {floor:.0} /s ({raw_count} syncs)"
+    );
     println!(
         "  ratio: {:.1}x of sled insert+flush, {:.1}x of the fdatasync floor (goal >= 10x)",
         rate / raw,

@@ -121,8 +121,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             }
             Err(_) => {
                 let said = std::fs::read_to_string(&log).unwrap_or_default();
-                if said.contains("cannot open the data directory") && !said.contains("panicked")
-                {
+                if said.contains("cannot open the data directory") && !said.contains("panicked") {
                     tally.refused_to_open += 1;
                 } else {
                     tally.unclear_exits += 1;
@@ -135,7 +134,9 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         let said = std::fs::read_to_string(&log).unwrap_or_default();
         if said.contains("panicked") {
             tally.panics += 1;
-            tally.problem(format!("cycle {cycle} ({damage}): the server panicked: {said}"));
+            tally.problem(format!(
+                "cycle {cycle} ({damage}): the server panicked: {said}"
+            ));
         }
         let _ = std::fs::remove_dir_all(&copy);
         let _ = std::fs::remove_file(&log);
@@ -191,7 +192,12 @@ async fn drive(addr: SocketAddr, game: String, tokens: Tokens, deadline: Instant
 }
 
 /// Joins one game on the damaged copy as side A holding its acknowledged version.
-async fn check(addr: SocketAddr, track: &Track, tally: &mut Tally, cycle: u32) -> anyhow::Result<()> {
+async fn check(
+    addr: SocketAddr,
+    track: &Track,
+    tally: &mut Tally,
+    cycle: u32,
+) -> anyhow::Result<()> {
     let mut client = Client::connect(addr).await?;
     client
         .send(&ClientMessage::Join {
@@ -255,7 +261,10 @@ fn damage(dir: &Path, rng: &mut Rng) -> anyhow::Result<&'static str> {
     if roll < 20 {
         // A torn end: the log cut short somewhere in its last quarter.
         let keep = len - rng.below(len / 4 + 1);
-        std::fs::OpenOptions::new().write(true).open(&db)?.set_len(keep)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&db)?
+            .set_len(keep)?;
         return Ok("db truncated");
     }
     let (path, what) = if roll < 90 {
