@@ -14,7 +14,7 @@
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
-use crate::stats::Rng;
+use crate::stats::{Problems, Rng};
 use crate::table::Table;
 use anyhow::{bail, Context};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
@@ -56,19 +56,12 @@ struct Tally {
     unclear_exits: u32,
     silent_rollbacks: u64,
     other: u64,
-    problems: Vec<String>,
+    problems: Problems,
 }
 
 impl Tally {
     fn failures(&self) -> u64 {
         u64::from(self.panics + self.unclear_exits) + self.silent_rollbacks + self.other
-    }
-
-    fn problem(&mut self, what: String) {
-        const PROBLEMS_SHOWN_MAX: usize = 20;
-        if self.problems.len() < PROBLEMS_SHOWN_MAX {
-            self.problems.push(what);
-        }
     }
 }
 
@@ -125,7 +118,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
                     tally.refused_to_open += 1;
                 } else {
                     tally.unclear_exits += 1;
-                    tally.problem(format!(
+                    tally.problems.add(format!(
                         "cycle {cycle} ({damage}): the server exited without saying why: {said}"
                     ));
                 }
@@ -134,7 +127,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         let said = std::fs::read_to_string(&log).unwrap_or_default();
         if said.contains("panicked") {
             tally.panics += 1;
-            tally.problem(format!(
+            tally.problems.add(format!(
                 "cycle {cycle} ({damage}): the server panicked: {said}"
             ));
         }
@@ -160,9 +153,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         "  failures: panics {}, unclear exits {}, silent rollbacks {}, other {}",
         tally.panics, tally.unclear_exits, tally.silent_rollbacks, tally.other
     );
-    for problem in &tally.problems {
-        println!("  problem: {problem}");
-    }
+    tally.problems.print();
     if tally.failures() > 0 {
         bail!(
             "{} failures; the data is kept in {}",
@@ -210,7 +201,7 @@ async fn check(
         ServerMessage::Joined { version, .. } if version >= track.acked => tally.served += 1,
         ServerMessage::Joined { version, .. } => {
             tally.silent_rollbacks += 1;
-            tally.problem(format!(
+            tally.problems.add(format!(
                 "cycle {cycle}: game {} served at version {version}, but version {} was acknowledged",
                 track.game, track.acked
             ));
@@ -231,7 +222,9 @@ async fn check(
         } => tally.unknown += 1,
         other => {
             tally.other += 1;
-            tally.problem(format!("cycle {cycle}: game {}: {other:?}", track.game));
+            tally
+                .problems
+                .add(format!("cycle {cycle}: game {}: {other:?}", track.game));
         }
     }
     Ok(())

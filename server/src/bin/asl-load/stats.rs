@@ -54,3 +54,24 @@ pub fn fresh_seed() -> u64 {
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     u64::from_le_bytes(bytes)
 }
+
+/// What went wrong in a drill, kept up to a bound: enough to diagnose, where a broken build
+/// would otherwise print thousands.
+#[derive(Default)]
+pub struct Problems(pub Vec<String>);
+
+impl Problems {
+    const SHOWN_MAX: usize = 20;
+
+    pub fn add(&mut self, what: String) {
+        if self.0.len() < Self::SHOWN_MAX {
+            self.0.push(what);
+        }
+    }
+
+    pub fn print(&self) {
+        for problem in &self.0 {
+            println!("  problem: {problem}");
+        }
+    }
+}
