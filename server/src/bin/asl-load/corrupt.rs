@@ -16,7 +16,7 @@ use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
 use crate::stats::{Problems, Rng};
 use crate::table::Table;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -153,16 +153,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         "  failures: panics {}, unclear exits {}, silent rollbacks {}, other {}",
         tally.panics, tally.unclear_exits, tally.silent_rollbacks, tally.other
     );
-    tally.problems.print();
-    if tally.failures() > 0 {
-        bail!(
-            "{} failures; the data is kept in {}",
-            tally.failures(),
-            scratch.path.display()
-        );
-    }
-    scratch.remove();
-    Ok(())
+    tally.problems.conclude(tally.failures(), scratch)
 }
 
 /// Plays `done`s on one game until `deadline` or the server dies; returns the version last

@@ -146,16 +146,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         "  commands in flight at a kill: {} found whole in the log, {} absent (both allowed)",
         tally.in_flight_kept, tally.in_flight_absent
     );
-    tally.problems.print();
-    if tally.failures() > 0 {
-        bail!(
-            "{} failures; the data is kept in {}",
-            tally.failures(),
-            scratch.path.display()
-        );
-    }
-    scratch.remove();
-    Ok(())
+    tally.problems.conclude(tally.failures(), scratch)
 }
 
 async fn create(addr: SocketAddr) -> anyhow::Result<Track> {

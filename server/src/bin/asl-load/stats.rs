@@ -69,9 +69,19 @@ impl Problems {
         }
     }
 
-    pub fn print(&self) {
+    /// Ends a drill: prints the problems, then fails naming where the data was kept if there
+    /// were `failures`, or removes the scratch directory.
+    pub fn conclude(&self, failures: u64, scratch: crate::child::Scratch) -> anyhow::Result<()> {
         for problem in &self.0 {
             println!("  problem: {problem}");
         }
+        if failures > 0 {
+            anyhow::bail!(
+                "{failures} failures; the data is kept in {}",
+                scratch.path.display()
+            );
+        }
+        scratch.remove();
+        Ok(())
     }
 }
