@@ -67,10 +67,7 @@ fn open_store(dir: &Path) -> SledStore {
     SledStore::open(dir).unwrap_or_else(|e| {
         let advice = match &e {
             OpenError::Locked(_) => "Stop the other server first, or give this one its own --data-dir.".to_string(),
-            OpenError::Damaged(_) => format!(
-                "The store is damaged. Keep {0} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR",
-                dir.display()
-            ),
+            OpenError::Damaged(_) => damaged_advice(dir),
             OpenError::Io(_) => "Check that the directory exists, is writable by this user and that its disk has space.".into(),
         };
         eprintln!(
@@ -128,9 +125,23 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, store, config, shutdown)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))
+    if let Err(e) = server::run(listener, store, config, shutdown).await {
+        // The one way `run` fails: the store's list of games cannot be read.
+        eprintln!(
+            "asl-server: cannot serve the data directory {}: {e}\n{}",
+            flags.data_dir.display(),
+            damaged_advice(&flags.data_dir)
+        );
+        std::process::exit(EXIT_STORE);
+    }
+    Ok(())
+}
+
+fn damaged_advice(dir: &Path) -> String {
+    format!(
+        "The store is damaged. Keep {} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR",
+        dir.display()
+    )
 }
 
 /// `asl-server backup DIR`: through the running server if one answers on the data dir's admin

@@ -8,7 +8,7 @@
 use crate::config::Config;
 use crate::game::{GameHandle, GameTask};
 use crate::log::{self, GameMeta, META_FORMAT};
-use crate::store::{EventStore, GameKey};
+use crate::store::{without_panics, EventStore, GameKey};
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
@@ -96,11 +96,17 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
     }
 }
 
+/// Reads one stored game's log; a store that fails or panics reading it (sled does, on some
+/// damage) makes the game unreadable, not the server.
+fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    without_panics(|| store.load(key))
+        .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
+        .map_err(|e| format!("its log cannot be read ({e})"))
+}
+
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
 fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
-    let records = store
-        .load(key)
-        .map_err(|e| format!("its log cannot be read ({e})"))?;
+    let records = read_log(store, key)?;
     log::verify(&records)
         .map(|_| ())
         .map_err(|e| format!("its log is damaged at {e}"))
@@ -114,9 +120,7 @@ fn rebuild(
     connections_max: usize,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
     let mut meta = GameMeta::decode(meta)?;
-    let records = store
-        .load(&key)
-        .map_err(|e| format!("its log cannot be read ({e})"))?;
+    let records = read_log(&*store, &key)?;
     if records.is_empty() {
         return Ok(None);
     }
@@ -140,7 +144,11 @@ impl Registry {
     /// bad event, and logged. Each game is replayed when someone first joins it (a join that
     /// comes before the check reaches its game verifies the chain itself).
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
-        let listed = store.games().map_err(|e| e.to_string())?;
+        let listed = without_panics(|| store.games())
+            .map_err(|panicked| {
+                format!("the list of games cannot be read (the store panicked: {panicked})")
+            })?
+            .map_err(|e| format!("the list of games cannot be read ({e})"))?;
         let games: HashMap<GameKey, Arc<Slot>> = listed
             .into_iter()
             .map(|(key, meta)| {

@@ -15,7 +15,7 @@ mod memory;
 mod sled_store;
 
 pub use memory::MemoryStore;
-pub use sled_store::{OpenError, SledStore, Snapshot};
+pub use sled_store::{without_panics, OpenError, SledStore, Snapshot};
 
 use std::future::Future;
 use std::pin::Pin;

@@ -150,7 +150,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs `f`, turning a panic into an error and keeping the default hook from printing it
 /// (with a backtrace) when it happens on this thread: sled panics on some damaged files.
-fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     let previous: Arc<dyn Fn(&panic::PanicHookInfo<'_>) + Send + Sync> =
         Arc::from(panic::take_hook());
     let me = thread::current().id();
