@@ -22,6 +22,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// What Rust's panic hook prints (`thread 'main' panicked at src/…`): the server's own clear
+/// message may say that sled panicked, but never this.
+const PANIC: &str = "panicked at";
+
 pub struct Options {
     pub server_bin: PathBuf,
     pub cycles: u32,
@@ -125,7 +129,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             }
         }
         let said = std::fs::read_to_string(&log).unwrap_or_default();
-        if said.contains("panicked") {
+        if said.contains(PANIC) {
             tally.panics += 1;
             tally.problems.add(format!(
                 "cycle {cycle} ({damage}): the server panicked: {said}"
