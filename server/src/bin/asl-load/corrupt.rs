@@ -118,7 +118,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             }
             Err(_) => {
                 let said = std::fs::read_to_string(&log).unwrap_or_default();
-                if said.contains("cannot open the data directory") && !said.contains("panicked") {
+                if said.contains("cannot open the data directory") && !said.contains(PANIC) {
                     tally.refused_to_open += 1;
                 } else {
                     tally.unclear_exits += 1;
