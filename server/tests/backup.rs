@@ -2,20 +2,18 @@
 //! server through its admin socket, each file verifying on its own, and a restore into an
 //! empty directory that a new server then serves with the same tokens, at the same version.
 
-use futures_util::{SinkExt, StreamExt};
-use protocol::wire::{self, ClientMessage, ServerMessage};
+mod common;
+
+use common::{ask, open};
+use protocol::wire::{ClientMessage, ServerMessage};
 use protocol::Command;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
-use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 const BIN: &str = env!("CARGO_BIN_EXE_asl-server");
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 struct Server {
     child: Child,
@@ -56,26 +54,6 @@ fn serve(data: &Path) -> Server {
     }
 }
 
-async fn ask(ws: &mut Socket, message: ClientMessage) -> ServerMessage {
-    ws.send(Message::text(wire::to_json(&message)))
-        .await
-        .unwrap();
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("open")
-            .expect("a frame");
-        if let Message::Text(text) = frame {
-            return wire::from_json(text.as_str()).unwrap();
-        }
-    }
-}
-
-async fn connect(url: &str) -> Socket {
-    tokio_tungstenite::connect_async(url).await.unwrap().0
-}
-
 fn run(args: &[&str], data: &Path) -> (bool, String) {
     let out = Process::new(BIN)
         .arg("--data-dir")
@@ -100,7 +78,7 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
         root.path().join("restored"),
     );
     let server = serve(&data);
-    let mut ws = connect(&server.url).await;
+    let mut ws = open(&server.url).await;
     let (game, tokens) = match ask(
         &mut ws,
         ClientMessage::CreateGame {
@@ -113,7 +91,7 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
         ServerMessage::Created { game, tokens, .. } => (game, tokens),
         other => panic!("expected created, got {other:?}"),
     };
-    let mut player = connect(&server.url).await;
+    let mut player = open(&server.url).await;
     ask(
         &mut player,
         ClientMessage::Join {
@@ -162,7 +140,7 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
     );
 
     let server = serve(&restored);
-    let mut player = connect(&server.url).await;
+    let mut player = open(&server.url).await;
     match ask(
         &mut player,
         ClientMessage::Join {

@@ -1,21 +1,18 @@
 //! A damaged log is refused, named and left alone: the server reports the game unavailable
 //! with the first bad event, serves the other games, and never rewrites the damaged records.
 
-use futures_util::{SinkExt, StreamExt};
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
+mod common;
+
+use common::{ask, open, Socket};
+use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
 use server::store::{EventStore, SledStore};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 struct Running {
     url: String,
@@ -44,26 +41,6 @@ impl Running {
         let _ = self.stop.send(());
         self.done.await.unwrap().unwrap();
     }
-}
-
-async fn ask(ws: &mut Socket, message: ClientMessage) -> ServerMessage {
-    ws.send(Message::text(wire::to_json(&message)))
-        .await
-        .unwrap();
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("open")
-            .expect("a frame");
-        if let Message::Text(text) = frame {
-            return wire::from_json(text.as_str()).unwrap();
-        }
-    }
-}
-
-async fn open(url: &str) -> Socket {
-    tokio_tungstenite::connect_async(url).await.unwrap().0
 }
 
 async fn create(url: &str) -> (String, Tokens) {
