@@ -287,12 +287,28 @@ impl Registry {
     /// Finds a game and works out who the token belongs to. Unknown ids and wrong tokens are
     /// told apart (a game id is not a secret; a token is), and tokens are compared as digests
     /// in constant time.
-    pub async fn join(&self, id: &str, token: &str) -> Result<(GameHandle, Viewer), Refusal> {
-        let unknown = || {
-            (
+    ///
+    /// `since` is the version the client holds: a client holding a version of a game this
+    /// server does not list at all was sent events of it that the store has lost whole (a
+    /// rollback sled's recovery can cause); it is told so, and the operator's log says it.
+    pub async fn join(
+        &self,
+        id: &str,
+        token: &str,
+        since: Option<u64>,
+    ) -> Result<(GameHandle, Viewer), Refusal> {
+        let unknown = || match since.filter(|held| *held > 0) {
+            Some(held) => {
+                error!(game = %id, held, "ROLLBACK: a client holds a version of a game this server does not have at all; restore it from a backup");
+                (
+                    ErrorCode::UnknownGame,
+                    format!("there is no game `{id}` on this server, yet you were sent its version {held}: the server lost the game (its data was rolled back); the operator can restore it from a backup"),
+                )
+            }
+            None => (
                 ErrorCode::UnknownGame,
                 format!("there is no game `{id}` on this server"),
-            )
+            ),
         };
         let key = log::game_key(id).ok_or_else(unknown)?;
         let slot = self
@@ -380,7 +396,7 @@ mod tests {
         store.append(&key, 1, vec![created]).await.unwrap();
 
         let registry = Registry::open(store.clone(), Config::default()).unwrap();
-        let (handle, viewer) = registry.join(&log::game_id(&key), "b").await.unwrap();
+        let (handle, viewer) = registry.join(&log::game_id(&key), "b", None).await.unwrap();
         assert_eq!(viewer, Viewer::Side(Side::B));
         let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
         assert_eq!(

@@ -266,6 +266,14 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
         }
         other => panic!("expected game_unavailable, got {other:?}"),
     }
+    // A game the store lost whole, joined by a player holding a version of it: told so.
+    match join_since(&server.url, &"ab".repeat(16), &tokens.side_a, Some(acked)).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::UnknownGame);
+            assert!(message.contains("lost the game"), "{message}");
+        }
+        other => panic!("expected unknown_game, got {other:?}"),
+    }
     server.stop().await;
 
     // What remains is whole: its export verifies.

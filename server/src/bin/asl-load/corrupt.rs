@@ -53,7 +53,8 @@ struct Tally {
     damaged_named: u64,
     /// Games refused as rolled back, naming the missing events.
     rollback_flagged: u64,
-    /// Games the damaged copy no longer lists at all: refused as unknown.
+    /// Games the damaged copy no longer lists at all: refused as lost, since the player holds
+    /// a version of them.
     unknown: u64,
     // Failures:
     panics: u32,
@@ -150,7 +151,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             .join(", ")
     );
     println!(
-        "  outcomes: refused to open (clear message) {}, games served intact {}, damaged and named {}, rollback flagged {}, unknown (lost whole, refused) {}",
+        "  outcomes: refused to open (clear message) {}, games served intact {}, damaged and named {}, rollback flagged {}, lost whole (refused as lost) {}",
         tally.refused_to_open, tally.served, tally.damaged_named, tally.rollback_flagged, tally.unknown
     );
     println!(
@@ -213,8 +214,8 @@ async fn check(
         }
         ServerMessage::Error {
             code: ErrorCode::UnknownGame,
-            ..
-        } => tally.unknown += 1,
+            message,
+        } if message.contains("lost the game") => tally.unknown += 1,
         other => {
             tally.other += 1;
             tally
