@@ -128,7 +128,7 @@ async fn main() -> anyhow::Result<()> {
     if let Err(e) = server::run(listener, store, config, shutdown).await {
         // The one way `run` fails: the store's list of games cannot be read.
         eprintln!(
-            "asl-server: cannot serve the data directory {}: {e}\n{}",
+            "asl-server: cannot open the data directory {}: {e}\n{}",
             flags.data_dir.display(),
             damaged_advice(&flags.data_dir)
         );
