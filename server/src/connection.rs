@@ -475,7 +475,7 @@ impl Connection {
                 )
                 .await;
         }
-        let (handle, viewer) = match self.registry.join(game, token).await {
+        let (handle, viewer) = match self.registry.join(game, token, since).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };

@@ -22,7 +22,7 @@ use protocol::{Command, Event, Side};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 /// A message on its way to connections, encoded at most once per codec however many
 /// connections send it: a broadcast to thousands of spectators costs one encoding, not one per
@@ -188,6 +188,10 @@ pub struct GameTask {
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
+    /// Set when a client showed it was sent a version past this log's end: the log was rolled
+    /// back (a restored old copy, a disk that lost writes). Says what is missing; from then on
+    /// the game refuses play and joins, and its log is left as it is for the operator.
+    rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     connections_max: usize,
@@ -232,6 +236,7 @@ impl GameTask {
             meta,
             store,
             subscribers: vec![],
+            rolled_back: None,
             next_subscriber: 1,
             connections_max,
             remembered,
@@ -399,6 +404,23 @@ impl GameTask {
             return;
         }
         let version = self.game().version;
+        if let Some(held) = since.filter(|held| *held > version) {
+            // Until heads are signed a claim is taken on trust, so only a player's stops the
+            // game: a spectator token is shared widely, and must not be able to halt play.
+            if matches!(viewer, Viewer::Spectator) {
+                error!(game = %log::game_id(&self.key), held, stored = version, "a spectator holds a version past this log's end: a rollback, or a lying client");
+                let _ = reply.send(Err((
+                    ErrorCode::GameUnavailable,
+                    format!("you hold version {held}, but this server's log ends at version {version}: events {}..={held} are missing here", version + 1),
+                )));
+                return;
+            }
+            self.flag_rollback(held);
+        }
+        if let Some(why) = &self.rolled_back {
+            let _ = reply.send(Err((ErrorCode::GameUnavailable, why.clone())));
+            return;
+        }
         let projection = self.game().project(viewer);
         // Resume from `since` when the client holds a version we have and the catch-up fits
         // its queue; otherwise — too far behind, or a version we never had — a fresh snapshot.
@@ -431,6 +453,25 @@ impl GameTask {
         let _ = reply.send(Ok(id));
     }
 
+    /// A client holds version `held`, past this log's end: the server told it of events it no
+    /// longer has. Never served as a fresh start (later commands would reuse sequence numbers
+    /// the client holds other events for): the game is flagged and the operator told.
+    fn flag_rollback(&mut self, held: u64) {
+        let version = self.game().version;
+        let id = log::game_id(&self.key);
+        error!(
+            game = %id,
+            held,
+            stored = version,
+            missing = %format!("{}..={held}", version + 1),
+            "ROLLBACK: a client was sent events this server no longer has; the game stops taking commands. Restore it from a backup (`asl-server restore`)"
+        );
+        self.rolled_back = Some(format!(
+            "game `{id}` was rolled back: a client was sent version {held}, but the server's log ends at version {version}, so events {}..={held} are missing; play is stopped until the operator restores the game from a backup",
+            version + 1
+        ));
+    }
+
     async fn command(
         &mut self,
         subscriber: u64,
@@ -439,6 +480,14 @@ impl GameTask {
         command: Command,
         key: Option<u64>,
     ) {
+        if let Some(why) = &self.rolled_back {
+            let refused = Frame::new(ServerMessage::Error {
+                code: ErrorCode::GameUnavailable,
+                message: format!("command {id} not taken: {why}"),
+            });
+            self.send_to(subscriber, refused);
+            return;
+        }
         // Sent again: answered with what it made the first time, and nothing is decided.
         if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");

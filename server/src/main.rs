@@ -1,10 +1,14 @@
 //! `asl-server`: parses flags, opens the store, binds the listener and hands over to
-//! [`server::run`]. Everything else lives in the library so tests run the same code.
+//! [`server::run`]; or, as `asl-server backup DIR` / `asl-server restore DIR`, copies games
+//! out as verified export files and back. Everything else lives in the library so tests run
+//! the same code.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use server::config::{self, Config};
 use server::startup;
-use std::path::PathBuf;
+use server::store::backup::{self, admin};
+use server::store::{OpenError, SledStore};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing_subscriber::EnvFilter;
@@ -45,6 +49,39 @@ struct Flags {
     /// Seconds of silence before a connection is closed.
     #[arg(long, default_value_t = config::IDLE_TIMEOUT.as_secs())]
     idle_timeout_s: u64,
+    #[command(subcommand)]
+    task: Option<Task>,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Write every game of the data dir into DIR as a verified export file (`<id>.asl-log`,
+    /// which `asl verify` reads) with its metadata (`<id>.meta`). Works while the server runs
+    /// (through its admin socket in the data dir) and while it is stopped.
+    Backup { dir: PathBuf },
+    /// Load every export in DIR (as `backup` wrote them) into the data dir, which must hold no
+    /// games; each is verified first. Run it with the server stopped.
+    Restore { dir: PathBuf },
+}
+
+/// Exit status when the data directory cannot be used.
+const EXIT_STORE: i32 = 2;
+
+/// Opens the store, or ends the process with a message saying which directory, what failed
+/// and what to do: never a backtrace.
+fn open_store(dir: &Path) -> SledStore {
+    SledStore::open(dir).unwrap_or_else(|e| {
+        let advice = match &e {
+            OpenError::Locked(_) => "Stop the other server first, or give this one its own --data-dir.".to_string(),
+            OpenError::Damaged(_) => damaged_advice(dir),
+            OpenError::Io(_) => "Check that the directory exists, is writable by this user and that its disk has space.".into(),
+        };
+        eprintln!(
+            "asl-server: cannot open the data directory {}: {e}\n{advice}",
+            dir.display()
+        );
+        std::process::exit(EXIT_STORE);
+    })
 }
 
 #[tokio::main]
@@ -55,6 +92,22 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let flags = Flags::parse();
+    match &flags.task {
+        Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
+        Some(Task::Restore { dir }) => {
+            let store = Arc::new(open_store(&flags.data_dir));
+            let from = dir.clone();
+            // The store's writes are waited for by blocking: off the async threads.
+            let report = tokio::task::spawn_blocking(move || backup::restore(store, &from))
+                .await?
+                .map_err(|e| {
+                    anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
+                })?;
+            println!("restored {report}");
+            return Ok(());
+        }
+        None => {}
+    }
     let public_url = flags
         .public_url
         .as_deref()
@@ -72,7 +125,13 @@ async fn main() -> anyhow::Result<()> {
         public_url: public_url.clone(),
         ..Config::default()
     };
-    let store = startup::open_store(&flags.data_dir).map_err(|e| anyhow::anyhow!(e))?;
+    let store = Arc::new(open_store(&flags.data_dir));
+    admin::listen(&flags.data_dir, store.clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot open the admin socket in {}: {e}",
+            flags.data_dir.display()
+        )
+    })?;
     let listener = tokio::net::TcpListener::bind(&flags.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", flags.listen))?;
@@ -82,7 +141,43 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, Arc::new(store), config, shutdown)
-        .await
-        .map_err(|e| anyhow::anyhow!(e))
+    if let Err(e) = server::run(listener, store, config, shutdown).await {
+        // The one way `run` fails: the store's list of games cannot be read.
+        eprintln!(
+            "asl-server: cannot open the data directory {}: {e}\n{}",
+            flags.data_dir.display(),
+            damaged_advice(&flags.data_dir)
+        );
+        std::process::exit(EXIT_STORE);
+    }
+    Ok(())
+}
+
+fn damaged_advice(dir: &Path) -> String {
+    format!(
+        "The store is damaged. Keep {} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR",
+        dir.display()
+    )
+}
+
+/// `asl-server backup DIR`: through the running server if one answers on the data dir's admin
+/// socket, else straight from the store (which then must not be locked by anyone).
+async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
+    let dir = std::path::absolute(dir)?;
+    let report = match admin::request_backup(data_dir, &dir).await {
+        Some(answer) => answer.map_err(|e| anyhow::anyhow!("backup failed: {e}"))?,
+        None => {
+            let store = open_store(data_dir);
+            let into = dir.clone();
+            tokio::task::spawn_blocking(move || backup::backup(&store, &into))
+                .await?
+                .map_err(|e| anyhow::anyhow!("backup failed: {e}"))?
+                .to_string()
+        }
+    };
+    println!("backed up into {}: {report}", dir.display());
+    if report.contains("not copied") {
+        anyhow::bail!("some games could not be copied (named above)");
+    }
+    Ok(())
 }

@@ -1,18 +1,20 @@
 //! The games this server serves: created here, or stored and loaded on first join by
-//! replaying their logs. Starting the server reads only the list of games, so it serves at
-//! once however many games are on disk. A game whose log is damaged is kept as unavailable —
+//! replaying their logs. Starting the server lists the games and serves at once, while a
+//! background check reads every stored game's hash chain (no replay), so damage is found and
+//! named at the start rather than when someone joins; the replay waits for the first join. A game whose log is damaged is kept as unavailable —
 //! named, with the reason and the first bad event — and never rewritten; the other games are
 //! served as usual.
 
 use crate::config::Config;
 use crate::game::{GameHandle, GameTask};
 use crate::log::{self, GameMeta, META_FORMAT};
-use crate::store::{EventStore, GameKey};
+use crate::store::{without_panics, EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, OnceCell};
 use tracing::{error, info};
@@ -36,8 +38,11 @@ enum Loaded {
 
 pub struct Registry {
     games: Mutex<HashMap<GameKey, Arc<Slot>>>,
-    /// The writer tasks, awaited at shutdown so that nothing holds the store afterwards.
+    /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
+    /// store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Set at shutdown to end the background chain check early.
+    checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
 }
@@ -55,6 +60,55 @@ fn digest(token: &str) -> [u8; 32] {
     *blake3::hash(token.as_bytes()).as_bytes()
 }
 
+/// Checks every listed game's chain (until `stop`), marking the damaged ones unavailable and
+/// logging each by name.
+fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &AtomicBool) {
+    let started = std::time::Instant::now();
+    let mut damaged = 0;
+    for (key, slot) in slots {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if slot.loaded.initialized() {
+            continue;
+        }
+        if let Err(why) = check_chain(store, key) {
+            damaged += 1;
+            error!(game = %log::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+            // A join that got there first has found the same damage.
+            let _ = slot.loaded.set(Loaded::Unavailable(why));
+        }
+    }
+    let took_ms = started.elapsed().as_millis() as u64;
+    if damaged > 0 {
+        error!(
+            checked = slots.len(),
+            damaged, took_ms, "some games are damaged; the others are served"
+        );
+    } else {
+        info!(
+            checked = slots.len(),
+            took_ms, "every stored game's chain is whole"
+        );
+    }
+}
+
+/// Reads one stored game's log; a store that fails or panics reading it (sled does, on some
+/// damage) makes the game unreadable, not the server.
+fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    without_panics(|| store.load(key))
+        .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
+        .map_err(|e| format!("its log cannot be read ({e})"))
+}
+
+/// Reads one stored game's log and checks its hash chain, naming the first bad event.
+fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
+    let records = read_log(store, key)?;
+    log::verify(&records)
+        .map(|_| ())
+        .map_err(|e| format!("its log is damaged at {e}"))
+}
+
 /// Reads, verifies and replays one stored game: the blocking part of a load.
 fn rebuild(
     store: Arc<dyn EventStore>,
@@ -63,11 +117,11 @@ fn rebuild(
     connections_max: usize,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
     let mut meta = GameMeta::decode(meta)?;
-    let records = store.load(&key).map_err(|e| e.to_string())?;
+    let records = read_log(&*store, &key)?;
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = log::verify(&records).map_err(|e| e.to_string())?;
+    let verified = log::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
@@ -82,14 +136,17 @@ fn rebuild(
 }
 
 impl Registry {
-    /// Lists the stored games; each is loaded when someone first joins it.
+    /// Lists the stored games, so the server serves at once, and starts checking each one's
+    /// hash chain in the background: a damaged game is marked unavailable, naming its first
+    /// bad event, and logged. Each game is replayed when someone first joins it (a join that
+    /// comes before the check reaches its game verifies the chain itself).
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
-        let games = store.games().map_err(|e| e.to_string())?;
-        info!(
-            stored = games.len(),
-            "games listed; each loads on its first join"
-        );
-        let games = games
+        let listed = without_panics(|| store.games())
+            .map_err(|panicked| {
+                format!("the list of games cannot be read (the store panicked: {panicked})")
+            })?
+            .map_err(|e| format!("the list of games cannot be read ({e})"))?;
+        let games: HashMap<GameKey, Arc<Slot>> = listed
             .into_iter()
             .map(|(key, meta)| {
                 let slot = Slot {
@@ -99,9 +156,20 @@ impl Registry {
                 (key, Arc::new(slot))
             })
             .collect();
+        info!(
+            stored = games.len(),
+            "games listed; their chains are checked in the background, and each replays on its first join"
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let slots: Vec<(GameKey, Arc<Slot>)> = games.iter().map(|(k, s)| (*k, s.clone())).collect();
+        let checker = {
+            let (store, stop) = (store.clone(), stop.clone());
+            tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
+        };
         Ok(Registry {
             games: Mutex::new(games),
-            tasks: Mutex::new(Vec::new()),
+            tasks: Mutex::new(vec![checker]),
+            checking: stop,
             store,
             config,
         })
@@ -217,12 +285,28 @@ impl Registry {
     /// Finds a game and works out who the token belongs to. Unknown ids and wrong tokens are
     /// told apart (a game id is not a secret; a token is), and tokens are compared as digests
     /// in constant time.
-    pub async fn join(&self, id: &str, token: &str) -> Result<(GameHandle, Viewer), Refusal> {
-        let unknown = || {
-            (
+    ///
+    /// `since` is the version the client holds: a client holding a version of a game this
+    /// server does not list at all was sent events of it that the store has lost whole (a
+    /// rollback sled's recovery can cause); it is told so, and the operator's log says it.
+    pub async fn join(
+        &self,
+        id: &str,
+        token: &str,
+        since: Option<u64>,
+    ) -> Result<(GameHandle, Viewer), Refusal> {
+        let unknown = || match since.filter(|held| *held > 0) {
+            Some(held) => {
+                error!(game = %id, held, "ROLLBACK: a client holds a version of a game this server does not have at all; restore it from a backup");
+                (
+                    ErrorCode::UnknownGame,
+                    format!("there is no game `{id}` on this server, yet you were sent its version {held}: the server lost the game (its data was rolled back); the operator can restore it from a backup"),
+                )
+            }
+            None => (
                 ErrorCode::UnknownGame,
                 format!("there is no game `{id}` on this server"),
-            )
+            ),
         };
         let key = log::game_key(id).ok_or_else(unknown)?;
         let slot = self
@@ -237,7 +321,7 @@ impl Registry {
             Loaded::Unavailable(why) => {
                 return Err((
                     ErrorCode::GameUnavailable,
-                    format!("game `{id}` cannot be served: its log is damaged at {why}"),
+                    format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
                 ))
             }
             Loaded::Live(handle) => handle,
@@ -266,6 +350,7 @@ impl Registry {
     /// Stops every game: their handles are dropped, so each writer task ends once the
     /// connections holding a handle are gone; returns when all have ended.
     pub async fn shutdown(&self) {
+        self.checking.store(true, Ordering::SeqCst);
         self.games.lock().expect("registry lock").clear();
         let tasks = std::mem::take(&mut *self.tasks.lock().expect("registry lock"));
         for task in tasks {
@@ -309,7 +394,7 @@ mod tests {
         store.append(&key, 1, vec![created]).await.unwrap();
 
         let registry = Registry::open(store.clone(), Config::default()).unwrap();
-        let (handle, viewer) = registry.join(&log::game_id(&key), "b").await.unwrap();
+        let (handle, viewer) = registry.join(&log::game_id(&key), "b", None).await.unwrap();
         assert_eq!(viewer, Viewer::Side(Side::B));
         let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
         assert_eq!(

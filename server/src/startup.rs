@@ -1,27 +1,8 @@
-//! What `asl-server` says when it starts: the store opened with a plain message when it cannot
-//! be (another server holds its lock), and the addresses to hand to players and spectators —
+//! What `asl-server` says when it starts: the addresses to hand to players and spectators —
 //! the public URL an operator gives with `--public-url` when the server sits behind a reverse
 //! proxy, so the links it prints are ones others can reach.
 
-use crate::store::SledStore;
 use protocol::wire::WATCH_PATH;
-use std::path::Path;
-
-/// Opens the sled store in `dir`, explaining the usual reasons it cannot be.
-pub fn open_store(dir: &Path) -> Result<SledStore, String> {
-    SledStore::open(dir).map_err(|e| {
-        let e = e.to_string();
-        if e.contains("could not acquire lock") || e.contains("WouldBlock") {
-            format!(
-                "the data dir {} is in use by another asl-server (it holds the dir's lock): \
-                 stop that server, or give this one another --data-dir",
-                dir.display()
-            )
-        } else {
-            format!("cannot open the data dir {}: {e}", dir.display())
-        }
-    })
-}
 
 /// The public URL as the `asl` command takes it (`wss://asl.example.org`), from what the
 /// operator gave: trailing slashes dropped, `https://` read as `wss://`, `http://` as `ws://`.
@@ -68,16 +49,6 @@ pub fn banner(local: std::net::SocketAddr, public: Option<&str>) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_second_server_on_one_data_dir_is_told_why() {
-        let dir = tempfile::tempdir().unwrap();
-        let _first = open_store(dir.path()).unwrap();
-        let Err(e) = open_store(dir.path()) else {
-            panic!("two stores opened one dir");
-        };
-        assert!(e.contains("in use by another asl-server"), "{e}");
-        assert!(e.contains(&dir.path().display().to_string()), "{e}");
-    }
 
     #[test]
     fn public_urls_read_as_websocket_addresses() {

@@ -1,21 +1,18 @@
 //! A damaged log is refused, named and left alone: the server reports the game unavailable
 //! with the first bad event, serves the other games, and never rewrites the damaged records.
 
-use futures_util::{SinkExt, StreamExt};
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
+mod common;
+
+use common::{ask, open, Socket};
+use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
-use server::store::SledStore;
+use server::store::{EventStore, SledStore};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 struct Running {
     url: String,
@@ -44,26 +41,6 @@ impl Running {
         let _ = self.stop.send(());
         self.done.await.unwrap().unwrap();
     }
-}
-
-async fn ask(ws: &mut Socket, message: ClientMessage) -> ServerMessage {
-    ws.send(Message::text(wire::to_json(&message)))
-        .await
-        .unwrap();
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("open")
-            .expect("a frame");
-        if let Message::Text(text) = frame {
-            return wire::from_json(text.as_str()).unwrap();
-        }
-    }
-}
-
-async fn open(url: &str) -> Socket {
-    tokio_tungstenite::connect_async(url).await.unwrap().0
 }
 
 async fn create(url: &str) -> (String, Tokens) {
@@ -204,4 +181,110 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         before,
         "the damaged log was rewritten"
     );
+}
+
+/// Copies a stopped server's data directory (sled's files, not the admin socket).
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+async fn join_since(url: &str, game: &str, token: &str, since: Option<u64>) -> ServerMessage {
+    let mut ws = open(url).await;
+    ask(
+        &mut ws,
+        ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since,
+        },
+    )
+    .await
+}
+
+/// A data directory put back to an older copy: a player who was sent a later version is not
+/// handed a fresh snapshot of the old one. The game is flagged, play is refused naming the
+/// missing events, and what remains still exports and verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolled_back_log_is_detected_when_a_player_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let (game, tokens) = create(&server.url).await;
+    let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
+    let done = |id| ClientMessage::Command {
+        id,
+        command: Command::Done,
+        key: None,
+    };
+    assert!(matches!(
+        ask(&mut ws, done(1)).await,
+        ServerMessage::Accepted { version: 2, .. }
+    ));
+    drop(ws);
+    server.stop().await;
+    copy_dir(dir.path(), old.path());
+
+    let server = start(dir.path()).await;
+    let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
+    let acked = match ask(&mut ws, done(2)).await {
+        ServerMessage::Accepted { version, .. } => version,
+        other => panic!("expected accepted, got {other:?}"),
+    };
+    drop(ws);
+    server.stop().await;
+
+    // The operator puts back the older copy.
+    let server = start(old.path()).await;
+    // A spectator's claim is refused but does not stop the game.
+    match join_since(&server.url, &game, &tokens.spectator, Some(acked)).await {
+        ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::GameUnavailable),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // The player who was told of version `acked` is.
+    match join_since(&server.url, &game, &tokens.side_a, Some(acked)).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert!(message.contains("rolled back"), "{message}");
+            assert!(
+                message.contains(&format!("events 3..={acked}")),
+                "{message}"
+            );
+        }
+        other => panic!("expected game_unavailable, got {other:?}"),
+    }
+    // From then on, the other side cannot play it from the old position either.
+    match join_since(&server.url, &game, &tokens.side_b, None).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert!(message.contains("rolled back"), "{message}");
+        }
+        other => panic!("expected game_unavailable, got {other:?}"),
+    }
+    // A game the store lost whole, joined by a player holding a version of it: told so.
+    match join_since(&server.url, &"ab".repeat(16), &tokens.side_a, Some(acked)).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::UnknownGame);
+            assert!(message.contains("lost the game"), "{message}");
+        }
+        other => panic!("expected unknown_game, got {other:?}"),
+    }
+    server.stop().await;
+
+    // What remains is whole: its export verifies.
+    let store = SledStore::open(old.path()).unwrap();
+    let key = server::log::game_key(&game).unwrap();
+    let records = store.load(&key).unwrap();
+    assert_eq!(records.len(), 2);
+    let text = server::store::backup::export_text(&key, &records).unwrap();
+    let verified = protocol::export::verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    assert_eq!(verified.header.events, 2);
 }

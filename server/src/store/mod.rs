@@ -10,11 +10,12 @@
 //! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::log`]'s
 //! business, so every store is verified by the same code.
 
+pub mod backup;
 mod memory;
 mod sled_store;
 
 pub use memory::MemoryStore;
-pub use sled_store::SledStore;
+pub use sled_store::{without_panics, OpenError, SledStore, Snapshot};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -62,7 +63,7 @@ impl Durable {
 }
 
 /// The store dropped a write without settling it: only its committer stopping does that.
-fn gone() -> StoreError {
+pub(crate) fn gone() -> StoreError {
     StoreError::Io("the store stopped before the write was settled".into())
 }
 

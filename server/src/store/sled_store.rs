@@ -4,31 +4,82 @@
 //!
 //! Group commit: one committer thread owns every write. Callers hand their writes to its queue
 //! and wait on a [`Durable`]; the committer takes everything queued, checks each append's
-//! sequence, writes them as one atomic sled batch, flushes once, and only then settles each
-//! write. A flush costs the same for one event as for hundreds, so while one runs, the writes
-//! of every other game pile up and share the next. An acknowledged event is on disk, and a
-//! crash never leaves half of a batch — so never half of a command's events.
+//! sequence, writes them as one atomic sled batch, flushes once, makes sled's files durable
+//! with `fdatasync` ([`Disk`]), and only then settles each write. A flush costs the same for
+//! one event as for hundreds, so while one runs, the writes of every other game pile up and
+//! share the next. An acknowledged event is on the disk's stable storage, not just in the
+//! kernel's or the drive's cache, and a crash never leaves half of a batch — so never half of
+//! a command's events.
+//!
+//! After a failed write (a full disk, an I/O error) sled's handle refuses every later write,
+//! and its memory may hold what the disk does not. The committer then probes the directory on
+//! each later group; once the disk takes writes again it reopens sled, checks every game it
+//! wrote against the disk (an unacknowledged tail is removed, acknowledged events that are
+//! gone make that game refuse writes, loudly), and resumes. Reads go on meanwhile.
 
 use super::{event_key, Durable, EventStore, GameKey, StoreError};
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::mpsc;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, RwLock};
 use std::thread;
+use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
+use tracing::{error, info, warn};
 
-pub struct SledStore {
+/// How long a reopen after a write failure waits for sled's file lock to be let go by readers
+/// still holding the old handle (they hold it for one read). Past this the probe fails and the
+/// next group tries again.
+const REOPEN_LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Why a data directory could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Another process (another `asl-server`, or a tool) holds sled's lock on the directory.
+    #[error("another asl-server is using this data directory ({0})")]
+    Locked(String),
+    /// sled could not read its files, or panicked reading them: the store is damaged.
+    #[error("the store's files cannot be read: {0}")]
+    Damaged(String),
+    /// The directory or a file in it could not be created, opened or synced.
+    #[error("{0}")]
+    Io(String),
+}
+
+#[derive(Clone)]
+struct Trees {
+    db: sled::Db,
     events: sled::Tree,
     games: sled::Tree,
+}
+
+pub struct SledStore {
+    /// The open database. Readers clone the handles and let go of the lock at once; the
+    /// committer swaps in a reopened database after a write failure (`None` only if that
+    /// reopen failed: reads then say so until a later one succeeds).
+    trees: Arc<RwLock<Option<Trees>>>,
     /// The committer's queue. Unbounded because its callers bound it: a game task hands over
     /// one command's append and waits for it, and a creation waits for its own two writes, so
     /// at most `games + connections` writes are ever queued. `None` only while dropping.
     queue: Option<mpsc::Sender<Write>>,
     committer: Option<thread::JoinHandle<()>>,
+    /// While set, syncing and probing fail as on a disk that refuses writes (tests, drills).
+    fault: Arc<AtomicBool>,
+    ceilings: Ceilings,
 }
+
+/// After a failed group, the last acknowledged sequence of each game it wrote: sled's memory
+/// may hold the refused records, and reads must not hand them out until recovery has put the
+/// disk and memory back in step.
+type Ceilings = Arc<std::sync::Mutex<HashMap<GameKey, u64>>>;
 
 type Settle = oneshot::Sender<Result<(), StoreError>>;
 
-/// A write on its way to the committer.
+/// A write on its way to the committer, or a read that must see no write half done.
 enum Write {
     Append {
         game: GameKey,
@@ -41,10 +92,22 @@ enum Write {
         meta: Vec<u8>,
         settle: Settle,
     },
+    /// A game's metadata and whole log as of between two groups: a consistent copy.
+    Snapshot {
+        game: GameKey,
+        reply: oneshot::Sender<Result<Snapshot, StoreError>>,
+    },
 }
+
+/// One game as the committer saw it between groups.
+pub type Snapshot = (Option<Vec<u8>>, Vec<(u64, Vec<u8>)>);
 
 fn io(e: sled::Error) -> StoreError {
     StoreError::Io(e.to_string())
+}
+
+fn sync_failed(what: &Path, e: io::Error) -> String {
+    format!("fdatasync of {} failed: {e}", what.display())
 }
 
 /// The last sequence stored for `game` in `events`, 0 for none.
@@ -66,47 +129,234 @@ fn seq_of(key: &[u8]) -> Result<u64, StoreError> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-impl SledStore {
-    /// Opens (or creates) the store in `dir` and starts its committer.
-    pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
+fn load_from(events: &sled::Tree, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    events
+        .scan_prefix(game)
+        .map(|entry| {
+            let (key, value) = entry.map_err(io)?;
+            Ok((seq_of(&key)?, value.to_vec()))
+        })
+        .collect()
+}
+
+/// What a panic carried, as text.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Runs `f`, turning a panic into an error and keeping the default hook from printing it
+/// (with a backtrace) when it happens on this thread or one of sled's: sled panics on some
+/// damaged files.
+pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    let previous: Arc<dyn Fn(&panic::PanicHookInfo<'_>) + Send + Sync> =
+        Arc::from(panic::take_hook());
+    let me = thread::current().id();
+    let others = previous.clone();
+    panic::set_hook(Box::new(move |info| {
+        // sled's own I/O threads may panic on the same damage while this thread waits for
+        // them; what they hit reaches this thread as its own failure.
+        let current = thread::current();
+        let sleds = current.name().is_some_and(|n| n.starts_with("sled-"));
+        if current.id() != me && !sleds {
+            others(info)
+        }
+    }));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    let _ours = panic::take_hook();
+    panic::set_hook(Box::new(move |info| previous(info)));
+    result.map_err(|payload| panic_text(&*payload))
+}
+
+/// Opens sled in `dir` and its two trees, turning sled's errors and panics into [`OpenError`].
+fn open_trees(dir: &Path) -> Result<Trees, OpenError> {
+    let opened = without_panics(|| -> sled::Result<Trees> {
         // No background flusher: the committer flushes after every group, and a flusher
         // thread would keep the database (and its file lock) alive for up to its period after
         // the store is dropped, so the directory could not be reopened at once.
-        let db = sled::Config::new()
-            .path(dir)
-            .flush_every_ms(None)
-            .open()
-            .map_err(io)?;
-        let events = db.open_tree("events").map_err(io)?;
-        let games = db.open_tree("games").map_err(io)?;
+        let db = sled::Config::new().path(dir).flush_every_ms(None).open()?;
+        let events = db.open_tree("events")?;
+        let games = db.open_tree("games")?;
+        Ok(Trees { db, events, games })
+    });
+    match opened {
+        Err(panicked) => Err(OpenError::Damaged(format!("sled panicked: {panicked}"))),
+        Ok(Err(sled::Error::Io(e))) if e.to_string().contains("could not acquire lock") => {
+            Err(OpenError::Locked(e.to_string()))
+        }
+        Ok(Err(sled::Error::Io(e))) => Err(OpenError::Io(e.to_string())),
+        Ok(Err(e)) => Err(OpenError::Damaged(e.to_string())),
+        Ok(Ok(trees)) => Ok(trees),
+    }
+}
+
+/// sled's files as the committer makes them durable. sled 0.34 writes its log to `db` with
+/// `pwrite` and `sync_file_range`, which puts the bytes in the drive but not past its volatile
+/// cache, and never syncs `conf` or a large value's file in `blobs/`; its snapshots (`snap.*`)
+/// it syncs itself, and they are only a shortcut for recovery from the log. So after each
+/// flush: `fdatasync` on `db`, and on every blob file not yet synced with the `blobs/`
+/// directory that names it.
+struct Disk {
+    dir: PathBuf,
+    db: File,
+    blobs: PathBuf,
+    blobs_synced: HashSet<OsString>,
+    blobs_modified: Option<SystemTime>,
+    fault: Arc<AtomicBool>,
+}
+
+impl Disk {
+    /// Opens sled's files for syncing and syncs what sled wrote while opening: `conf`, `db`
+    /// and the directories that name them.
+    fn open(dir: &Path, fault: Arc<AtomicBool>) -> io::Result<Disk> {
+        let db = File::open(dir.join("db"))?;
+        let mut disk = Disk {
+            dir: dir.to_path_buf(),
+            db,
+            blobs: dir.join("blobs"),
+            blobs_synced: HashSet::new(),
+            blobs_modified: None,
+            fault,
+        };
+        File::open(dir.join("conf"))?.sync_all()?;
+        disk.db.sync_all()?;
+        File::open(dir)?.sync_all()?;
+        disk.sync_blobs()?;
+        Ok(disk)
+    }
+
+    fn injected(&self) -> io::Result<()> {
+        if self.fault.load(Ordering::SeqCst) {
+            return Err(io::Error::other("simulated disk failure"));
+        }
+        Ok(())
+    }
+
+    /// Makes everything sled has flushed durable.
+    fn sync(&mut self) -> Result<(), String> {
+        self.injected()
+            .and_then(|()| self.db.sync_data())
+            .map_err(|e| sync_failed(&self.dir.join("db"), e))?;
+        self.sync_blobs().map_err(|e| sync_failed(&self.blobs, e))
+    }
+
+    /// Syncs blob files written since the last look (the directory's mtime says whether there
+    /// are any), then the directory.
+    fn sync_blobs(&mut self) -> io::Result<()> {
+        let modified = std::fs::metadata(&self.blobs)?.modified()?;
+        if self.blobs_modified == Some(modified) {
+            return Ok(());
+        }
+        let mut present = HashSet::new();
+        for entry in std::fs::read_dir(&self.blobs)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if !self.blobs_synced.contains(&name) {
+                File::open(entry.path())?.sync_data()?;
+            }
+            present.insert(name);
+        }
+        File::open(&self.blobs)?.sync_all()?;
+        self.blobs_synced = present;
+        self.blobs_modified = Some(modified);
+        Ok(())
+    }
+
+    /// Whether the directory takes a durable write now: a small file written, synced and
+    /// removed.
+    fn probe(dir: &Path, fault: &AtomicBool) -> io::Result<()> {
+        if fault.load(Ordering::SeqCst) {
+            return Err(io::Error::other("simulated disk failure"));
+        }
+        let path = dir.join("probe");
+        let written = (|| {
+            let mut file = File::create(&path)?;
+            file.write_all(&[0u8; 4096])?;
+            file.sync_data()
+        })();
+        let _ = std::fs::remove_file(&path);
+        written?;
+        File::open(dir)?.sync_all()
+    }
+}
+
+impl SledStore {
+    /// Opens (or creates) the store in `dir`, makes what sled wrote while opening durable, and
+    /// starts the committer.
+    pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
+        let trees = open_trees(dir)?;
+        let fault = Arc::new(AtomicBool::new(false));
+        let disk = Disk::open(dir, fault.clone())
+            .map_err(|e| OpenError::Io(format!("cannot sync sled's files: {e}")))?;
+        let trees = Arc::new(RwLock::new(Some(trees)));
+        let ceilings = Ceilings::default();
         let (queue, writes) = mpsc::channel();
         let committer = Committer {
-            db,
-            events: events.clone(),
-            games: games.clone(),
+            dir: dir.to_path_buf(),
+            trees: trees.clone(),
+            disk: Some(disk),
             last: HashMap::new(),
+            lost: HashMap::new(),
             failed: None,
+            fault: fault.clone(),
+            ceilings: ceilings.clone(),
         };
         let committer = thread::Builder::new()
             .name("sled-committer".into())
             .spawn(move || committer.run(writes))
-            .map_err(|e| StoreError::Io(format!("cannot start the committer thread: {e}")))?;
+            .map_err(|e| OpenError::Io(format!("cannot start the committer thread: {e}")))?;
         Ok(SledStore {
-            events,
-            games,
+            trees,
             queue: Some(queue),
             committer: Some(committer),
+            fault,
+            ceilings,
         })
     }
 
-    fn hand_over(&self, write: impl FnOnce(Settle) -> Write) -> Durable {
-        let (settle, durable) = Durable::pending();
+    /// Makes the disk refuse writes (`true`) or take them again (`false`), as a full or failing
+    /// disk would: for tests and drills of recovery without a restart.
+    #[doc(hidden)]
+    pub fn simulate_disk_failure(&self, failing: bool) {
+        self.fault.store(failing, Ordering::SeqCst);
+    }
+
+    fn trees(&self) -> Result<Trees, StoreError> {
+        current(&self.trees)
+    }
+
+    fn hand_over(&self, write: Write) {
         if let Some(queue) = &self.queue {
             // A send fails only if the committer is gone; the write is then dropped unsettled
-            // and the Durable resolves to an error saying so.
-            let _ = queue.send(write(settle));
+            // and its waiter hears so.
+            let _ = queue.send(write);
         }
+    }
+
+    fn hand_over_write(&self, write: impl FnOnce(Settle) -> Write) -> Durable {
+        let (settle, durable) = Durable::pending();
+        self.hand_over(write(settle));
         durable
+    }
+
+    /// Drops records past `game`'s ceiling, while a failure has one.
+    fn cap(&self, game: &GameKey, records: &mut Vec<(u64, Vec<u8>)>) {
+        if let Some(ceiling) = self.ceilings.lock().expect("ceilings lock").get(game) {
+            records.retain(|(seq, _)| seq <= ceiling);
+        }
+    }
+
+    /// `game`'s metadata and whole log, read by the committer between two groups, so no write
+    /// is half in it: what a backup copies. Blocks the calling thread.
+    pub fn snapshot(&self, game: &GameKey) -> Result<Snapshot, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.hand_over(Write::Snapshot { game: *game, reply });
+        answer
+            .blocking_recv()
+            .unwrap_or_else(|_| Err(super::gone()))
     }
 }
 
@@ -123,7 +373,7 @@ impl Drop for SledStore {
 
 impl EventStore for SledStore {
     fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
-        self.hand_over(|settle| Write::Append {
+        self.hand_over_write(|settle| Write::Append {
             game: *game,
             first_seq,
             records,
@@ -132,13 +382,9 @@ impl EventStore for SledStore {
     }
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        self.events
-            .scan_prefix(game)
-            .map(|entry| {
-                let (key, value) = entry.map_err(io)?;
-                Ok((seq_of(&key)?, value.to_vec()))
-            })
-            .collect()
+        let mut records = load_from(&self.trees()?.events, game)?;
+        self.cap(game, &mut records);
+        Ok(records)
     }
 
     fn load_range(
@@ -151,7 +397,7 @@ impl EventStore for SledStore {
         let mut bytes = 0;
         let start = event_key(game, from);
         let end = event_key(game, u64::MAX);
-        for entry in self.events.range(start..=end) {
+        for entry in self.trees()?.events.range(start..=end) {
             let (key, value) = entry.map_err(io)?;
             if !records.is_empty() && bytes + value.len() > bytes_max {
                 break;
@@ -159,11 +405,12 @@ impl EventStore for SledStore {
             bytes += value.len();
             records.push((seq_of(&key)?, value.to_vec()));
         }
+        self.cap(game, &mut records);
         Ok(records)
     }
 
     fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable {
-        self.hand_over(|settle| Write::Meta {
+        self.hand_over_write(|settle| Write::Meta {
             game: *game,
             meta,
             settle,
@@ -171,7 +418,8 @@ impl EventStore for SledStore {
     }
 
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
-        self.games
+        self.trees()?
+            .games
             .iter()
             .map(|entry| {
                 let (key, value) = entry.map_err(io)?;
@@ -187,16 +435,22 @@ impl EventStore for SledStore {
 
 /// The one writer of the database.
 struct Committer {
-    db: sled::Db,
-    events: sled::Tree,
-    games: sled::Tree,
-    /// Each game's last sequence, as this committer wrote or first read it: the sequence
-    /// check without a tree scan per append. Only the committer writes, so it cannot go stale.
+    dir: PathBuf,
+    trees: Arc<RwLock<Option<Trees>>>,
+    /// `None` from a failure until the reopen that recovers from it.
+    disk: Option<Disk>,
+    /// Each game's last durable sequence, as this committer wrote or first read it: the
+    /// sequence check without a tree scan per append, and after a failure what the disk must
+    /// still hold. Only the committer writes, so it cannot go stale.
     last: HashMap<GameKey, u64>,
-    /// Why a write or flush failed, once one has. sled's memory and disk may then disagree
-    /// about what is written, so every later write is refused instead of guessed at; a
-    /// restart recovers from what is on disk.
+    /// Games whose acknowledged events were gone from the disk when it was reopened after a
+    /// failure, with what is missing: they take no more writes.
+    lost: HashMap<GameKey, String>,
+    /// Why a write, flush or sync failed, until the store has recovered: sled's memory and
+    /// the disk may disagree, so nothing is written until both are re-checked.
     failed: Option<String>,
+    fault: Arc<AtomicBool>,
+    ceilings: Ceilings,
 }
 
 impl Committer {
@@ -210,19 +464,27 @@ impl Committer {
         }
     }
 
+    fn trees(&self) -> Result<Trees, StoreError> {
+        current(&self.trees)
+    }
+
     fn commit(&mut self, group: Vec<Write>) {
-        if let Some(why) = &self.failed {
-            let refusal = StoreError::Io(format!(
-                "the store failed earlier ({why}) and takes no writes until the server restarts"
-            ));
-            for write in group {
-                let (Write::Append { settle, .. } | Write::Meta { settle, .. }) = write;
-                let _ = settle.send(Err(refusal.clone()));
+        if let Some(why) = self.failed.clone() {
+            if let Err(still) = self.recover() {
+                let refusal = StoreError::Io(format!(
+                    "storage failed ({why}) and the disk still refuses writes ({still}); \
+                     reads go on, and writes resume once the disk takes them"
+                ));
+                return refuse_all(group, refusal, |game| self.snapshot(game));
             }
-            return;
         }
+        let trees = match self.trees() {
+            Ok(trees) => trees,
+            Err(e) => return refuse_all(group, e, |game| self.snapshot(game)),
+        };
         let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
         let (mut any_events, mut any_games) = (false, false);
+        let mut staged: HashMap<GameKey, u64> = HashMap::new();
         let mut waiting = Vec::with_capacity(group.len());
         for write in group {
             match write {
@@ -231,7 +493,7 @@ impl Committer {
                     first_seq,
                     records,
                     settle,
-                } => match self.check(&game, first_seq) {
+                } => match self.check(&trees, &staged, &game, first_seq) {
                     Ok(()) => {
                         for (i, record) in records.iter().enumerate() {
                             events.insert(
@@ -240,7 +502,7 @@ impl Committer {
                             );
                         }
                         any_events |= !records.is_empty();
-                        self.last.insert(game, first_seq - 1 + records.len() as u64);
+                        staged.insert(game, first_seq - 1 + records.len() as u64);
                         waiting.push(settle);
                     }
                     Err(refused) => {
@@ -252,36 +514,83 @@ impl Committer {
                     any_games = true;
                     waiting.push(settle);
                 }
+                // Read before this group's writes, after every earlier group's.
+                Write::Snapshot { game, reply } => {
+                    let _ = reply.send(self.snapshot(&game));
+                }
             }
         }
         if waiting.is_empty() {
             return;
         }
+        let disk = self.disk.as_mut().expect("a disk while not failed");
         let written = (|| {
             if any_games {
-                self.games.apply_batch(games)?;
+                trees.games.apply_batch(games).map_err(|e| e.to_string())?;
             }
             if any_events {
-                self.events.apply_batch(events)?;
+                trees
+                    .events
+                    .apply_batch(events)
+                    .map_err(|e| e.to_string())?;
             }
-            self.db.flush().map(|_| ())
+            trees.db.flush().map_err(|e| e.to_string())?;
+            disk.sync()
         })();
-        let result = written.map_err(|e| {
-            let why = e.to_string();
-            self.failed = Some(why.clone());
-            self.last.clear();
-            StoreError::Io(why)
-        });
+        let result = match written {
+            Ok(()) => {
+                self.last.extend(staged);
+                Ok(())
+            }
+            Err(why) => {
+                error!(%why, "storage failed: the writes of this group are refused, and writes wait for the disk");
+                self.failed = Some(why.clone());
+                self.disk = None;
+                let mut ceilings = self.ceilings.lock().expect("ceilings lock");
+                for game in staged.keys() {
+                    let acked = self.last.get(game).copied().unwrap_or(0);
+                    ceilings.entry(*game).or_insert(acked);
+                }
+                Err(StoreError::Io(why))
+            }
+        };
         for settle in waiting {
             let _ = settle.send(result.clone());
         }
     }
 
-    /// Refuses an append unless `game`'s log ends just before `first_seq`.
-    fn check(&mut self, game: &GameKey, first_seq: u64) -> Result<(), StoreError> {
-        let last = match self.last.get(game) {
+    fn snapshot(&self, game: &GameKey) -> Result<Snapshot, StoreError> {
+        let trees = self.trees()?;
+        let meta = trees.games.get(game).map_err(io)?.map(|m| m.to_vec());
+        let mut records = load_from(&trees.events, game)?;
+        if let Some(ceiling) = self.ceilings.lock().expect("ceilings lock").get(game) {
+            records.retain(|(seq, _)| seq <= ceiling);
+        }
+        Ok((meta, records))
+    }
+
+    /// Refuses an append unless `game`'s log ends just before `first_seq`, counting the
+    /// appends `staged` earlier in this group.
+    fn check(
+        &mut self,
+        trees: &Trees,
+        staged: &HashMap<GameKey, u64>,
+        game: &GameKey,
+        first_seq: u64,
+    ) -> Result<(), StoreError> {
+        if let Some(lost) = self.lost.get(game) {
+            return Err(StoreError::Io(format!(
+                "this game's log lost acknowledged events in a storage failure ({lost}); restore it from a backup"
+            )));
+        }
+        let last = match staged.get(game).or(self.last.get(game)) {
             Some(last) => *last,
-            None => last_seq(&self.events, game)?,
+            None => {
+                // Read while nothing has failed since the last reopen: what the disk holds.
+                let last = last_seq(&trees.events, game)?;
+                self.last.insert(*game, last);
+                last
+            }
         };
         if first_seq != last + 1 {
             return Err(StoreError::SequenceMismatch {
@@ -290,6 +599,92 @@ impl Committer {
             });
         }
         Ok(())
+    }
+
+    /// After a failure: probes the disk, reopens sled from it, and re-checks every game this
+    /// committer wrote against what it acknowledged. A tail that was refused but reached the
+    /// disk anyway is removed (its writer was told nothing was written); acknowledged events
+    /// that are gone stop that game's writes and are logged.
+    fn recover(&mut self) -> Result<(), String> {
+        Disk::probe(&self.dir, &self.fault).map_err(|e| e.to_string())?;
+        let trees = self.reopen()?;
+        let disk = Disk::open(&self.dir, self.fault.clone()).map_err(|e| e.to_string())?;
+        let mut tail = sled::Batch::default();
+        let mut removed = 0;
+        for (game, acked) in &self.last {
+            let on_disk = last_seq(&trees.events, game).map_err(|e| e.to_string())?;
+            if on_disk > *acked {
+                for seq in acked + 1..=on_disk {
+                    tail.remove(&event_key(game, seq)[..]);
+                }
+                removed += on_disk - acked;
+            } else if on_disk < *acked {
+                let missing = format!("events {}..={} are missing", on_disk + 1, acked);
+                error!(game = %crate::log::game_id(game), %missing, "acknowledged events are gone from the disk after a storage failure; this game takes no more writes");
+                self.lost.insert(*game, missing);
+            }
+        }
+        trees.events.apply_batch(tail).map_err(|e| e.to_string())?;
+        trees.db.flush().map_err(|e| e.to_string())?;
+        let mut disk = disk;
+        disk.sync()?;
+        self.disk = Some(disk);
+        self.failed = None;
+        self.ceilings.lock().expect("ceilings lock").clear();
+        info!(
+            unacknowledged_removed = removed,
+            games_lost = self.lost.len(),
+            "storage recovered: sled reopened, every game written re-checked, writes resume"
+        );
+        Ok(())
+    }
+
+    /// Lets go of the failed database and opens it again from the disk. Readers wait meanwhile
+    /// (for the reopen, not for the disk).
+    fn reopen(&mut self) -> Result<Trees, String> {
+        let mut slot = self.trees.write().expect("store lock");
+        // The old handle must go before sled's lock on the directory can be taken again.
+        drop(slot.take());
+        let started = std::time::Instant::now();
+        let trees = loop {
+            match open_trees(&self.dir) {
+                Ok(trees) => break trees,
+                Err(OpenError::Locked(_)) if started.elapsed() < REOPEN_LOCK_WAIT => {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(format!("reopening the store failed: {e}")),
+            }
+        };
+        *slot = Some(trees.clone());
+        warn!("store reopened after a write failure");
+        Ok(trees)
+    }
+}
+
+fn current(trees: &RwLock<Option<Trees>>) -> Result<Trees, StoreError> {
+    trees.read().expect("store lock").clone().ok_or_else(|| {
+        StoreError::Io(
+            "the store could not be reopened after a write failure; it retries on the next write"
+                .into(),
+        )
+    })
+}
+
+/// Settles every write of `group` with `refusal`; snapshots are still answered.
+fn refuse_all(
+    group: Vec<Write>,
+    refusal: StoreError,
+    snapshot: impl Fn(&GameKey) -> Result<Snapshot, StoreError>,
+) {
+    for write in group {
+        match write {
+            Write::Append { settle, .. } | Write::Meta { settle, .. } => {
+                let _ = settle.send(Err(refusal.clone()));
+            }
+            Write::Snapshot { game, reply } => {
+                let _ = reply.send(snapshot(&game));
+            }
+        }
     }
 }
 
@@ -326,5 +721,80 @@ mod tests {
             store.append(&g, 1, vec![b"again".to_vec()]).wait(),
             Err(StoreError::SequenceMismatch { found: 1, .. })
         ));
+    }
+
+    /// A disk that refuses writes: the write is refused and nothing of it counts, later writes
+    /// are refused while it lasts and reads go on; once the disk takes writes again the store
+    /// resumes without a restart, at the sequence it had acknowledged, and all of it is on disk.
+    #[test]
+    fn recovers_from_a_failing_disk_without_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = [6u8; 16];
+        {
+            let store = SledStore::open(dir.path()).unwrap();
+            store.append(&g, 1, vec![b"e1".to_vec()]).wait().unwrap();
+            store.simulate_disk_failure(true);
+            let failed = store.append(&g, 2, vec![b"lost".to_vec()]).wait();
+            assert!(matches!(failed, Err(StoreError::Io(_))), "{failed:?}");
+            let still = store
+                .append(&g, 2, vec![b"lost".to_vec()])
+                .wait()
+                .unwrap_err();
+            assert!(
+                still.to_string().contains("still refuses writes"),
+                "{still}"
+            );
+            assert_eq!(
+                store.load(&g).unwrap(),
+                vec![(1, b"e1".to_vec())],
+                "reads go on, without the refused write"
+            );
+            store.simulate_disk_failure(false);
+            // The refused write reached sled's memory and maybe its file; after recovery the
+            // log ends where it was acknowledged.
+            store.append(&g, 2, vec![b"e2".to_vec()]).wait().unwrap();
+            store.append(&g, 3, vec![b"e3".to_vec()]).wait().unwrap();
+            assert_eq!(store.load(&g).unwrap().len(), 3);
+        }
+        let store = SledStore::open(dir.path()).unwrap();
+        assert_eq!(
+            store.load(&g).unwrap(),
+            vec![
+                (1, b"e1".to_vec()),
+                (2, b"e2".to_vec()),
+                (3, b"e3".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_second_opener_is_told_the_directory_is_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = SledStore::open(dir.path()).unwrap();
+        match SledStore::open(dir.path()) {
+            Err(OpenError::Locked(_)) => {}
+            Err(other) => panic!("expected Locked, got {other}"),
+            Ok(_) => panic!("two stores opened one directory"),
+        }
+    }
+
+    /// sled panics on some damaged files; the store turns that into an error naming it.
+    #[test]
+    fn a_panic_while_opening_is_an_error() {
+        let err =
+            without_panics(|| -> u8 { panic!("tried to serialize Uninitialized") }).unwrap_err();
+        assert!(err.contains("Uninitialized"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = SledStore::open(dir.path()).unwrap();
+            store.append(&[1; 16], 1, vec![vec![7; 64]]).wait().unwrap();
+        }
+        // A conf file of garbage: sled refuses it (by error or panic), never a backtrace.
+        std::fs::write(dir.path().join("conf"), [0xff; 64]).unwrap();
+        match SledStore::open(dir.path()) {
+            Err(OpenError::Damaged(_) | OpenError::Io(_)) => {}
+            Err(other) => panic!("expected damage, got {other}"),
+            Ok(_) => {}
+        }
     }
 }

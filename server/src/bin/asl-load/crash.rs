@@ -9,7 +9,7 @@
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
-use crate::stats::Rng;
+use crate::stats::{Problems, Rng};
 use crate::table::{Divergence, Table};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -60,20 +60,12 @@ struct Tally {
     hash_mismatches: u64,
     in_flight_kept: u64,
     in_flight_absent: u64,
-    problems: Vec<String>,
+    problems: Problems,
 }
 
 impl Tally {
     fn failures(&self) -> u64 {
         self.lost + self.half_written + self.altered + self.chain_failures + self.hash_mismatches
-    }
-
-    fn problem(&mut self, what: String) {
-        // Enough to diagnose; a broken build would otherwise print thousands.
-        const PROBLEMS_SHOWN_MAX: usize = 20;
-        if self.problems.len() < PROBLEMS_SHOWN_MAX {
-            self.problems.push(what);
-        }
     }
 }
 
@@ -129,7 +121,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         let broken = tokio::task::spawn_blocking(move || verify_chains(&dir)).await??;
         for why in broken {
             tally.chain_failures += 1;
-            tally.problem(format!("cycle {cycle}: {why}"));
+            tally.problems.add(format!("cycle {cycle}: {why}"));
         }
         progress.inc(1);
         progress.set_message(format!(
@@ -154,18 +146,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         "  commands in flight at a kill: {} found whole in the log, {} absent (both allowed)",
         tally.in_flight_kept, tally.in_flight_absent
     );
-    for problem in &tally.problems {
-        println!("  problem: {problem}");
-    }
-    if tally.failures() > 0 {
-        bail!(
-            "{} failures; the data is kept in {}",
-            tally.failures(),
-            scratch.path.display()
-        );
-    }
-    scratch.remove();
-    Ok(())
+    tally.problems.conclude(tally.failures(), scratch)
 }
 
 async fn create(addr: SocketAddr) -> anyhow::Result<Track> {
@@ -289,7 +270,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
         } => (version, state_hash),
         ServerMessage::Error { code, message } => {
             tally.chain_failures += 1;
-            tally.problem(format!(
+            tally.problems.add(format!(
                 "game {} refused after restart: {code:?}: {message}",
                 track.game
             ));
@@ -300,7 +281,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     let acked = track.acked.len() as u64;
     if version < acked {
         tally.lost += acked - version;
-        tally.problem(format!(
+        tally.problems.add(format!(
             "game {}: {} acknowledged events, the restarted server has {version}",
             track.game, acked
         ));
@@ -311,7 +292,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     for (i, (mine, theirs)) in track.acked.iter().zip(&stored).enumerate().skip(1) {
         if theirs.as_ref() != Some(mine) {
             tally.altered += 1;
-            tally.problem(format!(
+            tally.problems.add(format!(
                 "game {}: event {} differs from the one acknowledged",
                 track.game,
                 i + 1
@@ -333,7 +314,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
                 track.acked.extend(extra);
             } else {
                 tally.half_written += 1;
-                tally.problem(format!(
+                tally.problems.add(format!(
                     "game {}: after the acknowledged events the log holds {} events, not the in-flight command's {}",
                     track.game,
                     extra.len(),
@@ -344,7 +325,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
         }
         None if !extra.is_empty() => {
             tally.half_written += 1;
-            tally.problem(format!(
+            tally.problems.add(format!(
                 "game {}: {} events no command accounts for",
                 track.game,
                 extra.len()
@@ -355,7 +336,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     }
     if state_hash != track.replica.state_hash() {
         tally.hash_mismatches += 1;
-        tally.problem(format!(
+        tally.problems.add(format!(
             "game {}: restarted server's state hash {state_hash} differs from the live one {}",
             track.game,
             track.replica.state_hash()

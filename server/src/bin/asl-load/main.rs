@@ -7,6 +7,7 @@
 mod bench;
 mod child;
 mod client;
+mod corrupt;
 mod crash;
 mod stats;
 mod table;
@@ -81,6 +82,21 @@ enum Run {
         #[arg(long, default_value_t = 1_500)]
         kill_after_ms_max: u64,
     },
+    /// Damage copies of the data dir under load (bytes flipped, log truncated): no panic,
+    /// damaged games named, the others served, nothing acknowledged silently rolled back.
+    Corrupt {
+        #[arg(long, default_value_t = 100)]
+        cycles: u32,
+        /// Games played at once.
+        #[arg(long, default_value_t = 12)]
+        games: usize,
+        /// Seed for the damage and the kill times (default: a fresh one, printed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Load runs up to this long before each kill.
+        #[arg(long, default_value_t = 500)]
+        load_ms_max: u64,
+    },
     /// The bare broadcast baseline server (started by `fanout`).
     #[command(hide = true)]
     BaselineServer {
@@ -111,6 +127,23 @@ async fn main() -> anyhow::Result<()> {
             bench::spectator_impact(&bin, 500, 300).await?;
             bench::memory(&bin, 2_000, 2_000).await?;
             bench::cold_start(&bin, 10_000).await
+        }
+        Run::Corrupt {
+            cycles,
+            games,
+            seed,
+            load_ms_max,
+        } => {
+            let seed = seed.unwrap_or_else(stats::fresh_seed);
+            println!("corruption drill, seed {seed}");
+            corrupt::run(corrupt::Options {
+                server_bin: bin()?,
+                cycles,
+                games,
+                seed,
+                load_ms_max,
+            })
+            .await
         }
         Run::Crash {
             cycles,

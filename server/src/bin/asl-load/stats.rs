@@ -54,3 +54,34 @@ pub fn fresh_seed() -> u64 {
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     u64::from_le_bytes(bytes)
 }
+
+/// What went wrong in a drill, kept up to a bound: enough to diagnose, where a broken build
+/// would otherwise print thousands.
+#[derive(Default)]
+pub struct Problems(pub Vec<String>);
+
+impl Problems {
+    const SHOWN_MAX: usize = 20;
+
+    pub fn add(&mut self, what: String) {
+        if self.0.len() < Self::SHOWN_MAX {
+            self.0.push(what);
+        }
+    }
+
+    /// Ends a drill: prints the problems, then fails naming where the data was kept if there
+    /// were `failures`, or removes the scratch directory.
+    pub fn conclude(&self, failures: u64, scratch: crate::child::Scratch) -> anyhow::Result<()> {
+        for problem in &self.0 {
+            println!("  problem: {problem}");
+        }
+        if failures > 0 {
+            anyhow::bail!(
+                "{failures} failures; the data is kept in {}",
+                scratch.path.display()
+            );
+        }
+        scratch.remove();
+        Ok(())
+    }
+}

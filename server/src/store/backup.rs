@@ -1,0 +1,349 @@
+//! Backups: every game written out as a verified export file (`protocol::export`, the file
+//! `asl verify` reads) beside its metadata, and restored from those into an empty store.
+//!
+//! A backup of a running server reads each game through the store's committer
+//! ([`SledStore::snapshot`]), between two groups of writes, so each file is the game's whole log
+//! as it stood at one moment, never half a command. Each file is read back from the disk and
+//! verified end to end before the backup counts it. A restore verifies every file and checks
+//! the metadata's dice seeds against the log before writing anything of that game.
+//!
+//! The running server takes backup requests on a Unix socket in its data directory
+//! ([`ADMIN_SOCKET`]), which only the directory's owner can reach: the backup is written by the
+//! server process, into a directory the operator names.
+
+use crate::game::GameTask;
+use crate::log::{self, GameMeta};
+use crate::store::{EventStore, GameKey, SledStore};
+use data_encoding::HEXLOWER;
+use protocol::export::{self, Header};
+use protocol::Game;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The admin socket's name inside the data directory.
+pub const ADMIN_SOCKET: &str = "admin.sock";
+
+/// The suffix of a game's export file in a backup; its metadata is in `<id>.meta`.
+pub const EXPORT_SUFFIX: &str = ".asl-log";
+pub const META_SUFFIX: &str = ".meta";
+
+/// What a backup or restore did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Games written (backup) or loaded (restore), each verified.
+    pub games: usize,
+    pub events: u64,
+    /// Games that could not be copied, with why: a damaged log is named, not copied.
+    pub failed: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} games ({} events), each verified",
+            self.games, self.events
+        )?;
+        for (game, why) in &self.failed {
+            write!(f, "\n  not copied: game {game}: {why}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One game's export file, built from its stored records and checked before it is returned.
+pub fn export_text(key: &GameKey, records: &[(u64, Vec<u8>)]) -> Result<String, String> {
+    let verified = log::verify(records).map_err(|e| format!("its log is damaged at {e}"))?;
+    let game = Game::replay(verified.entries.iter().map(|e| &e.event))
+        .map_err(|e| format!("its log does not replay ({e:?})"))?;
+    let header = Header {
+        game: log::game_id(key),
+        events: records.len() as u64,
+        head: verified.head(),
+        state_hash: game.state_hash(),
+    };
+    let lines: Vec<String> = records.iter().map(|(_, r)| HEXLOWER.encode(r)).collect();
+    Ok(export::render(&header, &lines))
+}
+
+/// Writes every game of `store` into `dir` (created if missing): `<id>.asl-log` and
+/// `<id>.meta`, each export read back and verified. A game that cannot be copied is reported,
+/// and the others are still written.
+pub fn backup(store: &SledStore, dir: &Path) -> Result<Report, String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the backup directory {}: {e}", dir.display()))?;
+    let mut report = Report::default();
+    let games = store
+        .games()
+        .map_err(|e| format!("cannot list the games: {e}"))?;
+    for (key, _) in games {
+        let id = log::game_id(&key);
+        match backup_game(store, &key, dir) {
+            Ok(events) => {
+                report.games += 1;
+                report.events += events;
+            }
+            Err(why) => report.failed.push((id, why)),
+        }
+    }
+    sync_dir(dir)?;
+    Ok(report)
+}
+
+fn backup_game(store: &SledStore, key: &GameKey, dir: &Path) -> Result<u64, String> {
+    let (meta, records) = store.snapshot(key).map_err(|e| e.to_string())?;
+    let meta = meta.ok_or("its metadata is gone")?;
+    if records.is_empty() {
+        return Err("it has no events (a creation that was never acknowledged)".into());
+    }
+    let text = export_text(key, &records)?;
+    let id = log::game_id(key);
+    let path = dir.join(format!("{id}{EXPORT_SUFFIX}"));
+    write_durably(&path, text.as_bytes())?;
+    write_durably(
+        &dir.join(format!("{id}{META_SUFFIX}")),
+        format!("{}\n", HEXLOWER.encode(&meta)).as_bytes(),
+    )?;
+    let written =
+        std::fs::read(&path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
+    export::verify(&written, &mut |_, _| {})
+        .map_err(|e| format!("the file written does not verify: {e}"))?;
+    Ok(records.len() as u64)
+}
+
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    let written = (|| {
+        let mut file = std::fs::File::create(path)?;
+        file.write_all(bytes)?;
+        file.sync_data()
+    })();
+    written.map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn sync_dir(dir: &Path) -> Result<(), String> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| format!("cannot sync {}: {e}", dir.display()))
+}
+
+/// Loads every export in `dir` into `store`, which must hold no games: each file verified end
+/// to end, its metadata read and its dice seeds checked against the log, then written and
+/// made durable. Any bad file stops the restore before that game is written, naming it.
+pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, String> {
+    let held = store.games().map_err(|e| e.to_string())?.len();
+    if held > 0 {
+        return Err(format!(
+            "the data directory already holds {held} games; restore only into an empty one"
+        ));
+    }
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.path())
+        .filter(|p| p.to_string_lossy().ends_with(EXPORT_SUFFIX))
+        .collect();
+    names.sort();
+    let mut report = Report::default();
+    for path in names {
+        let events =
+            restore_game(&store, &path).map_err(|why| format!("{}: {why}", path.display()))?;
+        report.games += 1;
+        report.events += events;
+    }
+    Ok(report)
+}
+
+fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let verified =
+        export::verify(&bytes, &mut |_, _| {}).map_err(|e| format!("it does not verify: {e}"))?;
+    let key = log::game_key(&verified.header.game)
+        .ok_or_else(|| format!("`{}` is not a game id", verified.header.game))?;
+    let meta_path = path.with_file_name(format!("{}{META_SUFFIX}", verified.header.game));
+    let meta_text = std::fs::read_to_string(&meta_path)
+        .map_err(|e| format!("cannot read its metadata {}: {e}", meta_path.display()))?;
+    let meta_bytes = HEXLOWER
+        .decode(meta_text.trim().as_bytes())
+        .map_err(|_| format!("{} is not lowercase hex", meta_path.display()))?;
+    let meta = GameMeta::decode(&meta_bytes)?;
+    // The envelopes as stored: the lines after the five header lines, before the checksum.
+    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not text")?;
+    let records: Vec<(u64, Vec<u8>)> = text
+        .lines()
+        .skip(5)
+        .take(verified.header.events as usize)
+        .zip(1..)
+        .map(|(line, seq)| Some((seq, HEXLOWER.decode(line.as_bytes()).ok()?)))
+        .collect::<Option<_>>()
+        .ok_or("an envelope line is not hex")?;
+    // The seeds in the metadata must be the ones the log commits to.
+    let checked = log::verify(&records).map_err(|e| e.to_string())?;
+    let as_store: Arc<dyn EventStore> = store.clone();
+    GameTask::from_log(key, checked, meta.clone(), as_store, 1)
+        .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
+    let meta_stored = store.put_meta(&key, meta.encode());
+    let events = records.len() as u64;
+    let appended = store.append(&key, 1, records.into_iter().map(|(_, r)| r).collect());
+    meta_stored.wait().map_err(|e| e.to_string())?;
+    appended.wait().map_err(|e| e.to_string())?;
+    Ok(events)
+}
+
+#[cfg(unix)]
+pub mod admin {
+    //! The running server's side of `asl-server backup`: one request a connection, one line
+    //! each way. `backup DIR` answers `ok REPORT` or `error WHY` (newlines in either are sent
+    //! as `\n` escapes, one line).
+
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::{UnixListener, UnixStream};
+    use tracing::{info, warn};
+
+    /// Bytes a request line may take: a path, with room to spare.
+    const REQUEST_BYTES_MAX: u64 = 8 * 1024;
+
+    /// Listens on the admin socket in `data_dir` until the task is dropped. The socket is
+    /// made owner-only; a stale one (from a server that was killed) is replaced, which is
+    /// safe because this process holds the directory's lock.
+    pub fn listen(data_dir: &Path, store: Arc<SledStore>) -> std::io::Result<()> {
+        let path = data_dir.join(ADMIN_SOCKET);
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(serve(stream, store.clone()));
+                    }
+                    Err(e) => warn!(error = %e, "admin socket accept failed"),
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn serve(stream: UnixStream, store: Arc<SledStore>) {
+        use tokio::io::AsyncReadExt;
+        let (read, mut write) = stream.into_split();
+        let mut line = String::new();
+        let mut reader = BufReader::new(read.take(REQUEST_BYTES_MAX));
+        if reader.read_line(&mut line).await.is_err() {
+            return;
+        }
+        let answer = match line.trim_end().split_once(' ') {
+            Some(("backup", dir)) => {
+                let dir = std::path::PathBuf::from(dir);
+                info!(dir = %dir.display(), "backup requested");
+                let done = tokio::task::spawn_blocking(move || backup(&store, &dir))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("the backup stopped: {e}")));
+                match done {
+                    Ok(report) => {
+                        info!(%report, "backup written");
+                        format!("ok {report}")
+                    }
+                    Err(why) => format!("error {why}"),
+                }
+            }
+            _ => "error the only request is `backup DIR`".into(),
+        };
+        let _ = write
+            .write_all(format!("{}\n", answer.replace('\n', "\\n")).as_bytes())
+            .await;
+    }
+
+    /// Asks the server running on `data_dir` for a backup into `dir`; `None` when no server
+    /// answers there.
+    pub async fn request_backup(data_dir: &Path, dir: &Path) -> Option<Result<String, String>> {
+        let mut stream = UnixStream::connect(data_dir.join(ADMIN_SOCKET))
+            .await
+            .ok()?;
+        let request = format!("backup {}\n", dir.display());
+        if let Err(e) = stream.write_all(request.as_bytes()).await {
+            return Some(Err(format!("the server did not take the request: {e}")));
+        }
+        let mut line = String::new();
+        let read = BufReader::new(stream).read_line(&mut line).await;
+        let line = line.trim_end().replace("\\n", "\n");
+        Some(match (read, line.split_once(' ')) {
+            (Ok(_), Some(("ok", report))) => Ok(report.to_string()),
+            (Ok(_), Some(("error", why))) => Err(why.to_string()),
+            (Ok(_), _) => Err(format!("the server answered `{line}`")),
+            (Err(e), _) => Err(format!("no answer from the server: {e}")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::Event;
+    use protocol::Scenario;
+
+    fn created(store: &SledStore, key: GameKey) {
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
+                .unwrap();
+        let meta = GameMeta {
+            format: log::META_FORMAT,
+            token_digests: [[1; 32], [2; 32], [3; 32]],
+            seeds: vec![[9; 32]],
+        };
+        let (record, _) = log::seal(
+            1,
+            log::GENESIS,
+            [4; 16],
+            None,
+            1,
+            &Event::GameCreated { scenario },
+        );
+        store.put_meta(&key, meta.encode()).wait().unwrap();
+        store.append(&key, 1, vec![record]).wait().unwrap();
+    }
+
+    #[test]
+    fn a_backup_restores_into_an_empty_store_and_a_bad_file_is_named() {
+        let (data, copy, out) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let store = SledStore::open(data.path()).unwrap();
+        created(&store, [1; 16]);
+        created(&store, [2; 16]);
+        let report = backup(&store, out.path()).unwrap();
+        assert_eq!((report.games, report.events), (2, 2));
+        assert!(report.failed.is_empty());
+
+        let restored = Arc::new(SledStore::open(copy.path()).unwrap());
+        let report = restore(restored.clone(), out.path()).unwrap();
+        assert_eq!(report.games, 2);
+        assert_eq!(
+            restored.load(&[1; 16]).unwrap(),
+            store.load(&[1; 16]).unwrap()
+        );
+        assert_eq!(restored.games().unwrap(), store.games().unwrap());
+        // Not into a store that holds games.
+        let again = restore(restored, out.path()).unwrap_err();
+        assert!(again.contains("restore only into an empty one"), "{again}");
+
+        // A flipped digit in an envelope: the file is named, and nothing is restored.
+        let file = out
+            .path()
+            .join(format!("{}{EXPORT_SUFFIX}", log::game_id(&[2; 16])));
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        let at = text.find("\n0").unwrap() + 10;
+        let flipped = if &text[at..at + 1] == "0" { "1" } else { "0" };
+        text.replace_range(at..at + 1, flipped);
+        std::fs::write(&file, text).unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let err =
+            restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
+        assert!(err.contains(&log::game_id(&[2; 16])), "{err}");
+        assert!(err.contains("does not verify"), "{err}");
+    }
+}
