@@ -1,6 +1,8 @@
 //! One game's writer task: the only owner of the game's state and the only writer of its log.
 //!
-//! Everything about a game goes through its inbox in order: joins, commands, reads. A command
+//! Everything about a game goes through its two inboxes: the players' (their commands, joins and
+//! reads) and the audience's (spectators' joins and reads). The task always serves the players'
+//! inbox first, so no audience, however busy, makes a player wait behind it. A command
 //! is decided, its events are made durable, and only then applied, acknowledged and sent to
 //! everyone joined — each viewer getting its own projection. Because the task handles one
 //! request at a time, a viewer's snapshot and the events after it can never overlap or leave
@@ -17,7 +19,12 @@ use protocol::wire::{
     LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
+use crate::config::Config;
+use crate::metrics::METRICS;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 use tracing::{debug, info, warn};
@@ -71,6 +78,9 @@ pub enum Request {
         viewer: Viewer,
         since: Option<u64>,
         out: mpsc::Sender<Outbound>,
+        /// Frames the connection has written so far, counted by the connection: how the game
+        /// tells a reader that is slow from one that has stopped (`Subscriber::backlog`).
+        progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     },
     /// A side's command; the reply (`Accepted`/`Refused`) goes to the subscriber's `out`.
@@ -112,14 +122,126 @@ pub enum Request {
 /// How a connection reaches a game.
 #[derive(Clone)]
 pub struct GameHandle {
+    /// The players' inbox, always served first: their commands, joins, reads and leaves.
     pub inbox: mpsc::Sender<Request>,
+    /// The audience's inbox: spectators' joins and reads, served when no player waits.
+    pub reads: mpsc::Sender<Request>,
     pub meta: Arc<GameMeta>,
+}
+
+impl GameHandle {
+    /// The inbox for `viewer`'s requests.
+    pub fn inbox_for(&self, viewer: Viewer) -> &mpsc::Sender<Request> {
+        match viewer {
+            Viewer::Side(_) => &self.inbox,
+            Viewer::Spectator => &self.reads,
+        }
+    }
+}
+
+/// Frames beyond a subscriber's queue kept by the game while its reader is still reading. They
+/// are shared frames (one per broadcast for all spectators), so each costs a pointer here; this
+/// bounds what a reader that reads, but slower than the game plays, can hold.
+pub const OUTBOUND_BACKLOG_MAX: usize = 4_096;
+
+/// How long a reader whose queue is full may go without writing a single frame before it is
+/// cut off. Judging by progress, not by how full its queue is at one instant, is what keeps a
+/// watcher that is merely not scheduled for a moment (a loaded machine) from being cut off with
+/// the one that has stopped reading.
+pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the game retries sending a backlog, and checks for stalled readers.
+const BACKLOG_TICK: Duration = Duration::from_millis(50);
+
+/// The limits a game task enforces itself.
+#[derive(Clone, Debug)]
+pub struct GameLimits {
+    pub spectators_max: usize,
+    pub seat_connections_max: usize,
+    pub slow_reader_grace: Duration,
+}
+
+impl GameLimits {
+    pub fn of(config: &Config) -> GameLimits {
+        GameLimits {
+            spectators_max: config.spectators_per_game_max,
+            seat_connections_max: config.seat_connections_max,
+            slow_reader_grace: config.slow_reader_grace,
+        }
+    }
 }
 
 struct Subscriber {
     id: u64,
     viewer: Viewer,
     out: mpsc::Sender<Outbound>,
+    progress: Arc<AtomicU64>,
+    /// Frames that did not fit `out`, oldest first; sent before anything newer.
+    backlog: VecDeque<Outbound>,
+    /// Since when the backlog has waited, and the reader's progress then.
+    waiting: Option<(Instant, u64)>,
+}
+
+/// What became of a frame handed to a subscriber.
+#[derive(PartialEq, Eq)]
+enum Delivery {
+    Sent,
+    /// The reader has stopped, or its backlog is full: cut it off.
+    Stalled,
+}
+
+impl Subscriber {
+    /// Moves what it can of the backlog into the queue.
+    fn flush(&mut self) -> Delivery {
+        while let Some(frame) = self.backlog.pop_front() {
+            match self.out.try_send(frame) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(frame)) => {
+                    self.backlog.push_front(frame);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Stalled,
+            }
+        }
+        if self.backlog.is_empty() {
+            self.waiting = None;
+        }
+        Delivery::Sent
+    }
+
+    fn deliver(&mut self, frame: Outbound) -> Delivery {
+        if self.flush() == Delivery::Stalled {
+            return Delivery::Stalled;
+        }
+        if self.backlog.is_empty() {
+            match self.out.try_send(frame) {
+                Ok(()) => return Delivery::Sent,
+                Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Stalled,
+                Err(mpsc::error::TrySendError::Full(frame)) => self.backlog.push_back(frame),
+            }
+        } else {
+            self.backlog.push_back(frame);
+        }
+        if self.backlog.len() > OUTBOUND_BACKLOG_MAX {
+            return Delivery::Stalled;
+        }
+        Delivery::Sent
+    }
+
+    /// Whether the reader has written nothing for `grace` while frames waited for it.
+    fn stalled(&mut self, now: Instant, grace: Duration) -> bool {
+        if self.backlog.is_empty() {
+            return false;
+        }
+        let progress = self.progress.load(Ordering::Relaxed);
+        match self.waiting {
+            Some((since, seen)) if seen == progress => now.duration_since(since) >= grace,
+            _ => {
+                self.waiting = Some((now, progress));
+                false
+            }
+        }
+    }
 }
 
 /// What the task keeps beside each event of the log (the events themselves are the
@@ -186,7 +308,7 @@ pub struct GameTask {
     store: Arc<dyn EventStore>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
-    connections_max: usize,
+    limits: GameLimits,
 }
 
 impl GameTask {
@@ -197,7 +319,7 @@ impl GameTask {
         verified: log::VerifiedLog,
         meta: GameMeta,
         store: Arc<dyn EventStore>,
-        connections_max: usize,
+        limits: GameLimits,
     ) -> Result<GameTask, String> {
         let mut entries = verified.entries.into_iter();
         let mut hashes = verified.hashes.into_iter();
@@ -226,7 +348,7 @@ impl GameTask {
             store,
             subscribers: vec![],
             next_subscriber: 1,
-            connections_max,
+            limits,
         })
     }
 
@@ -243,16 +365,44 @@ impl GameTask {
         self.game().state_hash()
     }
 
-    /// Runs until every handle to the game is gone.
-    pub async fn run(mut self, mut inbox: mpsc::Receiver<Request>) {
-        while let Some(request) = inbox.recv().await {
+    /// Runs until every handle to the game is gone. The players' inbox is always served
+    /// first; the audience's only when no player's request waits.
+    pub async fn run(
+        mut self,
+        mut players: mpsc::Receiver<Request>,
+        mut audience: mpsc::Receiver<Request>,
+    ) {
+        METRICS.games_loaded.inc();
+        let mut tick = tokio::time::interval(BACKLOG_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
+            let request = tokio::select! {
+                biased;
+                r = players.recv() => r,
+                r = audience.recv() => r,
+                _ = tick.tick(), if backlogged => {
+                    self.flush_backlogs();
+                    continue;
+                }
+            };
+            let Some(request) = request else { break };
+            self.serve(request).await;
+        }
+        METRICS.games_loaded.dec();
+        debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    async fn serve(&mut self, request: Request) {
+        {
             match request {
                 Request::Join {
                     viewer,
                     since,
                     out,
+                    progress,
                     reply,
-                } => self.join(viewer, since, out, reply),
+                } => self.join(viewer, since, out, progress, reply),
                 Request::Command {
                     subscriber,
                     side,
@@ -289,7 +439,20 @@ impl GameTask {
                 }
             }
         }
-        debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    /// Sends what waits in backlogs, and cuts off readers that have stopped.
+    fn flush_backlogs(&mut self) {
+        let now = Instant::now();
+        let grace = self.limits.slow_reader_grace;
+        let stalled: Vec<u64> = self
+            .subscribers
+            .iter_mut()
+            .filter_map(|s| {
+                (s.flush() == Delivery::Stalled || s.stalled(now, grace)).then_some(s.id)
+            })
+            .collect();
+        self.drop_subscribers(&stalled);
     }
 
     /// Event `seq` as `viewer` sees it. Visibility was fixed when the event was appended;
@@ -377,15 +540,28 @@ impl GameTask {
         viewer: Viewer,
         since: Option<u64>,
         out: mpsc::Sender<Outbound>,
+        progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     ) {
-        if self.subscribers.len() >= self.connections_max {
+        // Seats and audience have separate quotas: spectators can never fill a player's place.
+        let alike = self.subscribers.iter().filter(|s| s.viewer == viewer).count();
+        let (limit, rule, what) = match viewer {
+            Viewer::Spectator => (
+                self.limits.spectators_max,
+                "spectators_per_game_max",
+                "spectators (the per-game limit)",
+            ),
+            Viewer::Side(_) => (
+                self.limits.seat_connections_max,
+                "seat_connections_max",
+                "connections on this seat (the per-seat limit)",
+            ),
+        };
+        if alike >= limit {
+            METRICS.refused(rule);
             let _ = reply.send(Err((
                 ErrorCode::LimitReached,
-                format!(
-                    "this game already has {} connections (the per-game limit)",
-                    self.connections_max
-                ),
+                format!("this game already has {limit} {what}"),
             )));
             return;
         }
@@ -418,13 +594,21 @@ impl GameTask {
         }
         let id = self.next_subscriber;
         self.next_subscriber += 1;
-        self.subscribers.push(Subscriber { id, viewer, out });
+        self.subscribers.push(Subscriber {
+            id,
+            viewer,
+            out,
+            progress,
+            backlog: VecDeque::new(),
+            waiting: None,
+        });
         let _ = reply.send(Ok(id));
     }
 
     async fn command(&mut self, subscriber: u64, side: Side, id: u64, command: Command) {
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
+        METRICS.commands.inc();
         let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
         let decision = match result {
             Ok(decision) => decision,
@@ -462,6 +646,8 @@ impl GameTask {
         }
         // Awaited, not blocked on: while the store's group commit flushes, this task's thread
         // serves other games, whose writes join the next flush.
+        METRICS.append_events.observe(records.len() as f64);
+        let appending = Instant::now();
         let appended = self.store.append(&self.key, first_seq, records);
         let mut stored = Ok(());
         if let Some((written, next, seed)) = meta {
@@ -472,6 +658,9 @@ impl GameTask {
             }
         }
         let stored = stored.and(appended.await);
+        METRICS
+            .append_seconds
+            .observe(appending.elapsed().as_secs_f64());
         if let Err(e) = stored {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
             self.send_to(
@@ -513,25 +702,28 @@ impl GameTask {
             Viewer::Spectator => 1,
             Viewer::Side(_) => 0,
         };
-        let mut order: Vec<&Subscriber> = self.subscribers.iter().collect();
-        order.sort_by_key(|s| rank(s));
+        self.subscribers.sort_by_key(|s| rank(s));
+        let version = self.game().version;
+        let head = self.head();
         let mut dropped = vec![];
-        for s in order {
+        for i in 0..self.subscribers.len() {
+            let s = &self.subscribers[i];
             let messages: Vec<Outbound> = if s.id == subscriber {
                 vec![Frame::new(ServerMessage::Accepted {
                     id,
-                    version: self.game().version,
+                    version,
                     events: logged
                         .iter()
                         .map(|seq| self.sequenced(s.viewer, *seq))
                         .collect(),
-                    head: self.head(),
+                    head,
                 })]
             } else {
                 broadcasts[viewer_index(s.viewer)].clone()
             };
+            let s = &mut self.subscribers[i];
             for m in messages {
-                if s.out.try_send(m).is_err() {
+                if s.deliver(m) == Delivery::Stalled {
                     dropped.push(s.id);
                     break;
                 }
@@ -581,20 +773,21 @@ impl GameTask {
     fn send_to(&mut self, subscriber: u64, message: Outbound) {
         let full = self
             .subscribers
-            .iter()
+            .iter_mut()
             .find(|s| s.id == subscriber)
-            .is_some_and(|s| s.out.try_send(message).is_err());
+            .is_some_and(|s| s.deliver(message) == Delivery::Stalled);
         if full {
             self.drop_subscribers(&[subscriber]);
         }
     }
 
-    /// A subscriber whose queue is full is cut off: dropping its sender closes its queue, and
+    /// A subscriber that stopped reading is cut off: dropping its sender closes its queue, and
     /// the connection closes the socket saying why. The game never waits for a slow reader.
     fn drop_subscribers(&mut self, ids: &[u64]) {
         if ids.is_empty() {
             return;
         }
+        METRICS.slow_readers_dropped.inc_by(ids.len() as u64);
         warn!(game = %log::game_id(&self.key), count = ids.len(), "dropping viewers that fell behind");
         self.subscribers.retain(|s| !ids.contains(&s.id));
     }
