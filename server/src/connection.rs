@@ -242,7 +242,9 @@ impl Connection {
             })),
         )
         .await;
-        if closing.code == CloseCode::Size {
+        // A client refused for sending too much is likely still sending: read and discard
+        // for a moment, so that its unread bytes do not turn our close into a reset.
+        if matches!(closing.code, CloseCode::Size | CloseCode::Policy) {
             linger(self.ws.get_mut()).await;
         }
         closing

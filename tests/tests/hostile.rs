@@ -1,0 +1,592 @@
+//! End to end, hostile clients: one test per attack of issue 18, each showing what the server
+//! does now. None measures time: where a limit is about time (handshake, sends, shutdown) the
+//! test sets it small and waits, with a generous bound, for what must follow.
+
+use client::{Connection, Reply};
+use e2e::TestServer;
+use futures_util::{SinkExt, StreamExt};
+use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
+use protocol::{Command, Outcome};
+use server::config::Config;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+
+const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+const WAIT: Duration = Duration::from_secs(60);
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn open(url: &str) -> Socket {
+    tokio_tungstenite::connect_async(format!("{url}/v1"))
+        .await
+        .expect("connect")
+        .0
+}
+
+async fn send<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>, message: &ClientMessage)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    ws.send(Message::text(wire::to_json(message)))
+        .await
+        .unwrap();
+}
+
+/// The next message that is not a stream event.
+async fn recv(ws: &mut Socket) -> ServerMessage {
+    loop {
+        let frame = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("connection open")
+            .expect("a frame");
+        let Message::Text(text) = frame else { continue };
+        match wire::from_json(text.as_str()).unwrap() {
+            ServerMessage::Event(_) => continue,
+            answer => return answer,
+        }
+    }
+}
+
+fn error_code(message: ServerMessage) -> ErrorCode {
+    match message {
+        ServerMessage::Error { code, .. } => code,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Reads until the close frame; returns it (or `None` if the socket ended without one).
+async fn close_frame(ws: &mut Socket) -> Option<CloseFrame> {
+    tokio::time::timeout(WAIT, async {
+        while let Some(frame) = ws.next().await {
+            match frame {
+                Ok(Message::Close(frame)) => return frame,
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    })
+    .await
+    .expect("the connection ends in time")
+}
+
+async fn create(url: &str, scenario: &str) -> (String, protocol::wire::Tokens) {
+    let mut c = Connection::connect(url).await.unwrap();
+    let game = c.create_game(scenario, None).await.unwrap();
+    (game.game, game.tokens)
+}
+
+async fn join(ws: &mut Socket, game: &str, token: &str) -> ServerMessage {
+    send(
+        ws,
+        &ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since: None,
+        },
+    )
+    .await;
+    recv(ws).await
+}
+
+fn adjudicate(i: u64) -> Command {
+    Command::Adjudicate {
+        unit: "337a".into(),
+        outcome: if i % 2 == 0 {
+            Outcome::Break
+        } else {
+            Outcome::Rally
+        },
+        note: String::new(),
+    }
+}
+
+/// One HTTP exchange on a fresh socket: what the server answers to `request`, whole.
+async fn http(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // The server may answer and close before it has read everything sent.
+    let _ = stream.write_all(request).await;
+    let mut answer = vec![];
+    let _ = tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn status(answer: &str) -> &str {
+    answer.lines().next().unwrap_or("")
+}
+
+fn start_config() -> Config {
+    Config {
+        commands_per_second_max: 100_000,
+        ..Config::default()
+    }
+}
+
+/// Row 1: sockets that never send a byte are dropped at the handshake deadline, and a player
+/// then gets in — they no longer hold every slot for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_sockets_are_dropped_at_the_handshake_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            connections_max: 20,
+            handshake_timeout: Duration::from_millis(500),
+            ..start_config()
+        },
+    )
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let mut silent = vec![];
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(server.addr).await.unwrap());
+    }
+    // Each is closed by the server: the read sees the end, having been sent nothing.
+    for s in &mut silent {
+        let mut buffer = [0u8; 64];
+        let n = tokio::time::timeout(WAIT, s.read(&mut buffer))
+            .await
+            .expect("dropped in time")
+            .unwrap_or(0);
+        assert_eq!(n, 0, "a silent socket was answered");
+    }
+    let mut player = open(&server.url).await;
+    assert!(matches!(
+        join(&mut player, &game, &tokens.side_a).await,
+        ServerMessage::Joined { .. }
+    ));
+    server.stop().await;
+}
+
+/// Row 3: an audience cannot fill a game: spectators have their own caps (per game and on the
+/// whole server), and both seats still join.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_cannot_take_a_players_seat() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            spectators_per_game_max: 3,
+            spectators_max: 4,
+            ..start_config()
+        },
+    )
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let (other, other_tokens) = create(&server.url, SCENARIO).await;
+    let mut audience = vec![];
+    for _ in 0..3 {
+        let mut s = open(&server.url).await;
+        assert!(matches!(
+            join(&mut s, &game, &tokens.spectator).await,
+            ServerMessage::Joined { .. }
+        ));
+        audience.push(s);
+    }
+    let mut fourth = open(&server.url).await;
+    match join(&mut fourth, &game, &tokens.spectator).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached);
+            assert!(message.contains("per-game limit"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The server-wide cap: one more on another game, then none.
+    assert!(matches!(
+        join(&mut fourth, &other, &other_tokens.spectator).await,
+        ServerMessage::Joined { .. }
+    ));
+    let mut sixth = open(&server.url).await;
+    match join(&mut sixth, &other, &other_tokens.spectator).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached);
+            assert!(message.contains("players can still join"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    for token in [&tokens.side_a, &tokens.side_b] {
+        let mut seat = open(&server.url).await;
+        assert!(matches!(
+            join(&mut seat, &game, token).await,
+            ServerMessage::Joined { .. }
+        ));
+    }
+    server.stop().await;
+}
+
+/// Row 4: an audience looping `get_state_at` cannot make a player's command wait behind it:
+/// reads go to the audience's inbox, which the game serves after the players', and a full one
+/// refuses the reader, never the player.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_reading_in_a_loop_never_make_a_player_busy() {
+    const READERS: usize = 30;
+    const COMMANDS: u64 = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            game_inbox_max: 4,
+            reads_per_second_max: 1_000_000,
+            ..start_config()
+        },
+    )
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = vec![];
+    for _ in 0..READERS {
+        let (url, game, token, stop) = (
+            server.url.clone(),
+            game.clone(),
+            tokens.spectator.clone(),
+            stop.clone(),
+        );
+        readers.push(tokio::spawn(async move {
+            let mut ws = open(&url).await;
+            join(&mut ws, &game, &token).await;
+            let mut busy = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Pipelined, to keep the audience's inbox full.
+                for _ in 0..8 {
+                    send(&mut ws, &ClientMessage::GetStateAt { version: 1 }).await;
+                }
+                for _ in 0..8 {
+                    if let ServerMessage::Error { code, .. } = recv(&mut ws).await {
+                        assert_eq!(code, ErrorCode::LimitReached);
+                        busy += 1;
+                    }
+                }
+            }
+            busy
+        }));
+    }
+    let mut player = Connection::connect(&server.url).await.unwrap();
+    player.join(&game, &tokens.side_a, None).await.unwrap();
+    for id in 1..=COMMANDS {
+        match player.command(id, adjudicate(id - 1)).await {
+            Ok(Reply::Accepted { .. }) => {}
+            other => panic!("command {id}: {other:?}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        tokio::time::timeout(WAIT, r).await.unwrap().unwrap();
+    }
+    server.stop().await;
+}
+
+/// Rows 6 and 13: creation is closed to anyone without the admin token where the operator has
+/// not opened it (the default on any non-loopback address); where open, each address gets an
+/// hourly allowance; a foreign page's websocket is refused at the handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creation_is_bounded_and_foreign_pages_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = TestServer::start(
+        dir.path(),
+        Config {
+            open_creation: Some(false),
+            ..start_config()
+        },
+    )
+    .await;
+    let mut ws = open(&closed.url).await;
+    send(
+        &mut ws,
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    assert_eq!(error_code(recv(&mut ws).await), ErrorCode::CreationRestricted);
+    drop(ws);
+    closed.stop().await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            creates_per_ip_per_hour_max: 3,
+            ..start_config()
+        },
+    )
+    .await;
+    let mut ws = open(&server.url).await;
+    let mut created = 0;
+    let mut limited = 0;
+    for _ in 0..5 {
+        send(
+            &mut ws,
+            &ClientMessage::CreateGame {
+                scenario: SCENARIO.into(),
+                admin_token: None,
+            },
+        )
+        .await;
+        match recv(&mut ws).await {
+            ServerMessage::Created { .. } => created += 1,
+            ServerMessage::Error { code, message } => {
+                assert_eq!(code, ErrorCode::LimitReached, "{message}");
+                limited += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((created, limited), (3, 2));
+
+    // Origin: a foreign one is refused with 403; the server's own page is served.
+    let host = server.addr.to_string();
+    for (origin, allowed) in [
+        ("https://evil.example".to_string(), false),
+        (format!("http://{host}"), true),
+    ] {
+        let mut request = format!("{}/v1", server.url).into_client_request().unwrap();
+        request
+            .headers_mut()
+            .insert("Origin", origin.parse().unwrap());
+        let result = tokio_tungstenite::connect_async(request).await;
+        match (result, allowed) {
+            (Ok(_), true) => {}
+            (
+                Err(tokio_tungstenite::tungstenite::Error::Http(response)),
+                false,
+            ) => assert_eq!(response.status(), 403),
+            (other, _) => panic!("origin {origin}: {:?}", other.map(|_| ())),
+        }
+    }
+    server.stop().await;
+}
+
+/// Row 10: pings have a budget like commands: past it they are refused, and a client that keeps
+/// on is closed, long before 50,000 are answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_is_refused_then_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), start_config()).await;
+    let mut ws = open(&server.url).await;
+    let ping = Message::text(wire::to_json(&ClientMessage::Ping { nonce: 1 }));
+    let (mut sink, mut stream) = ws.split();
+    let flood = tokio::spawn(async move {
+        for _ in 0..50_000 {
+            if sink.send(ping.clone()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (mut pongs, mut refused) = (0, 0);
+    let close = tokio::time::timeout(WAIT, async {
+        while let Some(frame) = stream.next().await {
+            match frame {
+                Ok(Message::Text(text)) => match wire::from_json(text.as_str()).unwrap() {
+                    ServerMessage::Pong { .. } => pongs += 1,
+                    ServerMessage::Error { code, .. } => {
+                        assert_eq!(code, ErrorCode::LimitReached);
+                        refused += 1;
+                    }
+                    other => panic!("{other:?}"),
+                },
+                Ok(Message::Close(frame)) => return frame,
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    })
+    .await
+    .expect("closed in time")
+    .expect("a close frame");
+    assert_eq!(close.code, CloseCode::Policy);
+    assert!(pongs < 1_000, "{pongs} pongs");
+    assert!(refused > 0);
+    flood.abort();
+    ws = open(&server.url).await;
+    drop(ws);
+    server.stop().await;
+}
+
+/// Row 11: a client's Close is answered with a Close carrying its code (RFC 6455 5.5.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_from_the_client_is_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), start_config()).await;
+    let mut ws = open(&server.url).await;
+    ws.send(Message::Close(Some(CloseFrame {
+        code: CloseCode::Normal,
+        reason: "bye".into(),
+    })))
+    .await
+    .unwrap();
+    let echo = close_frame(&mut ws).await.expect("a close frame back");
+    assert_eq!(echo.code, CloseCode::Normal);
+    server.stop().await;
+}
+
+/// Row 12: HTTP through a real stack: status codes, not timeouts or silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_requests_get_proper_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), start_config()).await;
+    let addr = server.addr;
+
+    let root = http(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(status(&root).contains(" 303 "), "{root}");
+    assert!(root.to_lowercase().contains("location: /watch"), "{root}");
+
+    let post = http(addr, b"POST /watch HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").await;
+    assert!(status(&post).contains(" 405 "), "{post}");
+    assert!(post.to_lowercase().contains("allow: get, head"), "{post}");
+
+    let tls = http(addr, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03").await;
+    assert!(status(&tls).contains(" 400 "), "{tls:?}");
+
+    for (path, code) in [
+        ("/watch", " 200 "),
+        ("/watch/watch.js", " 200 "),
+        ("/watch/secret", " 404 "),
+        ("/watch/../Cargo.toml", " 404 "),
+        ("/elsewhere", " 404 "),
+        ("/healthz", " 200 "),
+        ("/v1", " 426 "),
+    ] {
+        let answer = http(
+            addr,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes(),
+        )
+        .await;
+        assert!(status(&answer).contains(code), "{path}: {answer}");
+    }
+
+    let gzip = http(
+        addr,
+        b"GET /watch/watch.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n",
+    )
+    .await;
+    assert!(
+        gzip.to_lowercase().contains("content-encoding: gzip"),
+        "{}",
+        &gzip[..200]
+    );
+
+    let head = |len: usize| {
+        let start = "GET /watch HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+        let pad = "p".repeat(len - start.len() - 4);
+        format!("{start}{pad}\r\n\r\n").into_bytes()
+    };
+    let big = http(addr, &head(server::web::REQUEST_HEAD_BYTES_MAX * 2)).await;
+    assert!(status(&big).contains(" 431 "), "{}", status(&big));
+
+    let body = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        server::web::REQUEST_BODY_BYTES_MAX + 1
+    );
+    let too_long = http(addr, body.as_bytes()).await;
+    assert!(status(&too_long).contains(" 413 "), "{too_long}");
+
+    let metrics = http(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(status(&metrics).contains(" 200 "), "{metrics}");
+    for name in [
+        "asl_connections",
+        "asl_games_loaded",
+        "asl_commands_total",
+        "asl_refusals_total",
+        "asl_store_append_seconds_bucket",
+        "asl_slow_readers_dropped_total",
+    ] {
+        assert!(metrics.contains(name), "{name} not in\n{metrics}");
+    }
+    server.stop().await;
+}
+
+/// Per-address caps: one address cannot hold every connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            connections_per_ip_max: 3,
+            ..start_config()
+        },
+    )
+    .await;
+    let held: Vec<Socket> = futures_util::future::join_all((0..3).map(|_| open(&server.url))).await;
+    let mut fourth = open(&server.url).await;
+    match recv(&mut fourth).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached);
+            assert!(message.contains("per-address"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        close_frame(&mut fourth).await.map(|f| f.code),
+        Some(CloseCode::Again)
+    );
+    drop(held);
+    server.stop().await;
+}
+
+/// Row 8: a client that never reads, with sends pending, is closed at the send deadline, and
+/// stopping the server is not held up by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            send_timeout: Duration::from_millis(500),
+            shutdown_deadline: Duration::from_secs(2),
+            socket_send_buffer_bytes: 4 * 1024,
+            // Large enough that the game keeps it: only its own sends are stuck.
+            outbound_queue_max: 100_000,
+            ..start_config()
+        },
+    )
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut slow, _) = tokio_tungstenite::client_async(format!("{}/v1", server.url), stream)
+        .await
+        .unwrap();
+    send(
+        &mut slow,
+        &ClientMessage::Join {
+            game: game.clone(),
+            token: tokens.spectator.clone(),
+            since: None,
+        },
+    )
+    .await;
+    let before = e2e::metric(server.addr, "asl_slow_readers_dropped_total").await;
+    let mut player = Connection::connect(&server.url).await.unwrap();
+    player.join(&game, &tokens.side_a, None).await.unwrap();
+    // Play until the slow one's sends are stuck long enough to be cut off.
+    let mut id = 0;
+    tokio::time::timeout(WAIT, async {
+        while e2e::metric(server.addr, "asl_slow_readers_dropped_total").await <= before {
+            for _ in 0..20 {
+                id += 1;
+                let _ = player.command(id, adjudicate(id - 1)).await.unwrap();
+            }
+        }
+    })
+    .await
+    .expect("the reader that never reads is cut off");
+    // And stopping returns, whatever else is pending.
+    tokio::time::timeout(WAIT, server.stop())
+        .await
+        .expect("shutdown within its deadline");
+    drop(slow);
+}
