@@ -590,3 +590,98 @@ async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
         .expect("shutdown within its deadline");
     drop(slow);
 }
+
+/// Plays a one-turn game to its end with `Done` by whoever acts, and exports it.
+async fn finished_export(url: &str) -> String {
+    use client::commands::export::{export, ExportArgs};
+    use client::commands::{GameArgs, ServerArg};
+    let short = SCENARIO.replace("turns = 2", "turns = 1");
+    let (game, tokens) = create(url, &short).await;
+    let mut a = Connection::connect(url).await.unwrap();
+    a.join(&game, &tokens.side_a, None).await.unwrap();
+    let mut b = Connection::connect(url).await.unwrap();
+    b.join(&game, &tokens.side_b, None).await.unwrap();
+    let mut id = 0;
+    for _ in 0..500 {
+        let state = a.get_state().await.unwrap().state;
+        if state.over {
+            break;
+        }
+        id += 1;
+        let seat = match state.acting() {
+            protocol::Side::A => &mut a,
+            protocol::Side::B => &mut b,
+        };
+        match seat.command(id, Command::Done).await.unwrap() {
+            Reply::Accepted { .. } => {}
+            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
+        }
+    }
+    assert!(a.get_state().await.unwrap().state.over, "the game ends");
+    let mut out = vec![];
+    let args = ExportArgs {
+        server: ServerArg { url: url.into() },
+        game: GameArgs {
+            game,
+            token: tokens.spectator,
+        },
+        out: None,
+    };
+    export(&args, &mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Row 5: review needs no token, so the exports open at once are capped on the whole server;
+/// one more is refused until one closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_open_at_once_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            reviews_max: 2,
+            ..start_config()
+        },
+    )
+    .await;
+    let export = finished_export(&server.url).await;
+    let review = ClientMessage::Review {
+        export: export.clone(),
+    };
+    let mut open_ones = vec![];
+    for _ in 0..2 {
+        let mut ws = open(&server.url).await;
+        send(&mut ws, &review).await;
+        assert!(matches!(recv(&mut ws).await, ServerMessage::Reviewing { .. }));
+        open_ones.push(ws);
+    }
+    let mut third = open(&server.url).await;
+    send(&mut third, &review).await;
+    match recv(&mut third).await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached);
+            assert!(message.contains("under review"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // One closes; its place is free again once the server has seen it go.
+    let mut closing = open_ones.pop().unwrap();
+    closing.close(None).await.unwrap();
+    let _ = close_frame(&mut closing).await;
+    let reopened = tokio::time::timeout(WAIT, async {
+        loop {
+            send(&mut third, &review).await;
+            match recv(&mut third).await {
+                ServerMessage::Reviewing { .. } => return,
+                ServerMessage::Error { code, .. } => {
+                    assert_eq!(code, ErrorCode::LimitReached);
+                    tokio::time::sleep(Duration::from_millis(600)).await;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    })
+    .await;
+    assert!(reopened.is_ok(), "a review place came free");
+    server.stop().await;
+}
