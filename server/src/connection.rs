@@ -18,9 +18,9 @@ use crate::review::Review;
 use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
 #[cfg(doc)]
 use protocol::wire::WIRE_PATH;
+use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
 use protocol::Scenario;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -114,8 +114,8 @@ impl RateLimit {
     }
     fn allow(&mut self) -> bool {
         let now = Instant::now();
-        self.tokens = (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate)
-            .min(self.burst);
+        self.tokens =
+            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(self.burst);
         self.last = now;
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
@@ -658,6 +658,12 @@ impl Connection {
             Ok(s) => s,
             Err(e) => return self.error(ErrorCode::BadScenario, e.to_string()).await,
         };
+        // The scenario limits bound the file; this bounds what it unfolds to, so every frame
+        // the game will send fits the frame limit.
+        if let Err(why) = crate::game::check_frames(&scenario) {
+            METRICS.refused("snapshot_bytes_max");
+            return self.error(ErrorCode::BadScenario, why).await;
+        }
         let sides = scenario.sides.clone();
         match self.shared.registry.create(scenario).await {
             Ok((game, tokens)) => {

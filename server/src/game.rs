@@ -8,7 +8,9 @@
 //! request at a time, a viewer's snapshot and the events after it can never overlap or leave
 //! a gap.
 
+use crate::config::Config;
 use crate::log::{self, GameMeta};
+use crate::metrics::METRICS;
 use crate::store::{EventStore, GameKey};
 use protocol::chain::{hex_encode, LogHash};
 use protocol::game::{Game, Viewer};
@@ -16,11 +18,9 @@ use protocol::referee::Referee;
 use protocol::script::describe_event;
 use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
-    LOG_PAGE_EVENTS_MAX,
+    FRAME_BYTES_MAX, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
-use crate::config::Config;
-use crate::metrics::METRICS;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -152,6 +152,41 @@ pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
 
 /// How often the game retries sending a backlog, and checks for stalled readers.
 const BACKLOG_TICK: Duration = Duration::from_millis(50);
+
+/// Largest opening position (and `GameCreated` event) a scenario may make, as any viewer sees
+/// it in JSON, the larger encoding: half of `FRAME_BYTES_MAX`. The scenario limits bound a
+/// file's size, not what it unfolds to (an `[[area]]` line is a thousand hexes, a name of
+/// escapes grows six-fold), so a scenario is checked against this when created: a position that
+/// fits half a frame leaves the other half for the rest of a `joined` frame or a log page.
+pub const SNAPSHOT_BYTES_MAX: usize = FRAME_BYTES_MAX / 2;
+
+/// Bytes of events (JSON) a log or record page carries besides its first event; a page stops
+/// early rather than pass it, and the client asks for the next from where it stopped. With
+/// the first event at most [`SNAPSHOT_BYTES_MAX`], every page fits a frame.
+pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
+
+/// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
+/// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
+pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
+    let created = Event::GameCreated {
+        scenario: scenario.clone(),
+    };
+    let game = Game::replay([&created]).map_err(|e| e.to_string())?;
+    let envelope = 2 * protocol::wire::to_bincode(&created).len();
+    for viewer in VIEWERS {
+        let state = protocol::wire::to_json(&game.project(viewer)).len();
+        let event = game
+            .view_event(viewer, &created)
+            .map_or(0, |e| protocol::wire::to_json(&e).len());
+        let largest = state.max(event).max(envelope);
+        if largest > SNAPSHOT_BYTES_MAX {
+            return Err(format!(
+                "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// The limits a game task enforces itself.
 #[derive(Clone, Debug)]
@@ -493,27 +528,21 @@ impl GameTask {
     fn log_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
         ServerMessage::Log {
             version: self.game().version,
-            events: self
-                .page(from)
-                .map(|seq| self.sequenced(viewer, seq))
-                .collect(),
+            events: within_page(self.page(from).map(|seq| self.sequenced(viewer, seq))),
         }
     }
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
-        let entries = self
-            .page(from)
-            .map(|seq| {
-                let Sequenced { seq, event } = self.sequenced(viewer, seq);
-                let logged = &self.log[(seq - 1) as usize];
-                RecordEntry {
-                    seq,
-                    text: event.is_some().then(|| logged.text.clone()),
-                    event,
-                    when: logged.when.clone(),
-                }
-            })
-            .collect();
+        let entries = within_page(self.page(from).map(|seq| {
+            let Sequenced { seq, event } = self.sequenced(viewer, seq);
+            let logged = &self.log[(seq - 1) as usize];
+            RecordEntry {
+                seq,
+                text: event.is_some().then(|| logged.text.clone()),
+                event,
+                when: logged.when.clone(),
+            }
+        }));
         ServerMessage::Record {
             version: self.game().version,
             entries,
@@ -544,7 +573,11 @@ impl GameTask {
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     ) {
         // Seats and audience have separate quotas: spectators can never fill a player's place.
-        let alike = self.subscribers.iter().filter(|s| s.viewer == viewer).count();
+        let alike = self
+            .subscribers
+            .iter()
+            .filter(|s| s.viewer == viewer)
+            .count();
         let (limit, rule, what) = match viewer {
             Viewer::Spectator => (
                 self.limits.spectators_max,
@@ -793,9 +826,51 @@ impl GameTask {
     }
 }
 
+/// The items of a page, stopping before one that would take the page past [`PAGE_BYTES_MAX`]
+/// (the first is always taken).
+fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut bytes = 0;
+    let mut page = vec![];
+    for item in items {
+        let size = protocol::wire::to_json(&item).len();
+        if !page.is_empty() && bytes + size > PAGE_BYTES_MAX {
+            break;
+        }
+        if !page.is_empty() || size <= PAGE_BYTES_MAX {
+            bytes += size;
+        }
+        page.push(item);
+    }
+    page
+}
+
 /// Randomness for salts and seeds, from the operating system.
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_stops_before_its_byte_budget_but_always_holds_one_item() {
+        let big = "x".repeat(SNAPSHOT_BYTES_MAX - 16);
+        let small = "y".repeat(1000);
+        // A first item up to a snapshot, then up to the page budget more.
+        let items = std::iter::once(big.clone()).chain(std::iter::repeat_n(small.clone(), 10_000));
+        let page = within_page(items);
+        let bytes: usize = page.iter().map(|s| protocol::wire::to_json(s).len()).sum();
+        assert!(page.len() > 1 && page.len() < 10_001);
+        assert!(bytes <= SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX, "{bytes}");
+        assert!(
+            bytes + 1002 > SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX - 1002,
+            "{bytes}"
+        );
+        // However large, one item is always sent.
+        let huge = "z".repeat(FRAME_BYTES_MAX);
+        assert_eq!(within_page([huge.clone(), huge].into_iter()).len(), 1);
+    }
 }

@@ -202,9 +202,10 @@ pub async fn run(
     info!("shutting down");
     let _ = stop.send(true);
     let deadline = config.shutdown_deadline;
-    let drained =
-        tokio::time::timeout(deadline, async { while connections.join_next().await.is_some() {} })
-            .await;
+    let drained = tokio::time::timeout(deadline, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
     if drained.is_err() {
         warn!(
             left = connections.len(),
@@ -213,7 +214,10 @@ pub async fn run(
         connections.abort_all();
         while connections.join_next().await.is_some() {}
     }
-    if tokio::time::timeout(deadline, registry.shutdown()).await.is_err() {
+    if tokio::time::timeout(deadline, registry.shutdown())
+        .await
+        .is_err()
+    {
         warn!("games still stopping at the shutdown deadline");
     }
     info!("stopped");

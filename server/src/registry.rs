@@ -118,11 +118,10 @@ impl Registry {
                 let meta = slot.meta.clone();
                 let limits = GameLimits::of(&self.config);
                 // Replay is CPU work proportional to the log: off the async threads.
-                let rebuilt = tokio::task::spawn_blocking(move || {
-                    rebuild(store, key, &meta, limits)
-                })
-                .await
-                .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
+                let rebuilt =
+                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
                 match rebuilt {
                     Ok(Some((task, meta))) => Loaded::Live(self.spawn(task, meta)),
                     Ok(None) => Loaded::Missing,

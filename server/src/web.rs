@@ -69,8 +69,8 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
         handoff: Arc::new(Mutex::new(Some(handoff))),
     };
     let router = router(shared.clone());
-    let service = hyper::service::service_fn(
-        move |mut request: hyper::Request<hyper::body::Incoming>| {
+    let service =
+        hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
             request.extensions_mut().insert(info.clone());
             let answer = router.clone().oneshot(request.map(Body::new));
             async move {
@@ -84,8 +84,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
                 }
                 Ok::<_, std::convert::Infallible>(response)
             }
-        },
-    );
+        });
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(shared.config.handshake_timeout)
@@ -117,8 +116,13 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
     let ws = if parts.read_buf.is_empty() {
         WebSocketStream::from_raw_socket(stream, WsRole::Server, config).await
     } else {
-        WebSocketStream::from_partially_read(stream, parts.read_buf.to_vec(), WsRole::Server, config)
-            .await
+        WebSocketStream::from_partially_read(
+            stream,
+            parts.read_buf.to_vec(),
+            WsRole::Server,
+            config,
+        )
+        .await
     };
     match admitted.refusal.clone() {
         Some(why) => crate::connection::refuse(ws, &why, shared.config.send_timeout).await,
@@ -156,7 +160,8 @@ async fn refuse_when_full(request: Request, next: axum::middleware::Next) -> Res
         .and_then(|p| p.refusal.clone());
     match refusal {
         Some(why) if request.uri().path() != WIRE_PATH => {
-            let mut response = (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response();
+            let mut response =
+                (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response();
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
@@ -269,9 +274,10 @@ async fn upgrade(State(shared): State<Arc<Shared>>, mut request: Request) -> Res
     {
         let mut response =
             (StatusCode::BAD_REQUEST, "Websocket version 13 only.\n").into_response();
-        response
-            .headers_mut()
-            .insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+        response.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
         return response;
     }
     let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
@@ -287,7 +293,9 @@ async fn upgrade(State(shared): State<Arc<Shared>>, mut request: Request) -> Res
     }
     let accept = derive_accept_key(key.as_bytes());
     let (Some(on_upgrade), Some(peer)) = (
-        request.extensions_mut().remove::<hyper::upgrade::OnUpgrade>(),
+        request
+            .extensions_mut()
+            .remove::<hyper::upgrade::OnUpgrade>(),
         request.extensions().get::<Peer>().cloned(),
     ) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
@@ -363,7 +371,6 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; st
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,7 +419,10 @@ mod tests {
         let host = (header::HOST, "games.example:7878");
         assert!(origin_allowed(&headers(&[host.clone()]), &[]));
         for own in ["http://games.example:7878", "https://GAMES.example:7878"] {
-            assert!(origin_allowed(&headers(&[host.clone(), (header::ORIGIN, own)]), &[]));
+            assert!(origin_allowed(
+                &headers(&[host.clone(), (header::ORIGIN, own)]),
+                &[]
+            ));
         }
         let foreign = headers(&[host.clone(), (header::ORIGIN, "https://evil.example")]);
         assert!(!origin_allowed(&foreign, &[]));

@@ -130,7 +130,12 @@ fn server(addr: SocketAddr, data: &std::path::Path) -> Command {
 async fn the_server_serves_with_its_output_on_a_full_disk() {
     let dir = tempfile::tempdir().unwrap();
     let addr = free_addr();
-    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
     let child = server(addr, dir.path())
         .env("RUST_LOG", "debug")
         .stdout(full())

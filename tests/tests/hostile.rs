@@ -308,7 +308,10 @@ async fn creation_is_bounded_and_foreign_pages_are_refused() {
         },
     )
     .await;
-    assert_eq!(error_code(recv(&mut ws).await), ErrorCode::CreationRestricted);
+    assert_eq!(
+        error_code(recv(&mut ws).await),
+        ErrorCode::CreationRestricted
+    );
     drop(ws);
     closed.stop().await;
 
@@ -357,10 +360,9 @@ async fn creation_is_bounded_and_foreign_pages_are_refused() {
         let result = tokio_tungstenite::connect_async(request).await;
         match (result, allowed) {
             (Ok(_), true) => {}
-            (
-                Err(tokio_tungstenite::tungstenite::Error::Http(response)),
-                false,
-            ) => assert_eq!(response.status(), 403),
+            (Err(tokio_tungstenite::tungstenite::Error::Http(response)), false) => {
+                assert_eq!(response.status(), 403)
+            }
             (other, _) => panic!("origin {origin}: {:?}", other.map(|_| ())),
         }
     }
@@ -442,7 +444,11 @@ async fn http_requests_get_proper_answers() {
     assert!(status(&root).contains(" 303 "), "{root}");
     assert!(root.to_lowercase().contains("location: /watch"), "{root}");
 
-    let post = http(addr, b"POST /watch HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").await;
+    let post = http(
+        addr,
+        b"POST /watch HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+    )
+    .await;
     assert!(status(&post).contains(" 405 "), "{post}");
     assert!(post.to_lowercase().contains("allow: get, head"), "{post}");
 
@@ -652,7 +658,10 @@ async fn reviews_open_at_once_are_capped() {
     for _ in 0..2 {
         let mut ws = open(&server.url).await;
         send(&mut ws, &review).await;
-        assert!(matches!(recv(&mut ws).await, ServerMessage::Reviewing { .. }));
+        assert!(matches!(
+            recv(&mut ws).await,
+            ServerMessage::Reviewing { .. }
+        ));
         open_ones.push(ws);
     }
     let mut third = open(&server.url).await;
@@ -683,5 +692,102 @@ async fn reviews_open_at_once_are_capped() {
     })
     .await;
     assert!(reopened.is_ok(), "a review place came free");
+    server.stop().await;
+}
+
+/// The largest scenarios the scenario limits let through, each pushing a different size to its
+/// limit: the map (`MAP_HEXES_MAX`), the units (`UNITS_MAX`) with the longest ids the file
+/// allows, and the name; each file just under `SCENARIO_BYTES_MAX`.
+fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
+    use protocol::scenario::{MAP_HEXES_MAX, SCENARIO_BYTES_MAX, UNITS_MAX};
+    let head = |name: &str| {
+        format!(
+            "name = \"{name}\"\nturns = 1\nfirst = \"german\"\nsides = [\n  {{ id = \"german\", name = \"German\" }},\n  {{ id = \"russian\", name = \"Russian\" }},\n]\n"
+        )
+    };
+    // 20 columns × 99 rows, and the rest of the map on a second board.
+    let map = {
+        let mut m =
+            String::from("[[area]]\nfrom = \"1A1\"\nto = \"1T99\"\nterrain = \"open_ground\"\n");
+        let rest = MAP_HEXES_MAX - 20 * 99;
+        m += &format!("[[area]]\nfrom = \"2A1\"\nto = \"2A{rest}\"\nterrain = \"woods\"\n");
+        m
+    };
+    let unit = |id: &str, i: usize| {
+        let side = if i % 2 == 0 { "german" } else { "russian" };
+        format!(
+            "[[units]]\nid = \"{id}\"\nside = \"{side}\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1{}{}\"\nconcealed = {}\n",
+            (b'A' + (i % 20) as u8) as char,
+            1 + i % 99,
+            i % 3 == 0,
+        )
+    };
+    let fill = |fixed: usize, count: usize| (SCENARIO_BYTES_MAX - fixed) / count;
+
+    let mut out = vec![];
+    // Many units, long ids.
+    let base = head("units") + &map;
+    let skeleton: usize = base.len() + (0..UNITS_MAX).map(|i| unit("", i).len()).sum::<usize>();
+    let id_len = fill(skeleton + 1024, UNITS_MAX);
+    let mut s = base;
+    for i in 0..UNITS_MAX {
+        s += &unit(&format!("{i:04}{}", "u".repeat(id_len - 4)), i);
+    }
+    out.push(("long unit ids", s));
+    // The longest name, of characters JSON must escape.
+    let base = head("") + &map + &unit("a", 0) + &unit("b", 1);
+    let name = "\\u0001".repeat(fill(base.len() + 1024, 6));
+    out.push((
+        "escaped name",
+        head(&name) + &map + &unit("a", 0) + &unit("b", 1),
+    ));
+    for (what, s) in &out {
+        assert!(s.len() <= SCENARIO_BYTES_MAX, "{what}: {}", s.len());
+        assert!(s.len() > SCENARIO_BYTES_MAX - 4096, "{what}: {}", s.len());
+    }
+    out
+}
+
+/// Row 9: the limits agree. Every scenario inside the scenario limits is either refused by
+/// name, or every frame it makes — each seat's and the audience's `joined`, the first log and
+/// record pages, which carry the whole scenario — fits `FRAME_BYTES_MAX` (the client reads
+/// with exactly that limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), start_config()).await;
+    for (what, scenario) in scenarios_at_the_limits() {
+        let mut c = Connection::connect(&server.url).await.unwrap();
+        let created = match c.create_game(&scenario, None).await {
+            Ok(created) => created,
+            Err(e) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("frame"),
+                    "{what}: refused, but not by the frame limit: {text}"
+                );
+                continue;
+            }
+        };
+        for token in [
+            &created.tokens.side_a,
+            &created.tokens.side_b,
+            &created.tokens.spectator,
+        ] {
+            let mut viewer = Connection::connect(&server.url).await.unwrap();
+            viewer
+                .join(&created.game, token, None)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: joining: {e}"));
+            viewer
+                .get_log(1)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: the first log page: {e}"));
+            viewer
+                .get_state_at(1)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: the first position: {e}"));
+        }
+    }
     server.stop().await;
 }
