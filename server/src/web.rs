@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn only_the_servers_own_origin_or_an_allowed_one_may_open_the_protocol() {
         let host = (header::HOST, "games.example:7878");
-        assert!(origin_allowed(&headers(&[host.clone()]), &[]));
+        assert!(origin_allowed(&headers(std::slice::from_ref(&host)), &[]));
         for own in ["http://games.example:7878", "https://GAMES.example:7878"] {
             assert!(origin_allowed(
                 &headers(&[host.clone(), (header::ORIGIN, own)]),

@@ -100,7 +100,7 @@ async fn join(ws: &mut Socket, game: &str, token: &str) -> ServerMessage {
 fn adjudicate(i: u64) -> Command {
     Command::Adjudicate {
         unit: "337a".into(),
-        outcome: if i % 2 == 0 {
+        outcome: if i.is_multiple_of(2) {
             Outcome::Break
         } else {
             Outcome::Rally
@@ -714,12 +714,16 @@ fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
         m
     };
     let unit = |id: &str, i: usize| {
-        let side = if i % 2 == 0 { "german" } else { "russian" };
+        let side = if i.is_multiple_of(2) {
+            "german"
+        } else {
+            "russian"
+        };
         format!(
             "[[units]]\nid = \"{id}\"\nside = \"{side}\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1{}{}\"\nconcealed = {}\n",
             (b'A' + (i % 20) as u8) as char,
             1 + i % 99,
-            i % 3 == 0,
+            i.is_multiple_of(3),
         )
     };
     let fill = |fixed: usize, count: usize| (SCENARIO_BYTES_MAX - fixed) / count;
