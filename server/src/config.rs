@@ -49,10 +49,6 @@ pub const PINGS_PER_SECOND_MAX: u32 = 5;
 /// connection may make per second. A client makes one; a guesser gets one a second.
 pub const ATTEMPTS_PER_SECOND_MAX: u32 = 2;
 
-/// Frames in a row one connection may send past its budgets before it is closed. Each is
-/// answered with `limit_reached`; a client that keeps on after that many is not listening.
-pub const OVER_BUDGET_FRAMES_MAX: u32 = 64;
-
 /// Exports open for review at once on the whole server. Verifying an export replays the whole
 /// game (up to a second of CPU and a few MB for a long one), and review needs no token, so the
 /// number open at once is what bounds that work and memory.
@@ -117,7 +113,6 @@ pub struct Config {
     pub reads_per_second_max: u32,
     pub pings_per_second_max: u32,
     pub attempts_per_second_max: u32,
-    pub over_budget_frames_max: u32,
     pub reviews_max: usize,
     pub creates_per_ip_per_hour_max: u32,
     pub games_loaded_max: usize,
@@ -158,7 +153,6 @@ impl Default for Config {
             reads_per_second_max: READS_PER_SECOND_MAX,
             pings_per_second_max: PINGS_PER_SECOND_MAX,
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
-            over_budget_frames_max: OVER_BUDGET_FRAMES_MAX,
             reviews_max: REVIEWS_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
             games_loaded_max: GAMES_LOADED_MAX,

@@ -8,7 +8,8 @@
 //!
 //! Every kind of frame has a per-connection budget (`Budgets`): commands, reads, pings, and
 //! attempts (joins, creations, reviews). A frame over budget is answered `limit_reached` and
-//! not served; a connection that keeps on past `over_budget_frames_max` in a row is closed.
+//! not served, and the socket is not read again until the budget allows the next frame: a flood
+//! waits in the client's own buffers, costing the server nothing, and is served at its budget.
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
 use crate::config::{Config, READ_BUFFER_BYTES};
@@ -90,8 +91,9 @@ struct Budgets {
     reads: RateLimit,
     pings: RateLimit,
     attempts: RateLimit,
-    /// Frames over budget in a row.
-    over: u32,
+    /// Until when the connection's socket is not read: after a frame over budget, the client
+    /// waits for its budget in its own send buffer, at no cost to the server.
+    paused_until: Option<tokio::time::Instant>,
 }
 
 /// A token bucket: `rate` frames per second with a burst of `burst`.
@@ -124,6 +126,11 @@ impl RateLimit {
             false
         }
     }
+
+    /// How long until the next frame is allowed.
+    fn wait(&self) -> Duration {
+        Duration::from_secs_f64(((1.0 - self.tokens) / self.rate.max(f64::MIN_POSITIVE)).max(0.0))
+    }
 }
 
 /// Serves an upgraded websocket (`web::serve` did the handshake on [`WIRE_PATH`]) until it
@@ -145,7 +152,7 @@ pub async fn serve(ws: Socket, peer: SocketAddr, shared: Arc<Shared>, admitted: 
             reads: RateLimit::new(config.reads_per_second_max, 2 * config.reads_per_second_max),
             pings: RateLimit::new(config.pings_per_second_max, 2 * config.pings_per_second_max),
             attempts: RateLimit::new(config.attempts_per_second_max, ATTEMPTS_BURST),
-            over: 0,
+            paused_until: None,
         },
         counted: Counted::new(Kind::Unjoined),
         closed_by_peer: None,
@@ -280,20 +287,10 @@ impl Connection {
             ),
         };
         if bucket.allow() {
-            self.budgets.over = 0;
             return Ok(true);
         }
         METRICS.refused(rule);
-        self.budgets.over += 1;
-        if self.budgets.over > self.config.over_budget_frames_max {
-            return Err(closing(
-                CloseCode::Policy,
-                format!(
-                    "more than {} frames in a row over this connection's budgets",
-                    self.config.over_budget_frames_max
-                ),
-            ));
-        }
+        self.budgets.paused_until = Some(tokio::time::Instant::now() + bucket.wait());
         self.error(
             ErrorCode::LimitReached,
             format!("more than {per_second} {what} a second on one connection; not served"),
@@ -313,6 +310,7 @@ impl Connection {
                     None => std::future::pending().await,
                 }
             };
+            let paused = self.budgets.paused_until;
             tokio::select! {
                 _ = shutdown.changed() => {
                     self.send(&ServerMessage::Error {
@@ -337,7 +335,10 @@ impl Connection {
                         ),
                     )),
                 },
-                frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()) => {
+                _ = tokio::time::sleep_until(paused.unwrap_or_else(tokio::time::Instant::now)), if paused.is_some() => {
+                    self.budgets.paused_until = None;
+                }
+                frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()), if paused.is_none() => {
                     let frame = match frame {
                         Err(_) => return Ok(closing(CloseCode::Away, "idle too long")),
                         Ok(None) => return Ok(closing(CloseCode::Normal, "peer went away")),
@@ -460,13 +461,8 @@ impl Connection {
                 };
                 if !self.budgets.commands.allow() {
                     METRICS.refused("commands_per_second_max");
-                    self.budgets.over += 1;
-                    if self.budgets.over > self.config.over_budget_frames_max {
-                        return Err(closing(
-                            CloseCode::Policy,
-                            "too many commands over this connection's budget",
-                        ));
-                    }
+                    self.budgets.paused_until =
+                        Some(tokio::time::Instant::now() + self.budgets.commands.wait());
                     return self
                         .error(
                             ErrorCode::LimitReached,
@@ -477,7 +473,6 @@ impl Connection {
                         )
                         .await;
                 }
-                self.budgets.over = 0;
                 let request = Request::Command {
                     subscriber: joined.subscriber,
                     side,

@@ -344,6 +344,63 @@ pub struct GameTask {
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     limits: GameLimits,
+    checkpoints: Checkpoints,
+}
+
+/// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
+/// whole game: an audience asking for past positions costs the game task little, however long
+/// the game. At most [`CHECKPOINTS_MAX`] are kept; when more would be, every other is dropped
+/// and the spacing doubles, so memory stays bounded and a replay at most a few hundred events
+/// for any game a player could play.
+struct Checkpoints {
+    every: u64,
+    games: Vec<Game>,
+}
+
+/// Positions kept per game for `get_state_at`.
+pub const CHECKPOINTS_MAX: usize = 32;
+
+/// The first spacing of checkpoints, in versions.
+const CHECKPOINT_EVERY: u64 = 64;
+
+impl Default for Checkpoints {
+    fn default() -> Checkpoints {
+        Checkpoints {
+            every: CHECKPOINT_EVERY,
+            games: vec![],
+        }
+    }
+}
+
+impl Checkpoints {
+    /// Keeps `game` if its version is on the spacing.
+    fn keep(&mut self, game: &Game) {
+        if game.version % self.every != 0 {
+            return;
+        }
+        self.games.push(game.clone());
+        if self.games.len() > CHECKPOINTS_MAX {
+            self.every *= 2;
+            let every = self.every;
+            self.games.retain(|g| g.version % every == 0);
+        }
+    }
+
+    /// The position at `version`, from the nearest checkpoint at or before it.
+    fn replay(&self, entries: &[protocol::chain::Entry], version: u64) -> Game {
+        let base = self.games.iter().rev().find(|g| g.version <= version);
+        match base {
+            Some(base) => {
+                let mut game = base.clone();
+                for entry in &entries[base.version as usize..version as usize] {
+                    protocol::apply(&mut game, &entry.event);
+                }
+                game
+            }
+            None => Game::replay(entries[..version as usize].iter().map(|e| &e.event))
+                .expect("a loaded log starts with GameCreated"),
+        }
+    }
 }
 
 impl GameTask {
@@ -364,6 +421,7 @@ impl GameTask {
             .ok_or("the log is empty")?;
         let created = first.event.clone();
         let mut referee = Referee::new(first, meta.seeds.clone())?;
+        let mut checkpoints = Checkpoints::default();
         let mut log = vec![Logged {
             visibility: Visibility([true; 3]),
             ..Logged::new(referee.game(), &created, hash)
@@ -373,6 +431,7 @@ impl GameTask {
             referee
                 .push(entry.event, entry.by, entry.first)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
+            checkpoints.keep(referee.game());
         }
         referee.check_seed()?;
         Ok(GameTask {
@@ -384,6 +443,7 @@ impl GameTask {
             subscribers: vec![],
             next_subscriber: 1,
             limits,
+            checkpoints,
         })
     }
 
@@ -553,8 +613,9 @@ impl GameTask {
     /// up to it through `apply` as any replay does, then projected for `viewer` as it was then.
     fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
         let version = version.clamp(1, self.game().version) as usize;
-        let game = Game::replay(self.referee.entries()[..version].iter().map(|e| &e.event))
-            .expect("a loaded log starts with GameCreated");
+        let game = self
+            .checkpoints
+            .replay(self.referee.entries(), version as u64);
         let state = game.project(viewer);
         ServerMessage::State {
             version: state.version,
@@ -715,6 +776,7 @@ impl GameTask {
             self.referee
                 .push(event, by, first_seq)
                 .expect("a decision keeps the dice scheme");
+            self.checkpoints.keep(self.referee.game());
             logged.push(self.game().version);
         }
         info!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
@@ -854,6 +916,53 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A position rebuilt from a checkpoint is the position replayed from the start, at every
+    /// version, while the checkpoints thin out as the game grows.
+    #[test]
+    fn positions_from_checkpoints_are_the_replayed_positions() {
+        let text = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+        let scenario =
+            protocol::Scenario::from_toml(&text.replace("turns = 2\n", "turns = 30\n")).unwrap();
+        let mut entries = vec![protocol::chain::Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            event: Event::GameCreated { scenario },
+        }];
+        let mut game = Game::replay(entries.iter().map(|e| &e.event)).unwrap();
+        let mut checkpoints = Checkpoints::default();
+        let mut dice = protocol::ScriptedDice::default();
+        while !game.over && game.version < 3_000 {
+            let side = game.acting();
+            let command = match &game.wa_chance {
+                Some(chance) => (chance.side, protocol::Command::DeclineWallAdvantage),
+                None => (side, protocol::Command::Done),
+            };
+            for event in protocol::decide(&game, command.0, &command.1, &mut dice).unwrap() {
+                protocol::apply(&mut game, &event);
+                entries.push(protocol::chain::Entry {
+                    seq: game.version,
+                    by: Some(command.0),
+                    first: game.version,
+                    event,
+                });
+                checkpoints.keep(&game);
+            }
+        }
+        assert!(game.version > CHECKPOINT_EVERY * 4, "{}", game.version);
+        assert!(checkpoints.games.len() <= CHECKPOINTS_MAX);
+        for version in (1..=game.version).step_by(7).chain([game.version]) {
+            let replayed =
+                Game::replay(entries[..version as usize].iter().map(|e| &e.event)).unwrap();
+            let from_checkpoint = checkpoints.replay(&entries, version);
+            assert_eq!(
+                from_checkpoint.state_hash(),
+                replayed.state_hash(),
+                "at {version}"
+            );
+        }
+    }
 
     #[test]
     fn a_page_stops_before_its_byte_budget_but_always_holds_one_item() {

@@ -8,8 +8,8 @@ mod bench;
 mod child;
 mod client;
 mod crash;
-mod stats;
 mod soak;
+mod stats;
 mod table;
 
 use clap::{Parser, Subcommand};

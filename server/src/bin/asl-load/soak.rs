@@ -179,7 +179,12 @@ fn launch(
     }
     let junk = format!("asl-game-log 1\ngame 00\n{}\n", "ab".repeat(256 * 1024));
     for _ in 0..attack.reviewers {
-        floods.push((vec![], text(&ClientMessage::Review { export: junk.clone() })));
+        floods.push((
+            vec![],
+            text(&ClientMessage::Review {
+                export: junk.clone(),
+            }),
+        ));
     }
     for _ in 0..attack.creators {
         floods.push((
@@ -268,8 +273,16 @@ pub async fn soak(server_bin: &Path, attack: Attack, moves: u64) -> anyhow::Resu
         tally.frames.load(Ordering::Relaxed),
         tally.refused.load(Ordering::Relaxed)
     );
-    println!("  no attack:    command round trip p50 {} p99 {}", ms(q50), ms(q99));
-    println!("  under attack: command round trip p50 {} p99 {}", ms(a50), ms(a99));
+    println!(
+        "  no attack:    command round trip p50 {} p99 {}",
+        ms(q50),
+        ms(q99)
+    );
+    println!(
+        "  under attack: command round trip p50 {} p99 {}",
+        ms(a50),
+        ms(a99)
+    );
     println!(
         "  ratio (under attack / no attack): p50 {:.2}x p99 {:.2}x",
         a50.as_secs_f64() / q50.as_secs_f64(),
