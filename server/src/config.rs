@@ -40,7 +40,13 @@ pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
 /// Reads (`get_state`, `get_state_at`, `get_log`, `get_record`, `get_export`) one connection
 /// may send per second. The spectator page asks a few at a time when scrubbing through history;
 /// each may replay a game, so a loop of them is slowed rather than served.
-pub const READS_PER_SECOND_MAX: u32 = 20;
+pub const READS_PER_SECOND_MAX: u32 = 5;
+
+/// Reads the audience of one game may have answered per second, all spectators together (burst
+/// twice that). Each may replay and project a position; past this the game answers
+/// `limit_reached` at once, so however large the audience, the game task's time goes to the
+/// players first.
+pub const AUDIENCE_READS_PER_SECOND_MAX: u32 = 200;
 
 /// Pings one connection may send per second. Keepalive needs one a minute.
 pub const PINGS_PER_SECOND_MAX: u32 = 5;
@@ -111,6 +117,7 @@ pub struct Config {
     pub send_timeout: Duration,
     pub shutdown_deadline: Duration,
     pub reads_per_second_max: u32,
+    pub audience_reads_per_second_max: u32,
     pub pings_per_second_max: u32,
     pub attempts_per_second_max: u32,
     pub reviews_max: usize,
@@ -151,6 +158,7 @@ impl Default for Config {
             send_timeout: SEND_TIMEOUT,
             shutdown_deadline: SHUTDOWN_DEADLINE,
             reads_per_second_max: READS_PER_SECOND_MAX,
+            audience_reads_per_second_max: AUDIENCE_READS_PER_SECOND_MAX,
             pings_per_second_max: PINGS_PER_SECOND_MAX,
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,

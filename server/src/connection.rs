@@ -7,11 +7,13 @@
 //! closed with a close frame that says why.
 //!
 //! Every kind of frame has a per-connection budget (`Budgets`): commands, reads, pings, and
-//! attempts (joins, creations, reviews). A frame over budget is answered `limit_reached` and
-//! not served, and the socket is not read again until the budget allows the next frame: a flood
-//! waits in the client's own buffers, costing the server nothing, and is served at its budget.
+//! attempts (joins, creations, reviews). A read over budget is served late, at the budget's
+//! pace; any other frame over budget is answered `limit_reached` and not served, and the socket
+//! is not read again until the budget allows the next frame. Either way a flood waits in the
+//! client's own buffers, costing the server nothing.
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
+use crate::budget::RateLimit;
 use crate::config::{Config, READ_BUFFER_BYTES};
 use crate::game::{Frame, GameHandle, Outbound, Request};
 use crate::metrics::{Counted, Kind, METRICS};
@@ -96,43 +98,6 @@ struct Budgets {
     paused_until: Option<tokio::time::Instant>,
 }
 
-/// A token bucket: `rate` frames per second with a burst of `burst`.
-struct RateLimit {
-    rate: f64,
-    burst: f64,
-    tokens: f64,
-    last: Instant,
-}
-
-impl RateLimit {
-    fn new(rate: u32, burst: u32) -> RateLimit {
-        let burst = f64::from(burst.max(rate));
-        RateLimit {
-            rate: f64::from(rate),
-            burst,
-            tokens: burst,
-            last: Instant::now(),
-        }
-    }
-    fn allow(&mut self) -> bool {
-        let now = Instant::now();
-        self.tokens =
-            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(self.burst);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// How long until the next frame is allowed.
-    fn wait(&self) -> Duration {
-        Duration::from_secs_f64(((1.0 - self.tokens) / self.rate.max(f64::MIN_POSITIVE)).max(0.0))
-    }
-}
-
 /// Serves an upgraded websocket (`web::serve` did the handshake on [`WIRE_PATH`]) until it
 /// closes or the server stops.
 pub async fn serve(ws: Socket, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
@@ -191,6 +156,10 @@ struct Connection {
 /// rate applies: a client that creates a game and joins it, or retries a mistyped token, is
 /// never slowed.
 const ATTEMPTS_BURST: u32 = 10;
+
+/// How long a connection's socket is not read after a malformed frame: a buggy client hardly
+/// notices, a flood of junk is slowed to a few frames a second before it reaches the limit.
+const MALFORMED_PAUSE: Duration = Duration::from_millis(200);
 
 /// The kinds of frame with a budget.
 #[derive(Clone, Copy)]
@@ -290,6 +259,13 @@ impl Connection {
             return Ok(true);
         }
         METRICS.refused(rule);
+        if matches!(kind, Spend::Read) {
+            // A read over budget is served late, not refused: a client paging through a long
+            // history goes at the budget's pace and never sees an error.
+            tokio::time::sleep(bucket.wait()).await;
+            bucket.allow();
+            return Ok(true);
+        }
         self.budgets.paused_until = Some(tokio::time::Instant::now() + bucket.wait());
         self.error(
             ErrorCode::LimitReached,
@@ -371,6 +347,8 @@ impl Connection {
                         Ok(message) => self.handle(message).await?,
                         Err(e) => {
                             self.malformed += 1;
+                            // Like a frame over budget: not read again for a moment.
+                            self.budgets.paused_until = Some(tokio::time::Instant::now() + MALFORMED_PAUSE);
                             self.send(&ServerMessage::Error { code: ErrorCode::Malformed, message: e.to_string() }).await?;
                             if self.malformed >= self.config.malformed_frames_max {
                                 return Ok(closing(CloseCode::Policy, "too many malformed frames"));

@@ -194,6 +194,7 @@ pub struct GameLimits {
     pub spectators_max: usize,
     pub seat_connections_max: usize,
     pub slow_reader_grace: Duration,
+    pub audience_reads_per_second_max: u32,
 }
 
 impl GameLimits {
@@ -202,6 +203,7 @@ impl GameLimits {
             spectators_max: config.spectators_per_game_max,
             seat_connections_max: config.seat_connections_max,
             slow_reader_grace: config.slow_reader_grace,
+            audience_reads_per_second_max: config.audience_reads_per_second_max,
         }
     }
 }
@@ -345,6 +347,8 @@ pub struct GameTask {
     next_subscriber: u64,
     limits: GameLimits,
     checkpoints: Checkpoints,
+    /// The audience's reads, all spectators together.
+    audience_reads: crate::budget::RateLimit,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -442,6 +446,10 @@ impl GameTask {
             store,
             subscribers: vec![],
             next_subscriber: 1,
+            audience_reads: crate::budget::RateLimit::new(
+                limits.audience_reads_per_second_max,
+                2 * limits.audience_reads_per_second_max,
+            ),
             limits,
             checkpoints,
         })
@@ -475,7 +483,7 @@ impl GameTask {
             let request = tokio::select! {
                 biased;
                 r = players.recv() => r,
-                r = audience.recv() => r,
+                r = audience.recv() => r.map(|r| self.within_audience_budget(r)),
                 _ = tick.tick(), if backlogged => {
                     self.flush_backlogs();
                     continue;
@@ -486,6 +494,32 @@ impl GameTask {
         }
         METRICS.games_loaded.dec();
         debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    /// The audience's request, or `Leave` (nothing to do) once it is answered `limit_reached`
+    /// because the audience's read budget is spent.
+    fn within_audience_budget(&mut self, request: Request) -> Request {
+        let read = !matches!(request, Request::Join { .. } | Request::Leave { .. });
+        if !read || self.audience_reads.allow() {
+            return request;
+        }
+        let reply = match request {
+            Request::GetState { reply, .. }
+            | Request::GetLog { reply, .. }
+            | Request::GetStateAt { reply, .. }
+            | Request::GetRecord { reply, .. }
+            | Request::GetExport { reply, .. } => reply,
+            other => return other,
+        };
+        METRICS.refused("audience_reads_per_second_max");
+        let _ = reply.send(ServerMessage::Error {
+            code: ErrorCode::LimitReached,
+            message: format!(
+                "this game's audience asks more than {} reads a second together; ask again shortly",
+                self.limits.audience_reads_per_second_max
+            ),
+        });
+        Request::Leave { subscriber: 0 }
     }
 
     async fn serve(&mut self, request: Request) {

@@ -4,6 +4,7 @@
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
+mod budget;
 pub mod config;
 mod connection;
 pub mod game;
