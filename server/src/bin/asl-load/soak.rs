@@ -11,7 +11,7 @@
 use crate::bench::round_trips_of;
 use crate::child::{Scratch, ServerProcess};
 use crate::client::websocket_config;
-use crate::stats::{ms, percentile};
+use crate::stats::{cpu_seconds, ms, percentile};
 use crate::table::Table;
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, WIRE_PATH};
@@ -242,11 +242,19 @@ pub async fn soak(server_bin: &Path, attack: Attack, moves: u64) -> anyhow::Resu
 
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Tally::default());
+    let me = std::process::id();
+    let cpu_before = (cpu_seconds(server.pid())?, cpu_seconds(me)?);
+    let started = std::time::Instant::now();
     let mut attackers = launch(attack, addr, &table, &stop, &tally);
     // Let the attack build up before timing.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let mut attacked = round_trips_of(&mut table, moves, moves, "under attack").await?;
     let seen = refusals(addr).await;
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = (
+        cpu_seconds(server.pid())? - cpu_before.0,
+        cpu_seconds(me)? - cpu_before.1,
+    );
     stop.store(true, Ordering::Relaxed);
     attackers.abort_all();
     while attackers.join_next().await.is_some() {}
@@ -287,6 +295,13 @@ pub async fn soak(server_bin: &Path, attack: Attack, moves: u64) -> anyhow::Resu
         "  ratio (under attack / no attack): p50 {:.2}x p99 {:.2}x",
         a50.as_secs_f64() / q50.as_secs_f64(),
         a99.as_secs_f64() / q99.as_secs_f64()
+    );
+    println!(
+        "  CPU during the attack ({wall:.1} s): server {:.1} s ({:.0}% of a core), this generator (attackers and players) {:.1} s ({:.0}%)",
+        cpu.0,
+        100.0 * cpu.0 / wall,
+        cpu.1,
+        100.0 * cpu.1 / wall
     );
     println!("  server metrics during the attack:");
     for line in seen {
