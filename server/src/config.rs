@@ -63,15 +63,6 @@ pub const REVIEWS_MAX: usize = 8;
 /// Games one IP address may create per hour when creation needs no admin token.
 pub const CREATES_PER_IP_PER_HOUR_MAX: u32 = 20;
 
-/// Games loaded in memory at once. Each holds its state and log, a few MB for a large
-/// scenario; a game with no one joined is unloaded after [`GAME_IDLE_UNLOAD`], so this bounds
-/// what creations and joins can pin at once.
-pub const GAMES_LOADED_MAX: usize = 2_000;
-
-/// How long a loaded game with no one joined stays in memory before it is unloaded (it is
-/// loaded again, by replaying its log, on the next join).
-pub const GAME_IDLE_UNLOAD: Duration = Duration::from_secs(600);
-
 /// Messages queued for one connection before it counts as too slow and is cut off. A move
 /// produces a handful of events; 256 is minutes of play for a reader that is merely slow,
 /// while bounding what a reader that never reads can pin in memory.
@@ -122,8 +113,6 @@ pub struct Config {
     pub attempts_per_second_max: u32,
     pub reviews_max: usize,
     pub creates_per_ip_per_hour_max: u32,
-    pub games_loaded_max: usize,
-    pub game_idle_unload: Duration,
     /// How long a reader with frames waiting may write nothing before it is cut off
     /// (`game::SLOW_READER_GRACE`).
     pub slow_reader_grace: Duration,
@@ -163,8 +152,6 @@ impl Default for Config {
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
-            games_loaded_max: GAMES_LOADED_MAX,
-            game_idle_unload: GAME_IDLE_UNLOAD,
             slow_reader_grace: crate::game::SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
             socket_send_buffer_bytes: SOCKET_SEND_BUFFER_BYTES,

@@ -379,14 +379,14 @@ impl Default for Checkpoints {
 impl Checkpoints {
     /// Keeps `game` if its version is on the spacing.
     fn keep(&mut self, game: &Game) {
-        if game.version % self.every != 0 {
+        if !game.version.is_multiple_of(self.every) {
             return;
         }
         self.games.push(game.clone());
         if self.games.len() > CHECKPOINTS_MAX {
             self.every *= 2;
             let every = self.every;
-            self.games.retain(|g| g.version % every == 0);
+            self.games.retain(|g| g.version.is_multiple_of(every));
         }
     }
 

@@ -57,6 +57,8 @@ pub struct Metrics {
     pub append_seconds: Histogram,
     pub slow_readers_dropped: Counter,
     pub log_lines_dropped: Counter,
+    store_group_writes: Histogram,
+    store_flush_seconds: Histogram,
 }
 
 /// The server's metrics.
@@ -113,8 +115,22 @@ impl Metrics {
             "Log lines that could not be written (a full disk, a closed pipe)",
             log_lines_dropped.clone(),
         );
+        let store_group_writes = Histogram::new(exponential_buckets(1.0, 2.0, 12));
+        registry.register(
+            "store_group_writes",
+            "Writes (appends and metadata) committed under one flush by the sled store's group commit",
+            store_group_writes.clone(),
+        );
+        let store_flush_seconds = Histogram::new(exponential_buckets(0.000_125, 2.0, 16));
+        registry.register(
+            "store_flush_seconds",
+            "Time the sled store's committer spends writing and flushing one group",
+            store_flush_seconds.clone(),
+        );
         Metrics {
             registry,
+            store_group_writes,
+            store_flush_seconds,
             connections,
             games_loaded,
             commands,
@@ -124,6 +140,12 @@ impl Metrics {
             slow_readers_dropped,
             log_lines_dropped,
         }
+    }
+
+    /// Records one group commit of the store: how many writes, and how long until durable.
+    pub fn store_flushed(&self, writes: usize, took: std::time::Duration) {
+        self.store_group_writes.observe(writes as f64);
+        self.store_flush_seconds.observe(took.as_secs_f64());
     }
 
     /// Counts a refusal by the limit (rule) that caused it.
@@ -188,6 +210,8 @@ mod tests {
             "asl_refusals_total{rule=\"spectators_per_game_max\"}",
             "asl_store_append_events_bucket",
             "asl_store_append_seconds_bucket",
+            "asl_store_group_writes_bucket",
+            "asl_store_flush_seconds_bucket",
             "asl_slow_readers_dropped_total",
             "asl_log_lines_dropped_total",
         ] {

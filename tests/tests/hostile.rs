@@ -516,6 +516,8 @@ async fn http_requests_get_proper_answers() {
         "asl_commands_total",
         "asl_refusals_total",
         "asl_store_append_seconds_bucket",
+        "asl_store_group_writes_bucket",
+        "asl_store_flush_seconds_bucket",
         "asl_slow_readers_dropped_total",
     ] {
         assert!(metrics.contains(name), "{name} not in\n{metrics}");

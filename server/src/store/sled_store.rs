@@ -257,6 +257,7 @@ impl Committer {
         if waiting.is_empty() {
             return;
         }
+        let flushing = std::time::Instant::now();
         let written = (|| {
             if any_games {
                 self.games.apply_batch(games)?;
@@ -266,6 +267,7 @@ impl Committer {
             }
             self.db.flush().map(|_| ())
         })();
+        crate::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
         let result = written.map_err(|e| {
             let why = e.to_string();
             self.failed = Some(why.clone());
