@@ -125,6 +125,24 @@ fn status(answer: &str) -> &str {
     answer.lines().next().unwrap_or("")
 }
 
+/// A server with `config` in a directory of its own (kept as long as the server runs).
+async fn start(config: Config) -> (tempfile::TempDir, TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), config).await;
+    (dir, server)
+}
+
+/// Asserts `message` is `limit_reached` naming `why`.
+fn assert_limit(message: ServerMessage, why: &str) {
+    match message {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached, "{message}");
+            assert!(message.contains(why), "{message}");
+        }
+        other => panic!("expected limit_reached ({why}), got {other:?}"),
+    }
+}
+
 fn start_config() -> Config {
     Config {
         commands_per_second_max: 100_000,
@@ -136,15 +154,11 @@ fn start_config() -> Config {
 /// then gets in — they no longer hold every slot for ever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_sockets_are_dropped_at_the_handshake_deadline() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            connections_max: 20,
-            handshake_timeout: Duration::from_millis(500),
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        connections_max: 20,
+        handshake_timeout: Duration::from_millis(500),
+        ..start_config()
+    })
     .await;
     let (game, tokens) = create(&server.url, SCENARIO).await;
     let mut silent = vec![];
@@ -172,15 +186,11 @@ async fn silent_sockets_are_dropped_at_the_handshake_deadline() {
 /// whole server), and both seats still join.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectators_cannot_take_a_players_seat() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            spectators_per_game_max: 3,
-            spectators_max: 4,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        spectators_per_game_max: 3,
+        spectators_max: 4,
+        ..start_config()
+    })
     .await;
     let (game, tokens) = create(&server.url, SCENARIO).await;
     let (other, other_tokens) = create(&server.url, SCENARIO).await;
@@ -194,26 +204,20 @@ async fn spectators_cannot_take_a_players_seat() {
         audience.push(s);
     }
     let mut fourth = open(&server.url).await;
-    match join(&mut fourth, &game, &tokens.spectator).await {
-        ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::LimitReached);
-            assert!(message.contains("per-game limit"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_limit(
+        join(&mut fourth, &game, &tokens.spectator).await,
+        "per-game limit",
+    );
     // The server-wide cap: one more on another game, then none.
     assert!(matches!(
         join(&mut fourth, &other, &other_tokens.spectator).await,
         ServerMessage::Joined { .. }
     ));
     let mut sixth = open(&server.url).await;
-    match join(&mut sixth, &other, &other_tokens.spectator).await {
-        ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::LimitReached);
-            assert!(message.contains("players can still join"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_limit(
+        join(&mut sixth, &other, &other_tokens.spectator).await,
+        "players can still join",
+    );
     for token in [&tokens.side_a, &tokens.side_b] {
         let mut seat = open(&server.url).await;
         assert!(matches!(
@@ -231,15 +235,11 @@ async fn spectators_cannot_take_a_players_seat() {
 async fn spectators_reading_in_a_loop_never_make_a_player_busy() {
     const READERS: usize = 30;
     const COMMANDS: u64 = 100;
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            game_inbox_max: 4,
-            reads_per_second_max: 1_000_000,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        game_inbox_max: 4,
+        reads_per_second_max: 1_000_000,
+        ..start_config()
+    })
     .await;
     let (game, tokens) = create(&server.url, SCENARIO).await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -290,14 +290,10 @@ async fn spectators_reading_in_a_loop_never_make_a_player_busy() {
 /// hourly allowance; a foreign page's websocket is refused at the handshake.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creation_is_bounded_and_foreign_pages_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let closed = TestServer::start(
-        dir.path(),
-        Config {
-            open_creation: Some(false),
-            ..start_config()
-        },
-    )
+    let (_dir, closed) = start(Config {
+        open_creation: Some(false),
+        ..start_config()
+    })
     .await;
     let mut ws = open(&closed.url).await;
     send(
@@ -315,14 +311,10 @@ async fn creation_is_bounded_and_foreign_pages_are_refused() {
     drop(ws);
     closed.stop().await;
 
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            creates_per_ip_per_hour_max: 3,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        creates_per_ip_per_hour_max: 3,
+        ..start_config()
+    })
     .await;
     let mut ws = open(&server.url).await;
     let mut created = 0;
@@ -375,14 +367,10 @@ async fn creation_is_bounded_and_foreign_pages_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ping_flood_is_served_at_its_budget_and_the_rest_waits_with_the_client() {
     const FLOOD: u64 = 1_000_000;
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            pings_per_second_max: 1,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        pings_per_second_max: 1,
+        ..start_config()
+    })
     .await;
     let ws = open(&server.url).await;
     let ping = Message::text(wire::to_json(&ClientMessage::Ping { nonce: 1 }));
@@ -429,8 +417,7 @@ async fn a_ping_flood_is_served_at_its_budget_and_the_rest_waits_with_the_client
 /// Row 11: a client's Close is answered with a Close carrying its code (RFC 6455 5.5.1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_close_from_the_client_is_echoed() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path(), start_config()).await;
+    let (_dir, server) = start(start_config()).await;
     let mut ws = open(&server.url).await;
     ws.send(Message::Close(Some(CloseFrame {
         code: CloseCode::Normal,
@@ -446,8 +433,7 @@ async fn a_close_from_the_client_is_echoed() {
 /// Row 12: HTTP through a real stack: status codes, not timeouts or silence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_requests_get_proper_answers() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path(), start_config()).await;
+    let (_dir, server) = start(start_config()).await;
     let addr = server.addr;
 
     let root = http(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
@@ -528,24 +514,14 @@ async fn http_requests_get_proper_answers() {
 /// Per-address caps: one address cannot hold every connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_cannot_hold_every_connection() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            connections_per_ip_max: 3,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        connections_per_ip_max: 3,
+        ..start_config()
+    })
     .await;
     let held: Vec<Socket> = futures_util::future::join_all((0..3).map(|_| open(&server.url))).await;
     let mut fourth = open(&server.url).await;
-    match recv(&mut fourth).await {
-        ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::LimitReached);
-            assert!(message.contains("per-address"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_limit(recv(&mut fourth).await, "per-address");
     assert_eq!(
         close_frame(&mut fourth).await.map(|f| f.code),
         Some(CloseCode::Again)
@@ -558,18 +534,14 @@ async fn one_address_cannot_hold_every_connection() {
 /// stopping the server is not held up by it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            send_timeout: Duration::from_millis(500),
-            shutdown_deadline: Duration::from_secs(2),
-            socket_send_buffer_bytes: 4 * 1024,
-            // Large enough that the game keeps it: only its own sends are stuck.
-            outbound_queue_max: 100_000,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        send_timeout: Duration::from_millis(500),
+        shutdown_deadline: Duration::from_secs(2),
+        socket_send_buffer_bytes: 4 * 1024,
+        // Large enough that the game keeps it: only its own sends are stuck.
+        outbound_queue_max: 100_000,
+        ..start_config()
+    })
     .await;
     let (game, tokens) = create(&server.url, SCENARIO).await;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -653,14 +625,10 @@ async fn finished_export(url: &str) -> String {
 /// one more is refused until one closes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reviews_open_at_once_are_capped() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            reviews_max: 2,
-            ..start_config()
-        },
-    )
+    let (_dir, server) = start(Config {
+        reviews_max: 2,
+        ..start_config()
+    })
     .await;
     let export = finished_export(&server.url).await;
     let review = ClientMessage::Review {
@@ -678,13 +646,7 @@ async fn reviews_open_at_once_are_capped() {
     }
     let mut third = open(&server.url).await;
     send(&mut third, &review).await;
-    match recv(&mut third).await {
-        ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::LimitReached);
-            assert!(message.contains("under review"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_limit(recv(&mut third).await, "under review");
     // One closes; its place is free again once the server has seen it go.
     let mut closing = open_ones.pop().unwrap();
     closing.close(None).await.unwrap();
@@ -770,8 +732,7 @@ fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
 /// with exactly that limit).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path(), start_config()).await;
+    let (_dir, server) = start(start_config()).await;
     for (what, scenario) in scenarios_at_the_limits() {
         let mut c = Connection::connect(&server.url).await.unwrap();
         let created = match c.create_game(&scenario, None).await {
