@@ -101,38 +101,107 @@ struct Budgets {
 /// Serves an upgraded websocket (`web::serve` did the handshake on [`WIRE_PATH`]) until it
 /// closes or the server stops.
 pub async fn serve(ws: Socket, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
+    let mut connection = Connection::new(ws, peer, shared);
+    let mut shutdown = connection.shared.stopping.clone();
+    connection.finish(&mut shutdown, admitted).await;
+}
+
+/// Serves a connection that is over a connection limit (`why`) for one purpose only: joining a
+/// player's seat, so that however many connections others hold, a game's two players can
+/// always join. The client is told the limit at once; if its first frame, within the handshake
+/// deadline, is a `join` with a seat's token, it is served as usual; otherwise it is closed
+/// with 1013 (try again later).
+pub async fn serve_seat_only(
+    ws: Socket,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    admitted: Admitted,
+    why: &str,
+) {
     let config = shared.config.clone();
-    let mut shutdown = shared.stopping.clone();
-    let mut connection = Connection {
-        ws,
-        peer,
-        shared,
-        config: config.clone(),
-        codec: Codec::Json,
-        joined: None,
-        review: None,
-        malformed: 0,
-        budgets: Budgets {
-            commands: RateLimit::new(config.commands_per_second_max, 0),
-            reads: RateLimit::new(config.reads_per_second_max, 2 * config.reads_per_second_max),
-            pings: RateLimit::new(config.pings_per_second_max, 2 * config.pings_per_second_max),
-            attempts: RateLimit::new(config.attempts_per_second_max, ATTEMPTS_BURST),
-            paused_until: None,
-        },
-        counted: Counted::new(Kind::Unjoined),
-        closed_by_peer: None,
-    };
-    let reason = connection.run(&mut shutdown).await;
-    debug!(%peer, %reason, "connection closed");
-    if let Some(joined) = &connection.joined {
-        let _ = joined
-            .handle
-            .inbox_for(joined.viewer)
-            .try_send(Request::Leave {
-                subscriber: joined.subscriber,
-            });
+    let mut connection = Connection::new(ws, peer, shared);
+    let notice = format!("{why}; this connection can only join a player's seat");
+    if connection
+        .error(ErrorCode::LimitReached, notice)
+        .await
+        .is_err()
+    {
+        return;
     }
-    drop(admitted);
+    let first = tokio::time::timeout(config.handshake_timeout, connection.ws.next()).await;
+    let (message, codec) = match first {
+        Ok(Some(Ok(Message::Text(text)))) => (
+            wire::from_json::<ClientMessage>(text.as_str()).ok(),
+            Codec::Json,
+        ),
+        Ok(Some(Ok(Message::Binary(bytes)))) => (
+            wire::from_bincode::<ClientMessage>(&bytes).ok(),
+            Codec::Bincode,
+        ),
+        _ => (None, Codec::Json),
+    };
+    connection.codec = codec;
+    if let Some(ClientMessage::Join { game, token, since }) = message {
+        let seat = connection.shared.registry.join(&game, &token).await;
+        if matches!(seat, Ok((_, Viewer::Side(_)))) {
+            let mut shutdown = connection.shared.stopping.clone();
+            if connection.join(&game, &token, since).await.is_ok() && connection.joined.is_some() {
+                connection.finish(&mut shutdown, admitted).await;
+                return;
+            }
+        }
+    }
+    let refusal = format!("{why}; only a player's join is served on this connection");
+    let _ = connection.error(ErrorCode::LimitReached, refusal).await;
+    let _ = tokio::time::timeout(
+        config.send_timeout,
+        connection.ws.close(Some(CloseFrame {
+            code: CloseCode::Again,
+            reason: "server full".into(),
+        })),
+    )
+    .await;
+}
+
+impl Connection {
+    fn new(ws: Socket, peer: SocketAddr, shared: Arc<Shared>) -> Connection {
+        let config = shared.config.clone();
+        Connection {
+            ws,
+            peer,
+            shared,
+            config: config.clone(),
+            codec: Codec::Json,
+            joined: None,
+            review: None,
+            malformed: 0,
+            budgets: Budgets {
+                commands: RateLimit::new(config.commands_per_second_max, 0),
+                reads: RateLimit::new(config.reads_per_second_max, 2 * config.reads_per_second_max),
+                pings: RateLimit::new(config.pings_per_second_max, 2 * config.pings_per_second_max),
+                attempts: RateLimit::new(config.attempts_per_second_max, ATTEMPTS_BURST),
+                paused_until: None,
+            },
+            counted: Counted::new(Kind::Unjoined),
+            closed_by_peer: None,
+        }
+    }
+
+    /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
+    /// under the connection limits) is given back last.
+    async fn finish(&mut self, shutdown: &mut watch::Receiver<bool>, admitted: Admitted) {
+        let reason = self.run(shutdown).await;
+        debug!(peer = %self.peer, %reason, "connection closed");
+        if let Some(joined) = &self.joined {
+            let _ = joined
+                .handle
+                .inbox_for(joined.viewer)
+                .try_send(Request::Leave {
+                    subscriber: joined.subscriber,
+                });
+        }
+        drop(admitted);
+    }
 }
 
 struct Connection {
@@ -767,23 +836,4 @@ async fn linger(stream: &mut TcpStream) {
             },
         }
     }
-}
-
-/// Says why a connection over a limit cannot be served, then closes it: the client gets a
-/// reason rather than a reset. Both sends together take at most `deadline`.
-pub async fn refuse(mut ws: Socket, why: &str, deadline: Duration) {
-    let message = ServerMessage::Error {
-        code: ErrorCode::LimitReached,
-        message: why.to_string(),
-    };
-    let _ = tokio::time::timeout(deadline, async {
-        let _ = ws.send(encode(Codec::Json, &message)).await;
-        let _ = ws
-            .close(Some(CloseFrame {
-                code: CloseCode::Again,
-                reason: "server full".into(),
-            }))
-            .await;
-    })
-    .await;
 }

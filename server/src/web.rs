@@ -125,7 +125,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
         .await
     };
     match admitted.refusal.clone() {
-        Some(why) => crate::connection::refuse(ws, &why, shared.config.send_timeout).await,
+        Some(why) => crate::connection::serve_seat_only(ws, peer, shared, admitted, &why).await,
         None => crate::connection::serve(ws, peer, shared, admitted).await,
     }
 }

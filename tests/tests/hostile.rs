@@ -511,21 +511,47 @@ async fn http_requests_get_proper_answers() {
     server.stop().await;
 }
 
-/// Per-address caps: one address cannot hold every connection.
+/// Per-address caps: one address cannot hold every connection, and a connection over the cap
+/// is told so at once; yet a player on that address can still join a seat on it, so nobody
+/// sharing an address with an attacker is locked out of their own game.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_address_cannot_hold_every_connection() {
+async fn one_address_cannot_hold_every_connection_but_a_player_still_sits() {
     let (_dir, server) = start(Config {
         connections_per_ip_max: 3,
         ..start_config()
     })
     .await;
-    let held: Vec<Socket> = futures_util::future::join_all((0..3).map(|_| open(&server.url))).await;
+    // The game is created on one of the three, so that no other connection comes and goes.
+    let mut held: Vec<Socket> =
+        futures_util::future::join_all((0..3).map(|_| open(&server.url))).await;
+    send(
+        &mut held[0],
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Created { game, tokens, .. } = recv(&mut held[0]).await else {
+        panic!("not created");
+    };
     let mut fourth = open(&server.url).await;
     assert_limit(recv(&mut fourth).await, "per-address");
+    // Anything but a seat's join is closed with 1013 (try again later).
+    assert_limit(
+        join(&mut fourth, &game, &tokens.spectator).await,
+        "per-address",
+    );
     assert_eq!(
         close_frame(&mut fourth).await.map(|f| f.code),
         Some(CloseCode::Again)
     );
+    let mut player = open(&server.url).await;
+    assert_limit(recv(&mut player).await, "per-address");
+    assert!(matches!(
+        join(&mut player, &game, &tokens.side_b).await,
+        ServerMessage::Joined { .. }
+    ));
     drop(held);
     server.stop().await;
 }
