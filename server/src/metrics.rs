@@ -21,7 +21,8 @@ pub enum Kind {
     Player,
     Spectator,
     Review,
-    /// An HTTP request for the page, `/metrics` or `/healthz`.
+    /// In its HTTP exchange: a page request, `/metrics`, `/healthz`, or a websocket handshake
+    /// not yet complete.
     Http,
 }
 

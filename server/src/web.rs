@@ -13,7 +13,7 @@
 //! `Origin`, so a page on another site cannot make a visitor's browser create games or send
 //! commands with a token it holds. Clients that are not browsers send no `Origin` and are served.
 
-use crate::metrics::METRICS;
+use crate::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -63,6 +63,9 @@ struct Peer {
 /// Serves one accepted TCP connection: one HTTP request within the handshake timeout, then,
 /// if it was a websocket upgrade, the game protocol until the connection ends.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
+    // Counted as an HTTP connection until it is served or upgraded: sockets that never send a
+    // byte show here until the handshake deadline drops them.
+    let exchanging = Counted::new(Kind::Http);
     let (handoff, upgraded) = oneshot::channel();
     let info = Peer {
         refusal: admitted.refusal.clone(),
@@ -102,6 +105,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
             return;
         }
     }
+    drop(exchanging);
     let Ok(upgrade) = upgraded.await else { return };
     let Ok(Ok(upgraded)) = tokio::time::timeout(shared.config.handshake_timeout, upgrade).await
     else {
