@@ -916,8 +916,16 @@ impl GameTask {
         if ids.is_empty() {
             return;
         }
-        METRICS.slow_readers_dropped.inc_by(ids.len() as u64);
-        warn!(game = %log::game_id(&self.key), count = ids.len(), "dropping viewers that fell behind");
+        // A connection that has already gone (its queue closed) is not a slow reader.
+        let behind = self
+            .subscribers
+            .iter()
+            .filter(|s| ids.contains(&s.id) && !s.out.is_closed())
+            .count();
+        if behind > 0 {
+            METRICS.slow_readers_dropped.inc_by(behind as u64);
+            warn!(game = %log::game_id(&self.key), count = behind, "dropping viewers that fell behind");
+        }
         self.subscribers.retain(|s| !ids.contains(&s.id));
     }
 }
