@@ -9,7 +9,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::phase::Clock;
 use protocol::{decide, Command, Event, Game, Scenario, ScriptedDice, Side};
 use serde::Deserialize;
-use server::game::GameTask;
+use server::config::Config;
+use server::game::{GameLimits, GameTask};
 use server::log::{self, GameMeta, META_FORMAT};
 use server::store::{EventStore, GameKey, SledStore};
 use std::hint::black_box;
@@ -188,8 +189,14 @@ fn replay(c: &mut Criterion) {
             for n in 0..REPLAY_GAMES {
                 let loaded = store.load(&key(n)).unwrap();
                 let verified = log::verify(&loaded).unwrap();
-                let task =
-                    GameTask::from_log(key(n), verified, meta.clone(), store.clone(), 10).unwrap();
+                let task = GameTask::from_log(
+                    key(n),
+                    verified,
+                    meta.clone(),
+                    store.clone(),
+                    GameLimits::of(&Config::default()),
+                )
+                .unwrap();
                 black_box(task);
             }
         })

@@ -8,9 +8,60 @@ use std::time::Duration;
 /// socket; 10,000 keeps a small VM well inside its file-descriptor and memory budget.
 pub const CONNECTIONS_MAX: usize = 10_000;
 
-/// Most connections (players and spectators) joined to one game. Two players plus a large
-/// tournament audience; past this, spectators should watch through a relay.
-pub const CONNECTIONS_PER_GAME_MAX: usize = 2_500;
+/// Most spectators joined to one game. A large tournament audience; past this, spectators
+/// should watch through a relay. Seats are not counted: a game's two players can always join.
+pub const SPECTATORS_PER_GAME_MAX: usize = 2_500;
+
+/// Most spectators joined to any game on the server. Below [`CONNECTIONS_MAX`] so that an
+/// audience, however large, always leaves room for players to connect.
+pub const SPECTATORS_MAX: usize = 9_000;
+
+/// Connections one side's seat may hold in one game at once: a player with a second window or
+/// reconnecting before the old socket timed out, not a crowd sharing a player's token.
+pub const SEAT_CONNECTIONS_MAX: usize = 4;
+
+/// Connections one IP address may hold at once. A household or office behind one NAT watching
+/// a tournament stays well under it; one host holding every slot does not get to.
+pub const CONNECTIONS_PER_IP_MAX: usize = 256;
+
+/// How long a new connection has to complete its HTTP request head, or its websocket
+/// handshake. A browser or client does both in one round trip; a socket that sends nothing, or
+/// trickles bytes, is dropped instead of holding a slot.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one send to a client may take. A reader that has stopped reading fills its socket
+/// buffer, and its send then waits for ever: past this it is closed.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long shutdown waits for connections to say goodbye and games to stop before it drops
+/// whatever is left. Every acknowledged event is already durable, so this loses nothing.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Reads (`get_state`, `get_state_at`, `get_log`, `get_record`, `get_export`) one connection
+/// may send per second. The spectator page asks a few at a time when scrubbing through history;
+/// each may replay a game, so a loop of them is slowed rather than served.
+pub const READS_PER_SECOND_MAX: u32 = 5;
+
+/// Reads the audience of one game may have answered per second, all spectators together (burst
+/// twice that). Each may replay and project a position; past this the game answers
+/// `limit_reached` at once, so however large the audience, the game task's time goes to the
+/// players first.
+pub const AUDIENCE_READS_PER_SECOND_MAX: u32 = 200;
+
+/// Pings one connection may send per second. Keepalive needs one a minute.
+pub const PINGS_PER_SECOND_MAX: u32 = 5;
+
+/// Attempts with a token or an expensive payload (`join`, `create_game`, `review`) one
+/// connection may make per second. A client makes one; a guesser gets one a second.
+pub const ATTEMPTS_PER_SECOND_MAX: u32 = 2;
+
+/// Exports open for review at once on the whole server. Verifying an export replays the whole
+/// game (up to a second of CPU and a few MB for a long one), and review needs no token, so the
+/// number open at once is what bounds that work and memory.
+pub const REVIEWS_MAX: usize = 8;
+
+/// Games one IP address may create per hour when creation needs no admin token.
+pub const CREATES_PER_IP_PER_HOUR_MAX: u32 = 20;
 
 /// Messages queued for one connection before it counts as too slow and is cut off. A move
 /// produces a handful of events; 256 is minutes of play for a reader that is merely slow,
@@ -55,7 +106,22 @@ pub const COMMAND_KEYS_PER_SEAT_MAX: usize = 100_000;
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
-    pub connections_per_game_max: usize,
+    pub spectators_per_game_max: usize,
+    pub spectators_max: usize,
+    pub seat_connections_max: usize,
+    pub connections_per_ip_max: usize,
+    pub handshake_timeout: Duration,
+    pub send_timeout: Duration,
+    pub shutdown_deadline: Duration,
+    pub reads_per_second_max: u32,
+    pub audience_reads_per_second_max: u32,
+    pub pings_per_second_max: u32,
+    pub attempts_per_second_max: u32,
+    pub reviews_max: usize,
+    pub creates_per_ip_per_hour_max: u32,
+    /// How long a reader with frames waiting may write nothing before it is cut off
+    /// (`game::SLOW_READER_GRACE`).
+    pub slow_reader_grace: Duration,
     pub outbound_queue_max: usize,
     pub socket_send_buffer_bytes: usize,
     pub game_inbox_max: usize,
@@ -68,13 +134,34 @@ pub struct Config {
     /// Where players and spectators reach this server (`wss://HOST`), when not at the listen
     /// address: sent with each new game for the links its creator is shown.
     pub public_url: Option<String>,
+    /// Whether anyone may create games without the admin token. `None` (the default) decides
+    /// from the listening address: open on loopback, closed elsewhere, so a server put on a
+    /// public address without a token does not hand out games to everyone.
+    pub open_creation: Option<bool>,
+    /// Origins (`scheme://host[:port]`) whose pages may open websockets besides the server's
+    /// own. A browser sends `Origin`; any other origin is refused at the handshake, so a page
+    /// elsewhere cannot drive a visitor's browser to create games or send commands.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             connections_max: CONNECTIONS_MAX,
-            connections_per_game_max: CONNECTIONS_PER_GAME_MAX,
+            spectators_per_game_max: SPECTATORS_PER_GAME_MAX,
+            spectators_max: SPECTATORS_MAX,
+            seat_connections_max: SEAT_CONNECTIONS_MAX,
+            connections_per_ip_max: CONNECTIONS_PER_IP_MAX,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+            send_timeout: SEND_TIMEOUT,
+            shutdown_deadline: SHUTDOWN_DEADLINE,
+            reads_per_second_max: READS_PER_SECOND_MAX,
+            audience_reads_per_second_max: AUDIENCE_READS_PER_SECOND_MAX,
+            pings_per_second_max: PINGS_PER_SECOND_MAX,
+            attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
+            reviews_max: REVIEWS_MAX,
+            creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
+            slow_reader_grace: crate::game::SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
             socket_send_buffer_bytes: SOCKET_SEND_BUFFER_BYTES,
             game_inbox_max: GAME_INBOX_MAX,
@@ -84,6 +171,8 @@ impl Default for Config {
             games_max: GAMES_MAX,
             admin_token: None,
             public_url: None,
+            open_creation: None,
+            allowed_origins: vec![],
         }
     }
 }

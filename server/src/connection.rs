@@ -5,28 +5,41 @@
 //! gets an `Error` and the connection stays open, up to `malformed_frames_max` malformed
 //! frames; an oversized frame, a connection that falls behind its queue, or an idle one is
 //! closed with a close frame that says why.
+//!
+//! Every kind of frame has a per-connection budget (`Budgets`): commands, reads, pings, and
+//! attempts (joins, creations, reviews). A read over budget is served late, at the budget's
+//! pace; any other frame over budget is answered `limit_reached` and not served, and the socket
+//! is not read again until the budget allows the next frame. Either way a flood waits in the
+//! client's own buffers, costing the server nothing.
+//! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
+use crate::budget::RateLimit;
 use crate::config::{Config, READ_BUFFER_BYTES};
 use crate::game::{Frame, GameHandle, Outbound, Request};
-use crate::registry::Registry;
+use crate::metrics::{Counted, Kind, METRICS};
 use crate::review::Review;
+use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX, WIRE_PATH};
+#[cfg(doc)]
+use protocol::wire::WIRE_PATH;
+use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
 use protocol::Scenario;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio_tungstenite::tungstenite::handshake::server::{
-    ErrorResponse, Request as HttpRequest, Response,
-};
+use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, info};
+
+/// What a websocket connection's socket is.
+type Socket = WebSocketStream<TcpStream>;
 
 /// The codec a client speaks; the server answers in the one it last received.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -58,101 +71,172 @@ struct Joined {
     viewer: Viewer,
     subscriber: u64,
     outbound: mpsc::Receiver<Outbound>,
+    /// Frames from the game written so far, which the game reads to tell a slow reader from
+    /// one that has stopped.
+    progress: Arc<AtomicU64>,
+    /// A spectator's place under `spectators_max`, given back when the connection ends.
+    _spectator: Option<SpectatorSlot>,
 }
 
-/// A token bucket: `rate` commands per second with a burst of `rate`.
-struct RateLimit {
-    rate: f64,
-    tokens: f64,
-    last: Instant,
-}
+/// One spectator counted against the server's total.
+struct SpectatorSlot(Arc<Shared>);
 
-impl RateLimit {
-    fn new(rate: u32) -> RateLimit {
-        RateLimit {
-            rate: f64::from(rate),
-            tokens: f64::from(rate),
-            last: Instant::now(),
-        }
-    }
-    fn allow(&mut self) -> bool {
-        let now = Instant::now();
-        self.tokens =
-            (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(self.rate);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
+impl Drop for SpectatorSlot {
+    fn drop(&mut self) {
+        self.0.spectators.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-/// The handshake callback: only `WIRE_PATH` speaks the protocol; anything else is a 404 that
-/// says where to go. (The large error type is tungstenite's callback signature, not a choice.)
-#[allow(clippy::result_large_err)]
-fn check_path(request: &HttpRequest, response: Response) -> Result<Response, ErrorResponse> {
-    if request.uri().path() == WIRE_PATH {
-        return Ok(response);
-    }
-    let mut refusal = ErrorResponse::new(Some(format!(
-        "this server speaks the game protocol at {WIRE_PATH}"
-    )));
-    *refusal.status_mut() = tokio_tungstenite::tungstenite::http::StatusCode::NOT_FOUND;
-    Err(refusal)
+/// The per-connection budgets, one token bucket per kind of frame.
+struct Budgets {
+    commands: RateLimit,
+    reads: RateLimit,
+    pings: RateLimit,
+    attempts: RateLimit,
+    /// Until when the connection's socket is not read: after a frame over budget, the client
+    /// waits for its budget in its own send buffer, at no cost to the server.
+    paused_until: Option<tokio::time::Instant>,
 }
 
-/// Handshake on `WIRE_PATH`, then serve the connection until it closes or the server stops.
-pub async fn serve(
-    stream: TcpStream,
-    registry: Arc<Registry>,
-    config: Arc<Config>,
-    mut shutdown: watch::Receiver<bool>,
+/// Serves an upgraded websocket (`web::serve` did the handshake on [`WIRE_PATH`]) until it
+/// closes or the server stops.
+pub async fn serve(ws: Socket, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
+    let mut connection = Connection::new(ws, peer, shared);
+    let mut shutdown = connection.shared.stopping.clone();
+    connection.finish(&mut shutdown, admitted).await;
+}
+
+/// Serves a connection that is over a connection limit (`why`) for one purpose only: joining a
+/// player's seat, so that however many connections others hold, a game's two players can
+/// always join. The client is told the limit at once; if its first frame, within the handshake
+/// deadline, is a `join` with a seat's token, it is served as usual; otherwise it is closed
+/// with 1013 (try again later).
+pub async fn serve_seat_only(
+    ws: Socket,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    admitted: Admitted,
+    why: &str,
 ) {
-    let peer = stream.peer_addr().ok();
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(
-        stream,
-        check_path,
-        Some(websocket_config()),
-    )
-    .await
+    let config = shared.config.clone();
+    let mut connection = Connection::new(ws, peer, shared);
+    let notice = format!("{why}; this connection can only join a player's seat");
+    if connection
+        .error(ErrorCode::LimitReached, notice)
+        .await
+        .is_err()
     {
-        Ok(ws) => ws,
-        Err(e) => {
-            debug!(?peer, error = %e, "handshake failed");
-            return;
+        return;
+    }
+    let first = tokio::time::timeout(config.handshake_timeout, connection.ws.next()).await;
+    let (message, codec) = match first {
+        Ok(Some(Ok(Message::Text(text)))) => (
+            wire::from_json::<ClientMessage>(text.as_str()).ok(),
+            Codec::Json,
+        ),
+        Ok(Some(Ok(Message::Binary(bytes)))) => (
+            wire::from_bincode::<ClientMessage>(&bytes).ok(),
+            Codec::Bincode,
+        ),
+        _ => (None, Codec::Json),
+    };
+    connection.codec = codec;
+    if let Some(ClientMessage::Join { game, token, since }) = message {
+        let seat = connection.shared.registry.join(&game, &token, since).await;
+        if matches!(seat, Ok((_, Viewer::Side(_)))) {
+            let mut shutdown = connection.shared.stopping.clone();
+            if connection.join(&game, &token, since).await.is_ok() && connection.joined.is_some() {
+                connection.finish(&mut shutdown, admitted).await;
+                return;
+            }
         }
-    };
-    let mut connection = Connection {
-        ws,
-        registry,
-        config: config.clone(),
-        codec: Codec::Json,
-        joined: None,
-        review: None,
-        malformed: 0,
-        rate: RateLimit::new(config.commands_per_second_max),
-    };
-    let reason = connection.run(&mut shutdown).await;
-    debug!(?peer, %reason, "connection closed");
-    if let Some(joined) = &connection.joined {
-        let _ = joined.handle.inbox.try_send(Request::Leave {
-            subscriber: joined.subscriber,
-        });
+    }
+    let refusal = format!("{why}; only a player's join is served on this connection");
+    let _ = connection.error(ErrorCode::LimitReached, refusal).await;
+    let _ = tokio::time::timeout(
+        config.send_timeout,
+        connection.ws.close(Some(CloseFrame {
+            code: CloseCode::Again,
+            reason: "server full".into(),
+        })),
+    )
+    .await;
+}
+
+impl Connection {
+    fn new(ws: Socket, peer: SocketAddr, shared: Arc<Shared>) -> Connection {
+        let config = shared.config.clone();
+        Connection {
+            ws,
+            peer,
+            shared,
+            config: config.clone(),
+            codec: Codec::Json,
+            joined: None,
+            review: None,
+            malformed: 0,
+            budgets: Budgets {
+                commands: RateLimit::new(config.commands_per_second_max, 0),
+                reads: RateLimit::new(config.reads_per_second_max, 2 * config.reads_per_second_max),
+                pings: RateLimit::new(config.pings_per_second_max, 2 * config.pings_per_second_max),
+                attempts: RateLimit::new(config.attempts_per_second_max, ATTEMPTS_BURST),
+                paused_until: None,
+            },
+            counted: Counted::new(Kind::Unjoined),
+            closed_by_peer: None,
+        }
+    }
+
+    /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
+    /// under the connection limits) is given back last.
+    async fn finish(&mut self, shutdown: &mut watch::Receiver<bool>, admitted: Admitted) {
+        let reason = self.run(shutdown).await;
+        debug!(peer = %self.peer, %reason, "connection closed");
+        if let Some(joined) = &self.joined {
+            let _ = joined
+                .handle
+                .inbox_for(joined.viewer)
+                .try_send(Request::Leave {
+                    subscriber: joined.subscriber,
+                });
+        }
+        drop(admitted);
     }
 }
 
 struct Connection {
-    ws: WebSocketStream<TcpStream>,
-    registry: Arc<Registry>,
+    ws: Socket,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
     config: Arc<Config>,
     codec: Codec,
     joined: Option<Joined>,
-    /// An export opened for review instead of joining a game (`review.rs`).
-    review: Option<Box<Review>>,
+    /// An export opened for review instead of joining a game (`review.rs`), with its place
+    /// under `reviews_max`.
+    review: Option<(Box<Review>, OwnedSemaphorePermit)>,
     malformed: u32,
-    rate: RateLimit,
+    budgets: Budgets,
+    counted: Counted,
+    /// The close frame the client sent, once it has: echoed, not answered with our own.
+    closed_by_peer: Option<Option<CloseFrame>>,
+}
+
+/// Attempts (joins, creations, reviews) a connection may make at once before the per-second
+/// rate applies: a client that creates a game and joins it, or retries a mistyped token, is
+/// never slowed.
+const ATTEMPTS_BURST: u32 = 10;
+
+/// How long a connection's socket is not read after a malformed frame: a buggy client hardly
+/// notices, a flood of junk is slowed to a few frames a second before it reaches the limit.
+const MALFORMED_PAUSE: Duration = Duration::from_millis(200);
+
+/// The kinds of frame with a budget.
+#[derive(Clone, Copy)]
+enum Spend {
+    Command,
+    Read,
+    Ping,
+    Attempt,
 }
 
 /// Why a connection ended, for the close frame and the log.
@@ -180,17 +264,84 @@ impl Connection {
         let closing = match result {
             Ok(c) | Err(c) => c,
         };
-        let _ = self
-            .ws
-            .close(Some(CloseFrame {
+        let deadline = self.config.send_timeout;
+        if let Some(theirs) = self.closed_by_peer.take() {
+            // RFC 6455 5.5.1: answer a close with a close, echoing its status code. Sending
+            // it completes the closing handshake; then wait (briefly) for the client to close.
+            let echo = theirs.map(|f| CloseFrame {
+                code: f.code,
+                reason: "".into(),
+            });
+            let _ = tokio::time::timeout(deadline, async {
+                let _ = self.ws.close(echo).await;
+                while let Some(Ok(_)) = self.ws.next().await {}
+            })
+            .await;
+            return closing;
+        }
+        let _ = tokio::time::timeout(
+            deadline,
+            self.ws.close(Some(CloseFrame {
                 code: closing.code,
                 reason: closing.reason.clone().into(),
-            }))
-            .await;
-        if closing.code == CloseCode::Size {
+            })),
+        )
+        .await;
+        // A client refused for sending too much is likely still sending: read and discard
+        // for a moment, so that its unread bytes do not turn our close into a reset.
+        if matches!(closing.code, CloseCode::Size | CloseCode::Policy) {
             linger(self.ws.get_mut()).await;
         }
         closing
+    }
+
+    /// Takes one frame of `kind` from its budget; an `Err` closes the connection, `Ok(false)`
+    /// means the frame was refused (and the client told).
+    async fn spend(&mut self, kind: Spend) -> Result<bool, Closing> {
+        let (bucket, rule, per_second, what) = match kind {
+            Spend::Command => (
+                &mut self.budgets.commands,
+                "commands_per_second_max",
+                self.config.commands_per_second_max,
+                "commands",
+            ),
+            Spend::Read => (
+                &mut self.budgets.reads,
+                "reads_per_second_max",
+                self.config.reads_per_second_max,
+                "reads",
+            ),
+            Spend::Ping => (
+                &mut self.budgets.pings,
+                "pings_per_second_max",
+                self.config.pings_per_second_max,
+                "pings",
+            ),
+            Spend::Attempt => (
+                &mut self.budgets.attempts,
+                "attempts_per_second_max",
+                self.config.attempts_per_second_max,
+                "joins, creations and reviews",
+            ),
+        };
+        if bucket.allow() {
+            return Ok(true);
+        }
+        METRICS.refused(rule);
+        if matches!(kind, Spend::Read) {
+            // A read over budget is served late, not refused: a client paging through a long
+            // history goes at the budget's pace and never sees an error.
+            tokio::time::sleep(bucket.wait()).await;
+            bucket.allow();
+            return Ok(true);
+        }
+        self.budgets.paused_until = Some(tokio::time::Instant::now() + bucket.wait());
+        self.error(
+            ErrorCode::LimitReached,
+            format!("more than {per_second} {what} a second on one connection; not served"),
+        )
+        .await?;
+        Ok(false)
     }
 
     async fn serve_frames(
@@ -204,6 +355,7 @@ impl Connection {
                     None => std::future::pending().await,
                 }
             };
+            let paused = self.budgets.paused_until;
             tokio::select! {
                 _ = shutdown.changed() => {
                     self.send(&ServerMessage::Error {
@@ -213,13 +365,25 @@ impl Connection {
                     return Ok(closing(CloseCode::Away, "server shutting down"));
                 }
                 message = outbound => match message {
-                    Some(frame) => self.send_frame(&frame).await?,
+                    Some(frame) => {
+                        self.send_frame(&frame).await?;
+                        if let Some(j) = &self.joined {
+                            j.progress.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                     None => return Ok(closing(
                         CloseCode::Policy,
-                        format!("fell more than {} messages behind; reconnect with `since` to resume", self.config.outbound_queue_max),
+                        format!(
+                            "fell behind: more than {} messages waited and none was read for {} s; reconnect with `since` to resume",
+                            self.config.outbound_queue_max,
+                            self.config.slow_reader_grace.as_secs()
+                        ),
                     )),
                 },
-                frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()) => {
+                _ = tokio::time::sleep_until(paused.unwrap_or_else(tokio::time::Instant::now)), if paused.is_some() => {
+                    self.budgets.paused_until = None;
+                }
+                frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()), if paused.is_none() => {
                     let frame = match frame {
                         Err(_) => return Ok(closing(CloseCode::Away, "idle too long")),
                         Ok(None) => return Ok(closing(CloseCode::Normal, "peer went away")),
@@ -242,13 +406,18 @@ impl Connection {
                             self.codec = Codec::Bincode;
                             wire::from_bincode::<ClientMessage>(&bytes)
                         }
-                        Message::Close(_) => return Ok(closing(CloseCode::Normal, "closed by peer")),
+                        Message::Close(frame) => {
+                            self.closed_by_peer = Some(frame);
+                            return Ok(closing(CloseCode::Normal, "closed by peer"));
+                        }
                         _ => continue,
                     };
                     match decoded {
                         Ok(message) => self.handle(message).await?,
                         Err(e) => {
                             self.malformed += 1;
+                            // Like a frame over budget: not read again for a moment.
+                            self.budgets.paused_until = Some(tokio::time::Instant::now() + MALFORMED_PAUSE);
                             self.send(&ServerMessage::Error { code: ErrorCode::Malformed, message: e.to_string() }).await?;
                             if self.malformed >= self.config.malformed_frames_max {
                                 return Ok(closing(CloseCode::Policy, "too many malformed frames"));
@@ -262,17 +431,32 @@ impl Connection {
 
     /// Sends a frame from the game, in this connection's codec, reusing its encoding.
     async fn send_frame(&mut self, frame: &Frame) -> Result<(), Closing> {
-        self.ws
-            .send(frame.encoded(self.codec == Codec::Json))
-            .await
-            .map_err(|e| closing(CloseCode::Error, e.to_string()))
+        let message = frame.encoded(self.codec == Codec::Json);
+        self.send_message(message).await
     }
 
     async fn send(&mut self, message: &ServerMessage) -> Result<(), Closing> {
-        self.ws
-            .send(encode(self.codec, message))
-            .await
-            .map_err(|e| closing(CloseCode::Error, e.to_string()))
+        let message = encode(self.codec, message);
+        self.send_message(message).await
+    }
+
+    /// Every send has a deadline: a client that stops reading cannot hold its task (or
+    /// shutdown) for ever.
+    async fn send_message(&mut self, message: Message) -> Result<(), Closing> {
+        match tokio::time::timeout(self.config.send_timeout, self.ws.send(message)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(closing(CloseCode::Error, e.to_string())),
+            Err(_) => {
+                METRICS.slow_readers_dropped.inc();
+                Err(closing(
+                    CloseCode::Policy,
+                    format!(
+                        "a send took longer than {} s; the client is not reading",
+                        self.config.send_timeout.as_secs()
+                    ),
+                ))
+            }
+        }
     }
 
     async fn error(&mut self, code: ErrorCode, message: impl Into<String>) -> Result<(), Closing> {
@@ -284,7 +468,23 @@ impl Connection {
     }
 
     async fn handle(&mut self, message: ClientMessage) -> Result<(), Closing> {
-        if let Some(answer) = self.review.as_ref().and_then(|r| r.answer(&message)) {
+        let kind = match &message {
+            ClientMessage::Command { .. } => Spend::Command,
+            ClientMessage::Ping { .. } => Spend::Ping,
+            ClientMessage::Join { .. }
+            | ClientMessage::CreateGame { .. }
+            | ClientMessage::Review { .. } => Spend::Attempt,
+            ClientMessage::GetState
+            | ClientMessage::GetLog { .. }
+            | ClientMessage::GetStateAt { .. }
+            | ClientMessage::GetExport { .. }
+            | ClientMessage::GetRecord { .. } => Spend::Read,
+        };
+        // Commands keep their own refusal below, which names the command.
+        if !matches!(kind, Spend::Command) && !self.spend(kind).await? {
+            return Ok(());
+        }
+        if let Some(answer) = self.review.as_ref().and_then(|(r, _)| r.answer(&message)) {
             return self.send(&answer).await;
         }
         match message {
@@ -306,7 +506,10 @@ impl Connection {
                         .error(ErrorCode::ReadOnly, "a spectator token can only watch")
                         .await;
                 };
-                if !self.rate.allow() {
+                if !self.budgets.commands.allow() {
+                    METRICS.refused("commands_per_second_max");
+                    self.budgets.paused_until =
+                        Some(tokio::time::Instant::now() + self.budgets.commands.wait());
                     return self
                         .error(
                             ErrorCode::LimitReached,
@@ -325,6 +528,7 @@ impl Connection {
                     key,
                 };
                 if joined.handle.inbox.try_send(request).is_err() {
+                    METRICS.refused("game_inbox_max");
                     return self
                         .error(
                             ErrorCode::LimitReached,
@@ -380,10 +584,31 @@ impl Connection {
                 )
                 .await;
         }
+        // Verifying replays the whole game and the review is kept in memory while open: the
+        // number open at once is what bounds that work, as review needs no token.
+        let permit = match self.review.take() {
+            Some((_, permit)) => permit,
+            None => match self.shared.reviews.clone().try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    METRICS.refused("reviews_max");
+                    return self
+                        .error(
+                            ErrorCode::LimitReached,
+                            format!(
+                                "{} exports are under review on this server, its limit; try again later",
+                                self.config.reviews_max
+                            ),
+                        )
+                        .await;
+                }
+            },
+        };
         match tokio::task::spawn_blocking(move || Review::open(&export)).await {
             Ok(Ok(review)) => {
                 let opened = review.opened();
-                self.review = Some(Box::new(review));
+                self.review = Some((Box::new(review), permit));
+                self.counted.become_(Kind::Review);
                 self.send(&opened).await
             }
             Ok(Err(why)) => {
@@ -409,16 +634,25 @@ impl Connection {
             return self.error(ErrorCode::NotJoined, "join a game first").await;
         };
         let (tx, rx) = oneshot::channel();
-        if joined
-            .handle
-            .inbox
-            .send(request(joined.viewer, tx))
-            .await
-            .is_err()
-        {
-            return self
-                .error(ErrorCode::GameUnavailable, "the game has stopped")
-                .await;
+        // Players' reads go to the players' inbox; the audience's to its own, which the game
+        // serves only when no player waits. A full audience inbox is a refusal, not a wait.
+        let inbox = joined.handle.inbox_for(joined.viewer);
+        match inbox.try_send(request(joined.viewer, tx)) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                METRICS.refused("game_inbox_max");
+                return self
+                    .error(
+                        ErrorCode::LimitReached,
+                        "the game is busy with other readers; ask again shortly",
+                    )
+                    .await;
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                return self
+                    .error(ErrorCode::GameUnavailable, "the game has stopped")
+                    .await;
+            }
         }
         match rx.await {
             Ok(answer) => self.send(&answer).await,
@@ -430,6 +664,15 @@ impl Connection {
     }
 
     async fn create(&mut self, scenario: &str, admin_token: Option<String>) -> Result<(), Closing> {
+        if self.config.admin_token.is_none() && !self.shared.open_creation {
+            METRICS.refused("creation_restricted");
+            return self
+                .error(
+                    ErrorCode::CreationRestricted,
+                    "this server listens on a public address with no admin token set, so no one may create games; its operator sets one",
+                )
+                .await;
+        }
         if let Some(required) = &self.config.admin_token {
             let offered = admin_token.unwrap_or_default();
             // Compare digests so the comparison takes the same time wherever they differ.
@@ -442,6 +685,18 @@ impl Connection {
                     .await;
             }
         }
+        if self.config.admin_token.is_none() && !self.creation_allowed() {
+            METRICS.refused("creates_per_ip_per_hour_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "your address created {} games this hour, the limit without an admin token",
+                        self.config.creates_per_ip_per_hour_max
+                    ),
+                )
+                .await;
+        }
         let scenario = match Scenario::from_toml(scenario) {
             Ok(s) => s,
             Err(e) => {
@@ -451,8 +706,14 @@ impl Connection {
                 return self.error(ErrorCode::BadScenario, format!("{at}{e}")).await;
             }
         };
+        // The scenario limits bound the file; this bounds what it unfolds to, so every frame
+        // the game will send fits the frame limit.
+        if let Err(why) = crate::game::check_frames(&scenario) {
+            METRICS.refused("snapshot_bytes_max");
+            return self.error(ErrorCode::BadScenario, why).await;
+        }
         let sides = scenario.sides.clone();
-        match self.registry.create(scenario).await {
+        match self.shared.registry.create(scenario).await {
             Ok((game, tokens)) => {
                 self.send(&ServerMessage::Created {
                     game,
@@ -466,6 +727,29 @@ impl Connection {
         }
     }
 
+    /// Counts one creation by this connection's address against its hourly allowance.
+    fn creation_allowed(&self) -> bool {
+        let mut creations = self.shared.creations.lock().expect("creations lock");
+        let now = Instant::now();
+        let (since, count) = creations.entry(self.peer.ip()).or_insert((now, 0));
+        if now.duration_since(*since) >= Duration::from_secs(3600) {
+            (*since, *count) = (now, 0);
+        }
+        if *count >= self.config.creates_per_ip_per_hour_max {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// A place under the server's total of spectators.
+    fn spectator_slot(&self) -> Option<SpectatorSlot> {
+        let max = self.config.spectators_max;
+        let taken = self.shared.spectators.fetch_add(1, Ordering::Relaxed);
+        let slot = SpectatorSlot(self.shared.clone());
+        (taken < max).then_some(slot)
+    }
+
     async fn join(&mut self, game: &str, token: &str, since: Option<u64>) -> Result<(), Closing> {
         if self.joined.is_some() {
             return self
@@ -475,19 +759,39 @@ impl Connection {
                 )
                 .await;
         }
-        let (handle, viewer) = match self.registry.join(game, token, since).await {
+        let (handle, viewer) = match self.shared.registry.join(game, token, since).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };
+        let spectator = match viewer {
+            Viewer::Side(_) => None,
+            Viewer::Spectator => match self.spectator_slot() {
+                Some(slot) => Some(slot),
+                None => {
+                    METRICS.refused("spectators_max");
+                    return self
+                        .error(
+                            ErrorCode::LimitReached,
+                            format!(
+                                "this server has {} spectators, its limit; players can still join",
+                                self.config.spectators_max
+                            ),
+                        )
+                        .await;
+                }
+            },
+        };
         let (out, outbound) = mpsc::channel(self.config.outbound_queue_max);
+        let progress = Arc::new(AtomicU64::new(0));
         let (reply, answer) = oneshot::channel();
         let request = Request::Join {
             viewer,
             since,
             out,
+            progress: progress.clone(),
             reply,
         };
-        if handle.inbox.send(request).await.is_err() {
+        if handle.inbox_for(viewer).send(request).await.is_err() {
             return self
                 .error(ErrorCode::GameUnavailable, "the game has stopped")
                 .await;
@@ -500,6 +804,12 @@ impl Connection {
                     viewer,
                     subscriber,
                     outbound,
+                    progress,
+                    _spectator: spectator,
+                });
+                self.counted.become_(match viewer {
+                    Viewer::Side(_) => Kind::Player,
+                    Viewer::Spectator => Kind::Spectator,
                 });
                 Ok(())
             }
@@ -533,25 +843,4 @@ async fn linger(stream: &mut TcpStream) {
             },
         }
     }
-}
-
-/// Completes the handshake only to say why the connection cannot be served, then closes it:
-/// a client at the connection limit gets a reason rather than a reset.
-pub async fn refuse_full(stream: TcpStream, limit: usize) {
-    let Ok(mut ws) =
-        tokio_tungstenite::accept_async_with_config(stream, Some(websocket_config())).await
-    else {
-        return;
-    };
-    let message = ServerMessage::Error {
-        code: ErrorCode::LimitReached,
-        message: format!("the server holds {limit} connections, its limit; try again later"),
-    };
-    let _ = ws.send(encode(Codec::Json, &message)).await;
-    let _ = ws
-        .close(Some(CloseFrame {
-            code: CloseCode::Again,
-            reason: "server full".into(),
-        }))
-        .await;
 }

@@ -1,12 +1,16 @@
 //! One game's writer task: the only owner of the game's state and the only writer of its log.
 //!
-//! Everything about a game goes through its inbox in order: joins, commands, reads. A command
+//! Everything about a game goes through its two inboxes: the players' (their commands, joins and
+//! reads) and the audience's (spectators' joins and reads). The task always serves the players'
+//! inbox first, so no audience, however busy, makes a player wait behind it. A command
 //! is decided, its events are made durable, and only then applied, acknowledged and sent to
 //! everyone joined — each viewer getting its own projection. Because the task handles one
 //! request at a time, a viewer's snapshot and the events after it can never overlap or leave
 //! a gap.
 
+use crate::config::Config;
 use crate::log::{self, GameMeta};
+use crate::metrics::METRICS;
 use crate::once::{Made, Remembered};
 use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
@@ -16,10 +20,13 @@ use protocol::record::words::describe_event;
 use protocol::referee::Referee;
 use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
-    LOG_PAGE_EVENTS_MAX,
+    FRAME_BYTES_MAX, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 use tracing::{debug, error, info, warn};
@@ -73,6 +80,9 @@ pub enum Request {
         viewer: Viewer,
         since: Option<u64>,
         out: mpsc::Sender<Outbound>,
+        /// Frames the connection has written so far, counted by the connection: how the game
+        /// tells a reader that is slow from one that has stopped (`Subscriber::backlog`).
+        progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     },
     /// A side's command; the reply (`Accepted`/`Refused`) goes to the subscriber's `out`.
@@ -116,14 +126,163 @@ pub enum Request {
 /// How a connection reaches a game.
 #[derive(Clone)]
 pub struct GameHandle {
+    /// The players' inbox, always served first: their commands, joins, reads and leaves.
     pub inbox: mpsc::Sender<Request>,
+    /// The audience's inbox: spectators' joins and reads, served when no player waits.
+    pub reads: mpsc::Sender<Request>,
     pub meta: Arc<GameMeta>,
+}
+
+impl GameHandle {
+    /// The inbox for `viewer`'s requests.
+    pub fn inbox_for(&self, viewer: Viewer) -> &mpsc::Sender<Request> {
+        match viewer {
+            Viewer::Side(_) => &self.inbox,
+            Viewer::Spectator => &self.reads,
+        }
+    }
+}
+
+/// Frames beyond a subscriber's queue kept by the game while its reader is still reading. They
+/// are shared frames (one per broadcast for all spectators), so each costs a pointer here; this
+/// bounds what a reader that reads, but slower than the game plays, can hold.
+pub const OUTBOUND_BACKLOG_MAX: usize = 4_096;
+
+/// How long a reader whose queue is full may go without writing a single frame before it is
+/// cut off. Judging by progress, not by how full its queue is at one instant, is what keeps a
+/// watcher that is merely not scheduled for a moment (a loaded machine) from being cut off with
+/// the one that has stopped reading.
+pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
+
+/// How often the game retries sending a backlog, and checks for stalled readers.
+const BACKLOG_TICK: Duration = Duration::from_millis(50);
+
+/// Largest opening position (and `GameCreated` event) a scenario may make, as any viewer sees
+/// it in JSON, the larger encoding: half of `FRAME_BYTES_MAX`. The scenario limits bound a
+/// file's size, not what it unfolds to (an `[[area]]` line is a thousand hexes, a name of
+/// escapes grows six-fold), so a scenario is checked against this when created: a position that
+/// fits half a frame leaves the other half for the rest of a `joined` frame or a log page.
+pub const SNAPSHOT_BYTES_MAX: usize = FRAME_BYTES_MAX / 2;
+
+/// Bytes of events (JSON) a log or record page carries besides its first event; a page stops
+/// early rather than pass it, and the client asks for the next from where it stopped. With
+/// the first event at most [`SNAPSHOT_BYTES_MAX`], every page fits a frame.
+pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
+
+/// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
+/// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
+pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
+    let created = Event::GameCreated {
+        scenario: scenario.clone(),
+    };
+    let game = Game::replay([&created]).map_err(|e| e.to_string())?;
+    let envelope = 2 * protocol::wire::to_bincode(&created).len();
+    for viewer in VIEWERS {
+        let state = protocol::wire::to_json(&game.project(viewer)).len();
+        let event = game
+            .view_event(viewer, &created)
+            .map_or(0, |e| protocol::wire::to_json(&e).len());
+        let largest = state.max(event).max(envelope);
+        if largest > SNAPSHOT_BYTES_MAX {
+            return Err(format!(
+                "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The limits a game task enforces itself.
+#[derive(Clone, Debug)]
+pub struct GameLimits {
+    pub spectators_max: usize,
+    pub seat_connections_max: usize,
+    pub slow_reader_grace: Duration,
+    pub audience_reads_per_second_max: u32,
+}
+
+impl GameLimits {
+    pub fn of(config: &Config) -> GameLimits {
+        GameLimits {
+            spectators_max: config.spectators_per_game_max,
+            seat_connections_max: config.seat_connections_max,
+            slow_reader_grace: config.slow_reader_grace,
+            audience_reads_per_second_max: config.audience_reads_per_second_max,
+        }
+    }
 }
 
 struct Subscriber {
     id: u64,
     viewer: Viewer,
     out: mpsc::Sender<Outbound>,
+    progress: Arc<AtomicU64>,
+    /// Frames that did not fit `out`, oldest first; sent before anything newer.
+    backlog: VecDeque<Outbound>,
+    /// Since when the backlog has waited, and the reader's progress then.
+    waiting: Option<(Instant, u64)>,
+}
+
+/// What became of a frame handed to a subscriber.
+#[derive(PartialEq, Eq)]
+enum Delivery {
+    Sent,
+    /// The reader has stopped, or its backlog is full: cut it off.
+    Stalled,
+}
+
+impl Subscriber {
+    /// Moves what it can of the backlog into the queue.
+    fn flush(&mut self) -> Delivery {
+        while let Some(frame) = self.backlog.pop_front() {
+            match self.out.try_send(frame) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(frame)) => {
+                    self.backlog.push_front(frame);
+                    break;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Stalled,
+            }
+        }
+        if self.backlog.is_empty() {
+            self.waiting = None;
+        }
+        Delivery::Sent
+    }
+
+    fn deliver(&mut self, frame: Outbound) -> Delivery {
+        if self.flush() == Delivery::Stalled {
+            return Delivery::Stalled;
+        }
+        if self.backlog.is_empty() {
+            match self.out.try_send(frame) {
+                Ok(()) => return Delivery::Sent,
+                Err(mpsc::error::TrySendError::Closed(_)) => return Delivery::Stalled,
+                Err(mpsc::error::TrySendError::Full(frame)) => self.backlog.push_back(frame),
+            }
+        } else {
+            self.backlog.push_back(frame);
+        }
+        if self.backlog.len() > OUTBOUND_BACKLOG_MAX {
+            return Delivery::Stalled;
+        }
+        Delivery::Sent
+    }
+
+    /// Whether the reader has written nothing for `grace` while frames waited for it.
+    fn stalled(&mut self, now: Instant, grace: Duration) -> bool {
+        if self.backlog.is_empty() {
+            return false;
+        }
+        let progress = self.progress.load(Ordering::Relaxed);
+        match self.waiting {
+            Some((since, seen)) if seen == progress => now.duration_since(since) >= grace,
+            _ => {
+                self.waiting = Some((now, progress));
+                false
+            }
+        }
+    }
 }
 
 /// What the task keeps beside each event of the log (the events themselves are the
@@ -194,9 +353,68 @@ pub struct GameTask {
     rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
-    connections_max: usize,
+    limits: GameLimits,
+    checkpoints: Checkpoints,
+    /// The audience's reads, all spectators together.
+    audience_reads: crate::budget::RateLimit,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
+}
+
+/// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
+/// whole game: an audience asking for past positions costs the game task little, however long
+/// the game. At most [`CHECKPOINTS_MAX`] are kept; when more would be, every other is dropped
+/// and the spacing doubles, so memory stays bounded and a replay at most a few hundred events
+/// for any game a player could play.
+struct Checkpoints {
+    every: u64,
+    games: Vec<Game>,
+}
+
+/// Positions kept per game for `get_state_at`.
+pub const CHECKPOINTS_MAX: usize = 32;
+
+/// The first spacing of checkpoints, in versions.
+const CHECKPOINT_EVERY: u64 = 64;
+
+impl Default for Checkpoints {
+    fn default() -> Checkpoints {
+        Checkpoints {
+            every: CHECKPOINT_EVERY,
+            games: vec![],
+        }
+    }
+}
+
+impl Checkpoints {
+    /// Keeps `game` if its version is on the spacing.
+    fn keep(&mut self, game: &Game) {
+        if !game.version.is_multiple_of(self.every) {
+            return;
+        }
+        self.games.push(game.clone());
+        if self.games.len() > CHECKPOINTS_MAX {
+            self.every *= 2;
+            let every = self.every;
+            self.games.retain(|g| g.version.is_multiple_of(every));
+        }
+    }
+
+    /// The position at `version`, from the nearest checkpoint at or before it.
+    fn replay(&self, entries: &[protocol::chain::Entry], version: u64) -> Game {
+        let base = self.games.iter().rev().find(|g| g.version <= version);
+        match base {
+            Some(base) => {
+                let mut game = base.clone();
+                for entry in &entries[base.version as usize..version as usize] {
+                    protocol::apply(&mut game, &entry.event);
+                }
+                game
+            }
+            None => Game::replay(entries[..version as usize].iter().map(|e| &e.event))
+                .expect("a loaded log starts with GameCreated"),
+        }
+    }
 }
 
 impl GameTask {
@@ -207,7 +425,7 @@ impl GameTask {
         verified: log::VerifiedLog,
         meta: GameMeta,
         store: Arc<dyn EventStore>,
-        connections_max: usize,
+        limits: GameLimits,
     ) -> Result<GameTask, String> {
         let mut entries = verified.entries.into_iter();
         let mut hashes = verified.hashes.into_iter();
@@ -217,6 +435,7 @@ impl GameTask {
             .ok_or("the log is empty")?;
         let created = first.event.clone();
         let mut referee = Referee::new(first, meta.seeds.clone())?;
+        let mut checkpoints = Checkpoints::default();
         let mut log = vec![Logged {
             visibility: Visibility([true; 3]),
             ..Logged::new(referee.game(), &created, hash)
@@ -226,6 +445,7 @@ impl GameTask {
             referee
                 .push(entry.event, entry.by, entry.first, entry.key)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
+            checkpoints.keep(referee.game());
         }
         referee.check_seed()?;
         let remembered = Remembered::from_log(referee.entries());
@@ -238,7 +458,12 @@ impl GameTask {
             subscribers: vec![],
             rolled_back: None,
             next_subscriber: 1,
-            connections_max,
+            audience_reads: crate::budget::RateLimit::new(
+                limits.audience_reads_per_second_max,
+                2 * limits.audience_reads_per_second_max,
+            ),
+            limits,
+            checkpoints,
             remembered,
         })
     }
@@ -256,16 +481,70 @@ impl GameTask {
         self.game().state_hash()
     }
 
-    /// Runs until every handle to the game is gone.
-    pub async fn run(mut self, mut inbox: mpsc::Receiver<Request>) {
-        while let Some(request) = inbox.recv().await {
+    /// Runs until every handle to the game is gone. The players' inbox is always served
+    /// first; the audience's only when no player's request waits.
+    pub async fn run(
+        mut self,
+        mut players: mpsc::Receiver<Request>,
+        mut audience: mpsc::Receiver<Request>,
+    ) {
+        METRICS.games_loaded.inc();
+        let mut tick = tokio::time::interval(BACKLOG_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
+            let request = tokio::select! {
+                biased;
+                r = players.recv() => r,
+                r = audience.recv() => r.map(|r| self.within_audience_budget(r)),
+                _ = tick.tick(), if backlogged => {
+                    self.flush_backlogs();
+                    continue;
+                }
+            };
+            let Some(request) = request else { break };
+            self.serve(request).await;
+        }
+        METRICS.games_loaded.dec();
+        debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    /// The audience's request, or `Leave` (nothing to do) once it is answered `limit_reached`
+    /// because the audience's read budget is spent.
+    fn within_audience_budget(&mut self, request: Request) -> Request {
+        let read = !matches!(request, Request::Join { .. } | Request::Leave { .. });
+        if !read || self.audience_reads.allow() {
+            return request;
+        }
+        let reply = match request {
+            Request::GetState { reply, .. }
+            | Request::GetLog { reply, .. }
+            | Request::GetStateAt { reply, .. }
+            | Request::GetRecord { reply, .. }
+            | Request::GetExport { reply, .. } => reply,
+            other => return other,
+        };
+        METRICS.refused("audience_reads_per_second_max");
+        let _ = reply.send(ServerMessage::Error {
+            code: ErrorCode::LimitReached,
+            message: format!(
+                "this game's audience asks more than {} reads a second together; ask again shortly",
+                self.limits.audience_reads_per_second_max
+            ),
+        });
+        Request::Leave { subscriber: 0 }
+    }
+
+    async fn serve(&mut self, request: Request) {
+        {
             match request {
                 Request::Join {
                     viewer,
                     since,
                     out,
+                    progress,
                     reply,
-                } => self.join(viewer, since, out, reply),
+                } => self.join(viewer, since, out, progress, reply),
                 Request::Command {
                     subscriber,
                     side,
@@ -303,7 +582,20 @@ impl GameTask {
                 }
             }
         }
-        debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    /// Sends what waits in backlogs, and cuts off readers that have stopped.
+    fn flush_backlogs(&mut self) {
+        let now = Instant::now();
+        let grace = self.limits.slow_reader_grace;
+        let stalled: Vec<u64> = self
+            .subscribers
+            .iter_mut()
+            .filter_map(|s| {
+                (s.flush() == Delivery::Stalled || s.stalled(now, grace)).then_some(s.id)
+            })
+            .collect();
+        self.drop_subscribers(&stalled);
     }
 
     /// Event `seq` as `viewer` sees it. Visibility was fixed when the event was appended;
@@ -344,27 +636,21 @@ impl GameTask {
     fn log_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
         ServerMessage::Log {
             version: self.game().version,
-            events: self
-                .page(from)
-                .map(|seq| self.sequenced(viewer, seq))
-                .collect(),
+            events: within_page(self.page(from).map(|seq| self.sequenced(viewer, seq))),
         }
     }
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
-        let entries = self
-            .page(from)
-            .map(|seq| {
-                let Sequenced { seq, event } = self.sequenced(viewer, seq);
-                let logged = &self.log[(seq - 1) as usize];
-                RecordEntry {
-                    seq,
-                    text: event.is_some().then(|| logged.text.clone()),
-                    event,
-                    when: logged.when.clone(),
-                }
-            })
-            .collect();
+        let entries = within_page(self.page(from).map(|seq| {
+            let Sequenced { seq, event } = self.sequenced(viewer, seq);
+            let logged = &self.log[(seq - 1) as usize];
+            RecordEntry {
+                seq,
+                text: event.is_some().then(|| logged.text.clone()),
+                event,
+                when: logged.when.clone(),
+            }
+        }));
         ServerMessage::Record {
             version: self.game().version,
             entries,
@@ -375,8 +661,9 @@ impl GameTask {
     /// up to it through `apply` as any replay does, then projected for `viewer` as it was then.
     fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
         let version = version.clamp(1, self.game().version) as usize;
-        let game = Game::replay(self.referee.entries()[..version].iter().map(|e| &e.event))
-            .expect("a loaded log starts with GameCreated");
+        let game = self
+            .checkpoints
+            .replay(self.referee.entries(), version as u64);
         let state = game.project(viewer);
         ServerMessage::State {
             version: state.version,
@@ -391,15 +678,32 @@ impl GameTask {
         viewer: Viewer,
         since: Option<u64>,
         out: mpsc::Sender<Outbound>,
+        progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     ) {
-        if self.subscribers.len() >= self.connections_max {
+        // Seats and audience have separate quotas: spectators can never fill a player's place.
+        let alike = self
+            .subscribers
+            .iter()
+            .filter(|s| s.viewer == viewer)
+            .count();
+        let (limit, rule, what) = match viewer {
+            Viewer::Spectator => (
+                self.limits.spectators_max,
+                "spectators_per_game_max",
+                "spectators (the per-game limit)",
+            ),
+            Viewer::Side(_) => (
+                self.limits.seat_connections_max,
+                "seat_connections_max",
+                "connections on this seat (the per-seat limit)",
+            ),
+        };
+        if alike >= limit {
+            METRICS.refused(rule);
             let _ = reply.send(Err((
                 ErrorCode::LimitReached,
-                format!(
-                    "this game already has {} connections (the per-game limit)",
-                    self.connections_max
-                ),
+                format!("this game already has {limit} {what}"),
             )));
             return;
         }
@@ -449,7 +753,14 @@ impl GameTask {
         }
         let id = self.next_subscriber;
         self.next_subscriber += 1;
-        self.subscribers.push(Subscriber { id, viewer, out });
+        self.subscribers.push(Subscriber {
+            id,
+            viewer,
+            out,
+            progress,
+            backlog: VecDeque::new(),
+            waiting: None,
+        });
         let _ = reply.send(Ok(id));
     }
 
@@ -504,6 +815,7 @@ impl GameTask {
         }
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
+        METRICS.commands.inc();
         let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
         let decision = match result {
             Ok(decision) => decision,
@@ -544,6 +856,8 @@ impl GameTask {
         }
         // Awaited, not blocked on: while the store's group commit flushes, this task's thread
         // serves other games, whose writes join the next flush.
+        METRICS.append_events.observe(records.len() as f64);
+        let appending = Instant::now();
         let appended = self.store.append(&self.key, first_seq, records);
         let mut stored = Ok(());
         if let Some((written, next, seed)) = meta {
@@ -554,6 +868,9 @@ impl GameTask {
             }
         }
         let stored = stored.and(appended.await);
+        METRICS
+            .append_seconds
+            .observe(appending.elapsed().as_secs_f64());
         if let Err(e) = stored {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
             self.send_to(
@@ -575,6 +892,7 @@ impl GameTask {
             self.referee
                 .push(event, by, first_seq, if i == 0 { key } else { None })
                 .expect("a decision keeps the dice scheme");
+            self.checkpoints.keep(self.referee.game());
             logged.push(self.game().version);
         }
         if let Some(key) = key {
@@ -602,25 +920,28 @@ impl GameTask {
             Viewer::Spectator => 1,
             Viewer::Side(_) => 0,
         };
-        let mut order: Vec<&Subscriber> = self.subscribers.iter().collect();
-        order.sort_by_key(|s| rank(s));
+        self.subscribers.sort_by_key(|s| rank(s));
+        let version = self.game().version;
+        let head = self.head();
         let mut dropped = vec![];
-        for s in order {
+        for i in 0..self.subscribers.len() {
+            let s = &self.subscribers[i];
             let messages: Vec<Outbound> = if s.id == subscriber {
                 vec![Frame::new(ServerMessage::Accepted {
                     id,
-                    version: self.game().version,
+                    version,
                     events: logged
                         .iter()
                         .map(|seq| self.sequenced(s.viewer, *seq))
                         .collect(),
-                    head: self.head(),
+                    head,
                 })]
             } else {
                 broadcasts[viewer_index(s.viewer)].clone()
             };
+            let s = &mut self.subscribers[i];
             for m in messages {
-                if s.out.try_send(m).is_err() {
+                if s.deliver(m) == Delivery::Stalled {
                     dropped.push(s.id);
                     break;
                 }
@@ -670,23 +991,50 @@ impl GameTask {
     fn send_to(&mut self, subscriber: u64, message: Outbound) {
         let full = self
             .subscribers
-            .iter()
+            .iter_mut()
             .find(|s| s.id == subscriber)
-            .is_some_and(|s| s.out.try_send(message).is_err());
+            .is_some_and(|s| s.deliver(message) == Delivery::Stalled);
         if full {
             self.drop_subscribers(&[subscriber]);
         }
     }
 
-    /// A subscriber whose queue is full is cut off: dropping its sender closes its queue, and
+    /// A subscriber that stopped reading is cut off: dropping its sender closes its queue, and
     /// the connection closes the socket saying why. The game never waits for a slow reader.
     fn drop_subscribers(&mut self, ids: &[u64]) {
         if ids.is_empty() {
             return;
         }
-        warn!(game = %log::game_id(&self.key), count = ids.len(), "dropping viewers that fell behind");
+        // A connection that has already gone (its queue closed) is not a slow reader.
+        let behind = self
+            .subscribers
+            .iter()
+            .filter(|s| ids.contains(&s.id) && !s.out.is_closed())
+            .count();
+        if behind > 0 {
+            METRICS.slow_readers_dropped.inc_by(behind as u64);
+            warn!(game = %log::game_id(&self.key), count = behind, "dropping viewers that fell behind");
+        }
         self.subscribers.retain(|s| !ids.contains(&s.id));
     }
+}
+
+/// The items of a page, stopping before one that would take the page past [`PAGE_BYTES_MAX`]
+/// (the first is always taken).
+fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut bytes = 0;
+    let mut page = vec![];
+    for item in items {
+        let size = protocol::wire::to_json(&item).len();
+        if !page.is_empty() && bytes + size > PAGE_BYTES_MAX {
+            break;
+        }
+        if !page.is_empty() || size <= PAGE_BYTES_MAX {
+            bytes += size;
+        }
+        page.push(item);
+    }
+    page
 }
 
 /// Randomness for salts and seeds, from the operating system.
@@ -694,4 +1042,77 @@ fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A position rebuilt from a checkpoint is the position replayed from the start, at every
+    /// version, while the checkpoints thin out as the game grows.
+    #[test]
+    fn positions_from_checkpoints_are_the_replayed_positions() {
+        let text = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+        let scenario =
+            protocol::Scenario::from_toml(&text.replace("turns = 2\n", "turns = 30\n")).unwrap();
+        let mut entries = vec![protocol::chain::Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            key: None,
+            event: Event::GameCreated { scenario },
+        }];
+        let mut game = Game::replay(entries.iter().map(|e| &e.event)).unwrap();
+        let mut checkpoints = Checkpoints::default();
+        let mut dice = protocol::ScriptedDice::default();
+        while !game.over && game.version < 3_000 {
+            let side = game.acting();
+            let command = match &game.wa_chance {
+                Some(chance) => (chance.side, protocol::Command::DeclineWallAdvantage),
+                None => (side, protocol::Command::Done),
+            };
+            for event in protocol::decide(&game, command.0, &command.1, &mut dice).unwrap() {
+                protocol::apply(&mut game, &event);
+                entries.push(protocol::chain::Entry {
+                    seq: game.version,
+                    by: Some(command.0),
+                    first: game.version,
+                    key: None,
+                    event,
+                });
+                checkpoints.keep(&game);
+            }
+        }
+        assert!(game.version > CHECKPOINT_EVERY * 4, "{}", game.version);
+        assert!(checkpoints.games.len() <= CHECKPOINTS_MAX);
+        for version in (1..=game.version).step_by(7).chain([game.version]) {
+            let replayed =
+                Game::replay(entries[..version as usize].iter().map(|e| &e.event)).unwrap();
+            let from_checkpoint = checkpoints.replay(&entries, version);
+            assert_eq!(
+                from_checkpoint.state_hash(),
+                replayed.state_hash(),
+                "at {version}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_stops_before_its_byte_budget_but_always_holds_one_item() {
+        let big = "x".repeat(SNAPSHOT_BYTES_MAX - 16);
+        let small = "y".repeat(1000);
+        // A first item up to a snapshot, then up to the page budget more.
+        let items = std::iter::once(big.clone()).chain(std::iter::repeat_n(small.clone(), 10_000));
+        let page = within_page(items);
+        let bytes: usize = page.iter().map(|s| protocol::wire::to_json(s).len()).sum();
+        assert!(page.len() > 1 && page.len() < 10_001);
+        assert!(bytes <= SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX, "{bytes}");
+        assert!(
+            bytes + 1002 > SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX - 1002,
+            "{bytes}"
+        );
+        // However large, one item is always sent.
+        let huge = "z".repeat(FRAME_BYTES_MAX);
+        assert_eq!(within_page([huge.clone(), huge].into_iter()).len(), 1);
+    }
 }

@@ -11,7 +11,6 @@ use server::store::{OpenError, SledStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tracing_subscriber::EnvFilter;
 
 /// Serve remote ASL games over websockets, keeping every game's events in a local sled log.
 #[derive(Parser)]
@@ -34,9 +33,25 @@ struct Flags {
     /// Most connections at once.
     #[arg(long, default_value_t = config::CONNECTIONS_MAX)]
     connections_max: usize,
-    /// Most connections joined to one game.
-    #[arg(long, default_value_t = config::CONNECTIONS_PER_GAME_MAX)]
-    connections_per_game_max: usize,
+    /// Let anyone create games without the admin token (default: only when listening on
+    /// loopback).
+    #[arg(long)]
+    open_creation: bool,
+    /// Origins (scheme://host[:port]) besides the server's own whose pages may open websockets.
+    #[arg(long)]
+    allowed_origin: Vec<String>,
+    /// Most spectators joined to one game (a game's two seats can always join).
+    #[arg(long, default_value_t = config::SPECTATORS_PER_GAME_MAX)]
+    spectators_per_game_max: usize,
+    /// Most spectators on the whole server.
+    #[arg(long, default_value_t = config::SPECTATORS_MAX)]
+    spectators_max: usize,
+    /// Most connections from one IP address.
+    #[arg(long, default_value_t = config::CONNECTIONS_PER_IP_MAX)]
+    connections_per_ip_max: usize,
+    /// Reads (get_state, get_state_at, ...) one connection may send per second.
+    #[arg(long, default_value_t = config::READS_PER_SECOND_MAX)]
+    reads_per_second_max: u32,
     /// Messages queued for one connection before it is cut off as too slow.
     #[arg(long, default_value_t = config::OUTBOUND_QUEUE_MAX)]
     outbound_queue_max: usize,
@@ -86,11 +101,7 @@ fn open_store(dir: &Path) -> SledStore {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .init();
+    server::logging::init();
     let flags = Flags::parse();
     match &flags.task {
         Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
@@ -116,7 +127,12 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!(e))?;
     let config = Config {
         connections_max: flags.connections_max,
-        connections_per_game_max: flags.connections_per_game_max,
+        spectators_per_game_max: flags.spectators_per_game_max,
+        spectators_max: flags.spectators_max,
+        connections_per_ip_max: flags.connections_per_ip_max,
+        reads_per_second_max: flags.reads_per_second_max,
+        open_creation: flags.open_creation.then_some(true),
+        allowed_origins: flags.allowed_origin,
         outbound_queue_max: flags.outbound_queue_max,
         socket_send_buffer_bytes: flags.socket_send_buffer_bytes,
         commands_per_second_max: flags.commands_per_second_max,

@@ -6,7 +6,7 @@
 //! served as usual.
 
 use crate::config::Config;
-use crate::game::{GameHandle, GameTask};
+use crate::game::{GameHandle, GameLimits, GameTask};
 use crate::log::{self, GameMeta, META_FORMAT};
 use crate::store::{without_panics, EventStore, GameKey};
 use data_encoding::HEXLOWER;
@@ -114,7 +114,7 @@ fn rebuild(
     store: Arc<dyn EventStore>,
     key: GameKey,
     meta: &[u8],
-    connections_max: usize,
+    limits: GameLimits,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
     let mut meta = GameMeta::decode(meta)?;
     let records = read_log(&*store, &key)?;
@@ -131,7 +131,7 @@ fn rebuild(
             .wait()
             .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
     }
-    let task = GameTask::from_log(key, verified, meta.clone(), store, connections_max)?;
+    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?;
     Ok(Some((task, meta)))
 }
 
@@ -181,13 +181,12 @@ impl Registry {
             .get_or_init(|| async {
                 let store = self.store.clone();
                 let meta = slot.meta.clone();
-                let connections_max = self.config.connections_per_game_max;
+                let limits = GameLimits::of(&self.config);
                 // Replay is CPU work proportional to the log: off the async threads.
-                let rebuilt = tokio::task::spawn_blocking(move || {
-                    rebuild(store, key, &meta, connections_max)
-                })
-                .await
-                .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
+                let rebuilt =
+                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
                 match rebuilt {
                     Ok(Some((task, meta))) => Loaded::Live(self.spawn(task, meta)),
                     Ok(None) => Loaded::Missing,
@@ -202,11 +201,13 @@ impl Registry {
     }
 
     fn spawn(&self, task: GameTask, meta: GameMeta) -> GameHandle {
-        let (inbox, rx) = mpsc::channel(self.config.game_inbox_max);
-        let task = tokio::spawn(task.run(rx));
+        let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
+        let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
+        let task = tokio::spawn(task.run(players, audience));
         self.tasks.lock().expect("registry lock").push(task);
         GameHandle {
             inbox,
+            reads,
             meta: Arc::new(meta),
         }
     }
@@ -266,7 +267,7 @@ impl Registry {
             verified,
             meta.clone(),
             self.store.clone(),
-            self.config.connections_per_game_max,
+            GameLimits::of(&self.config),
         )
         .map_err(|e| (ErrorCode::Storage, e))?;
         let slot = Slot {
@@ -411,6 +412,7 @@ mod tests {
                 viewer,
                 since: None,
                 out,
+                progress: Default::default(),
                 reply,
             })
             .await

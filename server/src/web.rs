@@ -1,35 +1,320 @@
-//! The spectator page, served over plain HTTP on the websocket's own port, so that watching a
-//! game needs a link and a browser, not a second server or an install.
+//! The server's HTTP side, on the websocket's own port: the spectator page (so that watching a
+//! game needs a link and a browser, not a second server or an install), the websocket upgrade
+//! to the game protocol at [`WIRE_PATH`], `/metrics` and `/healthz`.
 //!
-//! The page, its script and its stylesheet are compiled into the binary. A connection is routed
-//! by the first line of its request, read with `peek` so that a websocket handshake reaches
-//! tungstenite untouched: a request for [`WATCH_PATH`] (or anything under it) is answered here
-//! and closed; everything else — above all [`WIRE_PATH`](protocol::wire::WIRE_PATH) — goes on to
-//! the websocket handshake as before, which refuses unknown paths with a 404.
+//! Requests are parsed by hyper and routed by axum, never by hand. Each TCP connection serves
+//! one request (no keep-alive): a page asset, a metric scrape, or the upgrade, after which the
+//! socket is handed to `connection`. The request head must arrive within the handshake timeout
+//! and fit [`REQUEST_HEAD_BYTES_MAX`] (else 431), bodies are refused past
+//! [`REQUEST_BODY_BYTES_MAX`] (413), `/` redirects to the page, unknown paths get 404 and other
+//! methods 405. The page's assets are compressed when the browser accepts gzip.
+//!
+//! Websocket upgrades carrying a foreign `Origin` are refused with 403: a browser always sends
+//! `Origin`, so a page on another site cannot make a visitor's browser create games or send
+//! commands with a token it holds. Clients that are not browsers send no `Origin` and are served.
 
+use crate::metrics::{Counted, Kind, METRICS};
+use crate::{Admitted, Shared};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use protocol::phase::{Role, STEPS};
-use protocol::wire::{FRAME_BYTES_MAX, WATCH_PATH};
-use std::sync::LazyLock;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use protocol::wire::{FRAME_BYTES_MAX, WATCH_PATH, WIRE_PATH};
+use std::net::SocketAddr;
+use std::sync::{Arc, LazyLock, Mutex};
 use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::Role as WsRole;
+use tokio_tungstenite::WebSocketStream;
+use tower::ServiceExt;
+use tower_http::compression::CompressionLayer;
+use tower_http::limit::RequestBodyLimitLayer;
 use tracing::debug;
 
-/// Largest request head (request line and headers) the page server reads. A browser's GET is
-/// well under 2 KiB even with many cookies; anything larger is refused with 431 before it can
-/// make the server buffer more.
+/// Largest request head (request line and headers) the server reads. A browser's GET is well
+/// under 2 KiB even with many cookies; anything larger is refused with 431 before it can make
+/// the server buffer more. (hyper's smallest read buffer, so it is also where hyper stops.)
 pub const REQUEST_HEAD_BYTES_MAX: usize = 8 * 1024;
 
-/// How long a page request may take to arrive. A browser sends its request at once; a client
-/// that trickles bytes is cut off instead of holding a connection slot.
-pub const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest request body accepted. Nothing the server answers takes a body; game traffic is
+/// websocket frames, limited by `FRAME_BYTES_MAX`.
+pub const REQUEST_BODY_BYTES_MAX: usize = 1024;
 
-/// Bytes peeked to route a connection: enough for the method, a space and the start of the
-/// path (`HEAD /watch/` is 12), far less than any request line.
-const ROUTE_PEEK_BYTES: usize = 32;
+/// Headers one request may carry.
+pub const REQUEST_HEADERS_MAX: usize = 64;
 
-/// Pause between peeks while the first line of a request is still arriving.
-const ROUTE_PEEK_PAUSE: Duration = Duration::from_millis(5);
+/// What a connection task learns from its one HTTP request: the socket, once upgraded, to serve
+/// as a websocket.
+type Handoff = Arc<Mutex<Option<oneshot::Sender<hyper::upgrade::OnUpgrade>>>>;
+
+/// Per-connection facts the routes need, put on each request.
+#[derive(Clone)]
+struct Peer {
+    /// Why the connection is refused, if it is (server full, per-IP cap).
+    refusal: Option<String>,
+    handoff: Handoff,
+}
+
+/// Serves one accepted TCP connection: one HTTP request within the handshake timeout, then,
+/// if it was a websocket upgrade, the game protocol until the connection ends.
+pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
+    // Counted as an HTTP connection until it is served or upgraded: sockets that never send a
+    // byte show here until the handshake deadline drops them.
+    let exchanging = Counted::new(Kind::Http);
+    let (handoff, upgraded) = oneshot::channel();
+    let info = Peer {
+        refusal: admitted.refusal.clone(),
+        handoff: Arc::new(Mutex::new(Some(handoff))),
+    };
+    let router = router(shared.clone());
+    let service =
+        hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(info.clone());
+            let answer = router.clone().oneshot(request.map(Body::new));
+            async move {
+                let mut response = answer.await?;
+                // One request per connection. (Said in the response rather than by turning
+                // keep-alive off, which would also mark a 101 `Connection: close`.)
+                if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+                    response
+                        .headers_mut()
+                        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                }
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(shared.config.handshake_timeout)
+        .max_buf_size(REQUEST_HEAD_BYTES_MAX)
+        .max_headers(REQUEST_HEADERS_MAX);
+    let connection = http
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    match tokio::time::timeout(shared.config.handshake_timeout, connection).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => debug!(%peer, error = %e, "HTTP request not served"),
+        Err(_) => {
+            METRICS.refused("handshake_timeout");
+            debug!(%peer, "request head or handshake not complete in time");
+            return;
+        }
+    }
+    drop(exchanging);
+    let Ok(upgrade) = upgraded.await else { return };
+    let Ok(Ok(upgraded)) = tokio::time::timeout(shared.config.handshake_timeout, upgrade).await
+    else {
+        return;
+    };
+    // Back to the TCP stream itself, with whatever the client sent after its request.
+    let Ok(parts) = upgraded.downcast::<TokioIo<TcpStream>>() else {
+        return;
+    };
+    let stream = parts.io.into_inner();
+    let config = Some(crate::connection::websocket_config());
+    let ws = if parts.read_buf.is_empty() {
+        WebSocketStream::from_raw_socket(stream, WsRole::Server, config).await
+    } else {
+        WebSocketStream::from_partially_read(
+            stream,
+            parts.read_buf.to_vec(),
+            WsRole::Server,
+            config,
+        )
+        .await
+    };
+    match admitted.refusal.clone() {
+        Some(why) => crate::connection::serve_seat_only(ws, peer, shared, admitted, &why).await,
+        None => crate::connection::serve(ws, peer, shared, admitted).await,
+    }
+}
+
+/// Every route. Each connection's facts arrive as a request extension ([`Peer`]).
+fn router(shared: Arc<Shared>) -> Router {
+    let page = Router::new()
+        .route("/watch", get(page_asset))
+        .route("/watch/", get(page_asset))
+        .route("/watch/watch.js", get(page_asset))
+        .route("/watch/watch.css", get(page_asset))
+        .fallback(not_found)
+        .layer(CompressionLayer::new());
+    Router::new()
+        .route("/", get(|| async { Redirect::to(WATCH_PATH) }))
+        .route(WIRE_PATH, get(upgrade))
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .merge(page)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(refuse_when_full))
+        .layer(RequestBodyLimitLayer::new(REQUEST_BODY_BYTES_MAX))
+        .with_state(shared)
+}
+
+/// A connection over a limit gets a 503 for any page; the websocket upgrade goes through, so
+/// the client is told why in the protocol's own words (`limit_reached`, close 1013).
+async fn refuse_when_full(request: Request, next: axum::middleware::Next) -> Response {
+    let refusal = request
+        .extensions()
+        .get::<Peer>()
+        .and_then(|p| p.refusal.clone());
+    match refusal {
+        Some(why) if request.uri().path() != WIRE_PATH => {
+            let mut response =
+                (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            response
+        }
+        _ => next.run(request).await,
+    }
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        format!("The spectator page is at {WATCH_PATH}; the game protocol at {WIRE_PATH}.\n"),
+    )
+        .into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    let mut response = (
+        StatusCode::METHOD_NOT_ALLOWED,
+        "This server answers GET and HEAD only.\n",
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    response
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn metrics() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        METRICS.encode(),
+    )
+        .into_response()
+}
+
+async fn page_asset(request: Request) -> Response {
+    let Some(asset) = asset(request.uri().path()) else {
+        return not_found().await;
+    };
+    debug!(path = asset.path, "page served");
+    (
+        [
+            (header::CONTENT_TYPE, asset.content_type),
+            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        asset.body,
+    )
+        .into_response()
+}
+
+/// Whether a websocket request's `Origin` (if any) may open a connection: none (not a browser),
+/// the server's own (`Host`), or one the operator allowed.
+fn origin_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    if allowed.iter().any(|a| a.eq_ignore_ascii_case(origin)) {
+        return true;
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    matches!((origin_host, host), (Some(o), Some(h)) if o.eq_ignore_ascii_case(h))
+}
+
+fn header_has(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers.get_all(name).iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    })
+}
+
+/// The websocket upgrade (RFC 6455 section 4.2): checked here, the socket handed to the
+/// connection task once the 101 is sent.
+async fn upgrade(State(shared): State<Arc<Shared>>, mut request: Request) -> Response {
+    let headers = request.headers();
+    if request.method() != Method::GET
+        || !header_has(headers, header::UPGRADE, "websocket")
+        || !header_has(headers, header::CONNECTION, "upgrade")
+    {
+        let mut response = (
+            StatusCode::UPGRADE_REQUIRED,
+            format!("{WIRE_PATH} speaks the game protocol over a websocket.\n"),
+        )
+            .into_response();
+        response
+            .headers_mut()
+            .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        return response;
+    }
+    if headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_none_or(|v| v != "13")
+    {
+        let mut response =
+            (StatusCode::BAD_REQUEST, "Websocket version 13 only.\n").into_response();
+        response.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
+        return response;
+    }
+    let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
+        return (StatusCode::BAD_REQUEST, "Sec-WebSocket-Key is missing.\n").into_response();
+    };
+    if !origin_allowed(headers, &shared.config.allowed_origins) {
+        METRICS.refused("origin");
+        return (
+            StatusCode::FORBIDDEN,
+            "Pages from another origin may not open the game protocol.\n",
+        )
+            .into_response();
+    }
+    let accept = derive_accept_key(key.as_bytes());
+    let (Some(on_upgrade), Some(peer)) = (
+        request
+            .extensions_mut()
+            .remove::<hyper::upgrade::OnUpgrade>(),
+        request.extensions().get::<Peer>().cloned(),
+    ) else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if let Some(handoff) = peer.handoff.lock().expect("handoff lock").take() {
+        let _ = handoff.send(on_upgrade);
+    }
+    Response::builder()
+        .status(StatusCode::SWITCHING_PROTOCOLS)
+        .header(header::UPGRADE, "websocket")
+        .header(header::CONNECTION, "upgrade")
+        .header(header::SEC_WEBSOCKET_ACCEPT, accept)
+        .body(Body::empty())
+        .expect("a valid response")
+}
 
 /// One file of the page.
 struct Asset {
@@ -90,245 +375,9 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; st
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
-/// Whether `head` (the first bytes of a request) asks for the page. `None` while too few bytes
-/// have arrived to tell.
-fn is_page_request(head: &[u8]) -> Option<bool> {
-    let Some(space) = head.iter().position(|b| *b == b' ') else {
-        // No method yet; a line this long without a space is not HTTP we serve.
-        return (head.len() >= ROUTE_PEEK_BYTES || head.contains(&b'\n')).then_some(false);
-    };
-    let target = &head[space + 1..];
-    let prefix = WATCH_PATH.as_bytes();
-    if target.len() <= prefix.len() {
-        // All that can arrive of the line has: it ends here, or the peek is full.
-        let complete = head.contains(&b'\n') || head.len() >= ROUTE_PEEK_BYTES;
-        return if !prefix.starts_with(target) || complete {
-            Some(false)
-        } else {
-            None
-        };
-    }
-    Some(target.starts_with(prefix) && matches!(target[prefix.len()], b' ' | b'/' | b'?'))
-}
-
-/// Decides, without consuming anything, whether the connection asks for the page. A
-/// connection that says nothing for [`REQUEST_HEAD_TIMEOUT`] is left to the websocket handshake,
-/// which deals with it as it always has.
-pub async fn wants_page(stream: &TcpStream) -> bool {
-    let peeking = async {
-        let mut head = [0u8; ROUTE_PEEK_BYTES];
-        loop {
-            let n = match stream.peek(&mut head).await {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => n,
-            };
-            if let Some(page) = is_page_request(&head[..n]) {
-                return page;
-            }
-            tokio::time::sleep(ROUTE_PEEK_PAUSE).await;
-        }
-    };
-    tokio::time::timeout(REQUEST_HEAD_TIMEOUT, peeking)
-        .await
-        .unwrap_or(false)
-}
-
-/// Answers one page request and closes the connection.
-pub async fn serve(mut stream: TcpStream) {
-    let head = match tokio::time::timeout(REQUEST_HEAD_TIMEOUT, read_head(&mut stream)).await {
-        Ok(head) => head,
-        Err(_) => Err(Status::Timeout),
-    };
-    let response = match head {
-        Ok(head) => respond(&head),
-        Err(status) => plain(status),
-    };
-    if let Err(e) = stream.write_all(&response).await {
-        debug!(error = %e, "page response not sent");
-        return;
-    }
-    let _ = stream.shutdown().await;
-}
-
-/// The HTTP statuses the page server answers with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Status {
-    Ok,
-    BadRequest,
-    NotFound,
-    MethodNotAllowed,
-    Timeout,
-    HeadTooLarge,
-}
-
-impl Status {
-    fn line(self) -> &'static str {
-        match self {
-            Status::Ok => "200 OK",
-            Status::BadRequest => "400 Bad Request",
-            Status::NotFound => "404 Not Found",
-            Status::MethodNotAllowed => "405 Method Not Allowed",
-            Status::Timeout => "408 Request Timeout",
-            Status::HeadTooLarge => "431 Request Header Fields Too Large",
-        }
-    }
-}
-
-/// Reads up to the blank line that ends the request head, refusing a head over
-/// [`REQUEST_HEAD_BYTES_MAX`]. A GET has no body, so nothing after it is read.
-async fn read_head(stream: &mut TcpStream) -> Result<String, Status> {
-    let mut head = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !head.ends_with(b"\r\n\r\n") && !head.ends_with(b"\n\n") {
-        let n = stream
-            .read(&mut chunk)
-            .await
-            .map_err(|_| Status::BadRequest)?;
-        if n == 0 {
-            return Err(Status::BadRequest);
-        }
-        head.extend_from_slice(&chunk[..n]);
-        if head.len() > REQUEST_HEAD_BYTES_MAX {
-            return Err(Status::HeadTooLarge);
-        }
-    }
-    String::from_utf8(head).map_err(|_| Status::BadRequest)
-}
-
-/// The response to a complete request head.
-fn respond(head: &str) -> Vec<u8> {
-    let mut words = head.lines().next().unwrap_or("").split(' ');
-    let (Some(method), Some(target), Some(version)) = (words.next(), words.next(), words.next())
-    else {
-        return plain(Status::BadRequest);
-    };
-    if !version.starts_with("HTTP/1.") {
-        return plain(Status::BadRequest);
-    }
-    let path = target.split(['?', '#']).next().unwrap_or(target);
-    let Some(asset) = asset(path) else {
-        return plain(Status::NotFound);
-    };
-    let with_body = match method {
-        "GET" => true,
-        "HEAD" => false,
-        _ => return plain(Status::MethodNotAllowed),
-    };
-    debug!(path = asset.path, "page served");
-    let mut response = format!(
-        "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
-         Content-Security-Policy: {CONTENT_SECURITY_POLICY}\r\n\
-         X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\
-         Cache-Control: no-cache\r\nConnection: close\r\n\r\n",
-        Status::Ok.line(),
-        asset.content_type,
-        asset.body.len()
-    )
-    .into_bytes();
-    if with_body {
-        response.extend_from_slice(asset.body.as_bytes());
-    }
-    response
-}
-
-/// A short plain-text answer for a request that gets no page.
-fn plain(status: Status) -> Vec<u8> {
-    let body = match status {
-        Status::NotFound => format!("The spectator page is at {WATCH_PATH}.\n"),
-        Status::MethodNotAllowed => "The spectator page answers GET and HEAD only.\n".into(),
-        Status::HeadTooLarge => {
-            format!("Request heads are at most {REQUEST_HEAD_BYTES_MAX} bytes.\n")
-        }
-        _ => format!("{}\n", status.line()),
-    };
-    let allow = if status == Status::MethodNotAllowed {
-        "Allow: GET, HEAD\r\n"
-    } else {
-        ""
-    };
-    format!(
-        "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
-         {allow}Connection: close\r\n\r\n{body}",
-        status.line(),
-        body.len()
-    )
-    .into_bytes()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn routes_page_paths_and_leaves_the_rest_to_the_websocket() {
-        for page in [
-            &b"GET /watch HTTP/1.1\r\n"[..],
-            b"GET /watch/ HTTP/1.1",
-            b"GET /watch?x=1 HTTP/1.1",
-            b"HEAD /watch/watch.js HTTP/1.1",
-            b"POST /watch/anything-at-all-that-is-long",
-        ] {
-            assert_eq!(
-                is_page_request(page),
-                Some(true),
-                "{}",
-                String::from_utf8_lossy(page)
-            );
-        }
-        for other in [
-            &b"GET /v1 HTTP/1.1\r\n"[..],
-            b"GET /watchers HTTP/1.1",
-            b"GET / HTTP/1.1\r\n",
-            b"GET /wat HTTP/1.1\r\n",
-            b"GET /v2/watch HTTP/1.1",
-            b"\x16\x03\x01 TLS hello, not HTTP",
-            b"no-space-at-all-in-the-first-32-bytes-of-it",
-            b"A-METHOD-NAME-OF-28-BYTES.. /wat",
-        ] {
-            assert_eq!(
-                is_page_request(other),
-                Some(false),
-                "{}",
-                String::from_utf8_lossy(other)
-            );
-        }
-        // Too little to tell yet: wait for more.
-        for partial in [&b"GET"[..], b"GET /", b"GET /wat", b"GET /watch"] {
-            assert_eq!(is_page_request(partial), None);
-        }
-    }
-
-    fn status_of(response: &[u8]) -> String {
-        let text = String::from_utf8_lossy(response);
-        text.lines().next().unwrap().to_string()
-    }
-
-    #[test]
-    fn serves_only_the_allow_list() {
-        for path in ["/watch", "/watch/", "/watch/watch.js", "/watch/watch.css"] {
-            let response = respond(&format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n"));
-            assert_eq!(status_of(&response), "HTTP/1.1 200 OK", "{path}");
-        }
-        for path in ["/watch/../Cargo.toml", "/watch/secret", "/watch/watch.js/x"] {
-            let response = respond(&format!("GET {path} HTTP/1.1\r\n\r\n"));
-            assert_eq!(status_of(&response), "HTTP/1.1 404 Not Found", "{path}");
-        }
-        let response = respond("POST /watch HTTP/1.1\r\n\r\n");
-        assert_eq!(status_of(&response), "HTTP/1.1 405 Method Not Allowed");
-        assert!(String::from_utf8_lossy(&response).contains("Allow: GET, HEAD"));
-        assert_eq!(
-            status_of(&respond("GET /watch\r\n\r\n")),
-            "HTTP/1.1 400 Bad Request"
-        );
-    }
-
-    #[test]
-    fn head_answers_without_a_body() {
-        let get = respond("GET /watch HTTP/1.1\r\n\r\n");
-        let head = respond("HEAD /watch HTTP/1.1\r\n\r\n");
-        assert!(get.len() > head.len());
-        assert!(String::from_utf8_lossy(&head).ends_with("\r\n\r\n"));
-    }
 
     #[test]
     fn the_script_carries_the_sequence_of_play_and_the_frame_limit() {
@@ -361,40 +410,28 @@ mod tests {
         }
     }
 
-    async fn exchange(request: Vec<u8>) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = tokio::spawn(async move {
-            let (stream, _) = listener.accept().await.unwrap();
-            assert!(wants_page(&stream).await);
-            serve(stream).await;
-        });
-        let mut client = TcpStream::connect(addr).await.unwrap();
-        // The server may answer and close before it has read all of an oversized head.
-        let _ = client.write_all(&request).await;
-        let mut answer = vec![];
-        let _ = client.read_to_end(&mut answer).await;
-        server.await.unwrap();
-        String::from_utf8_lossy(&answer).into_owned()
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(name.clone(), HeaderValue::from_str(value).unwrap());
+        }
+        map
     }
 
-    /// A request head of exactly `REQUEST_HEAD_BYTES_MAX` bytes is served; one byte more is
-    /// refused with 431.
-    #[tokio::test]
-    async fn request_heads_at_and_past_the_limit() {
-        let head = |len: usize| {
-            let start = "GET /watch HTTP/1.1\r\nX-Pad: ";
-            let end = "\r\n\r\n";
-            let pad = "p".repeat(len - start.len() - end.len());
-            format!("{start}{pad}{end}").into_bytes()
-        };
-        let at = exchange(head(REQUEST_HEAD_BYTES_MAX)).await;
-        assert!(at.starts_with("HTTP/1.1 200 OK"), "{}", &at[..40]);
-        assert!(at.contains("<svg") || at.contains("<!doctype html>"));
-        let past = exchange(head(REQUEST_HEAD_BYTES_MAX + 1)).await;
-        assert!(
-            past.starts_with("HTTP/1.1 431 Request Header Fields Too Large"),
-            "{past}"
-        );
+    #[test]
+    fn only_the_servers_own_origin_or_an_allowed_one_may_open_the_protocol() {
+        let host = (header::HOST, "games.example:7878");
+        assert!(origin_allowed(&headers(std::slice::from_ref(&host)), &[]));
+        for own in ["http://games.example:7878", "https://GAMES.example:7878"] {
+            assert!(origin_allowed(
+                &headers(&[host.clone(), (header::ORIGIN, own)]),
+                &[]
+            ));
+        }
+        let foreign = headers(&[host.clone(), (header::ORIGIN, "https://evil.example")]);
+        assert!(!origin_allowed(&foreign, &[]));
+        assert!(origin_allowed(&foreign, &["https://evil.example".into()]));
+        let null = headers(&[host, (header::ORIGIN, "null")]);
+        assert!(!origin_allowed(&null, &[]));
     }
 }

@@ -83,6 +83,22 @@ impl TestServer {
     }
 }
 
+/// The value of one line of the server's `/metrics` (`name` with its labels, as printed), or
+/// 0 when the line is absent. Metrics are process-wide, so tests compare before and after.
+pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("send request");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.expect("metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
 fn bind_reusing(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let socket = match addr {
         SocketAddr::V4(_) => TcpSocket::new_v4()?,

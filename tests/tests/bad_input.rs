@@ -262,8 +262,8 @@ async fn limits_are_enforced_and_named() {
     let server = TestServer::start(
         dir.path(),
         Config {
-            connections_max: 3,
-            connections_per_game_max: 1,
+            connections_max: 4,
+            spectators_per_game_max: 1,
             commands_per_second_max: 2,
             admin_token: Some("let-me-create".into()),
             ..Config::default()
@@ -298,13 +298,18 @@ async fn limits_are_enforced_and_named() {
         other => panic!("{other:?}"),
     };
 
-    // One connection per game: the second join is refused by name.
+    // One spectator per game: the second is refused by name. Seats have their own quota.
     assert!(matches!(
         join(&mut a, &game, &tokens.side_a).await,
         ServerMessage::Joined { .. }
     ));
     let mut b = open(&server.url).await;
-    match join(&mut b, &game, &tokens.side_b).await {
+    assert!(matches!(
+        join(&mut b, &game, &tokens.spectator).await,
+        ServerMessage::Joined { .. }
+    ));
+    let mut b2 = open(&server.url).await;
+    match join(&mut b2, &game, &tokens.spectator).await {
         ServerMessage::Error { code, message } => {
             assert_eq!(code, ErrorCode::LimitReached);
             assert!(message.contains("per-game limit"), "{message}");
@@ -337,12 +342,12 @@ async fn limits_are_enforced_and_named() {
     }
     assert_eq!(limited, 1);
 
-    // Past the connection limit (3: a, b, c), a fourth is told why and closed.
+    // Past the connection limit (4: a, b, b2, c), a fifth is told why and closed.
     let _c = open(&server.url).await;
     let mut d = open(&server.url).await;
     assert_eq!(error_code(recv(&mut d).await), ErrorCode::LimitReached);
     assert_eq!(close_code(&mut d).await, CloseCode::Again);
 
-    drop((a, b, _c));
+    drop((a, b, b2, _c));
     server.stop().await;
 }

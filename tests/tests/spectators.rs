@@ -37,6 +37,10 @@ async fn create(url: &str) -> (String, protocol::wire::Tokens) {
     (game.game, game.tokens)
 }
 
+/// A watcher is cut off for having stopped (no frame written for the grace period while frames
+/// wait for it), never for how full its queue is at one moment: on a loaded machine a watcher
+/// that reads everything can go unscheduled while the game commits several commands, and it
+/// used to be cut off with the one that never reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
     const COMMANDS: u64 = 1_500;
@@ -48,10 +52,15 @@ async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
             outbound_queue_max: 8,
             socket_send_buffer_bytes: 8 * 1024,
             commands_per_second_max: 100_000,
+            slow_reader_grace: Duration::from_secs(5),
+            // The slow one must be cut off by the game, whose close frame says why, not by its
+            // own send's deadline, which cannot send one.
+            send_timeout: 4 * WAIT,
             ..Config::default()
         },
     )
     .await;
+    let dropped_before = e2e::metric(server.addr, "asl_slow_readers_dropped_total").await;
     let (game, tokens) = create(&server.url).await;
 
     // The slow one: a tiny receive buffer, joined, and then never read again.
@@ -115,6 +124,16 @@ async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
     let joined = reader.join(&game, &tokens.spectator, None).await.unwrap();
     assert_eq!(joined.version, final_version);
     assert!(hashes.iter().all(|h| *h == joined.state_hash));
+
+    // The slow one has written nothing since its queue filled: the game cuts it off once the
+    // grace period has passed.
+    tokio::time::timeout(WAIT, async {
+        while e2e::metric(server.addr, "asl_slow_readers_dropped_total").await <= dropped_before {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the slow reader is cut off");
 
     // Now read the slow one: what it was sent, then the close frame saying why it was cut off.
     let closed = tokio::time::timeout(WAIT, async {

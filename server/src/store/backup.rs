@@ -180,7 +180,13 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
     // The seeds in the metadata must be the ones the log commits to.
     let checked = log::verify(&records).map_err(|e| e.to_string())?;
     let as_store: Arc<dyn EventStore> = store.clone();
-    GameTask::from_log(key, checked, meta.clone(), as_store, 1)
+    GameTask::from_log(
+        key,
+        checked,
+        meta.clone(),
+        as_store,
+        crate::game::GameLimits::of(&crate::config::Config::default()),
+    )
         .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
     let meta_stored = store.put_meta(&key, meta.encode());
     let events = records.len() as u64;

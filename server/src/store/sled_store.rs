@@ -524,6 +524,7 @@ impl Committer {
             return;
         }
         let disk = self.disk.as_mut().expect("a disk while not failed");
+        let flushing = std::time::Instant::now();
         let written = (|| {
             if any_games {
                 trees.games.apply_batch(games).map_err(|e| e.to_string())?;
@@ -537,6 +538,7 @@ impl Committer {
             trees.db.flush().map_err(|e| e.to_string())?;
             disk.sync()
         })();
+        crate::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
         let result = match written {
             Ok(()) => {
                 self.last.extend(staged);

@@ -297,9 +297,19 @@ async fn seat_spectators(
 
 /// Times `moves` of the acting player's steps, each from send to its acknowledgement.
 async fn round_trips(table: &mut Table, moves: u64, what: &str) -> anyhow::Result<Vec<Duration>> {
+    round_trips_of(table, 0, moves, what).await
+}
+
+/// [`round_trips`] with command ids from `first`.
+pub async fn round_trips_of(
+    table: &mut Table,
+    first: u64,
+    moves: u64,
+    what: &str,
+) -> anyhow::Result<Vec<Duration>> {
     let progress = bar(moves, what);
     let mut times = Vec::with_capacity(moves as usize);
-    for id in 0..moves {
+    for id in first..first + moves {
         let sent = Instant::now();
         table.done(id).await?;
         times.push(sent.elapsed());

@@ -44,10 +44,30 @@ fn free_port() -> anyhow::Result<SocketAddr> {
     Ok(listener.local_addr()?)
 }
 
+/// The per-address connection cap for a load run, where every client is on loopback.
+const CONNECTIONS_PER_IP_UNLIMITED: usize = 1_000_000;
+
 impl ServerProcess {
     /// Starts `binary` on a fresh loopback port with its log in `data_dir`, and returns once
     /// it accepts connections. Its own log goes to `data_dir/../server.log` (appended).
     pub fn start(binary: &Path, data_dir: &Path) -> anyhow::Result<ServerProcess> {
+        ServerProcess::start_limited(binary, data_dir, Some(CONNECTIONS_PER_IP_UNLIMITED))
+    }
+
+    /// [`ServerProcess::start`] with the server's own per-address connection cap, for runs
+    /// whose clients come from many loopback addresses (the hostile soak).
+    pub fn start_with_default_limits(
+        binary: &Path,
+        data_dir: &Path,
+    ) -> anyhow::Result<ServerProcess> {
+        ServerProcess::start_limited(binary, data_dir, None)
+    }
+
+    fn start_limited(
+        binary: &Path,
+        data_dir: &Path,
+        per_ip: Option<usize>,
+    ) -> anyhow::Result<ServerProcess> {
         let addr = free_port()?;
         let log_path = data_dir.with_extension("server.log");
         let log = std::fs::OpenOptions::new()
@@ -66,6 +86,12 @@ impl ServerProcess {
             // Per-command info lines would measure the terminal, not the server.
             .env("RUST_LOG", "warn")
             .stderr(log);
+        // Most load clients come from one loopback address: thousands of connections.
+        if let Some(per_ip) = per_ip {
+            command
+                .arg("--connections-per-ip-max")
+                .arg(per_ip.to_string());
+        }
         ServerProcess::launch(command, addr)
     }
 

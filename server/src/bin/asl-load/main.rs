@@ -9,6 +9,7 @@ mod child;
 mod client;
 mod corrupt;
 mod crash;
+mod soak;
 mod stats;
 mod table;
 
@@ -66,6 +67,25 @@ enum Run {
         #[arg(long, default_value_t = 10_000)]
         games: usize,
     },
+    /// Two players' round trips before and during an attack of hostile clients (issue 18).
+    Soak {
+        #[arg(long, default_value_t = 300)]
+        moves: u64,
+        #[arg(long, default_value_t = 300)]
+        silent: usize,
+        #[arg(long, default_value_t = 20)]
+        pingers: usize,
+        #[arg(long, default_value_t = 300)]
+        readers: usize,
+        #[arg(long, default_value_t = 10)]
+        reviewers: usize,
+        #[arg(long, default_value_t = 10)]
+        creators: usize,
+        #[arg(long, default_value_t = 50)]
+        stalled: usize,
+        #[arg(long, default_value_t = 10)]
+        malformed: usize,
+    },
     /// Every benchmark above with its default sizes, one after another.
     All,
     /// SIGKILL the server under load, restart, and check nothing acknowledged was lost.
@@ -119,6 +139,27 @@ async fn main() -> anyhow::Result<()> {
             bench::spectator_impact(&bin()?, spectators, moves).await
         }
         Run::ColdStart { games } => bench::cold_start(&bin()?, games).await,
+        Run::Soak {
+            moves,
+            silent,
+            pingers,
+            readers,
+            reviewers,
+            creators,
+            stalled,
+            malformed,
+        } => {
+            let attack = soak::Attack {
+                silent,
+                pingers,
+                readers,
+                reviewers,
+                creators,
+                stalled,
+                malformed,
+            };
+            soak::soak(&bin()?, attack, moves).await
+        }
         Run::All => {
             let bin = bin()?;
             bench::append(&bin, 2_000).await?;

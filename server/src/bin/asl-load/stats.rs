@@ -26,6 +26,21 @@ pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
         .ok_or_else(|| anyhow::anyhow!("no VmRSS in /proc/{pid}/status"))
 }
 
+/// CPU time (user and system) process `pid` has used, from `/proc/PID/stat`.
+pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or_else(|| anyhow::anyhow!("unreadable /proc/{pid}/stat"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
+    // USER_HZ is 100 on Linux.
+    Ok(ticks / 100.0)
+}
+
 /// A small deterministic generator (SplitMix64), so a run is repeatable from its seed.
 pub struct Rng(u64);
 

@@ -1,0 +1,796 @@
+//! End to end, hostile clients: one test per attack of issue 18, each showing what the server
+//! does now. None measures time: where a limit is about time (handshake, sends, shutdown) the
+//! test sets it small and waits, with a generous bound, for what must follow.
+
+use client::{Connection, Reply};
+use e2e::TestServer;
+use futures_util::{SinkExt, StreamExt};
+use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
+use protocol::{Command, Outcome};
+use server::config::Config;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+
+const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+const WAIT: Duration = Duration::from_secs(60);
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn open(url: &str) -> Socket {
+    tokio_tungstenite::connect_async(format!("{url}/v1"))
+        .await
+        .expect("connect")
+        .0
+}
+
+async fn send<S>(ws: &mut tokio_tungstenite::WebSocketStream<S>, message: &ClientMessage)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    ws.send(Message::text(wire::to_json(message)))
+        .await
+        .unwrap();
+}
+
+/// The next message that is not a stream event.
+async fn recv(ws: &mut Socket) -> ServerMessage {
+    loop {
+        let frame = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("connection open")
+            .expect("a frame");
+        let Message::Text(text) = frame else { continue };
+        match wire::from_json(text.as_str()).unwrap() {
+            ServerMessage::Event(_) => continue,
+            answer => return answer,
+        }
+    }
+}
+
+fn error_code(message: ServerMessage) -> ErrorCode {
+    match message {
+        ServerMessage::Error { code, .. } => code,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// Reads until the close frame; returns it (or `None` if the socket ended without one).
+async fn close_frame(ws: &mut Socket) -> Option<CloseFrame> {
+    tokio::time::timeout(WAIT, async {
+        while let Some(frame) = ws.next().await {
+            match frame {
+                Ok(Message::Close(frame)) => return frame,
+                Ok(_) => continue,
+                Err(_) => return None,
+            }
+        }
+        None
+    })
+    .await
+    .expect("the connection ends in time")
+}
+
+async fn create(url: &str, scenario: &str) -> (String, protocol::wire::Tokens) {
+    let mut c = Connection::connect(url).await.unwrap();
+    let game = c.create_game(scenario, None).await.unwrap();
+    (game.game, game.tokens)
+}
+
+async fn join(ws: &mut Socket, game: &str, token: &str) -> ServerMessage {
+    send(
+        ws,
+        &ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since: None,
+        },
+    )
+    .await;
+    recv(ws).await
+}
+
+fn adjudicate(i: u64) -> Command {
+    Command::Adjudicate {
+        unit: "337a".into(),
+        outcome: if i.is_multiple_of(2) {
+            Outcome::Break
+        } else {
+            Outcome::Rally
+        },
+        note: String::new(),
+    }
+}
+
+/// One HTTP exchange on a fresh socket: what the server answers to `request`, whole.
+async fn http(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // The server may answer and close before it has read everything sent.
+    let _ = stream.write_all(request).await;
+    let mut answer = vec![];
+    let _ = tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn status(answer: &str) -> &str {
+    answer.lines().next().unwrap_or("")
+}
+
+/// A server with `config` in a directory of its own (kept as long as the server runs).
+async fn start(config: Config) -> (tempfile::TempDir, TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), config).await;
+    (dir, server)
+}
+
+/// Asserts `message` is `limit_reached` naming `why`.
+fn assert_limit(message: ServerMessage, why: &str) {
+    match message {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::LimitReached, "{message}");
+            assert!(message.contains(why), "{message}");
+        }
+        other => panic!("expected limit_reached ({why}), got {other:?}"),
+    }
+}
+
+fn start_config() -> Config {
+    Config {
+        commands_per_second_max: 100_000,
+        ..Config::default()
+    }
+}
+
+/// Row 1: sockets that never send a byte are dropped at the handshake deadline, and a player
+/// then gets in — they no longer hold every slot for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_sockets_are_dropped_at_the_handshake_deadline() {
+    let (_dir, server) = start(Config {
+        connections_max: 20,
+        handshake_timeout: Duration::from_millis(500),
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let mut silent = vec![];
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(server.addr).await.unwrap());
+    }
+    // Each is closed by the server: the read sees the end, having been sent nothing.
+    for s in &mut silent {
+        let mut buffer = [0u8; 64];
+        let n = tokio::time::timeout(WAIT, s.read(&mut buffer))
+            .await
+            .expect("dropped in time")
+            .unwrap_or(0);
+        assert_eq!(n, 0, "a silent socket was answered");
+    }
+    let mut player = open(&server.url).await;
+    assert!(matches!(
+        join(&mut player, &game, &tokens.side_a).await,
+        ServerMessage::Joined { .. }
+    ));
+    server.stop().await;
+}
+
+/// Row 3: an audience cannot fill a game: spectators have their own caps (per game and on the
+/// whole server), and both seats still join.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_cannot_take_a_players_seat() {
+    let (_dir, server) = start(Config {
+        spectators_per_game_max: 3,
+        spectators_max: 4,
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let (other, other_tokens) = create(&server.url, SCENARIO).await;
+    let mut audience = vec![];
+    for _ in 0..3 {
+        let mut s = open(&server.url).await;
+        assert!(matches!(
+            join(&mut s, &game, &tokens.spectator).await,
+            ServerMessage::Joined { .. }
+        ));
+        audience.push(s);
+    }
+    let mut fourth = open(&server.url).await;
+    assert_limit(
+        join(&mut fourth, &game, &tokens.spectator).await,
+        "per-game limit",
+    );
+    // The server-wide cap: one more on another game, then none.
+    assert!(matches!(
+        join(&mut fourth, &other, &other_tokens.spectator).await,
+        ServerMessage::Joined { .. }
+    ));
+    let mut sixth = open(&server.url).await;
+    assert_limit(
+        join(&mut sixth, &other, &other_tokens.spectator).await,
+        "players can still join",
+    );
+    for token in [&tokens.side_a, &tokens.side_b] {
+        let mut seat = open(&server.url).await;
+        assert!(matches!(
+            join(&mut seat, &game, token).await,
+            ServerMessage::Joined { .. }
+        ));
+    }
+    server.stop().await;
+}
+
+/// Row 4: an audience looping `get_state_at` cannot make a player's command wait behind it:
+/// reads go to the audience's inbox, which the game serves after the players', and a full one
+/// refuses the reader, never the player.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_reading_in_a_loop_never_make_a_player_busy() {
+    const READERS: usize = 30;
+    const COMMANDS: u64 = 100;
+    let (_dir, server) = start(Config {
+        game_inbox_max: 4,
+        reads_per_second_max: 1_000_000,
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = vec![];
+    for _ in 0..READERS {
+        let (url, game, token, stop) = (
+            server.url.clone(),
+            game.clone(),
+            tokens.spectator.clone(),
+            stop.clone(),
+        );
+        readers.push(tokio::spawn(async move {
+            let mut ws = open(&url).await;
+            join(&mut ws, &game, &token).await;
+            let mut busy = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Pipelined, to keep the audience's inbox full.
+                for _ in 0..8 {
+                    send(&mut ws, &ClientMessage::GetStateAt { version: 1 }).await;
+                }
+                for _ in 0..8 {
+                    if let ServerMessage::Error { code, .. } = recv(&mut ws).await {
+                        assert_eq!(code, ErrorCode::LimitReached);
+                        busy += 1;
+                    }
+                }
+            }
+            busy
+        }));
+    }
+    let mut player = Connection::connect(&server.url).await.unwrap();
+    player.join(&game, &tokens.side_a, None).await.unwrap();
+    for id in 1..=COMMANDS {
+        match player.command(id, adjudicate(id - 1), None).await {
+            Ok(Reply::Accepted { .. }) => {}
+            other => panic!("command {id}: {other:?}"),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        tokio::time::timeout(WAIT, r).await.unwrap().unwrap();
+    }
+    server.stop().await;
+}
+
+/// Rows 6 and 13: creation is closed to anyone without the admin token where the operator has
+/// not opened it (the default on any non-loopback address); where open, each address gets an
+/// hourly allowance; a foreign page's websocket is refused at the handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creation_is_bounded_and_foreign_pages_are_refused() {
+    let (_dir, closed) = start(Config {
+        open_creation: Some(false),
+        ..start_config()
+    })
+    .await;
+    let mut ws = open(&closed.url).await;
+    send(
+        &mut ws,
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    assert_eq!(
+        error_code(recv(&mut ws).await),
+        ErrorCode::CreationRestricted
+    );
+    drop(ws);
+    closed.stop().await;
+
+    let (_dir, server) = start(Config {
+        creates_per_ip_per_hour_max: 3,
+        ..start_config()
+    })
+    .await;
+    let mut ws = open(&server.url).await;
+    let mut created = 0;
+    let mut limited = 0;
+    for _ in 0..5 {
+        send(
+            &mut ws,
+            &ClientMessage::CreateGame {
+                scenario: SCENARIO.into(),
+                admin_token: None,
+            },
+        )
+        .await;
+        match recv(&mut ws).await {
+            ServerMessage::Created { .. } => created += 1,
+            ServerMessage::Error { code, message } => {
+                assert_eq!(code, ErrorCode::LimitReached, "{message}");
+                limited += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((created, limited), (3, 2));
+
+    // Origin: a foreign one is refused with 403; the server's own page is served.
+    let host = server.addr.to_string();
+    for (origin, allowed) in [
+        ("https://evil.example".to_string(), false),
+        (format!("http://{host}"), true),
+    ] {
+        let mut request = format!("{}/v1", server.url).into_client_request().unwrap();
+        request
+            .headers_mut()
+            .insert("Origin", origin.parse().unwrap());
+        let result = tokio_tungstenite::connect_async(request).await;
+        match (result, allowed) {
+            (Ok(_), true) => {}
+            (Err(tokio_tungstenite::tungstenite::Error::Http(response)), false) => {
+                assert_eq!(response.status(), 403)
+            }
+            (other, _) => panic!("origin {origin}: {:?}", other.map(|_| ())),
+        }
+    }
+    server.stop().await;
+}
+
+/// Row 10: pings have a budget like commands: past it one is refused, and the socket is not
+/// read until the budget allows the next, so a flood of a million waits in the client's own
+/// buffers instead of being answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_is_served_at_its_budget_and_the_rest_waits_with_the_client() {
+    const FLOOD: u64 = 1_000_000;
+    let (_dir, server) = start(Config {
+        pings_per_second_max: 1,
+        ..start_config()
+    })
+    .await;
+    let ws = open(&server.url).await;
+    let ping = Message::text(wire::to_json(&ClientMessage::Ping { nonce: 1 }));
+    let (mut sink, mut stream) = ws.split();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let flood = {
+        let sent = sent.clone();
+        tokio::spawn(async move {
+            for _ in 0..FLOOD {
+                if sink.send(ping.clone()).await.is_err() {
+                    break;
+                }
+                sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    let (mut pongs, mut refused) = (0, 0);
+    tokio::time::timeout(WAIT, async {
+        while pongs < 4 {
+            let frame = stream.next().await.expect("open").expect("a frame");
+            let Message::Text(text) = frame else { continue };
+            match wire::from_json(text.as_str()).unwrap() {
+                ServerMessage::Pong { .. } => pongs += 1,
+                ServerMessage::Error { code, .. } => {
+                    assert_eq!(code, ErrorCode::LimitReached);
+                    refused += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("pongs at the budget's rate");
+    assert!(refused > 0);
+    let sent = sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        !flood.is_finished() && sent < FLOOD,
+        "{sent} pings went out: the server read them all"
+    );
+    flood.abort();
+    server.stop().await;
+}
+
+/// Row 11: a client's Close is answered with a Close carrying its code (RFC 6455 5.5.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_from_the_client_is_echoed() {
+    let (_dir, server) = start(start_config()).await;
+    let mut ws = open(&server.url).await;
+    ws.send(Message::Close(Some(CloseFrame {
+        code: CloseCode::Normal,
+        reason: "bye".into(),
+    })))
+    .await
+    .unwrap();
+    let echo = close_frame(&mut ws).await.expect("a close frame back");
+    assert_eq!(echo.code, CloseCode::Normal);
+    server.stop().await;
+}
+
+/// Row 12: HTTP through a real stack: status codes, not timeouts or silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_requests_get_proper_answers() {
+    let (_dir, server) = start(start_config()).await;
+    let addr = server.addr;
+
+    let root = http(addr, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(status(&root).contains(" 303 "), "{root}");
+    assert!(root.to_lowercase().contains("location: /watch"), "{root}");
+
+    let post = http(
+        addr,
+        b"POST /watch HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+    )
+    .await;
+    assert!(status(&post).contains(" 405 "), "{post}");
+    assert!(post.to_lowercase().contains("allow: get, head"), "{post}");
+
+    let tls = http(addr, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03").await;
+    assert!(status(&tls).contains(" 400 "), "{tls:?}");
+
+    for (path, code) in [
+        ("/watch", " 200 "),
+        ("/watch/watch.js", " 200 "),
+        ("/watch/secret", " 404 "),
+        ("/watch/../Cargo.toml", " 404 "),
+        ("/elsewhere", " 404 "),
+        ("/healthz", " 200 "),
+        ("/v1", " 426 "),
+    ] {
+        let answer = http(
+            addr,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes(),
+        )
+        .await;
+        assert!(status(&answer).contains(code), "{path}: {answer}");
+    }
+
+    let gzip = http(
+        addr,
+        b"GET /watch/watch.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n",
+    )
+    .await;
+    assert!(
+        gzip.to_lowercase().contains("content-encoding: gzip"),
+        "{}",
+        &gzip[..200]
+    );
+
+    let head = |len: usize| {
+        let start = "GET /watch HTTP/1.1\r\nHost: x\r\nX-Pad: ";
+        let pad = "p".repeat(len - start.len() - 4);
+        format!("{start}{pad}\r\n\r\n").into_bytes()
+    };
+    let big = http(addr, &head(server::web::REQUEST_HEAD_BYTES_MAX * 2)).await;
+    assert!(status(&big).contains(" 431 "), "{}", status(&big));
+
+    let body = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        server::web::REQUEST_BODY_BYTES_MAX + 1
+    );
+    let too_long = http(addr, body.as_bytes()).await;
+    assert!(status(&too_long).contains(" 413 "), "{too_long}");
+
+    let metrics = http(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(status(&metrics).contains(" 200 "), "{metrics}");
+    for name in [
+        "asl_connections",
+        "asl_games_loaded",
+        "asl_commands_total",
+        "asl_refusals_total",
+        "asl_store_append_seconds_bucket",
+        "asl_store_group_writes_bucket",
+        "asl_store_flush_seconds_bucket",
+        "asl_slow_readers_dropped_total",
+    ] {
+        assert!(metrics.contains(name), "{name} not in\n{metrics}");
+    }
+    server.stop().await;
+}
+
+/// Per-address caps: one address cannot hold every connection, and a connection over the cap
+/// is told so at once; yet a player on that address can still join a seat on it, so nobody
+/// sharing an address with an attacker is locked out of their own game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection_but_a_player_still_sits() {
+    let (_dir, server) = start(Config {
+        connections_per_ip_max: 3,
+        ..start_config()
+    })
+    .await;
+    // The game is created on one of the three, so that no other connection comes and goes.
+    let mut held: Vec<Socket> =
+        futures_util::future::join_all((0..3).map(|_| open(&server.url))).await;
+    send(
+        &mut held[0],
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Created { game, tokens, .. } = recv(&mut held[0]).await else {
+        panic!("not created");
+    };
+    let mut fourth = open(&server.url).await;
+    assert_limit(recv(&mut fourth).await, "per-address");
+    // Anything but a seat's join is closed with 1013 (try again later).
+    assert_limit(
+        join(&mut fourth, &game, &tokens.spectator).await,
+        "per-address",
+    );
+    assert_eq!(
+        close_frame(&mut fourth).await.map(|f| f.code),
+        Some(CloseCode::Again)
+    );
+    let mut player = open(&server.url).await;
+    assert_limit(recv(&mut player).await, "per-address");
+    assert!(matches!(
+        join(&mut player, &game, &tokens.side_b).await,
+        ServerMessage::Joined { .. }
+    ));
+    drop(held);
+    server.stop().await;
+}
+
+/// Row 8: a client that never reads, with sends pending, is closed at the send deadline, and
+/// stopping the server is not held up by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
+    let (_dir, server) = start(Config {
+        send_timeout: Duration::from_millis(500),
+        shutdown_deadline: Duration::from_secs(2),
+        socket_send_buffer_bytes: 4 * 1024,
+        // Large enough that the game keeps it: only its own sends are stuck.
+        outbound_queue_max: 100_000,
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut slow, _) = tokio_tungstenite::client_async(format!("{}/v1", server.url), stream)
+        .await
+        .unwrap();
+    send(
+        &mut slow,
+        &ClientMessage::Join {
+            game: game.clone(),
+            token: tokens.spectator.clone(),
+            since: None,
+        },
+    )
+    .await;
+    let before = e2e::metric(server.addr, "asl_slow_readers_dropped_total").await;
+    let mut player = Connection::connect(&server.url).await.unwrap();
+    player.join(&game, &tokens.side_a, None).await.unwrap();
+    // Play until the slow one's sends are stuck long enough to be cut off.
+    let mut id = 0;
+    tokio::time::timeout(WAIT, async {
+        while e2e::metric(server.addr, "asl_slow_readers_dropped_total").await <= before {
+            for _ in 0..20 {
+                id += 1;
+                let _ = player.command(id, adjudicate(id - 1), None).await.unwrap();
+            }
+        }
+    })
+    .await
+    .expect("the reader that never reads is cut off");
+    // And stopping returns, whatever else is pending.
+    tokio::time::timeout(WAIT, server.stop())
+        .await
+        .expect("shutdown within its deadline");
+    drop(slow);
+}
+
+/// Plays a one-turn game to its end with `Done` by whoever acts, and exports it.
+async fn finished_export(url: &str) -> String {
+    use client::commands::export::{export, ExportArgs};
+    use client::commands::{GameArgs, ServerArg};
+    let short = SCENARIO.replace("turns = 2", "turns = 1");
+    let (game, tokens) = create(url, &short).await;
+    let mut a = Connection::connect(url).await.unwrap();
+    a.join(&game, &tokens.side_a, None).await.unwrap();
+    let mut b = Connection::connect(url).await.unwrap();
+    b.join(&game, &tokens.side_b, None).await.unwrap();
+    let mut id = 0;
+    for _ in 0..500 {
+        let state = a.get_state().await.unwrap().state;
+        if state.over {
+            break;
+        }
+        id += 1;
+        let seat = match state.acting() {
+            protocol::Side::A => &mut a,
+            protocol::Side::B => &mut b,
+        };
+        match seat.command(id, Command::Done, None).await.unwrap() {
+            Reply::Accepted { .. } => {}
+            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
+        }
+    }
+    assert!(a.get_state().await.unwrap().state.over, "the game ends");
+    let mut out = vec![];
+    let args = ExportArgs {
+        server: ServerArg { url: url.into() },
+        game: GameArgs {
+            game,
+            token: tokens.spectator,
+        },
+        out: None,
+    };
+    export(&args, &mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Row 5: review needs no token, so the exports open at once are capped on the whole server;
+/// one more is refused until one closes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_open_at_once_are_capped() {
+    let (_dir, server) = start(Config {
+        reviews_max: 2,
+        ..start_config()
+    })
+    .await;
+    let export = finished_export(&server.url).await;
+    let review = ClientMessage::Review {
+        export: export.clone(),
+    };
+    let mut open_ones = vec![];
+    for _ in 0..2 {
+        let mut ws = open(&server.url).await;
+        send(&mut ws, &review).await;
+        assert!(matches!(
+            recv(&mut ws).await,
+            ServerMessage::Reviewing { .. }
+        ));
+        open_ones.push(ws);
+    }
+    let mut third = open(&server.url).await;
+    send(&mut third, &review).await;
+    assert_limit(recv(&mut third).await, "under review");
+    // One closes; its place is free again once the server has seen it go.
+    let mut closing = open_ones.pop().unwrap();
+    closing.close(None).await.unwrap();
+    let _ = close_frame(&mut closing).await;
+    let reopened = tokio::time::timeout(WAIT, async {
+        loop {
+            send(&mut third, &review).await;
+            match recv(&mut third).await {
+                ServerMessage::Reviewing { .. } => return,
+                ServerMessage::Error { code, .. } => {
+                    assert_eq!(code, ErrorCode::LimitReached);
+                    tokio::time::sleep(Duration::from_millis(600)).await;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    })
+    .await;
+    assert!(reopened.is_ok(), "a review place came free");
+    server.stop().await;
+}
+
+/// The largest scenarios the scenario limits let through, each pushing a different size to its
+/// limit: the map (`MAP_HEXES_MAX`), the units (`UNITS_MAX`) with the longest ids the file
+/// allows, and the name; each file just under `SCENARIO_BYTES_MAX`.
+fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
+    use protocol::scenario::{MAP_HEXES_MAX, SCENARIO_BYTES_MAX, UNITS_MAX};
+    let head = |name: &str| {
+        format!(
+            "name = \"{name}\"\nturns = 1\nfirst = \"german\"\nsides = [\n  {{ id = \"german\", name = \"German\" }},\n  {{ id = \"russian\", name = \"Russian\" }},\n]\n"
+        )
+    };
+    // 20 columns × 99 rows, and the rest of the map on a second board.
+    let map = {
+        let mut m =
+            String::from("[[area]]\nfrom = \"1A1\"\nto = \"1T99\"\nterrain = \"open_ground\"\n");
+        let rest = MAP_HEXES_MAX - 20 * 99;
+        m += &format!("[[area]]\nfrom = \"2A1\"\nto = \"2A{rest}\"\nterrain = \"woods\"\n");
+        m
+    };
+    let unit = |id: &str, i: usize| {
+        let side = if i.is_multiple_of(2) {
+            "german"
+        } else {
+            "russian"
+        };
+        format!(
+            "[[units]]\nid = \"{id}\"\nside = \"{side}\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1{}{}\"\nconcealed = {}\n",
+            (b'A' + (i % 20) as u8) as char,
+            1 + i % 99,
+            i.is_multiple_of(3),
+        )
+    };
+    let fill = |fixed: usize, count: usize| (SCENARIO_BYTES_MAX - fixed) / count;
+
+    let mut out = vec![];
+    // Many units, long ids.
+    let base = head("units") + &map;
+    let skeleton: usize = base.len() + (0..UNITS_MAX).map(|i| unit("", i).len()).sum::<usize>();
+    let id_len = fill(skeleton + 1024, UNITS_MAX);
+    let mut s = base;
+    for i in 0..UNITS_MAX {
+        s += &unit(&format!("{i:04}{}", "u".repeat(id_len - 4)), i);
+    }
+    out.push(("long unit ids", s));
+    // The longest name, of characters JSON must escape.
+    let base = head("") + &map + &unit("a", 0) + &unit("b", 1);
+    let name = "\\u0001".repeat(fill(base.len() + 1024, 6));
+    out.push((
+        "escaped name",
+        head(&name) + &map + &unit("a", 0) + &unit("b", 1),
+    ));
+    for (what, s) in &out {
+        assert!(s.len() <= SCENARIO_BYTES_MAX, "{what}: {}", s.len());
+        assert!(s.len() > SCENARIO_BYTES_MAX - 4096, "{what}: {}", s.len());
+    }
+    out
+}
+
+/// Row 9: the limits agree. Every scenario inside the scenario limits is either refused by
+/// name, or every frame it makes — each seat's and the audience's `joined`, the first log and
+/// record pages, which carry the whole scenario — fits `FRAME_BYTES_MAX` (the client reads
+/// with exactly that limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused() {
+    let (_dir, server) = start(start_config()).await;
+    for (what, scenario) in scenarios_at_the_limits() {
+        let mut c = Connection::connect(&server.url).await.unwrap();
+        let created = match c.create_game(&scenario, None).await {
+            Ok(created) => created,
+            Err(e) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("frame"),
+                    "{what}: refused, but not by the frame limit: {text}"
+                );
+                continue;
+            }
+        };
+        for token in [
+            &created.tokens.side_a,
+            &created.tokens.side_b,
+            &created.tokens.spectator,
+        ] {
+            let mut viewer = Connection::connect(&server.url).await.unwrap();
+            viewer
+                .join(&created.game, token, None)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: joining: {e}"));
+            viewer
+                .get_log(1)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: the first log page: {e}"));
+            viewer
+                .get_state_at(1)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: the first position: {e}"));
+        }
+    }
+    server.stop().await;
+}
