@@ -9,6 +9,7 @@ use server::startup;
 use server::store::backup::{self, admin};
 use server::store::{OpenError, SledStore};
 use std::path::{Path, PathBuf};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -152,7 +153,13 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", flags.listen))?;
     if let Ok(local) = listener.local_addr() {
-        println!("{}", startup::banner(local, public_url.as_deref()));
+        // Written, not `println!`: with stdout on a full disk the server still serves (the
+        // banner is a courtesy; `println!` would panic).
+        let _ = writeln!(
+            std::io::stdout(),
+            "{}",
+            startup::banner(local, public_url.as_deref())
+        );
     }
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
