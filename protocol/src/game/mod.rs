@@ -162,6 +162,11 @@ pub struct DeclaredAttack {
     pub by: Side,
     pub firers: Vec<UnitId>,
     pub target: Hex,
+    /// The units holding WA when the attack was declared: the enemy's chance to claim, for a
+    /// holder the attack breaks or eliminates, is judged against them once it is resolved
+    /// (B9.322).
+    #[serde(default)]
+    pub wa_holders: BTreeSet<UnitId>,
 }
 
 /// A support weapon as it stands now (A4.4, A4.43).
@@ -665,10 +670,17 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by, firers, target, ..
         } => {
+            let wa_holders = game
+                .units
+                .values()
+                .filter(|u| u.wall_advantage && !u.eliminated)
+                .map(|u| u.id.clone())
+                .collect();
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
                 target: *target,
+                wa_holders,
             });
         }
         Event::AttackResolved { .. } => game.attack = None,

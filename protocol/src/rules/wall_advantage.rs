@@ -178,6 +178,18 @@ fn claim_moment(game: &Game, side: Side) -> Option<WaClaim> {
     }
 }
 
+/// B9.322's third moment lasts only until the unit's own MPh is completed: once another unit
+/// has started moving (A4.2), a unit that moved before it may no longer claim in this MPh.
+fn movement_completed(game: &Game, unit: &Unit) -> bool {
+    game.clock.phase() == Phase::Movement && game.movement.finished.contains(&unit.id)
+}
+
+/// Whether `unit` may claim WA by command now without being offered a chance: its side's
+/// clock moment (B9.322) applies to it.
+fn may_claim_now(game: &Game, unit: &Unit) -> bool {
+    claim_moment(game, unit.side).is_some() && !movement_completed(game, unit)
+}
+
 /// Refuses while a declared attack on the unit's hex is unresolved (B9.322).
 fn check_no_attack_pending(game: &Game, unit: &Unit, what: &str) -> Result<(), RuleViolation> {
     match &game.attack {
@@ -210,7 +222,7 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
                 "B9.322",
                 ViolationKind::WrongPhase,
                 format!(
-                    "WA is claimed only at setup, at the end of an RPh, in one's own MPh/APh, on losing HIP, or when the enemy loses it; it is now the {} ({})",
+                    "a claim by command is made only at the end of an RPh (ATTACKER first), in the unit's own MPh until it is completed or its own APh, when offered after the enemy lost WA, or as a hidden unit is placed (`place UNIT claim-wa`); setup WA is written in the scenario; it is now the {} ({})",
                     game.clock.phase(),
                     game.clock
                 ),
@@ -254,6 +266,13 @@ fn check_claimable(
                 "B9.32",
                 ViolationKind::UnitState,
                 format!("`{id}` holds WA already"),
+            ));
+        }
+        if how == WaClaim::OwnMovement && movement_completed(game, unit) {
+            return Err(RuleViolation::new(
+                "B9.322",
+                ViolationKind::WrongPhase,
+                format!("`{id}` has completed its MPh (another unit has moved since); it claims WA in this MPh no more"),
             ));
         }
         if unit.wa_blocked && how == WaClaim::OwnMovement && game.clock.phase() == Phase::Movement {
@@ -446,9 +465,44 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             },
         );
     }
+    // Two opposing units never hold WA over one hexside (B9.321): a holder whose hexsides
+    // changed under it (continuing in Bypass onto a hexside the enemy holds) loses it.
+    let overlapping: Vec<(UnitId, UnitId)> = game
+        .units
+        .values()
+        .filter(|u| u.wall_advantage && !u.eliminated)
+        .filter(|u| {
+            before
+                .units
+                .get(&u.id)
+                .is_none_or(|b| wa_hexsides(before, b) != wa_hexsides(&game, u))
+        })
+        .filter_map(|u| {
+            deniers(&game, u)
+                .first()
+                .map(|d| (u.id.clone(), d.id.clone()))
+        })
+        .collect();
+    for (id, holder) in overlapping {
+        push(
+            &mut game,
+            Event::WallAdvantageForfeited {
+                units: vec![id],
+                why: WaLoss::Ineligible {
+                    rule: "B9.321".into(),
+                    why: format!("its hexsides now include one over which `{holder}` holds WA"),
+                },
+            },
+        );
+    }
     if game.wa_chance.is_some() || game.attack.is_some() {
         return events;
     }
+    // An attack just resolved: a holder it broke or eliminated lost WA while the attack was
+    // pending, when no chance could be offered (B9.322); the enemy's chance comes now, judged
+    // against the holders as they stood when the attack was declared.
+    let reference = attack_reference(before);
+    let before = &reference;
 
     // Units that must hold WA take it the moment they can (B9.323) — movers last.
     grant_mandatory(&mut game, &mut push, |id| !movers.contains(id));
@@ -470,10 +524,10 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             .collect()
     };
     for side in [game.acting().opponent(), game.acting()] {
-        if claim_moment(&game, side).is_some() {
-            continue;
-        }
-        let units = freed(side);
+        let units: Vec<UnitId> = freed(side)
+            .into_iter()
+            .filter(|id| !may_claim_now(&game, &game.units[id]))
+            .collect();
         if !units.is_empty() {
             push(&mut game, Event::WallAdvantageChanceOffered { side, units });
             return events;
@@ -481,6 +535,22 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
     }
     grant_mandatory(&mut game, &mut push, |_| true);
     events
+}
+
+/// The position a chance to claim is judged against (B9.322): `before` itself, or, when an
+/// attack is pending in it, `before` with the WA holders of the attack's declaration restored.
+fn attack_reference(before: &Game) -> std::borrow::Cow<'_, Game> {
+    let Some(attack) = &before.attack else {
+        return std::borrow::Cow::Borrowed(before);
+    };
+    let mut reference = before.clone();
+    for id in &attack.wa_holders {
+        if let Some(unit) = reference.units.get_mut(id) {
+            unit.wall_advantage = true;
+            unit.eliminated = false;
+        }
+    }
+    std::borrow::Cow::Owned(reference)
 }
 
 /// Grants mandatory WA (B9.323) to every unit `include` admits that can take it, in id order,
@@ -523,8 +593,9 @@ impl Scenario {
     /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
     /// the board never imports the rules.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let scenario = Scenario::read_toml(text)?;
+        let mut scenario = Scenario::read_toml(text)?;
         check_setup(&scenario)?;
+        settle_setup(&mut scenario)?;
         Ok(scenario)
     }
 }
@@ -553,6 +624,46 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
                     spec.id, other.id
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Settles the starting position like any other (B9.322's first moment, B9.323): every unit
+/// that must hold WA and can takes it at setup, so the first command meets a settled position.
+/// Two opposing units that would both have to take it over a shared hexside are ambiguous —
+/// which side set up first decides, and the file does not say — so the scenario must give one
+/// of them `wall_advantage = true`.
+pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
+    let mut game = Game::new(scenario.clone());
+    let takers: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|u| is_mandatory(&game, u) && could_hold(&game, u))
+        .map(|u| u.id.clone())
+        .collect();
+    for (i, a) in takers.iter().enumerate() {
+        let mine: BTreeSet<Hexside> = wa_hexsides(&game, &game.units[a]).into_iter().collect();
+        for b in &takers[i + 1..] {
+            let other = &game.units[b];
+            let shared = other.side != game.units[a].side
+                && wa_hexsides(&game, other).iter().any(|s| mine.contains(s));
+            if shared {
+                return Err(refuse(
+                    format!("units.{a}.wall_advantage"),
+                    format!(
+                        "`{a}` and `{b}` both must hold WA at setup (B9.323) over a shared hexside, and only one may (B9.321); give the one that claims it `wall_advantage = true`"
+                    ),
+                ));
+            }
+        }
+    }
+    for id in takers {
+        if let Some(unit) = game.units.get_mut(&id) {
+            unit.wall_advantage = true;
+        }
+        if let Some(spec) = scenario.units.get_mut(&id) {
+            spec.wall_advantage = true;
         }
     }
     Ok(())
@@ -600,5 +711,29 @@ hex = "1C2"
         let e = Scenario::from_toml(&nowhere).unwrap_err();
         assert_eq!(e.field, "units.g.wall_advantage");
         assert!(e.reason.contains("B9.32"), "{e}");
+    }
+
+    /// B9.323 at setup: a unit that must hold WA holds it from the start; two opposing units
+    /// that both must, over one hexside, are refused until the file says which holds it.
+    #[test]
+    fn setup_settles_mandatory_wall_advantage() {
+        let unflagged = TWO_SIDES.replacen("wall_advantage = true\n", "", 1);
+        let e = Scenario::from_toml(&unflagged).unwrap_err();
+        assert!(
+            e.reason.contains("B9.323") && e.reason.contains("`r`"),
+            "{e}"
+        );
+        let one = Scenario::from_toml(TWO_SIDES).unwrap();
+        assert!(one.units["g"].wall_advantage && !one.units["r"].wall_advantage);
+        let woods = unflagged.replacen(
+            "to = \"1D4\"\nterrain = \"open_ground\"",
+            "to = \"1D4\"\nterrain = \"woods\"",
+            1,
+        );
+        let none = Scenario::from_toml(&woods).unwrap();
+        assert!(
+            !none.units["g"].wall_advantage,
+            "woods give +1: WA is a choice"
+        );
     }
 }
