@@ -63,6 +63,13 @@ pub struct Unit {
     pub wa_blocked: bool,
     /// Beneath its hex, in a sewer or a tunnel (B8); `None` above ground.
     pub underground: Option<Underground>,
+    /// Its place among its hex's fortifications, and Column/Convoy status (B9.32).
+    #[serde(default)]
+    pub placement: crate::board::scenario::Placement,
+    /// Paid the shellholes' own cost to enter its hex this MPh, so it has their +1 even
+    /// against Defensive First Fire (B2); a unit that paid Open Ground cost has not.
+    #[serde(default)]
+    pub shellhole_cover: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -207,6 +214,8 @@ impl Unit {
             wall_advantage: spec.wall_advantage,
             wa_blocked: false,
             underground: None,
+            placement: spec.placement,
+            shellhole_cover: false,
         }
     }
 

@@ -40,9 +40,17 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
         .as_ref()
         .and_then(|b| b.along.last().copied())
         .and_then(|far| hex.hexside(far));
+    // On a bridge a unit may hold WA over a Roadblock only (B9.32 EXC).
+    let on_bridge = unit.placement.on_bridge;
     hex.hexsides()
         .into_iter()
-        .filter(|s| game.scenario.hexside_feature(*s).is_some())
+        .filter(|s| {
+            if on_bridge {
+                game.scenario.hexside_spec(*s).is_some_and(|h| h.roadblock)
+            } else {
+                game.scenario.hexside_feature(*s).is_some()
+            }
+        })
         .filter(|s| wall_level(game, *s) == level)
         .filter(|s| straddled.is_none_or(|st| *s == st || st.is_contiguous_in(*s, hex)))
         .collect()
@@ -85,6 +93,9 @@ pub fn eligibility(
             "it is hidden; a HIP unit must be placed on board to claim WA".into(),
         ));
     }
+    if let Some(why) = super::fortification::wa_exclusion(game, unit) {
+        return Err(("B9.32", why));
+    }
     if unit.kind == UnitKind::Vehicle {
         let terrain = game.scenario.hexes.get(&unit.hex).map(|s| s.terrain);
         let exempt = matches!(terrain, Some(Terrain::CactusPatch | Terrain::OliveGrove));
@@ -123,6 +134,12 @@ pub fn eligibility(
             .hexsides()
             .into_iter()
             .any(|s| game.scenario.hexside_feature(s).is_some());
+        if unit.placement.on_bridge {
+            return Err((
+                "B9.32",
+                "it is on a bridge, where WA is held over a Roadblock only".into(),
+            ));
+        }
         return Err(if any_wall && unit.bypass.is_none() {
             (
                 "B9.35",
