@@ -1044,6 +1044,34 @@ hex = "1B2"
         assert!(e.reason.contains("B8.6"), "{e}");
     }
 
+    /// B9.32's fortifications: a unit's place must exist in its hex, terrain limits where
+    /// they go (B3–B7, B17), and a Roadblock is modelled only at a bridge.
+    #[test]
+    fn fortifications_checked() {
+        let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1B2\"\nentrenched = true"));
+        assert_eq!(e.field, "units[0].entrenched");
+        let foxhole = format!(
+            "{MINIMAL}\n[[hexes]]\nhex = \"1A1\"\nterrain = \"runway\"\nfortifications = [\"foxhole\"]\n"
+        );
+        let e = refused(&foxhole);
+        assert!(e.reason.contains("B7"), "{e}");
+        let roadblock =
+            format!("{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1A2\"\nroadblock = true\n");
+        let e = refused(&roadblock);
+        assert!(e.reason.contains("not modelled"), "{e}");
+        let fine = format!(
+            "{MINIMAL}\n[[hexes]]\nhex = \"1B2\"\nterrain = \"open_ground\"\nfortifications = [\"foxhole\"]\n"
+        )
+        .replace("hex = \"1B2\"\n\"", "");
+        let s = Scenario::read_toml(&fine.replacen(
+            "hex = \"1B2\"\n",
+            "hex = \"1B2\"\nentrenched = true\n",
+            1,
+        ))
+        .unwrap();
+        assert!(s.units["g1"].placement.entrenched);
+    }
+
     #[test]
     fn bocage_ssr_turns_hedges_into_bocage() {
         let text = format!(
