@@ -103,6 +103,9 @@ pub enum Check {
     NoWa(UnitId),
     /// `chance=russian` — that side is being asked whether to claim WA; `chance=none`: nobody.
     Chance(Option<Side>),
+    /// `challenge=russian` — that side must show a real WA holder or forfeit (B9.324);
+    /// `challenge=none`: no challenge waits.
+    Challenge(Option<Side>),
     /// `below=467a:sewer|tunnel|none` — where the unit is below ground.
     Below(UnitId, String),
     /// `lost=467a:true` — the unit's sewer stack is lost.
@@ -318,6 +321,8 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         ),
         "chance" if value == "none" => Check::Chance(None),
         "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
+        "challenge" if value == "none" => Check::Challenge(None),
+        "challenge" => Check::Challenge(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
     })
 }
@@ -401,6 +406,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units")),
         "decline-wa" if args.is_empty() => Ok(Command::DeclineWallAdvantage),
         "decline-wa" => Err("`decline-wa` takes nothing".into()),
+        "show-wa" => match args {
+            [unit] => Ok(Command::ShowForWallAdvantage { unit: unit.clone() }),
+            _ => Err("`show-wa` takes one unit: show-wa 447b".into()),
+        },
         "attack" => {
             let (into_sewer, args) = match args.split_last() {
                 Some((last, rest)) if last == "sewer" => (true, rest),
@@ -515,7 +524,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
         )),
     }
 }
@@ -816,6 +825,13 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             expect(
                 now == *side,
                 format!("the WA chance is for {now:?}, not {side:?}"),
+            )
+        }
+        Check::Challenge(side) => {
+            let now = game.wa_challenge.as_ref().map(|c| c.side);
+            expect(
+                now == *side,
+                format!("the WA challenge waits for {now:?}, not {side:?}"),
             )
         }
     }

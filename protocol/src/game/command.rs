@@ -89,6 +89,9 @@ pub enum Command {
     ConsentToUndo,
     /// Refuse the undo the opponent has just asked for.
     DeclineUndo,
+    /// Answer a challenge to a concealed stack's WA (B9.324) by showing this unit, a real one,
+    /// for a moment; the other answer is to forfeit (`ForfeitWallAdvantage`).
+    ShowForWallAdvantage { unit: UnitId },
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).

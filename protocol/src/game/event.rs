@@ -243,6 +243,15 @@ pub enum Event {
         to: u64,
         restored: Box<crate::game::Game>,
     },
+    /// A claim (or a unit that must hold WA) met enemy holders that are all concealed or
+    /// dummies: their side must show a real unit among `holders` or forfeit (B9.324), and play
+    /// waits for its answer. `how` is the moment of the claim, which stands if they forfeit.
+    WallAdvantageChallenged {
+        side: Side,
+        holders: Vec<UnitId>,
+        claimants: Vec<UnitId>,
+        how: WaClaim,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -293,6 +302,8 @@ pub enum WaLoss {
     Ineligible { rule: String, why: String },
     /// A dummy stack cannot keep WA from a real enemy unit (B9.324).
     DummyChallenged,
+    /// Challenged, its owner chose to forfeit rather than show a real unit (B9.324).
+    ChallengeForfeited,
 }
 
 impl WaLoss {
@@ -302,6 +313,9 @@ impl WaLoss {
             WaLoss::Moved => "lost on starting to enter a new Location (B9.41)".into(),
             WaLoss::ExitFailed => "lost in a failed attempt to leave (B9.41)".into(),
             WaLoss::Ineligible { rule, why } => format!("lost: {why} ({rule})"),
+            WaLoss::ChallengeForfeited => {
+                "forfeited when challenged rather than showing a real unit (B9.324)".into()
+            }
             WaLoss::DummyChallenged => {
                 "lost: a dummy stack cannot keep WA from a real unit (B9.324)".into()
             }
@@ -397,6 +411,7 @@ impl Event {
             Event::UndoRequested { .. } => "UndoRequested",
             Event::UndoDeclined { .. } => "UndoDeclined",
             Event::EventsUndone { .. } => "EventsUndone",
+            Event::WallAdvantageChallenged { .. } => "WallAdvantageChallenged",
         }
     }
 
@@ -425,6 +440,9 @@ impl Event {
             | Event::WallAdvantageChanceOffered { units, .. }
             | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::WallAdvantageChallenged {
+                holders, claimants, ..
+            } => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. } => vec![unit],

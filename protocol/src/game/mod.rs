@@ -163,6 +163,16 @@ pub struct WaChance {
     pub units: Vec<UnitId>,
 }
 
+/// Enemy WA holders, all concealed or dummies, challenged by a claim (B9.324): `side` must
+/// show a real one or forfeit, and the claim of `claimants` at moment `how` then stands or fails.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaChallenge {
+    pub side: Side,
+    pub holders: Vec<UnitId>,
+    pub claimants: Vec<UnitId>,
+    pub how: crate::game::event::WaClaim,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
@@ -253,6 +263,13 @@ pub struct Game {
     pub attack: Option<DeclaredAttack>,
     /// A lost sewer stack waiting for the DEFENDER's choice (B8.41).
     pub sewer_designation: Option<SewerDesignation>,
+    /// A challenge to concealed WA holders waiting for their side's answer (B9.324).
+    #[serde(default)]
+    pub wa_challenge: Option<WaChallenge>,
+    /// Concealed units shown to the opponent as real (B9.324): he knows them for real units
+    /// from then on, so they are not challenged again.
+    #[serde(default)]
+    pub wa_shown: BTreeSet<UnitId>,
     /// Tunnels as they stand; the opponent's are projected away until revealed.
     pub tunnels: Vec<TunnelState>,
     /// Road Manholes the ATTACKER declared out of Known enemy LOS (or Hindered ≥ +2) this MPh,
@@ -330,6 +347,8 @@ impl Game {
             wa_chance: None,
             attack: None,
             sewer_designation: None,
+            wa_challenge: None,
+            wa_shown: BTreeSet::new(),
             tunnels,
             unseen_manholes: BTreeSet::new(),
             dice_drawn: 0,
@@ -659,17 +678,39 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.wa_chance = None;
             }
         }
-        Event::WallAdvantageForfeited { units, .. } => {
+        Event::WallAdvantageForfeited { units, why } => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.wall_advantage = false;
                 }
             }
+            if *why == crate::game::event::WaLoss::ChallengeForfeited {
+                game.wa_challenge = None;
+            }
         }
-        Event::WallAdvantageDenied { .. } | Event::WallAdvantageChanceDeclined { .. } => {
+        Event::WallAdvantageDenied { .. } => {
+            game.wa_chance = None;
+            game.wa_challenge = None;
+        }
+        Event::WallAdvantageChanceDeclined { .. } => {
             game.wa_chance = None;
         }
-        Event::UnitsMomentarilyRevealed { .. } => {}
+        Event::UnitsMomentarilyRevealed { units } => {
+            game.wa_shown.extend(units.iter().cloned());
+        }
+        Event::WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } => {
+            game.wa_challenge = Some(WaChallenge {
+                side: *side,
+                holders: holders.clone(),
+                claimants: claimants.clone(),
+                how: *how,
+            });
+        }
         Event::WallAdvantageChanceOffered { side, units } => {
             game.wa_chance = Some(WaChance {
                 side: *side,

@@ -100,6 +100,18 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             name(*side),
             units.join("+")
         ),
+        Event::WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } => format!(
+            "{} challenged for {} claiming Wall Advantage {}: show a real unit among {} or forfeit (B9.324); waiting for its answer",
+            name(*side),
+            claimants.join("+"),
+            how.describe(),
+            holders.join("+")
+        ),
         Event::WallAdvantageChanceDeclined { side } => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }

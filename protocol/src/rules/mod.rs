@@ -72,6 +72,24 @@ pub fn decide(
             ));
         }
     }
+    if let Some(challenge) = &game.wa_challenge {
+        let answers = challenge.side == by
+            && matches!(
+                command,
+                Command::ShowForWallAdvantage { .. } | Command::ForfeitWallAdvantage { .. }
+            );
+        if !answers {
+            return Err(RuleViolation::new(
+                "B9.324",
+                ViolationKind::WrongSide,
+                format!(
+                    "the {} must show a real unit among {} or forfeit their WA; play goes on once it answers",
+                    game.side_name(challenge.side),
+                    challenge.holders.join(", ")
+                ),
+            ));
+        }
+    }
     let events = match command {
         Command::Done => done::decide(game, by, dice),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
@@ -84,6 +102,7 @@ pub fn decide(
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
         Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
+        Command::ShowForWallAdvantage { unit } => wall_advantage::show(game, by, unit),
         Command::DeclareAttack {
             firers,
             target,

@@ -336,10 +336,7 @@ fn resolve_claim(
     if holders.is_empty() {
         return Ok(claimed);
     }
-    if let Some(known) = holders
-        .iter()
-        .find(|h| h.kind != UnitKind::Dummy && !h.concealed)
-    {
+    if let Some(known) = holders.iter().find(|h| known_real(game, h)) {
         return Err(RuleViolation::new(
             "B9.321",
             ViolationKind::Terrain,
@@ -358,27 +355,93 @@ fn resolve_claim(
         ));
     };
     let mut events = vec![];
-    if units.iter().all(|u| u.concealed) {
+    if !units.iter().any(|u| known_real(game, u)) {
         events.push(Event::UnitsMomentarilyRevealed {
             units: vec![real_claimant.id.clone()],
         });
     }
-    if let Some(real_holder) = holders.iter().find(|h| h.kind != UnitKind::Dummy) {
-        events.push(Event::UnitsMomentarilyRevealed {
-            units: vec![real_holder.id.clone()],
-        });
-        events.push(Event::WallAdvantageDenied {
-            units: ids.to_vec(),
-            by: real_holder.id.clone(),
-        });
-        return Ok(events);
-    }
-    events.push(Event::WallAdvantageForfeited {
-        units: holders.iter().map(|h| h.id.clone()).collect(),
-        why: WaLoss::DummyChallenged,
+    events.push(Event::WallAdvantageChallenged {
+        side: holders[0].side,
+        holders: holders.iter().map(|h| h.id.clone()).collect(),
+        claimants: ids.to_vec(),
+        how,
     });
-    events.extend(claimed);
     Ok(events)
+}
+
+/// Whether the enemy knows `unit` for a real unit: not a dummy, and either not concealed or
+/// shown for WA before (B9.324).
+fn known_real(game: &Game, unit: &Unit) -> bool {
+    unit.kind != UnitKind::Dummy && (!unit.concealed || game.wa_shown.contains(&unit.id))
+}
+
+/// `ShowForWallAdvantage`: the challenged side shows a real holder; the claim fails (B9.324).
+pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation> {
+    let Some(challenge) = game.wa_challenge.as_ref().filter(|c| c.side == by) else {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::WrongPhase,
+            "no challenge to this side's WA is waiting for an answer",
+        ));
+    };
+    let unit = own_unit(game, by, id)?;
+    if !challenge.holders.contains(id) {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "`{id}` is not one of the challenged holders ({})",
+                challenge.holders.join(", ")
+            ),
+        ));
+    }
+    if unit.kind == UnitKind::Dummy {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "`{id}` is a dummy and cannot be shown as a real unit; show another or forfeit"
+            ),
+        ));
+    }
+    Ok(vec![
+        Event::UnitsMomentarilyRevealed {
+            units: vec![id.clone()],
+        },
+        Event::WallAdvantageDenied {
+            units: challenge.claimants.clone(),
+            by: id.clone(),
+        },
+    ])
+}
+
+/// The other answer to a challenge: the holders forfeit, and the claim stands (B9.324).
+fn forfeit_challenged(
+    challenge: &crate::game::WaChallenge,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    let named: BTreeSet<&UnitId> = ids.iter().collect();
+    let holders: BTreeSet<&UnitId> = challenge.holders.iter().collect();
+    if named != holders {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "answering the challenge, forfeit for all the challenged holders at once: {}",
+                challenge.holders.join(", ")
+            ),
+        ));
+    }
+    Ok(vec![
+        Event::WallAdvantageForfeited {
+            units: challenge.holders.clone(),
+            why: WaLoss::ChallengeForfeited,
+        },
+        Event::WallAdvantageClaimed {
+            units: challenge.claimants.clone(),
+            how: challenge.how,
+        },
+    ])
 }
 
 /// A claim made as a hidden unit is placed on board (B9.322's fourth moment); `game` already
@@ -400,6 +463,9 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
             ViolationKind::UnknownUnit,
             "name at least one unit to forfeit WA",
         ));
+    }
+    if let Some(challenge) = game.wa_challenge.as_ref().filter(|c| c.side == by) {
+        return forfeit_challenged(challenge, ids);
     }
     for id in ids {
         let unit = own_unit(game, by, id)?;
@@ -512,7 +578,7 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             },
         );
     }
-    if game.wa_chance.is_some() || game.attack.is_some() {
+    if game.wa_chance.is_some() || game.attack.is_some() || game.wa_challenge.is_some() {
         return events;
     }
     // An attack just resolved: a holder it broke or eliminated lost WA while the attack was
@@ -522,7 +588,9 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
     let before = &reference;
 
     // Units that must hold WA take it the moment they can (B9.323) — movers last.
-    grant_mandatory(&mut game, &mut push, |id| !movers.contains(id));
+    if grant_mandatory(&mut game, &mut push, |id| !movers.contains(id)) {
+        return events;
+    }
 
     // Units whose every enemy WA holder is gone may claim now (B9.322); a side that could
     // not claim at this moment anyway is asked before play goes on.
@@ -571,28 +639,28 @@ fn attack_reference(before: &Game) -> std::borrow::Cow<'_, Game> {
 }
 
 /// Grants mandatory WA (B9.323) to every unit `include` admits that can take it, in id order,
-/// one at a time, so an earlier grant denies a later conflicting one.
+/// one at a time, so an earlier grant denies a later conflicting one. A unit kept from it only
+/// by enemy holders that are all concealed or dummies challenges them (B9.324) — the engine
+/// never decides for their owner whether to show a unit — and the grants stop there until
+/// the challenge is answered; `true` when that happened.
 fn grant_mandatory(
     game: &mut Game,
     push: &mut impl FnMut(&mut Game, Event),
     include: impl Fn(&UnitId) -> bool,
-) {
+) -> bool {
     let ids: Vec<UnitId> = game.units.keys().cloned().collect();
     for id in ids {
         let unit = &game.units[&id];
         // Mandatory WA is no voluntary claim, so pins do not stop it (B9.322, B9.323).
-        let takes = include(&id) && is_mandatory(game, unit) && could_hold(game, unit);
-        if takes {
-            let dummies: Vec<UnitId> = deniers(game, unit).iter().map(|d| d.id.clone()).collect();
-            if !dummies.is_empty() {
-                push(
-                    game,
-                    Event::WallAdvantageForfeited {
-                        units: dummies,
-                        why: WaLoss::DummyChallenged,
-                    },
-                );
-            }
+        let must = include(&id)
+            && !unit.wall_advantage
+            && is_mandatory(game, unit)
+            && eligibility(game, unit, &[]).is_ok();
+        if !must {
+            continue;
+        }
+        let holders = deniers(game, unit);
+        if holders.is_empty() {
             push(
                 game,
                 Event::WallAdvantageClaimed {
@@ -600,8 +668,29 @@ fn grant_mandatory(
                     how: WaClaim::Mandatory,
                 },
             );
+            continue;
         }
+        if unit.kind == UnitKind::Dummy || holders.iter().any(|h| known_real(game, h)) {
+            continue;
+        }
+        let mut events = vec![];
+        if !known_real(game, unit) {
+            events.push(Event::UnitsMomentarilyRevealed {
+                units: vec![id.clone()],
+            });
+        }
+        events.push(Event::WallAdvantageChallenged {
+            side: holders[0].side,
+            holders: holders.iter().map(|h| h.id.clone()).collect(),
+            claimants: vec![id],
+            how: WaClaim::Mandatory,
+        });
+        for event in events {
+            push(game, event);
+        }
+        return true;
     }
+    false
 }
 
 impl Scenario {
