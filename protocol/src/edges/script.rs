@@ -103,6 +103,9 @@ pub enum Check {
     NoWa(UnitId),
     /// `chance=russian` — that side is being asked whether to claim WA; `chance=none`: nobody.
     Chance(Option<Side>),
+    /// `hip=russian` — that side may place a hidden unit and claim WA before the enemy's
+    /// claim is settled (B9.324); `hip=none`: no such moment waits.
+    Hip(Option<Side>),
     /// `challenge=russian` — that side must show a real WA holder or forfeit (B9.324);
     /// `challenge=none`: no challenge waits.
     Challenge(Option<Side>),
@@ -321,6 +324,8 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         ),
         "chance" if value == "none" => Check::Chance(None),
         "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
+        "hip" if value == "none" => Check::Hip(None),
+        "hip" => Check::Hip(Some(parse_side(scenario, value)?)),
         "challenge" if value == "none" => Check::Challenge(None),
         "challenge" => Check::Challenge(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
@@ -825,6 +830,13 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             expect(
                 now == *side,
                 format!("the WA chance is for {now:?}, not {side:?}"),
+            )
+        }
+        Check::Hip(side) => {
+            let now = game.wa_hip_window.as_ref().map(|w| w.side);
+            expect(
+                now == *side,
+                format!("the HIP moment waits for {now:?}, not {side:?}"),
             )
         }
         Check::Challenge(side) => {

@@ -252,6 +252,14 @@ pub enum Event {
         claimants: Vec<UnitId>,
         how: WaClaim,
     },
+    /// Enemy units moved adjacent and attempt to claim WA while `side` still has hidden
+    /// units: before their claim is settled, `side` may place a hidden unit on board and claim
+    /// WA first (B9.324), or let the moment pass; play waits for its answer.
+    WallAdvantageHipWindowOffered {
+        side: Side,
+        claimants: Vec<UnitId>,
+        how: WaClaim,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -412,6 +420,7 @@ impl Event {
             Event::UndoDeclined { .. } => "UndoDeclined",
             Event::EventsUndone { .. } => "EventsUndone",
             Event::WallAdvantageChallenged { .. } => "WallAdvantageChallenged",
+            Event::WallAdvantageHipWindowOffered { .. } => "WallAdvantageHipWindowOffered",
         }
     }
 
@@ -438,6 +447,9 @@ impl Event {
             | Event::WallAdvantageDenied { units, .. }
             | Event::UnitsMomentarilyRevealed { units }
             | Event::WallAdvantageChanceOffered { units, .. }
+            | Event::WallAdvantageHipWindowOffered {
+                claimants: units, ..
+            }
             | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WallAdvantageChallenged {

@@ -173,6 +173,15 @@ pub struct WaChallenge {
     pub how: crate::game::event::WaClaim,
 }
 
+/// The moment B9.324 gives a HIP unit's owner: enemy `claimants` moved adjacent and attempt to
+/// claim WA at moment `how`; `side` may place a hidden unit and claim first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaHipWindow {
+    pub side: Side,
+    pub claimants: Vec<UnitId>,
+    pub how: crate::game::event::WaClaim,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
@@ -263,6 +272,10 @@ pub struct Game {
     pub attack: Option<DeclaredAttack>,
     /// A lost sewer stack waiting for the DEFENDER's choice (B8.41).
     pub sewer_designation: Option<SewerDesignation>,
+    /// Movers' WA claim waiting while the enemy may place a hidden unit and claim first
+    /// (B9.324).
+    #[serde(default)]
+    pub wa_hip_window: Option<WaHipWindow>,
     /// A challenge to concealed WA holders waiting for their side's answer (B9.324).
     #[serde(default)]
     pub wa_challenge: Option<WaChallenge>,
@@ -348,6 +361,7 @@ impl Game {
             attack: None,
             sewer_designation: None,
             wa_challenge: None,
+            wa_hip_window: None,
             wa_shown: BTreeSet::new(),
             tunnels,
             unseen_manholes: BTreeSet::new(),
@@ -692,8 +706,22 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.wa_chance = None;
             game.wa_challenge = None;
         }
-        Event::WallAdvantageChanceDeclined { .. } => {
+        Event::WallAdvantageChanceDeclined { side } => {
             game.wa_chance = None;
+            if game.wa_hip_window.as_ref().is_some_and(|w| w.side == *side) {
+                game.wa_hip_window = None;
+            }
+        }
+        Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } => {
+            game.wa_hip_window = Some(WaHipWindow {
+                side: *side,
+                claimants: claimants.clone(),
+                how: *how,
+            });
         }
         Event::UnitsMomentarilyRevealed { units } => {
             game.wa_shown.extend(units.iter().cloned());
@@ -735,6 +763,14 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::AttackResolved { .. } => game.attack = None,
         Event::HiddenUnitPlaced { unit, weapons } => {
+            // Placing a hidden unit answers a HIP window of its side (B9.324).
+            if game
+                .wa_hip_window
+                .as_ref()
+                .is_some_and(|w| w.side == unit.side)
+            {
+                game.wa_hip_window = None;
+            }
             game.units.insert(unit.id.clone(), (**unit).clone());
             for w in weapons {
                 game.weapons.insert(w.id.clone(), w.clone());

@@ -112,6 +112,16 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             how.describe(),
             holders.join("+")
         ),
+        Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } => format!(
+            "{} attempt to claim Wall Advantage {}; the {} may first place a hidden unit and claim it (B9.324); waiting for its answer",
+            claimants.join("+"),
+            how.describe(),
+            name(*side)
+        ),
         Event::WallAdvantageChanceDeclined { side } => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }

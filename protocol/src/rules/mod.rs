@@ -55,10 +55,13 @@ pub fn decide(
         }
     }
     if let Some(chance) = &game.wa_chance {
+        // A HIP unit may be placed at any time (B9.324), this moment included.
         let answers = chance.side == by
             && matches!(
                 command,
-                Command::ClaimWallAdvantage { .. } | Command::DeclineWallAdvantage
+                Command::ClaimWallAdvantage { .. }
+                    | Command::DeclineWallAdvantage
+                    | Command::PlaceHidden { .. }
             );
         if !answers {
             return Err(RuleViolation::new(
@@ -68,6 +71,24 @@ pub fn decide(
                     "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
                     game.side_name(chance.side),
                     chance.units.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(window) = &game.wa_hip_window {
+        let answers = window.side == by
+            && matches!(
+                command,
+                Command::PlaceHidden { .. } | Command::DeclineWallAdvantage
+            );
+        if !answers {
+            return Err(RuleViolation::new(
+                "B9.324",
+                ViolationKind::WrongSide,
+                format!(
+                    "{} attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers",
+                    window.claimants.join(", "),
+                    game.side_name(window.side)
                 ),
             ));
         }

@@ -251,7 +251,64 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
         .map(|id| own_unit(game, by, id))
         .collect::<Result<Vec<&Unit>, _>>()?;
     check_claimable(game, &units, ids, how)?;
+    if let Some(side) = hip_window_for(game, &units, how) {
+        return Ok(vec![Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants: ids.to_vec(),
+            how,
+        }]);
+    }
     resolve_claim(game, &units, ids, how)
+}
+
+/// The side to offer B9.324's HIP moment before `units` claim WA at moment `how`, if any:
+/// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy
+/// still has hidden units. Which hidden units, and where, is not asked — asking only when one
+/// is adjacent would tell the mover it is there — so the enemy is asked whenever he has any.
+fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
+    let unit = units.first()?;
+    let enemy = unit.side.opponent();
+    let moving = game.clock.phase() == Phase::Movement
+        && units.iter().all(|u| {
+            game.movement.moving_stack.contains(&u.id) && !game.movement.finished.contains(&u.id)
+        });
+    let hip = game
+        .units
+        .values()
+        .any(|u| u.side == enemy && u.hidden && !u.eliminated);
+    (moving && hip && matches!(how, WaClaim::OwnMovement | WaClaim::Mandatory)).then_some(enemy)
+}
+
+/// The claim a HIP window held up, once its side answered (B9.324): a voluntary claim is
+/// decided now against the position after the answer; a mandatory one is granted (or
+/// challenged) by `settle` like any other.
+pub(super) fn after_hip_window(after: &Game, window: &crate::game::WaHipWindow) -> Vec<Event> {
+    if window.how == WaClaim::Mandatory {
+        return vec![];
+    }
+    let units: Vec<&Unit> = window
+        .claimants
+        .iter()
+        .filter_map(|id| after.units.get(id))
+        .filter(|u| !u.eliminated)
+        .collect();
+    if units.len() != window.claimants.len() {
+        return vec![];
+    }
+    let decided = check_claimable(after, &units, &window.claimants, window.how)
+        .and_then(|()| resolve_claim(after, &units, &window.claimants, window.how));
+    match decided {
+        Ok(events) => events,
+        Err(_) => deniers(after, units[0])
+            .first()
+            .map(|d| {
+                vec![Event::WallAdvantageDenied {
+                    units: window.claimants.clone(),
+                    by: d.id.clone(),
+                }]
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// Unit-state and eligibility checks for a voluntary claim, in the documented precedence.
@@ -503,6 +560,14 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
 
 /// `DeclineWallAdvantage`: the side offered a chance lets it pass.
 pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    if let Some(window) = game.wa_hip_window.as_ref().filter(|w| w.side == by) {
+        let passed = Event::WallAdvantageChanceDeclined { side: by };
+        let mut after = game.clone();
+        apply(&mut after, &passed);
+        let mut events = vec![passed];
+        events.extend(after_hip_window(&after, window));
+        return Ok(events);
+    }
     match &game.wa_chance {
         Some(c) if c.side == by => Ok(vec![Event::WallAdvantageChanceDeclined { side: by }]),
         _ => Err(RuleViolation::new(
@@ -578,7 +643,11 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             },
         );
     }
-    if game.wa_chance.is_some() || game.attack.is_some() || game.wa_challenge.is_some() {
+    let waiting = game.wa_chance.is_some()
+        || game.attack.is_some()
+        || game.wa_challenge.is_some()
+        || game.wa_hip_window.is_some();
+    if waiting {
         return events;
     }
     // An attack just resolved: a holder it broke or eliminated lost WA while the attack was
@@ -617,6 +686,27 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             push(&mut game, Event::WallAdvantageChanceOffered { side, units });
             return events;
         }
+    }
+    // Movers that must take WA attempt to claim it: the enemy's HIP moment comes first
+    // (B9.324).
+    let claimants: Vec<&Unit> = movers
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| {
+            !u.wall_advantage && is_mandatory(&game, u) && eligibility(&game, u, &[]).is_ok()
+        })
+        .collect();
+    if let Some(side) = hip_window_for(&game, &claimants, WaClaim::Mandatory) {
+        let claimants = claimants.iter().map(|u| u.id.clone()).collect();
+        push(
+            &mut game,
+            Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants,
+                how: WaClaim::Mandatory,
+            },
+        );
+        return events;
     }
     grant_mandatory(&mut game, &mut push, |_| true);
     events
