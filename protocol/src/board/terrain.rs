@@ -108,6 +108,9 @@ pub struct TerrainRow {
     pub bypassable_obstacle: bool,
     /// Seasonal terrain that counts as Open Ground out of season (B15 Grain: April–September).
     pub in_season_months: Option<(u8, u8)>,
+    /// Terrain whose TEM is bought by paying more than its entry cost: what entering "into
+    /// cover" costs in all (chart B2: shellholes cost 1 MF, or 2 to use their +1).
+    pub cover_cost: Option<Mf>,
 }
 
 const fn row(
@@ -126,6 +129,7 @@ const fn row(
         tem: Tem { direct, indirect },
         bypassable_obstacle: false,
         in_season_months: None,
+        cover_cost: None,
     }
 }
 
@@ -143,7 +147,10 @@ const fn obstacle(mut r: TerrainRow) -> TerrainRow {
 /// handled by the rule that grants them, not here.
 pub const TERRAIN_TABLE: &[TerrainRow] = &[
     row(Terrain::OpenGround, "B1", "Open Ground", mf(2), 0, 0),
-    row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1),
+    TerrainRow {
+        cover_cost: Some(Mf::whole(2)),
+        ..row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1)
+    },
     // Entered across a non-road hexside; along the road it is the road rate (B3).
     row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(4), 0, 0),
     row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(4), 0, 0),

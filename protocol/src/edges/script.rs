@@ -383,6 +383,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             units: args.to_vec(),
         }),
         "double-time" => Err("`double-time` takes one or more units".into()),
+        "take-cover" if !args.is_empty() => Ok(Command::TakeShellholeCover {
+            units: args.to_vec(),
+        }),
+        "take-cover" => Err("`take-cover` takes one or more units".into()),
         "pick-up" | "drop" => match args {
             [unit, weapon] => Ok(if verb == "drop" {
                 Command::Drop {
@@ -529,7 +533,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
+            "unknown command `{verb}` (done, move, bypass, double-time, take-cover, pick-up, drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
         )),
     }
 }

@@ -260,6 +260,12 @@ pub enum Event {
         claimants: Vec<UnitId>,
         how: WaClaim,
     },
+    /// Units paid the rest of the shellholes' cost in their hex: they have the +1 TEM even
+    /// against Defensive First Fire (B2).
+    ShellholeCoverTaken {
+        units: Vec<UnitId>,
+        mf: Vec<MfAccount>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -421,6 +427,7 @@ impl Event {
             Event::EventsUndone { .. } => "EventsUndone",
             Event::WallAdvantageChallenged { .. } => "WallAdvantageChallenged",
             Event::WallAdvantageHipWindowOffered { .. } => "WallAdvantageHipWindowOffered",
+            Event::ShellholeCoverTaken { .. } => "ShellholeCoverTaken",
         }
     }
 
@@ -430,7 +437,8 @@ impl Event {
             Event::UnitMoved { mf, .. }
             | Event::UnitBypassed { mf, .. }
             | Event::UnitEntryBlocked { mf, .. }
-            | Event::DoubleTimeDeclared { mf, .. } => mf,
+            | Event::DoubleTimeDeclared { mf, .. }
+            | Event::ShellholeCoverTaken { mf, .. } => mf,
             Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
             _ => &[],
         }
@@ -450,7 +458,8 @@ impl Event {
             | Event::WallAdvantageHipWindowOffered {
                 claimants: units, ..
             }
-            | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
+            | Event::DoubleTimeDeclared { units, .. }
+            | Event::ShellholeCoverTaken { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WallAdvantageChallenged {
                 holders, claimants, ..

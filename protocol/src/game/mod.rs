@@ -624,6 +624,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *to;
                     unit.bypass = None;
+                    unit.shellhole_cover = false;
                     unit.road_only &= cost.road;
                 }
             }
@@ -642,6 +643,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *hex;
                     unit.road_only = false;
+                    unit.shellhole_cover = false;
                     match &mut unit.bypass {
                         Some(b) if b.hex == *hex => {
                             b.along.extend(along.iter().copied());
@@ -676,6 +678,14 @@ pub fn apply(game: &mut Game, event: &Event) {
                 w.held_by = Some(unit.clone());
             }
             spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+        }
+        Event::ShellholeCoverTaken { units, mf } => {
+            spend(game, units, mf);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.shellhole_cover = true;
+                }
+            }
         }
         Event::WeaponDropped { weapon, .. } => {
             if let Some(w) = game.weapons.get_mut(weapon) {
@@ -1022,6 +1032,7 @@ fn end_movement_phase(game: &mut Game) {
         unit.bypass = None;
         unit.portage_pp = 0;
         unit.wa_blocked = false;
+        unit.shellhole_cover = false;
         if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
             *moved = false;
         }

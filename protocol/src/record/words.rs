@@ -122,6 +122,13 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             how.describe(),
             name(*side)
         ),
+        Event::ShellholeCoverTaken { units, mf } => format!(
+            "{} paid the rest of the shellholes' cost for their +1 TEM (B2){}",
+            units.join("+"),
+            mf.first()
+                .map(|a| format!(", {} MF spent", a.spent))
+                .unwrap_or_default()
+        ),
         Event::WallAdvantageChanceDeclined { side } => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }

@@ -124,6 +124,7 @@ pub fn decide(
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
         Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
         Command::ShowForWallAdvantage { unit } => wall_advantage::show(game, by, unit),
+        Command::TakeShellholeCover { units } => movement::decide_shellhole_cover(game, by, units),
         Command::DeclareAttack {
             firers,
             target,
