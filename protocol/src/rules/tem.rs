@@ -270,7 +270,9 @@ pub fn query(
             ));
             continue;
         }
-        if !target.wall_advantage
+        // A DC thrown across the wall gives its TEM whatever the WA (B9.3 EXC, below).
+        if fire != Fire::DemolitionCharge
+            && !target.wall_advantage
             && firer.wall_advantage
             && wa_hexsides(game, firer).contains(&side)
         {

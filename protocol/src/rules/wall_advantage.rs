@@ -835,7 +835,9 @@ pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
     let takers: Vec<UnitId> = game
         .units
         .values()
-        .filter(|u| is_mandatory(&game, u) && could_hold(&game, u))
+        // A holder set up as a dummy keeps its WA here: only a challenge in play (B9.324)
+        // could take it, so the unit beside it waits for one.
+        .filter(|u| is_mandatory(&game, u) && could_hold(&game, u) && deniers(&game, u).is_empty())
         .map(|u| u.id.clone())
         .collect();
     for (i, a) in takers.iter().enumerate() {
