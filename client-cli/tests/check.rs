@@ -42,7 +42,7 @@ fn the_b9_4_example_passes_with_a_readable_trace() {
         "{text}"
     );
     assert!(
-        text.ends_with("10 lines, 9 accepted, 1 refused, 0 expectation failures\n"),
+        text.ends_with("11 lines, 10 accepted, 1 refused, 0 expectation failures\n"),
         "{text}"
     );
 }
@@ -56,11 +56,11 @@ fn json_is_one_object_per_line_then_the_counts() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 11);
+    assert_eq!(lines.len(), 12);
     assert_eq!(lines[5]["line"], 12);
     assert_eq!(lines[5]["events"][1]["unit_moved"]["to"], "55I8");
-    assert_eq!(lines[10]["expectation_failures"], 0);
-    assert_eq!(lines[10]["lines"], 10);
+    assert_eq!(lines[11]["expectation_failures"], 0);
+    assert_eq!(lines[11]["lines"], 11);
 }
 
 #[test]
@@ -104,8 +104,8 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
     assert_eq!(
         failure.to_string(),
         format!(
-            "{}:2: unknown command `fly` (done, move, bypass, double-time, pick-up, drop, \
-             claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, \
+            "{}:2: unknown command `fly` (done, move, bypass, double-time, take-cover, pick-up, \
+             drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, place, sewer-move, \
              designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, \
              accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, concede, \
              propose-end, accept-end)",

@@ -25,6 +25,7 @@ enum Draw {
     ClaimWa(Side, usize),
     ForfeitWa(Side, usize),
     DeclineWa(Side),
+    ShowWa(Side, usize),
 }
 
 fn draw() -> impl Strategy<Value = Draw> {
@@ -42,7 +43,8 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (side.clone(), 0usize..4, outcome).prop_map(|(s, u, o)| Draw::Adjudicate(s, u, o)),
         2 => (side.clone(), 0usize..4).prop_map(|(s, u)| Draw::ClaimWa(s, u)),
         1 => (side.clone(), 0usize..4).prop_map(|(s, u)| Draw::ForfeitWa(s, u)),
-        2 => side.prop_map(Draw::DeclineWa),
+        2 => side.clone().prop_map(Draw::DeclineWa),
+        1 => (side, 0usize..4).prop_map(|(s, u)| Draw::ShowWa(s, u)),
     ]
 }
 
@@ -70,6 +72,12 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
             },
         ),
         Draw::DeclineWa(side) => (*side, Command::DeclineWallAdvantage),
+        Draw::ShowWa(side, unit) => (
+            *side,
+            Command::ShowForWallAdvantage {
+                unit: ids[*unit].clone(),
+            },
+        ),
         Draw::Adjudicate(side, unit, outcome) => (
             *side,
             Command::Adjudicate {
@@ -153,9 +161,10 @@ proptest! {
     fn done_accepted_iff_its_sides_turn(draws in prop::collection::vec(draw(), 0..80), side in prop_oneof![Just(Side::A), Just(Side::B)]) {
         let (game, _) = play(&draws);
         let accepted = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).is_ok();
-        // Done is refused while a WA chance or a declared attack waits, and (A4.32) while a
-        // unit of the side is in Bypass; none of those arise in these draws but the WA chance.
-        let waiting = game.wa_chance.is_some() || game.attack.is_some();
+        // Done is refused while a WA chance, a WA challenge (B9.324) or a declared attack
+        // waits, and (A4.32) while a unit of the side is in Bypass; of those only the WA
+        // chance and challenge arise in these draws.
+        let waiting = game.wa_chance.is_some() || game.attack.is_some() || game.wa_challenge.is_some();
         prop_assert_eq!(accepted, !game.over && !waiting && game.acting() == side);
     }
 

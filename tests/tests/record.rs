@@ -125,14 +125,15 @@ async fn the_record_and_past_positions_are_projections() {
             to: c4,
         },
     )
-    .await; // #7 the move, #8–#10 mandatory Wall Advantage
+    .await; // #7 the move, #8 the Russian's moment to place a hidden unit first (B9.324)
+    accept(&mut russian, Command::DeclineWallAdvantage).await; // #9, #10–#12 mandatory WA
 
     let mut spectator = viewer(&server.url, &game, &tokens.spectator).await;
     let (version, entries) = record(&mut spectator, 1).await;
-    assert_eq!(version, 10);
+    assert_eq!(version, 12);
     assert_eq!(
         entries.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        (1..=10).collect::<Vec<_>>()
+        (1..=12).collect::<Vec<_>>()
     );
     let hidden = &entries[4];
     assert_eq!((&hidden.event, &hidden.text), (&None, &None));
@@ -144,7 +145,11 @@ async fn the_record_and_past_positions_are_projections() {
     );
     assert_eq!(entries[6].when, "Turn 1, German Player Turn: MPh");
     assert!(
-        entries[7..]
+        entries[7].text.as_deref().unwrap().contains("(B9.324)"),
+        "{entries:?}"
+    );
+    assert!(
+        entries[9..]
             .iter()
             .all(|e| e.text.as_deref().unwrap().ends_with("(B9.323)")),
         "{entries:?}"
@@ -154,8 +159,8 @@ async fn the_record_and_past_positions_are_projections() {
     let json = wire::to_json(&entries);
     assert!(!json.contains("\"r3\""), "{json}");
 
-    let (_, tail) = record(&mut spectator, 9).await;
-    assert_eq!(tail.iter().map(|e| e.seq).collect::<Vec<_>>(), [9, 10]);
+    let (_, tail) = record(&mut spectator, 11).await;
+    assert_eq!(tail.iter().map(|e| e.seq).collect::<Vec<_>>(), [11, 12]);
 
     // Past positions: before the move, the stack was in 12B4 and held no WA.
     let before = state_at(&mut spectator, 6).await;

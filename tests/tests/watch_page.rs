@@ -171,7 +171,8 @@ async fn the_watch_page_follows_a_game_live() {
             dir.path(),
             "done\ndone\ndone\nmove g1 g2 g-ldr C4\n"
         ),
-        play(&server, &game, &russian, dir.path(), "done\n"),
+        // The stack must claim WA in C4; the Russian, with a hidden unit, is asked first (B9.324).
+        play(&server, &game, &russian, dir.path(), "done\ndecline-wa\n"),
     );
     browser
         .wait_for(
@@ -345,7 +346,11 @@ async fn the_watch_page_reviews_an_export() {
     let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
     let created = new_game(&server).await;
     // The German moves once in its first MPh; otherwise both sides just end their steps.
-    let russian = "done\n".repeat(WHOLE_GAME_DONES);
+    // After its first `done`, the Russian lets the HIP moment of the German move pass (B9.324).
+    let russian = format!(
+        "done\ndecline-wa\n{}",
+        "done\n".repeat(WHOLE_GAME_DONES - 1)
+    );
     let german = format!(
         "done\ndone\ndone\nmove g1 g2 g-ldr C4\n{}",
         "done\n".repeat(WHOLE_GAME_DONES - 3)

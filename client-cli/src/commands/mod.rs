@@ -51,6 +51,13 @@ pub(crate) fn side_to_act(game: &Game) -> Side {
     if let Some(chance) = &game.wa_chance {
         return chance.side;
     }
+    // B9.324: the moment to place a hidden unit, and a challenge to concealed WA holders.
+    if let Some(window) = &game.wa_hip_window {
+        return window.side;
+    }
+    if let Some(challenge) = &game.wa_challenge {
+        return challenge.side;
+    }
     game.acting()
 }
 

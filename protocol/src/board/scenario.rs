@@ -7,7 +7,7 @@
 
 use super::toml_place::{field_at, place_at, place_of, Place};
 use crate::board::hex::{Hex, Hexside};
-use crate::board::terrain::{HexsideFeature, Terrain};
+use crate::board::terrain::{Fortification, HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -145,6 +145,9 @@ pub struct HexSpec {
     /// For woods/building hexes: the hexsides (named by the neighbouring hex) that the obstacle
     /// depiction touches, so that Bypass along them is blocked (A4.3). Unlisted means untouched.
     pub obstacle_touches: BTreeSet<Hex>,
+    /// Fortifications in the hex (B9.32 names them; `terrain::FORTIFICATION_TABLE`).
+    #[serde(default)]
+    pub fortifications: BTreeSet<Fortification>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +168,10 @@ pub struct HexsideSpec {
     /// A Breach marker lies on this bocage hexside: movement crosses it as if there were no
     /// bocage, though it is bocage for every other purpose (B9.541).
     pub breach: bool,
+    /// A Roadblock on this hexside; modelled only where B9.32 names it: a unit on a bridge may
+    /// claim WA over it.
+    #[serde(default)]
+    pub roadblock: bool,
 }
 
 /// Ratings as printed on the counter: firepower-range-morale for MMC (`4-6-7`), morale and
@@ -190,6 +197,26 @@ pub struct UnitSpec {
     pub fully_tracked: bool,
     /// Claims Wall Advantage during its setup (B9.322, the first of the five moments).
     pub wall_advantage: bool,
+    /// Where it is in its hex's fortifications, and Column/Convoy status (B9.32).
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// A unit's place among its hex's fortifications, and Column/Convoy status: what B9.32 asks
+/// before letting it hold WA. All false is a unit in the open part of its hex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Placement {
+    /// Beneath the hex's foxhole or trench (B27).
+    pub entrenched: bool,
+    /// Inside the hex's pillbox (B30).
+    pub in_pillbox: bool,
+    /// On top of the hex's Wire or Panji (B26, G9).
+    pub above_wire: bool,
+    /// On the hex's bridge (B6).
+    pub on_bridge: bool,
+    /// In Column or Convoy (E11, E12).
+    pub column: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,6 +324,8 @@ struct HexFile {
     manhole: bool,
     #[serde(default)]
     obstacle_touches: Vec<String>,
+    #[serde(default)]
+    fortifications: Vec<Fortification>,
 }
 
 #[derive(Deserialize)]
@@ -311,6 +340,8 @@ struct HexsideFile {
     touches_obstacle: bool,
     #[serde(default)]
     breach: bool,
+    #[serde(default)]
+    roadblock: bool,
 }
 
 #[derive(Deserialize)]
@@ -340,6 +371,16 @@ struct UnitFile {
     fully_tracked: bool,
     #[serde(default)]
     wall_advantage: bool,
+    #[serde(default)]
+    entrenched: bool,
+    #[serde(default)]
+    in_pillbox: bool,
+    #[serde(default)]
+    above_wire: bool,
+    #[serde(default)]
+    on_bridge: bool,
+    #[serde(default)]
+    column: bool,
 }
 
 #[derive(Deserialize)]
@@ -493,6 +534,7 @@ impl File {
                             road: None,
                             manhole: false,
                             obstacle_touches: BTreeSet::new(),
+                            fortifications: BTreeSet::new(),
                         },
                     );
                 }
@@ -545,6 +587,7 @@ impl File {
                     road: h.road,
                     manhole: h.manhole,
                     obstacle_touches: touches,
+                    fortifications: check_fortifications(&field, hex, h)?,
                 },
             );
         }
@@ -567,7 +610,7 @@ impl File {
                     return Err(refuse(&field, format!("{hex} is not on the map")));
                 }
             }
-            if s.feature.is_none() && !s.road {
+            if s.feature.is_none() && !s.road && !s.roadblock {
                 return Err(refuse(
                     &field,
                     "a hexside entry needs a feature (wall, hedge, bocage) or road = true",
@@ -578,7 +621,21 @@ impl File {
                 road: s.road,
                 touches_obstacle: s.touches_obstacle,
                 breach: s.breach,
+                roadblock: s.roadblock,
             };
+            if s.roadblock {
+                let bridged = [side.a, side.b].iter().any(|h| {
+                    hexes
+                        .get(h)
+                        .is_some_and(|spec| spec.fortifications.contains(&Fortification::Bridge))
+                });
+                if !bridged {
+                    return Err(refuse(
+                        format!("hexsides[{i}].roadblock"),
+                        "Roadblocks are modelled only where B9.32 names them, at a bridge (a unit on the bridge may claim WA over one); this one is not modelled",
+                    ));
+                }
+            }
             if hexsides.insert(side, spec).is_some() {
                 return Err(refuse(&field, format!("{side} is listed twice")));
             }
@@ -642,7 +699,15 @@ impl File {
                 mp: u.mp,
                 fully_tracked: u.fully_tracked,
                 wall_advantage: u.wall_advantage,
+                placement: Placement {
+                    entrenched: u.entrenched,
+                    in_pillbox: u.in_pillbox,
+                    above_wire: u.above_wire,
+                    on_bridge: u.on_bridge,
+                    column: u.column,
+                },
             };
+            check_placement(&field, &spec, &hexes[&hex])?;
             if units.insert(u.id.clone(), spec).is_some() {
                 return Err(refuse(
                     format!("{field}.id"),
@@ -775,6 +840,116 @@ impl File {
     }
 }
 
+/// Fortifications listed with a hex: each at most once, and only where the terrain allows one
+/// (B-terrain summary: none in runway hexes but Wire/roadblocks, B7; none in crag but Wire,
+/// B17; no entrenchment in sunken or elevated road, on a paved road, or on a bridge, B3–B6).
+fn check_fortifications(
+    field: &str,
+    hex: Hex,
+    h: &HexFile,
+) -> Result<BTreeSet<Fortification>, ScenarioError> {
+    let mut set = BTreeSet::new();
+    for (j, f) in h.fortifications.iter().enumerate() {
+        let at = format!("{field}.fortifications[{j}]");
+        if !set.insert(*f) {
+            return Err(refuse(
+                at,
+                format!("{} is listed twice in {hex}", f.row().name),
+            ));
+        }
+        let entrenchment = f.row().entrenchment;
+        let why = match h.terrain {
+            Terrain::Runway if *f != Fortification::Wire => {
+                Some("a runway hex holds no fortification but Wire (B7)")
+            }
+            Terrain::Crag if *f != Fortification::Wire => {
+                Some("a crag hex holds no fortification but Wire (B17)")
+            }
+            Terrain::SunkenRoad | Terrain::ElevatedRoad if entrenchment => {
+                Some("no entrenchment in a sunken or elevated road hex (B4, B5)")
+            }
+            _ if entrenchment && h.road == Some(Road::Paved) => {
+                Some("no entrenchment in a paved road hex (B3)")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(refuse(at, why));
+        }
+    }
+    if set.contains(&Fortification::Bridge) && set.iter().any(|f| f.row().entrenchment) {
+        return Err(refuse(
+            format!("{field}.fortifications"),
+            "no entrenchment on a bridge (B6)",
+        ));
+    }
+    if set.contains(&Fortification::Foxhole) && set.contains(&Fortification::Trench) {
+        return Err(refuse(
+            format!("{field}.fortifications"),
+            "one entrenchment per hex: a foxhole or a trench",
+        ));
+    }
+    Ok(set)
+}
+
+/// A unit's place among its hex's fortifications must exist there, and it is in one at most.
+fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), ScenarioError> {
+    let p = unit.placement;
+    let has = |f: Fortification| hex.fortifications.contains(&f);
+    let needs = [
+        (
+            p.entrenched,
+            "entrenched",
+            has(Fortification::Foxhole) || has(Fortification::Trench),
+            "a foxhole or trench",
+        ),
+        (
+            p.in_pillbox,
+            "in_pillbox",
+            has(Fortification::Pillbox),
+            "a pillbox",
+        ),
+        (
+            p.above_wire,
+            "above_wire",
+            has(Fortification::Wire) || has(Fortification::Panji),
+            "Wire or Panji",
+        ),
+        (
+            p.on_bridge,
+            "on_bridge",
+            has(Fortification::Bridge),
+            "a bridge",
+        ),
+    ];
+    for (set, name, present, what) in needs {
+        if set && !present {
+            return Err(refuse(
+                format!("{field}.{name}"),
+                format!("{} lists no {what} in its `fortifications`", unit.hex),
+            ));
+        }
+    }
+    if [p.entrenched, p.in_pillbox, p.above_wire, p.on_bridge]
+        .iter()
+        .filter(|b| **b)
+        .count()
+        > 1
+    {
+        return Err(refuse(
+            format!("{field}.entrenched"),
+            "a unit is in one place at a time: entrenched, in_pillbox, above_wire or on_bridge",
+        ));
+    }
+    if p.entrenched && !(unit.kind.is_infantry() || unit.kind == UnitKind::Dummy) {
+        return Err(refuse(
+            format!("{field}.entrenched"),
+            "only Infantry set up beneath an entrenchment (B27)",
+        ));
+    }
+    Ok(())
+}
+
 /// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
 /// negative as in `7-0` or `6+1`); heroes print three (`1-4-9`). Vehicles and dummies carry none.
 fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), ScenarioError> {
@@ -900,6 +1075,34 @@ hex = "1B2"
             "{MINIMAL}\n[[tunnels]]\nside = \"german\"\nentrances = [\"1A1\", \"1C3\"]\n"
         ));
         assert!(e.reason.contains("B8.6"), "{e}");
+    }
+
+    /// B9.32's fortifications: a unit's place must exist in its hex, terrain limits where
+    /// they go (B3–B7, B17), and a Roadblock is modelled only at a bridge.
+    #[test]
+    fn fortifications_checked() {
+        let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1B2\"\nentrenched = true"));
+        assert_eq!(e.field, "units[0].entrenched");
+        let foxhole = format!(
+            "{MINIMAL}\n[[hexes]]\nhex = \"1A1\"\nterrain = \"runway\"\nfortifications = [\"foxhole\"]\n"
+        );
+        let e = refused(&foxhole);
+        assert!(e.reason.contains("B7"), "{e}");
+        let roadblock =
+            format!("{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1A2\"\nroadblock = true\n");
+        let e = refused(&roadblock);
+        assert!(e.reason.contains("not modelled"), "{e}");
+        let fine = format!(
+            "{MINIMAL}\n[[hexes]]\nhex = \"1B2\"\nterrain = \"open_ground\"\nfortifications = [\"foxhole\"]\n"
+        )
+        .replace("hex = \"1B2\"\n\"", "");
+        let s = Scenario::read_toml(&fine.replacen(
+            "hex = \"1B2\"\n",
+            "hex = \"1B2\"\nentrenched = true\n",
+            1,
+        ))
+        .unwrap();
+        assert!(s.units["g1"].placement.entrenched);
     }
 
     #[test]

@@ -108,6 +108,9 @@ pub struct TerrainRow {
     pub bypassable_obstacle: bool,
     /// Seasonal terrain that counts as Open Ground out of season (B15 Grain: April–September).
     pub in_season_months: Option<(u8, u8)>,
+    /// Terrain whose TEM is bought by paying more than its entry cost: what entering "into
+    /// cover" costs in all (chart B2: shellholes cost 1 MF, or 2 to use their +1).
+    pub cover_cost: Option<Mf>,
 }
 
 const fn row(
@@ -126,6 +129,7 @@ const fn row(
         tem: Tem { direct, indirect },
         bypassable_obstacle: false,
         in_season_months: None,
+        cover_cost: None,
     }
 }
 
@@ -143,7 +147,10 @@ const fn obstacle(mut r: TerrainRow) -> TerrainRow {
 /// handled by the rule that grants them, not here.
 pub const TERRAIN_TABLE: &[TerrainRow] = &[
     row(Terrain::OpenGround, "B1", "Open Ground", mf(2), 0, 0),
-    row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1),
+    TerrainRow {
+        cover_cost: Some(Mf::whole(2)),
+        ..row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1)
+    },
     // Entered across a non-road hexside; along the road it is the road rate (B3).
     row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(4), 0, 0),
     row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(4), 0, 0),
@@ -273,6 +280,112 @@ impl HexsideFeature {
     }
 }
 
+/// A fortification in a hex: the ones B9.32 names as keeping a unit from Wall Advantage.
+/// Scenario files write them in snake_case in a hex's `fortifications` list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fortification {
+    /// An entrenchment; units beneath it are `entrenched` (B27).
+    Foxhole,
+    /// An entrenchment; units beneath it are `entrenched` (B27).
+    Trench,
+    /// Units inside are `in_pillbox` (B30).
+    Pillbox,
+    /// Units on top of it are `above_wire` (B26).
+    Wire,
+    /// Units on top of it are `above_wire` (G9).
+    Panji,
+    /// Units on it are `on_bridge`; others are beneath or beside it (B6).
+    Bridge,
+}
+
+/// One row of the fortification table: what the engine knows of it, and nothing it doesn't.
+/// `None` is a figure the Terrain Chart the project works from does not give; a rule that
+/// needs one refuses as not modelled rather than guessing (terrain-chart.md, last note).
+#[derive(Clone, Copy, Debug)]
+pub struct FortificationRow {
+    pub fortification: Fortification,
+    pub rule: &'static str,
+    pub name: &'static str,
+    /// TEM for a unit beneath/inside/on it, where the chart gives it.
+    pub tem: Option<Tem>,
+    /// Indirect Fire TEM alone, where the chart gives only that (B6 bridge: +1).
+    pub indirect_tem: Option<i8>,
+    /// MF to enter or leave it within its hex (chart: foxhole 1 MF).
+    pub enter_exit: Option<Mf>,
+    /// An entrenchment: B9.32 keeps units beneath it from WA, B9.33 lets elevation cut its TEM.
+    pub entrenchment: bool,
+}
+
+pub const FORTIFICATION_TABLE: &[FortificationRow] = &[
+    FortificationRow {
+        fortification: Fortification::Foxhole,
+        rule: "B27",
+        name: "foxhole",
+        tem: Some(Tem {
+            direct: 2,
+            indirect: 2,
+        }),
+        indirect_tem: None,
+        enter_exit: Some(Mf::whole(1)),
+        entrenchment: true,
+    },
+    FortificationRow {
+        fortification: Fortification::Trench,
+        rule: "B27",
+        name: "trench",
+        tem: None,
+        indirect_tem: None,
+        enter_exit: None,
+        entrenchment: true,
+    },
+    FortificationRow {
+        fortification: Fortification::Pillbox,
+        rule: "B30",
+        name: "pillbox",
+        tem: None,
+        indirect_tem: None,
+        enter_exit: None,
+        entrenchment: false,
+    },
+    FortificationRow {
+        fortification: Fortification::Wire,
+        rule: "B26",
+        name: "Wire",
+        tem: None,
+        indirect_tem: None,
+        enter_exit: None,
+        entrenchment: false,
+    },
+    FortificationRow {
+        fortification: Fortification::Panji,
+        rule: "G9",
+        name: "Panji",
+        tem: None,
+        indirect_tem: None,
+        enter_exit: None,
+        entrenchment: false,
+    },
+    FortificationRow {
+        fortification: Fortification::Bridge,
+        rule: "B6",
+        name: "bridge",
+        tem: None,
+        indirect_tem: Some(1),
+        enter_exit: None,
+        entrenchment: false,
+    },
+];
+
+impl Fortification {
+    pub fn row(self) -> &'static FortificationRow {
+        FORTIFICATION_TABLE
+            .iter()
+            .find(|r| r.fortification == self)
+            .expect("every fortification has a row in FORTIFICATION_TABLE")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,6 +445,35 @@ mod tests {
         assert_eq!(HexsideFeature::Wall.row().crossing_mf, Mf::whole(1));
         assert_eq!(HexsideFeature::Hedge.row().tem.direct, 1);
         assert_eq!(HexsideFeature::Bocage.row().crossing_mf, Mf::whole(2));
+    }
+
+    /// Chart B27: a foxhole is +2 and costs 1 MF to enter or leave beneath; figures the chart
+    /// does not give stay `None`.
+    #[test]
+    fn fortification_figures() {
+        let foxhole = Fortification::Foxhole.row();
+        assert_eq!(foxhole.tem.map(|t| t.direct), Some(2));
+        assert_eq!(foxhole.enter_exit, Some(Mf::whole(1)));
+        assert!(foxhole.entrenchment && Fortification::Trench.row().entrenchment);
+        assert_eq!(Fortification::Trench.row().tem, None);
+        assert_eq!(Fortification::Bridge.row().indirect_tem, Some(1));
+        for f in [
+            Fortification::Foxhole,
+            Fortification::Trench,
+            Fortification::Pillbox,
+            Fortification::Wire,
+            Fortification::Panji,
+            Fortification::Bridge,
+        ] {
+            assert_eq!(
+                FORTIFICATION_TABLE
+                    .iter()
+                    .filter(|r| r.fortification == f)
+                    .count(),
+                1
+            );
+        }
+        assert_eq!(FORTIFICATION_TABLE.len(), 6);
     }
 
     #[test]

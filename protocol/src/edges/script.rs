@@ -34,11 +34,13 @@ pub const COMMAND_WORDS: &[&str] = &[
     "move",
     "bypass",
     "double-time",
+    "take-cover",
     "pick-up",
     "drop",
     "claim-wa",
     "forfeit-wa",
     "decline-wa",
+    "show-wa",
     "attack",
     "resolve-attack",
     "place",
@@ -137,6 +139,12 @@ pub enum Check {
     NoWa(UnitId),
     /// `chance=russian` — that side is being asked whether to claim WA; `chance=none`: nobody.
     Chance(Option<Side>),
+    /// `hip=russian` — that side may place a hidden unit and claim WA before the enemy's
+    /// claim is settled (B9.324); `hip=none`: no such moment waits.
+    Hip(Option<Side>),
+    /// `challenge=russian` — that side must show a real WA holder or forfeit (B9.324);
+    /// `challenge=none`: no challenge waits.
+    Challenge(Option<Side>),
     /// `below=467a:sewer|tunnel|none` — where the unit is below ground.
     Below(UnitId, String),
     /// `lost=467a:true` — the unit's sewer stack is lost.
@@ -352,6 +360,10 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         ),
         "chance" if value == "none" => Check::Chance(None),
         "chance" => Check::Chance(Some(parse_side(scenario, value)?)),
+        "hip" if value == "none" => Check::Hip(None),
+        "hip" => Check::Hip(Some(parse_side(scenario, value)?)),
+        "challenge" if value == "none" => Check::Challenge(None),
+        "challenge" => Check::Challenge(Some(parse_side(scenario, value)?)),
         _ => return Err(format!("unknown check `{key}`")),
     })
 }
@@ -407,6 +419,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             units: args.to_vec(),
         }),
         "double-time" => Err("`double-time` takes one or more units".into()),
+        "take-cover" if !args.is_empty() => Ok(Command::TakeShellholeCover {
+            units: args.to_vec(),
+        }),
+        "take-cover" => Err("`take-cover` takes one or more units".into()),
         "pick-up" | "drop" => match args {
             [unit, weapon] => Ok(if verb == "drop" {
                 Command::Drop {
@@ -435,6 +451,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units")),
         "decline-wa" if args.is_empty() => Ok(Command::DeclineWallAdvantage),
         "decline-wa" => Err("`decline-wa` takes nothing".into()),
+        "show-wa" => match args {
+            [unit] => Ok(Command::ShowForWallAdvantage { unit: unit.clone() }),
+            _ => Err("`show-wa` takes one unit: show-wa 447b".into()),
+        },
         "attack" => {
             let (into_sewer, args) = match args.split_last() {
                 Some((last, rest)) if last == "sewer" => (true, rest),
@@ -860,6 +880,20 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             expect(
                 now == *side,
                 format!("the WA chance is for {now:?}, not {side:?}"),
+            )
+        }
+        Check::Hip(side) => {
+            let now = game.wa_hip_window.as_ref().map(|w| w.side);
+            expect(
+                now == *side,
+                format!("the HIP moment waits for {now:?}, not {side:?}"),
+            )
+        }
+        Check::Challenge(side) => {
+            let now = game.wa_challenge.as_ref().map(|c| c.side);
+            expect(
+                now == *side,
+                format!("the WA challenge waits for {now:?}, not {side:?}"),
             )
         }
     }

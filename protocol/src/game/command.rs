@@ -96,6 +96,12 @@ pub enum Command {
     ProposeEnd,
     /// Accept the opponent's standing offer to end the game.
     AcceptEnd,
+    /// Answer a challenge to a concealed stack's WA (B9.324) by showing this unit, a real one,
+    /// for a moment; the other answer is to forfeit (`ForfeitWallAdvantage`).
+    ShowForWallAdvantage { unit: UnitId },
+    /// Pay the rest of the shellholes' cost for units that entered them at Open Ground cost
+    /// this MPh, so that they have their +1 TEM even against Defensive First Fire (B2).
+    TakeShellholeCover { units: Vec<UnitId> },
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).

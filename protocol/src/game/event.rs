@@ -256,6 +256,29 @@ pub enum Event {
         to: u64,
         restored: Box<crate::game::Game>,
     },
+    /// A claim (or a unit that must hold WA) met enemy holders that are all concealed or
+    /// dummies: their side must show a real unit among `holders` or forfeit (B9.324), and play
+    /// waits for its answer. `how` is the moment of the claim, which stands if they forfeit.
+    WallAdvantageChallenged {
+        side: Side,
+        holders: Vec<UnitId>,
+        claimants: Vec<UnitId>,
+        how: WaClaim,
+    },
+    /// Enemy units moved adjacent and attempt to claim WA while `side` still has hidden
+    /// units: before their claim is settled, `side` may place a hidden unit on board and claim
+    /// WA first (B9.324), or let the moment pass; play waits for its answer.
+    WallAdvantageHipWindowOffered {
+        side: Side,
+        claimants: Vec<UnitId>,
+        how: WaClaim,
+    },
+    /// Units paid the rest of the shellholes' cost in their hex: they have the +1 TEM even
+    /// against Defensive First Fire (B2).
+    ShellholeCoverTaken {
+        units: Vec<UnitId>,
+        mf: Vec<MfAccount>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -306,6 +329,8 @@ pub enum WaLoss {
     Ineligible { rule: String, why: String },
     /// A dummy stack cannot keep WA from a real enemy unit (B9.324).
     DummyChallenged,
+    /// Challenged, its owner chose to forfeit rather than show a real unit (B9.324).
+    ChallengeForfeited,
 }
 
 impl WaLoss {
@@ -315,6 +340,9 @@ impl WaLoss {
             WaLoss::Moved => "lost on starting to enter a new Location (B9.41)".into(),
             WaLoss::ExitFailed => "lost in a failed attempt to leave (B9.41)".into(),
             WaLoss::Ineligible { rule, why } => format!("lost: {why} ({rule})"),
+            WaLoss::ChallengeForfeited => {
+                "forfeited when challenged rather than showing a real unit (B9.324)".into()
+            }
             WaLoss::DummyChallenged => {
                 "lost: a dummy stack cannot keep WA from a real unit (B9.324)".into()
             }
@@ -422,6 +450,9 @@ impl Event {
             Event::UndoRequested { .. } => "UndoRequested",
             Event::UndoDeclined { .. } => "UndoDeclined",
             Event::EventsUndone { .. } => "EventsUndone",
+            Event::WallAdvantageChallenged { .. } => "WallAdvantageChallenged",
+            Event::WallAdvantageHipWindowOffered { .. } => "WallAdvantageHipWindowOffered",
+            Event::ShellholeCoverTaken { .. } => "ShellholeCoverTaken",
         }
     }
 
@@ -431,7 +462,8 @@ impl Event {
             Event::UnitMoved { mf, .. }
             | Event::UnitBypassed { mf, .. }
             | Event::UnitEntryBlocked { mf, .. }
-            | Event::DoubleTimeDeclared { mf, .. } => mf,
+            | Event::DoubleTimeDeclared { mf, .. }
+            | Event::ShellholeCoverTaken { mf, .. } => mf,
             Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
             _ => &[],
         }
@@ -448,8 +480,15 @@ impl Event {
             | Event::WallAdvantageDenied { units, .. }
             | Event::UnitsMomentarilyRevealed { units }
             | Event::WallAdvantageChanceOffered { units, .. }
-            | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
+            | Event::WallAdvantageHipWindowOffered {
+                claimants: units, ..
+            }
+            | Event::DoubleTimeDeclared { units, .. }
+            | Event::ShellholeCoverTaken { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::WallAdvantageChallenged {
+                holders, claimants, ..
+            } => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. } => vec![unit],

@@ -63,6 +63,13 @@ pub struct Unit {
     pub wa_blocked: bool,
     /// Beneath its hex, in a sewer or a tunnel (B8); `None` above ground.
     pub underground: Option<Underground>,
+    /// Its place among its hex's fortifications, and Column/Convoy status (B9.32).
+    #[serde(default)]
+    pub placement: crate::board::scenario::Placement,
+    /// Paid the shellholes' own cost to enter its hex this MPh, so it has their +1 even
+    /// against Defensive First Fire (B2); a unit that paid Open Ground cost has not.
+    #[serde(default)]
+    pub shellhole_cover: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -156,12 +163,36 @@ pub struct WaChance {
     pub units: Vec<UnitId>,
 }
 
+/// Enemy WA holders, all concealed or dummies, challenged by a claim (B9.324): `side` must
+/// show a real one or forfeit, and the claim of `claimants` at moment `how` then stands or fails.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaChallenge {
+    pub side: Side,
+    pub holders: Vec<UnitId>,
+    pub claimants: Vec<UnitId>,
+    pub how: crate::game::event::WaClaim,
+}
+
+/// The moment B9.324 gives a HIP unit's owner: enemy `claimants` moved adjacent and attempt to
+/// claim WA at moment `how`; `side` may place a hidden unit and claim first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaHipWindow {
+    pub side: Side,
+    pub claimants: Vec<UnitId>,
+    pub how: crate::game::event::WaClaim,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
     pub by: Side,
     pub firers: Vec<UnitId>,
     pub target: Hex,
+    /// The units holding WA when the attack was declared: the enemy's chance to claim, for a
+    /// holder the attack breaks or eliminates, is judged against them once it is resolved
+    /// (B9.322).
+    #[serde(default)]
+    pub wa_holders: BTreeSet<UnitId>,
 }
 
 /// A support weapon as it stands now (A4.4, A4.43).
@@ -202,6 +233,8 @@ impl Unit {
             wall_advantage: spec.wall_advantage,
             wa_blocked: false,
             underground: None,
+            placement: spec.placement,
+            shellhole_cover: false,
         }
     }
 
@@ -239,6 +272,17 @@ pub struct Game {
     pub attack: Option<DeclaredAttack>,
     /// A lost sewer stack waiting for the DEFENDER's choice (B8.41).
     pub sewer_designation: Option<SewerDesignation>,
+    /// Movers' WA claim waiting while the enemy may place a hidden unit and claim first
+    /// (B9.324).
+    #[serde(default)]
+    pub wa_hip_window: Option<WaHipWindow>,
+    /// A challenge to concealed WA holders waiting for their side's answer (B9.324).
+    #[serde(default)]
+    pub wa_challenge: Option<WaChallenge>,
+    /// Concealed units shown to the opponent as real (B9.324): he knows them for real units
+    /// from then on, so they are not challenged again.
+    #[serde(default)]
+    pub wa_shown: BTreeSet<UnitId>,
     /// Tunnels as they stand; the opponent's are projected away until revealed.
     pub tunnels: Vec<TunnelState>,
     /// Road Manholes the ATTACKER declared out of Known enemy LOS (or Hindered ≥ +2) this MPh,
@@ -320,6 +364,9 @@ impl Game {
             wa_chance: None,
             attack: None,
             sewer_designation: None,
+            wa_challenge: None,
+            wa_hip_window: None,
+            wa_shown: BTreeSet::new(),
             tunnels,
             unseen_manholes: BTreeSet::new(),
             dice_drawn: 0,
@@ -596,6 +643,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *to;
                     unit.bypass = None;
+                    unit.shellhole_cover = false;
                     unit.road_only &= cost.road;
                 }
             }
@@ -614,6 +662,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *hex;
                     unit.road_only = false;
+                    unit.shellhole_cover = false;
                     match &mut unit.bypass {
                         Some(b) if b.hex == *hex => {
                             b.along.extend(along.iter().copied());
@@ -649,6 +698,14 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
         }
+        Event::ShellholeCoverTaken { units, mf } => {
+            spend(game, units, mf);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.shellhole_cover = true;
+                }
+            }
+        }
         Event::WeaponDropped { weapon, .. } => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.held_by = None;
@@ -664,17 +721,53 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.wa_chance = None;
             }
         }
-        Event::WallAdvantageForfeited { units, .. } => {
+        Event::WallAdvantageForfeited { units, why } => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.wall_advantage = false;
                 }
             }
+            if *why == crate::game::event::WaLoss::ChallengeForfeited {
+                game.wa_challenge = None;
+            }
         }
-        Event::WallAdvantageDenied { .. } | Event::WallAdvantageChanceDeclined { .. } => {
+        Event::WallAdvantageDenied { .. } => {
             game.wa_chance = None;
+            game.wa_challenge = None;
         }
-        Event::UnitsMomentarilyRevealed { .. } => {}
+        Event::WallAdvantageChanceDeclined { side } => {
+            game.wa_chance = None;
+            if game.wa_hip_window.as_ref().is_some_and(|w| w.side == *side) {
+                game.wa_hip_window = None;
+            }
+        }
+        Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } => {
+            game.wa_hip_window = Some(WaHipWindow {
+                side: *side,
+                claimants: claimants.clone(),
+                how: *how,
+            });
+        }
+        Event::UnitsMomentarilyRevealed { units } => {
+            game.wa_shown.extend(units.iter().cloned());
+        }
+        Event::WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } => {
+            game.wa_challenge = Some(WaChallenge {
+                side: *side,
+                holders: holders.clone(),
+                claimants: claimants.clone(),
+                how: *how,
+            });
+        }
         Event::WallAdvantageChanceOffered { side, units } => {
             game.wa_chance = Some(WaChance {
                 side: *side,
@@ -684,14 +777,29 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by, firers, target, ..
         } => {
+            let wa_holders = game
+                .units
+                .values()
+                .filter(|u| u.wall_advantage && !u.eliminated)
+                .map(|u| u.id.clone())
+                .collect();
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
                 target: *target,
+                wa_holders,
             });
         }
         Event::AttackResolved { .. } => game.attack = None,
         Event::HiddenUnitPlaced { unit, weapons } => {
+            // Placing a hidden unit answers a HIP window of its side (B9.324).
+            if game
+                .wa_hip_window
+                .as_ref()
+                .is_some_and(|w| w.side == unit.side)
+            {
+                game.wa_hip_window = None;
+            }
             game.units.insert(unit.id.clone(), (**unit).clone());
             for w in weapons {
                 game.weapons.insert(w.id.clone(), w.clone());
@@ -943,6 +1051,7 @@ fn end_movement_phase(game: &mut Game) {
         unit.bypass = None;
         unit.portage_pp = 0;
         unit.wa_blocked = false;
+        unit.shellhole_cover = false;
         if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
             *moved = false;
         }

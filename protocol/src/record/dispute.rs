@@ -241,6 +241,12 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         }
         Event::UnitsSurfaced { .. } => "brought units up from below ground, in view (B8.42)",
         Event::UnitsEnteredTunnel { .. } => "revealed a tunnel (B8.61)",
+        Event::WallAdvantageHipWindowOffered { side, .. } if *side != by => {
+            "gave the opponent the moment to place a hidden unit: the side to act changed (B9.324)"
+        }
+        Event::WallAdvantageChallenged { side, .. } if *side != by => {
+            "challenged the opponent's WA: the side to act changed (B9.324)"
+        }
         Event::WallAdvantageChanceOffered { side, .. } if *side != by => {
             "gave the opponent a chance to claim WA: the side to act changed (B9.322)"
         }

@@ -114,6 +114,35 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             name(*side),
             units.join("+")
         ),
+        Event::WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } => format!(
+            "{} challenged for {} claiming Wall Advantage {}: show a real unit among {} or forfeit (B9.324); waiting for its answer",
+            name(*side),
+            claimants.join("+"),
+            how.describe(),
+            holders.join("+")
+        ),
+        Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } => format!(
+            "{} attempt to claim Wall Advantage {}; the {} may first place a hidden unit and claim it (B9.324); waiting for its answer",
+            claimants.join("+"),
+            how.describe(),
+            name(*side)
+        ),
+        Event::ShellholeCoverTaken { units, mf } => format!(
+            "{} paid the rest of the shellholes' cost for their +1 TEM (B2){}",
+            units.join("+"),
+            mf.first()
+                .map(|a| format!(", {} MF spent", a.spent))
+                .unwrap_or_default()
+        ),
         Event::WallAdvantageChanceDeclined { side } => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }

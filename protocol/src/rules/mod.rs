@@ -8,6 +8,7 @@ mod adjudicate;
 mod attack;
 mod done;
 pub mod end;
+pub mod fortification;
 pub mod movement;
 mod place;
 pub mod sewer;
@@ -61,21 +62,12 @@ pub fn decide(
             ));
         }
     }
-    if let Some(chance) = &game.wa_chance {
-        let answers = chance.side == by
-            && matches!(
-                command,
-                Command::ClaimWallAdvantage { .. } | Command::DeclineWallAdvantage
-            );
-        if !answers {
+    if let Some(prompt) = wa_prompt(game) {
+        if !(prompt.side == by && (prompt.answers)(command)) {
             return Err(RuleViolation::new(
-                "B9.322",
+                prompt.rule,
                 ViolationKind::WrongSide,
-                format!(
-                    "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
-                    game.side_name(chance.side),
-                    chance.units.join(", ")
-                ),
+                prompt.why,
             ));
         }
     }
@@ -91,6 +83,8 @@ pub fn decide(
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
         Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
+        Command::ShowForWallAdvantage { unit } => wall_advantage::show(game, by, unit),
+        Command::TakeShellholeCover { units } => movement::decide_shellhole_cover(game, by, units),
         Command::DeclareAttack {
             firers,
             target,
@@ -124,6 +118,68 @@ pub fn decide(
         }
     }?;
     Ok(with_consequences(game, events))
+}
+
+/// A Wall Advantage question that holds play: the side it waits for, the commands of that side
+/// that answer it, and the refusal (rule, reason) every other command gets.
+struct Prompt {
+    side: Side,
+    answers: fn(&Command) -> bool,
+    rule: &'static str,
+    why: String,
+}
+
+/// The WA prompt waiting, if any: a chance to claim (B9.322; a HIP unit may be placed then
+/// too, B9.324), the HIP owner's moment before a mover's claim, or a challenge to concealed
+/// holders (B9.324). At most one waits at a time: `settle` raises none while another waits.
+fn wa_prompt(game: &Game) -> Option<Prompt> {
+    if let Some(chance) = &game.wa_chance {
+        return Some(Prompt {
+            side: chance.side,
+            answers: |c| {
+                matches!(
+                    c,
+                    Command::ClaimWallAdvantage { .. }
+                        | Command::DeclineWallAdvantage
+                        | Command::PlaceHidden { .. }
+                )
+            },
+            rule: "B9.322",
+            why: format!(
+                "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
+                game.side_name(chance.side),
+                chance.units.join(", ")
+            ),
+        });
+    }
+    if let Some(window) = &game.wa_hip_window {
+        return Some(Prompt {
+            side: window.side,
+            answers: |c| matches!(c, Command::PlaceHidden { .. } | Command::DeclineWallAdvantage),
+            rule: "B9.324",
+            why: format!(
+                "{} attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers",
+                window.claimants.join(", "),
+                game.side_name(window.side)
+            ),
+        });
+    }
+    let challenge = game.wa_challenge.as_ref()?;
+    Some(Prompt {
+        side: challenge.side,
+        answers: |c| {
+            matches!(
+                c,
+                Command::ShowForWallAdvantage { .. } | Command::ForfeitWallAdvantage { .. }
+            )
+        },
+        rule: "B9.324",
+        why: format!(
+            "the {} must show a real unit among {} or forfeit their WA; play goes on once it answers",
+            game.side_name(challenge.side),
+            challenge.holders.join(", ")
+        ),
+    })
 }
 
 /// What the commands decided against the game's log cite (the dice scheme's contributions,

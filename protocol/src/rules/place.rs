@@ -35,10 +35,18 @@ pub(super) fn decide(
         unit: Box::new(placed),
         weapons,
     }];
+    let mut after = game.clone();
+    crate::game::apply(&mut after, &events[0]);
     if claim_wa {
-        let mut after = game.clone();
-        crate::game::apply(&mut after, &events[0]);
-        events.extend(wall_advantage::claim_on_placement(&after, id)?);
+        let claimed = wall_advantage::claim_on_placement(&after, id)?;
+        for event in &claimed {
+            crate::game::apply(&mut after, event);
+        }
+        events.extend(claimed);
+    }
+    // Placed in the moment an enemy attempts to claim WA (B9.324): that claim goes on now.
+    if let Some(window) = game.wa_hip_window.as_ref().filter(|w| w.side == by) {
+        events.extend(wall_advantage::after_hip_window(&after, window));
     }
     Ok(events)
 }

@@ -6,10 +6,11 @@
 //! line between hex centres, which decides whether fire is traced through a wall/hedge
 //! hexside (or along a hexspine) of the target's hex.
 
-use crate::board::hex::Hexside;
+use crate::board::hex::{Hex, Hexside};
 use crate::board::scenario::{UnitId, UnitKind};
-use crate::board::terrain::HexsideFeature;
-use crate::game::Game;
+use crate::board::terrain::{HexsideFeature, Terrain};
+use crate::game::phase::Phase;
+use crate::game::{Game, Unit};
 use crate::rules::wall_advantage::wa_hexsides;
 use serde::{Deserialize, Serialize};
 
@@ -122,6 +123,91 @@ fn crossing_with_notes(
     Some((best, notes))
 }
 
+/// Whether `unit` is moving now: a member of the stack moving in its side's MPh that has not
+/// completed its MPh (A4.2). The wall TEM of a road gap is for non-moving targets only (B9.3).
+pub fn is_moving(game: &Game, unit: &Unit) -> bool {
+    game.clock.phase() == Phase::Movement
+        && unit.side == game.attacker()
+        && game.movement.moving_stack.contains(&unit.id)
+        && !game.movement.finished.contains(&unit.id)
+}
+
+/// How much a firer's height cuts a TEM that elevation reduces (B9.33): one per full level by
+/// which the firer's height above the target's base level exceeds the range.
+fn elevation_cut(game: &Game, firer: &Unit, target: &Unit) -> i8 {
+    let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+    let height = i16::from(level(firer.hex)) - i16::from(level(target.hex));
+    let distance = firer
+        .hex
+        .distance(target.hex)
+        .and_then(|d| i16::try_from(d).ok())
+        .unwrap_or(i16::MAX);
+    i8::try_from((height - distance).max(0)).unwrap_or(i8::MAX)
+}
+
+/// The in-hex TEM of `target` against direct fire from `firers`, with the reasons: Open Ground
+/// in Bypass (A4.33), shellholes as Open Ground against Defensive First Fire for a unit that
+/// entered them at Open Ground cost (B2), an entrenchment's TEM in place of the hex's (B27),
+/// and the cut a firer's height makes to shellhole and entrenchment TEM (B9.33; the cut the
+/// target suffers least from counts, as for a Fire Group the best TEM applies).
+fn in_hex_direct(game: &Game, firers: &[&Unit], target: &Unit, reasons: &mut Vec<String>) -> i8 {
+    let row = game.scenario.hexes[&target.hex].terrain.row();
+    if target.bypass.is_some() {
+        reasons.push(format!(
+            "in Bypass the unit is in the open part of the {} hex: no {} TEM (A4.33)",
+            row.name, row.name
+        ));
+        return Terrain::OpenGround.row().tem.direct;
+    }
+    let first_fire =
+        game.clock.phase() == Phase::Movement && firers.iter().all(|f| f.side != game.attacker());
+    let cut = firers
+        .iter()
+        .map(|f| elevation_cut(game, f, target))
+        .min()
+        .unwrap_or(0);
+    if let Some(entrenchment) = crate::rules::fortification::entrenched_in(game, target) {
+        let tem = entrenchment.row().tem.map_or(0, |t| t.direct);
+        let reduced = (tem - cut).max(0);
+        reasons.push(format!(
+            "beneath a {} in {}: TEM {tem} ({})",
+            entrenchment.row().name,
+            target.hex,
+            entrenchment.row().rule
+        ));
+        if reduced != tem {
+            reasons.push(format!(
+                "firer's height cuts the {} TEM to {reduced} (B9.33)",
+                entrenchment.row().name
+            ));
+        }
+        if row.tem.direct > reduced {
+            reasons.push(format!(
+                "{} TEM {} is better; not cumulative",
+                row.name, row.tem.direct
+            ));
+        }
+        return reduced.max(row.tem.direct);
+    }
+    if row.terrain == Terrain::Shellholes {
+        if first_fire && is_moving(game, target) && !target.shellhole_cover {
+            reasons.push(
+                "entered the shellholes at Open Ground cost: Open Ground vs Defensive First Fire (B2)"
+                    .into(),
+            );
+            return 0;
+        }
+        if cut > 0 {
+            let reduced = (row.tem.direct - cut).max(0);
+            reasons.push(format!(
+                "firer's height cuts the shellhole TEM to {reduced} (B9.33)"
+            ));
+            return reduced;
+        }
+    }
+    row.tem.direct
+}
+
 /// Works out the TEM for `target` under fire from `firers` (a Fire Group when more than one).
 pub fn query(
     game: &Game,
@@ -140,100 +226,96 @@ pub fn query(
     if firers.is_empty() {
         return Err(TemError("name at least one firer".into()));
     }
-    let hex_spec = &game.scenario.hexes[&target.hex];
-    let terrain = hex_spec.terrain.row();
     let mut reasons = vec![];
-
-    if fire == Fire::Indirect {
-        // B9.34: the best wall/hedge of the hex, −1, crossed or not, WA or not.
-        let wall = target
-            .hex
-            .hexsides()
-            .into_iter()
-            .filter_map(|s| game.scenario.hexside_feature(s))
-            .map(|f| (f, f.row().tem.indirect))
-            .max_by_key(|(_, t)| *t);
-        let in_hex = if target.wall_advantage && terrain.tem.indirect > 0 {
-            0
-        } else {
-            terrain.tem.indirect
-        };
-        let tem = match wall {
-            Some((f, t)) if in_hex <= 0 => {
-                reasons.push(format!("{} TEM {t} vs Indirect Fire (B9.34)", f.name()));
-                if in_hex < 0 {
-                    reasons.push(format!("Air Burst {in_hex} in {} (B9.34)", terrain.name));
-                }
-                t + in_hex
-            }
-            Some((f, t)) if t > in_hex => {
-                reasons.push(format!(
-                    "{} TEM {t} vs Indirect Fire, better than the {} (B9.31, B9.34)",
-                    f.name(),
-                    terrain.name
-                ));
-                t
-            }
-            _ => {
-                reasons.push(format!(
-                    "{} TEM {in_hex} vs Indirect Fire ({})",
-                    terrain.name, terrain.rule
-                ));
-                in_hex
-            }
-        };
-        return Ok(TemReport {
-            tem,
-            hull_down: false,
-            reasons,
-        });
+    let indirect_fire = fire == Fire::Indirect;
+    if let Some(f) = crate::rules::fortification::unmodelled_tem(game, target, indirect_fire) {
+        return Err(TemError(format!(
+            "not modelled: `{}` is {} a {}, whose TEM{} the terrain table does not give ({})",
+            target.id,
+            if f == crate::board::terrain::Fortification::Bridge {
+                "on"
+            } else {
+                "in"
+            },
+            f.row().name,
+            if f == crate::board::terrain::Fortification::Bridge {
+                " against Direct Fire"
+            } else {
+                ""
+            },
+            f.row().rule
+        )));
+    }
+    if indirect_fire {
+        return Ok(indirect(game, target, reasons));
     }
 
-    // Direct fire: is a wall/hedge of the target's hex crossed, and may the target use it?
-    let crossings: Vec<_> = firers
-        .iter()
-        .map(|f| crossed_wall(game, f.hex, target.hex))
-        .collect();
-    let wall = crossings
-        .iter()
-        .filter_map(|(c, _)| c.clone())
-        .max_by_key(|c| c.1);
-    if wall.is_none() {
-        for (_, notes) in &crossings {
-            reasons.extend(notes.iter().cloned());
+    // Direct fire: the wall/hedge each firer's fire crosses into the target's hex, and whether
+    // the target may use it against that firer. In a Fire Group the target gets it if it may
+    // against any one member whose fire crosses it (B9.3 EX, A.5).
+    let moving = is_moving(game, target);
+    let mut wall: Option<Crossing> = None;
+    for firer in &firers {
+        let (crossing, notes) = crossed_wall(game, firer.hex, target.hex);
+        reasons.extend(notes);
+        let Some((feature, tem, side, why)) = crossing else {
+            continue;
+        };
+        let gap = game.scenario.hexside_spec(side).is_some_and(|s| s.road);
+        if gap && moving {
+            reasons.push(format!(
+                "`{}` fires through the road gap in the {} on {side}: its TEM is for a non-moving target only (B9.3)",
+                firer.id,
+                feature.name()
+            ));
+            continue;
+        }
+        // A DC thrown across the wall gives its TEM whatever the WA (B9.3 EXC, below).
+        if fire != Fire::DemolitionCharge
+            && !target.wall_advantage
+            && firer.wall_advantage
+            && wa_hexsides(game, firer).contains(&side)
+        {
+            reasons.push(format!(
+                "`{}` holds WA over {side}, so the target cannot use it against that firer (B9.31)",
+                firer.id
+            ));
+            continue;
+        }
+        if wall.as_ref().is_none_or(|b| tem > b.1) {
+            wall = Some((feature, tem, side, why));
         }
     }
-    let in_hex = terrain.tem.direct;
-    let wall_applies = match (&wall, fire) {
-        (None, _) => false,
-        (Some(_), Fire::DemolitionCharge) => {
-            // B9.3: NA to DC unless thrown across a wall/hedge hexside.
-            firers.iter().all(|f| f.hex.is_adjacent(target.hex))
-        }
-        (Some((_, _, side, _)), _) if !target.wall_advantage => {
-            // Without WA a target may use the wall only vs firers without WA over it (B9.31);
-            // in a Fire Group one such firer is enough (A.5).
-            let any_without = firers
-                .iter()
-                .any(|f| !(f.wall_advantage && wa_hexsides(game, f).contains(side)));
-            if !any_without {
-                reasons.push(format!(
-                    "the firers hold WA over {side}, so the target cannot use it (B9.31)"
-                ));
-            }
-            any_without
-        }
-        (Some(_), _) => true,
-    };
+    if fire == Fire::DemolitionCharge
+        && wall.is_some()
+        && !firers.iter().all(|f| f.hex.is_adjacent(target.hex))
+    {
+        // B9.3: NA to DC unless thrown across a wall/hedge hexside.
+        wall = None;
+    }
+    let in_hex = in_hex_direct(game, &firers, target, &mut reasons);
+    // Only a negative in-hex TEM (Runway) adds to WA and to wall TEM (B9.31 EXC, B7).
+    let negative = in_hex.min(0);
+    if negative < 0 {
+        reasons.push(format!(
+            "{} TEM {negative} applies whatever the WA (B9.31 EXC, B7)",
+            game.scenario.hexes[&target.hex].terrain.name()
+        ));
+    }
     if target.kind == UnitKind::Vehicle && fire == Fire::Ordnance {
-        if let Some((HexsideFeature::Wall | HexsideFeature::Bocage, _, side, _)) = &wall {
-            if wall_applies {
+        if let Some((HexsideFeature::Wall | HexsideFeature::Bocage, tem, side, why)) = &wall {
+            if *tem == 0 {
+                reasons.extend(why.iter().cloned());
+                reasons.push(format!(
+                    "the wall TEM on {side} is cut to 0 by elevation: no Hull Down either (B9.33)"
+                ));
+            } else {
                 reasons.push(format!("vehicle behind the {side} wall is Hull Down to ordnance instead of wall TEM (B9.36)"));
                 return Ok(TemReport {
                     tem: if target.wall_advantage {
-                        0
+                        negative
                     } else {
-                        in_hex.max(0)
+                        in_hex.max(0) + negative
                     },
                     hull_down: true,
                     reasons,
@@ -241,47 +323,156 @@ pub fn query(
             }
         }
     }
-    let tem = match (wall, wall_applies) {
-        (Some((feature, tem, side, why)), true) => {
+    let tem = match wall {
+        Some((feature, tem, side, why)) => {
             reasons.extend(why);
             if target.wall_advantage {
                 reasons.push(format!(
                     "{} TEM {tem} over {side}; with WA no in-hex TEM (B9.31)",
                     feature.name()
                 ));
-                tem
+                tem + negative
             } else if in_hex > tem {
                 reasons.push(format!(
-                    "{} TEM {in_hex} is better than the {} ({tem}); not cumulative (B9.31)",
-                    terrain.name,
+                    "in-hex TEM {in_hex} is better than the {} ({tem}); not cumulative (B9.31)",
                     feature.name()
                 ));
                 in_hex
             } else {
                 reasons.push(format!(
-                    "{} TEM {tem} over {side} instead of in-hex TEM {in_hex}; not cumulative (B9.31)",
-                    feature.name()
+                    "{} TEM {tem} over {side} instead of in-hex TEM {}; not cumulative (B9.31)",
+                    feature.name(),
+                    in_hex.max(0)
                 ));
-                tem
+                tem + negative
             }
         }
-        _ if target.wall_advantage => {
+        None if target.wall_advantage => {
             reasons.push(
                 "the target claims WA, so it gets no in-hex TEM and no wall is crossed (B9.31)"
                     .into(),
             );
-            0
+            negative
         }
-        _ => {
-            reasons.push(format!("{} TEM {in_hex} ({})", terrain.name, terrain.rule));
+        None => {
+            let row = game.scenario.hexes[&target.hex].terrain.row();
+            reasons.push(format!("in-hex TEM {in_hex} ({} {})", row.name, row.rule));
             in_hex
         }
     };
+    // Height Advantage: +1 against fire from below when no other TEM applies (chart, B10.31).
+    // It is in-hex, so a unit claiming WA does not receive it (B9.31).
+    let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+    let from_below = firers.iter().any(|f| level(f.hex) < level(target.hex));
+    if tem <= 0
+        && in_hex <= 0
+        && !target.wall_advantage
+        && from_below
+        && target.underground.is_none()
+    {
+        reasons
+            .push("Height Advantage +1: fire from a lower level and no other TEM (B10.31)".into());
+        return Ok(TemReport {
+            tem: tem + 1,
+            hull_down: false,
+            reasons,
+        });
+    }
     Ok(TemReport {
         tem,
         hull_down: false,
         reasons,
     })
+}
+
+/// Indirect Fire (B9.34): the best wall/hedge of the hex at the target's own level (B9.35),
+/// −1, crossed or not, WA or not; a unit in Bypass is in the open part of its hex (A4.33).
+fn indirect(game: &Game, target: &Unit, mut reasons: Vec<String>) -> TemReport {
+    let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+    let target_level = level(target.hex);
+    let mut best: Option<(HexsideFeature, i8)> = None;
+    for side in target.hex.hexsides() {
+        let Some(f) = game.scenario.hexside_feature(side) else {
+            continue;
+        };
+        let wall_level = level(side.a).min(level(side.b));
+        if wall_level != target_level {
+            reasons.push(format!(
+                "the {} on {side} lies on level {wall_level}, the target on level {target_level}: no TEM from it (B9.35)",
+                f.name()
+            ));
+            continue;
+        }
+        let t = f.row().tem.indirect;
+        if best.is_none_or(|(_, b)| t > b) {
+            best = Some((f, t));
+        }
+    }
+    let terrain = game.scenario.hexes[&target.hex].terrain.row();
+    let in_hex_raw = if target.bypass.is_some() {
+        reasons.push(format!(
+            "in Bypass the unit is in the open part of the {} hex (A4.33)",
+            terrain.name
+        ));
+        Terrain::OpenGround.row().tem.indirect
+    } else if let Some(e) = crate::rules::fortification::entrenched_in(game, target) {
+        reasons.push(format!("beneath a {} ({})", e.row().name, e.row().rule));
+        e.row()
+            .tem
+            .map_or(0, |t| t.indirect)
+            .max(terrain.tem.indirect)
+    } else if target.placement.on_bridge {
+        let bridge = crate::board::terrain::Fortification::Bridge.row();
+        let tem = bridge.indirect_tem.unwrap_or(0);
+        reasons.push(format!(
+            "on a bridge: TEM {tem} vs Indirect Fire ({})",
+            bridge.rule
+        ));
+        tem
+    } else {
+        terrain.tem.indirect
+    };
+    let in_hex = if target.wall_advantage && in_hex_raw > 0 {
+        0
+    } else {
+        in_hex_raw
+    };
+    let tem = match best {
+        Some((f, t)) if in_hex <= 0 => {
+            reasons.push(format!("{} TEM {t} vs Indirect Fire (B9.34)", f.name()));
+            if in_hex < 0 {
+                reasons.push(format!(
+                    "{} {in_hex} in {} (B9.34)",
+                    if terrain.terrain == Terrain::Woods {
+                        "Air Burst"
+                    } else {
+                        "in-hex TEM"
+                    },
+                    terrain.name
+                ));
+            }
+            t + in_hex
+        }
+        Some((f, t)) if t > in_hex => {
+            reasons.push(format!(
+                "{} TEM {t} vs Indirect Fire, better than in-hex TEM {in_hex} (B9.31, B9.34)",
+                f.name()
+            ));
+            t
+        }
+        _ => {
+            reasons.push(format!(
+                "in-hex TEM {in_hex} vs Indirect Fire ({} {})",
+                terrain.name, terrain.rule
+            ));
+            in_hex
+        }
+    };
+    TemReport {
+        tem,
+        hull_down: false,
+        reasons,
+    }
 }
 
 /// B9.55: a unit that could claim bocage TEM against every Good Order enemy ground unit with

@@ -40,9 +40,17 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
         .as_ref()
         .and_then(|b| b.along.last().copied())
         .and_then(|far| hex.hexside(far));
+    // On a bridge a unit may hold WA over a Roadblock only (B9.32 EXC).
+    let on_bridge = unit.placement.on_bridge;
     hex.hexsides()
         .into_iter()
-        .filter(|s| game.scenario.hexside_feature(*s).is_some())
+        .filter(|s| {
+            if on_bridge {
+                game.scenario.hexside_spec(*s).is_some_and(|h| h.roadblock)
+            } else {
+                game.scenario.hexside_feature(*s).is_some()
+            }
+        })
         .filter(|s| wall_level(game, *s) == level)
         .filter(|s| straddled.is_none_or(|st| *s == st || st.is_contiguous_in(*s, hex)))
         .collect()
@@ -85,6 +93,9 @@ pub fn eligibility(
             "it is hidden; a HIP unit must be placed on board to claim WA".into(),
         ));
     }
+    if let Some(why) = super::fortification::wa_exclusion(game, unit) {
+        return Err(("B9.32", why));
+    }
     if unit.kind == UnitKind::Vehicle {
         let terrain = game.scenario.hexes.get(&unit.hex).map(|s| s.terrain);
         let exempt = matches!(terrain, Some(Terrain::CactusPatch | Terrain::OliveGrove));
@@ -123,6 +134,12 @@ pub fn eligibility(
             .hexsides()
             .into_iter()
             .any(|s| game.scenario.hexside_feature(s).is_some());
+        if unit.placement.on_bridge {
+            return Err((
+                "B9.32",
+                "it is on a bridge, where WA is held over a Roadblock only".into(),
+            ));
+        }
         return Err(if any_wall && unit.bypass.is_none() {
             (
                 "B9.35",
@@ -178,6 +195,18 @@ fn claim_moment(game: &Game, side: Side) -> Option<WaClaim> {
     }
 }
 
+/// B9.322's third moment lasts only until the unit's own MPh is completed: once another unit
+/// has started moving (A4.2), a unit that moved before it may no longer claim in this MPh.
+fn movement_completed(game: &Game, unit: &Unit) -> bool {
+    game.clock.phase() == Phase::Movement && game.movement.finished.contains(&unit.id)
+}
+
+/// Whether `unit` may claim WA by command now without being offered a chance: its side's
+/// clock moment (B9.322) applies to it.
+fn may_claim_now(game: &Game, unit: &Unit) -> bool {
+    claim_moment(game, unit.side).is_some() && !movement_completed(game, unit)
+}
+
 /// Refuses while a declared attack on the unit's hex is unresolved (B9.322).
 fn check_no_attack_pending(game: &Game, unit: &Unit, what: &str) -> Result<(), RuleViolation> {
     match &game.attack {
@@ -210,7 +239,7 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
                 "B9.322",
                 ViolationKind::WrongPhase,
                 format!(
-                    "WA is claimed only at setup, at the end of an RPh, in one's own MPh/APh, on losing HIP, or when the enemy loses it; it is now the {} ({})",
+                    "a claim by command is made only at the end of an RPh (ATTACKER first), in the unit's own MPh until it is completed or its own APh, when offered after the enemy lost WA, or as a hidden unit is placed (`place UNIT claim-wa`); setup WA is written in the scenario; it is now the {} ({})",
                     game.clock.phase(),
                     game.clock
                 ),
@@ -222,7 +251,64 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
         .map(|id| own_unit(game, by, id))
         .collect::<Result<Vec<&Unit>, _>>()?;
     check_claimable(game, &units, ids, how)?;
+    if let Some(side) = hip_window_for(game, &units, how) {
+        return Ok(vec![Event::WallAdvantageHipWindowOffered {
+            side,
+            claimants: ids.to_vec(),
+            how,
+        }]);
+    }
     resolve_claim(game, &units, ids, how)
+}
+
+/// The side to offer B9.324's HIP moment before `units` claim WA at moment `how`, if any:
+/// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy
+/// still has hidden units. Which hidden units, and where, is not asked — asking only when one
+/// is adjacent would tell the mover it is there — so the enemy is asked whenever he has any.
+fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
+    let unit = units.first()?;
+    let enemy = unit.side.opponent();
+    let moving = game.clock.phase() == Phase::Movement
+        && units.iter().all(|u| {
+            game.movement.moving_stack.contains(&u.id) && !game.movement.finished.contains(&u.id)
+        });
+    let hip = game
+        .units
+        .values()
+        .any(|u| u.side == enemy && u.hidden && !u.eliminated);
+    (moving && hip && matches!(how, WaClaim::OwnMovement | WaClaim::Mandatory)).then_some(enemy)
+}
+
+/// The claim a HIP window held up, once its side answered (B9.324): a voluntary claim is
+/// decided now against the position after the answer; a mandatory one is granted (or
+/// challenged) by `settle` like any other.
+pub(super) fn after_hip_window(after: &Game, window: &crate::game::WaHipWindow) -> Vec<Event> {
+    if window.how == WaClaim::Mandatory {
+        return vec![];
+    }
+    let units: Vec<&Unit> = window
+        .claimants
+        .iter()
+        .filter_map(|id| after.units.get(id))
+        .filter(|u| !u.eliminated)
+        .collect();
+    if units.len() != window.claimants.len() {
+        return vec![];
+    }
+    let decided = check_claimable(after, &units, &window.claimants, window.how)
+        .and_then(|()| resolve_claim(after, &units, &window.claimants, window.how));
+    match decided {
+        Ok(events) => events,
+        Err(_) => deniers(after, units[0])
+            .first()
+            .map(|d| {
+                vec![Event::WallAdvantageDenied {
+                    units: window.claimants.clone(),
+                    by: d.id.clone(),
+                }]
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// Unit-state and eligibility checks for a voluntary claim, in the documented precedence.
@@ -254,6 +340,13 @@ fn check_claimable(
                 "B9.32",
                 ViolationKind::UnitState,
                 format!("`{id}` holds WA already"),
+            ));
+        }
+        if how == WaClaim::OwnMovement && movement_completed(game, unit) {
+            return Err(RuleViolation::new(
+                "B9.322",
+                ViolationKind::WrongPhase,
+                format!("`{id}` has completed its MPh (another unit has moved since); it claims WA in this MPh no more"),
             ));
         }
         if unit.wa_blocked && how == WaClaim::OwnMovement && game.clock.phase() == Phase::Movement {
@@ -300,10 +393,7 @@ fn resolve_claim(
     if holders.is_empty() {
         return Ok(claimed);
     }
-    if let Some(known) = holders
-        .iter()
-        .find(|h| h.kind != UnitKind::Dummy && !h.concealed)
-    {
+    if let Some(known) = holders.iter().find(|h| known_real(game, h)) {
         return Err(RuleViolation::new(
             "B9.321",
             ViolationKind::Terrain,
@@ -322,27 +412,93 @@ fn resolve_claim(
         ));
     };
     let mut events = vec![];
-    if units.iter().all(|u| u.concealed) {
+    if !units.iter().any(|u| known_real(game, u)) {
         events.push(Event::UnitsMomentarilyRevealed {
             units: vec![real_claimant.id.clone()],
         });
     }
-    if let Some(real_holder) = holders.iter().find(|h| h.kind != UnitKind::Dummy) {
-        events.push(Event::UnitsMomentarilyRevealed {
-            units: vec![real_holder.id.clone()],
-        });
-        events.push(Event::WallAdvantageDenied {
-            units: ids.to_vec(),
-            by: real_holder.id.clone(),
-        });
-        return Ok(events);
-    }
-    events.push(Event::WallAdvantageForfeited {
-        units: holders.iter().map(|h| h.id.clone()).collect(),
-        why: WaLoss::DummyChallenged,
+    events.push(Event::WallAdvantageChallenged {
+        side: holders[0].side,
+        holders: holders.iter().map(|h| h.id.clone()).collect(),
+        claimants: ids.to_vec(),
+        how,
     });
-    events.extend(claimed);
     Ok(events)
+}
+
+/// Whether the enemy knows `unit` for a real unit: not a dummy, and either not concealed or
+/// shown for WA before (B9.324).
+fn known_real(game: &Game, unit: &Unit) -> bool {
+    unit.kind != UnitKind::Dummy && (!unit.concealed || game.wa_shown.contains(&unit.id))
+}
+
+/// `ShowForWallAdvantage`: the challenged side shows a real holder; the claim fails (B9.324).
+pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation> {
+    let Some(challenge) = game.wa_challenge.as_ref().filter(|c| c.side == by) else {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::WrongPhase,
+            "no challenge to this side's WA is waiting for an answer",
+        ));
+    };
+    let unit = own_unit(game, by, id)?;
+    if !challenge.holders.contains(id) {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "`{id}` is not one of the challenged holders ({})",
+                challenge.holders.join(", ")
+            ),
+        ));
+    }
+    if unit.kind == UnitKind::Dummy {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "`{id}` is a dummy and cannot be shown as a real unit; show another or forfeit"
+            ),
+        ));
+    }
+    Ok(vec![
+        Event::UnitsMomentarilyRevealed {
+            units: vec![id.clone()],
+        },
+        Event::WallAdvantageDenied {
+            units: challenge.claimants.clone(),
+            by: id.clone(),
+        },
+    ])
+}
+
+/// The other answer to a challenge: the holders forfeit, and the claim stands (B9.324).
+fn forfeit_challenged(
+    challenge: &crate::game::WaChallenge,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    let named: BTreeSet<&UnitId> = ids.iter().collect();
+    let holders: BTreeSet<&UnitId> = challenge.holders.iter().collect();
+    if named != holders {
+        return Err(RuleViolation::new(
+            "B9.324",
+            ViolationKind::UnitState,
+            format!(
+                "answering the challenge, forfeit for all the challenged holders at once: {}",
+                challenge.holders.join(", ")
+            ),
+        ));
+    }
+    Ok(vec![
+        Event::WallAdvantageForfeited {
+            units: challenge.holders.clone(),
+            why: WaLoss::ChallengeForfeited,
+        },
+        Event::WallAdvantageClaimed {
+            units: challenge.claimants.clone(),
+            how: challenge.how,
+        },
+    ])
 }
 
 /// A claim made as a hidden unit is placed on board (B9.322's fourth moment); `game` already
@@ -364,6 +520,9 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
             ViolationKind::UnknownUnit,
             "name at least one unit to forfeit WA",
         ));
+    }
+    if let Some(challenge) = game.wa_challenge.as_ref().filter(|c| c.side == by) {
+        return forfeit_challenged(challenge, ids);
     }
     for id in ids {
         let unit = own_unit(game, by, id)?;
@@ -401,6 +560,14 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
 
 /// `DeclineWallAdvantage`: the side offered a chance lets it pass.
 pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    if let Some(window) = game.wa_hip_window.as_ref().filter(|w| w.side == by) {
+        let passed = Event::WallAdvantageChanceDeclined { side: by };
+        let mut after = game.clone();
+        apply(&mut after, &passed);
+        let mut events = vec![passed];
+        events.extend(after_hip_window(&after, window));
+        return Ok(events);
+    }
     match &game.wa_chance {
         Some(c) if c.side == by => Ok(vec![Event::WallAdvantageChanceDeclined { side: by }]),
         _ => Err(RuleViolation::new(
@@ -446,12 +613,53 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             },
         );
     }
-    if game.wa_chance.is_some() || game.attack.is_some() {
+    // Two opposing units never hold WA over one hexside (B9.321): a holder whose hexsides
+    // changed under it (continuing in Bypass onto a hexside the enemy holds) loses it.
+    let overlapping: Vec<(UnitId, UnitId)> = game
+        .units
+        .values()
+        .filter(|u| u.wall_advantage && !u.eliminated)
+        .filter(|u| {
+            before
+                .units
+                .get(&u.id)
+                .is_none_or(|b| wa_hexsides(before, b) != wa_hexsides(&game, u))
+        })
+        .filter_map(|u| {
+            deniers(&game, u)
+                .first()
+                .map(|d| (u.id.clone(), d.id.clone()))
+        })
+        .collect();
+    for (id, holder) in overlapping {
+        push(
+            &mut game,
+            Event::WallAdvantageForfeited {
+                units: vec![id],
+                why: WaLoss::Ineligible {
+                    rule: "B9.321".into(),
+                    why: format!("its hexsides now include one over which `{holder}` holds WA"),
+                },
+            },
+        );
+    }
+    let waiting = game.wa_chance.is_some()
+        || game.attack.is_some()
+        || game.wa_challenge.is_some()
+        || game.wa_hip_window.is_some();
+    if waiting {
         return events;
     }
+    // An attack just resolved: a holder it broke or eliminated lost WA while the attack was
+    // pending, when no chance could be offered (B9.322); the enemy's chance comes now, judged
+    // against the holders as they stood when the attack was declared.
+    let reference = attack_reference(before);
+    let before = &reference;
 
     // Units that must hold WA take it the moment they can (B9.323) — movers last.
-    grant_mandatory(&mut game, &mut push, |id| !movers.contains(id));
+    if grant_mandatory(&mut game, &mut push, |id| !movers.contains(id)) {
+        return events;
+    }
 
     // Units whose every enemy WA holder is gone may claim now (B9.322); a side that could
     // not claim at this moment anyway is asked before play goes on.
@@ -470,42 +678,79 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
             .collect()
     };
     for side in [game.acting().opponent(), game.acting()] {
-        if claim_moment(&game, side).is_some() {
-            continue;
-        }
-        let units = freed(side);
+        let units: Vec<UnitId> = freed(side)
+            .into_iter()
+            .filter(|id| !may_claim_now(&game, &game.units[id]))
+            .collect();
         if !units.is_empty() {
             push(&mut game, Event::WallAdvantageChanceOffered { side, units });
             return events;
         }
     }
+    // Movers that must take WA attempt to claim it: the enemy's HIP moment comes first
+    // (B9.324).
+    let claimants: Vec<&Unit> = movers
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| {
+            !u.wall_advantage && is_mandatory(&game, u) && eligibility(&game, u, &[]).is_ok()
+        })
+        .collect();
+    if let Some(side) = hip_window_for(&game, &claimants, WaClaim::Mandatory) {
+        let claimants = claimants.iter().map(|u| u.id.clone()).collect();
+        push(
+            &mut game,
+            Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants,
+                how: WaClaim::Mandatory,
+            },
+        );
+        return events;
+    }
     grant_mandatory(&mut game, &mut push, |_| true);
     events
 }
 
+/// The position a chance to claim is judged against (B9.322): `before` itself, or, when an
+/// attack is pending in it, `before` with the WA holders of the attack's declaration restored.
+fn attack_reference(before: &Game) -> std::borrow::Cow<'_, Game> {
+    let Some(attack) = &before.attack else {
+        return std::borrow::Cow::Borrowed(before);
+    };
+    let mut reference = before.clone();
+    for id in &attack.wa_holders {
+        if let Some(unit) = reference.units.get_mut(id) {
+            unit.wall_advantage = true;
+            unit.eliminated = false;
+        }
+    }
+    std::borrow::Cow::Owned(reference)
+}
+
 /// Grants mandatory WA (B9.323) to every unit `include` admits that can take it, in id order,
-/// one at a time, so an earlier grant denies a later conflicting one.
+/// one at a time, so an earlier grant denies a later conflicting one. A unit kept from it only
+/// by enemy holders that are all concealed or dummies challenges them (B9.324) — the engine
+/// never decides for their owner whether to show a unit — and the grants stop there until
+/// the challenge is answered; `true` when that happened.
 fn grant_mandatory(
     game: &mut Game,
     push: &mut impl FnMut(&mut Game, Event),
     include: impl Fn(&UnitId) -> bool,
-) {
+) -> bool {
     let ids: Vec<UnitId> = game.units.keys().cloned().collect();
     for id in ids {
         let unit = &game.units[&id];
         // Mandatory WA is no voluntary claim, so pins do not stop it (B9.322, B9.323).
-        let takes = include(&id) && is_mandatory(game, unit) && could_hold(game, unit);
-        if takes {
-            let dummies: Vec<UnitId> = deniers(game, unit).iter().map(|d| d.id.clone()).collect();
-            if !dummies.is_empty() {
-                push(
-                    game,
-                    Event::WallAdvantageForfeited {
-                        units: dummies,
-                        why: WaLoss::DummyChallenged,
-                    },
-                );
-            }
+        let must = include(&id)
+            && !unit.wall_advantage
+            && is_mandatory(game, unit)
+            && eligibility(game, unit, &[]).is_ok();
+        if !must {
+            continue;
+        }
+        let holders = deniers(game, unit);
+        if holders.is_empty() {
             push(
                 game,
                 Event::WallAdvantageClaimed {
@@ -513,8 +758,29 @@ fn grant_mandatory(
                     how: WaClaim::Mandatory,
                 },
             );
+            continue;
         }
+        if unit.kind == UnitKind::Dummy || holders.iter().any(|h| known_real(game, h)) {
+            continue;
+        }
+        let mut events = vec![];
+        if !known_real(game, unit) {
+            events.push(Event::UnitsMomentarilyRevealed {
+                units: vec![id.clone()],
+            });
+        }
+        events.push(Event::WallAdvantageChallenged {
+            side: holders[0].side,
+            holders: holders.iter().map(|h| h.id.clone()).collect(),
+            claimants: vec![id],
+            how: WaClaim::Mandatory,
+        });
+        for event in events {
+            push(game, event);
+        }
+        return true;
     }
+    false
 }
 
 impl Scenario {
@@ -523,8 +789,9 @@ impl Scenario {
     /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
     /// the board never imports the rules.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let scenario = Scenario::read_toml(text)?;
+        let mut scenario = Scenario::read_toml(text)?;
         check_setup(&scenario).map_err(|e| e.located(text))?;
+        settle_setup(&mut scenario).map_err(|e| e.located(text))?;
         Ok(scenario)
     }
 }
@@ -553,6 +820,48 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
                     spec.id, other.id
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Settles the starting position like any other (B9.322's first moment, B9.323): every unit
+/// that must hold WA and can takes it at setup, so the first command meets a settled position.
+/// Two opposing units that would both have to take it over a shared hexside are ambiguous —
+/// which side set up first decides, and the file does not say — so the scenario must give one
+/// of them `wall_advantage = true`.
+pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
+    let mut game = Game::new(scenario.clone());
+    let takers: Vec<UnitId> = game
+        .units
+        .values()
+        // A holder set up as a dummy keeps its WA here: only a challenge in play (B9.324)
+        // could take it, so the unit beside it waits for one.
+        .filter(|u| is_mandatory(&game, u) && could_hold(&game, u) && deniers(&game, u).is_empty())
+        .map(|u| u.id.clone())
+        .collect();
+    for (i, a) in takers.iter().enumerate() {
+        let mine: BTreeSet<Hexside> = wa_hexsides(&game, &game.units[a]).into_iter().collect();
+        for b in &takers[i + 1..] {
+            let other = &game.units[b];
+            let shared = other.side != game.units[a].side
+                && wa_hexsides(&game, other).iter().any(|s| mine.contains(s));
+            if shared {
+                return Err(refuse(
+                    format!("units.{a}.wall_advantage"),
+                    format!(
+                        "`{a}` and `{b}` both must hold WA at setup (B9.323) over a shared hexside, and only one may (B9.321); give the one that claims it `wall_advantage = true`"
+                    ),
+                ));
+            }
+        }
+    }
+    for id in takers {
+        if let Some(unit) = game.units.get_mut(&id) {
+            unit.wall_advantage = true;
+        }
+        if let Some(spec) = scenario.units.get_mut(&id) {
+            spec.wall_advantage = true;
         }
     }
     Ok(())
@@ -600,5 +909,29 @@ hex = "1C2"
         let e = Scenario::from_toml(&nowhere).unwrap_err();
         assert_eq!(e.field, "units.g.wall_advantage");
         assert!(e.reason.contains("B9.32"), "{e}");
+    }
+
+    /// B9.323 at setup: a unit that must hold WA holds it from the start; two opposing units
+    /// that both must, over one hexside, are refused until the file says which holds it.
+    #[test]
+    fn setup_settles_mandatory_wall_advantage() {
+        let unflagged = TWO_SIDES.replacen("wall_advantage = true\n", "", 1);
+        let e = Scenario::from_toml(&unflagged).unwrap_err();
+        assert!(
+            e.reason.contains("B9.323") && e.reason.contains("`r`"),
+            "{e}"
+        );
+        let one = Scenario::from_toml(TWO_SIDES).unwrap();
+        assert!(one.units["g"].wall_advantage && !one.units["r"].wall_advantage);
+        let woods = unflagged.replacen(
+            "to = \"1D4\"\nterrain = \"open_ground\"",
+            "to = \"1D4\"\nterrain = \"woods\"",
+            1,
+        );
+        let none = Scenario::from_toml(&woods).unwrap();
+        assert!(
+            !none.units["g"].wall_advantage,
+            "woods give +1: WA is a choice"
+        );
     }
 }

@@ -30,6 +30,7 @@ pub(in crate::rules) fn decide(
     along: &[Hex],
 ) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move in Bypass")?;
+    crate::rules::fortification::check_move(game, &units, hex)?;
     let position = units[0];
     let continuing = position.bypass.as_ref().filter(|b| b.hex == hex);
     let from = if continuing.is_some() {

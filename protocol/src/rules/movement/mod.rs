@@ -6,11 +6,13 @@
 //! except to ask the table.
 
 mod bypass;
+mod cover;
 mod double_time;
 mod portage;
 mod step;
 
 pub(super) use bypass::decide as decide_bypass;
+pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};

@@ -16,6 +16,7 @@ pub(in crate::rules) fn decide(
     to: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move")?;
+    crate::rules::fortification::check_move(game, &units, to)?;
     let from = units[0].hex;
     let cost = match &units[0].bypass {
         Some(bypass) if bypass.hex == to => enter_bypassed_obstacle(game, to)?,

@@ -23,8 +23,17 @@ pub fn scenario() -> String {
 }
 
 /// Who sends what to move play on by one step: the side offered a chance to claim Wall
-/// Advantage must answer it first (B9.322), declining here; otherwise the acting side's `done`.
+/// Advantage must answer it first (B9.322), declining here; so must a side given the moment to
+/// place a hidden unit (declining), and a side whose concealed WA is challenged (forfeiting,
+/// B9.324); otherwise the acting side's `done`.
 pub fn next_step(game: &Game) -> (Side, Command) {
+    if let Some(window) = &game.wa_hip_window {
+        return (window.side, Command::DeclineWallAdvantage);
+    }
+    if let Some(challenge) = &game.wa_challenge {
+        let units = challenge.holders.clone();
+        return (challenge.side, Command::ForfeitWallAdvantage { units });
+    }
     match &game.wa_chance {
         Some(chance) => (chance.side, Command::DeclineWallAdvantage),
         None => (game.acting(), Command::Done),

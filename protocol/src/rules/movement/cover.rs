@@ -1,0 +1,81 @@
+//! `TakeShellholeCover`: shellholes cost Open Ground's MF to enter, or their own higher cost
+//! to use their +1 TEM; a unit that paid only Open Ground cost is in Open Ground against
+//! Defensive First Fire (chart B2). Entering at Open Ground cost and then paying the rest in
+//! the hex comes to the chart's cost, logged as its own expenditure.
+
+use super::{allotment, movers};
+use crate::board::scenario::{Side, UnitId};
+use crate::game::event::{Event, MfAccount};
+use crate::game::Game;
+use crate::rules::violation::{RuleViolation, ViolationKind};
+
+pub(in crate::rules) fn decide(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    let units = movers(game, by, ids, "units take shellhole cover")?;
+    let mut accounts = Vec::with_capacity(units.len());
+    for unit in &units {
+        let refuse = |kind, why: String| Err(RuleViolation::new("B2", kind, why));
+        let row = game.scenario.hexes[&unit.hex].terrain.row();
+        let (Some(cover), crate::board::terrain::EntryCost::Mf(entry)) = (row.cover_cost, row.cost)
+        else {
+            return refuse(
+                ViolationKind::Terrain,
+                format!(
+                    "`{}` is in {}, which has no cover to pay for",
+                    unit.id, row.name
+                ),
+            );
+        };
+        if unit.bypass.is_some() {
+            return refuse(
+                ViolationKind::UnitState,
+                format!("`{}` is in Bypass, in the open part of its hex", unit.id),
+            );
+        }
+        let entered = game.movement.moving_stack.contains(&unit.id)
+            && !game.movement.finished.contains(&unit.id)
+            && unit.mf_spent > crate::board::terrain::Mf::default();
+        if !entered {
+            return refuse(
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` did not enter {} in its current move; a unit that stays has their TEM",
+                    unit.id, unit.hex
+                ),
+            );
+        }
+        if unit.shellhole_cover {
+            return refuse(
+                ViolationKind::UnitState,
+                format!("`{}` has paid for the shellholes' cover already", unit.id),
+            );
+        }
+        let extra = cover.saturating_sub(entry);
+        let allotment = allotment(game, unit, ids, false, 0);
+        let left = allotment.total.saturating_sub(unit.mf_spent);
+        if extra > left {
+            return Err(RuleViolation::new(
+                "A4.1",
+                ViolationKind::NotEnoughMf,
+                format!(
+                    "shellhole cover needs {extra} MF more; `{}` has {left} left of {}",
+                    unit.id, allotment.total
+                ),
+            ));
+        }
+        let spent = unit.mf_spent + extra;
+        accounts.push(MfAccount {
+            unit: unit.id.clone(),
+            allotment,
+            spent,
+            left: allotment.total.saturating_sub(spent),
+        });
+    }
+    Ok(vec![Event::ShellholeCoverTaken {
+        units: ids.to_vec(),
+        mf: accounts,
+    }])
+}
