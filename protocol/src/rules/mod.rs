@@ -112,7 +112,41 @@ pub fn decide(
         | Command::ConsentToUndo
         | Command::DeclineUndo => Err(needs_the_log(command)),
     }?;
+    refuse_ending_in_bypass(game, &events)?;
     Ok(with_consequences(game, events))
+}
+
+/// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
+/// start while a unit of that stack stands in Bypass and could still go on.
+fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViolation> {
+    if game.clock.phase() != Phase::Movement
+        || !game.units.values().any(|u| u.bypass.is_some())
+    {
+        return Ok(());
+    }
+    let mut after = game.clone();
+    for event in events {
+        crate::game::apply(&mut after, event);
+    }
+    let stranded = game.units.values().find(|u| {
+        u.bypass.is_some()
+            && !game.movement.finished.contains(&u.id)
+            && after.movement.finished.contains(&u.id)
+            && after.units.get(&u.id).is_some_and(|a| a.bypass.is_some())
+            && movement::way_on_from_bypass(game, u)
+    });
+    match stranded {
+        Some(u) => Err(RuleViolation::new(
+            "A4.32",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` is in Bypass of {} and would move no farther (A4.2); it must enter the obstacle or move on first",
+                u.id,
+                u.bypass.as_ref().map(|b| b.hex).expect("in Bypass")
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What the commands decided against the game's log cite (the dice scheme's contributions,

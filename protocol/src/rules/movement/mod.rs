@@ -392,3 +392,66 @@ pub fn describe(cost: &MoveCost) -> String {
     }
     parts.join(" + ")
 }
+
+/// Most hexsides a Bypass may still go on round one hex while looking for a way on; bounds the
+/// search in [`way_on_from_bypass`] (a Bypass never goes round more than five, A4.31).
+const WAY_ON_DEPTH_MAX: usize = 5;
+
+/// Whether `unit`, in Bypass, could still go on this MPh: enter the obstacle, step into a hex
+/// at its vertex, or go on round the hex and do so (A4.31, A4.32). A broken or pinned unit, one
+/// that may not move any more, or one that cannot pay for any of it is stranded there (A4.32,
+/// A4.33): that is not ending the MPh in Bypass by choice.
+pub(crate) fn way_on_from_bypass(game: &Game, unit: &Unit) -> bool {
+    way_on(game, unit, WAY_ON_DEPTH_MAX)
+}
+
+fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
+    let Some(bypass) = &unit.bypass else {
+        return false;
+    };
+    if check_may_move(game, unit).is_err() {
+        return false;
+    }
+    // The unit alone, and the whole moving stack it stands with (a leader's bonus may need it).
+    let together: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|u| {
+            u.side == unit.side
+                && u.bypass == unit.bypass
+                && u.hex == unit.hex
+                && !u.eliminated
+                && check_may_move(game, u).is_ok()
+        })
+        .map(|u| u.id.clone())
+        .collect();
+    let groups = [vec![unit.id.clone()], together];
+    let exits = bypass.exits();
+    for ids in &groups {
+        for to in [bypass.hex, exits[0], exits[1]] {
+            let out = step::decide(game, unit.side, ids, to).is_ok_and(|events| {
+                events
+                    .iter()
+                    .any(|e| matches!(e, crate::game::event::Event::UnitMoved { .. }))
+            });
+            if out {
+                return true;
+            }
+        }
+        if depth > 0 {
+            // Going on round the hex one more hexside, from the vertex where it stands.
+            if let Ok(events) = bypass::continue_one(game, unit.side, ids, bypass, exits[1]) {
+                let mut after = game.clone();
+                for e in &events {
+                    crate::game::apply(&mut after, e);
+                }
+                if let Some(moved) = after.units.get(&unit.id) {
+                    if way_on(&after, moved, depth - 1) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
