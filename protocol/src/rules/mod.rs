@@ -119,9 +119,7 @@ pub fn decide(
 /// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
 /// start while a unit of that stack stands in Bypass and could still go on.
 fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViolation> {
-    if game.clock.phase() != Phase::Movement
-        || !game.units.values().any(|u| u.bypass.is_some())
-    {
+    if game.clock.phase() != Phase::Movement || !game.units.values().any(|u| u.bypass.is_some()) {
         return Ok(());
     }
     let mut after = game.clone();

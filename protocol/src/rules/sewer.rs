@@ -451,10 +451,16 @@ pub(super) fn end_of_movement(
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     let stacks = sewer_stacks(game, by);
-    if let Some((hex, _)) = stacks.iter().find(|(_, units)| {
+    // A stack that cannot move — a unit of it pinned, or no Manhole it may reach — is not
+    // held to it: the MPh must still end.
+    if let Some((hex, _)) = stacks.iter().find(|(hex, units)| {
         units
             .iter()
             .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: false, .. })))
+            && units
+                .iter()
+                .all(|u| check_sewer_unit(game, u, true).is_ok())
+            && !sewer_destinations(game, by, *hex).is_empty()
     }) {
         return Err(refuse(
             "B8.41",
