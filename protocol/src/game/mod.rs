@@ -253,6 +253,9 @@ pub struct Game {
     pub viewer: Option<Viewer>,
     /// Number of events applied: the version every message about this game carries.
     pub version: u64,
+    /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
+    /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
+    pub prep_fired: BTreeSet<UnitId>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -322,6 +325,7 @@ impl Game {
             over: false,
             viewer: None,
             version: 0,
+            prep_fired: BTreeSet::new(),
         }
     }
 
@@ -380,6 +384,7 @@ impl Game {
         game.tunnels
             .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
         for set in [
+            &mut game.prep_fired,
             &mut game.movement.moving_stack,
             &mut game.movement.last_movers,
             &mut game.movement.finished,
@@ -665,6 +670,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by, firers, target, ..
         } => {
+            if game.clock.phase() == Phase::PrepFire {
+                game.prep_fired.extend(firers.iter().cloned());
+            }
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
@@ -937,6 +945,7 @@ fn end_movement_phase(game: &mut Game) {
 /// At the end of a Player Turn pins come off (A7.8), and so does CX from any Player Turn
 /// before the one ending (A4.51).
 fn end_player_turn(game: &mut Game, ended: Clock) {
+    game.prep_fired.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     for unit in game.units.values_mut() {
         unit.pinned = false;

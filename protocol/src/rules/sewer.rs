@@ -284,6 +284,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         ));
     }
     if !below {
+        crate::rules::movement::check_not_prep_fired(game, unit)?;
         if unit.mf_spent > crate::board::terrain::Mf::default()
             || game.movement.moving_stack.contains(id)
             || game.movement.finished.contains(id)

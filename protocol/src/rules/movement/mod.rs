@@ -284,6 +284,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             format!("`{id}` is pinned and cannot move this Player Turn"),
         );
     }
+    check_not_prep_fired(game, unit)?;
     if game.movement.finished.contains(id) {
         return refuse(
             "A4.2",
@@ -297,6 +298,22 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             ViolationKind::UnitState,
             format!("`{id}` has finished its move this MPh"),
         );
+    }
+    Ok(())
+}
+
+/// A4.1: a unit that fired in the PFPh does not move in the MPh that follows — by any means,
+/// sewers and tunnels included.
+pub(crate) fn check_not_prep_fired(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    if game.prep_fired.contains(&unit.id) {
+        return Err(RuleViolation::new(
+            "A4.1",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` fired in the PFPh and does not move in this MPh",
+                unit.id
+            ),
+        ));
     }
     Ok(())
 }
