@@ -885,7 +885,11 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]
     record.last_movers = movers;
     let leader = units
         .iter()
-        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))
+        .find(|id| {
+            game.units
+                .get(*id)
+                .is_some_and(|u| u.kind == UnitKind::Leader)
+        })
         .cloned();
     for account in mf {
         if let Some(unit) = game.units.get_mut(&account.unit) {

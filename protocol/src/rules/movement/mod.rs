@@ -54,9 +54,12 @@ pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
 
 /// The leader moving in `movers` with whom `unit` has moved since its first step, if any.
 fn leading<'m>(game: &Game, unit: &Unit, movers: &'m [UnitId]) -> Option<&'m UnitId> {
-    let leader = movers
-        .iter()
-        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))?;
+    // A leader, not a hero: a hero lends no MF bonus (A4.12).
+    let leader = movers.iter().find(|id| {
+        game.units
+            .get(*id)
+            .is_some_and(|u| u.kind == UnitKind::Leader)
+    })?;
     let led = if unit.mf_spent == Mf::default() {
         unit.kind.is_mmc()
     } else {
@@ -230,7 +233,33 @@ fn movers<'g>(
         ));
     }
     check_one_stack_at_a_time(game, ids)?;
+    check_leader_stays(game, &units, ids)?;
     Ok(units)
+}
+
+/// A4.12: an MMC earns the leader's +2 MF only by ending the MPh with him; once it has spent
+/// MF beyond its own allotment, the leader may not move on without it.
+fn check_leader_stays(game: &Game, units: &[&Unit], ids: &[UnitId]) -> Result<(), RuleViolation> {
+    for leader in units.iter().filter(|u| u.kind == UnitKind::Leader) {
+        let left_behind = game.units.values().find(|m| {
+            m.led_by.as_ref() == Some(&leader.id)
+                && !m.eliminated
+                && !ids.contains(&m.id)
+                && m.hex == leader.hex
+                && m.mf_spent > allotment(game, m, std::slice::from_ref(&m.id), false, 0).total
+        });
+        if let Some(m) = left_behind {
+            return Err(RuleViolation::new(
+                "A4.12",
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` has spent the +2 MF it has for moving with `{}`, so he must end the MPh with it",
+                    m.id, leader.id
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn position(unit: &Unit) -> String {
