@@ -20,7 +20,8 @@ const KEY: [u8; 32] = [7; 32];
 const SEARCH_DEPTH: usize = 6;
 
 fn scenario(which: u8) -> Scenario {
-    let text = match which % 3 {
+    let text = match which % 4 {
+        3 => include_str!("positions/scenarios/b8-62-rout.toml"),
         0 => include_str!("positions/scenarios/sewers.toml"),
         1 => include_str!("positions/scenarios/a4-32-bypass-freezes.toml"),
         _ => include_str!("../../scenarios/b9-41-wall-advantage.toml"),
@@ -45,6 +46,7 @@ enum Draw {
     Resolve,
     Adjudicate(usize, Outcome),
     DestroyTunnel(usize),
+    Discover(usize, usize),
 }
 
 fn draw() -> impl Strategy<Value = Draw> {
@@ -71,6 +73,7 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => Just(Draw::Resolve),
         2 => (0usize..32, outcome).prop_map(|(u, o)| Draw::Adjudicate(u, o)),
         1 => (0usize..40).prop_map(Draw::DestroyTunnel),
+        1 => (0usize..32, 0usize..2).prop_map(|(u, m)| Draw::Discover(u, m)),
     ]
 }
 
@@ -253,6 +256,16 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
                 },
             )
         }
+        Draw::Discover(u, m) => {
+            let id = unit(u);
+            let side = side_of(u);
+            if *m == 0 {
+                (side, Command::DiscoverTunnel { unit: id })
+            } else {
+                let entrance = game.units[&id].hex;
+                (side, Command::ClaimTunnelSeen { unit: id, entrance })
+            }
+        }
         Draw::DestroyTunnel(m) => (
             acting,
             Command::DestroyTunnel {
@@ -388,7 +401,7 @@ proptest! {
 
     #[test]
     fn no_reachable_position_is_a_dead_end(
-        which in 0u8..3,
+        which in 0u8..4,
         skip in any::<bool>(),
         draws in prop::collection::vec(draw(), 0..150),
     ) {

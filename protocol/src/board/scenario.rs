@@ -144,6 +144,16 @@ pub struct HexSpec {
     /// For woods/building hexes: the hexsides (named by the neighbouring hex) that the obstacle
     /// depiction touches, so that Bypass along them is blocked (A4.3). Unlisted means untouched.
     pub obstacle_touches: BTreeSet<Hex>,
+    /// Rubble lies in the hex (B24): it cannot be Bypassed (A4.3), and a Manhole under it is
+    /// no Manhole (B8.5).
+    pub rubble: bool,
+    /// A Blaze burns in the hex (B25): its obstacle cannot be Bypassed (A4.3), and a Manhole
+    /// in it is no Manhole (B8.5).
+    pub blaze: bool,
+    /// Rubble in the sewer beneath the hex (B8.5): no Sewer Movement into it.
+    pub sewer_rubble: bool,
+    /// A Water Obstacle hex (B21): no sewer or tunnel passes beneath it (B8.4, B8.6).
+    pub water_obstacle: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,6 +284,14 @@ struct HexFile {
     manhole: bool,
     #[serde(default)]
     obstacle_touches: Vec<String>,
+    #[serde(default)]
+    rubble: bool,
+    #[serde(default)]
+    blaze: bool,
+    #[serde(default)]
+    sewer_rubble: bool,
+    #[serde(default)]
+    water_obstacle: bool,
 }
 
 #[derive(Deserialize)]
@@ -470,6 +488,10 @@ impl File {
                             road: None,
                             manhole: false,
                             obstacle_touches: BTreeSet::new(),
+                            rubble: false,
+                            blaze: false,
+                            sewer_rubble: false,
+                            water_obstacle: false,
                         },
                     );
                 }
@@ -522,6 +544,10 @@ impl File {
                     road: h.road,
                     manhole: h.manhole,
                     obstacle_touches: touches,
+                    rubble: h.rubble,
+                    blaze: h.blaze,
+                    sewer_rubble: h.sewer_rubble,
+                    water_obstacle: h.water_obstacle,
                 },
             );
         }
@@ -706,10 +732,22 @@ impl File {
                     ))
                 }
             }
-            if ha.elevation != 0 || hb.elevation != 0 {
+            if ha.elevation != hb.elevation {
                 return Err(refuse(
                     format!("{field}.entrances"),
-                    "entrances are ground-level Locations at the same elevation (B8.6)",
+                    format!(
+                        "entrances must be at the same elevation (B8.6); these are at levels {} and {}",
+                        ha.elevation, hb.elevation
+                    ),
+                ));
+            }
+            if !tunnel_route(&hexes, a, b, ha.elevation) {
+                return Err(refuse(
+                    format!("{field}.entrances"),
+                    format!(
+                        "every way from {a} to {b} passes beneath a hex of another base elevation than level {} or a Water Obstacle, which a tunnel may not (B8.6)",
+                        ha.elevation
+                    ),
                 ));
             }
             for (k, spec) in [ha, hb].into_iter().enumerate() {
@@ -750,6 +788,34 @@ impl File {
             tunnels,
         })
     }
+}
+
+/// Whether a tunnel can run from `a` to `b` by a shortest way beneath hexes all at `level`
+/// and none a Water Obstacle (B8.6). The route is not recorded, so any such way will do.
+fn tunnel_route(hexes: &BTreeMap<Hex, HexSpec>, a: Hex, b: Hex, level: i8) -> bool {
+    let passable = |h: &Hex| {
+        hexes
+            .get(h)
+            .is_some_and(|s| s.elevation == level && !s.water_obstacle)
+    };
+    if !passable(&a) || !passable(&b) {
+        return false;
+    }
+    let mut frontier = vec![a];
+    while let Some(here) = frontier.pop() {
+        if here == b {
+            return true;
+        }
+        let Some(d) = here.distance(b) else {
+            continue;
+        };
+        frontier.extend(
+            here.neighbours()
+                .into_iter()
+                .filter(|n| n.distance(b).is_some_and(|nd| nd + 1 == d) && passable(n)),
+        );
+    }
+    false
 }
 
 /// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
@@ -867,6 +933,38 @@ hex = "1B2"
             "{MINIMAL}\n[[tunnels]]\nside = \"german\"\nentrances = [\"1A1\", \"1C3\"]\n"
         ));
         assert!(e.reason.contains("B8.6"), "{e}");
+    }
+
+    /// B8.6: entrances at one elevation (any, not only ground level), and a tunnel whose every
+    /// way passes beneath a hex of another base elevation or a Water Obstacle is refused.
+    #[test]
+    fn tunnel_route_checked() {
+        let scenario = |extra: &str| {
+            format!(
+                "name = \"t\"\nturns = 1\nfirst = \"german\"\n\
+                 sides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n\
+                 [[area]]\nfrom = \"1A1\"\nto = \"1E5\"\nterrain = \"open_ground\"\nelevation = 1\n\
+                 [[hexes]]\nhex = \"1A2\"\nterrain = \"woods\"\nelevation = 1\n\
+                 {extra}\
+                 [[tunnels]]\nside = \"german\"\nentrances = [\"1A2\", \"1A4\"]\n"
+            )
+        };
+        let entrance = "[[hexes]]\nhex = \"1A4\"\nterrain = \"woods\"\nelevation = 1\n";
+        let ok = scenario(entrance);
+        assert!(
+            Scenario::read_toml(&ok).is_ok(),
+            "{:?}",
+            Scenario::read_toml(&ok).err()
+        );
+        // A3 is the only hex between them: a level lower, or a Water Obstacle, it cuts the way.
+        let low = scenario(&format!(
+            "{entrance}[[hexes]]\nhex = \"1A3\"\nterrain = \"open_ground\"\n"
+        ));
+        assert!(refused(&low).reason.contains("another base elevation"));
+        let water = scenario(&format!("{entrance}[[hexes]]\nhex = \"1A3\"\nterrain = \"open_ground\"\nelevation = 1\nwater_obstacle = true\n"));
+        assert!(refused(&water).reason.contains("Water Obstacle"));
+        let uneven = scenario("[[hexes]]\nhex = \"1A4\"\nterrain = \"woods\"\nelevation = 2\n");
+        assert!(refused(&uneven).reason.contains("same elevation"));
     }
 
     #[test]

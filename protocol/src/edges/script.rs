@@ -341,6 +341,30 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, String> {
     }
 }
 
+/// The tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
+/// `discover-tunnel UNIT`.
+fn parse_tunnel_command(
+    scenario: &Scenario,
+    verb: &str,
+    args: &[String],
+) -> Result<Command, String> {
+    match (verb, args) {
+        ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
+            units: units.to_vec(),
+        }),
+        ("tunnel-seen", [unit, hex]) => Ok(Command::ClaimTunnelSeen {
+            unit: unit.clone(),
+            entrance: resolve_hex(scenario, hex)?,
+        }),
+        ("discover-tunnel", [unit]) => Ok(Command::DiscoverTunnel { unit: unit.clone() }),
+        ("rout", _) => Err("`rout` takes one or more broken units at a tunnel entrance".into()),
+        ("tunnel-seen", _) => {
+            Err("`tunnel-seen` takes a unit and the entrance hex: tunnel-seen 447a C6".into())
+        }
+        _ => Err("`discover-tunnel` takes one unit".into()),
+    }
+}
+
 fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, String> {
     match verb {
         "done" if args.is_empty() => Ok(Command::Done),
@@ -514,8 +538,9 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits")),
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
+        "rout" | "tunnel-seen" | "discover-tunnel" => parse_tunnel_command(scenario, verb, args),
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)"
+            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, rout, tunnel-seen, discover-tunnel)"
         )),
     }
 }

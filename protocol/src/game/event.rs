@@ -243,6 +243,36 @@ pub enum Event {
         to: u64,
         restored: Box<crate::game::Game>,
     },
+    /// Units spent their whole MF allotment at once: going down a Manhole (B8.4) or into a
+    /// tunnel (B8.61). Logged before the entry itself, so the state shows every MF gone.
+    AllMfSpent {
+        units: Vec<UnitId>,
+        rule: String,
+        mf: Vec<MfAccount>,
+    },
+    /// Broken units routed through their side's tunnel in the RtPh: in at `from`, out at `to`,
+    /// not concealed (B8.62).
+    UnitsRoutedThroughTunnel {
+        units: Vec<UnitId>,
+        side: Side,
+        from: Hex,
+        to: Hex,
+    },
+    /// A side claims the use of the tunnel entrance at `entrance` happened in `unit`'s LOS
+    /// (B8.63); the engine traces no LOS, so the opponent may dispute it like an adjudication.
+    TunnelUseSeen {
+        by: Side,
+        unit: UnitId,
+        entrance: Hex,
+    },
+    /// A unit searched its Location by the recovery procedure of A4.44 and discovered the tunnel
+    /// entrance there (B8.63).
+    TunnelEntranceDiscovered {
+        by: Side,
+        unit: UnitId,
+        entrance: Hex,
+        mf: MfAccount,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -397,6 +427,10 @@ impl Event {
             Event::UndoRequested { .. } => "UndoRequested",
             Event::UndoDeclined { .. } => "UndoDeclined",
             Event::EventsUndone { .. } => "EventsUndone",
+            Event::AllMfSpent { .. } => "AllMfSpent",
+            Event::UnitsRoutedThroughTunnel { .. } => "UnitsRoutedThroughTunnel",
+            Event::TunnelUseSeen { .. } => "TunnelUseSeen",
+            Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
         }
     }
 
@@ -406,8 +440,11 @@ impl Event {
             Event::UnitMoved { mf, .. }
             | Event::UnitBypassed { mf, .. }
             | Event::UnitEntryBlocked { mf, .. }
-            | Event::DoubleTimeDeclared { mf, .. } => mf,
-            Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
+            | Event::DoubleTimeDeclared { mf, .. }
+            | Event::AllMfSpent { mf, .. } => mf,
+            Event::WeaponPickedUp { mf, .. } | Event::TunnelEntranceDiscovered { mf, .. } => {
+                std::slice::from_ref(mf)
+            }
             _ => &[],
         }
     }
@@ -426,6 +463,8 @@ impl Event {
             | Event::DoubleTimeDeclared { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::OutcomeAdjudicated { unit, .. }
+            | Event::TunnelUseSeen { unit, .. }
+            | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. } => vec![unit],
             _ => vec![],

@@ -256,6 +256,11 @@ pub struct Game {
     /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
     /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
     pub prep_fired: BTreeSet<UnitId>,
+    /// Tunnel entrances whose use a side claims happened in a unit's LOS (B8.63): entrance and
+    /// unit.
+    pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
+    /// Tunnel entrances a side has discovered by the recovery procedure (B8.63, A4.44).
+    pub tunnel_discoveries: BTreeSet<(Side, Hex)>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -326,6 +331,8 @@ impl Game {
             viewer: None,
             version: 0,
             prep_fired: BTreeSet::new(),
+            tunnel_sightings: BTreeSet::new(),
+            tunnel_discoveries: BTreeSet::new(),
         }
     }
 
@@ -553,6 +560,10 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.clock = *next;
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
+            }
+            if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
+                // Who routed through a tunnel this RtPh (B8.62) is forgotten with it.
+                game.movement = MovementRecord::default();
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
@@ -841,6 +852,45 @@ pub fn apply(game: &mut Game, event: &Event) {
             *game = (**restored).clone();
             game.version = version;
             game.viewer = viewer;
+        }
+        Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
+        Event::UnitsRoutedThroughTunnel {
+            units,
+            side,
+            from,
+            to,
+        } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    unit.concealed = false;
+                    unit.wall_advantage = false;
+                }
+            }
+            carry_weapons(game, units, *to);
+            game.movement.finished.extend(units.iter().cloned());
+            let same = |t: &TunnelState| t.entrances.contains(from) && t.entrances.contains(to);
+            match game.tunnels.iter_mut().find(|t| same(t)) {
+                Some(t) => t.revealed = true,
+                None => game.tunnels.push(TunnelState {
+                    side: *side,
+                    entrances: [*from, *to],
+                    revealed: true,
+                    destroyed: false,
+                }),
+            }
+        }
+        Event::TunnelUseSeen { unit, entrance, .. } => {
+            game.tunnel_sightings.insert((*entrance, unit.clone()));
+        }
+        Event::TunnelEntranceDiscovered {
+            by,
+            unit,
+            entrance,
+            mf,
+        } => {
+            spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+            game.tunnel_discoveries.insert((*by, *entrance));
         }
         // Facts about the dice and the players' answers: the position does not change.
         Event::DiceCommitted { .. }

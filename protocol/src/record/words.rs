@@ -250,6 +250,30 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
         | Event::EventsUndone { .. } => crate::record::dispute::describe(game, event),
+        Event::AllMfSpent { units, rule, mf } => {
+            let mut s = format!("{} spent all MF ({rule})", units.join("+"));
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::UnitsRoutedThroughTunnel {
+            units, from, to, ..
+        } => format!(
+            "{} routed through the tunnel from {from} to {to}, not concealed (B8.62)",
+            units.join("+")
+        ),
+        Event::TunnelUseSeen { by, unit, entrance } => format!(
+            "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
+            game.side_name(*by)
+        ),
+        Event::TunnelEntranceDiscovered {
+            unit, entrance, mf, ..
+        } => {
+            let mut s = format!(
+                "{unit} searched {entrance} and discovered the tunnel entrance there (B8.63, A4.44)"
+            );
+            write_accounts(&mut s, std::slice::from_ref(mf));
+            s
+        }
     }
 }
 

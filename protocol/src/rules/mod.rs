@@ -104,6 +104,11 @@ pub fn decide(
             outcome,
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
+        Command::RoutThroughTunnel { units } => sewer::decide_rout(game, by, units),
+        Command::ClaimTunnelSeen { unit, entrance } => {
+            sewer::decide_tunnel_seen(game, by, unit, *entrance)
+        }
+        Command::DiscoverTunnel { unit } => sewer::decide_discover(game, by, unit),
         Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
         | Command::AcceptAdjudication { .. }

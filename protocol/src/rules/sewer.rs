@@ -8,9 +8,10 @@ use crate::board::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
+use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{held_pp, ipc};
+use crate::rules::movement::{allotment, held_pp, ipc};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -391,6 +392,7 @@ fn enter_sewer(
             return Ok((events, false));
         }
     }
+    events.push(all_mf(game, units, ids, "B8.4"));
     events.push(Event::UnitsEnteredSewer {
         units: ids.to_vec(),
         hex: at,
@@ -727,12 +729,37 @@ pub(super) fn decide_enter_tunnel(
     } else {
         tunnel.entrances[0]
     };
-    Ok(vec![Event::UnitsEnteredTunnel {
+    Ok(vec![
+        all_mf(game, &units, ids, "B8.61"),
+        Event::UnitsEnteredTunnel {
+            units: ids.to_vec(),
+            side: by,
+            from,
+            exit,
+        },
+    ])
+}
+
+/// Going down costs the whole allotment (B8.4, B8.61): spent in the state, not only in words,
+/// and like any move it ends the move of the stack that moved before (A4.2).
+fn all_mf(game: &Game, units: &[&Unit], ids: &[UnitId], rule: &str) -> Event {
+    let mf = units
+        .iter()
+        .map(|u| {
+            let allotment = allotment(game, u, ids, false, 0);
+            MfAccount {
+                unit: u.id.clone(),
+                allotment,
+                spent: allotment.total,
+                left: crate::board::terrain::Mf::default(),
+            }
+        })
+        .collect();
+    Event::AllMfSpent {
         units: ids.to_vec(),
-        side: by,
-        from,
-        exit,
-    }])
+        rule: rule.into(),
+        mf,
+    }
 }
 
 /// `DestroyTunnel` (B8.63): at the end of the CCPh, by a Good Order Infantry unit in the
@@ -775,6 +802,35 @@ pub(super) fn decide_destroy(
             format!("a Good Order Infantry unit of the {} must hold {entrance} with no Known enemy there", game.side_name(by)),
         ));
     }
+    // An enemy entrance: its use must have been in the LOS of a unit that now holds it (a
+    // claim, open to dispute), and the side must have discovered it since (A4.44).
+    let enemy_tunnel = !game
+        .tunnels
+        .iter()
+        .any(|t| t.side == by && t.entrances.contains(&entrance));
+    if enemy_tunnel {
+        let seer = game.units_in(entrance).find(|u| {
+            u.side == by
+                && u.kind.is_infantry()
+                && u.is_good_order()
+                && u.underground.is_none()
+                && game.tunnel_sightings.contains(&(entrance, u.id.clone()))
+        });
+        if seer.is_none() {
+            return Err(refuse(
+                "B8.63",
+                ViolationKind::UnitState,
+                format!("no Good Order Infantry unit in {entrance} has claimed the entrance was used in its LOS (`tunnel-seen`)"),
+            ));
+        }
+        if !game.tunnel_discoveries.contains(&(by, entrance)) {
+            return Err(refuse(
+                "B8.63",
+                ViolationKind::UnitState,
+                format!("the entrance at {entrance} has not been discovered by the recovery procedure (A4.44; `discover-tunnel`)"),
+            ));
+        }
+    }
     Ok(vec![Event::TunnelDestroyed { entrance }])
 }
 
@@ -796,6 +852,201 @@ pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event
         ));
     }
     Ok(vec![Event::ManholeDeclaredUnseen { by, hex }])
+}
+
+/// `RoutThroughTunnel` (B8.62): broken Infantry of the side routing in this RtPh step, in an
+/// entrance Location of its own tunnel, go in and come out at the other entrance, not
+/// concealed — no closer to any Known armed enemy unit than where they went in, and not
+/// ADJACENT to a Known unbroken armed one.
+pub(super) fn decide_rout(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
+    require_phase(game, Phase::Rout, "B8.62", "units rout through tunnels")?;
+    let units = own_units_together(game, by, ids, "B8.62")?;
+    let from = units[0].hex;
+    for u in &units {
+        let why = if u.morale != Morale::Broken {
+            Some("is not broken; only broken units rout")
+        } else if !u.kind.is_infantry() {
+            Some("is not Infantry")
+        } else if u.underground.is_some() {
+            Some("is below ground")
+        } else if game.movement.finished.contains(&u.id) {
+            Some("has routed this RtPh already")
+        } else if held_pp(game, &u.id) > ipc(u.kind) {
+            Some("portages more than its IPC, which units in a tunnel may not (B8.61)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(refuse(
+                "B8.62",
+                ViolationKind::UnitState,
+                format!("`{}` {why}", u.id),
+            ));
+        }
+    }
+    let tunnel = game
+        .tunnels
+        .iter()
+        .find(|t| t.side == by && !t.destroyed && t.entrances.contains(&from))
+        .ok_or_else(|| {
+            refuse(
+                "B8.62",
+                ViolationKind::Terrain,
+                format!(
+                    "the {} has no tunnel entrance in {from}",
+                    game.side_name(by)
+                ),
+            )
+        })?;
+    let to = if tunnel.entrances[0] == from {
+        tunnel.entrances[1]
+    } else {
+        tunnel.entrances[0]
+    };
+    let known_armed = game.units.values().filter(|e| {
+        e.side != by
+            && !e.eliminated
+            && !e.hidden
+            && !e.concealed
+            && e.underground.is_none()
+            && e.kind.is_infantry()
+            && e.is_good_order()
+    });
+    for e in known_armed {
+        let (before, after) = (from.distance(e.hex), to.distance(e.hex));
+        if let (Some(before), Some(after)) = (before, after) {
+            if after < before {
+                return Err(refuse(
+                    "B8.62",
+                    ViolationKind::Geometry,
+                    format!("coming out at {to} would bring the routers closer to the Known armed enemy `{}` in {}", e.id, e.hex),
+                ));
+            }
+            if after <= 1 {
+                return Err(refuse(
+                    "B8.62",
+                    ViolationKind::Geometry,
+                    format!("coming out at {to} would put the routers ADJACENT to the Known unbroken armed enemy `{}` in {}", e.id, e.hex),
+                ));
+            }
+        }
+    }
+    Ok(vec![Event::UnitsRoutedThroughTunnel {
+        units: ids.to_vec(),
+        side: by,
+        from,
+        to,
+    }])
+}
+
+/// `ClaimTunnelSeen` (B8.63): the side claims that the use of the enemy tunnel entrance at
+/// `entrance` happened in its unit's LOS. The engine traces no LOS, so the claim is logged for
+/// the opponent to accept or dispute, like `manhole-unseen`.
+pub(super) fn decide_tunnel_seen(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    entrance: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    let unit = own_unit(game, by, id)?;
+    if unit.underground.is_some() {
+        return Err(refuse(
+            "B8.6",
+            ViolationKind::UnitState,
+            format!("`{id}` is below ground and sees nothing above"),
+        ));
+    }
+    let used = game
+        .tunnels
+        .iter()
+        .any(|t| t.side != by && t.revealed && !t.destroyed && t.entrances.contains(&entrance));
+    if !used {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::Terrain,
+            format!(
+                "no enemy tunnel known to the {} has been used at {entrance}",
+                game.side_name(by)
+            ),
+        ));
+    }
+    if game.tunnel_sightings.contains(&(entrance, id.clone())) {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!(
+                "the {} has claimed that of `{id}` already",
+                game.side_name(by)
+            ),
+        ));
+    }
+    Ok(vec![Event::TunnelUseSeen {
+        by,
+        unit: id.clone(),
+        entrance,
+    }])
+}
+
+/// `DiscoverTunnel` (B8.63, A4.44): in its MPh a unit in the Location of an enemy entrance
+/// whose use its side has claimed seen searches it by the recovery procedure, for
+/// `RECOVERY_MF`.
+pub(super) fn decide_discover(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+) -> Result<Vec<Event>, RuleViolation> {
+    use crate::rules::movement::RECOVERY_MF;
+    let unit = crate::rules::movement::movers(
+        game,
+        by,
+        std::slice::from_ref(id),
+        "tunnel entrances are searched for",
+    )?[0];
+    let entrance = unit.hex;
+    let claimed = game
+        .tunnel_sightings
+        .iter()
+        .any(|(h, u)| *h == entrance && game.units.get(u).is_some_and(|u| u.side == by));
+    if !claimed {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!("no unit of the {} has claimed the use of an entrance at {entrance} in its LOS; discovery follows that (`tunnel-seen`)", game.side_name(by)),
+        ));
+    }
+    if game.tunnel_discoveries.contains(&(by, entrance)) {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!("the entrance at {entrance} is discovered already"),
+        ));
+    }
+    let account = allotment(game, unit, std::slice::from_ref(id), false, 0);
+    let left = account.total.saturating_sub(unit.mf_spent);
+    if left < RECOVERY_MF {
+        return Err(refuse(
+            "A4.44",
+            ViolationKind::NotEnoughMf,
+            format!("searching needs {RECOVERY_MF} MF; `{id}` has {left} left"),
+        ));
+    }
+    let spent = unit.mf_spent + RECOVERY_MF;
+    Ok(vec![Event::TunnelEntranceDiscovered {
+        by,
+        unit: id.clone(),
+        entrance,
+        mf: MfAccount {
+            unit: id.clone(),
+            allotment: account,
+            spent,
+            left: account.total.saturating_sub(spent),
+        },
+    }])
 }
 
 #[cfg(test)]

@@ -178,7 +178,7 @@ fn pay(
 /// The checks every movement command starts with, in the documented precedence: the acting
 /// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's
 /// one-stack-at-a-time. Returns the units, all in one Location.
-fn movers<'g>(
+pub(crate) fn movers<'g>(
     game: &'g Game,
     by: Side,
     ids: &[UnitId],
