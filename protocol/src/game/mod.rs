@@ -371,6 +371,13 @@ impl Game {
             .filter(move |u| u.hex == hex && !u.eliminated)
     }
 
+    /// Units in play in the Location of the hex itself, not beneath it: a sewer or tunnel is
+    /// a Location of its own, and units above ignore units below but where B8 says otherwise
+    /// (B8.2, B8.45).
+    pub fn units_above(&self, hex: Hex) -> impl Iterator<Item = &Unit> {
+        self.units_in(hex).filter(|u| u.underground.is_none())
+    }
+
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {

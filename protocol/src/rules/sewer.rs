@@ -18,8 +18,19 @@ use crate::rules::violation::{RuleViolation, ViolationKind};
 pub const SEWER_REACH_HEXES: u32 = 3;
 
 /// A Manhole Location: a marked hex, or a paved road hex where roads cross at least three of
-/// its hexsides (B8.1).
+/// its hexsides (B8.1) — unless rubble or a Blaze covers it, when it is treated as no Manhole
+/// (B8.5).
 pub fn is_manhole(scenario: &Scenario, hex: Hex) -> bool {
+    manhole_beneath(scenario, hex)
+        && scenario
+            .hexes
+            .get(&hex)
+            .is_some_and(|s| !s.rubble && !s.blaze)
+}
+
+/// The sewer beneath a Manhole, covered or not: sewer movement may still end beneath a Manhole
+/// under rubble or a Blaze (B8.5).
+pub fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
     let Some(spec) = scenario.hexes.get(&hex) else {
         return false;
     };
@@ -93,14 +104,16 @@ fn modifier(value: i8, reason: impl Into<String>, rule: &str) -> Modifier {
     }
 }
 
-/// Legal destinations for a sewer stack now beneath `from`: Manhole Locations within three
-/// hexes, never a sewer hex an enemy unit holds (B8.41, B8.44).
+/// Legal destinations for a sewer stack now beneath `from`: the sewer beneath Manholes within
+/// three hexes (covered by rubble or a Blaze or not, B8.5), never one with rubble in it (B8.5),
+/// never a sewer hex an enemy unit holds (B8.41, B8.44).
 pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
     game.scenario
         .hexes
-        .keys()
-        .copied()
-        .filter(|h| *h != from && is_manhole(&game.scenario, *h))
+        .iter()
+        .filter(|(_, spec)| !spec.sewer_rubble)
+        .map(|(h, _)| *h)
+        .filter(|h| *h != from && manhole_beneath(&game.scenario, *h))
         .filter(|h| from.distance(*h).is_some_and(|d| d <= SEWER_REACH_HEXES))
         .filter(|h| {
             !game
@@ -321,10 +334,15 @@ fn enter_sewer(
     dice: &mut dyn DiceSource,
 ) -> Result<(Vec<Event>, bool), RuleViolation> {
     if !is_manhole(&game.scenario, at) {
+        let covered = manhole_beneath(&game.scenario, at);
         return Err(refuse(
-            "B8.4",
+            if covered { "B8.5" } else { "B8.4" },
             ViolationKind::Terrain,
-            format!("{at} is no Manhole Location; sewers are entered only from one"),
+            if covered {
+                format!("the Manhole in {at} is covered by rubble or a Blaze, so it is no Manhole")
+            } else {
+                format!("{at} is no Manhole Location; sewers are entered only from one")
+            },
         ));
     }
     if game
@@ -582,7 +600,9 @@ fn emergence_modifiers(
         mods.push(modifier(1, "the stack is lost", "B8.42"));
     }
     let known_mmc = above()
-        .filter(|u| u.side != side && u.kind.is_mmc() && u.is_good_order() && !u.concealed)
+        .filter(|u| {
+            u.side != side && u.kind.is_mmc() && u.is_good_order() && !u.concealed && !u.hidden
+        })
         .count();
     for _ in 0..known_mmc {
         mods.push(modifier(
@@ -655,6 +675,16 @@ pub(super) fn decide_surface(
                     "B8.42",
                     ViolationKind::UnitState,
                     format!("`{}` is not below ground", u.id),
+                ))
+            }
+            Some(Underground::Sewer { .. }) if !is_manhole(&game.scenario, u.hex) => {
+                return Err(refuse(
+                    "B8.5",
+                    ViolationKind::Terrain,
+                    format!(
+                        "the Manhole in {} is covered by rubble or a Blaze; `{}` cannot come up there",
+                        u.hex, u.id
+                    ),
                 ))
             }
             Some(Underground::Sewer { emergence, .. }) if emergence != Some(Emergence::MayEmerge) => {

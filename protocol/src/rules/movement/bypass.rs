@@ -175,8 +175,18 @@ fn decide_step(
             ),
         ));
     }
+    if spec.rubble || spec.blaze {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!(
+                "{hex} holds {}; it cannot be Bypassed",
+                if spec.rubble { "rubble" } else { "a Blaze" }
+            ),
+        ));
+    }
     if let Some(enemy) = game
-        .units_in(hex)
+        .units_above(hex)
         .find(|u| u.side != by && !u.concealed && !u.hidden)
     {
         return Err(refuse(
