@@ -11,7 +11,7 @@ use crate::game::event::Event;
 use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{allotment, held_pp, ipc};
+use crate::rules::movement::{allotment, held_pp, unit_ipc};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -311,7 +311,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
                 ),
             ));
         }
-        if held_pp(game, id) > ipc(unit.kind) {
+        if held_pp(game, id) > unit_ipc(unit) {
             return Err(refuse(
                 "B8.4",
                 ViolationKind::UnitState,
@@ -906,7 +906,7 @@ pub(super) fn decide_rout(
             Some("is below ground")
         } else if game.movement.finished.contains(&u.id) {
             Some("has routed this RtPh already")
-        } else if held_pp(game, &u.id) > ipc(u.kind) {
+        } else if held_pp(game, &u.id) > unit_ipc(u) {
             Some("portages more than its IPC, which units in a tunnel may not (B8.61)")
         } else {
             None

@@ -40,6 +40,11 @@ pub fn ipc(kind: UnitKind) -> u8 {
     }
 }
 
+/// A unit's IPC now: one lower while it is CX (A4.51).
+pub fn unit_ipc(unit: &Unit) -> u8 {
+    ipc(unit.kind).saturating_sub(u8::from(unit.cx))
+}
+
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
 
@@ -104,13 +109,14 @@ pub fn allotment(
     };
     let lent = leader_id.is_some_and(|l| {
         held_pp(game, l) == 0
+            && game.units.get(l).is_some_and(|l| unit_ipc(l) > 0)
             && movers
                 .iter()
                 .filter_map(|id| game.units.get(id))
                 .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
                 .is_some_and(|first| first.id == unit.id)
     });
-    let capacity = ipc(unit.kind) + u8::from(lent);
+    let capacity = unit_ipc(unit) + u8::from(lent);
     let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra_pp;
     let portage = Mf::whole(u16::from(carried.saturating_sub(capacity)));
     let total = (base + leader + double_time + road).saturating_sub(portage);
@@ -214,6 +220,17 @@ pub(crate) fn movers<'g>(
         .collect::<Result<Vec<&Unit>, _>>()?;
     for unit in &units {
         check_may_move(game, unit)?;
+        let carried = unit.portage_pp.max(held_pp(game, &unit.id));
+        if unit.kind.is_smc() && carried > SMC_PP_MAX {
+            return Err(RuleViolation::new(
+                "A4.42",
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}",
+                    unit.id
+                ),
+            ));
+        }
     }
     let first = units[0];
     if let Some(apart) = units
