@@ -313,7 +313,15 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
         }
         match unit.underground {
             Some(Underground::Sewer { moved: false, .. }) => {
-                let units = stack_of(game, &unit.id);
+                let units: Vec<String> = stack_of(game, &unit.id)
+                    .into_iter()
+                    .filter(|id| {
+                        matches!(
+                            game.units[id].underground,
+                            Some(Underground::Sewer { moved: false, .. })
+                        )
+                    })
+                    .collect();
                 for to in protocol::rules::sewer::sewer_destinations(game, acting, unit.hex) {
                     out.push((
                         acting,

@@ -221,6 +221,9 @@ pub struct MovementRecord {
     pub finished: BTreeSet<UnitId>,
     /// Units whose leader failed the 4TC to take them into a sewer this MPh (B8.4).
     pub sewer_check_failed: BTreeSet<UnitId>,
+    /// Manholes units went down this MPh: all who enter one do so at the start of the MPh, in
+    /// one sewer Location, so they move as one combined stack (B8.4, B8.41).
+    pub sewer_entries: BTreeSet<Hex>,
 }
 
 /// The whole state of one game.
@@ -734,7 +737,8 @@ pub fn apply(game: &mut Game, event: &Event) {
                 .sewer_check_failed
                 .extend(units.iter().cloned());
         }
-        Event::UnitsEnteredSewer { units, .. } => {
+        Event::UnitsEnteredSewer { units, hex } => {
+            game.movement.sewer_entries.insert(*hex);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.underground = Some(Underground::Sewer {

@@ -116,9 +116,10 @@ pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
         .filter(|h| *h != from && manhole_beneath(&game.scenario, *h))
         .filter(|h| from.distance(*h).is_some_and(|d| d <= SEWER_REACH_HEXES))
         .filter(|h| {
-            !game
-                .units_in(*h)
-                .any(|u| u.side != side && matches!(u.underground, Some(Underground::Sewer { .. })))
+            !game.units_in(*h).any(|u| match u.underground {
+                Some(Underground::Sewer { moved, .. }) => u.side != side || !moved,
+                _ => false,
+            })
         })
         .collect()
 }
@@ -156,35 +157,57 @@ pub(super) fn decide_move(
         .map(|id| own_unit(game, by, id))
         .collect::<Result<Vec<&Unit>, _>>()?;
     let from = units[0].hex;
-    let below = in_sewer(units[0]);
-    for u in &units {
-        if u.hex != from || in_sewer(u) != below {
-            return Err(refuse(
-                "B8.41",
-                ViolationKind::UnitState,
-                "sewer movement is by one combined stack from one Location",
-            ));
-        }
+    if units.iter().any(|u| u.hex != from) {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            "sewer movement is by one combined stack from one Location",
+        ));
     }
-    if below {
-        // Every unit of a sewer Location moves together (B8.41).
-        let left_behind = game
-            .units_in(from)
-            .find(|u| u.side == by && in_sewer(u) && !ids.contains(&u.id));
-        if let Some(u) = left_behind {
-            return Err(refuse(
-                "B8.41",
-                ViolationKind::UnitState,
-                format!(
-                    "`{}` is in the same sewer Location and must move with the stack",
-                    u.id
-                ),
-            ));
-        }
+    // The stack: units going down the Manhole now, and units already in the sewer beneath it
+    // that have yet to move this MPh — all in the one sewer Location, so one combined stack.
+    let (down, up): (Vec<&Unit>, Vec<&Unit>) = units.iter().partition(|u| in_sewer(u));
+    // Every unit of a sewer Location that still has to move moves together (B8.41).
+    let left_behind = game.units_in(from).find(|u| {
+        u.side == by
+            && matches!(u.underground, Some(Underground::Sewer { moved: false, .. }))
+            && !ids.contains(&u.id)
+    });
+    if let Some(u) = left_behind {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` is in the same sewer Location and must move with the stack",
+                u.id
+            ),
+        ));
+    }
+    if !up.is_empty() && game.movement.sewer_entries.contains(&from) {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            format!(
+                "units went down the Manhole in {from} this MPh and moved on; units entering the same sewer Location at the start of the MPh move as one combined stack with them"
+            ),
+        ));
     }
     let mut events = vec![];
-    for u in &units {
-        check_sewer_unit(game, u, below)?;
+    for u in &down {
+        check_sewer_unit(game, u, true)?;
+    }
+    for u in &up {
+        check_sewer_unit(game, u, false)?;
+    }
+    if down
+        .iter()
+        .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: true, .. })))
+    {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            "the stack has moved in the sewer this MPh already",
+        ));
     }
     // Every check that can refuse comes before the first die: a refusal must never tell the
     // player what a roll would have been.
@@ -194,26 +217,18 @@ pub(super) fn decide_move(
             "B8.41",
             ViolationKind::Geometry,
             format!(
-                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units; the choices are {}",
+                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units and of friendly ones yet to move; the choices are {}",
                 names(&options)
             ),
         ));
     }
-    if !below {
-        let (entered, passed) = enter_sewer(game, by, &units, ids, from, dice)?;
+    if !up.is_empty() {
+        let up_ids: Vec<UnitId> = up.iter().map(|u| u.id.clone()).collect();
+        let (entered, passed) = enter_sewer(game, by, &up, &up_ids, from, dice)?;
         events.extend(entered);
         if !passed {
             return Ok(events); // the leader's 4TC failed: nobody goes down this MPh
         }
-    } else if units
-        .iter()
-        .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: true, .. })))
-    {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::UnitState,
-            "the stack has moved in the sewer this MPh already",
-        ));
     }
     // Who moves the stack: a dr, +1 while lost; 6–7 lost, the DEFENDER designates (B8.41).
     let lost_now = units
@@ -1151,6 +1166,59 @@ mod tests {
         // A dummy there earns nothing.
         g.units.get_mut("rl").unwrap().kind = UnitKind::Dummy;
         assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1]);
+    }
+
+    /// B8.41: units going down a Manhole above friendly sewer units that have yet to move join
+    /// them in one combined stack; naming only some of them is refused.
+    #[test]
+    fn entering_joins_the_stack_beneath() {
+        let mut g = game();
+        for _ in 0..4 {
+            let by = g.acting();
+            let events = crate::rules::decide(
+                &g,
+                by,
+                &crate::game::command::Command::Done,
+                &mut crate::game::dice::ScriptedDice::default(),
+            )
+            .unwrap();
+            for e in &events {
+                crate::game::apply(&mut g, e);
+            }
+        }
+        assert_eq!(g.clock.phase(), Phase::Movement);
+        // s2 waits, unmoved, beneath E4 (as at the start of a later MPh); s3 and the 9-1 above.
+        let unit = g.units.get_mut("s2").unwrap();
+        unit.hex = "20E4".parse().unwrap();
+        unit.underground = Some(Underground::Sewer {
+            lost: false,
+            moved: false,
+            emergence: None,
+        });
+        g.units.get_mut("ld").unwrap().hex = "20E4".parse().unwrap();
+        let c3: Hex = "20C3".parse().unwrap();
+        let ids = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let mut dice = crate::game::dice::ScriptedDice::new(vec![3, 2, 1]).unwrap();
+        let refused = decide_move(&g, Side::A, &ids(&["s3", "ld"]), c3, &mut dice).unwrap_err();
+        assert_eq!(refused.rule, "B8.41");
+        assert!(refused.detail.contains("`s2`"), "{refused}");
+        let events = decide_move(&g, Side::A, &ids(&["s3", "ld", "s2"]), c3, &mut dice).unwrap();
+        let moved = events
+            .iter()
+            .find_map(|e| match e {
+                Event::SewerStackMoved { units, to, .. } => Some((units.clone(), *to)),
+                _ => None,
+            })
+            .expect("the combined stack moved");
+        assert_eq!(moved, (ids(&["s3", "ld", "s2"]), c3));
+        let entered = events
+            .iter()
+            .find_map(|e| match e {
+                Event::UnitsEnteredSewer { units, .. } => Some(units.clone()),
+                _ => None,
+            })
+            .expect("the two above went down");
+        assert_eq!(entered, ids(&["s3", "ld"]));
     }
 
     /// The chart's rows (B8.42).
