@@ -790,21 +790,32 @@ impl File {
     }
 }
 
-/// Whether a tunnel can run from `a` to `b` by a shortest way beneath hexes all at `level`
-/// and none a Water Obstacle (B8.6). The route is not recorded, so any such way will do.
+/// Whether a tunnel can run from `a` to `b` beneath hexes all at `level` and none a Water
+/// Obstacle (B8.6). The route is not recorded, so any shortest way will do.
 fn tunnel_route(hexes: &BTreeMap<Hex, HexSpec>, a: Hex, b: Hex, level: i8) -> bool {
-    let passable = |h: &Hex| {
-        hexes
-            .get(h)
-            .is_some_and(|s| s.elevation == level && !s.water_obstacle)
-    };
+    way_beneath(hexes, a, b, |s| s.elevation == level && !s.water_obstacle)
+}
+
+/// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
+/// is `passable`: how sewers and tunnels are checked against what lies above them (B8.4, B8.6).
+pub fn way_beneath(
+    hexes: &BTreeMap<Hex, HexSpec>,
+    a: Hex,
+    b: Hex,
+    passable: impl Fn(&HexSpec) -> bool,
+) -> bool {
+    let passable = |h: &Hex| hexes.get(h).is_some_and(&passable);
     if !passable(&a) || !passable(&b) {
         return false;
     }
     let mut frontier = vec![a];
+    let mut seen = BTreeSet::new();
     while let Some(here) = frontier.pop() {
         if here == b {
             return true;
+        }
+        if !seen.insert(here) {
+            continue;
         }
         let Some(d) = here.distance(b) else {
             continue;

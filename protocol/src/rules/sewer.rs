@@ -105,7 +105,8 @@ fn modifier(value: i8, reason: impl Into<String>, rule: &str) -> Modifier {
 }
 
 /// Legal destinations for a sewer stack now beneath `from`: the sewer beneath Manholes within
-/// three hexes (covered by rubble or a Blaze or not, B8.5), never one with rubble in it (B8.5),
+/// three hexes (covered by rubble or a Blaze or not, B8.5) by a way beneath no Water Obstacle
+/// (B8.4), never one with rubble in it (B8.5),
 /// never a sewer hex an enemy unit holds (B8.41, B8.44).
 pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
     game.scenario
@@ -115,6 +116,12 @@ pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
         .map(|(h, _)| *h)
         .filter(|h| *h != from && manhole_beneath(&game.scenario, *h))
         .filter(|h| from.distance(*h).is_some_and(|d| d <= SEWER_REACH_HEXES))
+        // Never beneath a Water Obstacle (B8.4).
+        .filter(|h| {
+            crate::board::scenario::way_beneath(&game.scenario.hexes, from, *h, |s| {
+                !s.water_obstacle
+            })
+        })
         .filter(|h| {
             !game.units_in(*h).any(|u| match u.underground {
                 Some(Underground::Sewer { moved, .. }) => u.side != side || !moved,
