@@ -335,7 +335,7 @@ mod tests {
     fn marsh_entry_says_all_mf() {
         let text = include_str!("../../tests/positions/scenarios/terrain-sampler.toml");
         let mut game = Game::new(Scenario::from_toml(text).unwrap());
-        let mut play = |game: &mut Game, by: Side, command: Command| {
+        let play = |game: &mut Game, by: Side, command: Command| {
             let events = crate::rules::decide(game, by, &command, &mut ScriptedDice::default())
                 .expect("accepted");
             for e in &events {
