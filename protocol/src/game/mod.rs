@@ -823,16 +823,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *exit);
             game.movement.finished.extend(units.iter().cloned());
-            let same = |t: &TunnelState| t.entrances.contains(from) && t.entrances.contains(exit);
-            match game.tunnels.iter_mut().find(|t| same(t)) {
-                Some(t) => t.revealed = true,
-                None => game.tunnels.push(TunnelState {
-                    side: *side,
-                    entrances: [*from, *exit],
-                    revealed: true,
-                    destroyed: false,
-                }),
-            }
+            reveal_tunnel(game, *side, *from, *exit);
         }
         Event::TunnelDestroyed { entrance } => {
             for t in game
@@ -880,16 +871,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
             game.movement.finished.extend(units.iter().cloned());
-            let same = |t: &TunnelState| t.entrances.contains(from) && t.entrances.contains(to);
-            match game.tunnels.iter_mut().find(|t| same(t)) {
-                Some(t) => t.revealed = true,
-                None => game.tunnels.push(TunnelState {
-                    side: *side,
-                    entrances: [*from, *to],
-                    revealed: true,
-                    destroyed: false,
-                }),
-            }
+            reveal_tunnel(game, *side, *from, *to);
         }
         Event::TunnelUseSeen { unit, entrance, .. } => {
             game.tunnel_sightings.insert((*entrance, unit.clone()));
@@ -974,6 +956,21 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]
         if let Some(unit) = game.units.get_mut(id) {
             unit.portage_pp += counted;
         }
+    }
+}
+
+/// A tunnel used in the open is known to the opponent from now on (B8.61, B8.62); a viewer's
+/// projection that did not hold it learns it here.
+fn reveal_tunnel(game: &mut Game, side: Side, from: Hex, to: Hex) {
+    let same = |t: &TunnelState| t.entrances.contains(&from) && t.entrances.contains(&to);
+    match game.tunnels.iter_mut().find(|t| same(t)) {
+        Some(t) => t.revealed = true,
+        None => game.tunnels.push(TunnelState {
+            side,
+            entrances: [from, to],
+            revealed: true,
+            destroyed: false,
+        }),
     }
 }
 

@@ -759,28 +759,10 @@ pub(super) fn decide_enter_tunnel(
     require_phase(game, Phase::Movement, "B8.61", "units enter tunnels")?;
     let units = own_units_together(game, by, ids, "B8.61")?;
     let from = units[0].hex;
-    let tunnel = game
-        .tunnels
-        .iter()
-        .find(|t| t.side == by && !t.destroyed && t.entrances.contains(&from))
-        .ok_or_else(|| {
-            refuse(
-                "B8.6",
-                ViolationKind::Terrain,
-                format!(
-                    "the {} has no tunnel entrance in {from}",
-                    game.side_name(by)
-                ),
-            )
-        })?;
+    let exit = tunnel_exit(game, by, from, "B8.6")?;
     for u in &units {
         check_sewer_unit(game, u, false)?;
     }
-    let exit = if tunnel.entrances[0] == from {
-        tunnel.entrances[1]
-    } else {
-        tunnel.entrances[0]
-    };
     Ok(vec![
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
@@ -790,6 +772,30 @@ pub(super) fn decide_enter_tunnel(
             exit,
         },
     ])
+}
+
+/// The other entrance of the side's intact tunnel with an entrance in `from`, or the refusal
+/// citing `rule`.
+fn tunnel_exit(game: &Game, by: Side, from: Hex, rule: &str) -> Result<Hex, RuleViolation> {
+    let tunnel = game
+        .tunnels
+        .iter()
+        .find(|t| t.side == by && !t.destroyed && t.entrances.contains(&from))
+        .ok_or_else(|| {
+            refuse(
+                rule,
+                ViolationKind::Terrain,
+                format!(
+                    "the {} has no tunnel entrance in {from}",
+                    game.side_name(by)
+                ),
+            )
+        })?;
+    Ok(if tunnel.entrances[0] == from {
+        tunnel.entrances[1]
+    } else {
+        tunnel.entrances[0]
+    })
 }
 
 /// Going down costs the whole allotment (B8.4, B8.61): spent in the state, not only in words,
@@ -941,25 +947,7 @@ pub(super) fn decide_rout(
             ));
         }
     }
-    let tunnel = game
-        .tunnels
-        .iter()
-        .find(|t| t.side == by && !t.destroyed && t.entrances.contains(&from))
-        .ok_or_else(|| {
-            refuse(
-                "B8.62",
-                ViolationKind::Terrain,
-                format!(
-                    "the {} has no tunnel entrance in {from}",
-                    game.side_name(by)
-                ),
-            )
-        })?;
-    let to = if tunnel.entrances[0] == from {
-        tunnel.entrances[1]
-    } else {
-        tunnel.entrances[0]
-    };
+    let to = tunnel_exit(game, by, from, "B8.62")?;
     let known_armed = game.units.values().filter(|e| {
         e.side != by
             && !e.eliminated

@@ -138,6 +138,13 @@ fn decide_step(
             vec![b.hex]
         }
         (None, None) => {
+            if from == hex {
+                return Err(refuse(
+                    "A4.3",
+                    ViolationKind::Geometry,
+                    format!("the unit is in {hex} already; Bypass enters an adjacent hex"),
+                ));
+            }
             if !from.is_adjacent(hex) {
                 return Err(refuse(
                     "A4.3",
