@@ -76,9 +76,9 @@ fn leading<'m>(game: &Game, unit: &Unit, movers: &'m [UnitId]) -> Option<&'m Uni
 /// The MF `unit` may spend this MPh if it now moves together with `movers`, with `extra_pp`
 /// more to carry, on a road step or not (A4.1, A4.12, A4.132, A4.42, A4.5).
 ///
-/// A leader who carries nothing lends his IPC to the first MMC in the moving stack that he
-/// leads (A4.42 lets one SMC add its IPC to one unit moving with him); the command's order of
-/// units decides which, so the choice is the player's.
+/// A leader (or, without one, a hero) who carries nothing lends his IPC to the first MMC in the
+/// moving stack that moves with him (A4.42 lets one SMC add its IPC to one unit moving with
+/// him); the command's order of units decides which, so the choice is the player's.
 pub fn allotment(
     game: &Game,
     unit: &Unit,
@@ -107,15 +107,34 @@ pub fn allotment(
     } else {
         Mf::default()
     };
-    let lent = leader_id.is_some_and(|l| {
-        held_pp(game, l) == 0
-            && game.units.get(l).is_some_and(|l| unit_ipc(l) > 0)
-            && movers
-                .iter()
-                .filter_map(|id| game.units.get(id))
-                .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
-                .is_some_and(|first| first.id == unit.id)
-    });
+    let lends =
+        |l: &UnitId| held_pp(game, l) == 0 && game.units.get(l).is_some_and(|l| unit_ipc(l) > 0);
+    let lent = match leader_id {
+        Some(l) => {
+            lends(l)
+                && movers
+                    .iter()
+                    .filter_map(|id| game.units.get(id))
+                    .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
+                    .is_some_and(|first| first.id == unit.id)
+        }
+        // A hero gives no MF (A4.12) but, as an SMC, may add his IPC to one unit he moves
+        // with (A4.42): the first MMC named with him, if they have moved together all along
+        // (the same MF spent so far).
+        None => movers
+            .iter()
+            .filter_map(|id| game.units.get(id))
+            .find(|u| u.kind == UnitKind::Hero)
+            .is_some_and(|hero| {
+                lends(&hero.id)
+                    && hero.mf_spent == unit.mf_spent
+                    && movers
+                        .iter()
+                        .filter_map(|id| game.units.get(id))
+                        .find(|u| u.kind.is_mmc())
+                        .is_some_and(|first| first.id == unit.id)
+            }),
+    };
     let capacity = unit_ipc(unit) + u8::from(lent);
     let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra_pp;
     let portage = Mf::whole(u16::from(carried.saturating_sub(capacity)));
