@@ -33,10 +33,15 @@ pub const KEEPALIVE_AFTER: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// The websocket address for a server given as `ws://HOST:PORT`: the protocol's path is added
-/// unless the user already wrote it.
+/// The websocket address for a server given as `ws://HOST:PORT`, `wss://HOST`, or a bare
+/// `HOST:PORT` (taken as `ws://`): the protocol's path is added unless the user already wrote it.
 pub fn endpoint(server_url: &str) -> String {
-    let base = server_url.trim_end_matches('/');
+    let base = server_url.trim().trim_end_matches('/');
+    let base = if base.contains("://") {
+        base.to_string()
+    } else {
+        format!("ws://{base}")
+    };
     if base.ends_with(WIRE_PATH) {
         base.to_string()
     } else {
@@ -87,7 +92,15 @@ impl fmt::Display for ConnectionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConnectionError::Connect { url, source } => {
-                write!(f, "cannot connect to {url}: {source}")
+                write!(f, "cannot connect to {url}: {source}")?;
+                if refused(source) {
+                    write!(
+                        f,
+                        "\n  nothing listens there: start the server (`cargo run --release -p \
+                         asl-server`) or name another with --server or ASL_SERVER"
+                    )?;
+                }
+                Ok(())
             }
             ConnectionError::Transport(e) => write!(f, "the connection to the server failed: {e}"),
             ConnectionError::Closed => f.write_str("the server closed the connection"),
@@ -108,6 +121,11 @@ impl fmt::Display for ConnectionError {
 }
 
 impl std::error::Error for ConnectionError {}
+
+/// Whether opening the connection failed because nothing listens at the address.
+fn refused(error: &tungstenite::Error) -> bool {
+    matches!(error, tungstenite::Error::Io(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+}
 
 impl From<tungstenite::Error> for ConnectionError {
     fn from(e: tungstenite::Error) -> ConnectionError {
@@ -132,6 +150,8 @@ pub struct NewGame {
     pub game: GameId,
     pub sides: [SideSpec; 2],
     pub tokens: Tokens,
+    /// Where the server says players reach it, if its operator said (`--public-url`).
+    pub public_url: Option<String>,
 }
 
 /// The reply to `Join`.
@@ -325,10 +345,12 @@ impl Connection {
                 game,
                 sides,
                 tokens,
+                public_url,
             } => Ok(NewGame {
                 game,
                 sides,
                 tokens,
+                public_url,
             }),
             other => Err(message_name(&other)),
         })
@@ -373,9 +395,17 @@ impl Connection {
     }
 
     /// Sends a command and waits for its one reply. `id` is the caller's own (`asl run` uses
-    /// the script's line number, so server logs point back into the script).
-    pub async fn command(&mut self, id: u64, command: Command) -> Result<Reply, ConnectionError> {
-        self.send(&ClientMessage::Command { id, command }).await?;
+    /// the script's line number, so server logs point back into the script). `key` makes it
+    /// exactly-once: sent again with the same key, the server answers with what it made the
+    /// first time (`docs/protocol.md`).
+    pub async fn command(
+        &mut self,
+        id: u64,
+        command: Command,
+        key: Option<u64>,
+    ) -> Result<Reply, ConnectionError> {
+        self.send(&ClientMessage::Command { id, command, key })
+            .await?;
         let reply = self
             .reply("reply to the command", |m| match m {
                 ServerMessage::Accepted {
@@ -536,6 +566,58 @@ mod tests {
         assert_eq!(endpoint("ws://127.0.0.1:7878"), "ws://127.0.0.1:7878/v1");
         assert_eq!(endpoint("ws://127.0.0.1:7878/"), "ws://127.0.0.1:7878/v1");
         assert_eq!(endpoint("ws://h:1/v1"), "ws://h:1/v1");
+        assert_eq!(
+            endpoint("wss://asl.example.org"),
+            "wss://asl.example.org/v1"
+        );
+    }
+
+    #[test]
+    fn a_bare_host_and_port_is_plain_websocket() {
+        assert_eq!(endpoint("127.0.0.1:7878"), "ws://127.0.0.1:7878/v1");
+        assert_eq!(endpoint(" example:9000/ "), "ws://example:9000/v1");
+    }
+
+    /// `wss://` opens with a TLS handshake (a ClientHello record: 0x16, then version 3.x), so
+    /// the client reaches a server behind a TLS proxy.
+    #[tokio::test]
+    async fn wss_speaks_tls() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let client =
+            tokio::spawn(
+                async move { Connection::connect(&format!("wss://127.0.0.1:{port}")).await },
+            );
+        let accepted = tokio::time::timeout(REPLY_WAIT_MAX, listener.accept()).await;
+        let (mut socket, _) = accepted.expect("the client connects").unwrap();
+        let mut hello = [0u8; 3];
+        socket.read_exact(&mut hello).await.unwrap();
+        assert_eq!(hello[..2], [0x16, 0x03], "a TLS handshake record");
+        drop(socket);
+        let Err(e) = client.await.unwrap() else {
+            panic!("no TLS server here");
+        };
+        assert!(!e.to_string().contains("not compiled in"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_says_to_start_the_server() {
+        // Bind and drop a listener: its port is then, almost surely, one nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let Err(e) = Connection::connect(&format!("127.0.0.1:{port}")).await else {
+            panic!("nothing listens on port {port}");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("ws://127.0.0.1:{port}/v1")),
+            "{text}"
+        );
+        assert!(text.contains("start the server"), "{text}");
     }
 
     #[test]

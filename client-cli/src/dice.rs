@@ -34,6 +34,8 @@ pub async fn contribute(
         .command(
             CONTRIBUTION_ID,
             Command::ContributeEntropy { nonce: nonce()? },
+            // Once per seed is the rule itself: a second contribution is refused, not applied.
+            None,
         )
         .await?;
     while let Some(event) = connection.pop_buffered() {

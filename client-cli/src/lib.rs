@@ -12,6 +12,7 @@ pub mod dice;
 pub mod follower;
 mod record;
 mod report;
+pub mod saved;
 
 pub use connection::{Connection, ConnectionError, Joined, LogPage, NewGame, Reply, Snapshot};
 pub use follower::{Advance, FollowError, Follower};
@@ -29,6 +30,8 @@ pub enum Status {
     Success,
     /// A script line's `=>` expectation did not hold.
     ExpectationsFailed,
+    /// The server refused a command that the script did not expect to be refused.
+    Refused,
     /// `asl verify` found the log invalid (the report names the first bad event).
     Invalid,
 }
@@ -37,7 +40,7 @@ impl Status {
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Success => 0,
-            Status::ExpectationsFailed | Status::Invalid => 1,
+            Status::ExpectationsFailed | Status::Refused | Status::Invalid => 1,
         }
     }
 }

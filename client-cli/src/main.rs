@@ -1,16 +1,16 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{check, export, log, new, replay, run, state, verify, watch};
-use client::{Failure, Status};
+use client::commands::{check, export, log, new, play, replay, run, state, verify, watch};
+use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
 
 /// Play Advanced Squad Leader on an asl-server: create games, play scripts of commands,
 /// watch games, and check scripts offline.
 ///
-/// Exit codes: 0 success, 1 an expectation in a script failed (or `verify` found the log
-/// invalid), 2 bad input (files, script lines, a token for the wrong side), 3 the server could
+/// Exit codes: 0 success, 1 a command was refused or an expectation in a script failed (or
+/// `verify` found the log invalid), 2 bad input (files, script lines, a token for the wrong side), 3 the server could
 /// not be reached or refused.
 #[derive(Parser, Debug)]
 #[command(name = "asl", version)]
@@ -27,6 +27,9 @@ enum Subcommand {
     /// Play a script's commands on a server as the token's side, waiting for that side's turn
     /// before each `done` and `move`, and check the script's expectations.
     Run(run::RunArgs),
+    /// Play as the token's side at a prompt: each line a command sent at once, the opponent's
+    /// moves printed as they come, and what the game waits for.
+    Play(play::PlayArgs),
     /// Run a script offline against a scenario, with no server, and check its expectations.
     Check(check::CheckArgs),
     /// Print a game's events as they happen, until the game ends or Ctrl-C.
@@ -46,12 +49,17 @@ enum Subcommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(failure) = resolve_saved(&mut cli.command) {
+        eprintln!("asl: {failure}");
+        return ExitCode::from(failure.exit_code());
+    }
     // Each write locks stdout on its own, so the futures stay `Send`; lines are still whole.
     let mut out = std::io::stdout();
     let result = match cli.command {
         Subcommand::New(args) => block_on(new::new(&args, &mut out)),
         Subcommand::Run(args) => block_on(run::run(&args, &mut out)),
+        Subcommand::Play(args) => block_on(play::play(&args, &mut out)),
         Subcommand::Check(args) => check::check(&args, &mut out),
         Subcommand::Watch(args) => block_on(async {
             tokio::select! {
@@ -75,6 +83,32 @@ fn main() -> ExitCode {
             ExitCode::from(failure.exit_code())
         }
     }
+}
+
+/// Replaces a saved game's name and a side's name (`--game walk --token german`) with the
+/// saved id, token and server.
+fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
+    let (server, game) = match command {
+        Subcommand::Run(a) => (&mut a.server, &mut a.game),
+        Subcommand::Play(a) => (&mut a.server, &mut a.game),
+        Subcommand::Watch(a) => (&mut a.server, &mut a.game),
+        Subcommand::State(a) => (&mut a.server, &mut a.game),
+        Subcommand::Log(a) => (&mut a.server, &mut a.game),
+        Subcommand::Export(a) => (&mut a.server, &mut a.game),
+        Subcommand::Replay(a) => {
+            if let (Some(game), Some(token)) = (&mut a.game, &mut a.token) {
+                let mut args = client::commands::GameArgs {
+                    game: std::mem::take(game),
+                    token: std::mem::take(token),
+                };
+                saved::resolve(&mut a.server, &mut args)?;
+                (*game, *token) = (args.game, args.token);
+            }
+            return Ok(());
+        }
+        Subcommand::New(_) | Subcommand::Check(_) | Subcommand::Verify(_) => return Ok(()),
+    };
+    saved::resolve(server, game)
 }
 
 /// Runs an online subcommand. One thread is plenty for one connection, and it starts faster.

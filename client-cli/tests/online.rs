@@ -80,6 +80,8 @@ fn run_args(s: &TestServer, g: &NewGame, token: &str, script: PathBuf) -> RunArg
         game: game(g, token),
         script,
         no_wait: false,
+        keep_going: false,
+        fresh: false,
         json: false,
     }
 }
@@ -197,6 +199,7 @@ async fn new_prints_tokens_as_text_and_json() {
         scenario: scenario_path(),
         json: true,
         admin_token: None,
+        save: None,
     };
     let mut out = vec![];
     assert_eq!(new(&args, &mut out).await, Ok(Status::Success));
@@ -338,8 +341,9 @@ async fn failed_expectations_and_refusals_are_reported() {
     let mut args = run_args(&s, &g, &g.tokens.side_a, script(&dir, "g.txt", text));
     args.no_wait = true;
     args.json = true;
+    args.keep_going = true;
     let (result, out) = play(args).await;
-    assert_eq!(result, Ok(Status::ExpectationsFailed), "{out}");
+    assert_eq!(result, Ok(Status::Refused), "{out}");
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -358,6 +362,26 @@ async fn failed_expectations_and_refusals_are_reported() {
         lines[2]["failures"][0],
         "expected a refusal, but it was accepted"
     );
+    s.stop().await;
+}
+
+/// A refusal the script did not expect stops it there, with exit status 1; `--keep-going`
+/// plays on. A refusal the script expects (`=> refused`) is no reason to stop.
+#[tokio::test]
+async fn a_refusal_stops_the_script_unless_told_to_keep_going() {
+    let (dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let text = "done => refused\nmove 467a H6\ndone\n";
+    let mut args = run_args(&s, &g, &g.tokens.side_b, script(&dir, "r.txt", text));
+    args.no_wait = true;
+    let (result, out) = play(args.clone()).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    assert_eq!(result.unwrap().exit_code(), 1);
+    assert_eq!(out.lines().count(), 2, "stopped at line 2:\n{out}");
+    args.keep_going = true;
+    let (result, out) = play(args).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    assert_eq!(out.lines().count(), 3, "played on:\n{out}");
     s.stop().await;
 }
 
@@ -410,19 +434,19 @@ async fn connection_buffers_events_while_a_command_waits() {
     german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
     let joined = russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     assert_eq!(joined.version, 1);
-    let reply = german.command(1, Command::Done).await.unwrap();
+    let reply = german.command(1, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 2, .. }),
         "{reply:?}"
     );
     // The German is still to act, so this is refused; event #2 came before the reply.
-    let reply = russian.command(7, Command::Done).await.unwrap();
+    let reply = russian.command(7, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Refused { version: 2, .. }),
         "{reply:?}"
     );
-    german.command(2, Command::Done).await.unwrap();
-    let reply = russian.command(8, Command::Done).await.unwrap();
+    german.command(2, Command::Done, None).await.unwrap();
+    let reply = russian.command(8, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 4, .. }),
         "{reply:?}"
@@ -456,7 +480,7 @@ async fn waiting_quietly_keeps_the_connection_alive() {
         tokio::time::sleep(idle_timeout * 3).await;
         let mut german = Connection::connect(&url).await.unwrap();
         german.join(&id, &token, None).await.unwrap();
-        german.command(1, Command::Done).await.unwrap();
+        german.command(1, Command::Done, None).await.unwrap();
     });
     let event = tokio::time::timeout(TEST_WAIT_MAX, russian.next_event())
         .await
@@ -481,8 +505,9 @@ async fn watch_prints_events_with_phase_headers() {
         (&g.tokens.side_a, "done\nmove 447a I8\ndone\n"),
         (&g.tokens.side_b, "adjudicate 467a pin\n"),
     ];
-    for (token, text) in turns {
-        let (result, out) = play(run_args(&s, &g, token, script(&dir, "p.txt", text))).await;
+    for (i, (token, text)) in turns.into_iter().enumerate() {
+        let path = script(&dir, &format!("p{i}.txt"), text);
+        let (result, out) = play(run_args(&s, &g, token, path)).await;
         assert_eq!(result, Ok(Status::Success), "{out}");
     }
 
@@ -536,7 +561,9 @@ async fn watch_resumes_without_gaps_or_duplicates() {
     let g = create_game(&first).await;
     let (watcher, report) = start_watching(watch_args(&first, &g, Some(10), false)).await;
     let turn = |s: &TestServer, token: &str, text: &str| {
-        play(run_args(s, &g, token, script(&scripts, "p.txt", text)))
+        let mut args = run_args(s, &g, token, script(&scripts, "p.txt", text));
+        args.fresh = true; // one file, a new script each turn
+        play(args)
     };
 
     // Seen live.
@@ -754,4 +781,188 @@ async fn an_unreachable_server_is_exit_code_3() {
     };
     let failure = state(&args, &mut vec![]).await.unwrap_err();
     assert_eq!(failure.exit_code(), 3, "{failure}");
+}
+
+/// `asl play`'s session: a typed line is sent at once and answered; the opponent's events are
+/// printed as they come, with the status line saying what the game waits for.
+#[tokio::test]
+async fn play_answers_each_line_and_shows_the_opponents_moves() {
+    use client::commands::play::{session, Vocabulary};
+    let (_dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let mut connection = Connection::connect(&s.url).await.unwrap();
+    let mut joined = connection
+        .join(&g.game, &g.tokens.side_a, None)
+        .await
+        .unwrap();
+    let mut follower =
+        client::Follower::from_snapshot(joined.state.take().unwrap(), joined.state_hash).unwrap();
+    let said = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (typed, lines) = tokio::sync::mpsc::channel(8);
+    let vocabulary = Mutex::new(Vocabulary::default());
+    let heard = said.clone();
+    let german = tokio::spawn(async move {
+        let mut say = move |text: String| heard.lock().unwrap().push(text);
+        session(
+            &mut connection,
+            &mut follower,
+            Side::A,
+            lines,
+            &mut say,
+            &vocabulary,
+        )
+        .await
+    });
+    let said_line = |prefix: &'static str| {
+        let said = said.clone();
+        async move {
+            let found = async {
+                while !said.lock().unwrap().iter().any(|l| l.starts_with(prefix)) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            };
+            if tokio::time::timeout(TEST_WAIT_MAX, found).await.is_err() {
+                panic!(
+                    "nothing said starting {prefix:?}: {:?}",
+                    said.lock().unwrap()
+                );
+            }
+        }
+    };
+    said_line("-- your turn: the German: Turn 1").await;
+    typed.send("done".into()).await.unwrap();
+    said_line("1: done -> accepted").await;
+    typed.send("move 467a Q9".into()).await.unwrap();
+    said_line("2: move 467a Q9 -> refused").await;
+    typed.send("fly away".into()).await.unwrap();
+    said_line("? unknown command `fly`").await;
+    typed.send("done".into()).await.unwrap();
+    said_line("-- waiting for the Russian").await;
+
+    // The Russian ends the RPh from elsewhere: the German's session hears of it at once.
+    let mut russian = Connection::connect(&s.url).await.unwrap();
+    russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
+    let reply = russian.command(1, Command::Done, None).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    said_line("#").await;
+    said_line("-- your turn: the German").await;
+    typed.send("quit".into()).await.unwrap();
+    let status = tokio::time::timeout(TEST_WAIT_MAX, german)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, Ok(Status::Success));
+    let heard_russian = said
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.starts_with('#') && l.contains("Russian"));
+    assert!(heard_russian, "{:?}", said.lock().unwrap());
+    s.stop().await;
+}
+
+/// Exactly-once: a script run again — even on a restarted server — gets each line's first
+/// answer back, nothing is played twice, and a run stopped by a refusal resumes after the
+/// lines it played once the script is fixed.
+#[tokio::test]
+async fn a_script_run_again_resumes_where_the_game_is() {
+    let (dir, first) = start(Config::default()).await;
+    let g = create_game(&first).await;
+    let scripts = tempfile::tempdir().unwrap();
+    let path = script(&scripts, "g.txt", "done\ndone\nmove 467a Q9\n");
+    let mut args = run_args(&first, &g, &g.tokens.side_a, path.clone());
+    args.no_wait = true;
+    let (result, out) = play(args).await;
+    assert_eq!(result, Ok(Status::Refused), "{out}");
+    let before = server_game(&first, &g).await.version;
+    let addr = first.addr;
+    first.stop().await;
+
+    let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    // Fixed: the first two lines are as they were, the third is new.
+    std::fs::write(&path, "done\ndone\ndone\n").unwrap();
+    let mut args = run_args(&s, &g, &g.tokens.side_a, path.clone());
+    args.no_wait = true;
+    let (result, out) = play(args).await;
+    assert_eq!(
+        result,
+        Ok(Status::Refused),
+        "the Russian's step; German done refused:\n{out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("1: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("2: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert_eq!(
+        server_game(&s, &g).await.version,
+        before,
+        "nothing was played twice"
+    );
+    s.stop().await;
+}
+
+/// A server given `--public-url` sends it with a new game, and `asl new` makes its links from
+/// it rather than from the address it used itself.
+#[tokio::test]
+async fn new_links_to_the_public_url() {
+    let (_dir, s) = start(Config {
+        public_url: Some("wss://asl.example.org".into()),
+        ..Config::default()
+    })
+    .await;
+    let args = NewArgs {
+        server: server(&s),
+        scenario: scenario_path(),
+        json: true,
+        admin_token: None,
+        save: None,
+    };
+    let mut out = vec![];
+    new(&args, &mut out).await.unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let watch = v["watch"].as_str().unwrap();
+    assert!(
+        watch.starts_with("https://asl.example.org/watch#game="),
+        "{watch}"
+    );
+    s.stop().await;
+}
+
+/// A server restarted while a script waits: `asl run` reconnects, catches up, and plays on
+/// with the next line, sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_reconnects_after_the_server_restarts() {
+    let (dir, first) = start(Config::default()).await;
+    let g = create_game(&first).await;
+    let scripts = tempfile::tempdir().unwrap();
+    // Two steps of the German's, then one that waits for the Russian's end of the RPh.
+    let path = script(&scripts, "g.txt", "done\ndone\ndone => ok phase=MPh\n");
+    let report = Report::default();
+    let args = run_args(&first, &g, &g.tokens.side_a, path);
+    let mut out = report.clone();
+    let german = tokio::spawn(async move { run(&args, &mut out).await });
+    report.wait_for_line("2: done -> accepted").await;
+    let addr = first.addr;
+    first.stop().await;
+    let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
+    let mut russian = Connection::connect(&s.url).await.unwrap();
+    russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
+    let reply = russian.command(1, Command::Done, None).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    let result = tokio::time::timeout(TEST_WAIT_MAX, german)
+        .await
+        .expect("the script finishes")
+        .unwrap();
+    assert_eq!(result, Ok(Status::Success), "{}", report.text());
+    assert!(
+        report.text().contains("3: done -> accepted"),
+        "{}",
+        report.text()
+    );
+    s.stop().await;
 }

@@ -170,7 +170,7 @@ proptest! {
         }
         for d in &draws {
             let (_, command) = command(&game, d);
-            round_trips(&ClientMessage::Command { id: 1, command });
+            round_trips(&ClientMessage::Command { id: 1, command, key: None });
         }
         round_trips(&ServerMessage::State {
             version: game.version,

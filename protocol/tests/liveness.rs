@@ -310,6 +310,15 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
                     },
                 ));
             }
+            // On round the hex one more hexside, to cheaper ways out (A4.31).
+            out.push((
+                acting,
+                Command::Bypass {
+                    units: vec![unit.id.clone()],
+                    hex: b.hex,
+                    along: vec![b.exits()[1]],
+                },
+            ));
         }
         match unit.underground {
             Some(Underground::Sewer { moved: false, .. }) => {

@@ -46,6 +46,12 @@ pub const GAMES_MAX: usize = 100_000;
 /// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
+/// Accepted commands whose client keys one seat of one game remembers (`crate::once`). A
+/// re-sent command is one a client lost the answer to, or a script run again from its start;
+/// 100,000 is more commands than any one side gives in a long campaign game, so every re-sent
+/// command of a game is recognised, at about 40 bytes a key.
+pub const COMMAND_KEYS_PER_SEAT_MAX: usize = 100_000;
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
@@ -59,6 +65,9 @@ pub struct Config {
     pub games_max: usize,
     /// When set, creating a game needs this token (for public deployments).
     pub admin_token: Option<String>,
+    /// Where players and spectators reach this server (`wss://HOST`), when not at the listen
+    /// address: sent with each new game for the links its creator is shown.
+    pub public_url: Option<String>,
 }
 
 impl Default for Config {
@@ -74,6 +83,7 @@ impl Default for Config {
             idle_timeout: IDLE_TIMEOUT,
             games_max: GAMES_MAX,
             admin_token: None,
+            public_url: None,
         }
     }
 }

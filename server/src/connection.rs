@@ -295,7 +295,7 @@ impl Connection {
                 admin_token,
             } => self.create(&scenario, admin_token).await,
             ClientMessage::Join { game, token, since } => self.join(&game, &token, since).await,
-            ClientMessage::Command { id, command } => {
+            ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
                     return self
                         .error(ErrorCode::NotJoined, "join a game before sending commands")
@@ -322,6 +322,7 @@ impl Connection {
                     side,
                     id,
                     command,
+                    key,
                 };
                 if joined.handle.inbox.try_send(request).is_err() {
                     return self
@@ -443,7 +444,12 @@ impl Connection {
         }
         let scenario = match Scenario::from_toml(scenario) {
             Ok(s) => s,
-            Err(e) => return self.error(ErrorCode::BadScenario, e.to_string()).await,
+            Err(e) => {
+                let at = e.at.map_or(String::new(), |p| {
+                    format!("line {}, column {}: ", p.line, p.column)
+                });
+                return self.error(ErrorCode::BadScenario, format!("{at}{e}")).await;
+            }
         };
         let sides = scenario.sides.clone();
         match self.registry.create(scenario).await {
@@ -452,6 +458,7 @@ impl Connection {
                     game,
                     sides,
                     tokens,
+                    public_url: self.config.public_url.clone(),
                 })
                 .await
             }

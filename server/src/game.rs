@@ -7,6 +7,7 @@
 //! a gap.
 
 use crate::log::{self, GameMeta};
+use crate::once::{Made, Remembered};
 use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
@@ -75,11 +76,13 @@ pub enum Request {
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     },
     /// A side's command; the reply (`Accepted`/`Refused`) goes to the subscriber's `out`.
+    /// `key`: the client's exactly-once key, if it gave one (`crate::once`).
     Command {
         subscriber: u64,
         side: Side,
         id: u64,
         command: Command,
+        key: Option<u64>,
     },
     GetState {
         viewer: Viewer,
@@ -188,6 +191,8 @@ pub struct GameTask {
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     connections_max: usize,
+    /// The keys of the accepted commands, per seat, and what each made.
+    remembered: Remembered,
 }
 
 impl GameTask {
@@ -215,10 +220,11 @@ impl GameTask {
         for (entry, hash) in entries.zip(hashes) {
             log.push(Logged::new(referee.game(), &entry.event, hash));
             referee
-                .push(entry.event, entry.by, entry.first)
+                .push(entry.event, entry.by, entry.first, entry.key)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
         }
         referee.check_seed()?;
+        let remembered = Remembered::from_log(referee.entries());
         Ok(GameTask {
             key,
             referee,
@@ -228,6 +234,7 @@ impl GameTask {
             subscribers: vec![],
             next_subscriber: 1,
             connections_max,
+            remembered,
         })
     }
 
@@ -259,7 +266,8 @@ impl GameTask {
                     side,
                     id,
                     command,
-                } => self.command(subscriber, side, id, command).await,
+                    key,
+                } => self.command(subscriber, side, id, command, key).await,
                 Request::GetState { viewer, reply } => {
                     let _ = reply.send(self.state_message(viewer));
                 }
@@ -423,7 +431,28 @@ impl GameTask {
         let _ = reply.send(Ok(id));
     }
 
-    async fn command(&mut self, subscriber: u64, side: Side, id: u64, command: Command) {
+    async fn command(
+        &mut self,
+        subscriber: u64,
+        side: Side,
+        id: u64,
+        command: Command,
+        key: Option<u64>,
+    ) {
+        // Sent again: answered with what it made the first time, and nothing is decided.
+        if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
+            debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
+            let again = Frame::new(ServerMessage::Accepted {
+                id,
+                version: self.game().version,
+                events: (made.first..=made.last)
+                    .map(|seq| self.sequenced(Viewer::Side(side), seq))
+                    .collect(),
+                head: self.head(),
+            });
+            self.send_to(subscriber, again);
+            return;
+        }
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
         let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
@@ -450,7 +479,10 @@ impl GameTask {
         let mut hashes = Vec::with_capacity(decision.events.len());
         for (i, (event, by)) in decision.events.iter().enumerate() {
             let seq = first_seq + i as u64;
-            let (bytes, hash) = log::seal(seq, prev, random_bytes(), *by, first_seq, event);
+            // The key goes with the command's first envelope, so a restart still knows it.
+            let key = if i == 0 { key } else { None };
+            let (bytes, hash) =
+                log::seal_keyed(seq, prev, random_bytes(), *by, first_seq, key, event);
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
@@ -488,13 +520,20 @@ impl GameTask {
         }
 
         let mut logged = Vec::with_capacity(decision.events.len());
-        for ((event, by), hash) in decision.events.into_iter().zip(hashes) {
+        for (i, ((event, by), hash)) in decision.events.into_iter().zip(hashes).enumerate() {
             self.log
                 .push(Logged::new(self.referee.game(), &event, hash));
             self.referee
-                .push(event, by, first_seq)
+                .push(event, by, first_seq, if i == 0 { key } else { None })
                 .expect("a decision keeps the dice scheme");
             logged.push(self.game().version);
+        }
+        if let Some(key) = key {
+            let made = Made {
+                first: first_seq,
+                last: self.game().version,
+            };
+            self.remembered.remember(side, key, made);
         }
         info!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
 

@@ -8,8 +8,10 @@ pub mod config;
 mod connection;
 pub mod game;
 pub mod log;
+pub mod once;
 pub mod registry;
 mod review;
+pub mod startup;
 pub mod store;
 pub mod web;
 

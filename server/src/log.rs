@@ -5,9 +5,9 @@
 
 use crate::store::GameKey;
 use data_encoding::{HEXLOWER, HEXLOWER_PERMISSIVE};
-use protocol::chain::{self, ChainError, Entry, LogHash, Salt};
+use protocol::chain::{self, ChainError, Entry, LogHash};
 use protocol::fair_dice::Seed;
-use protocol::{Event, Side};
+use protocol::Event;
 use serde::{Deserialize, Serialize};
 
 pub use protocol::chain::{ENVELOPE_FORMAT, GENESIS};
@@ -23,17 +23,9 @@ pub fn encode(seq: u64, prev: LogHash, event: &Event) -> (Vec<u8>, LogHash) {
     chain::seal(seq, prev, [0; 16], None, seq, event)
 }
 
-/// Encodes one event of a command: `first` is the sequence of the command's first event.
-pub fn seal(
-    seq: u64,
-    prev: LogHash,
-    salt: Salt,
-    by: Option<Side>,
-    first: u64,
-    event: &Event,
-) -> (Vec<u8>, LogHash) {
-    chain::seal(seq, prev, salt, by, first, event)
-}
+/// Encoding one event of a command (`first` is the sequence of the command's first event),
+/// with the client's exactly-once key on the command's first event: the chain's own.
+pub use protocol::chain::{seal, seal_keyed};
 
 /// Why a stored log cannot be served, naming the first bad event.
 pub type LogError = ChainError;
@@ -138,6 +130,7 @@ pub fn game_key(id: &str) -> Option<GameKey> {
 mod tests {
     use super::*;
     use protocol::phase::Clock;
+    use protocol::Side;
 
     fn sample_log(n: u64) -> Vec<(u64, Vec<u8>)> {
         let mut prev = GENESIS;

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use server::config::{self, Config};
-use server::store::SledStore;
+use server::startup;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,11 @@ struct Flags {
     /// Directory of the sled event log (created if missing).
     #[arg(long, default_value = "data", env = "ASL_DATA_DIR")]
     data_dir: PathBuf,
+    /// The address players and spectators reach this server at, when it is not the listen
+    /// address (behind a TLS reverse proxy: `wss://asl.example.org`); used in the links the
+    /// server prints and sends with a new game.
+    #[arg(long, env = "ASL_PUBLIC_URL")]
+    public_url: Option<String>,
     /// Require this token to create games (for public deployments).
     #[arg(long, env = "ASL_ADMIN_TOKEN")]
     admin_token: Option<String>,
@@ -50,6 +55,12 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let flags = Flags::parse();
+    let public_url = flags
+        .public_url
+        .as_deref()
+        .map(startup::public_url)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!(e))?;
     let config = Config {
         connections_max: flags.connections_max,
         connections_per_game_max: flags.connections_per_game_max,
@@ -58,14 +69,16 @@ async fn main() -> anyhow::Result<()> {
         commands_per_second_max: flags.commands_per_second_max,
         idle_timeout: Duration::from_secs(flags.idle_timeout_s),
         admin_token: flags.admin_token,
+        public_url: public_url.clone(),
         ..Config::default()
     };
-    let store = SledStore::open(&flags.data_dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the data dir {}: {e}", flags.data_dir.display())
-    })?;
+    let store = startup::open_store(&flags.data_dir).map_err(|e| anyhow::anyhow!(e))?;
     let listener = tokio::net::TcpListener::bind(&flags.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", flags.listen))?;
+    if let Ok(local) = listener.local_addr() {
+        println!("{}", startup::banner(local, public_url.as_deref()));
+    }
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };

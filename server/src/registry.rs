@@ -188,6 +188,7 @@ impl Registry {
                 seq: 1,
                 by: None,
                 first: 1,
+                key: None,
                 event: created,
             }],
             hashes: vec![head],

@@ -131,6 +131,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
                 ClientMessage::Command {
                     id,
                     command: Command::Done,
+                    key: None,
                 },
             )
             .await;
@@ -187,6 +188,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         ClientMessage::Command {
             id: 9,
             command: Command::Done,
+            key: None,
         },
     )
     .await;

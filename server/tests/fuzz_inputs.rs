@@ -23,6 +23,7 @@ fn seeds() -> Vec<ClientMessage> {
         ClientMessage::Command {
             id: 3,
             command: Command::Done,
+            key: None,
         },
         ClientMessage::CreateGame {
             scenario: SCENARIO.into(),

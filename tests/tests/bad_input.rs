@@ -130,6 +130,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
         &ClientMessage::Command {
             id: 1,
             command: Command::Done,
+            key: None,
         },
     )
     .await;
@@ -146,6 +147,15 @@ async fn bad_input_is_answered_and_changes_nothing() {
         ServerMessage::Error { code, message } => {
             assert_eq!(code, ErrorCode::BadScenario);
             assert!(message.contains("units[0].hex"), "{message}");
+            let line = SCENARIO
+                .lines()
+                .position(|l| l.contains("hex = \"55H5\""))
+                .unwrap()
+                + 1;
+            assert!(
+                message.starts_with(&format!("line {line}, column ")),
+                "{message}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -174,6 +184,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
         &ClientMessage::Command {
             id: 1,
             command: Command::Done,
+            key: None,
         },
     )
     .await;
@@ -203,6 +214,7 @@ async fn bad_input_is_answered_and_changes_nothing() {
     let wrong_turn = ClientMessage::Command {
         id: 5,
         command: Command::Done,
+        key: None,
     };
     russian
         .send(Message::binary(wire::to_bincode(&wrong_turn)))
@@ -312,6 +324,7 @@ async fn limits_are_enforced_and_named() {
                     outcome: protocol::Outcome::Pin,
                     note: String::new(),
                 },
+                key: None,
             },
         )
         .await;

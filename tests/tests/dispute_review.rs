@@ -67,7 +67,7 @@ impl Seat {
     async fn play(&mut self, version: u64, command: Command) -> Reply {
         self.follow_to(version).await;
         self.ids += 1;
-        let reply = tokio::time::timeout(WAIT, self.conn.command(self.ids, command))
+        let reply = tokio::time::timeout(WAIT, self.conn.command(self.ids, command, None))
             .await
             .expect("reply in time")
             .unwrap();

@@ -31,7 +31,7 @@ impl Seat {
     /// Sends a command and folds its reply (and any events that arrived meanwhile) into the
     /// local game.
     async fn command(&mut self, id: u64, command: Command) -> Reply {
-        let reply = tokio::time::timeout(WAIT, self.conn.command(id, command))
+        let reply = tokio::time::timeout(WAIT, self.conn.command(id, command, None))
             .await
             .expect("reply in time")
             .unwrap();

@@ -78,7 +78,7 @@ async fn state_at(ws: &mut Socket, version: u64) -> Game {
 }
 
 async fn accept(conn: &mut Connection, command: Command) {
-    match tokio::time::timeout(WAIT, conn.command(1, command))
+    match tokio::time::timeout(WAIT, conn.command(1, command, None))
         .await
         .expect("a reply in time")
         .unwrap()

@@ -93,7 +93,7 @@ async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
     german.join(&game, &tokens.side_a, None).await.unwrap();
     let played = tokio::time::timeout(WAIT, async {
         for (id, command) in traffic(COMMANDS).enumerate() {
-            match german.command(id as u64 + 1, command).await.unwrap() {
+            match german.command(id as u64 + 1, command, None).await.unwrap() {
                 Reply::Accepted { .. } => {}
                 Reply::Refused { violation, .. } => panic!("refused: {violation}"),
             }
@@ -156,7 +156,7 @@ async fn a_watcher_cut_off_at_any_point_resumes_to_the_servers_state() {
     let mut german = Connection::connect(&server.url).await.unwrap();
     german.join(&game, &tokens.side_a, None).await.unwrap();
     for (id, command) in traffic(120).enumerate() {
-        german.command(id as u64 + 1, command).await.unwrap();
+        german.command(id as u64 + 1, command, None).await.unwrap();
     }
 
     // Cut points from a fixed linear congruential sequence: arbitrary, and the same every run.

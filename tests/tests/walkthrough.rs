@@ -32,6 +32,7 @@ async fn the_readme_walkthrough_plays_through() {
             scenario: repo("scenarios/village-outskirts.toml"),
             json: true,
             admin_token: None,
+            save: None,
         },
         &mut out,
     )
@@ -51,6 +52,8 @@ async fn the_readme_walkthrough_plays_through() {
             },
             script: repo(script),
             no_wait: false,
+            keep_going: false,
+            fresh: false,
             json: false,
         };
         async move {

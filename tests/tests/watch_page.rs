@@ -49,6 +49,8 @@ async fn play(server: &TestServer, game: &str, token: &str, dir: &Path, script: 
         },
         script: path,
         no_wait: false,
+        keep_going: false,
+        fresh: false,
         json: false,
     };
     let mut out = vec![];
@@ -96,6 +98,7 @@ async fn new_game(server: &TestServer) -> Created {
         scenario: repo("scenarios/village-outskirts.toml"),
         json: true,
         admin_token: None,
+        save: None,
     };
     new(&args, &mut out).await.unwrap();
     let created: Value = serde_json::from_slice(&out).unwrap();

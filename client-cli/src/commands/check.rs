@@ -26,7 +26,7 @@ pub fn check(args: &CheckArgs, out: &mut (dyn Write + Send)) -> Result<Status, F
     let text = read_input(&args.script)?;
     let scenario_path = scenario_path(&args.script, &text, args.scenario.as_deref())?;
     let scenario = Scenario::from_toml(&read_input(&scenario_path)?)
-        .map_err(|e| Failure::Input(format!("{}: {e}", scenario_path.display())))?;
+        .map_err(|e| Failure::Input(e.in_file(&scenario_path.display().to_string())))?;
     let lines = parse_script(&text, &scenario).map_err(|e| {
         Failure::Input(format!(
             "{}:{}: {}",

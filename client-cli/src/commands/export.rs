@@ -6,7 +6,7 @@ use crate::connection::{Connection, ConnectionError};
 use crate::{Failure, Status};
 use protocol::export::{self, Header};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct ExportArgs {
@@ -14,8 +14,9 @@ pub struct ExportArgs {
     pub server: ServerArg,
     #[command(flatten)]
     pub game: GameArgs,
-    /// Write to this file instead of standard output.
-    #[arg(long)]
+    /// Write to this file instead of standard output. Nothing is written unless the whole
+    /// export was read and checked; an existing file is replaced only then.
+    #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
 }
 
@@ -38,11 +39,30 @@ pub async fn export(args: &ExportArgs, out: &mut (dyn Write + Send)) -> Result<S
         )));
     }
     match &args.out {
-        Some(path) => std::fs::write(path, &text)
+        Some(path) => write_whole(path, text.as_bytes())
             .map_err(|e| Failure::Input(format!("cannot write {}: {e}", path.display())))?,
         None => out.write_all(text.as_bytes())?,
     }
     Ok(Status::Success)
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place, so `path` is
+/// either untouched or the whole export, never a part of one.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(".partial");
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Pages through `GetExport` and renders the file.
@@ -73,4 +93,27 @@ pub async fn read_export(connection: &mut Connection) -> Result<String, Failure>
         }
     }
     Ok(export::render(&header.expect("one page was read"), &lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_file_replaces_the_old_one_and_leaves_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("game.log");
+        std::fs::write(&path, "old").unwrap();
+        write_whole(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no-such-dir").join("game.log");
+        assert!(write_whole(&path, b"x").is_err());
+        assert!(!path.exists());
+    }
 }

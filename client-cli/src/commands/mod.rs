@@ -8,6 +8,7 @@ pub mod check;
 pub mod export;
 pub mod log;
 pub mod new;
+pub mod play;
 pub mod replay;
 pub mod run;
 pub mod state;
@@ -30,11 +31,12 @@ pub struct ServerArg {
 /// Which game to join, and as whom.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct GameArgs {
-    /// The game id `asl new` printed.
-    #[arg(long)]
+    /// The game id `asl new` printed, or the name it was saved under (`asl new --save NAME`).
+    #[arg(long, env = "ASL_GAME")]
     pub game: String,
-    /// A side's token, or the spectator token.
-    #[arg(long)]
+    /// A side's token, or the spectator token; for a saved game, a side (`german`) or
+    /// `spectator` names its token.
+    #[arg(long, env = "ASL_TOKEN")]
     pub token: String,
 }
 
@@ -50,6 +52,41 @@ pub(crate) fn side_to_act(game: &Game) -> Side {
         return chance.side;
     }
     game.acting()
+}
+
+/// What the game waits for, in words: whose answer and to what. "the Russian: a chance to
+/// claim Wall Advantage for 747a in 12C5 (B9.322)", or "the German: Turn 1, German Player
+/// Turn: MPh, step MPh". Shown while `asl run` waits and on `asl play`'s status line.
+pub fn awaited(game: &Game) -> String {
+    if game.over {
+        return "nothing: the game is over".into();
+    }
+    let side = game.side_name(side_to_act(game));
+    if let Some(d) = &game.sewer_designation {
+        return format!(
+            "the {side}: where the sewer stack lost beneath {} goes (B8.41)",
+            d.from
+        );
+    }
+    if let Some(chance) = &game.wa_chance {
+        let hexes: std::collections::BTreeSet<String> = chance
+            .units
+            .iter()
+            .filter_map(|u| game.units.get(u))
+            .map(|u| u.hex.to_string())
+            .collect();
+        let hexes: Vec<String> = hexes.into_iter().collect();
+        return format!(
+            "the {side}: a chance to claim Wall Advantage for {} in {} (B9.322)",
+            chance.units.join(", "),
+            hexes.join(", ")
+        );
+    }
+    format!(
+        "the {side}: {}, step {}",
+        protocol::export::when(game),
+        game.clock.step().name
+    )
 }
 
 /// Connects and joins for a full snapshot, which the returned follower starts from (checked

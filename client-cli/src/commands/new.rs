@@ -2,7 +2,7 @@
 
 use super::ServerArg;
 use crate::connection::{Connection, NewGame};
-use crate::{read_input, Failure, Status, DEFAULT_SERVER};
+use crate::{read_input, saved, Failure, Status, DEFAULT_SERVER};
 use protocol::wire::{WATCH_PATH, WIRE_PATH};
 use protocol::Scenario;
 use std::io::Write;
@@ -20,29 +20,83 @@ pub struct NewArgs {
     /// Needed only when the server restricts who may create games.
     #[arg(long)]
     pub admin_token: Option<String>,
+    /// Save the game's id, tokens and server under NAME, so later commands take
+    /// `--game NAME --token german` (see `asl help run`).
+    #[arg(long, value_name = "NAME")]
+    pub save: Option<String>,
 }
 
 pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    if let Some(name) = &args.save {
+        saved::check_name(name)?;
+    }
     let text = read_input(&args.scenario)?;
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
     Scenario::from_toml(&text)
-        .map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
+        .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
         .create_game(&text, args.admin_token.as_deref())
         .await?;
-    // The tokens are shown only now, so they go out before anything else can fail.
-    if args.json {
-        writeln!(out, "{}", json(&created, &args.server.url))?;
-    } else {
-        write!(out, "{}", text_report(&created, &args.server.url))?;
-    }
     connection.close().await;
+    // Saved first: the report then names the game by its saved name, and a failure to save
+    // still shows the tokens, which are shown only now.
+    let saved_as = match &args.save {
+        Some(name) => match save_game(name, &created, &args.server.url) {
+            Ok(path) => Some((name.as_str(), path)),
+            Err(e) => {
+                report(args, &created, None, out)?;
+                return Err(e);
+            }
+        },
+        None => None,
+    };
+    report(args, &created, saved_as, out)?;
     Ok(Status::Success)
 }
 
+fn report(
+    args: &NewArgs,
+    created: &NewGame,
+    saved_as: Option<(&str, PathBuf)>,
+    out: &mut (dyn Write + Send),
+) -> Result<(), Failure> {
+    if args.json {
+        let mut v = json(created, &args.server.url);
+        if let Some((name, path)) = &saved_as {
+            v["saved"] = serde_json::json!({ "name": name, "file": path });
+        }
+        writeln!(out, "{v}")?;
+    } else {
+        write!(
+            out,
+            "{}",
+            text_report(
+                created,
+                &args.server.url,
+                saved_as.as_ref().map(|(n, _)| *n)
+            )
+        )?;
+        if let Some((name, path)) = &saved_as {
+            writeln!(out, "\nSaved as `{name}` in {}.", path.display())?;
+        }
+    }
+    Ok(())
+}
+
+fn save_game(name: &str, created: &NewGame, server: &str) -> Result<PathBuf, Failure> {
+    let game = saved::SavedGame {
+        server: server.to_string(),
+        game: created.game.clone(),
+        sides: created.sides.clone(),
+        tokens: created.tokens.clone(),
+    };
+    saved::save(&saved::saved_dir()?, name, &game)
+}
+
 fn json(created: &NewGame, server: &str) -> serde_json::Value {
+    let server = created.public_url.as_deref().unwrap_or(server);
     serde_json::json!({
         "game": created.game,
         "sides": created.sides,
@@ -55,8 +109,8 @@ fn json(created: &NewGame, server: &str) -> serde_json::Value {
 /// path): the same host and port over HTTP, since the server serves the page itself. Game and
 /// token go in the fragment, which the browser keeps to itself.
 pub fn watch_link(server: &str, game: &str, spectator_token: &str) -> String {
-    let base = server.trim_end_matches('/');
-    let base = base.strip_suffix(WIRE_PATH).unwrap_or(base);
+    let endpoint = crate::connection::endpoint(server);
+    let base = endpoint.strip_suffix(WIRE_PATH).unwrap_or(&endpoint);
     let base = match (base.strip_prefix("wss://"), base.strip_prefix("ws://")) {
         (Some(host), _) => format!("https://{host}"),
         (None, Some(host)) => format!("http://{host}"),
@@ -66,14 +120,18 @@ pub fn watch_link(server: &str, game: &str, spectator_token: &str) -> String {
 }
 
 /// The game, its tokens and commands to paste. The `--server` flag appears in them only when
-/// the game is not on the default server, so the common case stays short.
-fn text_report(created: &NewGame, server: &str) -> String {
+/// the game is not on the default server, so the common case stays short; a game saved as
+/// `saved_as` is named by that name and its sides.
+fn text_report(created: &NewGame, server: &str, saved_as: Option<&str>) -> String {
     let NewGame {
         game,
         sides,
         tokens,
+        public_url,
     } = created;
-    let server_flag = if server == DEFAULT_SERVER {
+    // Where others reach the server, when its operator said: the links are for them.
+    let server = public_url.as_deref().unwrap_or(server);
+    let server_flag = if server == DEFAULT_SERVER || saved_as.is_some() {
         String::new()
     } else {
         format!(" --server {server}")
@@ -94,16 +152,22 @@ fn text_report(created: &NewGame, server: &str) -> String {
         "  {:<width$}  token {}\n\nThe tokens are shown only now; keep them.\n",
         "Spectator", tokens.spectator
     );
+    let game_flag = saved_as.unwrap_or(game);
     for (side, token) in sides.iter().zip(side_tokens) {
+        let token = if saved_as.is_some() { &side.id } else { token };
         s += &format!(
-            "\nPlay a script as {}:\n  asl run{server_flag} --game {game} --token {token} \
-             script.txt\n",
+            "\nPlay as {}:\n  asl play{server_flag} --game {game_flag} --token {token}\n  \
+             asl run{server_flag} --game {game_flag} --token {token} script.txt\n",
             side.name
         );
     }
+    let spectator = if saved_as.is_some() {
+        "spectator"
+    } else {
+        &tokens.spectator
+    };
     s += &format!(
-        "\nWatch the game:\n  asl watch{server_flag} --game {game} --token {}\n",
-        tokens.spectator
+        "\nWatch the game:\n  asl watch{server_flag} --game {game_flag} --token {spectator}\n"
     );
     s += &format!(
         "\nWatch in a browser (share this link with spectators):\n  {}\n",
@@ -136,12 +200,13 @@ mod tests {
                 side_b: "tb".into(),
                 spectator: "ts".into(),
             },
+            public_url: None,
         }
     }
 
     #[test]
     fn text_lists_tokens_and_ready_commands() {
-        let text = text_report(&created(), DEFAULT_SERVER);
+        let text = text_report(&created(), DEFAULT_SERVER, None);
         assert!(text.contains("  German (german)    token ta\n"), "{text}");
         assert!(text.contains("  Spectator          token ts\n"), "{text}");
         assert!(
@@ -159,9 +224,55 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_game_is_named_by_its_name_and_sides() {
+        let text = text_report(&created(), "ws://example:9000", Some("walk"));
+        assert!(
+            text.contains("  asl run --game walk --token russian script.txt\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  asl play --game walk --token german\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  asl watch --game walk --token spectator\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  German (german)    token ta\n"),
+            "the tokens are shown: {text}"
+        );
+    }
+
+    #[test]
+    fn the_servers_public_url_makes_the_links() {
+        let created = NewGame {
+            public_url: Some("wss://asl.example.org".into()),
+            ..created()
+        };
+        let text = text_report(&created, DEFAULT_SERVER, None);
+        assert!(
+            text.contains("  https://asl.example.org/watch#game=g1&token=ts\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("asl watch --server wss://asl.example.org --game g1 --token ts"),
+            "{text}"
+        );
+        assert_eq!(
+            json(&created, DEFAULT_SERVER)["watch"],
+            "https://asl.example.org/watch#game=g1&token=ts"
+        );
+    }
+
+    #[test]
     fn the_watch_link_is_the_server_over_http() {
         assert_eq!(
             watch_link("ws://example:9000/v1/", "g", "t"),
+            "http://example:9000/watch#game=g&token=t"
+        );
+        assert_eq!(
+            watch_link("example:9000", "g", "t"),
             "http://example:9000/watch#game=g&token=t"
         );
         assert_eq!(
@@ -172,7 +283,7 @@ mod tests {
 
     #[test]
     fn commands_name_a_server_other_than_the_default() {
-        let text = text_report(&created(), "ws://example:9000");
+        let text = text_report(&created(), "ws://example:9000", None);
         assert!(
             text.contains("asl watch --server ws://example:9000 --game g1 --token ts"),
             "{text}"
@@ -202,6 +313,7 @@ mod tests {
             scenario: path.clone(),
             json: false,
             admin_token: None,
+            save: None,
         };
         let err = new(&args, &mut Vec::new()).await.unwrap_err();
         assert_eq!(err.exit_code(), 2, "{err}");

@@ -64,6 +64,15 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
         ),
         ("ATTACKER", game.side_name(game.attacker()).to_string()),
         ("To act", to_act),
+        (
+            "End offered",
+            match game.end_proposal {
+                Some(by) if !game.over => {
+                    format!("by the {} (accept-end agrees)", game.side_name(by))
+                }
+                _ => "no".into(),
+            },
+        ),
         ("Version", game.version.to_string()),
         ("State hash", hash.to_string()),
     ];
@@ -82,12 +91,62 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
         "PINNED",
         "MF SPENT",
         "ELIMINATED",
+        "WA",
+        "CARRIES",
+        "SEEN AS",
     ]
     .map(String::from)
     .to_vec()];
     rows.extend(game.units.values().map(|u| unit_row(game, u)));
     s += &table(&rows);
+    let loose: Vec<Vec<String>> = game
+        .weapons
+        .values()
+        .filter(|w| w.held_by.is_none())
+        .map(|w| {
+            vec![
+                w.id.clone(),
+                w.name.clone(),
+                w.pp.to_string(),
+                w.hex.to_string(),
+            ]
+        })
+        .collect();
+    if !loose.is_empty() {
+        s += "\nSupport weapons lying unpossessed (A4.44):\n";
+        let mut rows = vec![["WEAPON", "NAME", "PP", "HEX"].map(String::from).to_vec()];
+        rows.extend(loose);
+        s += &table(&rows);
+    }
     s
+}
+
+/// The support weapons `unit` possesses (A4.43), as `id (name, PP)`.
+fn carried(game: &Game, unit: &Unit) -> String {
+    let held: Vec<String> = game
+        .weapons
+        .values()
+        .filter(|w| w.held_by.as_ref() == Some(&unit.id))
+        .map(|w| format!("{} ({}, {} PP)", w.id, w.name, w.pp))
+        .collect();
+    if held.is_empty() {
+        "-".into()
+    } else {
+        held.join(", ")
+    }
+}
+
+/// How the opponent sees the unit: "hidden" (HIP, A12.3: not on the board for them),
+/// "concealed" (a "?" they cannot look under, A12), or "in view". Only its owner's view
+/// carries the first two for its own units; an opponent's hidden units are not in the view.
+fn seen_as(unit: &Unit) -> &'static str {
+    if unit.hidden {
+        "hidden"
+    } else if unit.concealed {
+        "concealed"
+    } else {
+        "in view"
+    }
 }
 
 fn unit_row(game: &Game, unit: &Unit) -> Vec<String> {
@@ -107,6 +166,9 @@ fn unit_row(game: &Game, unit: &Unit) -> Vec<String> {
         yes_no(unit.pinned),
         unit.mf_spent.to_string(),
         yes_no(unit.eliminated),
+        yes_no(unit.wall_advantage),
+        carried(game, unit),
+        seen_as(unit).to_string(),
     ]
 }
 
@@ -177,6 +239,46 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.lines().filter(|l| l.contains("55")).count(), 5);
+    }
+
+    fn row_of(text: &str, id: &str) -> String {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no row for {id}:\n{text}"))
+            .to_string()
+    }
+
+    /// The owner sees its hidden and concealed units marked as such, who holds WA and who
+    /// carries what; the opponent's view does not show the hidden unit at all.
+    #[test]
+    fn the_owner_sees_its_hidden_units_wa_and_weapons() {
+        let game = Game::new(
+            Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap(),
+        );
+        let russian = game.project(Viewer::Side(protocol::Side::B));
+        let text = describe(
+            &russian,
+            Viewer::Side(protocol::Side::B),
+            russian.state_hash(),
+        );
+        let row = |id: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("{id} ")))
+                .unwrap_or_else(|| panic!("no row for {id}:\n{text}"))
+                .to_string()
+        };
+        assert!(text.contains("ELIMINATED  WA  CARRIES"), "{text}");
+        assert!(row("r3").ends_with("hidden"), "{text}");
+        assert!(row("r2").ends_with("concealed"), "{text}");
+        assert!(row("r1").ends_with("in view"), "{text}");
+        let german = game.project(Viewer::Side(protocol::Side::A));
+        let text = describe(
+            &german,
+            Viewer::Side(protocol::Side::A),
+            german.state_hash(),
+        );
+        assert!(!text.lines().any(|l| l.starts_with("r3 ")), "{text}");
+        assert!(row_of(&text, "g1").contains("g-lmg (LMG, 1 PP)"), "{text}");
     }
 
     /// In the German MPh, the 4-6-7 leaving H5 gives the Russian a chance to claim WA (B9.322):

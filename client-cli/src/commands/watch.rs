@@ -91,7 +91,7 @@ fn preface(game: &Game, viewer: Viewer) -> String {
 }
 
 /// The waits before each reconnection attempt: 250 ms doubling up to 5 s, 20 in all.
-fn reconnect_delays() -> impl Iterator<Item = Duration> {
+pub(crate) fn reconnect_delays() -> impl Iterator<Item = Duration> {
     std::iter::successors(Some(RECONNECT_DELAY_FIRST), |d| {
         Some((*d * 2).min(RECONNECT_DELAY_MAX))
     })

@@ -7,3 +7,4 @@
 pub mod hex;
 pub mod scenario;
 pub mod terrain;
+pub mod toml_place;

@@ -5,6 +5,7 @@
 //! The checked [`Scenario`] is what a game starts from and is carried whole in the log's first
 //! event, so an exported log never depends on a scenario file that may later change.
 
+use super::toml_place::{field_at, place_at, place_of, Place};
 use crate::board::hex::{Hex, Hexside};
 use crate::board::terrain::{HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
@@ -218,18 +219,40 @@ pub struct Tunnel {
     pub entrances: [Hex; 2],
 }
 
-/// Why a scenario was refused: the field (as a path into the file) and the reason.
+/// Why a scenario was refused: the field (as a path into the file), the reason, and where
+/// the field is written in the file, when it could be found there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("scenario field `{field}`: {reason}")]
 pub struct ScenarioError {
     pub field: String,
     pub reason: String,
+    pub at: Option<Place>,
+}
+
+impl ScenarioError {
+    /// Finds where the field is written in `text` (the file the scenario was read from).
+    pub fn located(mut self, text: &str) -> ScenarioError {
+        if self.at.is_none() {
+            self.at = place_of(text, &self.field);
+        }
+        self
+    }
+
+    /// `FILE:LINE:COLUMN: scenario field `F`: REASON`, as compilers point into files; without
+    /// a place, `FILE: …`.
+    pub fn in_file(&self, file: &str) -> String {
+        match self.at {
+            Some(Place { line, column }) => format!("{file}:{line}:{column}: {self}"),
+            None => format!("{file}: {self}"),
+        }
+    }
 }
 
 pub(crate) fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
     ScenarioError {
         field: field.into(),
         reason: reason.to_string(),
+        at: None,
     }
 }
 
@@ -371,17 +394,17 @@ impl Scenario {
             ));
         }
         let file: File = toml::from_str(text).map_err(|e| {
-            let message = e.message().to_string();
-            let at = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start].matches('\n').count() + 1;
-                    format!("line {line}")
-                })
-                .unwrap_or_else(|| "(file)".to_string());
-            refuse(at, message)
+            let message = e.message().trim().to_string();
+            let start = e.span().map(|s| s.start);
+            ScenarioError {
+                field: start
+                    .and_then(|s| field_at(text, s))
+                    .unwrap_or_else(|| "(file)".into()),
+                reason: message,
+                at: start.map(|s| place_at(text, s)),
+            }
         })?;
-        file.check()
+        file.check().map_err(|e| e.located(text))
     }
 
     pub fn side(&self, side: Side) -> &SideSpec {
@@ -904,8 +927,17 @@ hex = "1B2"
 
     #[test]
     fn refusals_name_field_and_reason() {
-        let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1Z9\""));
+        let text = MINIMAL.replace("hex = \"1B2\"", "hex = \"1Z9\"");
+        let e = refused(&text);
         assert_eq!(e.field, "units[0].hex");
+        let line = text.lines().position(|l| l.contains("1Z9")).unwrap() + 1;
+        assert_eq!(e.at, Some(Place { line, column: 1 }));
+        assert!(
+            e.in_file("s.toml")
+                .starts_with(&format!("s.toml:{line}:1: scenario field `units[0].hex`: ")),
+            "{}",
+            e.in_file("s.toml")
+        );
         assert!(e.reason.contains("not on the map"), "{e}");
 
         let e = refused(&MINIMAL.replace("ratings = \"4-6-7\"", "ratings = \"9-1\""));
@@ -922,7 +954,8 @@ hex = "1B2"
 
         let e = refused(&MINIMAL.replace("open_ground", "rubble"));
         assert!(e.reason.contains("unknown variant"), "{e}");
-        assert!(e.field.starts_with("line "), "{e}");
+        assert!(e.field.starts_with("area[0]"), "{e}");
+        assert!(e.at.is_some(), "{e:?}");
 
         let e = refused(&format!("{MINIMAL}\n[[units]]\nid=\"g1\"\nside=\"german\"\nkind=\"squad\"\nratings=\"4-6-7\"\nhex=\"1A1\"\n"));
         assert_eq!(e.field, "units[1].id");

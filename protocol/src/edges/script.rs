@@ -27,6 +27,43 @@ use data_encoding::HEXLOWER;
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
 
+/// Every command word a script line may start with (after its side), in the order
+/// docs/script.md lists them: for messages and for completion in `asl play`.
+pub const COMMAND_WORDS: &[&str] = &[
+    "done",
+    "move",
+    "bypass",
+    "double-time",
+    "pick-up",
+    "drop",
+    "claim-wa",
+    "forfeit-wa",
+    "decline-wa",
+    "attack",
+    "resolve-attack",
+    "place",
+    "sewer-move",
+    "designate-sewer",
+    "surface",
+    "enter-tunnel",
+    "destroy-tunnel",
+    "manhole-unseen",
+    "adjudicate",
+    "accept",
+    "dispute",
+    "undo",
+    "consent-undo",
+    "decline-undo",
+    "contribute",
+    "agree-reveal",
+    "concede",
+    "propose-end",
+    "accept-end",
+    "rout",
+    "tunnel-seen",
+    "discover-tunnel",
+];
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScriptLine {
     /// 1-based line number in the file, for messages.
@@ -464,7 +501,9 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                     to: resolve_hex(scenario, to)?,
                 })
             }
-            _ => Err("`sewer-move` takes units, `to` and a Manhole hex: sewer-move 467a to Y9".into()),
+            _ => Err(
+                "`sewer-move` takes units, `to` and a Manhole hex: sewer-move 467a to Y9".into(),
+            ),
         },
         "designate-sewer" => match args {
             [to] => Ok(Command::DesignateSewer {
@@ -523,6 +562,13 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 ),
             }
         }
+        // Ending the game early (docs/script.md).
+        "concede" | "propose-end" | "accept-end" if args.is_empty() => Ok(match verb {
+            "concede" => Command::Concede,
+            "propose-end" => Command::ProposeEnd,
+            _ => Command::AcceptEnd,
+        }),
+        "concede" | "propose-end" | "accept-end" => Err(format!("`{verb}` takes nothing")),
         "consent-undo" | "decline-undo" | "agree-reveal" if args.is_empty() => Ok(match verb {
             "consent-undo" => Command::ConsentToUndo,
             "decline-undo" => Command::DeclineUndo,
@@ -540,7 +586,8 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         },
         "rout" | "tunnel-seen" | "discover-tunnel" => parse_tunnel_command(scenario, verb, args),
         _ => Err(format!(
-            "unknown command `{verb}` (done, move, bypass, double-time, pick-up, drop, claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, rout, tunnel-seen, discover-tunnel)"
+            "unknown command `{verb}` ({})",
+            COMMAND_WORDS.join(", ")
         )),
     }
 }
@@ -878,6 +925,7 @@ impl OfflineRun {
                 seq: 1,
                 by: None,
                 first: 1,
+                key: None,
                 event: Event::GameCreated {
                     scenario: game.scenario.clone(),
                 },
@@ -936,6 +984,7 @@ impl OfflineRun {
                         seq: self.game.version,
                         by: line.side,
                         first,
+                        key: None,
                         event: e.clone(),
                     });
                 }

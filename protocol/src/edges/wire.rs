@@ -62,9 +62,14 @@ pub enum ClientMessage {
         since: Option<u64>,
     },
     /// A command for the joined side; `id` is the client's own, echoed in the one reply.
+    /// `key`, when given, makes the command exactly-once: sent again with a key the game
+    /// accepted before, for the same seat, it is answered with the events it made then
+    /// instead of being decided again (`docs/protocol.md`). JSON may leave it out.
     Command {
         id: u64,
         command: Command,
+        #[serde(default)]
+        key: Option<u64>,
     },
     /// Ask for the current state snapshot (this viewer's projection).
     GetState,
@@ -123,10 +128,14 @@ pub struct Tokens {
 #[serde(rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The game exists; the tokens are shown once, to the creator, and never again.
+    /// `public_url`: where players and spectators reach this server (`wss://HOST`), when its
+    /// operator said (`asl-server --public-url`), for the links a client prints.
     Created {
         game: GameId,
         sides: [SideSpec; 2],
         tokens: Tokens,
+        #[serde(default)]
+        public_url: Option<String>,
     },
     /// Joined as `viewer`. `state` is the viewer's projection at `version`, or `None` when the
     /// client asked to resume and the missed events follow instead.
@@ -326,6 +335,7 @@ mod tests {
                 outcome: Outcome::Break,
                 note: "IFT".into(),
             },
+            key: None,
         });
         round_trip(&ClientMessage::Join {
             game: "g".into(),
@@ -393,7 +403,11 @@ mod tests {
             Command::ConsentToUndo,
             Command::DeclineUndo,
         ] {
-            round_trip(&ClientMessage::Command { id: 1, command });
+            round_trip(&ClientMessage::Command {
+                id: 1,
+                command,
+                key: None,
+            });
         }
         round_trip(&ClientMessage::GetExport { from: 1 });
         let events = [
@@ -472,9 +486,28 @@ mod tests {
         assert_eq!(
             to_json(&ClientMessage::Command {
                 id: 3,
-                command: Command::ConsentToUndo
+                command: Command::ConsentToUndo,
+                key: None,
             }),
-            r#"{"command":{"id":3,"command":"consent_to_undo"}}"#
+            r#"{"command":{"id":3,"command":"consent_to_undo","key":null}}"#
+        );
+        // A client that knows nothing of exactly-once keys may leave `key` out.
+        assert_eq!(
+            from_json::<ClientMessage>(r#"{"command":{"id":3,"command":"concede"}}"#).unwrap(),
+            ClientMessage::Command {
+                id: 3,
+                command: Command::Concede,
+                key: None,
+            }
+        );
+        assert_eq!(
+            from_json::<ClientMessage>(r#"{"command":{"id":3,"command":"accept_end","key":9}}"#)
+                .unwrap(),
+            ClientMessage::Command {
+                id: 3,
+                command: Command::AcceptEnd,
+                key: Some(9),
+            }
         );
     }
 

@@ -89,6 +89,13 @@ pub enum Command {
     ConsentToUndo,
     /// Refuse the undo the opponent has just asked for.
     DeclineUndo,
+    // Ending the game before its last turn (`crate::rules::end`).
+    /// Give the game up: it ends now, lost for this side.
+    Concede,
+    /// Offer to end the game where it stands; the opponent's `AcceptEnd` ends it.
+    ProposeEnd,
+    /// Accept the opponent's standing offer to end the game.
+    AcceptEnd,
     /// Rout broken units through their side's tunnel in the RtPh: in at the entrance they hold,
     /// out at the other (B8.62). Other routs are adjudicated.
     RoutThroughTunnel { units: Vec<UnitId> },

@@ -26,6 +26,19 @@ pub enum Event {
     GameEnded {
         turns_played: u16,
     },
+    /// A side gave the game up: it is over (`crate::rules::end`).
+    Conceded {
+        side: Side,
+    },
+    /// A side offered to end the game where it stands; anything else that happens withdraws
+    /// the offer.
+    EndProposed {
+        side: Side,
+    },
+    /// A side accepted the opponent's offer: the game is over by agreement.
+    EndAgreed {
+        side: Side,
+    },
     /// A unit (or a stack moving together) entered an adjacent hex, paying `cost` (A4).
     UnitMoved {
         units: Vec<UnitId>,
@@ -386,12 +399,24 @@ pub struct Allotment {
 }
 
 impl Event {
+    /// Whether the game is over after this event: its last step ended, a side conceded, or
+    /// both agreed to end it.
+    pub fn ends_game(&self) -> bool {
+        matches!(
+            self,
+            Event::GameEnded { .. } | Event::Conceded { .. } | Event::EndAgreed { .. }
+        )
+    }
+
     /// The short name used in logs and the readable game record.
     pub fn name(&self) -> &'static str {
         match self {
             Event::GameCreated { .. } => "GameCreated",
             Event::StepEnded { .. } => "StepEnded",
             Event::GameEnded { .. } => "GameEnded",
+            Event::Conceded { .. } => "Conceded",
+            Event::EndProposed { .. } => "EndProposed",
+            Event::EndAgreed { .. } => "EndAgreed",
             Event::UnitMoved { .. } => "UnitMoved",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",

@@ -249,8 +249,12 @@ pub struct Game {
     pub unseen_manholes: BTreeSet<Hex>,
     /// Dice drawn so far: the next roll's first draw number (see `dice::SeededDice`).
     pub dice_drawn: u64,
-    /// Set once the last step of the last Game Turn has ended.
+    /// Set once the last step of the last Game Turn has ended, or a side conceded, or both
+    /// agreed to end the game.
     pub over: bool,
+    /// The side whose offer to end the game stands (`crate::rules::end`); withdrawn by
+    /// anything else that happens in the game.
+    pub end_proposal: Option<Side>,
     /// Whose view this is: `None` for the whole game (the server's), a viewer for a projection.
     /// A projection keeps masking what its viewer may not know as events are applied to it.
     pub viewer: Option<Viewer>,
@@ -331,6 +335,7 @@ impl Game {
             unseen_manholes: BTreeSet::new(),
             dice_drawn: 0,
             over: false,
+            end_proposal: None,
             viewer: None,
             version: 0,
             prep_fired: BTreeSet::new(),
@@ -562,6 +567,18 @@ pub enum ReplayError {
 
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
+    // An offer to end the game is about the position it was made in: anything that happens
+    // in the game withdraws it. Facts about the dice do not change the position.
+    let about_the_dice = matches!(
+        event,
+        Event::DiceCommitted { .. }
+            | Event::EntropyContributed { .. }
+            | Event::SeedRevealAgreed { .. }
+            | Event::SeedRevealed { .. }
+    );
+    if !about_the_dice {
+        game.end_proposal = None;
+    }
     match event {
         Event::GameCreated { scenario } => {
             *game = Game::new(scenario.clone());
@@ -591,6 +608,8 @@ pub fn apply(game: &mut Game, event: &Event) {
             end_player_turn(game, game.clock);
             game.over = true;
         }
+        Event::Conceded { .. } | Event::EndAgreed { .. } => game.over = true,
+        Event::EndProposed { side } => game.end_proposal = Some(*side),
         Event::UnitMoved {
             units,
             to,

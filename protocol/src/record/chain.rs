@@ -20,7 +20,13 @@ use serde::{Deserialize, Serialize};
 ///   `by` (the side whose command produced the event; `None` for the server's own events) and
 ///   `first` (the sequence of the first event of that command, so commands can be taken back
 ///   whole).
-pub const ENVELOPE_FORMAT: u16 = 2;
+/// - 3: adds `key`, the client's key for the command whose first event this is (`None` for
+///   every other event, and for commands sent without one), so a server restarted from the
+///   log still recognises a command sent again (exactly-once commands, `docs/protocol.md`).
+pub const ENVELOPE_FORMAT: u16 = 3;
+
+/// The format-2 layout, still read: games stored before format 3 keep being served.
+pub const ENVELOPE_FORMAT_V2: u16 = 2;
 
 /// The first envelope layout, still read: games stored before format 2 keep being served.
 pub const ENVELOPE_FORMAT_V1: u16 = 1;
@@ -68,6 +74,8 @@ pub struct Entry {
     pub by: Option<Side>,
     /// The sequence of the first event of the same command (for format 1: `seq` itself).
     pub first: u64,
+    /// The client's key for the command this event opens (format 3), if it gave one.
+    pub key: Option<u64>,
     pub event: Event,
 }
 
@@ -79,12 +87,25 @@ struct EnvelopeRef<'a> {
     salt: Salt,
     by: Option<Side>,
     first: u64,
+    key: Option<u64>,
     event: &'a Event,
 }
 
 /// The owned twin of [`EnvelopeRef`], for reading.
 #[derive(Serialize, Deserialize)]
 struct Envelope {
+    format: u16,
+    seq: u64,
+    prev: [u8; 32],
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    key: Option<u64>,
+    event: Event,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EnvelopeV2 {
     format: u16,
     seq: u64,
     prev: [u8; 32],
@@ -102,14 +123,27 @@ struct EnvelopeV1 {
     event: Event,
 }
 
-/// Encodes one event in the current format; returns the bytes and their hash (the next
-/// event's `prev`).
+/// Encodes one event in the current format, with no client key; returns the bytes and their
+/// hash (the next event's `prev`).
 pub fn seal(
     seq: u64,
     prev: LogHash,
     salt: Salt,
     by: Option<Side>,
     first: u64,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    seal_keyed(seq, prev, salt, by, first, None, event)
+}
+
+/// [`seal`] with the client's key for the command this event opens.
+pub fn seal_keyed(
+    seq: u64,
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    key: Option<u64>,
     event: &Event,
 ) -> (Vec<u8>, LogHash) {
     let bytes = bincode::serde::encode_to_vec(
@@ -120,7 +154,34 @@ pub fn seal(
             salt,
             by,
             first,
+            key,
             event,
+        },
+        bincode::config::standard(),
+    )
+    .expect("events always encode");
+    let hash = LogHash::of(&bytes);
+    (bytes, hash)
+}
+
+/// Encodes one event in format 2, as servers before format 3 stored it (for tests of old logs).
+pub fn seal_v2(
+    seq: u64,
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    let bytes = bincode::serde::encode_to_vec(
+        EnvelopeV2 {
+            format: ENVELOPE_FORMAT_V2,
+            seq,
+            prev: prev.0,
+            salt,
+            by,
+            first,
+            event: event.clone(),
         },
         bincode::config::standard(),
     )
@@ -211,17 +272,24 @@ impl ChainReader {
             .map_err(|e| err(format!("cannot be decoded ({e})")))?;
         let decoded = match format {
             ENVELOPE_FORMAT => bincode::serde::decode_from_slice::<Envelope, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.key, e.event), read)),
+            ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, None, e.event), read)),
             ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, None, e.event), read)),
             other => {
                 return Err(err(format!(
-                    "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} or {ENVELOPE_FORMAT})"
+                    "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} to {ENVELOPE_FORMAT})"
                 )))
             }
         };
-        let ((seq, prev, by, first, event), read) =
+        let ((seq, prev, by, first, key, event), read) =
             decoded.map_err(|e| err(format!("cannot be decoded ({e})")))?;
+        if key.is_some() && first != seq {
+            return Err(err(
+                "carries a client key but does not open its command".into()
+            ));
+        }
         if read != bytes.len() {
             return Err(err("has trailing bytes".into()));
         }
@@ -247,6 +315,7 @@ impl ChainReader {
             seq,
             by,
             first,
+            key,
             event,
         })
     }
@@ -378,6 +447,21 @@ mod tests {
         assert_eq!(verified.entries[0].by, None);
         assert_eq!(verified.entries[0].first, 1);
         assert_eq!(verified.entries[1].by, Some(Side::A));
+    }
+
+    /// Format 2 (no keys) is read on, and a format-3 chain continues it; a key is read back
+    /// on the envelope that opens its command, and refused on any other.
+    #[test]
+    fn keys_are_kept_on_the_first_event_of_their_command() {
+        let (one, h1) = seal_v2(1, GENESIS, [1; 16], None, 1, &event(1));
+        let (two, h2) = seal_keyed(2, h1, [2; 16], Some(Side::B), 2, Some(77), &event(2));
+        let (three, _) = seal(3, h2, [3; 16], Some(Side::B), 2, &event(3));
+        let verified = verify(&[(1, one.clone()), (2, two), (3, three)]).unwrap();
+        let keys: Vec<_> = verified.entries.iter().map(|e| e.key).collect();
+        assert_eq!(keys, [None, Some(77), None]);
+        let (stray, _) = seal_keyed(2, h1, [2; 16], Some(Side::B), 1, Some(5), &event(2));
+        let err = verify(&[(1, one), (2, stray)]).unwrap_err();
+        assert!(err.why.contains("does not open its command"), "{err}");
     }
 
     #[test]

@@ -250,7 +250,11 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         Event::StepEnded { ended, next, .. } if ended.acting(first) != next.acting(first) => {
             "ended a step and changed the side to act"
         }
-        Event::GameCreated { .. } | Event::GameEnded { .. } => "is the start or end of the game",
+        Event::GameCreated { .. }
+        | Event::GameEnded { .. }
+        | Event::Conceded { .. }
+        | Event::EndAgreed { .. } => "is the start or end of the game",
+        Event::EndProposed { .. } => "is an offer to end the game, withdrawn by playing on",
         Event::DiceCommitted { .. }
         | Event::EntropyContributed { .. }
         | Event::SeedRevealAgreed { .. }

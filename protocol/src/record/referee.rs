@@ -66,7 +66,7 @@ impl Referee {
         let first = entries.next().ok_or("the log is empty")?;
         let mut referee = Referee::new(first, seeds)?;
         for entry in entries {
-            referee.push(entry.event, entry.by, entry.first)?;
+            referee.push(entry.event, entry.by, entry.first, entry.key)?;
         }
         referee.current_seed()?;
         Ok(referee)
@@ -166,9 +166,7 @@ impl Referee {
         }
         let mut new_seed = None;
         if open.is_some() || needs_commitment {
-            let ends = events
-                .iter()
-                .any(|(e, _)| matches!(e, Event::GameEnded { .. }));
+            let ends = events.iter().any(|(e, _)| e.ends_game());
             if ends || agreed == [true, true] {
                 events.push((Event::SeedRevealed { seed: *seed }, None));
             }
@@ -192,8 +190,15 @@ impl Referee {
     }
 
     /// Appends one stored event and applies it. An event that breaks the dice scheme is
-    /// refused (a log read back that does so is damaged).
-    pub fn push(&mut self, event: Event, by: Option<Side>, first: u64) -> Result<(), String> {
+    /// refused (a log read back that does so is damaged). `key`: the client's key for the
+    /// command this event opens, if any (`crate::chain`).
+    pub fn push(
+        &mut self,
+        event: Event,
+        by: Option<Side>,
+        first: u64,
+        key: Option<u64>,
+    ) -> Result<(), String> {
         let seq = self.game.version + 1;
         self.ledger
             .observe(seq, &event)
@@ -203,6 +208,7 @@ impl Referee {
             seq,
             by,
             first,
+            key,
             event,
         });
         Ok(())
@@ -215,7 +221,7 @@ impl Referee {
         }
         let first = self.game.version + 1;
         for (event, by) in decision.events {
-            self.push(event, by, first)
+            self.push(event, by, first, None)
                 .expect("a decision keeps the dice scheme");
         }
         first..=self.game.version
@@ -258,6 +264,7 @@ pub(crate) mod testing {
             seq: 1,
             by: None,
             first: 1,
+            key: None,
             event: Event::GameCreated { scenario },
         };
         Referee::new(created, vec![[seed; 32]]).unwrap()
@@ -499,6 +506,32 @@ mod tests {
         let (verified, pending) = r.ledger().rolls();
         assert!(verified >= 2, "the lost dr and the Emergence dr");
         assert_eq!(pending, 0);
+    }
+
+    /// A game ended early reveals its seed as one that ran its course does: by a
+    /// concession, and by agreement.
+    #[test]
+    fn the_seed_is_revealed_when_the_game_ends_early() {
+        for ending in [
+            vec![(Side::A, Command::Concede)],
+            vec![
+                (Side::B, Command::ProposeEnd),
+                (Side::A, Command::AcceptEnd),
+            ],
+        ] {
+            let mut r = start(7);
+            play(
+                &mut r,
+                Side::B,
+                Command::ContributeEntropy { nonce: [9; 32] },
+            );
+            for (side, command) in ending {
+                play(&mut r, side, command);
+            }
+            assert!(r.game().over);
+            let last = &r.entries().last().unwrap().event;
+            assert_eq!(last, &Event::SeedRevealed { seed: [7; 32] });
+        }
     }
 
     #[test]

@@ -19,6 +19,20 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         Event::GameCreated { scenario } => {
             format!("game created from scenario \"{}\"", scenario.name)
         }
+        Event::Conceded { side } => format!(
+            "{} conceded; the game is over, won by the {}",
+            name(*side),
+            name(side.opponent())
+        ),
+        Event::EndProposed { side } => format!(
+            "{} offered to end the game here (accept-end agrees; playing on withdraws it)",
+            name(*side)
+        ),
+        Event::EndAgreed { side } => format!(
+            "{} accepted the {}'s offer; the game is over by agreement",
+            name(*side),
+            name(side.opponent())
+        ),
         Event::StepEnded { by, ended, next } => format!(
             "{} ended {}; now turn {} {} ({}), {} to act",
             name(*by),

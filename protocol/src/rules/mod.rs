@@ -7,6 +7,7 @@
 mod adjudicate;
 mod attack;
 mod done;
+pub mod end;
 pub mod movement;
 mod place;
 pub mod sewer;
@@ -39,6 +40,13 @@ pub fn decide(
                 game.scenario.turns
             ),
         ));
+    }
+    // Ending the game waits for nothing, not even a pending answer.
+    match command {
+        Command::Concede => return end::concede(game, by),
+        Command::ProposeEnd => return end::propose(game, by),
+        Command::AcceptEnd => return end::accept(game, by),
+        _ => {}
     }
     if let Some(d) = &game.sewer_designation {
         if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
@@ -116,6 +124,9 @@ pub fn decide(
         | Command::RequestUndo { .. }
         | Command::ConsentToUndo
         | Command::DeclineUndo => Err(needs_the_log(command)),
+        Command::Concede | Command::ProposeEnd | Command::AcceptEnd => {
+            unreachable!("decided before the pending answers")
+        }
     }?;
     refuse_ending_in_bypass(game, &events)?;
     Ok(with_consequences(game, events))

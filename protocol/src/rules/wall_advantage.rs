@@ -524,7 +524,7 @@ impl Scenario {
     /// the board never imports the rules.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let scenario = Scenario::read_toml(text)?;
-        check_setup(&scenario)?;
+        check_setup(&scenario).map_err(|e| e.located(text))?;
         Ok(scenario)
     }
 }

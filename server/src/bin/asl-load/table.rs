@@ -92,7 +92,11 @@ impl Table {
         let predicted = self.predict(side, &command);
         let (me, other) = (seat_index(side), 1 - seat_index(side));
         self.seats[me]
-            .send(&protocol::wire::ClientMessage::Command { id, command })
+            .send(&protocol::wire::ClientMessage::Command {
+                id,
+                command,
+                key: None,
+            })
             .await?;
         let mut opponent_at = None;
         if let Ok(events) = &predicted {

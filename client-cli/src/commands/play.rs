@@ -1,0 +1,373 @@
+//! `asl play`: an interactive session as one side. Each line typed is a script line
+//! (docs/script.md) sent at once; its result, the opponent's events as they come, and a status
+//! line saying what the game waits for are printed above the prompt.
+//!
+//! The line editor (rustyline: history, completion of commands, unit ids and hexes) runs on a
+//! thread of its own and hands each line to [`session`], which owns the connection: the
+//! session is the same with any source of lines, which is how it is tested.
+
+use super::run::{catch_up, plan};
+use super::{awaited, join_fresh, side_to_act, GameArgs, ServerArg};
+use crate::connection::Connection;
+use crate::follower::Follower;
+use crate::record::Record;
+use crate::report::LineOutcome;
+use crate::{Failure, Status};
+use protocol::script::{parse_script, COMMAND_WORDS};
+use protocol::{Game, Side, Viewer};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{Context, Editor, ExternalPrinter, Helper};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// Lines typed ahead of the session: a paste of a few dozen lines, not an unbounded queue.
+const TYPED_AHEAD_MAX: usize = 64;
+
+/// Lines the history keeps, here and in its file.
+const HISTORY_LINES_MAX: usize = 1_000;
+
+/// Words the session itself answers, besides the script's commands.
+const SESSION_WORDS: &[&str] = &["help", "status", "quit"];
+
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct PlayArgs {
+    #[command(flatten)]
+    pub server: ServerArg,
+    #[command(flatten)]
+    pub game: GameArgs,
+    /// Where to keep the line history (default: `asl-history` beside the saved games).
+    #[arg(long)]
+    pub history: Option<PathBuf>,
+}
+
+/// What completion offers: updated by the session as the game moves on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vocabulary {
+    pub units: Vec<String>,
+    pub hexes: Vec<String>,
+}
+
+impl Vocabulary {
+    /// The unit ids the viewer's projection shows (its own, and the opponent's it may see) and
+    /// every hex of the board.
+    pub fn of(game: &Game) -> Vocabulary {
+        Vocabulary {
+            units: game
+                .units
+                .values()
+                .filter(|u| !u.eliminated)
+                .map(|u| u.id.clone())
+                .collect(),
+            hexes: game.scenario.hexes.keys().map(|h| h.to_string()).collect(),
+        }
+    }
+
+    /// Candidates for the word being typed: a command (or session word) in first place, else
+    /// a unit id or a hex, each starting with `prefix` (case-insensitively).
+    pub fn complete(&self, first_word: bool, prefix: &str) -> Vec<String> {
+        let starts =
+            |c: &&str| c.len() >= prefix.len() && c[..prefix.len()].eq_ignore_ascii_case(prefix);
+        let words: Vec<&str> = if first_word {
+            COMMAND_WORDS.iter().chain(SESSION_WORDS).copied().collect()
+        } else {
+            self.units
+                .iter()
+                .chain(&self.hexes)
+                .map(String::as_str)
+                .collect()
+        };
+        words
+            .into_iter()
+            .filter(starts)
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+struct PlayHelper {
+    vocabulary: Arc<Mutex<Vocabulary>>,
+}
+
+impl Completer for PlayHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = &line[..pos];
+        let start = before.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let first_word = before[..start].trim().is_empty();
+        let vocabulary = self.vocabulary.lock().expect("no panic holds the lock");
+        let pairs = vocabulary
+            .complete(first_word, &before[start..])
+            .into_iter()
+            .map(|w| Pair {
+                display: w.clone(),
+                replacement: w,
+            })
+            .collect();
+        Ok((start, pairs))
+    }
+}
+
+impl rustyline::hint::Hinter for PlayHelper {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for PlayHelper {}
+impl rustyline::validate::Validator for PlayHelper {}
+impl Helper for PlayHelper {}
+
+pub async fn play(args: &PlayArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    let (mut connection, joined, mut follower) = join_fresh(&args.server, &args.game).await?;
+    let Viewer::Side(side) = joined.viewer else {
+        return Err(Failure::Input(
+            "this is the spectator token; `asl play` plays a side (`asl watch` follows a game)"
+                .into(),
+        ));
+    };
+    crate::dice::contribute(&mut connection, &mut follower).await?;
+
+    let vocabulary = Arc::new(Mutex::new(Vocabulary::of(follower.game())));
+    let config = rustyline::Config::builder()
+        .max_history_size(HISTORY_LINES_MAX)
+        .map_err(|e| Failure::Input(format!("cannot set up the line editor: {e}")))?
+        .auto_add_history(true)
+        .build();
+    let mut editor: Editor<PlayHelper, DefaultHistory> = Editor::with_config(config)
+        .map_err(|e| Failure::Input(format!("cannot start the line editor: {e}")))?;
+    editor.set_helper(Some(PlayHelper {
+        vocabulary: vocabulary.clone(),
+    }));
+    let history = match &args.history {
+        Some(path) => Some(path.clone()),
+        None => crate::saved::saved_dir()
+            .ok()
+            .and_then(|d| d.parent().map(|p| p.join("asl-history"))),
+    };
+    if let Some(path) = &history {
+        let _ = editor.load_history(path); // none yet on the first session
+    }
+    // Printed above the prompt when the terminal allows, else straight to stdout.
+    let printer: Box<dyn FnMut(String) + Send> = match editor.create_external_printer() {
+        Ok(mut p) => Box::new(move |text: String| {
+            let _ = p.print(format!("{text}\n"));
+        }),
+        Err(_) => Box::new(|text: String| println!("{text}")),
+    };
+    let prompt = format!("{}> ", follower.game().side_name(side).to_lowercase());
+    let (lines, typed) = mpsc::channel(TYPED_AHEAD_MAX);
+    let reader = std::thread::spawn(move || {
+        loop {
+            match editor.readline(&prompt) {
+                Ok(line) => {
+                    if lines.blocking_send(line).is_err() {
+                        break;
+                    }
+                }
+                Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+                Err(e) => {
+                    eprintln!("asl: the line editor failed: {e}");
+                    break;
+                }
+            }
+        }
+        if let Some(path) = &history {
+            let _ = editor.save_history(path);
+        }
+    });
+    let mut say = printer;
+    let status = session(
+        &mut connection,
+        &mut follower,
+        side,
+        typed,
+        &mut *say,
+        &vocabulary,
+    )
+    .await;
+    connection.close().await;
+    writeln!(out)?;
+    // The reader ends at the next line or end of input; a finished game does not wait for it.
+    if reader.is_finished() {
+        let _ = reader.join();
+    }
+    status
+}
+
+fn fresh_key() -> Result<u64, Failure> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Failure::Server(format!("no randomness for a command key: {e}")))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// The status line: whose step it is and what the game waits for.
+pub fn status_line(game: &Game, side: Side) -> String {
+    let mut line = if game.over {
+        "-- the game is over".to_string()
+    } else if side_to_act(game) == side {
+        format!("-- your turn: {}", awaited(game))
+    } else {
+        format!("-- waiting for {}", awaited(game))
+    };
+    match game.end_proposal {
+        Some(by) if !game.over && by != side => {
+            line += &format!(
+                "; the {} offers to end the game (accept-end agrees)",
+                game.side_name(by)
+            )
+        }
+        Some(_) if !game.over => line += "; your offer to end the game stands",
+        _ => {}
+    }
+    line
+}
+
+const HELP: &str = "Type a command as in a script (docs/script.md), e.g. `move g1 C4`, `done`, \
+`claim-wa g1`, `concede`; Tab completes commands, unit ids and hexes. `status` shows what the \
+game waits for; `quit` (or Ctrl-D) leaves, and the game goes on without you.";
+
+/// Plays `side` with the lines from `typed` until they end, `quit`, or the game is over,
+/// printing through `say`; follows the opponent's events as they come in between lines.
+pub async fn session(
+    connection: &mut Connection,
+    follower: &mut Follower,
+    side: Side,
+    mut typed: mpsc::Receiver<String>,
+    say: &mut (dyn FnMut(String) + Send),
+    vocabulary: &Mutex<Vocabulary>,
+) -> Result<Status, Failure> {
+    let mut record = Record::starting_at(follower.version() + 1);
+    let mut last_status = status_line(follower.game(), side);
+    say(last_status.clone());
+    let mut number = 0;
+    while !follower.game().over {
+        tokio::select! {
+            line = typed.recv() => {
+                let Some(line) = line else { break };
+                number += 1;
+                let text = line.trim();
+                match text {
+                    "" => continue,
+                    "quit" | "exit" => break,
+                    "help" => {
+                        say(HELP.into());
+                        continue;
+                    }
+                    "status" => {
+                        say(status_line(follower.game(), side));
+                        continue;
+                    }
+                    _ => {}
+                }
+                let parsed = parse_script(text, &follower.game().scenario)
+                    .map_err(|e| e.message)
+                    .and_then(|lines| {
+                        plan(&lines, side, follower.game()).map_err(|(_, m)| m)?;
+                        Ok(lines)
+                    });
+                let line = match parsed {
+                    Ok(lines) => match lines.into_iter().next() {
+                        Some(line) => line,
+                        None => continue, // a comment
+                    },
+                    Err(message) => {
+                        say(format!("? {message}"));
+                        continue;
+                    }
+                };
+                let protocol::script::Action::Command(command) = &line.action else {
+                    unreachable!("`plan` lets only commands through");
+                };
+                // A fresh key a line: sent once, whatever happens to the connection.
+                let reply = connection
+                    .command(number, command.clone(), Some(fresh_key()?))
+                    .await?;
+                let descriptions = catch_up(connection, follower, &reply).await?;
+                let result = reply.result();
+                let outcome = LineOutcome {
+                    line: number as usize,
+                    text: line.text.clone(),
+                    result,
+                    descriptions,
+                    failures: vec![],
+                };
+                say(outcome.text());
+            }
+            event = connection.next_event() => {
+                let event = event?;
+                for text in record.follow(follower, &event)? {
+                    say(text);
+                }
+            }
+        }
+        *vocabulary.lock().expect("no panic holds the lock") = Vocabulary::of(follower.game());
+        let now = status_line(follower.game(), side);
+        if now != last_status {
+            say(now.clone());
+            last_status = now;
+        }
+    }
+    // A refusal at the prompt is answered there; leaving is a success however play went.
+    Ok(Status::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::Scenario;
+
+    fn game() -> Game {
+        Game::new(
+            Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap(),
+        )
+    }
+
+    #[test]
+    fn completion_offers_commands_first_then_units_and_hexes() {
+        let v = Vocabulary::of(&game().project(Viewer::Side(Side::A)));
+        assert_eq!(
+            v.complete(true, "dec"),
+            ["decline-wa", "decline-undo"].map(String::from)
+        );
+        assert!(v.complete(true, "con").contains(&"concede".to_string()));
+        assert!(v.complete(true, "qu").contains(&"quit".to_string()));
+        assert_eq!(v.complete(false, "g-"), ["g-ldr"].map(String::from));
+        assert!(v.complete(false, "12c").contains(&"12C4".to_string()));
+        assert!(
+            v.complete(false, "r").iter().all(|u| u != "r3"),
+            "the Russian's hidden unit is not offered to the German"
+        );
+    }
+
+    #[test]
+    fn the_status_line_shows_an_offer_to_end() {
+        let mut game = game();
+        protocol::apply(&mut game, &protocol::Event::EndProposed { side: Side::B });
+        assert!(
+            status_line(&game, Side::A)
+                .ends_with("; the Russian offers to end the game (accept-end agrees)"),
+            "{}",
+            status_line(&game, Side::A)
+        );
+        assert!(status_line(&game, Side::B).ends_with("; your offer to end the game stands"));
+    }
+
+    #[test]
+    fn the_status_line_says_whose_turn_and_what_for() {
+        let game = game();
+        assert!(status_line(&game, Side::A).starts_with("-- your turn: the German: Turn 1"));
+        assert!(
+            status_line(&game, Side::B).starts_with("-- waiting for the German: Turn 1"),
+            "{}",
+            status_line(&game, Side::B)
+        );
+    }
+}

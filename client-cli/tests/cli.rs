@@ -1,0 +1,243 @@
+//! The `asl` binary as a player runs it, where the process matters: standard input read line
+//! by line as it arrives, what it says on stderr while it waits, saved games and environment
+//! variables, and its exit codes. Against a real server (`e2e::TestServer`).
+
+use client::Connection;
+use e2e::TestServer;
+use server::config::Config;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Long enough for anything here on a loaded machine; a hang fails instead of stalling.
+const WAIT_MAX: Duration = Duration::from_secs(60);
+
+const SCENARIO: &str = include_str!("../../scenarios/village-outskirts.toml");
+
+fn asl(server: &TestServer, home: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_asl"));
+    c.env("ASL_SERVER", &server.url)
+        .env("ASL_HOME", home)
+        .env_remove("ASL_GAME")
+        .env_remove("ASL_TOKEN");
+    c
+}
+
+/// Lines of a child's stream as they come, on a channel.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `text`, returning every line read up to it.
+fn wait_for(lines: &mpsc::Receiver<String>, text: &str) -> Vec<String> {
+    let mut seen = vec![];
+    loop {
+        match lines.recv_timeout(WAIT_MAX) {
+            Ok(line) => {
+                let found = line.contains(text);
+                seen.push(line);
+                if found {
+                    return seen;
+                }
+            }
+            Err(_) => panic!("no line with {text:?}; got:\n{}", seen.join("\n")),
+        }
+    }
+}
+
+fn kill(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+async fn created(server: &TestServer) -> client::NewGame {
+    let mut c = Connection::connect(&server.url).await.unwrap();
+    let g = c.create_game(SCENARIO, None).await.unwrap();
+    c.close().await;
+    g
+}
+
+/// `asl run -` sends each line as soon as it is typed: the answer to the first line comes
+/// back while standard input is still open. A refusal ends the run with exit status 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_from_standard_input_sends_each_line_as_it_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let g = created(&server).await;
+    let mut child = asl(&server, dir.path())
+        .args(["run", "--game", &g.game, "--token", &g.tokens.side_a, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let out = tokio::task::spawn_blocking(move || {
+        writeln!(stdin, "# the German's RPh").unwrap();
+        writeln!(stdin, "done").unwrap();
+        stdin.flush().unwrap();
+        wait_for(&out, "2: done -> accepted");
+        writeln!(stdin, "move g1 Q9").unwrap();
+        drop(stdin);
+        wait_for(&out, "3: move g1 Q9 -> refused")
+    })
+    .await
+    .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "a refusal exits 1: {out:?}");
+    server.stop().await;
+}
+
+/// The German's script run with the Russian's token does not hang in silence: it says what
+/// the game waits for, and for whom.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_says_what_it_waits_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let g = created(&server).await;
+    let script = dir.path().join("german.txt");
+    std::fs::write(&script, "done\n").unwrap();
+    let mut child = asl(&server, dir.path())
+        .args(["run", "--game", &g.game, "--token", &g.tokens.side_b])
+        .arg(&script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = lines_of(child.stderr.take().unwrap());
+    let seen = tokio::task::spawn_blocking(move || wait_for(&err, "waiting for"))
+        .await
+        .unwrap();
+    let line = seen.last().unwrap();
+    assert!(
+        line.contains(":1: waiting for the German: Turn 1, German Player Turn: RPh")
+            && line.contains("(this token plays the Russian)"),
+        "{line}"
+    );
+    kill(child);
+    server.stop().await;
+}
+
+/// `asl new --save NAME` and then every command by name and side; and the same through
+/// `ASL_GAME` and `ASL_TOKEN`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_games_and_environment_variables_stand_in_for_ids_and_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let scenario = dir.path().join("v.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = asl(&server, dir.path());
+        c.args(args).envs(env.iter().copied());
+        async move {
+            tokio::task::spawn_blocking(move || c.output().unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let made = run(&["new", scenario.to_str().unwrap(), "--save", "club"], &[]).await;
+    let text = String::from_utf8_lossy(&made.stdout).to_string();
+    assert!(made.status.success(), "{text}");
+    assert!(
+        text.contains("asl run --game club --token german script.txt"),
+        "{text}"
+    );
+    assert!(text.contains("Saved as `club`"), "{text}");
+
+    let state = run(&["state", "--game", "club", "--token", "russian"], &[]).await;
+    let text = String::from_utf8_lossy(&state.stdout).to_string();
+    assert!(state.status.success(), "{text}");
+    assert!(text.contains("Viewing as:  Russian"), "{text}");
+
+    let state = run(
+        &["state"],
+        &[("ASL_GAME", "club"), ("ASL_TOKEN", "spectator")],
+    )
+    .await;
+    let text = String::from_utf8_lossy(&state.stdout).to_string();
+    assert!(text.contains("Viewing as:  Spectator"), "{text}");
+
+    let missing = run(&["state", "--game", "nosuch", "--token", "german"], &[]).await;
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&missing.stderr).to_string();
+    assert!(err.contains("--save nosuch"), "{err}");
+    server.stop().await;
+}
+
+/// A failed export writes nothing, not even an empty file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_export_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let g = created(&server).await;
+    let file = dir.path().join("game.log");
+    let c = asl(&server, dir.path())
+        .args([
+            "export",
+            "--game",
+            &g.game,
+            "--token",
+            &g.tokens.spectator,
+            "-o",
+        ])
+        .arg(&file)
+        .output();
+    let out = tokio::task::spawn_blocking(move || c.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "the game is not over");
+    assert!(!file.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only data/"
+    );
+    server.stop().await;
+}
+
+/// `asl play` with its lines piped in rather than typed: each is answered, and the session
+/// ends with its input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_reads_piped_lines_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let g = created(&server).await;
+    let mut child = asl(&server, dir.path())
+        .args(["play", "--game", &g.game, "--token", &g.tokens.side_a])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut seen = wait_for(&out, "-- your turn: the German");
+        writeln!(stdin, "done").unwrap();
+        seen.extend(wait_for(&out, "1: done -> accepted"));
+        writeln!(stdin, "move g1 Q9").unwrap();
+        seen.extend(wait_for(&out, "2: move g1 Q9 -> refused A4"));
+        drop(stdin);
+        seen
+    })
+    .await
+    .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{seen:?}");
+    server.stop().await;
+}

@@ -1,0 +1,61 @@
+//! Ending a game before its last turn: a side concedes, or one offers and the other accepts.
+//! ASL leaves this to the players, so the refusals cite this project's rule, the section of
+//! docs/script.md that describes the three commands. Each is taken at any moment of play,
+//! even while play waits for an answer (a WA chance, a lost sewer stack): no position keeps
+//! a player from leaving the game.
+
+use crate::board::scenario::Side;
+use crate::game::event::Event;
+use crate::game::Game;
+use crate::rules::violation::{RuleViolation, ViolationKind};
+
+/// The rule these refusals cite.
+pub const RULE: &str = "docs/script.md";
+
+pub fn concede(_game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    Ok(vec![Event::Conceded { side: by }])
+}
+
+pub fn propose(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    match game.end_proposal {
+        Some(side) if side == by => Err(RuleViolation::new(
+            RULE,
+            ViolationKind::WrongPhase,
+            format!(
+                "the {} has offered to end the game already; it ends once the {} accepts",
+                game.side_name(by),
+                game.side_name(by.opponent())
+            ),
+        )),
+        Some(_) => Err(RuleViolation::new(
+            RULE,
+            ViolationKind::WrongPhase,
+            format!(
+                "the {} has offered to end the game; accept-end agrees to it",
+                game.side_name(by.opponent())
+            ),
+        )),
+        None => Ok(vec![Event::EndProposed { side: by }]),
+    }
+}
+
+pub fn accept(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    match game.end_proposal {
+        Some(side) if side != by => Ok(vec![Event::EndAgreed { side: by }]),
+        Some(_) => Err(RuleViolation::new(
+            RULE,
+            ViolationKind::WrongSide,
+            format!(
+                "the {} offered to end the game; only the {} can accept",
+                game.side_name(by),
+                game.side_name(by.opponent())
+            ),
+        )),
+        None => Err(RuleViolation::new(
+            RULE,
+            ViolationKind::WrongPhase,
+            "no offer to end the game stands (an offer lapses once anything else happens); \
+             propose-end makes one, concede gives the game up",
+        )),
+    }
+}

@@ -1,0 +1,107 @@
+//! What `asl-server` says when it starts: the store opened with a plain message when it cannot
+//! be (another server holds its lock), and the addresses to hand to players and spectators —
+//! the public URL an operator gives with `--public-url` when the server sits behind a reverse
+//! proxy, so the links it prints are ones others can reach.
+
+use crate::store::SledStore;
+use protocol::wire::WATCH_PATH;
+use std::path::Path;
+
+/// Opens the sled store in `dir`, explaining the usual reasons it cannot be.
+pub fn open_store(dir: &Path) -> Result<SledStore, String> {
+    SledStore::open(dir).map_err(|e| {
+        let e = e.to_string();
+        if e.contains("could not acquire lock") || e.contains("WouldBlock") {
+            format!(
+                "the data dir {} is in use by another asl-server (it holds the dir's lock): \
+                 stop that server, or give this one another --data-dir",
+                dir.display()
+            )
+        } else {
+            format!("cannot open the data dir {}: {e}", dir.display())
+        }
+    })
+}
+
+/// The public URL as the `asl` command takes it (`wss://asl.example.org`), from what the
+/// operator gave: trailing slashes dropped, `https://` read as `wss://`, `http://` as `ws://`.
+pub fn public_url(given: &str) -> Result<String, String> {
+    let url = given.trim().trim_end_matches('/');
+    let url = if let Some(rest) = url.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        url.to_string()
+    };
+    let host = url
+        .strip_prefix("wss://")
+        .or_else(|| url.strip_prefix("ws://"))
+        .ok_or_else(|| {
+            format!("--public-url {given}: give it as wss://HOST (or https://, ws://, http://)")
+        })?;
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("--public-url {given}: no host in it"));
+    }
+    Ok(url)
+}
+
+/// The lines printed once the server listens: where players point `asl` and where the
+/// spectator page is. `public` (from [`public_url`]) wins over the local address.
+pub fn banner(local: std::net::SocketAddr, public: Option<&str>) -> String {
+    let ws = match public {
+        Some(url) => url.to_string(),
+        None => format!("ws://{local}"),
+    };
+    let http = if let Some(rest) = ws.strip_prefix("wss://") {
+        format!("https://{rest}")
+    } else {
+        format!("http://{}", ws.trim_start_matches("ws://"))
+    };
+    format!(
+        "asl-server listening on {local}\n  players:     asl --server {ws} …  (or ASL_SERVER={ws})\n  \
+         spectators:  {http}{WATCH_PATH}#game=GAME&token=SPECTATOR_TOKEN"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_server_on_one_data_dir_is_told_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = open_store(dir.path()).unwrap();
+        let Err(e) = open_store(dir.path()) else {
+            panic!("two stores opened one dir");
+        };
+        assert!(e.contains("in use by another asl-server"), "{e}");
+        assert!(e.contains(&dir.path().display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn public_urls_read_as_websocket_addresses() {
+        assert_eq!(
+            public_url("https://asl.example.org/").unwrap(),
+            "wss://asl.example.org"
+        );
+        assert_eq!(
+            public_url("wss://asl.example.org").unwrap(),
+            "wss://asl.example.org"
+        );
+        assert_eq!(public_url("http://h:8080").unwrap(), "ws://h:8080");
+        assert!(public_url("asl.example.org").is_err());
+        assert!(public_url("wss://").is_err());
+    }
+
+    #[test]
+    fn the_banner_names_the_public_address() {
+        let local = "127.0.0.1:7878".parse().unwrap();
+        let b = banner(local, Some("wss://asl.example.org"));
+        assert!(b.contains("asl --server wss://asl.example.org"), "{b}");
+        assert!(b.contains("https://asl.example.org/watch#game="), "{b}");
+        let b = banner(local, None);
+        assert!(b.contains("ASL_SERVER=ws://127.0.0.1:7878"), "{b}");
+        assert!(b.contains("http://127.0.0.1:7878/watch#"), "{b}");
+    }
+}
