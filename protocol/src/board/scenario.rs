@@ -148,6 +148,16 @@ pub struct HexSpec {
     /// Fortifications in the hex (B9.32 names them; `terrain::FORTIFICATION_TABLE`).
     #[serde(default)]
     pub fortifications: BTreeSet<Fortification>,
+    /// Rubble lies in the hex (B24): it cannot be Bypassed (A4.3), and a Manhole under it is
+    /// no Manhole (B8.5).
+    pub rubble: bool,
+    /// A Blaze burns in the hex (B25): its obstacle cannot be Bypassed (A4.3), and a Manhole
+    /// in it is no Manhole (B8.5).
+    pub blaze: bool,
+    /// Rubble in the sewer beneath the hex (B8.5): no Sewer Movement into it.
+    pub sewer_rubble: bool,
+    /// A Water Obstacle hex (B21): no sewer or tunnel passes beneath it (B8.4, B8.6).
+    pub water_obstacle: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -326,6 +336,14 @@ struct HexFile {
     obstacle_touches: Vec<String>,
     #[serde(default)]
     fortifications: Vec<Fortification>,
+    #[serde(default)]
+    rubble: bool,
+    #[serde(default)]
+    blaze: bool,
+    #[serde(default)]
+    sewer_rubble: bool,
+    #[serde(default)]
+    water_obstacle: bool,
 }
 
 #[derive(Deserialize)]
@@ -535,6 +553,10 @@ impl File {
                             manhole: false,
                             obstacle_touches: BTreeSet::new(),
                             fortifications: BTreeSet::new(),
+                            rubble: false,
+                            blaze: false,
+                            sewer_rubble: false,
+                            water_obstacle: false,
                         },
                     );
                 }
@@ -588,6 +610,10 @@ impl File {
                     manhole: h.manhole,
                     obstacle_touches: touches,
                     fortifications: check_fortifications(&field, hex, h)?,
+                    rubble: h.rubble,
+                    blaze: h.blaze,
+                    sewer_rubble: h.sewer_rubble,
+                    water_obstacle: h.water_obstacle,
                 },
             );
         }
@@ -794,10 +820,22 @@ impl File {
                     ))
                 }
             }
-            if ha.elevation != 0 || hb.elevation != 0 {
+            if ha.elevation != hb.elevation {
                 return Err(refuse(
                     format!("{field}.entrances"),
-                    "entrances are ground-level Locations at the same elevation (B8.6)",
+                    format!(
+                        "entrances must be at the same elevation (B8.6); these are at levels {} and {}",
+                        ha.elevation, hb.elevation
+                    ),
+                ));
+            }
+            if !tunnel_route(&hexes, a, b, ha.elevation) {
+                return Err(refuse(
+                    format!("{field}.entrances"),
+                    format!(
+                        "every way from {a} to {b} passes beneath a hex of another base elevation than level {} or a Water Obstacle, which a tunnel may not (B8.6)",
+                        ha.elevation
+                    ),
                 ));
             }
             for (k, spec) in [ha, hb].into_iter().enumerate() {
@@ -948,6 +986,45 @@ fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), Sc
         ));
     }
     Ok(())
+}
+
+/// Whether a tunnel can run from `a` to `b` beneath hexes all at `level` and none a Water
+/// Obstacle (B8.6). The route is not recorded, so any shortest way will do.
+fn tunnel_route(hexes: &BTreeMap<Hex, HexSpec>, a: Hex, b: Hex, level: i8) -> bool {
+    way_beneath(hexes, a, b, |s| s.elevation == level && !s.water_obstacle)
+}
+
+/// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
+/// is `passable`: how sewers and tunnels are checked against what lies above them (B8.4, B8.6).
+pub fn way_beneath(
+    hexes: &BTreeMap<Hex, HexSpec>,
+    a: Hex,
+    b: Hex,
+    passable: impl Fn(&HexSpec) -> bool,
+) -> bool {
+    let passable = |h: &Hex| hexes.get(h).is_some_and(&passable);
+    if !passable(&a) || !passable(&b) {
+        return false;
+    }
+    let mut frontier = vec![a];
+    let mut seen = BTreeSet::new();
+    while let Some(here) = frontier.pop() {
+        if here == b {
+            return true;
+        }
+        if !seen.insert(here) {
+            continue;
+        }
+        let Some(d) = here.distance(b) else {
+            continue;
+        };
+        frontier.extend(
+            here.neighbours()
+                .into_iter()
+                .filter(|n| n.distance(b).is_some_and(|nd| nd + 1 == d) && passable(n)),
+        );
+    }
+    false
 }
 
 /// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
@@ -1103,6 +1180,38 @@ hex = "1B2"
         ))
         .unwrap();
         assert!(s.units["g1"].placement.entrenched);
+    }
+
+    /// B8.6: entrances at one elevation (any, not only ground level), and a tunnel whose every
+    /// way passes beneath a hex of another base elevation or a Water Obstacle is refused.
+    #[test]
+    fn tunnel_route_checked() {
+        let scenario = |extra: &str| {
+            format!(
+                "name = \"t\"\nturns = 1\nfirst = \"german\"\n\
+                 sides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n\
+                 [[area]]\nfrom = \"1A1\"\nto = \"1E5\"\nterrain = \"open_ground\"\nelevation = 1\n\
+                 [[hexes]]\nhex = \"1A2\"\nterrain = \"woods\"\nelevation = 1\n\
+                 {extra}\
+                 [[tunnels]]\nside = \"german\"\nentrances = [\"1A2\", \"1A4\"]\n"
+            )
+        };
+        let entrance = "[[hexes]]\nhex = \"1A4\"\nterrain = \"woods\"\nelevation = 1\n";
+        let ok = scenario(entrance);
+        assert!(
+            Scenario::read_toml(&ok).is_ok(),
+            "{:?}",
+            Scenario::read_toml(&ok).err()
+        );
+        // A3 is the only hex between them: a level lower, or a Water Obstacle, it cuts the way.
+        let low = scenario(&format!(
+            "{entrance}[[hexes]]\nhex = \"1A3\"\nterrain = \"open_ground\"\n"
+        ));
+        assert!(refused(&low).reason.contains("another base elevation"));
+        let water = scenario(&format!("{entrance}[[hexes]]\nhex = \"1A3\"\nterrain = \"open_ground\"\nelevation = 1\nwater_obstacle = true\n"));
+        assert!(refused(&water).reason.contains("Water Obstacle"));
+        let uneven = scenario("[[hexes]]\nhex = \"1A4\"\nterrain = \"woods\"\nelevation = 2\n");
+        assert!(refused(&uneven).reason.contains("same elevation"));
     }
 
     #[test]

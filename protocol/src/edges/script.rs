@@ -61,6 +61,9 @@ pub const COMMAND_WORDS: &[&str] = &[
     "concede",
     "propose-end",
     "accept-end",
+    "rout",
+    "tunnel-seen",
+    "discover-tunnel",
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -387,6 +390,30 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, String> {
     }
 }
 
+/// The tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
+/// `discover-tunnel UNIT`.
+fn parse_tunnel_command(
+    scenario: &Scenario,
+    verb: &str,
+    args: &[String],
+) -> Result<Command, String> {
+    match (verb, args) {
+        ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
+            units: units.to_vec(),
+        }),
+        ("tunnel-seen", [unit, hex]) => Ok(Command::ClaimTunnelSeen {
+            unit: unit.clone(),
+            entrance: resolve_hex(scenario, hex)?,
+        }),
+        ("discover-tunnel", [unit]) => Ok(Command::DiscoverTunnel { unit: unit.clone() }),
+        ("rout", _) => Err("`rout` takes one or more broken units at a tunnel entrance".into()),
+        ("tunnel-seen", _) => {
+            Err("`tunnel-seen` takes a unit and the entrance hex: tunnel-seen 447a C6".into())
+        }
+        _ => Err("`discover-tunnel` takes one unit".into()),
+    }
+}
+
 fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, String> {
     match verb {
         "done" if args.is_empty() => Ok(Command::Done),
@@ -577,6 +604,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits")),
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
+        "rout" | "tunnel-seen" | "discover-tunnel" => parse_tunnel_command(scenario, verb, args),
         _ => Err(format!(
             "unknown command `{verb}` ({})",
             COMMAND_WORDS.join(", ")

@@ -102,6 +102,15 @@ pub enum Command {
     /// Pay the rest of the shellholes' cost for units that entered them at Open Ground cost
     /// this MPh, so that they have their +1 TEM even against Defensive First Fire (B2).
     TakeShellholeCover { units: Vec<UnitId> },
+    /// Rout broken units through their side's tunnel in the RtPh: in at the entrance they hold,
+    /// out at the other (B8.62). Other routs are adjudicated.
+    RoutThroughTunnel { units: Vec<UnitId> },
+    /// Claim that the use of the tunnel entrance `entrance` happened in `unit`'s LOS (B8.63); a
+    /// declaration the opponent may dispute, since the engine traces no LOS.
+    ClaimTunnelSeen { unit: UnitId, entrance: Hex },
+    /// Search the unit's Location for the tunnel entrance there by the recovery procedure of
+    /// A4.44, in the MPh (B8.63).
+    DiscoverTunnel { unit: UnitId },
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).

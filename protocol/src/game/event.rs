@@ -279,6 +279,36 @@ pub enum Event {
         units: Vec<UnitId>,
         mf: Vec<MfAccount>,
     },
+    /// Units spent their whole MF allotment at once: going down a Manhole (B8.4) or into a
+    /// tunnel (B8.61). Logged before the entry itself, so the state shows every MF gone.
+    AllMfSpent {
+        units: Vec<UnitId>,
+        rule: String,
+        mf: Vec<MfAccount>,
+    },
+    /// Broken units routed through their side's tunnel in the RtPh: in at `from`, out at `to`,
+    /// not concealed (B8.62).
+    UnitsRoutedThroughTunnel {
+        units: Vec<UnitId>,
+        side: Side,
+        from: Hex,
+        to: Hex,
+    },
+    /// A side claims the use of the tunnel entrance at `entrance` happened in `unit`'s LOS
+    /// (B8.63); the engine traces no LOS, so the opponent may dispute it like an adjudication.
+    TunnelUseSeen {
+        by: Side,
+        unit: UnitId,
+        entrance: Hex,
+    },
+    /// A unit searched its Location by the recovery procedure of A4.44 and discovered the tunnel
+    /// entrance there (B8.63).
+    TunnelEntranceDiscovered {
+        by: Side,
+        unit: UnitId,
+        entrance: Hex,
+        mf: MfAccount,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -453,6 +483,10 @@ impl Event {
             Event::WallAdvantageChallenged { .. } => "WallAdvantageChallenged",
             Event::WallAdvantageHipWindowOffered { .. } => "WallAdvantageHipWindowOffered",
             Event::ShellholeCoverTaken { .. } => "ShellholeCoverTaken",
+            Event::AllMfSpent { .. } => "AllMfSpent",
+            Event::UnitsRoutedThroughTunnel { .. } => "UnitsRoutedThroughTunnel",
+            Event::TunnelUseSeen { .. } => "TunnelUseSeen",
+            Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
         }
     }
 
@@ -463,8 +497,11 @@ impl Event {
             | Event::UnitBypassed { mf, .. }
             | Event::UnitEntryBlocked { mf, .. }
             | Event::DoubleTimeDeclared { mf, .. }
-            | Event::ShellholeCoverTaken { mf, .. } => mf,
-            Event::WeaponPickedUp { mf, .. } => std::slice::from_ref(mf),
+            | Event::ShellholeCoverTaken { mf, .. }
+            | Event::AllMfSpent { mf, .. } => mf,
+            Event::WeaponPickedUp { mf, .. } | Event::TunnelEntranceDiscovered { mf, .. } => {
+                std::slice::from_ref(mf)
+            }
             _ => &[],
         }
     }
@@ -490,6 +527,8 @@ impl Event {
                 holders, claimants, ..
             } => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated { unit, .. }
+            | Event::TunnelUseSeen { unit, .. }
+            | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. } => vec![unit],
             _ => vec![],

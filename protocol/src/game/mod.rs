@@ -254,6 +254,9 @@ pub struct MovementRecord {
     pub finished: BTreeSet<UnitId>,
     /// Units whose leader failed the 4TC to take them into a sewer this MPh (B8.4).
     pub sewer_check_failed: BTreeSet<UnitId>,
+    /// Manholes units went down this MPh: all who enter one do so at the start of the MPh, in
+    /// one sewer Location, so they move as one combined stack (B8.4, B8.41).
+    pub sewer_entries: BTreeSet<Hex>,
 }
 
 /// The whole state of one game.
@@ -301,6 +304,14 @@ pub struct Game {
     pub viewer: Option<Viewer>,
     /// Number of events applied: the version every message about this game carries.
     pub version: u64,
+    /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
+    /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
+    pub prep_fired: BTreeSet<UnitId>,
+    /// Tunnel entrances whose use a side claims happened in a unit's LOS (B8.63): entrance and
+    /// unit.
+    pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
+    /// Tunnel entrances a side has discovered by the recovery procedure (B8.63, A4.44).
+    pub tunnel_discoveries: BTreeSet<(Side, Hex)>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -374,6 +385,9 @@ impl Game {
             end_proposal: None,
             viewer: None,
             version: 0,
+            prep_fired: BTreeSet::new(),
+            tunnel_sightings: BTreeSet::new(),
+            tunnel_discoveries: BTreeSet::new(),
         }
     }
 
@@ -412,6 +426,13 @@ impl Game {
             .filter(move |u| u.hex == hex && !u.eliminated)
     }
 
+    /// Units in play in the Location of the hex itself, not beneath it: a sewer or tunnel is
+    /// a Location of its own, and units above ignore units below but where B8 says otherwise
+    /// (B8.2, B8.45).
+    pub fn units_above(&self, hex: Hex) -> impl Iterator<Item = &Unit> {
+        self.units_in(hex).filter(|u| u.underground.is_none())
+    }
+
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {
@@ -432,6 +453,7 @@ impl Game {
         game.tunnels
             .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
         for set in [
+            &mut game.prep_fired,
             &mut game.movement.moving_stack,
             &mut game.movement.last_movers,
             &mut game.movement.finished,
@@ -613,6 +635,10 @@ pub fn apply(game: &mut Game, event: &Event) {
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
             }
+            if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
+                // Who routed through a tunnel this RtPh (B8.62) is forgotten with it.
+                game.movement = MovementRecord::default();
+            }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
             }
@@ -777,6 +803,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by, firers, target, ..
         } => {
+            if game.clock.phase() == Phase::PrepFire {
+                game.prep_fired.extend(firers.iter().cloned());
+            }
             let wa_holders = game
                 .units
                 .values()
@@ -835,7 +864,8 @@ pub fn apply(game: &mut Game, event: &Event) {
                 .sewer_check_failed
                 .extend(units.iter().cloned());
         }
-        Event::UnitsEnteredSewer { units, .. } => {
+        Event::UnitsEnteredSewer { units, hex } => {
+            game.movement.sewer_entries.insert(*hex);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.underground = Some(Underground::Sewer {
@@ -920,16 +950,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *exit);
             game.movement.finished.extend(units.iter().cloned());
-            let same = |t: &TunnelState| t.entrances.contains(from) && t.entrances.contains(exit);
-            match game.tunnels.iter_mut().find(|t| same(t)) {
-                Some(t) => t.revealed = true,
-                None => game.tunnels.push(TunnelState {
-                    side: *side,
-                    entrances: [*from, *exit],
-                    revealed: true,
-                    destroyed: false,
-                }),
-            }
+            reveal_tunnel(game, *side, *from, *exit);
         }
         Event::TunnelDestroyed { entrance } => {
             for t in game
@@ -960,6 +981,36 @@ pub fn apply(game: &mut Game, event: &Event) {
             *game = (**restored).clone();
             game.version = version;
             game.viewer = viewer;
+        }
+        Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
+        Event::UnitsRoutedThroughTunnel {
+            units,
+            side,
+            from,
+            to,
+        } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    unit.concealed = false;
+                    unit.wall_advantage = false;
+                }
+            }
+            carry_weapons(game, units, *to);
+            game.movement.finished.extend(units.iter().cloned());
+            reveal_tunnel(game, *side, *from, *to);
+        }
+        Event::TunnelUseSeen { unit, entrance, .. } => {
+            game.tunnel_sightings.insert((*entrance, unit.clone()));
+        }
+        Event::TunnelEntranceDiscovered {
+            by,
+            unit,
+            entrance,
+            mf,
+        } => {
+            spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+            game.tunnel_discoveries.insert((*by, *entrance));
         }
         // Facts about the dice and the players' answers: the position does not change.
         Event::DiceCommitted { .. }
@@ -1004,7 +1055,11 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]
     record.last_movers = movers;
     let leader = units
         .iter()
-        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))
+        .find(|id| {
+            game.units
+                .get(*id)
+                .is_some_and(|u| u.kind == UnitKind::Leader)
+        })
         .cloned();
     for account in mf {
         if let Some(unit) = game.units.get_mut(&account.unit) {
@@ -1028,6 +1083,21 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]
         if let Some(unit) = game.units.get_mut(id) {
             unit.portage_pp += counted;
         }
+    }
+}
+
+/// A tunnel used in the open is known to the opponent from now on (B8.61, B8.62); a viewer's
+/// projection that did not hold it learns it here.
+fn reveal_tunnel(game: &mut Game, side: Side, from: Hex, to: Hex) {
+    let same = |t: &TunnelState| t.entrances.contains(&from) && t.entrances.contains(&to);
+    match game.tunnels.iter_mut().find(|t| same(t)) {
+        Some(t) => t.revealed = true,
+        None => game.tunnels.push(TunnelState {
+            side,
+            entrances: [from, to],
+            revealed: true,
+            destroyed: false,
+        }),
     }
 }
 
@@ -1065,6 +1135,7 @@ fn end_movement_phase(game: &mut Game) {
 /// At the end of a Player Turn pins come off (A7.8), and so does CX from any Player Turn
 /// before the one ending (A4.51).
 fn end_player_turn(game: &mut Game, ended: Clock) {
+    game.prep_fired.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     for unit in game.units.values_mut() {
         unit.pinned = false;

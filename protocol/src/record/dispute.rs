@@ -144,7 +144,7 @@ fn agree_to_reveal(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, R
 }
 
 /// Accept (`reason: None`) or dispute adjudication `seq`: an `OutcomeAdjudicated` or a
-/// `ManholeDeclaredUnseen` the opponent entered, answered once.
+/// `ManholeDeclaredUnseen` or `TunnelUseSeen` the opponent entered, answered once.
 fn answer(
     game: &Game,
     log: &[Entry],
@@ -181,7 +181,8 @@ fn answer(
             }
             *entered
         }
-        Event::ManholeDeclaredUnseen { by: entered, .. } => *entered,
+        Event::ManholeDeclaredUnseen { by: entered, .. }
+        | Event::TunnelUseSeen { by: entered, .. } => *entered,
         _ => return Err(unknown()),
     };
     if entered_by == by {
@@ -240,7 +241,9 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
             "revealed units to the opponent (B9.324)"
         }
         Event::UnitsSurfaced { .. } => "brought units up from below ground, in view (B8.42)",
-        Event::UnitsEnteredTunnel { .. } => "revealed a tunnel (B8.61)",
+        Event::UnitsEnteredTunnel { .. } | Event::UnitsRoutedThroughTunnel { .. } => {
+            "revealed a tunnel (B8.61, B8.62)"
+        }
         Event::WallAdvantageHipWindowOffered { side, .. } if *side != by => {
             "gave the opponent the moment to place a hidden unit: the side to act changed (B9.324)"
         }

@@ -51,10 +51,9 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             mf,
         } => {
             let mut s = format!(
-                "{} {from} → {to}: {} MF = {}",
+                "{} {from} → {to}: {}",
                 units.join("+"),
-                cost.total,
-                movement::describe(cost)
+                paid(cost)
             );
             write_accounts(&mut s, mf);
             s
@@ -179,9 +178,9 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             mf,
         } => {
             let mut s = format!(
-                "{} tried {from} → {to} ({} MF) and was stopped in {from} (A12.15)",
+                "{} tried {from} → {to} ({}) and was stopped in {from} (A12.15)",
                 units.join("+"),
-                cost.total
+                paid(cost)
             );
             if !revealed.is_empty() {
                 let shown: Vec<String> = revealed
@@ -293,6 +292,40 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
         | Event::EventsUndone { .. } => crate::record::dispute::describe(game, event),
+        Event::AllMfSpent { units, rule, mf } => {
+            let mut s = format!("{} spent all MF ({rule})", units.join("+"));
+            write_accounts(&mut s, mf);
+            s
+        }
+        Event::UnitsRoutedThroughTunnel {
+            units, from, to, ..
+        } => format!(
+            "{} routed through the tunnel from {from} to {to}, not concealed (B8.62)",
+            units.join("+")
+        ),
+        Event::TunnelUseSeen { by, unit, entrance } => format!(
+            "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
+            game.side_name(*by)
+        ),
+        Event::TunnelEntranceDiscovered {
+            unit, entrance, mf, ..
+        } => {
+            let mut s = format!(
+                "{unit} searched {entrance} and discovered the tunnel entrance there (B8.63, A4.44)"
+            );
+            write_accounts(&mut s, std::slice::from_ref(mf));
+            s
+        }
+    }
+}
+
+/// What a step cost: "3 MF = 1 COT (B1) + …", or for an entry that takes the whole allotment
+/// (Marsh, B16) "all MF (B16)" — never "0 MF".
+fn paid(cost: &crate::game::event::MoveCost) -> String {
+    if cost.all_mf {
+        movement::describe(cost)
+    } else {
+        format!("{} MF = {}", cost.total, movement::describe(cost))
     }
 }
 
@@ -330,5 +363,48 @@ fn allotment_reasons(a: &crate::game::event::Allotment) -> String {
         String::new()
     } else {
         format!(" ({} {})", a.base, parts.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::scenario::Scenario;
+    use crate::game::command::Command;
+    use crate::game::dice::ScriptedDice;
+
+    /// Entering marsh takes the whole allotment (B16): the words say so, never "0 MF".
+    #[test]
+    fn marsh_entry_says_all_mf() {
+        let text = include_str!("../../tests/positions/scenarios/terrain-sampler.toml");
+        let mut game = Game::new(Scenario::from_toml(text).unwrap());
+        let play = |game: &mut Game, by: Side, command: Command| {
+            let events = crate::rules::decide(game, by, &command, &mut ScriptedDice::default())
+                .expect("accepted");
+            for e in &events {
+                crate::game::apply(game, e);
+            }
+            events
+        };
+        for _ in 0..4 {
+            let by = game.acting();
+            play(&mut game, by, Command::Done);
+        }
+        let before = game.clone();
+        let events = play(
+            &mut game,
+            Side::A,
+            Command::Move {
+                units: vec!["s12".into()],
+                to: "1C24".parse().unwrap(),
+            },
+        );
+        let moved = events
+            .iter()
+            .find(|e| matches!(e, Event::UnitMoved { .. }))
+            .expect("moved");
+        let words = describe_event(&before, moved);
+        assert!(words.contains("all MF (B16)"), "{words}");
+        assert!(!words.contains("0 MF"), "{words}");
     }
 }

@@ -14,13 +14,12 @@ pub(super) fn decide(
 ) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the side whose step it is can end it")?;
     if game.clock.phase() == Phase::Movement {
-        // A unit may not end its MPh in Bypass by choice (A4.32): it must enter the obstacle
-        // or move on first.
-        if let Some(unit) = game
-            .units
-            .values()
-            .find(|u| u.side == by && u.bypass.is_some())
-        {
+        // A unit may not end its MPh in Bypass by choice (A4.32): while it can still go on it
+        // must enter the obstacle or move on first. One broken or pinned there, or with no MF
+        // to go on, stays in the open part until the MPh ends, and the MPh ends (A4.32, A4.33).
+        if let Some(unit) = game.units.values().find(|u| {
+            u.side == by && u.bypass.is_some() && super::movement::way_on_from_bypass(game, u)
+        }) {
             let hex = unit.bypass.as_ref().map(|b| b.hex).expect("in Bypass");
             return Err(RuleViolation::new(
                 "A4.32",

@@ -106,6 +106,11 @@ pub fn decide(
             outcome,
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
+        Command::RoutThroughTunnel { units } => sewer::decide_rout(game, by, units),
+        Command::ClaimTunnelSeen { unit, entrance } => {
+            sewer::decide_tunnel_seen(game, by, unit, *entrance)
+        }
+        Command::DiscoverTunnel { unit } => sewer::decide_discover(game, by, unit),
         Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
         | Command::AcceptAdjudication { .. }
@@ -117,6 +122,7 @@ pub fn decide(
             unreachable!("decided before the pending answers")
         }
     }?;
+    refuse_ending_in_bypass(game, &events)?;
     Ok(with_consequences(game, events))
 }
 
@@ -180,6 +186,37 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
             challenge.holders.join(", ")
         ),
     })
+}
+
+/// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
+/// start while a unit of that stack stands in Bypass and could still go on.
+fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViolation> {
+    if game.clock.phase() != Phase::Movement || !game.units.values().any(|u| u.bypass.is_some()) {
+        return Ok(());
+    }
+    let mut after = game.clone();
+    for event in events {
+        crate::game::apply(&mut after, event);
+    }
+    let stranded = game.units.values().find(|u| {
+        u.bypass.is_some()
+            && !game.movement.finished.contains(&u.id)
+            && after.movement.finished.contains(&u.id)
+            && after.units.get(&u.id).is_some_and(|a| a.bypass.is_some())
+            && movement::way_on_from_bypass(game, u)
+    });
+    match stranded {
+        Some(u) => Err(RuleViolation::new(
+            "A4.32",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` is in Bypass of {} and would move no farther (A4.2); it must enter the obstacle or move on first",
+                u.id,
+                u.bypass.as_ref().map(|b| b.hex).expect("in Bypass")
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What the commands decided against the game's log cite (the dice scheme's contributions,

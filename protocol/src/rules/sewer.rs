@@ -8,17 +8,29 @@ use crate::board::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
+use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{held_pp, ipc};
+use crate::rules::movement::{allotment, held_pp, unit_ipc};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
 pub const SEWER_REACH_HEXES: u32 = 3;
 
 /// A Manhole Location: a marked hex, or a paved road hex where roads cross at least three of
-/// its hexsides (B8.1).
+/// its hexsides (B8.1) — unless rubble or a Blaze covers it, when it is treated as no Manhole
+/// (B8.5).
 pub fn is_manhole(scenario: &Scenario, hex: Hex) -> bool {
+    manhole_beneath(scenario, hex)
+        && scenario
+            .hexes
+            .get(&hex)
+            .is_some_and(|s| !s.rubble && !s.blaze)
+}
+
+/// The sewer beneath a Manhole, covered or not: sewer movement may still end beneath a Manhole
+/// under rubble or a Blaze (B8.5).
+pub fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
     let Some(spec) = scenario.hexes.get(&hex) else {
         return false;
     };
@@ -92,19 +104,29 @@ fn modifier(value: i8, reason: impl Into<String>, rule: &str) -> Modifier {
     }
 }
 
-/// Legal destinations for a sewer stack now beneath `from`: Manhole Locations within three
-/// hexes, never a sewer hex an enemy unit holds (B8.41, B8.44).
+/// Legal destinations for a sewer stack now beneath `from`: the sewer beneath Manholes within
+/// three hexes (covered by rubble or a Blaze or not, B8.5) by a way beneath no Water Obstacle
+/// (B8.4), never one with rubble in it (B8.5),
+/// never a sewer hex an enemy unit holds (B8.41, B8.44).
 pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
     game.scenario
         .hexes
-        .keys()
-        .copied()
-        .filter(|h| *h != from && is_manhole(&game.scenario, *h))
+        .iter()
+        .filter(|(_, spec)| !spec.sewer_rubble)
+        .map(|(h, _)| *h)
+        .filter(|h| *h != from && manhole_beneath(&game.scenario, *h))
         .filter(|h| from.distance(*h).is_some_and(|d| d <= SEWER_REACH_HEXES))
+        // Never beneath a Water Obstacle (B8.4).
         .filter(|h| {
-            !game
-                .units_in(*h)
-                .any(|u| u.side != side && matches!(u.underground, Some(Underground::Sewer { .. })))
+            crate::board::scenario::way_beneath(&game.scenario.hexes, from, *h, |s| {
+                !s.water_obstacle
+            })
+        })
+        .filter(|h| {
+            !game.units_in(*h).any(|u| match u.underground {
+                Some(Underground::Sewer { moved, .. }) => u.side != side || !moved,
+                _ => false,
+            })
         })
         .collect()
 }
@@ -142,35 +164,57 @@ pub(super) fn decide_move(
         .map(|id| own_unit(game, by, id))
         .collect::<Result<Vec<&Unit>, _>>()?;
     let from = units[0].hex;
-    let below = in_sewer(units[0]);
-    for u in &units {
-        if u.hex != from || in_sewer(u) != below {
-            return Err(refuse(
-                "B8.41",
-                ViolationKind::UnitState,
-                "sewer movement is by one combined stack from one Location",
-            ));
-        }
+    if units.iter().any(|u| u.hex != from) {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            "sewer movement is by one combined stack from one Location",
+        ));
     }
-    if below {
-        // Every unit of a sewer Location moves together (B8.41).
-        let left_behind = game
-            .units_in(from)
-            .find(|u| u.side == by && in_sewer(u) && !ids.contains(&u.id));
-        if let Some(u) = left_behind {
-            return Err(refuse(
-                "B8.41",
-                ViolationKind::UnitState,
-                format!(
-                    "`{}` is in the same sewer Location and must move with the stack",
-                    u.id
-                ),
-            ));
-        }
+    // The stack: units going down the Manhole now, and units already in the sewer beneath it
+    // that have yet to move this MPh — all in the one sewer Location, so one combined stack.
+    let (down, up): (Vec<&Unit>, Vec<&Unit>) = units.iter().partition(|u| in_sewer(u));
+    // Every unit of a sewer Location that still has to move moves together (B8.41).
+    let left_behind = game.units_in(from).find(|u| {
+        u.side == by
+            && matches!(u.underground, Some(Underground::Sewer { moved: false, .. }))
+            && !ids.contains(&u.id)
+    });
+    if let Some(u) = left_behind {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` is in the same sewer Location and must move with the stack",
+                u.id
+            ),
+        ));
+    }
+    if !up.is_empty() && game.movement.sewer_entries.contains(&from) {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            format!(
+                "units went down the Manhole in {from} this MPh and moved on; units entering the same sewer Location at the start of the MPh move as one combined stack with them"
+            ),
+        ));
     }
     let mut events = vec![];
-    for u in &units {
-        check_sewer_unit(game, u, below)?;
+    for u in &down {
+        check_sewer_unit(game, u, true)?;
+    }
+    for u in &up {
+        check_sewer_unit(game, u, false)?;
+    }
+    if down
+        .iter()
+        .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: true, .. })))
+    {
+        return Err(refuse(
+            "B8.41",
+            ViolationKind::UnitState,
+            "the stack has moved in the sewer this MPh already",
+        ));
     }
     // Every check that can refuse comes before the first die: a refusal must never tell the
     // player what a roll would have been.
@@ -180,26 +224,18 @@ pub(super) fn decide_move(
             "B8.41",
             ViolationKind::Geometry,
             format!(
-                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units; the choices are {}",
+                "{to} is not a Manhole Location within {SEWER_REACH_HEXES} hexes of {from} free of enemy sewer units and of friendly ones yet to move; the choices are {}",
                 names(&options)
             ),
         ));
     }
-    if !below {
-        let (entered, passed) = enter_sewer(game, by, &units, ids, from, dice)?;
+    if !up.is_empty() {
+        let up_ids: Vec<UnitId> = up.iter().map(|u| u.id.clone()).collect();
+        let (entered, passed) = enter_sewer(game, by, &up, &up_ids, from, dice)?;
         events.extend(entered);
         if !passed {
             return Ok(events); // the leader's 4TC failed: nobody goes down this MPh
         }
-    } else if units
-        .iter()
-        .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: true, .. })))
-    {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::UnitState,
-            "the stack has moved in the sewer this MPh already",
-        ));
     }
     // Who moves the stack: a dr, +1 while lost; 6–7 lost, the DEFENDER designates (B8.41).
     let lost_now = units
@@ -284,6 +320,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         ));
     }
     if !below {
+        crate::rules::movement::check_not_prep_fired(game, unit)?;
         if unit.mf_spent > crate::board::terrain::Mf::default()
             || game.movement.moving_stack.contains(id)
             || game.movement.finished.contains(id)
@@ -296,7 +333,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
                 ),
             ));
         }
-        if held_pp(game, id) > ipc(unit.kind) {
+        if held_pp(game, id) > unit_ipc(unit) {
             return Err(refuse(
                 "B8.4",
                 ViolationKind::UnitState,
@@ -319,10 +356,15 @@ fn enter_sewer(
     dice: &mut dyn DiceSource,
 ) -> Result<(Vec<Event>, bool), RuleViolation> {
     if !is_manhole(&game.scenario, at) {
+        let covered = manhole_beneath(&game.scenario, at);
         return Err(refuse(
-            "B8.4",
+            if covered { "B8.5" } else { "B8.4" },
             ViolationKind::Terrain,
-            format!("{at} is no Manhole Location; sewers are entered only from one"),
+            if covered {
+                format!("the Manhole in {at} is covered by rubble or a Blaze, so it is no Manhole")
+            } else {
+                format!("{at} is no Manhole Location; sewers are entered only from one")
+            },
         ));
     }
     if game
@@ -390,6 +432,7 @@ fn enter_sewer(
             return Ok((events, false));
         }
     }
+    events.push(all_mf(game, units, ids, "B8.4"));
     events.push(Event::UnitsEnteredSewer {
         units: ids.to_vec(),
         hex: at,
@@ -451,10 +494,16 @@ pub(super) fn end_of_movement(
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     let stacks = sewer_stacks(game, by);
-    if let Some((hex, _)) = stacks.iter().find(|(_, units)| {
+    // A stack that cannot move — a unit of it pinned, or no Manhole it may reach — is not
+    // held to it: the MPh must still end.
+    if let Some((hex, _)) = stacks.iter().find(|(hex, units)| {
         units
             .iter()
             .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: false, .. })))
+            && units
+                .iter()
+                .all(|u| check_sewer_unit(game, u, true).is_ok())
+            && !sewer_destinations(game, by, *hex).is_empty()
     }) {
         return Err(refuse(
             "B8.41",
@@ -573,7 +622,9 @@ fn emergence_modifiers(
         mods.push(modifier(1, "the stack is lost", "B8.42"));
     }
     let known_mmc = above()
-        .filter(|u| u.side != side && u.kind.is_mmc() && u.is_good_order() && !u.concealed)
+        .filter(|u| {
+            u.side != side && u.kind.is_mmc() && u.is_good_order() && !u.concealed && !u.hidden
+        })
         .count();
     for _ in 0..known_mmc {
         mods.push(modifier(
@@ -648,6 +699,16 @@ pub(super) fn decide_surface(
                     format!("`{}` is not below ground", u.id),
                 ))
             }
+            Some(Underground::Sewer { .. }) if !is_manhole(&game.scenario, u.hex) => {
+                return Err(refuse(
+                    "B8.5",
+                    ViolationKind::Terrain,
+                    format!(
+                        "the Manhole in {} is covered by rubble or a Blaze; `{}` cannot come up there",
+                        u.hex, u.id
+                    ),
+                ))
+            }
             Some(Underground::Sewer { emergence, .. }) if emergence != Some(Emergence::MayEmerge) => {
                 return Err(refuse(
                     "B8.42",
@@ -698,13 +759,31 @@ pub(super) fn decide_enter_tunnel(
     require_phase(game, Phase::Movement, "B8.61", "units enter tunnels")?;
     let units = own_units_together(game, by, ids, "B8.61")?;
     let from = units[0].hex;
+    let exit = tunnel_exit(game, by, from, "B8.6")?;
+    for u in &units {
+        check_sewer_unit(game, u, false)?;
+    }
+    Ok(vec![
+        all_mf(game, &units, ids, "B8.61"),
+        Event::UnitsEnteredTunnel {
+            units: ids.to_vec(),
+            side: by,
+            from,
+            exit,
+        },
+    ])
+}
+
+/// The other entrance of the side's intact tunnel with an entrance in `from`, or the refusal
+/// citing `rule`.
+fn tunnel_exit(game: &Game, by: Side, from: Hex, rule: &str) -> Result<Hex, RuleViolation> {
     let tunnel = game
         .tunnels
         .iter()
         .find(|t| t.side == by && !t.destroyed && t.entrances.contains(&from))
         .ok_or_else(|| {
             refuse(
-                "B8.6",
+                rule,
                 ViolationKind::Terrain,
                 format!(
                     "the {} has no tunnel entrance in {from}",
@@ -712,20 +791,33 @@ pub(super) fn decide_enter_tunnel(
                 ),
             )
         })?;
-    for u in &units {
-        check_sewer_unit(game, u, false)?;
-    }
-    let exit = if tunnel.entrances[0] == from {
+    Ok(if tunnel.entrances[0] == from {
         tunnel.entrances[1]
     } else {
         tunnel.entrances[0]
-    };
-    Ok(vec![Event::UnitsEnteredTunnel {
+    })
+}
+
+/// Going down costs the whole allotment (B8.4, B8.61): spent in the state, not only in words,
+/// and like any move it ends the move of the stack that moved before (A4.2).
+fn all_mf(game: &Game, units: &[&Unit], ids: &[UnitId], rule: &str) -> Event {
+    let mf = units
+        .iter()
+        .map(|u| {
+            let allotment = allotment(game, u, ids, false, 0);
+            MfAccount {
+                unit: u.id.clone(),
+                allotment,
+                spent: allotment.total,
+                left: crate::board::terrain::Mf::default(),
+            }
+        })
+        .collect();
+    Event::AllMfSpent {
         units: ids.to_vec(),
-        side: by,
-        from,
-        exit,
-    }])
+        rule: rule.into(),
+        mf,
+    }
 }
 
 /// `DestroyTunnel` (B8.63): at the end of the CCPh, by a Good Order Infantry unit in the
@@ -768,6 +860,35 @@ pub(super) fn decide_destroy(
             format!("a Good Order Infantry unit of the {} must hold {entrance} with no Known enemy there", game.side_name(by)),
         ));
     }
+    // An enemy entrance: its use must have been in the LOS of a unit that now holds it (a
+    // claim, open to dispute), and the side must have discovered it since (A4.44).
+    let enemy_tunnel = !game
+        .tunnels
+        .iter()
+        .any(|t| t.side == by && t.entrances.contains(&entrance));
+    if enemy_tunnel {
+        let seer = game.units_in(entrance).find(|u| {
+            u.side == by
+                && u.kind.is_infantry()
+                && u.is_good_order()
+                && u.underground.is_none()
+                && game.tunnel_sightings.contains(&(entrance, u.id.clone()))
+        });
+        if seer.is_none() {
+            return Err(refuse(
+                "B8.63",
+                ViolationKind::UnitState,
+                format!("no Good Order Infantry unit in {entrance} has claimed the entrance was used in its LOS (`tunnel-seen`)"),
+            ));
+        }
+        if !game.tunnel_discoveries.contains(&(by, entrance)) {
+            return Err(refuse(
+                "B8.63",
+                ViolationKind::UnitState,
+                format!("the entrance at {entrance} has not been discovered by the recovery procedure (A4.44; `discover-tunnel`)"),
+            ));
+        }
+    }
     Ok(vec![Event::TunnelDestroyed { entrance }])
 }
 
@@ -789,6 +910,183 @@ pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event
         ));
     }
     Ok(vec![Event::ManholeDeclaredUnseen { by, hex }])
+}
+
+/// `RoutThroughTunnel` (B8.62): broken Infantry of the side routing in this RtPh step, in an
+/// entrance Location of its own tunnel, go in and come out at the other entrance, not
+/// concealed — no closer to any Known armed enemy unit than where they went in, and not
+/// ADJACENT to a Known unbroken armed one.
+pub(super) fn decide_rout(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
+    require_phase(game, Phase::Rout, "B8.62", "units rout through tunnels")?;
+    let units = own_units_together(game, by, ids, "B8.62")?;
+    let from = units[0].hex;
+    for u in &units {
+        let why = if u.morale != Morale::Broken {
+            Some("is not broken; only broken units rout")
+        } else if !u.kind.is_infantry() {
+            Some("is not Infantry")
+        } else if u.underground.is_some() {
+            Some("is below ground")
+        } else if game.movement.finished.contains(&u.id) {
+            Some("has routed this RtPh already")
+        } else if held_pp(game, &u.id) > unit_ipc(u) {
+            Some("portages more than its IPC, which units in a tunnel may not (B8.61)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(refuse(
+                "B8.62",
+                ViolationKind::UnitState,
+                format!("`{}` {why}", u.id),
+            ));
+        }
+    }
+    let to = tunnel_exit(game, by, from, "B8.62")?;
+    let known_armed = game.units.values().filter(|e| {
+        e.side != by
+            && !e.eliminated
+            && !e.hidden
+            && !e.concealed
+            && e.underground.is_none()
+            && e.kind.is_infantry()
+            && e.is_good_order()
+    });
+    for e in known_armed {
+        let (before, after) = (from.distance(e.hex), to.distance(e.hex));
+        if let (Some(before), Some(after)) = (before, after) {
+            if after < before {
+                return Err(refuse(
+                    "B8.62",
+                    ViolationKind::Geometry,
+                    format!("coming out at {to} would bring the routers closer to the Known armed enemy `{}` in {}", e.id, e.hex),
+                ));
+            }
+            if after <= 1 {
+                return Err(refuse(
+                    "B8.62",
+                    ViolationKind::Geometry,
+                    format!("coming out at {to} would put the routers ADJACENT to the Known unbroken armed enemy `{}` in {}", e.id, e.hex),
+                ));
+            }
+        }
+    }
+    Ok(vec![Event::UnitsRoutedThroughTunnel {
+        units: ids.to_vec(),
+        side: by,
+        from,
+        to,
+    }])
+}
+
+/// `ClaimTunnelSeen` (B8.63): the side claims that the use of the enemy tunnel entrance at
+/// `entrance` happened in its unit's LOS. The engine traces no LOS, so the claim is logged for
+/// the opponent to accept or dispute, like `manhole-unseen`.
+pub(super) fn decide_tunnel_seen(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    entrance: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    let unit = own_unit(game, by, id)?;
+    if unit.underground.is_some() {
+        return Err(refuse(
+            "B8.6",
+            ViolationKind::UnitState,
+            format!("`{id}` is below ground and sees nothing above"),
+        ));
+    }
+    let used = game
+        .tunnels
+        .iter()
+        .any(|t| t.side != by && t.revealed && !t.destroyed && t.entrances.contains(&entrance));
+    if !used {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::Terrain,
+            format!(
+                "no enemy tunnel known to the {} has been used at {entrance}",
+                game.side_name(by)
+            ),
+        ));
+    }
+    if game.tunnel_sightings.contains(&(entrance, id.clone())) {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!(
+                "the {} has claimed that of `{id}` already",
+                game.side_name(by)
+            ),
+        ));
+    }
+    Ok(vec![Event::TunnelUseSeen {
+        by,
+        unit: id.clone(),
+        entrance,
+    }])
+}
+
+/// `DiscoverTunnel` (B8.63, A4.44): in its MPh a unit in the Location of an enemy entrance
+/// whose use its side has claimed seen searches it by the recovery procedure, for
+/// `RECOVERY_MF`.
+pub(super) fn decide_discover(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+) -> Result<Vec<Event>, RuleViolation> {
+    use crate::rules::movement::RECOVERY_MF;
+    let unit = crate::rules::movement::movers(
+        game,
+        by,
+        std::slice::from_ref(id),
+        "tunnel entrances are searched for",
+    )?[0];
+    let entrance = unit.hex;
+    let claimed = game
+        .tunnel_sightings
+        .iter()
+        .any(|(h, u)| *h == entrance && game.units.get(u).is_some_and(|u| u.side == by));
+    if !claimed {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!("no unit of the {} has claimed the use of an entrance at {entrance} in its LOS; discovery follows that (`tunnel-seen`)", game.side_name(by)),
+        ));
+    }
+    if game.tunnel_discoveries.contains(&(by, entrance)) {
+        return Err(refuse(
+            "B8.63",
+            ViolationKind::UnitState,
+            format!("the entrance at {entrance} is discovered already"),
+        ));
+    }
+    let account = allotment(game, unit, std::slice::from_ref(id), false, 0);
+    let left = account.total.saturating_sub(unit.mf_spent);
+    if left < RECOVERY_MF {
+        return Err(refuse(
+            "A4.44",
+            ViolationKind::NotEnoughMf,
+            format!("searching needs {RECOVERY_MF} MF; `{id}` has {left} left"),
+        ));
+    }
+    let spent = unit.mf_spent + RECOVERY_MF;
+    Ok(vec![Event::TunnelEntranceDiscovered {
+        by,
+        unit: id.clone(),
+        entrance,
+        mf: MfAccount {
+            unit: id.clone(),
+            allotment: account,
+            spent,
+            left: account.total.saturating_sub(spent),
+        },
+    }])
 }
 
 #[cfg(test)]
@@ -863,6 +1161,59 @@ mod tests {
         // A dummy there earns nothing.
         g.units.get_mut("rl").unwrap().kind = UnitKind::Dummy;
         assert_eq!(drm(&g, "20H5", &["l3"]).0, vec![1]);
+    }
+
+    /// B8.41: units going down a Manhole above friendly sewer units that have yet to move join
+    /// them in one combined stack; naming only some of them is refused.
+    #[test]
+    fn entering_joins_the_stack_beneath() {
+        let mut g = game();
+        for _ in 0..4 {
+            let by = g.acting();
+            let events = crate::rules::decide(
+                &g,
+                by,
+                &crate::game::command::Command::Done,
+                &mut crate::game::dice::ScriptedDice::default(),
+            )
+            .unwrap();
+            for e in &events {
+                crate::game::apply(&mut g, e);
+            }
+        }
+        assert_eq!(g.clock.phase(), Phase::Movement);
+        // s2 waits, unmoved, beneath E4 (as at the start of a later MPh); s3 and the 9-1 above.
+        let unit = g.units.get_mut("s2").unwrap();
+        unit.hex = "20E4".parse().unwrap();
+        unit.underground = Some(Underground::Sewer {
+            lost: false,
+            moved: false,
+            emergence: None,
+        });
+        g.units.get_mut("ld").unwrap().hex = "20E4".parse().unwrap();
+        let c3: Hex = "20C3".parse().unwrap();
+        let ids = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let mut dice = crate::game::dice::ScriptedDice::new(vec![3, 2, 1]).unwrap();
+        let refused = decide_move(&g, Side::A, &ids(&["s3", "ld"]), c3, &mut dice).unwrap_err();
+        assert_eq!(refused.rule, "B8.41");
+        assert!(refused.detail.contains("`s2`"), "{refused}");
+        let events = decide_move(&g, Side::A, &ids(&["s3", "ld", "s2"]), c3, &mut dice).unwrap();
+        let moved = events
+            .iter()
+            .find_map(|e| match e {
+                Event::SewerStackMoved { units, to, .. } => Some((units.clone(), *to)),
+                _ => None,
+            })
+            .expect("the combined stack moved");
+        assert_eq!(moved, (ids(&["s3", "ld", "s2"]), c3));
+        let entered = events
+            .iter()
+            .find_map(|e| match e {
+                Event::UnitsEnteredSewer { units, .. } => Some(units.clone()),
+                _ => None,
+            })
+            .expect("the two above went down");
+        assert_eq!(entered, ids(&["s3", "ld"]));
     }
 
     /// The chart's rows (B8.42).

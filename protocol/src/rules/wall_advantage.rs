@@ -107,7 +107,7 @@ pub fn eligibility(
         }
     }
     if let Some(enemy) = game
-        .units_in(unit.hex)
+        .units_above(unit.hex)
         .find(|u| u.side != unit.side && !u.hidden)
     {
         return Err((
@@ -116,7 +116,7 @@ pub fn eligibility(
         ));
     }
     if unit.morale == Morale::Broken {
-        let companion = game.units_in(unit.hex).any(|u| {
+        let companion = game.units_above(unit.hex).any(|u| {
             u.side == unit.side
                 && u.is_good_order()
                 && (u.wall_advantage || alongside.contains(&u.id))

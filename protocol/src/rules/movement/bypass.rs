@@ -29,6 +29,48 @@ pub(in crate::rules) fn decide(
     hex: Hex,
     along: &[Hex],
 ) -> Result<Vec<Event>, RuleViolation> {
+    let events = decide_step(game, by, ids, hex, along)?;
+    // A4.32: Infantry may not end its MPh in Bypass by choice, so a Bypass that leaves a unit
+    // no MF to go on from its vertex (into the obstacle, or a hex there) is refused.
+    let mut after = game.clone();
+    for e in &events {
+        crate::game::apply(&mut after, e);
+    }
+    for id in ids {
+        if let Some(unit) = after.units.get(id) {
+            if !super::way_on_from_bypass(&after, unit) {
+                return Err(refuse(
+                    "A4.32",
+                    ViolationKind::NotEnoughMf,
+                    format!(
+                        "that Bypass of {hex} would leave `{id}` without the MF to enter the obstacle or leave its vertex; Infantry may not end its MPh in Bypass"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// One more hexside of the Bypass `bypass` the units are in, onward from their vertex to the
+/// hexside `across` names — without the A4.32 look-ahead, which uses it.
+pub(super) fn continue_one(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+    bypass: &crate::game::Bypass,
+    across: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    decide_step(game, by, ids, bypass.hex, &[across])
+}
+
+fn decide_step(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+    hex: Hex,
+    along: &[Hex],
+) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move in Bypass")?;
     crate::rules::fortification::check_move(game, &units, hex)?;
     let position = units[0];
@@ -78,9 +120,32 @@ pub(in crate::rules) fn decide(
                     ),
                 ));
             }
+            // It stands at the vertex of b.hex and both exits: its Bypass of `hex` starts
+            // there, along the hexside `hex` shares with the other exit, not at the far vertex.
+            let other = b.exits().into_iter().find(|e| *e != hex).unwrap_or(hex);
+            if along.first() != Some(&other) {
+                return Err(refuse(
+                    "A4.31",
+                    ViolationKind::Geometry,
+                    format!(
+                        "in Bypass of {} the unit stands where {}, {} and {} meet; a Bypass of {hex} from there starts along {hex}-{other}",
+                        b.hex,
+                        b.hex,
+                        b.exits()[0],
+                        b.exits()[1]
+                    ),
+                ));
+            }
             vec![b.hex]
         }
         (None, None) => {
+            if from == hex {
+                return Err(refuse(
+                    "A4.3",
+                    ViolationKind::Geometry,
+                    format!("the unit is in {hex} already; Bypass enters an adjacent hex"),
+                ));
+            }
             if !from.is_adjacent(hex) {
                 return Err(refuse(
                     "A4.3",
@@ -118,8 +183,18 @@ pub(in crate::rules) fn decide(
             ),
         ));
     }
+    if spec.rubble || spec.blaze {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!(
+                "{hex} holds {}; it cannot be Bypassed",
+                if spec.rubble { "rubble" } else { "a Blaze" }
+            ),
+        ));
+    }
     if let Some(enemy) = game
-        .units_in(hex)
+        .units_above(hex)
         .find(|u| u.side != by && !u.concealed && !u.hidden)
     {
         return Err(refuse(

@@ -45,6 +45,7 @@ pub(in crate::rules) fn decide(
         .map(|unit| {
             let mut rested = (*unit).clone();
             rested.double_time = true;
+            rested.cx = true; // CX from now on, and its IPC one lower (A4.51)
             let allotment = allotment(game, &rested, ids, false, 0);
             MfAccount {
                 unit: unit.id.clone(),

@@ -42,6 +42,11 @@ pub fn ipc(kind: UnitKind) -> u8 {
     }
 }
 
+/// A unit's IPC now: one lower while it is CX (A4.51).
+pub fn unit_ipc(unit: &Unit) -> u8 {
+    ipc(unit.kind).saturating_sub(u8::from(unit.cx))
+}
+
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
 
@@ -56,9 +61,12 @@ pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
 
 /// The leader moving in `movers` with whom `unit` has moved since its first step, if any.
 fn leading<'m>(game: &Game, unit: &Unit, movers: &'m [UnitId]) -> Option<&'m UnitId> {
-    let leader = movers
-        .iter()
-        .find(|id| game.units.get(*id).is_some_and(|u| u.kind.is_smc()))?;
+    // A leader, not a hero: a hero lends no MF bonus (A4.12).
+    let leader = movers.iter().find(|id| {
+        game.units
+            .get(*id)
+            .is_some_and(|u| u.kind == UnitKind::Leader)
+    })?;
     let led = if unit.mf_spent == Mf::default() {
         unit.kind.is_mmc()
     } else {
@@ -70,9 +78,9 @@ fn leading<'m>(game: &Game, unit: &Unit, movers: &'m [UnitId]) -> Option<&'m Uni
 /// The MF `unit` may spend this MPh if it now moves together with `movers`, with `extra_pp`
 /// more to carry, on a road step or not (A4.1, A4.12, A4.132, A4.42, A4.5).
 ///
-/// A leader who carries nothing lends his IPC to the first MMC in the moving stack that he
-/// leads (A4.42 lets one SMC add its IPC to one unit moving with him); the command's order of
-/// units decides which, so the choice is the player's.
+/// A leader (or, without one, a hero) who carries nothing lends his IPC to the first MMC in the
+/// moving stack that moves with him (A4.42 lets one SMC add its IPC to one unit moving with
+/// him); the command's order of units decides which, so the choice is the player's.
 pub fn allotment(
     game: &Game,
     unit: &Unit,
@@ -101,15 +109,35 @@ pub fn allotment(
     } else {
         Mf::default()
     };
-    let lent = leader_id.is_some_and(|l| {
-        held_pp(game, l) == 0
-            && movers
-                .iter()
-                .filter_map(|id| game.units.get(id))
-                .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
-                .is_some_and(|first| first.id == unit.id)
-    });
-    let capacity = ipc(unit.kind) + u8::from(lent);
+    let lends =
+        |l: &UnitId| held_pp(game, l) == 0 && game.units.get(l).is_some_and(|l| unit_ipc(l) > 0);
+    let lent = match leader_id {
+        Some(l) => {
+            lends(l)
+                && movers
+                    .iter()
+                    .filter_map(|id| game.units.get(id))
+                    .find(|u| u.kind.is_mmc() && leading(game, u, movers) == Some(l))
+                    .is_some_and(|first| first.id == unit.id)
+        }
+        // A hero gives no MF (A4.12) but, as an SMC, may add his IPC to one unit he moves
+        // with (A4.42): the first MMC named with him, if they have moved together all along
+        // (the same MF spent so far).
+        None => movers
+            .iter()
+            .filter_map(|id| game.units.get(id))
+            .find(|u| u.kind == UnitKind::Hero)
+            .is_some_and(|hero| {
+                lends(&hero.id)
+                    && hero.mf_spent == unit.mf_spent
+                    && movers
+                        .iter()
+                        .filter_map(|id| game.units.get(id))
+                        .find(|u| u.kind.is_mmc())
+                        .is_some_and(|first| first.id == unit.id)
+            }),
+    };
+    let capacity = unit_ipc(unit) + u8::from(lent);
     let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra_pp;
     let portage = Mf::whole(u16::from(carried.saturating_sub(capacity)));
     let total = (base + leader + double_time + road).saturating_sub(portage);
@@ -177,7 +205,7 @@ fn pay(
 /// The checks every movement command starts with, in the documented precedence: the acting
 /// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's
 /// one-stack-at-a-time. Returns the units, all in one Location.
-fn movers<'g>(
+pub(crate) fn movers<'g>(
     game: &'g Game,
     by: Side,
     ids: &[UnitId],
@@ -213,6 +241,17 @@ fn movers<'g>(
         .collect::<Result<Vec<&Unit>, _>>()?;
     for unit in &units {
         check_may_move(game, unit)?;
+        let carried = unit.portage_pp.max(held_pp(game, &unit.id));
+        if unit.kind.is_smc() && carried > SMC_PP_MAX {
+            return Err(RuleViolation::new(
+                "A4.42",
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}",
+                    unit.id
+                ),
+            ));
+        }
     }
     let first = units[0];
     if let Some(apart) = units
@@ -232,7 +271,33 @@ fn movers<'g>(
         ));
     }
     check_one_stack_at_a_time(game, ids)?;
+    check_leader_stays(game, &units, ids)?;
     Ok(units)
+}
+
+/// A4.12: an MMC earns the leader's +2 MF only by ending the MPh with him; once it has spent
+/// MF beyond its own allotment, the leader may not move on without it.
+fn check_leader_stays(game: &Game, units: &[&Unit], ids: &[UnitId]) -> Result<(), RuleViolation> {
+    for leader in units.iter().filter(|u| u.kind == UnitKind::Leader) {
+        let left_behind = game.units.values().find(|m| {
+            m.led_by.as_ref() == Some(&leader.id)
+                && !m.eliminated
+                && !ids.contains(&m.id)
+                && m.hex == leader.hex
+                && m.mf_spent > allotment(game, m, std::slice::from_ref(&m.id), false, 0).total
+        });
+        if let Some(m) = left_behind {
+            return Err(RuleViolation::new(
+                "A4.12",
+                ViolationKind::UnitState,
+                format!(
+                    "`{}` has spent the +2 MF it has for moving with `{}`, so he must end the MPh with it",
+                    m.id, leader.id
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn position(unit: &Unit) -> String {
@@ -286,6 +351,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             format!("`{id}` is pinned and cannot move this Player Turn"),
         );
     }
+    check_not_prep_fired(game, unit)?;
     if game.movement.finished.contains(id) {
         return refuse(
             "A4.2",
@@ -299,6 +365,22 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             ViolationKind::UnitState,
             format!("`{id}` has finished its move this MPh"),
         );
+    }
+    Ok(())
+}
+
+/// A4.1: a unit that fired in the PFPh does not move in the MPh that follows — by any means,
+/// sewers and tunnels included.
+pub(crate) fn check_not_prep_fired(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    if game.prep_fired.contains(&unit.id) {
+        return Err(RuleViolation::new(
+            "A4.1",
+            ViolationKind::UnitState,
+            format!(
+                "`{}` fired in the PFPh and does not move in this MPh",
+                unit.id
+            ),
+        ));
     }
     Ok(())
 }
@@ -393,4 +475,67 @@ pub fn describe(cost: &MoveCost) -> String {
         ));
     }
     parts.join(" + ")
+}
+
+/// Most hexsides a Bypass may still go on round one hex while looking for a way on; bounds the
+/// search in [`way_on_from_bypass`] (a Bypass never goes round more than five, A4.31).
+const WAY_ON_DEPTH_MAX: usize = 5;
+
+/// Whether `unit`, in Bypass, could still go on this MPh: enter the obstacle, step into a hex
+/// at its vertex, or go on round the hex and do so (A4.31, A4.32). A broken or pinned unit, one
+/// that may not move any more, or one that cannot pay for any of it is stranded there (A4.32,
+/// A4.33): that is not ending the MPh in Bypass by choice.
+pub(crate) fn way_on_from_bypass(game: &Game, unit: &Unit) -> bool {
+    way_on(game, unit, WAY_ON_DEPTH_MAX)
+}
+
+fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
+    let Some(bypass) = &unit.bypass else {
+        return false;
+    };
+    if check_may_move(game, unit).is_err() {
+        return false;
+    }
+    // The unit alone, and the whole moving stack it stands with (a leader's bonus may need it).
+    let together: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|u| {
+            u.side == unit.side
+                && u.bypass == unit.bypass
+                && u.hex == unit.hex
+                && !u.eliminated
+                && check_may_move(game, u).is_ok()
+        })
+        .map(|u| u.id.clone())
+        .collect();
+    let groups = [vec![unit.id.clone()], together];
+    let exits = bypass.exits();
+    for ids in &groups {
+        for to in [bypass.hex, exits[0], exits[1]] {
+            let out = step::decide(game, unit.side, ids, to).is_ok_and(|events| {
+                events
+                    .iter()
+                    .any(|e| matches!(e, crate::game::event::Event::UnitMoved { .. }))
+            });
+            if out {
+                return true;
+            }
+        }
+        if depth > 0 {
+            // Going on round the hex one more hexside, from the vertex where it stands.
+            if let Ok(events) = bypass::continue_one(game, unit.side, ids, bypass, exits[1]) {
+                let mut after = game.clone();
+                for e in &events {
+                    crate::game::apply(&mut after, e);
+                }
+                if let Some(moved) = after.units.get(&unit.id) {
+                    if way_on(&after, moved, depth - 1) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
 }

@@ -29,8 +29,9 @@ pub(in crate::rules) fn decide(
     refuse_vehicles(game, &units, cost.hexside == Some(HexsideFeature::Bocage))?;
     let mf = pay(game, &units, ids, &cost, to)?;
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
+    // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing.
     let lurking: Vec<&Unit> = game
-        .units_in(to)
+        .units_above(to)
         .filter(|u| u.side != by && (u.concealed || u.hidden))
         .collect();
     if lurking.is_empty() {
@@ -134,6 +135,13 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
         )
     })?;
     let from_spec = &scenario.hexes[&from];
+    if from == to {
+        return Err(RuleViolation::new(
+            "A4",
+            ViolationKind::Geometry,
+            format!("the unit is in {to} already; name an adjacent hex to move into"),
+        ));
+    }
     let hexside = from.hexside(to).ok_or_else(|| {
         RuleViolation::new(
             "A4",
@@ -141,6 +149,18 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
             format!("{to} is not adjacent to {from}; move one hex at a time"),
         )
     })?;
+    if to_spec.rubble || to_spec.blaze {
+        let (rule, what) = if to_spec.rubble {
+            ("B24", "rubble")
+        } else {
+            ("B25", "a Blaze")
+        };
+        return Err(RuleViolation::new(
+            rule,
+            ViolationKind::NotModelled,
+            format!("{to} holds {what}; movement into it is not modelled by this engine"),
+        ));
+    }
     let side_spec = scenario.hexside_spec(hexside);
     let road_hexside = side_spec.is_some_and(|s| s.road);
     // Along a road into a road hex the road rate applies whatever else is in the hex (B3).
