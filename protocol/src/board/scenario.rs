@@ -144,6 +144,15 @@ pub struct HexSpec {
     /// For woods/building hexes: the hexsides (named by the neighbouring hex) that the obstacle
     /// depiction touches, so that Bypass along them is blocked (A4.3). Unlisted means untouched.
     pub obstacle_touches: BTreeSet<Hex>,
+    /// The scenario listed `obstacle_touches` (even as `[]`): for LOS the depiction is then
+    /// drawn inside the hex, reaching only those hexsides. Otherwise it fills the hex (the
+    /// simple default; `board::los`, docs/los.md).
+    #[serde(default)]
+    pub obstacle_inset: bool,
+    /// Obstacle height in half levels when it differs from the terrain table (a building of
+    /// more than one storey, B23); `None` = the table's.
+    #[serde(default)]
+    pub obstacle_height: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,6 +198,15 @@ pub struct UnitSpec {
     pub fully_tracked: bool,
     /// Claims Wall Advantage during its setup (B9.322, the first of the five moments).
     pub wall_advantage: bool,
+    /// Sets up beneath an entrenchment (foxhole, B27) in its hex; it is beneath it for LOS
+    /// (B9.21) while it stays in that hex.
+    #[serde(default)]
+    pub entrenched: bool,
+    /// The level of its Location in half levels when above the hex's base level (an upper
+    /// building level or a rooftop, B23), kept while it stays in its setup hex; `None` = the
+    /// hex's base level.
+    #[serde(default)]
+    pub level: Option<i16>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,7 +291,10 @@ struct HexFile {
     #[serde(default)]
     manhole: bool,
     #[serde(default)]
-    obstacle_touches: Vec<String>,
+    obstacle_touches: Option<Vec<String>>,
+    /// Obstacle height in levels (halves allowed), for buildings of more than one storey.
+    #[serde(default)]
+    height: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -317,6 +338,11 @@ struct UnitFile {
     fully_tracked: bool,
     #[serde(default)]
     wall_advantage: bool,
+    #[serde(default)]
+    entrenched: bool,
+    /// Level of the unit's Location (halves allowed, e.g. 1.5 on a rooftop).
+    #[serde(default)]
+    level: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -470,6 +496,8 @@ impl File {
                             road: None,
                             manhole: false,
                             obstacle_touches: BTreeSet::new(),
+                            obstacle_inset: false,
+                            obstacle_height: None,
                         },
                     );
                 }
@@ -489,7 +517,7 @@ impl File {
                 ));
             }
             let mut touches = BTreeSet::new();
-            for (j, t) in h.obstacle_touches.iter().enumerate() {
+            for (j, t) in h.obstacle_touches.iter().flatten().enumerate() {
                 let other = parse_hex(&format!("{field}.obstacle_touches[{j}]"), t)?;
                 if !hex.is_adjacent(other) {
                     return Err(refuse(
@@ -508,6 +536,34 @@ impl File {
                     ),
                 ));
             }
+            if h.obstacle_touches.is_some() && !h.terrain.row().bypassable_obstacle {
+                return Err(refuse(
+                    format!("{field}.obstacle_touches"),
+                    format!(
+                        "only woods and buildings have an obstacle to touch hexsides (A4.3); {} has none",
+                        h.terrain.name()
+                    ),
+                ));
+            }
+            let obstacle_height = match h.height {
+                None => None,
+                Some(levels) => {
+                    let halves = levels * 2.0;
+                    if h.terrain.row().los.height == 0 {
+                        return Err(refuse(
+                            format!("{field}.height"),
+                            format!("{} is no LOS obstacle to give a height", h.terrain.name()),
+                        ));
+                    }
+                    if halves.fract() != 0.0 || !(1.0..=10.0).contains(&halves) {
+                        return Err(refuse(
+                            format!("{field}.height"),
+                            "an obstacle height runs from 0.5 to 5 levels in half levels",
+                        ));
+                    }
+                    Some(halves as u8)
+                }
+            };
             if h.elevation.abs() > 10 {
                 return Err(refuse(
                     format!("{field}.elevation"),
@@ -522,6 +578,8 @@ impl File {
                     road: h.road,
                     manhole: h.manhole,
                     obstacle_touches: touches,
+                    obstacle_inset: h.obstacle_touches.is_some(),
+                    obstacle_height,
                 },
             );
         }
@@ -604,6 +662,20 @@ impl File {
                     "a hidden unit is not also under a ? counter; choose one",
                 ));
             }
+            let level = match u.level {
+                None => None,
+                Some(levels) => {
+                    let halves = levels * 2.0;
+                    let base = f64::from(hexes[&hex].elevation) * 2.0;
+                    if halves.fract() != 0.0 || halves < base || halves > base + 10.0 {
+                        return Err(refuse(
+                            format!("{field}.level"),
+                            "a unit's level is in half levels, at or up to 5 levels above its hex's base level",
+                        ));
+                    }
+                    Some(halves as i16)
+                }
+            };
             let spec = UnitSpec {
                 id: u.id.clone(),
                 side,
@@ -619,6 +691,8 @@ impl File {
                 mp: u.mp,
                 fully_tracked: u.fully_tracked,
                 wall_advantage: u.wall_advantage,
+                entrenched: u.entrenched,
+                level,
             };
             if units.insert(u.id.clone(), spec).is_some() {
                 return Err(refuse(
