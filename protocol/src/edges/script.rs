@@ -60,6 +60,13 @@ pub enum Action {
         /// The expected TEM, or `None` for "Hull Down" (B9.36).
         expect: Option<Option<i8>>,
     },
+    /// A LOS question (A6, B9, B10), answered from the position without changing it:
+    /// `los 447 467 => clear`, `los 447 Z7 => hindered 1`. Each end is a unit id or a hex name.
+    Los {
+        from: String,
+        to: String,
+        expect: Option<crate::board::los::Verdict>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -596,6 +603,10 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
             });
             continue;
         }
+        if ws[0] == "los" {
+            lines.push(parse_los(line, command_text, &ws, expect_text)?);
+            continue;
+        }
         if ws[0] == "tem" {
             let expect = expect_text
                 .map(|e| match e {
@@ -655,6 +666,49 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
         });
     }
     Ok(lines)
+}
+
+/// `los FROM TO [=> clear | blocked | hindered N]`.
+fn parse_los(
+    line: usize,
+    text: &str,
+    ws: &[String],
+    expect_text: Option<&str>,
+) -> Result<ScriptLine, ScriptError> {
+    use crate::board::los::Verdict;
+    let err = |message: String| ScriptError { line, message };
+    let [_, from, to] = ws else {
+        return Err(err(
+            "`los` takes two ends, each a unit or a hex: los 447 467 => clear".into(),
+        ));
+    };
+    let expect = expect_text
+        .map(|e| {
+            let words: Vec<&str> = e.split_whitespace().collect();
+            match words.as_slice() {
+                ["clear"] => Ok(Verdict::Clear),
+                ["blocked"] => Ok(Verdict::Blocked),
+                ["hindered", n] => match n.parse::<u8>() {
+                    Ok(n) if n > 0 => Ok(Verdict::Hindered(n)),
+                    _ => Err(err(format!("`{n}` is not a Hindrance DRM of 1 or more"))),
+                },
+                _ => Err(err(format!(
+                    "`{e}` is not a LOS answer; write clear, blocked or hindered N"
+                ))),
+            }
+        })
+        .transpose()?;
+    Ok(ScriptLine {
+        line,
+        text: text.to_string(),
+        side: None,
+        action: Action::Los {
+            from: from.clone(),
+            to: to.clone(),
+            expect,
+        },
+        expect: None,
+    })
 }
 
 /// Checks an expectation against the result of a line; each failure is one message.
@@ -887,6 +941,7 @@ impl OfflineRun {
                 seen_by,
                 expect,
             } => return Some(self.ask_cover(line, unit, seen_by, *expect)),
+            Action::Los { from, to, expect } => return Some(self.ask_los(line, from, to, *expect)),
         };
         let result = match line.side {
             Some(side) => crate::record::dispute::decide(
@@ -958,6 +1013,38 @@ impl OfflineRun {
                 e.to_string(),
                 vec![format!("the cover question failed: {e}")],
             ),
+        };
+        LineReport {
+            line: line.line,
+            text: line.text.clone(),
+            result: Ok(vec![]),
+            failures,
+            answer: Some(answer),
+        }
+    }
+
+    fn ask_los(
+        &self,
+        line: &ScriptLine,
+        from: &str,
+        to: &str,
+        expect: Option<crate::board::los::Verdict>,
+    ) -> LineReport {
+        use crate::rules::los::{between, Spot};
+        let report = Spot::read(&self.game, from)
+            .and_then(|f| Ok((f, Spot::read(&self.game, to)?)))
+            .and_then(|(f, t)| between(&self.game, &f, &t));
+        let (answer, failures) = match report {
+            Ok(r) => {
+                let failures = match expect {
+                    Some(want) if want != r.verdict => {
+                        vec![format!("expected {want}, got {}: {}", r.verdict, r.reasons.join("; "))]
+                    }
+                    _ => vec![],
+                };
+                (format!("{}: {}", r.verdict, r.reasons.join("; ")), failures)
+            }
+            Err(e) => (e.to_string(), vec![format!("the LOS question failed: {e}")]),
         };
         LineReport {
             line: line.line,

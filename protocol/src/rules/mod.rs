@@ -7,6 +7,7 @@
 mod adjudicate;
 mod attack;
 mod done;
+pub mod los;
 pub mod movement;
 mod place;
 pub mod sewer;
