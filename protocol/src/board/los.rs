@@ -884,6 +884,7 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
                         // Only the open part of the hex: its ground still counts.
                         t.hex_obstacle_ground_only(h);
                     }
+                    t.bocage_house(h);
                     t.hinder(h, false);
                 }
                 Meet::Cross(h, i) => {
@@ -1001,6 +1002,35 @@ fn along_at(_t: &Trace<'_>, side: Hexside, a: (i64, i64), d: (i64, i64)) -> bool
 }
 
 impl Trace<'_> {
+    /// B9.52: seen from above, a hex behind bocage (a bocage hexside facing the higher end)
+    /// is as if it held a "Single-Story House", a one-level obstacle leaving Blind Hexes.
+    fn bocage_house(&mut self, hex: Hex) {
+        let high = if self.from.level >= self.to.level {
+            self.from.hex
+        } else {
+            self.to.hex
+        };
+        let cell = self.cell(hex);
+        let top = cell.level + 2;
+        if !matches!(self.terrain_effect(top), Effect::Over) {
+            return;
+        }
+        let facing = (0..6).find_map(|i| {
+            let s = cell.sides[i]?;
+            let n = hex.step(DIRECTIONS[i])?;
+            (s.feature == HexsideFeature::Bocage && !s.gap && high.distance(n) < high.distance(hex))
+                .then(|| hex.hexside(n))
+                .flatten()
+        });
+        if let Some(side) = facing {
+            if self.blind(hex, top, false) {
+                self.block(format!(
+                    "behind the bocage on {side}, {hex} is as if it held a Single-Story House: the lower end is in its Blind Hex (B9.52, A6.4)"
+                ));
+            }
+        }
+    }
+
     /// The thread passes only the open part of an inset obstacle hex: the hill it stands on
     /// may still block.
     fn hex_obstacle_ground_only(&mut self, hex: Hex) {

@@ -44,8 +44,9 @@ pub enum Action {
     Command(Command),
     /// Faces for the next die rolls (offline only; a server rolls its own dice).
     Dice(Vec<u8>),
-    /// The B9.55 question: does bocage cover the unit from every enemy named as seeing it?
-    /// `cover 338 from 447 => yes`.
+    /// The B9.55 question: does bocage cover the unit from every enemy named as seeing it
+    /// (`cover 338 from 447 => yes`), or from every Good Order enemy the engine finds with a
+    /// LOS to it (`cover 338 => yes`, `seen_by` empty)?
     Cover {
         unit: UnitId,
         seen_by: Vec<UnitId>,
@@ -573,12 +574,13 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
         }
         if ws[0] == "cover" {
             let (unit, seen_by) = match ws.as_slice() {
+                [_, unit] => (unit.clone(), vec![]),
                 [_, unit, from, seen @ ..] if from == "from" && !seen.is_empty() => {
                     (unit.clone(), seen.to_vec())
                 }
                 _ => {
                     return Err(err(
-                        "`cover` takes a unit, `from` and the enemy units that see it: cover 338 from 447"
+                        "`cover` takes a unit, and optionally `from` and the enemy units that see it (else the engine traces who does): cover 338, cover 338 from 447"
                             .into(),
                     ))
                 }
@@ -992,12 +994,22 @@ impl OfflineRun {
         seen_by: &[UnitId],
         expect: Option<bool>,
     ) -> LineReport {
-        let (answer, failures) = match crate::rules::tem::bocage_cover(&self.game, unit, seen_by) {
-            Ok(covered) => {
-                let shown = if covered {
-                    "covered by bocage: out of their LOS and in Concealment Terrain (B9.55)"
+        let asked = if seen_by.is_empty() {
+            crate::rules::tem::bocage_cover_traced(&self.game, unit)
+        } else {
+            crate::rules::tem::bocage_cover(&self.game, unit, seen_by).map(|c| (c, seen_by.to_vec()))
+        };
+        let (answer, failures) = match asked {
+            Ok((covered, seers)) => {
+                let who = if seers.is_empty() {
+                    "no Good Order enemy has a LOS to it".to_string()
                 } else {
-                    "not covered by bocage against all of them (B9.55)"
+                    format!("seen by {}", seers.join(", "))
+                };
+                let shown = if covered {
+                    format!("covered by bocage: out of their LOS and in Concealment Terrain (B9.55); {who}")
+                } else {
+                    format!("not covered by bocage against all of them (B9.55); {who}")
                 };
                 let failures = match expect {
                     Some(want) if want != covered => vec![format!(

@@ -284,9 +284,30 @@ pub fn query(
     })
 }
 
+/// B9.55 with the LOS traced by the engine: the Good Order enemy ground units that see the
+/// unit (`rules::los`), and whether bocage covers it from every one of them. Returns the
+/// answer and the ids of those that see it.
+pub fn bocage_cover_traced(game: &Game, unit: &UnitId) -> Result<(bool, Vec<UnitId>), TemError> {
+    let target = game
+        .units
+        .get(unit)
+        .filter(|u| !u.eliminated)
+        .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
+    let map = crate::board::los::LosMap::new(&game.scenario);
+    let seen_by: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|e| e.side != target.side && !e.eliminated && e.is_good_order())
+        .filter(|e| e.underground.is_none() && e.kind != UnitKind::Dummy)
+        .filter(|e| crate::rules::los::sees(game, &map, &e.id, unit))
+        .map(|e| e.id.clone())
+        .collect();
+    Ok((bocage_cover(game, unit, &seen_by)?, seen_by))
+}
+
 /// B9.55: a unit that could claim bocage TEM against every Good Order enemy ground unit with
 /// a LOS to it counts as out of their LOS and in Concealment Terrain for setup and "?" gain.
-/// LOS over board artwork is not modelled, so the caller names the enemy units that have one.
+/// Here the caller names the enemy units that see it; [`bocage_cover_traced`] traces them.
 pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bool, TemError> {
     let target = game
         .units
