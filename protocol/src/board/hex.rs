@@ -91,7 +91,10 @@ impl Hex {
     /// units every vertex and every hexside midpoint has integer coordinates and a straight
     /// line's meeting with hexsides is exact integer arithmetic.
     pub fn plane(self) -> (i64, i64) {
-        (6 * i64::from(self.column), 2 * i64::from(self.doubled_height()))
+        (
+            6 * i64::from(self.column),
+            2 * i64::from(self.doubled_height()),
+        )
     }
 
     /// Height of the centre, doubled so it stays an integer (odd columns sit half a row up).

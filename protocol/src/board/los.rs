@@ -271,8 +271,14 @@ fn dot(a: (i64, i64), b: (i64, i64)) -> i64 {
 /// open interior of the convex polygon, or `None` when it does not. Exact: the sides of the
 /// line are decided by integer cross products.
 fn through_convex(a: (i64, i64), d: (i64, i64), poly: &[(i64, i64)]) -> Option<f64> {
-    let sides: Vec<i64> = poly.iter().map(|v| cross(d, sub(*v, a))).collect();
-    if !(sides.iter().any(|s| *s > 0) && sides.iter().any(|s| *s < 0)) {
+    let mut sides = [0i64; 6];
+    let (mut above, mut below) = (false, false);
+    for (s, v) in sides.iter_mut().zip(poly) {
+        *s = cross(d, sub(*v, a));
+        above |= *s > 0;
+        below |= *s < 0;
+    }
+    if !(above && below) {
         return None;
     }
     // The chord of the infinite line through the polygon, as parameters num/den (den > 0).
@@ -316,10 +322,16 @@ fn hexagon(c: (i64, i64), scale: i64) -> [(i64, i64); 6] {
 }
 
 /// Every hex, hexside and vertex the segment meets, ordered from `from`.
-fn meets(map: &LosMap, grid: &[Cell], board: Option<u16>, a: (i64, i64), b: (i64, i64)) -> Vec<(f64, Meet)> {
+fn meets(
+    map: &LosMap,
+    grid: &[Cell],
+    board: Option<u16>,
+    a: (i64, i64),
+    b: (i64, i64),
+) -> Vec<(f64, Meet)> {
     let d = sub(b, a);
     let dd = dot(d, d);
-    let mut out: Vec<(f64, Meet)> = Vec::new();
+    let mut out: Vec<(f64, Meet)> = Vec::with_capacity(64);
     let (xmin, xmax) = (a.0.min(b.0), a.0.max(b.0));
     let (ymin, ymax) = (a.1.min(b.1), a.1.max(b.1));
     let c0 = ((xmin - 4) as f64 / 6.0).ceil().max(1.0) as i64;
@@ -337,7 +349,9 @@ fn meets(map: &LosMap, grid: &[Cell], board: Option<u16>, a: (i64, i64), b: (i64
         let odd = (c % 2) as f64;
         // Centre y = 4 row − 2 odd; a hex spans centre ± 2 in y.
         let r0 = (((ylo - 2.0) + 2.0 * odd) / 4.0).floor().max(0.0) as i64;
-        let r1 = (((yhi + 2.0) + 2.0 * odd) / 4.0).ceil().min(f64::from(ROW_MAX)) as i64;
+        let r1 = (((yhi + 2.0) + 2.0 * odd) / 4.0)
+            .ceil()
+            .min(f64::from(ROW_MAX)) as i64;
         for r in r0..=r1 {
             let hex = Hex::new(board, c as u16, r as u16);
             let cell = map.cell(grid, hex);
@@ -352,8 +366,7 @@ fn meets(map: &LosMap, grid: &[Cell], board: Option<u16>, a: (i64, i64), b: (i64
             for i in 0..6 {
                 let (p, q) = (poly[(i + 5) % 6], poly[i]);
                 let across = hex.step(DIRECTIONS[i]);
-                let owner = i < 3
-                    || across.is_none_or(|n| !map.cell(grid, n).present);
+                let owner = i < 3 || across.is_none_or(|n| !map.cell(grid, n).present);
                 if owner {
                     let (sp, sq) = (cross(d, sub(p, a)), cross(d, sub(q, a)));
                     if sp == 0 && sq == 0 {
@@ -540,10 +553,10 @@ impl Trace<'_> {
         let top = cell.level + 2;
         let counts = target_hex
             || match self.terrain_effect(top) {
-            Effect::Blocks => true,
-            Effect::Over => self.blind(hex, top, false),
-            Effect::None => false,
-        };
+                Effect::Blocks => true,
+                Effect::Over => self.blind(hex, top, false),
+                Effect::None => false,
+            };
         if counts {
             self.hindered_hexes.push(hex);
             self.hindrance = self.hindrance.saturating_add(los.hindrance);
@@ -808,7 +821,10 @@ impl Trace<'_> {
             let wall = self
                 .walls
                 .iter()
-                .find(|s| self.wall_on(**s).is_some_and(|w| !w.gap && w.base == e.level))
+                .find(|s| {
+                    self.wall_on(**s)
+                        .is_some_and(|w| !w.gap && w.base == e.level)
+                })
                 .copied();
             if let Some(side) = wall {
                 self.block(format!(
@@ -856,13 +872,15 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
     if a != b {
         let d = sub(b, a);
         for (_, m) in meets(map, grid, from.hex.board, a, b) {
+            if t.blocked {
+                break; // the first thing that blocks is the answer's reason
+            }
             match m {
                 Meet::Interior(h) => {
                     if !path.contains(&h) {
                         path.push(h);
                     }
-                    let centre_end =
-                        |e: &End| e.hex == h && matches!(e.point, Point::Centre);
+                    let centre_end = |e: &End| e.hex == h && matches!(e.point, Point::Centre);
                     if centre_end(&from) || centre_end(&to) {
                         continue; // a Location's own terrain never blocks its LOS (A6.2)
                     }
@@ -924,7 +942,9 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
                         }
                     }
                     for x in [h, n] {
-                        if !(x == from.hex && matches!(from.point, Point::Centre)) && t.cell(x).present {
+                        if !(x == from.hex && matches!(from.point, Point::Centre))
+                            && t.cell(x).present
+                        {
                             t.hinder(x, x == to.hex);
                         }
                     }

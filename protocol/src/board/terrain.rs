@@ -303,10 +303,11 @@ pub const TERRAIN_TABLE: &[TerrainRow] = &[
 impl Terrain {
     /// This terrain's row. Every variant has exactly one (checked by a test).
     pub fn row(self) -> &'static TerrainRow {
-        TERRAIN_TABLE
-            .iter()
-            .find(|r| r.terrain == self)
-            .expect("every terrain has a row in TERRAIN_TABLE")
+        // The table lists the terrains in the enum's order (checked by a test), so the row is
+        // found by index: LOS asks this for every hex a thread passes.
+        let row = &TERRAIN_TABLE[self as usize];
+        debug_assert_eq!(row.terrain, self);
+        row
     }
 
     /// Cost Of Terrain in the given month (1–12; `None` = unspecified, taken as in season).
@@ -430,6 +431,9 @@ mod tests {
             assert_eq!(TERRAIN_TABLE.iter().filter(|r| r.terrain == t).count(), 1);
         }
         assert_eq!(TERRAIN_TABLE.len(), all.len());
+        for (i, t) in all.iter().enumerate() {
+            assert_eq!(TERRAIN_TABLE[i].terrain, *t, "rows follow the enum's order");
+        }
     }
 
     #[test]

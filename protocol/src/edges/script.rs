@@ -997,7 +997,8 @@ impl OfflineRun {
         let asked = if seen_by.is_empty() {
             crate::rules::tem::bocage_cover_traced(&self.game, unit)
         } else {
-            crate::rules::tem::bocage_cover(&self.game, unit, seen_by).map(|c| (c, seen_by.to_vec()))
+            crate::rules::tem::bocage_cover(&self.game, unit, seen_by)
+                .map(|c| (c, seen_by.to_vec()))
         };
         let (answer, failures) = match asked {
             Ok((covered, seers)) => {
@@ -1050,7 +1051,11 @@ impl OfflineRun {
             Ok(r) => {
                 let failures = match expect {
                     Some(want) if want != r.verdict => {
-                        vec![format!("expected {want}, got {}: {}", r.verdict, r.reasons.join("; "))]
+                        vec![format!(
+                            "expected {want}, got {}: {}",
+                            r.verdict,
+                            r.reasons.join("; ")
+                        )]
                     }
                     _ => vec![],
                 };

@@ -188,7 +188,12 @@ fn check_los(
     for id in above {
         let mut why = vec![];
         let seen = enemies.iter().any(|e| {
-            match between_on(game, &map, &Spot::Unit(id.clone()), &Spot::Unit(e.id.clone())) {
+            match between_on(
+                game,
+                &map,
+                &Spot::Unit(id.clone()),
+                &Spot::Unit(e.id.clone()),
+            ) {
                 Ok(r) if r.verdict != Verdict::Blocked => true,
                 Ok(r) => {
                     why = r.reasons;
