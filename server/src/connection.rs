@@ -365,6 +365,9 @@ impl Connection {
                 })
                 .await
             }
+            ClientMessage::Los { from, to } => {
+                self.ask(|_, reply| Request::Los { from, to, reply }).await
+            }
         }
     }
 

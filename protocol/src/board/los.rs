@@ -207,7 +207,7 @@ impl End {
 
 /// The engine's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "los", content = "drm")]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Clear,
     /// Clear, with this total Hindrance DRM.
