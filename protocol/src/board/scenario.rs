@@ -527,15 +527,6 @@ impl File {
                 }
                 touches.insert(other);
             }
-            if !touches.is_empty() && !h.terrain.row().bypassable_obstacle {
-                return Err(refuse(
-                    format!("{field}.obstacle_touches"),
-                    format!(
-                        "only woods and buildings have an obstacle to touch hexsides (A4.3); {} has none",
-                        h.terrain.name()
-                    ),
-                ));
-            }
             if h.obstacle_touches.is_some() && !h.terrain.row().bypassable_obstacle {
                 return Err(refuse(
                     format!("{field}.obstacle_touches"),

@@ -2,9 +2,9 @@
 //! Terrain Effects Modifier applies, and why — the question players argue over most when walls
 //! and Wall Advantage meet.
 //!
-//! Line of sight over board artwork is not modelled; the line of fire is taken as the straight
-//! line between hex centres, which decides whether fire is traced through a wall/hedge
-//! hexside (or along a hexspine) of the target's hex.
+//! Whether fire is traced through a wall/hedge hexside (or along a hexspine) of the target's
+//! hex is read from the straight line between hex centres; whether there is a LOS at all is
+//! `rules::los`'s question.
 
 use crate::board::hex::Hexside;
 use crate::board::scenario::{UnitId, UnitKind};
