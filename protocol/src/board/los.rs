@@ -605,15 +605,15 @@ impl Trace<'_> {
                 levels(top),
                 row.rule
             )),
-            Effect::Over if row.los.blind_hexes || in_season_obstacle => {
-                if self.blind(hex, top, false) {
-                    self.block(format!(
-                        "{} in {hex} (level {}) leaves a Blind Hex where the lower end stands ({}, A6.4)",
-                        row.name,
-                        levels(top),
-                        row.rule
-                    ))
-                }
+            Effect::Over
+                if (row.los.blind_hexes || in_season_obstacle) && self.blind(hex, top, false) =>
+            {
+                self.block(format!(
+                    "{} in {hex} (level {}) leaves a Blind Hex where the lower end stands ({}, A6.4)",
+                    row.name,
+                    levels(top),
+                    row.rule
+                ))
             }
             _ => {}
         }
