@@ -524,6 +524,26 @@ impl Trace<'_> {
         beyond >= 1 && beyond <= count
     }
 
+    /// The hex of the higher end (the viewer's when level).
+    fn higher_hex(&self) -> Hex {
+        if self.from.level >= self.to.level {
+            self.from.hex
+        } else {
+            self.to.hex
+        }
+    }
+
+    /// Of a hexside's two hexes, the one farther from the higher end: where a bocage
+    /// hexside's virtual obstacle stands (B9.52).
+    fn farther_of(&self, side: Hexside) -> Hex {
+        let high = self.higher_hex();
+        if high.distance(side.a) >= high.distance(side.b) {
+            side.a
+        } else {
+            side.b
+        }
+    }
+
     fn block(&mut self, why: String) {
         self.blocked = true;
         self.reasons.push(why);
@@ -685,16 +705,7 @@ impl Trace<'_> {
             Effect::Over => {
                 // The hex behind the hexside from the higher end holds a virtual one-level
                 // obstacle, a "Single-Story House" (B9.52).
-                let high = if self.from.level >= self.to.level {
-                    self.from.hex
-                } else {
-                    self.to.hex
-                };
-                let behind = if high.distance(side.a) >= high.distance(side.b) {
-                    side.a
-                } else {
-                    side.b
-                };
+                let behind = self.farther_of(side);
                 if self.blind(behind, top, false) {
                     self.block(format!(
                         "the bocage on {side} leaves a Blind Hex behind {behind} (B9.52, A6.4)"
@@ -754,16 +765,7 @@ impl Trace<'_> {
                     "LOS along the bocage hexspine {side} is blocked (B9.52)"
                 )),
                 Effect::Over => {
-                    let high = if self.from.level >= self.to.level {
-                        self.from.hex
-                    } else {
-                        self.to.hex
-                    };
-                    let far = if high.distance(side.a) >= high.distance(side.b) {
-                        side.a
-                    } else {
-                        side.b
-                    };
+                    let far = self.farther_of(side);
                     if self.blind(far, top, true) {
                         self.block(format!(
                             "the bocage hexspine {side} is a one-level obstacle leaving at least one Blind Hex (B9.52, B9.531)"
@@ -1025,11 +1027,7 @@ impl Trace<'_> {
     /// B9.52: seen from above, a hex behind bocage (a bocage hexside facing the higher end)
     /// is as if it held a "Single-Story House", a one-level obstacle leaving Blind Hexes.
     fn bocage_house(&mut self, hex: Hex) {
-        let high = if self.from.level >= self.to.level {
-            self.from.hex
-        } else {
-            self.to.hex
-        };
+        let high = self.higher_hex();
         let cell = self.cell(hex);
         let top = cell.level + 2;
         if !matches!(self.terrain_effect(top), Effect::Over) {

@@ -1027,13 +1027,7 @@ impl OfflineRun {
                 vec![format!("the cover question failed: {e}")],
             ),
         };
-        LineReport {
-            line: line.line,
-            text: line.text.clone(),
-            result: Ok(vec![]),
-            failures,
-            answer: Some(answer),
-        }
+        answered(line, answer, failures)
     }
 
     fn ask_los(
@@ -1063,13 +1057,7 @@ impl OfflineRun {
             }
             Err(e) => (e.to_string(), vec![format!("the LOS question failed: {e}")]),
         };
-        LineReport {
-            line: line.line,
-            text: line.text.clone(),
-            result: Ok(vec![]),
-            failures,
-            answer: Some(answer),
-        }
+        answered(line, answer, failures)
     }
 
     fn ask_tem(
@@ -1102,13 +1090,18 @@ impl OfflineRun {
             }
             Err(e) => (e.to_string(), vec![format!("the TEM question failed: {e}")]),
         };
-        LineReport {
-            line: line.line,
-            text: line.text.clone(),
-            result: Ok(vec![]),
-            failures,
-            answer: Some(answer),
-        }
+        answered(line, answer, failures)
+    }
+}
+
+/// The report of a question line: nothing happened to the game; the answer in words.
+fn answered(line: &ScriptLine, answer: String, failures: Vec<String>) -> LineReport {
+    LineReport {
+        line: line.line,
+        text: line.text.clone(),
+        result: Ok(vec![]),
+        failures,
+        answer: Some(answer),
     }
 }
 
