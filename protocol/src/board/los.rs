@@ -1006,6 +1006,50 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
     })
 }
 
+/// How a thread from the centre of `from` arrives at a vertex end (B9.42): along one of the
+/// three hexsides that meet there, or through one of the three hexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    Along(Hexside),
+    Through(Hex),
+}
+
+/// Where the thread from `from`'s centre enters the vertex `at` (which must be a vertex end);
+/// `None` for a centre end or a vertex whose hexes lie off the named board.
+pub fn arrival(from: Hex, at: &End) -> Option<Arrival> {
+    let Point::Vertex(i) = at.point else {
+        return None;
+    };
+    let i = usize::from(i) % 6;
+    let h = at.hex;
+    let (n1, n2) = (h.step(DIRECTIONS[i])?, h.step(DIRECTIONS[(i + 1) % 6])?);
+    let v = at.xy();
+    let c = h.plane();
+    let w1 = (c.0 + VERTEX[(i + 5) % 6].0, c.1 + VERTEX[(i + 5) % 6].1);
+    let w2 = (c.0 + VERTEX[(i + 1) % 6].0, c.1 + VERTEX[(i + 1) % 6].1);
+    let (e1, e2) = (sub(w1, v), sub(w2, v));
+    let e3 = (-(e1.0 + e2.0), -(e1.1 + e2.1));
+    let u = sub(from.plane(), v);
+    // Each hexside at the vertex, by the two hexes it divides.
+    let spines = [(e1, h, n1), (e2, h, n2), (e3, n1, n2)];
+    for (e, x, y) in spines {
+        if cross(u, e) == 0 && dot(u, e) > 0 {
+            return x.hexside(y).map(Arrival::Along);
+        }
+    }
+    let between = |a: (i64, i64), b: (i64, i64)| {
+        let turn = cross(a, b).signum();
+        cross(a, u).signum() == turn && cross(u, b).signum() == turn
+    };
+    Some(Arrival::Through(if between(e1, e2) {
+        h
+    } else if between(e1, e3) {
+        n1
+    } else {
+        n2
+    }))
+}
+
 /// Whether the segment runs along `side` (collinear with positive overlap).
 fn along_at(_t: &Trace<'_>, side: Hexside, a: (i64, i64), d: (i64, i64)) -> bool {
     let Some(dir) = side.a.direction_to(side.b) else {

@@ -40,7 +40,7 @@ impl Spot {
 
 /// The points a unit may be seen at: its hex centre, or in Bypass every vertex of the
 /// hexsides it has moved along (A4.34).
-fn ends_of(game: &Game, map: &LosMap, unit: &Unit) -> Vec<End> {
+pub(crate) fn ends_of(game: &Game, map: &LosMap, unit: &Unit) -> Vec<End> {
     let spec = game.scenario.units.get(&unit.id);
     let in_setup_hex = spec.is_some_and(|s| s.hex == unit.hex);
     let mut end = End::hex(map, unit.hex);

@@ -122,6 +122,75 @@ fn crossing_with_notes(
     Some((best, notes))
 }
 
+/// B9.42: against a unit in Bypass the firer traces to a vertex of a hexside it moved along
+/// (A4.34) and takes the one best for it among those it has a LOS to. A wall/hedge hexside at
+/// that vertex gives its TEM when the thread runs exactly along it, or when the target is in
+/// one of its two hexes and the thread enters the vertex through the other one (or along that
+/// hex's other hexside there).
+fn vertex_wall(
+    game: &Game,
+    firer: &crate::game::Unit,
+    target: &crate::game::Unit,
+) -> (Option<Crossing>, Vec<String>) {
+    use crate::board::los::{arrival, trace, Arrival, LosMap, Verdict};
+    let map = LosMap::new(&game.scenario);
+    let from = crate::rules::los::ends_of(game, &map, firer)[0];
+    let mut best: Option<(i8, Option<Crossing>)> = None;
+    for end in crate::rules::los::ends_of(game, &map, target) {
+        let seen = trace(&map, from, end).is_ok_and(|r| r.verdict != Verdict::Blocked);
+        let Some(arrived) = arrival(firer.hex, &end).filter(|_| seen) else {
+            continue;
+        };
+        let crate::board::los::Point::Vertex(i) = end.point else {
+            continue;
+        };
+        let i = usize::from(i);
+        let around: Vec<crate::board::hex::Hex> = [
+            Some(target.hex),
+            target.hex.step(crate::board::hex::DIRECTIONS[i]),
+            target.hex.step(crate::board::hex::DIRECTIONS[(i + 1) % 6]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut here: Option<Crossing> = None;
+        for (x, y) in [(0, 1), (0, 2), (1, 2)] {
+            let (Some(a), Some(b)) = (around.get(x), around.get(y)) else {
+                continue;
+            };
+            let Some(side) = a.hexside(*b) else { continue };
+            let Some(feature) = game.scenario.hexside_feature(side) else {
+                continue;
+            };
+            let opposite = side.other(target.hex);
+            let applies = match arrived {
+                Arrival::Along(s) => {
+                    s == side || opposite.is_some_and(|o| s.touches(o) && !s.touches(target.hex))
+                }
+                Arrival::Through(h) => opposite == Some(h),
+            };
+            let tem = feature.row().tem.direct;
+            if applies && here.as_ref().is_none_or(|c| tem > c.1) {
+                let why = vec![format!(
+                    "LOS traced to the Bypass vertex at {}: the {} on {side} applies (B9.42)",
+                    around
+                        .iter()
+                        .map(|h| h.to_string())
+                        .collect::<Vec<_>>()
+                        .join("-"),
+                    feature.name()
+                )];
+                here = Some((feature, tem, side, why));
+            }
+        }
+        let tem = here.as_ref().map_or(0, |c| c.1);
+        if best.as_ref().is_none_or(|(t, _)| tem < *t) {
+            best = Some((tem, here));
+        }
+    }
+    (best.and_then(|(_, c)| c), vec![])
+}
+
 /// Works out the TEM for `target` under fire from `firers` (a Fire Group when more than one).
 pub fn query(
     game: &Game,
@@ -192,7 +261,10 @@ pub fn query(
     // Direct fire: is a wall/hedge of the target's hex crossed, and may the target use it?
     let crossings: Vec<_> = firers
         .iter()
-        .map(|f| crossed_wall(game, f.hex, target.hex))
+        .map(|f| match target.bypass {
+            Some(_) => vertex_wall(game, f, target),
+            None => crossed_wall(game, f.hex, target.hex),
+        })
         .collect();
     let wall = crossings
         .iter()
@@ -203,7 +275,12 @@ pub fn query(
             reasons.extend(notes.iter().cloned());
         }
     }
-    let in_hex = terrain.tem.direct;
+    // A unit in Bypass is in the open part of its hex (A4.33): its obstacle gives no TEM.
+    let in_hex = if target.bypass.is_some() {
+        0
+    } else {
+        terrain.tem.direct
+    };
     let wall_applies = match (&wall, fire) {
         (None, _) => false,
         (Some(_), Fire::DemolitionCharge) => {
