@@ -23,6 +23,10 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
+    fn hex(&mut self) -> Hex {
+        let column = 1 + self.next(u64::from(COLUMNS)) as u16;
+        Hex::new(Some(1), column, 1 + self.next(u64::from(ROWS)) as u16)
+    }
 }
 
 fn map() -> Scenario {
@@ -32,11 +36,7 @@ fn map() -> Scenario {
     );
     let mut used = std::collections::BTreeSet::new();
     for _ in 0..500 {
-        let hex = Hex::new(
-            Some(1),
-            1 + rng.next(COLUMNS as u64) as u16,
-            1 + rng.next(ROWS as u64) as u16,
-        );
+        let hex = rng.hex();
         if !used.insert(hex) {
             continue;
         }
@@ -55,11 +55,7 @@ fn map() -> Scenario {
     }
     let mut sides = std::collections::BTreeSet::new();
     for _ in 0..300 {
-        let hex = Hex::new(
-            Some(1),
-            1 + rng.next(COLUMNS as u64) as u16,
-            1 + rng.next(ROWS as u64) as u16,
-        );
+        let hex = rng.hex();
         let Some(n) = hex.step(DIRECTIONS[rng.next(6) as usize]) else {
             continue;
         };

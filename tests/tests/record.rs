@@ -35,6 +35,16 @@ async fn viewer(url: &str, game: &str, token: &str) -> Socket {
     ws
 }
 
+/// A new game of the village scenario on `server`.
+async fn create(server: &TestServer) -> client::NewGame {
+    Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap()
+}
+
 /// Sends `message` and returns the first answer that is not a stream event.
 async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
     ws.send(Message::text(wire::to_json(message)))
@@ -92,12 +102,7 @@ async fn accept(conn: &mut Connection, command: Command) {
 async fn the_record_and_past_positions_are_projections() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path(), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let created = create(&server).await;
     let (game, tokens) = (created.game, created.tokens);
     let mut german = Connection::connect(&server.url).await.unwrap();
     german.join(&game, &tokens.side_a, None).await.unwrap();
@@ -222,12 +227,7 @@ async fn a_review_needs_a_valid_export() {
 async fn a_spectator_asks_for_los_between_two_hexes() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path(), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let created = create(&server).await;
     let mut ws = viewer(&server.url, &created.game, &created.tokens.spectator).await;
     let (from, to): (Hex, Hex) = ("12E3".parse().unwrap(), "12E7".parse().unwrap());
     match ask(&mut ws, &ClientMessage::Los { from, to }).await {
