@@ -535,6 +535,7 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Export(_)
         | ServerMessage::Reviewing { .. }
         | ServerMessage::Pong { .. }
+        | ServerMessage::Los { .. }
         | ServerMessage::Error { .. } => None,
     }
 }
@@ -554,6 +555,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Reviewing { .. } => "reviewing",
         ServerMessage::Pong { .. } => "pong",
         ServerMessage::Error { .. } => "error",
+        ServerMessage::Los { .. } => "los",
     }
 }
 

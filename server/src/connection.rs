@@ -478,7 +478,8 @@ impl Connection {
             | ClientMessage::GetLog { .. }
             | ClientMessage::GetStateAt { .. }
             | ClientMessage::GetExport { .. }
-            | ClientMessage::GetRecord { .. } => Spend::Read,
+            | ClientMessage::GetRecord { .. }
+            | ClientMessage::Los { .. } => Spend::Read,
         };
         // Commands keep their own refusal below, which names the command.
         if !matches!(kind, Spend::Command) && !self.spend(kind).await? {
@@ -569,6 +570,9 @@ impl Connection {
                     reply,
                 })
                 .await
+            }
+            ClientMessage::Los { from, to } => {
+                self.ask(|_, reply| Request::Los { from, to, reply }).await
             }
         }
     }

@@ -118,6 +118,12 @@ pub enum Request {
         from: u64,
         reply: oneshot::Sender<ServerMessage>,
     },
+    /// LOS between two hexes from the map alone (`ClientMessage::Los`); changes nothing.
+    Los {
+        from: protocol::Hex,
+        to: protocol::Hex,
+        reply: oneshot::Sender<ServerMessage>,
+    },
     Leave {
         subscriber: u64,
     },
@@ -577,6 +583,9 @@ impl GameTask {
                     let _ = reply.send(self.record_page(viewer, from));
                 }
                 Request::GetExport { from, reply } => self.export_page(from, reply),
+                Request::Los { from, to, reply } => {
+                    let _ = reply.send(protocol::wire::los_answer(self.game(), from, to));
+                }
                 Request::Leave { subscriber } => {
                     self.subscribers.retain(|s| s.id != subscriber);
                 }

@@ -112,6 +112,11 @@ impl Review {
                 ErrorCode::ReadOnly,
                 "an export under review can only be read",
             ),
+            ClientMessage::Los { from, to } => {
+                let events = self.verified.entries.iter().map(|e| &e.event);
+                let game = Game::replay(events).expect("a verified log starts with GameCreated");
+                protocol::wire::los_answer(&game, *from, *to)
+            }
             ClientMessage::Ping { .. } | ClientMessage::CreateGame { .. } => return None,
         })
     }

@@ -164,6 +164,65 @@
     return parts.join(" — ");
   }
 
+  // ---- The LOS thread ---------------------------------------------------------------------
+  // Click a hex, then another: the page asks the server (`los`) and draws the thread with the
+  // engine's verdict and reasons. The page decides nothing itself.
+
+  function losClick(name) {
+    if (!page.losFrom || page.losTo) {
+      page.losFrom = name;
+      page.losTo = null;
+      clearThread();
+      el("los-info").textContent = `LOS from ${name}: click a second hex.`;
+      return;
+    }
+    page.losTo = name;
+    el("los-info").textContent = `LOS from ${page.losFrom} to ${name}: asking the engine…`;
+    send({ los: { from: page.losFrom, to: name } });
+  }
+
+  function clearThread() {
+    const old = document.getElementById("los-thread");
+    if (old) old.remove();
+  }
+
+  /** The verdict as the engine sends it: "clear", "blocked" or { hindered: N }. */
+  function verdictKind(verdict) {
+    if (!verdict) return "error";
+    return typeof verdict === "string" ? verdict : "hindered";
+  }
+
+  function verdictText(verdict) {
+    if (!verdict) return "cannot be traced";
+    return typeof verdict === "string" ? verdict : `hindered ${verdict.hindered}`;
+  }
+
+  function drawThread(answer) {
+    clearThread();
+    const a = page.geometry && page.geometry.centres.get(answer.from);
+    const b = page.geometry && page.geometry.centres.get(answer.to);
+    const kind = verdictKind(answer.verdict);
+    if (a && b) {
+      const g = svg("g", { id: "los-thread", class: `los ${kind}` }, el("board"));
+      svg("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y }, g);
+      svg("circle", { cx: a.x, cy: a.y, r: 3 }, g);
+      svg("circle", { cx: b.x, cy: b.y, r: 3 }, g);
+      svg("title", {}, g).textContent = answer.reasons.join("\n");
+    }
+    const info = el("los-info");
+    info.replaceChildren();
+    const head = document.createElement("strong");
+    head.textContent = `LOS ${answer.from} → ${answer.to}: ${verdictText(answer.verdict)}`;
+    info.append(head);
+    const list = document.createElement("ul");
+    for (const r of answer.reasons) {
+      const item = document.createElement("li");
+      item.textContent = r;
+      list.append(item);
+    }
+    info.append(list);
+  }
+
   /** Terrain, hexsides, roads and Manholes: drawn once, since the map never changes. */
   function drawMap(scenario) {
     const board = el("board");
@@ -212,7 +271,10 @@
         shape.classList.add("picked");
       };
       shape.addEventListener("mouseenter", pick);
-      shape.addEventListener("click", pick);
+      shape.addEventListener("click", () => {
+        pick();
+        losClick(name);
+      });
     }
     drawRoads(scenario, geometry, svg("g", { id: "roads" }, board));
     drawHexsides(scenario, geometry, svg("g", { id: "hexsides" }, board));
@@ -585,7 +647,9 @@
   }
 
   function onMessage(message) {
-    if (message.joined) {
+    if (message.los) {
+      drawThread(message.los);
+    } else if (message.joined) {
       const joined = message.joined;
       page.joined = true;
       page.reconnectDelay = RECONNECT_DELAY_MIN_MS;

@@ -35,6 +35,16 @@ async fn viewer(url: &str, game: &str, token: &str) -> Socket {
     ws
 }
 
+/// A new game of the village scenario on `server`.
+async fn create(server: &TestServer) -> client::NewGame {
+    Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap()
+}
+
 /// Sends `message` and returns the first answer that is not a stream event.
 async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
     ws.send(Message::text(wire::to_json(message)))
@@ -92,12 +102,7 @@ async fn accept(conn: &mut Connection, command: Command) {
 async fn the_record_and_past_positions_are_projections() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path(), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let created = create(&server).await;
     let (game, tokens) = (created.game, created.tokens);
     let mut german = Connection::connect(&server.url).await.unwrap();
     german.join(&game, &tokens.side_a, None).await.unwrap();
@@ -219,4 +224,33 @@ async fn a_review_needs_a_valid_export() {
         other => panic!("expected not_joined, got {other:?}"),
     }
     server.stop().await;
+}
+
+/// The watch page's LOS thread: a spectator asks for the LOS between two hexes and the server
+/// answers with the engine's verdict and reasons; nothing changes.
+#[tokio::test]
+async fn a_spectator_asks_for_los_between_two_hexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), Config::default()).await;
+    let created = create(&server).await;
+    let mut ws = viewer(&server.url, &created.game, &created.tokens.spectator).await;
+    let (from, to): (Hex, Hex) = ("12E3".parse().unwrap(), "12E7".parse().unwrap());
+    match ask(&mut ws, &ClientMessage::Los { from, to }).await {
+        ServerMessage::Los {
+            verdict, reasons, ..
+        } => {
+            assert_eq!(
+                verdict,
+                Some(protocol::board::los::Verdict::Blocked),
+                "{reasons:?}"
+            );
+            assert!(reasons.iter().any(|r| r.contains("B23")), "{reasons:?}");
+        }
+        other => panic!("expected a LOS answer, got {other:?}"),
+    }
+    assert_eq!(
+        state_at(&mut ws, 99).await.version,
+        1,
+        "asking changed nothing"
+    );
 }

@@ -231,6 +231,25 @@ async fn the_watch_page_follows_a_game_live() {
         std::fs::write(repo("docs/watch-page.png"), &shot).unwrap();
     }
 
+    // The LOS thread: two clicked hexes, the server's verdict and reasons drawn on the map.
+    for hex in ["12E3", "12E7"] {
+        browser
+            .eval(
+                &tab,
+                &format!("document.querySelector('.hex-cell[data-hex=\"{hex}\"] polygon').dispatchEvent(new MouseEvent('click'))"),
+            )
+            .await;
+    }
+    browser
+        .wait_for(
+            &tab,
+            "the LOS thread 12E3 → 12E7, blocked by the building in E4",
+            "document.querySelector('#los-thread.blocked line') !== null && \
+             document.getElementById('los-info').textContent.includes('B23')",
+            PAGE_WAIT_MAX,
+        )
+        .await;
+
     // Replay: back to the first event (the button), then live again (the End key).
     browser
         .eval(&tab, "document.getElementById('first').click()")

@@ -210,9 +210,9 @@ pub(crate) fn plan<'a>(
                 l.line,
                 "`dice` lines work only offline (asl check); the server rolls its own dice".into(),
             )),
-            Action::Tem { .. } | Action::Cover { .. } => Err((
+            Action::Tem { .. } | Action::Cover { .. } | Action::Los { .. } => Err((
                 l.line,
-                "`tem` and `cover` questions are answered offline (asl check); they send nothing to a game"
+                "`tem`, `cover` and `los` questions are answered offline (asl check); they send nothing to a game"
                     .into(),
             )),
             Action::Command(_) if l.side.is_some_and(|s| s != side) => Err((

@@ -68,7 +68,8 @@ impl Direction {
             Direction::NW => (-1, -1),
         }
     }
-    fn index(self) -> usize {
+    /// This direction's place in [`DIRECTIONS`] (N = 0, clockwise).
+    pub fn index(self) -> usize {
         DIRECTIONS
             .iter()
             .position(|d| *d == self)
@@ -83,6 +84,17 @@ impl Direction {
 impl Hex {
     pub fn new(board: Option<u16>, column: u16, row: u16) -> Hex {
         Hex { board, column, row }
+    }
+
+    /// The centre dot in the plane LOS is traced on (`board::los`): x = 6 × column,
+    /// y = 4 × row, less 2 in odd columns. Hexes are drawn with a flat top, so in these
+    /// units every vertex and every hexside midpoint has integer coordinates and a straight
+    /// line's meeting with hexsides is exact integer arithmetic.
+    pub fn plane(self) -> (i64, i64) {
+        (
+            6 * i64::from(self.column),
+            2 * i64::from(self.doubled_height()),
+        )
     }
 
     /// Height of the centre, doubled so it stays an integer (odd columns sit half a row up).

@@ -158,6 +158,15 @@ pub struct HexSpec {
     pub sewer_rubble: bool,
     /// A Water Obstacle hex (B21): no sewer or tunnel passes beneath it (B8.4, B8.6).
     pub water_obstacle: bool,
+    /// The scenario listed `obstacle_touches` (even as `[]`): for LOS the depiction is then
+    /// drawn inside the hex, reaching only those hexsides. Otherwise it fills the hex (the
+    /// simple default; `board::los`, docs/los.md).
+    #[serde(default)]
+    pub obstacle_inset: bool,
+    /// Obstacle height in half levels when it differs from the terrain table (a building of
+    /// more than one storey, B23); `None` = the table's.
+    #[serde(default)]
+    pub obstacle_height: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,6 +219,11 @@ pub struct UnitSpec {
     /// Where it is in its hex's fortifications, and Column/Convoy status (B9.32).
     #[serde(default)]
     pub placement: Placement,
+    /// The level of its Location in half levels when above the hex's base level (an upper
+    /// building level or a rooftop, B23), kept while it stays in its setup hex; `None` = the
+    /// hex's base level.
+    #[serde(default)]
+    pub level: Option<i16>,
 }
 
 /// A unit's place among its hex's fortifications, and Column/Convoy status: what B9.32 asks
@@ -333,7 +347,7 @@ struct HexFile {
     #[serde(default)]
     manhole: bool,
     #[serde(default)]
-    obstacle_touches: Vec<String>,
+    obstacle_touches: Option<Vec<String>>,
     #[serde(default)]
     fortifications: Vec<Fortification>,
     #[serde(default)]
@@ -344,6 +358,9 @@ struct HexFile {
     sewer_rubble: bool,
     #[serde(default)]
     water_obstacle: bool,
+    /// Obstacle height in levels (halves allowed), for buildings of more than one storey.
+    #[serde(default)]
+    height: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -399,6 +416,9 @@ struct UnitFile {
     on_bridge: bool,
     #[serde(default)]
     column: bool,
+    /// Level of the unit's Location (halves allowed, e.g. 1.5 on a rooftop).
+    #[serde(default)]
+    level: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -557,6 +577,8 @@ impl File {
                             blaze: false,
                             sewer_rubble: false,
                             water_obstacle: false,
+                            obstacle_inset: false,
+                            obstacle_height: None,
                         },
                     );
                 }
@@ -576,7 +598,7 @@ impl File {
                 ));
             }
             let mut touches = BTreeSet::new();
-            for (j, t) in h.obstacle_touches.iter().enumerate() {
+            for (j, t) in h.obstacle_touches.iter().flatten().enumerate() {
                 let other = parse_hex(&format!("{field}.obstacle_touches[{j}]"), t)?;
                 if !hex.is_adjacent(other) {
                     return Err(refuse(
@@ -586,7 +608,7 @@ impl File {
                 }
                 touches.insert(other);
             }
-            if !touches.is_empty() && !h.terrain.row().bypassable_obstacle {
+            if h.obstacle_touches.is_some() && !h.terrain.row().bypassable_obstacle {
                 return Err(refuse(
                     format!("{field}.obstacle_touches"),
                     format!(
@@ -595,6 +617,25 @@ impl File {
                     ),
                 ));
             }
+            let obstacle_height = match h.height {
+                None => None,
+                Some(levels) => {
+                    let halves = levels * 2.0;
+                    if h.terrain.row().los.height == 0 {
+                        return Err(refuse(
+                            format!("{field}.height"),
+                            format!("{} is no LOS obstacle to give a height", h.terrain.name()),
+                        ));
+                    }
+                    if halves.fract() != 0.0 || !(1.0..=10.0).contains(&halves) {
+                        return Err(refuse(
+                            format!("{field}.height"),
+                            "an obstacle height runs from 0.5 to 5 levels in half levels",
+                        ));
+                    }
+                    Some(halves as u8)
+                }
+            };
             if h.elevation.abs() > 10 {
                 return Err(refuse(
                     format!("{field}.elevation"),
@@ -614,6 +655,8 @@ impl File {
                     blaze: h.blaze,
                     sewer_rubble: h.sewer_rubble,
                     water_obstacle: h.water_obstacle,
+                    obstacle_inset: h.obstacle_touches.is_some(),
+                    obstacle_height,
                 },
             );
         }
@@ -710,6 +753,20 @@ impl File {
                     "a hidden unit is not also under a ? counter; choose one",
                 ));
             }
+            let level = match u.level {
+                None => None,
+                Some(levels) => {
+                    let halves = levels * 2.0;
+                    let base = f64::from(hexes[&hex].elevation) * 2.0;
+                    if halves.fract() != 0.0 || halves < base || halves > base + 10.0 {
+                        return Err(refuse(
+                            format!("{field}.level"),
+                            "a unit's level is in half levels, at or up to 5 levels above its hex's base level",
+                        ));
+                    }
+                    Some(halves as i16)
+                }
+            };
             let spec = UnitSpec {
                 id: u.id.clone(),
                 side,
@@ -732,6 +789,7 @@ impl File {
                     on_bridge: u.on_bridge,
                     column: u.column,
                 },
+                level,
             };
             check_placement(&field, &spec, &hexes[&hex])?;
             if units.insert(u.id.clone(), spec).is_some() {

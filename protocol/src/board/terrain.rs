@@ -111,6 +111,66 @@ pub struct TerrainRow {
     /// Terrain whose TEM is bought by paying more than its entry cost: what entering "into
     /// cover" costs in all (chart B2: shellholes cost 1 MF, or 2 to use their +1).
     pub cover_cost: Option<Mf>,
+    /// What the terrain does to a line of sight (A6, chart's LOS column); read by `board::los`.
+    pub los: LosRow,
+}
+
+/// The LOS column of the Terrain Chart for one terrain, in half levels so that walls, cactus
+/// and rooftops are exact. A terrain may both block some LOS and hinder other LOS (orchards).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LosRow {
+    /// Height of the obstacle above the hex's base level, in half levels; 0 = no obstacle.
+    /// Woods and a one-storey building are one level (2); cactus is a half-level obstacle (1).
+    pub height: u8,
+    /// An obstacle lower than the higher of two Locations leaves Blind Hexes behind it (A6.4);
+    /// half-level obstacles block same-level LOS only and leave none.
+    pub blind_hexes: bool,
+    /// Hindrance DRM added for each hex of it the LOS passes through (A6.1 chart; B12–B18).
+    pub hindrance: u8,
+    /// The hindrance affects only LOS between Locations at its own level (B15 Grain).
+    pub same_level_only: bool,
+    /// Months (first, last; 1–12) in which the LOS effect exists at all (B15 Grain: June–
+    /// September); `None` = all year. Out of these months the hex is Open Ground for LOS.
+    pub months: Option<(u8, u8)>,
+    /// Months in which the hindrance is instead a one-level obstacle to LOS between different
+    /// levels (B14 Orchard: April–October; Olive Grove all year).
+    pub obstacle_to_higher_months: Option<(u8, u8)>,
+}
+
+impl LosRow {
+    /// Nothing: Open Ground for LOS.
+    pub const NONE: LosRow = LosRow {
+        height: 0,
+        blind_hexes: false,
+        hindrance: 0,
+        same_level_only: false,
+        months: None,
+        obstacle_to_higher_months: None,
+    };
+    const fn obstacle(levels: u8) -> LosRow {
+        LosRow {
+            height: levels * 2,
+            blind_hexes: true,
+            ..LosRow::NONE
+        }
+    }
+    const fn hindrance(drm: u8) -> LosRow {
+        LosRow {
+            hindrance: drm,
+            ..LosRow::NONE
+        }
+    }
+}
+
+/// Whether `month` (1–12; 0 = the scenario gives none, taken as in season) lies in `span`,
+/// which may wrap over the new year.
+pub fn in_months(span: Option<(u8, u8)>, month: u8) -> bool {
+    match span {
+        None => true,
+        Some(_) if month == 0 => true,
+        Some((from, to)) if from <= to => (from..=to).contains(&month),
+        Some((from, to)) => month >= from || month <= to,
+    }
 }
 
 const fn row(
@@ -130,7 +190,13 @@ const fn row(
         bypassable_obstacle: false,
         in_season_months: None,
         cover_cost: None,
+        los: LosRow::NONE,
     }
+}
+
+const fn los(mut r: TerrainRow, los: LosRow) -> TerrainRow {
+    r.los = los;
+    r
 }
 
 const fn mf(halves: u16) -> EntryCost {
@@ -151,48 +217,104 @@ pub const TERRAIN_TABLE: &[TerrainRow] = &[
         cover_cost: Some(Mf::whole(2)),
         ..row(Terrain::Shellholes, "B2", "Shellholes", mf(2), 1, 1)
     },
-    // Entered across a non-road hexside; along the road it is the road rate (B3).
+    // Entered across a non-road hexside; along the road it is the road rate (B3). A
+    // Depression for LOS (B4), which the LOS model does not draw (docs/los.md).
     row(Terrain::SunkenRoad, "B4", "Sunken Road", mf(4), 0, 0),
-    row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(4), 0, 0),
+    // The chart: a Level 1 obstacle.
+    los(
+        row(Terrain::ElevatedRoad, "B5", "Elevated Road", mf(4), 0, 0),
+        LosRow::obstacle(1),
+    ),
     row(Terrain::Runway, "B7", "Runway", mf(2), -1, -1),
-    row(Terrain::Brush, "B12", "Brush", mf(4), 0, 0),
-    obstacle(row(Terrain::Woods, "B13", "Woods", mf(4), 1, -1)),
-    row(Terrain::Orchard, "B14", "Orchard", mf(2), 0, 0),
-    row(Terrain::OliveGrove, "B14.8", "Olive Grove", mf(4), 1, 1),
-    row(Terrain::CactusPatch, "B14.7", "Cactus Patch", mf(6), 1, 1),
+    los(
+        row(Terrain::Brush, "B12", "Brush", mf(4), 0, 0),
+        LosRow::hindrance(1),
+    ),
+    los(
+        obstacle(row(Terrain::Woods, "B13", "Woods", mf(4), 1, -1)),
+        LosRow::obstacle(1),
+    ),
+    // A +1 Hindrance, and in season (April–October) an obstacle to LOS from a higher level.
+    los(
+        row(Terrain::Orchard, "B14", "Orchard", mf(2), 0, 0),
+        LosRow {
+            obstacle_to_higher_months: Some((4, 10)),
+            ..LosRow::hindrance(1)
+        },
+    ),
+    // As an orchard, always in season.
+    los(
+        row(Terrain::OliveGrove, "B14.8", "Olive Grove", mf(4), 1, 1),
+        LosRow {
+            obstacle_to_higher_months: Some((1, 12)),
+            ..LosRow::hindrance(1)
+        },
+    ),
+    // A Half-Level obstacle.
+    los(
+        row(Terrain::CactusPatch, "B14.7", "Cactus Patch", mf(6), 1, 1),
+        LosRow {
+            height: 1,
+            ..LosRow::NONE
+        },
+    ),
+    // A Hindrance June–September, to same-level LOS only.
     TerrainRow {
         in_season_months: Some((4, 9)),
+        los: LosRow {
+            same_level_only: true,
+            months: Some((6, 9)),
+            ..LosRow::hindrance(1)
+        },
         ..row(Terrain::Grain, "B15", "Grain", mf(3), 0, 0)
     },
-    row(Terrain::Marsh, "B16", "Marsh", EntryCost::AllMf, 0, 0),
-    row(Terrain::Crag, "B17", "Crag", mf(4), 1, 1),
-    row(Terrain::Graveyard, "B18", "Graveyard", mf(2), 1, 1),
+    los(
+        row(Terrain::Marsh, "B16", "Marsh", EntryCost::AllMf, 0, 0),
+        LosRow::hindrance(1),
+    ),
+    los(
+        row(Terrain::Crag, "B17", "Crag", mf(4), 1, 1),
+        LosRow::hindrance(1),
+    ),
+    los(
+        row(Terrain::Graveyard, "B18", "Graveyard", mf(2), 1, 1),
+        LosRow::hindrance(1),
+    ),
+    // A Depression for LOS (B19), not drawn by the LOS model (docs/los.md).
     row(Terrain::Gully, "B19", "Gully", mf(4), 0, 0),
-    obstacle(row(
-        Terrain::StoneBuilding,
-        "B23",
-        "stone building",
-        mf(4),
-        3,
-        3,
-    )),
-    obstacle(row(
-        Terrain::WoodenBuilding,
-        "B23",
-        "wooden building",
-        mf(4),
-        2,
-        2,
-    )),
+    // Buildings are obstacles by their height; one storey unless the scenario gives more.
+    los(
+        obstacle(row(
+            Terrain::StoneBuilding,
+            "B23",
+            "stone building",
+            mf(4),
+            3,
+            3,
+        )),
+        LosRow::obstacle(1),
+    ),
+    los(
+        obstacle(row(
+            Terrain::WoodenBuilding,
+            "B23",
+            "wooden building",
+            mf(4),
+            2,
+            2,
+        )),
+        LosRow::obstacle(1),
+    ),
 ];
 
 impl Terrain {
     /// This terrain's row. Every variant has exactly one (checked by a test).
     pub fn row(self) -> &'static TerrainRow {
-        TERRAIN_TABLE
-            .iter()
-            .find(|r| r.terrain == self)
-            .expect("every terrain has a row in TERRAIN_TABLE")
+        // The table lists the terrains in the enum's order (checked by a test), so the row is
+        // found by index: LOS asks this for every hex a thread passes.
+        let row = &TERRAIN_TABLE[self as usize];
+        debug_assert_eq!(row.terrain, self);
+        row
     }
 
     /// Cost Of Terrain in the given month (1–12; `None` = unspecified, taken as in season).
@@ -231,6 +353,10 @@ pub struct HexsideRow {
     /// Added to the COT of the hex entered; never a COT itself and never doubled for elevation (B9.4).
     pub crossing_mf: Mf,
     pub tem: Tem,
+    /// Height as a LOS obstacle above the lower of its two hexes, in half levels: walls and
+    /// hedges are Half-Level obstacles to same-level LOS (B9.2), bocage a one-level obstacle
+    /// that leaves Blind Hexes (B9.52).
+    pub los_height: u8,
 }
 
 pub const HEXSIDE_TABLE: &[HexsideRow] = &[
@@ -243,6 +369,7 @@ pub const HEXSIDE_TABLE: &[HexsideRow] = &[
             direct: 2,
             indirect: 1,
         },
+        los_height: 1,
     },
     HexsideRow {
         feature: HexsideFeature::Hedge,
@@ -253,6 +380,7 @@ pub const HEXSIDE_TABLE: &[HexsideRow] = &[
             direct: 1,
             indirect: 0,
         },
+        los_height: 1,
     },
     HexsideRow {
         feature: HexsideFeature::Bocage,
@@ -263,6 +391,7 @@ pub const HEXSIDE_TABLE: &[HexsideRow] = &[
             direct: 2,
             indirect: 1,
         },
+        los_height: 2,
     },
 ];
 
@@ -415,6 +544,9 @@ mod tests {
             assert_eq!(TERRAIN_TABLE.iter().filter(|r| r.terrain == t).count(), 1);
         }
         assert_eq!(TERRAIN_TABLE.len(), all.len());
+        for (i, t) in all.iter().enumerate() {
+            assert_eq!(TERRAIN_TABLE[i].terrain, *t, "rows follow the enum's order");
+        }
     }
 
     #[test]

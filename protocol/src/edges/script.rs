@@ -83,8 +83,9 @@ pub enum Action {
     Command(Command),
     /// Faces for the next die rolls (offline only; a server rolls its own dice).
     Dice(Vec<u8>),
-    /// The B9.55 question: does bocage cover the unit from every enemy named as seeing it?
-    /// `cover 338 from 447 => yes`.
+    /// The B9.55 question: does bocage cover the unit from every enemy named as seeing it
+    /// (`cover 338 from 447 => yes`), or from every Good Order enemy the engine finds with a
+    /// LOS to it (`cover 338 => yes`, `seen_by` empty)?
     Cover {
         unit: UnitId,
         seen_by: Vec<UnitId>,
@@ -98,6 +99,13 @@ pub enum Action {
         fire: crate::rules::tem::Fire,
         /// The expected TEM, or `None` for "Hull Down" (B9.36).
         expect: Option<Option<i8>>,
+    },
+    /// A LOS question (A6, B9, B10), answered from the position without changing it:
+    /// `los 447 467 => clear`, `los 447 Z7 => hindered 1`. Each end is a unit id or a hex name.
+    Los {
+        from: String,
+        to: String,
+        expect: Option<crate::board::los::Verdict>,
     },
 }
 
@@ -658,12 +666,13 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
         }
         if ws[0] == "cover" {
             let (unit, seen_by) = match ws.as_slice() {
+                [_, unit] => (unit.clone(), vec![]),
                 [_, unit, from, seen @ ..] if from == "from" && !seen.is_empty() => {
                     (unit.clone(), seen.to_vec())
                 }
                 _ => {
                     return Err(err(
-                        "`cover` takes a unit, `from` and the enemy units that see it: cover 338 from 447"
+                        "`cover` takes a unit, and optionally `from` and the enemy units that see it (else the engine traces who does): cover 338, cover 338 from 447"
                             .into(),
                     ))
                 }
@@ -686,6 +695,10 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                 },
                 expect: None,
             });
+            continue;
+        }
+        if ws[0] == "los" {
+            lines.push(parse_los(line, command_text, &ws, expect_text)?);
             continue;
         }
         if ws[0] == "tem" {
@@ -747,6 +760,49 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
         });
     }
     Ok(lines)
+}
+
+/// `los FROM TO [=> clear | blocked | hindered N]`.
+fn parse_los(
+    line: usize,
+    text: &str,
+    ws: &[String],
+    expect_text: Option<&str>,
+) -> Result<ScriptLine, ScriptError> {
+    use crate::board::los::Verdict;
+    let err = |message: String| ScriptError { line, message };
+    let [_, from, to] = ws else {
+        return Err(err(
+            "`los` takes two ends, each a unit or a hex: los 447 467 => clear".into(),
+        ));
+    };
+    let expect = expect_text
+        .map(|e| {
+            let words: Vec<&str> = e.split_whitespace().collect();
+            match words.as_slice() {
+                ["clear"] => Ok(Verdict::Clear),
+                ["blocked"] => Ok(Verdict::Blocked),
+                ["hindered", n] => match n.parse::<u8>() {
+                    Ok(n) if n > 0 => Ok(Verdict::Hindered(n)),
+                    _ => Err(err(format!("`{n}` is not a Hindrance DRM of 1 or more"))),
+                },
+                _ => Err(err(format!(
+                    "`{e}` is not a LOS answer; write clear, blocked or hindered N"
+                ))),
+            }
+        })
+        .transpose()?;
+    Ok(ScriptLine {
+        line,
+        text: text.to_string(),
+        side: None,
+        action: Action::Los {
+            from: from.clone(),
+            to: to.clone(),
+            expect,
+        },
+        expect: None,
+    })
 }
 
 /// Checks an expectation against the result of a line; each failure is one message.
@@ -994,6 +1050,7 @@ impl OfflineRun {
                 seen_by,
                 expect,
             } => return Some(self.ask_cover(line, unit, seen_by, *expect)),
+            Action::Los { from, to, expect } => return Some(self.ask_los(line, from, to, *expect)),
         };
         let result = match line.side {
             Some(side) => crate::record::dispute::decide(
@@ -1045,12 +1102,23 @@ impl OfflineRun {
         seen_by: &[UnitId],
         expect: Option<bool>,
     ) -> LineReport {
-        let (answer, failures) = match crate::rules::tem::bocage_cover(&self.game, unit, seen_by) {
-            Ok(covered) => {
-                let shown = if covered {
-                    "covered by bocage: out of their LOS and in Concealment Terrain (B9.55)"
+        let asked = if seen_by.is_empty() {
+            crate::rules::tem::bocage_cover_traced(&self.game, unit)
+        } else {
+            crate::rules::tem::bocage_cover(&self.game, unit, seen_by)
+                .map(|c| (c, seen_by.to_vec()))
+        };
+        let (answer, failures) = match asked {
+            Ok((covered, seers)) => {
+                let who = if seers.is_empty() {
+                    "no Good Order enemy has a LOS to it".to_string()
                 } else {
-                    "not covered by bocage against all of them (B9.55)"
+                    format!("seen by {}", seers.join(", "))
+                };
+                let shown = if covered {
+                    format!("covered by bocage: out of their LOS and in Concealment Terrain (B9.55); {who}")
+                } else {
+                    format!("not covered by bocage against all of them (B9.55); {who}")
                 };
                 let failures = match expect {
                     Some(want) if want != covered => vec![format!(
@@ -1067,13 +1135,37 @@ impl OfflineRun {
                 vec![format!("the cover question failed: {e}")],
             ),
         };
-        LineReport {
-            line: line.line,
-            text: line.text.clone(),
-            result: Ok(vec![]),
-            failures,
-            answer: Some(answer),
-        }
+        answered(line, answer, failures)
+    }
+
+    fn ask_los(
+        &self,
+        line: &ScriptLine,
+        from: &str,
+        to: &str,
+        expect: Option<crate::board::los::Verdict>,
+    ) -> LineReport {
+        use crate::rules::los::{between, Spot};
+        let report = Spot::read(&self.game, from)
+            .and_then(|f| Ok((f, Spot::read(&self.game, to)?)))
+            .and_then(|(f, t)| between(&self.game, &f, &t));
+        let (answer, failures) = match report {
+            Ok(r) => {
+                let failures = match expect {
+                    Some(want) if want != r.verdict => {
+                        vec![format!(
+                            "expected {want}, got {}: {}",
+                            r.verdict,
+                            r.reasons.join("; ")
+                        )]
+                    }
+                    _ => vec![],
+                };
+                (format!("{}: {}", r.verdict, r.reasons.join("; ")), failures)
+            }
+            Err(e) => (e.to_string(), vec![format!("the LOS question failed: {e}")]),
+        };
+        answered(line, answer, failures)
     }
 
     fn ask_tem(
@@ -1106,13 +1198,18 @@ impl OfflineRun {
             }
             Err(e) => (e.to_string(), vec![format!("the TEM question failed: {e}")]),
         };
-        LineReport {
-            line: line.line,
-            text: line.text.clone(),
-            result: Ok(vec![]),
-            failures,
-            answer: Some(answer),
-        }
+        answered(line, answer, failures)
+    }
+}
+
+/// The report of a question line: nothing happened to the game; the answer in words.
+fn answered(line: &ScriptLine, answer: String, failures: Vec<String>) -> LineReport {
+    LineReport {
+        line: line.line,
+        text: line.text.clone(),
+        result: Ok(vec![]),
+        failures,
+        answer: Some(answer),
     }
 }
 

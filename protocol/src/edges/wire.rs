@@ -5,6 +5,7 @@
 //! self-describing forms serde offers JSON; one schema that both codecs read is worth more
 //! than a prettier JSON.
 
+use crate::board::hex::Hex;
 use crate::board::scenario::SideSpec;
 use crate::game::command::Command;
 use crate::game::event::Event;
@@ -106,6 +107,12 @@ pub enum ClientMessage {
     Review {
         export: String,
     },
+    /// Ask whether there is a LOS from one hex to another (hex centres at ground level, no
+    /// units: nothing hidden is consulted), answered with `Los`. Changes nothing.
+    Los {
+        from: Hex,
+        to: Hex,
+    },
 }
 
 /// One event in a viewer's stream. `event` is `None` when the viewer may not see it: the
@@ -203,6 +210,34 @@ pub enum ServerMessage {
         head: LogHash,
         report: String,
     },
+    /// The answer to `Los`: the engine's verdict (`None` when it could not be traced, the
+    /// reason then in `reasons`) and its reasons, each citing its rule.
+    Los {
+        from: Hex,
+        to: Hex,
+        verdict: Option<crate::board::los::Verdict>,
+        reasons: Vec<String>,
+    },
+}
+
+/// The answer to [`ClientMessage::Los`] on `game`: LOS between two hexes as the engine traces
+/// it (`rules::los`), from the map alone.
+pub fn los_answer(game: &Game, from: Hex, to: Hex) -> ServerMessage {
+    use crate::rules::los::{between, Spot};
+    match between(game, &Spot::Hex(from), &Spot::Hex(to)) {
+        Ok(report) => ServerMessage::Los {
+            from,
+            to,
+            verdict: Some(report.verdict),
+            reasons: report.reasons,
+        },
+        Err(e) => ServerMessage::Los {
+            from,
+            to,
+            verdict: None,
+            reasons: vec![e.to_string()],
+        },
+    }
 }
 
 /// A page of a finished game's stored log, for an export file (`crate::record::export`).
@@ -351,6 +386,37 @@ mod tests {
             export: "asl-game-log 1\n".into(),
         });
         round_trip(&ClientMessage::GetRecord { from: 1 });
+    }
+
+    /// The LOS question of the watch page, in both codecs and as the page writes it.
+    #[test]
+    fn los_round_trips_and_answers_from_the_map() {
+        let (from, to): (Hex, Hex) = ("6Z9".parse().unwrap(), "6X6".parse().unwrap());
+        round_trip(&ClientMessage::Los { from, to });
+        assert_eq!(
+            from_json::<ClientMessage>(r#"{"los":{"from":"6Z9","to":"6X6"}}"#).unwrap(),
+            ClientMessage::Los { from, to }
+        );
+        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+            "../../tests/positions/scenarios/b9-2-6z9-none.toml"
+        ))
+        .unwrap();
+        let game = Game::new(scenario);
+        let answer = los_answer(&game, from, to);
+        round_trip(&answer);
+        let json = to_json(&answer);
+        assert!(json.contains(r#""verdict":"blocked""#), "{json}");
+        assert!(json.contains("B9.2"), "{json}");
+        match los_answer(&game, from, "9A1".parse().unwrap()) {
+            ServerMessage::Los {
+                verdict: None,
+                reasons,
+                ..
+            } => {
+                assert!(reasons[0].contains("not on the map"), "{reasons:?}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

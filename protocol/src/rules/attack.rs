@@ -73,6 +73,9 @@ pub(super) fn declare(
                 None => !into_sewer,
             }
     };
+    if !into_sewer {
+        check_los(game, firers, target, &targets)?;
+    }
     if !game.units_in(target).any(|u| targets(&u)) {
         return Err(RuleViolation::new(
             if into_sewer { "B8.3" } else { "A7" },
@@ -160,6 +163,60 @@ fn check_line_of_fire(
         }
         (None, false) => Ok(()),
     }
+}
+
+/// A6.11: each firer needs a LOS to an enemy unit it attacks in the target hex, traced by the
+/// engine (`rules::los`). Without one the declaration is refused; by A6.11 the units that
+/// declared it still count as having fired.
+fn check_los(
+    game: &Game,
+    firers: &[UnitId],
+    target: Hex,
+    targets: &dyn Fn(&&crate::game::Unit) -> bool,
+) -> Result<(), RuleViolation> {
+    use crate::board::los::{LosMap, Verdict};
+    use crate::rules::los::{between_on, Spot};
+    let enemies: Vec<&crate::game::Unit> = game.units_in(target).filter(|u| targets(u)).collect();
+    if enemies.is_empty() {
+        return Ok(()); // refused below for want of a target
+    }
+    let map = LosMap::new(&game.scenario);
+    // Below ground, B8.2/B8.43 alone say who sees what (`check_line_of_fire`).
+    let above = firers
+        .iter()
+        .filter(|id| game.units.get(*id).is_some_and(|u| u.underground.is_none()));
+    for id in above {
+        let mut why = vec![];
+        let seen = enemies.iter().any(|e| {
+            match between_on(
+                game,
+                &map,
+                &Spot::Unit(id.clone()),
+                &Spot::Unit(e.id.clone()),
+            ) {
+                Ok(r) if r.verdict != Verdict::Blocked => true,
+                Ok(r) => {
+                    why = r.reasons;
+                    false
+                }
+                Err(e) => {
+                    why = vec![e.to_string()];
+                    false
+                }
+            }
+        });
+        if !seen {
+            return Err(RuleViolation::new(
+                "A6.11",
+                ViolationKind::Geometry,
+                format!(
+                    "`{id}` has no LOS to an enemy unit in {target} ({}); the attack is not made, but by A6.11 the units that declared it still count as having fired",
+                    why.join("; ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn resolve(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {

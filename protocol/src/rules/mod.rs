@@ -9,6 +9,7 @@ mod attack;
 mod done;
 pub mod end;
 pub mod fortification;
+pub mod los;
 pub mod movement;
 mod place;
 pub mod sewer;

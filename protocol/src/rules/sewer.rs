@@ -608,12 +608,21 @@ fn emergence_modifiers(
             "Manhole in a building Location free of enemy units",
             "B8.42",
         ));
-    } else if spec.road.is_some() && game.unseen_manholes.contains(&hex) {
-        mods.push(modifier(
-            -1,
-            "road Manhole out of Known enemy LOS (declared)",
-            "B8.42",
-        ));
+    } else if spec.road.is_some() {
+        match road_manhole_unseen(game, side, hex) {
+            Some(true) => mods.push(modifier(
+                -1,
+                "road Manhole out of Known enemy LOS, or every such LOS Hindered by +2 or more (traced)",
+                "B8.42",
+            )),
+            Some(false) => {}
+            None if game.unseen_manholes.contains(&hex) => mods.push(modifier(
+                -1,
+                "road Manhole out of Known enemy LOS (declared: the map cannot trace it)",
+                "B8.42",
+            )),
+            None => {}
+        }
     }
     if units
         .iter()
@@ -892,6 +901,33 @@ pub(super) fn decide_destroy(
     Ok(vec![Event::TunnelDestroyed { entrance }])
 }
 
+/// B8.42: whether no Known enemy unit has a LOS to the road Manhole Location `hex`, or every
+/// such LOS is Hindered by +2 or more, as the engine traces it (`rules::los`). `None` when
+/// some LOS cannot be traced on this map (hexes on boards it cannot join), so that a
+/// declaration (`manhole-unseen`) decides instead.
+fn road_manhole_unseen(game: &Game, side: Side, hex: Hex) -> Option<bool> {
+    use crate::board::los::{LosMap, Verdict};
+    use crate::rules::los::{between_on, Spot};
+    let map = LosMap::new(&game.scenario);
+    let known = game.units.values().filter(|u| {
+        u.side != side
+            && !u.eliminated
+            && !u.hidden
+            && !u.concealed
+            && u.kind != UnitKind::Dummy
+            && u.underground.is_none()
+    });
+    for enemy in known {
+        let report = between_on(game, &map, &Spot::Unit(enemy.id.clone()), &Spot::Hex(hex)).ok()?;
+        match report.verdict {
+            Verdict::Blocked => {}
+            Verdict::Hindered(n) if n >= 2 => {}
+            _ => return Some(false),
+        }
+    }
+    Some(true)
+}
+
 /// `DeclareManholeUnseen`: the ATTACKER states a road Manhole of its sewer stacks is out of
 /// Known enemy LOS (B8.42 drm); logged for the opponent to see and dispute.
 pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>, RuleViolation> {
@@ -1137,9 +1173,24 @@ mod tests {
         // −1: a friendly unit in the Manhole Location (s3 stands on E4).
         below(&mut g, &["s2"], "20E4", false);
         assert_eq!(drm(&g, "20E4", &["s2"]).0, vec![-1]);
-        // −1: the declared unseen road Manhole (E4 is a paved road).
+        // The road Manhole E4 (paved) is in the LOS of the Known Russians: no −1, even when
+        // declared unseen, for the map can tell (B8.42 traced).
         g.unseen_manholes.insert("20E4".parse().unwrap());
+        assert_eq!(drm(&g, "20E4", &["s2"]).0, vec![-1]);
+        // −1 once no Known enemy sees it: under "?" they are not Known.
+        let russians: Vec<UnitId> = g
+            .units
+            .values()
+            .filter(|u| u.side == Side::B)
+            .map(|u| u.id.clone())
+            .collect();
+        for id in &russians {
+            g.units.get_mut(id).unwrap().concealed = true;
+        }
         assert_eq!(drm(&g, "20E4", &["s2"]).0, vec![-1, -1]);
+        for id in &russians {
+            g.units.get_mut(id).unwrap().concealed = false;
+        }
         // −1: a building Manhole free of enemy units (D8).
         below(&mut g, &["s5"], "20D8", false);
         assert_eq!(drm(&g, "20D8", &["s5"]).0, vec![-1]);

@@ -2,9 +2,9 @@
 //! Terrain Effects Modifier applies, and why — the question players argue over most when walls
 //! and Wall Advantage meet.
 //!
-//! Line of sight over board artwork is not modelled; the line of fire is taken as the straight
-//! line between hex centres, which decides whether fire is traced through a wall/hedge
-//! hexside (or along a hexspine) of the target's hex.
+//! Whether fire is traced through a wall/hedge hexside (or along a hexspine) of the target's
+//! hex is read from the straight line between hex centres; whether there is a LOS at all is
+//! `rules::los`'s question.
 
 use crate::board::hex::{Hex, Hexside};
 use crate::board::scenario::{UnitId, UnitKind};
@@ -208,6 +208,75 @@ fn in_hex_direct(game: &Game, firers: &[&Unit], target: &Unit, reasons: &mut Vec
     row.tem.direct
 }
 
+/// B9.42: against a unit in Bypass the firer traces to a vertex of a hexside it moved along
+/// (A4.34) and takes the one best for it among those it has a LOS to. A wall/hedge hexside at
+/// that vertex gives its TEM when the thread runs exactly along it, or when the target is in
+/// one of its two hexes and the thread enters the vertex through the other one (or along that
+/// hex's other hexside there).
+fn vertex_wall(
+    game: &Game,
+    firer: &crate::game::Unit,
+    target: &crate::game::Unit,
+) -> (Option<Crossing>, Vec<String>) {
+    use crate::board::los::{arrival, trace, Arrival, LosMap, Verdict};
+    let map = LosMap::new(&game.scenario);
+    let from = crate::rules::los::ends_of(game, &map, firer)[0];
+    let mut best: Option<(i8, Option<Crossing>)> = None;
+    for end in crate::rules::los::ends_of(game, &map, target) {
+        let seen = trace(&map, from, end).is_ok_and(|r| r.verdict != Verdict::Blocked);
+        let Some(arrived) = arrival(firer.hex, &end).filter(|_| seen) else {
+            continue;
+        };
+        let crate::board::los::Point::Vertex(i) = end.point else {
+            continue;
+        };
+        let i = usize::from(i);
+        let around: Vec<crate::board::hex::Hex> = [
+            Some(target.hex),
+            target.hex.step(crate::board::hex::DIRECTIONS[i]),
+            target.hex.step(crate::board::hex::DIRECTIONS[(i + 1) % 6]),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let mut here: Option<Crossing> = None;
+        for (x, y) in [(0, 1), (0, 2), (1, 2)] {
+            let (Some(a), Some(b)) = (around.get(x), around.get(y)) else {
+                continue;
+            };
+            let Some(side) = a.hexside(*b) else { continue };
+            let Some(feature) = game.scenario.hexside_feature(side) else {
+                continue;
+            };
+            let opposite = side.other(target.hex);
+            let applies = match arrived {
+                Arrival::Along(s) => {
+                    s == side || opposite.is_some_and(|o| s.touches(o) && !s.touches(target.hex))
+                }
+                Arrival::Through(h) => opposite == Some(h),
+            };
+            let tem = feature.row().tem.direct;
+            if applies && here.as_ref().is_none_or(|c| tem > c.1) {
+                let why = vec![format!(
+                    "LOS traced to the Bypass vertex at {}: the {} on {side} applies (B9.42)",
+                    around
+                        .iter()
+                        .map(|h| h.to_string())
+                        .collect::<Vec<_>>()
+                        .join("-"),
+                    feature.name()
+                )];
+                here = Some((feature, tem, side, why));
+            }
+        }
+        let tem = here.as_ref().map_or(0, |c| c.1);
+        if best.as_ref().is_none_or(|(t, _)| tem < *t) {
+            best = Some((tem, here));
+        }
+    }
+    (best.and_then(|(_, c)| c), vec![])
+}
+
 /// Works out the TEM for `target` under fire from `firers` (a Fire Group when more than one).
 pub fn query(
     game: &Game,
@@ -256,7 +325,11 @@ pub fn query(
     let moving = is_moving(game, target);
     let mut wall: Option<Crossing> = None;
     for firer in &firers {
-        let (crossing, notes) = crossed_wall(game, firer.hex, target.hex);
+        // Against a unit in Bypass the thread runs to a vertex (B9.42).
+        let (crossing, notes) = match target.bypass {
+            Some(_) => vertex_wall(game, firer, target),
+            None => crossed_wall(game, firer.hex, target.hex),
+        };
         reasons.extend(notes);
         let Some((feature, tem, side, why)) = crossing else {
             continue;
@@ -475,9 +548,30 @@ fn indirect(game: &Game, target: &Unit, mut reasons: Vec<String>) -> TemReport {
     }
 }
 
+/// B9.55 with the LOS traced by the engine: the Good Order enemy ground units that see the
+/// unit (`rules::los`), and whether bocage covers it from every one of them. Returns the
+/// answer and the ids of those that see it.
+pub fn bocage_cover_traced(game: &Game, unit: &UnitId) -> Result<(bool, Vec<UnitId>), TemError> {
+    let target = game
+        .units
+        .get(unit)
+        .filter(|u| !u.eliminated)
+        .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
+    let map = crate::board::los::LosMap::new(&game.scenario);
+    let seen_by: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|e| e.side != target.side && !e.eliminated && e.is_good_order())
+        .filter(|e| e.underground.is_none() && e.kind != UnitKind::Dummy)
+        .filter(|e| crate::rules::los::sees(game, &map, &e.id, unit))
+        .map(|e| e.id.clone())
+        .collect();
+    Ok((bocage_cover(game, unit, &seen_by)?, seen_by))
+}
+
 /// B9.55: a unit that could claim bocage TEM against every Good Order enemy ground unit with
 /// a LOS to it counts as out of their LOS and in Concealment Terrain for setup and "?" gain.
-/// LOS over board artwork is not modelled, so the caller names the enemy units that have one.
+/// Here the caller names the enemy units that see it; [`bocage_cover_traced`] traces them.
 pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bool, TemError> {
     let target = game
         .units
