@@ -40,14 +40,13 @@ impl Record {
         let header = phase_header(follower.game());
         let text = match follower.advance(sequenced)? {
             Advance::Duplicate => return Ok(vec![]),
-            Advance::Hidden => "(hidden)".to_string(),
             Advance::Applied(description) => description,
         };
         if sequenced.seq < self.from {
             return Ok(vec![]);
         }
         let mut lines = vec![];
-        let created = matches!(sequenced.event, Some(Event::GameCreated { .. }));
+        let created = matches!(sequenced.viewed.event, Event::GameCreated { .. });
         if !created && self.header.as_ref() != Some(&header) {
             lines.push(header.clone());
             self.header = Some(header);

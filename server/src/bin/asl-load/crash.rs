@@ -253,7 +253,7 @@ async fn play(
 }
 
 /// Every event from 1 to `version`, as side A sees them, page by page.
-async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Option<Event>>> {
+async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Event>> {
     let mut events = vec![];
     while (events.len() as u64) < version {
         client
@@ -263,7 +263,7 @@ async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Optio
             .await?;
         match client.recv().await? {
             ServerMessage::Log { events: page, .. } if !page.is_empty() => {
-                events.extend(page.into_iter().map(|s| s.event));
+                events.extend(page.into_iter().map(|s| s.viewed.event));
             }
             other => bail!("expected a log page, got {other:?}"),
         }
@@ -309,7 +309,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     let stored = full_log(&mut client, version).await?;
     // Event 1 is compared as the state hash covers it; the rest one by one.
     for (i, (mine, theirs)) in track.acked.iter().zip(&stored).enumerate().skip(1) {
-        if theirs.as_ref() != Some(mine) {
+        if theirs != mine {
             tally.altered += 1;
             tally.problem(format!(
                 "game {}: event {} differs from the one acknowledged",
@@ -319,7 +319,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
             return Ok(());
         }
     }
-    let extra: Vec<Event> = stored[acked as usize..].iter().flatten().cloned().collect();
+    let extra: Vec<Event> = stored[acked as usize..].to_vec();
     match track.in_flight.take() {
         Some(predicted) => {
             let whole = predicted.unwrap_or_default();

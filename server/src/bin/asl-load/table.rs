@@ -107,7 +107,7 @@ impl Table {
         let result = match self.seats[me].recv().await? {
             ServerMessage::Accepted { events, .. } => Ok(events
                 .into_iter()
-                .filter_map(|s| s.event)
+                .map(|s| s.viewed.event)
                 .collect::<Vec<_>>()),
             ServerMessage::Refused { violation, .. } => Err(violation),
             other => bail!("expected the answer to command {id}, got {other:?}"),
