@@ -260,6 +260,9 @@ pub struct Game {
     pub aliases: BTreeMap<UnitId, UnitId>,
     /// Aliases handed out so far; every one was shown to every viewer. 0 in a projection.
     pub next_alias: u32,
+    /// The aliases of the units under "?" at the start, which name them in the scenario as
+    /// others are shown it. Empty in a projection.
+    pub setup_aliases: BTreeMap<UnitId, UnitId>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -331,8 +334,10 @@ impl Game {
             version: 0,
             aliases: BTreeMap::new(),
             next_alias: 0,
+            setup_aliases: BTreeMap::new(),
         };
         view::refresh_aliases(&mut game);
+        game.setup_aliases = game.aliases.clone();
         game
     }
 
@@ -387,7 +392,7 @@ impl Game {
         game.units.retain(|id, _| !hidden.contains(id));
         game.weapons
             .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario = project_scenario(&self.scenario, viewer);
+        game.scenario = project_scenario(&self.scenario, &self.setup_aliases, viewer);
         game.tunnels
             .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
         for set in [
@@ -411,6 +416,7 @@ impl Game {
         }
         game.aliases.clear();
         game.next_alias = 0;
+        game.setup_aliases.clear();
         // How many events the whole game has seen is not the viewer's to know: whoever hands
         // the projection out sets the viewer's own count.
         game.version = 0;
@@ -475,8 +481,11 @@ fn mask_concealed(game: &mut Game, viewer: Viewer) {
 /// weapons) and the opponent's tunnels are left out. The scenario is the starting position, so
 /// this depends on it alone — a unit revealed in play reaches viewers through the event that
 /// revealed it, not through a changed scenario.
-fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
-    let scenario_before_projection = scenario;
+fn project_scenario(
+    scenario: &Scenario,
+    aliases: &BTreeMap<UnitId, UnitId>,
+    viewer: Viewer,
+) -> Scenario {
     let mut scenario = scenario.clone();
     let hidden: BTreeSet<UnitId> = scenario
         .units
@@ -502,8 +511,7 @@ fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
             .as_ref()
             .is_none_or(|h| !hidden.contains(h) && !masked.contains(h))
     });
-    // Under "?" from the start: named by the aliases the game starts with.
-    let aliases = view::setup_aliases(&scenario_before_projection);
+    // Under "?" from the start: named by the aliases the game started with.
     scenario.units = std::mem::take(&mut scenario.units)
         .into_iter()
         .map(|(id, mut spec)| match aliases.get(&id) {
@@ -561,6 +569,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 // A projection's scenario is projected already: its "?" carry their aliases.
                 game.aliases.clear();
                 game.next_alias = 0;
+                game.setup_aliases.clear();
                 game.viewer = viewer;
             }
         }

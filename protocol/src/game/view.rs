@@ -23,7 +23,6 @@ use crate::board::terrain::Mf;
 use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
 use crate::game::{apply, Game, Unit, Viewer, Weapon};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// A unit the viewer knew under one name and knows under another after the event: a unit that
 /// went under "?" (its id → its alias) or came out of it (its alias → its id).
@@ -169,7 +168,7 @@ impl Names<'_> {
         let v = self.viewer;
         match event.clone() {
             Event::GameCreated { scenario } => Event::GameCreated {
-                scenario: super::project_scenario(&scenario, v),
+                scenario: super::project_scenario(&scenario, &self.after.setup_aliases, v),
             },
             Event::UnitMoved {
                 units,
@@ -501,9 +500,4 @@ fn scenario_key(scenario: &Scenario) -> [u8; 32] {
     let bytes = bincode::serde::encode_to_vec(scenario, bincode::config::standard())
         .expect("a scenario always encodes");
     blake3::derive_key("asl alias order v1", &bytes)
-}
-
-/// The aliases of the units concealed at setup, as `Game::new` assigns them.
-pub(super) fn setup_aliases(scenario: &Scenario) -> BTreeMap<UnitId, UnitId> {
-    Game::new(scenario.clone()).aliases
 }
