@@ -568,10 +568,10 @@ mod tests {
 
     #[test]
     fn every_versioned_message_moves_the_version() {
-        let event = ServerMessage::Event(Sequenced {
-            seq: 9,
-            event: None,
-        });
+        let event = ServerMessage::Event(crate::follower::sequenced(
+            9,
+            protocol::Event::GameEnded { turns_played: 1 },
+        ));
         assert_eq!(version_of(&event), Some(9));
         assert_eq!(version_of(&ServerMessage::Pong { nonce: 1 }), None);
     }

@@ -141,6 +141,20 @@ impl Follower {
     }
 }
 
+/// An event of a stream as a test builds it: nothing renamed, no weapons, no hash.
+#[cfg(test)]
+pub(crate) fn sequenced(seq: u64, event: protocol::Event) -> Sequenced {
+    Sequenced {
+        seq,
+        viewed: protocol::game::view::Viewed {
+            event,
+            renamed: vec![],
+            weapons: vec![],
+        },
+        hash: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
