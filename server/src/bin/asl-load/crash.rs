@@ -174,9 +174,11 @@ async fn create(addr: SocketAddr) -> anyhow::Result<Track> {
     let created = Event::GameCreated {
         scenario: Scenario::from_toml(SCENARIO)?,
     };
-    let replica = Game::replay([&created])
+    let mut replica = Game::replay([&created])
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .project(Viewer::Side(Side::A));
+    // A projection carries the count of events its viewer received: here, `GameCreated`.
+    replica.version = 1;
     Ok(Track {
         game,
         tokens,
