@@ -6,8 +6,8 @@
 //! nothing is seen twice.
 
 use futures_util::{SinkExt, StreamExt};
-use protocol::record::stream::StreamHash;
 use protocol::fair_dice::Commitment;
+use protocol::record::stream::StreamHash;
 use protocol::scenario::SideSpec;
 use protocol::wire::{
     self, ClientMessage, ErrorCode, GameId, Sequenced, ServerMessage, Tokens, FRAME_BYTES_MAX,

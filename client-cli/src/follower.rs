@@ -6,9 +6,9 @@
 //! it. Whoever reads its game can then describe events, check expectations and tell whose turn
 //! it is without asking the server.
 
+use protocol::game::view::apply_viewed;
 use protocol::record::words::describe_event;
 use protocol::wire::Sequenced;
-use protocol::game::view::apply_viewed;
 use protocol::{Game, StateHash};
 use std::fmt;
 

@@ -147,7 +147,10 @@ fn no_unit_id_under_a_question_mark_reaches_others() {
         .unwrap();
         for secret in ["rc447", "\"rd\"", "\"rh\"", "atr", "4-4-7\",\"hex\":\"20F4"] {
             assert!(!json.contains(secret), "{viewer:?} state has {secret}");
-            assert!(!created.contains(secret), "{viewer:?} GameCreated has {secret}");
+            assert!(
+                !created.contains(secret),
+                "{viewer:?} GameCreated has {secret}"
+            );
         }
     }
     // Aliases name no id and are numbered, not derived from ids.
@@ -200,7 +203,10 @@ fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
                 .map(|e| (e.viewed.clone(), e.hash, e.text.clone(), e.when.clone()))
                 .collect()
         };
-        assert!(received(&busy_streams) == received(&quiet_streams), "{viewer:?}");
+        assert!(
+            received(&busy_streams) == received(&quiet_streams),
+            "{viewer:?}"
+        );
         assert_eq!(busy_streams.hash(viewer, 4), quiet_streams.hash(viewer, 4));
     }
     assert_eq!(busy_streams.len(RUSSIAN), quiet_streams.len(RUSSIAN) + 1);
@@ -288,20 +294,43 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
         Draw::Move(u, dir) => {
             let u = unit(u);
             let to = toward(&u, dir);
-            (u.side, Command::Move { units: vec![u.id.clone()], to })
+            (
+                u.side,
+                Command::Move {
+                    units: vec![u.id.clone()],
+                    to,
+                },
+            )
         }
         Draw::MoveStack(u, dir) => {
             let u = unit(u);
             let to = toward(&u, dir);
-            (u.side, Command::Move { units: stack(&u), to })
+            (
+                u.side,
+                Command::Move {
+                    units: stack(&u),
+                    to,
+                },
+            )
         }
         Draw::Place(u) => {
             let u = unit(u);
-            (u.side, Command::PlaceHidden { unit: u.id.clone(), claim_wall_advantage: false })
+            (
+                u.side,
+                Command::PlaceHidden {
+                    unit: u.id.clone(),
+                    claim_wall_advantage: false,
+                },
+            )
         }
         Draw::EnterTunnel(u) => {
             let u = unit(u);
-            (u.side, Command::EnterTunnel { units: vec![u.id.clone()] })
+            (
+                u.side,
+                Command::EnterTunnel {
+                    units: vec![u.id.clone()],
+                },
+            )
         }
         Draw::Surface(u) => {
             let u = unit(u);
@@ -310,7 +339,13 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
         Draw::Sewer(u, dir) => {
             let u = unit(u);
             let to = toward(&u, dir);
-            (u.side, Command::SewerMove { units: stack(&u), to })
+            (
+                u.side,
+                Command::SewerMove {
+                    units: stack(&u),
+                    to,
+                },
+            )
         }
         Draw::Drop(u) | Draw::PickUp(u) => {
             let u = unit(u);
@@ -323,8 +358,14 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
                 })
                 .map_or("none".to_string(), |w| w.id.clone());
             let command = match d {
-                Draw::Drop(_) => Command::Drop { unit: u.id.clone(), weapon },
-                _ => Command::PickUp { unit: u.id.clone(), weapon },
+                Draw::Drop(_) => Command::Drop {
+                    unit: u.id.clone(),
+                    weapon,
+                },
+                _ => Command::PickUp {
+                    unit: u.id.clone(),
+                    weapon,
+                },
             };
             (u.side, command)
         }
@@ -429,7 +470,10 @@ fn differ<T: serde::Serialize>(a: &T, b: &T) -> Option<String> {
         match (a, b) {
             (Value::Object(x), Value::Object(y)) => {
                 for k in x.keys().chain(y.keys()) {
-                    let (p, q) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                    let (p, q) = (
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    );
                     if let Some(d) = walk(p, q, &format!("{path}.{k}")) {
                         return Some(d);
                     }
@@ -445,7 +489,11 @@ fn differ<T: serde::Serialize>(a: &T, b: &T) -> Option<String> {
             _ => Some(format!("{path}: {a} vs {b}")),
         }
     }
-    walk(&serde_json::to_value(a).unwrap(), &serde_json::to_value(b).unwrap(), "")
+    walk(
+        &serde_json::to_value(a).unwrap(),
+        &serde_json::to_value(b).unwrap(),
+        "",
+    )
 }
 
 proptest! {

@@ -350,7 +350,9 @@ impl GameTask {
         let viewer = Viewer::Side(side);
         let at = |n: u64| self.streams.at(viewer, n).unwrap_or(u64::MAX);
         match command {
-            Command::AcceptAdjudication { event } => Command::AcceptAdjudication { event: at(event) },
+            Command::AcceptAdjudication { event } => {
+                Command::AcceptAdjudication { event: at(event) }
+            }
             Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
                 event: at(event),
                 reason,
@@ -488,7 +490,8 @@ impl GameTask {
 
         // Each viewer's new events, once per viewer class, shared by every subscriber with that
         // view; a viewer who may know none of them is sent nothing at all.
-        let new_for = |viewer: Viewer| heard_before[stream::index(viewer)] + 1..=self.version(viewer);
+        let new_for =
+            |viewer: Viewer| heard_before[stream::index(viewer)] + 1..=self.version(viewer);
         let broadcasts: [Vec<Outbound>; 3] = VIEWERS.map(|viewer| {
             new_for(viewer)
                 .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, seq))))

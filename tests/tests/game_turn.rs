@@ -75,10 +75,7 @@ fn accepted(reply: &Reply) -> Vec<Sequenced> {
 
 /// The events themselves, which every player may see here (no unit is hidden).
 fn events_of(events: &[Sequenced]) -> Vec<&Event> {
-    events
-        .iter()
-        .map(|s| &s.viewed.event)
-        .collect()
+    events.iter().map(|s| &s.viewed.event).collect()
 }
 
 fn refused_rule(reply: &Reply) -> String {
@@ -301,8 +298,12 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     let seqs: Vec<u64> = seen.iter().map(|s| s.seq).collect();
     assert_eq!(seqs, (2..=version).collect::<Vec<_>>());
     assert_eq!(
-        seen.iter().map(|s| s.viewed.event.clone()).collect::<Vec<_>>(),
-        log.iter().map(|s| s.viewed.event.clone()).collect::<Vec<_>>()
+        seen.iter()
+            .map(|s| s.viewed.event.clone())
+            .collect::<Vec<_>>(),
+        log.iter()
+            .map(|s| s.viewed.event.clone())
+            .collect::<Vec<_>>()
     );
     assert_eq!(spectator.follower.game().clock.turn, 2);
 

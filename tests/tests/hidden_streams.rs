@@ -188,7 +188,9 @@ async fn play(url: &str, busy: bool) -> (Heard, Heard) {
         listener.ask(&ClientMessage::GetRecord { from: 1 }).await;
         listener.ask(&ClientMessage::GetState).await;
         for at in 1..=version {
-            listener.ask(&ClientMessage::GetStateAt { version: at }).await;
+            listener
+                .ask(&ClientMessage::GetStateAt { version: at })
+                .await;
         }
     }
     (german.heard, spectator.heard)
@@ -220,7 +222,10 @@ async fn hidden_activity_leaves_the_others_frames_byte_identical() {
     // Nothing about the hidden unit, nor a placeholder for its events, reached either.
     for heard in [&german_busy, &spectator_busy] {
         for frame in heard.events.iter().chain(&heard.answers) {
-            assert!(!frame.contains("\"r3\"") && !frame.contains("`r3`"), "{frame}");
+            assert!(
+                !frame.contains("\"r3\"") && !frame.contains("`r3`"),
+                "{frame}"
+            );
             assert!(!frame.contains("\"event\":null"), "{frame}");
         }
     }

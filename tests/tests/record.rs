@@ -149,9 +149,7 @@ async fn the_record_and_past_positions_are_projections() {
     );
     assert_eq!(entries[5].when, "Turn 1, German Player Turn: MPh");
     assert!(
-        entries[6..]
-            .iter()
-            .all(|e| e.text.ends_with("(B9.323)")),
+        entries[6..].iter().all(|e| e.text.ends_with("(B9.323)")),
         "{entries:?}"
     );
     // The scenario in #1 is the spectator's too: the hidden unit is not in it.
@@ -183,10 +181,7 @@ async fn the_record_and_past_positions_are_projections() {
     assert!(state_at(&mut owner, 6).await.units["r3"].pinned);
     assert!(!state_at(&mut owner, 4).await.units["r3"].pinned);
     let (_, entries) = record(&mut owner, 5).await;
-    assert!(
-        entries[0].text.contains("r3 pin"),
-        "{entries:?}"
-    );
+    assert!(entries[0].text.contains("r3 pin"), "{entries:?}");
 
     server.stop().await;
 }

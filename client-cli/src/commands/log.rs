@@ -5,8 +5,8 @@ use crate::connection::{ConnectionError, LogPage};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
-use protocol::wire::{self, Sequenced};
 use protocol::game::view::Viewed;
+use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
 use std::io::Write;
 

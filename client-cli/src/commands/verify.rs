@@ -3,9 +3,9 @@
 //! valid with a summary, or name the first bad event and why.
 
 use crate::{Failure, Status};
+use protocol::export::{self, Verified, EXPORT_BYTES_MAX};
 use protocol::game::{Game, Viewer};
 use protocol::record::stream::{StreamHash, Streams};
-use protocol::export::{self, Verified, EXPORT_BYTES_MAX};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

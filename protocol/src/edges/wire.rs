@@ -8,11 +8,11 @@
 use crate::board::scenario::SideSpec;
 use crate::game::command::Command;
 use crate::game::event::Event;
-use crate::game::{Game, StateHash, Viewer};
 use crate::game::view::Viewed;
+use crate::game::{Game, StateHash, Viewer};
 use crate::record::chain::LogHash;
-use crate::record::stream::StreamHash;
 use crate::record::fair_dice::Commitment;
+use crate::record::stream::StreamHash;
 use crate::rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -356,16 +356,14 @@ mod tests {
     fn record_round_trips_in_both_codecs() {
         round_trip(&ServerMessage::Record {
             version: 9,
-            entries: vec![
-                RecordEntry {
-                    seq: 9,
-                    event: Event::WallAdvantageChanceDeclined {
-                        side: crate::board::scenario::Side::B,
-                    },
-                    text: "Russian let the chance to claim Wall Advantage pass".into(),
-                    when: "Turn 1, German Player Turn: MPh".into(),
+            entries: vec![RecordEntry {
+                seq: 9,
+                event: Event::WallAdvantageChanceDeclined {
+                    side: crate::board::scenario::Side::B,
                 },
-            ],
+                text: "Russian let the chance to claim Wall Advantage pass".into(),
+                when: "Turn 1, German Player Turn: MPh".into(),
+            }],
         });
         assert_eq!(
             to_json(&ClientMessage::GetStateAt { version: 3 }),

@@ -36,8 +36,9 @@ impl StreamHash {
 
     /// The hash after receiving `viewed` as event `seq` of the stream.
     pub fn next(self, seq: u64, viewed: &Viewed) -> StreamHash {
-        let bytes = bincode::serde::encode_to_vec((self.0, seq, viewed), bincode::config::standard())
-            .expect("events always encode");
+        let bytes =
+            bincode::serde::encode_to_vec((self.0, seq, viewed), bincode::config::standard())
+                .expect("events always encode");
         StreamHash(*blake3::hash(&bytes).as_bytes())
     }
 
@@ -117,9 +118,7 @@ impl Streams {
             let text = describe_event(&view_before, &viewed.event);
             let stream = &mut self.streams[index(viewer)];
             let seq = stream.len() as u64 + 1;
-            let prev = stream
-                .last()
-                .map_or(StreamHash::start(viewer), |e| e.hash);
+            let prev = stream.last().map_or(StreamHash::start(viewer), |e| e.hash);
             stream.push(StreamEntry {
                 at: after.version,
                 hash: prev.next(seq, &viewed),
