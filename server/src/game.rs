@@ -343,25 +343,6 @@ impl GameTask {
         }
     }
 
-    /// A command as the log knows it: event numbers a player gives (the adjudication it
-    /// answers, the first event of an undo) are in its own stream and become the log's. A
-    /// number its stream does not have becomes one no log has, refused as unknown.
-    fn in_log_numbers(&self, side: Side, command: Command) -> Command {
-        let viewer = Viewer::Side(side);
-        let at = |n: u64| self.streams.at(viewer, n).unwrap_or(u64::MAX);
-        match command {
-            Command::AcceptAdjudication { event } => {
-                Command::AcceptAdjudication { event: at(event) }
-            }
-            Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
-                event: at(event),
-                reason,
-            },
-            Command::RequestUndo { from } => Command::RequestUndo { from: at(from) },
-            other => other,
-        }
-    }
-
     fn join(
         &mut self,
         viewer: Viewer,
@@ -415,11 +396,17 @@ impl GameTask {
     async fn command(&mut self, subscriber: u64, side: Side, id: u64, command: Command) {
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
-        let command = self.in_log_numbers(side, command);
-        let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
+        // Event numbers a player gives are its own stream's; the log has its own (and a
+        // refusal speaks the player's again).
+        let viewer = Viewer::Side(side);
+        let result = self
+            .streams
+            .command_in_log(viewer, command)
+            .and_then(|command| self.referee.decide(side, &command, &mut random_bytes::<32>));
         let decision = match result {
             Ok(decision) => decision,
-            Err(violation) => {
+            Err(mut violation) => {
+                violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
                 let refused = Frame::new(ServerMessage::Refused {
                     id,

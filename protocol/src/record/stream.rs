@@ -11,10 +11,12 @@
 //! receipt for "what I was shown up to here" can be checked against an export later (every
 //! viewer's stream is rebuilt from the full log) without revealing anything hidden.
 
+use crate::game::command::Command;
 use crate::game::event::Event;
 use crate::game::view::{project_event, Viewed};
 use crate::game::{apply, Game, Viewer};
 use crate::record::words::describe_event;
+use crate::rules::violation::{RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
 
 /// The running hash of a viewer's stream after some event of it: the chain of every projected
@@ -173,6 +175,54 @@ impl Streams {
         })
     }
 
+    /// A viewer's command with the event numbers it gives (the adjudication it answers, the
+    /// first event of an undo) turned from its stream's numbering into the log's. A number its
+    /// stream does not have is refused here, so no refusal about the log's numbering reaches it.
+    pub fn command_in_log(
+        &self,
+        viewer: Viewer,
+        command: Command,
+    ) -> Result<Command, RuleViolation> {
+        let at = |n: u64| {
+            self.at(viewer, n).ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/review.md",
+                    ViolationKind::UnknownEvent,
+                    format!("there is no event #{n} in your record"),
+                )
+            })
+        };
+        Ok(match command {
+            Command::AcceptAdjudication { event } => {
+                Command::AcceptAdjudication { event: at(event)? }
+            }
+            Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
+                event: at(event)?,
+                reason,
+            },
+            Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
+            other => other,
+        })
+    }
+
+    /// Text about the log (a refusal naming `#12`) with every `#N` turned into the viewer's
+    /// number for the last event it has at or before N.
+    pub fn text_in_stream(&self, viewer: Viewer, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find('#') {
+            out.push_str(&rest[..=i]);
+            rest = &rest[i + 1..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if let Ok(n) = rest[..digits].parse::<u64>() {
+                out.push_str(&self.seq_at_or_before(viewer, n).to_string());
+            }
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// Log positions in events that refer to earlier events, turned into the viewer's own
     /// numbers: the adjudication answered, the range an undo takes back.
     fn renumber(&self, viewer: Viewer, event: &mut Event) {
@@ -193,6 +243,44 @@ impl Streams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream that skips log event 3 (hidden from side A).
+    fn skipping_three() -> (Streams, Viewer) {
+        let viewer = Viewer::Side(crate::board::scenario::Side::A);
+        let mut streams = Streams::new();
+        for at in [1, 2, 4, 5] {
+            streams.streams[index(viewer)].push(StreamEntry {
+                at,
+                viewed: Viewed {
+                    event: Event::GameEnded { turns_played: 1 },
+                    renamed: vec![],
+                    weapons: vec![],
+                },
+                hash: StreamHash::default(),
+                text: String::new(),
+                when: String::new(),
+            });
+        }
+        (streams, viewer)
+    }
+
+    #[test]
+    fn numbers_go_between_the_stream_and_the_log() {
+        let (streams, viewer) = skipping_three();
+        assert_eq!(
+            streams.command_in_log(viewer, Command::RequestUndo { from: 3 }),
+            Ok(Command::RequestUndo { from: 4 })
+        );
+        let refused = streams
+            .command_in_log(viewer, Command::AcceptAdjudication { event: 5 })
+            .unwrap_err();
+        assert_eq!(refused.kind, ViolationKind::UnknownEvent);
+        assert_eq!(refused.detail, "there is no event #5 in your record");
+        assert_eq!(
+            streams.text_in_stream(viewer, "#4 is the German's; the log ends at #5, not #3 #x"),
+            "#3 is the German's; the log ends at #4, not #2 #x"
+        );
+    }
 
     #[test]
     fn a_stream_hash_depends_on_the_viewer_the_sequence_and_the_event() {
