@@ -9,7 +9,7 @@
 //!   ids under "?", and any trace of a HIP unit's activity.
 
 use proptest::prelude::*;
-use protocol::game::view::{apply_viewed, project_event, Viewed};
+use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::record::stream::Streams;
 use protocol::{decide, Command, Event, Hex, Outcome, Scenario, ScriptedDice, Side};
@@ -237,6 +237,27 @@ fn the_event_that_reveals_a_unit_says_which_question_mark_it_was() {
         .renamed
         .iter()
         .any(|r| r.from == alias && r.to == "rc447"));
+}
+
+#[test]
+fn a_player_names_the_opponents_question_mark_by_its_alias() {
+    let game = start();
+    let alias = game.aliases["rc447"].clone();
+    let adjudicate = |unit: &str| Command::Adjudicate {
+        unit: unit.into(),
+        outcome: Outcome::Pin,
+        note: String::new(),
+    };
+    assert_eq!(
+        command_in_ids(&game, Side::A, adjudicate(&alias)),
+        adjudicate("rc447")
+    );
+    // Its own units it names by id: an alias of its own is not turned into one.
+    let own = game.aliases["hq467"].clone();
+    assert_eq!(
+        command_in_ids(&game, Side::A, adjudicate(&own)),
+        adjudicate(&own)
+    );
 }
 
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
-use protocol::game::{Game, Viewer};
+use protocol::game::{view, Game, Viewer};
 use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
@@ -402,11 +402,13 @@ impl GameTask {
         let result = self
             .streams
             .command_in_log(viewer, command)
+            .map(|command| view::command_in_ids(self.game(), side, command))
             .and_then(|command| self.referee.decide(side, &command, &mut random_bytes::<32>));
         let decision = match result {
             Ok(decision) => decision,
             Err(mut violation) => {
                 violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
+                violation.detail = view::text_for(self.game(), viewer, &violation.detail);
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
                 let refused = Frame::new(ServerMessage::Refused {
                     id,

@@ -18,8 +18,9 @@
 //! alias is kept while the unit stays concealed and dropped when it is revealed; the event that
 //! reveals it says which "?" it was ([`Renamed`]).
 
-use crate::board::scenario::{Scenario, UnitId};
+use crate::board::scenario::{Scenario, Side, UnitId};
 use crate::board::terrain::Mf;
+use crate::game::command::Command;
 use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
 use crate::game::{apply, Game, Unit, Viewer, Weapon};
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,48 @@ pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event)
         renamed: names.renamed(),
         weapons: weapons_shown(before, after, viewer),
     })
+}
+
+/// A side's command with the aliases it names (the opponent's units under "?", as it knows
+/// them) turned into ids: a player acts on what it sees. Only an adjudication names a unit of
+/// the opponent's; an alias the side may not use stays as it is and is refused as unknown.
+pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
+    match command {
+        Command::Adjudicate {
+            unit,
+            outcome,
+            note,
+        } if unit.starts_with(ALIAS_PREFIX) => {
+            let id = game
+                .aliases
+                .iter()
+                .find(|(id, alias)| {
+                    **alias == unit
+                        && game
+                            .units
+                            .get(*id)
+                            .is_some_and(|u| masked(Viewer::Side(side), u))
+                })
+                .map_or(unit, |(id, _)| id.clone());
+            Command::Adjudicate {
+                unit: id,
+                outcome,
+                note,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Text for `viewer` (a refusal's words) with every `` `id` `` of a unit under another side's
+/// "?" replaced by its alias.
+pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
+    let names = Names {
+        before: game,
+        after: game,
+        viewer,
+    };
+    names.text(text)
 }
 
 /// Applies an event as a viewer received it to that viewer's projection.
