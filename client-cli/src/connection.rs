@@ -6,8 +6,8 @@
 //! nothing is seen twice.
 
 use futures_util::{SinkExt, StreamExt};
-use protocol::chain::LogHash;
 use protocol::fair_dice::Commitment;
+use protocol::record::stream::StreamHash;
 use protocol::scenario::SideSpec;
 use protocol::wire::{
     self, ClientMessage, ErrorCode, GameId, Sequenced, ServerMessage, Tokens, FRAME_BYTES_MAX,
@@ -159,14 +159,14 @@ pub struct NewGame {
 pub struct Joined {
     pub game: GameId,
     pub viewer: Viewer,
-    /// The game's version when the server answered.
+    /// The length of the viewer's own stream when the server answered.
     pub version: u64,
     /// The viewer's projection at `version`; `None` when resuming, as the missed events follow.
     pub state: Option<Game>,
     /// The hash of the viewer's projection at `version`.
     pub state_hash: StateHash,
-    /// The log's head at `version`: a receipt for everything up to here (`docs/review.md`).
-    pub head: LogHash,
+    /// The viewer's stream hash at `version`: a receipt for everything it was shown up to here.
+    pub head: StreamHash,
     /// The hash of the server's secret dice seed (`docs/dice.md`).
     pub dice_commitment: Commitment,
 }
@@ -189,7 +189,7 @@ impl Reply {
     pub fn result(&self) -> Result<Vec<Event>, RuleViolation> {
         match self {
             Reply::Accepted { events, .. } => {
-                Ok(events.iter().filter_map(|s| s.event.clone()).collect())
+                Ok(events.iter().map(|s| s.viewed.event.clone()).collect())
             }
             Reply::Refused { violation, .. } => Err(violation.clone()),
         }
@@ -203,7 +203,7 @@ pub struct Snapshot {
     pub state_hash: StateHash,
     pub state: Game,
     /// The log's head at `version`.
-    pub head: LogHash,
+    pub head: StreamHash,
 }
 
 /// One page of the log, the reply to `GetLog`.
@@ -222,7 +222,7 @@ pub struct Connection {
     version: u64,
     /// The log's head the server last reported with the current version (`Joined`,
     /// `Accepted`, `State`): the receipt a player keeps (`docs/review.md`).
-    head: Option<(u64, LogHash)>,
+    head: Option<(u64, StreamHash)>,
     keepalive_after: Duration,
 }
 
@@ -253,7 +253,7 @@ impl Connection {
     }
 
     /// The newest log head the server reported with its version: `(version, head)`.
-    pub fn head(&self) -> Option<(u64, LogHash)> {
+    pub fn head(&self) -> Option<(u64, StreamHash)> {
         self.head
     }
 
@@ -652,10 +652,10 @@ mod tests {
 
     #[test]
     fn every_versioned_message_moves_the_version() {
-        let event = ServerMessage::Event(Sequenced {
-            seq: 9,
-            event: None,
-        });
+        let event = ServerMessage::Event(crate::follower::sequenced(
+            9,
+            protocol::Event::GameEnded { turns_played: 1 },
+        ));
         assert_eq!(version_of(&event), Some(9));
         assert_eq!(version_of(&ServerMessage::Pong { nonce: 1 }), None);
     }

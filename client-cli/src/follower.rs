@@ -6,9 +6,10 @@
 //! it. Whoever reads its game can then describe events, check expectations and tell whose turn
 //! it is without asking the server.
 
+use protocol::game::view::apply_viewed;
 use protocol::record::words::describe_event;
 use protocol::wire::Sequenced;
-use protocol::{apply, Game, StateHash};
+use protocol::{Game, StateHash};
 use std::fmt;
 
 #[derive(Clone, Debug)]
@@ -23,8 +24,6 @@ pub struct Follower {
 pub enum Advance {
     /// The event was applied already (a resumed stream repeats what it may have sent).
     Duplicate,
-    /// The viewer may not see the event; only the version moved.
-    Hidden,
     /// Applied. The description was written against the position before the event, which is
     /// the position it happened in.
     Applied(String),
@@ -115,17 +114,11 @@ impl Follower {
                 seq: sequenced.seq,
             });
         }
-        let advance = match &sequenced.event {
-            Some(event) => {
-                let description = describe_event(&self.game, event);
-                apply(&mut self.game, event);
-                Advance::Applied(description)
-            }
-            None => {
-                self.game.version = sequenced.seq;
-                Advance::Hidden
-            }
-        };
+        // The stream is the viewer's own: every number is an event it may know, so the local
+        // version is its count of events received, as the server's projection says.
+        let description = describe_event(&self.game, &sequenced.viewed.event);
+        apply_viewed(&mut self.game, &sequenced.viewed);
+        let advance = Advance::Applied(description);
         if let Some((at, hash)) = self.checkpoint {
             if at == sequenced.seq {
                 self.checkpoint = None;
@@ -148,11 +141,25 @@ impl Follower {
     }
 }
 
+/// An event of a stream as a test builds it: nothing renamed, no weapons, no hash.
+#[cfg(test)]
+pub(crate) fn sequenced(seq: u64, event: protocol::Event) -> Sequenced {
+    Sequenced {
+        seq,
+        viewed: protocol::game::view::Viewed {
+            event,
+            renamed: vec![],
+            weapons: vec![],
+        },
+        hash: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use protocol::rules::decide;
-    use protocol::{Command, Event, Scenario, ScriptedDice, Side};
+    use protocol::{apply, Command, Event, Scenario, ScriptedDice, Side};
 
     const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 
@@ -169,7 +176,8 @@ mod tests {
                 apply(game, &e);
                 Sequenced {
                     seq: game.version,
-                    event: Some(e),
+                    viewed: viewed(e),
+                    hash: Default::default(),
                 }
             })
             .collect()
@@ -200,16 +208,12 @@ mod tests {
         assert!(text.starts_with("German ended RPh;"), "{text}");
     }
 
-    #[test]
-    fn a_hidden_event_only_moves_the_version() {
-        let mut follower = Follower::new(start());
-        let hidden = Sequenced {
-            seq: 1,
-            event: None,
-        };
-        assert_eq!(follower.advance(&hidden).unwrap(), Advance::Hidden);
-        assert_eq!(follower.version(), 1);
-        assert_eq!(follower.game().clock, start().clock);
+    fn viewed(event: Event) -> protocol::game::view::Viewed {
+        protocol::game::view::Viewed {
+            event,
+            renamed: vec![],
+            weapons: vec![],
+        }
     }
 
     #[test]
@@ -218,7 +222,8 @@ mod tests {
         let err = follower
             .advance(&Sequenced {
                 seq: 3,
-                event: None,
+                viewed: viewed(Event::GameEnded { turns_played: 1 }),
+                hash: Default::default(),
             })
             .unwrap_err();
         assert_eq!(err, FollowError::Gap { version: 0, seq: 3 });
@@ -258,7 +263,8 @@ mod tests {
         let mut follower = Follower::new(Game::new(scenario.clone()));
         let created = Sequenced {
             seq: 1,
-            event: Some(Event::GameCreated { scenario }),
+            viewed: viewed(Event::GameCreated { scenario }),
+            hash: Default::default(),
         };
         assert!(
             matches!(follower.advance(&created).unwrap(), Advance::Applied(t) if t.contains("game created"))

@@ -40,14 +40,13 @@ impl Record {
         let header = phase_header(follower.game());
         let text = match follower.advance(sequenced)? {
             Advance::Duplicate => return Ok(vec![]),
-            Advance::Hidden => "(hidden)".to_string(),
             Advance::Applied(description) => description,
         };
         if sequenced.seq < self.from {
             return Ok(vec![]);
         }
         let mut lines = vec![];
-        let created = matches!(sequenced.event, Some(Event::GameCreated { .. }));
+        let created = matches!(sequenced.viewed.event, Event::GameCreated { .. });
         if !created && self.header.as_ref() != Some(&header) {
             lines.push(header.clone());
             self.header = Some(header);
@@ -72,10 +71,7 @@ mod tests {
             .unwrap()
             .remove(0);
         apply(game, &event);
-        Sequenced {
-            seq: game.version,
-            event: Some(event),
-        }
+        crate::follower::sequenced(game.version, event)
     }
 
     #[test]
@@ -86,18 +82,11 @@ mod tests {
             scenario: scenario.clone(),
         };
         apply(&mut server, &created);
-        let mut stream = vec![Sequenced {
-            seq: 1,
-            event: Some(created),
-        }];
-        // RPh (three steps, all German-led) then PFPh.
-        for by in [Side::A, Side::A, Side::B, Side::A] {
+        let mut stream = vec![crate::follower::sequenced(1, created)];
+        // RPh (three steps, all German-led), PFPh, then the end of the MPh.
+        for by in [Side::A, Side::A, Side::B, Side::A, Side::A] {
             stream.push(done(&mut server, by));
         }
-        stream.push(Sequenced {
-            seq: 6,
-            event: None,
-        });
 
         let mut follower = Follower::new(Game::new(scenario));
         let mut record = Record::default();
@@ -115,7 +104,10 @@ mod tests {
             ]
         );
         assert!(lines[0].starts_with("#1  game created"), "{lines:?}");
-        assert_eq!(lines.last().unwrap(), "#6  (hidden)");
+        assert!(
+            lines.last().unwrap().starts_with("#6  German ended MPh"),
+            "{lines:?}"
+        );
         assert_eq!(
             lines.iter().filter(|l| l.starts_with('#')).count(),
             6,

@@ -174,8 +174,10 @@ proptest! {
         for (i, event) in log.iter().enumerate() {
             round_trips(event);
             let seq = i as u64 + 1;
-            round_trips(&ServerMessage::Event(Sequenced { seq, event: Some(event.clone()) }));
-            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, event: None }], head: protocol::chain::LogHash([seq as u8; 32]) });
+            let viewed = protocol::game::view::Viewed { event: event.clone(), renamed: vec![], weapons: vec![] };
+            let hash = protocol::record::stream::StreamHash([seq as u8; 32]);
+            round_trips(&ServerMessage::Event(Sequenced { seq, viewed: viewed.clone(), hash }));
+            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, viewed, hash }], head: hash });
         }
         for d in &draws {
             let (_, command) = command(&game, d);
@@ -185,7 +187,7 @@ proptest! {
             version: game.version,
             state_hash: game.state_hash(),
             state: Box::new(game.clone()),
-            head: protocol::chain::LogHash([1; 32]),
+            head: protocol::record::stream::StreamHash([1; 32]),
         });
         if let Err(violation) = decide(&game, game.acting().opponent(), &Command::Done, &mut ScriptedDice::default()) {
             round_trips(&ServerMessage::Refused { id: 9, version: game.version, violation });

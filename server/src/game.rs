@@ -15,8 +15,8 @@ use crate::once::{Made, Remembered};
 use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
-use protocol::game::{Game, Viewer};
-use protocol::record::words::describe_event;
+use protocol::game::{view, Game, Viewer};
+use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
@@ -291,65 +291,16 @@ impl Subscriber {
     }
 }
 
-/// What the task keeps beside each event of the log (the events themselves are the
-/// referee's, with who issued them).
-struct Logged {
-    /// The hash of the event's envelope: the head at its version.
-    hash: LogHash,
-    visibility: Visibility,
-    /// The event in words, and when it happened, for the game record (`GetRecord`). Written
-    /// once, in the position before the event, with the whole game rather than a viewer's
-    /// projection: a description names only what its event carries and the sides, and it goes
-    /// only to viewers who may see the event.
-    text: String,
-    when: String,
-}
-
-impl Logged {
-    /// Records `event`, about to be applied to `game`, stored with hash `hash`.
-    fn new(game: &Game, event: &Event, hash: LogHash) -> Logged {
-        Logged {
-            hash,
-            visibility: Visibility::of(game, event),
-            text: describe_event(game, event),
-            when: protocol::export::when(game),
-        }
-    }
-}
-
-/// Which viewers may see one logged event, fixed when it was appended.
-#[derive(Clone, Copy)]
-struct Visibility([bool; 3]);
-
-const VIEWERS: [Viewer; 3] = [
-    Viewer::Side(Side::A),
-    Viewer::Side(Side::B),
-    Viewer::Spectator,
-];
-
-fn viewer_index(viewer: Viewer) -> usize {
-    match viewer {
-        Viewer::Side(Side::A) => 0,
-        Viewer::Side(Side::B) => 1,
-        Viewer::Spectator => 2,
-    }
-}
-
-impl Visibility {
-    fn of(game: &Game, event: &Event) -> Visibility {
-        Visibility(VIEWERS.map(|v| game.shows(v, event)))
-    }
-    fn for_viewer(self, viewer: Viewer) -> bool {
-        self.0[viewer_index(viewer)]
-    }
-}
-
 pub struct GameTask {
     key: GameKey,
     /// The game, its log with who issued each event, and its dice (`protocol::referee`).
     referee: Referee,
-    /// Beside each event of the referee's log, in the same order.
-    log: Vec<Logged>,
+    /// The hash of each event's envelope, in the referee's order: the log's head at each of
+    /// its versions (for exports; never sent to a viewer).
+    log: Vec<LogHash>,
+    /// Every viewer's own stream: the events it may know, projected once, numbered and
+    /// hashed per viewer (`protocol::record::stream`).
+    streams: Streams,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
@@ -440,18 +391,24 @@ impl GameTask {
             .zip(hashes.next())
             .ok_or("the log is empty")?;
         let created = first.event.clone();
+        let Event::GameCreated { scenario } = &created else {
+            return Err("the log does not start with GameCreated".into());
+        };
+        let start = Game::new(scenario.clone());
         let mut referee = Referee::new(first, meta.seeds.clone())?;
         let mut checkpoints = Checkpoints::default();
-        let mut log = vec![Logged {
-            visibility: Visibility([true; 3]),
-            ..Logged::new(referee.game(), &created, hash)
-        }];
+        let mut log = vec![hash];
+        let mut streams = Streams::new();
+        streams.push(&start, referee.game(), &created);
         for (entry, hash) in entries.zip(hashes) {
-            log.push(Logged::new(referee.game(), &entry.event, hash));
+            log.push(hash);
+            let before = referee.game().clone();
+            let event = entry.event.clone();
             referee
                 .push(entry.event, entry.by, entry.first, entry.key)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
+            streams.push(&before, referee.game(), &event);
         }
         referee.check_seed()?;
         let remembered = Remembered::from_log(referee.entries());
@@ -459,6 +416,7 @@ impl GameTask {
             key,
             referee,
             log,
+            streams,
             meta,
             store,
             subscribers: vec![],
@@ -478,9 +436,21 @@ impl GameTask {
         self.referee.game()
     }
 
-    /// The log's head: the hash of its last envelope.
+    /// The log's head: the hash of its last envelope (for exports only).
     fn head(&self) -> LogHash {
-        self.log.last().expect("a log starts with GameCreated").hash
+        *self.log.last().expect("a log starts with GameCreated")
+    }
+
+    /// How many events `viewer` has received: its stream's length, the only version it is told.
+    fn version(&self, viewer: Viewer) -> u64 {
+        self.streams.len(viewer)
+    }
+
+    /// The viewer's projection now, carrying its own version.
+    fn projection(&self, viewer: Viewer) -> Game {
+        let mut state = self.game().project(viewer);
+        state.version = self.version(viewer);
+        state
     }
 
     pub fn state_hash(&self) -> protocol::StateHash {
@@ -607,78 +577,79 @@ impl GameTask {
         self.drop_subscribers(&stalled);
     }
 
-    /// Event `seq` as `viewer` sees it. Visibility was fixed when the event was appended;
-    /// `GameCreated` is projected like the state, so its scenario never carries what the viewer
-    /// may not know.
+    /// Event `seq` of the viewer's stream.
     fn sequenced(&self, viewer: Viewer, seq: u64) -> Sequenced {
-        let visibility = self.log[(seq - 1) as usize].visibility;
-        let event = &self.referee.entries()[(seq - 1) as usize].event;
-        let event = match event {
-            // Both carry a whole position (a scenario, a restored game): projected alike.
-            Event::GameCreated { .. } | Event::EventsUndone { .. } => {
-                self.game().view_event(viewer, event)
-            }
-            _ => visibility.for_viewer(viewer).then(|| event.clone()),
-        };
-        Sequenced { seq, event }
-    }
-
-    fn state_message(&self, viewer: Viewer) -> ServerMessage {
-        let state = self.game().project(viewer);
-        ServerMessage::State {
-            version: self.game().version,
-            state_hash: state.state_hash(),
-            state: Box::new(state),
-            head: self.head(),
+        let entry = &self.streams.of(viewer)[(seq - 1) as usize];
+        Sequenced {
+            seq,
+            viewed: entry.viewed.clone(),
+            hash: entry.hash,
         }
     }
 
-    /// The versions a page of the log or the record starting at `from` holds.
-    fn page(&self, from: u64) -> std::ops::RangeInclusive<u64> {
+    fn state_message(&self, viewer: Viewer) -> ServerMessage {
+        let state = self.projection(viewer);
+        ServerMessage::State {
+            version: state.version,
+            state_hash: state.state_hash(),
+            head: self.streams.hash(viewer, state.version),
+            state: Box::new(state),
+        }
+    }
+
+    /// The numbers of the viewer's stream a page of the log or the record starting at `from`
+    /// holds.
+    fn page(&self, viewer: Viewer, from: u64) -> std::ops::RangeInclusive<u64> {
         let from = from.max(1);
         from..=self
-            .game()
-            .version
+            .version(viewer)
             .min(from.saturating_add(LOG_PAGE_EVENTS_MAX - 1))
     }
 
     fn log_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
         ServerMessage::Log {
-            version: self.game().version,
-            events: within_page(self.page(from).map(|seq| self.sequenced(viewer, seq))),
+            version: self.version(viewer),
+            events: within_page(
+                self.page(viewer, from)
+                    .map(|seq| self.sequenced(viewer, seq)),
+            ),
         }
     }
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
-        let entries = within_page(self.page(from).map(|seq| {
-            let Sequenced { seq, event } = self.sequenced(viewer, seq);
-            let logged = &self.log[(seq - 1) as usize];
+        let stream = self.streams.of(viewer);
+        let entries = within_page(self.page(viewer, from).map(|seq| {
+            let entry = &stream[(seq - 1) as usize];
             RecordEntry {
                 seq,
-                text: event.is_some().then(|| logged.text.clone()),
-                event,
-                when: logged.when.clone(),
+                event: entry.viewed.event.clone(),
+                text: entry.text.clone(),
+                when: entry.when.clone(),
             }
         }));
         ServerMessage::Record {
-            version: self.game().version,
+            version: self.version(viewer),
             entries,
         }
     }
 
-    /// The position at `version` (kept within 1 and the head), rebuilt by replaying the log
-    /// up to it through `apply` as any replay does, then projected for `viewer` as it was then.
+    /// The position after the viewer's event `version` (kept within 1 and its last), rebuilt
+    /// by replaying the log up to that event through `apply` as any replay does, then
+    /// projected for `viewer` as it was then.
     fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
-        let version = version.clamp(1, self.game().version) as usize;
-        let game = self
-            .checkpoints
-            .replay(self.referee.entries(), version as u64);
-        let state = game.project(viewer);
+        let version = version.clamp(1, self.version(viewer));
+        let at = self
+            .streams
+            .at(viewer, version)
+            .expect("every viewer's stream starts with GameCreated");
+        let game = self.checkpoints.replay(self.referee.entries(), at);
+        let mut state = game.project(viewer);
+        state.version = version;
         ServerMessage::State {
-            version: state.version,
+            version,
             state_hash: state.state_hash(),
             state: Box::new(state),
-            head: self.log[version - 1].hash,
+            head: self.streams.hash(viewer, version),
         }
     }
 
@@ -716,7 +687,9 @@ impl GameTask {
             )));
             return;
         }
-        let version = self.game().version;
+        // Every number a viewer holds is its own stream's: a claim past its end means events
+        // it was sent are missing here.
+        let version = self.version(viewer);
         if let Some(held) = since.filter(|held| *held > version) {
             // Until heads are signed a claim is taken on trust, so only a player's stops the
             // game: a spectator token is shared widely, and must not be able to halt play.
@@ -728,13 +701,13 @@ impl GameTask {
                 )));
                 return;
             }
-            self.flag_rollback(held);
+            self.flag_rollback(viewer, held);
         }
         if let Some(why) = &self.rolled_back {
             let _ = reply.send(Err((ErrorCode::GameUnavailable, why.clone())));
             return;
         }
-        let projection = self.game().project(viewer);
+        let projection = self.projection(viewer);
         // Resume from `since` when the client holds a version we have and the catch-up fits
         // its queue; otherwise — too far behind, or a version we never had — a fresh snapshot.
         let resume_from = since
@@ -745,7 +718,7 @@ impl GameTask {
             version,
             state_hash: projection.state_hash(),
             state: resume_from.is_none().then(|| Box::new(projection)),
-            head: self.head(),
+            head: self.streams.hash(viewer, version),
             dice_commitment: self.referee.commitment(),
         })];
         if let Some(since) = resume_from {
@@ -776,8 +749,8 @@ impl GameTask {
     /// A client holds version `held`, past this log's end: the server told it of events it no
     /// longer has. Never served as a fresh start (later commands would reuse sequence numbers
     /// the client holds other events for): the game is flagged and the operator told.
-    fn flag_rollback(&mut self, held: u64) {
-        let version = self.game().version;
+    fn flag_rollback(&mut self, viewer: Viewer, held: u64) {
+        let version = self.version(viewer);
         let id = log::game_id(&self.key);
         error!(
             game = %id,
@@ -811,13 +784,18 @@ impl GameTask {
         // Sent again: answered with what it made the first time, and nothing is decided.
         if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
+            // The events as the actor's own stream holds them, numbered as it numbers them.
+            let viewer = Viewer::Side(side);
+            let first = self.streams.seq_at_or_before(viewer, made.first - 1) + 1;
+            let last = self.streams.seq_at_or_before(viewer, made.last);
+            let version = self.version(viewer);
             let again = Frame::new(ServerMessage::Accepted {
                 id,
-                version: self.game().version,
-                events: (made.first..=made.last)
-                    .map(|seq| self.sequenced(Viewer::Side(side), seq))
+                version,
+                events: (first..=last)
+                    .map(|seq| self.sequenced(viewer, seq))
                     .collect(),
-                head: self.head(),
+                head: self.streams.hash(viewer, version),
             });
             self.send_to(subscriber, again);
             return;
@@ -825,14 +803,23 @@ impl GameTask {
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
         METRICS.commands.inc();
-        let result = self.referee.decide(side, &command, &mut random_bytes::<32>);
+        // Event numbers a player gives are its own stream's; the log has its own (and a
+        // refusal speaks the player's again).
+        let viewer = Viewer::Side(side);
+        let result = self
+            .streams
+            .command_in_log(viewer, command)
+            .map(|command| view::command_in_ids(self.game(), side, command))
+            .and_then(|command| self.referee.decide(side, &command, &mut random_bytes::<32>));
         let decision = match result {
             Ok(decision) => decision,
-            Err(violation) => {
+            Err(mut violation) => {
+                violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
+                violation.detail = view::text_for(self.game(), viewer, &violation.detail);
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
                 let refused = Frame::new(ServerMessage::Refused {
                     id,
-                    version: self.game().version,
+                    version: self.version(Viewer::Side(side)),
                     violation,
                 });
                 self.send_to(subscriber, refused);
@@ -894,15 +881,20 @@ impl GameTask {
             return;
         }
 
-        let mut logged = Vec::with_capacity(decision.events.len());
+        let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (i, ((event, by), hash)) in decision.events.into_iter().zip(hashes).enumerate() {
-            self.log
-                .push(Logged::new(self.referee.game(), &event, hash));
+            self.log.push(hash);
+            let before = self.game().clone();
             self.referee
-                .push(event, by, first_seq, if i == 0 { key } else { None })
+                .push(
+                    event.clone(),
+                    by,
+                    first_seq,
+                    if i == 0 { key } else { None },
+                )
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
-            logged.push(self.game().version);
+            self.streams.push(&before, self.referee.game(), &event);
         }
         if let Some(key) = key {
             let made = Made {
@@ -913,11 +905,16 @@ impl GameTask {
         }
         info!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
 
-        // One message per viewer class, shared by every subscriber with that view.
+        // Each viewer's new events, once per viewer class, shared by every subscriber with that
+        // view; a viewer who may know none of them is sent nothing at all.
+        let heard_now = VIEWERS.map(|viewer| self.version(viewer));
+        let new_for = |viewer: Viewer| {
+            let i = stream::index(viewer);
+            heard_before[i] + 1..=heard_now[i]
+        };
         let broadcasts: [Vec<Outbound>; 3] = VIEWERS.map(|viewer| {
-            logged
-                .iter()
-                .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, *seq))))
+            new_for(viewer)
+                .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, seq))))
                 .collect()
         });
         // Who hears first: the other player, then spectators, and the actor's reply last.
@@ -930,25 +927,22 @@ impl GameTask {
             Viewer::Side(_) => 0,
         };
         self.subscribers.sort_by_key(|s| rank(s));
-        let version = self.game().version;
-        let head = self.head();
+        let actor = Viewer::Side(side);
+        let accepted = Frame::new(ServerMessage::Accepted {
+            id,
+            version: self.version(actor),
+            events: new_for(actor)
+                .map(|seq| self.sequenced(actor, seq))
+                .collect(),
+            head: self.streams.hash(actor, self.version(actor)),
+        });
         let mut dropped = vec![];
-        for i in 0..self.subscribers.len() {
-            let s = &self.subscribers[i];
+        for s in self.subscribers.iter_mut() {
             let messages: Vec<Outbound> = if s.id == subscriber {
-                vec![Frame::new(ServerMessage::Accepted {
-                    id,
-                    version,
-                    events: logged
-                        .iter()
-                        .map(|seq| self.sequenced(s.viewer, *seq))
-                        .collect(),
-                    head,
-                })]
+                vec![accepted.clone()]
             } else {
-                broadcasts[viewer_index(s.viewer)].clone()
+                broadcasts[stream::index(s.viewer)].clone()
             };
-            let s = &mut self.subscribers[i];
             for m in messages {
                 if s.deliver(m) == Delivery::Stalled {
                     dropped.push(s.id);

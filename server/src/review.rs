@@ -10,7 +10,9 @@ use data_encoding::HEXLOWER;
 use protocol::apply;
 use protocol::chain::LogHash;
 use protocol::export::{self, Verified};
+use protocol::game::view::Viewed;
 use protocol::game::Game;
+use protocol::record::stream::StreamHash;
 use protocol::record::words::describe_event;
 use protocol::wire::{
     ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
@@ -43,8 +45,8 @@ impl Review {
         for (event, seq) in events().zip(1..) {
             record.push(RecordEntry {
                 seq,
-                event: Some(event.clone()),
-                text: Some(describe_event(&game, event)),
+                event: event.clone(),
+                text: describe_event(&game, event),
                 when: export::when(&game),
             });
             if seq > 1 {
@@ -100,7 +102,12 @@ impl Review {
                     .iter()
                     .map(|e| Sequenced {
                         seq: e.seq,
-                        event: e.event.clone(),
+                        viewed: Viewed {
+                            event: e.event.clone(),
+                            renamed: vec![],
+                            weapons: vec![],
+                        },
+                        hash: StreamHash(self.heads[(e.seq - 1) as usize].0),
                     })
                     .collect(),
             },
@@ -136,7 +143,8 @@ impl Review {
         ServerMessage::State {
             version: state.version,
             state_hash: state.state_hash(),
-            head: self.heads[version - 1],
+            // An export's stream is the whole log: its heads are the envelopes' hashes.
+            head: StreamHash(self.heads[version - 1].0),
             state: Box::new(state),
         }
     }

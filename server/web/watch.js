@@ -54,9 +54,10 @@
     ws: null,
     /** Whether a join has been answered on the current connection. */
     joined: false,
-    /** The head version: the latest event the stream has announced. */
+    /** The head version: the latest event of this viewer's own stream (events it may not see
+     * are not in it, so its numbers are its own, not the log's). */
     version: 0,
-    /** Record entries in order: entries[i] is event #(i + 1). */
+    /** Record entries in order: entries[i] is event #(i + 1) of this viewer's own stream. */
     entries: [],
     recordAsked: false,
     /** What the one `state` request in flight asked for: {live: true} or {at: N}; or null. */
@@ -502,12 +503,6 @@
     li.appendChild(seq);
     const text = document.createElement("span");
     text.className = "text";
-    if (entry.text === null) {
-      li.classList.add("hidden-event");
-      text.textContent = "an event spectators may not see";
-      li.appendChild(text);
-      return li;
-    }
     text.textContent = entry.text;
     li.appendChild(text);
     const roll = entry.event && entry.event.dice_rolled && entry.event.dice_rolled.roll;

@@ -17,6 +17,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::dice::derive_die;
 use protocol::export::{replay_to, verify, Moment, Where};
 use protocol::fair_dice::{roll_key, Commitment};
+use protocol::record::stream::Streams;
 use protocol::wire::{self, ClientMessage, ErrorCode, Sequenced, ServerMessage};
 use protocol::{Command, Event, Hex, Outcome, Side, Viewer, ViolationKind};
 use server::config::Config;
@@ -85,7 +86,7 @@ impl Seat {
 
 fn accepted(reply: &Reply) -> Vec<Event> {
     match reply {
-        Reply::Accepted { events, .. } => events.iter().filter_map(|s| s.event.clone()).collect(),
+        Reply::Accepted { events, .. } => events.iter().map(|s| s.viewed.event.clone()).collect(),
         Reply::Refused { violation, .. } => panic!("refused: {violation}"),
     }
 }
@@ -214,7 +215,7 @@ fn is_roll(message: &ServerMessage) -> bool {
     let rolled = |events: &[Sequenced]| {
         events
             .iter()
-            .any(|s| matches!(s.event, Some(Event::DiceRolled { .. })))
+            .any(|s| matches!(s.viewed.event, Event::DiceRolled { .. }))
     };
     match message {
         ServerMessage::Event(s) => rolled(std::slice::from_ref(s)),
@@ -464,13 +465,21 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         (1, 1)
     );
     assert_eq!(verified.summary.undone, 1);
+    // A projection carries the count of events its viewer received.
+    let spectator_at = |game: &protocol::Game, version| {
+        let mut view = game.project(Viewer::Spectator);
+        view.version = version;
+        view.state_hash()
+    };
     assert_eq!(
-        verified.game.project(Viewer::Spectator).state_hash(),
+        spectator_at(&verified.game, final_spectator.version),
         final_spectator.state_hash,
         "verify's result is the server's state"
     );
     assert_eq!(verified.header.state_hash, verified.game.state_hash());
-    assert_eq!(verified.hashes[receipt.0 as usize - 1], receipt.1);
+    // The receipt is the head of the German's own stream, rebuilt from the export.
+    let streams = Streams::of_log(verified.entries.iter().map(|e| &e.event));
+    assert_eq!(streams.hash(Viewer::Side(Side::A), receipt.0), receipt.1);
 
     // `asl verify` with the German's receipt from the start of the MPh.
     let mut out = vec![];
@@ -486,7 +495,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     assert_eq!(status, Status::Success, "{report}");
     assert!(
         report.contains(&format!(
-            "passes through head {} at event {}",
+            "passes through head {}: the German player's stream, its event {}",
             receipt.1, receipt.0
         )),
         "{report}"
@@ -547,10 +556,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         let moment = Moment::parse(moment, scenario).unwrap();
         let then = replay_to(&verified.entries, &moment).unwrap();
         assert_eq!(then.version, saved.version);
-        assert_eq!(
-            then.project(Viewer::Spectator).state_hash(),
-            saved.state_hash
-        );
+        assert_eq!(spectator_at(&then, saved.version), saved.state_hash);
     }
     // … and over the socket.
     let at = table
@@ -560,7 +566,8 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         .await
         .unwrap();
     assert_eq!(at.state_hash, at_dfph.state_hash);
-    assert_eq!(at.head, verified.hashes[at_dfph.version as usize - 1]);
+    // The head of the spectator's own stream at that event, rebuilt from the export.
+    assert_eq!(at.head, streams.hash(Viewer::Spectator, at_dfph.version));
 
     // `asl replay` from the file and live.
     let replay_args = |file: Option<std::path::PathBuf>, token: Option<String>| ReplayArgs {

@@ -5,6 +5,7 @@ use super::{GameArgs, ServerArg};
 use crate::connection::{Connection, ConnectionError};
 use crate::{Failure, Status};
 use protocol::export::{self, Header};
+use protocol::record::stream::Streams;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -32,10 +33,13 @@ pub async fn export(args: &ExportArgs, out: &mut (dyn Write + Send)) -> Result<S
     connection.close().await;
     let verified = export::verify(text.as_bytes(), &mut |_, _| {})
         .map_err(|e| Failure::Server(format!("the server's export does not verify: {e}")))?;
-    if verified.header.head != joined.head {
+    // The head shown on joining is this viewer's stream's: the export must rebuild it.
+    let streams = Streams::of_log(verified.entries.iter().map(|e| &e.event));
+    let rebuilt = streams.hash(joined.viewer, joined.version);
+    if streams.len(joined.viewer) != joined.version || rebuilt != joined.head {
         return Err(Failure::Server(format!(
-            "the export ends at head {}, but on joining the server showed {}",
-            verified.header.head, joined.head
+            "the export does not rebuild the stream the server showed on joining (head {} after {} events)",
+            joined.head, joined.version
         )));
     }
     match &args.out {

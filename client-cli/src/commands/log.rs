@@ -5,6 +5,7 @@ use crate::connection::{ConnectionError, LogPage};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
+use protocol::game::view::Viewed;
 use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
 use std::io::Write;
@@ -95,12 +96,17 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
     match first {
         Sequenced {
             seq: 1,
-            event: Some(Event::GameCreated { scenario }),
+            viewed:
+                Viewed {
+                    event: Event::GameCreated { scenario },
+                    ..
+                },
+            ..
         } => Ok(Follower::new(Game::new(scenario.clone()))),
         other => Err(ConnectionError::Unexpected(format!(
             "the log starts with #{} {}, not #1 GameCreated",
             other.seq,
-            other.event.as_ref().map_or("(hidden)", Event::name)
+            other.viewed.event.name()
         ))
         .into()),
     }
@@ -132,7 +138,12 @@ mod tests {
             .zip(1..)
             .map(|(event, seq)| Sequenced {
                 seq,
-                event: Some(event),
+                viewed: Viewed {
+                    event,
+                    renamed: vec![],
+                    weapons: vec![],
+                },
+                hash: Default::default(),
             })
             .collect()
     }
@@ -226,12 +237,17 @@ mod tests {
     fn a_log_must_start_with_game_created() {
         let err = start(&Sequenced {
             seq: 2,
-            event: None,
+            viewed: Viewed {
+                event: Event::GameEnded { turns_played: 1 },
+                renamed: vec![],
+                weapons: vec![],
+            },
+            hash: Default::default(),
         })
         .unwrap_err();
         assert!(
             err.to_string()
-                .contains("starts with #2 (hidden), not #1 GameCreated"),
+                .contains("starts with #2 GameEnded, not #1 GameCreated"),
             "{err}"
         );
     }

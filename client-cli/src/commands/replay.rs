@@ -11,6 +11,8 @@ use crate::record::Record;
 use crate::{Failure, Status};
 use protocol::export::{render_position, replay_to, Moment};
 use protocol::fair_dice::DiceStats;
+use protocol::game::view::Viewed;
+use protocol::record::stream::StreamHash;
 use protocol::wire::Sequenced;
 use protocol::{Event, Game, Side, Viewer};
 use std::io::Write;
@@ -75,7 +77,12 @@ fn replay_file(
         .iter()
         .map(|e| Sequenced {
             seq: e.seq,
-            event: Some(e.event.clone()),
+            viewed: Viewed {
+                event: e.event.clone(),
+                renamed: vec![],
+                weapons: vec![],
+            },
+            hash: StreamHash(verified.hashes[e.seq as usize - 1].0),
         })
         .collect();
     if args.record {
@@ -175,7 +182,12 @@ fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
         Some(
             first @ Sequenced {
                 seq: 1,
-                event: Some(Event::GameCreated { scenario }),
+                viewed:
+                    Viewed {
+                        event: Event::GameCreated { scenario },
+                        ..
+                    },
+                ..
             },
         ) => {
             let mut follower = Follower::new(Game::new(scenario.clone()));
@@ -191,7 +203,11 @@ fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
 fn print_record(events: &[Sequenced], out: &mut (dyn Write + Send)) -> Result<(), Failure> {
     let mut follower = match events.first() {
         Some(Sequenced {
-            event: Some(Event::GameCreated { scenario }),
+            viewed:
+                Viewed {
+                    event: Event::GameCreated { scenario },
+                    ..
+                },
             ..
         }) => Follower::new(Game::new(scenario.clone())),
         _ => return Ok(()),
@@ -210,7 +226,7 @@ fn print_stats(
     events: &[Sequenced],
     out: &mut (dyn Write + Send),
 ) -> Result<(), Failure> {
-    let stats = DiceStats::of(events.iter().filter_map(|s| s.event.as_ref()));
+    let stats = DiceStats::of(events.iter().map(|s| &s.viewed.event));
     writeln!(out, "Dice:")?;
     out.write_all(
         stats

@@ -514,10 +514,7 @@ mod tests {
             .into_iter()
             .map(|e| {
                 protocol::apply(game, &e);
-                Sequenced {
-                    seq: game.version,
-                    event: Some(e),
-                }
+                crate::follower::sequenced(game.version, e)
             })
             .collect()
     }

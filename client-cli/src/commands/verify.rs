@@ -3,8 +3,9 @@
 //! valid with a summary, or name the first bad event and why.
 
 use crate::{Failure, Status};
-use protocol::chain::LogHash;
 use protocol::export::{self, Verified, EXPORT_BYTES_MAX};
+use protocol::game::{Game, Viewer};
+use protocol::record::stream::{StreamHash, Streams};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
         .head
         .as_deref()
         .map(|h| {
-            LogHash::from_hex(h).ok_or_else(|| {
+            StreamHash::from_hex(h).ok_or_else(|| {
                 Failure::Input(format!("`{h}` is not a head (64 lowercase hex digits)"))
             })
         })
@@ -36,13 +37,24 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
     match check(&bytes) {
         Ok(verified) => {
             if let Some(receipt) = receipt {
-                match verified.hashes.iter().position(|h| *h == receipt) {
-                    Some(i) => writeln!(
+                // A head of the log itself, or of one viewer's own stream (what `joined`,
+                // `accepted` and `state` show a player), rebuilt from the whole log.
+                let streams = Streams::of_log(verified.entries.iter().map(|e| &e.event));
+                match (
+                    verified.hashes.iter().position(|h| h.0 == receipt.0),
+                    streams.find(receipt),
+                ) {
+                    (Some(i), _) => writeln!(
                         out,
                         "the log passes through head {receipt} at event {}",
                         i + 1
                     )?,
-                    None => {
+                    (None, Some((viewer, seq))) => writeln!(
+                        out,
+                        "the log passes through head {receipt}: {} stream, its event {seq}",
+                        viewer_name(&verified.game, viewer)
+                    )?,
+                    (None, None) => {
                         writeln!(
                             out,
                             "invalid: the log never passes through head {receipt}: events up to it were changed, or it is another game's"
@@ -58,6 +70,14 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
             writeln!(out, "invalid: {e}")?;
             Ok(Status::Invalid)
         }
+    }
+}
+
+/// "the German player's" or "the spectators'".
+fn viewer_name(game: &Game, viewer: Viewer) -> String {
+    match viewer {
+        Viewer::Side(side) => format!("the {} player's", game.side_name(side)),
+        Viewer::Spectator => "the spectators'".into(),
     }
 }
 

@@ -9,9 +9,11 @@ use crate::board::hex::Hex;
 use crate::board::scenario::SideSpec;
 use crate::game::command::Command;
 use crate::game::event::Event;
+use crate::game::view::Viewed;
 use crate::game::{Game, StateHash, Viewer};
 use crate::record::chain::LogHash;
 use crate::record::fair_dice::Commitment;
+use crate::record::stream::StreamHash;
 use crate::rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -115,13 +117,17 @@ pub enum ClientMessage {
     },
 }
 
-/// One event in a viewer's stream. `event` is `None` when the viewer may not see it: the
-/// version still advances, so gaps never appear and nothing about the contents leaks.
+/// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
+/// the event as the viewer may know it, and the stream's running hash after it. Events the
+/// viewer may not know are absent, not announced: numbers never skip, and nothing marks that
+/// something happened unseen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sequenced {
-    /// The game's version after this event (the first event of a game is 1).
+    /// The number of this event in the viewer's stream (its first event, `GameCreated`, is 1).
     pub seq: u64,
-    pub event: Option<Event>,
+    pub viewed: Viewed,
+    /// The running hash of the viewer's stream after this event.
+    pub hash: StreamHash,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,30 +150,32 @@ pub enum ServerMessage {
         #[serde(default)]
         public_url: Option<String>,
     },
-    /// Joined as `viewer`. `state` is the viewer's projection at `version`, or `None` when the
-    /// client asked to resume and the missed events follow instead.
+    /// Joined as `viewer`. `version` is the length of the viewer's own stream; `state` is the
+    /// viewer's projection after it, or `None` when the client asked to resume and the missed
+    /// events follow instead.
     Joined {
         game: GameId,
         viewer: Viewer,
         version: u64,
         state: Option<Box<Game>>,
         state_hash: StateHash,
-        /// The hash of the log's last envelope at `version`: keep it, and no one can later
-        /// change the log up to here without it showing (`docs/review.md`).
-        head: LogHash,
+        /// The running hash of the viewer's stream at `version` (`crate::record::stream`):
+        /// keep it, and an export of the game can later be checked to pass through it.
+        head: StreamHash,
         /// The hash of the server's secret dice seed in use (or next to be): every roll is
         /// derived from that seed and the players' contributions (`docs/dice.md`).
         dice_commitment: Commitment,
     },
-    /// The command `id` was accepted; these are its events (as this viewer sees them).
+    /// The command `id` was accepted; these are its events as this viewer sees them, and
+    /// `version` the viewer's stream length after them.
     Accepted {
         id: u64,
         version: u64,
         events: Vec<Sequenced>,
-        /// The log's head after them.
-        head: LogHash,
+        /// The viewer's stream hash after them.
+        head: StreamHash,
     },
-    /// The command `id` was refused; nothing changed.
+    /// The command `id` was refused; nothing changed. `version`: the viewer's stream length.
     Refused {
         id: u64,
         version: u64,
@@ -179,8 +187,9 @@ pub enum ServerMessage {
         version: u64,
         state_hash: StateHash,
         state: Box<Game>,
-        /// The log's head at `version`.
-        head: LogHash,
+        /// The viewer's stream hash at `version` (reviewing an export, whose stream is the
+        /// whole log: the log's head there).
+        head: StreamHash,
     },
     Log {
         version: u64,
@@ -259,13 +268,13 @@ pub struct ExportPage {
 /// One event of the game record as a viewer may see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordEntry {
-    /// The game's version after this event.
+    /// The event's number in the viewer's stream.
     pub seq: u64,
-    /// `None` when the viewer may not see the event (then `text` is `None` too).
-    pub event: Option<Event>,
+    /// The event as the viewer may know it (events it may not know are not in its record).
+    pub event: Event,
     /// The event in words with the rule behind it (`protocol::words::describe_event`), written
-    /// in the position it happened in.
-    pub text: Option<String>,
+    /// from the viewer's projection of the position it happened in.
+    pub text: String,
     /// When it happened, "Turn 1, German Player Turn: MPh": public, so given for every event.
     pub when: String,
 }
@@ -423,22 +432,14 @@ mod tests {
     fn record_round_trips_in_both_codecs() {
         round_trip(&ServerMessage::Record {
             version: 9,
-            entries: vec![
-                RecordEntry {
-                    seq: 8,
-                    event: None,
-                    text: None,
-                    when: "Turn 1, German Player Turn: MPh".into(),
+            entries: vec![RecordEntry {
+                seq: 9,
+                event: Event::WallAdvantageChanceDeclined {
+                    side: crate::board::scenario::Side::B,
                 },
-                RecordEntry {
-                    seq: 9,
-                    event: Some(Event::WallAdvantageChanceDeclined {
-                        side: crate::board::scenario::Side::B,
-                    }),
-                    text: Some("Russian let the chance to claim Wall Advantage pass".into()),
-                    when: "Turn 1, German Player Turn: MPh".into(),
-                },
-            ],
+                text: "Russian let the chance to claim Wall Advantage pass".into(),
+                when: "Turn 1, German Player Turn: MPh".into(),
+            }],
         });
         assert_eq!(
             to_json(&ClientMessage::GetStateAt { version: 3 }),
@@ -521,10 +522,18 @@ mod tests {
                 .zip(1..)
                 .map(|(event, seq)| Sequenced {
                     seq,
-                    event: Some(event),
+                    viewed: Viewed {
+                        event,
+                        renamed: vec![crate::game::view::Renamed {
+                            from: "?1".into(),
+                            to: "467a".into(),
+                        }],
+                        weapons: vec![],
+                    },
+                    hash: StreamHash([seq as u8; 32]),
                 })
                 .collect(),
-            head: LogHash([8; 32]),
+            head: StreamHash([8; 32]),
         });
         round_trip(&ServerMessage::Joined {
             game: "g".into(),
@@ -532,14 +541,14 @@ mod tests {
             version: 1,
             state_hash: game.state_hash(),
             state: Some(Box::new(game.clone())),
-            head: LogHash([9; 32]),
+            head: StreamHash([9; 32]),
             dice_commitment: Commitment([10; 32]),
         });
         round_trip(&ServerMessage::State {
             version: 1,
             state_hash: game.state_hash(),
             state: Box::new(game),
-            head: LogHash([9; 32]),
+            head: StreamHash([9; 32]),
         });
         round_trip(&ServerMessage::Export(ExportPage {
             game: "g".into(),

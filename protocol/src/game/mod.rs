@@ -12,6 +12,7 @@ pub mod command;
 pub mod dice;
 pub mod event;
 pub mod phase;
+pub mod view;
 
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
@@ -302,7 +303,8 @@ pub struct Game {
     /// Whose view this is: `None` for the whole game (the server's), a viewer for a projection.
     /// A projection keeps masking what its viewer may not know as events are applied to it.
     pub viewer: Option<Viewer>,
-    /// Number of events applied: the version every message about this game carries.
+    /// Number of events applied: the version every message about this game carries. In a
+    /// projection, the number of events its viewer has received (`view`).
     pub version: u64,
     /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
     /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
@@ -312,6 +314,14 @@ pub struct Game {
     pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
     /// Tunnel entrances a side has discovered by the recovery procedure (B8.63, A4.44).
     pub tunnel_discoveries: BTreeSet<(Side, Hex)>,
+    /// The opaque name of each unit under "?" that others see it by (`?3`): assigned in order
+    /// of first need, kept while it stays concealed (`view`). Empty in a projection.
+    pub aliases: BTreeMap<UnitId, UnitId>,
+    /// Aliases handed out so far; every one was shown to every viewer. 0 in a projection.
+    pub next_alias: u32,
+    /// The aliases of the units under "?" at the start, which name them in the scenario as
+    /// others are shown it. Empty in a projection.
+    pub setup_aliases: BTreeMap<UnitId, UnitId>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -366,7 +376,7 @@ impl Game {
                 destroyed: false,
             })
             .collect();
-        Game {
+        let mut game = Game {
             scenario,
             clock: Clock::START,
             units,
@@ -388,7 +398,13 @@ impl Game {
             prep_fired: BTreeSet::new(),
             tunnel_sightings: BTreeSet::new(),
             tunnel_discoveries: BTreeSet::new(),
-        }
+            aliases: BTreeMap::new(),
+            next_alias: 0,
+            setup_aliases: BTreeMap::new(),
+        };
+        view::refresh_aliases(&mut game);
+        game.setup_aliases = game.aliases.clone();
+        game
     }
 
     /// Rebuilds a game from its events. The first must be `GameCreated`.
@@ -449,7 +465,7 @@ impl Game {
         game.units.retain(|id, _| !hidden.contains(id));
         game.weapons
             .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario = project_scenario(&self.scenario, viewer);
+        game.scenario = project_scenario(&self.scenario, &self.setup_aliases, viewer);
         game.tunnels
             .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
         for set in [
@@ -462,6 +478,22 @@ impl Game {
         }
         game.viewer = Some(viewer);
         mask_concealed(&mut game, viewer);
+        // Units under "?" go by their aliases; the map itself would pair them with their ids.
+        let aliased: Vec<(UnitId, UnitId)> = game
+            .units
+            .values()
+            .filter(|u| view::masked(viewer, u))
+            .filter_map(|u| Some((u.id.clone(), self.aliases.get(&u.id)?.clone())))
+            .collect();
+        for (id, alias) in aliased {
+            view::rename_unit(&mut game, &id, &alias);
+        }
+        game.aliases.clear();
+        game.next_alias = 0;
+        game.setup_aliases.clear();
+        // How many events the whole game has seen is not the viewer's to know: whoever hands
+        // the projection out sets the viewer's own count.
+        game.version = 0;
         game
     }
 
@@ -474,44 +506,16 @@ impl Game {
             .collect()
     }
 
-    /// The event as `viewer` may see it, or `None` if they may not see it at all (their
-    /// version still advances). `GameCreated` carries the scenario, so it is projected like
-    /// the state: an opponent never learns a hidden unit or a tunnel from the log's first event.
-    pub fn view_event(&self, viewer: Viewer, event: &Event) -> Option<Event> {
-        match event {
-            Event::GameCreated { scenario } => Some(Event::GameCreated {
-                scenario: project_scenario(scenario, viewer),
-            }),
-            // Placed on board concealed: the opponent learns a "?" is there, not what it is.
-            Event::HiddenUnitPlaced { unit, .. } if viewer != Viewer::Side(unit.side) => {
-                let mut shown = (**unit).clone();
-                mask_unit(&mut shown);
-                Some(Event::HiddenUnitPlaced {
-                    unit: Box::new(shown),
-                    weapons: vec![],
-                })
-            }
-            // An undo carries the whole position it restores: each viewer gets it projected,
-            // as a snapshot would be.
-            Event::EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored,
-            } => Some(Event::EventsUndone {
-                requested_by: *requested_by,
-                consented_by: *consented_by,
-                from: *from,
-                to: *to,
-                restored: Box::new(restored.project(viewer)),
-            }),
-            _ if self.shows(viewer, event) => Some(event.clone()),
-            _ => None,
-        }
+    /// The event as `viewer` may see it, or `None` if they may not see it at all: the
+    /// projection of `view::project_event`, with the position after it computed here.
+    pub fn view_event(&self, viewer: Viewer, event: &Event) -> Option<view::Viewed> {
+        let mut after = self.clone();
+        apply(&mut after, event);
+        view::project_event(self, &after, viewer, event)
     }
 
-    /// Whether `viewer` may see this event. One they may not see still advances their version.
+    /// Whether `viewer` may see this event at all: not if it names a unit hidden from them. One
+    /// they may not see is absent from their stream and leaves their projection unchanged.
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
         event
             .units()
@@ -551,7 +555,11 @@ fn mask_concealed(game: &mut Game, viewer: Viewer) {
 /// weapons) and the opponent's tunnels are left out. The scenario is the starting position, so
 /// this depends on it alone — a unit revealed in play reaches viewers through the event that
 /// revealed it, not through a changed scenario.
-fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
+fn project_scenario(
+    scenario: &Scenario,
+    aliases: &BTreeMap<UnitId, UnitId>,
+    viewer: Viewer,
+) -> Scenario {
     let mut scenario = scenario.clone();
     let hidden: BTreeSet<UnitId> = scenario
         .units
@@ -567,6 +575,8 @@ fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
             spec.ratings = "?".into();
             spec.inexperienced = false;
             spec.morale = Morale::GoodOrder;
+            spec.mp = 0;
+            spec.fully_tracked = false;
             masked.insert(spec.id.clone());
         }
     }
@@ -575,6 +585,17 @@ fn project_scenario(scenario: &Scenario, viewer: Viewer) -> Scenario {
             .as_ref()
             .is_none_or(|h| !hidden.contains(h) && !masked.contains(h))
     });
+    // Under "?" from the start: named by the aliases the game started with.
+    scenario.units = std::mem::take(&mut scenario.units)
+        .into_iter()
+        .map(|(id, mut spec)| match aliases.get(&id) {
+            Some(alias) if masked.contains(&id) => {
+                spec.id = alias.clone();
+                (alias.clone(), spec)
+            }
+            _ => (id, spec),
+        })
+        .collect();
     scenario.tunnels.retain(|t| viewer == Viewer::Side(t.side));
     scenario
 }
@@ -628,7 +649,15 @@ pub fn apply(game: &mut Game, event: &Event) {
     }
     match event {
         Event::GameCreated { scenario } => {
+            let viewer = game.viewer;
             *game = Game::new(scenario.clone());
+            if viewer.is_some() {
+                // A projection's scenario is projected already: its "?" carry their aliases.
+                game.aliases.clear();
+                game.next_alias = 0;
+                game.setup_aliases.clear();
+                game.viewer = viewer;
+            }
         }
         Event::StepEnded { ended, next, .. } => {
             game.clock = *next;
@@ -1023,8 +1052,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::UndoDeclined { .. } => {}
     }
     game.version += 1;
-    if let Some(viewer) = game.viewer {
-        mask_concealed(game, viewer);
+    match game.viewer {
+        Some(viewer) => mask_concealed(game, viewer),
+        None => view::refresh_aliases(game),
     }
 }
 

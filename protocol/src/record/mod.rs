@@ -2,8 +2,8 @@
 //! trust. The hash-chained envelope every event is stored in ([`chain`]), the dice scheme both
 //! sides can verify ([`fair_dice`]), the referee that decides and logs ([`referee`]), the
 //! answers that need the log rather than the position — adjudication review and undo
-//! ([`dispute`]), the export file and its verification ([`export`]), and every event in words
-//! ([`words`]).
+//! ([`dispute`]), the export file and its verification ([`export`]), every event in words
+//! ([`words`]), and each viewer's own stream of a game ([`stream`]).
 //!
 //! Imports from the rules, the game and the board; never from the edges.
 
@@ -12,4 +12,5 @@ pub mod dispute;
 pub mod export;
 pub mod fair_dice;
 pub mod referee;
+pub mod stream;
 pub mod words;

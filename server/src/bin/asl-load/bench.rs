@@ -392,11 +392,16 @@ pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow:
     let frame = |seq| {
         wire::to_bincode(&ServerMessage::Event(Sequenced {
             seq,
-            event: Some(Event::StepEnded {
-                by: Side::A,
-                ended: Clock::START,
-                next: Clock::START,
-            }),
+            viewed: protocol::game::view::Viewed {
+                event: Event::StepEnded {
+                    by: Side::A,
+                    ended: Clock::START,
+                    next: Clock::START,
+                },
+                renamed: vec![],
+                weapons: vec![],
+            },
+            hash: protocol::record::stream::StreamHash::default(),
         }))
     };
     let baseline = ServerProcess::baseline()?;

@@ -13,7 +13,7 @@ use crate::stats::{Problems, Rng};
 use crate::table::{Divergence, Table};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
-use protocol::game::apply;
+use protocol::game::view::{apply_viewed, Viewed};
 use protocol::wire::{ClientMessage, ServerMessage, Tokens};
 use protocol::{Command, Event, Game, Outcome, RuleViolation, Scenario, Side, Viewer};
 use server::log;
@@ -155,9 +155,11 @@ async fn create(addr: SocketAddr) -> anyhow::Result<Track> {
     let created = Event::GameCreated {
         scenario: Scenario::from_toml(SCENARIO)?,
     };
-    let replica = Game::replay([&created])
+    let mut replica = Game::replay([&created])
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .project(Viewer::Side(Side::A));
+    // A projection carries the count of events its viewer received: here, `GameCreated`.
+    replica.version = 1;
     Ok(Track {
         game,
         tokens,
@@ -224,8 +226,9 @@ async fn play(
         track.in_flight = Some(table.predict(side, &command));
         let played = table.play(id, side, command).await?;
         track.in_flight = None;
-        if let Ok(events) = played.result {
-            track.acked.extend(events);
+        if played.result.is_ok() {
+            // Side A's view: what its replica follows and its log shows.
+            track.acked.extend(played.seen_by_a);
         }
         track.replica = table.replica.clone();
         *commands += 1;
@@ -234,7 +237,7 @@ async fn play(
 }
 
 /// Every event from 1 to `version`, as side A sees them, page by page.
-async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Option<Event>>> {
+async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Viewed>> {
     let mut events = vec![];
     while (events.len() as u64) < version {
         client
@@ -244,7 +247,7 @@ async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Optio
             .await?;
         match client.recv().await? {
             ServerMessage::Log { events: page, .. } if !page.is_empty() => {
-                events.extend(page.into_iter().map(|s| s.event));
+                events.extend(page.into_iter().map(|s| s.viewed));
             }
             other => bail!("expected a log page, got {other:?}"),
         }
@@ -290,7 +293,7 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     let stored = full_log(&mut client, version).await?;
     // Event 1 is compared as the state hash covers it; the rest one by one.
     for (i, (mine, theirs)) in track.acked.iter().zip(&stored).enumerate().skip(1) {
-        if theirs.as_ref() != Some(mine) {
+        if &theirs.event != mine {
             tally.altered += 1;
             tally.problems.add(format!(
                 "game {}: event {} differs from the one acknowledged",
@@ -300,18 +303,24 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
             return Ok(());
         }
     }
-    let extra: Vec<Event> = stored[acked as usize..].iter().flatten().cloned().collect();
+    let extra: Vec<Viewed> = stored[acked as usize..].to_vec();
     match track.in_flight.take() {
         Some(predicted) => {
             let whole = predicted.unwrap_or_default();
             if extra.is_empty() {
                 tally.in_flight_absent += 1;
-            } else if extra == whole {
+            } else if extra
+                .iter()
+                .map(|v| v.event.name())
+                .eq(whole.iter().map(Event::name))
+            {
+                // Predicted in the acting side's view, read in side A's: the same events, each
+                // naming units as its viewer knows them.
                 tally.in_flight_kept += 1;
-                for event in &extra {
-                    apply(&mut track.replica, event);
+                for viewed in &extra {
+                    apply_viewed(&mut track.replica, viewed);
                 }
-                track.acked.extend(extra);
+                track.acked.extend(extra.into_iter().map(|v| v.event));
             } else {
                 tally.half_written += 1;
                 tally.problems.add(format!(

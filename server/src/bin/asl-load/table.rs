@@ -4,7 +4,7 @@
 
 use crate::client::{Client, Joined};
 use anyhow::{bail, Context};
-use protocol::game::apply;
+use protocol::game::view::apply_viewed;
 use protocol::wire::{ServerMessage, Tokens};
 use protocol::{decide, Command, Event, Game, RuleViolation, ScriptedDice, Side, Viewer};
 use std::net::SocketAddr;
@@ -46,6 +46,9 @@ pub struct Table {
     /// Side A's and side B's connections.
     pub seats: [Client; 2],
     pub replica: Game,
+    /// Side B's projection, from its snapshot at sitting down and its stream since: each side
+    /// predicts its own commands on its own view, naming units as it knows them.
+    pub replica_b: Game,
 }
 
 fn seat_index(side: Side) -> usize {
@@ -64,6 +67,8 @@ pub struct Divergence(pub String);
 /// What the server answered to one command, with when its effect reached the other side.
 pub struct Played {
     pub result: Result<Vec<Event>, RuleViolation>,
+    /// The command's events as side A received them.
+    pub seen_by_a: Vec<Event>,
     /// When the opponent's connection received the command's first event (accepted only).
     pub opponent_at: Option<Instant>,
 }
@@ -79,19 +84,25 @@ impl Table {
     /// Seats both sides at an existing game.
     pub async fn sit(addr: SocketAddr, game: String, tokens: Tokens) -> anyhow::Result<Table> {
         let (a, joined): (Client, Joined) = Client::seat(addr, &game, &tokens.side_a).await?;
-        let (b, _) = Client::seat(addr, &game, &tokens.side_b).await?;
+        let (b, joined_b) = Client::seat(addr, &game, &tokens.side_b).await?;
         let replica = *joined.state.context("a fresh join carries the state")?;
+        let replica_b = *joined_b.state.context("a fresh join carries the state")?;
         Ok(Table {
             game,
             tokens,
             seats: [a, b],
             replica,
+            replica_b,
         })
     }
 
     /// What the rules will say to `command` from `side`, decided on the replica.
     pub fn predict(&self, side: Side, command: &Command) -> Result<Vec<Event>, RuleViolation> {
-        decide(&self.replica, side, command, &mut ScriptedDice::default())
+        let replica = match side {
+            Side::A => &self.replica,
+            Side::B => &self.replica_b,
+        };
+        decide(replica, side, command, &mut ScriptedDice::default())
     }
 
     /// Sends `command` as `side`, reads the answer and the events the other side receives,
@@ -108,20 +119,27 @@ impl Table {
             })
             .await?;
         let mut opponent_at = None;
+        // What each side receives, which its replica follows.
+        let mut seen = [vec![], vec![]];
         if let Ok(events) = &predicted {
             // The other side's events first, so their arrival is timed before we read ours.
             for _ in events {
                 match self.seats[other].recv().await? {
-                    ServerMessage::Event(_) => opponent_at = opponent_at.or(Some(Instant::now())),
+                    ServerMessage::Event(s) => {
+                        opponent_at = opponent_at.or(Some(Instant::now()));
+                        seen[other].push(s.viewed);
+                    }
                     other => bail!("expected an event on the other seat, got {other:?}"),
                 }
             }
         }
         let result = match self.seats[me].recv().await? {
-            ServerMessage::Accepted { events, .. } => Ok(events
-                .into_iter()
-                .filter_map(|s| s.event)
-                .collect::<Vec<_>>()),
+            ServerMessage::Accepted { events, .. } => {
+                let viewed: Vec<_> = events.into_iter().map(|s| s.viewed).collect();
+                let events = viewed.iter().map(|v| v.event.clone()).collect::<Vec<_>>();
+                seen[me] = viewed;
+                Ok(events)
+            }
             ServerMessage::Refused { violation, .. } => Err(violation),
             other => bail!("expected the answer to command {id}, got {other:?}"),
         };
@@ -132,13 +150,16 @@ impl Table {
             ))
             .into());
         }
-        if let Ok(events) = &result {
-            for event in events {
-                apply(&mut self.replica, event);
-            }
+        for viewed in &seen[0] {
+            apply_viewed(&mut self.replica, viewed);
         }
+        for viewed in &seen[1] {
+            apply_viewed(&mut self.replica_b, viewed);
+        }
+        let [seen_by_a, _] = seen;
         Ok(Played {
             result,
+            seen_by_a: seen_by_a.into_iter().map(|v| v.event).collect(),
             opponent_at,
         })
     }

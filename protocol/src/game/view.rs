@@ -1,0 +1,546 @@
+//! What one viewer may know of each event: [`project_event`], the one function every stream,
+//! record and past position goes through, and the opaque aliases that name units under "?".
+//!
+//! The law it keeps: an event as a viewer receives it says no more than the viewer's own
+//! projection before and after it shows. Concretely, for a viewer who does not own a unit
+//! under "?" (A12: concealment; "Sewer?"/"Lost?" alike, B8):
+//! - the unit is named by its alias (`?3`), never by its id;
+//! - MF allotments, their breakdown and MF left are left out of its accounts (they tell a
+//!   leader from a squad, A4.1), and only MF spent — which the board shows — stays;
+//! - free text naming it (WA reasons, roll reasons, notes) names the alias, and a reason about
+//!   its own qualities is replaced by a neutral one;
+//! - an event about a unit the viewer may not see at all (HIP, A12.3) is absent.
+//!
+//! Aliases are part of the state ([`Game::aliases`]): assigned by `apply` in order of first
+//! need as a unit goes under "?" (a unit placed from HIP, a stack entering a sewer or tunnel);
+//! units that go under "?" at the same moment are ordered by hex and then by a hash keyed with
+//! the whole scenario, which a viewer who does not hold the secret parts cannot compute. An
+//! alias is kept while the unit stays concealed and dropped when it is revealed; the event that
+//! reveals it says which "?" it was ([`Renamed`]).
+
+use crate::board::scenario::{Scenario, Side, UnitId};
+use crate::board::terrain::Mf;
+use crate::game::command::Command;
+use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
+use crate::game::{apply, Game, Unit, Viewer, Weapon};
+use serde::{Deserialize, Serialize};
+
+/// A unit the viewer knew under one name and knows under another after the event: a unit that
+/// went under "?" (its id → its alias) or came out of it (its alias → its id).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Renamed {
+    pub from: UnitId,
+    pub to: UnitId,
+}
+
+/// One event as one viewer receives it: the event, projected, and what it changes in the
+/// viewer's picture beyond the event itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewed {
+    /// The event, naming units as the viewer knew them before it.
+    pub event: Event,
+    /// Units renamed by it, applied after the event.
+    pub renamed: Vec<Renamed>,
+    /// Support weapons that came into the viewer's sight with it (dropped by a unit under "?",
+    /// or carried by a unit it revealed), as they now stand.
+    pub weapons: Vec<Weapon>,
+}
+
+/// Whether `viewer` sees `unit` only as a "?": it is concealed and not theirs.
+pub fn masked(viewer: Viewer, unit: &Unit) -> bool {
+    unit.concealed && viewer != Viewer::Side(unit.side)
+}
+
+/// The prefix of every alias; no unit id a scenario may use starts with it.
+pub const ALIAS_PREFIX: char = '?';
+
+/// The event as `viewer` may know it, given the whole game before and after it (`after` is
+/// `before` with `event` applied), or `None` when the viewer may not know it happened. The one
+/// projection of events: live streams, resumes, the record, past positions and exports' viewer
+/// streams all call it.
+pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
+    let visible = matches!(
+        event,
+        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::HiddenUnitPlaced { .. }
+    ) || before.shows(viewer, event);
+    if !visible {
+        return None;
+    }
+    let names = Names {
+        before,
+        after,
+        viewer,
+    };
+    Some(Viewed {
+        event: names.event(event),
+        renamed: names.renamed(),
+        weapons: weapons_shown(before, after, viewer),
+    })
+}
+
+/// A side's command with the aliases it names (the opponent's units under "?", as it knows
+/// them) turned into ids: a player acts on what it sees. Only an adjudication names a unit of
+/// the opponent's; an alias the side may not use stays as it is and is refused as unknown.
+pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
+    match command {
+        Command::Adjudicate {
+            unit,
+            outcome,
+            note,
+        } if unit.starts_with(ALIAS_PREFIX) => {
+            let id = game
+                .aliases
+                .iter()
+                .find(|(id, alias)| {
+                    **alias == unit
+                        && game
+                            .units
+                            .get(*id)
+                            .is_some_and(|u| masked(Viewer::Side(side), u))
+                })
+                .map_or(unit, |(id, _)| id.clone());
+            Command::Adjudicate {
+                unit: id,
+                outcome,
+                note,
+            }
+        }
+        other => other,
+    }
+}
+
+/// Text for `viewer` (a refusal's words) with every `` `id` `` of a unit under another side's
+/// "?" replaced by its alias.
+pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
+    let names = Names {
+        before: game,
+        after: game,
+        viewer,
+    };
+    names.text(text)
+}
+
+/// Applies an event as a viewer received it to that viewer's projection.
+pub fn apply_viewed(view: &mut Game, viewed: &Viewed) {
+    apply(view, &viewed.event);
+    for r in &viewed.renamed {
+        rename_unit(view, &r.from, &r.to);
+    }
+    for w in &viewed.weapons {
+        view.weapons.insert(w.id.clone(), w.clone());
+    }
+    if let Some(viewer) = view.viewer {
+        super::mask_concealed(view, viewer);
+    }
+}
+
+/// How a viewer names units around one event.
+struct Names<'g> {
+    before: &'g Game,
+    after: &'g Game,
+    viewer: Viewer,
+}
+
+impl Names<'_> {
+    /// The alias of a unit under "?" in either position.
+    fn alias(&self, id: &UnitId) -> Option<&UnitId> {
+        self.before
+            .aliases
+            .get(id)
+            .or_else(|| self.after.aliases.get(id))
+    }
+
+    /// Masked from the viewer before the event, or unseen before and masked after it.
+    fn masked(&self, id: &UnitId) -> bool {
+        match self.before.units.get(id) {
+            Some(u) if self.viewer.sees_unit(u) => masked(self.viewer, u),
+            _ => self
+                .after
+                .units
+                .get(id)
+                .is_some_and(|u| masked(self.viewer, u)),
+        }
+    }
+
+    /// The name the viewer knows `id` by, as of before the event.
+    fn name(&self, id: &UnitId) -> UnitId {
+        if self.masked(id) {
+            self.alias(id)
+                .cloned()
+                .unwrap_or_else(|| ALIAS_PREFIX.to_string())
+        } else {
+            id.clone()
+        }
+    }
+
+    fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
+        ids.iter().map(|id| self.name(id)).collect()
+    }
+
+    /// An MF account as the viewer may read it: a unit under "?" shows only the MF it spent.
+    fn account(&self, a: &MfAccount) -> MfAccount {
+        if self.masked(&a.unit) {
+            MfAccount {
+                unit: self.name(&a.unit),
+                allotment: Allotment::default(),
+                spent: a.spent,
+                left: Mf::default(),
+            }
+        } else {
+            a.clone()
+        }
+    }
+
+    fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
+        accounts.iter().map(|a| self.account(a)).collect()
+    }
+
+    /// Free text with every masked unit's `` `id` `` replaced by its alias.
+    fn text(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for id in self.before.units.keys().chain(self.after.units.keys()) {
+            let quoted = format!("`{id}`");
+            if text.contains(&quoted) && self.masked(id) {
+                text = text.replace(&quoted, &format!("`{}`", self.name(id)));
+            }
+        }
+        text
+    }
+
+    fn event(&self, event: &Event) -> Event {
+        let v = self.viewer;
+        match event.clone() {
+            Event::GameCreated { scenario } => Event::GameCreated {
+                scenario: super::project_scenario(&scenario, &self.after.setup_aliases, v),
+            },
+            Event::UnitMoved {
+                units,
+                from,
+                to,
+                cost,
+                mf,
+            } => Event::UnitMoved {
+                units: self.names(&units),
+                from,
+                to,
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::UnitBypassed {
+                units,
+                hex,
+                from,
+                along,
+                cost,
+                mf,
+            } => Event::UnitBypassed {
+                units: self.names(&units),
+                hex,
+                from,
+                along,
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
+                units: self.names(&units),
+                mf: self.accounts(&mf),
+            },
+            Event::WeaponPickedUp { unit, weapon, mf } => Event::WeaponPickedUp {
+                unit: self.name(&unit),
+                weapon,
+                mf: self.account(&mf),
+            },
+            Event::WeaponDropped { unit, weapon } => Event::WeaponDropped {
+                unit: self.name(&unit),
+                weapon,
+            },
+            Event::WallAdvantageClaimed { units, how } => Event::WallAdvantageClaimed {
+                units: self.names(&units),
+                how,
+            },
+            Event::WallAdvantageForfeited { units, why } => {
+                let why = match why {
+                    // A reason about the unit's own qualities (broken, a vehicle) would say
+                    // what is under the "?".
+                    WaLoss::Ineligible { rule, .. } if units.iter().any(|u| self.masked(u)) => {
+                        WaLoss::Ineligible {
+                            rule,
+                            why: "it no longer qualifies".into(),
+                        }
+                    }
+                    WaLoss::Ineligible { rule, why } => WaLoss::Ineligible {
+                        rule,
+                        why: self.text(&why),
+                    },
+                    other => other,
+                };
+                Event::WallAdvantageForfeited {
+                    units: self.names(&units),
+                    why,
+                }
+            }
+            Event::WallAdvantageDenied { units, by } => Event::WallAdvantageDenied {
+                units: self.names(&units),
+                by: self.name(&by),
+            },
+            Event::UnitsMomentarilyRevealed { units } => Event::UnitsMomentarilyRevealed {
+                units: self.names(&units),
+            },
+            Event::WallAdvantageChanceOffered { side, units } => {
+                Event::WallAdvantageChanceOffered {
+                    side,
+                    units: self.names(&units),
+                }
+            }
+            Event::AttackDeclared {
+                by,
+                firers,
+                target,
+                into_sewer,
+            } => Event::AttackDeclared {
+                by,
+                firers: self.names(&firers),
+                target,
+                into_sewer,
+            },
+            Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
+                let mut shown = (*unit).clone();
+                super::mask_unit(&mut shown);
+                shown.id = self.name(&unit.id);
+                Event::HiddenUnitPlaced {
+                    unit: Box::new(shown),
+                    weapons: vec![],
+                }
+            }
+            Event::UnitEntryBlocked {
+                units,
+                from,
+                to,
+                revealed,
+                dummies_removed,
+                cost,
+                mf,
+            } => Event::UnitEntryBlocked {
+                units: self.names(&units),
+                from,
+                to,
+                revealed,
+                dummies_removed: self.names(&dummies_removed),
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::DiceRolled { mut roll } => {
+                // The outcome's words may quote a rating (a leader's morale in a 4TC): only
+                // the roller reads them; the others learn the outcome from the events after.
+                if v != Viewer::Side(roll.side) {
+                    roll.outcome = String::new();
+                }
+                for m in &mut roll.modifiers {
+                    m.reason = self.text(&m.reason);
+                }
+                Event::DiceRolled { roll }
+            }
+            Event::SewerEntryFailed { units } => Event::SewerEntryFailed {
+                units: self.names(&units),
+            },
+            Event::UnitsEnteredSewer { units, hex } => Event::UnitsEnteredSewer {
+                units: self.names(&units),
+                hex,
+            },
+            Event::SewerStackMoved {
+                units,
+                from,
+                to,
+                designated_by,
+            } => Event::SewerStackMoved {
+                units: self.names(&units),
+                from,
+                to,
+                designated_by,
+            },
+            Event::SewerStackLost {
+                units,
+                at,
+                defender,
+                options,
+            } => Event::SewerStackLost {
+                units: self.names(&units),
+                at,
+                defender,
+                options,
+            },
+            Event::SewerEmergenceRolled { units, hex, result } => Event::SewerEmergenceRolled {
+                units: self.names(&units),
+                hex,
+                result,
+            },
+            Event::UnitsSurfaced { units, hex } => Event::UnitsSurfaced {
+                units: self.names(&units),
+                hex,
+            },
+            Event::UnitsEnteredTunnel {
+                units,
+                side,
+                from,
+                exit,
+            } => Event::UnitsEnteredTunnel {
+                units: self.names(&units),
+                side,
+                from,
+                exit,
+            },
+            Event::OutcomeAdjudicated {
+                by,
+                unit,
+                outcome,
+                note,
+            } => Event::OutcomeAdjudicated {
+                by,
+                unit: self.name(&unit),
+                outcome,
+                note: self.text(&note),
+            },
+            Event::AdjudicationDisputed { by, event, reason } => Event::AdjudicationDisputed {
+                by,
+                event,
+                reason: self.text(&reason),
+            },
+            Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored,
+            } => Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(restored.project(v)),
+            },
+            // The rest name no unit: sides, the clock, hexes, dice and answers.
+            other => other,
+        }
+    }
+
+    /// Units the viewer saw before and after under different names.
+    fn renamed(&self) -> Vec<Renamed> {
+        let mut renamed = vec![];
+        for (id, unit) in &self.after.units {
+            let Some(was) = self.before.units.get(id) else {
+                continue;
+            };
+            if !self.viewer.sees_unit(was) || !self.viewer.sees_unit(unit) {
+                continue;
+            }
+            let from = if masked(self.viewer, was) {
+                self.before.aliases.get(id)
+            } else {
+                Some(id)
+            };
+            let to = if masked(self.viewer, unit) {
+                self.after.aliases.get(id)
+            } else {
+                Some(id)
+            };
+            if let (Some(from), Some(to)) = (from, to) {
+                if from != to {
+                    renamed.push(Renamed {
+                        from: from.clone(),
+                        to: to.clone(),
+                    });
+                }
+            }
+        }
+        renamed
+    }
+}
+
+/// Weapons in the viewer's projection after the event that were not in it before.
+fn weapons_shown(before: &Game, after: &Game, viewer: Viewer) -> Vec<Weapon> {
+    let seen_before = before.project(viewer).weapons;
+    after
+        .project(viewer)
+        .weapons
+        .into_values()
+        .filter(|w| !seen_before.contains_key(&w.id))
+        .collect()
+}
+
+/// Renames a unit everywhere the state refers to it. If a unit of the new name is there
+/// already (a revealed unit arrives with its id), the old entry is dropped.
+pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
+    let Some(mut unit) = game.units.remove(from) else {
+        return;
+    };
+    if !game.units.contains_key(to) {
+        unit.id = to.clone();
+        game.units.insert(to.clone(), unit);
+    }
+    let swap = |id: &mut UnitId| {
+        if id == from {
+            *id = to.clone();
+        }
+    };
+    for set in [
+        &mut game.movement.moving_stack,
+        &mut game.movement.last_movers,
+        &mut game.movement.finished,
+        &mut game.movement.sewer_check_failed,
+    ] {
+        if set.remove(from) {
+            set.insert(to.clone());
+        }
+    }
+    for u in game.units.values_mut() {
+        if let Some(l) = &mut u.led_by {
+            swap(l);
+        }
+    }
+    for w in game.weapons.values_mut() {
+        if let Some(h) = &mut w.held_by {
+            swap(h);
+        }
+    }
+    if let Some(c) = &mut game.wa_chance {
+        c.units.iter_mut().for_each(swap);
+    }
+    if let Some(a) = &mut game.attack {
+        a.firers.iter_mut().for_each(swap);
+    }
+    if let Some(d) = &mut game.sewer_designation {
+        d.units.iter_mut().for_each(swap);
+    }
+}
+
+/// Gives every unit that went under "?" an alias and takes it from every unit that came out:
+/// run by `apply` on the whole game after each event. Hidden units get none until placed, so
+/// the numbers a viewer sees never skip one it could not see.
+pub(super) fn refresh_aliases(game: &mut Game) {
+    let units = &game.units;
+    game.aliases
+        .retain(|id, _| units.get(id).is_some_and(|u| u.concealed && !u.hidden));
+    let mut fresh: Vec<&Unit> = units
+        .values()
+        .filter(|u| u.concealed && !u.hidden && !game.aliases.contains_key(&u.id))
+        .collect();
+    if fresh.is_empty() {
+        return;
+    }
+    let key = scenario_key(&game.scenario);
+    fresh.sort_by_key(|u| (u.hex, *blake3::keyed_hash(&key, u.id.as_bytes()).as_bytes()));
+    let fresh: Vec<UnitId> = fresh.into_iter().map(|u| u.id.clone()).collect();
+    for id in fresh {
+        game.next_alias += 1;
+        game.aliases
+            .insert(id, format!("{ALIAS_PREFIX}{}", game.next_alias));
+    }
+}
+
+/// The key that orders units going under "?" at the same moment: the whole scenario, hidden
+/// parts included, so only someone who holds all of it can compute the order.
+fn scenario_key(scenario: &Scenario) -> [u8; 32] {
+    let bytes = bincode::serde::encode_to_vec(scenario, bincode::config::standard())
+        .expect("a scenario always encodes");
+    blake3::derive_key("asl alias order v1", &bytes)
+}

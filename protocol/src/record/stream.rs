@@ -1,0 +1,304 @@
+//! Each viewer's own stream of a game: the events it may know, projected by
+//! `game::view::project_event`, numbered by the viewer's own sequence, each with a running hash
+//! of the stream so far.
+//!
+//! An event a viewer may not know is simply absent: its stream has no gap, no placeholder and
+//! no number that skips, so nothing in it says that something happened or when. Positions the
+//! stream names (a resume's `since`, `get_state_at`, `get_record`, an adjudication or undo a
+//! player refers to) are in the viewer's sequence; the log's own numbers never reach it.
+//!
+//! The running hash (`StreamHash`) chains the projected events a viewer received, so a
+//! receipt for "what I was shown up to here" can be checked against an export later (every
+//! viewer's stream is rebuilt from the full log) without revealing anything hidden.
+
+use crate::game::command::Command;
+use crate::game::event::Event;
+use crate::game::view::{project_event, Viewed};
+use crate::game::{apply, Game, Viewer};
+use crate::record::words::describe_event;
+use crate::rules::violation::{RuleViolation, ViolationKind};
+use serde::{Deserialize, Serialize};
+
+/// The running hash of a viewer's stream after some event of it: the chain of every projected
+/// event it received.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct StreamHash(pub [u8; 32]);
+
+crate::game::digest_text!(StreamHash);
+
+impl StreamHash {
+    /// The hash of a stream that has received nothing yet, for this viewer.
+    pub fn start(viewer: Viewer) -> StreamHash {
+        let name = match viewer {
+            Viewer::Side(side) => format!("side {side:?}"),
+            Viewer::Spectator => "spectator".into(),
+        };
+        StreamHash(blake3::derive_key("asl viewer stream v1", name.as_bytes()))
+    }
+
+    /// The hash after receiving `viewed` as event `seq` of the stream.
+    pub fn next(self, seq: u64, viewed: &Viewed) -> StreamHash {
+        let bytes =
+            bincode::serde::encode_to_vec((self.0, seq, viewed), bincode::config::standard())
+                .expect("events always encode");
+        StreamHash(*blake3::hash(&bytes).as_bytes())
+    }
+
+    /// Reads 64 hex digits.
+    pub fn from_hex(text: &str) -> Option<StreamHash> {
+        let bytes = data_encoding::HEXLOWER.decode(text.as_bytes()).ok()?;
+        Some(StreamHash(bytes.try_into().ok()?))
+    }
+}
+
+/// One event of a viewer's stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamEntry {
+    /// The event's place in the whole log (never sent to the viewer).
+    pub at: u64,
+    pub viewed: Viewed,
+    /// The stream's running hash after this event.
+    pub hash: StreamHash,
+    /// The event in words, written from the viewer's projection before it.
+    pub text: String,
+    /// When it happened ("Turn 1, German Player Turn: MPh"): public.
+    pub when: String,
+}
+
+/// The viewers a game has, in the order `Streams` keeps them.
+pub const VIEWERS: [Viewer; 3] = [
+    Viewer::Side(crate::board::scenario::Side::A),
+    Viewer::Side(crate::board::scenario::Side::B),
+    Viewer::Spectator,
+];
+
+/// The place of `viewer` in [`VIEWERS`].
+pub fn index(viewer: Viewer) -> usize {
+    VIEWERS
+        .iter()
+        .position(|v| *v == viewer)
+        .expect("every viewer is one of three")
+}
+
+/// Every viewer's stream of one game, built event by event from the whole game.
+#[derive(Clone, Debug, Default)]
+pub struct Streams {
+    streams: [Vec<StreamEntry>; 3],
+}
+
+impl Streams {
+    pub fn new() -> Streams {
+        Streams::default()
+    }
+
+    /// The streams of a whole log, replayed from its first event.
+    pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Streams {
+        let mut streams = Streams::new();
+        let mut events = events.into_iter();
+        let Some(first @ Event::GameCreated { scenario }) = events.next() else {
+            return streams;
+        };
+        let mut game = Game::new(scenario.clone());
+        for event in std::iter::once(first).chain(events) {
+            let mut after = game.clone();
+            apply(&mut after, event);
+            streams.push(&game, &after, event);
+            game = after;
+        }
+        streams
+    }
+
+    /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
+    /// the stream of every viewer who may know it.
+    pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
+        for viewer in VIEWERS {
+            let Some(mut viewed) = project_event(before, after, viewer, event) else {
+                continue;
+            };
+            self.renumber(viewer, &mut viewed.event);
+            let view_before = before.project(viewer);
+            let text = describe_event(&view_before, &viewed.event);
+            let stream = &mut self.streams[index(viewer)];
+            let seq = stream.len() as u64 + 1;
+            let prev = stream.last().map_or(StreamHash::start(viewer), |e| e.hash);
+            stream.push(StreamEntry {
+                at: after.version,
+                hash: prev.next(seq, &viewed),
+                viewed,
+                text,
+                when: crate::record::export::when(before),
+            });
+        }
+    }
+
+    /// The viewer's stream: entry `n - 1` is its event `n`.
+    pub fn of(&self, viewer: Viewer) -> &[StreamEntry] {
+        &self.streams[index(viewer)]
+    }
+
+    /// How many events the viewer has received.
+    pub fn len(&self, viewer: Viewer) -> u64 {
+        self.of(viewer).len() as u64
+    }
+
+    /// Whether no viewer has received anything.
+    pub fn is_empty(&self) -> bool {
+        self.streams.iter().all(|s| s.is_empty())
+    }
+
+    /// The running hash of the viewer's stream after its event `seq` (0: nothing received).
+    pub fn hash(&self, viewer: Viewer, seq: u64) -> StreamHash {
+        match seq {
+            0 => StreamHash::start(viewer),
+            n => self.of(viewer)[(n - 1) as usize].hash,
+        }
+    }
+
+    /// The place in the whole log of the viewer's event `seq`, if it has one.
+    pub fn at(&self, viewer: Viewer, seq: u64) -> Option<u64> {
+        let n = usize::try_from(seq.checked_sub(1)?).ok()?;
+        self.of(viewer).get(n).map(|e| e.at)
+    }
+
+    /// The viewer's number for the last event it received at or before log position `at`
+    /// (0 if none).
+    pub fn seq_at_or_before(&self, viewer: Viewer, at: u64) -> u64 {
+        self.of(viewer).partition_point(|e| e.at <= at) as u64
+    }
+
+    /// Which viewer's stream passes through `hash`, and after which of its events: a receipt
+    /// checked against the streams rebuilt from an export.
+    pub fn find(&self, hash: StreamHash) -> Option<(Viewer, u64)> {
+        VIEWERS.into_iter().find_map(|viewer| {
+            let i = self.of(viewer).iter().position(|e| e.hash == hash)?;
+            Some((viewer, i as u64 + 1))
+        })
+    }
+
+    /// A viewer's command with the event numbers it gives (the adjudication it answers, the
+    /// first event of an undo) turned from its stream's numbering into the log's. A number its
+    /// stream does not have is refused here, so no refusal about the log's numbering reaches it.
+    pub fn command_in_log(
+        &self,
+        viewer: Viewer,
+        command: Command,
+    ) -> Result<Command, RuleViolation> {
+        let at = |n: u64| {
+            self.at(viewer, n).ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/review.md",
+                    ViolationKind::UnknownEvent,
+                    format!("there is no event #{n} in your record"),
+                )
+            })
+        };
+        Ok(match command {
+            Command::AcceptAdjudication { event } => {
+                Command::AcceptAdjudication { event: at(event)? }
+            }
+            Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
+                event: at(event)?,
+                reason,
+            },
+            Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
+            other => other,
+        })
+    }
+
+    /// Text about the log (a refusal naming `#12`) with every `#N` turned into the viewer's
+    /// number for the last event it has at or before N.
+    pub fn text_in_stream(&self, viewer: Viewer, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find('#') {
+            out.push_str(&rest[..=i]);
+            rest = &rest[i + 1..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if let Ok(n) = rest[..digits].parse::<u64>() {
+                out.push_str(&self.seq_at_or_before(viewer, n).to_string());
+            }
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Log positions in events that refer to earlier events, turned into the viewer's own
+    /// numbers: the adjudication answered, the range an undo takes back.
+    fn renumber(&self, viewer: Viewer, event: &mut Event) {
+        let seq = |at: u64| self.seq_at_or_before(viewer, at);
+        match event {
+            Event::AdjudicationAccepted { event, .. }
+            | Event::AdjudicationDisputed { event, .. } => *event = seq(*event),
+            Event::UndoRequested { from, to, .. } | Event::EventsUndone { from, to, .. } => {
+                // The first of its own events at or after `from`, the last at or before `to`.
+                *from = seq(from.saturating_sub(1)) + 1;
+                *to = seq(*to);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that skips log event 3 (hidden from side A).
+    fn skipping_three() -> (Streams, Viewer) {
+        let viewer = Viewer::Side(crate::board::scenario::Side::A);
+        let mut streams = Streams::new();
+        for at in [1, 2, 4, 5] {
+            streams.streams[index(viewer)].push(StreamEntry {
+                at,
+                viewed: Viewed {
+                    event: Event::GameEnded { turns_played: 1 },
+                    renamed: vec![],
+                    weapons: vec![],
+                },
+                hash: StreamHash::default(),
+                text: String::new(),
+                when: String::new(),
+            });
+        }
+        (streams, viewer)
+    }
+
+    #[test]
+    fn numbers_go_between_the_stream_and_the_log() {
+        let (streams, viewer) = skipping_three();
+        assert_eq!(
+            streams.command_in_log(viewer, Command::RequestUndo { from: 3 }),
+            Ok(Command::RequestUndo { from: 4 })
+        );
+        let refused = streams
+            .command_in_log(viewer, Command::AcceptAdjudication { event: 5 })
+            .unwrap_err();
+        assert_eq!(refused.kind, ViolationKind::UnknownEvent);
+        assert_eq!(refused.detail, "there is no event #5 in your record");
+        assert_eq!(
+            streams.text_in_stream(viewer, "#4 is the German's; the log ends at #5, not #3 #x"),
+            "#3 is the German's; the log ends at #4, not #2 #x"
+        );
+    }
+
+    #[test]
+    fn a_stream_hash_depends_on_the_viewer_the_sequence_and_the_event() {
+        let viewed = Viewed {
+            event: Event::GameEnded { turns_played: 1 },
+            renamed: vec![],
+            weapons: vec![],
+        };
+        let a = StreamHash::start(Viewer::Side(crate::board::scenario::Side::A));
+        let s = StreamHash::start(Viewer::Spectator);
+        assert_ne!(a, s);
+        assert_ne!(a.next(1, &viewed), s.next(1, &viewed));
+        assert_ne!(a.next(1, &viewed), a.next(2, &viewed));
+        let other = Viewed {
+            event: Event::GameEnded { turns_played: 2 },
+            ..viewed.clone()
+        };
+        assert_ne!(a.next(1, &viewed), a.next(1, &other));
+        assert_eq!(StreamHash::from_hex(&a.to_string()), Some(a));
+    }
+}

@@ -1,0 +1,584 @@
+//! The projection law for events (`protocol::game::view`): each event a viewer receives says no
+//! more than its own projection before and after shows.
+//!
+//! - Property, on random play with "?" stacks, dummies, a HIP unit, sewers and a tunnel: every
+//!   viewer that applies its stream reaches its projection exactly; and a twin game that differs
+//!   only in what the viewer may not know (the ids of units hidden or under "?" from it, their
+//!   ratings, their MF allotments) gives the same projections and the same projected events.
+//! - One test for each leak once found: a leader's MF allotment, the weapon a "?" drops, unit
+//!   ids under "?", and any trace of a HIP unit's activity.
+
+use proptest::prelude::*;
+use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
+use protocol::game::{apply, Game, Viewer};
+use protocol::record::stream::Streams;
+use protocol::{decide, Command, Event, Hex, Outcome, Scenario, ScriptedDice, Side};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+const SCENARIO: &str = include_str!("hidden/scenario.toml");
+
+const VIEWERS: [Viewer; 3] = [
+    Viewer::Side(Side::A),
+    Viewer::Side(Side::B),
+    Viewer::Spectator,
+];
+const RUSSIAN: Viewer = Viewer::Side(Side::B);
+
+fn start() -> Game {
+    let scenario = Scenario::from_toml(SCENARIO).unwrap();
+    Game::replay([&Event::GameCreated { scenario }]).unwrap()
+}
+
+fn hex(name: &str) -> Hex {
+    name.parse().unwrap()
+}
+
+/// Plays `command`, returning its events and applying them.
+fn play(game: &mut Game, side: Side, command: Command) -> Vec<Event> {
+    let events = decide(game, side, &command, &mut ScriptedDice::default())
+        .unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+    for e in &events {
+        apply(game, e);
+    }
+    events
+}
+
+/// Every event of `events` (applied to `game` in turn) as `viewer` receives it.
+fn seen_by(game: &Game, viewer: Viewer, events: &[Event]) -> Vec<Viewed> {
+    let mut game = game.clone();
+    let mut seen = vec![];
+    for e in events {
+        let mut after = game.clone();
+        apply(&mut after, e);
+        seen.extend(project_event(&game, &after, viewer, e));
+        game = after;
+    }
+    seen
+}
+
+/// To the German MPh: RPh (both), PFPh.
+fn to_german_mph(game: &mut Game) {
+    while game.clock.phase() != protocol::phase::Phase::Movement {
+        let side = game.acting();
+        play(game, side, Command::Done);
+    }
+}
+
+#[test]
+fn a_concealed_leader_moving_shows_no_allotment() {
+    let mut game = start();
+    to_german_mph(&mut game);
+    let before = game.clone();
+    let events = play(
+        &mut game,
+        Side::A,
+        Command::Move {
+            units: vec!["hl81".into()],
+            to: hex("20D6"),
+        },
+    );
+    let seen = seen_by(&before, RUSSIAN, &events);
+    let json = serde_json::to_string(&seen).unwrap();
+    assert!(!json.contains("hl81"), "{json}");
+    let moved = seen
+        .iter()
+        .find_map(|v| match &v.event {
+            Event::UnitMoved { units, mf, .. } => Some((units.clone(), mf.clone())),
+            _ => None,
+        })
+        .expect("the Russian sees a \"?\" move");
+    assert!(moved.0[0].starts_with('?'), "{:?}", moved.0);
+    for account in &moved.1 {
+        assert_eq!(account.allotment, Default::default(), "{json}");
+        assert_eq!(account.left, Default::default(), "{json}");
+    }
+    // The German sees his leader's full account: 6 MF (A4.1).
+    let own = seen_by(&before, Viewer::Side(Side::A), &events);
+    assert!(serde_json::to_string(&own).unwrap().contains("hl81"));
+}
+
+#[test]
+fn a_concealed_squad_dropping_its_weapon_is_named_by_its_alias() {
+    let mut game = start();
+    to_german_mph(&mut game);
+    let before = game.clone();
+    let alias = before.aliases["hq467"].clone();
+    let events = play(
+        &mut game,
+        Side::A,
+        Command::Drop {
+            unit: "hq467".into(),
+            weapon: "lmg".into(),
+        },
+    );
+    for viewer in [RUSSIAN, Viewer::Spectator] {
+        let seen = seen_by(&before, viewer, &events);
+        assert_eq!(
+            seen[0].event,
+            Event::WeaponDropped {
+                unit: alias.clone(),
+                weapon: "lmg".into()
+            }
+        );
+        // The weapon now lies in the hex, seen by all, as the projection after shows.
+        assert_eq!(seen[0].weapons.len(), 1);
+        assert_eq!(seen[0].weapons[0].held_by, None);
+        let mut view = before.project(viewer);
+        apply_viewed(&mut view, &seen[0]);
+        let mut projection = game.project(viewer);
+        projection.version = view.version;
+        assert_eq!(view, projection);
+    }
+}
+
+#[test]
+fn no_unit_id_under_a_question_mark_reaches_others() {
+    let game = start();
+    for viewer in [Viewer::Side(Side::A), Viewer::Spectator] {
+        let json = serde_json::to_string(&game.project(viewer)).unwrap();
+        let created = serde_json::to_string(&seen_by(
+            &Game::new(game.scenario.clone()),
+            viewer,
+            &[Event::GameCreated {
+                scenario: game.scenario.clone(),
+            }],
+        ))
+        .unwrap();
+        for secret in ["rc447", "\"rd\"", "\"rh\"", "atr", "4-4-7\",\"hex\":\"20F4"] {
+            assert!(!json.contains(secret), "{viewer:?} state has {secret}");
+            assert!(
+                !created.contains(secret),
+                "{viewer:?} GameCreated has {secret}"
+            );
+        }
+    }
+    // Aliases name no id and are numbered, not derived from ids.
+    for (id, alias) in &game.aliases {
+        assert!(alias.starts_with('?') && !alias.contains(id.as_str()));
+        assert!(alias[1..].parse::<u32>().is_ok(), "{alias}");
+    }
+    assert_eq!(game.aliases.len(), 5, "{:?}", game.aliases);
+}
+
+#[test]
+fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
+    // The same game twice; in the second the Russian adjudicates a break on its own HIP unit.
+    let quiet = start();
+    let mut busy = start();
+    let mut quiet_streams = Streams::of_log([&Event::GameCreated {
+        scenario: quiet.scenario.clone(),
+    }]);
+    let mut busy_streams = quiet_streams.clone();
+    let mut quiet_game = quiet.clone();
+    let step = |game: &mut Game, streams: &mut Streams, side: Side, command: Command| {
+        let events = decide(game, side, &command, &mut ScriptedDice::default()).unwrap();
+        for e in &events {
+            let before = game.clone();
+            apply(game, e);
+            streams.push(&before, game, e);
+        }
+    };
+    step(
+        &mut busy,
+        &mut busy_streams,
+        Side::B,
+        Command::Adjudicate {
+            unit: "rh".into(),
+            outcome: Outcome::Break,
+            note: "`rh` broke under fire".into(),
+        },
+    );
+    for _ in 0..3 {
+        let side = quiet_game.acting();
+        step(&mut quiet_game, &mut quiet_streams, side, Command::Done);
+        step(&mut busy, &mut busy_streams, side, Command::Done);
+    }
+    assert_ne!(busy.version, quiet_game.version, "the logs differ");
+    for viewer in [Viewer::Side(Side::A), Viewer::Spectator] {
+        // Everything the viewer receives: the events, their words, when, and the hashes.
+        let received = |s: &Streams| -> Vec<_> {
+            s.of(viewer)
+                .iter()
+                .map(|e| (e.viewed.clone(), e.hash, e.text.clone(), e.when.clone()))
+                .collect()
+        };
+        assert!(
+            received(&busy_streams) == received(&quiet_streams),
+            "{viewer:?}"
+        );
+        assert_eq!(busy_streams.hash(viewer, 4), quiet_streams.hash(viewer, 4));
+    }
+    assert_eq!(busy_streams.len(RUSSIAN), quiet_streams.len(RUSSIAN) + 1);
+}
+
+#[test]
+fn the_event_that_reveals_a_unit_says_which_question_mark_it_was() {
+    let mut game = start();
+    to_german_mph(&mut game);
+    let alias = game.aliases["rc447"].clone();
+    let before = game.clone();
+    // ga walks into 20F4, held by the Russian "?": stopped, the squad revealed and the dummy
+    // removed (A12.15).
+    let events = play(
+        &mut game,
+        Side::A,
+        Command::Move {
+            units: vec!["ga".into()],
+            to: hex("20F4"),
+        },
+    );
+    let seen = seen_by(&before, Viewer::Side(Side::A), &events);
+    let blocked = seen
+        .iter()
+        .find(|v| matches!(v.event, Event::UnitEntryBlocked { .. }))
+        .expect("the move is blocked by the \"?\"");
+    assert!(blocked
+        .renamed
+        .iter()
+        .any(|r| r.from == alias && r.to == "rc447"));
+}
+
+#[test]
+fn a_player_names_the_opponents_question_mark_by_its_alias() {
+    let game = start();
+    let alias = game.aliases["rc447"].clone();
+    let adjudicate = |unit: &str| Command::Adjudicate {
+        unit: unit.into(),
+        outcome: Outcome::Pin,
+        note: String::new(),
+    };
+    assert_eq!(
+        command_in_ids(&game, Side::A, adjudicate(&alias)),
+        adjudicate("rc447")
+    );
+    // Its own units it names by id: an alias of its own is not turned into one.
+    let own = game.aliases["hq467"].clone();
+    assert_eq!(
+        command_in_ids(&game, Side::A, adjudicate(&own)),
+        adjudicate(&own)
+    );
+}
+
+#[derive(Clone, Debug)]
+enum Draw {
+    Done,
+    Move(usize, usize),
+    MoveStack(usize, usize),
+    Place(usize),
+    EnterTunnel(usize),
+    Surface(usize),
+    Sewer(usize, usize),
+    Drop(usize),
+    PickUp(usize),
+    Adjudicate(usize),
+    DoubleTime(usize),
+}
+
+fn draw() -> impl Strategy<Value = Draw> {
+    prop_oneof![
+        4 => Just(Draw::Done),
+        5 => (0usize..40, 0usize..7).prop_map(|(u, d)| Draw::Move(u, d)),
+        3 => (0usize..40, 0usize..7).prop_map(|(u, d)| Draw::MoveStack(u, d)),
+        1 => (0usize..40).prop_map(Draw::Place),
+        1 => (0usize..40).prop_map(Draw::EnterTunnel),
+        1 => (0usize..40).prop_map(Draw::Surface),
+        2 => (0usize..40, 0usize..7).prop_map(|(u, d)| Draw::Sewer(u, d)),
+        1 => (0usize..40).prop_map(Draw::Drop),
+        1 => (0usize..40).prop_map(Draw::PickUp),
+        1 => (0usize..40).prop_map(Draw::Adjudicate),
+        1 => (0usize..40).prop_map(Draw::DoubleTime),
+    ]
+}
+
+/// The command a draw makes in `game`, and who gives it.
+fn command(game: &Game, d: &Draw) -> (Side, Command) {
+    let ids: Vec<String> = game.units.keys().cloned().collect();
+    let unit = |i: &usize| game.units[&ids[i % ids.len()]].clone();
+    let stack = |u: &protocol::game::Unit| -> Vec<String> {
+        game.units
+            .values()
+            .filter(|o| o.hex == u.hex && o.side == u.side && !o.eliminated)
+            .map(|o| o.id.clone())
+            .collect()
+    };
+    let toward = |u: &protocol::game::Unit, dir: &usize| {
+        let n = u.hex.neighbours();
+        if *dir >= n.len() {
+            u.hex
+        } else {
+            n[*dir]
+        }
+    };
+    match d {
+        Draw::Done => (game.acting(), Command::Done),
+        Draw::Move(u, dir) => {
+            let u = unit(u);
+            let to = toward(&u, dir);
+            (
+                u.side,
+                Command::Move {
+                    units: vec![u.id.clone()],
+                    to,
+                },
+            )
+        }
+        Draw::MoveStack(u, dir) => {
+            let u = unit(u);
+            let to = toward(&u, dir);
+            (
+                u.side,
+                Command::Move {
+                    units: stack(&u),
+                    to,
+                },
+            )
+        }
+        Draw::Place(u) => {
+            let u = unit(u);
+            (
+                u.side,
+                Command::PlaceHidden {
+                    unit: u.id.clone(),
+                    claim_wall_advantage: false,
+                },
+            )
+        }
+        Draw::EnterTunnel(u) => {
+            let u = unit(u);
+            (
+                u.side,
+                Command::EnterTunnel {
+                    units: vec![u.id.clone()],
+                },
+            )
+        }
+        Draw::Surface(u) => {
+            let u = unit(u);
+            (u.side, Command::Surface { units: stack(&u) })
+        }
+        Draw::Sewer(u, dir) => {
+            let u = unit(u);
+            let to = toward(&u, dir);
+            (
+                u.side,
+                Command::SewerMove {
+                    units: stack(&u),
+                    to,
+                },
+            )
+        }
+        Draw::Drop(u) | Draw::PickUp(u) => {
+            let u = unit(u);
+            let weapon = game
+                .weapons
+                .values()
+                .find(|w| match d {
+                    Draw::Drop(_) => w.held_by.as_ref() == Some(&u.id),
+                    _ => w.held_by.is_none() && w.hex == u.hex,
+                })
+                .map_or("none".to_string(), |w| w.id.clone());
+            let command = match d {
+                Draw::Drop(_) => Command::Drop {
+                    unit: u.id.clone(),
+                    weapon,
+                },
+                _ => Command::PickUp {
+                    unit: u.id.clone(),
+                    weapon,
+                },
+            };
+            (u.side, command)
+        }
+        Draw::Adjudicate(u) => {
+            let u = unit(u);
+            (
+                u.side,
+                Command::Adjudicate {
+                    unit: u.id.clone(),
+                    outcome: Outcome::Pin,
+                    note: format!("`{}` pinned", u.id),
+                },
+            )
+        }
+        Draw::DoubleTime(u) => {
+            let u = unit(u);
+            (u.side, Command::DoubleTime { units: stack(&u) })
+        }
+    }
+}
+
+/// The units `viewer` sees only as "?" or not at all, before and after the event: their
+/// qualities are secret from it.
+fn masked_from(before: &Game, after: &Game, viewer: Viewer) -> Vec<String> {
+    let secret = |g: &Game, id: &String| {
+        g.units
+            .get(id)
+            .is_none_or(|u| viewer != Viewer::Side(u.side) && (u.hidden || u.concealed))
+    };
+    after
+        .units
+        .keys()
+        .filter(|id| secret(after, id) && secret(before, id))
+        .cloned()
+        .collect()
+}
+
+/// Renames every string equal to a secret id (and `` `id` `` in text), and changes what the
+/// viewer may not know of masked units: ratings, experience, MF allotments.
+fn scramble(value: &mut Value, names: &BTreeMap<String, String>, masked: &[String]) {
+    match value {
+        Value::String(s) => {
+            if let Some(n) = names.get(s.as_str()) {
+                *s = n.clone();
+            } else {
+                for (id, n) in names {
+                    *s = s.replace(&format!("`{id}`"), &format!("`{n}`"));
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| scramble(v, names, masked)),
+        Value::Object(map) => {
+            let masked_unit = map
+                .get("id")
+                .or_else(|| map.get("unit"))
+                .and_then(Value::as_str)
+                .is_some_and(|id| masked.iter().any(|m| m == id));
+            let entries = std::mem::take(map);
+            for (k, mut v) in entries {
+                scramble(&mut v, names, masked);
+                if masked_unit {
+                    match k.as_str() {
+                        "ratings" => v = Value::String("1-2-3".into()),
+                        "inexperienced" => v = Value::Bool(!v.as_bool().unwrap_or(false)),
+                        "allotment" => {
+                            if let Value::Object(a) = &mut v {
+                                for f in ["base", "total", "leader"] {
+                                    if let Some(n) = a.get(f).and_then(Value::as_u64) {
+                                        a.insert(f.into(), (n + 2).into());
+                                    }
+                                }
+                            }
+                        }
+                        "left" => v = (v.as_u64().unwrap_or(0) + 2).into(),
+                        _ => {}
+                    }
+                }
+                let k = names.get(&k).cloned().unwrap_or(k);
+                map.insert(k, v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `game` and `event` as they would be in a game whose secrets from a viewer were other ones:
+/// the ids it never learned renamed, the qualities of what it sees only as "?" changed.
+fn twin(game: &Game, event: &Event, never_known: &[String], masked: &[String]) -> (Game, Event) {
+    let names: BTreeMap<String, String> = never_known
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.clone(), format!("zz{i}x")))
+        .collect();
+    let mut value = serde_json::to_value((game, event)).unwrap();
+    scramble(&mut value, &names, masked);
+    serde_json::from_value(value).unwrap()
+}
+
+/// The first place two values differ, as JSON paths and values; `None` if equal.
+fn differ<T: serde::Serialize>(a: &T, b: &T) -> Option<String> {
+    fn walk(a: &Value, b: &Value, path: &str) -> Option<String> {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                for k in x.keys().chain(y.keys()) {
+                    let (p, q) = (
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    );
+                    if let Some(d) = walk(p, q, &format!("{path}.{k}")) {
+                        return Some(d);
+                    }
+                }
+                None
+            }
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+                .iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (p, q))| walk(p, q, &format!("{path}[{i}]"))),
+            _ if a == b => None,
+            _ => Some(format!("{path}: {a} vs {b}")),
+        }
+    }
+    walk(
+        &serde_json::to_value(a).unwrap(),
+        &serde_json::to_value(b).unwrap(),
+        "",
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn each_projected_event_is_a_function_of_the_viewers_projections(
+        draws in prop::collection::vec(draw(), 0..70),
+    ) {
+        let mut game = start();
+        let mut views: Vec<Game> = VIEWERS
+            .iter()
+            .map(|v| {
+                let mut view = game.project(*v);
+                view.version = 1;
+                view
+            })
+            .collect();
+        // The ids each viewer has learned: a unit it once saw unmasked keeps its name.
+        let mut known: Vec<BTreeSet<String>> =
+            views.iter().map(|v| v.units.keys().cloned().collect()).collect();
+        for d in &draws {
+            let (side, command) = command(&game, d);
+            let Ok(events) = decide(&game, side, &command, &mut ScriptedDice::default()) else {
+                continue;
+            };
+            for e in &events {
+                let mut after = game.clone();
+                apply(&mut after, e);
+                for (vi, (v, view)) in VIEWERS.iter().zip(views.iter_mut()).enumerate() {
+                    let seen = project_event(&game, &after, *v, e);
+                    // The twin: the same game but for what this viewer may not know.
+                    let masked = masked_from(&game, &after, *v);
+                    let never_known: Vec<String> = masked
+                        .iter()
+                        .filter(|id| !known[vi].contains(*id))
+                        .cloned()
+                        .collect();
+                    // A unit the viewer once saw unmasked keeps what it saw of it (its id,
+                    // its ratings); the twin changes only what it never learned.
+                    let (twin_before, twin_event) = twin(&game, e, &never_known, &never_known);
+                    let mut twin_after = twin_before.clone();
+                    apply(&mut twin_after, &twin_event);
+                    let b = differ(&game.project(*v), &twin_before.project(*v));
+                    prop_assert!(b.is_none(), "the twin differs visibly before {:?}: {:?}", e, b);
+                    let a = differ(&after.project(*v), &twin_after.project(*v));
+                    prop_assert!(a.is_none(), "the twin differs visibly after {:?}: {:?}", e, a);
+                    let twin_seen = project_event(&twin_before, &twin_after, *v, &twin_event);
+                    let d = differ(&seen, &twin_seen);
+                    prop_assert!(d.is_none(), "{:?} learns a secret from {:?}: {:?}", v, e, d);
+                    if let Some(seen) = &seen {
+                        apply_viewed(view, seen);
+                    } else {
+                        // An event the viewer may not know changes nothing it sees.
+                        prop_assert_eq!(game.project(*v), after.project(*v), "{:?} misses {:?}", v, e);
+                    }
+                    let mut projection = after.project(*v);
+                    projection.version = view.version;
+                    let d = differ(&*view, &projection);
+                    prop_assert!(d.is_none(), "{:?} diverged at {:?}: {:?}", v, e, d);
+                    known[vi].extend(projection.units.keys().cloned());
+                }
+                game = after;
+            }
+        }
+    }
+}
