@@ -273,6 +273,17 @@ enum Draw {
     PickUp(usize),
     Adjudicate(usize),
     DoubleTime(usize),
+    ClaimWa(usize),
+    ForfeitWa(usize),
+    ShowForWa(usize),
+    Decline(usize),
+    Shellhole(usize),
+    RoutThroughTunnel(usize),
+    ClaimTunnelSeen(usize, usize),
+    DiscoverTunnel(usize),
+    ProposeEnd(usize),
+    AcceptEnd(usize),
+    Concede(usize),
 }
 
 fn draw() -> impl Strategy<Value = Draw> {
@@ -288,7 +299,27 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (0usize..40).prop_map(Draw::PickUp),
         1 => (0usize..40).prop_map(Draw::Adjudicate),
         1 => (0usize..40).prop_map(Draw::DoubleTime),
+        1 => (0usize..40).prop_map(Draw::ClaimWa),
+        1 => (0usize..40).prop_map(Draw::ForfeitWa),
+        1 => (0usize..40).prop_map(Draw::ShowForWa),
+        2 => (0usize..2).prop_map(Draw::Decline),
+        1 => (0usize..40).prop_map(Draw::Shellhole),
+        1 => (0usize..40).prop_map(Draw::RoutThroughTunnel),
+        1 => (0usize..40, 0usize..4).prop_map(|(u, e)| Draw::ClaimTunnelSeen(u, e)),
+        1 => (0usize..40).prop_map(Draw::DiscoverTunnel),
+        1 => (0usize..2).prop_map(Draw::ProposeEnd),
+        1 => (0usize..2).prop_map(Draw::AcceptEnd),
+        // Rare: it ends the game, and the rest of the draws are refused.
+        1 => (0usize..40).prop_map(Draw::Concede),
     ]
+}
+
+fn side_of(n: usize) -> Side {
+    if n == 0 {
+        Side::A
+    } else {
+        Side::B
+    }
 }
 
 /// The command a draw makes in `game`, and who gives it.
@@ -405,6 +436,51 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
             let u = unit(u);
             (u.side, Command::DoubleTime { units: stack(&u) })
         }
+        Draw::ClaimWa(u) => {
+            let u = unit(u);
+            (u.side, Command::ClaimWallAdvantage { units: stack(&u) })
+        }
+        Draw::ForfeitWa(u) => {
+            let u = unit(u);
+            (u.side, Command::ForfeitWallAdvantage { units: stack(&u) })
+        }
+        Draw::ShowForWa(u) => {
+            let u = unit(u);
+            (u.side, Command::ShowForWallAdvantage { unit: u.id.clone() })
+        }
+        Draw::Decline(s) => (side_of(*s), Command::DeclineWallAdvantage),
+        Draw::Shellhole(u) => {
+            let u = unit(u);
+            (u.side, Command::TakeShellholeCover { units: stack(&u) })
+        }
+        Draw::RoutThroughTunnel(u) => {
+            let u = unit(u);
+            (u.side, Command::RoutThroughTunnel { units: stack(&u) })
+        }
+        Draw::ClaimTunnelSeen(u, e) => {
+            let u = unit(u);
+            let entrances: Vec<Hex> = game.tunnels.iter().flat_map(|t| t.entrances).collect();
+            let entrance = entrances
+                .get(*e % entrances.len().max(1))
+                .copied()
+                .unwrap_or(u.hex);
+            (
+                u.side,
+                Command::ClaimTunnelSeen {
+                    unit: u.id.clone(),
+                    entrance,
+                },
+            )
+        }
+        Draw::DiscoverTunnel(u) => {
+            let u = unit(u);
+            (u.side, Command::DiscoverTunnel { unit: u.id.clone() })
+        }
+        Draw::ProposeEnd(s) => (side_of(*s), Command::ProposeEnd),
+        Draw::AcceptEnd(s) => (side_of(*s), Command::AcceptEnd),
+        // Conceding only on one draw in 40, so most games play on.
+        Draw::Concede(n) if *n == 0 => (game.acting(), Command::Concede),
+        Draw::Concede(_) => (game.acting(), Command::Done),
     }
 }
 

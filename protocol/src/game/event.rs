@@ -521,7 +521,9 @@ impl Event {
                 claimants: units, ..
             }
             | Event::DoubleTimeDeclared { units, .. }
-            | Event::ShellholeCoverTaken { units, .. } => units.iter().collect(),
+            | Event::ShellholeCoverTaken { units, .. }
+            | Event::AllMfSpent { units, .. }
+            | Event::UnitsRoutedThroughTunnel { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WallAdvantageChallenged {
                 holders, claimants, ..

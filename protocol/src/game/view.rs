@@ -292,6 +292,65 @@ impl Names<'_> {
                     units: self.names(&units),
                 }
             }
+            Event::WallAdvantageChallenged {
+                side,
+                holders,
+                claimants,
+                how,
+            } => Event::WallAdvantageChallenged {
+                side,
+                holders: self.names(&holders),
+                claimants: self.names(&claimants),
+                how,
+            },
+            // Names only the claimants, never which hidden unit the side could place (B9.324).
+            Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants,
+                how,
+            } => Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants: self.names(&claimants),
+                how,
+            },
+            Event::ShellholeCoverTaken { units, mf } => Event::ShellholeCoverTaken {
+                units: self.names(&units),
+                mf: self.accounts(&mf),
+            },
+            // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
+            // never the allotment that would tell a leader from a squad.
+            Event::AllMfSpent { units, rule, mf } => Event::AllMfSpent {
+                units: self.names(&units),
+                rule: self.text(&rule),
+                mf: self.accounts(&mf),
+            },
+            Event::UnitsRoutedThroughTunnel {
+                units,
+                side,
+                from,
+                to,
+            } => Event::UnitsRoutedThroughTunnel {
+                units: self.names(&units),
+                side,
+                from,
+                to,
+            },
+            Event::TunnelUseSeen { by, unit, entrance } => Event::TunnelUseSeen {
+                by,
+                unit: self.name(&unit),
+                entrance,
+            },
+            Event::TunnelEntranceDiscovered {
+                by,
+                unit,
+                entrance,
+                mf,
+            } => Event::TunnelEntranceDiscovered {
+                by,
+                unit: self.name(&unit),
+                entrance,
+                mf: self.account(&mf),
+            },
             Event::AttackDeclared {
                 by,
                 firers,
@@ -418,7 +477,8 @@ impl Names<'_> {
                 to,
                 restored: Box::new(restored.project(v)),
             },
-            // The rest name no unit: sides, the clock, hexes, dice and answers.
+            // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
+            // ending by agreement included).
             other => other,
         }
     }
@@ -483,10 +543,12 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         }
     };
     for set in [
+        &mut game.prep_fired,
         &mut game.movement.moving_stack,
         &mut game.movement.last_movers,
         &mut game.movement.finished,
         &mut game.movement.sewer_check_failed,
+        &mut game.wa_shown,
     ] {
         if set.remove(from) {
             set.insert(to.clone());
@@ -502,8 +564,21 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
             swap(h);
         }
     }
+    game.tunnel_sightings = std::mem::take(&mut game.tunnel_sightings)
+        .into_iter()
+        .map(|(hex, mut unit)| {
+            swap(&mut unit);
+            (hex, unit)
+        })
+        .collect();
     if let Some(c) = &mut game.wa_chance {
         c.units.iter_mut().for_each(swap);
+    }
+    if let Some(c) = &mut game.wa_challenge {
+        c.holders.iter_mut().chain(&mut c.claimants).for_each(swap);
+    }
+    if let Some(w) = &mut game.wa_hip_window {
+        w.claimants.iter_mut().for_each(swap);
     }
     if let Some(a) = &mut game.attack {
         a.firers.iter_mut().for_each(swap);
