@@ -146,13 +146,14 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
         "{said}"
     );
 
+    // The player who was shown `head` resumes where it stood: heads are each viewer's own.
     let server = serve(&restored);
     let mut player = open(&server.url).await;
     match ask(
         &mut player,
         ClientMessage::Join {
             game: game.clone(),
-            token: tokens.side_b.clone(),
+            token: tokens.side_a.clone(),
             since: Some(2),
         },
     )
