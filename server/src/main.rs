@@ -8,8 +8,8 @@ use server::config::{self, Config};
 use server::startup;
 use server::store::backup::{self, admin};
 use server::store::{OpenError, SledStore};
-use std::path::{Path, PathBuf};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -187,7 +187,7 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
         as_store,
         crate::game::GameLimits::of(&crate::config::Config::default()),
     )
-        .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
+    .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
     let meta_stored = store.put_meta(&key, meta.encode());
     let events = records.len() as u64;
     let appended = store.append(&key, 1, records.into_iter().map(|(_, r)| r).collect());
