@@ -188,6 +188,7 @@ impl Registry {
                 seq: 1,
                 by: None,
                 first: 1,
+                command: None,
                 event: created,
             }],
             hashes: vec![head],

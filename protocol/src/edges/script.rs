@@ -853,6 +853,7 @@ impl OfflineRun {
                 seq: 1,
                 by: None,
                 first: 1,
+                command: None,
                 event: Event::GameCreated {
                     scenario: game.scenario.clone(),
                 },
@@ -911,6 +912,7 @@ impl OfflineRun {
                         seq: self.game.version,
                         by: line.side,
                         first,
+                        command: None,
                         event: e.clone(),
                     });
                 }

@@ -8,6 +8,7 @@
 //! server showed its players.
 
 use crate::board::scenario::Side;
+use crate::game::command::Command;
 use crate::game::event::Event;
 use data_encoding::HEXLOWER;
 use serde::{Deserialize, Serialize};
@@ -20,7 +21,13 @@ use serde::{Deserialize, Serialize};
 ///   `by` (the side whose command produced the event; `None` for the server's own events) and
 ///   `first` (the sequence of the first event of that command, so commands can be taken back
 ///   whole).
-pub const ENVELOPE_FORMAT: u16 = 2;
+/// - 3: adds `command`: the command a side issued, with its issuer, in the envelope of the
+///   first event it produced, so a verifier can decide it again against the replayed position
+///   and require the logged events to be exactly the decision (`docs/review.md`).
+pub const ENVELOPE_FORMAT: u16 = 3;
+
+/// The second envelope layout, still read: events stored before commands were recorded.
+pub const ENVELOPE_FORMAT_V2: u16 = 2;
 
 /// The first envelope layout, still read: games stored before format 2 keep being served.
 pub const ENVELOPE_FORMAT_V1: u16 = 1;
@@ -59,6 +66,13 @@ impl LogHash {
 
 crate::game::digest_text!(LogHash);
 
+/// A command as the log records it: who issued it and what it said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issued {
+    pub by: Side,
+    pub command: Command,
+}
+
 /// One event of a log with what its envelope says about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -68,6 +82,10 @@ pub struct Entry {
     pub by: Option<Side>,
     /// The sequence of the first event of the same command (for format 1: `seq` itself).
     pub first: u64,
+    /// The command this event's command began with, on the first event of a command a side
+    /// issued (format 3 on); `None` on the other events of a command, on the server's own
+    /// `GameCreated`, and on events stored before format 3.
+    pub command: Option<Issued>,
     pub event: Event,
 }
 
@@ -79,12 +97,26 @@ struct EnvelopeRef<'a> {
     salt: Salt,
     by: Option<Side>,
     first: u64,
+    command: Option<&'a Issued>,
     event: &'a Event,
 }
 
 /// The owned twin of [`EnvelopeRef`], for reading.
 #[derive(Serialize, Deserialize)]
 struct Envelope {
+    format: u16,
+    seq: u64,
+    prev: [u8; 32],
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    command: Option<Issued>,
+    event: Event,
+}
+
+/// Format 2, read for logs stored before commands were recorded.
+#[derive(Serialize, Deserialize)]
+struct EnvelopeV2 {
     format: u16,
     seq: u64,
     prev: [u8; 32],
@@ -102,8 +134,8 @@ struct EnvelopeV1 {
     event: Event,
 }
 
-/// Encodes one event in the current format; returns the bytes and their hash (the next
-/// event's `prev`).
+/// Encodes one event in the current format with no command recorded beside it; returns the
+/// bytes and their hash (the next event's `prev`).
 pub fn seal(
     seq: u64,
     prev: LogHash,
@@ -112,15 +144,59 @@ pub fn seal(
     first: u64,
     event: &Event,
 ) -> (Vec<u8>, LogHash) {
+    seal_entry(
+        prev,
+        salt,
+        &Entry {
+            seq,
+            by,
+            first,
+            command: None,
+            event: event.clone(),
+        },
+    )
+}
+
+/// Encodes one entry — with the command it records, on a command's first event — in the
+/// current format; returns the bytes and their hash.
+pub fn seal_entry(prev: LogHash, salt: Salt, entry: &Entry) -> (Vec<u8>, LogHash) {
     let bytes = bincode::serde::encode_to_vec(
         EnvelopeRef {
             format: ENVELOPE_FORMAT,
+            seq: entry.seq,
+            prev: prev.0,
+            salt,
+            by: entry.by,
+            first: entry.first,
+            command: entry.command.as_ref(),
+            event: &entry.event,
+        },
+        bincode::config::standard(),
+    )
+    .expect("events always encode");
+    let hash = LogHash::of(&bytes);
+    (bytes, hash)
+}
+
+/// Encodes one event in format 2, as servers before format 3 stored it (for tests of old
+/// logs).
+pub fn seal_v2(
+    seq: u64,
+    prev: LogHash,
+    salt: Salt,
+    by: Option<Side>,
+    first: u64,
+    event: &Event,
+) -> (Vec<u8>, LogHash) {
+    let bytes = bincode::serde::encode_to_vec(
+        EnvelopeV2 {
+            format: ENVELOPE_FORMAT_V2,
             seq,
             prev: prev.0,
             salt,
             by,
             first,
-            event,
+            event: event.clone(),
         },
         bincode::config::standard(),
     )
@@ -211,16 +287,18 @@ impl ChainReader {
             .map_err(|e| err(format!("cannot be decoded ({e})")))?;
         let decoded = match format {
             ENVELOPE_FORMAT => bincode::serde::decode_from_slice::<Envelope, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.command, e.event), read)),
+            ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, None, e.event), read)),
             ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, None, e.event), read)),
             other => {
                 return Err(err(format!(
-                    "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} or {ENVELOPE_FORMAT})"
+                    "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} to {ENVELOPE_FORMAT})"
                 )))
             }
         };
-        let ((seq, prev, by, first, event), read) =
+        let ((seq, prev, by, first, command, event), read) =
             decoded.map_err(|e| err(format!("cannot be decoded ({e})")))?;
         if read != bytes.len() {
             return Err(err("has trailing bytes".into()));
@@ -229,15 +307,29 @@ impl ChainReader {
             return Err(err(format!("is stored as {expected} but says it is {seq}")));
         }
         if prev != self.head.0 {
-            return Err(err(
-                "does not follow the event before it (hash chain broken)".into(),
-            ));
+            // The link is checked when the next envelope is read, but what it catches is most
+            // often an edit of the envelope before (its event, its salt): that one is named,
+            // and the message says the link itself may be what changed.
+            return Err(match expected {
+                1 => err("does not start the chain (its link to the start was changed)".into()),
+                _ => ChainError {
+                    seq: expected - 1,
+                    why: format!(
+                        "is not the event that event {expected} follows (hash chain broken): it was changed, or event {expected}'s link to it was"
+                    ),
+                },
+            });
         }
         // A command's events are contiguous: an event either opens a command or belongs to
         // the one the event before it belongs to.
         if first != seq && first != self.command {
             return Err(err(format!(
                 "claims to belong to the command starting at {first}, which is not the one before it"
+            )));
+        }
+        if command.is_some() && first != seq {
+            return Err(err(format!(
+                "records a command, but belongs to the command starting at {first}: a command is recorded on its first event"
             )));
         }
         self.head = LogHash::of(bytes);
@@ -247,6 +339,7 @@ impl ChainReader {
             seq,
             by,
             first,
+            command,
             event,
         })
     }

@@ -24,6 +24,7 @@ use crate::game::{apply, Game, StateHash, Underground};
 use crate::record::chain::{ChainReader, Entry, LogHash};
 use crate::record::dispute;
 use crate::record::fair_dice::{DiceStats, Ledger};
+use crate::record::recheck::Recheck;
 use data_encoding::HEXLOWER;
 use std::fmt::{self, Write as _};
 
@@ -386,11 +387,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
     if chain.head() != header.head {
         return Err(at(
             Where::Event(count),
-            format!(
-                "its hash {} is not the head the header records ({}): the last event or the header was changed",
-                chain.head(),
-                header.head
-            ),
+            "its hash is not the head the header records: the last event or the header was changed",
         ));
     }
 
@@ -411,7 +408,9 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         undone: 0,
         over: false,
     };
-    for entry in read {
+    let mut recheck = Recheck::new(&read);
+    for index in 0..read.len() {
+        let entry = read[index].clone();
         let seq = entry.seq;
         let bad = |why: String| at(Where::Event(seq), why);
         let Some(game) = game.as_mut() else {
@@ -443,6 +442,20 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
             _ => {}
         }
         check_clock(game, &entry.event).map_err(bad)?;
+        // No die is left unchecked in a finished game: its end is followed at once by the
+        // reveal of the seed still secret.
+        if matches!(entry.event, Event::GameEnded { .. })
+            && ledger.open().is_some()
+            && !matches!(
+                read.get(index + 1).map(|e| &e.event),
+                Some(Event::SeedRevealed { .. })
+            )
+        {
+            return Err(bad(
+                "ends the game, but the dice seed still secret is not revealed right after it: the rolls made under it cannot be checked".into(),
+            ));
+        }
+        let before_ledger = ledger.clone();
         ledger
             .observe(seq, &entry.event)
             .map_err(|e| at(Where::Event(e.seq), e.why))?;
@@ -451,6 +464,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         // one no server would have made; if applying it fails, that event is named.
         let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             dispute::check_logged(game, &entries, &entry)?;
+            recheck.check(game, &entries, &before_ledger, &read, index)?;
             apply(game, &entry.event);
             Ok::<(), String>(())
         }));
@@ -471,14 +485,21 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         progress(seq, header.events);
     }
     let game = game.ok_or_else(|| at(Where::File, "it holds no events"))?;
+    if let Some(why) = recheck.unfinished() {
+        return Err(at(Where::Event(count), why));
+    }
+    if game.over {
+        if let Some(roll) = ledger.open().and_then(|e| e.rolls.first()) {
+            return Err(at(
+                Where::Event(roll.seq),
+                "a roll of a finished game whose seed is never revealed: nobody can check it",
+            ));
+        }
+    }
     if game.state_hash() != header.state_hash {
         return Err(at(
             Where::Header("state"),
-            format!(
-                "replay ends at state {}, the header records {}",
-                game.state_hash(),
-                header.state_hash
-            ),
+            "the replay does not end at the state the header records: the header or the events were changed",
         ));
     }
     if blake3::hash(signed).as_bytes()[..] != checksum[..] {
@@ -745,7 +766,7 @@ pub fn render_position(game: &Game) -> String {
 mod tests {
     use super::*;
     use crate::game::command::Command;
-    use crate::record::chain::{seal, GENESIS};
+    use crate::record::chain::{seal_entry, GENESIS};
     use crate::record::referee::testing::*;
 
     fn lines(text: &str) -> Vec<String> {
@@ -758,7 +779,7 @@ mod tests {
         let mut prev = GENESIS;
         let mut out = vec![];
         for e in entries {
-            let (bytes, hash) = seal(e.seq, prev, [0; 16], e.by, e.first, &e.event);
+            let (bytes, hash) = seal_entry(prev, [0; 16], e);
             out.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }

@@ -11,5 +11,6 @@ pub mod chain;
 pub mod dispute;
 pub mod export;
 pub mod fair_dice;
+pub mod recheck;
 pub mod referee;
 pub mod words;
