@@ -215,7 +215,7 @@ impl GameTask {
         for (entry, hash) in entries.zip(hashes) {
             log.push(Logged::new(referee.game(), &entry.event, hash));
             referee
-                .push(entry.event, entry.by, entry.first)
+                .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
         }
         referee.check_seed()?;
@@ -445,12 +445,12 @@ impl GameTask {
         // seed is handed to the store before the events that commit to it, so no restart can
         // find a commitment whose seed was lost.
         let first_seq = self.game().version + 1;
+        let entries = decision.entries(first_seq);
         let mut prev = self.head();
-        let mut records = Vec::with_capacity(decision.events.len());
-        let mut hashes = Vec::with_capacity(decision.events.len());
-        for (i, (event, by)) in decision.events.iter().enumerate() {
-            let seq = first_seq + i as u64;
-            let (bytes, hash) = log::seal(seq, prev, random_bytes(), *by, first_seq, event);
+        let mut records = Vec::with_capacity(entries.len());
+        let mut hashes = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            let (bytes, hash) = log::seal_entry(prev, random_bytes(), entry);
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
@@ -487,12 +487,12 @@ impl GameTask {
             return;
         }
 
-        let mut logged = Vec::with_capacity(decision.events.len());
-        for ((event, by), hash) in decision.events.into_iter().zip(hashes) {
+        let mut logged = Vec::with_capacity(entries.len());
+        for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log
-                .push(Logged::new(self.referee.game(), &event, hash));
+                .push(Logged::new(self.referee.game(), &entry.event, hash));
             self.referee
-                .push(event, by, first_seq)
+                .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             logged.push(self.game().version);
         }

@@ -35,6 +35,11 @@ pub fn seal(
     chain::seal(seq, prev, salt, by, first, event)
 }
 
+/// Encodes one entry of a command, with the command recorded on its first event.
+pub fn seal_entry(prev: LogHash, salt: Salt, entry: &Entry) -> (Vec<u8>, LogHash) {
+    chain::seal_entry(prev, salt, entry)
+}
+
 /// Why a stored log cannot be served, naming the first bad event.
 pub type LogError = ChainError;
 

@@ -4,7 +4,7 @@
 
 use crate::{Failure, Status};
 use protocol::chain::LogHash;
-use protocol::export::{self, Verified, EXPORT_BYTES_MAX};
+use protocol::export::{self, Verified};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,13 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
             })
         })
         .transpose()?;
-    let bytes = read_export(&args.file)?;
+    let bytes = match read_export(&args.file)? {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            writeln!(out, "invalid: {e}")?;
+            return Ok(Status::Invalid);
+        }
+    };
     match check(&bytes) {
         Ok(verified) => {
             if let Some(receipt) = receipt {
@@ -61,17 +67,12 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
     }
 }
 
-/// Reads an export, refusing one over the limit before reading it.
-pub fn read_export(path: &Path) -> Result<Vec<u8>, Failure> {
-    let cannot = |e: std::io::Error| Failure::Input(format!("cannot read {}: {e}", path.display()));
-    let size = std::fs::metadata(path).map_err(cannot)?.len();
-    if size > EXPORT_BYTES_MAX as u64 {
-        return Err(Failure::Input(format!(
-            "{} is {size} bytes, over the {EXPORT_BYTES_MAX}-byte limit for an export",
-            path.display()
-        )));
-    }
-    std::fs::read(path).map_err(cannot)
+/// Reads an export, stopping at the limit (`export::read`) whatever the path is — a file, a
+/// pipe, `/dev/zero`: the outer error is the path's, the inner the content's.
+pub fn read_export(path: &Path) -> Result<Result<Vec<u8>, export::VerifyError>, Failure> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?;
+    Ok(export::read(&mut file))
 }
 
 /// Verifies with a progress bar on stderr for long logs (indicatif draws only on a terminal).

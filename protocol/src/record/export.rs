@@ -34,9 +34,14 @@ pub const MAGIC: &str = "asl-game-log";
 pub const FORMAT: u32 = 1;
 
 /// Largest export file [`verify`] reads, in bytes. A long tournament game is a few thousand
-/// events of a few hundred bytes (twice that in hex); 256 MiB is orders of magnitude more, and
-/// small enough to read into memory on any machine that runs the CLI.
-pub const EXPORT_BYTES_MAX: usize = 256 * 1024 * 1024;
+/// events of a few hundred bytes (twice that in hex), a few MB; 64 MiB is an order of magnitude
+/// more, and what a verifier holds in memory at most. [`read`] stops there.
+pub const EXPORT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// Longest header or checksum line [`read`] takes, in bytes: the longest is a signature line
+/// (a word and 128 hex digits). A file that is not an export (`/dev/zero`) is refused after
+/// this many bytes.
+pub const HEADER_LINE_BYTES_MAX: usize = 256;
 
 /// Most events an export may hold: far more than a game produces, and it bounds the replay a
 /// forged header can ask for.
@@ -251,6 +256,55 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
     })
 }
 
+/// Reads an export from `input`, stopping as soon as it cannot be one: a first line that is
+/// not the export's (after [`HEADER_LINE_BYTES_MAX`] bytes at most), a line longer than an
+/// envelope's hex, or more than [`EXPORT_BYTES_MAX`] bytes in all. Memory stays within the
+/// limit whatever the input is.
+pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut input = BufReader::new(input);
+    let mut bytes = Vec::new();
+    let line_max = 2 * crate::record::chain::ENVELOPE_BYTES_MAX + 1;
+    let mut lines = 0u64;
+    loop {
+        let limit = if lines < 5 {
+            HEADER_LINE_BYTES_MAX
+        } else {
+            line_max
+        };
+        let start = bytes.len();
+        let read = (&mut input)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| at(Where::File, format!("cannot be read ({e})")))?;
+        if read == 0 {
+            return Ok(bytes);
+        }
+        if lines == 0 && !bytes.starts_with(format!("{MAGIC} ").as_bytes()) {
+            return Err(at(
+                Where::File,
+                format!("not an ASL game log (it does not start with `{MAGIC}`)"),
+            ));
+        }
+        if bytes.len() - start > limit {
+            return Err(at(
+                Where::File,
+                format!(
+                    "line {} is longer than any line of an export ({limit} bytes): this is not one",
+                    lines + 1
+                ),
+            ));
+        }
+        if bytes.len() > EXPORT_BYTES_MAX {
+            return Err(at(
+                Where::File,
+                format!("it is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX); reading stopped there"),
+            ));
+        }
+        lines += 1;
+    }
+}
+
 /// The sequence of play moves one step at a time (A3): a step ends where the clock stands and
 /// the next is the one after it; the game ends after the last step of the last turn.
 fn check_clock(game: &Game, event: &Event) -> Result<(), String> {
@@ -321,10 +375,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
     if bytes.len() > EXPORT_BYTES_MAX {
         return Err(at(
             Where::File,
-            format!(
-                "{} bytes is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)",
-                bytes.len()
-            ),
+            format!("it is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)"),
         ));
     }
     if !bytes.ends_with(b"\n") {
@@ -487,6 +538,12 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
     let game = game.ok_or_else(|| at(Where::File, "it holds no events"))?;
     if let Some(why) = recheck.unfinished() {
         return Err(at(Where::Event(count), why));
+    }
+    if !game.over {
+        return Err(at(
+            Where::Event(count),
+            "the log ends before the game does: a server exports only finished games, whose every roll can be checked",
+        ));
     }
     if game.over {
         if let Some(roll) = ledger.open().and_then(|e| e.rolls.first()) {
@@ -768,6 +825,7 @@ mod tests {
     use crate::game::command::Command;
     use crate::record::chain::{seal_entry, GENESIS};
     use crate::record::referee::testing::*;
+    use std::io::Read as _;
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -983,10 +1041,208 @@ mod tests {
         }
     }
 
+    /// The line of event `seq` in an export (five header lines before event 1).
+    fn event_line(seq: u64) -> usize {
+        4 + seq as usize
+    }
+
+    fn with_line(text: &str, seq: u64, change: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut all = lines(text);
+        let mut bytes = HEXLOWER.decode(all[event_line(seq)].as_bytes()).unwrap();
+        change(&mut bytes);
+        all[event_line(seq)] = HEXLOWER.encode(&bytes);
+        all.join("\n") + "\n"
+    }
+
+    #[test]
+    fn an_edit_to_an_events_salt_or_body_is_named_at_that_event() {
+        let r = full_game();
+        let text = export(&r);
+        for seq in [2, 9, 17] {
+            // Format (1 byte), seq (1 byte), prev (32 bytes), then the salt.
+            let salt = with_line(&text, seq, |b| b[2 + 32 + 3] ^= 0x40);
+            let err = verify_text(&salt).unwrap_err();
+            assert_eq!(err.at, Where::Event(seq), "salt of {seq}: {err}");
+            let body = with_line(&text, seq, |b| {
+                let last = b.len() - 1;
+                b[last] ^= 0x01
+            });
+            let err = verify_text(&body).unwrap_err();
+            assert_eq!(err.at, Where::Event(seq), "body of {seq}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_forged_die_with_its_reveal_dropped_is_refused() {
+        let r = full_game();
+        let mut entries = r.entries().to_vec();
+        let roll_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+            .unwrap();
+        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
+            roll.dice[0] = roll.dice[0] % 6 + 1;
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
+        }
+        let revealed = entries.pop().unwrap();
+        assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+        let end = entries.len() as u64;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(end), "{err}");
+        assert!(err.why.contains("not revealed"), "{err}");
+        assert!(!err.to_string().contains(&r.game().state_hash().to_string()));
+
+        // Dropping the end as well leaves a game no server exports.
+        while !matches!(entries.last().unwrap().event, Event::StepEnded { .. }) {
+            entries.pop();
+        }
+        entries.pop();
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert!(err.why.contains("before the game does"), "{err}");
+    }
+
+    #[test]
+    fn an_illegal_move_resealed_is_refused_naming_its_command() {
+        let r = full_game();
+        let moved_at = r
+            .entries()
+            .iter()
+            .position(|e| matches!(e.event, Event::UnitMoved { .. }))
+            .unwrap();
+        // The event rewritten, the command kept: the event is not what the rules make.
+        let mut entries = r.entries().to_vec();
+        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+            *to = hex("20A4");
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(err.why.contains("not the UnitMoved the rules make"), "{err}");
+
+        // Command and event rewritten alike, two hexes on and onto the enemy: not legal.
+        let mut entries = r.entries().to_vec();
+        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+            *to = hex("20H5");
+        }
+        if let Some(issued) = &mut entries[moved_at].command {
+            issued.command = Command::Move {
+                units: vec!["g3".into()],
+                to: hex("20H5"),
+            };
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(err.why.contains("was not legal here"), "{err}");
+
+        // An event with no command, or a side's event the server claims as its own.
+        let mut entries = r.entries().to_vec();
+        entries[moved_at].command = None;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(err.why.contains("records no command"), "{err}");
+        let mut entries = r.entries().to_vec();
+        entries[moved_at].by = None;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+    }
+
+    #[test]
+    fn logs_that_record_no_commands_cannot_be_rechecked() {
+        let r = full_game();
+        let mut prev = GENESIS;
+        let mut out = vec![];
+        for e in r.entries() {
+            let (bytes, hash) =
+                crate::record::chain::seal_v2(e.seq, prev, [1; 16], e.by, e.first, &e.event);
+            out.push(HEXLOWER.encode(&bytes));
+            prev = hash;
+        }
+        let header = Header {
+            game: "cd".repeat(16),
+            events: out.len() as u64,
+            head: prev,
+            state_hash: r.game().state_hash(),
+        };
+        let err = verify_text(&render(&header, &out)).unwrap_err();
+        assert_eq!(err.at, Where::Event(2), "{err}");
+        assert!(err.why.contains("format 3"), "{err}");
+    }
+
+    #[test]
+    fn reading_stops_at_the_limits() {
+        let mut zeros = std::io::repeat(0).take(300 * 1024 * 1024);
+        let err = read(&mut zeros).unwrap_err();
+        assert_eq!(err.at, Where::File, "{err}");
+        // A stream that looks like an export but goes on and on is cut at the limit.
+        let line = "ab".repeat(1000) + "\n";
+        let header = format!("{MAGIC} {FORMAT}\ngame ab\nevents 9\nhead 00\nstate 00\n");
+        let mut endless = std::io::Cursor::new(header).chain(Lines2(line.into_bytes(), 0));
+        let err = read(&mut endless).unwrap_err();
+        assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
+        let honest = export(&full_game());
+        assert_eq!(read(&mut honest.as_bytes()).unwrap(), honest.as_bytes());
+        let long = format!("{MAGIC} {FORMAT}\ngame {}\n", "a".repeat(HEADER_LINE_BYTES_MAX));
+        assert!(read(&mut long.as_bytes()).is_err());
+    }
+
+    /// The same line over and over, without end.
+    struct Lines2(Vec<u8>, usize);
+
+    impl std::io::Read for Lines2 {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let mut n = 0;
+            while n < buf.len() {
+                buf[n] = self.0[self.1];
+                self.1 = (self.1 + 1) % self.0.len();
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+
+    /// An honest game of every scenario — every step ended in turn, to the end — verifies.
+    #[test]
+    fn an_honest_game_of_every_scenario_verifies() {
+        use crate::board::scenario::Scenario;
+        for toml in [
+            include_str!("../../../scenarios/sewer-infiltration.toml"),
+            include_str!("../../../scenarios/village-outskirts.toml"),
+            include_str!("../../../scenarios/b9-41-wall-advantage.toml"),
+        ] {
+            let scenario = Scenario::from_toml(toml).unwrap();
+            let name = scenario.name.clone();
+            let created = Entry {
+                seq: 1,
+                by: None,
+                first: 1,
+                command: None,
+                event: Event::GameCreated { scenario },
+            };
+            let mut r = crate::record::referee::Referee::new(created, vec![[4; 32]]).unwrap();
+            play(&mut r, Side::B, Command::ContributeEntropy { nonce: [8; 32] });
+            let mut steps = 0;
+            while !r.game().over && steps < 10_000 {
+                if let Some(c) = r.game().wa_chance.clone() {
+                    play(&mut r, c.side, Command::DeclineWallAdvantage);
+                } else {
+                    done(&mut r);
+                }
+                steps += 1;
+            }
+            let v = verify_text(&export(&r)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(v.game.state_hash(), r.game().state_hash(), "{name}");
+        }
+    }
+
     #[test]
     fn limits_are_enforced_before_reading() {
         let big = vec![b'a'; EXPORT_BYTES_MAX + 1];
         let err = verify(&big, &mut |_, _| {}).unwrap_err();
+        assert!(!err.why.contains(&big.len().to_string()), "{err}");
         assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
         let text = export(&full_game()).replacen(
             &format!("events {}", full_game().entries().len()),
