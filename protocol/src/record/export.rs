@@ -25,13 +25,17 @@ use crate::record::chain::{ChainReader, Entry, LogHash};
 use crate::record::dispute;
 use crate::record::fair_dice::{DiceStats, Ledger};
 use crate::record::recheck::Recheck;
+use crate::record::signed::{ServerKey, SignedHead, Stream};
 use data_encoding::HEXLOWER;
 use std::fmt::{self, Write as _};
 
 /// The file's first word and the version of its layout. A reader refuses versions it does not
 /// know.
 pub const MAGIC: &str = "asl-game-log";
+/// Format 1: no signature. Format 2 (written when the server signs, as it always does now):
+/// `signer` and `signature` lines after `state`, the server's signed head of the full log.
 pub const FORMAT: u32 = 1;
+pub const FORMAT_SIGNED: u32 = 2;
 
 /// Largest export file [`verify`] reads, in bytes. A long tournament game is a few thousand
 /// events of a few hundred bytes (twice that in hex), a few MB; 64 MiB is an order of magnitude
@@ -54,14 +58,29 @@ pub struct Header {
     pub events: u64,
     pub head: LogHash,
     pub state_hash: StateHash,
+    /// The server's signature over the game, the event count and the head (format 2).
+    pub signed: Option<SignedHead>,
 }
 
 /// Writes an export: the header, one hex line per envelope, and the checksum line.
 pub fn render(header: &Header, envelopes_hex: &[String]) -> String {
+    let format = if header.signed.is_some() {
+        FORMAT_SIGNED
+    } else {
+        FORMAT
+    };
     let mut text = format!(
-        "{MAGIC} {FORMAT}\ngame {}\nevents {}\nhead {}\nstate {}\n",
+        "{MAGIC} {format}\ngame {}\nevents {}\nhead {}\nstate {}\n",
         header.game, header.events, header.head, header.state_hash
     );
+    if let Some(signed) = &header.signed {
+        let _ = write!(
+            text,
+            "signer {}\nsignature {}\n",
+            signed.signer,
+            HEXLOWER.encode(&signed.signature)
+        );
+    }
     for line in envelopes_hex {
         text.push_str(line);
         text.push('\n');
@@ -139,6 +158,35 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// Checks the server's signature on the file's head under `trusted`, the key of the server
+    /// the verifier trusts: a file without one, or signed by another key, or whose game, count
+    /// or head changed after signing, is refused.
+    pub fn check_signature(&self, trusted: &ServerKey) -> Result<(), VerifyError> {
+        let signed = self.header.signed.as_ref().ok_or_else(|| {
+            at(
+                Where::Header("signature"),
+                "the file carries no signed head: nothing says the server vouched for it",
+            )
+        })?;
+        signed
+            .check(trusted)
+            .map_err(|why| at(Where::Header("signature"), why))
+    }
+
+    /// What the file proves without a key: said plainly in every report.
+    pub fn trust(&self, trusted: Option<&ServerKey>) -> String {
+        match (&self.header.signed, trusted) {
+            (Some(_), Some(key)) => format!(
+                "signed by the server's key {key}: the server vouched for this log up to its head"
+            ),
+            (Some(signed), None) => format!(
+                "signed by key {}, not checked: without the server's key (--server-key) this file proves only its internal consistency",
+                signed.signer
+            ),
+            (None, _) => "unsigned: this file proves only its internal consistency".into(),
+        }
+    }
+
     pub fn stats(&self) -> DiceStats {
         DiceStats::of(self.entries.iter().map(|e| &e.event))
     }
@@ -222,12 +270,16 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
             format!("not an ASL game log (it does not start with `{MAGIC}`)"),
         )
     })?;
-    if format != FORMAT.to_string() {
+    let signed = if format == FORMAT_SIGNED.to_string() {
+        true
+    } else if format == FORMAT.to_string() {
+        false
+    } else {
         return Err(at(
             Where::Header(MAGIC),
-            format!("format {format} is not one this version reads ({FORMAT})"),
+            format!("format {format} is not one this version reads ({FORMAT} or {FORMAT_SIGNED})"),
         ));
-    }
+    };
     let game = header_line(lines.next(), "game")?;
     if game.is_empty() || !game.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(at(Where::Header("game"), "not a game id"));
@@ -248,11 +300,32 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
         .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .ok_or_else(|| at(Where::Header("state"), "not 64 hex digits"))?;
+    let signed = match signed {
+        false => None,
+        true => {
+            let signer = ServerKey::from_hex(header_line(lines.next(), "signer")?)
+                .ok_or_else(|| at(Where::Header("signer"), "not 64 hex digits"))?;
+            let signature = HEXLOWER
+                .decode(header_line(lines.next(), "signature")?.as_bytes())
+                .ok()
+                .filter(|s| s.len() == 64)
+                .ok_or_else(|| at(Where::Header("signature"), "not 128 hex digits"))?;
+            Some(SignedHead {
+                game: game.to_string(),
+                stream: Stream::FullLog,
+                version: events,
+                head,
+                signer,
+                signature,
+            })
+        }
+    };
     Ok(Header {
         game: game.to_string(),
         events,
         head,
         state_hash: StateHash(state),
+        signed,
     })
 }
 
@@ -846,6 +919,7 @@ mod tests {
             events: entries.len() as u64,
             head: prev,
             state_hash,
+            signed: None,
         };
         render(&header, &out)
     }
@@ -1166,6 +1240,7 @@ mod tests {
             events: out.len() as u64,
             head: prev,
             state_hash: r.game().state_hash(),
+            signed: None,
         };
         let err = verify_text(&render(&header, &out)).unwrap_err();
         assert_eq!(err.at, Where::Event(2), "{err}");
@@ -1235,6 +1310,123 @@ mod tests {
             }
             let v = verify_text(&export(&r)).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(v.game.state_hash(), r.game().state_hash(), "{name}");
+        }
+    }
+
+    /// Plays a random game of the sewer scenario through the referee: each choice picks a
+    /// command (moves to a neighbour, sewer movement, contributions, agreeing to reveal,
+    /// adjudications and answers, undo); refused ones are skipped; then every step is ended.
+    fn random_game(choices: &[(u8, u8)]) -> crate::record::referee::Referee {
+        use crate::game::command::Outcome;
+        let mut r = start(11);
+        for (kind, pick) in choices {
+            let side = if pick % 2 == 0 { Side::A } else { Side::B };
+            let acting = r.game().acting();
+            let units: Vec<(String, crate::board::hex::Hex)> = r
+                .game()
+                .units
+                .values()
+                .filter(|u| u.side == acting && !u.eliminated)
+                .map(|u| (u.id.clone(), u.hex))
+                .collect();
+            let (id, at) = units[usize::from(*pick) % units.len()].clone();
+            let command = match kind % 9 {
+                0 | 1 => {
+                    if let Some(d) = r.game().sewer_designation.clone() {
+                        let _ = r.play(d.defender, &Command::DesignateSewer { to: d.options[0] }, &mut seeds());
+                        continue;
+                    }
+                    if let Some(c) = r.game().wa_chance.clone() {
+                        let _ = r.play(c.side, &Command::DeclineWallAdvantage, &mut seeds());
+                        continue;
+                    }
+                    (acting, Command::Done)
+                }
+                2 | 3 => {
+                    let next = at.neighbours();
+                    let to = next[usize::from(*pick) % next.len()];
+                    (acting, Command::Move { units: vec![id], to })
+                }
+                4 => (
+                    Side::A,
+                    Command::SewerMove {
+                        units: vec!["g1".into(), "g2".into(), "gl".into()],
+                        to: hex(["20E4", "20F6", "20H5"][usize::from(*pick) % 3]),
+                    },
+                ),
+                5 => (side, Command::ContributeEntropy { nonce: [*pick; 32] }),
+                6 => (side, Command::AgreeToRevealSeed),
+                7 => (
+                    side,
+                    Command::Adjudicate {
+                        unit: id,
+                        outcome: Outcome::Pin,
+                        note: "random".into(),
+                    },
+                ),
+                _ => {
+                    let last = r.game().version;
+                    match pick % 3 {
+                        0 => (side, Command::AcceptAdjudication { event: last }),
+                        1 => (acting, Command::RequestUndo { from: r.entries().last().unwrap().first }),
+                        _ => (side, Command::ConsentToUndo),
+                    }
+                }
+            };
+            let _ = r.play(command.0, &command.1, &mut seeds());
+        }
+        let mut steps = 0;
+        while !r.game().over && steps < 1_000 {
+            if let Some(c) = r.game().wa_chance.clone() {
+                play(&mut r, c.side, Command::DeclineWallAdvantage);
+            } else if let Some(Event::UndoRequested { by, .. }) =
+                r.entries().last().map(|e| e.event.clone())
+            {
+                play(&mut r, by.opponent(), Command::DeclineUndo);
+            } else {
+                done(&mut r);
+            }
+            steps += 1;
+        }
+        assert!(r.game().over);
+        r
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Export → verify is valid for any legal game, and any single event changed (and the
+        /// whole file re-sealed around it, as a forger would) makes it invalid.
+        #[test]
+        fn random_legal_games_verify_and_any_changed_event_does_not(
+            choices in proptest::collection::vec((0u8..=255, 0u8..=255), 0..60),
+            which in 0usize..10_000,
+            byte in 0usize..10_000,
+            flip in 1u8..=255,
+        ) {
+            let r = random_game(&choices);
+            let v = verify_text(&export(&r)).unwrap();
+            proptest::prop_assert_eq!(v.game.state_hash(), r.game().state_hash());
+
+            let entries = r.entries().to_vec();
+            let k = 1 + which % (entries.len() - 1);
+            let config = bincode::config::standard();
+            let encoded = bincode::serde::encode_to_vec(&entries[k].event, config).unwrap();
+            // The first change of the event's encoding, from `byte` on, that still decodes to
+            // another event.
+            let changed = (0..encoded.len()).find_map(|i| {
+                let mut bytes = encoded.clone();
+                bytes[(byte + i) % encoded.len()] ^= flip;
+                let (event, read): (Event, usize) =
+                    bincode::serde::decode_from_slice(&bytes, config).ok()?;
+                (read == bytes.len() && event != entries[k].event).then_some(event)
+            });
+            if let Some(event) = changed {
+                let mut forged = entries.clone();
+                forged[k].event = event;
+                let result = verify_text(&reseal(&forged, r.game().state_hash()));
+                proptest::prop_assert!(result.is_err(), "event {} changed went unnoticed", k + 1);
+            }
         }
     }
 

@@ -376,6 +376,7 @@ pub(crate) mod testing {
             events: referee.entries().len() as u64,
             head: prev,
             state_hash: referee.game().state_hash(),
+            signed: None,
         };
         let _: LogHash = header.head;
         render(&header, &lines)
