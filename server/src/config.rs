@@ -59,6 +59,9 @@ pub struct Config {
     pub games_max: usize,
     /// When set, creating a game needs this token (for public deployments).
     pub admin_token: Option<String>,
+    /// The key the server signs heads with (`docs/review.md`): loaded from the data directory
+    /// by `asl-server`; a fresh one for each `Config::default()` (tests, tools).
+    pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
 }
 
 impl Default for Config {
@@ -74,6 +77,7 @@ impl Default for Config {
             idle_timeout: IDLE_TIMEOUT,
             games_max: GAMES_MAX,
             admin_token: None,
+            signing_key: std::sync::Arc::new(crate::signing::fresh()),
         }
     }
 }

@@ -379,7 +379,8 @@ impl Connection {
                 )
                 .await;
         }
-        match tokio::task::spawn_blocking(move || Review::open(&export)).await {
+        let key = self.registry.server_key();
+        match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
             Ok(Ok(review)) => {
                 let opened = review.opened();
                 self.review = Some(Box::new(review));

@@ -17,6 +17,7 @@ use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
     LOG_PAGE_EVENTS_MAX,
 };
+use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::{Command, Event, Side};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, oneshot};
@@ -188,6 +189,8 @@ pub struct GameTask {
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     connections_max: usize,
+    /// The key exports are signed with (`docs/review.md`).
+    signer: Option<Arc<ServerSigningKey>>,
 }
 
 impl GameTask {
@@ -228,7 +231,14 @@ impl GameTask {
             subscribers: vec![],
             next_subscriber: 1,
             connections_max,
+            signer: None,
         })
+    }
+
+    /// Signs this game's exports with `key`.
+    pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
+        self.signer = Some(key);
+        self
     }
 
     fn game(&self) -> &Game {
@@ -561,6 +571,17 @@ impl GameTask {
             state_hash: game.state_hash(),
             from: from.clamp(1, game.version),
             envelopes: vec![],
+            // The head of the whole log, signed: a verifier with the server's key knows the
+            // server vouched for exactly this log.
+            signed: self.signer.as_ref().map(|key| {
+                SignedHead::sign(
+                    key,
+                    &log::game_id(&self.key),
+                    Stream::FullLog,
+                    game.version,
+                    self.head(),
+                )
+            }),
         };
         let store = self.store.clone();
         let key = self.key;

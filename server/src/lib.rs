@@ -5,6 +5,7 @@
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
 pub mod config;
+pub mod signing;
 mod connection;
 pub mod game;
 pub mod log;
@@ -66,7 +67,7 @@ pub async fn run(
                             // The spectator page shares the port: a browser opening a watch
                             // link reaches the same server its websocket then talks to.
                             if web::wants_page(&stream).await {
-                                web::serve(stream).await;
+                                web::serve(stream, registry.server_key()).await;
                             } else {
                                 connection::serve(stream, registry, config, stopping).await;
                             }

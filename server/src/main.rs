@@ -50,7 +50,16 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let flags = Flags::parse();
+    let signing_key = server::signing::load_or_create(&flags.data_dir)
+        .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
+    let public = protocol::record::signed::ServerKey::of(&signing_key);
+    println!(
+        "server key {public} (exports are signed with it; also served at {})",
+        protocol::record::signed::KEY_PATH
+    );
+    tracing::info!(key = %public, "signing heads");
     let config = Config {
+        signing_key: Arc::new(signing_key),
         connections_max: flags.connections_max,
         connections_per_game_max: flags.connections_per_game_max,
         outbound_queue_max: flags.outbound_queue_max,

@@ -107,6 +107,11 @@ impl Registry {
         })
     }
 
+    /// The public key of the key heads are signed with.
+    pub fn server_key(&self) -> protocol::record::signed::ServerKey {
+        protocol::record::signed::ServerKey::of(&self.config.signing_key)
+    }
+
     /// The game's writer task, loading the game first if no one has joined it since the start.
     async fn load(&self, key: GameKey, slot: &Slot) -> Loaded {
         slot.loaded
@@ -134,6 +139,7 @@ impl Registry {
     }
 
     fn spawn(&self, task: GameTask, meta: GameMeta) -> GameHandle {
+        let task = task.signed_by(self.config.signing_key.clone());
         let (inbox, rx) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(rx));
         self.tasks.lock().expect("registry lock").push(task);

@@ -8,6 +8,7 @@
 //! the websocket handshake as before, which refuses unknown paths with a 404.
 
 use protocol::phase::{Role, STEPS};
+use protocol::record::signed::{ServerKey, KEY_PATH};
 use protocol::wire::{FRAME_BYTES_MAX, WATCH_PATH};
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -26,7 +27,7 @@ pub const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Bytes peeked to route a connection: enough for the method, a space and the start of the
 /// path (`HEAD /watch/` is 12), far less than any request line.
-const ROUTE_PEEK_BYTES: usize = 32;
+const ROUTE_PEEK_BYTES: usize = 48;
 
 /// Pause between peeks while the first line of a request is still arriving.
 const ROUTE_PEEK_PAUSE: Duration = Duration::from_millis(5);
@@ -90,15 +91,28 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; st
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
-/// Whether `head` (the first bytes of a request) asks for the page. `None` while too few bytes
-/// have arrived to tell.
+/// Whether `head` (the first bytes of a request) asks for the page or the server's public key
+/// ([`KEY_PATH`]). `None` while too few bytes have arrived to tell.
 fn is_page_request(head: &[u8]) -> Option<bool> {
+    let mut undecided = false;
+    for prefix in [WATCH_PATH, KEY_PATH] {
+        match asks_for(head, prefix) {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => undecided = true,
+        }
+    }
+    (!undecided).then_some(false)
+}
+
+/// Whether `head` asks for `prefix` or a path under it; `None` while too few bytes have arrived.
+fn asks_for(head: &[u8], prefix: &str) -> Option<bool> {
     let Some(space) = head.iter().position(|b| *b == b' ') else {
         // No method yet; a line this long without a space is not HTTP we serve.
         return (head.len() >= ROUTE_PEEK_BYTES || head.contains(&b'\n')).then_some(false);
     };
     let target = &head[space + 1..];
-    let prefix = WATCH_PATH.as_bytes();
+    let prefix = prefix.as_bytes();
     if target.len() <= prefix.len() {
         // All that can arrive of the line has: it ends here, or the peek is full.
         let complete = head.contains(&b'\n') || head.len() >= ROUTE_PEEK_BYTES;
@@ -133,14 +147,15 @@ pub async fn wants_page(stream: &TcpStream) -> bool {
         .unwrap_or(false)
 }
 
-/// Answers one page request and closes the connection.
-pub async fn serve(mut stream: TcpStream) {
+/// Answers one page request (or the request for the server's public key, `key`) and closes
+/// the connection.
+pub async fn serve(mut stream: TcpStream, key: ServerKey) {
     let head = match tokio::time::timeout(REQUEST_HEAD_TIMEOUT, read_head(&mut stream)).await {
         Ok(head) => head,
         Err(_) => Err(Status::Timeout),
     };
     let response = match head {
-        Ok(head) => respond(&head),
+        Ok(head) => respond_key(&head, &key).unwrap_or_else(|| respond(&head)),
         Err(status) => plain(status),
     };
     if let Err(e) = stream.write_all(&response).await {
@@ -193,6 +208,28 @@ async fn read_head(stream: &mut TcpStream) -> Result<String, Status> {
         }
     }
     String::from_utf8(head).map_err(|_| Status::BadRequest)
+}
+
+/// The answer to `GET` or `HEAD` [`KEY_PATH`]: the server's public key in hex and a newline,
+/// for `asl verify --server-key`. `None` for any other request.
+fn respond_key(head: &str, key: &ServerKey) -> Option<Vec<u8>> {
+    let mut words = head.lines().next().unwrap_or("").split(' ');
+    let (method, target) = (words.next()?, words.next()?);
+    if target.split(['?', '#']).next() != Some(KEY_PATH) || !matches!(method, "GET" | "HEAD") {
+        return None;
+    }
+    let body = format!("{key}\n");
+    let mut response = format!(
+        "HTTP/1.1 {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+        Status::Ok.line(),
+        body.len()
+    )
+    .into_bytes();
+    if method == "GET" {
+        response.extend_from_slice(body.as_bytes());
+    }
+    Some(response)
 }
 
 /// The response to a complete request head.
@@ -282,8 +319,8 @@ mod tests {
             b"GET /wat HTTP/1.1\r\n",
             b"GET /v2/watch HTTP/1.1",
             b"\x16\x03\x01 TLS hello, not HTTP",
-            b"no-space-at-all-in-the-first-32-bytes-of-it",
-            b"A-METHOD-NAME-OF-28-BYTES.. /wat",
+            b"no-space-at-all-in-the-first-48-bytes-of-it-none-at-all",
+            b"A-METHOD-NAME-OF-43-BYTES...................... /wat",
         ] {
             assert_eq!(
                 is_page_request(other),
@@ -301,6 +338,19 @@ mod tests {
     fn status_of(response: &[u8]) -> String {
         let text = String::from_utf8_lossy(response);
         text.lines().next().unwrap().to_string()
+    }
+
+    #[test]
+    fn serves_the_servers_public_key_at_its_well_known_path() {
+        let key = ServerKey([0xab; 32]);
+        assert_eq!(is_page_request(b"GET /.well-known/asl-server-key HTTP/1.1"), Some(true));
+        assert_eq!(is_page_request(b"GET /.well-known/other HTTP/1.1\r\n"), Some(false));
+        let response = respond_key("GET /.well-known/asl-server-key HTTP/1.1\r\n\r\n", &key);
+        let text = String::from_utf8(response.unwrap()).unwrap();
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        assert!(text.ends_with(&format!("{key}\n")), "{text}");
+        assert!(respond_key("POST /.well-known/asl-server-key HTTP/1.1\r\n\r\n", &key).is_none());
+        assert!(respond_key("GET /watch HTTP/1.1\r\n\r\n", &key).is_none());
     }
 
     #[test]
@@ -367,7 +417,7 @@ mod tests {
         let server = tokio::spawn(async move {
             let (stream, _) = listener.accept().await.unwrap();
             assert!(wants_page(&stream).await);
-            serve(stream).await;
+            serve(stream, ServerKey([0; 32])).await;
         });
         let mut client = TcpStream::connect(addr).await.unwrap();
         // The server may answer and close before it has read all of an oversized head.
