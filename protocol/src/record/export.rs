@@ -1430,6 +1430,76 @@ mod tests {
         }
     }
 
+    /// Every roll through the referee: `roll` draws from the committed seed, is logged with
+    /// its purpose and rule, counted per side and purpose, checked by verify like any other;
+    /// an adjudication may cite the roll it follows, and only a roll.
+    #[test]
+    fn rolls_on_request_are_committed_logged_cited_and_verified() {
+        use crate::game::command::{DiceCount, Outcome};
+        use crate::game::dice::RollPurpose;
+        let mut r = start(5);
+        to_german_mph(&mut r);
+        let roll = |dice, purpose, note: &str| Command::Roll {
+            dice,
+            purpose,
+            note: note.into(),
+        };
+        let refused = r
+            .play(Side::B, &roll(DiceCount::Two, RollPurpose::Other, " "), &mut seeds())
+            .unwrap_err();
+        assert!(refused.detail.contains("note"), "{refused}");
+        let refused = r
+            .play(Side::B, &roll(DiceCount::Dr, RollPurpose::SewerLost, ""), &mut seeds())
+            .unwrap_err();
+        assert_eq!(refused.kind, crate::rules::violation::ViolationKind::NotModelled);
+        let drawn = r.game().dice_drawn;
+        let events = play(&mut r, Side::B, roll(DiceCount::Two, RollPurpose::Ift, "8 FP vs 20A2"));
+        assert!(matches!(events[0], Event::DiceCommitted { .. }), "{events:?}");
+        let Event::DiceRolled { roll: logged } = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert_eq!((logged.dice.len(), logged.first_draw), (2, drawn));
+        assert_eq!((logged.rule.as_str(), logged.side), ("A7", Side::B));
+        let roll_seq = r.game().version;
+        play(&mut r, Side::A, roll(DiceCount::Dr, RollPurpose::RandomSelection, ""));
+        let not_a_roll = r
+            .play(
+                Side::B,
+                &Command::AdjudicateAfterRoll {
+                    unit: "g3".into(),
+                    outcome: Outcome::Pin,
+                    roll: 2,
+                    note: String::new(),
+                },
+                &mut seeds(),
+            )
+            .unwrap_err();
+        assert_eq!(not_a_roll.kind, crate::rules::violation::ViolationKind::UnknownEvent);
+        let cited = play(
+            &mut r,
+            Side::B,
+            Command::AdjudicateAfterRoll {
+                unit: "g3".into(),
+                outcome: Outcome::Pin,
+                roll: roll_seq,
+                note: "PTC".into(),
+            },
+        );
+        let Event::OutcomeAdjudicated { note, .. } = &cited[0] else {
+            panic!("{cited:?}")
+        };
+        assert!(note.starts_with(&format!("after #{roll_seq} (IFT (A7)")), "{note}");
+        while !r.game().over {
+            done(&mut r);
+        }
+        let v = verify_text(&export(&r)).unwrap();
+        assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
+        let stats = v.stats();
+        assert_eq!(stats.sides[1].purposes[&RollPurpose::Ift].rolls, 1);
+        assert_eq!(stats.sides[0].purposes[&RollPurpose::RandomSelection].rolls, 1);
+        assert!(v.report().contains("IFT (A7): 1 rolls"), "{}", v.report());
+    }
+
     #[test]
     fn limits_are_enforced_before_reading() {
         let big = vec![b'a'; EXPORT_BYTES_MAX + 1];

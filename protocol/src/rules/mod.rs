@@ -9,6 +9,7 @@ mod attack;
 mod done;
 pub mod movement;
 mod place;
+mod roll;
 pub mod sewer;
 pub mod tem;
 pub mod violation;
@@ -104,7 +105,13 @@ pub fn decide(
             outcome,
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
-        Command::ContributeEntropy { .. }
+        Command::Roll {
+            dice: count,
+            purpose,
+            note,
+        } => roll::decide(game, by, *count, *purpose, note, dice),
+        Command::AdjudicateAfterRoll { .. }
+        | Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
         | Command::AcceptAdjudication { .. }
         | Command::DisputeAdjudication { .. }
