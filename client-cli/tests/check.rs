@@ -107,7 +107,7 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
             "{}:2: unknown command `fly` (done, move, bypass, double-time, pick-up, drop, \
              claim-wa, forfeit-wa, decline-wa, attack, resolve-attack, place, sewer-move, \
              designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, \
-             accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal)",
+             accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, roll)",
             script.display()
         )
     );

@@ -11,13 +11,13 @@ use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{Game, Viewer};
+use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::record::words::describe_event;
 use protocol::referee::Referee;
 use protocol::wire::{
     ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
     LOG_PAGE_EVENTS_MAX,
 };
-use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::{Command, Event, Side};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, oneshot};

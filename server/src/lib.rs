@@ -5,12 +5,12 @@
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
 pub mod config;
-pub mod signing;
 mod connection;
 pub mod game;
 pub mod log;
 pub mod registry;
 mod review;
+pub mod signing;
 pub mod store;
 pub mod web;
 

@@ -343,8 +343,14 @@ mod tests {
     #[test]
     fn serves_the_servers_public_key_at_its_well_known_path() {
         let key = ServerKey([0xab; 32]);
-        assert_eq!(is_page_request(b"GET /.well-known/asl-server-key HTTP/1.1"), Some(true));
-        assert_eq!(is_page_request(b"GET /.well-known/other HTTP/1.1\r\n"), Some(false));
+        assert_eq!(
+            is_page_request(b"GET /.well-known/asl-server-key HTTP/1.1"),
+            Some(true)
+        );
+        assert_eq!(
+            is_page_request(b"GET /.well-known/other HTTP/1.1\r\n"),
+            Some(false)
+        );
         let response = respond_key("GET /.well-known/asl-server-key HTTP/1.1\r\n\r\n", &key);
         let text = String::from_utf8(response.unwrap()).unwrap();
         assert!(text.starts_with("HTTP/1.1 200"), "{text}");

@@ -14,11 +14,11 @@ use client::{Follower, Status};
 use data_encoding::HEXLOWER;
 use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
-use protocol::dice::derive_die;
 use protocol::chain::{seal_entry, Entry, GENESIS};
+use protocol::dice::derive_die;
 use protocol::export::{render, replay_to, verify, Moment, Where};
-use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream, KEY_PATH};
 use protocol::fair_dice::{roll_key, Commitment};
+use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream, KEY_PATH};
 use protocol::wire::{self, ClientMessage, ErrorCode, Sequenced, ServerMessage};
 use protocol::{Command, Event, Hex, Outcome, Side, Viewer, ViolationKind};
 use server::config::Config;
@@ -744,7 +744,10 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
     assert_eq!(status, Status::Success, "{report}");
     assert!(report.contains("signed by the server's key"), "{report}");
     let (_, report) = cli(&honest_path, None);
-    assert!(report.contains("proves only its internal consistency"), "{report}");
+    assert!(
+        report.contains("proves only its internal consistency"),
+        "{report}"
+    );
 
     let moved = entries
         .iter()
@@ -778,7 +781,12 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
     let die = reseal(honest, |entries| {
         if let Event::DiceRolled { roll } = &mut entries[rolled].event {
             roll.dice[0] = roll.dice[0] % 6 + 1;
-            roll.final_result = roll.raw() + roll.modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
         }
         entries.retain(|e| !matches!(e.event, Event::SeedRevealed { .. }) || e.seq <= ended as u64);
     });
@@ -800,11 +808,17 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
         assert!(first_bad.contains(&named), "{name}: {err}");
         let first_bad = named;
         let refused = review(url, &forged).await.unwrap_err();
-        assert!(refused.contains(&format!("event {first_bad}: ")), "{name}: {refused}");
+        assert!(
+            refused.contains(&format!("event {first_bad}: ")),
+            "{name}: {refused}"
+        );
         std::fs::write(&path, &forged).unwrap();
         let (status, report) = cli(&path, None);
         assert_eq!(status, Status::Invalid, "{name}: {report}");
-        assert!(report.starts_with(&format!("invalid: event {first_bad}: ")), "{name}: {report}");
+        assert!(
+            report.starts_with(&format!("invalid: event {first_bad}: ")),
+            "{name}: {report}"
+        );
     }
 
     // The honest log re-signed with another key: consistent in itself, refused under the

@@ -4,8 +4,8 @@
 
 use crate::{Failure, Status};
 use protocol::chain::LogHash;
-use protocol::record::signed::ServerKey;
 use protocol::export::{self, Verified};
+use protocol::record::signed::ServerKey;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1101,7 +1101,8 @@ mod tests {
     #[test]
     fn rolls_and_cited_adjudications_parse_and_run_offline() {
         let s = scenario();
-        let text = "dice 3 4\ngerman roll DR ift \"4 FP\"\nrussian roll dr other \"who moves first\"\n";
+        let text =
+            "dice 3 4\ngerman roll DR ift \"4 FP\"\nrussian roll dr other \"who moves first\"\n";
         let lines = parse_script(text, &s).unwrap();
         assert_eq!(
             lines[1].action,

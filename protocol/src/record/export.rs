@@ -924,6 +924,25 @@ mod tests {
         render(&header, &out)
     }
 
+    /// Changes the first die of the first roll, keeping the roll's own arithmetic right;
+    /// returns the roll's index.
+    fn forge_first_die(entries: &mut [Entry]) -> usize {
+        let roll_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+            .unwrap();
+        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
+            roll.dice[0] = roll.dice[0] % 6 + 1;
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
+        }
+        roll_at
+    }
+
     fn verify_text(text: &str) -> Result<Verified, VerifyError> {
         verify(text.as_bytes(), &mut |_, _| {})
     }
@@ -1017,19 +1036,7 @@ mod tests {
     fn a_consistent_rewrite_is_caught_by_the_dice_and_the_replay() {
         let r = full_game();
         let mut entries = r.entries().to_vec();
-        let roll_at = entries
-            .iter()
-            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
-            .unwrap();
-        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
-            roll.dice[0] = roll.dice[0] % 6 + 1;
-            roll.final_result = roll.raw()
-                + roll
-                    .modifiers
-                    .iter()
-                    .map(|m| i16::from(m.value))
-                    .sum::<i16>();
-        }
+        let roll_at = forge_first_die(&mut entries);
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(roll_at as u64 + 1), "{err}");
         assert!(err.why.contains("revealed seed gives"), "{err}");
@@ -1150,19 +1157,7 @@ mod tests {
     fn a_forged_die_with_its_reveal_dropped_is_refused() {
         let r = full_game();
         let mut entries = r.entries().to_vec();
-        let roll_at = entries
-            .iter()
-            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
-            .unwrap();
-        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
-            roll.dice[0] = roll.dice[0] % 6 + 1;
-            roll.final_result = roll.raw()
-                + roll
-                    .modifiers
-                    .iter()
-                    .map(|m| i16::from(m.value))
-                    .sum::<i16>();
-        }
+        let roll_at = forge_first_die(&mut entries);
         let revealed = entries.pop().unwrap();
         assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
         let end = entries.len() as u64;
@@ -1195,7 +1190,10 @@ mod tests {
         }
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
-        assert!(err.why.contains("not the UnitMoved the rules make"), "{err}");
+        assert!(
+            err.why.contains("not the UnitMoved the rules make"),
+            "{err}"
+        );
 
         // Command and event rewritten alike, two hexes on and onto the enemy: not legal.
         let mut entries = r.entries().to_vec();
@@ -1260,7 +1258,10 @@ mod tests {
         assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
         let honest = export(&full_game());
         assert_eq!(read(&mut honest.as_bytes()).unwrap(), honest.as_bytes());
-        let long = format!("{MAGIC} {FORMAT}\ngame {}\n", "a".repeat(HEADER_LINE_BYTES_MAX));
+        let long = format!(
+            "{MAGIC} {FORMAT}\ngame {}\n",
+            "a".repeat(HEADER_LINE_BYTES_MAX)
+        );
         assert!(read(&mut long.as_bytes()).is_err());
     }
 
@@ -1282,23 +1283,18 @@ mod tests {
     /// An honest game of every scenario — every step ended in turn, to the end — verifies.
     #[test]
     fn an_honest_game_of_every_scenario_verifies() {
-        use crate::board::scenario::Scenario;
         for toml in [
             include_str!("../../../scenarios/sewer-infiltration.toml"),
             include_str!("../../../scenarios/village-outskirts.toml"),
             include_str!("../../../scenarios/b9-41-wall-advantage.toml"),
         ] {
-            let scenario = Scenario::from_toml(toml).unwrap();
-            let name = scenario.name.clone();
-            let created = Entry {
-                seq: 1,
-                by: None,
-                first: 1,
-                command: None,
-                event: Event::GameCreated { scenario },
-            };
-            let mut r = crate::record::referee::Referee::new(created, vec![[4; 32]]).unwrap();
-            play(&mut r, Side::B, Command::ContributeEntropy { nonce: [8; 32] });
+            let mut r = start_with(toml, 4);
+            let name = r.game().scenario.name.clone();
+            play(
+                &mut r,
+                Side::B,
+                Command::ContributeEntropy { nonce: [8; 32] },
+            );
             let mut steps = 0;
             while !r.game().over && steps < 10_000 {
                 if let Some(c) = r.game().wa_chance.clone() {
@@ -1333,7 +1329,11 @@ mod tests {
             let command = match kind % 9 {
                 0 | 1 => {
                     if let Some(d) = r.game().sewer_designation.clone() {
-                        let _ = r.play(d.defender, &Command::DesignateSewer { to: d.options[0] }, &mut seeds());
+                        let _ = r.play(
+                            d.defender,
+                            &Command::DesignateSewer { to: d.options[0] },
+                            &mut seeds(),
+                        );
                         continue;
                     }
                     if let Some(c) = r.game().wa_chance.clone() {
@@ -1345,7 +1345,13 @@ mod tests {
                 2 | 3 => {
                     let next = at.neighbours();
                     let to = next[usize::from(*pick) % next.len()];
-                    (acting, Command::Move { units: vec![id], to })
+                    (
+                        acting,
+                        Command::Move {
+                            units: vec![id],
+                            to,
+                        },
+                    )
                 }
                 4 => (
                     Side::A,
@@ -1368,7 +1374,12 @@ mod tests {
                     let last = r.game().version;
                     match pick % 3 {
                         0 => (side, Command::AcceptAdjudication { event: last }),
-                        1 => (acting, Command::RequestUndo { from: r.entries().last().unwrap().first }),
+                        1 => (
+                            acting,
+                            Command::RequestUndo {
+                                from: r.entries().last().unwrap().first,
+                            },
+                        ),
                         _ => (side, Command::ConsentToUndo),
                     }
                 }
@@ -1445,23 +1456,45 @@ mod tests {
             note: note.into(),
         };
         let refused = r
-            .play(Side::B, &roll(DiceCount::Two, RollPurpose::Other, " "), &mut seeds())
+            .play(
+                Side::B,
+                &roll(DiceCount::Two, RollPurpose::Other, " "),
+                &mut seeds(),
+            )
             .unwrap_err();
         assert!(refused.detail.contains("note"), "{refused}");
         let refused = r
-            .play(Side::B, &roll(DiceCount::Dr, RollPurpose::SewerLost, ""), &mut seeds())
+            .play(
+                Side::B,
+                &roll(DiceCount::Dr, RollPurpose::SewerLost, ""),
+                &mut seeds(),
+            )
             .unwrap_err();
-        assert_eq!(refused.kind, crate::rules::violation::ViolationKind::NotModelled);
+        assert_eq!(
+            refused.kind,
+            crate::rules::violation::ViolationKind::NotModelled
+        );
         let drawn = r.game().dice_drawn;
-        let events = play(&mut r, Side::B, roll(DiceCount::Two, RollPurpose::Ift, "8 FP vs 20A2"));
-        assert!(matches!(events[0], Event::DiceCommitted { .. }), "{events:?}");
+        let events = play(
+            &mut r,
+            Side::B,
+            roll(DiceCount::Two, RollPurpose::Ift, "8 FP vs 20A2"),
+        );
+        assert!(
+            matches!(events[0], Event::DiceCommitted { .. }),
+            "{events:?}"
+        );
         let Event::DiceRolled { roll: logged } = &events[1] else {
             panic!("{events:?}")
         };
         assert_eq!((logged.dice.len(), logged.first_draw), (2, drawn));
         assert_eq!((logged.rule.as_str(), logged.side), ("A7", Side::B));
         let roll_seq = r.game().version;
-        play(&mut r, Side::A, roll(DiceCount::Dr, RollPurpose::RandomSelection, ""));
+        play(
+            &mut r,
+            Side::A,
+            roll(DiceCount::Dr, RollPurpose::RandomSelection, ""),
+        );
         let not_a_roll = r
             .play(
                 Side::B,
@@ -1474,7 +1507,10 @@ mod tests {
                 &mut seeds(),
             )
             .unwrap_err();
-        assert_eq!(not_a_roll.kind, crate::rules::violation::ViolationKind::UnknownEvent);
+        assert_eq!(
+            not_a_roll.kind,
+            crate::rules::violation::ViolationKind::UnknownEvent
+        );
         let cited = play(
             &mut r,
             Side::B,
@@ -1488,7 +1524,10 @@ mod tests {
         let Event::OutcomeAdjudicated { note, .. } = &cited[0] else {
             panic!("{cited:?}")
         };
-        assert!(note.starts_with(&format!("after #{roll_seq} (IFT (A7)")), "{note}");
+        assert!(
+            note.starts_with(&format!("after #{roll_seq} (IFT (A7)")),
+            "{note}"
+        );
         while !r.game().over {
             done(&mut r);
         }
@@ -1496,7 +1535,10 @@ mod tests {
         assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
         let stats = v.stats();
         assert_eq!(stats.sides[1].purposes[&RollPurpose::Ift].rolls, 1);
-        assert_eq!(stats.sides[0].purposes[&RollPurpose::RandomSelection].rolls, 1);
+        assert_eq!(
+            stats.sides[0].purposes[&RollPurpose::RandomSelection].rolls,
+            1
+        );
         assert!(v.report().contains("IFT (A7): 1 rolls"), "{}", v.report());
     }
 

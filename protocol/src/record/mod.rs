@@ -12,6 +12,6 @@ pub mod dispute;
 pub mod export;
 pub mod fair_dice;
 pub mod recheck;
-pub mod signed;
 pub mod referee;
+pub mod signed;
 pub mod words;

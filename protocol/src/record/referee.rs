@@ -311,7 +311,12 @@ pub(crate) mod testing {
 
     /// A fresh game of the sewer scenario with seed `[seed; 32]`.
     pub fn start(seed: u8) -> Referee {
-        let scenario = Scenario::from_toml(SEWERS).unwrap();
+        start_with(SEWERS, seed)
+    }
+
+    /// A fresh game of the scenario `toml` with seed `[seed; 32]`.
+    pub fn start_with(toml: &str, seed: u8) -> Referee {
+        let scenario = Scenario::from_toml(toml).unwrap();
         let created = Entry {
             seq: 1,
             by: None,

@@ -148,7 +148,10 @@ mod tests {
             assert!(err.contains("changed after signing"), "{err}");
         }
         let text = ServerKey::of(&key).to_string();
-        assert_eq!(ServerKey::from_hex(&format!("{text}\n")), Some(ServerKey::of(&key)));
+        assert_eq!(
+            ServerKey::from_hex(&format!("{text}\n")),
+            Some(ServerKey::of(&key))
+        );
         assert_eq!(ServerKey::from_hex("zz"), None);
     }
 }
