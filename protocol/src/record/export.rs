@@ -1157,7 +1157,7 @@ mod tests {
     fn a_forged_die_with_its_reveal_dropped_is_refused() {
         let r = full_game();
         let mut entries = r.entries().to_vec();
-        let roll_at = forge_first_die(&mut entries);
+        forge_first_die(&mut entries);
         let revealed = entries.pop().unwrap();
         assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
         let end = entries.len() as u64;
