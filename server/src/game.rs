@@ -16,6 +16,7 @@ use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{Game, Viewer};
+use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::record::words::describe_event;
 use protocol::referee::Referee;
 use protocol::wire::{
@@ -365,6 +366,8 @@ pub struct GameTask {
     audience_reads: crate::budget::RateLimit,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
+    /// The key exports are signed with (`docs/review.md`).
+    signer: Option<Arc<ServerSigningKey>>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -449,7 +452,7 @@ impl GameTask {
         for (entry, hash) in entries.zip(hashes) {
             log.push(Logged::new(referee.game(), &entry.event, hash));
             referee
-                .push(entry.event, entry.by, entry.first, entry.key)
+                .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
         }
@@ -471,7 +474,14 @@ impl GameTask {
             limits,
             checkpoints,
             remembered,
+            signer: None,
         })
+    }
+
+    /// Signs this game's exports with `key`.
+    pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
+        self.signer = Some(key);
+        self
     }
 
     fn game(&self) -> &Game {
@@ -844,15 +854,16 @@ impl GameTask {
         // seed is handed to the store before the events that commit to it, so no restart can
         // find a commitment whose seed was lost.
         let first_seq = self.game().version + 1;
+        let mut entries = decision.entries(first_seq);
+        // The key goes with the command's first envelope, so a restart still knows it.
+        if let Some(first) = entries.first_mut() {
+            first.key = key;
+        }
         let mut prev = self.head();
-        let mut records = Vec::with_capacity(decision.events.len());
-        let mut hashes = Vec::with_capacity(decision.events.len());
-        for (i, (event, by)) in decision.events.iter().enumerate() {
-            let seq = first_seq + i as u64;
-            // The key goes with the command's first envelope, so a restart still knows it.
-            let key = if i == 0 { key } else { None };
-            let (bytes, hash) =
-                log::seal_keyed(seq, prev, random_bytes(), *by, first_seq, key, event);
+        let mut records = Vec::with_capacity(entries.len());
+        let mut hashes = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            let (bytes, hash) = log::seal_entry(prev, random_bytes(), entry);
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
@@ -894,12 +905,12 @@ impl GameTask {
             return;
         }
 
-        let mut logged = Vec::with_capacity(decision.events.len());
-        for (i, ((event, by), hash)) in decision.events.into_iter().zip(hashes).enumerate() {
+        let mut logged = Vec::with_capacity(entries.len());
+        for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log
-                .push(Logged::new(self.referee.game(), &event, hash));
+                .push(Logged::new(self.referee.game(), &entry.event, hash));
             self.referee
-                .push(event, by, first_seq, if i == 0 { key } else { None })
+                .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
             logged.push(self.game().version);
@@ -979,6 +990,17 @@ impl GameTask {
             state_hash: game.state_hash(),
             from: from.clamp(1, game.version),
             envelopes: vec![],
+            // The head of the whole log, signed: a verifier with the server's key knows the
+            // server vouched for exactly this log.
+            signed: self.signer.as_ref().map(|key| {
+                SignedHead::sign(
+                    key,
+                    &log::game_id(&self.key),
+                    Stream::FullLog,
+                    game.version,
+                    self.head(),
+                )
+            }),
         };
         let store = self.store.clone();
         let key = self.key;
@@ -1069,6 +1091,7 @@ mod tests {
             by: None,
             first: 1,
             key: None,
+            command: None,
             event: Event::GameCreated { scenario },
         }];
         let mut game = Game::replay(entries.iter().map(|e| &e.event)).unwrap();
@@ -1087,6 +1110,7 @@ mod tests {
                     by: Some(command.0),
                     first: game.version,
                     key: None,
+                    command: None,
                     event,
                 });
                 checkpoints.keep(&game);

@@ -49,7 +49,6 @@ pub fn banner(local: std::net::SocketAddr, public: Option<&str>) -> String {
 mod tests {
     use super::*;
 
-
     #[test]
     fn public_urls_read_as_websocket_addresses() {
         assert_eq!(

@@ -11,5 +11,7 @@ pub mod chain;
 pub mod dispute;
 pub mod export;
 pub mod fair_dice;
+pub mod recheck;
 pub mod referee;
+pub mod signed;
 pub mod words;
