@@ -129,7 +129,9 @@ async fn main() -> anyhow::Result<()> {
     let signing_key = server::signing::load_or_create(&flags.data_dir)
         .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
     let public = protocol::record::signed::ServerKey::of(&signing_key);
-    println!(
+    // Written, not `println!`: with stdout on a full disk the server still serves.
+    let _ = writeln!(
+        std::io::stdout(),
         "server key {public} (exports are signed with it; also served at {})",
         protocol::record::signed::KEY_PATH
     );

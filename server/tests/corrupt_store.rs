@@ -286,6 +286,6 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
     assert_eq!(records.len(), 2);
     let text =
         server::store::backup::export_text(&key, &records, &server::signing::fresh()).unwrap();
-    let verified = protocol::export::verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    let verified = protocol::export::verify_backup(text.as_bytes(), &mut |_, _| {}).unwrap();
     assert_eq!(verified.header.events, 2);
 }

@@ -1175,6 +1175,48 @@ mod tests {
         }
     }
 
+    /// A game ended early — conceded, or ended by agreement — reveals its seed as one that ran
+    /// its course does, and verifies; without that reveal it does not, nor with the ending
+    /// rewritten.
+    #[test]
+    fn games_ended_by_concession_or_agreement_are_rechecked() {
+        for ending in [
+            vec![(Side::B, Command::Concede)],
+            vec![
+                (Side::A, Command::ProposeEnd),
+                (Side::B, Command::AcceptEnd),
+            ],
+        ] {
+            let mut r = start(7);
+            play(
+                &mut r,
+                Side::A,
+                Command::ContributeEntropy { nonce: [3; 32] },
+            );
+            for (side, command) in &ending {
+                play(&mut r, *side, command.clone());
+            }
+            let v = verify_text(&export(&r)).unwrap();
+            assert!(v.summary.over);
+            assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
+
+            let mut entries = r.entries().to_vec();
+            let revealed = entries.pop().unwrap();
+            assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+            let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+            assert!(err.why.contains("reveal"), "{err}");
+
+            // The ending recorded as the other side's: its command decides otherwise.
+            let mut entries = r.entries().to_vec();
+            let last = entries.len() - 2;
+            let first = entries[last].first as usize - 1;
+            let issued = entries[first].command.as_mut().unwrap();
+            issued.by = issued.by.opponent();
+            let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+            assert_eq!(err.at, Where::Event(entries[first].seq), "{err}");
+        }
+    }
+
     #[test]
     fn a_forged_die_with_its_reveal_dropped_is_refused() {
         let r = full_game();
