@@ -1,10 +1,12 @@
 //! The liveness law: no reachable position is a dead end. From every position random legal play
 //! reaches — moves, Bypass, Double Time, sewer and tunnel movement, designations, surfacing,
-//! Wall Advantage claims, attacks, and adjudications (breaks and pins during movement among
-//! them) — the side the game waits for has commands that move the clock on.
+//! Wall Advantage claims (with the HIP moment and the challenge to concealed holders of
+//! B9.324 they raise, and their answers), hidden units placed, attacks, and adjudications
+//! (breaks and pins during movement among them) — the side the game waits for has commands
+//! that move the clock on.
 //!
 //! "Moves the clock on" is checked by a bounded search over the commands that finish what is
-//! open (end the step, answer a prompt, resolve an attack, take a unit out of Bypass, move a
+//! open (end the step, answer the prompt the game waits on, resolve an attack, take a unit out of Bypass, move a
 //! sewer stack that must move, bring units up or rout them through a tunnel) until one of
 //! them ends the step.
 
@@ -20,7 +22,9 @@ const KEY: [u8; 32] = [7; 32];
 const SEARCH_DEPTH: usize = 6;
 
 fn scenario(which: u8) -> Scenario {
-    let text = match which % 4 {
+    let text = match which % 6 {
+        5 => include_str!("positions/scenarios/wa-positions.toml"),
+        4 => include_str!("positions/scenarios/wa-moments.toml"),
         3 => include_str!("positions/scenarios/b8-62-rout.toml"),
         0 => include_str!("positions/scenarios/sewers.toml"),
         1 => include_str!("positions/scenarios/a4-32-bypass-freezes.toml"),
@@ -42,6 +46,9 @@ enum Draw {
     Rout(usize),
     Claim(usize),
     Decline,
+    Show(usize),
+    Forfeit(usize),
+    PlaceHidden(usize, bool),
     Attack(usize, usize),
     Resolve,
     Adjudicate(usize, Outcome),
@@ -67,8 +74,11 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (0usize..32).prop_map(Draw::Surface),
         1 => (0usize..32).prop_map(Draw::EnterTunnel),
         1 => (0usize..32).prop_map(Draw::Rout),
-        1 => (0usize..32).prop_map(Draw::Claim),
+        2 => (0usize..32).prop_map(Draw::Claim),
         1 => Just(Draw::Decline),
+        1 => (0usize..32).prop_map(Draw::Show),
+        1 => (0usize..32).prop_map(Draw::Forfeit),
+        2 => (0usize..32, any::<bool>()).prop_map(|(u, c)| Draw::PlaceHidden(u, c)),
         1 => (0usize..32, 0usize..6).prop_map(|(u, d)| Draw::Attack(u, d)),
         1 => Just(Draw::Resolve),
         2 => (0usize..32, outcome).prop_map(|(u, o)| Draw::Adjudicate(u, o)),
@@ -215,8 +225,43 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
             },
         ),
         Draw::Decline => (
-            game.wa_chance.as_ref().map_or(acting, |c| c.side),
+            game.wa_chance
+                .as_ref()
+                .map(|c| c.side)
+                .or(game.wa_hip_window.as_ref().map(|w| w.side))
+                .unwrap_or(acting),
             Command::DeclineWallAdvantage,
+        ),
+        // Mostly answers to a waiting challenge (B9.324), else a unit of the draw's own.
+        Draw::Show(u) => match &game.wa_challenge {
+            Some(c) if u % 4 != 0 => (
+                c.side,
+                Command::ShowForWallAdvantage {
+                    unit: c.holders[u % c.holders.len()].clone(),
+                },
+            ),
+            _ => (side_of(u), Command::ShowForWallAdvantage { unit: unit(u) }),
+        },
+        Draw::Forfeit(u) => match &game.wa_challenge {
+            Some(c) if u % 4 != 0 => (
+                c.side,
+                Command::ForfeitWallAdvantage {
+                    units: c.holders.clone(),
+                },
+            ),
+            _ => (
+                side_of(u),
+                Command::ForfeitWallAdvantage {
+                    units: vec![unit(u)],
+                },
+            ),
+        },
+        Draw::PlaceHidden(u, claim) => (
+            side_of(u),
+            Command::PlaceHidden {
+                unit: unit(u),
+                claim_wall_advantage: *claim,
+            },
         ),
         Draw::Attack(u, d) => {
             let id = unit(u);
@@ -280,13 +325,67 @@ fn try_command(game: &Game, side: Side, command: &Command) -> Option<Vec<Event>>
     decide(game, side, command, &mut dice).ok()
 }
 
+/// Every answer to the Wall Advantage prompt `game` waits on, by the side it waits for: a
+/// chance to claim (B9.322: claim, decline, or place a hidden unit), the HIP owner's moment
+/// before a mover's claim (B9.324: place a hidden unit, claiming or not, or let it pass), or a
+/// challenge to concealed holders (B9.324: show one of them, or forfeit for all).
+fn prompt_answers(game: &Game) -> Vec<(Side, Command)> {
+    let hidden_of = |side: Side| -> Vec<(Side, Command)> {
+        game.units
+            .values()
+            .filter(|u| u.side == side && u.hidden && !u.eliminated)
+            .flat_map(|u| {
+                [true, false].map(|claim| {
+                    (
+                        side,
+                        Command::PlaceHidden {
+                            unit: u.id.clone(),
+                            claim_wall_advantage: claim,
+                        },
+                    )
+                })
+            })
+            .collect()
+    };
+    let mut out = vec![];
+    if let Some(chance) = &game.wa_chance {
+        out.push((chance.side, Command::DeclineWallAdvantage));
+        out.push((
+            chance.side,
+            Command::ClaimWallAdvantage {
+                units: chance.units.clone(),
+            },
+        ));
+        out.extend(hidden_of(chance.side));
+    }
+    if let Some(window) = &game.wa_hip_window {
+        out.push((window.side, Command::DeclineWallAdvantage));
+        out.extend(hidden_of(window.side));
+    }
+    if let Some(challenge) = &game.wa_challenge {
+        for holder in &challenge.holders {
+            out.push((
+                challenge.side,
+                Command::ShowForWallAdvantage {
+                    unit: holder.clone(),
+                },
+            ));
+        }
+        out.push((
+            challenge.side,
+            Command::ForfeitWallAdvantage {
+                units: challenge.holders.clone(),
+            },
+        ));
+    }
+    out
+}
+
 /// The commands that finish what is open in `game`, for the side each belongs to.
 fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
     let acting = game.acting();
     let mut out = vec![(acting, Command::Done)];
-    if let Some(chance) = &game.wa_chance {
-        out.push((chance.side, Command::DeclineWallAdvantage));
-    }
+    out.extend(prompt_answers(game));
     if let Some(d) = &game.sewer_designation {
         for to in &d.options {
             out.push((d.defender, Command::DesignateSewer { to: *to }));
@@ -381,8 +480,26 @@ fn clock_moves_on(game: &Game, depth: usize) -> bool {
     false
 }
 
+/// The Wall Advantage prompts random play reached, counted over positions it checked.
+#[derive(Default)]
+struct Reached {
+    hip_windows: usize,
+    challenges: usize,
+    answered: usize,
+}
+
 /// Plays the draws from the scenario; after every accepted command, the law must hold.
 fn play_and_check(which: u8, skip_to_movement: bool, draws: &[Draw]) -> Result<(), TestCaseError> {
+    play_counting(which, skip_to_movement, draws, &mut Reached::default())
+}
+
+/// `play_and_check`, counting in `reached` the B9.324 prompts met and answered on the way.
+fn play_counting(
+    which: u8,
+    skip_to_movement: bool,
+    draws: &[Draw],
+    reached: &mut Reached,
+) -> Result<(), TestCaseError> {
     let mut game = Game::new(scenario(which));
     if skip_to_movement {
         for _ in 0..4 {
@@ -399,9 +516,14 @@ fn play_and_check(which: u8, skip_to_movement: bool, draws: &[Draw]) -> Result<(
         let Some(events) = try_command(&game, side, &command) else {
             continue;
         };
+        if game.wa_hip_window.is_some() || game.wa_challenge.is_some() {
+            reached.answered += 1;
+        }
         for e in &events {
             apply(&mut game, e);
         }
+        reached.hip_windows += usize::from(game.wa_hip_window.is_some());
+        reached.challenges += usize::from(game.wa_challenge.is_some());
         trail.push(format!("{side:?} {command:?}"));
         prop_assert!(
             clock_moves_on(&game, SEARCH_DEPTH),
@@ -418,10 +540,32 @@ proptest! {
 
     #[test]
     fn no_reachable_position_is_a_dead_end(
-        which in 0u8..4,
+        which in 0u8..6,
         skip in any::<bool>(),
         draws in prop::collection::vec(draw(), 0..150),
     ) {
         play_and_check(which, skip, &draws)?;
     }
+}
+
+/// The law above covers the B9.324 prompts only if random play reaches them: over a fixed run
+/// of the same draws, it raises HIP windows and challenges and answers them.
+#[test]
+fn random_play_reaches_the_wall_advantage_prompts() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = (0u8..6, any::<bool>(), prop::collection::vec(draw(), 0..150));
+    let mut reached = Reached::default();
+    for _ in 0..150 {
+        let (which, skip, draws) = strategy.new_tree(&mut runner).unwrap().current();
+        play_counting(which, skip, &draws, &mut reached).unwrap();
+    }
+    assert!(
+        reached.hip_windows > 0 && reached.challenges > 0 && reached.answered > 0,
+        "HIP windows {}, challenges {}, answers {}",
+        reached.hip_windows,
+        reached.challenges,
+        reached.answered
+    );
 }
