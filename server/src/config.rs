@@ -142,6 +142,9 @@ pub struct Config {
     /// own. A browser sends `Origin`; any other origin is refused at the handshake, so a page
     /// elsewhere cannot drive a visitor's browser to create games or send commands.
     pub allowed_origins: Vec<String>,
+    /// The key the server signs heads with (`docs/review.md`): loaded from the data directory
+    /// by `asl-server`; a fresh one for each `Config::default()` (tests, tools).
+    pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
 }
 
 impl Default for Config {
@@ -173,6 +176,7 @@ impl Default for Config {
             public_url: None,
             open_creation: None,
             allowed_origins: vec![],
+            signing_key: std::sync::Arc::new(crate::signing::fresh()),
         }
     }
 }

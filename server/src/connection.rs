@@ -608,7 +608,8 @@ impl Connection {
                 }
             },
         };
-        match tokio::task::spawn_blocking(move || Review::open(&export)).await {
+        let key = self.shared.registry.server_key();
+        match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
             Ok(Ok(review)) => {
                 let opened = review.opened();
                 self.review = Some((Box::new(review), permit));

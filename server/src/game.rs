@@ -16,6 +16,7 @@ use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
+use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
@@ -316,6 +317,8 @@ pub struct GameTask {
     audience_reads: crate::budget::RateLimit,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
+    /// The key exports are signed with (`docs/review.md`).
+    signer: Option<Arc<ServerSigningKey>>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -405,7 +408,7 @@ impl GameTask {
             let before = referee.game().clone();
             let event = entry.event.clone();
             referee
-                .push(entry.event, entry.by, entry.first, entry.key)
+                .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
             streams.push(&before, referee.game(), &event);
@@ -429,7 +432,14 @@ impl GameTask {
             limits,
             checkpoints,
             remembered,
+            signer: None,
         })
+    }
+
+    /// Signs this game's exports with `key`.
+    pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
+        self.signer = Some(key);
+        self
     }
 
     fn game(&self) -> &Game {
@@ -831,15 +841,16 @@ impl GameTask {
         // seed is handed to the store before the events that commit to it, so no restart can
         // find a commitment whose seed was lost.
         let first_seq = self.game().version + 1;
+        let mut entries = decision.entries(first_seq);
+        // The key goes with the command's first envelope, so a restart still knows it.
+        if let Some(first) = entries.first_mut() {
+            first.key = key;
+        }
         let mut prev = self.head();
-        let mut records = Vec::with_capacity(decision.events.len());
-        let mut hashes = Vec::with_capacity(decision.events.len());
-        for (i, (event, by)) in decision.events.iter().enumerate() {
-            let seq = first_seq + i as u64;
-            // The key goes with the command's first envelope, so a restart still knows it.
-            let key = if i == 0 { key } else { None };
-            let (bytes, hash) =
-                log::seal_keyed(seq, prev, random_bytes(), *by, first_seq, key, event);
+        let mut records = Vec::with_capacity(entries.len());
+        let mut hashes = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            let (bytes, hash) = log::seal_entry(prev, random_bytes(), entry);
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
@@ -882,16 +893,12 @@ impl GameTask {
         }
 
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
-        for (i, ((event, by), hash)) in decision.events.into_iter().zip(hashes).enumerate() {
+        for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
             let before = self.game().clone();
+            let event = entry.event.clone();
             self.referee
-                .push(
-                    event.clone(),
-                    by,
-                    first_seq,
-                    if i == 0 { key } else { None },
-                )
+                .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
             self.streams.push(&before, self.referee.game(), &event);
@@ -973,6 +980,17 @@ impl GameTask {
             state_hash: game.state_hash(),
             from: from.clamp(1, game.version),
             envelopes: vec![],
+            // The head of the whole log, signed: a verifier with the server's key knows the
+            // server vouched for exactly this log.
+            signed: self.signer.as_ref().map(|key| {
+                SignedHead::sign(
+                    key,
+                    &log::game_id(&self.key),
+                    Stream::FullLog,
+                    game.version,
+                    self.head(),
+                )
+            }),
         };
         let store = self.store.clone();
         let key = self.key;
@@ -1063,6 +1081,7 @@ mod tests {
             by: None,
             first: 1,
             key: None,
+            command: None,
             event: Event::GameCreated { scenario },
         }];
         let mut game = Game::replay(entries.iter().map(|e| &e.event)).unwrap();
@@ -1081,6 +1100,7 @@ mod tests {
                     by: Some(command.0),
                     first: game.version,
                     key: None,
+                    command: None,
                     event,
                 });
                 checkpoints.keep(&game);

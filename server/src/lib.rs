@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod once;
 pub mod registry;
 mod review;
+pub mod signing;
 pub mod startup;
 pub mod store;
 pub mod web;

@@ -5,7 +5,7 @@
 
 use crate::store::GameKey;
 use data_encoding::{HEXLOWER, HEXLOWER_PERMISSIVE};
-use protocol::chain::{self, ChainError, Entry, LogHash};
+use protocol::chain::{self, ChainError, Entry, LogHash, Salt};
 use protocol::fair_dice::Seed;
 use protocol::Event;
 use serde::{Deserialize, Serialize};
@@ -23,9 +23,15 @@ pub fn encode(seq: u64, prev: LogHash, event: &Event) -> (Vec<u8>, LogHash) {
     chain::seal(seq, prev, [0; 16], None, seq, event)
 }
 
-/// Encoding one event of a command (`first` is the sequence of the command's first event),
-/// with the client's exactly-once key on the command's first event: the chain's own.
-pub use protocol::chain::{seal, seal_keyed};
+/// Encoding one event of a command (`first` is the sequence of the command's first event):
+/// the chain's own.
+pub use protocol::chain::seal;
+
+/// Encodes one entry of a command, with the command and the client's exactly-once key
+/// recorded on its first event.
+pub fn seal_entry(prev: LogHash, salt: Salt, entry: &Entry) -> (Vec<u8>, LogHash) {
+    chain::seal_entry(prev, salt, entry)
+}
 
 /// Why a stored log cannot be served, naming the first bad event.
 pub type LogError = ChainError;

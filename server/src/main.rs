@@ -126,7 +126,18 @@ async fn main() -> anyhow::Result<()> {
         .map(startup::public_url)
         .transpose()
         .map_err(|e| anyhow::anyhow!(e))?;
+    let signing_key = server::signing::load_or_create(&flags.data_dir)
+        .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
+    let public = protocol::record::signed::ServerKey::of(&signing_key);
+    // Written, not `println!`: with stdout on a full disk the server still serves.
+    let _ = writeln!(
+        std::io::stdout(),
+        "server key {public} (exports are signed with it; also served at {})",
+        protocol::record::signed::KEY_PATH
+    );
+    tracing::info!(key = %public, "signing heads");
     let config = Config {
+        signing_key: Arc::new(signing_key),
         connections_max: flags.connections_max,
         spectators_per_game_max: flags.spectators_per_game_max,
         spectators_max: flags.spectators_max,
@@ -143,7 +154,7 @@ async fn main() -> anyhow::Result<()> {
         ..Config::default()
     };
     let store = Arc::new(open_store(&flags.data_dir));
-    admin::listen(&flags.data_dir, store.clone()).map_err(|e| {
+    admin::listen(&flags.data_dir, store.clone(), config.signing_key.clone()).map_err(|e| {
         anyhow::anyhow!(
             "cannot open the admin socket in {}: {e}",
             flags.data_dir.display()
@@ -191,8 +202,10 @@ async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
         Some(answer) => answer.map_err(|e| anyhow::anyhow!("backup failed: {e}"))?,
         None => {
             let store = open_store(data_dir);
+            let signer = server::signing::load_or_create(data_dir)
+                .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
             let into = dir.clone();
-            tokio::task::spawn_blocking(move || backup::backup(&store, &into))
+            tokio::task::spawn_blocking(move || backup::backup(&store, &into, &signer))
                 .await?
                 .map_err(|e| anyhow::anyhow!("backup failed: {e}"))?
                 .to_string()

@@ -120,6 +120,7 @@ mod tests {
             by,
             first,
             key,
+            command: None,
             event: Event::StepEnded {
                 by: Side::A,
                 ended: Clock::START,

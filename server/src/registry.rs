@@ -175,6 +175,11 @@ impl Registry {
         })
     }
 
+    /// The public key of the key heads are signed with.
+    pub fn server_key(&self) -> protocol::record::signed::ServerKey {
+        protocol::record::signed::ServerKey::of(&self.config.signing_key)
+    }
+
     /// The game's writer task, loading the game first if no one has joined it since the start.
     async fn load(&self, key: GameKey, slot: &Slot) -> Loaded {
         slot.loaded
@@ -201,6 +206,7 @@ impl Registry {
     }
 
     fn spawn(&self, task: GameTask, meta: GameMeta) -> GameHandle {
+        let task = task.signed_by(self.config.signing_key.clone());
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(players, audience));
@@ -258,6 +264,7 @@ impl Registry {
                 by: None,
                 first: 1,
                 key: None,
+                command: None,
                 event: created,
             }],
             hashes: vec![head],

@@ -12,6 +12,7 @@ use protocol::chain::LogHash;
 use protocol::export::{self, Verified};
 use protocol::game::view::Viewed;
 use protocol::game::Game;
+use protocol::record::signed::ServerKey;
 use protocol::record::stream::StreamHash;
 use protocol::record::words::describe_event;
 use protocol::wire::{
@@ -29,9 +30,12 @@ pub struct Review {
 impl Review {
     /// Verifies `export` and prepares its record. The error is the verifier's, naming the first
     /// bad event when an event is to blame.
-    pub fn open(export: &str) -> Result<Review, String> {
+    /// An export is reviewed only if this server signed it (`key`): a file re-signed by anyone
+    /// else, or unsigned, proves only its own consistency.
+    pub fn open(export: &str, key: &ServerKey) -> Result<Review, String> {
         let verified =
             export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+        verified.check_signature(key).map_err(|e| e.to_string())?;
         // The envelope lines of a verified file: everything between the header and the
         // checksum, one per event.
         let heads: Vec<LogHash> = export

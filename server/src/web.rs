@@ -1,6 +1,7 @@
 //! The server's HTTP side, on the websocket's own port: the spectator page (so that watching a
 //! game needs a link and a browser, not a second server or an install), the websocket upgrade
-//! to the game protocol at [`WIRE_PATH`], `/metrics` and `/healthz`.
+//! to the game protocol at [`WIRE_PATH`], `/metrics`, `/healthz`, and the server's public
+//! signing key at [`KEY_PATH`].
 //!
 //! Requests are parsed by hyper and routed by axum, never by hand. Each TCP connection serves
 //! one request (no keep-alive): a page asset, a metric scrape, or the upgrade, after which the
@@ -23,6 +24,7 @@ use axum::routing::get;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use protocol::phase::{Role, STEPS};
+use protocol::record::signed::{ServerKey, KEY_PATH};
 use protocol::wire::{FRAME_BYTES_MAX, WATCH_PATH, WIRE_PATH};
 use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -148,6 +150,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route(WIRE_PATH, get(upgrade))
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
+        .route(KEY_PATH, get(server_key))
         .merge(page)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(refuse_when_full))
@@ -197,6 +200,19 @@ async fn method_not_allowed() -> Response {
 
 async fn healthz() -> &'static str {
     "ok\n"
+}
+
+/// The server's public key in hex and a newline, for `asl verify --server-key`
+/// (`docs/review.md`).
+async fn server_key(State(shared): State<Arc<Shared>>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        format!("{}\n", ServerKey::of(&shared.config.signing_key)),
+    )
+        .into_response()
 }
 
 async fn metrics() -> Response {

@@ -284,7 +284,8 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
     let key = server::log::game_key(&game).unwrap();
     let records = store.load(&key).unwrap();
     assert_eq!(records.len(), 2);
-    let text = server::store::backup::export_text(&key, &records).unwrap();
-    let verified = protocol::export::verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    let text =
+        server::store::backup::export_text(&key, &records, &server::signing::fresh()).unwrap();
+    let verified = protocol::export::verify_backup(text.as_bytes(), &mut |_, _| {}).unwrap();
     assert_eq!(verified.header.events, 2);
 }

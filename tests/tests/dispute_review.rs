@@ -14,9 +14,11 @@ use client::{Follower, Status};
 use data_encoding::HEXLOWER;
 use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
+use protocol::chain::{seal_entry, Entry, GENESIS};
 use protocol::dice::derive_die;
-use protocol::export::{replay_to, verify, Moment, Where};
+use protocol::export::{render, replay_to, verify, Moment, Where};
 use protocol::fair_dice::{roll_key, Commitment};
+use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream, KEY_PATH};
 use protocol::record::stream::Streams;
 use protocol::wire::{self, ClientMessage, ErrorCode, Sequenced, ServerMessage};
 use protocol::{Command, Event, Hex, Outcome, Side, Viewer, ViolationKind};
@@ -232,7 +234,7 @@ fn spellings(secret: &[u8; 32]) -> [String; 2] {
 }
 
 fn event_line(seq: u64) -> usize {
-    4 + seq as usize // five header lines, then event 1
+    6 + seq as usize // seven header lines (signed), then event 1
 }
 
 fn rewrite(text: &str, change: impl FnOnce(&mut Vec<String>)) -> String {
@@ -487,6 +489,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         &VerifyArgs {
             file: path.clone(),
             head: Some(receipt.1.to_string()),
+            server_key: None,
         },
         &mut out,
     )
@@ -621,7 +624,8 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         line.replace_range(mid..=mid, &flipped.to_string());
     });
     let err = verify(flipped.as_bytes(), &mut |_, _| {}).unwrap_err();
-    assert!(matches!(err.at, Where::Event(5) | Where::Event(6)), "{err}");
+    // A broken link names the event before it: the changed one, unless the link itself was.
+    assert!(matches!(err.at, Where::Event(4) | Where::Event(5)), "{err}");
     let dropped = rewrite(&text, |lines| {
         lines.remove(event_line(8));
     });
@@ -636,6 +640,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         &VerifyArgs {
             file: path,
             head: None,
+            server_key: None,
         },
         &mut out,
     )
@@ -644,7 +649,203 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     assert!(String::from_utf8(out)
         .unwrap()
         .starts_with("invalid: event 10: "));
+
+    forgeries_are_refused(&server.url, &text, dir.path()).await;
     server.stop().await;
+}
+
+/// The server's public key, from its well-known path.
+async fn server_key(url: &str) -> ServerKey {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("ws://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(format!("GET {KEY_PATH} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    ServerKey::from_hex(response.lines().last().unwrap()).unwrap()
+}
+
+/// The server's review of an uploaded export: `Ok` once it is open, or the refusal.
+async fn review(url: &str, export: &str) -> Result<(), String> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("{url}/v1"))
+        .await
+        .unwrap();
+    let message = wire::to_json(&ClientMessage::Review {
+        export: export.into(),
+    });
+    ws.send(Message::Text(message.into())).await.unwrap();
+    loop {
+        let frame = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+            .unwrap();
+        let Message::Text(text) = frame else { continue };
+        match wire::from_json::<ServerMessage>(text.as_str()).unwrap() {
+            ServerMessage::Reviewing { .. } => return Ok(()),
+            ServerMessage::Error { code, message } => {
+                assert_eq!(code, ErrorCode::BadExport, "{message}");
+                return Err(message);
+            }
+            _ => continue,
+        }
+    }
+}
+
+/// The export rewritten by someone without the server's key: entries changed, chain, header
+/// and checksum made anew, and the head signed with a key of their own.
+fn reseal(text: &str, change: impl FnOnce(&mut Vec<Entry>)) -> String {
+    let verified = verify(text.as_bytes(), &mut |_, _| {}).unwrap();
+    let mut entries = verified.entries.clone();
+    change(&mut entries);
+    let mut prev = GENESIS;
+    let mut lines = vec![];
+    for e in &entries {
+        let (bytes, hash) = seal_entry(prev, [0; 16], e);
+        lines.push(HEXLOWER.encode(&bytes));
+        prev = hash;
+    }
+    let forger = ServerSigningKey::from_bytes(&[0x66; 32]);
+    let mut header = verified.header.clone();
+    header.events = entries.len() as u64;
+    header.head = prev;
+    header.signed = Some(SignedHead::sign(
+        &forger,
+        &header.game,
+        Stream::FullLog,
+        header.events,
+        prev,
+    ));
+    render(&header, &lines)
+}
+
+/// Each forgery of issue #15 is refused by `verify` and by the server's review, naming the
+/// first bad event; the honest export passes both, and only under the server's key.
+async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
+    let key = server_key(url).await;
+    review(url, honest).await.unwrap();
+    let verified = verify(honest.as_bytes(), &mut |_, _| {}).unwrap();
+    verified.check_signature(&key).unwrap();
+    let entries = verified.entries.clone();
+    let path = dir.join("forged.log");
+    let cli = |file: &Path, server_key: Option<String>| {
+        let mut out = vec![];
+        let status = verify_cli(
+            &VerifyArgs {
+                file: file.to_path_buf(),
+                head: None,
+                server_key,
+            },
+            &mut out,
+        )
+        .unwrap();
+        (status, String::from_utf8(out).unwrap())
+    };
+    let honest_path = dir.join("honest.log");
+    std::fs::write(&honest_path, honest).unwrap();
+    let (status, report) = cli(&honest_path, Some(key.to_string()));
+    assert_eq!(status, Status::Success, "{report}");
+    assert!(report.contains("signed by the server's key"), "{report}");
+    let (_, report) = cli(&honest_path, None);
+    assert!(
+        report.contains("proves only its internal consistency"),
+        "{report}"
+    );
+
+    let moved = entries
+        .iter()
+        .position(|e| matches!(e.event, Event::UnitMoved { .. }))
+        .unwrap();
+    let rolled = entries
+        .iter()
+        .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+        .unwrap();
+    let ended = entries
+        .iter()
+        .position(|e| matches!(e.event, Event::GameEnded { .. }))
+        .unwrap();
+    let salt = rewrite(honest, |lines| {
+        let line = &mut lines[event_line(5)];
+        // Format (1 byte), seq (1 byte), prev (32 bytes): the salt starts at byte 34.
+        let at = 2 * 36;
+        let c = line.as_bytes()[at];
+        line.replace_range(at..=at, if c == b'0' { "1" } else { "0" });
+    });
+    let illegal = reseal(honest, |entries| {
+        if let Event::UnitMoved { to, .. } = &mut entries[moved].event {
+            *to = hex("20H5");
+        }
+        if let Some(issued) = &mut entries[moved].command {
+            if let Command::Move { to, .. } = &mut issued.command {
+                *to = hex("20H5");
+            }
+        }
+    });
+    let die = reseal(honest, |entries| {
+        if let Event::DiceRolled { roll } = &mut entries[rolled].event {
+            roll.dice[0] = roll.dice[0] % 6 + 1;
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
+        }
+        entries.retain(|e| !matches!(e.event, Event::SeedRevealed { .. }) || e.seq <= ended as u64);
+    });
+    for (name, forged, first_bad) in [
+        ("a salt byte flipped", salt, vec![5]),
+        ("an illegal move re-sealed", illegal, vec![moved as u64 + 1]),
+        // The changed die is caught at its roll when what the rules make of it changed too
+        // (the outcome of a lost dr); otherwise, with the seed gone, at the unrevealed end.
+        (
+            "a forged die, its reveal dropped",
+            die,
+            vec![rolled as u64 + 1, ended as u64 + 1],
+        ),
+    ] {
+        let err = verify(forged.as_bytes(), &mut |_, _| {}).unwrap_err();
+        let Where::Event(named) = err.at else {
+            panic!("{name}: {err}")
+        };
+        assert!(first_bad.contains(&named), "{name}: {err}");
+        let first_bad = named;
+        let refused = review(url, &forged).await.unwrap_err();
+        assert!(
+            refused.contains(&format!("event {first_bad}: ")),
+            "{name}: {refused}"
+        );
+        std::fs::write(&path, &forged).unwrap();
+        let (status, report) = cli(&path, None);
+        assert_eq!(status, Status::Invalid, "{name}: {report}");
+        assert!(
+            report.starts_with(&format!("invalid: event {first_bad}: ")),
+            "{name}: {report}"
+        );
+    }
+
+    // The honest log re-signed with another key: consistent in itself, refused under the
+    // server's key and by the server's review.
+    let resigned = reseal(honest, |_| {});
+    verify(resigned.as_bytes(), &mut |_, _| {}).unwrap();
+    std::fs::write(&path, &resigned).unwrap();
+    let (status, report) = cli(&path, Some(key.to_string()));
+    assert_eq!(status, Status::Invalid, "{report}");
+    assert!(report.contains("another key"), "{report}");
+    let key_file = dir.join("server.key");
+    std::fs::write(&key_file, format!("{key}\n")).unwrap();
+    let (status, _) = cli(&path, Some(key_file.display().to_string()));
+    assert_eq!(status, Status::Invalid);
+    let refused = review(url, &resigned).await.unwrap_err();
+    assert!(refused.contains("another key"), "{refused}");
+
+    // Endless input stops at once.
+    let (status, report) = cli(Path::new("/dev/zero"), None);
+    assert_eq!(status, Status::Invalid, "{report}");
 }
 
 /// The seed is the server's to keep: revealed by agreement mid-game, a fresh one is committed

@@ -91,6 +91,7 @@ pub async fn read_export(connection: &mut Connection) -> Result<String, Failure>
             events: page.version,
             head: page.head,
             state_hash: page.state_hash,
+            signed: page.signed,
         });
         if done {
             break;

@@ -62,8 +62,7 @@ fn replay_file(
     file: &std::path::Path,
     out: &mut (dyn Write + Send),
 ) -> Result<Status, Failure> {
-    let bytes = read_export(file)?;
-    let verified = match check(&bytes) {
+    let verified = match read_export(file)?.and_then(|bytes| check(&bytes)) {
         Ok(v) => v,
         Err(e) => {
             writeln!(out, "invalid: {e}")?;

@@ -3,8 +3,9 @@
 //! valid with a summary, or name the first bad event and why.
 
 use crate::{Failure, Status};
-use protocol::export::{self, Verified, EXPORT_BYTES_MAX};
+use protocol::export::{self, Verified};
 use protocol::game::{Game, Viewer};
+use protocol::record::signed::ServerKey;
 use protocol::record::stream::{StreamHash, Streams};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,35 @@ pub struct VerifyArgs {
     /// its moment): the log must pass through it, so nothing up to there was changed since.
     #[arg(long)]
     pub head: Option<String>,
+    /// The server's public key (64 hex digits, or a file holding them; the server prints it
+    /// at start and serves it at /.well-known/asl-server-key): the file's signed head must be
+    /// signed with it. Without it, a file proves only its internal consistency.
+    #[arg(long, value_name = "KEY|FILE")]
+    pub server_key: Option<String>,
+}
+
+/// Reads `--server-key`: the key itself, or a file that holds it.
+fn server_key(text: &str) -> Result<ServerKey, Failure> {
+    if let Some(key) = ServerKey::from_hex(text) {
+        return Ok(key);
+    }
+    let path = Path::new(text);
+    let read = std::fs::File::open(path)
+        .and_then(|f| {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::Read::take(f, 1024), &mut s).map(|_| s)
+        })
+        .map_err(|e| {
+            Failure::Input(format!(
+                "`{text}` is neither a server key (64 lowercase hex digits) nor a readable file ({e})"
+            ))
+        })?;
+    ServerKey::from_hex(&read).ok_or_else(|| {
+        Failure::Input(format!(
+            "{} does not hold a server key (64 lowercase hex digits)",
+            path.display()
+        ))
+    })
 }
 
 pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure> {
@@ -33,9 +63,22 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
             })
         })
         .transpose()?;
-    let bytes = read_export(&args.file)?;
+    let trusted = args.server_key.as_deref().map(server_key).transpose()?;
+    let bytes = match read_export(&args.file)? {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            writeln!(out, "invalid: {e}")?;
+            return Ok(Status::Invalid);
+        }
+    };
     match check(&bytes) {
         Ok(verified) => {
+            if let Some(key) = &trusted {
+                if let Err(e) = verified.check_signature(key) {
+                    writeln!(out, "invalid: {e}")?;
+                    return Ok(Status::Invalid);
+                }
+            }
             if let Some(receipt) = receipt {
                 // A head of the log itself, or of one viewer's own stream (what `joined`,
                 // `accepted` and `state` show a player), rebuilt from the whole log.
@@ -64,6 +107,7 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
                 }
             }
             out.write_all(verified.report().as_bytes())?;
+            writeln!(out, "{}", verified.trust(trusted.as_ref()))?;
             Ok(Status::Success)
         }
         Err(e) => {
@@ -81,17 +125,12 @@ fn viewer_name(game: &Game, viewer: Viewer) -> String {
     }
 }
 
-/// Reads an export, refusing one over the limit before reading it.
-pub fn read_export(path: &Path) -> Result<Vec<u8>, Failure> {
-    let cannot = |e: std::io::Error| Failure::Input(format!("cannot read {}: {e}", path.display()));
-    let size = std::fs::metadata(path).map_err(cannot)?.len();
-    if size > EXPORT_BYTES_MAX as u64 {
-        return Err(Failure::Input(format!(
-            "{} is {size} bytes, over the {EXPORT_BYTES_MAX}-byte limit for an export",
-            path.display()
-        )));
-    }
-    std::fs::read(path).map_err(cannot)
+/// Reads an export, stopping at the limit (`export::read`) whatever the path is — a file, a
+/// pipe, `/dev/zero`: the outer error is the path's, the inner the content's.
+pub fn read_export(path: &Path) -> Result<Result<Vec<u8>, export::VerifyError>, Failure> {
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?;
+    Ok(export::read(&mut file))
 }
 
 /// Verifies with a progress bar on stderr for long logs (indicatif draws only on a terminal).

@@ -16,8 +16,8 @@
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Scenario, Side, UnitId};
 use crate::board::terrain::Mf;
-use crate::game::command::{Command, Outcome};
-use crate::game::dice::{DiceSource, ScriptedDice};
+use crate::game::command::{Command, DiceCount, Outcome};
+use crate::game::dice::{DiceSource, RollPurpose, ScriptedDice};
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{apply, Game};
@@ -64,6 +64,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "rout",
     "tunnel-seen",
     "discover-tunnel",
+    "roll",
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -184,12 +185,16 @@ pub fn scenario_directive(text: &str) -> Option<String> {
 }
 
 fn strip_comment(line: &str) -> &str {
-    // A '#' inside a quoted note is part of the note.
+    // A '#' inside a quoted note is part of the note, and one that starts a word and is
+    // followed by a digit names an event (`after #41`).
     let mut quoted = false;
     for (i, c) in line.char_indices() {
+        let names_event = c == '#'
+            && line[i + 1..].starts_with(|d: char| d.is_ascii_digit())
+            && line[..i].ends_with(char::is_whitespace);
         match c {
             '"' => quoted = !quoted,
-            '#' if !quoted => return &line[..i],
+            '#' if !quoted && !names_event => return &line[..i],
             _ => {}
         }
     }
@@ -561,6 +566,19 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err(format!("`{verb}` takes a hex")),
         },
         "adjudicate" => match args {
+            [unit, outcome, after, roll, note @ ..] if after == "after" && note.len() <= 1 => {
+                Ok(Command::AdjudicateAfterRoll {
+                    unit: unit.clone(),
+                    outcome: Outcome::parse(outcome).ok_or_else(|| {
+                        format!("`{outcome}` is not an outcome (break, rally, pin, eliminate)")
+                    })?,
+                    roll: roll
+                        .trim_start_matches('#')
+                        .parse::<u64>()
+                        .map_err(|_| format!("`{roll}` is not an event number"))?,
+                    note: note.first().cloned().unwrap_or_default(),
+                })
+            }
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
                 outcome: Outcome::parse(outcome).ok_or_else(|| {
@@ -603,6 +621,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Command::AgreeToRevealSeed,
         }),
         "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
+        "roll" => parse_roll(args),
         "contribute" => match args {
             [nonce] => HEXLOWER
                 .decode(nonce.as_bytes())
@@ -618,6 +637,38 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             COMMAND_WORDS.join(", ")
         )),
     }
+}
+
+/// `roll dr|DR PURPOSE ["NOTE"]`: a roll through the referee (`docs/dice.md`).
+fn parse_roll(args: &[String]) -> Result<Command, String> {
+    let words: Vec<&str> = RollPurpose::ON_REQUEST.iter().map(|(w, _, _)| *w).collect();
+    let usage = || {
+        format!(
+            "`roll` takes dr or DR, a purpose ({}) and an optional \"note\"",
+            words.join(", ")
+        )
+    };
+    let [count, purpose, note @ ..] = args else {
+        return Err(usage());
+    };
+    if note.len() > 1 {
+        return Err(usage());
+    }
+    let dice = match count.as_str() {
+        "dr" => DiceCount::Dr,
+        "DR" => DiceCount::Two,
+        other => return Err(format!("`{other}` is not dr or DR")),
+    };
+    let purpose = RollPurpose::ON_REQUEST
+        .iter()
+        .find(|(w, _, _)| w.eq_ignore_ascii_case(purpose))
+        .map(|(_, p, _)| *p)
+        .ok_or_else(|| format!("`{purpose}` is not a purpose ({})", words.join(", ")))?;
+    Ok(Command::Roll {
+        dice,
+        purpose,
+        note: note.first().cloned().unwrap_or_default(),
+    })
 }
 
 /// Parses a script against the scenario it will run on (to resolve sides and hex names).
@@ -1016,6 +1067,7 @@ impl OfflineRun {
                 by: None,
                 first: 1,
                 key: None,
+                command: None,
                 event: Event::GameCreated {
                     scenario: game.scenario.clone(),
                 },
@@ -1076,6 +1128,7 @@ impl OfflineRun {
                         by: line.side,
                         first,
                         key: None,
+                        command: None,
                         event: e.clone(),
                     });
                 }
@@ -1252,10 +1305,40 @@ mod tests {
     }
 
     #[test]
+    fn rolls_and_cited_adjudications_parse_and_run_offline() {
+        let s = scenario();
+        let text =
+            "dice 3 4\ngerman roll DR ift \"4 FP\"\nrussian roll dr other \"who moves first\"\n";
+        let lines = parse_script(text, &s).unwrap();
+        assert_eq!(
+            lines[1].action,
+            Action::Command(Command::Roll {
+                dice: DiceCount::Two,
+                purpose: RollPurpose::Ift,
+                note: "4 FP".into()
+            })
+        );
+        let (game, reports) = run_offline(Game::new(s.clone()), &lines);
+        assert!(reports[0].result.is_ok(), "{:?}", reports[0].result);
+        let refused = reports[1].result.as_ref().unwrap_err();
+        assert_eq!(refused.kind, crate::rules::violation::ViolationKind::NoDice);
+        assert_eq!(game.dice_drawn, 2);
+        let cited = parse_script("german adjudicate 467a break after #2 \"1MC\"", &s).unwrap();
+        assert!(matches!(
+            &cited[0].action,
+            Action::Command(Command::AdjudicateAfterRoll { roll: 2, note, .. }) if note == "1MC"
+        ));
+    }
+
+    #[test]
     fn bad_lines_say_where_and_why() {
         let s = scenario();
         for (text, want) in [
             ("german fly 467a H6", "unknown command"),
+            ("german roll 3d6 IFT", "not dr or DR"),
+            ("german roll DR lunch", "not a purpose"),
+            ("german roll DR", "`roll` takes"),
+            ("german adjudicate 467a pin after x", "not an event number"),
             ("german move H6", "one or more units"),
             ("german move 467a Q99x", "not a hex"),
             ("german done => maybe", "ok [checks]"),

@@ -263,6 +263,9 @@ pub struct ExportPage {
     pub from: u64,
     /// The stored envelopes, each in lowercase hex, in order.
     pub envelopes: Vec<String>,
+    /// The server's signature over the game, `version` and `head` (`docs/review.md`).
+    #[serde(default)]
+    pub signed: Option<crate::record::signed::SignedHead>,
 }
 
 /// One event of the game record as a viewer may see it.
@@ -557,6 +560,13 @@ mod tests {
             state_hash: StateHash([2; 32]),
             from: 1,
             envelopes: vec!["00ff".into(), "01".into()],
+            signed: Some(crate::record::signed::SignedHead::sign(
+                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+                "g",
+                crate::record::signed::Stream::FullLog,
+                2,
+                LogHash([1; 32]),
+            )),
         }));
         assert_eq!(
             to_json(&ClientMessage::Command {

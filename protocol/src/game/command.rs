@@ -111,6 +111,39 @@ pub enum Command {
     /// Search the unit's Location for the tunnel entrance there by the recovery procedure of
     /// A4.44, in the MPh (B8.63).
     DiscoverTunnel { unit: UnitId },
+    /// Roll a dr or DR through the referee, under the dice commitment, for a purpose the
+    /// engine does not roll for itself (fire, morale, Close Combat…); `other` needs a note.
+    Roll {
+        dice: DiceCount,
+        purpose: crate::game::dice::RollPurpose,
+        note: String,
+    },
+    /// `Adjudicate`, citing the roll it follows (`DiceRolled` event `roll`): checked against
+    /// the log, and named in the adjudication's note.
+    AdjudicateAfterRoll {
+        unit: UnitId,
+        outcome: Outcome,
+        roll: u64,
+        note: String,
+    },
+}
+
+/// One die (dr) or two (DR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiceCount {
+    Dr,
+    #[serde(rename = "DR")]
+    Two,
+}
+
+impl DiceCount {
+    pub fn dice(self) -> usize {
+        match self {
+            DiceCount::Dr => 1,
+            DiceCount::Two => 2,
+        }
+    }
 }
 
 /// Results of play that the engine records but does not compute (fire, morale).

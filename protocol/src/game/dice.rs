@@ -115,6 +115,54 @@ pub enum RollPurpose {
     SewerLost,
     /// The Sewer Emergence Chart at the end of the MPh (B8.42).
     SewerEmergence,
+    // Rolled on request (`roll`): the engine records them, players apply the tables.
+    /// An Infantry Fire Table attack (A7).
+    Ift,
+    /// A Morale Check (A10).
+    MoraleCheck,
+    /// A Normal Morale Check (A10).
+    NormalMoraleCheck,
+    /// A Pin Task Check (A7.8).
+    PinTaskCheck,
+    /// A Task Check of another kind (A10).
+    TaskCheck,
+    /// A Rally attempt (A10.6).
+    Rally,
+    /// A Close Combat resolution (A11).
+    CloseCombat,
+    /// An ordnance To Hit roll (C3).
+    ToHit,
+    /// A sniper dr (A14).
+    Sniper,
+    /// A Random Selection (A.9).
+    RandomSelection,
+    /// Anything else, said in the roll's note.
+    Other,
+}
+
+impl RollPurpose {
+    /// The purposes a player may roll for with `roll`, by the word a script uses.
+    pub const ON_REQUEST: [(&'static str, RollPurpose, &'static str); 11] = [
+        ("IFT", RollPurpose::Ift, "A7"),
+        ("MC", RollPurpose::MoraleCheck, "A10"),
+        ("NMC", RollPurpose::NormalMoraleCheck, "A10"),
+        ("PTC", RollPurpose::PinTaskCheck, "A7.8"),
+        ("TC", RollPurpose::TaskCheck, "A10"),
+        ("rally", RollPurpose::Rally, "A10.6"),
+        ("CC", RollPurpose::CloseCombat, "A11"),
+        ("TH", RollPurpose::ToHit, "C3"),
+        ("sniper", RollPurpose::Sniper, "A14"),
+        ("random-selection", RollPurpose::RandomSelection, "A.9"),
+        ("other", RollPurpose::Other, "the note"),
+    ];
+
+    /// The script word and rule of a purpose one may roll for; `None` for the engine's own.
+    pub fn on_request(self) -> Option<(&'static str, &'static str)> {
+        RollPurpose::ON_REQUEST
+            .iter()
+            .find(|(_, p, _)| *p == self)
+            .map(|(word, _, rule)| (*word, *rule))
+    }
 }
 
 /// One modifier to a roll, with its reason.

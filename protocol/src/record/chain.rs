@@ -8,6 +8,7 @@
 //! server showed its players.
 
 use crate::board::scenario::Side;
+use crate::game::command::Command;
 use crate::game::event::Event;
 use data_encoding::HEXLOWER;
 use serde::{Deserialize, Serialize};
@@ -22,10 +23,14 @@ use serde::{Deserialize, Serialize};
 ///   whole).
 /// - 3: adds `key`, the client's key for the command whose first event this is (`None` for
 ///   every other event, and for commands sent without one), so a server restarted from the
-///   log still recognises a command sent again (exactly-once commands, `docs/protocol.md`).
+///   log still recognises a command sent again (exactly-once commands, `docs/protocol.md`);
+///   and `command`: the command a side issued, with its issuer, in the envelope of the first
+///   event it produced, so a verifier can decide it again against the replayed position and
+///   require the logged events to be exactly the decision (`docs/review.md`).
 pub const ENVELOPE_FORMAT: u16 = 3;
 
-/// The format-2 layout, still read: games stored before format 3 keep being served.
+/// The second envelope layout, still read: events stored before keys and commands were
+/// recorded.
 pub const ENVELOPE_FORMAT_V2: u16 = 2;
 
 /// The first envelope layout, still read: games stored before format 2 keep being served.
@@ -65,6 +70,13 @@ impl LogHash {
 
 crate::game::digest_text!(LogHash);
 
+/// A command as the log records it: who issued it and what it said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issued {
+    pub by: Side,
+    pub command: Command,
+}
+
 /// One event of a log with what its envelope says about it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -76,6 +88,10 @@ pub struct Entry {
     pub first: u64,
     /// The client's key for the command this event opens (format 3), if it gave one.
     pub key: Option<u64>,
+    /// The command this event's command began with, on the first event of a command a side
+    /// issued (format 3 on); `None` on the other events of a command, on the server's own
+    /// `GameCreated`, and on events stored before format 3.
+    pub command: Option<Issued>,
     pub event: Event,
 }
 
@@ -88,6 +104,7 @@ struct EnvelopeRef<'a> {
     by: Option<Side>,
     first: u64,
     key: Option<u64>,
+    command: Option<&'a Issued>,
     event: &'a Event,
 }
 
@@ -101,9 +118,11 @@ struct Envelope {
     by: Option<Side>,
     first: u64,
     key: Option<u64>,
+    command: Option<Issued>,
     event: Event,
 }
 
+/// Format 2, read for logs stored before keys and commands were recorded.
 #[derive(Serialize, Deserialize)]
 struct EnvelopeV2 {
     format: u16,
@@ -123,8 +142,8 @@ struct EnvelopeV1 {
     event: Event,
 }
 
-/// Encodes one event in the current format, with no client key; returns the bytes and their
-/// hash (the next event's `prev`).
+/// Encodes one event in the current format with no client key and no command recorded beside
+/// it; returns the bytes and their hash (the next event's `prev`).
 pub fn seal(
     seq: u64,
     prev: LogHash,
@@ -133,29 +152,34 @@ pub fn seal(
     first: u64,
     event: &Event,
 ) -> (Vec<u8>, LogHash) {
-    seal_keyed(seq, prev, salt, by, first, None, event)
+    seal_entry(
+        prev,
+        salt,
+        &Entry {
+            seq,
+            by,
+            first,
+            key: None,
+            command: None,
+            event: event.clone(),
+        },
+    )
 }
 
-/// [`seal`] with the client's key for the command this event opens.
-pub fn seal_keyed(
-    seq: u64,
-    prev: LogHash,
-    salt: Salt,
-    by: Option<Side>,
-    first: u64,
-    key: Option<u64>,
-    event: &Event,
-) -> (Vec<u8>, LogHash) {
+/// Encodes one entry — with the client's key and the command it records, on a command's first
+/// event — in the current format; returns the bytes and their hash.
+pub fn seal_entry(prev: LogHash, salt: Salt, entry: &Entry) -> (Vec<u8>, LogHash) {
     let bytes = bincode::serde::encode_to_vec(
         EnvelopeRef {
             format: ENVELOPE_FORMAT,
-            seq,
+            seq: entry.seq,
             prev: prev.0,
             salt,
-            by,
-            first,
-            key,
-            event,
+            by: entry.by,
+            first: entry.first,
+            key: entry.key,
+            command: entry.command.as_ref(),
+            event: &entry.event,
         },
         bincode::config::standard(),
     )
@@ -272,18 +296,23 @@ impl ChainReader {
             .map_err(|e| err(format!("cannot be decoded ({e})")))?;
         let decoded = match format {
             ENVELOPE_FORMAT => bincode::serde::decode_from_slice::<Envelope, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, e.key, e.event), read)),
+                .map(|(e, read)| {
+                    (
+                        (e.seq, e.prev, e.by, e.first, e.key, e.command, e.event),
+                        read,
+                    )
+                }),
             ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, None, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, None, None, e.event), read)),
             ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
-                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, None, e.event), read)),
+                .map(|(e, read)| ((e.seq, e.prev, None, e.seq, None, None, e.event), read)),
             other => {
                 return Err(err(format!(
                     "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} to {ENVELOPE_FORMAT})"
                 )))
             }
         };
-        let ((seq, prev, by, first, key, event), read) =
+        let ((seq, prev, by, first, key, command, event), read) =
             decoded.map_err(|e| err(format!("cannot be decoded ({e})")))?;
         if key.is_some() && first != seq {
             return Err(err(
@@ -297,15 +326,29 @@ impl ChainReader {
             return Err(err(format!("is stored as {expected} but says it is {seq}")));
         }
         if prev != self.head.0 {
-            return Err(err(
-                "does not follow the event before it (hash chain broken)".into(),
-            ));
+            // The link is checked when the next envelope is read, but what it catches is most
+            // often an edit of the envelope before (its event, its salt): that one is named,
+            // and the message says the link itself may be what changed.
+            return Err(match expected {
+                1 => err("does not start the chain (its link to the start was changed)".into()),
+                _ => ChainError {
+                    seq: expected - 1,
+                    why: format!(
+                        "is not the event that event {expected} follows (hash chain broken): it was changed, or event {expected}'s link to it was"
+                    ),
+                },
+            });
         }
         // A command's events are contiguous: an event either opens a command or belongs to
         // the one the event before it belongs to.
         if first != seq && first != self.command {
             return Err(err(format!(
                 "claims to belong to the command starting at {first}, which is not the one before it"
+            )));
+        }
+        if command.is_some() && first != seq {
+            return Err(err(format!(
+                "records a command, but belongs to the command starting at {first}: a command is recorded on its first event"
             )));
         }
         self.head = LogHash::of(bytes);
@@ -316,6 +359,7 @@ impl ChainReader {
             by,
             first,
             key,
+            command,
             event,
         })
     }
@@ -449,8 +493,37 @@ mod tests {
         assert_eq!(verified.entries[1].by, Some(Side::A));
     }
 
+    /// Seals an event of `by`'s command starting at `first`, with a client key and, when it
+    /// opens the command, the command recorded beside it.
+    fn seal_keyed(
+        seq: u64,
+        prev: LogHash,
+        salt: Salt,
+        by: Option<Side>,
+        first: u64,
+        key: Option<u64>,
+        event: &Event,
+    ) -> (Vec<u8>, LogHash) {
+        let command = by.filter(|_| first == seq).map(|by| Issued {
+            by,
+            command: Command::Done,
+        });
+        seal_entry(
+            prev,
+            salt,
+            &Entry {
+                seq,
+                by,
+                first,
+                key,
+                command,
+                event: event.clone(),
+            },
+        )
+    }
+
     /// Format 2 (no keys) is read on, and a format-3 chain continues it; a key is read back
-    /// on the envelope that opens its command, and refused on any other.
+    /// on the envelope that opens its command, beside the command, and refused on any other.
     #[test]
     fn keys_are_kept_on_the_first_event_of_their_command() {
         let (one, h1) = seal_v2(1, GENESIS, [1; 16], None, 1, &event(1));
@@ -459,6 +532,12 @@ mod tests {
         let verified = verify(&[(1, one.clone()), (2, two), (3, three)]).unwrap();
         let keys: Vec<_> = verified.entries.iter().map(|e| e.key).collect();
         assert_eq!(keys, [None, Some(77), None]);
+        let commands: Vec<_> = verified
+            .entries
+            .iter()
+            .map(|e| e.command.is_some())
+            .collect();
+        assert_eq!(commands, [false, true, false]);
         let (stray, _) = seal_keyed(2, h1, [2; 16], Some(Side::B), 1, Some(5), &event(2));
         let err = verify(&[(1, one), (2, stray)]).unwrap_err();
         assert!(err.why.contains("does not open its command"), "{err}");

@@ -57,6 +57,43 @@ pub fn decide(
             waiting_undo(game, log, by)?;
             Ok(vec![Event::UndoDeclined { by }])
         }
+        Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll,
+            note,
+        } => {
+            let logged = roll
+                .checked_sub(1)
+                .and_then(|i| log.get(usize::try_from(i).ok()?))
+                .and_then(|e| match &e.event {
+                    Event::DiceRolled { roll } => Some(roll),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    refuse(
+                        ViolationKind::UnknownEvent,
+                        format!("there is no roll #{roll} for an adjudication to follow"),
+                    )
+                })?;
+            let cited = format!(
+                "after #{roll} ({} {:?} = {}){}{note}",
+                logged.purpose.describe(),
+                logged.dice,
+                logged.final_result,
+                if note.is_empty() { "" } else { ": " }
+            );
+            crate::rules::decide(
+                game,
+                by,
+                &Command::Adjudicate {
+                    unit: unit.clone(),
+                    outcome: *outcome,
+                    note: cited,
+                },
+                dice,
+            )
+        }
         other => crate::rules::decide(game, by, other, dice),
     }
 }

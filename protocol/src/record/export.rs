@@ -24,18 +24,28 @@ use crate::game::{apply, Game, StateHash, Underground};
 use crate::record::chain::{ChainReader, Entry, LogHash};
 use crate::record::dispute;
 use crate::record::fair_dice::{DiceStats, Ledger};
+use crate::record::recheck::Recheck;
+use crate::record::signed::{ServerKey, SignedHead, Stream};
 use data_encoding::HEXLOWER;
 use std::fmt::{self, Write as _};
 
 /// The file's first word and the version of its layout. A reader refuses versions it does not
 /// know.
 pub const MAGIC: &str = "asl-game-log";
+/// Format 1: no signature. Format 2 (written when the server signs, as it always does now):
+/// `signer` and `signature` lines after `state`, the server's signed head of the full log.
 pub const FORMAT: u32 = 1;
+pub const FORMAT_SIGNED: u32 = 2;
 
 /// Largest export file [`verify`] reads, in bytes. A long tournament game is a few thousand
-/// events of a few hundred bytes (twice that in hex); 256 MiB is orders of magnitude more, and
-/// small enough to read into memory on any machine that runs the CLI.
-pub const EXPORT_BYTES_MAX: usize = 256 * 1024 * 1024;
+/// events of a few hundred bytes (twice that in hex), a few MB; 64 MiB is an order of magnitude
+/// more, and what a verifier holds in memory at most. [`read`] stops there.
+pub const EXPORT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// Longest header or checksum line [`read`] takes, in bytes: the longest is a signature line
+/// (a word and 128 hex digits). A file that is not an export (`/dev/zero`) is refused after
+/// this many bytes.
+pub const HEADER_LINE_BYTES_MAX: usize = 256;
 
 /// Most events an export may hold: far more than a game produces, and it bounds the replay a
 /// forged header can ask for.
@@ -48,14 +58,29 @@ pub struct Header {
     pub events: u64,
     pub head: LogHash,
     pub state_hash: StateHash,
+    /// The server's signature over the game, the event count and the head (format 2).
+    pub signed: Option<SignedHead>,
 }
 
 /// Writes an export: the header, one hex line per envelope, and the checksum line.
 pub fn render(header: &Header, envelopes_hex: &[String]) -> String {
+    let format = if header.signed.is_some() {
+        FORMAT_SIGNED
+    } else {
+        FORMAT
+    };
     let mut text = format!(
-        "{MAGIC} {FORMAT}\ngame {}\nevents {}\nhead {}\nstate {}\n",
+        "{MAGIC} {format}\ngame {}\nevents {}\nhead {}\nstate {}\n",
         header.game, header.events, header.head, header.state_hash
     );
+    if let Some(signed) = &header.signed {
+        let _ = write!(
+            text,
+            "signer {}\nsignature {}\n",
+            signed.signer,
+            HEXLOWER.encode(&signed.signature)
+        );
+    }
     for line in envelopes_hex {
         text.push_str(line);
         text.push('\n');
@@ -133,6 +158,35 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// Checks the server's signature on the file's head under `trusted`, the key of the server
+    /// the verifier trusts: a file without one, or signed by another key, or whose game, count
+    /// or head changed after signing, is refused.
+    pub fn check_signature(&self, trusted: &ServerKey) -> Result<(), VerifyError> {
+        let signed = self.header.signed.as_ref().ok_or_else(|| {
+            at(
+                Where::Header("signature"),
+                "the file carries no signed head: nothing says the server vouched for it",
+            )
+        })?;
+        signed
+            .check(trusted)
+            .map_err(|why| at(Where::Header("signature"), why))
+    }
+
+    /// What the file proves without a key: said plainly in every report.
+    pub fn trust(&self, trusted: Option<&ServerKey>) -> String {
+        match (&self.header.signed, trusted) {
+            (Some(_), Some(key)) => format!(
+                "signed by the server's key {key}: the server vouched for this log up to its head"
+            ),
+            (Some(signed), None) => format!(
+                "signed by key {}, not checked: without the server's key (--server-key) this file proves only its internal consistency",
+                signed.signer
+            ),
+            (None, _) => "unsigned: this file proves only its internal consistency".into(),
+        }
+    }
+
     pub fn stats(&self) -> DiceStats {
         DiceStats::of(self.entries.iter().map(|e| &e.event))
     }
@@ -216,12 +270,16 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
             format!("not an ASL game log (it does not start with `{MAGIC}`)"),
         )
     })?;
-    if format != FORMAT.to_string() {
+    let signed = if format == FORMAT_SIGNED.to_string() {
+        true
+    } else if format == FORMAT.to_string() {
+        false
+    } else {
         return Err(at(
             Where::Header(MAGIC),
-            format!("format {format} is not one this version reads ({FORMAT})"),
+            format!("format {format} is not one this version reads ({FORMAT} or {FORMAT_SIGNED})"),
         ));
-    }
+    };
     let game = header_line(lines.next(), "game")?;
     if game.is_empty() || !game.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(at(Where::Header("game"), "not a game id"));
@@ -242,12 +300,82 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
         .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .ok_or_else(|| at(Where::Header("state"), "not 64 hex digits"))?;
+    let signed = match signed {
+        false => None,
+        true => {
+            let signer = ServerKey::from_hex(header_line(lines.next(), "signer")?)
+                .ok_or_else(|| at(Where::Header("signer"), "not 64 hex digits"))?;
+            let signature = HEXLOWER
+                .decode(header_line(lines.next(), "signature")?.as_bytes())
+                .ok()
+                .filter(|s| s.len() == 64)
+                .ok_or_else(|| at(Where::Header("signature"), "not 128 hex digits"))?;
+            Some(SignedHead {
+                game: game.to_string(),
+                stream: Stream::FullLog,
+                version: events,
+                head,
+                signer,
+                signature,
+            })
+        }
+    };
     Ok(Header {
         game: game.to_string(),
         events,
         head,
         state_hash: StateHash(state),
+        signed,
     })
+}
+
+/// Reads an export from `input`, stopping as soon as it cannot be one: a first line that is
+/// not the export's (after [`HEADER_LINE_BYTES_MAX`] bytes at most), a line longer than an
+/// envelope's hex, or more than [`EXPORT_BYTES_MAX`] bytes in all. Memory stays within the
+/// limit whatever the input is.
+pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut input = BufReader::new(input);
+    let mut bytes = Vec::new();
+    let line_max = 2 * crate::record::chain::ENVELOPE_BYTES_MAX + 1;
+    let mut lines = 0u64;
+    loop {
+        let limit = if lines < 5 {
+            HEADER_LINE_BYTES_MAX
+        } else {
+            line_max
+        };
+        let start = bytes.len();
+        let read = (&mut input)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| at(Where::File, format!("cannot be read ({e})")))?;
+        if read == 0 {
+            return Ok(bytes);
+        }
+        if lines == 0 && !bytes.starts_with(format!("{MAGIC} ").as_bytes()) {
+            return Err(at(
+                Where::File,
+                format!("not an ASL game log (it does not start with `{MAGIC}`)"),
+            ));
+        }
+        if bytes.len() - start > limit {
+            return Err(at(
+                Where::File,
+                format!(
+                    "line {} is longer than any line of an export ({limit} bytes): this is not one",
+                    lines + 1
+                ),
+            ));
+        }
+        if bytes.len() > EXPORT_BYTES_MAX {
+            return Err(at(
+                Where::File,
+                format!("it is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX); reading stopped there"),
+            ));
+        }
+        lines += 1;
+    }
 }
 
 /// The sequence of play moves one step at a time (A3): a step ends where the clock stands and
@@ -316,14 +444,33 @@ fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Res
 /// before it, and the final state against the header's state hash. The first problem found is
 /// returned, naming the event when an event is to blame. `progress(done, total)` is called as
 /// events are checked.
+///
+/// The log must reach the game's end: a server exports only finished games, whose every roll
+/// can be checked. A backup, which copies games still in play, is read by [`verify_backup`].
 pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verified, VerifyError> {
+    verify_log(bytes, progress, true)
+}
+
+/// [`verify`] for a backup's copy of a game (`asl-server backup`/`restore`): everything is
+/// checked the same way, but the game may still be in play, so the rolls under its secret seed
+/// stay unchecked (counted as such in the summary). Never shown to players as a proof: it is the
+/// operator's own copy of the store.
+pub fn verify_backup(
+    bytes: &[u8],
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Verified, VerifyError> {
+    verify_log(bytes, progress, false)
+}
+
+fn verify_log(
+    bytes: &[u8],
+    progress: &mut dyn FnMut(u64, u64),
+    must_end: bool,
+) -> Result<Verified, VerifyError> {
     if bytes.len() > EXPORT_BYTES_MAX {
         return Err(at(
             Where::File,
-            format!(
-                "{} bytes is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)",
-                bytes.len()
-            ),
+            format!("it is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)"),
         ));
     }
     if !bytes.ends_with(b"\n") {
@@ -386,11 +533,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
     if chain.head() != header.head {
         return Err(at(
             Where::Event(count),
-            format!(
-                "its hash {} is not the head the header records ({}): the last event or the header was changed",
-                chain.head(),
-                header.head
-            ),
+            "its hash is not the head the header records: the last event or the header was changed",
         ));
     }
 
@@ -411,7 +554,9 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         undone: 0,
         over: false,
     };
-    for entry in read {
+    let mut recheck = Recheck::new(&read);
+    for index in 0..read.len() {
+        let entry = read[index].clone();
         let seq = entry.seq;
         let bad = |why: String| at(Where::Event(seq), why);
         let Some(game) = game.as_mut() else {
@@ -443,6 +588,20 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
             _ => {}
         }
         check_clock(game, &entry.event).map_err(bad)?;
+        // No die is left unchecked in a finished game: its end is followed at once by the
+        // reveal of the seed still secret.
+        if matches!(entry.event, Event::GameEnded { .. })
+            && ledger.open().is_some()
+            && !matches!(
+                read.get(index + 1).map(|e| &e.event),
+                Some(Event::SeedRevealed { .. })
+            )
+        {
+            return Err(bad(
+                "ends the game, but the dice seed still secret is not revealed right after it: the rolls made under it cannot be checked".into(),
+            ));
+        }
+        let before_ledger = ledger.clone();
         ledger
             .observe(seq, &entry.event)
             .map_err(|e| at(Where::Event(e.seq), e.why))?;
@@ -451,6 +610,7 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         // one no server would have made; if applying it fails, that event is named.
         let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             dispute::check_logged(game, &entries, &entry)?;
+            recheck.check(game, &entries, &before_ledger, &read, index)?;
             apply(game, &entry.event);
             Ok::<(), String>(())
         }));
@@ -471,14 +631,27 @@ pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verifi
         progress(seq, header.events);
     }
     let game = game.ok_or_else(|| at(Where::File, "it holds no events"))?;
+    if let Some(why) = recheck.unfinished() {
+        return Err(at(Where::Event(count), why));
+    }
+    if must_end && !game.over {
+        return Err(at(
+            Where::Event(count),
+            "the log ends before the game does: a server exports only finished games, whose every roll can be checked",
+        ));
+    }
+    if game.over {
+        if let Some(roll) = ledger.open().and_then(|e| e.rolls.first()) {
+            return Err(at(
+                Where::Event(roll.seq),
+                "a roll of a finished game whose seed is never revealed: nobody can check it",
+            ));
+        }
+    }
     if game.state_hash() != header.state_hash {
         return Err(at(
             Where::Header("state"),
-            format!(
-                "replay ends at state {}, the header records {}",
-                game.state_hash(),
-                header.state_hash
-            ),
+            "the replay does not end at the state the header records: the header or the events were changed",
         ));
     }
     if blake3::hash(signed).as_bytes()[..] != checksum[..] {
@@ -745,8 +918,9 @@ pub fn render_position(game: &Game) -> String {
 mod tests {
     use super::*;
     use crate::game::command::Command;
-    use crate::record::chain::{seal, GENESIS};
+    use crate::record::chain::{seal_entry, GENESIS};
     use crate::record::referee::testing::*;
+    use std::io::Read as _;
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -758,7 +932,7 @@ mod tests {
         let mut prev = GENESIS;
         let mut out = vec![];
         for e in entries {
-            let (bytes, hash) = seal(e.seq, prev, [0; 16], e.by, e.first, &e.event);
+            let (bytes, hash) = seal_entry(prev, [0; 16], e);
             out.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }
@@ -767,8 +941,28 @@ mod tests {
             events: entries.len() as u64,
             head: prev,
             state_hash,
+            signed: None,
         };
         render(&header, &out)
+    }
+
+    /// Changes the first die of the first roll, keeping the roll's own arithmetic right;
+    /// returns the roll's index.
+    fn forge_first_die(entries: &mut [Entry]) -> usize {
+        let roll_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+            .unwrap();
+        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
+            roll.dice[0] = roll.dice[0] % 6 + 1;
+            roll.final_result = roll.raw()
+                + roll
+                    .modifiers
+                    .iter()
+                    .map(|m| i16::from(m.value))
+                    .sum::<i16>();
+        }
+        roll_at
     }
 
     fn verify_text(text: &str) -> Result<Verified, VerifyError> {
@@ -864,19 +1058,7 @@ mod tests {
     fn a_consistent_rewrite_is_caught_by_the_dice_and_the_replay() {
         let r = full_game();
         let mut entries = r.entries().to_vec();
-        let roll_at = entries
-            .iter()
-            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
-            .unwrap();
-        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
-            roll.dice[0] = roll.dice[0] % 6 + 1;
-            roll.final_result = roll.raw()
-                + roll
-                    .modifiers
-                    .iter()
-                    .map(|m| i16::from(m.value))
-                    .sum::<i16>();
-        }
+        let roll_at = forge_first_die(&mut entries);
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(roll_at as u64 + 1), "{err}");
         assert!(err.why.contains("revealed seed gives"), "{err}");
@@ -962,10 +1144,473 @@ mod tests {
         }
     }
 
+    /// The line of event `seq` in an export (five header lines before event 1).
+    fn event_line(seq: u64) -> usize {
+        4 + seq as usize
+    }
+
+    fn with_line(text: &str, seq: u64, change: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut all = lines(text);
+        let mut bytes = HEXLOWER.decode(all[event_line(seq)].as_bytes()).unwrap();
+        change(&mut bytes);
+        all[event_line(seq)] = HEXLOWER.encode(&bytes);
+        all.join("\n") + "\n"
+    }
+
+    #[test]
+    fn an_edit_to_an_events_salt_or_body_is_named_at_that_event() {
+        let r = full_game();
+        let text = export(&r);
+        for seq in [2, 9, 17] {
+            // Format (1 byte), seq (1 byte), prev (32 bytes), then the salt.
+            let salt = with_line(&text, seq, |b| b[2 + 32 + 3] ^= 0x40);
+            let err = verify_text(&salt).unwrap_err();
+            assert_eq!(err.at, Where::Event(seq), "salt of {seq}: {err}");
+            let body = with_line(&text, seq, |b| {
+                let last = b.len() - 1;
+                b[last] ^= 0x01
+            });
+            let err = verify_text(&body).unwrap_err();
+            assert_eq!(err.at, Where::Event(seq), "body of {seq}: {err}");
+        }
+    }
+
+    /// A game ended early — conceded, or ended by agreement — reveals its seed as one that ran
+    /// its course does, and verifies; without that reveal it does not, nor with the ending
+    /// rewritten.
+    #[test]
+    fn games_ended_by_concession_or_agreement_are_rechecked() {
+        for ending in [
+            vec![(Side::B, Command::Concede)],
+            vec![
+                (Side::A, Command::ProposeEnd),
+                (Side::B, Command::AcceptEnd),
+            ],
+        ] {
+            let mut r = start(7);
+            play(
+                &mut r,
+                Side::A,
+                Command::ContributeEntropy { nonce: [3; 32] },
+            );
+            for (side, command) in &ending {
+                play(&mut r, *side, command.clone());
+            }
+            let v = verify_text(&export(&r)).unwrap();
+            assert!(v.summary.over);
+            assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
+
+            let mut entries = r.entries().to_vec();
+            let revealed = entries.pop().unwrap();
+            assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+            let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+            assert!(err.why.contains("reveal"), "{err}");
+
+            // The ending recorded as the other side's: its command decides otherwise.
+            let mut entries = r.entries().to_vec();
+            let last = entries.len() - 2;
+            let first = entries[last].first as usize - 1;
+            let issued = entries[first].command.as_mut().unwrap();
+            issued.by = issued.by.opponent();
+            let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+            assert_eq!(err.at, Where::Event(entries[first].seq), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_forged_die_with_its_reveal_dropped_is_refused() {
+        let r = full_game();
+        let mut entries = r.entries().to_vec();
+        forge_first_die(&mut entries);
+        let revealed = entries.pop().unwrap();
+        assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+        let end = entries.len() as u64;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(end), "{err}");
+        assert!(err.why.contains("not revealed"), "{err}");
+        assert!(!err.to_string().contains(&r.game().state_hash().to_string()));
+
+        // Dropping the end as well leaves a game no server exports.
+        while !matches!(entries.last().unwrap().event, Event::StepEnded { .. }) {
+            entries.pop();
+        }
+        entries.pop();
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert!(err.why.contains("before the game does"), "{err}");
+    }
+
+    #[test]
+    fn an_illegal_move_resealed_is_refused_naming_its_command() {
+        let r = full_game();
+        let moved_at = r
+            .entries()
+            .iter()
+            .position(|e| matches!(e.event, Event::UnitMoved { .. }))
+            .unwrap();
+        // The event rewritten, the command kept: the event is not what the rules make.
+        let mut entries = r.entries().to_vec();
+        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+            *to = hex("20A4");
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(
+            err.why.contains("not the UnitMoved the rules make"),
+            "{err}"
+        );
+
+        // Command and event rewritten alike, two hexes on and onto the enemy: not legal.
+        let mut entries = r.entries().to_vec();
+        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+            *to = hex("20H5");
+        }
+        if let Some(issued) = &mut entries[moved_at].command {
+            issued.command = Command::Move {
+                units: vec!["g3".into()],
+                to: hex("20H5"),
+            };
+        }
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(err.why.contains("was not legal here"), "{err}");
+
+        // An event with no command, or a side's event the server claims as its own.
+        let mut entries = r.entries().to_vec();
+        entries[moved_at].command = None;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+        assert!(err.why.contains("records no command"), "{err}");
+        let mut entries = r.entries().to_vec();
+        entries[moved_at].by = None;
+        let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
+        assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
+    }
+
+    #[test]
+    fn logs_that_record_no_commands_cannot_be_rechecked() {
+        let r = full_game();
+        let mut prev = GENESIS;
+        let mut out = vec![];
+        for e in r.entries() {
+            let (bytes, hash) =
+                crate::record::chain::seal_v2(e.seq, prev, [1; 16], e.by, e.first, &e.event);
+            out.push(HEXLOWER.encode(&bytes));
+            prev = hash;
+        }
+        let header = Header {
+            game: "cd".repeat(16),
+            events: out.len() as u64,
+            head: prev,
+            state_hash: r.game().state_hash(),
+            signed: None,
+        };
+        let err = verify_text(&render(&header, &out)).unwrap_err();
+        assert_eq!(err.at, Where::Event(2), "{err}");
+        assert!(err.why.contains("format 3"), "{err}");
+    }
+
+    #[test]
+    fn reading_stops_at_the_limits() {
+        let mut zeros = std::io::repeat(0).take(300 * 1024 * 1024);
+        let err = read(&mut zeros).unwrap_err();
+        assert_eq!(err.at, Where::File, "{err}");
+        // A stream that looks like an export but goes on and on is cut at the limit.
+        let line = "ab".repeat(1000) + "\n";
+        let header = format!("{MAGIC} {FORMAT}\ngame ab\nevents 9\nhead 00\nstate 00\n");
+        let mut endless = std::io::Cursor::new(header).chain(Lines2(line.into_bytes(), 0));
+        let err = read(&mut endless).unwrap_err();
+        assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
+        let honest = export(&full_game());
+        assert_eq!(read(&mut honest.as_bytes()).unwrap(), honest.as_bytes());
+        let long = format!(
+            "{MAGIC} {FORMAT}\ngame {}\n",
+            "a".repeat(HEADER_LINE_BYTES_MAX)
+        );
+        assert!(read(&mut long.as_bytes()).is_err());
+    }
+
+    /// The same line over and over, without end.
+    struct Lines2(Vec<u8>, usize);
+
+    impl std::io::Read for Lines2 {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let mut n = 0;
+            while n < buf.len() {
+                buf[n] = self.0[self.1];
+                self.1 = (self.1 + 1) % self.0.len();
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+
+    /// An honest game of every scenario — every step ended in turn, to the end — verifies.
+    #[test]
+    fn an_honest_game_of_every_scenario_verifies() {
+        for toml in [
+            include_str!("../../../scenarios/sewer-infiltration.toml"),
+            include_str!("../../../scenarios/village-outskirts.toml"),
+            include_str!("../../../scenarios/b9-41-wall-advantage.toml"),
+        ] {
+            let mut r = start_with(toml, 4);
+            let name = r.game().scenario.name.clone();
+            play(
+                &mut r,
+                Side::B,
+                Command::ContributeEntropy { nonce: [8; 32] },
+            );
+            let mut steps = 0;
+            while !r.game().over && steps < 10_000 {
+                if let Some(c) = r.game().wa_chance.clone() {
+                    play(&mut r, c.side, Command::DeclineWallAdvantage);
+                } else {
+                    done(&mut r);
+                }
+                steps += 1;
+            }
+            let v = verify_text(&export(&r)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(v.game.state_hash(), r.game().state_hash(), "{name}");
+        }
+    }
+
+    /// Plays a random game of the sewer scenario through the referee: each choice picks a
+    /// command (moves to a neighbour, sewer movement, contributions, agreeing to reveal,
+    /// adjudications and answers, undo); refused ones are skipped; then every step is ended.
+    fn random_game(choices: &[(u8, u8)]) -> crate::record::referee::Referee {
+        use crate::game::command::Outcome;
+        let mut r = start(11);
+        for (kind, pick) in choices {
+            let side = if pick % 2 == 0 { Side::A } else { Side::B };
+            let acting = r.game().acting();
+            let units: Vec<(String, crate::board::hex::Hex)> = r
+                .game()
+                .units
+                .values()
+                .filter(|u| u.side == acting && !u.eliminated)
+                .map(|u| (u.id.clone(), u.hex))
+                .collect();
+            let (id, at) = units[usize::from(*pick) % units.len()].clone();
+            let command = match kind % 9 {
+                0 | 1 => {
+                    if let Some(d) = r.game().sewer_designation.clone() {
+                        let _ = r.play(
+                            d.defender,
+                            &Command::DesignateSewer { to: d.options[0] },
+                            &mut seeds(),
+                        );
+                        continue;
+                    }
+                    if let Some(c) = r.game().wa_chance.clone() {
+                        let _ = r.play(c.side, &Command::DeclineWallAdvantage, &mut seeds());
+                        continue;
+                    }
+                    (acting, Command::Done)
+                }
+                2 | 3 => {
+                    let next = at.neighbours();
+                    let to = next[usize::from(*pick) % next.len()];
+                    (
+                        acting,
+                        Command::Move {
+                            units: vec![id],
+                            to,
+                        },
+                    )
+                }
+                4 => (
+                    Side::A,
+                    Command::SewerMove {
+                        units: vec!["g1".into(), "g2".into(), "gl".into()],
+                        to: hex(["20E4", "20F6", "20H5"][usize::from(*pick) % 3]),
+                    },
+                ),
+                5 => (side, Command::ContributeEntropy { nonce: [*pick; 32] }),
+                6 => (side, Command::AgreeToRevealSeed),
+                7 => (
+                    side,
+                    Command::Adjudicate {
+                        unit: id,
+                        outcome: Outcome::Pin,
+                        note: "random".into(),
+                    },
+                ),
+                _ => {
+                    let last = r.game().version;
+                    match pick % 3 {
+                        0 => (side, Command::AcceptAdjudication { event: last }),
+                        1 => (
+                            acting,
+                            Command::RequestUndo {
+                                from: r.entries().last().unwrap().first,
+                            },
+                        ),
+                        _ => (side, Command::ConsentToUndo),
+                    }
+                }
+            };
+            let _ = r.play(command.0, &command.1, &mut seeds());
+        }
+        let mut steps = 0;
+        while !r.game().over && steps < 1_000 {
+            if let Some(c) = r.game().wa_chance.clone() {
+                play(&mut r, c.side, Command::DeclineWallAdvantage);
+            } else if let Some(Event::UndoRequested { by, .. }) =
+                r.entries().last().map(|e| e.event.clone())
+            {
+                play(&mut r, by.opponent(), Command::DeclineUndo);
+            } else {
+                done(&mut r);
+            }
+            steps += 1;
+        }
+        assert!(r.game().over);
+        r
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Export → verify is valid for any legal game, and any single event changed (and the
+        /// whole file re-sealed around it, as a forger would) makes it invalid.
+        #[test]
+        fn random_legal_games_verify_and_any_changed_event_does_not(
+            choices in proptest::collection::vec((0u8..=255, 0u8..=255), 0..60),
+            which in 0usize..10_000,
+            byte in 0usize..10_000,
+            flip in 1u8..=255,
+        ) {
+            let r = random_game(&choices);
+            let v = verify_text(&export(&r)).unwrap();
+            proptest::prop_assert_eq!(v.game.state_hash(), r.game().state_hash());
+
+            let entries = r.entries().to_vec();
+            let k = 1 + which % (entries.len() - 1);
+            let config = bincode::config::standard();
+            let encoded = bincode::serde::encode_to_vec(&entries[k].event, config).unwrap();
+            // The first change of the event's encoding, from `byte` on, that still decodes to
+            // another event.
+            let changed = (0..encoded.len()).find_map(|i| {
+                let mut bytes = encoded.clone();
+                bytes[(byte + i) % encoded.len()] ^= flip;
+                let (event, read): (Event, usize) =
+                    bincode::serde::decode_from_slice(&bytes, config).ok()?;
+                (read == bytes.len() && event != entries[k].event).then_some(event)
+            });
+            if let Some(event) = changed {
+                let mut forged = entries.clone();
+                forged[k].event = event;
+                let result = verify_text(&reseal(&forged, r.game().state_hash()));
+                proptest::prop_assert!(result.is_err(), "event {} changed went unnoticed", k + 1);
+            }
+        }
+    }
+
+    /// Every roll through the referee: `roll` draws from the committed seed, is logged with
+    /// its purpose and rule, counted per side and purpose, checked by verify like any other;
+    /// an adjudication may cite the roll it follows, and only a roll.
+    #[test]
+    fn rolls_on_request_are_committed_logged_cited_and_verified() {
+        use crate::game::command::{DiceCount, Outcome};
+        use crate::game::dice::RollPurpose;
+        let mut r = start(5);
+        to_german_mph(&mut r);
+        let roll = |dice, purpose, note: &str| Command::Roll {
+            dice,
+            purpose,
+            note: note.into(),
+        };
+        let refused = r
+            .play(
+                Side::B,
+                &roll(DiceCount::Two, RollPurpose::Other, " "),
+                &mut seeds(),
+            )
+            .unwrap_err();
+        assert!(refused.detail.contains("note"), "{refused}");
+        let refused = r
+            .play(
+                Side::B,
+                &roll(DiceCount::Dr, RollPurpose::SewerLost, ""),
+                &mut seeds(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused.kind,
+            crate::rules::violation::ViolationKind::NotModelled
+        );
+        let drawn = r.game().dice_drawn;
+        let events = play(
+            &mut r,
+            Side::B,
+            roll(DiceCount::Two, RollPurpose::Ift, "8 FP vs 20A2"),
+        );
+        assert!(
+            matches!(events[0], Event::DiceCommitted { .. }),
+            "{events:?}"
+        );
+        let Event::DiceRolled { roll: logged } = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert_eq!((logged.dice.len(), logged.first_draw), (2, drawn));
+        assert_eq!((logged.rule.as_str(), logged.side), ("A7", Side::B));
+        let roll_seq = r.game().version;
+        play(
+            &mut r,
+            Side::A,
+            roll(DiceCount::Dr, RollPurpose::RandomSelection, ""),
+        );
+        let not_a_roll = r
+            .play(
+                Side::B,
+                &Command::AdjudicateAfterRoll {
+                    unit: "g3".into(),
+                    outcome: Outcome::Pin,
+                    roll: 2,
+                    note: String::new(),
+                },
+                &mut seeds(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            not_a_roll.kind,
+            crate::rules::violation::ViolationKind::UnknownEvent
+        );
+        let cited = play(
+            &mut r,
+            Side::B,
+            Command::AdjudicateAfterRoll {
+                unit: "g3".into(),
+                outcome: Outcome::Pin,
+                roll: roll_seq,
+                note: "PTC".into(),
+            },
+        );
+        let Event::OutcomeAdjudicated { note, .. } = &cited[0] else {
+            panic!("{cited:?}")
+        };
+        assert!(
+            note.starts_with(&format!("after #{roll_seq} (IFT (A7)")),
+            "{note}"
+        );
+        while !r.game().over {
+            done(&mut r);
+        }
+        let v = verify_text(&export(&r)).unwrap();
+        assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
+        let stats = v.stats();
+        assert_eq!(stats.sides[1].purposes[&RollPurpose::Ift].rolls, 1);
+        assert_eq!(
+            stats.sides[0].purposes[&RollPurpose::RandomSelection].rolls,
+            1
+        );
+        assert!(v.report().contains("IFT (A7): 1 rolls"), "{}", v.report());
+    }
+
     #[test]
     fn limits_are_enforced_before_reading() {
         let big = vec![b'a'; EXPORT_BYTES_MAX + 1];
         let err = verify(&big, &mut |_, _| {}).unwrap_err();
+        assert!(!err.why.contains(&big.len().to_string()), "{err}");
         assert!(err.why.contains("EXPORT_BYTES_MAX"), "{err}");
         let text = export(&full_game()).replacen(
             &format!("events {}", full_game().entries().len()),

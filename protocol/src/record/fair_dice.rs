@@ -43,9 +43,10 @@ pub fn roll_key(seed: &Seed, contributions: &[Option<Nonce>; 2]) -> [u8; 32] {
     blake3::derive_key(KEY_CONTEXT, &material)
 }
 
-/// Whether a game of this scenario can roll dice under the rules the engine models: only the
-/// sewer rules roll today (B8.4 4TC, B8.41 lost dr, B8.42 Sewer Emergence). A client uses it to
-/// contribute its nonce where it matters and to keep logs of dice-free games free of it.
+/// Whether the scenario's own rules roll dice as the engine models them: only the sewer rules
+/// do (B8.4 4TC, B8.41 lost dr, B8.42 Sewer Emergence). Any game may roll with `roll`, and its
+/// first roll brings the commitment; a client uses this to contribute its nonce on joining
+/// where the rules themselves roll, and keeps other logs free of it until someone rolls.
 pub fn may_roll(scenario: &Scenario) -> bool {
     scenario.ssr.sewers_usable
 }
@@ -356,6 +357,17 @@ impl RollPurpose {
             RollPurpose::SewerLeaderTaskCheck => "leader's 4TC to enter a sewer (B8.4)",
             RollPurpose::SewerLost => "sewer stack lost? (B8.41)",
             RollPurpose::SewerEmergence => "Sewer Emergence (B8.42)",
+            RollPurpose::Ift => "IFT (A7)",
+            RollPurpose::MoraleCheck => "MC (A10)",
+            RollPurpose::NormalMoraleCheck => "NMC (A10)",
+            RollPurpose::PinTaskCheck => "PTC (A7.8)",
+            RollPurpose::TaskCheck => "TC (A10)",
+            RollPurpose::Rally => "Rally (A10.6)",
+            RollPurpose::CloseCombat => "CC (A11)",
+            RollPurpose::ToHit => "To Hit (C3)",
+            RollPurpose::Sniper => "sniper (A14)",
+            RollPurpose::RandomSelection => "Random Selection (A.9)",
+            RollPurpose::Other => "other",
         }
     }
 }

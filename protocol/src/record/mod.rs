@@ -11,6 +11,8 @@ pub mod chain;
 pub mod dispute;
 pub mod export;
 pub mod fair_dice;
+pub mod recheck;
 pub mod referee;
+pub mod signed;
 pub mod stream;
 pub mod words;

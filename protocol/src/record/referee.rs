@@ -9,10 +9,10 @@
 
 use crate::board::scenario::Side;
 use crate::game::command::Command;
-use crate::game::dice::SeededDice;
+use crate::game::dice::{DiceSource, SeededDice};
 use crate::game::event::Event;
 use crate::game::{apply, Game};
-use crate::record::chain::Entry;
+use crate::record::chain::{Entry, Issued};
 use crate::record::fair_dice::{Commitment, Ledger, Seed};
 use crate::rules::violation::RuleViolation;
 
@@ -33,6 +33,27 @@ pub struct Decision {
     pub events: Vec<(Event, Option<Side>)>,
     /// Store it before the events: they commit to it.
     pub new_seed: Option<Seed>,
+    /// The command decided, with its issuer: recorded beside the first event.
+    pub issued: Issued,
+}
+
+impl Decision {
+    /// The decision's events as the log keeps them from sequence `first` on: the command
+    /// recorded on the first.
+    pub fn entries(&self, first: u64) -> Vec<Entry> {
+        self.events
+            .iter()
+            .enumerate()
+            .map(|(i, (event, by))| Entry {
+                seq: first + i as u64,
+                by: *by,
+                first,
+                key: None,
+                command: (i == 0).then(|| self.issued.clone()),
+                event: event.clone(),
+            })
+            .collect()
+    }
 }
 
 impl Referee {
@@ -66,7 +87,7 @@ impl Referee {
         let first = entries.next().ok_or("the log is empty")?;
         let mut referee = Referee::new(first, seeds)?;
         for entry in entries {
-            referee.push(entry.event, entry.by, entry.first, entry.key)?;
+            referee.push_entry(entry)?;
         }
         referee.current_seed()?;
         Ok(referee)
@@ -133,55 +154,19 @@ impl Referee {
     ) -> Result<Decision, RuleViolation> {
         let seed = self.seed();
         let mut dice = SeededDice::new(self.ledger.key(seed), self.game.dice_drawn);
-        let decided =
-            crate::record::dispute::decide(&self.game, &self.entries, by, command, &mut dice)?;
-        let mut events = Vec::with_capacity(decided.len() + 2);
-        // The commitment goes into the log before the first event that relies on it.
-        let needs_commitment = decided.iter().any(|e| {
-            matches!(
-                e,
-                Event::DiceRolled { .. } | Event::EntropyContributed { .. }
-            )
-        });
-        if self.ledger.open().is_none() && needs_commitment {
-            events.push((
-                Event::DiceCommitted {
-                    commitment: Commitment::to(seed),
-                },
-                None,
-            ));
-        }
-        events.extend(decided.into_iter().map(|e| (e, Some(by))));
-        // Whether a seed is committed to and secret once these events are in, and who will
-        // then have agreed to reveal it.
-        let open = self.ledger.open();
-        let mut agreed = open.map_or([false, false], |e| e.agreed);
-        for (event, _) in &events {
-            if let Event::SeedRevealAgreed { side } = event {
-                agreed[match side {
-                    Side::A => 0,
-                    Side::B => 1,
-                }] = true;
-            }
-        }
-        let mut new_seed = None;
-        if open.is_some() || needs_commitment {
-            let ends = events.iter().any(|(e, _)| e.ends_game());
-            if ends || agreed == [true, true] {
-                events.push((Event::SeedRevealed { seed: *seed }, None));
-            }
-            if !ends && agreed == [true, true] {
-                let next = fresh_seed();
-                events.push((
-                    Event::DiceCommitted {
-                        commitment: Commitment::to(&next),
-                    },
-                    None,
-                ));
-                new_seed = Some(next);
-            }
-        }
-        Ok(Decision { events, new_seed })
+        decision(
+            &self.game,
+            &self.entries,
+            &self.ledger,
+            Issued {
+                by,
+                command: command.clone(),
+            },
+            &mut dice,
+            Commitment::to(seed),
+            seed,
+            fresh_seed,
+        )
     }
 
     /// Records a seed the caller has stored (a [`Decision`]'s `new_seed`).
@@ -189,39 +174,39 @@ impl Referee {
         self.seeds.push(seed);
     }
 
-    /// Appends one stored event and applies it. An event that breaks the dice scheme is
-    /// refused (a log read back that does so is damaged). `key`: the client's key for the
-    /// command this event opens, if any (`crate::chain`).
-    pub fn push(
-        &mut self,
-        event: Event,
-        by: Option<Side>,
-        first: u64,
-        key: Option<u64>,
-    ) -> Result<(), String> {
-        let seq = self.game.version + 1;
-        self.ledger
-            .observe(seq, &event)
-            .map_err(|e| e.to_string())?;
-        apply(&mut self.game, &event);
-        self.entries.push(Entry {
-            seq,
+    /// Appends one stored event, with no command recorded beside it, and applies it. An event
+    /// that breaks the dice scheme is refused (a log read back that does so is damaged).
+    pub fn push(&mut self, event: Event, by: Option<Side>, first: u64) -> Result<(), String> {
+        self.push_entry(Entry {
+            seq: self.game.version + 1,
             by,
             first,
-            key,
+            key: None,
+            command: None,
             event,
-        });
+        })
+    }
+
+    /// Appends one stored entry (its sequence is the next) and applies its event.
+    pub fn push_entry(&mut self, mut entry: Entry) -> Result<(), String> {
+        entry.seq = self.game.version + 1;
+        self.ledger
+            .observe(entry.seq, &entry.event)
+            .map_err(|e| e.to_string())?;
+        apply(&mut self.game, &entry.event);
+        self.entries.push(entry);
         Ok(())
     }
 
     /// Records a whole decision, as a server does once it is stored; returns the sequences.
     pub fn record(&mut self, decision: Decision) -> std::ops::RangeInclusive<u64> {
+        let first = self.game.version + 1;
+        let entries = decision.entries(first);
         if let Some(seed) = decision.new_seed {
             self.adopt_seed(seed);
         }
-        let first = self.game.version + 1;
-        for (event, by) in decision.events {
-            self.push(event, by, first, None)
+        for entry in entries {
+            self.push_entry(entry)
                 .expect("a decision keeps the dice scheme");
         }
         first..=self.game.version
@@ -241,13 +226,80 @@ impl Referee {
     }
 }
 
+/// What a command decides, with the server's own events around it — the commitment before the
+/// first event that relies on it, the seed's reveal when the game ends or both sides agreed,
+/// and the commitment to a fresh seed after a reveal by agreement. The server decides with the
+/// seed in use; a verifier decides again with the seed the log reveals (or, for a seed never
+/// revealed, with the logged dice and a stand-in `seed`, whose reveal then cannot match).
+/// `commitment` is the commitment to `seed` (or, with a stand-in, the one logged).
+#[allow(clippy::too_many_arguments)]
+pub fn decision(
+    game: &Game,
+    entries: &[Entry],
+    ledger: &Ledger,
+    issued: Issued,
+    dice: &mut dyn DiceSource,
+    commitment: Commitment,
+    seed: &Seed,
+    fresh_seed: &mut dyn FnMut() -> Seed,
+) -> Result<Decision, RuleViolation> {
+    let by = issued.by;
+    let decided = crate::record::dispute::decide(game, entries, by, &issued.command, dice)?;
+    let mut events = Vec::with_capacity(decided.len() + 2);
+    // The commitment goes into the log before the first event that relies on it.
+    let needs_commitment = decided.iter().any(|e| {
+        matches!(
+            e,
+            Event::DiceRolled { .. } | Event::EntropyContributed { .. }
+        )
+    });
+    if ledger.open().is_none() && needs_commitment {
+        events.push((Event::DiceCommitted { commitment }, None));
+    }
+    events.extend(decided.into_iter().map(|e| (e, Some(by))));
+    // Whether a seed is committed to and secret once these events are in, and who will
+    // then have agreed to reveal it.
+    let open = ledger.open();
+    let mut agreed = open.map_or([false, false], |e| e.agreed);
+    for (event, _) in &events {
+        if let Event::SeedRevealAgreed { side } = event {
+            agreed[match side {
+                Side::A => 0,
+                Side::B => 1,
+            }] = true;
+        }
+    }
+    let mut new_seed = None;
+    if open.is_some() || needs_commitment {
+        let ends = events.iter().any(|(e, _)| e.ends_game());
+        if ends || agreed == [true, true] {
+            events.push((Event::SeedRevealed { seed: *seed }, None));
+        }
+        if !ends && agreed == [true, true] {
+            let next = fresh_seed();
+            events.push((
+                Event::DiceCommitted {
+                    commitment: Commitment::to(&next),
+                },
+                None,
+            ));
+            new_seed = Some(next);
+        }
+    }
+    Ok(Decision {
+        events,
+        new_seed,
+        issued,
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     //! Games played through a [`Referee`] as a server would, for the tests of this crate.
     use super::*;
     use crate::board::hex::Hex;
     use crate::board::scenario::Scenario;
-    use crate::record::chain::{seal, LogHash, GENESIS};
+    use crate::record::chain::{seal_entry, LogHash, GENESIS};
     use crate::record::export::{render, Header};
     use data_encoding::HEXLOWER;
 
@@ -259,12 +311,18 @@ pub(crate) mod testing {
 
     /// A fresh game of the sewer scenario with seed `[seed; 32]`.
     pub fn start(seed: u8) -> Referee {
-        let scenario = Scenario::from_toml(SEWERS).unwrap();
+        start_with(SEWERS, seed)
+    }
+
+    /// A fresh game of the scenario `toml` with seed `[seed; 32]`.
+    pub fn start_with(toml: &str, seed: u8) -> Referee {
+        let scenario = Scenario::from_toml(toml).unwrap();
         let created = Entry {
             seq: 1,
             by: None,
             first: 1,
             key: None,
+            command: None,
             event: Event::GameCreated { scenario },
         };
         Referee::new(created, vec![[seed; 32]]).unwrap()
@@ -315,7 +373,7 @@ pub(crate) mod testing {
         let mut prev = GENESIS;
         let mut lines = vec![];
         for e in referee.entries() {
-            let (bytes, hash) = seal(e.seq, prev, [e.seq as u8; 16], e.by, e.first, &e.event);
+            let (bytes, hash) = seal_entry(prev, [e.seq as u8; 16], e);
             lines.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }
@@ -324,6 +382,7 @@ pub(crate) mod testing {
             events: referee.entries().len() as u64,
             head: prev,
             state_hash: referee.game().state_hash(),
+            signed: None,
         };
         let _: LogHash = header.head;
         render(&header, &lines)

@@ -12,6 +12,7 @@ pub mod fortification;
 pub mod los;
 pub mod movement;
 mod place;
+mod roll;
 pub mod sewer;
 pub mod tem;
 pub mod violation;
@@ -112,7 +113,13 @@ pub fn decide(
             sewer::decide_tunnel_seen(game, by, unit, *entrance)
         }
         Command::DiscoverTunnel { unit } => sewer::decide_discover(game, by, unit),
-        Command::ContributeEntropy { .. }
+        Command::Roll {
+            dice: count,
+            purpose,
+            note,
+        } => roll::decide(game, by, *count, *purpose, note, dice),
+        Command::AdjudicateAfterRoll { .. }
+        | Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
         | Command::AcceptAdjudication { .. }
         | Command::DisputeAdjudication { .. }

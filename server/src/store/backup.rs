@@ -16,6 +16,7 @@ use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey, SledStore};
 use data_encoding::HEXLOWER;
 use protocol::export::{self, Header};
+use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::Game;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,8 +52,13 @@ impl std::fmt::Display for Report {
     }
 }
 
-/// One game's export file, built from its stored records and checked before it is returned.
-pub fn export_text(key: &GameKey, records: &[(u64, Vec<u8>)]) -> Result<String, String> {
+/// One game's export file, built from its stored records and checked before it is returned;
+/// its head signed with `signer`, the server's key (`docs/review.md`).
+pub fn export_text(
+    key: &GameKey,
+    records: &[(u64, Vec<u8>)],
+    signer: &ServerSigningKey,
+) -> Result<String, String> {
     let verified = log::verify(records).map_err(|e| format!("its log is damaged at {e}"))?;
     let game = Game::replay(verified.entries.iter().map(|e| &e.event))
         .map_err(|e| format!("its log does not replay ({e:?})"))?;
@@ -61,6 +67,13 @@ pub fn export_text(key: &GameKey, records: &[(u64, Vec<u8>)]) -> Result<String, 
         events: records.len() as u64,
         head: verified.head(),
         state_hash: game.state_hash(),
+        signed: Some(SignedHead::sign(
+            signer,
+            &log::game_id(key),
+            Stream::FullLog,
+            records.len() as u64,
+            verified.head(),
+        )),
     };
     let lines: Vec<String> = records.iter().map(|(_, r)| HEXLOWER.encode(r)).collect();
     Ok(export::render(&header, &lines))
@@ -69,7 +82,7 @@ pub fn export_text(key: &GameKey, records: &[(u64, Vec<u8>)]) -> Result<String, 
 /// Writes every game of `store` into `dir` (created if missing): `<id>.asl-log` and
 /// `<id>.meta`, each export read back and verified. A game that cannot be copied is reported,
 /// and the others are still written.
-pub fn backup(store: &SledStore, dir: &Path) -> Result<Report, String> {
+pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Result<Report, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the backup directory {}: {e}", dir.display()))?;
     let mut report = Report::default();
@@ -78,7 +91,7 @@ pub fn backup(store: &SledStore, dir: &Path) -> Result<Report, String> {
         .map_err(|e| format!("cannot list the games: {e}"))?;
     for (key, _) in games {
         let id = log::game_id(&key);
-        match backup_game(store, &key, dir) {
+        match backup_game(store, &key, dir, signer) {
             Ok(events) => {
                 report.games += 1;
                 report.events += events;
@@ -90,13 +103,18 @@ pub fn backup(store: &SledStore, dir: &Path) -> Result<Report, String> {
     Ok(report)
 }
 
-fn backup_game(store: &SledStore, key: &GameKey, dir: &Path) -> Result<u64, String> {
+fn backup_game(
+    store: &SledStore,
+    key: &GameKey,
+    dir: &Path,
+    signer: &ServerSigningKey,
+) -> Result<u64, String> {
     let (meta, records) = store.snapshot(key).map_err(|e| e.to_string())?;
     let meta = meta.ok_or("its metadata is gone")?;
     if records.is_empty() {
         return Err("it has no events (a creation that was never acknowledged)".into());
     }
-    let text = export_text(key, &records)?;
+    let text = export_text(key, &records, signer)?;
     let id = log::game_id(key);
     let path = dir.join(format!("{id}{EXPORT_SUFFIX}"));
     write_durably(&path, text.as_bytes())?;
@@ -106,7 +124,7 @@ fn backup_game(store: &SledStore, key: &GameKey, dir: &Path) -> Result<u64, Stri
     )?;
     let written =
         std::fs::read(&path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
-    export::verify(&written, &mut |_, _| {})
+    export::verify_backup(&written, &mut |_, _| {})
         .map_err(|e| format!("the file written does not verify: {e}"))?;
     Ok(records.len() as u64)
 }
@@ -156,8 +174,8 @@ pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, String> {
 
 fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let verified =
-        export::verify(&bytes, &mut |_, _| {}).map_err(|e| format!("it does not verify: {e}"))?;
+    let verified = export::verify_backup(&bytes, &mut |_, _| {})
+        .map_err(|e| format!("it does not verify: {e}"))?;
     let key = log::game_key(&verified.header.game)
         .ok_or_else(|| format!("`{}` is not a game id", verified.header.game))?;
     let meta_path = path.with_file_name(format!("{}{META_SUFFIX}", verified.header.game));
@@ -167,12 +185,14 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
         .decode(meta_text.trim().as_bytes())
         .map_err(|_| format!("{} is not lowercase hex", meta_path.display()))?;
     let meta = GameMeta::decode(&meta_bytes)?;
-    // The envelopes as stored: the lines after the five header lines, before the checksum.
+    // The envelopes as stored: the last lines before the checksum, after the header (whose
+    // length depends on the export format: a signed head adds lines).
     let text = std::str::from_utf8(&bytes).map_err(|_| "it is not text")?;
-    let records: Vec<(u64, Vec<u8>)> = text
-        .lines()
-        .skip(5)
-        .take(verified.header.events as usize)
+    let lines: Vec<&str> = text.lines().collect();
+    let envelopes = lines.len() - 1;
+    let events = verified.header.events as usize;
+    let records: Vec<(u64, Vec<u8>)> = lines[envelopes - events..envelopes]
+        .iter()
         .zip(1..)
         .map(|(line, seq)| Some((seq, HEXLOWER.decode(line.as_bytes()).ok()?)))
         .collect::<Option<_>>()
@@ -214,7 +234,11 @@ pub mod admin {
     /// Listens on the admin socket in `data_dir` until the task is dropped. The socket is
     /// made owner-only; a stale one (from a server that was killed) is replaced, which is
     /// safe because this process holds the directory's lock.
-    pub fn listen(data_dir: &Path, store: Arc<SledStore>) -> std::io::Result<()> {
+    pub fn listen(
+        data_dir: &Path,
+        store: Arc<SledStore>,
+        signer: Arc<ServerSigningKey>,
+    ) -> std::io::Result<()> {
         let path = data_dir.join(ADMIN_SOCKET);
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path)?;
@@ -223,7 +247,7 @@ pub mod admin {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        tokio::spawn(serve(stream, store.clone()));
+                        tokio::spawn(serve(stream, store.clone(), signer.clone()));
                     }
                     Err(e) => warn!(error = %e, "admin socket accept failed"),
                 }
@@ -232,7 +256,7 @@ pub mod admin {
         Ok(())
     }
 
-    async fn serve(stream: UnixStream, store: Arc<SledStore>) {
+    async fn serve(stream: UnixStream, store: Arc<SledStore>, signer: Arc<ServerSigningKey>) {
         use tokio::io::AsyncReadExt;
         let (read, mut write) = stream.into_split();
         let mut line = String::new();
@@ -244,7 +268,7 @@ pub mod admin {
             Some(("backup", dir)) => {
                 let dir = std::path::PathBuf::from(dir);
                 info!(dir = %dir.display(), "backup requested");
-                let done = tokio::task::spawn_blocking(move || backup(&store, &dir))
+                let done = tokio::task::spawn_blocking(move || backup(&store, &dir, &signer))
                     .await
                     .unwrap_or_else(|e| Err(format!("the backup stopped: {e}")));
                 match done {
@@ -321,7 +345,7 @@ mod tests {
         let store = SledStore::open(data.path()).unwrap();
         created(&store, [1; 16]);
         created(&store, [2; 16]);
-        let report = backup(&store, out.path()).unwrap();
+        let report = backup(&store, out.path(), &crate::signing::fresh()).unwrap();
         assert_eq!((report.games, report.events), (2, 2));
         assert!(report.failed.is_empty());
 
