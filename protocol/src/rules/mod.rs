@@ -162,7 +162,7 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
             why: format!(
                 "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
                 game.side_name(chance.side),
-                chance.units.join(", ")
+                quoted(&chance.units)
             ),
         });
     }
@@ -173,7 +173,7 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
             rule: "B9.324",
             why: format!(
                 "{} attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers",
-                window.claimants.join(", "),
+                quoted(&window.claimants),
                 game.side_name(window.side)
             ),
         });
@@ -191,9 +191,19 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
         why: format!(
             "the {} must show a real unit among {} or forfeit their WA; play goes on once it answers",
             game.side_name(challenge.side),
-            challenge.holders.join(", ")
+            quoted(&challenge.holders)
         ),
     })
+}
+
+/// Unit ids as a prompt's text names them: each in backquotes, the form a viewer's projection
+/// rewrites to the alias of a unit under "?" (`game::view::text_for`), so a refusal quoting a
+/// prompt names no concealed unit.
+fn quoted(ids: &[UnitId]) -> String {
+    ids.iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
