@@ -529,7 +529,8 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Refused { version, .. }
         | ServerMessage::State { version, .. }
         | ServerMessage::Log { version, .. }
-        | ServerMessage::Record { version, .. } => Some(*version),
+        | ServerMessage::Record { version, .. }
+        | ServerMessage::Previewed { version, .. } => Some(*version),
         ServerMessage::Event(event) => Some(event.seq),
         ServerMessage::Created { .. }
         | ServerMessage::Export(_)
@@ -556,6 +557,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Pong { .. } => "pong",
         ServerMessage::Error { .. } => "error",
         ServerMessage::Los { .. } => "los",
+        ServerMessage::Previewed { .. } => "previewed",
     }
 }
 

@@ -29,7 +29,7 @@ pub mod rules;
 pub use board::{hex, scenario, terrain};
 pub use edges::{script, wire};
 pub use game::{command, dice, event, phase};
-pub use record::{chain, dispute, export, fair_dice, recheck, referee, signed, words};
+pub use record::{chain, dispute, export, fair_dice, preview, recheck, referee, signed, words};
 pub use rules::{tem, violation};
 
 pub use board::hex::{Hex, Hexside};

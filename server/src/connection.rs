@@ -479,7 +479,8 @@ impl Connection {
             | ClientMessage::GetStateAt { .. }
             | ClientMessage::GetExport { .. }
             | ClientMessage::GetRecord { .. }
-            | ClientMessage::Los { .. } => Spend::Read,
+            | ClientMessage::Los { .. }
+            | ClientMessage::Preview { .. } => Spend::Read,
         };
         // Commands keep their own refusal below, which names the command.
         if !matches!(kind, Spend::Command) && !self.spend(kind).await? {
@@ -573,6 +574,28 @@ impl Connection {
             }
             ClientMessage::Los { from, to } => {
                 self.ask(|_, reply| Request::Los { from, to, reply }).await
+            }
+            ClientMessage::Preview { id, command } => {
+                if let Some(joined) = &self.joined {
+                    if joined.viewer == Viewer::Spectator {
+                        return self
+                            .error(
+                                ErrorCode::ReadOnly,
+                                "a spectator token can only watch; it has no commands to preview",
+                            )
+                            .await;
+                    }
+                }
+                self.ask(|viewer, reply| match viewer {
+                    Viewer::Side(side) => Request::Preview {
+                        side,
+                        id,
+                        command,
+                        reply,
+                    },
+                    Viewer::Spectator => unreachable!("a spectator's preview is refused above"),
+                })
+                .await
             }
         }
     }

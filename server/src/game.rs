@@ -20,7 +20,8 @@ use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
 use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
-    ErrorCode, ExportPage, RecordEntry, Sequenced, ServerMessage, EXPORT_PAGE_BYTES_MAX,
+    ErrorCode, ExportPage, PreviewOutcome, RecordEntry, Sequenced, ServerMessage,
+    EXPORT_PAGE_BYTES_MAX,
     FRAME_BYTES_MAX, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
@@ -127,6 +128,13 @@ pub enum Request {
     },
     Leave {
         subscriber: u64,
+    },
+    /// What a side's command would do, decided and not done (`ClientMessage::Preview`).
+    Preview {
+        side: Side,
+        id: u64,
+        command: Command,
+        reply: oneshot::Sender<ServerMessage>,
     },
 }
 
@@ -569,6 +577,14 @@ impl GameTask {
                 Request::Leave { subscriber } => {
                     self.subscribers.retain(|s| s.id != subscriber);
                 }
+                Request::Preview {
+                    side,
+                    id,
+                    command,
+                    reply,
+                } => {
+                    let _ = reply.send(self.preview(side, id, command));
+                }
             }
         }
     }
@@ -817,15 +833,12 @@ impl GameTask {
         // refusal speaks the player's again).
         let viewer = Viewer::Side(side);
         let result = self
-            .streams
-            .command_in_log(viewer, command)
-            .map(|command| view::command_in_ids(self.game(), side, command))
+            .command_for_rules(side, command)
             .and_then(|command| self.referee.decide(side, &command, &mut random_bytes::<32>));
         let decision = match result {
             Ok(decision) => decision,
-            Err(mut violation) => {
-                violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
-                violation.detail = view::text_for(self.game(), viewer, &violation.detail);
+            Err(violation) => {
+                let violation = self.refusal_for(viewer, violation);
                 debug!(game = %log::game_id(&self.key), %violation, "command refused");
                 let refused = Frame::new(ServerMessage::Refused {
                     id,
@@ -958,6 +971,47 @@ impl GameTask {
             }
         }
         self.drop_subscribers(&dropped);
+    }
+
+    /// A side's command as the rules read it: event numbers from its own stream to the log's,
+    /// aliases to the units' ids.
+    fn command_for_rules(
+        &self,
+        side: Side,
+        command: Command,
+    ) -> Result<Command, protocol::RuleViolation> {
+        self.streams
+            .command_in_log(Viewer::Side(side), command)
+            .map(|command| view::command_in_ids(self.game(), side, command))
+    }
+
+    /// A refusal in the viewer's words: its own stream's event numbers, aliases for what it
+    /// may not name.
+    fn refusal_for(
+        &self,
+        viewer: Viewer,
+        mut violation: protocol::RuleViolation,
+    ) -> protocol::RuleViolation {
+        violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
+        violation.detail = view::text_for(self.game(), viewer, &violation.detail);
+        violation
+    }
+
+    /// What `command` would do for `side`: decided as a command is, with nothing appended,
+    /// applied or rolled (`protocol::preview`); a refusal in the same words a command's.
+    fn preview(&self, side: Side, id: u64, command: Command) -> ServerMessage {
+        let viewer = Viewer::Side(side);
+        let outcome = match self.command_for_rules(side, command).and_then(|command| {
+            protocol::preview::preview(self.game(), self.referee.entries(), side, &command)
+        }) {
+            Ok(preview) => PreviewOutcome::Allowed(preview),
+            Err(violation) => PreviewOutcome::Refused(self.refusal_for(viewer, violation)),
+        };
+        ServerMessage::Previewed {
+            id,
+            version: self.version(viewer),
+            outcome,
+        }
     }
 
     /// A page of the stored log from `from`, read from the store off the game's thread. Only

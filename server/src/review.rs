@@ -119,7 +119,9 @@ impl Review {
                 ErrorCode::AlreadyJoined,
                 "this connection is reviewing an export; open another to join a game",
             ),
-            ClientMessage::Command { .. } | ClientMessage::GetExport { .. } => refuse(
+            ClientMessage::Command { .. }
+            | ClientMessage::GetExport { .. }
+            | ClientMessage::Preview { .. } => refuse(
                 ErrorCode::ReadOnly,
                 "an export under review can only be read",
             ),

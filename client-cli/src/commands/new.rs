@@ -161,6 +161,12 @@ fn text_report(created: &NewGame, server: &str, saved_as: Option<&str>) -> Strin
             side.name
         );
     }
+    // The same page, opened with a side's token, is that side's board to play on: one link
+    // per player, each as secret as its token.
+    s += "\nPlay in a browser (each link is secret to its player):\n";
+    for (side, token) in sides.iter().zip(side_tokens) {
+        s += &format!("  {}: {}\n", side.name, watch_link(server, game, token));
+    }
     let spectator = if saved_as.is_some() {
         "spectator"
     } else {
@@ -207,6 +213,10 @@ mod tests {
     #[test]
     fn text_lists_tokens_and_ready_commands() {
         let text = text_report(&created(), DEFAULT_SERVER, None);
+        assert!(
+            text.contains("  Russian: http://127.0.0.1:7878/watch#game=g1&token=tb\n"),
+            "{text}"
+        );
         assert!(text.contains("  German (german)    token ta\n"), "{text}");
         assert!(text.contains("  Spectator          token ts\n"), "{text}");
         assert!(

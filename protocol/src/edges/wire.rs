@@ -115,6 +115,11 @@ pub enum ClientMessage {
         from: Hex,
         to: Hex,
     },
+    /// Ask what `command` would do for the joined side, without doing it: answered with
+    /// `Previewed`, decided by the same rules as the command against the game as it stands,
+    /// and nothing is appended, applied or rolled (`crate::record::preview`). A read: it
+    /// counts against the connection's read budget, not its commands.
+    Preview { id: u64, command: Command },
 }
 
 /// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
@@ -227,6 +232,21 @@ pub enum ServerMessage {
         verdict: Option<crate::board::los::Verdict>,
         reasons: Vec<String>,
     },
+    /// The answer to `Preview` `id`: what the command would cost, or the refusal it would get
+    /// (the same rule and words). `version`: the viewer's stream length it was decided at.
+    Previewed {
+        id: u64,
+        version: u64,
+        outcome: PreviewOutcome,
+    },
+}
+
+/// What a previewed command would meet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreviewOutcome {
+    Allowed(crate::record::preview::Preview),
+    Refused(RuleViolation),
 }
 
 /// The answer to [`ClientMessage::Los`] on `game`: LOS between two hexes as the engine traces
@@ -429,6 +449,44 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A preview and both its answers, in both codecs and as the page writes them.
+    #[test]
+    fn preview_round_trips_in_both_codecs() {
+        let command = Command::Move {
+            units: vec!["447a".into()],
+            to: "55I8".parse().unwrap(),
+        };
+        round_trip(&ClientMessage::Preview {
+            id: 4,
+            command: command.clone(),
+        });
+        assert_eq!(
+            from_json::<ClientMessage>(
+                r#"{"preview":{"id":4,"command":{"move":{"units":["447a"],"to":"55I8"}}}}"#
+            )
+            .unwrap(),
+            ClientMessage::Preview { id: 4, command }
+        );
+        round_trip(&ServerMessage::Previewed {
+            id: 4,
+            version: 9,
+            outcome: PreviewOutcome::Allowed(crate::record::preview::Preview {
+                summary: "allowed".into(),
+                cost: None,
+                mf: vec![],
+            }),
+        });
+        round_trip(&ServerMessage::Previewed {
+            id: 5,
+            version: 9,
+            outcome: PreviewOutcome::Refused(RuleViolation::new(
+                "A4.1",
+                crate::rules::violation::ViolationKind::NotEnoughMf,
+                "needs 3 MF, 2 left",
+            )),
+        });
     }
 
     #[test]

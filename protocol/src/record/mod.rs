@@ -12,6 +12,7 @@ pub mod dispute;
 pub mod export;
 pub mod fair_dice;
 pub mod recheck;
+pub mod preview;
 pub mod referee;
 pub mod signed;
 pub mod stream;
