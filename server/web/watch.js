@@ -1,8 +1,12 @@
-// The spectator page: joins a game's websocket with the spectator token, draws the position
+// The watch and play page: joins a game's websocket with the spectator token (to watch) or a
+// side's token (to play that side), draws the position
 // the server projects for spectators, lists the game record in words, and replays any earlier
 // position. It holds no rules: what a position is and what an event means come from the server
 // (`get_state`, `get_state_at`, `get_record`), so the page can never disagree with the engine.
 // The same reads serve an export file opened for review (`review`), which the server verifies.
+// A side plays through the commands the CLI sends: every action is first asked of the server
+// as a `preview` (its cost, or the refusal with its rule) and sent once confirmed; prompts and
+// their answers come from the position the server projects. The page decides no rule.
 // `STEPS` (the sequence of play) and `FRAME_BYTES_MAX` are prepended by the server from the
 // engine's own tables.
 "use strict";
@@ -80,6 +84,21 @@
     fatal: false,
     frames: [],
     connections: 0,
+    /** "A" or "B" when joined with a side's token: the side this page plays. */
+    side: null,
+    /** Own units picked to act, by id. */
+    selected: new Set(),
+    /** What a hex click means: "move", "bypass" (pick the hex, then hexsides) or "sewer". */
+    mode: "move",
+    /** A Bypass being built: the hex bypassed and the hexsides (hexes across them) in order. */
+    bypass: null,
+    /** The hex whose stack is spread out below the board. */
+    stackHex: null,
+    /** The command asked about: {id, command, label, outcome}; sent once confirmed. */
+    proposal: null,
+    /** Commands sent and not answered yet, by id. */
+    sent: new Map(),
+    nextId: 1,
   };
   window.aslWatch = page;
 
@@ -250,14 +269,18 @@
       svg("title", {}, shape).textContent = describeHex(name, spec);
       if (BUILDING_COLOURS[spec.terrain]) {
         const s = HEX * 0.9;
+        const stone = spec.terrain === "stone_building";
         svg("rect", {
-          class: "building",
+          class: `building ${stone ? "stone" : "wooden"}`,
           x: c.x - s / 2,
           y: c.y - s / 2,
           width: s,
           height: s,
           fill: BUILDING_COLOURS[spec.terrain],
         }, g);
+        // Stone or wooden at a glance, not only by colour: a letter in the corner.
+        svg("text", { class: "building-kind", x: c.x + s / 2 - 4, y: c.y + s / 2 - 2 }, g)
+          .textContent = stone ? "S" : "W";
       }
       const label = parseHex(name);
       svg("text", { class: "hex-label", x: c.x, y: c.y - HEX * 0.62 }, g).textContent =
@@ -274,7 +297,7 @@
       shape.addEventListener("mouseenter", pick);
       shape.addEventListener("click", () => {
         pick();
-        losClick(name);
+        hexClicked(name);
       });
     }
     drawRoads(scenario, geometry, svg("g", { id: "roads" }, board));
@@ -358,12 +381,18 @@
     const classes = ["counter", sideClass(state, unit.side)];
     if (unit.morale === "broken") classes.push("broken");
     if (moving) classes.push("moving");
-    if (unit.concealed) classes.push("concealed");
+    const own = page.side !== null && unit.side === page.side;
+    if (unit.concealed) classes.push(own ? "own-concealed" : "concealed");
+    if (page.selected.has(unit.id)) classes.push("selected");
     const g = svg("g", { class: classes.join(" "), "data-unit": unit.id, "data-hex": unit.hex }, layer);
     svg("rect", { x, y, width: COUNTER, height: COUNTER, rx: 2 }, g);
+    g.addEventListener("click", (e) => {
+      e.stopPropagation();
+      hexClicked(unit.hex);
+    });
     const cx = x + COUNTER / 2;
     const title = svg("title", {}, g);
-    if (unit.concealed) {
+    if (unit.concealed && !own) {
       svg("text", { class: "concealed-mark", x: cx, y: y + COUNTER * 0.7 }, g).textContent = "?";
       title.textContent = `${sideName(state, unit.side)} concealed unit in ${unit.hex}`;
       return;
@@ -375,12 +404,28 @@
     if (unit.morale === "berserk") flags.push("BSK");
     if (unit.pinned) flags.push("PIN");
     if (unit.cx) flags.push("CX");
-    if (unit.hidden) flags.push("HIP"); // only ever in a review: an export holds everything
+    // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
+    if (unit.hidden) flags.push("HIP");
+    if (unit.concealed) {
+      flags.push("?");
+      svg("text", { class: "own-mark", x: x + COUNTER - 3, y: y + 7 }, g).textContent = "?";
+    }
     if (flags.length) {
       svg("text", { class: "state", x: cx, y: y + 22 }, g).textContent = flags.join(" ");
     }
+    const held = weaponsHeldBy(state, unit.id);
+    if (held.length) {
+      svg("text", { class: "sw", x: cx, y: y + COUNTER + 5 }, g).textContent =
+        held.map((w) => w.name).join(" ");
+      flags.push(`holds ${held.map((w) => w.name).join(", ")}`);
+    }
     title.textContent = `${sideName(state, unit.side)} ${words(unit.kind)} ${unit.id} ${unit.ratings} in ${unit.hex}` +
       (flags.length ? ` (${flags.join(", ")})` : "");
+  }
+
+  /** The support weapons a unit possesses (A4.43), from the position the server sent. */
+  function weaponsHeldBy(state, id) {
+    return Object.values(state.weapons || {}).filter((w) => w.held_by === id);
   }
 
   function drawMarker(layer, kind, label, hex, x, y, width, title) {
@@ -427,6 +472,11 @@
         x += STACK_OFFSET;
         y -= STACK_OFFSET;
       }
+      const lying = Object.values(state.weapons || {}).filter((w) => w.hex === hex && !w.held_by);
+      for (const w of lying) {
+        drawMarker(layer, "weapon", w.name, hex, c.x - COUNTER / 2, c.y + COUNTER / 2 + 1, COUNTER,
+          `${w.name} (${w.id}) lies unpossessed in ${hex} (A4.43)`);
+      }
       const holders = above.filter((u) => u.wall_advantage);
       if (holders.length) {
         // On top of the stack as on the board, but small, so the top counter stays legible.
@@ -455,6 +505,8 @@
     el("phase").textContent = step.name === step.phase ? step.phase : `${step.phase}: ${step.name}`;
     el("phase").title = `${step.name} (${step.rule})`;
     el("attacker").textContent = `ATTACKER: ${sideName(state, attacker)}`;
+    // The phase line as the rulebook writes it: "RtPh, ATTACKER".
+    el("role").textContent = state.over ? "" : `, ${step.attacker_acts ? "ATTACKER" : "DEFENDER"}`;
     el("acting").textContent = state.over ? "Game over" : `${sideName(state, acting)} to act`;
   }
 
@@ -588,10 +640,24 @@
     el("live").textContent = page.review ? "End" : "Live";
     el("live").classList.toggle("on", page.viewing === null);
     const at = page.shown ? page.shown.version : 0;
+    drawStatus();
     el("position").textContent = page.viewing === null
       ? `${page.review ? "End of the export" : "Live"}: event #${page.version}`
       : `Replay: position after event #${page.viewing} of ${page.version}` +
         (at !== page.viewing ? " (loading…)" : "");
+  }
+
+  /** The header says what the page is doing now: never "live" while it shows the past. */
+  function drawStatus() {
+    const s = el("status");
+    if (s.classList.contains("problem") || !page.joined) return;
+    if (page.viewing !== null) {
+      s.textContent = `Replaying: position after event #${page.viewing} of ${page.version} (End: back to live)`;
+    } else if (page.review) {
+      s.textContent = page.reviewStatus || s.textContent;
+    } else {
+      s.textContent = page.liveStatus || s.textContent;
+    }
   }
 
   function show(state) {
@@ -604,6 +670,8 @@
     drawBanner(state);
     drawUnits(state);
     drawMoving(state);
+    drawStack();
+    drawPlay();
     markList();
     drawControls();
   }
@@ -614,6 +682,13 @@
     const s = el("status");
     s.textContent = text;
     s.classList.toggle("problem", Boolean(problem));
+  }
+
+  /** The status while following the game at its head (replay shows its own). */
+  function liveStatus(text) {
+    page.liveStatus = text;
+    status(text);
+    drawStatus();
   }
 
   function send(message) {
@@ -644,6 +719,14 @@
   function onMessage(message) {
     if (message.los) {
       drawThread(message.los);
+    } else if (message.previewed) {
+      previewed(message.previewed);
+    } else if (message.accepted) {
+      answered(message.accepted.id, null, message.accepted);
+      page.version = Math.max(page.version, message.accepted.version);
+    } else if (message.refused) {
+      answered(message.refused.id, message.refused.violation, null);
+      page.version = Math.max(page.version, message.refused.version);
     } else if (message.joined) {
       const joined = message.joined;
       page.joined = true;
@@ -653,14 +736,18 @@
       if (joined.state) {
         page.live = joined.state;
       }
-      status(page.connections > 1 ? `Resumed at event #${joined.version}` : "Watching live");
+      page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
+      el("play").hidden = page.side === null;
+      const what = page.side === null ? "Watching live" : "Playing live";
+      liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}` : what);
     } else if (message.reviewing) {
       const reviewing = message.reviewing;
       page.joined = true;
       page.reconnectDelay = RECONNECT_DELAY_MIN_MS;
       page.version = reviewing.version;
       el("review-report").textContent = reviewing.report;
-      status(`Reviewing game ${reviewing.game}: the export is valid, ${reviewing.version} events`);
+      page.reviewStatus = `Reviewing game ${reviewing.game}: the export is valid, ${reviewing.version} events`;
+      status(page.reviewStatus);
     } else if (message.event) {
       page.version = Math.max(page.version, message.event.seq);
     } else if (message.record) {
@@ -668,6 +755,7 @@
       appendEntries(message.record.entries);
       page.version = Math.max(page.version, message.record.version);
       if (page.shown) drawMoving(page.shown);
+      drawPlay();
       markList();
     } else if (message.state) {
       const asked = page.stateAsked;
@@ -737,6 +825,496 @@
     };
   }
 
+  // ---- Playing a side ---------------------------------------------------------------------
+  // With a side's token the page acts for that side through the commands the CLI sends. Each
+  // action is a command the page builds from what was picked; it is first asked of the server
+  // as a `preview` (nothing happens), shown with its cost or its refusal and rule, and sent
+  // only when confirmed. Prompts and their answers come from the position the server projects
+  // and the events of this side's stream. Legality, costs and consequences are the server's.
+
+  const mine = () => page.side;
+  const liveState = () => page.live;
+
+  /** The own units of `state`, by id, that are in play. */
+  function ownUnits(state) {
+    return Object.values(state.units).filter((u) => u.side === page.side && !u.eliminated);
+  }
+
+  /** A hex clicked (or typed): builds a command from the selection and mode, else spreads the
+   * hex's stack out and follows the LOS tool. */
+  function hexClicked(name) {
+    const state = liveState();
+    if (page.side === null || page.viewing !== null || !state) {
+      page.stackHex = name;
+      drawStack();
+      losClick(name);
+      return;
+    }
+    const units = [...page.selected];
+    if (page.mode === "bypass" && units.length) {
+      if (!page.bypass) {
+        page.bypass = { hex: name, along: [] };
+      } else {
+        page.bypass.along.push(name);
+        propose({ bypass: { units, hex: page.bypass.hex, along: [...page.bypass.along] } },
+          `Bypass ${page.bypass.hex} along ${page.bypass.along.join(", ")}`);
+      }
+      drawPlay();
+      return;
+    }
+    const here = units.length && state.units[units[0]] ? state.units[units[0]].hex : null;
+    if (units.length && (name !== here || page.mode === "sewer")) {
+      if (page.mode === "sewer") {
+        propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
+      } else {
+        propose({ move: { units, to: name } }, `Move ${units.join(" ")} to ${name}`);
+      }
+      return;
+    }
+    page.stackHex = name;
+    drawStack();
+    losClick(name);
+  }
+
+  /** The stack of the picked hex, spread out: every counter, leader and SW, each pickable. */
+  function drawStack() {
+    const box = el("stack");
+    const state = page.shown;
+    if (!page.stackHex || !state) {
+      box.hidden = true;
+      return;
+    }
+    const hex = page.stackHex;
+    const units = Object.values(state.units).filter((u) => u.hex === hex && !u.eliminated);
+    const weapons = Object.values(state.weapons || {}).filter((w) =>
+      w.hex === hex || (w.held_by && units.some((u) => u.id === w.held_by)));
+    box.hidden = false;
+    box.replaceChildren();
+    const head = document.createElement("strong");
+    head.textContent = units.length || weapons.length ? `In ${hex}:` : `${hex}: no counters`;
+    box.append(head);
+    const list = document.createElement("ul");
+    for (const unit of units) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = `unit-pick ${sideClass(state, unit.side)}`;
+      b.dataset.unit = unit.id;
+      const own = page.side !== null && unit.side === page.side;
+      const flags = [];
+      if (unit.underground) flags.push("beneath, in the sewer/tunnel");
+      if (unit.concealed) flags.push("concealed");
+      if (unit.hidden) flags.push("HIP");
+      if (unit.morale && unit.morale !== "good_order") flags.push(words(unit.morale));
+      if (unit.pinned) flags.push("pinned");
+      if (unit.cx) flags.push("CX");
+      if (unit.wall_advantage) flags.push("WA");
+      const held = weaponsHeldBy(state, unit.id).map((w) => w.name);
+      if (held.length) flags.push(`holds ${held.join(", ")}`);
+      b.textContent = unit.concealed && !own
+        ? `${unit.id}: ${sideName(state, unit.side)} concealed unit`
+        : `${unit.id} ${unit.ratings} ${words(unit.kind)}${flags.length ? ` (${flags.join(", ")})` : ""}`;
+      if (own && page.side !== null) {
+        b.setAttribute("aria-pressed", page.selected.has(unit.id) ? "true" : "false");
+        b.classList.toggle("selected", page.selected.has(unit.id));
+        b.addEventListener("click", () => toggle(unit.id));
+      } else {
+        b.disabled = true;
+      }
+      li.append(b);
+      list.append(li);
+    }
+    for (const w of weapons) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "weapon-pick";
+      b.dataset.weapon = w.id;
+      b.textContent = `${w.name} (${w.id}, ${w.pp} PP) ${w.held_by ? `held by ${w.held_by}` : "unpossessed"}`;
+      if (page.side === null) b.disabled = true;
+      b.addEventListener("click", () => weaponClicked(w));
+      li.append(b);
+      list.append(li);
+    }
+    box.append(list);
+  }
+
+  function toggle(id) {
+    if (page.selected.has(id)) page.selected.delete(id);
+    else page.selected.add(id);
+    page.bypass = null;
+    redrawPicks();
+  }
+
+  function redrawPicks() {
+    if (page.shown) drawUnits(page.shown);
+    drawStack();
+    drawPlay();
+  }
+
+  /** An unpossessed SW picked up by the one selected unit; one of its own dropped (A4.43). */
+  function weaponClicked(w) {
+    const units = [...page.selected];
+    if (w.held_by && page.selected.has(w.held_by)) {
+      propose({ drop: { unit: w.held_by, weapon: w.id } }, `${w.held_by} drops ${w.name}`);
+    } else if (units.length === 1) {
+      propose({ pick_up: { unit: units[0], weapon: w.id } }, `${units[0]} picks up ${w.name}`);
+    } else {
+      say(`Select the one unit to pick up ${w.name}, or its holder to drop it.`);
+    }
+  }
+
+  function say(text) {
+    el("selection").textContent = text;
+  }
+
+  /** Asks the server what `command` would do; the answer is shown with Send and Cancel. */
+  function propose(command, label) {
+    const id = page.nextId++;
+    page.proposal = { id, command, label, outcome: null };
+    el("proposal").hidden = false;
+    el("proposal").classList.remove("refused");
+    el("proposal-text").textContent = `${label}: asking the referee…`;
+    el("confirm").disabled = true;
+    send({ preview: { id, command } });
+  }
+
+  function previewed(answer) {
+    const p = page.proposal;
+    if (!p || p.id !== answer.id) return;
+    p.outcome = answer.outcome;
+    const box = el("proposal");
+    if (answer.outcome.allowed) {
+      box.classList.remove("refused");
+      el("proposal-text").textContent = `${p.label}: ${answer.outcome.allowed.summary}`;
+      el("confirm").disabled = false;
+    } else {
+      const v = answer.outcome.refused;
+      box.classList.add("refused");
+      el("proposal-text").textContent = `${p.label}: refused (${v.rule}): ${v.detail}`;
+      el("confirm").disabled = true;
+    }
+  }
+
+  function confirmProposal() {
+    const p = page.proposal;
+    if (!p || !p.outcome || !p.outcome.allowed) return;
+    page.proposal = null;
+    el("proposal").hidden = true;
+    page.sent.set(p.id, p);
+    el("outcome").classList.remove("refused");
+    el("outcome").textContent = `${p.label}: sent…`;
+    send({ command: { id: p.id, command: p.command, key: null } });
+  }
+
+  function cancel() {
+    page.proposal = null;
+    page.bypass = null;
+    el("proposal").hidden = true;
+  }
+
+  function answered(id, violation, accepted) {
+    const p = page.sent.get(id);
+    if (!p) return;
+    page.sent.delete(id);
+    const box = el("outcome");
+    box.dataset.answered = String(id);
+    if (violation) {
+      box.classList.add("refused");
+      box.textContent = `${p.label}: refused (${violation.rule}): ${violation.detail}`;
+    } else {
+      box.classList.remove("refused");
+      const n = accepted.events.length;
+      box.textContent = `${p.label}: done (${n} event${n === 1 ? "" : "s"})`;
+      page.bypass = null;
+      // Units that left the game are no longer picked.
+    }
+  }
+
+  /** The action buttons and keys. */
+  function act(action) {
+    const units = [...page.selected];
+    const need = (what) => {
+      if (units.length) return true;
+      say(`Select the units to ${what} first: click their hex, then pick them.`);
+      return false;
+    };
+    switch (action) {
+      case "move":
+      case "sewer":
+      case "bypass":
+        page.mode = action;
+        page.bypass = null;
+        break;
+      case "double_time":
+        if (need("declare Double Time")) propose({ double_time: { units } }, `Double Time for ${units.join(" ")}`);
+        break;
+      case "claim_wa":
+        if (need("claim WA for")) propose({ claim_wall_advantage: { units } }, `Claim WA for ${units.join(" ")}`);
+        break;
+      case "forfeit_wa":
+        if (need("forfeit WA for")) propose({ forfeit_wall_advantage: { units } }, `Forfeit WA for ${units.join(" ")}`);
+        break;
+      case "tunnel":
+        if (need("take into the tunnel")) propose({ enter_tunnel: { units } }, `${units.join(" ")} enter the tunnel`);
+        break;
+      case "surface":
+        if (need("surface")) propose({ surface: { units } }, `${units.join(" ")} surface`);
+        break;
+      case "done":
+        propose("done", "Done with this step");
+        break;
+      case "hex":
+        el("hex-form").hidden = false;
+        el("hex-input").focus();
+        break;
+      case "clear":
+        cancel();
+        page.selected.clear();
+        page.mode = "move";
+        redrawPicks();
+        break;
+    }
+    drawPlay();
+  }
+
+  /** Every waiting the game has: what this side must answer (with exactly the answers the
+   * server takes) or what the opponent is asked, from the projected position and the latest
+   * events of this side's stream. */
+  function prompts(state) {
+    const me = page.side;
+    const them = other(me);
+    const found = [];
+    const ids = (list) => list.join(", ");
+    if (state.sewer_designation) {
+      const d = state.sewer_designation;
+      if (d.defender === me) {
+        found.push({
+          yours: true,
+          text: `The sewer stack beneath ${d.from} is lost: say beneath which Manhole it goes (B8.41).`,
+          answers: d.options.map((to) => [`Beneath ${to}`, { designate_sewer: { to } }]),
+        });
+      } else {
+        found.push({ text: `Waiting for the ${sideName(state, d.defender)} to say where the lost sewer stack goes (B8.41).` });
+      }
+    }
+    if (state.wa_chance) {
+      const c = state.wa_chance;
+      if (c.side === me) {
+        found.push({
+          yours: true,
+          text: `The enemy lost Wall Advantage: you may claim it for ${ids(c.units)} now (B9.322).`,
+          answers: [
+            [`Claim WA for ${ids(c.units)}`, { claim_wall_advantage: { units: c.units } }],
+            ["Let the chance pass", "decline_wall_advantage"],
+          ],
+        });
+      } else {
+        found.push({ text: `Waiting for the ${sideName(state, c.side)} to claim Wall Advantage or let the chance pass (B9.322).` });
+      }
+    }
+    if (state.wa_hip_window) {
+      const w = state.wa_hip_window;
+      if (w.side === me) {
+        const hidden = ownUnits(state).filter((u) => u.hidden);
+        found.push({
+          yours: true,
+          text: `${ids(w.claimants)} attempt to claim WA: you may first place a hidden unit and claim (B9.324).`,
+          answers: hidden.map((u) => [`Place ${u.id} and claim WA`, { place_hidden: { unit: u.id, claim_wall_advantage: true } }])
+            .concat([["Let the moment pass", "decline_wall_advantage"]]),
+        });
+      } else {
+        found.push({ text: `Waiting for the ${sideName(state, w.side)}: it may place a hidden unit before your WA claim (B9.324).` });
+      }
+    }
+    if (state.wa_challenge) {
+      const c = state.wa_challenge;
+      if (c.side === me) {
+        found.push({
+          yours: true,
+          text: `Your concealed WA holders ${ids(c.holders)} are challenged: show a real one or forfeit (B9.324).`,
+          answers: c.holders.map((h) => [`Show ${h}`, { show_for_wall_advantage: { unit: h } }])
+            .concat([["Forfeit their WA", { forfeit_wall_advantage: { units: c.holders } }]]),
+        });
+      } else {
+        found.push({ text: `Waiting for the ${sideName(state, c.side)} to show a real WA holder or forfeit (B9.324).` });
+      }
+    }
+    if (state.end_proposal && !state.over) {
+      if (state.end_proposal === them) {
+        found.push({ yours: true, text: "Your opponent offers to end the game here.", answers: [["Accept the end", "accept_end"]] });
+      } else {
+        found.push({ text: "Waiting for your opponent to accept your offer to end the game." });
+      }
+    }
+    // Answers that the log asks for: the latest event an undo request, adjudications.
+    const last = page.entries.length ? page.entries[page.entries.length - 1] : null;
+    const undo = last && last.event && last.event.undo_requested;
+    if (undo && last.seq === page.version) {
+      if (undo.by === them) {
+        found.push({
+          yours: true,
+          text: `Your opponent asks to take back events #${undo.from}–#${undo.to}.`,
+          answers: [["Consent to the undo", "consent_to_undo"], ["Decline", "decline_undo"]],
+        });
+      } else {
+        found.push({ text: "Waiting for your opponent to answer your undo request." });
+      }
+    }
+    const answeredEvents = new Set();
+    for (const e of page.entries) {
+      const ev = e.event || {};
+      const a = ev.adjudication_accepted || ev.adjudication_disputed;
+      if (a) answeredEvents.add(a.event);
+    }
+    for (const e of page.entries) {
+      const adj = e.event && e.event.outcome_adjudicated;
+      if (!adj || adj.by !== them || answeredEvents.has(e.seq)) continue;
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Adjudication #${e.seq}: ${adj.unit} ${adj.outcome} (“${adj.note}”).`,
+        answers: [
+          ["Accept", { accept_adjudication: { event: e.seq } }],
+          ["Dispute", { dispute_adjudication: { event: e.seq, reason: "disputed from the page" } }],
+        ],
+      });
+    }
+    if (!found.some((f) => !f.optional) && !state.over) {
+      const step = STEPS[state.clock.step];
+      const attacker = state.clock.player_turn === 1 ? state.scenario.first : other(state.scenario.first);
+      const acting = step.attacker_acts ? attacker : other(attacker);
+      found.push(acting === me
+        ? { yours: true, text: `Your move: ${step.name} (${step.rule}). Act, then Done (N).` }
+        : { text: `Waiting on the ${sideName(state, acting)}: ${step.name} (${step.rule}).` });
+    }
+    if (state.over) found.push({ text: "The game is over." });
+    return found;
+  }
+
+  /** The prompt, the selection and the mode, for the side this page plays. */
+  function drawPlay() {
+    if (page.side === null) return;
+    const state = liveState();
+    if (!state) return;
+    const box = el("prompt");
+    box.replaceChildren();
+    const found = prompts(state);
+    box.classList.toggle("yours", found.some((f) => f.yours));
+    let key = 1;
+    for (const f of found) {
+      const line = document.createElement("div");
+      line.className = `prompt ${f.yours ? "yours" : "theirs"}${f.optional ? " optional" : ""}`;
+      line.append(document.createTextNode(f.text + " "));
+      for (const [label, command] of f.answers || []) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "answer";
+        b.dataset.key = String(key);
+        const k = document.createElement("kbd");
+        k.textContent = key <= 9 ? String(key) : "";
+        b.append(k, ` ${label}`);
+        b.addEventListener("click", () => propose(command, label));
+        line.append(b);
+        key += 1;
+      }
+      box.append(line);
+    }
+    // Selected units that are gone (eliminated, or no longer this side's to see) are unpicked.
+    for (const id of [...page.selected]) {
+      if (!state.units[id] || state.units[id].eliminated) page.selected.delete(id);
+    }
+    const units = [...page.selected];
+    const modes = {
+      move: "click an adjacent hex to move",
+      sewer: "click the Manhole hex to move to beneath it",
+      bypass: page.bypass
+        ? `Bypass ${page.bypass.hex}: click the hex across each hexside in turn`
+        : "click the hex to bypass, then the hex across each hexside",
+    };
+    say(units.length
+      ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
+      : "Select your units: click a stack, then pick its counters.");
+    for (const b of document.querySelectorAll("#actions button")) {
+      b.classList.toggle("on", b.dataset.action === page.mode);
+    }
+    const list = el("own-units");
+    list.replaceChildren();
+    for (const u of Object.values(state.units)) {
+      const o = document.createElement("option");
+      o.value = u.id;
+      list.append(o);
+    }
+  }
+
+  function wirePlay() {
+    for (const b of document.querySelectorAll("#actions button")) {
+      b.addEventListener("click", () => act(b.dataset.action));
+    }
+    el("confirm").addEventListener("click", confirmProposal);
+    el("cancel").addEventListener("click", () => {
+      cancel();
+      drawPlay();
+    });
+    el("hex-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const name = el("hex-input").value.trim().toUpperCase();
+      el("hex-input").value = "";
+      el("hex-form").hidden = true;
+      if (page.geometry && page.geometry.centres.has(name)) hexClicked(name);
+      else say(`No hex ${name} on this map.`);
+    });
+    el("adjudicate-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const unit = el("adjudicate-unit").value.trim();
+      const outcome = el("adjudicate-outcome").value;
+      const note = el("adjudicate-note").value;
+      propose({ adjudicate: { unit, outcome, note } }, `Adjudicate ${unit}: ${outcome}`);
+    });
+    el("roll-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const dice = el("roll-dice").value;
+      const purpose = el("roll-purpose").value;
+      const note = el("roll-note").value;
+      propose({ roll: { dice, purpose, note } }, `Roll ${dice} for ${words(purpose)}`);
+    });
+    document.addEventListener("keydown", (e) => {
+      if (page.side === null || e.altKey || e.ctrlKey || e.metaKey) return;
+      const typing = e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName);
+      if (e.key === "Escape") {
+        if (typing) e.target.blur();
+        act("clear");
+        return;
+      }
+      if (typing) return;
+      if (e.key === "Enter" && page.proposal) {
+        e.preventDefault();
+        confirmProposal();
+        return;
+      }
+      if (/^[1-9]$/.test(e.key)) {
+        const b = document.querySelector(`#prompt button[data-key="${e.key}"]`);
+        if (b) {
+          e.preventDefault();
+          b.click();
+        }
+        return;
+      }
+      const key = e.key.toLowerCase();
+      if (key === "a" || key === "r") {
+        e.preventDefault();
+        el("forms").open = true;
+        el(key === "a" ? "adjudicate-unit" : "roll-dice").focus();
+        return;
+      }
+      const b = document.querySelector(`#actions button[data-key="${key}"]`);
+      if (b) {
+        e.preventDefault();
+        act(b.dataset.action);
+      }
+    });
+  }
+
   // ---- Replay controls -------------------------------------------------------------------
 
   function viewAt(version) {
@@ -764,6 +1342,7 @@
     });
     document.addEventListener("keydown", (e) => {
       if (e.target && e.target.id === "scrub") return; // the slider handles its own keys
+      if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return;
       const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => viewAt(1), End: () => viewAt(page.version) };
       if (keys[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
         e.preventDefault();
@@ -794,7 +1373,12 @@
       fatal: false,
       resumeRefused: false,
       connections: 0,
+      side: null,
+      stackHex: null,
+      proposal: null,
     });
+    page.selected.clear();
+    el("play").hidden = true;
     el("events").replaceChildren();
     delete el("events").dataset.lastWhen;
     el("review-report").textContent = "";
@@ -804,6 +1388,7 @@
 
   function start() {
     wireControls();
+    wirePlay();
     // A narrower window rewraps the list: keep the latest event (or the replayed one) in view.
     window.addEventListener("resize", markList);
     el("export-file").addEventListener("change", async (e) => {

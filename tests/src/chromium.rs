@@ -61,6 +61,9 @@ pub struct Browser {
     socket: Socket,
     next_id: u64,
     _profile: tempfile::TempDir,
+    /// What the pages reported as errors (uncaught exceptions, `console.error`, error log
+    /// entries such as a refused resource), as the browser sent them meanwhile.
+    errors: Vec<String>,
 }
 
 /// One page of the browser; its commands go through the browser's socket with its session id.
@@ -107,6 +110,7 @@ impl Browser {
             socket,
             next_id: 1,
             _profile: profile,
+            errors: vec![],
         }
     }
 
@@ -134,6 +138,9 @@ impl Browser {
             let Message::Text(text) = frame else { continue };
             let mut reply: Value = serde_json::from_str(text.as_str()).expect("DevTools JSON");
             if reply["id"] != id {
+                if let Some(error) = page_error(&reply) {
+                    self.errors.push(error);
+                }
                 continue;
             }
             if let Some(error) = reply.get("error") {
@@ -162,6 +169,11 @@ impl Browser {
                 .to_string(),
         };
         self.call(Some(&tab.session), "Page.enable", json!({}))
+            .await;
+        // Exceptions, `console.error` and error log entries arrive as events from here on.
+        self.call(Some(&tab.session), "Runtime.enable", json!({}))
+            .await;
+        self.call(Some(&tab.session), "Log.enable", json!({}))
             .await;
         self.call(Some(&tab.session), "Page.navigate", json!({ "url": url }))
             .await;
@@ -281,9 +293,62 @@ impl Browser {
             .expect("base64 screenshot")
     }
 
+    /// Every error the pages reported so far: uncaught exceptions, `console.error` calls and
+    /// error log entries (a script or style the page's policy refused, a failed request).
+    pub async fn page_errors(&mut self) -> Vec<String> {
+        // A round trip first, so what the pages reported before now has arrived.
+        self.call(None, "Browser.getVersion", json!({})).await;
+        self.errors.clone()
+    }
+
+    /// Presses and releases a key that types a character (`n`, `1`), as a keyboard user does.
+    pub async fn type_key(&mut self, tab: &Tab, key: &str) {
+        let code = key.chars().next().map_or(0, |c| c.to_ascii_uppercase() as u32);
+        for kind in ["keyDown", "keyUp"] {
+            self.call(
+                Some(&tab.session),
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": key, "text": key, "windowsVirtualKeyCode": code }),
+            )
+            .await;
+        }
+    }
+
     /// Closes the browser and waits for the process to end.
     pub async fn close(mut self) {
         let _ = self.socket.close(None).await;
         let _ = self.process.kill().await;
+    }
+}
+
+/// The error a DevTools event reports, if it is one: an uncaught exception, a `console.error`,
+/// or a log entry of level error.
+fn page_error(event: &Value) -> Option<String> {
+    let params = &event["params"];
+    match event["method"].as_str()? {
+        "Runtime.exceptionThrown" => Some(format!(
+            "exception: {}",
+            params["exceptionDetails"]["exception"]["description"]
+                .as_str()
+                .or(params["exceptionDetails"]["text"].as_str())
+                .unwrap_or("?")
+        )),
+        "Runtime.consoleAPICalled" if params["type"] == "error" => Some(format!(
+            "console.error: {}",
+            params["args"]
+                .as_array()
+                .map(|args| args
+                    .iter()
+                    .map(|a| a["value"].to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "))
+                .unwrap_or_default()
+        )),
+        "Log.entryAdded" if params["entry"]["level"] == "error" => Some(format!(
+            "log: {} {}",
+            params["entry"]["text"].as_str().unwrap_or("?"),
+            params["entry"]["url"].as_str().unwrap_or("")
+        )),
+        _ => None,
     }
 }

@@ -1,0 +1,541 @@
+//! The play page in a real browser: one full Game Turn of `scenarios/wall-and-sewer.toml`
+//! played by two pages, one per seat, each opened with its side's token, while a third page
+//! watches with the spectator token. Everything is done as a player would: clicking hexes and
+//! the counters of a spread-out stack, the action keys, the preview shown before Enter sends
+//! the command. On the way: a move refused with its rule, a sewer move, the Russian's Wall
+//! Advantage chance prompt answered with a claim while the German page says what it waits
+//! for, and `done` to the end of the game. The watcher sees every public event; no page
+//! reports an error; the page fits a 390 px screen.
+//!
+//! Nothing is timed: every step waits for a condition on the page, with a generous bound.
+//! Needs Chromium (`apt-get install chromium`). With `ASL_UPDATE_SCREENSHOT=1` the German
+//! page's screenshot replaces `docs/play-page.png`, the one the README shows.
+
+use client::Connection;
+use e2e::chromium::{self, Browser, Tab};
+use e2e::TestServer;
+use serde_json::Value;
+use server::config::Config;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Long enough for a page to hear of a command on a loaded machine; a hang fails instead.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Steps a Game Turn has, ended by `done` or answered, with room to spare: the loop that plays
+/// them out fails rather than spin if the game never ends.
+const TURN_ACTIONS_MAX: usize = 60;
+
+const SCENARIO: &str = include_str!("../../scenarios/wall-and-sewer.toml");
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+fn chromium_binary() -> PathBuf {
+    chromium::find().expect(
+        "this test needs Chromium: `apt-get install chromium` (or set ASL_CHROMIUM to a \
+         Chromium/Chrome binary); `.ci/run` installs it",
+    )
+}
+
+async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String {
+    match browser.eval(tab, expression).await {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// JavaScript that clicks the hex `hex` on the board (its terrain, as a pointer would).
+fn click_hex(hex: &str) -> String {
+    format!(
+        "document.querySelector('.hex-cell[data-hex=\"{hex}\"] polygon').dispatchEvent(new MouseEvent('click'))"
+    )
+}
+
+/// The page has the position of its own stream's head and no request in flight.
+const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
+    p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
+    p.entries.length === p.version; })()";
+
+/// Both players' pages settled on the same moment of play.
+async fn settle(browser: &mut Browser, players: &[&Tab; 2]) {
+    let clock = "JSON.stringify([window.aslWatch.live.clock, window.aslWatch.live.over, \
+                 window.aslWatch.live.wa_chance !== null, \
+                 window.aslWatch.live.sewer_designation !== null])";
+    loop {
+        for tab in players {
+            browser
+                .wait_for(tab, "the page to settle", SETTLED, WAIT)
+                .await;
+        }
+        let a = text(browser, players[0], clock).await;
+        let b = text(browser, players[1], clock).await;
+        if a == b {
+            return;
+        }
+        // One page has heard of the latest event and the other not yet: wait for it.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Clicks the hex and picks `units` from its spread-out stack.
+async fn select(browser: &mut Browser, tab: &Tab, hex: &str, units: &[&str]) {
+    browser.eval(tab, &click_hex(hex)).await;
+    for unit in units {
+        let button = format!("#stack button.unit-pick[data-unit=\"{unit}\"]");
+        browser
+            .wait_for(
+                tab,
+                &format!("{unit} in the stack of {hex}"),
+                &format!("document.querySelector('{button}') !== null"),
+                WAIT,
+            )
+            .await;
+        browser
+            .eval(tab, &format!("document.querySelector('{button}').click()"))
+            .await;
+    }
+    let picked = browser
+        .eval(tab, "[...window.aslWatch.selected].sort().join(' ')")
+        .await;
+    let mut want: Vec<&str> = units.to_vec();
+    want.sort();
+    assert_eq!(picked, want.join(" "));
+}
+
+/// Waits for the preview of the proposed command, and returns its text.
+async fn previewed(browser: &mut Browser, tab: &Tab) -> String {
+    browser
+        .wait_for(
+            tab,
+            "the referee's preview",
+            "(() => { const t = document.getElementById('proposal-text').textContent; \
+             return !document.getElementById('proposal').hidden && !t.endsWith('asking the referee…') && t; })()",
+            WAIT,
+        )
+        .await
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Confirms the previewed command with Enter and waits until the server accepted it.
+async fn send(browser: &mut Browser, tab: &Tab) -> String {
+    let preview = previewed(browser, tab).await;
+    assert!(!preview.contains("refused ("), "{preview}");
+    let id = browser.eval(tab, "window.aslWatch.proposal.id").await;
+    browser.press(tab, "Enter", 13).await;
+    let outcome = browser
+        .wait_for(
+            tab,
+            "the command answered",
+            &format!(
+                "document.getElementById('outcome').dataset.answered === '{id}' && \
+                 document.getElementById('outcome').textContent"
+            ),
+            WAIT,
+        )
+        .await;
+    let outcome = outcome.as_str().unwrap().to_string();
+    assert!(outcome.contains(": done ("), "{preview} → {outcome}");
+    preview
+}
+
+/// The text of the page's prompt area.
+async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
+    text(browser, tab, "document.getElementById('prompt').textContent").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pages_play_a_game_turn_while_a_third_watches() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap();
+    let link = |token: &str| {
+        format!(
+            "http://{}/watch#game={}&token={token}",
+            server.addr, created.game
+        )
+    };
+
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser.open(&link(&created.tokens.side_a)).await;
+    let russian = browser.open(&link(&created.tokens.side_b)).await;
+    let watcher = browser.open(&link(&created.tokens.spectator)).await;
+    for tab in [&german, &russian, &watcher] {
+        browser
+            .wait_for(tab, "the board", SETTLED, WAIT)
+            .await;
+    }
+    let players = [&german, &russian];
+
+    // Who plays and who watches, and the phase line as the rulebook writes it.
+    for (tab, shown, status) in [
+        (&german, false, "Playing live"),
+        (&russian, false, "Playing live"),
+        (&watcher, true, "Watching live"),
+    ] {
+        assert_eq!(
+            browser
+                .eval(tab, "document.getElementById('play').hidden")
+                .await,
+            shown
+        );
+        assert_eq!(
+            text(&mut browser, tab, "document.getElementById('status').textContent").await,
+            status
+        );
+        assert_eq!(
+            text(
+                &mut browser,
+                tab,
+                "document.getElementById('phase').textContent + document.getElementById('role').textContent"
+            )
+            .await,
+            "RPh, ATTACKER"
+        );
+    }
+
+    // A readable board: the Russian sees its own concealed 3-3-7 as such, the German and the
+    // watcher only a "?"; the LMG is drawn with its holder; stone and wooden buildings differ.
+    assert_eq!(
+        browser
+            .eval(
+                &russian,
+                "document.querySelector('.counter.own-concealed[data-unit=\"337a\"]') !== null"
+            )
+            .await,
+        true
+    );
+    for tab in [&german, &watcher] {
+        let html = text(&mut browser, tab, "document.getElementById('units').innerHTML").await;
+        assert!(!html.contains("337a") && !html.contains("3-3-7"), "{html}");
+        assert_eq!(
+            text(
+                &mut browser,
+                tab,
+                "document.querySelector('.counter[data-hex=\"55I7\"] .concealed-mark').textContent"
+            )
+            .await,
+            "?"
+        );
+    }
+    for tab in [&german, &russian, &watcher] {
+        assert_eq!(
+            text(
+                &mut browser,
+                tab,
+                "document.querySelector('.counter[data-unit=\"467b\"] .sw').textContent"
+            )
+            .await,
+            "LMG"
+        );
+        assert_eq!(
+            text(
+                &mut browser,
+                tab,
+                "[...document.querySelectorAll('.building-kind')].map(t => t.textContent).sort().join('')"
+            )
+            .await,
+            "SW"
+        );
+    }
+
+    // The waiting side's page says what it waits for.
+    assert!(prompt(&mut browser, &russian)
+        .await
+        .starts_with("Waiting on the German: RPh"));
+
+    // To the German MPh with `done` (the N key, then Enter once the preview allows it).
+    for expected in ["RPh", "RPh", "RPh", "PFPh"] {
+        settle(&mut browser, &players).await;
+        let actor = if prompt(&mut browser, &german).await.starts_with("Your move") {
+            &german
+        } else {
+            &russian
+        };
+        let phase = text(
+            &mut browser,
+            actor,
+            "document.getElementById('phase').textContent",
+        )
+        .await;
+        assert!(phase.starts_with(expected), "{phase}");
+        browser.type_key(actor, "n").await;
+        send(&mut browser, actor).await;
+    }
+    settle(&mut browser, &players).await;
+    assert_eq!(
+        text(
+            &mut browser,
+            &german,
+            "document.getElementById('phase').textContent + document.getElementById('role').textContent"
+        )
+        .await,
+        "MPh, ATTACKER"
+    );
+
+    // A move two hexes away: the preview shows the refusal with its rule, and nothing is sent.
+    select(&mut browser, &german, "55H7", &["447a"]).await;
+    browser.eval(&german, &click_hex("55J9")).await;
+    let refused = previewed(&mut browser, &german).await;
+    assert!(refused.starts_with("Move 447a to 55J9: refused (A4"), "{refused}");
+    assert!(
+        browser
+            .eval(&german, "document.getElementById('confirm').disabled")
+            .await
+            == true
+    );
+    browser.press(&german, "Escape", 27).await;
+
+    // Down the Manhole at F5 and beneath the one at F8 (B8.4, B8.41): S, then the hex.
+    select(&mut browser, &german, "55F5", &["467b", "g-ldr"]).await;
+    browser.type_key(&german, "s").await;
+    browser.eval(&german, &click_hex("55F8")).await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, &players).await;
+    // A lost stack (B8.41) waits on the Russian to say where it goes: the German page says
+    // so, the Russian's offers exactly the Manholes the server allows.
+    if browser
+        .eval(&russian, "window.aslWatch.live.sewer_designation !== null")
+        .await
+        == true
+    {
+        assert!(prompt(&mut browser, &german)
+            .await
+            .contains("Waiting for the Russian to say where the lost sewer stack goes"));
+        browser.type_key(&russian, "1").await;
+        send(&mut browser, &russian).await;
+        settle(&mut browser, &players).await;
+    }
+    browser.press(&german, "Escape", 27).await;
+
+    // 467a leaves H5 and with it its WA over the wall to G6 (B9.41): a step priced by the
+    // referee before it is sent.
+    select(&mut browser, &german, "55H5", &["467a"]).await;
+    browser.type_key(&german, "m").await;
+    browser.eval(&german, &click_hex("55H4")).await;
+    let priced = send(&mut browser, &german).await;
+    assert!(
+        priced.starts_with("Move 467a to 55H4: 1 MF: 1 COT"),
+        "{priced}"
+    );
+    assert!(priced.contains("467a left 3 of 4"), "{priced}");
+
+    // The Russian may now claim WA (B9.322): its page asks, the German's says it waits.
+    settle(&mut browser, &players).await;
+    let asked = prompt(&mut browser, &russian).await;
+    assert!(
+        asked.contains("you may claim it for 747a now (B9.322)"),
+        "{asked}"
+    );
+    assert!(prompt(&mut browser, &german)
+        .await
+        .contains("Waiting for the Russian to claim Wall Advantage"));
+    browser.type_key(&russian, "1").await;
+    send(&mut browser, &russian).await;
+
+    // The rest of the Game Turn: whoever the game waits on ends the step or answers.
+    let mut actions = 0;
+    loop {
+        settle(&mut browser, &players).await;
+        if browser.eval(&german, "window.aslWatch.live.over").await == true {
+            break;
+        }
+        actions += 1;
+        assert!(actions <= TURN_ACTIONS_MAX, "the Game Turn does not end");
+        let mut acted = false;
+        for tab in players {
+            let answer = browser
+                .eval(
+                    tab,
+                    "document.querySelector('#prompt .prompt.yours:not(.optional) button.answer') !== null",
+                )
+                .await;
+            if answer == true {
+                browser.type_key(tab, "1").await;
+                send(&mut browser, tab).await;
+                acted = true;
+                break;
+            }
+            if prompt(&mut browser, tab).await.starts_with("Your move") {
+                browser.type_key(tab, "n").await;
+                send(&mut browser, tab).await;
+                acted = true;
+                break;
+            }
+        }
+        assert!(
+            acted,
+            "no page has anything to do: {} / {}",
+            prompt(&mut browser, &german).await,
+            prompt(&mut browser, &russian).await
+        );
+    }
+    assert!(prompt(&mut browser, &german)
+        .await
+        .contains("The game is over."));
+
+    // The watcher saw every event it may know, in order, and the moves of the turn in words.
+    browser
+        .wait_for(&watcher, "the watcher at the end", &format!("{SETTLED} && window.aslWatch.live.over"), WAIT)
+        .await;
+    let kinds = "JSON.stringify(window.aslWatch.entries.map(e => Object.keys(e.event)[0]) \
+                 .filter(k => ['unit_moved', 'wall_advantage_chance_offered', \
+                 'wall_advantage_claimed', 'step_ended', 'game_ended'].includes(k)))";
+    let watched = text(&mut browser, &watcher, kinds).await;
+    assert_eq!(watched, text(&mut browser, &german, kinds).await);
+    assert_eq!(watched, text(&mut browser, &russian, kinds).await);
+    for needed in ["wall_advantage_claimed", "unit_moved", "game_ended"] {
+        assert!(watched.contains(needed), "{needed} in {watched}");
+    }
+    let record = text(
+        &mut browser,
+        &watcher,
+        "window.aslWatch.entries.map(e => e.text).join('\\n')",
+    )
+    .await;
+    assert!(record.contains("sewer") || record.contains("Manhole"), "{record}");
+    assert_eq!(
+        browser
+            .eval(
+                &watcher,
+                "window.aslWatch.entries.every((e, i) => e.seq === i + 1)"
+            )
+            .await,
+        true
+    );
+
+    // Replaying, the header never says it is live; back at the end, it does again.
+    browser
+        .eval(&watcher, "document.getElementById('first').click()")
+        .await;
+    let replaying = browser
+        .wait_for(
+            &watcher,
+            "the replay status",
+            "window.aslWatch.shown.version === 1 && document.getElementById('status').textContent",
+            WAIT,
+        )
+        .await;
+    assert!(
+        replaying.as_str().unwrap().starts_with("Replaying: position after event #1 of "),
+        "{replaying}"
+    );
+    browser.press(&watcher, "End", 35).await;
+    browser
+        .wait_for(
+            &watcher,
+            "live again",
+            "document.getElementById('status').textContent === 'Watching live'",
+            WAIT,
+        )
+        .await;
+
+    // The play page at phone width: nothing sideways, the board and the actions usable.
+    browser.viewport(&german, 390, 844, true).await;
+    let fits = browser
+        .wait_for(
+            &german,
+            "the play page at phone width",
+            "document.documentElement.scrollWidth <= window.innerWidth && \
+             document.getElementById('play').getBoundingClientRect().width <= 390 && \
+             document.getElementById('board').getBoundingClientRect().width",
+            WAIT,
+        )
+        .await;
+    assert!(fits.as_f64().unwrap() > 300.0, "board {fits} px wide");
+
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+/// The README's picture of the play page: the German's page in the MPh with a stack spread
+/// out and a step previewed. Saved under the target directory; with `ASL_UPDATE_SCREENSHOT=1`
+/// it replaces `docs/play-page.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_play_page_screenshot() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap();
+    let mut russian = Connection::connect(&server.url).await.unwrap();
+    russian
+        .join(&created.game, &created.tokens.side_b, None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open(&format!(
+            "http://{}/watch#game={}&token={}",
+            server.addr, created.game, created.tokens.side_a
+        ))
+        .await;
+    browser.viewport(&german, 1200, 860, false).await;
+    browser.wait_for(&german, "the board", SETTLED, WAIT).await;
+    // The German ends RPh, the end of RPh; the Russian its end of RPh; the German the PFPh.
+    for by_german in [true, true, false, true] {
+        let waits_on = if by_german {
+            "Your move"
+        } else {
+            "Waiting on the Russian"
+        };
+        browser
+            .wait_for(
+                &german,
+                waits_on,
+                &format!(
+                    "{SETTLED} && document.getElementById('prompt').textContent.startsWith('{waits_on}')"
+                ),
+                WAIT,
+            )
+            .await;
+        if by_german {
+            browser.type_key(&german, "n").await;
+            send(&mut browser, &german).await;
+        } else {
+            let reply = russian.command(1, protocol::Command::Done, None).await;
+            assert!(
+                matches!(reply, Ok(client::Reply::Accepted { .. })),
+                "{reply:?}"
+            );
+        }
+    }
+    browser
+        .wait_for(
+            &german,
+            "the German MPh",
+            &format!(
+                "{SETTLED} && document.getElementById('prompt').textContent.startsWith('Your move: MPh')"
+            ),
+            WAIT,
+        )
+        .await;
+    select(&mut browser, &german, "55H7", &["447a"]).await;
+    browser.eval(&german, &click_hex("55I8")).await;
+    let preview = previewed(&mut browser, &german).await;
+    assert!(preview.contains("MF"), "{preview}");
+    let shot = browser.screenshot(&german).await;
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    let saved = Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-page.png");
+    std::fs::write(&saved, &shot).unwrap();
+    if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(repo("docs/play-page.png"), &shot).unwrap();
+    }
+    browser.close().await;
+    server.stop().await;
+}
