@@ -21,8 +21,7 @@ use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
     ErrorCode, ExportPage, PreviewOutcome, RecordEntry, Sequenced, ServerMessage,
-    EXPORT_PAGE_BYTES_MAX,
-    FRAME_BYTES_MAX, LOG_PAGE_EVENTS_MAX,
+    EXPORT_PAGE_BYTES_MAX, FRAME_BYTES_MAX, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, Event, Side};
 use std::collections::VecDeque;

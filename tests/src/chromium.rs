@@ -173,8 +173,7 @@ impl Browser {
         // Exceptions, `console.error` and error log entries arrive as events from here on.
         self.call(Some(&tab.session), "Runtime.enable", json!({}))
             .await;
-        self.call(Some(&tab.session), "Log.enable", json!({}))
-            .await;
+        self.call(Some(&tab.session), "Log.enable", json!({})).await;
         self.call(Some(&tab.session), "Page.navigate", json!({ "url": url }))
             .await;
         tab
@@ -303,7 +302,10 @@ impl Browser {
 
     /// Presses and releases a key that types a character (`n`, `1`), as a keyboard user does.
     pub async fn type_key(&mut self, tab: &Tab, key: &str) {
-        let code = key.chars().next().map_or(0, |c| c.to_ascii_uppercase() as u32);
+        let code = key
+            .chars()
+            .next()
+            .map_or(0, |c| c.to_ascii_uppercase() as u32);
         for kind in ["keyDown", "keyUp"] {
             self.call(
                 Some(&tab.session),

@@ -144,7 +144,12 @@ async fn send(browser: &mut Browser, tab: &Tab) -> String {
 
 /// The text of the page's prompt area.
 async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
-    text(browser, tab, "document.getElementById('prompt').textContent").await
+    text(
+        browser,
+        tab,
+        "document.getElementById('prompt').textContent",
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,9 +175,7 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     let russian = browser.open(&link(&created.tokens.side_b)).await;
     let watcher = browser.open(&link(&created.tokens.spectator)).await;
     for tab in [&german, &russian, &watcher] {
-        browser
-            .wait_for(tab, "the board", SETTLED, WAIT)
-            .await;
+        browser.wait_for(tab, "the board", SETTLED, WAIT).await;
     }
     let players = [&german, &russian];
 
@@ -189,7 +192,12 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
             shown
         );
         assert_eq!(
-            text(&mut browser, tab, "document.getElementById('status').textContent").await,
+            text(
+                &mut browser,
+                tab,
+                "document.getElementById('status').textContent"
+            )
+            .await,
             status
         );
         assert_eq!(
@@ -215,7 +223,12 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
         true
     );
     for tab in [&german, &watcher] {
-        let html = text(&mut browser, tab, "document.getElementById('units').innerHTML").await;
+        let html = text(
+            &mut browser,
+            tab,
+            "document.getElementById('units').innerHTML",
+        )
+        .await;
         assert!(!html.contains("337a") && !html.contains("3-3-7"), "{html}");
         assert_eq!(
             text(
@@ -286,7 +299,10 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     select(&mut browser, &german, "55H7", &["447a"]).await;
     browser.eval(&german, &click_hex("55J9")).await;
     let refused = previewed(&mut browser, &german).await;
-    assert!(refused.starts_with("Move 447a to 55J9: refused (A4"), "{refused}");
+    assert!(
+        refused.starts_with("Move 447a to 55J9: refused (A4"),
+        "{refused}"
+    );
     assert!(
         browser
             .eval(&german, "document.getElementById('confirm').disabled")
@@ -385,7 +401,12 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
 
     // The watcher saw every event it may know, in order, and the moves of the turn in words.
     browser
-        .wait_for(&watcher, "the watcher at the end", &format!("{SETTLED} && window.aslWatch.live.over"), WAIT)
+        .wait_for(
+            &watcher,
+            "the watcher at the end",
+            &format!("{SETTLED} && window.aslWatch.live.over"),
+            WAIT,
+        )
         .await;
     let kinds = "JSON.stringify(window.aslWatch.entries.map(e => Object.keys(e.event)[0]) \
                  .filter(k => ['unit_moved', 'wall_advantage_chance_offered', \
@@ -402,7 +423,10 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
         "window.aslWatch.entries.map(e => e.text).join('\\n')",
     )
     .await;
-    assert!(record.contains("sewer") || record.contains("Manhole"), "{record}");
+    assert!(
+        record.contains("sewer") || record.contains("Manhole"),
+        "{record}"
+    );
     assert_eq!(
         browser
             .eval(
@@ -426,7 +450,10 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
         )
         .await;
     assert!(
-        replaying.as_str().unwrap().starts_with("Replaying: position after event #1 of "),
+        replaying
+            .as_str()
+            .unwrap()
+            .starts_with("Replaying: position after event #1 of "),
         "{replaying}"
     );
     browser.press(&watcher, "End", 35).await;

@@ -206,10 +206,7 @@ async fn previews_spend_the_read_budget() {
     let over_before = e2e::metric(server.addr, OVER_READS).await;
     for id in 0..30 {
         let (_, outcome) = preview(&mut page, id, Command::Done).await;
-        assert!(
-            matches!(outcome, PreviewOutcome::Allowed(_)),
-            "{outcome:?}"
-        );
+        assert!(matches!(outcome, PreviewOutcome::Allowed(_)), "{outcome:?}");
     }
     // Past the budget they waited for it (counted as reads over budget), and all were served.
     assert!(e2e::metric(server.addr, OVER_READS).await > over_before);

@@ -119,7 +119,10 @@ pub enum ClientMessage {
     /// `Previewed`, decided by the same rules as the command against the game as it stands,
     /// and nothing is appended, applied or rolled (`crate::record::preview`). A read: it
     /// counts against the connection's read budget, not its commands.
-    Preview { id: u64, command: Command },
+    Preview {
+        id: u64,
+        command: Command,
+    },
 }
 
 /// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,

@@ -67,7 +67,9 @@ pub fn preview(
             events.iter().find_map(|event| match event {
                 Event::UnitMoved { cost, mf, .. }
                 | Event::UnitBypassed { cost, mf, .. }
-                | Event::UnitEntryBlocked { cost, mf, .. } => Some((Some(cost.clone()), mf.clone())),
+                | Event::UnitEntryBlocked { cost, mf, .. } => {
+                    Some((Some(cost.clone()), mf.clone()))
+                }
                 Event::DoubleTimeDeclared { mf, .. } | Event::ShellholeCoverTaken { mf, .. } => {
                     Some((None, mf.clone()))
                 }
@@ -161,9 +163,9 @@ mod tests {
             &mut crate::game::dice::ScriptedDice::default(),
         )
         .unwrap();
-        assert!(decided.iter().any(
-            |e| matches!(e, Event::UnitMoved { cost, .. } if Some(cost) == p.cost.as_ref())
-        ));
+        assert!(decided
+            .iter()
+            .any(|e| matches!(e, Event::UnitMoved { cost, .. } if Some(cost) == p.cost.as_ref())));
     }
 
     /// A refused preview is the refusal the command gets: same rule, same words.
