@@ -46,6 +46,24 @@ async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String {
     }
 }
 
+/// A server with a new game of the scenario; the directory holds its data.
+async fn start() -> (tempfile::TempDir, TestServer, client::NewGame) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap();
+    (dir, server, created)
+}
+
+/// The page's link for `token`: a side's plays that side, the spectator's watches.
+fn link(server: &TestServer, game: &str, token: &str) -> String {
+    format!("http://{}/watch#game={game}&token={token}", server.addr)
+}
+
 /// JavaScript that clicks the hex `hex` on the board (its terrain, as a pointer would).
 fn click_hex(hex: &str) -> String {
     format!(
@@ -155,20 +173,8 @@ async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_play_a_game_turn_while_a_third_watches() {
     let binary = chromium_binary();
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
-    let link = |token: &str| {
-        format!(
-            "http://{}/watch#game={}&token={token}",
-            server.addr, created.game
-        )
-    };
+    let (_dir, server, created) = start().await;
+    let link = |token: &str| link(&server, &created.game, token);
 
     let mut browser = Browser::launch(&binary).await;
     let german = browser.open(&link(&created.tokens.side_a)).await;
@@ -492,14 +498,7 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_play_page_screenshot() {
     let binary = chromium_binary();
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let (_dir, server, created) = start().await;
     let mut russian = Connection::connect(&server.url).await.unwrap();
     russian
         .join(&created.game, &created.tokens.side_b, None)
@@ -507,10 +506,7 @@ async fn the_play_page_screenshot() {
         .unwrap();
     let mut browser = Browser::launch(&binary).await;
     let german = browser
-        .open(&format!(
-            "http://{}/watch#game={}&token={}",
-            server.addr, created.game, created.tokens.side_a
-        ))
+        .open(&link(&server, &created.game, &created.tokens.side_a))
         .await;
     browser.viewport(&german, 1200, 860, false).await;
     browser.wait_for(&german, "the board", SETTLED, WAIT).await;

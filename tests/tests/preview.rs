@@ -5,56 +5,42 @@
 
 use client::{Connection, Reply};
 use e2e::TestServer;
-use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, PreviewOutcome, ServerMessage};
 use protocol::{Command, Hex};
 use server::config::Config;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 const WAIT: Duration = Duration::from_secs(20);
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-async fn joined(url: &str, game: &str, token: &str) -> Socket {
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("{url}/v1"))
-        .await
-        .expect("connect");
-    match ask(
-        &mut ws,
-        &ClientMessage::Join {
-            game: game.into(),
-            token: token.into(),
-            since: None,
-        },
-    )
-    .await
-    {
-        ServerMessage::Joined { .. } => ws,
-        other => panic!("expected joined, got {other:?}"),
-    }
+/// A connection joined with `token`.
+async fn joined(url: &str, game: &str, token: &str) -> Connection {
+    let mut conn = Connection::connect(url).await.unwrap();
+    conn.join(game, token, None).await.unwrap();
+    conn
 }
 
 /// Sends `message` and returns its answer; any stream event before it fails the test, since
 /// nothing here may make one.
-async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
-    ws.send(Message::text(wire::to_json(message)))
+async fn ask(conn: &mut Connection, message: &ClientMessage) -> ServerMessage {
+    conn.send(message).await.unwrap();
+    match tokio::time::timeout(WAIT, conn.recv())
         .await
-        .unwrap();
-    loop {
-        let frame = tokio::time::timeout(WAIT, ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("connection open")
-            .expect("a frame");
-        let Message::Text(text) = frame else { continue };
-        match wire::from_json(text.as_str()).unwrap() {
-            ServerMessage::Event(e) => panic!("no event may follow a preview: {e:?}"),
-            answer => return answer,
-        }
+        .expect("an answer in time")
+        .unwrap()
+    {
+        ServerMessage::Event(e) => panic!("no event may follow a preview: {e:?}"),
+        answer => answer,
     }
+}
+
+async fn new_game(server: &TestServer) -> client::NewGame {
+    Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(SCENARIO, None)
+        .await
+        .unwrap()
 }
 
 fn step(unit: &str, to: &str) -> Command {
@@ -64,7 +50,7 @@ fn step(unit: &str, to: &str) -> Command {
     }
 }
 
-async fn preview(ws: &mut Socket, id: u64, command: Command) -> (u64, PreviewOutcome) {
+async fn preview(ws: &mut Connection, id: u64, command: Command) -> (u64, PreviewOutcome) {
     match ask(ws, &ClientMessage::Preview { id, command }).await {
         ServerMessage::Previewed {
             id: got,
@@ -78,7 +64,7 @@ async fn preview(ws: &mut Socket, id: u64, command: Command) -> (u64, PreviewOut
     }
 }
 
-async fn state_hash(ws: &mut Socket) -> (u64, protocol::StateHash) {
+async fn state_hash(ws: &mut Connection) -> (u64, protocol::StateHash) {
     match ask(ws, &ClientMessage::GetState).await {
         ServerMessage::State {
             version,
@@ -93,12 +79,7 @@ async fn state_hash(ws: &mut Socket) -> (u64, protocol::StateHash) {
 async fn a_preview_prices_a_step_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path(), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let created = new_game(&server).await;
     let (game, tokens) = (created.game, created.tokens);
     let mut german = Connection::connect(&server.url).await.unwrap();
     german.join(&game, &tokens.side_a, None).await.unwrap();
@@ -195,12 +176,7 @@ async fn previews_spend_the_read_budget() {
         ..Config::default()
     };
     let server = TestServer::start(dir.path(), config).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let created = new_game(&server).await;
     let mut page = joined(&server.url, &created.game, &created.tokens.side_a).await;
     const OVER_READS: &str = r#"asl_refusals_total{rule="reads_per_second_max"}"#;
     let over_before = e2e::metric(server.addr, OVER_READS).await;
