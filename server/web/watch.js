@@ -455,8 +455,12 @@
       const above = units.filter((u) => !u.underground);
       const below = units.filter((u) => u.underground);
       const pieces = above.length + (below.length ? 1 : 0);
-      let x = c.x - COUNTER / 2 - ((pieces - 1) * STACK_OFFSET) / 2;
-      let y = c.y - COUNTER / 2 + ((pieces - 1) * STACK_OFFSET) / 2;
+      // The picked stack is spread out side by side, so every counter in it can be read.
+      const spread = hex === page.stackHex && pieces > 1;
+      const dx = spread ? COUNTER + 2 : STACK_OFFSET;
+      const dy = spread ? 0 : STACK_OFFSET;
+      let x = c.x - COUNTER / 2 - ((pieces - 1) * dx) / 2;
+      let y = c.y - COUNTER / 2 + ((pieces - 1) * dy) / 2;
       if (below.length) {
         // Units below ground show only as "Sewer?", whoever they are (B8.2).
         const sides = [...new Set(below.map((u) => sideName(state, u.side)))].join("/");
@@ -464,13 +468,13 @@
         svg("rect", { x, y, width: COUNTER, height: COUNTER, rx: 2 }, g);
         svg("text", { x: x + COUNTER / 2, y: y + COUNTER * 0.6 }, g).textContent = "Sewer?";
         svg("title", {}, g).textContent = `${sides} unit(s) beneath ${hex} in a sewer or tunnel (B8)`;
-        x += STACK_OFFSET;
-        y -= STACK_OFFSET;
+        x += dx;
+        y -= dy;
       }
       for (const unit of above) {
         drawCounter(layer, state, unit, x, y, moving.has(unit.id));
-        x += STACK_OFFSET;
-        y -= STACK_OFFSET;
+        x += dx;
+        y -= dy;
       }
       const lying = Object.values(state.weapons || {}).filter((w) => w.hex === hex && !w.held_by);
       for (const w of lying) {
@@ -845,9 +849,7 @@
   function hexClicked(name) {
     const state = liveState();
     if (page.side === null || page.viewing !== null || !state) {
-      page.stackHex = name;
-      drawStack();
-      losClick(name);
+      pickStack(name);
       return;
     }
     const units = [...page.selected];
@@ -871,7 +873,13 @@
       }
       return;
     }
+    pickStack(name);
+  }
+
+  /** Spreads out the stack of `name` on the board and below it, and follows the LOS tool. */
+  function pickStack(name) {
     page.stackHex = name;
+    if (page.shown) drawUnits(page.shown);
     drawStack();
     losClick(name);
   }
@@ -1287,6 +1295,8 @@
         return;
       }
       if (typing) return;
+      // A focused button takes Enter and Space itself (picking a counter, an answer).
+      if (e.target && e.target.tagName === "BUTTON" && (e.key === "Enter" || e.key === " ")) return;
       if (e.key === "Enter" && page.proposal) {
         e.preventDefault();
         confirmProposal();
