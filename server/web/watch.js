@@ -506,7 +506,9 @@
     el("scenario").textContent = state.scenario.name;
     el("turn").textContent = `Game Turn ${state.clock.turn} of ${state.scenario.turns}`;
     el("player-turn").textContent = `${sideName(state, attacker)} Player Turn`;
-    el("phase").textContent = step.name === step.phase ? step.phase : `${step.phase}: ${step.name}`;
+    // The role goes after the phase ("RtPh, ATTACKER"), so a step's name is shown without it.
+    const name = step.name.replace(/, (ATTACKER|DEFENDER)$/, "");
+    el("phase").textContent = name === step.phase ? step.phase : `${step.phase}: ${name}`;
     el("phase").title = `${step.name} (${step.rule})`;
     el("attacker").textContent = `ATTACKER: ${sideName(state, attacker)}`;
     // The phase line as the rulebook writes it: "RtPh, ATTACKER".
@@ -1112,10 +1114,11 @@
         found.push({
           yours: true,
           text: `The enemy lost Wall Advantage: you may claim it for ${ids(c.units)} now (B9.322).`,
-          answers: [
-            [`Claim WA for ${ids(c.units)}`, { claim_wall_advantage: { units: c.units } }],
-            ["Let the chance pass", "decline_wall_advantage"],
-          ],
+          // A hidden unit may be placed and claim instead (B9.324).
+          answers: [[`Claim WA for ${ids(c.units)}`, { claim_wall_advantage: { units: c.units } }]]
+            .concat(ownUnits(state).filter((u) => u.hidden)
+              .map((u) => [`Place ${u.id} and claim WA`, { place_hidden: { unit: u.id, claim_wall_advantage: true } }]))
+            .concat([["Let the chance pass", "decline_wall_advantage"]]),
         });
       } else {
         found.push({ text: `Waiting for the ${sideName(state, c.side)} to claim Wall Advantage or let the chance pass (B9.322).` });

@@ -71,6 +71,10 @@ fn click_hex(hex: &str) -> String {
     )
 }
 
+/// The phase line of the header: "MPh, ATTACKER".
+const PHASE_LINE: &str =
+    "document.getElementById('phase').textContent + document.getElementById('role').textContent";
+
 /// The page has the position of its own stream's head and no request in flight.
 const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
     p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
@@ -206,15 +210,7 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
             .await,
             status
         );
-        assert_eq!(
-            text(
-                &mut browser,
-                tab,
-                "document.getElementById('phase').textContent + document.getElementById('role').textContent"
-            )
-            .await,
-            "RPh, ATTACKER"
-        );
+        assert_eq!(text(&mut browser, tab, PHASE_LINE).await, "RPh, ATTACKER");
     }
 
     // A readable board: the Russian sees its own concealed 3-3-7 as such, the German and the
@@ -292,12 +288,7 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     }
     settle(&mut browser, &players).await;
     assert_eq!(
-        text(
-            &mut browser,
-            &german,
-            "document.getElementById('phase').textContent + document.getElementById('role').textContent"
-        )
-        .await,
+        text(&mut browser, &german, PHASE_LINE).await,
         "MPh, ATTACKER"
     );
 
@@ -366,11 +357,13 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
 
     // The rest of the Game Turn: whoever the game waits on ends the step or answers.
     let mut actions = 0;
+    let mut phase_lines = vec![];
     loop {
         settle(&mut browser, &players).await;
         if browser.eval(&german, "window.aslWatch.live.over").await == true {
             break;
         }
+        phase_lines.push(text(&mut browser, &german, PHASE_LINE).await);
         actions += 1;
         assert!(actions <= TURN_ACTIONS_MAX, "the Game Turn does not end");
         let mut acted = false;
@@ -404,6 +397,18 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     assert!(prompt(&mut browser, &german)
         .await
         .contains("The game is over."));
+    // The phase line as the rulebook writes it, through both Player Turns.
+    for line in [
+        "DFPh, DEFENDER",
+        "RtPh, ATTACKER",
+        "RtPh, DEFENDER",
+        "CCPh, ATTACKER",
+    ] {
+        assert!(
+            phase_lines.iter().any(|l| l == line),
+            "{line} in {phase_lines:?}"
+        );
+    }
 
     // The watcher saw every event it may know, in order, and the moves of the turn in words.
     browser
