@@ -1071,6 +1071,9 @@
       case "surface":
         if (need("surface")) propose({ surface: { units } }, `${units.join(" ")} surface`);
         break;
+      case "rout_tunnel":
+        if (need("rout through the tunnel")) propose({ rout_through_tunnel: { units } }, `${units.join(" ")} rout through the tunnel`);
+        break;
       case "done":
         propose("done", "Done with this step");
         break;
