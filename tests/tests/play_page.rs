@@ -174,6 +174,26 @@ async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
     .await
 }
 
+/// Ends the step from the page of whichever player the game waits on (N, then Enter once the
+/// preview allows it); returns the phase it ended.
+async fn done_by_whoever(browser: &mut Browser, players: &[&Tab; 2]) -> String {
+    settle(browser, players).await;
+    let actor = if prompt(browser, players[0]).await.starts_with("Your move") {
+        players[0]
+    } else {
+        players[1]
+    };
+    let phase = text(
+        browser,
+        actor,
+        "document.getElementById('phase').textContent",
+    )
+    .await;
+    browser.type_key(actor, "n").await;
+    send(browser, actor).await;
+    phase
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_play_a_game_turn_while_a_third_watches() {
     let binary = chromium_binary();
@@ -270,21 +290,8 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
 
     // To the German MPh with `done` (the N key, then Enter once the preview allows it).
     for expected in ["RPh", "RPh", "RPh", "PFPh"] {
-        settle(&mut browser, &players).await;
-        let actor = if prompt(&mut browser, &german).await.starts_with("Your move") {
-            &german
-        } else {
-            &russian
-        };
-        let phase = text(
-            &mut browser,
-            actor,
-            "document.getElementById('phase').textContent",
-        )
-        .await;
+        let phase = done_by_whoever(&mut browser, &players).await;
         assert!(phase.starts_with(expected), "{phase}");
-        browser.type_key(actor, "n").await;
-        send(&mut browser, actor).await;
     }
     settle(&mut browser, &players).await;
     assert_eq!(
@@ -564,6 +571,133 @@ async fn the_play_page_screenshot() {
     if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
         std::fs::write(repo("docs/play-page.png"), &shot).unwrap();
     }
+    browser.close().await;
+    server.stop().await;
+}
+
+/// The rest of the actions, each previewed and then sent from the page: Double Time (D), an SW
+/// dropped and picked up again from the spread-out stack, a Bypass by its hexsides (B), a roll
+/// and an adjudication from the small forms, and the adjudication answered from the prompt it
+/// raises on the other side's page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_other_actions_from_the_page() {
+    let binary = chromium_binary();
+    let (_dir, server, created) = start().await;
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open(&link(&server, &created.game, &created.tokens.side_a))
+        .await;
+    let russian = browser
+        .open(&link(&server, &created.game, &created.tokens.side_b))
+        .await;
+    let players = [&german, &russian];
+    for _ in 0..4 {
+        done_by_whoever(&mut browser, &players).await;
+    }
+    settle(&mut browser, &players).await;
+
+    // Double Time (A4.5): the allotment grows by one.
+    select(&mut browser, &german, "55H7", &["447a"]).await;
+    browser.type_key(&german, "d").await;
+    let double = send(&mut browser, &german).await;
+    assert_eq!(double, "Double Time for 447a: allowed; 447a left 5 of 5");
+    browser.press(&german, "Escape", 27).await;
+
+    // The LMG dropped (A4.43) and recovered (A4.44) from the spread-out stack.
+    select(&mut browser, &german, "55F5", &["467b"]).await;
+    let lmg = "document.querySelector('#stack button.weapon-pick[data-weapon=\"g-lmg\"]')";
+    browser.eval(&german, &format!("{lmg}.click()")).await;
+    let dropped = send(&mut browser, &german).await;
+    assert!(dropped.starts_with("467b drops LMG: allowed"), "{dropped}");
+    browser
+        .wait_for(
+            &german,
+            "the LMG unpossessed",
+            &format!("{SETTLED} && {lmg}.textContent.includes('unpossessed')"),
+            WAIT,
+        )
+        .await;
+    browser.eval(&german, &format!("{lmg}.click()")).await;
+    let recovered = send(&mut browser, &german).await;
+    assert_eq!(recovered, "467b picks up LMG: allowed; 467b left 3 of 4");
+    browser.press(&german, "Escape", 27).await;
+
+    // 467a steps to I5 (the Russian lets its WA chance pass, the second answer), then
+    // Bypasses the building in J5 along its hexside with I6 (A4.3): B, the hex, the hexside.
+    settle(&mut browser, &players).await;
+    select(&mut browser, &german, "55H5", &["467a"]).await;
+    browser.eval(&german, &click_hex("55I5")).await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, &players).await;
+    browser.type_key(&russian, "2").await;
+    let declined = send(&mut browser, &russian).await;
+    assert!(declined.starts_with("Let the chance pass"), "{declined}");
+    settle(&mut browser, &players).await;
+    browser.type_key(&german, "b").await;
+    browser.eval(&german, &click_hex("55J5")).await;
+    browser.eval(&german, &click_hex("55I6")).await;
+    let bypass = send(&mut browser, &german).await;
+    assert!(
+        bypass.starts_with("Bypass 55J5 along 55I6: 1 MF: 1 COT (B1, Bypass of 55J5 (A4.31))"),
+        "{bypass}"
+    );
+
+    // Out of Bypass before the MPh ends (A4.32): Done is refused until 467a moves on (M).
+    browser.type_key(&german, "n").await;
+    let held = previewed(&mut browser, &german).await;
+    assert!(held.contains("refused (A4.32)"), "{held}");
+    browser.type_key(&german, "m").await;
+    browser.eval(&german, &click_hex("55I6")).await;
+    send(&mut browser, &german).await;
+
+    // A roll from the form (R focuses it): the referee rolls it when it is sent.
+    browser.type_key(&german, "r").await;
+    browser
+        .eval(
+            &german,
+            "document.getElementById('roll-purpose').value = 'ift'; \
+             document.getElementById('roll-note').value = '8 FP vs 747a'; \
+             document.activeElement.blur(); \
+             document.getElementById('roll-form').requestSubmit()",
+        )
+        .await;
+    let rolled = send(&mut browser, &german).await;
+    assert_eq!(rolled, "Roll DR for ift: allowed");
+
+    // Into the DFPh; the Russian adjudicates a pin on 467a, and the German page offers to
+    // accept or dispute it.
+    browser.press(&german, "Escape", 27).await;
+    done_by_whoever(&mut browser, &players).await;
+    settle(&mut browser, &players).await;
+    browser.type_key(&russian, "a").await;
+    browser
+        .eval(
+            &russian,
+            "document.getElementById('adjudicate-unit').value = '467a'; \
+             document.getElementById('adjudicate-outcome').value = 'pin'; \
+             document.getElementById('adjudicate-note').value = 'PTC failed'; \
+             document.activeElement.blur(); \
+             document.getElementById('adjudicate-form').requestSubmit()",
+        )
+        .await;
+    let adjudicated = send(&mut browser, &russian).await;
+    assert_eq!(adjudicated, "Adjudicate 467a: pin: allowed");
+    settle(&mut browser, &players).await;
+    let asked = prompt(&mut browser, &german).await;
+    assert!(asked.contains("467a pin (“PTC failed”)"), "{asked}");
+    browser
+        .eval(
+            &german,
+            "[...document.querySelectorAll('#prompt button.answer')].find(b => b.textContent.endsWith('Accept')).click()",
+        )
+        .await;
+    let accepted = send(&mut browser, &german).await;
+    assert!(accepted.starts_with("Accept: allowed"), "{accepted}");
+    settle(&mut browser, &players).await;
+    assert!(!prompt(&mut browser, &german).await.contains("PTC failed"));
+
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
     browser.close().await;
     server.stop().await;
 }
