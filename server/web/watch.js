@@ -745,6 +745,7 @@
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
       const what = page.side === null ? "Watching live" : "Playing live";
+      resendUnanswered();
       liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}` : what);
     } else if (message.reviewing) {
       const reviewing = message.reviewing;
@@ -1011,10 +1012,26 @@
     if (!p || !p.outcome || !p.outcome.allowed) return;
     page.proposal = null;
     el("proposal").hidden = true;
+    // An exactly-once key: sent again after a dropped connection, the server answers with what
+    // the command made the first time instead of playing it twice.
+    p.key = exactlyOnceKey();
     page.sent.set(p.id, p);
     el("outcome").classList.remove("refused");
     el("outcome").textContent = `${p.label}: sent…`;
-    send({ command: { id: p.id, command: p.command, key: null } });
+    send({ command: { id: p.id, command: p.command, key: p.key } });
+  }
+
+  /** A random key a JSON number carries exactly (53 bits). */
+  function exactlyOnceKey() {
+    const words = crypto.getRandomValues(new Uint32Array(2));
+    return (words[0] & 0x1fffff) * 0x100000000 + words[1];
+  }
+
+  /** Commands sent and not answered when the connection dropped go again, with their keys. */
+  function resendUnanswered() {
+    for (const p of page.sent.values()) {
+      send({ command: { id: p.id, command: p.command, key: p.key } });
+    }
   }
 
   function cancel() {
