@@ -582,7 +582,7 @@ async fn the_play_page_screenshot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_other_actions_from_the_page() {
     let binary = chromium_binary();
-    let (_dir, server, created) = start().await;
+    let (dir, server, created) = start().await;
     let mut browser = Browser::launch(&binary).await;
     let german = browser
         .open(&link(&server, &created.game, &created.tokens.side_a))
@@ -696,7 +696,36 @@ async fn the_other_actions_from_the_page() {
     settle(&mut browser, &players).await;
     assert!(!prompt(&mut browser, &german).await.contains("PTC failed"));
 
-    let errors = browser.page_errors().await;
+    // The server restarts under both pages: they resume where they were and play on.
+    let addr = server.addr;
+    server.stop().await;
+    let server = TestServer::start_at(&dir.path().join("data"), Config::default(), addr).await;
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "the page to resume",
+                "document.getElementById('status').textContent.startsWith('Resumed at event #')",
+                WAIT,
+            )
+            .await;
+    }
+    let phase = done_by_whoever(&mut browser, &players).await;
+    assert_eq!(phase, "DFPh");
+    settle(&mut browser, &players).await;
+    assert_eq!(
+        text(&mut browser, &german, PHASE_LINE).await,
+        "AFPh, ATTACKER"
+    );
+
+    // While the server was down, an attempt to reconnect may have failed: the browser logs
+    // that, and it is no fault of the page.
+    let errors: Vec<String> = browser
+        .page_errors()
+        .await
+        .into_iter()
+        .filter(|e| !e.contains("WebSocket connection to"))
+        .collect();
     assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
     browser.close().await;
     server.stop().await;
