@@ -19,17 +19,7 @@ fn scenario(which: u8) -> Scenario {
 }
 
 fn start(which: u8) -> Referee {
-    let created = Entry {
-        seq: 1,
-        by: None,
-        first: 1,
-        key: None,
-        command: None,
-        event: Event::GameCreated {
-            scenario: scenario(which),
-        },
-    };
-    Referee::new(created, vec![[which; 32]]).unwrap()
+    Referee::new(Entry::created(scenario(which)), vec![[which; 32]]).unwrap()
 }
 
 /// One random command of `side`'s: its kind, a unit of the side's and a direction or hex.

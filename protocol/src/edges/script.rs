@@ -1062,16 +1062,7 @@ impl OfflineRun {
         let mut log = vec![];
         if game.version == 0 {
             game.version = 1;
-            log.push(crate::record::chain::Entry {
-                seq: 1,
-                by: None,
-                first: 1,
-                key: None,
-                command: None,
-                event: Event::GameCreated {
-                    scenario: game.scenario.clone(),
-                },
-            });
+            log.push(crate::record::chain::Entry::created(game.scenario.clone()));
         }
         OfflineRun {
             game,

@@ -95,6 +95,20 @@ pub struct Entry {
     pub event: Event,
 }
 
+impl Entry {
+    /// A log's first entry: the server's `GameCreated` for `scenario`.
+    pub fn created(scenario: crate::board::scenario::Scenario) -> Entry {
+        Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            key: None,
+            command: None,
+            event: Event::GameCreated { scenario },
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct EnvelopeRef<'a> {
     format: u16,

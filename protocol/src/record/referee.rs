@@ -317,15 +317,7 @@ pub(crate) mod testing {
     /// A fresh game of the scenario `toml` with seed `[seed; 32]`.
     pub fn start_with(toml: &str, seed: u8) -> Referee {
         let scenario = Scenario::from_toml(toml).unwrap();
-        let created = Entry {
-            seq: 1,
-            by: None,
-            first: 1,
-            key: None,
-            command: None,
-            event: Event::GameCreated { scenario },
-        };
-        Referee::new(created, vec![[seed; 32]]).unwrap()
+        Referee::new(Entry::created(scenario), vec![[seed; 32]]).unwrap()
     }
 
     /// Seeds for new epochs: 100, 101, … as bytes.
