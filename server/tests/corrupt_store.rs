@@ -144,7 +144,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
                 "names the first bad event: {message}"
             );
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // Asking again gives the same answer; the other game is served and still takes commands.
     let (_ws, again) = join(&server.url, &damaged, &damaged_tokens.side_a).await;
@@ -252,22 +252,22 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
     // The player who was told of version `acked` is.
     match join_since(&server.url, &game, &tokens.side_a, Some(acked)).await {
         ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert_eq!(code, ErrorCode::RolledBack);
             assert!(message.contains("rolled back"), "{message}");
             assert!(
                 message.contains(&format!("events 3..={acked}")),
                 "{message}"
             );
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // From then on, the other side cannot play it from the old position either.
     match join_since(&server.url, &game, &tokens.side_b, None).await {
         ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert_eq!(code, ErrorCode::RolledBack);
             assert!(message.contains("rolled back"), "{message}");
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // A game the store lost whole, joined by a player holding a version of it: told so.
     match join_since(&server.url, &"ab".repeat(16), &tokens.side_a, Some(acked)).await {
