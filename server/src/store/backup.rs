@@ -97,10 +97,12 @@ pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Resul
     // The key first: a backup without it could not check the receipts players hold.
     match crate::signing::load(dir)? {
         Some(held) if ServerKey::of(&held) == ServerKey::of(signer) => {}
-        Some(_) => return Err(format!(
+        Some(_) => {
+            return Err(format!(
             "{} holds another server's signing key: back up into a directory of this server's own",
             dir.display()
-        )),
+        ))
+        }
         None => crate::signing::write(dir, signer)?,
     }
     for (key, _) in games {
