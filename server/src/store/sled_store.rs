@@ -778,7 +778,17 @@ mod tests {
             store.append(&g, 2, vec![b"e2".to_vec()]).wait().unwrap();
             store.append(&h, 1, vec![b"h1".to_vec()]).wait().unwrap();
         }
-        let store = SledStore::open(dir.path()).unwrap();
+        // The recovery reopened sled; the first handle's background threads may hold the
+        // directory's lock a moment longer, as `reopen` allows for.
+        let started = std::time::Instant::now();
+        let store = loop {
+            match SledStore::open(dir.path()) {
+                Err(OpenError::Locked(_)) if started.elapsed() < Duration::from_secs(10) => {
+                    thread::sleep(Duration::from_millis(10))
+                }
+                opened => break opened.unwrap(),
+            }
+        };
         assert_eq!(
             store.load(&g).unwrap(),
             vec![(1, b"e1".to_vec()), (2, b"e2".to_vec())]
