@@ -427,20 +427,39 @@ impl Connection {
             _ => None,
         };
         self.seat = Some((game.to_string(), token.to_string()));
-        let message = match kept {
-            Some(receipt) => ClientMessage::JoinWithReceipt {
-                game: game.to_string(),
-                token: token.to_string(),
-                receipt,
-                snapshot: true,
-            },
-            None => ClientMessage::Join {
-                game: game.to_string(),
-                token: token.to_string(),
-                since,
-            },
+        let plain = ClientMessage::Join {
+            game: game.to_string(),
+            token: token.to_string(),
+            since,
         };
-        self.send(&message).await?;
+        let Some(receipt) = kept else {
+            return self.joined(&plain).await;
+        };
+        let shown = ClientMessage::JoinWithReceipt {
+            game: game.to_string(),
+            token: token.to_string(),
+            receipt,
+            snapshot: true,
+        };
+        match self.joined(&shown).await {
+            // Not this server's receipt (its key changed): said, and joined without it, since
+            // a receipt nobody can check must not lock a player out of the game.
+            Err(ConnectionError::Server {
+                code: ErrorCode::BadReceipt,
+                message,
+            }) => {
+                eprintln!(
+                    "asl: warning: {message}; joined without it, so this server cannot be checked against what you were shown before"
+                );
+                self.joined(&plain).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends a join and waits for the `joined` reply.
+    async fn joined(&mut self, join: &ClientMessage) -> Result<Joined, ConnectionError> {
+        self.send(join).await?;
         self.reply("`joined` reply", |m| match m {
             ServerMessage::Joined {
                 game,

@@ -229,3 +229,31 @@ async fn a_player_rejoining_a_rolled_back_server_is_told_so() {
     );
     server.stop().await;
 }
+
+/// A server that signs with another key than the receipt's (its key was lost and made anew)
+/// cannot check it: the player is warned and joins without it, rather than being locked out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receipt_under_another_key_does_not_lock_the_player_out() {
+    let (data, receipts) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let old_key = ServerSigningKey::from_bytes(&[34; 32]);
+    let server = TestServer::start(data.path(), config(&old_key)).await;
+    let mut creator = Connection::connect(&server.url).await.unwrap();
+    let g = creator.create_game(SCENARIO, None).await.unwrap();
+    creator.close().await;
+    let mut german = seat(&server.url, &g.game, &g.tokens.side_a, receipts.path()).await;
+    accepted(&mut german, 1, Command::Done).await;
+    german.close().await;
+    server.stop().await;
+
+    let new_key = ServerSigningKey::from_bytes(&[35; 32]);
+    let server = TestServer::start(data.path(), config(&new_key)).await;
+    let mut german = seat(&server.url, &g.game, &g.tokens.side_a, receipts.path()).await;
+    accepted(&mut german, 2, Command::Done).await;
+    // The new receipt, further along, replaces the one the server could not check.
+    let kept = client::receipts::load(receipts.path(), &g.game, &g.tokens.side_a)
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.signer, ServerKey::of(&new_key));
+    german.close().await;
+    server.stop().await;
+}
