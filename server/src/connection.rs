@@ -499,17 +499,9 @@ impl Connection {
                 scenario,
                 admin_token,
             } => self.create(&scenario, admin_token).await,
-            ClientMessage::Join { game, token, since } => {
-                self.join(&game, &token, since, None).await
-            }
-            ClientMessage::JoinWithReceipt {
-                game,
-                token,
-                receipt,
-                snapshot,
-            } => {
-                let since = (!snapshot).then_some(receipt.version);
-                self.join(&game, &token, since, Some(receipt)).await
+            join @ (ClientMessage::Join { .. } | ClientMessage::JoinWithReceipt { .. }) => {
+                let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
+                self.join(&game, &token, since, receipt).await
             }
             ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
@@ -785,7 +777,16 @@ impl Connection {
                 )
                 .await;
         }
-        let (handle, viewer) = match self.shared.registry.join(game, token, since).await {
+        // What the client holds of the game: a version, or a receipt this server signed for
+        // this game (a game the store lost whole is then named as lost, not as unknown).
+        let key = self.shared.registry.server_key();
+        let held = since.or_else(|| {
+            receipt
+                .as_ref()
+                .filter(|r| r.game == game && r.check(&key).is_ok())
+                .map(|r| r.version)
+        });
+        let (handle, viewer) = match self.shared.registry.join(game, token, held).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };

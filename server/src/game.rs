@@ -827,6 +827,11 @@ impl GameTask {
     /// refused — and the operator told.
     async fn flag_rollback(&mut self, viewer: Viewer, what: &str) {
         let id = log::game_id(&self.key);
+        if self.rolled_back.is_some() {
+            // Marked already: the first finding is the one kept and told.
+            warn!(game = %id, ?viewer, what, "another client shows the rollback of a game marked rolled back");
+            return;
+        }
         error!(
             game = %id,
             ?viewer,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ask, open, Socket};
+use common::{ask, copy_dir, open, Socket};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
@@ -181,20 +181,6 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         before,
         "the damaged log was rewritten"
     );
-}
-
-/// Copies a stopped server's data directory (sled's files, not the admin socket).
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 async fn join_since(url: &str, game: &str, token: &str, since: Option<u64>) -> ServerMessage {

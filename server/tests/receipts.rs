@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ask, open, Socket};
+use common::{ask, copy_dir, open, Socket};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, Side, Viewer};
@@ -48,19 +48,7 @@ impl Running {
 }
 
 async fn create(url: &str) -> (String, Tokens) {
-    let mut ws = open(url).await;
-    match ask(
-        &mut ws,
-        ClientMessage::CreateGame {
-            scenario: SCENARIO.into(),
-            admin_token: None,
-        },
-    )
-    .await
-    {
-        ServerMessage::Created { game, tokens, .. } => (game, tokens),
-        other => panic!("expected created, got {other:?}"),
-    }
+    common::create(url, SCENARIO).await
 }
 
 async fn join(url: &str, message: ClientMessage) -> (Socket, ServerMessage) {
@@ -122,20 +110,6 @@ fn refused(answer: ServerMessage, code: ErrorCode, says: &str) -> String {
             message
         }
         other => panic!("expected {code:?}, got {other:?}"),
-    }
-}
-
-/// Copies a stopped server's data directory (sled's files, not the admin socket).
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 
@@ -229,6 +203,17 @@ async fn a_receipt_past_a_restored_backup_marks_the_game_and_the_mark_survives_a
     let server = start(&restored, &key).await;
     let (_, answer) = join(&server.url, plain(&game, &tokens.side_b)).await;
     refused(answer, ErrorCode::RolledBack, "missing");
+    server.stop().await;
+
+    // A store that lost the game whole: the receipt shows the server had it.
+    let empty = root.path().join("empty");
+    let server = start(&empty, &key).await;
+    let mut message = with_receipt(&game, &tokens.side_a, &later);
+    if let ClientMessage::JoinWithReceipt { snapshot, .. } = &mut message {
+        *snapshot = true;
+    }
+    let (_, answer) = join(&server.url, message).await;
+    refused(answer, ErrorCode::UnknownGame, "lost the game");
     server.stop().await;
 }
 

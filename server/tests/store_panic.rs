@@ -37,19 +37,7 @@ async fn a_panic_inside_sled_is_a_named_storage_error_and_play_goes_on() {
             let _ = stopped.await;
         },
     ));
-    let mut ws = open(&url).await;
-    let (game, tokens) = match ask(
-        &mut ws,
-        ClientMessage::CreateGame {
-            scenario: SCENARIO.into(),
-            admin_token: None,
-        },
-    )
-    .await
-    {
-        ServerMessage::Created { game, tokens, .. } => (game, tokens),
-        other => panic!("expected created, got {other:?}"),
-    };
+    let (game, tokens) = common::create(&url, SCENARIO).await;
     let join = |token: &str| ClientMessage::Join {
         game: game.clone(),
         token: token.into(),

@@ -7,7 +7,7 @@ use client::commands::verify::{verify, VerifyArgs};
 use client::commands::{GameArgs, ServerArg};
 use client::connection::{Connection, Reply};
 use client::{Failure, Status};
-use e2e::TestServer;
+use e2e::{copy_dir, TestServer};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead};
 use protocol::record::stream::StreamHash;
 use protocol::{Command, Side, Viewer};
@@ -52,18 +52,12 @@ fn run_verify(args: &VerifyArgs) -> (Status, String) {
     (status, String::from_utf8(out).unwrap())
 }
 
-/// Copies a stopped server's data directory (sled's files).
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+/// Creates the B9.41 game.
+async fn create(url: &str) -> client::NewGame {
+    let mut creator = Connection::connect(url).await.unwrap();
+    let g = creator.create_game(SCENARIO, None).await.unwrap();
+    creator.close().await;
+    g
 }
 
 fn receipt_files(dir: &Path) -> Vec<PathBuf> {
@@ -84,9 +78,7 @@ async fn an_export_is_checked_against_the_receipts_each_seat_kept() {
         tempfile::tempdir().unwrap(),
     );
     let server = TestServer::start(data.path(), config(&key)).await;
-    let mut creator = Connection::connect(&server.url).await.unwrap();
-    let g = creator.create_game(SCENARIO, None).await.unwrap();
-    creator.close().await;
+    let g = create(&server.url).await;
     let mut german = seat(&server.url, &g.game, &g.tokens.side_a, receipts.path()).await;
     let mut russian = seat(&server.url, &g.game, &g.tokens.side_b, receipts.path()).await;
     accepted(&mut german, 1, Command::Done).await;
@@ -198,9 +190,7 @@ async fn a_player_rejoining_a_rolled_back_server_is_told_so() {
         tempfile::tempdir().unwrap(),
     );
     let server = TestServer::start(data.path(), config(&key)).await;
-    let mut creator = Connection::connect(&server.url).await.unwrap();
-    let g = creator.create_game(SCENARIO, None).await.unwrap();
-    creator.close().await;
+    let g = create(&server.url).await;
     let mut german = seat(&server.url, &g.game, &g.tokens.side_a, receipts.path()).await;
     accepted(&mut german, 1, Command::Done).await;
     german.close().await;
@@ -237,9 +227,7 @@ async fn a_receipt_under_another_key_does_not_lock_the_player_out() {
     let (data, receipts) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let old_key = ServerSigningKey::from_bytes(&[34; 32]);
     let server = TestServer::start(data.path(), config(&old_key)).await;
-    let mut creator = Connection::connect(&server.url).await.unwrap();
-    let g = creator.create_game(SCENARIO, None).await.unwrap();
-    creator.close().await;
+    let g = create(&server.url).await;
     let mut german = seat(&server.url, &g.game, &g.tokens.side_a, receipts.path()).await;
     accepted(&mut german, 1, Command::Done).await;
     german.close().await;
