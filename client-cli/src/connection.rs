@@ -7,6 +7,7 @@
 
 use futures_util::{SinkExt, StreamExt};
 use protocol::fair_dice::Commitment;
+use protocol::record::signed::SignedHead;
 use protocol::record::stream::StreamHash;
 use protocol::scenario::SideSpec;
 use protocol::wire::{
@@ -16,6 +17,7 @@ use protocol::wire::{
 use protocol::{Command, Event, Game, RuleViolation, StateHash, Viewer};
 use std::collections::VecDeque;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::{self, protocol::WebSocketConfig, Message};
@@ -169,6 +171,8 @@ pub struct Joined {
     pub head: StreamHash,
     /// The hash of the server's secret dice seed (`docs/dice.md`).
     pub dice_commitment: Commitment,
+    /// `head` signed by the server as this viewer's own: the receipt to keep.
+    pub signed: Option<SignedHead>,
 }
 
 /// The one reply to a command.
@@ -224,6 +228,13 @@ pub struct Connection {
     /// `Accepted`, `State`): the receipt a player keeps (`docs/review.md`).
     head: Option<(u64, StreamHash)>,
     keepalive_after: Duration,
+    /// The newest signed head of this viewer's own stream the server sent (`joined`,
+    /// `accepted`): the receipt.
+    receipt: Option<SignedHead>,
+    /// Where receipts are kept (`crate::receipts`), if this connection keeps them, and the
+    /// game and token joined with, which name the seat's file.
+    receipts: Option<PathBuf>,
+    seat: Option<(String, String)>,
 }
 
 impl Connection {
@@ -244,6 +255,9 @@ impl Connection {
             version: 0,
             head: None,
             keepalive_after: KEEPALIVE_AFTER,
+            receipt: None,
+            receipts: None,
+            seat: None,
         })
     }
 
@@ -255,6 +269,35 @@ impl Connection {
     /// The newest log head the server reported with its version: `(version, head)`.
     pub fn head(&self) -> Option<(u64, StreamHash)> {
         self.head
+    }
+
+    /// Keeps the seat's receipts in `dir` (`crate::receipts`): a join shows the receipt kept
+    /// there, and every newer one the server sends replaces it.
+    pub fn keep_receipts(&mut self, dir: PathBuf) {
+        self.receipts = Some(dir);
+    }
+
+    /// The newest signed head of this viewer's stream the server sent.
+    pub fn receipt(&self) -> Option<&SignedHead> {
+        self.receipt.as_ref()
+    }
+
+    /// Takes in a signed head the server sent, and keeps it if receipts are kept. A receipt
+    /// that cannot be written is said on stderr: play goes on, but the player should know.
+    fn take_receipt(&mut self, signed: &SignedHead) {
+        if self
+            .receipt
+            .as_ref()
+            .is_some_and(|r| r.version > signed.version)
+        {
+            return;
+        }
+        self.receipt = Some(signed.clone());
+        if let (Some(dir), Some((game, token))) = (&self.receipts, &self.seat) {
+            if let Err(e) = crate::receipts::keep(dir, game, token, signed) {
+                eprintln!("asl: warning: {e}");
+            }
+        }
     }
 
     /// Pings after this long without a message instead of [`KEEPALIVE_AFTER`], for a server
@@ -293,6 +336,17 @@ impl Connection {
                 if self.head.is_none_or(|(at, _)| at <= *version) {
                     self.head = Some((*version, *head));
                 }
+            }
+            if let ServerMessage::Joined {
+                signed: Some(signed),
+                ..
+            }
+            | ServerMessage::Accepted {
+                signed: Some(signed),
+                ..
+            } = &message
+            {
+                self.take_receipt(signed);
             }
             return Ok(message);
         }
@@ -358,19 +412,54 @@ impl Connection {
     }
 
     /// Joins a game with a side's or the spectator's token. `since`: the version already held,
-    /// to resume without a snapshot.
+    /// to resume without a snapshot. When receipts are kept and one is kept for this seat, a
+    /// join for a snapshot shows it: a server whose log no longer holds what the receipt says
+    /// was sent refuses the join as rolled back.
     pub async fn join(
         &mut self,
         game: &str,
         token: &str,
         since: Option<u64>,
     ) -> Result<Joined, ConnectionError> {
-        self.send(&ClientMessage::Join {
+        let kept = match (&self.receipts, since) {
+            (Some(dir), None) => crate::receipts::load(dir, game, token)
+                .map_err(|e| ConnectionError::Unexpected(e.to_string()))?,
+            _ => None,
+        };
+        self.seat = Some((game.to_string(), token.to_string()));
+        let plain = ClientMessage::Join {
             game: game.to_string(),
             token: token.to_string(),
             since,
-        })
-        .await?;
+        };
+        let Some(receipt) = kept else {
+            return self.joined(&plain).await;
+        };
+        let shown = ClientMessage::JoinWithReceipt {
+            game: game.to_string(),
+            token: token.to_string(),
+            receipt,
+            snapshot: true,
+        };
+        match self.joined(&shown).await {
+            // Not this server's receipt (its key changed): said, and joined without it, since
+            // a receipt nobody can check must not lock a player out of the game.
+            Err(ConnectionError::Server {
+                code: ErrorCode::BadReceipt,
+                message,
+            }) => {
+                eprintln!(
+                    "asl: warning: {message}; joined without it, so this server cannot be checked against what you were shown before"
+                );
+                self.joined(&plain).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends a join and waits for the `joined` reply.
+    async fn joined(&mut self, join: &ClientMessage) -> Result<Joined, ConnectionError> {
+        self.send(join).await?;
         self.reply("`joined` reply", |m| match m {
             ServerMessage::Joined {
                 game,
@@ -380,6 +469,7 @@ impl Connection {
                 state_hash,
                 head,
                 dice_commitment,
+                signed,
             } => Ok(Joined {
                 game,
                 viewer,
@@ -388,6 +478,7 @@ impl Connection {
                 state_hash,
                 head,
                 dice_commitment,
+                signed,
             }),
             other => Err(message_name(&other)),
         })

@@ -10,6 +10,7 @@ pub mod commands;
 pub mod connection;
 pub mod dice;
 pub mod follower;
+pub mod receipts;
 mod record;
 mod report;
 pub mod saved;

@@ -177,7 +177,7 @@ proptest! {
             let viewed = protocol::game::view::Viewed { event: event.clone(), renamed: vec![], weapons: vec![] };
             let hash = protocol::record::stream::StreamHash([seq as u8; 32]);
             round_trips(&ServerMessage::Event(Sequenced { seq, viewed: viewed.clone(), hash }));
-            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, viewed, hash }], head: hash });
+            round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, viewed, hash }], head: hash, signed: None });
         }
         for d in &draws {
             let (_, command) = command(&game, d);

@@ -21,6 +21,7 @@ use crate::review::Review;
 use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
+use protocol::record::signed::SignedHead;
 #[cfg(doc)]
 use protocol::wire::WIRE_PATH;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
@@ -141,11 +142,13 @@ pub async fn serve_seat_only(
         _ => (None, Codec::Json),
     };
     connection.codec = codec;
-    if let Some(ClientMessage::Join { game, token, since }) = message {
+    if let Some((game, token, since, receipt)) = message.and_then(join_parts) {
         let seat = connection.shared.registry.join(&game, &token, since).await;
         if matches!(seat, Ok((_, Viewer::Side(_)))) {
             let mut shutdown = connection.shared.stopping.clone();
-            if connection.join(&game, &token, since).await.is_ok() && connection.joined.is_some() {
+            if connection.join(&game, &token, since, receipt).await.is_ok()
+                && connection.joined.is_some()
+            {
                 connection.finish(&mut shutdown, admitted).await;
                 return;
             }
@@ -472,6 +475,7 @@ impl Connection {
             ClientMessage::Command { .. } => Spend::Command,
             ClientMessage::Ping { .. } => Spend::Ping,
             ClientMessage::Join { .. }
+            | ClientMessage::JoinWithReceipt { .. }
             | ClientMessage::CreateGame { .. }
             | ClientMessage::Review { .. } => Spend::Attempt,
             ClientMessage::GetState
@@ -496,7 +500,10 @@ impl Connection {
                 scenario,
                 admin_token,
             } => self.create(&scenario, admin_token).await,
-            ClientMessage::Join { game, token, since } => self.join(&game, &token, since).await,
+            join @ (ClientMessage::Join { .. } | ClientMessage::JoinWithReceipt { .. }) => {
+                let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
+                self.join(&game, &token, since, receipt).await
+            }
             ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
                     return self
@@ -778,7 +785,13 @@ impl Connection {
         (taken < max).then_some(slot)
     }
 
-    async fn join(&mut self, game: &str, token: &str, since: Option<u64>) -> Result<(), Closing> {
+    async fn join(
+        &mut self,
+        game: &str,
+        token: &str,
+        since: Option<u64>,
+        receipt: Option<SignedHead>,
+    ) -> Result<(), Closing> {
         if self.joined.is_some() {
             return self
                 .error(
@@ -787,7 +800,16 @@ impl Connection {
                 )
                 .await;
         }
-        let (handle, viewer) = match self.shared.registry.join(game, token, since).await {
+        // What the client holds of the game: a version, or a receipt this server signed for
+        // this game (a game the store lost whole is then named as lost, not as unknown).
+        let key = self.shared.registry.server_key();
+        let held = since.or_else(|| {
+            receipt
+                .as_ref()
+                .filter(|r| r.game == game && r.check(&key).is_ok())
+                .map(|r| r.version)
+        });
+        let (handle, viewer) = match self.shared.registry.join(game, token, held).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };
@@ -815,6 +837,7 @@ impl Connection {
         let request = Request::Join {
             viewer,
             since,
+            receipt,
             out,
             progress: progress.clone(),
             reply,
@@ -847,6 +870,25 @@ impl Connection {
                     .await
             }
         }
+    }
+}
+
+/// A join's game, token, version held and receipt, if the message is a join.
+type JoinParts = (String, String, Option<u64>, Option<SignedHead>);
+
+fn join_parts(message: ClientMessage) -> Option<JoinParts> {
+    match message {
+        ClientMessage::Join { game, token, since } => Some((game, token, since, None)),
+        ClientMessage::JoinWithReceipt {
+            game,
+            token,
+            receipt,
+            snapshot,
+        } => {
+            let since = (!snapshot).then_some(receipt.version);
+            Some((game, token, since, Some(receipt)))
+        }
+        _ => None,
     }
 }
 

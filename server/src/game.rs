@@ -16,7 +16,8 @@ use crate::store::{EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
-use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
+use protocol::record::receipt::Mismatch;
+use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream};
 use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
@@ -80,6 +81,9 @@ pub enum Request {
     Join {
         viewer: Viewer,
         since: Option<u64>,
+        /// The signed head of this viewer's own stream the client was last sent
+        /// (`protocol::record::receipt`); its sequence is then the `since`.
+        receipt: Option<SignedHead>,
         out: mpsc::Sender<Outbound>,
         /// Frames the connection has written so far, counted by the connection: how the game
         /// tells a reader that is slow from one that has stopped (`Subscriber::backlog`).
@@ -312,9 +316,11 @@ pub struct GameTask {
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
-    /// Set when a client showed it was sent a version past this log's end: the log was rolled
-    /// back (a restored old copy, a disk that lost writes). Says what is missing; from then on
-    /// the game refuses play and joins, and its log is left as it is for the operator.
+    /// Set when a client showed it was sent a version past this log's end, or a signed head
+    /// this log does not reach: the log was rolled back (a restored old copy, a disk that lost
+    /// writes). Says what is missing; from then on the game refuses play and joins, and its log
+    /// is left as it is for the operator. Stored with the game's metadata (`log::GameMarks`),
+    /// so a restart does not forget it.
     rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
@@ -443,7 +449,29 @@ impl GameTask {
         })
     }
 
-    /// Signs this game's exports with `key`.
+    /// A game found rolled back before (its stored `log::GameMarks`): it stays refused.
+    pub fn marked(mut self, marks: log::GameMarks) -> GameTask {
+        self.rolled_back = marks.rolled_back;
+        self
+    }
+
+    /// The head of `viewer`'s own stream now, signed: the receipt sent with `joined` and
+    /// `accepted`. It covers the game, the viewer's own sequence and its `StreamHash` — what
+    /// the viewer was shown, nothing of the log's length or head.
+    fn receipt(&self, viewer: Viewer) -> Option<SignedHead> {
+        let version = self.version(viewer);
+        self.signer.as_ref().map(|key| {
+            SignedHead::of_stream(
+                key,
+                &log::game_id(&self.key),
+                viewer,
+                version,
+                self.streams.hash(viewer, version),
+            )
+        })
+    }
+
+    /// Signs this game's exports and its viewers' heads with `key`.
     pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
         self.signer = Some(key);
         self
@@ -534,10 +562,14 @@ impl GameTask {
                 Request::Join {
                     viewer,
                     since,
+                    receipt,
                     out,
                     progress,
                     reply,
-                } => self.join(viewer, since, out, progress, reply),
+                } => {
+                    self.join(viewer, since, receipt, out, progress, reply)
+                        .await
+                }
                 Request::Command {
                     subscriber,
                     side,
@@ -678,10 +710,11 @@ impl GameTask {
         }
     }
 
-    fn join(
+    async fn join(
         &mut self,
         viewer: Viewer,
         since: Option<u64>,
+        receipt: Option<SignedHead>,
         out: mpsc::Sender<Outbound>,
         progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
@@ -715,9 +748,38 @@ impl GameTask {
         // Every number a viewer holds is its own stream's: a claim past its end means events
         // it was sent are missing here.
         let version = self.version(viewer);
-        if let Some(held) = since.filter(|held| *held > version) {
-            // Until heads are signed a claim is taken on trust, so only a player's stops the
-            // game: a spectator token is shared widely, and must not be able to halt play.
+        if let Some(receipt) = receipt {
+            // A signed head is proof the server sent it: checked against this viewer's stream,
+            // from anyone who holds one (a spectator's too).
+            let trusted = self.signer.as_ref().map(|k| ServerKey::of(k));
+            let checked = trusted
+                .ok_or_else(|| Mismatch::Signature("this server signs no heads".into()))
+                .and_then(|trusted| {
+                    protocol::record::receipt::check(
+                        &receipt,
+                        &trusted,
+                        &log::game_id(&self.key),
+                        Some(viewer),
+                        &self.streams,
+                    )
+                });
+            match checked {
+                Ok(_) => {}
+                Err(mismatch) if mismatch.is_rollback() => {
+                    self.flag_rollback(viewer, &mismatch.to_string()).await
+                }
+                Err(mismatch) => {
+                    warn!(game = %log::game_id(&self.key), %mismatch, "a join's receipt is not this server's for this game and viewer");
+                    let _ = reply.send(Err((
+                        ErrorCode::BadReceipt,
+                        format!("the receipt you sent is not one this server signed for you in this game: {mismatch}"),
+                    )));
+                    return;
+                }
+            }
+        } else if let Some(held) = since.filter(|held| *held > version) {
+            // A bare version is taken on trust, so only a player's stops the game: a spectator
+            // token is shared widely, and must not be able to halt play with a made-up number.
             if matches!(viewer, Viewer::Spectator) {
                 error!(game = %log::game_id(&self.key), held, stored = version, "a spectator holds a version past this log's end: a rollback, or a lying client");
                 let _ = reply.send(Err((
@@ -726,10 +788,11 @@ impl GameTask {
                 )));
                 return;
             }
-            self.flag_rollback(viewer, held);
+            let what = format!("a client was sent version {held}, but the server's log ends at version {version}, so events {}..={held} are missing", version + 1);
+            self.flag_rollback(viewer, &what).await;
         }
         if let Some(why) = &self.rolled_back {
-            let _ = reply.send(Err((ErrorCode::GameUnavailable, why.clone())));
+            let _ = reply.send(Err((ErrorCode::RolledBack, why.clone())));
             return;
         }
         let projection = self.projection(viewer);
@@ -745,6 +808,7 @@ impl GameTask {
             state: resume_from.is_none().then(|| Box::new(projection)),
             head: self.streams.hash(viewer, version),
             dice_commitment: self.referee.commitment(),
+            signed: self.receipt(viewer),
         })];
         if let Some(since) = resume_from {
             first.extend(
@@ -771,23 +835,39 @@ impl GameTask {
         let _ = reply.send(Ok(id));
     }
 
-    /// A client holds version `held`, past this log's end: the server told it of events it no
-    /// longer has. Never served as a fresh start (later commands would reuse sequence numbers
-    /// the client holds other events for): the game is flagged and the operator told.
-    fn flag_rollback(&mut self, viewer: Viewer, held: u64) {
-        let version = self.version(viewer);
+    /// A client showed it was sent what this log no longer has (`what`: a version past the
+    /// viewer's stream, or a signed head the stream does not pass through). Never served as a
+    /// fresh start (later commands would reuse sequence numbers the client holds other events
+    /// for): the game is marked — in its stored metadata as well, so a restart keeps it
+    /// refused — and the operator told.
+    async fn flag_rollback(&mut self, viewer: Viewer, what: &str) {
         let id = log::game_id(&self.key);
+        if self.rolled_back.is_some() {
+            // Marked already: the first finding is the one kept and told.
+            warn!(game = %id, ?viewer, what, "another client shows the rollback of a game marked rolled back");
+            return;
+        }
         error!(
             game = %id,
-            held,
-            stored = version,
-            missing = %format!("{}..={held}", version + 1),
-            "ROLLBACK: a client was sent events this server no longer has; the game stops taking commands. Restore it from a backup (`asl-server restore`)"
+            ?viewer,
+            what,
+            "ROLLBACK: a client was sent events this server no longer has as they were; the game stops taking commands. Restore it from a backup (`asl-server restore`)"
         );
-        self.rolled_back = Some(format!(
-            "game `{id}` was rolled back: a client was sent version {held}, but the server's log ends at version {version}, so events {}..={held} are missing; play is stopped until the operator restores the game from a backup",
-            version + 1
-        ));
+        let why = format!(
+            "game `{id}` was rolled back: {what}; play is stopped until the operator restores the game from a backup"
+        );
+        let marks = log::GameMarks {
+            rolled_back: Some(why.clone()),
+        };
+        if let Err(e) = self
+            .store
+            .put_meta(&self.key, self.meta.encode_marked(&marks))
+            .await
+        {
+            // The game is refused all the same; only a restart could forget it.
+            error!(game = %id, error = %e, "the rollback mark could not be stored; the game is refused until restart, and must be checked again then");
+        }
+        self.rolled_back = Some(why);
     }
 
     async fn command(
@@ -800,7 +880,7 @@ impl GameTask {
     ) {
         if let Some(why) = &self.rolled_back {
             let refused = Frame::new(ServerMessage::Error {
-                code: ErrorCode::GameUnavailable,
+                code: ErrorCode::RolledBack,
                 message: format!("command {id} not taken: {why}"),
             });
             self.send_to(subscriber, refused);
@@ -821,6 +901,7 @@ impl GameTask {
                     .map(|seq| self.sequenced(viewer, seq))
                     .collect(),
                 head: self.streams.hash(viewer, version),
+                signed: self.receipt(viewer),
             });
             self.send_to(subscriber, again);
             return;
@@ -954,6 +1035,7 @@ impl GameTask {
                 .map(|seq| self.sequenced(actor, seq))
                 .collect(),
             head: self.streams.hash(actor, self.version(actor)),
+            signed: self.receipt(actor),
         });
         let mut dropped = vec![];
         for s in self.subscribers.iter_mut() {

@@ -118,6 +118,57 @@ impl GameMeta {
     }
 }
 
+/// What the server has found about a game that must outlive a restart: stored after the
+/// game's metadata (format 2) in the same record, so servers that do not know of it still read
+/// the metadata. A restore writes the metadata alone: restoring a game is what clears a mark.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameMarks {
+    /// Why the game was found rolled back (`game::GameTask`): it is refused until restored.
+    pub rolled_back: Option<String>,
+}
+
+impl GameMeta {
+    /// The metadata with `marks` after it (nothing after it when there are none).
+    pub fn encode_marked(&self, marks: &GameMarks) -> Vec<u8> {
+        let mut bytes = self.encode();
+        if *marks != GameMarks::default() {
+            bytes.extend(
+                bincode::serde::encode_to_vec(marks, bincode::config::standard())
+                    .expect("marks always encode"),
+            );
+        }
+        bytes
+    }
+}
+
+impl GameMarks {
+    /// The marks stored after metadata of the current format; none for older formats or when
+    /// nothing follows.
+    pub fn decode(bytes: &[u8]) -> Result<GameMarks, String> {
+        let config = bincode::config::standard();
+        let cannot = |e: bincode::error::DecodeError| format!("game marks cannot be decoded ({e})");
+        let (format, _): (u16, usize) =
+            bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
+        if format != META_FORMAT {
+            return Ok(GameMarks::default());
+        }
+        let (_, read): (GameMeta, usize) =
+            bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
+        if read == bytes.len() {
+            return Ok(GameMarks::default());
+        }
+        let (marks, used): (GameMarks, usize) =
+            bincode::serde::decode_from_slice(&bytes[read..], config).map_err(cannot)?;
+        if read + used != bytes.len() {
+            return Err(format!(
+                "game marks cannot be decoded ({} bytes left over)",
+                bytes.len() - read - used
+            ));
+        }
+        Ok(marks)
+    }
+}
+
 pub fn game_id(key: &GameKey) -> String {
     HEXLOWER.encode(key)
 }
@@ -194,6 +245,23 @@ mod tests {
             seeds: vec![[5; 32], [6; 32]],
         };
         assert_eq!(GameMeta::decode(&now.encode()).unwrap(), now);
+
+        // Marks follow the metadata: read back, and invisible to a reader of the metadata.
+        let marks = GameMarks {
+            rolled_back: Some("events 5..=7 are missing".into()),
+        };
+        let marked = now.encode_marked(&marks);
+        assert_eq!(GameMeta::decode(&marked).unwrap(), now);
+        assert_eq!(GameMarks::decode(&marked).unwrap(), marks);
+        assert_eq!(
+            GameMarks::decode(&now.encode()).unwrap(),
+            GameMarks::default()
+        );
+        assert_eq!(now.encode_marked(&GameMarks::default()), now.encode());
+        assert_eq!(GameMarks::decode(&old).unwrap(), GameMarks::default());
+        let mut junk = marked.clone();
+        junk.push(0);
+        assert!(GameMarks::decode(&junk).is_err());
 
         let mut future = now.encode();
         future[0] = 9;

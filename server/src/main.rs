@@ -107,6 +107,14 @@ async fn main() -> anyhow::Result<()> {
     match &flags.task {
         Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
         Some(Task::Restore { dir }) => {
+            // The key first: the restored games' receipts are signed with it.
+            match server::signing::restore(dir, &flags.data_dir) {
+                Ok(Some(key)) => println!("server key {key} restored with the backup"),
+                Ok(None) => println!(
+                    "the backup holds no signing key: the server will make a new one, and receipts or exports signed before cannot be checked against it"
+                ),
+                Err(e) => anyhow::bail!("restore into {} failed: {e}", flags.data_dir.display()),
+            }
             let store = Arc::new(open_store(&flags.data_dir));
             let from = dir.clone();
             // The store's writes are waited for by blocking: off the async threads.

@@ -113,10 +113,10 @@ fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
 fn rebuild(
     store: Arc<dyn EventStore>,
     key: GameKey,
-    meta: &[u8],
+    meta_bytes: &[u8],
     limits: GameLimits,
 ) -> Result<Option<(GameTask, GameMeta)>, String> {
-    let mut meta = GameMeta::decode(meta)?;
+    let mut meta = GameMeta::decode(meta_bytes)?;
     let records = read_log(&*store, &key)?;
     if records.is_empty() {
         return Ok(None);
@@ -131,7 +131,9 @@ fn rebuild(
             .wait()
             .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
     }
-    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?;
+    // A mark unreadable is a game not to serve blindly: it is named, like damage.
+    let marks = log::GameMarks::decode(meta_bytes)?;
+    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?.marked(marks);
     Ok(Some((task, meta)))
 }
 
@@ -418,6 +420,7 @@ mod tests {
             .send(Request::Join {
                 viewer,
                 since: None,
+                receipt: None,
                 out,
                 progress: Default::default(),
                 reply,

@@ -115,7 +115,9 @@ impl Review {
                     })
                     .collect(),
             },
-            ClientMessage::Join { .. } | ClientMessage::Review { .. } => refuse(
+            ClientMessage::Join { .. }
+            | ClientMessage::JoinWithReceipt { .. }
+            | ClientMessage::Review { .. } => refuse(
                 ErrorCode::AlreadyJoined,
                 "this connection is reviewing an export; open another to join a game",
             ),

@@ -101,7 +101,7 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
         },
     )
     .await;
-    let head = match ask(
+    let (head, receipt) = match ask(
         &mut player,
         ClientMessage::Command {
             id: 1,
@@ -112,8 +112,11 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
     .await
     {
         ServerMessage::Accepted {
-            version: 2, head, ..
-        } => head,
+            version: 2,
+            head,
+            signed: Some(receipt),
+            ..
+        } => (head, receipt),
         other => panic!("expected accepted, got {other:?}"),
     };
 
@@ -139,6 +142,11 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
     let (ok, said) = run(&["restore", backup.to_str().unwrap()], &restored);
     assert!(ok, "{said}");
     assert!(said.contains("restored 1 games (2 events)"), "{said}");
+    // The signing key came with it, so what players hold still checks.
+    assert!(
+        said.contains(&format!("server key {} restored", receipt.signer)),
+        "{said}"
+    );
     // Not twice into the same store.
     let (ok, said) = run(&["restore", backup.to_str().unwrap()], &restored);
     assert!(
@@ -146,15 +154,17 @@ async fn a_backup_of_a_running_server_restores_into_a_server_that_serves_it() {
         "{said}"
     );
 
-    // The player who was shown `head` resumes where it stood: heads are each viewer's own.
+    // The player who was shown `head` resumes where it stood, showing the receipt the first
+    // server signed: heads are each viewer's own, and the key is the same.
     let server = serve(&restored);
     let mut player = open(&server.url).await;
     match ask(
         &mut player,
-        ClientMessage::Join {
+        ClientMessage::JoinWithReceipt {
             game: game.clone(),
             token: tokens.side_a.clone(),
-            since: Some(2),
+            receipt,
+            snapshot: false,
         },
     )
     .await

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ask, open, Socket};
+use common::{ask, copy_dir, open, Socket};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
@@ -144,7 +144,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
                 "names the first bad event: {message}"
             );
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // Asking again gives the same answer; the other game is served and still takes commands.
     let (_ws, again) = join(&server.url, &damaged, &damaged_tokens.side_a).await;
@@ -181,20 +181,6 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         before,
         "the damaged log was rewritten"
     );
-}
-
-/// Copies a stopped server's data directory (sled's files, not the admin socket).
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 async fn join_since(url: &str, game: &str, token: &str, since: Option<u64>) -> ServerMessage {
@@ -252,22 +238,22 @@ async fn a_rolled_back_log_is_detected_when_a_player_returns() {
     // The player who was told of version `acked` is.
     match join_since(&server.url, &game, &tokens.side_a, Some(acked)).await {
         ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert_eq!(code, ErrorCode::RolledBack);
             assert!(message.contains("rolled back"), "{message}");
             assert!(
                 message.contains(&format!("events 3..={acked}")),
                 "{message}"
             );
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // From then on, the other side cannot play it from the old position either.
     match join_since(&server.url, &game, &tokens.side_b, None).await {
         ServerMessage::Error { code, message } => {
-            assert_eq!(code, ErrorCode::GameUnavailable);
+            assert_eq!(code, ErrorCode::RolledBack);
             assert!(message.contains("rolled back"), "{message}");
         }
-        other => panic!("expected game_unavailable, got {other:?}"),
+        other => panic!("expected rolled_back, got {other:?}"),
     }
     // A game the store lost whole, joined by a player holding a version of it: told so.
     match join_since(&server.url, &"ab".repeat(16), &tokens.side_a, Some(acked)).await {

@@ -109,3 +109,19 @@ fn bind_reusing(addr: SocketAddr) -> std::io::Result<TcpListener> {
     // The backlog `TcpListener::bind` uses.
     socket.listen(1024)
 }
+
+/// Copies a stopped server's data directory (sled's files): an older copy to put back, as an
+/// operator restoring one would.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read the data directory") {
+        let entry = entry.expect("a directory entry");
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().expect("a file type");
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target).expect("create a directory");
+            copy_dir(&entry.path(), &target);
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), target).expect("copy a file");
+        }
+    }
+}

@@ -490,6 +490,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
             file: path.clone(),
             head: Some(receipt.1.to_string()),
             server_key: None,
+            receipts: None,
         },
         &mut out,
     )
@@ -641,6 +642,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
             file: path,
             head: None,
             server_key: None,
+            receipts: None,
         },
         &mut out,
     )
@@ -739,6 +741,7 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
                 file: file.to_path_buf(),
                 head: None,
                 server_key,
+                receipts: None,
             },
             &mut out,
         )

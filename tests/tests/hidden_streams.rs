@@ -78,6 +78,29 @@ impl Listener {
             {
                 text = text.replace(&wire::to_json(dice_commitment), "COMMITMENT");
             }
+            // A receipt's signature covers the game's id, so it differs with it; what it
+            // signs — the viewer's own sequence and head, and the signer — stays in the text,
+            // compared like everything else, and must be the frame's own.
+            if let ServerMessage::Joined {
+                version,
+                head,
+                signed: Some(signed),
+                ..
+            }
+            | ServerMessage::Accepted {
+                version,
+                head,
+                signed: Some(signed),
+                ..
+            } = &message
+            {
+                assert_eq!(signed.game, self.game);
+                assert_eq!(
+                    (signed.version, signed.viewer_head().map(|(_, h)| h)),
+                    (*version, Some(*head))
+                );
+                text = text.replace(&wire::to_json(&signed.signature), "SIGNATURE");
+            }
             match &message {
                 ServerMessage::Event(_) => {
                     self.heard.received += 1;

@@ -103,6 +103,10 @@ pub(crate) async fn join_fresh(
     game: &GameArgs,
 ) -> Result<(Connection, Joined, Follower), Failure> {
     let mut connection = Connection::connect(&server.url).await?;
+    // Receipts are kept where saved games are; a machine with no such place keeps none.
+    if let Ok(dir) = crate::receipts::receipts_dir() {
+        connection.keep_receipts(dir);
+    }
     let mut joined = connection.join(&game.game, &game.token, None).await?;
     let state = joined.state.take().ok_or_else(|| {
         ConnectionError::Unexpected("the `joined` reply to a fresh join carried no state".into())

@@ -27,6 +27,13 @@ pub struct VerifyArgs {
     /// signed with it. Without it, a file proves only its internal consistency.
     #[arg(long, value_name = "KEY|FILE")]
     pub server_key: Option<String>,
+    /// Check the file against the receipts kept during play (the signed heads of your own
+    /// stream, `asl run`/`play` keep them): a receipt file, or a directory of them (default:
+    /// where this machine keeps them). Each receipt for this game must be signed with
+    /// --server-key, and the file must hold that viewer's stream up to the receipt's event with
+    /// the same head. Needs --server-key.
+    #[arg(long, value_name = "FILE|DIR", num_args = 0..=1)]
+    pub receipts: Option<Option<PathBuf>>,
 }
 
 /// Reads `--server-key`: the key itself, or a file that holds it.
@@ -64,6 +71,19 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
         })
         .transpose()?;
     let trusted = args.server_key.as_deref().map(server_key).transpose()?;
+    let receipts = match &args.receipts {
+        None => None,
+        Some(_) if trusted.is_none() => {
+            return Err(Failure::Input(
+                "--receipts needs --server-key: a receipt proves what the server sent only under the server's key".into(),
+            ))
+        }
+        Some(Some(path)) => Some((path.clone(), crate::receipts::read_all(path)?)),
+        Some(None) => {
+            let dir = crate::receipts::receipts_dir()?;
+            Some((dir.clone(), crate::receipts::read_all(&dir)?))
+        }
+    };
     let bytes = match read_export(&args.file)? {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -106,6 +126,11 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
                     }
                 }
             }
+            if let (Some((from, receipts)), Some(key)) = (&receipts, &trusted) {
+                if !check_receipts(&verified, key, from, receipts, out)? {
+                    return Ok(Status::Invalid);
+                }
+            }
             out.write_all(verified.report().as_bytes())?;
             writeln!(out, "{}", verified.trust(trusted.as_ref()))?;
             Ok(Status::Success)
@@ -115,6 +140,52 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
             Ok(Status::Invalid)
         }
     }
+}
+
+/// Checks the export against every receipt for its game; says for each what held, or names
+/// the first that does not (and returns false).
+fn check_receipts(
+    verified: &Verified,
+    key: &ServerKey,
+    from: &Path,
+    receipts: &[(PathBuf, protocol::record::signed::SignedHead)],
+    out: &mut dyn Write,
+) -> Result<bool, Failure> {
+    let game = &verified.header.game;
+    let mine: Vec<_> = receipts.iter().filter(|(_, r)| r.game == *game).collect();
+    if mine.is_empty() {
+        // One file named: its game is the mismatch. A directory: none of its receipts is
+        // this game's, which is for the user to know, not a fault in the file.
+        if let [(path, receipt)] = receipts {
+            writeln!(
+                out,
+                "invalid: the receipt {} is for game `{}`, not this file's game `{game}`",
+                path.display(),
+                receipt.game
+            )?;
+            return Ok(false);
+        }
+        return Err(Failure::Input(format!(
+            "no receipt in {} is for game `{game}`",
+            from.display()
+        )));
+    }
+    let streams = Streams::of_log(verified.entries.iter().map(|e| &e.event));
+    for (path, receipt) in mine {
+        match protocol::record::receipt::check(receipt, key, game, None, &streams) {
+            Ok((viewer, seq)) => writeln!(
+                out,
+                "receipt {}: {} stream reaches its event {seq} with the head the server signed",
+                path.display(),
+                viewer_name(&verified.game, viewer)
+            )?,
+            Err(mismatch) => {
+                writeln!(out, "invalid: the receipt {}: {mismatch}", path.display())?;
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// "the German player's" or "the spectators'".

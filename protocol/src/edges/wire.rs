@@ -13,6 +13,7 @@ use crate::game::view::Viewed;
 use crate::game::{Game, StateHash, Viewer};
 use crate::record::chain::LogHash;
 use crate::record::fair_dice::Commitment;
+use crate::record::signed::SignedHead;
 use crate::record::stream::StreamHash;
 use crate::rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
@@ -123,6 +124,20 @@ pub enum ClientMessage {
         id: u64,
         command: Command,
     },
+    /// Join as [`ClientMessage::Join`] does, resuming after the viewer's event the receipt
+    /// names (`crate::record::receipt`): the signed head of this viewer's own stream it was last
+    /// sent. A server whose log for that viewer is behind the receipt, or reaches its sequence
+    /// with another hash, was rolled back: it says so (`rolled_back`) and marks the game,
+    /// instead of serving what it has as if nothing were missing.
+    JoinWithReceipt {
+        game: GameId,
+        token: String,
+        receipt: SignedHead,
+        /// Send a whole snapshot, as a join without `since` does, instead of the events after
+        /// the receipt (once the receipt is checked).
+        #[serde(default)]
+        snapshot: bool,
+    },
 }
 
 /// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
@@ -173,6 +188,10 @@ pub enum ServerMessage {
         /// The hash of the server's secret dice seed in use (or next to be): every roll is
         /// derived from that seed and the players' contributions (`docs/dice.md`).
         dice_commitment: Commitment,
+        /// `head` at `version`, signed by the server as this viewer's stream's
+        /// (`crate::record::signed`): the receipt to keep. `None` from a server without a key.
+        #[serde(default)]
+        signed: Option<SignedHead>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -182,6 +201,10 @@ pub enum ServerMessage {
         events: Vec<Sequenced>,
         /// The viewer's stream hash after them.
         head: StreamHash,
+        /// `head` at `version`, signed by the server as the actor's own stream's: the receipt
+        /// to keep (`crate::record::receipt`). It names nothing but what the actor was shown.
+        #[serde(default)]
+        signed: Option<SignedHead>,
     },
     /// The command `id` was refused; nothing changed. `version`: the viewer's stream length.
     Refused {
@@ -338,6 +361,13 @@ pub enum ErrorCode {
     NotYet,
     /// The export sent for review is not valid; the message names the first problem.
     BadExport,
+    /// The game's log was rolled back: a receipt (or a version) a client holds shows events
+    /// it was sent that the log no longer has, or has otherwise. The game is marked, play and
+    /// joins are refused, and the mark survives restarts until the operator restores the game.
+    RolledBack,
+    /// The receipt sent with `join_with_receipt` is not one this server signed for this game
+    /// and viewer; the message says what does not match. Nothing was marked.
+    BadReceipt,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -517,6 +547,7 @@ mod tests {
     fn review_messages_round_trip_in_both_codecs() {
         use crate::record::chain::LogHash;
         use crate::record::fair_dice::Commitment;
+        use crate::record::signed::SignedHead;
         let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
             "../../../scenarios/sewer-infiltration.toml"
         ))
@@ -598,6 +629,25 @@ mod tests {
                 })
                 .collect(),
             head: StreamHash([8; 32]),
+            signed: Some(SignedHead::of_stream(
+                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+                "g",
+                Viewer::Side(crate::board::scenario::Side::A),
+                9,
+                StreamHash([8; 32]),
+            )),
+        });
+        round_trip(&ClientMessage::JoinWithReceipt {
+            game: "g".into(),
+            token: "t".into(),
+            receipt: SignedHead::of_stream(
+                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+                "g",
+                Viewer::Spectator,
+                1,
+                StreamHash([8; 32]),
+            ),
+            snapshot: true,
         });
         round_trip(&ServerMessage::Joined {
             game: "g".into(),
@@ -607,6 +657,7 @@ mod tests {
             state: Some(Box::new(game.clone())),
             head: StreamHash([9; 32]),
             dice_commitment: Commitment([10; 32]),
+            signed: None,
         });
         round_trip(&ServerMessage::State {
             version: 1,

@@ -3,7 +3,8 @@
 //! sides can verify ([`fair_dice`]), the referee that decides and logs ([`referee`]), the
 //! answers that need the log rather than the position — adjudication review and undo
 //! ([`dispute`]), the export file and its verification ([`export`]), every event in words
-//! ([`words`]), and each viewer's own stream of a game ([`stream`]).
+//! ([`words`]), each viewer's own stream of a game ([`stream`]), the server's signature on
+//! heads ([`signed`]) and the receipts players keep of their own streams ([`receipt`]).
 //!
 //! Imports from the rules, the game and the board; never from the edges.
 
@@ -12,6 +13,7 @@ pub mod dispute;
 pub mod export;
 pub mod fair_dice;
 pub mod preview;
+pub mod receipt;
 pub mod recheck;
 pub mod referee;
 pub mod signed;

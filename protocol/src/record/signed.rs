@@ -3,12 +3,15 @@
 //! key — printed when it starts and served at [`KEY_PATH`] — knows that the server vouched for
 //! exactly this log up to there; without the key a file proves only its internal consistency.
 //!
-//! The stream a head belongs to is named ([`Stream`]): today every signed head is of the full
-//! log, as exports carry it. Heads of one viewer's own stream, for receipts a player keeps
-//! without learning of hidden activity, are a later variant; a signature never covers one
-//! stream's head under another's name.
+//! The stream a head belongs to is named ([`Stream`]): exports carry the head of the full log;
+//! every `joined` and `accepted` frame carries the head of the receiving viewer's own stream
+//! (`record::stream`) — its own sequence and running hash, nothing of the log's length or
+//! head, so a receipt a player keeps says nothing of hidden activity. A signature never
+//! covers one stream's head under another's name: the stream is part of what is signed.
 
+use crate::game::Viewer;
 use crate::record::chain::LogHash;
+use crate::record::stream::StreamHash;
 use data_encoding::HEXLOWER;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -28,6 +31,9 @@ pub const SIGNING_CONTEXT: &[u8] = b"asl-server signed head v1\0";
 pub enum Stream {
     /// The whole stored log, every event in its envelope: what exports hold.
     FullLog,
+    /// One viewer's own stream (`record::stream`): `version` is the viewer's sequence and
+    /// `head` its running `StreamHash`. What a player keeps as a receipt.
+    Viewer(Viewer),
 }
 
 /// A server's public key: 32 bytes, written as 64 lowercase hex digits.
@@ -89,6 +95,26 @@ impl SignedHead {
         }
     }
 
+    /// The head of `viewer`'s own stream after its event `seq`, signed: a receipt.
+    pub fn of_stream(
+        key: &SigningKey,
+        game: &str,
+        viewer: Viewer,
+        seq: u64,
+        head: StreamHash,
+    ) -> SignedHead {
+        SignedHead::sign(key, game, Stream::Viewer(viewer), seq, LogHash(head.0))
+    }
+
+    /// The viewer whose own stream this head is of, with the stream's hash at `version`; `None`
+    /// for a head of the full log.
+    pub fn viewer_head(&self) -> Option<(Viewer, StreamHash)> {
+        match self.stream {
+            Stream::Viewer(viewer) => Some((viewer, StreamHash(self.head.0))),
+            Stream::FullLog => None,
+        }
+    }
+
     /// Checks the signature under `trusted`, the key of the server the verifier trusts. The
     /// reasons name what is wrong, never a value to copy.
     pub fn check(&self, trusted: &ServerKey) -> Result<(), String> {
@@ -145,6 +171,25 @@ mod tests {
             },
         ] {
             let err = changed.check(&ServerKey::of(&key)).unwrap_err();
+            assert!(err.contains("changed after signing"), "{err}");
+        }
+        // A viewer's head is signed as that viewer's: it is no other stream's.
+        let receipt = SignedHead::of_stream(&key, "ab", Viewer::Spectator, 9, StreamHash([1; 32]));
+        receipt.check(&ServerKey::of(&key)).unwrap();
+        assert_eq!(
+            receipt.viewer_head(),
+            Some((Viewer::Spectator, StreamHash([1; 32])))
+        );
+        assert_eq!(signed.viewer_head(), None);
+        for stream in [
+            Stream::FullLog,
+            Stream::Viewer(Viewer::Side(crate::board::scenario::Side::A)),
+        ] {
+            let moved = SignedHead {
+                stream,
+                ..receipt.clone()
+            };
+            let err = moved.check(&ServerKey::of(&key)).unwrap_err();
             assert!(err.contains("changed after signing"), "{err}");
         }
         let text = ServerKey::of(&key).to_string();

@@ -7,6 +7,11 @@
 //! verified end to end before the backup counts it. A restore verifies every file and checks
 //! the metadata's dice seeds against the log before writing anything of that game.
 //!
+//! A backup holds the server's signing key as well (`crate::signing`, in the key's own file
+//! name, owner-only): players' receipts and exports are signed with it, and a server restored
+//! under another key could check none of them. Keep a backup directory as private as the data
+//! directory.
+//!
 //! The running server takes backup requests on a Unix socket in its data directory
 //! ([`ADMIN_SOCKET`]), which only the directory's owner can reach: the backup is written by the
 //! server process, into a directory the operator names.
@@ -16,7 +21,7 @@ use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey, SledStore};
 use data_encoding::HEXLOWER;
 use protocol::export::{self, Header};
-use protocol::record::signed::{ServerSigningKey, SignedHead, Stream};
+use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream};
 use protocol::Game;
 use std::path::Path;
 use std::sync::Arc;
@@ -89,6 +94,17 @@ pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Resul
     let games = store
         .games()
         .map_err(|e| format!("cannot list the games: {e}"))?;
+    // The key first: a backup without it could not check the receipts players hold.
+    match crate::signing::load(dir)? {
+        Some(held) if ServerKey::of(&held) == ServerKey::of(signer) => {}
+        Some(_) => {
+            return Err(format!(
+            "{} holds another server's signing key: back up into a directory of this server's own",
+            dir.display()
+        ))
+        }
+        None => crate::signing::write(dir, signer)?,
+    }
     for (key, _) in games {
         let id = log::game_id(&key);
         match backup_game(store, &key, dir, signer) {
@@ -345,9 +361,17 @@ mod tests {
         let store = SledStore::open(data.path()).unwrap();
         created(&store, [1; 16]);
         created(&store, [2; 16]);
-        let report = backup(&store, out.path(), &crate::signing::fresh()).unwrap();
+        let signer = crate::signing::fresh();
+        let report = backup(&store, out.path(), &signer).unwrap();
         assert_eq!((report.games, report.events), (2, 2));
         assert!(report.failed.is_empty());
+        // The key goes with the games; again into the same directory is fine, but not
+        // another server's backup over this one's.
+        let kept = crate::signing::load(out.path()).unwrap().unwrap();
+        assert_eq!(ServerKey::of(&kept), ServerKey::of(&signer));
+        backup(&store, out.path(), &signer).unwrap();
+        let err = backup(&store, out.path(), &crate::signing::fresh()).unwrap_err();
+        assert!(err.contains("another server's signing key"), "{err}");
 
         let restored = Arc::new(SledStore::open(copy.path()).unwrap());
         let report = restore(restored.clone(), out.path()).unwrap();

@@ -62,9 +62,12 @@ impl Durable {
     }
 }
 
-/// The store dropped a write without settling it: only its committer stopping does that.
+/// The store dropped a write without settling it: its committer stopped, or panicked before
+/// writing the group (it then recovers before writing again).
 pub(crate) fn gone() -> StoreError {
-    StoreError::Io("the store stopped before the write was settled".into())
+    StoreError::Io(
+        "the store dropped the write before settling it (it stopped, or its committer failed); nothing of it was acknowledged".into(),
+    )
 }
 
 impl Future for Durable {

@@ -69,6 +69,9 @@ pub struct SledStore {
     committer: Option<thread::JoinHandle<()>>,
     /// While set, syncing and probing fail as on a disk that refuses writes (tests, drills).
     fault: Arc<AtomicBool>,
+    /// When set, the next group's write panics inside the committer, as sled does on some
+    /// damage (tests); cleared by that panic.
+    panic_next: Arc<AtomicBool>,
     ceilings: Ceilings,
 }
 
@@ -289,6 +292,7 @@ impl SledStore {
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
         let trees = open_trees(dir)?;
         let fault = Arc::new(AtomicBool::new(false));
+        let panic_next = Arc::new(AtomicBool::new(false));
         let disk = Disk::open(dir, fault.clone())
             .map_err(|e| OpenError::Io(format!("cannot sync sled's files: {e}")))?;
         let trees = Arc::new(RwLock::new(Some(trees)));
@@ -302,6 +306,7 @@ impl SledStore {
             lost: HashMap::new(),
             failed: None,
             fault: fault.clone(),
+            panic_next: panic_next.clone(),
             ceilings: ceilings.clone(),
         };
         let committer = thread::Builder::new()
@@ -313,8 +318,17 @@ impl SledStore {
             queue: Some(queue),
             committer: Some(committer),
             fault,
+            panic_next,
             ceilings,
         })
+    }
+
+    /// Makes the committer panic in the middle of its next group's write, after sled has taken
+    /// the batch and before the flush, as sled itself panics on some damage: for tests of
+    /// what the players and the store make of it.
+    #[doc(hidden)]
+    pub fn simulate_committer_panic(&self) {
+        self.panic_next.store(true, Ordering::SeqCst);
     }
 
     /// Makes the disk refuse writes (`true`) or take them again (`false`), as a full or failing
@@ -450,17 +464,29 @@ struct Committer {
     /// the disk may disagree, so nothing is written until both are re-checked.
     failed: Option<String>,
     fault: Arc<AtomicBool>,
+    panic_next: Arc<AtomicBool>,
     ceilings: Ceilings,
 }
 
 impl Committer {
     /// Commits groups until every sender is gone: each group is everything queued by the time
     /// the previous flush ended.
+    ///
+    /// A panic while committing (sled panics on some damage) never ends the thread: a panic
+    /// in the write itself is a failed write (`commit` catches it, refuses the group naming
+    /// the panic, and recovers as after any failure); one anywhere else drops that group's
+    /// writers unsettled — they hear that the write was not taken — and the store goes through
+    /// recovery before it writes again. No waiter hangs, and later writes are still served.
     fn run(mut self, writes: mpsc::Receiver<Write>) {
         while let Ok(first) = writes.recv() {
             let mut group = vec![first];
             group.extend(writes.try_iter());
-            self.commit(group);
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.commit(group))) {
+                let why = format!("the store's committer panicked: {}", panic_text(&*payload));
+                error!(%why, "storage failed: this group's writes are refused, and the store recovers before writing again");
+                self.failed = Some(why);
+                self.disk = None;
+            }
         }
     }
 
@@ -525,7 +551,8 @@ impl Committer {
         }
         let disk = self.disk.as_mut().expect("a disk while not failed");
         let flushing = std::time::Instant::now();
-        let written = (|| {
+        let panic_next = &self.panic_next;
+        let written = panic::catch_unwind(AssertUnwindSafe(|| {
             if any_games {
                 trees.games.apply_batch(games).map_err(|e| e.to_string())?;
             }
@@ -535,9 +562,15 @@ impl Committer {
                     .apply_batch(events)
                     .map_err(|e| e.to_string())?;
             }
+            if panic_next.swap(false, Ordering::SeqCst) {
+                panic!("simulated panic inside sled");
+            }
             trees.db.flush().map_err(|e| e.to_string())?;
             disk.sync()
-        })();
+        }))
+        // sled panicking mid-write is a failed write: sled's memory and the disk may disagree,
+        // so it is handled as one (refused, then recovery before anything else is written).
+        .unwrap_or_else(|payload| Err(format!("sled panicked: {}", panic_text(&*payload))));
         crate::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
         let result = match written {
             Ok(()) => {
@@ -723,6 +756,44 @@ mod tests {
             store.append(&g, 1, vec![b"again".to_vec()]).wait(),
             Err(StoreError::SequenceMismatch { found: 1, .. })
         ));
+    }
+
+    /// sled panicking inside the committer's write: that group's writers are told, naming the
+    /// panic, the thread lives on, and the store recovers and takes the next write at the
+    /// sequence it had acknowledged — with the panicked write nowhere, in memory or on disk.
+    #[test]
+    fn a_panic_inside_sled_refuses_its_group_and_the_store_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (g, h) = ([8u8; 16], [9u8; 16]);
+        {
+            let store = SledStore::open(dir.path()).unwrap();
+            store.append(&g, 1, vec![b"e1".to_vec()]).wait().unwrap();
+            store.simulate_committer_panic();
+            let failed = store.append(&g, 2, vec![b"lost".to_vec()]).wait();
+            match failed {
+                Err(StoreError::Io(why)) => assert!(why.contains("sled panicked"), "{why}"),
+                other => panic!("expected a named failure, got {other:?}"),
+            }
+            assert_eq!(store.load(&g).unwrap(), vec![(1, b"e1".to_vec())]);
+            store.append(&g, 2, vec![b"e2".to_vec()]).wait().unwrap();
+            store.append(&h, 1, vec![b"h1".to_vec()]).wait().unwrap();
+        }
+        // The recovery reopened sled; the first handle's background threads may hold the
+        // directory's lock a moment longer, as `reopen` allows for.
+        let started = std::time::Instant::now();
+        let store = loop {
+            match SledStore::open(dir.path()) {
+                Err(OpenError::Locked(_)) if started.elapsed() < Duration::from_secs(10) => {
+                    thread::sleep(Duration::from_millis(10))
+                }
+                opened => break opened.unwrap(),
+            }
+        };
+        assert_eq!(
+            store.load(&g).unwrap(),
+            vec![(1, b"e1".to_vec()), (2, b"e2".to_vec())]
+        );
+        assert_eq!(store.load(&h).unwrap().len(), 1);
     }
 
     /// A disk that refuses writes: the write is refused and nothing of it counts, later writes

@@ -203,7 +203,7 @@ async fn check(
             ));
         }
         ServerMessage::Error {
-            code: ErrorCode::GameUnavailable,
+            code: ErrorCode::RolledBack,
             message,
         } if message.contains("rolled back") => tally.rollback_flagged += 1,
         ServerMessage::Error {

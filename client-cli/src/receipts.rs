@@ -1,0 +1,155 @@
+//! Receipts: the latest signed head of a player's own stream, per game and seat, kept in the
+//! state directory (`receipts/` beside the saved games) after every `joined` and `accepted`
+//! (`protocol::record::receipt`).
+//!
+//! A receipt is shown when the player joins again, so a server whose log went back (an older
+//! backup restored, a disk that lost writes) says so instead of serving what it has; and
+//! `asl verify --receipts` checks an export against the receipts kept, so a file that is not
+//! the game the player was shown is refused. A receipt names only what its seat was shown.
+//!
+//! The file of a seat is `<game>-<tag>.receipt`, the tag the first 16 hex digits of the
+//! token's blake3 digest: one directory can hold both seats of a game played from one
+//! machine, and the token itself is never written. The content is the signed head as JSON.
+
+use crate::Failure;
+use protocol::record::signed::SignedHead;
+use std::path::{Path, PathBuf};
+
+/// Suffix of a receipt file.
+pub const RECEIPT_SUFFIX: &str = ".receipt";
+
+/// Largest receipt file read back: a signed head is a few hundred bytes as JSON.
+const FILE_BYTES_MAX: u64 = 16 * 1024;
+
+/// Most receipt files `asl verify --receipts DIR` reads from one directory: a player's state
+/// directory holds one per game and seat.
+pub const DIR_RECEIPTS_MAX: usize = 10_000;
+
+/// Where receipts are kept: `receipts/` beside the saved games' directory.
+pub fn receipts_dir() -> Result<PathBuf, Failure> {
+    let games = crate::saved::saved_dir()?;
+    Ok(games
+        .parent()
+        .map_or_else(|| PathBuf::from("receipts"), |p| p.join("receipts")))
+}
+
+fn file(dir: &Path, game: &str, token: &str) -> PathBuf {
+    let digest = blake3::hash(token.as_bytes());
+    let tag = &digest.to_hex()[..16];
+    dir.join(format!("{game}-{tag}{RECEIPT_SUFFIX}"))
+}
+
+/// The receipt kept for `game` and the seat `token` is, if any.
+pub fn load(dir: &Path, game: &str, token: &str) -> Result<Option<SignedHead>, Failure> {
+    let path = file(dir, game, token);
+    if !path.exists() {
+        return Ok(None);
+    }
+    read(&path).map(Some)
+}
+
+/// Reads one receipt file.
+pub fn read(path: &Path) -> Result<SignedHead, Failure> {
+    let bad =
+        |why: String| Failure::Input(format!("cannot read the receipt {}: {why}", path.display()));
+    let size = std::fs::metadata(path)
+        .map_err(|e| bad(e.to_string()))?
+        .len();
+    if size > FILE_BYTES_MAX {
+        return Err(bad(format!("{size} bytes is not a receipt")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| bad(format!("not a receipt ({e})")))
+}
+
+/// Keeps `receipt` for `game` and the seat `token` is, unless the one kept already is as far
+/// along: a receipt only moves forward, so one a rolled-back server sends never replaces the
+/// proof of what was sent before.
+pub fn keep(dir: &Path, game: &str, token: &str, receipt: &SignedHead) -> Result<(), Failure> {
+    let path = file(dir, game, token);
+    let cannot = |e: std::io::Error| {
+        Failure::Input(format!("cannot keep the receipt {}: {e}", path.display()))
+    };
+    if let Ok(Some(kept)) = load(dir, game, token) {
+        if kept.version >= receipt.version {
+            return Ok(());
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(cannot)?;
+    let text = serde_json::to_string(receipt).expect("a receipt always encodes");
+    let tmp = path.with_extension("receipt.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(cannot)
+}
+
+/// The receipts `asl verify --receipts` names: one file, or every `*.receipt` in a directory.
+pub fn read_all(path: &Path) -> Result<Vec<(PathBuf, SignedHead)>, Failure> {
+    if !path.is_dir() {
+        return Ok(vec![(path.to_path_buf(), read(path)?)]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(RECEIPT_SUFFIX))
+        .take(DIR_RECEIPTS_MAX + 1)
+        .collect();
+    if files.len() > DIR_RECEIPTS_MAX {
+        return Err(Failure::Input(format!(
+            "{} holds more than {DIR_RECEIPTS_MAX} receipts; name the file of the game",
+            path.display()
+        )));
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| read(&p).map(|r| (p, r)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::signed::ServerSigningKey;
+    use protocol::record::stream::StreamHash;
+    use protocol::{Side, Viewer};
+
+    fn receipt(seq: u64) -> SignedHead {
+        SignedHead::of_stream(
+            &ServerSigningKey::from_bytes(&[1; 32]),
+            "g",
+            Viewer::Side(Side::A),
+            seq,
+            StreamHash([seq as u8; 32]),
+        )
+    }
+
+    #[test]
+    fn a_receipt_only_moves_forward_and_each_seat_has_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load(dir.path(), "g", "a").unwrap(), None);
+        keep(dir.path(), "g", "a", &receipt(3)).unwrap();
+        keep(dir.path(), "g", "a", &receipt(2)).unwrap();
+        assert_eq!(load(dir.path(), "g", "a").unwrap(), Some(receipt(3)));
+        keep(dir.path(), "g", "a", &receipt(5)).unwrap();
+        assert_eq!(load(dir.path(), "g", "a").unwrap(), Some(receipt(5)));
+        assert_eq!(load(dir.path(), "g", "b").unwrap(), None);
+        keep(dir.path(), "g", "b", &receipt(1)).unwrap();
+        let all = read_all(dir.path()).unwrap();
+        assert_eq!(all.len(), 2);
+        // No file holds the token.
+        for (path, _) in &all {
+            assert!(
+                !path.to_string_lossy().contains("-a."),
+                "{}",
+                path.display()
+            );
+        }
+        std::fs::write(dir.path().join(format!("x{RECEIPT_SUFFIX}")), "{").unwrap();
+        let err = read_all(dir.path()).unwrap_err();
+        assert!(
+            matches!(&err, Failure::Input(m) if m.contains("not a receipt")),
+            "{err:?}"
+        );
+    }
+}
