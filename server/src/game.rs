@@ -128,7 +128,19 @@ pub enum Request {
     Leave {
         subscriber: u64,
     },
+    /// Asked by the registry to make room for another game: the task ends, answering `true`,
+    /// if nobody is connected to it and its [`Unloader`] lets it go; else it answers `false`.
+    /// Taken from the inbox between requests, so no command is ever cut short.
+    Unload {
+        reply: oneshot::Sender<bool>,
+    },
 }
+
+/// Asked by an idle game task whether it may end: the registry's check that no connection
+/// holds or is fetching the game's handle, and, if none does, its forgetting of the task, so
+/// the next join loads the game afresh from its log (with `GameMeta` as the task holds it).
+/// Called by the task between requests, so it is never in the middle of a command.
+pub type Unloader = Box<dyn Fn(&GameMeta) -> bool + Send + Sync>;
 
 /// How a connection reaches a game.
 #[derive(Clone)]
@@ -206,6 +218,8 @@ pub struct GameLimits {
     pub seat_connections_max: usize,
     pub slow_reader_grace: Duration,
     pub audience_reads_per_second_max: u32,
+    /// Idle time after which the game asks its [`Unloader`] to let it go.
+    pub unload_after_idle: Duration,
 }
 
 impl GameLimits {
@@ -215,6 +229,7 @@ impl GameLimits {
             seat_connections_max: config.seat_connections_max,
             slow_reader_grace: config.slow_reader_grace,
             audience_reads_per_second_max: config.audience_reads_per_second_max,
+            unload_after_idle: config.game_unload_after_idle,
         }
     }
 }
@@ -319,6 +334,9 @@ pub struct GameTask {
     remembered: Remembered,
     /// The key exports are signed with (`docs/review.md`).
     signer: Option<Arc<ServerSigningKey>>,
+    /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
+    /// are gone.
+    unloader: Option<Unloader>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -433,6 +451,7 @@ impl GameTask {
             checkpoints,
             remembered,
             signer: None,
+            unloader: None,
         })
     }
 
@@ -440,6 +459,34 @@ impl GameTask {
     pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
         self.signer = Some(key);
         self
+    }
+
+    /// Ends the game when idle if `unloader` lets it go.
+    pub fn unloaded_by(mut self, unloader: Unloader) -> GameTask {
+        self.unloader = Some(unloader);
+        self
+    }
+
+    /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
+    /// and the game may be let go: a game flagged as rolled back stays, since the flag lives
+    /// only in memory.
+    fn idle(&mut self) -> bool {
+        self.subscribers.retain(|s| !s.out.is_closed());
+        self.subscribers.is_empty() && self.rolled_back.is_none()
+    }
+
+    /// Ends this task if it is idle and its unloader lets it go.
+    fn unload(&mut self) -> bool {
+        let gone = self.idle()
+            && self
+                .unloader
+                .as_ref()
+                .is_some_and(|let_go| let_go(&self.meta));
+        if gone {
+            METRICS.games_unloaded.inc();
+            debug!(game = %log::game_id(&self.key), "idle game unloaded");
+        }
+        gone
     }
 
     fn game(&self) -> &Game {
@@ -477,6 +524,8 @@ impl GameTask {
         METRICS.games_loaded.inc();
         let mut tick = tokio::time::interval(BACKLOG_TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let idle_after = self.limits.unload_after_idle;
+        let mut active = tokio::time::Instant::now();
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
             let request = tokio::select! {
@@ -487,8 +536,24 @@ impl GameTask {
                     self.flush_backlogs();
                     continue;
                 }
+                _ = tokio::time::sleep_until(active + idle_after), if self.unloader.is_some() => {
+                    if self.unload() {
+                        break;
+                    }
+                    active = tokio::time::Instant::now();
+                    continue;
+                }
             };
             let Some(request) = request else { break };
+            active = tokio::time::Instant::now();
+            if let Request::Unload { reply } = request {
+                let gone = self.unload();
+                let _ = reply.send(gone);
+                if gone {
+                    break;
+                }
+                continue;
+            }
             self.serve(request).await;
         }
         METRICS.games_loaded.dec();
@@ -568,6 +633,10 @@ impl GameTask {
                 }
                 Request::Leave { subscriber } => {
                     self.subscribers.retain(|s| s.id != subscriber);
+                }
+                // Taken in `run`, between requests.
+                Request::Unload { reply } => {
+                    let _ = reply.send(false);
                 }
             }
         }
