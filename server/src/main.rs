@@ -194,6 +194,7 @@ async fn main() -> anyhow::Result<()> {
         );
         std::process::exit(EXIT_STORE);
     }
+    server::logging::flush();
     Ok(())
 }
 

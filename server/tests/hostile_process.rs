@@ -193,3 +193,112 @@ async fn accept_failures_back_off_at_the_descriptor_limit() {
     play_a_command(addr).await;
     assert!(interrupt(child).success());
 }
+
+/// One line of the server's `/metrics` (`name` as printed), or 0 when absent.
+async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut text = String::new();
+    let _ = tokio::time::timeout(WAIT, stream.read_to_string(&mut text))
+        .await
+        .expect("metrics in time");
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Commands sent at once before their answers are read, to log quickly.
+const PIPELINED: u64 = 200;
+
+/// Row 7, stalled rather than failing: with stderr and stdout pipes that nobody reads, the
+/// server logs (at trace, plenty) until the pipe and its own queue are full and lines are
+/// dropped — and every command is still answered, and a new game is still served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = free_addr();
+    let mut child = server(addr, dir.path())
+        .env("RUST_LOG", "trace")
+        .arg("--commands-per-second-max")
+        .arg("1000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open and never read.
+    let (_stdout, _stderr) = (child.stdout.take(), child.stderr.take());
+    let mut ws = connect(addr).await;
+    let created = ask(
+        &mut ws,
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Created { game, tokens, .. } = created else {
+        panic!("{created:?}");
+    };
+    let joined = ask(
+        &mut ws,
+        &ClientMessage::Join {
+            game,
+            token: tokens.side_a,
+            since: None,
+        },
+    )
+    .await;
+    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let mut id = 0;
+    let mut batches_after_drops = 0;
+    tokio::time::timeout(WAIT * 5, async {
+        while batches_after_drops < 2 {
+            for _ in 0..PIPELINED {
+                id += 1;
+                let command = ClientMessage::Command {
+                    id,
+                    key: None,
+                    command: protocol::Command::Adjudicate {
+                        unit: "337a".into(),
+                        outcome: if id % 2 == 1 {
+                            protocol::Outcome::Break
+                        } else {
+                            protocol::Outcome::Rally
+                        },
+                        note: String::new(),
+                    },
+                };
+                ws.send(Message::text(wire::to_json(&command)))
+                    .await
+                    .unwrap();
+            }
+            let mut answered = 0;
+            while answered < PIPELINED {
+                let frame = tokio::time::timeout(WAIT, ws.next())
+                    .await
+                    .expect("every command answered in time")
+                    .expect("open")
+                    .expect("a frame");
+                let Message::Text(text) = frame else { continue };
+                match wire::from_json(text.as_str()).unwrap() {
+                    ServerMessage::Accepted { .. } => answered += 1,
+                    ServerMessage::Event(_) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+            if metric(addr, "asl_log_lines_dropped_total").await > 0.0 {
+                batches_after_drops += 1;
+            }
+        }
+    })
+    .await
+    .expect("the pipe fills, lines are dropped, and every command is answered");
+    let dropped = metric(addr, "asl_log_lines_dropped_total").await;
+    eprintln!("{id} commands answered; {dropped} log lines dropped");
+    play_a_command(addr).await;
+    assert!(interrupt(child).success());
+}
