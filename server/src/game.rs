@@ -196,12 +196,14 @@ pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
     };
     let game = Game::replay([&created]).map_err(|e| e.to_string())?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
+    // A review shows the whole game, unprojected.
+    let whole = protocol::wire::to_json(&game).len();
     for viewer in VIEWERS {
         let state = protocol::wire::to_json(&game.project(viewer)).len();
         let event = game
             .view_event(viewer, &created)
             .map_or(0, |e| protocol::wire::to_json(&e).len());
-        let largest = state.max(event).max(envelope);
+        let largest = state.max(event).max(envelope).max(whole);
         if largest > SNAPSHOT_BYTES_MAX {
             return Err(format!(
                 "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
@@ -337,6 +339,9 @@ pub struct GameTask {
     /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
+    /// The scenario's size in JSON, which bounds what a command's frames can repeat of it
+    /// (`crate::frames`).
+    scenario_bytes: usize,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -415,6 +420,7 @@ impl GameTask {
         let Event::GameCreated { scenario } = &created else {
             return Err("the log does not start with GameCreated".into());
         };
+        let scenario_bytes = protocol::wire::to_json(scenario).len();
         let start = Game::new(scenario.clone());
         let mut referee = Referee::new(first, meta.seeds.clone())?;
         let mut checkpoints = Checkpoints::default();
@@ -452,6 +458,7 @@ impl GameTask {
             remembered,
             signer: None,
             unloader: None,
+            scenario_bytes,
         })
     }
 
@@ -911,6 +918,11 @@ impl GameTask {
         // find a commitment whose seed was lost.
         let first_seq = self.game().version + 1;
         let mut entries = decision.entries(first_seq);
+        let events = entries.iter().map(|e| &e.event);
+        if let Err(why) = crate::frames::check_command(self.game(), events, self.scenario_bytes) {
+            self.too_large(subscriber, id, &why);
+            return;
+        }
         // The key goes with the command's first envelope, so a restart still knows it.
         if let Some(first) = entries.first_mut() {
             first.key = key;
@@ -923,6 +935,10 @@ impl GameTask {
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
+        }
+        if let Err(why) = crate::frames::check_envelopes(&records) {
+            self.too_large(subscriber, id, &why);
+            return;
         }
         let mut meta = None;
         if let Some(seed) = decision.new_seed {
@@ -1078,6 +1094,20 @@ impl GameTask {
         });
     }
 
+    /// Refuses command `id`, before anything is stored, because a frame it would make is too
+    /// large (`crate::frames`).
+    fn too_large(&mut self, subscriber: u64, id: u64, why: &str) {
+        METRICS.refused("frame_bytes_max");
+        debug!(game = %log::game_id(&self.key), id, %why, "command refused: too large");
+        self.send_to(
+            subscriber,
+            Frame::new(ServerMessage::Error {
+                code: ErrorCode::TooLarge,
+                message: format!("command {id} not taken: {why}; nothing changed"),
+            }),
+        );
+    }
+
     fn send_to(&mut self, subscriber: u64, message: Outbound) {
         let full = self
             .subscribers
@@ -1111,7 +1141,7 @@ impl GameTask {
 
 /// The items of a page, stopping before one that would take the page past [`PAGE_BYTES_MAX`]
 /// (the first is always taken).
-fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
+pub(crate) fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut bytes = 0;
     let mut page = vec![];
     for item in items {
