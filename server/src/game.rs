@@ -532,7 +532,8 @@ impl GameTask {
         let mut tick = tokio::time::interval(BACKLOG_TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let idle_after = self.limits.unload_after_idle;
-        let mut active = tokio::time::Instant::now();
+        let idle = tokio::time::sleep(idle_after);
+        tokio::pin!(idle);
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
             let request = tokio::select! {
@@ -543,16 +544,16 @@ impl GameTask {
                     self.flush_backlogs();
                     continue;
                 }
-                _ = tokio::time::sleep_until(active + idle_after), if self.unloader.is_some() => {
+                _ = &mut idle, if self.unloader.is_some() => {
                     if self.unload() {
                         break;
                     }
-                    active = tokio::time::Instant::now();
+                    idle.as_mut().reset(tokio::time::Instant::now() + idle_after);
                     continue;
                 }
             };
             let Some(request) = request else { break };
-            active = tokio::time::Instant::now();
+            idle.as_mut().reset(tokio::time::Instant::now() + idle_after);
             if let Request::Unload { reply } = request {
                 let gone = self.unload();
                 let _ = reply.send(gone);
