@@ -553,7 +553,8 @@ impl GameTask {
                 }
             };
             let Some(request) = request else { break };
-            idle.as_mut().reset(tokio::time::Instant::now() + idle_after);
+            idle.as_mut()
+                .reset(tokio::time::Instant::now() + idle_after);
             if let Request::Unload { reply } = request {
                 let gone = self.unload();
                 let _ = reply.send(gone);

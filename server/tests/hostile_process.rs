@@ -302,3 +302,86 @@ async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
     play_a_command(addr).await;
     assert!(interrupt(child).success());
 }
+
+/// Row 8 with the real process: a spectator that never reads, with sends stuck behind it,
+/// does not keep SIGINT from stopping the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_the_server_while_a_client_never_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = free_addr();
+    let child = server(addr, dir.path())
+        .arg("--commands-per-second-max")
+        .arg("1000000")
+        .arg("--socket-send-buffer-bytes")
+        .arg("4096")
+        // The game keeps the stuck reader: only its own sends wait.
+        .arg("--outbound-queue-max")
+        .arg("100000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut ws = connect(addr).await;
+    let created = ask(
+        &mut ws,
+        &ClientMessage::CreateGame {
+            scenario: SCENARIO.into(),
+            admin_token: None,
+        },
+    )
+    .await;
+    let ServerMessage::Created { game, tokens, .. } = created else {
+        panic!("{created:?}");
+    };
+    // The reader that never reads: a small receive buffer, joined, then left alone.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(addr).await.unwrap();
+    let (mut stuck, _) = tokio_tungstenite::client_async(format!("ws://{addr}/v1"), stream)
+        .await
+        .unwrap();
+    stuck
+        .send(Message::text(wire::to_json(&ClientMessage::Join {
+            game: game.clone(),
+            token: tokens.spectator,
+            since: None,
+        })))
+        .await
+        .unwrap();
+    let joined = ask(
+        &mut ws,
+        &ClientMessage::Join {
+            game,
+            token: tokens.side_a,
+            since: None,
+        },
+    )
+    .await;
+    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    // Enough play that the spectator's socket and the server's sends to it are full.
+    for id in 1..=300 {
+        let answer = ask(
+            &mut ws,
+            &ClientMessage::Command {
+                id,
+                key: None,
+                command: protocol::Command::Adjudicate {
+                    unit: "337a".into(),
+                    outcome: if id % 2 == 1 {
+                        protocol::Outcome::Break
+                    } else {
+                        protocol::Outcome::Rally
+                    },
+                    note: "n".repeat(150),
+                },
+            },
+        )
+        .await;
+        assert!(
+            matches!(answer, ServerMessage::Accepted { .. }),
+            "{answer:?}"
+        );
+    }
+    assert!(interrupt(child).success());
+    drop(stuck);
+}
