@@ -53,8 +53,26 @@ async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
     }
 }
 
-/// Creates a game, joins it as the German and has a command accepted.
-async fn play_a_command(addr: SocketAddr) {
+/// The `n`th command of a game on the test scenario: the German squad broken, then rallied,
+/// and so on, each accepted.
+fn adjudicate(n: u64, note: &str) -> ClientMessage {
+    ClientMessage::Command {
+        id: n,
+        key: None,
+        command: protocol::Command::Adjudicate {
+            unit: "337a".into(),
+            outcome: if n % 2 == 1 {
+                protocol::Outcome::Break
+            } else {
+                protocol::Outcome::Rally
+            },
+            note: note.into(),
+        },
+    }
+}
+
+/// Creates a game and joins it as the German; the socket, and the spectator's token.
+async fn create_and_join(addr: SocketAddr) -> (Socket, String, String) {
     let mut ws = connect(addr).await;
     let created = ask(
         &mut ws,
@@ -70,26 +88,20 @@ async fn play_a_command(addr: SocketAddr) {
     let joined = ask(
         &mut ws,
         &ClientMessage::Join {
-            game,
+            game: game.clone(),
             token: tokens.side_a,
             since: None,
         },
     )
     .await;
     assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
-    let answer = ask(
-        &mut ws,
-        &ClientMessage::Command {
-            id: 1,
-            key: None,
-            command: protocol::Command::Adjudicate {
-                unit: "337a".into(),
-                outcome: protocol::Outcome::Break,
-                note: String::new(),
-            },
-        },
-    )
-    .await;
+    (ws, game, tokens.spectator)
+}
+
+/// Creates a game, joins it as the German and has a command accepted.
+async fn play_a_command(addr: SocketAddr) {
+    let (mut ws, _, _) = create_and_join(addr).await;
+    let answer = ask(&mut ws, &adjudicate(1, "")).await;
     assert!(
         matches!(answer, ServerMessage::Accepted { .. }),
         "{answer:?}"
@@ -231,48 +243,14 @@ async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
         .unwrap();
     // Held open and never read.
     let (_stdout, _stderr) = (child.stdout.take(), child.stderr.take());
-    let mut ws = connect(addr).await;
-    let created = ask(
-        &mut ws,
-        &ClientMessage::CreateGame {
-            scenario: SCENARIO.into(),
-            admin_token: None,
-        },
-    )
-    .await;
-    let ServerMessage::Created { game, tokens, .. } = created else {
-        panic!("{created:?}");
-    };
-    let joined = ask(
-        &mut ws,
-        &ClientMessage::Join {
-            game,
-            token: tokens.side_a,
-            since: None,
-        },
-    )
-    .await;
-    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
+    let (mut ws, _, _) = create_and_join(addr).await;
     let mut id = 0;
     let mut batches_after_drops = 0;
     tokio::time::timeout(WAIT * 5, async {
         while batches_after_drops < 2 {
             for _ in 0..PIPELINED {
                 id += 1;
-                let command = ClientMessage::Command {
-                    id,
-                    key: None,
-                    command: protocol::Command::Adjudicate {
-                        unit: "337a".into(),
-                        outcome: if id % 2 == 1 {
-                            protocol::Outcome::Break
-                        } else {
-                            protocol::Outcome::Rally
-                        },
-                        note: String::new(),
-                    },
-                };
-                ws.send(Message::text(wire::to_json(&command)))
+                ws.send(Message::text(wire::to_json(&adjudicate(id, ""))))
                     .await
                     .unwrap();
             }
@@ -321,18 +299,7 @@ async fn sigint_stops_the_server_while_a_client_never_reads() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut ws = connect(addr).await;
-    let created = ask(
-        &mut ws,
-        &ClientMessage::CreateGame {
-            scenario: SCENARIO.into(),
-            admin_token: None,
-        },
-    )
-    .await;
-    let ServerMessage::Created { game, tokens, .. } = created else {
-        panic!("{created:?}");
-    };
+    let (mut ws, game, spectator) = create_and_join(addr).await;
     // The reader that never reads: a small receive buffer, joined, then left alone.
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(2048).unwrap();
@@ -342,41 +309,15 @@ async fn sigint_stops_the_server_while_a_client_never_reads() {
         .unwrap();
     stuck
         .send(Message::text(wire::to_json(&ClientMessage::Join {
-            game: game.clone(),
-            token: tokens.spectator,
+            game,
+            token: spectator,
             since: None,
         })))
         .await
         .unwrap();
-    let joined = ask(
-        &mut ws,
-        &ClientMessage::Join {
-            game,
-            token: tokens.side_a,
-            since: None,
-        },
-    )
-    .await;
-    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
     // Enough play that the spectator's socket and the server's sends to it are full.
     for id in 1..=300 {
-        let answer = ask(
-            &mut ws,
-            &ClientMessage::Command {
-                id,
-                key: None,
-                command: protocol::Command::Adjudicate {
-                    unit: "337a".into(),
-                    outcome: if id % 2 == 1 {
-                        protocol::Outcome::Break
-                    } else {
-                        protocol::Outcome::Rally
-                    },
-                    note: "n".repeat(150),
-                },
-            },
-        )
-        .await;
+        let answer = ask(&mut ws, &adjudicate(id, &"n".repeat(150))).await;
         assert!(
             matches!(answer, ServerMessage::Accepted { .. }),
             "{answer:?}"

@@ -6,7 +6,7 @@ use client::{Connection, Reply};
 use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
-use protocol::{Command, Outcome};
+use protocol::Command;
 use server::config::Config;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -97,17 +97,7 @@ async fn join(ws: &mut Socket, game: &str, token: &str) -> ServerMessage {
     recv(ws).await
 }
 
-fn adjudicate(i: u64) -> Command {
-    Command::Adjudicate {
-        unit: "337a".into(),
-        outcome: if i.is_multiple_of(2) {
-            Outcome::Break
-        } else {
-            Outcome::Rally
-        },
-        note: String::new(),
-    }
-}
+use e2e::adjudicate;
 
 /// One HTTP exchange on a fresh socket: what the server answers to `request`, whole.
 async fn http(addr: SocketAddr, request: &[u8]) -> String {
@@ -607,6 +597,31 @@ async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
     drop(slow);
 }
 
+/// Plays `Done` by whoever acts until the game is over; an error the server answers a command
+/// with ends the play and is returned.
+async fn play_done_to_the_end(
+    a: &mut Connection,
+    b: &mut Connection,
+) -> Result<(), client::ConnectionError> {
+    let mut id = 0;
+    for _ in 0..500 {
+        let state = a.get_state().await?.state;
+        if state.over {
+            break;
+        }
+        id += 1;
+        let seat = match state.acting() {
+            protocol::Side::A => &mut *a,
+            protocol::Side::B => &mut *b,
+        };
+        match seat.command(id, Command::Done, None).await? {
+            Reply::Accepted { .. } => {}
+            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
+        }
+    }
+    Ok(())
+}
+
 /// Plays a one-turn game to its end with `Done` by whoever acts, and exports it.
 async fn finished_export(url: &str) -> String {
     use client::commands::export::{export, ExportArgs};
@@ -617,22 +632,7 @@ async fn finished_export(url: &str) -> String {
     a.join(&game, &tokens.side_a, None).await.unwrap();
     let mut b = Connection::connect(url).await.unwrap();
     b.join(&game, &tokens.side_b, None).await.unwrap();
-    let mut id = 0;
-    for _ in 0..500 {
-        let state = a.get_state().await.unwrap().state;
-        if state.over {
-            break;
-        }
-        id += 1;
-        let seat = match state.acting() {
-            protocol::Side::A => &mut a,
-            protocol::Side::B => &mut b,
-        };
-        match seat.command(id, Command::Done, None).await.unwrap() {
-            Reply::Accepted { .. } => {}
-            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
-        }
-    }
+    play_done_to_the_end(&mut a, &mut b).await.unwrap();
     assert!(a.get_state().await.unwrap().state.over, "the game ends");
     let mut out = vec![];
     let args = ExportArgs {
@@ -884,27 +884,13 @@ async fn a_game_at_the_limits_is_played_and_exported_inside_the_frame_limit() {
         a.join(&game, &tokens.side_a, None).await.unwrap();
         let mut b = Connection::connect(&server.url).await.unwrap();
         b.join(&game, &tokens.side_b, None).await.unwrap();
-        let mut id = 0;
-        for _ in 0..500 {
-            let state = a.get_state().await.unwrap().state;
-            if state.over {
-                break;
+        match play_done_to_the_end(&mut a, &mut b).await {
+            Ok(()) => {}
+            Err(client::ConnectionError::Server { code, message }) => {
+                assert_eq!(code, ErrorCode::TooLarge, "{what}: {message}");
+                assert!(message.contains("frame"), "{what}: {message}");
             }
-            id += 1;
-            let seat = match state.acting() {
-                protocol::Side::A => &mut a,
-                protocol::Side::B => &mut b,
-            };
-            match seat.command(id, Command::Done, None).await {
-                Ok(Reply::Accepted { .. }) => {}
-                Ok(Reply::Refused { violation, .. }) => panic!("{what}: Done refused: {violation}"),
-                Err(client::ConnectionError::Server { code, message }) => {
-                    assert_eq!(code, ErrorCode::TooLarge, "{what}: {message}");
-                    assert!(message.contains("frame"), "{what}: {message}");
-                    break;
-                }
-                Err(e) => panic!("{what}: command {id}: {e}"),
-            }
+            Err(e) => panic!("{what}: {e}"),
         }
         for (viewer, token) in [
             (&mut a, &tokens.side_a),

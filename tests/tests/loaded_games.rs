@@ -10,7 +10,6 @@
 use client::{Connection, ConnectionError, Reply};
 use e2e::TestServer;
 use protocol::wire::ErrorCode;
-use protocol::{Command, Outcome};
 use server::config::Config;
 use std::time::Duration;
 
@@ -57,17 +56,7 @@ async fn create(server: &TestServer) -> Result<(String, protocol::wire::Tokens),
     created.map(|g| (g.game, g.tokens))
 }
 
-fn adjudicate(i: u64) -> Command {
-    Command::Adjudicate {
-        unit: "337a".into(),
-        outcome: if i.is_multiple_of(2) {
-            Outcome::Break
-        } else {
-            Outcome::Rally
-        },
-        note: String::new(),
-    }
-}
+use e2e::adjudicate;
 
 /// Asserts `result` is `limit_reached` for the games in memory.
 fn assert_full<T: std::fmt::Debug>(result: Result<T, ConnectionError>) {
