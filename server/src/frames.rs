@@ -11,9 +11,9 @@
 //!   `state_at` answer: at most [`POSITION_BYTES_MAX`].
 //!
 //! The exact check projects the command's events and the position after them for every
-//! viewer, which costs a copy of the game; it is made when a cheap bound cannot rule a
-//! large frame out: for games of large scenarios (every id and name a position or event can
-//! repeat is the scenario's), or commands with large events.
+//! viewer, which costs a copy of the game; it is made only when a cheap bound ([`Bounds`])
+//! cannot rule a large frame out: for games of large scenarios with many or long unit ids,
+//! or commands with large events.
 
 use protocol::game::view::project_event;
 use protocol::game::Game;
@@ -33,28 +33,51 @@ pub const ENVELOPE_BYTES_EXPORTED_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
 /// few hashes and numbers.
 pub const POSITION_BYTES_MAX: usize = FRAME_BYTES_MAX - 16 * 1024;
 
-/// Scenarios (JSON bytes) from which every command is checked exactly. Below it, a position
-/// repeats the scenario's ids and names a few times at most (units, markers, sets of units),
-/// far from a frame, and an event's projection adds at most each of its units renamed and its
-/// weapons shown: twice the scenario per event.
-pub const SCENARIO_BYTES_CHECKED: usize = FRAME_BYTES_MAX / 32;
+/// How many times over a position can hold its scenario's units and weapons (as the scenario
+/// writes them in JSON) besides the scenario itself: each unit's state, and the sets of units
+/// the game keeps (finished, prep-fired, shown, sightings…), each naming a unit at most once.
+pub const POSITION_REPEATS_UNITS: usize = 16;
+
+/// What a game's scenario lets a command's frames hold, measured once when the game loads.
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    /// The scenario in JSON: a position holds it whole.
+    pub scenario: usize,
+    /// Its units and weapons in JSON: the most an event's projection can add (each unit
+    /// renamed, each weapon shown), and what a position repeats.
+    pub units: usize,
+}
+
+impl Bounds {
+    pub fn of(scenario: &protocol::Scenario) -> Bounds {
+        Bounds {
+            scenario: to_json(scenario).len(),
+            units: to_json(&scenario.units).len() + to_json(&scenario.weapons).len(),
+        }
+    }
+
+    /// Whether no position of the game can come near a frame.
+    fn positions_fit(&self) -> bool {
+        self.scenario + POSITION_REPEATS_UNITS * self.units <= POSITION_BYTES_MAX
+    }
+}
 
 /// What a `Sequenced` adds to an event: its number and stream hash.
 const SEQUENCED_BYTES: usize = 128;
 
-/// Refuses `events` (a decision on `game`, a scenario of `scenario_bytes` JSON bytes) if a
-/// frame they make, or the position after them, would be too large for some viewer; the
-/// reason says which, how large, and what to do instead.
+/// Refuses `events` (a decision on `game`, whose scenario has `bounds`) if a frame they make,
+/// or the position after them, would be too large for some viewer; the reason says which, how
+/// large, and what to do instead.
 pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
-    scenario_bytes: usize,
+    bounds: Bounds,
 ) -> Result<(), String> {
-    let raw: usize = events
+    let projected: usize = events
         .clone()
-        .map(|e| to_json(e).len() + SEQUENCED_BYTES + 2 * scenario_bytes)
+        .map(|e| to_json(e).len() + SEQUENCED_BYTES + bounds.units)
         .sum();
-    if scenario_bytes < SCENARIO_BYTES_CHECKED && raw <= COMMAND_EVENTS_BYTES_MAX {
+    if bounds.positions_fit() && projected <= COMMAND_EVENTS_BYTES_MAX {
         return Ok(());
     }
     check_exactly(game, events, COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX)
@@ -134,9 +157,9 @@ mod tests {
     fn a_small_command_on_a_small_scenario_passes_without_the_exact_check() {
         let game = game();
         let events = adjudicated(&game);
-        let scenario = to_json(&game.scenario).len();
-        assert!(scenario < SCENARIO_BYTES_CHECKED);
-        assert_eq!(check_command(&game, events.iter(), scenario), Ok(()));
+        let bounds = Bounds::of(&game.scenario);
+        assert!(bounds.positions_fit());
+        assert_eq!(check_command(&game, events.iter(), bounds), Ok(()));
         assert_eq!(
             check_exactly(
                 &game,
@@ -159,11 +182,14 @@ mod tests {
         );
         let why = check_exactly(&game, events.iter(), COMMAND_EVENTS_BYTES_MAX, 100).unwrap_err();
         assert!(why.contains("position after it"), "{why}");
-        // A large scenario is checked exactly whatever its command.
-        assert_eq!(
-            check_command(&game, events.iter(), SCENARIO_BYTES_CHECKED),
-            Ok(())
-        );
+        // A scenario whose positions could come near a frame is checked exactly whatever its
+        // command.
+        let large = Bounds {
+            scenario: POSITION_BYTES_MAX,
+            units: 1,
+        };
+        assert!(!large.positions_fit());
+        assert_eq!(check_command(&game, events.iter(), large), Ok(()));
     }
 
     #[test]

@@ -339,9 +339,8 @@ pub struct GameTask {
     /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
-    /// The scenario's size in JSON, which bounds what a command's frames can repeat of it
-    /// (`crate::frames`).
-    scenario_bytes: usize,
+    /// What the scenario lets a command's frames hold (`crate::frames`).
+    frame_bounds: crate::frames::Bounds,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -420,7 +419,7 @@ impl GameTask {
         let Event::GameCreated { scenario } = &created else {
             return Err("the log does not start with GameCreated".into());
         };
-        let scenario_bytes = protocol::wire::to_json(scenario).len();
+        let frame_bounds = crate::frames::Bounds::of(scenario);
         let start = Game::new(scenario.clone());
         let mut referee = Referee::new(first, meta.seeds.clone())?;
         let mut checkpoints = Checkpoints::default();
@@ -458,7 +457,7 @@ impl GameTask {
             remembered,
             signer: None,
             unloader: None,
-            scenario_bytes,
+            frame_bounds,
         })
     }
 
@@ -921,7 +920,7 @@ impl GameTask {
         let first_seq = self.game().version + 1;
         let mut entries = decision.entries(first_seq);
         let events = entries.iter().map(|e| &e.event);
-        if let Err(why) = crate::frames::check_command(self.game(), events, self.scenario_bytes) {
+        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds) {
             self.too_large(subscriber, id, &why);
             return;
         }
