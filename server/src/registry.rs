@@ -318,13 +318,14 @@ impl Registry {
     fn unloader(&self, key: GameKey) -> Unloader {
         let games = Arc::downgrade(&self.games);
         Box::new(move |meta: &GameMeta| {
+            // A registry gone, or a game not (yet, or no longer) in its map: the task is not
+            // the registry's to let go; it ends when its handles are dropped (at shutdown).
             let Some(games) = games.upgrade() else {
-                return true;
+                return false;
             };
             let mut games = games.lock().expect("registry lock");
             let Some(slot) = games.get(&key) else {
-                // Shutting down: the registry has let go of every game.
-                return true;
+                return false;
             };
             if slot.idle_handle().is_none() {
                 return false;
