@@ -204,3 +204,46 @@ async fn games_in_memory_are_capped_and_an_idle_one_makes_room() {
     on_third.close().await;
     server.stop().await;
 }
+
+/// Joins racing the unload: with an idle time of a millisecond the game is let go between
+/// nearly every visit, while players come back at once, on both seats. No join fails, no
+/// command is lost or applied twice: each is accepted on the version the last one left, as it
+/// would be with the game in memory throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joins_racing_the_unload_find_the_game_as_it_was_left() {
+    const VISITS: u64 = 40;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (_dir, server) = start(Config {
+        game_unload_after_idle: Duration::from_millis(1),
+        ..Config::default()
+    })
+    .await;
+    let unloaded_before = e2e::metric(server.addr, "asl_games_unloaded_total").await;
+    let (game, tokens) = create(&server).await.unwrap();
+    let mut version = None;
+    for visit in 0..VISITS {
+        // The spectator comes and goes too, so the audience's inbox races as well.
+        let mut watcher = Connection::connect(&server.url).await.unwrap();
+        let watching = watcher.join(&game, &tokens.spectator, None);
+        let mut a = Connection::connect(&server.url).await.unwrap();
+        let (joined, watched) = tokio::join!(a.join(&game, &tokens.side_a, version), watching);
+        let joined = joined.unwrap_or_else(|e| panic!("visit {visit}: {e}"));
+        watched.unwrap_or_else(|e| panic!("visit {visit}: watching: {e}"));
+        if let Some(held) = version {
+            assert_eq!(joined.version, held, "visit {visit}");
+        }
+        match a.command(visit + 1, adjudicate(visit), None).await.unwrap() {
+            Reply::Accepted { version: now, .. } => {
+                assert!(version.is_none_or(|held| now > held), "visit {visit}");
+                version = Some(now);
+            }
+            other => panic!("visit {visit}: {other:?}"),
+        }
+        a.close().await;
+        watcher.close().await;
+    }
+    let unloads = e2e::metric(server.addr, "asl_games_unloaded_total").await - unloaded_before;
+    eprintln!("{VISITS} visits, the game unloaded {unloads} times");
+    assert!(unloads > 0.0);
+    server.stop().await;
+}
