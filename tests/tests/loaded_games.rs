@@ -247,3 +247,61 @@ async fn joins_racing_the_unload_find_the_game_as_it_was_left() {
     assert!(unloads > 0.0);
     server.stop().await;
 }
+
+/// An unloaded game keeps what its task changed of its metadata: after both sides agree to
+/// reveal the dice seed, the server draws a new one; unloaded and replayed, the game rolls
+/// under that new seed's commitment, not the first one's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unloaded_game_keeps_its_new_dice_seed() {
+    use protocol::game::command::DiceCount;
+    use protocol::game::dice::RollPurpose;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (_dir, server) = start(Config {
+        game_unload_after_idle: Duration::from_millis(300),
+        ..Config::default()
+    })
+    .await;
+    let (game, tokens) = create(&server).await.unwrap();
+    let roll = || protocol::Command::Roll {
+        dice: DiceCount::Two,
+        purpose: RollPurpose::Ift,
+        note: String::new(),
+    };
+    let mut a = Connection::connect(&server.url).await.unwrap();
+    let first = a.join(&game, &tokens.side_a, None).await.unwrap();
+    let mut b = Connection::connect(&server.url).await.unwrap();
+    b.join(&game, &tokens.side_b, None).await.unwrap();
+    let accepted = |reply: Reply| match reply {
+        Reply::Accepted { events, .. } => events,
+        Reply::Refused { violation, .. } => panic!("{violation}"),
+    };
+    accepted(a.command(1, roll(), None).await.unwrap());
+    accepted(
+        a.command(2, protocol::Command::AgreeToRevealSeed, None)
+            .await
+            .unwrap(),
+    );
+    let events = accepted(
+        b.command(3, protocol::Command::AgreeToRevealSeed, None)
+            .await
+            .unwrap(),
+    );
+    let next = events
+        .iter()
+        .find_map(|s| match &s.viewed.event {
+            protocol::Event::DiceCommitted { commitment } => Some(*commitment),
+            _ => None,
+        })
+        .expect("a new seed is committed to once both agree to reveal the first");
+    assert_ne!(next, first.dice_commitment);
+    a.close().await;
+    b.close().await;
+    until_loaded(&server, 0.0).await;
+
+    let mut a = Connection::connect(&server.url).await.unwrap();
+    let joined = a.join(&game, &tokens.side_a, None).await.unwrap();
+    assert_eq!(joined.dice_commitment, next);
+    accepted(a.command(4, roll(), None).await.unwrap());
+    a.close().await;
+    server.stop().await;
+}
