@@ -113,7 +113,11 @@ async fn main() -> anyhow::Result<()> {
     server::logging::init();
     let flags = Flags::parse();
     match &flags.task {
-        Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
+        Some(Task::Backup { dir }) => {
+            let done = backup_command(&flags.data_dir, dir).await;
+            server::logging::flush();
+            return done;
+        }
         Some(Task::Restore { dir }) => {
             let store = Arc::new(open_store(&flags.data_dir));
             let from = dir.clone();
@@ -124,6 +128,7 @@ async fn main() -> anyhow::Result<()> {
                     anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
                 })?;
             println!("restored {report}");
+            server::logging::flush();
             return Ok(());
         }
         None => {}
