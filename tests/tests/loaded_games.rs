@@ -69,6 +69,30 @@ fn assert_full<T: std::fmt::Debug>(result: Result<T, ConnectionError>) {
     }
 }
 
+/// Joins `game` as soon as there is room for it in memory (a connection that has just closed
+/// is gone once the server has seen it go); until then each join is refused as full.
+async fn join_when_there_is_room(
+    server: &TestServer,
+    game: &str,
+    token: &str,
+    since: Option<u64>,
+) -> (Connection, client::Joined) {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let mut c = Connection::connect(&server.url).await.unwrap();
+            match c.join(game, token, since).await {
+                Ok(joined) => return (c, joined),
+                Err(e) => {
+                    assert_full::<()>(Err(e));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    })
+    .await
+    .expect("a place in memory comes free")
+}
+
 /// A game nobody is connected to is unloaded once idle, and not before: a spectator keeps it
 /// in memory. Joined again, it is replayed from its log: the same position, the player's
 /// `since` resumes without a rollback, and play goes on from where it stood.
@@ -160,44 +184,19 @@ async fn games_in_memory_are_capped_and_an_idle_one_makes_room() {
 
     // The second game's player leaves: its game makes room for the first.
     on_second.close().await;
-    let joined = tokio::time::timeout(WAIT, async {
-        loop {
-            let mut c = Connection::connect(&server.url).await.unwrap();
-            match c.join(&first, &first_tokens.side_a, None).await {
-                Ok(joined) => return (c, joined),
-                Err(e) => {
-                    assert_full::<()>(Err(e));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    })
-    .await
-    .expect("a place comes free once the second game's player has gone");
+    let joined = join_when_there_is_room(&server, &first, &first_tokens.side_a, None).await;
     assert_eq!(joined.1.version, 1);
     until_loaded(&server, 2.0).await;
 
     // The second game comes back from its log as it was, once the first's player leaves.
     joined.0.close().await;
-    let mut back = None;
-    tokio::time::timeout(WAIT, async {
-        while back.is_none() {
-            let mut c = Connection::connect(&server.url).await.unwrap();
-            match c
-                .join(&second, &second_tokens.side_a, Some(second_before.version))
-                .await
-            {
-                Ok(joined) => back = Some(joined),
-                Err(e) => {
-                    assert_full::<()>(Err(e));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    })
-    .await
-    .expect("the second game loads again");
-    let back = back.unwrap();
+    let (_, back) = join_when_there_is_room(
+        &server,
+        &second,
+        &second_tokens.side_a,
+        Some(second_before.version),
+    )
+    .await;
     assert_eq!(back.version, second_before.version);
     assert_eq!(back.state_hash, second_before.state_hash);
     until_loaded(&server, 2.0).await;
