@@ -103,6 +103,19 @@ pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// command of a game is recognised, at about 40 bytes a key.
 pub const COMMAND_KEYS_PER_SEAT_MAX: usize = 100_000;
 
+/// Games whose writer task (the replayed position, the per-viewer streams, checkpoints) is
+/// kept in memory at once. A game of a typical scenario holds a few hundred KB; one at the
+/// scenario limits a few MB, so 1,000 bounds a server's games to a few GB at worst. A game
+/// nobody is connected to is unloaded to make room (the least recently joined first); when
+/// every loaded game has someone connected, loading or creating one more is refused with
+/// `limit_reached`. Stored games are not counted: they cost disk, not memory.
+pub const LOADED_GAMES_MAX: usize = 1_000;
+
+/// How long a loaded game with no connections and no requests stays in memory before it is
+/// unloaded. It is replayed from its log on the next join (a few milliseconds for a long
+/// game), so this only spares reloading a game whose players stepped away for a moment.
+pub const GAME_UNLOAD_AFTER_IDLE: Duration = Duration::from_secs(10 * 60);
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
@@ -129,6 +142,11 @@ pub struct Config {
     pub malformed_frames_max: u32,
     pub idle_timeout: Duration,
     pub games_max: usize,
+    /// Games in memory at once ([`LOADED_GAMES_MAX`]).
+    pub loaded_games_max: usize,
+    /// Idle time after which a game nobody is connected to is unloaded
+    /// ([`GAME_UNLOAD_AFTER_IDLE`]).
+    pub game_unload_after_idle: Duration,
     /// When set, creating a game needs this token (for public deployments).
     pub admin_token: Option<String>,
     /// Where players and spectators reach this server (`wss://HOST`), when not at the listen
@@ -172,6 +190,8 @@ impl Default for Config {
             malformed_frames_max: MALFORMED_FRAMES_MAX,
             idle_timeout: IDLE_TIMEOUT,
             games_max: GAMES_MAX,
+            loaded_games_max: LOADED_GAMES_MAX,
+            game_unload_after_idle: GAME_UNLOAD_AFTER_IDLE,
             admin_token: None,
             public_url: None,
             open_creation: None,

@@ -139,7 +139,19 @@ pub enum Request {
         command: Command,
         reply: oneshot::Sender<ServerMessage>,
     },
+    /// Asked by the registry to make room for another game: the task ends, answering `true`,
+    /// if nobody is connected to it and its [`Unloader`] lets it go; else it answers `false`.
+    /// Taken from the inbox between requests, so no command is ever cut short.
+    Unload {
+        reply: oneshot::Sender<bool>,
+    },
 }
+
+/// Asked by an idle game task whether it may end: the registry's check that no connection
+/// holds or is fetching the game's handle, and, if none does, its forgetting of the task, so
+/// the next join loads the game afresh from its log (with `GameMeta` as the task holds it).
+/// Called by the task between requests, so it is never in the middle of a command.
+pub type Unloader = Box<dyn Fn(&GameMeta) -> bool + Send + Sync>;
 
 /// How a connection reaches a game.
 #[derive(Clone)]
@@ -195,12 +207,14 @@ pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
     };
     let game = Game::replay([&created]).map_err(|e| e.to_string())?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
+    // A review shows the whole game, unprojected.
+    let whole = protocol::wire::to_json(&game).len();
     for viewer in VIEWERS {
         let state = protocol::wire::to_json(&game.project(viewer)).len();
         let event = game
             .view_event(viewer, &created)
             .map_or(0, |e| protocol::wire::to_json(&e).len());
-        let largest = state.max(event).max(envelope);
+        let largest = state.max(event).max(envelope).max(whole);
         if largest > SNAPSHOT_BYTES_MAX {
             return Err(format!(
                 "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
@@ -217,6 +231,8 @@ pub struct GameLimits {
     pub seat_connections_max: usize,
     pub slow_reader_grace: Duration,
     pub audience_reads_per_second_max: u32,
+    /// Idle time after which the game asks its [`Unloader`] to let it go.
+    pub unload_after_idle: Duration,
 }
 
 impl GameLimits {
@@ -226,6 +242,7 @@ impl GameLimits {
             seat_connections_max: config.seat_connections_max,
             slow_reader_grace: config.slow_reader_grace,
             audience_reads_per_second_max: config.audience_reads_per_second_max,
+            unload_after_idle: config.game_unload_after_idle,
         }
     }
 }
@@ -332,6 +349,11 @@ pub struct GameTask {
     remembered: Remembered,
     /// The key exports are signed with (`docs/review.md`).
     signer: Option<Arc<ServerSigningKey>>,
+    /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
+    /// are gone.
+    unloader: Option<Unloader>,
+    /// What the scenario lets a command's frames hold (`crate::frames`).
+    frame_bounds: crate::frames::Bounds,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -410,6 +432,7 @@ impl GameTask {
         let Event::GameCreated { scenario } = &created else {
             return Err("the log does not start with GameCreated".into());
         };
+        let frame_bounds = crate::frames::Bounds::of(scenario);
         let start = Game::new(scenario.clone());
         let mut referee = Referee::new(first, meta.seeds.clone())?;
         let mut checkpoints = Checkpoints::default();
@@ -446,6 +469,8 @@ impl GameTask {
             checkpoints,
             remembered,
             signer: None,
+            unloader: None,
+            frame_bounds,
         })
     }
 
@@ -475,6 +500,34 @@ impl GameTask {
     pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
         self.signer = Some(key);
         self
+    }
+
+    /// Ends the game when idle if `unloader` lets it go.
+    pub fn unloaded_by(mut self, unloader: Unloader) -> GameTask {
+        self.unloader = Some(unloader);
+        self
+    }
+
+    /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
+    /// and the game may be let go: a game flagged as rolled back stays, since the flag lives
+    /// only in memory.
+    fn idle(&mut self) -> bool {
+        self.subscribers.retain(|s| !s.out.is_closed());
+        self.subscribers.is_empty() && self.rolled_back.is_none()
+    }
+
+    /// Ends this task if it is idle and its unloader lets it go.
+    fn unload(&mut self) -> bool {
+        let gone = self.idle()
+            && self
+                .unloader
+                .as_ref()
+                .is_some_and(|let_go| let_go(&self.meta));
+        if gone {
+            METRICS.games_unloaded.inc();
+            debug!(game = %log::game_id(&self.key), "idle game unloaded");
+        }
+        gone
     }
 
     fn game(&self) -> &Game {
@@ -512,6 +565,9 @@ impl GameTask {
         METRICS.games_loaded.inc();
         let mut tick = tokio::time::interval(BACKLOG_TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let idle_after = self.limits.unload_after_idle;
+        let idle = tokio::time::sleep(idle_after);
+        tokio::pin!(idle);
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
             let request = tokio::select! {
@@ -522,8 +578,25 @@ impl GameTask {
                     self.flush_backlogs();
                     continue;
                 }
+                _ = &mut idle, if self.unloader.is_some() => {
+                    if self.unload() {
+                        break;
+                    }
+                    idle.as_mut().reset(tokio::time::Instant::now() + idle_after);
+                    continue;
+                }
             };
             let Some(request) = request else { break };
+            idle.as_mut()
+                .reset(tokio::time::Instant::now() + idle_after);
+            if let Request::Unload { reply } = request {
+                let gone = self.unload();
+                let _ = reply.send(gone);
+                if gone {
+                    break;
+                }
+                continue;
+            }
             self.serve(request).await;
         }
         METRICS.games_loaded.dec();
@@ -615,6 +688,10 @@ impl GameTask {
                     reply,
                 } => {
                     let _ = reply.send(self.preview(side, id, command));
+                }
+                // Taken in `run`, between requests.
+                Request::Unload { reply } => {
+                    let _ = reply.send(false);
                 }
             }
         }
@@ -935,6 +1012,11 @@ impl GameTask {
         // find a commitment whose seed was lost.
         let first_seq = self.game().version + 1;
         let mut entries = decision.entries(first_seq);
+        let events = entries.iter().map(|e| &e.event);
+        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds) {
+            self.too_large(subscriber, id, &why);
+            return;
+        }
         // The key goes with the command's first envelope, so a restart still knows it.
         if let Some(first) = entries.first_mut() {
             first.key = key;
@@ -947,6 +1029,10 @@ impl GameTask {
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
+        }
+        if let Err(why) = crate::frames::check_envelopes(&records) {
+            self.too_large(subscriber, id, &why);
+            return;
         }
         let mut meta = None;
         if let Some(seed) = decision.new_seed {
@@ -1144,6 +1230,20 @@ impl GameTask {
         });
     }
 
+    /// Refuses command `id`, before anything is stored, because a frame it would make is too
+    /// large (`crate::frames`).
+    fn too_large(&mut self, subscriber: u64, id: u64, why: &str) {
+        METRICS.refused("frame_bytes_max");
+        debug!(game = %log::game_id(&self.key), id, %why, "command refused: too large");
+        self.send_to(
+            subscriber,
+            Frame::new(ServerMessage::Error {
+                code: ErrorCode::TooLarge,
+                message: format!("command {id} not taken: {why}; nothing changed"),
+            }),
+        );
+    }
+
     fn send_to(&mut self, subscriber: u64, message: Outbound) {
         let full = self
             .subscribers
@@ -1177,7 +1277,7 @@ impl GameTask {
 
 /// The items of a page, stopping before one that would take the page past [`PAGE_BYTES_MAX`]
 /// (the first is always taken).
-fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
+pub(crate) fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut bytes = 0;
     let mut page = vec![];
     for item in items {

@@ -7,6 +7,7 @@
 mod budget;
 pub mod config;
 mod connection;
+pub mod frames;
 pub mod game;
 pub mod log;
 pub mod logging;

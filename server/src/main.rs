@@ -65,6 +65,14 @@ struct Flags {
     /// Seconds of silence before a connection is closed.
     #[arg(long, default_value_t = config::IDLE_TIMEOUT.as_secs())]
     idle_timeout_s: u64,
+    /// Most games in memory at once; past it the least recently joined game nobody is
+    /// connected to is unloaded, or loading another is refused.
+    #[arg(long, default_value_t = config::LOADED_GAMES_MAX)]
+    loaded_games_max: usize,
+    /// Seconds a game nobody is connected to stays in memory before it is unloaded (it is
+    /// replayed from its log on the next join).
+    #[arg(long, default_value_t = config::GAME_UNLOAD_AFTER_IDLE.as_secs())]
+    game_unload_after_idle_s: u64,
     #[command(subcommand)]
     task: Option<Task>,
 }
@@ -105,7 +113,11 @@ async fn main() -> anyhow::Result<()> {
     server::logging::init();
     let flags = Flags::parse();
     match &flags.task {
-        Some(Task::Backup { dir }) => return backup_command(&flags.data_dir, dir).await,
+        Some(Task::Backup { dir }) => {
+            let done = backup_command(&flags.data_dir, dir).await;
+            server::logging::flush();
+            return done;
+        }
         Some(Task::Restore { dir }) => {
             // The key first: the restored games' receipts are signed with it.
             match server::signing::restore(dir, &flags.data_dir) {
@@ -124,6 +136,7 @@ async fn main() -> anyhow::Result<()> {
                     anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
                 })?;
             println!("restored {report}");
+            server::logging::flush();
             return Ok(());
         }
         None => {}
@@ -157,6 +170,8 @@ async fn main() -> anyhow::Result<()> {
         socket_send_buffer_bytes: flags.socket_send_buffer_bytes,
         commands_per_second_max: flags.commands_per_second_max,
         idle_timeout: Duration::from_secs(flags.idle_timeout_s),
+        loaded_games_max: flags.loaded_games_max,
+        game_unload_after_idle: Duration::from_secs(flags.game_unload_after_idle_s),
         admin_token: flags.admin_token,
         public_url: public_url.clone(),
         ..Config::default()
@@ -192,6 +207,7 @@ async fn main() -> anyhow::Result<()> {
         );
         std::process::exit(EXIT_STORE);
     }
+    server::logging::flush();
     Ok(())
 }
 

@@ -52,6 +52,7 @@ pub struct Metrics {
     registry: Registry,
     connections: Family<KindLabel, Gauge>,
     pub games_loaded: Gauge,
+    pub games_unloaded: Counter,
     pub commands: Counter,
     refusals: Family<RuleLabel, Counter>,
     pub append_events: Histogram,
@@ -79,6 +80,12 @@ impl Metrics {
             "games_loaded",
             "Games whose writer task is in memory",
             games_loaded.clone(),
+        );
+        let games_unloaded = Counter::default();
+        registry.register(
+            "games_unloaded",
+            "Games let go from memory: idle past the idle limit, or making room under the loaded-games limit",
+            games_unloaded.clone(),
         );
         let commands = Counter::default();
         registry.register(
@@ -134,6 +141,7 @@ impl Metrics {
             store_flush_seconds,
             connections,
             games_loaded,
+            games_unloaded,
             commands,
             refusals,
             append_events,

@@ -6,17 +6,19 @@
 //! served as usual.
 
 use crate::config::Config;
-use crate::game::{GameHandle, GameLimits, GameTask};
+use crate::game::{GameHandle, GameLimits, GameTask, Request, Unloader};
 use crate::log::{self, GameMeta, META_FORMAT};
+use crate::metrics::METRICS;
 use crate::store::{without_panics, EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, OnceCell};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, OnceCell, OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info};
 
 /// A game as the registry knows it: its stored metadata, and its writer task once loaded.
@@ -26,7 +28,51 @@ struct Slot {
     /// Set by the first join (or at creation). A `OnceCell` so that joins racing to load the
     /// same game wait for one load and never start two writer tasks for one log.
     loaded: OnceCell<Loaded>,
+    /// A live game's place under `loaded_games_max`, given back when the slot is dropped
+    /// (the game unloaded, or the server stopping).
+    place: Mutex<Option<OwnedSemaphorePermit>>,
+    /// When the game was last joined or created (milliseconds of the registry's clock): the
+    /// least recently used idle game is the one unloaded to make room.
+    used: AtomicU64,
 }
+
+impl Slot {
+    /// A stored game, not loaded.
+    fn stored(meta: Vec<u8>, used: u64) -> Slot {
+        Slot {
+            meta,
+            loaded: OnceCell::new(),
+            place: Mutex::new(None),
+            used: AtomicU64::new(used),
+        }
+    }
+
+    /// The live game's handle, if only the registry holds it and this slot: nobody is joined,
+    /// joining or sending it anything, so it can be let go.
+    fn idle_handle(self: &Arc<Slot>) -> Option<&GameHandle> {
+        match self.loaded.get() {
+            Some(Loaded::Live(handle))
+                if Arc::strong_count(self) == 1
+                    && handle.inbox.strong_count() == 1
+                    && handle.reads.strong_count() == 1 =>
+            {
+                Some(handle)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Games asked to unload, one after another, to make room for another before a load or a
+/// creation is refused: the idlest may have been joined meanwhile.
+const UNLOAD_ATTEMPTS_MAX: usize = 4;
+
+/// How long a load or creation waits for the place of a game just unloaded (its task
+/// returning) before it is refused.
+const PLACE_WAIT: Duration = Duration::from_secs(5);
+
+/// The registry's map of games, shared with each game's [`Unloader`].
+type Games = Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>;
 
 #[derive(Clone)]
 enum Loaded {
@@ -37,7 +83,11 @@ enum Loaded {
 }
 
 pub struct Registry {
-    games: Mutex<HashMap<GameKey, Arc<Slot>>>,
+    games: Games,
+    /// One permit per game in memory (`loaded_games_max`).
+    places: Arc<Semaphore>,
+    /// The clock of `Slot::used`.
+    epoch: Instant,
     /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
     /// store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -150,13 +200,7 @@ impl Registry {
             .map_err(|e| format!("the list of games cannot be read ({e})"))?;
         let games: HashMap<GameKey, Arc<Slot>> = listed
             .into_iter()
-            .map(|(key, meta)| {
-                let slot = Slot {
-                    meta,
-                    loaded: OnceCell::new(),
-                };
-                (key, Arc::new(slot))
-            })
+            .map(|(key, meta)| (key, Arc::new(Slot::stored(meta, 0))))
             .collect();
         info!(
             stored = games.len(),
@@ -169,7 +213,9 @@ impl Registry {
             tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
         };
         Ok(Registry {
-            games: Mutex::new(games),
+            games: Arc::new(Mutex::new(games)),
+            places: Arc::new(Semaphore::new(config.loaded_games_max)),
+            epoch: Instant::now(),
             tasks: Mutex::new(vec![checker]),
             checking: stop,
             store,
@@ -182,10 +228,13 @@ impl Registry {
         protocol::record::signed::ServerKey::of(&self.config.signing_key)
     }
 
-    /// The game's writer task, loading the game first if no one has joined it since the start.
-    async fn load(&self, key: GameKey, slot: &Slot) -> Loaded {
+    /// The game's writer task, loading the game first if no one has joined it since the start
+    /// (or since it was unloaded). Refused when every place in memory holds a game someone is
+    /// connected to.
+    async fn load(&self, key: GameKey, slot: &Slot) -> Result<Loaded, Refusal> {
         slot.loaded
-            .get_or_init(|| async {
+            .get_or_try_init(|| async {
+                let place = self.place().await?;
                 let store = self.store.clone();
                 let meta = slot.meta.clone();
                 let limits = GameLimits::of(&self.config);
@@ -194,25 +243,112 @@ impl Registry {
                     tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
                         .await
                         .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
-                match rebuilt {
-                    Ok(Some((task, meta))) => Loaded::Live(self.spawn(task, meta)),
+                Ok(match rebuilt {
+                    Ok(Some((task, meta))) => {
+                        *slot.place.lock().expect("slot lock") = Some(place);
+                        Loaded::Live(self.spawn(key, task, meta))
+                    }
                     Ok(None) => Loaded::Missing,
                     Err(why) => {
                         error!(game = %log::game_id(&key), %why, "game cannot be served");
                         Loaded::Unavailable(why)
                     }
-                }
+                })
             })
             .await
-            .clone()
+            .cloned()
     }
 
-    fn spawn(&self, task: GameTask, meta: GameMeta) -> GameHandle {
-        let task = task.signed_by(self.config.signing_key.clone());
+    /// A place in memory for one more game: a free one, or one an idle game gives up.
+    async fn place(&self) -> Result<OwnedSemaphorePermit, Refusal> {
+        let mut tried = vec![];
+        loop {
+            if let Ok(place) = self.places.clone().try_acquire_owned() {
+                return Ok(place);
+            }
+            if tried.len() >= UNLOAD_ATTEMPTS_MAX {
+                break;
+            }
+            match self.unload_idlest(&mut tried).await {
+                None => break,
+                Some(false) => continue,
+                Some(true) => {}
+            }
+            // The unloaded game's slot, and with it its place, went as its task agreed.
+            if let Ok(Ok(place)) =
+                tokio::time::timeout(PLACE_WAIT, self.places.clone().acquire_owned()).await
+            {
+                return Ok(place);
+            }
+        }
+        METRICS.refused("loaded_games_max");
+        Err((
+            ErrorCode::LimitReached,
+            format!(
+                "this server holds {} games in memory, its limit, and someone is connected to each; try again later",
+                self.config.loaded_games_max
+            ),
+        ))
+    }
+
+    /// Asks the least recently used game nobody is connected to (and not yet in `tried`) to
+    /// unload; whether it did, or `None` when there is no such game.
+    async fn unload_idlest(&self, tried: &mut Vec<GameKey>) -> Option<bool> {
+        let answer = {
+            let games = self.games.lock().expect("registry lock");
+            let idlest = games
+                .iter()
+                .filter(|(key, _)| !tried.contains(key))
+                .filter_map(|(key, slot)| Some((key, slot.idle_handle()?, &slot.used)))
+                .min_by_key(|(_, _, used)| used.load(Ordering::Relaxed));
+            let (key, handle, _) = idlest?;
+            tried.push(*key);
+            let (reply, answer) = oneshot::channel();
+            // Nobody else can send it anything: a full inbox means it is busy.
+            if handle.inbox.try_send(Request::Unload { reply }).is_err() {
+                return Some(false);
+            }
+            answer
+        };
+        Some(answer.await.unwrap_or(false))
+    }
+
+    /// What lets game `key`'s task go when it is idle: under the registry's lock, nobody may
+    /// hold its handle or its slot (no connection joined, joining or about to send it
+    /// anything); then its slot is replaced by a stored one with the task's metadata, which
+    /// drops the handle and gives back its place.
+    fn unloader(&self, key: GameKey) -> Unloader {
+        let games = Arc::downgrade(&self.games);
+        Box::new(move |meta: &GameMeta| {
+            // A registry gone, or a game not (yet, or no longer) in its map: the task is not
+            // the registry's to let go; it ends when its handles are dropped (at shutdown).
+            let Some(games) = games.upgrade() else {
+                return false;
+            };
+            let mut games = games.lock().expect("registry lock");
+            let Some(slot) = games.get(&key) else {
+                return false;
+            };
+            if slot.idle_handle().is_none() {
+                return false;
+            }
+            let stored = Slot::stored(meta.encode(), slot.used.load(Ordering::Relaxed));
+            games.insert(key, Arc::new(stored));
+            true
+        })
+    }
+
+    fn spawn(&self, key: GameKey, task: GameTask, meta: GameMeta) -> GameHandle {
+        let task = task
+            .signed_by(self.config.signing_key.clone())
+            .unloaded_by(self.unloader(key));
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(players, audience));
-        self.tasks.lock().expect("registry lock").push(task);
+        let mut tasks = self.tasks.lock().expect("registry lock");
+        // Games come and go: keep only the tasks still running.
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
         GameHandle {
             inbox,
             reads,
@@ -232,6 +368,7 @@ impl Registry {
                 ),
             ));
         }
+        let place = self.place().await?;
         let key: GameKey = random_bytes();
         let tokens = Tokens {
             side_a: HEXLOWER.encode(&random_bytes::<32>()),
@@ -281,7 +418,9 @@ impl Registry {
         .map_err(|e| (ErrorCode::Storage, e))?;
         let slot = Slot {
             meta: meta.encode(),
-            loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(task, meta)))),
+            loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(key, task, meta)))),
+            place: Mutex::new(Some(place)),
+            used: AtomicU64::new(self.now()),
         };
         self.games
             .lock()
@@ -326,7 +465,8 @@ impl Registry {
             .get(&key)
             .cloned()
             .ok_or_else(unknown)?;
-        let handle = match self.load(key, &slot).await {
+        slot.used.store(self.now(), Ordering::Relaxed);
+        let handle = match self.load(key, &slot).await? {
             Loaded::Missing => return Err(unknown()),
             Loaded::Unavailable(why) => {
                 return Err((
@@ -355,6 +495,11 @@ impl Registry {
             format!("that token is not one of game `{id}`'s"),
         ))?;
         Ok((handle, viewer))
+    }
+
+    /// Milliseconds since the registry opened: the clock of `Slot::used`.
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
     }
 
     /// Stops every game: their handles are dropped, so each writer task ends once the

@@ -6,6 +6,7 @@
 //! shows everything in it: there is no one to hide anything from any more. It lives as long as
 //! its connection; nothing of it is stored.
 
+use crate::game::within_page;
 use data_encoding::HEXLOWER;
 use protocol::apply;
 use protocol::chain::LogHash;
@@ -97,23 +98,19 @@ impl Review {
             ClientMessage::GetStateAt { version } => self.state_at(*version),
             ClientMessage::GetRecord { from } => ServerMessage::Record {
                 version: self.version(),
-                entries: self.page(*from).to_vec(),
+                entries: within_page(self.page(*from).iter().cloned()),
             },
             ClientMessage::GetLog { from } => ServerMessage::Log {
                 version: self.version(),
-                events: self
-                    .page(*from)
-                    .iter()
-                    .map(|e| Sequenced {
-                        seq: e.seq,
-                        viewed: Viewed {
-                            event: e.event.clone(),
-                            renamed: vec![],
-                            weapons: vec![],
-                        },
-                        hash: StreamHash(self.heads[(e.seq - 1) as usize].0),
-                    })
-                    .collect(),
+                events: within_page(self.page(*from).iter().map(|e| Sequenced {
+                    seq: e.seq,
+                    viewed: Viewed {
+                        event: e.event.clone(),
+                        renamed: vec![],
+                        weapons: vec![],
+                    },
+                    hash: StreamHash(self.heads[(e.seq - 1) as usize].0),
+                })),
             },
             ClientMessage::Join { .. }
             | ClientMessage::JoinWithReceipt { .. }
@@ -136,7 +133,8 @@ impl Review {
         })
     }
 
-    /// Entries `from..`, at most a log page of them.
+    /// Entries `from..`, at most a log page of them (and of those, as many as fit a page's
+    /// bytes: `game::within_page`).
     fn page(&self, from: u64) -> &[RecordEntry] {
         let start = (from.max(1) - 1).min(self.version()) as usize;
         let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());

@@ -53,8 +53,26 @@ async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
     }
 }
 
-/// Creates a game, joins it as the German and has a command accepted.
-async fn play_a_command(addr: SocketAddr) {
+/// The `n`th command of a game on the test scenario: the German squad broken, then rallied,
+/// and so on, each accepted.
+fn adjudicate(n: u64, note: &str) -> ClientMessage {
+    ClientMessage::Command {
+        id: n,
+        key: None,
+        command: protocol::Command::Adjudicate {
+            unit: "337a".into(),
+            outcome: if n % 2 == 1 {
+                protocol::Outcome::Break
+            } else {
+                protocol::Outcome::Rally
+            },
+            note: note.into(),
+        },
+    }
+}
+
+/// Creates a game and joins it as the German; the socket, and the spectator's token.
+async fn create_and_join(addr: SocketAddr) -> (Socket, String, String) {
     let mut ws = connect(addr).await;
     let created = ask(
         &mut ws,
@@ -70,26 +88,20 @@ async fn play_a_command(addr: SocketAddr) {
     let joined = ask(
         &mut ws,
         &ClientMessage::Join {
-            game,
+            game: game.clone(),
             token: tokens.side_a,
             since: None,
         },
     )
     .await;
     assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
-    let answer = ask(
-        &mut ws,
-        &ClientMessage::Command {
-            id: 1,
-            key: None,
-            command: protocol::Command::Adjudicate {
-                unit: "337a".into(),
-                outcome: protocol::Outcome::Break,
-                note: String::new(),
-            },
-        },
-    )
-    .await;
+    (ws, game, tokens.spectator)
+}
+
+/// Creates a game, joins it as the German and has a command accepted.
+async fn play_a_command(addr: SocketAddr) {
+    let (mut ws, _, _) = create_and_join(addr).await;
+    let answer = ask(&mut ws, &adjudicate(1, "")).await;
     assert!(
         matches!(answer, ServerMessage::Accepted { .. }),
         "{answer:?}"
@@ -192,4 +204,125 @@ async fn accept_failures_back_off_at_the_descriptor_limit() {
     drop(held);
     play_a_command(addr).await;
     assert!(interrupt(child).success());
+}
+
+/// One line of the server's `/metrics` (`name` as printed), or 0 when absent.
+async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut text = String::new();
+    let _ = tokio::time::timeout(WAIT, stream.read_to_string(&mut text))
+        .await
+        .expect("metrics in time");
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Commands sent at once before their answers are read, to log quickly.
+const PIPELINED: u64 = 200;
+
+/// Row 7, stalled rather than failing: with stderr and stdout pipes that nobody reads, the
+/// server logs (at trace, plenty) until the pipe and its own queue are full and lines are
+/// dropped — and every command is still answered, and a new game is still served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = free_addr();
+    let mut child = server(addr, dir.path())
+        .env("RUST_LOG", "trace")
+        .arg("--commands-per-second-max")
+        .arg("1000000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open and never read.
+    let (_stdout, _stderr) = (child.stdout.take(), child.stderr.take());
+    let (mut ws, _, _) = create_and_join(addr).await;
+    let mut id = 0;
+    let mut batches_after_drops = 0;
+    tokio::time::timeout(WAIT * 5, async {
+        while batches_after_drops < 2 {
+            for _ in 0..PIPELINED {
+                id += 1;
+                ws.send(Message::text(wire::to_json(&adjudicate(id, ""))))
+                    .await
+                    .unwrap();
+            }
+            let mut answered = 0;
+            while answered < PIPELINED {
+                let frame = tokio::time::timeout(WAIT, ws.next())
+                    .await
+                    .expect("every command answered in time")
+                    .expect("open")
+                    .expect("a frame");
+                let Message::Text(text) = frame else { continue };
+                match wire::from_json(text.as_str()).unwrap() {
+                    ServerMessage::Accepted { .. } => answered += 1,
+                    ServerMessage::Event(_) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+            if metric(addr, "asl_log_lines_dropped_total").await > 0.0 {
+                batches_after_drops += 1;
+            }
+        }
+    })
+    .await
+    .expect("the pipe fills, lines are dropped, and every command is answered");
+    let dropped = metric(addr, "asl_log_lines_dropped_total").await;
+    eprintln!("{id} commands answered; {dropped} log lines dropped");
+    play_a_command(addr).await;
+    assert!(interrupt(child).success());
+}
+
+/// Row 8 with the real process: a spectator that never reads, with sends stuck behind it,
+/// does not keep SIGINT from stopping the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_the_server_while_a_client_never_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = free_addr();
+    let child = server(addr, dir.path())
+        .arg("--commands-per-second-max")
+        .arg("1000000")
+        .arg("--socket-send-buffer-bytes")
+        .arg("4096")
+        // The game keeps the stuck reader: only its own sends wait.
+        .arg("--outbound-queue-max")
+        .arg("100000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut ws, game, spectator) = create_and_join(addr).await;
+    // The reader that never reads: a small receive buffer, joined, then left alone.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(addr).await.unwrap();
+    let (mut stuck, _) = tokio_tungstenite::client_async(format!("ws://{addr}/v1"), stream)
+        .await
+        .unwrap();
+    stuck
+        .send(Message::text(wire::to_json(&ClientMessage::Join {
+            game,
+            token: spectator,
+            since: None,
+        })))
+        .await
+        .unwrap();
+    // Enough play that the spectator's socket and the server's sends to it are full.
+    for id in 1..=300 {
+        let answer = ask(&mut ws, &adjudicate(id, &"n".repeat(150))).await;
+        assert!(
+            matches!(answer, ServerMessage::Accepted { .. }),
+            "{answer:?}"
+        );
+    }
+    assert!(interrupt(child).success());
+    drop(stuck);
 }

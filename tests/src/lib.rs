@@ -83,6 +83,20 @@ impl TestServer {
     }
 }
 
+/// The `i`th adjudication (from 0) on the German squad `337a` of the scenarios the tests use
+/// (`b9-41-wall-advantage`): broken, rallied, broken… each one accepted in turn.
+pub fn adjudicate(i: u64) -> protocol::Command {
+    protocol::Command::Adjudicate {
+        unit: "337a".into(),
+        outcome: if i.is_multiple_of(2) {
+            protocol::Outcome::Break
+        } else {
+            protocol::Outcome::Rally
+        },
+        note: String::new(),
+    }
+}
+
 /// The value of one line of the server's `/metrics` (`name` with its labels, as printed), or
 /// 0 when the line is absent. Metrics are process-wide, so tests compare before and after.
 pub async fn metric(addr: SocketAddr, name: &str) -> f64 {

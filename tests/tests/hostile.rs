@@ -6,7 +6,7 @@ use client::{Connection, Reply};
 use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
-use protocol::{Command, Outcome};
+use protocol::Command;
 use server::config::Config;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -97,17 +97,7 @@ async fn join(ws: &mut Socket, game: &str, token: &str) -> ServerMessage {
     recv(ws).await
 }
 
-fn adjudicate(i: u64) -> Command {
-    Command::Adjudicate {
-        unit: "337a".into(),
-        outcome: if i.is_multiple_of(2) {
-            Outcome::Break
-        } else {
-            Outcome::Rally
-        },
-        note: String::new(),
-    }
-}
+use e2e::adjudicate;
 
 /// One HTTP exchange on a fresh socket: what the server answers to `request`, whole.
 async fn http(addr: SocketAddr, request: &[u8]) -> String {
@@ -607,6 +597,31 @@ async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
     drop(slow);
 }
 
+/// Plays `Done` by whoever acts until the game is over; an error the server answers a command
+/// with ends the play and is returned.
+async fn play_done_to_the_end(
+    a: &mut Connection,
+    b: &mut Connection,
+) -> Result<(), client::ConnectionError> {
+    let mut id = 0;
+    for _ in 0..500 {
+        let state = a.get_state().await?.state;
+        if state.over {
+            break;
+        }
+        id += 1;
+        let seat = match state.acting() {
+            protocol::Side::A => &mut *a,
+            protocol::Side::B => &mut *b,
+        };
+        match seat.command(id, Command::Done, None).await? {
+            Reply::Accepted { .. } => {}
+            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
+        }
+    }
+    Ok(())
+}
+
 /// Plays a one-turn game to its end with `Done` by whoever acts, and exports it.
 async fn finished_export(url: &str) -> String {
     use client::commands::export::{export, ExportArgs};
@@ -617,22 +632,7 @@ async fn finished_export(url: &str) -> String {
     a.join(&game, &tokens.side_a, None).await.unwrap();
     let mut b = Connection::connect(url).await.unwrap();
     b.join(&game, &tokens.side_b, None).await.unwrap();
-    let mut id = 0;
-    for _ in 0..500 {
-        let state = a.get_state().await.unwrap().state;
-        if state.over {
-            break;
-        }
-        id += 1;
-        let seat = match state.acting() {
-            protocol::Side::A => &mut a,
-            protocol::Side::B => &mut b,
-        };
-        match seat.command(id, Command::Done, None).await.unwrap() {
-            Reply::Accepted { .. } => {}
-            Reply::Refused { violation, .. } => panic!("Done refused: {violation}"),
-        }
-    }
+    play_done_to_the_end(&mut a, &mut b).await.unwrap();
     assert!(a.get_state().await.unwrap().state.over, "the game ends");
     let mut out = vec![];
     let args = ExportArgs {
@@ -792,5 +792,150 @@ async fn every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused() {
                 .unwrap_or_else(|e| panic!("{what}: the first position: {e}"));
         }
     }
+    server.stop().await;
+}
+
+/// A scenario at the map limit (`MAP_HEXES_MAX` hexes) with `units` units, a third of them
+/// concealed, whose ids are `id_len` bytes long.
+fn scenario_with_units(units: usize, id_len: usize) -> String {
+    use protocol::scenario::MAP_HEXES_MAX;
+    let mut s = String::from(
+        "name = \"at the limits\"\nturns = 1\nfirst = \"german\"\nsides = [\n  { id = \"german\", name = \"German\" },\n  { id = \"russian\", name = \"Russian\" },\n]\n",
+    );
+    s += "[[area]]\nfrom = \"1A1\"\nto = \"1T99\"\nterrain = \"open_ground\"\n";
+    let rest = MAP_HEXES_MAX - 20 * 99;
+    s += &format!("[[area]]\nfrom = \"2A1\"\nto = \"2A{rest}\"\nterrain = \"woods\"\n");
+    for i in 0..units {
+        let side = if i.is_multiple_of(2) {
+            "german"
+        } else {
+            "russian"
+        };
+        let id = format!("{i:04}{}", "u".repeat(id_len.saturating_sub(4)));
+        s += &format!(
+            "[[units]]\nid = \"{id}\"\nside = \"{side}\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1{}{}\"\nconcealed = {}\n",
+            (b'A' + (i % 20) as u8) as char,
+            1 + i % 99,
+            i.is_multiple_of(3),
+        );
+    }
+    s
+}
+
+/// The scenario at the map limit with the most units (ids of 16 bytes) the server takes: the
+/// largest opening position the frame check lets through, and so the largest frames in play.
+fn largest_scenario_taken() -> String {
+    const ID_BYTES: usize = 16;
+    let taken = |units: usize| {
+        let text = scenario_with_units(units, ID_BYTES);
+        text.len() <= protocol::scenario::SCENARIO_BYTES_MAX
+            && protocol::Scenario::from_toml(&text)
+                .ok()
+                .is_some_and(|s| server::game::check_frames(&s).is_ok())
+    };
+    let (mut low, mut high) = (2, protocol::scenario::UNITS_MAX + 1);
+    assert!(
+        taken(low),
+        "a two-unit scenario on the largest map is refused"
+    );
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        if taken(mid) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    eprintln!(
+        "the largest scenario taken: {low} units with ids of {ID_BYTES} bytes on {} hexes",
+        protocol::scenario::MAP_HEXES_MAX
+    );
+    scenario_with_units(low, ID_BYTES)
+}
+
+/// Row 9, in play: each game of a scenario at the limits that the server takes is played to
+/// its end with a spectator joined, and every frame it makes fits `FRAME_BYTES_MAX` — the
+/// players' `accepted` batches and events, every viewer's `joined`, `state`, `state_at` and log
+/// pages from the start, and the export's pages. (The client reads with exactly that limit:
+/// a frame past it fails the read.) A command whose frames would not fit is refused, naming
+/// the frame limit, before anything is stored (`server::frames`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_at_the_limits_is_played_and_exported_inside_the_frame_limit() {
+    use client::commands::export::{export, ExportArgs};
+    use client::commands::{GameArgs, ServerArg};
+    let (_dir, server) = start(start_config()).await;
+    let mut played = 0;
+    let mut scenarios = scenarios_at_the_limits();
+    scenarios.push(("the longest ids taken", largest_scenario_taken()));
+    for (what, scenario) in scenarios {
+        let mut c = Connection::connect(&server.url).await.unwrap();
+        let created = match c.create_game(&scenario, None).await {
+            Ok(created) => created,
+            Err(e) => {
+                eprintln!("{what}: refused: {e}");
+                continue;
+            }
+        };
+        played += 1;
+        let (game, tokens) = (created.game, created.tokens);
+        let mut watcher = Connection::connect(&server.url).await.unwrap();
+        watcher.join(&game, &tokens.spectator, None).await.unwrap();
+        let mut a = Connection::connect(&server.url).await.unwrap();
+        a.join(&game, &tokens.side_a, None).await.unwrap();
+        let mut b = Connection::connect(&server.url).await.unwrap();
+        b.join(&game, &tokens.side_b, None).await.unwrap();
+        match play_done_to_the_end(&mut a, &mut b).await {
+            Ok(()) => {}
+            Err(client::ConnectionError::Server { code, message }) => {
+                assert_eq!(code, ErrorCode::TooLarge, "{what}: {message}");
+                assert!(message.contains("frame"), "{what}: {message}");
+            }
+            Err(e) => panic!("{what}: {e}"),
+        }
+        for (viewer, token) in [
+            (&mut a, &tokens.side_a),
+            (&mut b, &tokens.side_b),
+            (&mut watcher, &tokens.spectator),
+        ] {
+            let mut fresh = Connection::connect(&server.url).await.unwrap();
+            let joined = fresh
+                .join(&game, token, None)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: joining again: {e}"));
+            let version = joined.version;
+            for at in [1, version / 2, version] {
+                viewer
+                    .get_state_at(at)
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: the position at {at}: {e}"));
+            }
+            let mut from = 1;
+            while from <= version {
+                let page = viewer
+                    .get_log(from)
+                    .await
+                    .unwrap_or_else(|e| panic!("{what}: the log from {from}: {e}"));
+                from += page.events.len() as u64;
+            }
+        }
+        let mut out = vec![];
+        let args = ExportArgs {
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            game: GameArgs {
+                game,
+                token: tokens.spectator.clone(),
+            },
+            out: None,
+        };
+        if a.get_state().await.unwrap().state.over {
+            export(&args, &mut out)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: the export: {e}"));
+            assert!(!out.is_empty());
+        }
+    }
+    assert!(played > 0, "no scenario at the limits was taken");
     server.stop().await;
 }
