@@ -390,11 +390,16 @@ fn meets(
             .min(f64::from(ROW_MAX)) as i64;
         for r in r0..=r1 {
             let hex = Hex::new(board, c as u16, r as u16);
-            let cell = map.cell(grid, hex);
-            if !cell.present {
+            if !grid[slot(hex.column, hex.row)].present {
                 continue;
             }
             let centre = hex.plane();
+            // No corner of the hex lies farther than 4 from its centre: a line passing
+            // farther off meets nothing of it (exact: squared integer distances).
+            let off = cross(d, sub(centre, a));
+            if off * off > 16 * dd {
+                continue;
+            }
             let poly = hexagon(centre, 2);
             if let Some(t) = through_convex(a, d, &poly) {
                 out.push((t, Meet::Interior(hex)));
