@@ -83,7 +83,6 @@ fn game() -> protocol::Game {
     protocol::Game::new(Scenario::from_toml(&text).expect("bench game reads"))
 }
 
-
 fn bench(c: &mut Criterion) {
     let scenario = map();
     assert_eq!(
@@ -137,22 +136,28 @@ fn bench(c: &mut Criterion) {
         .collect();
     let unit = protocol::rules::los::Spot::Unit("u".into());
     let mut j = 0;
-    c.bench_function("los/rules question, unit to random hex, with reasons", |b| {
-        b.iter(|| {
-            let to = protocol::rules::los::Spot::Hex(targets[j % targets.len()]);
-            j += 1;
-            black_box(protocol::rules::los::between(&game, &unit, &to).unwrap())
-        })
-    });
+    c.bench_function(
+        "los/rules question, unit to random hex, with reasons",
+        |b| {
+            b.iter(|| {
+                let to = protocol::rules::los::Spot::Hex(targets[j % targets.len()]);
+                j += 1;
+                black_box(protocol::rules::los::between(&game, &unit, &to).unwrap())
+            })
+        },
+    );
     let mut k = 0;
-    c.bench_function("los/rules question, unit to random hex, verdict only", |b| {
-        b.iter(|| {
-            let to = protocol::rules::los::Spot::Hex(targets[k % targets.len()]);
-            k += 1;
-            let map = LosMap::of(&game.scenario);
-            black_box(protocol::rules::los::verdict_on(&game, map, &unit, &to).unwrap())
-        })
-    });
+    c.bench_function(
+        "los/rules question, unit to random hex, verdict only",
+        |b| {
+            b.iter(|| {
+                let to = protocol::rules::los::Spot::Hex(targets[k % targets.len()]);
+                k += 1;
+                let map = LosMap::of(&game.scenario);
+                black_box(protocol::rules::los::verdict_on(&game, map, &unit, &to).unwrap())
+            })
+        },
+    );
     let mut i2 = 0;
     c.bench_function("los/random pair, verdict only", |b| {
         b.iter(|| {

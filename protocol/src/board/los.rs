@@ -308,12 +308,17 @@ fn dot(a: (i64, i64), b: (i64, i64)) -> i64 {
 /// line are decided by integer cross products.
 fn through_convex(a: (i64, i64), d: (i64, i64), poly: &[(i64, i64)]) -> Option<f64> {
     let mut sides = [0i64; 6];
-    let (mut above, mut below) = (false, false);
     for (s, v) in sides.iter_mut().zip(poly) {
         *s = cross(d, sub(*v, a));
-        above |= *s > 0;
-        below |= *s < 0;
     }
+    chord(a, d, poly, &sides[..poly.len()])
+}
+
+/// [`through_convex`] given the side of the line each corner lies on (`sides[k]` is
+/// `cross(d, poly[k] - a)`), which the caller may have computed already.
+fn chord(a: (i64, i64), d: (i64, i64), poly: &[(i64, i64)], sides: &[i64]) -> Option<f64> {
+    let above = sides.iter().any(|s| *s > 0);
+    let below = sides.iter().any(|s| *s < 0);
     if !(above && below) {
         return None;
     }
@@ -401,15 +406,26 @@ fn meets(
                 continue;
             }
             let poly = hexagon(centre, 2);
-            if let Some(t) = through_convex(a, d, &poly) {
+            // Which side of the line each corner lies on, computed once for the interior,
+            // the six hexsides and the six vertices.
+            let mut sv = [0i64; 6];
+            for (s, v) in sv.iter_mut().zip(&poly) {
+                *s = cross(d, sub(*v, a));
+            }
+            if let Some(t) = chord(a, d, &poly, &sv) {
                 out.push((t, Meet::Interior(hex)));
             }
             for i in 0..6 {
                 let (p, q) = (poly[(i + 5) % 6], poly[i]);
-                let across = hex.step(DIRECTIONS[i]);
-                let owner = i < 3 || across.is_none_or(|n| !map.cell(grid, n).present);
+                let (sp, sq) = (sv[(i + 5) % 6], sv[i]);
+                let met = (sp == 0 && sq == 0) || (sp > 0 && sq < 0) || (sp < 0 && sq > 0);
+                // A hexside is reported once, by the hex owning it.
+                let owner = met
+                    && (i < 3
+                        || hex
+                            .step(DIRECTIONS[i])
+                            .is_none_or(|n| !map.cell(grid, n).present));
                 if owner {
-                    let (sp, sq) = (cross(d, sub(p, a)), cross(d, sub(q, a)));
                     if sp == 0 && sq == 0 {
                         let (tp, tq) = (dot(sub(p, a), d), dot(sub(q, a), d));
                         let (l, h) = (tp.min(tq).max(0), tp.max(tq).min(dd));
@@ -431,7 +447,7 @@ fn meets(
                 // Vertex i, once: owned by the hex that meets it first in this scan order
                 // among present hexes (the lowest (column, row) of the three).
                 let v = poly[i];
-                if cross(d, sub(v, a)) == 0 {
+                if sq == 0 {
                     let t = dot(sub(v, a), d);
                     if t > 0 && t < dd {
                         out.push((param(v), Meet::Vertex(hex, i)));
@@ -440,7 +456,9 @@ fn meets(
             }
         }
     }
-    out.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // The verdict does not depend on the order of meets at one point; only which of them
+    // is named first as the reason might.
+    out.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
     // A vertex is met from each hex around it; keep one.
     let mut seen: Vec<(i64, i64)> = Vec::new();
     out.retain(|(_, m)| match m {
