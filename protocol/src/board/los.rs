@@ -69,6 +69,8 @@ const EMPTY: Cell = Cell {
 
 const GRID_COLUMNS: usize = COLUMN_MAX as usize + 2;
 const GRID_ROWS: usize = ROW_MAX as usize + 2;
+/// One bit per slot of a board's grid.
+const HINDERED_WORDS: usize = (GRID_COLUMNS * GRID_ROWS).div_ceil(64);
 
 /// The map as LOS sees it, built once per scenario: a dense grid per board so that a trace
 /// touches no hash map.
@@ -532,7 +534,8 @@ struct Trace<'a> {
     reasons: Vec<String>,
     blocked: bool,
     hindrance: u8,
-    hindered_hexes: Vec<Hex>,
+    /// Hexes whose hindrance has counted, one bit per grid slot: each counts once.
+    hindered: [u64; HINDERED_WORDS],
     walls: Vec<Hexside>,
 }
 
@@ -621,7 +624,8 @@ impl Trace<'_> {
     /// The hindrance of `hex`, once per hex; `target_hex` for the target's own, which counts
     /// whatever the levels.
     fn hinder(&mut self, hex: Hex, target_hex: bool) {
-        if self.hindered_hexes.contains(&hex) {
+        let at = slot(hex.column, hex.row);
+        if self.hindered[at / 64] & (1 << (at % 64)) != 0 {
             return;
         }
         let cell = self.cell(hex);
@@ -647,7 +651,7 @@ impl Trace<'_> {
                 Effect::None => false,
             };
         if counts {
-            self.hindered_hexes.push(hex);
+            self.hindered[at / 64] |= 1 << (at % 64);
             self.hindrance = self.hindrance.saturating_add(los.hindrance);
             if self.explain {
                 self.reasons.push(format!(
@@ -953,7 +957,7 @@ pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<Los
         reasons: vec![],
         blocked: false,
         hindrance: 0,
-        hindered_hexes: vec![],
+        hindered: [0; HINDERED_WORDS],
         walls: vec![],
     };
     let (a, b) = (from.xy(), to.xy());
