@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use protocol::board::hex::{Hex, DIRECTIONS};
-use protocol::board::los::{trace, End, LosMap};
+use protocol::board::los::{trace, verdict, End, LosMap};
 use protocol::Scenario;
 use std::hint::black_box;
 
@@ -30,6 +30,10 @@ impl Lcg {
 }
 
 fn map() -> Scenario {
+    Scenario::from_toml(&map_text()).expect("bench map reads")
+}
+
+fn map_text() -> String {
     let mut rng = Lcg(14);
     let mut s = String::from(
         "name = \"bench\"\nturns = 1\nfirst = \"a\"\nmonth = 7\nsides = [{ id = \"a\", name = \"A\" }, { id = \"b\", name = \"B\" }]\n[[area]]\nfrom = \"1A1\"\nto = \"1GG60\"\nterrain = \"open_ground\"\n",
@@ -68,7 +72,15 @@ fn map() -> Scenario {
             s += &format!("[[hexsides]]\nhexside = \"{side}\"\nfeature = \"{f}\"\n");
         }
     }
-    Scenario::from_toml(&s).expect("bench map reads")
+    s
+}
+
+/// The bench map with one squad in its middle (1Q30), for questions asked through the rules
+/// (`rules::los::between`), as the `los` line, an attack or the watch page ask them.
+fn game() -> protocol::Game {
+    let mut text = map_text();
+    text += "[[units]]\nid = \"u\"\nside = \"a\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1Q30\"\n";
+    protocol::Game::new(Scenario::from_toml(&text).expect("bench game reads"))
 }
 
 fn bench(c: &mut Criterion) {
@@ -116,6 +128,47 @@ fn bench(c: &mut Criterion) {
         "los/corner to corner through brush (longest, never blocked)",
         |b| b.iter(|| black_box(trace(&open_map, far_open.0, far_open.1).unwrap())),
     );
+    // A question through the rules: the unit's ends, the map (built per question before it
+    // was kept with the scenario), the trace with its reasons.
+    let game = game();
+    let targets: Vec<Hex> = (0..1024)
+        .map(|_| hexes[rng.next(hexes.len() as u64) as usize])
+        .collect();
+    let unit = protocol::rules::los::Spot::Unit("u".into());
+    let mut j = 0;
+    c.bench_function(
+        "los/rules question, unit to random hex, with reasons",
+        |b| {
+            b.iter(|| {
+                let to = protocol::rules::los::Spot::Hex(targets[j % targets.len()]);
+                j += 1;
+                black_box(protocol::rules::los::between(&game, &unit, &to).unwrap())
+            })
+        },
+    );
+    let mut k = 0;
+    c.bench_function(
+        "los/rules question, unit to random hex, verdict only",
+        |b| {
+            b.iter(|| {
+                let to = protocol::rules::los::Spot::Hex(targets[k % targets.len()]);
+                k += 1;
+                let map = LosMap::of(&game.scenario);
+                black_box(protocol::rules::los::verdict_on(&game, map, &unit, &to).unwrap())
+            })
+        },
+    );
+    let mut i2 = 0;
+    c.bench_function("los/random pair, verdict only", |b| {
+        b.iter(|| {
+            let (x, y) = pairs[i2 % pairs.len()];
+            i2 += 1;
+            black_box(verdict(&map, x, y).unwrap())
+        })
+    });
+    c.bench_function("los/corner to corner through brush, verdict only", |b| {
+        b.iter(|| black_box(verdict(&open_map, far_open.0, far_open.1).unwrap()))
+    });
     c.bench_function("los/build the map model", |b| {
         b.iter(|| black_box(LosMap::new(&scenario)))
     });

@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use protocol::board::hex::Hex;
-use protocol::board::los::{trace, End, LosMap, Verdict};
+use protocol::board::los::{trace, verdict as verdict_only, End, LosMap, Verdict};
 use protocol::Scenario;
 
 const COLUMNS: u16 = 12;
@@ -98,6 +98,23 @@ proptest! {
         let there = verdict(&map, a, b) == Verdict::Blocked;
         let back = verdict(&map, b, a) == Verdict::Blocked;
         prop_assert_eq!(there, back, "{} -> {}", a, b);
+    }
+
+    /// Explaining is on demand: the verdict traced without reasons is the explained one, and
+    /// the map a scenario keeps (`LosMap::of`) is the one built afresh.
+    #[test]
+    fn the_bare_verdict_is_the_explained_one(
+        hexes in hexes(), walls in walls(), a in any_hex(), b in any_hex()
+    ) {
+        let scenario = Scenario::from_toml(&map_text(&hexes, &walls)).unwrap();
+        let fresh = LosMap::new(&scenario);
+        let kept = LosMap::of(&scenario);
+        let (x, y) = (End::hex(&fresh, a), End::hex(&fresh, b));
+        let explained = trace(&fresh, x, y).unwrap();
+        prop_assert!(!explained.reasons.is_empty());
+        prop_assert_eq!(verdict_only(&fresh, x, y).unwrap(), explained.verdict);
+        prop_assert_eq!(verdict_only(kept, x, y).unwrap(), explained.verdict);
+        prop_assert_eq!(trace(kept, x, y).unwrap(), explained);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::board::terrain::{in_months, HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// Levels are counted in halves throughout: walls are half-level obstacles, rooftops sit at
 /// x½ (B9.2, B23).
@@ -68,6 +69,8 @@ const EMPTY: Cell = Cell {
 
 const GRID_COLUMNS: usize = COLUMN_MAX as usize + 2;
 const GRID_ROWS: usize = ROW_MAX as usize + 2;
+/// One bit per slot of a board's grid.
+const HINDERED_WORDS: usize = (GRID_COLUMNS * GRID_ROWS).div_ceil(64);
 
 /// The map as LOS sees it, built once per scenario: a dense grid per board so that a trace
 /// touches no hash map.
@@ -77,11 +80,46 @@ pub struct LosMap {
     month: u8,
 }
 
+/// A scenario's [`LosMap`], built on the first LOS question and kept with the scenario from
+/// then on: a checked scenario never changes (a projection is a new one with the same map,
+/// and a clone shares the map), so the map is never stale. Not part of the scenario's data:
+/// never encoded, and equal whatever it holds.
+#[derive(Clone, Default)]
+pub struct LosCache(OnceLock<Arc<LosMap>>);
+
+impl PartialEq for LosCache {
+    fn eq(&self, _: &LosCache) -> bool {
+        true
+    }
+}
+
+impl Eq for LosCache {}
+
+impl fmt::Debug for LosCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = if self.0.get().is_some() {
+            "built"
+        } else {
+            "not built"
+        };
+        write!(f, "LosCache({state})")
+    }
+}
+
 fn slot(column: u16, row: u16) -> usize {
     usize::from(column) * GRID_ROWS + usize::from(row)
 }
 
 impl LosMap {
+    /// The scenario's map, built once on first need ([`LosCache`]).
+    pub fn of(scenario: &Scenario) -> &LosMap {
+        scenario
+            .los
+            .0
+            .get_or_init(|| Arc::new(LosMap::new(scenario)))
+    }
+
+    /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
     pub fn new(scenario: &Scenario) -> LosMap {
         let mut boards: BTreeMap<Option<u16>, Vec<Cell>> = BTreeMap::new();
         for (hex, spec) in &scenario.hexes {
@@ -272,12 +310,17 @@ fn dot(a: (i64, i64), b: (i64, i64)) -> i64 {
 /// line are decided by integer cross products.
 fn through_convex(a: (i64, i64), d: (i64, i64), poly: &[(i64, i64)]) -> Option<f64> {
     let mut sides = [0i64; 6];
-    let (mut above, mut below) = (false, false);
     for (s, v) in sides.iter_mut().zip(poly) {
         *s = cross(d, sub(*v, a));
-        above |= *s > 0;
-        below |= *s < 0;
     }
+    chord(a, d, poly, &sides[..poly.len()])
+}
+
+/// [`through_convex`] given the side of the line each corner lies on (`sides[k]` is
+/// `cross(d, poly[k] - a)`), which the caller may have computed already.
+fn chord(a: (i64, i64), d: (i64, i64), poly: &[(i64, i64)], sides: &[i64]) -> Option<f64> {
+    let above = sides.iter().any(|s| *s > 0);
+    let below = sides.iter().any(|s| *s < 0);
     if !(above && below) {
         return None;
     }
@@ -354,21 +397,37 @@ fn meets(
             .min(f64::from(ROW_MAX)) as i64;
         for r in r0..=r1 {
             let hex = Hex::new(board, c as u16, r as u16);
-            let cell = map.cell(grid, hex);
-            if !cell.present {
+            if !grid[slot(hex.column, hex.row)].present {
                 continue;
             }
             let centre = hex.plane();
+            // No corner of the hex lies farther than 4 from its centre: a line passing
+            // farther off meets nothing of it (exact: squared integer distances).
+            let off = cross(d, sub(centre, a));
+            if off * off > 16 * dd {
+                continue;
+            }
             let poly = hexagon(centre, 2);
-            if let Some(t) = through_convex(a, d, &poly) {
+            // Which side of the line each corner lies on, computed once for the interior,
+            // the six hexsides and the six vertices.
+            let mut sv = [0i64; 6];
+            for (s, v) in sv.iter_mut().zip(&poly) {
+                *s = cross(d, sub(*v, a));
+            }
+            if let Some(t) = chord(a, d, &poly, &sv) {
                 out.push((t, Meet::Interior(hex)));
             }
             for i in 0..6 {
                 let (p, q) = (poly[(i + 5) % 6], poly[i]);
-                let across = hex.step(DIRECTIONS[i]);
-                let owner = i < 3 || across.is_none_or(|n| !map.cell(grid, n).present);
+                let (sp, sq) = (sv[(i + 5) % 6], sv[i]);
+                let met = (sp == 0 && sq == 0) || (sp > 0 && sq < 0) || (sp < 0 && sq > 0);
+                // A hexside is reported once, by the hex owning it.
+                let owner = met
+                    && (i < 3
+                        || hex
+                            .step(DIRECTIONS[i])
+                            .is_none_or(|n| !map.cell(grid, n).present));
                 if owner {
-                    let (sp, sq) = (cross(d, sub(p, a)), cross(d, sub(q, a)));
                     if sp == 0 && sq == 0 {
                         let (tp, tq) = (dot(sub(p, a), d), dot(sub(q, a), d));
                         let (l, h) = (tp.min(tq).max(0), tp.max(tq).min(dd));
@@ -390,7 +449,7 @@ fn meets(
                 // Vertex i, once: owned by the hex that meets it first in this scan order
                 // among present hexes (the lowest (column, row) of the three).
                 let v = poly[i];
-                if cross(d, sub(v, a)) == 0 {
+                if sq == 0 {
                     let t = dot(sub(v, a), d);
                     if t > 0 && t < dd {
                         out.push((param(v), Meet::Vertex(hex, i)));
@@ -399,7 +458,9 @@ fn meets(
             }
         }
     }
-    out.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // The verdict does not depend on the order of meets at one point; only which of them
+    // is named first as the reason might.
+    out.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
     // A vertex is met from each hex around it; keep one.
     let mut seen: Vec<(i64, i64)> = Vec::new();
     out.retain(|(_, m)| match m {
@@ -447,6 +508,18 @@ fn levels(h: Halves) -> String {
     }
 }
 
+/// Marks the LOS blocked, with its reason written only when the answer is to be explained
+/// (`Trace::explain`): a verdict alone costs no text.
+macro_rules! block {
+    ($t:expr, $($why:tt)*) => {{
+        $t.blocked = true;
+        if $t.explain {
+            let why = format!($($why)*);
+            $t.reasons.push(why);
+        }
+    }};
+}
+
 /// The tracer's working state for one LOS.
 struct Trace<'a> {
     map: &'a LosMap,
@@ -455,10 +528,14 @@ struct Trace<'a> {
     to: End,
     lo: Halves,
     hi: Halves,
+    /// Write the reasons and the path (the `los` question, refusals); a verdict alone skips
+    /// them (`verdict`).
+    explain: bool,
     reasons: Vec<String>,
     blocked: bool,
     hindrance: u8,
-    hindered_hexes: Vec<Hex>,
+    /// Hexes whose hindrance has counted, one bit per grid slot: each counts once.
+    hindered: [u64; HINDERED_WORDS],
     walls: Vec<Hexside>,
 }
 
@@ -544,15 +621,11 @@ impl Trace<'_> {
         }
     }
 
-    fn block(&mut self, why: String) {
-        self.blocked = true;
-        self.reasons.push(why);
-    }
-
     /// The hindrance of `hex`, once per hex; `target_hex` for the target's own, which counts
     /// whatever the levels.
     fn hinder(&mut self, hex: Hex, target_hex: bool) {
-        if self.hindered_hexes.contains(&hex) {
+        let at = slot(hex.column, hex.row);
+        if self.hindered[at / 64] & (1 << (at % 64)) != 0 {
             return;
         }
         let cell = self.cell(hex);
@@ -578,12 +651,14 @@ impl Trace<'_> {
                 Effect::None => false,
             };
         if counts {
-            self.hindered_hexes.push(hex);
+            self.hindered[at / 64] |= 1 << (at % 64);
             self.hindrance = self.hindrance.saturating_add(los.hindrance);
-            self.reasons.push(format!(
-                "{} in {hex}: +{} Hindrance ({}, A6.1)",
-                row.name, los.hindrance, row.rule
-            ));
+            if self.explain {
+                self.reasons.push(format!(
+                    "{} in {hex}: +{} Hindrance ({}, A6.1)",
+                    row.name, los.hindrance, row.rule
+                ));
+            }
         }
     }
 
@@ -595,16 +670,16 @@ impl Trace<'_> {
         let ground = cell.level;
         match self.ground_effect(ground) {
             Effect::Blocks => {
-                return self.block(format!(
+                return block!(self,
                     "the hill at level {} in {hex} stands in the way{how} (B10.2)",
                     levels(ground)
-                ))
+                )
             }
             Effect::Over if self.blind(hex, ground, false) => {
-                return self.block(format!(
+                return block!(self,
                     "the crest of the level {} hill in {hex} leaves a Blind Hex where the lower end stands (A6.4, B10.23)",
                     levels(ground)
-                ))
+                )
             }
             _ => {}
         }
@@ -619,21 +694,22 @@ impl Trace<'_> {
         }
         let top = ground + height;
         match self.terrain_effect(top) {
-            Effect::Blocks => self.block(format!(
+            Effect::Blocks => block!(
+                self,
                 "{} in {hex}{how} is a level {} obstacle to this LOS ({}, A6.2)",
                 row.name,
                 levels(top),
                 row.rule
-            )),
+            ),
             Effect::Over
                 if (row.los.blind_hexes || in_season_obstacle) && self.blind(hex, top, false) =>
             {
-                self.block(format!(
+                block!(self,
                     "{} in {hex} (level {}) leaves a Blind Hex where the lower end stands ({}, A6.4)",
                     row.name,
                     levels(top),
                     row.rule
-                ))
+                )
             }
             _ => {}
         }
@@ -694,9 +770,9 @@ impl Trace<'_> {
                 return; // never an obstacle to its own hex (B9.2)
             }
             if let Effect::Blocks = self.terrain_effect(top) {
-                self.block(format!(
+                block!(self,
                     "the {name} on {side} ({how}) is a Half-Level obstacle to same-level LOS (B9.2)"
-                ));
+                );
             }
             return;
         }
@@ -707,9 +783,10 @@ impl Trace<'_> {
                 // obstacle, a "Single-Story House" (B9.52).
                 let behind = self.farther_of(side);
                 if self.blind(behind, top, false) {
-                    self.block(format!(
+                    block!(
+                        self,
                         "the bocage on {side} leaves a Blind Hex behind {behind} (B9.52, A6.4)"
-                    ));
+                    );
                 }
                 self.bocage_hides_target(side);
             }
@@ -728,16 +805,17 @@ impl Trace<'_> {
             if side.other(v.hex) == Some(t.hex) {
                 return; // the adjacent hex, all of it
             }
-            return self.block(format!(
+            return block!(self,
                 "bocage on {side}: without WA over it the viewer sees only the adjacent hex (B9.521)"
-            ));
+            );
         }
         if side.touches(t.hex) {
             return self.bocage_hides_target(side);
         }
-        self.block(format!(
+        block!(
+            self,
             "bocage on {side} ({how}): LOS enters the hex behind it but not beyond (B9.521)"
-        ))
+        )
     }
 
     /// B9.521: from outside the hexes the hexside forms, a unit without WA behind bocage of
@@ -745,9 +823,9 @@ impl Trace<'_> {
     fn bocage_hides_target(&mut self, side: Hexside) {
         let (v, t) = (self.from, self.to);
         if side.touches(t.hex) && !side.touches(v.hex) && t.unit && !t.has_wa_over(side) {
-            self.block(format!(
+            block!(self,
                 "the target has no WA over the bocage on {side}: its hex is seen, the unit is not (B9.521)"
-            ));
+            );
         }
     }
 
@@ -761,15 +839,16 @@ impl Trace<'_> {
         if s.feature == HexsideFeature::Bocage {
             // Never traced along: a normal one-level obstacle, at least one Blind Hex (B9.52).
             match self.terrain_effect(top) {
-                Effect::Blocks => self.block(format!(
+                Effect::Blocks => block!(
+                    self,
                     "LOS along the bocage hexspine {side} is blocked (B9.52)"
-                )),
+                ),
                 Effect::Over => {
                     let far = self.farther_of(side);
                     if self.blind(far, top, true) {
-                        self.block(format!(
+                        block!(self,
                             "the bocage hexspine {side} is a one-level obstacle leaving at least one Blind Hex (B9.52, B9.531)"
-                        ));
+                        );
                     }
                 }
                 Effect::None => {}
@@ -785,9 +864,9 @@ impl Trace<'_> {
             .collect();
         let name = s.feature.name();
         match (touching[0], touching[1]) {
-            (false, false) => self.block(format!(
+            (false, false) => block!(self,
                 "the {name} hexspine {side} lies along the LOS away from both ends: a Half-Level obstacle (B9.2)"
-            )),
+            ),
             (true, true) => {}
             (near, _) => {
                 let opposite = &side_ends(hex, i)[usize::from(near)];
@@ -799,10 +878,10 @@ impl Trace<'_> {
                             .is_some_and(|w| !w.gap)
                     });
                 if all_three {
-                    self.block(format!(
+                    block!(self,
                         "the {name} hexspine {side} ends at vertex {} with walls/hedges on all three hexspines (B9.2)",
                         vertex_name(opposite)
-                    ));
+                    );
                 }
             }
         }
@@ -829,18 +908,29 @@ impl Trace<'_> {
                 })
                 .copied();
             if let Some(side) = wall {
-                self.block(format!(
+                block!(self,
                     "the unit in {} is beneath an entrenchment and the LOS crosses the same-level {} on {side} (B9.21)",
                     e.hex,
                     self.wall_on(side).map_or("wall", |w| w.feature.name())
-                ));
+                );
             }
         }
     }
 }
 
-/// Traces the LOS from `from` to `to` over `map`.
+/// Traces the LOS from `from` to `to` over `map`, with its reasons and path.
 pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
+    trace_with(map, from, to, true)
+}
+
+/// The verdict alone: the same trace with no reasons or path written, for the rules that only
+/// need to know (who sees a tunnel entrance, a road Manhole, a unit to cover).
+pub fn verdict(map: &LosMap, from: End, to: End) -> Result<Verdict, LosError> {
+    trace_with(map, from, to, false).map(|r| r.verdict)
+}
+
+/// Traces the LOS; `explain` writes the reasons and the path, which the verdict never reads.
+pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<LosReport, LosError> {
     if from.hex.board != to.hex.board {
         return Err(LosError(format!(
             "{} and {} lie on different boards; the map does not say how boards join",
@@ -863,14 +953,15 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
         to,
         lo: from.level.min(to.level),
         hi: from.level.max(to.level),
+        explain,
         reasons: vec![],
         blocked: false,
         hindrance: 0,
-        hindered_hexes: vec![],
+        hindered: [0; HINDERED_WORDS],
         walls: vec![],
     };
     let (a, b) = (from.xy(), to.xy());
-    let mut path = vec![from.hex];
+    let mut path = if explain { vec![from.hex] } else { vec![] };
     if a != b {
         let d = sub(b, a);
         for (_, m) in meets(map, grid, from.hex.board, a, b) {
@@ -879,7 +970,7 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
             }
             match m {
                 Meet::Interior(h) => {
-                    if !path.contains(&h) {
+                    if explain && !path.contains(&h) {
                         path.push(h);
                     }
                     let centre_end = |e: &End| e.hex == h && matches!(e.point, Point::Centre);
@@ -891,10 +982,11 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
                         // still blocks a thread through its depiction (A4.34).
                         if t.depiction_crossed(h, a, d) && t.cell(h).height > 0 {
                             let row = t.cell(h).terrain.row();
-                            t.block(format!(
+                            block!(
+                                t,
                                 "the thread crosses the {} in {h} that the unit goes round (A4.34)",
                                 row.name
-                            ));
+                            );
                         }
                         continue;
                     }
@@ -930,16 +1022,14 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
                         let back = (i + 3) % 6;
                         let ground = ch.level.min(cn.level);
                         if let Effect::Blocks = t.ground_effect(ground) {
-                            t.block(format!(
+                            block!(t,
                                 "hill ground at level {} on both sides of the hexspine {side} (B10.2)",
                                 levels(ground)
-                            ));
+                            );
                         } else if touch(&ch, i) && touch(&cn, back) {
                             let top = (ch.level + ch.height).min(cn.level + cn.height);
                             if let Effect::Blocks = t.terrain_effect(top) {
-                                t.block(format!(
-                                    "obstacles on both sides of the hexspine {side} (A6.1)"
-                                ));
+                                block!(t, "obstacles on both sides of the hexspine {side} (A6.1)");
                             }
                         }
                     }
@@ -980,7 +1070,7 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
             }
         }
     }
-    if !path.contains(&to.hex) {
+    if explain && !path.contains(&to.hex) {
         path.push(to.hex);
     }
     if to.hex != from.hex && !matches!(to.point, Point::Vertex(_)) {
@@ -994,7 +1084,7 @@ pub fn trace(map: &LosMap, from: End, to: End) -> Result<LosReport, LosError> {
     } else {
         Verdict::Clear
     };
-    if t.reasons.is_empty() {
+    if explain && t.reasons.is_empty() {
         t.reasons
             .push("nothing on the thread blocks or hinders it (A6.1)".to_string());
     }
@@ -1086,9 +1176,9 @@ impl Trace<'_> {
         });
         if let Some(side) = facing {
             if self.blind(hex, top, false) {
-                self.block(format!(
+                block!(self,
                     "behind the bocage on {side}, {hex} is as if it held a Single-Story House: the lower end is in its Blind Hex (B9.52, A6.4)"
-                ));
+                );
             }
         }
     }
@@ -1098,14 +1188,14 @@ impl Trace<'_> {
     fn hex_obstacle_ground_only(&mut self, hex: Hex) {
         let ground = self.cell(hex).level;
         match self.ground_effect(ground) {
-            Effect::Blocks => self.block(format!(
+            Effect::Blocks => block!(self,
                 "the hill at level {} in {hex} stands in the way (B10.2)",
                 levels(ground)
-            )),
-            Effect::Over if self.blind(hex, ground, false) => self.block(format!(
+            ),
+            Effect::Over if self.blind(hex, ground, false) => block!(self,
                 "the crest of the level {} hill in {hex} leaves a Blind Hex where the lower end stands (A6.4, B10.23)",
                 levels(ground)
-            )),
+            ),
             _ => {}
         }
     }

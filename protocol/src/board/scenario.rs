@@ -112,6 +112,9 @@ pub struct Scenario {
     pub weapons: BTreeMap<String, WeaponSpec>,
     /// Secretly recorded tunnels (B8.6): known only to their owner.
     pub tunnels: Vec<Tunnel>,
+    /// The map as LOS sees it, built on first need (`LosMap::of`); not part of the data.
+    #[serde(skip)]
+    pub(crate) los: crate::board::los::LosCache,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -932,6 +935,7 @@ impl File {
             units,
             weapons,
             tunnels,
+            los: Default::default(),
         })
     }
 }

@@ -309,6 +309,14 @@ pub enum Event {
         entrance: Hex,
         mf: MfAccount,
     },
+    /// The enemy tunnel entrance at `entrance` was used in the LOS of these units of `by`, as
+    /// the engine traced it from each to the entrance Location (B8.63). Only `by` receives it:
+    /// it says which of its own units see that hex, nothing more.
+    TunnelUseSighted {
+        by: Side,
+        entrance: Hex,
+        units: Vec<UnitId>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -487,6 +495,7 @@ impl Event {
             Event::UnitsRoutedThroughTunnel { .. } => "UnitsRoutedThroughTunnel",
             Event::TunnelUseSeen { .. } => "TunnelUseSeen",
             Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
+            Event::TunnelUseSighted { .. } => "TunnelUseSighted",
         }
     }
 
@@ -523,7 +532,8 @@ impl Event {
             | Event::DoubleTimeDeclared { units, .. }
             | Event::ShellholeCoverTaken { units, .. }
             | Event::AllMfSpent { units, .. }
-            | Event::UnitsRoutedThroughTunnel { units, .. } => units.iter().collect(),
+            | Event::UnitsRoutedThroughTunnel { units, .. }
+            | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WallAdvantageChallenged {
                 holders, claimants, ..

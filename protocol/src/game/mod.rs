@@ -477,6 +477,7 @@ impl Game {
             set.retain(|id| !hidden.contains(id));
         }
         game.viewer = Some(viewer);
+        keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
         // Units under "?" go by their aliases; the map itself would pair them with their ids.
         let aliased: Vec<(UnitId, UnitId)> = game
@@ -517,6 +518,9 @@ impl Game {
     /// Whether `viewer` may see this event at all: not if it names a unit hidden from them. One
     /// they may not see is absent from their stream and leaves their projection unchanged.
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
+        if let Event::TunnelUseSighted { by, .. } = event {
+            return viewer == Viewer::Side(*by);
+        }
         event
             .units()
             .into_iter()
@@ -549,6 +553,18 @@ fn mask_concealed(game: &mut Game, viewer: Viewer) {
     }
     game.weapons
         .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
+}
+
+/// Which units saw a tunnel entrance used (B8.63) is known to their own side alone: the
+/// engine traces it for that side, and a claim (`TunnelUseSeen`) the opponent may dispute
+/// changes only the claimant's picture.
+fn keep_own_sightings(game: &mut Game, viewer: Viewer) {
+    let units = &game.units;
+    game.tunnel_sightings.retain(|(_, id)| {
+        units
+            .get(id)
+            .is_some_and(|u| viewer == Viewer::Side(u.side))
+    });
 }
 
 /// The scenario as `viewer` may know it: the opponent's units that set up hidden (and their
@@ -1031,6 +1047,16 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::TunnelUseSeen { unit, entrance, .. } => {
             game.tunnel_sightings.insert((*entrance, unit.clone()));
+            if let Some(viewer) = game.viewer {
+                keep_own_sightings(game, viewer);
+            }
+        }
+        Event::TunnelUseSighted {
+            entrance, units, ..
+        } => {
+            for unit in units {
+                game.tunnel_sightings.insert((*entrance, unit.clone()));
+            }
         }
         Event::TunnelEntranceDiscovered {
             by,

@@ -340,6 +340,16 @@ impl Names<'_> {
                 unit: self.name(&unit),
                 entrance,
             },
+            // Only its own side receives it (`Game::shows`); named as that side knows them.
+            Event::TunnelUseSighted {
+                by,
+                entrance,
+                units,
+            } => Event::TunnelUseSighted {
+                by,
+                entrance,
+                units: self.names(&units),
+            },
             Event::TunnelEntranceDiscovered {
                 by,
                 unit,

@@ -307,6 +307,12 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
             game.side_name(*by)
         ),
+        Event::TunnelUseSighted {
+            entrance, units, ..
+        } => format!(
+            "the tunnel entrance at {entrance} was used in the LOS of {} (B8.63)",
+            units.join("+")
+        ),
         Event::TunnelEntranceDiscovered {
             unit, entrance, mf, ..
         } => {

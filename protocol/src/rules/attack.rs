@@ -175,37 +175,29 @@ fn check_los(
     targets: &dyn Fn(&&crate::game::Unit) -> bool,
 ) -> Result<(), RuleViolation> {
     use crate::board::los::{LosMap, Verdict};
-    use crate::rules::los::{between_on, Spot};
+    use crate::rules::los::{between_on, verdict_on, Spot};
     let enemies: Vec<&crate::game::Unit> = game.units_in(target).filter(|u| targets(u)).collect();
     if enemies.is_empty() {
         return Ok(()); // refused below for want of a target
     }
-    let map = LosMap::new(&game.scenario);
+    let map = LosMap::of(&game.scenario);
     // Below ground, B8.2/B8.43 alone say who sees what (`check_line_of_fire`).
     let above = firers
         .iter()
         .filter(|id| game.units.get(*id).is_some_and(|u| u.underground.is_none()));
     for id in above {
-        let mut why = vec![];
+        let firer = Spot::Unit(id.clone());
         let seen = enemies.iter().any(|e| {
-            match between_on(
-                game,
-                &map,
-                &Spot::Unit(id.clone()),
-                &Spot::Unit(e.id.clone()),
-            ) {
-                Ok(r) if r.verdict != Verdict::Blocked => true,
-                Ok(r) => {
-                    why = r.reasons;
-                    false
-                }
-                Err(e) => {
-                    why = vec![e.to_string()];
-                    false
-                }
-            }
+            verdict_on(game, map, &firer, &Spot::Unit(e.id.clone()))
+                .is_ok_and(|v| v != Verdict::Blocked)
         });
         if !seen {
+            // Explained only now, for the refusal: why the last enemy tried is not seen.
+            let last = Spot::Unit(enemies[enemies.len() - 1].id.clone());
+            let why = match between_on(game, map, &firer, &last) {
+                Ok(r) => r.reasons,
+                Err(e) => vec![e.to_string()],
+            };
             return Err(RuleViolation::new(
                 "A6.11",
                 ViolationKind::Geometry,

@@ -4,7 +4,7 @@
 //! bocage cover (B9.55) and tunnel discovery (B8.63) all ask here.
 
 use crate::board::hex::{Hex, DIRECTIONS};
-use crate::board::los::{trace, End, LosError, LosMap, LosReport, Point, Verdict};
+use crate::board::los::{trace_with, End, LosError, LosMap, LosReport, Point, Verdict};
 use crate::board::scenario::UnitId;
 use crate::game::{Game, Underground, Unit};
 use crate::rules::wall_advantage::wa_hexsides;
@@ -115,8 +115,8 @@ fn unit<'a>(game: &'a Game, id: &UnitId) -> Result<&'a Unit, LosError> {
 /// LOS from one spot to another over the game's map. For a unit in Bypass the best of the
 /// vertices it may be seen at is taken (A4.34: the firer chooses).
 pub fn between(game: &Game, from: &Spot, to: &Spot) -> Result<LosReport, LosError> {
-    let map = LosMap::new(&game.scenario);
-    between_on(game, &map, from, to)
+    let map = LosMap::of(&game.scenario);
+    between_on(game, map, from, to)
 }
 
 /// As [`between`], over a map already built (several questions on one position).
@@ -125,6 +125,22 @@ pub fn between_on(
     map: &LosMap,
     from: &Spot,
     to: &Spot,
+) -> Result<LosReport, LosError> {
+    between_with(game, map, from, to, true)
+}
+
+/// The verdict of [`between_on`] alone, traced without writing reasons (the rules that only
+/// need to know whether a LOS exists).
+pub fn verdict_on(game: &Game, map: &LosMap, from: &Spot, to: &Spot) -> Result<Verdict, LosError> {
+    between_with(game, map, from, to, false).map(|r| r.verdict)
+}
+
+fn between_with(
+    game: &Game,
+    map: &LosMap,
+    from: &Spot,
+    to: &Spot,
+    explain: bool,
 ) -> Result<LosReport, LosError> {
     let ends = |spot: &Spot| -> Result<(Vec<End>, Option<&Unit>), LosError> {
         match spot {
@@ -163,8 +179,8 @@ pub fn between_on(
     let mut best: Option<LosReport> = None;
     for f in &from_ends {
         for t in &to_ends {
-            let mut report = trace(map, *f, *t)?;
-            for e in [f, t] {
+            let mut report = trace_with(map, *f, *t, explain)?;
+            for e in [f, t].into_iter().filter(|_| explain) {
                 if let Some(v) = vertex_words(e) {
                     report
                         .reasons
@@ -185,13 +201,13 @@ pub fn between_on(
 /// Whether `viewer` has a LOS to `target` (unit to unit), blocked LOS and errors counting
 /// as none.
 pub fn sees(game: &Game, map: &LosMap, viewer: &UnitId, target: &UnitId) -> bool {
-    between_on(
+    verdict_on(
         game,
         map,
         &Spot::Unit(viewer.clone()),
         &Spot::Unit(target.clone()),
     )
-    .is_ok_and(|r| r.verdict != Verdict::Blocked)
+    .is_ok_and(|v| v != Verdict::Blocked)
 }
 
 /// Whether `viewer` has a LOS to the hex `target` (its ground-level Location).

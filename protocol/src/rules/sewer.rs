@@ -731,10 +731,15 @@ pub(super) fn decide_surface(
             _ => {}
         }
     }
-    Ok(vec![Event::UnitsSurfaced {
+    let mut events = vec![Event::UnitsSurfaced {
         units: ids.to_vec(),
         hex: first.hex,
-    }])
+    }];
+    if first.underground == Some(Underground::Tunnel) {
+        // Advancing out of the exit is a use of it (B8.61, B8.63).
+        events.extend(sighting(game, by, first.hex));
+    }
+    Ok(events)
 }
 
 /// At the end of the APh, units in a tunnel must have come out (B8.61).
@@ -772,7 +777,7 @@ pub(super) fn decide_enter_tunnel(
     for u in &units {
         check_sewer_unit(game, u, false)?;
     }
-    Ok(vec![
+    let mut events = vec![
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
             units: ids.to_vec(),
@@ -780,7 +785,38 @@ pub(super) fn decide_enter_tunnel(
             from,
             exit,
         },
-    ])
+    ];
+    events.extend(sighting(game, by, from));
+    Ok(events)
+}
+
+/// B8.63: the use of the entrance at `entrance` by the `owner`'s units, as the opponent's
+/// units saw it — every enemy Infantry unit above ground with a LOS to the entrance Location,
+/// traced by the engine from where each stands now (`rules::los`; hidden and concealed units
+/// see too). `None` when none did. A LOS the map cannot trace (boards it does not join) is
+/// left to a claim (`tunnel-seen`).
+fn sighting(game: &Game, owner: Side, entrance: Hex) -> Option<Event> {
+    use crate::board::los::{LosMap, Verdict};
+    use crate::rules::los::{verdict_on, Spot};
+    let map = LosMap::of(&game.scenario);
+    let by = owner.opponent();
+    let units: Vec<UnitId> = game
+        .units
+        .values()
+        .filter(|u| {
+            u.side == by && !u.eliminated && u.kind.is_infantry() && u.underground.is_none()
+        })
+        .filter(|u| {
+            verdict_on(game, map, &Spot::Unit(u.id.clone()), &Spot::Hex(entrance))
+                .is_ok_and(|v| v != Verdict::Blocked)
+        })
+        .map(|u| u.id.clone())
+        .collect();
+    (!units.is_empty()).then_some(Event::TunnelUseSighted {
+        by,
+        entrance,
+        units,
+    })
 }
 
 /// The other entrance of the side's intact tunnel with an entrance in `from`, or the refusal
@@ -869,8 +905,9 @@ pub(super) fn decide_destroy(
             format!("a Good Order Infantry unit of the {} must hold {entrance} with no Known enemy there", game.side_name(by)),
         ));
     }
-    // An enemy entrance: its use must have been in the LOS of a unit that now holds it (a
-    // claim, open to dispute), and the side must have discovered it since (A4.44).
+    // An enemy entrance: its use must have been in the LOS of a unit that now holds it (as
+    // the engine traced it, or claimed where it cannot), and the side must have discovered it
+    // since (A4.44).
     let enemy_tunnel = !game
         .tunnels
         .iter()
@@ -887,7 +924,7 @@ pub(super) fn decide_destroy(
             return Err(refuse(
                 "B8.63",
                 ViolationKind::UnitState,
-                format!("no Good Order Infantry unit in {entrance} has claimed the entrance was used in its LOS (`tunnel-seen`)"),
+                format!("no Good Order Infantry unit in {entrance} saw the entrance used: its use was in no such unit's LOS"),
             ));
         }
         if !game.tunnel_discoveries.contains(&(by, entrance)) {
@@ -907,8 +944,8 @@ pub(super) fn decide_destroy(
 /// declaration (`manhole-unseen`) decides instead.
 fn road_manhole_unseen(game: &Game, side: Side, hex: Hex) -> Option<bool> {
     use crate::board::los::{LosMap, Verdict};
-    use crate::rules::los::{between_on, Spot};
-    let map = LosMap::new(&game.scenario);
+    use crate::rules::los::{verdict_on, Spot};
+    let map = LosMap::of(&game.scenario);
     let known = game.units.values().filter(|u| {
         u.side != side
             && !u.eliminated
@@ -918,8 +955,7 @@ fn road_manhole_unseen(game: &Game, side: Side, hex: Hex) -> Option<bool> {
             && u.underground.is_none()
     });
     for enemy in known {
-        let report = between_on(game, &map, &Spot::Unit(enemy.id.clone()), &Spot::Hex(hex)).ok()?;
-        match report.verdict {
+        match verdict_on(game, map, &Spot::Unit(enemy.id.clone()), &Spot::Hex(hex)).ok()? {
             Verdict::Blocked => {}
             Verdict::Hindered(n) if n >= 2 => {}
             _ => return Some(false),
@@ -1012,17 +1048,23 @@ pub(super) fn decide_rout(
             }
         }
     }
-    Ok(vec![Event::UnitsRoutedThroughTunnel {
+    let mut events = vec![Event::UnitsRoutedThroughTunnel {
         units: ids.to_vec(),
         side: by,
         from,
         to,
-    }])
+    }];
+    // Both entrances are used, in at one and out at the other (B8.62, B8.63).
+    events.extend(sighting(game, by, from));
+    events.extend(sighting(game, by, to));
+    Ok(events)
 }
 
 /// `ClaimTunnelSeen` (B8.63): the side claims that the use of the enemy tunnel entrance at
-/// `entrance` happened in its unit's LOS. The engine traces no LOS, so the claim is logged for
-/// the opponent to accept or dispute, like `manhole-unseen`.
+/// `entrance` happened in its unit's LOS. The engine traces that LOS itself when the entrance
+/// is used (`sighting`); a claim is taken only where the map cannot tell (the unit and the
+/// entrance on boards it does not join), logged for the opponent to accept or dispute, like
+/// `manhole-unseen`.
 pub(super) fn decide_tunnel_seen(
     game: &Game,
     by: Side,
@@ -1055,11 +1097,20 @@ pub(super) fn decide_tunnel_seen(
         return Err(refuse(
             "B8.63",
             ViolationKind::UnitState,
-            format!(
-                "the {} has claimed that of `{id}` already",
-                game.side_name(by)
-            ),
+            format!("the use of {entrance} is on record as seen by `{id}` already"),
         ));
+    }
+    {
+        use crate::board::los::LosMap;
+        use crate::rules::los::{verdict_on, Spot};
+        let map = LosMap::of(&game.scenario);
+        if verdict_on(game, map, &Spot::Unit(id.clone()), &Spot::Hex(entrance)).is_ok() {
+            return Err(refuse(
+                "B8.63",
+                ViolationKind::UnitState,
+                format!("the engine traces the LOS from `{id}` to {entrance} itself (A6): a use in its LOS is recorded when it happens, so there is nothing to claim"),
+            ));
+        }
     }
     Ok(vec![Event::TunnelUseSeen {
         by,
@@ -1092,7 +1143,7 @@ pub(super) fn decide_discover(
         return Err(refuse(
             "B8.63",
             ViolationKind::UnitState,
-            format!("no unit of the {} has claimed the use of an entrance at {entrance} in its LOS; discovery follows that (`tunnel-seen`)", game.side_name(by)),
+            format!("no unit of the {} saw an enemy tunnel entrance used at {entrance}; discovery follows that", game.side_name(by)),
         ));
     }
     if game.tunnel_discoveries.contains(&(by, entrance)) {
@@ -1280,5 +1331,49 @@ mod tests {
         ] {
             assert_eq!(emergence_of(dr), want, "dr {dr}");
         }
+    }
+
+    /// B8.63 traced: the Russians with a LOS to C6 saw the German use of the entrance; the
+    /// sighting reaches the Russian alone, and a Russian under "?" or hidden sees as well as a
+    /// Known one (it is the Russian's own knowledge). A unit below ground sees nothing.
+    #[test]
+    fn a_tunnel_use_is_sighted_by_los_and_told_to_the_sighting_side_alone() {
+        use crate::game::Viewer;
+        let mut g = game();
+        let c6: Hex = "20C6".parse().unwrap();
+        // Down column C to C6 across open C7 and C8; from K4 and H5 the building of E6 is in
+        // the way.
+        for (id, hex) in [("rk", "20C8"), ("r2", "20C9")] {
+            g.units.get_mut(id).unwrap().hex = hex.parse().unwrap();
+        }
+        g.units.get_mut("rk").unwrap().hidden = true;
+        g.units.get_mut("r2").unwrap().concealed = true;
+        below(&mut g, &["rl"], "20K4", false);
+        let Some(Event::TunnelUseSighted {
+            by,
+            entrance,
+            units,
+        }) = sighting(&g, Side::A, c6)
+        else {
+            panic!("the open map shows C6 to the Russians");
+        };
+        assert_eq!((by, entrance), (Side::B, c6));
+        assert_eq!(units, vec!["r2".to_string(), "rk".into(), "rt".into()]);
+        let event = sighting(&g, Side::A, c6).unwrap();
+        assert!(g.view_event(Viewer::Side(Side::A), &event).is_none());
+        assert!(g.view_event(Viewer::Spectator, &event).is_none());
+        assert!(g.view_event(Viewer::Side(Side::B), &event).is_some());
+        let mut after = g.clone();
+        crate::game::apply(&mut after, &event);
+        assert!(after.tunnel_sightings.contains(&(c6, "rt".to_string())));
+        assert!(after
+            .project(Viewer::Side(Side::A))
+            .tunnel_sightings
+            .is_empty());
+        assert!(after.project(Viewer::Spectator).tunnel_sightings.is_empty());
+        assert!(after
+            .project(Viewer::Side(Side::B))
+            .tunnel_sightings
+            .contains(&(c6, "rk".to_string())));
     }
 }

@@ -218,12 +218,12 @@ fn vertex_wall(
     firer: &crate::game::Unit,
     target: &crate::game::Unit,
 ) -> (Option<Crossing>, Vec<String>) {
-    use crate::board::los::{arrival, trace, Arrival, LosMap, Verdict};
-    let map = LosMap::new(&game.scenario);
-    let from = crate::rules::los::ends_of(game, &map, firer)[0];
+    use crate::board::los::{arrival, verdict, Arrival, LosMap, Verdict};
+    let map = LosMap::of(&game.scenario);
+    let from = crate::rules::los::ends_of(game, map, firer)[0];
     let mut best: Option<(i8, Option<Crossing>)> = None;
-    for end in crate::rules::los::ends_of(game, &map, target) {
-        let seen = trace(&map, from, end).is_ok_and(|r| r.verdict != Verdict::Blocked);
+    for end in crate::rules::los::ends_of(game, map, target) {
+        let seen = verdict(map, from, end).is_ok_and(|v| v != Verdict::Blocked);
         let Some(arrived) = arrival(firer.hex, &end).filter(|_| seen) else {
             continue;
         };
@@ -557,13 +557,13 @@ pub fn bocage_cover_traced(game: &Game, unit: &UnitId) -> Result<(bool, Vec<Unit
         .get(unit)
         .filter(|u| !u.eliminated)
         .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
-    let map = crate::board::los::LosMap::new(&game.scenario);
+    let map = crate::board::los::LosMap::of(&game.scenario);
     let seen_by: Vec<UnitId> = game
         .units
         .values()
         .filter(|e| e.side != target.side && !e.eliminated && e.is_good_order())
         .filter(|e| e.underground.is_none() && e.kind != UnitKind::Dummy)
-        .filter(|e| crate::rules::los::sees(game, &map, &e.id, unit))
+        .filter(|e| crate::rules::los::sees(game, map, &e.id, unit))
         .map(|e| e.id.clone())
         .collect();
     Ok((bocage_cover(game, unit, &seen_by)?, seen_by))
