@@ -206,3 +206,25 @@ fn hindrances() {
     assert_eq!(los(&s, "1E3", "1E7"), Verdict::Hindered(3));
     assert_eq!(los(&s, "1E7", "1E3"), Verdict::Hindered(2));
 }
+
+/// A6.7: hindrances add up, and a total of +6 or more blocks the LOS instead of hindering it.
+#[test]
+fn six_hindrances_block() {
+    let brush: String = (3..=8)
+        .map(|row| format!("[[hexes]]\nhex = \"1E{row}\"\nterrain = \"brush\"\n"))
+        .collect();
+    let s = scenario(&brush);
+    assert_eq!(los(&s, "1E2", "1E7"), Verdict::Hindered(5));
+    assert_eq!(los(&s, "1E2", "1E8"), Verdict::Blocked);
+    assert_eq!(los(&s, "1E2", "1E9"), Verdict::Blocked);
+    // The firer's own hex does not count (A6.1): five from E3 onwards into E8.
+    assert_eq!(los(&s, "1E3", "1E8"), Verdict::Hindered(5));
+    let map = LosMap::new(&s);
+    let (a, b) = ("1E2".parse().unwrap(), "1E9".parse().unwrap());
+    let report = trace(&map, End::hex(&map, a), End::hex(&map, b)).unwrap();
+    assert!(
+        report.reasons.iter().any(|r| r.contains("A6.7")),
+        "{:?}",
+        report.reasons
+    );
+}

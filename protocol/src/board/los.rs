@@ -243,6 +243,9 @@ impl End {
     }
 }
 
+/// The Hindrance DRM total at which hindrances stop hindering and block the LOS (A6.7).
+pub const HINDRANCE_BLOCKS: u8 = 6;
+
 /// The engine's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -1078,6 +1081,14 @@ pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<Los
     }
     t.entrenchment();
     let verdict = if t.blocked {
+        Verdict::Blocked
+    } else if t.hindrance >= HINDRANCE_BLOCKS {
+        if explain {
+            t.reasons.push(format!(
+                "the hindrances total +{}: +{HINDRANCE_BLOCKS} or more block the LOS (A6.7)",
+                t.hindrance
+            ));
+        }
         Verdict::Blocked
     } else if t.hindrance > 0 {
         Verdict::Hindered(t.hindrance)
