@@ -251,6 +251,9 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
         .map(|id| own_unit(game, by, id))
         .collect::<Result<Vec<&Unit>, _>>()?;
     check_claimable(game, &units, ids, how)?;
+    // A claim refused now is refused before any HIP moment: a unit placed in it could only
+    // take WA first, never make the claim good.
+    let resolved = resolve_claim(game, &units, ids, how)?;
     if let Some(side) = hip_window_for(game, &units, how) {
         return Ok(vec![Event::WallAdvantageHipWindowOffered {
             side,
@@ -258,13 +261,15 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
             how,
         }]);
     }
-    resolve_claim(game, &units, ids, how)
+    Ok(resolved)
 }
 
 /// The side to offer B9.324's HIP moment before `units` claim WA at moment `how`, if any:
-/// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy
-/// still has hidden units. Which hidden units, and where, is not asked — asking only when one
-/// is adjacent would tell the mover it is there — so the enemy is asked whenever he has any.
+/// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy's
+/// scenario gave it hidden units. Which hidden units, and where, is not asked — asking only
+/// when one is adjacent would tell the mover it is there — and neither is whether any are
+/// still hidden: asking only then would tell the mover when the last one came out. What the
+/// window reveals is what a scenario card's HIP allowance says anyway.
 fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
     let unit = units.first()?;
     let enemy = unit.side.opponent();
@@ -273,9 +278,10 @@ fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
             game.movement.moving_stack.contains(&u.id) && !game.movement.finished.contains(&u.id)
         });
     let hip = game
+        .scenario
         .units
         .values()
-        .any(|u| u.side == enemy && u.hidden && !u.eliminated);
+        .any(|u| u.side == enemy && u.hidden);
     (moving && hip && matches!(how, WaClaim::OwnMovement | WaClaim::Mandatory)).then_some(enemy)
 }
 
