@@ -11,6 +11,7 @@ pub mod game;
 pub mod log;
 pub mod logging;
 pub mod metrics;
+pub mod nats_harness;
 pub mod once;
 pub mod registry;
 mod review;

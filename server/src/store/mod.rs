@@ -12,9 +12,11 @@
 
 pub mod backup;
 mod memory;
+pub mod nats;
 mod sled_store;
 
 pub use memory::MemoryStore;
+pub use nats::NatsStore;
 pub use sled_store::{without_panics, OpenError, SledStore, Snapshot};
 
 use std::future::Future;
@@ -33,6 +35,10 @@ pub enum StoreError {
     SequenceMismatch { expected: u64, found: u64 },
     #[error("storage failed: {0}")]
     Io(String),
+    /// The store cannot tell whether the write was stored (a replicated store whose ack never
+    /// came): the writer's idea of the log may be wrong, so it must read the log again.
+    #[error("storage outcome unknown: {0}")]
+    Uncertain(String),
 }
 
 /// A write handed to a store: resolves to `Ok` once the write is durable, or to the reason it
