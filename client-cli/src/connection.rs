@@ -49,6 +49,9 @@ pub fn endpoint(server_url: &str) -> String {
     }
 }
 
+/// Of the addresses `--server` lists, the one that answered last (see [`Connection::connect`]).
+static LAST_ANSWERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[derive(Debug)]
 pub enum ConnectionError {
     /// The websocket to `url` could not be opened.
@@ -227,8 +230,35 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Opens a connection to `server_url` (`ws://HOST:PORT`; the protocol's path is added).
+    /// Opens a connection to `server_url` (`ws://HOST:PORT`; the protocol's path is added), or
+    /// to the first of several comma-separated addresses (server nodes sharing a cluster)
+    /// that answers: the one that answered last is tried first, then the others in order, so
+    /// a reconnect after a node dies fails over to the next.
     pub async fn connect(server_url: &str) -> Result<Connection, ConnectionError> {
+        let addresses: Vec<&str> = server_url
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if addresses.len() <= 1 {
+            return Self::connect_one(addresses.first().copied().unwrap_or(server_url)).await;
+        }
+        let start = LAST_ANSWERED.load(std::sync::atomic::Ordering::Relaxed) % addresses.len();
+        let mut last = None;
+        for i in 0..addresses.len() {
+            let at = (start + i) % addresses.len();
+            match Self::connect_one(addresses[at]).await {
+                Ok(connection) => {
+                    LAST_ANSWERED.store(at, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(connection);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("at least two addresses were tried"))
+    }
+
+    async fn connect_one(server_url: &str) -> Result<Connection, ConnectionError> {
         let config = WebSocketConfig::default()
             .max_message_size(Some(FRAME_BYTES_MAX))
             .max_frame_size(Some(FRAME_BYTES_MAX));

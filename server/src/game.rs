@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::log::{self, GameMeta};
 use crate::metrics::METRICS;
 use crate::once::{Made, Remembered};
-use crate::store::{EventStore, GameKey};
+use crate::store::{EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
@@ -128,6 +128,9 @@ pub enum Request {
     Leave {
         subscriber: u64,
     },
+    /// This node no longer owns the game (its lease lapsed or was taken): every viewer is told
+    /// to reconnect, and the task ends.
+    Relinquish { why: String },
 }
 
 /// How a connection reaches a game.
@@ -206,6 +209,8 @@ pub struct GameLimits {
     pub seat_connections_max: usize,
     pub slow_reader_grace: Duration,
     pub audience_reads_per_second_max: u32,
+    /// The node this task runs on, named in `joined` and `state` as the game's owner.
+    pub owner: Option<String>,
 }
 
 impl GameLimits {
@@ -215,6 +220,7 @@ impl GameLimits {
             seat_connections_max: config.seat_connections_max,
             slow_reader_grace: config.slow_reader_grace,
             audience_reads_per_second_max: config.audience_reads_per_second_max,
+            owner: config.node_id.clone(),
         }
     }
 }
@@ -310,6 +316,8 @@ pub struct GameTask {
     /// the game refuses play and joins, and its log is left as it is for the operator.
     rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
+    /// Set when the task must end: another writer fenced it off, or its node gave the game up.
+    stopped: bool,
     next_subscriber: u64,
     limits: GameLimits,
     checkpoints: Checkpoints,
@@ -423,6 +431,7 @@ impl GameTask {
             meta,
             store,
             subscribers: vec![],
+            stopped: false,
             rolled_back: None,
             next_subscriber: 1,
             audience_reads: crate::budget::RateLimit::new(
@@ -490,6 +499,9 @@ impl GameTask {
             };
             let Some(request) = request else { break };
             self.serve(request).await;
+            if self.stopped {
+                break;
+            }
         }
         METRICS.games_loaded.dec();
         debug!(game = %log::game_id(&self.key), "game task ends");
@@ -569,6 +581,7 @@ impl GameTask {
                 Request::Leave { subscriber } => {
                     self.subscribers.retain(|s| s.id != subscriber);
                 }
+                Request::Relinquish { why } => self.relinquish(&why),
             }
         }
     }
@@ -604,6 +617,7 @@ impl GameTask {
             state_hash: state.state_hash(),
             head: self.streams.hash(viewer, state.version),
             state: Box::new(state),
+            owner: self.limits.owner.clone(),
         }
     }
 
@@ -660,6 +674,7 @@ impl GameTask {
             state_hash: state.state_hash(),
             state: Box::new(state),
             head: self.streams.hash(viewer, version),
+            owner: self.limits.owner.clone(),
         }
     }
 
@@ -730,6 +745,7 @@ impl GameTask {
             state: resume_from.is_none().then(|| Box::new(projection)),
             head: self.streams.hash(viewer, version),
             dice_commitment: self.referee.commitment(),
+            owner: self.limits.owner.clone(),
         })];
         if let Some(since) = resume_from {
             first.extend(
@@ -880,6 +896,19 @@ impl GameTask {
             .observe(appending.elapsed().as_secs_f64());
         if let Err(e) = stored {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
+            if matches!(
+                e,
+                StoreError::SequenceMismatch { .. } | StoreError::Uncertain(_)
+            ) {
+                // Another writer holds the log (fenced by the store's sequence check), or the
+                // store cannot say what it holds: this task's idea of the game is no longer
+                // the log's. Nothing of this command was applied or sent.
+                self.relinquish(&format!(
+                    "this server node no longer holds game `{}`'s log ({e})",
+                    log::game_id(&self.key)
+                ));
+                return;
+            }
             self.send_to(
                 subscriber,
                 Frame::new(ServerMessage::Error {
@@ -1007,6 +1036,23 @@ impl GameTask {
             };
             let _ = reply.send(answer);
         });
+    }
+
+    /// Tells every viewer to reconnect (`ErrorCode::Moved`) and ends the task: whatever this
+    /// task decided and could not store was never acknowledged or broadcast.
+    fn relinquish(&mut self, why: &str) {
+        warn!(game = %log::game_id(&self.key), why, "this node stops serving the game");
+        let ids: Vec<u64> = self.subscribers.iter().map(|s| s.id).collect();
+        for id in ids {
+            self.send_to(
+                id,
+                Frame::new(ServerMessage::Error {
+                    code: ErrorCode::Moved,
+                    message: format!("{why}; reconnect with `since` to resume"),
+                }),
+            );
+        }
+        self.stopped = true;
     }
 
     fn send_to(&mut self, subscriber: u64, message: Outbound) {

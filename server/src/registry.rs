@@ -6,7 +6,7 @@
 //! served as usual.
 
 use crate::config::Config;
-use crate::game::{GameHandle, GameLimits, GameTask};
+use crate::game::{GameHandle, GameLimits, GameTask, Request};
 use crate::log::{self, GameMeta, META_FORMAT};
 use crate::store::{without_panics, EventStore, GameKey};
 use data_encoding::HEXLOWER;
@@ -37,7 +37,7 @@ enum Loaded {
 }
 
 pub struct Registry {
-    games: Mutex<HashMap<GameKey, Arc<Slot>>>,
+    games: Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>,
     /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
     /// store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -135,6 +135,27 @@ fn rebuild(
     Ok(Some((task, meta)))
 }
 
+/// Stops the game task of every game whose lease this node lost: its viewers are told to
+/// reconnect (to whichever node owns it now), and the next join here loads it afresh.
+async fn give_up_lost(
+    cluster: Arc<crate::cluster::Cluster>,
+    mut lost: mpsc::UnboundedReceiver<GameKey>,
+    games: Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>,
+) {
+    while let Some(key) = lost.recv().await {
+        cluster.forget(&key);
+        let slot = games.lock().expect("registry lock").get(&key).cloned();
+        if let Some(Loaded::Live(handle)) = slot.as_ref().and_then(|s| s.loaded.get()) {
+            let why = format!(
+                "server node {} lost game `{}`'s lease",
+                cluster.node_id,
+                log::game_id(&key)
+            );
+            let _ = handle.inbox.send(Request::Relinquish { why }).await;
+        }
+    }
+}
+
 impl Registry {
     /// Lists the stored games, so the server serves at once, and starts checking each one's
     /// hash chain in the background: a damaged game is marked unavailable, naming its first
@@ -166,9 +187,18 @@ impl Registry {
             let (store, stop) = (store.clone(), stop.clone());
             tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
         };
+        let games = Arc::new(Mutex::new(games));
+        let mut tasks = vec![checker];
+        if let Some(lost) = config.cluster.as_ref().and_then(|c| c.take_lost()) {
+            tasks.push(tokio::spawn(give_up_lost(
+                config.cluster.clone().expect("a cluster"),
+                lost,
+                games.clone(),
+            )));
+        }
         Ok(Registry {
-            games: Mutex::new(games),
-            tasks: Mutex::new(vec![checker]),
+            games,
+            tasks: Mutex::new(tasks),
             checking: stop,
             store,
             config,
@@ -246,6 +276,12 @@ impl Registry {
             // The dice seed, committed to (its hash shown to players) from the start.
             seeds: vec![random_bytes()],
         };
+        if let Some(cluster) = &self.config.cluster {
+            cluster
+                .claim_new(&key)
+                .await
+                .map_err(|e| (ErrorCode::Storage, e))?;
+        }
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) = log::seal(1, log::GENESIS, random_bytes(), None, 1, &created);
@@ -324,6 +360,12 @@ impl Registry {
             .get(&key)
             .cloned()
             .ok_or_else(unknown)?;
+        let slot = match slot.loaded.get() {
+            // The game's task ended (fenced by another writer, or its lease lost): load it
+            // again from the log.
+            Some(Loaded::Live(handle)) if handle.inbox.is_closed() => self.reset(key).await?,
+            _ => slot,
+        };
         let handle = match self.load(key, &slot).await {
             Loaded::Missing => return Err(unknown()),
             Loaded::Unavailable(why) => {
@@ -353,6 +395,71 @@ impl Registry {
             format!("that token is not one of game `{id}`'s"),
         ))?;
         Ok((handle, viewer))
+    }
+
+    /// With several server nodes: where `id` is served from. `None`: here (this node holds
+    /// the game's lease, having taken it if it had lapsed); else the owner's address. A game
+    /// created on another node since this one started is looked up in the store.
+    pub async fn locate(
+        &self,
+        cluster: &crate::cluster::Cluster,
+        id: &str,
+        since: Option<u64>,
+    ) -> Result<Option<String>, Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = log::game_key(id).ok_or_else(unknown)?;
+        let known = self.games.lock().expect("registry lock").contains_key(&key);
+        if !known && self.reset(key).await.is_err() {
+            // Not stored: the local join says so, with the rollback check.
+            let _ = since;
+            return Ok(None);
+        }
+        match cluster
+            .route(&key)
+            .await
+            .map_err(|e| (ErrorCode::GameUnavailable, e))?
+        {
+            crate::cluster::Route::Local { fresh: true } => {
+                self.reset(key).await?;
+                Ok(None)
+            }
+            crate::cluster::Route::Local { fresh: false } => Ok(None),
+            crate::cluster::Route::Remote { address, .. } => Ok(Some(address)),
+        }
+    }
+
+    /// Replaces `key`'s slot with one not yet loaded, its metadata read again from the store
+    /// (another node may have changed it); a task still running for it is told to stop.
+    async fn reset(&self, key: GameKey) -> Result<Arc<Slot>, Refusal> {
+        let store = self.store.clone();
+        let meta = tokio::task::spawn_blocking(move || store.meta(&key))
+            .await
+            .unwrap_or_else(|e| Err(crate::store::StoreError::Io(e.to_string())))
+            .map_err(|e| (ErrorCode::Storage, e.to_string()))?
+            .ok_or((
+                ErrorCode::UnknownGame,
+                format!("there is no game `{}` on this server", log::game_id(&key)),
+            ))?;
+        let slot = Arc::new(Slot {
+            meta,
+            loaded: OnceCell::new(),
+        });
+        let old = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .insert(key, slot.clone());
+        if let Some(Loaded::Live(handle)) = old.as_ref().and_then(|s| s.loaded.get()) {
+            let _ = handle.inbox.try_send(Request::Relinquish {
+                why: "the game is loaded again from its log".into(),
+            });
+        }
+        Ok(slot)
     }
 
     /// Stops every game: their handles are dropped, so each writer task ends once the

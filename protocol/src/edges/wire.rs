@@ -165,6 +165,10 @@ pub enum ServerMessage {
         /// The hash of the server's secret dice seed in use (or next to be): every roll is
         /// derived from that seed and the players' contributions (`docs/dice.md`).
         dice_commitment: Commitment,
+        /// The server node that owns the game's writer (`asl-server --node-id`); with several
+        /// nodes, the one commands reach whichever node the client is connected to.
+        #[serde(default)]
+        owner: Option<String>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -190,6 +194,9 @@ pub enum ServerMessage {
         /// The viewer's stream hash at `version` (reviewing an export, whose stream is the
         /// whole log: the log's head there).
         head: StreamHash,
+        /// The server node that owns the game's writer, as in `Joined`.
+        #[serde(default)]
+        owner: Option<String>,
     },
     Log {
         version: u64,
@@ -315,6 +322,9 @@ pub enum ErrorCode {
     NotYet,
     /// The export sent for review is not valid; the message names the first problem.
     BadExport,
+    /// The server node no longer serves this game (another node owns its writer now): nothing
+    /// unacknowledged was applied; reconnect, to any node, with `since` to resume.
+    Moved,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -546,12 +556,14 @@ mod tests {
             state: Some(Box::new(game.clone())),
             head: StreamHash([9; 32]),
             dice_commitment: Commitment([10; 32]),
+            owner: Some("node-a".into()),
         });
         round_trip(&ServerMessage::State {
             version: 1,
             state_hash: game.state_hash(),
             state: Box::new(game),
             head: StreamHash([9; 32]),
+            owner: None,
         });
         round_trip(&ServerMessage::Export(ExportPage {
             game: "g".into(),

@@ -124,6 +124,16 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Every game that has metadata, with it.
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>;
+
+    /// One game's metadata, if it has any. This default lists every game; a store shared by
+    /// several server nodes (where games appear after the start) should look it up.
+    fn meta(&self, game: &GameKey) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .games()?
+            .into_iter()
+            .find(|(key, _)| key == game)
+            .map(|(_, meta)| meta))
+    }
 }
 
 /// The sequence number as stored in a key: big-endian, so keys sort in log order.

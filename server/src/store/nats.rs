@@ -627,6 +627,18 @@ impl EventStore for NatsStore {
         let inner = self.inner.clone();
         self.block(games(inner))
     }
+
+    fn meta(&self, game: &GameKey) -> Result<Option<Vec<u8>>, StoreError> {
+        let (inner, id) = (self.inner.clone(), log::game_id(game));
+        self.block(async move {
+            inner
+                .meta
+                .get(id)
+                .await
+                .map(|meta| meta.map(|m| m.to_vec()))
+                .map_err(|e| StoreError::Io(format!("cannot read the game's metadata: {e}")))
+        })
+    }
 }
 
 #[cfg(test)]
