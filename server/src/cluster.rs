@@ -376,11 +376,18 @@ pub fn signing_key(
                     let _ = keys
                         .create(KEY_NAME, fresh.to_bytes().to_vec().into())
                         .await;
-                    let stored = keys
-                        .get(KEY_NAME)
-                        .await
-                        .map_err(|e| format!("cannot read the cluster's signing key: {e}"))?
-                        .ok_or("the cluster's signing key is missing")?;
+                    // A bucket just created may not answer reads on every node at once.
+                    let stored = nats::until_ready("reading the cluster's signing key", || {
+                        let keys = keys.clone();
+                        async move {
+                            match keys.get(KEY_NAME).await {
+                                Ok(Some(key)) => Ok(key),
+                                Ok(None) => Err("the key is missing".to_string()),
+                                Err(e) => Err(e.to_string()),
+                            }
+                        }
+                    })
+                    .await?;
                     let bytes: [u8; 32] = stored.as_ref().try_into().map_err(|_| {
                         format!("{KEY_BUCKET}/{KEY_NAME} is not a signing key (32 bytes)")
                     })?;

@@ -46,14 +46,28 @@ pub const REPLICAS: usize = 3;
 /// How long startup waits for the cluster to answer: connection, JetStream's meta leader
 /// elected, the stream created. A cluster just started takes a few seconds.
 pub const STARTUP_WAIT_MAX: Duration = Duration::from_secs(30);
+/// How long one startup attempt may take before it is made again: a request sent before
+/// the cluster's meta leader is elected may never be answered.
+pub const STARTUP_ATTEMPT_MAX: Duration = Duration::from_secs(2);
 /// How long one JetStream request (an append's ack, a read) may take. A stream leader's loss
 /// stalls acks for the election (5–10 s measured), so this is well above that.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long reading one game's whole log may take.
+/// How long one attempt at reading a game's whole log may take.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
 /// Threads of the store's own runtime: the client's I/O and the per-game workers are all
 /// waiting on the network, so two keep up with a cluster.
 const RUNTIME_THREADS: usize = 2;
+/// How long an append is attempted again (the same message, deduplicated by its id) while
+/// the cluster does not answer: a stream leader's election takes 5–10 s.
+pub const APPEND_RETRY_MAX: Duration = Duration::from_secs(30);
+/// How long one read of where a log ends may take before it is tried again.
+const READ_ATTEMPT_MAX: Duration = Duration::from_secs(5);
+/// How long reads and appends wait between attempts.
+const RETRY_PAUSE: Duration = Duration::from_millis(250);
+/// After a fenced append, how often (and how far apart) the log's end is read again until the
+/// winning write shows; if it never does, the next append reads the end afresh anyway.
+const FENCED_READS_MAX: usize = 20;
+const FENCED_READ_PAUSE: Duration = Duration::from_millis(25);
 /// A game's worker ends after this long without writes (the next write starts another).
 const WORKER_IDLE: Duration = Duration::from_secs(60);
 
@@ -174,15 +188,17 @@ pub async fn until_ready<T, E: std::fmt::Display, F: std::future::Future<Output 
 ) -> Result<T, String> {
     let deadline = tokio::time::Instant::now() + STARTUP_WAIT_MAX;
     loop {
-        match make().await {
-            Ok(made) => return Ok(made),
-            Err(e) if tokio::time::Instant::now() >= deadline => {
-                return Err(format!(
-                    "{what} failed for {STARTUP_WAIT_MAX:?}; last: {e}"
-                ))
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        let last = match tokio::time::timeout(STARTUP_ATTEMPT_MAX, make()).await {
+            Ok(Ok(made)) => return Ok(made),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {STARTUP_ATTEMPT_MAX:?}"),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "{what} failed for {STARTUP_WAIT_MAX:?}; last: {last}"
+            ));
         }
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 
@@ -431,7 +447,7 @@ async fn append(
     let known = match *end {
         Some(known) => known,
         None => {
-            let read = read_end(inner, game).await?;
+            let read = retrying(READ_ATTEMPT_MAX, || read_end(inner, game)).await?;
             *end = Some(read);
             read
         }
@@ -450,14 +466,32 @@ async fn append(
     );
     headers.insert(FIRST_HEADER, first_seq.to_string().as_str());
     headers.insert(COUNT_HEADER, count.to_string().as_str());
-    let published = async {
-        inner
-            .jetstream
-            .publish_with_headers(subject(game), headers, frame(&records).into())
-            .await?
-            .await
-    }
-    .await;
+    // The same id on every attempt of this append: an attempt whose ack was lost but which
+    // was stored is answered as a duplicate (its ack), never stored twice. Random, so that
+    // another writer's append at the same sequence is never taken for this one.
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).expect("the operating system provides randomness");
+    headers.insert("Nats-Msg-Id", data_encoding::HEXLOWER.encode(&id).as_str());
+    let payload: bytes::Bytes = frame(&records).into();
+    let deadline = tokio::time::Instant::now() + APPEND_RETRY_MAX;
+    let published = loop {
+        let attempt = async {
+            inner
+                .jetstream
+                .publish_with_headers(subject(game), headers.clone(), payload.clone())
+                .await?
+                .await
+        }
+        .await;
+        match attempt {
+            Err(e) if !is_fenced(&e) && tokio::time::Instant::now() < deadline => {
+                // No responders while the stream elects a leader, an ack timed out, the
+                // connection moved to another node: the same message again.
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+            other => break other,
+        }
+    };
     match published {
         Ok(ack) => {
             *end = Some(End {
@@ -467,15 +501,21 @@ async fn append(
             Ok(())
         }
         Err(e) if is_fenced(&e) => {
-            // Someone else wrote this game: learn where its log ends now.
+            // Someone else wrote this game: learn where its log ends now. A loser refused
+            // while the winner's write was still being proposed (10164) may read the end
+            // before that write is applied: read again, briefly, until it shows.
             *end = None;
-            let found = match read_end(inner, game).await {
-                Ok(read) => {
-                    *end = Some(read);
-                    read.record_seq
+            let mut found = known.record_seq;
+            for _ in 0..FENCED_READS_MAX {
+                if let Ok(read) = read_end(inner, game).await {
+                    found = read.record_seq;
+                    if read.record_seq >= first_seq {
+                        *end = Some(read);
+                        break;
+                    }
                 }
-                Err(_) => known.record_seq,
-            };
+                tokio::time::sleep(FENCED_READ_PAUSE).await;
+            }
             Err(StoreError::SequenceMismatch {
                 expected: first_seq - 1,
                 found,
@@ -531,7 +571,35 @@ async fn worker(inner: Arc<Inner>, game: GameKey, mut writes: mpsc::UnboundedRec
     }
 }
 
+/// `read` until it succeeds or [`APPEND_RETRY_MAX`] passes: a read during a leader election
+/// fails for a few seconds.
+async fn retrying<T, F: std::future::Future<Output = Result<T, StoreError>>>(
+    attempt_max: Duration,
+    mut read: impl FnMut() -> F,
+) -> Result<T, StoreError> {
+    let deadline = tokio::time::Instant::now() + APPEND_RETRY_MAX;
+    loop {
+        match tokio::time::timeout(attempt_max, read()).await {
+            Ok(Ok(done)) => return Ok(done),
+            Ok(Err(e)) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(_) if tokio::time::Instant::now() >= deadline => {
+                return Err(StoreError::Io(format!(
+                    "the cluster did not answer for {APPEND_RETRY_MAX:?}"
+                )))
+            }
+            _ => tokio::time::sleep(RETRY_PAUSE).await,
+        }
+    }
+}
+
 async fn load(inner: Arc<Inner>, game: GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    retrying(LOAD_TIMEOUT, || load_once(inner.clone(), game)).await
+}
+
+async fn load_once(
+    inner: Arc<Inner>,
+    game: GameKey,
+) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
     let end = read_end(&inner, &game).await?;
     if end.stream_seq == 0 {
         return Ok(Vec::new());
@@ -606,15 +674,7 @@ impl EventStore for NatsStore {
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
         let (inner, game) = (self.inner.clone(), *game);
-        self.block(async move {
-            tokio::time::timeout(LOAD_TIMEOUT, load(inner, game))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(StoreError::Io(format!(
-                        "reading the log took longer than {LOAD_TIMEOUT:?}"
-                    )))
-                })
-        })
+        self.block(load(inner, game))
     }
 
     fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable {
