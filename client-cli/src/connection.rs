@@ -172,6 +172,8 @@ pub struct Joined {
     pub head: StreamHash,
     /// The hash of the server's secret dice seed (`docs/dice.md`).
     pub dice_commitment: Commitment,
+    /// The server node that owns the game's writer, when the server names it.
+    pub owner: Option<String>,
 }
 
 /// The one reply to a command.
@@ -410,6 +412,7 @@ impl Connection {
                 state_hash,
                 head,
                 dice_commitment,
+                owner,
             } => Ok(Joined {
                 game,
                 viewer,
@@ -418,6 +421,7 @@ impl Connection {
                 state_hash,
                 head,
                 dice_commitment,
+                owner,
             }),
             other => Err(message_name(&other)),
         })
@@ -479,6 +483,7 @@ impl Connection {
                 state_hash,
                 state,
                 head,
+                ..
             } => Ok(Snapshot {
                 version,
                 state_hash,

@@ -873,8 +873,7 @@ impl Connection {
                 Ok(mut upstream) => {
                     info!(game, owner = %address, "joined through the owner node");
                     let relayed =
-                        cluster::relay(&mut self.ws, &mut upstream, self.config.idle_timeout)
-                            .await;
+                        cluster::relay(&mut self.ws, &mut upstream, self.config.idle_timeout).await;
                     return Err(match relayed {
                         Relayed::Client => closing(CloseCode::Normal, "closed by peer"),
                         Relayed::Owner(why) => {

@@ -130,7 +130,9 @@ pub enum Request {
     },
     /// This node no longer owns the game (its lease lapsed or was taken): every viewer is told
     /// to reconnect, and the task ends.
-    Relinquish { why: String },
+    Relinquish {
+        why: String,
+    },
 }
 
 /// How a connection reaches a game.

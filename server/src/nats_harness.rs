@@ -161,7 +161,9 @@ impl Nats {
                 started.elapsed() < START_WAIT_MAX,
                 "nats-server {} did not listen within {START_WAIT_MAX:?}; its log: {}",
                 self.nodes[i].name,
-                self.dir.join(format!("{}.log", self.nodes[i].name)).display()
+                self.dir
+                    .join(format!("{}.log", self.nodes[i].name))
+                    .display()
             );
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -218,7 +218,9 @@ impl Client {
             let message = next(self.ws.as_mut().expect("joined")).await?;
             match &message {
                 ServerMessage::Event(e) => self.version = self.version.max(e.seq),
-                ServerMessage::Accepted { id: got, version, .. } if *got == id => {
+                ServerMessage::Accepted {
+                    id: got, version, ..
+                } if *got == id => {
                     self.version = *version;
                     return Some(message);
                 }
@@ -321,7 +323,10 @@ async fn a_game_played_through_two_nodes_with_a_spectator_on_a_third() {
     assert!(version >= 6 && a_version >= 6, "{version} {a_version}");
     // The spectator, on a node that owns nothing, was sent every event of its stream before
     // the state it asked for after them.
-    assert_eq!(watcher.version, version, "every event reached the spectator");
+    assert_eq!(
+        watcher.version, version,
+        "every event reached the spectator"
+    );
     drop((s1, s2, s3));
 }
 
@@ -350,8 +355,14 @@ async fn kill_the_stream_leader_and_the_owner_mid_game() {
     drop(s1);
     let (after_version, after, owner) = a.state_hash().await;
     assert_eq!(owner.as_deref(), Some("s2"), "s2 took the game over");
-    assert_eq!(after_version, before_version, "nothing acknowledged was lost");
-    assert_eq!(after, before, "the state hash is the one before the takeover");
+    assert_eq!(
+        after_version, before_version,
+        "nothing acknowledged was lost"
+    );
+    assert_eq!(
+        after, before,
+        "the state hash is the one before the takeover"
+    );
     play(&mut a, &mut b, 20, 2).await;
     let (version, _, _) = b.state_hash().await;
     assert!(version > after_version);
@@ -359,9 +370,7 @@ async fn kill_the_stream_leader_and_the_owner_mid_game() {
 }
 
 async fn stream_leader(nats: &Nats) -> String {
-    let client = async_nats::connect(nats.nodes[0].url())
-        .await
-        .unwrap();
+    let client = async_nats::connect(nats.nodes[0].url()).await.unwrap();
     let js = async_nats::jetstream::new(client);
     let mut stream = js.get_stream(server::store::nats::STREAM).await.unwrap();
     let info = stream.info().await.unwrap();

@@ -348,8 +348,7 @@ impl NatsStore {
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = tx.send(write);
         workers.insert(*game, tx);
-        self.runtime()
-            .spawn(worker(self.inner.clone(), *game, rx));
+        self.runtime().spawn(worker(self.inner.clone(), *game, rx));
     }
 }
 
@@ -378,7 +377,11 @@ fn header_u64(headers: Option<&HeaderMap>, name: &str) -> Result<u64, StoreError
 }
 
 async fn read_end(inner: &Inner, game: &GameKey) -> Result<End, StoreError> {
-    match inner.stream.get_last_raw_message_by_subject(&subject(game)).await {
+    match inner
+        .stream
+        .get_last_raw_message_by_subject(&subject(game))
+        .await
+    {
         Ok(message) => {
             let first = header_u64(Some(&message.headers), FIRST_HEADER)?;
             let count = header_u64(Some(&message.headers), COUNT_HEADER)?;
@@ -391,7 +394,9 @@ async fn read_end(inner: &Inner, game: &GameKey) -> Result<End, StoreError> {
             stream_seq: 0,
             record_seq: 0,
         }),
-        Err(e) => Err(StoreError::Io(format!("cannot read where the log ends: {e}"))),
+        Err(e) => Err(StoreError::Io(format!(
+            "cannot read where the log ends: {e}"
+        ))),
     }
 }
 
@@ -596,10 +601,7 @@ async fn load(inner: Arc<Inner>, game: GameKey) -> Result<Vec<(u64, Vec<u8>)>, S
     retrying(LOAD_TIMEOUT, || load_once(inner.clone(), game)).await
 }
 
-async fn load_once(
-    inner: Arc<Inner>,
-    game: GameKey,
-) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+async fn load_once(inner: Arc<Inner>, game: GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
     let end = read_end(&inner, &game).await?;
     if end.stream_seq == 0 {
         return Ok(Vec::new());
@@ -729,7 +731,13 @@ mod tests {
         // `one` still thinks the log ends at 1.
         let err = one.append(&g, 2, vec![b"c".to_vec()]).wait().unwrap_err();
         assert!(
-            matches!(err, StoreError::SequenceMismatch { expected: 1, found: 2 }),
+            matches!(
+                err,
+                StoreError::SequenceMismatch {
+                    expected: 1,
+                    found: 2
+                }
+            ),
             "{err}"
         );
         one.append(&g, 3, vec![b"c".to_vec()]).wait().unwrap();
