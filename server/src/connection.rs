@@ -852,7 +852,7 @@ impl Connection {
         use crate::cluster::{self, Relayed};
         let deadline = tokio::time::Instant::now() + cluster.join_wait();
         loop {
-            let address = match self.shared.registry.locate(cluster, game, since).await {
+            let address = match self.shared.registry.locate(cluster, game).await {
                 Err((code, message)) => {
                     self.error(code, message).await?;
                     return Ok(true);

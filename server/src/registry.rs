@@ -404,7 +404,6 @@ impl Registry {
         &self,
         cluster: &crate::cluster::Cluster,
         id: &str,
-        since: Option<u64>,
     ) -> Result<Option<String>, Refusal> {
         let unknown = || {
             (
@@ -416,7 +415,6 @@ impl Registry {
         let known = self.games.lock().expect("registry lock").contains_key(&key);
         if !known && self.reset(key).await.is_err() {
             // Not stored: the local join says so, with the rollback check.
-            let _ = since;
             return Ok(None);
         }
         match cluster
