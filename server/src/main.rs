@@ -201,12 +201,7 @@ async fn main() -> anyhow::Result<()> {
         protocol::record::signed::KEY_PATH
     );
     tracing::info!(key = %public, "signing heads");
-    let listener = bind(&flags.listen).await?;
-    let node_id = node_id(&flags, &listener);
-    let config = Config {
-        node_id: Some(node_id),
-        ..config_of(&flags, signing_key, public_url.clone())
-    };
+    let mut config = config_of(&flags, signing_key, public_url.clone());
     let store = Arc::new(open_store(&flags.data_dir));
     admin::listen(&flags.data_dir, store.clone(), config.signing_key.clone()).map_err(|e| {
         anyhow::anyhow!(
@@ -214,6 +209,9 @@ async fn main() -> anyhow::Result<()> {
             flags.data_dir.display()
         )
     })?;
+    // Bound only once the store is open: a server that cannot open it never listens.
+    let listener = bind(&flags.listen).await?;
+    config.node_id = Some(node_id(&flags, &listener));
     serve(listener, store, config, public_url.as_deref())
         .await
         .unwrap_or_else(|e| {
@@ -292,20 +290,27 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
         .map(startup::public_url)
         .transpose()
         .map_err(|e| anyhow::anyhow!(e))?;
-    let listener = bind(&flags.listen).await?;
-    let node_id = node_id(&flags, &listener);
     let ttl = Duration::from_secs(flags.lease_ttl_s);
     let opened = tokio::task::spawn_blocking(move || {
-        let store = server::store::NatsStore::open(&url)
-            .map_err(|e| format!("cannot use the NATS store {url}: {e}"))?;
-        let connected = store.connected();
-        let cluster =
-            server::cluster::Cluster::open(&connected, store.runtime(), node_id.clone(), ttl)?;
-        let key = server::cluster::signing_key(&connected, &store.runtime())?;
-        Ok::<_, String>((store, cluster, key, node_id))
+        server::store::NatsStore::open(&url)
+            .map_err(|e| format!("cannot use the NATS store {url}: {e}"))
     })
     .await?;
-    let (store, cluster, signing_key, node_id) = opened.unwrap_or_else(|e| {
+    let store = opened.unwrap_or_else(|e| {
+        eprintln!("asl-server: {e}");
+        std::process::exit(EXIT_STORE);
+    });
+    // Bound only once the store is open: a server that cannot open it never listens.
+    let listener = bind(&flags.listen).await?;
+    let node_id = node_id(&flags, &listener);
+    let (connected, runtime, id) = (store.connected(), store.runtime(), node_id.clone());
+    let opened = tokio::task::spawn_blocking(move || {
+        let cluster = server::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
+        let key = server::cluster::signing_key(&connected, &runtime)?;
+        Ok::<_, String>((cluster, key))
+    })
+    .await?;
+    let (cluster, signing_key) = opened.unwrap_or_else(|e| {
         eprintln!("asl-server: {e}");
         std::process::exit(EXIT_STORE);
     });
