@@ -49,8 +49,12 @@ pub const STARTUP_WAIT_MAX: Duration = Duration::from_secs(30);
 /// How long one startup attempt may take before it is made again: a request sent before
 /// the cluster's meta leader is elected may never be answered.
 pub const STARTUP_ATTEMPT_MAX: Duration = Duration::from_secs(2);
-/// How long one JetStream request (an append's ack, a read) may take. A stream leader's loss
-/// stalls acks for the election (5–10 s measured), so this is well above that.
+/// How long one JetStream request or ack is waited for before it is sent again (an append
+/// under the same message id, a read as it was): an ack lost with a killed stream leader is
+/// given up quickly, so the stall is the election's, not this wait's.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a core NATS request (outside JetStream's API) may take: generous, as a cluster
+/// electing leaders answers late rather than never.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long one attempt at reading a game's whole log may take.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -171,7 +175,7 @@ pub async fn connect(url: &str) -> Result<Connected, String> {
         }
     }
     let jetstream = jetstream::ContextBuilder::new()
-        .timeout(REQUEST_TIMEOUT)
+        .timeout(ATTEMPT_TIMEOUT)
         .build(client.clone());
     Ok(Connected {
         client,
