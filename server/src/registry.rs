@@ -539,4 +539,87 @@ mod tests {
         drop(handle);
         registry.shutdown().await;
     }
+
+    /// Fencing: a game task whose append is refused because another writer appended first
+    /// (two nodes both believing they own the game) applies and sends nothing of its command,
+    /// tells its viewers to reconnect (`moved`), and ends; a later join loads the game again.
+    #[tokio::test]
+    async fn a_task_fenced_by_another_writer_gives_the_game_up() {
+        let store = Arc::new(MemoryStore::new());
+        let config = Config {
+            node_id: Some("n1".into()),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap();
+        let acting = protocol::Game::replay([&Event::GameCreated {
+            scenario: scenario.clone(),
+        }])
+        .unwrap()
+        .acting();
+        let (id, tokens) = registry.create(scenario).await.unwrap();
+        let token = match acting {
+            Side::A => tokens.side_a,
+            Side::B => tokens.side_b,
+        };
+        let (handle, viewer) = registry.join(&id, &token, None).await.unwrap();
+        let (out, mut messages) = mpsc::channel(16);
+        let (reply, joined) = tokio::sync::oneshot::channel();
+        handle
+            .inbox
+            .send(Request::Join {
+                viewer,
+                since: None,
+                out,
+                progress: Default::default(),
+                reply,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        let subscriber = joined.await.unwrap().unwrap();
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
+            other => panic!("expected joined, got {other:?}"),
+        }
+
+        // Another node, having taken the game over, appends first.
+        let key = log::game_key(&id).unwrap();
+        store
+            .append(&key, 2, vec![b"another writer".to_vec()])
+            .await
+            .unwrap();
+        handle
+            .inbox
+            .send(Request::Command {
+                subscriber,
+                side: acting,
+                id: 1,
+                command: protocol::Command::Done,
+                key: None,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Error { code, message } => {
+                assert_eq!(*code, ErrorCode::Moved, "{message}");
+                assert!(message.contains("reconnect"), "{message}");
+            }
+            other => panic!("expected moved, got {other:?}"),
+        }
+        assert!(
+            messages.recv().await.is_none(),
+            "the task ended, having sent nothing else"
+        );
+        assert!(handle.inbox.is_closed());
+        let log = store.load(&key).unwrap();
+        assert_eq!(log.len(), 2);
+        assert_eq!(
+            log[1].1,
+            b"another writer".to_vec(),
+            "nothing of ours was stored"
+        );
+        drop(handle);
+        registry.shutdown().await;
+    }
 }
