@@ -185,12 +185,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => {}
     }
-    let public_url = flags
-        .public_url
-        .as_deref()
-        .map(startup::public_url)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let public_url = public_url(&flags)?;
     let signing_key = server::signing::load_or_create(&flags.data_dir)
         .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
     let public = protocol::record::signed::ServerKey::of(&signing_key);
@@ -281,15 +276,20 @@ async fn serve(
     server::run(listener, store, config, shutdown).await
 }
 
-/// `--store nats://…`: the log on a JetStream cluster, shared with other server nodes; the
-/// signing key is the cluster's (`cluster::signing_key`), and games are owned through leases.
-async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
-    let public_url = flags
+/// `--public-url`, checked.
+fn public_url(flags: &Flags) -> anyhow::Result<Option<String>> {
+    flags
         .public_url
         .as_deref()
         .map(startup::public_url)
         .transpose()
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// `--store nats://…`: the log on a JetStream cluster, shared with other server nodes; the
+/// signing key is the cluster's (`cluster::signing_key`), and games are owned through leases.
+async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
+    let public_url = public_url(&flags)?;
     let ttl = Duration::from_secs(flags.lease_ttl_s);
     let opened = tokio::task::spawn_blocking(move || {
         server::store::NatsStore::open(&url)

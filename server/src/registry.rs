@@ -480,6 +480,27 @@ mod tests {
     use protocol::fair_dice::Commitment;
     use protocol::wire::ServerMessage;
 
+    /// Joins the game's task as `viewer`: its subscriber id and its messages.
+    async fn join_task(
+        handle: &GameHandle,
+        viewer: Viewer,
+    ) -> (u64, mpsc::Receiver<crate::game::Outbound>) {
+        let (out, messages) = mpsc::channel(16);
+        let (reply, joined) = tokio::sync::oneshot::channel();
+        handle
+            .inbox
+            .send(Request::Join {
+                viewer,
+                since: None,
+                out,
+                progress: Default::default(),
+                reply,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        (joined.await.unwrap().unwrap(), messages)
+    }
+
     /// A game stored before the server rolled dice — metadata format 1, envelopes format 1 —
     /// is served: on its first join it gets a seed, stored before anyone sees its commitment.
     #[tokio::test]
@@ -516,20 +537,7 @@ mod tests {
             "the upgraded metadata holds the seed"
         );
 
-        let (out, mut messages) = mpsc::channel(4);
-        let (reply, joined) = tokio::sync::oneshot::channel();
-        handle
-            .inbox
-            .send(Request::Join {
-                viewer,
-                since: None,
-                out,
-                progress: Default::default(),
-                reply,
-            })
-            .await
-            .unwrap_or_else(|_| panic!("the game task runs"));
-        joined.await.unwrap().unwrap();
+        let (_, mut messages) = join_task(&handle, viewer).await;
         match &messages.recv().await.unwrap().message {
             ServerMessage::Joined {
                 dice_commitment, ..
@@ -564,20 +572,7 @@ mod tests {
             Side::B => tokens.side_b,
         };
         let (handle, viewer) = registry.join(&id, &token, None).await.unwrap();
-        let (out, mut messages) = mpsc::channel(16);
-        let (reply, joined) = tokio::sync::oneshot::channel();
-        handle
-            .inbox
-            .send(Request::Join {
-                viewer,
-                since: None,
-                out,
-                progress: Default::default(),
-                reply,
-            })
-            .await
-            .unwrap_or_else(|_| panic!("the game task runs"));
-        let subscriber = joined.await.unwrap().unwrap();
+        let (subscriber, mut messages) = join_task(&handle, viewer).await;
         match &messages.recv().await.unwrap().message {
             ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
             other => panic!("expected joined, got {other:?}"),
