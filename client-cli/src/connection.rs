@@ -74,8 +74,9 @@ pub enum ConnectionError {
 }
 
 impl ConnectionError {
-    /// Whether a new connection may succeed where this one failed: the link dropped, or the
-    /// server is restarting. A refused token or a malformed frame will not get better.
+    /// Whether a new connection may succeed where this one failed: the link dropped, the
+    /// server is restarting, or its node gave the game up to another (`moved`). A refused
+    /// token or a malformed frame will not get better.
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
@@ -84,7 +85,7 @@ impl ConnectionError {
                 | ConnectionError::Closed
                 | ConnectionError::TimedOut(_)
                 | ConnectionError::Server {
-                    code: ErrorCode::ShuttingDown,
+                    code: ErrorCode::ShuttingDown | ErrorCode::Moved,
                     ..
                 }
         )
@@ -665,6 +666,14 @@ mod tests {
             message: String::new()
         }
         .is_transient());
+        assert!(
+            ConnectionError::Server {
+                code: ErrorCode::Moved,
+                message: String::new()
+            }
+            .is_transient(),
+            "another node owns the game now: reconnect"
+        );
         assert!(!ConnectionError::Server {
             code: ErrorCode::BadToken,
             message: String::new()
