@@ -658,6 +658,35 @@ mod tests {
         assert!(text.contains("start the server"), "{text}");
     }
 
+    /// Of several addresses, a dead one is passed over for the next that answers, and that one
+    /// is tried first next time.
+    #[tokio::test]
+    async fn several_servers_fail_over_to_one_that_answers() {
+        let dead = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let live = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = live.local_addr().unwrap().port();
+        let accepting = tokio::spawn(async move {
+            for _ in 0..2 {
+                let (stream, _) = live.accept().await.unwrap();
+                let _ = tokio_tungstenite::accept_async(stream).await.unwrap();
+            }
+        });
+        let servers = format!("ws://127.0.0.1:{dead},ws://127.0.0.1:{port}");
+        Connection::connect(&servers).await.unwrap();
+        assert_eq!(LAST_ANSWERED.load(std::sync::atomic::Ordering::Relaxed), 1);
+        Connection::connect(&servers).await.unwrap();
+        accepting.await.unwrap();
+        let Err(e) = Connection::connect(&format!("ws://127.0.0.1:{dead},127.0.0.1:{dead}")).await
+        else {
+            panic!("nothing listens on port {dead}");
+        };
+        assert!(e.is_transient(), "{e}");
+    }
+
     #[test]
     fn only_link_trouble_is_worth_a_retry() {
         assert!(ConnectionError::Closed.is_transient());
