@@ -191,11 +191,15 @@ impl Client {
     /// Sends `command` with exactly-once key `key` until it is answered: a resend after a
     /// lost connection gets the events the first one made, if it was stored.
     async fn command(&mut self, id: u64, key: u64) -> ServerMessage {
+        self.send_command(id, key, Command::Done).await
+    }
+
+    async fn send_command(&mut self, id: u64, key: u64, command: Command) -> ServerMessage {
         loop {
             let ws = self.ws.as_mut().expect("joined");
             let message = ClientMessage::Command {
                 id,
-                command: Command::Done,
+                command: command.clone(),
                 key: Some(key),
             };
             if ws
@@ -304,7 +308,8 @@ fn two_writers_racing_exactly_one_wins_each_sequence() {
 }
 
 /// A game created on one node, played by a player on each of two nodes, watched by a
-/// spectator on a third: every node names the owner, and the spectator sees every event.
+/// spectator on a third: every node names the owner, the spectator sees every event, and once
+/// the game is over it is exported through the spectator's node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_played_through_two_nodes_with_a_spectator_on_a_third() {
     let nats = Nats::cluster();
@@ -327,6 +332,34 @@ async fn a_game_played_through_two_nodes_with_a_spectator_on_a_third() {
         watcher.version, version,
         "every event reached the spectator"
     );
+
+    // Ended, the game is exported through the spectator's node.
+    match b.send_command(100, 100, Command::Concede).await {
+        ServerMessage::Accepted { .. } => {}
+        other => panic!("expected the concession accepted, got {other:?}"),
+    }
+    let ws = watcher.ws.as_mut().unwrap();
+    ws.send(Message::text(wire::to_json(&ClientMessage::GetExport {
+        from: 1,
+    })))
+    .await
+    .unwrap();
+    loop {
+        match next(ws).await {
+            Some(ServerMessage::Export(page)) => {
+                assert_eq!(page.game, game);
+                assert!(page.version > version, "{} {version}", page.version);
+                assert_eq!(
+                    page.envelopes.len() as u64,
+                    page.version,
+                    "one page holds it all"
+                );
+                break;
+            }
+            Some(ServerMessage::Event(_)) => {}
+            other => panic!("expected the export, got {other:?}"),
+        }
+    }
     drop((s1, s2, s3));
 }
 
