@@ -171,15 +171,20 @@ impl Cluster {
     /// lease lapsed, or was never taken since the cluster started), else the holder.
     pub async fn route(&self, game: &GameKey) -> Result<Route, String> {
         let id = log::game_id(game);
+        let deadline = tokio::time::Instant::now() + self.join_wait();
         loop {
             if self.holds(game) {
                 return Ok(Route::Local { fresh: false });
             }
-            let entry = self
-                .leases
-                .entry(&id)
-                .await
-                .map_err(|e| format!("cannot read the game's lease: {e}"))?;
+            let entry = match self.leases.entry(&id).await {
+                Ok(entry) => entry,
+                // The bucket's leader being elected: its reads fail for a few seconds.
+                Err(_) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    continue;
+                }
+                Err(e) => return Err(format!("cannot read the game's lease: {e}")),
+            };
             let taken = match entry {
                 Some(entry) if entry.operation == kv::Operation::Put => {
                     let lease: Lease = serde_json::from_slice(&entry.value)
@@ -242,7 +247,10 @@ impl Cluster {
                         break;
                     }
                     failed => {
-                        if renewed.elapsed() + ttl / 3 >= ttl {
+                        // Not answered (an election, a reconnect): keep trying while the lease
+                        // may still stand. Past the TTL another node may hold it; the store's
+                        // fencing keeps that safe even before this node notices.
+                        if renewed.elapsed() >= ttl {
                             warn!(game = %id, ?failed, "the game's lease could not be renewed within its TTL");
                             break;
                         }
