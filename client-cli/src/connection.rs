@@ -51,6 +51,9 @@ pub fn endpoint(server_url: &str) -> String {
     }
 }
 
+/// Of the addresses `--server` lists, the one that answered last (see [`Connection::connect`]).
+static LAST_ANSWERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[derive(Debug)]
 pub enum ConnectionError {
     /// The websocket to `url` could not be opened.
@@ -73,8 +76,9 @@ pub enum ConnectionError {
 }
 
 impl ConnectionError {
-    /// Whether a new connection may succeed where this one failed: the link dropped, or the
-    /// server is restarting. A refused token or a malformed frame will not get better.
+    /// Whether a new connection may succeed where this one failed: the link dropped, the
+    /// server is restarting, or its node gave the game up to another (`moved`). A refused
+    /// token or a malformed frame will not get better.
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
@@ -83,7 +87,7 @@ impl ConnectionError {
                 | ConnectionError::Closed
                 | ConnectionError::TimedOut(_)
                 | ConnectionError::Server {
-                    code: ErrorCode::ShuttingDown,
+                    code: ErrorCode::ShuttingDown | ErrorCode::Moved,
                     ..
                 }
         )
@@ -173,6 +177,8 @@ pub struct Joined {
     pub dice_commitment: Commitment,
     /// `head` signed by the server as this viewer's own: the receipt to keep.
     pub signed: Option<SignedHead>,
+    /// The server node that owns the game's writer, when the server names it.
+    pub owner: Option<String>,
 }
 
 /// The one reply to a command.
@@ -238,8 +244,35 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Opens a connection to `server_url` (`ws://HOST:PORT`; the protocol's path is added).
+    /// Opens a connection to `server_url` (`ws://HOST:PORT`; the protocol's path is added), or
+    /// to the first of several comma-separated addresses (server nodes sharing a cluster)
+    /// that answers: the one that answered last is tried first, then the others in order, so
+    /// a reconnect after a node dies fails over to the next.
     pub async fn connect(server_url: &str) -> Result<Connection, ConnectionError> {
+        let addresses: Vec<&str> = server_url
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if addresses.len() <= 1 {
+            return Self::connect_one(addresses.first().copied().unwrap_or(server_url)).await;
+        }
+        let start = LAST_ANSWERED.load(std::sync::atomic::Ordering::Relaxed) % addresses.len();
+        let mut last = None;
+        for i in 0..addresses.len() {
+            let at = (start + i) % addresses.len();
+            match Self::connect_one(addresses[at]).await {
+                Ok(connection) => {
+                    LAST_ANSWERED.store(at, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(connection);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("at least two addresses were tried"))
+    }
+
+    async fn connect_one(server_url: &str) -> Result<Connection, ConnectionError> {
         let config = WebSocketConfig::default()
             .max_message_size(Some(FRAME_BYTES_MAX))
             .max_frame_size(Some(FRAME_BYTES_MAX));
@@ -470,6 +503,7 @@ impl Connection {
                 head,
                 dice_commitment,
                 signed,
+                owner,
             } => Ok(Joined {
                 game,
                 viewer,
@@ -479,6 +513,7 @@ impl Connection {
                 head,
                 dice_commitment,
                 signed,
+                owner,
             }),
             other => Err(message_name(&other)),
         })
@@ -540,6 +575,7 @@ impl Connection {
                 state_hash,
                 state,
                 head,
+                ..
             } => Ok(Snapshot {
                 version,
                 state_hash,
@@ -715,6 +751,35 @@ mod tests {
         assert!(text.contains("start the server"), "{text}");
     }
 
+    /// Of several addresses, a dead one is passed over for the next that answers, and that one
+    /// is tried first next time.
+    #[tokio::test]
+    async fn several_servers_fail_over_to_one_that_answers() {
+        let dead = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let live = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = live.local_addr().unwrap().port();
+        let accepting = tokio::spawn(async move {
+            for _ in 0..2 {
+                let (stream, _) = live.accept().await.unwrap();
+                let _ = tokio_tungstenite::accept_async(stream).await.unwrap();
+            }
+        });
+        let servers = format!("ws://127.0.0.1:{dead},ws://127.0.0.1:{port}");
+        Connection::connect(&servers).await.unwrap();
+        assert_eq!(LAST_ANSWERED.load(std::sync::atomic::Ordering::Relaxed), 1);
+        Connection::connect(&servers).await.unwrap();
+        accepting.await.unwrap();
+        let Err(e) = Connection::connect(&format!("ws://127.0.0.1:{dead},127.0.0.1:{dead}")).await
+        else {
+            panic!("nothing listens on port {dead}");
+        };
+        assert!(e.is_transient(), "{e}");
+    }
+
     #[test]
     fn only_link_trouble_is_worth_a_retry() {
         assert!(ConnectionError::Closed.is_transient());
@@ -723,6 +788,14 @@ mod tests {
             message: String::new()
         }
         .is_transient());
+        assert!(
+            ConnectionError::Server {
+                code: ErrorCode::Moved,
+                message: String::new()
+            }
+            .is_transient(),
+            "another node owns the game now: reconnect"
+        );
         assert!(!ConnectionError::Server {
             code: ErrorCode::BadToken,
             message: String::new()

@@ -163,6 +163,10 @@ pub struct Config {
     /// The key the server signs heads with (`docs/review.md`): loaded from the data directory
     /// by `asl-server`; a fresh one for each `Config::default()` (tests, tools).
     pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
+    /// This server node's name (`--node-id`), given as the owner of the games it serves.
+    pub node_id: Option<String>,
+    /// The other server nodes sharing a NATS store, when there are any (`crate::cluster`).
+    pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
 }
 
 impl Default for Config {
@@ -197,6 +201,8 @@ impl Default for Config {
             open_creation: None,
             allowed_origins: vec![],
             signing_key: std::sync::Arc::new(crate::signing::fresh()),
+            node_id: None,
+            cluster: None,
         }
     }
 }

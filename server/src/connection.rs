@@ -374,6 +374,10 @@ impl Connection {
                             j.progress.fetch_add(1, Ordering::Relaxed);
                         }
                     }
+                    None if self.joined.as_ref().is_some_and(|j| j.handle.inbox.is_closed()) => {
+                        // The game task ended: this node gave the game up (`Moved` was sent).
+                        return Ok(closing(CloseCode::Again, "the game moved; reconnect with `since` to resume"));
+                    }
                     None => return Ok(closing(
                         CloseCode::Policy,
                         format!(
@@ -809,6 +813,11 @@ impl Connection {
                 .filter(|r| r.game == game && r.check(&key).is_ok())
                 .map(|r| r.version)
         });
+        if let Some(cluster) = self.config.cluster.clone() {
+            if self.join_elsewhere(&cluster, game, token, since).await? {
+                return Ok(());
+            }
+        }
         let (handle, viewer) = match self.shared.registry.join(game, token, held).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
@@ -889,6 +898,73 @@ fn join_parts(message: ClientMessage) -> Option<JoinParts> {
             Some((game, token, since, Some(receipt)))
         }
         _ => None,
+    }
+}
+
+impl Connection {
+    /// With several server nodes: finds which node owns `game`. Here, `Ok(false)` (the join
+    /// goes on as usual); a refusal, sent, is `Ok(true)`; elsewhere, the join is relayed to
+    /// the owner for the rest of the connection, and the `Err` says how that ended. An owner
+    /// that cannot be reached is waited for until its lease lapses and this node can take
+    /// the game.
+    async fn join_elsewhere(
+        &mut self,
+        cluster: &crate::cluster::Cluster,
+        game: &str,
+        token: &str,
+        since: Option<u64>,
+    ) -> Result<bool, Closing> {
+        use crate::cluster::{self, Relayed};
+        let deadline = tokio::time::Instant::now() + cluster.join_wait();
+        loop {
+            let address = match self.shared.registry.locate(cluster, game).await {
+                Err((code, message)) => {
+                    self.error(code, message).await?;
+                    return Ok(true);
+                }
+                Ok(None) => return Ok(false),
+                Ok(Some(address)) => address,
+            };
+            let join = ClientMessage::Join {
+                game: game.to_string(),
+                token: token.to_string(),
+                since,
+            };
+            let join = match self.codec {
+                Codec::Json => Message::text(wire::to_json(&join)),
+                Codec::Bincode => Message::binary(wire::to_bincode(&join)),
+            };
+            match cluster::connect_owner(&address, join).await {
+                Ok(mut upstream) => {
+                    info!(game, owner = %address, "joined through the owner node");
+                    let relayed =
+                        cluster::relay(&mut self.ws, &mut upstream, self.config.idle_timeout).await;
+                    return Err(match relayed {
+                        Relayed::Client => closing(CloseCode::Normal, "closed by peer"),
+                        Relayed::Owner(why) => {
+                            self.error(
+                                ErrorCode::Moved,
+                                format!("{why}; reconnect with `since` to resume"),
+                            )
+                            .await?;
+                            closing(CloseCode::Again, "the game's owner node went away")
+                        }
+                    });
+                }
+                Err(why) if tokio::time::Instant::now() < deadline => {
+                    debug!(game, %why, "the owner node is unreachable; waiting for its lease to lapse");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(why) => {
+                    self.error(
+                        ErrorCode::GameUnavailable,
+                        format!("the node owning game `{game}` cannot be reached ({why}); try again shortly"),
+                    )
+                    .await?;
+                    return Ok(true);
+                }
+            }
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::log::{self, GameMeta};
 use crate::metrics::METRICS;
 use crate::once::{Made, Remembered};
-use crate::store::{EventStore, GameKey};
+use crate::store::{EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
@@ -145,6 +145,11 @@ pub enum Request {
     Unload {
         reply: oneshot::Sender<bool>,
     },
+    /// This node no longer owns the game (its lease lapsed or was taken): every viewer is told
+    /// to reconnect, and the task ends.
+    Relinquish {
+        why: String,
+    },
 }
 
 /// Asked by an idle game task whether it may end: the registry's check that no connection
@@ -233,6 +238,8 @@ pub struct GameLimits {
     pub audience_reads_per_second_max: u32,
     /// Idle time after which the game asks its [`Unloader`] to let it go.
     pub unload_after_idle: Duration,
+    /// The node this task runs on, named in `joined` and `state` as the game's owner.
+    pub owner: Option<String>,
 }
 
 impl GameLimits {
@@ -243,6 +250,7 @@ impl GameLimits {
             slow_reader_grace: config.slow_reader_grace,
             audience_reads_per_second_max: config.audience_reads_per_second_max,
             unload_after_idle: config.game_unload_after_idle,
+            owner: config.node_id.clone(),
         }
     }
 }
@@ -340,6 +348,8 @@ pub struct GameTask {
     /// so a restart does not forget it.
     rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
+    /// Set when the task must end: another writer fenced it off, or its node gave the game up.
+    stopped: bool,
     next_subscriber: u64,
     limits: GameLimits,
     checkpoints: Checkpoints,
@@ -459,6 +469,7 @@ impl GameTask {
             meta,
             store,
             subscribers: vec![],
+            stopped: false,
             rolled_back: None,
             next_subscriber: 1,
             audience_reads: crate::budget::RateLimit::new(
@@ -598,6 +609,9 @@ impl GameTask {
                 continue;
             }
             self.serve(request).await;
+            if self.stopped {
+                break;
+            }
         }
         METRICS.games_loaded.dec();
         debug!(game = %log::game_id(&self.key), "game task ends");
@@ -693,6 +707,7 @@ impl GameTask {
                 Request::Unload { reply } => {
                     let _ = reply.send(false);
                 }
+                Request::Relinquish { why } => self.relinquish(&why),
             }
         }
     }
@@ -728,6 +743,7 @@ impl GameTask {
             state_hash: state.state_hash(),
             head: self.streams.hash(viewer, state.version),
             state: Box::new(state),
+            owner: self.limits.owner.clone(),
         }
     }
 
@@ -784,6 +800,7 @@ impl GameTask {
             state_hash: state.state_hash(),
             state: Box::new(state),
             head: self.streams.hash(viewer, version),
+            owner: self.limits.owner.clone(),
         }
     }
 
@@ -886,6 +903,7 @@ impl GameTask {
             head: self.streams.hash(viewer, version),
             dice_commitment: self.referee.commitment(),
             signed: self.receipt(viewer),
+            owner: self.limits.owner.clone(),
         })];
         if let Some(since) = resume_from {
             first.extend(
@@ -1059,6 +1077,19 @@ impl GameTask {
             .observe(appending.elapsed().as_secs_f64());
         if let Err(e) = stored {
             warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
+            if matches!(
+                e,
+                StoreError::SequenceMismatch { .. } | StoreError::Uncertain(_)
+            ) {
+                // Another writer holds the log (fenced by the store's sequence check), or the
+                // store cannot say what it holds: this task's idea of the game is no longer
+                // the log's. Nothing of this command was applied or sent.
+                self.relinquish(&format!(
+                    "this server node no longer holds game `{}`'s log ({e})",
+                    log::game_id(&self.key)
+                ));
+                return;
+            }
             self.send_to(
                 subscriber,
                 Frame::new(ServerMessage::Error {
@@ -1242,6 +1273,23 @@ impl GameTask {
                 message: format!("command {id} not taken: {why}; nothing changed"),
             }),
         );
+    }
+
+    /// Tells every viewer to reconnect (`ErrorCode::Moved`) and ends the task: whatever this
+    /// task decided and could not store was never acknowledged or broadcast.
+    fn relinquish(&mut self, why: &str) {
+        warn!(game = %log::game_id(&self.key), why, "this node stops serving the game");
+        let ids: Vec<u64> = self.subscribers.iter().map(|s| s.id).collect();
+        for id in ids {
+            self.send_to(
+                id,
+                Frame::new(ServerMessage::Error {
+                    code: ErrorCode::Moved,
+                    message: format!("{why}; reconnect with `since` to resume"),
+                }),
+            );
+        }
+        self.stopped = true;
     }
 
     fn send_to(&mut self, subscriber: u64, message: Outbound) {

@@ -5,6 +5,7 @@
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
 mod budget;
+pub mod cluster;
 pub mod config;
 mod connection;
 pub mod frames;
@@ -12,6 +13,7 @@ pub mod game;
 pub mod log;
 pub mod logging;
 pub mod metrics;
+pub mod nats_harness;
 pub mod once;
 pub mod registry;
 mod review;
@@ -141,6 +143,13 @@ pub async fn run(
     let open_creation = config.open_creation.unwrap_or_else(|| {
         config.admin_token.is_none() && local.is_some_and(|a| a.ip().is_loopback())
     });
+    if let (Some(cluster), Some(local)) = (&config.cluster, local) {
+        let host = match local.ip() {
+            ip if ip.is_unspecified() => "127.0.0.1".to_string(),
+            ip => ip.to_string(),
+        };
+        cluster.set_address(format!("ws://{host}:{}", local.port()));
+    }
     let config = Arc::new(config);
     let registry = Arc::new(Registry::open(store, (*config).clone())?);
     let permits = Arc::new(Semaphore::new(config.connections_max));
@@ -224,6 +233,9 @@ pub async fn run(
         .is_err()
     {
         warn!("games still stopping at the shutdown deadline");
+    }
+    if let Some(cluster) = &config.cluster {
+        cluster.release_all().await;
     }
     info!("stopped");
     Ok(())

@@ -20,9 +20,23 @@ struct Flags {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:7878", env = "ASL_LISTEN")]
     listen: String,
-    /// Directory of the sled event log (created if missing).
+    /// Directory of the sled event log (created if missing): `--data-dir DIR` is
+    /// `--store sled:DIR`.
     #[arg(long, default_value = "data", env = "ASL_DATA_DIR")]
     data_dir: PathBuf,
+    /// Where every game's log lives: `sled:DIR` (the default, `sled:./data`) or
+    /// `nats://HOST:PORT[,HOST:PORT…]`, a NATS JetStream cluster (nats-server 2.11 or newer)
+    /// that several server nodes may share.
+    #[arg(long, env = "ASL_STORE")]
+    store: Option<String>,
+    /// This node's name, given as the owner of the games it serves (default: the host name
+    /// and the listen port).
+    #[arg(long, env = "ASL_NODE_ID")]
+    node_id: Option<String>,
+    /// Seconds a game's lease lasts without renewal on a NATS store: how long a game waits
+    /// for a new owner after its node dies.
+    #[arg(long, default_value_t = server::cluster::LEASE_TTL.as_secs())]
+    lease_ttl_s: u64,
     /// The address players and spectators reach this server at, when it is not the listen
     /// address (behind a TLS reverse proxy: `wss://asl.example.org`); used in the links the
     /// server prints and sends with a new game.
@@ -108,10 +122,61 @@ fn open_store(dir: &Path) -> SledStore {
     })
 }
 
+/// What `--store` names.
+enum StoreUrl {
+    Sled(PathBuf),
+    Nats(String),
+}
+
+fn store_url(flags: &Flags) -> anyhow::Result<StoreUrl> {
+    match flags.store.as_deref() {
+        None => Ok(StoreUrl::Sled(flags.data_dir.clone())),
+        Some(url) => {
+            if let Some(dir) = url.strip_prefix("sled:") {
+                if dir.is_empty() {
+                    anyhow::bail!("--store sled: needs a directory, as in `sled:./data`");
+                }
+                Ok(StoreUrl::Sled(PathBuf::from(dir)))
+            } else if url.starts_with("nats://") {
+                server::store::nats::parse_url(url).map_err(|e| anyhow::anyhow!("--store: {e}"))?;
+                Ok(StoreUrl::Nats(url.to_string()))
+            } else {
+                anyhow::bail!(
+                    "--store `{url}` is neither `sled:DIR` nor `nats://HOST:PORT[,HOST:PORT…]`"
+                )
+            }
+        }
+    }
+}
+
+/// The host's name, for the default node id.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     server::logging::init();
-    let flags = Flags::parse();
+    let mut flags = Flags::parse();
+    let store_url = store_url(&flags)?;
+    if let StoreUrl::Sled(dir) = &store_url {
+        flags.data_dir = dir.clone();
+    }
+    if let StoreUrl::Nats(url) = &store_url {
+        if flags.task.is_some() {
+            anyhow::bail!(
+                "backup and restore read a sled data directory; a NATS store's games are copied with JetStream's own tools (stream {} and bucket {}) or exported one by one with `asl export`",
+                server::store::nats::STREAM,
+                server::store::nats::META_BUCKET
+            );
+        }
+        return serve_nats(flags, url.clone()).await;
+    }
     match &flags.task {
         Some(Task::Backup { dir }) => {
             let done = backup_command(&flags.data_dir, dir).await;
@@ -141,12 +206,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => {}
     }
-    let public_url = flags
-        .public_url
-        .as_deref()
-        .map(startup::public_url)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let public_url = public_url(&flags)?;
     let signing_key = server::signing::load_or_create(&flags.data_dir)
         .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
     let public = protocol::record::signed::ServerKey::of(&signing_key);
@@ -157,25 +217,7 @@ async fn main() -> anyhow::Result<()> {
         protocol::record::signed::KEY_PATH
     );
     tracing::info!(key = %public, "signing heads");
-    let config = Config {
-        signing_key: Arc::new(signing_key),
-        connections_max: flags.connections_max,
-        spectators_per_game_max: flags.spectators_per_game_max,
-        spectators_max: flags.spectators_max,
-        connections_per_ip_max: flags.connections_per_ip_max,
-        reads_per_second_max: flags.reads_per_second_max,
-        open_creation: flags.open_creation.then_some(true),
-        allowed_origins: flags.allowed_origin,
-        outbound_queue_max: flags.outbound_queue_max,
-        socket_send_buffer_bytes: flags.socket_send_buffer_bytes,
-        commands_per_second_max: flags.commands_per_second_max,
-        idle_timeout: Duration::from_secs(flags.idle_timeout_s),
-        loaded_games_max: flags.loaded_games_max,
-        game_unload_after_idle: Duration::from_secs(flags.game_unload_after_idle_s),
-        admin_token: flags.admin_token,
-        public_url: public_url.clone(),
-        ..Config::default()
-    };
+    let mut config = config_of(&flags, signing_key, public_url.clone());
     let store = Arc::new(open_store(&flags.data_dir));
     admin::listen(&flags.data_dir, store.clone(), config.signing_key.clone()).map_err(|e| {
         anyhow::anyhow!(
@@ -183,28 +225,132 @@ async fn main() -> anyhow::Result<()> {
             flags.data_dir.display()
         )
     })?;
-    let listener = tokio::net::TcpListener::bind(&flags.listen)
+    // Bound only once the store is open: a server that cannot open it never listens.
+    let listener = bind(&flags.listen).await?;
+    config.node_id = Some(node_id(&flags, &listener));
+    serve(listener, store, config, public_url.as_deref())
         .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", flags.listen))?;
+        .unwrap_or_else(|e| {
+            // The one way `run` fails: the store's list of games cannot be read.
+            eprintln!(
+                "asl-server: cannot open the data directory {}: {e}\n{}",
+                flags.data_dir.display(),
+                damaged_advice(&flags.data_dir)
+            );
+            server::logging::flush();
+            std::process::exit(EXIT_STORE);
+        });
+    server::logging::flush();
+    Ok(())
+}
+
+async fn bind(listen: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))
+}
+
+fn node_id(flags: &Flags, listener: &tokio::net::TcpListener) -> String {
+    flags.node_id.clone().unwrap_or_else(|| {
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+        format!("{}:{port}", hostname())
+    })
+}
+
+fn config_of(
+    flags: &Flags,
+    signing_key: protocol::record::signed::ServerSigningKey,
+    public_url: Option<String>,
+) -> Config {
+    Config {
+        signing_key: Arc::new(signing_key),
+        connections_max: flags.connections_max,
+        spectators_per_game_max: flags.spectators_per_game_max,
+        spectators_max: flags.spectators_max,
+        connections_per_ip_max: flags.connections_per_ip_max,
+        reads_per_second_max: flags.reads_per_second_max,
+        open_creation: flags.open_creation.then_some(true),
+        outbound_queue_max: flags.outbound_queue_max,
+        socket_send_buffer_bytes: flags.socket_send_buffer_bytes,
+        commands_per_second_max: flags.commands_per_second_max,
+        idle_timeout: Duration::from_secs(flags.idle_timeout_s),
+        loaded_games_max: flags.loaded_games_max,
+        game_unload_after_idle: Duration::from_secs(flags.game_unload_after_idle_s),
+        admin_token: flags.admin_token.clone(),
+        allowed_origins: flags.allowed_origin.clone(),
+        public_url,
+        ..Config::default()
+    }
+}
+
+/// Prints the banner and serves until Ctrl-C.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    store: Arc<dyn server::store::EventStore>,
+    config: Config,
+    public_url: Option<&str>,
+) -> Result<(), String> {
     if let Ok(local) = listener.local_addr() {
         // Written, not `println!`: with stdout on a full disk the server still serves (the
         // banner is a courtesy; `println!` would panic).
-        let _ = writeln!(
-            std::io::stdout(),
-            "{}",
-            startup::banner(local, public_url.as_deref())
-        );
+        let _ = writeln!(std::io::stdout(), "{}", startup::banner(local, public_url));
     }
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    if let Err(e) = server::run(listener, store, config, shutdown).await {
-        // The one way `run` fails: the store's list of games cannot be read.
-        eprintln!(
-            "asl-server: cannot open the data directory {}: {e}\n{}",
-            flags.data_dir.display(),
-            damaged_advice(&flags.data_dir)
-        );
+    server::run(listener, store, config, shutdown).await
+}
+
+/// `--public-url`, checked.
+fn public_url(flags: &Flags) -> anyhow::Result<Option<String>> {
+    flags
+        .public_url
+        .as_deref()
+        .map(startup::public_url)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// `--store nats://…`: the log on a JetStream cluster, shared with other server nodes; the
+/// signing key is the cluster's (`cluster::signing_key`), and games are owned through leases.
+async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
+    let public_url = public_url(&flags)?;
+    let ttl = Duration::from_secs(flags.lease_ttl_s);
+    let opened = tokio::task::spawn_blocking(move || {
+        server::store::NatsStore::open(&url)
+            .map_err(|e| format!("cannot use the NATS store {url}: {e}"))
+    })
+    .await?;
+    let store = opened.unwrap_or_else(|e| {
+        eprintln!("asl-server: {e}");
+        std::process::exit(EXIT_STORE);
+    });
+    // Bound only once the store is open: a server that cannot open it never listens.
+    let listener = bind(&flags.listen).await?;
+    let node_id = node_id(&flags, &listener);
+    let (connected, runtime, id) = (store.connected(), store.runtime(), node_id.clone());
+    let opened = tokio::task::spawn_blocking(move || {
+        let cluster = server::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
+        let key = server::cluster::signing_key(&connected, &runtime)?;
+        Ok::<_, String>((cluster, key))
+    })
+    .await?;
+    let (cluster, signing_key) = opened.unwrap_or_else(|e| {
+        eprintln!("asl-server: {e}");
+        std::process::exit(EXIT_STORE);
+    });
+    let public = protocol::record::signed::ServerKey::of(&signing_key);
+    let _ = writeln!(
+        std::io::stdout(),
+        "node {node_id}; server key {public} (the cluster's; exports are signed with it)"
+    );
+    let config = Config {
+        node_id: Some(node_id),
+        cluster: Some(Arc::new(cluster)),
+        ..config_of(&flags, signing_key, public_url.clone())
+    };
+    if let Err(e) = serve(listener, Arc::new(store), config, public_url.as_deref()).await {
+        eprintln!("asl-server: the NATS store's list of games cannot be read: {e}");
         std::process::exit(EXIT_STORE);
     }
     server::logging::flush();

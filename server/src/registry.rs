@@ -187,6 +187,27 @@ fn rebuild(
     Ok(Some((task, meta)))
 }
 
+/// Stops the game task of every game whose lease this node lost: its viewers are told to
+/// reconnect (to whichever node owns it now), and the next join here loads it afresh.
+async fn give_up_lost(
+    cluster: Arc<crate::cluster::Cluster>,
+    mut lost: mpsc::UnboundedReceiver<GameKey>,
+    games: Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>,
+) {
+    while let Some(key) = lost.recv().await {
+        cluster.forget(&key);
+        let slot = games.lock().expect("registry lock").get(&key).cloned();
+        if let Some(Loaded::Live(handle)) = slot.as_ref().and_then(|s| s.loaded.get()) {
+            let why = format!(
+                "server node {} lost game `{}`'s lease",
+                cluster.node_id,
+                log::game_id(&key)
+            );
+            let _ = handle.inbox.send(Request::Relinquish { why }).await;
+        }
+    }
+}
+
 impl Registry {
     /// Lists the stored games, so the server serves at once, and starts checking each one's
     /// hash chain in the background: a damaged game is marked unavailable, naming its first
@@ -212,11 +233,20 @@ impl Registry {
             let (store, stop) = (store.clone(), stop.clone());
             tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
         };
+        let games = Arc::new(Mutex::new(games));
+        let mut tasks = vec![checker];
+        if let Some(lost) = config.cluster.as_ref().and_then(|c| c.take_lost()) {
+            tasks.push(tokio::spawn(give_up_lost(
+                config.cluster.clone().expect("a cluster"),
+                lost,
+                games.clone(),
+            )));
+        }
         Ok(Registry {
-            games: Arc::new(Mutex::new(games)),
+            games,
             places: Arc::new(Semaphore::new(config.loaded_games_max)),
             epoch: Instant::now(),
-            tasks: Mutex::new(vec![checker]),
+            tasks: Mutex::new(tasks),
             checking: stop,
             store,
             config,
@@ -385,6 +415,12 @@ impl Registry {
             // The dice seed, committed to (its hash shown to players) from the start.
             seeds: vec![random_bytes()],
         };
+        if let Some(cluster) = &self.config.cluster {
+            cluster
+                .claim_new(&key)
+                .await
+                .map_err(|e| (ErrorCode::Storage, e))?;
+        }
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) = log::seal(1, log::GENESIS, random_bytes(), None, 1, &created);
@@ -465,6 +501,12 @@ impl Registry {
             .get(&key)
             .cloned()
             .ok_or_else(unknown)?;
+        let slot = match slot.loaded.get() {
+            // The game's task ended (fenced by another writer, or its lease lost): load it
+            // again from the log.
+            Some(Loaded::Live(handle)) if handle.inbox.is_closed() => self.reset(key).await?,
+            _ => slot,
+        };
         slot.used.store(self.now(), Ordering::Relaxed);
         let handle = match self.load(key, &slot).await? {
             Loaded::Missing => return Err(unknown()),
@@ -502,6 +544,66 @@ impl Registry {
         self.epoch.elapsed().as_millis() as u64
     }
 
+    /// With several server nodes: where `id` is served from. `None`: here (this node holds
+    /// the game's lease, having taken it if it had lapsed); else the owner's address. A game
+    /// created on another node since this one started is looked up in the store.
+    pub async fn locate(
+        &self,
+        cluster: &crate::cluster::Cluster,
+        id: &str,
+    ) -> Result<Option<String>, Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = log::game_key(id).ok_or_else(unknown)?;
+        let known = self.games.lock().expect("registry lock").contains_key(&key);
+        if !known && self.reset(key).await.is_err() {
+            // Not stored: the local join says so, with the rollback check.
+            return Ok(None);
+        }
+        match cluster
+            .route(&key)
+            .await
+            .map_err(|e| (ErrorCode::GameUnavailable, e))?
+        {
+            crate::cluster::Route::Local { fresh: true } => {
+                self.reset(key).await?;
+                Ok(None)
+            }
+            crate::cluster::Route::Local { fresh: false } => Ok(None),
+            crate::cluster::Route::Remote { address, .. } => Ok(Some(address)),
+        }
+    }
+
+    /// Replaces `key`'s slot with one not yet loaded, its metadata read again from the store
+    /// (another node may have changed it); a task still running for it is told to stop.
+    async fn reset(&self, key: GameKey) -> Result<Arc<Slot>, Refusal> {
+        let store = self.store.clone();
+        let meta = tokio::task::spawn_blocking(move || store.meta(&key))
+            .await
+            .unwrap_or_else(|e| Err(crate::store::StoreError::Io(e.to_string())))
+            .map_err(|e| (ErrorCode::Storage, e.to_string()))?
+            .ok_or((
+                ErrorCode::UnknownGame,
+                format!("there is no game `{}` on this server", log::game_id(&key)),
+            ))?;
+        let slot = Arc::new(Slot::stored(meta, self.now()));
+        let old = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .insert(key, slot.clone());
+        if let Some(Loaded::Live(handle)) = old.as_ref().and_then(|s| s.loaded.get()) {
+            let _ = handle.inbox.try_send(Request::Relinquish {
+                why: "the game is loaded again from its log".into(),
+            });
+        }
+        Ok(slot)
+    }
+
     /// Stops every game: their handles are dropped, so each writer task ends once the
     /// connections holding a handle are gone; returns when all have ended.
     pub async fn shutdown(&self) {
@@ -521,6 +623,28 @@ mod tests {
     use crate::store::MemoryStore;
     use protocol::fair_dice::Commitment;
     use protocol::wire::ServerMessage;
+
+    /// Joins the game's task as `viewer`: its subscriber id and its messages.
+    async fn join_task(
+        handle: &GameHandle,
+        viewer: Viewer,
+    ) -> (u64, mpsc::Receiver<crate::game::Outbound>) {
+        let (out, messages) = mpsc::channel(16);
+        let (reply, joined) = tokio::sync::oneshot::channel();
+        handle
+            .inbox
+            .send(Request::Join {
+                viewer,
+                since: None,
+                receipt: None,
+                out,
+                progress: Default::default(),
+                reply,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        (joined.await.unwrap().unwrap(), messages)
+    }
 
     /// A game stored before the server rolled dice — metadata format 1, envelopes format 1 —
     /// is served: on its first join it gets a seed, stored before anyone sees its commitment.
@@ -558,27 +682,83 @@ mod tests {
             "the upgraded metadata holds the seed"
         );
 
-        let (out, mut messages) = mpsc::channel(4);
-        let (reply, joined) = tokio::sync::oneshot::channel();
-        handle
-            .inbox
-            .send(Request::Join {
-                viewer,
-                since: None,
-                receipt: None,
-                out,
-                progress: Default::default(),
-                reply,
-            })
-            .await
-            .unwrap_or_else(|_| panic!("the game task runs"));
-        joined.await.unwrap().unwrap();
+        let (_, mut messages) = join_task(&handle, viewer).await;
         match &messages.recv().await.unwrap().message {
             ServerMessage::Joined {
                 dice_commitment, ..
             } => assert_eq!(*dice_commitment, Commitment::to(&stored.seeds[0])),
             other => panic!("expected joined, got {other:?}"),
         }
+        drop(handle);
+        registry.shutdown().await;
+    }
+
+    /// Fencing: a game task whose append is refused because another writer appended first
+    /// (two nodes both believing they own the game) applies and sends nothing of its command,
+    /// tells its viewers to reconnect (`moved`), and ends; a later join loads the game again.
+    #[tokio::test]
+    async fn a_task_fenced_by_another_writer_gives_the_game_up() {
+        let store = Arc::new(MemoryStore::new());
+        let config = Config {
+            node_id: Some("n1".into()),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap();
+        let acting = protocol::Game::replay([&Event::GameCreated {
+            scenario: scenario.clone(),
+        }])
+        .unwrap()
+        .acting();
+        let (id, tokens) = registry.create(scenario).await.unwrap();
+        let token = match acting {
+            Side::A => tokens.side_a,
+            Side::B => tokens.side_b,
+        };
+        let (handle, viewer) = registry.join(&id, &token, None).await.unwrap();
+        let (subscriber, mut messages) = join_task(&handle, viewer).await;
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
+            other => panic!("expected joined, got {other:?}"),
+        }
+
+        // Another node, having taken the game over, appends first.
+        let key = log::game_key(&id).unwrap();
+        store
+            .append(&key, 2, vec![b"another writer".to_vec()])
+            .await
+            .unwrap();
+        handle
+            .inbox
+            .send(Request::Command {
+                subscriber,
+                side: acting,
+                id: 1,
+                command: protocol::Command::Done,
+                key: None,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Error { code, message } => {
+                assert_eq!(*code, ErrorCode::Moved, "{message}");
+                assert!(message.contains("reconnect"), "{message}");
+            }
+            other => panic!("expected moved, got {other:?}"),
+        }
+        assert!(
+            messages.recv().await.is_none(),
+            "the task ended, having sent nothing else"
+        );
+        assert!(handle.inbox.is_closed());
+        let log = store.load(&key).unwrap();
+        assert_eq!(log.len(), 2);
+        assert_eq!(
+            log[1].1,
+            b"another writer".to_vec(),
+            "nothing of ours was stored"
+        );
         drop(handle);
         registry.shutdown().await;
     }

@@ -152,6 +152,7 @@ impl Review {
             // An export's stream is the whole log: its heads are the envelopes' hashes.
             head: StreamHash(self.heads[version - 1].0),
             state: Box::new(state),
+            owner: None,
         }
     }
 }

@@ -23,7 +23,8 @@ use protocol::{Game, Side};
 /// Where the server is. Every online subcommand takes it.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct ServerArg {
-    /// The server's websocket address (the `/v1` path is added).
+    /// The server's websocket address (the `/v1` path is added); several, comma-separated,
+    /// for server nodes sharing a cluster: the next is tried when one does not answer.
     #[arg(long = "server", env = "ASL_SERVER", default_value = DEFAULT_SERVER)]
     pub url: String,
 }

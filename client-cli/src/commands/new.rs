@@ -107,9 +107,11 @@ fn json(created: &NewGame, server: &str) -> serde_json::Value {
 
 /// The spectator page for a game on `server` (`ws://HOST:PORT`, perhaps with the protocol's
 /// path): the same host and port over HTTP, since the server serves the page itself. Game and
-/// token go in the fragment, which the browser keeps to itself.
+/// token go in the fragment, which the browser keeps to itself. Of several comma-separated
+/// servers (nodes of one cluster, each serving every game), the first.
 pub fn watch_link(server: &str, game: &str, spectator_token: &str) -> String {
-    let endpoint = crate::connection::endpoint(server);
+    let first = server.split(',').next().unwrap_or(server);
+    let endpoint = crate::connection::endpoint(first);
     let base = endpoint.strip_suffix(WIRE_PATH).unwrap_or(&endpoint);
     let base = match (base.strip_prefix("wss://"), base.strip_prefix("ws://")) {
         (Some(host), _) => format!("https://{host}"),
@@ -288,6 +290,11 @@ mod tests {
         assert_eq!(
             watch_link("wss://asl.example.org", "g", "t"),
             "https://asl.example.org/watch#game=g&token=t"
+        );
+        assert_eq!(
+            watch_link("ws://a:1,ws://b:2", "g", "t"),
+            "http://a:1/watch#game=g&token=t",
+            "the first of several nodes"
         );
     }
 

@@ -26,13 +26,20 @@ pub async fn state(args: &StateArgs, out: &mut (dyn Write + Send)) -> Result<Sta
         let json = serde_json::to_string_pretty(game).expect("a game always encodes");
         writeln!(out, "{json}")?;
     } else {
-        write!(out, "{}", describe(game, joined.viewer, joined.state_hash))?;
+        let text = describe(
+            game,
+            joined.viewer,
+            joined.state_hash,
+            joined.owner.as_deref(),
+        );
+        write!(out, "{text}")?;
     }
     Ok(Status::Success)
 }
 
-/// The position in words, then the units as a table.
-fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
+/// The position in words, then the units as a table. `owner`: the server node that owns the
+/// game's writer, when the server names it.
+fn describe(game: &Game, viewer: Viewer, hash: StateHash, owner: Option<&str>) -> String {
     let clock = game.clock;
     let step = clock.step();
     let phase = clock.phase();
@@ -76,8 +83,9 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash) -> String {
         ("Version", game.version.to_string()),
         ("State hash", hash.to_string()),
     ];
+    let owner = owner.map(|node| ("Owner node", node.to_string()));
     let mut s = String::new();
-    for (label, value) in facts {
+    for (label, value) in facts.into_iter().chain(owner) {
         s += &format!("{:<12} {value}\n", format!("{label}:"));
     }
     s.push('\n');
@@ -218,7 +226,7 @@ mod tests {
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap(),
         );
-        let text = describe(&game, Viewer::Spectator, game.state_hash());
+        let text = describe(&game, Viewer::Spectator, game.state_hash(), None);
         assert!(
             text.contains("Scenario:    B9.41: Wall Advantage at 55H6\n"),
             "{text}"
@@ -265,6 +273,7 @@ mod tests {
             &russian,
             Viewer::Side(protocol::Side::B),
             russian.state_hash(),
+            None,
         );
         let row = |id: &str| {
             text.lines()
@@ -281,7 +290,9 @@ mod tests {
             &german,
             Viewer::Side(protocol::Side::A),
             german.state_hash(),
+            Some("node-a"),
         );
+        assert!(text.contains("Owner node:  node-a\n"), "{text}");
         assert!(!text.lines().any(|l| l.starts_with("r3 ")), "{text}");
         assert!(row_of(&text, "g1").contains("g-lmg (LMG, 1 PP)"), "{text}");
     }
@@ -298,7 +309,7 @@ mod tests {
         let lines = parse_script(script, &game.scenario).unwrap();
         let (game, reports) = run_offline(game, &lines);
         assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");
-        let text = describe(&game, Viewer::Spectator, game.state_hash());
+        let text = describe(&game, Viewer::Spectator, game.state_hash(), None);
         assert!(text.contains("ATTACKER:    German\n"), "{text}");
         assert!(text.contains("To act:      Russian\n"), "{text}");
     }

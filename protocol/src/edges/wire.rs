@@ -192,6 +192,10 @@ pub enum ServerMessage {
         /// (`crate::record::signed`): the receipt to keep. `None` from a server without a key.
         #[serde(default)]
         signed: Option<SignedHead>,
+        /// The server node that owns the game's writer (`asl-server --node-id`); with several
+        /// nodes, the one commands reach whichever node the client is connected to.
+        #[serde(default)]
+        owner: Option<String>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -221,6 +225,9 @@ pub enum ServerMessage {
         /// The viewer's stream hash at `version` (reviewing an export, whose stream is the
         /// whole log: the log's head there).
         head: StreamHash,
+        /// The server node that owns the game's writer, as in `Joined`.
+        #[serde(default)]
+        owner: Option<String>,
     },
     Log {
         version: u64,
@@ -368,6 +375,9 @@ pub enum ErrorCode {
     /// The receipt sent with `join_with_receipt` is not one this server signed for this game
     /// and viewer; the message says what does not match. Nothing was marked.
     BadReceipt,
+    /// The server node no longer serves this game (another node owns its writer now): nothing
+    /// unacknowledged was applied; reconnect, to any node, with `since` to resume.
+    Moved,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -658,12 +668,14 @@ mod tests {
             head: StreamHash([9; 32]),
             dice_commitment: Commitment([10; 32]),
             signed: None,
+            owner: Some("node-a".into()),
         });
         round_trip(&ServerMessage::State {
             version: 1,
             state_hash: game.state_hash(),
             state: Box::new(game),
             head: StreamHash([9; 32]),
+            owner: None,
         });
         round_trip(&ServerMessage::Export(ExportPage {
             game: "g".into(),

