@@ -7,10 +7,9 @@ mod common;
 use common::{ask, open};
 use protocol::wire::{ClientMessage, ServerMessage};
 use protocol::Command;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command as Process, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 const BIN: &str = env!("CARGO_BIN_EXE_asl-server");
@@ -28,11 +27,7 @@ impl Drop for Server {
 }
 
 fn serve(data: &Path) -> Server {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let child = Process::new(BIN)
         .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
         .arg(data)
@@ -40,14 +35,7 @@ fn serve(data: &Path) -> Server {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_listening(port, Duration::from_secs(30), "the server");
     Server {
         child,
         url: format!("ws://127.0.0.1:{port}/v1"),

@@ -13,7 +13,6 @@ use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, StateHash};
 use server::nats_harness::Nats;
 use server::store::{EventStore, NatsStore, StoreError};
-use std::net::TcpListener;
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
@@ -39,11 +38,7 @@ impl Drop for Node {
 }
 
 fn node(nats: &Nats, id: &str) -> Node {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let child = Process::new(BIN)
         .args([
             "--listen",
@@ -59,14 +54,7 @@ fn node(nats: &Nats, id: &str) -> Node {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "server node {id} did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_listening(port, Duration::from_secs(60), &format!("server node {id}"));
     Node {
         child,
         url: format!("ws://127.0.0.1:{port}/v1"),

@@ -3,44 +3,19 @@
 
 mod common;
 
-use common::{ask, copy_dir, open, Socket};
+use common::{ask, copy_dir, open, Running, Socket};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::config::Config;
 use server::store::{EventStore, SledStore};
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 
-struct Running {
-    url: String,
-    stop: oneshot::Sender<()>,
-    done: tokio::task::JoinHandle<Result<(), String>>,
-}
-
 async fn start(dir: &Path) -> Running {
     let store = SledStore::open(dir).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}/v1", listener.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
-    let done = tokio::spawn(server::run(
-        listener,
-        Arc::new(store),
-        Config::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    Running { url, stop, done }
-}
-
-impl Running {
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.done.await.unwrap().unwrap();
-    }
+    Running::start(Arc::new(store), Config::default()).await
 }
 
 async fn create(url: &str) -> (String, Tokens) {

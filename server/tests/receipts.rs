@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ask, copy_dir, open, Socket};
+use common::{ask, copy_dir, open, Running, Socket};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, Side, Viewer};
@@ -14,37 +14,17 @@ use server::config::Config;
 use server::store::SledStore;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
-
-struct Running {
-    url: String,
-    stop: oneshot::Sender<()>,
-    done: tokio::task::JoinHandle<Result<(), String>>,
-}
 
 /// A server on `dir` signing with `key`, as one data directory's server always does.
 async fn start(dir: &Path, key: &ServerSigningKey) -> Running {
     let store = SledStore::open(dir).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("ws://{}/v1", listener.local_addr().unwrap());
-    let (stop, stopped) = oneshot::channel::<()>();
     let config = Config {
         signing_key: Arc::new(key.clone()),
         ..Config::default()
     };
-    let done = tokio::spawn(server::run(listener, Arc::new(store), config, async {
-        let _ = stopped.await;
-    }));
-    Running { url, stop, done }
-}
-
-impl Running {
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.done.await.unwrap().unwrap();
-    }
+    Running::start(Arc::new(store), config).await
 }
 
 async fn create(url: &str) -> (String, Tokens) {

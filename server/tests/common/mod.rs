@@ -61,3 +61,53 @@ pub async fn create(url: &str, scenario: &str) -> (String, protocol::wire::Token
         other => panic!("expected created, got {other:?}"),
     }
 }
+
+/// A loopback port nothing listens on now: for an `asl-server` child to be started on.
+#[allow(dead_code)]
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until an `asl-server` child listens on `port`, failing the test after `within`.
+#[allow(dead_code)]
+pub fn wait_listening(port: u16, within: Duration, what: &str) {
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < within, "{what} did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A server run in this process on a loopback port, until `stop`.
+#[allow(dead_code)]
+pub struct Running {
+    pub url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+#[allow(dead_code)]
+impl Running {
+    pub async fn start(
+        store: std::sync::Arc<dyn server::store::EventStore>,
+        config: server::config::Config,
+    ) -> Running {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/v1", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let done = tokio::spawn(server::run(listener, store, config, async {
+            let _ = stopped.await;
+        }));
+        Running { url, stop, done }
+    }
+
+    /// Stops the server and waits until it has let go of its store.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.done.await.unwrap().unwrap();
+    }
+}
