@@ -30,8 +30,8 @@ pub enum Event {
     Conceded {
         side: Side,
     },
-    /// A side offered to end the game where it stands; anything else that happens withdraws
-    /// the offer.
+    /// A side offered to end the game where it stands; the end of the step withdraws the
+    /// offer.
     EndProposed {
         side: Side,
     },

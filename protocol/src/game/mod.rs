@@ -297,8 +297,8 @@ pub struct Game {
     /// Set once the last step of the last Game Turn has ended, or a side conceded, or both
     /// agreed to end the game.
     pub over: bool,
-    /// The side whose offer to end the game stands (`crate::rules::end`); withdrawn by
-    /// anything else that happens in the game.
+    /// The side whose offer to end the game stands (`crate::rules::end`); withdrawn when the
+    /// step it was made in ends.
     pub end_proposal: Option<Side>,
     /// Whose view this is: `None` for the whole game (the server's), a viewer for a projection.
     /// A projection keeps masking what its viewer may not know as events are applied to it.
@@ -651,16 +651,10 @@ pub enum ReplayError {
 
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
-    // An offer to end the game is about the position it was made in: anything that happens
-    // in the game withdraws it. Facts about the dice do not change the position.
-    let about_the_dice = matches!(
-        event,
-        Event::DiceCommitted { .. }
-            | Event::EntropyContributed { .. }
-            | Event::SeedRevealAgreed { .. }
-            | Event::SeedRevealed { .. }
-    );
-    if !about_the_dice {
+    // An offer to end the game is about the step it was made in: the step's end withdraws it.
+    // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
+    // that offered (or the one asked) that something happened unseen.
+    if matches!(event, Event::StepEnded { .. }) {
         game.end_proposal = None;
     }
     match event {

@@ -297,7 +297,7 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::GameEnded { .. }
         | Event::Conceded { .. }
         | Event::EndAgreed { .. } => "is the start or end of the game",
-        Event::EndProposed { .. } => "is an offer to end the game, withdrawn by playing on",
+        Event::EndProposed { .. } => "is an offer to end the game, withdrawn when the step ends",
         Event::DiceCommitted { .. }
         | Event::EntropyContributed { .. }
         | Event::SeedRevealAgreed { .. }

@@ -25,7 +25,7 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             name(side.opponent())
         ),
         Event::EndProposed { side } => format!(
-            "{} offered to end the game here (accept-end agrees; playing on withdraws it)",
+            "{} offered to end the game here (accept-end agrees; the step's end withdraws it)",
             name(*side)
         ),
         Event::EndAgreed { side } => format!(

@@ -54,7 +54,7 @@ pub fn accept(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
         None => Err(RuleViolation::new(
             RULE,
             ViolationKind::WrongPhase,
-            "no offer to end the game stands (an offer lapses once anything else happens); \
+            "no offer to end the game stands (an offer lapses when the step it was made in ends); \
              propose-end makes one, concede gives the game up",
         )),
     }
