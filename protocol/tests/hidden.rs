@@ -141,7 +141,7 @@ fn no_unit_id_under_a_question_mark_reaches_others() {
             &Game::new(game.scenario.clone()),
             viewer,
             &[Event::GameCreated {
-                scenario: game.scenario.clone(),
+                scenario: (*game.scenario).clone(),
             }],
         ))
         .unwrap();
@@ -167,7 +167,7 @@ fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
     let quiet = start();
     let mut busy = start();
     let mut quiet_streams = Streams::of_log([&Event::GameCreated {
-        scenario: quiet.scenario.clone(),
+        scenario: (*quiet.scenario).clone(),
     }]);
     let mut busy_streams = quiet_streams.clone();
     let mut quiet_game = quiet.clone();

@@ -1069,7 +1069,7 @@ impl OfflineRun {
                 key: None,
                 command: None,
                 event: Event::GameCreated {
-                    scenario: game.scenario.clone(),
+                    scenario: (*game.scenario).clone(),
                 },
             });
         }

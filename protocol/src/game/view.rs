@@ -211,7 +211,11 @@ impl Names<'_> {
         let v = self.viewer;
         match event.clone() {
             Event::GameCreated { scenario } => Event::GameCreated {
-                scenario: super::project_scenario(&scenario, &self.after.setup_aliases, v),
+                scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
+                    &scenario.into(),
+                    &self.after.setup_aliases,
+                    v,
+                )),
             },
             Event::UnitMoved {
                 units,

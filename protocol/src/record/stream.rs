@@ -15,7 +15,7 @@ use crate::game::command::Command;
 use crate::game::event::Event;
 use crate::game::view::{project_event, Viewed};
 use crate::game::{apply, Game, Viewer};
-use crate::record::words::describe_event;
+use crate::record::words::{describe, Sides};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
 
@@ -116,8 +116,9 @@ impl Streams {
                 continue;
             };
             self.renumber(viewer, &mut viewed.event);
-            let view_before = before.project(viewer);
-            let text = describe_event(&view_before, &viewed.event);
+            // The words read the projected event and the sides' names only (`words::Sides`),
+            // so they need no projection of the whole game built for them.
+            let text = describe(&Sides::of(&before.scenario), &viewed.event);
             let stream = &mut self.streams[index(viewer)];
             let seq = stream.len() as u64 + 1;
             let prev = stream.last().map_or(StreamHash::start(viewer), |e| e.hash);

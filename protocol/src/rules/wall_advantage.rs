@@ -582,8 +582,8 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
 /// the game before the command, `after` with its events applied; `movers` are the units that
 /// left or tried to leave their Location in it, whose own mandatory WA waits until the enemy
 /// has had its chance (B9.41 EX).
-pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> Vec<Event> {
-    let mut game = after.clone();
+pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> Vec<Event> {
+    let mut game = after;
     let mut events = vec![];
     let mut push = |game: &mut Game, event: Event| {
         apply(game, &event);

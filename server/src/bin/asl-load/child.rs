@@ -107,6 +107,18 @@ impl ServerProcess {
         ServerProcess::launch(command, addr)
     }
 
+    /// Starts the bare relay (this binary's `relay-server`) on a fresh port.
+    pub fn relay() -> anyhow::Result<ServerProcess> {
+        let addr = free_port()?;
+        let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
+        command
+            .arg("relay-server")
+            .arg("--listen")
+            .arg(addr.to_string())
+            .stderr(Stdio::null());
+        ServerProcess::launch(command, addr)
+    }
+
     fn launch(mut command: Command, addr: SocketAddr) -> anyhow::Result<ServerProcess> {
         let child = command
             .stdin(Stdio::null())

@@ -61,6 +61,22 @@ impl Client {
             .context("sending a frame")
     }
 
+    /// The next binary frame's bytes, unread (the relay's frames).
+    pub async fn recv_raw(&mut self) -> anyhow::Result<Vec<u8>> {
+        loop {
+            let frame = tokio::time::timeout(REPLY_WAIT_MAX, self.ws.next())
+                .await
+                .map_err(|_| anyhow!("no frame in {REPLY_WAIT_MAX:?}"))?
+                .ok_or_else(|| anyhow!("the connection was closed"))?
+                .context("reading a frame")?;
+            match frame {
+                Message::Binary(bytes) => return Ok(bytes.into()),
+                Message::Close(close) => bail!("the connection was closed: {close:?}"),
+                _ => continue,
+            }
+        }
+    }
+
     /// The next protocol message.
     pub async fn recv(&mut self) -> anyhow::Result<ServerMessage> {
         loop {

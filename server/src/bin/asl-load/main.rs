@@ -9,6 +9,7 @@ mod child;
 mod client;
 mod corrupt;
 mod crash;
+mod moves;
 mod soak;
 mod stats;
 mod table;
@@ -47,6 +48,19 @@ enum Run {
         spectators: usize,
         #[arg(long, default_value_t = 200)]
         moves: u64,
+    },
+    /// N matches at once, two seats alternating a cheap legal command, against a bare relay
+    /// of the same shape: moves/s, send -> opponent's receipt, CPU per move, ratios.
+    Matches {
+        /// Numbers of matches played at once, one run each.
+        #[arg(long, default_value = "1,50,200")]
+        matches: String,
+        /// Moves per match in each run.
+        #[arg(long, default_value_t = 300)]
+        moves: u64,
+        /// Runs per target and size, alternating server and relay.
+        #[arg(long, default_value_t = 5)]
+        repeats: u32,
     },
     /// Players' round trips with no spectators, then with many (one of which never reads).
     SpectatorImpact {
@@ -117,6 +131,12 @@ enum Run {
         #[arg(long, default_value_t = 500)]
         load_ms_max: u64,
     },
+    /// The bare relay (started by `matches`).
+    #[command(hide = true)]
+    RelayServer {
+        #[arg(long)]
+        listen: SocketAddr,
+    },
     /// The bare broadcast baseline server (started by `fanout`).
     #[command(hide = true)]
     BaselineServer {
@@ -131,6 +151,12 @@ async fn main() -> anyhow::Result<()> {
     let bin = || child::server_binary(flags.server_bin.clone());
     match flags.run {
         Run::BaselineServer { listen } => bench::baseline_server(listen).await,
+        Run::RelayServer { listen } => moves::relay_server(listen).await,
+        Run::Matches {
+            matches,
+            moves,
+            repeats,
+        } => moves::moves(&bin()?, &moves::sizes(&matches)?, moves, repeats).await,
         Run::Append { commands } => bench::append(&bin()?, commands).await,
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,
