@@ -97,7 +97,8 @@ impl Client {
     pub async fn create(&mut self, scenario: &str) -> anyhow::Result<(String, Tokens)> {
         self.send(&ClientMessage::CreateGame {
             scenario: scenario.into(),
-            admin_token: None,
+            // Ignored by a server started without one (the soak's, which keeps its defaults).
+            admin_token: Some(crate::child::LOAD_ADMIN_TOKEN.into()),
         })
         .await?;
         match self.recv().await? {

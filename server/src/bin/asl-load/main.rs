@@ -24,6 +24,10 @@ struct Flags {
     /// The asl-server binary to run (default: the one beside asl-load).
     #[arg(long, global = true)]
     server_bin: Option<PathBuf>,
+    /// Pin the server under test to these CPUs (`taskset -c LIST`); run asl-load itself under
+    /// `taskset` on the others so the two do not share a core.
+    #[arg(long, global = true)]
+    server_cpus: Option<String>,
     #[command(subcommand)]
     run: Run,
 }
@@ -148,6 +152,9 @@ enum Run {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let flags = Flags::parse();
+    if let Some(cpus) = &flags.server_cpus {
+        let _ = child::SERVER_CPUS.set(cpus.clone());
+    }
     let bin = || child::server_binary(flags.server_bin.clone());
     match flags.run {
         Run::BaselineServer { listen } => bench::baseline_server(listen).await,

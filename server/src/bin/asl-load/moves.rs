@@ -4,11 +4,11 @@
 //! sent on) and against a bare tokio-tungstenite relay that forwards each frame to the other
 //! seat of its match and does nothing else. Both run as child processes, started once; the
 //! runs alternate between them (`--repeats`, the order swapped each repeat), and each run's
-//! server CPU is read from `/proc/PID/stat` around it. The figures are medians over repeats.
+//! server CPU is read from `/proc/PID/task/*/schedstat` around it. The figures are medians over repeats.
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
-use crate::stats::{cpu_seconds, percentile};
+use crate::stats::{cpu_nanos, percentile};
 use crate::table::{next_step, Table};
 use anyhow::{bail, Context};
 use protocol::game::view::apply_viewed;
@@ -50,7 +50,7 @@ fn hello(game: u64, seat: u8) -> Vec<u8> {
 /// Plays `moves` moves in each of `tables` at once; the target is `pid`.
 async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Result<Run> {
     let (samples_tx, mut samples_rx) = mpsc::unbounded_channel();
-    let cpu = cpu_seconds(pid)?;
+    let cpu = cpu_nanos(pid)?;
     let start = Instant::now();
     let mut running = tokio::task::JoinSet::new();
     for mut table in tables.drain(..) {
@@ -68,7 +68,7 @@ async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Re
         tables.push(table??);
     }
     let elapsed = start.elapsed();
-    let cpu = cpu_seconds(pid)? - cpu;
+    let cpu = cpu_nanos(pid)? - cpu;
     let mut latencies = vec![];
     while let Some(s) = samples_rx.recv().await {
         latencies.push(s);
@@ -76,7 +76,7 @@ async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Re
     let total = latencies.len() as f64;
     Ok(Run {
         rate: total / elapsed.as_secs_f64(),
-        cpu_per_move: Duration::from_secs_f64(cpu / total),
+        cpu_per_move: Duration::from_secs_f64(cpu as f64 / 1e9 / total),
         latencies,
     })
 }
@@ -157,7 +157,7 @@ async fn relay_matches(
 async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyhow::Result<Run> {
     let (samples_tx, mut samples_rx) = mpsc::unbounded_channel();
     let frame = relay_frame();
-    let cpu = cpu_seconds(pid)?;
+    let cpu = cpu_nanos(pid)?;
     let start = Instant::now();
     let mut running = tokio::task::JoinSet::new();
     for mut seats in matches.drain(..) {
@@ -178,7 +178,7 @@ async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyh
         matches.push(seats??);
     }
     let elapsed = start.elapsed();
-    let cpu = cpu_seconds(pid)? - cpu;
+    let cpu = cpu_nanos(pid)? - cpu;
     let mut latencies = vec![];
     while let Some(s) = samples_rx.recv().await {
         latencies.push(s);
@@ -186,7 +186,7 @@ async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyh
     let total = latencies.len() as f64;
     Ok(Run {
         rate: total / elapsed.as_secs_f64(),
-        cpu_per_move: Duration::from_secs_f64(cpu / total),
+        cpu_per_move: Duration::from_secs_f64(cpu as f64 / 1e9 / total),
         latencies,
     })
 }
