@@ -29,7 +29,7 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 /// One `done`'s event as the store holds it: the size the raw baseline writes.
-fn step_record() -> Vec<u8> {
+pub fn step_record() -> Vec<u8> {
     let event = Event::StepEnded {
         by: Side::A,
         ended: Clock::START,

@@ -250,8 +250,10 @@ pub async fn moves(
         "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats alternating server and relay"
     );
     println!(
-        "  write+fdatasync on this disk (the floor, same run): {:.3} ms per sync",
-        1e3 / floor
+        "  write+fdatasync on this disk (the floor, same run): {:.3} ms per sync; a `done` is a {} B frame, a {} B stored event",
+        1e3 / floor,
+        relay_frame().len(),
+        crate::bench::step_record().len()
     );
     let mut next_match = 0;
     for &n in sizes {
