@@ -647,16 +647,10 @@ pub async fn baseline_server(listen: SocketAddr) -> anyhow::Result<()> {
     let tx = Arc::new(tx);
     loop {
         let (stream, _) = listener.accept().await?;
-        let _ = stream.set_nodelay(true);
         let tx = tx.clone();
         let mut rx = tx.subscribe();
         tokio::spawn(async move {
-            let Ok(ws) = tokio_tungstenite::accept_async_with_config(
-                stream,
-                Some(crate::client::websocket_config()),
-            )
-            .await
-            else {
+            let Some(ws) = crate::client::accept(stream).await else {
                 return;
             };
             let (mut sink, mut frames) = ws.split();

@@ -114,22 +114,20 @@ impl ServerProcess {
 
     /// Starts the bare broadcast baseline (this binary's `baseline-server`) on a fresh port.
     pub fn baseline() -> anyhow::Result<ServerProcess> {
-        let addr = free_port()?;
-        let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
-        command
-            .arg("baseline-server")
-            .arg("--listen")
-            .arg(addr.to_string())
-            .stderr(Stdio::null());
-        ServerProcess::launch(command, addr)
+        ServerProcess::own("baseline-server")
     }
 
     /// Starts the bare relay (this binary's `relay-server`) on a fresh port.
     pub fn relay() -> anyhow::Result<ServerProcess> {
+        ServerProcess::own("relay-server")
+    }
+
+    /// Starts one of this binary's own hidden server subcommands on a fresh port.
+    fn own(subcommand: &str) -> anyhow::Result<ServerProcess> {
         let addr = free_port()?;
         let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
         command
-            .arg("relay-server")
+            .arg(subcommand)
             .arg("--listen")
             .arg(addr.to_string())
             .stderr(Stdio::null());

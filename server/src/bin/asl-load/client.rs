@@ -23,6 +23,15 @@ pub fn websocket_config() -> WebSocketConfig {
     WebSocketConfig::default().read_buffer_size(server::config::READ_BUFFER_BYTES)
 }
 
+/// The server side of a baseline's connection (the broadcast's, the relay's): no delay on
+/// the socket, the websocket handshake with [`websocket_config`]; `None` if it failed.
+pub async fn accept(stream: TcpStream) -> Option<WebSocketStream<TcpStream>> {
+    let _ = stream.set_nodelay(true);
+    tokio_tungstenite::accept_async_with_config(stream, Some(websocket_config()))
+        .await
+        .ok()
+}
+
 pub struct Client {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
 }

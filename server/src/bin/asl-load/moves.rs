@@ -47,25 +47,24 @@ fn hello(game: u64, seat: u8) -> Vec<u8> {
     frame
 }
 
-/// Plays `moves` moves in each of `tables` at once; the target is `pid`.
-async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Result<Run> {
+/// Runs `play` on every match at once (each sends its samples), putting the matches back when
+/// all are done; the target is `pid`, whose CPU is read around the run.
+async fn run_all<M, F, Fut>(matches: &mut Vec<M>, pid: u32, play: F) -> anyhow::Result<Run>
+where
+    M: Send + 'static,
+    F: Fn(M, mpsc::UnboundedSender<Duration>) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<M>> + Send + 'static,
+{
     let (samples_tx, mut samples_rx) = mpsc::unbounded_channel();
     let cpu = cpu_nanos(pid)?;
     let start = Instant::now();
     let mut running = tokio::task::JoinSet::new();
-    for mut table in tables.drain(..) {
-        let samples = samples_tx.clone();
-        running.spawn(async move {
-            for id in 0..moves {
-                let at = play_unchecked(&mut table, id).await?;
-                let _ = samples.send(at);
-            }
-            anyhow::Ok(table)
-        });
+    for one in matches.drain(..) {
+        running.spawn(play(one, samples_tx.clone()));
     }
     drop(samples_tx);
-    while let Some(table) = running.join_next().await {
-        tables.push(table??);
+    while let Some(one) = running.join_next().await {
+        matches.push(one??);
     }
     let elapsed = start.elapsed();
     let cpu = cpu_nanos(pid)? - cpu;
@@ -79,6 +78,18 @@ async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Re
         cpu_per_move: Duration::from_secs_f64(cpu as f64 / 1e9 / total),
         latencies,
     })
+}
+
+/// Plays `moves` moves in each of `tables` at once; the target is `pid`.
+async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Result<Run> {
+    run_all(tables, pid, |mut table, samples| async move {
+        for id in 0..moves {
+            let at = play_unchecked(&mut table, id).await?;
+            let _ = samples.send(at);
+        }
+        anyhow::Ok(table)
+    })
+    .await
 }
 
 /// One step of play without predicting it: the acting side sends the command that moves play
@@ -119,10 +130,7 @@ async fn play_unchecked(table: &mut Table, id: u64) -> anyhow::Result<Duration> 
         apply_viewed(&mut table.replica_b, viewed);
     }
     if table.replica.over {
-        bail!(
-            "game {} ended; a run must fit one game's steps",
-            table.game
-        );
+        bail!("game {} ended; a run must fit one game's steps", table.game);
     }
     Ok(latency)
 }
@@ -155,14 +163,10 @@ async fn relay_matches(
 
 /// Plays `moves` moves in each relay match at once, seats alternating.
 async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyhow::Result<Run> {
-    let (samples_tx, mut samples_rx) = mpsc::unbounded_channel();
     let frame = relay_frame();
-    let cpu = cpu_nanos(pid)?;
-    let start = Instant::now();
-    let mut running = tokio::task::JoinSet::new();
-    for mut seats in matches.drain(..) {
-        let (samples, frame) = (samples_tx.clone(), frame.clone());
-        running.spawn(async move {
+    run_all(matches, pid, |mut seats, samples| {
+        let frame = frame.clone();
+        async move {
             for m in 0..moves {
                 let (me, other) = if m % 2 == 0 { (0, 1) } else { (1, 0) };
                 let sent = Instant::now();
@@ -171,24 +175,9 @@ async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyh
                 let _ = samples.send(sent.elapsed());
             }
             anyhow::Ok(seats)
-        });
-    }
-    drop(samples_tx);
-    while let Some(seats) = running.join_next().await {
-        matches.push(seats??);
-    }
-    let elapsed = start.elapsed();
-    let cpu = cpu_nanos(pid)? - cpu;
-    let mut latencies = vec![];
-    while let Some(s) = samples_rx.recv().await {
-        latencies.push(s);
-    }
-    let total = latencies.len() as f64;
-    Ok(Run {
-        rate: total / elapsed.as_secs_f64(),
-        cpu_per_move: Duration::from_secs_f64(cpu as f64 / 1e9 / total),
-        latencies,
+        }
     })
+    .await
 }
 
 /// The median of `values`.
@@ -241,11 +230,7 @@ pub async fn moves(
     let scratch = Scratch::new("moves")?;
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
     let relay = ServerProcess::relay()?;
-    let floor = crate::bench::raw_fdatasync_rate(
-        &scratch.path.join("floor"),
-        &relay_frame(),
-        200,
-    )?;
+    let floor = crate::bench::raw_fdatasync_rate(&scratch.path.join("floor"), &relay_frame(), 200)?;
     println!(
         "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats alternating server and relay"
     );
@@ -312,15 +297,9 @@ pub async fn relay_server(listen: SocketAddr) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     loop {
         let (stream, _) = listener.accept().await?;
-        let _ = stream.set_nodelay(true);
         let seats = seats.clone();
         tokio::spawn(async move {
-            let Ok(ws) = tokio_tungstenite::accept_async_with_config(
-                stream,
-                Some(crate::client::websocket_config()),
-            )
-            .await
-            else {
+            let Some(ws) = crate::client::accept(stream).await else {
                 return;
             };
             let (mut sink, mut frames) = ws.split();
