@@ -34,7 +34,7 @@ impl<'a> Sides<'a> {
         }
     }
 
-    fn name(&self, side: Side) -> &'a str {
+    pub fn name(&self, side: Side) -> &'a str {
         &self.sides[side as usize].name
     }
 }
