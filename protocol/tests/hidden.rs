@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::record::stream::Streams;
+use protocol::record::words::Sides;
 use protocol::{decide, Command, Event, Hex, Outcome, Scenario, ScriptedDice, Side};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,7 +142,7 @@ fn no_unit_id_under_a_question_mark_reaches_others() {
             &Game::new(game.scenario.clone()),
             viewer,
             &[Event::GameCreated {
-                scenario: game.scenario.clone(),
+                scenario: (*game.scenario).clone(),
             }],
         ))
         .unwrap();
@@ -167,7 +168,7 @@ fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
     let quiet = start();
     let mut busy = start();
     let mut quiet_streams = Streams::of_log([&Event::GameCreated {
-        scenario: quiet.scenario.clone(),
+        scenario: (*quiet.scenario).clone(),
     }]);
     let mut busy_streams = quiet_streams.clone();
     let mut quiet_game = quiet.clone();
@@ -200,7 +201,10 @@ fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
         let received = |s: &Streams| -> Vec<_> {
             s.of(viewer)
                 .iter()
-                .map(|e| (e.viewed.clone(), e.hash, e.text.clone(), e.when.clone()))
+                .map(|e| {
+                    let sides = Sides::of(&quiet_game.scenario);
+                    (e.viewed.clone(), e.hash, e.text(&sides), e.when(&sides))
+                })
                 .collect()
         };
         assert!(

@@ -134,6 +134,8 @@ struct RawEnvelope {
     _salt: [u8; 16],
     _by: Option<Side>,
     _first: u64,
+    _key: Option<u64>,
+    _command: Option<protocol::record::chain::Issued>,
     event: Event,
 }
 

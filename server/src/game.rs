@@ -449,15 +449,19 @@ impl GameTask {
         let mut log = vec![hash];
         let mut streams = Streams::new();
         streams.push(&start, referee.game(), &created);
+        // The position before each event, kept in step by applying the same event after it:
+        // one `apply` per event instead of a copy of the whole game.
+        let mut before = referee.game().clone();
         for (entry, hash) in entries.zip(hashes) {
             log.push(hash);
-            let before = referee.game().clone();
             let event = entry.event.clone();
             referee
                 .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
             streams.push(&before, referee.game(), &event);
+            protocol::apply(&mut before, &event);
+            debug_assert!(before == *referee.game(), "the copy follows the game");
         }
         referee.check_seed()?;
         let remembered = Remembered::from_log(referee.entries());
@@ -768,13 +772,14 @@ impl GameTask {
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
         let stream = self.streams.of(viewer);
+        let sides = protocol::record::words::Sides::of(&self.game().scenario);
         let entries = within_page(self.page(viewer, from).map(|seq| {
             let entry = &stream[(seq - 1) as usize];
             RecordEntry {
                 seq,
                 event: entry.viewed.event.clone(),
-                text: entry.text.clone(),
-                when: entry.when.clone(),
+                text: entry.text(&sides),
+                when: entry.when(&sides),
             }
         }));
         ServerMessage::Record {

@@ -22,6 +22,7 @@ use crate::game::event::Event;
 use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A unit as it stands now. Everything that changes during play lives here; the scenario's
 /// [`UnitSpec`] is only the starting position.
@@ -263,7 +264,10 @@ pub struct MovementRecord {
 /// The whole state of one game.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
-    pub scenario: Scenario,
+    /// Shared, never changed in play: cloning a game (a decision's look ahead, a projection,
+    /// a checkpoint) copies a pointer, not the map and its string-keyed tables. Encoded as the
+    /// scenario itself, so the state hash does not see the sharing.
+    pub scenario: Arc<Scenario>,
     pub clock: Clock,
     pub units: BTreeMap<UnitId, Unit>,
     pub weapons: BTreeMap<String, Weapon>,
@@ -345,7 +349,8 @@ impl Viewer {
 
 impl Game {
     /// The position at the start of play.
-    pub fn new(scenario: Scenario) -> Game {
+    pub fn new(scenario: impl Into<Arc<Scenario>>) -> Game {
+        let scenario: Arc<Scenario> = scenario.into();
         let units = scenario
             .units
             .values()
@@ -572,11 +577,21 @@ fn keep_own_sightings(game: &mut Game, viewer: Viewer) {
 /// this depends on it alone — a unit revealed in play reaches viewers through the event that
 /// revealed it, not through a changed scenario.
 fn project_scenario(
-    scenario: &Scenario,
+    shared: &Arc<Scenario>,
     aliases: &BTreeMap<UnitId, UnitId>,
     viewer: Viewer,
-) -> Scenario {
-    let mut scenario = scenario.clone();
+) -> Arc<Scenario> {
+    let others = |side: Side| viewer != Viewer::Side(side);
+    // Nothing to leave out or mask for this viewer: the scenario as it is, shared.
+    if !shared
+        .units
+        .values()
+        .any(|u| (u.hidden || u.concealed) && others(u.side))
+        && !shared.tunnels.iter().any(|t| others(t.side))
+    {
+        return shared.clone();
+    }
+    let mut scenario = Scenario::clone(shared);
     let hidden: BTreeSet<UnitId> = scenario
         .units
         .values()
@@ -613,7 +628,7 @@ fn project_scenario(
         })
         .collect();
     scenario.tunnels.retain(|t| viewer == Viewer::Side(t.side));
-    scenario
+    Arc::new(scenario)
 }
 
 /// A blake3 digest of the encoded state.

@@ -211,7 +211,11 @@ impl Names<'_> {
         let v = self.viewer;
         match event.clone() {
             Event::GameCreated { scenario } => Event::GameCreated {
-                scenario: super::project_scenario(&scenario, &self.after.setup_aliases, v),
+                scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
+                    &scenario.into(),
+                    &self.after.setup_aliases,
+                    v,
+                )),
             },
             Event::UnitMoved {
                 units,
@@ -528,13 +532,37 @@ impl Names<'_> {
 
 /// Weapons in the viewer's projection after the event that were not in it before.
 fn weapons_shown(before: &Game, after: &Game, viewer: Viewer) -> Vec<Weapon> {
-    let seen_before = before.project(viewer).weapons;
-    after
-        .project(viewer)
+    // A projection keeps a weapon unless its holder is hidden from the viewer or under another
+    // side's "?" (`Game::project`), and then leaves it as it is (only a masked holder is
+    // renamed): so the weapons shown are read off the whole games, with no projection built.
+    let kept = |game: &Game, w: &Weapon| {
+        w.held_by.as_ref().is_none_or(|h| {
+            game.units
+                .get(h)
+                .is_none_or(|u| viewer.sees_unit(u) && !masked(viewer, u))
+        })
+    };
+    let shown: Vec<Weapon> = after
         .weapons
-        .into_values()
-        .filter(|w| !seen_before.contains_key(&w.id))
-        .collect()
+        .values()
+        .filter(|w| kept(after, w))
+        .filter(|w| !before.weapons.get(&w.id).is_some_and(|b| kept(before, b)))
+        .cloned()
+        .collect();
+    debug_assert_eq!(
+        shown,
+        {
+            let seen_before = before.project(viewer).weapons;
+            after
+                .project(viewer)
+                .weapons
+                .into_values()
+                .filter(|w| !seen_before.contains_key(&w.id))
+                .collect::<Vec<_>>()
+        },
+        "the weapons shown are those the projections show"
+    );
+    shown
 }
 
 /// Renames a unit everywhere the state refers to it. If a unit of the new name is there

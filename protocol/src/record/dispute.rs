@@ -513,8 +513,8 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
 }
 
 /// The readable account of this module's events, with the document behind each.
-pub fn describe(game: &Game, event: &Event) -> String {
-    let name = |s: Side| game.side_name(s).to_string();
+pub fn describe(sides: &[crate::board::scenario::SideSpec; 2], event: &Event) -> String {
+    let name = |s: Side| sides[s as usize].name.clone();
     let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
     match event {
         Event::DiceCommitted { commitment } => format!(
@@ -838,7 +838,7 @@ mod tests {
             r.game().units["g3"].pinned,
             "a dispute records; it changes nothing"
         );
-        let record = describe(r.game(), &r.entries().last().unwrap().event);
+        let record = describe(&r.game().scenario.sides, &r.entries().last().unwrap().event);
         assert_eq!(
             record,
             format!("German disputed adjudication #{pin}: no LOS to A2 (docs/review.md)")

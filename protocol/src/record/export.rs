@@ -779,11 +779,19 @@ pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, String> {
 
 /// "Turn 1, German Player Turn: MPh" for where `game` stands.
 pub fn when(game: &Game) -> String {
+    when_at(&crate::record::words::Sides::of(&game.scenario), game.clock)
+}
+
+/// [`when`] from the sides' names and a clock.
+pub fn when_at(
+    sides: &crate::record::words::Sides<'_>,
+    clock: crate::game::phase::Clock,
+) -> String {
     format!(
         "Turn {}, {} Player Turn: {}",
-        game.clock.turn,
-        game.side_name(game.attacker()),
-        game.clock.phase()
+        clock.turn,
+        sides.name(clock.attacker(sides.first)),
+        clock.phase()
     )
 }
 

@@ -13,9 +13,10 @@
 
 use crate::game::command::Command;
 use crate::game::event::Event;
+use crate::game::phase::Clock;
 use crate::game::view::{project_event, Viewed};
 use crate::game::{apply, Game, Viewer};
-use crate::record::words::describe_event;
+use crate::record::words::{describe, Sides};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
 
@@ -59,10 +60,21 @@ pub struct StreamEntry {
     pub viewed: Viewed,
     /// The stream's running hash after this event.
     pub hash: StreamHash,
-    /// The event in words, written from the viewer's projection before it.
-    pub text: String,
-    /// When it happened ("Turn 1, German Player Turn: MPh"): public.
-    pub when: String,
+    /// The clock before the event: when it happened, which is public.
+    pub clock: Clock,
+}
+
+impl StreamEntry {
+    /// The event in words (`words::describe`): from the projected event and the sides' names
+    /// alone, so they are built when a record page asks for them, not for every event.
+    pub fn text(&self, sides: &Sides<'_>) -> String {
+        describe(sides, &self.viewed.event)
+    }
+
+    /// When it happened ("Turn 1, German Player Turn: MPh").
+    pub fn when(&self, sides: &Sides<'_>) -> String {
+        crate::record::export::when_at(sides, self.clock)
+    }
 }
 
 /// The viewers a game has, in the order `Streams` keeps them.
@@ -116,8 +128,6 @@ impl Streams {
                 continue;
             };
             self.renumber(viewer, &mut viewed.event);
-            let view_before = before.project(viewer);
-            let text = describe_event(&view_before, &viewed.event);
             let stream = &mut self.streams[index(viewer)];
             let seq = stream.len() as u64 + 1;
             let prev = stream.last().map_or(StreamHash::start(viewer), |e| e.hash);
@@ -125,8 +135,7 @@ impl Streams {
                 at: after.version,
                 hash: prev.next(seq, &viewed),
                 viewed,
-                text,
-                when: crate::record::export::when(before),
+                clock: before.clock,
             });
         }
     }
@@ -257,8 +266,7 @@ mod tests {
                     weapons: vec![],
                 },
                 hash: StreamHash::default(),
-                text: String::new(),
-                when: String::new(),
+                clock: crate::game::phase::Clock::START,
             });
         }
         (streams, viewer)

@@ -14,7 +14,34 @@ use std::fmt::Write as _;
 
 /// A readable account of one event for the player's terminal and the game record.
 pub fn describe_event(game: &Game, event: &Event) -> String {
-    let name = |s: Side| game.side_name(s).to_string();
+    describe(&Sides::of(&game.scenario), event)
+}
+
+/// All a description reads besides the event: the sides' names and which side goes first,
+/// which every viewer's projection shows alike. Words built from this and a projected event
+/// can say nothing the viewer's projection does not, whatever game they were built beside.
+#[derive(Clone, Copy)]
+pub struct Sides<'a> {
+    pub sides: &'a [crate::board::scenario::SideSpec; 2],
+    pub first: Side,
+}
+
+impl<'a> Sides<'a> {
+    pub fn of(scenario: &'a crate::board::scenario::Scenario) -> Sides<'a> {
+        Sides {
+            sides: &scenario.sides,
+            first: scenario.first,
+        }
+    }
+
+    pub fn name(&self, side: Side) -> &'a str {
+        &self.sides[side as usize].name
+    }
+}
+
+/// [`describe_event`] from the side names alone.
+pub fn describe(game: &Sides<'_>, event: &Event) -> String {
+    let name = |s: Side| game.name(s).to_string();
     match event {
         Event::GameCreated { scenario } => {
             format!("game created from scenario \"{}\"", scenario.name)
@@ -40,7 +67,7 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
             next.turn,
             next.step().name,
             next.step().rule,
-            name(next.acting(game.scenario.first))
+            name(next.acting(game.first))
         ),
         Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
         Event::UnitMoved {
@@ -291,7 +318,7 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
-        | Event::EventsUndone { .. } => crate::record::dispute::describe(game, event),
+        | Event::EventsUndone { .. } => crate::record::dispute::describe(game.sides, event),
         Event::AllMfSpent { units, rule, mf } => {
             let mut s = format!("{} spent all MF ({rule})", units.join("+"));
             write_accounts(&mut s, mf);
@@ -305,7 +332,7 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
         ),
         Event::TunnelUseSeen { by, unit, entrance } => format!(
             "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
-            game.side_name(*by)
+            game.name(*by)
         ),
         Event::TunnelUseSighted {
             entrance, units, ..

@@ -278,7 +278,7 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
         }
         crate::game::apply(&mut after, event);
     }
-    events.extend(wall_advantage::settle(game, &after, &movers));
+    events.extend(wall_advantage::settle(game, after, &movers));
     events
 }
 

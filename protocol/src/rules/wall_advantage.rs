@@ -56,6 +56,18 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
         .collect()
 }
 
+/// Whether [`wa_hexsides`] must give `a` in `ga` what it gives `b` in `gb`, without computing
+/// either: it reads only the scenario and the unit's hex, the last hexside it moved along in
+/// Bypass and whether it is on a bridge. Most units stand still through most commands, so
+/// `settle` checks this first.
+fn same_wa_hexsides(ga: &Game, a: &Unit, gb: &Game, b: &Unit) -> bool {
+    let straddled = |u: &Unit| u.bypass.as_ref().and_then(|by| by.along.last().copied());
+    std::sync::Arc::ptr_eq(&ga.scenario, &gb.scenario)
+        && a.hex == b.hex
+        && straddled(a) == straddled(b)
+        && a.placement.on_bridge == b.placement.on_bridge
+}
+
 /// The in-hex TEM a unit could claim instead of WA (B9.31, B9.323). A unit in Bypass is in the
 /// open part of its hex (A4.33), so its hex's obstacle gives it none.
 pub fn in_hex_tem(game: &Game, unit: &Unit) -> i8 {
@@ -588,8 +600,8 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
 /// the game before the command, `after` with its events applied; `movers` are the units that
 /// left or tried to leave their Location in it, whose own mandatory WA waits until the enemy
 /// has had its chance (B9.41 EX).
-pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> Vec<Event> {
-    let mut game = after.clone();
+pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> Vec<Event> {
+    let mut game = after;
     let mut events = vec![];
     let mut push = |game: &mut Game, event: Event| {
         apply(game, &event);
@@ -626,10 +638,10 @@ pub(super) fn settle(before: &Game, after: &Game, movers: &BTreeSet<UnitId>) -> 
         .values()
         .filter(|u| u.wall_advantage && !u.eliminated)
         .filter(|u| {
-            before
-                .units
-                .get(&u.id)
-                .is_none_or(|b| wa_hexsides(before, b) != wa_hexsides(&game, u))
+            before.units.get(&u.id).is_none_or(|b| {
+                !same_wa_hexsides(before, b, &game, u)
+                    && wa_hexsides(before, b) != wa_hexsides(&game, u)
+            })
         })
         .filter_map(|u| {
             deniers(&game, u)

@@ -1,7 +1,7 @@
 //! The benchmarks that need real websockets: each starts the real server as a child process,
 //! drives it over loopback, and measures its baseline in the same run.
 
-use crate::child::{Scratch, ServerProcess};
+use crate::child::{self, Scratch, ServerProcess};
 use crate::client::Client;
 use crate::stats::{ms, percentile, rss_kib};
 use crate::table::{scenario, Table};
@@ -29,7 +29,7 @@ fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 /// One `done`'s event as the store holds it: the size the raw baseline writes.
-fn step_record() -> Vec<u8> {
+pub fn step_record() -> Vec<u8> {
     let event = Event::StepEnded {
         by: Side::A,
         ended: Clock::START,
@@ -360,10 +360,14 @@ pub async fn spectator_impact(
         ms(b99)
     );
     println!(
-        "  ratio (unwatched time / watched time): p50 {:.2}x p99 {:.2}x",
-        q50.as_secs_f64() / b50.as_secs_f64(),
-        q99.as_secs_f64() / b99.as_secs_f64()
+        "  ratio (watched time / unwatched time): p50 {:.2}x p99 {:.2}x (goal <= 2x)",
+        b50.as_secs_f64() / q50.as_secs_f64(),
+        b99.as_secs_f64() / q99.as_secs_f64()
     );
+    if let Some(cpus) = child::SERVER_CPUS.get() {
+        println!("  server pinned to CPUs {cpus} (taskset)");
+    }
+    scratch.remove();
     Ok(())
 }
 
@@ -643,16 +647,10 @@ pub async fn baseline_server(listen: SocketAddr) -> anyhow::Result<()> {
     let tx = Arc::new(tx);
     loop {
         let (stream, _) = listener.accept().await?;
-        let _ = stream.set_nodelay(true);
         let tx = tx.clone();
         let mut rx = tx.subscribe();
         tokio::spawn(async move {
-            let Ok(ws) = tokio_tungstenite::accept_async_with_config(
-                stream,
-                Some(crate::client::websocket_config()),
-            )
-            .await
-            else {
+            let Some(ws) = crate::client::accept(stream).await else {
                 return;
             };
             let (mut sink, mut frames) = ws.split();

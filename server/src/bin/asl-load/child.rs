@@ -44,6 +44,14 @@ fn free_port() -> anyhow::Result<SocketAddr> {
     Ok(listener.local_addr()?)
 }
 
+/// The CPUs the server under test is pinned to (`taskset -c`), when `--server-cpus` is given:
+/// so the server and the load generator (pinned by whoever starts it) do not share a core.
+pub static SERVER_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The admin token load runs start the server with and create games with: creating games
+/// without one is limited per address and hour, and every load client is on one address.
+pub const LOAD_ADMIN_TOKEN: &str = "asl-load";
+
 /// The per-address connection cap for a load run, where every client is on loopback.
 const CONNECTIONS_PER_IP_UNLIMITED: usize = 1_000_000;
 
@@ -75,7 +83,14 @@ impl ServerProcess {
             .append(true)
             .open(&log_path)
             .with_context(|| format!("opening {}", log_path.display()))?;
-        let mut command = Command::new(binary);
+        let mut command = match SERVER_CPUS.get() {
+            Some(cpus) => {
+                let mut pinned = Command::new("taskset");
+                pinned.arg("-c").arg(cpus).arg(binary);
+                pinned
+            }
+            None => Command::new(binary),
+        };
         command
             .arg("--listen")
             .arg(addr.to_string())
@@ -90,17 +105,29 @@ impl ServerProcess {
         if let Some(per_ip) = per_ip {
             command
                 .arg("--connections-per-ip-max")
-                .arg(per_ip.to_string());
+                .arg(per_ip.to_string())
+                .arg("--admin-token")
+                .arg(LOAD_ADMIN_TOKEN);
         }
         ServerProcess::launch(command, addr)
     }
 
     /// Starts the bare broadcast baseline (this binary's `baseline-server`) on a fresh port.
     pub fn baseline() -> anyhow::Result<ServerProcess> {
+        ServerProcess::own("baseline-server")
+    }
+
+    /// Starts the bare relay (this binary's `relay-server`) on a fresh port.
+    pub fn relay() -> anyhow::Result<ServerProcess> {
+        ServerProcess::own("relay-server")
+    }
+
+    /// Starts one of this binary's own hidden server subcommands on a fresh port.
+    fn own(subcommand: &str) -> anyhow::Result<ServerProcess> {
         let addr = free_port()?;
         let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
         command
-            .arg("baseline-server")
+            .arg(subcommand)
             .arg("--listen")
             .arg(addr.to_string())
             .stderr(Stdio::null());

@@ -23,6 +23,15 @@ pub fn websocket_config() -> WebSocketConfig {
     WebSocketConfig::default().read_buffer_size(server::config::READ_BUFFER_BYTES)
 }
 
+/// The server side of a baseline's connection (the broadcast's, the relay's): no delay on
+/// the socket, the websocket handshake with [`websocket_config`]; `None` if it failed.
+pub async fn accept(stream: TcpStream) -> Option<WebSocketStream<TcpStream>> {
+    let _ = stream.set_nodelay(true);
+    tokio_tungstenite::accept_async_with_config(stream, Some(websocket_config()))
+        .await
+        .ok()
+}
+
 pub struct Client {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
 }
@@ -61,6 +70,22 @@ impl Client {
             .context("sending a frame")
     }
 
+    /// The next binary frame's bytes, unread (the relay's frames).
+    pub async fn recv_raw(&mut self) -> anyhow::Result<Vec<u8>> {
+        loop {
+            let frame = tokio::time::timeout(REPLY_WAIT_MAX, self.ws.next())
+                .await
+                .map_err(|_| anyhow!("no frame in {REPLY_WAIT_MAX:?}"))?
+                .ok_or_else(|| anyhow!("the connection was closed"))?
+                .context("reading a frame")?;
+            match frame {
+                Message::Binary(bytes) => return Ok(bytes.into()),
+                Message::Close(close) => bail!("the connection was closed: {close:?}"),
+                _ => continue,
+            }
+        }
+    }
+
     /// The next protocol message.
     pub async fn recv(&mut self) -> anyhow::Result<ServerMessage> {
         loop {
@@ -81,7 +106,8 @@ impl Client {
     pub async fn create(&mut self, scenario: &str) -> anyhow::Result<(String, Tokens)> {
         self.send(&ClientMessage::CreateGame {
             scenario: scenario.into(),
-            admin_token: None,
+            // Ignored by a server started without one (the soak's, which keeps its defaults).
+            admin_token: Some(crate::child::LOAD_ADMIN_TOKEN.into()),
         })
         .await?;
         match self.recv().await? {

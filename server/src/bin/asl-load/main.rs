@@ -10,6 +10,7 @@ mod client;
 mod corrupt;
 mod crash;
 mod nats_drill;
+mod moves;
 mod soak;
 mod stats;
 mod table;
@@ -24,6 +25,10 @@ struct Flags {
     /// The asl-server binary to run (default: the one beside asl-load).
     #[arg(long, global = true)]
     server_bin: Option<PathBuf>,
+    /// Pin the server under test to these CPUs (`taskset -c LIST`); run asl-load itself under
+    /// `taskset` on the others so the two do not share a core.
+    #[arg(long, global = true)]
+    server_cpus: Option<String>,
     #[command(subcommand)]
     run: Run,
 }
@@ -48,6 +53,19 @@ enum Run {
         spectators: usize,
         #[arg(long, default_value_t = 200)]
         moves: u64,
+    },
+    /// N matches at once, two seats alternating a cheap legal command, against a bare relay
+    /// of the same shape: moves/s, send -> opponent's receipt, CPU per move, ratios.
+    Matches {
+        /// Numbers of matches played at once, one run each.
+        #[arg(long, default_value = "1,50,200")]
+        matches: String,
+        /// Moves per match in each run.
+        #[arg(long, default_value_t = 300)]
+        moves: u64,
+        /// Runs per target and size, alternating server and relay.
+        #[arg(long, default_value_t = 5)]
+        repeats: u32,
     },
     /// Players' round trips with no spectators, then with many (one of which never reads).
     SpectatorImpact {
@@ -118,6 +136,12 @@ enum Run {
         #[arg(long, default_value_t = 500)]
         load_ms_max: u64,
     },
+    /// The bare relay (started by `matches`).
+    #[command(hide = true)]
+    RelayServer {
+        #[arg(long)]
+        listen: SocketAddr,
+    },
     /// The bare broadcast baseline server (started by `fanout`).
     #[command(hide = true)]
     BaselineServer {
@@ -141,6 +165,9 @@ enum Run {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let flags = Flags::parse();
+    if let Some(cpus) = &flags.server_cpus {
+        let _ = child::SERVER_CPUS.set(cpus.clone());
+    }
     let bin = || child::server_binary(flags.server_bin.clone());
     match flags.run {
         Run::BaselineServer { listen } => bench::baseline_server(listen).await,
@@ -149,6 +176,12 @@ async fn main() -> anyhow::Result<()> {
             games,
             cycles,
         } => nats_drill::run(appends, games, cycles).await,
+        Run::RelayServer { listen } => moves::relay_server(listen).await,
+        Run::Matches {
+            matches,
+            moves,
+            repeats,
+        } => moves::moves(&bin()?, &moves::sizes(&matches)?, moves, repeats).await,
         Run::Append { commands } => bench::append(&bin()?, commands).await,
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,

@@ -22,6 +22,10 @@ pub fn scenario() -> String {
     long
 }
 
+/// Steps a game of [`scenario`] has at the least (30 Game Turns of `done`s, before any Wall
+/// Advantage answer): runs that play one game per match stay within it.
+pub const STEPS_PER_GAME_MIN: u64 = 600;
+
 /// Who sends what to move play on by one step: the side offered a chance to claim Wall
 /// Advantage must answer it first (B9.322), declining here; so must a side given the moment to
 /// place a hidden unit (declining), and a side whose concealed WA is challenged (forfeiting,
