@@ -1062,7 +1062,9 @@ impl OfflineRun {
         let mut log = vec![];
         if game.version == 0 {
             game.version = 1;
-            log.push(crate::record::chain::Entry::created((*game.scenario).clone()));
+            log.push(crate::record::chain::Entry::created(
+                (*game.scenario).clone(),
+            ));
         }
         OfflineRun {
             game,
