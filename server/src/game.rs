@@ -1364,14 +1364,7 @@ mod tests {
         let text = include_str!("../../scenarios/b9-41-wall-advantage.toml");
         let scenario =
             protocol::Scenario::from_toml(&text.replace("turns = 2\n", "turns = 30\n")).unwrap();
-        let mut entries = vec![protocol::chain::Entry {
-            seq: 1,
-            by: None,
-            first: 1,
-            key: None,
-            command: None,
-            event: Event::GameCreated { scenario },
-        }];
+        let mut entries = vec![protocol::chain::Entry::created(scenario)];
         let mut game = Game::replay(entries.iter().map(|e| &e.event)).unwrap();
         let mut checkpoints = Checkpoints::default();
         let mut dice = protocol::ScriptedDice::default();
