@@ -16,6 +16,11 @@ pub use protocol::chain::{ENVELOPE_FORMAT, GENESIS};
 /// still read (its games get a seed when loaded); other formats are refused by name.
 pub const META_FORMAT: u16 = 2;
 
+/// The most a stored metadata record may claim while it is decoded: token digests, a few dice
+/// seeds and the marks are a few hundred bytes, so a larger claim is damage (a flipped length
+/// byte), refused as undecodable instead of allocated.
+pub const META_BYTES_MAX: usize = 1024 * 1024;
+
 /// Encodes one event for the store, in its own one-event command issued by nobody; returns
 /// the bytes and their hash (the next event's `prev`). For tools and benchmarks; the game task
 /// seals with a salt and the issuing side ([`seal`]).
@@ -93,7 +98,7 @@ impl GameMeta {
     /// Reads stored metadata. Format 1 (before dice) comes back with no seeds; the loader
     /// gives the game one.
     pub fn decode(bytes: &[u8]) -> Result<GameMeta, String> {
-        let config = bincode::config::standard();
+        let config = bincode::config::standard().with_limit::<META_BYTES_MAX>();
         let cannot =
             |e: bincode::error::DecodeError| format!("game metadata cannot be decoded ({e})");
         let (format, _): (u16, usize) =
@@ -145,7 +150,7 @@ impl GameMarks {
     /// The marks stored after metadata of the current format; none for older formats or when
     /// nothing follows.
     pub fn decode(bytes: &[u8]) -> Result<GameMarks, String> {
-        let config = bincode::config::standard();
+        let config = bincode::config::standard().with_limit::<META_BYTES_MAX>();
         let cannot = |e: bincode::error::DecodeError| format!("game marks cannot be decoded ({e})");
         let (format, _): (u16, usize) =
             bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
@@ -203,6 +208,34 @@ mod tests {
                 (seq, bytes)
             })
             .collect()
+    }
+
+    /// A damaged length in stored metadata (a flipped byte claiming exabytes) is refused as
+    /// undecodable, never allocated: the server names the damage instead of aborting.
+    #[test]
+    fn a_damaged_length_in_metadata_is_an_error_not_an_allocation() {
+        let meta = GameMeta {
+            format: META_FORMAT,
+            token_digests: [[7; 32]; 3],
+            seeds: vec![],
+        };
+        let huge = |mut bytes: Vec<u8>| {
+            bytes.push(0xFD); // bincode's varint marker for a u64 that follows
+            bytes.extend(u64::MAX.to_le_bytes());
+            bytes
+        };
+        let mut bytes = meta.encode();
+        assert_eq!(
+            bytes.pop(),
+            Some(0),
+            "the empty seed list's length ends the record"
+        );
+        assert!(GameMeta::decode(&huge(bytes)).is_err());
+
+        let mut marked = meta.encode();
+        marked.push(1); // `rolled_back: Some(..)`, its string's length next
+        let err = GameMarks::decode(&huge(marked)).unwrap_err();
+        assert!(err.contains("cannot be decoded"), "{err}");
     }
 
     /// The chain itself is tested in `protocol::chain`; here, that the store's records are read

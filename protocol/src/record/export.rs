@@ -1493,7 +1493,10 @@ mod tests {
 
             let entries = r.entries().to_vec();
             let k = 1 + which % (entries.len() - 1);
-            let config = bincode::config::standard();
+            // Decoded within the envelope limit, as the log is: a changed length byte must not
+            // ask for a huge allocation.
+            let config = bincode::config::standard()
+                .with_limit::<{ crate::record::chain::ENVELOPE_BYTES_MAX }>();
             let encoded = bincode::serde::encode_to_vec(&entries[k].event, config).unwrap();
             // The first change of the event's encoding, from `byte` on, that still decodes to
             // another event.
