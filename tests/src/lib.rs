@@ -139,3 +139,41 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A raw websocket client, for the tests that speak the protocol frame by frame.
+pub type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next JSON message on `ws` that is not a stream event, within `wait` (a test's own
+/// bound: generous, since the machine may be loaded).
+pub async fn answer(ws: &mut Socket, wait: Duration) -> protocol::wire::ServerMessage {
+    use futures_util::StreamExt;
+    use protocol::wire::{self, ServerMessage};
+    use tokio_tungstenite::tungstenite::Message;
+    loop {
+        let frame = tokio::time::timeout(wait, ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("connection open")
+            .expect("a frame");
+        let Message::Text(text) = frame else { continue };
+        match wire::from_json(text.as_str()).unwrap() {
+            ServerMessage::Event(_) => continue,
+            answer => return answer,
+        }
+    }
+}
+
+/// Sends `message` as JSON and returns the first answer that is not a stream event.
+pub async fn ask(
+    ws: &mut Socket,
+    message: &protocol::wire::ClientMessage,
+    wait: Duration,
+) -> protocol::wire::ServerMessage {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    ws.send(Message::text(protocol::wire::to_json(message)))
+        .await
+        .unwrap();
+    answer(ws, wait).await
+}

@@ -3,7 +3,7 @@
 //! test sets it small and waits, with a generous bound, for what must follow.
 
 use client::{Connection, Reply};
-use e2e::TestServer;
+use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
@@ -19,9 +19,6 @@ use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 const WAIT: Duration = Duration::from_secs(60);
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn open(url: &str) -> Socket {
     tokio_tungstenite::connect_async(format!("{url}/v1"))
@@ -41,18 +38,7 @@ where
 
 /// The next message that is not a stream event.
 async fn recv(ws: &mut Socket) -> ServerMessage {
-    loop {
-        let frame = tokio::time::timeout(WAIT, ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("connection open")
-            .expect("a frame");
-        let Message::Text(text) = frame else { continue };
-        match wire::from_json(text.as_str()).unwrap() {
-            ServerMessage::Event(_) => continue,
-            answer => return answer,
-        }
-    }
+    e2e::answer(ws, WAIT).await
 }
 
 fn error_code(message: ServerMessage) -> ErrorCode {

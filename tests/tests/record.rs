@@ -4,19 +4,14 @@
 //! hides what was hidden then. And `review` opens only an export that verifies.
 
 use client::{Connection, Reply};
-use e2e::TestServer;
-use futures_util::{SinkExt, StreamExt};
+use e2e::{Socket, TestServer};
 use protocol::wire::{self, ClientMessage, ErrorCode, RecordEntry, ServerMessage};
 use protocol::{Command, Event, Game, Hex, Outcome};
 use server::config::Config;
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/village-outskirts.toml");
 const WAIT: Duration = Duration::from_secs(10);
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A raw JSON connection joined with `token`, as the page speaks.
 async fn viewer(url: &str, game: &str, token: &str) -> Socket {
@@ -47,21 +42,7 @@ async fn create(server: &TestServer) -> client::NewGame {
 
 /// Sends `message` and returns the first answer that is not a stream event.
 async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
-    ws.send(Message::text(wire::to_json(message)))
-        .await
-        .unwrap();
-    loop {
-        let frame = tokio::time::timeout(WAIT, ws.next())
-            .await
-            .expect("an answer in time")
-            .expect("connection open")
-            .expect("a frame");
-        let Message::Text(text) = frame else { continue };
-        match wire::from_json(text.as_str()).unwrap() {
-            ServerMessage::Event(_) => continue,
-            answer => return answer,
-        }
-    }
+    e2e::ask(ws, message, WAIT).await
 }
 
 async fn record(ws: &mut Socket, from: u64) -> (u64, Vec<RecordEntry>) {
