@@ -4,7 +4,7 @@
 //! log and past positions — the game's id and dice commitment (random per game) aside.
 
 use client::{Connection, Reply};
-use e2e::TestServer;
+use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ServerMessage};
 use protocol::{Command, Hex, Outcome};
@@ -14,9 +14,6 @@ use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/village-outskirts.toml");
 const WAIT: Duration = Duration::from_secs(20);
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Everything one connection received, as text with the game's id blanked: the stream's
 /// events in order, and the answers to its requests in order. (The two are written by
