@@ -11,6 +11,7 @@
 //! business, so every store is verified by the same code.
 
 pub mod backup;
+mod journal;
 mod memory;
 pub mod nats;
 mod sled_store;

@@ -4,19 +4,23 @@
 //!
 //! Group commit: one committer thread owns every write. Callers hand their writes to its queue
 //! and wait on a [`Durable`]; the committer takes everything queued, checks each append's
-//! sequence, writes them as one atomic sled batch, flushes once, makes sled's files durable
-//! with `fdatasync` ([`Disk`]), and only then settles each write. A flush costs the same for
-//! one event as for hundreds, so while one runs, the writes of every other game pile up and
-//! share the next. An acknowledged event is on the disk's stable storage, not just in the
-//! kernel's or the drive's cache, and a crash never leaves half of a batch — so never half of
-//! a command's events.
+//! sequence, writes the group as one record of the store's journal (`journal.rs`: one `pwrite`
+//! and one `fdatasync`), applies it to sled's memory as one atomic batch per tree, and only
+//! then settles each write. One sync costs the same for one event as for hundreds, so while
+//! one runs, the writes of every other game pile up and share the next. An acknowledged event
+//! is on the disk's stable storage, not just in the kernel's or the drive's cache, and a crash
+//! never leaves half of a group — so never half of a command's events. sled itself is flushed
+//! and its files synced ([`Disk`]) at a checkpoint, when the journal is full, at shutdown, and
+//! after opening replays the journal into it.
 //!
 //! After a failed write (a full disk, an I/O error) sled's handle refuses every later write,
 //! and its memory may hold what the disk does not. The committer then probes the directory on
-//! each later group; once the disk takes writes again it reopens sled, checks every game it
-//! wrote against the disk (an unacknowledged tail is removed, acknowledged events that are
-//! gone make that game refuse writes, loudly), and resumes. Reads go on meanwhile.
+//! each later group; once the disk takes writes again it reopens sled, gives it the journal's
+//! acknowledged records again, checks every game it wrote against the disk (an unacknowledged
+//! tail is removed, acknowledged events that are gone make that game refuse writes, loudly),
+//! checkpoints, and resumes. Reads go on meanwhile.
 
+use super::journal::{self, Insert, Journal, Payload, Tree};
 use super::{event_key, Durable, EventStore, GameKey, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -293,8 +297,33 @@ impl SledStore {
         let trees = open_trees(dir)?;
         let fault = Arc::new(AtomicBool::new(false));
         let panic_next = Arc::new(AtomicBool::new(false));
-        let disk = Disk::open(dir, fault.clone())
+        let mut disk = Disk::open(dir, fault.clone())
             .map_err(|e| OpenError::Io(format!("cannot sync sled's files: {e}")))?;
+        let (mut journal, inserts) = Journal::open(dir, fault.clone()).map_err(|e| match e {
+            journal::OpenFailure::Io(e) => OpenError::Io(e),
+            journal::OpenFailure::Damaged(e) => OpenError::Damaged(e),
+        })?;
+        if !journal.is_empty() {
+            // What was acknowledged since sled's last checkpoint: given to sled again, then
+            // checkpointed, so the store starts with an empty journal.
+            let replayed = without_panics(|| {
+                replay(&trees, inserts)?;
+                checkpoint(&trees, &mut disk, &mut journal)
+            });
+            match replayed {
+                Err(panicked) => {
+                    return Err(OpenError::Damaged(format!(
+                        "sled panicked taking the journal's writes: {panicked}"
+                    )))
+                }
+                Ok(Err(e)) => {
+                    return Err(OpenError::Io(format!(
+                        "cannot apply the journal to sled: {e}"
+                    )))
+                }
+                Ok(Ok(())) => {}
+            }
+        }
         let trees = Arc::new(RwLock::new(Some(trees)));
         let ceilings = Ceilings::default();
         let (queue, writes) = mpsc::channel();
@@ -302,6 +331,7 @@ impl SledStore {
             dir: dir.to_path_buf(),
             trees: trees.clone(),
             disk: Some(disk),
+            journal,
             last: HashMap::new(),
             lost: HashMap::new(),
             failed: None,
@@ -453,6 +483,8 @@ struct Committer {
     trees: Arc<RwLock<Option<Trees>>>,
     /// `None` from a failure until the reopen that recovers from it.
     disk: Option<Disk>,
+    /// Where each group is made durable before sled's memory takes it.
+    journal: Journal,
     /// Each game's last durable sequence, as this committer wrote or first read it: the
     /// sequence check without a tree scan per append, and after a failure what the disk must
     /// still hold. Only the committer writes, so it cannot go stale.
@@ -488,6 +520,25 @@ impl Committer {
                 self.disk = None;
             }
         }
+        self.close();
+    }
+
+    /// At shutdown: sled flushed and synced and the journal emptied, so the next open has
+    /// nothing to replay and sled's files alone hold every acknowledged write.
+    fn close(&mut self) {
+        if self.failed.is_some() || self.journal.is_empty() {
+            return;
+        }
+        let (Ok(trees), Some(disk)) = (self.trees(), self.disk.as_mut()) else {
+            return;
+        };
+        let journal = &mut self.journal;
+        match without_panics(|| checkpoint(&trees, disk, journal)) {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) | Err(why) => {
+                warn!(%why, "the checkpoint at shutdown failed; the next start replays the journal")
+            }
+        }
     }
 
     fn trees(&self) -> Result<Trees, StoreError> {
@@ -512,6 +563,7 @@ impl Committer {
         let (mut any_events, mut any_games) = (false, false);
         let mut staged: HashMap<GameKey, u64> = HashMap::new();
         let mut waiting = Vec::with_capacity(group.len());
+        let mut payload = Payload::new();
         for write in group {
             match write {
                 Write::Append {
@@ -522,10 +574,9 @@ impl Committer {
                 } => match self.check(&trees, &staged, &game, first_seq) {
                     Ok(()) => {
                         for (i, record) in records.iter().enumerate() {
-                            events.insert(
-                                &event_key(&game, first_seq + i as u64)[..],
-                                record.as_slice(),
-                            );
+                            let key = event_key(&game, first_seq + i as u64);
+                            payload.insert(Tree::Events, &key, record);
+                            events.insert(&key[..], record.as_slice());
                         }
                         any_events |= !records.is_empty();
                         staged.insert(game, first_seq - 1 + records.len() as u64);
@@ -536,6 +587,7 @@ impl Committer {
                     }
                 },
                 Write::Meta { game, meta, settle } => {
+                    payload.insert(Tree::Games, &game, &meta);
                     games.insert(&game[..], meta);
                     any_games = true;
                     waiting.push(settle);
@@ -550,9 +602,20 @@ impl Committer {
             return;
         }
         let disk = self.disk.as_mut().expect("a disk while not failed");
+        let journal = &mut self.journal;
         let flushing = std::time::Instant::now();
         let panic_next = &self.panic_next;
+        // A group too large for a journal record is written to sled and flushed directly.
+        let journaled = payload.len() <= journal::PAYLOAD_BYTES_MAX;
+        let mut appended = false;
         let written = panic::catch_unwind(AssertUnwindSafe(|| {
+            if journaled {
+                if !journal.has_room(payload.len()) {
+                    checkpoint(&trees, disk, journal)?;
+                }
+                journal.append(payload)?;
+                appended = true;
+            }
             if any_games {
                 trees.games.apply_batch(games).map_err(|e| e.to_string())?;
             }
@@ -565,8 +628,11 @@ impl Committer {
             if panic_next.swap(false, Ordering::SeqCst) {
                 panic!("simulated panic inside sled");
             }
-            trees.db.flush().map_err(|e| e.to_string())?;
-            disk.sync()
+            if !journaled {
+                trees.db.flush().map_err(|e| e.to_string())?;
+                disk.sync()?;
+            }
+            Ok(())
         }))
         // sled panicking mid-write is a failed write: sled's memory and the disk may disagree,
         // so it is handled as one (refused, then recovery before anything else is written).
@@ -579,6 +645,11 @@ impl Committer {
             }
             Err(why) => {
                 error!(%why, "storage failed: the writes of this group are refused, and writes wait for the disk");
+                if appended {
+                    self.journal.retract();
+                } else if journaled {
+                    self.journal.unwrite();
+                }
                 self.failed = Some(why.clone());
                 self.disk = None;
                 let mut ceilings = self.ceilings.lock().expect("ceilings lock");
@@ -643,7 +714,10 @@ impl Committer {
     fn recover(&mut self) -> Result<(), String> {
         Disk::probe(&self.dir, &self.fault).map_err(|e| e.to_string())?;
         let trees = self.reopen()?;
-        let disk = Disk::open(&self.dir, self.fault.clone()).map_err(|e| e.to_string())?;
+        let mut disk = Disk::open(&self.dir, self.fault.clone()).map_err(|e| e.to_string())?;
+        // sled's files hold what it had at its last checkpoint; the journal, every group
+        // acknowledged since.
+        replay(&trees, self.journal.records()?)?;
         let mut tail = sled::Batch::default();
         let mut removed = 0;
         for (game, acked) in &self.last {
@@ -660,9 +734,7 @@ impl Committer {
             }
         }
         trees.events.apply_batch(tail).map_err(|e| e.to_string())?;
-        trees.db.flush().map_err(|e| e.to_string())?;
-        let mut disk = disk;
-        disk.sync()?;
+        checkpoint(&trees, &mut disk, &mut self.journal)?;
         self.disk = Some(disk);
         self.failed = None;
         self.ceilings.lock().expect("ceilings lock").clear();
@@ -694,6 +766,27 @@ impl Committer {
         warn!("store reopened after a write failure");
         Ok(trees)
     }
+}
+
+/// Gives sled the journal's inserts (after opening or reopening it), one batch per tree.
+fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
+    let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
+    for (tree, key, value) in inserts {
+        match tree {
+            Tree::Events => events.insert(key, value),
+            Tree::Games => games.insert(key, value),
+        }
+    }
+    trees.games.apply_batch(games).map_err(|e| e.to_string())?;
+    trees.events.apply_batch(events).map_err(|e| e.to_string())
+}
+
+/// sled flushed, its files synced, and a new journal epoch: every write so far is in sled on
+/// the disk.
+fn checkpoint(trees: &Trees, disk: &mut Disk, journal: &mut Journal) -> Result<(), String> {
+    trees.db.flush().map_err(|e| e.to_string())?;
+    disk.sync()?;
+    journal.checkpoint()
 }
 
 fn current(trees: &RwLock<Option<Trees>>) -> Result<Trees, StoreError> {

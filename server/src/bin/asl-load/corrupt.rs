@@ -1,8 +1,8 @@
 //! The corruption drill: the real server under load is SIGKILLed, then a copy of its data
 //! directory is damaged the way a bad disk or a careless operator would — random bytes
-//! flipped in sled's files, or its log truncated — and a server started on the copy. Every
-//! game is then joined by a player holding the version it was last acknowledged. It checks,
-//! from outside the server:
+//! flipped in sled's files or the store's journal, or sled's log truncated — and a server
+//! started on the copy. Every game is then joined by a player holding the version it was last
+//! acknowledged. It checks, from outside the server:
 //! - the server never panics: it either serves, or refuses to open with a message naming
 //!   the directory (never a backtrace);
 //! - every game is served at no less than what was acknowledged, or is refused by name
@@ -255,6 +255,20 @@ fn damage(dir: &Path, rng: &mut Rng) -> anyhow::Result<&'static str> {
             .open(&db)?
             .set_len(keep)?;
         return Ok("db truncated");
+    }
+    let journal = dir.join("journal");
+    if roll >= 80 && roll < 90 && journal.is_file() {
+        // The journal: its header slots and the first records, where a killed server's
+        // acknowledged groups since sled's last checkpoint are (the rest is zeros or records
+        // already checkpointed).
+        let mut bytes = std::fs::read(&journal)?;
+        let span = bytes.len().min(256 * 1024) as u64;
+        for _ in 0..=rng.below(4) {
+            let at = rng.below(span) as usize;
+            bytes[at] ^= 1 << rng.below(8);
+        }
+        std::fs::write(&journal, bytes)?;
+        return Ok("journal bytes flipped");
     }
     let (path, what) = if roll < 90 {
         (db, "db bytes flipped")

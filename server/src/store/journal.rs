@@ -1,0 +1,627 @@
+//! The sled store's write-ahead journal: how a group of writes becomes durable with one
+//! `pwrite` and one `fdatasync`.
+//!
+//! sled 0.34's `flush` hands its buffer to its own I/O thread pool (waking every idle thread
+//! of it), which writes it and waits for `sync_file_range`; the committer then still needs an
+//! `fdatasync` for the drive's cache. A group paid two device round trips and a dozen thread
+//! wake-ups. Instead the committer writes the group's inserts here as one record and syncs
+//! this file alone, then applies them to sled's memory; sled is flushed (and its files synced)
+//! only at a checkpoint, when the journal is full, after which the journal starts a new epoch.
+//! On open, every valid record of the current epoch is applied to sled again (inserts of the
+//! same keys and values: applying one twice changes nothing) and a checkpoint follows.
+//!
+//! Layout, all integers little-endian:
+//! - two header slots ([`SLOT_BYTES`] each) at the start; a checkpoint writes the new epoch to
+//!   slot `epoch % 2`, so a torn header write leaves the other, older slot readable;
+//! - records from [`RECORDS_START`], each starting on a [`BLOCK_BYTES`] boundary so a write
+//!   never rewrites a block holding an acknowledged record (a torn write can only hurt the
+//!   record being written): magic, epoch, number (0, 1, … within the epoch), payload length,
+//!   the payload (the group's inserts), then blake3 of all of it.
+//!
+//! The file is written full of zeros when created, so a record's write never allocates blocks
+//! and its `fdatasync` has no file metadata to commit.
+//!
+//! Damage: a record that fails its checksum ends the epoch's records if nothing valid follows
+//! it (a write torn by a crash: it was never acknowledged); if a later record of the same epoch
+//! is valid, acknowledged writes are damaged and the store refuses to open, naming the record.
+//! A header slot that is damaged while records of a later epoch exist is refused the same way.
+//! A flipped bit in the last record cannot be told from a torn write; players' receipts then
+//! tell the server its log is behind (`protocol::record::receipt`).
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The journal's file name in the data directory, beside sled's files.
+pub const FILE_NAME: &str = "journal";
+
+/// The journal's size. A checkpoint (sled's flush) comes when a record no longer fits, so this
+/// bounds both how much a restart replays and how often a checkpoint interrupts the groups:
+/// at 4 KiB a group, 4,000 groups between checkpoints.
+pub const JOURNAL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The unit records are aligned to: a disk sector's worth for every drive we run on, and the
+/// page the kernel writes.
+pub const BLOCK_BYTES: u64 = 4096;
+
+/// Each header slot's size.
+const SLOT_BYTES: u64 = BLOCK_BYTES;
+
+/// Where records begin, after the two header slots.
+pub const RECORDS_START: u64 = 2 * SLOT_BYTES;
+
+/// The largest payload a record takes: half the record space, so a checkpoint always makes
+/// room. A group larger than this bypasses the journal (written to sled and flushed).
+pub const PAYLOAD_BYTES_MAX: usize = ((JOURNAL_BYTES - RECORDS_START) / 2) as usize;
+
+const HEADER_MAGIC: &[u8; 8] = b"ASLJHDR1";
+const RECORD_MAGIC: &[u8; 8] = b"ASLJREC1";
+/// magic, epoch, number, payload length.
+const RECORD_HEAD: usize = 8 + 8 + 8 + 4;
+const CHECKSUM: usize = 32;
+
+/// Which of sled's trees an insert goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tree {
+    Events = 0,
+    Games = 1,
+}
+
+/// One insert, as replayed.
+pub type Insert = (Tree, Vec<u8>, Vec<u8>);
+
+/// A group's inserts, encoded as a record's payload: count, then tree, key and value each.
+pub struct Payload {
+    bytes: Vec<u8>,
+    count: u32,
+}
+
+impl Default for Payload {
+    fn default() -> Payload {
+        Payload::new()
+    }
+}
+
+impl Payload {
+    pub fn new() -> Payload {
+        Payload {
+            bytes: vec![0; 4],
+            count: 0,
+        }
+    }
+
+    pub fn insert(&mut self, tree: Tree, key: &[u8], value: &[u8]) {
+        self.bytes.push(tree as u8);
+        self.bytes
+            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(key);
+        self.bytes
+            .extend_from_slice(&(value.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(value);
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.bytes[..4].copy_from_slice(&self.count.to_le_bytes());
+        self.bytes
+    }
+}
+
+/// A payload read back; `None` if it does not parse (a valid checksum over bytes this code
+/// did not write: a journal from elsewhere).
+fn decode(payload: &[u8]) -> Option<Vec<Insert>> {
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let slice = payload.get(at..at.checked_add(n)?)?;
+        at += n;
+        Some(slice)
+    };
+    let u32_of = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("four bytes")) as usize;
+    let count = u32_of(take(4)?);
+    let mut inserts = Vec::with_capacity(count.min(payload.len() / 9));
+    for _ in 0..count {
+        let tree = match take(1)?[0] {
+            0 => Tree::Events,
+            1 => Tree::Games,
+            _ => return None,
+        };
+        let key_len = u32_of(take(4)?);
+        let key = take(key_len)?.to_vec();
+        let value_len = u32_of(take(4)?);
+        let value = take(value_len)?.to_vec();
+        inserts.push((tree, key, value));
+    }
+    (at == payload.len()).then_some(inserts)
+}
+
+fn round_up(n: u64) -> u64 {
+    n.div_ceil(BLOCK_BYTES) * BLOCK_BYTES
+}
+
+fn header_bytes(epoch: u64) -> Vec<u8> {
+    let mut slot = vec![0u8; SLOT_BYTES as usize];
+    slot[..8].copy_from_slice(HEADER_MAGIC);
+    slot[8..16].copy_from_slice(&epoch.to_le_bytes());
+    let sum = blake3::hash(&slot[..16]);
+    slot[16..48].copy_from_slice(sum.as_bytes());
+    slot
+}
+
+/// A slot's epoch, if the slot is a valid header.
+fn read_slot(slot: &[u8]) -> Option<u64> {
+    (slot.get(..8)? == HEADER_MAGIC && blake3::hash(&slot[..16]).as_bytes() == &slot[16..48])
+        .then(|| u64::from_le_bytes(slot[8..16].try_into().expect("eight bytes")))
+}
+
+/// What a block holds if a record starts there.
+enum Found {
+    /// A valid record: its epoch, number, payload, and where the next block after it is.
+    Record {
+        epoch: u64,
+        number: u64,
+        payload: std::ops::Range<usize>,
+        next: u64,
+    },
+    /// Something that claims to be a record but fails its checksum or bounds.
+    Damaged,
+    /// No record starts here.
+    Nothing,
+}
+
+fn record_at(file: &[u8], offset: u64) -> Found {
+    let at = offset as usize;
+    let Some(head) = file.get(at..at + RECORD_HEAD) else {
+        return Found::Nothing;
+    };
+    if &head[..8] != RECORD_MAGIC {
+        return Found::Nothing;
+    }
+    let epoch = u64::from_le_bytes(head[8..16].try_into().expect("eight bytes"));
+    let number = u64::from_le_bytes(head[16..24].try_into().expect("eight bytes"));
+    let len = u32::from_le_bytes(head[24..28].try_into().expect("four bytes")) as usize;
+    let end = at + RECORD_HEAD + len;
+    let Some(sum) = file.get(end..end + CHECKSUM) else {
+        return Found::Damaged;
+    };
+    if blake3::hash(&file[at..end]).as_bytes() != sum {
+        return Found::Damaged;
+    }
+    Found::Record {
+        epoch,
+        number,
+        payload: at + RECORD_HEAD..end,
+        next: round_up((end + CHECKSUM) as u64),
+    }
+}
+
+/// The journal file, open for the committer (its only writer).
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    epoch: u64,
+    /// The number the next record gets.
+    next: u64,
+    /// Where the next record goes.
+    offset: u64,
+    /// While set, writes fail as on a disk that refuses them (tests, drills).
+    fault: Arc<AtomicBool>,
+    /// The size of the last record written, while it may still be taken back (its group was
+    /// refused after it was written: [`Journal::retract`]).
+    last_len: Option<u64>,
+}
+
+/// Why the journal could not be opened.
+pub enum OpenFailure {
+    /// The file could not be created, read or written.
+    Io(String),
+    /// It holds acknowledged writes that cannot be read.
+    Damaged(String),
+}
+
+impl Journal {
+    /// Opens (creating and zero-filling if needed) the journal in `dir`, and reads the current
+    /// epoch's records: the inserts to apply to sled before anything else, in order. Damage
+    /// that would lose acknowledged writes is an error naming the journal.
+    pub fn open(dir: &Path, fault: Arc<AtomicBool>) -> Result<(Journal, Vec<Insert>), OpenFailure> {
+        let path = dir.join(FILE_NAME);
+        let named = |e: io::Error| OpenFailure::Io(format!("the journal {}: {e}", path.display()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(named)?;
+        let len = file.metadata().map_err(named)?.len();
+        if len < JOURNAL_BYTES {
+            // New (or cut short: what it held is read below, from the bytes it still has).
+            zero_fill(&file, len).map_err(named)?;
+            File::open(dir).and_then(|d| d.sync_all()).map_err(named)?;
+        }
+        let bytes = read_all(&file).map_err(named)?;
+        let damaged = |why: String| {
+            OpenFailure::Damaged(format!("the journal {} is damaged: {why}", path.display()))
+        };
+        let slots = [0u64, 1].map(|i| {
+            let at = (i * SLOT_BYTES) as usize;
+            read_slot(&bytes[at..at + SLOT_BYTES as usize])
+        });
+        let epoch = slots.iter().flatten().max().copied().unwrap_or(0);
+        let mut inserts = vec![];
+        let mut offset = RECORDS_START;
+        let mut next = 0u64;
+        loop {
+            match record_at(&bytes, offset) {
+                Found::Record {
+                    epoch: e,
+                    number,
+                    payload,
+                    next: after,
+                } if e == epoch && number == next => {
+                    let decoded = decode(&bytes[payload]).ok_or_else(|| {
+                        damaged(format!("record {number} of epoch {epoch} does not parse"))
+                    })?;
+                    inserts.extend(decoded);
+                    next += 1;
+                    offset = after;
+                }
+                _ => break,
+            }
+        }
+        // Past the end of the epoch's records: a torn write, or damage? Any valid record of this
+        // epoch further on, or of a later epoch anywhere, means acknowledged writes were lost.
+        let mut scan = RECORDS_START;
+        while scan + BLOCK_BYTES <= bytes.len() as u64 {
+            if let Found::Record {
+                epoch: e, number, ..
+            } = record_at(&bytes, scan)
+            {
+                if e > epoch {
+                    return Err(damaged(format!(
+                        "its header says epoch {epoch}, but record {number} of epoch {e} is valid"
+                    )));
+                }
+                if e == epoch && scan >= offset && number >= next {
+                    return Err(damaged(format!(
+                        "record {next} of epoch {epoch} is unreadable while record {number} after it is valid"
+                    )));
+                }
+            }
+            scan += BLOCK_BYTES;
+        }
+        let journal = Journal {
+            file,
+            path,
+            epoch,
+            next,
+            offset,
+            fault,
+            last_len: None,
+        };
+        Ok((journal, inserts))
+    }
+
+    fn injected(&self) -> io::Result<()> {
+        if self.fault.load(Ordering::SeqCst) {
+            return Err(io::Error::other("simulated disk failure"));
+        }
+        Ok(())
+    }
+
+    /// Whether a record of `payload_bytes` fits before the end of the file.
+    pub fn has_room(&self, payload_bytes: usize) -> bool {
+        self.offset + round_up((RECORD_HEAD + payload_bytes + CHECKSUM) as u64) <= JOURNAL_BYTES
+    }
+
+    /// Writes `payload` as the next record and makes it durable. On an error the record may or
+    /// may not be on the disk; the next write goes to the same place with the same number, and
+    /// [`Journal::records`] never returns it.
+    pub fn append(&mut self, payload: Payload) -> Result<(), String> {
+        let payload = payload.finish();
+        let mut record =
+            Vec::with_capacity(round_up((RECORD_HEAD + payload.len() + CHECKSUM) as u64) as usize);
+        record.extend_from_slice(RECORD_MAGIC);
+        record.extend_from_slice(&self.epoch.to_le_bytes());
+        record.extend_from_slice(&self.next.to_le_bytes());
+        record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        record.extend_from_slice(&payload);
+        let sum = blake3::hash(&record);
+        record.extend_from_slice(sum.as_bytes());
+        record.resize(round_up(record.len() as u64) as usize, 0);
+        self.injected()
+            .and_then(|()| self.file.write_all_at(&record, self.offset))
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| format!("writing the journal {}: {e}", self.path.display()))?;
+        self.offset += record.len() as u64;
+        self.next += 1;
+        self.last_len = Some(record.len() as u64);
+        Ok(())
+    }
+
+    /// Whether no record was written since the last checkpoint.
+    pub fn is_empty(&self) -> bool {
+        self.next == 0
+    }
+
+    /// Takes back the record just written (its group was refused after all), and overwrites
+    /// the start of the place it had — or that a failed write may have reached — so a restart
+    /// before the store recovers does not apply what its writers were told was not stored.
+    /// The overwrite is best effort: the disk may refuse it too.
+    pub fn retract(&mut self) {
+        if let Some(len) = self.last_len.take() {
+            self.offset -= len;
+            self.next -= 1;
+        }
+        self.unwrite();
+    }
+
+    /// Overwrites the start of the next record's place (best effort), where a write that
+    /// failed may have landed.
+    pub fn unwrite(&self) {
+        let _ = self
+            .file
+            .write_all_at(&[0u8; RECORD_HEAD], self.offset)
+            .and_then(|()| self.file.sync_data());
+    }
+
+    /// The inserts of every acknowledged record of the current epoch, read back from the disk:
+    /// what a reopened sled must be given again.
+    pub fn records(&self) -> Result<Vec<Insert>, String> {
+        let bytes = read_all(&self.file)
+            .map_err(|e| format!("reading the journal {}: {e}", self.path.display()))?;
+        let mut inserts = vec![];
+        let mut offset = RECORDS_START;
+        for number in 0..self.next {
+            match record_at(&bytes, offset) {
+                Found::Record {
+                    epoch,
+                    number: n,
+                    payload,
+                    next,
+                } if epoch == self.epoch && n == number => {
+                    inserts.extend(
+                        decode(&bytes[payload])
+                            .ok_or_else(|| format!("journal record {number} does not parse"))?,
+                    );
+                    offset = next;
+                }
+                _ => {
+                    return Err(format!(
+                        "journal record {number} of epoch {} is gone from {}",
+                        self.epoch,
+                        self.path.display()
+                    ))
+                }
+            }
+        }
+        Ok(inserts)
+    }
+
+    /// Starts a new epoch: called once sled has flushed and its files are synced, so every
+    /// record so far is in sled on the disk and none needs replaying.
+    pub fn checkpoint(&mut self) -> Result<(), String> {
+        let epoch = self.epoch + 1;
+        let at = (epoch % 2) * SLOT_BYTES;
+        self.injected()
+            .and_then(|()| self.file.write_all_at(&header_bytes(epoch), at))
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| {
+                format!(
+                    "starting a new journal epoch in {}: {e}",
+                    self.path.display()
+                )
+            })?;
+        self.epoch = epoch;
+        self.next = 0;
+        self.offset = RECORDS_START;
+        self.last_len = None;
+        Ok(())
+    }
+}
+
+fn read_all(file: &File) -> io::Result<Vec<u8>> {
+    let len = file.metadata()?.len();
+    let mut bytes = vec![0u8; len as usize];
+    file.read_exact_at(&mut bytes, 0)?;
+    Ok(bytes)
+}
+
+/// Writes zeros from `from` to [`JOURNAL_BYTES`] and syncs, so later record writes never
+/// allocate.
+fn zero_fill(file: &File, from: u64) -> io::Result<()> {
+    let chunk = vec![0u8; 1024 * 1024];
+    let mut at = from;
+    while at < JOURNAL_BYTES {
+        let n = chunk.len().min((JOURNAL_BYTES - at) as usize);
+        file.write_all_at(&chunk[..n], at)?;
+        at += n as u64;
+    }
+    file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(dir: &Path) -> (Journal, Vec<Insert>) {
+        match Journal::open(dir, Arc::new(AtomicBool::new(false))) {
+            Ok(opened) => opened,
+            Err(OpenFailure::Io(e) | OpenFailure::Damaged(e)) => panic!("{e}"),
+        }
+    }
+
+    fn damage_of(dir: &Path) -> String {
+        match Journal::open(dir, Arc::new(AtomicBool::new(false))) {
+            Err(OpenFailure::Damaged(e)) => e,
+            Err(OpenFailure::Io(e)) => panic!("expected damage, got {e}"),
+            Ok(_) => panic!("a damaged journal opened"),
+        }
+    }
+
+    fn group(n: u8) -> Payload {
+        let mut p = Payload::new();
+        p.insert(Tree::Events, &[n; 24], &[n; 100]);
+        p.insert(Tree::Games, &[n; 16], b"meta");
+        p
+    }
+
+    #[test]
+    fn records_come_back_in_order_until_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut j, replay) = open(dir.path());
+            assert!(replay.is_empty());
+            j.append(group(1)).unwrap();
+            j.append(group(2)).unwrap();
+            assert_eq!(j.records().unwrap().len(), 4);
+        }
+        let (mut j, replay) = open(dir.path());
+        assert_eq!(replay.len(), 4);
+        assert_eq!(replay[0], (Tree::Events, vec![1; 24], vec![1; 100]));
+        assert_eq!(replay[3], (Tree::Games, vec![2; 16], b"meta".to_vec()));
+        // Written after a reopen: numbered on from the last record read.
+        j.append(group(3)).unwrap();
+        drop(j);
+        let (mut j, replay) = open(dir.path());
+        assert_eq!(replay.len(), 6);
+        j.checkpoint().unwrap();
+        j.append(group(4)).unwrap();
+        drop(j);
+        let (_, replay) = open(dir.path());
+        assert_eq!(
+            replay,
+            vec![
+                (Tree::Events, vec![4; 24], vec![4; 100]),
+                (Tree::Games, vec![4; 16], b"meta".to_vec())
+            ]
+        );
+    }
+
+    /// A record cut short by a crash was never acknowledged: it ends the epoch, and the next
+    /// write takes its place.
+    #[test]
+    fn a_torn_last_record_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let second;
+        {
+            let (mut j, _) = open(dir.path());
+            j.append(group(1)).unwrap();
+            second = j.offset;
+            j.append(group(2)).unwrap();
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .open(dir.path().join(FILE_NAME))
+            .unwrap();
+        file.write_all_at(&[0u8; 64], second + 40).unwrap();
+        let (mut j, replay) = open(dir.path());
+        assert_eq!(replay.len(), 2, "only the first record");
+        assert_eq!(j.offset, second);
+        j.append(group(3)).unwrap();
+        drop(j);
+        let (_, replay) = open(dir.path());
+        assert_eq!(replay[2].1, vec![3; 24]);
+    }
+
+    /// One flipped bit in a record with valid records after it: acknowledged writes are damaged,
+    /// and opening says so instead of dropping them.
+    #[test]
+    fn damage_before_valid_records_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let first;
+        {
+            let (mut j, _) = open(dir.path());
+            first = j.offset;
+            for n in 1..=3 {
+                j.append(group(n)).unwrap();
+            }
+        }
+        let path = dir.path().join(FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[first as usize + 60] ^= 0x04;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = damage_of(dir.path());
+        assert!(err.contains("damaged") && err.contains("record 0"), "{err}");
+    }
+
+    /// The newest header slot damaged: the older one is readable, but records of the newer
+    /// epoch exist, so the damage is named rather than those records skipped.
+    #[test]
+    fn a_damaged_header_with_newer_records_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut j, _) = open(dir.path());
+            j.checkpoint().unwrap();
+            j.checkpoint().unwrap();
+            j.append(group(1)).unwrap();
+        }
+        let path = dir.path().join(FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Epoch 2 is in slot 0.
+        bytes[9] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = damage_of(dir.path());
+        assert!(err.contains("header"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_write_is_not_counted_and_its_place_is_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fault = Arc::new(AtomicBool::new(false));
+        let Ok((mut j, _)) = Journal::open(dir.path(), fault.clone()) else {
+            panic!("the journal opens")
+        };
+        j.append(group(1)).unwrap();
+        fault.store(true, Ordering::SeqCst);
+        assert!(j.append(group(2)).is_err());
+        fault.store(false, Ordering::SeqCst);
+        assert_eq!(j.records().unwrap().len(), 2);
+        j.append(group(3)).unwrap();
+        let inserts = j.records().unwrap();
+        assert_eq!(inserts[2].1, vec![3; 24]);
+        // Written, then its group refused: taken back, and its place reused.
+        j.append(group(4)).unwrap();
+        j.retract();
+        j.append(group(5)).unwrap();
+        drop(j);
+        let (_, replay) = open(dir.path());
+        let keys: Vec<u8> = replay.iter().step_by(2).map(|(_, k, _)| k[0]).collect();
+        assert_eq!(keys, vec![1, 3, 5]);
+    }
+
+    #[test]
+    fn payloads_round_trip_and_garbage_does_not_parse() {
+        let p = group(7);
+        let bytes = p.finish();
+        assert_eq!(decode(&bytes).unwrap().len(), 2);
+        assert!(decode(&bytes[..bytes.len() - 1]).is_none());
+        let mut extra = bytes.clone();
+        extra.push(0);
+        assert!(decode(&extra).is_none());
+        assert!(decode(&[0xff; 4]).is_none());
+    }
+
+    #[test]
+    fn room_runs_out_and_a_checkpoint_makes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut j, _) = open(dir.path());
+        let big = PAYLOAD_BYTES_MAX - BLOCK_BYTES as usize;
+        let mut written = 0;
+        while j.has_room(big) {
+            let mut p = Payload::new();
+            p.insert(Tree::Events, &[1; 24], &vec![9; big - 64]);
+            j.append(p).unwrap();
+            written += 1;
+        }
+        assert_eq!(written, 2, "two records of the largest payload fit");
+        j.checkpoint().unwrap();
+        assert!(j.has_room(PAYLOAD_BYTES_MAX));
+    }
+}
