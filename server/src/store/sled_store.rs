@@ -559,8 +559,7 @@ impl Committer {
             Ok(trees) => trees,
             Err(e) => return refuse_all(group, e, |game| self.snapshot(game)),
         };
-        let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
-        let (mut any_events, mut any_games) = (false, false);
+        let mut inserts: Vec<Insert> = Vec::with_capacity(group.len());
         let mut staged: HashMap<GameKey, u64> = HashMap::new();
         let mut waiting = Vec::with_capacity(group.len());
         let mut payload = Payload::new();
@@ -573,13 +572,12 @@ impl Committer {
                     settle,
                 } => match self.check(&trees, &staged, &game, first_seq) {
                     Ok(()) => {
-                        for (i, record) in records.iter().enumerate() {
-                            let key = event_key(&game, first_seq + i as u64);
-                            payload.insert(Tree::Events, &key, record);
-                            events.insert(&key[..], record.as_slice());
-                        }
-                        any_events |= !records.is_empty();
                         staged.insert(game, first_seq - 1 + records.len() as u64);
+                        for (seq, record) in (first_seq..).zip(records) {
+                            let key = event_key(&game, seq);
+                            payload.insert(Tree::Events, &key, &record);
+                            inserts.push((Tree::Events, key.to_vec(), record));
+                        }
                         waiting.push(settle);
                     }
                     Err(refused) => {
@@ -588,8 +586,7 @@ impl Committer {
                 },
                 Write::Meta { game, meta, settle } => {
                     payload.insert(Tree::Games, &game, &meta);
-                    games.insert(&game[..], meta);
-                    any_games = true;
+                    inserts.push((Tree::Games, game.to_vec(), meta));
                     waiting.push(settle);
                 }
                 // Read before this group's writes, after every earlier group's.
@@ -616,14 +613,21 @@ impl Committer {
                 journal.append(payload)?;
                 appended = true;
             }
-            if any_games {
-                trees.games.apply_batch(games).map_err(|e| e.to_string())?;
-            }
-            if any_events {
-                trees
-                    .events
-                    .apply_batch(events)
-                    .map_err(|e| e.to_string())?;
+            if journaled {
+                // Key by key: the journal record, not a sled batch, makes the group atomic
+                // across a crash, and a sled batch writes sled's log buffer out (its I/O pool,
+                // `sync_file_range`) at every call — the work the journal is there to spare.
+                // No reader sees a game's half-applied group: a game's log is read by its own
+                // task, which is waiting for this write, or through the committer.
+                for (tree, key, value) in inserts {
+                    let tree = match tree {
+                        Tree::Events => &trees.events,
+                        Tree::Games => &trees.games,
+                    };
+                    tree.insert(key, value).map_err(|e| e.to_string())?;
+                }
+            } else {
+                replay(&trees, inserts)?;
             }
             if panic_next.swap(false, Ordering::SeqCst) {
                 panic!("simulated panic inside sled");
@@ -768,7 +772,8 @@ impl Committer {
     }
 }
 
-/// Gives sled the journal's inserts (after opening or reopening it), one batch per tree.
+/// Gives sled inserts as one batch per tree: the journal's after opening or reopening it, or a
+/// group too large for the journal.
 fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
     let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
     for (tree, key, value) in inserts {
