@@ -729,6 +729,13 @@ function printRatios(n, s, label, o) {
   );
 }
 
+/** The machine as the run found it: CPU model and load average, from /proc. */
+function machine() {
+  const model = /^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  return `${os.cpus().length} CPUs (${model}), load average ${load} at the start`;
+}
+
 async function main() {
   const drivers = { server: serverTarget, relay: relayTarget, bgio: bgioTarget };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-node-bench-'));
@@ -741,6 +748,7 @@ async function main() {
     console.log(
       `node generator: ${OPTIONS.moves} moves per match, one in flight per match, send -> opponent's receipt; ${OPTIONS.repeats} repeats, targets interleaved (order rotated each repeat)`,
     );
+    console.log(`  ${machine()}; node ${process.version}`);
     console.log(
       `  write+fdatasync on this disk (same run): ${fmt(floor, 3)} ms per sync; a JSON \`done\` command and a relay frame are ${RELAY_FRAME.length} B`,
     );
