@@ -2,7 +2,7 @@
 // per match alternating one cheap legal command, one command in flight per match. Latency is
 // send → the opponent's receipt of what the command did; moves/s is all matches' moves over
 // the run's wall time; the target's CPU per move is its process's CPU time over the run
-// (/proc/PID/task/*/schedstat) ÷ moves.
+// (/proc/PID/task/*/schedstat) ÷ moves, with the time it waited for a CPU beside it.
 //
 // Targets, each a child process started here on a free loopback port:
 //   server  asl-server, durable (every event fdatasync'ed before it is acknowledged or sent
@@ -206,18 +206,23 @@ class Target {
   }
 }
 
-/** CPU time (ns) of every thread of `pid`: the first field of /proc/PID/task/TID/schedstat. */
-function cpuNanos(pid) {
+/** Time (ns) every thread of `pid` has spent on a CPU, and waiting on a run queue for one:
+ * the first two fields of /proc/PID/task/TID/schedstat. The second says how much of a run a
+ * target was kept off the cores by other load on this shared machine. */
+function schedNanos(pid) {
   const dir = `/proc/${pid}/task`;
-  let total = 0n;
+  let run = 0n;
+  let wait = 0n;
   for (const tid of fs.readdirSync(dir)) {
     try {
-      total += BigInt(fs.readFileSync(`${dir}/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const [onCpu, queued] = fs.readFileSync(`${dir}/${tid}/schedstat`, 'utf8').split(' ');
+      run += BigInt(onCpu);
+      wait += BigInt(queued);
     } catch {
       // The thread ended between the listing and the read.
     }
   }
-  return total;
+  return { run, wait };
 }
 
 /** write + fdatasync of a frame-sized record, the floor a durable command pays once. */
@@ -671,7 +676,7 @@ async function setupMatches(driver, target, n) {
 async function run(driver, target, n, moves) {
   const matches = await setupMatches(driver, target, n);
   const latencies = [];
-  const cpu = cpuNanos(target.pid);
+  const sched = schedNanos(target.pid);
   const mine = process.cpuUsage();
   const start = performance.now();
   try {
@@ -683,7 +688,9 @@ async function run(driver, target, n, moves) {
     throw e;
   }
   const seconds = (performance.now() - start) / 1e3;
-  const cpuMs = Number(cpuNanos(target.pid) - cpu) / 1e6;
+  const after = schedNanos(target.pid);
+  const cpuMs = Number(after.run - sched.run) / 1e6;
+  const waitMs = Number(after.wait - sched.wait) / 1e6;
   const used = process.cpuUsage(mine);
   for (const m of matches) driver.teardown(m);
   const total = latencies.length;
@@ -691,6 +698,7 @@ async function run(driver, target, n, moves) {
     rate: total / seconds,
     latencies,
     cpuMs: cpuMs / total,
+    waitMs: waitMs / total,
     generatorMs: (used.user + used.system) / 1e3 / total,
   };
 }
@@ -711,6 +719,7 @@ function summarize(runs) {
     p50: median(runs.map((r) => percentile(r.latencies, 50))),
     p99: median(runs.map((r) => percentile(r.latencies, 99))),
     cpuMs: median(runs.map((r) => r.cpuMs)),
+    waitMs: median(runs.map((r) => r.waitMs)),
     generatorMs: median(runs.map((r) => r.generatorMs)),
   };
 }
@@ -769,11 +778,11 @@ async function main() {
       }
     }
     console.log('');
-    console.log('| N | target | moves/s | p50 ms | p99 ms | target CPU ms/move | generator CPU ms/move |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| N | target | moves/s | p50 ms | p99 ms | target CPU ms/move | target run-queue wait ms/move | generator CPU ms/move |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const [n, summary] of results) {
       for (const [t, s] of Object.entries(summary)) {
-        console.log(`| ${n} | ${NAMES[t]} | ${fmt(s.rate, 0)} | ${fmt(s.p50, 3)} | ${fmt(s.p99, 3)} | ${fmt(s.cpuMs, 4)} | ${fmt(s.generatorMs, 4)} |`);
+        console.log(`| ${n} | ${NAMES[t]} | ${fmt(s.rate, 0)} | ${fmt(s.p50, 3)} | ${fmt(s.p99, 3)} | ${fmt(s.cpuMs, 4)} | ${fmt(s.waitMs, 4)} | ${fmt(s.generatorMs, 4)} |`);
       }
     }
     console.log('');
