@@ -477,9 +477,10 @@ pub async fn memory(server_bin: &Path, games: usize, spectators: usize) -> anyho
         let progress = progress.clone();
         let share = games / CREATORS + usize::from(n < games % CREATORS);
         creators.spawn(async move {
-            let mut client = Client::connect(addr).await?;
+            // A connection per creation: one connection's creations are rate limited
+            // (`attempts_per_second_max`), as a client's would be.
             for _ in 0..share {
-                client.create(&scenario()).await?;
+                Client::connect(addr).await?.create(&scenario()).await?;
                 progress.inc(1);
             }
             anyhow::Ok(())
