@@ -280,16 +280,13 @@ async fn last_arrival(
 /// tokio-tungstenite broadcast of a frame of the same size to as many connections.
 /// Joins `count` spectators to the table's game, each on its own connection.
 async fn seat_spectators(
-    table: &Table,
+    game: &str,
+    token: &str,
     addr: SocketAddr,
     count: usize,
 ) -> anyhow::Result<Vec<Client>> {
-    let (game, token) = (
-        table.game.clone(),
-        table.viewer_token(Viewer::Spectator).to_string(),
-    );
     connect_many(count, "spectators joining", || {
-        let (game, token) = (game.clone(), token.clone());
+        let (game, token) = (game.to_string(), token.to_string());
         async move { Ok(Client::seat(addr, &game, &token).await?.0) }
     })
     .await
@@ -335,12 +332,29 @@ pub async fn spectator_impact(
     let mut quiet = round_trips(&mut unwatched, moves, "no spectators").await?;
 
     let mut table = Table::create(addr).await?;
-    let watchers = seat_spectators(&table, addr, spectators).await?;
-    let receipts = listen(watchers, event_seq);
+    // The audience runs on a runtime of its own (one thread, its own sockets and event loop),
+    // as it would on other machines: the players' round trips never wait in the same task
+    // queue as 500 readers, only for the CPU the kernel gives each thread.
+    let audience = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("audience")
+        .enable_all()
+        .build()?;
+    let (game, token) = (
+        table.game.clone(),
+        table.viewer_token(Viewer::Spectator).to_string(),
+    );
+    let receipts = audience
+        .spawn(async move {
+            let watchers = seat_spectators(&game, &token, addr, spectators).await?;
+            anyhow::Ok(listen(watchers, event_seq))
+        })
+        .await??;
     let (stalled, _) =
         Client::seat(addr, &table.game, table.viewer_token(Viewer::Spectator)).await?;
     let mut busy = round_trips(&mut table, moves, "watched, one stalled").await?;
     drop(receipts);
+    audience.shutdown_background();
     server.kill()?;
     drop(stalled);
 
@@ -376,7 +390,13 @@ pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow:
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
     let addr = server.addr;
     let mut table = Table::create(addr).await?;
-    let watchers = seat_spectators(&table, addr, spectators).await?;
+    let watchers = seat_spectators(
+        &table.game,
+        table.viewer_token(Viewer::Spectator),
+        addr,
+        spectators,
+    )
+    .await?;
     let mut receipts = listen(watchers, event_seq);
     let progress = bar(moves, "server fan-out");
     let mut ours = vec![];
