@@ -257,7 +257,7 @@ fn damage(dir: &Path, rng: &mut Rng) -> anyhow::Result<&'static str> {
         return Ok("db truncated");
     }
     let journal = dir.join("journal");
-    if roll >= 80 && roll < 90 && journal.is_file() {
+    if (80..90).contains(&roll) && journal.is_file() {
         // The journal: its header slots and the first records, where a killed server's
         // acknowledged groups since sled's last checkpoint are (the rest is zeros or records
         // already checkpointed).
