@@ -205,7 +205,12 @@ mod tests {
     }
 
     fn head(i: u64) -> Head {
-        Head::of_stream(&format!("g{i}"), Viewer::Spectator, i, StreamHash([i as u8; 32]))
+        Head::of_stream(
+            &format!("g{i}"),
+            Viewer::Spectator,
+            i,
+            StreamHash([i as u8; 32]),
+        )
     }
 
     /// Polls `future` once, as a runtime would, and says whether it is still waiting.
@@ -263,7 +268,11 @@ mod tests {
         }
         // Fewer signatures than requests: they were batched (the spawned tasks queue while
         // the first leader yields).
-        assert!((signatures.len() as u64) < n, "{} signatures", signatures.len());
+        assert!(
+            (signatures.len() as u64) < n,
+            "{} signatures",
+            signatures.len()
+        );
         assert!(!signer.inner.queue.lock().unwrap().leading);
     }
 

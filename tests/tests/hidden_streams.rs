@@ -109,7 +109,10 @@ impl Listener {
                 );
                 signed.check(&ServerKey::of(&key())).unwrap();
                 text = text.replace(&wire::to_json(&signed.signature), "SIGNATURE");
-                let proof = signed.batch.as_ref().expect("a receipt carries its batch proof");
+                let proof = signed
+                    .batch
+                    .as_ref()
+                    .expect("a receipt carries its batch proof");
                 text = text.replace(&wire::to_json(&proof.salt), "SALT");
                 for step in &proof.path {
                     let (Sibling::Left(hash) | Sibling::Right(hash)) = step;
