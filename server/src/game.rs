@@ -1143,12 +1143,12 @@ impl GameTask {
         });
         // Who hears first: the other player, then spectators, and the actor's reply last.
         // Each send wakes its connection's task, and the runtime runs the last task woken
-        // first, then the others in the order woken: so both players go before the audience,
-        // however large it is.
+        // first, then the others in the order woken: so the players' connections are woken
+        // after the audience's, and the other player's runs first, however large the audience.
+        // The actor's reply waits for its receipt's signature, below.
         let rank = |s: &Subscriber| match s.viewer {
-            _ if s.id == subscriber => 2,
-            Viewer::Spectator => 1,
-            Viewer::Side(_) => 0,
+            Viewer::Spectator => 0,
+            Viewer::Side(_) => 1,
         };
         self.subscribers.sort_by_key(|s| rank(s));
         let mut dropped = vec![];
