@@ -232,15 +232,14 @@ pub fn sign_batch(key: &SigningKey, heads: Vec<Head>) -> Vec<SignedHead> {
         heads.len()
     );
     let salt_key = salt_key(key);
-    let salts: Vec<NodeHash> = heads
+    let (salts, mut level): (Vec<NodeHash>, Vec<NodeHash>) = heads
         .iter()
-        .map(|h| leaf_salt(&salt_key, &h.bytes()))
-        .collect();
-    let mut level: Vec<NodeHash> = heads
-        .iter()
-        .zip(&salts)
-        .map(|(h, salt)| leaf(salt, &h.bytes()))
-        .collect();
+        .map(|h| {
+            let body = h.bytes();
+            let salt = leaf_salt(&salt_key, &body);
+            (salt, leaf(&salt, &body))
+        })
+        .unzip();
     // Each leaf's path, built level by level; `at[i]` is where leaf i's node stands now.
     let mut paths: Vec<Vec<Sibling>> = vec![vec![]; heads.len()];
     let mut at: Vec<usize> = (0..heads.len()).collect();
