@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 /// Suffix of a receipt file.
 pub const RECEIPT_SUFFIX: &str = ".receipt";
 
-/// Largest receipt file read back: a signed head is a few hundred bytes as JSON.
+/// Largest receipt file read back: a signed head is a few hundred bytes as JSON, and its batch
+/// proof at most `PROOF_DEPTH_MAX` (32) hashes of about 140 bytes each, under 5 KiB.
 const FILE_BYTES_MAX: u64 = 16 * 1024;
 
 /// Most receipt files `asl verify --receipts DIR` reads from one directory: a player's state
@@ -122,6 +123,23 @@ mod tests {
             seq,
             StreamHash([seq as u8; 32]),
         )
+    }
+
+    /// The longest proof a receipt may carry, every byte written at its widest, fits the file
+    /// limit: no receipt the server could send is too large to keep.
+    #[test]
+    fn the_longest_receipt_fits_a_receipt_file() {
+        use protocol::record::signed::{NodeHash, Sibling, PROOF_DEPTH_MAX};
+        let mut longest = receipt(u64::MAX);
+        let proof = longest.batch.as_mut().unwrap();
+        proof.salt = NodeHash([255; 32]);
+        proof.path = vec![Sibling::Right(NodeHash([255; 32])); PROOF_DEPTH_MAX];
+        longest.game = "f".repeat(64);
+        let size = serde_json::to_string(&longest).unwrap().len();
+        assert!(size as u64 <= FILE_BYTES_MAX, "{size} bytes");
+        let dir = tempfile::tempdir().unwrap();
+        keep(dir.path(), "g", "a", &longest).unwrap();
+        assert_eq!(load(dir.path(), "g", "a").unwrap(), Some(longest));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
 use protocol::record::receipt::Mismatch;
-use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream};
+use protocol::record::signed::{Head, SignedHead, Stream};
 use protocol::record::stream::{self, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
@@ -357,8 +357,9 @@ pub struct GameTask {
     audience_reads: crate::budget::RateLimit,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
-    /// The key exports are signed with (`docs/review.md`).
-    signer: Option<Arc<ServerSigningKey>>,
+    /// What signs this game's receipts (in batches with other games') and exports
+    /// (`docs/review.md`).
+    signer: Option<crate::signer::Signer>,
     /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
@@ -497,23 +498,24 @@ impl GameTask {
 
     /// The head of `viewer`'s own stream now, signed: the receipt sent with `joined` and
     /// `accepted`. It covers the game, the viewer's own sequence and its `StreamHash` — what
-    /// the viewer was shown, nothing of the log's length or head.
-    fn receipt(&self, viewer: Viewer) -> Option<SignedHead> {
+    /// the viewer was shown, nothing of the log's length or head. Signed in a batch with the
+    /// receipts other games ask for at the same moment (`crate::signer`); this task asks for
+    /// one receipt at a time, so no batch ever holds two heads of this game.
+    async fn receipt(&self, viewer: Viewer) -> Option<SignedHead> {
         let version = self.version(viewer);
-        self.signer.as_ref().map(|key| {
-            SignedHead::of_stream(
-                key,
-                &log::game_id(&self.key),
-                viewer,
-                version,
-                self.streams.hash(viewer, version),
-            )
-        })
+        let signer = self.signer.as_ref()?;
+        let head = Head::of_stream(
+            &log::game_id(&self.key),
+            viewer,
+            version,
+            self.streams.hash(viewer, version),
+        );
+        Some(signer.sign(head).await)
     }
 
-    /// Signs this game's exports and its viewers' heads with `key`.
-    pub fn signed_by(mut self, key: Arc<ServerSigningKey>) -> GameTask {
-        self.signer = Some(key);
+    /// Signs this game's exports and its viewers' heads with `signer`'s key.
+    pub fn signed_by(mut self, signer: crate::signer::Signer) -> GameTask {
+        self.signer = Some(signer);
         self
     }
 
@@ -850,7 +852,7 @@ impl GameTask {
         if let Some(receipt) = receipt {
             // A signed head is proof the server sent it: checked against this viewer's stream,
             // from anyone who holds one (a spectator's too).
-            let trusted = self.signer.as_ref().map(|k| ServerKey::of(k));
+            let trusted = self.signer.as_ref().map(|s| s.public());
             let checked = trusted
                 .ok_or_else(|| Mismatch::Signature("this server signs no heads".into()))
                 .and_then(|trusted| {
@@ -907,7 +909,7 @@ impl GameTask {
             state: resume_from.is_none().then(|| Box::new(projection)),
             head: self.streams.hash(viewer, version),
             dice_commitment: self.referee.commitment(),
-            signed: self.receipt(viewer),
+            signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
         })];
         if let Some(since) = resume_from {
@@ -1001,7 +1003,7 @@ impl GameTask {
                     .map(|seq| self.sequenced(viewer, seq))
                     .collect(),
                 head: self.streams.hash(viewer, version),
-                signed: self.receipt(viewer),
+                signed: self.receipt(viewer).await,
             });
             self.send_to(subscriber, again);
             return;
@@ -1141,14 +1143,26 @@ impl GameTask {
         });
         // Who hears first: the other player, then spectators, and the actor's reply last.
         // Each send wakes its connection's task, and the runtime runs the last task woken
-        // first, then the others in the order woken: so both players go before the audience,
-        // however large it is.
+        // first, then the others in the order woken: so the players' connections are woken
+        // after the audience's, and the other player's runs first, however large the audience.
+        // The actor's reply waits for its receipt's signature, below.
         let rank = |s: &Subscriber| match s.viewer {
-            _ if s.id == subscriber => 2,
-            Viewer::Spectator => 1,
-            Viewer::Side(_) => 0,
+            Viewer::Spectator => 0,
+            Viewer::Side(_) => 1,
         };
         self.subscribers.sort_by_key(|s| rank(s));
+        let mut dropped = vec![];
+        for s in self.subscribers.iter_mut().filter(|s| s.id != subscriber) {
+            for m in broadcasts[stream::index(s.viewer)].iter().cloned() {
+                if s.deliver(m) == Delivery::Stalled {
+                    dropped.push(s.id);
+                    break;
+                }
+            }
+        }
+        // Only then the actor's receipt, signed in a batch with other games' (`crate::signer`):
+        // nobody else waits for the signature. The actor's `accepted` still goes before
+        // anything of the next request, since this task takes none until it is sent.
         let actor = Viewer::Side(side);
         let accepted = Frame::new(ServerMessage::Accepted {
             id,
@@ -1157,20 +1171,11 @@ impl GameTask {
                 .map(|seq| self.sequenced(actor, seq))
                 .collect(),
             head: self.streams.hash(actor, self.version(actor)),
-            signed: self.receipt(actor),
+            signed: self.receipt(actor).await,
         });
-        let mut dropped = vec![];
-        for s in self.subscribers.iter_mut() {
-            let messages: Vec<Outbound> = if s.id == subscriber {
-                vec![accepted.clone()]
-            } else {
-                broadcasts[stream::index(s.viewer)].clone()
-            };
-            for m in messages {
-                if s.deliver(m) == Delivery::Stalled {
-                    dropped.push(s.id);
-                    break;
-                }
+        if let Some(s) = self.subscribers.iter_mut().find(|s| s.id == subscriber) {
+            if s.deliver(accepted) == Delivery::Stalled {
+                dropped.push(s.id);
             }
         }
         self.drop_subscribers(&dropped);
@@ -1239,9 +1244,9 @@ impl GameTask {
             envelopes: vec![],
             // The head of the whole log, signed: a verifier with the server's key knows the
             // server vouched for exactly this log.
-            signed: self.signer.as_ref().map(|key| {
+            signed: self.signer.as_ref().map(|signer| {
                 SignedHead::sign(
-                    key,
+                    signer.key(),
                     &log::game_id(&self.key),
                     Stream::FullLog,
                     game.version,

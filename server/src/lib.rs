@@ -17,6 +17,7 @@ pub mod nats_harness;
 pub mod once;
 pub mod registry;
 mod review;
+pub mod signer;
 pub mod signing;
 pub mod startup;
 pub mod store;

@@ -59,6 +59,7 @@ pub struct Metrics {
     pub append_seconds: Histogram,
     pub slow_readers_dropped: Counter,
     pub log_lines_dropped: Counter,
+    pub signed_batch_heads: Histogram,
     store_group_writes: Histogram,
     store_flush_seconds: Histogram,
 }
@@ -123,6 +124,12 @@ impl Metrics {
             "Log lines that could not be written (a full disk, a closed pipe)",
             log_lines_dropped.clone(),
         );
+        let signed_batch_heads = Histogram::new(exponential_buckets(1.0, 2.0, 11));
+        registry.register(
+            "signed_batch_heads",
+            "Receipts signed under one signature by the batching signer (`signer.rs`)",
+            signed_batch_heads.clone(),
+        );
         let store_group_writes = Histogram::new(exponential_buckets(1.0, 2.0, 12));
         registry.register(
             "store_group_writes",
@@ -148,6 +155,7 @@ impl Metrics {
             append_seconds,
             slow_readers_dropped,
             log_lines_dropped,
+            signed_batch_heads,
         }
     }
 
@@ -223,6 +231,7 @@ mod tests {
             "asl_store_flush_seconds_bucket",
             "asl_slow_readers_dropped_total",
             "asl_log_lines_dropped_total",
+            "asl_signed_batch_heads_bucket",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
         }

@@ -95,6 +95,8 @@ pub struct Registry {
     checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
+    /// Signs every game's receipts, in batches across games (`crate::signer`).
+    signer: crate::signer::Signer,
 }
 
 /// A refusal to hand out a game, as it goes on the wire.
@@ -249,6 +251,7 @@ impl Registry {
             tasks: Mutex::new(tasks),
             checking: stop,
             store,
+            signer: crate::signer::Signer::new(config.signing_key.clone()),
             config,
         })
     }
@@ -370,7 +373,7 @@ impl Registry {
 
     fn spawn(&self, key: GameKey, task: GameTask, meta: GameMeta) -> GameHandle {
         let task = task
-            .signed_by(self.config.signing_key.clone())
+            .signed_by(self.signer.clone())
             .unloaded_by(self.unloader(key));
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);

@@ -6,6 +6,7 @@
 use client::{Connection, Reply};
 use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
+use protocol::record::signed::{ServerKey, ServerSigningKey, Sibling};
 use protocol::wire::{self, ClientMessage, ServerMessage};
 use protocol::{Command, Hex, Outcome};
 use server::config::Config;
@@ -14,6 +15,10 @@ use tokio_tungstenite::tungstenite::Message;
 
 const SCENARIO: &str = include_str!("../../scenarios/village-outskirts.toml");
 const WAIT: Duration = Duration::from_secs(20);
+/// The server's key, so each receipt is checked as well as compared.
+fn key() -> ServerSigningKey {
+    ServerSigningKey::from_bytes(&[41; 32])
+}
 
 /// Everything one connection received, as text with the game's id blanked: the stream's
 /// events in order, and the answers to its requests in order. (The two are written by
@@ -75,9 +80,15 @@ impl Listener {
             {
                 text = text.replace(&wire::to_json(dice_commitment), "COMMITMENT");
             }
-            // A receipt's signature covers the game's id, so it differs with it; what it
-            // signs — the viewer's own sequence and head, and the signer — stays in the text,
-            // compared like everything else, and must be the frame's own.
+            // A receipt's signature covers the game's id, so it differs with it, and so does
+            // its leaf's salt (drawn from the head, game id included); what it signs — the
+            // viewer's own sequence and head, and the signer — stays in the text, compared like
+            // everything else, and must be the frame's own and hold under the server's key.
+            // Its batch path stays too, its hashes blanked: in this test one request is in
+            // flight at a time, so each receipt is a batch of its own in both games, and a path
+            // whose shape differed would be a difference to find. (Hashes of other games'
+            // heads would differ between runs anyway; none of this game's other viewers can
+            // share a batch with it, as its task asks for one receipt at a time.)
             if let ServerMessage::Joined {
                 version,
                 head,
@@ -96,7 +107,17 @@ impl Listener {
                     (signed.version, signed.viewer_head().map(|(_, h)| h)),
                     (*version, Some(*head))
                 );
+                signed.check(&ServerKey::of(&key())).unwrap();
                 text = text.replace(&wire::to_json(&signed.signature), "SIGNATURE");
+                let proof = signed
+                    .batch
+                    .as_ref()
+                    .expect("a receipt carries its batch proof");
+                text = text.replace(&wire::to_json(&proof.salt), "SALT");
+                for step in &proof.path {
+                    let (Sibling::Left(hash) | Sibling::Right(hash)) = step;
+                    text = text.replace(&wire::to_json(hash), "SIBLING");
+                }
             }
             match &message {
                 ServerMessage::Event(_) => {
@@ -236,7 +257,11 @@ fn same(quiet: &Heard, busy: &Heard, who: &str) {
 #[tokio::test]
 async fn hidden_activity_leaves_the_others_frames_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path(), Config::default()).await;
+    let config = Config {
+        signing_key: std::sync::Arc::new(key()),
+        ..Config::default()
+    };
+    let server = TestServer::start(dir.path(), config).await;
     let (german_quiet, spectator_quiet) = play(&server.url, false).await;
     let (german_busy, spectator_busy) = play(&server.url, true).await;
     assert!(german_quiet.received > 5, "{german_quiet:?}");

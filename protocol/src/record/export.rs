@@ -317,6 +317,7 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
                 head,
                 signer,
                 signature,
+                batch: None,
             })
         }
     };
