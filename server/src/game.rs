@@ -1141,28 +1141,24 @@ impl GameTask {
                 .map(|seq| Frame::new(ServerMessage::Event(self.sequenced(viewer, seq))))
                 .collect()
         });
-        // Who hears first: the other player, then spectators, and the actor's reply last.
-        // Each send wakes its connection's task, and the runtime runs the last task woken
-        // first, then the others in the order woken: so the players' connections are woken
-        // after the audience's, and the other player's runs first, however large the audience.
-        // The actor's reply waits for its receipt's signature, below.
-        let rank = |s: &Subscriber| match s.viewer {
-            Viewer::Spectator => 0,
-            Viewer::Side(_) => 1,
-        };
-        self.subscribers.sort_by_key(|s| rank(s));
+        // Who hears first: the other player, then the actor (its reply waits for its
+        // receipt's signature, signed in a batch with other games': `crate::signer`), then
+        // the audience. The other player's connection runs while the receipt is signed, and
+        // however large the audience, neither player's frame is queued behind its writes.
         let mut dropped = vec![];
-        for s in self.subscribers.iter_mut().filter(|s| s.id != subscriber) {
-            for m in broadcasts[stream::index(s.viewer)].iter().cloned() {
+        let mut deliver = |s: &mut Subscriber, frames: &[Outbound]| {
+            for m in frames.iter().cloned() {
                 if s.deliver(m) == Delivery::Stalled {
                     dropped.push(s.id);
                     break;
                 }
             }
+        };
+        for s in self.subscribers.iter_mut() {
+            if s.id != subscriber && matches!(s.viewer, Viewer::Side(_)) {
+                deliver(s, &broadcasts[stream::index(s.viewer)]);
+            }
         }
-        // Only then the actor's receipt, signed in a batch with other games' (`crate::signer`):
-        // nobody else waits for the signature. The actor's `accepted` still goes before
-        // anything of the next request, since this task takes none until it is sent.
         let actor = Viewer::Side(side);
         let accepted = Frame::new(ServerMessage::Accepted {
             id,
@@ -1173,9 +1169,14 @@ impl GameTask {
             head: self.streams.hash(actor, self.version(actor)),
             signed: self.receipt(actor).await,
         });
-        if let Some(s) = self.subscribers.iter_mut().find(|s| s.id == subscriber) {
-            if s.deliver(accepted) == Delivery::Stalled {
-                dropped.push(s.id);
+        for s in self.subscribers.iter_mut() {
+            if s.id == subscriber {
+                deliver(s, std::slice::from_ref(&accepted));
+            }
+        }
+        for s in self.subscribers.iter_mut() {
+            if s.viewer == Viewer::Spectator {
+                deliver(s, &broadcasts[stream::index(s.viewer)]);
             }
         }
         self.drop_subscribers(&dropped);
