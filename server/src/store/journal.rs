@@ -73,45 +73,19 @@ pub enum Tree {
 /// One insert, as replayed.
 pub type Insert = (Tree, Vec<u8>, Vec<u8>);
 
-/// A group's inserts, encoded as a record's payload: count, then tree, key and value each.
-pub struct Payload {
-    bytes: Vec<u8>,
-    count: u32,
-}
-
-impl Default for Payload {
-    fn default() -> Payload {
-        Payload::new()
+/// A group's inserts as a record's payload: their count, then tree, key and value each.
+pub fn encode(inserts: &[Insert]) -> Vec<u8> {
+    let size: usize = inserts.iter().map(|(_, k, v)| 9 + k.len() + v.len()).sum();
+    let mut bytes = Vec::with_capacity(4 + size);
+    bytes.extend_from_slice(&(inserts.len() as u32).to_le_bytes());
+    for (tree, key, value) in inserts {
+        bytes.push(*tree as u8);
+        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(key);
+        bytes.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(value);
     }
-}
-
-impl Payload {
-    pub fn new() -> Payload {
-        Payload {
-            bytes: vec![0; 4],
-            count: 0,
-        }
-    }
-
-    pub fn insert(&mut self, tree: Tree, key: &[u8], value: &[u8]) {
-        self.bytes.push(tree as u8);
-        self.bytes
-            .extend_from_slice(&(key.len() as u32).to_le_bytes());
-        self.bytes.extend_from_slice(key);
-        self.bytes
-            .extend_from_slice(&(value.len() as u32).to_le_bytes());
-        self.bytes.extend_from_slice(value);
-        self.count += 1;
-    }
-
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        self.bytes[..4].copy_from_slice(&self.count.to_le_bytes());
-        self.bytes
-    }
+    bytes
 }
 
 /// A payload read back; `None` if it does not parse (a valid checksum over bytes this code
@@ -160,45 +134,53 @@ fn read_slot(slot: &[u8]) -> Option<u64> {
         .then(|| u64::from_le_bytes(slot[8..16].try_into().expect("eight bytes")))
 }
 
-/// What a block holds if a record starts there.
-enum Found {
-    /// A valid record: its epoch, number, payload, and where the next block after it is.
-    Record {
-        epoch: u64,
-        number: u64,
-        payload: std::ops::Range<usize>,
-        next: u64,
-    },
-    /// Something that claims to be a record but fails its checksum or bounds.
-    Damaged,
-    /// No record starts here.
-    Nothing,
+/// A valid record: its epoch, number, payload, and where the next block after it is.
+struct Record {
+    epoch: u64,
+    number: u64,
+    payload: std::ops::Range<usize>,
+    next: u64,
 }
 
-fn record_at(file: &[u8], offset: u64) -> Found {
+/// The record starting at `offset`, if one starts there and passes its bounds and checksum.
+fn record_at(file: &[u8], offset: u64) -> Option<Record> {
     let at = offset as usize;
-    let Some(head) = file.get(at..at + RECORD_HEAD) else {
-        return Found::Nothing;
-    };
+    let head = file.get(at..at + RECORD_HEAD)?;
     if &head[..8] != RECORD_MAGIC {
-        return Found::Nothing;
+        return None;
     }
     let epoch = u64::from_le_bytes(head[8..16].try_into().expect("eight bytes"));
     let number = u64::from_le_bytes(head[16..24].try_into().expect("eight bytes"));
     let len = u32::from_le_bytes(head[24..28].try_into().expect("four bytes")) as usize;
     let end = at + RECORD_HEAD + len;
-    let Some(sum) = file.get(end..end + CHECKSUM) else {
-        return Found::Damaged;
-    };
-    if blake3::hash(&file[at..end]).as_bytes() != sum {
-        return Found::Damaged;
-    }
-    Found::Record {
+    let sum = file.get(end..end + CHECKSUM)?;
+    (blake3::hash(&file[at..end]).as_bytes() == sum).then(|| Record {
         epoch,
         number,
         payload: at + RECORD_HEAD..end,
         next: round_up((end + CHECKSUM) as u64),
+    })
+}
+
+/// The records of `epoch` from the first, numbered 0, 1, … without a gap, at most `limit` of
+/// them: their inserts in order, where the record after them goes, and its number. A record
+/// that passes its checksum but does not parse is an error naming it.
+fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64, u64), String> {
+    let (mut inserts, mut offset, mut next) = (vec![], RECORDS_START, 0);
+    while next < limit {
+        match record_at(bytes, offset) {
+            Some(r) if r.epoch == epoch && r.number == next => {
+                inserts.extend(
+                    decode(&bytes[r.payload])
+                        .ok_or_else(|| format!("record {next} of epoch {epoch} does not parse"))?,
+                );
+                next += 1;
+                offset = r.next;
+            }
+            _ => break,
+        }
     }
+    Ok((inserts, offset, next))
 }
 
 /// The journal file, open for the committer (its only writer).
@@ -254,34 +236,14 @@ impl Journal {
             read_slot(&bytes[at..at + SLOT_BYTES as usize])
         });
         let epoch = slots.iter().flatten().max().copied().unwrap_or(0);
-        let mut inserts = vec![];
-        let mut offset = RECORDS_START;
-        let mut next = 0u64;
-        loop {
-            match record_at(&bytes, offset) {
-                Found::Record {
-                    epoch: e,
-                    number,
-                    payload,
-                    next: after,
-                } if e == epoch && number == next => {
-                    let decoded = decode(&bytes[payload]).ok_or_else(|| {
-                        damaged(format!("record {number} of epoch {epoch} does not parse"))
-                    })?;
-                    inserts.extend(decoded);
-                    next += 1;
-                    offset = after;
-                }
-                _ => break,
-            }
-        }
+        let (inserts, offset, next) = read_epoch(&bytes, epoch, u64::MAX).map_err(damaged)?;
         // Past the end of the epoch's records: a torn write, or damage? Any valid record of this
         // epoch further on, or of a later epoch anywhere, means acknowledged writes were lost.
         let mut scan = RECORDS_START;
         while scan + BLOCK_BYTES <= bytes.len() as u64 {
-            if let Found::Record {
+            if let Some(Record {
                 epoch: e, number, ..
-            } = record_at(&bytes, scan)
+            }) = record_at(&bytes, scan)
             {
                 if e > epoch {
                     return Err(damaged(format!(
@@ -323,15 +285,14 @@ impl Journal {
     /// Writes `payload` as the next record and makes it durable. On an error the record may or
     /// may not be on the disk; the next write goes to the same place with the same number, and
     /// [`Journal::records`] never returns it.
-    pub fn append(&mut self, payload: Payload) -> Result<(), String> {
-        let payload = payload.finish();
+    pub fn append(&mut self, payload: &[u8]) -> Result<(), String> {
         let mut record =
             Vec::with_capacity(round_up((RECORD_HEAD + payload.len() + CHECKSUM) as u64) as usize);
         record.extend_from_slice(RECORD_MAGIC);
         record.extend_from_slice(&self.epoch.to_le_bytes());
         record.extend_from_slice(&self.next.to_le_bytes());
         record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        record.extend_from_slice(&payload);
+        record.extend_from_slice(payload);
         let sum = blake3::hash(&record);
         record.extend_from_slice(sum.as_bytes());
         record.resize(round_up(record.len() as u64) as usize, 0);
@@ -374,32 +335,14 @@ impl Journal {
     /// The inserts of every acknowledged record of the current epoch, read back from the disk:
     /// what a reopened sled must be given again.
     pub fn records(&self) -> Result<Vec<Insert>, String> {
-        let bytes = read_all(&self.file)
-            .map_err(|e| format!("reading the journal {}: {e}", self.path.display()))?;
-        let mut inserts = vec![];
-        let mut offset = RECORDS_START;
-        for number in 0..self.next {
-            match record_at(&bytes, offset) {
-                Found::Record {
-                    epoch,
-                    number: n,
-                    payload,
-                    next,
-                } if epoch == self.epoch && n == number => {
-                    inserts.extend(
-                        decode(&bytes[payload])
-                            .ok_or_else(|| format!("journal record {number} does not parse"))?,
-                    );
-                    offset = next;
-                }
-                _ => {
-                    return Err(format!(
-                        "journal record {number} of epoch {} is gone from {}",
-                        self.epoch,
-                        self.path.display()
-                    ))
-                }
-            }
+        let named = |why: String| format!("the journal {}: {why}", self.path.display());
+        let bytes = read_all(&self.file).map_err(|e| named(e.to_string()))?;
+        let (inserts, _, found) = read_epoch(&bytes, self.epoch, self.next).map_err(named)?;
+        if found < self.next {
+            return Err(named(format!(
+                "record {found} of epoch {} is gone",
+                self.epoch
+            )));
         }
         Ok(inserts)
     }
@@ -465,11 +408,11 @@ mod tests {
         }
     }
 
-    fn group(n: u8) -> Payload {
-        let mut p = Payload::new();
-        p.insert(Tree::Events, &[n; 24], &[n; 100]);
-        p.insert(Tree::Games, &[n; 16], b"meta");
-        p
+    fn group(n: u8) -> Vec<u8> {
+        encode(&[
+            (Tree::Events, vec![n; 24], vec![n; 100]),
+            (Tree::Games, vec![n; 16], b"meta".to_vec()),
+        ])
     }
 
     #[test]
@@ -478,8 +421,8 @@ mod tests {
         {
             let (mut j, replay) = open(dir.path());
             assert!(replay.is_empty());
-            j.append(group(1)).unwrap();
-            j.append(group(2)).unwrap();
+            j.append(&group(1)).unwrap();
+            j.append(&group(2)).unwrap();
             assert_eq!(j.records().unwrap().len(), 4);
         }
         let (mut j, replay) = open(dir.path());
@@ -487,12 +430,12 @@ mod tests {
         assert_eq!(replay[0], (Tree::Events, vec![1; 24], vec![1; 100]));
         assert_eq!(replay[3], (Tree::Games, vec![2; 16], b"meta".to_vec()));
         // Written after a reopen: numbered on from the last record read.
-        j.append(group(3)).unwrap();
+        j.append(&group(3)).unwrap();
         drop(j);
         let (mut j, replay) = open(dir.path());
         assert_eq!(replay.len(), 6);
         j.checkpoint().unwrap();
-        j.append(group(4)).unwrap();
+        j.append(&group(4)).unwrap();
         drop(j);
         let (_, replay) = open(dir.path());
         assert_eq!(
@@ -512,9 +455,9 @@ mod tests {
         let second;
         {
             let (mut j, _) = open(dir.path());
-            j.append(group(1)).unwrap();
+            j.append(&group(1)).unwrap();
             second = j.offset;
-            j.append(group(2)).unwrap();
+            j.append(&group(2)).unwrap();
         }
         let file = OpenOptions::new()
             .write(true)
@@ -524,7 +467,7 @@ mod tests {
         let (mut j, replay) = open(dir.path());
         assert_eq!(replay.len(), 2, "only the first record");
         assert_eq!(j.offset, second);
-        j.append(group(3)).unwrap();
+        j.append(&group(3)).unwrap();
         drop(j);
         let (_, replay) = open(dir.path());
         assert_eq!(replay[2].1, vec![3; 24]);
@@ -540,7 +483,7 @@ mod tests {
             let (mut j, _) = open(dir.path());
             first = j.offset;
             for n in 1..=3 {
-                j.append(group(n)).unwrap();
+                j.append(&group(n)).unwrap();
             }
         }
         let path = dir.path().join(FILE_NAME);
@@ -560,7 +503,7 @@ mod tests {
             let (mut j, _) = open(dir.path());
             j.checkpoint().unwrap();
             j.checkpoint().unwrap();
-            j.append(group(1)).unwrap();
+            j.append(&group(1)).unwrap();
         }
         let path = dir.path().join(FILE_NAME);
         let mut bytes = std::fs::read(&path).unwrap();
@@ -578,18 +521,18 @@ mod tests {
         let Ok((mut j, _)) = Journal::open(dir.path(), fault.clone()) else {
             panic!("the journal opens")
         };
-        j.append(group(1)).unwrap();
+        j.append(&group(1)).unwrap();
         fault.store(true, Ordering::SeqCst);
-        assert!(j.append(group(2)).is_err());
+        assert!(j.append(&group(2)).is_err());
         fault.store(false, Ordering::SeqCst);
         assert_eq!(j.records().unwrap().len(), 2);
-        j.append(group(3)).unwrap();
+        j.append(&group(3)).unwrap();
         let inserts = j.records().unwrap();
         assert_eq!(inserts[2].1, vec![3; 24]);
         // Written, then its group refused: taken back, and its place reused.
-        j.append(group(4)).unwrap();
+        j.append(&group(4)).unwrap();
         j.retract();
-        j.append(group(5)).unwrap();
+        j.append(&group(5)).unwrap();
         drop(j);
         let (_, replay) = open(dir.path());
         let keys: Vec<u8> = replay.iter().step_by(2).map(|(_, k, _)| k[0]).collect();
@@ -598,8 +541,7 @@ mod tests {
 
     #[test]
     fn payloads_round_trip_and_garbage_does_not_parse() {
-        let p = group(7);
-        let bytes = p.finish();
+        let bytes = group(7);
         assert_eq!(decode(&bytes).unwrap().len(), 2);
         assert!(decode(&bytes[..bytes.len() - 1]).is_none());
         let mut extra = bytes.clone();
@@ -615,9 +557,8 @@ mod tests {
         let big = PAYLOAD_BYTES_MAX - BLOCK_BYTES as usize;
         let mut written = 0;
         while j.has_room(big) {
-            let mut p = Payload::new();
-            p.insert(Tree::Events, &[1; 24], &vec![9; big - 64]);
-            j.append(p).unwrap();
+            j.append(&encode(&[(Tree::Events, vec![1; 24], vec![9; big - 64])]))
+                .unwrap();
             written += 1;
         }
         assert_eq!(written, 2, "two records of the largest payload fit");

@@ -5,8 +5,8 @@
 //! Group commit: one committer thread owns every write. Callers hand their writes to its queue
 //! and wait on a [`Durable`]; the committer takes everything queued, checks each append's
 //! sequence, writes the group as one record of the store's journal (`journal.rs`: one `pwrite`
-//! and one `fdatasync`), applies it to sled's memory as one atomic batch per tree, and only
-//! then settles each write. One sync costs the same for one event as for hundreds, so while
+//! and one `fdatasync`), gives its inserts to sled's memory, and only then settles each
+//! write. One sync costs the same for one event as for hundreds, so while
 //! one runs, the writes of every other game pile up and share the next. An acknowledged event
 //! is on the disk's stable storage, not just in the kernel's or the drive's cache, and a crash
 //! never leaves half of a group — so never half of a command's events. sled itself is flushed
@@ -20,7 +20,7 @@
 //! tail is removed, acknowledged events that are gone make that game refuse writes, loudly),
 //! checkpoints, and resumes. Reads go on meanwhile.
 
-use super::journal::{self, Insert, Journal, Payload, Tree};
+use super::journal::{self, Insert, Journal, Tree};
 use super::{event_key, Durable, EventStore, GameKey, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -562,7 +562,6 @@ impl Committer {
         let mut inserts: Vec<Insert> = Vec::with_capacity(group.len());
         let mut staged: HashMap<GameKey, u64> = HashMap::new();
         let mut waiting = Vec::with_capacity(group.len());
-        let mut payload = Payload::new();
         for write in group {
             match write {
                 Write::Append {
@@ -574,9 +573,7 @@ impl Committer {
                     Ok(()) => {
                         staged.insert(game, first_seq - 1 + records.len() as u64);
                         for (seq, record) in (first_seq..).zip(records) {
-                            let key = event_key(&game, seq);
-                            payload.insert(Tree::Events, &key, &record);
-                            inserts.push((Tree::Events, key.to_vec(), record));
+                            inserts.push((Tree::Events, event_key(&game, seq).to_vec(), record));
                         }
                         waiting.push(settle);
                     }
@@ -585,7 +582,6 @@ impl Committer {
                     }
                 },
                 Write::Meta { game, meta, settle } => {
-                    payload.insert(Tree::Games, &game, &meta);
                     inserts.push((Tree::Games, game.to_vec(), meta));
                     waiting.push(settle);
                 }
@@ -602,6 +598,7 @@ impl Committer {
         let journal = &mut self.journal;
         let flushing = std::time::Instant::now();
         let panic_next = &self.panic_next;
+        let payload = journal::encode(&inserts);
         // A group too large for a journal record is written to sled and flushed directly.
         let journaled = payload.len() <= journal::PAYLOAD_BYTES_MAX;
         let mut appended = false;
@@ -610,10 +607,8 @@ impl Committer {
                 if !journal.has_room(payload.len()) {
                     checkpoint(&trees, disk, journal)?;
                 }
-                journal.append(payload)?;
+                journal.append(&payload)?;
                 appended = true;
-            }
-            if journaled {
                 // Key by key: the journal record, not a sled batch, makes the group atomic
                 // across a crash, and a sled batch writes sled's log buffer out (its I/O pool,
                 // `sync_file_range`) at every call — the work the journal is there to spare.
