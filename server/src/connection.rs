@@ -102,9 +102,7 @@ struct Budgets {
 /// Serves an upgraded websocket (`web::serve` did the handshake on [`WIRE_PATH`]) until it
 /// closes or the server stops.
 pub async fn serve(ws: Socket, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
-    let mut connection = Connection::new(ws, peer, shared);
-    let mut shutdown = connection.shared.stopping.clone();
-    connection.finish(&mut shutdown, admitted).await;
+    Connection::new(ws, peer, shared).finish(admitted).await;
 }
 
 /// Serves a connection that is over a connection limit (`why`) for one purpose only: joining a
@@ -144,14 +142,12 @@ pub async fn serve_seat_only(
     connection.codec = codec;
     if let Some((game, token, since, receipt)) = message.and_then(join_parts) {
         let seat = connection.shared.registry.join(&game, &token, since).await;
-        if matches!(seat, Ok((_, Viewer::Side(_)))) {
-            let mut shutdown = connection.shared.stopping.clone();
-            if connection.join(&game, &token, since, receipt).await.is_ok()
-                && connection.joined.is_some()
-            {
-                connection.finish(&mut shutdown, admitted).await;
-                return;
-            }
+        if matches!(seat, Ok((_, Viewer::Side(_))))
+            && connection.join(&game, &token, since, receipt).await.is_ok()
+            && connection.joined.is_some()
+        {
+            connection.finish(admitted).await;
+            return;
         }
     }
     let refusal = format!("{why}; only a player's join is served on this connection");
@@ -187,13 +183,44 @@ impl Connection {
             },
             counted: Counted::new(Kind::Unjoined),
             closed_by_peer: None,
+            on_audience: false,
         }
     }
 
     /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
     /// under the connection limits) is given back last.
-    async fn finish(&mut self, shutdown: &mut watch::Receiver<bool>, admitted: Admitted) {
-        let reason = self.run(shutdown).await;
+    /// A connection that joins as a spectator goes on serving on the audience's threads
+    /// (`crate::audience`), so that its writes never queue before a player's frame.
+    async fn finish(mut self, admitted: Admitted) {
+        let mut shutdown = self.shared.stopping.clone();
+        let result = match self.serve_frames(&mut shutdown).await {
+            Ok(Served::Spectating) => {
+                self.on_audience = true;
+                let audience = self.shared.audience.clone();
+                crate::audience::serve_on(
+                    &audience,
+                    Box::pin(async move {
+                        let result = match self.serve_frames(&mut shutdown).await {
+                            Ok(Served::Closed(c)) => Ok(c),
+                            Ok(Served::Spectating) => {
+                                unreachable!("served on the audience already")
+                            }
+                            Err(c) => Err(c),
+                        };
+                        self.end(result, admitted).await;
+                    }),
+                )
+                .await;
+                return;
+            }
+            Ok(Served::Closed(c)) => Ok(c),
+            Err(c) => Err(c),
+        };
+        self.end(result, admitted).await;
+    }
+
+    async fn end(&mut self, result: Result<Closing, Closing>, admitted: Admitted) {
+        let reason = self.close(result).await;
         debug!(peer = %self.peer, %reason, "connection closed");
         if let Some(joined) = &self.joined {
             let _ = joined
@@ -222,6 +249,8 @@ struct Connection {
     counted: Counted,
     /// The close frame the client sent, once it has: echoed, not answered with our own.
     closed_by_peer: Option<Option<CloseFrame>>,
+    /// Whether it is served on the audience's threads (it joined as a spectator).
+    on_audience: bool,
 }
 
 /// Attempts (joins, creations, reviews) a connection may make at once before the per-second
@@ -254,6 +283,17 @@ impl std::fmt::Display for Closing {
     }
 }
 
+/// How serving a connection's frames stopped.
+enum Served {
+    Closed(Closing),
+    /// It joined a game as a spectator: serving goes on on the audience's threads.
+    Spectating,
+}
+
+fn ended(code: CloseCode, reason: impl Into<String>) -> Served {
+    Served::Closed(closing(code, reason))
+}
+
 fn closing(code: CloseCode, reason: impl Into<String>) -> Closing {
     Closing {
         code,
@@ -262,8 +302,8 @@ fn closing(code: CloseCode, reason: impl Into<String>) -> Closing {
 }
 
 impl Connection {
-    async fn run(&mut self, shutdown: &mut watch::Receiver<bool>) -> Closing {
-        let result = self.serve_frames(shutdown).await;
+    /// Closes the connection for the reason its frames ended with.
+    async fn close(&mut self, result: Result<Closing, Closing>) -> Closing {
         let closing = match result {
             Ok(c) | Err(c) => c,
         };
@@ -350,7 +390,7 @@ impl Connection {
     async fn serve_frames(
         &mut self,
         shutdown: &mut watch::Receiver<bool>,
-    ) -> Result<Closing, Closing> {
+    ) -> Result<Served, Closing> {
         loop {
             let outbound = async {
                 match &mut self.joined {
@@ -365,7 +405,7 @@ impl Connection {
                         code: ErrorCode::ShuttingDown,
                         message: "the server is shutting down; reconnect with `since` to resume".into(),
                     }).await?;
-                    return Ok(closing(CloseCode::Away, "server shutting down"));
+                    return Ok(ended(CloseCode::Away, "server shutting down"));
                 }
                 message = outbound => match message {
                     Some(frame) => {
@@ -376,9 +416,9 @@ impl Connection {
                     }
                     None if self.joined.as_ref().is_some_and(|j| j.handle.inbox.is_closed()) => {
                         // The game task ended: this node gave the game up (`Moved` was sent).
-                        return Ok(closing(CloseCode::Again, "the game moved; reconnect with `since` to resume"));
+                        return Ok(ended(CloseCode::Again, "the game moved; reconnect with `since` to resume"));
                     }
-                    None => return Ok(closing(
+                    None => return Ok(ended(
                         CloseCode::Policy,
                         format!(
                             "fell behind: more than {} messages waited and none was read for {} s; reconnect with `since` to resume",
@@ -392,14 +432,14 @@ impl Connection {
                 }
                 frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()), if paused.is_none() => {
                     let frame = match frame {
-                        Err(_) => return Ok(closing(CloseCode::Away, "idle too long")),
-                        Ok(None) => return Ok(closing(CloseCode::Normal, "peer went away")),
+                        Err(_) => return Ok(ended(CloseCode::Away, "idle too long")),
+                        Ok(None) => return Ok(ended(CloseCode::Normal, "peer went away")),
                         Ok(Some(Err(WsError::Capacity(e)))) => {
                             self.send(&ServerMessage::Error {
                                 code: ErrorCode::TooLarge,
                                 message: format!("{e}; frames are at most {FRAME_BYTES_MAX} bytes"),
                             }).await?;
-                            return Ok(closing(CloseCode::Size, "frame too large"));
+                            return Ok(ended(CloseCode::Size, "frame too large"));
                         }
                         Ok(Some(Err(e))) => return Err(closing(CloseCode::Protocol, e.to_string())),
                         Ok(Some(Ok(frame))) => frame,
@@ -415,19 +455,29 @@ impl Connection {
                         }
                         Message::Close(frame) => {
                             self.closed_by_peer = Some(frame);
-                            return Ok(closing(CloseCode::Normal, "closed by peer"));
+                            return Ok(ended(CloseCode::Normal, "closed by peer"));
                         }
                         _ => continue,
                     };
                     match decoded {
-                        Ok(message) => self.handle(message).await?,
+                        Ok(message) => {
+                            // Boxed: answering a frame (a join, a creation, a review) takes
+                            // far more state than waiting for one, and every idle connection
+                            // would otherwise hold that much.
+                            Box::pin(self.handle(message)).await?;
+                            if !self.on_audience
+                                && self.joined.as_ref().is_some_and(|j| j.viewer == Viewer::Spectator)
+                            {
+                                return Ok(Served::Spectating);
+                            }
+                        }
                         Err(e) => {
                             self.malformed += 1;
                             // Like a frame over budget: not read again for a moment.
                             self.budgets.paused_until = Some(tokio::time::Instant::now() + MALFORMED_PAUSE);
                             self.send(&ServerMessage::Error { code: ErrorCode::Malformed, message: e.to_string() }).await?;
                             if self.malformed >= self.config.malformed_frames_max {
-                                return Ok(closing(CloseCode::Policy, "too many malformed frames"));
+                                return Ok(ended(CloseCode::Policy, "too many malformed frames"));
                             }
                         }
                     }

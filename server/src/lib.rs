@@ -4,6 +4,7 @@
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
+pub mod audience;
 mod budget;
 pub mod cluster;
 pub mod config;
@@ -63,6 +64,8 @@ pub struct Shared {
     pub(crate) creations: Mutex<HashMap<IpAddr, (Instant, u32)>>,
     per_ip: Mutex<HashMap<IpAddr, usize>>,
     pub(crate) stopping: watch::Receiver<bool>,
+    /// Where spectators' connections are served once joined (`audience`).
+    pub(crate) audience: tokio::runtime::Handle,
 }
 
 /// A connection's place under the connection limits, held for as long as it lives.
@@ -156,6 +159,8 @@ pub async fn run(
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
+    let audience = audience::Audience::start(audience::AUDIENCE_NICE)
+        .map_err(|e| format!("cannot start the audience's threads: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         config: config.clone(),
@@ -165,6 +170,7 @@ pub async fn run(
         creations: Mutex::new(HashMap::new()),
         per_ip: Mutex::new(HashMap::new()),
         stopping,
+        audience: audience.handle(),
     });
     let mut connections = JoinSet::new();
     if let Some(addr) = local {
@@ -229,6 +235,8 @@ pub async fn run(
         connections.abort_all();
         while connections.join_next().await.is_some() {}
     }
+    // Every connection has ended, so the audience's threads serve none: let them go.
+    drop(audience);
     if tokio::time::timeout(deadline, registry.shutdown())
         .await
         .is_err()

@@ -223,3 +223,80 @@ async fn a_watcher_cut_off_at_any_point_resumes_to_the_servers_state() {
     assert!(reconnects > 5, "only {reconnects} cuts");
     server.stop().await;
 }
+
+/// A spectator is served on the audience's threads once joined (`server::audience`): it still
+/// reads the game, answers reads, and on shutdown hears why it is closed, with the close frame
+/// that says to come back; and the server stops without waiting for its deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_served_apart_still_reads_and_hears_the_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), Config::default()).await;
+    let (game, tokens) = create(&server.url).await;
+    let (mut watcher, _) = tokio_tungstenite::connect_async(format!("{}/v1", server.url))
+        .await
+        .unwrap();
+    let join = ClientMessage::Join {
+        game: game.clone(),
+        token: tokens.spectator.clone(),
+        since: None,
+    };
+    let joined = e2e::ask(&mut watcher, &join, WAIT).await;
+    assert!(
+        matches!(joined, wire::ServerMessage::Joined { .. }),
+        "{joined:?}"
+    );
+
+    let mut german = Connection::connect(&server.url).await.unwrap();
+    german.join(&game, &tokens.side_a, None).await.unwrap();
+    for (id, command) in traffic(3).enumerate() {
+        let reply = german.command(id as u64 + 1, command, None).await.unwrap();
+        assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    }
+    let mut seen = 0;
+    while seen < 3 {
+        let frame = tokio::time::timeout(WAIT, watcher.next())
+            .await
+            .expect("an event in time")
+            .expect("open")
+            .expect("a frame");
+        if let Message::Text(text) = frame {
+            if let wire::ServerMessage::Event(_) = wire::from_json(text.as_str()).unwrap() {
+                seen += 1;
+            }
+        }
+    }
+    let state = e2e::ask(&mut watcher, &ClientMessage::GetState, WAIT).await;
+    assert!(
+        matches!(state, wire::ServerMessage::State { .. }),
+        "{state:?}"
+    );
+
+    let stopping = tokio::spawn(server.stop());
+    let notice = e2e::answer(&mut watcher, WAIT).await;
+    assert!(
+        matches!(
+            notice,
+            wire::ServerMessage::Error {
+                code: wire::ErrorCode::ShuttingDown,
+                ..
+            }
+        ),
+        "{notice:?}"
+    );
+    let close = loop {
+        match tokio::time::timeout(WAIT, watcher.next())
+            .await
+            .expect("closed in time")
+        {
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            other => panic!("no close frame: {other:?}"),
+        }
+    };
+    assert_eq!(close.map(|f| f.code), Some(CloseCode::Away));
+    drop(watcher);
+    tokio::time::timeout(WAIT, stopping)
+        .await
+        .expect("the server stops")
+        .unwrap();
+}
