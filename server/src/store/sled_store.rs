@@ -7,7 +7,10 @@
 //! sequence, writes the group as one record of the store's journal (`journal.rs`: one `pwrite`
 //! and one `fdatasync`), gives its inserts to sled's memory, and only then settles each
 //! write. One sync costs the same for one event as for hundreds, so while
-//! one runs, the writes of every other game pile up and share the next. An acknowledged event
+//! one runs, the writes of every other game pile up and share the next. When the store is
+//! quiet — nothing queued, the committer idle, its last group a single write — an append is
+//! committed the same way on the caller's own thread instead ([`SledStore::append`]): one game
+//! alone then pays its sync without two thread wake-ups around it. An acknowledged event
 //! is on the disk's stable storage, not just in the kernel's or the drive's cache, and a crash
 //! never leaves half of a group — so never half of a command's events. sled itself is flushed
 //! and its files synced ([`Disk`]) at a checkpoint, when the journal is full, at shutdown, and
@@ -28,8 +31,8 @@ use std::fs::File;
 use std::io::{self, Write as _};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, RwLock};
 use std::thread;
 use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
@@ -70,6 +73,10 @@ pub struct SledStore {
     /// one command's append and waits for it, and a creation waits for its own two writes, so
     /// at most `games + connections` writes are ever queued. `None` only while dropping.
     queue: Option<mpsc::Sender<Write>>,
+    /// The one writer: the committer thread locks it for each group it takes from the queue,
+    /// and a quiet store's caller locks it to commit its own append (`append`).
+    writer: Arc<Mutex<Committer>>,
+    pace: Arc<Pace>,
     committer: Option<thread::JoinHandle<()>>,
     /// While set, syncing and probing fail as on a disk that refuses writes (tests, drills).
     fault: Arc<AtomicBool>,
@@ -85,6 +92,18 @@ pub struct SledStore {
 type Ceilings = Arc<std::sync::Mutex<HashMap<GameKey, u64>>>;
 
 type Settle = oneshot::Sender<Result<(), StoreError>>;
+
+/// How busy the store is, as the choice between the queue and committing on the caller's
+/// thread reads it.
+#[derive(Default)]
+struct Pace {
+    /// Writes handed to the queue and not yet committed: while any is, a write goes behind it.
+    queued: AtomicUsize,
+    /// How many writes the last group held. A group of one means the store is quiet; more
+    /// means games are waiting on each other's syncs, where the queue's grouping is what
+    /// keeps their throughput, so writes keep going through it.
+    last_group: AtomicUsize,
+}
 
 /// A write on its way to the committer, or a read that must see no write half done.
 enum Write {
@@ -339,13 +358,20 @@ impl SledStore {
             panic_next: panic_next.clone(),
             ceilings: ceilings.clone(),
         };
+        let writer = Arc::new(Mutex::new(committer));
+        let pace = Arc::new(Pace::default());
         let committer = thread::Builder::new()
             .name("sled-committer".into())
-            .spawn(move || committer.run(writes))
+            .spawn({
+                let (writer, pace) = (writer.clone(), pace.clone());
+                move || Committer::run(&writer, &pace, writes)
+            })
             .map_err(|e| OpenError::Io(format!("cannot start the committer thread: {e}")))?;
         Ok(SledStore {
             trees,
             queue: Some(queue),
+            writer,
+            pace,
             committer: Some(committer),
             fault,
             panic_next,
@@ -374,10 +400,29 @@ impl SledStore {
 
     fn hand_over(&self, write: Write) {
         if let Some(queue) = &self.queue {
+            self.pace.queued.fetch_add(1, Ordering::SeqCst);
             // A send fails only if the committer is gone; the write is then dropped unsettled
             // and its waiter hears so.
-            let _ = queue.send(write);
+            if queue.send(write).is_err() {
+                self.pace.queued.fetch_sub(1, Ordering::SeqCst);
+            }
         }
+    }
+
+    /// The writer, if the store is quiet: nothing queued, the committer not committing, and
+    /// its last group a single write. Never waits for the lock.
+    fn quiet_writer(&self) -> Option<MutexGuard<'_, Committer>> {
+        if self.queue.is_none() || self.pace.last_group.load(Ordering::SeqCst) > 1 {
+            return None;
+        }
+        let writer = match self.writer.try_lock() {
+            Ok(w) => w,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        // Read under the lock: a queued write is counted before it is sent and uncounted only
+        // once committed, under this lock, so none that came before this one is left behind.
+        (self.pace.queued.load(Ordering::SeqCst) == 0).then_some(writer)
     }
 
     fn hand_over_write(&self, write: impl FnOnce(Settle) -> Write) -> Durable {
@@ -416,13 +461,24 @@ impl Drop for SledStore {
 }
 
 impl EventStore for SledStore {
+    /// Queued for the committer; or, on a quiet store, committed right here, which blocks
+    /// the calling thread for one journal write and sync — what the caller would wait for
+    /// anyway, without the committer's wake-up and its own.
     fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
-        self.hand_over_write(|settle| Write::Append {
+        let write = |settle| Write::Append {
             game: *game,
             first_seq,
             records,
             settle,
-        })
+        };
+        match self.quiet_writer() {
+            Some(mut writer) => {
+                let (settle, durable) = Durable::pending();
+                writer.commit_guarded(vec![write(settle)]);
+                durable
+            }
+            None => self.hand_over_write(write),
+        }
     }
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
@@ -509,18 +565,28 @@ impl Committer {
     /// the panic, and recovers as after any failure); one anywhere else drops that group's
     /// writers unsettled — they hear that the write was not taken — and the store goes through
     /// recovery before it writes again. No waiter hangs, and later writes are still served.
-    fn run(mut self, writes: mpsc::Receiver<Write>) {
+    fn run(writer: &Mutex<Committer>, pace: &Pace, writes: mpsc::Receiver<Write>) {
+        let lock = || writer.lock().unwrap_or_else(|p| p.into_inner());
         while let Ok(first) = writes.recv() {
             let mut group = vec![first];
             group.extend(writes.try_iter());
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.commit(group))) {
-                let why = format!("the store's committer panicked: {}", panic_text(&*payload));
-                error!(%why, "storage failed: this group's writes are refused, and the store recovers before writing again");
-                self.failed = Some(why);
-                self.disk = None;
-            }
+            let taken = group.len();
+            let mut committer = lock();
+            committer.commit_guarded(group);
+            pace.last_group.store(taken, Ordering::SeqCst);
+            pace.queued.fetch_sub(taken, Ordering::SeqCst);
         }
-        self.close();
+        lock().close();
+    }
+
+    /// Commits `group`, turning a panic outside the write itself into a failed store.
+    fn commit_guarded(&mut self, group: Vec<Write>) {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.commit(group))) {
+            let why = format!("the store's committer panicked: {}", panic_text(&*payload));
+            error!(%why, "storage failed: this group's writes are refused, and the store recovers before writing again");
+            self.failed = Some(why);
+            self.disk = None;
+        }
     }
 
     /// At shutdown: sled flushed and synced and the journal emptied, so the next open has
@@ -830,6 +896,34 @@ mod tests {
             dirs.borrow_mut().push(dir);
             Box::new(store)
         });
+    }
+
+    /// A quiet store commits a lone append on the caller's thread: it is durable when
+    /// `append` returns. While the writer is busy, appends queue behind it, in order, and are
+    /// committed together once it is free.
+    #[test]
+    fn a_quiet_store_commits_in_place_and_a_busy_one_queues() {
+        use futures_util::FutureExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SledStore::open(dir.path()).unwrap();
+        let g = [3u8; 16];
+        let settled = store.append(&g, 1, vec![b"e1".to_vec()]).now_or_never();
+        assert!(matches!(settled, Some(Ok(()))), "{settled:?}");
+
+        let busy = store.writer.lock().unwrap();
+        let waiting: Vec<Durable> = (0..10u8)
+            .map(|n| store.append(&[n + 10; 16], 1, vec![vec![n]]))
+            .chain([store.append(&g, 2, vec![b"e2".to_vec()])])
+            .collect();
+        assert_eq!(store.pace.queued.load(Ordering::SeqCst), 11);
+        // Behind the queue even now that the committer may still be waiting for the lock.
+        let behind = store.append(&g, 3, vec![b"e3".to_vec()]);
+        drop(busy);
+        for durable in waiting.into_iter().chain([behind]) {
+            durable.wait().unwrap();
+        }
+        assert_eq!(store.load(&g).unwrap().len(), 3);
+        assert_eq!(store.load(&[15; 16]).unwrap(), vec![(1, vec![5])]);
     }
 
     #[test]
