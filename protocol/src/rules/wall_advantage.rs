@@ -169,10 +169,23 @@ pub fn eligibility(
 
 /// Enemy units holding WA over a hexside `unit` would hold it over (B9.321).
 pub fn deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
-    let mine: BTreeSet<Hexside> = wa_hexsides(game, unit).into_iter().collect();
-    game.units
+    // A hexside lies between two hexes, so only a holder in the unit's hex or one beside it
+    // can hold WA over one of the unit's hexsides: the others are passed over without working
+    // out their hexsides (this runs for every unit after every command).
+    let mut holders = game
+        .units
         .values()
         .filter(|e| e.side != unit.side && e.wall_advantage && !e.eliminated)
+        .filter(|e| e.hex == unit.hex || unit.hex.is_adjacent(e.hex))
+        .peekable();
+    if holders.peek().is_none() {
+        return vec![];
+    }
+    let mine = wa_hexsides(game, unit);
+    if mine.is_empty() {
+        return vec![];
+    }
+    holders
         .filter(|e| wa_hexsides(game, e).iter().any(|s| mine.contains(s)))
         .collect()
 }
