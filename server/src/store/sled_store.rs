@@ -409,9 +409,10 @@ impl SledStore {
         }
     }
 
-    /// The writer, if the store is quiet: nothing queued, the committer not committing, and
-    /// its last group a single write. Never waits for the lock.
-    fn quiet_writer(&self) -> Option<MutexGuard<'_, Committer>> {
+    /// The writer, if the store is quiet: nothing queued, the committer not committing, its
+    /// last group a single write, and nothing slow due before a write of `payload_bytes` (a
+    /// recovery, a checkpoint), which stays on the committer's thread. Never waits for the lock.
+    fn quiet_writer(&self, payload_bytes: usize) -> Option<MutexGuard<'_, Committer>> {
         if self.queue.is_none() || self.pace.last_group.load(Ordering::SeqCst) > 1 {
             return None;
         }
@@ -422,7 +423,10 @@ impl SledStore {
         };
         // Read under the lock: a queued write is counted before it is sent and uncounted only
         // once committed, under this lock, so none that came before this one is left behind.
-        (self.pace.queued.load(Ordering::SeqCst) == 0).then_some(writer)
+        let quick = writer.failed.is_none()
+            && payload_bytes <= journal::PAYLOAD_BYTES_MAX
+            && writer.journal.has_room(payload_bytes);
+        (quick && self.pace.queued.load(Ordering::SeqCst) == 0).then_some(writer)
     }
 
     fn hand_over_write(&self, write: impl FnOnce(Settle) -> Write) -> Durable {
@@ -465,13 +469,18 @@ impl EventStore for SledStore {
     /// the calling thread for one journal write and sync — what the caller would wait for
     /// anyway, without the committer's wake-up and its own.
     fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+        // The journal payload these records make (`journal::encode`), keys included.
+        let payload_bytes = 4 + records
+            .iter()
+            .map(|r| 9 + event_key(game, 0).len() + r.len())
+            .sum::<usize>();
         let write = |settle| Write::Append {
             game: *game,
             first_seq,
             records,
             settle,
         };
-        match self.quiet_writer() {
+        match self.quiet_writer(payload_bytes) {
             Some(mut writer) => {
                 let (settle, durable) = Durable::pending();
                 writer.commit_guarded(vec![write(settle)]);
