@@ -336,8 +336,10 @@ pub struct GameTask {
     /// its versions (for exports; never sent to a viewer).
     log: Vec<LogHash>,
     /// Every viewer's own stream: the events it may know, projected once, numbered and
-    /// hashed per viewer (`protocol::record::stream`).
-    streams: Streams,
+    /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
+    /// reads them (`GameTask::streams`), then kept in step with every event appended: a game
+    /// loaded and never joined (a restore's check, a replay) projects nothing.
+    streams: OnceLock<Streams>,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
@@ -439,30 +441,20 @@ impl GameTask {
             .next()
             .zip(hashes.next())
             .ok_or("the log is empty")?;
-        let created = first.event.clone();
-        let Event::GameCreated { scenario } = &created else {
+        let Event::GameCreated { scenario } = &first.event else {
             return Err("the log does not start with GameCreated".into());
         };
         let frame_bounds = crate::frames::Bounds::of(scenario);
-        let start = Game::new(scenario.clone());
         let mut referee = Referee::new(first, meta.seeds.clone())?;
         let mut checkpoints = Checkpoints::default();
-        let mut log = vec![hash];
-        let mut streams = Streams::new();
-        streams.push(&start, referee.game(), &created);
-        // The position before each event, kept in step by applying the same event after it:
-        // one `apply` per event instead of a copy of the whole game.
-        let mut before = referee.game().clone();
+        let mut log = Vec::with_capacity(entries.len() + 1);
+        log.push(hash);
         for (entry, hash) in entries.zip(hashes) {
             log.push(hash);
-            let event = entry.event.clone();
             referee
                 .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
-            streams.push(&before, referee.game(), &event);
-            protocol::apply(&mut before, &event);
-            debug_assert!(before == *referee.game(), "the copy follows the game");
         }
         referee.check_seed()?;
         let remembered = Remembered::from_log(referee.entries());
@@ -470,7 +462,7 @@ impl GameTask {
             key,
             referee,
             log,
-            streams,
+            streams: OnceLock::new(),
             meta,
             store,
             subscribers: vec![],
@@ -508,7 +500,7 @@ impl GameTask {
             &log::game_id(&self.key),
             viewer,
             version,
-            self.streams.hash(viewer, version),
+            self.streams().hash(viewer, version),
         );
         Some(signer.sign(head).await)
     }
@@ -551,6 +543,13 @@ impl GameTask {
         self.referee.game()
     }
 
+    /// Every viewer's stream, built from the whole log the first time it is asked for: the
+    /// same streams as pushing each event as it was appended (`Streams::of_log`).
+    fn streams(&self) -> &Streams {
+        self.streams
+            .get_or_init(|| Streams::of_log(self.referee.entries().iter().map(|e| &e.event)))
+    }
+
     /// The log's head: the hash of its last envelope (for exports only).
     fn head(&self) -> LogHash {
         *self.log.last().expect("a log starts with GameCreated")
@@ -558,7 +557,7 @@ impl GameTask {
 
     /// How many events `viewer` has received: its stream's length, the only version it is told.
     fn version(&self, viewer: Viewer) -> u64 {
-        self.streams.len(viewer)
+        self.streams().len(viewer)
     }
 
     /// The viewer's projection now, carrying its own version.
@@ -734,7 +733,7 @@ impl GameTask {
 
     /// Event `seq` of the viewer's stream.
     fn sequenced(&self, viewer: Viewer, seq: u64) -> Sequenced {
-        let entry = &self.streams.of(viewer)[(seq - 1) as usize];
+        let entry = &self.streams().of(viewer)[(seq - 1) as usize];
         Sequenced {
             seq,
             viewed: entry.viewed.clone(),
@@ -747,7 +746,7 @@ impl GameTask {
         ServerMessage::State {
             version: state.version,
             state_hash: state.state_hash(),
-            head: self.streams.hash(viewer, state.version),
+            head: self.streams().hash(viewer, state.version),
             state: Box::new(state),
             owner: self.limits.owner.clone(),
         }
@@ -773,7 +772,7 @@ impl GameTask {
     }
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
-        let stream = self.streams.of(viewer);
+        let stream = self.streams().of(viewer);
         let sides = protocol::record::words::Sides::of(&self.game().scenario);
         let entries = within_page(self.page(viewer, from).map(|seq| {
             let entry = &stream[(seq - 1) as usize];
@@ -796,7 +795,7 @@ impl GameTask {
     fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
         let version = version.clamp(1, self.version(viewer));
         let at = self
-            .streams
+            .streams()
             .at(viewer, version)
             .expect("every viewer's stream starts with GameCreated");
         let game = self.checkpoints.replay(self.referee.entries(), at);
@@ -806,7 +805,7 @@ impl GameTask {
             version,
             state_hash: state.state_hash(),
             state: Box::new(state),
-            head: self.streams.hash(viewer, version),
+            head: self.streams().hash(viewer, version),
             owner: self.limits.owner.clone(),
         }
     }
@@ -861,7 +860,7 @@ impl GameTask {
                         &trusted,
                         &log::game_id(&self.key),
                         Some(viewer),
-                        &self.streams,
+                        self.streams(),
                     )
                 });
             match checked {
@@ -907,7 +906,7 @@ impl GameTask {
             version,
             state_hash: projection.state_hash(),
             state: resume_from.is_none().then(|| Box::new(projection)),
-            head: self.streams.hash(viewer, version),
+            head: self.streams().hash(viewer, version),
             dice_commitment: self.referee.commitment(),
             signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
@@ -993,8 +992,8 @@ impl GameTask {
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
             // The events as the actor's own stream holds them, numbered as it numbers them.
             let viewer = Viewer::Side(side);
-            let first = self.streams.seq_at_or_before(viewer, made.first - 1) + 1;
-            let last = self.streams.seq_at_or_before(viewer, made.last);
+            let first = self.streams().seq_at_or_before(viewer, made.first - 1) + 1;
+            let last = self.streams().seq_at_or_before(viewer, made.last);
             let version = self.version(viewer);
             let again = Frame::new(ServerMessage::Accepted {
                 id,
@@ -1002,7 +1001,7 @@ impl GameTask {
                 events: (first..=last)
                     .map(|seq| self.sequenced(viewer, seq))
                     .collect(),
-                head: self.streams.hash(viewer, version),
+                head: self.streams().hash(viewer, version),
                 signed: self.receipt(viewer).await,
             });
             self.send_to(subscriber, again);
@@ -1112,13 +1111,16 @@ impl GameTask {
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
-            let before = self.game().clone();
-            let event = entry.event.clone();
+            // Streams not built yet are built from the log, this event included, when read.
+            let before = (self.streams.get().is_some())
+                .then(|| (self.game().clone(), entry.event.clone()));
             self.referee
                 .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
-            self.streams.push(&before, self.referee.game(), &event);
+            if let (Some(streams), Some((before, event))) = (self.streams.get_mut(), before) {
+                streams.push(&before, self.referee.game(), &event);
+            }
         }
         if let Some(key) = key {
             let made = Made {
@@ -1166,7 +1168,7 @@ impl GameTask {
             events: new_for(actor)
                 .map(|seq| self.sequenced(actor, seq))
                 .collect(),
-            head: self.streams.hash(actor, self.version(actor)),
+            head: self.streams().hash(actor, self.version(actor)),
             signed: self.receipt(actor).await,
         });
         for s in self.subscribers.iter_mut() {
@@ -1189,7 +1191,7 @@ impl GameTask {
         side: Side,
         command: Command,
     ) -> Result<Command, protocol::RuleViolation> {
-        self.streams
+        self.streams()
             .command_in_log(Viewer::Side(side), command)
             .map(|command| view::command_in_ids(self.game(), side, command))
     }
@@ -1201,7 +1203,7 @@ impl GameTask {
         viewer: Viewer,
         mut violation: protocol::RuleViolation,
     ) -> protocol::RuleViolation {
-        violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
+        violation.detail = self.streams().text_in_stream(viewer, &violation.detail);
         violation.detail = view::text_for(self.game(), viewer, &violation.detail);
         violation
     }

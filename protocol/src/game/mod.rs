@@ -457,9 +457,7 @@ impl Game {
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {
-        let bytes = bincode::serde::encode_to_vec(self, bincode::config::standard())
-            .expect("a game always encodes");
-        StateHash(*blake3::hash(&bytes).as_bytes())
+        StateHash(hash_encoded(&[], self))
     }
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
@@ -655,6 +653,44 @@ macro_rules! digest_text {
     };
 }
 pub(crate) use digest_text;
+
+/// The blake3 hash of `prefix` followed by the standard bincode encoding of `value`: the same
+/// digest as hashing `encode_to_vec`'s bytes, streamed through a small buffer instead of a
+/// vector grown for the whole encoding (stream hashes are made once per event and viewer).
+pub(crate) fn hash_encoded<T: serde::Serialize + ?Sized>(prefix: &[u8], value: &T) -> [u8; 32] {
+    /// Collects the encoder's many small writes (a byte per element of an array) into
+    /// chunks the hasher takes at once.
+    struct Hashing {
+        hasher: blake3::Hasher,
+        buf: [u8; 256],
+        len: usize,
+    }
+    impl bincode::enc::write::Writer for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+            if self.len + bytes.len() > self.buf.len() {
+                self.hasher.update(&self.buf[..self.len]);
+                self.len = 0;
+                if bytes.len() > self.buf.len() {
+                    self.hasher.update(bytes);
+                    return Ok(());
+                }
+            }
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing {
+        hasher: blake3::Hasher::new(),
+        buf: [0; 256],
+        len: 0,
+    };
+    hashing.hasher.update(prefix);
+    bincode::serde::encode_into_writer(value, &mut hashing, bincode::config::standard())
+        .expect("game values always encode");
+    hashing.hasher.update(&hashing.buf[..hashing.len]);
+    *hashing.hasher.finalize().as_bytes()
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
