@@ -186,6 +186,8 @@ fn replay(c: &mut Criterion) {
             }
         })
     });
+    // The server's limits, as a server holds them: made once, not per game.
+    let limits = GameLimits::of(&Config::default());
     group.bench_function("store_load_verify_apply", |b| {
         b.iter(|| {
             for n in 0..REPLAY_GAMES {
@@ -196,7 +198,7 @@ fn replay(c: &mut Criterion) {
                     verified,
                     meta.clone(),
                     store.clone(),
-                    GameLimits::of(&Config::default()),
+                    limits.clone(),
                 )
                 .unwrap();
                 black_box(task);

@@ -365,8 +365,9 @@ pub struct GameTask {
     /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
-    /// What the scenario lets a command's frames hold (`crate::frames`).
-    frame_bounds: crate::frames::Bounds,
+    /// What the scenario lets a command's frames hold (`crate::frames`), measured when the
+    /// first command asks (`GameTask::frame_bounds`).
+    frame_bounds: OnceLock<crate::frames::Bounds>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -435,22 +436,23 @@ impl GameTask {
         store: Arc<dyn EventStore>,
         limits: GameLimits,
     ) -> Result<GameTask, String> {
-        let mut entries = verified.entries.into_iter();
-        let mut hashes = verified.hashes.into_iter();
-        let (first, hash) = entries
-            .next()
-            .zip(hashes.next())
-            .ok_or("the log is empty")?;
-        let Event::GameCreated { scenario } = &first.event else {
+        // The envelopes' hashes are the log's heads as they are, one per event.
+        let log::VerifiedLog {
+            entries,
+            hashes: log,
+        } = verified;
+        if log.len() != entries.len() {
+            return Err("the log has a different number of hashes than of events".into());
+        }
+        let mut entries = entries.into_iter();
+        let first = entries.next().ok_or("the log is empty")?;
+        if !matches!(first.event, Event::GameCreated { .. }) {
             return Err("the log does not start with GameCreated".into());
-        };
-        let frame_bounds = crate::frames::Bounds::of(scenario);
+        }
         let mut referee = Referee::new(first, meta.seeds.clone())?;
+        referee.reserve(entries.len());
         let mut checkpoints = Checkpoints::default();
-        let mut log = Vec::with_capacity(entries.len() + 1);
-        log.push(hash);
-        for (entry, hash) in entries.zip(hashes) {
-            log.push(hash);
+        for entry in entries {
             referee
                 .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
@@ -478,7 +480,7 @@ impl GameTask {
             remembered,
             signer: None,
             unloader: None,
-            frame_bounds,
+            frame_bounds: OnceLock::new(),
         })
     }
 
@@ -541,6 +543,17 @@ impl GameTask {
 
     fn game(&self) -> &Game {
         self.referee.game()
+    }
+
+    /// What the scenario lets a command's frames hold, measured once (it encodes the whole
+    /// scenario).
+    fn frame_bounds(&self) -> crate::frames::Bounds {
+        *self.frame_bounds.get_or_init(|| {
+            let Event::GameCreated { scenario } = &self.referee.entries()[0].event else {
+                unreachable!("a loaded log starts with GameCreated");
+            };
+            crate::frames::Bounds::of(scenario)
+        })
     }
 
     /// Every viewer's stream, built from the whole log the first time it is asked for: the
@@ -1037,7 +1050,7 @@ impl GameTask {
         let first_seq = self.game().version + 1;
         let mut entries = decision.entries(first_seq);
         let events = entries.iter().map(|e| &e.event);
-        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds) {
+        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds()) {
             self.too_large(subscriber, id, &why);
             return;
         }
@@ -1112,8 +1125,8 @@ impl GameTask {
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
             // Streams not built yet are built from the log, this event included, when read.
-            let before = (self.streams.get().is_some())
-                .then(|| (self.game().clone(), entry.event.clone()));
+            let before =
+                (self.streams.get().is_some()).then(|| (self.game().clone(), entry.event.clone()));
             self.referee
                 .push_entry(entry)
                 .expect("a decision keeps the dice scheme");

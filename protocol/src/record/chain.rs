@@ -10,8 +10,8 @@
 use crate::board::scenario::Side;
 use crate::game::command::Command;
 use crate::game::event::Event;
-use data_encoding::HEXLOWER;
 use bincode::BorrowDecode;
+use data_encoding::HEXLOWER;
 use serde::{Deserialize, Serialize};
 
 /// Version of the envelope layout written now. A reader refuses formats it does not know
@@ -123,12 +123,11 @@ struct EnvelopeRef<'a> {
     event: &'a Event,
 }
 
-/// The owned twin of [`EnvelopeRef`], for reading (`BorrowDecode` below).
+/// What a reader keeps of an [`EnvelopeRef`] (`BorrowDecode` below): the format was read
+/// before, and the salt only makes the hash unguessable.
 struct Envelope {
-    format: u16,
     seq: u64,
     prev: [u8; 32],
-    salt: Salt,
     by: Option<Side>,
     first: u64,
     key: Option<u64>,
@@ -145,11 +144,13 @@ impl<'de, Context> BorrowDecode<'de, Context> for Envelope {
         decoder: &mut D,
     ) -> Result<Envelope, bincode::error::DecodeError> {
         use bincode::serde::BorrowCompat;
+        let _format = u16::borrow_decode(decoder)?;
+        let seq = u64::borrow_decode(decoder)?;
+        let prev = fixed_bytes(decoder)?;
+        let _salt: Salt = fixed_bytes(decoder)?;
         Ok(Envelope {
-            format: u16::borrow_decode(decoder)?,
-            seq: u64::borrow_decode(decoder)?,
-            prev: fixed_bytes(decoder)?,
-            salt: fixed_bytes(decoder)?,
+            seq,
+            prev,
             by: BorrowCompat::<Option<Side>>::borrow_decode(decoder)?.0,
             first: u64::borrow_decode(decoder)?,
             key: BorrowCompat::<Option<u64>>::borrow_decode(decoder)?.0,
@@ -602,10 +603,10 @@ mod tests {
     /// with.
     #[derive(Deserialize, Debug, PartialEq)]
     struct SerdeEnvelope {
-        format: u16,
+        _format: u16,
         seq: u64,
         prev: [u8; 32],
-        salt: Salt,
+        _salt: Salt,
         by: Option<Side>,
         first: u64,
         key: Option<u64>,
@@ -641,21 +642,17 @@ mod tests {
             for bytes in variants {
                 let ours = bincode::borrow_decode_from_slice::<Envelope, _>(&bytes, config)
                     .map(|(e, read)| {
-                        let envelope = SerdeEnvelope {
-                            format: e.format,
-                            seq: e.seq,
-                            prev: e.prev,
-                            salt: e.salt,
-                            by: e.by,
-                            first: e.first,
-                            key: e.key,
-                            command: e.command,
-                            event: e.event,
-                        };
-                        (envelope, read)
+                        (
+                            e.seq, e.prev, e.by, e.first, e.key, e.command, e.event, read,
+                        )
                     })
                     .map_err(|e| e.to_string());
                 let serde = bincode::serde::decode_from_slice::<SerdeEnvelope, _>(&bytes, config)
+                    .map(|(e, read)| {
+                        (
+                            e.seq, e.prev, e.by, e.first, e.key, e.command, e.event, read,
+                        )
+                    })
                     .map_err(|e| e.to_string());
                 assert_eq!(ours, serde, "event {}", i + 1);
             }
