@@ -1422,6 +1422,133 @@ mod tests {
         }
     }
 
+    /// A game of the sewer scenario played through a referee as a server plays it: a move
+    /// taken back, the German assault group in the sewers (hidden from the Russian), an
+    /// adjudication answered, and every step to the end.
+    fn played() -> Referee {
+        let text = include_str!("../../scenarios/sewer-infiltration.toml");
+        let scenario = protocol::Scenario::from_toml(text).unwrap();
+        let created = protocol::chain::Entry::created(scenario);
+        let mut referee = Referee::new(created, vec![[7; 32]]).unwrap();
+        fn play(referee: &mut Referee, side: Side, command: Command) {
+            // A new epoch's seed, different for every epoch.
+            let mut fresh = || [100 + referee.seeds().len() as u8; 32];
+            let decision = referee.decide(side, &command, &mut fresh);
+            let decision = decision.unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+            referee.record(decision);
+        }
+        fn done(referee: &mut Referee) {
+            match referee.game().sewer_designation.clone() {
+                Some(d) => play(
+                    referee,
+                    d.defender,
+                    Command::DesignateSewer { to: d.options[0] },
+                ),
+                None => play(referee, referee.game().acting(), Command::Done),
+            }
+        }
+        let hex = |name: &str| name.parse::<protocol::Hex>().unwrap();
+        while referee.game().clock.phase() != protocol::phase::Phase::Movement {
+            done(&mut referee);
+        }
+        let moved = Command::Move {
+            units: vec!["g3".into()],
+            to: hex("20A3"),
+        };
+        play(&mut referee, Side::A, moved);
+        let from = referee.game().version;
+        play(&mut referee, Side::A, Command::RequestUndo { from });
+        play(&mut referee, Side::B, Command::ConsentToUndo);
+        let sewer = Command::SewerMove {
+            units: vec!["g1".into(), "g2".into(), "gl".into()],
+            to: hex("20E4"),
+        };
+        play(&mut referee, Side::A, sewer);
+        done(&mut referee);
+        let pin = Command::Adjudicate {
+            unit: "g3".into(),
+            outcome: protocol::Outcome::Pin,
+            note: "DFPh 4 FP, PTC failed".into(),
+        };
+        play(&mut referee, Side::B, pin);
+        let event = referee.game().version;
+        play(&mut referee, Side::A, Command::AcceptAdjudication { event });
+        while !referee.game().over {
+            done(&mut referee);
+        }
+        referee
+    }
+
+    /// The streams a game loaded from its log builds when first read are the ones pushing
+    /// each event as it was appended made: the same entries, numbers and hashes per viewer.
+    #[test]
+    fn streams_built_when_first_read_are_the_streams_pushed_event_by_event() {
+        let referee = played();
+        let mut eager = Streams::new();
+        let mut before = Game::new(match &referee.entries()[0].event {
+            Event::GameCreated { scenario } => scenario.clone(),
+            _ => unreachable!(),
+        });
+        for entry in referee.entries() {
+            let mut after = before.clone();
+            protocol::apply(&mut after, &entry.event);
+            eager.push(&before, &after, &entry.event);
+            before = after;
+        }
+        let mut prev = log::GENESIS;
+        let records: Vec<(u64, Vec<u8>)> = referee
+            .entries()
+            .iter()
+            .map(|entry| {
+                let (bytes, hash) = log::seal_entry(prev, [entry.seq as u8; 16], entry);
+                prev = hash;
+                (entry.seq, bytes)
+            })
+            .collect();
+        let meta = GameMeta {
+            format: log::META_FORMAT,
+            token_digests: [[0; 32]; 3],
+            seeds: referee.seeds().to_vec(),
+        };
+        let store: Arc<dyn EventStore> = Arc::new(crate::store::MemoryStore::new());
+        let task = GameTask::from_log(
+            [1; 16],
+            log::verify(&records).unwrap(),
+            meta,
+            store,
+            GameLimits::of(&Config::default()),
+        )
+        .unwrap();
+        assert_eq!(task.game().state_hash(), referee.game().state_hash());
+        assert_eq!(task.head(), prev);
+        assert!(task.streams.get().is_none(), "nothing read them yet");
+        assert_eq!(*task.streams(), eager);
+        // The viewers' streams differ (the Russian sees the group in the sewers by alias),
+        // and the taken-back move and the answered adjudication are in them.
+        let viewed = |viewer| {
+            eager
+                .of(viewer)
+                .iter()
+                .map(|e| &e.viewed)
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(viewed(Viewer::Side(Side::A)), viewed(Viewer::Side(Side::B)));
+        let events = |viewer| {
+            eager
+                .of(viewer)
+                .iter()
+                .map(|e| e.viewed.event.name())
+                .collect::<Vec<_>>()
+        };
+        for viewer in VIEWERS {
+            assert!(events(viewer).contains(&"EventsUndone"), "{viewer:?}");
+            assert!(
+                events(viewer).contains(&"AdjudicationAccepted"),
+                "{viewer:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_page_stops_before_its_byte_budget_but_always_holds_one_item() {
         let big = "x".repeat(SNAPSHOT_BYTES_MAX - 16);

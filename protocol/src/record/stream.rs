@@ -293,6 +293,34 @@ mod tests {
         );
     }
 
+    /// A server builds a loaded game's streams from its log when first read, then pushes each
+    /// event appended after: at whatever point that happens, the streams are the ones pushed
+    /// event by event from the start, against a copy of the game before each.
+    #[test]
+    fn streams_of_a_log_at_any_point_then_pushed_on_are_the_streams_pushed_throughout() {
+        let referee = crate::record::referee::testing::full_game();
+        let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
+        let Event::GameCreated { scenario } = events[0] else {
+            unreachable!()
+        };
+        let mut throughout = Streams::new();
+        let mut games = vec![Game::new(scenario.clone())];
+        for event in &events {
+            let mut after = games.last().unwrap().clone();
+            apply(&mut after, event);
+            throughout.push(games.last().unwrap(), &after, event);
+            games.push(after);
+        }
+        assert_eq!(Streams::of_log(events.iter().copied()), throughout);
+        for cut in (1..events.len()).step_by(5) {
+            let mut streams = Streams::of_log(events[..cut].iter().copied());
+            for (i, event) in events.iter().enumerate().skip(cut) {
+                streams.push(&games[i], &games[i + 1], event);
+            }
+            assert_eq!(streams, throughout, "built at event {cut}");
+        }
+    }
+
     #[test]
     fn a_stream_hash_depends_on_the_viewer_the_sequence_and_the_event() {
         let viewed = Viewed {
