@@ -41,7 +41,7 @@ impl StreamHash {
     pub fn next(self, seq: u64, viewed: &Viewed) -> StreamHash {
         // The encoding of `(self.0, seq, viewed)`: a byte array is encoded as its bytes, with
         // no length, so they are hashed as they are and the rest encoded after them.
-        StreamHash(hash_encoded(&self.0, &(seq, viewed)))
+        StreamHash(hash_encoded(blake3::Hasher::new(), &self.0, &(seq, viewed)))
     }
 
     /// Reads 64 hex digits.
