@@ -636,6 +636,11 @@ pub(super) fn refresh_aliases(game: &mut Game) {
     if !game.aliases.keys().all(masked) {
         game.aliases.retain(|id, _| masked(id));
     }
+    // Every alias left names a unit under "?": as many of those as aliases means none is new.
+    let under = units.values().filter(|u| u.concealed && !u.hidden).count();
+    if under == game.aliases.len() {
+        return;
+    }
     let mut fresh: Vec<&Unit> = units
         .values()
         .filter(|u| u.concealed && !u.hidden && !game.aliases.contains_key(&u.id))
