@@ -1,12 +1,14 @@
 //! In-process benchmarks of the store, each against its raw sled baseline in the same run:
 //! - durable append of one game (server store vs a raw sled insert+flush loop, same records);
 //! - group commit: 200 games with one append each in flight, vs the same raw loop;
-//! - replay: load + verify (decode, hash chain) + `apply` vs a raw scan + decode.
+//! - replay: load + verify (decode, hash chain) + `apply` vs a raw scan + decode; and what a
+//!   loaded game's first join adds, every viewer's stream built from the log.
 //!
 //! `cargo bench -p asl-server --bench store`; figures and ratios go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::phase::Clock;
+use protocol::record::stream::Streams;
 use protocol::{decide, Command, Event, Game, Scenario, ScriptedDice, Side};
 use serde::Deserialize;
 use server::config::Config;
@@ -202,6 +204,18 @@ fn replay(c: &mut Criterion) {
                 )
                 .unwrap();
                 black_box(task);
+            }
+        })
+    });
+    // What a loaded game's first join adds: every viewer's stream, built from the log when
+    // first read (`GameTask::streams`), for the same games.
+    let entries: Vec<_> = (0..REPLAY_GAMES)
+        .map(|n| log::verify(&store.load(&key(n)).unwrap()).unwrap().entries)
+        .collect();
+    group.bench_function("streams_at_first_join", |b| {
+        b.iter(|| {
+            for game in &entries {
+                black_box(Streams::of_log(game.iter().map(|e| &e.event)));
             }
         })
     });
