@@ -1,12 +1,14 @@
 //! In-process benchmarks of the store, each against its raw sled baseline in the same run:
 //! - durable append of one game (server store vs a raw sled insert+flush loop, same records);
 //! - group commit: 200 games with one append each in flight, vs the same raw loop;
-//! - replay: load + verify (decode, hash chain) + `apply` vs a raw scan + decode.
+//! - replay: load + verify (decode, hash chain) + `apply` vs a raw scan + decode; and what a
+//!   loaded game's first join adds, every viewer's stream built from the log.
 //!
 //! `cargo bench -p asl-server --bench store`; figures and ratios go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::phase::Clock;
+use protocol::record::stream::Streams;
 use protocol::{decide, Command, Event, Game, Scenario, ScriptedDice, Side};
 use serde::Deserialize;
 use server::config::Config;
@@ -186,6 +188,8 @@ fn replay(c: &mut Criterion) {
             }
         })
     });
+    // The server's limits, as a server holds them: made once, not per game.
+    let limits = GameLimits::of(&Config::default());
     group.bench_function("store_load_verify_apply", |b| {
         b.iter(|| {
             for n in 0..REPLAY_GAMES {
@@ -196,10 +200,22 @@ fn replay(c: &mut Criterion) {
                     verified,
                     meta.clone(),
                     store.clone(),
-                    GameLimits::of(&Config::default()),
+                    limits.clone(),
                 )
                 .unwrap();
                 black_box(task);
+            }
+        })
+    });
+    // What a loaded game's first join adds: every viewer's stream, built from the log when
+    // first read (`GameTask::streams`), for the same games.
+    let entries: Vec<_> = (0..REPLAY_GAMES)
+        .map(|n| log::verify(&store.load(&key(n)).unwrap()).unwrap().entries)
+        .collect();
+    group.bench_function("streams_at_first_join", |b| {
+        b.iter(|| {
+            for game in &entries {
+                black_box(Streams::of_log(game.iter().map(|e| &e.event)));
             }
         })
     });

@@ -336,8 +336,10 @@ pub struct GameTask {
     /// its versions (for exports; never sent to a viewer).
     log: Vec<LogHash>,
     /// Every viewer's own stream: the events it may know, projected once, numbered and
-    /// hashed per viewer (`protocol::record::stream`).
-    streams: Streams,
+    /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
+    /// reads them (`GameTask::streams`), then kept in step with every event appended: a game
+    /// loaded and never joined (a restore's check, a replay) projects nothing.
+    streams: OnceLock<Streams>,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
@@ -363,8 +365,9 @@ pub struct GameTask {
     /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
-    /// What the scenario lets a command's frames hold (`crate::frames`).
-    frame_bounds: crate::frames::Bounds,
+    /// What the scenario lets a command's frames hold (`crate::frames`), measured when the
+    /// first command asks (`GameTask::frame_bounds`).
+    frame_bounds: OnceLock<crate::frames::Bounds>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -433,36 +436,27 @@ impl GameTask {
         store: Arc<dyn EventStore>,
         limits: GameLimits,
     ) -> Result<GameTask, String> {
-        let mut entries = verified.entries.into_iter();
-        let mut hashes = verified.hashes.into_iter();
-        let (first, hash) = entries
-            .next()
-            .zip(hashes.next())
-            .ok_or("the log is empty")?;
-        let created = first.event.clone();
-        let Event::GameCreated { scenario } = &created else {
+        // The envelopes' hashes are the log's heads as they are, one per event.
+        let log::VerifiedLog {
+            entries,
+            hashes: log,
+        } = verified;
+        if log.len() != entries.len() {
+            return Err("the log has a different number of hashes than of events".into());
+        }
+        let mut entries = entries.into_iter();
+        let first = entries.next().ok_or("the log is empty")?;
+        if !matches!(first.event, Event::GameCreated { .. }) {
             return Err("the log does not start with GameCreated".into());
-        };
-        let frame_bounds = crate::frames::Bounds::of(scenario);
-        let start = Game::new(scenario.clone());
+        }
         let mut referee = Referee::new(first, meta.seeds.clone())?;
+        referee.reserve(entries.len());
         let mut checkpoints = Checkpoints::default();
-        let mut log = vec![hash];
-        let mut streams = Streams::new();
-        streams.push(&start, referee.game(), &created);
-        // The position before each event, kept in step by applying the same event after it:
-        // one `apply` per event instead of a copy of the whole game.
-        let mut before = referee.game().clone();
-        for (entry, hash) in entries.zip(hashes) {
-            log.push(hash);
-            let event = entry.event.clone();
+        for entry in entries {
             referee
                 .push_entry(entry)
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
-            streams.push(&before, referee.game(), &event);
-            protocol::apply(&mut before, &event);
-            debug_assert!(before == *referee.game(), "the copy follows the game");
         }
         referee.check_seed()?;
         let remembered = Remembered::from_log(referee.entries());
@@ -470,7 +464,7 @@ impl GameTask {
             key,
             referee,
             log,
-            streams,
+            streams: OnceLock::new(),
             meta,
             store,
             subscribers: vec![],
@@ -486,7 +480,7 @@ impl GameTask {
             remembered,
             signer: None,
             unloader: None,
-            frame_bounds,
+            frame_bounds: OnceLock::new(),
         })
     }
 
@@ -508,7 +502,7 @@ impl GameTask {
             &log::game_id(&self.key),
             viewer,
             version,
-            self.streams.hash(viewer, version),
+            self.streams().hash(viewer, version),
         );
         Some(signer.sign(head).await)
     }
@@ -551,6 +545,24 @@ impl GameTask {
         self.referee.game()
     }
 
+    /// What the scenario lets a command's frames hold, measured once (it encodes the whole
+    /// scenario).
+    fn frame_bounds(&self) -> crate::frames::Bounds {
+        *self.frame_bounds.get_or_init(|| {
+            let Event::GameCreated { scenario } = &self.referee.entries()[0].event else {
+                unreachable!("a loaded log starts with GameCreated");
+            };
+            crate::frames::Bounds::of(scenario)
+        })
+    }
+
+    /// Every viewer's stream, built from the whole log the first time it is asked for: the
+    /// same streams as pushing each event as it was appended (`Streams::of_log`).
+    fn streams(&self) -> &Streams {
+        self.streams
+            .get_or_init(|| Streams::of_log(self.referee.entries().iter().map(|e| &e.event)))
+    }
+
     /// The log's head: the hash of its last envelope (for exports only).
     fn head(&self) -> LogHash {
         *self.log.last().expect("a log starts with GameCreated")
@@ -558,7 +570,7 @@ impl GameTask {
 
     /// How many events `viewer` has received: its stream's length, the only version it is told.
     fn version(&self, viewer: Viewer) -> u64 {
-        self.streams.len(viewer)
+        self.streams().len(viewer)
     }
 
     /// The viewer's projection now, carrying its own version.
@@ -734,7 +746,7 @@ impl GameTask {
 
     /// Event `seq` of the viewer's stream.
     fn sequenced(&self, viewer: Viewer, seq: u64) -> Sequenced {
-        let entry = &self.streams.of(viewer)[(seq - 1) as usize];
+        let entry = &self.streams().of(viewer)[(seq - 1) as usize];
         Sequenced {
             seq,
             viewed: entry.viewed.clone(),
@@ -747,7 +759,7 @@ impl GameTask {
         ServerMessage::State {
             version: state.version,
             state_hash: state.state_hash(),
-            head: self.streams.hash(viewer, state.version),
+            head: self.streams().hash(viewer, state.version),
             state: Box::new(state),
             owner: self.limits.owner.clone(),
         }
@@ -773,7 +785,7 @@ impl GameTask {
     }
 
     fn record_page(&self, viewer: Viewer, from: u64) -> ServerMessage {
-        let stream = self.streams.of(viewer);
+        let stream = self.streams().of(viewer);
         let sides = protocol::record::words::Sides::of(&self.game().scenario);
         let entries = within_page(self.page(viewer, from).map(|seq| {
             let entry = &stream[(seq - 1) as usize];
@@ -796,7 +808,7 @@ impl GameTask {
     fn state_at(&self, viewer: Viewer, version: u64) -> ServerMessage {
         let version = version.clamp(1, self.version(viewer));
         let at = self
-            .streams
+            .streams()
             .at(viewer, version)
             .expect("every viewer's stream starts with GameCreated");
         let game = self.checkpoints.replay(self.referee.entries(), at);
@@ -806,7 +818,7 @@ impl GameTask {
             version,
             state_hash: state.state_hash(),
             state: Box::new(state),
-            head: self.streams.hash(viewer, version),
+            head: self.streams().hash(viewer, version),
             owner: self.limits.owner.clone(),
         }
     }
@@ -861,7 +873,7 @@ impl GameTask {
                         &trusted,
                         &log::game_id(&self.key),
                         Some(viewer),
-                        &self.streams,
+                        self.streams(),
                     )
                 });
             match checked {
@@ -907,7 +919,7 @@ impl GameTask {
             version,
             state_hash: projection.state_hash(),
             state: resume_from.is_none().then(|| Box::new(projection)),
-            head: self.streams.hash(viewer, version),
+            head: self.streams().hash(viewer, version),
             dice_commitment: self.referee.commitment(),
             signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
@@ -993,8 +1005,8 @@ impl GameTask {
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
             // The events as the actor's own stream holds them, numbered as it numbers them.
             let viewer = Viewer::Side(side);
-            let first = self.streams.seq_at_or_before(viewer, made.first - 1) + 1;
-            let last = self.streams.seq_at_or_before(viewer, made.last);
+            let first = self.streams().seq_at_or_before(viewer, made.first - 1) + 1;
+            let last = self.streams().seq_at_or_before(viewer, made.last);
             let version = self.version(viewer);
             let again = Frame::new(ServerMessage::Accepted {
                 id,
@@ -1002,7 +1014,7 @@ impl GameTask {
                 events: (first..=last)
                     .map(|seq| self.sequenced(viewer, seq))
                     .collect(),
-                head: self.streams.hash(viewer, version),
+                head: self.streams().hash(viewer, version),
                 signed: self.receipt(viewer).await,
             });
             self.send_to(subscriber, again);
@@ -1038,7 +1050,7 @@ impl GameTask {
         let first_seq = self.game().version + 1;
         let mut entries = decision.entries(first_seq);
         let events = entries.iter().map(|e| &e.event);
-        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds) {
+        if let Err(why) = crate::frames::check_command(self.game(), events, self.frame_bounds()) {
             self.too_large(subscriber, id, &why);
             return;
         }
@@ -1112,13 +1124,16 @@ impl GameTask {
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
-            let before = self.game().clone();
-            let event = entry.event.clone();
+            // Streams not built yet are built from the log, this event included, when read.
+            let before =
+                (self.streams.get().is_some()).then(|| (self.game().clone(), entry.event.clone()));
             self.referee
                 .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
-            self.streams.push(&before, self.referee.game(), &event);
+            if let (Some(streams), Some((before, event))) = (self.streams.get_mut(), before) {
+                streams.push(&before, self.referee.game(), &event);
+            }
         }
         if let Some(key) = key {
             let made = Made {
@@ -1166,7 +1181,7 @@ impl GameTask {
             events: new_for(actor)
                 .map(|seq| self.sequenced(actor, seq))
                 .collect(),
-            head: self.streams.hash(actor, self.version(actor)),
+            head: self.streams().hash(actor, self.version(actor)),
             signed: self.receipt(actor).await,
         });
         for s in self.subscribers.iter_mut() {
@@ -1189,7 +1204,7 @@ impl GameTask {
         side: Side,
         command: Command,
     ) -> Result<Command, protocol::RuleViolation> {
-        self.streams
+        self.streams()
             .command_in_log(Viewer::Side(side), command)
             .map(|command| view::command_in_ids(self.game(), side, command))
     }
@@ -1201,7 +1216,7 @@ impl GameTask {
         viewer: Viewer,
         mut violation: protocol::RuleViolation,
     ) -> protocol::RuleViolation {
-        violation.detail = self.streams.text_in_stream(viewer, &violation.detail);
+        violation.detail = self.streams().text_in_stream(viewer, &violation.detail);
         violation.detail = view::text_for(self.game(), viewer, &violation.detail);
         violation
     }
@@ -1403,6 +1418,133 @@ mod tests {
                 from_checkpoint.state_hash(),
                 replayed.state_hash(),
                 "at {version}"
+            );
+        }
+    }
+
+    /// A game of the sewer scenario played through a referee as a server plays it: a move
+    /// taken back, the German assault group in the sewers (hidden from the Russian), an
+    /// adjudication answered, and every step to the end.
+    fn played() -> Referee {
+        let text = include_str!("../../scenarios/sewer-infiltration.toml");
+        let scenario = protocol::Scenario::from_toml(text).unwrap();
+        let created = protocol::chain::Entry::created(scenario);
+        let mut referee = Referee::new(created, vec![[7; 32]]).unwrap();
+        fn play(referee: &mut Referee, side: Side, command: Command) {
+            // A new epoch's seed, different for every epoch.
+            let mut fresh = || [100 + referee.seeds().len() as u8; 32];
+            let decision = referee.decide(side, &command, &mut fresh);
+            let decision = decision.unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+            referee.record(decision);
+        }
+        fn done(referee: &mut Referee) {
+            match referee.game().sewer_designation.clone() {
+                Some(d) => play(
+                    referee,
+                    d.defender,
+                    Command::DesignateSewer { to: d.options[0] },
+                ),
+                None => play(referee, referee.game().acting(), Command::Done),
+            }
+        }
+        let hex = |name: &str| name.parse::<protocol::Hex>().unwrap();
+        while referee.game().clock.phase() != protocol::phase::Phase::Movement {
+            done(&mut referee);
+        }
+        let moved = Command::Move {
+            units: vec!["g3".into()],
+            to: hex("20A3"),
+        };
+        play(&mut referee, Side::A, moved);
+        let from = referee.game().version;
+        play(&mut referee, Side::A, Command::RequestUndo { from });
+        play(&mut referee, Side::B, Command::ConsentToUndo);
+        let sewer = Command::SewerMove {
+            units: vec!["g1".into(), "g2".into(), "gl".into()],
+            to: hex("20E4"),
+        };
+        play(&mut referee, Side::A, sewer);
+        done(&mut referee);
+        let pin = Command::Adjudicate {
+            unit: "g3".into(),
+            outcome: protocol::Outcome::Pin,
+            note: "DFPh 4 FP, PTC failed".into(),
+        };
+        play(&mut referee, Side::B, pin);
+        let event = referee.game().version;
+        play(&mut referee, Side::A, Command::AcceptAdjudication { event });
+        while !referee.game().over {
+            done(&mut referee);
+        }
+        referee
+    }
+
+    /// The streams a game loaded from its log builds when first read are the ones pushing
+    /// each event as it was appended made: the same entries, numbers and hashes per viewer.
+    #[test]
+    fn streams_built_when_first_read_are_the_streams_pushed_event_by_event() {
+        let referee = played();
+        let mut eager = Streams::new();
+        let mut before = Game::new(match &referee.entries()[0].event {
+            Event::GameCreated { scenario } => scenario.clone(),
+            _ => unreachable!(),
+        });
+        for entry in referee.entries() {
+            let mut after = before.clone();
+            protocol::apply(&mut after, &entry.event);
+            eager.push(&before, &after, &entry.event);
+            before = after;
+        }
+        let mut prev = log::GENESIS;
+        let records: Vec<(u64, Vec<u8>)> = referee
+            .entries()
+            .iter()
+            .map(|entry| {
+                let (bytes, hash) = log::seal_entry(prev, [entry.seq as u8; 16], entry);
+                prev = hash;
+                (entry.seq, bytes)
+            })
+            .collect();
+        let meta = GameMeta {
+            format: log::META_FORMAT,
+            token_digests: [[0; 32]; 3],
+            seeds: referee.seeds().to_vec(),
+        };
+        let store: Arc<dyn EventStore> = Arc::new(crate::store::MemoryStore::new());
+        let task = GameTask::from_log(
+            [1; 16],
+            log::verify(&records).unwrap(),
+            meta,
+            store,
+            GameLimits::of(&Config::default()),
+        )
+        .unwrap();
+        assert_eq!(task.game().state_hash(), referee.game().state_hash());
+        assert_eq!(task.head(), prev);
+        assert!(task.streams.get().is_none(), "nothing read them yet");
+        assert_eq!(*task.streams(), eager);
+        // The viewers' streams differ (the Russian sees the group in the sewers by alias),
+        // and the taken-back move and the answered adjudication are in them.
+        let viewed = |viewer| {
+            eager
+                .of(viewer)
+                .iter()
+                .map(|e| &e.viewed)
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(viewed(Viewer::Side(Side::A)), viewed(Viewer::Side(Side::B)));
+        let events = |viewer| {
+            eager
+                .of(viewer)
+                .iter()
+                .map(|e| e.viewed.event.name())
+                .collect::<Vec<_>>()
+        };
+        for viewer in VIEWERS {
+            assert!(events(viewer).contains(&"EventsUndone"), "{viewer:?}");
+            assert!(
+                events(viewer).contains(&"AdjudicationAccepted"),
+                "{viewer:?}"
             );
         }
     }

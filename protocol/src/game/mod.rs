@@ -457,9 +457,7 @@ impl Game {
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {
-        let bytes = bincode::serde::encode_to_vec(self, bincode::config::standard())
-            .expect("a game always encodes");
-        StateHash(*blake3::hash(&bytes).as_bytes())
+        StateHash(hash_encoded(blake3::Hasher::new(), &[], self))
     }
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
@@ -655,6 +653,48 @@ macro_rules! digest_text {
     };
 }
 pub(crate) use digest_text;
+
+/// What `hasher` makes of `prefix` followed by the standard bincode encoding of `value`: the
+/// same digest as hashing `encode_to_vec`'s bytes, streamed through a small buffer instead of
+/// a vector grown for the whole encoding (stream hashes are made once per event and viewer).
+pub(crate) fn hash_encoded<T: serde::Serialize + ?Sized>(
+    hasher: blake3::Hasher,
+    prefix: &[u8],
+    value: &T,
+) -> [u8; 32] {
+    /// Collects the encoder's many small writes (a byte per element of an array) into
+    /// chunks the hasher takes at once.
+    struct Hashing {
+        hasher: blake3::Hasher,
+        buf: [u8; 256],
+        len: usize,
+    }
+    impl bincode::enc::write::Writer for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+            if self.len + bytes.len() > self.buf.len() {
+                self.hasher.update(&self.buf[..self.len]);
+                self.len = 0;
+                if bytes.len() > self.buf.len() {
+                    self.hasher.update(bytes);
+                    return Ok(());
+                }
+            }
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing {
+        hasher,
+        buf: [0; 256],
+        len: 0,
+    };
+    hashing.hasher.update(prefix);
+    bincode::serde::encode_into_writer(value, &mut hashing, bincode::config::standard())
+        .expect("game values always encode");
+    hashing.hasher.update(&hashing.buf[..hashing.len]);
+    *hashing.hasher.finalize().as_bytes()
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
@@ -1208,5 +1248,43 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
             unit.cx = false;
             unit.cx_since = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded<T: Serialize>(value: &T) -> Vec<u8> {
+        bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap()
+    }
+
+    /// Hashing an encoding as it is written gives the digest of the whole encoding, for small
+    /// values and for ones far larger than the buffer, with a plain hasher and a derived key.
+    #[test]
+    fn hashing_an_encoding_as_written_is_hashing_the_encoding() {
+        let text = include_str!("../../../scenarios/sewer-infiltration.toml");
+        let scenario = Scenario::from_toml(text).unwrap();
+        assert!(encoded(&scenario).len() > 1_000);
+        assert_eq!(
+            hash_encoded(blake3::Hasher::new(), &[], &scenario),
+            *blake3::hash(&encoded(&scenario)).as_bytes()
+        );
+        let small = (3u64, Clock::START);
+        let mut whole = vec![7; 32];
+        whole.extend(encoded(&small));
+        assert_eq!(
+            hash_encoded(blake3::Hasher::new(), &[7; 32], &small),
+            *blake3::hash(&whole).as_bytes()
+        );
+        assert_eq!(
+            hash_encoded(blake3::Hasher::new_derive_key("ctx"), &[], &scenario),
+            blake3::derive_key("ctx", &encoded(&scenario))
+        );
+        let game = Game::new(scenario);
+        assert_eq!(
+            game.state_hash().0,
+            *blake3::hash(&encoded(&game)).as_bytes()
+        );
     }
 }

@@ -22,7 +22,7 @@ use crate::board::scenario::{Scenario, Side, UnitId};
 use crate::board::terrain::Mf;
 use crate::game::command::Command;
 use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
-use crate::game::{apply, Game, Unit, Viewer, Weapon};
+use crate::game::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
 use serde::{Deserialize, Serialize};
 
 /// A unit the viewer knew under one name and knows under another after the event: a unit that
@@ -631,8 +631,16 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
 /// the numbers a viewer sees never skip one it could not see.
 pub(super) fn refresh_aliases(game: &mut Game) {
     let units = &game.units;
-    game.aliases
-        .retain(|id, _| units.get(id).is_some_and(|u| u.concealed && !u.hidden));
+    let masked = |id: &UnitId| units.get(id).is_some_and(|u| u.concealed && !u.hidden);
+    // Most events unmask nobody: the aliases are only walked, not rebuilt, then.
+    if !game.aliases.keys().all(masked) {
+        game.aliases.retain(|id, _| masked(id));
+    }
+    // Every alias left names a unit under "?": as many of those as aliases means none is new.
+    let under = units.values().filter(|u| u.concealed && !u.hidden).count();
+    if under == game.aliases.len() {
+        return;
+    }
     let mut fresh: Vec<&Unit> = units
         .values()
         .filter(|u| u.concealed && !u.hidden && !game.aliases.contains_key(&u.id))
@@ -653,7 +661,10 @@ pub(super) fn refresh_aliases(game: &mut Game) {
 /// The key that orders units going under "?" at the same moment: the whole scenario, hidden
 /// parts included, so only someone who holds all of it can compute the order.
 fn scenario_key(scenario: &Scenario) -> [u8; 32] {
-    let bytes = bincode::serde::encode_to_vec(scenario, bincode::config::standard())
-        .expect("a scenario always encodes");
-    blake3::derive_key("asl alias order v1", &bytes)
+    // `blake3::derive_key` of the scenario's encoding, without holding the encoding whole.
+    hash_encoded(
+        blake3::Hasher::new_derive_key("asl alias order v1"),
+        &[],
+        scenario,
+    )
 }

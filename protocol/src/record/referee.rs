@@ -86,6 +86,7 @@ impl Referee {
         let mut entries = entries.into_iter();
         let first = entries.next().ok_or("the log is empty")?;
         let mut referee = Referee::new(first, seeds)?;
+        referee.reserve(entries.len());
         for entry in entries {
             referee.push_entry(entry)?;
         }
@@ -95,6 +96,11 @@ impl Referee {
 
     pub fn game(&self) -> &Game {
         &self.game
+    }
+
+    /// Makes room for `additional` more entries at once (a log about to be pushed whole).
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve_exact(additional);
     }
 
     pub fn entries(&self) -> &[Entry] {

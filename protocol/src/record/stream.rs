@@ -15,7 +15,7 @@ use crate::game::command::Command;
 use crate::game::event::Event;
 use crate::game::phase::Clock;
 use crate::game::view::{project_event, Viewed};
-use crate::game::{apply, Game, Viewer};
+use crate::game::{apply, hash_encoded, Game, Viewer};
 use crate::record::words::{describe, Sides};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
@@ -39,10 +39,9 @@ impl StreamHash {
 
     /// The hash after receiving `viewed` as event `seq` of the stream.
     pub fn next(self, seq: u64, viewed: &Viewed) -> StreamHash {
-        let bytes =
-            bincode::serde::encode_to_vec((self.0, seq, viewed), bincode::config::standard())
-                .expect("events always encode");
-        StreamHash(*blake3::hash(&bytes).as_bytes())
+        // The encoding of `(self.0, seq, viewed)`: a byte array is encoded as its bytes, with
+        // no length, so they are hashed as they are and the rest encoded after them.
+        StreamHash(hash_encoded(blake3::Hasher::new(), &self.0, &(seq, viewed)))
     }
 
     /// Reads 64 hex digits.
@@ -93,7 +92,7 @@ pub fn index(viewer: Viewer) -> usize {
 }
 
 /// Every viewer's stream of one game, built event by event from the whole game.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Streams {
     streams: [Vec<StreamEntry>; 3],
 }
@@ -110,12 +109,14 @@ impl Streams {
         let Some(first @ Event::GameCreated { scenario }) = events.next() else {
             return streams;
         };
-        let mut game = Game::new(scenario.clone());
+        // The positions before and after each event, kept in step by applying every event to
+        // both: two `apply`s per event instead of a copy of the whole game.
+        let mut before = Game::new(scenario.clone());
+        let mut after = before.clone();
         for event in std::iter::once(first).chain(events) {
-            let mut after = game.clone();
             apply(&mut after, event);
-            streams.push(&game, &after, event);
-            game = after;
+            streams.push(&before, &after, event);
+            apply(&mut before, event);
         }
         streams
     }
@@ -290,6 +291,34 @@ mod tests {
             streams.text_in_stream(viewer, "#4 is the German's; the log ends at #5, not #3 #x"),
             "#3 is the German's; the log ends at #4, not #2 #x"
         );
+    }
+
+    /// A server builds a loaded game's streams from its log when first read, then pushes each
+    /// event appended after: at whatever point that happens, the streams are the ones pushed
+    /// event by event from the start, against a copy of the game before each.
+    #[test]
+    fn streams_of_a_log_at_any_point_then_pushed_on_are_the_streams_pushed_throughout() {
+        let referee = crate::record::referee::testing::full_game();
+        let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
+        let Event::GameCreated { scenario } = events[0] else {
+            unreachable!()
+        };
+        let mut throughout = Streams::new();
+        let mut games = vec![Game::new(scenario.clone())];
+        for event in &events {
+            let mut after = games.last().unwrap().clone();
+            apply(&mut after, event);
+            throughout.push(games.last().unwrap(), &after, event);
+            games.push(after);
+        }
+        assert_eq!(Streams::of_log(events.iter().copied()), throughout);
+        for cut in (1..events.len()).step_by(5) {
+            let mut streams = Streams::of_log(events[..cut].iter().copied());
+            for (i, event) in events.iter().enumerate().skip(cut) {
+                streams.push(&games[i], &games[i + 1], event);
+            }
+            assert_eq!(streams, throughout, "built at event {cut}");
+        }
     }
 
     #[test]
