@@ -93,12 +93,7 @@ where
 fn lower_priority(nice: i32) {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: plain system calls on this thread's own id; no memory is shared.
-        let (tid, now) = unsafe {
-            let tid = libc::gettid() as libc::id_t;
-            *libc::__errno_location() = 0;
-            (tid, libc::getpriority(libc::PRIO_PROCESS, tid))
-        };
+        let (tid, now) = this_thread_priority();
         let wanted = (now + nice).min(19);
         // SAFETY: as above.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, wanted) } != 0 {
@@ -110,6 +105,16 @@ fn lower_priority(nice: i32) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = nice;
+}
+
+/// The calling thread's id and nice value.
+#[cfg(target_os = "linux")]
+fn this_thread_priority() -> (libc::id_t, i32) {
+    // SAFETY: plain system calls on this thread's own id; no memory is shared.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        (tid, libc::getpriority(libc::PRIO_PROCESS, tid))
+    }
 }
 
 #[cfg(test)]
@@ -142,12 +147,10 @@ mod tests {
     fn the_audience_thread_is_scheduled_below_its_starter() {
         let audience = Audience::start(AUDIENCE_NICE).unwrap();
         let players = Builder::new_current_thread().build().unwrap();
-        // SAFETY: reads this thread's and an audience thread's own priorities.
-        let mine = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
-        let theirs = players
+        let (_, mine) = this_thread_priority();
+        let (_, theirs) = players
             .block_on(serve_on(&audience.handle(), async {
-                // SAFETY: as above.
-                unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+                this_thread_priority()
             }))
             .unwrap();
         assert_eq!(theirs, (mine + AUDIENCE_NICE).min(19));

@@ -193,34 +193,22 @@ impl Connection {
     /// (`crate::audience`), so that its writes never queue before a player's frame.
     async fn finish(mut self, admitted: Admitted) {
         let mut shutdown = self.shared.stopping.clone();
-        let result = match self.serve_frames(&mut shutdown).await {
-            Ok(Served::Spectating) => {
-                self.on_audience = true;
-                let audience = self.shared.audience.clone();
-                crate::audience::serve_on(
-                    &audience,
-                    Box::pin(async move {
-                        let result = match self.serve_frames(&mut shutdown).await {
-                            Ok(Served::Closed(c)) => Ok(c),
-                            Ok(Served::Spectating) => {
-                                unreachable!("served on the audience already")
-                            }
-                            Err(c) => Err(c),
-                        };
-                        self.end(result, admitted).await;
-                    }),
-                )
-                .await;
-                return;
-            }
-            Ok(Served::Closed(c)) => Ok(c),
-            Err(c) => Err(c),
-        };
-        self.end(result, admitted).await;
+        let served = self.serve_frames(&mut shutdown).await;
+        if let Ok(Served::Spectating) = served {
+            self.on_audience = true;
+            let audience = self.shared.audience.clone();
+            let rest = Box::pin(async move {
+                let served = self.serve_frames(&mut shutdown).await;
+                self.end(served, admitted).await;
+            });
+            crate::audience::serve_on(&audience, rest).await;
+            return;
+        }
+        self.end(served, admitted).await;
     }
 
-    async fn end(&mut self, result: Result<Closing, Closing>, admitted: Admitted) {
-        let reason = self.close(result).await;
+    async fn end(&mut self, served: Result<Served, Closing>, admitted: Admitted) {
+        let reason = self.close(served).await;
         debug!(peer = %self.peer, %reason, "connection closed");
         if let Some(joined) = &self.joined {
             let _ = joined
@@ -303,9 +291,12 @@ fn closing(code: CloseCode, reason: impl Into<String>) -> Closing {
 
 impl Connection {
     /// Closes the connection for the reason its frames ended with.
-    async fn close(&mut self, result: Result<Closing, Closing>) -> Closing {
-        let closing = match result {
-            Ok(c) | Err(c) => c,
+    async fn close(&mut self, served: Result<Served, Closing>) -> Closing {
+        let closing = match served {
+            Ok(Served::Closed(c)) | Err(c) => c,
+            Ok(Served::Spectating) => {
+                unreachable!("a spectator is served on the audience's threads until it closes")
+            }
         };
         let deadline = self.config.send_timeout;
         if let Some(theirs) = self.closed_by_peer.take() {

@@ -219,6 +219,13 @@ mod tests {
         future.as_mut().poll(&mut context).is_pending()
     }
 
+    /// Yields until `n` requests wait behind the leader.
+    async fn queued(signer: &Signer, n: usize) {
+        while signer.inner.queue.lock().unwrap().waiting.len() < n {
+            tokio::task::yield_now().await;
+        }
+    }
+
     fn holds(signed: &SignedHead, i: u64, signer: &Signer) {
         signed.check(&signer.public()).unwrap();
         assert_eq!(
@@ -289,9 +296,7 @@ mod tests {
             })
             .collect();
         // Let the followers queue behind the leader.
-        while signer.inner.queue.lock().unwrap().waiting.len() < 4 {
-            tokio::task::yield_now().await;
-        }
+        queued(&signer, 4).await;
         drop(leader);
         for follower in followers {
             let (i, signed) = tokio::time::timeout(WAIT, follower)
@@ -317,9 +322,7 @@ mod tests {
             let signer = signer.clone();
             tokio::spawn(async move { signer.sign(head(4)).await })
         };
-        while signer.inner.queue.lock().unwrap().waiting.len() < 3 {
-            tokio::task::yield_now().await;
-        }
+        queued(&signer, 3).await;
         drop(gone);
         // The leader is dropped: leadership skips the gone follower and is sent to the next,
         // which is dropped with the message unread: the token in it passes leadership on.

@@ -31,6 +31,15 @@ fn traffic(n: u64) -> impl Iterator<Item = Command> {
     })
 }
 
+/// A spectator's `join` of `game` from its start, for the tests that speak frame by frame.
+fn spectator_join(game: &str, tokens: &protocol::wire::Tokens) -> ClientMessage {
+    ClientMessage::Join {
+        game: game.to_string(),
+        token: tokens.spectator.clone(),
+        since: None,
+    }
+}
+
 async fn create(url: &str) -> (String, protocol::wire::Tokens) {
     let mut c = Connection::connect(url).await.unwrap();
     let game = c.create_game(SCENARIO, None).await.unwrap();
@@ -71,11 +80,7 @@ async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
     let (mut slow, _) = tokio_tungstenite::client_async(format!("{}/v1", server.url), stream)
         .await
         .unwrap();
-    let join = ClientMessage::Join {
-        game: game.clone(),
-        token: tokens.spectator.clone(),
-        since: None,
-    };
+    let join = spectator_join(&game, &tokens);
     slow.send(Message::text(wire::to_json(&join)))
         .await
         .unwrap();
@@ -235,11 +240,7 @@ async fn a_spectator_served_apart_still_reads_and_hears_the_shutdown() {
     let (mut watcher, _) = tokio_tungstenite::connect_async(format!("{}/v1", server.url))
         .await
         .unwrap();
-    let join = ClientMessage::Join {
-        game: game.clone(),
-        token: tokens.spectator.clone(),
-        since: None,
-    };
+    let join = spectator_join(&game, &tokens);
     let joined = e2e::ask(&mut watcher, &join, WAIT).await;
     assert!(
         matches!(joined, wire::ServerMessage::Joined { .. }),

@@ -75,8 +75,9 @@ pub type Insert = (Tree, Vec<u8>, Vec<u8>);
 
 /// A group's inserts as a record's payload: their count, then tree, key and value each.
 pub fn encode(inserts: &[Insert]) -> Vec<u8> {
-    let size: usize = inserts.iter().map(|(_, k, v)| 9 + k.len() + v.len()).sum();
-    let mut bytes = Vec::with_capacity(4 + size);
+    let mut bytes = Vec::with_capacity(payload_bytes(
+        inserts.iter().map(|(_, k, v)| (k.len(), v.len())),
+    ));
     bytes.extend_from_slice(&(inserts.len() as u32).to_le_bytes());
     for (tree, key, value) in inserts {
         bytes.push(*tree as u8);
@@ -86,6 +87,11 @@ pub fn encode(inserts: &[Insert]) -> Vec<u8> {
         bytes.extend_from_slice(value);
     }
     bytes
+}
+
+/// How long [`encode`] makes the payload of inserts with these key and value lengths.
+pub fn payload_bytes(lengths: impl Iterator<Item = (usize, usize)>) -> usize {
+    4 + lengths.map(|(key, value)| 9 + key + value).sum::<usize>()
 }
 
 /// A payload read back; `None` if it does not parse (a valid checksum over bytes this code
@@ -117,6 +123,11 @@ fn decode(payload: &[u8]) -> Option<Vec<Insert>> {
 
 fn round_up(n: u64) -> u64 {
     n.div_ceil(BLOCK_BYTES) * BLOCK_BYTES
+}
+
+/// The space a record with a payload of `payload_bytes` takes, padding included.
+fn record_bytes(payload_bytes: usize) -> u64 {
+    round_up((RECORD_HEAD + payload_bytes + CHECKSUM) as u64)
 }
 
 fn header_bytes(epoch: u64) -> Vec<u8> {
@@ -279,15 +290,14 @@ impl Journal {
 
     /// Whether a record of `payload_bytes` fits before the end of the file.
     pub fn has_room(&self, payload_bytes: usize) -> bool {
-        self.offset + round_up((RECORD_HEAD + payload_bytes + CHECKSUM) as u64) <= JOURNAL_BYTES
+        self.offset + record_bytes(payload_bytes) <= JOURNAL_BYTES
     }
 
     /// Writes `payload` as the next record and makes it durable. On an error the record may or
     /// may not be on the disk; the next write goes to the same place with the same number, and
     /// [`Journal::records`] never returns it.
     pub fn append(&mut self, payload: &[u8]) -> Result<(), String> {
-        let mut record =
-            Vec::with_capacity(round_up((RECORD_HEAD + payload.len() + CHECKSUM) as u64) as usize);
+        let mut record = Vec::with_capacity(record_bytes(payload.len()) as usize);
         record.extend_from_slice(RECORD_MAGIC);
         record.extend_from_slice(&self.epoch.to_le_bytes());
         record.extend_from_slice(&self.next.to_le_bytes());

@@ -413,7 +413,7 @@ impl SledStore {
     /// last group a single write, and nothing slow due before a write of `payload_bytes` (a
     /// recovery, a checkpoint), which stays on the committer's thread. Never waits for the lock.
     fn quiet_writer(&self, payload_bytes: usize) -> Option<MutexGuard<'_, Committer>> {
-        if self.queue.is_none() || self.pace.last_group.load(Ordering::SeqCst) > 1 {
+        if self.pace.last_group.load(Ordering::SeqCst) > 1 {
             return None;
         }
         let writer = match self.writer.try_lock() {
@@ -469,11 +469,8 @@ impl EventStore for SledStore {
     /// the calling thread for one journal write and sync — what the caller would wait for
     /// anyway, without the committer's wake-up and its own.
     fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
-        // The journal payload these records make (`journal::encode`), keys included.
-        let payload_bytes = 4 + records
-            .iter()
-            .map(|r| 9 + event_key(game, 0).len() + r.len())
-            .sum::<usize>();
+        let key_bytes = event_key(game, first_seq).len();
+        let payload_bytes = journal::payload_bytes(records.iter().map(|r| (key_bytes, r.len())));
         let write = |settle| Write::Append {
             game: *game,
             first_seq,
