@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
-use tracing::{debug, error, info, warn};
+use tracing::{debug, error, warn};
 
 /// A message on its way to connections, encoded at most once per codec however many
 /// connections send it: a broadcast to thousands of spectators costs one encoding, not one per
@@ -328,6 +328,14 @@ impl Subscriber {
     }
 }
 
+/// The streams, and the whole game as of their last event: the position before the next
+/// event, which projecting it needs, kept by applying each event to it too (`apply` is cheap
+/// for most events) rather than by copying the whole game before each one.
+struct Followed {
+    streams: Streams,
+    before: Game,
+}
+
 pub struct GameTask {
     key: GameKey,
     /// The game, its log with who issued each event, and its dice (`protocol::referee`).
@@ -339,7 +347,7 @@ pub struct GameTask {
     /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
     /// reads them (`GameTask::streams`), then kept in step with every event appended: a game
     /// loaded and never joined (a restore's check, a replay) projects nothing.
-    streams: OnceLock<Streams>,
+    streams: OnceLock<Followed>,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
@@ -559,8 +567,13 @@ impl GameTask {
     /// Every viewer's stream, built from the whole log the first time it is asked for: the
     /// same streams as pushing each event as it was appended (`Streams::of_log`).
     fn streams(&self) -> &Streams {
-        self.streams
-            .get_or_init(|| Streams::of_log(self.referee.entries().iter().map(|e| &e.event)))
+        &self
+            .streams
+            .get_or_init(|| Followed {
+                streams: Streams::of_log(self.referee.entries().iter().map(|e| &e.event)),
+                before: self.game().clone(),
+            })
+            .streams
     }
 
     /// The log's head: the hash of its last envelope (for exports only).
@@ -1124,15 +1137,22 @@ impl GameTask {
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
-            // Streams not built yet are built from the log, this event included, when read.
-            let before =
-                (self.streams.get().is_some()).then(|| (self.game().clone(), entry.event.clone()));
             self.referee
                 .push_entry(entry)
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
-            if let (Some(streams), Some((before, event))) = (self.streams.get_mut(), before) {
-                streams.push(&before, self.referee.game(), &event);
+            // Streams not built yet are built from the log, this event included, when read.
+            if let Some(followed) = self.streams.get_mut() {
+                let event = &self.referee.entries().last().expect("just pushed").event;
+                followed
+                    .streams
+                    .push(&followed.before, self.referee.game(), event);
+                protocol::apply(&mut followed.before, event);
+                debug_assert_eq!(
+                    followed.before.state_hash(),
+                    self.referee.game().state_hash(),
+                    "the streams' position keeps in step with the game"
+                );
             }
         }
         if let Some(key) = key {
@@ -1142,7 +1162,9 @@ impl GameTask {
             };
             self.remembered.remember(side, key, made);
         }
-        info!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
+        // At `debug`, as a refusal is: one line per command would cost a busy server more
+        // than deciding it, and the log itself is the record of every command.
+        debug!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
 
         // Each viewer's new events, once per viewer class, shared by every subscriber with that
         // view; a viewer who may know none of them is sent nothing at all.

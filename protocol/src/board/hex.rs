@@ -209,6 +209,11 @@ impl Hex {
         self.is_adjacent(other).then(|| Hexside::new(self, other))
     }
 
+    /// The hexside towards `direction`, if the hex there has a name.
+    pub fn hexside_towards(self, direction: Direction) -> Option<Hexside> {
+        self.step(direction).map(|n| Hexside::new(self, n))
+    }
+
     /// The six hexsides of this hex (only those whose far hex has a name).
     pub fn hexsides(self) -> Vec<Hexside> {
         self.neighbours()

@@ -176,6 +176,22 @@ impl LosMap {
         }
     }
 
+    /// Which of `hex`'s hexsides (bit i = `DIRECTIONS[i]`) bear a wall, hedge or bocage
+    /// standing at the hex's own base level (B9.35): those a unit there could hold Wall
+    /// Advantage over (B9.32), read off the grid instead of the scenario's maps, since the
+    /// rules ask for them for every unit after every command. `None` when no hex of the
+    /// board is on the map.
+    pub fn walls_at_base(&self, hex: Hex) -> Option<u8> {
+        let cell = self.cell(self.boards.get(&hex.board)?, hex);
+        Some(
+            cell.sides
+                .iter()
+                .enumerate()
+                .filter(|(_, side)| side.is_some_and(|s| s.base == cell.level))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        )
+    }
+
     fn cell(&self, grid: &[Cell], hex: Hex) -> Cell {
         let _ = self;
         grid[slot(hex.column, hex.row)]

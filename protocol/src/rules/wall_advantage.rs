@@ -15,7 +15,8 @@
 //! - the setup check of a scenario's initial WA.
 
 use super::own_unit;
-use crate::board::hex::{Hex, Hexside};
+use crate::board::hex::{Hex, Hexside, DIRECTIONS};
+use crate::board::los::LosMap;
 use crate::board::scenario::{refuse, Morale, Scenario, ScenarioError, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::event::{Event, WaClaim, WaLoss};
@@ -34,13 +35,41 @@ fn wall_level(game: &Game, side: Hexside) -> i8 {
 /// level (B9.35), and in Bypass only the hexside it straddles and the two joining it (B9.32).
 pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
     let hex = unit.hex;
-    let level = game.scenario.hexes.get(&hex).map_or(0, |s| s.elevation);
     let straddled = unit
         .bypass
         .as_ref()
         .and_then(|b| b.along.last().copied())
         .and_then(|far| hex.hexside(far));
-    // On a bridge a unit may hold WA over a Roadblock only (B9.32 EXC).
+    let open = |s: &Hexside| straddled.is_none_or(|st| *s == st || st.is_contiguous_in(*s, hex));
+    // The common case from the LOS grid, built once per scenario: this runs for every unit
+    // after every command, and the scenario's maps cost a search per hexside and hex.
+    let walls = (!unit.placement.on_bridge)
+        .then(|| LosMap::of(&game.scenario).walls_at_base(hex))
+        .flatten();
+    let Some(walls) = walls else {
+        return from_scenario(game, unit, open);
+    };
+    let sides: Vec<Hexside> = DIRECTIONS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| walls & (1 << i) != 0)
+        .filter_map(|(_, d)| hex.hexside_towards(*d))
+        .filter(open)
+        .collect();
+    debug_assert_eq!(
+        sides,
+        from_scenario(game, unit, open),
+        "WA hexsides of {unit:?}"
+    );
+    sides
+}
+
+/// [`wa_hexsides`] read off the scenario's maps: a unit on a bridge, which may hold WA over a
+/// Roadblock only (B9.32 EXC), a hex on no board of the map, and in debug builds every answer
+/// the grid gives.
+fn from_scenario(game: &Game, unit: &Unit, open: impl Fn(&Hexside) -> bool) -> Vec<Hexside> {
+    let hex = unit.hex;
+    let level = game.scenario.hexes.get(&hex).map_or(0, |s| s.elevation);
     let on_bridge = unit.placement.on_bridge;
     hex.hexsides()
         .into_iter()
@@ -52,7 +81,7 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
             }
         })
         .filter(|s| wall_level(game, *s) == level)
-        .filter(|s| straddled.is_none_or(|st| *s == st || st.is_contiguous_in(*s, hex)))
+        .filter(|s| open(s))
         .collect()
 }
 
@@ -964,5 +993,38 @@ hex = "1C2"
             !none.units["g"].wall_advantage,
             "woods give +1: WA is a choice"
         );
+    }
+
+    /// B9.35 on the LOS grid: a wall counts for WA only at the base level of the unit's own
+    /// hex, so the H7-I8 wall of the B9.41 scenario (H7 at level 0, I8 on the hill) is one of
+    /// H7's WA hexsides and none of I8's. Every hex of the map, and one on a board the map
+    /// lacks, gets from the grid what the scenario's maps give.
+    #[test]
+    fn wa_hexsides_off_the_grid_are_those_of_the_scenario() {
+        use super::{from_scenario, wa_hexsides};
+        use crate::board::hex::Hex;
+        use crate::game::Game;
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
+        let game = Game::new(scenario);
+        let mut unit = game.units.values().next().unwrap().clone();
+        let mut at = |hex: &str| {
+            unit.hex = hex.parse::<Hex>().unwrap();
+            let sides = wa_hexsides(&game, &unit);
+            assert_eq!(sides, from_scenario(&game, &unit, |_| true), "{hex}");
+            sides.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(at("55H7"), ["55H7-55I7", "55H7-55I8"]);
+        assert!(
+            at("55I8").is_empty(),
+            "the wall lies below the hill's level"
+        );
+        assert_eq!(at("55G6"), ["55G6-55H5", "55G6-55H6"]);
+        assert!(at("7A1").is_empty(), "a board the map does not have");
+        let hexes: Vec<Hex> = game.scenario.hexes.keys().copied().collect();
+        for hex in hexes {
+            at(&hex.to_string());
+        }
     }
 }
