@@ -450,7 +450,7 @@ const serverTarget = {
       '--commands-per-second-max', String(COMMANDS_PER_SECOND_UNTHROTTLED),
       '--connections-per-ip-max', String(CONNECTIONS_PER_IP_UNLIMITED),
       '--admin-token', ADMIN_TOKEN,
-    ], port, path.join(dir, 'server.log'), { RUST_LOG: 'warn' });
+    ], port, path.join(dir, 'server.log'), { RUST_LOG: undefined });
   },
 
   async setup(target, n) {

@@ -98,8 +98,9 @@ impl ServerProcess {
             .arg(data_dir)
             .arg("--commands-per-second-max")
             .arg(COMMANDS_PER_SECOND_UNTHROTTLED.to_string())
-            // Per-command info lines would measure the terminal, not the server.
-            .env("RUST_LOG", "warn")
+            // At its default log level, as an operator runs it (nothing is logged per
+            // command there), whatever this shell's `RUST_LOG` says.
+            .env_remove("RUST_LOG")
             .stderr(log);
         // Most load clients come from one loopback address: thousands of connections.
         if let Some(per_ip) = per_ip {
