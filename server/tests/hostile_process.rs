@@ -1,6 +1,7 @@
 //! The real `asl-server` process where the system, not a client, is hostile: its standard
-//! output and error on a full disk (`/dev/full`), and its file-descriptor limit reached. No
-//! timing assertions: each waits, with a generous bound, for what must follow.
+//! output and error on a full disk (`/dev/full`), and its file-descriptor limit reached; and
+//! how much it writes to its log at the pace of play. No timing assertions: each waits, with a
+//! generous bound, for what must follow.
 
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ServerMessage};
@@ -325,4 +326,39 @@ async fn sigint_stops_the_server_while_a_client_never_reads() {
     }
     assert!(interrupt(child).success());
     drop(stuck);
+}
+
+/// A busy server's log at its default level: lines for the server, its games and its
+/// connections, none per command. A line per command would cost a server more than deciding
+/// the command, and would fill an operator's disk at the pace of play.
+#[tokio::test]
+async fn the_default_log_has_no_line_per_command() {
+    const COMMANDS: u64 = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stderr.log");
+    let addr = free_addr();
+    let child = server(addr, &dir.path().join("data"))
+        .arg("--commands-per-second-max")
+        .arg("1000")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let (mut ws, _, _) = create_and_join(addr).await;
+    for n in 1..=COMMANDS {
+        let answer = ask(&mut ws, &adjudicate(n, "")).await;
+        assert!(
+            matches!(answer, ServerMessage::Accepted { .. }),
+            "{answer:?}"
+        );
+    }
+    drop(ws);
+    assert!(interrupt(child).success());
+    let written = std::fs::read_to_string(&log).unwrap();
+    let lines = written.lines().count() as u64;
+    assert!(
+        lines < COMMANDS / 2,
+        "{lines} log lines for {COMMANDS} commands at the default level:\n{written}"
+    );
 }
