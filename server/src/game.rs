@@ -18,7 +18,7 @@ use protocol::chain::LogHash;
 use protocol::game::{view, Game, Viewer};
 use protocol::record::receipt::Mismatch;
 use protocol::record::signed::{Head, SignedHead, Stream};
-use protocol::record::stream::{self, Streams, VIEWERS};
+use protocol::record::stream::{self, Following, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
     ErrorCode, ExportPage, PreviewOutcome, RecordEntry, Sequenced, ServerMessage,
@@ -328,14 +328,6 @@ impl Subscriber {
     }
 }
 
-/// The streams, and the whole game as of their last event: the position before the next
-/// event, which projecting it needs, kept by applying each event to it too (`apply` is cheap
-/// for most events) rather than by copying the whole game before each one.
-struct Followed {
-    streams: Streams,
-    before: Game,
-}
-
 pub struct GameTask {
     key: GameKey,
     /// The game, its log with who issued each event, and its dice (`protocol::referee`).
@@ -347,7 +339,7 @@ pub struct GameTask {
     /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
     /// reads them (`GameTask::streams`), then kept in step with every event appended: a game
     /// loaded and never joined (a restore's check, a replay) projects nothing.
-    streams: OnceLock<Followed>,
+    streams: OnceLock<Following>,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
     store: Arc<dyn EventStore>,
@@ -556,24 +548,20 @@ impl GameTask {
     /// What the scenario lets a command's frames hold, measured once (it encodes the whole
     /// scenario).
     fn frame_bounds(&self) -> crate::frames::Bounds {
-        *self.frame_bounds.get_or_init(|| {
-            let Event::GameCreated { scenario } = &self.referee.entries()[0].event else {
-                unreachable!("a loaded log starts with GameCreated");
-            };
-            crate::frames::Bounds::of(scenario)
-        })
+        *self
+            .frame_bounds
+            .get_or_init(|| crate::frames::Bounds::of(&self.game().scenario))
     }
 
     /// Every viewer's stream, built from the whole log the first time it is asked for: the
     /// same streams as pushing each event as it was appended (`Streams::of_log`).
     fn streams(&self) -> &Streams {
-        &self
-            .streams
-            .get_or_init(|| Followed {
-                streams: Streams::of_log(self.referee.entries().iter().map(|e| &e.event)),
-                before: self.game().clone(),
+        self.streams
+            .get_or_init(|| {
+                Following::of_log(self.referee.entries().iter().map(|e| &e.event))
+                    .expect("a loaded log starts with GameCreated")
             })
-            .streams
+            .streams()
     }
 
     /// The log's head: the hash of its last envelope (for exports only).
@@ -1142,17 +1130,9 @@ impl GameTask {
                 .expect("a decision keeps the dice scheme");
             self.checkpoints.keep(self.referee.game());
             // Streams not built yet are built from the log, this event included, when read.
-            if let Some(followed) = self.streams.get_mut() {
+            if let Some(following) = self.streams.get_mut() {
                 let event = &self.referee.entries().last().expect("just pushed").event;
-                followed
-                    .streams
-                    .push(&followed.before, self.referee.game(), event);
-                protocol::apply(&mut followed.before, event);
-                debug_assert_eq!(
-                    followed.before.state_hash(),
-                    self.referee.game().state_hash(),
-                    "the streams' position keeps in step with the game"
-                );
+                following.push(self.referee.game(), event);
             }
         }
         if let Some(key) = key {

@@ -91,6 +91,51 @@ pub fn index(viewer: Viewer) -> usize {
         .expect("every viewer is one of three")
 }
 
+/// Every viewer's streams kept in step with a game as its events are appended, with the
+/// whole game as of the last of them: the position the next event is projected from. It is
+/// kept by applying each event to it too, two `apply`s per event instead of a copy of the
+/// whole game before each (`apply` is cheap for most events).
+#[derive(Clone, Debug)]
+pub struct Following {
+    streams: Streams,
+    before: Game,
+}
+
+impl Following {
+    /// The streams of a whole log, replayed from its `GameCreated`; `None` for a log that does
+    /// not open with one.
+    pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<Following> {
+        let mut events = events.into_iter();
+        let Some(first @ Event::GameCreated { scenario }) = events.next() else {
+            return None;
+        };
+        let mut after = Game::new(scenario.clone());
+        let mut following = Following {
+            streams: Streams::new(),
+            before: after.clone(),
+        };
+        for event in std::iter::once(first).chain(events) {
+            apply(&mut after, event);
+            following.push(&after, event);
+        }
+        Some(following)
+    }
+
+    /// Appends `event`, which took the whole game to `after`, to every stream that may know it.
+    pub fn push(&mut self, after: &Game, event: &Event) {
+        self.streams.push(&self.before, after, event);
+        apply(&mut self.before, event);
+        debug_assert!(
+            self.before == *after,
+            "the position keeps in step with the game"
+        );
+    }
+
+    pub fn streams(&self) -> &Streams {
+        &self.streams
+    }
+}
+
 /// Every viewer's stream of one game, built event by event from the whole game.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Streams {
@@ -104,21 +149,7 @@ impl Streams {
 
     /// The streams of a whole log, replayed from its first event.
     pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Streams {
-        let mut streams = Streams::new();
-        let mut events = events.into_iter();
-        let Some(first @ Event::GameCreated { scenario }) = events.next() else {
-            return streams;
-        };
-        // The positions before and after each event, kept in step by applying every event to
-        // both: two `apply`s per event instead of a copy of the whole game.
-        let mut before = Game::new(scenario.clone());
-        let mut after = before.clone();
-        for event in std::iter::once(first).chain(events) {
-            apply(&mut after, event);
-            streams.push(&before, &after, event);
-            apply(&mut before, event);
-        }
-        streams
+        Following::of_log(events).map_or_else(Streams::new, |f| f.streams)
     }
 
     /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
