@@ -399,12 +399,7 @@ impl Connection {
                     return Ok(ended(CloseCode::Away, "server shutting down"));
                 }
                 message = outbound => match message {
-                    Some(frame) => {
-                        self.send_frame(&frame).await?;
-                        if let Some(j) = &self.joined {
-                            j.progress.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
+                    Some(frame) => self.forward(&frame).await?,
                     None if self.joined.as_ref().is_some_and(|j| j.handle.inbox.is_closed()) => {
                         // The game task ended: this node gave the game up (`Moved` was sent).
                         return Ok(ended(CloseCode::Again, "the game moved; reconnect with `since` to resume"));
@@ -477,10 +472,29 @@ impl Connection {
         }
     }
 
-    /// Sends a frame from the game, in this connection's codec, reusing its encoding.
-    async fn send_frame(&mut self, frame: &Frame) -> Result<(), Closing> {
+    /// Sends a frame the game queued for this connection, in its codec (reusing the frame's
+    /// encoding), and counts it as written.
+    async fn forward(&mut self, frame: &Frame) -> Result<(), Closing> {
         let message = frame.encoded(self.codec == Codec::Json);
-        self.send_message(message).await
+        self.send_message(message).await?;
+        if let Some(j) = &self.joined {
+            j.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Sends every frame the game has queued for this connection so far: what the game queued
+    /// before it answered a read goes out before that answer, so a client is never told of a
+    /// version whose events it has not been sent yet.
+    async fn forward_queued(&mut self) -> Result<(), Closing> {
+        while let Some(frame) = self
+            .joined
+            .as_mut()
+            .and_then(|j| j.outbound.try_recv().ok())
+        {
+            self.forward(&frame).await?;
+        }
+        Ok(())
     }
 
     async fn send(&mut self, message: &ServerMessage) -> Result<(), Closing> {
@@ -735,7 +749,10 @@ impl Connection {
             }
         }
         match rx.await {
-            Ok(answer) => self.send(&answer).await,
+            Ok(answer) => {
+                self.forward_queued().await?;
+                self.send(&answer).await
+            }
             Err(_) => {
                 self.error(ErrorCode::GameUnavailable, "the game has stopped")
                     .await
