@@ -5,7 +5,7 @@
 pub mod chromium;
 
 use server::config::Config;
-use server::store::SledStore;
+use server::store::{EventStore, SledStore};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -57,11 +57,24 @@ impl TestServer {
         TestServer::serve(listener, data_dir, config)
     }
 
+    /// Starts a server on a free loopback port over `store`: a test's own store, standing in
+    /// for the disk where the test must decide when a write settles.
+    pub async fn start_on(store: Arc<dyn EventStore>, config: Config) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        TestServer::serve_on(listener, store, config)
+    }
+
     fn serve(listener: TcpListener, data_dir: &Path, config: Config) -> TestServer {
         let store = SledStore::open(data_dir).expect("open sled store");
+        TestServer::serve_on(listener, Arc::new(store), config)
+    }
+
+    fn serve_on(listener: TcpListener, store: Arc<dyn EventStore>, config: Config) -> TestServer {
         let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = oneshot::channel::<()>();
-        let running = tokio::spawn(server::run(listener, Arc::new(store), config, async {
+        let running = tokio::spawn(server::run(listener, store, config, async {
             let _ = stopped.await;
         }));
         TestServer {

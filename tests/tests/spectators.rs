@@ -1,7 +1,8 @@
 //! End to end, spectators: many watchers follow a game while the players play on; one that
 //! never reads is cut off with a close frame that says why, without holding anyone up; and a
 //! watcher whose connection is cut at arbitrary points resumes with `since` and ends with
-//! exactly the server's projection.
+//! exactly the server's projection; a read answered right after a command reaches its reader
+//! after the command's event.
 
 use client::{Connection, Follower, Reply};
 use e2e::TestServer;
@@ -9,6 +10,9 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage};
 use protocol::{Command, Outcome};
 use server::config::Config;
+use server::store::{Durable, EventStore, GameKey, MemoryStore, StoreError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
@@ -300,4 +304,131 @@ async fn a_spectator_served_apart_still_reads_and_hears_the_shutdown() {
         .await
         .expect("the server stops")
         .unwrap();
+}
+
+/// A store whose appends settle only while its gate is open, so a test can hold a command's
+/// write back and line up what reaches the game meanwhile.
+struct Gated {
+    inner: MemoryStore,
+    open: Arc<(Mutex<bool>, Condvar)>,
+    /// Appends made while the gate was shut.
+    held: AtomicUsize,
+}
+
+impl Gated {
+    fn set(&self, open: bool) {
+        let (lock, changed) = &*self.open;
+        *lock.lock().unwrap() = open;
+        changed.notify_all();
+    }
+}
+
+impl EventStore for Gated {
+    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+        let written = self.inner.append(game, first_seq, records);
+        if *self.open.0.lock().unwrap() {
+            return written;
+        }
+        self.held.fetch_add(1, Ordering::SeqCst);
+        let (settle, durable) = Durable::pending();
+        let open = self.open.clone();
+        std::thread::spawn(move || {
+            let (lock, changed) = &*open;
+            drop(changed.wait_while(lock.lock().unwrap(), |open| !*open));
+            let _ = settle.send(written.wait());
+        });
+        durable
+    }
+
+    fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.inner.load(game)
+    }
+
+    fn put_meta(&self, game: &GameKey, meta: Vec<u8>) -> Durable {
+        self.inner.put_meta(game, meta)
+    }
+
+    fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
+        self.inner.games()
+    }
+}
+
+/// Reads `ws` up to the next `State`, checking it against the events before it: a client is
+/// never told of a version whose events it has not been sent yet.
+async fn state_after_its_events(ws: &mut e2e::Socket, mut version: u64) -> u64 {
+    loop {
+        let frame = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("a frame in time")
+            .expect("open")
+            .expect("a frame");
+        let Message::Text(text) = frame else { continue };
+        match wire::from_json(text.as_str()).unwrap() {
+            wire::ServerMessage::Event(e) => version = e.seq,
+            wire::ServerMessage::State { version: at, .. } => {
+                assert_eq!(
+                    at, version,
+                    "the state at version {at} came after the events up to {version} only"
+                );
+                return at;
+            }
+            other => panic!("unexpected frame: {other:?}"),
+        }
+    }
+}
+
+/// A read the game answers right after a command carries the state after that command; the
+/// command's event, queued for the reader first, must reach it first. The store holds the
+/// command's write until both readers' `get_state` wait in the game's inboxes, so the game
+/// queues the event and then answers, while each reader's connection waits for the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_answered_after_a_command_follows_the_commands_event() {
+    let store = Arc::new(Gated {
+        inner: MemoryStore::new(),
+        open: Arc::new((Mutex::new(true), Condvar::new())),
+        held: AtomicUsize::new(0),
+    });
+    let server = TestServer::start_on(store.clone(), Config::default()).await;
+    let (game, tokens) = create(&server.url).await;
+    let mut readers = vec![];
+    for token in [&tokens.spectator, &tokens.side_b] {
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("{}/v1", server.url))
+            .await
+            .unwrap();
+        let join = ClientMessage::Join {
+            game: game.clone(),
+            token: token.clone(),
+            since: None,
+        };
+        let wire::ServerMessage::Joined { version, .. } = e2e::ask(&mut ws, &join, WAIT).await
+        else {
+            panic!("not joined");
+        };
+        readers.push((ws, version));
+    }
+    let mut german = Connection::connect(&server.url).await.unwrap();
+    german.join(&game, &tokens.side_a, None).await.unwrap();
+
+    store.set(false);
+    let command = traffic(1).next().unwrap();
+    let acting = tokio::spawn(async move { german.command(1, command, None).await.unwrap() });
+    while store.held.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for (ws, _) in &mut readers {
+        let ask = Message::text(wire::to_json(&ClientMessage::GetState));
+        ws.send(ask).await.unwrap();
+    }
+    // Time for both reads to reach the game's inboxes. Were it too short on a loaded machine,
+    // a read would reach the game after the command's event reached its connection, and the
+    // test would pass without testing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    store.set(true);
+    let reply = tokio::time::timeout(WAIT, acting).await.unwrap().unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    for (ws, version) in &mut readers {
+        let at = state_after_its_events(ws, *version).await;
+        assert_eq!(at, *version + 1, "the read was answered after the command");
+    }
+    server.stop().await;
 }

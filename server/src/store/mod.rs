@@ -49,8 +49,9 @@ pub enum StoreError {
 pub struct Durable(oneshot::Receiver<Result<(), StoreError>>);
 
 impl Durable {
-    /// A write and the sender that settles it.
-    pub(crate) fn pending() -> (oneshot::Sender<Result<(), StoreError>>, Durable) {
+    /// A write and the sender that settles it: how a store settles a write later, on another
+    /// thread — public so that a store written outside this crate can implement [`EventStore`].
+    pub fn pending() -> (oneshot::Sender<Result<(), StoreError>>, Durable) {
         let (settle, wait) = oneshot::channel();
         (settle, Durable(wait))
     }
