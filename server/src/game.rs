@@ -1369,8 +1369,8 @@ pub(crate) fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -
     page
 }
 
-/// Randomness for salts and seeds, from the operating system.
-fn random_bytes<const N: usize>() -> [u8; N] {
+/// Randomness for salts, seeds, game keys and tokens, from the operating system.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes

@@ -6,7 +6,7 @@
 //! served as usual.
 
 use crate::config::Config;
-use crate::game::{GameHandle, GameLimits, GameTask, Request, Unloader};
+use crate::game::{random_bytes, GameHandle, GameLimits, GameTask, Request, Unloader};
 use crate::log::{self, GameMeta, META_FORMAT};
 use crate::metrics::METRICS;
 use crate::store::{without_panics, EventStore, GameKey};
@@ -101,12 +101,6 @@ pub struct Registry {
 
 /// A refusal to hand out a game, as it goes on the wire.
 pub type Refusal = (ErrorCode, String);
-
-fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    getrandom::fill(&mut bytes).expect("the operating system provides randomness");
-    bytes
-}
 
 fn digest(token: &str) -> [u8; 32] {
     *blake3::hash(token.as_bytes()).as_bytes()
