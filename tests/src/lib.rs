@@ -157,21 +157,28 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// The next JSON message on `ws` that is not a stream event, within `wait` (a test's own
-/// bound: generous, since the machine may be loaded).
-pub async fn answer(ws: &mut Socket, wait: Duration) -> protocol::wire::ServerMessage {
+/// The next JSON message on `ws`, stream events included, within `wait` (a test's own bound:
+/// generous, since the machine may be loaded).
+pub async fn message(ws: &mut Socket, wait: Duration) -> protocol::wire::ServerMessage {
     use futures_util::StreamExt;
-    use protocol::wire::{self, ServerMessage};
     use tokio_tungstenite::tungstenite::Message;
     loop {
         let frame = tokio::time::timeout(wait, ws.next())
             .await
-            .expect("an answer in time")
+            .expect("a message in time")
             .expect("connection open")
             .expect("a frame");
-        let Message::Text(text) = frame else { continue };
-        match wire::from_json(text.as_str()).unwrap() {
-            ServerMessage::Event(_) => continue,
+        if let Message::Text(text) = frame {
+            return protocol::wire::from_json(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// The next JSON message on `ws` that is not a stream event, within `wait`.
+pub async fn answer(ws: &mut Socket, wait: Duration) -> protocol::wire::ServerMessage {
+    loop {
+        match message(ws, wait).await {
+            protocol::wire::ServerMessage::Event(_) => continue,
             answer => return answer,
         }
     }

@@ -259,15 +259,8 @@ async fn a_spectator_served_apart_still_reads_and_hears_the_shutdown() {
     }
     let mut seen = 0;
     while seen < 3 {
-        let frame = tokio::time::timeout(WAIT, watcher.next())
-            .await
-            .expect("an event in time")
-            .expect("open")
-            .expect("a frame");
-        if let Message::Text(text) = frame {
-            if let wire::ServerMessage::Event(_) = wire::from_json(text.as_str()).unwrap() {
-                seen += 1;
-            }
+        if let wire::ServerMessage::Event(_) = e2e::message(&mut watcher, WAIT).await {
+            seen += 1;
         }
     }
     let state = e2e::ask(&mut watcher, &ClientMessage::GetState, WAIT).await;
@@ -357,13 +350,7 @@ impl EventStore for Gated {
 /// never told of a version whose events it has not been sent yet.
 async fn state_after_its_events(ws: &mut e2e::Socket, mut version: u64) -> u64 {
     loop {
-        let frame = tokio::time::timeout(WAIT, ws.next())
-            .await
-            .expect("a frame in time")
-            .expect("open")
-            .expect("a frame");
-        let Message::Text(text) = frame else { continue };
-        match wire::from_json(text.as_str()).unwrap() {
+        match e2e::message(ws, WAIT).await {
             wire::ServerMessage::Event(e) => version = e.seq,
             wire::ServerMessage::State { version: at, .. } => {
                 assert_eq!(
