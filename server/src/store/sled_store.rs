@@ -38,10 +38,12 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
 use tracing::{error, info, warn};
 
-/// How long a reopen after a write failure waits for sled's file lock to be let go by readers
-/// still holding the old handle (they hold it for one read). Past this the probe fails and the
-/// next group tries again.
-const REOPEN_LOCK_WAIT: Duration = Duration::from_secs(5);
+/// How long letting go of sled waits for its lock on the directory to be released: sled's own
+/// I/O threads hold the database a moment after its last handle is dropped, until the write or
+/// file truncation they were finishing ends, and a reader may still hold the old handle for
+/// one read. Past this a reopen after a write failure fails (the next group tries again), and
+/// a dropped store returns anyway (the next opener is then told the directory is in use).
+const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(5);
 
 /// Why a data directory could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,8 @@ pub struct SledStore {
     writer: Arc<Mutex<Committer>>,
     pace: Arc<Pace>,
     committer: Option<thread::JoinHandle<()>>,
+    /// The data directory, whose lock a dropped store waits to see released.
+    dir: PathBuf,
     /// While set, syncing and probing fail as on a disk that refuses writes (tests, drills).
     fault: Arc<AtomicBool>,
     /// When set, the next group's write panics inside the committer, as sled does on some
@@ -373,6 +377,7 @@ impl SledStore {
             writer,
             pace,
             committer: Some(committer),
+            dir: dir.to_path_buf(),
             fault,
             panic_next,
             ceilings,
@@ -454,14 +459,36 @@ impl SledStore {
 }
 
 impl Drop for SledStore {
-    /// Closes the queue and waits for the committer to settle what is queued and let go of
-    /// the database, so the same directory can be opened again as soon as this returns.
+    /// Closes the queue, waits for the committer to settle what is queued, lets go of the
+    /// database and waits for sled to release the directory, so the same directory can be
+    /// opened again as soon as this returns (a restart in place, a test's second server).
     fn drop(&mut self) {
         self.queue = None;
         if let Some(committer) = self.committer.take() {
             let _ = committer.join();
         }
+        let mut trees = self.trees.write().unwrap_or_else(|p| p.into_inner());
+        drop(trees.take());
+        drop(trees);
+        await_lock_released(&self.dir);
     }
+}
+
+/// Waits, at most [`LOCK_RELEASE_WAIT`], until nothing holds sled's lock on `dir` (an exclusive
+/// `flock` on its `db` file, as sled takes it), once this process has dropped its last handle.
+fn await_lock_released(dir: &Path) {
+    let Ok(db) = File::open(dir.join("db")) else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    while let Err(std::fs::TryLockError::WouldBlock) = db.try_lock() {
+        if started.elapsed() >= LOCK_RELEASE_WAIT {
+            warn!(dir = %dir.display(), "sled still holds the data directory's lock");
+            return;
+        }
+        thread::sleep(Duration::from_millis(2));
+    }
+    // Taken to test it, and released with `db`.
 }
 
 impl EventStore for SledStore {
@@ -823,16 +850,9 @@ impl Committer {
         let mut slot = self.trees.write().expect("store lock");
         // The old handle must go before sled's lock on the directory can be taken again.
         drop(slot.take());
-        let started = std::time::Instant::now();
-        let trees = loop {
-            match open_trees(&self.dir) {
-                Ok(trees) => break trees,
-                Err(OpenError::Locked(_)) if started.elapsed() < REOPEN_LOCK_WAIT => {
-                    thread::sleep(Duration::from_millis(10));
-                }
-                Err(e) => return Err(format!("reopening the store failed: {e}")),
-            }
-        };
+        await_lock_released(&self.dir);
+        let trees =
+            open_trees(&self.dir).map_err(|e| format!("reopening the store failed: {e}"))?;
         *slot = Some(trees.clone());
         warn!("store reopened after a write failure");
         Ok(trees)
@@ -971,17 +991,8 @@ mod tests {
             store.append(&g, 2, vec![b"e2".to_vec()]).wait().unwrap();
             store.append(&h, 1, vec![b"h1".to_vec()]).wait().unwrap();
         }
-        // The recovery reopened sled; the first handle's background threads may hold the
-        // directory's lock a moment longer, as `reopen` allows for.
-        let started = std::time::Instant::now();
-        let store = loop {
-            match SledStore::open(dir.path()) {
-                Err(OpenError::Locked(_)) if started.elapsed() < Duration::from_secs(10) => {
-                    thread::sleep(Duration::from_millis(10))
-                }
-                opened => break opened.unwrap(),
-            }
-        };
+        // The recovery reopened sled, and the dropped store let go of the directory.
+        let store = SledStore::open(dir.path()).unwrap();
         assert_eq!(
             store.load(&g).unwrap(),
             vec![(1, b"e1".to_vec()), (2, b"e2".to_vec())]
@@ -1031,6 +1042,22 @@ mod tests {
                 (3, b"e3".to_vec())
             ]
         );
+    }
+
+    /// sled's I/O threads hold the database a moment after its last handle goes; a dropped
+    /// store waits for them, so a restart in place never finds its own directory in use.
+    #[test]
+    fn a_dropped_store_can_be_opened_again_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = [3u8; 16];
+        for seq in 1..=40 {
+            let store = SledStore::open(dir.path()).unwrap();
+            store
+                .append(&g, seq, vec![vec![seq as u8; 64]])
+                .wait()
+                .unwrap();
+            assert_eq!(store.load(&g).unwrap().len() as u64, seq);
+        }
     }
 
     #[test]
