@@ -467,9 +467,7 @@ impl Drop for SledStore {
         if let Some(committer) = self.committer.take() {
             let _ = committer.join();
         }
-        let mut trees = self.trees.write().unwrap_or_else(|p| p.into_inner());
-        drop(trees.take());
-        drop(trees);
+        drop(self.trees.write().unwrap_or_else(|p| p.into_inner()).take());
         await_lock_released(&self.dir);
     }
 }
