@@ -399,9 +399,13 @@ async fn a_read_answered_after_a_command_follows_the_commands_event() {
     store.set(false);
     let command = traffic(1).next().unwrap();
     let acting = tokio::spawn(async move { german.command(1, command, None).await.unwrap() });
-    while store.held.load(Ordering::SeqCst) == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    tokio::time::timeout(WAIT, async {
+        while store.held.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the command's write reaches the store");
     for (ws, _) in &mut readers {
         let ask = Message::text(wire::to_json(&ClientMessage::GetState));
         ws.send(ask).await.unwrap();
