@@ -4,8 +4,8 @@
 //!
 //! Group commit: one committer thread owns every write. Callers hand their writes to its queue
 //! and wait on a [`Durable`]; the committer takes everything queued, checks each append's
-//! sequence, writes the group as one record of the store's journal (`journal.rs`: one `pwrite`
-//! and one `fdatasync`), gives its inserts to sled's memory, and only then settles each
+//! sequence, writes the group as one record of the store's journal (`journal.rs`: one direct
+//! `pwrite` and one `fdatasync`), gives its inserts to sled's memory, and only then settles each
 //! write. One sync costs the same for one event as for hundreds, so while
 //! one runs, the writes of every other game pile up and share the next. When the store is
 //! quiet — nothing queued, the committer idle, its last group a single write — an append is
