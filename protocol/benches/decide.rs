@@ -10,10 +10,9 @@ use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::hint::black_box;
 
 fn start() -> Game {
-    let text = include_str!("../../scenarios/b9-41-wall-advantage.toml").replace(
-        "turns = 2\n",
-        &format!("turns = {}\n", protocol::scenario::TURNS_MAX),
-    );
+    let text =
+        protocol::scenario::longest(include_str!("../../scenarios/b9-41-wall-advantage.toml"))
+            .expect("the scenario has a turn count");
     let scenario = Scenario::from_toml(&text).expect("the scenario reads");
     Game::replay(&[Event::GameCreated { scenario }]).expect("a game")
 }

@@ -96,10 +96,9 @@ fn append(c: &mut Criterion) {
 
 /// A full game of the longest scenario (`done` to the end), encoded and chained.
 fn long_game() -> Vec<Vec<u8>> {
-    let text = include_str!("../../scenarios/b9-41-wall-advantage.toml").replace(
-        "turns = 2\n",
-        &format!("turns = {}\n", protocol::scenario::TURNS_MAX),
-    );
+    let text =
+        protocol::scenario::longest(include_str!("../../scenarios/b9-41-wall-advantage.toml"))
+            .expect("the scenario has a turn count");
     let scenario = Scenario::from_toml(&text).unwrap();
     let mut events = vec![Event::GameCreated { scenario }];
     let mut game = Game::replay(&events).unwrap();

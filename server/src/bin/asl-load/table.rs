@@ -13,13 +13,10 @@ use std::time::Instant;
 /// The scenario every run plays: the one the issue names, stretched to the longest game a
 /// scenario may have (30 turns, 660 `done`s) so a run makes fewer games for the same load.
 pub fn scenario() -> String {
-    let text = include_str!("../../../../scenarios/b9-41-wall-advantage.toml");
-    let long = text.replace(
-        "turns = 2\n",
-        &format!("turns = {}\n", protocol::scenario::TURNS_MAX),
-    );
-    assert_ne!(long, text, "the scenario's `turns = 2` line moved");
-    long
+    protocol::scenario::longest(include_str!(
+        "../../../../scenarios/b9-41-wall-advantage.toml"
+    ))
+    .expect("the scenario has a turn count")
 }
 
 /// Steps a game of [`scenario`] has at the least (30 Game Turns of `done`s, before any Wall
