@@ -395,9 +395,10 @@ impl Journal {
 
 /// How the journal's blocks reach the disk: `pwrite` of whole blocks, then `fdatasync`.
 ///
-/// Opened `O_DIRECT` where the file system takes it. Measured on the virtio disk we run on, a
-/// 4 KiB direct write and its `fdatasync` took 15–25% less time and a third less CPU than the
-/// same write through the page cache (BENCHMARKS.md, sixth pass on issue 21). Direct I/O wants
+/// Opened `O_DIRECT` where the file system takes it: the `fdatasync` then finds no dirty page
+/// to write back. On the virtio disk we run on, a 4 KiB direct write and its `fdatasync` took
+/// about a tenth less time and a fifth less CPU than the same write through the page cache
+/// (`bench/disk/journal_write.py`; BENCHMARKS.md, seventh pass on issue 21). Direct I/O wants
 /// the buffer, offset and length aligned to the device's block: records and header slots start
 /// on a [`BLOCK_BYTES`] boundary and are whole blocks, and the buffer is aligned here. Where the
 /// file system refuses `O_DIRECT` (tmpfs, some network file systems), the page-cache descriptor

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The journal's write pattern on this disk, through the page cache and O_DIRECT.
+
+The sled store's journal (server/src/store/journal.rs) writes each group as whole 4 KiB blocks
+into a file written full of zeros beforehand, then fdatasyncs it. This times that pattern both
+ways, alternating, in one run: `python3 bench/disk/journal_write.py [DIR] [--writes N]`.
+DIR (default: a new directory under the current one) must be on the disk the data dir uses.
+Nothing in the test suite runs this; BENCHMARKS.md quotes it.
+"""
+import argparse
+import mmap
+import os
+import resource
+import tempfile
+import time
+
+BLOCK = 4096
+FILE_BYTES = 16 << 20
+
+
+def run(path, flags, writes):
+    # An anonymous mapping is page-aligned, as O_DIRECT wants the buffer to be.
+    buf = mmap.mmap(-1, BLOCK)
+    buf.write(b"x" * BLOCK)
+    fd = os.open(path, os.O_RDWR | flags)
+    took = []
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for i in range(writes):
+        start = time.perf_counter()
+        os.pwritev(fd, [buf], 2 * BLOCK + (i % (FILE_BYTES // BLOCK - 2)) * BLOCK)
+        os.fdatasync(fd)
+        took.append(time.perf_counter() - start)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    os.close(fd)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / writes
+    took.sort()
+    return took[len(took) // 2], took[int(len(took) * 0.99)], cpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", nargs="?", default=None)
+    parser.add_argument("--writes", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=4)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir or ".") as dir:
+        path = os.path.join(dir, "journal")
+        with open(path, "wb") as f:
+            f.write(b"\0" * FILE_BYTES)
+            f.flush()
+            os.fsync(f.fileno())
+        for _ in range(args.rounds):
+            for name, flags in [("page cache", 0), ("O_DIRECT  ", os.O_DIRECT)]:
+                p50, p99, cpu = run(path, flags, args.writes)
+                print(
+                    f"{name}: pwrite 4 KiB + fdatasync p50 {p50 * 1e3:.3f} ms, "
+                    f"p99 {p99 * 1e3:.3f} ms, CPU {cpu * 1e6:.0f} us per write"
+                )
+
+
+if __name__ == "__main__":
+    main()
