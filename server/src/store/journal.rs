@@ -647,6 +647,25 @@ mod tests {
         assert_eq!(keys, vec![1, 3, 5]);
     }
 
+    /// On a file system that takes direct I/O, records are written `O_DIRECT` and stay so.
+    #[test]
+    fn records_are_written_direct_where_the_file_system_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, [0u8; BLOCK_BYTES as usize]).unwrap();
+        let allows = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&probe)
+            .is_ok();
+        let (mut j, _) = open(dir.path());
+        for n in 1..=3 {
+            j.append(&group(n)).unwrap();
+        }
+        j.checkpoint().unwrap();
+        assert_eq!(j.writer.direct.is_some(), allows);
+    }
+
     /// Where the file system will not write the journal `O_DIRECT`, records go through the page
     /// cache and read back the same.
     #[test]
