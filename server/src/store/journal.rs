@@ -346,8 +346,8 @@ impl Journal {
         self.unwrite();
     }
 
-    /// Overwrites the start of the next record's place (best effort), where a write that
-    /// failed may have landed.
+    /// Overwrites the first block of the next record's place with zeros (best effort), where a
+    /// write that failed may have landed.
     pub fn unwrite(&mut self) {
         let _ = self
             .writer
