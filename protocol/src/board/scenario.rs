@@ -16,26 +16,14 @@ use std::fmt;
 pub const TURNS_MAX: u16 = 30;
 /// A scenario file's text with its top-level `turns` set to [`TURNS_MAX`]: the longest game
 /// the scenario may make. The load generator and the benchmarks play it, so a run spends its
-/// time in play rather than in starting games. `None` if the text has no top-level `turns`.
+/// time in play rather than in starting games. `None` if the text is not TOML or has no
+/// top-level `turns`.
 pub fn longest(text: &str) -> Option<String> {
-    let mut found = false;
-    let mut in_table = false;
-    let lines: Vec<String> = text
-        .lines()
-        .map(|line| {
-            let trimmed = line.trim_start();
-            in_table |= trimmed.starts_with('[');
-            let key = trimmed.split('=').next().unwrap_or("").trim();
-            if !in_table && !found && key == "turns" && trimmed.contains('=') {
-                found = true;
-                format!("turns = {TURNS_MAX}")
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    found.then(|| lines.join("\n") + "\n")
+    let mut file: toml::Table = text.parse().ok()?;
+    *file.get_mut("turns")? = toml::Value::Integer(TURNS_MAX.into());
+    toml::to_string(&file).ok()
 }
+
 /// Most hexes a scenario map may hold: four full boards (4 × 33 × 11) with room to spare.
 pub const MAP_HEXES_MAX: usize = 2_000;
 /// Most units (counters) a scenario may hold.
@@ -1173,9 +1161,16 @@ hex = "1B2"
 
     #[test]
     fn the_longest_game_of_a_scenario_has_the_most_turns() {
-        let long = longest(MINIMAL).expect("a top-level `turns`");
-        assert_eq!(Scenario::from_toml(&long).unwrap().turns, TURNS_MAX);
-        assert_eq!(Scenario::from_toml(MINIMAL).unwrap().turns, 1);
+        let played = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+        for text in [MINIMAL, played] {
+            let long = longest(text).expect("a top-level `turns`");
+            let mut stretched = Scenario::from_toml(&long).unwrap();
+            assert_eq!(stretched.turns, TURNS_MAX);
+            // Nothing else changes.
+            let original = Scenario::from_toml(text).unwrap();
+            stretched.turns = original.turns;
+            assert_eq!(stretched, original);
+        }
         // Only the top level's `turns`, never a key of that name inside a table.
         let tabled = "name = \"x\"\n[extra]\nturns = 1\n";
         assert_eq!(longest(tabled), None);
