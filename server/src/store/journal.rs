@@ -200,9 +200,7 @@ fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64,
 
 /// The journal file, open for the committer (its only writer).
 pub struct Journal {
-    /// Read through the page cache: opening, recovery.
-    file: File,
-    /// Every write after the zero fill.
+    /// Every write after the zero fill, and the reads of recovery.
     writer: Writer,
     path: PathBuf,
     epoch: u64,
@@ -276,9 +274,8 @@ impl Journal {
             }
             scan += BLOCK_BYTES;
         }
-        let writer = Writer::open(&path, &file).map_err(named)?;
+        let writer = Writer::open(&path, file).map_err(named)?;
         let journal = Journal {
-            file,
             writer,
             path,
             epoch,
@@ -358,7 +355,7 @@ impl Journal {
     /// what a reopened sled must be given again.
     pub fn records(&self) -> Result<Vec<Insert>, String> {
         let named = |why: String| format!("the journal {}: {why}", self.path.display());
-        let bytes = read_all(&self.file).map_err(|e| named(e.to_string()))?;
+        let bytes = read_all(&self.writer.buffered).map_err(|e| named(e.to_string()))?;
         let (inserts, _, found) = read_epoch(&bytes, self.epoch, self.next).map_err(named)?;
         if found < self.next {
             return Err(named(format!(
@@ -406,6 +403,7 @@ impl Journal {
 struct Writer {
     /// The same file opened `O_DIRECT`, while the file system takes direct writes.
     direct: Option<File>,
+    /// The file through the page cache: reads, and writes where `O_DIRECT` is refused.
     buffered: File,
     /// Reused for every write; holds one [`BLOCK_BYTES`]-aligned slice of the size wanted.
     buffer: Vec<u8>,
@@ -421,7 +419,7 @@ fn refuses_direct_io(e: &io::Error) -> bool {
 }
 
 impl Writer {
-    fn open(path: &Path, buffered: &File) -> io::Result<Writer> {
+    fn open(path: &Path, buffered: File) -> io::Result<Writer> {
         let direct = match OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_DIRECT)
@@ -433,7 +431,7 @@ impl Writer {
         };
         Ok(Writer {
             direct,
-            buffered: buffered.try_clone()?,
+            buffered,
             buffer: Vec::new(),
         })
     }
