@@ -22,7 +22,55 @@ use crate::game::event::Event;
 use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+
+/// A part of the game shared between copies until one of them changes it. A decision looks
+/// ahead on a copy of the whole game, and checkpoints and projections are copies too; most
+/// commands (a `done`, a phase change) touch neither the units nor the weapons, so those copies
+/// share them instead of allocating every unit's strings again. Changing it through
+/// `DerefMut` copies it first if another game still shares it (`Arc::make_mut`), so a copy
+/// never sees another's change. Encoded as the value itself: the state hash does not see the
+/// sharing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CopyOnWrite<T>(Arc<T>);
+
+impl<T> Deref for CopyOnWrite<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Clone> DerefMut for CopyOnWrite<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl<T> From<T> for CopyOnWrite<T> {
+    fn from(value: T) -> CopyOnWrite<T> {
+        CopyOnWrite(Arc::new(value))
+    }
+}
+
+impl<'a, T> IntoIterator for &'a CopyOnWrite<T>
+where
+    &'a T: IntoIterator,
+{
+    type Item = <&'a T as IntoIterator>::Item;
+    type IntoIter = <&'a T as IntoIterator>::IntoIter;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.as_ref().into_iter()
+    }
+}
+
+impl<A, T: FromIterator<A>> FromIterator<A> for CopyOnWrite<T> {
+    fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> CopyOnWrite<T> {
+        CopyOnWrite::from(T::from_iter(iter))
+    }
+}
 
 /// A unit as it stands now. Everything that changes during play lives here; the scenario's
 /// [`UnitSpec`] is only the starting position.
@@ -269,8 +317,8 @@ pub struct Game {
     /// scenario itself, so the state hash does not see the sharing.
     pub scenario: Arc<Scenario>,
     pub clock: Clock,
-    pub units: BTreeMap<UnitId, Unit>,
-    pub weapons: BTreeMap<String, Weapon>,
+    pub units: CopyOnWrite<BTreeMap<UnitId, Unit>>,
+    pub weapons: CopyOnWrite<BTreeMap<String, Weapon>>,
     pub movement: MovementRecord,
     /// A chance to claim WA that one side must take or decline before play goes on
     /// (B9.322: all enemy units sharing its hexsides lost WA).
@@ -325,7 +373,7 @@ pub struct Game {
     pub next_alias: u32,
     /// The aliases of the units under "?" at the start, which name them in the scenario as
     /// others are shown it. Empty in a projection.
-    pub setup_aliases: BTreeMap<UnitId, UnitId>,
+    pub setup_aliases: CopyOnWrite<BTreeMap<UnitId, UnitId>>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -405,10 +453,10 @@ impl Game {
             tunnel_discoveries: BTreeSet::new(),
             aliases: BTreeMap::new(),
             next_alias: 0,
-            setup_aliases: BTreeMap::new(),
+            setup_aliases: CopyOnWrite::default(),
         };
         view::refresh_aliases(&mut game);
-        game.setup_aliases = game.aliases.clone();
+        game.setup_aliases = game.aliases.clone().into();
         game
     }
 
@@ -1257,6 +1305,27 @@ mod tests {
 
     fn encoded<T: Serialize>(value: &T) -> Vec<u8> {
         bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap()
+    }
+
+    /// A copy of a game shares its units until one side changes them, and then neither sees
+    /// the other's change; the encoding (and so the state hash) is the plain map's.
+    #[test]
+    fn copies_share_units_until_one_changes_them() {
+        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+            "../../../scenarios/b9-41-wall-advantage.toml"
+        ))
+        .unwrap();
+        let game = Game::new(scenario);
+        let mut copy = game.clone();
+        assert!(Arc::ptr_eq(&game.units.0, &copy.units.0));
+        assert_eq!(encoded(&game.units), encoded(&*game.units));
+        let id = game.units.keys().next().unwrap().clone();
+        copy.units.get_mut(&id).unwrap().pinned = !game.units[&id].pinned;
+        assert!(!Arc::ptr_eq(&game.units.0, &copy.units.0));
+        assert_ne!(game.units[&id].pinned, copy.units[&id].pinned);
+        assert_ne!(game.state_hash(), copy.state_hash());
+        copy.units.get_mut(&id).unwrap().pinned = game.units[&id].pinned;
+        assert_eq!(game.state_hash(), copy.state_hash());
     }
 
     /// Hashing an encoding as it is written gives the digest of the whole encoding, for small

@@ -556,8 +556,9 @@ fn weapons_shown(before: &Game, after: &Game, viewer: Viewer) -> Vec<Weapon> {
             after
                 .project(viewer)
                 .weapons
-                .into_values()
+                .values()
                 .filter(|w| !seen_before.contains_key(&w.id))
+                .cloned()
                 .collect::<Vec<_>>()
         },
         "the weapons shown are those the projections show"
