@@ -1311,10 +1311,9 @@ mod tests {
     /// the other's change; the encoding (and so the state hash) is the plain map's.
     #[test]
     fn copies_share_units_until_one_changes_them() {
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
-            "../../../scenarios/b9-41-wall-advantage.toml"
-        ))
-        .unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
         let game = Game::new(scenario);
         let mut copy = game.clone();
         assert!(Arc::ptr_eq(&game.units.0, &copy.units.0));
