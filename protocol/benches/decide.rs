@@ -9,10 +9,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::hint::black_box;
 
-fn start() -> Game {
-    let text =
-        protocol::scenario::longest(include_str!("../../scenarios/b9-41-wall-advantage.toml"))
-            .expect("the scenario has a turn count");
+fn start(scenario: &str) -> Game {
+    let text = protocol::scenario::longest(scenario).expect("the scenario has a turn count");
     let scenario = Scenario::from_toml(&text).expect("the scenario reads");
     Game::replay(&[Event::GameCreated { scenario }]).expect("a game")
 }
@@ -38,13 +36,25 @@ fn play_out(mut game: Game) -> u64 {
 }
 
 fn whole_game(c: &mut Criterion) {
-    let game = start();
-    let steps = play_out(game.clone());
+    // The load generator's scenario, then one with more units, most of them by no wall, which
+    // is what a settled position costs in a larger game.
+    let scenarios = [
+        (
+            "done_to_the_end_decide_and_apply",
+            include_str!("../../scenarios/b9-41-wall-advantage.toml"),
+        ),
+        (
+            "village_outskirts_done_to_the_end",
+            include_str!("../../scenarios/village-outskirts.toml"),
+        ),
+    ];
     let mut group = c.benchmark_group("decide");
-    group.throughput(Throughput::Elements(steps));
-    group.bench_function("done_to_the_end_decide_and_apply", |b| {
-        b.iter(|| play_out(game.clone()))
-    });
+    for (name, scenario) in scenarios {
+        let game = start(scenario);
+        let steps = play_out(game.clone());
+        group.throughput(Throughput::Elements(steps));
+        group.bench_function(name, |b| b.iter(|| play_out(game.clone())));
+    }
     group.finish();
 }
 

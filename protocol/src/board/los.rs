@@ -176,6 +176,14 @@ impl LosMap {
         }
     }
 
+    /// The terrain of `hex` read off the grid: `Some(None)` for a hex of the board that the map
+    /// does not have, `None` when no hex of its board is on the map. The rules ask for it (a
+    /// unit's in-hex TEM, B9.323) for every unit after every command.
+    pub fn terrain_at(&self, hex: Hex) -> Option<Option<Terrain>> {
+        let cell = self.cell(self.boards.get(&hex.board)?, hex);
+        Some(cell.present.then_some(cell.terrain))
+    }
+
     /// Which of `hex`'s hexsides (bit i = `DIRECTIONS[i]`) bear a wall, hedge or bocage
     /// standing at the hex's own base level (B9.35): those a unit there could hold Wall
     /// Advantage over (B9.32), read off the grid instead of the scenario's maps, since the

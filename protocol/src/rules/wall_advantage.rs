@@ -23,7 +23,9 @@ use crate::game::event::{Event, WaClaim, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{apply, Game, Unit};
 use crate::rules::violation::{RuleViolation, ViolationKind};
+use arrayvec::ArrayVec;
 use std::collections::BTreeSet;
+use std::ops::Bound;
 
 /// The level a wall/hedge lies at: the lower of the two hexes' base levels (B9.35).
 fn wall_level(game: &Game, side: Hexside) -> i8 {
@@ -31,9 +33,13 @@ fn wall_level(game: &Game, side: Hexside) -> i8 {
     level(side.a).min(level(side.b))
 }
 
+/// Hexsides WA covers: a hex's six at most, kept inline, since [`wa_hexsides`] runs for many
+/// units after every command.
+pub type WaHexsides = ArrayVec<Hexside, 6>;
+
 /// The wall/hedge/bocage hexsides of `unit`'s hex that WA would cover: at the unit's own
 /// level (B9.35), and in Bypass only the hexside it straddles and the two joining it (B9.32).
-pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
+pub fn wa_hexsides(game: &Game, unit: &Unit) -> WaHexsides {
     let hex = unit.hex;
     let straddled = unit
         .bypass
@@ -49,7 +55,7 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
     let Some(walls) = walls else {
         return from_scenario(game, unit, open);
     };
-    let sides: Vec<Hexside> = DIRECTIONS
+    let sides: WaHexsides = DIRECTIONS
         .iter()
         .enumerate()
         .filter(|(i, _)| walls & (1 << i) != 0)
@@ -67,7 +73,7 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> Vec<Hexside> {
 /// [`wa_hexsides`] read off the scenario's maps: a unit on a bridge, which may hold WA over a
 /// Roadblock only (B9.32 EXC), a hex on no board of the map, and in debug builds every answer
 /// the grid gives.
-fn from_scenario(game: &Game, unit: &Unit, open: impl Fn(&Hexside) -> bool) -> Vec<Hexside> {
+fn from_scenario(game: &Game, unit: &Unit, open: impl Fn(&Hexside) -> bool) -> WaHexsides {
     let hex = unit.hex;
     let level = game.scenario.hexes.get(&hex).map_or(0, |s| s.elevation);
     let on_bridge = unit.placement.on_bridge;
@@ -103,10 +109,13 @@ pub fn in_hex_tem(game: &Game, unit: &Unit) -> i8 {
     if unit.bypass.is_some() {
         return 0;
     }
-    game.scenario
-        .hexes
-        .get(&unit.hex)
-        .map_or(0, |s| s.terrain.row().tem.direct)
+    let from_scenario = || game.scenario.hexes.get(&unit.hex).map(|s| s.terrain);
+    // Off the grid (built once per scenario) rather than a search of the scenario's hexes.
+    let terrain = LosMap::of(&game.scenario)
+        .terrain_at(unit.hex)
+        .unwrap_or_else(from_scenario);
+    debug_assert_eq!(terrain, from_scenario(), "terrain of {}", unit.hex);
+    terrain.map_or(0, |t| t.row().tem.direct)
 }
 
 /// B9.323: a unit that cannot claim in-hex TEM of +1 or more must hold WA whenever it can.
@@ -121,6 +130,16 @@ pub fn eligibility(
     game: &Game,
     unit: &Unit,
     alongside: &[UnitId],
+) -> Result<(), (&'static str, String)> {
+    eligibility_over(game, unit, alongside, &wa_hexsides(game, unit))
+}
+
+/// [`eligibility`], given the unit's [`wa_hexsides`].
+fn eligibility_over(
+    game: &Game,
+    unit: &Unit,
+    alongside: &[UnitId],
+    wa_sides: &[Hexside],
 ) -> Result<(), (&'static str, String)> {
     if unit.eliminated {
         return Err(("B9.32", "it has been eliminated".into()));
@@ -169,7 +188,7 @@ pub fn eligibility(
             ));
         }
     }
-    if wa_hexsides(game, unit).is_empty() {
+    if wa_sides.is_empty() {
         let any_wall = unit
             .hex
             .hexsides()
@@ -194,6 +213,16 @@ pub fn eligibility(
         });
     }
     Ok(())
+}
+
+/// Whether `unit` may hold WA: [`eligibility`] without its reasons. Most units have no wall,
+/// hedge or bocage hexside at their level at all, which is one of eligibility's conditions
+/// (B9.32, B9.35) and the cheapest to check, so it is checked first; the rest (which looks
+/// through every unit for an enemy in the Location, and words its refusals) only for the few
+/// that have one. The answer is eligibility's: its conditions all hold or not, in any order.
+pub fn may_hold(game: &Game, unit: &Unit, alongside: &[UnitId]) -> bool {
+    let wa_sides = wa_hexsides(game, unit);
+    !wa_sides.is_empty() && eligibility_over(game, unit, alongside, &wa_sides).is_ok()
 }
 
 /// Enemy units holding WA over a hexside `unit` would hold it over (B9.321).
@@ -230,9 +259,7 @@ fn blocking_deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
 
 /// Whether `unit` could take WA now: eligible and kept from it by no enemy holder.
 fn could_hold(game: &Game, unit: &Unit) -> bool {
-    !unit.wall_advantage
-        && eligibility(game, unit, &[]).is_ok()
-        && blocking_deniers(game, unit).is_empty()
+    !unit.wall_advantage && may_hold(game, unit, &[]) && blocking_deniers(game, unit).is_empty()
 }
 
 /// Whether `side` may claim WA voluntarily now, by the moments of B9.322 that depend on the
@@ -723,7 +750,16 @@ pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> V
 
     // Units whose every enemy WA holder is gone may claim now (B9.322); a side that could
     // not claim at this moment anyway is asked before play goes on.
+    // Only a holder can have kept a unit from WA: where `before` has none, no unit was freed,
+    // and no unit's deniers need looking for (that search goes through every unit).
+    let anyone_held = before
+        .units
+        .values()
+        .any(|u| u.wall_advantage && !u.eliminated);
     let freed = |side: Side| -> Vec<UnitId> {
+        if !anyone_held {
+            return vec![];
+        }
         game.units
             .values()
             .filter(|u| u.side == side && !is_mandatory(&game, u))
@@ -752,9 +788,7 @@ pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> V
     let claimants: Vec<&Unit> = movers
         .iter()
         .filter_map(|id| game.units.get(id))
-        .filter(|u| {
-            !u.wall_advantage && is_mandatory(&game, u) && eligibility(&game, u, &[]).is_ok()
-        })
+        .filter(|u| !u.wall_advantage && is_mandatory(&game, u) && may_hold(&game, u, &[]))
         .collect();
     if let Some(side) = hip_window_for(&game, &claimants, WaClaim::Mandatory) {
         let claimants = claimants.iter().map(|u| u.id.clone()).collect();
@@ -798,17 +832,31 @@ fn grant_mandatory(
     push: &mut impl FnMut(&mut Game, Event),
     include: impl Fn(&UnitId) -> bool,
 ) -> bool {
-    let ids: Vec<UnitId> = game.units.keys().cloned().collect();
-    for id in ids {
-        let unit = &game.units[&id];
-        // Mandatory WA is no voluntary claim, so pins do not stop it (B9.322, B9.323).
-        let must = include(&id)
+    // Mandatory WA is no voluntary claim, so pins do not stop it (B9.322, B9.323).
+    let must = |game: &Game, unit: &Unit| {
+        include(&unit.id)
             && !unit.wall_advantage
             && is_mandatory(game, unit)
-            && eligibility(game, unit, &[]).is_ok();
-        if !must {
-            continue;
-        }
+            && may_hold(game, unit, &[])
+    };
+    // In id order, each unit judged on the position the grants before it left; the next one
+    // is looked for after the last, so no list of every unit's id is made for each command.
+    let mut after: Option<UnitId> = None;
+    loop {
+        let from = match &after {
+            Some(last) => Bound::Excluded(last),
+            None => Bound::Unbounded,
+        };
+        let Some(unit) = game
+            .units
+            .range::<UnitId, _>((from, Bound::Unbounded))
+            .map(|(_, u)| u)
+            .find(|u| must(game, u))
+        else {
+            return false;
+        };
+        let id = unit.id.clone();
+        after = Some(id.clone());
         let holders = deniers(game, unit);
         if holders.is_empty() {
             push(
@@ -840,7 +888,6 @@ fn grant_mandatory(
         }
         return true;
     }
-    false
 }
 
 impl Scenario {
@@ -1026,5 +1073,61 @@ hex = "1C2"
         for hex in hexes {
             at(&hex.to_string());
         }
+    }
+
+    /// `may_hold` checks eligibility's conditions in another order and skips its wording, and
+    /// `in_hex_tem` reads the grid, not the scenario's hexes: their answers must still be the
+    /// same, for every unit of every scenario the project has, on every hex of its map (among
+    /// the scenario's other units there), Good Order and broken (B9.32, B9.323).
+    #[test]
+    fn shortcuts_answer_as_eligibility_and_the_scenario_do() {
+        use super::{eligibility, in_hex_tem, may_hold};
+        use crate::board::scenario::Morale;
+        use crate::game::Game;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dirs = [
+            root.join("../scenarios"),
+            root.join("tests/positions/scenarios"),
+        ];
+        let mut checked = 0;
+        for dir in dirs {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "toml") {
+                    continue;
+                }
+                let scenario = Scenario::from_toml(&std::fs::read_to_string(&path).unwrap())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let game = Game::new(scenario);
+                let hexes: Vec<_> = game.scenario.hexes.keys().copied().collect();
+                for id in game.units.keys() {
+                    for &hex in &hexes {
+                        for morale in [Morale::GoodOrder, Morale::Broken] {
+                            let mut moved = game.clone();
+                            let unit = moved.units.get_mut(id).unwrap();
+                            unit.hex = hex;
+                            unit.morale = morale;
+                            let unit = &moved.units[id];
+                            assert_eq!(
+                                may_hold(&moved, unit, &[]),
+                                eligibility(&moved, unit, &[]).is_ok(),
+                                "{}: `{id}` in {hex}, {morale:?}",
+                                path.display()
+                            );
+                            // The in-hex TEM read off the grid is the scenario's (B9.323).
+                            let terrain = moved.scenario.hexes.get(&hex).map(|s| s.terrain);
+                            assert_eq!(
+                                in_hex_tem(&moved, unit),
+                                terrain.map_or(0, |t| t.row().tem.direct),
+                                "{}: {hex}",
+                                path.display()
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "only {checked} positions checked");
     }
 }
