@@ -2,7 +2,8 @@
 //!
 //! CDP needs nothing but the browser and a websocket, which the tests speak already: no
 //! chromedriver whose version must match the browser's, no Node. One browser process per test,
-//! with a fresh profile in a temporary directory; it is killed when the [`Browser`] is dropped.
+//! with a fresh profile in a temporary directory; when the [`Browser`] is dropped, it and every
+//! process it started are killed and the profile is removed.
 //! Every wait is bounded.
 
 use futures_util::{SinkExt, StreamExt};
@@ -58,9 +59,11 @@ pub fn find() -> Option<PathBuf> {
 
 pub struct Browser {
     process: Child,
+    /// The browser's process group (its own pid): its renderers and helpers are in it too.
+    group: Option<i32>,
     socket: Socket,
     next_id: u64,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
     /// What the pages reported as errors (uncaught exceptions, `console.error`, error log
     /// entries such as a refused resource), as the browser sent them meanwhile.
     errors: Vec<String>,
@@ -78,11 +81,16 @@ impl Browser {
         let mut process = Command::new(binary)
             .args(FLAGS)
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            // Its own temporary files (the singleton socket's directory) in the profile too,
+            // so that removing the profile leaves nothing behind.
+            .env("TMPDIR", profile.path())
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
+            // A group of its own, so that ending the browser ends every process it started.
+            .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
         let stderr = process.stderr.take().expect("piped stderr");
@@ -105,11 +113,13 @@ impl Browser {
         let (socket, _) = tokio_tungstenite::connect_async(address.as_str())
             .await
             .expect("connect to DevTools");
+        let group = process.id().and_then(|pid| i32::try_from(pid).ok());
         Browser {
             process,
+            group,
             socket,
             next_id: 1,
-            _profile: profile,
+            profile,
             errors: vec![],
         }
     }
@@ -316,10 +326,34 @@ impl Browser {
         }
     }
 
-    /// Closes the browser and waits for the process to end.
+    /// Closes the browser; dropping it ends its processes and removes its profile.
     pub async fn close(mut self) {
         let _ = self.socket.close(None).await;
-        let _ = self.process.kill().await;
+    }
+}
+
+/// How long a dropped browser waits for its processes to end and its profile to go.
+const END_WAIT_MAX: Duration = Duration::from_secs(5);
+
+impl Drop for Browser {
+    /// Kills the browser's whole process group, waits for the browser itself to end, then
+    /// removes the profile, retrying while a helper that was still writing to it dies: a
+    /// profile removed while any of them ran was left behind in the temporary directory.
+    fn drop(&mut self) {
+        if let Some(group) = self.group {
+            // SAFETY: `kill` takes no pointers; a negative pid names the process group.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+        let deadline = Instant::now() + END_WAIT_MAX;
+        while matches!(self.process.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let profile = self.profile.path();
+        while profile.exists() && Instant::now() < deadline {
+            if std::fs::remove_dir_all(profile).is_err() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
     }
 }
 
