@@ -180,7 +180,7 @@ impl LosMap {
     /// does not have, `None` when no hex of its board is on the map. The rules ask for it (a
     /// unit's in-hex TEM, B9.323) for every unit after every command.
     pub fn terrain_at(&self, hex: Hex) -> Option<Option<Terrain>> {
-        let cell = self.cell(self.boards.get(&hex.board)?, hex);
+        let cell = self.cell_on_map(hex)?;
         Some(cell.present.then_some(cell.terrain))
     }
 
@@ -190,7 +190,7 @@ impl LosMap {
     /// rules ask for them for every unit after every command. `None` when no hex of the
     /// board is on the map.
     pub fn walls_at_base(&self, hex: Hex) -> Option<u8> {
-        let cell = self.cell(self.boards.get(&hex.board)?, hex);
+        let cell = self.cell_on_map(hex)?;
         Some(
             cell.sides
                 .iter()
@@ -198,6 +198,11 @@ impl LosMap {
                 .filter(|(_, side)| side.is_some_and(|s| s.base == cell.level))
                 .fold(0, |bits, (i, _)| bits | 1 << i),
         )
+    }
+
+    /// `hex`'s cell, from its board's grid; `None` when no hex of that board is on the map.
+    fn cell_on_map(&self, hex: Hex) -> Option<Cell> {
+        Some(self.cell(self.boards.get(&hex.board)?, hex))
     }
 
     fn cell(&self, grid: &[Cell], hex: Hex) -> Cell {
