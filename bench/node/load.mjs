@@ -9,6 +9,8 @@
 //           on), over its JSON text frames: the protocol the spectator page and `asl` speak.
 //   relay   `asl-load relay-server`: a bare tokio-tungstenite relay that forwards each frame to
 //           the other seat of its match. No rules, no storage, no encoding.
+//   relay-node  the same relay in Node (`ws`, relay-server.mjs): what a bare relay costs when
+//           it is written the way a Node deployment would write it.
 //   bgio    boardgame.io 0.50.2's own Server (in-memory storage) with a one-move game, driven
 //           by boardgame.io's own Client over its socket.io transport.
 //
@@ -55,10 +57,10 @@ const CONNECTIONS_PER_IP_UNLIMITED = 1_000_000;
 const ADMIN_TOKEN = 'asl-load';
 /** Writes timed for the fdatasync floor printed beside the figures. */
 const FLOOR_SYNCS = 200;
-const TARGETS = ['server', 'relay', 'bgio'];
+const TARGETS = ['server', 'relay', 'relay-node', 'bgio'];
 
 const USAGE = `usage: node load.mjs [--matches 1,50,200] [--moves 300] [--repeats 3]
-                    [--targets server,relay,bgio] [--server-bin PATH] [--load-bin PATH]
+                    [--targets server,relay,relay-node,bgio] [--server-bin PATH] [--load-bin PATH]
   --server-bin  asl-server to run (env ASL_SERVER_BIN; default target/release/asl-server)
   --load-bin    asl-load whose relay-server to run (env ASL_LOAD_BIN; default target/release/asl-load)`;
 
@@ -554,6 +556,17 @@ const relayTarget = {
   },
 };
 
+/** The same relay protocol served by Node's `ws` (relay-server.mjs). */
+const relayNodeTarget = {
+  ...relayTarget,
+  name: 'relay-node',
+  async start(dir) {
+    const port = await freePort();
+    return Target.start('relay-node', process.execPath, [path.join(HERE, 'relay-server.mjs'), String(port)],
+      port, path.join(dir, 'relay-node.log'), { NODE_ENV: 'production' });
+  },
+};
+
 // ---------------------------------------------------------------------------------------------
 // Target 3: boardgame.io.
 
@@ -727,6 +740,7 @@ function summarize(runs) {
 const NAMES = {
   server: 'asl-server (durable, JSON)',
   relay: 'bare relay (no rules, no storage)',
+  'relay-node': 'bare relay in Node `ws` (no rules, no storage)',
   bgio: 'boardgame.io 0.50.2 (in-memory)',
 };
 
@@ -746,7 +760,7 @@ function machine() {
 }
 
 async function main() {
-  const drivers = { server: serverTarget, relay: relayTarget, bgio: bgioTarget };
+  const drivers = { server: serverTarget, relay: relayTarget, 'relay-node': relayNodeTarget, bgio: bgioTarget };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-node-bench-'));
   const targets = {};
   const stop = async () => Promise.all(Object.values(targets).map((t) => t.kill()));
@@ -789,6 +803,7 @@ async function main() {
     for (const [n, summary] of results) {
       if (!summary.server) continue;
       if (summary.relay) printRatios(n, summary.server, 'relay', summary.relay);
+      if (summary['relay-node']) printRatios(n, summary.server, 'relay-node', summary['relay-node']);
       if (summary.bgio) printRatios(n, summary.server, 'boardgame.io', summary.bgio);
     }
     await stop();

@@ -115,22 +115,29 @@ impl ServerProcess {
 
     /// Starts the bare broadcast baseline (this binary's `baseline-server`) on a fresh port.
     pub fn baseline() -> anyhow::Result<ServerProcess> {
-        ServerProcess::own("baseline-server")
+        ServerProcess::own("baseline-server", &[])
     }
 
     /// Starts the bare relay (this binary's `relay-server`) on a fresh port.
     pub fn relay() -> anyhow::Result<ServerProcess> {
-        ServerProcess::own("relay-server")
+        ServerProcess::own("relay-server", &[])
+    }
+
+    /// Starts the durable relay (`relay-server --durable DIR`), the floor of a durable
+    /// referee, on a fresh port with its store in `dir`.
+    pub fn durable_relay(dir: &Path) -> anyhow::Result<ServerProcess> {
+        ServerProcess::own("relay-server", &["--durable".as_ref(), dir.as_os_str()])
     }
 
     /// Starts one of this binary's own hidden server subcommands on a fresh port.
-    fn own(subcommand: &str) -> anyhow::Result<ServerProcess> {
+    fn own(subcommand: &str, args: &[&std::ffi::OsStr]) -> anyhow::Result<ServerProcess> {
         let addr = free_port()?;
         let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
         command
             .arg(subcommand)
             .arg("--listen")
             .arg(addr.to_string())
+            .args(args)
             .stderr(Stdio::null());
         ServerProcess::launch(command, addr)
     }

@@ -55,7 +55,8 @@ enum Run {
         moves: u64,
     },
     /// N matches at once, two seats alternating a cheap legal command, against a bare relay
-    /// of the same shape: moves/s, send -> opponent's receipt, CPU per move, ratios.
+    /// of the same shape and the durable relay (the floor): moves/s, send -> opponent's
+    /// receipt, CPU per move, ratios.
     Matches {
         /// Numbers of matches played at once, one run each.
         #[arg(long, default_value = "1,50,200")]
@@ -63,7 +64,7 @@ enum Run {
         /// Moves per match in each run.
         #[arg(long, default_value_t = 300)]
         moves: u64,
-        /// Runs per target and size, alternating server and relay.
+        /// Runs per target and size, the targets interleaved.
         #[arg(long, default_value_t = 5)]
         repeats: u32,
     },
@@ -141,6 +142,10 @@ enum Run {
     RelayServer {
         #[arg(long)]
         listen: SocketAddr,
+        /// Store each frame durably in a sled store in this directory before forwarding it,
+        /// and acknowledge it to its sender: the floor of a durable referee.
+        #[arg(long)]
+        durable: Option<std::path::PathBuf>,
     },
     /// The bare broadcast baseline server (started by `fanout`).
     #[command(hide = true)]
@@ -176,7 +181,7 @@ async fn main() -> anyhow::Result<()> {
             games,
             cycles,
         } => nats_drill::run(appends, games, cycles).await,
-        Run::RelayServer { listen } => moves::relay_server(listen).await,
+        Run::RelayServer { listen, durable } => moves::relay_server(listen, durable).await,
         Run::Matches {
             matches,
             moves,

@@ -1,10 +1,16 @@
 //! Matches against a bare relay: N matches at once, two seats each sending one cheap legal
 //! command at a time, timed from its send to the opponent's receipt. The same shape is driven
-//! against the real server (durable: every command flushed and `fdatasync`ed before it is
-//! sent on) and against a bare tokio-tungstenite relay that forwards each frame to the other
-//! seat of its match and does nothing else. Both run as child processes, started once; the
-//! runs alternate between them (`--repeats`, the order swapped each repeat), and each run's
-//! server CPU is read from `/proc/PID/task/*/schedstat` around it. The figures are medians over repeats.
+//! against three targets, each a child process started once:
+//! - the real server (durable: every command `fdatasync`ed before it is sent on);
+//! - the floor: the same relay storing each move in the project's own sled store (journal
+//!   record and `fdatasync` per group, sled's insert) before forwarding it, then acknowledging
+//!   it to its sender: what any durable referee pays per move before its rules;
+//! - a bare tokio-tungstenite relay that forwards each frame to the other seat of its match and
+//!   does nothing else.
+//!
+//! The runs are interleaved (`--repeats`, the order rotated each repeat), and each run's
+//! target CPU is read from `/proc/PID/task/*/schedstat` around it. The figures are medians
+//! over repeats.
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
@@ -14,9 +20,10 @@ use anyhow::{bail, Context};
 use protocol::game::view::apply_viewed;
 use protocol::wire::{ClientMessage, ServerMessage};
 use protocol::Side;
+use server::store::{EventStore, GameKey, SledStore};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -161,8 +168,14 @@ async fn relay_matches(
     Ok(matches)
 }
 
-/// Plays `moves` moves in each relay match at once, seats alternating.
-async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyhow::Result<Run> {
+/// Plays `moves` moves in each relay match at once, seats alternating; with `acked` (the
+/// durable relay) the sender also reads its acknowledgement, as a player reads `accepted`.
+async fn relay_run(
+    matches: &mut Vec<[Client; 2]>,
+    moves: u64,
+    pid: u32,
+    acked: bool,
+) -> anyhow::Result<Run> {
     let frame = relay_frame();
     run_all(matches, pid, |mut seats, samples| {
         let frame = frame.clone();
@@ -173,6 +186,12 @@ async fn relay_run(matches: &mut Vec<[Client; 2]>, moves: u64, pid: u32) -> anyh
                 seats[me].send_raw(frame.clone()).await?;
                 seats[other].recv_raw().await?;
                 let _ = samples.send(sent.elapsed());
+                if acked {
+                    let ack = seats[me].recv_raw().await?;
+                    if ack != ACK {
+                        bail!("the durable relay answered a move with {ack:?}, not its acknowledgement");
+                    }
+                }
             }
             anyhow::Ok(seats)
         }
@@ -214,7 +233,21 @@ fn summarize(runs: &mut [Run]) -> Summary {
     }
 }
 
-/// N matches against the relay, for each N in `sizes`, `repeats` times interleaved.
+/// The targets of `matches`, in the order they print.
+const TARGETS: [&str; 3] = ["server", "floor", "relay"];
+
+fn ratio_line(label: &str, s: &Summary, r: &Summary) {
+    println!(
+        "    ratio {label}: moves/s {:.2}x, p50 {:.2}x ({:+.3} ms), CPU/move {:.2}x",
+        s.rate / r.rate,
+        s.p50 / r.p50,
+        s.p50 - r.p50,
+        s.cpu_ms / r.cpu_ms
+    );
+}
+
+/// N matches against the relay and the durable relay (the floor), for each N in `sizes`,
+/// `repeats` times interleaved.
 pub async fn moves(
     server_bin: &Path,
     sizes: &[usize],
@@ -229,75 +262,138 @@ pub async fn moves(
     }
     let scratch = Scratch::new("moves")?;
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
+    let floor_server = ServerProcess::durable_relay(&scratch.path.join("floor-data"))?;
     let relay = ServerProcess::relay()?;
     let floor = crate::bench::raw_fdatasync_rate(&scratch.path.join("floor"), &relay_frame(), 200)?;
     println!(
-        "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats alternating server and relay"
+        "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats, targets interleaved (order rotated each repeat)"
     );
     println!(
-        "  write+fdatasync on this disk (the floor, same run): {:.3} ms per sync; a `done` is a {} B frame, a {} B stored event",
+        "  server: asl-server; floor: the relay storing each move in the project's sled store (journal, fdatasync per group) before forwarding it, and acknowledging it; relay: forwarding only"
+    );
+    println!(
+        "  write+fdatasync on this disk (same run): {:.3} ms per sync; a `done` is a {} B frame, a {} B stored event",
         1e3 / floor,
         relay_frame().len(),
         crate::bench::step_record().len()
     );
     let mut next_match = 0;
+    let mut floor_matches = vec![];
     for &n in sizes {
-        let (mut ours, mut bare) = (vec![], vec![]);
-        for repeat in 0..repeats {
-            for target in [repeat % 2, 1 - repeat % 2] {
-                if target == 0 {
+        let mut runs: [Vec<Run>; 3] = Default::default();
+        for repeat in 0..repeats as usize {
+            for i in 0..TARGETS.len() {
+                let target = (i + repeat) % TARGETS.len();
+                let run = if target == 0 {
                     let mut tables = Vec::with_capacity(n);
                     for _ in 0..n {
                         tables.push(Table::create(server.addr).await?);
                     }
-                    ours.push(server_run(&mut tables, moves, server.pid()).await?);
+                    server_run(&mut tables, moves, server.pid()).await?
                 } else {
-                    let mut matches = relay_matches(relay.addr, next_match, n).await?;
+                    let (process, acked) = if target == 1 {
+                        (&floor_server, true)
+                    } else {
+                        (&relay, false)
+                    };
+                    let mut matches = relay_matches(process.addr, next_match, n).await?;
+                    if acked {
+                        floor_matches.extend(next_match..next_match + n as u64);
+                    }
                     next_match += n as u64;
-                    bare.push(relay_run(&mut matches, moves, relay.pid()).await?);
-                }
+                    relay_run(&mut matches, moves, process.pid(), acked).await?
+                };
+                runs[target].push(run);
             }
         }
-        let (s, r) = (summarize(&mut ours), summarize(&mut bare));
+        let [s, f, r] = runs.each_mut().map(|runs| summarize(runs));
         println!("  N = {n}:");
-        println!(
-            "    server: {:.0} moves/s, p50 {:.3} ms, p99 {:.3} ms, CPU {:.4} ms/move",
-            s.rate, s.p50, s.p99, s.cpu_ms
-        );
-        println!(
-            "    relay:  {:.0} moves/s, p50 {:.3} ms, p99 {:.3} ms, CPU {:.4} ms/move",
-            r.rate, r.p50, r.p99, r.cpu_ms
-        );
-        println!(
-            "    ratio server/relay: moves/s {:.2}x, p50 {:.2}x (+{:.3} ms), CPU/move {:.2}x",
-            s.rate / r.rate,
-            s.p50 / r.p50,
-            s.p50 - r.p50,
-            s.cpu_ms / r.cpu_ms
-        );
+        for (name, t) in TARGETS.iter().zip([&s, &f, &r]) {
+            println!(
+                "    {name:<7} {:.0} moves/s, p50 {:.3} ms, p99 {:.3} ms, CPU {:.4} ms/move",
+                t.rate, t.p50, t.p99, t.cpu_ms
+            );
+        }
+        ratio_line("server/relay", &s, &r);
+        ratio_line("floor/relay ", &f, &r);
+        ratio_line("server/floor", &s, &f);
     }
     server.kill()?;
+    floor_server.kill()?;
     relay.kill()?;
+    let stored = floor_stored(&scratch.path.join("floor-data"), &floor_matches, moves)?;
+    println!("  the floor's store, opened after the floor was killed: all {stored} acknowledged moves found");
     scratch.remove();
     Ok(())
+}
+
+/// Opens the floor's store once the floor is killed and checks that every match in `matches`
+/// holds its `moves` acknowledged records: the floor is durable, not just slow. Returns how
+/// many records were checked.
+fn floor_stored(dir: &Path, matches: &[u64], moves: u64) -> anyhow::Result<u64> {
+    let store =
+        SledStore::open(dir).map_err(|e| anyhow::anyhow!("opening {}: {e}", dir.display()))?;
+    for &game in matches {
+        let found = store.load(&durable_key(game))?.len() as u64;
+        if found != moves {
+            bail!(
+                "the floor acknowledged {moves} moves of match {game} but its store holds {found}"
+            );
+        }
+    }
+    Ok(matches.len() as u64 * moves)
+}
+
+/// The durable relay's key for match `game`.
+fn durable_key(game: u64) -> GameKey {
+    let mut key = GameKey::default();
+    key[..8].copy_from_slice(&game.to_be_bytes());
+    key
 }
 
 /// Frames the relay queues per connection. One move is in flight per match, so this never
 /// fills.
 const RELAY_QUEUE: usize = 64;
 
+/// What the durable relay stores for a move, and how long: a stored event of the server's own
+/// size, so the journal and sled carry what they carry for the real server.
+fn durable_record() -> Vec<u8> {
+    crate::bench::step_record()
+}
+
+/// A match's log on the durable relay: its key in the store and the last sequence written. The
+/// lock makes each match's appends one writer's, as a game task's are.
+type MatchLog = Arc<tokio::sync::Mutex<(GameKey, u64)>>;
+
 /// The bare relay: each connection names its match and seat in its first frame; every later
 /// binary frame goes to the other seat of its match, through a queue and a writer task per
 /// connection. No rules, no storage, no encoding.
-pub async fn relay_server(listen: SocketAddr) -> anyhow::Result<()> {
+///
+/// With `durable`, the floor of a durable referee instead: each frame is first appended to the
+/// project's own sled store in that directory (journal record and `fdatasync` per group,
+/// sled's insert) and only once that write is durable forwarded to the other seat, and the
+/// sender gets an acknowledgement frame — what the server must do for any move, with no rules,
+/// chain, signature or encoding.
+pub async fn relay_server(listen: SocketAddr, durable: Option<PathBuf>) -> anyhow::Result<()> {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
-    type Seats = Arc<Mutex<HashMap<u64, [Option<mpsc::Sender<Message>>; 2]>>>;
+    type Seats = Arc<Mutex<HashMap<u64, ([Option<mpsc::Sender<Message>>; 2], MatchLog)>>>;
+    let store = match durable {
+        Some(dir) => {
+            Some(Arc::new(SledStore::open(&dir).map_err(|e| {
+                anyhow::anyhow!("opening {}: {e}", dir.display())
+            })?))
+        }
+        None => None,
+    };
+    let record = durable_record();
     let seats: Seats = Arc::default();
     let listener = tokio::net::TcpListener::bind(listen).await?;
     loop {
         let (stream, _) = listener.accept().await?;
         let seats = seats.clone();
+        let store = store.clone();
+        let record = record.clone();
         tokio::spawn(async move {
             let Some(ws) = crate::client::accept(stream).await else {
                 return;
@@ -316,7 +412,15 @@ pub async fn relay_server(listen: SocketAddr) -> anyhow::Result<()> {
             };
             let seat = usize::from(*seat);
             let (tx, mut rx) = mpsc::channel::<Message>(RELAY_QUEUE);
-            seats.lock().expect("seats lock").entry(game).or_default()[seat] = Some(tx);
+            let log = {
+                let mut seats = seats.lock().expect("seats lock");
+                let entry = seats.entry(game).or_insert_with(|| {
+                    let log = (durable_key(game), 0);
+                    ([None, None], Arc::new(tokio::sync::Mutex::new(log)))
+                });
+                entry.0[seat] = Some(tx);
+                entry.1.clone()
+            };
             if sink.send(Message::Binary(first)).await.is_err() {
                 return;
             }
@@ -325,13 +429,26 @@ pub async fn relay_server(listen: SocketAddr) -> anyhow::Result<()> {
                 tokio::select! {
                     frame = frames.next() => match frame {
                         Some(Ok(m)) if m.is_binary() => {
+                            if let Some(store) = &store {
+                                let mut log = log.lock().await;
+                                let (key, last) = *log;
+                                if store.append(&key, last + 1, vec![record.clone()]).await.is_err() {
+                                    break;
+                                }
+                                log.1 = last + 1;
+                            }
                             if other.is_none() {
                                 other = seats.lock().expect("seats lock")
                                     .get(&game)
-                                    .and_then(|s| s[1 - seat].clone());
+                                    .and_then(|s| s.0[1 - seat].clone());
                             }
                             if let Some(other) = &other {
                                 let _ = other.send(m).await;
+                            }
+                            if store.is_some()
+                                && sink.send(Message::Binary(ACK.to_vec().into())).await.is_err()
+                            {
+                                break;
                             }
                         }
                         Some(Ok(_)) => {}
@@ -347,6 +464,9 @@ pub async fn relay_server(listen: SocketAddr) -> anyhow::Result<()> {
         });
     }
 }
+
+/// The durable relay's acknowledgement to a move's sender.
+const ACK: [u8; 8] = *b"accepted";
 
 /// Parses `1,50,200`.
 pub fn sizes(text: &str) -> anyhow::Result<Vec<usize>> {
