@@ -3,9 +3,9 @@
 // seat (1 byte) in its first frame, which is echoed once the seat is in the table; every later
 // frame goes to the other seat of the match. No rules, no storage, no encoding.
 //
-// Why a second relay: the bare relay a Node deployment would run costs several times the CPU
-// per frame of the tokio-tungstenite one, so a ratio to either says something different.
-// Both are kept side by side rather than one chosen.
+// Why a second relay: a bare relay written in Node costs more CPU per frame than the
+// tokio-tungstenite one, so a ratio to either says something different. Both are measured
+// side by side rather than one chosen.
 //
 // usage: node relay-server.mjs PORT
 

@@ -32,6 +32,13 @@ fn matches_play_on_all_three_targets_and_the_floor_keeps_what_it_acknowledged() 
     ] {
         assert_eq!(stdout.matches(line).count(), 2, "{line}\n{stdout}");
     }
+    assert_eq!(
+        stdout
+            .matches("one game's p50 against the relay's + one sync")
+            .count(),
+        1,
+        "{stdout}"
+    );
     // 1 + 3 matches on the floor, 12 moves each.
     assert!(
         stdout.contains("all 48 acknowledged moves found"),

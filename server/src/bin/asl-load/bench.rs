@@ -72,6 +72,33 @@ pub fn raw_fdatasync_rate(dir: &Path, record: &[u8], count: u64) -> anyhow::Resu
     Ok(count as f64 / start.elapsed().as_secs_f64())
 }
 
+/// The median write + `fdatasync` of `record` when the disk was left idle for `idle` before
+/// each: one game's commands come a network round trip apart, and a virtual disk answers a
+/// sync after a pause more slowly than one right after another (BENCHMARKS.md, ninth pass).
+pub fn raw_fdatasync_p50_after_idle(
+    dir: &Path,
+    record: &[u8],
+    count: u64,
+    idle: std::time::Duration,
+) -> anyhow::Result<std::time::Duration> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    std::fs::create_dir_all(dir)?;
+    let mut file = std::fs::File::create(dir.join("fdatasync-idle"))?;
+    file.write_all(&vec![0u8; record.len() * count as usize])?;
+    file.sync_all()?;
+    let mut times = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        std::thread::sleep(idle);
+        let start = Instant::now();
+        file.write_all_at(record, i * record.len() as u64)?;
+        file.sync_data()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
 /// Durable appends through the whole server: one game, `commands` `done`s one after another,
 /// each acknowledged only after its flush; against raw sled insert+flush of the same record.
 pub async fn append(server_bin: &Path, commands: u64) -> anyhow::Result<()> {

@@ -233,6 +233,10 @@ fn summarize(runs: &mut [Run]) -> Summary {
     }
 }
 
+/// The pause before each timed sync of the idle-disk floor: about the rest of one game's
+/// round trip at N = 1 (the network and the server's own work around its sync).
+const GAME_PACE_IDLE: Duration = Duration::from_micros(300);
+
 /// The targets of `matches`, in the order they print.
 const TARGETS: [&str; 3] = ["server", "floor", "relay"];
 
@@ -264,7 +268,10 @@ pub async fn moves(
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
     let floor_server = ServerProcess::durable_relay(&scratch.path.join("floor-data"))?;
     let relay = ServerProcess::relay()?;
-    let floor = crate::bench::raw_fdatasync_rate(&scratch.path.join("floor"), &relay_frame(), 200)?;
+    let sync_dir = scratch.path.join("floor");
+    let floor = crate::bench::raw_fdatasync_rate(&sync_dir, &relay_frame(), 200)?;
+    let sync_after_idle =
+        crate::bench::raw_fdatasync_p50_after_idle(&sync_dir, &relay_frame(), 200, GAME_PACE_IDLE)?;
     println!(
         "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats, targets interleaved (order rotated each repeat)"
     );
@@ -272,8 +279,10 @@ pub async fn moves(
         "  server: asl-server; floor: the relay storing each move in the project's sled store (journal, fdatasync per group) before forwarding it, and acknowledging it; relay: forwarding only"
     );
     println!(
-        "  write+fdatasync on this disk (same run): {:.3} ms per sync; a `done` is a {} B frame, a {} B stored event",
+        "  write+fdatasync on this disk (same run): {:.3} ms per sync back to back, p50 {:.3} ms after {} us idle; a `done` is a {} B frame, a {} B stored event",
         1e3 / floor,
+        sync_after_idle.as_secs_f64() * 1e3,
+        GAME_PACE_IDLE.as_micros(),
         relay_frame().len(),
         crate::bench::step_record().len()
     );
@@ -312,6 +321,15 @@ pub async fn moves(
             println!(
                 "    {name:<7} {:.0} moves/s, p50 {:.3} ms, p99 {:.3} ms, CPU {:.4} ms/move",
                 t.rate, t.p50, t.p99, t.cpu_ms
+            );
+        }
+        if n == 1 {
+            println!(
+                "    one game's p50 against the relay's + one sync: server {:.3} ms, floor {:.3} ms; relay + sync {:.3} ms back to back, {:.3} ms after idle",
+                s.p50,
+                f.p50,
+                r.p50 + 1e3 / floor,
+                r.p50 + sync_after_idle.as_secs_f64() * 1e3
             );
         }
         ratio_line("server/relay", &s, &r);
