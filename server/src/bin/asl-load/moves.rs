@@ -373,12 +373,6 @@ fn durable_key(game: u64) -> GameKey {
 /// fills.
 const RELAY_QUEUE: usize = 64;
 
-/// What the durable relay stores for a move, and how long: a stored event of the server's own
-/// size, so the journal and sled carry what they carry for the real server.
-fn durable_record() -> Vec<u8> {
-    crate::bench::step_record()
-}
-
 /// A match's log on the durable relay: its key in the store and the last sequence written. The
 /// lock makes each match's appends one writer's, as a game task's are.
 type MatchLog = Arc<tokio::sync::Mutex<(GameKey, u64)>>;
@@ -404,7 +398,9 @@ pub async fn relay_server(listen: SocketAddr, durable: Option<PathBuf>) -> anyho
         }
         None => None,
     };
-    let record = durable_record();
+    // What the durable relay stores for a move: a stored event of the server's own size, so
+    // the journal and sled carry what they carry for the real server.
+    let record = crate::bench::step_record();
     let seats: Seats = Arc::default();
     let listener = tokio::net::TcpListener::bind(listen).await?;
     loop {
