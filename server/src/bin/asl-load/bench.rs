@@ -12,6 +12,7 @@ use protocol::wire::{self, Sequenced, ServerMessage};
 use protocol::{Event, Side, Viewer};
 use server::log::{self, GameMeta, META_FORMAT};
 use server::store::{EventStore, SledStore};
+use std::fs::File;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -53,21 +54,34 @@ pub fn raw_sled_flush_rate(dir: &Path, record: &[u8], count: u64) -> anyhow::Res
     Ok(count as f64 / start.elapsed().as_secs_f64())
 }
 
-/// The floor for any durable write on this disk: `count` writes of `record`, one after
-/// another into a file allocated and synced beforehand (as sled's segments are, so no sync
-/// has to commit a new file size), each followed by `fdatasync`; beside the server's data.
-/// Per second.
-pub fn raw_fdatasync_rate(dir: &Path, record: &[u8], count: u64) -> anyhow::Result<f64> {
+/// A file of `name` in `dir` with room for `count` writes of `record`, written full of zeros
+/// and synced beforehand (as sled's segments and the journal are, so no sync has to commit a
+/// new file size): where the floors below write.
+fn preallocated(dir: &Path, name: &str, record: &[u8], count: u64) -> anyhow::Result<File> {
     use std::io::Write;
-    use std::os::unix::fs::FileExt;
     std::fs::create_dir_all(dir)?;
-    let mut file = std::fs::File::create(dir.join("fdatasync-floor"))?;
+    let mut file = File::create(dir.join(name))?;
     file.write_all(&vec![0u8; record.len() * count as usize])?;
     file.sync_all()?;
+    Ok(file)
+}
+
+/// Write `i` of `record` into a [`preallocated`] file, then `fdatasync`: what a durable
+/// write costs at the least.
+fn write_and_sync(file: &File, record: &[u8], i: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(record, i * record.len() as u64)?;
+    file.sync_data()
+}
+
+/// The floor for any durable write on this disk: `count` writes of `record`, one after
+/// another into a [`preallocated`] file, each followed by `fdatasync`; beside the server's
+/// data. Per second.
+pub fn raw_fdatasync_rate(dir: &Path, record: &[u8], count: u64) -> anyhow::Result<f64> {
+    let file = preallocated(dir, "fdatasync-floor", record, count)?;
     let start = Instant::now();
     for i in 0..count {
-        file.write_all_at(record, i * record.len() as u64)?;
-        file.sync_data()?;
+        write_and_sync(&file, record, i)?;
     }
     Ok(count as f64 / start.elapsed().as_secs_f64())
 }
@@ -79,20 +93,14 @@ pub fn raw_fdatasync_p50_after_idle(
     dir: &Path,
     record: &[u8],
     count: u64,
-    idle: std::time::Duration,
-) -> anyhow::Result<std::time::Duration> {
-    use std::io::Write;
-    use std::os::unix::fs::FileExt;
-    std::fs::create_dir_all(dir)?;
-    let mut file = std::fs::File::create(dir.join("fdatasync-idle"))?;
-    file.write_all(&vec![0u8; record.len() * count as usize])?;
-    file.sync_all()?;
+    idle: Duration,
+) -> anyhow::Result<Duration> {
+    let file = preallocated(dir, "fdatasync-idle", record, count)?;
     let mut times = Vec::with_capacity(count as usize);
     for i in 0..count {
         std::thread::sleep(idle);
         let start = Instant::now();
-        file.write_all_at(record, i * record.len() as u64)?;
-        file.sync_data()?;
+        write_and_sync(&file, record, i)?;
         times.push(start.elapsed());
     }
     times.sort();

@@ -266,7 +266,8 @@ pub async fn moves(
     }
     let scratch = Scratch::new("moves")?;
     let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
-    let floor_server = ServerProcess::durable_relay(&scratch.path.join("floor-data"))?;
+    let floor_data = scratch.path.join("floor-data");
+    let floor_server = ServerProcess::durable_relay(&floor_data)?;
     let relay = ServerProcess::relay()?;
     let sync_dir = scratch.path.join("floor");
     let floor = crate::bench::raw_fdatasync_rate(&sync_dir, &relay_frame(), 200)?;
@@ -339,7 +340,7 @@ pub async fn moves(
     server.kill()?;
     floor_server.kill()?;
     relay.kill()?;
-    let stored = floor_stored(&scratch.path.join("floor-data"), &floor_matches, moves)?;
+    let stored = floor_stored(&floor_data, &floor_matches, moves)?;
     println!("  the floor's store, opened after the floor was killed: all {stored} acknowledged moves found");
     scratch.remove();
     Ok(())
