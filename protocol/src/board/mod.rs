@@ -9,3 +9,4 @@ pub mod los;
 pub mod scenario;
 pub mod terrain;
 pub mod toml_place;
+pub mod vasl;

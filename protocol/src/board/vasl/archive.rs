@@ -1,0 +1,1 @@
+//! VASL board archives: see the module above.

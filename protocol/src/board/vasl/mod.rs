@@ -1,0 +1,7 @@
+//! VASL's files, read as bytes (the caller does the IO): board archives (`bdNN`: metadata,
+//! the terrain grid LOS is traced over, the image) and saved games (`.vsav`: the board
+//! layout and the counters on it). VASL (vasl-developers/vasl, LGPL) is the reference for
+//! these formats; this code is the project's own.
+
+pub mod archive;
+pub mod save;

@@ -1,0 +1,1 @@
+//! VASL saved games (`.vsav`): see the module above.
