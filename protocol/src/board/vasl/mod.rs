@@ -5,4 +5,6 @@
 
 pub mod archive;
 pub mod codes;
+pub mod library;
 pub mod save;
+pub mod synth;
