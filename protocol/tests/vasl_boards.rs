@@ -47,3 +47,32 @@ fn real_board_archives_read_when_a_directory_is_named() {
     }
     assert!(read > 0, "no bd* archive in {}", dir.to_string_lossy());
 }
+
+#[test]
+fn a_scenario_on_four_real_boards_fits_a_frame() {
+    let Some(dir) = std::env::var_os("ASL_VASL_BOARDS") else {
+        eprintln!("skipped: ASL_VASL_BOARDS names no directory of VASL board archives");
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let boards = protocol::board::vasl::library::Boards::new(
+        dir.display().to_string(),
+        TerrainTable::builtin(),
+        Box::new(move |name| {
+            protocol::board::vasl::library::archive_names(name)
+                .iter()
+                .find_map(|f| std::fs::read(dir.join(f)).ok())
+                .ok_or_else(|| format!("no archive for board {name}"))
+        }),
+    );
+    let text = "name = \"x\"\nturns = 1\nfirst = \"a\"\nsides = [{ id = \"a\", name = \"A\" }, { id = \"b\", name = \"B\" }]\n[map]\nboards = [[\"1\", \"2r\"], [\"3\", \"4\"]]\n";
+    let s = protocol::Scenario::from_toml_on(text, Some(&boards)).unwrap();
+    let json = protocol::wire::to_json(&s).len();
+    let bincode = protocol::wire::to_bincode(&s).len();
+    eprintln!(
+        "4 boards: {} hexes, {} hexsides, JSON {json} bytes, bincode {bincode} bytes",
+        s.hexes.len(),
+        s.hexsides.len()
+    );
+    assert!(json < protocol::wire::FRAME_BYTES_MAX / 2);
+}

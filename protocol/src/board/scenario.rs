@@ -125,7 +125,35 @@ pub struct Scenario {
     /// The map as LOS sees it, built on first need (`LosMap::of`); not part of the data.
     #[serde(skip)]
     pub(crate) los: crate::board::los::LosCache,
+    /// The real boards the map is made of (`[map] boards`), each named with its archive's
+    /// version and digest; `None` for a hand-typed map. Their hexes are in `hexes`, read off
+    /// the boards when the scenario was checked; LOS is traced over their terrain grids.
+    #[serde(default)]
+    pub map: Option<MapSpec>,
 }
+
+/// A map of real boards, as the scenario file lays them out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapSpec {
+    /// Rows north to south, boards west to east.
+    pub rows: Vec<Vec<PlacedBoard>>,
+}
+
+/// One board of a [`MapSpec`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacedBoard {
+    /// VASL's board name, a number (`1` for archive `bd01`): hexes on it are `1A1` …
+    pub board: u16,
+    /// Turned 180° (`"2r"` in the file).
+    pub rotated: bool,
+    /// The archive's board version (`6.1`).
+    pub version: String,
+    /// blake3 of the archive, hex: a replay elsewhere finds the same board by it.
+    pub digest: String,
+}
+
+/// Most boards on one map: a campaign-size map of 3 × 3 geomorphic boards.
+pub const MAP_BOARDS_MAX: usize = 9;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SideSpec {
@@ -180,6 +208,10 @@ pub struct HexSpec {
     /// more than one storey, B23); `None` = the table's.
     #[serde(default)]
     pub obstacle_height: Option<u8>,
+    /// A real board's terrain the engine's chart has no row for (VASL's name, `Swamp`): the
+    /// hex is carried as it is, and a rule that would need its terrain refuses, naming it.
+    #[serde(default)]
+    pub unmodelled: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,6 +236,9 @@ pub struct HexsideSpec {
     /// claim WA over it.
     #[serde(default)]
     pub roadblock: bool,
+    /// A real board's hexside terrain the engine does not model (VASL's name, `Cliff`).
+    #[serde(default)]
+    pub unmodelled: Option<String>,
 }
 
 /// Ratings as printed on the counter: firepower-range-morale for MMC (`4-6-7`), morale and
@@ -316,6 +351,8 @@ pub(crate) fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> Sce
 #[serde(deny_unknown_fields)]
 struct File {
     name: String,
+    #[serde(default)]
+    map: Option<MapFile>,
     turns: u16,
     #[serde(default)]
     month: u8,
@@ -335,6 +372,14 @@ struct File {
     weapons: Vec<WeaponFile>,
     #[serde(default)]
     tunnels: Vec<TunnelFile>,
+}
+
+/// `[map]`: the real boards the scenario is played on.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapFile {
+    /// Rows north to south of boards west to east, as VASL names them (`"2r"`: turned 180°).
+    boards: Vec<Vec<String>>,
 }
 
 /// A rectangle of hexes with the same terrain: a quick way to lay down a board section.
@@ -457,7 +502,16 @@ impl Scenario {
     /// Reads a scenario file's text and checks everything the board can check on its own.
     /// [`Scenario::from_toml`], in the rules layer (`rules::wall_advantage`), adds the setup
     /// checks that need the rules, such as Wall Advantage claimed at setup (B9.32–B9.35).
+    #[cfg(test)]
     pub(crate) fn read_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::read_toml_on(text, None)
+    }
+
+    /// As [`Scenario::read_toml`], with the boards a `[map]` may name.
+    pub(crate) fn read_toml_on(
+        text: &str,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse(
                 "(file)",
@@ -478,7 +532,7 @@ impl Scenario {
                 at: start.map(|s| place_at(text, s)),
             }
         })?;
-        file.check().map_err(|e| e.located(text))
+        file.check(boards).map_err(|e| e.located(text))
     }
 
     pub fn side(&self, side: Side) -> &SideSpec {
@@ -534,7 +588,10 @@ impl File {
             })
     }
 
-    fn check(self) -> Result<Scenario, ScenarioError> {
+    fn check(
+        self,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
         if self.name.trim().is_empty() {
             return Err(refuse("name", "must not be empty"));
         }
@@ -566,6 +623,11 @@ impl File {
         let first = self.side("first", &self.first)?;
 
         let mut hexes: BTreeMap<Hex, HexSpec> = BTreeMap::new();
+        let mut board_sides: BTreeMap<Hexside, HexsideSpec> = BTreeMap::new();
+        let map = match &self.map {
+            None => None,
+            Some(file) => Some(read_map(file, boards, &mut hexes, &mut board_sides)?),
+        };
         for (i, area) in self.area.iter().enumerate() {
             let field = format!("area[{i}]");
             let from = parse_hex(&format!("{field}.from"), &area.from)?;
@@ -592,6 +654,7 @@ impl File {
                             water_obstacle: false,
                             obstacle_inset: false,
                             obstacle_height: None,
+                            unmodelled: None,
                         },
                     );
                 }
@@ -670,13 +733,14 @@ impl File {
                     water_obstacle: h.water_obstacle,
                     obstacle_inset: h.obstacle_touches.is_some(),
                     obstacle_height,
+                    unmodelled: None,
                 },
             );
         }
         if hexes.is_empty() {
             return Err(refuse(
                 "hexes",
-                "the map is empty; give [[area]] or [[hexes]]",
+                "the map is empty; give [map] boards, [[area]] or [[hexes]]",
             ));
         }
         if hexes.len() > MAP_HEXES_MAX {
@@ -684,6 +748,7 @@ impl File {
         }
 
         let mut hexsides = BTreeMap::new();
+        let mut from_boards = board_sides;
         for (i, s) in self.hexsides.iter().enumerate() {
             let field = format!("hexsides[{i}].hexside");
             let side: Hexside = s.hexside.parse().map_err(|e| refuse(&field, e))?;
@@ -704,6 +769,7 @@ impl File {
                 touches_obstacle: s.touches_obstacle,
                 breach: s.breach,
                 roadblock: s.roadblock,
+                unmodelled: None,
             };
             if s.roadblock {
                 let bridged = [side.a, side.b].iter().any(|h| {
@@ -721,7 +787,10 @@ impl File {
             if hexsides.insert(side, spec).is_some() {
                 return Err(refuse(&field, format!("{side} is listed twice")));
             }
+            // The scenario's own entry replaces what the board shows there.
+            from_boards.remove(&side);
         }
+        hexsides.extend(from_boards);
 
         let mut units = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
@@ -946,8 +1015,76 @@ impl File {
             weapons,
             tunnels,
             los: Default::default(),
+            map,
         })
     }
+}
+
+/// Lays out the boards `[map]` names, reading their hexes and hexsides off their grids.
+fn read_map(
+    file: &MapFile,
+    boards: Option<&crate::board::vasl::library::Boards>,
+    hexes: &mut BTreeMap<Hex, HexSpec>,
+    hexsides: &mut BTreeMap<Hexside, HexsideSpec>,
+) -> Result<MapSpec, ScenarioError> {
+    use crate::board::vasl::{import, library};
+    let Some(boards) = boards else {
+        return Err(refuse(
+            "map.boards",
+            "the scenario is played on real boards: name the directory of VASL board archives with --boards DIR or ASL_BOARDS",
+        ));
+    };
+    let count: usize = file.boards.iter().map(Vec::len).sum();
+    if file.boards.is_empty() || count == 0 {
+        return Err(refuse("map.boards", "names no board"));
+    }
+    if count > MAP_BOARDS_MAX {
+        return Err(refuse(
+            "map.boards",
+            format!("{count} boards; a map holds at most {MAP_BOARDS_MAX}"),
+        ));
+    }
+    let width = file.boards[0].len();
+    let mut rows = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (r, row) in file.boards.iter().enumerate() {
+        if row.len() != width {
+            return Err(refuse(
+                format!("map.boards[{r}]"),
+                format!(
+                    "has {} boards but the first row has {width}: rows of a map are equally long",
+                    row.len()
+                ),
+            ));
+        }
+        let mut placed = Vec::new();
+        for (c, text) in row.iter().enumerate() {
+            let field = format!("map.boards[{r}][{c}]");
+            let name = library::board_name(text).map_err(|e| refuse(&field, e))?;
+            if !seen.insert(name.number) {
+                return Err(refuse(
+                    &field,
+                    format!(
+                        "board {} is named twice; its hex names would not say which copy",
+                        name.number
+                    ),
+                ));
+            }
+            let archive = boards.board(&name.name).map_err(|e| refuse(&field, e))?;
+            let read = import::board_hexes(&archive, name.number, boards.table());
+            let (board_hexes, board_sides) = import::scenario_hexes(&read);
+            hexes.extend(board_hexes);
+            hexsides.extend(board_sides);
+            placed.push(PlacedBoard {
+                board: name.number,
+                rotated: name.rotated,
+                version: archive.metadata.version.clone(),
+                digest: data_encoding::HEXLOWER.encode(&archive.digest),
+            });
+        }
+        rows.push(placed);
+    }
+    Ok(MapSpec { rows })
 }
 
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one

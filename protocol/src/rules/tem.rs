@@ -297,6 +297,17 @@ pub fn query(
     }
     let mut reasons = vec![];
     let indirect_fire = fire == Fire::Indirect;
+    if let Some(name) = game
+        .scenario
+        .hexes
+        .get(&target.hex)
+        .and_then(|s| s.unmodelled.as_ref())
+    {
+        return Err(TemError(format!(
+            "not modelled: `{}` is in {}, whose board shows VASL's `{name}`, a terrain the terrain table has no row for",
+            target.id, target.hex
+        )));
+    }
     if let Some(f) = crate::rules::fortification::unmodelled_tem(game, target, indirect_fire) {
         return Err(TemError(format!(
             "not modelled: `{}` is {} a {}, whose TEM{} the terrain table does not give ({})",

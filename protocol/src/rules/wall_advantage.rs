@@ -896,7 +896,15 @@ impl Scenario {
     /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
     /// the board never imports the rules.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let mut scenario = Scenario::read_toml(text)?;
+        Scenario::from_toml_on(text, None)
+    }
+
+    /// As [`Scenario::from_toml`], with the boards a `[map]` may name (`--boards DIR`).
+    pub fn from_toml_on(
+        text: &str,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
+        let mut scenario = Scenario::read_toml_on(text, boards)?;
         check_setup(&scenario).map_err(|e| e.located(text))?;
         settle_setup(&mut scenario).map_err(|e| e.located(text))?;
         Ok(scenario)

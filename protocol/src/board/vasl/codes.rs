@@ -125,6 +125,28 @@ impl TerrainTable {
         TerrainTable { by_code }
     }
 
+    /// Reads the terrain codes of a VASL module (`.vmod`, a zip holding
+    /// `boardData/SharedBoardMetadata.xml`) or of that XML file itself.
+    pub fn from_module(bytes: &[u8]) -> Result<TerrainTable, String> {
+        if !bytes.starts_with(b"PK") {
+            return TerrainTable::parse(bytes);
+        }
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+            .map_err(|e| format!("is not a VASL module: {e}"))?;
+        let mut file = zip
+            .by_name("boardData/SharedBoardMetadata.xml")
+            .map_err(|_| {
+                "is a zip without boardData/SharedBoardMetadata.xml: not a VASL module".to_string()
+            })?;
+        let mut xml = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut file, SHARED_METADATA_BYTES_MAX as u64 + 1),
+            &mut xml,
+        )
+        .map_err(|e| format!("boardData/SharedBoardMetadata.xml could not be unpacked: {e}"))?;
+        TerrainTable::parse(&xml).map_err(|e| format!("boardData/SharedBoardMetadata.xml {e}"))
+    }
+
     /// Reads VASL's `SharedBoardMetadata.xml` (its `<terrainType>` elements).
     pub fn parse(xml: &[u8]) -> Result<TerrainTable, String> {
         if xml.len() > SHARED_METADATA_BYTES_MAX {
@@ -423,6 +445,31 @@ mod tests {
             .unwrap_err()
             .contains("no <terrainType>"));
         assert!(TerrainTable::parse(b"not xml").is_err());
+    }
+
+    #[test]
+    fn a_module_is_read_from_its_zip_or_as_the_xml_itself() {
+        let xml = br#"<sharedBoardMetadata><terrainType name="Woods" typeCode="60"
+            isLOSObstacle="TRUE" isLOSHindrance="FALSE" isHalfLevelHeight="FALSE"
+            isInherentTerrain="FALSE" split="0.0" isLowerLOSObstacle="TRUE"
+            isLowerLOSHindrance="FALSE" height="1" LOSCategory="WOODS"/></sharedBoardMetadata>"#;
+        assert_eq!(TerrainTable::from_module(xml).unwrap().len(), 1);
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        zip.start_file(
+            "boardData/SharedBoardMetadata.xml",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        std::io::Write::write_all(&mut zip, xml).unwrap();
+        let module = zip.finish().unwrap().into_inner();
+        assert_eq!(TerrainTable::from_module(&module).unwrap().len(), 1);
+        let mut other = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        other
+            .start_file("buildFile.xml", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        let other = other.finish().unwrap().into_inner();
+        let e = TerrainTable::from_module(&other).unwrap_err();
+        assert!(e.contains("not a VASL module"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,9 @@ use super::codes::TerrainTable;
 /// caller's. An error says what is missing, in words for the player.
 pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync;
 
+/// The file of a VASL module (and of a boards directory) that defines the terrain codes.
+pub const SHARED_METADATA: &str = "SharedBoardMetadata.xml";
+
 /// Boards available to scenarios, read on first use.
 pub struct Boards {
     fetch: Box<Fetch>,
@@ -76,6 +79,41 @@ impl Boards {
             read: Mutex::new(BTreeMap::new()),
             origin: origin.into(),
         }
+    }
+
+    /// Boards in a directory: `read(file)` returns a file of it by name (`None` when there is
+    /// none). VASL's terrain codes come from `module` when given (a VASL module or a
+    /// `SharedBoardMetadata.xml`, `ASL_VASL_MODULE`), else from the directory's
+    /// `SharedBoardMetadata.xml`, else from the engine's own copy.
+    pub fn in_directory(
+        origin: String,
+        read: Box<dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync>,
+        module: Option<(String, Vec<u8>)>,
+    ) -> Result<Boards, String> {
+        let table = match module {
+            Some((name, bytes)) => {
+                TerrainTable::from_module(&bytes).map_err(|e| format!("{name}: {e}"))?
+            }
+            None => match read(SHARED_METADATA) {
+                Some(bytes) => TerrainTable::parse(&bytes)
+                    .map_err(|e| format!("{origin}/{SHARED_METADATA} {e}"))?,
+                None => TerrainTable::builtin(),
+            },
+        };
+        let place = origin.clone();
+        Ok(Boards::new(
+            origin,
+            table,
+            Box::new(move |name| {
+                let tried = archive_names(name);
+                tried.iter().find_map(|file| read(file)).ok_or_else(|| {
+                    format!(
+                        "board {name} is not in {place} (looked for {})",
+                        tried.join(", ")
+                    )
+                })
+            }),
+        ))
     }
 
     pub fn table(&self) -> &Arc<TerrainTable> {

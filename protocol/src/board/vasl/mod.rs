@@ -5,6 +5,7 @@
 
 pub mod archive;
 pub mod codes;
+pub mod import;
 pub mod library;
 pub mod save;
 pub mod synth;

@@ -161,7 +161,21 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
             format!("{to} holds {what}; movement into it is not modelled by this engine"),
         ));
     }
+    if let Some(name) = &to_spec.unmodelled {
+        return Err(RuleViolation::new(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
+        ));
+    }
     let side_spec = scenario.hexside_spec(hexside);
+    if let Some(name) = side_spec.and_then(|s| s.unmodelled.as_ref()) {
+        return Err(RuleViolation::new(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("the {hexside} hexside shows VASL's `{name}`, which the engine does not model; crossing it is not modelled"),
+        ));
+    }
     let road_hexside = side_spec.is_some_and(|s| s.road);
     // Along a road into a road hex the road rate applies whatever else is in the hex (B3).
     let road = road_hexside && from_spec.road.is_some() && to_spec.road.is_some();
