@@ -195,6 +195,7 @@ async fn play_both(s: &TestServer, g: &NewGame, dir: &tempfile::TempDir) -> (Str
 async fn new_prints_tokens_as_text_and_json() {
     let (_dir, s) = start(Config::default()).await;
     let mut args = NewArgs {
+        boards: Default::default(),
         server: server(&s),
         scenario: scenario_path(),
         json: true,
@@ -926,6 +927,7 @@ async fn new_links_to_the_public_url() {
     })
     .await;
     let args = NewArgs {
+        boards: Default::default(),
         server: server(&s),
         scenario: scenario_path(),
         json: true,

@@ -92,6 +92,7 @@ struct Created {
 async fn new_game(server: &TestServer) -> Created {
     let mut out = vec![];
     let args = NewArgs {
+        boards: Default::default(),
         server: ServerArg {
             url: server.url.clone(),
         },

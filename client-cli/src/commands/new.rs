@@ -24,6 +24,8 @@ pub struct NewArgs {
     /// `--game NAME --token german` (see `asl help run`).
     #[arg(long, value_name = "NAME")]
     pub save: Option<String>,
+    #[command(flatten)]
+    pub boards: super::boards::BoardsArg,
 }
 
 pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
@@ -33,7 +35,8 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     let text = read_input(&args.scenario)?;
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
-    Scenario::from_toml(&text)
+    let boards = args.boards.open()?;
+    Scenario::from_toml_on(&text, boards.as_ref())
         .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
@@ -323,6 +326,7 @@ mod tests {
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "name = \"x\"\nturns = 0\n").unwrap();
         let args = NewArgs {
+            boards: Default::default(),
             // Nothing listens here: reaching the network would fail with exit code 3, not 2.
             server: ServerArg {
                 url: "ws://127.0.0.1:1".into(),
