@@ -63,14 +63,13 @@ fn on_grid(grid: &LosGrid, x: f64, y: f64) -> (i64, i64) {
 /// towards the centre from each midpoint (VASL reads hexside terrain there).
 pub fn hexside_points(column: u16, place: u16) -> [(f64, f64); 6] {
     let (x, y) = centre(column, place);
-    let (x, y) = (x.trunc(), y);
     let v = HEX_HEIGHT / 2.0;
     let h = (30f64).to_radians().cos() * v;
     [
-        (x, (y - v + 1.0).trunc()),
+        (x.trunc(), (y - v + 1.0).trunc()),
         ((x + h - 1.0).trunc(), (y - v / 2.0 + 1.0).trunc()),
         ((x + h - 1.0).trunc(), (y + v / 2.0 - 1.0).trunc()),
-        (x, (y + v - 1.0).trunc()),
+        (x.trunc(), (y + v - 1.0).trunc()),
         ((x - h + 1.0).trunc(), (y + v / 2.0 - 1.0).trunc()),
         ((x - h + 1.0).trunc(), (y - v / 2.0 + 1.0).trunc()),
     ]
@@ -281,6 +280,21 @@ mod tests {
 
     fn hex(name: &str) -> Hex {
         name.parse().unwrap()
+    }
+
+    #[test]
+    fn hexside_points_lie_one_pixel_inside_each_midpoint() {
+        // D5 is column 3, place 5: its centre is (168.75, 322.5).
+        let points = hexside_points(3, 5);
+        let expected = [
+            (168.0, 291.0),
+            (195.0, 307.0),
+            (195.0, 337.0),
+            (168.0, 353.0),
+            (141.0, 337.0),
+            (141.0, 307.0),
+        ];
+        assert_eq!(points, expected);
     }
 
     #[test]
