@@ -1021,7 +1021,6 @@
   // only when confirmed. Prompts and their answers come from the position the server projects
   // and the events of this side's stream. Legality, costs and consequences are the server's.
 
-  const mine = () => page.side;
   const liveState = () => page.live;
 
   /** The own units of `state`, by id, that are in play. */
