@@ -382,8 +382,9 @@
       const c = geometry.centres.get(name);
       if (!c || !spec.manhole) continue;
       const g = svg("g", { class: "manhole", "data-hex": name }, manholes);
-      svg("circle", { cx: c.x - HEX * 0.45, cy: c.y + HEX * 0.5, r: 5 }, g);
-      svg("text", { x: c.x - HEX * 0.45, y: c.y + HEX * 0.5 + 2 }, g).textContent = "M";
+      // At the hex's foot, below the stack's counters, so a stack never hides it.
+      svg("circle", { cx: c.x, cy: c.y + HEX * 0.7, r: 4.5 }, g);
+      svg("text", { x: c.x, y: c.y + HEX * 0.7 + 2 }, g).textContent = "M";
       svg("title", {}, g).textContent = `Manhole in ${name} (B8.1)`;
     }
     svg("g", { id: "units" }, board);
@@ -526,8 +527,8 @@
     if (unit.morale === "berserk") mark("berserk", "BSK");
     const held = weaponsHeldBy(state, unit.id);
     held.forEach((w, i) => {
-      // The SW on its holder, bottom left, as it sits on the board (A4.43).
-      badge(g, "sw", w.name, -3, COUNTER - 4 + i * 7, Math.max(14, w.name.length * 3.4 + 3));
+      // The SW with its holder (A4.43): a tag along the counter's foot, the ratings left clear.
+      badge(g, "sw", w.name, 1, COUNTER - 1 + i * 7, Math.max(14, w.name.length * 3.4 + 3));
     });
     if (held.length) flags.push(`holds ${held.map((w) => w.name).join(", ")}`);
     title.textContent = `${sideName(state, unit.side)} ${words(unit.kind)} ${unit.id} ${unit.ratings} in ${unit.hex}` +
@@ -617,9 +618,9 @@
       }
       const holders = above.filter((u) => u.wall_advantage);
       if (holders.length) {
-        // On top of the stack as on the board, but small, so the counters stay legible.
+        // Beside the stack, at its left, small: the counters and the hex's name stay legible.
         const names = holders.map((u) => (u.concealed ? "?" : u.id)).join(", ");
-        drawMarker(layer, "wall-advantage", "WA", hex, c.x - 7, c.y - FAN / 2 - 8, 14,
+        drawMarker(layer, "wall-advantage", "WA", hex, c.x - FAN / 2 - 3, c.y - 4.5, 12,
           `Wall Advantage in ${hex}: ${names} (B9.32)`);
       }
     }
@@ -823,6 +824,11 @@
     drawPlay();
     markList();
     drawControls();
+    // The first position on screen, for measuring the page (BENCHMARKS.md).
+    if (!page.firstRender) {
+      page.firstRender = true;
+      performance.mark("asl-first-render");
+    }
   }
 
   // ---- Talking to the server ------------------------------------------------------------

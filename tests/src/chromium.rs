@@ -301,8 +301,11 @@ impl Browser {
         .await;
     }
 
-    /// A PNG of the tab's viewport.
+    /// A PNG of the tab's viewport. The tab is brought to the front first: a background tab
+    /// is not painted, so its capture would never come.
     pub async fn screenshot(&mut self, tab: &Tab) -> Vec<u8> {
+        self.call(Some(&tab.session), "Page.bringToFront", json!({}))
+            .await;
         let shot = self
             .call(
                 Some(&tab.session),

@@ -8,8 +8,9 @@
 //! reports an error; the page fits a 390 px screen.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
-//! Needs Chromium (`apt-get install chromium`). With `ASL_UPDATE_SCREENSHOT=1` the German
-//! page's screenshot replaces `docs/play-page.png`, the one the README shows.
+//! Needs Chromium (`apt-get install chromium`). With `ASL_UPDATE_SCREENSHOT=1` the screenshots
+//! of both players' pages and the watcher's, desktop and phone, replace those in `docs/` that
+//! the README shows.
 
 use client::Connection;
 use e2e::chromium::{self, Browser, Tab};
@@ -740,72 +741,68 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     server.stop().await;
 }
 
-/// The README's picture of the play page: the German's page in the MPh with a stack spread
-/// out and a step previewed. Saved under the target directory; with `ASL_UPDATE_SCREENSHOT=1`
-/// it replaces `docs/play-page.png`.
+/// The README's pictures: both players' pages and the watcher's in the German MPh, the
+/// German's 4-4-7 in H7 picked and its step to I8 previewed, the Russian's own stack listed;
+/// each at a desktop size and at a 390 px phone width. Saved under the target directory;
+/// with `ASL_UPDATE_SCREENSHOT=1` they replace `docs/play-*.png` and `docs/watch-*.png`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_play_page_screenshot() {
+async fn the_play_page_screenshots() {
     let binary = chromium_binary();
     let (_dir, server, created) = start().await;
-    let mut russian = Connection::connect(&server.url).await.unwrap();
-    russian
-        .join(&created.game, &created.tokens.side_b, None)
-        .await
-        .unwrap();
     let mut browser = Browser::launch(&binary).await;
     let german = browser
         .open(&link(&server, &created.game, &created.tokens.side_a))
         .await;
-    browser.viewport(&german, 1200, 860, false).await;
-    browser.wait_for(&german, "the board", SETTLED, WAIT).await;
-    // The German ends RPh, the end of RPh; the Russian its end of RPh; the German the PFPh.
-    for by_german in [true, true, false, true] {
-        let waits_on = if by_german {
-            "Your move"
-        } else {
-            "Waiting on the Russian"
-        };
-        browser
-            .wait_for(
-                &german,
-                waits_on,
-                &format!(
-                    "{SETTLED} && document.getElementById('prompt').textContent.startsWith('{waits_on}')"
-                ),
-                WAIT,
-            )
-            .await;
-        if by_german {
-            browser.type_key(&german, "n").await;
-            send(&mut browser, &german).await;
-        } else {
-            let reply = russian.command(1, protocol::Command::Done, None).await;
-            assert!(
-                matches!(reply, Ok(client::Reply::Accepted { .. })),
-                "{reply:?}"
-            );
-        }
-    }
-    browser
-        .wait_for(
-            &german,
-            "the German MPh",
-            &format!(
-                "{SETTLED} && document.getElementById('prompt').textContent.startsWith('Your move: MPh')"
-            ),
-            WAIT,
-        )
+    let russian = browser
+        .open(&link(&server, &created.game, &created.tokens.side_b))
         .await;
+    let watcher = browser
+        .open(&link(&server, &created.game, &created.tokens.spectator))
+        .await;
+    let players = [&german, &russian];
+    // The German ends RPh, the end of RPh; the Russian its end of RPh; the German the PFPh.
+    for _ in 0..4 {
+        done_by_whoever(&mut browser, &players).await;
+    }
+    settle(&mut browser, &players).await;
+    assert!(prompt(&mut browser, &german)
+        .await
+        .starts_with("Your move: MPh"));
+    browser.eval(&russian, &click_hex("55G6")).await;
     select(&mut browser, &german, "55H7", &["447a"]).await;
     browser.eval(&german, &click_hex("55I8")).await;
     let preview = previewed(&mut browser, &german).await;
     assert!(preview.contains("MF"), "{preview}");
-    let shot = browser.screenshot(&german).await;
-    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
-    let saved = Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-page.png");
-    std::fs::write(&saved, &shot).unwrap();
-    if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
-        std::fs::write(repo("docs/play-page.png"), &shot).unwrap();
+    browser
+        .wait_for(&watcher, "the watcher", SETTLED, WAIT)
+        .await;
+    for (tab, name) in [
+        (&german, "play-german"),
+        (&russian, "play-russian"),
+        (&watcher, "watch"),
+    ] {
+        for (width, height, mobile, suffix) in
+            [(1100, 760, false, "desktop"), (390, 844, true, "phone")]
+        {
+            browser.viewport(tab, width, height, mobile).await;
+            // A frame drawn at the new size: the board's width follows the viewport.
+            browser
+                .wait_for(
+                    tab,
+                    "the page laid out at the new width",
+                    &format!("window.innerWidth === {width}"),
+                    WAIT,
+                )
+                .await;
+            browser.eval(tab, "window.scrollTo(0, 0)").await;
+            let shot = browser.screenshot(tab).await;
+            assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+            let file = format!("{name}-{suffix}.png");
+            std::fs::write(Path::new(env!("CARGO_TARGET_TMPDIR")).join(&file), &shot).unwrap();
+            if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
+                std::fs::write(repo(&format!("docs/{file}")), &shot).unwrap();
+            }
+        }
     }
     browser.close().await;
     server.stop().await;
@@ -1197,6 +1194,91 @@ async fn the_walkthrough_says_why_the_hidden_unit_question_is_asked() {
         browser.eval(&russian, "window.aslWatch.live.over").await,
         true
     );
+    browser.close().await;
+    server.stop().await;
+}
+
+/// Four whole boards (33 × 10 hexes each, open ground) with a squad a side: the size of map a
+/// larger scenario draws, for measuring the page's first render.
+fn four_boards() -> String {
+    let mut toml = String::from(
+        "name = \"Four boards\"\nturns = 1\nmonth = 6\nfirst = \"german\"\n\
+         sides = [\n    { id = \"german\", name = \"German\" },\n    { id = \"russian\", name = \"Russian\" },\n]\n",
+    );
+    for board in 1..=4 {
+        toml.push_str(&format!(
+            "\n[[area]]\nfrom = \"{board}A1\"\nto = \"{board}GG10\"\nterrain = \"open_ground\"\n"
+        ));
+    }
+    toml.push_str(
+        "\n[[units]]\nid = \"g1\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1C4\"\n\
+         \n[[units]]\nid = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"4E5\"\n",
+    );
+    toml
+}
+
+/// BENCHMARKS.md's row for the page: what the browser downloads (the page, its script and its
+/// style, as sent: compressed) and how long from navigation to the first position drawn, for
+/// the walkthrough scenario and for four whole boards, each the median of five fresh tabs.
+/// Not part of the suite (it measures, it checks only that the map was drawn):
+/// `cargo test -p asl-e2e --test play_page measure_first_render -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn measure_first_render() {
+    const RUNS: usize = 5;
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let mut browser = Browser::launch(&binary).await;
+    for (name, scenario) in [
+        (
+            "walkthrough (village-outskirts)",
+            include_str!("../../scenarios/village-outskirts.toml").to_string(),
+        ),
+        ("four boards", four_boards()),
+    ] {
+        let created = Connection::connect(&server.url)
+            .await
+            .unwrap()
+            .create_game(&scenario, None)
+            .await
+            .unwrap();
+        let mut renders = vec![];
+        let mut bytes = 0.0;
+        let mut unpacked = 0.0;
+        let mut hexes = 0.0;
+        for _ in 0..RUNS {
+            let tab = browser
+                .open(&link(&server, &created.game, &created.tokens.spectator))
+                .await;
+            browser.wait_for(&tab, "the board", SETTLED, WAIT).await;
+            let measured = browser
+                .eval(
+                    &tab,
+                    "(() => { const nav = performance.getEntriesByType('navigation')[0]; \
+                     const res = performance.getEntriesByType('resource'); \
+                     return [performance.getEntriesByName('asl-first-render')[0].startTime, \
+                     nav.transferSize + res.reduce((n, r) => n + r.transferSize, 0), \
+                     nav.decodedBodySize + res.reduce((n, r) => n + r.decodedBodySize, 0), \
+                     document.querySelectorAll('.hex-cell').length]; })()",
+                )
+                .await;
+            renders.push(measured[0].as_f64().unwrap());
+            bytes = measured[1].as_f64().unwrap();
+            unpacked = measured[2].as_f64().unwrap();
+            hexes = measured[3].as_f64().unwrap();
+            assert!(hexes > 0.0, "no map drawn");
+        }
+        renders.sort_by(f64::total_cmp);
+        println!(
+            "{name}: {hexes} hexes; page + script + style {:.1} KB as sent ({:.1} KB unpacked); first render median {:.0} ms (of {RUNS}: {:.0}–{:.0} ms)",
+            bytes / 1000.0,
+            unpacked / 1000.0,
+            renders[RUNS / 2],
+            renders[0],
+            renders[RUNS - 1]
+        );
+    }
     browser.close().await;
     server.stop().await;
 }
