@@ -323,8 +323,10 @@
     page.geometry = geometry;
     const { box } = geometry;
     board.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
-    // On a phone the board keeps a readable scale and scrolls sideways (watch.css).
-    board.style.setProperty("--board-width", `${Math.round(box.width * 1.3)}px`);
+    // The smallest width the board is drawn at, one pixel per board unit: a larger map
+    // scrolls in its frame (watch.css) rather than shrink its counters out of reading.
+    board.style.setProperty("--board-width", `${Math.ceil(box.width)}px`);
+    board.style.setProperty("--board-aspect", String(box.width / box.height));
     // Layers, bottom to top: a board image may go in "#underlay", under the hex grid.
     svg("g", { id: "underlay" }, board);
     const terrain = svg("g", { id: "terrain" }, board);

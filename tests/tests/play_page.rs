@@ -1217,6 +1217,49 @@ fn four_boards() -> String {
     toml
 }
 
+/// A map of four whole boards is not shrunk to fit the window: counters stay a readable
+/// 24 px across at a desktop size and at 390 px, the board scrolling in its frame, and the page
+/// itself never scrolls sideways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_map_scrolls_rather_than_shrinks_its_counters() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(&four_boards(), None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let tab = browser
+        .open(&link(&server, &created.game, &created.tokens.side_a))
+        .await;
+    browser.wait_for(&tab, "the board", SETTLED, WAIT).await;
+    for (width, height, mobile) in [(1100, 760, false), (390, 844, true)] {
+        browser.viewport(&tab, width, height, mobile).await;
+        let laid_out = browser
+            .wait_for(
+                &tab,
+                "the page at the new width",
+                &format!(
+                    "window.innerWidth === {width} && \
+                     document.documentElement.scrollWidth <= window.innerWidth && \
+                     document.querySelector('.counter[data-unit=\"g1\"] .face').getBoundingClientRect().width"
+                ),
+                WAIT,
+            )
+            .await;
+        let counter = laid_out.as_f64().unwrap();
+        assert!(
+            counter >= 23.5,
+            "a counter {counter} px across at {width} px"
+        );
+    }
+    browser.close().await;
+    server.stop().await;
+}
+
 /// BENCHMARKS.md's row for the page: what the browser downloads (the page, its script and its
 /// style, as sent: compressed) and how long from navigation to the first position drawn, for
 /// the walkthrough scenario and for four whole boards, each the median of five fresh tabs.
