@@ -1082,6 +1082,7 @@
   /** Lists the stack of `name` below the board, each counter pickable. */
   function pickStack(name) {
     page.stackHex = name;
+    page.stackPickedAt = page.shown ? page.shown.version : null;
     drawStack();
   }
 
@@ -1108,6 +1109,12 @@
     const units = Object.values(state.units).filter((u) => u.hex === hex && !u.eliminated);
     const weapons = Object.values(state.weapons || {}).filter((w) =>
       w.hex === hex || (w.held_by && units.some((u) => u.id === w.held_by)));
+    if (!units.length && !weapons.length && page.stackPickedAt !== state.version) {
+      // "no counters" answers a click on an empty hex; once play moves on it is stale.
+      page.stackHex = null;
+      box.hidden = true;
+      return;
+    }
     box.hidden = false;
     box.replaceChildren();
     const head = document.createElement("strong");

@@ -567,8 +567,28 @@ async fn two_pages_play_a_game_turn_while_a_third_watches() {
     assert!(prompt(&mut browser, &german)
         .await
         .contains("Waiting for the Russian to claim Wall Advantage"));
+    // An empty hex clicked says so, until play moves on.
+    browser.press(&german, "Escape", 27).await;
+    browser.eval(&german, &click_hex("55J4")).await;
+    assert_eq!(
+        text(
+            &mut browser,
+            &german,
+            "document.querySelector('#stack strong').textContent"
+        )
+        .await,
+        "55J4: no counters"
+    );
     browser.type_key(&russian, "1").await;
     send(&mut browser, &russian).await;
+    browser
+        .wait_for(
+            &german,
+            "the stale empty-hex note gone",
+            "document.getElementById('stack').hidden",
+            WAIT,
+        )
+        .await;
     // The German's last result goes once the Russian has acted.
     browser
         .wait_for(
