@@ -122,7 +122,7 @@ impl LosMap {
     /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
     pub fn new(scenario: &Scenario) -> LosMap {
         let mut boards: BTreeMap<Option<u16>, Vec<Cell>> = BTreeMap::new();
-        for (hex, spec) in &scenario.hexes {
+        for (hex, spec) in scenario.hexes.iter() {
             let grid = boards
                 .entry(hex.board)
                 .or_insert_with(|| vec![EMPTY; GRID_COLUMNS * GRID_ROWS]);
@@ -148,7 +148,7 @@ impl LosMap {
                 sides: [None; 6],
             };
         }
-        for (side, spec) in &scenario.hexsides {
+        for (side, spec) in scenario.hexsides.iter() {
             let Some(feature) = scenario.hexside_feature(*side) else {
                 continue;
             };

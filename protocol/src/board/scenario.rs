@@ -9,8 +9,10 @@ use super::toml_place::{field_at, place_at, place_of, Place};
 use crate::board::hex::{Hex, Hexside};
 use crate::board::terrain::{Fortification, HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Longest scenario we accept, in Game Turns; published scenarios run far shorter.
 pub const TURNS_MAX: u16 = 30;
@@ -116,8 +118,12 @@ pub struct Scenario {
     /// Month of the year (1–12), for seasonal terrain such as Grain (B15); 0 = not given.
     pub month: u8,
     pub ssr: Ssr,
-    pub hexes: BTreeMap<Hex, HexSpec>,
-    pub hexsides: BTreeMap<Hexside, HexsideSpec>,
+    /// Shared between every scenario with the same map ([`intern`]): a game on real boards
+    /// would otherwise hold its own copy of every hex of every board.
+    #[serde(deserialize_with = "interned")]
+    pub hexes: Arc<BTreeMap<Hex, HexSpec>>,
+    #[serde(deserialize_with = "interned")]
+    pub hexsides: Arc<BTreeMap<Hexside, HexsideSpec>>,
     pub units: BTreeMap<UnitId, UnitSpec>,
     pub weapons: BTreeMap<String, WeaponSpec>,
     /// Secretly recorded tunnels (B8.6): known only to their owner.
@@ -130,6 +136,54 @@ pub struct Scenario {
     /// the boards when the scenario was checked; LOS is traced over their terrain grids.
     #[serde(default)]
     pub map: Option<MapSpec>,
+}
+
+/// The one shared copy of a map equal to `value`: every scenario on the same boards (and the
+/// same changes to them) holds the same hexes, however many games are loaded. Keyed by the
+/// map's encoding; a copy no scenario holds any more is dropped.
+pub fn intern<T>(value: T) -> Arc<T>
+where
+    T: Serialize + Eq + Send + Sync + 'static,
+{
+    type Table = Mutex<HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>>;
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    let key = (
+        std::any::TypeId::of::<T>(),
+        *blake3::hash(
+            &bincode::serde::encode_to_vec(&value, bincode::config::standard())
+                .expect("a map always encodes"),
+        )
+        .as_bytes(),
+    );
+    let mut table = TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .expect("intern table lock");
+    if let Some(shared) = table.get(&key).and_then(Weak::upgrade) {
+        if let Ok(shared) = shared.downcast::<T>() {
+            if *shared == value {
+                return shared;
+            }
+        }
+    }
+    if table.len() >= INTERNED_MAX {
+        table.retain(|_, weak| weak.strong_count() > 0);
+    }
+    let shared = Arc::new(value);
+    let erased: Arc<dyn Any + Send + Sync> = shared.clone();
+    table.insert(key, Arc::downgrade(&erased));
+    shared
+}
+
+/// Entries the interner keeps before it sweeps out the ones no scenario holds.
+const INTERNED_MAX: usize = 4_096;
+
+fn interned<'de, D, T>(deserializer: D) -> Result<Arc<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Serialize + Eq + Send + Sync + 'static,
+{
+    T::deserialize(deserializer).map(intern)
 }
 
 /// A map of real boards, as the scenario file lays them out.
@@ -1009,8 +1063,8 @@ impl File {
             turns: self.turns,
             month: self.month,
             ssr: self.ssr,
-            hexes,
-            hexsides,
+            hexes: intern(hexes),
+            hexsides: intern(hexsides),
             units,
             weapons,
             tunnels,
