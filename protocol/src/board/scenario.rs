@@ -952,7 +952,8 @@ impl File {
 
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one
 /// (B-terrain summary: none in runway hexes but Wire/roadblocks, B7; none in crag but Wire,
-/// B17; no entrenchment in sunken or elevated road, on a paved road, or on a bridge, B3–B6).
+/// B17; none in marsh, B16, nor in a building, B23; no entrenchment in sunken or elevated
+/// road, on a paved road, or on a bridge, B3–B6).
 fn check_fortifications(
     field: &str,
     hex: Hex,
@@ -975,6 +976,10 @@ fn check_fortifications(
             Terrain::Crag if *f != Fortification::Wire => {
                 Some("a crag hex holds no fortification but Wire (B17)")
             }
+            Terrain::Marsh => Some("a marsh hex holds no fortification (B16)"),
+            Terrain::StoneBuilding | Terrain::WoodenBuilding => Some(
+                "a building hex holds no fortification but a minefield or its own fortifying (B23), and neither is modelled",
+            ),
             Terrain::SunkenRoad | Terrain::ElevatedRoad if entrenchment => {
                 Some("no entrenchment in a sunken or elevated road hex (B4, B5)")
             }
@@ -1244,7 +1249,7 @@ hex = "1B2"
     }
 
     /// B9.32's fortifications: a unit's place must exist in its hex, terrain limits where
-    /// they go (B3–B7, B17), and a Roadblock is modelled only at a bridge.
+    /// they go (B3–B7, B16, B17, B23), and a Roadblock is modelled only at a bridge.
     #[test]
     fn fortifications_checked() {
         let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1B2\"\nentrenched = true"));
@@ -1254,6 +1259,20 @@ hex = "1B2"
         );
         let e = refused(&foxhole);
         assert!(e.reason.contains("B7"), "{e}");
+        // The chart forbids them in marsh (B16) and buildings (B23) too.
+        for (terrain, rule) in [
+            ("marsh", "B16"),
+            ("stone_building", "B23"),
+            ("wooden_building", "B23"),
+        ] {
+            for f in ["foxhole", "wire", "pillbox"] {
+                let placed = format!(
+                    "{MINIMAL}\n[[hexes]]\nhex = \"1A1\"\nterrain = \"{terrain}\"\nfortifications = [\"{f}\"]\n"
+                );
+                let e = refused(&placed);
+                assert!(e.reason.contains(rule), "{terrain} {f}: {e}");
+            }
+        }
         let roadblock =
             format!("{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1A2\"\nroadblock = true\n");
         let e = refused(&roadblock);
