@@ -67,6 +67,40 @@ pub enum UnitKind {
     Concealed,
 }
 
+/// Personnel stacking limits per side per Location (A5.1): three squads or their equivalents
+/// (counted here in half-squads) and four SMC. Each level of a hex is a Location of its own.
+pub const STACK_HALF_SQUADS_MAX: u16 = 6;
+/// Single-Man Counters one side may stack in one Location without overstacking (A5.1).
+pub const STACK_SMC_MAX: u16 = 4;
+
+/// A side's Personnel in one Location as stacking counts them (A5.1): squad equivalents in
+/// half-squads, and SMC. Dummies and vehicles are not Personnel stacking counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stack {
+    pub half_squads: u16,
+    pub smc: u16,
+}
+
+impl Stack {
+    pub fn add(&mut self, kind: UnitKind) {
+        match kind {
+            UnitKind::Squad => self.half_squads += 2,
+            UnitKind::HalfSquad | UnitKind::Crew => self.half_squads += 1,
+            UnitKind::Leader | UnitKind::Hero => self.smc += 1,
+            _ => {}
+        }
+    }
+    /// Whole squad equivalents beyond the limit, a half rounded up (A5.11: FRU).
+    pub fn squads_over(&self) -> u16 {
+        self.half_squads
+            .saturating_sub(STACK_HALF_SQUADS_MAX)
+            .div_ceil(2)
+    }
+    pub fn overstacked(&self) -> bool {
+        self.half_squads > STACK_HALF_SQUADS_MAX || self.smc > STACK_SMC_MAX
+    }
+}
+
 impl UnitKind {
     /// Multi-Man Counters: squads, half-squads, crews (A1.1).
     pub fn is_mmc(self) -> bool {

@@ -777,6 +777,27 @@ pub(super) fn decide_enter_tunnel(
     for u in &units {
         check_sewer_unit(game, u, false)?;
     }
+    // A tunnel is never overstacked (B8.61): those already in it, going either way, and those
+    // entering.
+    let mut stack = crate::board::scenario::Stack::default();
+    game.units
+        .values()
+        .filter(|u| u.side == by && !u.eliminated && (u.hex == exit || u.hex == from))
+        .filter(|u| u.underground == Some(Underground::Tunnel))
+        .chain(units.iter().copied())
+        .for_each(|u| stack.add(u.kind));
+    if stack.overstacked() {
+        return Err(refuse(
+            "B8.61",
+            ViolationKind::UnitState,
+            format!(
+                "the tunnel between {from} and {exit} would hold {} squad equivalents and {} SMC; a tunnel is never overstacked (A5.1 limits: 3 and {})",
+                f64::from(stack.half_squads) / 2.0,
+                stack.smc,
+                crate::board::scenario::STACK_SMC_MAX
+            ),
+        ));
+    }
     let mut events = vec![
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
