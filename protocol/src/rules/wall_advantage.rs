@@ -147,6 +147,12 @@ fn eligibility_over(
     if unit.underground.is_some() {
         return Err(("B9.32", "it is below ground, not at ground level".into()));
     }
+    if game.upper_level(unit).is_some() {
+        return Err((
+            "B9.32",
+            "it is on an upper level of its hex, not at ground level".into(),
+        ));
+    }
     if unit.hidden {
         return Err((
             "B9.324",
@@ -168,7 +174,7 @@ fn eligibility_over(
     }
     if let Some(enemy) = game
         .units_above(unit.hex)
-        .find(|u| u.side != unit.side && !u.hidden)
+        .find(|u| u.side != unit.side && !u.hidden && game.same_location(u, unit))
     {
         return Err((
             "B9.32",
@@ -178,6 +184,7 @@ fn eligibility_over(
     if unit.morale == Morale::Broken {
         let companion = game.units_above(unit.hex).any(|u| {
             u.side == unit.side
+                && game.same_location(u, unit)
                 && u.is_good_order()
                 && (u.wall_advantage || alongside.contains(&u.id))
         });
