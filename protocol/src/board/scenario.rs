@@ -69,6 +69,40 @@ pub enum UnitKind {
     Concealed,
 }
 
+/// Personnel stacking limits per side per Location (A5.1): three squads or their equivalents
+/// (counted here in half-squads) and four SMC. Each level of a hex is a Location of its own.
+pub const STACK_HALF_SQUADS_MAX: u16 = 6;
+/// Single-Man Counters one side may stack in one Location without overstacking (A5.1).
+pub const STACK_SMC_MAX: u16 = 4;
+
+/// A side's Personnel in one Location as stacking counts them (A5.1): squad equivalents in
+/// half-squads, and SMC. Dummies and vehicles are not Personnel stacking counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stack {
+    pub half_squads: u16,
+    pub smc: u16,
+}
+
+impl Stack {
+    pub fn add(&mut self, kind: UnitKind) {
+        match kind {
+            UnitKind::Squad => self.half_squads += 2,
+            UnitKind::HalfSquad | UnitKind::Crew => self.half_squads += 1,
+            UnitKind::Leader | UnitKind::Hero => self.smc += 1,
+            _ => {}
+        }
+    }
+    /// Whole squad equivalents beyond the limit, a half rounded up (A5.11: FRU).
+    pub fn squads_over(&self) -> u16 {
+        self.half_squads
+            .saturating_sub(STACK_HALF_SQUADS_MAX)
+            .div_ceil(2)
+    }
+    pub fn overstacked(&self) -> bool {
+        self.half_squads > STACK_HALF_SQUADS_MAX || self.smc > STACK_SMC_MAX
+    }
+}
+
 impl UnitKind {
     /// Multi-Man Counters: squads, half-squads, crews (A1.1).
     pub fn is_mmc(self) -> bool {
@@ -1143,7 +1177,8 @@ fn read_map(
 
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one
 /// (B-terrain summary: none in runway hexes but Wire/roadblocks, B7; none in crag but Wire,
-/// B17; no entrenchment in sunken or elevated road, on a paved road, or on a bridge, B3–B6).
+/// B17; none in marsh, B16, nor in a building, B23; no entrenchment in sunken or elevated
+/// road, on a paved road, or on a bridge, B3–B6).
 fn check_fortifications(
     field: &str,
     hex: Hex,
@@ -1166,6 +1201,10 @@ fn check_fortifications(
             Terrain::Crag if *f != Fortification::Wire => {
                 Some("a crag hex holds no fortification but Wire (B17)")
             }
+            Terrain::Marsh => Some("a marsh hex holds no fortification (B16)"),
+            Terrain::StoneBuilding | Terrain::WoodenBuilding => Some(
+                "a building hex holds no fortification but a minefield or its own fortifying (B23), and neither is modelled",
+            ),
             Terrain::SunkenRoad | Terrain::ElevatedRoad if entrenchment => {
                 Some("no entrenchment in a sunken or elevated road hex (B4, B5)")
             }
@@ -1435,7 +1474,7 @@ hex = "1B2"
     }
 
     /// B9.32's fortifications: a unit's place must exist in its hex, terrain limits where
-    /// they go (B3–B7, B17), and a Roadblock is modelled only at a bridge.
+    /// they go (B3–B7, B16, B17, B23), and a Roadblock is modelled only at a bridge.
     #[test]
     fn fortifications_checked() {
         let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1B2\"\nentrenched = true"));
@@ -1445,6 +1484,20 @@ hex = "1B2"
         );
         let e = refused(&foxhole);
         assert!(e.reason.contains("B7"), "{e}");
+        // The chart forbids them in marsh (B16) and buildings (B23) too.
+        for (terrain, rule) in [
+            ("marsh", "B16"),
+            ("stone_building", "B23"),
+            ("wooden_building", "B23"),
+        ] {
+            for f in ["foxhole", "wire", "pillbox"] {
+                let placed = format!(
+                    "{MINIMAL}\n[[hexes]]\nhex = \"1A1\"\nterrain = \"{terrain}\"\nfortifications = [\"{f}\"]\n"
+                );
+                let e = refused(&placed);
+                assert!(e.reason.contains(rule), "{terrain} {f}: {e}");
+            }
+        }
         let roadblock =
             format!("{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1A2\"\nroadblock = true\n");
         let e = refused(&roadblock);
