@@ -5,4 +5,6 @@
 
 pub mod archive;
 pub mod codes;
+pub mod los;
+pub mod map;
 pub mod save;
