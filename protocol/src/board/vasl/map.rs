@@ -242,16 +242,59 @@ impl Geometry {
 
     /// The hex centre (after the edge rule), unrounded.
     pub fn centre(&self, s: Spot) -> (f64, f64) {
-        let (x, y) = self.centre_dot(s);
-        self.fix(x, y)
+        let (x, y) = self.fix4(self.centre4(s));
+        (x as f64 / 4.0, y as f64 / 4.0)
     }
 
     /// The pixel a LOS to or from the hex's centre starts at: its centre, truncated.
     pub fn los_point(&self, s: Spot) -> (i64, i64) {
-        let (x, y) = self.centre(s);
-        (x as i64, y as i64)
+        let (x, y) = self.fix4(self.centre4(s));
+        (x / 4, y / 4)
     }
 
+    /// The centre in quarter pixels, where every centre and vertex of the layout is a whole
+    /// number (56.25 = 225/4, 32.25 = 129/4): the hot paths round and truncate exactly as the
+    /// floating-point layout does, without floating point.
+    fn centre4(&self, (c, r): Spot) -> (i64, i64) {
+        let (c, r) = (i64::from(c), i64::from(r));
+        (225 * c, 129 + 258 * r - 129 * (c & 1))
+    }
+
+    /// [`Geometry::fix`] in quarter pixels.
+    #[inline]
+    fn fix4(&self, (mut x, mut y): (i64, i64)) -> (i64, i64) {
+        if x == -4 {
+            x = 0;
+        }
+        if y == -4 {
+            y = 0;
+        }
+        let (ix, iy) = (x / 4, y / 4);
+        if ix == self.width || ix == self.width + 1 {
+            x = 4 * (self.width - 1);
+        }
+        if iy == self.height || iy == self.height + 1 {
+            y = 4 * (self.height - 1);
+        }
+        (x, y)
+    }
+
+    /// The six vertices in quarter pixels, after the edge rule.
+    #[inline]
+    fn vertices4(&self, s: Spot) -> [(i64, i64); 6] {
+        let (x, y) = self.centre4(s);
+        [
+            (-75, -129),
+            (75, -129),
+            (150, 0),
+            (75, 129),
+            (-75, 129),
+            (-150, 0),
+        ]
+        .map(|(dx, dy)| self.fix4((x + dx, y + dy)))
+    }
+
+    #[cfg(test)]
     fn vertices(&self, s: Spot) -> [(f64, f64); 6] {
         let (x, y) = self.centre_dot(s);
         let side = HEX_WIDTH * 2.0 / 3.0;
@@ -268,6 +311,12 @@ impl Geometry {
 
     /// The hex outline, vertices rounded to pixels (clockwise from the north-west vertex).
     pub fn border(&self, s: Spot) -> [(i64, i64); 6] {
+        self.vertices4(s)
+            .map(|(x, y)| ((x + 2).div_euclid(4), (y + 2).div_euclid(4)))
+    }
+
+    #[cfg(test)]
+    fn border_float(&self, s: Spot) -> [(i64, i64); 6] {
         self.vertices(s)
             .map(|(x, y)| ((x + 0.5).floor() as i64, (y + 0.5).floor() as i64))
     }
@@ -275,7 +324,16 @@ impl Geometry {
     /// The outline a pixel larger (as VASL draws it, a little lopsided): the source and target
     /// hexes of a LOS claim the pixels on their own hexsides.
     pub fn extended_border(&self, s: Spot) -> [(i64, i64); 6] {
-        let v = self.vertices(s).map(|(x, y)| (x as i64, y as i64));
+        let v = self.vertices4(s).map(|(x, y)| (x / 4, y / 4));
+        Self::extend(v)
+    }
+
+    #[cfg(test)]
+    fn extended_border_float(&self, s: Spot) -> [(i64, i64); 6] {
+        Self::extend(self.vertices(s).map(|(x, y)| (x as i64, y as i64)))
+    }
+
+    fn extend(v: [(i64, i64); 6]) -> [(i64, i64); 6] {
         [
             (v[0].0 - 1, v[0].1 - 1),
             (v[1].0 - 1, v[1].1 + 1),
@@ -356,12 +414,14 @@ impl Geometry {
         if x < 0 || y < 0 || x >= self.width || y >= self.height {
             return None;
         }
-        let z = (x as f64 / (HEX_WIDTH / 3.0)) as i32;
+        // Strips of a third of a column (18.75 px = 75/4) and rows of 64.5 px (129/2), in
+        // whole numbers.
+        let z = (4 * x / 75) as i32;
         let row_in = |c: i32| -> i32 {
             if c & 1 == 0 {
-                (y as f64 / HEX_HEIGHT) as i32
+                (2 * y / 129) as i32
             } else {
-                ((y as f64 + HEX_HEIGHT / 2.0) / HEX_HEIGHT) as i32
+                ((4 * y + 129) / 258) as i32
             }
         };
         if (z - 1) % 3 != 0 {
@@ -585,8 +645,6 @@ pub struct BoardMap {
     /// Row by row, north to south; west to east within a row.
     pub(crate) boards: Vec<Placed>,
     pub(crate) boards_across: usize,
-    pub(crate) board_width: i64,
-    pub(crate) board_height: i64,
     pub(crate) geometry: Geometry,
     pub(crate) cells: Vec<Cell>,
     pub(crate) props: Box<[Props; 256]>,
@@ -610,7 +668,7 @@ impl BoardMap {
                 ));
             }
         }
-        let (bw, bh) = (1800i64, 645i64);
+        let (bw, bh) = (BOARD_WIDTH, BOARD_HEIGHT);
         let width = bw * across as i64;
         let height = bh * down as i64;
         let geometry = Geometry {
@@ -682,8 +740,6 @@ impl BoardMap {
         Ok(BoardMap {
             boards,
             boards_across: across,
-            board_width: bw,
-            board_height: bh,
             geometry,
             cells,
             props,
@@ -790,20 +846,252 @@ impl BoardMap {
         if x < 0 || y < 0 || x >= self.geometry.width || y >= self.geometry.height {
             return None;
         }
-        let (bc, br) = (x / self.board_width, y / self.board_height);
+        // Every board is geomorphic (checked in `new`), so the divisions are by constants.
+        let (bc, br) = (x / BOARD_WIDTH, y / BOARD_HEIGHT);
         let p = &self.boards[br as usize * self.boards_across + bc as usize];
-        let (mut lx, mut ly) = (x - bc * self.board_width, y - br * self.board_height);
+        let (mut lx, mut ly) = (x - bc * BOARD_WIDTH, y - br * BOARD_HEIGHT);
         if p.rotated {
-            lx = self.board_width - 1 - lx;
-            ly = self.board_height - 1 - ly;
+            lx = BOARD_WIDTH - 1 - lx;
+            ly = BOARD_HEIGHT - 1 - ly;
         }
-        p.archive.grid.at(lx, ly)
+        let i = (lx * BOARD_HEIGHT + ly) as usize;
+        let grid = &p.archive.grid;
+        Some((grid.elevation[i], grid.terrain[i]))
     }
 }
+
+/// A geomorphic board's size in pixels: every board of a map has it.
+pub const BOARD_WIDTH: i64 = 1800;
+pub const BOARD_HEIGHT: i64 = 645;
 
 /// VASL's name for a board hex: column letters (doubled past Z) and the printed row.
 fn vasl_hex_name(col: i32, name_row: i32) -> String {
     let letter = (b'A' + (col % 26) as u8) as char;
     let letters: String = std::iter::repeat_n(letter, 1 + (col / 26) as usize).collect();
     format!("{letters}{name_row}")
+}
+
+/// A board drawn by a function from pixel (x, y) to (elevation, terrain code), 1800 × 645 px and
+/// 33 × 10 hexes like a geomorphic board: how tests and benchmarks make boards without MMP's
+/// artwork.
+pub fn painted_board(name: &str, paint: impl Fn(i64, i64) -> (i8, TerrainCode)) -> BoardArchive {
+    use super::archive::{BoardMetadata, LosGrid};
+    let (width, height) = (1800u32, 645u32);
+    let mut elevation = Vec::with_capacity((width * height) as usize);
+    let mut terrain = Vec::with_capacity((width * height) as usize);
+    for x in 0..i64::from(width) {
+        for y in 0..i64::from(height) {
+            let (e, t) = paint(x, y);
+            elevation.push(e);
+            terrain.push(t);
+        }
+    }
+    BoardArchive {
+        metadata: BoardMetadata {
+            name: name.to_string(),
+            version: "painted".into(),
+            has_hills: elevation.iter().any(|e| *e != 0),
+            columns: 33,
+            rows: 10,
+            image: String::new(),
+            building_types: Vec::new(),
+        },
+        grid: LosGrid {
+            columns: 33,
+            rows: 10,
+            width,
+            height,
+            elevation,
+            terrain,
+            stairways: vec![false; super::archive::hexes_in(33, 10)],
+        },
+        digest: [0; 32],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_board(name: &str) -> Arc<BoardArchive> {
+        Arc::new(painted_board(name, |_, _| (0, 0)))
+    }
+
+    fn two_by_two() -> BoardMap {
+        let p = |number, rotated| Placed {
+            number,
+            rotated,
+            archive: open_board(&number.to_string()),
+        };
+        BoardMap::new(
+            vec![
+                vec![p(1, false), p(2, true)],
+                vec![p(3, false), p(4, false)],
+            ],
+            Arc::new(TerrainTable::builtin()),
+        )
+        .unwrap()
+    }
+
+    fn h(name: &str) -> Hex {
+        name.parse().unwrap()
+    }
+
+    #[test]
+    fn whole_number_geometry_is_the_floating_point_layout() {
+        let map = two_by_two();
+        let g = map.geometry;
+        for c in 0..g.columns {
+            for r in 0..g.column_len(c) {
+                let s = (c, r);
+                assert_eq!(g.border(s), g.border_float(s), "{s:?}");
+                assert_eq!(g.extended_border(s), g.extended_border_float(s), "{s:?}");
+                let (x, y) = g.centre_dot(s);
+                let (fx, fy) = g.fix(x, y);
+                assert_eq!(g.los_point(s), (fx as i64, fy as i64), "{s:?}");
+            }
+        }
+    }
+
+    /// VASL's range: a walk column by column, the row moving toward the target on the way.
+    fn range_by_walking(a: Spot, b: Spot) -> i32 {
+        let dx = if b.0 > a.0 { 1 } else { -1 };
+        let dy = if b.1 > a.1 { 1 } else { -1 };
+        let (mut c, mut r, mut n) = (a.0, a.1, 0);
+        while c != b.0 {
+            if r != b.1 && ((c % 2 == 0 && dy == 1) || (c % 2 == 1 && dy == -1)) {
+                r += dy;
+            }
+            c += dx;
+            n += 1;
+        }
+        n + (b.1 - r).abs()
+    }
+
+    #[test]
+    fn range_is_the_hex_count() {
+        for a in [(0, 0), (1, 0), (5, 3), (6, 9), (32, 10), (13, 4)] {
+            for c in 0..40 {
+                for r in 0..20 {
+                    assert_eq!(Geometry::range(a, (c, r)), range_by_walking(a, (c, r)));
+                }
+            }
+        }
+        // A2.1: adjacent hexes are at range 1.
+        assert_eq!(Geometry::range((3, 4), (4, 4)), 1);
+    }
+
+    #[test]
+    fn every_pixel_lies_in_the_hex_whose_outline_holds_it_or_a_neighbour() {
+        let map = two_by_two();
+        let g = map.geometry;
+        for (x, y) in [
+            (0, 0),
+            (56, 0),
+            (56, 64),
+            (112, 32),
+            (168, 322),
+            (1799, 612),
+            (1800, 32),
+            (3599, 1289),
+        ] {
+            let s = g.pixel_to_hex(x, y).unwrap();
+            assert!(Geometry::range(s, g.pixel_to_hex(x, y).unwrap()) == 0);
+            let (cx, cy) = g.los_point(s);
+            assert!(
+                (cx - x).abs() <= 38 && (cy - y).abs() <= 33,
+                "{x},{y} -> {s:?}"
+            );
+        }
+        // Each hex's own LOS point lies in it.
+        for c in 0..g.columns {
+            for r in 0..g.column_len(c) {
+                let (x, y) = g.los_point((c, r));
+                let s = g.pixel_to_hex(x, y).unwrap();
+                assert_eq!(s, (c, r), "{x},{y}");
+            }
+        }
+    }
+
+    #[test]
+    fn rotation_turns_hex_names_round() {
+        let map = two_by_two();
+        // Board 2 is rotated: its GG10 sits at the north-west corner of its quarter, its A1 at
+        // the south-east, next to board 4's north edge.
+        let gg10 = map.centre(h("2GG10")).unwrap();
+        let a1 = map.centre(h("2A1")).unwrap();
+        assert!(gg10.0 < a1.0 && gg10.1 < a1.1);
+        assert_eq!(map.hex_at(a1.0, a1.1), Some(h("2A1")));
+        assert_eq!(map.hex_at(3599, 612), Some(h("2A1")));
+        // Unrotated board 1: A1 at the map's corner.
+        assert_eq!(map.centre(h("1A1")), Some((0, 32)));
+        assert_eq!(map.hex_at(5, 30), Some(h("1A1")));
+        // Rotation moves hexsides round too: board 2's hexside terrain is read in its frame.
+        let cell = map.cell_of(h("2B5")).unwrap();
+        assert_eq!(cell.hex, h("2B5"));
+    }
+
+    #[test]
+    fn a_seam_hex_has_one_identity() {
+        let map = two_by_two();
+        // Board 1's GG column is board 2's (rotated: its A column, seen from board 2, is
+        // on the far side; the shared column is board 2's GG) — named by the later board.
+        let seam = map.canonical(h("1GG5")).unwrap();
+        assert_eq!(seam.board, Some(2));
+        assert_eq!(map.centre(h("1GG5")), map.centre(seam));
+        // Board 1's half hex B10 is board 3's B0.
+        assert_eq!(map.canonical(h("1B10")), Some(h("3B0")));
+        assert_eq!(map.centre(h("1B10")), map.centre(h("3B0")));
+        assert_eq!(map.hexes().count(), map.geometry.hex_count());
+        let names: std::collections::BTreeSet<Hex> = map.hexes().collect();
+        assert_eq!(
+            names.len(),
+            map.geometry.hex_count(),
+            "no two hexes share a name"
+        );
+    }
+
+    #[test]
+    fn a_board_shows_its_hex_terrain_level_and_hexsides() {
+        // Woods under E5's centre, level 1 under F3, a wall along C4's north side.
+        let g = Geometry {
+            width: 1800,
+            height: 645,
+            columns: 33,
+            rows: 10,
+        };
+        let (ex, ey) = g.los_point((4, 4));
+        let (fx, fy) = g.los_point((5, 3));
+        let north = g.edge_points((2, 3))[0];
+        let board = painted_board("9", move |x, y| {
+            let woods = (x - ex).abs() < 10 && (y - ey).abs() < 10;
+            let hill = (x - fx).abs() < 20 && (y - fy).abs() < 20;
+            let wall = (x - north.0).abs() < 15 && (y - north.1).abs() <= 1;
+            (
+                i8::from(hill),
+                if woods {
+                    60
+                } else if wall {
+                    72
+                } else {
+                    0
+                },
+            )
+        });
+        let map = BoardMap::new(
+            vec![vec![Placed {
+                number: 9,
+                rotated: false,
+                archive: Arc::new(board),
+            }]],
+            Arc::new(TerrainTable::builtin()),
+        )
+        .unwrap();
+        assert_eq!(map.cell_of(h("9E5")).unwrap().centre, 60);
+        assert_eq!(map.cell_of(h("9F3")).unwrap().base, 1);
+        assert_eq!(map.cell_of(h("9C4")).unwrap().sides[0], 72);
+        // The same hexside seen from C3, the hex across it (S side).
+        assert_eq!(map.cell_of(h("9C3")).unwrap().sides[3], 72);
+        assert_eq!(map.cell_of(h("9C4")).unwrap().sides[1], NO_HEXSIDE);
+    }
 }
