@@ -127,7 +127,19 @@ struct Walk<'a> {
     y: i64,
     /// The terrain code of the pixel that blocked.
     at_code: u8,
+    /// The outlines last tested when finding a pixel's hex, most recent first.
+    outlines: [(Spot, Outline); OUTLINES_KEPT],
+    outline_next: usize,
+    /// The hex last added to the path.
+    noted: Spot,
 }
+
+/// Flags of terrain that is bare ground for LOS: open ground, roads, water (A6.1: no obstacle,
+/// no hindrance).
+const PLAIN: u32 = flag::OPEN | flag::WATER | flag::ROAD_OR_BRIDGE;
+
+/// Outlines kept by a walk: the two or three hexes either side of the strip being crossed.
+const OUTLINES_KEPT: usize = 4;
 
 /// A hex outline with its bounding box, for the hot containment test.
 #[derive(Clone, Copy)]
@@ -198,6 +210,9 @@ impl BoardMap {
             x: 0,
             y: 0,
             at_code: 0,
+            outlines: [((-9, -9), Outline::new([(0, 0); 6])); OUTLINES_KEPT],
+            outline_next: 0,
+            noted: src,
         };
         // Two Locations of one hex see each other at ground level (A6.1: its own terrain
         // is ignored).
@@ -298,6 +313,22 @@ impl Walk<'_> {
         self.x = x;
         self.y = y;
         let (ground, mut code) = self.map.pixel(x, y)?;
+        let p = self.props[usize::from(code)];
+        if !self.leaves_building && !p.has(flag::BUILDING) {
+            self.leaves_building = true;
+        }
+        // Bare ground no higher than the lower end: no rule can stop or hinder the thread here,
+        // so the pixel's hex matters only to the path (noted where that is cheap to know).
+        if !self.along_side
+            && p.flags & !PLAIN == 0
+            && p.height == 0
+            && 2 * i16::from(ground) <= self.src_el.min(self.tgt_el)
+        {
+            if let Some(s) = self.g.hex_in_column_strip(x, y) {
+                self.note(s);
+            }
+            return None;
+        }
         let in_src = self.src_ext.contains(x, y);
         let in_tgt = !in_src && self.tgt_ext.contains(x, y);
         let here = if in_src {
@@ -305,12 +336,8 @@ impl Walk<'_> {
         } else if in_tgt {
             self.tgt
         } else {
-            self.g.pixel_to_hex(x, y)?
+            self.locate(x, y)?
         };
-        let p = self.props[usize::from(code)];
-        if !self.leaves_building && !p.has(flag::BUILDING) {
-            self.leaves_building = true;
-        }
         if self.along_side {
             if let Some((a, b)) = self.hexside_pair(here, in_src || in_tgt, x, y) {
                 for h in [a, b] {
@@ -324,6 +351,23 @@ impl Walk<'_> {
             }
         }
         self.apply(here, code, ground)
+    }
+
+    /// The hex the pixel lies in ([`Geometry::pixel_to_hex`]), with the outlines kept.
+    #[inline]
+    fn locate(&mut self, x: i64, y: i64) -> Option<Spot> {
+        let g = self.g;
+        let outlines = &mut self.outlines;
+        let next = &mut self.outline_next;
+        g.pixel_to_hex_with(x, y, |s, x, y| {
+            if let Some((_, o)) = outlines.iter().find(|(k, _)| *k == s) {
+                return o.contains(x, y);
+            }
+            let o = Outline::new(g.border(s));
+            outlines[*next] = (s, o);
+            *next = (*next + 1) % OUTLINES_KEPT;
+            o.contains(x, y)
+        })
     }
 
     /// For a thread along a hexside, the two hexes sharing it at this pixel (none near the
@@ -380,6 +424,14 @@ impl Walk<'_> {
             self.cur = h;
             self.r_src = Geometry::range(h, self.src);
             self.r_tgt = Geometry::range(h, self.tgt);
+            self.note(h);
+        }
+    }
+
+    /// Adds a hex to the path, once.
+    fn note(&mut self, h: Spot) {
+        if h != self.noted {
+            self.noted = h;
             let hex = self.map.cell(h).hex;
             if !self.path.contains(&hex) {
                 self.path.push(hex);

@@ -411,6 +411,18 @@ impl Geometry {
     /// The hex a pixel lies in, found as VASL finds it: by column strip and row, testing the
     /// outlines only in the zig-zag strip between two columns.
     pub fn pixel_to_hex(&self, x: i64, y: i64) -> Option<Spot> {
+        self.pixel_to_hex_with(x, y, |s, x, y| self.contains(s, x, y))
+    }
+
+    /// [`Geometry::pixel_to_hex`] with the outline test supplied (the LOS walk keeps the last
+    /// few outlines rather than redrawing them for every pixel).
+    #[inline]
+    pub(crate) fn pixel_to_hex_with(
+        &self,
+        x: i64,
+        y: i64,
+        mut contains: impl FnMut(Spot, i64, i64) -> bool,
+    ) -> Option<Spot> {
         if x < 0 || y < 0 || x >= self.width || y >= self.height {
             return None;
         }
@@ -447,7 +459,7 @@ impl Geometry {
         }
         candidates
             .into_iter()
-            .find(|s| self.contains_spot(*s) && self.contains(*s, x, y))
+            .find(|s| self.contains_spot(*s) && contains(*s, x, y))
             .or_else(|| {
                 // No outline holds it (a rounding gap on a board edge): the hex whose centre
                 // is nearest, rather than VASL's giving up on the LOS.
@@ -462,6 +474,23 @@ impl Geometry {
                         d(*a).total_cmp(&d(*b))
                     })
             })
+    }
+
+    /// The hex a pixel lies in when it is in the part of a column no other column reaches
+    /// into (two thirds of each column's width); `None` in the zig-zag strip between columns.
+    #[inline]
+    pub fn hex_in_column_strip(&self, x: i64, y: i64) -> Option<Spot> {
+        let z = (4 * x / 75) as i32;
+        if (z - 1) % 3 == 0 {
+            return None;
+        }
+        let c = (z + 2) / 3;
+        let r = if c & 1 == 0 {
+            (2 * y / 129) as i32
+        } else {
+            ((4 * y + 129) / 258) as i32
+        };
+        self.contains_spot((c, r)).then_some((c, r))
     }
 
     /// The location of the hex nearest the pixel: 0 for the centre, 1 + d for the hexside in
