@@ -785,3 +785,186 @@ impl Walk<'_> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::codes::TerrainTable;
+    use super::super::map::{painted_board, BoardMap, Geometry, Placed};
+    use super::*;
+
+    const OPEN: u8 = 0;
+    const GRAIN: u8 = 24;
+    const WOODS: u8 = 60;
+    const WALL: u8 = 72;
+
+    /// A board painted hex by hex (`hexes`: VASL name → level and terrain, the rest open
+    /// ground at level 0), with optional pixels on top (`extra`, e.g. a wall along a hexside).
+    fn board(
+        hexes: &[(&str, i8, u8)],
+        extra: impl Fn(i64, i64) -> Option<(i8, u8)>,
+    ) -> super::super::archive::BoardArchive {
+        let g = Geometry {
+            width: 1800,
+            height: 645,
+            columns: 33,
+            rows: 10,
+        };
+        let spots: Vec<((i32, i32), i8, u8)> = hexes
+            .iter()
+            .map(|(name, level, code)| {
+                let hex: Hex = name.parse().unwrap();
+                let c = i32::from(hex.column) - 1;
+                let r = i32::from(hex.row) - i32::from(c & 1 == 0);
+                ((c, r), *level, *code)
+            })
+            .collect();
+        painted_board("1", move |x, y| {
+            if let Some(p) = extra(x, y) {
+                return p;
+            }
+            let s = g.pixel_to_hex(x, y);
+            spots
+                .iter()
+                .find(|(spot, _, _)| Some(*spot) == s)
+                .map_or((0, OPEN), |(_, l, c)| (*l, *c))
+        })
+    }
+
+    fn map_of(rows: Vec<Vec<(u16, bool, &super::super::archive::BoardArchive)>>) -> BoardMap {
+        let rows = rows
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(|(number, rotated, a)| Placed {
+                        number,
+                        rotated,
+                        archive: Arc::new(a.clone()),
+                    })
+                    .collect()
+            })
+            .collect();
+        BoardMap::new(rows, Arc::new(TerrainTable::builtin())).unwrap()
+    }
+
+    fn one(b: &super::super::archive::BoardArchive) -> BoardMap {
+        map_of(vec![vec![(1, false, b)]])
+    }
+
+    fn h(name: &str) -> Hex {
+        name.parse().unwrap()
+    }
+
+    fn los(map: &BoardMap, a: &str, al: i16, b: &str, bl: i16) -> GridLos {
+        map.los(h(a), al, h(b), bl).unwrap()
+    }
+
+    #[test]
+    fn woods_between_two_hexes_block() {
+        let map = one(&board(&[("E5", 0, WOODS)], |_, _| None));
+        let v = los(&map, "1E2", 0, "1E8", 0);
+        assert!(v.blocked, "{v:?}");
+        assert!(
+            v.reason.contains("A6.2") && v.reason.contains("Woods"),
+            "{}",
+            v.reason
+        );
+        assert!(v.path.contains(&h("1E5")));
+        // Beside the thread it is not in the way; in the firer's own hex it is ignored (A6.1).
+        assert!(!los(&map, "1G2", 0, "1G8", 0).blocked);
+        assert!(!los(&map, "1E5", 0, "1E9", 0).blocked);
+        // Woods one level high do not stop a thread between two level-2 Locations (A6.2).
+        assert!(!los(&map, "1E2", 4, "1E8", 4).blocked);
+    }
+
+    #[test]
+    fn a_hill_crest_blocks_ground_level_but_not_from_level_two() {
+        let map = one(&board(&[("E5", 1, OPEN)], |_, _| None));
+        let v = los(&map, "1E2", 0, "1E8", 0);
+        assert!(v.blocked && v.reason.contains("B10"), "{v:?}");
+        // From level 2 the level-1 hill three hexes out hides nothing three hexes behind it.
+        let v = los(&map, "1E2", 4, "1E8", 0);
+        assert!(!v.blocked, "{v:?}");
+        // B10.2: a hill as high as the viewer hides what lies below beyond it.
+        let v = los(&map, "1E2", 2, "1E8", 0);
+        assert!(v.blocked && v.reason.contains("B10.2"), "{v:?}");
+        // B10.23: seen from a level above a level-2 crest, the hex right behind it is blind,
+        // the next is not.
+        let map = one(&board(&[("E4", 2, OPEN), ("E5", 2, OPEN)], |_, _| None));
+        let v = los(&map, "1E2", 6, "1E6", 0);
+        assert!(v.blocked && v.reason.contains("B10.23"), "{v:?}");
+        assert!(!los(&map, "1E2", 6, "1E7", 0).blocked);
+    }
+
+    #[test]
+    fn a_wall_between_two_locations_at_its_level_blocks() {
+        // A wall along the hexside between E5 and E6.
+        let g = Geometry {
+            width: 1800,
+            height: 645,
+            columns: 33,
+            rows: 10,
+        };
+        let (wx, wy) = g.edge_points((4, 4))[3];
+        let map = one(&board(&[], move |x, y| {
+            ((x - wx).abs() < 18 && (y - wy - 1).abs() <= 1).then_some((0, WALL))
+        }));
+        let v = los(&map, "1E3", 0, "1E8", 0);
+        assert!(v.blocked && v.reason.contains("B9.2"), "{v:?}");
+        // Its own hexside does not stop a unit behind it (B9.2 looks past an adjacent wall).
+        assert!(!los(&map, "1E5", 0, "1E8", 0).blocked);
+        // From a level above it, the wall is not in the way.
+        assert!(!los(&map, "1E3", 2, "1E8", 0).blocked);
+        assert_eq!(map.cell_of(h("1E5")).unwrap().sides[3], WALL);
+    }
+
+    #[test]
+    fn hindrances_count_once_per_hex_and_six_block() {
+        let three: Vec<(&str, i8, u8)> =
+            ["E4", "E5", "E6"].iter().map(|n| (*n, 0, GRAIN)).collect();
+        let map = one(&board(&three, |_, _| None));
+        let v = los(&map, "1E2", 0, "1E8", 0);
+        assert!(!v.blocked, "{v:?}");
+        assert_eq!(v.hindrances, 3);
+        // Grain in the firer's or the target's own hex does not hinder (A6.1).
+        assert_eq!(los(&map, "1E4", 0, "1E8", 0).hindrances, 2);
+        // From above the grain's half level it does not hinder at all.
+        assert_eq!(los(&map, "1E2", 2, "1E8", 2).hindrances, 0);
+        let six: Vec<(&str, i8, u8)> = ["E3", "E4", "E5", "E6", "E7", "E8"]
+            .iter()
+            .map(|n| (*n, 0, GRAIN))
+            .collect();
+        let map = one(&board(&six, |_, _| None));
+        let v = los(&map, "1E2", 0, "1E10", 0);
+        assert!(v.blocked && v.reason.contains("6 or more"), "{v:?}");
+        assert_eq!(los(&map, "1E2", 0, "1E8", 0).hindrances, 5);
+    }
+
+    #[test]
+    fn a_rotated_board_keeps_its_terrain_under_its_hex_names() {
+        let woods = board(&[("E5", 0, WOODS)], |_, _| None);
+        let open = board(&[], |_, _| None);
+        let map = map_of(vec![vec![(2, false, &open), (1, true, &woods)]]);
+        let v = los(&map, "1E2", 0, "1E8", 0);
+        assert!(v.blocked && v.reason.contains("Woods"), "{v:?}");
+        assert!(!los(&map, "1G2", 0, "1G8", 0).blocked);
+        assert_eq!(map.cell_of(h("1E5")).unwrap().centre, WOODS);
+        // Board 1 is turned: its E5 lies east of its AA column.
+        assert!(map.centre(h("1E5")).unwrap().0 > map.centre(h("1AA5")).unwrap().0);
+    }
+
+    #[test]
+    fn a_seam_hex_sees_the_same_under_either_name() {
+        let woods = board(&[("C5", 0, WOODS)], |_, _| None);
+        let open = board(&[], |_, _| None);
+        let map = map_of(vec![vec![(1, false, &open), (2, false, &woods)]]);
+        let a = los(&map, "1GG5", 0, "2E5", 0);
+        let b = los(&map, "2A5", 0, "2E5", 0);
+        assert_eq!(a, b);
+        assert!(a.blocked, "{a:?}");
+        // And across the seam from board 1's interior.
+        assert!(los(&map, "1EE4", 0, "2E6", 0).blocked);
+        assert!(!los(&map, "1EE2", 0, "2E2", 0).blocked);
+    }
+}
