@@ -7,5 +7,7 @@ pub mod archive;
 pub mod codes;
 pub mod import;
 pub mod library;
+pub mod los;
+pub mod map;
 pub mod save;
 pub mod synth;
