@@ -105,3 +105,32 @@ fn every_mistake_in_a_map_is_named() {
         .to_string();
     assert!(e.contains("--boards") && e.contains("ASL_BOARDS"), "{e}");
 }
+
+#[test]
+fn los_on_real_boards_is_traced_over_their_pixels() {
+    use protocol::board::los::Verdict;
+    use protocol::rules::los::{between, Spot};
+    let boards = boards();
+    let s =
+        Scenario::from_toml_on(&scenario("boards = [[\"1\", \"2r\"]]", ""), Some(&boards)).unwrap();
+    let game = protocol::Game::new(s.clone());
+    let los = |a: &str, b: &str| between(&game, &Spot::Hex(hex(a)), &Spot::Hex(hex(b))).unwrap();
+    // The woods filling 1E5 lie across the thread from 1A5 to 1I5 (A6.2).
+    let blocked = los("1A5", "1I5");
+    assert_eq!(blocked.verdict, Verdict::Blocked, "{blocked:?}");
+    assert!(blocked.reasons[0].contains("A6"), "{blocked:?}");
+    assert_eq!(los("1I5", "1A5").verdict, Verdict::Blocked);
+    assert_eq!(los("1A2", "1I2").verdict, Verdict::Clear);
+    // Into the woods hex itself: its own terrain does not block (A6.1's ends).
+    assert_eq!(los("1A5", "1E5").verdict, Verdict::Clear);
+    // Across the seam onto the rotated board, and its building in the way.
+    assert_eq!(los("2A3", "2E3").verdict, Verdict::Blocked);
+    assert_ne!(los("1Y2", "2DD2").verdict, Verdict::Blocked);
+
+    // A game whose board archive this process has not read is told so.
+    let mut other = s.clone();
+    other.map.as_mut().unwrap().rows[0][0].digest = "00".repeat(32);
+    let game = protocol::Game::new(other);
+    let e = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap_err();
+    assert!(e.to_string().contains("not loaded"), "{e}");
+}

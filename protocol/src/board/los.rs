@@ -13,12 +13,14 @@
 //! in what status (Wall Advantage, entrenched, a unit or only a hex).
 
 use crate::board::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
-use crate::board::scenario::Scenario;
+use crate::board::scenario::{HexSpec, HexsideSpec, MapSpec, Scenario};
 use crate::board::terrain::{in_months, HexsideFeature, Terrain};
+use crate::board::vasl::library;
+use crate::board::vasl::map::{BoardMap, Placed};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Levels are counted in halves throughout: walls are half-level obstacles, rooftops sit at
 /// x½ (B9.2, B23).
@@ -78,6 +80,10 @@ const HINDERED_WORDS: usize = (GRID_COLUMNS * GRID_ROWS).div_ceil(64);
 pub struct LosMap {
     boards: BTreeMap<Option<u16>, Vec<Cell>>,
     month: u8,
+    /// On a map of real boards, their terrain grids: LOS is traced over the boards' own
+    /// pixels (`board::vasl::los`), or, when a board's archive is not loaded in this process,
+    /// refused saying which.
+    real: Option<Result<Arc<BoardMap>, String>>,
 }
 
 /// A scenario's [`LosMap`], built on the first LOS question and kept with the scenario from
@@ -111,12 +117,10 @@ fn slot(column: u16, row: u16) -> usize {
 }
 
 impl LosMap {
-    /// The scenario's map, built once on first need ([`LosCache`]).
+    /// The scenario's map, built once on first need ([`LosCache`]) and shared with every other
+    /// scenario on the same map: a game on real boards adds no copy of it.
     pub fn of(scenario: &Scenario) -> &LosMap {
-        scenario
-            .los
-            .0
-            .get_or_init(|| Arc::new(LosMap::new(scenario)))
+        scenario.los.0.get_or_init(|| shared(scenario))
     }
 
     /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
@@ -173,6 +177,7 @@ impl LosMap {
         LosMap {
             boards,
             month: scenario.month,
+            real: scenario.map.as_ref().map(real_boards),
         }
     }
 
@@ -209,6 +214,98 @@ impl LosMap {
         let _ = self;
         grid[slot(hex.column, hex.row)]
     }
+}
+
+/// The grids of a scenario's real boards, from the archives this process has read (by digest:
+/// `board::vasl::library`), laid out once per map and shared.
+fn real_boards(spec: &MapSpec) -> Result<Arc<BoardMap>, String> {
+    type Maps = Mutex<Vec<(MapSpec, Weak<BoardMap>)>>;
+    static MAPS: OnceLock<Maps> = OnceLock::new();
+    let mut maps = MAPS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("maps lock");
+    if let Some(map) = maps
+        .iter()
+        .find(|(s, _)| s == spec)
+        .and_then(|(_, m)| m.upgrade())
+    {
+        return Ok(map);
+    }
+    let mut rows = Vec::new();
+    for row in &spec.rows {
+        let mut placed = Vec::new();
+        for board in row {
+            let digest: [u8; 32] = data_encoding::HEXLOWER
+                .decode(board.digest.as_bytes())
+                .ok()
+                .and_then(|d| d.try_into().ok())
+                .ok_or_else(|| format!("board {} has no archive digest", board.board))?;
+            let archive = library::registered(&digest).ok_or_else(|| {
+                format!(
+                    "board {} (version {}) is not loaded here: LOS on real boards needs the same board archive the game was created with (--boards DIR)",
+                    board.board, board.version
+                )
+            })?;
+            placed.push(Placed {
+                number: board.board,
+                rotated: board.rotated,
+                archive,
+            });
+        }
+        rows.push(placed);
+    }
+    let table = library::current_table();
+    let map = Arc::new(BoardMap::new(rows, table).map_err(|e| e.to_string())?);
+    maps.retain(|(_, m)| m.strong_count() > 0);
+    maps.push((spec.clone(), Arc::downgrade(&map)));
+    Ok(map)
+}
+
+/// One [`LosMap`] per distinct map in this process: scenarios whose (interned) hexes,
+/// hexsides, month and boards are the same share it.
+fn shared(scenario: &Scenario) -> Arc<LosMap> {
+    type Key = (
+        Weak<BTreeMap<Hex, HexSpec>>,
+        Weak<BTreeMap<Hexside, HexsideSpec>>,
+        u8,
+        Option<MapSpec>,
+    );
+    type Maps = Mutex<Vec<(Key, Weak<LosMap>)>>;
+    static MAPS: OnceLock<Maps> = OnceLock::new();
+    let mut maps = MAPS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("LOS maps lock");
+    let same = |(hexes, sides, month, map): &Key| {
+        hexes
+            .upgrade()
+            .is_some_and(|h| Arc::ptr_eq(&h, &scenario.hexes))
+            && sides
+                .upgrade()
+                .is_some_and(|s| Arc::ptr_eq(&s, &scenario.hexsides))
+            && *month == scenario.month
+            && *map == scenario.map
+    };
+    if let Some(map) = maps
+        .iter()
+        .find(|(key, _)| same(key))
+        .and_then(|(_, m)| m.upgrade())
+    {
+        return map;
+    }
+    let map = Arc::new(LosMap::new(scenario));
+    maps.retain(|(_, m)| m.strong_count() > 0);
+    maps.push((
+        (
+            Arc::downgrade(&scenario.hexes),
+            Arc::downgrade(&scenario.hexsides),
+            scenario.month,
+            scenario.map.clone(),
+        ),
+        Arc::downgrade(&map),
+    ));
+    map
 }
 
 /// Where one end of a LOS stands.
@@ -311,6 +408,43 @@ pub struct LosReport {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct LosError(pub String);
+
+/// LOS on real boards, over their pixels (A6.1: the depiction the thread crosses). Each end
+/// is its hex's centre dot at its level; a unit's vertex (Bypass) is traced from its hex's
+/// centre, and the statuses a hand-typed map reads at hexsides (WA, entrenchment) are not
+/// applied: the artwork's walls and hedges block as drawn (docs/los.md).
+fn trace_real(
+    map: &LosMap,
+    boards: &BoardMap,
+    from: End,
+    to: End,
+    explain: bool,
+) -> Result<LosReport, LosError> {
+    let above_base = |e: &End| {
+        let base = map.cell_on_map(e.hex).map_or(0, |c| c.level);
+        e.level - base
+    };
+    let answer = boards
+        .los(from.hex, above_base(&from), to.hex, above_base(&to))
+        .map_err(|e| LosError(e.to_string()))?;
+    let verdict = if answer.blocked {
+        Verdict::Blocked
+    } else if answer.hindrances > 0 {
+        Verdict::Hindered(answer.hindrances)
+    } else {
+        Verdict::Clear
+    };
+    Ok(LosReport {
+        verdict,
+        reasons: if explain && !answer.reason.is_empty() {
+            vec![answer.reason]
+        } else {
+            vec![]
+        },
+        path: if explain { answer.path } else { vec![] },
+        walls: vec![],
+    })
+}
 
 /// What the thread meets, in the order it meets it.
 #[derive(Clone, Copy, Debug)]
@@ -979,6 +1113,10 @@ pub fn verdict(map: &LosMap, from: End, to: End) -> Result<Verdict, LosError> {
 
 /// Traces the LOS; `explain` writes the reasons and the path, which the verdict never reads.
 pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<LosReport, LosError> {
+    if let Some(real) = &map.real {
+        let boards = real.as_ref().map_err(|why| LosError(why.clone()))?;
+        return trace_real(map, boards, from, to, explain);
+    }
     if from.hex.board != to.hex.board {
         return Err(LosError(format!(
             "{} and {} lie on different boards; the map does not say how boards join",

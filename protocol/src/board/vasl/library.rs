@@ -129,6 +129,10 @@ impl Boards {
         let board =
             Arc::new(archive::read(&bytes).map_err(|e| format!("board {name}'s archive {e}"))?);
         let board = register(board);
+        *TABLE
+            .get_or_init(Default::default)
+            .lock()
+            .expect("table lock") = Some(self.table.clone());
         self.read
             .lock()
             .expect("boards lock")
@@ -136,6 +140,17 @@ impl Boards {
         Ok(board)
     }
 }
+
+/// The terrain table this process reads boards with: that of the last [`Boards`] to read a
+/// board, else the engine's own (a server or a command reads all its boards with one table).
+pub fn current_table() -> Arc<TerrainTable> {
+    TABLE
+        .get()
+        .and_then(|t| t.lock().expect("table lock").clone())
+        .unwrap_or_else(|| Arc::new(TerrainTable::builtin()))
+}
+
+static TABLE: OnceLock<Mutex<Option<Arc<TerrainTable>>>> = OnceLock::new();
 
 /// Every archive read in this process, by digest: a stored game names its boards by digest, and
 /// finds the grids here when it is replayed.
