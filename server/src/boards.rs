@@ -27,7 +27,10 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
         Box::new(move |name| read(&base.join(name)).ok()),
         module,
     )?;
-    Ok(Arc::new(boards))
+    let boards = Arc::new(boards);
+    // A stored game replayed after a restart finds its boards here.
+    protocol::board::vasl::library::install(boards.clone());
+    Ok(boards)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {

@@ -487,6 +487,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     let mut out = vec![];
     let status = verify_cli(
         &VerifyArgs {
+            boards: Default::default(),
             file: path.clone(),
             head: Some(receipt.1.to_string()),
             server_key: None,
@@ -639,6 +640,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     let mut out = vec![];
     let status = verify_cli(
         &VerifyArgs {
+            boards: Default::default(),
             file: path,
             head: None,
             server_key: None,
@@ -738,6 +740,7 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
         let mut out = vec![];
         let status = verify_cli(
             &VerifyArgs {
+                boards: Default::default(),
                 file: file.to_path_buf(),
                 head: None,
                 server_key,

@@ -39,6 +39,7 @@ async fn accepted(connection: &mut Connection, id: u64, command: Command) {
 
 fn verify_args(file: &Path, key: Option<&ServerSigningKey>, receipts: &Path) -> VerifyArgs {
     VerifyArgs {
+        boards: Default::default(),
         file: file.to_path_buf(),
         head: None,
         server_key: key.map(|k| ServerKey::of(k).to_string()),

@@ -24,12 +24,15 @@ pub struct BoardsArg {
 }
 
 impl BoardsArg {
-    /// The boards, when a directory is named.
-    pub fn open(&self) -> Result<Option<Boards>, Failure> {
+    /// The boards, when a directory is named; a game read from a file or a server then
+    /// finds its boards there too (`library::install`).
+    pub fn open(&self) -> Result<Option<std::sync::Arc<Boards>>, Failure> {
         let Some(dir) = &self.dir else {
             return Ok(None);
         };
-        open(dir, self.module.as_deref()).map(Some)
+        let boards = std::sync::Arc::new(open(dir, self.module.as_deref())?);
+        protocol::board::vasl::library::install(boards.clone());
+        Ok(Some(boards))
     }
 }
 

@@ -28,7 +28,7 @@ pub fn check(args: &CheckArgs, out: &mut (dyn Write + Send)) -> Result<Status, F
     let text = read_input(&args.script)?;
     let scenario_path = scenario_path(&args.script, &text, args.scenario.as_deref())?;
     let boards = args.boards.open()?;
-    let scenario = Scenario::from_toml_on(&read_input(&scenario_path)?, boards.as_ref())
+    let scenario = Scenario::from_toml_on(&read_input(&scenario_path)?, boards.as_deref())
         .map_err(|e| Failure::Input(e.in_file(&scenario_path.display().to_string())))?;
     let lines = parse_script(&text, &scenario).map_err(|e| {
         Failure::Input(format!(

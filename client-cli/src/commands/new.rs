@@ -36,7 +36,7 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
     let boards = args.boards.open()?;
-    Scenario::from_toml_on(&text, boards.as_ref())
+    Scenario::from_toml_on(&text, boards.as_deref())
         .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection

@@ -34,6 +34,10 @@ pub struct VerifyArgs {
     /// the same head. Needs --server-key.
     #[arg(long, value_name = "FILE|DIR", num_args = 0..=1)]
     pub receipts: Option<Option<PathBuf>>,
+    /// For a game on real boards: the VASL board archives it was created with (LOS is
+    /// re-traced over them).
+    #[command(flatten)]
+    pub boards: super::boards::BoardsArg,
 }
 
 /// Reads `--server-key`: the key itself, or a file that holds it.
@@ -61,6 +65,7 @@ fn server_key(text: &str) -> Result<ServerKey, Failure> {
 }
 
 pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure> {
+    args.boards.open()?;
     let receipt = args
         .head
         .as_deref()

@@ -241,12 +241,7 @@ fn real_boards(spec: &MapSpec) -> Result<Arc<BoardMap>, String> {
                 .ok()
                 .and_then(|d| d.try_into().ok())
                 .ok_or_else(|| format!("board {} has no archive digest", board.board))?;
-            let archive = library::registered(&digest).ok_or_else(|| {
-                format!(
-                    "board {} (version {}) is not loaded here: LOS on real boards needs the same board archive the game was created with (--boards DIR)",
-                    board.board, board.version
-                )
-            })?;
+            let archive = library::find(board.board, &board.version, &digest)?;
             placed.push(Placed {
                 number: board.board,
                 rotated: board.rotated,

@@ -178,6 +178,39 @@ pub fn registered(digest: &[u8; 32]) -> Option<Arc<BoardArchive>> {
         .cloned()
 }
 
+fn installed() -> &'static Mutex<Option<Arc<Boards>>> {
+    static INSTALLED: OnceLock<Mutex<Option<Arc<Boards>>>> = OnceLock::new();
+    INSTALLED.get_or_init(Default::default)
+}
+
+/// Makes `boards` where this process looks for a stored game's boards it has not read yet (a
+/// server restarted with `--boards`, `asl verify --boards`).
+pub fn install(boards: Arc<Boards>) {
+    *installed().lock().expect("installed boards lock") = Some(boards);
+}
+
+/// Board `number`'s archive with this digest: read already, or read now from the installed
+/// boards. An error says what is missing or different, for the player.
+pub fn find(number: u16, version: &str, digest: &[u8; 32]) -> Result<Arc<BoardArchive>, String> {
+    if let Some(board) = registered(digest) {
+        return Ok(board);
+    }
+    let boards = installed().lock().expect("installed boards lock").clone();
+    let Some(boards) = boards else {
+        return Err(format!(
+            "board {number} (version {version}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)"
+        ));
+    };
+    let board = boards.board(&number.to_string())?;
+    if board.digest != *digest {
+        return Err(format!(
+            "board {number} in {} is version {}, not the archive the game was created with (version {version}): LOS on it would not be the game's",
+            boards.origin, board.metadata.version
+        ));
+    }
+    Ok(board)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
