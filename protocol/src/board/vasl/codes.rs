@@ -247,8 +247,22 @@ use Category::*;
 
 /// (code, name, obstacle, hindrance, half level, inherent, split in half levels, lower
 /// obstacle, lower hindrance, height, category), as VASL 6.x defines them.
+type BuiltinRow = (
+    TerrainCode,
+    &'static str,
+    bool,
+    bool,
+    bool,
+    bool,
+    u8,
+    bool,
+    bool,
+    i8,
+    Category,
+);
+
 #[rustfmt::skip]
-const BUILTIN: &[(TerrainCode, &str, bool, bool, bool, bool, u8, bool, bool, i8, Category)] = &[
+const BUILTIN: &[BuiltinRow] = &[
     (0, "Open Ground", false, false, false, false, 0, false, false, 0, Open),
     (1, "Plowed Field", false, false, false, false, 0, false, false, 0, Open),
     (2, "Rooftop", false, false, false, false, 0, false, false, 0, Open),
