@@ -140,14 +140,24 @@ impl Boards {
     }
 }
 
+/// Why a board's image cannot be had: kept apart because a server tells the public only that
+/// it lacks a board, never where it looked on its disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageError {
+    /// No archive for the board (the fetch's own words, naming where it looked).
+    Missing(String),
+    /// The archive was found but holds no image the page can show.
+    Archive(archive::ArchiveError),
+}
+
 impl Boards {
     /// Board `name`'s image and the digest of the archive it came from (blake3, as
     /// [`BoardArchive::digest`]). The archive is fetched again and only its image kept: the
     /// grid the engine holds has no use for the artwork, so a server that never shows a page
     /// never holds an image. The caller caches what it serves.
-    pub fn image(&self, name: &str) -> Result<(archive::BoardImage, [u8; 32]), String> {
-        let bytes = (self.fetch)(name)?;
-        let image = archive::image(&bytes).map_err(|e| format!("board {name}'s archive {e}"))?;
+    pub fn image(&self, name: &str) -> Result<(archive::BoardImage, [u8; 32]), ImageError> {
+        let bytes = (self.fetch)(name).map_err(ImageError::Missing)?;
+        let image = archive::image(&bytes).map_err(ImageError::Archive)?;
         Ok((image, *blake3::hash(&bytes).as_bytes()))
     }
 }
