@@ -66,9 +66,20 @@ pub struct ServedImage {
 }
 
 /// The images served so far, by board number, read once from the operator's archives.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BoardImages {
     cached: std::sync::Mutex<std::collections::BTreeMap<u16, ServedImage>>,
+    /// [`BOARD_IMAGES_CACHED_BYTES_MAX`] (smaller in tests).
+    bytes_max: usize,
+}
+
+impl Default for BoardImages {
+    fn default() -> BoardImages {
+        BoardImages {
+            cached: Default::default(),
+            bytes_max: BOARD_IMAGES_CACHED_BYTES_MAX,
+        }
+    }
 }
 
 impl BoardImages {
@@ -95,7 +106,7 @@ impl BoardImages {
         };
         let mut cached = self.cached.lock().expect("board images lock");
         let held: usize = cached.values().map(|i| i.bytes.len()).sum();
-        if held + served.bytes.len() <= BOARD_IMAGES_CACHED_BYTES_MAX {
+        if held + served.bytes.len() <= self.bytes_max {
             cached.insert(number, served.clone());
         }
         Ok(served)
@@ -255,6 +266,29 @@ mod tests {
         assert!(String::from_utf8(body(other).await)
             .unwrap()
             .contains("another archive"));
+    }
+
+    #[test]
+    fn images_are_kept_up_to_the_limit_and_served_from_the_archive_past_it() {
+        let (dir, boards, _) = directory();
+        let mut two = SynthBoard::sized("02", 5, 2, 230, 130);
+        two.image = Some(two.painted_png());
+        std::fs::write(dir.path().join("bd02"), two.archive()).unwrap();
+        let size = |n: u16| boards.image(&n.to_string()).unwrap().0.bytes.len();
+        // Room for board 1's image exactly: it is kept; board 2's is one past, so it is not.
+        let images = BoardImages {
+            cached: Default::default(),
+            bytes_max: size(1),
+        };
+        images.get(&boards, 1).unwrap();
+        images.get(&boards, 2).unwrap();
+        std::fs::remove_file(dir.path().join("bd01")).unwrap();
+        std::fs::remove_file(dir.path().join("bd02")).unwrap();
+        assert!(images.get(&boards, 1).is_ok(), "kept");
+        assert!(
+            images.get(&boards, 2).is_err(),
+            "not kept: read again, and gone"
+        );
     }
 
     #[tokio::test]

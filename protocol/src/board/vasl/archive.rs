@@ -127,6 +127,11 @@ pub struct BoardImage {
 /// anything else the archive holds. Kept apart from [`read`] because the grid is all the engine
 /// needs: a server reads the image only when a page asks for it.
 pub fn image(bytes: &[u8]) -> Result<BoardImage, ArchiveError> {
+    image_within(bytes, IMAGE_BYTES_MAX)
+}
+
+/// [`image`], refusing an image of more than `limit` bytes (tests try the limit on small ones).
+fn image_within(bytes: &[u8], limit: usize) -> Result<BoardImage, ArchiveError> {
     if bytes.len() > ARCHIVE_BYTES_MAX {
         return Err(ArchiveError::TooLarge(bytes.len()));
     }
@@ -138,7 +143,7 @@ pub fn image(bytes: &[u8]) -> Result<BoardImage, ArchiveError> {
             "names no image (`boardImageFileName`)".into(),
         ));
     }
-    let bytes = unpack_named(&mut zip, &metadata.image, IMAGE_BYTES_MAX)?;
+    let bytes = unpack_named(&mut zip, &metadata.image, limit)?;
     let content_type = if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
         "image/gif"
     } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
@@ -452,6 +457,17 @@ mod tests {
             Err(ArchiveError::Truncated { .. })
         ));
         assert!(block_data(b"PK\x03\x04").is_err());
+    }
+
+    #[test]
+    fn an_image_is_read_up_to_its_limit_and_refused_past_it() {
+        let mut board = crate::board::vasl::synth::SynthBoard::sized("04", 3, 2, 120, 130);
+        let png = board.painted_png();
+        board.image = Some(png.clone());
+        let archive = board.archive();
+        assert_eq!(image_within(&archive, png.len()).unwrap().bytes, png);
+        let e = image_within(&archive, png.len() - 1).unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
     }
 
     #[test]
