@@ -1944,7 +1944,11 @@
       if (!drag.moved) {
         if (Math.hypot(dx, dy) < DRAG_SLOP_PX) return;
         drag.moved = true;
-        frame.setPointerCapture(e.pointerId);
+        try {
+          frame.setPointerCapture(e.pointerId); // keeps the drag when the pointer leaves the map
+        } catch {
+          // A pointer the browser no longer tracks: the drag goes on while it stays over the map.
+        }
         frame.classList.add("panning");
       }
       frame.scrollLeft = drag.left - dx;

@@ -248,6 +248,60 @@ async fn each_boards_own_image_lies_under_its_hexes() {
     let fitted = browser.eval(&tab, width).await.as_f64().unwrap();
     assert!((fitted - before).abs() < 1.0, "{fitted} vs {before}");
 
+    // The wheel zooms about the pointer: 1E5 stays under it. A drag pans, and is no click.
+    let centre = "(() => { const r = document.querySelector('.hex-cell[data-hex=\"1E5\"] polygon').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()";
+    let at = browser.eval(&tab, centre).await;
+    browser
+        .eval(
+            &tab,
+            &format!(
+                "document.getElementById('board-scroll').dispatchEvent(new WheelEvent('wheel',                  {{ deltaY: -100, clientX: {}, clientY: {}, bubbles: true, cancelable: true }}))",
+                at[0], at[1]
+            ),
+        )
+        .await;
+    let wheeled = browser.eval(&tab, width).await.as_f64().unwrap();
+    assert!(
+        (wheeled / before - 1.25).abs() < 0.01,
+        "{before} → {wheeled}"
+    );
+    let moved = browser.eval(&tab, centre).await;
+    for k in 0..2 {
+        let (a, b) = (at[k].as_f64().unwrap(), moved[k].as_f64().unwrap());
+        assert!(
+            (a - b).abs() < 1.5,
+            "1E5 stays under the pointer: {at} → {moved}"
+        );
+    }
+    let scroll_left = browser.eval(&tab, scroll).await.as_f64().unwrap();
+    browser
+        .eval(
+            &tab,
+            &format!(
+                "(() => {{ const f = document.getElementById('board-scroll');
+                  const hex = document.querySelector('.hex-cell[data-hex=\"1E5\"] polygon');
+                  const p = (type, x) => new PointerEvent(type, {{ pointerId: 7, pointerType: 'mouse', button: 0, clientX: x, clientY: {y}, bubbles: true }});
+                  hex.dispatchEvent(p('pointerdown', {x}));
+                  hex.dispatchEvent(p('pointermove', {x} - 60));
+                  hex.dispatchEvent(p('pointerup', {x} - 60));
+                  hex.dispatchEvent(new MouseEvent('click', {{ bubbles: true }}));
+                }})()",
+                x = at[0],
+                y = at[1]
+            ),
+        )
+        .await;
+    let dragged = browser.eval(&tab, scroll).await.as_f64().unwrap();
+    assert!(
+        (dragged - scroll_left - 60.0).abs() < 1.5,
+        "a drag 60 px west pans 60 px east: {scroll_left} → {dragged}"
+    );
+    let picked = browser
+        .eval(&tab, "document.querySelectorAll('.hex.picked').length")
+        .await;
+    assert_eq!(picked, 0, "the drag picked no hex");
+    browser.type_key(&tab, "0").await;
+
     // The LOS thread is drawn over the artwork.
     browser.type_key(&tab, "l").await;
     for hex in ["1C5", "1G5"] {
