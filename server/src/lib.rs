@@ -67,6 +67,8 @@ pub struct Shared {
     pub(crate) stopping: watch::Receiver<bool>,
     /// Where spectators' connections are served once joined (`audience`).
     pub(crate) audience: tokio::runtime::Handle,
+    /// Board images the page has asked for, read once from the operator's archives.
+    pub(crate) board_images: boards::BoardImages,
 }
 
 /// A connection's place under the connection limits, held for as long as it lives.
@@ -172,6 +174,7 @@ pub async fn run(
         per_ip: Mutex::new(HashMap::new()),
         stopping,
         audience: audience.handle(),
+        board_images: boards::BoardImages::default(),
     });
     let mut connections = JoinSet::new();
     if let Some(addr) = local {

@@ -1,7 +1,8 @@
 //! The server's HTTP side, on the websocket's own port: the spectator page (so that watching a
 //! game needs a link and a browser, not a second server or an install), the websocket upgrade
-//! to the game protocol at [`WIRE_PATH`], `/metrics`, `/healthz`, and the server's public
-//! signing key at [`KEY_PATH`].
+//! to the game protocol at [`WIRE_PATH`], `/metrics`, `/healthz`, the server's public
+//! signing key at [`KEY_PATH`], and each board's image from the operator's VASL archives at
+//! `/boards/<number>/image` (`boards::image_response`).
 //!
 //! Requests are parsed by hyper and routed by axum, never by hand. Each TCP connection serves
 //! one request (no keep-alive): a page asset, a metric scrape, or the upgrade, after which the
@@ -153,6 +154,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route(KEY_PATH, get(server_key))
+        .route("/boards/{number}/image", get(board_image))
         .merge(page)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(refuse_when_full))
@@ -215,6 +217,21 @@ async fn server_key(State(shared): State<Arc<Shared>>) -> Response {
         format!("{}\n", ServerKey::of(&shared.config.signing_key)),
     )
         .into_response()
+}
+
+/// A board's own image for the page (`boards::image_response`).
+async fn board_image(
+    State(shared): State<Arc<Shared>>,
+    axum::extract::Path(number): axum::extract::Path<String>,
+    request: Request,
+) -> Response {
+    crate::boards::image_response(
+        shared.config.boards.as_deref(),
+        &shared.board_images,
+        &number,
+        request.uri().query(),
+        request.headers().get(header::IF_NONE_MATCH),
+    )
 }
 
 async fn metrics() -> Response {

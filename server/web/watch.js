@@ -56,6 +56,24 @@
   };
   /** Space between boards drawn side by side, in board units. */
   const BOARD_GAP = 2 * HEX;
+  /** VASL's geomorphic grid in a board image's own pixels (protocol/src/board/vasl/archive.rs):
+   * columns 56.25 apart (33 over 1800), hexes 64.5 high (10 over 645), column A's first centre
+   * on the west edge half a hex down. */
+  const VASL_HEX_WIDTH = 1800 / 32;
+  const VASL_HEX_HEIGHT = 645 / 10;
+  /** Board units per image pixel on real boards: a hex as wide as a drawn one (1.5 HEX from
+   * column to column), so counters keep their size on the artwork. */
+  const IMAGE_SCALE = (1.5 * HEX) / VASL_HEX_WIDTH;
+  /** Zoom bounds, as factors of the board's first size: out until the whole map fits its
+   * frame (never below ZOOM_MIN, a 3 × 3 map of boards on a phone), in to read a counter's
+   * ratings on a phone. Each step (a key, a wheel notch) zooms by ZOOM_STEP. */
+  const ZOOM_MIN = 0.1;
+  const ZOOM_MAX = 4;
+  const ZOOM_STEP = 1.25;
+  /** Screen pixels an arrow key pans the board by. */
+  const PAN_STEP_PX = 80;
+  /** A press that moves further than this (screen pixels) pans the board instead of clicking. */
+  const DRAG_SLOP_PX = 5;
 
   const TERRAIN_COLOURS = {
     open_ground: "#e9e4c9",
@@ -105,6 +123,10 @@
     /** The map drawn, as text: terrain is redrawn only when it differs. */
     mapKey: null,
     geometry: null,
+    /** Each real board's image by board number: "loading", "shown" or "failed" (drawn). */
+    boardImages: {},
+    /** How far the board is zoomed, a factor of its fitted size (ZOOM_MIN … ZOOM_MAX). */
+    zoom: 1,
     reconnectDelay: RECONNECT_DELAY_MIN_MS,
     /** The pending reconnection, cancelled when the page switches to reviewing a file. */
     reconnectTimer: null,
@@ -164,17 +186,93 @@
     return { x, y };
   }
 
-  function corners(c, size) {
+  /** A flat-topped hex around `c`, `size` to its corners; `squash` scales it north–south
+   * (VASL's hexes are 0.7% flatter than regular ones). */
+  function corners(c, size, squash = 1) {
     const points = [];
     for (let i = 0; i < 6; i++) {
       const a = (Math.PI / 3) * i;
-      points.push(`${(c.x + size * Math.cos(a)).toFixed(2)},${(c.y + size * Math.sin(a)).toFixed(2)}`);
+      points.push(`${(c.x + size * Math.cos(a)).toFixed(2)},${(c.y + squash * size * Math.sin(a)).toFixed(2)}`);
     }
     return points.join(" ");
   }
 
+  /** Where `hex` (its column and row as VASL prints them) sits on its board's image, in the
+   * image's pixels: column A's row 1 half a hex down, odd columns (B, D …) half a hex higher
+   * and counting from row 0, the half hex on the north edge. */
+  function imagePixel(hex) {
+    const c = hex.column - 1;
+    return { x: VASL_HEX_WIDTH * c, y: VASL_HEX_HEIGHT * (hex.row - (c % 2 === 1 ? 0 : 0.5)) };
+  }
+
+  /** Lays out a map of real boards (`scenario.map`) as VASL does: rows north to south, boards
+   * west to east, each board as large as its image (its last column's centres on its east edge,
+   * shared with the next board's first column), a board turned 180° with its image turned
+   * about its middle. Returns the centres, the box and where each board's image goes. */
+  function layOutBoards(scenario) {
+    const sizes = new Map();
+    for (const name of Object.keys(scenario.hexes)) {
+      const hex = parseHex(name);
+      if (!hex) continue;
+      const size = sizes.get(hex.board) || { columns: 1, rows: 1 };
+      size.columns = Math.max(size.columns, hex.column);
+      size.rows = Math.max(size.rows, hex.row);
+      sizes.set(hex.board, size);
+    }
+    const placed = new Map();
+    const images = [];
+    let top = 0;
+    let right = 0;
+    for (const row of scenario.map.rows) {
+      let left = 0;
+      let height = 0;
+      for (const spot of row) {
+        const size = sizes.get(String(spot.board));
+        if (!size) continue;
+        const w = VASL_HEX_WIDTH * (size.columns - 1);
+        const h = VASL_HEX_HEIGHT * size.rows;
+        placed.set(String(spot.board), { left, top, w, h, rotated: spot.rotated });
+        images.push({
+          board: spot.board,
+          digest: spot.digest,
+          rotated: spot.rotated,
+          x: left * IMAGE_SCALE,
+          y: top * IMAGE_SCALE,
+          width: w * IMAGE_SCALE,
+          height: h * IMAGE_SCALE,
+        });
+        left += w;
+        height = Math.max(height, h);
+      }
+      right = Math.max(right, left);
+      top += height;
+    }
+    const centres = new Map();
+    for (const name of Object.keys(scenario.hexes)) {
+      const hex = parseHex(name);
+      const board = hex && placed.get(hex.board);
+      if (!board) continue;
+      let p = imagePixel(hex);
+      if (board.rotated) p = { x: board.w - p.x, y: board.h - p.y };
+      centres.set(name, { x: (board.left + p.x) * IMAGE_SCALE, y: (board.top + p.y) * IMAGE_SCALE });
+    }
+    const margin = HEX;
+    return {
+      centres,
+      images,
+      squash: (VASL_HEX_HEIGHT / 2 / (VASL_HEX_WIDTH * 2 / 3)) / (SQRT3 / 2),
+      box: {
+        x: -margin,
+        y: -margin,
+        width: right * IMAGE_SCALE + 2 * margin,
+        height: top * IMAGE_SCALE + 2 * margin,
+      },
+    };
+  }
+
   /** Lays the scenario's boards out side by side; returns centres by hex name and the box. */
   function layOut(scenario) {
+    if (scenario.map && scenario.map.rows) return layOutBoards(scenario);
     const boards = new Map();
     for (const name of Object.keys(scenario.hexes)) {
       const hex = parseHex(name);
@@ -201,7 +299,7 @@
       offset += 1.5 * HEX * (maxColumn - minColumn) + 2 * HEX + BOARD_GAP;
     }
     const width = Math.max(offset - BOARD_GAP, 2 * HEX);
-    return { centres, box: { x: -HEX, y: minY - HEX, width, height: maxY - minY + 2 * HEX } };
+    return { centres, images: [], squash: 1, box: { x: -HEX, y: minY - HEX, width, height: maxY - minY + 2 * HEX } };
   }
 
   // ---- Drawing -------------------------------------------------------------------------
@@ -319,6 +417,8 @@
   function drawMap(scenario) {
     const board = el("board");
     board.replaceChildren();
+    board.classList.remove("with-images");
+    page.boardImages = {};
     const geometry = layOut(scenario);
     page.geometry = geometry;
     const { box } = geometry;
@@ -327,18 +427,20 @@
     // scrolls in its frame (watch.css) rather than shrink its counters out of reading.
     board.style.setProperty("--board-width", `${Math.ceil(box.width)}px`);
     board.style.setProperty("--board-aspect", String(box.width / box.height));
-    // Layers, bottom to top: a board image may go in "#underlay", under the hex grid.
-    svg("g", { id: "underlay" }, board);
+    // Layers, bottom to top: each real board's own image, the hex grid (its terrain drawn
+    // only where no image lies under it), roads, hexsides, Manholes, counters, the LOS thread.
+    const underlay = svg("g", { id: "underlay" }, board);
     const terrain = svg("g", { id: "terrain" }, board);
     for (const [name, spec] of Object.entries(scenario.hexes)) {
       const c = geometry.centres.get(name);
       if (!c) continue;
-      const g = svg("g", { class: "hex-cell", "data-hex": name }, terrain);
+      const hex = parseHex(name);
+      const g = svg("g", { class: "hex-cell", "data-hex": name, "data-board": hex.board }, terrain);
       const shape = svg(
         "polygon",
         {
           class: `hex terrain-${spec.terrain}`,
-          points: corners(c, HEX),
+          points: corners(c, HEX, geometry.squash),
           fill: TERRAIN_COLOURS[spec.terrain] || "#ddd",
           "data-hex": name,
         },
@@ -377,6 +479,7 @@
         hexClicked(name);
       });
     }
+    for (const image of geometry.images) drawBoardImage(underlay, image);
     drawRoads(scenario, geometry, svg("g", { id: "roads" }, board));
     drawHexsides(scenario, geometry, svg("g", { id: "hexsides" }, board));
     const manholes = svg("g", { id: "manholes" }, board);
@@ -390,6 +493,41 @@
       svg("title", {}, g).textContent = `Manhole in ${name} (B8.1)`;
     }
     svg("g", { id: "units" }, board);
+  }
+
+  /** Lays a real board's own image under its hexes, served by this server from the operator's
+   * VASL archive and asked for by the archive's digest the scenario names. Shown once it has
+   * loaded; then that board's drawn terrain steps aside (`on-image`) and the artwork shows
+   * through the grid. A server without the board, or an image that fails, leaves the board
+   * drawn from the scenario's terrain as on any map. `page.boardImages` says which did which. */
+  function drawBoardImage(underlay, image) {
+    const href = `/boards/${image.board}/image?v=${encodeURIComponent(image.digest)}`;
+    const attributes = {
+      class: "board-image loading",
+      "data-board": image.board,
+      href,
+      x: image.x,
+      y: image.y,
+      width: image.width,
+      height: image.height,
+      preserveAspectRatio: "none",
+    };
+    if (image.rotated) {
+      attributes.transform = `rotate(180 ${image.x + image.width / 2} ${image.y + image.height / 2})`;
+    }
+    const node = svg("image", attributes, underlay);
+    page.boardImages[image.board] = "loading";
+    node.addEventListener("load", () => {
+      node.classList.remove("loading");
+      page.boardImages[image.board] = "shown";
+      const drawn = `#terrain [data-board="${image.board}"], #roads [data-board="${image.board}"]`;
+      for (const node of el("board").querySelectorAll(drawn)) node.classList.add("on-image");
+      el("board").classList.add("with-images");
+    });
+    node.addEventListener("error", () => {
+      node.remove();
+      page.boardImages[image.board] = "failed";
+    });
   }
 
   function adjacent(a, b) {
@@ -407,10 +545,12 @@
         if (other === name || !a || !b || !adjacent(a, b)) continue;
         linked = true;
         if (other > name) {
-          svg("line", { class: `road ${spec.road}`, x1: a.x, y1: a.y, x2: b.x, y2: b.y }, layer);
+          svg("line", { class: `road ${spec.road}`, "data-board": parseHex(name).board, x1: a.x, y1: a.y, x2: b.x, y2: b.y }, layer);
         }
       }
-      if (!linked && a) svg("circle", { class: `road ${spec.road}`, cx: a.x, cy: a.y, r: 2 }, layer);
+      if (!linked && a) {
+        svg("circle", { class: `road ${spec.road}`, "data-board": parseHex(name).board, cx: a.x, cy: a.y, r: 2 }, layer);
+      }
     }
   }
 
@@ -813,7 +953,7 @@
   }
 
   function show(state) {
-    const mapKey = JSON.stringify([state.scenario.hexes, state.scenario.hexsides]);
+    const mapKey = JSON.stringify([state.scenario.hexes, state.scenario.hexsides, state.scenario.map]);
     if (mapKey !== page.mapKey) {
       drawMap(state.scenario);
       page.mapKey = mapKey;
@@ -1718,6 +1858,120 @@
 
   // ---- Replay controls -------------------------------------------------------------------
 
+  // ---- Zoom and pan -------------------------------------------------------------------------
+  // The board is drawn at its fitted size times `page.zoom` (watch.css) inside a frame that
+  // scrolls: zooming keeps the point under the pointer (or the frame's middle) where it was, and
+  // panning scrolls the frame. + / − / 0 zoom and Shift + the arrows pan, from anywhere (the
+  // arrows alone step through the record). The mouse wheel zooms about the pointer and a drag
+  // pans; a touch screen pinches and scrolls as it always does.
+
+  /** The zoom at which the whole map fits its frame (the frame's height as watch.css caps
+   * it), or 1 when it fits already. */
+  function zoomToFit() {
+    const first = el("board").getBoundingClientRect();
+    const width = first.width / page.zoom;
+    const height = first.height / page.zoom;
+    if (!width || !height) return 1;
+    const frame = el("board-scroll");
+    return Math.min(1, frame.clientWidth / width, (window.innerHeight * 0.76) / height);
+  }
+
+  function setZoom(zoom, anchor) {
+    const z = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoomToFit(), zoom));
+    const board = el("board");
+    const frame = el("board-scroll");
+    if (Math.abs(z - page.zoom) > 1e-9) {
+      const before = board.getBoundingClientRect();
+      const box = frame.getBoundingClientRect();
+      const at = anchor || { x: box.left + frame.clientWidth / 2, y: box.top + frame.clientHeight / 2 };
+      const fx = (at.x - before.left) / before.width;
+      const fy = (at.y - before.top) / before.height;
+      page.zoom = z;
+      board.style.setProperty("--zoom", String(z));
+      const after = board.getBoundingClientRect();
+      frame.scrollLeft += after.left + fx * after.width - at.x;
+      frame.scrollTop += after.top + fy * after.height - at.y;
+    }
+    el("zoom-level").textContent = `${Math.round(page.zoom * 100)}%`;
+  }
+
+  function pan(dx, dy) {
+    el("board-scroll").scrollBy(dx, dy);
+  }
+
+  /** Zoom and pan keys: true when `e` was one (and is handled). */
+  function zoomKey(e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return false;
+    const zooms = { "+": ZOOM_STEP, "=": ZOOM_STEP, "-": 1 / ZOOM_STEP, _: 1 / ZOOM_STEP };
+    if (zooms[e.key]) {
+      setZoom(page.zoom * zooms[e.key]);
+    } else if (e.key === "0") {
+      setZoom(1);
+    } else {
+      const pans = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+      // With Shift: the arrows alone step through the record.
+      if (!pans[e.key] || !e.shiftKey) return false;
+      pan(pans[e.key][0] * PAN_STEP_PX, pans[e.key][1] * PAN_STEP_PX);
+    }
+    e.preventDefault();
+    return true;
+  }
+
+  function wireZoom() {
+    const frame = el("board-scroll");
+    el("zoom-in").addEventListener("click", () => setZoom(page.zoom * ZOOM_STEP));
+    el("zoom-out").addEventListener("click", () => setZoom(page.zoom / ZOOM_STEP));
+    el("zoom-fit").addEventListener("click", () => setZoom(1));
+    frame.addEventListener("wheel", (e) => {
+      if (e.ctrlKey || e.deltaY === 0) return; // a pinch on a trackpad: the browser's own zoom
+      e.preventDefault();
+      // A mouse's notch is 100 pixels (3 lines): one ZOOM_STEP; a trackpad's small deltas
+      // zoom smoothly in proportion.
+      const notches = e.deltaMode === 1 ? e.deltaY / 3 : e.deltaY / 100;
+      setZoom(page.zoom * ZOOM_STEP ** -notches, { x: e.clientX, y: e.clientY });
+    }, { passive: false });
+    let drag = null;
+    let dragged = false;
+    frame.addEventListener("pointerdown", (e) => {
+      dragged = false;
+      if (e.button !== 0 || e.pointerType === "touch") return;
+      drag = { id: e.pointerId, x: e.clientX, y: e.clientY, left: frame.scrollLeft, top: frame.scrollTop, moved: false };
+    });
+    frame.addEventListener("pointermove", (e) => {
+      if (!drag || e.pointerId !== drag.id) return;
+      const dx = e.clientX - drag.x;
+      const dy = e.clientY - drag.y;
+      if (!drag.moved) {
+        if (Math.hypot(dx, dy) < DRAG_SLOP_PX) return;
+        drag.moved = true;
+        try {
+          frame.setPointerCapture(e.pointerId); // keeps the drag when the pointer leaves the map
+        } catch {
+          // A pointer the browser no longer tracks: the drag goes on while it stays over the map.
+        }
+        frame.classList.add("panning");
+      }
+      frame.scrollLeft = drag.left - dx;
+      frame.scrollTop = drag.top - dy;
+    });
+    const release = (e) => {
+      if (!drag || e.pointerId !== drag.id) return;
+      dragged = drag.moved;
+      frame.classList.remove("panning");
+      drag = null;
+    };
+    frame.addEventListener("pointerup", release);
+    frame.addEventListener("pointercancel", release);
+    // A drag is not a click: the hex it ended on is neither picked nor moved to.
+    frame.addEventListener("click", (e) => {
+      if (!dragged) return;
+      dragged = false;
+      e.stopPropagation();
+      e.preventDefault();
+    }, true);
+    setZoom(1);
+  }
+
   function viewAt(version) {
     const v = Math.round(version);
     page.viewing = v >= page.version ? null : Math.max(1, v);
@@ -1753,6 +2007,7 @@
         setLosMode(false);
         return;
       }
+      if (zoomKey(e)) return;
       const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => viewAt(1), End: () => viewAt(page.version) };
       if (keys[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
         e.preventDefault();
@@ -1799,6 +2054,7 @@
   function start() {
     el("los-mode").addEventListener("click", () => setLosMode(!page.losMode));
     wireControls();
+    wireZoom();
     wirePlay();
     // A narrower window rewraps the list: keep the latest event (or the replayed one) in view.
     window.addEventListener("resize", markList);

@@ -19,6 +19,10 @@ pub const ARCHIVE_BYTES_MAX: usize = 64 << 20;
 pub const LOS_DATA_BYTES_MAX: usize = 48 << 20;
 /// Pixels in one board's grid: room for a map board several geomorphic boards in size.
 pub const GRID_PIXELS_MAX: usize = 20_000_000;
+/// A board image larger than this is not served (VASL's geomorphic boards: 0.2–1 MB GIFs; the
+/// largest map boards a few MB). The limit bounds what one image request may make the server
+/// unpack and hold.
+pub const IMAGE_BYTES_MAX: usize = 16 << 20;
 /// `BoardMetadata.xml` larger than this is refused (real ones: under 100 KB).
 pub const METADATA_BYTES_MAX: usize = 4 << 20;
 /// Hexes across and down a board; a geomorphic board is 33 × 10. The engine names columns
@@ -54,6 +58,8 @@ pub enum ArchiveError {
     Dimensions(String),
     #[error("`BoardMetadata.xml` {0}")]
     Metadata(String),
+    #[error("board image: {0}")]
+    Image(String),
 }
 
 /// A board's metadata: what `asl boards` lists and what the import needs beyond the grid.
@@ -105,6 +111,55 @@ pub struct BoardArchive {
     /// blake3 of the archive's bytes: a game records which archive its board came from, so a
     /// replay on another machine can tell it has the same board.
     pub digest: [u8; 32],
+}
+
+/// A board's image, as the archive holds it: what the page draws under the hex grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoardImage {
+    pub bytes: Vec<u8>,
+    /// Told from the bytes themselves, never from the file name: `image/gif`, `image/png` or
+    /// `image/jpeg`, the formats VASL's boards come in.
+    pub content_type: &'static str,
+}
+
+/// The image of an archive's board: the file `BoardMetadata.xml` names (`boardImageFileName`)
+/// and no other, so that a request for a board's image can never read out its `LOSData` or
+/// anything else the archive holds. Kept apart from [`read`] because the grid is all the engine
+/// needs: a server reads the image only when a page asks for it.
+pub fn image(bytes: &[u8]) -> Result<BoardImage, ArchiveError> {
+    image_within(bytes, IMAGE_BYTES_MAX)
+}
+
+/// [`image`], refusing an image of more than `limit` bytes (tests try the limit on small ones).
+fn image_within(bytes: &[u8], limit: usize) -> Result<BoardImage, ArchiveError> {
+    if bytes.len() > ARCHIVE_BYTES_MAX {
+        return Err(ArchiveError::TooLarge(bytes.len()));
+    }
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| ArchiveError::NotZip(e.to_string()))?;
+    let metadata = parse_metadata(&unpack(&mut zip, "BoardMetadata.xml", METADATA_BYTES_MAX)?)?;
+    if metadata.image.is_empty() {
+        return Err(ArchiveError::Metadata(
+            "names no image (`boardImageFileName`)".into(),
+        ));
+    }
+    let bytes = unpack_named(&mut zip, &metadata.image, limit)?;
+    let content_type = if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        "image/gif"
+    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "image/png"
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        "image/jpeg"
+    } else {
+        return Err(ArchiveError::Image(format!(
+            "`{}` is not a GIF, PNG or JPEG image",
+            metadata.image
+        )));
+    };
+    Ok(BoardImage {
+        bytes,
+        content_type,
+    })
 }
 
 /// Reads one archive from its bytes.
@@ -161,19 +216,33 @@ fn unpack(
             })
         }
     };
+    read_limited(&mut file, limit).map_err(|why| ArchiveError::Unpack { file: name, why })
+}
+
+/// The image file the metadata names (a name only known at run time, so its errors are
+/// [`ArchiveError::Image`]).
+fn unpack_named(
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    name: &str,
+    limit: usize,
+) -> Result<Vec<u8>, ArchiveError> {
+    let mut file = zip.by_name(name).map_err(|e| match e {
+        zip::result::ZipError::FileNotFound => ArchiveError::Image(format!(
+            "the archive has no `{name}`, the image its metadata names"
+        )),
+        e => ArchiveError::Image(format!("`{name}` could not be unpacked: {e}")),
+    })?;
+    read_limited(&mut file, limit).map_err(|why| ArchiveError::Image(format!("`{name}` {why}")))
+}
+
+/// A file of the zip, refused past `limit` bytes unpacked (whatever its header claims).
+fn read_limited(file: &mut impl Read, limit: usize) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    (&mut file)
-        .take(limit as u64 + 1)
+    file.take(limit as u64 + 1)
         .read_to_end(&mut out)
-        .map_err(|e| ArchiveError::Unpack {
-            file: name,
-            why: e.to_string(),
-        })?;
+        .map_err(|e| e.to_string())?;
     if out.len() > limit {
-        return Err(ArchiveError::Unpack {
-            file: name,
-            why: format!("is larger than {limit} bytes"),
-        });
+        return Err(format!("is larger than {limit} bytes"));
     }
     Ok(out)
 }
@@ -388,6 +457,17 @@ mod tests {
             Err(ArchiveError::Truncated { .. })
         ));
         assert!(block_data(b"PK\x03\x04").is_err());
+    }
+
+    #[test]
+    fn an_image_is_read_up_to_its_limit_and_refused_past_it() {
+        let mut board = crate::board::vasl::synth::SynthBoard::sized("04", 3, 2, 120, 130);
+        let png = board.painted_png();
+        board.image = Some(png.clone());
+        let archive = board.archive();
+        assert_eq!(image_within(&archive, png.len()).unwrap().bytes, png);
+        let e = image_within(&archive, png.len() - 1).unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,9 @@ use super::codes::TerrainTable;
 /// caller's. An error says what is missing, in words for the player.
 pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync;
 
+/// Reads a file of a boards directory by name: `None` when there is none.
+pub type ReadFile = dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync;
+
 /// The file of a VASL module (and of a boards directory) that defines the terrain codes.
 pub const SHARED_METADATA: &str = "SharedBoardMetadata.xml";
 
@@ -87,7 +90,7 @@ impl Boards {
     /// `SharedBoardMetadata.xml`, else from the engine's own copy.
     pub fn in_directory(
         origin: String,
-        read: Box<dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync>,
+        read: Box<ReadFile>,
         module: Option<(String, Vec<u8>)>,
     ) -> Result<Boards, String> {
         let table = match module {
@@ -151,6 +154,28 @@ pub fn current_table() -> Arc<TerrainTable> {
 }
 
 static TABLE: OnceLock<Mutex<Option<Arc<TerrainTable>>>> = OnceLock::new();
+
+/// Why a board's image cannot be had: kept apart because a server tells the public only that
+/// it lacks a board, never where it looked on its disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageError {
+    /// No archive for the board (the fetch's own words, naming where it looked).
+    Missing(String),
+    /// The archive was found but holds no image the page can show.
+    Archive(archive::ArchiveError),
+}
+
+impl Boards {
+    /// Board `name`'s image and the digest of the archive it came from (blake3, as
+    /// [`BoardArchive::digest`]). The archive is fetched again and only its image kept: the
+    /// grid the engine holds has no use for the artwork, so a server that never shows a page
+    /// never holds an image. The caller caches what it serves.
+    pub fn image(&self, name: &str) -> Result<(archive::BoardImage, [u8; 32]), ImageError> {
+        let bytes = (self.fetch)(name).map_err(ImageError::Missing)?;
+        let image = archive::image(&bytes).map_err(ImageError::Archive)?;
+        Ok((image, *blake3::hash(&bytes).as_bytes()))
+    }
+}
 
 /// Every archive read in this process, by digest: a stored game names its boards by digest, and
 /// finds the grids here when it is replayed.

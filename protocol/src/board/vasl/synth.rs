@@ -1,7 +1,9 @@
 //! Board archives written by the project itself, in VASL's real format, so that tests and
 //! benchmarks never need MMP's boards: a zip holding `BoardMetadata.xml`, a `LOSData` gzip
 //! stream of Java block data and a small image. [`SynthBoard`] paints the terrain grid pixel by
-//! pixel or hex by hex; `archive::read` must read back exactly what was painted.
+//! pixel or hex by hex; `archive::read` must read back exactly what was painted. Its image is a
+//! 1 × 1 PNG unless the test asks for one painted from the grid at the board's own size
+//! ([`SynthBoard::painted_png`]), which a page test needs to place the artwork under the hexes.
 
 use std::io::Write;
 
@@ -38,6 +40,8 @@ pub struct SynthBoard {
     pub elevation: Vec<i8>,
     pub terrain: Vec<TerrainCode>,
     pub building_types: Vec<(String, String)>,
+    /// The image file's bytes (a PNG); `None` writes a 1 × 1 one, which is quick.
+    pub image: Option<Vec<u8>>,
 }
 
 impl SynthBoard {
@@ -58,7 +62,50 @@ impl SynthBoard {
             elevation: vec![0; pixels],
             terrain: vec![code::OPEN_GROUND; pixels],
             building_types: vec![],
+            image: None,
         }
+    }
+
+    /// The grid drawn as an image the size of the board (a PNG, one pixel per grid pixel):
+    /// each terrain in a colour of its own, darker with each level, and a black dot of
+    /// [`CENTRE_DOT_RADIUS`] pixels on every hex's centre, so that whether the page lays
+    /// the artwork right under its hexes can be seen (and measured).
+    pub fn painted_png(&self) -> Vec<u8> {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut rgb = vec![0u8; w * h * 3];
+        for x in 0..w {
+            for y in 0..h {
+                let i = x * h + y;
+                let [r, g, b] = terrain_colour(self.terrain[i]);
+                let shade = 1.0 - 0.12 * f64::from(self.elevation[i].clamp(0, 5));
+                let at = (y * w + x) * 3;
+                for (k, c) in [r, g, b].into_iter().enumerate() {
+                    rgb[at + k] = (f64::from(c) * shade) as u8;
+                }
+            }
+        }
+        for column in 0..self.columns {
+            let odd = column % 2 == 1;
+            for place in 0..self.rows + u16::from(odd) {
+                let x = HEX_WIDTH * f64::from(column);
+                let y = A1_CENTRE_Y + HEX_HEIGHT * f64::from(place)
+                    - if odd { HEX_HEIGHT / 2.0 } else { 0.0 };
+                let r = CENTRE_DOT_RADIUS;
+                for dx in -r..=r {
+                    for dy in -r..=r {
+                        let (px, py) = (x.round() as i64 + dx, y.round() as i64 + dy);
+                        if dx * dx + dy * dy <= r * r
+                            && (0..w as i64).contains(&px)
+                            && (0..h as i64).contains(&py)
+                        {
+                            let at = (py as usize * w + px as usize) * 3;
+                            rgb[at..at + 3].fill(0);
+                        }
+                    }
+                }
+            }
+        }
+        png(self.width, self.height, &rgb)
     }
 
     fn index(&self, x: i64, y: i64) -> Option<usize> {
@@ -229,13 +276,69 @@ impl SynthBoard {
         for (name, bytes) in [
             ("BoardMetadata.xml", metadata.as_bytes()),
             ("LOSData", los_data),
-            (&format!("bd{}.png", self.name)[..], &TINY_PNG[..]),
+            (
+                &format!("bd{}.png", self.name)[..],
+                self.image.as_deref().unwrap_or(&TINY_PNG[..]),
+            ),
         ] {
             zip.start_file(name, options).expect("zip in memory");
             zip.write_all(bytes).expect("zip in memory");
         }
         zip.finish().expect("zip in memory").into_inner()
     }
+}
+
+/// The radius of the dot [`SynthBoard::painted_png`] puts on each hex's centre, in pixels.
+pub const CENTRE_DOT_RADIUS: i64 = 4;
+
+/// A colour per terrain the tests paint with; anything else grey.
+fn terrain_colour(code: TerrainCode) -> [u8; 3] {
+    match code {
+        code::OPEN_GROUND => [233, 228, 201],
+        code::GRAIN => [234, 217, 124],
+        code::BRUSH => [184, 201, 138],
+        code::STONE_BUILDING | code::STONE_BUILDING_2 => [158, 152, 144],
+        code::WOODEN_BUILDING => [180, 131, 79],
+        code::WOODS => [111, 154, 79],
+        code::ORCHARD => [169, 201, 129],
+        code::DIRT_ROAD => [205, 187, 143],
+        code::WALL => [110, 90, 68],
+        code::HEDGE => [47, 107, 47],
+        code::SWAMP => [156, 195, 180],
+        _ => [200, 200, 200],
+    }
+}
+
+/// An 8-bit RGB PNG of `rgb` (rows top to bottom), written by hand: a signature, `IHDR`, one
+/// zlib-compressed `IDAT` and `IEND`, each chunk with its CRC (PNG spec, sections 5 and 11).
+fn png(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        out.extend(kind);
+        out.extend(data);
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend(crc.sum().to_be_bytes());
+    }
+    let row = width as usize * 3;
+    let mut raw = Vec::with_capacity((row + 1) * height as usize);
+    for line in rgb.chunks(row) {
+        raw.push(0); // filter: none
+        raw.extend_from_slice(line);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(&raw).expect("writing to memory");
+    let idat = z.finish().expect("writing to memory");
+    let mut header = Vec::new();
+    header.extend(width.to_be_bytes());
+    header.extend(height.to_be_bytes());
+    header.extend([8, 2, 0, 0, 0]); // 8 bits, RGB, deflate, no filter method, no interlace
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &header);
+    chunk(&mut out, b"IDAT", &idat);
+    chunk(&mut out, b"IEND", &[]);
+    out
 }
 
 /// A 1 × 1 transparent PNG: the archive's image, which the engine only serves.
@@ -275,6 +378,27 @@ mod tests {
         );
         assert_eq!(read.grid.terrain, board.terrain);
         assert_eq!(read.grid.elevation, board.elevation);
+    }
+
+    #[test]
+    fn the_image_is_the_one_file_served_and_a_painted_one_is_the_boards_size() {
+        let mut board = SynthBoard::sized("03", 5, 2, 230, 130);
+        let tiny = archive::image(&board.archive()).unwrap();
+        assert_eq!(
+            (tiny.content_type, tiny.bytes.as_slice()),
+            ("image/png", &TINY_PNG[..])
+        );
+        board.image = Some(board.painted_png());
+        let painted = archive::image(&board.archive()).unwrap();
+        assert_eq!(&painted.bytes[12..16], b"IHDR");
+        assert_eq!(&painted.bytes[16..24], &[0, 0, 0, 230, 0, 0, 0, 130]);
+        // The metadata naming another file of the archive gets no bytes out of it.
+        let sneaky = board.metadata_xml().replace("bd03.png", "LOSData");
+        let e = archive::image(&board.archive_with(&sneaky, &board.los_data())).unwrap_err();
+        assert!(e.to_string().contains("not a GIF, PNG or JPEG"), "{e}");
+        let none = board.metadata_xml().replace("bd03.png", "bd99.gif");
+        let e = archive::image(&board.archive_with(&none, &board.los_data())).unwrap_err();
+        assert!(e.to_string().contains("no `bd99.gif`"), "{e}");
     }
 
     #[test]
