@@ -4,4 +4,5 @@
 //! these formats; this code is the project's own.
 
 pub mod archive;
+pub mod geometry;
 pub mod save;
