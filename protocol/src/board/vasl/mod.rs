@@ -4,5 +4,7 @@
 //! these formats; this code is the project's own.
 
 pub mod archive;
+pub mod counters;
 pub mod geometry;
+pub mod import;
 pub mod save;
