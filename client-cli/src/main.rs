@@ -1,7 +1,7 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{check, export, log, new, play, replay, run, state, verify, watch};
+use client::commands::{check, export, import, log, new, play, replay, run, state, verify, watch};
 use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
@@ -46,6 +46,9 @@ enum Subcommand {
     /// Print the position at any moment of a game (an event number, `end`, or "turn 3 German
     /// MPh"), from an export file or a live game.
     Replay(replay::ReplayArgs),
+    /// Make a scenario file from a VASL saved game (`.vsav`): its boards, every unit with
+    /// its ratings in its hex or off board to set up, and a report of what was left out.
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Subcommand::Export(args) => block_on(export::export(&args, &mut out)),
         Subcommand::Verify(args) => verify::verify(&args, &mut out),
         Subcommand::Replay(args) => block_on(replay::replay(&args, &mut out)),
+        Subcommand::Import(args) => import::import(&args, &mut out),
     };
     match result {
         Ok(status) => ExitCode::from(status.exit_code()),
@@ -106,7 +110,10 @@ fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
             }
             return Ok(());
         }
-        Subcommand::New(_) | Subcommand::Check(_) | Subcommand::Verify(_) => return Ok(()),
+        Subcommand::New(_)
+        | Subcommand::Check(_)
+        | Subcommand::Verify(_)
+        | Subcommand::Import(_) => return Ok(()),
     };
     saved::resolve(server, game)
 }

@@ -715,10 +715,12 @@ fn picked_board(description: &str) -> Result<PickedBoard, SaveError> {
     })
 }
 
-#[cfg(test)]
-pub(crate) mod writer {
-    //! A small writer of the real format, for tests: a piece's traits escaped level by level,
-    //! commands joined by ESC, `savedGame` obfuscated, plain or xz, zipped with `moduledata`.
+pub mod writer {
+    //! A small writer of the real format, for tests (here and in the crates that import
+    //! saves), so no third party's save needs to sit in the repository: a piece's traits
+    //! escaped level by level, commands joined by ESC, `savedGame` obfuscated, plain or xz,
+    //! zipped with `moduledata`. Writing to memory cannot fail, so it panics on nothing a
+    //! caller passes.
 
     use super::Encoding;
     use std::io::{Cursor, Write};
@@ -785,7 +787,8 @@ pub(crate) mod writer {
             }
             Encoding::Xz => {
                 let mut out = Vec::new();
-                lzma_rs::xz_compress(&mut Cursor::new(text.as_bytes()), &mut out).unwrap();
+                lzma_rs::xz_compress(&mut Cursor::new(text.as_bytes()), &mut out)
+                    .expect("writing to memory");
                 out
             }
         }
@@ -801,16 +804,20 @@ pub(crate) mod writer {
     pub fn vsav(saved_game: &[u8], module: Option<&str>) -> Vec<u8> {
         let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
         let options = zip::write::SimpleFileOptions::default();
-        zip.start_file("savedGame", options).unwrap();
-        zip.write_all(saved_game).unwrap();
+        zip.start_file("savedGame", options)
+            .expect("writing to memory");
+        zip.write_all(saved_game).expect("writing to memory");
         if let Some(m) = module {
-            zip.start_file("moduledata", options).unwrap();
-            zip.write_all(module_xml(m).as_bytes()).unwrap();
+            zip.start_file("moduledata", options)
+                .expect("writing to memory");
+            zip.write_all(module_xml(m).as_bytes())
+                .expect("writing to memory");
         }
-        zip.start_file("savedata", options).unwrap();
+        zip.start_file("savedata", options)
+            .expect("writing to memory");
         zip.write_all(b"<?xml version=\"1.0\"?><data version=\"1\"/>")
-            .unwrap();
-        zip.finish().unwrap().into_inner()
+            .expect("writing to memory");
+        zip.finish().expect("writing to memory").into_inner()
     }
 }
 
