@@ -242,4 +242,55 @@ mod tests {
         let err = import(&args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("not a directory"), "{err}");
     }
+
+    /// Published saves of real scenarios, when `ASL_VASL_SAVES` names a directory of them
+    /// (they are never in the repository): each reads, and each that lays out boards
+    /// imports with every unit rated and every hex a hex name the engine reads; one without
+    /// boards or units is refused saying so.
+    #[test]
+    fn real_saves_import_when_asl_vasl_saves_names_them() {
+        let Some(dir) = std::env::var_os("ASL_VASL_SAVES") else {
+            println!("skipped: set ASL_VASL_SAVES to a directory of .vsav files to run it");
+            return;
+        };
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("ASL_VASL_SAVES is a readable directory") {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "vsav") {
+                continue;
+            }
+            seen += 1;
+            match read_and_import(&path) {
+                Ok(imported) => {
+                    assert!(!imported.units.is_empty(), "{}", path.display());
+                    for u in &imported.units {
+                        let rated =
+                            u.kind == protocol::scenario::UnitKind::Dummy || !u.ratings.is_empty();
+                        assert!(rated, "{}: {} has no ratings", path.display(), u.id);
+                        if let Some(h) = &u.hex {
+                            h.parse::<protocol::Hex>()
+                                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                        }
+                    }
+                    println!(
+                        "{}: boards {:?}, {} units, {} weapons, {} report lines",
+                        path.display(),
+                        imported.boards,
+                        imported.units.len(),
+                        imported.weapons.len(),
+                        imported.report.len()
+                    );
+                }
+                // Saves of a few counters (tools' test fixtures) are refused with a reason.
+                Err(e)
+                    if e.to_string().contains("lays out no boards")
+                        || e.to_string().contains("no unit was understood") =>
+                {
+                    println!("{e}");
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(seen > 0, "no .vsav file in {}", dir.to_string_lossy());
+    }
 }

@@ -123,7 +123,7 @@ pub enum Counter {
         malfunctioned: bool,
     },
     /// A "?" counter of a nationality: it conceals that nationality's units beneath it, or is
-    /// a Dummy where none is beneath it (A12.1).
+    /// a Dummy where none is beneath it (A12).
     Concealment { nationality: &'static Nationality },
     /// A marker the game keeps itself (turn, CVP, sniper): ignored.
     KeptByTheGame { name: String },

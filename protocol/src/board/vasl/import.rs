@@ -256,7 +256,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                     });
                 }
                 Counter::Concealment { nationality } => {
-                    // A "?" conceals the units of its nationality beneath it (A12.1); with
+                    // A "?" conceals the units of its nationality beneath it (A12); with
                     // none beneath it, it is a Dummy.
                     let mut concealed_any = false;
                     for (_, u) in &stack_units {
