@@ -2,6 +2,7 @@
 //! The work is `protocol::board::vasl`; this reads the files and writes the results.
 
 use crate::{Failure, Status};
+use protocol::board::scenario::TURNS_MAX;
 use protocol::board::vasl::import::{import as import_save, FileOptions, Imported};
 use protocol::board::vasl::save::{self, SAVE_BYTES_MAX};
 use std::io::Write;
@@ -36,6 +37,12 @@ pub struct ImportArgs {
 }
 
 pub fn import(args: &ImportArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
+    if args.turns == 0 || args.turns > TURNS_MAX {
+        return Err(Failure::Input(format!(
+            "--turns {}: a scenario lasts 1 to {TURNS_MAX} Game Turns",
+            args.turns
+        )));
+    }
     let imported = read_and_import(&args.save)?;
     check_boards(&imported, &args.boards)?;
     let viewer = match &args.side {
@@ -234,6 +241,20 @@ mod tests {
         };
         let err = import(&args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("german and russian"), "{err}");
+
+        for turns in [0, TURNS_MAX + 1] {
+            let args = ImportArgs {
+                turns,
+                ..files.args()
+            };
+            let err = import(&args, &mut Vec::new()).unwrap_err();
+            assert!(err.to_string().contains("1 to 30 Game Turns"), "{err}");
+        }
+        let at_limit = ImportArgs {
+            turns: TURNS_MAX,
+            ..files.args()
+        };
+        assert_eq!(import(&at_limit, &mut Vec::new()), Ok(Status::Success));
 
         let args = ImportArgs {
             boards: files.dir.path().join("nowhere"),

@@ -78,7 +78,9 @@ impl GridHex {
 
     /// The hex a point of the board lies in (board pixels, unrotated): the one whose centre is
     /// nearest, which on this near-regular grid is the hex drawn around the point. `None` for a
-    /// point off the board's image.
+    /// point off the board's image. (VASL's own grid names a point by its nearest column, then
+    /// the row in it, which differs only near a hex's slanted sides; VASL snaps counters to
+    /// hex centres, where the two agree.)
     pub fn at(point: Point) -> Option<GridHex> {
         if !(0.0..=BOARD_WIDTH_PX).contains(&point.x) || !(0.0..=BOARD_HEIGHT_PX).contains(&point.y)
         {
