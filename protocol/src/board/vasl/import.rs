@@ -702,7 +702,8 @@ impl Imported {
                 let _ = writeln!(out, "  {what} x{}: {}", places.len(), where_.join(", "));
             }
         }
-        // Counts a side may know: its own, and the other's units not hidden.
+        // Counts a side may know: its own, and the other's units neither hidden nor
+        // concealed (a "?" shows a stack, not how many units, or whether any, are under it).
         let visible = |side: Option<usize>, secret: bool| match (viewer, side) {
             (None, _) => true,
             (Some(v), Some(s)) if v == s => true,
@@ -711,7 +712,7 @@ impl Imported {
         let units: Vec<&ImportedUnit> = self
             .units
             .iter()
-            .filter(|u| visible(Some(u.side), u.hidden))
+            .filter(|u| visible(Some(u.side), u.hidden || u.concealed))
             .collect();
         let off = units.iter().filter(|u| u.hex.is_none()).count();
         let weapons = self
@@ -719,9 +720,14 @@ impl Imported {
             .iter()
             .filter(|w| visible(w.side, w.secret))
             .count();
+        let known = if viewer.is_some() {
+            " this side may know of"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "Imported: {} units ({} on the boards, {off} off them to set up), {weapons} support weapons.",
+            "Imported: {} units{known} ({} on the boards, {off} off them to set up), {weapons} support weapons.",
             units.len(),
             units.len() - off,
         );
@@ -926,12 +932,16 @@ mod tests {
         assert!(!german.contains("T-34"), "a hidden Russian tank: {german}");
         assert!(german.contains("PzKw IVH"));
         assert!(
-            german.contains("Imported: 4 units"),
-            "the hidden Russian squad is not counted: {german}"
+            german.contains("Imported: 3 units this side may know of"),
+            "neither the hidden Russian squad nor the Dummy is counted: {german}"
         );
         let russian = i.report_text(Some(1));
         assert!(russian.contains("T-34"));
-        assert!(russian.contains("Imported: 5 units"), "{russian}");
+        assert!(
+            russian.contains("Imported: 4 units this side may know of"),
+            "the concealed German leader is not counted: {russian}"
+        );
+        assert!(i.report_text(None).contains("Imported: 5 units ("));
     }
 
     #[test]
