@@ -216,9 +216,23 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         // Units of this stack as imported so far: (position in stack, index in `units`).
         let mut stack_units: Vec<(usize, usize)> = Vec::new();
         let mut pending_weapons: Vec<(usize, usize)> = Vec::new();
+        // Which pieces a "?" of their nationality lies above (A12): concealed, units or not,
+        // so nothing under a "?" reaches the other side's report.
+        let prefixes: Vec<Option<&str>> = group
+            .iter()
+            .map(|&i| super::counters::nationality_of(seen[i].piece).map(|n| n.prefix))
+            .collect();
+        let under_concealment: Vec<bool> = (0..group.len())
+            .map(|at| {
+                group[at + 1..].iter().any(|&j| {
+                    matches!(&seen[j].counter, Counter::Concealment { nationality }
+                        if prefixes[at] == Some(nationality.prefix))
+                })
+            })
+            .collect();
         for (at, &i) in group.iter().enumerate() {
             let s = &seen[i];
-            let secret = s.piece.hidden() || s.piece.masked();
+            let secret = s.piece.hidden() || s.piece.masked() || under_concealment[at];
             let entry = |category: Category, what: String, side: Option<usize>| ReportEntry {
                 category,
                 what,
@@ -268,7 +282,21 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                             concealed_any = true;
                         }
                     }
-                    if !concealed_any {
+                    let conceals_other_pieces = (0..at).any(|b| {
+                        prefixes[b] == Some(nationality.prefix)
+                            && !matches!(seen[group[b]].counter, Counter::Concealment { .. })
+                    });
+                    if !concealed_any && conceals_other_pieces {
+                        // Over pieces the engine leaves out (a vehicle, a Gun): the "?" stays
+                        // with them, and is reported where everyone can see it.
+                        report.push(ReportEntry {
+                            category: Category::NotUnderstood,
+                            what: "\"?\" over pieces left out".into(),
+                            place: s.place.text(),
+                            side: Some(side_of(nationality)),
+                            secret: s.piece.hidden(),
+                        });
+                    } else if !concealed_any {
                         let id = next_id(format!("{}-dummy", nationality.prefix));
                         units.push(ImportedUnit {
                             id,
@@ -823,6 +851,15 @@ mod tests {
             &[("concealment;bob;ru", ""), ("piece;K;D;ru/ruqmark;?", "")],
             at(1, 9, 3),
         );
+        // A Russian Gun under a "?": left out, and the Germans learn nothing of it.
+        let g7 = at(1, 7, 7);
+        s.piece("gun", &[RU, ("piece;K;D;ru/gun/ru45LL;45LL AT", "")], g7);
+        s.piece(
+            "gunq",
+            &[("concealment;bob;ru", ""), ("piece;K;D;ru/ruqmark;?", "")],
+            g7,
+        );
+        s.stack("s4", g7, &["gun", "gunq"]);
         // Off the boards: an order of battle, its MMG under the squad.
         s.piece(
             "mmg",
@@ -930,6 +967,14 @@ mod tests {
         let i = import(&scenario_save().game()).unwrap();
         let german = i.report_text(Some(0));
         assert!(!german.contains("T-34"), "a hidden Russian tank: {german}");
+        assert!(
+            !german.contains("45LL"),
+            "a concealed Russian Gun: {german}"
+        );
+        assert!(
+            german.contains("\"?\" over pieces left out x1: 4G7"),
+            "{german}"
+        );
         assert!(german.contains("PzKw IVH"));
         assert!(
             german.contains("Imported: 3 units this side may know of"),
@@ -937,6 +982,7 @@ mod tests {
         );
         let russian = i.report_text(Some(1));
         assert!(russian.contains("T-34"));
+        assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
         assert!(
             russian.contains("Imported: 4 units this side may know of"),
             "the concealed German leader is not counted: {russian}"
