@@ -196,6 +196,7 @@ async fn new_prints_tokens_as_text_and_json() {
     let (_dir, s) = start(Config::default()).await;
     let mut args = NewArgs {
         server: server(&s),
+        boards: None,
         scenario: scenario_path(),
         json: true,
         admin_token: None,
@@ -927,6 +928,7 @@ async fn new_links_to_the_public_url() {
     .await;
     let args = NewArgs {
         server: server(&s),
+        boards: None,
         scenario: scenario_path(),
         json: true,
         admin_token: None,

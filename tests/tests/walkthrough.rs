@@ -30,6 +30,7 @@ async fn the_readme_walkthrough_plays_through() {
         &NewArgs {
             server: url.clone(),
             scenario: repo("scenarios/village-outskirts.toml"),
+            boards: None,
             json: true,
             admin_token: None,
             save: None,

@@ -96,6 +96,7 @@ async fn new_game(server: &TestServer) -> Created {
             url: server.url.clone(),
         },
         scenario: repo("scenarios/village-outskirts.toml"),
+        boards: None,
         json: true,
         admin_token: None,
         save: None,

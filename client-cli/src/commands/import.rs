@@ -104,7 +104,7 @@ pub fn read_and_import(path: &Path) -> Result<Imported, Failure> {
 }
 
 /// Every board of the layout is in the directory, as VASL keeps them (`bd02`).
-fn check_boards(imported: &Imported, dir: &Path) -> Result<(), Failure> {
+pub(crate) fn check_boards(imported: &Imported, dir: &Path) -> Result<(), Failure> {
     if !dir.is_dir() {
         return Err(Failure::Input(format!(
             "--boards {}: not a directory of VASL board archives",
