@@ -3,7 +3,7 @@
 
 use crate::{Failure, Status};
 use protocol::board::scenario::TURNS_MAX;
-use protocol::board::vasl::import::{import as import_save, FileOptions, Imported};
+use protocol::board::vasl::from_save::{import as import_save, FileOptions, Imported};
 use protocol::board::vasl::save::{self, SAVE_BYTES_MAX};
 use std::io::Write;
 use std::path::{Path, PathBuf};

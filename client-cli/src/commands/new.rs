@@ -84,7 +84,7 @@ fn scenario_text(args: &NewArgs) -> Result<String, Failure> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "Imported scenario".into());
     Ok(
-        imported.to_toml(&protocol::board::vasl::import::FileOptions {
+        imported.to_toml(&protocol::board::vasl::from_save::FileOptions {
             name,
             turns: super::import::TURNS_DEFAULT,
         }),

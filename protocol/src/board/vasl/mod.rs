@@ -5,6 +5,6 @@
 
 pub mod archive;
 pub mod counters;
+pub mod from_save;
 pub mod geometry;
-pub mod import;
 pub mod save;
