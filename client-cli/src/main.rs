@@ -1,7 +1,9 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{check, export, import, log, new, play, replay, run, state, verify, watch};
+use client::commands::{
+    boards, check, export, import, log, new, play, replay, run, state, verify, watch,
+};
 use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
@@ -43,6 +45,9 @@ enum Subcommand {
     /// Check an exported log offline: its hash chain, every event, every die against the
     /// revealed seed; print a summary, or the first bad event and why.
     Verify(verify::VerifyArgs),
+    /// List the VASL board archives a directory holds (board, version, size, hills) and name
+    /// the files that cannot be read, and why.
+    Boards(boards::ListArgs),
     /// Print the position at any moment of a game (an event number, `end`, or "turn 3 German
     /// MPh"), from an export file or a live game.
     Replay(replay::ReplayArgs),
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         Subcommand::Verify(args) => verify::verify(&args, &mut out),
         Subcommand::Replay(args) => block_on(replay::replay(&args, &mut out)),
         Subcommand::Import(args) => import::import(&args, &mut out),
+        Subcommand::Boards(args) => boards::list(&args, &mut out),
     };
     match result {
         Ok(status) => ExitCode::from(status.exit_code()),
@@ -113,6 +119,7 @@ fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
         Subcommand::New(_)
         | Subcommand::Check(_)
         | Subcommand::Verify(_)
+        | Subcommand::Boards(_)
         | Subcommand::Import(_) => return Ok(()),
     };
     saved::resolve(server, game)

@@ -17,6 +17,7 @@ fn scenario() -> PathBuf {
 
 fn args(script: PathBuf, json: bool) -> CheckArgs {
     CheckArgs {
+        boards: Default::default(),
         script,
         scenario: None,
         json,
@@ -71,6 +72,7 @@ fn a_failed_expectation_is_exit_code_1() {
     let mut out = vec![];
     let status = check(
         &CheckArgs {
+            boards: Default::default(),
             script,
             scenario: Some(scenario()),
             json: false,
@@ -93,6 +95,7 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
     std::fs::write(&script, "german done\ngerman fly 467a H6\n").unwrap();
     let failure = check(
         &CheckArgs {
+            boards: Default::default(),
             script: script.clone(),
             scenario: Some(scenario()),
             json: false,

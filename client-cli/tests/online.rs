@@ -195,8 +195,8 @@ async fn play_both(s: &TestServer, g: &NewGame, dir: &tempfile::TempDir) -> (Str
 async fn new_prints_tokens_as_text_and_json() {
     let (_dir, s) = start(Config::default()).await;
     let mut args = NewArgs {
+        boards: Default::default(),
         server: server(&s),
-        boards: None,
         scenario: scenario_path(),
         json: true,
         admin_token: None,
@@ -927,8 +927,8 @@ async fn new_links_to_the_public_url() {
     })
     .await;
     let args = NewArgs {
+        boards: Default::default(),
         server: server(&s),
-        boards: None,
         scenario: scenario_path(),
         json: true,
         admin_token: None,

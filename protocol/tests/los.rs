@@ -195,15 +195,15 @@ fn hills_and_crests() {
     assert_eq!(los(&s, "1H5", "1C5"), Verdict::Blocked);
 }
 
-/// B12, B15, A6.1: brush hinders +1 per hex; grain in season only at its own level; the
-/// target's hindrance counts, the firer's does not.
+/// B12.2, B15, A6.1: brush hinders +1 per hex between the ends; neither end's own hex
+/// counts, so the answer is the same whichever end fires.
 #[test]
 fn hindrances() {
     let s = scenario(
         "[[hexes]]\nhex = \"1E4\"\nterrain = \"brush\"\n[[hexes]]\nhex = \"1E5\"\nterrain = \"brush\"\n[[hexes]]\nhex = \"1E7\"\nterrain = \"brush\"\n",
     );
     assert_eq!(los(&s, "1E3", "1E6"), Verdict::Hindered(2));
-    assert_eq!(los(&s, "1E3", "1E7"), Verdict::Hindered(3));
+    assert_eq!(los(&s, "1E3", "1E7"), Verdict::Hindered(2));
     assert_eq!(los(&s, "1E7", "1E3"), Verdict::Hindered(2));
 }
 
@@ -214,11 +214,11 @@ fn six_hindrances_block() {
         .map(|row| format!("[[hexes]]\nhex = \"1E{row}\"\nterrain = \"brush\"\n"))
         .collect();
     let s = scenario(&brush);
-    assert_eq!(los(&s, "1E2", "1E7"), Verdict::Hindered(5));
-    assert_eq!(los(&s, "1E2", "1E8"), Verdict::Blocked);
+    // Neither end's own hex counts (B12.2): E3 to E7 between E2 and E8 are five.
+    assert_eq!(los(&s, "1E2", "1E8"), Verdict::Hindered(5));
     assert_eq!(los(&s, "1E2", "1E9"), Verdict::Blocked);
-    // The firer's own hex does not count (A6.1): five from E3 onwards into E8.
-    assert_eq!(los(&s, "1E3", "1E8"), Verdict::Hindered(5));
+    assert_eq!(los(&s, "1E2", "1E10"), Verdict::Blocked);
+    assert_eq!(los(&s, "1E3", "1E9"), Verdict::Hindered(5));
     let map = LosMap::new(&s);
     let (a, b) = ("1E2".parse().unwrap(), "1E9".parse().unwrap());
     let report = trace(&map, End::hex(&map, a), End::hex(&map, b)).unwrap();

@@ -167,6 +167,9 @@ pub struct Config {
     pub node_id: Option<String>,
     /// The other server nodes sharing a NATS store, when there are any (`crate::cluster`).
     pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
+    /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
+    /// (`[map] boards`) are refused without them.
+    pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
 }
 
 impl Default for Config {
@@ -203,6 +206,7 @@ impl Default for Config {
             signing_key: std::sync::Arc::new(crate::signing::fresh()),
             node_id: None,
             cluster: None,
+            boards: None,
         }
     }
 }

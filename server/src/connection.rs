@@ -794,7 +794,7 @@ impl Connection {
                 )
                 .await;
         }
-        let scenario = match Scenario::from_toml(scenario) {
+        let scenario = match Scenario::from_toml_on(scenario, self.config.boards.as_deref()) {
             Ok(s) => s,
             Err(e) => {
                 let at = e.at.map_or(String::new(), |p| {

@@ -5,6 +5,7 @@
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
 pub mod audience;
+pub mod boards;
 mod budget;
 pub mod cluster;
 pub mod config;

@@ -42,6 +42,13 @@ struct Flags {
     /// server prints and sends with a new game.
     #[arg(long, env = "ASL_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Directory of VASL board archives (`bd01` …, as VASL keeps them) for scenarios on real
+    /// boards; VASL's terrain codes are read from its `SharedBoardMetadata.xml` when present.
+    #[arg(long, env = "ASL_BOARDS")]
+    boards: Option<PathBuf>,
+    /// A VASL module (`.vmod`) or `SharedBoardMetadata.xml` to read VASL's terrain codes from.
+    #[arg(long, env = "ASL_VASL_MODULE")]
+    vasl_module: Option<PathBuf>,
     /// Require this token to create games (for public deployments).
     #[arg(long, env = "ASL_ADMIN_TOKEN")]
     admin_token: Option<String>,
@@ -217,7 +224,8 @@ async fn main() -> anyhow::Result<()> {
         protocol::record::signed::KEY_PATH
     );
     tracing::info!(key = %public, "signing heads");
-    let mut config = config_of(&flags, signing_key, public_url.clone());
+    let mut config = config_of(&flags, signing_key, public_url.clone())
+        .map_err(|e| anyhow::anyhow!("--boards: {e}"))?;
     let store = Arc::new(open_store(&flags.data_dir));
     admin::listen(&flags.data_dir, store.clone(), config.signing_key.clone()).map_err(|e| {
         anyhow::anyhow!(
@@ -261,8 +269,12 @@ fn config_of(
     flags: &Flags,
     signing_key: protocol::record::signed::ServerSigningKey,
     public_url: Option<String>,
-) -> Config {
-    Config {
+) -> Result<Config, String> {
+    let boards = match &flags.boards {
+        None => None,
+        Some(dir) => Some(server::boards::open(dir, flags.vasl_module.as_deref())?),
+    };
+    Ok(Config {
         signing_key: Arc::new(signing_key),
         connections_max: flags.connections_max,
         spectators_per_game_max: flags.spectators_per_game_max,
@@ -279,8 +291,9 @@ fn config_of(
         admin_token: flags.admin_token.clone(),
         allowed_origins: flags.allowed_origin.clone(),
         public_url,
+        boards,
         ..Config::default()
-    }
+    })
 }
 
 /// Prints the banner and serves until Ctrl-C.
@@ -347,7 +360,10 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     let config = Config {
         node_id: Some(node_id),
         cluster: Some(Arc::new(cluster)),
-        ..config_of(&flags, signing_key, public_url.clone())
+        ..config_of(&flags, signing_key, public_url.clone()).unwrap_or_else(|e| {
+            eprintln!("asl-server: --boards: {e}");
+            std::process::exit(2);
+        })
     };
     if let Err(e) = serve(listener, Arc::new(store), config, public_url.as_deref()).await {
         eprintln!("asl-server: the NATS store's list of games cannot be read: {e}");

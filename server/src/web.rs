@@ -26,8 +26,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use protocol::phase::{Role, STEPS};
 use protocol::record::signed::{ServerKey, KEY_PATH};
 use protocol::wire::{FRAME_BYTES_MAX, WATCH_PATH, WIRE_PATH};
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -226,8 +228,8 @@ async fn metrics() -> Response {
         .into_response()
 }
 
-async fn page_asset(request: Request) -> Response {
-    let Some(asset) = asset(request.uri().path()) else {
+async fn page_asset(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let Some(asset) = asset(request.uri().path(), shared.config.idle_timeout) else {
         return not_found().await;
     };
     debug!(path = asset.path, "page served");
@@ -336,7 +338,7 @@ async fn upgrade(State(shared): State<Arc<Shared>>, mut request: Request) -> Res
 struct Asset {
     path: &'static str,
     content_type: &'static str,
-    body: &'static str,
+    body: Cow<'static, str>,
 }
 
 /// The page's script, after what it needs from the engine, generated so they can never disagree:
@@ -362,24 +364,35 @@ static SCRIPT: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// The server's idle timeout, put before the script: a page someone has open only listens, so
+/// it pings (`ping`, answered by `pong`) often enough that the server never takes it for a dead
+/// connection, however the operator set `idle_timeout`.
+fn script(idle_timeout: Duration) -> String {
+    format!(
+        "const IDLE_TIMEOUT_MS = {};\n{}",
+        idle_timeout.as_millis(),
+        SCRIPT.as_str()
+    )
+}
+
 /// Every path the page server answers: the allow-list. Anything else under [`WATCH_PATH`] is a
 /// 404, and nothing outside it is read from here.
-fn asset(path: &str) -> Option<Asset> {
+fn asset(path: &str, idle_timeout: Duration) -> Option<Asset> {
     match path {
         "/watch" | "/watch/" => Some(Asset {
             path: "/watch",
             content_type: "text/html; charset=utf-8",
-            body: include_str!("../web/watch.html"),
+            body: Cow::Borrowed(include_str!("../web/watch.html")),
         }),
         "/watch/watch.js" => Some(Asset {
             path: "/watch/watch.js",
             content_type: "text/javascript; charset=utf-8",
-            body: SCRIPT.as_str(),
+            body: Cow::Owned(script(idle_timeout)),
         }),
         "/watch/watch.css" => Some(Asset {
             path: "/watch/watch.css",
             content_type: "text/css; charset=utf-8",
-            body: include_str!("../web/watch.css"),
+            body: Cow::Borrowed(include_str!("../web/watch.css")),
         }),
         _ => None,
     }
@@ -397,8 +410,10 @@ mod tests {
 
     #[test]
     fn the_script_carries_the_sequence_of_play_and_the_frame_limit() {
-        let js = asset("/watch/watch.js").unwrap().body;
-        assert!(js.starts_with("// Generated"));
+        let js = asset("/watch/watch.js", Duration::from_secs(300))
+            .unwrap()
+            .body;
+        assert!(js.starts_with("const IDLE_TIMEOUT_MS = 300000;\n// Generated"));
         assert!(js.contains(&format!("const FRAME_BYTES_MAX = {FRAME_BYTES_MAX};")));
         assert!(
             js.contains(r#""name":"end of RPh (1.32B), ATTACKER""#),
@@ -416,7 +431,7 @@ mod tests {
     #[test]
     fn the_page_loads_nothing_from_elsewhere() {
         for path in ["/watch", "/watch/watch.js", "/watch/watch.css"] {
-            let body = asset(path)
+            let body = asset(path, Duration::from_secs(300))
                 .unwrap()
                 .body
                 .replace("http://www.w3.org/2000/svg", "");

@@ -7,8 +7,8 @@
 // A side plays through the commands the CLI sends: every action is first asked of the server
 // as a `preview` (its cost, or the refusal with its rule) and sent once confirmed; prompts and
 // their answers come from the position the server projects. The page decides no rule.
-// `STEPS` (the sequence of play) and `FRAME_BYTES_MAX` are prepended by the server from the
-// engine's own tables.
+// `STEPS` (the sequence of play), `FRAME_BYTES_MAX` and `IDLE_TIMEOUT_MS` are prepended by the
+// server from the engine's own tables and its configuration.
 "use strict";
 
 (() => {
@@ -18,12 +18,42 @@
   /** Reconnection waits, doubling from the first to the last after each failed attempt. */
   const RECONNECT_DELAY_MIN_MS = 250;
   const RECONNECT_DELAY_MAX_MS = 8000;
+  /** A page someone has open may only listen for a long while: it pings three times per idle
+   * timeout, so the server never closes it as dead even if one ping is late. */
+  const KEEPALIVE_MS = Math.max(250, Math.floor(IDLE_TIMEOUT_MS / 3));
   /** Centre-to-corner size of a hex, in board units. */
   const HEX = 30;
   const SQRT3 = Math.sqrt(3);
-  /** Side length of a counter, in board units, and how far each one in a stack is offset. */
+  /** Side length of a counter, in board units. */
   const COUNTER = 24;
-  const STACK_OFFSET = 6;
+  /** The room a stack fans out in, in board units: about a hex across, so every counter of a
+   * stack is seen whole (shrunk when there are many) instead of hidden under the top one. */
+  const FAN = 50;
+  /** Counter colours by nationality, as ASL's counters are printed; others fall back to a
+   * colour per side. */
+  const NATIONALITY_COLOURS = {
+    german: "#8da4bd",
+    russian: "#c6a064",
+    american: "#9ead6b",
+    british: "#cdb98b",
+    japanese: "#e3c84f",
+    italian: "#b3b59a",
+    french: "#7f9ccc",
+    finnish: "#d2d6da",
+    polish: "#c9a3a3",
+    chinese: "#9fbf9f",
+  };
+  const SIDE_COLOURS = { A: "#7f97b2", B: "#c9a063" };
+  /** Kinds of unit as a counter abbreviates them. */
+  const KIND_MARKS = {
+    squad: "SQD",
+    half_squad: "HS",
+    crew: "CREW",
+    leader: "LDR",
+    hero: "HERO",
+    vehicle: "AFV",
+    dummy: "DUMMY",
+  };
   /** Space between boards drawn side by side, in board units. */
   const BOARD_GAP = 2 * HEX;
 
@@ -92,8 +122,19 @@
     mode: "move",
     /** A Bypass being built: the hex bypassed and the hexsides (hexes across them) in order. */
     bypass: null,
-    /** The hex whose stack is spread out below the board. */
+    /** The hex whose stack is listed below the board. */
     stackHex: null,
+    /** Whether hex clicks trace LOS (L) rather than pick stacks and moves. */
+    losMode: false,
+    /** Pings sent and pongs heard on this page, for the keepalive. */
+    pings: 0,
+    pongs: 0,
+    keepalive: null,
+    /** The version the last answered command reached: a later event (the opponent's) clears
+     * its result. */
+    outcomeVersion: 0,
+    /** The version of an end offer this player chose to play on against. */
+    endDeclinedAt: null,
     /** The command asked about: {id, command, label, outcome}; sent once confirmed. */
     proposal: null,
     /** Commands sent and not answered yet, by id. */
@@ -176,6 +217,23 @@
     return snake.replace(/_/g, " ");
   }
 
+  /** Puts `text` into `node` as a person reads it: what the server quotes in backquotes (a
+   * unit id, a command) becomes a chip, never a backquote on screen. */
+  function setRich(node, text) {
+    node.replaceChildren();
+    String(text).split(/`([^`]*)`/).forEach((part, i) => {
+      if (i % 2 === 0) {
+        if (part) node.append(part);
+      } else {
+        const chip = document.createElement("code");
+        chip.className = "chip";
+        chip.textContent = part;
+        node.append(chip);
+      }
+    });
+    return node;
+  }
+
   function describeHex(name, spec) {
     const parts = [name, words(spec.terrain)];
     if (spec.elevation) parts.push(`level ${spec.elevation}`);
@@ -187,6 +245,20 @@
   // ---- The LOS thread ---------------------------------------------------------------------
   // Click a hex, then another: the page asks the server (`los`) and draws the thread with the
   // engine's verdict and reasons. The page decides nothing itself.
+
+  /** Turns the LOS tool on (L) or off (L again, Esc): while it is on, hex clicks trace LOS
+   * and nothing else, so picking stacks and moving never draws a thread by accident. */
+  function setLosMode(on) {
+    page.losMode = on;
+    page.losFrom = null;
+    page.losTo = null;
+    clearThread();
+    el("los-mode").classList.toggle("on", on);
+    el("los-mode").setAttribute("aria-pressed", on ? "true" : "false");
+    el("los-info").hidden = !on;
+    el("los-info").textContent = on ? "LOS: click the first hex (L or Esc: back to play)." : "";
+    document.body.classList.toggle("los-mode", on);
+  }
 
   function losClick(name) {
     if (!page.losFrom || page.losTo) {
@@ -237,7 +309,7 @@
     const list = document.createElement("ul");
     for (const r of answer.reasons) {
       const item = document.createElement("li");
-      item.textContent = r;
+      setRich(item, r);
       list.append(item);
     }
     info.append(list);
@@ -251,6 +323,12 @@
     page.geometry = geometry;
     const { box } = geometry;
     board.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
+    // The smallest width the board is drawn at, one pixel per board unit: a larger map
+    // scrolls in its frame (watch.css) rather than shrink its counters out of reading.
+    board.style.setProperty("--board-width", `${Math.ceil(box.width)}px`);
+    board.style.setProperty("--board-aspect", String(box.width / box.height));
+    // Layers, bottom to top: a board image may go in "#underlay", under the hex grid.
+    svg("g", { id: "underlay" }, board);
     const terrain = svg("g", { id: "terrain" }, board);
     for (const [name, spec] of Object.entries(scenario.hexes)) {
       const c = geometry.centres.get(name);
@@ -282,9 +360,8 @@
         svg("text", { class: "building-kind", x: c.x + s / 2 - 4, y: c.y + s / 2 - 2 }, g)
           .textContent = stone ? "S" : "W";
       }
-      const label = parseHex(name);
-      svg("text", { class: "hex-label", x: c.x, y: c.y - HEX * 0.62 }, g).textContent =
-        name.slice(label.board.length);
+      // The full name, board and all, as every message names hexes.
+      svg("text", { class: "hex-label", x: c.x, y: c.y - HEX * 0.62 }, g).textContent = name;
       if (spec.elevation) {
         svg("text", { class: "level", x: c.x + HEX * 0.55, y: c.y + HEX * 0.1 }, g).textContent =
           `L${spec.elevation}`;
@@ -307,8 +384,9 @@
       const c = geometry.centres.get(name);
       if (!c || !spec.manhole) continue;
       const g = svg("g", { class: "manhole", "data-hex": name }, manholes);
-      svg("circle", { cx: c.x - HEX * 0.45, cy: c.y + HEX * 0.5, r: 5 }, g);
-      svg("text", { x: c.x - HEX * 0.45, y: c.y + HEX * 0.5 + 2 }, g).textContent = "M";
+      // At the hex's foot, below the stack's counters, so a stack never hides it.
+      svg("circle", { cx: c.x, cy: c.y + HEX * 0.7, r: 4.5 }, g);
+      svg("text", { x: c.x, y: c.y + HEX * 0.7 + 2 }, g).textContent = "M";
       svg("title", {}, g).textContent = `Manhole in ${name} (B8.1)`;
     }
     svg("g", { id: "units" }, board);
@@ -376,49 +454,85 @@
     return side === "A" ? "B" : "A";
   }
 
-  /** One counter: side colour and ratings, or "?" for a concealed unit. */
-  function drawCounter(layer, state, unit, x, y, moving) {
+  /** The colour of a side's counters: its nationality's, else one per side. */
+  function sideColour(state, side) {
+    const spec = state.scenario.sides[side === "A" ? 0 : 1];
+    const key = `${spec.id || ""} ${spec.name || ""}`.toLowerCase();
+    const found = Object.keys(NATIONALITY_COLOURS).find((n) => key.includes(n));
+    return found ? NATIONALITY_COLOURS[found] : SIDE_COLOURS[side];
+  }
+
+  /** A small marker counter laid on a unit (PIN, CX, a held SW), in the unit's own units. */
+  function badge(g, kind, label, x, y, width) {
+    const m = svg("g", { class: `badge ${kind}` }, g);
+    svg("rect", { x, y, width, height: 8, rx: 1.5 }, m);
+    svg("text", { x: x + width / 2, y: y + 6 }, m).textContent = label;
+    return m;
+  }
+
+  /** One counter, drawn as ASL players read it: the nationality's colour, the unit's kind, its
+   * ratings along the bottom as printed (a squad's `4-6-7`, a leader's `9-1`), and markers laid
+   * on it: broken (its broken side), PIN, CX, "?" and WA, the SW it possesses on it. An enemy
+   * under "?" is only a "?" counter in its side's colour (A12). Drawn at (0, 0) and placed by
+   * `transform`, so a fanned-out stack can shrink it. */
+  function drawCounter(layer, state, unit, transform, moving) {
     const classes = ["counter", sideClass(state, unit.side)];
     if (unit.morale === "broken") classes.push("broken");
     if (moving) classes.push("moving");
     const own = page.side !== null && unit.side === page.side;
     if (unit.concealed) classes.push(own ? "own-concealed" : "concealed");
     if (page.selected.has(unit.id)) classes.push("selected");
-    const g = svg("g", { class: classes.join(" "), "data-unit": unit.id, "data-hex": unit.hex }, layer);
-    svg("rect", { x, y, width: COUNTER, height: COUNTER, rx: 2 }, g);
+    const g = svg("g", {
+      class: classes.join(" "),
+      "data-unit": unit.id,
+      "data-hex": unit.hex,
+      transform,
+    }, layer);
+    svg("rect", { class: "face", x: 0, y: 0, width: COUNTER, height: COUNTER, rx: 2, fill: sideColour(state, unit.side) }, g);
     g.addEventListener("click", (e) => {
       e.stopPropagation();
       hexClicked(unit.hex);
     });
-    const cx = x + COUNTER / 2;
+    const cx = COUNTER / 2;
     const title = svg("title", {}, g);
     if (unit.concealed && !own) {
-      svg("text", { class: "concealed-mark", x: cx, y: y + COUNTER * 0.7 }, g).textContent = "?";
-      title.textContent = `${sideName(state, unit.side)} concealed unit in ${unit.hex}`;
+      svg("text", { class: "concealed-mark", x: cx, y: COUNTER * 0.72 }, g).textContent = "?";
+      title.textContent = `${sideName(state, unit.side)} concealed unit in ${unit.hex} (A12)`;
       return;
     }
-    svg("text", { class: "unit-id", x: cx, y: y + 7 }, g).textContent = unit.id;
-    svg("text", { class: "ratings", x: cx, y: y + 15 }, g).textContent = unit.ratings;
+    const broken = unit.morale === "broken";
+    svg("text", { class: "unit-id", x: 2, y: 6 }, g).textContent = unit.id;
+    svg("text", { class: "kind", x: cx, y: 13.5 }, g).textContent = KIND_MARKS[unit.kind] || words(unit.kind);
+    if (broken) {
+      // The broken side of the counter: a red band over it (A10.2).
+      svg("rect", { class: "broken-band", x: 0, y: 15, width: COUNTER, height: 9 }, g);
+    }
+    svg("text", { class: "ratings", x: cx, y: 22 }, g).textContent = unit.ratings;
     const flags = [];
-    if (unit.morale === "broken") flags.push("BRK");
-    if (unit.morale === "berserk") flags.push("BSK");
-    if (unit.pinned) flags.push("PIN");
+    if (broken) flags.push("broken");
+    if (unit.morale === "berserk") flags.push("berserk");
+    if (unit.pinned) flags.push("pinned");
     if (unit.cx) flags.push("CX");
     // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
     if (unit.hidden) flags.push("HIP");
-    if (unit.concealed) {
-      flags.push("?");
-      svg("text", { class: "own-mark", x: x + COUNTER - 3, y: y + 7 }, g).textContent = "?";
-    }
-    if (flags.length) {
-      svg("text", { class: "state", x: cx, y: y + 22 }, g).textContent = flags.join(" ");
-    }
+    if (unit.concealed) flags.push("concealed");
+    // Markers on the counter, as a player lays them: top right, one under the other.
+    let my = -3;
+    const mark = (kind, label) => {
+      badge(g, kind, label, COUNTER - 10, my, 13);
+      my += 7;
+    };
+    if (unit.pinned) mark("pin", "PIN");
+    if (unit.cx) mark("cx", "CX");
+    if (unit.concealed) mark("own-concealed", "?");
+    if (unit.hidden) mark("hip", "HIP");
+    if (unit.morale === "berserk") mark("berserk", "BSK");
     const held = weaponsHeldBy(state, unit.id);
-    if (held.length) {
-      svg("text", { class: "sw", x: cx, y: y + COUNTER + 5 }, g).textContent =
-        held.map((w) => w.name).join(" ");
-      flags.push(`holds ${held.map((w) => w.name).join(", ")}`);
-    }
+    held.forEach((w, i) => {
+      // The SW with its holder (A4.43): a tag along the counter's foot, the ratings left clear.
+      badge(g, "sw", w.name, 1, COUNTER - 1 + i * 7, Math.max(14, w.name.length * 3.4 + 3));
+    });
+    if (held.length) flags.push(`holds ${held.map((w) => w.name).join(", ")}`);
     title.textContent = `${sideName(state, unit.side)} ${words(unit.kind)} ${unit.id} ${unit.ratings} in ${unit.hex}` +
       (flags.length ? ` (${flags.join(", ")})` : "");
   }
@@ -436,7 +550,27 @@
     return g;
   }
 
-  /** The counters of a position: stacks per hex, "Sewer?" over units below ground, WA on top. */
+  /** Where each of `pieces` counters of a hex goes: a grid about a hex across, centred on the
+   * hex, every counter whole; shrunk (`scale`) only when many share the hex. */
+  function fan(c, pieces) {
+    const columns = Math.ceil(Math.sqrt(pieces));
+    const rows = Math.ceil(pieces / columns);
+    const cell = COUNTER + 2;
+    const scale = Math.min(1, FAN / (columns * cell), FAN / (rows * cell));
+    const size = cell * scale;
+    const spots = [];
+    for (let i = 0; i < pieces; i++) {
+      const row = Math.floor(i / columns);
+      const inRow = Math.min(columns, pieces - row * columns);
+      const x = c.x - (inRow * size) / 2 + (i % columns) * size + scale;
+      const y = c.y - (rows * size) / 2 + row * size + scale;
+      spots.push({ x, y, scale, transform: `translate(${x.toFixed(2)} ${y.toFixed(2)}) scale(${scale.toFixed(3)})` });
+    }
+    return spots;
+  }
+
+  /** The counters of a position: each hex's stack fanned out, "Sewer?" for units below
+   * ground, unpossessed SW as their own counters, WA on top. */
   function drawUnits(state) {
     const layer = el("units");
     if (!layer || !page.geometry) return;
@@ -449,43 +583,46 @@
       if (!byHex.has(unit.hex)) byHex.set(unit.hex, []);
       byHex.get(unit.hex).push(unit);
     }
+    const lyingIn = new Map();
+    for (const w of Object.values(state.weapons || {})) {
+      if (w.held_by) continue;
+      if (!lyingIn.has(w.hex)) lyingIn.set(w.hex, []);
+      lyingIn.get(w.hex).push(w);
+      if (!byHex.has(w.hex)) byHex.set(w.hex, []);
+    }
     for (const [hex, units] of byHex) {
       const c = page.geometry.centres.get(hex);
       if (!c) continue;
       const above = units.filter((u) => !u.underground);
       const below = units.filter((u) => u.underground);
-      const pieces = above.length + (below.length ? 1 : 0);
-      // The picked stack is spread out side by side, so every counter in it can be read.
-      const spread = hex === page.stackHex && pieces > 1;
-      const dx = spread ? COUNTER + 2 : STACK_OFFSET;
-      const dy = spread ? 0 : STACK_OFFSET;
-      let x = c.x - COUNTER / 2 - ((pieces - 1) * dx) / 2;
-      let y = c.y - COUNTER / 2 + ((pieces - 1) * dy) / 2;
+      const lying = lyingIn.get(hex) || [];
+      const spots = fan(c, (below.length ? 1 : 0) + above.length + lying.length);
+      let i = 0;
       if (below.length) {
         // Units below ground show only as "Sewer?", whoever they are (B8.2).
         const sides = [...new Set(below.map((u) => sideName(state, u.side)))].join("/");
-        const g = svg("g", { class: "marker sewer", "data-hex": hex }, layer);
-        svg("rect", { x, y, width: COUNTER, height: COUNTER, rx: 2 }, g);
-        svg("text", { x: x + COUNTER / 2, y: y + COUNTER * 0.6 }, g).textContent = "Sewer?";
+        const g = svg("g", { class: "marker sewer", "data-hex": hex, transform: spots[i].transform }, layer);
+        svg("rect", { x: 0, y: 0, width: COUNTER, height: COUNTER, rx: 2 }, g);
+        svg("text", { x: COUNTER / 2, y: COUNTER * 0.6 }, g).textContent = "Sewer?";
         svg("title", {}, g).textContent = `${sides} unit(s) beneath ${hex} in a sewer or tunnel (B8)`;
-        x += dx;
-        y -= dy;
+        i += 1;
       }
       for (const unit of above) {
-        drawCounter(layer, state, unit, x, y, moving.has(unit.id));
-        x += dx;
-        y -= dy;
+        drawCounter(layer, state, unit, spots[i].transform, moving.has(unit.id));
+        i += 1;
       }
-      const lying = Object.values(state.weapons || {}).filter((w) => w.hex === hex && !w.held_by);
       for (const w of lying) {
-        drawMarker(layer, "weapon", w.name, hex, c.x - COUNTER / 2, c.y + COUNTER / 2 + 1, COUNTER,
-          `${w.name} (${w.id}) lies unpossessed in ${hex} (A4.43)`);
+        const g = svg("g", { class: "marker weapon", "data-hex": hex, transform: spots[i].transform }, layer);
+        svg("rect", { x: 0, y: 4, width: COUNTER, height: 16, rx: 2 }, g);
+        svg("text", { x: COUNTER / 2, y: 14.5 }, g).textContent = w.name;
+        svg("title", {}, g).textContent = `${w.name} (${w.id}) lies unpossessed in ${hex} (A4.43)`;
+        i += 1;
       }
       const holders = above.filter((u) => u.wall_advantage);
       if (holders.length) {
-        // On top of the stack as on the board, but small, so the top counter stays legible.
+        // Beside the stack, at its left, small: the counters and the hex's name stay legible.
         const names = holders.map((u) => (u.concealed ? "?" : u.id)).join(", ");
-        drawMarker(layer, "wall-advantage", "WA", hex, x + COUNTER * 0.45, y - 4, COUNTER * 0.6,
+        drawMarker(layer, "wall-advantage", "WA", hex, c.x - FAN / 2 - 3, c.y - 4.5, 12,
           `Wall Advantage in ${hex}: ${names} (B9.32)`);
       }
     }
@@ -514,6 +651,15 @@
     // The phase line as the rulebook writes it: "RtPh, ATTACKER".
     el("role").textContent = state.over ? "" : `, ${step.attacker_acts ? "ATTACKER" : "DEFENDER"}`;
     el("acting").textContent = state.over ? "Game over" : `${sideName(state, acting)} to act`;
+    el("acting").classList.toggle("you", !state.over && page.side !== null && acting === page.side);
+    // Which side this page plays, first in the banner and in its colour: both players' pages
+    // must not look the same.
+    el("seat").textContent = page.side === null
+      ? (page.review ? "Reviewing an export" : "Watching")
+      : `You play the ${sideName(state, page.side)}`;
+    el("seat").style.background = page.side === null ? "" : sideColour(state, page.side);
+    document.body.classList.toggle("seat-a", page.side === "A");
+    document.body.classList.toggle("seat-b", page.side === "B");
   }
 
   /** During the MPh: what the moving units have spent and have left, from the latest account. */
@@ -537,7 +683,7 @@
       const left = account ? `, ${mf(account.left)} left of ${mf(account.allotment.total)}` : "";
       return `${id}${unit && !unit.concealed ? ` ${unit.ratings}` : ""}: ${mf(spent)} MF spent${left}`;
     });
-    box.textContent = `Moving (A4.1): ${lines.join("; ")}`;
+    setRich(box, `Moving (A4.1): ${lines.join("; ")}`);
   }
 
   function accountsOf(event) {
@@ -561,7 +707,7 @@
     li.appendChild(seq);
     const text = document.createElement("span");
     text.className = "text";
-    text.textContent = entry.text;
+    setRich(text, entry.text);
     li.appendChild(text);
     const roll = entry.event && entry.event.dice_rolled && entry.event.dice_rolled.roll;
     if (roll) li.appendChild(diceOf(roll));
@@ -680,13 +826,18 @@
     drawPlay();
     markList();
     drawControls();
+    // The first position on screen, for measuring the page (BENCHMARKS.md).
+    if (!page.firstRender) {
+      page.firstRender = true;
+      performance.mark("asl-first-render");
+    }
   }
 
   // ---- Talking to the server ------------------------------------------------------------
 
   function status(text, problem) {
     const s = el("status");
-    s.textContent = text;
+    setRich(s, text);
     s.classList.toggle("problem", Boolean(problem));
   }
 
@@ -723,6 +874,10 @@
   }
 
   function onMessage(message) {
+    if (message.pong) {
+      page.pongs += 1;
+      return;
+    }
     if (message.los) {
       drawThread(message.los);
     } else if (message.previewed) {
@@ -745,7 +900,10 @@
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
       const what = page.side === null ? "Watching live" : "Playing live";
+      page.liveWhat = what;
       resendUnanswered();
+      // After a resume the header says so until the game moves on, then is "live" again.
+      page.resumedAt = page.connections > 1 ? joined.version : null;
       liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}` : what);
     } else if (message.reviewing) {
       const reviewing = message.reviewing;
@@ -757,6 +915,12 @@
       status(page.reviewStatus);
     } else if (message.event) {
       page.version = Math.max(page.version, message.event.seq);
+      if (page.resumedAt !== null && page.resumedAt !== undefined && page.version > page.resumedAt) {
+        page.resumedAt = null;
+        liveStatus(page.liveWhat);
+      }
+      // The result of this page's last command stays until someone else's event follows it.
+      if (page.sent.size === 0 && message.event.seq > page.outcomeVersion) clearOutcome();
     } else if (message.record) {
       page.recordAsked = false;
       appendEntries(message.record.entries);
@@ -778,6 +942,7 @@
       status(`${text} (${code})`, true);
       if (!page.joined && ["unknown_game", "bad_token", "bad_export"].includes(code)) {
         page.fatal = true;
+        if (code !== "bad_export") showFatal(code, text);
       } else if (!page.joined && code === "limit_reached") {
         // Perhaps too far behind to resume: the next attempt joins afresh.
         page.resumeRefused = true;
@@ -790,6 +955,24 @@
     refresh();
   }
 
+  /** A link that cannot work (a wrong token, a game this server does not have) takes the whole
+   * page: what went wrong and what to do, instead of an empty board. */
+  function showFatal(code, text) {
+    const box = el("fatal");
+    box.hidden = false;
+    document.body.classList.add("fatal");
+    el("fatal-title").textContent = code === "bad_token"
+      ? "This link's token does not open this game"
+      : "This server has no such game";
+    setRich(el("fatal-detail"), `The server said: ${text}`);
+    el("fatal-help").textContent = code === "bad_token"
+      ? "Check that the whole link was copied (the token is the long part after token=). " +
+        "Each player has their own link and the watch link is a third; whoever created the " +
+        "game with asl new has them all."
+      : "The game id in the link is not on this server: check the link and the server's " +
+        "address, or ask whoever created the game for the link asl new printed.";
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     const ws = new WebSocket(`${scheme}${location.host}/v1`);
@@ -799,6 +982,12 @@
     page.stateAsked = null;
     page.connections += 1;
     ws.onopen = () => {
+      clearInterval(page.keepalive);
+      page.keepalive = setInterval(() => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        page.pings += 1;
+        ws.send(JSON.stringify({ ping: { nonce: page.pings } }));
+      }, KEEPALIVE_MS);
       if (page.review) {
         ws.send(page.review);
         return;
@@ -823,6 +1012,7 @@
     };
     ws.onclose = (close) => {
       if (page.ws !== ws) return;
+      clearInterval(page.keepalive);
       page.joined = false;
       if (page.fatal) return;
       const wait = page.reconnectDelay;
@@ -839,7 +1029,6 @@
   // only when confirmed. Prompts and their answers come from the position the server projects
   // and the events of this side's stream. Legality, costs and consequences are the server's.
 
-  const mine = () => page.side;
   const liveState = () => page.live;
 
   /** The own units of `state`, by id, that are in play. */
@@ -847,9 +1036,13 @@
     return Object.values(state.units).filter((u) => u.side === page.side && !u.eliminated);
   }
 
-  /** A hex clicked (or typed): builds a command from the selection and mode, else spreads the
-   * hex's stack out and follows the LOS tool. */
+  /** A hex clicked (or typed): in LOS mode an end of the thread; else builds a command from
+   * the selection and mode, or lists the hex's stack. */
   function hexClicked(name) {
+    if (page.losMode) {
+      losClick(name);
+      return;
+    }
     const state = liveState();
     if (page.side === null || page.viewing !== null || !state) {
       pickStack(name);
@@ -861,6 +1054,7 @@
         page.bypass = { hex: name, along: [] };
       } else {
         page.bypass.along.push(name);
+        markTarget(name);
         propose({ bypass: { units, hex: page.bypass.hex, along: [...page.bypass.along] } },
           `Bypass ${page.bypass.hex} along ${page.bypass.along.join(", ")}`);
       }
@@ -869,6 +1063,12 @@
     }
     const here = units.length && state.units[units[0]] ? state.units[units[0]].hex : null;
     if (units.length && (name !== here || page.mode === "sewer")) {
+      const why = unavailable(state, page.mode);
+      if (why) {
+        say(why);
+        return;
+      }
+      markTarget(name);
       if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
       } else {
@@ -879,12 +1079,19 @@
     pickStack(name);
   }
 
-  /** Spreads out the stack of `name` on the board and below it, and follows the LOS tool. */
+  /** Lists the stack of `name` below the board, each counter pickable. */
   function pickStack(name) {
     page.stackHex = name;
-    if (page.shown) drawUnits(page.shown);
+    page.stackPickedAt = page.shown ? page.shown.version : null;
     drawStack();
-    losClick(name);
+  }
+
+  /** The hex a proposed move goes to, outlined until the proposal is sent or dropped. */
+  function markTarget(name) {
+    for (const t of document.querySelectorAll(".hex.target")) t.classList.remove("target");
+    if (!name) return;
+    const shape = document.querySelector(`.hex-cell[data-hex="${name}"] polygon`);
+    if (shape) shape.classList.add("target");
   }
 
   /** The stack of the picked hex, spread out: every counter, leader and SW, each pickable. */
@@ -895,10 +1102,19 @@
       box.hidden = true;
       return;
     }
+    // The list follows the picked units where they went: it never shows a hex they left.
+    const picked = [...page.selected].map((id) => state.units[id]).find((u) => u && !u.eliminated);
+    if (picked && page.viewing === null) page.stackHex = picked.hex;
     const hex = page.stackHex;
     const units = Object.values(state.units).filter((u) => u.hex === hex && !u.eliminated);
     const weapons = Object.values(state.weapons || {}).filter((w) =>
       w.hex === hex || (w.held_by && units.some((u) => u.id === w.held_by)));
+    if (!units.length && !weapons.length && page.stackPickedAt !== state.version) {
+      // "no counters" answers a click on an empty hex; once play moves on it is stale.
+      page.stackHex = null;
+      box.hidden = true;
+      return;
+    }
     box.hidden = false;
     box.replaceChildren();
     const head = document.createElement("strong");
@@ -910,6 +1126,7 @@
       const b = document.createElement("button");
       b.type = "button";
       b.className = `unit-pick ${sideClass(state, unit.side)}`;
+      b.style.background = sideColour(state, unit.side);
       b.dataset.unit = unit.id;
       const own = page.side !== null && unit.side === page.side;
       const flags = [];
@@ -981,6 +1198,7 @@
 
   /** Asks the server what `command` would do; the answer is shown with Send and Cancel. */
   function propose(command, label) {
+    clearOutcome();
     const id = page.nextId++;
     page.proposal = { id, command, label, outcome: null };
     el("proposal").hidden = false;
@@ -997,12 +1215,14 @@
     const box = el("proposal");
     if (answer.outcome.allowed) {
       box.classList.remove("refused");
-      el("proposal-text").textContent = `${p.label}: ${answer.outcome.allowed.summary}`;
+      setRich(el("proposal-text"), `${p.label}: ${answer.outcome.allowed.summary}`);
       el("confirm").disabled = false;
+      // Enter sends it, wherever the keyboard was (a form's field too): Send has the focus.
+      el("confirm").focus({ preventScroll: true });
     } else {
       const v = answer.outcome.refused;
       box.classList.add("refused");
-      el("proposal-text").textContent = `${p.label}: refused (${v.rule}): ${v.detail}`;
+      setRich(el("proposal-text"), `${p.label}: refused (${v.rule}): ${v.detail}`);
       el("confirm").disabled = true;
     }
   }
@@ -1016,6 +1236,10 @@
     // the command made the first time instead of playing it twice.
     p.key = exactlyOnceKey();
     page.sent.set(p.id, p);
+    markTarget(null);
+    // Sent from a form's field: the form's work is done, and the keys act on the page again.
+    const active = document.activeElement;
+    if (active && active.closest && active.closest("#forms")) active.blur();
     el("outcome").classList.remove("refused");
     el("outcome").textContent = `${p.label}: sent…`;
     send({ command: { id: p.id, command: p.command, key: p.key } });
@@ -1038,6 +1262,13 @@
     page.proposal = null;
     page.bypass = null;
     el("proposal").hidden = true;
+    markTarget(null);
+  }
+
+  function clearOutcome() {
+    const box = el("outcome");
+    box.replaceChildren();
+    box.classList.remove("refused");
   }
 
   function answered(id, violation, accepted) {
@@ -1048,8 +1279,9 @@
     box.dataset.answered = String(id);
     if (violation) {
       box.classList.add("refused");
-      box.textContent = `${p.label}: refused (${violation.rule}): ${violation.detail}`;
+      setRich(box, `${p.label}: refused (${violation.rule}): ${violation.detail}`);
     } else {
+      page.outcomeVersion = Math.max(page.outcomeVersion, accepted.version);
       box.classList.remove("refused");
       const n = accepted.events.length;
       box.textContent = `${p.label}: done (${n} event${n === 1 ? "" : "s"})`;
@@ -1058,9 +1290,86 @@
     }
   }
 
+  /** The step of play now and who acts in it, from the clock the server sent. */
+  function moment(state) {
+    const step = STEPS[state.clock.step];
+    const attacker = state.clock.player_turn === 1 ? state.scenario.first : other(state.scenario.first);
+    return { step, attacker, acting: step.attacker_acts ? attacker : other(attacker) };
+  }
+
+  /** Why `action` cannot be in this scenario at all for this side (its button is not shown),
+   * or null. */
+  function absent(state, action) {
+    const hexes = Object.values(state.scenario.hexes);
+    const sides = Object.values(state.scenario.hexsides);
+    switch (action) {
+      case "sewer":
+        return hexes.some((h) => h.manhole) ? null : "no Manhole on this map (B8.1)";
+      case "tunnel":
+      case "surface":
+      case "rout_tunnel":
+        // Tunnels are secret (B8.6): a side's projection holds only its own.
+        return (state.tunnels || []).some((t) => t.side === page.side) ? null : "you have no tunnel (B8.6)";
+      case "claim_wa":
+      case "forfeit_wa":
+        return sides.some((h) => ["wall", "hedge", "bocage"].includes(h.feature))
+          ? null : "no wall or hedge on this map (B9.32)";
+      default:
+        return null;
+    }
+  }
+
+  /** Why `action` cannot apply now (its button's hover text; said when its key is pressed), or
+   * null when it may. The server still decides: this only keeps the buttons to what the moment
+   * of play offers. */
+  function unavailable(state, action) {
+    const never = absent(state, action);
+    if (never) return `Not in this game: ${never}.`;
+    if (["hex", "clear", "los"].includes(action)) return null;
+    if (state.over) return "The game is over.";
+    const { step, acting } = moment(state);
+    const now = `now it is the ${step.name} (${step.rule}) and the ${sideName(state, acting)} acts`;
+    switch (action) {
+      case "move":
+      case "bypass":
+      case "double_time":
+      case "sewer":
+      case "tunnel":
+      case "surface":
+        return step.phase === "MPh" && acting === page.side
+          ? null : `Movement is for your MPh (A4): ${now}.`;
+      case "rout_tunnel":
+        return step.phase === "RtPh" && acting === page.side
+          ? null : `Rout is for your RtPh (A10.5): ${now}.`;
+      case "done":
+        return prompts(state).some((f) => f.step && f.yours)
+          ? null : `Nothing of yours to end: ${prompts(state).map((f) => f.text).join(" ")}`;
+      case "propose_end":
+        return state.end_proposal ? "An offer to end the game stands already." : null;
+      default:
+        return null;
+    }
+  }
+
+  /** What ending the current step leads to, from the sequence of play. */
+  function nextStep(state) {
+    const { step } = moment(state);
+    const next = STEPS[(state.clock.step + 1) % STEPS.length];
+    const wraps = state.clock.step + 1 >= STEPS.length;
+    return `End ${step.name}; next: ${wraps ? "the next Player Turn, " : ""}${next.name} (${next.rule})`;
+  }
+
   /** The action buttons and keys. */
   function act(action) {
     const units = [...page.selected];
+    const state = liveState();
+    if (state && page.side !== null) {
+      const why = unavailable(state, action);
+      if (why) {
+        say(why);
+        return;
+      }
+    }
     const need = (what) => {
       if (units.length) return true;
       say(`Select the units to ${what} first: click their hex, then pick them.`);
@@ -1092,7 +1401,16 @@
         if (need("rout through the tunnel")) propose({ rout_through_tunnel: { units } }, `${units.join(" ")} rout through the tunnel`);
         break;
       case "done":
-        propose("done", "Done with this step");
+        propose("done", state ? nextStep(state) : "Done with this step");
+        break;
+      case "propose_end":
+        propose("propose_end", "Offer your opponent to end the game here (they must accept)");
+        break;
+      case "concede":
+        propose("concede", "Concede: give the game up to your opponent");
+        break;
+      case "los":
+        setLosMode(!page.losMode);
         break;
       case "hex":
         el("hex-form").hidden = false;
@@ -1100,6 +1418,7 @@
         break;
       case "clear":
         cancel();
+        if (page.losMode) setLosMode(false);
         page.selected.clear();
         page.mode = "move";
         redrawPicks();
@@ -1150,12 +1469,18 @@
         const hidden = ownUnits(state).filter((u) => u.hidden);
         found.push({
           yours: true,
-          text: `${ids(w.claimants)} attempt to claim WA: you may first place a hidden unit and claim (B9.324).`,
+          text: `The ${sideName(state, them)} ${ids(w.claimants)} ${w.how === "mandatory"
+            ? "must claim Wall Advantage where they stand (B9.323)"
+            : "claim Wall Advantage as they move (B9.322)"}. Before that claim stands, B9.324 lets ` +
+            "you place one of your hidden units along that wall and claim WA for it instead; " +
+            "if you let the moment pass, their claim stands. You are asked each time they claim.",
           answers: hidden.map((u) => [`Place ${u.id} and claim WA`, { place_hidden: { unit: u.id, claim_wall_advantage: true } }])
             .concat([["Let the moment pass", "decline_wall_advantage"]]),
         });
       } else {
-        found.push({ text: `Waiting for the ${sideName(state, w.side)}: it may place a hidden unit before your WA claim (B9.324).` });
+        found.push({ text: `${ids(w.claimants)} ${w.how === "mandatory"
+          ? "must claim Wall Advantage here: they have no in-hex TEM of +1 or more (B9.323), so the claim is not yours to skip"
+          : "claim Wall Advantage"}. Waiting for the ${sideName(state, w.side)}, who may first place a hidden unit and claim (B9.324).` });
       }
     }
     if (state.wa_challenge) {
@@ -1172,10 +1497,17 @@
       }
     }
     if (state.end_proposal && !state.over) {
-      if (state.end_proposal === them) {
-        found.push({ yours: true, text: "Your opponent offers to end the game here.", answers: [["Accept the end", "accept_end"]] });
+      if (state.end_proposal === them && page.endDeclinedAt === state.version) {
+        found.push({ optional: true, text: "You play on: the offer to end lapses when this step ends." });
+      } else if (state.end_proposal === them) {
+        found.push({
+          yours: true,
+          optional: true,
+          text: "Your opponent offers to end the game here.",
+          answers: [["Accept the end", "accept_end"], ["Decline: play on", null]],
+        });
       } else {
-        found.push({ text: "Waiting for your opponent to accept your offer to end the game." });
+        found.push({ optional: true, text: "Waiting for your opponent to accept your offer to end the game." });
       }
     }
     // Answers that the log asks for: the latest event an undo request, adjudications.
@@ -1204,7 +1536,7 @@
       found.push({
         yours: true,
         optional: true,
-        text: `Adjudication #${e.seq}: ${adj.unit} ${adj.outcome} (“${adj.note}”).`,
+        text: `Adjudication #${e.seq}: \`${adj.unit}\` ${adj.outcome}${adj.note ? ` (“${adj.note}”)` : ""}.`,
         answers: [
           ["Accept", { accept_adjudication: { event: e.seq } }],
           ["Dispute", { dispute_adjudication: { event: e.seq, reason: "disputed from the page" } }],
@@ -1216,11 +1548,12 @@
       const attacker = state.clock.player_turn === 1 ? state.scenario.first : other(state.scenario.first);
       const acting = step.attacker_acts ? attacker : other(attacker);
       found.push(acting === me
-        ? { yours: true, text: `Your move: ${step.name} (${step.rule}). Act, then Done (N).` }
-        : { text: `Waiting on the ${sideName(state, acting)}: ${step.name} (${step.rule}).` });
+        ? { yours: true, step: true, text: `Your move: ${step.name} (${step.rule}). Act, then Done (N).` }
+        : { step: true, text: `Waiting on the ${sideName(state, acting)}: ${step.name} (${step.rule}).` });
     }
     if (state.over) found.push({ text: "The game is over." });
-    return found;
+    // What must be answered first, then what may be (the sort keeps each group's order).
+    return found.sort((a, b) => Number(Boolean(a.optional)) - Number(Boolean(b.optional)));
   }
 
   /** The prompt, the selection and the mode, for the side this page plays. */
@@ -1236,7 +1569,7 @@
     for (const f of found) {
       const line = document.createElement("div");
       line.className = `prompt ${f.yours ? "yours" : "theirs"}${f.optional ? " optional" : ""}`;
-      line.append(document.createTextNode(f.text + " "));
+      line.append(setRich(document.createElement("span"), f.text), " ");
       for (const [label, command] of f.answers || []) {
         const b = document.createElement("button");
         b.type = "button";
@@ -1245,7 +1578,15 @@
         const k = document.createElement("kbd");
         k.textContent = key <= 9 ? String(key) : "";
         b.append(k, ` ${label}`);
-        b.addEventListener("click", () => propose(command, label));
+        b.addEventListener("click", () => {
+          if (command !== null) {
+            propose(command, label);
+            return;
+          }
+          // There is no command to decline an end: the offer lapses when its step ends.
+          page.endDeclinedAt = state.version;
+          drawPlay();
+        });
         line.append(b);
         key += 1;
       }
@@ -1266,8 +1607,16 @@
     say(units.length
       ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
       : "Select your units: click a stack, then pick its counters.");
-    for (const b of document.querySelectorAll("#actions button")) {
-      b.classList.toggle("on", b.dataset.action === page.mode);
+    // Only what can apply now is offered; the rest says why on hover (and when its key is
+    // pressed); what this scenario never has is not shown at all.
+    if (unavailable(state, page.mode)) page.mode = "move";
+    for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
+      const action = b.dataset.action;
+      const why = unavailable(state, action);
+      b.hidden = absent(state, action) !== null;
+      b.disabled = why !== null;
+      b.title = why || "";
+      b.classList.toggle("on", action === page.mode && ["move", "bypass", "sewer"].includes(action) && !why);
     }
     const list = el("own-units");
     list.replaceChildren();
@@ -1278,8 +1627,14 @@
     }
   }
 
+  /** Whether `command` is what was previewed and allowed: Enter on it again sends it. */
+  function sameProposal(command) {
+    const p = page.proposal;
+    return Boolean(p && p.outcome && p.outcome.allowed && JSON.stringify(p.command) === JSON.stringify(command));
+  }
+
   function wirePlay() {
-    for (const b of document.querySelectorAll("#actions button")) {
+    for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
       b.addEventListener("click", () => act(b.dataset.action));
     }
     el("confirm").addEventListener("click", confirmProposal);
@@ -1300,14 +1655,25 @@
       const unit = el("adjudicate-unit").value.trim();
       const outcome = el("adjudicate-outcome").value;
       const note = el("adjudicate-note").value;
-      propose({ adjudicate: { unit, outcome, note } }, `Adjudicate ${unit}: ${outcome}`);
+      const command = { adjudicate: { unit, outcome, note } };
+      // Enter in a field of the form sends what was previewed, as the Send button says.
+      if (sameProposal(command)) {
+        confirmProposal();
+        return;
+      }
+      propose(command, `Adjudicate ${unit}: ${outcome}`);
     });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const dice = el("roll-dice").value;
       const purpose = el("roll-purpose").value;
       const note = el("roll-note").value;
-      propose({ roll: { dice, purpose, note } }, `Roll ${dice} for ${words(purpose)}`);
+      const command = { roll: { dice, purpose, note } };
+      if (sameProposal(command)) {
+        confirmProposal();
+        return;
+      }
+      propose(command, `Roll ${dice} for ${words(purpose)}`);
     });
     document.addEventListener("keydown", (e) => {
       if (page.side === null || e.altKey || e.ctrlKey || e.metaKey) return;
@@ -1318,13 +1684,15 @@
         return;
       }
       if (typing) return;
-      // A focused button takes Enter and Space itself (picking a counter, an answer).
-      if (e.target && e.target.tagName === "BUTTON" && (e.key === "Enter" || e.key === " ")) return;
-      if (e.key === "Enter" && page.proposal) {
+      // Enter sends the previewed command, also from Send itself (which has the focus then).
+      const onButton = e.target && e.target.tagName === "BUTTON";
+      if (e.key === "Enter" && page.proposal && (!onButton || e.target === el("confirm"))) {
         e.preventDefault();
         confirmProposal();
         return;
       }
+      // Another focused button takes Enter and Space itself (picking a counter, an answer).
+      if (onButton && (e.key === "Enter" || e.key === " ")) return;
       if (/^[1-9]$/.test(e.key)) {
         const b = document.querySelector(`#prompt button[data-key="${e.key}"]`);
         if (b) {
@@ -1340,7 +1708,7 @@
         el(key === "a" ? "adjudicate-unit" : "roll-dice").focus();
         return;
       }
-      const b = document.querySelector(`#actions button[data-key="${key}"]`);
+      const b = document.querySelector(`#actions button[data-key="${key}"], #game-actions button[data-key="${key}"]`);
       if (b) {
         e.preventDefault();
         act(b.dataset.action);
@@ -1376,6 +1744,15 @@
     document.addEventListener("keydown", (e) => {
       if (e.target && e.target.id === "scrub") return; // the slider handles its own keys
       if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return;
+      if (!e.altKey && !e.ctrlKey && !e.metaKey && (e.key === "l" || e.key === "L")) {
+        e.preventDefault();
+        setLosMode(!page.losMode);
+        return;
+      }
+      if (e.key === "Escape" && page.losMode && page.side === null) {
+        setLosMode(false);
+        return;
+      }
       const keys = { ArrowLeft: () => step(-1), ArrowRight: () => step(1), Home: () => viewAt(1), End: () => viewAt(page.version) };
       if (keys[e.key] && !e.altKey && !e.ctrlKey && !e.metaKey) {
         e.preventDefault();
@@ -1420,6 +1797,7 @@
   }
 
   function start() {
+    el("los-mode").addEventListener("click", () => setLosMode(!page.losMode));
     wireControls();
     wirePlay();
     // A narrower window rewraps the list: keep the latest event (or the replayed one) in view.

@@ -258,6 +258,19 @@ impl Browser {
         }
     }
 
+    /// Presses Enter as a keyboard does, with its text: in a form's field that submits the form
+    /// (`press` sends no text, so it only reaches key handlers).
+    pub async fn enter(&mut self, tab: &Tab) {
+        for kind in ["keyDown", "keyUp"] {
+            self.call(
+                Some(&tab.session),
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": "Enter", "code": "Enter", "text": "\r", "windowsVirtualKeyCode": 13 }),
+            )
+            .await;
+        }
+    }
+
     /// Chooses `file` in the tab's file input `selector`, as a user picking it would.
     pub async fn choose_file(&mut self, tab: &Tab, selector: &str, file: &Path) {
         let document = self
@@ -288,8 +301,11 @@ impl Browser {
         .await;
     }
 
-    /// A PNG of the tab's viewport.
+    /// A PNG of the tab's viewport. The tab is brought to the front first: a background tab
+    /// is not painted, so its capture would never come.
     pub async fn screenshot(&mut self, tab: &Tab) -> Vec<u8> {
+        self.call(Some(&tab.session), "Page.bringToFront", json!({}))
+            .await;
         let shot = self
             .call(
                 Some(&tab.session),

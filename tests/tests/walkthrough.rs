@@ -28,9 +28,9 @@ async fn the_readme_walkthrough_plays_through() {
     let mut out = vec![];
     let status = new(
         &NewArgs {
+            boards: Default::default(),
             server: url.clone(),
             scenario: repo("scenarios/village-outskirts.toml"),
-            boards: None,
             json: true,
             admin_token: None,
             save: None,

@@ -92,11 +92,11 @@ struct Created {
 async fn new_game(server: &TestServer) -> Created {
     let mut out = vec![];
     let args = NewArgs {
+        boards: Default::default(),
         server: ServerArg {
             url: server.url.clone(),
         },
         scenario: repo("scenarios/village-outskirts.toml"),
-        boards: None,
         json: true,
         admin_token: None,
         save: None,
@@ -232,7 +232,9 @@ async fn the_watch_page_follows_a_game_live() {
         std::fs::write(repo("docs/watch-page.png"), &shot).unwrap();
     }
 
-    // The LOS thread: two clicked hexes, the server's verdict and reasons drawn on the map.
+    // The LOS thread: L for the LOS tool, then two clicked hexes; the server's verdict and
+    // reasons drawn on the map.
+    browser.type_key(&tab, "l").await;
     for hex in ["12E3", "12E7"] {
         browser
             .eval(

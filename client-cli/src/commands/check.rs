@@ -20,12 +20,15 @@ pub struct CheckArgs {
     /// Print one JSON object per line, then one with the counts, instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub boards: super::boards::BoardsArg,
 }
 
 pub fn check(args: &CheckArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     let text = read_input(&args.script)?;
     let scenario_path = scenario_path(&args.script, &text, args.scenario.as_deref())?;
-    let scenario = Scenario::from_toml(&read_input(&scenario_path)?)
+    let boards = args.boards.open()?;
+    let scenario = Scenario::from_toml_on(&read_input(&scenario_path)?, boards.as_ref())
         .map_err(|e| Failure::Input(e.in_file(&scenario_path.display().to_string())))?;
     let lines = parse_script(&text, &scenario).map_err(|e| {
         Failure::Input(format!(

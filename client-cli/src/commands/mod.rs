@@ -4,6 +4,7 @@
 //! The argument structs derive `clap::Args` so the binary's parser is built from them, and
 //! tests build them by hand.
 
+pub mod boards;
 pub mod check;
 pub mod export;
 pub mod import;

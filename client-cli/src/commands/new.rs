@@ -15,9 +15,6 @@ pub struct NewArgs {
     /// The scenario file (TOML), or a VASL saved game (`.vsav`) to import first
     /// (docs/vasl-import.md).
     pub scenario: PathBuf,
-    /// For a `.vsav`: the directory of VASL's board archives its boards must be found in.
-    #[arg(long, env = "ASL_VASL_BOARDS")]
-    pub boards: Option<PathBuf>,
     /// Print one JSON object {game, sides, tokens} instead of text.
     #[arg(long)]
     pub json: bool,
@@ -28,6 +25,8 @@ pub struct NewArgs {
     /// `--game NAME --token german` (see `asl help run`).
     #[arg(long, value_name = "NAME")]
     pub save: Option<String>,
+    #[command(flatten)]
+    pub boards: super::boards::BoardsArg,
 }
 
 pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
@@ -37,7 +36,8 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     let text = scenario_text(args)?;
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
-    Scenario::from_toml(&text)
+    let boards = args.boards.open()?;
+    Scenario::from_toml_on(&text, boards.as_ref())
         .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
@@ -70,9 +70,9 @@ fn scenario_text(args: &NewArgs) -> Result<String, Failure> {
     if !is_save {
         return read_input(&args.scenario);
     }
-    let boards = args.boards.as_deref().ok_or_else(|| {
+    let boards = args.boards.dir.as_deref().ok_or_else(|| {
         Failure::Input(format!(
-            "{} is a VASL saved game: give --boards DIR (or ASL_VASL_BOARDS), the directory of VASL's board archives",
+            "{} is a VASL saved game: give --boards DIR (or ASL_BOARDS), the directory of VASL's board archives",
             args.scenario.display()
         ))
     })?;
@@ -379,7 +379,7 @@ mod tests {
                 url: "ws://127.0.0.1:1".into(),
             },
             scenario: save,
-            boards: None,
+            boards: Default::default(),
             json: false,
             admin_token: None,
             save: None,
@@ -387,7 +387,7 @@ mod tests {
         let err = scenario_text(&args).unwrap_err();
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("give --boards DIR"), "{err}");
-        args.boards = Some(dir.path().join("boards"));
+        args.boards.dir = Some(dir.path().join("boards"));
         let scenario = scenario_text(&args).unwrap();
         assert!(scenario.contains("name = \"Hill 621\""), "{scenario}");
         assert!(scenario.contains("boards = [[\"2\"]]"), "{scenario}");
@@ -400,12 +400,12 @@ mod tests {
         let path = dir.path().join("bad.toml");
         std::fs::write(&path, "name = \"x\"\nturns = 0\n").unwrap();
         let args = NewArgs {
+            boards: Default::default(),
             // Nothing listens here: reaching the network would fail with exit code 3, not 2.
             server: ServerArg {
                 url: "ws://127.0.0.1:1".into(),
             },
             scenario: path.clone(),
-            boards: None,
             json: false,
             admin_token: None,
             save: None,

@@ -122,7 +122,7 @@ impl LosMap {
     /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
     pub fn new(scenario: &Scenario) -> LosMap {
         let mut boards: BTreeMap<Option<u16>, Vec<Cell>> = BTreeMap::new();
-        for (hex, spec) in &scenario.hexes {
+        for (hex, spec) in scenario.hexes.iter() {
             let grid = boards
                 .entry(hex.board)
                 .or_insert_with(|| vec![EMPTY; GRID_COLUMNS * GRID_ROWS]);
@@ -148,7 +148,7 @@ impl LosMap {
                 sides: [None; 6],
             };
         }
-        for (side, spec) in &scenario.hexsides {
+        for (side, spec) in scenario.hexsides.iter() {
             let Some(feature) = scenario.hexside_feature(*side) else {
                 continue;
             };
@@ -571,6 +571,17 @@ struct Trace<'a> {
     walls: Vec<Hexside>,
 }
 
+/// What casts Blind Hexes, for their count (A6.41, A6.42, B9.531, B10.23).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Blind {
+    /// A hex obstacle (woods, building, orchard in season …) or a bocage hexspine: at least one.
+    Obstacle,
+    /// A bocage hexside, read as a Single-Story House behind it (B9.52): may come to zero.
+    BocageHexside,
+    /// The ground of a hill: no Blind Hex of its own, may come to zero (B10.23).
+    Crest,
+}
+
 /// How an obstacle of a given top meets this LOS.
 enum Effect {
     None,
@@ -612,10 +623,14 @@ impl Trace<'_> {
         }
     }
 
-    /// Whether the lower end lies in the Blind Hexes an obstacle of `top` at `at` (a hex, or
-    /// the farther of a hexspine's two) casts away from the higher end (A6.4, A6.42, B10.23);
-    /// `at_least_one` for a bocage hexspine (B9.531).
-    fn blind(&self, at: Hex, top: Halves, at_least_one: bool) -> bool {
+    /// Whether the lower end lies in the Blind Hexes that `kind` of obstacle, its top at `top`,
+    /// at `at` (a hex, or the farther of a hexspine's two) casts away from the higher end.
+    /// A6.4/A6.41: an obstacle leaves its own Blind Hex plus one per full five hexes of range
+    /// from the higher end to it; A6.42: one fewer for each full level the higher end stands
+    /// above the obstacle's top beyond the first, never below one — except behind a bocage
+    /// hexside (B9.531), which may come to zero. A bare crest line (B10.23) leaves no Blind Hex
+    /// of its own, only the one per five hexes of range, and may come to zero too.
+    fn blind(&self, at: Hex, top: Halves, kind: Blind) -> bool {
         let (high, low) = if self.from.level >= self.to.level {
             (self.from, self.to)
         } else {
@@ -626,10 +641,11 @@ impl Trace<'_> {
             return false;
         };
         let beyond = i64::from(total) - i64::from(to_obstacle);
-        let base = i64::from((to_obstacle / BLIND_HEX_RANGE_STEP).max(1));
-        let advantage = i64::from((high.level - top) / 2) - 1;
-        let floor = i64::from(at_least_one);
-        let count = (base - advantage.max(0)).max(floor);
+        let by_range = i64::from(to_obstacle / BLIND_HEX_RANGE_STEP);
+        let own = i64::from(kind != Blind::Crest);
+        let advantage = (i64::from((high.level - top) / 2) - 1).max(0);
+        let floor = i64::from(kind == Blind::Obstacle);
+        let count = (own + by_range - advantage).max(floor);
         beyond >= 1 && beyond <= count
     }
 
@@ -653,9 +669,9 @@ impl Trace<'_> {
         }
     }
 
-    /// The hindrance of `hex`, once per hex; `target_hex` for the target's own, which counts
-    /// whatever the levels.
-    fn hinder(&mut self, hex: Hex, target_hex: bool) {
+    /// The hindrance of `hex`, a hex between the two ends, once per hex (A6.1; neither end's
+    /// own hex hinders, B12.2, B14.21, B17.2).
+    fn hinder(&mut self, hex: Hex) {
         let at = slot(hex.column, hex.row);
         if self.hindered[at / 64] & (1 << (at % 64)) != 0 {
             return;
@@ -668,7 +684,7 @@ impl Trace<'_> {
         let obstacle_now = los.obstacle_to_higher_months.is_some()
             && in_months(los.obstacle_to_higher_months, self.map.month)
             && self.lo < self.hi;
-        if obstacle_now && !target_hex {
+        if obstacle_now {
             return; // an obstacle to this LOS instead (B14)
         }
         if los.same_level_only && !(self.lo == self.hi && self.hi == cell.level) {
@@ -676,12 +692,11 @@ impl Trace<'_> {
         }
         let row = cell.terrain.row();
         let top = cell.level + 2;
-        let counts = target_hex
-            || match self.terrain_effect(top) {
-                Effect::Blocks => true,
-                Effect::Over => self.blind(hex, top, false),
-                Effect::None => false,
-            };
+        let counts = match self.terrain_effect(top) {
+            Effect::Blocks => true,
+            Effect::Over => self.blind(hex, top, Blind::Obstacle),
+            Effect::None => false,
+        };
         if counts {
             self.hindered[at / 64] |= 1 << (at % 64);
             self.hindrance = self.hindrance.saturating_add(los.hindrance);
@@ -707,7 +722,7 @@ impl Trace<'_> {
                     levels(ground)
                 )
             }
-            Effect::Over if self.blind(hex, ground, false) => {
+            Effect::Over if self.blind(hex, ground, Blind::Crest) => {
                 return block!(self,
                     "the crest of the level {} hill in {hex} leaves a Blind Hex where the lower end stands (A6.4, B10.23)",
                     levels(ground)
@@ -734,7 +749,8 @@ impl Trace<'_> {
                 row.rule
             ),
             Effect::Over
-                if (row.los.blind_hexes || in_season_obstacle) && self.blind(hex, top, false) =>
+                if (row.los.blind_hexes || in_season_obstacle)
+                    && self.blind(hex, top, Blind::Obstacle) =>
             {
                 block!(self,
                     "{} in {hex} (level {}) leaves a Blind Hex where the lower end stands ({}, A6.4)",
@@ -814,7 +830,7 @@ impl Trace<'_> {
                 // The hex behind the hexside from the higher end holds a virtual one-level
                 // obstacle, a "Single-Story House" (B9.52).
                 let behind = self.farther_of(side);
-                if self.blind(behind, top, false) {
+                if self.blind(behind, top, Blind::BocageHexside) {
                     block!(
                         self,
                         "the bocage on {side} leaves a Blind Hex behind {behind} (B9.52, A6.4)"
@@ -877,7 +893,7 @@ impl Trace<'_> {
                 ),
                 Effect::Over => {
                     let far = self.farther_of(side);
-                    if self.blind(far, top, true) {
+                    if self.blind(far, top, Blind::Obstacle) {
                         block!(self,
                             "the bocage hexspine {side} is a one-level obstacle leaving at least one Blind Hex (B9.52, B9.531)"
                         );
@@ -1029,7 +1045,7 @@ pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<Los
                         t.hex_obstacle_ground_only(h);
                     }
                     t.bocage_house(h);
-                    t.hinder(h, false);
+                    t.hinder(h);
                 }
                 Meet::Cross(h, i) => {
                     if let Some((side, s)) = t.side(h, i) {
@@ -1066,10 +1082,8 @@ pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<Los
                         }
                     }
                     for x in [h, n] {
-                        if !(x == from.hex && matches!(from.point, Point::Centre))
-                            && t.cell(x).present
-                        {
-                            t.hinder(x, x == to.hex);
+                        if !t.is_end(x) && t.cell(x).present {
+                            t.hinder(x);
                         }
                     }
                 }
@@ -1105,9 +1119,8 @@ pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<Los
     if explain && !path.contains(&to.hex) {
         path.push(to.hex);
     }
-    if to.hex != from.hex && !matches!(to.point, Point::Vertex(_)) {
-        t.hinder(to.hex, true); // the target's own hindrance counts, the viewer's does not
-    }
+    // Neither end's own hex hinders: only hexes between firer and target do (B12.2, B14.21,
+    // B17.2), so the answer is the same whichever end fires.
     t.entrenchment();
     let verdict = if t.blocked {
         Verdict::Blocked
@@ -1215,7 +1228,7 @@ impl Trace<'_> {
                 .flatten()
         });
         if let Some(side) = facing {
-            if self.blind(hex, top, false) {
+            if self.blind(hex, top, Blind::BocageHexside) {
                 block!(self,
                     "behind the bocage on {side}, {hex} is as if it held a Single-Story House: the lower end is in its Blind Hex (B9.52, A6.4)"
                 );
@@ -1232,7 +1245,7 @@ impl Trace<'_> {
                 "the hill at level {} in {hex} stands in the way (B10.2)",
                 levels(ground)
             ),
-            Effect::Over if self.blind(hex, ground, false) => block!(self,
+            Effect::Over if self.blind(hex, ground, Blind::Crest) => block!(self,
                 "the crest of the level {} hill in {hex} leaves a Blind Hex where the lower end stands (A6.4, B10.23)",
                 levels(ground)
             ),

@@ -9,8 +9,10 @@ use super::toml_place::{field_at, place_at, place_of, Place};
 use crate::board::hex::{Hex, Hexside};
 use crate::board::terrain::{Fortification, HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Longest scenario we accept, in Game Turns; published scenarios run far shorter.
 pub const TURNS_MAX: u16 = 30;
@@ -67,6 +69,40 @@ pub enum UnitKind {
     Concealed,
 }
 
+/// Personnel stacking limits per side per Location (A5.1): three squads or their equivalents
+/// (counted here in half-squads) and four SMC. Each level of a hex is a Location of its own.
+pub const STACK_HALF_SQUADS_MAX: u16 = 6;
+/// Single-Man Counters one side may stack in one Location without overstacking (A5.1).
+pub const STACK_SMC_MAX: u16 = 4;
+
+/// A side's Personnel in one Location as stacking counts them (A5.1): squad equivalents in
+/// half-squads, and SMC. Dummies and vehicles are not Personnel stacking counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stack {
+    pub half_squads: u16,
+    pub smc: u16,
+}
+
+impl Stack {
+    pub fn add(&mut self, kind: UnitKind) {
+        match kind {
+            UnitKind::Squad => self.half_squads += 2,
+            UnitKind::HalfSquad | UnitKind::Crew => self.half_squads += 1,
+            UnitKind::Leader | UnitKind::Hero => self.smc += 1,
+            _ => {}
+        }
+    }
+    /// Whole squad equivalents beyond the limit, a half rounded up (A5.11: FRU).
+    pub fn squads_over(&self) -> u16 {
+        self.half_squads
+            .saturating_sub(STACK_HALF_SQUADS_MAX)
+            .div_ceil(2)
+    }
+    pub fn overstacked(&self) -> bool {
+        self.half_squads > STACK_HALF_SQUADS_MAX || self.smc > STACK_SMC_MAX
+    }
+}
+
 impl UnitKind {
     /// Multi-Man Counters: squads, half-squads, crews (A1.1).
     pub fn is_mmc(self) -> bool {
@@ -116,8 +152,12 @@ pub struct Scenario {
     /// Month of the year (1–12), for seasonal terrain such as Grain (B15); 0 = not given.
     pub month: u8,
     pub ssr: Ssr,
-    pub hexes: BTreeMap<Hex, HexSpec>,
-    pub hexsides: BTreeMap<Hexside, HexsideSpec>,
+    /// Shared between every scenario with the same map ([`intern`]): a game on real boards
+    /// would otherwise hold its own copy of every hex of every board.
+    #[serde(deserialize_with = "interned")]
+    pub hexes: Arc<BTreeMap<Hex, HexSpec>>,
+    #[serde(deserialize_with = "interned")]
+    pub hexsides: Arc<BTreeMap<Hexside, HexsideSpec>>,
     pub units: BTreeMap<UnitId, UnitSpec>,
     pub weapons: BTreeMap<String, WeaponSpec>,
     /// Secretly recorded tunnels (B8.6): known only to their owner.
@@ -125,7 +165,83 @@ pub struct Scenario {
     /// The map as LOS sees it, built on first need (`LosMap::of`); not part of the data.
     #[serde(skip)]
     pub(crate) los: crate::board::los::LosCache,
+    /// The real boards the map is made of (`[map] boards`), each named with its archive's
+    /// version and digest; `None` for a hand-typed map. Their hexes are in `hexes`, read off
+    /// the boards when the scenario was checked; LOS is traced over their terrain grids.
+    #[serde(default)]
+    pub map: Option<MapSpec>,
 }
+
+/// The one shared copy of a map equal to `value`: every scenario on the same boards (and the
+/// same changes to them) holds the same hexes, however many games are loaded. Keyed by the
+/// map's encoding; a copy no scenario holds any more is dropped.
+pub fn intern<T>(value: T) -> Arc<T>
+where
+    T: Serialize + Eq + Send + Sync + 'static,
+{
+    type Table = Mutex<HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>>;
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    let key = (
+        std::any::TypeId::of::<T>(),
+        *blake3::hash(
+            &bincode::serde::encode_to_vec(&value, bincode::config::standard())
+                .expect("a map always encodes"),
+        )
+        .as_bytes(),
+    );
+    let mut table = TABLE
+        .get_or_init(Default::default)
+        .lock()
+        .expect("intern table lock");
+    if let Some(shared) = table.get(&key).and_then(Weak::upgrade) {
+        if let Ok(shared) = shared.downcast::<T>() {
+            if *shared == value {
+                return shared;
+            }
+        }
+    }
+    if table.len() >= INTERNED_MAX {
+        table.retain(|_, weak| weak.strong_count() > 0);
+    }
+    let shared = Arc::new(value);
+    let erased: Arc<dyn Any + Send + Sync> = shared.clone();
+    table.insert(key, Arc::downgrade(&erased));
+    shared
+}
+
+/// Entries the interner keeps before it sweeps out the ones no scenario holds.
+const INTERNED_MAX: usize = 4_096;
+
+fn interned<'de, D, T>(deserializer: D) -> Result<Arc<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Serialize + Eq + Send + Sync + 'static,
+{
+    T::deserialize(deserializer).map(intern)
+}
+
+/// A map of real boards, as the scenario file lays them out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MapSpec {
+    /// Rows north to south, boards west to east.
+    pub rows: Vec<Vec<PlacedBoard>>,
+}
+
+/// One board of a [`MapSpec`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacedBoard {
+    /// VASL's board name, a number (`1` for archive `bd01`): hexes on it are `1A1` …
+    pub board: u16,
+    /// Turned 180° (`"2r"` in the file).
+    pub rotated: bool,
+    /// The archive's board version (`6.1`).
+    pub version: String,
+    /// blake3 of the archive, hex: a replay elsewhere finds the same board by it.
+    pub digest: String,
+}
+
+/// Most boards on one map: a campaign-size map of 3 × 3 geomorphic boards.
+pub const MAP_BOARDS_MAX: usize = 9;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SideSpec {
@@ -180,6 +296,10 @@ pub struct HexSpec {
     /// more than one storey, B23); `None` = the table's.
     #[serde(default)]
     pub obstacle_height: Option<u8>,
+    /// A real board's terrain the engine's chart has no row for (VASL's name, `Swamp`): the
+    /// hex is carried as it is, and a rule that would need its terrain refuses, naming it.
+    #[serde(default)]
+    pub unmodelled: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,6 +324,9 @@ pub struct HexsideSpec {
     /// claim WA over it.
     #[serde(default)]
     pub roadblock: bool,
+    /// A real board's hexside terrain the engine does not model (VASL's name, `Cliff`).
+    #[serde(default)]
+    pub unmodelled: Option<String>,
 }
 
 /// Ratings as printed on the counter: firepower-range-morale for MMC (`4-6-7`), morale and
@@ -316,6 +439,8 @@ pub(crate) fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> Sce
 #[serde(deny_unknown_fields)]
 struct File {
     name: String,
+    #[serde(default)]
+    map: Option<MapFile>,
     turns: u16,
     #[serde(default)]
     month: u8,
@@ -335,6 +460,14 @@ struct File {
     weapons: Vec<WeaponFile>,
     #[serde(default)]
     tunnels: Vec<TunnelFile>,
+}
+
+/// `[map]`: the real boards the scenario is played on.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MapFile {
+    /// Rows north to south of boards west to east, as VASL names them (`"2r"`: turned 180°).
+    boards: Vec<Vec<String>>,
 }
 
 /// A rectangle of hexes with the same terrain: a quick way to lay down a board section.
@@ -457,7 +590,16 @@ impl Scenario {
     /// Reads a scenario file's text and checks everything the board can check on its own.
     /// [`Scenario::from_toml`], in the rules layer (`rules::wall_advantage`), adds the setup
     /// checks that need the rules, such as Wall Advantage claimed at setup (B9.32–B9.35).
+    #[cfg(test)]
     pub(crate) fn read_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::read_toml_on(text, None)
+    }
+
+    /// As [`Scenario::read_toml`], with the boards a `[map]` may name.
+    pub(crate) fn read_toml_on(
+        text: &str,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse(
                 "(file)",
@@ -478,7 +620,7 @@ impl Scenario {
                 at: start.map(|s| place_at(text, s)),
             }
         })?;
-        file.check().map_err(|e| e.located(text))
+        file.check(boards).map_err(|e| e.located(text))
     }
 
     pub fn side(&self, side: Side) -> &SideSpec {
@@ -534,7 +676,10 @@ impl File {
             })
     }
 
-    fn check(self) -> Result<Scenario, ScenarioError> {
+    fn check(
+        self,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
         if self.name.trim().is_empty() {
             return Err(refuse("name", "must not be empty"));
         }
@@ -566,6 +711,11 @@ impl File {
         let first = self.side("first", &self.first)?;
 
         let mut hexes: BTreeMap<Hex, HexSpec> = BTreeMap::new();
+        let mut board_sides: BTreeMap<Hexside, HexsideSpec> = BTreeMap::new();
+        let map = match &self.map {
+            None => None,
+            Some(file) => Some(read_map(file, boards, &mut hexes, &mut board_sides)?),
+        };
         for (i, area) in self.area.iter().enumerate() {
             let field = format!("area[{i}]");
             let from = parse_hex(&format!("{field}.from"), &area.from)?;
@@ -592,6 +742,7 @@ impl File {
                             water_obstacle: false,
                             obstacle_inset: false,
                             obstacle_height: None,
+                            unmodelled: None,
                         },
                     );
                 }
@@ -670,13 +821,14 @@ impl File {
                     water_obstacle: h.water_obstacle,
                     obstacle_inset: h.obstacle_touches.is_some(),
                     obstacle_height,
+                    unmodelled: None,
                 },
             );
         }
         if hexes.is_empty() {
             return Err(refuse(
                 "hexes",
-                "the map is empty; give [[area]] or [[hexes]]",
+                "the map is empty; give [map] boards, [[area]] or [[hexes]]",
             ));
         }
         if hexes.len() > MAP_HEXES_MAX {
@@ -684,6 +836,7 @@ impl File {
         }
 
         let mut hexsides = BTreeMap::new();
+        let mut from_boards = board_sides;
         for (i, s) in self.hexsides.iter().enumerate() {
             let field = format!("hexsides[{i}].hexside");
             let side: Hexside = s.hexside.parse().map_err(|e| refuse(&field, e))?;
@@ -704,6 +857,7 @@ impl File {
                 touches_obstacle: s.touches_obstacle,
                 breach: s.breach,
                 roadblock: s.roadblock,
+                unmodelled: None,
             };
             if s.roadblock {
                 let bridged = [side.a, side.b].iter().any(|h| {
@@ -721,7 +875,10 @@ impl File {
             if hexsides.insert(side, spec).is_some() {
                 return Err(refuse(&field, format!("{side} is listed twice")));
             }
+            // The scenario's own entry replaces what the board shows there.
+            from_boards.remove(&side);
         }
+        hexsides.extend(from_boards);
 
         let mut units = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
@@ -940,19 +1097,88 @@ impl File {
             turns: self.turns,
             month: self.month,
             ssr: self.ssr,
-            hexes,
-            hexsides,
+            hexes: intern(hexes),
+            hexsides: intern(hexsides),
             units,
             weapons,
             tunnels,
             los: Default::default(),
+            map,
         })
     }
 }
 
+/// Lays out the boards `[map]` names, reading their hexes and hexsides off their grids.
+fn read_map(
+    file: &MapFile,
+    boards: Option<&crate::board::vasl::library::Boards>,
+    hexes: &mut BTreeMap<Hex, HexSpec>,
+    hexsides: &mut BTreeMap<Hexside, HexsideSpec>,
+) -> Result<MapSpec, ScenarioError> {
+    use crate::board::vasl::{import, library};
+    let Some(boards) = boards else {
+        return Err(refuse(
+            "map.boards",
+            "the scenario is played on real boards: name the directory of VASL board archives with --boards DIR or ASL_BOARDS",
+        ));
+    };
+    let count: usize = file.boards.iter().map(Vec::len).sum();
+    if file.boards.is_empty() || count == 0 {
+        return Err(refuse("map.boards", "names no board"));
+    }
+    if count > MAP_BOARDS_MAX {
+        return Err(refuse(
+            "map.boards",
+            format!("{count} boards; a map holds at most {MAP_BOARDS_MAX}"),
+        ));
+    }
+    let width = file.boards[0].len();
+    let mut rows = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (r, row) in file.boards.iter().enumerate() {
+        if row.len() != width {
+            return Err(refuse(
+                format!("map.boards[{r}]"),
+                format!(
+                    "has {} boards but the first row has {width}: rows of a map are equally long",
+                    row.len()
+                ),
+            ));
+        }
+        let mut placed = Vec::new();
+        for (c, text) in row.iter().enumerate() {
+            let field = format!("map.boards[{r}][{c}]");
+            let name = library::board_name(text).map_err(|e| refuse(&field, e))?;
+            if !seen.insert(name.number) {
+                return Err(refuse(
+                    &field,
+                    format!(
+                        "board {} is named twice; its hex names would not say which copy",
+                        name.number
+                    ),
+                ));
+            }
+            let archive = boards.board(&name.name).map_err(|e| refuse(&field, e))?;
+            let read = import::board_hexes(&archive, name.number, boards.table());
+            let (board_hexes, board_sides) = import::scenario_hexes(&read);
+            hexes.extend(board_hexes);
+            hexsides.extend(board_sides);
+            placed.push(PlacedBoard {
+                board: name.number,
+                rotated: name.rotated,
+                version: archive.metadata.version.clone(),
+                digest: data_encoding::HEXLOWER.encode(&archive.digest),
+            });
+        }
+        rows.push(placed);
+    }
+    Ok(MapSpec { rows })
+}
+
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one
 /// (B-terrain summary: none in runway hexes but Wire/roadblocks, B7; none in crag but Wire,
-/// B17; no entrenchment in sunken or elevated road, on a paved road, or on a bridge, B3–B6).
+/// B17; none in marsh, B16, nor in a building, B23; no entrenchment in sunken or elevated
+/// road, on a paved road, or on a bridge, B3–B6).
 fn check_fortifications(
     field: &str,
     hex: Hex,
@@ -975,6 +1201,10 @@ fn check_fortifications(
             Terrain::Crag if *f != Fortification::Wire => {
                 Some("a crag hex holds no fortification but Wire (B17)")
             }
+            Terrain::Marsh => Some("a marsh hex holds no fortification (B16)"),
+            Terrain::StoneBuilding | Terrain::WoodenBuilding => Some(
+                "a building hex holds no fortification but a minefield or its own fortifying (B23), and neither is modelled",
+            ),
             Terrain::SunkenRoad | Terrain::ElevatedRoad if entrenchment => {
                 Some("no entrenchment in a sunken or elevated road hex (B4, B5)")
             }
@@ -1244,7 +1474,7 @@ hex = "1B2"
     }
 
     /// B9.32's fortifications: a unit's place must exist in its hex, terrain limits where
-    /// they go (B3–B7, B17), and a Roadblock is modelled only at a bridge.
+    /// they go (B3–B7, B16, B17, B23), and a Roadblock is modelled only at a bridge.
     #[test]
     fn fortifications_checked() {
         let e = refused(&MINIMAL.replace("hex = \"1B2\"", "hex = \"1B2\"\nentrenched = true"));
@@ -1254,6 +1484,20 @@ hex = "1B2"
         );
         let e = refused(&foxhole);
         assert!(e.reason.contains("B7"), "{e}");
+        // The chart forbids them in marsh (B16) and buildings (B23) too.
+        for (terrain, rule) in [
+            ("marsh", "B16"),
+            ("stone_building", "B23"),
+            ("wooden_building", "B23"),
+        ] {
+            for f in ["foxhole", "wire", "pillbox"] {
+                let placed = format!(
+                    "{MINIMAL}\n[[hexes]]\nhex = \"1A1\"\nterrain = \"{terrain}\"\nfortifications = [\"{f}\"]\n"
+                );
+                let e = refused(&placed);
+                assert!(e.reason.contains(rule), "{terrain} {f}: {e}");
+            }
+        }
         let roadblock =
             format!("{MINIMAL}\n[[hexsides]]\nhexside = \"1A1-1A2\"\nroadblock = true\n");
         let e = refused(&roadblock);

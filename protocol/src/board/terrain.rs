@@ -127,7 +127,8 @@ pub struct LosRow {
     pub blind_hexes: bool,
     /// Hindrance DRM added for each hex of it the LOS passes through (A6.1 chart; B12–B18).
     pub hindrance: u8,
-    /// The hindrance affects only LOS between Locations at its own level (B15 Grain).
+    /// The hindrance affects only LOS between Locations at its own level (B12.2 brush, B15
+    /// grain, B16 marsh, B17.2 crag, B18 graveyard).
     pub same_level_only: bool,
     /// Months (first, last; 1–12) in which the LOS effect exists at all (B15 Grain: June–
     /// September); `None` = all year. Out of these months the hex is Open Ground for LOS.
@@ -158,6 +159,14 @@ impl LosRow {
         LosRow {
             hindrance: drm,
             ..LosRow::NONE
+        }
+    }
+    /// A hindrance to a LOS traced at its own level only: both ends at the hex's base level
+    /// (brush B12.2, crag B17.2, marsh B16, graveyard B18, grain B15).
+    const fn same_level_hindrance(drm: u8) -> LosRow {
+        LosRow {
+            same_level_only: true,
+            ..LosRow::hindrance(drm)
         }
     }
 }
@@ -228,7 +237,7 @@ pub const TERRAIN_TABLE: &[TerrainRow] = &[
     row(Terrain::Runway, "B7", "Runway", mf(2), -1, -1),
     los(
         row(Terrain::Brush, "B12", "Brush", mf(4), 0, 0),
-        LosRow::hindrance(1),
+        LosRow::same_level_hindrance(1),
     ),
     los(
         obstacle(row(Terrain::Woods, "B13", "Woods", mf(4), 1, -1)),
@@ -270,15 +279,15 @@ pub const TERRAIN_TABLE: &[TerrainRow] = &[
     },
     los(
         row(Terrain::Marsh, "B16", "Marsh", EntryCost::AllMf, 0, 0),
-        LosRow::hindrance(1),
+        LosRow::same_level_hindrance(1),
     ),
     los(
         row(Terrain::Crag, "B17", "Crag", mf(4), 1, 1),
-        LosRow::hindrance(1),
+        LosRow::same_level_hindrance(1),
     ),
     los(
         row(Terrain::Graveyard, "B18", "Graveyard", mf(2), 1, 1),
-        LosRow::hindrance(1),
+        LosRow::same_level_hindrance(1),
     ),
     // A Depression for LOS (B19), not drawn by the LOS model (docs/los.md).
     row(Terrain::Gully, "B19", "Gully", mf(4), 0, 0),

@@ -502,6 +502,27 @@ impl Game {
         self.units_in(hex).filter(|u| u.underground.is_none())
     }
 
+    /// The level, in half levels, of a unit on an upper level of its hex (a building storey
+    /// or rooftop, B23): the scenario's `level` while the unit stays in its setup hex, when it
+    /// is above the hex's base level. `None` at ground level and below ground. Each level of
+    /// a hex is a Location of its own (A5.1), for every rule, not only for LOS.
+    pub fn upper_level(&self, unit: &Unit) -> Option<i16> {
+        if unit.underground.is_some() {
+            return None;
+        }
+        let spec = self.scenario.units.get(&unit.id)?;
+        let base = i16::from(self.scenario.hexes.get(&unit.hex)?.elevation) * 2;
+        spec.level.filter(|l| spec.hex == unit.hex && *l > base)
+    }
+
+    /// Whether two units are in one Location: the same hex, at the same level, both above
+    /// ground or both in the same place below it.
+    pub fn same_location(&self, a: &Unit, b: &Unit) -> bool {
+        a.hex == b.hex
+            && a.underground.is_some() == b.underground.is_some()
+            && self.upper_level(a) == self.upper_level(b)
+    }
+
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {

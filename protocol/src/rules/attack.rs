@@ -73,9 +73,7 @@ pub(super) fn declare(
                 None => !into_sewer,
             }
     };
-    if !into_sewer {
-        check_los(game, firers, target, &targets)?;
-    }
+    let seen = into_sewer || sees(game, firers, target, &targets);
     if !game.units_in(target).any(|u| targets(&u)) {
         return Err(RuleViolation::new(
             if into_sewer { "B8.3" } else { "A7" },
@@ -90,12 +88,19 @@ pub(super) fn declare(
             ),
         ));
     }
-    Ok(vec![Event::AttackDeclared {
+    let declared = Event::AttackDeclared {
         by,
         firers: firers.to_vec(),
         target,
         into_sewer,
-    }])
+    };
+    if !seen {
+        // A6.11: the LOS check after the declaration shows no LOS. The attack is not made,
+        // but the declaring units still count as having fired for everything (a unit that
+        // did so in its PFPh does not move, A4.1): declared, and over at once.
+        return Ok(vec![declared, Event::AttackResolved { by, target }]);
+    }
+    Ok(vec![declared])
 }
 
 /// Who may fire at what below ground (B8.2, B8.3, B8.43, B8.6): nobody in a tunnel fires or is
@@ -165,50 +170,33 @@ fn check_line_of_fire(
     }
 }
 
-/// A6.11: each firer needs a LOS to an enemy unit it attacks in the target hex, traced by the
-/// engine (`rules::los`). Without one the declaration is refused; by A6.11 the units that
-/// declared it still count as having fired.
-fn check_los(
+/// A6.11: whether each firer has a LOS to an enemy unit it attacks in the target hex, traced
+/// by the engine (`rules::los`). The LOS is checked only once the attack is declared; without
+/// one the attack is not made, but the declaring units have still fired (`declare`).
+fn sees(
     game: &Game,
     firers: &[UnitId],
     target: Hex,
     targets: &dyn Fn(&&crate::game::Unit) -> bool,
-) -> Result<(), RuleViolation> {
+) -> bool {
     use crate::board::los::{LosMap, Verdict};
-    use crate::rules::los::{between_on, verdict_on, Spot};
+    use crate::rules::los::{verdict_on, Spot};
     let enemies: Vec<&crate::game::Unit> = game.units_in(target).filter(|u| targets(u)).collect();
     if enemies.is_empty() {
-        return Ok(()); // refused below for want of a target
+        return true; // refused for want of a target
     }
     let map = LosMap::of(&game.scenario);
     // Below ground, B8.2/B8.43 alone say who sees what (`check_line_of_fire`).
-    let above = firers
+    firers
         .iter()
-        .filter(|id| game.units.get(*id).is_some_and(|u| u.underground.is_none()));
-    for id in above {
-        let firer = Spot::Unit(id.clone());
-        let seen = enemies.iter().any(|e| {
-            verdict_on(game, map, &firer, &Spot::Unit(e.id.clone()))
-                .is_ok_and(|v| v != Verdict::Blocked)
-        });
-        if !seen {
-            // Explained only now, for the refusal: why the last enemy tried is not seen.
-            let last = Spot::Unit(enemies[enemies.len() - 1].id.clone());
-            let why = match between_on(game, map, &firer, &last) {
-                Ok(r) => r.reasons,
-                Err(e) => vec![e.to_string()],
-            };
-            return Err(RuleViolation::new(
-                "A6.11",
-                ViolationKind::Geometry,
-                format!(
-                    "`{id}` has no LOS to an enemy unit in {target} ({}); the attack is not made, but by A6.11 the units that declared it still count as having fired",
-                    why.join("; ")
-                ),
-            ));
-        }
-    }
-    Ok(())
+        .filter(|id| game.units.get(*id).is_some_and(|u| u.underground.is_none()))
+        .all(|id| {
+            let firer = Spot::Unit(id.clone());
+            enemies.iter().any(|e| {
+                verdict_on(game, map, &firer, &Spot::Unit(e.id.clone()))
+                    .is_ok_and(|v| v != Verdict::Blocked)
+            })
+        })
 }
 
 pub(super) fn resolve(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {

@@ -258,7 +258,17 @@ fn needs_the_log(command: &Command) -> RuleViolation {
 fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
     let mut after = game.clone();
     let mut movers = std::collections::BTreeSet::new();
+    // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
+    let mut unhidden = std::collections::BTreeSet::new();
     for event in &events {
+        if let Event::UnitEntryBlocked { revealed, .. } = event {
+            unhidden.extend(
+                revealed
+                    .iter()
+                    .filter(|u| after.units.get(&u.id).is_some_and(|b| b.hidden))
+                    .map(|u| u.id.clone()),
+            );
+        }
         if let Event::UnitMoved {
             units, from, to, ..
         }
@@ -278,7 +288,7 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
         }
         crate::game::apply(&mut after, event);
     }
-    events.extend(wall_advantage::settle(game, after, &movers));
+    events.extend(wall_advantage::settle(game, after, &movers, &unhidden));
     events
 }
 

@@ -291,6 +291,14 @@ pub(super) fn decide_move(
 /// B8.4/B8.45/B8.61 unit checks for going or being below ground.
 fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleViolation> {
     let id = &unit.id;
+    if game.upper_level(unit).is_some() {
+        // Manholes and tunnel entrances are ground-level Locations (B8.1, B8.6).
+        return Err(refuse(
+            if below { "B8.4" } else { "B8.61" },
+            ViolationKind::UnitState,
+            format!("`{id}` is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"),
+        ));
+    }
     if !unit.kind.is_infantry() && unit.kind != UnitKind::Dummy {
         return Err(refuse(
             "B8.4",
@@ -777,6 +785,27 @@ pub(super) fn decide_enter_tunnel(
     for u in &units {
         check_sewer_unit(game, u, false)?;
     }
+    // A tunnel is never overstacked (B8.61): those already in it, going either way, and those
+    // entering.
+    let mut stack = crate::board::scenario::Stack::default();
+    game.units
+        .values()
+        .filter(|u| u.side == by && !u.eliminated && (u.hex == exit || u.hex == from))
+        .filter(|u| u.underground == Some(Underground::Tunnel))
+        .chain(units.iter().copied())
+        .for_each(|u| stack.add(u.kind));
+    if stack.overstacked() {
+        return Err(refuse(
+            "B8.61",
+            ViolationKind::UnitState,
+            format!(
+                "the tunnel between {from} and {exit} would hold {} squad equivalents and {} SMC; a tunnel is never overstacked (A5.1 limits: 3 and {})",
+                f64::from(stack.half_squads) / 2.0,
+                stack.smc,
+                crate::board::scenario::STACK_SMC_MAX
+            ),
+        ));
+    }
     let mut events = vec![
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
@@ -892,12 +921,15 @@ pub(super) fn decide_destroy(
             ),
         ));
     }
-    let present = game.units_in(entrance).any(|u| {
-        u.side == by && u.kind.is_infantry() && u.is_good_order() && u.underground.is_none()
-    });
+    // The entrance is a ground-level Location: units on an upper level of its hex are not in
+    // it (A5.1, B8.6).
+    let in_entrance = |u: &Unit| u.underground.is_none() && game.upper_level(u).is_none();
+    let present = game
+        .units_in(entrance)
+        .any(|u| u.side == by && u.kind.is_infantry() && u.is_good_order() && in_entrance(u));
     let enemy = game
         .units_in(entrance)
-        .any(|u| u.side != by && !u.concealed && !u.hidden && u.underground.is_none());
+        .any(|u| u.side != by && !u.concealed && !u.hidden && in_entrance(u));
     if !present || enemy {
         return Err(refuse(
             "B8.63",

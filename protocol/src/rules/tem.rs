@@ -59,26 +59,32 @@ type Crossing = (HexsideFeature, i8, Hexside, Vec<String>);
 
 /// The best wall/hedge/bocage the fire crosses into the target's hex (B9.3), and notes on
 /// any crossed that give no TEM because of their level (B9.35).
+/// `firer_halves` is the firer's own level in half levels when it stands on an upper level
+/// of its hex (a building storey, B23); `None` for its hex's base level.
 fn crossed_wall(
     game: &Game,
     firer_hex: crate::board::hex::Hex,
+    firer_halves: Option<i16>,
     target_hex: crate::board::hex::Hex,
 ) -> (Option<Crossing>, Vec<String>) {
-    crossing_with_notes(game, firer_hex, target_hex).unwrap_or_default()
+    crossing_with_notes(game, firer_hex, firer_halves, target_hex).unwrap_or_default()
 }
 
 fn crossing_with_notes(
     game: &Game,
     firer_hex: crate::board::hex::Hex,
+    firer_halves: Option<i16>,
     target_hex: crate::board::hex::Hex,
 ) -> Option<(Option<Crossing>, Vec<String>)> {
     let entry = target_hex.entry_from(firer_hex)?;
     let target_level = game.scenario.hexes.get(&target_hex)?.elevation;
-    let firer_level = game
+    let firer_base = game
         .scenario
         .hexes
         .get(&firer_hex)
         .map_or(0, |s| s.elevation);
+    // Full levels of the firer's height (B9.33 counts full levels).
+    let firer_level = firer_halves.map_or(i16::from(firer_base), |h| h / 2);
     let distance = i16::try_from(firer_hex.distance(target_hex)?).ok()?;
     // The hexsides crossed: the one the line enters by, or along a hexspine both hexsides
     // that meet there and the hexside lying lengthwise on the line itself (B9.3).
@@ -107,7 +113,7 @@ fn crossing_with_notes(
             continue;
         }
         let mut tem = feature.row().tem.direct;
-        let height = i16::from(firer_level) - i16::from(target_level);
+        let height = firer_level - i16::from(target_level);
         if feature != HexsideFeature::Bocage && height > distance {
             let cut = i8::try_from(height - distance).unwrap_or(i8::MAX);
             tem = (tem - cut).max(0);
@@ -134,15 +140,21 @@ pub fn is_moving(game: &Game, unit: &Unit) -> bool {
 
 /// How much a firer's height cuts a TEM that elevation reduces (B9.33): one per full level by
 /// which the firer's height above the target's base level exceeds the range.
+/// The firer's height counts its building level too: a unit on an upper level is a Location
+/// of its own, that high (B23, A5.1).
 fn elevation_cut(game: &Game, firer: &Unit, target: &Unit) -> i8 {
     let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
-    let height = i16::from(level(firer.hex)) - i16::from(level(target.hex));
+    let firer_halves = game
+        .upper_level(firer)
+        .unwrap_or(i16::from(level(firer.hex)) * 2);
+    let height_halves = firer_halves - i16::from(level(target.hex)) * 2;
     let distance = firer
         .hex
         .distance(target.hex)
         .and_then(|d| i16::try_from(d).ok())
-        .unwrap_or(i16::MAX);
-    i8::try_from((height - distance).max(0)).unwrap_or(i8::MAX)
+        .unwrap_or(i16::MAX / 4);
+    // Full levels by which the height exceeds the range.
+    i8::try_from(((height_halves - 2 * distance) / 2).max(0)).unwrap_or(i8::MAX)
 }
 
 /// The in-hex TEM of `target` against direct fire from `firers`, with the reasons: Open Ground
@@ -297,6 +309,17 @@ pub fn query(
     }
     let mut reasons = vec![];
     let indirect_fire = fire == Fire::Indirect;
+    if let Some(name) = game
+        .scenario
+        .hexes
+        .get(&target.hex)
+        .and_then(|s| s.unmodelled.as_ref())
+    {
+        return Err(TemError(format!(
+            "not modelled: `{}` is in {}, whose board shows VASL's `{name}`, a terrain the terrain table has no row for",
+            target.id, target.hex
+        )));
+    }
     if let Some(f) = crate::rules::fortification::unmodelled_tem(game, target, indirect_fire) {
         return Err(TemError(format!(
             "not modelled: `{}` is {} a {}, whose TEM{} the terrain table does not give ({})",
@@ -327,8 +350,15 @@ pub fn query(
     for firer in &firers {
         // Against a unit in Bypass the thread runs to a vertex (B9.42).
         let (crossing, notes) = match target.bypass {
+            _ if game.upper_level(target).is_some() => (
+                None,
+                vec![format!(
+                    "`{}` is on an upper level of {}: its walls/hedges lie at ground level and give it no TEM (B9.35)",
+                    target.id, target.hex
+                )],
+            ),
             Some(_) => vertex_wall(game, firer, target),
-            None => crossed_wall(game, firer.hex, target.hex),
+            None => crossed_wall(game, firer.hex, game.upper_level(firer), target.hex),
         };
         reasons.extend(notes);
         let Some((feature, tem, side, why)) = crossing else {
@@ -590,7 +620,7 @@ pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bo
         if !enemy.is_good_order() {
             continue; // only Good Order enemies count (B9.55, A12.1)
         }
-        let covered = crossed_wall(game, enemy.hex, target.hex)
+        let covered = crossed_wall(game, enemy.hex, game.upper_level(enemy), target.hex)
             .0
             .is_some_and(|(f, _, side, _)| {
                 f == HexsideFeature::Bocage

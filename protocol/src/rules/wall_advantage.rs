@@ -147,6 +147,12 @@ fn eligibility_over(
     if unit.underground.is_some() {
         return Err(("B9.32", "it is below ground, not at ground level".into()));
     }
+    if game.upper_level(unit).is_some() {
+        return Err((
+            "B9.32",
+            "it is on an upper level of its hex, not at ground level".into(),
+        ));
+    }
     if unit.hidden {
         return Err((
             "B9.324",
@@ -168,7 +174,7 @@ fn eligibility_over(
     }
     if let Some(enemy) = game
         .units_above(unit.hex)
-        .find(|u| u.side != unit.side && !u.hidden)
+        .find(|u| u.side != unit.side && !u.hidden && game.same_location(u, unit))
     {
         return Err((
             "B9.32",
@@ -178,6 +184,7 @@ fn eligibility_over(
     if unit.morale == Morale::Broken {
         let companion = game.units_above(unit.hex).any(|u| {
             u.side == unit.side
+                && game.same_location(u, unit)
                 && u.is_good_order()
                 && (u.wall_advantage || alongside.contains(&u.id))
         });
@@ -288,14 +295,16 @@ fn may_claim_now(game: &Game, unit: &Unit) -> bool {
     claim_moment(game, unit.side).is_some() && !movement_completed(game, unit)
 }
 
-/// Refuses while a declared attack on the unit's hex is unresolved (B9.322).
+/// Refuses while an enemy attack is declared and unresolved, wherever its target: between an
+/// enemy action's declaration and its completion no unit claims or forfeits WA (B9.322's last
+/// sentence), not only in the target hex.
 fn check_no_attack_pending(game: &Game, unit: &Unit, what: &str) -> Result<(), RuleViolation> {
     match &game.attack {
-        Some(a) if a.target == unit.hex && a.by != unit.side => Err(RuleViolation::new(
+        Some(a) if a.by != unit.side => Err(RuleViolation::new(
             "B9.322",
             ViolationKind::WrongPhase,
             format!(
-                "fire has been declared against {} and not yet resolved; `{}` cannot {what} WA until it is",
+                "enemy fire has been declared against {} and not yet resolved; `{}` cannot {what} WA until it is",
                 a.target, unit.id
             ),
         )),
@@ -668,8 +677,15 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
 /// What follows a command's events, as events of its own (see the module docs). `before` is
 /// the game before the command, `after` with its events applied; `movers` are the units that
 /// left or tried to leave their Location in it, whose own mandatory WA waits until the enemy
-/// has had its chance (B9.41 EX).
-pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> Vec<Event> {
+/// has had its chance (B9.41 EX); `unhidden` are hidden units the command revealed (an enemy
+/// tried to enter their Location, A12.15), for whom losing HIP is a moment to claim WA
+/// (B9.322, B9.324).
+pub(super) fn settle(
+    before: &Game,
+    after: Game,
+    movers: &BTreeSet<UnitId>,
+    unhidden: &BTreeSet<UnitId>,
+) -> Vec<Event> {
     let mut game = after;
     let mut events = vec![];
     let mut push = |game: &mut Game, event: Event| {
@@ -757,17 +773,19 @@ pub(super) fn settle(before: &Game, after: Game, movers: &BTreeSet<UnitId>) -> V
         .values()
         .any(|u| u.wall_advantage && !u.eliminated);
     let freed = |side: Side| -> Vec<UnitId> {
-        if !anyone_held {
+        if !anyone_held && unhidden.is_empty() {
             return vec![];
         }
         game.units
             .values()
             .filter(|u| u.side == side && !is_mandatory(&game, u))
             .filter(|u| {
-                before
-                    .units
-                    .get(&u.id)
-                    .is_some_and(|b| !blocking_deniers(before, b).is_empty())
+                unhidden.contains(&u.id)
+                    || (anyone_held
+                        && before
+                            .units
+                            .get(&u.id)
+                            .is_some_and(|b| !blocking_deniers(before, b).is_empty()))
             })
             .filter(|u| could_hold(&game, u))
             .map(|u| u.id.clone())
@@ -896,7 +914,15 @@ impl Scenario {
     /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
     /// the board never imports the rules.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let mut scenario = Scenario::read_toml(text)?;
+        Scenario::from_toml_on(text, None)
+    }
+
+    /// As [`Scenario::from_toml`], with the boards a `[map]` may name (`--boards DIR`).
+    pub fn from_toml_on(
+        text: &str,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Scenario, ScenarioError> {
+        let mut scenario = Scenario::read_toml_on(text, boards)?;
         check_setup(&scenario).map_err(|e| e.located(text))?;
         settle_setup(&mut scenario).map_err(|e| e.located(text))?;
         Ok(scenario)

@@ -62,7 +62,7 @@ impl GridHex {
     /// The hex if (column, row) is printed on a geomorphic board: row 0 exists only in even
     /// columns (the half hexes on the north edge).
     pub fn new(column: u16, row: u16) -> Option<GridHex> {
-        let first_row = if column.is_multiple_of(2) { 0 } else { 1 };
+        let first_row = if column % 2 == 0 { 0 } else { 1 };
         ((1..=BOARD_COLUMNS).contains(&column) && (first_row..=BOARD_ROWS).contains(&row))
             .then_some(GridHex { column, row })
     }

@@ -4,7 +4,13 @@
 //! these formats; this code is the project's own.
 
 pub mod archive;
+pub mod codes;
 pub mod counters;
 pub mod from_save;
 pub mod geometry;
+pub mod import;
+pub mod library;
+pub mod los;
+pub mod map;
 pub mod save;
+pub mod synth;

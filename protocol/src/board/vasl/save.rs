@@ -388,7 +388,7 @@ pub fn decode_saved_game(raw: &[u8]) -> Result<(Encoding, String), SaveError> {
             .copied()
             .filter(|b| !b.is_ascii_whitespace())
             .collect();
-        if !body.len().is_multiple_of(2) {
+        if body.len() % 2 != 0 {
             return Err(SaveError::Truncated(
                 "the obfuscated text ends in the middle of a byte".into(),
             ));

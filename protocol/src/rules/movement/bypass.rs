@@ -9,7 +9,7 @@
 use super::{movers, pay, refuse_vehicles};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
-use crate::board::terrain::{HexsideFeature, Mf, Terrain};
+use crate::board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::Game;
 use crate::rules::violation::{RuleViolation, ViolationKind};
@@ -72,6 +72,19 @@ fn decide_step(
     along: &[Hex],
 ) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move in Bypass")?;
+    let wire = |h: Hex| {
+        game.scenario
+            .hexes
+            .get(&h)
+            .is_some_and(|s| s.fortifications.contains(&Fortification::Wire))
+    };
+    if wire(hex) {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!("{hex} holds Wire; a hex with Wire cannot be Bypassed"),
+        ));
+    }
     crate::rules::fortification::check_move(game, &units, hex)?;
     let position = units[0];
     let continuing = position.bypass.as_ref().filter(|b| b.hex == hex);
@@ -214,9 +227,21 @@ fn decide_step(
             format!("that would take the Bypass all the way round {hex}"),
         ));
     }
+    // A hexside of a Location holding Wire is not Bypassed, from either side of it (A4.3).
+    if let Some(side) = along.iter().find(|n| wire(**n)) {
+        return Err(refuse(
+            "A4.3",
+            ViolationKind::Terrain,
+            format!(
+                "{side} holds Wire: the {hex}-{side} hexside is part of a Wire Location and cannot be Bypassed"
+            ),
+        ));
+    }
     for side in along {
         let hexside = hex.hexside(*side).expect("checked adjacent");
-        let touched = spec.obstacle_touches.contains(side);
+        // With no `obstacle_touches` the obstacle fills its hex, for Bypass as for LOS: it
+        // touches every hexside, and A4.31 blocks Bypass wherever that is in question.
+        let touched = !spec.obstacle_inset || spec.obstacle_touches.contains(side);
         let wall_touches = game
             .scenario
             .hexside_spec(hexside)
@@ -228,7 +253,13 @@ fn decide_step(
                 format!(
                     "the {} in {hex} touches the {hexside} hexside{}, so Bypass is blocked along it",
                     spec.terrain.name(),
-                    if wall_touches { " through its wall/hedge" } else { "" }
+                    if wall_touches {
+                        " through its wall/hedge"
+                    } else if !spec.obstacle_inset {
+                        " (the scenario gives no `obstacle_touches`: it fills the hex)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }

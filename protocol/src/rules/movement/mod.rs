@@ -256,7 +256,7 @@ pub(crate) fn movers<'g>(
     let first = units[0];
     if let Some(apart) = units
         .iter()
-        .find(|u| u.hex != first.hex || u.bypass != first.bypass)
+        .find(|u| u.hex != first.hex || u.bypass != first.bypass || !game.same_location(u, first))
     {
         return Err(RuleViolation::new(
             "A4.2",

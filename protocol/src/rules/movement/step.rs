@@ -27,6 +27,7 @@ pub(in crate::rules) fn decide(
         None => entry_cost(game, from, to)?,
     };
     refuse_vehicles(game, &units, cost.hexside == Some(HexsideFeature::Bocage))?;
+    let cost = with_overstacking(game, by, &units, to, cost);
     let mf = pay(game, &units, ids, &cost, to)?;
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
     // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing.
@@ -68,6 +69,49 @@ pub(in crate::rules) fn decide(
         mf,
     });
     Ok(events)
+}
+
+/// A5.11: entering a Location its side overstacks with Personnel — even only by the movers'
+/// own entry — costs one MF more per squad equivalent (FRU) beyond the limit. The movers
+/// enter its ground level; units of the side on an upper level stack there, not here (A5.1).
+/// The extra MF is part of the hex's entry cost, and its rule says so.
+fn with_overstacking(
+    game: &Game,
+    by: Side,
+    movers: &[&Unit],
+    to: Hex,
+    mut cost: MoveCost,
+) -> MoveCost {
+    use crate::board::scenario::Stack;
+    let mut stack = Stack::default();
+    let base = game
+        .scenario
+        .hexes
+        .get(&to)
+        .map_or(0, |h| i16::from(h.elevation) * 2);
+    // A unit's level is the scenario's while it stays in its setup hex (`rules::los`).
+    let upper = |u: &Unit| {
+        game.scenario
+            .units
+            .get(&u.id)
+            .is_some_and(|s| s.hex == u.hex && s.level.is_some_and(|l| l != base))
+    };
+    game.units_above(to)
+        .filter(|u| u.side == by && !u.eliminated && u.bypass.is_none() && !upper(u))
+        .filter(|u| !movers.iter().any(|m| m.id == u.id))
+        .chain(movers.iter().copied())
+        .for_each(|u| stack.add(u.kind));
+    let over = stack.squads_over();
+    if over > 0 && !cost.all_mf {
+        let extra = Mf::whole(over);
+        cost.cot += extra;
+        cost.total += extra;
+        cost.cot_rule = format!(
+            "{}, +{over} MF into a Location overstacked by {over} squad equivalent(s) (A5.11)",
+            cost.cot_rule
+        );
+    }
+    cost
 }
 
 /// B9.41: WA goes the moment a unit starts entering a new Location.
@@ -161,7 +205,21 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
             format!("{to} holds {what}; movement into it is not modelled by this engine"),
         ));
     }
+    if let Some(name) = &to_spec.unmodelled {
+        return Err(RuleViolation::new(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
+        ));
+    }
     let side_spec = scenario.hexside_spec(hexside);
+    if let Some(name) = side_spec.and_then(|s| s.unmodelled.as_ref()) {
+        return Err(RuleViolation::new(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("the {hexside} hexside shows VASL's `{name}`, which the engine does not model; crossing it is not modelled"),
+        ));
+    }
     let road_hexside = side_spec.is_some_and(|s| s.road);
     // Along a road into a road hex the road rate applies whatever else is in the hex (B3).
     let road = road_hexside && from_spec.road.is_some() && to_spec.road.is_some();

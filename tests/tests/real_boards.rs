@@ -1,0 +1,185 @@
+//! A game on real boards, end to end: the server is pointed at a directory of VASL board
+//! archives (synthesised here in VASL's format), a scenario names its boards, the game is
+//! created, played over them, and survives a restart (replayed from its log); a server without
+//! the boards, or a scenario naming a board the directory lacks, is refused with the reason.
+
+use client::commands::new::{new, NewArgs};
+use client::commands::run::{run, RunArgs};
+use client::commands::state::{state, StateArgs};
+use client::commands::{boards::BoardsArg, GameArgs, ServerArg};
+use client::{Failure, Status};
+use e2e::TestServer;
+use protocol::board::vasl::synth::{code, SynthBoard};
+use server::config::Config;
+use std::path::Path;
+use std::time::Duration;
+
+const SCENARIO: &str = r#"name = "Two real boards"
+turns = 2
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+
+[map]
+boards = [["1", "2r"]]
+
+[[units]]
+id = "ge"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1D5"
+
+[[units]]
+id = "ru"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "2C3"
+"#;
+
+const GERMAN: &str = "done\ndone\ndone\nmove ge 1E5 => ok\nmove ge 1F5 => refused B1\n";
+/// The Russian's part of the end of the RPh (1.32B), where both sides act.
+const RUSSIAN: &str = "done\n";
+
+fn synthesise(dir: &Path) {
+    let mut one = SynthBoard::geomorphic("01");
+    one.hex("E5".parse().unwrap(), code::WOODS, 38.0);
+    one.hex("F5".parse().unwrap(), code::SWAMP, 36.0);
+    std::fs::write(dir.join("bd01"), one.archive()).unwrap();
+    let two = SynthBoard::geomorphic("02");
+    std::fs::write(dir.join("bd02"), two.archive()).unwrap();
+}
+
+async fn create(server: &TestServer, scenario: &Path, boards: &Path) -> Result<String, Failure> {
+    let mut out = vec![];
+    new(
+        &NewArgs {
+            boards: BoardsArg {
+                dir: Some(boards.to_path_buf()),
+                module: None,
+            },
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            scenario: scenario.to_path_buf(),
+            json: true,
+            admin_token: None,
+            save: None,
+        },
+        &mut out,
+    )
+    .await?;
+    Ok(String::from_utf8(out).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_on_real_boards_is_created_played_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let boards = dir.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    synthesise(&boards);
+    let scenario = dir.path().join("real.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let script = dir.path().join("german.txt");
+    std::fs::write(&script, GERMAN).unwrap();
+    let russian_script = dir.path().join("russian.txt");
+    std::fs::write(&russian_script, RUSSIAN).unwrap();
+    let data = dir.path().join("data");
+    let config = || Config {
+        boards: Some(server::boards::open(&boards, None).unwrap()),
+        ..Config::default()
+    };
+    let server = TestServer::start(&data, config()).await;
+    let created: serde_json::Value =
+        serde_json::from_str(&create(&server, &scenario, &boards).await.unwrap()).unwrap();
+    let game = created["game"].as_str().unwrap().to_string();
+    let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
+    let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
+
+    let player = |token: String, script: std::path::PathBuf| {
+        let args = RunArgs {
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            game: GameArgs {
+                game: game.clone(),
+                token,
+            },
+            script,
+            no_wait: false,
+            keep_going: false,
+            fresh: false,
+            json: false,
+        };
+        async move {
+            let mut out = vec![];
+            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
+                .await
+                .expect("the script finishes");
+            (status, String::from_utf8(out).unwrap())
+        }
+    };
+    let (german_run, russian_run) = tokio::join!(
+        player(german.clone(), script.clone()),
+        player(russian, russian_script)
+    );
+    let (status, text) = german_run;
+    assert_eq!(status, Ok(Status::Success), "{text}");
+    assert_eq!(russian_run.0, Ok(Status::Success), "{}", russian_run.1);
+    assert!(
+        text.contains("Swamp"),
+        "the refusal names the unmodelled terrain:\n{text}"
+    );
+
+    // Restarted, the game replays from its log onto the same boards.
+    let addr = server.addr;
+    server.stop().await;
+    let server = TestServer::start_at(&data, config(), addr).await;
+    let mut out = vec![];
+    state(
+        &StateArgs {
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            game: GameArgs {
+                game,
+                token: german,
+            },
+            json: true,
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let position: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(position["units"]["ge"]["hex"], "1E5", "{position}");
+    assert_eq!(position["scenario"]["map"]["rows"][0][1]["rotated"], true);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_the_boards_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let boards = dir.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    synthesise(&boards);
+    let scenario = dir.path().join("real.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let e = create(&server, &scenario, &boards).await.unwrap_err();
+    let Failure::Server(why) = e else {
+        panic!("{e:?}")
+    };
+    assert!(why.contains("--boards"), "{why}");
+    server.stop().await;
+
+    // A board the directory lacks is named, before anything is sent.
+    std::fs::remove_file(boards.join("bd02")).unwrap();
+    let server = TestServer::start(&dir.path().join("data2"), Config::default()).await;
+    let e = create(&server, &scenario, &boards).await.unwrap_err();
+    let Failure::Input(why) = e else {
+        panic!("{e:?}")
+    };
+    assert!(why.contains("board 2") && why.contains("bd02"), "{why}");
+    server.stop().await;
+}
