@@ -314,4 +314,59 @@ mod tests {
         }
         assert!(seen > 0, "no .vsav file in {}", dir.to_string_lossy());
     }
+
+    /// The file `asl import` writes is a scenario the loader plays on real boards: boards
+    /// synthesised in VASL's format, a save with units on board 2 and on board 4 turned
+    /// round, and every unit where the save put it.
+    #[test]
+    fn the_imported_file_loads_on_real_boards() {
+        use protocol::board::vasl::synth::SynthBoard;
+        use protocol::{Hex, Scenario};
+        let layout = "bd\t0\t0\t02\tVER\t6.1\tbd\t1\t0\tr04\tVER\t6.1\t";
+        // Map pixels: board 2 from (400, 400), board 4 from (2200, 400) upside down. 2C2's
+        // centre is (112.5, 96.75) on its board; 4E5's is (225, 290.25) on board 4, so
+        // (1575, 354.75) of what the map shows of it.
+        let commands = vec![
+            layout.to_string(),
+            writer::piece_command(
+                "1",
+                &[
+                    ("conceal;C;ge/geqmark;ge;;", "null;"),
+                    ("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;512;497;1"),
+                ],
+            ),
+            writer::piece_command(
+                "2",
+                &[
+                    ("hide;72,130;HIP;;player:;0.3", "bob"),
+                    ("conceal;C;ru/ruqmark;ru;;", "null;"),
+                    ("piece;K;D;ru/ru447S;4-4-7 1sq", "Main Map;3775;755;1"),
+                ],
+            ),
+        ];
+        let text = writer::saved_game_text(&commands);
+        let files = Files::new(
+            &writer::vsav(&writer::encode(&text, Encoding::Plain), Some("VASL")),
+            &[],
+        );
+        let boards_dir = files.dir.path().join("boards");
+        for name in ["02", "04"] {
+            std::fs::write(
+                boards_dir.join(format!("bd{name}")),
+                SynthBoard::geomorphic(name).archive(),
+            )
+            .unwrap();
+        }
+        import(&files.args(), &mut Vec::new()).unwrap();
+        let scenario_text = std::fs::read_to_string(files.dir.path().join("s.toml")).unwrap();
+        let boards = super::super::boards::open(&boards_dir, None).unwrap();
+        let scenario = Scenario::from_toml_on(&scenario_text, Some(&boards))
+            .unwrap_or_else(|e| panic!("{e}\n{scenario_text}"));
+        let ge = &scenario.units["ge-sq1"];
+        assert_eq!(ge.hex, "2C2".parse::<Hex>().unwrap());
+        assert_eq!(ge.ratings, "4-6-7");
+        let ru = &scenario.units["ru-sq1"];
+        assert_eq!(ru.hex, "4E5".parse::<Hex>().unwrap());
+        assert!(ru.hidden);
+    }
 }
