@@ -1,7 +1,9 @@
 //! `asl`: parses flags and calls the `client` library, which does the work.
 
 use clap::Parser;
-use client::commands::{boards, check, export, log, new, play, replay, run, state, verify, watch};
+use client::commands::{
+    boards, check, export, import, log, new, play, replay, run, state, verify, watch,
+};
 use client::{saved, Failure, Status};
 use std::future::Future;
 use std::process::ExitCode;
@@ -49,6 +51,9 @@ enum Subcommand {
     /// Print the position at any moment of a game (an event number, `end`, or "turn 3 German
     /// MPh"), from an export file or a live game.
     Replay(replay::ReplayArgs),
+    /// Make a scenario file from a VASL saved game (`.vsav`): its boards, every unit with
+    /// its ratings in its hex or off board to set up, and a report of what was left out.
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         Subcommand::Export(args) => block_on(export::export(&args, &mut out)),
         Subcommand::Verify(args) => verify::verify(&args, &mut out),
         Subcommand::Replay(args) => block_on(replay::replay(&args, &mut out)),
+        Subcommand::Import(args) => import::import(&args, &mut out),
         Subcommand::Boards(args) => boards::list(&args, &mut out),
     };
     match result {
@@ -113,7 +119,8 @@ fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
         Subcommand::New(_)
         | Subcommand::Check(_)
         | Subcommand::Verify(_)
-        | Subcommand::Boards(_) => return Ok(()),
+        | Subcommand::Boards(_)
+        | Subcommand::Import(_) => return Ok(()),
     };
     saved::resolve(server, game)
 }

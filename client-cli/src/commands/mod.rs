@@ -7,6 +7,7 @@
 pub mod boards;
 pub mod check;
 pub mod export;
+pub mod import;
 pub mod log;
 pub mod new;
 pub mod play;

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 pub struct NewArgs {
     #[command(flatten)]
     pub server: ServerArg,
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or a VASL saved game (`.vsav`) to import first
+    /// (docs/vasl-import.md).
     pub scenario: PathBuf,
     /// Print one JSON object {game, sides, tokens} instead of text.
     #[arg(long)]
@@ -32,7 +33,7 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     if let Some(name) = &args.save {
         saved::check_name(name)?;
     }
-    let text = read_input(&args.scenario)?;
+    let text = scenario_text(args)?;
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
     let boards = args.boards.open()?;
@@ -57,6 +58,37 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     };
     report(args, &created, saved_as, out)?;
     Ok(Status::Success)
+}
+
+/// The scenario's text: the file itself, or for a VASL save (`.vsav`) the scenario
+/// `asl import` would write from it, with the save's file name and the default length.
+fn scenario_text(args: &NewArgs) -> Result<String, Failure> {
+    let is_save = args
+        .scenario
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("vsav"));
+    if !is_save {
+        return read_input(&args.scenario);
+    }
+    let boards = args.boards.dir.as_deref().ok_or_else(|| {
+        Failure::Input(format!(
+            "{} is a VASL saved game: give --boards DIR (or ASL_BOARDS), the directory of VASL's board archives",
+            args.scenario.display()
+        ))
+    })?;
+    let imported = super::import::read_and_import(&args.scenario)?;
+    super::import::check_boards(&imported, boards)?;
+    let name = args
+        .scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "Imported scenario".into());
+    Ok(
+        imported.to_toml(&protocol::board::vasl::from_save::FileOptions {
+            name,
+            turns: super::import::TURNS_DEFAULT,
+        }),
+    )
 }
 
 fn report(
@@ -318,6 +350,48 @@ mod tests {
         assert_eq!(v["tokens"]["side_a"], "ta");
         assert_eq!(v["tokens"]["spectator"], "ts");
         assert_eq!(v["watch"], "http://127.0.0.1:7878/watch#game=g1&token=ts");
+    }
+
+    #[test]
+    fn a_vasl_save_is_imported_with_its_boards() {
+        use protocol::board::vasl::save::{writer, Encoding};
+        let dir = tempfile::tempdir().unwrap();
+        let text = writer::saved_game_text(&[
+            "bd\t0\t0\t02\tVER\t6.4\t".to_string(),
+            writer::piece_command(
+                "1",
+                &[
+                    ("conceal;C;ge/geqmark;ge;;", "null;"),
+                    ("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1"),
+                ],
+            ),
+        ]);
+        let save = dir.path().join("Hill 621.vsav");
+        std::fs::write(
+            &save,
+            writer::vsav(&writer::encode(&text, Encoding::Xz), Some("VASL")),
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("boards")).unwrap();
+        std::fs::write(dir.path().join("boards").join("bd02"), b"archive").unwrap();
+        let mut args = NewArgs {
+            server: ServerArg {
+                url: "ws://127.0.0.1:1".into(),
+            },
+            scenario: save,
+            boards: Default::default(),
+            json: false,
+            admin_token: None,
+            save: None,
+        };
+        let err = scenario_text(&args).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("give --boards DIR"), "{err}");
+        args.boards.dir = Some(dir.path().join("boards"));
+        let scenario = scenario_text(&args).unwrap();
+        assert!(scenario.contains("name = \"Hill 621\""), "{scenario}");
+        assert!(scenario.contains("boards = [[\"2\"]]"), "{scenario}");
+        assert!(scenario.contains("hex = \"2C2\""), "{scenario}");
     }
 
     #[tokio::test]

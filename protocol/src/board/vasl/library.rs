@@ -88,6 +88,7 @@ impl Boards {
     /// none). VASL's terrain codes come from `module` when given (a VASL module or a
     /// `SharedBoardMetadata.xml`, `ASL_VASL_MODULE`), else from the directory's
     /// `SharedBoardMetadata.xml`, else from the engine's own copy.
+    #[allow(clippy::type_complexity)] // one boxed reader, named where it is built
     pub fn in_directory(
         origin: String,
         read: Box<ReadFile>,

@@ -5,6 +5,9 @@
 
 pub mod archive;
 pub mod codes;
+pub mod counters;
+pub mod from_save;
+pub mod geometry;
 pub mod import;
 pub mod library;
 pub mod los;

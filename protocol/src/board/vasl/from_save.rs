@@ -1,0 +1,1113 @@
+//! A VASL saved game made into a scenario: the boards as the picker laid them out, every unit
+//! of each side with its ratings, in its hex or off the boards (that side's order of battle
+//! still to set up), concealed and hidden ones marked so, support weapons given to a unit of
+//! their stack, and a report of everything left out, so nothing is dropped silently.
+//!
+//! The result is written as a scenario file a person can read and edit (`to_toml`); the
+//! format is described in docs/vasl-import.md.
+
+use super::counters::{classify, Alliance, Counter, Nationality};
+use super::geometry::{BoardSlot, Located, MapLayout, Point};
+use super::save::{Piece, SavedGame};
+use crate::board::scenario::{Morale, UnitKind};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// The ids VASL gives its main map window (older saves call it `Map0`). Pieces on any
+/// other window are reported, not imported.
+pub const MAIN_MAP_NAMES: &[&str] = &["Main Map", "Map0"];
+
+/// Why a save cannot become a scenario.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    #[error("the save lays out no boards (its board picker is empty)")]
+    NoBoards,
+    #[error("board `{0}` is not a numbered geomorphic board; only those can be imported so far")]
+    UnsupportedBoard(String),
+    #[error("board `{0}` is magnified (a deluxe-sized board); only geomorphic boards at their own size can be imported")]
+    Magnified(String),
+    #[error("two boards lie in the board picker's slot at column {column}, row {row}")]
+    SlotTaken { column: u32, row: u32 },
+    #[error("the board picker's layout leaves its slot at column {column}, row {row} empty; a scenario's map is a full rectangle of boards")]
+    SlotEmpty { column: u32, row: u32 },
+    #[error("no unit was understood: nothing of either side to play (see the report)")]
+    NoUnits,
+}
+
+/// A save read as a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    /// Rows north to south, boards west to east: `2` or `2r` (turned through 180°).
+    pub boards: Vec<Vec<String>>,
+    /// The board archives the map needs (`bd02`), for the caller to find.
+    pub board_files: Vec<String>,
+    pub sides: [ImportedSide; 2],
+    pub units: Vec<ImportedUnit>,
+    pub weapons: Vec<ImportedWeapon>,
+    pub report: Vec<ReportEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedSide {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedUnit {
+    pub id: String,
+    pub side: usize,
+    pub kind: UnitKind,
+    pub ratings: String,
+    /// The name VASL showed (`4-6-7 1sq`).
+    pub vasl_name: String,
+    /// VASL's hex name (`2B4`); `None` off the boards: an order of battle still to set up.
+    pub hex: Option<String>,
+    pub morale: Morale,
+    pub concealed: bool,
+    pub hidden: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportedWeapon {
+    pub id: String,
+    pub side: Option<usize>,
+    pub name: String,
+    pub pp: u8,
+    pub held_by: Option<String>,
+    pub hex: Option<String>,
+    /// Hidden or under a "?" with its holder: a secret of its side.
+    pub secret: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Markers the game keeps itself (turn, CVP, sniper).
+    KeptByTheGame,
+    /// Counters the engine does not model: left out.
+    NotUnderstood,
+    /// Something imported with a caveat.
+    Note,
+}
+
+/// One thing the import left out or wants the reader to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportEntry {
+    pub category: Category,
+    pub what: String,
+    /// A hex name, `off board`, or `map window X`.
+    pub place: String,
+    /// The side it belongs to, when known.
+    pub side: Option<usize>,
+    /// Hidden or concealed: only its own side may learn of it.
+    pub secret: bool,
+}
+
+/// One piece as the import sees it.
+struct Seen<'a> {
+    piece: &'a Piece,
+    counter: Counter,
+    place: Place,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Place {
+    Hex(String),
+    OffBoard,
+    OtherMap(String),
+    /// On no map at all (VASL's CVP counters live in a window of their own).
+    NoMap,
+}
+
+impl Place {
+    fn text(&self) -> String {
+        match self {
+            Place::Hex(h) => h.clone(),
+            Place::OffBoard => "off board".into(),
+            Place::OtherMap(m) => format!("map window `{m}`"),
+            Place::NoMap => "no map".into(),
+        }
+    }
+    fn hex(&self) -> Option<String> {
+        match self {
+            Place::Hex(h) => Some(h.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a saved game as a scenario.
+pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
+    let (layout, boards, board_files) = layout_of(game)?;
+    let main_map = main_map(game);
+
+    // Stacks, bottom first; a piece in no stack is a stack of its own.
+    let index: HashMap<&str, usize> = game
+        .pieces
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id.as_str(), i))
+        .collect();
+    let mut in_stack = vec![false; game.pieces.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for stack in &game.stacks {
+        let members: Vec<usize> = stack
+            .pieces
+            .iter()
+            .filter_map(|id| index.get(id.as_str()).copied())
+            .filter(|i| !in_stack[*i])
+            .collect();
+        for i in &members {
+            in_stack[*i] = true;
+        }
+        if !members.is_empty() {
+            groups.push(members);
+        }
+    }
+    groups.extend(
+        (0..game.pieces.len())
+            .filter(|i| !in_stack[*i])
+            .map(|i| vec![i]),
+    );
+    // In the order the save lists the pieces, so ids follow the save's order.
+    groups.sort_by_key(|g| g.iter().min().copied());
+
+    let seen: Vec<Seen> = game
+        .pieces
+        .iter()
+        .map(|piece| {
+            let place = match &piece.map {
+                Some(m) if Some(m.as_str()) == main_map.as_deref() => {
+                    match layout.locate(Point::new(piece.x as f64, piece.y as f64)) {
+                        Located::OnBoard { board, hex } => Place::Hex(hex.name_on(&board.name)),
+                        Located::OffBoard => Place::OffBoard,
+                    }
+                }
+                Some(m) => Place::OtherMap(m.clone()),
+                None => Place::NoMap,
+            };
+            Seen {
+                piece,
+                counter: classify(piece),
+                place,
+            }
+        })
+        .collect();
+
+    let sides = sides_of(&seen)?;
+    let side_of = |n: &Nationality| -> usize {
+        sides
+            .iter()
+            .position(|s| s.members.contains(&n.army) || s.alliance == Some(n.alliance))
+            .unwrap_or(0)
+    };
+
+    let mut units: Vec<ImportedUnit> = Vec::new();
+    let mut weapons: Vec<ImportedWeapon> = Vec::new();
+    let mut report: Vec<ReportEntry> = Vec::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut next_id = |stem: String| {
+        let n = counts.entry(stem.clone()).or_insert(0);
+        *n += 1;
+        format!("{stem}{n}")
+    };
+
+    for group in &groups {
+        // Units of this stack as imported so far: (position in stack, index in `units`).
+        let mut stack_units: Vec<(usize, usize)> = Vec::new();
+        let mut pending_weapons: Vec<(usize, usize)> = Vec::new();
+        // Which pieces a "?" of their nationality lies above (A12): concealed, units or not,
+        // so nothing under a "?" reaches the other side's report.
+        let prefixes: Vec<Option<&str>> = group
+            .iter()
+            .map(|&i| super::counters::nationality_of(seen[i].piece).map(|n| n.prefix))
+            .collect();
+        let under_concealment: Vec<bool> = (0..group.len())
+            .map(|at| {
+                group[at + 1..].iter().any(|&j| {
+                    matches!(&seen[j].counter, Counter::Concealment { nationality }
+                        if prefixes[at] == Some(nationality.prefix))
+                })
+            })
+            .collect();
+        for (at, &i) in group.iter().enumerate() {
+            let s = &seen[i];
+            let secret = s.piece.hidden() || s.piece.masked() || under_concealment[at];
+            let entry = |category: Category, what: String, side: Option<usize>| ReportEntry {
+                category,
+                what,
+                place: s.place.text(),
+                side,
+                secret,
+            };
+            if let Place::OtherMap(_) | Place::NoMap = s.place {
+                if !matches!(s.counter, Counter::KeptByTheGame { .. }) {
+                    report.push(entry(Category::NotUnderstood, describe(&s.counter), None));
+                    continue;
+                }
+            }
+            match &s.counter {
+                Counter::Unit {
+                    nationality,
+                    kind,
+                    ratings,
+                    morale,
+                    name,
+                } => {
+                    let side = side_of(nationality);
+                    let id = next_id(format!("{}-{}", nationality.prefix, kind_tag(*kind)));
+                    stack_units.push((at, units.len()));
+                    units.push(ImportedUnit {
+                        id,
+                        side,
+                        kind: *kind,
+                        ratings: ratings.clone(),
+                        vasl_name: name.clone(),
+                        hex: s.place.hex(),
+                        morale: *morale,
+                        concealed: s.piece.masked(),
+                        hidden: s.piece.hidden(),
+                    });
+                }
+                Counter::Concealment { nationality } => {
+                    // A "?" conceals the units of its nationality beneath it (A12); with
+                    // none beneath it, it is a Dummy.
+                    let mut concealed_any = false;
+                    for (_, u) in &stack_units {
+                        if units[*u]
+                            .id
+                            .starts_with(&format!("{}-", nationality.prefix))
+                        {
+                            units[*u].concealed = true;
+                            concealed_any = true;
+                        }
+                    }
+                    let conceals_other_pieces = (0..at).any(|b| {
+                        prefixes[b] == Some(nationality.prefix)
+                            && !matches!(seen[group[b]].counter, Counter::Concealment { .. })
+                    });
+                    if !concealed_any && conceals_other_pieces {
+                        // Over pieces the engine leaves out (a vehicle, a Gun): the "?" stays
+                        // with them, and is reported where everyone can see it.
+                        report.push(ReportEntry {
+                            category: Category::NotUnderstood,
+                            what: "\"?\" over pieces left out".into(),
+                            place: s.place.text(),
+                            side: Some(side_of(nationality)),
+                            secret: s.piece.hidden(),
+                        });
+                    } else if !concealed_any {
+                        let id = next_id(format!("{}-dummy", nationality.prefix));
+                        units.push(ImportedUnit {
+                            id,
+                            side: side_of(nationality),
+                            kind: UnitKind::Dummy,
+                            ratings: String::new(),
+                            vasl_name: "?".into(),
+                            hex: s.place.hex(),
+                            morale: Morale::GoodOrder,
+                            concealed: true,
+                            hidden: s.piece.hidden(),
+                        });
+                    }
+                }
+                Counter::Weapon {
+                    nationality,
+                    name,
+                    pp,
+                    malfunctioned,
+                } => {
+                    let prefix = nationality.map_or("sw", |n| n.prefix);
+                    let stem: String = name
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric())
+                        .collect::<String>()
+                        .to_ascii_lowercase();
+                    let id = next_id(format!("{prefix}-{stem}"));
+                    if *malfunctioned {
+                        report.push(entry(
+                            Category::Note,
+                            format!("{name} {id} is malfunctioned in the save; the engine does not model malfunction, so it is imported working"),
+                            nationality.map(side_of),
+                        ));
+                    }
+                    pending_weapons.push((at, weapons.len()));
+                    weapons.push(ImportedWeapon {
+                        id,
+                        side: nationality.map(side_of),
+                        name: name.clone(),
+                        pp: *pp,
+                        held_by: None,
+                        hex: s.place.hex(),
+                        secret,
+                    });
+                }
+                Counter::KeptByTheGame { name } => {
+                    report.push(entry(Category::KeptByTheGame, name.clone(), None));
+                }
+                Counter::NotUnderstood { what } => {
+                    report.push(entry(
+                        Category::NotUnderstood,
+                        what.clone(),
+                        nationality_side(s.piece, &side_of),
+                    ));
+                }
+            }
+        }
+        // A SW belongs to the first Personnel unit beneath it (A4.43); one with none beneath
+        // goes to the nearest unit above it, which the report says.
+        for (at, w) in pending_weapons {
+            let beneath = stack_units.iter().rev().find(|(u_at, _)| *u_at < at);
+            let above = stack_units.iter().find(|(u_at, _)| *u_at > at);
+            if let Some((_, u)) = beneath.or(above) {
+                let holder = &units[*u];
+                if beneath.is_none() {
+                    report.push(ReportEntry {
+                        category: Category::Note,
+                        what: format!(
+                            "{} {} had no unit beneath it; given to {} of its stack",
+                            weapons[w].name, weapons[w].id, holder.id
+                        ),
+                        place: holder.hex.clone().unwrap_or_else(|| "off board".into()),
+                        side: Some(holder.side),
+                        secret: holder.hidden || holder.concealed,
+                    });
+                }
+                weapons[w].held_by = Some(holder.id.clone());
+                weapons[w].side = Some(holder.side);
+                weapons[w].secret |= holder.hidden || holder.concealed;
+            }
+        }
+    }
+
+    if units.iter().all(|u| u.kind == UnitKind::Dummy) {
+        return Err(ImportError::NoUnits);
+    }
+    Ok(Imported {
+        boards,
+        board_files,
+        sides: sides.map(|s| ImportedSide {
+            id: s.id,
+            name: s.name,
+        }),
+        units,
+        weapons,
+        report,
+    })
+}
+
+fn nationality_side(piece: &Piece, side_of: &dyn Fn(&Nationality) -> usize) -> Option<usize> {
+    super::counters::nationality_of(piece).map(side_of)
+}
+
+fn describe(counter: &Counter) -> String {
+    match counter {
+        Counter::Unit { name, .. } => name.clone(),
+        Counter::Weapon { name, .. } => name.clone(),
+        Counter::Concealment { .. } => "?".into(),
+        Counter::KeptByTheGame { name } => name.clone(),
+        Counter::NotUnderstood { what } => what.clone(),
+    }
+}
+
+fn kind_tag(kind: UnitKind) -> &'static str {
+    match kind {
+        UnitKind::Squad => "sq",
+        UnitKind::HalfSquad => "hs",
+        UnitKind::Crew => "cr",
+        UnitKind::Leader => "ldr",
+        UnitKind::Hero => "hero",
+        UnitKind::Vehicle => "veh",
+        UnitKind::Dummy => "dummy",
+        UnitKind::Concealed => "q",
+    }
+}
+
+/// The map the boards are on: VASL's main window, under either of its names.
+fn main_map(game: &SavedGame) -> Option<String> {
+    MAIN_MAP_NAMES
+        .iter()
+        .find(|m| game.pieces.iter().any(|p| p.map.as_deref() == Some(**m)))
+        .map(|m| m.to_string())
+        .or_else(|| Some(MAIN_MAP_NAMES[0].to_string()))
+}
+
+type Layout = (MapLayout, Vec<Vec<String>>, Vec<String>);
+
+fn layout_of(game: &SavedGame) -> Result<Layout, ImportError> {
+    if game.boards.is_empty() {
+        return Err(ImportError::NoBoards);
+    }
+    let mut slots = Vec::new();
+    let mut grid: BTreeMap<(u32, u32), String> = BTreeMap::new();
+    let mut files = Vec::new();
+    for b in &game.boards {
+        let name = b.name();
+        if !name.bytes().all(|c| c.is_ascii_digit()) || name.parse::<u16>().is_err() {
+            return Err(ImportError::UnsupportedBoard(b.file.clone()));
+        }
+        if b.zoom.is_some() {
+            return Err(ImportError::Magnified(name));
+        }
+        let shown = if b.rotated {
+            format!("{name}r")
+        } else {
+            name.clone()
+        };
+        if grid.insert((b.row, b.column), shown).is_some() {
+            return Err(ImportError::SlotTaken {
+                column: b.column,
+                row: b.row,
+            });
+        }
+        files.push(format!("bd{}", b.file));
+        slots.push(BoardSlot {
+            name,
+            column: b.column,
+            row: b.row,
+            rotated: b.rotated,
+            crop: b.crop,
+        });
+    }
+    let rows = grid.keys().map(|(r, _)| *r).max().unwrap_or(0) + 1;
+    let columns = grid.keys().map(|(_, c)| *c).max().unwrap_or(0) + 1;
+    let mut boards = Vec::new();
+    for row in 0..rows {
+        let mut line = Vec::new();
+        for column in 0..columns {
+            match grid.get(&(row, column)) {
+                Some(b) => line.push(b.clone()),
+                None => return Err(ImportError::SlotEmpty { column, row }),
+            }
+        }
+        boards.push(line);
+    }
+    Ok((MapLayout::new(slots), boards, files))
+}
+
+struct SideDraft {
+    id: String,
+    name: String,
+    /// Armies on this side.
+    members: Vec<&'static str>,
+    /// Set when the side is a whole alliance (a save of more than two armies).
+    alliance: Option<Alliance>,
+}
+
+/// The two sides: the two armies of the save's units, or its two alliances when it holds
+/// more armies than two (a German and Italian force against a British one).
+fn sides_of(seen: &[Seen]) -> Result<[SideDraft; 2], ImportError> {
+    let mut armies: Vec<&'static Nationality> = Vec::new();
+    for s in seen {
+        let n = match &s.counter {
+            Counter::Unit { nationality, .. } => Some(*nationality),
+            Counter::Concealment { nationality } => Some(*nationality),
+            _ => None,
+        };
+        let on_map = !matches!(s.place, Place::OtherMap(_) | Place::NoMap);
+        if let (Some(n), true) = (n, on_map) {
+            if !armies.iter().any(|a| a.army == n.army) {
+                armies.push(n);
+            }
+        }
+    }
+    armies.sort_by_key(|n| (n.alliance, n.army));
+    let army = |n: &Nationality| SideDraft {
+        id: n.army.into(),
+        name: n.army_name.into(),
+        members: vec![n.army],
+        alliance: None,
+    };
+    let alliance = |a: Alliance| SideDraft {
+        id: match a {
+            Alliance::Axis => "axis".into(),
+            Alliance::Allied => "allied".into(),
+        },
+        name: match a {
+            Alliance::Axis => "Axis".into(),
+            Alliance::Allied => "Allied".into(),
+        },
+        members: armies
+            .iter()
+            .filter(|n| n.alliance == a)
+            .map(|n| n.army)
+            .collect(),
+        alliance: Some(a),
+    };
+    match armies.as_slice() {
+        [] => Err(ImportError::NoUnits),
+        [only] => {
+            let other = if only.alliance == Alliance::Axis {
+                alliance(Alliance::Allied)
+            } else {
+                alliance(Alliance::Axis)
+            };
+            Ok([army(only), other])
+        }
+        [a, b] => Ok([army(a), army(b)]),
+        _ => Ok([alliance(Alliance::Axis), alliance(Alliance::Allied)]),
+    }
+}
+
+// ---- the scenario file -------------------------------------------------------------------
+
+/// What the save does not say, which a scenario needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileOptions {
+    pub name: String,
+    pub turns: u16,
+}
+
+fn quoted(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn morale_word(m: Morale) -> &'static str {
+    match m {
+        Morale::GoodOrder => "good_order",
+        Morale::Broken => "broken",
+        Morale::Berserk => "berserk",
+    }
+}
+
+fn kind_word(k: UnitKind) -> &'static str {
+    match k {
+        UnitKind::HalfSquad => "half_squad",
+        other => other.name(),
+    }
+}
+
+impl Imported {
+    /// The scenario file's text.
+    pub fn to_toml(&self, options: &FileOptions) -> String {
+        let mut out = String::new();
+        let side_id = |s: usize| self.sides[s].id.clone();
+        let _ = writeln!(
+            out,
+            "# Imported from a VASL saved game by `asl import`: see docs/vasl-import.md.\n\
+             # Units with `offboard = true` are their side's order of battle still to set up."
+        );
+        let _ = writeln!(out, "name = {}", quoted(&options.name));
+        let _ = writeln!(
+            out,
+            "# The save does not record the scenario's length: check it against the card."
+        );
+        let _ = writeln!(out, "turns = {}", options.turns);
+        let _ = writeln!(
+            out,
+            "# Nor who moves first: the first side listed is assumed."
+        );
+        let _ = writeln!(out, "first = {}", quoted(&self.sides[0].id));
+        let _ = writeln!(out, "sides = [");
+        for s in &self.sides {
+            let _ = writeln!(
+                out,
+                "    {{ id = {}, name = {} }},",
+                quoted(&s.id),
+                quoted(&s.name)
+            );
+        }
+        let _ = writeln!(out, "]\n\n[map]");
+        let _ = writeln!(
+            out,
+            "# Rows north to south, boards west to east; \"r\" = turned through 180 degrees."
+        );
+        let rows: Vec<String> = self
+            .boards
+            .iter()
+            .map(|r| {
+                format!(
+                    "[{}]",
+                    r.iter().map(|b| quoted(b)).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "boards = [{}]", rows.join(", "));
+        for u in &self.units {
+            let _ = writeln!(out, "\n[[units]]");
+            let _ = writeln!(out, "id = {}", quoted(&u.id));
+            let _ = writeln!(out, "side = {}", quoted(&side_id(u.side)));
+            let _ = writeln!(out, "kind = {}", quoted(kind_word(u.kind)));
+            if !u.ratings.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "ratings = {}  # VASL: {}",
+                    quoted(&u.ratings),
+                    u.vasl_name
+                );
+            }
+            match &u.hex {
+                Some(h) => {
+                    let _ = writeln!(out, "hex = {}", quoted(h));
+                }
+                None => {
+                    let _ = writeln!(out, "offboard = true");
+                }
+            }
+            if u.morale != Morale::GoodOrder {
+                let _ = writeln!(out, "morale = {}", quoted(morale_word(u.morale)));
+            }
+            if u.concealed {
+                let _ = writeln!(out, "concealed = true");
+            }
+            if u.hidden {
+                let _ = writeln!(out, "hidden = true");
+            }
+        }
+        for w in &self.weapons {
+            let _ = writeln!(out, "\n[[weapons]]");
+            let _ = writeln!(out, "id = {}", quoted(&w.id));
+            let _ = writeln!(out, "name = {}", quoted(&w.name));
+            let _ = writeln!(out, "pp = {}", w.pp);
+            match (&w.held_by, &w.hex) {
+                (Some(u), _) => {
+                    let _ = writeln!(out, "held_by = {}", quoted(u));
+                }
+                (None, Some(h)) => {
+                    let _ = writeln!(out, "hex = {}", quoted(h));
+                }
+                (None, None) => {
+                    let _ = writeln!(out, "offboard = true");
+                }
+            }
+        }
+        out
+    }
+
+    /// The report as a viewer may read it: `None` for the person importing (everything);
+    /// a side sees everything of its own and only what is neither hidden nor concealed of
+    /// the other.
+    pub fn report_for(&self, viewer: Option<usize>) -> Vec<&ReportEntry> {
+        self.report
+            .iter()
+            .filter(|e| match (viewer, e.side) {
+                (None, _) => true,
+                (Some(v), Some(s)) if v == s => true,
+                _ => !e.secret,
+            })
+            .collect()
+    }
+
+    /// The report in words, grouped: what, how many, where.
+    pub fn report_text(&self, viewer: Option<usize>) -> String {
+        let entries = self.report_for(viewer);
+        let mut out = String::new();
+        let sections = [
+            (
+                Category::KeptByTheGame,
+                "Ignored: markers the game keeps itself",
+            ),
+            (
+                Category::NotUnderstood,
+                "Not understood: left out of the scenario",
+            ),
+            (Category::Note, "Notes"),
+        ];
+        for (category, title) in sections {
+            let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for e in entries.iter().filter(|e| e.category == category) {
+                grouped.entry(&e.what).or_default().push(&e.place);
+            }
+            if grouped.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "{title}:");
+            for (what, places) in grouped {
+                let mut at: BTreeMap<&str, usize> = BTreeMap::new();
+                for p in &places {
+                    *at.entry(p).or_insert(0) += 1;
+                }
+                let where_: Vec<String> = at
+                    .into_iter()
+                    .map(|(p, n)| {
+                        if n > 1 {
+                            format!("{p} x{n}")
+                        } else {
+                            p.to_string()
+                        }
+                    })
+                    .collect();
+                let _ = writeln!(out, "  {what} x{}: {}", places.len(), where_.join(", "));
+            }
+        }
+        // Counts a side may know: its own, and the other's units neither hidden nor
+        // concealed (a "?" shows a stack, not how many units, or whether any, are under it).
+        let visible = |side: Option<usize>, secret: bool| match (viewer, side) {
+            (None, _) => true,
+            (Some(v), Some(s)) if v == s => true,
+            _ => !secret,
+        };
+        let units: Vec<&ImportedUnit> = self
+            .units
+            .iter()
+            .filter(|u| visible(Some(u.side), u.hidden || u.concealed))
+            .collect();
+        let off = units.iter().filter(|u| u.hex.is_none()).count();
+        let weapons = self
+            .weapons
+            .iter()
+            .filter(|w| visible(w.side, w.secret))
+            .count();
+        let known = if viewer.is_some() {
+            " this side may know of"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "Imported: {} units{known} ({} on the boards, {off} off them to set up), {weapons} support weapons.",
+            units.len(),
+            units.len() - off,
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::vasl::geometry::GridHex;
+    use crate::board::vasl::save::{parse, writer};
+
+    const LAYOUT: &str = "bd\t0\t0\t02\tVER\t6.4\tbd\t1\t0\tr4\tVER\t6.1\t";
+
+    fn layout() -> MapLayout {
+        let slot = |name: &str, column, rotated| BoardSlot {
+            name: name.into(),
+            column,
+            row: 0,
+            rotated,
+            crop: None,
+        };
+        MapLayout::new(vec![slot("2", 0, false), slot("4", 1, true)])
+    }
+
+    /// Map pixels of a hex: board 0 is board 2, board 1 is board 4 turned round.
+    fn at(board: usize, column: u16, row: u16) -> (i64, i64) {
+        let p = layout().map_point(board, GridHex::new(column, row).unwrap());
+        (p.x.round() as i64, p.y.round() as i64)
+    }
+
+    struct Save(Vec<String>);
+
+    impl Save {
+        fn piece(&mut self, id: &str, traits: &[(&str, &str)], (x, y): (i64, i64)) {
+            let basic_state = format!("Main Map;{x};{y};1");
+            let mut t: Vec<(&str, &str)> = traits.to_vec();
+            let last = t.len() - 1;
+            t[last].1 = &basic_state;
+            self.0.push(writer::piece_command(id, &t));
+        }
+        fn stack(&mut self, id: &str, (x, y): (i64, i64), ids: &[&str]) {
+            self.0
+                .push(writer::stack_command(id, "Main Map", x, y, ids));
+        }
+        fn game(&self) -> SavedGame {
+            parse(&writer::saved_game_text(&self.0)).unwrap()
+        }
+    }
+
+    const GE: (&str, &str) = ("conceal;C;ge/geqmark;ge;;", "null;");
+    const RU: (&str, &str) = ("conceal;C;ru/ruqmark;ru;;", "null;");
+    const RU_HIDDEN: (&str, &str) = ("hide;72,130;HIP;;player:;0.3", "bob");
+    const SQUAD_ELR: &str = "emb2;;2;;ELR;2;E;BH;2;Q;;;0;false;0;0;ge/ge468S,ge/ge467S;4-6-8 Esq,4-6-7 1sq;false;;;;false;;1;1;true;;69,130";
+    const LEADER: &str = "emb2;;2;;ELR;2;E;BH;2;Q;;;0;false;0;0;ge/geL92,ge/geL91;9-2,9-1;false;;;;false;;1;1;true;;69,130";
+
+    fn scenario_save() -> Save {
+        let mut s = Save(vec![LAYOUT.to_string()]);
+        let b4 = at(0, 2, 4);
+        s.piece(
+            "sq",
+            &[GE, (SQUAD_ELR, "2"), ("piece;K;D; ;4-6-8 Esq", "")],
+            b4,
+        );
+        s.piece(
+            "lmg",
+            &[
+                ("mark;DBCounterType", "common"),
+                GE,
+                ("piece;K;D;ge/geLMG;LMG", ""),
+            ],
+            b4,
+        );
+        s.stack("s1", b4, &["sq", "lmg"]);
+        let c5 = at(0, 3, 5);
+        s.piece("ldr", &[GE, (LEADER, "2"), ("piece;K;D; ;geLDR", "")], c5);
+        s.piece(
+            "q",
+            &[("concealment;alice;ge", ""), ("piece;K;D;ge/geqmark;?", "")],
+            c5,
+        );
+        s.stack("s2", c5, &["ldr", "q"]);
+        // On board 4, turned round.
+        let e5 = at(1, 5, 5);
+        s.piece(
+            "ru1",
+            &[RU_HIDDEN, RU, ("piece;K;D;ru/ru447S;4-4-7 1sq", "")],
+            e5,
+        );
+        s.piece(
+            "ruq",
+            &[("concealment;bob;ru", ""), ("piece;K;D;ru/ruqmark;?", "")],
+            at(1, 9, 3),
+        );
+        // A Russian Gun under a "?": left out, and the Germans learn nothing of it.
+        let g7 = at(1, 7, 7);
+        s.piece("gun", &[RU, ("piece;K;D;ru/gun/ru45LL;45LL AT", "")], g7);
+        s.piece(
+            "gunq",
+            &[("concealment;bob;ru", ""), ("piece;K;D;ru/ruqmark;?", "")],
+            g7,
+        );
+        s.stack("s4", g7, &["gun", "gunq"]);
+        // Off the boards: an order of battle, its MMG under the squad.
+        s.piece(
+            "mmg",
+            &[
+                ("mark;DBCounterType", "common"),
+                RU,
+                ("piece;K;D;ru/ruMMG;MMG", ""),
+            ],
+            (100, 100),
+        );
+        s.piece(
+            "ru2",
+            &[RU, ("piece;K;D;ru/ru628S;6-2-8 Esq", "")],
+            (100, 100),
+        );
+        s.stack("s3", (100, 100), &["mmg", "ru2"]);
+        s.piece(
+            "tank",
+            &[
+                ("mark;DBCounterType", "unit"),
+                GE,
+                ("piece;K;D;ge/veh/pzivh;PzKw IVH", ""),
+            ],
+            at(0, 10, 6),
+        );
+        s.piece(
+            "secret-tank",
+            &[RU_HIDDEN, RU, ("piece;K;D;ru/veh/T34M43;T-34 M43", "")],
+            at(1, 12, 6),
+        );
+        s.piece("turn", &[("piece;;D; ;Game Turn", "")], (50, 50));
+        s.piece(
+            "ec",
+            &[("mark;DBCounterType", "global"), ("piece;K;D; ;EC", "")],
+            (60, 60),
+        );
+        s
+    }
+
+    fn unit<'a>(i: &'a Imported, id: &str) -> &'a ImportedUnit {
+        i.units.iter().find(|u| u.id == id).unwrap_or_else(|| {
+            panic!(
+                "{id} not in {:?}",
+                i.units.iter().map(|u| &u.id).collect::<Vec<_>>()
+            )
+        })
+    }
+
+    #[test]
+    fn a_save_becomes_boards_units_weapons_and_a_report() {
+        let i = import(&scenario_save().game()).unwrap();
+        assert_eq!(i.boards, vec![vec!["2".to_string(), "4r".to_string()]]);
+        assert_eq!(i.board_files, vec!["bd02", "bd4"]);
+        assert_eq!(i.sides[0].id, "german");
+        assert_eq!(i.sides[1].id, "russian");
+
+        let sq = unit(&i, "ge-sq1");
+        assert_eq!(
+            (sq.ratings.as_str(), sq.hex.as_deref()),
+            ("4-6-7", Some("2B4"))
+        );
+        assert!(!sq.concealed && !sq.hidden);
+        let ldr = unit(&i, "ge-ldr1");
+        assert_eq!(
+            (ldr.ratings.as_str(), ldr.hex.as_deref()),
+            ("9-1", Some("2C5"))
+        );
+        assert!(ldr.concealed, "the ? above it conceals it");
+        let ru1 = unit(&i, "ru-sq1");
+        assert_eq!(ru1.hex.as_deref(), Some("4E5"), "rotation undone");
+        assert!(ru1.hidden);
+        let dummy = unit(&i, "ru-dummy1");
+        assert_eq!(dummy.kind, UnitKind::Dummy);
+        assert_eq!(dummy.hex.as_deref(), Some("4I3"));
+        let ru2 = unit(&i, "ru-sq2");
+        assert_eq!((ru2.ratings.as_str(), ru2.hex.as_deref()), ("6-2-8", None));
+
+        let lmg = i.weapons.iter().find(|w| w.name == "LMG").unwrap();
+        assert_eq!(lmg.held_by.as_deref(), Some("ge-sq1"));
+        let mmg = i.weapons.iter().find(|w| w.name == "MMG").unwrap();
+        assert_eq!(mmg.held_by.as_deref(), Some("ru-sq2"));
+
+        let everything = i.report_text(None);
+        assert!(
+            everything.contains("Game Turn x1: off board"),
+            "{everything}"
+        );
+        assert!(
+            everything.contains("vehicle PzKw IVH x1: 2J6"),
+            "{everything}"
+        );
+        assert!(
+            everything.contains("vehicle T-34 M43 x1: 4L6"),
+            "{everything}"
+        );
+        assert!(everything.contains("marker EC x1"), "{everything}");
+        assert!(
+            everything.contains("MMG ru-mmg1 had no unit beneath it"),
+            "{everything}"
+        );
+    }
+
+    #[test]
+    fn a_side_reads_only_what_it_may_know_of_the_other() {
+        let i = import(&scenario_save().game()).unwrap();
+        let german = i.report_text(Some(0));
+        assert!(!german.contains("T-34"), "a hidden Russian tank: {german}");
+        assert!(
+            !german.contains("45LL"),
+            "a concealed Russian Gun: {german}"
+        );
+        assert!(
+            german.contains("\"?\" over pieces left out x1: 4G7"),
+            "{german}"
+        );
+        assert!(german.contains("PzKw IVH"));
+        assert!(
+            german.contains("Imported: 3 units this side may know of"),
+            "neither the hidden Russian squad nor the Dummy is counted: {german}"
+        );
+        let russian = i.report_text(Some(1));
+        assert!(russian.contains("T-34"));
+        assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
+        assert!(
+            russian.contains("Imported: 4 units this side may know of"),
+            "the concealed German leader is not counted: {russian}"
+        );
+        assert!(i.report_text(None).contains("Imported: 5 units ("));
+    }
+
+    #[test]
+    fn the_file_says_it_all_in_the_scenario_format() {
+        let i = import(&scenario_save().game()).unwrap();
+        let text = i.to_toml(&FileOptions {
+            name: "Test \"quoted\"".into(),
+            turns: 5,
+        });
+        let file: toml::Table = text.parse().unwrap();
+        assert_eq!(file["name"].as_str(), Some("Test \"quoted\""));
+        assert_eq!(file["turns"].as_integer(), Some(5));
+        assert_eq!(file["first"].as_str(), Some("german"));
+        let boards = file["map"]["boards"].as_array().unwrap();
+        assert_eq!(boards[0].as_array().unwrap()[1].as_str(), Some("4r"));
+        let units = file["units"].as_array().unwrap();
+        assert_eq!(units.len(), 5);
+        let ldr = units
+            .iter()
+            .find(|u| u["id"].as_str() == Some("ge-ldr1"))
+            .unwrap();
+        assert_eq!(ldr["kind"].as_str(), Some("leader"));
+        assert_eq!(ldr["ratings"].as_str(), Some("9-1"));
+        assert_eq!(ldr["hex"].as_str(), Some("2C5"));
+        assert_eq!(ldr["concealed"].as_bool(), Some(true));
+        let off = units
+            .iter()
+            .find(|u| u["id"].as_str() == Some("ru-sq2"))
+            .unwrap();
+        assert_eq!(off["offboard"].as_bool(), Some(true));
+        assert!(off.get("hex").is_none());
+        let hidden = units
+            .iter()
+            .find(|u| u["id"].as_str() == Some("ru-sq1"))
+            .unwrap();
+        assert_eq!(hidden["hidden"].as_bool(), Some(true));
+        let weapons = file["weapons"].as_array().unwrap();
+        let lmg = weapons
+            .iter()
+            .find(|w| w["name"].as_str() == Some("LMG"))
+            .unwrap();
+        assert_eq!(lmg["held_by"].as_str(), Some("ge-sq1"));
+        assert_eq!(lmg["pp"].as_integer(), Some(1));
+    }
+
+    #[test]
+    fn broken_squads_and_more_than_two_armies() {
+        let mut s = Save(vec![LAYOUT.to_string()]);
+        s.piece(
+            "ge",
+            &[
+                GE,
+                ("emb2;;2;F;;2;E;;2;Q;;;0;false;0;0;ge/ges8b;broken +;false;BRK;;;false;;1;1;false;70,130", "1"),
+                (SQUAD_ELR, "1"),
+                ("piece;K;D; ;4-6-8 Esq", ""),
+            ],
+            at(0, 4, 4),
+        );
+        s.piece(
+            "it",
+            &[
+                ("conceal;C;it/itqmark;it;;", "null;"),
+                ("piece;K;D;it/it346S;3-4-6 2sq", ""),
+            ],
+            at(0, 5, 4),
+        );
+        s.piece(
+            "br",
+            &[
+                ("conceal;C;br/brqmark;br;;", "null;"),
+                ("piece;K;D;br/br458S;4-5-8 Esq", ""),
+            ],
+            at(0, 6, 4),
+        );
+        let i = import(&s.game()).unwrap();
+        assert_eq!(i.sides[0].id, "axis");
+        assert_eq!(i.sides[1].id, "allied");
+        let ge = unit(&i, "ge-sq1");
+        assert_eq!(ge.morale, Morale::Broken);
+        assert_eq!(ge.ratings, "4-6-8");
+        assert_eq!(unit(&i, "it-sq1").side, 0);
+        assert_eq!(unit(&i, "br-sq1").side, 1);
+        assert!(i
+            .to_toml(&FileOptions {
+                name: "x".into(),
+                turns: 1
+            })
+            .contains("morale = \"broken\""));
+    }
+
+    #[test]
+    fn saves_that_cannot_be_a_scenario_say_why() {
+        let squad = |layout: &str| {
+            let mut s = Save(vec![layout.to_string()]);
+            s.piece(
+                "sq",
+                &[GE, ("piece;K;D;ge/ge467S;4-6-7 1sq", "")],
+                (500, 500),
+            );
+            s.game()
+        };
+        assert_eq!(import(&squad("NOTES\t")), Err(ImportError::NoBoards));
+        assert_eq!(
+            import(&squad("bd\t0\t0\tRB\tVER\t1\t")),
+            Err(ImportError::UnsupportedBoard("RB".into()))
+        );
+        assert_eq!(
+            import(&squad("bd\t0\t0\t01\tVER\t1\tZOOM\t3.0")),
+            Err(ImportError::Magnified("1".into()))
+        );
+        assert_eq!(
+            import(&squad("bd\t0\t0\t01\tbd\t1\t1\t02\t")),
+            Err(ImportError::SlotEmpty { column: 1, row: 0 })
+        );
+        assert_eq!(
+            import(&squad("bd\t0\t0\t01\tbd\t0\t0\t02\t")),
+            Err(ImportError::SlotTaken { column: 0, row: 0 })
+        );
+        let mut only_markers = Save(vec![LAYOUT.to_string()]);
+        only_markers.piece("turn", &[("piece;;D; ;Game Turn", "")], (1, 1));
+        assert_eq!(import(&only_markers.game()), Err(ImportError::NoUnits));
+    }
+}
