@@ -24,11 +24,7 @@ pub fn hex_slots(columns: u16, rows: u16) -> impl Iterator<Item = (u16, u16)> {
 
 /// The printed name of the hex in slot (column, place), on board `board`.
 pub fn hex_of_slot(board: Option<u16>, column: u16, place: u16) -> Hex {
-    Hex::new(
-        board,
-        column + 1,
-        place + u16::from(column.is_multiple_of(2)),
-    )
+    Hex::new(board, column + 1, place + u16::from(column % 2 == 0))
 }
 
 /// The slot of a hex's printed name: (column index, place in the column); `None` for a name
