@@ -776,6 +776,15 @@ impl BoardMap {
         })
     }
 
+    /// Bytes this map holds of its own, beyond the shared board archives and terrain table:
+    /// what one more game on the same boards costs (issue 37: at most 64 KiB on four boards).
+    pub fn own_bytes(&self) -> usize {
+        std::mem::size_of::<BoardMap>()
+            + self.cells.capacity() * std::mem::size_of::<Cell>()
+            + self.boards.capacity() * std::mem::size_of::<Placed>()
+            + std::mem::size_of::<[Props; 256]>()
+    }
+
     /// The terrain table the map reads its codes with.
     pub fn table(&self) -> &TerrainTable {
         &self.table
@@ -995,6 +1004,19 @@ mod tests {
             n += 1;
         }
         n + (b.1 - r).abs()
+    }
+
+    #[test]
+    fn a_four_board_map_costs_a_game_under_64_kib() {
+        let map = two_by_two();
+        eprintln!("a 2x2 map holds {} bytes of its own", map.own_bytes());
+        assert!(map.own_bytes() <= 64 << 10, "{} bytes", map.own_bytes());
+        // The grids are shared, not copied: the map's boards are the archives handed in.
+        let again = map.clone();
+        assert!(Arc::ptr_eq(
+            &map.boards[0].archive,
+            &again.boards[0].archive
+        ));
     }
 
     #[test]
