@@ -476,8 +476,10 @@ impl Walk<'_> {
         if p.has(flag::INHERENT) && self.map.cell(self.cur).centre != code {
             return None;
         }
-        // A6.2 / B10.1: a hill higher than both ends.
-        if g2 > src_el && g2 > tgt_el {
+        // A6.2 / B10.1: a hill higher than both ends. Along a cliff hexside the thread runs at
+        // the foot of the cliff as much as at its top (B11: the lower hex's level counts).
+        let cliff_floor = self.cliff_along();
+        if g2 > src_el && g2 > tgt_el && cliff_floor.is_none_or(|f| f > hi) {
             return Some(Block::GroundLevel);
         }
         let split_same_level = p.has(flag::SPLIT) && g2 == src_el && g2 == tgt_el;
@@ -522,7 +524,7 @@ impl Walk<'_> {
         // A6.2 / B10.2: as high as the higher end and above the lower one: a crest (or an
         // obstacle at the higher end's level) the higher end must look down past.
         let top = g2 + height2 + i16::from(p.has(flag::HALF_LEVEL) && p.has(flag::BUILDING));
-        if top == hi && top > lo {
+        if top == hi && top > lo && cliff_floor.is_none_or(|f| f >= hi) {
             if let Some(b) = self.crest(p, top - g2) {
                 return Some(b);
             }
@@ -535,6 +537,7 @@ impl Walk<'_> {
         let band = g2 + height2 + cliff;
         if lo < band && band < hi {
             let cliff_side = self.nearest_side_is_cliff();
+            let g2 = cliff_floor.unwrap_or(g2);
             if self.blind(g2, height2, cliff_side) {
                 if p.has(flag::OBSTACLE) && !p.has(flag::HEXSIDE) {
                     let own = self.map.cell(self.cur).centre == code;
@@ -653,6 +656,31 @@ impl Walk<'_> {
         } else {
             2 * rt as i16 <= (reach + 2).max(2)
         }
+    }
+
+    /// For a thread along a cliff hexside (0° or 60°, at an odd range where it runs between
+    /// two hexes), the lower of the two hexes' levels in half levels, the far one counted only
+    /// when it is not an end.
+    fn cliff_along(&self) -> Option<i16> {
+        if !self.along_side || self.r_src % 2 == 0 || self.tgt_spine < 0 {
+            return None;
+        }
+        let k = self.tgt_spine as usize;
+        // The two hexsides of the current hex parallel to the thread; the nearer one.
+        let (a, b) = ((k + 4) % 6, (k + 1) % 6);
+        let e = self.g.edge_points(self.cur);
+        let d2 = |(px, py): (i64, i64)| (px - self.x).pow(2) + (py - self.y).pow(2);
+        let side = if d2(e[a]) < d2(e[b]) { a } else { b };
+        let cell = self.map.cell(self.cur);
+        if !self.props[usize::from(cell.side_terrain[side])].has(flag::CLIFF) {
+            return None;
+        }
+        let base = i16::from(cell.base);
+        let lower = match self.g.adjacent(self.cur, side) {
+            Some(o) if o != self.src && o != self.tgt => base.min(i16::from(self.map.cell(o).base)),
+            _ => base,
+        };
+        Some(2 * lower)
     }
 
     /// Whether the hexside nearest the pixel (in the hex the pixel lies in) is a cliff.
