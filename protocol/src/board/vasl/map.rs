@@ -70,6 +70,8 @@ pub(crate) mod flag {
     pub const MARKETPLACE: u32 = 1 << 18;
     /// A code the terrain table does not define.
     pub const UNKNOWN: u32 = 1 << 19;
+    /// Gullies, streams, sunken roads: a hex below the ground around it (B19, A6.3).
+    pub const DEPRESSION: u32 = 1 << 20;
 }
 
 /// A terrain code's properties, packed for the LOS walk.
@@ -142,6 +144,7 @@ pub(crate) fn props_table(table: &TerrainTable) -> Box<[Props; 256]> {
         set(t.category == Category::Water, flag::WATER);
         set(t.category == Category::Factory, flag::FACTORY);
         set(t.category == Category::Marketplace, flag::MARKETPLACE);
+        set(t.category == Category::Depression, flag::DEPRESSION);
         out[usize::from(code)] = Props {
             flags: f,
             height: t.height,
