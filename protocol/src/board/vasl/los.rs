@@ -45,6 +45,8 @@ pub enum LosError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Block {
     LeavesBuilding,
+    ExitsDepression,
+    EntersDepression,
     HexsideTerrain,
     Bocage,
     BocageBlind,
@@ -61,6 +63,8 @@ enum Block {
 impl Block {
     fn reason(self, terrain: &str) -> String {
         match self {
+            Block::ExitsDepression => "the thread leaves the firer's depression before the height difference makes up for the range (A6.3)".into(),
+            Block::EntersDepression => "the thread enters the target's depression before the height difference makes up for the range (A6.3)".into(),
             Block::LeavesBuilding => format!(
                 "the thread stays inside the firer's building ({terrain}) past its own hex, and the two ends are at different levels (A6.8)"
             ),
@@ -132,6 +136,10 @@ struct Walk<'a> {
     outline_next: usize,
     /// The hex last added to the path.
     noted: Spot,
+    /// A6.3: the firer is in a depression and the thread must climb out of it in time.
+    exits_depression: bool,
+    /// A6.3: the target is in a depression and the thread must descend into it in time.
+    enters_depression: bool,
 }
 
 /// Flags of terrain that is bare ground for LOS: open ground, roads, water (A6.1: no obstacle,
@@ -213,7 +221,14 @@ impl BoardMap {
             outlines: [((-9, -9), Outline::new([(0, 0); 6])); OUTLINES_KEPT],
             outline_next: 0,
             noted: src,
+            exits_depression: false,
+            enters_depression: false,
         };
+        let dep = |s: Spot| self.props[usize::from(self.cell(s).centre)].has(flag::DEPRESSION);
+        let r2 = 2 * walk.range as i16;
+        // A6.3 applies unless the other end is higher by more than the range.
+        walk.exits_depression = dep(src) && tgt_el - src_el <= r2;
+        walk.enters_depression = dep(tgt) && src_el - tgt_el <= r2;
         // Two Locations of one hex see each other at ground level (A6.1: its own terrain
         // is ignored).
         if src == tgt {
@@ -450,6 +465,13 @@ impl Walk<'_> {
         let hi = src_el.max(tgt_el);
         let lo = src_el.min(tgt_el);
 
+        if (self.exits_depression || self.enters_depression) && self.depression(g2) {
+            return Some(if self.exits_depression {
+                Block::ExitsDepression
+            } else {
+                Block::EntersDepression
+            });
+        }
         // A6.8: a thread still inside the firer's building past its hex sees only its level.
         if !self.leaves_building
             && self.cur != self.src
@@ -476,8 +498,10 @@ impl Walk<'_> {
         if p.has(flag::INHERENT) && self.map.cell(self.cur).centre != code {
             return None;
         }
-        // A6.2 / B10.1: a hill higher than both ends.
-        if g2 > src_el && g2 > tgt_el {
+        // A6.2 / B10.1: a hill higher than both ends. Along a cliff hexside the thread runs at
+        // the foot of the cliff as much as at its top (B11: the lower hex's level counts).
+        let cliff_floor = self.cliff_along();
+        if g2 > src_el && g2 > tgt_el && cliff_floor.is_none_or(|f| f > hi) {
             return Some(Block::GroundLevel);
         }
         let split_same_level = p.has(flag::SPLIT) && g2 == src_el && g2 == tgt_el;
@@ -522,7 +546,10 @@ impl Walk<'_> {
         // A6.2 / B10.2: as high as the higher end and above the lower one: a crest (or an
         // obstacle at the higher end's level) the higher end must look down past.
         let top = g2 + height2 + i16::from(p.has(flag::HALF_LEVEL) && p.has(flag::BUILDING));
-        if top == hi && top > lo {
+        let cur_dep = self.props[usize::from(self.map.cell(self.cur).centre)].has(flag::DEPRESSION);
+        let in_own_depression =
+            cur_dep && (self.exits_depression || self.enters_depression) && height2 < 2;
+        if top == hi && top > lo && cliff_floor.is_none_or(|f| f >= hi) && !in_own_depression {
             if let Some(b) = self.crest(p, top - g2) {
                 return Some(b);
             }
@@ -535,6 +562,7 @@ impl Walk<'_> {
         let band = g2 + height2 + cliff;
         if lo < band && band < hi {
             let cliff_side = self.nearest_side_is_cliff();
+            let g2 = cliff_floor.unwrap_or(g2);
             if self.blind(g2, height2, cliff_side) {
                 if p.has(flag::OBSTACLE) && !p.has(flag::HEXSIDE) {
                     let own = self.map.cell(self.cur).centre == code;
@@ -653,6 +681,87 @@ impl Walk<'_> {
         } else {
             2 * rt as i16 <= (reach + 2).max(2)
         }
+    }
+
+    /// A6.3: whether the pixel stops a thread that must leave the firer's depression (or enter
+    /// the target's) before the height difference makes up for the range.
+    fn depression(&self, g2: i16) -> bool {
+        let cell = self.map.cell(self.cur);
+        let cur_dep = self.props[usize::from(cell.centre)].has(flag::DEPRESSION);
+        let base2 = 2 * i16::from(cell.base);
+        let (s, t) = (self.src_el, self.tgt_el);
+        let dist = |end: Spot| {
+            let (ex, ey) = self.g.centre(end);
+            let (cx, cy) = self.g.centre(self.cur);
+            (
+                (ex - self.x as f64).hypot(ey - self.y as f64),
+                (ex - cx).hypot(ey - cy),
+            )
+        };
+        let dep = |h: Spot| self.props[usize::from(self.map.cell(h).centre)].has(flag::DEPRESSION);
+        // (far end, the depression end's level, the far end's level, range to the far end)
+        let mut cases = [None, None];
+        if self.exits_depression {
+            cases[0] = Some((self.tgt, s, t, self.r_tgt));
+        }
+        if self.enters_depression {
+            cases[1] = Some((self.src, t, s, self.r_src));
+        }
+        for (far, nl, fl, r_far) in cases.into_iter().flatten() {
+            let mut test1 = 2 * r_far as i16 > fl - nl
+                && self.cur != far
+                && !(cur_dep && (g2 == base2 || nl >= g2))
+                && (cur_dep || g2 > nl);
+            if test1 {
+                if self.range == 1 && dep(far) {
+                    test1 = false;
+                }
+                if fl == nl
+                    && self.cur != far
+                    && ((cur_dep && g2 == base2) || (!cur_dep && g2 <= fl))
+                {
+                    test1 = false;
+                }
+                let (dp, dc) = dist(far);
+                if r_far == 1 && fl > base2 && cur_dep && dp < dc {
+                    test1 = false;
+                }
+            }
+            let test2 =
+                !test1 && r_far == 1 && cur_dep && !(g2 == base2 || nl >= g2 || fl > g2) && {
+                    let (dp, dc) = dist(far);
+                    dp > dc
+                };
+            if test1 || test2 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// For a thread along a cliff hexside (0° or 60°, at an odd range where it runs between
+    /// two hexes), the lower of the two hexes' levels in half levels, the far one counted only
+    /// when it is not an end.
+    fn cliff_along(&self) -> Option<i16> {
+        if !self.along_side || self.r_src % 2 == 0 || self.tgt_spine < 0 {
+            return None;
+        }
+        let k = self.tgt_spine as usize;
+        // The two hexsides of the current hex parallel to the thread; the nearer one.
+        let (a, b) = ((k + 4) % 6, (k + 1) % 6);
+        let e = self.g.edge_points(self.cur);
+        let d2 = |(px, py): (i64, i64)| (px - self.x).pow(2) + (py - self.y).pow(2);
+        let side = if d2(e[a]) < d2(e[b]) { a } else { b };
+        let cell = self.map.cell(self.cur);
+        if !self.props[usize::from(cell.side_terrain[side])].has(flag::CLIFF) {
+            return None;
+        }
+        let base = i16::from(cell.base);
+        let lower = match self.g.adjacent(self.cur, side) {
+            Some(o) if o != self.src && o != self.tgt => base.min(i16::from(self.map.cell(o).base)),
+            _ => base,
+        };
+        Some(2 * lower)
     }
 
     /// Whether the hexside nearest the pixel (in the hex the pixel lies in) is a cliff.

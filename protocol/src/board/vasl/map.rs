@@ -70,6 +70,8 @@ pub(crate) mod flag {
     pub const MARKETPLACE: u32 = 1 << 18;
     /// A code the terrain table does not define.
     pub const UNKNOWN: u32 = 1 << 19;
+    /// Gullies, streams, sunken roads: a hex below the ground around it (B19, A6.3).
+    pub const DEPRESSION: u32 = 1 << 20;
 }
 
 /// A terrain code's properties, packed for the LOS walk.
@@ -142,6 +144,7 @@ pub(crate) fn props_table(table: &TerrainTable) -> Box<[Props; 256]> {
         set(t.category == Category::Water, flag::WATER);
         set(t.category == Category::Factory, flag::FACTORY);
         set(t.category == Category::Marketplace, flag::MARKETPLACE);
+        set(t.category == Category::Depression, flag::DEPRESSION);
         out[usize::from(code)] = Props {
             flags: f,
             height: t.height,
@@ -776,6 +779,15 @@ impl BoardMap {
         })
     }
 
+    /// Bytes this map holds of its own, beyond the shared board archives and terrain table:
+    /// what one more game on the same boards costs (issue 37: at most 64 KiB on four boards).
+    pub fn own_bytes(&self) -> usize {
+        std::mem::size_of::<BoardMap>()
+            + self.cells.capacity() * std::mem::size_of::<Cell>()
+            + self.boards.capacity() * std::mem::size_of::<Placed>()
+            + std::mem::size_of::<[Props; 256]>()
+    }
+
     /// The terrain table the map reads its codes with.
     pub fn table(&self) -> &TerrainTable {
         &self.table
@@ -995,6 +1007,19 @@ mod tests {
             n += 1;
         }
         n + (b.1 - r).abs()
+    }
+
+    #[test]
+    fn a_four_board_map_costs_a_game_under_64_kib() {
+        let map = two_by_two();
+        eprintln!("a 2x2 map holds {} bytes of its own", map.own_bytes());
+        assert!(map.own_bytes() <= 64 << 10, "{} bytes", map.own_bytes());
+        // The grids are shared, not copied: the map's boards are the archives handed in.
+        let again = map.clone();
+        assert!(Arc::ptr_eq(
+            &map.boards[0].archive,
+            &again.boards[0].archive
+        ));
     }
 
     #[test]
