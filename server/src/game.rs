@@ -154,9 +154,10 @@ pub enum Request {
 
 /// Asked by an idle game task whether it may end: the registry's check that no connection
 /// holds or is fetching the game's handle, and, if none does, its forgetting of the task, so
-/// the next join loads the game afresh from its log (with `GameMeta` as the task holds it).
+/// the next join loads the game afresh from its log (with the metadata bytes as the task holds
+/// them, its rollback mark included).
 /// Called by the task between requests, so it is never in the middle of a command.
-pub type Unloader = Box<dyn Fn(&GameMeta) -> bool + Send + Sync>;
+pub type Unloader = Box<dyn Fn(Vec<u8>) -> bool + Send + Sync>;
 
 /// How a connection reaches a game.
 #[derive(Clone)]
@@ -520,11 +521,18 @@ impl GameTask {
     }
 
     /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
-    /// and the game may be let go: a game flagged as rolled back stays, since the flag lives
-    /// only in memory.
+    /// and the game may be let go. A game marked rolled back goes too: its mark goes with
+    /// the metadata handed to the unloader, so a marked game cannot pin a place in memory.
     fn idle(&mut self) -> bool {
         self.subscribers.retain(|s| !s.out.is_closed());
-        self.subscribers.is_empty() && self.rolled_back.is_none()
+        self.subscribers.is_empty()
+    }
+
+    /// The metadata as this task holds it, its rollback mark after it.
+    fn meta_marked(&self) -> Vec<u8> {
+        self.meta.encode_marked(&log::GameMarks {
+            rolled_back: self.rolled_back.clone(),
+        })
     }
 
     /// Ends this task if it is idle and its unloader lets it go.
@@ -533,7 +541,7 @@ impl GameTask {
             && self
                 .unloader
                 .as_ref()
-                .is_some_and(|let_go| let_go(&self.meta));
+                .is_some_and(|let_go| let_go(self.meta_marked()));
         if gone {
             METRICS.games_unloaded.inc();
             debug!(game = %log::game_id(&self.key), "idle game unloaded");
@@ -891,19 +899,19 @@ impl GameTask {
                     return;
                 }
             }
-        } else if let Some(held) = since.filter(|held| *held > version) {
-            // A bare version is taken on trust, so only a player's stops the game: a spectator
-            // token is shared widely, and must not be able to halt play with a made-up number.
-            if matches!(viewer, Viewer::Spectator) {
-                error!(game = %log::game_id(&self.key), held, stored = version, "a spectator holds a version past this log's end: a rollback, or a lying client");
-                let _ = reply.send(Err((
-                    ErrorCode::GameUnavailable,
-                    format!("you hold version {held}, but this server's log ends at version {version}: events {}..={held} are missing here", version + 1),
-                )));
-                return;
-            }
-            let what = format!("a client was sent version {held}, but the server's log ends at version {version}, so events {}..={held} are missing", version + 1);
-            self.flag_rollback(viewer, &what).await;
+        } else if let Some(held) =
+            since.filter(|held| *held > version && self.rolled_back.is_none())
+        {
+            // A bare version is a claim, not evidence: anyone holding a token (a spectator
+            // link is shared widely) could make one up. Only a signed receipt can mark a game
+            // rolled back; this claim is refused to this connection alone, and the operator's
+            // log is not alarmed by it.
+            debug!(game = %log::game_id(&self.key), ?viewer, held, stored = version, "a join claims a version past its stream's end, with no receipt");
+            let _ = reply.send(Err((
+                ErrorCode::BeyondEnd,
+                format!("you claim version {held} of your stream, but it ends at version {version} here; nothing is marked: if this server sent you later events, show its receipt for them (`join_with_receipt`)"),
+            )));
+            return;
         }
         if let Some(why) = &self.rolled_back {
             let _ = reply.send(Err((ErrorCode::RolledBack, why.clone())));
