@@ -11,7 +11,7 @@
 use crate::config::Config;
 use crate::log::{self, GameMeta};
 use crate::metrics::METRICS;
-use crate::once::{Made, Remembered};
+use crate::once::{self, Made, Remembered};
 use crate::store::{EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
@@ -1011,6 +1011,19 @@ impl GameTask {
         }
         // Sent again: answered with what it made the first time, and nothing is decided.
         if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
+            if !self.same_command(side, &made, &command) {
+                // Another command under a used key: answering with the old events would tell
+                // the client its new command ran when it never did.
+                let refused = Frame::new(ServerMessage::Error {
+                    code: ErrorCode::KeyReused,
+                    message: format!(
+                        "command {id} not taken: its key was already used by another command of yours, accepted as events {}..={} of the log; give a new command a new key",
+                        made.first, made.last
+                    ),
+                });
+                self.send_to(subscriber, refused);
+                return;
+            }
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
             // The events as the actor's own stream holds them, numbered as it numbers them.
             let viewer = Viewer::Side(side);
@@ -1032,6 +1045,7 @@ impl GameTask {
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
         METRICS.commands.inc();
+        let sent = key.map(|_| once::digest(&command));
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again).
         let viewer = Viewer::Side(side);
@@ -1130,6 +1144,10 @@ impl GameTask {
             return;
         }
 
+        let logged = entries
+            .iter()
+            .find_map(|e| e.command.as_ref())
+            .map(|issued| once::digest(&issued.command));
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
@@ -1147,6 +1165,8 @@ impl GameTask {
             let made = Made {
                 first: first_seq,
                 last: self.game().version,
+                logged,
+                sent,
             };
             self.remembered.remember(side, key, made);
         }
@@ -1209,6 +1229,22 @@ impl GameTask {
 
     /// A side's command as the rules read it: event numbers from its own stream to the log's,
     /// aliases to the units' ids.
+    /// Whether `command`, sent again under a remembered key, is the command that key was
+    /// accepted with: the same as sent, or (after a reload, when only the log's form is
+    /// known) the same once put in the log's ids. A key from before commands were logged
+    /// cannot be told, and is taken as the same.
+    fn same_command(&self, side: Side, made: &Made, command: &Command) -> bool {
+        if made.sent == Some(once::digest(command)) {
+            return true;
+        }
+        match made.logged {
+            None => made.sent.is_none(),
+            Some(logged) => self
+                .command_for_rules(side, command.clone())
+                .is_ok_and(|in_log| once::digest(&in_log) == logged),
+        }
+    }
+
     fn command_for_rules(
         &self,
         side: Side,

@@ -383,6 +383,10 @@ pub enum ErrorCode {
     /// that connection alone and marks nothing. A client that was sent those events shows the
     /// server's receipt for them with `join_with_receipt`.
     BeyondEnd,
+    /// A command's exactly-once key was already used by another accepted command of the same
+    /// seat: the new command was not run (answering with the old command's events would say
+    /// it had been).
+    KeyReused,
 }
 
 #[derive(Debug, thiserror::Error)]
