@@ -95,3 +95,63 @@ async fn a_used_key_with_another_command_is_refused() {
     german.close().await;
     server.stop().await;
 }
+
+/// One HTTP exchange on a fresh socket: the status line the server answers `request` with.
+async fn status_of(addr: std::net::SocketAddr, request: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 512];
+    let n = stream.read(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer[..n])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// DNS rebinding: a page at `evil.example`, its name pointed at 127.0.0.1, opens the game
+/// protocol with an `Origin` matching its `Host`. Refused (421) by the name it uses, as is its
+/// fetch of a page; the same requests naming the server by its address are served, and a
+/// scraper (no browser headers) is served whatever its `Host`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebound_host_name_is_refused_to_browsers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), config()).await;
+    let port = server.addr.port();
+    let upgrade = |host: &str| {
+        format!(
+            "GET /v1 HTTP/1.1\r\nHost: {host}:{port}\r\nOrigin: http://{host}:{port}\r\n\
+             Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+    };
+    let page = |host: &str, browser: bool| {
+        let fetch = if browser {
+            "Sec-Fetch-Mode: navigate\r\n"
+        } else {
+            ""
+        };
+        format!("GET /watch HTTP/1.1\r\nHost: {host}:{port}\r\n{fetch}\r\n")
+    };
+    let addr = server.addr;
+    assert!(status_of(addr, upgrade("evil.example"))
+        .await
+        .contains(" 421 "));
+    assert!(status_of(addr, page("evil.example", true))
+        .await
+        .contains(" 421 "));
+    assert!(status_of(addr, upgrade("127.0.0.1"))
+        .await
+        .contains(" 101 "));
+    assert!(status_of(addr, upgrade("localhost"))
+        .await
+        .contains(" 101 "));
+    assert!(status_of(addr, page("127.0.0.1", true))
+        .await
+        .contains(" 200 "));
+    assert!(status_of(addr, page("evil.example", false))
+        .await
+        .contains(" 200 "));
+    server.stop().await;
+}
