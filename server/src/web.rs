@@ -64,6 +64,8 @@ type Handoff = Arc<Mutex<Option<oneshot::Sender<hyper::upgrade::OnUpgrade>>>>;
 /// Per-connection facts the routes need, put on each request.
 #[derive(Clone)]
 struct Peer {
+    /// Where the request comes from: `/metrics` answers loopback without a token.
+    addr: SocketAddr,
     /// Why the connection is refused, if it is (server full, per-IP cap).
     refusal: Option<String>,
     handoff: Handoff,
@@ -77,6 +79,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
     let exchanging = Counted::new(Kind::Http);
     let (handoff, upgraded) = oneshot::channel();
     let info = Peer {
+        addr: peer,
         refusal: admitted.refusal.clone(),
         handoff: Arc::new(Mutex::new(Some(handoff))),
     };
@@ -189,6 +192,21 @@ async fn refuse_when_full(request: Request, next: axum::middleware::Next) -> Res
     }
 }
 
+/// Whether `/metrics` may be served: with the token, when one is set (compared as digests, in
+/// constant time); else only to loopback.
+fn metrics_allowed(headers: &HeaderMap, peer: Option<SocketAddr>, token: Option<&str>) -> bool {
+    match token {
+        Some(token) => headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|offered| {
+                blake3::hash(offered.trim().as_bytes()) == blake3::hash(token.as_bytes())
+            }),
+        None => peer.is_some_and(|p| p.ip().is_loopback()),
+    }
+}
+
 /// A browser's request naming a host this server is not (DNS rebinding) gets 421.
 async fn refuse_foreign_host(
     State(shared): State<Arc<Shared>>,
@@ -291,7 +309,28 @@ async fn server_key(State(shared): State<Arc<Shared>>) -> Response {
         .into_response()
 }
 
-async fn metrics() -> Response {
+/// The process's metrics, for the operator: to a request bearing the metrics token, or from
+/// loopback when none is set. Counters that move as a game's hidden units act are no one
+/// else's business (issue 36).
+async fn metrics(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let peer = request.extensions().get::<Peer>().map(|p| p.addr);
+    if !metrics_allowed(
+        request.headers(),
+        peer,
+        shared.config.metrics_token.as_deref(),
+    ) {
+        METRICS.refused("metrics_token");
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            "The metrics are the operator's: send the server's metrics token (Authorization: Bearer), or ask from the server's own machine when it has none.\n",
+        )
+            .into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"metrics\""),
+        );
+        return response;
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -508,6 +547,21 @@ mod tests {
             map.insert(name.clone(), HeaderValue::from_str(value).unwrap());
         }
         map
+    }
+
+    /// Issue 36: the metrics are the operator's: with a token set, only a request bearing it;
+    /// without, only loopback.
+    #[test]
+    fn metrics_need_the_token_or_loopback() {
+        let local = Some("127.0.0.1:5000".parse().unwrap());
+        let remote = Some("203.0.113.9:5000".parse().unwrap());
+        let none = HeaderMap::new();
+        assert!(metrics_allowed(&none, local, None));
+        assert!(!metrics_allowed(&none, remote, None));
+        let bearer = |t: &str| headers(&[(header::AUTHORIZATION, format!("Bearer {t}").as_str())]);
+        assert!(metrics_allowed(&bearer("s3cret"), remote, Some("s3cret")));
+        assert!(!metrics_allowed(&bearer("guess"), remote, Some("s3cret")));
+        assert!(!metrics_allowed(&none, local, Some("s3cret")));
     }
 
     /// Issue 36: a browser must name this server in `Host`; a rebound name is refused.

@@ -155,3 +155,26 @@ async fn a_rebound_host_name_is_refused_to_browsers() {
         .contains(" 200 "));
     server.stop().await;
 }
+
+/// `/metrics` counts commands, events and receipts as a game's hidden units act: it is the
+/// operator's. With a metrics token set, a scrape without it is refused (401) and one bearing
+/// it is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_the_operators() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            metrics_token: Some("operator-only".into()),
+            ..config()
+        },
+    )
+    .await;
+    let scrape = |auth: &str| format!("GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}\r\n");
+    assert!(status_of(server.addr, scrape("")).await.contains(" 401 "));
+    let wrong = scrape("Authorization: Bearer guess\r\n");
+    assert!(status_of(server.addr, wrong).await.contains(" 401 "));
+    let right = scrape("Authorization: Bearer operator-only\r\n");
+    assert!(status_of(server.addr, right).await.contains(" 200 "));
+    server.stop().await;
+}
