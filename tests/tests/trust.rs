@@ -178,4 +178,3 @@ async fn metrics_are_the_operators() {
     assert!(status_of(server.addr, right).await.contains(" 200 "));
     server.stop().await;
 }
-
