@@ -479,7 +479,7 @@ impl Registry {
             match since.filter(|held| *held > 0) {
             Some(held) => (
                 ErrorCode::UnknownGame,
-                format!("there is no game `{id}` on this server; if you were sent its version {held}, the server has lost it, and its operator can restore it from a backup"),
+                format!("there is no game `{id}` on this server; if you were sent its version {held}, the server lost the game, and its operator can restore it from a backup"),
             ),
             None => (
                 ErrorCode::UnknownGame,

@@ -236,7 +236,7 @@ async fn a_bare_since_past_the_end_is_refused_alone_and_marks_nothing() {
     match join_since(&server.url, &"ab".repeat(16), &tokens.side_a, Some(acked)).await {
         ServerMessage::Error { code, message } => {
             assert_eq!(code, ErrorCode::UnknownGame);
-            assert!(message.contains("has lost it"), "{message}");
+            assert!(message.contains("lost the game"), "{message}");
         }
         other => panic!("expected unknown_game, got {other:?}"),
     }
