@@ -330,18 +330,12 @@ impl Connection {
             eprintln!("asl: warning: the server sent a receipt that does not hold ({why}); it is not kept");
             return;
         }
+        // Forward within one key; a receipt under another key replaces the last whatever its
+        // version, so one under a made-up key cannot shut out the genuine ones.
         if self
             .receipt
             .as_ref()
-            .is_some_and(|r| r.signer != signed.signer)
-        {
-            eprintln!("asl: warning: the server sent a receipt signed by another key than its last; it is not kept");
-            return;
-        }
-        if self
-            .receipt
-            .as_ref()
-            .is_some_and(|r| r.version > signed.version)
+            .is_some_and(|r| r.signer == signed.signer && r.version > signed.version)
         {
             return;
         }
