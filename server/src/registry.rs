@@ -466,26 +466,32 @@ impl Registry {
     /// loaded or the game's last use is touched: without a token of the game a client can
     /// neither load it, nor pin it, nor steer which idle game is unloaded to make room.
     ///
-    /// `since` is the version the client holds. For a game this server does not list, it is
-    /// only a claim (ids are not secret, anyone can make one up), so it raises no alarm: the
-    /// client is told that if it was sent events of the game, the server has lost it.
+    /// `since` is the version the client holds; `proven` says it comes from a receipt that
+    /// verified under this server's key for this game. For a game this server does not list,
+    /// only a proven version raises the operator's ROLLBACK alarm: a bare one is a claim
+    /// (ids are not secret, anyone can make one up), and the client is only told that if it
+    /// was sent events of the game, the server lost it.
     pub async fn join(
         &self,
         id: &str,
         token: &str,
         since: Option<u64>,
+        proven: bool,
     ) -> Result<(GameHandle, Viewer), Refusal> {
-        let unknown = || {
-            match since.filter(|held| *held > 0) {
-            Some(held) => (
-                ErrorCode::UnknownGame,
-                format!("there is no game `{id}` on this server; if you were sent its version {held}, the server lost the game, and its operator can restore it from a backup"),
-            ),
+        let unknown = || match since.filter(|held| *held > 0) {
+            Some(held) => {
+                if proven {
+                    error!(game = %id, held, "ROLLBACK: a client holds this server's receipt for a game the server does not have at all; restore it from a backup");
+                }
+                (
+                    ErrorCode::UnknownGame,
+                    format!("there is no game `{id}` on this server; if you were sent its version {held}, the server lost the game, and its operator can restore it from a backup"),
+                )
+            }
             None => (
                 ErrorCode::UnknownGame,
                 format!("there is no game `{id}` on this server"),
             ),
-        }
         };
         let key = log::game_key(id).ok_or_else(unknown)?;
         let slot = self
@@ -680,7 +686,10 @@ mod tests {
         store.append(&key, 1, vec![created]).await.unwrap();
 
         let registry = Registry::open(store.clone(), Config::default()).unwrap();
-        let (handle, viewer) = registry.join(&log::game_id(&key), "b", None).await.unwrap();
+        let (handle, viewer) = registry
+            .join(&log::game_id(&key), "b", None, false)
+            .await
+            .unwrap();
         assert_eq!(viewer, Viewer::Side(Side::B));
         let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
         assert_eq!(
@@ -723,7 +732,7 @@ mod tests {
             Side::A => tokens.side_a,
             Side::B => tokens.side_b,
         };
-        let (handle, viewer) = registry.join(&id, &token, None).await.unwrap();
+        let (handle, viewer) = registry.join(&id, &token, None, false).await.unwrap();
         let (subscriber, mut messages) = join_task(&handle, viewer).await;
         match &messages.recv().await.unwrap().message {
             ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
@@ -791,10 +800,10 @@ mod tests {
         let registry = Registry::open(store.clone(), config).unwrap();
         let (held, held_tokens) = registry.create(wall_advantage()).await.unwrap();
         let (handle, _) = registry
-            .join(&held, &held_tokens.side_a, None)
+            .join(&held, &held_tokens.side_a, None, false)
             .await
             .unwrap();
-        match registry.join(&stored, "not a token", None).await {
+        match registry.join(&stored, "not a token", None, false).await {
             Err((code, message)) => assert_eq!(code, ErrorCode::BadToken, "{message}"),
             Ok(_) => panic!("a wrong token joined"),
         }
@@ -839,10 +848,16 @@ mod tests {
         let registry = Registry::open(store.clone(), config).unwrap();
         for (id, tokens) in &games {
             // Loaded, and refused as rolled back by its task; the handle let go at once.
-            registry.join(id, &tokens.side_a, None).await.unwrap();
+            registry
+                .join(id, &tokens.side_a, None, false)
+                .await
+                .unwrap();
         }
         let (created, tokens) = registry.create(wall_advantage()).await.unwrap();
-        let (handle, _) = registry.join(&created, &tokens.side_b, None).await.unwrap();
+        let (handle, _) = registry
+            .join(&created, &tokens.side_b, None, false)
+            .await
+            .unwrap();
         // The game that went keeps its mark: loaded again, it is still refused.
         let (gone, gone_tokens) = games
             .iter()
@@ -853,7 +868,7 @@ mod tests {
             .expect("one marked game unloaded");
         drop(handle);
         let (back, viewer) = registry
-            .join(gone, &gone_tokens.side_a, None)
+            .join(gone, &gone_tokens.side_a, None, false)
             .await
             .unwrap();
         let (_, mut messages) = {
