@@ -114,9 +114,13 @@ impl fmt::Display for ConnectionError {
                 write!(f, "the server sent a frame this client cannot read: {e}")
             }
             ConnectionError::Server { code, message } => {
+                let message = crate::printable(message);
                 write!(f, "the server refused: {message} ({})", code_name(*code))
             }
-            ConnectionError::Unexpected(what) => write!(f, "the server answered oddly: {what}"),
+            ConnectionError::Unexpected(what) => {
+                let what = crate::printable(what);
+                write!(f, "the server answered oddly: {what}")
+            }
             ConnectionError::TimedOut(what) => write!(
                 f,
                 "no {what} from the server within {} seconds",
@@ -241,6 +245,8 @@ pub struct Connection {
     /// game and token joined with, which name the seat's file.
     receipts: Option<PathBuf>,
     seat: Option<(String, String)>,
+    /// Who the server said this connection joined as: a receipt must be that viewer's.
+    viewer: Option<Viewer>,
 }
 
 impl Connection {
@@ -291,6 +297,7 @@ impl Connection {
             receipt: None,
             receipts: None,
             seat: None,
+            viewer: None,
         })
     }
 
@@ -317,11 +324,18 @@ impl Connection {
 
     /// Takes in a signed head the server sent, and keeps it if receipts are kept. A receipt
     /// that cannot be written is said on stderr: play goes on, but the player should know.
-    fn take_receipt(&mut self, signed: &SignedHead) {
+    fn take_receipt(&mut self, signed: &SignedHead, version: u64, head: &StreamHash) {
+        let game = self.seat.as_ref().map_or("", |(game, _)| game.as_str());
+        if let Err(why) = crate::receipts::check_sent(signed, game, self.viewer, version, head) {
+            eprintln!("asl: warning: the server sent a receipt that does not hold ({why}); it is not kept");
+            return;
+        }
+        // Forward within one key; a receipt under another key replaces the last whatever its
+        // version, so one under a made-up key cannot shut out the genuine ones.
         if self
             .receipt
             .as_ref()
-            .is_some_and(|r| r.version > signed.version)
+            .is_some_and(|r| r.signer == signed.signer && r.version > signed.version)
         {
             return;
         }
@@ -370,16 +384,23 @@ impl Connection {
                     self.head = Some((*version, *head));
                 }
             }
+            if let ServerMessage::Joined { viewer, .. } = &message {
+                self.viewer = Some(*viewer);
+            }
             if let ServerMessage::Joined {
                 signed: Some(signed),
+                version,
+                head,
                 ..
             }
             | ServerMessage::Accepted {
                 signed: Some(signed),
+                version,
+                head,
                 ..
             } = &message
             {
-                self.take_receipt(signed);
+                self.take_receipt(signed, *version, head);
             }
             return Ok(message);
         }

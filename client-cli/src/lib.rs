@@ -100,6 +100,29 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+/// `text` from someone else (an opponent's note or reason, a scenario's names, a server's
+/// message) made safe for a terminal: control characters (ESC, CR, newline, DEL, the C1 set)
+/// and the bidirectional overrides are written as `\u{..}` escapes, so no text the client
+/// prints can clear the screen, set the window title, overwrite a line or start a fake one.
+pub fn printable(text: &str) -> String {
+    let escaped = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(escaped) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escaped(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Reads a file the user named, failing as bad input with the path in the message.
 pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
@@ -120,6 +143,20 @@ mod tests {
             Failure::from(ConnectionError::Closed).exit_code(),
             3,
             "a dropped connection is not the user's fault"
+        );
+    }
+
+    /// Issue 36: what an opponent writes cannot drive the terminal.
+    #[test]
+    fn others_text_is_printed_with_control_characters_escaped() {
+        assert_eq!(printable("Rallied; 55H6 (A10.6)"), "Rallied; 55H6 (A10.6)");
+        let hostile = "\u{1b}[2J\u{1b}]0;title\u{7}\rGerman conceded\nx\u{9b}\u{202e}y";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert!(!shown.contains('\u{202e}'), "{shown:?}");
+        assert_eq!(
+            shown,
+            "\\u{1b}[2J\\u{1b}]0;title\\u{7}\\u{d}German conceded\\u{a}x\\u{9b}\\u{202e}y"
         );
     }
 

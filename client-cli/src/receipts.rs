@@ -34,15 +34,68 @@ pub fn receipts_dir() -> Result<PathBuf, Failure> {
         .map_or_else(|| PathBuf::from("receipts"), |p| p.join("receipts")))
 }
 
-fn file(dir: &Path, game: &str, token: &str) -> PathBuf {
+/// Longest game id used in a file name: a server's ids are 32 hex digits.
+pub const GAME_ID_BYTES_MAX: usize = 64;
+
+/// Whether `game` may name a file: letters, digits, `-` and `_`, at most
+/// [`GAME_ID_BYTES_MAX`]. A game id comes from the user or the server, and neither may make a
+/// receipt land outside its directory (`../../x`).
+pub fn valid_game_id(game: &str) -> bool {
+    !game.is_empty()
+        && game.len() <= GAME_ID_BYTES_MAX
+        && game
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn file(dir: &Path, game: &str, token: &str) -> Result<PathBuf, Failure> {
+    if !valid_game_id(game) {
+        return Err(Failure::Input(format!(
+            "`{}` is not a game id (letters, digits, `-` and `_`, at most {GAME_ID_BYTES_MAX}); no receipt is kept or read for it",
+            crate::printable(game)
+        )));
+    }
     let digest = blake3::hash(token.as_bytes());
     let tag = &digest.to_hex()[..16];
-    dir.join(format!("{game}-{tag}{RECEIPT_SUFFIX}"))
+    Ok(dir.join(format!("{game}-{tag}{RECEIPT_SUFFIX}")))
+}
+
+/// Checks a receipt the server sent before it is kept: its signature holds under the key it
+/// names (a made-up receipt, say a zero signature at version 2^64-1, would otherwise be kept
+/// and, only moving forward, shut out every genuine one after it), it is a head of `viewer`'s
+/// own stream in `game`, and it signs the very `version` and `head` the same message reports.
+pub fn check_sent(
+    receipt: &SignedHead,
+    game: &str,
+    viewer: Option<protocol::Viewer>,
+    version: u64,
+    head: &protocol::record::stream::StreamHash,
+) -> Result<(), String> {
+    receipt.check(&receipt.signer)?;
+    let (held_by, signed) = receipt
+        .viewer_head()
+        .ok_or("it is not a head of a viewer's own stream")?;
+    if !receipt.game.eq_ignore_ascii_case(game) {
+        return Err(format!(
+            "it is for another game (`{}`)",
+            crate::printable(&receipt.game)
+        ));
+    }
+    if viewer.is_some_and(|v| v != held_by) {
+        return Err("it is for another viewer's stream".into());
+    }
+    if receipt.version != version || signed != *head {
+        return Err(format!(
+            "it signs version {} with another head than the version {version} the server reported",
+            receipt.version
+        ));
+    }
+    Ok(())
 }
 
 /// The receipt kept for `game` and the seat `token` is, if any.
 pub fn load(dir: &Path, game: &str, token: &str) -> Result<Option<SignedHead>, Failure> {
-    let path = file(dir, game, token);
+    let path = file(dir, game, token)?;
     if !path.exists() {
         return Ok(None);
     }
@@ -66,13 +119,18 @@ pub fn read(path: &Path) -> Result<SignedHead, Failure> {
 /// Keeps `receipt` for `game` and the seat `token` is, unless the one kept already is as far
 /// along: a receipt only moves forward, so one a rolled-back server sends never replaces the
 /// proof of what was sent before.
+///
+/// "Forward" is within one key: a receipt under another key than the kept one's replaces it
+/// whatever its version (the server's key was made anew, or someone signed with a key of
+/// its own), so a receipt at version 2^64-1 under a made-up key cannot shut out the genuine
+/// ones after it.
 pub fn keep(dir: &Path, game: &str, token: &str, receipt: &SignedHead) -> Result<(), Failure> {
-    let path = file(dir, game, token);
+    let path = file(dir, game, token)?;
     let cannot = |e: std::io::Error| {
         Failure::Input(format!("cannot keep the receipt {}: {e}", path.display()))
     };
     if let Ok(Some(kept)) = load(dir, game, token) {
-        if kept.version >= receipt.version {
+        if kept.signer == receipt.signer && kept.version >= receipt.version {
             return Ok(());
         }
     }
@@ -169,5 +227,61 @@ mod tests {
             matches!(&err, Failure::Input(m) if m.contains("not a receipt")),
             "{err:?}"
         );
+    }
+
+    /// Issue 36: a receipt is checked before it is kept. A made-up one (zero signature,
+    /// version 2^64-1) is refused, as is one for another viewer, game, version or head; one
+    /// under another key replaces the kept one but cannot block the next genuine one; and a
+    /// game id that would
+    /// put the file outside the directory is refused before any path is made of it.
+    #[test]
+    fn receipts_are_checked_before_they_are_kept_and_ids_before_paths() {
+        let genuine = receipt(3);
+        let (_, head) = genuine.viewer_head().unwrap();
+        let side_a = Some(Viewer::Side(Side::A));
+        check_sent(&genuine, "g", side_a, 3, &head).unwrap();
+        check_sent(&genuine, "G", None, 3, &head).unwrap();
+
+        let mut forged = receipt(u64::MAX);
+        forged.signature = vec![0; 64];
+        forged.batch = None;
+        let (_, forged_head) = forged.viewer_head().unwrap();
+        let why = check_sent(&forged, "g", side_a, u64::MAX, &forged_head).unwrap_err();
+        assert!(why.contains("signature"), "{why}");
+        for (game, viewer, version, head) in [
+            ("h", side_a, 3, head),
+            ("g", Some(Viewer::Side(Side::B)), 3, head),
+            ("g", side_a, 4, head),
+            ("g", side_a, 3, StreamHash([9; 32])),
+        ] {
+            assert!(check_sent(&genuine, game, viewer, version, &head).is_err());
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        keep(dir.path(), "g", "a", &genuine).unwrap();
+        let other_key = SignedHead::of_stream(
+            &ServerSigningKey::from_bytes(&[2; 32]),
+            "g",
+            Viewer::Side(Side::A),
+            9,
+            StreamHash([9; 32]),
+        );
+        keep(dir.path(), "g", "a", &other_key).unwrap();
+        assert_eq!(load(dir.path(), "g", "a").unwrap(), Some(other_key));
+        keep(dir.path(), "g", "a", &genuine).unwrap();
+        assert_eq!(
+            load(dir.path(), "g", "a").unwrap(),
+            Some(genuine.clone()),
+            "a receipt under another key, however far along, does not shut out the genuine one"
+        );
+
+        let inner = dir.path().join("receipts");
+        for bad in ["../../x", "a/b", "", ".", &"f".repeat(65), "g\u{1b}[2J"] {
+            let err = keep(&inner, bad, "a", &genuine).unwrap_err();
+            assert!(err.to_string().contains("is not a game id"), "{err}");
+            assert!(load(&inner, bad, "a").is_err());
+        }
+        assert!(!inner.exists(), "nothing was written for a bad id");
+        assert!(valid_game_id(&"ab".repeat(16)));
     }
 }

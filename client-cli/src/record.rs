@@ -47,11 +47,12 @@ impl Record {
         }
         let mut lines = vec![];
         let created = matches!(sequenced.viewed.event, Event::GameCreated { .. });
+        // Notes, reasons and the scenario's names are others' words: escaped for the terminal.
         if !created && self.header.as_ref() != Some(&header) {
-            lines.push(header.clone());
+            lines.push(crate::printable(&header));
             self.header = Some(header);
         }
-        lines.push(format!("#{}  {text}", sequenced.seq));
+        lines.push(crate::printable(&format!("#{}  {text}", sequenced.seq)));
         Ok(lines)
     }
 }

@@ -35,13 +35,19 @@ impl LineOutcome {
             Ok(_) if self.descriptions.is_empty() => {
                 format!("{}: {} -> accepted", self.line, self.text)
             }
+            // Events and refusals may carry the opponent's words: escaped for the terminal.
             Ok(_) => format!(
                 "{}: {} -> accepted: {}",
                 self.line,
                 self.text,
-                self.descriptions.join("; ")
+                crate::printable(&self.descriptions.join("; "))
             ),
-            Err(v) => format!("{}: {} -> refused {v}", self.line, self.text),
+            Err(v) => format!(
+                "{}: {} -> refused {}",
+                self.line,
+                self.text,
+                crate::printable(&v.to_string())
+            ),
         };
         for failure in &self.failures {
             s.push_str("\n  expectation failed: ");

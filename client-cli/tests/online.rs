@@ -978,3 +978,52 @@ async fn a_script_reconnects_after_the_server_restarts() {
     );
     s.stop().await;
 }
+
+/// Issue 36: notes and reasons the opponent writes reach the terminal escaped. A German note
+/// that would clear the screen and print a fake line comes out of `asl log` and `asl watch` as
+/// visible escapes, with no control character in the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_opponents_words_cannot_drive_the_terminal() {
+    let (_dir, s) = start(Config::default()).await;
+    let g = create_game(&s).await;
+    let (watching, report) = start_watching(watch_args(&s, &g, Some(1), false)).await;
+    let mut german = Connection::connect(&s.url).await.unwrap();
+    german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
+    let note = "\u{1b}[2J\u{1b}]0;pwned\u{7}\rGerman conceded\nRussian wins";
+    let hostile = Command::Adjudicate {
+        unit: "337a".into(),
+        outcome: protocol::Outcome::Break,
+        note: note.into(),
+    };
+    assert!(matches!(
+        german.command(1, hostile, None).await.unwrap(),
+        Reply::Accepted { .. }
+    ));
+    german.close().await;
+
+    let args = LogArgs {
+        server: server(&s),
+        game: game(&g, &g.tokens.side_b),
+        json: false,
+        from: 1,
+    };
+    let mut out = vec![];
+    assert_eq!(log(&args, &mut out).await, Ok(Status::Success));
+    let logged = String::from_utf8(out).unwrap();
+    assert_eq!(watching.await.unwrap(), Ok(Status::Success));
+    let watched = report.text();
+    for text in [&logged, &watched] {
+        assert!(text.contains("\\u{1b}[2J"), "{text}");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("German conceded") || l.starts_with("Russian wins")),
+            "{text}"
+        );
+    }
+    s.stop().await;
+}

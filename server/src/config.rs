@@ -149,6 +149,11 @@ pub struct Config {
     pub game_unload_after_idle: Duration,
     /// When set, creating a game needs this token (for public deployments).
     pub admin_token: Option<String>,
+    /// When set, `/metrics` is served to a request bearing this token
+    /// (`Authorization: Bearer …`), from any address. When unset, only to loopback. The
+    /// counters move as a game's hidden units act (commands, events, receipts), so a player
+    /// reading them could follow what his opponent's concealed units do.
+    pub metrics_token: Option<String>,
     /// Where players and spectators reach this server (`wss://HOST`), when not at the listen
     /// address: sent with each new game for the links its creator is shown.
     pub public_url: Option<String>,
@@ -200,6 +205,7 @@ impl Default for Config {
             loaded_games_max: LOADED_GAMES_MAX,
             game_unload_after_idle: GAME_UNLOAD_AFTER_IDLE,
             admin_token: None,
+            metrics_token: None,
             public_url: None,
             open_creation: None,
             allowed_origins: vec![],

@@ -141,7 +141,11 @@ pub async fn serve_seat_only(
     };
     connection.codec = codec;
     if let Some((game, token, since, receipt)) = message.and_then(join_parts) {
-        let seat = connection.shared.registry.join(&game, &token, since).await;
+        let seat = connection
+            .shared
+            .registry
+            .join(&game, &token, since, false)
+            .await;
         if matches!(seat, Ok((_, Viewer::Side(_))))
             && connection.join(&game, &token, since, receipt).await.is_ok()
             && connection.joined.is_some()
@@ -876,7 +880,9 @@ impl Connection {
                 return Ok(());
             }
         }
-        let (handle, viewer) = match self.shared.registry.join(game, token, held).await {
+        // Proven when it is the receipt's version: only that may raise the operator's alarm.
+        let proven = since.is_none() && held.is_some();
+        let (handle, viewer) = match self.shared.registry.join(game, token, held, proven).await {
             Ok(found) => found,
             Err((code, message)) => return self.error(code, message).await,
         };

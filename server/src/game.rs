@@ -11,7 +11,7 @@
 use crate::config::Config;
 use crate::log::{self, GameMeta};
 use crate::metrics::METRICS;
-use crate::once::{Made, Remembered};
+use crate::once::{self, Made, Remembered};
 use crate::store::{EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::chain::LogHash;
@@ -154,9 +154,10 @@ pub enum Request {
 
 /// Asked by an idle game task whether it may end: the registry's check that no connection
 /// holds or is fetching the game's handle, and, if none does, its forgetting of the task, so
-/// the next join loads the game afresh from its log (with `GameMeta` as the task holds it).
+/// the next join loads the game afresh from its log (with the metadata bytes as the task holds
+/// them, its rollback mark included).
 /// Called by the task between requests, so it is never in the middle of a command.
-pub type Unloader = Box<dyn Fn(&GameMeta) -> bool + Send + Sync>;
+pub type Unloader = Box<dyn Fn(Vec<u8>) -> bool + Send + Sync>;
 
 /// How a connection reaches a game.
 #[derive(Clone)]
@@ -520,11 +521,18 @@ impl GameTask {
     }
 
     /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
-    /// and the game may be let go: a game flagged as rolled back stays, since the flag lives
-    /// only in memory.
+    /// and the game may be let go. A game marked rolled back goes too: its mark goes with
+    /// the metadata handed to the unloader, so a marked game cannot pin a place in memory.
     fn idle(&mut self) -> bool {
         self.subscribers.retain(|s| !s.out.is_closed());
-        self.subscribers.is_empty() && self.rolled_back.is_none()
+        self.subscribers.is_empty()
+    }
+
+    /// The metadata as this task holds it, its rollback mark after it.
+    fn meta_marked(&self) -> Vec<u8> {
+        self.meta.encode_marked(&log::GameMarks {
+            rolled_back: self.rolled_back.clone(),
+        })
     }
 
     /// Ends this task if it is idle and its unloader lets it go.
@@ -533,7 +541,7 @@ impl GameTask {
             && self
                 .unloader
                 .as_ref()
-                .is_some_and(|let_go| let_go(&self.meta));
+                .is_some_and(|let_go| let_go(self.meta_marked()));
         if gone {
             METRICS.games_unloaded.inc();
             debug!(game = %log::game_id(&self.key), "idle game unloaded");
@@ -891,19 +899,19 @@ impl GameTask {
                     return;
                 }
             }
-        } else if let Some(held) = since.filter(|held| *held > version) {
-            // A bare version is taken on trust, so only a player's stops the game: a spectator
-            // token is shared widely, and must not be able to halt play with a made-up number.
-            if matches!(viewer, Viewer::Spectator) {
-                error!(game = %log::game_id(&self.key), held, stored = version, "a spectator holds a version past this log's end: a rollback, or a lying client");
-                let _ = reply.send(Err((
-                    ErrorCode::GameUnavailable,
-                    format!("you hold version {held}, but this server's log ends at version {version}: events {}..={held} are missing here", version + 1),
-                )));
-                return;
-            }
-            let what = format!("a client was sent version {held}, but the server's log ends at version {version}, so events {}..={held} are missing", version + 1);
-            self.flag_rollback(viewer, &what).await;
+        } else if let Some(held) =
+            since.filter(|held| *held > version && self.rolled_back.is_none())
+        {
+            // A bare version is a claim, not evidence: anyone holding a token (a spectator
+            // link is shared widely) could make one up. Only a signed receipt can mark a game
+            // rolled back; this claim is refused to this connection alone, and the operator's
+            // log is not alarmed by it.
+            debug!(game = %log::game_id(&self.key), ?viewer, held, stored = version, "a join claims a version past its stream's end, with no receipt");
+            let _ = reply.send(Err((
+                ErrorCode::BeyondEnd,
+                format!("you claim version {held} of your stream, but it ends at version {version} here; nothing is marked: if this server sent you later events, show its receipt for them (`join_with_receipt`)"),
+            )));
+            return;
         }
         if let Some(why) = &self.rolled_back {
             let _ = reply.send(Err((ErrorCode::RolledBack, why.clone())));
@@ -1003,6 +1011,19 @@ impl GameTask {
         }
         // Sent again: answered with what it made the first time, and nothing is decided.
         if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
+            if !self.same_command(side, &made, &command) {
+                // Another command under a used key: answering with the old events would tell
+                // the client its new command ran when it never did.
+                let refused = Frame::new(ServerMessage::Error {
+                    code: ErrorCode::KeyReused,
+                    message: format!(
+                        "command {id} not taken: its key was already used by another command of yours, accepted as events {}..={} of the log; give a new command a new key",
+                        made.first, made.last
+                    ),
+                });
+                self.send_to(subscriber, refused);
+                return;
+            }
             debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
             // The events as the actor's own stream holds them, numbered as it numbers them.
             let viewer = Viewer::Side(side);
@@ -1024,6 +1045,7 @@ impl GameTask {
         // Dice from the committed seed and the players' contributions so far, starting at the
         // game's next draw (`protocol::referee`, `docs/dice.md`).
         METRICS.commands.inc();
+        let sent = key.map(|_| once::digest(&command));
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again).
         let viewer = Viewer::Side(side);
@@ -1122,6 +1144,10 @@ impl GameTask {
             return;
         }
 
+        let logged = entries
+            .iter()
+            .find_map(|e| e.command.as_ref())
+            .map(|issued| once::digest(&issued.command));
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
@@ -1139,6 +1165,8 @@ impl GameTask {
             let made = Made {
                 first: first_seq,
                 last: self.game().version,
+                logged,
+                sent,
             };
             self.remembered.remember(side, key, made);
         }
@@ -1201,6 +1229,22 @@ impl GameTask {
 
     /// A side's command as the rules read it: event numbers from its own stream to the log's,
     /// aliases to the units' ids.
+    /// Whether `command`, sent again under a remembered key, is the command that key was
+    /// accepted with: the same as sent, or (after a reload, when only the log's form is
+    /// known) the same once put in the log's ids. A key from before commands were logged
+    /// cannot be told, and is taken as the same.
+    fn same_command(&self, side: Side, made: &Made, command: &Command) -> bool {
+        if made.sent == Some(once::digest(command)) {
+            return true;
+        }
+        match made.logged {
+            None => made.sent.is_none(),
+            Some(logged) => self
+                .command_for_rules(side, command.clone())
+                .is_ok_and(|in_log| once::digest(&in_log) == logged),
+        }
+    }
+
     fn command_for_rules(
         &self,
         side: Side,

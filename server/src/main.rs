@@ -52,6 +52,11 @@ struct Flags {
     /// Require this token to create games (for public deployments).
     #[arg(long, env = "ASL_ADMIN_TOKEN")]
     admin_token: Option<String>,
+    /// Serve `/metrics` to requests bearing this token (`Authorization: Bearer TOKEN`) from
+    /// any address; without it, `/metrics` answers loopback only. The counters follow every
+    /// game's activity, hidden units' too, so they are the operator's, not the players'.
+    #[arg(long, env = "ASL_METRICS_TOKEN")]
+    metrics_token: Option<String>,
     /// Most connections at once.
     #[arg(long, default_value_t = config::CONNECTIONS_MAX)]
     connections_max: usize,
@@ -289,6 +294,7 @@ fn config_of(
         loaded_games_max: flags.loaded_games_max,
         game_unload_after_idle: Duration::from_secs(flags.game_unload_after_idle_s),
         admin_token: flags.admin_token.clone(),
+        metrics_token: flags.metrics_token.clone(),
         allowed_origins: flags.allowed_origin.clone(),
         public_url,
         boards,

@@ -4,6 +4,11 @@
 //! after a reconnect, or by a script run again — is answered with those events instead of
 //! being decided a second time.
 //!
+//! A key is bound to its command: the memory keeps a digest of the command as the log records
+//! it (and, while the game stays loaded, as the client sent it), and the same key with another
+//! command — `concede` under the key of a `done` — is refused rather than answered with the
+//! old events as if it had run.
+//!
 //! The memory is derived from the log: each accepted command's first envelope carries its key
 //! (`protocol::chain`, format 3), so a restarted server rebuilds it while replaying and a
 //! re-sent command is still recognised. Refusals are not remembered: they changed nothing, so
@@ -11,14 +16,29 @@
 
 use crate::config::COMMAND_KEYS_PER_SEAT_MAX;
 use protocol::chain::Entry;
-use protocol::Side;
+use protocol::{Command, Side};
 use std::collections::{HashMap, VecDeque};
 
-/// The events one remembered command made: sequences `first..=last`.
+/// The events one remembered command made: sequences `first..=last`, and what the command
+/// was, to tell a command sent again from another command under the same key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Made {
     pub first: u64,
     pub last: u64,
+    /// The digest of the command as the log records it (in the log's ids), when it does.
+    pub logged: Option<CommandDigest>,
+    /// The digest of the command as the client sent it (its stream's numbers, its aliases):
+    /// known while the game stays loaded, and the cheap check for an honest retry.
+    pub sent: Option<CommandDigest>,
+}
+
+/// A command's digest: 32 bytes kept per remembered key instead of the command itself.
+pub type CommandDigest = [u8; 32];
+
+/// The digest of `command`, from its JSON form (deterministic for one value).
+pub fn digest(command: &Command) -> CommandDigest {
+    let json = serde_json::to_vec(command).expect("commands always encode");
+    *blake3::hash(&json).as_bytes()
 }
 
 /// The keys of one game's accepted commands, per seat, the newest
@@ -77,12 +97,18 @@ impl Remembered {
                 continue;
             };
             let last = command.last().map_or(entry.seq, |e| e.seq);
+            let logged = command
+                .iter()
+                .find_map(|e| e.command.as_ref())
+                .map(|issued| digest(&issued.command));
             remembered.remember(
                 by,
                 key,
                 Made {
                     first: entry.seq,
                     last,
+                    logged,
+                    sent: None,
                 },
             );
         }
@@ -129,6 +155,15 @@ mod tests {
         }
     }
 
+    fn made(first: u64, last: u64) -> Made {
+        Made {
+            first,
+            last,
+            logged: None,
+            sent: None,
+        }
+    }
+
     #[test]
     fn a_log_gives_back_each_keyed_command_and_its_events() {
         let log = [
@@ -140,12 +175,8 @@ mod tests {
             entry(6, 6, Some(Side::B), None),
         ];
         let r = Remembered::from_log(&log);
-        assert_eq!(r.recall(Side::A, 7), Some(Made { first: 2, last: 4 }));
-        assert_eq!(
-            r.recall(Side::B, 7),
-            Some(Made { first: 5, last: 5 }),
-            "keys are per seat"
-        );
+        assert_eq!(r.recall(Side::A, 7), Some(made(2, 4)));
+        assert_eq!(r.recall(Side::B, 7), Some(made(5, 5)), "keys are per seat");
         assert_eq!(r.recall(Side::B, 8), None);
     }
 
@@ -153,21 +184,27 @@ mod tests {
     fn the_oldest_keys_are_forgotten_past_the_limit() {
         let mut r = Remembered::with_limit(2);
         for key in 1..=3 {
-            r.remember(
-                Side::A,
-                key,
-                Made {
-                    first: key,
-                    last: key,
-                },
-            );
+            r.remember(Side::A, key, made(key, key));
         }
         assert_eq!(r.recall(Side::A, 1), None);
         assert!(r.recall(Side::A, 2).is_some() && r.recall(Side::A, 3).is_some());
-        r.remember(Side::A, 3, Made { first: 3, last: 3 });
+        r.remember(Side::A, 3, made(3, 3));
         assert!(
             r.recall(Side::A, 2).is_some(),
             "remembering a key again is no new key"
         );
+    }
+
+    #[test]
+    fn a_log_gives_back_each_keyed_commands_digest() {
+        let mut keyed = entry(2, 2, Some(Side::A), Some(7));
+        keyed.command = Some(protocol::chain::Issued {
+            by: Side::A,
+            command: Command::Done,
+        });
+        let r = Remembered::from_log(&[entry(1, 1, None, None), keyed]);
+        let made = r.recall(Side::A, 7).unwrap();
+        assert_eq!(made.logged, Some(digest(&Command::Done)));
+        assert_ne!(made.logged, Some(digest(&Command::Concede)));
     }
 }

@@ -14,7 +14,7 @@ use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -62,10 +62,6 @@ impl Slot {
         }
     }
 }
-
-/// Games asked to unload, one after another, to make room for another before a load or a
-/// creation is refused: the idlest may have been joined meanwhile.
-const UNLOAD_ATTEMPTS_MAX: usize = 4;
 
 /// How long a load or creation waits for the place of a game just unloaded (its task
 /// returning) before it is refused.
@@ -286,15 +282,15 @@ impl Registry {
             .cloned()
     }
 
-    /// A place in memory for one more game: a free one, or one an idle game gives up.
+    /// A place in memory for one more game: a free one, or one an idle game gives up. Every
+    /// idle game is asked in turn, least recently joined first, before the load or creation
+    /// is refused: a few games that will not go (busy, or joined meanwhile) cannot keep
+    /// the others from making room.
     async fn place(&self) -> Result<OwnedSemaphorePermit, Refusal> {
-        let mut tried = vec![];
+        let mut tried = HashSet::new();
         loop {
             if let Ok(place) = self.places.clone().try_acquire_owned() {
                 return Ok(place);
-            }
-            if tried.len() >= UNLOAD_ATTEMPTS_MAX {
-                break;
             }
             match self.unload_idlest(&mut tried).await {
                 None => break,
@@ -320,16 +316,16 @@ impl Registry {
 
     /// Asks the least recently used game nobody is connected to (and not yet in `tried`) to
     /// unload; whether it did, or `None` when there is no such game.
-    async fn unload_idlest(&self, tried: &mut Vec<GameKey>) -> Option<bool> {
+    async fn unload_idlest(&self, tried: &mut HashSet<GameKey>) -> Option<bool> {
         let answer = {
             let games = self.games.lock().expect("registry lock");
             let idlest = games
                 .iter()
-                .filter(|(key, _)| !tried.contains(key))
+                .filter(|(key, _)| !tried.contains(*key))
                 .filter_map(|(key, slot)| Some((key, slot.idle_handle()?, &slot.used)))
                 .min_by_key(|(_, _, used)| used.load(Ordering::Relaxed));
             let (key, handle, _) = idlest?;
-            tried.push(*key);
+            tried.insert(*key);
             let (reply, answer) = oneshot::channel();
             // Nobody else can send it anything: a full inbox means it is busy.
             if handle.inbox.try_send(Request::Unload { reply }).is_err() {
@@ -346,7 +342,7 @@ impl Registry {
     /// drops the handle and gives back its place.
     fn unloader(&self, key: GameKey) -> Unloader {
         let games = Arc::downgrade(&self.games);
-        Box::new(move |meta: &GameMeta| {
+        Box::new(move |meta: Vec<u8>| {
             // A registry gone, or a game not (yet, or no longer) in its map: the task is not
             // the registry's to let go; it ends when its handles are dropped (at shutdown).
             let Some(games) = games.upgrade() else {
@@ -359,7 +355,7 @@ impl Registry {
             if slot.idle_handle().is_none() {
                 return false;
             }
-            let stored = Slot::stored(meta.encode(), slot.used.load(Ordering::Relaxed));
+            let stored = Slot::stored(meta, slot.used.load(Ordering::Relaxed));
             games.insert(key, Arc::new(stored));
             true
         })
@@ -466,23 +462,30 @@ impl Registry {
 
     /// Finds a game and works out who the token belongs to. Unknown ids and wrong tokens are
     /// told apart (a game id is not a secret; a token is), and tokens are compared as digests
-    /// in constant time.
+    /// in constant time. The token is checked against the stored metadata before anything is
+    /// loaded or the game's last use is touched: without a token of the game a client can
+    /// neither load it, nor pin it, nor steer which idle game is unloaded to make room.
     ///
-    /// `since` is the version the client holds: a client holding a version of a game this
-    /// server does not list at all was sent events of it that the store has lost whole (a
-    /// rollback sled's recovery can cause); it is told so, and the operator's log says it.
+    /// `since` is the version the client holds; `proven` says it comes from a receipt that
+    /// verified under this server's key for this game. For a game this server does not list,
+    /// only a proven version raises the operator's ROLLBACK alarm: a bare one is a claim
+    /// (ids are not secret, anyone can make one up), and the client is only told that if it
+    /// was sent events of the game, the server lost it.
     pub async fn join(
         &self,
         id: &str,
         token: &str,
         since: Option<u64>,
+        proven: bool,
     ) -> Result<(GameHandle, Viewer), Refusal> {
         let unknown = || match since.filter(|held| *held > 0) {
             Some(held) => {
-                error!(game = %id, held, "ROLLBACK: a client holds a version of a game this server does not have at all; restore it from a backup");
+                if proven {
+                    error!(game = %id, held, "ROLLBACK: a client holds this server's receipt for a game the server does not have at all; restore it from a backup");
+                }
                 (
                     ErrorCode::UnknownGame,
-                    format!("there is no game `{id}` on this server, yet you were sent its version {held}: the server lost the game (its data was rolled back); the operator can restore it from a backup"),
+                    format!("there is no game `{id}` on this server; if you were sent its version {held}, the server lost the game, and its operator can restore it from a backup"),
                 )
             }
             None => (
@@ -498,6 +501,16 @@ impl Registry {
             .get(&key)
             .cloned()
             .ok_or_else(unknown)?;
+        let viewer = Self::token_viewer(&slot.meta, token).map_err(|why| match why {
+            Some(why) => (
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
+            ),
+            None => (
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            ),
+        })?;
         let slot = match slot.loaded.get() {
             // The game's task ended (fenced by another writer, or its lease lost): load it
             // again from the log.
@@ -515,6 +528,13 @@ impl Registry {
             }
             Loaded::Live(handle) => handle,
         };
+        Ok((handle, viewer))
+    }
+
+    /// Whose `token` is, by the token digests in a game's stored metadata: `Err(None)` when it
+    /// is none of them, `Err(Some(why))` when the metadata cannot be read.
+    fn token_viewer(meta: &[u8], token: &str) -> Result<Viewer, Option<String>> {
+        let meta = GameMeta::decode(meta).map_err(Some)?;
         let offered = blake3::Hash::from_bytes(digest(token));
         let viewers = [
             Viewer::Side(Side::A),
@@ -524,16 +544,12 @@ impl Registry {
         // blake3::Hash compares in constant time; check all three so timing says nothing
         // about which one matched.
         let mut matched = None;
-        for (digest, viewer) in handle.meta.token_digests.iter().zip(viewers) {
+        for (digest, viewer) in meta.token_digests.iter().zip(viewers) {
             if offered == blake3::Hash::from_bytes(*digest) {
                 matched = Some(viewer);
             }
         }
-        let viewer = matched.ok_or((
-            ErrorCode::BadToken,
-            format!("that token is not one of game `{id}`'s"),
-        ))?;
-        Ok((handle, viewer))
+        matched.ok_or(None)
     }
 
     /// Milliseconds since the registry opened: the clock of `Slot::used`.
@@ -670,7 +686,10 @@ mod tests {
         store.append(&key, 1, vec![created]).await.unwrap();
 
         let registry = Registry::open(store.clone(), Config::default()).unwrap();
-        let (handle, viewer) = registry.join(&log::game_id(&key), "b", None).await.unwrap();
+        let (handle, viewer) = registry
+            .join(&log::game_id(&key), "b", None, false)
+            .await
+            .unwrap();
         assert_eq!(viewer, Viewer::Side(Side::B));
         let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
         assert_eq!(
@@ -713,7 +732,7 @@ mod tests {
             Side::A => tokens.side_a,
             Side::B => tokens.side_b,
         };
-        let (handle, viewer) = registry.join(&id, &token, None).await.unwrap();
+        let (handle, viewer) = registry.join(&id, &token, None, false).await.unwrap();
         let (subscriber, mut messages) = join_task(&handle, viewer).await;
         match &messages.recv().await.unwrap().message {
             ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
@@ -757,6 +776,121 @@ mod tests {
             "nothing of ours was stored"
         );
         drop(handle);
+        registry.shutdown().await;
+    }
+
+    fn wall_advantage() -> Scenario {
+        Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap()
+    }
+
+    /// Issue 36: the token is checked before anything is loaded. With the one place in memory
+    /// held by a game someone is joined to, a wrong token for another stored game is told it
+    /// is wrong — it neither loads that game nor asks for a place.
+    #[tokio::test]
+    async fn a_wrong_token_loads_nothing() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let (stored, _) = registry.create(wall_advantage()).await.unwrap();
+        registry.shutdown().await;
+
+        let config = Config {
+            loaded_games_max: 1,
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        let (held, held_tokens) = registry.create(wall_advantage()).await.unwrap();
+        let (handle, _) = registry
+            .join(&held, &held_tokens.side_a, None, false)
+            .await
+            .unwrap();
+        match registry.join(&stored, "not a token", None, false).await {
+            Err((code, message)) => assert_eq!(code, ErrorCode::BadToken, "{message}"),
+            Ok(_) => panic!("a wrong token joined"),
+        }
+        let slot = registry.games.lock().unwrap()[&log::game_key(&stored).unwrap()].clone();
+        assert!(
+            !slot.loaded.initialized(),
+            "the wrong token loaded the game"
+        );
+        drop((handle, slot));
+        registry.shutdown().await;
+    }
+
+    /// Issue 36: games marked rolled back unload like any idle game (the mark goes with their
+    /// metadata), and every idle game is asked before room is refused: five marked games
+    /// filling memory do not keep a sixth from being created.
+    #[tokio::test]
+    async fn marked_games_make_room_like_any_idle_game() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let mut games = vec![];
+        for _ in 0..5 {
+            games.push(registry.create(wall_advantage()).await.unwrap());
+        }
+        registry.shutdown().await;
+        for (id, _) in &games {
+            let key = log::game_key(id).unwrap();
+            let meta = GameMeta::decode(&store.meta(&key).unwrap().unwrap()).unwrap();
+            let marks = log::GameMarks {
+                rolled_back: Some("events 5..=7 are missing".into()),
+            };
+            store
+                .put_meta(&key, meta.encode_marked(&marks))
+                .await
+                .unwrap();
+        }
+
+        let config = Config {
+            loaded_games_max: 5,
+            game_unload_after_idle: Duration::from_secs(3_600),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        for (id, tokens) in &games {
+            // Loaded, and refused as rolled back by its task; the handle let go at once.
+            registry
+                .join(id, &tokens.side_a, None, false)
+                .await
+                .unwrap();
+        }
+        let (created, tokens) = registry.create(wall_advantage()).await.unwrap();
+        let (handle, _) = registry
+            .join(&created, &tokens.side_b, None, false)
+            .await
+            .unwrap();
+        // The game that went keeps its mark: loaded again, it is still refused.
+        let (gone, gone_tokens) = games
+            .iter()
+            .find(|(id, _)| {
+                let slot = registry.games.lock().unwrap()[&log::game_key(id).unwrap()].clone();
+                !slot.loaded.initialized()
+            })
+            .expect("one marked game unloaded");
+        drop(handle);
+        let (back, viewer) = registry
+            .join(gone, &gone_tokens.side_a, None, false)
+            .await
+            .unwrap();
+        let (_, mut messages) = {
+            let (out, messages) = mpsc::channel(16);
+            let (reply, joined) = oneshot::channel();
+            back.inbox
+                .send(Request::Join {
+                    viewer,
+                    since: None,
+                    receipt: None,
+                    out,
+                    progress: Default::default(),
+                    reply,
+                })
+                .await
+                .unwrap_or_else(|_| panic!("the game task runs"));
+            let refused = joined.await.unwrap().unwrap_err();
+            assert_eq!(refused.0, ErrorCode::RolledBack, "{}", refused.1);
+            ((), messages)
+        };
+        assert!(messages.try_recv().is_err());
+        drop(back);
         registry.shutdown().await;
     }
 }

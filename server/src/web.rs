@@ -14,6 +14,13 @@
 //! Websocket upgrades carrying a foreign `Origin` are refused with 403: a browser always sends
 //! `Origin`, so a page on another site cannot make a visitor's browser create games or send
 //! commands with a token it holds. Clients that are not browsers send no `Origin` and are served.
+//!
+//! A browser's request must also name this server in `Host` (DNS rebinding, issue 36): a page
+//! at `evil.example`, its name then pointed at 127.0.0.1, is same-origin with itself, so its
+//! `Origin` matches its `Host`; only the name tells it apart. A request from a browser (one
+//! carrying `Origin` or a `Sec-Fetch-*` header, which every current browser sends) is served
+//! only when its `Host` is an IP address, `localhost`, the host of `--public-url`, or that of
+//! an allowed origin; else 421. Scrapers and scripts, which send neither, are served as before.
 
 use crate::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
@@ -60,6 +67,8 @@ type Handoff = Arc<Mutex<Option<oneshot::Sender<hyper::upgrade::OnUpgrade>>>>;
 /// Per-connection facts the routes need, put on each request.
 #[derive(Clone)]
 struct Peer {
+    /// Where the request comes from: `/metrics` answers loopback without a token.
+    addr: SocketAddr,
     /// Why the connection is refused, if it is (server full, per-IP cap).
     refusal: Option<String>,
     handoff: Handoff,
@@ -73,6 +82,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
     let exchanging = Counted::new(Kind::Http);
     let (handoff, upgraded) = oneshot::channel();
     let info = Peer {
+        addr: peer,
         refusal: admitted.refusal.clone(),
         handoff: Arc::new(Mutex::new(Some(handoff))),
     };
@@ -158,6 +168,10 @@ fn router(shared: Arc<Shared>) -> Router {
         .merge(page)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(refuse_when_full))
+        .layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            refuse_foreign_host,
+        ))
         .layer(RequestBodyLimitLayer::new(REQUEST_BODY_BYTES_MAX))
         .with_state(shared)
 }
@@ -180,6 +194,86 @@ async fn refuse_when_full(request: Request, next: axum::middleware::Next) -> Res
         }
         _ => next.run(request).await,
     }
+}
+
+/// Whether `/metrics` may be served: with the token, when one is set (compared as digests, in
+/// constant time); else only to loopback.
+fn metrics_allowed(headers: &HeaderMap, peer: Option<SocketAddr>, token: Option<&str>) -> bool {
+    match token {
+        Some(token) => headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|offered| {
+                blake3::hash(offered.trim().as_bytes()) == blake3::hash(token.as_bytes())
+            }),
+        None => peer.is_some_and(|p| p.ip().is_loopback()),
+    }
+}
+
+/// A browser's request naming a host this server is not (DNS rebinding) gets 421.
+async fn refuse_foreign_host(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if from_browser(request.headers())
+        && !host_allowed(
+            request.headers(),
+            shared.config.public_url.as_deref(),
+            &shared.config.allowed_origins,
+        )
+    {
+        METRICS.refused("host");
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            "This server does not answer to that host name: reach it by its address, or have its operator name the host with --public-url.\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether a request comes from a browser: it sends `Origin` (always on a websocket) or the
+/// `Sec-Fetch-*` headers (on every request).
+fn from_browser(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::ORIGIN)
+        || headers
+            .keys()
+            .any(|name| name.as_str().starts_with("sec-fetch-"))
+}
+
+/// The host of `authority` (`host[:port]`, `[v6]:port`) in lower case, without its port.
+fn host_of(authority: &str) -> String {
+    let authority = authority.trim();
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        authority.rsplit_once(':').map_or(authority, |(h, _)| h)
+    };
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// The host of a URL (`wss://games.example:443/x` → `games.example`).
+fn host_of_url(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    host_of(rest.split(['/', '?', '#']).next().unwrap_or(""))
+}
+
+/// Whether `Host` names this server: an IP address (no name to rebind), `localhost`, the host
+/// of the public URL, or the host of an allowed origin. No `Host` at all is not a browser's.
+fn host_allowed(headers: &HeaderMap, public_url: Option<&str>, allowed: &[String]) -> bool {
+    let Some(host) = headers.get(header::HOST) else {
+        return true;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let host = host_of(host);
+    host.parse::<std::net::IpAddr>().is_ok()
+        || host == "localhost"
+        || public_url.is_some_and(|url| host_of_url(url) == host)
+        || allowed.iter().any(|origin| host_of_url(origin) == host)
 }
 
 async fn not_found() -> Response {
@@ -234,7 +328,28 @@ async fn board_image(
     )
 }
 
-async fn metrics() -> Response {
+/// The process's metrics, for the operator: to a request bearing the metrics token, or from
+/// loopback when none is set. Counters that move as a game's hidden units act are no one
+/// else's business (issue 36).
+async fn metrics(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let peer = request.extensions().get::<Peer>().map(|p| p.addr);
+    if !metrics_allowed(
+        request.headers(),
+        peer,
+        shared.config.metrics_token.as_deref(),
+    ) {
+        METRICS.refused("metrics_token");
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            "The metrics are the operator's: send the server's metrics token (Authorization: Bearer), or ask from the server's own machine when it has none.\n",
+        )
+            .into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"metrics\""),
+        );
+        return response;
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -464,6 +579,49 @@ mod tests {
             map.insert(name.clone(), HeaderValue::from_str(value).unwrap());
         }
         map
+    }
+
+    /// Issue 36: the metrics are the operator's: with a token set, only a request bearing it;
+    /// without, only loopback.
+    #[test]
+    fn metrics_need_the_token_or_loopback() {
+        let local = Some("127.0.0.1:5000".parse().unwrap());
+        let remote = Some("203.0.113.9:5000".parse().unwrap());
+        let none = HeaderMap::new();
+        assert!(metrics_allowed(&none, local, None));
+        assert!(!metrics_allowed(&none, remote, None));
+        let bearer = |t: &str| headers(&[(header::AUTHORIZATION, format!("Bearer {t}").as_str())]);
+        assert!(metrics_allowed(&bearer("s3cret"), remote, Some("s3cret")));
+        assert!(!metrics_allowed(&bearer("guess"), remote, Some("s3cret")));
+        assert!(!metrics_allowed(&none, local, Some("s3cret")));
+    }
+
+    /// Issue 36: a browser must name this server in `Host`; a rebound name is refused.
+    #[test]
+    fn a_browsers_host_must_be_this_servers() {
+        let host = |h: &str| headers(&[(header::HOST, h)]);
+        for ok in [
+            "127.0.0.1:7878",
+            "[::1]:7878",
+            "localhost:7878",
+            "LOCALHOST",
+            "10.0.0.5",
+        ] {
+            assert!(host_allowed(&host(ok), None, &[]), "{ok}");
+        }
+        assert!(!host_allowed(&host("evil.example:7878"), None, &[]));
+        assert!(!host_allowed(&host("localhost.evil.example"), None, &[]));
+        let public = Some("wss://games.example/");
+        assert!(host_allowed(&host("games.example"), public, &[]));
+        assert!(host_allowed(&host("Games.Example.:443"), public, &[]));
+        assert!(!host_allowed(&host("evil.example"), public, &[]));
+        let allowed = ["https://club.example:8443".to_string()];
+        assert!(host_allowed(&host("club.example:7878"), None, &allowed));
+        assert!(host_allowed(&HeaderMap::new(), None, &[]));
+        assert!(!from_browser(&host("x")));
+        assert!(from_browser(&headers(&[(header::ORIGIN, "http://x")])));
+        let fetch = header::HeaderName::from_static("sec-fetch-mode");
+        assert!(from_browser(&headers(&[(fetch, "navigate")])));
     }
 
     #[test]

@@ -90,14 +90,41 @@ fn replay_file(
     if args.stats {
         print_stats(&game, &events, out)?;
     }
-    let head = verified.hashes[game.version as usize - 1];
-    let shown = match &args.viewer {
-        None => game,
-        Some(who) => game.project(viewer_named(&game, who)?),
+    let version = game.version;
+    let head = verified.hashes[version as usize - 1];
+    let Some(who) = &args.viewer else {
+        out.write_all(render_position(&game).as_bytes())?;
+        writeln!(out, "Log head after event {version}: {head}")?;
+        return Ok(Status::Success);
     };
+    // As the viewer saw it: numbered in the viewer's own stream, whose head at this moment is
+    // what that viewer's receipt holds, not the log's.
+    let viewer = viewer_named(&game, who)?;
+    let streams = protocol::record::stream::Streams::of_log(
+        verified.entries[..version as usize]
+            .iter()
+            .map(|e| &e.event),
+    );
+    let seen = streams.len(viewer);
+    let mut shown = game.project(viewer);
+    shown.version = seen;
     out.write_all(render_position(&shown).as_bytes())?;
-    writeln!(out, "Log head after event {}: {head}", shown.version)?;
+    writeln!(
+        out,
+        "Stream head of {} after its event {seen}: {}",
+        viewer_label(&game, viewer),
+        streams.hash(viewer, seen)
+    )?;
+    writeln!(out, "Log head after event {version}: {head}")?;
     Ok(Status::Success)
+}
+
+/// A viewer as the report names it: a side's name, or "the spectators".
+fn viewer_label(game: &Game, viewer: Viewer) -> String {
+    match viewer {
+        Viewer::Side(side) => game.side_name(side).to_string(),
+        Viewer::Spectator => "the spectators".into(),
+    }
 }
 
 fn viewer_named(game: &Game, who: &str) -> Result<Viewer, Failure> {

@@ -37,7 +37,8 @@ pub struct WatchArgs {
 pub async fn watch(args: &WatchArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     let (mut connection, joined, mut follower) = join_fresh(&args.server, &args.game).await?;
     if !args.json {
-        writeln!(out, "{}", preface(follower.game(), joined.viewer))?;
+        let preface = preface(follower.game(), joined.viewer);
+        writeln!(out, "{}", crate::printable(&preface))?;
     }
     let mut record = Record::default();
     let mut printed = 0;

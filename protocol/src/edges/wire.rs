@@ -378,6 +378,15 @@ pub enum ErrorCode {
     /// The server node no longer serves this game (another node owns its writer now): nothing
     /// unacknowledged was applied; reconnect, to any node, with `since` to resume.
     Moved,
+    /// A `join`'s `since` is past the end of the viewer's stream and nothing proves it was
+    /// sent: a bare number is a claim anyone holding a token can make up, so it is refused to
+    /// that connection alone and marks nothing. A client that was sent those events shows the
+    /// server's receipt for them with `join_with_receipt`.
+    BeyondEnd,
+    /// A command's exactly-once key was already used by another accepted command of the same
+    /// seat: the new command was not run (answering with the old command's events would say
+    /// it had been).
+    KeyReused,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -330,6 +330,31 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
     })
 }
 
+/// Checks the signed head in an export's header under `trusted`, reading the header alone:
+/// a few lines and one signature check, where [`verify`] reads the chain and replays every
+/// event. A server reviewing files for anyone calls this first, so a file signed by another
+/// key (or unsigned) costs it almost nothing. The head signed is the header's, which
+/// [`verify`] then holds the chain to.
+pub fn check_header_signature(bytes: &[u8], trusted: &ServerKey) -> Result<Header, VerifyError> {
+    if bytes.len() > EXPORT_BYTES_MAX {
+        return Err(at(
+            Where::File,
+            format!("it is over the {EXPORT_BYTES_MAX}-byte limit (EXPORT_BYTES_MAX)"),
+        ));
+    }
+    let header = parse_header(&mut Lines { text: bytes })?;
+    let signed = header.signed.as_ref().ok_or_else(|| {
+        at(
+            Where::Header("signature"),
+            "the file carries no signed head: nothing says the server vouched for it",
+        )
+    })?;
+    signed
+        .check(trusted)
+        .map_err(|why| at(Where::Header("signature"), why))?;
+    Ok(header)
+}
+
 /// Reads an export from `input`, stopping as soon as it cannot be one: a first line that is
 /// not the export's (after [`HEADER_LINE_BYTES_MAX`] bytes at most), a line longer than an
 /// envelope's hex, or more than [`EXPORT_BYTES_MAX`] bytes in all. Memory stays within the

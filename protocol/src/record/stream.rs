@@ -244,6 +244,19 @@ impl Streams {
                 reason,
             },
             Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
+            // The roll cited is numbered as the citing player's record numbers it, like any
+            // other event a player names (issue 36: only the log's number used to work).
+            Command::AdjudicateAfterRoll {
+                unit,
+                outcome,
+                roll,
+                note,
+            } => Command::AdjudicateAfterRoll {
+                unit,
+                outcome,
+                roll: at(roll)?,
+                note,
+            },
             other => other,
         })
     }
@@ -312,6 +325,17 @@ mod tests {
         assert_eq!(
             streams.command_in_log(viewer, Command::RequestUndo { from: 3 }),
             Ok(Command::RequestUndo { from: 4 })
+        );
+        let after_roll = |roll| Command::AdjudicateAfterRoll {
+            unit: "337a".into(),
+            outcome: crate::game::command::Outcome::Break,
+            roll,
+            note: String::new(),
+        };
+        assert_eq!(
+            streams.command_in_log(viewer, after_roll(4)),
+            Ok(after_roll(5)),
+            "a roll is cited by the citing player's own number"
         );
         let refused = streams
             .command_in_log(viewer, Command::AcceptAdjudication { event: 5 })

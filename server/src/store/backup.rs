@@ -88,8 +88,13 @@ pub fn export_text(
 /// `<id>.meta`, each export read back and verified. A game that cannot be copied is reported,
 /// and the others are still written.
 pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Result<Report, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the backup directory {}: {e}", dir.display()))?;
+    // Owner-only: the metadata holds the games' dice seeds, the key file the signing key.
+    super::private::create_dir(dir).map_err(|e| {
+        format!(
+            "cannot create the backup directory {} owner-only: {e}",
+            dir.display()
+        )
+    })?;
     let mut report = Report::default();
     let games = store
         .games()
@@ -148,7 +153,8 @@ fn backup_game(
 fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
     let written = (|| {
-        let mut file = std::fs::File::create(path)?;
+        // Owner-only, and never through a link planted where the file goes.
+        let mut file = super::private::rewrite(path)?;
         file.write_all(bytes)?;
         file.sync_data()
     })();
@@ -399,5 +405,47 @@ mod tests {
             restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
         assert!(err.contains(&log::game_id(&[2; 16])), "{err}");
         assert!(err.contains("does not verify"), "{err}");
+    }
+
+    /// Issue 36: a data directory and a backup are owner-only — the journal, sled's files,
+    /// the metadata with its dice seeds, the key — and a backup never writes through a link
+    /// planted where one of its files goes: that game is reported, the link's target kept.
+    #[test]
+    fn secrets_are_owner_only_and_a_backup_never_writes_through_a_link() {
+        use super::super::private::{DIR_MODE, FILE_MODE};
+        use std::os::unix::fs::MetadataExt;
+        let mode = |path: &Path| std::fs::symlink_metadata(path).unwrap().mode() & 0o777;
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let store = SledStore::open(&data).unwrap();
+        created(&store, [1; 16]);
+        created(&store, [2; 16]);
+        assert_eq!(mode(&data), DIR_MODE);
+        for file in ["journal", "db", "conf"] {
+            assert_eq!(mode(&data.join(file)), FILE_MODE, "{file}");
+        }
+
+        let out = root.path().join("backup");
+        let outside = root.path().join("outside");
+        std::fs::write(&outside, b"not the server's").unwrap();
+        crate::store::private::create_dir(&out).unwrap();
+        let planted = out.join(format!("{}{META_SUFFIX}", log::game_id(&[2; 16])));
+        std::os::unix::fs::symlink(&outside, &planted).unwrap();
+        let report = backup(&store, &out, &crate::signing::fresh()).unwrap();
+        assert_eq!(report.games, 1);
+        assert_eq!(report.failed.len(), 1);
+        assert!(
+            report.failed[0].1.contains("symbolic link"),
+            "{:?}",
+            report.failed
+        );
+        assert_eq!(std::fs::read(&outside).unwrap(), b"not the server's");
+        assert_eq!(mode(&out), DIR_MODE);
+        for entry in std::fs::read_dir(&out).unwrap() {
+            let path = entry.unwrap().path();
+            if path != planted {
+                assert_eq!(mode(&path), FILE_MODE, "{}", path.display());
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod backup;
 mod journal;
 mod memory;
 pub mod nats;
+pub mod private;
 mod sled_store;
 
 pub use memory::MemoryStore;

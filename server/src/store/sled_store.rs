@@ -317,7 +317,16 @@ impl SledStore {
     /// Opens (or creates) the store in `dir`, makes what sled wrote while opening durable, and
     /// starts the committer.
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
+        // Owner-only before sled writes a byte: its files hold every log and dice seed.
+        super::private::create_dir(dir)
+            .map_err(|e| OpenError::Io(format!("cannot make {} owner-only: {e}", dir.display())))?;
         let trees = open_trees(dir)?;
+        super::private::tighten(dir).map_err(|e| {
+            OpenError::Io(format!(
+                "cannot make sled's files in {} owner-only: {e}",
+                dir.display()
+            ))
+        })?;
         let fault = Arc::new(AtomicBool::new(false));
         let panic_next = Arc::new(AtomicBool::new(false));
         let mut disk = Disk::open(dir, fault.clone())
