@@ -101,9 +101,8 @@ pub fn board_hexes(board: &BoardArchive, number: u16, table: &TerrainTable) -> V
         .cloned()
         .unwrap_or_else(|| TerrainTable::builtin().get(0).cloned().expect("code 0"));
     let mut hexes = Vec::with_capacity(super::archive::hexes_in(grid.columns, grid.rows));
-    let slots: BTreeMap<(u16, u16), ()> = hex_slots(grid.columns, grid.rows)
-        .map(|s| (s, ()))
-        .collect();
+    let on_board =
+        |(column, place): (u16, u16)| column < grid.columns && place < grid.rows + column % 2;
     for (column, place) in hex_slots(grid.columns, grid.rows) {
         let hex = hex_of_slot(Some(number), column, place);
         let (cx, cy) = centre(column, place);
@@ -124,7 +123,7 @@ pub fn board_hexes(board: &BoardArchive, number: u16, table: &TerrainTable) -> V
             let across = hex
                 .step(*d)
                 .and_then(slot_of_hex)
-                .filter(|s| slots.contains_key(s))
+                .filter(|s| on_board(*s))
                 .and_then(|(c, p)| {
                     let (x, y) = hexside_points(c, p)[(i + 3) % 6];
                     terrain_at(grid, table, x, y)
