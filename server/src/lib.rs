@@ -15,7 +15,6 @@ pub mod game;
 pub mod log;
 pub mod logging;
 pub mod metrics;
-pub mod nats_harness;
 pub mod once;
 pub mod registry;
 mod review;

@@ -710,8 +710,8 @@ impl EventStore for NatsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nats_harness::Nats;
     use crate::store::contract;
+    use nats_harness::Nats;
 
     /// The same contract as sled and memory, on one nats-server node.
     #[test]

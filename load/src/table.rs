@@ -13,10 +13,8 @@ use std::time::Instant;
 /// The scenario every run plays: the one the issue names, stretched to the longest game a
 /// scenario may have (30 turns, 660 `done`s) so a run makes fewer games for the same load.
 pub fn scenario() -> String {
-    protocol::scenario::longest(include_str!(
-        "../../../../scenarios/b9-41-wall-advantage.toml"
-    ))
-    .expect("the scenario has a turn count")
+    protocol::scenario::longest(include_str!("../../scenarios/b9-41-wall-advantage.toml"))
+        .expect("the scenario has a turn count")
 }
 
 /// Steps a game of [`scenario`] has at the least (30 Game Turns of `done`s, before any Wall

@@ -2,12 +2,15 @@
 //! referee) and the bare relay each play a few matches, and the floor's store is checked to
 //! hold every move it acknowledged. The full runs are recorded in BENCHMARKS.md (issue 21).
 
+mod common;
+
 use std::process::Command;
 
 #[test]
 fn matches_play_on_all_three_targets_and_the_floor_keeps_what_it_acknowledged() {
     let output = Command::new(env!("CARGO_BIN_EXE_asl-load"))
-        .args(["--server-bin", env!("CARGO_BIN_EXE_asl-server")])
+        .arg("--server-bin")
+        .arg(common::server_bin())
         .args([
             "matches",
             "--matches",

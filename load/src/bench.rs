@@ -573,9 +573,8 @@ pub async fn memory(server_bin: &Path, games: usize, spectators: usize) -> anyho
 /// Writes `games` finished two-turn games straight into a sled store at `dir`, each with
 /// known tokens (`{n}-a`, `{n}-b`, `{n}-s`), as a server would have left them.
 fn populate(dir: &Path, games: usize) -> anyhow::Result<u64> {
-    let scenario = protocol::Scenario::from_toml(include_str!(
-        "../../../../scenarios/b9-41-wall-advantage.toml"
-    ))?;
+    let scenario =
+        protocol::Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml"))?;
     let mut events = vec![Event::GameCreated { scenario }];
     let mut game = protocol::Game::replay(&events).map_err(|e| anyhow::anyhow!("{e}"))?;
     while !game.over {

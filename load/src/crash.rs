@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// The drill plays the two-turn scenario as written: games end after 44 `done`s, so
 /// every cycle also creates games, and creation is crashed into as well as play.
-const SCENARIO: &str = include_str!("../../../../scenarios/b9-41-wall-advantage.toml");
+const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 
 /// German units, which both sides see, for adjudications: an event both seats receive.
 const UNITS: [&str; 2] = ["467a", "447a"];

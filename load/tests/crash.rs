@@ -9,13 +9,16 @@
 //!
 //! Both full drills are recorded in BENCHMARKS.md.
 
+mod common;
+
 use std::process::Command;
 
-/// Runs `asl-load` with `args` against the `asl-server` built with this test; returns its
+/// Runs `asl-load` with `args` against the `asl-server` built beside it; returns its
 /// output, failing the test if it failed.
 fn drill(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_asl-load"))
-        .args(["--server-bin", env!("CARGO_BIN_EXE_asl-server")])
+        .arg("--server-bin")
+        .arg(common::server_bin())
         .args(args)
         .output()
         .expect("run asl-load");
