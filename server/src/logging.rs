@@ -1,17 +1,17 @@
 //! Logging that never takes the server down, nor holds it up. A task that logs only hands
-//! its line to a bounded queue; one thread of its own writes the queue to stderr. A line the
-//! queue has no room for (stderr is a pipe nobody reads, a terminal that is paused) is
-//! dropped, and a line the system refuses (a full disk, a closed pipe) is dropped too: both
-//! are counted in `asl_log_lines_dropped_total`, and the task that logged carries on at once.
-//! Logging is the one thing a failing or stalled disk must not be able to turn into a game
-//! task dying, or waiting, between storing a command and answering it.
+//! its line to a bounded queue; one thread of its own writes the queue to stderr
+//! (`tracing-appender`'s non-blocking writer, lossy). A line the queue has no room for (stderr
+//! is a pipe nobody reads, a terminal that is paused) is dropped, and a line the system
+//! refuses (a full disk, a closed pipe) is dropped too: both are counted in
+//! `asl_log_lines_dropped_total`, and the task that logged carries on at once. Logging is the
+//! one thing a failing or stalled disk must not be able to turn into a game task dying, or
+//! waiting, between storing a command and answering it.
 
 use crate::metrics::METRICS;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
@@ -19,9 +19,6 @@ use tracing_subscriber::EnvFilter;
 /// a megabyte: seconds of the busiest logging a server does at `debug`, to ride out a slow
 /// terminal; past it lines are dropped rather than anyone waiting.
 pub const LOG_QUEUE_LINES_MAX: usize = 4_096;
-
-/// How long [`flush`] waits at exit for queued lines to be written.
-pub const LOG_FLUSH_WAIT: Duration = Duration::from_secs(1);
 
 /// A writer over `inner` that never fails: what cannot be written is counted and dropped.
 pub struct Dropping<W>(pub W);
@@ -40,124 +37,91 @@ impl<W: Write> Write for Dropping<W> {
     }
 }
 
-/// A queue of lines and the thread that writes them to `out`: whoever logs never waits.
+/// The non-blocking writer, lossy, whose dropped lines go into `asl_log_lines_dropped_total`:
+/// the formatter writes each event's line in one call, which either queues it or drops it.
 #[derive(Clone)]
 pub struct Queued {
-    lines: SyncSender<Vec<u8>>,
-    /// Lines handed over and not yet written, for [`Queued::flush_within`].
-    pending: Arc<AtomicUsize>,
+    writer: NonBlocking,
+    /// The writer's count of dropped lines already added to the metric.
+    counted: Arc<AtomicUsize>,
 }
 
 impl Queued {
-    /// Starts the writer thread over `out`, with room for `lines` lines.
-    pub fn start<W: Write + Send + 'static>(out: W, lines: usize) -> io::Result<Queued> {
-        let (sender, queue) = mpsc::sync_channel::<Vec<u8>>(lines);
-        let pending = Arc::new(AtomicUsize::new(0));
-        let written = pending.clone();
-        std::thread::Builder::new()
-            .name("log-writer".into())
-            .spawn(move || {
-                let mut out = Dropping(out);
-                for line in queue {
-                    let _ = out.write(&line);
-                    written.fetch_sub(1, Ordering::Relaxed);
-                }
-                let _ = out.flush();
-            })?;
-        Ok(Queued {
-            lines: sender,
-            pending,
-        })
+    /// Starts the writer thread over `out`, with room for `lines` lines. Dropping the guard
+    /// writes out what is queued, waiting at most a second (`tracing-appender`'s own bound),
+    /// and ends the thread.
+    pub fn start<W: Write + Send + 'static>(out: W, lines: usize) -> (Queued, WorkerGuard) {
+        let (writer, guard) = NonBlockingBuilder::default()
+            .lossy(true)
+            .buffered_lines_limit(lines)
+            .thread_name("log-writer")
+            .finish(Dropping(out));
+        let queued = Queued {
+            writer,
+            counted: Arc::new(AtomicUsize::new(0)),
+        };
+        (queued, guard)
     }
 
-    /// Queues one line, or drops and counts it if the queue is full.
-    fn push(&self, line: Vec<u8>) {
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
-            self.lines.try_send(line)
-        {
-            self.pending.fetch_sub(1, Ordering::Relaxed);
-            METRICS.log_lines_dropped.inc();
+    /// Adds the lines dropped since the last look to the metric.
+    fn count_dropped(&self) {
+        let dropped = self.writer.error_counter().dropped_lines();
+        let counted = self.counted.fetch_max(dropped, Ordering::Relaxed);
+        if dropped > counted {
+            METRICS.log_lines_dropped.inc_by((dropped - counted) as u64);
         }
-    }
-
-    /// Waits up to `wait` for the queued lines to be written; whether they were.
-    pub fn flush_within(&self, wait: Duration) -> bool {
-        let deadline = Instant::now() + wait;
-        while self.pending.load(Ordering::Relaxed) > 0 {
-            if Instant::now() >= deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        true
     }
 }
 
-/// One event's line, gathered as the formatter writes it and queued whole when it is done.
-pub struct Line {
-    queue: Queued,
-    bytes: Vec<u8>,
-}
-
-impl Write for Line {
+impl Write for Queued {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
+        let written = self.writer.write(buf);
+        self.count_dropped();
+        written
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for Line {
-    fn drop(&mut self) {
-        if !self.bytes.is_empty() {
-            self.queue.push(std::mem::take(&mut self.bytes));
-        }
+        self.writer.flush()
     }
 }
 
 impl<'a> MakeWriter<'a> for Queued {
-    type Writer = Line;
+    type Writer = Queued;
 
-    fn make_writer(&'a self) -> Line {
-        Line {
-            queue: self.clone(),
-            bytes: Vec::with_capacity(256),
-        }
+    fn make_writer(&'a self) -> Queued {
+        self.clone()
     }
 }
 
-/// The queue `init` installed, for [`flush`].
-static QUEUE: OnceLock<Queued> = OnceLock::new();
+/// The writer thread's guard, for [`flush`].
+static GUARD: Mutex<Option<WorkerGuard>> = Mutex::new(None);
 
 /// Installs the server's log subscriber: `RUST_LOG` or `info`, to stderr through the queue,
-/// never failing and never waiting. Without a thread for the queue, lines go straight to
-/// stderr, still never failing.
+/// never failing and never waiting.
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let _ = match Queued::start(io::stderr(), LOG_QUEUE_LINES_MAX) {
-        Ok(queue) => builder
-            .with_writer(QUEUE.get_or_init(|| queue).clone())
-            .try_init(),
-        Err(_) => builder.with_writer(|| Dropping(io::stderr())).try_init(),
-    };
+    let (queue, guard) = Queued::start(io::stderr(), LOG_QUEUE_LINES_MAX);
+    let installed = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(queue)
+        .try_init();
+    if installed.is_ok() {
+        *GUARD.lock().unwrap_or_else(|e| e.into_inner()) = Some(guard);
+    }
 }
 
-/// Writes out what is queued, waiting at most [`LOG_FLUSH_WAIT`]: for the last lines before
-/// the process exits. A stalled stderr does not hold the exit up.
+/// Writes out what is queued, waiting at most a second: for the last lines before the process
+/// exits. A stalled stderr does not hold the exit up. Lines logged after it are dropped.
 pub fn flush() {
-    if let Some(queue) = QUEUE.get() {
-        queue.flush_within(LOG_FLUSH_WAIT);
-    }
+    let guard = GUARD.lock().unwrap_or_else(|e| e.into_inner()).take();
+    drop(guard);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
 
     struct Full;
     impl Write for Full {
@@ -169,13 +133,18 @@ mod tests {
         }
     }
 
-    /// A writer that does not return until released: a pipe nobody reads.
-    struct Stalled(Arc<std::sync::atomic::AtomicBool>);
+    /// A writer that does not return until released (a pipe nobody reads), keeping what it
+    /// wrote.
+    struct Stalled {
+        release: Arc<AtomicBool>,
+        written: Arc<Mutex<Vec<u8>>>,
+    }
     impl Write for Stalled {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            while !self.0.load(Ordering::Relaxed) {
+            while !self.release.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(1));
             }
+            self.written.lock().unwrap().extend_from_slice(buf);
             Ok(buf.len())
         }
         fn flush(&mut self) -> io::Result<()> {
@@ -185,20 +154,28 @@ mod tests {
 
     #[test]
     fn a_stalled_output_drops_lines_instead_of_holding_the_logger() {
-        let release = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let queue = Queued::start(Stalled(release.clone()), 4).unwrap();
+        let release = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let stalled = Stalled {
+            release: release.clone(),
+            written: written.clone(),
+        };
+        let (queue, guard) = Queued::start(stalled, 4);
         let before = METRICS.log_lines_dropped.get();
-        // The writer thread takes one line and stalls on it; four wait; the rest are dropped,
-        // and every call returns.
+        // The writer thread takes at most one line and stalls on it; four wait; the rest are
+        // dropped, and every call returns.
         for i in 0..20 {
             let mut line = queue.make_writer();
-            writeln!(line, "line {i}").unwrap();
+            line.write_all(format!("line {i}\n").as_bytes()).unwrap();
         }
         assert!(METRICS.log_lines_dropped.get() >= before + 15);
-        assert!(!queue.flush_within(Duration::from_millis(10)));
-        // Released, it writes what it kept.
+        // Released, it writes what it kept, and the guard waits for it.
         release.store(true, Ordering::Relaxed);
-        assert!(queue.flush_within(Duration::from_secs(60)));
+        drop(guard);
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let kept = text.lines().count();
+        assert!((4..=5).contains(&kept), "{text}");
+        assert!(text.starts_with("line 0\n"), "{text}");
     }
 
     #[test]
