@@ -9,7 +9,7 @@
 //!   does nothing else.
 //!
 //! The runs are interleaved (`--repeats`, the order rotated each repeat), and each run's
-//! target CPU is read from `/proc/PID/task/*/schedstat` around it. The figures are medians
+//! target CPU is read from `/proc/PID/task/*/schedstat` (`procfs`) around it. The figures are medians
 //! over repeats.
 
 use crate::child::{Scratch, ServerProcess};

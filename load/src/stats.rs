@@ -1,5 +1,7 @@
 //! Small helpers for reporting: percentiles, rates, RSS.
 
+use anyhow::Context;
+use procfs::process::Process;
 use std::time::Duration;
 
 /// The `p`-th percentile (0–100) of `samples`, by nearest rank; zero for no samples.
@@ -16,48 +18,38 @@ pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// Resident set size of process `pid`, in KiB, from `/proc/PID/status` (Linux only).
+/// Process `pid`, to read from `/proc` (Linux only).
+fn process(pid: u32) -> anyhow::Result<Process> {
+    let pid = i32::try_from(pid)?;
+    Process::new(pid).with_context(|| format!("reading /proc/{pid}"))
+}
+
+/// Resident set size of process `pid`, in KiB, from `/proc/PID/status`.
 pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    process(pid)?
+        .status()?
+        .vmrss
         .ok_or_else(|| anyhow::anyhow!("no VmRSS in /proc/{pid}/status"))
 }
 
 /// CPU time (user and system) process `pid` has used, from `/proc/PID/stat`.
 pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r)
-        .ok_or_else(|| anyhow::anyhow!("unreadable /proc/{pid}/stat"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
-    // USER_HZ is 100 on Linux.
-    Ok(ticks / 100.0)
+    let stat = process(pid)?.stat()?;
+    Ok((stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64)
 }
 
 /// CPU time every thread of process `pid` has run, in nanoseconds, from each thread's
-/// `/proc/PID/task/TID/schedstat` (Linux only): finer than `/proc/PID/stat`'s 10 ms ticks,
-/// which a short run of a light process would read as zero. Threads that have ended are not
-/// counted; the server's and the relay's live as long as they do.
+/// `/proc/PID/task/TID/schedstat`: finer than `/proc/PID/stat`'s 10 ms ticks, which a short
+/// run of a light process would read as zero. Threads that have ended are not counted; the
+/// server's and the relay's live as long as they do.
 pub fn cpu_nanos(pid: u32) -> anyhow::Result<u64> {
     let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let path = task?.path().join("schedstat");
+    for task in process(pid)?.tasks()? {
         // A thread may end between the listing and the read.
-        let Ok(stat) = std::fs::read_to_string(&path) else {
+        let Ok(schedstat) = task.and_then(|task| task.schedstat()) else {
             continue;
         };
-        total += stat
-            .split_whitespace()
-            .next()
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| anyhow::anyhow!("unreadable {}", path.display()))?;
+        total += schedstat.sum_exec_runtime;
     }
     Ok(total)
 }
@@ -119,5 +111,20 @@ impl Problems {
         }
         scratch.remove();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process has run and holds memory: each reading says so, through `procfs`.
+    #[test]
+    fn own_process_reads_nonzero() {
+        let me = std::process::id();
+        assert!(rss_kib(me).unwrap() > 0);
+        assert!(cpu_nanos(me).unwrap() > 0);
+        assert!(cpu_seconds(me).unwrap() >= 0.0);
+        assert!(rss_kib(u32::MAX).is_err(), "no such process");
     }
 }
