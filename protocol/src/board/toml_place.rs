@@ -99,14 +99,11 @@ pub fn field_at(text: &str, offset: usize) -> Option<String> {
     let document = document(text);
     let mut table = document.get_ref();
     let mut path = String::new();
-    loop {
-        let Some((key, value)) = table
-            .iter()
-            .filter(|(key, _)| line_of(key.span().start) <= line)
-            .max_by_key(|(key, _)| key.span().start)
-        else {
-            break;
-        };
+    while let Some((key, value)) = table
+        .iter()
+        .filter(|(key, _)| line_of(key.span().start) <= line)
+        .max_by_key(|(key, _)| key.span().start)
+    {
         if !path.is_empty() {
             path.push('.');
         }
