@@ -531,24 +531,126 @@ impl Game {
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
     /// tunnels are removed, from the live state and from the scenario it carries alike.
+    ///
+    /// Built by allow-list: every field of the game is named below and the projection is made
+    /// field by field from what the viewer may know. A field added to [`Game`] fails to compile
+    /// here until someone decides what each viewer sees of it, so nothing new reaches a viewer
+    /// by default. A prompt or record naming a unit the viewer may not know (a HIP unit, A12.3)
+    /// is left out whole, as the event that raised it is absent from the viewer's stream.
     pub fn project(&self, viewer: Viewer) -> Game {
-        let mut game = self.clone();
+        let Game {
+            scenario,
+            clock,
+            units,
+            weapons,
+            movement,
+            wa_chance,
+            attack,
+            sewer_designation,
+            wa_hip_window,
+            wa_challenge,
+            wa_shown,
+            tunnels,
+            unseen_manholes,
+            dice_drawn,
+            over,
+            end_proposal,
+            // The projection's own: whose view it is.
+            viewer: _,
+            // How many events the whole game has seen is not the viewer's to know: whoever
+            // hands the projection out sets the viewer's own count.
+            version: _,
+            prep_fired,
+            tunnel_sightings,
+            tunnel_discoveries,
+            // Pair units under "?" with their ids: no viewer's projection holds them (units
+            // under "?" go by their aliases, renamed below).
+            aliases,
+            next_alias: _,
+            setup_aliases,
+        } = self;
+        let MovementRecord {
+            moving_stack,
+            last_movers,
+            finished,
+            sewer_check_failed,
+            sewer_entries,
+        } = movement;
         let hidden = self.hidden_from(viewer);
-        game.units.retain(|id, _| !hidden.contains(id));
-        game.weapons
-            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario = project_scenario(&self.scenario, &self.setup_aliases, viewer);
-        game.tunnels
-            .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
-        for set in [
-            &mut game.prep_fired,
-            &mut game.movement.moving_stack,
-            &mut game.movement.last_movers,
-            &mut game.movement.finished,
-        ] {
-            set.retain(|id| !hidden.contains(id));
-        }
-        game.viewer = Some(viewer);
+        let known = |id: &UnitId| !hidden.contains(id);
+        let all_known = |ids: &[UnitId]| ids.iter().all(known);
+        let known_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
+            set.iter().filter(|id| known(id)).cloned().collect()
+        };
+        let units: CopyOnWrite<BTreeMap<UnitId, Unit>> = if hidden.is_empty() {
+            units.clone()
+        } else {
+            units
+                .iter()
+                .filter(|(id, _)| known(id))
+                .map(|(id, u)| (id.clone(), u.clone()))
+                .collect()
+        };
+        let weapons: CopyOnWrite<BTreeMap<String, Weapon>> = if hidden.is_empty() {
+            weapons.clone()
+        } else {
+            weapons
+                .iter()
+                .filter(|(_, w)| w.held_by.as_ref().is_none_or(known))
+                .map(|(id, w)| (id.clone(), w.clone()))
+                .collect()
+        };
+        let mut game = Game {
+            scenario: project_scenario(scenario, setup_aliases, viewer),
+            clock: *clock,
+            units,
+            weapons,
+            movement: MovementRecord {
+                moving_stack: known_of(moving_stack),
+                last_movers: known_of(last_movers),
+                finished: known_of(finished),
+                sewer_check_failed: known_of(sewer_check_failed),
+                // Manholes are on the map; going down one is seen (B8.4).
+                sewer_entries: sewer_entries.clone(),
+            },
+            wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
+            attack: attack
+                .as_ref()
+                .filter(|a| all_known(&a.firers))
+                .map(|a| DeclaredAttack {
+                    by: a.by,
+                    firers: a.firers.clone(),
+                    target: a.target,
+                    wa_holders: known_of(&a.wa_holders),
+                }),
+            sewer_designation: sewer_designation.clone().filter(|d| all_known(&d.units)),
+            wa_hip_window: wa_hip_window.clone().filter(|w| all_known(&w.claimants)),
+            wa_challenge: wa_challenge
+                .clone()
+                .filter(|c| all_known(&c.holders) && all_known(&c.claimants)),
+            wa_shown: known_of(wa_shown),
+            tunnels: tunnels
+                .iter()
+                .filter(|t| t.revealed || viewer == Viewer::Side(t.side))
+                .cloned()
+                .collect(),
+            // Declared openly by the ATTACKER (B8.42 drm).
+            unseen_manholes: unseen_manholes.clone(),
+            // Every roll's first draw number is in the event that records it.
+            dice_drawn: *dice_drawn,
+            over: *over,
+            end_proposal: *end_proposal,
+            viewer: Some(viewer),
+            version: 0,
+            prep_fired: known_of(prep_fired),
+            // Only the viewer's own side's (below).
+            tunnel_sightings: tunnel_sightings.clone(),
+            // A discovery is made in the open, by a unit on the map (B8.63).
+            tunnel_discoveries: tunnel_discoveries.clone(),
+            aliases: BTreeMap::new(),
+            next_alias: 0,
+            setup_aliases: CopyOnWrite::default(),
+        };
         keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
         // Units under "?" go by their aliases; the map itself would pair them with their ids.
@@ -556,17 +658,11 @@ impl Game {
             .units
             .values()
             .filter(|u| view::masked(viewer, u))
-            .filter_map(|u| Some((u.id.clone(), self.aliases.get(&u.id)?.clone())))
+            .filter_map(|u| Some((u.id.clone(), aliases.get(&u.id)?.clone())))
             .collect();
         for (id, alias) in aliased {
             view::rename_unit(&mut game, &id, &alias);
         }
-        game.aliases.clear();
-        game.next_alias = 0;
-        game.setup_aliases.clear();
-        // How many events the whole game has seen is not the viewer's to know: whoever hands
-        // the projection out sets the viewer's own count.
-        game.version = 0;
         game
     }
 
@@ -1346,6 +1442,63 @@ mod tests {
         assert_ne!(game.state_hash(), copy.state_hash());
         copy.units.get_mut(&id).unwrap().pinned = game.units[&id].pinned;
         assert_eq!(game.state_hash(), copy.state_hash());
+    }
+
+    /// The projection is made field by field: the records and prompts a game carries besides
+    /// its units (a declared attack's WA holders, a WA chance, a challenge, units shown for
+    /// WA, prep fire, a HIP moment) name no unit hidden from the viewer and no concealed unit
+    /// by its id — each is kept only as far as the viewer may know it, as its stream shows it.
+    #[test]
+    fn records_beside_the_units_name_only_what_the_viewer_may_know() {
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap();
+        let mut game = Game::new(scenario);
+        // r3 is hidden (HIP), r2 under "?": the German knows neither by its id.
+        let hip: UnitId = "r3".into();
+        let concealed: UnitId = "r2".into();
+        let both: BTreeSet<UnitId> = [hip.clone(), concealed.clone()].into();
+        game.attack = Some(DeclaredAttack {
+            by: Side::A,
+            firers: vec!["g1".into()],
+            target: game.units["r1"].hex,
+            wa_holders: both.clone(),
+        });
+        game.wa_chance = Some(WaChance {
+            side: Side::B,
+            units: vec![hip.clone()],
+        });
+        game.wa_challenge = Some(WaChallenge {
+            side: Side::B,
+            holders: vec![hip.clone()],
+            claimants: vec!["g1".into()],
+            how: crate::game::event::WaClaim::Mandatory,
+        });
+        game.wa_shown = both.clone();
+        game.prep_fired = both.clone();
+        game.movement.sewer_check_failed = both.clone();
+        let german = Viewer::Side(Side::A);
+        let view = game.project(german);
+        let json = serde_json::to_string(&view).unwrap();
+        for secret in ["\"r3\"", "\"r2\""] {
+            assert!(
+                !json.contains(secret),
+                "the German's projection names {secret}"
+            );
+        }
+        let alias = game.aliases[&concealed].clone();
+        let attack = view.attack.as_ref().expect("the German's own attack");
+        assert_eq!(attack.wa_holders, [alias.clone()].into());
+        assert_eq!(
+            view.wa_chance, None,
+            "a chance for a hidden unit is not the German's"
+        );
+        assert_eq!(view.wa_challenge, None);
+        assert_eq!(view.wa_shown, [alias].into());
+        // The Russian knows his own units by their ids, every one.
+        let russian = game.project(Viewer::Side(Side::B));
+        assert_eq!(russian.attack.unwrap().wa_holders, both);
+        assert_eq!(russian.wa_chance, game.wa_chance);
+        assert_eq!(russian.wa_challenge, game.wa_challenge);
     }
 
     /// Hashing an encoding as it is written gives the digest of the whole encoding, for small

@@ -621,6 +621,9 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     }
     if let Some(a) = &mut game.attack {
         a.firers.iter_mut().for_each(swap);
+        if a.wa_holders.remove(from) {
+            a.wa_holders.insert(to.clone());
+        }
     }
     if let Some(d) = &mut game.sewer_designation {
         d.units.iter_mut().for_each(swap);
