@@ -321,6 +321,11 @@ fn asking(event: &Event) -> bool {
 /// Whether events `from..=to` — the end of `log` — may be taken back by `by`: the side to act,
 /// whole commands of its own, none of them a die roll, a reveal of hidden information or a
 /// change of the side to act.
+///
+/// Judged on what `by` may know: events its stream never showed it (the opponent's hidden
+/// units at work, A12.3) are passed over, so the answer — a preview's, a request's and the
+/// refusal's words — is the same whatever the opponent did out of its sight. Whether those
+/// events may be taken back too is the opponent's to judge when it answers ([`consent`]).
 pub fn check_undo(
     game: &Game,
     log: &[Entry],
@@ -356,9 +361,11 @@ pub fn check_undo(
         ));
     }
     let range = &log[(from - 1) as usize..to as usize];
+    let seen = |e: &&Entry| seen_by(game, by, e);
     // A die roll is named before any other barrier: it is the one players ask about.
     let barriers = range
         .iter()
+        .filter(seen)
         .filter_map(|e| Some((e, barrier(&e.event, by, game.scenario.first)?)));
     let rolled = barriers
         .clone()
@@ -369,7 +376,7 @@ pub fn check_undo(
             format!("#{} {} {why}", entry.seq, entry.event.name()),
         ));
     }
-    for entry in range.iter().filter(|e| !asking(&e.event)) {
+    for entry in range.iter().filter(seen).filter(|e| !asking(&e.event)) {
         let seq = entry.seq;
         if entry.by != Some(by) {
             let whose = match entry.by {
@@ -383,6 +390,13 @@ pub fn check_undo(
         }
     }
     Ok(())
+}
+
+/// Whether `side`'s stream showed `entry`: not if it names a unit hidden from the side now
+/// (a unit hidden now was hidden throughout: HIP is lost, never regained) or is the other
+/// side's sighting of a tunnel ([`Game::shows`]).
+fn seen_by(game: &Game, side: Side, entry: &Entry) -> bool {
+    game.shows(Viewer::Side(side), &entry.event)
 }
 
 /// The undo asked for by `by`'s opponent as the log's last event: `(asker, from, to)`.
@@ -416,6 +430,23 @@ fn waiting_undo(game: &Game, log: &[Entry], by: Side) -> Result<(Side, u64, u64)
 fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
     let (asker, from, to) = waiting_undo(game, log, by)?;
     check_undo(game, &log[..to as usize], asker, from, to)?;
+    // The asker judged the events it was shown; the events out of its sight in the range are
+    // the answering side's to judge, and it may take back none that no undo may (a die roll,
+    // a reveal). The refusal goes to the answering side alone, who sees them all.
+    let unseen = log[(from - 1) as usize..to as usize]
+        .iter()
+        .filter(|e| !seen_by(game, asker, e))
+        .find_map(|e| Some((e, barrier(&e.event, asker, game.scenario.first)?)));
+    if let Some((entry, why)) = unseen {
+        return Err(refuse(
+            ViolationKind::NotUndoable,
+            format!(
+                "#{} {} {why}; decline the undo instead",
+                entry.seq,
+                entry.event.name()
+            ),
+        ));
+    }
     let restored =
         Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event)).map_err(|e| {
             refuse(
@@ -725,6 +756,74 @@ mod tests {
                 (expect, got) => panic!("{name}: expected {expect:?}, got {got:?}"),
             }
         }
+    }
+
+    /// The German asks to take back its move. Whether the Russian's HIP unit did something
+    /// meanwhile (an adjudication the German's stream never showed, A12.3) changes neither the
+    /// preview's answer nor the request's: both are judged on what the German may know. The
+    /// Russian, who sees it all, answers, and a consent takes back its hidden event with the
+    /// rest.
+    #[test]
+    fn an_undo_is_judged_on_what_the_asker_was_shown() {
+        const HIDDEN: &str = include_str!("../../tests/hidden/scenario.toml");
+        let mut quiet = start_with(HIDDEN, 3);
+        to_german_mph(&mut quiet);
+        let before = quiet.game().clone();
+        play(
+            &mut quiet,
+            Side::A,
+            Command::Move {
+                units: vec!["gs1".into()],
+                to: hex("20C4"),
+            },
+        );
+        let from = before.version + 1;
+        let mut busy = quiet.clone();
+        play(
+            &mut busy,
+            Side::B,
+            Command::Adjudicate {
+                unit: "rh".into(),
+                outcome: Outcome::Break,
+                note: "`rh` broke".into(),
+            },
+        );
+        assert!(
+            !busy
+                .game()
+                .shows(Viewer::Side(Side::A), &busy.entries().last().unwrap().event),
+            "the German never saw the HIP unit's adjudication"
+        );
+        let ask = Command::RequestUndo { from };
+        let previewed = |r: &Referee| {
+            crate::record::preview::preview(r.game(), r.entries(), Side::A, &ask)
+                .map(|p| p.summary)
+                .map_err(|v| v.to_string())
+        };
+        assert_eq!(previewed(&quiet), Ok("allowed".into()));
+        assert_eq!(previewed(&busy), previewed(&quiet));
+        for r in [&mut quiet, &mut busy] {
+            play(r, Side::A, ask.clone());
+            play(r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["gs1"].hex, before.units["gs1"].hex);
+            assert_eq!(r.game().units["rh"], before.units["rh"], "taken back too");
+            let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+            assert_eq!(&replayed, r.game());
+        }
+        // A verifier reading either log finds every request and answer legal.
+        assert_eq!(check_logged_all(&quiet), Ok(()));
+        assert_eq!(check_logged_all(&busy), Ok(()));
+    }
+
+    /// Every logged answer and undo re-checked as a verifier reads the log.
+    fn check_logged_all(r: &Referee) -> Result<(), String> {
+        let entries = r.entries();
+        let mut game = Game::replay([&entries[0].event]).unwrap();
+        for (i, entry) in entries.iter().enumerate().skip(1) {
+            check_logged(&game, &entries[..i], entry)?;
+            crate::game::apply(&mut game, &entry.event);
+        }
+        Ok(())
     }
 
     #[test]
