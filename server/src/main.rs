@@ -53,8 +53,9 @@ struct Flags {
     #[arg(long, env = "ASL_ADMIN_TOKEN")]
     admin_token: Option<String>,
     /// Serve `/metrics` to requests bearing this token (`Authorization: Bearer TOKEN`) from
-    /// any address; without it, `/metrics` answers loopback only. The counters follow every
-    /// game's activity, hidden units' too, so they are the operator's, not the players'.
+    /// any address; without it, `/metrics` answers loopback only, with the public metrics
+    /// (connections, games loaded). The counters follow every game's activity, hidden units'
+    /// too, so they are the operator's, not the players'.
     #[arg(long, env = "ASL_METRICS_TOKEN")]
     metrics_token: Option<String>,
     /// Most connections at once.
