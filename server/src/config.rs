@@ -33,6 +33,13 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// buffer, and its send then waits for ever: past this it is closed.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long one send to a client may take once shutdown has begun, a send already waiting
+/// then included: a client that stopped reading is given this for the rest of what the
+/// connection sends (its last frames, the shutdown notice, the close frame), so it cannot hold
+/// shutdown for `SEND_TIMEOUT` a send, and shutdown takes little longer than this whatever
+/// its clients do.
+pub const SHUTDOWN_SEND_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How long shutdown waits for connections to say goodbye and games to stop before it drops
 /// whatever is left. Every acknowledged event is already durable, so this loses nothing.
 pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);

@@ -14,7 +14,7 @@
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
 use crate::budget::RateLimit;
-use crate::config::{Config, READ_BUFFER_BYTES};
+use crate::config::{Config, READ_BUFFER_BYTES, SHUTDOWN_SEND_TIMEOUT};
 use crate::game::{Frame, GameHandle, Outbound, Request};
 use crate::metrics::{Counted, Kind, METRICS};
 use crate::review::Review;
@@ -302,7 +302,7 @@ impl Connection {
                 unreachable!("a spectator is served on the audience's threads until it closes")
             }
         };
-        let deadline = self.config.send_timeout;
+        let deadline = self.send_deadline();
         if let Some(theirs) = self.closed_by_peer.take() {
             // RFC 6455 5.5.1: answer a close with a close, echoing its status code. Sending
             // it completes the closing handshake; then wait (briefly) for the client to close.
@@ -506,10 +506,39 @@ impl Connection {
         self.send_message(message).await
     }
 
+    /// How long a send may take now: `send_timeout`, or once shutdown has begun at most
+    /// `SHUTDOWN_SEND_TIMEOUT`.
+    fn send_deadline(&self) -> Duration {
+        if *self.shared.stopping.borrow() {
+            self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT)
+        } else {
+            self.config.send_timeout
+        }
+    }
+
     /// Every send has a deadline: a client that stops reading cannot hold its task (or
-    /// shutdown) for ever.
+    /// shutdown) for ever. A send still waiting when shutdown begins is given at most
+    /// `SHUTDOWN_SEND_TIMEOUT` from then on, so a reader that never reads delays shutdown by
+    /// that bound, not by `send_timeout`.
     async fn send_message(&mut self, message: Message) -> Result<(), Closing> {
-        match tokio::time::timeout(self.config.send_timeout, self.ws.send(message)).await {
+        let mut stopping = self.shared.stopping.clone();
+        let at_shutdown = self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT);
+        let limit = self.send_deadline();
+        let send = self.ws.send(message);
+        tokio::pin!(send);
+        let first = tokio::select! {
+            sent = tokio::time::timeout(limit, &mut send) => Some(sent),
+            stopped = async { stopping.wait_for(|s| *s).await.map(|_| ()) }, if limit > at_shutdown => match stopped {
+                Ok(_) => None,
+                // The server is gone; the send keeps its own deadline.
+                Err(_) => Some(tokio::time::timeout(limit, &mut send).await),
+            },
+        };
+        let sent = match first {
+            Some(sent) => sent,
+            None => tokio::time::timeout(at_shutdown, &mut send).await,
+        };
+        match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(closing(CloseCode::Error, e.to_string())),
             Err(_) => {
@@ -518,7 +547,7 @@ impl Connection {
                     CloseCode::Policy,
                     format!(
                         "a send took longer than {} s; the client is not reading",
-                        self.config.send_timeout.as_secs()
+                        self.send_deadline().as_secs_f32()
                     ),
                 ))
             }

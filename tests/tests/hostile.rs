@@ -470,7 +470,11 @@ async fn http_requests_get_proper_answers() {
     let too_long = http(addr, body.as_bytes()).await;
     assert!(status(&too_long).contains(" 413 "), "{too_long}");
 
-    let metrics = http(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let scrape = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        e2e::METRICS_TOKEN
+    );
+    let metrics = http(addr, scrape.as_bytes()).await;
     assert!(status(&metrics).contains(" 200 "), "{metrics}");
     for name in [
         "asl_connections",
@@ -581,6 +585,52 @@ async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
         .await
         .expect("shutdown within its deadline");
     drop(slow);
+}
+
+/// A player that asks for the state again and again and never reads: the server's send to it
+/// waits on a full socket. With the send deadline, the idle timeout and the shutdown deadline
+/// all an hour, stopping the server still returns: from the moment shutdown begins, every send
+/// of a connection (the one already waiting too) has `SHUTDOWN_SEND_TIMEOUT`, the named bound
+/// a non-reading client can delay shutdown by. (Before, the waiting send kept its hour.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_asks_and_never_reads_delays_shutdown_by_its_bound_only() {
+    const HOUR: Duration = Duration::from_secs(3600);
+    let (_dir, server) = start(Config {
+        send_timeout: HOUR,
+        idle_timeout: HOUR,
+        shutdown_deadline: HOUR,
+        socket_send_buffer_bytes: 4 * 1024,
+        reads_per_second_max: 100_000,
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut stuck, _) = tokio_tungstenite::client_async(format!("{}/v1", server.url), stream)
+        .await
+        .unwrap();
+    send(
+        &mut stuck,
+        &ClientMessage::Join {
+            game,
+            token: tokens.side_a,
+            since: None,
+        },
+    )
+    .await;
+    // Far more state than the two sockets' buffers hold, asked for and never read.
+    for _ in 0..200 {
+        send(&mut stuck, &ClientMessage::GetState).await;
+    }
+    // Let the server reach the send that waits (this only makes the case the hard one; the
+    // test asserts no time).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(WAIT, server.stop())
+        .await
+        .expect("shutdown is not held by a client that never reads");
+    drop(stuck);
 }
 
 /// Plays `Done` by whoever acts until the game is over; an error the server answers a command
