@@ -173,7 +173,7 @@ async fn answer_of(addr: std::net::SocketAddr, request: String) -> String {
 async fn public_metrics_say_nothing_of_a_hidden_unit() {
     const HIDDEN: &str = include_str!("../../protocol/tests/hidden/scenario.toml");
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path(), config()).await;
+    let server = TestServer::start_without_metrics_token(dir.path(), config()).await;
     let mut c = Connection::connect(&server.url).await.unwrap();
     let created = c.create_game(HIDDEN, None).await.unwrap();
     c.close().await;
