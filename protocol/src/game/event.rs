@@ -317,6 +317,18 @@ pub enum Event {
         entrance: Hex,
         units: Vec<UnitId>,
     },
+    /// Events `from..=to` were taken back with the opponent's consent: the position is the one
+    /// before `from` again. The event names the version to return to and carries no position
+    /// (as [`Event::EventsUndone`], its older form, did: a whole position per undo): `apply`
+    /// rebuilds it from the position after the last event no undo reaches back across and the
+    /// events since ([`crate::game::UndoTrail`]), live and in replay alike. A viewer receives it
+    /// as an `EventsUndone` carrying its own projection of that position.
+    EventsUndoneTo {
+        requested_by: Side,
+        consented_by: Side,
+        from: u64,
+        to: u64,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -496,6 +508,7 @@ impl Event {
             Event::TunnelUseSeen { .. } => "TunnelUseSeen",
             Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
             Event::TunnelUseSighted { .. } => "TunnelUseSighted",
+            Event::EventsUndoneTo { .. } => "EventsUndone",
         }
     }
 

@@ -374,6 +374,118 @@ pub struct Game {
     /// The aliases of the units under "?" at the start, which name them in the scenario as
     /// others are shown it. Empty in a projection.
     pub setup_aliases: CopyOnWrite<BTreeMap<UnitId, UnitId>>,
+    /// What an undo needs to put an earlier position back ([`UndoTrail`]). Not part of the
+    /// state: no encoding, hash or comparison sees it.
+    #[serde(skip)]
+    pub undo_trail: UndoTrail,
+}
+
+/// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
+/// may return to are rebuilt from a base and at most this many events after it. Past it the
+/// base moves up, and an undo reaching further back is refused, naming this limit.
+pub const UNDO_TRAIL_EVENTS_MAX: usize = 1024;
+
+/// The positions an undo may return to, kept without keeping them: the position after the last
+/// event no undo reaches back across (a change of the side to act, an undo; `None`: the
+/// position the game started in) and the events applied since, newest first, in a list whose
+/// copies share their tails, so copying a game (a decision's look ahead) copies two pointers.
+///
+/// `apply` keeps it, live and in replay alike, so a position it rebuilds is the one replaying
+/// the log up to it gives. Not part of the state: ignored by equality, the state hash and
+/// every encoding (a decoded game starts without one, and an undo of it is refused).
+#[derive(Clone, Default)]
+pub struct UndoTrail {
+    base: Option<Arc<Game>>,
+    since: Option<Arc<TrailEvent>>,
+    len: usize,
+}
+
+struct TrailEvent {
+    event: Event,
+    before: Option<Arc<TrailEvent>>,
+}
+
+impl PartialEq for UndoTrail {
+    fn eq(&self, _: &UndoTrail) -> bool {
+        true
+    }
+}
+
+impl Eq for UndoTrail {}
+
+impl std::fmt::Debug for UndoTrail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UndoTrail({} events)", self.len)
+    }
+}
+
+impl Drop for TrailEvent {
+    /// Drops a long list link by link, not by recursion.
+    fn drop(&mut self) {
+        let mut next = self.before.take();
+        while let Some(link) = next {
+            next = Arc::try_unwrap(link).ok().and_then(|mut l| l.before.take());
+        }
+    }
+}
+
+impl UndoTrail {
+    /// A trail based on `game` as it stands.
+    fn at(game: &Game) -> UndoTrail {
+        let mut base = game.clone();
+        base.undo_trail = UndoTrail::default();
+        UndoTrail {
+            base: Some(Arc::new(base)),
+            since: None,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, event: &Event) {
+        self.since = Some(Arc::new(TrailEvent {
+            event: event.clone(),
+            before: self.since.take(),
+        }));
+        self.len += 1;
+    }
+
+    /// The version of the trail's base: the game's start (version 1, after `GameCreated`)
+    /// when it has none.
+    fn base_version(&self) -> u64 {
+        self.base.as_ref().map_or(1, |b| b.version)
+    }
+
+    /// The whole game as it stood at `version`, rebuilt from the trail, or `None` when the
+    /// trail does not reach back to it (before its base, or past the game's own version).
+    pub fn position_at(&self, game: &Game, version: u64) -> Option<Game> {
+        let from = self.base_version();
+        if version < from || version > game.version || from + self.len as u64 != game.version {
+            return None;
+        }
+        let mut events = Vec::with_capacity(self.len);
+        let mut link = self.since.as_deref();
+        while let Some(l) = link {
+            events.push(&l.event);
+            link = l.before.as_deref();
+        }
+        events.reverse();
+        let mut position = match &self.base {
+            Some(base) => Game::clone(base),
+            None => {
+                let mut start = Game::new(game.scenario.clone());
+                start.version = 1;
+                start
+            }
+        };
+        position.undo_trail = match &self.base {
+            Some(_) => UndoTrail::at(&position),
+            None => UndoTrail::default(),
+        };
+        for event in &events[..(version - from) as usize] {
+            apply(&mut position, event);
+        }
+        Some(position)
+    }
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -454,6 +566,7 @@ impl Game {
             aliases: BTreeMap::new(),
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
+            undo_trail: UndoTrail::default(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -568,6 +681,8 @@ impl Game {
             aliases,
             next_alias: _,
             setup_aliases,
+            // The whole game's own bookkeeping for undo: no viewer keeps it.
+            undo_trail: _,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -650,6 +765,7 @@ impl Game {
             aliases: BTreeMap::new(),
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
+            undo_trail: UndoTrail::default(),
         };
         keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
@@ -871,6 +987,7 @@ pub enum ReplayError {
 
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
+    let acting = game.acting();
     // An offer to end the game is about the step it was made in: the step's end withdraws it.
     // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
     // that offered (or the one asked) that something happened unseen.
@@ -1241,6 +1358,16 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.version = version;
             game.viewer = viewer;
         }
+        // Decided only when the trail reaches back to the version before `from`
+        // (`record::dispute`), so the position is there.
+        Event::EventsUndoneTo { from, .. } => {
+            if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
+                let (version, viewer) = (game.version, game.viewer);
+                *game = restored;
+                game.version = version;
+                game.viewer = viewer;
+            }
+        }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
         Event::UnitsRoutedThroughTunnel {
             units,
@@ -1295,6 +1422,27 @@ pub fn apply(game: &mut Game, event: &Event) {
     match game.viewer {
         Some(viewer) => mask_concealed(game, viewer),
         None => view::refresh_aliases(game),
+    }
+    keep_undo_trail(game, event, acting);
+}
+
+/// Moves the game's [`UndoTrail`] on past `event`: based anew after an event no undo reaches
+/// back across for either side (the side to act changed, an undo, the game's start) or once it
+/// holds [`UNDO_TRAIL_EVENTS_MAX`] events; else the event is added to it. Only the whole game
+/// keeps one: a projection's is never read.
+fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
+    if game.viewer.is_some() {
+        return;
+    }
+    let rebase = matches!(
+        event,
+        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::EventsUndoneTo { .. }
+    ) || game.acting() != acting_before
+        || game.undo_trail.len >= UNDO_TRAIL_EVENTS_MAX;
+    if rebase {
+        game.undo_trail = UndoTrail::at(game);
+    } else {
+        game.undo_trail.push(event);
     }
 }
 

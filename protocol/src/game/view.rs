@@ -61,7 +61,10 @@ pub const ALIAS_PREFIX: char = '?';
 pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
     let visible = matches!(
         event,
-        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::HiddenUnitPlaced { .. }
+        Event::GameCreated { .. }
+            | Event::EventsUndone { .. }
+            | Event::EventsUndoneTo { .. }
+            | Event::HiddenUnitPlaced { .. }
     ) || before.shows(viewer, event);
     if !visible {
         return None;
@@ -490,6 +493,20 @@ impl Names<'_> {
                 from,
                 to,
                 restored: Box::new(restored.project(v)),
+            },
+            // The log names the version to return to; a viewer is handed the position itself,
+            // as it may know it: the game after the undo is the position before `from`.
+            Event::EventsUndoneTo {
+                requested_by,
+                consented_by,
+                from,
+                to,
+            } => Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(self.after.project(v)),
             },
             // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
             // ending by agreement included).

@@ -6,17 +6,22 @@
 //! [`rules::decide`](crate::rules::decide). Like the rules, it never mutates and names the
 //! rule behind a refusal — here the document that defines the procedure.
 //!
-//! Undo in an append-only log: an undo is an event, [`Event::EventsUndone`], carrying the
-//! position from before the events it takes back, rebuilt by replaying the log up to them when
-//! the undo is decided. `apply` puts that position back, so replay stays a fold of `apply`
-//! over the log and reaches what live play reached; a verifier replays the same prefix and
-//! checks the carried position against it ([`check_logged`]).
+//! Undo in an append-only log: an undo is an event, [`Event::EventsUndoneTo`], naming the
+//! events it takes back. `apply` puts the position before them back, rebuilt from the game's
+//! [`UndoTrail`](crate::game::UndoTrail) — the position after the last event no undo reaches
+//! across and the events since — so replay stays a fold of `apply` over the log and reaches
+//! what live play reached, and an undo costs the log a few bytes, not a position. Logs written
+//! before it carry [`Event::EventsUndone`] with the whole position, which a verifier checks
+//! against a replay of the log up to it ([`check_logged`]). An undo reaches back over at most
+//! [`UNDO_TRAIL_EVENTS_MAX`] events, and a side asks for at most
+//! [`UNDO_REQUESTS_PER_PLAYER_TURN_MAX`] undos a Player Turn: named limits, so a loop of
+//! move, undo, consent cannot grow a game without bound.
 
 use crate::board::scenario::Side;
 use crate::game::command::Command;
 use crate::game::dice::DiceSource;
 use crate::game::event::Event;
-use crate::game::{Game, Viewer};
+use crate::game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use crate::record::chain::Entry;
 use crate::record::fair_dice::{self, Ledger, Nonce};
 use crate::rules::violation::{RuleViolation, ViolationKind};
@@ -27,6 +32,11 @@ pub const RULE: &str = crate::rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub const REASON_BYTES_MAX: usize = 200;
+
+/// The most undos one side asks for in one Player Turn. Undo is for a slip of the hand; with
+/// the Player Turns a scenario may have (`TURNS_MAX`), this bounds what asking can add to a
+/// game's log.
+pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
@@ -46,6 +56,16 @@ pub fn decide(
         }
         Command::RequestUndo { from } => {
             check_undo(game, log, by, *from, game.version)?;
+            let asked = requests_this_player_turn(log, by);
+            if asked >= UNDO_REQUESTS_PER_PLAYER_TURN_MAX {
+                return Err(refuse(
+                    ViolationKind::NotUndoable,
+                    format!(
+                        "the {} has asked for {asked} undos this Player Turn, the most a side may ({UNDO_REQUESTS_PER_PLAYER_TURN_MAX}); play on",
+                        game.side_name(by)
+                    ),
+                ));
+            }
             Ok(vec![Event::UndoRequested {
                 by,
                 from: *from,
@@ -304,7 +324,8 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::SeedRevealed { .. } => "belongs to the dice scheme (docs/dice.md)",
         Event::AdjudicationAccepted { .. }
         | Event::AdjudicationDisputed { .. }
-        | Event::EventsUndone { .. } => "is an answer between the players",
+        | Event::EventsUndone { .. }
+        | Event::EventsUndoneTo { .. } => "is an answer between the players",
         _ => return None,
     })
 }
@@ -392,6 +413,16 @@ pub fn check_undo(
     Ok(())
 }
 
+/// How many undos `side` asked for in the current Player Turn: its requests since the step
+/// that began it (the log's start for the first).
+fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
+    log.iter()
+        .rev()
+        .take_while(|e| !matches!(&e.event, Event::StepEnded { next, .. } if next.step == 0))
+        .filter(|e| matches!(e.event, Event::UndoRequested { by, .. } if by == side))
+        .count()
+}
+
 /// Whether `side`'s stream showed `entry`: not if it names a unit hidden from the side now
 /// (a unit hidden now was hidden throughout: HIP is lost, never regained) or is the other
 /// side's sighting of a tunnel ([`Game::shows`]).
@@ -447,20 +478,36 @@ fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViola
             ),
         ));
     }
-    let restored =
-        Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event)).map_err(|e| {
-            refuse(
-                ViolationKind::UnknownEvent,
-                format!("the log before #{from} cannot be replayed: {e}"),
-            )
-        })?;
-    Ok(vec![Event::EventsUndone {
+    // Within the trail: the position before `from` can be rebuilt without the log.
+    if game.undo_trail.position_at(game, from - 1).is_none() {
+        return Err(refuse(
+            ViolationKind::NotUndoable,
+            format!(
+                "#{from} lies further back than an undo reaches (the last {UNDO_TRAIL_EVENTS_MAX} events); decline the undo instead"
+            ),
+        ));
+    }
+    Ok(vec![Event::EventsUndoneTo {
         requested_by: asker,
         consented_by: by,
         from,
         to,
-        restored: Box::new(restored),
     }])
+}
+
+/// An undo in its older form, [`Event::EventsUndone`] with the whole position, checked as a
+/// verifier reads it: the position it carries is the one replaying the log before `from` gives.
+fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<(), String> {
+    let truth = Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event))
+        .map_err(|e| format!("the log before #{from} cannot be replayed: {e}"))?;
+    if truth != *restored {
+        return Err(format!(
+            "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
+            restored.state_hash(),
+            truth.state_hash()
+        ));
+    }
+    Ok(())
 }
 
 /// Re-checks a logged event of this module against the log before it, as a verifier reads a
@@ -524,17 +571,25 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
                     game.side_name(asker)
                 ));
             }
-            let Ok(Event::EventsUndone {
-                restored: truth, ..
-            }) = consent(game, log, *consented_by).map(|mut e| e.remove(0))
-            else {
-                return Err("was not legal when logged".into());
-            };
-            if truth != *restored {
+            legal(consent(game, log, *consented_by))?;
+            check_undone_position(log, *from, restored)
+        }
+        Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } => {
+            issued_by(*consented_by)?;
+            let decided = consent(game, log, *consented_by)
+                .map_err(|v| format!("was not legal when logged: {v}"))?;
+            if decided != [entry.event.clone()] {
+                let (asker, f, t) = waiting_undo(game, log, *consented_by)
+                    .map_err(|v| format!("was not legal when logged: {v}"))?;
                 return Err(format!(
-                    "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
-                    restored.state_hash(),
-                    truth.state_hash()
+                    "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
+                    game.side_name(*requested_by),
+                    game.side_name(asker)
                 ));
             }
             Ok(())
@@ -588,6 +643,12 @@ pub fn describe(sides: &[crate::board::scenario::SideSpec; 2], event: &Event) ->
             from,
             to,
             ..
+        }
+        | Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
         } => format!(
             "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({RULE})",
             name(*requested_by),
@@ -815,6 +876,64 @@ mod tests {
         assert_eq!(check_logged_all(&busy), Ok(()));
     }
 
+    /// Move, ask to undo, consent — in a loop, as a player filling the log would. Each undo is
+    /// logged as the version it returns to, a few bytes, not a position; the side's requests
+    /// stop at the named limit for the Player Turn; replaying the log gives the live game; and
+    /// the export verifies (every request and consent legal, re-decided).
+    #[test]
+    fn undo_in_a_loop_keeps_the_log_small_and_verifiable() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let position =
+            bincode::serde::encode_to_vec(r.game(), bincode::config::standard()).unwrap();
+        let mut cycles = 0;
+        let refused = loop {
+            play(&mut r, Side::A, g3_to("20A3"));
+            let from = r.game().version;
+            match r.play(Side::A, &Command::RequestUndo { from }, &mut seeds()) {
+                Ok(_) => {}
+                Err(v) => break v,
+            }
+            play(&mut r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["g3"].hex, hex("20A2"), "cycle {cycles}");
+            cycles += 1;
+        };
+        assert_eq!(cycles, UNDO_REQUESTS_PER_PLAYER_TURN_MAX);
+        assert_eq!(refused.kind, ViolationKind::NotUndoable, "{refused}");
+        assert!(
+            refused.detail.contains("undos this Player Turn"),
+            "{refused}"
+        );
+        for e in r.entries() {
+            let bytes = bincode::serde::encode_to_vec(&e.event, bincode::config::standard())
+                .unwrap()
+                .len();
+            if matches!(e.event, Event::EventsUndoneTo { .. }) {
+                assert!(
+                    bytes < 64 && bytes * 20 < position.len(),
+                    "an undo logged in {bytes} bytes (a position is {})",
+                    position.len()
+                );
+            }
+        }
+        let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+        assert_eq!(&replayed, r.game(), "replay = live");
+        assert_eq!(replayed.state_hash(), r.game().state_hash());
+        assert_eq!(check_logged_all(&r), Ok(()));
+        // The count starts again with the next Player Turn.
+        while r.game().clock.player_turn == 1 {
+            done(&mut r);
+        }
+        assert_eq!(requests_this_player_turn(r.entries(), Side::A), 0);
+        // Played to the end, the game's export verifies to the live state.
+        while !r.game().over {
+            done(&mut r);
+        }
+        let verified = crate::record::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
     /// Every logged answer and undo re-checked as a verifier reads the log.
     fn check_logged_all(r: &Referee) -> Result<(), String> {
         let entries = r.entries();
@@ -856,7 +975,7 @@ mod tests {
         let events = play(&mut r, Side::B, Command::ConsentToUndo);
         assert!(matches!(
             &events[0],
-            Event::EventsUndone { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
+            Event::EventsUndoneTo { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
         ));
         let mut expected = before.clone();
         expected.version = r.game().version;
@@ -869,7 +988,7 @@ mod tests {
         let undo_seq = r
             .entries()
             .iter()
-            .find(|e| matches!(e.event, Event::EventsUndone { .. }))
+            .find(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
             .unwrap()
             .seq;
         let refused = r

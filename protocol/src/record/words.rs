@@ -318,7 +318,8 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
-        | Event::EventsUndone { .. } => crate::record::dispute::describe(game.sides, event),
+        | Event::EventsUndone { .. }
+        | Event::EventsUndoneTo { .. } => crate::record::dispute::describe(game.sides, event),
         Event::AllMfSpent { units, rule, mf } => {
             let mut s = format!("{} spent all MF ({rule})", units.join("+"));
             write_accounts(&mut s, mf);
