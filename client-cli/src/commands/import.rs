@@ -445,7 +445,7 @@ mod tests {
             Side::B,
             "the side listed second sets up first"
         );
-        let mut play = |game: &mut Game, side, command: Command| {
+        let play = |game: &mut Game, side, command: Command| {
             let events = decide(game, side, &command, &mut ScriptedDice::default())
                 .unwrap_or_else(|v| panic!("{command:?}: {v}"));
             for e in &events {

@@ -173,7 +173,7 @@ pub struct Scenario {
     /// The set-up step before Turn 1 and the units entering later (`[setup]`, units with
     /// `offboard` or `enters`); `None` when every unit starts on the map.
     #[serde(default)]
-    pub setup: Option<crate::board::setup::Setup>,
+    pub setup: Option<Box<crate::board::setup::Setup>>,
 }
 
 /// The one shared copy of a map equal to `value`: every scenario on the same boards (and the
@@ -1188,7 +1188,9 @@ impl File {
             });
         }
 
-        let setup = self.read_setup(&hexes, offboard, offboard_weapons)?;
+        let setup = self
+            .read_setup(&hexes, offboard, offboard_weapons)?
+            .map(Box::new);
         Ok(Scenario {
             name: self.name,
             sides,
