@@ -298,6 +298,41 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
     }
 }
 
+/// Liveness in set-up: the side setting up can always finish — each unit left has a hex of
+/// its area that takes it, and `done` is then accepted.
+fn set_up_can_finish(game: &Game) -> Result<(), String> {
+    let Some(turn) = &game.setup else {
+        return Ok(());
+    };
+    let side = turn.side;
+    let mut game = game.clone();
+    let setup = game.scenario.setup.clone().unwrap();
+    let left: Vec<String> = game
+        .left_to_set_up(side)
+        .iter()
+        .map(|u| u.id.clone())
+        .collect();
+    for id in left {
+        let dummy = setup.units[&id].kind == protocol::scenario::UnitKind::Dummy;
+        let placed = setup.area(side).iter().find_map(|h| {
+            let command = Command::SetUp {
+                unit: id.clone(),
+                hex: *h,
+                concealed: dummy,
+                hidden: false,
+            };
+            decide(&game, side, &command, &mut ScriptedDice::default()).ok()
+        });
+        let events = placed.ok_or_else(|| format!("no hex of the area takes `{id}`"))?;
+        for e in &events {
+            apply(&mut game, e);
+        }
+    }
+    decide(&game, side, &Command::Done, &mut ScriptedDice::default())
+        .map(|_| ())
+        .map_err(|v| format!("`done` refused once all are placed: {v}"))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -355,6 +390,7 @@ proptest! {
                 }
                 log.push(e.clone());
                 game = after;
+                prop_assert!(set_up_can_finish(&game).is_ok(), "{:?}", set_up_can_finish(&game));
             }
         }
         let replayed = Game::replay(&log).unwrap();

@@ -1249,10 +1249,13 @@ impl File {
                 "is for a unit that starts in a hex; one off the boards is placed without it",
             ));
         }
-        if u.kind == UnitKind::Vehicle && u.mp == 0 {
-            return Err(refuse(format!("{field}.mp"), "a vehicle needs its MP"));
+        if u.kind == UnitKind::Vehicle {
+            return Err(refuse(
+                format!("{field}.kind"),
+                "a vehicle setting up or entering from off board is not modelled by this engine; give it a hex",
+            ));
         }
-        if u.kind != UnitKind::Vehicle && (u.mp != 0 || u.fully_tracked) {
+        if u.mp != 0 || u.fully_tracked {
             return Err(refuse(
                 format!("{field}.mp"),
                 "MP and fully_tracked are for vehicles only",
@@ -1434,6 +1437,9 @@ impl File {
                     "setup.areas",
                     format!("the {name} side has units to set up but no area to set them up in"),
                 ));
+            }
+            if let Some(why) = crate::board::setup::room_for(&setup, side, hexes) {
+                return Err(refuse("setup.areas", format!("the {name} side: {why}")));
             }
         }
         Ok(Some(setup))
@@ -1749,6 +1755,95 @@ hex = "1B2"
 
     fn refused(text: &str) -> ScenarioError {
         Scenario::read_toml(text).unwrap_err()
+    }
+
+    /// MINIMAL with a Russian squad off the boards and `extra` after it.
+    fn with_setup(extra: &str) -> String {
+        format!(
+            "{MINIMAL}[[units]]\nid = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\noffboard = true\n{extra}"
+        )
+    }
+
+    #[test]
+    fn a_set_up_reads_as_a_scenario_card_says_it() {
+        let s = Scenario::read_toml(&with_setup(
+            "[setup]\norder = [\"russian\", \"german\"]\n\
+             [[setup.areas]]\nside = \"russian\"\nboard = \"1\"\nhexrows = \"B-C\"\nnumbers = \"2-3\"\n\
+             [[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n",
+        ))
+        .unwrap();
+        let setup = s.setup.as_ref().unwrap();
+        assert_eq!(setup.order, [Side::B, Side::A]);
+        let area: Vec<String> = setup.area(Side::B).iter().map(|h| h.to_string()).collect();
+        assert_eq!(area, ["1A1", "1B2", "1B3", "1C2", "1C3"]);
+        assert!(setup.area(Side::A).is_empty());
+        assert!(!s.units.contains_key("r1"));
+        assert_eq!(setup.setting_up(), [Side::B]);
+    }
+
+    #[test]
+    fn a_set_up_is_refused_with_the_field_and_why() {
+        let area = "[[setup.areas]]\nside = \"russian\"\nboard = \"1\"\n";
+        for (extra, field, words) in [
+            ("", "units[1].offboard", "no [setup]"),
+            ("[setup]\norder = [\"german\"]\n", "setup.order", "not in the order"),
+            ("[setup]\norder = [\"russian\"]\n", "setup.areas", "no area"),
+            (
+                "[setup]\norder = [\"russian\", \"russian\"]\n",
+                "setup.order[1]",
+                "named twice",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexrows = \"A-\"\n",
+                "setup.areas[0].hexrows",
+                "span",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nboard = \"2\"\n",
+                "setup.areas[0]",
+                "no hex of the map",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1Z9\"]\n",
+                "setup.areas[0].hexes[0]",
+                "not on the map",
+            ),
+        ] {
+            let e = refused(&with_setup(extra));
+            assert_eq!(e.field, field, "{extra}: {e}");
+            assert!(e.reason.contains(words), "{extra}: {e}");
+        }
+        // Too many units for the area without overstacking: a dead end, refused (A5.1).
+        let mut crowd = String::new();
+        for i in 2..=10 {
+            crowd += &format!(
+                "[[units]]\nid = \"r{i}\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\noffboard = true\n"
+            );
+        }
+        let e = refused(&with_setup(&format!(
+            "{crowd}[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\", \"1A2\"]\n"
+        )));
+        assert!(e.reason.contains("A5.1"), "{e}");
+        // A unit in a hex and off the boards at once; a vehicle off the boards.
+        let e = refused(&with_setup(&format!(
+            "hex = \"1A1\"\n[setup]\norder = [\"russian\"]\n{area}"
+        )));
+        assert_eq!(e.field, "units[1].hex", "{e}");
+        let e = refused(
+            &with_setup(&format!("[setup]\norder = [\"russian\"]\n{area}")).replace(
+                "kind = \"squad\"\nratings = \"4-4-7\"\noffboard",
+                "kind = \"vehicle\"\nmp = 12\noffboard",
+            ),
+        );
+        assert!(e.reason.contains("not modelled"), "{e}");
+        // Entering later needs no [setup]; its turn lies within the scenario.
+        let enters = MINIMAL.to_string()
+            + "[[units]]\nid = \"r9\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nenters = { turn = 1, edge = \"west\" }\n";
+        let s = Scenario::read_toml(&enters).unwrap();
+        assert!(s.setup.as_ref().unwrap().units["r9"].enters.is_some());
+        assert!(!s.setup.as_ref().unwrap().has_set_up_step());
+        let e = refused(&enters.replace("turn = 1", "turn = 2"));
+        assert_eq!(e.field, "units[1].enters.turn", "{e}");
     }
 
     #[test]

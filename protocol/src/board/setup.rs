@@ -8,6 +8,7 @@
 
 use crate::board::hex::{Direction, Hex};
 use crate::board::scenario::{HexSpec, Morale, Side, UnitId, UnitKind};
+use crate::board::terrain::Terrain;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -129,6 +130,64 @@ pub struct OffboardWeapon {
     pub name: String,
     pub pp: u8,
     pub held_by: UnitId,
+}
+
+/// Concealment Terrain, where an OB-given "?" may set up (A12.12): woods, building, brush,
+/// grain, marsh, orchard (rubble too, which the engine does not model).
+pub fn concealment_terrain(terrain: Terrain) -> bool {
+    matches!(
+        terrain,
+        Terrain::Woods
+            | Terrain::StoneBuilding
+            | Terrain::WoodenBuilding
+            | Terrain::Brush
+            | Terrain::Grain
+            | Terrain::Marsh
+            | Terrain::Orchard
+    )
+}
+
+/// Whether the set-up step may place a unit in the hex at all: not terrain the engine does
+/// not model (B1), rubble, a Blaze or a Water Obstacle.
+pub fn placeable(spec: &HexSpec) -> bool {
+    spec.unmodelled.is_none() && !spec.rubble && !spec.blaze && !spec.water_obstacle
+}
+
+/// Why `side` could not place its whole set-up in its area whatever it did, or `None`: each
+/// hex holds three squad equivalents and four SMC of a side (A5.1), and a Dummy needs a hex of
+/// Concealment Terrain (A12.11, A12.12). A scenario that fails this would leave the side
+/// nothing it could do, so it is refused as it is read.
+pub(crate) fn room_for(
+    setup: &Setup,
+    side: Side,
+    hexes: &BTreeMap<Hex, HexSpec>,
+) -> Option<String> {
+    use crate::board::scenario::{Stack, STACK_HALF_SQUADS_MAX, STACK_SMC_MAX};
+    let usable: Vec<&HexSpec> = setup
+        .area(side)
+        .iter()
+        .filter_map(|h| hexes.get(h))
+        .filter(|s| placeable(s))
+        .collect();
+    let mut need = Stack::default();
+    let mut dummies = false;
+    for u in setup.to_set_up(side) {
+        need.add(u.kind);
+        dummies |= u.kind == UnitKind::Dummy;
+    }
+    let n = usable.len() as u16;
+    if need.half_squads > n * STACK_HALF_SQUADS_MAX || need.smc > n * STACK_SMC_MAX {
+        return Some(format!(
+            "its set-up area has {n} hex(es) a unit may be placed in: too few for its units without overstacking (A5.1)"
+        ));
+    }
+    if dummies && !usable.iter().any(|s| concealment_terrain(s.terrain)) {
+        return Some(
+            "it sets up a Dummy, and its set-up area has no Concealment Terrain for a \"?\" (A12.12)"
+                .into(),
+        );
+    }
+    None
 }
 
 /// A span of hexrow letters or hex numbers as a scenario card writes it: `A-E`, `A–E`, `C`,

@@ -15,8 +15,8 @@
 
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
-use crate::board::setup::OffboardUnit;
-use crate::board::terrain::{EntryCost, Mf, Terrain};
+use crate::board::setup::{concealment_terrain, OffboardUnit};
+use crate::board::terrain::{EntryCost, Mf};
 use crate::game::event::{Event, MfAccount, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit, Weapon};
@@ -245,20 +245,6 @@ fn set_up(
         weapons,
         hip: hidden,
     }])
-}
-
-/// Concealment Terrain, where an OB-given "?" may set up (A12.12).
-fn concealment_terrain(terrain: Terrain) -> bool {
-    matches!(
-        terrain,
-        Terrain::Woods
-            | Terrain::StoneBuilding
-            | Terrain::WoodenBuilding
-            | Terrain::Brush
-            | Terrain::Grain
-            | Terrain::Marsh
-            | Terrain::Orchard
-    )
 }
 
 fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation> {
