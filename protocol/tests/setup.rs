@@ -207,6 +207,79 @@ fn when_set_up_ends_concealed_units_show_as_question_marks_and_hip_ones_not_at_a
     assert_eq!(view, game.project(Viewer::Side(GERMAN)));
 }
 
+/// Previews in set-up are the decision and say no more than a refusal: the German's
+/// previews while the Russian sets up are the same whatever the Russian placed; an entry is
+/// priced as it is paid.
+#[test]
+fn previews_through_set_up_and_entry() {
+    use protocol::chain::Entry;
+    use protocol::preview::preview;
+    use protocol::referee::Referee;
+    let scenario = Scenario::from_toml(SCENARIO).unwrap();
+    let mut seeds = {
+        let mut next = 10u8;
+        move || {
+            next = next.wrapping_add(1);
+            [next; 32]
+        }
+    };
+    let mut referees: Vec<Referee> = (0..2)
+        .map(|_| Referee::new(Entry::created(scenario.clone()), vec![[1; 32]]).unwrap())
+        .collect();
+    for (referee, variant) in referees.iter_mut().zip([true, false]) {
+        let mut game = referee.game().clone();
+        for e in russian_setup(&mut game, variant) {
+            let Event::UnitSetUp { unit, hip, .. } = &e else {
+                continue;
+            };
+            let command = setup(&unit.id, &unit.hex.to_string(), unit.concealed, *hip);
+            let previewed = preview(referee.game(), referee.entries(), RUSSIAN, &command);
+            assert!(previewed.is_ok(), "{command:?}: {previewed:?}");
+            referee.play(RUSSIAN, &command, &mut seeds).unwrap();
+        }
+    }
+    for command in [
+        setup("g1", "1I3", false, false),
+        Command::Done,
+        setup("r1", "1B2", false, false),
+        Command::LiftSetUp { unit: "r2".into() },
+    ] {
+        let [a, b] = [&referees[0], &referees[1]]
+            .map(|r| preview(r.game(), r.entries(), GERMAN, &command).map(|p| p.summary));
+        assert_eq!(a, b, "{command:?}");
+        assert!(a.is_err());
+    }
+    let referee = &mut referees[0];
+    for (side, command) in [
+        (RUSSIAN, setup("rl", "1B3", false, false)),
+        (RUSSIAN, Command::Done),
+        (GERMAN, setup("g1", "1I3", false, false)),
+        (GERMAN, Command::Done),
+    ] {
+        let _ = referee.play(side, &command, &mut seeds);
+    }
+    while referee.game().clock.phase() != protocol::phase::Phase::Movement {
+        let side = referee.game().acting();
+        referee.play(side, &Command::Done, &mut seeds).unwrap();
+    }
+    let enter = Command::Enter {
+        units: vec!["g8".into()],
+        to: hex("1J3"),
+    };
+    let previewed = preview(referee.game(), referee.entries(), GERMAN, &enter).unwrap();
+    let events = referee.play(GERMAN, &enter, &mut seeds).unwrap();
+    let paid = events.iter().find_map(|e| match e {
+        Event::UnitsEntered { cost, .. } => Some(cost.clone()),
+        _ => None,
+    });
+    assert_eq!(previewed.cost, paid);
+    assert!(
+        previewed.summary.starts_with("1 MF"),
+        "{}",
+        previewed.summary
+    );
+}
+
 #[derive(Clone, Debug)]
 enum Draw {
     Done,
