@@ -7,6 +7,7 @@
 pub mod hex;
 pub mod los;
 pub mod scenario;
+pub mod setup;
 pub mod terrain;
 pub mod toml_place;
 pub mod vasl;

@@ -288,6 +288,41 @@ impl Unit {
         }
     }
 
+    /// A unit of the scenario's set-up, placed in `hex` (A12.12) or entering there (A2.51).
+    pub fn from_offboard(
+        spec: &crate::board::setup::OffboardUnit,
+        hex: Hex,
+        concealed: bool,
+        hidden: bool,
+    ) -> Unit {
+        Unit {
+            id: spec.id.clone(),
+            side: spec.side,
+            kind: spec.kind,
+            ratings: spec.ratings.clone(),
+            hex,
+            morale: spec.morale,
+            pinned: false,
+            cx: false,
+            concealed,
+            hidden,
+            inexperienced: spec.inexperienced,
+            eliminated: false,
+            mf_spent: Mf::default(),
+            led_by: None,
+            double_time: false,
+            cx_since: None,
+            road_only: true,
+            bypass: None,
+            portage_pp: 0,
+            wall_advantage: false,
+            wa_blocked: false,
+            underground: None,
+            placement: Default::default(),
+            shellhole_cover: false,
+        }
+    }
+
     pub fn is_good_order(&self) -> bool {
         self.morale == Morale::GoodOrder && !self.eliminated
     }
@@ -378,6 +413,11 @@ pub struct Game {
     /// state: no encoding, hash or comparison sees it.
     #[serde(skip)]
     pub undo_trail: UndoTrail,
+    /// The set-up step while it lasts (`None` once Turn 1 has begun, or when the scenario has
+    /// none): whose set-up it is. Every unit placed in it is `hidden` until it ends, so the
+    /// other side sees nothing of it (A12.12); those placed HIP stay hidden after.
+    #[serde(default)]
+    pub setup: Option<SetupTurn>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -488,6 +528,17 @@ impl UndoTrail {
     }
 }
 
+
+/// Where the set-up step stands (A12.12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupTurn {
+    /// The side placing its units now.
+    pub side: Side,
+    /// Units placed to stay hidden (HIP, A12.3) when set-up ends. In a projection, only the
+    /// viewer's own.
+    pub hip: BTreeSet<UnitId>,
+}
+
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -567,9 +618,19 @@ impl Game {
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
             undo_trail: UndoTrail::default(),
+            setup: None,
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
+        game.setup = game
+            .scenario
+            .setup
+            .as_ref()
+            .and_then(|s| s.setting_up().first().copied())
+            .map(|side| SetupTurn {
+                side,
+                hip: BTreeSet::new(),
+            });
         game
     }
 
@@ -592,9 +653,36 @@ impl Game {
         self.clock.attacker(self.scenario.first)
     }
 
-    /// The side whose input the current step awaits.
+    /// The side whose input the current step awaits: in the set-up step, the side setting up.
     pub fn acting(&self) -> Side {
-        self.clock.acting(self.scenario.first)
+        match &self.setup {
+            Some(turn) => turn.side,
+            None => self.clock.acting(self.scenario.first),
+        }
+    }
+
+    /// Units of the scenario's set-up `side` has still to place, in id order.
+    pub fn left_to_set_up(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+        match (&self.setup, &self.scenario.setup) {
+            (Some(_), Some(setup)) => setup
+                .to_set_up(side)
+                .filter(|u| !self.units.contains_key(&u.id))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    /// Units of `side` waiting off board to enter later (A2.51), in id order.
+    pub fn waiting_to_enter(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+        match &self.scenario.setup {
+            Some(setup) => setup
+                .units
+                .values()
+                .filter(|u| u.side == side && u.enters.is_some())
+                .filter(|u| !self.units.contains_key(&u.id))
+                .collect(),
+            None => vec![],
+        }
     }
 
     pub fn side_name(&self, side: Side) -> &str {
@@ -683,6 +771,7 @@ impl Game {
             setup_aliases,
             // The whole game's own bookkeeping for undo: no viewer keeps it.
             undo_trail: _,
+            setup,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -766,6 +855,16 @@ impl Game {
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
             undo_trail: UndoTrail::default(),
+            setup: setup.as_ref().map(|turn| SetupTurn {
+                side: turn.side,
+                // Only the viewer's own units placed HIP.
+                hip: turn
+                    .hip
+                    .iter()
+                    .filter(|id| self.units.get(*id).is_some_and(|u| viewer == Viewer::Side(u.side)))
+                    .cloned()
+                    .collect(),
+            }),
         };
         keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
@@ -804,6 +903,10 @@ impl Game {
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
         if let Event::TunnelUseSighted { by, .. } = event {
             return viewer == Viewer::Side(*by);
+        }
+        // A unit placed in set-up is out of the other side's sight until set-up ends (A12.12).
+        if let Event::UnitSetUp { unit, .. } = event {
+            return viewer == Viewer::Side(unit.side);
         }
         event
             .units()
@@ -1196,6 +1299,62 @@ pub fn apply(game: &mut Game, event: &Event) {
             });
         }
         Event::AttackResolved { .. } => game.attack = None,
+        Event::UnitSetUp { unit, weapons, hip } => {
+            game.weapons
+                .retain(|_, w| w.held_by.as_ref() != Some(&unit.id));
+            game.units.insert(unit.id.clone(), (**unit).clone());
+            for w in weapons {
+                game.weapons.insert(w.id.clone(), w.clone());
+            }
+            if let Some(turn) = &mut game.setup {
+                if *hip {
+                    turn.hip.insert(unit.id.clone());
+                } else {
+                    turn.hip.remove(&unit.id);
+                }
+            }
+        }
+        Event::UnitSetUpLifted { unit } => {
+            game.units.remove(unit);
+            game.weapons.retain(|_, w| w.held_by.as_ref() != Some(unit));
+            if let Some(turn) = &mut game.setup {
+                turn.hip.remove(unit);
+            }
+        }
+        Event::SetupDone { side } => {
+            let order = game
+                .scenario
+                .setup
+                .as_ref()
+                .map(|s| s.setting_up())
+                .unwrap_or_default();
+            let next = order
+                .iter()
+                .position(|s| s == side)
+                .and_then(|i| order.get(i + 1));
+            if let (Some(turn), Some(next)) = (&mut game.setup, next) {
+                turn.side = *next;
+            }
+        }
+        Event::SetupEnded { units } => {
+            for unit in units {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+            game.setup = None;
+        }
+        Event::UnitsEntered {
+            units, weapons, mf, ..
+        } => {
+            for unit in units {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+            for w in weapons {
+                game.weapons.insert(w.id.clone(), w.clone());
+            }
+            // Entering is the stack's first step of its move (A4.2).
+            let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+            spend(game, &ids, mf);
+        }
         Event::HiddenUnitPlaced { unit, weapons } => {
             // Placing a hidden unit answers a HIP window of its side (B9.324).
             if game

@@ -379,6 +379,25 @@ impl Names<'_> {
                 target,
                 into_sewer,
             },
+            // Set-up ends: each viewer receives the units it now sees, as the map shows them
+            // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
+            // the list's order says which unit is which.
+            Event::SetupEnded { units } => {
+                let mut shown: Vec<Unit> = units
+                    .iter()
+                    .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
+                    .map(|u| {
+                        let mut u = u.clone();
+                        if masked(v, &u) {
+                            u.id = self.name(&u.id);
+                            super::mask_unit(&mut u);
+                        }
+                        u
+                    })
+                    .collect();
+                shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
+                Event::SetupEnded { units: shown }
+            }
             Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
                 let mut shown = (*unit).clone();
                 super::mask_unit(&mut shown);

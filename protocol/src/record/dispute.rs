@@ -293,6 +293,11 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::SewerStackLost { .. }
         | Event::SewerEmergenceRolled { .. } => "follows from a die roll",
         Event::HiddenUnitPlaced { .. } => "revealed a hidden unit (A12.3)",
+        Event::UnitSetUp { .. } | Event::UnitSetUpLifted { .. } => {
+            "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"
+        }
+        Event::SetupDone { .. } => "ended a side's set-up: the side to act changed (A12.12)",
+        Event::SetupEnded { .. } => "revealed the set-up to the other side (A12.12)",
         Event::UnitEntryBlocked { .. } => "revealed concealed or hidden units (A12.15)",
         Event::UnitsMomentarilyRevealed { .. } | Event::WallAdvantageDenied { .. } => {
             "revealed units to the opponent (B9.324)"

@@ -13,6 +13,7 @@ pub mod los;
 pub mod movement;
 mod place;
 mod roll;
+pub mod setup;
 pub mod sewer;
 pub mod tem;
 pub mod violation;
@@ -50,6 +51,10 @@ pub fn decide(
         Command::ProposeEnd => return end::propose(game, by),
         Command::AcceptEnd => return end::accept(game, by),
         _ => {}
+    }
+    // Before Turn 1, the set-up step (A12.12) takes only its own commands.
+    if game.setup.is_some() {
+        return setup::decide(game, by, command);
     }
     if let Some(d) = &game.sewer_designation {
         if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
@@ -118,6 +123,8 @@ pub fn decide(
             purpose,
             note,
         } => roll::decide(game, by, *count, *purpose, note, dice),
+        Command::SetUp { .. } | Command::LiftSetUp { .. } => Err(setup::not_setting_up()),
+        Command::Enter { units, to } => setup::enter(game, by, units, *to),
         Command::AdjudicateAfterRoll { .. }
         | Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
