@@ -627,6 +627,12 @@ impl Scenario {
         &self.sides[side as usize]
     }
 
+    /// Adjacency, direction and range over the scenario's whole map, across the seams of its
+    /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
+    pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {
+        crate::board::geometry::Geometry::of_map(self.map.as_ref())
+    }
+
     /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
     pub fn side_named(&self, name: &str) -> Option<Side> {
         Side::BOTH.into_iter().find(|s| {
