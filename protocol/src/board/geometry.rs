@@ -274,6 +274,17 @@ impl<'a> Geometry<'a> {
         }
     }
 
+    /// The hex's centre in the integer plane LOS threads are traced in (`Hex::plane`), the
+    /// map's whole grid taken as one board; `None` on a map for a hex of no board of it.
+    pub fn plane(self, hex: Hex) -> Option<(i64, i64)> {
+        if !self.has_map() {
+            return Some(hex.plane());
+        }
+        let (c, r) = self.spot(hex)?;
+        let (column, doubled) = (i64::from(c) + 1, i64::from(2 * r + 1 - (c & 1)));
+        Some((6 * column, 2 * doubled))
+    }
+
     /// Where a straight line from `from`'s centre enters `target`: through one hexside or
     /// along a hexspine (B9.3), each hexside named by the hex across it.
     pub fn entry_from(self, target: Hex, from: Hex) -> Option<Entry> {
