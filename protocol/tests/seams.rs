@@ -52,8 +52,8 @@ fn scenario(boards: &Boards, map: &str, german: &str, russian: &str) -> Scenario
 }
 
 fn play(game: &mut Game, side: Side, command: Command) -> Result<Vec<Event>, String> {
-    let events = decide(game, side, &command, &mut ScriptedDice::default())
-        .map_err(|v| v.to_string())?;
+    let events =
+        decide(game, side, &command, &mut ScriptedDice::default()).map_err(|v| v.to_string())?;
     for e in &events {
         apply(game, e);
     }
@@ -156,11 +156,18 @@ fn an_attack_across_a_seam_is_declared_and_the_wall_on_the_seam_gives_tem() {
     assert_eq!(Some(wall), g.hexside(hex("2A5"), hex("1FF5")));
     assert!(s.hexside_feature(wall).is_some(), "the wall is on the seam");
     let game = at(Phase::PrepFire, s.clone());
-    let report =
-        protocol::tem::query(&game, &["ge".into()], &"ru".into(), protocol::tem::Fire::Direct)
-            .unwrap();
+    let report = protocol::tem::query(
+        &game,
+        &["ge".into()],
+        &"ru".into(),
+        protocol::tem::Fire::Direct,
+    )
+    .unwrap();
     assert!(report.tem >= 1, "{report:?}");
-    assert!(report.reasons.iter().any(|r| r.contains("B9")), "{report:?}");
+    assert!(
+        report.reasons.iter().any(|r| r.contains("B9")),
+        "{report:?}"
+    );
     let mut game = game;
     let events = play(
         &mut game,
@@ -274,7 +281,11 @@ fn range_across_seams_is_the_pixel_grids() {
         let g = Geometry::of_map(Some(spec));
         let hexes: Vec<Hex> = map.hexes().collect();
         for (i, a) in hexes.iter().enumerate().step_by(7) {
-            assert_eq!(g.canonical(*a), *a, "the pixel map names {a} as the geometry does");
+            assert_eq!(
+                g.canonical(*a),
+                *a,
+                "the pixel map names {a} as the geometry does"
+            );
             for b in hexes.iter().skip(i % 5).step_by(11) {
                 assert_eq!(g.distance(*a, *b), map.range(*a, *b), "{a} to {b}");
             }

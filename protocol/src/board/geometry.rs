@@ -117,8 +117,7 @@ impl<'a> Geometry<'a> {
         placed.into_iter().rev().find_map(|(i, p)| {
             let (bc, br) = ((i % across) as i32, (i / across) as i32);
             let (lc, lr) = (c - bc * BOARD_COLUMN_STEP, r - br * BOARD_ROW_STEP);
-            if !(0..=BOARD_COLUMN_STEP).contains(&lc) || lr < 0 || lr >= BOARD_ROW_STEP + (lc & 1)
-            {
+            if !(0..=BOARD_COLUMN_STEP).contains(&lc) || lr < 0 || lr >= BOARD_ROW_STEP + (lc & 1) {
                 return None;
             }
             let (oc, or) = if p.rotated {
@@ -231,8 +230,12 @@ impl<'a> Geometry<'a> {
         let (x, y) = text.split_once('-').ok_or_else(|| {
             format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8")
         })?;
-        let x: Hex = x.parse().map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
-        let mut y: Hex = y.parse().map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
+        let x: Hex = x
+            .parse()
+            .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
+        let mut y: Hex = y
+            .parse()
+            .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
         if y.board.is_none() {
             y.board = x.board;
         }
@@ -255,9 +258,8 @@ impl<'a> Geometry<'a> {
 
     /// The vertex where three mutually adjacent hexes meet.
     pub fn vertex(self, x: Hex, y: Hex, z: Hex) -> Option<Vertex> {
-        (self.is_adjacent(x, y) && self.is_adjacent(y, z) && self.is_adjacent(x, z)).then(|| {
-            Vertex::new(self.canonical(x), self.canonical(y), self.canonical(z))
-        })
+        (self.is_adjacent(x, y) && self.is_adjacent(y, z) && self.is_adjacent(x, z))
+            .then(|| Vertex::new(self.canonical(x), self.canonical(y), self.canonical(z)))
     }
 
     /// Two hexsides of `hex` are contiguous (share a vertex) when their far hexes are adjacent
@@ -335,7 +337,10 @@ mod tests {
         assert_eq!(g.step(h("6Z9"), Direction::N), Some(h("6Z8")));
         assert_eq!(g.distance(h("1A1"), h("2A1")), None);
         assert_eq!(g.canonical(h("1GG5")), h("1GG5"));
-        assert_eq!(g.hexside(h("55H7"), h("55I8")), h("55H7").hexside(h("55I8")));
+        assert_eq!(
+            g.hexside(h("55H7"), h("55I8")),
+            h("55H7").hexside(h("55I8"))
+        );
     }
 
     #[test]

@@ -724,7 +724,8 @@ impl File {
         };
         // On a map, a seam hex's two names are one hex: everything is kept under the map's.
         let geometry = crate::board::geometry::Geometry::of_map(map.as_ref());
-        let parse_hex = |field: &str, text: &str| parse_hex(field, text).map(|h| geometry.canonical(h));
+        let parse_hex =
+            |field: &str, text: &str| parse_hex(field, text).map(|h| geometry.canonical(h));
         for (i, area) in self.area.iter().enumerate() {
             let field = format!("area[{i}]");
             // The corners as written: an area is a rectangle of one board's names.
@@ -1336,7 +1337,9 @@ fn tunnel_route(
     b: Hex,
     level: i8,
 ) -> bool {
-    way_beneath(geometry, hexes, a, b, |s| s.elevation == level && !s.water_obstacle)
+    way_beneath(geometry, hexes, a, b, |s| {
+        s.elevation == level && !s.water_obstacle
+    })
 }
 
 /// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
@@ -1364,9 +1367,12 @@ pub fn way_beneath(
         let Some(d) = geometry.distance(here, b) else {
             continue;
         };
-        frontier.extend(geometry.neighbours(here).into_iter().filter(|n| {
-            geometry.distance(*n, b).is_some_and(|nd| nd + 1 == d) && passable(n)
-        }));
+        frontier.extend(
+            geometry
+                .neighbours(here)
+                .into_iter()
+                .filter(|n| geometry.distance(*n, b).is_some_and(|nd| nd + 1 == d) && passable(n)),
+        );
     }
     false
 }

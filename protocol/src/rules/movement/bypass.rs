@@ -135,7 +135,11 @@ fn decide_step(
             }
             // It stands at the vertex of b.hex and both exits: its Bypass of `hex` starts
             // there, along the hexside `hex` shares with the other exit, not at the far vertex.
-            let other = b.exits(game.scenario.geometry()).into_iter().find(|e| *e != hex).unwrap_or(hex);
+            let other = b
+                .exits(game.scenario.geometry())
+                .into_iter()
+                .find(|e| *e != hex)
+                .unwrap_or(hex);
             if along.first() != Some(&other) {
                 return Err(refuse(
                     "A4.31",
