@@ -113,8 +113,8 @@ impl<'a> Geometry<'a> {
     fn name(self, (c, r): Spot) -> Option<Hex> {
         let (map, _) = self.grid()?;
         let across = map.rows[0].len();
-        let placed: Vec<_> = map.rows.iter().flatten().enumerate().collect();
-        placed.into_iter().rev().find_map(|(i, p)| {
+        (0..across * map.rows.len()).rev().find_map(|i| {
+            let p = map.rows.get(i / across)?.get(i % across)?;
             let (bc, br) = ((i % across) as i32, (i / across) as i32);
             let (lc, lr) = (c - bc * BOARD_COLUMN_STEP, r - br * BOARD_ROW_STEP);
             if !(0..=BOARD_COLUMN_STEP).contains(&lc) || lr < 0 || lr >= BOARD_ROW_STEP + (lc & 1) {
