@@ -4,6 +4,7 @@
 //!
 //! The lowest layer: it imports nothing else from this crate.
 
+pub mod geometry;
 pub mod hex;
 pub mod los;
 pub mod scenario;

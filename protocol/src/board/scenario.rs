@@ -675,6 +675,12 @@ impl Scenario {
         &self.sides[side as usize]
     }
 
+    /// Adjacency, direction and range over the scenario's whole map, across the seams of its
+    /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
+    pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {
+        crate::board::geometry::Geometry::of_map(self.map.as_ref())
+    }
+
     /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
     pub fn side_named(&self, name: &str) -> Option<Side> {
         Side::BOTH.into_iter().find(|s| {
@@ -764,10 +770,15 @@ impl File {
             None => None,
             Some(file) => Some(read_map(file, boards, &mut hexes, &mut board_sides)?),
         };
+        // On a map, a seam hex's two names are one hex: everything is kept under the map's.
+        let geometry = crate::board::geometry::Geometry::of_map(map.as_ref());
+        let parse_hex =
+            |field: &str, text: &str| parse_hex(field, text).map(|h| geometry.canonical(h));
         for (i, area) in self.area.iter().enumerate() {
             let field = format!("area[{i}]");
-            let from = parse_hex(&format!("{field}.from"), &area.from)?;
-            let to = parse_hex(&format!("{field}.to"), &area.to)?;
+            // The corners as written: an area is a rectangle of one board's names.
+            let from = self::parse_hex(&format!("{field}.from"), &area.from)?;
+            let to = self::parse_hex(&format!("{field}.to"), &area.to)?;
             if from.board != to.board {
                 return Err(refuse(field, "an area lies on one board"));
             }
@@ -776,7 +787,7 @@ impl File {
             for column in c0..=c1 {
                 for row in r0..=r1 {
                     hexes.insert(
-                        Hex::new(from.board, column, row),
+                        geometry.canonical(Hex::new(from.board, column, row)),
                         HexSpec {
                             terrain: area.terrain,
                             elevation: area.elevation,
@@ -812,7 +823,7 @@ impl File {
             let mut touches = BTreeSet::new();
             for (j, t) in h.obstacle_touches.iter().flatten().enumerate() {
                 let other = parse_hex(&format!("{field}.obstacle_touches[{j}]"), t)?;
-                if !hex.is_adjacent(other) {
+                if !geometry.is_adjacent(hex, other) {
                     return Err(refuse(
                         format!("{field}.obstacle_touches[{j}]"),
                         format!("{other} is not adjacent to {hex}"),
@@ -887,7 +898,9 @@ impl File {
         let mut from_boards = board_sides;
         for (i, s) in self.hexsides.iter().enumerate() {
             let field = format!("hexsides[{i}].hexside");
-            let side: Hexside = s.hexside.parse().map_err(|e| refuse(&field, e))?;
+            let side: Hexside = geometry
+                .parse_hexside(&s.hexside)
+                .map_err(|e| refuse(&field, e))?;
             for hex in [side.a, side.b] {
                 if !hexes.contains_key(&hex) {
                     return Err(refuse(&field, format!("{hex} is not on the map")));
@@ -1137,7 +1150,7 @@ impl File {
                     "both entrances must be on the map",
                 ));
             };
-            match a.distance(b) {
+            match geometry.distance(a, b) {
                 Some(1..=3) => {}
                 _ => {
                     return Err(refuse(
@@ -1155,7 +1168,7 @@ impl File {
                     ),
                 ));
             }
-            if !tunnel_route(&hexes, a, b, ha.elevation) {
+            if !tunnel_route(geometry, &hexes, a, b, ha.elevation) {
                 return Err(refuse(
                     format!("{field}.entrances"),
                     format!(
@@ -1472,6 +1485,7 @@ fn read_map(
     }
     let width = file.boards[0].len();
     let mut rows = Vec::new();
+    let mut archives = Vec::new();
     let mut seen = BTreeSet::new();
     for (r, row) in file.boards.iter().enumerate() {
         if row.len() != width {
@@ -1497,20 +1511,44 @@ fn read_map(
                 ));
             }
             let archive = boards.board(&name.name).map_err(|e| refuse(&field, e))?;
-            let read = import::board_hexes(&archive, name.number, boards.table());
-            let (board_hexes, board_sides) = import::scenario_hexes(&read);
-            hexes.extend(board_hexes);
-            hexsides.extend(board_sides);
             placed.push(PlacedBoard {
                 board: name.number,
                 rotated: name.rotated,
                 version: archive.metadata.version.clone(),
                 digest: data_encoding::HEXLOWER.encode(&archive.digest),
             });
+            archives.push((name.number, archive));
         }
         rows.push(placed);
     }
-    Ok(MapSpec { rows })
+    let spec = MapSpec { rows };
+    // A seam hex is read off every board that shows it; as VASL lays out a map, the board
+    // placed later (east, then south) names it and gives its facts, and a hexside along a seam
+    // is kept under its hexes' map names (`board::geometry`).
+    let geometry = crate::board::geometry::Geometry::of_map(Some(&spec));
+    for (number, archive) in archives {
+        let read = import::board_hexes(&archive, number, boards.table());
+        let (board_hexes, board_sides) = import::scenario_hexes(&read);
+        hexes.extend(
+            board_hexes
+                .into_iter()
+                .filter(|(h, _)| geometry.canonical(*h) == *h)
+                .map(|(h, mut spec)| {
+                    spec.obstacle_touches = spec
+                        .obstacle_touches
+                        .iter()
+                        .map(|n| geometry.canonical(*n))
+                        .collect();
+                    (h, spec)
+                }),
+        );
+        hexsides.extend(
+            board_sides
+                .into_iter()
+                .map(|(side, spec)| (geometry.canonical_hexside(side), spec)),
+        );
+    }
+    Ok(spec)
 }
 
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one
@@ -1630,13 +1668,22 @@ fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), Sc
 
 /// Whether a tunnel can run from `a` to `b` beneath hexes all at `level` and none a Water
 /// Obstacle (B8.6). The route is not recorded, so any shortest way will do.
-fn tunnel_route(hexes: &BTreeMap<Hex, HexSpec>, a: Hex, b: Hex, level: i8) -> bool {
-    way_beneath(hexes, a, b, |s| s.elevation == level && !s.water_obstacle)
+fn tunnel_route(
+    geometry: crate::board::geometry::Geometry<'_>,
+    hexes: &BTreeMap<Hex, HexSpec>,
+    a: Hex,
+    b: Hex,
+    level: i8,
+) -> bool {
+    way_beneath(geometry, hexes, a, b, |s| {
+        s.elevation == level && !s.water_obstacle
+    })
 }
 
 /// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
 /// is `passable`: how sewers and tunnels are checked against what lies above them (B8.4, B8.6).
 pub fn way_beneath(
+    geometry: crate::board::geometry::Geometry<'_>,
     hexes: &BTreeMap<Hex, HexSpec>,
     a: Hex,
     b: Hex,
@@ -1655,13 +1702,14 @@ pub fn way_beneath(
         if !seen.insert(here) {
             continue;
         }
-        let Some(d) = here.distance(b) else {
+        let Some(d) = geometry.distance(here, b) else {
             continue;
         };
         frontier.extend(
-            here.neighbours()
+            geometry
+                .neighbours(here)
                 .into_iter()
-                .filter(|n| n.distance(b).is_some_and(|nd| nd + 1 == d) && passable(n)),
+                .filter(|n| geometry.distance(*n, b).is_some_and(|nd| nd + 1 == d) && passable(n)),
         );
     }
     false

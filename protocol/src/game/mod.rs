@@ -187,7 +187,7 @@ impl Bypass {
     /// The two hexes (besides the bypassed one) that meet at the vertex where the unit stands:
     /// the far end of the last hexside it moved along. Only these can be entered next
     /// (A4.31 EX: from D4-C4-C5 Bypass, only C5 or D5).
-    pub fn exits(&self) -> [Hex; 2] {
+    pub fn exits(&self, geometry: crate::board::geometry::Geometry<'_>) -> [Hex; 2] {
         let last = *self
             .along
             .last()
@@ -196,11 +196,10 @@ impl Bypass {
             1 => self.entered_from,
             n => self.along[n - 2],
         };
-        let onward = self
-            .hex
-            .neighbours()
+        let onward = geometry
+            .neighbours(self.hex)
             .into_iter()
-            .find(|n| *n != before && n.is_adjacent(last))
+            .find(|n| *n != before && geometry.is_adjacent(*n, last))
             .unwrap_or(last);
         [last, onward]
     }

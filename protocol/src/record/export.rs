@@ -1491,7 +1491,7 @@ mod tests {
                     (acting, Command::Done)
                 }
                 2 | 3 => {
-                    let next = at.neighbours();
+                    let next = r.game().scenario.geometry().neighbours(at);
                     let to = next[usize::from(*pick) % next.len()];
                     (
                         acting,

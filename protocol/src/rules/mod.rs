@@ -35,6 +35,15 @@ pub fn decide(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
+    // On a map of real boards a seam hex has two names; the rules see the map's own.
+    let renamed;
+    let command = match map_names(game, command) {
+        Some(c) => {
+            renamed = c;
+            &renamed
+        }
+        None => command,
+    };
     if game.over {
         return Err(RuleViolation::new(
             "A3",
@@ -139,6 +148,51 @@ pub fn decide(
     }?;
     refuse_ending_in_bypass(game, &events)?;
     Ok(with_consequences(game, events))
+}
+
+/// `command` with every hex it names under the map's name for it (`board::geometry`), when
+/// the scenario is on a map of real boards and some name differs; `None` otherwise.
+fn map_names(game: &Game, command: &Command) -> Option<Command> {
+    let geometry = game.scenario.geometry();
+    if !geometry.has_map() {
+        return None;
+    }
+    let c = |h: &crate::board::hex::Hex| geometry.canonical(*h);
+    let renamed = match command {
+        Command::Move { units, to } => Command::Move {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Bypass { units, hex, along } => Command::Bypass {
+            units: units.clone(),
+            hex: c(hex),
+            along: along.iter().map(c).collect(),
+        },
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => Command::DeclareAttack {
+            firers: firers.clone(),
+            target: c(target),
+            into_sewer: *into_sewer,
+        },
+        Command::SewerMove { units, to } => Command::SewerMove {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::DesignateSewer { to } => Command::DesignateSewer { to: c(to) },
+        Command::DestroyTunnel { entrance } => Command::DestroyTunnel {
+            entrance: c(entrance),
+        },
+        Command::DeclareManholeUnseen { hex } => Command::DeclareManholeUnseen { hex: c(hex) },
+        Command::ClaimTunnelSeen { unit, entrance } => Command::ClaimTunnelSeen {
+            unit: unit.clone(),
+            entrance: c(entrance),
+        },
+        _ => return None,
+    };
+    (renamed != *command).then_some(renamed)
 }
 
 /// A Wall Advantage question that holds play: the side it waits for, the commands of that side
