@@ -344,6 +344,14 @@ impl EventStore for Gated {
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
         self.inner.games()
     }
+
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        self.inner.put_notify(key, value)
+    }
+
+    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        self.inner.notify_records()
+    }
 }
 
 /// Reads `ws` up to the next `State`, checking it against the events before it: a client is

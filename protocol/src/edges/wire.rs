@@ -138,6 +138,26 @@ pub enum ClientMessage {
         #[serde(default)]
         snapshot: bool,
     },
+    /// Where the server tells this seat that the game waits on it (its turn, a prompt, an
+    /// undo or end asked, the game over: `docs/notifications.md`), set with the seat's token
+    /// (a spectator token is refused). Needs no join; answered with `Notifying`.
+    Notify {
+        game: GameId,
+        token: String,
+        target: NotifyTarget,
+    },
+}
+
+/// A seat's notification target (`ClientMessage::Notify`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyTarget {
+    /// A JSON POST to this `http`/`https` URL, signed with the seat's secret.
+    Webhook { url: String },
+    /// An e-mail to this address through the operator's SMTP relay.
+    Email { address: String },
+    /// No more notices: every target of the seat is removed, with its secret.
+    Off,
 }
 
 /// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
@@ -272,6 +292,14 @@ pub enum ServerMessage {
         version: u64,
         outcome: PreviewOutcome,
     },
+    /// The answer to `Notify`: the seat's targets now (webhook URLs, e-mail addresses).
+    /// `secret`: the key the seat's webhook bodies are signed with (HMAC-SHA256), in hex, sent
+    /// only when it was made, this once; `None` otherwise.
+    Notifying {
+        game: GameId,
+        targets: Vec<String>,
+        secret: Option<String>,
+    },
 }
 
 /// What a previewed command would meet.
@@ -387,6 +415,9 @@ pub enum ErrorCode {
     /// seat: the new command was not run (answering with the old command's events would say
     /// it had been).
     KeyReused,
+    /// A notification target was refused (not a URL, an address the server may not post to,
+    /// no SMTP relay, too many targets); the message says which and why.
+    BadNotifyTarget,
 }
 
 #[derive(Debug, thiserror::Error)]
