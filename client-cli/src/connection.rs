@@ -685,6 +685,7 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Reviewing { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Los { .. }
+        | ServerMessage::Notifying { .. }
         | ServerMessage::Error { .. } => None,
     }
 }
@@ -706,6 +707,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Error { .. } => "error",
         ServerMessage::Los { .. } => "los",
         ServerMessage::Previewed { .. } => "previewed",
+        ServerMessage::Notifying { .. } => "notifying",
     }
 }
 

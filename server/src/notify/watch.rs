@@ -217,3 +217,160 @@ impl Watch {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::store::{EventStore, MemoryStore};
+    use protocol::wire::NotifyTarget;
+
+    const SCENARIO: &str = include_str!("../../../scenarios/village-outskirts.toml");
+
+    fn game() -> Game {
+        let scenario = protocol::Scenario::from_toml(SCENARIO).expect("the scenario reads");
+        Game::new(scenario)
+    }
+
+    #[test]
+    fn the_side_to_act_is_awaited_and_nobody_once_over() {
+        let mut game = game();
+        let acting = game.acting();
+        assert!(awaits(&game, acting));
+        assert!(!awaits(&game, acting.opponent()));
+        game.over = true;
+        assert!(!awaits(&game, acting));
+        assert!(!awaits(&game, acting.opponent()));
+    }
+
+    #[test]
+    fn reasons_come_from_the_sides_own_events_and_position() {
+        let game = game();
+        let acting = game.acting();
+        let other = acting.opponent();
+        // The turn comes to the acting side: its turn, once (not again while it waited).
+        assert_eq!(
+            reasons_for(acting, false, &game, &[]),
+            vec![Reason::YourTurn]
+        );
+        assert!(reasons_for(acting, true, &game, &[]).is_empty());
+        assert!(reasons_for(other, false, &game, &[]).is_empty());
+        // The opponent's requests; one's own are no reason.
+        let undo = Event::UndoRequested {
+            by: acting,
+            from: 3,
+            to: 4,
+        };
+        let end = Event::EndProposed { side: acting };
+        assert_eq!(
+            reasons_for(other, false, &game, &[&undo, &end]),
+            vec![Reason::UndoRequested, Reason::EndProposed]
+        );
+        assert!(reasons_for(acting, true, &game, &[&undo, &end]).is_empty());
+        let over = Event::Conceded { side: acting };
+        let mut ended = game.clone();
+        ended.over = true;
+        assert_eq!(
+            reasons_for(other, false, &ended, &[&over]),
+            vec![Reason::GameOver]
+        );
+    }
+
+    #[test]
+    fn a_notice_carries_only_what_its_allow_list_names() {
+        let game = game();
+        let side = game.acting();
+        let notice = notice(
+            &[3; 16],
+            side,
+            &game.project(Viewer::Side(side)),
+            vec![Reason::YourTurn],
+            7,
+        );
+        let json = serde_json::to_value(&notice).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            vec![
+                "format",
+                "game",
+                "handover",
+                "idempotency_key",
+                "kind",
+                "phase",
+                "player_turn",
+                "reasons",
+                "scenario",
+                "side",
+                "side_name",
+                "text",
+                "to_act",
+                "turn"
+            ]
+        );
+        assert_eq!(
+            notice.idempotency_key,
+            format!("{}:{side:?}:7", crate::log::game_id(&[3; 16]))
+        );
+    }
+
+    /// The clock-low hook, called directly as the clocks will: owed once per hand-over, below
+    /// the threshold only, never to a connected player or an unregistered seat.
+    #[tokio::test]
+    async fn the_clock_low_hook_owes_one_notice_per_hand_over() {
+        let store = Arc::new(MemoryStore::new());
+        let config = Arc::new(Config {
+            notify_allow_private: true,
+            // Nothing is sent during the test: the notice waits in the outbox.
+            notify_quiet: Duration::from_secs(3600),
+            notify_clock_low_below: Duration::from_secs(600),
+            ..Config::default()
+        });
+        let notifier = Notifier::start(store.clone(), config).unwrap();
+        let key = [5u8; 16];
+        let game = game();
+        let mut watch = Watch::new(notifier.clone(), key);
+        let low = Duration::from_secs(599);
+        assert!(
+            !watch.clock_low(&game, Side::A, low, 4, false),
+            "an unregistered seat is owed nothing"
+        );
+        notifier
+            .register(
+                &key,
+                Side::A,
+                NotifyTarget::Webhook {
+                    url: "http://127.0.0.1:9/hook".into(),
+                },
+            )
+            .await
+            .unwrap();
+        assert!(!watch.clock_low(&game, Side::A, Duration::from_secs(600), 4, false));
+        assert!(!watch.clock_low(&game, Side::A, low, 4, true), "connected");
+        assert!(watch.clock_low(&game, Side::A, low, 4, false));
+        assert!(!watch.clock_low(&game, Side::A, Duration::from_secs(10), 4, false));
+        assert!(
+            watch.clock_low(&game, Side::A, low, 9, false),
+            "a new hand-over"
+        );
+        notifier.stop().await;
+        let owed: Vec<super::super::Owed> = store
+            .notify_records()
+            .unwrap()
+            .into_iter()
+            .filter(|(k, _)| k[0] == b'o')
+            .map(|(_, v)| serde_json::from_slice(&v).unwrap())
+            .collect();
+        let handovers: Vec<u64> = owed.iter().map(|o| o.notice.handover).collect();
+        assert!(handovers.contains(&9), "{handovers:?}");
+        assert!(owed
+            .iter()
+            .all(|o| o.notice.reasons.contains(&Reason::ClockLow)));
+    }
+}
