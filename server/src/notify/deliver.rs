@@ -54,10 +54,37 @@ pub fn http_client(guard: &AddressGuard) -> Result<reqwest::Client, String> {
 }
 
 /// What tries allow.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Tries {
     pub max: u32,
     pub first_pause: Duration,
+    /// Set when the server stops: no further try is made, and the notice stays owed.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Why a notice did not reach a target.
+#[derive(Debug)]
+pub enum Undelivered {
+    /// Tried as often as allowed, or refused for good: the target is done with it.
+    GaveUp(String),
+    /// The server is stopping: the notice stays in the outbox for the next start.
+    Stopped,
+}
+
+impl Tries {
+    /// Waits out the pause before try `n`, unless the server stops meanwhile.
+    async fn pause(&mut self, n: u32) -> Result<(), Undelivered> {
+        if *self.stopping.borrow() {
+            return Err(Undelivered::Stopped);
+        }
+        if n > 1 {
+            tokio::select! {
+                _ = tokio::time::sleep(backoff(self.first_pause, n - 1)) => {}
+                _ = self.stopping.changed() => return Err(Undelivered::Stopped),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// POSTs `body` to `url`, signed; `Ok` once it answers 2xx.
@@ -68,16 +95,15 @@ pub async fn webhook(
     secret: &str,
     notice: &Notice,
     body: &[u8],
-    tries: Tries,
-) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("bad URL: {e}"))?;
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| Undelivered::GaveUp(format!("bad URL: {e}")))?;
     let signature = sign(secret, body);
     let mut last = String::new();
     for n in 1..=tries.max.max(1) {
-        if n > 1 {
-            tokio::time::sleep(backoff(tries.first_pause, n - 1)).await;
-        }
-        guard.check_literal(&parsed)?;
+        tries.pause(n).await?;
+        guard.check_literal(&parsed).map_err(Undelivered::GaveUp)?;
         let sent = client
             .post(parsed.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -89,16 +115,19 @@ pub async fn webhook(
         match sent {
             Ok(answer) if answer.status().is_success() => return Ok(()),
             Ok(answer) if !worth_retrying(answer.status()) => {
-                return Err(format!("the webhook answered {}", answer.status()))
+                return Err(Undelivered::GaveUp(format!(
+                    "the webhook answered {}",
+                    answer.status()
+                )))
             }
             Ok(answer) => last = format!("answered {}", answer.status()),
             Err(e) => last = e.to_string(),
         }
     }
-    Err(format!(
+    Err(Undelivered::GaveUp(format!(
         "the webhook failed {} times; last: {last}",
         tries.max
-    ))
+    )))
 }
 
 /// The relay's transport, built once.
@@ -118,15 +147,20 @@ pub async fn email(
     relay: &SmtpRelay,
     address: &str,
     notice: &Notice,
-    tries: Tries,
-) -> Result<(), String> {
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
     let from = relay
         .from
         .parse::<lettre::message::Mailbox>()
-        .map_err(|e| format!("the sender address `{}` is not valid: {e}", relay.from))?;
+        .map_err(|e| {
+            Undelivered::GaveUp(format!(
+                "the sender address `{}` is not valid: {e}",
+                relay.from
+            ))
+        })?;
     let to = address
         .parse::<lettre::message::Mailbox>()
-        .map_err(|e| format!("`{address}` is not an e-mail address: {e}"))?;
+        .map_err(|e| Undelivered::GaveUp(format!("`{address}` is not an e-mail address: {e}")))?;
     let mut text = notice.text.clone();
     text.push_str(&format!(
         "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
@@ -138,22 +172,22 @@ pub async fn email(
         .subject(format!("ASL: {}", notice.text))
         .header(lettre::message::header::ContentType::TEXT_PLAIN)
         .body(text)
-        .map_err(|e| format!("the e-mail could not be built: {e}"))?;
+        .map_err(|e| Undelivered::GaveUp(format!("the e-mail could not be built: {e}")))?;
     let mut last = String::new();
     for n in 1..=tries.max.max(1) {
-        if n > 1 {
-            tokio::time::sleep(backoff(tries.first_pause, n - 1)).await;
-        }
+        tries.pause(n).await?;
         match transport.send(message.clone()).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.is_permanent() => return Err(format!("the relay refused it: {e}")),
+            Err(e) if e.is_permanent() => {
+                return Err(Undelivered::GaveUp(format!("the relay refused it: {e}")))
+            }
             Err(e) => last = e.to_string(),
         }
     }
-    Err(format!(
+    Err(Undelivered::GaveUp(format!(
         "the relay failed {} times; last: {last}",
         tries.max
-    ))
+    )))
 }
 
 #[cfg(test)]

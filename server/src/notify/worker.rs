@@ -8,7 +8,7 @@
 //! once" as far as a server can make it: a crash after a receiver took a notice and before its
 //! removal was stored sends it again, with the same idempotency key.
 
-use super::deliver::{self, Tries};
+use super::deliver::{self, Tries, Undelivered};
 use super::{describe, due_after, seat_of, Message, Notifier, Owed};
 use crate::metrics::METRICS;
 use crate::store::GameKey;
@@ -41,7 +41,13 @@ pub(super) struct Worker {
     sent: HashMap<(GameKey, Side), (Instant, u32)>,
     http: reqwest::Client,
     smtp: Option<Arc<AsyncSmtpTransport<Tokio1Executor>>>,
+    /// Set when the server stops; deliveries make no further try then.
+    stopping: watch::Receiver<bool>,
 }
+
+/// How long a stop waits for deliveries under way: a request already sent gets its answer
+/// (and its notice its removal from the outbox), none is started.
+const STOP_WAIT: Duration = Duration::from_secs(20);
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -59,20 +65,22 @@ impl Worker {
             sent: HashMap::new(),
             http,
             smtp,
+            stopping: watch::channel(false).1,
         })
     }
 
     pub(super) async fn run(
         mut self,
         mut inbox: mpsc::Receiver<Message>,
-        mut stopping: watch::Receiver<bool>,
+        stopping: watch::Receiver<bool>,
     ) {
+        self.stopping = stopping;
         let mut deliveries: JoinSet<Vec<u8>> = JoinSet::new();
         let mut rescan = tokio::time::interval(self.notifier.config.notify_outbox_rescan);
         loop {
             let next = self.waiting.values().map(|w| w.due).min();
             tokio::select! {
-                _ = stopping.changed() => break,
+                _ = self.stopping.changed() => break,
                 message = inbox.recv() => match message {
                     Some(message) => self.take(message),
                     None => break,
@@ -89,9 +97,16 @@ impl Worker {
                 }
             }
         }
-        // Cut short: what was not delivered stays in the outbox for the next start.
-        deliveries.abort_all();
-        while deliveries.join_next().await.is_some() {}
+        // Deliveries make no further try; a request under way gets its answer, so a notice
+        // delivered is not left owed. What was not delivered stays for the next start.
+        let drained = tokio::time::timeout(STOP_WAIT, async {
+            while deliveries.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            deliveries.abort_all();
+            while deliveries.join_next().await.is_some() {}
+        }
         debug!("notifier stopped");
     }
 
@@ -212,6 +227,7 @@ impl Worker {
                 self.smtp.clone(),
                 seat,
                 waiting,
+                self.stopping.clone(),
             ));
         }
     }
@@ -225,6 +241,7 @@ async fn deliver_one(
     smtp: Option<Arc<AsyncSmtpTransport<Tokio1Executor>>>,
     (game, side): (GameKey, Side),
     waiting: Waiting,
+    stopping: watch::Receiver<bool>,
 ) -> Vec<u8> {
     let Waiting {
         key,
@@ -242,6 +259,7 @@ async fn deliver_one(
     let tries = Tries {
         max: config.notify_tries_max,
         first_pause: config.notify_retry_first,
+        stopping,
     };
     let body = serde_json::to_vec(&owed.notice).expect("a notice encodes");
     for target in registration.targets() {
@@ -259,23 +277,25 @@ async fn deliver_one(
                         secret,
                         &owed.notice,
                         &body,
-                        tries,
+                        tries.clone(),
                     )
                     .await
                 }
-                None => Err("the seat has no secret".into()),
+                None => Err(Undelivered::GaveUp("the seat has no secret".into())),
             },
             NotifyTarget::Email { address } => match (&smtp, &config.smtp) {
                 (Some(transport), Some(relay)) => {
-                    deliver::email(transport, relay, address, &owed.notice, tries).await
+                    deliver::email(transport, relay, address, &owed.notice, tries.clone()).await
                 }
-                _ => Err("this server has no SMTP relay".into()),
+                _ => Err(Undelivered::GaveUp("this server has no SMTP relay".into())),
             },
             NotifyTarget::Off => Ok(()),
         };
         match sent {
             Ok(()) => debug!(target = %name, "notice delivered"),
-            Err(why) => warn!(target = %name, %why, "a notice was given up"),
+            Err(Undelivered::GaveUp(why)) => warn!(target = %name, %why, "a notice was given up"),
+            // Owed still: the next start sends it to the targets that do not have it.
+            Err(Undelivered::Stopped) => return key,
         }
         // Delivered or given up, this target is done with this notice.
         owed.done.push(name);
