@@ -10,7 +10,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage};
 use protocol::{Command, Outcome};
 use server::config::Config;
-use server::store::{Durable, EventStore, GameKey, MemoryStore, StoreError};
+use server::store::{Durable, EventStore, GameKey, MemoryStore, NotifyRecords, StoreError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -349,7 +349,7 @@ impl EventStore for Gated {
         self.inner.put_notify(key, value)
     }
 
-    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
         self.inner.notify_records()
     }
 }

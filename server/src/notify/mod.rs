@@ -220,7 +220,7 @@ enum Message {
     /// A notice owed, already handed to the store under `key`.
     Owed {
         key: Vec<u8>,
-        owed: Owed,
+        owed: Box<Owed>,
         written: crate::store::Durable,
     },
     /// The seat's player joined the game: what it was owed, it now sees for itself.
@@ -310,7 +310,11 @@ impl Notifier {
         let written = self.store.put_notify(key.clone(), Some(bytes));
         if self
             .queue
-            .try_send(Message::Owed { key, owed, written })
+            .try_send(Message::Owed {
+                key,
+                owed: Box::new(owed),
+                written,
+            })
             .is_err()
         {
             crate::metrics::METRICS.refused("notify_queue_max");

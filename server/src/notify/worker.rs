@@ -112,7 +112,7 @@ impl Worker {
 
     fn take(&mut self, message: Message) {
         match message {
-            Message::Owed { key, owed, written } => self.wait(key, owed, Some(written)),
+            Message::Owed { key, owed, written } => self.wait(key, *owed, Some(written)),
             Message::Seen { game, side } => {
                 if let Some(gone) = self.waiting.remove(&(game, side)) {
                     debug!("a notice's seat joined its game; not sent");

@@ -1,7 +1,7 @@
 //! An in-memory store for tests and benchmarks: the same contract as sled, nothing on disk.
 //! Writes are performed in the caller's thread, so every [`Durable`] it returns is settled.
 
-use super::{Durable, EventStore, GameKey, StoreError};
+use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -72,7 +72,7 @@ impl EventStore for MemoryStore {
         Durable::settled(Ok(()))
     }
 
-    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
         let inner = self.inner.lock().expect("store lock");
         Ok(inner
             .notify

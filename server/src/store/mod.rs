@@ -29,6 +29,9 @@ use tokio::sync::oneshot;
 /// A game's key in the store: 16 random bytes, shown to people as 32 hex digits.
 pub type GameKey = [u8; 16];
 
+/// Records of the notification space (`EventStore::notify_records`): key and value each.
+pub type NotifyRecords = Vec<(Vec<u8>, Vec<u8>)>;
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The log's last sequence was not the one the writer expected: someone else wrote, or
@@ -137,7 +140,7 @@ pub trait EventStore: Send + Sync + 'static {
     fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable;
 
     /// Every record of the notification space, in key order.
-    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError>;
 
     /// One game's metadata, if it has any. This default lists every game; a store shared by
     /// several server nodes (where games appear after the start) should look it up.

@@ -21,7 +21,7 @@
 //! the nats-server configuration makes every ack follow an fsync on each replica
 //! (ARCHITECTURE.md, "Durable").
 
-use super::{Durable, EventStore, GameKey, StoreError};
+use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use crate::log;
 use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
 use async_nats::HeaderMap;
@@ -722,7 +722,7 @@ impl EventStore for NatsStore {
         durable
     }
 
-    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
         let inner = self.inner.clone();
         self.block(async move {
             let io = |e: &dyn std::fmt::Display| {

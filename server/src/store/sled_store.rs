@@ -24,7 +24,7 @@
 //! checkpoints, and resumes. Reads go on meanwhile.
 
 use super::journal::{self, Insert, Journal, Tree};
-use super::{event_key, Durable, EventStore, GameKey, StoreError};
+use super::{event_key, Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
@@ -575,7 +575,7 @@ impl EventStore for SledStore {
         self.hand_over_write(|settle| Write::Notify { key, value, settle })
     }
 
-    fn notify_records(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
         self.trees()?
             .notify
             .iter()
