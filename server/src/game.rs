@@ -551,8 +551,7 @@ impl GameTask {
         let Some(mut watch) = self.notify.take() else {
             return;
         };
-        let connected = [Side::A, Side::B].map(|side| self.connected(side));
-        watch.before(self.game(), |side| connected[side as usize]);
+        watch.before(self.game(), |side| self.connected(side));
         self.notify = Some(watch);
     }
 
@@ -563,6 +562,9 @@ impl GameTask {
             return;
         };
         for side in [Side::A, Side::B] {
+            if !watch.watching(side) {
+                continue;
+            }
             let viewer = Viewer::Side(side);
             let connected = self.connected(side);
             let now = self.version(viewer);

@@ -505,6 +505,43 @@ mod tests {
 
     /// The LOS question of the watch page, in both codecs and as the page writes it.
     #[test]
+    fn notify_round_trips_in_both_codecs() {
+        for target in [
+            NotifyTarget::Webhook {
+                url: "https://hooks.example.org/a".into(),
+            },
+            NotifyTarget::Email {
+                address: "a@example.org".into(),
+            },
+            NotifyTarget::Off,
+        ] {
+            round_trip(&ClientMessage::Notify {
+                game: "g".into(),
+                token: "t".into(),
+                target,
+            });
+        }
+        assert_eq!(
+            from_json::<ClientMessage>(r#"{"notify":{"game":"g","token":"t","target":"off"}}"#)
+                .unwrap(),
+            ClientMessage::Notify {
+                game: "g".into(),
+                token: "t".into(),
+                target: NotifyTarget::Off
+            }
+        );
+        round_trip(&ServerMessage::Notifying {
+            game: "g".into(),
+            targets: vec!["webhook https://hooks.example.org/a".into()],
+            secret: Some("00ff".into()),
+        });
+        round_trip(&ServerMessage::Error {
+            code: ErrorCode::BadNotifyTarget,
+            message: "no".into(),
+        });
+    }
+
+    #[test]
     fn los_round_trips_and_answers_from_the_map() {
         let (from, to): (Hex, Hex) = ("6Z9".parse().unwrap(), "6X6".parse().unwrap());
         round_trip(&ClientMessage::Los { from, to });

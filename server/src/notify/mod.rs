@@ -29,7 +29,7 @@ use protocol::wire::NotifyTarget;
 use protocol::Side;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch as tokio_watch};
 use tracing::warn;
@@ -231,7 +231,7 @@ enum Message {
 pub struct Notifier {
     store: Arc<dyn EventStore>,
     config: Arc<Config>,
-    registrations: Mutex<HashMap<(GameKey, Side), Registration>>,
+    registrations: RwLock<HashMap<(GameKey, Side), Registration>>,
     queue: mpsc::Sender<Message>,
     guard: AddressGuard,
     stop: tokio_watch::Sender<bool>,
@@ -252,7 +252,7 @@ impl Notifier {
             store,
             guard: AddressGuard::new(config.notify_allow_private),
             config,
-            registrations: Mutex::new(registrations),
+            registrations: RwLock::new(registrations),
             queue,
             stop,
             worker: Mutex::new(None),
@@ -275,14 +275,14 @@ impl Notifier {
 
     /// Takes the registrations from the store's records as they are now.
     fn refresh_registrations(&self, records: &[(Vec<u8>, Vec<u8>)]) {
-        *self.registrations.lock().expect("notifier lock") = registrations_in(records);
+        *self.registrations.write().expect("notifier lock") = registrations_in(records);
     }
 
     /// Whether `side` of `game` has any target: only then does its game task look for
     /// hand-overs on its behalf.
     pub fn registered(&self, game: &GameKey, side: Side) -> bool {
         self.registrations
-            .lock()
+            .read()
             .expect("notifier lock")
             .get(&(*game, side))
             .is_some_and(|r| !r.targets.is_empty())
@@ -290,7 +290,7 @@ impl Notifier {
 
     fn registration(&self, game: &GameKey, side: Side) -> Option<Registration> {
         self.registrations
-            .lock()
+            .read()
             .expect("notifier lock")
             .get(&(*game, side))
             .cloned()
@@ -345,7 +345,7 @@ impl Notifier {
                 .await
                 .map_err(|e| format!("the registration could not be stored: {e}"))?;
             self.registrations
-                .lock()
+                .write()
                 .expect("notifier lock")
                 .remove(&(*game, side));
             let _ = self.queue.try_send(Message::Seen { game: *game, side });
@@ -375,7 +375,7 @@ impl Notifier {
             .map_err(|e| format!("the registration could not be stored: {e}"))?;
         let targets = registration.targets.iter().map(describe).collect();
         self.registrations
-            .lock()
+            .write()
             .expect("notifier lock")
             .insert((*game, side), registration);
         Ok((targets, made))

@@ -143,6 +143,12 @@ impl Watch {
         }
     }
 
+    /// Whether `before` noted what the game waits on for `side`: only then is there anything
+    /// for `after` to do for it.
+    pub fn watching(&self, side: Side) -> bool {
+        self.waited[index(side)].is_some()
+    }
+
     /// After a command's events were applied: `events` are those of `side`'s own stream, which
     /// is now `handover` long. Owes the seat a notice when there is a reason and its player is
     /// away.

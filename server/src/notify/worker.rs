@@ -178,6 +178,14 @@ impl Worker {
             {
                 continue;
             }
+            // Nodes sharing a NATS store each see the whole outbox: a notice found there is
+            // sent by the node holding its game, not by all of them.
+            if let (Some(cluster), Some((game, _))) = (&self.notifier.config.cluster, seat_of(&key))
+            {
+                if !cluster.holds(&game) {
+                    continue;
+                }
+            }
             match serde_json::from_slice::<Owed>(&value) {
                 Ok(owed) => {
                     found += 1;
