@@ -456,3 +456,82 @@ async fn private_addresses_no_relay_and_too_many_targets_are_refused() {
     }
     open.stop().await;
 }
+
+#[tokio::test]
+async fn a_webhook_that_keeps_failing_is_given_up_after_its_tries() {
+    let tries = 3;
+    let mut receiver = Receiver::start(&[500; 10]).await;
+    let store = Arc::new(MemoryStore::new());
+    let server = TestServer::start_on(
+        store.clone(),
+        Config {
+            notify_tries_max: tries,
+            ..config()
+        },
+    )
+    .await;
+    let (game, tokens) = create(&server.url).await;
+    webhook(&server.url, &game, &tokens.side_b, &receiver.url()).await;
+    let mut german = join(&server.url, &game, &tokens.side_a).await;
+    command(&mut german, Command::Done).await;
+    command(&mut german, Command::Done).await;
+    let mut keys = vec![];
+    for _ in 0..tries {
+        let tried = receiver.next(WAIT).await.expect("a try");
+        assert_eq!(tried.status, 500);
+        keys.push(tried.header("x-asl-idempotency-key").unwrap().to_string());
+    }
+    leave(german).await;
+    // The stop waits for the delivery, which makes no try past the last.
+    server.stop().await;
+    assert!(receiver.drain().is_empty(), "no try past {tries}");
+    assert!(
+        keys.windows(2).all(|k| k[0] == k[1]),
+        "one notice: {keys:?}"
+    );
+    assert_eq!(owed(&*store), 0, "given up, it leaves the outbox");
+}
+
+#[tokio::test]
+async fn an_end_offered_and_a_concession_are_each_a_notice() {
+    let mut receiver = Receiver::start(&[]).await;
+    let server = TestServer::start_on(Arc::new(MemoryStore::new()), config()).await;
+    let (game, tokens) = create(&server.url).await;
+    // Registered through `asl notify`, as a player does.
+    let mut out = Vec::new();
+    let args = client::commands::notify::NotifyArgs {
+        server: client::commands::ServerArg {
+            url: server.url.clone(),
+        },
+        game: client::commands::GameArgs {
+            game: game.clone(),
+            token: tokens.side_b.clone(),
+        },
+        webhook: Some(receiver.url()),
+        email: None,
+        off: false,
+    };
+    client::commands::notify::notify(&args, &mut out)
+        .await
+        .unwrap();
+    let printed = String::from_utf8(out).unwrap();
+    assert!(
+        printed.contains(&format!("webhook {}", receiver.url())),
+        "{printed}"
+    );
+    assert!(printed.contains("Webhook secret"), "{printed}");
+
+    let mut german = join(&server.url, &game, &tokens.side_a).await;
+    command(&mut german, Command::ProposeEnd).await;
+    let offered = body(&receiver.next(WAIT).await.expect("the offer's notice"));
+    assert_eq!(offered["reasons"], serde_json::json!(["end_proposed"]));
+    assert_eq!(offered["to_act"], "German");
+    command(&mut german, Command::Concede).await;
+    let over = body(&receiver.next(WAIT).await.expect("the end's notice"));
+    assert_eq!(over["reasons"], serde_json::json!(["game_over"]));
+    assert_eq!(over["to_act"], serde_json::Value::Null);
+    assert!(over["handover"].as_u64() > offered["handover"].as_u64());
+    leave(german).await;
+    server.stop().await;
+    assert!(receiver.drain().is_empty());
+}
