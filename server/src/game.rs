@@ -1243,7 +1243,6 @@ impl GameTask {
         // than deciding it, and the log itself is the record of every command.
         debug!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
 
-        self.notify_after(&heard_before);
         // Each viewer's new events, once per viewer class, shared by every subscriber with that
         // view; a viewer who may know none of them is sent nothing at all.
         let heard_now = VIEWERS.map(|viewer| self.version(viewer));
@@ -1295,6 +1294,8 @@ impl GameTask {
             }
         }
         self.drop_subscribers(&dropped);
+        // Turn notices last: every viewer has its frames before any projection is made here.
+        self.notify_after(&heard_before);
     }
 
     /// A side's command as the rules read it: event numbers from its own stream to the log's,

@@ -262,6 +262,35 @@ pub struct NatsStore {
     runtime: Option<tokio::runtime::Runtime>,
     inner: Arc<Inner>,
     connected: Arc<Connected>,
+    /// Writes of the notification space, made one after another in the order handed over (a
+    /// removal must not overtake the write it removes).
+    notify_writes: mpsc::UnboundedSender<NotifyWrite>,
+}
+
+/// A record of the notification space set (`Some`) or removed, and who waits for it.
+type NotifyWrite = (
+    Vec<u8>,
+    Option<Vec<u8>>,
+    oneshot::Sender<Result<(), StoreError>>,
+);
+
+/// Makes the notification space's writes in order.
+async fn notify_writer(inner: Arc<Inner>, mut writes: mpsc::UnboundedReceiver<NotifyWrite>) {
+    while let Some((key, value, settle)) = writes.recv().await {
+        let key = data_encoding::HEXLOWER.encode(&key);
+        let done = match value {
+            Some(value) => inner
+                .notify
+                .put(key, value.into())
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            None => inner.notify.delete(key).await.map_err(|e| e.to_string()),
+        };
+        let _ = settle.send(
+            done.map_err(|e| StoreError::Io(format!("cannot write a notification record: {e}"))),
+        );
+    }
 }
 
 impl NatsStore {
@@ -283,11 +312,17 @@ impl NatsStore {
                 .unwrap_or_else(|_| Err("opening the store panicked".into()))
         });
         match opened {
-            Ok((inner, connected)) => Ok(NatsStore {
-                runtime: Some(runtime),
-                inner: Arc::new(inner),
-                connected: Arc::new(connected),
-            }),
+            Ok((inner, connected)) => {
+                let inner = Arc::new(inner);
+                let (notify_writes, writes) = mpsc::unbounded_channel();
+                runtime.spawn(notify_writer(inner.clone(), writes));
+                Ok(NatsStore {
+                    runtime: Some(runtime),
+                    inner,
+                    connected: Arc::new(connected),
+                    notify_writes,
+                })
+            }
             Err(e) => {
                 runtime.shutdown_background();
                 Err(e)
@@ -702,23 +737,8 @@ impl EventStore for NatsStore {
 
     fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
         let (settle, durable) = Durable::pending();
-        let inner = self.inner.clone();
-        self.runtime().spawn(async move {
-            let key = data_encoding::HEXLOWER.encode(&key);
-            let done = match value {
-                Some(value) => inner
-                    .notify
-                    .put(key, value.into())
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| e.to_string()),
-                None => inner.notify.delete(key).await.map_err(|e| e.to_string()),
-            };
-            let _ =
-                settle.send(done.map_err(|e| {
-                    StoreError::Io(format!("cannot write a notification record: {e}"))
-                }));
-        });
+        // A closed writer (the store is being dropped) drops `settle`: the write is `gone`.
+        let _ = self.notify_writes.send((key, value, settle));
         durable
     }
 
