@@ -149,6 +149,19 @@ pub const NOTIFY_OUTBOX_RESCAN: Duration = Duration::from_secs(60);
 /// A side's clock below this owes the seat a `clock_low` notice (`notify::Watch::clock_low`).
 pub const NOTIFY_CLOCK_LOW_BELOW: Duration = Duration::from_secs(24 * 3600);
 
+/// The operator's SMTP relay for e-mail notices (`--smtp-relay`, `--smtp-from`,
+/// `--smtp-starttls`; `crate::notify`).
+#[derive(Clone, Debug)]
+pub struct SmtpRelay {
+    pub host: String,
+    pub port: u16,
+    /// The sender address of every notice.
+    pub from: String,
+    /// Upgrade the connection with STARTTLS (and refuse to send without it); off, the relay is
+    /// spoken to in plain text, for a relay on the same host or network.
+    pub starttls: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
@@ -228,7 +241,7 @@ pub struct Config {
     /// [`NOTIFY_CLOCK_LOW_BELOW`].
     pub notify_clock_low_below: Duration,
     /// The relay e-mail notices go through; without one, e-mail targets are refused.
-    pub smtp: Option<crate::notify::SmtpRelay>,
+    pub smtp: Option<SmtpRelay>,
 }
 
 impl Default for Config {

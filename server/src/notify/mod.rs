@@ -34,17 +34,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch as tokio_watch};
 use tracing::warn;
 
-/// The operator's SMTP relay (`--smtp-relay`, `--smtp-from`, `--smtp-starttls`).
-#[derive(Clone, Debug)]
-pub struct SmtpRelay {
-    pub host: String,
-    pub port: u16,
-    /// The sender address of every notice.
-    pub from: String,
-    /// Upgrade the connection with STARTTLS (and refuse to send without it); off, the relay is
-    /// spoken to in plain text, for a relay on the same host or network.
-    pub starttls: bool,
-}
+pub use crate::config::SmtpRelay;
 
 /// Why a notice goes: the reasons a coalesced notice carries, in the order they arose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -364,7 +354,9 @@ impl Notifier {
             registration.targets.push(target.clone());
         }
         if matches!(target, NotifyTarget::Webhook { .. }) && registration.secret.is_none() {
-            let secret = data_encoding::HEXLOWER.encode(&crate::game::random_bytes::<32>());
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| format!("no randomness for a secret: {e}"))?;
+            let secret = data_encoding::HEXLOWER.encode(&secret);
             registration.secret = Some(secret.clone());
             made = Some(secret);
         }
