@@ -1273,6 +1273,9 @@ impl GameTask {
                 deliver(s, &broadcasts[stream::index(s.viewer)]);
             }
         }
+        // Turn notices owed (handed to the store and the notifier) before the actor hears its
+        // command was accepted; the other player has its frames already.
+        self.notify_after(&heard_before);
         let actor = Viewer::Side(side);
         let accepted = Frame::new(ServerMessage::Accepted {
             id,
@@ -1294,8 +1297,6 @@ impl GameTask {
             }
         }
         self.drop_subscribers(&dropped);
-        // Turn notices last: every viewer has its frames before any projection is made here.
-        self.notify_after(&heard_before);
     }
 
     /// A side's command as the rules read it: event numbers from its own stream to the log's,

@@ -535,3 +535,53 @@ async fn an_end_offered_and_a_concession_are_each_a_notice() {
     server.stop().await;
     assert!(receiver.drain().is_empty());
 }
+
+/// A seat past its sends per hour is sent nothing more that hour; what it is owed stays in the
+/// outbox (and goes after a restart under a higher limit).
+#[tokio::test]
+async fn a_seat_past_its_sends_per_hour_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut receiver = Receiver::start(&[]).await;
+    let one_an_hour = Config {
+        notify_sends_per_hour_max: 1,
+        ..config()
+    };
+    let server = TestServer::start(dir.path(), one_an_hour).await;
+    let (first, tokens) = create(&server.url).await;
+    webhook(&server.url, &first, &tokens.side_b, &receiver.url()).await;
+    let mut german = join(&server.url, &first, &tokens.side_a).await;
+    command(&mut german, Command::Done).await;
+    command(&mut german, Command::Done).await;
+    let turn = body(&receiver.next(WAIT).await.expect("the first notice"));
+    assert_eq!(turn["reasons"], serde_json::json!(["your_turn"]));
+    // Past the limit: the offer is owed, not sent.
+    command(&mut german, Command::ProposeEnd).await;
+    // Another game's seat, owed after it on the notifier's queue, is sent its notice: by then
+    // the offer was taken up, and held.
+    let (second, others) = create(&server.url).await;
+    webhook(&server.url, &second, &others.side_b, &receiver.url()).await;
+    let mut other = join(&server.url, &second, &others.side_a).await;
+    command(&mut other, Command::Done).await;
+    command(&mut other, Command::Done).await;
+    let elsewhere = body(&receiver.next(WAIT).await.expect("the other game's notice"));
+    assert_eq!(elsewhere["game"], second.as_str());
+    leave(german).await;
+    leave(other).await;
+    server.stop().await;
+    assert!(
+        receiver.drain().is_empty(),
+        "the offer waits for the hour to turn"
+    );
+
+    let server = TestServer::start(dir.path(), config()).await;
+    let offer = body(
+        &receiver
+            .next(WAIT)
+            .await
+            .expect("the offer after the restart"),
+    );
+    assert_eq!(offer["game"], first.as_str());
+    assert_eq!(offer["reasons"], serde_json::json!(["end_proposed"]));
+    server.stop().await;
+    assert!(receiver.drain().is_empty());
+}
