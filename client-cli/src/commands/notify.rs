@@ -3,9 +3,9 @@
 //! game's side name finds it); a spectator token is refused by the server.
 
 use super::{GameArgs, ServerArg};
-use crate::connection::{Connection, ConnectionError};
+use crate::connection::Connection;
 use crate::{printable, Failure, Status};
-use protocol::wire::{ClientMessage, NotifyTarget, ServerMessage};
+use protocol::wire::NotifyTarget;
 use std::io::Write;
 
 /// Longest secret a server may send: 64 hex digits are 32 bytes, as this server makes them.
@@ -46,27 +46,10 @@ impl NotifyArgs {
 
 pub async fn notify(args: &NotifyArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     let mut connection = Connection::connect(&args.server.url).await?;
-    connection
-        .send(&ClientMessage::Notify {
-            game: args.game.game.clone(),
-            token: args.game.token.clone(),
-            target: args.target(),
-        })
+    let (targets, secret) = connection
+        .notify(&args.game.game, &args.game.token, args.target())
         .await?;
-    let answer = loop {
-        match connection.recv().await? {
-            ServerMessage::Notifying {
-                targets, secret, ..
-            } => break (targets, secret),
-            ServerMessage::Error { code, message } => {
-                return Err(ConnectionError::Server { code, message }.into())
-            }
-            // Nothing else is asked for on this connection; a server sending it is ignored.
-            _ => continue,
-        }
-    };
     connection.close().await;
-    let (targets, secret) = answer;
     if targets.is_empty() {
         writeln!(out, "No notifications for this seat.")?;
     } else {
