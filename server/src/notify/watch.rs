@@ -282,6 +282,28 @@ mod tests {
         );
     }
 
+    /// A prompt waiting on the side not to act (a WA chance, B9.322) is that side's to answer,
+    /// and the acting side waits meanwhile; the notice names the prompted side as the one to act.
+    #[test]
+    fn a_prompt_waits_on_its_side_not_the_acting_one() {
+        let mut game = game();
+        let acting = game.acting();
+        let prompted = acting.opponent();
+        game.wa_chance = Some(protocol::game::WaChance {
+            side: prompted,
+            units: vec![],
+        });
+        assert!(awaits(&game, prompted));
+        assert!(!awaits(&game, acting));
+        assert_eq!(
+            reasons_for(prompted, false, &game, &[]),
+            vec![Reason::Prompt]
+        );
+        assert!(reasons_for(acting, false, &game, &[]).is_empty());
+        let told = notice(&[1; 16], prompted, &game, vec![Reason::Prompt], 3);
+        assert_eq!(told.to_act.as_deref(), Some(game.side_name(prompted)));
+    }
+
     #[test]
     fn a_notice_carries_only_what_its_allow_list_names() {
         let game = game();
