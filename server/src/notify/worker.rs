@@ -49,6 +49,11 @@ pub(super) struct Worker {
 /// (and its notice its removal from the outbox), none is started.
 const STOP_WAIT: Duration = Duration::from_secs(20);
 
+/// Notices delivered at once. A receiver that hangs holds a slot for a request's timeout;
+/// past this the others wait their turn, so a crowd of slow webhooks cannot make the server
+/// hold thousands of requests open.
+pub const DELIVERIES_AT_ONCE_MAX: usize = 64;
+
 const HOUR: Duration = Duration::from_secs(3600);
 
 impl Worker {
@@ -87,7 +92,9 @@ impl Worker {
                 },
                 // The first tick is at once: what the outbox owes from before the start.
                 _ = rescan.tick() => self.rescan(),
-                _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => {
+                // Not while every delivery slot is taken: a finished one makes room first.
+                _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)),
+                    if next.is_some() && deliveries.len() < DELIVERIES_AT_ONCE_MAX => {
                     self.dispatch(&mut deliveries);
                 }
                 Some(done) = deliveries.join_next(), if !deliveries.is_empty() => {
@@ -206,6 +213,9 @@ impl Worker {
     /// sends per hour (one over it waits for the hour to turn).
     fn dispatch(&mut self, deliveries: &mut JoinSet<Vec<u8>>) {
         let now = Instant::now();
+        // Hours that have turned are forgotten, so the counts stay as many as busy seats.
+        self.sent
+            .retain(|_, (began, _)| now.duration_since(*began) < HOUR);
         let due: Vec<(GameKey, Side)> = self
             .waiting
             .iter()
@@ -214,6 +224,9 @@ impl Worker {
             .collect();
         let max = self.notifier.config.notify_sends_per_hour_max;
         for seat in due {
+            if deliveries.len() >= DELIVERIES_AT_ONCE_MAX {
+                break;
+            }
             let hour = self.sent.entry(seat).or_insert((now, 0));
             if now.duration_since(hour.0) >= HOUR {
                 *hour = (now, 0);
