@@ -123,6 +123,52 @@ pub const LOADED_GAMES_MAX: usize = 1_000;
 /// game), so this only spares reloading a game whose players stepped away for a moment.
 pub const GAME_UNLOAD_AFTER_IDLE: Duration = Duration::from_secs(10 * 60);
 
+/// Targets (webhooks and e-mail addresses) one seat may register for notices
+/// (`crate::notify`). A player with a phone, a mailbox and a chat hook is served; a seat
+/// cannot make the server post each notice to a crowd.
+pub const NOTIFY_TARGETS_PER_SEAT_MAX: usize = 4;
+
+/// Notices delivered to one seat per hour. A hand-over in a live game comes every few
+/// minutes, but a player taking part live is connected and sent none; past this a seat's
+/// next notice waits for the hour to turn, so no opponent can make the server flood a player.
+pub const NOTIFY_SENDS_PER_HOUR_MAX: u32 = 20;
+
+/// How long a seat's notice waits, with nothing newer for that seat, before it goes: several
+/// hand-overs in quick succession (a WA chance answered, then the turn handed over) become one
+/// message, and a player who comes back at once is sent none.
+pub const NOTIFY_QUIET: Duration = Duration::from_secs(60);
+
+/// Tries of one notice to one target before it is given up (webhook or relay down).
+pub const NOTIFY_TRIES_MAX: u32 = 6;
+
+/// The pause before a notice's second try, doubled before each later one: with six tries,
+/// about a minute from the first to the last.
+pub const NOTIFY_RETRY_FIRST: Duration = Duration::from_secs(2);
+
+/// Notices queued from the game tasks to the notifier. A full queue loses nothing (the notice
+/// is in the store's outbox, found by the next look, [`NOTIFY_OUTBOX_RESCAN`]) and never makes
+/// a game task wait.
+pub const NOTIFY_QUEUE_MAX: usize = 1_024;
+
+/// How often the notifier looks in the outbox for notices it was not handed (a full queue).
+pub const NOTIFY_OUTBOX_RESCAN: Duration = Duration::from_secs(60);
+
+/// A side's clock below this owes the seat a `clock_low` notice (`notify::Watch::clock_low`).
+pub const NOTIFY_CLOCK_LOW_BELOW: Duration = Duration::from_secs(24 * 3600);
+
+/// The operator's SMTP relay for e-mail notices (`--smtp-relay`, `--smtp-from`,
+/// `--smtp-starttls`; `crate::notify`).
+#[derive(Clone, Debug)]
+pub struct SmtpRelay {
+    pub host: String,
+    pub port: u16,
+    /// The sender address of every notice.
+    pub from: String,
+    /// Upgrade the connection with STARTTLS (and refuse to send without it); off, the relay is
+    /// spoken to in plain text, for a relay on the same host or network.
+    pub starttls: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
@@ -182,6 +228,27 @@ pub struct Config {
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
+    /// Whether webhooks may point at loopback, private and link-local addresses
+    /// (`--notify-allow-private`): off, a player could make the server probe its own network.
+    pub notify_allow_private: bool,
+    /// [`NOTIFY_QUIET`] (`--notify-quiet-s`).
+    pub notify_quiet: Duration,
+    /// [`NOTIFY_TARGETS_PER_SEAT_MAX`].
+    pub notify_targets_per_seat_max: usize,
+    /// [`NOTIFY_SENDS_PER_HOUR_MAX`].
+    pub notify_sends_per_hour_max: u32,
+    /// [`NOTIFY_TRIES_MAX`].
+    pub notify_tries_max: u32,
+    /// [`NOTIFY_RETRY_FIRST`].
+    pub notify_retry_first: Duration,
+    /// [`NOTIFY_QUEUE_MAX`].
+    pub notify_queue_max: usize,
+    /// [`NOTIFY_OUTBOX_RESCAN`].
+    pub notify_outbox_rescan: Duration,
+    /// [`NOTIFY_CLOCK_LOW_BELOW`].
+    pub notify_clock_low_below: Duration,
+    /// The relay e-mail notices go through; without one, e-mail targets are refused.
+    pub smtp: Option<SmtpRelay>,
 }
 
 impl Default for Config {
@@ -220,6 +287,16 @@ impl Default for Config {
             node_id: None,
             cluster: None,
             boards: None,
+            notify_allow_private: false,
+            notify_quiet: NOTIFY_QUIET,
+            notify_targets_per_seat_max: NOTIFY_TARGETS_PER_SEAT_MAX,
+            notify_sends_per_hour_max: NOTIFY_SENDS_PER_HOUR_MAX,
+            notify_tries_max: NOTIFY_TRIES_MAX,
+            notify_retry_first: NOTIFY_RETRY_FIRST,
+            notify_queue_max: NOTIFY_QUEUE_MAX,
+            notify_outbox_rescan: NOTIFY_OUTBOX_RESCAN,
+            notify_clock_low_below: NOTIFY_CLOCK_LOW_BELOW,
+            smtp: None,
         }
     }
 }

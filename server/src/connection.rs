@@ -569,7 +569,8 @@ impl Connection {
             ClientMessage::Join { .. }
             | ClientMessage::JoinWithReceipt { .. }
             | ClientMessage::CreateGame { .. }
-            | ClientMessage::Review { .. } => Spend::Attempt,
+            | ClientMessage::Review { .. }
+            | ClientMessage::Notify { .. } => Spend::Attempt,
             ClientMessage::GetState
             | ClientMessage::GetLog { .. }
             | ClientMessage::GetStateAt { .. }
@@ -596,6 +597,11 @@ impl Connection {
                 let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
                 self.join(&game, &token, since, receipt).await
             }
+            ClientMessage::Notify {
+                game,
+                token,
+                target,
+            } => self.register_notify(&game, &token, target).await,
             ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
                     return self
@@ -749,6 +755,42 @@ impl Connection {
                 )
                 .await
             }
+        }
+    }
+
+    /// Sets or removes a seat's notification target (`crate::notify`), authorised by the
+    /// seat's token alone: a spectator token is refused.
+    async fn register_notify(
+        &mut self,
+        game: &str,
+        token: &str,
+        target: protocol::wire::NotifyTarget,
+    ) -> Result<(), Closing> {
+        let (key, side) = match self.shared.registry.seat(game, token) {
+            Ok(seat) => seat,
+            Err((code, message)) => return self.error(code, message).await,
+        };
+        let Some(notifier) = self.shared.registry.notifier().cloned() else {
+            return self
+                .error(ErrorCode::NotYet, "this server sends no notifications")
+                .await;
+        };
+        match notifier.register(&key, side, target).await {
+            Ok((targets, secret)) => {
+                info!(
+                    game,
+                    ?side,
+                    targets = targets.len(),
+                    "notification targets set"
+                );
+                self.send(&ServerMessage::Notifying {
+                    game: game.to_string(),
+                    targets,
+                    secret,
+                })
+                .await
+            }
+            Err(why) => self.error(ErrorCode::BadNotifyTarget, why).await,
         }
     }
 

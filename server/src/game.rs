@@ -369,6 +369,8 @@ pub struct GameTask {
     /// What the scenario lets a command's frames hold (`crate::frames`), measured when the
     /// first command asks (`GameTask::frame_bounds`).
     frame_bounds: OnceLock<crate::frames::Bounds>,
+    /// Turn notices for the seats registered for them (`crate::notify`).
+    notify: Option<crate::notify::Watch>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -482,6 +484,7 @@ impl GameTask {
             signer: None,
             unloader: None,
             frame_bounds: OnceLock::new(),
+            notify: None,
         })
     }
 
@@ -512,6 +515,68 @@ impl GameTask {
     pub fn signed_by(mut self, signer: crate::signer::Signer) -> GameTask {
         self.signer = Some(signer);
         self
+    }
+
+    /// Owes the game's registered seats turn notices through `watch` (`crate::notify`).
+    pub fn watched_by(mut self, watch: crate::notify::Watch) -> GameTask {
+        self.notify = Some(watch);
+        self
+    }
+
+    /// Whether `side`'s player has a connection joined to this game.
+    fn connected(&self, side: Side) -> bool {
+        self.subscribers
+            .iter()
+            .any(|s| s.viewer == Viewer::Side(side) && !s.out.is_closed())
+    }
+
+    /// The clock-low hook for the game clocks (issue 41): call it from this task whenever
+    /// `side`'s time left is worked out. It owes the seat a `clock_low` notice when the time
+    /// is below `Config::notify_clock_low_below`, the seat is registered and its player away,
+    /// at most once per hand-over (`crate::notify::Watch::clock_low`). Returns whether a
+    /// notice was owed.
+    pub fn notify_clock_low(&mut self, side: Side, remaining: Duration) -> bool {
+        let connected = self.connected(side);
+        let handover = self.version(Viewer::Side(side));
+        let Some(mut watch) = self.notify.take() else {
+            return false;
+        };
+        let owed = watch.clock_low(self.game(), side, remaining, handover, connected);
+        self.notify = Some(watch);
+        owed
+    }
+
+    /// Before a command's events are applied: what the game waits on, for the watch.
+    fn notify_before(&mut self) {
+        let Some(mut watch) = self.notify.take() else {
+            return;
+        };
+        watch.before(self.game(), |side| self.connected(side));
+        self.notify = Some(watch);
+    }
+
+    /// After a command's events were applied: each seat's new events (its stream after
+    /// `heard_before`) for the watch, which owes a notice on a hand-over.
+    fn notify_after(&mut self, heard_before: &[u64; 3]) {
+        let Some(mut watch) = self.notify.take() else {
+            return;
+        };
+        for side in [Side::A, Side::B] {
+            if !watch.watching(side) {
+                continue;
+            }
+            let viewer = Viewer::Side(side);
+            let connected = self.connected(side);
+            let now = self.version(viewer);
+            let from = heard_before[stream::index(viewer)];
+            let stream = self.streams().of(viewer);
+            let events: Vec<&Event> = stream[from as usize..now as usize]
+                .iter()
+                .map(|entry| &entry.viewed.event)
+                .collect();
+            watch.after(self.game(), side, &events, now, connected);
+        }
+        self.notify = Some(watch);
     }
 
     /// Ends the game when idle if `unloader` lets it go.
@@ -945,6 +1010,9 @@ impl GameTask {
                 return;
             }
         }
+        if let (Some(watch), Viewer::Side(side)) = (self.notify.as_mut(), viewer) {
+            watch.joined(side);
+        }
         let id = self.next_subscriber;
         self.next_subscriber += 1;
         self.subscribers.push(Subscriber {
@@ -1149,6 +1217,7 @@ impl GameTask {
             .find_map(|e| e.command.as_ref())
             .map(|issued| once::digest(&issued.command));
         let heard_before = VIEWERS.map(|viewer| self.version(viewer));
+        self.notify_before();
         for (entry, hash) in entries.into_iter().zip(hashes) {
             self.log.push(hash);
             self.referee
@@ -1204,6 +1273,9 @@ impl GameTask {
                 deliver(s, &broadcasts[stream::index(s.viewer)]);
             }
         }
+        // Turn notices owed (handed to the store and the notifier) before the actor hears its
+        // command was accepted; the other player has its frames already.
+        self.notify_after(&heard_before);
         let actor = Viewer::Side(side);
         let accepted = Frame::new(ServerMessage::Accepted {
             id,

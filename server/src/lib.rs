@@ -16,6 +16,7 @@ pub mod log;
 pub mod logging;
 pub mod metrics;
 pub mod nats_harness;
+pub mod notify;
 pub mod once;
 pub mod registry;
 mod review;
@@ -158,7 +159,9 @@ pub async fn run(
         cluster.set_address(format!("ws://{host}:{}", local.port()));
     }
     let config = Arc::new(config);
+    let notifier = notify::Notifier::start(store.clone(), config.clone())?;
     let registry = Arc::new(Registry::open(store, (*config).clone())?);
+    registry.notify_with(notifier.clone());
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
@@ -247,6 +250,7 @@ pub async fn run(
     {
         warn!("games still stopping at the shutdown deadline");
     }
+    notifier.stop().await;
     if let Some(cluster) = &config.cluster {
         cluster.release_all().await;
     }

@@ -100,6 +100,36 @@ struct Flags {
     /// replayed from its log on the next join).
     #[arg(long, default_value_t = config::GAME_UNLOAD_AFTER_IDLE.as_secs())]
     game_unload_after_idle_s: u64,
+    /// Let webhooks point at loopback, private and link-local addresses (a receiver on the
+    /// same host or network); off, such URLs are refused (docs/notifications.md).
+    #[arg(long)]
+    notify_allow_private: bool,
+    /// Seconds a seat's notice waits, with nothing newer for it, before it is sent: several
+    /// hand-overs in a row become one message.
+    #[arg(long, default_value_t = config::NOTIFY_QUIET.as_secs())]
+    notify_quiet_s: u64,
+    /// Notification targets (webhooks, e-mail addresses) one seat may register.
+    #[arg(long, default_value_t = config::NOTIFY_TARGETS_PER_SEAT_MAX)]
+    notify_targets_per_seat_max: usize,
+    /// Notices sent to one seat per hour; more wait for the hour to turn.
+    #[arg(long, default_value_t = config::NOTIFY_SENDS_PER_HOUR_MAX)]
+    notify_sends_per_hour_max: u32,
+    /// Tries of one notice to one target before it is given up.
+    #[arg(long, default_value_t = config::NOTIFY_TRIES_MAX)]
+    notify_tries_max: u32,
+    /// Hours of time left below which a side's clock owes its seat a notice.
+    #[arg(long, default_value_t = config::NOTIFY_CLOCK_LOW_BELOW.as_secs() / 3600)]
+    notify_clock_low_h: u64,
+    /// The SMTP relay e-mail notices go through (`HOST:PORT`); without it, e-mail targets are
+    /// refused.
+    #[arg(long, env = "ASL_SMTP_RELAY")]
+    smtp_relay: Option<String>,
+    /// The sender address of e-mail notices (needed with --smtp-relay).
+    #[arg(long, env = "ASL_SMTP_FROM")]
+    smtp_from: Option<String>,
+    /// Speak to the relay with STARTTLS, refusing to send without it.
+    #[arg(long)]
+    smtp_starttls: bool,
     #[command(subcommand)]
     task: Option<Task>,
 }
@@ -299,8 +329,41 @@ fn config_of(
         allowed_origins: flags.allowed_origin.clone(),
         public_url,
         boards,
+        notify_allow_private: flags.notify_allow_private,
+        notify_quiet: Duration::from_secs(flags.notify_quiet_s),
+        notify_targets_per_seat_max: flags.notify_targets_per_seat_max,
+        notify_sends_per_hour_max: flags.notify_sends_per_hour_max,
+        notify_tries_max: flags.notify_tries_max,
+        notify_clock_low_below: Duration::from_secs(flags.notify_clock_low_h * 3600),
+        smtp: smtp_relay(flags)?,
         ..Config::default()
     })
+}
+
+/// `--smtp-relay HOST:PORT` with `--smtp-from`, checked.
+fn smtp_relay(flags: &Flags) -> Result<Option<server::notify::SmtpRelay>, String> {
+    let Some(relay) = &flags.smtp_relay else {
+        return Ok(None);
+    };
+    let (host, port) = relay
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
+        .ok_or_else(|| format!("--smtp-relay `{relay}` is not HOST:PORT"))?;
+    let from = flags
+        .smtp_from
+        .clone()
+        .ok_or("--smtp-relay needs --smtp-from, the sender address of e-mail notices")?;
+    from.parse::<lettre::Address>()
+        .map_err(|e| format!("--smtp-from `{from}` is not an e-mail address ({e})"))?;
+    Ok(Some(server::notify::SmtpRelay {
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+        from,
+        starttls: flags.smtp_starttls,
+    }))
 }
 
 /// Prints the banner and serves until Ctrl-C.

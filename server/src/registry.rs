@@ -91,6 +91,8 @@ pub struct Registry {
     checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
+    /// Turn notices (`crate::notify`): each game task gets a watch of its own.
+    notifier: std::sync::OnceLock<Arc<crate::notify::Notifier>>,
     /// Signs every game's receipts, in batches across games (`crate::signer`).
     signer: crate::signer::Signer,
 }
@@ -243,7 +245,65 @@ impl Registry {
             store,
             signer: crate::signer::Signer::new(config.signing_key.clone()),
             config,
+            notifier: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Gives every game task loaded from now on a watch for turn notices.
+    pub fn notify_with(&self, notifier: Arc<crate::notify::Notifier>) {
+        let _ = self.notifier.set(notifier);
+    }
+
+    /// The notifier, once set.
+    pub fn notifier(&self) -> Option<&Arc<crate::notify::Notifier>> {
+        self.notifier.get()
+    }
+
+    /// The game and seat `token` is a player's token of, without joining (a notification
+    /// registration): a spectator token is refused, as an unknown one is. Looked up in the
+    /// store for a game created on another node since this one started.
+    pub fn seat(&self, id: &str, token: &str) -> Result<(GameKey, Side), Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = log::game_key(id).ok_or_else(unknown)?;
+        let listed = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .get(&key)
+            .map(|slot| slot.meta.clone());
+        let meta = match listed {
+            Some(meta) => meta,
+            None => self
+                .store
+                .meta(&key)
+                .map_err(|e| {
+                    (
+                        ErrorCode::Storage,
+                        format!("game `{id}` cannot be read: {e}"),
+                    )
+                })?
+                .ok_or_else(unknown)?,
+        };
+        match Self::token_viewer(&meta, token) {
+            Ok(Viewer::Side(side)) => Ok((key, side)),
+            Ok(Viewer::Spectator) => Err((
+                ErrorCode::ReadOnly,
+                "a spectator token cannot register notifications; use your seat's token".into(),
+            )),
+            Err(Some(why)) => Err((
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}"),
+            )),
+            Err(None) => Err((
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            )),
+        }
     }
 
     /// The public key of the key heads are signed with.
@@ -362,9 +422,12 @@ impl Registry {
     }
 
     fn spawn(&self, key: GameKey, task: GameTask, meta: GameMeta) -> GameHandle {
-        let task = task
+        let mut task = task
             .signed_by(self.signer.clone())
             .unloaded_by(self.unloader(key));
+        if let Some(notifier) = self.notifier.get() {
+            task = task.watched_by(crate::notify::Watch::new(notifier.clone(), key));
+        }
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(players, audience));

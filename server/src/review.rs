@@ -134,7 +134,9 @@ impl Review {
                 let game = Game::replay(events).expect("a verified log starts with GameCreated");
                 protocol::wire::los_answer(&game, *from, *to)
             }
-            ClientMessage::Ping { .. } | ClientMessage::CreateGame { .. } => return None,
+            ClientMessage::Ping { .. }
+            | ClientMessage::CreateGame { .. }
+            | ClientMessage::Notify { .. } => return None,
         })
     }
 

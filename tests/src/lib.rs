@@ -3,6 +3,8 @@
 //! headless browser for the spectator page ([`chromium`]).
 
 pub mod chromium;
+pub mod receiver;
+pub mod smtp;
 
 use server::config::Config;
 use server::store::{EventStore, SledStore};

@@ -10,7 +10,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage};
 use protocol::{Command, Outcome};
 use server::config::Config;
-use server::store::{Durable, EventStore, GameKey, MemoryStore, StoreError};
+use server::store::{Durable, EventStore, GameKey, MemoryStore, NotifyRecords, StoreError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -343,6 +343,14 @@ impl EventStore for Gated {
 
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
         self.inner.games()
+    }
+
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        self.inner.put_notify(key, value)
+    }
+
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
+        self.inner.notify_records()
     }
 }
 

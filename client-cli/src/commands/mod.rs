@@ -10,6 +10,7 @@ pub mod export;
 pub mod import;
 pub mod log;
 pub mod new;
+pub mod notify;
 pub mod play;
 pub mod replay;
 pub mod run;

@@ -24,7 +24,7 @@
 //! checkpoints, and resumes. Reads go on meanwhile.
 
 use super::journal::{self, Insert, Journal, Tree};
-use super::{event_key, Durable, EventStore, GameKey, StoreError};
+use super::{event_key, Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
@@ -64,6 +64,8 @@ struct Trees {
     db: sled::Db,
     events: sled::Tree,
     games: sled::Tree,
+    /// Registrations and the outbox of notices owed (`crate::notify`).
+    notify: sled::Tree,
 }
 
 pub struct SledStore {
@@ -120,6 +122,12 @@ enum Write {
     Meta {
         game: GameKey,
         meta: Vec<u8>,
+        settle: Settle,
+    },
+    /// A record of the notification space set (`Some`) or removed.
+    Notify {
+        key: Vec<u8>,
+        value: Option<Vec<u8>>,
         settle: Settle,
     },
     /// A game's metadata and whole log as of between two groups: a consistent copy.
@@ -210,7 +218,13 @@ fn open_trees(dir: &Path) -> Result<Trees, OpenError> {
         let db = sled::Config::new().path(dir).flush_every_ms(None).open()?;
         let events = db.open_tree("events")?;
         let games = db.open_tree("games")?;
-        Ok(Trees { db, events, games })
+        let notify = db.open_tree("notify")?;
+        Ok(Trees {
+            db,
+            events,
+            games,
+            notify,
+        })
     });
     match opened {
         Err(panicked) => Err(OpenError::Damaged(format!("sled panicked: {panicked}"))),
@@ -578,6 +592,21 @@ impl EventStore for SledStore {
         })
     }
 
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        self.hand_over_write(|settle| Write::Notify { key, value, settle })
+    }
+
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
+        self.trees()?
+            .notify
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry.map_err(io)?;
+                Ok((key.to_vec(), value.to_vec()))
+            })
+            .collect()
+    }
+
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
         self.trees()?
             .games
@@ -712,6 +741,13 @@ impl Committer {
                     inserts.push((Tree::Games, game.to_vec(), meta));
                     waiting.push(settle);
                 }
+                Write::Notify { key, value, settle } => {
+                    inserts.push(match value {
+                        Some(value) => (Tree::Notify, key, value),
+                        None => (Tree::NotifyRemoved, key, vec![]),
+                    });
+                    waiting.push(settle);
+                }
                 // Read before this group's writes, after every earlier group's.
                 Write::Snapshot { game, reply } => {
                     let _ = reply.send(self.snapshot(&game));
@@ -745,6 +781,11 @@ impl Committer {
                     let tree = match tree {
                         Tree::Events => &trees.events,
                         Tree::Games => &trees.games,
+                        Tree::Notify => &trees.notify,
+                        Tree::NotifyRemoved => {
+                            trees.notify.remove(key).map_err(|e| e.to_string())?;
+                            continue;
+                        }
                     };
                     tree.insert(key, value).map_err(|e| e.to_string())?;
                 }
@@ -891,12 +932,19 @@ impl Committer {
 /// group too large for the journal.
 fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
     let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
+    let mut notify = sled::Batch::default();
     for (tree, key, value) in inserts {
         match tree {
             Tree::Events => events.insert(key, value),
             Tree::Games => games.insert(key, value),
+            Tree::Notify => notify.insert(key, value),
+            Tree::NotifyRemoved => notify.remove(key),
         }
     }
+    trees
+        .notify
+        .apply_batch(notify)
+        .map_err(|e| e.to_string())?;
     trees.games.apply_batch(games).map_err(|e| e.to_string())?;
     trees.events.apply_batch(events).map_err(|e| e.to_string())
 }
@@ -926,7 +974,9 @@ fn refuse_all(
 ) {
     for write in group {
         match write {
-            Write::Append { settle, .. } | Write::Meta { settle, .. } => {
+            Write::Append { settle, .. }
+            | Write::Meta { settle, .. }
+            | Write::Notify { settle, .. } => {
                 let _ = settle.send(Err(refusal.clone()));
             }
             Write::Snapshot { game, reply } => {
