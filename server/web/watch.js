@@ -226,10 +226,13 @@
     for (const row of scenario.map.rows) {
       let left = 0;
       let height = 0;
-      for (const spot of row) {
+      for (const [i, spot] of row.entries()) {
         const size = sizes.get(String(spot.board));
         if (!size) continue;
-        const w = VASL_HEX_WIDTH * (size.columns - 1);
+        // A seam hex goes by the later board's name, so a board with another east of it
+        // names no hex in its own east column (GG, or A when turned): count it back.
+        const seam = i + 1 < row.length && !spot.rotated ? 1 : 0;
+        const w = VASL_HEX_WIDTH * (size.columns + seam - 1);
         const h = VASL_HEX_HEIGHT * size.rows;
         placed.set(String(spot.board), { left, top, w, h, rotated: spot.rotated });
         images.push({
