@@ -527,7 +527,6 @@ impl UndoTrail {
     }
 }
 
-
 /// Where the set-up step stands (A12.12).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetupTurn {
@@ -860,7 +859,11 @@ impl Game {
                 hip: turn
                     .hip
                     .iter()
-                    .filter(|id| self.units.get(*id).is_some_and(|u| viewer == Viewer::Side(u.side)))
+                    .filter(|id| {
+                        self.units
+                            .get(*id)
+                            .is_some_and(|u| viewer == Viewer::Side(u.side))
+                    })
                     .cloned()
                     .collect(),
             }),
