@@ -809,7 +809,7 @@ impl Connection {
         };
         // The scenario limits bound the file; this bounds what it unfolds to, so every frame
         // the game will send fits the frame limit.
-        if let Err(why) = crate::game::check_frames(&scenario) {
+        if let Err(why) = crate::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
             return self.error(ErrorCode::BadScenario, why).await;
         }

@@ -19,6 +19,7 @@ pub mod nats_harness;
 pub mod once;
 pub mod registry;
 mod review;
+pub mod session;
 pub mod signer;
 pub mod signing;
 pub mod startup;

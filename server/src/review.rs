@@ -6,7 +6,7 @@
 //! shows everything in it: there is no one to hide anything from any more. It lives as long as
 //! its connection; nothing of it is stored.
 
-use crate::game::within_page;
+use crate::frames::within_page;
 use data_encoding::HEXLOWER;
 use protocol::apply;
 use protocol::chain::LogHash;
@@ -139,7 +139,7 @@ impl Review {
     }
 
     /// Entries `from..`, at most a log page of them (and of those, as many as fit a page's
-    /// bytes: `game::within_page`).
+    /// bytes: `frames::within_page`).
     fn page(&self, from: u64) -> &[RecordEntry] {
         let start = (from.max(1) - 1).min(self.version()) as usize;
         let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());

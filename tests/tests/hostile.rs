@@ -817,7 +817,7 @@ fn largest_scenario_taken() -> String {
         text.len() <= protocol::scenario::SCENARIO_BYTES_MAX
             && protocol::Scenario::from_toml(&text)
                 .ok()
-                .is_some_and(|s| server::game::check_frames(&s).is_ok())
+                .is_some_and(|s| server::frames::check_frames(&s).is_ok())
     };
     let (mut low, mut high) = (2, protocol::scenario::UNITS_MAX + 1);
     assert!(
