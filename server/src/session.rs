@@ -571,11 +571,20 @@ impl Session {
             .map(|command| view::command_in_ids(self.game(), side, command))
     }
 
-    /// A refusal in the viewer's words: its own stream's event numbers, aliases for what it
-    /// may not name.
-    fn refusal_for(&self, viewer: Viewer, mut violation: RuleViolation) -> RuleViolation {
-        violation.detail = self.streams().text_in_stream(viewer, &violation.detail);
-        violation.detail = view::text_for(self.game(), viewer, &violation.detail);
+    /// A refusal in the viewer's words. Its typed pieces are rendered for the viewer: a unit
+    /// by the name the viewer knows it by (unnamed if it may not know it), an event by the
+    /// viewer's own number for that very event (unnamed if it was not shown it). Prose with
+    /// no pieces names no event; a unit it quotes (`` `id` ``) is given the viewer's name.
+    pub fn refusal_for(&self, viewer: Viewer, mut violation: RuleViolation) -> RuleViolation {
+        if violation.pieces.is_empty() {
+            violation.detail = view::text_for(self.game(), viewer, &violation.detail);
+        } else {
+            let streams = self.streams();
+            violation.detail = violation.render(
+                |id| view::name_for(self.game(), viewer, id),
+                |at| streams.seq_of(viewer, at),
+            );
+        }
         violation
     }
 }
@@ -1061,5 +1070,102 @@ mod tests {
             session.version(RUSSIAN),
             "the Russian alone heard the hidden adjudication"
         );
+    }
+
+    #[test]
+    fn a_unit_a_refusal_names_is_the_readers_name_for_it_however_the_prose_quotes_it() {
+        use protocol::violation::{text, Piece};
+        let session = in_prep_fire();
+        let alias = session.game().aliases.get("r2").cloned().unwrap();
+        // The concealed `r2` and the hidden `r3`, named as typed pieces, with no backquotes
+        // for a text scan to find.
+        let violation = RuleViolation::with(
+            "A12",
+            protocol::ViolationKind::UnitState,
+            vec![
+                Piece::Unit("r2".into()),
+                text(" and "),
+                Piece::Unit("r3".into()),
+                text(" are Russian"),
+            ],
+        );
+        let german = session.refusal_for(GERMAN, violation.clone()).detail;
+        assert_eq!(german, format!("`{alias}` and a unit are Russian"));
+        let spectator = session
+            .refusal_for(Viewer::Spectator, violation.clone())
+            .detail;
+        assert!(
+            !spectator.contains("r2") && !spectator.contains("r3"),
+            "{spectator}"
+        );
+        let russian = session.refusal_for(RUSSIAN, violation).detail;
+        assert_eq!(russian, "`r2` and `r3` are Russian");
+    }
+
+    #[test]
+    fn an_event_a_refusal_names_is_the_readers_own_number_for_it_or_none() {
+        use protocol::violation::{text, Piece};
+        let mut session = in_prep_fire();
+        // A hidden event before the German's move, so its numbers are not the log's.
+        let pin = adjudicate("r3", protocol::Outcome::Pin);
+        play(&mut session, Side::B, pin, None);
+        play(&mut session, Side::A, Command::Done, None);
+        let moved = play(
+            &mut session,
+            Side::A,
+            Command::Move {
+                units: vec!["g1".into(), "g2".into(), "g-ldr".into()],
+                to: "12C4".parse().unwrap(),
+            },
+            None,
+        );
+        let own = numbers(moved.for_viewer(GERMAN))[0];
+        let moved_at = session.streams().at(GERMAN, own).unwrap();
+        // The Russian lets the WA moment pass (B9.324), then its hidden half-squad is
+        // adjudicated: the German is not shown that.
+        play(&mut session, Side::B, Command::DeclineWallAdvantage, None);
+        play(
+            &mut session,
+            Side::B,
+            adjudicate("r3", protocol::Outcome::Break),
+            None,
+        );
+        let hidden_at = session.game().version;
+        assert_eq!(session.streams().seq_of(GERMAN, hidden_at), None);
+        let violation = |at| {
+            RuleViolation::with(
+                "A1",
+                protocol::ViolationKind::NotUndoable,
+                vec![Piece::Event(at), text(" is the Russian's")],
+            )
+        };
+        // Never renumbered onto the German's own event before it.
+        let german = session.refusal_for(GERMAN, violation(hidden_at)).detail;
+        assert_eq!(german, "an event is the Russian's");
+        let russian = session.refusal_for(RUSSIAN, violation(hidden_at)).detail;
+        assert_eq!(
+            russian,
+            format!("#{} is the Russian's", session.version(RUSSIAN))
+        );
+        // An event the German was shown is its own number for it, not the log's.
+        let german = session.refusal_for(GERMAN, violation(moved_at)).detail;
+        assert_eq!(german, format!("#{own} is the Russian's"));
+        assert_ne!(own, moved_at, "the German's numbers are not the log's here");
+        // Through the rules: an undo the German asks for, from its own move, over the
+        // Russian's hidden event, names no number of the German's own events.
+        let undo = session.propose(
+            submitted(Side::A, Command::RequestUndo { from: own }, None),
+            &mut Counting(0),
+        );
+        if let Err(Unproposed::Refused { message, .. }) = undo {
+            let ServerMessage::Refused { violation, .. } = *message else {
+                panic!()
+            };
+            assert!(
+                !violation.detail.contains(&format!("#{own} ")),
+                "{violation}"
+            );
+            assert!(!violation.detail.contains("r3"), "{violation}");
+        }
     }
 }

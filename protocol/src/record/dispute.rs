@@ -19,7 +19,7 @@ use crate::game::event::Event;
 use crate::game::{Game, Viewer};
 use crate::record::chain::Entry;
 use crate::record::fair_dice::{self, Ledger, Nonce};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
 use data_encoding::HEXLOWER;
 
 /// What a refusal about answers and undo cites: the document that defines them.
@@ -71,9 +71,13 @@ pub fn decide(
                     _ => None,
                 })
                 .ok_or_else(|| {
-                    refuse(
+                    refuse_naming(
                         ViolationKind::UnknownEvent,
-                        format!("there is no roll #{roll} for an adjudication to follow"),
+                        vec![
+                            text("there is no roll at "),
+                            Piece::Event(*roll),
+                            text(" for an adjudication to follow"),
+                        ],
                     )
                 })?;
             let cited = format!(
@@ -113,6 +117,12 @@ fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
     RuleViolation::new(RULE, kind, detail)
 }
 
+/// A refusal naming events of the log: each reader is told its own numbers for them
+/// (`RuleViolation::render`), never the log's.
+fn refuse_naming(kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+    RuleViolation::with(RULE, kind, pieces)
+}
+
 fn ledger(log: &[Entry]) -> Ledger {
     let mut ledger = Ledger::default();
     for e in log {
@@ -138,14 +148,17 @@ fn contribute(
     game_over(game)?;
     if let Some(epoch) = ledger(log).open() {
         if epoch.contributions[index(by)].is_some() {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 fair_dice::RULE,
                 ViolationKind::WrongPhase,
-                format!(
-                    "the {} has contributed to the dice under the commitment of #{} already; a side contributes once per seed",
-                    game.side_name(by),
-                    epoch.committed_at
-                ),
+                vec![
+                    text(format!(
+                        "the {} has contributed to the dice under the commitment of ",
+                        game.side_name(by)
+                    )),
+                    Piece::Event(epoch.committed_at),
+                    text(" already; a side contributes once per seed"),
+                ],
             ));
         }
     }
@@ -191,12 +204,13 @@ fn answer(
 ) -> Result<Vec<Event>, RuleViolation> {
     game_over(game)?;
     let unknown = || {
-        refuse(
+        refuse_naming(
             ViolationKind::UnknownEvent,
-            format!(
-                "there is no adjudication #{seq} for the {} to answer",
-                game.side_name(by)
-            ),
+            vec![
+                text("there is no adjudication at "),
+                Piece::Event(seq),
+                text(format!(" for the {} to answer", game.side_name(by))),
+            ],
         )
     };
     let entry = seq
@@ -223,12 +237,13 @@ fn answer(
         _ => return Err(unknown()),
     };
     if entered_by == by {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongSide,
-            format!(
-                "the {} entered #{seq}; the opponent of whoever entered an adjudication answers it",
-                game.side_name(by)
-            ),
+            vec![
+                text(format!("the {} entered ", game.side_name(by))),
+                Piece::Event(seq),
+                text("; the opponent of whoever entered an adjudication answers it"),
+            ],
         ));
     }
     let answered = log[seq as usize..].iter().find(|e| {
@@ -239,9 +254,14 @@ fn answer(
         )
     });
     if let Some(a) = answered {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongPhase,
-            format!("#{seq} was answered at #{} already", a.seq),
+            vec![
+                Piece::Event(seq),
+                text(" was answered at "),
+                Piece::Event(a.seq),
+                text(" already"),
+            ],
         ));
     }
     Ok(vec![match reason {
@@ -340,19 +360,22 @@ pub fn check_undo(
         ));
     }
     if from < 2 || from > to || to as usize > log.len() {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::UnknownEvent,
-            format!("there are no events #{from}–#{to} to take back (the log ends at #{to})"),
+            // No number of the log's, nor its length: they count what the asker was not shown.
+            vec![text("there are no such events to take back")],
         ));
     }
     let first = &log[(from - 1) as usize];
     if first.first != from {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!(
-                "#{from} is part of a command that began at #{}; commands are taken back whole",
-                first.first
-            ),
+            vec![
+                Piece::Event(from),
+                text(" is part of a command that began at "),
+                Piece::Event(first.first),
+                text("; commands are taken back whole"),
+            ],
         ));
     }
     let range = &log[(from - 1) as usize..to as usize];
@@ -364,9 +387,12 @@ pub fn check_undo(
         .clone()
         .find(|(e, _)| matches!(e.event, Event::DiceRolled { .. }));
     if let Some((entry, why)) = rolled.or_else(|| barriers.clone().next()) {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!("#{} {} {why}", entry.seq, entry.event.name()),
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(" {} {why}", entry.event.name())),
+            ],
         ));
     }
     for entry in range.iter().filter(|e| !asking(&e.event)) {
@@ -376,9 +402,14 @@ pub fn check_undo(
                 Some(side) => format!("the {}'s", game.side_name(side)),
                 None => "not attributed to a side".into(),
             };
-            return Err(refuse(
+            return Err(refuse_naming(
                 ViolationKind::NotUndoable,
-                format!("#{seq} is {whose}; a side takes back only its own events"),
+                vec![
+                    Piece::Event(seq),
+                    text(format!(
+                        " is {whose}; a side takes back only its own events"
+                    )),
+                ],
             ));
         }
     }
@@ -418,9 +449,13 @@ fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViola
     check_undo(game, &log[..to as usize], asker, from, to)?;
     let restored =
         Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event)).map_err(|e| {
-            refuse(
+            refuse_naming(
                 ViolationKind::UnknownEvent,
-                format!("the log before #{from} cannot be replayed: {e}"),
+                vec![
+                    text("the log before "),
+                    Piece::Event(from),
+                    text(format!(" cannot be replayed: {e}")),
+                ],
             )
         })?;
     Ok(vec![Event::EventsUndone {
@@ -654,14 +689,14 @@ mod tests {
                 vec![(Side::A, g3_to("20A3"))],
                 Side::A,
                 From::Seq(99),
-                Some((UnknownEvent, "no events #99")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the scenario itself",
                 vec![],
                 Side::A,
                 From::Seq(1),
-                Some((UnknownEvent, "no events #1")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the opponent's adjudication in between",
@@ -809,13 +844,13 @@ mod tests {
                 Side::A,
                 Command::AcceptAdjudication { event: 1 },
                 UnknownEvent,
-                "no adjudication #1",
+                "no adjudication at #1",
             ),
             (
                 Side::A,
                 Command::AcceptAdjudication { event: 99 },
                 UnknownEvent,
-                "no adjudication #99",
+                "no adjudication at #99",
             ),
             (Side::A, dispute(pin, " "), UnitState, "says why"),
             (
