@@ -303,7 +303,7 @@ pub async fn connect_owner(
     join: tokio_tungstenite::tungstenite::Message,
 ) -> Result<Upstream, String> {
     let url = format!("{address}{}", protocol::wire::WIRE_PATH);
-    let config = crate::connection::websocket_config();
+    let config = crate::config::websocket_config();
     let (mut upstream, _) = tokio::time::timeout(
         PROXY_CONNECT_MAX,
         tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true),

@@ -14,7 +14,7 @@
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
 use crate::budget::RateLimit;
-use crate::config::{Config, READ_BUFFER_BYTES};
+use crate::config::Config;
 use crate::game::{Frame, GameHandle, Outbound, Request};
 use crate::metrics::{Counted, Kind, METRICS};
 use crate::review::Review;
@@ -34,7 +34,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, info};
@@ -54,16 +54,6 @@ fn encode(codec: Codec, message: &ServerMessage) -> Message {
         Codec::Json => Message::text(wire::to_json(message)),
         Codec::Bincode => Message::binary(wire::to_bincode(message)),
     }
-}
-
-/// The websocket settings every connection gets: frames and messages capped at
-/// [`FRAME_BYTES_MAX`], so an oversized frame is refused by the reader before it is buffered,
-/// and reads of [`READ_BUFFER_BYTES`].
-pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .max_message_size(Some(FRAME_BYTES_MAX))
-        .max_frame_size(Some(FRAME_BYTES_MAX))
 }
 
 /// Joined state of a connection.

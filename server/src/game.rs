@@ -179,12 +179,6 @@ impl GameHandle {
 /// bounds what a reader that reads, but slower than the game plays, can hold.
 pub const OUTBOUND_BACKLOG_MAX: usize = 4_096;
 
-/// How long a reader whose queue is full may go without writing a single frame before it is
-/// cut off. Judging by progress, not by how full its queue is at one instant, is what keeps a
-/// watcher that is merely not scheduled for a moment (a loaded machine) from being cut off with
-/// the one that has stopped reading.
-pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
-
 /// How often the game retries sending a backlog, and checks for stalled readers.
 const BACKLOG_TICK: Duration = Duration::from_millis(50);
 

@@ -131,7 +131,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
         return;
     };
     let stream = parts.io.into_inner();
-    let config = Some(crate::connection::websocket_config());
+    let config = Some(crate::config::websocket_config());
     let ws = if parts.read_buf.is_empty() {
         WebSocketStream::from_raw_socket(stream, WsRole::Server, config).await
     } else {

@@ -16,7 +16,6 @@
 //! ([`ADMIN_SOCKET`]), which only the directory's owner can reach: the backup is written by the
 //! server process, into a directory the operator names.
 
-use crate::game::GameTask;
 use crate::log::{self, GameMeta};
 use crate::store::{EventStore, GameKey, SledStore};
 use data_encoding::HEXLOWER;
@@ -221,15 +220,9 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
         .ok_or("an envelope line is not hex")?;
     // The seeds in the metadata must be the ones the log commits to.
     let checked = log::verify(&records).map_err(|e| e.to_string())?;
-    let as_store: Arc<dyn EventStore> = store.clone();
-    GameTask::from_log(
-        key,
-        checked,
-        meta.clone(),
-        as_store,
-        crate::game::GameLimits::of(&crate::config::Config::default()),
-    )
-    .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
+    // Loaded as a game is served: every event through the referee, with the metadata's seeds.
+    protocol::referee::Referee::load(checked.entries, meta.seeds.clone())
+        .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
     let meta_stored = store.put_meta(&key, meta.encode());
     let events = records.len() as u64;
     let appended = store.append(&key, 1, records.into_iter().map(|(_, r)| r).collect());
