@@ -42,7 +42,7 @@ pub enum ViolationKind {
     NotUndoable,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error)]
 pub struct RuleViolation {
     /// The rule that forbids the command, as printed (`B9.322`, `A4.2`).
     pub rule: String,
@@ -57,6 +57,16 @@ pub struct RuleViolation {
     #[serde(skip)]
     pub pieces: Vec<Piece>,
 }
+
+/// Two refusals are the same when they say the same: rule, kind and words. The pieces are how
+/// the words were made, and never travel; a refusal read off the wire has none.
+impl PartialEq for RuleViolation {
+    fn eq(&self, other: &RuleViolation) -> bool {
+        self.rule == other.rule && self.kind == other.kind && self.detail == other.detail
+    }
+}
+
+impl Eq for RuleViolation {}
 
 /// A piece of a refusal's detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
