@@ -4,31 +4,16 @@
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
-pub mod audience;
-pub mod boards;
-mod budget;
-pub mod cluster;
-pub mod config;
-mod connection;
-pub mod frames;
-pub mod game;
-pub mod log;
-pub mod logging;
-pub mod metrics;
+pub mod games;
 pub mod nats_harness;
-pub mod once;
-pub mod registry;
-mod review;
-pub mod session;
-pub mod signer;
+pub mod network;
+pub mod operations;
 pub mod signing;
-pub mod startup;
 pub mod store;
-pub mod web;
 
-use config::Config;
-use metrics::METRICS;
-use registry::Registry;
+use games::registry::Registry;
+use operations::config::Config;
+use operations::metrics::METRICS;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -69,7 +54,7 @@ pub struct Shared {
     /// Where spectators' connections are served once joined (`audience`).
     pub(crate) audience: tokio::runtime::Handle,
     /// Board images the page has asked for, read once from the operator's archives.
-    pub(crate) board_images: boards::BoardImages,
+    pub(crate) board_images: operations::boards::BoardImages,
 }
 
 /// A connection's place under the connection limits, held for as long as it lives.
@@ -163,7 +148,7 @@ pub async fn run(
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
-    let audience = audience::Audience::start(audience::AUDIENCE_NICE)
+    let audience = network::audience::Audience::start(network::audience::AUDIENCE_NICE)
         .map_err(|e| format!("cannot start the audience's threads: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
@@ -175,7 +160,7 @@ pub async fn run(
         per_ip: Mutex::new(HashMap::new()),
         stopping,
         audience: audience.handle(),
-        board_images: boards::BoardImages::default(),
+        board_images: operations::boards::BoardImages::default(),
     });
     let mut connections = JoinSet::new();
     if let Some(addr) = local {
@@ -219,7 +204,7 @@ pub async fn run(
                 };
                 let shared = shared.clone();
                 connections.spawn(async move {
-                    web::serve(stream, peer, shared, admitted).await;
+                    network::web::serve(stream, peer, shared, admitted).await;
                     drop(refusing);
                 });
             }

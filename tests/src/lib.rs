@@ -4,7 +4,7 @@
 
 pub mod chromium;
 
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::{EventStore, SledStore};
 use std::net::SocketAddr;
 use std::path::Path;

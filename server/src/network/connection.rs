@@ -13,11 +13,11 @@
 //! client's own buffers, costing the server nothing.
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
-use crate::budget::RateLimit;
-use crate::config::Config;
-use crate::game::{Frame, GameHandle, Outbound, Request};
-use crate::metrics::{Counted, Kind, METRICS};
-use crate::review::Review;
+use crate::games::review::Review;
+use crate::games::task::{Frame, GameHandle, Outbound, Request};
+use crate::operations::budget::RateLimit;
+use crate::operations::config::Config;
+use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
@@ -184,7 +184,7 @@ impl Connection {
     /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
     /// under the connection limits) is given back last.
     /// A connection that joins as a spectator goes on serving on the audience's threads
-    /// (`crate::audience`), so that its writes never queue before a player's frame.
+    /// (`crate::network::audience`), so that its writes never queue before a player's frame.
     async fn finish(mut self, admitted: Admitted) {
         let mut shutdown = self.shared.stopping.clone();
         let served = self.serve_frames(&mut shutdown).await;
@@ -195,7 +195,7 @@ impl Connection {
                 let served = self.serve_frames(&mut shutdown).await;
                 self.end(served, admitted).await;
             });
-            crate::audience::serve_on(&audience, rest).await;
+            crate::network::audience::serve_on(&audience, rest).await;
             return;
         }
         self.end(served, admitted).await;
@@ -799,7 +799,7 @@ impl Connection {
         };
         // The scenario limits bound the file; this bounds what it unfolds to, so every frame
         // the game will send fits the frame limit.
-        if let Err(why) = crate::frames::check_frames(&scenario) {
+        if let Err(why) = crate::games::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
             return self.error(ErrorCode::BadScenario, why).await;
         }
@@ -963,12 +963,12 @@ impl Connection {
     /// the game.
     async fn join_elsewhere(
         &mut self,
-        cluster: &crate::cluster::Cluster,
+        cluster: &crate::games::cluster::Cluster,
         game: &str,
         token: &str,
         since: Option<u64>,
     ) -> Result<bool, Closing> {
-        use crate::cluster::{self, Relayed};
+        use crate::games::cluster::{self, Relayed};
         let deadline = tokio::time::Instant::now() + cluster.join_wait();
         loop {
             let address = match self.shared.registry.locate(cluster, game).await {

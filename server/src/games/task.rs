@@ -8,10 +8,10 @@
 //! request at a time, a viewer's snapshot and the events after it can never overlap or leave
 //! a gap.
 
-use crate::config::Config;
-use crate::log::{self, GameMeta};
-use crate::metrics::METRICS;
-use crate::session::{Committed, Entropy, Read, Session, Submitted, Unproposed};
+use crate::games::session::{Committed, Entropy, Read, Session, Submitted, Unproposed};
+use crate::operations::config::Config;
+use crate::operations::metrics::METRICS;
+use crate::store::envelope::{self, GameMeta};
 use crate::store::{EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::game::{Game, Viewer};
@@ -86,7 +86,7 @@ pub enum Request {
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     },
     /// A side's command; the reply (`Accepted`/`Refused`) goes to the subscriber's `out`.
-    /// `key`: the client's exactly-once key, if it gave one (`crate::once`).
+    /// `key`: the client's exactly-once key, if it gave one (`crate::games::command_keys`).
     Command {
         subscriber: u64,
         side: Side,
@@ -284,7 +284,7 @@ impl Subscriber {
 pub struct GameTask {
     key: GameKey,
     /// The game itself, with no IO in it: referee, streams, checkpoints, command keys
-    /// (`crate::session`). This task does the IO around it.
+    /// (`crate::games::session`). This task does the IO around it.
     session: Session,
     /// Token digests and dice seeds, rewritten when a new seed is drawn.
     meta: GameMeta,
@@ -292,7 +292,7 @@ pub struct GameTask {
     /// Set when a client showed it was sent a version past this log's end, or a signed head
     /// this log does not reach: the log was rolled back (a restored old copy, a disk that lost
     /// writes). Says what is missing; from then on the game refuses play and joins, and its log
-    /// is left as it is for the operator. Stored with the game's metadata (`log::GameMarks`),
+    /// is left as it is for the operator. Stored with the game's metadata (`envelope::GameMarks`),
     /// so a restart does not forget it.
     rolled_back: Option<String>,
     subscribers: Vec<Subscriber>,
@@ -301,11 +301,11 @@ pub struct GameTask {
     next_subscriber: u64,
     limits: GameLimits,
     /// The audience's reads, all spectators together.
-    audience_reads: crate::budget::RateLimit,
+    audience_reads: crate::operations::budget::RateLimit,
     /// What signs this game's receipts (in batches with other games') and exports
     /// (`docs/review.md`).
-    signer: Option<crate::signer::Signer>,
-    /// Lets the game go when idle (`crate::registry`); without one it runs until its handles
+    signer: Option<crate::signing::batch::Signer>,
+    /// Lets the game go when idle (`crate::games::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
 }
@@ -328,7 +328,7 @@ impl GameTask {
     /// with the dice seeds from its metadata.
     pub fn from_log(
         key: GameKey,
-        verified: log::VerifiedLog,
+        verified: envelope::VerifiedLog,
         meta: GameMeta,
         store: Arc<dyn EventStore>,
         limits: GameLimits,
@@ -344,7 +344,7 @@ impl GameTask {
             stopped: false,
             rolled_back: None,
             next_subscriber: 1,
-            audience_reads: crate::budget::RateLimit::new(
+            audience_reads: crate::operations::budget::RateLimit::new(
                 limits.audience_reads_per_second_max,
                 2 * limits.audience_reads_per_second_max,
             ),
@@ -354,8 +354,8 @@ impl GameTask {
         })
     }
 
-    /// A game found rolled back before (its stored `log::GameMarks`): it stays refused.
-    pub fn marked(mut self, marks: log::GameMarks) -> GameTask {
+    /// A game found rolled back before (its stored `envelope::GameMarks`): it stays refused.
+    pub fn marked(mut self, marks: envelope::GameMarks) -> GameTask {
         self.rolled_back = marks.rolled_back;
         self
     }
@@ -363,12 +363,12 @@ impl GameTask {
     /// The head of `viewer`'s own stream now, signed: the receipt sent with `joined` and
     /// `accepted`. It covers the game, the viewer's own sequence and its `StreamHash` — what
     /// the viewer was shown, nothing of the log's length or head. Signed in a batch with the
-    /// receipts other games ask for at the same moment (`crate::signer`); this task asks for
+    /// receipts other games ask for at the same moment (`crate::signing::batch`); this task asks for
     /// one receipt at a time, so no batch ever holds two heads of this game.
     async fn receipt(&self, viewer: Viewer) -> Option<SignedHead> {
         let signer = self.signer.as_ref()?;
         let head = Head::of_stream(
-            &log::game_id(&self.key),
+            &envelope::game_id(&self.key),
             viewer,
             self.session.version(viewer),
             self.session.stream_head(viewer),
@@ -377,7 +377,7 @@ impl GameTask {
     }
 
     /// Signs this game's exports and its viewers' heads with `signer`'s key.
-    pub fn signed_by(mut self, signer: crate::signer::Signer) -> GameTask {
+    pub fn signed_by(mut self, signer: crate::signing::batch::Signer) -> GameTask {
         self.signer = Some(signer);
         self
     }
@@ -398,7 +398,7 @@ impl GameTask {
 
     /// The metadata as this task holds it, its rollback mark after it.
     fn meta_marked(&self) -> Vec<u8> {
-        self.meta.encode_marked(&log::GameMarks {
+        self.meta.encode_marked(&envelope::GameMarks {
             rolled_back: self.rolled_back.clone(),
         })
     }
@@ -412,7 +412,7 @@ impl GameTask {
                 .is_some_and(|let_go| let_go(self.meta_marked()));
         if gone {
             METRICS.games_unloaded.inc();
-            debug!(game = %log::game_id(&self.key), "idle game unloaded");
+            debug!(game = %envelope::game_id(&self.key), "idle game unloaded");
         }
         gone
     }
@@ -473,7 +473,7 @@ impl GameTask {
             }
         }
         METRICS.games_loaded.dec();
-        debug!(game = %log::game_id(&self.key), "game task ends");
+        debug!(game = %envelope::game_id(&self.key), "game task ends");
     }
 
     /// The audience's request, or `Leave` (nothing to do) once it is answered `limit_reached`
@@ -641,7 +641,7 @@ impl GameTask {
                     protocol::record::receipt::check(
                         &receipt,
                         &trusted,
-                        &log::game_id(&self.key),
+                        &envelope::game_id(&self.key),
                         Some(viewer),
                         self.session.streams(),
                     )
@@ -652,7 +652,7 @@ impl GameTask {
                     self.flag_rollback(viewer, &mismatch.to_string()).await
                 }
                 Err(mismatch) => {
-                    warn!(game = %log::game_id(&self.key), %mismatch, "a join's receipt is not this server's for this game and viewer");
+                    warn!(game = %envelope::game_id(&self.key), %mismatch, "a join's receipt is not this server's for this game and viewer");
                     let _ = reply.send(Err((
                         ErrorCode::BadReceipt,
                         format!("the receipt you sent is not one this server signed for you in this game: {mismatch}"),
@@ -667,7 +667,7 @@ impl GameTask {
             // link is shared widely) could make one up. Only a signed receipt can mark a game
             // rolled back; this claim is refused to this connection alone, and the operator's
             // log is not alarmed by it.
-            debug!(game = %log::game_id(&self.key), ?viewer, held, stored = version, "a join claims a version past its stream's end, with no receipt");
+            debug!(game = %envelope::game_id(&self.key), ?viewer, held, stored = version, "a join claims a version past its stream's end, with no receipt");
             let _ = reply.send(Err((
                 ErrorCode::BeyondEnd,
                 format!("you claim version {held} of your stream, but it ends at version {version} here; nothing is marked: if this server sent you later events, show its receipt for them (`join_with_receipt`)"),
@@ -684,7 +684,7 @@ impl GameTask {
         let resume_from = since
             .filter(|s| *s >= 1 && *s <= version && ((version - *s) as usize) < out.capacity());
         let mut first = vec![Frame::new(ServerMessage::Joined {
-            game: log::game_id(&self.key),
+            game: envelope::game_id(&self.key),
             viewer,
             version,
             state_hash: projection.state_hash(),
@@ -727,7 +727,7 @@ impl GameTask {
     /// for): the game is marked — in its stored metadata as well, so a restart keeps it
     /// refused — and the operator told.
     async fn flag_rollback(&mut self, viewer: Viewer, what: &str) {
-        let id = log::game_id(&self.key);
+        let id = envelope::game_id(&self.key);
         if self.rolled_back.is_some() {
             // Marked already: the first finding is the one kept and told.
             warn!(game = %id, ?viewer, what, "another client shows the rollback of a game marked rolled back");
@@ -742,7 +742,7 @@ impl GameTask {
         let why = format!(
             "game `{id}` was rolled back: {what}; play is stopped until the operator restores the game from a backup"
         );
-        let marks = log::GameMarks {
+        let marks = envelope::GameMarks {
             rolled_back: Some(why.clone()),
         };
         if let Err(e) = self
@@ -772,7 +772,7 @@ impl GameTask {
         let mut proposal = match self.session.propose(submitted, &mut OsEntropy) {
             Ok(proposal) => proposal,
             Err(Unproposed::Again(mut again)) => {
-                debug!(game = %log::game_id(&self.key), id, "command sent again; answered from the log");
+                debug!(game = %envelope::game_id(&self.key), id, "command sent again; answered from the log");
                 self.sign(side, &mut again).await;
                 self.send_to(subscriber, Frame::new(*again));
                 return;
@@ -791,7 +791,7 @@ impl GameTask {
                 if let Some(limit) = limit {
                     METRICS.refused(limit);
                 }
-                debug!(game = %log::game_id(&self.key), id, ?limit, "command refused");
+                debug!(game = %envelope::game_id(&self.key), id, ?limit, "command refused");
                 self.send_to(subscriber, Frame::new(*message));
                 return;
             }
@@ -822,7 +822,7 @@ impl GameTask {
             .append_seconds
             .observe(appending.elapsed().as_secs_f64());
         if let Err(e) = stored {
-            warn!(game = %log::game_id(&self.key), why = %e, "append failed; command not applied");
+            warn!(game = %envelope::game_id(&self.key), why = %e, "append failed; command not applied");
             if matches!(
                 e,
                 StoreError::SequenceMismatch { .. } | StoreError::Uncertain(_)
@@ -832,7 +832,7 @@ impl GameTask {
                 // the log's. Nothing of this command was applied or sent.
                 self.relinquish(&format!(
                     "this server node no longer holds game `{}`'s log ({e})",
-                    log::game_id(&self.key)
+                    envelope::game_id(&self.key)
                 ));
                 return;
             }
@@ -853,14 +853,14 @@ impl GameTask {
         let committed = self.session.commit(proposal);
         // At `debug`, as a refusal is: one line per command would cost a busy server more
         // than deciding it, and the log itself is the record of every command.
-        debug!(game = %log::game_id(&self.key), version = self.game().version, "command accepted");
+        debug!(game = %envelope::game_id(&self.key), version = self.game().version, "command accepted");
         self.deliver(subscriber, committed).await;
     }
 
     /// Sends a committed command's frames: each viewer's once per viewer class, shared by every
     /// subscriber with that view. Who hears first: the other player, then the actor (its reply
     /// waits for its receipt's signature, signed in a batch with other games':
-    /// `crate::signer`), then the audience. The other player's connection runs while the
+    /// `crate::signing::batch`), then the audience. The other player's connection runs while the
     /// receipt is signed, and however large the audience, neither player's frame is queued
     /// behind its writes.
     async fn deliver(&mut self, subscriber: u64, committed: Committed) {
@@ -921,7 +921,7 @@ impl GameTask {
             return;
         }
         let header = ExportPage {
-            game: log::game_id(&self.key),
+            game: envelope::game_id(&self.key),
             version: game.version,
             head: self.session.head(),
             state_hash: game.state_hash(),
@@ -932,7 +932,7 @@ impl GameTask {
             signed: self.signer.as_ref().map(|signer| {
                 SignedHead::sign(
                     signer.key(),
-                    &log::game_id(&self.key),
+                    &envelope::game_id(&self.key),
                     Stream::FullLog,
                     game.version,
                     self.session.head(),
@@ -959,7 +959,7 @@ impl GameTask {
     /// Tells every viewer to reconnect (`ErrorCode::Moved`) and ends the task: whatever this
     /// task decided and could not store was never acknowledged or broadcast.
     fn relinquish(&mut self, why: &str) {
-        warn!(game = %log::game_id(&self.key), why, "this node stops serving the game");
+        warn!(game = %envelope::game_id(&self.key), why, "this node stops serving the game");
         let ids: Vec<u64> = self.subscribers.iter().map(|s| s.id).collect();
         for id in ids {
             self.send_to(
@@ -998,7 +998,7 @@ impl GameTask {
             .count();
         if behind > 0 {
             METRICS.slow_readers_dropped.inc_by(behind as u64);
-            warn!(game = %log::game_id(&self.key), count = behind, "dropping viewers that fell behind");
+            warn!(game = %envelope::game_id(&self.key), count = behind, "dropping viewers that fell behind");
         }
         self.subscribers.retain(|s| !ids.contains(&s.id));
     }

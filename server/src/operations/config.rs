@@ -97,7 +97,7 @@ pub const GAMES_MAX: usize = 100_000;
 /// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
-/// Accepted commands whose client keys one seat of one game remembers (`crate::once`). A
+/// Accepted commands whose client keys one seat of one game remembers (`crate::games::command_keys`). A
 /// re-sent command is one a client lost the answer to, or a script run again from its start;
 /// 100,000 is more commands than any one side gives in a long campaign game, so every re-sent
 /// command of a game is recognised, at about 40 bytes a key.
@@ -170,8 +170,8 @@ pub struct Config {
     pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
     /// This server node's name (`--node-id`), given as the owner of the games it serves.
     pub node_id: Option<String>,
-    /// The other server nodes sharing a NATS store, when there are any (`crate::cluster`).
-    pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
+    /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
+    pub cluster: Option<std::sync::Arc<crate::games::cluster::Cluster>>,
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,

@@ -192,7 +192,7 @@ mod tests {
 
     fn game() -> Game {
         let scenario = protocol::Scenario::from_toml(include_str!(
-            "../../scenarios/b9-41-wall-advantage.toml"
+            "../../../scenarios/b9-41-wall-advantage.toml"
         ))
         .unwrap();
         Game::replay([&Event::GameCreated { scenario }]).unwrap()

@@ -2,7 +2,7 @@
 //! command keys, with no IO in it. No tokio, no store, no clock, no OS randomness: what comes
 //! from outside (the randomness a command draws, and later the time) arrives as arguments, and
 //! what goes out (records to store, frames to send) leaves as data. The game's task
-//! (`crate::game`) does the IO around it: inboxes, the store's append, signing, delivery.
+//! (`crate::games::task`) does the IO around it: inboxes, the store's append, signing, delivery.
 //!
 //! A command goes through it in two steps, so nothing changes until the store says so:
 //! - [`Session::propose`]: the viewer's ids turned into the log's, the command decided, its
@@ -15,9 +15,9 @@
 //! [`Session::read`] answers everything that only reads: states, log and record pages, past
 //! positions, previews, LOS.
 
-use crate::frames::{self, within_page};
-use crate::log::{self, VerifiedLog};
-use crate::once::{self, CommandDigest, Made, Remembered};
+use crate::games::command_keys::{self, CommandDigest, Made, Remembered};
+use crate::games::frames::{self, within_page};
+use crate::store::envelope::{self, VerifiedLog};
 use protocol::chain::{Entry, LogHash, Salt};
 use protocol::game::{view, Game, Viewer};
 use protocol::record::referee::Decision;
@@ -46,7 +46,7 @@ pub struct Submitted {
     pub id: u64,
     /// In the side's own terms: its stream's event numbers, the aliases it knows.
     pub command: Command,
-    /// The client's exactly-once key, if it gave one (`crate::once`).
+    /// The client's exactly-once key, if it gave one (`crate::games::command_keys`).
     pub key: Option<u64>,
     // The server's time at submission goes here when games have clocks: the session never
     // reads a clock of its own.
@@ -155,7 +155,7 @@ pub struct Session {
     checkpoints: Checkpoints,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
-    /// What the scenario lets a command's frames hold (`crate::frames`), measured when the
+    /// What the scenario lets a command's frames hold (`crate::games::frames`), measured when the
     /// first command asks.
     frame_bounds: OnceLock<frames::Bounds>,
     /// The node serving the game, named in `state` answers as its owner.
@@ -322,7 +322,7 @@ impl Session {
                 signed: None,
             })));
         }
-        let sent = key.map(|_| once::digest(&command));
+        let sent = key.map(|_| command_keys::digest(&command));
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again). Dice from the committed seed and the players'
         // contributions so far (`protocol::referee`, `docs/dice.md`).
@@ -363,7 +363,7 @@ impl Session {
         let mut records = Vec::with_capacity(entries.len());
         let mut hashes = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let (bytes, hash) = log::seal_entry(prev, entropy.salt(), entry);
+            let (bytes, hash) = envelope::seal_entry(prev, entropy.salt(), entry);
             records.push(bytes);
             hashes.push(hash);
             prev = hash;
@@ -399,7 +399,7 @@ impl Session {
         );
         let side = decision.issued.by;
         let key = decision.key;
-        let logged = Some(once::digest(&decision.issued.command));
+        let logged = Some(command_keys::digest(&decision.issued.command));
         let heard_before =
             VIEWERS.map(|viewer| self.streams.get().map(|f| f.streams().len(viewer)));
         self.log.extend(hashes);
@@ -552,14 +552,14 @@ impl Session {
     /// known) the same once put in the log's ids. A key from before commands were logged
     /// cannot be told, and is taken as the same.
     fn same_command(&self, side: Side, made: &Made, command: &Command) -> bool {
-        if made.sent == Some(once::digest(command)) {
+        if made.sent == Some(command_keys::digest(command)) {
             return true;
         }
         match made.logged {
             None => made.sent.is_none(),
             Some(logged) => self
                 .command_for_rules(side, command.clone())
-                .is_ok_and(|in_log| once::digest(&in_log) == logged),
+                .is_ok_and(|in_log| command_keys::digest(&in_log) == logged),
         }
     }
 
@@ -654,7 +654,7 @@ mod tests {
     /// version, while the checkpoints thin out as the game grows.
     #[test]
     fn positions_from_checkpoints_are_the_replayed_positions() {
-        let text = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+        let text = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
         let scenario =
             protocol::Scenario::from_toml(&text.replace("turns = 2\n", "turns = 30\n")).unwrap();
         let mut entries = vec![protocol::chain::Entry::created(scenario)];
@@ -698,7 +698,7 @@ mod tests {
     /// taken back, the German assault group in the sewers (hidden from the Russian), an
     /// adjudication answered, and every step to the end.
     fn played() -> Referee {
-        let text = include_str!("../../scenarios/sewer-infiltration.toml");
+        let text = include_str!("../../../scenarios/sewer-infiltration.toml");
         let scenario = protocol::Scenario::from_toml(text).unwrap();
         let created = protocol::chain::Entry::created(scenario);
         let mut referee = Referee::new(created, vec![[7; 32]]).unwrap();
@@ -767,18 +767,21 @@ mod tests {
             eager.push(&before, &after, &entry.event);
             before = after;
         }
-        let mut prev = log::GENESIS;
+        let mut prev = envelope::GENESIS;
         let records: Vec<(u64, Vec<u8>)> = referee
             .entries()
             .iter()
             .map(|entry| {
-                let (bytes, hash) = log::seal_entry(prev, [entry.seq as u8; 16], entry);
+                let (bytes, hash) = envelope::seal_entry(prev, [entry.seq as u8; 16], entry);
                 prev = hash;
                 (entry.seq, bytes)
             })
             .collect();
-        let session =
-            Session::from_log(log::verify(&records).unwrap(), referee.seeds().to_vec()).unwrap();
+        let session = Session::from_log(
+            envelope::verify(&records).unwrap(),
+            referee.seeds().to_vec(),
+        )
+        .unwrap();
         assert_eq!(session.game().state_hash(), referee.game().state_hash());
         assert_eq!(session.head(), prev);
         assert!(session.streams.get().is_none(), "nothing read them yet");
@@ -824,7 +827,7 @@ mod tests {
         }
     }
 
-    const VILLAGE: &str = include_str!("../../scenarios/village-outskirts.toml");
+    const VILLAGE: &str = include_str!("../../../scenarios/village-outskirts.toml");
     const GERMAN: Viewer = Viewer::Side(Side::A);
     const RUSSIAN: Viewer = Viewer::Side(Side::B);
 
@@ -832,8 +835,8 @@ mod tests {
     fn session(toml: &str) -> Session {
         let scenario = protocol::Scenario::from_toml(toml).unwrap();
         let created = Entry::created(scenario);
-        let (bytes, _) = log::seal_entry(log::GENESIS, [0; 16], &created);
-        let session = Session::from_log(log::verify(&[(1, bytes)]).unwrap(), vec![[7; 32]]);
+        let (bytes, _) = envelope::seal_entry(envelope::GENESIS, [0; 16], &created);
+        let session = Session::from_log(envelope::verify(&[(1, bytes)]).unwrap(), vec![[7; 32]]);
         let session = session.unwrap();
         // Read once, so commits keep the streams in step as a joined game's do.
         session.streams();
