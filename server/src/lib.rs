@@ -130,13 +130,24 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), String> {
+    run_in_cluster(listener, store, config, None, shutdown).await
+}
+
+/// [`run`] on a node of a cluster of servers sharing a NATS store (`games::cluster`).
+pub async fn run_in_cluster(
+    listener: TcpListener,
+    store: Arc<dyn EventStore>,
+    config: Config,
+    cluster: Option<Arc<games::cluster::Cluster>>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), String> {
     let local = listener.local_addr().ok();
     // Creating games without the admin token is for a server only this machine can reach,
     // unless the operator says otherwise.
     let open_creation = config.open_creation.unwrap_or_else(|| {
         config.admin_token.is_none() && local.is_some_and(|a| a.ip().is_loopback())
     });
-    if let (Some(cluster), Some(local)) = (&config.cluster, local) {
+    if let (Some(cluster), Some(local)) = (&cluster, local) {
         let host = match local.ip() {
             ip if ip.is_unspecified() => "127.0.0.1".to_string(),
             ip => ip.to_string(),
@@ -144,7 +155,11 @@ pub async fn run(
         cluster.set_address(format!("ws://{host}:{}", local.port()));
     }
     let config = Arc::new(config);
-    let registry = Arc::new(Registry::open(store, (*config).clone())?);
+    let registry = Arc::new(Registry::open_in_cluster(
+        store,
+        (*config).clone(),
+        cluster.clone(),
+    )?);
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
@@ -233,7 +248,7 @@ pub async fn run(
     {
         warn!("games still stopping at the shutdown deadline");
     }
-    if let Some(cluster) = &config.cluster {
+    if let Some(cluster) = &cluster {
         cluster.release_all().await;
     }
     info!("stopped");

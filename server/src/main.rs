@@ -241,7 +241,7 @@ async fn main() -> anyhow::Result<()> {
     // Bound only once the store is open: a server that cannot open it never listens.
     let listener = bind(&flags.listen).await?;
     config.node_id = Some(node_id(&flags, &listener));
-    serve(listener, store, config, public_url.as_deref())
+    serve(listener, store, config, None, public_url.as_deref())
         .await
         .unwrap_or_else(|e| {
             // The one way `run` fails: the store's list of games cannot be read.
@@ -310,6 +310,7 @@ async fn serve(
     listener: tokio::net::TcpListener,
     store: Arc<dyn server::store::EventStore>,
     config: Config,
+    cluster: Option<Arc<server::games::cluster::Cluster>>,
     public_url: Option<&str>,
 ) -> Result<(), String> {
     if let Ok(local) = listener.local_addr() {
@@ -320,7 +321,7 @@ async fn serve(
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, store, config, shutdown).await
+    server::run_in_cluster(listener, store, config, cluster, shutdown).await
 }
 
 /// `--public-url`, checked.
@@ -368,13 +369,21 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     );
     let config = Config {
         node_id: Some(node_id),
-        cluster: Some(Arc::new(cluster)),
         ..config_of(&flags, signing_key, public_url.clone()).unwrap_or_else(|e| {
             eprintln!("asl-server: --boards: {e}");
             std::process::exit(2);
         })
     };
-    if let Err(e) = serve(listener, Arc::new(store), config, public_url.as_deref()).await {
+    let cluster = Some(Arc::new(cluster));
+    if let Err(e) = serve(
+        listener,
+        Arc::new(store),
+        config,
+        cluster,
+        public_url.as_deref(),
+    )
+    .await
+    {
         eprintln!("asl-server: the NATS store's list of games cannot be read: {e}");
         std::process::exit(EXIT_STORE);
     }

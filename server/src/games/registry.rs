@@ -93,6 +93,8 @@ pub struct Registry {
     config: Config,
     /// Signs every game's receipts, in batches across games (`crate::signing::batch`).
     signer: crate::signing::batch::Signer,
+    /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
+    cluster: Option<Arc<crate::games::cluster::Cluster>>,
 }
 
 /// A refusal to hand out a game, as it goes on the wire.
@@ -206,6 +208,16 @@ impl Registry {
     /// bad event, and logged. Each game is replayed when someone first joins it (a join that
     /// comes before the check reaches its game verifies the chain itself).
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
+        Registry::open_in_cluster(store, config, None)
+    }
+
+    /// [`Registry::open`] on a node of a cluster: games are served through leases, and games
+    /// whose lease this node lost are given up.
+    pub fn open_in_cluster(
+        store: Arc<dyn EventStore>,
+        config: Config,
+        cluster: Option<Arc<crate::games::cluster::Cluster>>,
+    ) -> Result<Registry, String> {
         let listed = without_panics(|| store.games())
             .map_err(|panicked| {
                 format!("the list of games cannot be read (the store panicked: {panicked})")
@@ -227,9 +239,9 @@ impl Registry {
         };
         let games = Arc::new(Mutex::new(games));
         let mut tasks = vec![checker];
-        if let Some(lost) = config.cluster.as_ref().and_then(|c| c.take_lost()) {
+        if let Some(lost) = cluster.as_ref().and_then(|c| c.take_lost()) {
             tasks.push(tokio::spawn(give_up_lost(
-                config.cluster.clone().expect("a cluster"),
+                cluster.clone().expect("a cluster"),
                 lost,
                 games.clone(),
             )));
@@ -243,7 +255,13 @@ impl Registry {
             store,
             signer: crate::signing::batch::Signer::new(config.signing_key.clone()),
             config,
+            cluster,
         })
+    }
+
+    /// The cluster this node serves games in, if any.
+    pub fn cluster(&self) -> Option<&Arc<crate::games::cluster::Cluster>> {
+        self.cluster.as_ref()
     }
 
     /// The public key of the key heads are signed with.
@@ -408,7 +426,7 @@ impl Registry {
             // The dice seed, committed to (its hash shown to players) from the start.
             seeds: vec![random_bytes()],
         };
-        if let Some(cluster) = &self.config.cluster {
+        if let Some(cluster) = &self.cluster {
             cluster
                 .claim_new(&key)
                 .await

@@ -865,7 +865,7 @@ impl Connection {
                 .filter(|r| r.game == game && r.check(&key).is_ok())
                 .map(|r| r.version)
         });
-        if let Some(cluster) = self.config.cluster.clone() {
+        if let Some(cluster) = self.shared.registry.cluster().cloned() {
             if self.join_elsewhere(&cluster, game, token, since).await? {
                 return Ok(());
             }

@@ -170,8 +170,6 @@ pub struct Config {
     pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
     /// This server node's name (`--node-id`), given as the owner of the games it serves.
     pub node_id: Option<String>,
-    /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
-    pub cluster: Option<std::sync::Arc<crate::games::cluster::Cluster>>,
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
@@ -211,7 +209,6 @@ impl Default for Config {
             allowed_origins: vec![],
             signing_key: std::sync::Arc::new(fresh_signing_key()),
             node_id: None,
-            cluster: None,
             boards: None,
         }
     }
