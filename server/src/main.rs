@@ -4,8 +4,8 @@
 //! the same code.
 
 use clap::{Parser, Subcommand};
-use server::config::{self, Config};
-use server::startup;
+use server::operations::config::{self, Config};
+use server::operations::startup;
 use server::store::backup::{self, admin};
 use server::store::{OpenError, SledStore};
 use std::io::Write;
@@ -35,7 +35,7 @@ struct Flags {
     node_id: Option<String>,
     /// Seconds a game's lease lasts without renewal on a NATS store: how long a game waits
     /// for a new owner after its node dies.
-    #[arg(long, default_value_t = server::cluster::LEASE_TTL.as_secs())]
+    #[arg(long, default_value_t = server::games::cluster::LEASE_TTL.as_secs())]
     lease_ttl_s: u64,
     /// The address players and spectators reach this server at, when it is not the listen
     /// address (behind a TLS reverse proxy: `wss://asl.example.org`); used in the links the
@@ -204,7 +204,7 @@ fn hostname() -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    server::logging::init();
+    server::operations::logging::init();
     let mut flags = Flags::parse();
     let store_url = store_url(&flags)?;
     if let StoreUrl::Sled(dir) = &store_url {
@@ -223,12 +223,12 @@ async fn main() -> anyhow::Result<()> {
     match &flags.task {
         Some(Task::Backup { dir }) => {
             let done = backup_command(&flags.data_dir, dir).await;
-            server::logging::flush();
+            server::operations::logging::flush();
             return done;
         }
         Some(Task::Restore { dir }) => {
             // The key first: the restored games' receipts are signed with it.
-            match server::signing::restore(dir, &flags.data_dir) {
+            match server::signing::key::restore(dir, &flags.data_dir) {
                 Ok(Some(key)) => println!("server key {key} restored with the backup"),
                 Ok(None) => println!(
                     "the backup holds no signing key: the server will make a new one, and receipts or exports signed before cannot be checked against it"
@@ -244,13 +244,13 @@ async fn main() -> anyhow::Result<()> {
                     anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
                 })?;
             println!("restored {report}");
-            server::logging::flush();
+            server::operations::logging::flush();
             return Ok(());
         }
         None => {}
     }
     let public_url = public_url(&flags)?;
-    let signing_key = server::signing::load_or_create(&flags.data_dir)
+    let signing_key = server::signing::key::load_or_create(&flags.data_dir)
         .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
     let public = protocol::record::signed::ServerKey::of(&signing_key);
     // Written, not `println!`: with stdout on a full disk the server still serves.
@@ -272,7 +272,7 @@ async fn main() -> anyhow::Result<()> {
     // Bound only once the store is open: a server that cannot open it never listens.
     let listener = bind(&flags.listen).await?;
     config.node_id = Some(node_id(&flags, &listener));
-    serve(listener, store, config, public_url.as_deref())
+    serve(listener, store, config, None, public_url.as_deref())
         .await
         .unwrap_or_else(|e| {
             // The one way `run` fails: the store's list of games cannot be read.
@@ -281,10 +281,10 @@ async fn main() -> anyhow::Result<()> {
                 flags.data_dir.display(),
                 damaged_advice(&flags.data_dir)
             );
-            server::logging::flush();
+            server::operations::logging::flush();
             std::process::exit(EXIT_STORE);
         });
-    server::logging::flush();
+    server::operations::logging::flush();
     Ok(())
 }
 
@@ -308,7 +308,10 @@ fn config_of(
 ) -> Result<Config, String> {
     let boards = match &flags.boards {
         None => None,
-        Some(dir) => Some(server::boards::open(dir, flags.vasl_module.as_deref())?),
+        Some(dir) => Some(server::operations::boards::open(
+            dir,
+            flags.vasl_module.as_deref(),
+        )?),
     };
     Ok(Config {
         signing_key: Arc::new(signing_key),
@@ -371,6 +374,7 @@ async fn serve(
     listener: tokio::net::TcpListener,
     store: Arc<dyn server::store::EventStore>,
     config: Config,
+    cluster: Option<Arc<server::games::cluster::Cluster>>,
     public_url: Option<&str>,
 ) -> Result<(), String> {
     if let Ok(local) = listener.local_addr() {
@@ -381,7 +385,7 @@ async fn serve(
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, store, config, shutdown).await
+    server::run_in_cluster(listener, store, config, cluster, shutdown).await
 }
 
 /// `--public-url`, checked.
@@ -413,8 +417,8 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     let node_id = node_id(&flags, &listener);
     let (connected, runtime, id) = (store.connected(), store.runtime(), node_id.clone());
     let opened = tokio::task::spawn_blocking(move || {
-        let cluster = server::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
-        let key = server::cluster::signing_key(&connected, &runtime)?;
+        let cluster = server::games::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
+        let key = server::games::cluster::signing_key(&connected, &runtime)?;
         Ok::<_, String>((cluster, key))
     })
     .await?;
@@ -429,17 +433,25 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     );
     let config = Config {
         node_id: Some(node_id),
-        cluster: Some(Arc::new(cluster)),
         ..config_of(&flags, signing_key, public_url.clone()).unwrap_or_else(|e| {
             eprintln!("asl-server: --boards: {e}");
             std::process::exit(2);
         })
     };
-    if let Err(e) = serve(listener, Arc::new(store), config, public_url.as_deref()).await {
+    let cluster = Some(Arc::new(cluster));
+    if let Err(e) = serve(
+        listener,
+        Arc::new(store),
+        config,
+        cluster,
+        public_url.as_deref(),
+    )
+    .await
+    {
         eprintln!("asl-server: the NATS store's list of games cannot be read: {e}");
         std::process::exit(EXIT_STORE);
     }
-    server::logging::flush();
+    server::operations::logging::flush();
     Ok(())
 }
 
@@ -458,7 +470,7 @@ async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
         Some(answer) => answer.map_err(|e| anyhow::anyhow!("backup failed: {e}"))?,
         None => {
             let store = open_store(data_dir);
-            let signer = server::signing::load_or_create(data_dir)
+            let signer = server::signing::key::load_or_create(data_dir)
                 .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
             let into = dir.clone();
             tokio::task::spawn_blocking(move || backup::backup(&store, &into, &signer))

@@ -6,7 +6,7 @@ pub mod chromium;
 pub mod receiver;
 pub mod smtp;
 
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::{EventStore, SledStore};
 use std::net::SocketAddr;
 use std::path::Path;

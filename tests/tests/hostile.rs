@@ -7,7 +7,7 @@ use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -460,12 +460,16 @@ async fn http_requests_get_proper_answers() {
         let pad = "p".repeat(len - start.len() - 4);
         format!("{start}{pad}\r\n\r\n").into_bytes()
     };
-    let big = http(addr, &head(server::web::REQUEST_HEAD_BYTES_MAX * 2)).await;
+    let big = http(
+        addr,
+        &head(server::network::web::REQUEST_HEAD_BYTES_MAX * 2),
+    )
+    .await;
     assert!(status(&big).contains(" 431 "), "{}", status(&big));
 
     let body = format!(
         "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
-        server::web::REQUEST_BODY_BYTES_MAX + 1
+        server::network::web::REQUEST_BODY_BYTES_MAX + 1
     );
     let too_long = http(addr, body.as_bytes()).await;
     assert!(status(&too_long).contains(" 413 "), "{too_long}");
@@ -867,7 +871,7 @@ fn largest_scenario_taken() -> String {
         text.len() <= protocol::scenario::SCENARIO_BYTES_MAX
             && protocol::Scenario::from_toml(&text)
                 .ok()
-                .is_some_and(|s| server::game::check_frames(&s).is_ok())
+                .is_some_and(|s| server::games::frames::check_frames(&s).is_ok())
     };
     let (mut low, mut high) = (2, protocol::scenario::UNITS_MAX + 1);
     assert!(
@@ -894,7 +898,7 @@ fn largest_scenario_taken() -> String {
 /// players' `accepted` batches and events, every viewer's `joined`, `state`, `state_at` and log
 /// pages from the start, and the export's pages. (The client reads with exactly that limit:
 /// a frame past it fails the read.) A command whose frames would not fit is refused, naming
-/// the frame limit, before anything is stored (`server::frames`).
+/// the frame limit, before anything is stored (`server::games::frames`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_at_the_limits_is_played_and_exported_inside_the_frame_limit() {
     use client::commands::export::{export, ExportArgs};

@@ -12,7 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use hmac::{Hmac, Mac};
 use protocol::wire::{ClientMessage, ErrorCode, NotifyTarget, ServerMessage, Tokens};
 use protocol::{Command, Outcome};
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::{EventStore, MemoryStore};
 use sha2::Sha256;
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use client::{Connection, Reply};
 use e2e::TestServer;
 use protocol::wire::{self, ClientMessage, ErrorCode, PreviewOutcome, ServerMessage};
 use protocol::{Command, Hex};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");

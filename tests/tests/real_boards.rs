@@ -10,7 +10,7 @@ use client::commands::{boards::BoardsArg, GameArgs, ServerArg};
 use client::{Failure, Status};
 use e2e::TestServer;
 use protocol::board::vasl::synth::{code, SynthBoard};
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::Path;
 use std::time::Duration;
 
@@ -86,7 +86,7 @@ async fn a_game_on_real_boards_is_created_played_and_replayed() {
     std::fs::write(&russian_script, RUSSIAN).unwrap();
     let data = dir.path().join("data");
     let config = || Config {
-        boards: Some(server::boards::open(&boards, None).unwrap()),
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
         ..Config::default()
     };
     let server = TestServer::start(&data, config()).await;
@@ -207,7 +207,7 @@ async fn a_move_crosses_the_seam_onto_a_rotated_board() {
     let russian_script = dir.path().join("russian.txt");
     std::fs::write(&russian_script, RUSSIAN).unwrap();
     let config = Config {
-        boards: Some(server::boards::open(&boards, None).unwrap()),
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
         ..Config::default()
     };
     let server = TestServer::start(&dir.path().join("data"), config).await;

@@ -9,7 +9,7 @@ use e2e::TestServer;
 use protocol::game::Game;
 use protocol::wire::Sequenced;
 use protocol::{Command, Event, Hex};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../protocol/tests/positions/scenarios/setup.toml");

@@ -7,7 +7,7 @@ use client::Connection;
 use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use serde_json::Value;
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);

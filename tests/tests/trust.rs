@@ -6,7 +6,7 @@ use client::{Connection, ConnectionError, Reply};
 use e2e::TestServer;
 use protocol::wire::ErrorCode;
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 

@@ -123,6 +123,23 @@ pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
     names.text(text)
 }
 
+/// The name `viewer` knows unit `id` by (its alias while it is under another side's "?"), or
+/// `None` for a unit the viewer may not know of at all (HIP, A12.3). An id that is no unit of
+/// the game is the reader's own word, given back as it is.
+pub fn name_for(game: &Game, viewer: Viewer, id: &str) -> Option<UnitId> {
+    match game.units.get(id) {
+        None => Some(id.to_string()),
+        Some(unit) if !viewer.sees_unit(unit) => None,
+        Some(unit) if masked(viewer, unit) => Some(
+            game.aliases
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| ALIAS_PREFIX.to_string()),
+        ),
+        Some(_) => Some(id.to_string()),
+    }
+}
+
 /// Applies an event as a viewer received it to that viewer's projection.
 pub fn apply_viewed(view: &mut Game, viewed: &Viewed) {
     apply(view, &viewed.event);

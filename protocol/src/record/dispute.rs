@@ -24,7 +24,7 @@ use crate::game::event::Event;
 use crate::game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use crate::record::chain::Entry;
 use crate::record::fair_dice::{self, Ledger, Nonce};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
 use data_encoding::HEXLOWER;
 
 /// What a refusal about answers and undo cites: the document that defines them.
@@ -91,9 +91,13 @@ pub fn decide(
                     _ => None,
                 })
                 .ok_or_else(|| {
-                    refuse(
+                    refuse_naming(
                         ViolationKind::UnknownEvent,
-                        format!("there is no roll #{roll} for an adjudication to follow"),
+                        vec![
+                            text("there is no roll at "),
+                            Piece::Event(*roll),
+                            text(" for an adjudication to follow"),
+                        ],
                     )
                 })?;
             let cited = format!(
@@ -133,6 +137,12 @@ fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
     RuleViolation::new(RULE, kind, detail)
 }
 
+/// A refusal naming events of the log: each reader is told its own numbers for them
+/// (`RuleViolation::render`), never the log's.
+fn refuse_naming(kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+    RuleViolation::with(RULE, kind, pieces)
+}
+
 fn ledger(log: &[Entry]) -> Ledger {
     let mut ledger = Ledger::default();
     for e in log {
@@ -158,14 +168,17 @@ fn contribute(
     game_over(game)?;
     if let Some(epoch) = ledger(log).open() {
         if epoch.contributions[index(by)].is_some() {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 fair_dice::RULE,
                 ViolationKind::WrongPhase,
-                format!(
-                    "the {} has contributed to the dice under the commitment of #{} already; a side contributes once per seed",
-                    game.side_name(by),
-                    epoch.committed_at
-                ),
+                vec![
+                    text(format!(
+                        "the {} has contributed to the dice under the commitment of ",
+                        game.side_name(by)
+                    )),
+                    Piece::Event(epoch.committed_at),
+                    text(" already; a side contributes once per seed"),
+                ],
             ));
         }
     }
@@ -211,12 +224,13 @@ fn answer(
 ) -> Result<Vec<Event>, RuleViolation> {
     game_over(game)?;
     let unknown = || {
-        refuse(
+        refuse_naming(
             ViolationKind::UnknownEvent,
-            format!(
-                "there is no adjudication #{seq} for the {} to answer",
-                game.side_name(by)
-            ),
+            vec![
+                text("there is no adjudication at "),
+                Piece::Event(seq),
+                text(format!(" for the {} to answer", game.side_name(by))),
+            ],
         )
     };
     let entry = seq
@@ -243,12 +257,13 @@ fn answer(
         _ => return Err(unknown()),
     };
     if entered_by == by {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongSide,
-            format!(
-                "the {} entered #{seq}; the opponent of whoever entered an adjudication answers it",
-                game.side_name(by)
-            ),
+            vec![
+                text(format!("the {} entered ", game.side_name(by))),
+                Piece::Event(seq),
+                text("; the opponent of whoever entered an adjudication answers it"),
+            ],
         ));
     }
     let answered = log[seq as usize..].iter().find(|e| {
@@ -259,9 +274,14 @@ fn answer(
         )
     });
     if let Some(a) = answered {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongPhase,
-            format!("#{seq} was answered at #{} already", a.seq),
+            vec![
+                Piece::Event(seq),
+                text(" was answered at "),
+                Piece::Event(a.seq),
+                text(" already"),
+            ],
         ));
     }
     Ok(vec![match reason {
@@ -371,19 +391,22 @@ pub fn check_undo(
         ));
     }
     if from < 2 || from > to || to as usize > log.len() {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::UnknownEvent,
-            format!("there are no events #{from}–#{to} to take back (the log ends at #{to})"),
+            // No number of the log's, nor its length: they count what the asker was not shown.
+            vec![text("there are no such events to take back")],
         ));
     }
     let first = &log[(from - 1) as usize];
     if first.first != from {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!(
-                "#{from} is part of a command that began at #{}; commands are taken back whole",
-                first.first
-            ),
+            vec![
+                Piece::Event(from),
+                text(" is part of a command that began at "),
+                Piece::Event(first.first),
+                text("; commands are taken back whole"),
+            ],
         ));
     }
     let range = &log[(from - 1) as usize..to as usize];
@@ -397,9 +420,12 @@ pub fn check_undo(
         .clone()
         .find(|(e, _)| matches!(e.event, Event::DiceRolled { .. }));
     if let Some((entry, why)) = rolled.or_else(|| barriers.clone().next()) {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!("#{} {} {why}", entry.seq, entry.event.name()),
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(" {} {why}", entry.event.name())),
+            ],
         ));
     }
     for entry in range.iter().filter(seen).filter(|e| !asking(&e.event)) {
@@ -409,9 +435,14 @@ pub fn check_undo(
                 Some(side) => format!("the {}'s", game.side_name(side)),
                 None => "not attributed to a side".into(),
             };
-            return Err(refuse(
+            return Err(refuse_naming(
                 ViolationKind::NotUndoable,
-                format!("#{seq} is {whose}; a side takes back only its own events"),
+                vec![
+                    Piece::Event(seq),
+                    text(format!(
+                        " is {whose}; a side takes back only its own events"
+                    )),
+                ],
             ));
         }
     }
@@ -474,22 +505,27 @@ fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViola
         .filter(|e| !seen_by(game, asker, e))
         .find_map(|e| Some((e, barrier(&e.event, asker, game.scenario.first)?)));
     if let Some((entry, why)) = unseen {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!(
-                "#{} {} {why}; decline the undo instead",
-                entry.seq,
-                entry.event.name()
-            ),
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(
+                    " {} {why}; decline the undo instead",
+                    entry.event.name()
+                )),
+            ],
         ));
     }
     // Within the trail: the position before `from` can be rebuilt without the log.
     if game.undo_trail.position_at(game, from - 1).is_none() {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!(
-                "#{from} lies further back than an undo reaches (the last {UNDO_TRAIL_EVENTS_MAX} events); decline the undo instead"
-            ),
+            vec![
+                Piece::Event(from),
+                text(format!(
+                    " lies further back than an undo reaches (the last {UNDO_TRAIL_EVENTS_MAX} events); decline the undo instead"
+                )),
+            ],
         ));
     }
     Ok(vec![Event::EventsUndoneTo {
@@ -751,14 +787,14 @@ mod tests {
                 vec![(Side::A, g3_to("20A3"))],
                 Side::A,
                 From::Seq(99),
-                Some((UnknownEvent, "no events #99")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the scenario itself",
                 vec![],
                 Side::A,
                 From::Seq(1),
-                Some((UnknownEvent, "no events #1")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the opponent's adjudication in between",
@@ -1032,13 +1068,13 @@ mod tests {
                 Side::A,
                 Command::AcceptAdjudication { event: 1 },
                 UnknownEvent,
-                "no adjudication #1",
+                "no adjudication at #1",
             ),
             (
                 Side::A,
                 Command::AcceptAdjudication { event: 99 },
                 UnknownEvent,
-                "no adjudication #99",
+                "no adjudication at #99",
             ),
             (Side::A, dispute(pin, " "), UnitState, "says why"),
             (

@@ -23,7 +23,7 @@ pub use address::{forbidden, AddressGuard};
 pub use deliver::{sign, IDEMPOTENCY_HEADER, SIGNATURE_HEADER};
 pub use watch::{awaits, reasons_for, Watch};
 
-use crate::config::Config;
+use crate::operations::config::Config;
 use crate::store::{EventStore, GameKey};
 use protocol::wire::NotifyTarget;
 use protocol::Side;
@@ -34,7 +34,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch as tokio_watch};
 use tracing::warn;
 
-pub use crate::config::SmtpRelay;
+pub use crate::operations::config::SmtpRelay;
 
 /// Why a notice goes: the reasons a coalesced notice carries, in the order they arose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,9 +218,16 @@ enum Message {
 }
 
 /// The server's notifier: the registrations, and the queue to the worker that delivers.
+/// Whether this node holds a game, for nodes sharing a NATS store (`crate::games::cluster`):
+/// each sends the notices of the games it holds. Given by the crate root, which wires the
+/// rooms together, so this room needs nothing from the games above it.
+pub type Holds = Arc<dyn Fn(&GameKey) -> bool + Send + Sync>;
+
 pub struct Notifier {
     store: Arc<dyn EventStore>,
     config: Arc<Config>,
+    /// Set in a cluster: which games' owed notices this node sends.
+    holds: Option<Holds>,
     registrations: RwLock<HashMap<(GameKey, Side), Registration>>,
     queue: mpsc::Sender<Message>,
     guard: AddressGuard,
@@ -231,7 +238,11 @@ pub struct Notifier {
 impl Notifier {
     /// Reads the registrations from the store and starts the worker, which first sends what
     /// the outbox still owes. Call from within the server's runtime.
-    pub fn start(store: Arc<dyn EventStore>, config: Arc<Config>) -> Result<Arc<Notifier>, String> {
+    pub fn start(
+        store: Arc<dyn EventStore>,
+        config: Arc<Config>,
+        holds: Option<Holds>,
+    ) -> Result<Arc<Notifier>, String> {
         let records = store
             .notify_records()
             .map_err(|e| format!("cannot read the notification records: {e}"))?;
@@ -242,6 +253,7 @@ impl Notifier {
             store,
             guard: AddressGuard::new(config.notify_allow_private),
             config,
+            holds,
             registrations: RwLock::new(registrations),
             queue,
             stop,
@@ -307,7 +319,7 @@ impl Notifier {
             })
             .is_err()
         {
-            crate::metrics::METRICS.refused("notify_queue_max");
+            crate::operations::metrics::METRICS.refused("notify_queue_max");
             warn!("the notification queue is full; the notice waits in the outbox");
         }
     }

@@ -74,7 +74,7 @@ fn notice(
     reasons: Vec<Reason>,
     handover: u64,
 ) -> Notice {
-    let game = crate::log::game_id(key);
+    let game = crate::store::envelope::game_id(key);
     let side_name = projection.side_name(side).to_string();
     let to_act = (!projection.over).then(|| {
         let acting = prompt_side(projection).unwrap_or_else(|| projection.acting());
@@ -227,7 +227,7 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::operations::config::Config;
     use crate::store::{EventStore, MemoryStore};
     use protocol::wire::NotifyTarget;
 
@@ -344,7 +344,7 @@ mod tests {
         );
         assert_eq!(
             notice.idempotency_key,
-            format!("{}:{side:?}:7", crate::log::game_id(&[3; 16]))
+            format!("{}:{side:?}:7", crate::store::envelope::game_id(&[3; 16]))
         );
     }
 
@@ -360,7 +360,7 @@ mod tests {
             notify_clock_low_below: Duration::from_secs(600),
             ..Config::default()
         });
-        let notifier = Notifier::start(store.clone(), config).unwrap();
+        let notifier = Notifier::start(store.clone(), config, None).unwrap();
         let key = [5u8; 16];
         let game = game();
         let mut watch = Watch::new(notifier.clone(), key);

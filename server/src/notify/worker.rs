@@ -10,7 +10,7 @@
 
 use super::deliver::{self, Tries, Undelivered};
 use super::{describe, due_after, seat_of, Message, Notifier, Owed};
-use crate::metrics::METRICS;
+use crate::operations::metrics::METRICS;
 use crate::store::GameKey;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
 use protocol::wire::NotifyTarget;
@@ -187,9 +187,8 @@ impl Worker {
             }
             // Nodes sharing a NATS store each see the whole outbox: a notice found there is
             // sent by the node holding its game, not by all of them.
-            if let (Some(cluster), Some((game, _))) = (&self.notifier.config.cluster, seat_of(&key))
-            {
-                if !cluster.holds(&game) {
+            if let (Some(holds), Some((game, _))) = (&self.notifier.holds, seat_of(&key)) {
+                if !holds(&game) {
                     continue;
                 }
             }

@@ -241,7 +241,7 @@ impl Journal {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(super::private::FILE_MODE)
+            .mode(crate::signing::private::FILE_MODE)
             .open(&path)
             .map_err(named)?;
         let len = file.metadata().map_err(named)?.len();

@@ -7,14 +7,14 @@
 //! of them with one flush (the sled store's group commit): a game task awaits its own write
 //! without holding a thread, and every write queued while a flush runs shares the next one.
 //!
-//! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::log`]'s
+//! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::store::envelope`]'s
 //! business, so every store is verified by the same code.
 
 pub mod backup;
+pub mod envelope;
 mod journal;
 mod memory;
 pub mod nats;
-pub mod private;
 mod sled_store;
 
 pub use memory::MemoryStore;

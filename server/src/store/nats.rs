@@ -22,7 +22,7 @@
 //! (ARCHITECTURE.md, "Durable").
 
 use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
-use crate::log;
+use crate::store::envelope;
 use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
 use async_nats::HeaderMap;
 use futures_util::StreamExt;
@@ -90,7 +90,7 @@ const PROPOSAL_REFUSED: u64 = 10164;
 
 /// The subject of one game's log.
 pub fn subject(game: &GameKey) -> String {
-    format!("{SUBJECT_PREFIX}{}", log::game_id(game))
+    format!("{SUBJECT_PREFIX}{}", envelope::game_id(game))
 }
 
 /// What the cluster is: for startup and the ownership module.
@@ -611,7 +611,7 @@ async fn worker(inner: Arc<Inner>, game: GameKey, mut writes: mpsc::UnboundedRec
             Write::Meta { meta, settle } => {
                 let result = inner
                     .meta
-                    .put(log::game_id(&game), meta.into())
+                    .put(envelope::game_id(&game), meta.into())
                     .await
                     .map(|_| ())
                     .map_err(|e| StoreError::Io(format!("cannot store the game's metadata: {e}")));
@@ -694,7 +694,7 @@ async fn games(inner: Arc<Inner>) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>
     let mut games = Vec::new();
     while let Some(key) = keys.next().await {
         let key = key.map_err(|e| io(&e))?;
-        let Some(game) = log::game_key(&key) else {
+        let Some(game) = envelope::game_key(&key) else {
             continue;
         };
         if let Some(meta) = inner.meta.get(&key).await.map_err(|e| io(&e))? {
@@ -765,7 +765,7 @@ impl EventStore for NatsStore {
     }
 
     fn meta(&self, game: &GameKey) -> Result<Option<Vec<u8>>, StoreError> {
-        let (inner, id) = (self.inner.clone(), log::game_id(game));
+        let (inner, id) = (self.inner.clone(), envelope::game_id(game));
         self.block(async move {
             inner
                 .meta

@@ -353,10 +353,10 @@ impl SledStore {
     /// starts the committer.
     pub fn open(dir: &Path) -> Result<SledStore, OpenError> {
         // Owner-only before sled writes a byte: its files hold every log and dice seed.
-        super::private::create_dir(dir)
+        crate::signing::private::create_dir(dir)
             .map_err(|e| OpenError::Io(format!("cannot make {} owner-only: {e}", dir.display())))?;
         let trees = open_trees(dir)?;
-        super::private::tighten(dir).map_err(|e| {
+        crate::signing::private::tighten(dir).map_err(|e| {
             OpenError::Io(format!(
                 "cannot make sled's files in {} owner-only: {e}",
                 dir.display()
@@ -804,7 +804,7 @@ impl Committer {
         // sled panicking mid-write is a failed write: sled's memory and the disk may disagree,
         // so it is handled as one (refused, then recovery before anything else is written).
         .unwrap_or_else(|payload| Err(format!("sled panicked: {}", panic_text(&*payload))));
-        crate::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
+        crate::operations::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
         let result = match written {
             Ok(()) => {
                 self.last.extend(staged);
@@ -896,7 +896,7 @@ impl Committer {
                 removed += on_disk - acked;
             } else if on_disk < *acked {
                 let missing = format!("events {}..={} are missing", on_disk + 1, acked);
-                error!(game = %crate::log::game_id(game), %missing, "acknowledged events are gone from the disk after a storage failure; this game takes no more writes");
+                error!(game = %crate::store::envelope::game_id(game), %missing, "acknowledged events are gone from the disk after a storage failure; this game takes no more writes");
                 self.lost.insert(*game, missing);
             }
         }

@@ -18,9 +18,9 @@ pub const REPLY_WAIT_MAX: Duration = Duration::from_secs(20);
 
 /// The websocket settings of the generator's connections and of the bare baseline server:
 /// the server's small read buffer, so neither side of the comparison zero-fills 128 KiB per
-/// read (see `server::config::READ_BUFFER_BYTES`).
+/// read (see `server::operations::config::READ_BUFFER_BYTES`).
 pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default().read_buffer_size(server::config::READ_BUFFER_BYTES)
+    WebSocketConfig::default().read_buffer_size(server::operations::config::READ_BUFFER_BYTES)
 }
 
 /// The server side of a baseline's connection (the broadcast's, the relay's): no delay on

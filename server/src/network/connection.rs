@@ -13,11 +13,11 @@
 //! client's own buffers, costing the server nothing.
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
-use crate::budget::RateLimit;
-use crate::config::{Config, READ_BUFFER_BYTES, SHUTDOWN_SEND_TIMEOUT};
-use crate::game::{Frame, GameHandle, Outbound, Request};
-use crate::metrics::{Counted, Kind, METRICS};
-use crate::review::Review;
+use crate::games::review::Review;
+use crate::games::task::{Frame, GameHandle, Outbound, Request};
+use crate::operations::budget::RateLimit;
+use crate::operations::config::{Config, SHUTDOWN_SEND_TIMEOUT};
+use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
@@ -34,7 +34,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, info};
@@ -54,16 +54,6 @@ fn encode(codec: Codec, message: &ServerMessage) -> Message {
         Codec::Json => Message::text(wire::to_json(message)),
         Codec::Bincode => Message::binary(wire::to_bincode(message)),
     }
-}
-
-/// The websocket settings every connection gets: frames and messages capped at
-/// [`FRAME_BYTES_MAX`], so an oversized frame is refused by the reader before it is buffered,
-/// and reads of [`READ_BUFFER_BYTES`].
-pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .max_message_size(Some(FRAME_BYTES_MAX))
-        .max_frame_size(Some(FRAME_BYTES_MAX))
 }
 
 /// Joined state of a connection.
@@ -194,7 +184,7 @@ impl Connection {
     /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
     /// under the connection limits) is given back last.
     /// A connection that joins as a spectator goes on serving on the audience's threads
-    /// (`crate::audience`), so that its writes never queue before a player's frame.
+    /// (`crate::network::audience`), so that its writes never queue before a player's frame.
     async fn finish(mut self, admitted: Admitted) {
         let mut shutdown = self.shared.stopping.clone();
         let served = self.serve_frames(&mut shutdown).await;
@@ -205,7 +195,7 @@ impl Connection {
                 let served = self.serve_frames(&mut shutdown).await;
                 self.end(served, admitted).await;
             });
-            crate::audience::serve_on(&audience, rest).await;
+            crate::network::audience::serve_on(&audience, rest).await;
             return;
         }
         self.end(served, admitted).await;
@@ -880,7 +870,7 @@ impl Connection {
         };
         // The scenario limits bound the file; this bounds what it unfolds to, so every frame
         // the game will send fits the frame limit.
-        if let Err(why) = crate::game::check_frames(&scenario) {
+        if let Err(why) = crate::games::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
             return self.error(ErrorCode::BadScenario, why).await;
         }
@@ -946,7 +936,7 @@ impl Connection {
                 .filter(|r| r.game == game && r.check(&key).is_ok())
                 .map(|r| r.version)
         });
-        if let Some(cluster) = self.config.cluster.clone() {
+        if let Some(cluster) = self.shared.registry.cluster().cloned() {
             if self.join_elsewhere(&cluster, game, token, since).await? {
                 return Ok(());
             }
@@ -1044,12 +1034,12 @@ impl Connection {
     /// the game.
     async fn join_elsewhere(
         &mut self,
-        cluster: &crate::cluster::Cluster,
+        cluster: &crate::games::cluster::Cluster,
         game: &str,
         token: &str,
         since: Option<u64>,
     ) -> Result<bool, Closing> {
-        use crate::cluster::{self, Relayed};
+        use crate::games::cluster::{self, Relayed};
         let deadline = tokio::time::Instant::now() + cluster.join_wait();
         loop {
             let address = match self.shared.registry.locate(cluster, game).await {

@@ -104,7 +104,7 @@ pub const GAMES_MAX: usize = 100_000;
 /// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
-/// Accepted commands whose client keys one seat of one game remembers (`crate::once`). A
+/// Accepted commands whose client keys one seat of one game remembers (`crate::games::command_keys`). A
 /// re-sent command is one a client lost the answer to, or a script run again from its start;
 /// 100,000 is more commands than any one side gives in a long campaign game, so every re-sent
 /// command of a game is recognised, at about 40 bytes a key.
@@ -186,7 +186,7 @@ pub struct Config {
     pub reviews_max: usize,
     pub creates_per_ip_per_hour_max: u32,
     /// How long a reader with frames waiting may write nothing before it is cut off
-    /// (`game::SLOW_READER_GRACE`).
+    /// ([`SLOW_READER_GRACE`]).
     pub slow_reader_grace: Duration,
     pub outbound_queue_max: usize,
     pub socket_send_buffer_bytes: usize,
@@ -223,8 +223,6 @@ pub struct Config {
     pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
     /// This server node's name (`--node-id`), given as the owner of the games it serves.
     pub node_id: Option<String>,
-    /// The other server nodes sharing a NATS store, when there are any (`crate::cluster`).
-    pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
@@ -268,7 +266,7 @@ impl Default for Config {
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
-            slow_reader_grace: crate::game::SLOW_READER_GRACE,
+            slow_reader_grace: SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
             socket_send_buffer_bytes: SOCKET_SEND_BUFFER_BYTES,
             game_inbox_max: GAME_INBOX_MAX,
@@ -283,9 +281,8 @@ impl Default for Config {
             public_url: None,
             open_creation: None,
             allowed_origins: vec![],
-            signing_key: std::sync::Arc::new(crate::signing::fresh()),
+            signing_key: std::sync::Arc::new(fresh_signing_key()),
             node_id: None,
-            cluster: None,
             boards: None,
             notify_allow_private: false,
             notify_quiet: NOTIFY_QUIET,
@@ -299,4 +296,28 @@ impl Default for Config {
             smtp: None,
         }
     }
+}
+
+/// How long a reader whose queue is full may go without writing a single frame before it is
+/// cut off. Judging by progress, not by how full its queue is at one instant, is what keeps a
+/// watcher that is merely not scheduled for a moment (a loaded machine) from being cut off with
+/// the one that has stopped reading.
+pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
+
+/// A signing key drawn from the operating system, for a server started without one (tests):
+/// what `signing::fresh` draws, drawn here so the configuration needs nothing above it.
+fn fresh_signing_key() -> protocol::record::signed::ServerSigningKey {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).expect("the operating system provides randomness");
+    protocol::record::signed::ServerSigningKey::from_bytes(&secret)
+}
+
+/// The websocket settings every connection gets: frames and messages capped at
+/// [`FRAME_BYTES_MAX`](protocol::wire::FRAME_BYTES_MAX), so an oversized frame is refused by
+/// the reader before it is buffered, and reads of [`READ_BUFFER_BYTES`].
+pub fn websocket_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(Some(protocol::wire::FRAME_BYTES_MAX))
+        .max_frame_size(Some(protocol::wire::FRAME_BYTES_MAX))
 }
