@@ -11,9 +11,9 @@ use protocol::phase::Clock;
 use protocol::record::stream::Streams;
 use protocol::{decide, Command, Event, Game, Scenario, ScriptedDice, Side};
 use serde::Deserialize;
-use server::config::Config;
-use server::game::{GameLimits, GameTask};
-use server::log::{self, GameMeta, META_FORMAT};
+use server::games::task::{GameLimits, GameTask};
+use server::operations::config::Config;
+use server::store::envelope::{self, GameMeta, META_FORMAT};
 use server::store::{EventStore, GameKey, SledStore};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ fn step_record(seq: u64) -> Vec<u8> {
         ended: Clock::START,
         next: Clock::START,
     };
-    log::encode(seq, log::GENESIS, &event).0
+    envelope::encode(seq, envelope::GENESIS, &event).0
 }
 
 fn key(n: usize) -> GameKey {
@@ -114,12 +114,12 @@ fn long_game() -> Vec<Vec<u8>> {
             events.push(e);
         }
     }
-    let mut prev = log::GENESIS;
+    let mut prev = envelope::GENESIS;
     events
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let (bytes, hash) = log::encode(i as u64 + 1, prev, e);
+            let (bytes, hash) = envelope::encode(i as u64 + 1, prev, e);
             prev = hash;
             bytes
         })
@@ -193,7 +193,7 @@ fn replay(c: &mut Criterion) {
         b.iter(|| {
             for n in 0..REPLAY_GAMES {
                 let loaded = store.load(&key(n)).unwrap();
-                let verified = log::verify(&loaded).unwrap();
+                let verified = envelope::verify(&loaded).unwrap();
                 let task = GameTask::from_log(
                     key(n),
                     verified,
@@ -209,7 +209,11 @@ fn replay(c: &mut Criterion) {
     // What a loaded game's first join adds: every viewer's stream, built from the log when
     // first read (`GameTask::streams`), for the same games.
     let entries: Vec<_> = (0..REPLAY_GAMES)
-        .map(|n| log::verify(&store.load(&key(n)).unwrap()).unwrap().entries)
+        .map(|n| {
+            envelope::verify(&store.load(&key(n)).unwrap())
+                .unwrap()
+                .entries
+        })
         .collect();
     group.bench_function("streams_at_first_join", |b| {
         b.iter(|| {

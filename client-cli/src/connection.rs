@@ -535,6 +535,29 @@ impl Connection {
         .await
     }
 
+    /// Sets (or with `NotifyTarget::Off` removes) the seat's notification targets with the
+    /// seat's token: its targets now, and the webhook secret when this made it.
+    pub async fn notify(
+        &mut self,
+        game: &str,
+        token: &str,
+        target: protocol::wire::NotifyTarget,
+    ) -> Result<(Vec<String>, Option<String>), ConnectionError> {
+        self.send(&ClientMessage::Notify {
+            game: game.to_string(),
+            token: token.to_string(),
+            target,
+        })
+        .await?;
+        self.reply("`notifying` reply", |m| match m {
+            ServerMessage::Notifying {
+                targets, secret, ..
+            } => Ok((targets, secret)),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
     /// Joins a game with a side's or the spectator's token. `since`: the version already held,
     /// to resume without a snapshot. When receipts are kept and one is kept for this seat, a
     /// join for a snapshot shows it: a server whose log no longer holds what the receipt says
@@ -755,6 +778,7 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Reviewing { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Los { .. }
+        | ServerMessage::Notifying { .. }
         | ServerMessage::Error { .. } => None,
     }
 }
@@ -776,6 +800,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Error { .. } => "error",
         ServerMessage::Los { .. } => "los",
         ServerMessage::Previewed { .. } => "previewed",
+        ServerMessage::Notifying { .. } => "notifying",
     }
 }
 

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use protocol::phase::Clock;
 use protocol::wire::{self, Sequenced, ServerMessage};
 use protocol::{Event, Side, Viewer};
-use server::log::{self, GameMeta, META_FORMAT};
+use server::store::envelope::{self, GameMeta, META_FORMAT};
 use server::store::{EventStore, SledStore};
 use std::fs::File;
 use std::net::SocketAddr;
@@ -36,7 +36,7 @@ pub fn step_record() -> Vec<u8> {
         ended: Clock::START,
         next: Clock::START,
     };
-    log::encode(2, log::GENESIS, &event).0
+    envelope::encode(2, envelope::GENESIS, &event).0
 }
 
 /// The raw baseline for durable appends: `count` inserts of `record` under 24-byte keys, each
@@ -591,12 +591,12 @@ fn populate(dir: &Path, games: usize) -> anyhow::Result<u64> {
             events.push(e);
         }
     }
-    let mut prev = log::GENESIS;
+    let mut prev = envelope::GENESIS;
     let records: Vec<Vec<u8>> = events
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let (bytes, hash) = log::encode(i as u64 + 1, prev, e);
+            let (bytes, hash) = envelope::encode(i as u64 + 1, prev, e);
             prev = hash;
             bytes
         })
@@ -645,7 +645,7 @@ pub async fn cold_start(server_bin: &Path, games: usize) -> anyhow::Result<()> {
     let last = games - 1;
     let (_client, joined) = Client::seat(
         server.addr,
-        &log::game_id(&game_key(last)),
+        &envelope::game_id(&game_key(last)),
         &format!("{last}-s"),
     )
     .await?;
@@ -659,7 +659,7 @@ pub async fn cold_start(server_bin: &Path, games: usize) -> anyhow::Result<()> {
     let start = Instant::now();
     let (_second, _) = Client::seat(
         server.addr,
-        &log::game_id(&game_key(games / 2)),
+        &envelope::game_id(&game_key(games / 2)),
         &format!("{}-a", games / 2),
     )
     .await?;

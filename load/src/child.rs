@@ -48,6 +48,9 @@ fn free_port() -> anyhow::Result<SocketAddr> {
 /// so the server and the load generator (pinned by whoever starts it) do not share a core.
 pub static SERVER_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
+/// The metrics token the load tool's servers are started with, and its scrapes send.
+pub const LOAD_METRICS_TOKEN: &str = "asl-load-metrics";
+
 /// The admin token load runs start the server with and create games with: creating games
 /// without one is limited per address and hour, and every load client is on one address.
 pub const LOAD_ADMIN_TOKEN: &str = "asl-load";
@@ -98,6 +101,9 @@ impl ServerProcess {
             .arg(data_dir)
             .arg("--commands-per-second-max")
             .arg(COMMANDS_PER_SECOND_UNTHROTTLED.to_string())
+            // The operator's metrics (the soak reads its refusals there).
+            .arg("--metrics-token")
+            .arg(LOAD_METRICS_TOKEN)
             // At its default log level, as an operator runs it (nothing is logged per
             // command there), whatever this shell's `RUST_LOG` says.
             .env_remove("RUST_LOG")

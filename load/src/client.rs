@@ -22,9 +22,9 @@ pub const REPLY_WAIT_MAX: Duration = Duration::from_secs(20);
 
 /// The websocket settings of the bare baseline servers and of the soak's hostile clients: the
 /// server's small read buffer, so neither side of a comparison zero-fills 128 KiB per read
-/// (see `server::config::READ_BUFFER_BYTES`).
+/// (see `server::operations::config::READ_BUFFER_BYTES`).
 pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default().read_buffer_size(server::config::READ_BUFFER_BYTES)
+    WebSocketConfig::default().read_buffer_size(server::operations::config::READ_BUFFER_BYTES)
 }
 
 /// How the generator's connections speak: bincode, the server's read buffer, receipts
@@ -32,7 +32,7 @@ pub fn websocket_config() -> WebSocketConfig {
 fn options() -> Options {
     Options {
         bincode: true,
-        read_buffer_bytes: Some(server::config::READ_BUFFER_BYTES),
+        read_buffer_bytes: Some(server::operations::config::READ_BUFFER_BYTES),
         check_receipts: false,
     }
 }

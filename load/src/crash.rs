@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use protocol::game::view::{apply_viewed, Viewed};
 use protocol::wire::{ClientMessage, ServerMessage, Tokens};
 use protocol::{Command, Event, Game, Outcome, RuleViolation, Scenario, Side, Viewer};
-use server::log;
+use server::store::envelope;
 use server::store::{EventStore, SledStore};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -361,8 +361,8 @@ fn verify_chains(dir: &Path) -> anyhow::Result<Vec<String>> {
     let mut broken = vec![];
     for (key, _) in store.games()? {
         let records = store.load(&key)?;
-        if let Err(e) = log::verify(&records) {
-            broken.push(format!("game {}: {e}", log::game_id(&key)));
+        if let Err(e) = envelope::verify(&records) {
+            broken.push(format!("game {}: {e}", envelope::game_id(&key)));
         }
     }
     Ok(broken)

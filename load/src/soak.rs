@@ -217,9 +217,11 @@ async fn refusals(server: SocketAddr) -> Vec<String> {
     let Ok(mut stream) = TcpStream::connect(server).await else {
         return vec![];
     };
-    let _ = stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await;
+    let request = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        crate::child::LOAD_METRICS_TOKEN
+    );
+    let _ = stream.write_all(request.as_bytes()).await;
     let mut body = String::new();
     let _ = stream.read_to_string(&mut body).await;
     body.lines()

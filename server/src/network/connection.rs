@@ -13,11 +13,11 @@
 //! client's own buffers, costing the server nothing.
 //! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
 
-use crate::budget::RateLimit;
-use crate::config::{Config, READ_BUFFER_BYTES};
-use crate::game::{Frame, GameHandle, Outbound, Request};
-use crate::metrics::{Counted, Kind, METRICS};
-use crate::review::Review;
+use crate::games::review::Review;
+use crate::games::task::{Frame, GameHandle, Outbound, Request};
+use crate::operations::budget::RateLimit;
+use crate::operations::config::{Config, SHUTDOWN_SEND_TIMEOUT};
+use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
@@ -34,7 +34,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, info};
@@ -54,16 +54,6 @@ fn encode(codec: Codec, message: &ServerMessage) -> Message {
         Codec::Json => Message::text(wire::to_json(message)),
         Codec::Bincode => Message::binary(wire::to_bincode(message)),
     }
-}
-
-/// The websocket settings every connection gets: frames and messages capped at
-/// [`FRAME_BYTES_MAX`], so an oversized frame is refused by the reader before it is buffered,
-/// and reads of [`READ_BUFFER_BYTES`].
-pub fn websocket_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .max_message_size(Some(FRAME_BYTES_MAX))
-        .max_frame_size(Some(FRAME_BYTES_MAX))
 }
 
 /// Joined state of a connection.
@@ -194,7 +184,7 @@ impl Connection {
     /// Serves frames until the connection ends, then leaves its game; `admitted` (its place
     /// under the connection limits) is given back last.
     /// A connection that joins as a spectator goes on serving on the audience's threads
-    /// (`crate::audience`), so that its writes never queue before a player's frame.
+    /// (`crate::network::audience`), so that its writes never queue before a player's frame.
     async fn finish(mut self, admitted: Admitted) {
         let mut shutdown = self.shared.stopping.clone();
         let served = self.serve_frames(&mut shutdown).await;
@@ -205,7 +195,7 @@ impl Connection {
                 let served = self.serve_frames(&mut shutdown).await;
                 self.end(served, admitted).await;
             });
-            crate::audience::serve_on(&audience, rest).await;
+            crate::network::audience::serve_on(&audience, rest).await;
             return;
         }
         self.end(served, admitted).await;
@@ -302,7 +292,7 @@ impl Connection {
                 unreachable!("a spectator is served on the audience's threads until it closes")
             }
         };
-        let deadline = self.config.send_timeout;
+        let deadline = self.send_deadline();
         if let Some(theirs) = self.closed_by_peer.take() {
             // RFC 6455 5.5.1: answer a close with a close, echoing its status code. Sending
             // it completes the closing handshake; then wait (briefly) for the client to close.
@@ -506,10 +496,39 @@ impl Connection {
         self.send_message(message).await
     }
 
+    /// How long a send may take now: `send_timeout`, or once shutdown has begun at most
+    /// `SHUTDOWN_SEND_TIMEOUT`.
+    fn send_deadline(&self) -> Duration {
+        if *self.shared.stopping.borrow() {
+            self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT)
+        } else {
+            self.config.send_timeout
+        }
+    }
+
     /// Every send has a deadline: a client that stops reading cannot hold its task (or
-    /// shutdown) for ever.
+    /// shutdown) for ever. A send still waiting when shutdown begins is given at most
+    /// `SHUTDOWN_SEND_TIMEOUT` from then on, so a reader that never reads delays shutdown by
+    /// that bound, not by `send_timeout`.
     async fn send_message(&mut self, message: Message) -> Result<(), Closing> {
-        match tokio::time::timeout(self.config.send_timeout, self.ws.send(message)).await {
+        let mut stopping = self.shared.stopping.clone();
+        let at_shutdown = self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT);
+        let limit = self.send_deadline();
+        let send = self.ws.send(message);
+        tokio::pin!(send);
+        let first = tokio::select! {
+            sent = tokio::time::timeout(limit, &mut send) => Some(sent),
+            stopped = async { stopping.wait_for(|s| *s).await.map(|_| ()) }, if limit > at_shutdown => match stopped {
+                Ok(_) => None,
+                // The server is gone; the send keeps its own deadline.
+                Err(_) => Some(tokio::time::timeout(limit, &mut send).await),
+            },
+        };
+        let sent = match first {
+            Some(sent) => sent,
+            None => tokio::time::timeout(at_shutdown, &mut send).await,
+        };
+        match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(closing(CloseCode::Error, e.to_string())),
             Err(_) => {
@@ -518,7 +537,7 @@ impl Connection {
                     CloseCode::Policy,
                     format!(
                         "a send took longer than {} s; the client is not reading",
-                        self.config.send_timeout.as_secs()
+                        self.send_deadline().as_secs_f32()
                     ),
                 ))
             }
@@ -540,7 +559,8 @@ impl Connection {
             ClientMessage::Join { .. }
             | ClientMessage::JoinWithReceipt { .. }
             | ClientMessage::CreateGame { .. }
-            | ClientMessage::Review { .. } => Spend::Attempt,
+            | ClientMessage::Review { .. }
+            | ClientMessage::Notify { .. } => Spend::Attempt,
             ClientMessage::GetState
             | ClientMessage::GetLog { .. }
             | ClientMessage::GetStateAt { .. }
@@ -567,6 +587,11 @@ impl Connection {
                 let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
                 self.join(&game, &token, since, receipt).await
             }
+            ClientMessage::Notify {
+                game,
+                token,
+                target,
+            } => self.register_notify(&game, &token, target).await,
             ClientMessage::Command { id, command, key } => {
                 let Some(joined) = &self.joined else {
                     return self
@@ -723,6 +748,42 @@ impl Connection {
         }
     }
 
+    /// Sets or removes a seat's notification target (`crate::notify`), authorised by the
+    /// seat's token alone: a spectator token is refused.
+    async fn register_notify(
+        &mut self,
+        game: &str,
+        token: &str,
+        target: protocol::wire::NotifyTarget,
+    ) -> Result<(), Closing> {
+        let (key, side) = match self.shared.registry.seat(game, token) {
+            Ok(seat) => seat,
+            Err((code, message)) => return self.error(code, message).await,
+        };
+        let Some(notifier) = self.shared.registry.notifier().cloned() else {
+            return self
+                .error(ErrorCode::NotYet, "this server sends no notifications")
+                .await;
+        };
+        match notifier.register(&key, side, target).await {
+            Ok((targets, secret)) => {
+                info!(
+                    game,
+                    ?side,
+                    targets = targets.len(),
+                    "notification targets set"
+                );
+                self.send(&ServerMessage::Notifying {
+                    game: game.to_string(),
+                    targets,
+                    secret,
+                })
+                .await
+            }
+            Err(why) => self.error(ErrorCode::BadNotifyTarget, why).await,
+        }
+    }
+
     /// Sends a read request to the game and writes its answer.
     async fn ask(
         &mut self,
@@ -809,7 +870,7 @@ impl Connection {
         };
         // The scenario limits bound the file; this bounds what it unfolds to, so every frame
         // the game will send fits the frame limit.
-        if let Err(why) = crate::game::check_frames(&scenario) {
+        if let Err(why) = crate::games::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
             return self.error(ErrorCode::BadScenario, why).await;
         }
@@ -875,7 +936,7 @@ impl Connection {
                 .filter(|r| r.game == game && r.check(&key).is_ok())
                 .map(|r| r.version)
         });
-        if let Some(cluster) = self.config.cluster.clone() {
+        if let Some(cluster) = self.shared.registry.cluster().cloned() {
             if self.join_elsewhere(&cluster, game, token, since).await? {
                 return Ok(());
             }
@@ -973,12 +1034,12 @@ impl Connection {
     /// the game.
     async fn join_elsewhere(
         &mut self,
-        cluster: &crate::cluster::Cluster,
+        cluster: &crate::games::cluster::Cluster,
         game: &str,
         token: &str,
         since: Option<u64>,
     ) -> Result<bool, Closing> {
-        use crate::cluster::{self, Relayed};
+        use crate::games::cluster::{self, Relayed};
         let deadline = tokio::time::Instant::now() + cluster.join_wait();
         loop {
             let address = match self.shared.registry.locate(cluster, game).await {

@@ -7,7 +7,7 @@
 //! one thing a failing or stalled disk must not be able to turn into a game task dying, or
 //! waiting, between storing a command and answering it.
 
-use crate::metrics::METRICS;
+use crate::operations::metrics::METRICS;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

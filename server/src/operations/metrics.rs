@@ -4,6 +4,12 @@
 //!
 //! The metrics are process-wide: one server runs per process in production. Tests that run
 //! several servers in one process see their sums, so they read differences, never totals.
+//!
+//! Two expositions: the operator's, every metric (`encode`), and the public one
+//! (`encode_public`), served to the server's own machine when no metrics token is set. The
+//! public one holds only what moves with connections and loading — never a counter that moves
+//! as a player's command is decided, stored or signed, since a command of a hidden unit
+//! (A12.3) would move it while the opponent's stream stays still (issue 36).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -50,6 +56,9 @@ struct RuleLabel {
 
 pub struct Metrics {
     registry: Registry,
+    /// The metrics anyone on the server's machine may read without the token: connections by
+    /// kind and games loaded, which no command moves.
+    public: Registry,
     connections: Family<KindLabel, Gauge>,
     pub games_loaded: Gauge,
     pub games_unloaded: Counter,
@@ -70,18 +79,23 @@ pub static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
 impl Metrics {
     fn new() -> Metrics {
         let mut registry = Registry::with_prefix("asl");
+        let mut public = Registry::with_prefix("asl");
         let connections = Family::<KindLabel, Gauge>::default();
-        registry.register(
-            "connections",
-            "Open connections by kind",
-            connections.clone(),
-        );
+        for r in [&mut registry, &mut public] {
+            r.register(
+                "connections",
+                "Open connections by kind",
+                connections.clone(),
+            );
+        }
         let games_loaded = Gauge::default();
-        registry.register(
-            "games_loaded",
-            "Games whose writer task is in memory",
-            games_loaded.clone(),
-        );
+        for r in [&mut registry, &mut public] {
+            r.register(
+                "games_loaded",
+                "Games whose writer task is in memory",
+                games_loaded.clone(),
+            );
+        }
         let games_unloaded = Counter::default();
         registry.register(
             "games_unloaded",
@@ -144,6 +158,7 @@ impl Metrics {
         );
         Metrics {
             registry,
+            public,
             store_group_writes,
             store_flush_seconds,
             connections,
@@ -170,10 +185,18 @@ impl Metrics {
         self.refusals.get_or_create(&RuleLabel { rule }).inc();
     }
 
-    /// The text exposition of every metric.
+    /// The text exposition of every metric: the operator's.
     pub fn encode(&self) -> String {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+
+    /// The text exposition of the public metrics (see the module's docs).
+    pub fn encode_public(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.public)
             .expect("writing to a String cannot fail");
         text
     }
@@ -234,6 +257,41 @@ mod tests {
             "asl_signed_batch_heads_bucket",
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
+        }
+    }
+
+    /// The public exposition moves with connections and loading only: a command decided,
+    /// stored and signed leaves it as it was, so the opponent's hidden unit acting shows in
+    /// no metric a player on the server's machine may read without the token.
+    #[test]
+    fn the_public_text_moves_with_no_command() {
+        let _c = Counted::new(Kind::Player);
+        let public = METRICS.encode_public();
+        for name in ["asl_connections{kind=\"player\"}", "asl_games_loaded"] {
+            assert!(public.contains(name), "{name} missing from\n{public}");
+        }
+        let text_without_gauges = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| !l.starts_with("asl_connections") && !l.starts_with("asl_games_loaded"))
+                .map(str::to_string)
+                .collect()
+        };
+        let before = text_without_gauges(&METRICS.encode_public());
+        // What one command of a hidden unit moves: the command, its append, its receipt.
+        METRICS.commands.inc();
+        METRICS.append_events.observe(1.0);
+        METRICS.append_seconds.observe(0.001);
+        METRICS.signed_batch_heads.observe(1.0);
+        METRICS.store_flushed(1, std::time::Duration::from_millis(1));
+        METRICS.refused("commands_per_second_max");
+        assert_eq!(text_without_gauges(&METRICS.encode_public()), before);
+        for name in [
+            "asl_commands",
+            "asl_store_",
+            "asl_signed_batch",
+            "asl_refusals",
+        ] {
+            assert!(!METRICS.encode_public().contains(name), "{name} is public");
         }
     }
 }

@@ -175,7 +175,7 @@ impl Signer {
         let (heads, replies): (Vec<Head>, Vec<_>) = std::iter::once((own, None))
             .chain(followers.into_iter().map(|w| (w.head, Some(w.reply))))
             .unzip();
-        crate::metrics::METRICS
+        crate::operations::metrics::METRICS
             .signed_batch_heads
             .observe(heads.len() as f64);
         let mut signed = sign_batch(&self.inner.key, heads).into_iter();

@@ -22,7 +22,7 @@
 //! only when its `Host` is an IP address, `localhost`, the host of `--public-url`, or that of
 //! an allowed origin; else 421. Scrapers and scripts, which send neither, are served as before.
 
-use crate::metrics::{Counted, Kind, METRICS};
+use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -131,7 +131,7 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
         return;
     };
     let stream = parts.io.into_inner();
-    let config = Some(crate::connection::websocket_config());
+    let config = Some(crate::operations::config::websocket_config());
     let ws = if parts.read_buf.is_empty() {
         WebSocketStream::from_raw_socket(stream, WsRole::Server, config).await
     } else {
@@ -144,8 +144,10 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, adm
         .await
     };
     match admitted.refusal.clone() {
-        Some(why) => crate::connection::serve_seat_only(ws, peer, shared, admitted, &why).await,
-        None => crate::connection::serve(ws, peer, shared, admitted).await,
+        Some(why) => {
+            crate::network::connection::serve_seat_only(ws, peer, shared, admitted, &why).await
+        }
+        None => crate::network::connection::serve(ws, peer, shared, admitted).await,
     }
 }
 
@@ -196,18 +198,41 @@ async fn refuse_when_full(request: Request, next: axum::middleware::Next) -> Res
     }
 }
 
-/// Whether `/metrics` may be served: with the token, when one is set (compared as digests, in
-/// constant time); else only to loopback.
-fn metrics_allowed(headers: &HeaderMap, peer: Option<SocketAddr>, token: Option<&str>) -> bool {
+/// What a `/metrics` request may read.
+#[derive(Debug, PartialEq, Eq)]
+enum MetricsAccess {
+    /// Every metric: the request bears the operator's token.
+    Operator,
+    /// The public metrics only (`Metrics::encode_public`): no token is set and the request
+    /// comes from the server's own machine, where a player of a local game may sit too.
+    Public,
+    Refused,
+}
+
+/// What `/metrics` may serve: every metric with the token, when one is set (compared as
+/// digests, in constant time); the public ones to loopback when none is set; else nothing.
+fn metrics_access(
+    headers: &HeaderMap,
+    peer: Option<SocketAddr>,
+    token: Option<&str>,
+) -> MetricsAccess {
     match token {
-        Some(token) => headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|offered| {
-                blake3::hash(offered.trim().as_bytes()) == blake3::hash(token.as_bytes())
-            }),
-        None => peer.is_some_and(|p| p.ip().is_loopback()),
+        Some(token) => {
+            let bearer = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .is_some_and(|offered| {
+                    blake3::hash(offered.trim().as_bytes()) == blake3::hash(token.as_bytes())
+                });
+            if bearer {
+                MetricsAccess::Operator
+            } else {
+                MetricsAccess::Refused
+            }
+        }
+        None if peer.is_some_and(|p| p.ip().is_loopback()) => MetricsAccess::Public,
+        None => MetricsAccess::Refused,
     }
 }
 
@@ -319,7 +344,7 @@ async fn board_image(
     axum::extract::Path(number): axum::extract::Path<String>,
     request: Request,
 ) -> Response {
-    crate::boards::image_response(
+    crate::operations::boards::image_response(
         shared.config.boards.as_deref(),
         &shared.board_images,
         &number,
@@ -328,34 +353,38 @@ async fn board_image(
     )
 }
 
-/// The process's metrics, for the operator: to a request bearing the metrics token, or from
-/// loopback when none is set. Counters that move as a game's hidden units act are no one
-/// else's business (issue 36).
+/// The process's metrics, for the operator: every one to a request bearing the metrics token;
+/// without a token set, the public ones (connections, games loaded) to loopback. Counters that
+/// move as a game's hidden units act are no one else's business (issue 36).
 async fn metrics(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let peer = request.extensions().get::<Peer>().map(|p| p.addr);
-    if !metrics_allowed(
+    let text = match metrics_access(
         request.headers(),
         peer,
         shared.config.metrics_token.as_deref(),
     ) {
-        METRICS.refused("metrics_token");
-        let mut response = (
-            StatusCode::UNAUTHORIZED,
-            "The metrics are the operator's: send the server's metrics token (Authorization: Bearer), or ask from the server's own machine when it has none.\n",
-        )
-            .into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"metrics\""),
-        );
-        return response;
-    }
+        MetricsAccess::Operator => METRICS.encode(),
+        MetricsAccess::Public => METRICS.encode_public(),
+        MetricsAccess::Refused => {
+            METRICS.refused("metrics_token");
+            let mut response = (
+                StatusCode::UNAUTHORIZED,
+                "The metrics are the operator's: send the server's metrics token (Authorization: Bearer); without one set, the server's own machine reads the public ones.\n",
+            )
+                .into_response();
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"metrics\""),
+            );
+            return response;
+        }
+    };
     (
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        METRICS.encode(),
+        text,
     )
         .into_response()
 }
@@ -492,7 +521,7 @@ static SCRIPT: LazyLock<String> = LazyLock::new(|| {
         "// Generated by asl-server from protocol::phase::STEPS and protocol::wire.\n\
          const STEPS = {};\nconst FRAME_BYTES_MAX = {FRAME_BYTES_MAX};\n{}",
         serde_json::Value::Array(steps),
-        include_str!("../web/watch.js")
+        include_str!("../../web/watch.js")
     )
 });
 
@@ -514,7 +543,7 @@ fn asset(path: &str, idle_timeout: Duration) -> Option<Asset> {
         "/watch" | "/watch/" => Some(Asset {
             path: "/watch",
             content_type: "text/html; charset=utf-8",
-            body: Cow::Borrowed(include_str!("../web/watch.html")),
+            body: Cow::Borrowed(include_str!("../../web/watch.html")),
         }),
         "/watch/watch.js" => Some(Asset {
             path: "/watch/watch.js",
@@ -524,7 +553,7 @@ fn asset(path: &str, idle_timeout: Duration) -> Option<Asset> {
         "/watch/watch.css" => Some(Asset {
             path: "/watch/watch.css",
             content_type: "text/css; charset=utf-8",
-            body: Cow::Borrowed(include_str!("../web/watch.css")),
+            body: Cow::Borrowed(include_str!("../../web/watch.css")),
         }),
         _ => None,
     }
@@ -582,18 +611,25 @@ mod tests {
     }
 
     /// Issue 36: the metrics are the operator's: with a token set, only a request bearing it;
-    /// without, only loopback.
+    /// without, loopback reads the public ones and nobody else anything.
     #[test]
     fn metrics_need_the_token_or_loopback() {
+        use MetricsAccess::*;
         let local = Some("127.0.0.1:5000".parse().unwrap());
         let remote = Some("203.0.113.9:5000".parse().unwrap());
         let none = HeaderMap::new();
-        assert!(metrics_allowed(&none, local, None));
-        assert!(!metrics_allowed(&none, remote, None));
+        assert_eq!(metrics_access(&none, local, None), Public);
+        assert_eq!(metrics_access(&none, remote, None), Refused);
         let bearer = |t: &str| headers(&[(header::AUTHORIZATION, format!("Bearer {t}").as_str())]);
-        assert!(metrics_allowed(&bearer("s3cret"), remote, Some("s3cret")));
-        assert!(!metrics_allowed(&bearer("guess"), remote, Some("s3cret")));
-        assert!(!metrics_allowed(&none, local, Some("s3cret")));
+        assert_eq!(
+            metrics_access(&bearer("s3cret"), remote, Some("s3cret")),
+            Operator
+        );
+        assert_eq!(
+            metrics_access(&bearer("guess"), remote, Some("s3cret")),
+            Refused
+        );
+        assert_eq!(metrics_access(&none, local, Some("s3cret")), Refused);
     }
 
     /// Issue 36: a browser must name this server in `Host`; a rebound name is refused.

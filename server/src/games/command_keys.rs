@@ -14,7 +14,7 @@
 //! re-sent command is still recognised. Refusals are not remembered: they changed nothing, so
 //! deciding them again is harmless, and the answer may rightly differ once the game moved on.
 
-use crate::config::COMMAND_KEYS_PER_SEAT_MAX;
+use crate::operations::config::COMMAND_KEYS_PER_SEAT_MAX;
 use protocol::chain::Entry;
 use protocol::{Command, Side};
 use std::collections::{HashMap, VecDeque};

@@ -23,7 +23,7 @@
 //! closed with `moved`, and the client reconnects (`since`), to this node or another: the
 //! lease has lapsed by then or soon will, and the join waits for it.
 
-use crate::log;
+use crate::store::envelope;
 use crate::store::nats::{self, Connected};
 use crate::store::GameKey;
 use async_nats::jetstream::kv;
@@ -157,7 +157,7 @@ impl Cluster {
 
     /// Takes the lease of a game this node has just created (no one else knows its id yet).
     pub async fn claim_new(&self, game: &GameKey) -> Result<(), String> {
-        let id = log::game_id(game);
+        let id = envelope::game_id(game);
         let revision = self
             .leases
             .create(&id, self.encoded())
@@ -170,7 +170,7 @@ impl Cluster {
     /// Where `game` is served from: here if this node holds its lease or can take it (the
     /// lease lapsed, or was never taken since the cluster started), else the holder.
     pub async fn route(&self, game: &GameKey) -> Result<Route, String> {
-        let id = log::game_id(game);
+        let id = envelope::game_id(game);
         let deadline = tokio::time::Instant::now() + self.join_wait();
         loop {
             if self.holds(game) {
@@ -230,7 +230,7 @@ impl Cluster {
         let ttl = self.ttl;
         let lost = self.lost.clone();
         let renewing = self.runtime.spawn(async move {
-            let id = log::game_id(&game);
+            let id = envelope::game_id(&game);
             let mut revision = revision;
             let mut renewed = tokio::time::Instant::now();
             loop {
@@ -288,7 +288,7 @@ impl Cluster {
                 .collect()
         };
         for game in held {
-            let _ = self.leases.purge(log::game_id(&game)).await;
+            let _ = self.leases.purge(envelope::game_id(&game)).await;
         }
     }
 }
@@ -303,7 +303,7 @@ pub async fn connect_owner(
     join: tokio_tungstenite::tungstenite::Message,
 ) -> Result<Upstream, String> {
     let url = format!("{address}{}", protocol::wire::WIRE_PATH);
-    let config = crate::connection::websocket_config();
+    let config = crate::operations::config::websocket_config();
     let (mut upstream, _) = tokio::time::timeout(
         PROXY_CONNECT_MAX,
         tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true),
@@ -380,7 +380,7 @@ pub fn signing_key(
             .spawn(|| {
                 runtime.block_on(async {
                     let keys = nats::bucket(connected, KEY_BUCKET, Duration::ZERO).await?;
-                    let fresh = crate::signing::fresh();
+                    let fresh = crate::signing::key::fresh();
                     let _ = keys
                         .create(KEY_NAME, fresh.to_bytes().to_vec().into())
                         .await;

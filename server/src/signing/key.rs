@@ -64,7 +64,7 @@ pub fn load(dir: &Path) -> Result<Option<ServerSigningKey>, String> {
 /// directory naming it, and never over a file already there.
 pub fn write(dir: &Path, key: &ServerSigningKey) -> Result<(), String> {
     let file = path(dir);
-    crate::store::private::create_dir(dir)
+    crate::signing::private::create_dir(dir)
         .map_err(|e| format!("cannot create {} owner-only: {e}", dir.display()))?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -1,5 +1,5 @@
 //! Every frame a command makes fits [`FRAME_BYTES_MAX`], or the command is refused before
-//! anything is stored. A scenario is checked when created (`game::check_frames`); what play
+//! anything is stored. A scenario is checked when created ([`check_frames`]); what play
 //! adds to it is checked here, at the input that would make it:
 //!
 //! - a command's events, as each viewer is sent them, travel together in the actor's
@@ -130,6 +130,61 @@ pub fn check_envelopes(records: &[Vec<u8>]) -> Result<(), String> {
     }
 }
 
+/// Largest opening position (and `GameCreated` event) a scenario may make, as any viewer sees
+/// it in JSON, the larger encoding: half of `FRAME_BYTES_MAX`. The scenario limits bound a
+/// file's size, not what it unfolds to (an `[[area]]` line is a thousand hexes, a name of
+/// escapes grows six-fold), so a scenario is checked against this when created: a position that
+/// fits half a frame leaves the other half for the rest of a `joined` frame or a log page.
+pub const SNAPSHOT_BYTES_MAX: usize = FRAME_BYTES_MAX / 2;
+
+/// Bytes of events (JSON) a log or record page carries besides its first event; a page stops
+/// early rather than pass it, and the client asks for the next from where it stopped. With
+/// the first event at most [`SNAPSHOT_BYTES_MAX`], every page fits a frame.
+pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
+
+/// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
+/// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
+pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
+    let created = Event::GameCreated {
+        scenario: scenario.clone(),
+    };
+    let game = Game::replay([&created]).map_err(|e| e.to_string())?;
+    let envelope = 2 * protocol::wire::to_bincode(&created).len();
+    // A review shows the whole game, unprojected.
+    let whole = protocol::wire::to_json(&game).len();
+    for viewer in VIEWERS {
+        let state = protocol::wire::to_json(&game.project(viewer)).len();
+        let event = game
+            .view_event(viewer, &created)
+            .map_or(0, |e| protocol::wire::to_json(&e).len());
+        let largest = state.max(event).max(envelope).max(whole);
+        if largest > SNAPSHOT_BYTES_MAX {
+            return Err(format!(
+                "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The items of a page, stopping before one that would take the page past [`PAGE_BYTES_MAX`]
+/// (the first is always taken).
+pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut bytes = 0;
+    let mut page = vec![];
+    for item in items {
+        let size = protocol::wire::to_json(&item).len();
+        if !page.is_empty() && bytes + size > PAGE_BYTES_MAX {
+            break;
+        }
+        if !page.is_empty() || size <= PAGE_BYTES_MAX {
+            bytes += size;
+        }
+        page.push(item);
+    }
+    page
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,7 +192,7 @@ mod tests {
 
     fn game() -> Game {
         let scenario = protocol::Scenario::from_toml(include_str!(
-            "../../scenarios/b9-41-wall-advantage.toml"
+            "../../../scenarios/b9-41-wall-advantage.toml"
         ))
         .unwrap();
         Game::replay([&Event::GameCreated { scenario }]).unwrap()
@@ -197,5 +252,24 @@ mod tests {
         assert!(check_envelopes(&[vec![0; 10], vec![0; ENVELOPE_BYTES_EXPORTED_MAX]]).is_ok());
         let why = check_envelopes(&[vec![0; ENVELOPE_BYTES_EXPORTED_MAX + 1]]).unwrap_err();
         assert!(why.contains("export page"), "{why}");
+    }
+
+    #[test]
+    fn a_page_stops_before_its_byte_budget_but_always_holds_one_item() {
+        let big = "x".repeat(SNAPSHOT_BYTES_MAX - 16);
+        let small = "y".repeat(1000);
+        // A first item up to a snapshot, then up to the page budget more.
+        let items = std::iter::once(big.clone()).chain(std::iter::repeat_n(small.clone(), 10_000));
+        let page = within_page(items);
+        let bytes: usize = page.iter().map(|s| protocol::wire::to_json(s).len()).sum();
+        assert!(page.len() > 1 && page.len() < 10_001);
+        assert!(bytes <= SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX, "{bytes}");
+        assert!(
+            bytes + 1002 > SNAPSHOT_BYTES_MAX + PAGE_BYTES_MAX - 1002,
+            "{bytes}"
+        );
+        // However large, one item is always sent.
+        let huge = "z".repeat(FRAME_BYTES_MAX);
+        assert_eq!(within_page([huge.clone(), huge].into_iter()).len(), 1);
     }
 }

@@ -6,7 +6,7 @@
 //! shows everything in it: there is no one to hide anything from any more. It lives as long as
 //! its connection; nothing of it is stored.
 
-use crate::game::within_page;
+use crate::games::frames::within_page;
 use data_encoding::HEXLOWER;
 use protocol::apply;
 use protocol::chain::LogHash;
@@ -134,12 +134,14 @@ impl Review {
                 let game = Game::replay(events).expect("a verified log starts with GameCreated");
                 protocol::wire::los_answer(&game, *from, *to)
             }
-            ClientMessage::Ping { .. } | ClientMessage::CreateGame { .. } => return None,
+            ClientMessage::Ping { .. }
+            | ClientMessage::CreateGame { .. }
+            | ClientMessage::Notify { .. } => return None,
         })
     }
 
     /// Entries `from..`, at most a log page of them (and of those, as many as fit a page's
-    /// bytes: `game::within_page`).
+    /// bytes: `frames::within_page`).
     fn page(&self, from: u64) -> &[RecordEntry] {
         let start = (from.max(1) - 1).min(self.version()) as usize;
         let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());
@@ -165,7 +167,7 @@ impl Review {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log;
+    use crate::store::envelope;
     use protocol::{Event, Scenario};
 
     /// Issue 36: the signature is checked before the file is read any further. A file signed
@@ -175,17 +177,18 @@ mod tests {
     #[test]
     fn the_signature_is_checked_before_anything_is_replayed() {
         let scenario =
-            Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap();
-        let (record, _) = log::seal(
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
+        let (record, _) = envelope::seal(
             1,
-            log::GENESIS,
+            envelope::GENESIS,
             [4; 16],
             None,
             1,
             &Event::GameCreated { scenario },
         );
         let key = [7; 16];
-        let ours = crate::signing::fresh();
+        let ours = crate::signing::key::fresh();
         let damaged = |signer: &protocol::record::signed::ServerSigningKey| {
             let text =
                 crate::store::backup::export_text(&key, &[(1, record.clone())], signer).unwrap();
@@ -195,7 +198,7 @@ mod tests {
             text.replace_range(at..at + 1, flipped);
             text
         };
-        let other = crate::signing::fresh();
+        let other = crate::signing::key::fresh();
         let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours))
             .err()
             .expect("refused");

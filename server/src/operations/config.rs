@@ -33,6 +33,13 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// buffer, and its send then waits for ever: past this it is closed.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long one send to a client may take once shutdown has begun, a send already waiting
+/// then included: a client that stopped reading is given this for the rest of what the
+/// connection sends (its last frames, the shutdown notice, the close frame), so it cannot hold
+/// shutdown for `SEND_TIMEOUT` a send, and shutdown takes little longer than this whatever
+/// its clients do.
+pub const SHUTDOWN_SEND_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How long shutdown waits for connections to say goodbye and games to stop before it drops
 /// whatever is left. Every acknowledged event is already durable, so this loses nothing.
 pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
@@ -97,7 +104,7 @@ pub const GAMES_MAX: usize = 100_000;
 /// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
 pub const READ_BUFFER_BYTES: usize = 4 * 1024;
 
-/// Accepted commands whose client keys one seat of one game remembers (`crate::once`). A
+/// Accepted commands whose client keys one seat of one game remembers (`crate::games::command_keys`). A
 /// re-sent command is one a client lost the answer to, or a script run again from its start;
 /// 100,000 is more commands than any one side gives in a long campaign game, so every re-sent
 /// command of a game is recognised, at about 40 bytes a key.
@@ -116,6 +123,52 @@ pub const LOADED_GAMES_MAX: usize = 1_000;
 /// game), so this only spares reloading a game whose players stepped away for a moment.
 pub const GAME_UNLOAD_AFTER_IDLE: Duration = Duration::from_secs(10 * 60);
 
+/// Targets (webhooks and e-mail addresses) one seat may register for notices
+/// (`crate::notify`). A player with a phone, a mailbox and a chat hook is served; a seat
+/// cannot make the server post each notice to a crowd.
+pub const NOTIFY_TARGETS_PER_SEAT_MAX: usize = 4;
+
+/// Notices delivered to one seat per hour. A hand-over in a live game comes every few
+/// minutes, but a player taking part live is connected and sent none; past this a seat's
+/// next notice waits for the hour to turn, so no opponent can make the server flood a player.
+pub const NOTIFY_SENDS_PER_HOUR_MAX: u32 = 20;
+
+/// How long a seat's notice waits, with nothing newer for that seat, before it goes: several
+/// hand-overs in quick succession (a WA chance answered, then the turn handed over) become one
+/// message, and a player who comes back at once is sent none.
+pub const NOTIFY_QUIET: Duration = Duration::from_secs(60);
+
+/// Tries of one notice to one target before it is given up (webhook or relay down).
+pub const NOTIFY_TRIES_MAX: u32 = 6;
+
+/// The pause before a notice's second try, doubled before each later one: with six tries,
+/// about a minute from the first to the last.
+pub const NOTIFY_RETRY_FIRST: Duration = Duration::from_secs(2);
+
+/// Notices queued from the game tasks to the notifier. A full queue loses nothing (the notice
+/// is in the store's outbox, found by the next look, [`NOTIFY_OUTBOX_RESCAN`]) and never makes
+/// a game task wait.
+pub const NOTIFY_QUEUE_MAX: usize = 1_024;
+
+/// How often the notifier looks in the outbox for notices it was not handed (a full queue).
+pub const NOTIFY_OUTBOX_RESCAN: Duration = Duration::from_secs(60);
+
+/// A side's clock below this owes the seat a `clock_low` notice (`notify::Watch::clock_low`).
+pub const NOTIFY_CLOCK_LOW_BELOW: Duration = Duration::from_secs(24 * 3600);
+
+/// The operator's SMTP relay for e-mail notices (`--smtp-relay`, `--smtp-from`,
+/// `--smtp-starttls`; `crate::notify`).
+#[derive(Clone, Debug)]
+pub struct SmtpRelay {
+    pub host: String,
+    pub port: u16,
+    /// The sender address of every notice.
+    pub from: String,
+    /// Upgrade the connection with STARTTLS (and refuse to send without it); off, the relay is
+    /// spoken to in plain text, for a relay on the same host or network.
+    pub starttls: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub connections_max: usize,
@@ -133,7 +186,7 @@ pub struct Config {
     pub reviews_max: usize,
     pub creates_per_ip_per_hour_max: u32,
     /// How long a reader with frames waiting may write nothing before it is cut off
-    /// (`game::SLOW_READER_GRACE`).
+    /// ([`SLOW_READER_GRACE`]).
     pub slow_reader_grace: Duration,
     pub outbound_queue_max: usize,
     pub socket_send_buffer_bytes: usize,
@@ -170,11 +223,30 @@ pub struct Config {
     pub signing_key: std::sync::Arc<protocol::record::signed::ServerSigningKey>,
     /// This server node's name (`--node-id`), given as the owner of the games it serves.
     pub node_id: Option<String>,
-    /// The other server nodes sharing a NATS store, when there are any (`crate::cluster`).
-    pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
+    /// Whether webhooks may point at loopback, private and link-local addresses
+    /// (`--notify-allow-private`): off, a player could make the server probe its own network.
+    pub notify_allow_private: bool,
+    /// [`NOTIFY_QUIET`] (`--notify-quiet-s`).
+    pub notify_quiet: Duration,
+    /// [`NOTIFY_TARGETS_PER_SEAT_MAX`].
+    pub notify_targets_per_seat_max: usize,
+    /// [`NOTIFY_SENDS_PER_HOUR_MAX`].
+    pub notify_sends_per_hour_max: u32,
+    /// [`NOTIFY_TRIES_MAX`].
+    pub notify_tries_max: u32,
+    /// [`NOTIFY_RETRY_FIRST`].
+    pub notify_retry_first: Duration,
+    /// [`NOTIFY_QUEUE_MAX`].
+    pub notify_queue_max: usize,
+    /// [`NOTIFY_OUTBOX_RESCAN`].
+    pub notify_outbox_rescan: Duration,
+    /// [`NOTIFY_CLOCK_LOW_BELOW`].
+    pub notify_clock_low_below: Duration,
+    /// The relay e-mail notices go through; without one, e-mail targets are refused.
+    pub smtp: Option<SmtpRelay>,
 }
 
 impl Default for Config {
@@ -194,7 +266,7 @@ impl Default for Config {
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
-            slow_reader_grace: crate::game::SLOW_READER_GRACE,
+            slow_reader_grace: SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
             socket_send_buffer_bytes: SOCKET_SEND_BUFFER_BYTES,
             game_inbox_max: GAME_INBOX_MAX,
@@ -209,10 +281,43 @@ impl Default for Config {
             public_url: None,
             open_creation: None,
             allowed_origins: vec![],
-            signing_key: std::sync::Arc::new(crate::signing::fresh()),
+            signing_key: std::sync::Arc::new(fresh_signing_key()),
             node_id: None,
-            cluster: None,
             boards: None,
+            notify_allow_private: false,
+            notify_quiet: NOTIFY_QUIET,
+            notify_targets_per_seat_max: NOTIFY_TARGETS_PER_SEAT_MAX,
+            notify_sends_per_hour_max: NOTIFY_SENDS_PER_HOUR_MAX,
+            notify_tries_max: NOTIFY_TRIES_MAX,
+            notify_retry_first: NOTIFY_RETRY_FIRST,
+            notify_queue_max: NOTIFY_QUEUE_MAX,
+            notify_outbox_rescan: NOTIFY_OUTBOX_RESCAN,
+            notify_clock_low_below: NOTIFY_CLOCK_LOW_BELOW,
+            smtp: None,
         }
     }
+}
+
+/// How long a reader whose queue is full may go without writing a single frame before it is
+/// cut off. Judging by progress, not by how full its queue is at one instant, is what keeps a
+/// watcher that is merely not scheduled for a moment (a loaded machine) from being cut off with
+/// the one that has stopped reading.
+pub const SLOW_READER_GRACE: Duration = Duration::from_secs(10);
+
+/// A signing key drawn from the operating system, for a server started without one (tests):
+/// what `signing::fresh` draws, drawn here so the configuration needs nothing above it.
+fn fresh_signing_key() -> protocol::record::signed::ServerSigningKey {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).expect("the operating system provides randomness");
+    protocol::record::signed::ServerSigningKey::from_bytes(&secret)
+}
+
+/// The websocket settings every connection gets: frames and messages capped at
+/// [`FRAME_BYTES_MAX`](protocol::wire::FRAME_BYTES_MAX), so an oversized frame is refused by
+/// the reader before it is buffered, and reads of [`READ_BUFFER_BYTES`].
+pub fn websocket_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .max_message_size(Some(protocol::wire::FRAME_BYTES_MAX))
+        .max_frame_size(Some(protocol::wire::FRAME_BYTES_MAX))
 }

@@ -5,10 +5,10 @@
 //! named, with the reason and the first bad event — and never rewritten; the other games are
 //! served as usual.
 
-use crate::config::Config;
-use crate::game::{random_bytes, GameHandle, GameLimits, GameTask, Request, Unloader};
-use crate::log::{self, GameMeta, META_FORMAT};
-use crate::metrics::METRICS;
+use crate::games::task::{random_bytes, GameHandle, GameLimits, GameTask, Request, Unloader};
+use crate::operations::config::Config;
+use crate::operations::metrics::METRICS;
+use crate::store::envelope::{self, GameMeta, META_FORMAT};
 use crate::store::{without_panics, EventStore, GameKey};
 use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
@@ -91,8 +91,12 @@ pub struct Registry {
     checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
-    /// Signs every game's receipts, in batches across games (`crate::signer`).
-    signer: crate::signer::Signer,
+    /// Turn notices (`crate::notify`): each game task gets a watch of its own.
+    notifier: std::sync::OnceLock<Arc<crate::notify::Notifier>>,
+    /// Signs every game's receipts, in batches across games (`crate::signing::batch`).
+    signer: crate::signing::batch::Signer,
+    /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
+    cluster: Option<Arc<crate::games::cluster::Cluster>>,
 }
 
 /// A refusal to hand out a game, as it goes on the wire.
@@ -116,7 +120,7 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
         }
         if let Err(why) = check_chain(store, key) {
             damaged += 1;
-            error!(game = %log::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+            error!(game = %envelope::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
             // A join that got there first has found the same damage.
             let _ = slot.loaded.set(Loaded::Unavailable(why));
         }
@@ -146,7 +150,7 @@ fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
 fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
     let records = read_log(store, key)?;
-    log::verify(&records)
+    envelope::verify(&records)
         .map(|_| ())
         .map_err(|e| format!("its log is damaged at {e}"))
 }
@@ -163,7 +167,7 @@ fn rebuild(
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = log::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
+    let verified = envelope::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
@@ -174,7 +178,7 @@ fn rebuild(
             .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
     }
     // A mark unreadable is a game not to serve blindly: it is named, like damage.
-    let marks = log::GameMarks::decode(meta_bytes)?;
+    let marks = envelope::GameMarks::decode(meta_bytes)?;
     let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?.marked(marks);
     Ok(Some((task, meta)))
 }
@@ -182,7 +186,7 @@ fn rebuild(
 /// Stops the game task of every game whose lease this node lost: its viewers are told to
 /// reconnect (to whichever node owns it now), and the next join here loads it afresh.
 async fn give_up_lost(
-    cluster: Arc<crate::cluster::Cluster>,
+    cluster: Arc<crate::games::cluster::Cluster>,
     mut lost: mpsc::UnboundedReceiver<GameKey>,
     games: Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>,
 ) {
@@ -193,7 +197,7 @@ async fn give_up_lost(
             let why = format!(
                 "server node {} lost game `{}`'s lease",
                 cluster.node_id,
-                log::game_id(&key)
+                envelope::game_id(&key)
             );
             let _ = handle.inbox.send(Request::Relinquish { why }).await;
         }
@@ -206,6 +210,16 @@ impl Registry {
     /// bad event, and logged. Each game is replayed when someone first joins it (a join that
     /// comes before the check reaches its game verifies the chain itself).
     pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
+        Registry::open_in_cluster(store, config, None)
+    }
+
+    /// [`Registry::open`] on a node of a cluster: games are served through leases, and games
+    /// whose lease this node lost are given up.
+    pub fn open_in_cluster(
+        store: Arc<dyn EventStore>,
+        config: Config,
+        cluster: Option<Arc<crate::games::cluster::Cluster>>,
+    ) -> Result<Registry, String> {
         let listed = without_panics(|| store.games())
             .map_err(|panicked| {
                 format!("the list of games cannot be read (the store panicked: {panicked})")
@@ -227,9 +241,9 @@ impl Registry {
         };
         let games = Arc::new(Mutex::new(games));
         let mut tasks = vec![checker];
-        if let Some(lost) = config.cluster.as_ref().and_then(|c| c.take_lost()) {
+        if let Some(lost) = cluster.as_ref().and_then(|c| c.take_lost()) {
             tasks.push(tokio::spawn(give_up_lost(
-                config.cluster.clone().expect("a cluster"),
+                cluster.clone().expect("a cluster"),
                 lost,
                 games.clone(),
             )));
@@ -241,9 +255,73 @@ impl Registry {
             tasks: Mutex::new(tasks),
             checking: stop,
             store,
-            signer: crate::signer::Signer::new(config.signing_key.clone()),
+            signer: crate::signing::batch::Signer::new(config.signing_key.clone()),
             config,
+            notifier: std::sync::OnceLock::new(),
+            cluster,
         })
+    }
+
+    /// Gives every game task loaded from now on a watch for turn notices.
+    pub fn notify_with(&self, notifier: Arc<crate::notify::Notifier>) {
+        let _ = self.notifier.set(notifier);
+    }
+
+    /// The notifier, once set.
+    pub fn notifier(&self) -> Option<&Arc<crate::notify::Notifier>> {
+        self.notifier.get()
+    }
+
+    /// The game and seat `token` is a player's token of, without joining (a notification
+    /// registration): a spectator token is refused, as an unknown one is. Looked up in the
+    /// store for a game created on another node since this one started.
+    pub fn seat(&self, id: &str, token: &str) -> Result<(GameKey, Side), Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
+        let listed = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .get(&key)
+            .map(|slot| slot.meta.clone());
+        let meta = match listed {
+            Some(meta) => meta,
+            None => self
+                .store
+                .meta(&key)
+                .map_err(|e| {
+                    (
+                        ErrorCode::Storage,
+                        format!("game `{id}` cannot be read: {e}"),
+                    )
+                })?
+                .ok_or_else(unknown)?,
+        };
+        match Self::token_viewer(&meta, token) {
+            Ok(Viewer::Side(side)) => Ok((key, side)),
+            Ok(Viewer::Spectator) => Err((
+                ErrorCode::ReadOnly,
+                "a spectator token cannot register notifications; use your seat's token".into(),
+            )),
+            Err(Some(why)) => Err((
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}"),
+            )),
+            Err(None) => Err((
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            )),
+        }
+    }
+
+    /// The cluster this node serves games in, if any.
+    pub fn cluster(&self) -> Option<&Arc<crate::games::cluster::Cluster>> {
+        self.cluster.as_ref()
     }
 
     /// The public key of the key heads are signed with.
@@ -273,7 +351,7 @@ impl Registry {
                     }
                     Ok(None) => Loaded::Missing,
                     Err(why) => {
-                        error!(game = %log::game_id(&key), %why, "game cannot be served");
+                        error!(game = %envelope::game_id(&key), %why, "game cannot be served");
                         Loaded::Unavailable(why)
                     }
                 })
@@ -362,9 +440,12 @@ impl Registry {
     }
 
     fn spawn(&self, key: GameKey, task: GameTask, meta: GameMeta) -> GameHandle {
-        let task = task
+        let mut task = task
             .signed_by(self.signer.clone())
             .unloaded_by(self.unloader(key));
+        if let Some(notifier) = self.notifier.get() {
+            task = task.watched_by(crate::notify::Watch::new(notifier.clone(), key));
+        }
         let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(players, audience));
@@ -408,7 +489,7 @@ impl Registry {
             // The dice seed, committed to (its hash shown to players) from the start.
             seeds: vec![random_bytes()],
         };
-        if let Some(cluster) = &self.config.cluster {
+        if let Some(cluster) = &self.cluster {
             cluster
                 .claim_new(&key)
                 .await
@@ -416,7 +497,8 @@ impl Registry {
         }
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
-        let (record, head) = log::seal(1, log::GENESIS, random_bytes(), None, 1, &created);
+        let (record, head) =
+            envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
         // Both writes handed over at once: the store applies them in order, usually under
         // one flush. Metadata without its first event is a creation that never happened.
         let meta_stored = self.store.put_meta(&key, meta.encode());
@@ -426,7 +508,7 @@ impl Registry {
                 .await
                 .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
-        let verified = log::VerifiedLog {
+        let verified = envelope::VerifiedLog {
             entries: vec![protocol::chain::Entry {
                 seq: 1,
                 by: None,
@@ -455,7 +537,7 @@ impl Registry {
             .lock()
             .expect("registry lock")
             .insert(key, Arc::new(slot));
-        let id = log::game_id(&key);
+        let id = envelope::game_id(&key);
         info!(game = %id, "game created");
         Ok((id, tokens))
     }
@@ -493,7 +575,7 @@ impl Registry {
                 format!("there is no game `{id}` on this server"),
             ),
         };
-        let key = log::game_key(id).ok_or_else(unknown)?;
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
         let slot = self
             .games
             .lock()
@@ -562,7 +644,7 @@ impl Registry {
     /// created on another node since this one started is looked up in the store.
     pub async fn locate(
         &self,
-        cluster: &crate::cluster::Cluster,
+        cluster: &crate::games::cluster::Cluster,
         id: &str,
     ) -> Result<Option<String>, Refusal> {
         let unknown = || {
@@ -571,7 +653,7 @@ impl Registry {
                 format!("there is no game `{id}` on this server"),
             )
         };
-        let key = log::game_key(id).ok_or_else(unknown)?;
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
         let known = self.games.lock().expect("registry lock").contains_key(&key);
         if !known && self.reset(key).await.is_err() {
             // Not stored: the local join says so, with the rollback check.
@@ -582,12 +664,12 @@ impl Registry {
             .await
             .map_err(|e| (ErrorCode::GameUnavailable, e))?
         {
-            crate::cluster::Route::Local { fresh: true } => {
+            crate::games::cluster::Route::Local { fresh: true } => {
                 self.reset(key).await?;
                 Ok(None)
             }
-            crate::cluster::Route::Local { fresh: false } => Ok(None),
-            crate::cluster::Route::Remote { address, .. } => Ok(Some(address)),
+            crate::games::cluster::Route::Local { fresh: false } => Ok(None),
+            crate::games::cluster::Route::Remote { address, .. } => Ok(Some(address)),
         }
     }
 
@@ -601,7 +683,10 @@ impl Registry {
             .map_err(|e| (ErrorCode::Storage, e.to_string()))?
             .ok_or((
                 ErrorCode::UnknownGame,
-                format!("there is no game `{}` on this server", log::game_id(&key)),
+                format!(
+                    "there is no game `{}` on this server",
+                    envelope::game_id(&key)
+                ),
             ))?;
         let slot = Arc::new(Slot::stored(meta, self.now()));
         let old = self
@@ -632,7 +717,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Request;
+    use crate::games::task::Request;
     use crate::store::MemoryStore;
     use protocol::fair_dice::Commitment;
     use protocol::wire::ServerMessage;
@@ -641,7 +726,7 @@ mod tests {
     async fn join_task(
         handle: &GameHandle,
         viewer: Viewer,
-    ) -> (u64, mpsc::Receiver<crate::game::Outbound>) {
+    ) -> (u64, mpsc::Receiver<crate::games::task::Outbound>) {
         let (out, messages) = mpsc::channel(16);
         let (reply, joined) = tokio::sync::oneshot::channel();
         handle
@@ -679,15 +764,16 @@ mod tests {
         )
         .unwrap();
         let scenario =
-            Scenario::from_toml(include_str!("../../scenarios/sewer-infiltration.toml")).unwrap();
+            Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
+                .unwrap();
         let (created, _) =
-            protocol::chain::seal_v1(1, log::GENESIS, &Event::GameCreated { scenario });
+            protocol::chain::seal_v1(1, envelope::GENESIS, &Event::GameCreated { scenario });
         store.put_meta(&key, old_meta).await.unwrap();
         store.append(&key, 1, vec![created]).await.unwrap();
 
         let registry = Registry::open(store.clone(), Config::default()).unwrap();
         let (handle, viewer) = registry
-            .join(&log::game_id(&key), "b", None, false)
+            .join(&envelope::game_id(&key), "b", None, false)
             .await
             .unwrap();
         assert_eq!(viewer, Viewer::Side(Side::B));
@@ -721,7 +807,8 @@ mod tests {
         };
         let registry = Registry::open(store.clone(), config).unwrap();
         let scenario =
-            Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap();
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
         let acting = protocol::Game::replay([&Event::GameCreated {
             scenario: scenario.clone(),
         }])
@@ -740,7 +827,7 @@ mod tests {
         }
 
         // Another node, having taken the game over, appends first.
-        let key = log::game_key(&id).unwrap();
+        let key = envelope::game_key(&id).unwrap();
         store
             .append(&key, 2, vec![b"another writer".to_vec()])
             .await
@@ -780,7 +867,7 @@ mod tests {
     }
 
     fn wall_advantage() -> Scenario {
-        Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml")).unwrap()
+        Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()
     }
 
     /// Issue 36: the token is checked before anything is loaded. With the one place in memory
@@ -807,7 +894,7 @@ mod tests {
             Err((code, message)) => assert_eq!(code, ErrorCode::BadToken, "{message}"),
             Ok(_) => panic!("a wrong token joined"),
         }
-        let slot = registry.games.lock().unwrap()[&log::game_key(&stored).unwrap()].clone();
+        let slot = registry.games.lock().unwrap()[&envelope::game_key(&stored).unwrap()].clone();
         assert!(
             !slot.loaded.initialized(),
             "the wrong token loaded the game"
@@ -829,9 +916,9 @@ mod tests {
         }
         registry.shutdown().await;
         for (id, _) in &games {
-            let key = log::game_key(id).unwrap();
+            let key = envelope::game_key(id).unwrap();
             let meta = GameMeta::decode(&store.meta(&key).unwrap().unwrap()).unwrap();
-            let marks = log::GameMarks {
+            let marks = envelope::GameMarks {
                 rolled_back: Some("events 5..=7 are missing".into()),
             };
             store
@@ -862,7 +949,7 @@ mod tests {
         let (gone, gone_tokens) = games
             .iter()
             .find(|(id, _)| {
-                let slot = registry.games.lock().unwrap()[&log::game_key(id).unwrap()].clone();
+                let slot = registry.games.lock().unwrap()[&envelope::game_key(id).unwrap()].clone();
                 !slot.loaded.initialized()
             })
             .expect("one marked game unloaded");
