@@ -361,10 +361,12 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
 
 /// The side to offer B9.324's HIP moment before `units` claim WA at moment `how`, if any:
 /// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy's
-/// scenario gave it hidden units. Which hidden units, and where, is not asked — asking only
-/// when one is adjacent would tell the mover it is there — and neither is whether any are
-/// still hidden: asking only then would tell the mover when the last one came out. What the
-/// window reveals is what a scenario card's HIP allowance says anyway.
+/// scenario gave it hidden units — placed hidden on the map, or allowed HIP at its set-up
+/// step (A12.3), whether or not it took the allowance. Which hidden units, and where, is not
+/// asked — asking only when one is adjacent would tell the mover it is there — and neither
+/// is whether any are still hidden: asking only then would tell the mover when the last one
+/// came out, or whether the enemy set any up hidden. What the window reveals is what a
+/// scenario card's HIP allowance says anyway.
 fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
     let unit = units.first()?;
     let enemy = unit.side.opponent();
@@ -376,7 +378,13 @@ fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
         .scenario
         .units
         .values()
-        .any(|u| u.side == enemy && u.hidden);
+        .any(|u| u.side == enemy && u.hidden)
+        || game.scenario.setup.as_ref().is_some_and(|setup| {
+            setup
+                .units
+                .values()
+                .any(|u| u.side == enemy && u.may_hide && u.enters.is_none())
+        });
     (moving && hip && matches!(how, WaClaim::OwnMovement | WaClaim::Mandatory)).then_some(enemy)
 }
 
