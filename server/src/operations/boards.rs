@@ -4,10 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use protocol::board::vasl::library::Boards;
-
-/// Largest file read from the boards directory (a VASL module is ~100 MB; archives ~2 MB).
-pub const BOARD_FILE_BYTES_MAX: u64 = 256 << 20;
+use protocol::board::vasl::library::{self, Boards};
 
 /// The boards in `dir`, with VASL's terrain codes from `module` (`ASL_VASL_MODULE`) when given.
 pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
@@ -29,24 +26,13 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
     )?;
     let boards = Arc::new(boards);
     // A stored game replayed after a restart finds its boards here.
-    protocol::board::vasl::library::install(boards.clone());
+    library::install(boards.clone());
     Ok(boards)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(BOARD_FILE_BYTES_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() as u64 > BOARD_FILE_BYTES_MAX {
-        return Err(format!(
-            "{}: larger than {BOARD_FILE_BYTES_MAX} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
+    library::read_capped(file, &path.display().to_string())
 }
 
 /// Board images kept in memory once served, at most this many bytes in all: a VASL geomorphic
