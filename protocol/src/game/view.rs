@@ -112,15 +112,65 @@ pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
     }
 }
 
-/// Text for `viewer` (a refusal's words) with every `` `id` `` of a unit under another side's
-/// "?" replaced by its alias.
+/// Text for `viewer` (a refusal's words) with every unit it may not know by its id renamed:
+/// one under another side's "?" to its alias, one it may not know of at all (HIP) to "a
+/// unit". An id is found quoted (`` `id` ``) or bare, as a whole word, so prose that forgets
+/// the quotes names no hidden unit either.
 pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
-    let names = Names {
-        before: game,
-        after: game,
-        viewer,
-    };
-    names.text(text)
+    let mut text = text.to_string();
+    for id in game.units.keys() {
+        match name_for(game, viewer, id) {
+            Some(name) if name == *id => {}
+            name => text = rename_word(&text, id, name.as_deref()),
+        }
+    }
+    text
+}
+
+/// `text` with every whole-word `id` (quoted or bare) replaced by `name`, or by "a unit" when
+/// the reader may not know it (`None`; its quotes go with it). A word runs over the characters
+/// a unit id may hold (letters, digits, `-`, `_`, `.`); a `.` ending a sentence is no part of it.
+fn rename_word(text: &str, id: &str, name: Option<&str>) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(id) {
+        let before = rest[..i].chars().next_back();
+        let after_id = &rest[i + id.len()..];
+        let mut next = after_id.chars();
+        let ends = match next.next() {
+            None => true,
+            Some('.') => !next.next().is_some_and(word),
+            Some(c) => !word(c),
+        };
+        let starts = !before.is_some_and(|c| word(c) || c == '.');
+        if !(starts && ends) {
+            let step = i + id.len();
+            out.push_str(&rest[..step]);
+            rest = &rest[step..];
+            continue;
+        }
+        let quoted = before == Some('`') && after_id.starts_with('`');
+        match name {
+            Some(name) => {
+                out.push_str(&rest[..i]);
+                out.push_str(name);
+                rest = after_id;
+            }
+            None if quoted => {
+                out.push_str(&rest[..i - 1]);
+                out.push_str("a unit");
+                rest = &after_id[1..];
+            }
+            None => {
+                out.push_str(&rest[..i]);
+                out.push_str("a unit");
+                rest = after_id;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The name `viewer` knows unit `id` by (its alias while it is under another side's "?"), or
@@ -724,4 +774,27 @@ fn scenario_key(scenario: &Scenario) -> [u8; 32] {
         &[],
         scenario,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rename_word;
+
+    #[test]
+    fn a_unit_id_is_renamed_quoted_or_bare_and_only_as_a_whole_word() {
+        let alias = Some("?2");
+        assert_eq!(
+            rename_word("`r4` may not move; r4 is pinned.", "r4", alias),
+            "`?2` may not move; ?2 is pinned."
+        );
+        assert_eq!(
+            rename_word("r41, xr4, r4-b, r4.b and r4_ stay", "r4", alias),
+            "r41, xr4, r4-b, r4.b and r4_ stay"
+        );
+        assert_eq!(
+            rename_word("seen by `r4` (r4)", "r4", None),
+            "seen by a unit (a unit)"
+        );
+        assert_eq!(rename_word("r4", "r4", None), "a unit");
+    }
 }

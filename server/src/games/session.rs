@@ -1106,6 +1106,32 @@ mod tests {
     }
 
     #[test]
+    fn prose_that_names_a_hidden_unit_without_quotes_names_it_to_no_one_else() {
+        let session = in_prep_fire();
+        let alias = session.game().aliases.get("r2").cloned().unwrap();
+        // Written as prose with no typed pieces, the ids bare: the concealed `r2`, the HIP `r3`.
+        let violation = RuleViolation::new(
+            "A12",
+            protocol::ViolationKind::UnitState,
+            "r2 and r3 are Russian; r20 is no unit",
+        );
+        let german = session.refusal_for(GERMAN, violation.clone()).detail;
+        assert_eq!(
+            german,
+            format!("{alias} and a unit are Russian; r20 is no unit")
+        );
+        let spectator = session
+            .refusal_for(Viewer::Spectator, violation.clone())
+            .detail;
+        assert!(
+            !spectator.contains("r2 ") && !spectator.contains("r3"),
+            "{spectator}"
+        );
+        let russian = session.refusal_for(RUSSIAN, violation).detail;
+        assert_eq!(russian, "r2 and r3 are Russian; r20 is no unit");
+    }
+
+    #[test]
     fn an_event_a_refusal_names_is_the_readers_own_number_for_it_or_none() {
         use protocol::violation::{text, Piece};
         let mut session = in_prep_fire();
