@@ -204,6 +204,36 @@ fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64,
     Ok((inserts, offset, next))
 }
 
+/// A record found by [`salvage_records`]: its epoch, its number and its inserts.
+pub type Found = (u64, u64, Vec<Insert>);
+
+/// Every record a journal's bytes hold that passes its checksum and parses, whatever its epoch,
+/// with the newest epoch a header slot names (`None` if neither slot is readable): what a
+/// salvage of a damaged data directory reads, in order of (epoch, number). Records of older
+/// epochs were checkpointed into sled; the newest epoch's were maybe not.
+pub fn salvage_records(bytes: &[u8]) -> (Option<u64>, Vec<Found>) {
+    let slot = |i: u64| {
+        let at = (i * SLOT_BYTES) as usize;
+        bytes.get(at..at + SLOT_BYTES as usize).and_then(read_slot)
+    };
+    let epoch = slot(0).max(slot(1));
+    let mut records = vec![];
+    let mut at = RECORDS_START;
+    while at + BLOCK_BYTES <= bytes.len() as u64 {
+        match record_at(bytes, at) {
+            Some(r) => {
+                if let Some(inserts) = decode(&bytes[r.payload]) {
+                    records.push((r.epoch, r.number, inserts));
+                }
+                at = r.next.max(at + BLOCK_BYTES);
+            }
+            None => at += BLOCK_BYTES,
+        }
+    }
+    records.sort_by_key(|(epoch, number, _)| (*epoch, *number));
+    (epoch, records)
+}
+
 /// The journal file, open for the committer (its only writer).
 pub struct Journal {
     /// Every write after the zero fill, and the reads of recovery.
