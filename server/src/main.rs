@@ -269,7 +269,10 @@ async fn main() -> anyhow::Result<()> {
             })
             .await?;
             server::operations::logging::flush();
-            let (report, to) = report.map_err(|e| anyhow::anyhow!("salvage failed: {e}"))?;
+            let (report, to) = report.unwrap_or_else(|e| {
+                eprintln!("asl-server: salvage failed: {e}");
+                std::process::exit(EXIT_STORE);
+            });
             println!("salvaged into {}: {report}", to.display());
             if !report.all_intact() {
                 eprintln!(

@@ -371,6 +371,10 @@ async fn a_directory_the_server_refuses_is_salvaged() {
         copy_dir(&damaged, &probe);
         SledStore::open(&probe).is_err()
     };
+    assert!(
+        refused,
+        "the server opened a data directory whose db and conf are garbage"
+    );
     let into = root.path().join("salvaged");
     let report = tokio::task::block_in_place(|| salvage_checked(&damaged, &into, &games));
     assert!(!report.all_intact(), "{report}");
@@ -411,7 +415,7 @@ async fn the_command_reports_and_exits_by_outcome() {
     std::fs::write(busy.join("x"), b"x").unwrap();
     let out = run(&data, &busy);
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
         said.contains("is not empty") && said.contains("busy"),
         "{said}"
