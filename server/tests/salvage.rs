@@ -280,8 +280,31 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
     // game can only be kept up to the event before.
     let longest = games.iter().max_by_key(|g| g.version).unwrap();
     let (cut, cut_game) = (longest.log[2].1.clone(), longest.game.clone());
+    // Event 1 of the longest game rewritten in sled with a flipped bit (sled's older copy
+    // of it stays in its log), and the journal gone: the chain is mended from the copy that
+    // event 2 names by its hash.
+    let first_key = {
+        let mut key = envelope::game_key(&longest.game).unwrap().to_vec();
+        key.extend_from_slice(&1u64.to_be_bytes());
+        key
+    };
     let damages: Vec<(&str, Damage)> = damages
         .into_iter()
+        .chain([(
+            "event 1 rewritten damaged, journal gone",
+            Box::new(move |d: &Path| {
+                {
+                    let db = sled::open(d).unwrap();
+                    let events = db.open_tree("events").unwrap();
+                    let mut record = events.get(&first_key).unwrap().unwrap().to_vec();
+                    let middle = record.len() / 2;
+                    record[middle] ^= 0x10;
+                    events.insert(first_key.clone(), record).unwrap();
+                    db.flush().unwrap();
+                }
+                std::fs::remove_file(d.join("journal")).unwrap();
+            }) as Damage,
+        )])
         .chain([(
             "every copy of event 3 damaged",
             Box::new(move |d: &Path| {
@@ -330,6 +353,9 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
                         "{what}: {report}"
                     );
                 }
+            }
+            "event 1 rewritten damaged, journal gone" => {
+                assert!(report.all_intact(), "{what}: {report}")
             }
             "every copy of event 3 damaged" => {
                 let outcome = report.outcome(&cut_game);

@@ -735,29 +735,63 @@ fn salvage_game(
     let stopped: String = loop {
         let seq = reader.len() + 1;
         let mut why = None;
-        let mut taken = None;
+        // Every copy of this event that reads after the last one taken: the store's own, one
+        // the next event names by its hash, and (past the first event, whose link to the
+        // start names no game) one in the raw files that links to the last one taken.
+        let mut readable: Vec<(Vec<u8>, bool)> = vec![];
         for bytes in pool.get(&seq).into_iter().flatten() {
             match reader.clone().read(seq, bytes) {
-                Ok(_) => {
-                    taken = Some(bytes.clone());
-                    break;
-                }
+                Ok(_) => readable.push((bytes.clone(), false)),
                 Err(e) => {
                     why.get_or_insert(e.to_string());
                 }
             }
         }
-        if taken.is_none() && seq > 1 {
-            taken = raw
-                .following(&reader.head(), seq)
-                .into_iter()
-                .find(|b| reader.clone().read(seq, b).is_ok());
-            if taken.is_some() && seq > claimed {
-                extended += 1;
+        let next_prevs: Vec<LogHash> = pool
+            .get(&(seq + 1))
+            .into_iter()
+            .flatten()
+            .filter_map(|next| chain::envelope_at(next).filter(|f| f.len == next.len()))
+            .map(|f| f.prev)
+            .collect();
+        for prev in &next_prevs {
+            if raw.spots.get(prev).is_some_and(|s| s.seq == seq) {
+                readable.extend(
+                    raw.bytes(prev)
+                        .filter(|b| reader.clone().read(seq, b).is_ok())
+                        .map(|b| (b, true)),
+                );
             }
         }
+        if seq > 1 {
+            readable.extend(
+                raw.following(&reader.head(), seq)
+                    .into_iter()
+                    .filter(|b| reader.clone().read(seq, b).is_ok())
+                    .map(|b| (b, true)),
+            );
+        }
+        // A copy the next event links to is vouched for by that link; any other may be a
+        // damaged copy that still decodes (an event's own bytes are checked only by the link
+        // of the event after it).
+        let linked = |bytes: &Vec<u8>| {
+            let hash = LogHash::of(bytes);
+            next_prevs.contains(&hash)
+                || raw.after.get(&hash).is_some_and(|next| {
+                    next.iter()
+                        .any(|h| raw.spots.get(h).is_some_and(|s| s.seq == seq + 1))
+                })
+        };
+        let taken = readable
+            .iter()
+            .position(|(b, _)| linked(b))
+            .or(if readable.is_empty() { None } else { Some(0) })
+            .map(|at| readable.swap_remove(at));
         match taken {
-            Some(bytes) => {
+            Some((bytes, from_raw)) => {
+                if from_raw && seq > claimed {
+                    extended += 1;
+                }
                 let _ = reader.read(seq, &bytes);
                 records.push((seq, bytes));
             }
