@@ -270,6 +270,16 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
             Box::new(|d: &Path| std::fs::remove_file(d.join("db")).unwrap()),
         ),
         (
+            "db's first segment header garbage, journal gone",
+            Box::new(|d: &Path| {
+                let path = d.join("db");
+                let mut bytes = std::fs::read(&path).unwrap();
+                bytes[..64].fill(0xee);
+                std::fs::write(&path, bytes).unwrap();
+                std::fs::remove_file(d.join("journal")).unwrap();
+            }),
+        ),
+        (
             "db zeroed",
             Box::new(move |d: &Path| {
                 std::fs::write(d.join("db"), vec![0u8; db_len as usize]).unwrap()
@@ -353,6 +363,19 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
                         "{what}: {report}"
                     );
                 }
+            }
+            // Nothing names the games any more: their chains are found, and reported lost
+            // (a lone first event is only counted), never served under a guessed id.
+            "db's first segment header garbage, journal gone" => {
+                assert!(!report.all_intact(), "{what}: {report}");
+                assert!(
+                    report
+                        .games
+                        .iter()
+                        .all(|(id, outcome)| id.starts_with("(no id")
+                            && matches!(outcome, Outcome::Lost { .. })),
+                    "{what}: {report}"
+                );
             }
             "event 1 rewritten damaged, journal gone" => {
                 assert!(report.all_intact(), "{what}: {report}")

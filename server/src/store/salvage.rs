@@ -732,7 +732,10 @@ fn salvage_game(
     let mut reader = ChainReader::default();
     let mut records: Vec<(u64, Vec<u8>)> = vec![];
     let mut extended = 0u64;
-    let stopped: String = loop {
+    // Whether each event taken is a raw copy no later event links to: sled checks its records
+    // and the journal its own, but a raw copy is only vouched for by the next event's link.
+    let mut unvouched: Vec<bool> = vec![];
+    let mut stopped: String = loop {
         let seq = reader.len() + 1;
         let mut why = None;
         // Every copy of this event that reads after the last one taken: the store's own, one
@@ -792,12 +795,26 @@ fn salvage_game(
                 if from_raw && seq > claimed {
                     extended += 1;
                 }
+                unvouched.push(from_raw && !linked(&bytes));
                 let _ = reader.read(seq, &bytes);
                 records.push((seq, bytes));
             }
             None => break why.unwrap_or_else(|| format!("event {seq}: has no copy that verifies")),
         }
     };
+    // A last event found only in the raw files may be a damaged copy that still decodes:
+    // nothing after it vouches for its bytes, so it is not served.
+    while unvouched.last() == Some(&true) {
+        unvouched.pop();
+        if let Some((seq, _)) = records.pop() {
+            if seq > claimed {
+                extended -= 1;
+            }
+            stopped = format!(
+                "event {seq}: its only copies are in sled's raw files, and no later event vouches for their bytes"
+            );
+        }
+    }
     let events = records.len() as u64;
     if events == 0 && claimed == 0 && index_broken.is_none() {
         return Outcome::Empty;
