@@ -723,6 +723,33 @@ mod tests {
         assert_eq!(replay[0].1, vec![3; 24]);
     }
 
+    /// What salvage reads: every record that passes its checksum, of this epoch and older ones
+    /// not yet overwritten, in order; a damaged one is passed over, not the ones after it.
+    #[test]
+    fn salvage_finds_every_valid_record_of_every_epoch() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (mut j, _) = open(dir.path());
+            for n in 1..=3 {
+                j.append(&group(n)).unwrap();
+            }
+            j.checkpoint().unwrap();
+            j.append(&group(4)).unwrap();
+        }
+        let mut bytes = std::fs::read(dir.path().join(FILE_NAME)).unwrap();
+        // Record 1 of epoch 0 (the second block of records) damaged.
+        bytes[(RECORDS_START + BLOCK_BYTES) as usize + 60] ^= 0x04;
+        let (epoch, records) = salvage_records(&bytes);
+        assert_eq!(epoch, Some(1));
+        let found: Vec<(u64, u64, u8)> = records
+            .iter()
+            .map(|(e, n, inserts)| (*e, *n, inserts[0].1[0]))
+            .collect();
+        // Epoch 1's record 0 took the place of epoch 0's record 0.
+        assert_eq!(found, vec![(0, 2, 3), (1, 0, 4)]);
+        assert_eq!(salvage_records(&[0xff; 100]), (None, vec![]));
+    }
+
     #[test]
     fn payloads_round_trip_and_garbage_does_not_parse() {
         let bytes = group(7);
