@@ -65,6 +65,10 @@ struct Tally {
     /// was acknowledged.
     salvage_games: u64,
     salvage_recovered: u64,
+    /// A few of the games named short, as salvage named them.
+    salvage_short_samples: Vec<String>,
+    /// By damage: games recovered whole, and games tracked.
+    salvage_by_damage: std::collections::BTreeMap<String, (u64, u64)>,
     /// Served short (or not at all) from the copy, and named so in salvage's report.
     salvage_named_short: u64,
     /// Cycles whose salvage exited 0 (every game intact) and 3 (some named short or lost).
@@ -195,6 +199,18 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         tally.salvage_all_intact,
         tally.salvage_incomplete
     );
+    for sample in &tally.salvage_short_samples {
+        println!("    named short: {sample}");
+    }
+    println!(
+        "  salvage by damage: {}",
+        tally
+            .salvage_by_damage
+            .iter()
+            .map(|(what, (whole, of))| format!("{what} {whole}/{of}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     println!(
         "  failures: panics {}, unclear exits {}, silent rollbacks {}, other {}; salvage: silent losses {}, failed runs {}",
         tally.panics,
@@ -252,6 +268,12 @@ async fn check(
             code: ErrorCode::RolledBack,
             message,
         } if message.contains("rolled back") => tally.rollback_flagged += 1,
+        // The player's version is past the log's end: told so, on his connection (a bare
+        // `since` marks nothing, issue 36); the same rollback, named to the one who sees it.
+        ServerMessage::Error {
+            code: ErrorCode::BeyondEnd,
+            message,
+        } if message.contains("ends at version") => tally.rollback_flagged += 1,
         ServerMessage::Error {
             code: ErrorCode::GameUnavailable,
             message,
@@ -442,10 +464,23 @@ async fn salvage(
             .lines()
             .find(|l| l.contains(&track.game))
             .unwrap_or_default();
+        let by_damage = tally
+            .salvage_by_damage
+            .entry(damage.to_string())
+            .or_default();
+        by_damage.1 += 1;
         if served >= track.acked {
+            by_damage.0 += 1;
             tally.salvage_recovered += 1;
         } else if !line.is_empty() && !line.contains("intact") {
             tally.salvage_named_short += 1;
+            if tally.salvage_short_samples.len() < 5 {
+                tally.salvage_short_samples.push(format!(
+                    "cycle {cycle} ({damage}), {} acknowledged, {served} served: {}",
+                    track.acked,
+                    line.trim()
+                ));
+            }
         } else {
             tally.salvage_silent += 1;
             tally.problems.add(format!(

@@ -18,7 +18,9 @@
 //! is unambiguous) or back from one (an event's `prev` names the envelope before it). A chain
 //! found only in the raw files, with neither its id nor its metadata, cannot be served: it is
 //! reported as lost, by its first event's hash. A game needs its metadata (its tokens' digests,
-//! its dice seeds) to be served: the newest copy that decodes and fits its log is kept.
+//! its dice seeds) to be served: the newest copy that decodes and fits its log is kept, from
+//! the journal, sled's trees, or sled's raw log (where an insert into the `games` tree keeps
+//! the game's key beside the value).
 //!
 //! Memory: one game's records at a time, the journal (at most [`journal::JOURNAL_BYTES`]) and an
 //! index of the envelopes the raw scan found (at most [`FOUND_MAX`], without their bytes, read
@@ -538,6 +540,9 @@ struct RawIndex {
     files: Vec<(PathBuf, Option<File>)>,
     spots: HashMap<LogHash, Spot>,
     after: HashMap<LogHash, Vec<LogHash>>,
+    /// Game metadata found in sled's log as it writes one insert into the `games` tree (its
+    /// key whole beside its value), every distinct version.
+    metas: HashMap<GameKey, Vec<Vec<u8>>>,
 }
 
 impl RawIndex {
@@ -648,6 +653,16 @@ fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> 
             .map_err(|e| e.to_string())?;
         let last = CHUNK_BYTES.min(take);
         for at in 0..last {
+            if buffer[at] == 0 {
+                if let Some((key, meta)) = sled_meta_insert(&buffer[at..]) {
+                    let versions = index.metas.entry(key).or_default();
+                    if !versions.iter().any(|v| v[..] == meta[..])
+                        && versions.len() < RAW_META_VERSIONS_MAX
+                    {
+                        versions.push(meta.to_vec());
+                    }
+                }
+            }
             // Every envelope starts with its format, one byte for formats 1 to 3.
             if !(1..=3).contains(&buffer[at]) {
                 continue;
@@ -679,6 +694,54 @@ fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> 
         start += last as u64;
     }
     Ok(())
+}
+
+/// The most versions of one game's metadata the raw scan keeps.
+const RAW_META_VERSIONS_MAX: usize = 1024;
+
+/// The largest metadata record the raw scan reads: token digests and a few dozen seeds.
+const RAW_META_BYTES_MAX: usize = 64 * 1024;
+
+/// sled's record of one insert into the `games` tree at the start of `bytes`, as its log holds
+/// it (`Link::Set` in sled 0.34: a zero byte, the key's length and bytes, the value's length and
+/// bytes, lengths in sled's own varint): the game's key and the metadata, if the value decodes
+/// as metadata with nothing left over. A node whose keys share a prefix stores them without it;
+/// a `games` tree small enough to be one node (or split between random keys) has none.
+fn sled_meta_insert(bytes: &[u8]) -> Option<(GameKey, &[u8])> {
+    if bytes.get(..2)? != [0, 16] {
+        return None;
+    }
+    let key = GameKey::try_from(bytes.get(2..18)?).ok()?;
+    let (len, used) = sled_varint(bytes.get(18..)?)?;
+    let start = 18 + used;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|l| *l <= RAW_META_BYTES_MAX)?;
+    let value = bytes.get(start..start.checked_add(len)?)?;
+    if !matches!(value.first(), Some(1 | 2)) {
+        return None;
+    }
+    GameMeta::decode(value).ok()?;
+    GameMarks::decode(value).ok()?;
+    Some((key, value))
+}
+
+/// sled 0.34's varint (`Serialize for u64`), as far as metadata needs it: the value and the
+/// bytes it took.
+fn sled_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let first = *bytes.first()?;
+    match first {
+        0..=240 => Some((u64::from(first), 1)),
+        241..=248 => {
+            let second = *bytes.get(1)?;
+            Some((240 + 256 * u64::from(first - 241) + u64::from(second), 2))
+        }
+        249 => {
+            let (a, b) = (*bytes.get(1)?, *bytes.get(2)?);
+            Some((2288 + 256 * u64::from(a) + u64::from(b), 3))
+        }
+        _ => None,
+    }
 }
 
 /// Salvages one game into `store`: its longest verifying prefix and its newest metadata that
@@ -830,7 +893,7 @@ fn salvage_game(
         Ok(verified) => verified,
         Err(e) => return Outcome::Lost { why: e.to_string() },
     };
-    let meta = match pick_meta(key, sled, journal, &verified.entries) {
+    let meta = match pick_meta(key, sled, journal, raw, &verified.entries) {
         Ok(meta) => meta,
         Err(why) => return Outcome::Lost { why },
     };
@@ -920,6 +983,7 @@ fn pick_meta(
     key: &GameKey,
     sled: Option<&SledView>,
     journal: &JournalView,
+    raw: &RawIndex,
     entries: &[protocol::chain::Entry],
 ) -> Result<Vec<u8>, String> {
     let journaled = journal.metas.get(key).map(Vec::as_slice).unwrap_or(&[]);
@@ -938,6 +1002,17 @@ fn pick_meta(
             .filter(|m| !newer(m))
             .map(|(_, m)| m.clone()),
     );
+    // Last, the versions sled's raw log holds, in no known order: seeds are only ever added,
+    // so the one with the most seeds that fits the log is the newest.
+    let mut found: Vec<(usize, Vec<u8>)> = raw
+        .metas
+        .get(key)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| Some((GameMeta::decode(m).ok()?.seeds.len(), m.clone())))
+        .collect();
+    found.sort_by_key(|(seeds, _)| std::cmp::Reverse(*seeds));
+    candidates.extend(found.into_iter().map(|(_, m)| m));
     if candidates.is_empty() {
         return Err(
             "its metadata (tokens' digests, dice seeds) survives nowhere: it cannot be served"
@@ -1012,5 +1087,54 @@ fn copy_notify(
         report
             .notes
             .push(format!("{count} notification records copied"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sled's log keeps an insert into the `games` tree with its whole key beside the value:
+    /// metadata is found in the raw file, under its game, and nothing else is taken for it.
+    #[test]
+    fn metadata_is_found_in_sleds_raw_log_under_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = GameMeta {
+            format: envelope::META_FORMAT,
+            token_digests: [[1; 32], [2; 32], [3; 32]],
+            seeds: vec![[4; 32]],
+        };
+        let newer = GameMeta {
+            seeds: vec![[4; 32], [5; 32]],
+            ..meta.clone()
+        };
+        {
+            let db = sled::Config::new().path(dir.path()).open().unwrap();
+            let games = db.open_tree("games").unwrap();
+            games.insert([7u8; 16], meta.encode()).unwrap();
+            db.flush().unwrap();
+            games.insert([7u8; 16], newer.encode()).unwrap();
+            games.insert([8u8; 16], meta.encode()).unwrap();
+            db.flush().unwrap();
+        }
+        let mut report = SalvageReport::default();
+        let raw = scan_raw(dir.path(), &mut report);
+        let found = |key: [u8; 16]| -> Vec<GameMeta> {
+            raw.metas
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .map(|m| GameMeta::decode(m).unwrap())
+                .collect()
+        };
+        assert!(found([7; 16]).contains(&newer), "{:?}", raw.metas.keys());
+        assert!(found([8; 16]).contains(&meta));
+        assert!(found([7; 16])
+            .iter()
+            .all(|m| m.token_digests == meta.token_digests));
+        assert_eq!(raw.metas.len(), 2);
+        assert_eq!(sled_varint(&[240]), Some((240, 1)));
+        assert_eq!(sled_varint(&[241, 1]), Some((241, 2)));
+        assert_eq!(sled_varint(&[249, 0, 0]), Some((2288, 3)));
     }
 }
