@@ -654,7 +654,11 @@ fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> 
         let last = CHUNK_BYTES.min(take);
         for at in 0..last {
             if buffer[at] == 0 {
-                if let Some((key, meta)) = sled_meta_insert(&buffer[at..]) {
+                let found = sled_meta_insert(&buffer[at..])
+                    .map(|one| vec![one])
+                    .or_else(|| sled_meta_leaf(&buffer[at..]))
+                    .unwrap_or_default();
+                for (key, meta) in found {
                     let versions = index.metas.entry(key).or_default();
                     if !versions.iter().any(|v| v[..] == meta[..])
                         && versions.len() < RAW_META_VERSIONS_MAX
@@ -724,6 +728,45 @@ fn sled_meta_insert(bytes: &[u8]) -> Option<(GameKey, &[u8])> {
     GameMeta::decode(value).ok()?;
     GameMarks::decode(value).ok()?;
     Some((key, value))
+}
+
+/// The most entries a node of sled's `games` tree is read with.
+const RAW_LEAF_ENTRIES_MAX: u64 = 100_000;
+
+/// A whole node of the `games` tree at the start of `bytes`, as sled 0.34 writes a leaf (`Data::
+/// Leaf`: a zero byte, the count, every key, then every value, each with its length), keys
+/// whole (a node whose keys share no prefix): each game's key and metadata, if every key is a
+/// game key and every value decodes as metadata.
+fn sled_meta_leaf(bytes: &[u8]) -> Option<Vec<(GameKey, &[u8])>> {
+    let (count, used) = sled_varint(bytes.get(1..)?)?;
+    if count == 0 || count > RAW_LEAF_ENTRIES_MAX {
+        return None;
+    }
+    let mut at = 1 + used;
+    let mut keys = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        if *bytes.get(at)? != 16 {
+            return None;
+        }
+        keys.push(GameKey::try_from(bytes.get(at + 1..at + 17)?).ok()?);
+        at += 17;
+    }
+    let mut found = Vec::with_capacity(keys.len());
+    for key in keys {
+        let (len, used) = sled_varint(bytes.get(at..)?)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|l| *l <= RAW_META_BYTES_MAX)?;
+        let value = bytes.get(at + used..(at + used).checked_add(len)?)?;
+        if !matches!(value.first(), Some(1 | 2)) {
+            return None;
+        }
+        GameMeta::decode(value).ok()?;
+        GameMarks::decode(value).ok()?;
+        found.push((key, value));
+        at += used + len;
+    }
+    Some(found)
 }
 
 /// sled 0.34's varint (`Serialize for u64`), as far as metadata needs it: the value and the
@@ -1116,6 +1159,11 @@ mod tests {
             games.insert([7u8; 16], newer.encode()).unwrap();
             games.insert([8u8; 16], meta.encode()).unwrap();
             db.flush().unwrap();
+            // Enough inserts that sled writes the tree's node whole instead of one insert.
+            for n in 20..60u8 {
+                games.insert([n; 16], meta.encode()).unwrap();
+                db.flush().unwrap();
+            }
         }
         let mut report = SalvageReport::default();
         let raw = scan_raw(dir.path(), &mut report);
@@ -1132,7 +1180,13 @@ mod tests {
         assert!(found([7; 16])
             .iter()
             .all(|m| m.token_digests == meta.token_digests));
-        assert_eq!(raw.metas.len(), 2);
+        assert_eq!(raw.metas.len(), 42);
+        assert!((20..60u8).all(|n| found([n; 16]).contains(&meta)));
+        // Some of them in a whole node of the tree, keys first and values after.
+        let db = std::fs::read(dir.path().join("db")).unwrap();
+        assert!(
+            (0..db.len()).any(|at| sled_meta_leaf(&db[at..]).is_some_and(|leaf| leaf.len() > 2))
+        );
         assert_eq!(sled_varint(&[240]), Some((240, 1)));
         assert_eq!(sled_varint(&[241, 1]), Some((241, 2)));
         assert_eq!(sled_varint(&[249, 0, 0]), Some((2288, 3)));
