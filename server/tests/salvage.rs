@@ -470,6 +470,16 @@ async fn the_command_reports_and_exits_by_outcome() {
         "{said}"
     );
 
+    // Not while a server has the directory open.
+    {
+        let _open = SledStore::open(&data).unwrap();
+        let out = run(&data, &root.path().join("live"));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains("stop it first"), "{said}");
+        assert!(!root.path().join("live").exists());
+    }
+
     let whole = root.path().join("whole");
     let out = run(&data, &whole);
     let said = String::from_utf8_lossy(&out.stdout);

@@ -167,6 +167,16 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot read {}: {e}", to.display())),
     }
+    // sled holds an exclusive lock on `db` while a server has the directory open; a shared
+    // one taken here writes nothing, and tells a running server's files from a stopped one's.
+    if let Ok(db) = File::open(from.join("db")) {
+        if let Err(std::fs::TryLockError::WouldBlock) = db.try_lock_shared() {
+            return Err(format!(
+                "an asl-server is using {}: stop it first (a running server's games are copied with `asl-server backup`)",
+                from.display()
+            ));
+        }
+    }
     let from_abs = std::fs::canonicalize(from)
         .map_err(|e| format!("cannot resolve {}: {e}", from.display()))?;
     let to_abs = std::path::absolute(to).map_err(|e| format!("{}: {e}", to.display()))?;
