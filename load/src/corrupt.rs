@@ -10,6 +10,11 @@
 //! - never silently rolled back: no join answers with a version below the one the player
 //!   holds.
 //!
+//! Then `asl-server salvage` copies the damaged copy into a new directory (issue 36), a server
+//! is started on that, and every game joined again: a game salvage calls intact must be served
+//! at no less than what was acknowledged, and one served short must be named in its report.
+//! The damaged copy must be left as it was.
+//!
 //! The original directory is never damaged: load goes on in it, cycle after cycle.
 
 use crate::child::{Scratch, ServerProcess};
@@ -56,7 +61,24 @@ struct Tally {
     /// Games the damaged copy no longer lists at all: refused as lost, since the player holds
     /// a version of them.
     unknown: u64,
+    /// Salvage: games tracked in each cycle, and those its copy serves at no less than what
+    /// was acknowledged.
+    salvage_games: u64,
+    salvage_recovered: u64,
+    /// A few of the games named short, as salvage named them.
+    salvage_short_samples: Vec<String>,
+    /// By damage: games recovered whole, and games tracked.
+    salvage_by_damage: std::collections::BTreeMap<String, (u64, u64)>,
+    /// Served short (or not at all) from the copy, and named so in salvage's report.
+    salvage_named_short: u64,
+    /// Cycles whose salvage exited 0 (every game intact) and 3 (some named short or lost).
+    salvage_all_intact: u32,
+    salvage_incomplete: u32,
     // Failures:
+    /// A game served short from the salvaged copy that salvage did not name, or called intact.
+    salvage_silent: u64,
+    /// Salvage panicked, failed to run, changed the damaged copy, or left a copy no server opens.
+    salvage_failed: u32,
     panics: u32,
     unclear_exits: u32,
     silent_rollbacks: u64,
@@ -66,7 +88,10 @@ struct Tally {
 
 impl Tally {
     fn failures(&self) -> u64 {
-        u64::from(self.panics + self.unclear_exits) + self.silent_rollbacks + self.other
+        u64::from(self.panics + self.unclear_exits + self.salvage_failed)
+            + self.silent_rollbacks
+            + self.other
+            + self.salvage_silent
     }
 }
 
@@ -109,6 +134,17 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         copy_dir(&data, &copy)?;
         let damage = damage(&copy, &mut rng)?;
         *damages.entry(damage).or_default() += 1;
+        // Salvaged first: a server started on the copy writes into it.
+        salvage(
+            &options,
+            &scratch.path,
+            &copy,
+            &tracks,
+            &mut tally,
+            cycle,
+            damage,
+        )
+        .await?;
         let log = copy.with_extension("server.log");
         match ServerProcess::start(&options.server_bin, &copy) {
             Ok(server) => {
@@ -155,8 +191,34 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         tally.refused_to_open, tally.served, tally.damaged_named, tally.rollback_flagged, tally.unknown
     );
     println!(
-        "  failures: panics {}, unclear exits {}, silent rollbacks {}, other {}",
-        tally.panics, tally.unclear_exits, tally.silent_rollbacks, tally.other
+        "  salvage: {} of {} games recovered whole ({:.1}%); named short or lost {}; runs all intact {}, incomplete {}",
+        tally.salvage_recovered,
+        tally.salvage_games,
+        100.0 * tally.salvage_recovered as f64 / tally.salvage_games.max(1) as f64,
+        tally.salvage_named_short,
+        tally.salvage_all_intact,
+        tally.salvage_incomplete
+    );
+    for sample in &tally.salvage_short_samples {
+        println!("    named short: {sample}");
+    }
+    println!(
+        "  salvage by damage: {}",
+        tally
+            .salvage_by_damage
+            .iter()
+            .map(|(what, (whole, of))| format!("{what} {whole}/{of}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "  failures: panics {}, unclear exits {}, silent rollbacks {}, other {}; salvage: silent losses {}, failed runs {}",
+        tally.panics,
+        tally.unclear_exits,
+        tally.silent_rollbacks,
+        tally.other,
+        tally.salvage_silent,
+        tally.salvage_failed
     );
     tally.problems.conclude(tally.failures(), scratch)
 }
@@ -206,6 +268,12 @@ async fn check(
             code: ErrorCode::RolledBack,
             message,
         } if message.contains("rolled back") => tally.rollback_flagged += 1,
+        // The player's version is past the log's end: told so, on his connection (a bare
+        // `since` marks nothing, issue 36); the same rollback, named to the one who sees it.
+        ServerMessage::Error {
+            code: ErrorCode::BeyondEnd,
+            message,
+        } if message.contains("ends at version") => tally.rollback_flagged += 1,
         ServerMessage::Error {
             code: ErrorCode::GameUnavailable,
             message,
@@ -300,4 +368,131 @@ fn damage(dir: &Path, rng: &mut Rng) -> anyhow::Result<&'static str> {
     }
     std::fs::write(&path, bytes)?;
     Ok(what)
+}
+
+/// Every file below `dir` with a hash of its bytes: what "left as it was" means.
+fn fingerprint(dir: &Path) -> anyhow::Result<Vec<(PathBuf, [u8; 32])>> {
+    let mut all = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() {
+                let bytes = std::fs::read(entry.path())?;
+                all.push((entry.path(), *blake3::hash(&bytes).as_bytes()));
+            }
+        }
+    }
+    all.sort();
+    Ok(all)
+}
+
+/// `asl-server salvage` of the damaged `copy` into a new directory, a server started on that,
+/// and every game joined: served whole, or named short in salvage's report.
+async fn salvage(
+    options: &Options,
+    scratch: &Path,
+    copy: &Path,
+    tracks: &[Track],
+    tally: &mut Tally,
+    cycle: u32,
+    damage: &str,
+) -> anyhow::Result<()> {
+    let into = scratch.join(format!("salvaged-{cycle}"));
+    let before = fingerprint(copy)?;
+    let out = std::process::Command::new(&options.server_bin)
+        .arg("salvage")
+        .arg("--from")
+        .arg(copy)
+        .arg("--to")
+        .arg(&into)
+        .output()
+        .context("running asl-server salvage")?;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut failed = |why: String| {
+        tally.salvage_failed += 1;
+        tally
+            .problems
+            .add(format!("cycle {cycle} ({damage}): salvage {why}"));
+    };
+    if said.contains(PANIC) {
+        failed(format!("panicked: {said}"));
+    }
+    if fingerprint(copy)? != before {
+        failed("changed the damaged directory".into());
+    }
+    match out.status.code() {
+        Some(0) => tally.salvage_all_intact += 1,
+        Some(3) => tally.salvage_incomplete += 1,
+        _ => {
+            failed(format!("exited {}: {said}", out.status));
+            let _ = std::fs::remove_dir_all(&into);
+            return Ok(());
+        }
+    }
+    let server = match ServerProcess::start(&options.server_bin, &into) {
+        Ok(server) => server,
+        Err(e) => {
+            failed(format!("left a directory no server opens ({e}): {said}"));
+            let _ = std::fs::remove_dir_all(&into);
+            return Ok(());
+        }
+    };
+    for track in tracks {
+        tally.salvage_games += 1;
+        let mut client = Client::connect(server.addr).await?;
+        client
+            .send(&ClientMessage::Join {
+                game: track.game.clone(),
+                token: track.tokens.side_a.clone(),
+                since: None,
+            })
+            .await?;
+        let served = match client.recv().await? {
+            ServerMessage::Joined { version, .. } => version,
+            _ => 0,
+        };
+        // The game's line in the report: named short, or called intact.
+        let line = said
+            .lines()
+            .find(|l| l.contains(&track.game))
+            .unwrap_or_default();
+        let by_damage = tally
+            .salvage_by_damage
+            .entry(damage.to_string())
+            .or_default();
+        by_damage.1 += 1;
+        if served >= track.acked {
+            by_damage.0 += 1;
+            tally.salvage_recovered += 1;
+        } else if !line.is_empty() && !line.contains("intact") {
+            tally.salvage_named_short += 1;
+            if tally.salvage_short_samples.len() < 5 {
+                tally.salvage_short_samples.push(format!(
+                    "cycle {cycle} ({damage}), {} acknowledged, {served} served: {}",
+                    track.acked,
+                    line.trim()
+                ));
+            }
+        } else {
+            tally.salvage_silent += 1;
+            tally.problems.add(format!(
+                "cycle {cycle} ({damage}): game {} served at {served} from the salvaged copy, {} acknowledged, and salvage said: {}",
+                track.game,
+                track.acked,
+                if line.is_empty() { "nothing of it" } else { line }
+            ));
+        }
+    }
+    server.kill()?;
+    let _ = std::fs::remove_dir_all(&into);
+    let _ = std::fs::remove_file(into.with_extension("server.log"));
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `asl-server`: parses flags, opens the store, binds the listener and hands over to
 //! [`server::run`]; or, as `asl-server backup DIR` / `asl-server restore DIR`, copies games
-//! out as verified export files and back. Everything else lives in the library so tests run
+//! out as verified export files and back; or, as `asl-server salvage --from DIR --to DIR`,
+//! copies what still verifies out of a damaged data directory. Everything else lives in the library so tests run
 //! the same code.
 
 use clap::{Parser, Subcommand};
@@ -143,10 +144,24 @@ enum Task {
     /// Load every export in DIR (as `backup` wrote them) into the data dir, which must hold no
     /// games; each is verified first. Run it with the server stopped.
     Restore { dir: PathBuf },
+    /// Copy every game of a damaged data dir whose hash chain still verifies (the longest part
+    /// of it that does) into a new data dir, with the signing key; FROM is only read. Exits
+    /// non-zero if any game was lost or cut short. Run it with the server stopped.
+    Salvage {
+        /// The damaged data directory (never written).
+        #[arg(long)]
+        from: PathBuf,
+        /// The new data directory: missing or empty.
+        #[arg(long)]
+        to: PathBuf,
+    },
 }
 
 /// Exit status when the data directory cannot be used.
 const EXIT_STORE: i32 = 2;
+
+/// Exit status of a salvage that copied what it could, but not every game whole.
+const EXIT_SALVAGE_INCOMPLETE: i32 = 3;
 
 /// Opens the store, or ends the process with a message saying which directory, what failed
 /// and what to do: never a backtrace.
@@ -213,7 +228,7 @@ async fn main() -> anyhow::Result<()> {
     if let StoreUrl::Nats(url) = &store_url {
         if flags.task.is_some() {
             anyhow::bail!(
-                "backup and restore read a sled data directory; a NATS store's games are copied with JetStream's own tools (stream {} and bucket {}) or exported one by one with `asl export`",
+                "backup, restore and salvage read a sled data directory; a NATS store's games are copied with JetStream's own tools (stream {} and bucket {}) or exported one by one with `asl export`",
                 server::store::nats::STREAM,
                 server::store::nats::META_BUCKET
             );
@@ -245,6 +260,28 @@ async fn main() -> anyhow::Result<()> {
                 })?;
             println!("restored {report}");
             server::operations::logging::flush();
+            return Ok(());
+        }
+        Some(Task::Salvage { from, to }) => {
+            let (from, to) = (from.clone(), to.clone());
+            let report = tokio::task::spawn_blocking(move || {
+                server::store::salvage::salvage(&from, &to).map(|r| (r, to))
+            })
+            .await?;
+            server::operations::logging::flush();
+            let (report, to) = report.unwrap_or_else(|e| {
+                eprintln!("asl-server: salvage failed: {e}");
+                std::process::exit(EXIT_STORE);
+            });
+            println!("salvaged into {}: {report}", to.display());
+            if !report.all_intact() {
+                eprintln!(
+                    "asl-server: some games were lost or cut short (named above); {} serves the rest: asl-server --data-dir {}",
+                    to.display(),
+                    to.display()
+                );
+                std::process::exit(EXIT_SALVAGE_INCOMPLETE);
+            }
             return Ok(());
         }
         None => {}
@@ -457,7 +494,8 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
 
 fn damaged_advice(dir: &Path) -> String {
     format!(
-        "The store is damaged. Keep {} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR",
+        "The store is damaged. Keep {} as it is for inspection, and restore the games from a backup into an empty directory: asl-server --data-dir NEW_DIR restore BACKUP_DIR; or, without a backup, copy every game whose log still verifies: asl-server salvage --from {} --to NEW_DIR",
+        dir.display(),
         dir.display()
     )
 }

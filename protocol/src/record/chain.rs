@@ -441,10 +441,63 @@ pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
     })
 }
 
+/// An envelope found at the start of some bytes ([`envelope_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// How many bytes it takes.
+    pub len: usize,
+    /// The sequence it says it has.
+    pub seq: u64,
+    /// The hash of the envelope it says it follows.
+    pub prev: LogHash,
+}
+
+/// The envelope of a known format that decodes at the start of `bytes`, whatever follows it:
+/// how a salvage of a damaged store finds envelopes among other bytes. Nothing of the chain is
+/// checked here; [`ChainReader::read`] of exactly those bytes does that.
+pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
+    let bytes = &bytes[..bytes.len().min(ENVELOPE_BYTES_MAX)];
+    let config = bincode::config::standard().with_limit::<ENVELOPE_BYTES_MAX>();
+    let (format, _): (u16, usize) = bincode::serde::decode_from_slice(bytes, config).ok()?;
+    let (seq, prev, len) = match format {
+        ENVELOPE_FORMAT => bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config)
+            .ok()
+            .map(|(e, len)| (e.seq, e.prev, len))?,
+        ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
+            .ok()
+            .map(|(e, len)| (e.seq, e.prev, len))?,
+        ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
+            .ok()
+            .map(|(e, len)| (e.seq, e.prev, len))?,
+        _ => return None,
+    };
+    Some(Found {
+        len,
+        seq,
+        prev: LogHash(prev),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::game::phase::Clock;
+
+    #[test]
+    fn an_envelope_is_found_among_other_bytes() {
+        let (first, hash) = seal(1, GENESIS, [3; 16], None, 1, &event(1));
+        let (second, _) = seal(2, hash, [4; 16], Some(Side::A), 2, &event(2));
+        let mut bytes = vec![0xee; 5];
+        bytes.extend(&second);
+        bytes.extend([0xff; 9]);
+        assert_eq!(envelope_at(&bytes), None);
+        let found = envelope_at(&bytes[5..]).unwrap();
+        assert_eq!((found.len, found.seq, found.prev), (second.len(), 2, hash));
+        let mut reader = ChainReader::default();
+        reader.read(1, &first).unwrap();
+        reader.read(2, &bytes[5..5 + found.len]).unwrap();
+        assert_eq!(envelope_at(&first[..first.len() - 1]), None);
+    }
 
     fn event(seq: u64) -> Event {
         if seq.is_multiple_of(2) {

@@ -15,6 +15,7 @@ pub mod envelope;
 mod journal;
 mod memory;
 pub mod nats;
+pub mod salvage;
 mod sled_store;
 
 pub use memory::MemoryStore;

@@ -60,12 +60,12 @@ pub enum OpenError {
 }
 
 #[derive(Clone)]
-struct Trees {
-    db: sled::Db,
-    events: sled::Tree,
-    games: sled::Tree,
+pub(crate) struct Trees {
+    pub(crate) db: sled::Db,
+    pub(crate) events: sled::Tree,
+    pub(crate) games: sled::Tree,
     /// Registrations and the outbox of notices owed (`crate::notify`).
-    notify: sled::Tree,
+    pub(crate) notify: sled::Tree,
 }
 
 pub struct SledStore {
@@ -210,7 +210,7 @@ pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 /// Opens sled in `dir` and its two trees, turning sled's errors and panics into [`OpenError`].
-fn open_trees(dir: &Path) -> Result<Trees, OpenError> {
+pub(crate) fn open_trees(dir: &Path) -> Result<Trees, OpenError> {
     let opened = without_panics(|| -> sled::Result<Trees> {
         // No background flusher: the committer flushes after every group, and a flusher
         // thread would keep the database (and its file lock) alive for up to its period after

@@ -1,0 +1,1204 @@
+//! Salvage: every game of a damaged data directory whose chain still verifies, copied into a
+//! new data directory the server starts on — without a backup.
+//!
+//! The damaged directory is never written: its files are copied into a scratch directory beside
+//! the new one, and sled is opened there (it rewrites its files while opening). Each game is
+//! then read from every place its records may be:
+//! - sled's trees, if sled opens (trying again without its snapshots and its `conf` if not);
+//! - the store's journal (`journal.rs`), every record that passes its checksum, of any epoch:
+//!   the writes since sled's last checkpoint, and older ones not yet overwritten;
+//! - sled's raw files (`db`, `blobs/`) and the journal's raw bytes, scanned for envelopes
+//!   (`protocol::chain::envelope_at`): sled keeps a value's bytes whole, so an envelope is found
+//!   wherever a copy of it survives, even when sled cannot read the node around it.
+//!
+//! Only the hash chain decides what counts: a game keeps the longest prefix that verifies from
+//! its `GameCreated`, each event linked to the one before by its hash. Envelopes carry no game
+//! id, so a game is named by sled's index or the journal; the raw scan only extends a game
+//! past an event it already has (an event's `prev` is the hash of one game's event, so the link
+//! is unambiguous) or back from one (an event's `prev` names the envelope before it). A chain
+//! found only in the raw files, with neither its id nor its metadata, cannot be served: it is
+//! reported as lost, by its first event's hash. A game needs its metadata (its tokens' digests,
+//! its dice seeds) to be served: the newest copy that decodes and fits its log is kept, from
+//! the journal, sled's trees, or sled's raw log (where an insert into the `games` tree keeps
+//! the game's key beside the value).
+//!
+//! Memory: one game's records at a time, the journal (at most [`journal::JOURNAL_BYTES`]) and an
+//! index of the envelopes the raw scan found (at most [`FOUND_MAX`], without their bytes, read
+//! again from the scratch copy when used). Files larger than [`FILE_BYTES_MAX`] are not read.
+
+use super::envelope::{self, GameMarks, GameMeta};
+use super::journal::{self, Tree};
+use super::sled_store::{open_trees, without_panics, Trees};
+use super::{EventStore, GameKey, SledStore};
+use protocol::chain::{self, ChainReader, LogHash, GENESIS};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// The largest file salvage copies or reads: past it a file is named in the report and left.
+pub const FILE_BYTES_MAX: u64 = 8 * 1024 * 1024 * 1024;
+
+/// The most files salvage copies from the damaged directory (sled's `blobs/` holds one per
+/// large value).
+pub const FILES_MAX: usize = 1_000_000;
+
+/// The most envelopes the raw scan indexes (about a hundred bytes each); past it the scan
+/// stops, and says so.
+pub const FOUND_MAX: usize = 4_000_000;
+
+/// How much of a file the raw scan reads at once (plus an envelope's largest size, so one
+/// that straddles two reads is found whole).
+const CHUNK_BYTES: usize = 8 * 1024 * 1024;
+
+/// How one game came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every event the store's index held, verified and copied.
+    Intact { events: u64 },
+    /// Copied, but where its log ended cannot be confirmed: sled's index of it could not be
+    /// read, or the files held more of its chain than the index did.
+    Unconfirmed { events: u64, why: String },
+    /// Copied up to `events`, short of the `claimed` events the store said it had.
+    Truncated {
+        events: u64,
+        claimed: u64,
+        why: String,
+    },
+    /// Not copied.
+    Lost { why: String },
+    /// Metadata and no event: a creation that was never acknowledged, nothing to copy.
+    Empty,
+}
+
+/// What a salvage did: one line per game, and what else it noticed.
+#[derive(Debug, Default, Clone)]
+pub struct SalvageReport {
+    /// Each game by id (or, for a chain with no id, by its first event's hash), in order.
+    pub games: Vec<(String, Outcome)>,
+    /// How the damaged directory was read.
+    pub notes: Vec<String>,
+    /// What was lost besides games (the signing key, notification records): makes the
+    /// salvage fail like a lost game does.
+    pub problems: Vec<String>,
+}
+
+impl SalvageReport {
+    /// Whether every game was copied whole and nothing else was lost.
+    pub fn all_intact(&self) -> bool {
+        self.problems.is_empty()
+            && self
+                .games
+                .iter()
+                .all(|(_, o)| matches!(o, Outcome::Intact { .. } | Outcome::Empty))
+    }
+
+    pub fn outcome(&self, id: &str) -> Option<&Outcome> {
+        self.games.iter().find(|(g, _)| g == id).map(|(_, o)| o)
+    }
+}
+
+impl fmt::Display for SalvageReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = |pick: fn(&Outcome) -> bool| self.games.iter().filter(|(_, o)| pick(o)).count();
+        write!(
+            f,
+            "{} games copied intact, {} copied with their end unconfirmed, {} truncated, {} lost",
+            count(|o| matches!(o, Outcome::Intact { .. })),
+            count(|o| matches!(o, Outcome::Unconfirmed { .. })),
+            count(|o| matches!(o, Outcome::Truncated { .. })),
+            count(|o| matches!(o, Outcome::Lost { .. })),
+        )?;
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
+        }
+        for (game, outcome) in &self.games {
+            match outcome {
+                Outcome::Intact { events } => {
+                    write!(f, "\n  copied: game {game}: {events} events, intact")?
+                }
+                Outcome::Unconfirmed { events, why } => write!(
+                    f,
+                    "\n  copied, end unconfirmed: game {game}: {events} events ({why})"
+                )?,
+                Outcome::Truncated {
+                    events,
+                    claimed,
+                    why,
+                } => write!(
+                    f,
+                    "\n  truncated: game {game}: kept events 1..={events} of {claimed}; event {} {why}",
+                    events + 1
+                )?,
+                Outcome::Lost { why } => write!(f, "\n  lost: game {game}: {why}")?,
+                Outcome::Empty => write!(
+                    f,
+                    "\n  not copied: game {game}: it has no events (a creation that was never acknowledged)"
+                )?,
+            }
+        }
+        for problem in &self.problems {
+            write!(f, "\n  problem: {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Copies every game of the damaged data directory `from` whose chain verifies into a new
+/// data directory `to` (missing or empty), with the signing key; never writes into `from`.
+/// An error is a salvage that could not run at all (bad directories, no room for the copy);
+/// what happened to each game is in the report.
+pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
+    let meta = std::fs::symlink_metadata(from)
+        .map_err(|e| format!("cannot read the damaged directory {}: {e}", from.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", from.display()));
+    }
+    match std::fs::read_dir(to) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                return Err(format!(
+                    "{} is not empty: salvage writes only into a new or empty directory",
+                    to.display()
+                ));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot read {}: {e}", to.display())),
+    }
+    // sled holds an exclusive lock on `db` while a server has the directory open; a shared
+    // one taken here writes nothing, and tells a running server's files from a stopped one's.
+    if let Ok(db) = File::open(from.join("db")) {
+        if let Err(std::fs::TryLockError::WouldBlock) = db.try_lock_shared() {
+            return Err(format!(
+                "an asl-server is using {}: stop it first (a running server's games are copied with `asl-server backup`)",
+                from.display()
+            ));
+        }
+    }
+    let from_abs = std::fs::canonicalize(from)
+        .map_err(|e| format!("cannot resolve {}: {e}", from.display()))?;
+    let to_abs = std::path::absolute(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    if to_abs.starts_with(&from_abs) || from_abs.starts_with(&to_abs) {
+        return Err(format!(
+            "{} and {} overlap: salvage into a directory outside the damaged one",
+            to.display(),
+            from.display()
+        ));
+    }
+    let name = to_abs
+        .file_name()
+        .ok_or_else(|| format!("{} names no directory", to.display()))?;
+    let scratch =
+        Scratch(to_abs.with_file_name(format!(".{}.salvage-scratch", name.to_string_lossy())));
+    if scratch.0.exists() {
+        return Err(format!(
+            "{} exists (left by a salvage that stopped?): remove it first",
+            scratch.0.display()
+        ));
+    }
+
+    let mut report = SalvageReport::default();
+    let skipped = copy_tree(from, &scratch.0)?;
+    for why in skipped {
+        report.notes.push(why);
+    }
+    let sled = open_sled(from, &scratch, &mut report)?;
+    // Read from the damaged directory itself, never written: sled rewrites its copy's files
+    // while opening (it cuts its log at the first bad record, say), which would hide what a
+    // scan can still find.
+    let journal = read_journal(from, &mut report);
+    let raw = scan_raw(from, &mut report);
+
+    // The key first: the copied games' receipts were signed with it.
+    match crate::signing::key::restore(from, to) {
+        Ok(Some(key)) => report.notes.push(format!("server key {key} copied")),
+        Ok(None) => report.notes.push(
+            "the damaged directory holds no signing key: the server will make a new one".into(),
+        ),
+        Err(e) => report.problems.push(format!(
+            "the signing key was not copied ({e}): the server will make a new one, and receipts or exports signed before cannot be checked against it"
+        )),
+    }
+    let store = SledStore::open(to).map_err(|e| format!("cannot open {}: {e}", to.display()))?;
+
+    let mut keys: BTreeSet<GameKey> = journal.events.keys().copied().collect();
+    keys.extend(journal.metas.keys().copied());
+    if let Some(sled) = &sled {
+        keys.extend(sled.keys.iter().copied());
+    }
+    let mut named_firsts: HashSet<LogHash> = HashSet::new();
+    for key in keys {
+        let id = envelope::game_id(&key);
+        let outcome = salvage_game(
+            &key,
+            sled.as_ref(),
+            &journal,
+            &raw,
+            &store,
+            &mut named_firsts,
+        );
+        report.games.push((id, outcome));
+    }
+    // Chains the raw files hold whose first event no named game has. Two events or more
+    // linked by hash are a game's; a lone first event may be bytes that happen to decode as
+    // one (or a game created and never played), so it is only counted.
+    let (alone, chains): (Vec<_>, Vec<_>) = raw
+        .unnamed_chains(&named_firsts)
+        .into_iter()
+        .partition(|(_, events)| *events < 2);
+    if !alone.is_empty() {
+        report.notes.push(format!(
+            "{} lone envelopes that decode as a game's first event were found with nothing linked to them and no id: not copied",
+            alone.len()
+        ));
+    }
+    for (first, events) in chains {
+        report.games.push((
+            format!("(no id; first event's hash {})", &first.to_string()[..16]),
+            Outcome::Lost {
+                why: format!(
+                    "a chain of {events} events found in the damaged files, but neither its game id nor its metadata survives: it cannot be served"
+                ),
+            },
+        ));
+    }
+    copy_notify(sled.as_ref(), &journal, &store, &mut report);
+    drop(store);
+    drop(sled);
+    Ok(report)
+}
+
+/// The scratch copy of the damaged directory, removed however salvage ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copies the regular files below `from` into `to` (owner-only), never following a link;
+/// returns what was left out and why.
+fn copy_tree(from: &Path, to: &Path) -> Result<Vec<String>, String> {
+    let mut skipped = vec![];
+    let mut copied = 0usize;
+    copy_into(from, to, &mut skipped, &mut copied)?;
+    Ok(skipped)
+}
+
+fn copy_into(
+    from: &Path,
+    to: &Path,
+    skipped: &mut Vec<String>,
+    copied: &mut usize,
+) -> Result<(), String> {
+    crate::signing::private::create_dir(to)
+        .map_err(|e| format!("cannot create the scratch copy {}: {e}", to.display()))?;
+    let entries =
+        std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if kind.is_dir() {
+            copy_into(&path, &to.join(entry.file_name()), skipped, copied)?;
+        } else if kind.is_file() {
+            let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if len > FILE_BYTES_MAX {
+                skipped.push(format!(
+                    "{} is {len} bytes, over the {FILE_BYTES_MAX}-byte limit: not read",
+                    path.display()
+                ));
+                continue;
+            }
+            if *copied >= FILES_MAX {
+                skipped.push(format!(
+                    "{} and the files after it: over {FILES_MAX} files, not read",
+                    path.display()
+                ));
+                return Ok(());
+            }
+            std::fs::copy(&path, to.join(entry.file_name())).map_err(|e| {
+                format!("cannot copy {} into the scratch copy: {e}", path.display())
+            })?;
+            *copied += 1;
+        }
+        // Links, sockets (the admin socket) and the like hold no records.
+    }
+    Ok(())
+}
+
+/// What sled's trees held, if sled opened on the scratch copy.
+struct SledView {
+    trees: Trees,
+    /// Every game key found in the `games` or `events` tree.
+    keys: BTreeSet<GameKey>,
+    /// Why a tree could not be read to its end, if one could not.
+    broken: Option<String>,
+}
+
+/// Opens sled on the scratch copy, as copied, then without its snapshots, then without its
+/// `conf` too (each try on a fresh copy: a failed open may have rewritten files).
+fn open_sled(
+    from: &Path,
+    scratch: &Scratch,
+    report: &mut SalvageReport,
+) -> Result<Option<SledView>, String> {
+    let mut failures = vec![];
+    for (attempt, without) in [&[][..], &["snap."][..], &["snap.", "conf"][..]]
+        .iter()
+        .enumerate()
+    {
+        if attempt > 0 {
+            let _ = std::fs::remove_dir_all(&scratch.0);
+            copy_tree(from, &scratch.0)?;
+            for entry in std::fs::read_dir(&scratch.0)
+                .map_err(|e| format!("cannot read {}: {e}", scratch.0.display()))?
+                .flatten()
+            {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if without.iter().any(|w| name.starts_with(w)) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        if !scratch.0.join("db").is_file() {
+            report
+                .notes
+                .push("sled's file `db` is missing: its trees cannot be read".into());
+            return Ok(None);
+        }
+        match open_trees(&scratch.0) {
+            Ok(trees) => {
+                if attempt > 0 {
+                    report.notes.push(format!(
+                        "sled opened once its {} were set aside",
+                        without.join(" and ").replace("snap.", "snapshots")
+                    ));
+                }
+                let view = read_keys(trees);
+                if let Some(why) = &view.broken {
+                    report.notes.push(format!("sled's trees: {why}"));
+                }
+                return Ok(Some(view));
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    report.notes.push(format!(
+        "sled does not open ({}): games are read from the journal and sled's raw files",
+        failures.join("; ")
+    ));
+    let _ = std::fs::remove_dir_all(&scratch.0);
+    copy_tree(from, &scratch.0)?;
+    Ok(None)
+}
+
+/// Lists the game keys of both trees, noting where a tree stops being readable.
+fn read_keys(trees: Trees) -> SledView {
+    let mut keys = BTreeSet::new();
+    let mut broken = None;
+    for (name, tree, len) in [("games", &trees.games, 16), ("events", &trees.events, 24)] {
+        let listed = without_panics(|| {
+            for entry in tree.iter().keys() {
+                let key = entry.map_err(|e| e.to_string())?;
+                match key.get(..16).and_then(|k| GameKey::try_from(k).ok()) {
+                    Some(game) if key.len() == len => {
+                        keys.insert(game);
+                    }
+                    _ => return Err(format!("a key of {} bytes", key.len())),
+                }
+            }
+            Ok(())
+        });
+        if let Err(why) | Ok(Err(why)) = listed {
+            broken = Some(format!("the {name} tree cannot be read to its end ({why})"));
+        }
+    }
+    SledView {
+        trees,
+        keys,
+        broken,
+    }
+}
+
+impl SledView {
+    /// The game's records as sled gives them, and why they stop early, if they do.
+    fn records(&self, key: &GameKey) -> (BTreeMap<u64, Vec<u8>>, Option<String>) {
+        let mut records = BTreeMap::new();
+        let read = without_panics(|| {
+            for entry in self.trees.events.scan_prefix(key) {
+                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let seq = k
+                    .get(16..)
+                    .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                    .map(u64::from_be_bytes)
+                    .ok_or_else(|| format!("an event key of {} bytes", k.len()))?;
+                records.insert(seq, v.to_vec());
+            }
+            Ok(())
+        });
+        let broken = match read {
+            Ok(Ok(())) => None,
+            Ok(Err(why)) | Err(why) => Some(format!("sled cannot read its log ({why})")),
+        };
+        (records, broken)
+    }
+
+    fn meta(&self, key: &GameKey) -> Option<Vec<u8>> {
+        without_panics(|| self.trees.games.get(key).ok().flatten().map(|m| m.to_vec()))
+            .ok()
+            .flatten()
+    }
+}
+
+/// Where a journal record is in the journal's history: its epoch and its number.
+type At = (u64, u64);
+
+/// What the journal's records hold, by game.
+#[derive(Default)]
+struct JournalView {
+    /// The epoch its header names: records of it and later are newer than sled's files.
+    epoch: Option<u64>,
+    /// Every version of each event found, oldest record first.
+    events: HashMap<GameKey, BTreeMap<u64, Vec<Vec<u8>>>>,
+    /// Each game's last event in records of the header's epoch or later (not yet in sled),
+    /// and in older records (which sled's files must hold).
+    last_new: HashMap<GameKey, u64>,
+    last_old: HashMap<GameKey, u64>,
+    /// Every version of each game's metadata, with its record's (epoch, number), oldest first.
+    metas: HashMap<GameKey, Vec<(At, Vec<u8>)>>,
+    /// The notification space's writes, in order.
+    notify: Vec<(At, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
+    let path = dir.join(journal::FILE_NAME);
+    let bytes = match File::open(&path) {
+        Ok(file) => {
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let len = len.min(journal::JOURNAL_BYTES) as usize;
+            let mut bytes = vec![0u8; len];
+            match file.read_exact_at(&mut bytes, 0) {
+                Ok(()) => bytes,
+                Err(e) => {
+                    report
+                        .notes
+                        .push(format!("the journal cannot be read ({e})"));
+                    return JournalView::default();
+                }
+            }
+        }
+        Err(e) => {
+            report.notes.push(format!("no journal ({e})"));
+            return JournalView::default();
+        }
+    };
+    let (epoch, records) = journal::salvage_records(&bytes);
+    let mut view = JournalView {
+        epoch,
+        ..JournalView::default()
+    };
+    for (e, number, inserts) in records {
+        for (tree, key, value) in inserts {
+            keep_insert(&mut view, (e, number), tree, key, value);
+        }
+    }
+    view
+}
+
+fn keep_insert(view: &mut JournalView, at: At, tree: Tree, key: Vec<u8>, value: Vec<u8>) {
+    let game = key.get(..16).and_then(|k| GameKey::try_from(k).ok());
+    match (tree, game) {
+        (Tree::Events, Some(game)) if key.len() == 24 => {
+            let seq = u64::from_be_bytes(key[16..].try_into().expect("eight bytes"));
+            let last = match view.epoch {
+                Some(e) if at.0 < e => view.last_old.entry(game).or_default(),
+                _ => view.last_new.entry(game).or_default(),
+            };
+            *last = (*last).max(seq);
+            let versions = view.events.entry(game).or_default().entry(seq).or_default();
+            if !versions.contains(&value) {
+                versions.push(value);
+            }
+        }
+        (Tree::Games, Some(game)) if key.len() == 16 => {
+            view.metas.entry(game).or_default().push((at, value))
+        }
+        (Tree::Notify, _) => view.notify.push((at, key, Some(value))),
+        (Tree::NotifyRemoved, _) => view.notify.push((at, key, None)),
+        _ => {}
+    }
+}
+
+/// Where one envelope found by the raw scan is.
+struct Spot {
+    file: usize,
+    offset: u64,
+    len: usize,
+    seq: u64,
+    prev: LogHash,
+}
+
+/// Envelopes the raw scan found, by their hash and by the hash they follow.
+#[derive(Default)]
+struct RawIndex {
+    files: Vec<(PathBuf, Option<File>)>,
+    spots: HashMap<LogHash, Spot>,
+    after: HashMap<LogHash, Vec<LogHash>>,
+    /// Game metadata found in sled's log as it writes one insert into the `games` tree (its
+    /// key whole beside its value), every distinct version.
+    metas: HashMap<GameKey, Vec<Vec<u8>>>,
+}
+
+impl RawIndex {
+    fn bytes(&self, hash: &LogHash) -> Option<Vec<u8>> {
+        let spot = self.spots.get(hash)?;
+        let file = self.files.get(spot.file)?.1.as_ref()?;
+        let mut bytes = vec![0u8; spot.len];
+        file.read_exact_at(&mut bytes, spot.offset).ok()?;
+        (LogHash::of(&bytes) == *hash).then_some(bytes)
+    }
+
+    /// The envelopes found that follow `head` as event `seq`.
+    fn following(&self, head: &LogHash, seq: u64) -> Vec<Vec<u8>> {
+        self.after
+            .get(head)
+            .into_iter()
+            .flatten()
+            .filter(|h| self.spots.get(*h).is_some_and(|s| s.seq == seq))
+            .filter_map(|h| self.bytes(h))
+            .collect()
+    }
+
+    /// Chains starting at a `GameCreated` whose first event is not in `named`, with how many
+    /// events verify in each.
+    fn unnamed_chains(&self, named: &HashSet<LogHash>) -> Vec<(LogHash, u64)> {
+        let mut firsts: Vec<&LogHash> = self
+            .after
+            .get(&GENESIS)
+            .into_iter()
+            .flatten()
+            .filter(|h| !named.contains(*h))
+            .collect();
+        firsts.sort_by_key(|h| h.0);
+        firsts
+            .into_iter()
+            .filter_map(|first| {
+                let bytes = self.bytes(first)?;
+                let mut reader = ChainReader::default();
+                let entry = reader.read(1, &bytes).ok()?;
+                if !matches!(entry.event, protocol::Event::GameCreated { .. }) {
+                    return None;
+                }
+                loop {
+                    let next = reader.len() + 1;
+                    let found = self
+                        .following(&reader.head(), next)
+                        .into_iter()
+                        .find(|b| reader.clone().read(next, b).is_ok());
+                    match found {
+                        Some(bytes) => {
+                            let _ = reader.read(next, &bytes);
+                        }
+                        None => break,
+                    }
+                }
+                Some((*first, reader.len()))
+            })
+            .collect()
+    }
+}
+
+/// Scans the journal, sled's `db` and every file in `blobs/` for envelopes.
+fn scan_raw(dir: &Path, report: &mut SalvageReport) -> RawIndex {
+    let mut paths = vec![dir.join(journal::FILE_NAME), dir.join("db")];
+    if let Ok(entries) = std::fs::read_dir(dir.join("blobs")) {
+        let mut blobs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        blobs.sort();
+        paths.extend(blobs);
+    }
+    let mut index = RawIndex::default();
+    for path in paths {
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        if file
+            .metadata()
+            .map_or(true, |m| !m.is_file() || m.len() > FILE_BYTES_MAX)
+        {
+            continue;
+        }
+        let n = index.files.len();
+        let scanned = without_panics(|| scan_file(&file, n, &mut index));
+        index.files.push((path.clone(), Some(file)));
+        match scanned {
+            Ok(Ok(())) => {}
+            Ok(Err(why)) | Err(why) => {
+                report
+                    .notes
+                    .push(format!("the scan of {} stopped: {why}", path.display()));
+                if index.spots.len() >= FOUND_MAX {
+                    break;
+                }
+            }
+        }
+    }
+    index
+}
+
+fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut start = 0u64;
+    let mut buffer = vec![];
+    while start < len {
+        let want = (CHUNK_BYTES + chain::ENVELOPE_BYTES_MAX) as u64;
+        let take = want.min(len - start) as usize;
+        buffer.resize(take, 0);
+        file.read_exact_at(&mut buffer, start)
+            .map_err(|e| e.to_string())?;
+        let last = CHUNK_BYTES.min(take);
+        for at in 0..last {
+            if buffer[at] == 0 {
+                let found = sled_meta_insert(&buffer[at..])
+                    .map(|one| vec![one])
+                    .or_else(|| sled_meta_leaf(&buffer[at..]))
+                    .unwrap_or_default();
+                for (key, meta) in found {
+                    let versions = index.metas.entry(key).or_default();
+                    if !versions.iter().any(|v| v[..] == meta[..])
+                        && versions.len() < RAW_META_VERSIONS_MAX
+                    {
+                        versions.push(meta.to_vec());
+                    }
+                }
+            }
+            // Every envelope starts with its format, one byte for formats 1 to 3.
+            if !(1..=3).contains(&buffer[at]) {
+                continue;
+            }
+            let Some(found) = chain::envelope_at(&buffer[at..]) else {
+                continue;
+            };
+            let hash = LogHash::of(&buffer[at..at + found.len]);
+            if index.spots.contains_key(&hash) {
+                continue;
+            }
+            if index.spots.len() >= FOUND_MAX {
+                return Err(format!(
+                    "over {FOUND_MAX} envelopes found; the rest not read"
+                ));
+            }
+            index.after.entry(found.prev).or_default().push(hash);
+            index.spots.insert(
+                hash,
+                Spot {
+                    file: n,
+                    offset: start + at as u64,
+                    len: found.len,
+                    seq: found.seq,
+                    prev: found.prev,
+                },
+            );
+        }
+        start += last as u64;
+    }
+    Ok(())
+}
+
+/// The most versions of one game's metadata the raw scan keeps.
+const RAW_META_VERSIONS_MAX: usize = 1024;
+
+/// The largest metadata record the raw scan reads: token digests and a few dozen seeds.
+const RAW_META_BYTES_MAX: usize = 64 * 1024;
+
+/// sled's record of one insert into the `games` tree at the start of `bytes`, as its log holds
+/// it (`Link::Set` in sled 0.34: a zero byte, the key's length and bytes, the value's length and
+/// bytes, lengths in sled's own varint): the game's key and the metadata, if the value decodes
+/// as metadata with nothing left over. A node whose keys share a prefix stores them without it;
+/// a `games` tree small enough to be one node (or split between random keys) has none.
+fn sled_meta_insert(bytes: &[u8]) -> Option<(GameKey, &[u8])> {
+    if bytes.get(..2)? != [0, 16] {
+        return None;
+    }
+    let key = GameKey::try_from(bytes.get(2..18)?).ok()?;
+    let (len, used) = sled_varint(bytes.get(18..)?)?;
+    let start = 18 + used;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|l| *l <= RAW_META_BYTES_MAX)?;
+    let value = bytes.get(start..start.checked_add(len)?)?;
+    if !matches!(value.first(), Some(1 | 2)) {
+        return None;
+    }
+    GameMeta::decode(value).ok()?;
+    GameMarks::decode(value).ok()?;
+    Some((key, value))
+}
+
+/// The most entries a node of sled's `games` tree is read with.
+const RAW_LEAF_ENTRIES_MAX: u64 = 100_000;
+
+/// A whole node of the `games` tree at the start of `bytes`, as sled 0.34 writes a leaf (`Data::
+/// Leaf`: a zero byte, the count, every key, then every value, each with its length), keys
+/// whole (a node whose keys share no prefix): each game's key and metadata, if every key is a
+/// game key and every value decodes as metadata.
+fn sled_meta_leaf(bytes: &[u8]) -> Option<Vec<(GameKey, &[u8])>> {
+    let (count, used) = sled_varint(bytes.get(1..)?)?;
+    if count == 0 || count > RAW_LEAF_ENTRIES_MAX {
+        return None;
+    }
+    let mut at = 1 + used;
+    let mut keys = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        if *bytes.get(at)? != 16 {
+            return None;
+        }
+        keys.push(GameKey::try_from(bytes.get(at + 1..at + 17)?).ok()?);
+        at += 17;
+    }
+    let mut found = Vec::with_capacity(keys.len());
+    for key in keys {
+        let (len, used) = sled_varint(bytes.get(at..)?)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|l| *l <= RAW_META_BYTES_MAX)?;
+        let value = bytes.get(at + used..(at + used).checked_add(len)?)?;
+        if !matches!(value.first(), Some(1 | 2)) {
+            return None;
+        }
+        GameMeta::decode(value).ok()?;
+        GameMarks::decode(value).ok()?;
+        found.push((key, value));
+        at += used + len;
+    }
+    Some(found)
+}
+
+/// sled 0.34's varint (`Serialize for u64`), as far as metadata needs it: the value and the
+/// bytes it took.
+fn sled_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let first = *bytes.first()?;
+    match first {
+        0..=240 => Some((u64::from(first), 1)),
+        241..=248 => {
+            let second = *bytes.get(1)?;
+            Some((240 + 256 * u64::from(first - 241) + u64::from(second), 2))
+        }
+        249 => {
+            let (a, b) = (*bytes.get(1)?, *bytes.get(2)?);
+            Some((2288 + 256 * u64::from(a) + u64::from(b), 3))
+        }
+        _ => None,
+    }
+}
+
+/// Salvages one game into `store`: its longest verifying prefix and its newest metadata that
+/// fits it.
+fn salvage_game(
+    key: &GameKey,
+    sled: Option<&SledView>,
+    journal: &JournalView,
+    raw: &RawIndex,
+    store: &SledStore,
+    named_firsts: &mut HashSet<LogHash>,
+) -> Outcome {
+    // Every version of every event of this game the store's index or its journal holds.
+    let mut pool: BTreeMap<u64, Vec<Vec<u8>>> = BTreeMap::new();
+    let (index_broken, claimed_by_sled) = match sled {
+        Some(view) => {
+            let (records, broken) = view.records(key);
+            let last = records.keys().next_back().copied().unwrap_or(0);
+            for (seq, record) in records {
+                pool.entry(seq).or_default().push(record);
+            }
+            (broken.or_else(|| view.broken.clone()), last)
+        }
+        None => (Some("sled's index cannot be read".to_string()), 0),
+    };
+    if let Some(events) = journal.events.get(key) {
+        for (seq, versions) in events {
+            let held = pool.entry(*seq).or_default();
+            for v in versions {
+                if !held.contains(v) {
+                    held.push(v.clone());
+                }
+            }
+        }
+    }
+    // What the store itself says the log holds: sled's index and the journal's records since
+    // its last checkpoint. Older journal records beyond it mean sled lost what it once had.
+    let last = |m: &HashMap<GameKey, u64>| m.get(key).copied().unwrap_or(0);
+    let claimed_by_store = claimed_by_sled.max(last(&journal.last_new));
+    let claimed = claimed_by_store.max(last(&journal.last_old));
+    let index_broken = index_broken.or_else(|| {
+        (claimed > claimed_by_store).then(|| {
+            format!(
+                "sled's index ends at event {claimed_by_store}, but the journal held events up to {claimed}"
+            )
+        })
+    });
+    backfill(&mut pool, raw);
+
+    // Forward from `GameCreated`: the store's versions first, then the raw files'.
+    let mut reader = ChainReader::default();
+    let mut records: Vec<(u64, Vec<u8>)> = vec![];
+    let mut extended = 0u64;
+    // Whether each event taken is a raw copy no later event links to: sled checks its records
+    // and the journal its own, but a raw copy is only vouched for by the next event's link.
+    let mut unvouched: Vec<bool> = vec![];
+    let mut stopped: String = loop {
+        let seq = reader.len() + 1;
+        let mut why = None;
+        // Every copy of this event that reads after the last one taken: the store's own, one
+        // the next event names by its hash, and (past the first event, whose link to the
+        // start names no game) one in the raw files that links to the last one taken.
+        let mut readable: Vec<(Vec<u8>, bool)> = vec![];
+        for bytes in pool.get(&seq).into_iter().flatten() {
+            match reader.clone().read(seq, bytes) {
+                Ok(_) => readable.push((bytes.clone(), false)),
+                Err(e) => {
+                    why.get_or_insert(e.to_string());
+                }
+            }
+        }
+        let next_prevs: Vec<LogHash> = pool
+            .get(&(seq + 1))
+            .into_iter()
+            .flatten()
+            .filter_map(|next| chain::envelope_at(next).filter(|f| f.len == next.len()))
+            .map(|f| f.prev)
+            .collect();
+        for prev in &next_prevs {
+            if raw.spots.get(prev).is_some_and(|s| s.seq == seq) {
+                readable.extend(
+                    raw.bytes(prev)
+                        .filter(|b| reader.clone().read(seq, b).is_ok())
+                        .map(|b| (b, true)),
+                );
+            }
+        }
+        if seq > 1 {
+            readable.extend(
+                raw.following(&reader.head(), seq)
+                    .into_iter()
+                    .filter(|b| reader.clone().read(seq, b).is_ok())
+                    .map(|b| (b, true)),
+            );
+        }
+        // A copy the next event links to is vouched for by that link; any other may be a
+        // damaged copy that still decodes (an event's own bytes are checked only by the link
+        // of the event after it).
+        let linked = |bytes: &Vec<u8>| {
+            let hash = LogHash::of(bytes);
+            next_prevs.contains(&hash)
+                || raw.after.get(&hash).is_some_and(|next| {
+                    next.iter()
+                        .any(|h| raw.spots.get(h).is_some_and(|s| s.seq == seq + 1))
+                })
+        };
+        let taken = readable
+            .iter()
+            .position(|(b, _)| linked(b))
+            .or(if readable.is_empty() { None } else { Some(0) })
+            .map(|at| readable.swap_remove(at));
+        match taken {
+            Some((bytes, from_raw)) => {
+                if from_raw && seq > claimed {
+                    extended += 1;
+                }
+                unvouched.push(from_raw && !linked(&bytes));
+                let _ = reader.read(seq, &bytes);
+                records.push((seq, bytes));
+            }
+            None => break why.unwrap_or_else(|| format!("event {seq}: has no copy that verifies")),
+        }
+    };
+    // A last event found only in the raw files may be a damaged copy that still decodes:
+    // nothing after it vouches for its bytes, so it is not served.
+    while unvouched.last() == Some(&true) {
+        unvouched.pop();
+        if let Some((seq, _)) = records.pop() {
+            if seq > claimed {
+                extended -= 1;
+            }
+            stopped = format!(
+                "event {seq}: its only copies are in sled's raw files, and no later event vouches for their bytes"
+            );
+        }
+    }
+    let events = records.len() as u64;
+    if events == 0 && claimed == 0 && index_broken.is_none() {
+        return Outcome::Empty;
+    }
+    if events == 0 {
+        return Outcome::Lost {
+            why: format!("its first event cannot be read ({stopped})"),
+        };
+    }
+    named_firsts.insert(LogHash::of(&records[0].1));
+
+    let verified = match envelope::verify(&records) {
+        Ok(verified) => verified,
+        Err(e) => return Outcome::Lost { why: e.to_string() },
+    };
+    let meta = match pick_meta(key, sled, journal, raw, &verified.entries) {
+        Ok(meta) => meta,
+        Err(why) => return Outcome::Lost { why },
+    };
+    let head = verified.head();
+    let written = store
+        .put_meta(key, meta)
+        .wait()
+        .and_then(|()| {
+            store
+                .append(key, 1, records.into_iter().map(|(_, r)| r).collect())
+                .wait()
+        })
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            let back = store.load(key).map_err(|e| e.to_string())?;
+            let again = envelope::verify(&back).map_err(|e| e.to_string())?;
+            (again.head() == head)
+                .then_some(())
+                .ok_or_else(|| "the copy read back differs".to_string())
+        });
+    if let Err(e) = written {
+        return Outcome::Lost {
+            why: format!("it could not be written into the new directory: {e}"),
+        };
+    }
+    if events < claimed {
+        Outcome::Truncated {
+            events,
+            claimed,
+            why: stopped
+                .strip_prefix(&format!("event {}: ", events + 1))
+                .unwrap_or(&stopped)
+                .to_string(),
+        }
+    } else if extended > 0 {
+        Outcome::Unconfirmed {
+            events,
+            why: format!(
+                "{extended} events past the {claimed} the store's index holds were found in its files"
+            ),
+        }
+    } else if let Some(why) = index_broken {
+        Outcome::Unconfirmed { events, why }
+    } else {
+        Outcome::Intact { events }
+    }
+}
+
+/// A game whose first events are in no place that names it (sled's index unreadable, the
+/// journal holding only its latest events): its chain followed back through the raw files,
+/// each envelope's `prev` naming the one before.
+fn backfill(pool: &mut BTreeMap<u64, Vec<Vec<u8>>>, raw: &RawIndex) {
+    if pool.contains_key(&1) {
+        return;
+    }
+    let Some((&lowest, versions)) = pool.iter().next() else {
+        return;
+    };
+    let mut wanted: Vec<LogHash> = versions
+        .iter()
+        .filter_map(|v| chain::envelope_at(v).filter(|f| f.len == v.len()))
+        .map(|f| f.prev)
+        .collect();
+    let mut seq = lowest;
+    while seq > 1 {
+        seq -= 1;
+        let found: Vec<Vec<u8>> = wanted
+            .iter()
+            .filter(|h| raw.spots.get(*h).is_some_and(|s| s.seq == seq))
+            .filter_map(|h| raw.bytes(h))
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        wanted = found
+            .iter()
+            .filter_map(|v| raw.spots.get(&LogHash::of(v)).map(|s| s.prev))
+            .collect();
+        pool.insert(seq, found);
+    }
+}
+
+/// The newest metadata of `key` that decodes and fits its salvaged log: the journal's since
+/// sled's last checkpoint, then sled's, then the journal's older ones. The bytes are kept as
+/// stored, with any mark (a game found rolled back stays so).
+fn pick_meta(
+    key: &GameKey,
+    sled: Option<&SledView>,
+    journal: &JournalView,
+    raw: &RawIndex,
+    entries: &[protocol::chain::Entry],
+) -> Result<Vec<u8>, String> {
+    let journaled = journal.metas.get(key).map(Vec::as_slice).unwrap_or(&[]);
+    let newer = |(at, _): &&(At, Vec<u8>)| journal.epoch.is_none_or(|e| at.0 >= e);
+    let mut candidates: Vec<Vec<u8>> = journaled
+        .iter()
+        .rev()
+        .filter(newer)
+        .map(|(_, m)| m.clone())
+        .collect();
+    candidates.extend(sled.and_then(|s| s.meta(key)));
+    candidates.extend(
+        journaled
+            .iter()
+            .rev()
+            .filter(|m| !newer(m))
+            .map(|(_, m)| m.clone()),
+    );
+    // Last, the versions sled's raw log holds, in no known order: seeds are only ever added,
+    // so the one with the most seeds that fits the log is the newest.
+    let mut found: Vec<(usize, Vec<u8>)> = raw
+        .metas
+        .get(key)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| Some((GameMeta::decode(m).ok()?.seeds.len(), m.clone())))
+        .collect();
+    found.sort_by_key(|(seeds, _)| std::cmp::Reverse(*seeds));
+    candidates.extend(found.into_iter().map(|(_, m)| m));
+    if candidates.is_empty() {
+        return Err(
+            "its metadata (tokens' digests, dice seeds) survives nowhere: it cannot be served"
+                .into(),
+        );
+    }
+    let mut why = String::new();
+    for bytes in candidates {
+        let meta = match GameMeta::decode(&bytes) {
+            Ok(meta) => meta,
+            Err(e) => {
+                why = e;
+                continue;
+            }
+        };
+        if !meta.seeds.is_empty() {
+            if let Err(e) = protocol::referee::Referee::load(entries.to_vec(), meta.seeds.clone()) {
+                why = format!("its metadata does not fit its log ({e})");
+                continue;
+            }
+        }
+        return Ok(match GameMarks::decode(&bytes) {
+            Ok(_) => bytes,
+            Err(_) => meta.encode(),
+        });
+    }
+    Err(format!("no copy of its metadata is usable: {why}"))
+}
+
+/// The notification space (seats' registrations, notices owed): sled's, with the journal's
+/// later writes over it.
+fn copy_notify(
+    sled: Option<&SledView>,
+    journal: &JournalView,
+    store: &SledStore,
+    report: &mut SalvageReport,
+) {
+    let mut records: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    if let Some(view) = sled {
+        let read = without_panics(|| {
+            for entry in view.trees.notify.iter() {
+                let (k, v) = entry.map_err(|e| e.to_string())?;
+                records.insert(k.to_vec(), v.to_vec());
+            }
+            Ok::<(), String>(())
+        });
+        if let Err(why) | Ok(Err(why)) = read {
+            report.problems.push(format!(
+                "the notification records (seats' registrations) cannot all be read ({why})"
+            ));
+        }
+    }
+    for (at, key, value) in &journal.notify {
+        if sled.is_some() && journal.epoch.is_some_and(|e| at.0 < e) {
+            continue;
+        }
+        match value {
+            Some(value) => records.insert(key.clone(), value.clone()),
+            None => records.remove(key),
+        };
+    }
+    let count = records.len();
+    for (key, value) in records {
+        if let Err(e) = store.put_notify(key, Some(value)).wait() {
+            report
+                .problems
+                .push(format!("a notification record was not copied: {e}"));
+            return;
+        }
+    }
+    if count > 0 {
+        report
+            .notes
+            .push(format!("{count} notification records copied"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sled's log keeps an insert into the `games` tree with its whole key beside the value:
+    /// metadata is found in the raw file, under its game, and nothing else is taken for it.
+    #[test]
+    fn metadata_is_found_in_sleds_raw_log_under_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = GameMeta {
+            format: envelope::META_FORMAT,
+            token_digests: [[1; 32], [2; 32], [3; 32]],
+            seeds: vec![[4; 32]],
+        };
+        let newer = GameMeta {
+            seeds: vec![[4; 32], [5; 32]],
+            ..meta.clone()
+        };
+        {
+            let db = sled::Config::new().path(dir.path()).open().unwrap();
+            let games = db.open_tree("games").unwrap();
+            games.insert([7u8; 16], meta.encode()).unwrap();
+            db.flush().unwrap();
+            games.insert([7u8; 16], newer.encode()).unwrap();
+            games.insert([8u8; 16], meta.encode()).unwrap();
+            db.flush().unwrap();
+            // Enough inserts that sled writes the tree's node whole instead of one insert.
+            for n in 20..60u8 {
+                games.insert([n; 16], meta.encode()).unwrap();
+                db.flush().unwrap();
+            }
+        }
+        let mut report = SalvageReport::default();
+        let raw = scan_raw(dir.path(), &mut report);
+        let found = |key: [u8; 16]| -> Vec<GameMeta> {
+            raw.metas
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .map(|m| GameMeta::decode(m).unwrap())
+                .collect()
+        };
+        assert!(found([7; 16]).contains(&newer), "{:?}", raw.metas.keys());
+        assert!(found([8; 16]).contains(&meta));
+        assert!(found([7; 16])
+            .iter()
+            .all(|m| m.token_digests == meta.token_digests));
+        assert_eq!(raw.metas.len(), 42);
+        assert!((20..60u8).all(|n| found([n; 16]).contains(&meta)));
+        // Some of them in a whole node of the tree, keys first and values after.
+        let db = std::fs::read(dir.path().join("db")).unwrap();
+        assert!(
+            (0..db.len()).any(|at| sled_meta_leaf(&db[at..]).is_some_and(|leaf| leaf.len() > 2))
+        );
+        assert_eq!(sled_varint(&[240]), Some((240, 1)));
+        assert_eq!(sled_varint(&[241, 1]), Some((241, 2)));
+        assert_eq!(sled_varint(&[249, 0, 0]), Some((2288, 3)));
+    }
+}
