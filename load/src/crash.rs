@@ -5,7 +5,9 @@
 //!   written);
 //! - every game's hash chain verifies, read straight from the data directory;
 //! - the restarted server's state hash equals the one the client's replica reached live
-//!   (replay in a fresh process is deterministic).
+//!   (replay in a fresh process is deterministic);
+//! - `asl-server salvage` of the crashed directory (issue 36) calls every game intact and
+//!   copies each one's log record for record as a server on that directory reads it.
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
@@ -60,12 +62,24 @@ struct Tally {
     hash_mismatches: u64,
     in_flight_kept: u64,
     in_flight_absent: u64,
+    /// Games salvage copied from a crashed directory the same as the store holds them.
+    salvaged_same: u64,
+    /// Games salvage left out, cut short, changed, or did not call intact.
+    salvaged_wrong: u64,
+    /// Salvage runs that did not exit 0 (every game intact) on a crashed directory.
+    salvage_failed: u64,
     problems: Problems,
 }
 
 impl Tally {
     fn failures(&self) -> u64 {
-        self.lost + self.half_written + self.altered + self.chain_failures + self.hash_mismatches
+        self.lost
+            + self.half_written
+            + self.altered
+            + self.chain_failures
+            + self.hash_mismatches
+            + self.salvaged_wrong
+            + self.salvage_failed
     }
 }
 
@@ -117,6 +131,22 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             }
             active.extend(tracks);
         }
+        // Salvage first: it must read the directory exactly as the crash left it.
+        let (dir, into) = (
+            data.clone(),
+            data.with_file_name(format!("salvaged-{cycle}")),
+        );
+        let bin = options.server_bin.clone();
+        let salvaged = tokio::task::spawn_blocking(move || salvage(&bin, &dir, &into)).await??;
+        tally.salvaged_same += salvaged.same;
+        tally.salvaged_wrong += salvaged.wrong.len() as u64;
+        for why in salvaged.wrong {
+            tally.problems.add(format!("cycle {cycle}: salvage {why}"));
+        }
+        if let Some(why) = salvaged.failed {
+            tally.salvage_failed += 1;
+            tally.problems.add(format!("cycle {cycle}: salvage {why}"));
+        }
         let dir = data.clone();
         let broken = tokio::task::spawn_blocking(move || verify_chains(&dir)).await??;
         for why in broken {
@@ -145,6 +175,10 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     println!(
         "  commands in flight at a kill: {} found whole in the log, {} absent (both allowed)",
         tally.in_flight_kept, tally.in_flight_absent
+    );
+    println!(
+        "  salvage of each crashed directory: {} games copied as the store holds them, {} wrong, {} runs not all intact",
+        tally.salvaged_same, tally.salvaged_wrong, tally.salvage_failed
     );
     tally.problems.conclude(tally.failures(), scratch)
 }
@@ -366,4 +400,60 @@ fn verify_chains(dir: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(broken)
+}
+
+/// What salvage made of one crashed directory.
+struct Salvaged {
+    same: u64,
+    wrong: Vec<String>,
+    failed: Option<String>,
+}
+
+/// Runs `asl-server salvage` from the crashed `dir` into `into`, then compares every game's
+/// log there with the crashed store's as sled reads it after the crash. A crash damages
+/// nothing, so salvage must exit 0 and copy every game record for record.
+fn salvage(server_bin: &Path, dir: &Path, into: &Path) -> anyhow::Result<Salvaged> {
+    let out = std::process::Command::new(server_bin)
+        .arg("salvage")
+        .arg("--from")
+        .arg(dir)
+        .arg("--to")
+        .arg(into)
+        .output()
+        .context("running asl-server salvage")?;
+    let mut salvaged = Salvaged {
+        same: 0,
+        wrong: vec![],
+        failed: None,
+    };
+    if !out.status.success() {
+        salvaged.failed = Some(format!(
+            "exited {}: {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        let _ = std::fs::remove_dir_all(into);
+        return Ok(salvaged);
+    }
+    {
+        let crashed = SledStore::open(dir).context("opening the crashed data directory")?;
+        let copy = SledStore::open(into).context("opening the salvaged directory")?;
+        let copied: std::collections::BTreeSet<_> =
+            copy.games()?.into_iter().map(|(key, _)| key).collect();
+        for (key, _) in crashed.games()? {
+            let id = envelope::game_id(&key);
+            if !copied.contains(&key) {
+                salvaged.wrong.push(format!("left game {id} out"));
+            } else if copy.load(&key)? != crashed.load(&key)? {
+                salvaged
+                    .wrong
+                    .push(format!("copied game {id} unlike the store holds it"));
+            } else {
+                salvaged.same += 1;
+            }
+        }
+    }
+    std::fs::remove_dir_all(into).context("removing the salvaged copy")?;
+    Ok(salvaged)
 }
