@@ -8,5 +8,6 @@ pub mod hex;
 pub mod los;
 pub mod scenario;
 pub mod terrain;
+pub mod time_control;
 pub mod toml_place;
 pub mod vasl;

@@ -460,6 +460,49 @@ struct File {
     weapons: Vec<WeaponFile>,
     #[serde(default)]
     tunnels: Vec<TunnelFile>,
+    /// `[clock]`: the game's time control, read by [`Scenario::time_control_in`]; not part of
+    /// the scenario itself (its encoding, and so every game's state hash, stays as it was).
+    #[serde(default)]
+    clock: Option<ClockFile>,
+}
+
+/// `[clock]`: `control = "live:30m+30s"` or `"correspondence:12h/5d"`, and for
+/// correspondence play `vacation = "10d"` (`docs/clock.md`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockFile {
+    control: String,
+    #[serde(default)]
+    vacation: Option<String>,
+}
+
+impl ClockFile {
+    fn time_control(&self) -> Result<crate::board::time_control::TimeControl, ScenarioError> {
+        use crate::board::time_control::{parse_duration, TimeControl};
+        let mut control =
+            TimeControl::parse(&self.control).map_err(|e| refuse("clock.control", e))?;
+        if let Some(days) = &self.vacation {
+            let days = parse_duration(days).map_err(|e| refuse("clock.vacation", e))?;
+            match &mut control {
+                TimeControl::Correspondence { vacation, .. } if *vacation == 0 => *vacation = days,
+                TimeControl::Correspondence { .. } => {
+                    return Err(refuse(
+                        "clock.vacation",
+                        "vacation is given twice: in `control` and in `vacation`",
+                    ))
+                }
+                TimeControl::Live { .. } => {
+                    return Err(refuse(
+                        "clock.vacation",
+                        "vacation days are for correspondence play; a live clock has none",
+                    ))
+                }
+            }
+            control = TimeControl::parse(&control.to_string())
+                .map_err(|e| refuse("clock.vacation", e))?;
+        }
+        Ok(control)
+    }
 }
 
 /// `[map]`: the real boards the scenario is played on.
@@ -627,6 +670,27 @@ impl Scenario {
         &self.sides[side as usize]
     }
 
+    /// The time control a scenario file's `[clock]` table chooses, `None` without one (no
+    /// clock: the default). The rest of the file is read by [`Scenario::from_toml`].
+    pub fn time_control_in(
+        text: &str,
+    ) -> Result<Option<crate::board::time_control::TimeControl>, ScenarioError> {
+        #[derive(Deserialize)]
+        struct ClockOnly {
+            #[serde(default)]
+            clock: Option<ClockFile>,
+        }
+        if text.len() > SCENARIO_BYTES_MAX {
+            return Err(refuse("(file)", "over the scenario size limit"));
+        }
+        let file: ClockOnly =
+            toml::from_str(text).map_err(|e| refuse("clock", e.message().trim()))?;
+        file.clock
+            .map(|c| c.time_control())
+            .transpose()
+            .map_err(|e| e.located(text))
+    }
+
     /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
     pub fn side_named(&self, name: &str) -> Option<Side> {
         Side::BOTH.into_iter().find(|s| {
@@ -688,6 +752,9 @@ impl File {
         }
         if self.month > 12 {
             return Err(refuse("month", "must be 1 to 12 (or left out)"));
+        }
+        if let Some(clock) = &self.clock {
+            clock.time_control()?;
         }
         let sides: [SideSpec; 2] = match self.sides.as_slice() {
             [a, b] => [a.clone(), b.clone()],

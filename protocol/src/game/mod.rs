@@ -12,6 +12,7 @@ pub mod command;
 pub mod dice;
 pub mod event;
 pub mod phase;
+pub mod timing;
 pub mod view;
 
 use crate::board::hex::Hex;
@@ -374,6 +375,12 @@ pub struct Game {
     /// The aliases of the units under "?" at the start, which name them in the scenario as
     /// others are shown it. Empty in a projection.
     pub setup_aliases: CopyOnWrite<BTreeMap<UnitId, UnitId>>,
+    /// The players' clocks, in a game created with a time control (`timing`). Outside the
+    /// encoding: a game without them encodes and hashes as games did before clocks, and a
+    /// position carried in an event (an undo's) carries none; [`Game::state_hash`] adds them.
+    /// Only the whole game keeps them: a projection has none.
+    #[serde(skip)]
+    pub timing: Option<Box<timing::Timing>>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -454,6 +461,7 @@ impl Game {
             aliases: BTreeMap::new(),
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
+            timing: None,
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -526,13 +534,22 @@ impl Game {
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {
-        StateHash(hash_encoded(blake3::Hasher::new(), &[], self))
+        match &self.timing {
+            None => StateHash(hash_encoded(blake3::Hasher::new(), &[], self)),
+            Some(timing) => StateHash(hash_encoded(
+                blake3::Hasher::new(),
+                &[],
+                &(self, timing.as_ref()),
+            )),
+        }
     }
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
     /// tunnels are removed, from the live state and from the scenario it carries alike.
     pub fn project(&self, viewer: Viewer) -> Game {
         let mut game = self.clone();
+        // Viewers are told the clocks in a message of their own (`timing::ClockView`).
+        game.timing = None;
         let hidden = self.hidden_from(viewer);
         game.units.retain(|id, _| !hidden.contains(id));
         game.weapons
@@ -1141,9 +1158,12 @@ pub fn apply(game: &mut Game, event: &Event) {
         // a projection stays the same viewer's (see `crate::record::dispute`).
         Event::EventsUndone { restored, .. } => {
             let (version, viewer) = (game.version, game.viewer);
+            // Time once spent stands: an undo takes back the position, not the clocks.
+            let timing = game.timing.take();
             *game = (**restored).clone();
             game.version = version;
             game.viewer = viewer;
+            game.timing = timing;
         }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
         Event::UnitsRoutedThroughTunnel {
@@ -1194,6 +1214,13 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. } => {}
+        Event::ClockStarted { .. }
+        | Event::ClockHandedOver { .. }
+        | Event::ClockExpired { .. }
+        | Event::ClaimedOnTime { .. }
+        | Event::TimeGiven { .. }
+        | Event::VacationStarted { .. }
+        | Event::VacationEnded { .. } => timing::apply(game, event),
     }
     game.version += 1;
     match game.viewer {

@@ -269,6 +269,13 @@ fn answer(
 fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
     Some(match event {
         Event::DiceRolled { .. } => "is a die roll; dice once rolled stand",
+        Event::ClockStarted { .. }
+        | Event::ClockHandedOver { .. }
+        | Event::ClockExpired { .. }
+        | Event::ClaimedOnTime { .. }
+        | Event::TimeGiven { .. }
+        | Event::VacationStarted { .. }
+        | Event::VacationEnded { .. } => "is on the clock; time once spent or given stands",
         Event::SewerEntryFailed { .. }
         | Event::SewerStackLost { .. }
         | Event::SewerEmergenceRolled { .. } => "follows from a die roll",
@@ -416,13 +423,15 @@ fn waiting_undo(game: &Game, log: &[Entry], by: Side) -> Result<(Side, u64, u64)
 fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
     let (asker, from, to) = waiting_undo(game, log, by)?;
     check_undo(game, &log[..to as usize], asker, from, to)?;
-    let restored =
+    let mut restored =
         Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event)).map_err(|e| {
             refuse(
                 ViolationKind::UnknownEvent,
                 format!("the log before #{from} cannot be replayed: {e}"),
             )
         })?;
+    // The clocks are not taken back (`apply` keeps them), and a logged position has none.
+    restored.timing = None;
     Ok(vec![Event::EventsUndone {
         requested_by: asker,
         consented_by: by,
