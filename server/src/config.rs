@@ -175,6 +175,9 @@ pub struct Config {
     /// The operator's VASL board archives (`--boards DIR`): scenarios on real boards
     /// (`[map] boards`) are refused without them.
     pub boards: Option<std::sync::Arc<protocol::board::vasl::library::Boards>>,
+    /// The time the server gives the rules with every command and charges the players'
+    /// clocks by (`crate::clock`): the system's, or one a test moves itself.
+    pub time: crate::clock::TimeSource,
 }
 
 impl Default for Config {
@@ -213,6 +216,7 @@ impl Default for Config {
             node_id: None,
             cluster: None,
             boards: None,
+            time: crate::clock::TimeSource::system(),
         }
     }
 }

@@ -241,6 +241,8 @@ pub struct GameLimits {
     pub unload_after_idle: Duration,
     /// The node this task runs on, named in `joined` and `state` as the game's owner.
     pub owner: Option<String>,
+    /// The server's time, given with every command and watched by the clock's timer.
+    pub time: crate::clock::TimeSource,
 }
 
 impl GameLimits {
@@ -252,6 +254,7 @@ impl GameLimits {
             audience_reads_per_second_max: config.audience_reads_per_second_max,
             unload_after_idle: config.game_unload_after_idle,
             owner: config.node_id.clone(),
+            time: config.time.clone(),
         }
     }
 }
@@ -369,6 +372,9 @@ pub struct GameTask {
     /// What the scenario lets a command's frames hold (`crate::frames`), measured when the
     /// first command asks (`GameTask::frame_bounds`).
     frame_bounds: OnceLock<crate::frames::Bounds>,
+    /// A clock deadline whose expiry could not be recorded: the timer is not armed for it
+    /// again.
+    clock_failed: Option<u64>,
 }
 
 /// Positions kept along the log so that `get_state_at` replays a bounded stretch of it, not the
@@ -482,6 +488,7 @@ impl GameTask {
             signer: None,
             unloader: None,
             frame_bounds: OnceLock::new(),
+            clock_failed: None,
         })
     }
 
@@ -608,12 +615,19 @@ impl GameTask {
         tokio::pin!(idle);
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
+            // The running clock's end, if the game has one (`crate::clock`).
+            let clock_deadline =
+                crate::clock::deadline(self.game()).filter(|d| Some(*d) != self.clock_failed);
             let request = tokio::select! {
                 biased;
                 r = players.recv() => r,
                 r = audience.recv() => r.map(|r| self.within_audience_budget(r)),
                 _ = tick.tick(), if backlogged => {
                     self.flush_backlogs();
+                    continue;
+                }
+                _ = crate::clock::wait_for(&self.limits.time, clock_deadline) => {
+                    self.clock_ran_out().await;
                     continue;
                 }
                 _ = &mut idle, if self.unloader.is_some() => {
@@ -642,6 +656,24 @@ impl GameTask {
         }
         METRICS.games_loaded.dec();
         debug!(game = %log::game_id(&self.key), "game task ends");
+    }
+
+    /// The running clock ran out: the server records it (`ClockExpired`) in the name of the
+    /// side whose clock it is, as an `ExpireClock` decided like any command, so a verifier
+    /// checks it the same way. A command that handed the clock over first makes it refused,
+    /// and the timer is armed again for the new deadline.
+    async fn clock_ran_out(&mut self) {
+        let Some(side) = self.game().timing.as_deref().and_then(|t| t.running) else {
+            return;
+        };
+        let (version, deadline) = (self.game().version, crate::clock::deadline(self.game()));
+        self.command(0, side, 0, Command::ExpireClock, None).await;
+        if self.game().version == version {
+            // Not recorded (a game marked rolled back, a store that failed): not tried again
+            // for this deadline, or the timer would spin; the next command re-arms it.
+            warn!(game = %log::game_id(&self.key), "a clock ran out and could not be recorded");
+            self.clock_failed = deadline;
+        }
     }
 
     /// The audience's request, or `Leave` (nothing to do) once it is answered `limit_reached`
@@ -771,6 +803,7 @@ impl GameTask {
             head: self.streams().hash(viewer, state.version),
             state: Box::new(state),
             owner: self.limits.owner.clone(),
+            clocks: crate::clock::view(self.game(), self.limits.time.now_ms()),
         }
     }
 
@@ -829,6 +862,8 @@ impl GameTask {
             state: Box::new(state),
             head: self.streams().hash(viewer, version),
             owner: self.limits.owner.clone(),
+            // A past position is shown without clocks: they are the game's now.
+            clocks: None,
         }
     }
 
@@ -932,6 +967,7 @@ impl GameTask {
             dice_commitment: self.referee.commitment(),
             signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
+            clocks: crate::clock::view(self.game(), self.limits.time.now_ms()),
         })];
         if let Some(since) = resume_from {
             first.extend(
@@ -1049,9 +1085,11 @@ impl GameTask {
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again).
         let viewer = Viewer::Side(side);
-        let result = self
-            .command_for_rules(side, command)
-            .and_then(|command| self.referee.decide(side, &command, &mut random_bytes::<32>));
+        let result = self.command_for_rules(side, command).and_then(|command| {
+            let now = Some(self.limits.time.now_ms());
+            self.referee
+                .decide_at(side, &command, &mut random_bytes::<32>, now)
+        });
         let decision = match result {
             Ok(decision) => decision,
             Err(violation) => {

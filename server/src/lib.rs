@@ -7,6 +7,7 @@
 pub mod audience;
 pub mod boards;
 mod budget;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 mod connection;

@@ -382,6 +382,16 @@ impl Registry {
     /// Creates a game: fresh id and tokens, metadata and the `GameCreated` event made durable,
     /// then its writer task started. The tokens are returned once and stored only as digests.
     pub async fn create(&self, scenario: Scenario) -> Result<(GameId, Tokens), Refusal> {
+        self.create_timed(scenario, None).await
+    }
+
+    /// [`Registry::create`] under a time control: the log's second event is the server's
+    /// `ClockStarted`, at the server's time, stored with `GameCreated` (`docs/clock.md`).
+    pub async fn create_timed(
+        &self,
+        scenario: Scenario,
+        clock: Option<protocol::board::time_control::TimeControl>,
+    ) -> Result<(GameId, Tokens), Refusal> {
         if self.games.lock().expect("registry lock").len() >= self.config.games_max {
             return Err((
                 ErrorCode::LimitReached,
@@ -417,26 +427,33 @@ impl Registry {
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) = log::seal(1, log::GENESIS, random_bytes(), None, 1, &created);
+        let mut entries = vec![protocol::chain::Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            key: None,
+            command: None,
+            event: created,
+        }];
+        let mut records = vec![record];
+        let mut hashes = vec![head];
+        if let Some(control) = clock {
+            let started = protocol::chain::Entry::clock_started(control, self.config.time.now_ms());
+            let (record, hash) = log::seal_entry(head, random_bytes(), &started);
+            entries.push(started);
+            records.push(record);
+            hashes.push(hash);
+        }
         // Both writes handed over at once: the store applies them in order, usually under
         // one flush. Metadata without its first event is a creation that never happened.
         let meta_stored = self.store.put_meta(&key, meta.encode());
-        let created_stored = self.store.append(&key, 1, vec![record]);
+        let created_stored = self.store.append(&key, 1, records);
         for stored in [meta_stored, created_stored] {
             stored
                 .await
                 .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
-        let verified = log::VerifiedLog {
-            entries: vec![protocol::chain::Entry {
-                seq: 1,
-                by: None,
-                first: 1,
-                key: None,
-                command: None,
-                event: created,
-            }],
-            hashes: vec![head],
-        };
+        let verified = log::VerifiedLog { entries, hashes };
         let task = GameTask::from_log(
             key,
             verified,
