@@ -696,7 +696,7 @@ mod tests {
             clocks: Some(crate::game::timing::ClockView {
                 control: "live:30m+30s".into(),
                 at: 1,
-                running: Some(Side::A),
+                running: Some(crate::board::scenario::Side::A),
                 bank: [1_800_000, 1_790_000],
                 vacation_left: [0, 0],
                 on_vacation: [false, false],
