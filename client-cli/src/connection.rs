@@ -525,6 +525,7 @@ impl Connection {
                 dice_commitment,
                 signed,
                 owner,
+                ..
             } => Ok(Joined {
                 game,
                 viewer,
