@@ -124,7 +124,7 @@ function parseOptions(argv) {
   }
   for (const [t, bin, flag] of [['server', o.serverBin, '--server-bin'], ['relay', o.loadBin, '--load-bin']]) {
     if (o.targets.includes(t) && !fs.existsSync(bin)) {
-      throw new Error(`${bin} not found: build it (cargo build --release -p asl-server --bins) or pass ${flag}`);
+      throw new Error(`${bin} not found: build it (cargo build --release -p asl-server -p asl-load) or pass ${flag}`);
     }
   }
   return o;

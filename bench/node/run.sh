@@ -2,7 +2,7 @@
 # Installs the Node generator's packages (exact versions, from package-lock.json, into
 # bench/node/node_modules) when they are missing or stale, then runs the generator with the
 # given options (`run.sh --help`). Needs node 18 or newer and npm; the release binaries come
-# from `cargo build --release -p asl-server --bins` (or ASL_SERVER_BIN / ASL_LOAD_BIN).
+# from `cargo build --release -p asl-server -p asl-load` (or ASL_SERVER_BIN / ASL_LOAD_BIN).
 # Nothing in the test suite or CI runs this: only the benchmark installs from npm.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

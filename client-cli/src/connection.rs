@@ -228,8 +228,36 @@ pub struct LogPage {
     pub events: Vec<Sequenced>,
 }
 
+/// How a connection speaks, for programs other than `asl` that use it: the load generator
+/// (`asl-load`) speaks bincode, reads in small chunks and leaves receipts unchecked, so it
+/// spends less of a shared machine's CPU than the server it measures. [`Options::default`]
+/// is how `asl` itself connects.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Binary frames in bincode instead of text frames in JSON; the server answers in kind.
+    pub bincode: bool,
+    /// Bytes read from the socket at a time (tungstenite's default, 128 KiB, when `None`).
+    /// Not a limit on a frame: [`FRAME_BYTES_MAX`] is.
+    pub read_buffer_bytes: Option<usize>,
+    /// Check every signed head the server sends ([`crate::receipts::check_sent`]), and keep
+    /// only those that hold. Off, no receipt is checked or kept: for a program measuring a
+    /// server, never for a player's client, which treats the server as hostile.
+    pub check_receipts: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            bincode: false,
+            read_buffer_bytes: None,
+            check_receipts: true,
+        }
+    }
+}
+
 pub struct Connection {
     socket: Socket,
+    options: Options,
     /// Events that arrived while a request waited for its reply, oldest first.
     buffered: VecDeque<Sequenced>,
     /// The newest version of the game the server has mentioned.
@@ -255,19 +283,28 @@ impl Connection {
     /// that answers: the one that answered last is tried first, then the others in order, so
     /// a reconnect after a node dies fails over to the next.
     pub async fn connect(server_url: &str) -> Result<Connection, ConnectionError> {
+        Self::connect_with(server_url, Options::default()).await
+    }
+
+    /// [`Connection::connect`], speaking as `options` say.
+    pub async fn connect_with(
+        server_url: &str,
+        options: Options,
+    ) -> Result<Connection, ConnectionError> {
         let addresses: Vec<&str> = server_url
             .split(',')
             .map(str::trim)
             .filter(|a| !a.is_empty())
             .collect();
         if addresses.len() <= 1 {
-            return Self::connect_one(addresses.first().copied().unwrap_or(server_url)).await;
+            let only = addresses.first().copied().unwrap_or(server_url);
+            return Self::connect_one(only, options).await;
         }
         let start = LAST_ANSWERED.load(std::sync::atomic::Ordering::Relaxed) % addresses.len();
         let mut last = None;
         for i in 0..addresses.len() {
             let at = (start + i) % addresses.len();
-            match Self::connect_one(addresses[at]).await {
+            match Self::connect_one(addresses[at], options).await {
                 Ok(connection) => {
                     LAST_ANSWERED.store(at, std::sync::atomic::Ordering::Relaxed);
                     return Ok(connection);
@@ -278,10 +315,16 @@ impl Connection {
         Err(last.expect("at least two addresses were tried"))
     }
 
-    async fn connect_one(server_url: &str) -> Result<Connection, ConnectionError> {
-        let config = WebSocketConfig::default()
+    async fn connect_one(
+        server_url: &str,
+        options: Options,
+    ) -> Result<Connection, ConnectionError> {
+        let mut config = WebSocketConfig::default()
             .max_message_size(Some(FRAME_BYTES_MAX))
             .max_frame_size(Some(FRAME_BYTES_MAX));
+        if let Some(bytes) = options.read_buffer_bytes {
+            config = config.read_buffer_size(bytes);
+        }
         let url = endpoint(server_url);
         let open = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true);
         let (socket, _) = tokio::time::timeout(REPLY_WAIT_MAX, open)
@@ -290,6 +333,7 @@ impl Connection {
             .map_err(|source| ConnectionError::Connect { url, source })?;
         Ok(Connection {
             socket,
+            options,
             buffered: VecDeque::new(),
             version: 0,
             head: None,
@@ -325,6 +369,9 @@ impl Connection {
     /// Takes in a signed head the server sent, and keeps it if receipts are kept. A receipt
     /// that cannot be written is said on stderr: play goes on, but the player should know.
     fn take_receipt(&mut self, signed: &SignedHead, version: u64, head: &StreamHash) {
+        if !self.options.check_receipts {
+            return;
+        }
         let game = self.seat.as_ref().map_or("", |(game, _)| game.as_str());
         if let Err(why) = crate::receipts::check_sent(signed, game, self.viewer, version, head) {
             eprintln!("asl: warning: the server sent a receipt that does not hold ({why}); it is not kept");
@@ -354,10 +401,33 @@ impl Connection {
     }
 
     pub async fn send(&mut self, message: &ClientMessage) -> Result<(), ConnectionError> {
-        self.socket
-            .send(Message::text(wire::to_json(message)))
-            .await?;
+        let frame = if self.options.bincode {
+            Message::binary(wire::to_bincode(message))
+        } else {
+            Message::text(wire::to_json(message))
+        };
+        self.socket.send(frame).await?;
         Ok(())
+    }
+
+    /// Sends `bytes` as one binary frame, as they are: for a relay that forwards frames
+    /// without reading them (`asl-load`'s baselines), not for an ASL server.
+    pub async fn send_frame(&mut self, bytes: Vec<u8>) -> Result<(), ConnectionError> {
+        self.socket.send(Message::binary(bytes)).await?;
+        Ok(())
+    }
+
+    /// The next binary frame's bytes, unread: the counterpart of [`Connection::send_frame`].
+    pub async fn recv_frame(&mut self) -> Result<Vec<u8>, ConnectionError> {
+        loop {
+            match self.socket.next().await.ok_or(ConnectionError::Closed)?? {
+                Message::Binary(bytes) => return Ok(bytes.into()),
+                Message::Close(_) => return Err(ConnectionError::Closed),
+                Message::Text(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {
+                    continue
+                }
+            }
+        }
     }
 
     /// The next message from the socket, whatever it is. Websocket pings and pongs are skipped
@@ -460,6 +530,29 @@ impl Connection {
                 tokens,
                 public_url,
             }),
+            other => Err(message_name(&other)),
+        })
+        .await
+    }
+
+    /// Sets (or with `NotifyTarget::Off` removes) the seat's notification targets with the
+    /// seat's token: its targets now, and the webhook secret when this made it.
+    pub async fn notify(
+        &mut self,
+        game: &str,
+        token: &str,
+        target: protocol::wire::NotifyTarget,
+    ) -> Result<(Vec<String>, Option<String>), ConnectionError> {
+        self.send(&ClientMessage::Notify {
+            game: game.to_string(),
+            token: token.to_string(),
+            target,
+        })
+        .await?;
+        self.reply("`notifying` reply", |m| match m {
+            ServerMessage::Notifying {
+                targets, secret, ..
+            } => Ok((targets, secret)),
             other => Err(message_name(&other)),
         })
         .await
@@ -686,6 +779,7 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Reviewing { .. }
         | ServerMessage::Pong { .. }
         | ServerMessage::Los { .. }
+        | ServerMessage::Notifying { .. }
         | ServerMessage::Error { .. } => None,
     }
 }
@@ -707,6 +801,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Error { .. } => "error",
         ServerMessage::Los { .. } => "los",
         ServerMessage::Previewed { .. } => "previewed",
+        ServerMessage::Notifying { .. } => "notifying",
     }
 }
 

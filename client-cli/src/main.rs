@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use client::commands::{
-    boards, check, export, import, log, new, play, replay, run, state, verify, watch,
+    boards, check, export, import, log, new, notify, play, replay, run, state, verify, watch,
 };
 use client::{saved, Failure, Status};
 use std::future::Future;
@@ -54,6 +54,9 @@ enum Subcommand {
     /// Make a scenario file from a VASL saved game (`.vsav`): its boards, every unit with
     /// its ratings in its hex or off board to set up, and a report of what was left out.
     Import(import::ImportArgs),
+    /// Tell this seat when the game waits on it: a signed webhook, an e-mail, or `--off`
+    /// (docs/notifications.md). Uses the seat's token (a saved game's side name finds it).
+    Notify(notify::NotifyArgs),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Subcommand::Replay(args) => block_on(replay::replay(&args, &mut out)),
         Subcommand::Import(args) => import::import(&args, &mut out),
         Subcommand::Boards(args) => boards::list(&args, &mut out),
+        Subcommand::Notify(args) => block_on(notify::notify(&args, &mut out)),
     };
     match result {
         Ok(status) => ExitCode::from(status.exit_code()),
@@ -105,6 +109,7 @@ fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
         Subcommand::State(a) => (&mut a.server, &mut a.game),
         Subcommand::Log(a) => (&mut a.server, &mut a.game),
         Subcommand::Export(a) => (&mut a.server, &mut a.game),
+        Subcommand::Notify(a) => (&mut a.server, &mut a.game),
         Subcommand::Replay(a) => {
             if let (Some(game), Some(token)) = (&mut a.game, &mut a.token) {
                 let mut args = client::commands::GameArgs {

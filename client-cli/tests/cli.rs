@@ -4,7 +4,7 @@
 
 use client::Connection;
 use e2e::TestServer;
-use server::config::Config;
+use server::operations::config::Config;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;

@@ -14,7 +14,7 @@ use client::commands::{GameArgs, ServerArg};
 use client::{Connection, Failure, NewGame, Reply, Status};
 use e2e::TestServer;
 use protocol::{apply, Command, Event, Game, Scenario, Side, Viewer};
-use server::config::Config;
+use server::operations::config::Config;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

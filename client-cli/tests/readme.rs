@@ -15,7 +15,7 @@
 //! stop by itself when the game ends.
 
 use e2e::TestServer;
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};

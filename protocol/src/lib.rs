@@ -26,7 +26,7 @@ pub mod game;
 pub mod record;
 pub mod rules;
 
-pub use board::{hex, scenario, terrain};
+pub use board::{hex, scenario, setup, terrain};
 pub use edges::{script, wire};
 pub use game::{command, dice, event, phase};
 pub use record::{chain, dispute, export, fair_dice, preview, recheck, referee, signed, words};

@@ -136,7 +136,11 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
             let id = unit(u);
             let here = &game.units[&id];
             let (hex, mut previous, mut current) = match &here.bypass {
-                Some(b) if *d < 3 => (b.hex, b.exits()[0], b.exits()[1]),
+                Some(b) if *d < 3 => (
+                    b.hex,
+                    b.exits(game.scenario.geometry())[0],
+                    b.exits(game.scenario.geometry())[1],
+                ),
                 _ => {
                     let hex = neighbour(&id, *d);
                     let ends: Vec<Hex> = hex
@@ -400,7 +404,11 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
         .filter(|u| u.side == acting && !u.eliminated)
     {
         if let Some(b) = &unit.bypass {
-            for to in [b.hex, b.exits()[0], b.exits()[1]] {
+            for to in [
+                b.hex,
+                b.exits(game.scenario.geometry())[0],
+                b.exits(game.scenario.geometry())[1],
+            ] {
                 out.push((
                     acting,
                     Command::Move {
@@ -415,7 +423,7 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
                 Command::Bypass {
                     units: vec![unit.id.clone()],
                     hex: b.hex,
-                    along: vec![b.exits()[1]],
+                    along: vec![b.exits(game.scenario.geometry())[1]],
                 },
             ));
         }

@@ -60,7 +60,10 @@ fn a_map_of_two_boards_reads_every_hex_of_both() {
     assert!(!map.rows[0][0].rotated);
     assert!(map.rows[0][1].rotated);
     assert_eq!(map.rows[0][1].version, "6.1");
-    assert_eq!(s.hexes.len(), 2 * (17 * 10 + 16 * 11));
+    // Board 1's GG column is board 2's (rotated: its GG) column: one hex each, named by board 2.
+    assert_eq!(s.hexes.len(), 2 * (17 * 10 + 16 * 11) - 10);
+    assert!(!s.hexes.contains_key(&hex("1GG5")));
+    assert_eq!(s.geometry().canonical(hex("1GG5")), hex("2GG6"));
     assert_eq!(s.hexes[&hex("1E5")].terrain, Terrain::Woods);
     assert_eq!(s.hexes[&hex("1K4")].elevation, 1);
     assert_eq!(s.hexes[&hex("2C3")].terrain, Terrain::StoneBuilding);

@@ -4,31 +4,17 @@
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
-pub mod audience;
-pub mod boards;
-mod budget;
 pub mod clock;
-pub mod cluster;
-pub mod config;
-mod connection;
-pub mod frames;
-pub mod game;
-pub mod log;
-pub mod logging;
-pub mod metrics;
-pub mod nats_harness;
-pub mod once;
-pub mod registry;
-mod review;
-pub mod signer;
+pub mod games;
+pub mod network;
+pub mod notify;
+pub mod operations;
 pub mod signing;
-pub mod startup;
 pub mod store;
-pub mod web;
 
-use config::Config;
-use metrics::METRICS;
-use registry::Registry;
+use games::registry::Registry;
+use operations::config::Config;
+use operations::metrics::METRICS;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -69,7 +55,7 @@ pub struct Shared {
     /// Where spectators' connections are served once joined (`audience`).
     pub(crate) audience: tokio::runtime::Handle,
     /// Board images the page has asked for, read once from the operator's archives.
-    pub(crate) board_images: boards::BoardImages,
+    pub(crate) board_images: operations::boards::BoardImages,
 }
 
 /// A connection's place under the connection limits, held for as long as it lives.
@@ -145,13 +131,24 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), String> {
+    run_in_cluster(listener, store, config, None, shutdown).await
+}
+
+/// [`run`] on a node of a cluster of servers sharing a NATS store (`games::cluster`).
+pub async fn run_in_cluster(
+    listener: TcpListener,
+    store: Arc<dyn EventStore>,
+    config: Config,
+    cluster: Option<Arc<games::cluster::Cluster>>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), String> {
     let local = listener.local_addr().ok();
     // Creating games without the admin token is for a server only this machine can reach,
     // unless the operator says otherwise.
     let open_creation = config.open_creation.unwrap_or_else(|| {
         config.admin_token.is_none() && local.is_some_and(|a| a.ip().is_loopback())
     });
-    if let (Some(cluster), Some(local)) = (&config.cluster, local) {
+    if let (Some(cluster), Some(local)) = (&cluster, local) {
         let host = match local.ip() {
             ip if ip.is_unspecified() => "127.0.0.1".to_string(),
             ip => ip.to_string(),
@@ -159,11 +156,20 @@ pub async fn run(
         cluster.set_address(format!("ws://{host}:{}", local.port()));
     }
     let config = Arc::new(config);
-    let registry = Arc::new(Registry::open(store, (*config).clone())?);
+    let holds = cluster.clone().map(|cluster| -> notify::Holds {
+        Arc::new(move |game: &store::GameKey| cluster.holds(game))
+    });
+    let notifier = notify::Notifier::start(store.clone(), config.clone(), holds)?;
+    let registry = Arc::new(Registry::open_in_cluster(
+        store,
+        (*config).clone(),
+        cluster.clone(),
+    )?);
+    registry.notify_with(notifier.clone());
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
-    let audience = audience::Audience::start(audience::AUDIENCE_NICE)
+    let audience = network::audience::Audience::start(network::audience::AUDIENCE_NICE)
         .map_err(|e| format!("cannot start the audience's threads: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
@@ -175,7 +181,7 @@ pub async fn run(
         per_ip: Mutex::new(HashMap::new()),
         stopping,
         audience: audience.handle(),
-        board_images: boards::BoardImages::default(),
+        board_images: operations::boards::BoardImages::default(),
     });
     let mut connections = JoinSet::new();
     if let Some(addr) = local {
@@ -219,7 +225,7 @@ pub async fn run(
                 };
                 let shared = shared.clone();
                 connections.spawn(async move {
-                    web::serve(stream, peer, shared, admitted).await;
+                    network::web::serve(stream, peer, shared, admitted).await;
                     drop(refusing);
                 });
             }
@@ -248,7 +254,8 @@ pub async fn run(
     {
         warn!("games still stopping at the shutdown deadline");
     }
-    if let Some(cluster) = &config.cluster {
+    notifier.stop().await;
+    if let Some(cluster) = &cluster {
         cluster.release_all().await;
     }
     info!("stopped");

@@ -4,8 +4,8 @@
 //! the same code.
 
 use clap::{Parser, Subcommand};
-use server::config::{self, Config};
-use server::startup;
+use server::operations::config::{self, Config};
+use server::operations::startup;
 use server::store::backup::{self, admin};
 use server::store::{OpenError, SledStore};
 use std::io::Write;
@@ -35,7 +35,7 @@ struct Flags {
     node_id: Option<String>,
     /// Seconds a game's lease lasts without renewal on a NATS store: how long a game waits
     /// for a new owner after its node dies.
-    #[arg(long, default_value_t = server::cluster::LEASE_TTL.as_secs())]
+    #[arg(long, default_value_t = server::games::cluster::LEASE_TTL.as_secs())]
     lease_ttl_s: u64,
     /// The address players and spectators reach this server at, when it is not the listen
     /// address (behind a TLS reverse proxy: `wss://asl.example.org`); used in the links the
@@ -53,8 +53,9 @@ struct Flags {
     #[arg(long, env = "ASL_ADMIN_TOKEN")]
     admin_token: Option<String>,
     /// Serve `/metrics` to requests bearing this token (`Authorization: Bearer TOKEN`) from
-    /// any address; without it, `/metrics` answers loopback only. The counters follow every
-    /// game's activity, hidden units' too, so they are the operator's, not the players'.
+    /// any address; without it, `/metrics` answers loopback only, with the public metrics
+    /// (connections, games loaded). The counters follow every game's activity, hidden units'
+    /// too, so they are the operator's, not the players'.
     #[arg(long, env = "ASL_METRICS_TOKEN")]
     metrics_token: Option<String>,
     /// Most connections at once.
@@ -99,6 +100,36 @@ struct Flags {
     /// replayed from its log on the next join).
     #[arg(long, default_value_t = config::GAME_UNLOAD_AFTER_IDLE.as_secs())]
     game_unload_after_idle_s: u64,
+    /// Let webhooks point at loopback, private and link-local addresses (a receiver on the
+    /// same host or network); off, such URLs are refused (docs/notifications.md).
+    #[arg(long)]
+    notify_allow_private: bool,
+    /// Seconds a seat's notice waits, with nothing newer for it, before it is sent: several
+    /// hand-overs in a row become one message.
+    #[arg(long, default_value_t = config::NOTIFY_QUIET.as_secs())]
+    notify_quiet_s: u64,
+    /// Notification targets (webhooks, e-mail addresses) one seat may register.
+    #[arg(long, default_value_t = config::NOTIFY_TARGETS_PER_SEAT_MAX)]
+    notify_targets_per_seat_max: usize,
+    /// Notices sent to one seat per hour; more wait for the hour to turn.
+    #[arg(long, default_value_t = config::NOTIFY_SENDS_PER_HOUR_MAX)]
+    notify_sends_per_hour_max: u32,
+    /// Tries of one notice to one target before it is given up.
+    #[arg(long, default_value_t = config::NOTIFY_TRIES_MAX)]
+    notify_tries_max: u32,
+    /// Hours of time left below which a side's clock owes its seat a notice.
+    #[arg(long, default_value_t = config::NOTIFY_CLOCK_LOW_BELOW.as_secs() / 3600)]
+    notify_clock_low_h: u64,
+    /// The SMTP relay e-mail notices go through (`HOST:PORT`); without it, e-mail targets are
+    /// refused.
+    #[arg(long, env = "ASL_SMTP_RELAY")]
+    smtp_relay: Option<String>,
+    /// The sender address of e-mail notices (needed with --smtp-relay).
+    #[arg(long, env = "ASL_SMTP_FROM")]
+    smtp_from: Option<String>,
+    /// Speak to the relay with STARTTLS, refusing to send without it.
+    #[arg(long)]
+    smtp_starttls: bool,
     #[command(subcommand)]
     task: Option<Task>,
 }
@@ -173,7 +204,7 @@ fn hostname() -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    server::logging::init();
+    server::operations::logging::init();
     let mut flags = Flags::parse();
     let store_url = store_url(&flags)?;
     if let StoreUrl::Sled(dir) = &store_url {
@@ -192,12 +223,12 @@ async fn main() -> anyhow::Result<()> {
     match &flags.task {
         Some(Task::Backup { dir }) => {
             let done = backup_command(&flags.data_dir, dir).await;
-            server::logging::flush();
+            server::operations::logging::flush();
             return done;
         }
         Some(Task::Restore { dir }) => {
             // The key first: the restored games' receipts are signed with it.
-            match server::signing::restore(dir, &flags.data_dir) {
+            match server::signing::key::restore(dir, &flags.data_dir) {
                 Ok(Some(key)) => println!("server key {key} restored with the backup"),
                 Ok(None) => println!(
                     "the backup holds no signing key: the server will make a new one, and receipts or exports signed before cannot be checked against it"
@@ -213,13 +244,13 @@ async fn main() -> anyhow::Result<()> {
                     anyhow::anyhow!("restore into {} failed: {e}", flags.data_dir.display())
                 })?;
             println!("restored {report}");
-            server::logging::flush();
+            server::operations::logging::flush();
             return Ok(());
         }
         None => {}
     }
     let public_url = public_url(&flags)?;
-    let signing_key = server::signing::load_or_create(&flags.data_dir)
+    let signing_key = server::signing::key::load_or_create(&flags.data_dir)
         .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
     let public = protocol::record::signed::ServerKey::of(&signing_key);
     // Written, not `println!`: with stdout on a full disk the server still serves.
@@ -241,7 +272,7 @@ async fn main() -> anyhow::Result<()> {
     // Bound only once the store is open: a server that cannot open it never listens.
     let listener = bind(&flags.listen).await?;
     config.node_id = Some(node_id(&flags, &listener));
-    serve(listener, store, config, public_url.as_deref())
+    serve(listener, store, config, None, public_url.as_deref())
         .await
         .unwrap_or_else(|e| {
             // The one way `run` fails: the store's list of games cannot be read.
@@ -250,10 +281,10 @@ async fn main() -> anyhow::Result<()> {
                 flags.data_dir.display(),
                 damaged_advice(&flags.data_dir)
             );
-            server::logging::flush();
+            server::operations::logging::flush();
             std::process::exit(EXIT_STORE);
         });
-    server::logging::flush();
+    server::operations::logging::flush();
     Ok(())
 }
 
@@ -277,7 +308,10 @@ fn config_of(
 ) -> Result<Config, String> {
     let boards = match &flags.boards {
         None => None,
-        Some(dir) => Some(server::boards::open(dir, flags.vasl_module.as_deref())?),
+        Some(dir) => Some(server::operations::boards::open(
+            dir,
+            flags.vasl_module.as_deref(),
+        )?),
     };
     Ok(Config {
         signing_key: Arc::new(signing_key),
@@ -298,8 +332,41 @@ fn config_of(
         allowed_origins: flags.allowed_origin.clone(),
         public_url,
         boards,
+        notify_allow_private: flags.notify_allow_private,
+        notify_quiet: Duration::from_secs(flags.notify_quiet_s),
+        notify_targets_per_seat_max: flags.notify_targets_per_seat_max,
+        notify_sends_per_hour_max: flags.notify_sends_per_hour_max,
+        notify_tries_max: flags.notify_tries_max,
+        notify_clock_low_below: Duration::from_secs(flags.notify_clock_low_h * 3600),
+        smtp: smtp_relay(flags)?,
         ..Config::default()
     })
+}
+
+/// `--smtp-relay HOST:PORT` with `--smtp-from`, checked.
+fn smtp_relay(flags: &Flags) -> Result<Option<server::notify::SmtpRelay>, String> {
+    let Some(relay) = &flags.smtp_relay else {
+        return Ok(None);
+    };
+    let (host, port) = relay
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
+        .ok_or_else(|| format!("--smtp-relay `{relay}` is not HOST:PORT"))?;
+    let from = flags
+        .smtp_from
+        .clone()
+        .ok_or("--smtp-relay needs --smtp-from, the sender address of e-mail notices")?;
+    from.parse::<lettre::Address>()
+        .map_err(|e| format!("--smtp-from `{from}` is not an e-mail address ({e})"))?;
+    Ok(Some(server::notify::SmtpRelay {
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+        from,
+        starttls: flags.smtp_starttls,
+    }))
 }
 
 /// Prints the banner and serves until Ctrl-C.
@@ -307,6 +374,7 @@ async fn serve(
     listener: tokio::net::TcpListener,
     store: Arc<dyn server::store::EventStore>,
     config: Config,
+    cluster: Option<Arc<server::games::cluster::Cluster>>,
     public_url: Option<&str>,
 ) -> Result<(), String> {
     if let Ok(local) = listener.local_addr() {
@@ -317,7 +385,7 @@ async fn serve(
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    server::run(listener, store, config, shutdown).await
+    server::run_in_cluster(listener, store, config, cluster, shutdown).await
 }
 
 /// `--public-url`, checked.
@@ -349,8 +417,8 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     let node_id = node_id(&flags, &listener);
     let (connected, runtime, id) = (store.connected(), store.runtime(), node_id.clone());
     let opened = tokio::task::spawn_blocking(move || {
-        let cluster = server::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
-        let key = server::cluster::signing_key(&connected, &runtime)?;
+        let cluster = server::games::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
+        let key = server::games::cluster::signing_key(&connected, &runtime)?;
         Ok::<_, String>((cluster, key))
     })
     .await?;
@@ -365,17 +433,25 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     );
     let config = Config {
         node_id: Some(node_id),
-        cluster: Some(Arc::new(cluster)),
         ..config_of(&flags, signing_key, public_url.clone()).unwrap_or_else(|e| {
             eprintln!("asl-server: --boards: {e}");
             std::process::exit(2);
         })
     };
-    if let Err(e) = serve(listener, Arc::new(store), config, public_url.as_deref()).await {
+    let cluster = Some(Arc::new(cluster));
+    if let Err(e) = serve(
+        listener,
+        Arc::new(store),
+        config,
+        cluster,
+        public_url.as_deref(),
+    )
+    .await
+    {
         eprintln!("asl-server: the NATS store's list of games cannot be read: {e}");
         std::process::exit(EXIT_STORE);
     }
-    server::logging::flush();
+    server::operations::logging::flush();
     Ok(())
 }
 
@@ -394,7 +470,7 @@ async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
         Some(answer) => answer.map_err(|e| anyhow::anyhow!("backup failed: {e}"))?,
         None => {
             let store = open_store(data_dir);
-            let signer = server::signing::load_or_create(data_dir)
+            let signer = server::signing::key::load_or_create(data_dir)
                 .map_err(|e| anyhow::anyhow!("the signing key: {e}"))?;
             let into = dir.clone();
             tokio::task::spawn_blocking(move || backup::backup(&store, &into, &signer))

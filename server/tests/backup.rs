@@ -184,3 +184,119 @@ fn a_second_server_on_one_data_dir_is_told_so() {
     );
     assert!(!stderr.contains("panicked at"), "{stderr}");
 }
+
+/// The first answer to `message` that is not a stream event.
+async fn answer(ws: &mut common::Socket, message: ClientMessage) -> ServerMessage {
+    let mut reply = ask(ws, message).await;
+    while let ServerMessage::Event(_) = reply {
+        reply = ask_next(ws).await;
+    }
+    reply
+}
+
+async fn ask_next(ws: &mut common::Socket) -> ServerMessage {
+    use futures_util::StreamExt;
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(20), ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("open")
+            .expect("a frame");
+        if let tokio_tungstenite::tungstenite::Message::Text(text) = frame {
+            return protocol::wire::from_json(text.as_str()).unwrap();
+        }
+    }
+}
+
+/// Move, ask to undo, consent, as often as a side may in a Player Turn: the log stays small —
+/// each undo names the version it returns to, where it used to carry a whole position — so the
+/// backup copies it and verifies it, and it reads back to the live state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_in_a_loop_leaves_a_log_backup_copies_and_verifies() {
+    const HIDDEN: &str = include_str!("../../protocol/tests/hidden/scenario.toml");
+    let root = tempfile::tempdir().unwrap();
+    let (data, backup) = (root.path().join("data"), root.path().join("backup"));
+    let server = serve(&data);
+    let mut ws = open(&server.url).await;
+    let (game, tokens) = match ask(
+        &mut ws,
+        ClientMessage::CreateGame {
+            scenario: HIDDEN.into(),
+            admin_token: None,
+        },
+    )
+    .await
+    {
+        ServerMessage::Created { game, tokens, .. } => (game, tokens),
+        other => panic!("expected created, got {other:?}"),
+    };
+    let mut german = open(&server.url).await;
+    let mut russian = open(&server.url).await;
+    for (ws, token) in [
+        (&mut german, &tokens.side_a),
+        (&mut russian, &tokens.side_b),
+    ] {
+        answer(
+            ws,
+            ClientMessage::Join {
+                game: game.clone(),
+                token: token.clone(),
+                since: None,
+            },
+        )
+        .await;
+    }
+    let mut id = 0;
+    let mut command = |command: Command| {
+        id += 1;
+        ClientMessage::Command {
+            id,
+            command,
+            key: None,
+        }
+    };
+    // To the German MPh: RPh, both ends of the RPh, PFPh, by whoever is to act.
+    for _ in 0..4 {
+        if let ServerMessage::Refused { .. } = answer(&mut german, command(Command::Done)).await {
+            let done = answer(&mut russian, command(Command::Done)).await;
+            assert!(matches!(done, ServerMessage::Accepted { .. }), "{done:?}");
+        }
+    }
+    let cycles = protocol::record::dispute::UNDO_REQUESTS_PER_PLAYER_TURN_MAX;
+    for cycle in 0..cycles {
+        let step = Command::Move {
+            units: vec!["gs1".into()],
+            to: "20C4".parse().unwrap(),
+        };
+        let from = match answer(&mut german, command(step)).await {
+            ServerMessage::Accepted { events, .. } => events[0].seq,
+            other => panic!("cycle {cycle}: {other:?}"),
+        };
+        let asked = answer(&mut german, command(Command::RequestUndo { from })).await;
+        assert!(matches!(asked, ServerMessage::Accepted { .. }), "{asked:?}");
+        let consented = answer(&mut russian, command(Command::ConsentToUndo)).await;
+        assert!(
+            matches!(consented, ServerMessage::Accepted { .. }),
+            "{consented:?}"
+        );
+    }
+
+    let (ok, said) = run(&["backup", backup.to_str().unwrap()], &data);
+    assert!(ok, "{said}");
+    assert!(said.contains("each verified"), "{said}");
+    let export = std::fs::read(backup.join(format!("{game}.asl-log"))).unwrap();
+    let verified = protocol::export::verify_backup(&export, &mut |_, _| {}).unwrap();
+    let replayed = protocol::Game::replay(verified.entries.iter().map(|e| &e.event)).unwrap();
+    assert_eq!(replayed.units["gs1"].hex, "20C3".parse().unwrap());
+    let position = bincode::serde::encode_to_vec(&replayed, bincode::config::standard())
+        .unwrap()
+        .len();
+    assert!(
+        export.len() < cycles * position,
+        "{cycles} undos make a {} byte log; one position is {position} bytes",
+        export.len()
+    );
+    drop(german);
+    drop(russian);
+    drop(server);
+}

@@ -9,9 +9,9 @@ mod common;
 
 use common::{ask, open, Socket};
 use futures_util::{SinkExt, StreamExt};
+use nats_harness::Nats;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, StateHash};
-use server::nats_harness::Nats;
 use server::store::{EventStore, NatsStore, StoreError};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};

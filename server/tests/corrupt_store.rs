@@ -6,7 +6,7 @@ mod common;
 use common::{ask, copy_dir, open, Running, Socket};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::{EventStore, SledStore};
 use std::path::Path;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ async fn join(url: &str, game: &str, token: &str) -> (Socket, ServerMessage) {
 }
 
 fn event_key(game: &str, seq: u64) -> Vec<u8> {
-    let mut key = server::log::game_key(game).unwrap().to_vec();
+    let mut key = server::store::envelope::game_key(game).unwrap().to_vec();
     key.extend_from_slice(&seq.to_be_bytes());
     key
 }
@@ -60,7 +60,7 @@ fn records(dir: &Path, game: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     let db = sled::open(dir).unwrap();
     let events = db.open_tree("events").unwrap();
     events
-        .scan_prefix(server::log::game_key(game).unwrap())
+        .scan_prefix(server::store::envelope::game_key(game).unwrap())
         .map(|e| {
             let (k, v) = e.unwrap();
             (k.to_vec(), v.to_vec())
@@ -244,11 +244,11 @@ async fn a_bare_since_past_the_end_is_refused_alone_and_marks_nothing() {
 
     // What remains is whole: its export verifies.
     let store = SledStore::open(old.path()).unwrap();
-    let key = server::log::game_key(&game).unwrap();
+    let key = server::store::envelope::game_key(&game).unwrap();
     let records = store.load(&key).unwrap();
     assert_eq!(records.len(), 2);
     let text =
-        server::store::backup::export_text(&key, &records, &server::signing::fresh()).unwrap();
+        server::store::backup::export_text(&key, &records, &server::signing::key::fresh()).unwrap();
     let verified = protocol::export::verify_backup(text.as_bytes(), &mut |_, _| {}).unwrap();
     assert_eq!(verified.header.events, 2);
 }

@@ -207,12 +207,22 @@ async fn accept_failures_back_off_at_the_descriptor_limit() {
     assert!(interrupt(child).success());
 }
 
-/// One line of the server's `/metrics` (`name` as printed), or 0 when absent.
+/// The metrics token the servers these tests start and read `/metrics` of are given: without
+/// one, loopback reads only the public metrics.
+const METRICS_TOKEN: &str = "process-metrics";
+
+/// One line of the server's `/metrics` (`name` as printed), or 0 when absent; the server was
+/// started with `--metrics-token METRICS_TOKEN`.
 async fn metric(addr: SocketAddr, name: &str) -> f64 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(
+            format!(
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {METRICS_TOKEN}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
         .await
         .unwrap();
     let mut text = String::new();
@@ -238,6 +248,8 @@ async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
         .env("RUST_LOG", "trace")
         .arg("--commands-per-second-max")
         .arg("1000000")
+        .arg("--metrics-token")
+        .arg(METRICS_TOKEN)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -10,7 +10,7 @@ use common::{ask, copy_dir, open, Running, Socket};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, Side, Viewer};
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::SledStore;
 use std::path::Path;
 use std::sync::Arc;

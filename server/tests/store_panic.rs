@@ -7,7 +7,7 @@ mod common;
 use common::{ask, open};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::SledStore;
 use std::sync::Arc;
 use tokio::sync::oneshot;

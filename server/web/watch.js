@@ -226,10 +226,13 @@
     for (const row of scenario.map.rows) {
       let left = 0;
       let height = 0;
-      for (const spot of row) {
+      for (const [i, spot] of row.entries()) {
         const size = sizes.get(String(spot.board));
         if (!size) continue;
-        const w = VASL_HEX_WIDTH * (size.columns - 1);
+        // A seam hex goes by the later board's name, so a board with another east of it
+        // names no hex in its own east column (GG, or A when turned): count it back.
+        const seam = i + 1 < row.length && !spot.rotated ? 1 : 0;
+        const w = VASL_HEX_WIDTH * (size.columns + seam - 1);
         const h = VASL_HEX_HEIGHT * size.rows;
         placed.set(String(spot.board), { left, top, w, h, rotated: spot.rotated });
         images.push({
@@ -779,7 +782,8 @@
   function drawBanner(state) {
     const step = STEPS[state.clock.step];
     const attacker = state.clock.player_turn === 1 ? state.scenario.first : other(state.scenario.first);
-    const acting = step.attacker_acts ? attacker : other(attacker);
+    // Before Turn 1, the side setting up acts (A12.12).
+    const acting = state.setup ? state.setup.side : step.attacker_acts ? attacker : other(attacker);
     el("scenario").textContent = state.scenario.name;
     el("turn").textContent = `Game Turn ${state.clock.turn} of ${state.scenario.turns}`;
     el("player-turn").textContent = `${sideName(state, attacker)} Player Turn`;
@@ -790,6 +794,11 @@
     el("attacker").textContent = `ATTACKER: ${sideName(state, attacker)}`;
     // The phase line as the rulebook writes it: "RtPh, ATTACKER".
     el("role").textContent = state.over ? "" : `, ${step.attacker_acts ? "ATTACKER" : "DEFENDER"}`;
+    if (state.setup && !state.over) {
+      el("phase").textContent = `Set-up: the ${sideName(state, state.setup.side)}`;
+      el("phase").title = "Set-up before Turn 1 (A12.12)";
+      el("role").textContent = "";
+    }
     el("acting").textContent = state.over ? "Game over" : `${sideName(state, acting)} to act`;
     el("acting").classList.toggle("you", !state.over && page.side !== null && acting === page.side);
     // Which side this page plays, first in the banner and in its colour: both players' pages
@@ -1188,6 +1197,10 @@
       pickStack(name);
       return;
     }
+    if (state.setup && state.setup.side === page.side) {
+      setUpIn(state, name);
+      return;
+    }
     const units = [...page.selected];
     if (page.mode === "bypass" && units.length) {
       if (!page.bypass) {
@@ -1217,6 +1230,23 @@
       return;
     }
     pickStack(name);
+  }
+
+  /** In one's own set-up: a click on a hex places the unit picked there (or moves the one
+   * selected on the map); the server rules on the area, stacking and terrain (A12.12, A5.1). */
+  function setUpIn(state, name) {
+    const selected = [...page.selected].filter((id) => state.units[id]);
+    const moving = selected.length === 1 && state.units[selected[0]].hex !== name ? state.units[selected[0]] : null;
+    const unit = moving ? moving.id : (setupPick(state) || {}).id;
+    if (!unit) {
+      pickStack(name);
+      return;
+    }
+    const hip = (state.setup.hip || []).includes(unit);
+    const how = moving ? (hip ? "hidden" : moving.concealed ? "concealed" : "") : page.setupHow || "";
+    markTarget(name);
+    propose({ set_up: { unit, hex: name, concealed: how === "concealed", hidden: how === "hidden" } },
+      `Set up ${unit} in ${name}${how ? `, ${how}` : ""}`);
   }
 
   /** Lists the stack of `name` below the board, each counter pickable. */
@@ -1570,11 +1600,61 @@
   /** Every waiting the game has: what this side must answer (with exactly the answers the
    * server takes) or what the opponent is asked, from the projected position and the latest
    * events of this side's stream. */
+  /** Units of `side` still to set up (A12.12), from the scenario's public order of battle. */
+  function leftToSetUp(state, side) {
+    const setup = state.scenario.setup;
+    if (!state.setup || !setup) return [];
+    return Object.values(setup.units)
+      .filter((u) => u.side === side && !u.enters && !state.units[u.id]);
+  }
+
+  /** The unit a hex click places now: the one picked, else the first left to place. */
+  function setupPick(state) {
+    const left = leftToSetUp(state, page.side);
+    const picked = left.find((u) => u.id === page.setupPick);
+    return picked || left[0] || null;
+  }
+
+  /** The set-up step's prompt: what is left to place, each pickable, and Done. */
+  function setupPrompt(state) {
+    const me = page.side;
+    if (state.setup.side !== me) {
+      return {
+        step: true,
+        text: `Waiting on the ${sideName(state, state.setup.side)}'s set-up (A12.12): nothing of it shows until set-up ends.`,
+      };
+    }
+    const left = leftToSetUp(state, me);
+    if (!left.length) {
+      return {
+        yours: true,
+        step: true,
+        text: "Your set-up (A12.12): every unit is placed. Click a placed unit's hex and another hex of your area to move it, or Done (N) to end your set-up.",
+      };
+    }
+    const pick = setupPick(state);
+    const words = left.map((u) => {
+      const may = [u.may_conceal ? "may be concealed" : "", u.may_hide ? "may be HIP" : ""]
+        .filter(Boolean).join(", ");
+      return `\`${u.id}\` ${u.kind}${u.ratings ? ` ${u.ratings}` : ""}${may ? ` (${may})` : ""}`;
+    });
+    return {
+      yours: true,
+      step: true,
+      text: `Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}. Click a hex of your area to place \`${pick.id}\`${page.setupHow ? ` ${page.setupHow}` : ""}; Done (N) once all are placed.`,
+      picks: left.map((u) => u.id),
+    };
+  }
+
   function prompts(state) {
     const me = page.side;
     const them = other(me);
     const found = [];
     const ids = (list) => list.join(", ");
+    if (state.setup && !state.over) {
+      found.push(setupPrompt(state));
+      return found;
+    }
     if (state.sewer_designation) {
       const d = state.sewer_designation;
       if (d.defender === me) {
@@ -1729,6 +1809,33 @@
         });
         line.append(b);
         key += 1;
+      }
+      for (const id of f.picks || []) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "answer";
+        b.textContent = id === (setupPick(state) || {}).id ? `▸ ${id}` : id;
+        b.addEventListener("click", () => {
+          page.setupPick = id;
+          drawPlay();
+        });
+        line.append(b);
+      }
+      if (f.picks) {
+        const pick = setupPick(state);
+        for (const [how, label] of [["", "in the open"], ["concealed", "concealed"], ["hidden", "HIP"]]) {
+          if (how === "concealed" && !(pick && (pick.may_conceal || pick.kind === "dummy"))) continue;
+          if (how === "hidden" && !(pick && pick.may_hide)) continue;
+          const b = document.createElement("button");
+          b.type = "button";
+          b.className = "answer";
+          b.textContent = (page.setupHow || "") === how ? `▸ ${label}` : label;
+          b.addEventListener("click", () => {
+            page.setupHow = how;
+            drawPlay();
+          });
+          line.append(b);
+        }
       }
       box.append(line);
     }

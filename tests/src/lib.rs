@@ -3,8 +3,10 @@
 //! headless browser for the spectator page ([`chromium`]).
 
 pub mod chromium;
+pub mod receiver;
+pub mod smtp;
 
-use server::config::Config;
+use server::operations::config::Config;
 use server::store::{EventStore, SledStore};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -71,7 +73,31 @@ impl TestServer {
         TestServer::serve_on(listener, Arc::new(store), config)
     }
 
+    /// Starts a server on a free loopback port as [`TestServer::start`] does, but with no
+    /// metrics token even by default: loopback then reads the public metrics only.
+    pub async fn start_without_metrics_token(data_dir: &Path, config: Config) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let store = SledStore::open(data_dir).expect("open sled store");
+        TestServer::serve_as_given(listener, Arc::new(store), config)
+    }
+
+    /// Serves with `config`, given [`METRICS_TOKEN`] when it sets no metrics token, so that
+    /// [`metric`] reads every metric.
     fn serve_on(listener: TcpListener, store: Arc<dyn EventStore>, config: Config) -> TestServer {
+        let config = Config {
+            metrics_token: config.metrics_token.or(Some(METRICS_TOKEN.into())),
+            ..config
+        };
+        TestServer::serve_as_given(listener, store, config)
+    }
+
+    fn serve_as_given(
+        listener: TcpListener,
+        store: Arc<dyn EventStore>,
+        config: Config,
+    ) -> TestServer {
         let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = oneshot::channel::<()>();
         let running = tokio::spawn(server::run(listener, store, config, async {
@@ -96,6 +122,10 @@ impl TestServer {
     }
 }
 
+/// The metrics token a [`TestServer`] is given unless its config names one: `/metrics` serves
+/// the operator's metrics only with a token (loopback without one reads the public ones).
+pub const METRICS_TOKEN: &str = "e2e-metrics";
+
 /// The `i`th adjudication (from 0) on the German squad `337a` of the scenarios the tests use
 /// (`b9-41-wall-advantage`): broken, rallied, broken… each one accepted in turn.
 pub fn adjudicate(i: u64) -> protocol::Command {
@@ -116,7 +146,12 @@ pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(
+            format!(
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {METRICS_TOKEN}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
         .await
         .expect("send request");
     let mut text = String::new();

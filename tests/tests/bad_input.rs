@@ -5,7 +5,7 @@ use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;

@@ -16,7 +16,7 @@ use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use protocol::board::vasl::synth::{code, SynthBoard};
 use serde_json::Value;
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::Path;
 use std::time::Duration;
 
@@ -108,7 +108,7 @@ async fn each_boards_own_image_lies_under_its_hexes() {
     let scenario = dir.path().join("real.toml");
     std::fs::write(&scenario, SCENARIO).unwrap();
     let config = Config {
-        boards: Some(server::boards::open(&boards, None).unwrap()),
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
         ..Config::default()
     };
     let server = TestServer::start(&dir.path().join("data"), config).await;

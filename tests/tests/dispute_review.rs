@@ -22,7 +22,7 @@ use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream, 
 use protocol::record::stream::Streams;
 use protocol::wire::{self, ClientMessage, ErrorCode, Sequenced, ServerMessage};
 use protocol::{Command, Event, Hex, Outcome, Side, Viewer, ViolationKind};
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::Path;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;

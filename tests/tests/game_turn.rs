@@ -8,7 +8,7 @@ use e2e::TestServer;
 use protocol::event::{WaClaim, WaLoss};
 use protocol::wire::Sequenced;
 use protocol::{Command, Event, Hex, Outcome, Side};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");

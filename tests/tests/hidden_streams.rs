@@ -9,7 +9,7 @@ use futures_util::{SinkExt, StreamExt};
 use protocol::record::signed::{ServerKey, ServerSigningKey, Sibling};
 use protocol::wire::{self, ClientMessage, ServerMessage};
 use protocol::{Command, Hex, Outcome};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 

@@ -7,7 +7,7 @@ use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -460,17 +460,25 @@ async fn http_requests_get_proper_answers() {
         let pad = "p".repeat(len - start.len() - 4);
         format!("{start}{pad}\r\n\r\n").into_bytes()
     };
-    let big = http(addr, &head(server::web::REQUEST_HEAD_BYTES_MAX * 2)).await;
+    let big = http(
+        addr,
+        &head(server::network::web::REQUEST_HEAD_BYTES_MAX * 2),
+    )
+    .await;
     assert!(status(&big).contains(" 431 "), "{}", status(&big));
 
     let body = format!(
         "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
-        server::web::REQUEST_BODY_BYTES_MAX + 1
+        server::network::web::REQUEST_BODY_BYTES_MAX + 1
     );
     let too_long = http(addr, body.as_bytes()).await;
     assert!(status(&too_long).contains(" 413 "), "{too_long}");
 
-    let metrics = http(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let scrape = format!(
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        e2e::METRICS_TOKEN
+    );
+    let metrics = http(addr, scrape.as_bytes()).await;
     assert!(status(&metrics).contains(" 200 "), "{metrics}");
     for name in [
         "asl_connections",
@@ -581,6 +589,52 @@ async fn a_client_that_never_reads_does_not_hold_sends_or_shutdown() {
         .await
         .expect("shutdown within its deadline");
     drop(slow);
+}
+
+/// A player that asks for the state again and again and never reads: the server's send to it
+/// waits on a full socket. With the send deadline, the idle timeout and the shutdown deadline
+/// all an hour, stopping the server still returns: from the moment shutdown begins, every send
+/// of a connection (the one already waiting too) has `SHUTDOWN_SEND_TIMEOUT`, the named bound
+/// a non-reading client can delay shutdown by. (Before, the waiting send kept its hour.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_asks_and_never_reads_delays_shutdown_by_its_bound_only() {
+    const HOUR: Duration = Duration::from_secs(3600);
+    let (_dir, server) = start(Config {
+        send_timeout: HOUR,
+        idle_timeout: HOUR,
+        shutdown_deadline: HOUR,
+        socket_send_buffer_bytes: 4 * 1024,
+        reads_per_second_max: 100_000,
+        ..start_config()
+    })
+    .await;
+    let (game, tokens) = create(&server.url, SCENARIO).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(2048).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut stuck, _) = tokio_tungstenite::client_async(format!("{}/v1", server.url), stream)
+        .await
+        .unwrap();
+    send(
+        &mut stuck,
+        &ClientMessage::Join {
+            game,
+            token: tokens.side_a,
+            since: None,
+        },
+    )
+    .await;
+    // Far more state than the two sockets' buffers hold, asked for and never read.
+    for _ in 0..200 {
+        send(&mut stuck, &ClientMessage::GetState).await;
+    }
+    // Let the server reach the send that waits (this only makes the case the hard one; the
+    // test asserts no time).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(WAIT, server.stop())
+        .await
+        .expect("shutdown is not held by a client that never reads");
+    drop(stuck);
 }
 
 /// Plays `Done` by whoever acts until the game is over; an error the server answers a command
@@ -817,7 +871,7 @@ fn largest_scenario_taken() -> String {
         text.len() <= protocol::scenario::SCENARIO_BYTES_MAX
             && protocol::Scenario::from_toml(&text)
                 .ok()
-                .is_some_and(|s| server::game::check_frames(&s).is_ok())
+                .is_some_and(|s| server::games::frames::check_frames(&s).is_ok())
     };
     let (mut low, mut high) = (2, protocol::scenario::UNITS_MAX + 1);
     assert!(
@@ -844,7 +898,7 @@ fn largest_scenario_taken() -> String {
 /// players' `accepted` batches and events, every viewer's `joined`, `state`, `state_at` and log
 /// pages from the start, and the export's pages. (The client reads with exactly that limit:
 /// a frame past it fails the read.) A command whose frames would not fit is refused, naming
-/// the frame limit, before anything is stored (`server::frames`).
+/// the frame limit, before anything is stored (`server::games::frames`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_at_the_limits_is_played_and_exported_inside_the_frame_limit() {
     use client::commands::export::{export, ExportArgs};

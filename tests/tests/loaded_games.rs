@@ -10,7 +10,7 @@
 use client::{Connection, ConnectionError, Reply};
 use e2e::TestServer;
 use protocol::wire::ErrorCode;
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");

@@ -16,7 +16,7 @@ use client::Connection;
 use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use serde_json::Value;
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use client::{Connection, Reply};
 use e2e::TestServer;
 use protocol::wire::{self, ClientMessage, ErrorCode, PreviewOutcome, ServerMessage};
 use protocol::{Command, Hex};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
@@ -201,4 +201,107 @@ async fn previews_spend_the_read_budget() {
         other => panic!("expected accepted, got {other:?}"),
     }
     server.stop().await;
+}
+
+/// The German previews taking back his own move, the Russian's HIP unit acts (an adjudication
+/// the German's stream never shows), and the German previews again: the same answer, in the
+/// German's own numbers. Sent, the request is accepted, and the Russian's consent puts the
+/// German's squad back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn previewing_an_undo_says_nothing_of_the_opponents_hidden_unit() {
+    const HIDDEN: &str = include_str!("../../protocol/tests/hidden/scenario.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            commands_per_second_max: 100_000,
+            ..Config::default()
+        },
+    )
+    .await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(HIDDEN, None)
+        .await
+        .unwrap();
+    let mut german = joined(&server.url, &created.game, &created.tokens.side_a).await;
+    let mut russian = joined(&server.url, &created.game, &created.tokens.side_b).await;
+    let mut id = 0;
+    let mut next = || {
+        id += 1;
+        id
+    };
+    // To the German MPh: RPh, both ends of the RPh, PFPh.
+    for _ in 0..4 {
+        let acting = german.get_state().await.unwrap().state.acting();
+        let seat = match acting {
+            protocol::Side::A => &mut german,
+            protocol::Side::B => &mut russian,
+        };
+        let reply = seat.command(next(), Command::Done, None).await.unwrap();
+        assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    }
+    let from = match german
+        .command(next(), step("gs1", "20C4"), None)
+        .await
+        .unwrap()
+    {
+        Reply::Accepted { events, .. } => events[0].seq,
+        other => panic!("{other:?}"),
+    };
+    let ask_undo = Command::RequestUndo { from };
+    let before = preview_skipping_events(&mut german, next(), ask_undo.clone()).await;
+    assert!(matches!(before.1, PreviewOutcome::Allowed(_)), "{before:?}");
+    let hidden = Command::Adjudicate {
+        unit: "rh".into(),
+        outcome: protocol::Outcome::Break,
+        note: String::new(),
+    };
+    let reply = russian.command(next(), hidden, None).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    let after = preview_skipping_events(&mut german, next(), ask_undo.clone()).await;
+    assert_eq!(
+        after, before,
+        "the German's preview moved with a unit he cannot see"
+    );
+    let reply = german.command(next(), ask_undo, None).await.unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    let reply = russian
+        .command(next(), Command::ConsentToUndo, None)
+        .await
+        .unwrap();
+    assert!(matches!(reply, Reply::Accepted { .. }), "{reply:?}");
+    let state = german.get_state().await.unwrap().state;
+    assert_eq!(state.units["gs1"].hex, "20C3".parse::<Hex>().unwrap());
+    server.stop().await;
+}
+
+/// A preview's answer, passing over the stream's events that arrive before it.
+async fn preview_skipping_events(
+    ws: &mut Connection,
+    id: u64,
+    command: Command,
+) -> (u64, PreviewOutcome) {
+    ws.send(&ClientMessage::Preview { id, command })
+        .await
+        .unwrap();
+    loop {
+        match tokio::time::timeout(WAIT, ws.recv())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+        {
+            ServerMessage::Event(_) => continue,
+            ServerMessage::Previewed {
+                id: got,
+                version,
+                outcome,
+            } => {
+                assert_eq!(got, id);
+                return (version, outcome);
+            }
+            other => panic!("expected previewed, got {other:?}"),
+        }
+    }
 }

@@ -10,7 +10,7 @@ use client::commands::{boards::BoardsArg, GameArgs, ServerArg};
 use client::{Failure, Status};
 use e2e::TestServer;
 use protocol::board::vasl::synth::{code, SynthBoard};
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::Path;
 use std::time::Duration;
 
@@ -86,7 +86,7 @@ async fn a_game_on_real_boards_is_created_played_and_replayed() {
     std::fs::write(&russian_script, RUSSIAN).unwrap();
     let data = dir.path().join("data");
     let config = || Config {
-        boards: Some(server::boards::open(&boards, None).unwrap()),
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
         ..Config::default()
     };
     let server = TestServer::start(&data, config()).await;
@@ -181,5 +181,87 @@ async fn a_server_without_the_boards_says_so() {
         panic!("{e:?}")
     };
     assert!(why.contains("board 2") && why.contains("bd02"), "{why}");
+    server.stop().await;
+}
+
+/// A unit walks over the seam onto the rotated board, naming the seam hex by board 1's name
+/// (`1GG5`, which the map calls `2GG6`), and on along board 2's FF column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_crosses_the_seam_onto_a_rotated_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let boards = dir.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    synthesise(&boards);
+    let scenario = dir.path().join("seam.toml");
+    std::fs::write(
+        &scenario,
+        SCENARIO.replace("hex = \"1D5\"", "hex = \"1FF5\""),
+    )
+    .unwrap();
+    let script = dir.path().join("german.txt");
+    std::fs::write(
+        &script,
+        "done\ndone\ndone\nmove ge 1GG5 => ok\nmove ge 2FF6 => ok\n",
+    )
+    .unwrap();
+    let russian_script = dir.path().join("russian.txt");
+    std::fs::write(&russian_script, RUSSIAN).unwrap();
+    let config = Config {
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
+        ..Config::default()
+    };
+    let server = TestServer::start(&dir.path().join("data"), config).await;
+    let created: serde_json::Value =
+        serde_json::from_str(&create(&server, &scenario, &boards).await.unwrap()).unwrap();
+    let game = created["game"].as_str().unwrap().to_string();
+    let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
+    let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
+    let player = |token: String, script: std::path::PathBuf| {
+        let args = RunArgs {
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            game: GameArgs {
+                game: game.clone(),
+                token,
+            },
+            script,
+            no_wait: false,
+            keep_going: false,
+            fresh: false,
+            json: false,
+        };
+        async move {
+            let mut out = vec![];
+            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
+                .await
+                .expect("the script finishes");
+            (status, String::from_utf8(out).unwrap())
+        }
+    };
+    let (german_run, russian_run) = tokio::join!(
+        player(german.clone(), script),
+        player(russian, russian_script)
+    );
+    assert_eq!(german_run.0, Ok(Status::Success), "{}", german_run.1);
+    assert_eq!(russian_run.0, Ok(Status::Success), "{}", russian_run.1);
+    let mut out = vec![];
+    state(
+        &StateArgs {
+            server: ServerArg {
+                url: server.url.clone(),
+            },
+            game: GameArgs {
+                game,
+                token: german,
+            },
+            json: true,
+        },
+        &mut out,
+    )
+    .await
+    .unwrap();
+    let position: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(position["units"]["ge"]["hex"], "2FF6", "{position}");
     server.stop().await;
 }

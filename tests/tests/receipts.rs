@@ -11,7 +11,7 @@ use e2e::{copy_dir, TestServer};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead};
 use protocol::record::stream::StreamHash;
 use protocol::{Command, Side, Viewer};
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

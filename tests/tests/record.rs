@@ -7,7 +7,7 @@ use client::{Connection, Reply};
 use e2e::{Socket, TestServer};
 use protocol::wire::{self, ClientMessage, ErrorCode, RecordEntry, ServerMessage};
 use protocol::{Command, Event, Game, Hex, Outcome};
-use server::config::Config;
+use server::operations::config::Config;
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/village-outskirts.toml");

@@ -9,8 +9,8 @@ use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage};
 use protocol::{Command, Outcome};
-use server::config::Config;
-use server::store::{Durable, EventStore, GameKey, MemoryStore, StoreError};
+use server::operations::config::Config;
+use server::store::{Durable, EventStore, GameKey, MemoryStore, NotifyRecords, StoreError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -233,7 +233,7 @@ async fn a_watcher_cut_off_at_any_point_resumes_to_the_servers_state() {
     server.stop().await;
 }
 
-/// A spectator is served on the audience's threads once joined (`server::audience`): it still
+/// A spectator is served on the audience's threads once joined (`server::network::audience`): it still
 /// reads the game, answers reads, and on shutdown hears why it is closed, with the close frame
 /// that says to come back; and the server stops without waiting for its deadline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,6 +343,14 @@ impl EventStore for Gated {
 
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
         self.inner.games()
+    }
+
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        self.inner.put_notify(key, value)
+    }
+
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
+        self.inner.notify_records()
     }
 }
 

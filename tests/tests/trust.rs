@@ -6,7 +6,7 @@ use client::{Connection, ConnectionError, Reply};
 use e2e::TestServer;
 use protocol::wire::ErrorCode;
 use protocol::Command;
-use server::config::Config;
+use server::operations::config::Config;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 
@@ -153,6 +153,70 @@ async fn a_rebound_host_name_is_refused_to_browsers() {
     assert!(status_of(addr, page("evil.example", false))
         .await
         .contains(" 200 "));
+    server.stop().await;
+}
+
+/// The whole answer to an HTTP request (the server closes the connection after it).
+async fn answer_of(addr: std::net::SocketAddr, request: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![];
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A player on the server's own machine, no metrics token set: `/metrics` answers him the
+/// public metrics only, and they stay as they were while the opponent's HIP unit acts (an
+/// adjudication his stream never shows) — no count of commands, appends or receipts moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_metrics_say_nothing_of_a_hidden_unit() {
+    const HIDDEN: &str = include_str!("../../protocol/tests/hidden/scenario.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_without_metrics_token(dir.path(), config()).await;
+    let mut c = Connection::connect(&server.url).await.unwrap();
+    let created = c.create_game(HIDDEN, None).await.unwrap();
+    c.close().await;
+    let mut russian = Connection::connect(&server.url).await.unwrap();
+    russian
+        .join(&created.game, &created.tokens.side_b, None)
+        .await
+        .unwrap();
+    let scrape = || {
+        answer_of(
+            server.addr,
+            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".into(),
+        )
+    };
+    // Connections and games loaded move as other tests in this process connect; the rest of
+    // the text is what must not move.
+    let steady = |answer: String| -> Vec<String> {
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        body.lines()
+            .filter(|l| !l.starts_with("asl_connections") && !l.starts_with("asl_games_loaded"))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = scrape().await;
+    assert!(before.contains(" 200 "), "{before}");
+    assert!(!before.contains("asl_commands"), "{before}");
+    for key in 1..=3 {
+        let hidden = protocol::Command::Adjudicate {
+            unit: "rh".into(),
+            outcome: if key % 2 == 1 {
+                protocol::Outcome::Break
+            } else {
+                protocol::Outcome::Rally
+            },
+            note: String::new(),
+        };
+        match russian.command(key, hidden, Some(key)).await.unwrap() {
+            Reply::Accepted { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    let after = scrape().await;
+    assert_eq!(steady(after), steady(before));
     server.stop().await;
 }
 

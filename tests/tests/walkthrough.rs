@@ -9,7 +9,7 @@ use client::commands::state::{state, StateArgs};
 use client::commands::{GameArgs, ServerArg};
 use client::Status;
 use e2e::TestServer;
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -20,7 +20,7 @@ use client::Status;
 use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use serde_json::Value;
-use server::config::Config;
+use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -4,12 +4,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use protocol::board::vasl::{archive, library::Boards};
+use protocol::board::vasl::{archive, library, library::Boards};
 
 use crate::{Failure, Status};
-
-/// Largest file read from a boards directory (a VASL module is ~100 MB; archives ~2 MB).
-pub const BOARD_FILE_BYTES_MAX: u64 = 256 << 20;
 
 /// Where board archives are, for commands that read scenarios.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
@@ -61,19 +58,8 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Boards, Failure> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(BOARD_FILE_BYTES_MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() as u64 > BOARD_FILE_BYTES_MAX {
-        return Err(format!(
-            "{}: larger than {BOARD_FILE_BYTES_MAX} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
+    library::read_capped(file, &path.display().to_string())
 }
 
 #[derive(clap::Args, Clone, Debug)]

@@ -369,4 +369,116 @@ mod tests {
         assert_eq!(ru.hex, "4E5".parse::<Hex>().unwrap());
         assert!(ru.hidden);
     }
+
+    /// A set-up save: the units in the map's margin are their side's order of battle. The
+    /// file gives them a set-up with whole-board areas marked for checking against the card,
+    /// and the game begins in its set-up step, played through to the first legal move.
+    #[test]
+    fn off_board_units_become_a_set_up_played_through_to_a_first_move() {
+        use protocol::board::vasl::synth::SynthBoard;
+        use protocol::game::Game;
+        use protocol::{decide, Command, Hex, Scenario, ScriptedDice, Side};
+        let layout = "bd\t0\t0\t02\tVER\t6.1\t";
+        let margin = |x: i64| format!("Main Map;{x};100;1");
+        let (a, b, c, d) = (margin(100), margin(100), margin(200), margin(300));
+        let commands = vec![
+            layout.to_string(),
+            // 2C2 on the board: a German squad.
+            writer::piece_command(
+                "1",
+                &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;512;497;1")],
+            ),
+            // Off the boards: a German squad with its LMG, a concealed Russian squad and a
+            // Russian leader.
+            writer::piece_command("2", &[("piece;K;D;ge/ge467S;4-6-7 1sq", a.as_str())]),
+            writer::piece_command(
+                "3",
+                &[
+                    ("mark;DBCounterType", "common"),
+                    ("piece;K;D;ge/geLMG;LMG", b.as_str()),
+                ],
+            ),
+            writer::stack_command("s1", "Main Map", 100, 100, &["2", "3"]),
+            writer::piece_command(
+                "4",
+                &[
+                    ("conceal;C;ru/ruqmark;ru;;", "null;"),
+                    ("piece;K;D;ru/ru447S;4-4-7 1sq", c.as_str()),
+                ],
+            ),
+            writer::piece_command("5", &[("piece;K;D;ru/ru447S;4-4-7 1sq", d.as_str())]),
+        ];
+        let text = writer::saved_game_text(&commands);
+        let files = Files::new(
+            &writer::vsav(&writer::encode(&text, Encoding::Plain), Some("VASL")),
+            &[],
+        );
+        let boards_dir = files.dir.path().join("boards");
+        std::fs::write(
+            boards_dir.join("bd02"),
+            SynthBoard::geomorphic("02").archive(),
+        )
+        .unwrap();
+        let mut report = Vec::new();
+        import(&files.args(), &mut report).unwrap();
+        let report = String::from_utf8(report).unwrap();
+        assert!(report.contains("set-up areas"), "{report}");
+        let scenario_text = std::fs::read_to_string(files.dir.path().join("s.toml")).unwrap();
+        assert!(
+            scenario_text.contains("CHECK AGAINST THE SCENARIO CARD"),
+            "{scenario_text}"
+        );
+        let boards = super::super::boards::open(&boards_dir, None).unwrap();
+        let scenario = Scenario::from_toml_on(&scenario_text, Some(&boards))
+            .unwrap_or_else(|e| panic!("{e}\n{scenario_text}"));
+        let setup = scenario.setup.as_ref().expect("a set-up");
+        assert_eq!(setup.order, vec![Side::B, Side::A], "{scenario_text}");
+        let off: Vec<&str> = setup.units.keys().map(String::as_str).collect();
+        assert_eq!(off, ["ge-sq2", "ru-sq1", "ru-sq2"], "{scenario_text}");
+        assert_eq!(setup.weapons["ge-lmg1"].held_by, "ge-sq2");
+        assert!(setup.area(Side::A).contains(&"2A1".parse::<Hex>().unwrap()));
+        assert!(scenario.units.contains_key("ge-sq1"));
+
+        let mut game = Game::new(scenario);
+        assert_eq!(
+            game.acting(),
+            Side::B,
+            "the side listed second sets up first"
+        );
+        let play = |game: &mut Game, side, command: Command| {
+            let events = decide(game, side, &command, &mut ScriptedDice::default())
+                .unwrap_or_else(|v| panic!("{command:?}: {v}"));
+            for e in &events {
+                protocol::game::apply(game, e);
+            }
+        };
+        let hex = |h: &str| h.parse::<Hex>().unwrap();
+        let place = |unit: &str, at: &str| Command::SetUp {
+            unit: unit.into(),
+            hex: hex(at),
+            concealed: false,
+            hidden: false,
+        };
+        play(&mut game, Side::B, place("ru-sq1", "2H5"));
+        play(&mut game, Side::B, place("ru-sq2", "2H5"));
+        play(&mut game, Side::B, Command::Done);
+        play(&mut game, Side::A, place("ge-sq2", "2C3"));
+        play(&mut game, Side::A, Command::Done);
+        assert!(game.setup.is_none());
+        assert_eq!(game.weapons["ge-lmg1"].hex, hex("2C3"));
+        while game.clock.phase() != protocol::phase::Phase::Movement {
+            let side = game.acting();
+            play(&mut game, side, Command::Done);
+        }
+        let german = game.acting();
+        play(
+            &mut game,
+            german,
+            Command::Move {
+                units: vec!["ge-sq2".into()],
+                to: hex("2C4"),
+            },
+        );
+        assert_eq!(game.units["ge-sq2"].hex, hex("2C4"));
+    }
 }

@@ -10,6 +10,7 @@ pub mod export;
 pub mod import;
 pub mod log;
 pub mod new;
+pub mod notify;
 pub mod play;
 pub mod replay;
 pub mod run;
@@ -64,6 +65,39 @@ pub(crate) fn side_to_act(game: &Game) -> Side {
     game.acting()
 }
 
+/// What `side` has still to place in the set-up step, in words: "ru-sq1 (squad 4-4-7, may
+/// be concealed), ru-ldr1 (leader 8-1)", or `None` outside set-up or with nothing left.
+pub fn left_to_set_up(game: &Game, side: Side) -> Option<String> {
+    let left = game.left_to_set_up(side);
+    if left.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = left
+        .iter()
+        .map(|u| {
+            let mut allowed = vec![];
+            if u.may_conceal {
+                allowed.push("may be concealed");
+            }
+            if u.may_hide {
+                allowed.push("may be HIP");
+            }
+            let ratings = if u.ratings.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", u.ratings)
+            };
+            let allowed = if allowed.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", allowed.join(", "))
+            };
+            format!("{} ({}{ratings}{allowed})", u.id, u.kind.name())
+        })
+        .collect();
+    Some(words.join(", "))
+}
+
 /// What the game waits for, in words: whose answer and to what. "the Russian: a chance to
 /// claim Wall Advantage for 747a in 12C5 (B9.322)", or "the German: Turn 1, German Player
 /// Turn: MPh, step MPh". Shown while `asl run` waits and on `asl play`'s status line.
@@ -72,6 +106,9 @@ pub fn awaited(game: &Game) -> String {
         return "nothing: the game is over".into();
     }
     let side = game.side_name(side_to_act(game));
+    if game.setup.is_some() {
+        return format!("the {side}: its set-up before Turn 1 (A12.12)");
+    }
     if let Some(d) = &game.sewer_designation {
         return format!(
             "the {side}: where the sewer stack lost beneath {} goes (B8.41)",

@@ -31,7 +31,7 @@ const TYPED_AHEAD_MAX: usize = 64;
 const HISTORY_LINES_MAX: usize = 1_000;
 
 /// Words the session itself answers, besides the script's commands.
-const SESSION_WORDS: &[&str] = &["help", "status", "quit"];
+const SESSION_WORDS: &[&str] = &["help", "status", "left", "quit"];
 
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct PlayArgs {
@@ -52,16 +52,26 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// The unit ids the viewer's projection shows (its own, and the opponent's it may see) and
-    /// every hex of the board.
+    /// The unit ids the viewer's projection shows (its own, and the opponent's it may see),
+    /// the units of its order of battle still off board (to set up or to enter), and every
+    /// hex of the board.
     pub fn of(game: &Game) -> Vocabulary {
+        let off_board = game.viewer.and_then(|v| match v {
+            protocol::game::Viewer::Side(side) => Some(side),
+            protocol::game::Viewer::Spectator => None,
+        });
+        let mut units: Vec<String> = game
+            .units
+            .values()
+            .filter(|u| !u.eliminated)
+            .map(|u| u.id.clone())
+            .collect();
+        if let Some(side) = off_board {
+            units.extend(game.left_to_set_up(side).iter().map(|u| u.id.clone()));
+            units.extend(game.waiting_to_enter(side).iter().map(|u| u.id.clone()));
+        }
         Vocabulary {
-            units: game
-                .units
-                .values()
-                .filter(|u| !u.eliminated)
-                .map(|u| u.id.clone())
-                .collect(),
+            units,
             hexes: game.scenario.hexes.keys().map(|h| h.to_string()).collect(),
         }
     }
@@ -217,6 +227,16 @@ pub fn status_line(game: &Game, side: Side) -> String {
     } else {
         format!("-- waiting for {}", awaited(game))
     };
+    if game.setup.is_some() && side_to_act(game) == side {
+        match super::left_to_set_up(game, side) {
+            Some(left) => {
+                line += &format!(
+                    "; left to set up: {left} (`setup UNIT HEX [concealed|hidden]`, `lift UNIT`)"
+                )
+            }
+            None => line += "; every unit is placed: `done` ends your set-up",
+        }
+    }
     match game.end_proposal {
         Some(by) if !game.over && by != side => {
             line += &format!(
@@ -231,8 +251,9 @@ pub fn status_line(game: &Game, side: Side) -> String {
 }
 
 const HELP: &str = "Type a command as in a script (docs/script.md), e.g. `move g1 C4`, `done`, \
-`claim-wa g1`, `concede`; Tab completes commands, unit ids and hexes. `status` shows what the \
-game waits for; `quit` (or Ctrl-D) leaves, and the game goes on without you.";
+`claim-wa g1`, `concede`; in the set-up step `setup g1 C4 [concealed|hidden]`, `lift g1` and \
+`done`. Tab completes commands, unit ids and hexes. `status` shows what the game waits for; \
+`left` lists the units still to set up or waiting to enter; `quit` (or Ctrl-D) leaves, and the game goes on without you.";
 
 /// Plays `side` with the lines from `typed` until they end, `quit`, or the game is over,
 /// printing through `say`; follows the opponent's events as they come in between lines.
@@ -263,6 +284,20 @@ pub async fn session(
                     }
                     "status" => {
                         say(status_line(follower.game(), side));
+                        continue;
+                    }
+                    "left" => {
+                        let game = follower.game();
+                        let waiting: Vec<&str> =
+                            game.waiting_to_enter(side).iter().map(|u| u.id.as_str()).collect();
+                        say(match super::left_to_set_up(game, side) {
+                            Some(left) => format!("left to set up: {left}"),
+                            None if game.setup.is_some() => "every unit of your set-up is placed".into(),
+                            None => "nothing left to set up".into(),
+                        });
+                        if !waiting.is_empty() {
+                            say(format!("waiting off board to enter (A2.51): {}", waiting.join(", ")));
+                        }
                         continue;
                     }
                     _ => {}
@@ -358,6 +393,39 @@ mod tests {
             status_line(&game, Side::A)
         );
         assert!(status_line(&game, Side::B).ends_with("; your offer to end the game stands"));
+    }
+
+    #[test]
+    fn in_set_up_the_status_line_lists_what_is_left_to_place() {
+        let scenario = Scenario::from_toml(include_str!(
+            "../../../protocol/tests/positions/scenarios/setup.toml"
+        ))
+        .unwrap();
+        let game = Game::new(scenario);
+        let russian = game.project(Viewer::Side(Side::B));
+        let line = status_line(&russian, Side::B);
+        assert!(
+            line.starts_with("-- your turn: the Russian: its set-up before Turn 1 (A12.12)"),
+            "{line}"
+        );
+        assert!(
+            line.contains("r1 (squad 4-4-7, may be concealed)"),
+            "{line}"
+        );
+        assert!(line.contains("r4 (squad 4-4-7, may be HIP)"), "{line}");
+        let german = game.project(Viewer::Side(Side::A));
+        let line = status_line(&german, Side::A);
+        assert!(
+            line.starts_with("-- waiting for the Russian: its set-up"),
+            "{line}"
+        );
+        let v = Vocabulary::of(&german);
+        assert!(v.complete(false, "g").contains(&"g1".to_string()));
+        assert!(
+            v.complete(false, "g").contains(&"g8".to_string()),
+            "waiting to enter"
+        );
+        assert!(v.complete(true, "set").contains(&"setup".to_string()));
     }
 
     #[test]

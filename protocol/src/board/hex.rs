@@ -79,6 +79,10 @@ impl Direction {
     pub fn clockwise(self) -> Direction {
         DIRECTIONS[(self.index() + 1) % 6]
     }
+    /// The direction back: N for S, NE for SW.
+    pub fn opposite(self) -> Direction {
+        DIRECTIONS[(self.index() + 3) % 6]
+    }
 }
 
 impl Hex {
@@ -155,15 +159,6 @@ impl Hex {
         Some(dc + dh.saturating_sub(dc) / 2)
     }
 
-    /// Cube coordinates (q, r, s with q + r + s = 0): a linear image of the board in which
-    /// the ordinary dot product measures angles truly, so line-of-fire questions are integer
-    /// arithmetic.
-    fn cube(self) -> (i32, i32, i32) {
-        let q = i32::from(self.column);
-        let r = (self.doubled_height() - q) / 2;
-        (q, r, -q - r)
-    }
-
     /// Where a straight line from `from`'s centre enters this hex: through one hexside, or
     /// exactly along the hexspine between two (the line passes through a vertex). `None` for
     /// the hex itself or a hex on another board. B9.3 asks this to know whether fire is
@@ -172,32 +167,10 @@ impl Hex {
         if from == self || from.board != self.board {
             return None;
         }
-        let (a, b) = (self.cube(), from.cube());
-        let v = (b.0 - a.0, b.1 - a.1, b.2 - a.2);
-        let dots: Vec<(i32, Direction)> = DIRECTIONS
-            .iter()
-            .map(|d| {
-                let n = self.step(*d).map(|h| h.cube());
-                let dir = match *d {
-                    Direction::N => (0, -1, 1),
-                    Direction::NE => (1, -1, 0),
-                    Direction::SE => (1, 0, -1),
-                    Direction::S => (0, 1, -1),
-                    Direction::SW => (-1, 1, 0),
-                    Direction::NW => (-1, 0, 1),
-                };
-                debug_assert!(n.is_none_or(|n| (n.0 - a.0, n.1 - a.1, n.2 - a.2) == dir));
-                (v.0 * dir.0 + v.1 * dir.1 + v.2 * dir.2, *d)
-            })
-            .collect();
-        let best = dots.iter().map(|(dot, _)| *dot).max()?;
-        let sides: Vec<Direction> = dots
-            .iter()
-            .filter(|(dot, _)| *dot == best)
-            .map(|(_, d)| *d)
-            .collect();
+        let to = (i32::from(self.column), self.doubled_height());
+        let at = (i32::from(from.column), from.doubled_height());
         let across = |d: Direction| self.step(d);
-        match sides.as_slice() {
+        match entry_directions(to, at).as_slice() {
             [one] => across(*one).map(Entry::Hexside),
             [x, y] => Some(Entry::Hexspine(across(*x)?, across(*y)?)),
             _ => None,
@@ -233,6 +206,43 @@ impl Hex {
             })
             .collect()
     }
+}
+
+/// The directions of the hexsides through which a straight line from the centre at `from`
+/// enters the hex centred at `to`, both given as (column, doubled height): one hexside, or two
+/// when the line runs exactly along the hexspine between them; none when `from` is `to`. A
+/// frame of its own so that a map of several boards ([`crate::board::geometry`]) asks it too.
+pub(crate) fn entry_directions(to: (i32, i32), from: (i32, i32)) -> Vec<Direction> {
+    if to == from {
+        return Vec::new();
+    }
+    // Cube coordinates (q, r, s with q + r + s = 0): a linear image of the board in which the
+    // ordinary dot product measures angles truly, so the question is integer arithmetic.
+    let cube = |(q, h): (i32, i32)| {
+        let r = (h - q).div_euclid(2);
+        (q, r, -q - r)
+    };
+    let (a, b) = (cube(to), cube(from));
+    let v = (b.0 - a.0, b.1 - a.1, b.2 - a.2);
+    let dots: Vec<(i32, Direction)> = DIRECTIONS
+        .iter()
+        .map(|d| {
+            let dir = match *d {
+                Direction::N => (0, -1, 1),
+                Direction::NE => (1, -1, 0),
+                Direction::SE => (1, 0, -1),
+                Direction::S => (0, 1, -1),
+                Direction::SW => (-1, 1, 0),
+                Direction::NW => (-1, 0, 1),
+            };
+            (v.0 * dir.0 + v.1 * dir.1 + v.2 * dir.2, *d)
+        })
+        .collect();
+    let best = dots.iter().map(|(dot, _)| *dot).max().unwrap_or(0);
+    dots.iter()
+        .filter(|(dot, _)| *dot == best)
+        .map(|(_, d)| *d)
+        .collect()
 }
 
 fn column_name(column: u16) -> String {
@@ -340,7 +350,7 @@ pub struct Hexside {
 
 impl Hexside {
     /// Callers guarantee adjacency (see [`Hex::hexside`]); the order of the two is irrelevant.
-    fn new(x: Hex, y: Hex) -> Hexside {
+    pub(crate) fn new(x: Hex, y: Hex) -> Hexside {
         let (a, b) = if x <= y { (x, y) } else { (y, x) };
         Hexside { a, b }
     }
@@ -414,7 +424,7 @@ pub struct Vertex {
 }
 
 impl Vertex {
-    fn new(x: Hex, y: Hex, z: Hex) -> Vertex {
+    pub(crate) fn new(x: Hex, y: Hex, z: Hex) -> Vertex {
         let mut hexes = [x, y, z];
         hexes.sort();
         Vertex { hexes }

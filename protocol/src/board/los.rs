@@ -12,6 +12,7 @@
 //! nothing of units: whoever asks (`rules::los`) says where each end stands, at what level and
 //! in what status (Wall Advantage, entrenched, a unit or only a hex).
 
+use crate::board::geometry::Geometry;
 use crate::board::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
 use crate::board::scenario::{HexSpec, HexsideSpec, MapSpec, Scenario};
 use crate::board::terrain::{in_months, HexsideFeature, Terrain};
@@ -126,6 +127,8 @@ impl LosMap {
     /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
     pub fn new(scenario: &Scenario) -> LosMap {
         let mut boards: BTreeMap<Option<u16>, Vec<Cell>> = BTreeMap::new();
+        // Directions are the map's on a map of real boards, as every rule reads them.
+        let geometry = scenario.geometry();
         for (hex, spec) in scenario.hexes.iter() {
             let grid = boards
                 .entry(hex.board)
@@ -133,8 +136,8 @@ impl LosMap {
             let row = spec.terrain.row();
             let mut touches = 0u8;
             for (i, d) in DIRECTIONS.iter().enumerate() {
-                if hex
-                    .step(*d)
+                if geometry
+                    .step(*hex, *d)
                     .is_some_and(|n| spec.obstacle_touches.contains(&n))
                 {
                     touches |= 1 << i;
@@ -168,7 +171,8 @@ impl LosMap {
                 base: level(side.a).min(level(side.b)),
             };
             for (from, to) in [(side.a, side.b), (side.b, side.a)] {
-                if let (Some(d), Some(grid)) = (from.direction_to(to), boards.get_mut(&from.board))
+                if let (Some(d), Some(grid)) =
+                    (geometry.direction_to(from, to), boards.get_mut(&from.board))
                 {
                     grid[slot(from.column, from.row)].sides[d.index()] = Some(los);
                 }
@@ -1291,26 +1295,33 @@ pub enum Arrival {
 }
 
 /// Where the thread from `from`'s centre enters the vertex `at` (which must be a vertex end);
-/// `None` for a centre end or a vertex whose hexes lie off the named board.
-pub fn arrival(from: Hex, at: &End) -> Option<Arrival> {
+/// `None` for a centre end or a vertex whose hexes lie off the map. On a map of several
+/// boards the vertex and the hexes round it are the map's (`board::geometry`).
+pub fn arrival(geometry: Geometry<'_>, from: Hex, at: &End) -> Option<Arrival> {
     let Point::Vertex(i) = at.point else {
         return None;
     };
     let i = usize::from(i) % 6;
     let h = at.hex;
-    let (n1, n2) = (h.step(DIRECTIONS[i])?, h.step(DIRECTIONS[(i + 1) % 6])?);
-    let v = at.xy();
-    let c = h.plane();
+    let (n1, n2) = (
+        geometry.step(h, DIRECTIONS[i])?,
+        geometry.step(h, DIRECTIONS[(i + 1) % 6])?,
+    );
+    let c = geometry.plane(h)?;
+    let v = {
+        let (dx, dy) = VERTEX[i];
+        (c.0 + dx, c.1 + dy)
+    };
     let w1 = (c.0 + VERTEX[(i + 5) % 6].0, c.1 + VERTEX[(i + 5) % 6].1);
     let w2 = (c.0 + VERTEX[(i + 1) % 6].0, c.1 + VERTEX[(i + 1) % 6].1);
     let (e1, e2) = (sub(w1, v), sub(w2, v));
     let e3 = (-(e1.0 + e2.0), -(e1.1 + e2.1));
-    let u = sub(from.plane(), v);
+    let u = sub(geometry.plane(from)?, v);
     // Each hexside at the vertex, by the two hexes it divides.
     let spines = [(e1, h, n1), (e2, h, n2), (e3, n1, n2)];
     for (e, x, y) in spines {
         if cross(u, e) == 0 && dot(u, e) > 0 {
-            return x.hexside(y).map(Arrival::Along);
+            return geometry.hexside(x, y).map(Arrival::Along);
         }
     }
     let between = |a: (i64, i64), b: (i64, i64)| {

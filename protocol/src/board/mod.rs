@@ -4,9 +4,11 @@
 //!
 //! The lowest layer: it imports nothing else from this crate.
 
+pub mod geometry;
 pub mod hex;
 pub mod los;
 pub mod scenario;
+pub mod setup;
 pub mod terrain;
 pub mod time_control;
 pub mod toml_place;

@@ -170,6 +170,10 @@ pub struct Scenario {
     /// the boards when the scenario was checked; LOS is traced over their terrain grids.
     #[serde(default)]
     pub map: Option<MapSpec>,
+    /// The set-up step before Turn 1 and the units entering later (`[setup]`, units with
+    /// `offboard` or `enters`); `None` when every unit starts on the map.
+    #[serde(default)]
+    pub setup: Option<Box<crate::board::setup::Setup>>,
 }
 
 /// The one shared copy of a map equal to `value`: every scenario on the same boards (and the
@@ -464,6 +468,42 @@ struct File {
     /// the scenario itself (its encoding, and so every game's state hash, stays as it was).
     #[serde(default)]
     clock: Option<ClockFile>,
+    #[serde(default)]
+    setup: Option<SetupFile>,
+}
+
+/// `[setup]`: who sets up first, and where each side may set up.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupFile {
+    /// Side ids in the order they set up (the scenario card says who sets up first).
+    order: Vec<String>,
+    #[serde(default)]
+    areas: Vec<SetupAreaFile>,
+}
+
+/// One `[[setup.areas]]`: hexes a side may set up in, as a card says it — a whole board,
+/// hexrows of it (`hexrows = "A-E"`), hex numbers (`numbers = "1-4"`), and/or listed hexes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupAreaFile {
+    side: String,
+    #[serde(default)]
+    board: Option<String>,
+    #[serde(default)]
+    hexrows: Option<String>,
+    #[serde(default)]
+    numbers: Option<String>,
+    #[serde(default)]
+    hexes: Vec<String>,
+}
+
+/// `enters = { turn = 2, edge = "west" }` on a unit.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntersFile {
+    turn: u16,
+    edge: crate::board::setup::Edge,
 }
 
 /// `[clock]`: `control = "live:30m+30s"` or `"correspondence:12h/5d"`, and for
@@ -576,7 +616,15 @@ struct UnitFile {
     kind: UnitKind,
     #[serde(default)]
     ratings: String,
-    hex: String,
+    /// Where it starts; left out for a unit `offboard` (set up before Turn 1) or `enters`.
+    #[serde(default)]
+    hex: Option<String>,
+    /// Off the boards at the start: its side sets it up in the set-up step.
+    #[serde(default)]
+    offboard: bool,
+    /// Enters later from an edge (A2.51) instead of setting up.
+    #[serde(default)]
+    enters: Option<EntersFile>,
     #[serde(default)]
     morale: Morale,
     #[serde(default)]
@@ -691,6 +739,12 @@ impl Scenario {
             .map_err(|e| e.located(text))
     }
 
+    /// Adjacency, direction and range over the scenario's whole map, across the seams of its
+    /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
+    pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {
+        crate::board::geometry::Geometry::of_map(self.map.as_ref())
+    }
+
     /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
     pub fn side_named(&self, name: &str) -> Option<Side> {
         Side::BOTH.into_iter().find(|s| {
@@ -783,10 +837,15 @@ impl File {
             None => None,
             Some(file) => Some(read_map(file, boards, &mut hexes, &mut board_sides)?),
         };
+        // On a map, a seam hex's two names are one hex: everything is kept under the map's.
+        let geometry = crate::board::geometry::Geometry::of_map(map.as_ref());
+        let parse_hex =
+            |field: &str, text: &str| parse_hex(field, text).map(|h| geometry.canonical(h));
         for (i, area) in self.area.iter().enumerate() {
             let field = format!("area[{i}]");
-            let from = parse_hex(&format!("{field}.from"), &area.from)?;
-            let to = parse_hex(&format!("{field}.to"), &area.to)?;
+            // The corners as written: an area is a rectangle of one board's names.
+            let from = self::parse_hex(&format!("{field}.from"), &area.from)?;
+            let to = self::parse_hex(&format!("{field}.to"), &area.to)?;
             if from.board != to.board {
                 return Err(refuse(field, "an area lies on one board"));
             }
@@ -795,7 +854,7 @@ impl File {
             for column in c0..=c1 {
                 for row in r0..=r1 {
                     hexes.insert(
-                        Hex::new(from.board, column, row),
+                        geometry.canonical(Hex::new(from.board, column, row)),
                         HexSpec {
                             terrain: area.terrain,
                             elevation: area.elevation,
@@ -831,7 +890,7 @@ impl File {
             let mut touches = BTreeSet::new();
             for (j, t) in h.obstacle_touches.iter().flatten().enumerate() {
                 let other = parse_hex(&format!("{field}.obstacle_touches[{j}]"), t)?;
-                if !hex.is_adjacent(other) {
+                if !geometry.is_adjacent(hex, other) {
                     return Err(refuse(
                         format!("{field}.obstacle_touches[{j}]"),
                         format!("{other} is not adjacent to {hex}"),
@@ -906,7 +965,9 @@ impl File {
         let mut from_boards = board_sides;
         for (i, s) in self.hexsides.iter().enumerate() {
             let field = format!("hexsides[{i}].hexside");
-            let side: Hexside = s.hexside.parse().map_err(|e| refuse(&field, e))?;
+            let side: Hexside = geometry
+                .parse_hexside(&s.hexside)
+                .map_err(|e| refuse(&field, e))?;
             for hex in [side.a, side.b] {
                 if !hexes.contains_key(&hex) {
                     return Err(refuse(&field, format!("{hex} is not on the map")));
@@ -948,6 +1009,7 @@ impl File {
         hexsides.extend(from_boards);
 
         let mut units = BTreeMap::new();
+        let mut offboard: BTreeMap<UnitId, crate::board::setup::OffboardUnit> = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
             let field = format!("units[{i}]");
             let ok = !u.id.is_empty()
@@ -961,14 +1023,31 @@ impl File {
                 ));
             }
             let side = self.side(&format!("{field}.side"), &u.side)?;
-            let hex = parse_hex(&format!("{field}.hex"), &u.hex)?;
+            check_ratings(&format!("{field}.ratings"), u.kind, &u.ratings)?;
+            let off_board = u.offboard || u.enters.is_some();
+            if off_board {
+                let unit = self.offboard_unit(&field, side, u)?;
+                if units.contains_key(&u.id) || offboard.insert(u.id.clone(), unit).is_some() {
+                    return Err(refuse(
+                        format!("{field}.id"),
+                        format!("`{}` is used twice", u.id),
+                    ));
+                }
+                continue;
+            }
+            let Some(hex_text) = &u.hex else {
+                return Err(refuse(
+                    format!("{field}.hex"),
+                    "a unit starts in a hex, or off the boards (`offboard = true` to set up, `enters = { turn, edge }` to enter later)",
+                ));
+            };
+            let hex = parse_hex(&format!("{field}.hex"), hex_text)?;
             if !hexes.contains_key(&hex) {
                 return Err(refuse(
                     format!("{field}.hex"),
                     format!("{hex} is not on the map"),
                 ));
             }
-            check_ratings(&format!("{field}.ratings"), u.kind, &u.ratings)?;
             if u.kind == UnitKind::Vehicle && u.mp == 0 {
                 return Err(refuse(format!("{field}.mp"), "a vehicle needs its MP"));
             }
@@ -1029,18 +1108,19 @@ impl File {
                 level,
             };
             check_placement(&field, &spec, &hexes[&hex])?;
-            if units.insert(u.id.clone(), spec).is_some() {
+            if offboard.contains_key(&u.id) || units.insert(u.id.clone(), spec).is_some() {
                 return Err(refuse(
                     format!("{field}.id"),
                     format!("`{}` is used twice", u.id),
                 ));
             }
         }
-        if units.len() > UNITS_MAX {
+        if units.len() + offboard.len() > UNITS_MAX {
             return Err(refuse("units", format!("more than {UNITS_MAX} units")));
         }
 
         let mut weapons = BTreeMap::new();
+        let mut offboard_weapons = BTreeMap::new();
         for (i, w) in self.weapons.iter().enumerate() {
             let field = format!("weapons[{i}]");
             if w.pp == 0 || w.pp > 10 {
@@ -1048,6 +1128,33 @@ impl File {
                     format!("{field}.pp"),
                     "portage cost runs 1 to 10 PP",
                 ));
+            }
+            if let (Some(holder), None) = (&w.held_by, &w.hex) {
+                if let Some(unit) = offboard.get(holder) {
+                    if !unit.kind.is_infantry() {
+                        return Err(refuse(
+                            format!("{field}.held_by"),
+                            "only Infantry possess SW (A4.43)",
+                        ));
+                    }
+                    let spec = crate::board::setup::OffboardWeapon {
+                        id: w.id.clone(),
+                        name: w.name.clone(),
+                        pp: w.pp,
+                        held_by: holder.clone(),
+                    };
+                    if units.contains_key(&w.id)
+                        || offboard.contains_key(&w.id)
+                        || weapons.contains_key(&w.id)
+                        || offboard_weapons.insert(w.id.clone(), spec).is_some()
+                    {
+                        return Err(refuse(
+                            format!("{field}.id"),
+                            format!("`{}` is used twice", w.id),
+                        ));
+                    }
+                    continue;
+                }
             }
             let hex = match (&w.held_by, &w.hex) {
                 (Some(holder), None) => {
@@ -1086,7 +1193,11 @@ impl File {
                 held_by: w.held_by.clone(),
                 hex,
             };
-            if units.contains_key(&w.id) || weapons.insert(w.id.clone(), spec).is_some() {
+            if units.contains_key(&w.id)
+                || offboard.contains_key(&w.id)
+                || offboard_weapons.contains_key(&w.id)
+                || weapons.insert(w.id.clone(), spec).is_some()
+            {
                 return Err(refuse(
                     format!("{field}.id"),
                     format!("`{}` is used twice", w.id),
@@ -1106,7 +1217,7 @@ impl File {
                     "both entrances must be on the map",
                 ));
             };
-            match a.distance(b) {
+            match geometry.distance(a, b) {
                 Some(1..=3) => {}
                 _ => {
                     return Err(refuse(
@@ -1124,7 +1235,7 @@ impl File {
                     ),
                 ));
             }
-            if !tunnel_route(&hexes, a, b, ha.elevation) {
+            if !tunnel_route(geometry, &hexes, a, b, ha.elevation) {
                 return Err(refuse(
                     format!("{field}.entrances"),
                     format!(
@@ -1157,6 +1268,9 @@ impl File {
             });
         }
 
+        let setup = self
+            .read_setup(&hexes, offboard, offboard_weapons)?
+            .map(Box::new);
         Ok(Scenario {
             name: self.name,
             sides,
@@ -1171,7 +1285,244 @@ impl File {
             tunnels,
             los: Default::default(),
             map,
+            setup,
         })
+    }
+}
+
+impl File {
+    /// A unit that starts off the boards (`offboard = true` or `enters`): what it is and what
+    /// the scenario allows it at set-up. Its `concealed` says its OB gives it a "?" (A12.12),
+    /// its `hidden` that an SSR lets it set up HIP (A12.3): choices made when it is placed.
+    fn offboard_unit(
+        &self,
+        field: &str,
+        side: Side,
+        u: &UnitFile,
+    ) -> Result<crate::board::setup::OffboardUnit, ScenarioError> {
+        if u.hex.is_some() {
+            return Err(refuse(
+                format!("{field}.hex"),
+                "a unit off the boards at the start has no hex: give `hex`, or `offboard`/`enters`, not both",
+            ));
+        }
+        if u.offboard && u.enters.is_some() {
+            return Err(refuse(
+                format!("{field}.enters"),
+                "a unit either sets up (`offboard = true`) or enters later (`enters`), not both",
+            ));
+        }
+        let placed_only = [
+            (u.wall_advantage, "wall_advantage"),
+            (u.entrenched, "entrenched"),
+            (u.in_pillbox, "in_pillbox"),
+            (u.above_wire, "above_wire"),
+            (u.on_bridge, "on_bridge"),
+            (u.column, "column"),
+            (u.level.is_some(), "level"),
+            (u.pinned, "pinned"),
+            (u.cx, "cx"),
+        ];
+        if let Some((_, name)) = placed_only.iter().find(|(set, _)| *set) {
+            return Err(refuse(
+                format!("{field}.{name}"),
+                "is for a unit that starts in a hex; one off the boards is placed without it",
+            ));
+        }
+        if u.kind == UnitKind::Vehicle {
+            return Err(refuse(
+                format!("{field}.kind"),
+                "a vehicle setting up or entering from off board is not modelled by this engine; give it a hex",
+            ));
+        }
+        if u.mp != 0 || u.fully_tracked {
+            return Err(refuse(
+                format!("{field}.mp"),
+                "MP and fully_tracked are for vehicles only",
+            ));
+        }
+        if u.inexperienced && !u.kind.is_mmc() {
+            return Err(refuse(
+                format!("{field}.inexperienced"),
+                "only MMC are Inexperienced",
+            ));
+        }
+        let enters = match &u.enters {
+            None => None,
+            Some(e) => {
+                if e.turn == 0 || e.turn > self.turns {
+                    return Err(refuse(
+                        format!("{field}.enters.turn"),
+                        format!(
+                            "a unit enters on a Game Turn of the scenario, 1 to {}",
+                            self.turns
+                        ),
+                    ));
+                }
+                if u.hidden {
+                    return Err(refuse(
+                        format!("{field}.hidden"),
+                        "HIP is a set-up choice (A12.3); a unit entering later does not set up",
+                    ));
+                }
+                Some(crate::board::setup::Entry {
+                    turn: e.turn,
+                    edge: e.edge,
+                })
+            }
+        };
+        if u.kind == UnitKind::Dummy && !u.concealed && enters.is_none() {
+            return Err(refuse(
+                format!("{field}.concealed"),
+                "a Dummy is a \"?\" counter (A12.11): give it `concealed = true`",
+            ));
+        }
+        Ok(crate::board::setup::OffboardUnit {
+            id: u.id.clone(),
+            side,
+            kind: u.kind,
+            ratings: u.ratings.clone(),
+            morale: u.morale,
+            inexperienced: u.inexperienced,
+            mp: u.mp,
+            fully_tracked: u.fully_tracked,
+            may_conceal: u.concealed,
+            may_hide: u.hidden,
+            enters,
+        })
+    }
+
+    /// `[setup]` checked against the units off the boards: every side with units to set up
+    /// is in the order and has an area; the areas lie on the map.
+    fn read_setup(
+        &self,
+        hexes: &BTreeMap<Hex, HexSpec>,
+        units: BTreeMap<UnitId, crate::board::setup::OffboardUnit>,
+        weapons: BTreeMap<String, crate::board::setup::OffboardWeapon>,
+    ) -> Result<Option<crate::board::setup::Setup>, ScenarioError> {
+        use crate::board::setup::{hexrow, span, Setup};
+        let Some(file) = &self.setup else {
+            if let Some(i) = self
+                .units
+                .iter()
+                .position(|u| u.offboard && u.enters.is_none())
+            {
+                return Err(refuse(
+                    format!("units[{i}].offboard"),
+                    "the unit sets up before Turn 1, but the scenario has no [setup] saying who sets up first and where (A12.12)",
+                ));
+            }
+            if units.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(Setup {
+                units,
+                weapons,
+                ..Setup::default()
+            }));
+        };
+        let mut order = Vec::new();
+        for (i, name) in file.order.iter().enumerate() {
+            let side = self.side(&format!("setup.order[{i}]"), name)?;
+            if order.contains(&side) {
+                return Err(refuse(
+                    format!("setup.order[{i}]"),
+                    format!("`{name}` is named twice"),
+                ));
+            }
+            order.push(side);
+        }
+        let mut areas: [BTreeSet<Hex>; 2] = Default::default();
+        for (i, a) in file.areas.iter().enumerate() {
+            let field = format!("setup.areas[{i}]");
+            let side = self.side(&format!("{field}.side"), &a.side)?;
+            let board = match &a.board {
+                None => None,
+                Some(b) => Some(b.trim().parse::<u16>().map_err(|_| {
+                    refuse(
+                        format!("{field}.board"),
+                        format!("`{b}` is not a board number"),
+                    )
+                })?),
+            };
+            let rows = match &a.hexrows {
+                None => None,
+                Some(t) => Some(span(t, hexrow).ok_or_else(|| {
+                    refuse(
+                        format!("{field}.hexrows"),
+                        format!("`{t}` is not a hexrow or a span of them, such as A-E"),
+                    )
+                })?),
+            };
+            let numbers = match &a.numbers {
+                None => None,
+                Some(t) => Some(span(t, |n| n.parse::<u16>().ok()).ok_or_else(|| {
+                    refuse(
+                        format!("{field}.numbers"),
+                        format!("`{t}` is not a hex number or a span of them, such as 1-4"),
+                    )
+                })?),
+            };
+            let by_region = board.is_some() || rows.is_some() || numbers.is_some();
+            if !by_region && a.hexes.is_empty() {
+                return Err(refuse(
+                    field,
+                    "an area names a board, hexrows, numbers or hexes",
+                ));
+            }
+            let before = areas[side as usize].len();
+            if by_region {
+                let within = |v: u16, span: Option<(u16, u16)>| {
+                    span.is_none_or(|(lo, hi)| (lo..=hi).contains(&v))
+                };
+                areas[side as usize].extend(hexes.keys().copied().filter(|h| {
+                    board.is_none_or(|b| h.board == Some(b))
+                        && within(h.column, rows)
+                        && within(h.row, numbers)
+                }));
+                if areas[side as usize].len() == before {
+                    return Err(refuse(field, "holds no hex of the map"));
+                }
+            }
+            for (j, text) in a.hexes.iter().enumerate() {
+                let hex = parse_hex(&format!("{field}.hexes[{j}]"), text)?;
+                if !hexes.contains_key(&hex) {
+                    return Err(refuse(
+                        format!("{field}.hexes[{j}]"),
+                        format!("{hex} is not on the map"),
+                    ));
+                }
+                areas[side as usize].insert(hex);
+            }
+        }
+        let setup = Setup {
+            order,
+            areas,
+            units,
+            weapons,
+        };
+        for side in Side::BOTH {
+            if setup.to_set_up(side).next().is_none() {
+                continue;
+            }
+            let name = &self.sides[side as usize].id;
+            if !setup.order.contains(&side) {
+                return Err(refuse(
+                    "setup.order",
+                    format!("the {name} side has units to set up but is not in the order"),
+                ));
+            }
+            if setup.area(side).is_empty() {
+                return Err(refuse(
+                    "setup.areas",
+                    format!("the {name} side has units to set up but no area to set them up in"),
+                ));
+            }
+            if let Some(why) = crate::board::setup::room_for(&setup, side, hexes) {
+                return Err(refuse("setup.areas", format!("the {name} side: {why}")));
+            }
+        }
+        Ok(Some(setup))
     }
 }
 
@@ -1201,6 +1552,7 @@ fn read_map(
     }
     let width = file.boards[0].len();
     let mut rows = Vec::new();
+    let mut archives = Vec::new();
     let mut seen = BTreeSet::new();
     for (r, row) in file.boards.iter().enumerate() {
         if row.len() != width {
@@ -1226,20 +1578,44 @@ fn read_map(
                 ));
             }
             let archive = boards.board(&name.name).map_err(|e| refuse(&field, e))?;
-            let read = import::board_hexes(&archive, name.number, boards.table());
-            let (board_hexes, board_sides) = import::scenario_hexes(&read);
-            hexes.extend(board_hexes);
-            hexsides.extend(board_sides);
             placed.push(PlacedBoard {
                 board: name.number,
                 rotated: name.rotated,
                 version: archive.metadata.version.clone(),
                 digest: data_encoding::HEXLOWER.encode(&archive.digest),
             });
+            archives.push((name.number, archive));
         }
         rows.push(placed);
     }
-    Ok(MapSpec { rows })
+    let spec = MapSpec { rows };
+    // A seam hex is read off every board that shows it; as VASL lays out a map, the board
+    // placed later (east, then south) names it and gives its facts, and a hexside along a seam
+    // is kept under its hexes' map names (`board::geometry`).
+    let geometry = crate::board::geometry::Geometry::of_map(Some(&spec));
+    for (number, archive) in archives {
+        let read = import::board_hexes(&archive, number, boards.table());
+        let (board_hexes, board_sides) = import::scenario_hexes(&read);
+        hexes.extend(
+            board_hexes
+                .into_iter()
+                .filter(|(h, _)| geometry.canonical(*h) == *h)
+                .map(|(h, mut spec)| {
+                    spec.obstacle_touches = spec
+                        .obstacle_touches
+                        .iter()
+                        .map(|n| geometry.canonical(*n))
+                        .collect();
+                    (h, spec)
+                }),
+        );
+        hexsides.extend(
+            board_sides
+                .into_iter()
+                .map(|(side, spec)| (geometry.canonical_hexside(side), spec)),
+        );
+    }
+    Ok(spec)
 }
 
 /// Fortifications listed with a hex: each at most once, and only where the terrain allows one
@@ -1359,13 +1735,22 @@ fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), Sc
 
 /// Whether a tunnel can run from `a` to `b` beneath hexes all at `level` and none a Water
 /// Obstacle (B8.6). The route is not recorded, so any shortest way will do.
-fn tunnel_route(hexes: &BTreeMap<Hex, HexSpec>, a: Hex, b: Hex, level: i8) -> bool {
-    way_beneath(hexes, a, b, |s| s.elevation == level && !s.water_obstacle)
+fn tunnel_route(
+    geometry: crate::board::geometry::Geometry<'_>,
+    hexes: &BTreeMap<Hex, HexSpec>,
+    a: Hex,
+    b: Hex,
+    level: i8,
+) -> bool {
+    way_beneath(geometry, hexes, a, b, |s| {
+        s.elevation == level && !s.water_obstacle
+    })
 }
 
 /// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
 /// is `passable`: how sewers and tunnels are checked against what lies above them (B8.4, B8.6).
 pub fn way_beneath(
+    geometry: crate::board::geometry::Geometry<'_>,
     hexes: &BTreeMap<Hex, HexSpec>,
     a: Hex,
     b: Hex,
@@ -1384,13 +1769,14 @@ pub fn way_beneath(
         if !seen.insert(here) {
             continue;
         }
-        let Some(d) = here.distance(b) else {
+        let Some(d) = geometry.distance(here, b) else {
             continue;
         };
         frontier.extend(
-            here.neighbours()
+            geometry
+                .neighbours(here)
                 .into_iter()
-                .filter(|n| n.distance(b).is_some_and(|nd| nd + 1 == d) && passable(n)),
+                .filter(|n| geometry.distance(*n, b).is_some_and(|nd| nd + 1 == d) && passable(n)),
         );
     }
     false
@@ -1484,6 +1870,95 @@ hex = "1B2"
 
     fn refused(text: &str) -> ScenarioError {
         Scenario::read_toml(text).unwrap_err()
+    }
+
+    /// MINIMAL with a Russian squad off the boards and `extra` after it.
+    fn with_setup(extra: &str) -> String {
+        format!(
+            "{MINIMAL}[[units]]\nid = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\noffboard = true\n{extra}"
+        )
+    }
+
+    #[test]
+    fn a_set_up_reads_as_a_scenario_card_says_it() {
+        let s = Scenario::read_toml(&with_setup(
+            "[setup]\norder = [\"russian\", \"german\"]\n\
+             [[setup.areas]]\nside = \"russian\"\nboard = \"1\"\nhexrows = \"B-C\"\nnumbers = \"2-3\"\n\
+             [[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n",
+        ))
+        .unwrap();
+        let setup = s.setup.as_ref().unwrap();
+        assert_eq!(setup.order, [Side::B, Side::A]);
+        let area: Vec<String> = setup.area(Side::B).iter().map(|h| h.to_string()).collect();
+        assert_eq!(area, ["1A1", "1B2", "1B3", "1C2", "1C3"]);
+        assert!(setup.area(Side::A).is_empty());
+        assert!(!s.units.contains_key("r1"));
+        assert_eq!(setup.setting_up(), [Side::B]);
+    }
+
+    #[test]
+    fn a_set_up_is_refused_with_the_field_and_why() {
+        let area = "[[setup.areas]]\nside = \"russian\"\nboard = \"1\"\n";
+        for (extra, field, words) in [
+            ("", "units[1].offboard", "no [setup]"),
+            ("[setup]\norder = [\"german\"]\n", "setup.order", "not in the order"),
+            ("[setup]\norder = [\"russian\"]\n", "setup.areas", "no area"),
+            (
+                "[setup]\norder = [\"russian\", \"russian\"]\n",
+                "setup.order[1]",
+                "named twice",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexrows = \"A-\"\n",
+                "setup.areas[0].hexrows",
+                "span",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nboard = \"2\"\n",
+                "setup.areas[0]",
+                "no hex of the map",
+            ),
+            (
+                "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1Z9\"]\n",
+                "setup.areas[0].hexes[0]",
+                "not on the map",
+            ),
+        ] {
+            let e = refused(&with_setup(extra));
+            assert_eq!(e.field, field, "{extra}: {e}");
+            assert!(e.reason.contains(words), "{extra}: {e}");
+        }
+        // Too many units for the area without overstacking: a dead end, refused (A5.1).
+        let mut crowd = String::new();
+        for i in 2..=10 {
+            crowd += &format!(
+                "[[units]]\nid = \"r{i}\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\noffboard = true\n"
+            );
+        }
+        let e = refused(&with_setup(&format!(
+            "{crowd}[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\", \"1A2\"]\n"
+        )));
+        assert!(e.reason.contains("A5.1"), "{e}");
+        // A unit in a hex and off the boards at once; a vehicle off the boards.
+        let e = refused(&with_setup(&format!(
+            "hex = \"1A1\"\n[setup]\norder = [\"russian\"]\n{area}"
+        )));
+        assert_eq!(e.field, "units[1].hex", "{e}");
+        let e = refused(
+            &with_setup(&format!("[setup]\norder = [\"russian\"]\n{area}")).replace(
+                "kind = \"squad\"\nratings = \"4-4-7\"\noffboard",
+                "kind = \"vehicle\"\nmp = 12\noffboard",
+            ),
+        );
+        assert!(e.reason.contains("not modelled"), "{e}");
+        // Entering later needs no [setup]; its turn lies within the scenario.
+        let enters = MINIMAL.to_string()
+            + "[[units]]\nid = \"r9\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nenters = { turn = 1, edge = \"west\" }\n";
+        let s = Scenario::read_toml(&enters).unwrap();
+        assert!(s.setup.as_ref().unwrap().units["r9"].enters.is_some());
+        assert!(!s.setup.as_ref().unwrap().has_set_up_step());
+        let e = refused(&enters.replace("turn = 1", "turn = 2"));
+        assert_eq!(e.field, "units[1].enters.turn", "{e}");
     }
 
     #[test]

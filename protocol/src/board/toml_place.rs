@@ -1,11 +1,13 @@
 //! Where a field of a scenario file is written, for errors that point at `file:line:column`:
 //! a field path as the checks name it (`units[3].hex`, `units.g.wall_advantage`, `first`) to
 //! the line and column of its key, and a place in the file (a parse error's span) back to the
-//! field it lies in.
-//!
-//! Scenario files are plain TOML of the shape `protocol::board::scenario` reads: top-level
-//! keys, then tables and arrays of tables (`[ssr]`, `[[units]]`), one `key = value` a line. A
-//! value spread over several lines, or an inline table, is located by the line its key is on.
+//! field it lies in. Both read the spans `toml` itself records for every key, value and table
+//! header (`toml::de::DeTable`), parsing with its recovery so a file that does not parse is
+//! still mapped up to its error: whatever the file's layout (inline tables, values over
+//! several lines, dotted or quoted keys), the place is where the parser found the thing.
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
 /// A line and a column, both counted from 1 (the column in characters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,72 +16,9 @@ pub struct Place {
     pub column: usize,
 }
 
-/// One `[name]` or `[[name]]` table of the file (the top level is the table named "").
-struct Table {
-    name: String,
-    /// Which `[[name]]` this is, counting from 0 (0 for a plain table).
-    index: usize,
-    /// Where its header is (the start of the file for the top level).
-    at: Place,
-    keys: Vec<Key>,
-}
-
-struct Key {
-    name: String,
-    at: Place,
-    /// The value as written, for finding a table by its `id`.
-    value: String,
-}
-
-fn tables(text: &str) -> Vec<Table> {
-    let mut tables = vec![Table {
-        name: String::new(),
-        index: 0,
-        at: Place { line: 1, column: 1 },
-        keys: vec![],
-    }];
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let indent = raw.chars().take_while(|c| c.is_whitespace()).count();
-        let body = raw.trim();
-        let at = Place {
-            line,
-            column: indent + 1,
-        };
-        if let Some(name) = body
-            .strip_prefix("[[")
-            .and_then(|b| b.split("]]").next())
-            .filter(|_| body.starts_with("[["))
-        {
-            let name = name.trim().to_string();
-            let index = tables.iter().filter(|t| t.name == name).count();
-            tables.push(Table {
-                name,
-                index,
-                at,
-                keys: vec![],
-            });
-        } else if let Some(name) = body.strip_prefix('[').and_then(|b| b.split(']').next()) {
-            tables.push(Table {
-                name: name.trim().to_string(),
-                index: 0,
-                at,
-                keys: vec![],
-            });
-        } else if let Some((key, value)) = body.split_once('=') {
-            let key = key.trim().trim_matches('"');
-            let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-            if !key.is_empty() && !body.starts_with('#') && key.chars().all(plain) {
-                let table = tables.last_mut().expect("the top level is always there");
-                table.keys.push(Key {
-                    name: key.to_string(),
-                    at,
-                    value: value.trim().trim_matches('"').to_string(),
-                });
-            }
-        }
-    }
-    tables
+/// The file's tables with their spans, as far as it parses.
+fn document(text: &str) -> Spanned<DeTable<'_>> {
+    DeTable::parse_recoverable(text).0
 }
 
 /// One step of a field path: a name, perhaps with an index (`units[3]`).
@@ -93,72 +32,107 @@ fn steps(field: &str) -> Vec<(&str, Option<usize>)> {
         .collect()
 }
 
-/// Where `field` is written in `text`: its key, or failing that the table it is in.
+type Entry<'t, 'i> = (
+    &'t Spanned<toml::de::DeString<'i>>,
+    &'t Spanned<DeValue<'i>>,
+);
+
+fn entry<'t, 'i>(table: &'t DeTable<'i>, name: &str) -> Option<Entry<'t, 'i>> {
+    table.iter().find(|(key, _)| key.get_ref() == name)
+}
+
+/// Where `field` is written in `text`: its key, or failing that the table it is in (an
+/// array's table by its `[[header]]`). `None` if not even its first step is there.
 pub fn place_of(text: &str, field: &str) -> Option<Place> {
-    let tables = tables(text);
+    let document = document(text);
     let steps = steps(field);
-    let (first, index) = *steps.first()?;
-    let key_in = |table: &Table, key: Option<&(&str, Option<usize>)>| {
-        key.and_then(|(k, _)| table.keys.iter().find(|x| x.name == *k))
-            .map_or(table.at, |k| k.at)
-    };
-    if let Some(index) = index {
-        let table = tables
-            .iter()
-            .find(|t| t.name == first && t.index == index)?;
-        return Some(key_in(table, steps.get(1)));
+    let mut table = document.get_ref();
+    let mut at = None;
+    let mut i = 0;
+    while let Some(&(name, index)) = steps.get(i) {
+        let Some((key, value)) = entry(table, name) else {
+            break;
+        };
+        at = Some(key.span().start);
+        let item = match (value.get_ref(), index) {
+            (DeValue::Table(inner), None) => {
+                table = inner;
+                i += 1;
+                continue;
+            }
+            (DeValue::Array(items), Some(n)) => items.get(n)?,
+            // `units.g.wall_advantage`: the table of that array whose `id` is `g`.
+            (DeValue::Array(items), None) => {
+                let Some(&(id, _)) = steps.get(i + 1) else {
+                    break;
+                };
+                let Some(item) = items.iter().find(|item| {
+                    item.get_ref()
+                        .as_table()
+                        .and_then(|t| entry(t, "id"))
+                        .is_some_and(|(_, v)| v.get_ref().as_str() == Some(id))
+                }) else {
+                    break;
+                };
+                i += 1;
+                item
+            }
+            _ => break,
+        };
+        at = Some(item.span().start);
+        let Some(inner) = item.get_ref().as_table() else {
+            break;
+        };
+        table = inner;
+        i += 1;
     }
-    let named: Vec<&Table> = tables.iter().filter(|t| t.name == first).collect();
-    if let Some(second) = steps.get(1) {
-        // `units.g.wall_advantage`: the table of that array whose `id` is `g`.
-        if let Some(table) = named
-            .iter()
-            .find(|t| t.keys.iter().any(|k| k.name == "id" && k.value == second.0))
-        {
-            return Some(key_in(table, steps.get(2)));
-        }
-        if let Some(table) = named.first() {
-            return Some(key_in(table, Some(second)));
-        }
-    }
-    // A top-level key (`first`, or an inline array such as `sides`).
-    tables[0]
-        .keys
-        .iter()
-        .find(|k| k.name == first)
-        .map(|k| k.at)
-        .or_else(|| named.first().map(|t| t.at))
+    at.map(|offset| place_at(text, offset))
 }
 
 /// The field that the place `offset` (a byte offset into `text`) lies in, as a path:
 /// `units[3].hex` for a key's line in the fourth `[[units]]`, `units[3]` for its header.
 pub fn field_at(text: &str, offset: usize) -> Option<String> {
-    let line = text.get(..offset)?.matches('\n').count() + 1;
-    let tables = tables(text);
-    let table = tables.iter().rev().find(|t| t.at.line <= line)?;
-    let base = match (
-        table.name.as_str(),
-        tables.iter().filter(|t| t.name == table.name).count(),
-    ) {
-        ("", _) => String::new(),
-        (name, 1)
-            if !text
-                .lines()
-                .nth(table.at.line - 1)?
-                .trim()
-                .starts_with("[[") =>
-        {
-            name.to_string()
+    let line_of = |at: usize| text.get(..at).map_or(0, |t| t.matches('\n').count());
+    let line = line_of(text.get(..offset).map(|_| offset)?);
+    // Written at or before the place: on an earlier line, or on its line before it.
+    let before = |at: usize| at <= offset || line_of(at) == line;
+    let document = document(text);
+    let mut table = document.get_ref();
+    let mut path = String::new();
+    while let Some((key, value)) = table
+        .iter()
+        .filter(|(key, _)| line_of(key.span().start) <= line)
+        .max_by_key(|(key, _)| key.span().start)
+    {
+        if !path.is_empty() {
+            path.push('.');
         }
-        (name, _) => format!("{name}[{}]", table.index),
-    };
-    let key = table.keys.iter().rev().find(|k| k.at.line <= line);
-    match (base.is_empty(), key) {
-        (true, Some(k)) => Some(k.name.clone()),
-        (true, None) => None,
-        (false, Some(k)) if table.at.line != line => Some(format!("{base}.{}", k.name)),
-        (false, _) => Some(base),
+        path.push_str(key.get_ref());
+        let item = match value.get_ref() {
+            DeValue::Table(inner) => {
+                table = inner;
+                continue;
+            }
+            DeValue::Array(items) if items.iter().all(|i| i.get_ref().is_table()) => {
+                let Some((n, item)) = items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, item)| before(item.span().start))
+                    .max_by_key(|(_, item)| item.span().start)
+                else {
+                    break;
+                };
+                path.push_str(&format!("[{n}]"));
+                item
+            }
+            _ => break,
+        };
+        match item.get_ref().as_table() {
+            Some(inner) => table = inner,
+            None => break,
+        }
     }
+    (!path.is_empty()).then_some(path)
 }
 
 /// The place of a byte offset into `text`.
@@ -218,6 +192,15 @@ mod tests {
             "a missing key: its table"
         );
         assert_eq!(place_of(FILE, "units[5].hex"), None);
+        let inline = "sides = [\n  { id = \"a\" },\n  { id = \"b\", name = 3 },\n]\n";
+        assert_eq!(
+            place_of(inline, "sides[1].name"),
+            Some(Place {
+                line: 3,
+                column: 15
+            }),
+            "a key in an inline table, on a line of its own"
+        );
     }
 
     #[test]
@@ -232,6 +215,10 @@ mod tests {
         assert_eq!(field_at(FILE, at(12)).as_deref(), Some("units[1]"));
         assert_eq!(field_at(FILE, at(2)).as_deref(), Some("turns"));
         assert_eq!(field_at(FILE, at(6)).as_deref(), Some("ssr.sewers_usable"));
+        let broken = "first = \"german\"\n[[units]]\nid = \"g\"\nhex = \"1B2\n";
+        let error = toml::from_str::<toml::Table>(broken).unwrap_err();
+        let at_error = error.span().unwrap().start;
+        assert_eq!(field_at(broken, at_error).as_deref(), Some("units[0].hex"));
         assert_eq!(
             place_at(FILE, at(14) + 2),
             Place {

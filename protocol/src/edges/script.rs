@@ -65,6 +65,9 @@ pub const COMMAND_WORDS: &[&str] = &[
     "tunnel-seen",
     "discover-tunnel",
     "roll",
+    "setup",
+    "lift",
+    "enter",
     "claim-on-time",
     "give-time",
     "vacation",
@@ -626,6 +629,41 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         }),
         "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
         "roll" => parse_roll(args),
+        "setup" => match args {
+            [unit, hex, flags @ ..] if flags.len() <= 1 => {
+                let (concealed, hidden) = match flags.first().map(String::as_str) {
+                    None => (false, false),
+                    Some("concealed") => (true, false),
+                    Some("hidden") => (false, true),
+                    Some(other) => {
+                        return Err(format!(
+                            "`setup` takes a unit, a hex and optionally `concealed` or `hidden`, not `{other}`"
+                        ))
+                    }
+                };
+                Ok(Command::SetUp {
+                    unit: unit.clone(),
+                    hex: resolve_hex(scenario, hex)?,
+                    concealed,
+                    hidden,
+                })
+            }
+            _ => Err(
+                "`setup` takes a unit, a hex and optionally `concealed` or `hidden`: setup ru-sq1 3B4 concealed"
+                    .into(),
+            ),
+        },
+        "lift" => match args {
+            [unit] => Ok(Command::LiftSetUp { unit: unit.clone() }),
+            _ => Err("`lift` takes one unit placed in set-up: lift ru-sq1".into()),
+        },
+        "enter" => match args {
+            [units @ .., to] if !units.is_empty() => Ok(Command::Enter {
+                units: units.to_vec(),
+                to: resolve_hex(scenario, to)?,
+            }),
+            _ => Err("`enter` takes one or more units waiting off board and a hex of their edge: enter ge-sq9 1A5".into()),
+        },
         "contribute" => match args {
             [nonce] => HEXLOWER
                 .decode(nonce.as_bytes())

@@ -138,6 +138,26 @@ pub enum ClientMessage {
         #[serde(default)]
         snapshot: bool,
     },
+    /// Where the server tells this seat that the game waits on it (its turn, a prompt, an
+    /// undo or end asked, the game over: `docs/notifications.md`), set with the seat's token
+    /// (a spectator token is refused). Needs no join; answered with `Notifying`.
+    Notify {
+        game: GameId,
+        token: String,
+        target: NotifyTarget,
+    },
+}
+
+/// A seat's notification target (`ClientMessage::Notify`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyTarget {
+    /// A JSON POST to this `http`/`https` URL, signed with the seat's secret.
+    Webhook { url: String },
+    /// An e-mail to this address through the operator's SMTP relay.
+    Email { address: String },
+    /// No more notices: every target of the seat is removed, with its secret.
+    Off,
 }
 
 /// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
@@ -279,6 +299,14 @@ pub enum ServerMessage {
         version: u64,
         outcome: PreviewOutcome,
     },
+    /// The answer to `Notify`: the seat's targets now (webhook URLs, e-mail addresses).
+    /// `secret`: the key the seat's webhook bodies are signed with (HMAC-SHA256), in hex, sent
+    /// only when it was made, this once; `None` otherwise.
+    Notifying {
+        game: GameId,
+        targets: Vec<String>,
+        secret: Option<String>,
+    },
 }
 
 /// What a previewed command would meet.
@@ -394,6 +422,9 @@ pub enum ErrorCode {
     /// seat: the new command was not run (answering with the old command's events would say
     /// it had been).
     KeyReused,
+    /// A notification target was refused (not a URL, an address the server may not post to,
+    /// no SMTP relay, too many targets); the message says which and why.
+    BadNotifyTarget,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -480,6 +511,43 @@ mod tests {
     }
 
     /// The LOS question of the watch page, in both codecs and as the page writes it.
+    #[test]
+    fn notify_round_trips_in_both_codecs() {
+        for target in [
+            NotifyTarget::Webhook {
+                url: "https://hooks.example.org/a".into(),
+            },
+            NotifyTarget::Email {
+                address: "a@example.org".into(),
+            },
+            NotifyTarget::Off,
+        ] {
+            round_trip(&ClientMessage::Notify {
+                game: "g".into(),
+                token: "t".into(),
+                target,
+            });
+        }
+        assert_eq!(
+            from_json::<ClientMessage>(r#"{"notify":{"game":"g","token":"t","target":"off"}}"#)
+                .unwrap(),
+            ClientMessage::Notify {
+                game: "g".into(),
+                token: "t".into(),
+                target: NotifyTarget::Off
+            }
+        );
+        round_trip(&ServerMessage::Notifying {
+            game: "g".into(),
+            targets: vec!["webhook https://hooks.example.org/a".into()],
+            secret: Some("00ff".into()),
+        });
+        round_trip(&ServerMessage::Error {
+            code: ErrorCode::BadNotifyTarget,
+            message: "no".into(),
+        });
+    }
+
     #[test]
     fn los_round_trips_and_answers_from_the_map() {
         let (from, to): (Hex, Hex) = ("6Z9".parse().unwrap(), "6X6".parse().unwrap());

@@ -126,6 +126,20 @@ pub enum Command {
         roll: u64,
         note: String,
     },
+    /// In the set-up step, place a unit of one's own order of battle in a hex of one's set-up
+    /// area, concealed (an OB "?", A12.12) and/or hidden (HIP by SSR, A12.3) where the scenario
+    /// allows it; a unit placed already is moved. `Done` ends one's set-up.
+    SetUp {
+        unit: UnitId,
+        hex: Hex,
+        concealed: bool,
+        hidden: bool,
+    },
+    /// In the set-up step, take a unit one placed back off the map.
+    LiftSetUp { unit: UnitId },
+    /// Bring units waiting off board onto the map in their side's MPh, from their scenario
+    /// edge into `to`, paying its entry cost (A2.51).
+    Enter { units: Vec<UnitId>, to: Hex },
     // The players' clocks (`crate::rules::timing`, `docs/clock.md`).
     /// Claim the game: the opponent's clock has run out.
     ClaimOnTime,

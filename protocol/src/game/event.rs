@@ -317,6 +317,51 @@ pub enum Event {
         entrance: Hex,
         units: Vec<UnitId>,
     },
+    /// Events `from..=to` were taken back with the opponent's consent: the position is the one
+    /// before `from` again. The event names the version to return to and carries no position
+    /// (as [`Event::EventsUndone`], its older form, did: a whole position per undo): `apply`
+    /// rebuilds it from the position after the last event no undo reaches back across and the
+    /// events since ([`crate::game::UndoTrail`]), live and in replay alike. A viewer receives it
+    /// as an `EventsUndone` carrying its own projection of that position.
+    EventsUndoneTo {
+        requested_by: Side,
+        consented_by: Side,
+        from: u64,
+        to: u64,
+    },
+    /// A unit of the side setting up was placed in a hex of its set-up area, with what it
+    /// possesses (A12.12). Until set-up ends it is out of the other side's sight, so only its
+    /// own side receives this; placing a unit again moves it.
+    UnitSetUp {
+        unit: Box<crate::game::Unit>,
+        weapons: Vec<crate::game::Weapon>,
+        /// It will stay hidden (HIP, A12.3) when set-up ends.
+        hip: bool,
+    },
+    /// A unit placed in set-up was taken back off the map, with what it possesses, to be set
+    /// up again; only its own side receives this.
+    UnitSetUpLifted {
+        unit: UnitId,
+    },
+    /// A side declared its set-up done; the next side in the scenario's order sets up, if any.
+    SetupDone {
+        side: Side,
+    },
+    /// Both sides have set up: every unit set up is revealed to the other side as the map
+    /// shows it — under its "?" if concealed, not at all if HIP — and Turn 1 begins. As a
+    /// viewer receives it, it holds only the units that viewer now sees, in map order.
+    SetupEnded {
+        units: Vec<crate::game::Unit>,
+    },
+    /// Units entered the map from off board along their scenario edge into `hex`, paying its
+    /// entry cost from an off-board Open Ground hex (A2.51), with what they possess.
+    UnitsEntered {
+        units: Vec<crate::game::Unit>,
+        weapons: Vec<crate::game::Weapon>,
+        hex: Hex,
+        cost: MoveCost,
+        mf: Vec<MfAccount>,
+    },
     // The players' clocks (`crate::game::timing`, `docs/clock.md`). Each carries the server's
     // time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
     /// The game is played under a time control: the server's own event, right after
@@ -550,6 +595,12 @@ impl Event {
             Event::TunnelUseSeen { .. } => "TunnelUseSeen",
             Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
             Event::TunnelUseSighted { .. } => "TunnelUseSighted",
+            Event::EventsUndoneTo { .. } => "EventsUndone",
+            Event::UnitSetUp { .. } => "UnitSetUp",
+            Event::UnitSetUpLifted { .. } => "UnitSetUpLifted",
+            Event::SetupDone { .. } => "SetupDone",
+            Event::SetupEnded { .. } => "SetupEnded",
+            Event::UnitsEntered { .. } => "UnitsEntered",
             Event::ClockStarted { .. } => "ClockStarted",
             Event::ClockHandedOver { .. } => "ClockHandedOver",
             Event::ClockExpired { .. } => "ClockExpired",
@@ -591,6 +642,7 @@ impl Event {
             | Event::UnitEntryBlocked { mf, .. }
             | Event::DoubleTimeDeclared { mf, .. }
             | Event::ShellholeCoverTaken { mf, .. }
+            | Event::UnitsEntered { mf, .. }
             | Event::AllMfSpent { mf, .. } => mf,
             Event::WeaponPickedUp { mf, .. } | Event::TunnelEntranceDiscovered { mf, .. } => {
                 std::slice::from_ref(mf)
@@ -626,7 +678,9 @@ impl Event {
             | Event::TunnelUseSeen { unit, .. }
             | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
-            | Event::WeaponDropped { unit, .. } => vec![unit],
+            | Event::WeaponDropped { unit, .. }
+            | Event::UnitSetUpLifted { unit } => vec![unit],
+            Event::UnitSetUp { unit, .. } => vec![&unit.id],
             _ => vec![],
         }
     }

@@ -188,7 +188,7 @@ impl Bypass {
     /// The two hexes (besides the bypassed one) that meet at the vertex where the unit stands:
     /// the far end of the last hexside it moved along. Only these can be entered next
     /// (A4.31 EX: from D4-C4-C5 Bypass, only C5 or D5).
-    pub fn exits(&self) -> [Hex; 2] {
+    pub fn exits(&self, geometry: crate::board::geometry::Geometry<'_>) -> [Hex; 2] {
         let last = *self
             .along
             .last()
@@ -197,11 +197,10 @@ impl Bypass {
             1 => self.entered_from,
             n => self.along[n - 2],
         };
-        let onward = self
-            .hex
-            .neighbours()
+        let onward = geometry
+            .neighbours(self.hex)
             .into_iter()
-            .find(|n| *n != before && n.is_adjacent(last))
+            .find(|n| *n != before && geometry.is_adjacent(*n, last))
             .unwrap_or(last);
         [last, onward]
     }
@@ -285,6 +284,41 @@ impl Unit {
             wa_blocked: false,
             underground: None,
             placement: spec.placement,
+            shellhole_cover: false,
+        }
+    }
+
+    /// A unit of the scenario's set-up, placed in `hex` (A12.12) or entering there (A2.51).
+    pub fn from_offboard(
+        spec: &crate::board::setup::OffboardUnit,
+        hex: Hex,
+        concealed: bool,
+        hidden: bool,
+    ) -> Unit {
+        Unit {
+            id: spec.id.clone(),
+            side: spec.side,
+            kind: spec.kind,
+            ratings: spec.ratings.clone(),
+            hex,
+            morale: spec.morale,
+            pinned: false,
+            cx: false,
+            concealed,
+            hidden,
+            inexperienced: spec.inexperienced,
+            eliminated: false,
+            mf_spent: Mf::default(),
+            led_by: None,
+            double_time: false,
+            cx_since: None,
+            road_only: true,
+            bypass: None,
+            portage_pp: 0,
+            wall_advantage: false,
+            wa_blocked: false,
+            underground: None,
+            placement: Default::default(),
             shellhole_cover: false,
         }
     }
@@ -381,6 +415,133 @@ pub struct Game {
     /// Only the whole game keeps them: a projection has none.
     #[serde(skip)]
     pub timing: Option<Box<timing::Timing>>,
+    /// What an undo needs to put an earlier position back ([`UndoTrail`]). Not part of the
+    /// state: no encoding, hash or comparison sees it.
+    #[serde(skip)]
+    pub undo_trail: UndoTrail,
+    /// The set-up step while it lasts (`None` once Turn 1 has begun, or when the scenario has
+    /// none): whose set-up it is. Every unit placed in it is `hidden` until it ends, so the
+    /// other side sees nothing of it (A12.12); those placed HIP stay hidden after.
+    #[serde(default)]
+    pub setup: Option<SetupTurn>,
+}
+
+/// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
+/// may return to are rebuilt from a base and at most this many events after it. Past it the
+/// base moves up, and an undo reaching further back is refused, naming this limit.
+pub const UNDO_TRAIL_EVENTS_MAX: usize = 1024;
+
+/// The positions an undo may return to, kept without keeping them: the position after the last
+/// event no undo reaches back across (a change of the side to act, an undo; `None`: the
+/// position the game started in) and the events applied since, newest first, in a list whose
+/// copies share their tails, so copying a game (a decision's look ahead) copies two pointers.
+///
+/// `apply` keeps it, live and in replay alike, so a position it rebuilds is the one replaying
+/// the log up to it gives. Not part of the state: ignored by equality, the state hash and
+/// every encoding (a decoded game starts without one, and an undo of it is refused).
+#[derive(Clone, Default)]
+pub struct UndoTrail {
+    base: Option<Arc<Game>>,
+    since: Option<Arc<TrailEvent>>,
+    len: usize,
+}
+
+struct TrailEvent {
+    event: Event,
+    before: Option<Arc<TrailEvent>>,
+}
+
+impl PartialEq for UndoTrail {
+    fn eq(&self, _: &UndoTrail) -> bool {
+        true
+    }
+}
+
+impl Eq for UndoTrail {}
+
+impl std::fmt::Debug for UndoTrail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UndoTrail({} events)", self.len)
+    }
+}
+
+impl Drop for TrailEvent {
+    /// Drops a long list link by link, not by recursion.
+    fn drop(&mut self) {
+        let mut next = self.before.take();
+        while let Some(link) = next {
+            next = Arc::try_unwrap(link).ok().and_then(|mut l| l.before.take());
+        }
+    }
+}
+
+impl UndoTrail {
+    /// A trail based on `game` as it stands.
+    fn at(game: &Game) -> UndoTrail {
+        let mut base = game.clone();
+        base.undo_trail = UndoTrail::default();
+        UndoTrail {
+            base: Some(Arc::new(base)),
+            since: None,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, event: &Event) {
+        self.since = Some(Arc::new(TrailEvent {
+            event: event.clone(),
+            before: self.since.take(),
+        }));
+        self.len += 1;
+    }
+
+    /// The version of the trail's base: the game's start (version 1, after `GameCreated`)
+    /// when it has none.
+    fn base_version(&self) -> u64 {
+        self.base.as_ref().map_or(1, |b| b.version)
+    }
+
+    /// The whole game as it stood at `version`, rebuilt from the trail, or `None` when the
+    /// trail does not reach back to it (before its base, or past the game's own version).
+    pub fn position_at(&self, game: &Game, version: u64) -> Option<Game> {
+        let from = self.base_version();
+        if version < from || version > game.version || from + self.len as u64 != game.version {
+            return None;
+        }
+        let mut events = Vec::with_capacity(self.len);
+        let mut link = self.since.as_deref();
+        while let Some(l) = link {
+            events.push(&l.event);
+            link = l.before.as_deref();
+        }
+        events.reverse();
+        let mut position = match &self.base {
+            Some(base) => Game::clone(base),
+            None => {
+                let mut start = Game::new(game.scenario.clone());
+                start.version = 1;
+                start
+            }
+        };
+        position.undo_trail = match &self.base {
+            Some(_) => UndoTrail::at(&position),
+            None => UndoTrail::default(),
+        };
+        for event in &events[..(version - from) as usize] {
+            apply(&mut position, event);
+        }
+        Some(position)
+    }
+}
+
+/// Where the set-up step stands (A12.12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupTurn {
+    /// The side placing its units now.
+    pub side: Side,
+    /// Units placed to stay hidden (HIP, A12.3) when set-up ends. In a projection, only the
+    /// viewer's own.
+    pub hip: BTreeSet<UnitId>,
 }
 
 /// Who is looking at a game: one of the sides, or a spectator who sees only what is public.
@@ -462,9 +623,20 @@ impl Game {
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
             timing: None,
+            undo_trail: UndoTrail::default(),
+            setup: None,
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
+        game.setup = game
+            .scenario
+            .setup
+            .as_ref()
+            .and_then(|s| s.setting_up().first().copied())
+            .map(|side| SetupTurn {
+                side,
+                hip: BTreeSet::new(),
+            });
         game
     }
 
@@ -487,9 +659,36 @@ impl Game {
         self.clock.attacker(self.scenario.first)
     }
 
-    /// The side whose input the current step awaits.
+    /// The side whose input the current step awaits: in the set-up step, the side setting up.
     pub fn acting(&self) -> Side {
-        self.clock.acting(self.scenario.first)
+        match &self.setup {
+            Some(turn) => turn.side,
+            None => self.clock.acting(self.scenario.first),
+        }
+    }
+
+    /// Units of the scenario's set-up `side` has still to place, in id order.
+    pub fn left_to_set_up(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+        match (&self.setup, &self.scenario.setup) {
+            (Some(_), Some(setup)) => setup
+                .to_set_up(side)
+                .filter(|u| !self.units.contains_key(&u.id))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    /// Units of `side` waiting off board to enter later (A2.51), in id order.
+    pub fn waiting_to_enter(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+        match &self.scenario.setup {
+            Some(setup) => setup
+                .units
+                .values()
+                .filter(|u| u.side == side && u.enters.is_some())
+                .filter(|u| !self.units.contains_key(&u.id))
+                .collect(),
+            None => vec![],
+        }
     }
 
     pub fn side_name(&self, side: Side) -> &str {
@@ -546,26 +745,147 @@ impl Game {
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
     /// tunnels are removed, from the live state and from the scenario it carries alike.
+    ///
+    /// Built by allow-list: every field of the game is named below and the projection is made
+    /// field by field from what the viewer may know. A field added to [`Game`] fails to compile
+    /// here until someone decides what each viewer sees of it, so nothing new reaches a viewer
+    /// by default. A prompt or record naming a unit the viewer may not know (a HIP unit, A12.3)
+    /// is left out whole, as the event that raised it is absent from the viewer's stream.
     pub fn project(&self, viewer: Viewer) -> Game {
-        let mut game = self.clone();
-        // Viewers are told the clocks in a message of their own (`timing::ClockView`).
-        game.timing = None;
+        let Game {
+            scenario,
+            clock,
+            units,
+            weapons,
+            movement,
+            wa_chance,
+            attack,
+            sewer_designation,
+            wa_hip_window,
+            wa_challenge,
+            wa_shown,
+            tunnels,
+            unseen_manholes,
+            dice_drawn,
+            over,
+            end_proposal,
+            // The projection's own: whose view it is.
+            viewer: _,
+            // How many events the whole game has seen is not the viewer's to know: whoever
+            // hands the projection out sets the viewer's own count.
+            version: _,
+            prep_fired,
+            tunnel_sightings,
+            tunnel_discoveries,
+            // Pair units under "?" with their ids: no viewer's projection holds them (units
+            // under "?" go by their aliases, renamed below).
+            aliases,
+            next_alias: _,
+            setup_aliases,
+            // The whole game's own bookkeeping for undo: no viewer keeps it.
+            undo_trail: _,
+            setup,
+            // Viewers are told the clocks in a message of their own (`timing::ClockView`).
+            timing: _,
+        } = self;
+        let MovementRecord {
+            moving_stack,
+            last_movers,
+            finished,
+            sewer_check_failed,
+            sewer_entries,
+        } = movement;
         let hidden = self.hidden_from(viewer);
-        game.units.retain(|id, _| !hidden.contains(id));
-        game.weapons
-            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !hidden.contains(h)));
-        game.scenario = project_scenario(&self.scenario, &self.setup_aliases, viewer);
-        game.tunnels
-            .retain(|t| t.revealed || viewer == Viewer::Side(t.side));
-        for set in [
-            &mut game.prep_fired,
-            &mut game.movement.moving_stack,
-            &mut game.movement.last_movers,
-            &mut game.movement.finished,
-        ] {
-            set.retain(|id| !hidden.contains(id));
-        }
-        game.viewer = Some(viewer);
+        let known = |id: &UnitId| !hidden.contains(id);
+        let all_known = |ids: &[UnitId]| ids.iter().all(known);
+        let known_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
+            set.iter().filter(|id| known(id)).cloned().collect()
+        };
+        let units: CopyOnWrite<BTreeMap<UnitId, Unit>> = if hidden.is_empty() {
+            units.clone()
+        } else {
+            units
+                .iter()
+                .filter(|(id, _)| known(id))
+                .map(|(id, u)| (id.clone(), u.clone()))
+                .collect()
+        };
+        let weapons: CopyOnWrite<BTreeMap<String, Weapon>> = if hidden.is_empty() {
+            weapons.clone()
+        } else {
+            weapons
+                .iter()
+                .filter(|(_, w)| w.held_by.as_ref().is_none_or(known))
+                .map(|(id, w)| (id.clone(), w.clone()))
+                .collect()
+        };
+        let mut game = Game {
+            scenario: project_scenario(scenario, setup_aliases, viewer),
+            clock: *clock,
+            units,
+            weapons,
+            movement: MovementRecord {
+                moving_stack: known_of(moving_stack),
+                last_movers: known_of(last_movers),
+                finished: known_of(finished),
+                sewer_check_failed: known_of(sewer_check_failed),
+                // Manholes are on the map; going down one is seen (B8.4).
+                sewer_entries: sewer_entries.clone(),
+            },
+            wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
+            attack: attack
+                .as_ref()
+                .filter(|a| all_known(&a.firers))
+                .map(|a| DeclaredAttack {
+                    by: a.by,
+                    firers: a.firers.clone(),
+                    target: a.target,
+                    wa_holders: known_of(&a.wa_holders),
+                }),
+            sewer_designation: sewer_designation.clone().filter(|d| all_known(&d.units)),
+            wa_hip_window: wa_hip_window.clone().filter(|w| all_known(&w.claimants)),
+            wa_challenge: wa_challenge
+                .clone()
+                .filter(|c| all_known(&c.holders) && all_known(&c.claimants)),
+            wa_shown: known_of(wa_shown),
+            tunnels: tunnels
+                .iter()
+                .filter(|t| t.revealed || viewer == Viewer::Side(t.side))
+                .cloned()
+                .collect(),
+            // Declared openly by the ATTACKER (B8.42 drm).
+            unseen_manholes: unseen_manholes.clone(),
+            // Every roll's first draw number is in the event that records it.
+            dice_drawn: *dice_drawn,
+            over: *over,
+            end_proposal: *end_proposal,
+            viewer: Some(viewer),
+            version: 0,
+            prep_fired: known_of(prep_fired),
+            // Only the viewer's own side's (below).
+            tunnel_sightings: tunnel_sightings.clone(),
+            // A discovery is made in the open, by a unit on the map (B8.63).
+            tunnel_discoveries: tunnel_discoveries.clone(),
+            aliases: BTreeMap::new(),
+            next_alias: 0,
+            setup_aliases: CopyOnWrite::default(),
+            undo_trail: UndoTrail::default(),
+            timing: None,
+            setup: setup.as_ref().map(|turn| SetupTurn {
+                side: turn.side,
+                // Only the viewer's own units placed HIP.
+                hip: turn
+                    .hip
+                    .iter()
+                    .filter(|id| {
+                        self.units
+                            .get(*id)
+                            .is_some_and(|u| viewer == Viewer::Side(u.side))
+                    })
+                    .cloned()
+                    .collect(),
+            }),
+        };
         keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
         // Units under "?" go by their aliases; the map itself would pair them with their ids.
@@ -573,17 +893,11 @@ impl Game {
             .units
             .values()
             .filter(|u| view::masked(viewer, u))
-            .filter_map(|u| Some((u.id.clone(), self.aliases.get(&u.id)?.clone())))
+            .filter_map(|u| Some((u.id.clone(), aliases.get(&u.id)?.clone())))
             .collect();
         for (id, alias) in aliased {
             view::rename_unit(&mut game, &id, &alias);
         }
-        game.aliases.clear();
-        game.next_alias = 0;
-        game.setup_aliases.clear();
-        // How many events the whole game has seen is not the viewer's to know: whoever hands
-        // the projection out sets the viewer's own count.
-        game.version = 0;
         game
     }
 
@@ -609,6 +923,10 @@ impl Game {
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
         if let Event::TunnelUseSighted { by, .. } = event {
             return viewer == Viewer::Side(*by);
+        }
+        // A unit placed in set-up is out of the other side's sight until set-up ends (A12.12).
+        if let Event::UnitSetUp { unit, .. } = event {
+            return viewer == Viewer::Side(unit.side);
         }
         event
             .units()
@@ -792,6 +1110,7 @@ pub enum ReplayError {
 
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
+    let acting = game.acting();
     // An offer to end the game is about the step it was made in: the step's end withdraws it.
     // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
     // that offered (or the one asked) that something happened unseen.
@@ -1000,6 +1319,62 @@ pub fn apply(game: &mut Game, event: &Event) {
             });
         }
         Event::AttackResolved { .. } => game.attack = None,
+        Event::UnitSetUp { unit, weapons, hip } => {
+            game.weapons
+                .retain(|_, w| w.held_by.as_ref() != Some(&unit.id));
+            game.units.insert(unit.id.clone(), (**unit).clone());
+            for w in weapons {
+                game.weapons.insert(w.id.clone(), w.clone());
+            }
+            if let Some(turn) = &mut game.setup {
+                if *hip {
+                    turn.hip.insert(unit.id.clone());
+                } else {
+                    turn.hip.remove(&unit.id);
+                }
+            }
+        }
+        Event::UnitSetUpLifted { unit } => {
+            game.units.remove(unit);
+            game.weapons.retain(|_, w| w.held_by.as_ref() != Some(unit));
+            if let Some(turn) = &mut game.setup {
+                turn.hip.remove(unit);
+            }
+        }
+        Event::SetupDone { side } => {
+            let order = game
+                .scenario
+                .setup
+                .as_ref()
+                .map(|s| s.setting_up())
+                .unwrap_or_default();
+            let next = order
+                .iter()
+                .position(|s| s == side)
+                .and_then(|i| order.get(i + 1));
+            if let (Some(turn), Some(next)) = (&mut game.setup, next) {
+                turn.side = *next;
+            }
+        }
+        Event::SetupEnded { units } => {
+            for unit in units {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+            game.setup = None;
+        }
+        Event::UnitsEntered {
+            units, weapons, mf, ..
+        } => {
+            for unit in units {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+            for w in weapons {
+                game.weapons.insert(w.id.clone(), w.clone());
+            }
+            // Entering is the stack's first step of its move (A4.2).
+            let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+            spend(game, &ids, mf);
+        }
         Event::HiddenUnitPlaced { unit, weapons } => {
             // Placing a hidden unit answers a HIP window of its side (B9.324).
             if game
@@ -1165,6 +1540,19 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.viewer = viewer;
             game.timing = timing;
         }
+        // Decided only when the trail reaches back to the version before `from`
+        // (`record::dispute`), so the position is there.
+        Event::EventsUndoneTo { from, .. } => {
+            if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
+                let (version, viewer) = (game.version, game.viewer);
+                // Time once spent stands: an undo takes back the position, not the clocks.
+                let timing = game.timing.take();
+                *game = restored;
+                game.version = version;
+                game.viewer = viewer;
+                game.timing = timing;
+            }
+        }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
         Event::UnitsRoutedThroughTunnel {
             units,
@@ -1226,6 +1614,27 @@ pub fn apply(game: &mut Game, event: &Event) {
     match game.viewer {
         Some(viewer) => mask_concealed(game, viewer),
         None => view::refresh_aliases(game),
+    }
+    keep_undo_trail(game, event, acting);
+}
+
+/// Moves the game's [`UndoTrail`] on past `event`: based anew after an event no undo reaches
+/// back across for either side (the side to act changed, an undo, the game's start) or once it
+/// holds [`UNDO_TRAIL_EVENTS_MAX`] events; else the event is added to it. Only the whole game
+/// keeps one: a projection's is never read.
+fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
+    if game.viewer.is_some() {
+        return;
+    }
+    let rebase = matches!(
+        event,
+        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::EventsUndoneTo { .. }
+    ) || game.acting() != acting_before
+        || game.undo_trail.len >= UNDO_TRAIL_EVENTS_MAX;
+    if rebase {
+        game.undo_trail = UndoTrail::at(game);
+    } else {
+        game.undo_trail.push(event);
     }
 }
 
@@ -1373,6 +1782,63 @@ mod tests {
         assert_ne!(game.state_hash(), copy.state_hash());
         copy.units.get_mut(&id).unwrap().pinned = game.units[&id].pinned;
         assert_eq!(game.state_hash(), copy.state_hash());
+    }
+
+    /// The projection is made field by field: the records and prompts a game carries besides
+    /// its units (a declared attack's WA holders, a WA chance, a challenge, units shown for
+    /// WA, prep fire, a HIP moment) name no unit hidden from the viewer and no concealed unit
+    /// by its id — each is kept only as far as the viewer may know it, as its stream shows it.
+    #[test]
+    fn records_beside_the_units_name_only_what_the_viewer_may_know() {
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap();
+        let mut game = Game::new(scenario);
+        // r3 is hidden (HIP), r2 under "?": the German knows neither by its id.
+        let hip: UnitId = "r3".into();
+        let concealed: UnitId = "r2".into();
+        let both: BTreeSet<UnitId> = [hip.clone(), concealed.clone()].into();
+        game.attack = Some(DeclaredAttack {
+            by: Side::A,
+            firers: vec!["g1".into()],
+            target: game.units["r1"].hex,
+            wa_holders: both.clone(),
+        });
+        game.wa_chance = Some(WaChance {
+            side: Side::B,
+            units: vec![hip.clone()],
+        });
+        game.wa_challenge = Some(WaChallenge {
+            side: Side::B,
+            holders: vec![hip.clone()],
+            claimants: vec!["g1".into()],
+            how: crate::game::event::WaClaim::Mandatory,
+        });
+        game.wa_shown = both.clone();
+        game.prep_fired = both.clone();
+        game.movement.sewer_check_failed = both.clone();
+        let german = Viewer::Side(Side::A);
+        let view = game.project(german);
+        let json = serde_json::to_string(&view).unwrap();
+        for secret in ["\"r3\"", "\"r2\""] {
+            assert!(
+                !json.contains(secret),
+                "the German's projection names {secret}"
+            );
+        }
+        let alias = game.aliases[&concealed].clone();
+        let attack = view.attack.as_ref().expect("the German's own attack");
+        assert_eq!(attack.wa_holders, [alias.clone()].into());
+        assert_eq!(
+            view.wa_chance, None,
+            "a chance for a hidden unit is not the German's"
+        );
+        assert_eq!(view.wa_challenge, None);
+        assert_eq!(view.wa_shown, [alias].into());
+        // The Russian knows his own units by their ids, every one.
+        let russian = game.project(Viewer::Side(Side::B));
+        assert_eq!(russian.attack.unwrap().wa_holders, both);
+        assert_eq!(russian.wa_chance, game.wa_chance);
+        assert_eq!(russian.wa_challenge, game.wa_challenge);
     }
 
     /// Hashing an encoding as it is written gives the digest of the whole encoding, for small

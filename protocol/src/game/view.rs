@@ -61,7 +61,10 @@ pub const ALIAS_PREFIX: char = '?';
 pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
     let visible = matches!(
         event,
-        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::HiddenUnitPlaced { .. }
+        Event::GameCreated { .. }
+            | Event::EventsUndone { .. }
+            | Event::EventsUndoneTo { .. }
+            | Event::HiddenUnitPlaced { .. }
     ) || before.shows(viewer, event);
     if !visible {
         return None;
@@ -118,6 +121,23 @@ pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
         viewer,
     };
     names.text(text)
+}
+
+/// The name `viewer` knows unit `id` by (its alias while it is under another side's "?"), or
+/// `None` for a unit the viewer may not know of at all (HIP, A12.3). An id that is no unit of
+/// the game is the reader's own word, given back as it is.
+pub fn name_for(game: &Game, viewer: Viewer, id: &str) -> Option<UnitId> {
+    match game.units.get(id) {
+        None => Some(id.to_string()),
+        Some(unit) if !viewer.sees_unit(unit) => None,
+        Some(unit) if masked(viewer, unit) => Some(
+            game.aliases
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| ALIAS_PREFIX.to_string()),
+        ),
+        Some(_) => Some(id.to_string()),
+    }
 }
 
 /// Applies an event as a viewer received it to that viewer's projection.
@@ -376,6 +396,25 @@ impl Names<'_> {
                 target,
                 into_sewer,
             },
+            // Set-up ends: each viewer receives the units it now sees, as the map shows them
+            // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
+            // the list's order says which unit is which.
+            Event::SetupEnded { units } => {
+                let mut shown: Vec<Unit> = units
+                    .iter()
+                    .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
+                    .map(|u| {
+                        let mut u = u.clone();
+                        if masked(v, &u) {
+                            u.id = self.name(&u.id);
+                            super::mask_unit(&mut u);
+                        }
+                        u
+                    })
+                    .collect();
+                shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
+                Event::SetupEnded { units: shown }
+            }
             Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
                 let mut shown = (*unit).clone();
                 super::mask_unit(&mut shown);
@@ -490,6 +529,20 @@ impl Names<'_> {
                 from,
                 to,
                 restored: Box::new(restored.project(v)),
+            },
+            // The log names the version to return to; a viewer is handed the position itself,
+            // as it may know it: the game after the undo is the position before `from`.
+            Event::EventsUndoneTo {
+                requested_by,
+                consented_by,
+                from,
+                to,
+            } => Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(self.after.project(v)),
             },
             // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
             // ending by agreement included).
@@ -621,6 +674,9 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     }
     if let Some(a) = &mut game.attack {
         a.firers.iter_mut().for_each(swap);
+        if a.wa_holders.remove(from) {
+            a.wa_holders.insert(to.clone());
+        }
     }
     if let Some(d) = &mut game.sewer_designation {
         d.units.iter_mut().for_each(swap);

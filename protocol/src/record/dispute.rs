@@ -6,20 +6,25 @@
 //! [`rules::decide`](crate::rules::decide). Like the rules, it never mutates and names the
 //! rule behind a refusal — here the document that defines the procedure.
 //!
-//! Undo in an append-only log: an undo is an event, [`Event::EventsUndone`], carrying the
-//! position from before the events it takes back, rebuilt by replaying the log up to them when
-//! the undo is decided. `apply` puts that position back, so replay stays a fold of `apply`
-//! over the log and reaches what live play reached; a verifier replays the same prefix and
-//! checks the carried position against it ([`check_logged`]).
+//! Undo in an append-only log: an undo is an event, [`Event::EventsUndoneTo`], naming the
+//! events it takes back. `apply` puts the position before them back, rebuilt from the game's
+//! [`UndoTrail`](crate::game::UndoTrail) — the position after the last event no undo reaches
+//! across and the events since — so replay stays a fold of `apply` over the log and reaches
+//! what live play reached, and an undo costs the log a few bytes, not a position. Logs written
+//! before it carry [`Event::EventsUndone`] with the whole position, which a verifier checks
+//! against a replay of the log up to it ([`check_logged`]). An undo reaches back over at most
+//! [`UNDO_TRAIL_EVENTS_MAX`] events, and a side asks for at most
+//! [`UNDO_REQUESTS_PER_PLAYER_TURN_MAX`] undos a Player Turn: named limits, so a loop of
+//! move, undo, consent cannot grow a game without bound.
 
 use crate::board::scenario::Side;
 use crate::game::command::Command;
 use crate::game::dice::DiceSource;
 use crate::game::event::Event;
-use crate::game::{Game, Viewer};
+use crate::game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use crate::record::chain::Entry;
 use crate::record::fair_dice::{self, Ledger, Nonce};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
 use data_encoding::HEXLOWER;
 
 /// What a refusal about answers and undo cites: the document that defines them.
@@ -27,6 +32,11 @@ pub const RULE: &str = crate::rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub const REASON_BYTES_MAX: usize = 200;
+
+/// The most undos one side asks for in one Player Turn. Undo is for a slip of the hand; with
+/// the Player Turns a scenario may have (`TURNS_MAX`), this bounds what asking can add to a
+/// game's log.
+pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
@@ -46,6 +56,16 @@ pub fn decide(
         }
         Command::RequestUndo { from } => {
             check_undo(game, log, by, *from, game.version)?;
+            let asked = requests_this_player_turn(log, by);
+            if asked >= UNDO_REQUESTS_PER_PLAYER_TURN_MAX {
+                return Err(refuse(
+                    ViolationKind::NotUndoable,
+                    format!(
+                        "the {} has asked for {asked} undos this Player Turn, the most a side may ({UNDO_REQUESTS_PER_PLAYER_TURN_MAX}); play on",
+                        game.side_name(by)
+                    ),
+                ));
+            }
             Ok(vec![Event::UndoRequested {
                 by,
                 from: *from,
@@ -71,9 +91,13 @@ pub fn decide(
                     _ => None,
                 })
                 .ok_or_else(|| {
-                    refuse(
+                    refuse_naming(
                         ViolationKind::UnknownEvent,
-                        format!("there is no roll #{roll} for an adjudication to follow"),
+                        vec![
+                            text("there is no roll at "),
+                            Piece::Event(*roll),
+                            text(" for an adjudication to follow"),
+                        ],
                     )
                 })?;
             let cited = format!(
@@ -113,6 +137,12 @@ fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
     RuleViolation::new(RULE, kind, detail)
 }
 
+/// A refusal naming events of the log: each reader is told its own numbers for them
+/// (`RuleViolation::render`), never the log's.
+fn refuse_naming(kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+    RuleViolation::with(RULE, kind, pieces)
+}
+
 fn ledger(log: &[Entry]) -> Ledger {
     let mut ledger = Ledger::default();
     for e in log {
@@ -138,14 +168,17 @@ fn contribute(
     game_over(game)?;
     if let Some(epoch) = ledger(log).open() {
         if epoch.contributions[index(by)].is_some() {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 fair_dice::RULE,
                 ViolationKind::WrongPhase,
-                format!(
-                    "the {} has contributed to the dice under the commitment of #{} already; a side contributes once per seed",
-                    game.side_name(by),
-                    epoch.committed_at
-                ),
+                vec![
+                    text(format!(
+                        "the {} has contributed to the dice under the commitment of ",
+                        game.side_name(by)
+                    )),
+                    Piece::Event(epoch.committed_at),
+                    text(" already; a side contributes once per seed"),
+                ],
             ));
         }
     }
@@ -191,12 +224,13 @@ fn answer(
 ) -> Result<Vec<Event>, RuleViolation> {
     game_over(game)?;
     let unknown = || {
-        refuse(
+        refuse_naming(
             ViolationKind::UnknownEvent,
-            format!(
-                "there is no adjudication #{seq} for the {} to answer",
-                game.side_name(by)
-            ),
+            vec![
+                text("there is no adjudication at "),
+                Piece::Event(seq),
+                text(format!(" for the {} to answer", game.side_name(by))),
+            ],
         )
     };
     let entry = seq
@@ -223,12 +257,13 @@ fn answer(
         _ => return Err(unknown()),
     };
     if entered_by == by {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongSide,
-            format!(
-                "the {} entered #{seq}; the opponent of whoever entered an adjudication answers it",
-                game.side_name(by)
-            ),
+            vec![
+                text(format!("the {} entered ", game.side_name(by))),
+                Piece::Event(seq),
+                text("; the opponent of whoever entered an adjudication answers it"),
+            ],
         ));
     }
     let answered = log[seq as usize..].iter().find(|e| {
@@ -239,9 +274,14 @@ fn answer(
         )
     });
     if let Some(a) = answered {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::WrongPhase,
-            format!("#{seq} was answered at #{} already", a.seq),
+            vec![
+                Piece::Event(seq),
+                text(" was answered at "),
+                Piece::Event(a.seq),
+                text(" already"),
+            ],
         ));
     }
     Ok(vec![match reason {
@@ -280,6 +320,11 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::SewerStackLost { .. }
         | Event::SewerEmergenceRolled { .. } => "follows from a die roll",
         Event::HiddenUnitPlaced { .. } => "revealed a hidden unit (A12.3)",
+        Event::UnitSetUp { .. } | Event::UnitSetUpLifted { .. } => {
+            "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"
+        }
+        Event::SetupDone { .. } => "ended a side's set-up: the side to act changed (A12.12)",
+        Event::SetupEnded { .. } => "revealed the set-up to the other side (A12.12)",
         Event::UnitEntryBlocked { .. } => "revealed concealed or hidden units (A12.15)",
         Event::UnitsMomentarilyRevealed { .. } | Event::WallAdvantageDenied { .. } => {
             "revealed units to the opponent (B9.324)"
@@ -311,7 +356,8 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::SeedRevealed { .. } => "belongs to the dice scheme (docs/dice.md)",
         Event::AdjudicationAccepted { .. }
         | Event::AdjudicationDisputed { .. }
-        | Event::EventsUndone { .. } => "is an answer between the players",
+        | Event::EventsUndone { .. }
+        | Event::EventsUndoneTo { .. } => "is an answer between the players",
         _ => return None,
     })
 }
@@ -328,6 +374,11 @@ fn asking(event: &Event) -> bool {
 /// Whether events `from..=to` — the end of `log` — may be taken back by `by`: the side to act,
 /// whole commands of its own, none of them a die roll, a reveal of hidden information or a
 /// change of the side to act.
+///
+/// Judged on what `by` may know: events its stream never showed it (the opponent's hidden
+/// units at work, A12.3) are passed over, so the answer — a preview's, a request's and the
+/// refusal's words — is the same whatever the opponent did out of its sight. Whether those
+/// events may be taken back too is the opponent's to judge when it answers ([`consent`]).
 pub fn check_undo(
     game: &Game,
     log: &[Entry],
@@ -347,49 +398,79 @@ pub fn check_undo(
         ));
     }
     if from < 2 || from > to || to as usize > log.len() {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::UnknownEvent,
-            format!("there are no events #{from}–#{to} to take back (the log ends at #{to})"),
+            // No number of the log's, nor its length: they count what the asker was not shown.
+            vec![text("there are no such events to take back")],
         ));
     }
     let first = &log[(from - 1) as usize];
     if first.first != from {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!(
-                "#{from} is part of a command that began at #{}; commands are taken back whole",
-                first.first
-            ),
+            vec![
+                Piece::Event(from),
+                text(" is part of a command that began at "),
+                Piece::Event(first.first),
+                text("; commands are taken back whole"),
+            ],
         ));
     }
     let range = &log[(from - 1) as usize..to as usize];
+    let seen = |e: &&Entry| seen_by(game, by, e);
     // A die roll is named before any other barrier: it is the one players ask about.
     let barriers = range
         .iter()
+        .filter(seen)
         .filter_map(|e| Some((e, barrier(&e.event, by, game.scenario.first)?)));
     let rolled = barriers
         .clone()
         .find(|(e, _)| matches!(e.event, Event::DiceRolled { .. }));
     if let Some((entry, why)) = rolled.or_else(|| barriers.clone().next()) {
-        return Err(refuse(
+        return Err(refuse_naming(
             ViolationKind::NotUndoable,
-            format!("#{} {} {why}", entry.seq, entry.event.name()),
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(" {} {why}", entry.event.name())),
+            ],
         ));
     }
-    for entry in range.iter().filter(|e| !asking(&e.event)) {
+    for entry in range.iter().filter(seen).filter(|e| !asking(&e.event)) {
         let seq = entry.seq;
         if entry.by != Some(by) {
             let whose = match entry.by {
                 Some(side) => format!("the {}'s", game.side_name(side)),
                 None => "not attributed to a side".into(),
             };
-            return Err(refuse(
+            return Err(refuse_naming(
                 ViolationKind::NotUndoable,
-                format!("#{seq} is {whose}; a side takes back only its own events"),
+                vec![
+                    Piece::Event(seq),
+                    text(format!(
+                        " is {whose}; a side takes back only its own events"
+                    )),
+                ],
             ));
         }
     }
     Ok(())
+}
+
+/// How many undos `side` asked for in the current Player Turn: its requests since the step
+/// that began it (the log's start for the first).
+fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
+    log.iter()
+        .rev()
+        .take_while(|e| !matches!(&e.event, Event::StepEnded { next, .. } if next.step == 0))
+        .filter(|e| matches!(e.event, Event::UndoRequested { by, .. } if by == side))
+        .count()
+}
+
+/// Whether `side`'s stream showed `entry`: not if it names a unit hidden from the side now
+/// (a unit hidden now was hidden throughout: HIP is lost, never regained) or is the other
+/// side's sighting of a tunnel ([`Game::shows`]).
+fn seen_by(game: &Game, side: Side, entry: &Entry) -> bool {
+    game.shows(Viewer::Side(side), &entry.event)
 }
 
 /// The undo asked for by `by`'s opponent as the log's last event: `(asker, from, to)`.
@@ -423,22 +504,58 @@ fn waiting_undo(game: &Game, log: &[Entry], by: Side) -> Result<(Side, u64, u64)
 fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
     let (asker, from, to) = waiting_undo(game, log, by)?;
     check_undo(game, &log[..to as usize], asker, from, to)?;
-    let mut restored =
-        Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event)).map_err(|e| {
-            refuse(
-                ViolationKind::UnknownEvent,
-                format!("the log before #{from} cannot be replayed: {e}"),
-            )
-        })?;
-    // The clocks are not taken back (`apply` keeps them), and a logged position has none.
-    restored.timing = None;
-    Ok(vec![Event::EventsUndone {
+    // The asker judged the events it was shown; the events out of its sight in the range are
+    // the answering side's to judge, and it may take back none that no undo may (a die roll,
+    // a reveal). The refusal goes to the answering side alone, who sees them all.
+    let unseen = log[(from - 1) as usize..to as usize]
+        .iter()
+        .filter(|e| !seen_by(game, asker, e))
+        .find_map(|e| Some((e, barrier(&e.event, asker, game.scenario.first)?)));
+    if let Some((entry, why)) = unseen {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(
+                    " {} {why}; decline the undo instead",
+                    entry.event.name()
+                )),
+            ],
+        ));
+    }
+    // Within the trail: the position before `from` can be rebuilt without the log.
+    if game.undo_trail.position_at(game, from - 1).is_none() {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(from),
+                text(format!(
+                    " lies further back than an undo reaches (the last {UNDO_TRAIL_EVENTS_MAX} events); decline the undo instead"
+                )),
+            ],
+        ));
+    }
+    Ok(vec![Event::EventsUndoneTo {
         requested_by: asker,
         consented_by: by,
         from,
         to,
-        restored: Box::new(restored),
     }])
+}
+
+/// An undo in its older form, [`Event::EventsUndone`] with the whole position, checked as a
+/// verifier reads it: the position it carries is the one replaying the log before `from` gives.
+fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<(), String> {
+    let truth = Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event))
+        .map_err(|e| format!("the log before #{from} cannot be replayed: {e}"))?;
+    if truth != *restored {
+        return Err(format!(
+            "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
+            restored.state_hash(),
+            truth.state_hash()
+        ));
+    }
+    Ok(())
 }
 
 /// Re-checks a logged event of this module against the log before it, as a verifier reads a
@@ -502,17 +619,25 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
                     game.side_name(asker)
                 ));
             }
-            let Ok(Event::EventsUndone {
-                restored: truth, ..
-            }) = consent(game, log, *consented_by).map(|mut e| e.remove(0))
-            else {
-                return Err("was not legal when logged".into());
-            };
-            if truth != *restored {
+            legal(consent(game, log, *consented_by))?;
+            check_undone_position(log, *from, restored)
+        }
+        Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } => {
+            issued_by(*consented_by)?;
+            let decided = consent(game, log, *consented_by)
+                .map_err(|v| format!("was not legal when logged: {v}"))?;
+            if decided != [entry.event.clone()] {
+                let (asker, f, t) = waiting_undo(game, log, *consented_by)
+                    .map_err(|v| format!("was not legal when logged: {v}"))?;
                 return Err(format!(
-                    "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
-                    restored.state_hash(),
-                    truth.state_hash()
+                    "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
+                    game.side_name(*requested_by),
+                    game.side_name(asker)
                 ));
             }
             Ok(())
@@ -566,6 +691,12 @@ pub fn describe(sides: &[crate::board::scenario::SideSpec; 2], event: &Event) ->
             from,
             to,
             ..
+        }
+        | Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
         } => format!(
             "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({RULE})",
             name(*requested_by),
@@ -663,14 +794,14 @@ mod tests {
                 vec![(Side::A, g3_to("20A3"))],
                 Side::A,
                 From::Seq(99),
-                Some((UnknownEvent, "no events #99")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the scenario itself",
                 vec![],
                 Side::A,
                 From::Seq(1),
-                Some((UnknownEvent, "no events #1")),
+                Some((UnknownEvent, "no such events")),
             ),
             (
                 "the opponent's adjudication in between",
@@ -736,6 +867,132 @@ mod tests {
         }
     }
 
+    /// The German asks to take back its move. Whether the Russian's HIP unit did something
+    /// meanwhile (an adjudication the German's stream never showed, A12.3) changes neither the
+    /// preview's answer nor the request's: both are judged on what the German may know. The
+    /// Russian, who sees it all, answers, and a consent takes back its hidden event with the
+    /// rest.
+    #[test]
+    fn an_undo_is_judged_on_what_the_asker_was_shown() {
+        const HIDDEN: &str = include_str!("../../tests/hidden/scenario.toml");
+        let mut quiet = start_with(HIDDEN, 3);
+        to_german_mph(&mut quiet);
+        let before = quiet.game().clone();
+        play(
+            &mut quiet,
+            Side::A,
+            Command::Move {
+                units: vec!["gs1".into()],
+                to: hex("20C4"),
+            },
+        );
+        let from = before.version + 1;
+        let mut busy = quiet.clone();
+        play(
+            &mut busy,
+            Side::B,
+            Command::Adjudicate {
+                unit: "rh".into(),
+                outcome: Outcome::Break,
+                note: "`rh` broke".into(),
+            },
+        );
+        assert!(
+            !busy
+                .game()
+                .shows(Viewer::Side(Side::A), &busy.entries().last().unwrap().event),
+            "the German never saw the HIP unit's adjudication"
+        );
+        let ask = Command::RequestUndo { from };
+        let previewed = |r: &Referee| {
+            crate::record::preview::preview(r.game(), r.entries(), Side::A, &ask)
+                .map(|p| p.summary)
+                .map_err(|v| v.to_string())
+        };
+        assert_eq!(previewed(&quiet), Ok("allowed".into()));
+        assert_eq!(previewed(&busy), previewed(&quiet));
+        for r in [&mut quiet, &mut busy] {
+            play(r, Side::A, ask.clone());
+            play(r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["gs1"].hex, before.units["gs1"].hex);
+            assert_eq!(r.game().units["rh"], before.units["rh"], "taken back too");
+            let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+            assert_eq!(&replayed, r.game());
+        }
+        // A verifier reading either log finds every request and answer legal.
+        assert_eq!(check_logged_all(&quiet), Ok(()));
+        assert_eq!(check_logged_all(&busy), Ok(()));
+    }
+
+    /// Move, ask to undo, consent — in a loop, as a player filling the log would. Each undo is
+    /// logged as the version it returns to, a few bytes, not a position; the side's requests
+    /// stop at the named limit for the Player Turn; replaying the log gives the live game; and
+    /// the export verifies (every request and consent legal, re-decided).
+    #[test]
+    fn undo_in_a_loop_keeps_the_log_small_and_verifiable() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let position =
+            bincode::serde::encode_to_vec(r.game(), bincode::config::standard()).unwrap();
+        let mut cycles = 0;
+        let refused = loop {
+            play(&mut r, Side::A, g3_to("20A3"));
+            let from = r.game().version;
+            match r.play(Side::A, &Command::RequestUndo { from }, &mut seeds()) {
+                Ok(_) => {}
+                Err(v) => break v,
+            }
+            play(&mut r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["g3"].hex, hex("20A2"), "cycle {cycles}");
+            cycles += 1;
+        };
+        assert_eq!(cycles, UNDO_REQUESTS_PER_PLAYER_TURN_MAX);
+        assert_eq!(refused.kind, ViolationKind::NotUndoable, "{refused}");
+        assert!(
+            refused.detail.contains("undos this Player Turn"),
+            "{refused}"
+        );
+        for e in r.entries() {
+            let bytes = bincode::serde::encode_to_vec(&e.event, bincode::config::standard())
+                .unwrap()
+                .len();
+            if matches!(e.event, Event::EventsUndoneTo { .. }) {
+                assert!(
+                    bytes < 64 && bytes * 20 < position.len(),
+                    "an undo logged in {bytes} bytes (a position is {})",
+                    position.len()
+                );
+            }
+        }
+        let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+        assert_eq!(&replayed, r.game(), "replay = live");
+        assert_eq!(replayed.state_hash(), r.game().state_hash());
+        assert_eq!(check_logged_all(&r), Ok(()));
+        // The count starts again with the next Player Turn.
+        while r.game().clock.player_turn == 1 {
+            done(&mut r);
+        }
+        assert_eq!(requests_this_player_turn(r.entries(), Side::A), 0);
+        // Played to the end, the game's export verifies to the live state.
+        while !r.game().over {
+            done(&mut r);
+        }
+        let verified = crate::record::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// Every logged answer and undo re-checked as a verifier reads the log.
+    fn check_logged_all(r: &Referee) -> Result<(), String> {
+        let entries = r.entries();
+        let mut game = Game::replay([&entries[0].event]).unwrap();
+        for (i, entry) in entries.iter().enumerate().skip(1) {
+            check_logged(&game, &entries[..i], entry)?;
+            crate::game::apply(&mut game, &entry.event);
+        }
+        Ok(())
+    }
+
     #[test]
     fn an_undo_needs_consent_and_restores_the_position_before() {
         let mut r = start(3);
@@ -766,7 +1023,7 @@ mod tests {
         let events = play(&mut r, Side::B, Command::ConsentToUndo);
         assert!(matches!(
             &events[0],
-            Event::EventsUndone { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
+            Event::EventsUndoneTo { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
         ));
         let mut expected = before.clone();
         expected.version = r.game().version;
@@ -779,7 +1036,7 @@ mod tests {
         let undo_seq = r
             .entries()
             .iter()
-            .find(|e| matches!(e.event, Event::EventsUndone { .. }))
+            .find(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
             .unwrap()
             .seq;
         let refused = r
@@ -818,13 +1075,13 @@ mod tests {
                 Side::A,
                 Command::AcceptAdjudication { event: 1 },
                 UnknownEvent,
-                "no adjudication #1",
+                "no adjudication at #1",
             ),
             (
                 Side::A,
                 Command::AcceptAdjudication { event: 99 },
                 UnknownEvent,
-                "no adjudication #99",
+                "no adjudication at #99",
             ),
             (Side::A, dispute(pin, " "), UnitState, "says why"),
             (

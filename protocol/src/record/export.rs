@@ -610,7 +610,7 @@ fn verify_log(
             }
             Event::AdjudicationAccepted { .. } => summary.accepted += 1,
             Event::AdjudicationDisputed { .. } => summary.disputed += 1,
-            Event::EventsUndone { .. } => summary.undone += 1,
+            Event::EventsUndone { .. } | Event::EventsUndoneTo { .. } => summary.undone += 1,
             _ => {}
         }
         check_clock(game, &entry.event).map_err(bad)?;
@@ -1086,6 +1086,39 @@ mod tests {
         assert!(err.to_string().contains("checksum"), "{err}");
     }
 
+    /// A log written before undo named the version to return to carries the whole position in
+    /// `EventsUndone`: it still verifies, to the same state, when that position is the true one.
+    #[test]
+    fn an_undo_of_the_older_form_still_verifies() {
+        let r = full_game();
+        let mut entries = r.entries().to_vec();
+        let undo_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
+            .unwrap();
+        let Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } = entries[undo_at].event.clone()
+        else {
+            unreachable!()
+        };
+        let restored =
+            Game::replay(entries[..(from - 1) as usize].iter().map(|e| &e.event)).unwrap();
+        entries[undo_at].event = Event::EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            restored: Box::new(restored),
+        };
+        let verified =
+            verify_text(&reseal(&entries, r.game().state_hash())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
     /// A rewritten log that is consistent in itself — chain, header and checksum all made
     /// anew — still fails where the dice or an undo were forged.
     #[test]
@@ -1100,10 +1133,27 @@ mod tests {
         let mut entries = r.entries().to_vec();
         let undo_at = entries
             .iter()
-            .position(|e| matches!(e.event, Event::EventsUndone { .. }))
+            .position(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
             .unwrap();
-        if let Event::EventsUndone { restored, .. } = &mut entries[undo_at].event {
+        // An undo in the older form, carrying a whole position: the position is checked
+        // against a replay of the log before it, and this one is not that.
+        if let Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } = entries[undo_at].event.clone()
+        {
+            let mut restored =
+                Game::replay(entries[..(from - 1) as usize].iter().map(|e| &e.event)).unwrap();
             restored.units.get_mut("g1").unwrap().morale = crate::board::scenario::Morale::Broken;
+            entries[undo_at].event = Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(restored),
+            };
         }
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(undo_at as u64 + 1), "{err}");
@@ -1441,7 +1491,7 @@ mod tests {
                     (acting, Command::Done)
                 }
                 2 | 3 => {
-                    let next = at.neighbours();
+                    let next = r.game().scenario.geometry().neighbours(at);
                     let to = next[usize::from(*pick) % next.len()];
                     (
                         acting,

@@ -61,15 +61,15 @@ pub fn preview(
             | Command::DoubleTime { .. }
             | Command::PickUp { .. }
             | Command::TakeShellholeCover { .. }
+            | Command::Enter { .. }
     );
     let step = priced
         .then(|| {
             events.iter().find_map(|event| match event {
                 Event::UnitMoved { cost, mf, .. }
                 | Event::UnitBypassed { cost, mf, .. }
-                | Event::UnitEntryBlocked { cost, mf, .. } => {
-                    Some((Some(cost.clone()), mf.clone()))
-                }
+                | Event::UnitEntryBlocked { cost, mf, .. }
+                | Event::UnitsEntered { cost, mf, .. } => Some((Some(cost.clone()), mf.clone())),
                 Event::DoubleTimeDeclared { mf, .. } | Event::ShellholeCoverTaken { mf, .. } => {
                     Some((None, mf.clone()))
                 }

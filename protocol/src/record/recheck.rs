@@ -106,7 +106,7 @@ impl Recheck {
         let same = if fresh {
             matches!(entry.event, Event::DiceCommitted { .. })
         } else {
-            entry.event == event
+            entry.event == event || older_undo(&entry.event, &event)
         };
         if !same {
             return Err(self.differs(&entry.event, &event));
@@ -257,5 +257,30 @@ fn who(game: &Game, side: Option<crate::board::scenario::Side>) -> String {
     match side {
         Some(side) => format!("the {}", game.side_name(side)),
         None => "the server".into(),
+    }
+}
+
+/// An undo logged in its older form, with the whole position (`EventsUndone`), where the rules
+/// now make the form that names the version (`EventsUndoneTo`): the same undo when they name
+/// the same sides and events. The position it carries is checked against a replay of the log
+/// (`dispute::check_logged`).
+fn older_undo(logged: &Event, expected: &Event) -> bool {
+    match (logged, expected) {
+        (
+            Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                ..
+            },
+            Event::EventsUndoneTo {
+                requested_by: r,
+                consented_by: c,
+                from: f,
+                to: t,
+            },
+        ) => (requested_by, consented_by, from, to) == (r, c, f, t),
+        _ => false,
     }
 }

@@ -35,6 +35,9 @@ pub struct Decision {
     pub new_seed: Option<Seed>,
     /// The command decided, with its issuer: recorded beside the first event.
     pub issued: Issued,
+    /// The client's exactly-once key for the command, if it gave one: recorded beside the
+    /// first event too, so a server reading the log back still knows it.
+    pub key: Option<u64>,
 }
 
 impl Decision {
@@ -48,7 +51,7 @@ impl Decision {
                 seq: first + i as u64,
                 by: *by,
                 first,
-                key: None,
+                key: if i == 0 { self.key } else { None },
                 command: (i == 0).then(|| self.issued.clone()),
                 event: event.clone(),
             })
@@ -219,6 +222,17 @@ impl Referee {
 
     /// Records a whole decision, as a server does once it is stored; returns the sequences.
     pub fn record(&mut self, decision: Decision) -> std::ops::RangeInclusive<u64> {
+        self.record_with(decision, |_, _| {})
+    }
+
+    /// Records a whole decision as [`Referee::record`] does, calling `each` with the game
+    /// after each event and the entry it came from: what a server keeps in step with the
+    /// game (its viewers' streams, its checkpoints) sees every position once, applied once.
+    pub fn record_with(
+        &mut self,
+        decision: Decision,
+        mut each: impl FnMut(&Game, &Entry),
+    ) -> std::ops::RangeInclusive<u64> {
         let first = self.game.version + 1;
         let entries = decision.entries(first);
         if let Some(seed) = decision.new_seed {
@@ -227,6 +241,8 @@ impl Referee {
         for entry in entries {
             self.push_entry(entry)
                 .expect("a decision keeps the dice scheme");
+            let entry = self.entries.last().expect("just pushed");
+            each(&self.game, entry);
         }
         first..=self.game.version
     }
@@ -316,6 +332,7 @@ pub fn decision(
         events,
         new_seed,
         issued,
+        key: None,
     })
 }
 

@@ -17,7 +17,7 @@ use crate::game::phase::Clock;
 use crate::game::view::{project_event, Viewed};
 use crate::game::{apply, hash_encoded, Game, Viewer};
 use crate::record::words::{describe, Sides};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{text, RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
 
 /// The running hash of a viewer's stream after some event of it: the chain of every projected
@@ -228,10 +228,11 @@ impl Streams {
     ) -> Result<Command, RuleViolation> {
         let at = |n: u64| {
             self.at(viewer, n).ok_or_else(|| {
-                RuleViolation::new(
+                // In the player's own numbers already: a piece of text, never renumbered.
+                RuleViolation::with(
                     "docs/review.md",
                     ViolationKind::UnknownEvent,
-                    format!("there is no event #{n} in your record"),
+                    vec![text(format!("there is no event #{n} in your record"))],
                 )
             })
         };
@@ -261,22 +262,12 @@ impl Streams {
         })
     }
 
-    /// Text about the log (a refusal naming `#12`) with every `#N` turned into the viewer's
-    /// number for the last event it has at or before N.
-    pub fn text_in_stream(&self, viewer: Viewer, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(i) = rest.find('#') {
-            out.push_str(&rest[..=i]);
-            rest = &rest[i + 1..];
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            if let Ok(n) = rest[..digits].parse::<u64>() {
-                out.push_str(&self.seq_at_or_before(viewer, n).to_string());
-            }
-            rest = &rest[digits..];
-        }
-        out.push_str(rest);
-        out
+    /// The viewer's own number for the event at log position `at`, if it was shown that very
+    /// event (a refusal's [`Piece::Event`](crate::rules::violation::Piece)).
+    pub fn seq_of(&self, viewer: Viewer, at: u64) -> Option<u64> {
+        let stream = self.of(viewer);
+        let i = stream.partition_point(|e| e.at < at);
+        (stream.get(i)?.at == at).then_some(i as u64 + 1)
     }
 
     /// Log positions in events that refer to earlier events, turned into the viewer's own
@@ -342,10 +333,11 @@ mod tests {
             .unwrap_err();
         assert_eq!(refused.kind, ViolationKind::UnknownEvent);
         assert_eq!(refused.detail, "there is no event #5 in your record");
-        assert_eq!(
-            streams.text_in_stream(viewer, "#4 is the German's; the log ends at #5, not #3 #x"),
-            "#3 is the German's; the log ends at #4, not #2 #x"
-        );
+        // An event is named by the viewer's number for that very event, and a hidden one by
+        // none: never by the number of the viewer's event before it.
+        assert_eq!(streams.seq_of(viewer, 4), Some(3));
+        assert_eq!(streams.seq_of(viewer, 3), None);
+        assert_eq!(streams.seq_of(viewer, 6), None);
     }
 
     /// A server builds a loaded game's streams from its log when first read, then pushes each

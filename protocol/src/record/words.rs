@@ -227,6 +227,31 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackResolved { by, target } => {
             format!("{} resolved its attack on {target}", name(*by))
         }
+        Event::UnitSetUp { unit, hip, .. } => format!(
+            "{} set up {} in {}{}{} (A12.12)",
+            name(unit.side),
+            unit.id,
+            unit.hex,
+            if unit.concealed { ", concealed" } else { "" },
+            if *hip { ", hidden (HIP)" } else { "" }
+        ),
+        Event::UnitSetUpLifted { unit } => format!("{unit} was taken back off the map to set up again"),
+        Event::SetupDone { side } => format!("{} has set up (A12.12)", name(*side)),
+        Event::SetupEnded { units } => format!(
+            "set-up ended: {} unit(s) show on the map; Turn 1 begins",
+            units.len()
+        ),
+        Event::UnitsEntered {
+            units, hex, cost, ..
+        } => format!(
+            "{} entered from off board into {hex} ({}) (A2.51)",
+            units
+                .iter()
+                .map(|u| u.id.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            paid(cost)
+        ),
         Event::HiddenUnitPlaced { unit, .. } => format!(
             "{} placed a hidden unit on board in {}, concealed (A12.3)",
             name(unit.side),
@@ -355,7 +380,8 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
-        | Event::EventsUndone { .. } => crate::record::dispute::describe(game.sides, event),
+        | Event::EventsUndone { .. }
+        | Event::EventsUndoneTo { .. } => crate::record::dispute::describe(game.sides, event),
         Event::AllMfSpent { units, rule, mf } => {
             let mut s = format!("{} spent all MF ({rule})", units.join("+"));
             write_accounts(&mut s, mf);

@@ -6,7 +6,7 @@ use crate::board::scenario::{Morale, Side, UnitId};
 use crate::game::command::Outcome;
 use crate::game::event::Event;
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
 
 /// Longest note an adjudication may carry, in bytes: room for "IFT 8 +2, DR 5, 1MC failed".
 pub const NOTE_BYTES_MAX: usize = 200;
@@ -46,10 +46,14 @@ pub(super) fn decide(
         _ => None,
     };
     if let Some((rule, why)) = pointless {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             rule,
             ViolationKind::UnitState,
-            format!("cannot {} `{id}`: it {why}", outcome.name()),
+            vec![
+                text(format!("cannot {} ", outcome.name())),
+                Piece::Unit(id.to_string()),
+                text(format!(": it {why}")),
+            ],
         ));
     }
     let mut events = vec![Event::OutcomeAdjudicated {

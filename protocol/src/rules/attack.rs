@@ -135,7 +135,7 @@ fn check_line_of_fire(
             }
         }
         (Some(Underground::Sewer { .. }), true) => {
-            if firer.hex.is_adjacent(target) {
+            if game.scenario.geometry().is_adjacent(firer.hex, target) {
                 Ok(())
             } else {
                 refuse("B8.2", format!("`{id}` sees only adjacent sewer Locations"))

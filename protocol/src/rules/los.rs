@@ -49,9 +49,13 @@ pub(crate) fn ends_of(game: &Game, map: &LosMap, unit: &Unit) -> Vec<End> {
     }
     end.unit = true;
     end.entrenched = crate::rules::fortification::entrenched_in(game, unit).is_some();
+    let geometry = game.scenario.geometry();
     if unit.wall_advantage {
         for side in wa_hexsides(game, unit) {
-            if let Some(d) = side.other(unit.hex).and_then(|n| unit.hex.direction_to(n)) {
+            if let Some(d) = side
+                .other(unit.hex)
+                .and_then(|n| geometry.direction_to(unit.hex, n))
+            {
                 end.wa |= 1 << d.index();
             }
         }
@@ -61,7 +65,7 @@ pub(crate) fn ends_of(game: &Game, map: &LosMap, unit: &Unit) -> Vec<End> {
         Some(b) => {
             let mut points: Vec<u8> = vec![];
             for far in &b.along {
-                if let Some(d) = unit.hex.direction_to(*far) {
+                if let Some(d) = geometry.direction_to(unit.hex, *far) {
                     let i = d.index();
                     for v in [(i + 5) % 6, i] {
                         let v = v as u8;
@@ -82,14 +86,19 @@ pub(crate) fn ends_of(game: &Game, map: &LosMap, unit: &Unit) -> Vec<End> {
     }
 }
 
-fn vertex_words(end: &End) -> Option<String> {
+fn vertex_words(game: &Game, end: &End) -> Option<String> {
     match end.point {
         Point::Centre => None,
         Point::Vertex(i) => {
             let i = usize::from(i);
             let mut names = vec![end.hex.to_string()];
             for d in [DIRECTIONS[i], DIRECTIONS[(i + 1) % 6]] {
-                names.extend(end.hex.step(d).map(|h| h.to_string()));
+                names.extend(
+                    game.scenario
+                        .geometry()
+                        .step(end.hex, d)
+                        .map(|h| h.to_string()),
+                );
             }
             Some(names.join("-"))
         }
@@ -145,6 +154,8 @@ fn between_with(
     let ends = |spot: &Spot| -> Result<(Vec<End>, Option<&Unit>), LosError> {
         match spot {
             Spot::Hex(h) => {
+                // Either name of a seam hex is the hex (`board::geometry`).
+                let h = &game.scenario.geometry().canonical(*h);
                 if !game.scenario.hexes.contains_key(h) {
                     return Err(LosError(format!("{h} is not on the map")));
                 }
@@ -181,7 +192,7 @@ fn between_with(
         for t in &to_ends {
             let mut report = trace_with(map, *f, *t, explain)?;
             for e in [f, t].into_iter().filter(|_| explain) {
-                if let Some(v) = vertex_words(e) {
+                if let Some(v) = vertex_words(game, e) {
                     report
                         .reasons
                         .insert(0, format!("traced to the Bypass vertex {v} (A4.34)"));

@@ -13,6 +13,7 @@ pub mod los;
 pub mod movement;
 mod place;
 mod roll;
+pub mod setup;
 pub mod sewer;
 pub mod tem;
 pub mod timing;
@@ -35,6 +36,15 @@ pub fn decide(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
+    // On a map of real boards a seam hex has two names; the rules see the map's own.
+    let renamed;
+    let command = match map_names(game, command) {
+        Some(c) => {
+            renamed = c;
+            &renamed
+        }
+        None => command,
+    };
     if game.over {
         return Err(RuleViolation::new(
             "A3",
@@ -51,6 +61,10 @@ pub fn decide(
         Command::ProposeEnd => return end::propose(game, by),
         Command::AcceptEnd => return end::accept(game, by),
         _ => {}
+    }
+    // Before Turn 1, the set-up step (A12.12) takes only its own commands.
+    if game.setup.is_some() {
+        return setup::decide(game, by, command);
     }
     if let Some(d) = &game.sewer_designation {
         if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
@@ -119,6 +133,8 @@ pub fn decide(
             purpose,
             note,
         } => roll::decide(game, by, *count, *purpose, note, dice),
+        Command::SetUp { .. } | Command::LiftSetUp { .. } => Err(setup::not_setting_up()),
+        Command::Enter { units, to } => setup::enter(game, by, units, *to),
         Command::AdjudicateAfterRoll { .. }
         | Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
@@ -144,6 +160,51 @@ pub fn decide(
     }?;
     refuse_ending_in_bypass(game, &events)?;
     Ok(with_consequences(game, events))
+}
+
+/// `command` with every hex it names under the map's name for it (`board::geometry`), when
+/// the scenario is on a map of real boards and some name differs; `None` otherwise.
+fn map_names(game: &Game, command: &Command) -> Option<Command> {
+    let geometry = game.scenario.geometry();
+    if !geometry.has_map() {
+        return None;
+    }
+    let c = |h: &crate::board::hex::Hex| geometry.canonical(*h);
+    let renamed = match command {
+        Command::Move { units, to } => Command::Move {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Bypass { units, hex, along } => Command::Bypass {
+            units: units.clone(),
+            hex: c(hex),
+            along: along.iter().map(c).collect(),
+        },
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => Command::DeclareAttack {
+            firers: firers.clone(),
+            target: c(target),
+            into_sewer: *into_sewer,
+        },
+        Command::SewerMove { units, to } => Command::SewerMove {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::DesignateSewer { to } => Command::DesignateSewer { to: c(to) },
+        Command::DestroyTunnel { entrance } => Command::DestroyTunnel {
+            entrance: c(entrance),
+        },
+        Command::DeclareManholeUnseen { hex } => Command::DeclareManholeUnseen { hex: c(hex) },
+        Command::ClaimTunnelSeen { unit, entrance } => Command::ClaimTunnelSeen {
+            unit: unit.clone(),
+            entrance: c(entrance),
+        },
+        _ => return None,
+    };
+    (renamed != *command).then_some(renamed)
 }
 
 /// A Wall Advantage question that holds play: the side it waits for, the commands of that side

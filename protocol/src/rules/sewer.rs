@@ -38,8 +38,9 @@ pub fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
         return true;
     }
     spec.road == Some(Road::Paved)
-        && hex
-            .hexsides()
+        && scenario
+            .geometry()
+            .hexsides(hex)
             .into_iter()
             .filter(|s| scenario.hexside_spec(*s).is_some_and(|h| h.road))
             .count()
@@ -109,16 +110,21 @@ fn modifier(value: i8, reason: impl Into<String>, rule: &str) -> Modifier {
 /// (B8.4), never one with rubble in it (B8.5),
 /// never a sewer hex an enemy unit holds (B8.41, B8.44).
 pub fn sewer_destinations(game: &Game, side: Side, from: Hex) -> Vec<Hex> {
+    let geometry = game.scenario.geometry();
     game.scenario
         .hexes
         .iter()
         .filter(|(_, spec)| !spec.sewer_rubble)
         .map(|(h, _)| *h)
         .filter(|h| *h != from && manhole_beneath(&game.scenario, *h))
-        .filter(|h| from.distance(*h).is_some_and(|d| d <= SEWER_REACH_HEXES))
+        .filter(|h| {
+            geometry
+                .distance(from, *h)
+                .is_some_and(|d| d <= SEWER_REACH_HEXES)
+        })
         // Never beneath a Water Obstacle (B8.4).
         .filter(|h| {
-            crate::board::scenario::way_beneath(&game.scenario.hexes, from, *h, |s| {
+            crate::board::scenario::way_beneath(geometry, &game.scenario.hexes, from, *h, |s| {
                 !s.water_obstacle
             })
         })
@@ -655,7 +661,7 @@ fn emergence_modifiers(
             && !u.eliminated
             && u.kind != UnitKind::Dummy
             && in_sewer(u)
-            && u.hex.is_adjacent(hex)
+            && game.scenario.geometry().is_adjacent(u.hex, hex)
     });
     if adjacent_enemy.is_some() {
         mods.push(modifier(
@@ -1062,7 +1068,8 @@ pub(super) fn decide_rout(
             && e.is_good_order()
     });
     for e in known_armed {
-        let (before, after) = (from.distance(e.hex), to.distance(e.hex));
+        let geometry = game.scenario.geometry();
+        let (before, after) = (geometry.distance(from, e.hex), geometry.distance(to, e.hex));
         if let (Some(before), Some(after)) = (before, after) {
             if after < before {
                 return Err(refuse(

@@ -76,7 +76,8 @@ fn crossing_with_notes(
     firer_halves: Option<i16>,
     target_hex: crate::board::hex::Hex,
 ) -> Option<(Option<Crossing>, Vec<String>)> {
-    let entry = target_hex.entry_from(firer_hex)?;
+    let geometry = game.scenario.geometry();
+    let entry = geometry.entry_from(target_hex, firer_hex)?;
     let target_level = game.scenario.hexes.get(&target_hex)?.elevation;
     let firer_base = game
         .scenario
@@ -85,16 +86,16 @@ fn crossing_with_notes(
         .map_or(0, |s| s.elevation);
     // Full levels of the firer's height (B9.33 counts full levels).
     let firer_level = firer_halves.map_or(i16::from(firer_base), |h| h / 2);
-    let distance = i16::try_from(firer_hex.distance(target_hex)?).ok()?;
+    let distance = i16::try_from(geometry.distance(firer_hex, target_hex)?).ok()?;
     // The hexsides crossed: the one the line enters by, or along a hexspine both hexsides
     // that meet there and the hexside lying lengthwise on the line itself (B9.3).
     let mut crossed: Vec<Hexside> = entry
         .across()
         .iter()
-        .filter_map(|h| target_hex.hexside(*h))
+        .filter_map(|h| geometry.hexside(target_hex, *h))
         .collect();
     if let crate::board::hex::Entry::Hexspine(x, y) = entry {
-        crossed.extend(x.hexside(y));
+        crossed.extend(geometry.hexside(x, y));
     }
     let level = |h: crate::board::hex::Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
     let mut best: Option<Crossing> = None;
@@ -148,9 +149,10 @@ fn elevation_cut(game: &Game, firer: &Unit, target: &Unit) -> i8 {
         .upper_level(firer)
         .unwrap_or(i16::from(level(firer.hex)) * 2);
     let height_halves = firer_halves - i16::from(level(target.hex)) * 2;
-    let distance = firer
-        .hex
-        .distance(target.hex)
+    let distance = game
+        .scenario
+        .geometry()
+        .distance(firer.hex, target.hex)
         .and_then(|d| i16::try_from(d).ok())
         .unwrap_or(i16::MAX / 4);
     // Full levels by which the height exceeds the range.
@@ -232,11 +234,12 @@ fn vertex_wall(
 ) -> (Option<Crossing>, Vec<String>) {
     use crate::board::los::{arrival, verdict, Arrival, LosMap, Verdict};
     let map = LosMap::of(&game.scenario);
+    let geometry = game.scenario.geometry();
     let from = crate::rules::los::ends_of(game, map, firer)[0];
     let mut best: Option<(i8, Option<Crossing>)> = None;
     for end in crate::rules::los::ends_of(game, map, target) {
         let seen = verdict(map, from, end).is_ok_and(|v| v != Verdict::Blocked);
-        let Some(arrived) = arrival(firer.hex, &end).filter(|_| seen) else {
+        let Some(arrived) = arrival(geometry, firer.hex, &end).filter(|_| seen) else {
             continue;
         };
         let crate::board::los::Point::Vertex(i) = end.point else {
@@ -245,8 +248,8 @@ fn vertex_wall(
         let i = usize::from(i);
         let around: Vec<crate::board::hex::Hex> = [
             Some(target.hex),
-            target.hex.step(crate::board::hex::DIRECTIONS[i]),
-            target.hex.step(crate::board::hex::DIRECTIONS[(i + 1) % 6]),
+            geometry.step(target.hex, crate::board::hex::DIRECTIONS[i]),
+            geometry.step(target.hex, crate::board::hex::DIRECTIONS[(i + 1) % 6]),
         ]
         .into_iter()
         .flatten()
@@ -256,7 +259,9 @@ fn vertex_wall(
             let (Some(a), Some(b)) = (around.get(x), around.get(y)) else {
                 continue;
             };
-            let Some(side) = a.hexside(*b) else { continue };
+            let Some(side) = geometry.hexside(*a, *b) else {
+                continue;
+            };
             let Some(feature) = game.scenario.hexside_feature(side) else {
                 continue;
             };
@@ -391,7 +396,9 @@ pub fn query(
     }
     if fire == Fire::DemolitionCharge
         && wall.is_some()
-        && !firers.iter().all(|f| f.hex.is_adjacent(target.hex))
+        && !firers
+            .iter()
+            .all(|f| game.scenario.geometry().is_adjacent(f.hex, target.hex))
     {
         // B9.3: NA to DC unless thrown across a wall/hedge hexside.
         wall = None;
@@ -494,7 +501,7 @@ fn indirect(game: &Game, target: &Unit, mut reasons: Vec<String>) -> TemReport {
     let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
     let target_level = level(target.hex);
     let mut best: Option<(HexsideFeature, i8)> = None;
-    for side in target.hex.hexsides() {
+    for side in game.scenario.geometry().hexsides(target.hex) {
         let Some(f) = game.scenario.hexside_feature(side) else {
             continue;
         };

@@ -42,13 +42,46 @@ pub enum ViolationKind {
     NotUndoable,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error)]
 pub struct RuleViolation {
     /// The rule that forbids the command, as printed (`B9.322`, `A4.2`).
     pub rule: String,
     pub kind: ViolationKind,
-    /// Why, in plain words, with the figures ("needs 3 MF, 2 left").
+    /// Why, in plain words, with the figures ("needs 3 MF, 2 left"). For a refusal built from
+    /// [`Piece`]s, their rendering in the log's own names and numbers; a server sends each
+    /// viewer its own rendering instead ([`RuleViolation::render`]).
     pub detail: String,
+    /// The detail as typed pieces, when it names units or events: what lets each viewer be
+    /// told it in its own names and numbers, rather than prose rewritten after the fact. Never
+    /// on the wire: a viewer receives only the `detail` rendered for it.
+    #[serde(skip)]
+    pub pieces: Vec<Piece>,
+}
+
+/// Two refusals are the same when they say the same: rule, kind and words. The pieces are how
+/// the words were made, and never travel; a refusal read off the wire has none.
+impl PartialEq for RuleViolation {
+    fn eq(&self, other: &RuleViolation) -> bool {
+        self.rule == other.rule && self.kind == other.kind && self.detail == other.detail
+    }
+}
+
+impl Eq for RuleViolation {}
+
+/// A piece of a refusal's detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    /// A unit, by its id: a viewer reads the name it knows the unit by.
+    Unit(String),
+    /// An event, by its place in the whole log: a viewer reads its own stream's number for
+    /// that very event, and no number at all for one it was not shown.
+    Event(u64),
+}
+
+/// Text, for [`RuleViolation::with`].
+pub fn text(text: impl Into<String>) -> Piece {
+    Piece::Text(text.into())
 }
 
 impl RuleViolation {
@@ -57,12 +90,80 @@ impl RuleViolation {
             rule: rule.to_string(),
             kind,
             detail: detail.into(),
+            pieces: vec![],
         }
+    }
+
+    /// A refusal whose detail names units or events as typed [`Piece`]s; its `detail` is their
+    /// rendering in the log's names (`` `id` ``) and numbers (`#N`).
+    pub fn with(rule: &str, kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+        let mut violation = RuleViolation::new(rule, kind, "");
+        violation.pieces = pieces;
+        violation.detail = violation.render(|id| Some(id.to_string()), Some);
+        violation
+    }
+
+    /// The detail as one reader may be told it: `unit` gives the name it knows a unit by
+    /// (`None`: it may not know the unit), `event` its own number for an event of the log
+    /// (`None`: it was not shown that event). What it may not know is left unnamed.
+    pub fn render(
+        &self,
+        unit: impl Fn(&str) -> Option<String>,
+        event: impl Fn(u64) -> Option<u64>,
+    ) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Unit(id) => match unit(id) {
+                    Some(name) => {
+                        out.push('`');
+                        out.push_str(&name);
+                        out.push('`');
+                    }
+                    None => out.push_str("a unit"),
+                },
+                Piece::Event(at) => match event(*at) {
+                    Some(n) => {
+                        out.push('#');
+                        out.push_str(&n.to_string());
+                    }
+                    None => out.push_str("an event"),
+                },
+            }
+        }
+        out
     }
 }
 
 impl fmt::Display for RuleViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_render_in_the_log_s_names_or_each_reader_s_own() {
+        let v = RuleViolation::with(
+            "A1",
+            ViolationKind::NotUndoable,
+            vec![Piece::Event(6), text(" moved "), Piece::Unit("r3".into())],
+        );
+        assert_eq!(v.detail, "#6 moved `r3`");
+        assert_eq!(
+            v.render(|_| Some("?1".into()), |at| Some(at - 2)),
+            "#4 moved `?1`"
+        );
+        assert_eq!(v.render(|_| None, |_| None), "an event moved a unit");
+        // The pieces never go on the wire.
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(
+            json,
+            r##"{"rule":"A1","kind":"not_undoable","detail":"#6 moved `r3`"}"##
+        );
     }
 }

@@ -41,12 +41,14 @@ pub type WaHexsides = ArrayVec<Hexside, 6>;
 /// level (B9.35), and in Bypass only the hexside it straddles and the two joining it (B9.32).
 pub fn wa_hexsides(game: &Game, unit: &Unit) -> WaHexsides {
     let hex = unit.hex;
+    let geometry = game.scenario.geometry();
     let straddled = unit
         .bypass
         .as_ref()
         .and_then(|b| b.along.last().copied())
-        .and_then(|far| hex.hexside(far));
-    let open = |s: &Hexside| straddled.is_none_or(|st| *s == st || st.is_contiguous_in(*s, hex));
+        .and_then(|far| geometry.hexside(hex, far));
+    let open =
+        |s: &Hexside| straddled.is_none_or(|st| *s == st || geometry.contiguous_in(st, *s, hex));
     // The common case from the LOS grid, built once per scenario: this runs for every unit
     // after every command, and the scenario's maps cost a search per hexside and hex.
     let walls = (!unit.placement.on_bridge)
@@ -59,7 +61,7 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> WaHexsides {
         .iter()
         .enumerate()
         .filter(|(i, _)| walls & (1 << i) != 0)
-        .filter_map(|(_, d)| hex.hexside_towards(*d))
+        .filter_map(|(_, d)| geometry.hexside_towards(hex, *d))
         .filter(open)
         .collect();
     debug_assert_eq!(
@@ -77,7 +79,9 @@ fn from_scenario(game: &Game, unit: &Unit, open: impl Fn(&Hexside) -> bool) -> W
     let hex = unit.hex;
     let level = game.scenario.hexes.get(&hex).map_or(0, |s| s.elevation);
     let on_bridge = unit.placement.on_bridge;
-    hex.hexsides()
+    game.scenario
+        .geometry()
+        .hexsides(hex)
         .into_iter()
         .filter(|s| {
             if on_bridge {
@@ -196,9 +200,10 @@ fn eligibility_over(
         }
     }
     if wa_sides.is_empty() {
-        let any_wall = unit
-            .hex
-            .hexsides()
+        let any_wall = game
+            .scenario
+            .geometry()
+            .hexsides(unit.hex)
             .into_iter()
             .any(|s| game.scenario.hexside_feature(s).is_some());
         if unit.placement.on_bridge {
@@ -241,7 +246,7 @@ pub fn deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
         .units
         .values()
         .filter(|e| e.side != unit.side && e.wall_advantage && !e.eliminated)
-        .filter(|e| e.hex == unit.hex || unit.hex.is_adjacent(e.hex))
+        .filter(|e| e.hex == unit.hex || game.scenario.geometry().is_adjacent(unit.hex, e.hex))
         .peekable();
     if holders.peek().is_none() {
         return vec![];
@@ -356,10 +361,12 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
 
 /// The side to offer B9.324's HIP moment before `units` claim WA at moment `how`, if any:
 /// they are moving in their MPh (they "move adjacent and attempt to claim") and the enemy's
-/// scenario gave it hidden units. Which hidden units, and where, is not asked — asking only
-/// when one is adjacent would tell the mover it is there — and neither is whether any are
-/// still hidden: asking only then would tell the mover when the last one came out. What the
-/// window reveals is what a scenario card's HIP allowance says anyway.
+/// scenario gave it hidden units — placed hidden on the map, or allowed HIP at its set-up
+/// step (A12.3), whether or not it took the allowance. Which hidden units, and where, is not
+/// asked — asking only when one is adjacent would tell the mover it is there — and neither
+/// is whether any are still hidden: asking only then would tell the mover when the last one
+/// came out, or whether the enemy set any up hidden. What the window reveals is what a
+/// scenario card's HIP allowance says anyway.
 fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
     let unit = units.first()?;
     let enemy = unit.side.opponent();
@@ -371,7 +378,13 @@ fn hip_window_for(game: &Game, units: &[&Unit], how: WaClaim) -> Option<Side> {
         .scenario
         .units
         .values()
-        .any(|u| u.side == enemy && u.hidden);
+        .any(|u| u.side == enemy && u.hidden)
+        || game.scenario.setup.as_ref().is_some_and(|setup| {
+            setup
+                .units
+                .values()
+                .any(|u| u.side == enemy && u.may_hide && u.enters.is_none())
+        });
     (moving && hip && matches!(how, WaClaim::OwnMovement | WaClaim::Mandatory)).then_some(enemy)
 }
 

@@ -7,7 +7,7 @@
 //! verified end to end before the backup counts it. A restore verifies every file and checks
 //! the metadata's dice seeds against the log before writing anything of that game.
 //!
-//! A backup holds the server's signing key as well (`crate::signing`, in the key's own file
+//! A backup holds the server's signing key as well (`crate::signing::key`, in the key's own file
 //! name, owner-only): players' receipts and exports are signed with it, and a server restored
 //! under another key could check none of them. Keep a backup directory as private as the data
 //! directory.
@@ -16,8 +16,7 @@
 //! ([`ADMIN_SOCKET`]), which only the directory's owner can reach: the backup is written by the
 //! server process, into a directory the operator names.
 
-use crate::game::GameTask;
-use crate::log::{self, GameMeta};
+use crate::store::envelope::{self, GameMeta};
 use crate::store::{EventStore, GameKey, SledStore};
 use data_encoding::HEXLOWER;
 use protocol::export::{self, Header};
@@ -64,17 +63,17 @@ pub fn export_text(
     records: &[(u64, Vec<u8>)],
     signer: &ServerSigningKey,
 ) -> Result<String, String> {
-    let verified = log::verify(records).map_err(|e| format!("its log is damaged at {e}"))?;
+    let verified = envelope::verify(records).map_err(|e| format!("its log is damaged at {e}"))?;
     let game = Game::replay(verified.entries.iter().map(|e| &e.event))
         .map_err(|e| format!("its log does not replay ({e:?})"))?;
     let header = Header {
-        game: log::game_id(key),
+        game: envelope::game_id(key),
         events: records.len() as u64,
         head: verified.head(),
         state_hash: game.state_hash(),
         signed: Some(SignedHead::sign(
             signer,
-            &log::game_id(key),
+            &envelope::game_id(key),
             Stream::FullLog,
             records.len() as u64,
             verified.head(),
@@ -89,7 +88,7 @@ pub fn export_text(
 /// and the others are still written.
 pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Result<Report, String> {
     // Owner-only: the metadata holds the games' dice seeds, the key file the signing key.
-    super::private::create_dir(dir).map_err(|e| {
+    crate::signing::private::create_dir(dir).map_err(|e| {
         format!(
             "cannot create the backup directory {} owner-only: {e}",
             dir.display()
@@ -100,7 +99,7 @@ pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Resul
         .games()
         .map_err(|e| format!("cannot list the games: {e}"))?;
     // The key first: a backup without it could not check the receipts players hold.
-    match crate::signing::load(dir)? {
+    match crate::signing::key::load(dir)? {
         Some(held) if ServerKey::of(&held) == ServerKey::of(signer) => {}
         Some(_) => {
             return Err(format!(
@@ -108,10 +107,10 @@ pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Resul
             dir.display()
         ))
         }
-        None => crate::signing::write(dir, signer)?,
+        None => crate::signing::key::write(dir, signer)?,
     }
     for (key, _) in games {
-        let id = log::game_id(&key);
+        let id = envelope::game_id(&key);
         match backup_game(store, &key, dir, signer) {
             Ok(events) => {
                 report.games += 1;
@@ -136,7 +135,7 @@ fn backup_game(
         return Err("it has no events (a creation that was never acknowledged)".into());
     }
     let text = export_text(key, &records, signer)?;
-    let id = log::game_id(key);
+    let id = envelope::game_id(key);
     let path = dir.join(format!("{id}{EXPORT_SUFFIX}"));
     write_durably(&path, text.as_bytes())?;
     write_durably(
@@ -154,7 +153,7 @@ fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write;
     let written = (|| {
         // Owner-only, and never through a link planted where the file goes.
-        let mut file = super::private::rewrite(path)?;
+        let mut file = crate::signing::private::rewrite(path)?;
         file.write_all(bytes)?;
         file.sync_data()
     })();
@@ -198,7 +197,7 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
     let verified = export::verify_backup(&bytes, &mut |_, _| {})
         .map_err(|e| format!("it does not verify: {e}"))?;
-    let key = log::game_key(&verified.header.game)
+    let key = envelope::game_key(&verified.header.game)
         .ok_or_else(|| format!("`{}` is not a game id", verified.header.game))?;
     let meta_path = path.with_file_name(format!("{}{META_SUFFIX}", verified.header.game));
     let meta_text = std::fs::read_to_string(&meta_path)
@@ -220,16 +219,10 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
         .collect::<Option<_>>()
         .ok_or("an envelope line is not hex")?;
     // The seeds in the metadata must be the ones the log commits to.
-    let checked = log::verify(&records).map_err(|e| e.to_string())?;
-    let as_store: Arc<dyn EventStore> = store.clone();
-    GameTask::from_log(
-        key,
-        checked,
-        meta.clone(),
-        as_store,
-        crate::game::GameLimits::of(&crate::config::Config::default()),
-    )
-    .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
+    let checked = envelope::verify(&records).map_err(|e| e.to_string())?;
+    // Loaded as a game is served: every event through the referee, with the metadata's seeds.
+    protocol::referee::Referee::load(checked.entries, meta.seeds.clone())
+        .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
     let meta_stored = store.put_meta(&key, meta.encode());
     let events = records.len() as u64;
     let appended = store.append(&key, 1, records.into_iter().map(|(_, r)| r).collect());
@@ -341,13 +334,13 @@ mod tests {
             Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
                 .unwrap();
         let meta = GameMeta {
-            format: log::META_FORMAT,
+            format: envelope::META_FORMAT,
             token_digests: [[1; 32], [2; 32], [3; 32]],
             seeds: vec![[9; 32]],
         };
-        let (record, _) = log::seal(
+        let (record, _) = envelope::seal(
             1,
-            log::GENESIS,
+            envelope::GENESIS,
             [4; 16],
             None,
             1,
@@ -367,16 +360,16 @@ mod tests {
         let store = SledStore::open(data.path()).unwrap();
         created(&store, [1; 16]);
         created(&store, [2; 16]);
-        let signer = crate::signing::fresh();
+        let signer = crate::signing::key::fresh();
         let report = backup(&store, out.path(), &signer).unwrap();
         assert_eq!((report.games, report.events), (2, 2));
         assert!(report.failed.is_empty());
         // The key goes with the games; again into the same directory is fine, but not
         // another server's backup over this one's.
-        let kept = crate::signing::load(out.path()).unwrap().unwrap();
+        let kept = crate::signing::key::load(out.path()).unwrap().unwrap();
         assert_eq!(ServerKey::of(&kept), ServerKey::of(&signer));
         backup(&store, out.path(), &signer).unwrap();
-        let err = backup(&store, out.path(), &crate::signing::fresh()).unwrap_err();
+        let err = backup(&store, out.path(), &crate::signing::key::fresh()).unwrap_err();
         assert!(err.contains("another server's signing key"), "{err}");
 
         let restored = Arc::new(SledStore::open(copy.path()).unwrap());
@@ -394,7 +387,7 @@ mod tests {
         // A flipped digit in an envelope: the file is named, and nothing is restored.
         let file = out
             .path()
-            .join(format!("{}{EXPORT_SUFFIX}", log::game_id(&[2; 16])));
+            .join(format!("{}{EXPORT_SUFFIX}", envelope::game_id(&[2; 16])));
         let mut text = std::fs::read_to_string(&file).unwrap();
         let at = text.find("\n0").unwrap() + 10;
         let flipped = if &text[at..at + 1] == "0" { "1" } else { "0" };
@@ -403,7 +396,7 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let err =
             restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
-        assert!(err.contains(&log::game_id(&[2; 16])), "{err}");
+        assert!(err.contains(&envelope::game_id(&[2; 16])), "{err}");
         assert!(err.contains("does not verify"), "{err}");
     }
 
@@ -412,7 +405,7 @@ mod tests {
     /// planted where one of its files goes: that game is reported, the link's target kept.
     #[test]
     fn secrets_are_owner_only_and_a_backup_never_writes_through_a_link() {
-        use super::super::private::{DIR_MODE, FILE_MODE};
+        use crate::signing::private::{DIR_MODE, FILE_MODE};
         use std::os::unix::fs::MetadataExt;
         let mode = |path: &Path| std::fs::symlink_metadata(path).unwrap().mode() & 0o777;
         let root = tempfile::tempdir().unwrap();
@@ -428,10 +421,10 @@ mod tests {
         let out = root.path().join("backup");
         let outside = root.path().join("outside");
         std::fs::write(&outside, b"not the server's").unwrap();
-        crate::store::private::create_dir(&out).unwrap();
-        let planted = out.join(format!("{}{META_SUFFIX}", log::game_id(&[2; 16])));
+        crate::signing::private::create_dir(&out).unwrap();
+        let planted = out.join(format!("{}{META_SUFFIX}", envelope::game_id(&[2; 16])));
         std::os::unix::fs::symlink(&outside, &planted).unwrap();
-        let report = backup(&store, &out, &crate::signing::fresh()).unwrap();
+        let report = backup(&store, &out, &crate::signing::key::fresh()).unwrap();
         assert_eq!(report.games, 1);
         assert_eq!(report.failed.len(), 1);
         assert!(

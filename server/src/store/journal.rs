@@ -73,6 +73,10 @@ const CHECKSUM: usize = 32;
 pub enum Tree {
     Events = 0,
     Games = 1,
+    /// The notification space (`crate::notify`): an insert.
+    Notify = 2,
+    /// The notification space: the key removed (the value is empty).
+    NotifyRemoved = 3,
 }
 
 /// One insert, as replayed.
@@ -115,6 +119,8 @@ fn decode(payload: &[u8]) -> Option<Vec<Insert>> {
         let tree = match take(1)?[0] {
             0 => Tree::Events,
             1 => Tree::Games,
+            2 => Tree::Notify,
+            3 => Tree::NotifyRemoved,
             _ => return None,
         };
         let key_len = u32_of(take(4)?);
@@ -235,7 +241,7 @@ impl Journal {
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(super::private::FILE_MODE)
+            .mode(crate::signing::private::FILE_MODE)
             .open(&path)
             .map_err(named)?;
         let len = file.metadata().map_err(named)?.len();

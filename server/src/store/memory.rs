@@ -1,7 +1,7 @@
 //! An in-memory store for tests and benchmarks: the same contract as sled, nothing on disk.
 //! Writes are performed in the caller's thread, so every [`Durable`] it returns is settled.
 
-use super::{Durable, EventStore, GameKey, StoreError};
+use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -14,6 +14,7 @@ pub struct MemoryStore {
 struct Inner {
     logs: BTreeMap<GameKey, Vec<Vec<u8>>>,
     meta: BTreeMap<GameKey, Vec<u8>>,
+    notify: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -60,6 +61,24 @@ impl EventStore for MemoryStore {
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError> {
         let inner = self.inner.lock().expect("store lock");
         Ok(inner.meta.iter().map(|(k, v)| (*k, v.clone())).collect())
+    }
+
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        let mut inner = self.inner.lock().expect("store lock");
+        match value {
+            Some(value) => inner.notify.insert(key, value),
+            None => inner.notify.remove(&key),
+        };
+        Durable::settled(Ok(()))
+    }
+
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
+        let inner = self.inner.lock().expect("store lock");
+        Ok(inner
+            .notify
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
     }
 }
 

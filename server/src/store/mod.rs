@@ -7,14 +7,14 @@
 //! of them with one flush (the sled store's group commit): a game task awaits its own write
 //! without holding a thread, and every write queued while a flush runs shares the next one.
 //!
-//! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::log`]'s
+//! Stores hold opaque bytes; what the bytes mean (envelope, hash chain) is [`crate::store::envelope`]'s
 //! business, so every store is verified by the same code.
 
 pub mod backup;
+pub mod envelope;
 mod journal;
 mod memory;
 pub mod nats;
-pub mod private;
 mod sled_store;
 
 pub use memory::MemoryStore;
@@ -28,6 +28,9 @@ use tokio::sync::oneshot;
 
 /// A game's key in the store: 16 random bytes, shown to people as 32 hex digits.
 pub type GameKey = [u8; 16];
+
+/// Records of the notification space (`EventStore::notify_records`): key and value each.
+pub type NotifyRecords = Vec<(Vec<u8>, Vec<u8>)>;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
@@ -130,6 +133,14 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Every game that has metadata, with it.
     fn games(&self) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>;
+
+    /// Writes one record of the notification space (`crate::notify`: each seat's registration
+    /// and the outbox of notices owed), kept beside the games and with them across restarts:
+    /// `None` removes the key. Durable once the [`Durable`] resolves.
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable;
+
+    /// Every record of the notification space, in key order.
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError>;
 
     /// One game's metadata, if it has any. This default lists every game; a store shared by
     /// several server nodes (where games appear after the start) should look it up.
@@ -247,8 +258,38 @@ pub(crate) mod contract {
         }
     }
 
+    /// Notification records are kept, replaced and removed by key, apart from the games.
+    pub fn keeps_notify_records(store: &dyn EventStore) {
+        store
+            .put_notify(b"r1".to_vec(), Some(b"one".to_vec()))
+            .wait()
+            .unwrap();
+        store
+            .put_notify(b"o2".to_vec(), Some(b"two".to_vec()))
+            .wait()
+            .unwrap();
+        store
+            .put_notify(b"r1".to_vec(), Some(b"uno".to_vec()))
+            .wait()
+            .unwrap();
+        store
+            .put_notify(b"o3".to_vec(), Some(b"three".to_vec()))
+            .wait()
+            .unwrap();
+        store.put_notify(b"o2".to_vec(), None).wait().unwrap();
+        assert_eq!(
+            store.notify_records().unwrap(),
+            vec![
+                (b"o3".to_vec(), b"three".to_vec()),
+                (b"r1".to_vec(), b"uno".to_vec())
+            ]
+        );
+        assert!(store.games().unwrap().is_empty());
+    }
+
     /// Every check, each on a fresh store from `open`.
     pub fn all(open: impl Fn() -> Box<dyn EventStore>) {
+        keeps_notify_records(&*open());
         appends_in_sequence(&*open());
         refuses_wrong_sequence(&*open());
         keeps_games_apart(&*open());

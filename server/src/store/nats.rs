@@ -21,8 +21,8 @@
 //! the nats-server configuration makes every ack follow an fsync on each replica
 //! (ARCHITECTURE.md, "Durable").
 
-use super::{Durable, EventStore, GameKey, StoreError};
-use crate::log;
+use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
+use crate::store::envelope;
 use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
 use async_nats::HeaderMap;
 use futures_util::StreamExt;
@@ -37,6 +37,9 @@ pub const STREAM: &str = "ASL_EVENTS";
 pub const SUBJECT_PREFIX: &str = "asl.game.";
 /// The KV bucket of game metadata (token digests, dice seeds), keyed by game id.
 pub const META_BUCKET: &str = "asl-meta";
+/// The KV bucket of the notification space (`crate::notify`: registrations, the outbox), keyed
+/// by the record's key in hex.
+pub const NOTIFY_BUCKET: &str = "asl-notify";
 /// The oldest nats-server accepted: before 2.9.21 two racing writers could both store an event
 /// behind one expected sequence on a replicated stream (nats-server#4320), and 2.11 is the
 /// oldest release line this store was tested against.
@@ -87,7 +90,7 @@ const PROPOSAL_REFUSED: u64 = 10164;
 
 /// The subject of one game's log.
 pub fn subject(game: &GameKey) -> String {
-    format!("{SUBJECT_PREFIX}{}", log::game_id(game))
+    format!("{SUBJECT_PREFIX}{}", envelope::game_id(game))
 }
 
 /// What the cluster is: for startup and the ownership module.
@@ -249,6 +252,7 @@ struct Inner {
     jetstream: jetstream::Context,
     stream: stream::Stream,
     meta: kv::Store,
+    notify: kv::Store,
     /// Each game's worker, while it has one.
     workers: Mutex<HashMap<GameKey, mpsc::UnboundedSender<Write>>>,
 }
@@ -258,6 +262,35 @@ pub struct NatsStore {
     runtime: Option<tokio::runtime::Runtime>,
     inner: Arc<Inner>,
     connected: Arc<Connected>,
+    /// Writes of the notification space, made one after another in the order handed over (a
+    /// removal must not overtake the write it removes).
+    notify_writes: mpsc::UnboundedSender<NotifyWrite>,
+}
+
+/// A record of the notification space set (`Some`) or removed, and who waits for it.
+type NotifyWrite = (
+    Vec<u8>,
+    Option<Vec<u8>>,
+    oneshot::Sender<Result<(), StoreError>>,
+);
+
+/// Makes the notification space's writes in order.
+async fn notify_writer(inner: Arc<Inner>, mut writes: mpsc::UnboundedReceiver<NotifyWrite>) {
+    while let Some((key, value, settle)) = writes.recv().await {
+        let key = data_encoding::HEXLOWER.encode(&key);
+        let done = match value {
+            Some(value) => inner
+                .notify
+                .put(key, value.into())
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            None => inner.notify.delete(key).await.map_err(|e| e.to_string()),
+        };
+        let _ = settle.send(
+            done.map_err(|e| StoreError::Io(format!("cannot write a notification record: {e}"))),
+        );
+    }
 }
 
 impl NatsStore {
@@ -279,11 +312,17 @@ impl NatsStore {
                 .unwrap_or_else(|_| Err("opening the store panicked".into()))
         });
         match opened {
-            Ok((inner, connected)) => Ok(NatsStore {
-                runtime: Some(runtime),
-                inner: Arc::new(inner),
-                connected: Arc::new(connected),
-            }),
+            Ok((inner, connected)) => {
+                let inner = Arc::new(inner);
+                let (notify_writes, writes) = mpsc::unbounded_channel();
+                runtime.spawn(notify_writer(inner.clone(), writes));
+                Ok(NatsStore {
+                    runtime: Some(runtime),
+                    inner,
+                    connected: Arc::new(connected),
+                    notify_writes,
+                })
+            }
             Err(e) => {
                 runtime.shutdown_background();
                 Err(e)
@@ -307,10 +346,12 @@ impl NatsStore {
         })
         .await?;
         let meta = bucket(&connected, META_BUCKET, Duration::ZERO).await?;
+        let notify = bucket(&connected, NOTIFY_BUCKET, Duration::ZERO).await?;
         let inner = Inner {
             jetstream: js,
             stream,
             meta,
+            notify,
             workers: Mutex::new(HashMap::new()),
         };
         Ok((inner, connected))
@@ -570,7 +611,7 @@ async fn worker(inner: Arc<Inner>, game: GameKey, mut writes: mpsc::UnboundedRec
             Write::Meta { meta, settle } => {
                 let result = inner
                     .meta
-                    .put(log::game_id(&game), meta.into())
+                    .put(envelope::game_id(&game), meta.into())
                     .await
                     .map(|_| ())
                     .map_err(|e| StoreError::Io(format!("cannot store the game's metadata: {e}")));
@@ -653,7 +694,7 @@ async fn games(inner: Arc<Inner>) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>
     let mut games = Vec::new();
     while let Some(key) = keys.next().await {
         let key = key.map_err(|e| io(&e))?;
-        let Some(game) = log::game_key(&key) else {
+        let Some(game) = envelope::game_key(&key) else {
             continue;
         };
         if let Some(meta) = inner.meta.get(&key).await.map_err(|e| io(&e))? {
@@ -694,8 +735,37 @@ impl EventStore for NatsStore {
         self.block(games(inner))
     }
 
+    fn put_notify(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Durable {
+        let (settle, durable) = Durable::pending();
+        // A closed writer (the store is being dropped) drops `settle`: the write is `gone`.
+        let _ = self.notify_writes.send((key, value, settle));
+        durable
+    }
+
+    fn notify_records(&self) -> Result<NotifyRecords, StoreError> {
+        let inner = self.inner.clone();
+        self.block(async move {
+            let io = |e: &dyn std::fmt::Display| {
+                StoreError::Io(format!("cannot list the notification records: {e}"))
+            };
+            let mut keys = inner.notify.keys().await.map_err(|e| io(&e))?;
+            let mut records = Vec::new();
+            while let Some(key) = keys.next().await {
+                let key = key.map_err(|e| io(&e))?;
+                let Ok(raw) = data_encoding::HEXLOWER.decode(key.as_bytes()) else {
+                    continue;
+                };
+                if let Some(value) = inner.notify.get(&key).await.map_err(|e| io(&e))? {
+                    records.push((raw, value.to_vec()));
+                }
+            }
+            records.sort();
+            Ok(records)
+        })
+    }
+
     fn meta(&self, game: &GameKey) -> Result<Option<Vec<u8>>, StoreError> {
-        let (inner, id) = (self.inner.clone(), log::game_id(game));
+        let (inner, id) = (self.inner.clone(), envelope::game_id(game));
         self.block(async move {
             inner
                 .meta
@@ -710,8 +780,8 @@ impl EventStore for NatsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nats_harness::Nats;
     use crate::store::contract;
+    use nats_harness::Nats;
 
     /// The same contract as sled and memory, on one nats-server node.
     #[test]

@@ -94,7 +94,7 @@ pub struct Running {
 impl Running {
     pub async fn start(
         store: std::sync::Arc<dyn server::store::EventStore>,
-        config: server::config::Config,
+        config: server::operations::config::Config,
     ) -> Running {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("ws://{}/v1", listener.local_addr().unwrap());

@@ -623,6 +623,7 @@ impl Imported {
             })
             .collect();
         let _ = writeln!(out, "boards = [{}]", rows.join(", "));
+        self.write_setup(&mut out);
         for u in &self.units {
             let _ = writeln!(out, "\n[[units]]");
             let _ = writeln!(out, "id = {}", quoted(&u.id));
@@ -667,11 +668,64 @@ impl Imported {
                     let _ = writeln!(out, "hex = {}", quoted(h));
                 }
                 (None, None) => {
-                    let _ = writeln!(out, "offboard = true");
+                    let _ = writeln!(
+                        out,
+                        "# Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit\n\
+                         # of its side that sets up, or `hex` where it lies; the scenario does not load until then."
+                    );
                 }
             }
         }
         out
+    }
+
+    /// `[setup]` for a save holding units off the boards. A save records neither who sets up
+    /// first nor where each side sets up, so this invents no SSR: it lets each side set up
+    /// anywhere on the map, says so, and asks for the card's areas in their place.
+    fn write_setup(&self, out: &mut String) {
+        let setting_up: Vec<usize> = (0..self.sides.len())
+            .filter(|s| self.units.iter().any(|u| u.side == *s && u.hex.is_none()))
+            .collect();
+        if setting_up.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n# SET-UP: CHECK AGAINST THE SCENARIO CARD. The save holds units off the boards: their\n\
+             # side's order of battle, set up in the game's set-up step before Turn 1. A VASL save\n\
+             # records neither who sets up first nor where each side may set up, so below each side\n\
+             # may set up anywhere on the map, and the side listed second sets up first. Replace the\n\
+             # areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`,\n\
+             # `hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md)."
+        );
+        let _ = writeln!(out, "[setup]");
+        let mut order: Vec<usize> = (0..self.sides.len()).rev().collect();
+        order.retain(|s| *s < 2);
+        let _ = writeln!(
+            out,
+            "order = [{}]  # CHECK: the card says which side sets up first",
+            order
+                .iter()
+                .map(|s| quoted(&self.sides[*s].id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let boards: Vec<String> = self
+            .boards
+            .iter()
+            .flatten()
+            .map(|b| b.trim_end_matches(['r', 'R']).to_string())
+            .collect();
+        for s in setting_up {
+            for b in &boards {
+                let _ = writeln!(
+                    out,
+                    "\n[[setup.areas]]  # CHECK: the whole board, not the card's area"
+                );
+                let _ = writeln!(out, "side = {}", quoted(&self.sides[s].id));
+                let _ = writeln!(out, "board = {}", quoted(b));
+            }
+        }
     }
 
     /// The report as a viewer may read it: `None` for the person importing (everything);
@@ -759,6 +813,12 @@ impl Imported {
             units.len(),
             units.len() - off,
         );
+        if off > 0 {
+            let _ = writeln!(
+                out,
+                "Set-up: the units off the boards set up before Turn 1. A save records neither who sets up first nor the set-up areas: the file lets each side set up anywhere and marks it CHECK; put the card's set-up areas and order in it before playing."
+            );
+        }
         out
     }
 }

@@ -21,6 +21,25 @@ pub type ReadFile = dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync;
 /// The file of a VASL module (and of a boards directory) that defines the terrain codes.
 pub const SHARED_METADATA: &str = "SharedBoardMetadata.xml";
 
+/// Largest file read from a boards directory (a VASL module is ~100 MB; archives ~2 MB), by
+/// the server and the CLI alike.
+pub const BOARD_FILE_BYTES_MAX: u64 = 256 << 20;
+
+/// Every byte `reader` (the file `name`, opened by the caller: this crate opens nothing)
+/// holds, refused past [`BOARD_FILE_BYTES_MAX`] without reading further.
+pub fn read_capped(reader: impl std::io::Read, name: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader
+        .take(BOARD_FILE_BYTES_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{name}: {e}"))?;
+    if bytes.len() as u64 > BOARD_FILE_BYTES_MAX {
+        return Err(format!("{name}: larger than {BOARD_FILE_BYTES_MAX} bytes"));
+    }
+    Ok(bytes)
+}
+
 /// Boards available to scenarios, read on first use.
 pub struct Boards {
     fetch: Box<Fetch>,

@@ -857,6 +857,12 @@ impl BoardMap {
         self.spot(hex).map(|s| self.geometry.los_point(s))
     }
 
+    /// Range between two hexes over the map's pixel grid (VASL's count of hexes), by either
+    /// name of a seam hex; `None` for a hex off the map.
+    pub fn range(&self, a: Hex, b: Hex) -> Option<u32> {
+        Some(Geometry::range(self.spot(a)?, self.spot(b)?).unsigned_abs())
+    }
+
     /// The hex a map pixel lies in.
     pub fn hex_at(&self, x: i64, y: i64) -> Option<Hex> {
         self.geometry.pixel_to_hex(x, y).map(|s| self.cell(s).hex)

@@ -121,21 +121,25 @@ fn decide_step(
         }
         (None, Some(b)) => {
             // From Bypass of another hex into this one: only across a hexside at the vertex.
-            if !b.exits().contains(&hex) {
+            if !b.exits(game.scenario.geometry()).contains(&hex) {
                 return Err(refuse(
                     "A4.31",
                     ViolationKind::Geometry,
                     format!(
                         "in Bypass of {} the unit stands where {} and {} meet; it cannot enter {hex} from there",
                         b.hex,
-                        b.exits()[0],
-                        b.exits()[1]
+                        b.exits(game.scenario.geometry())[0],
+                        b.exits(game.scenario.geometry())[1]
                     ),
                 ));
             }
             // It stands at the vertex of b.hex and both exits: its Bypass of `hex` starts
             // there, along the hexside `hex` shares with the other exit, not at the far vertex.
-            let other = b.exits().into_iter().find(|e| *e != hex).unwrap_or(hex);
+            let other = b
+                .exits(game.scenario.geometry())
+                .into_iter()
+                .find(|e| *e != hex)
+                .unwrap_or(hex);
             if along.first() != Some(&other) {
                 return Err(refuse(
                     "A4.31",
@@ -144,8 +148,8 @@ fn decide_step(
                         "in Bypass of {} the unit stands where {}, {} and {} meet; a Bypass of {hex} from there starts along {hex}-{other}",
                         b.hex,
                         b.hex,
-                        b.exits()[0],
-                        b.exits()[1]
+                        b.exits(game.scenario.geometry())[0],
+                        b.exits(game.scenario.geometry())[1]
                     ),
                 ));
             }
@@ -159,7 +163,7 @@ fn decide_step(
                     format!("the unit is in {hex} already; Bypass enters an adjacent hex"),
                 ));
             }
-            if !from.is_adjacent(hex) {
+            if !game.scenario.geometry().is_adjacent(from, hex) {
                 return Err(refuse(
                     "A4.3",
                     ViolationKind::Geometry,
@@ -173,7 +177,9 @@ fn decide_step(
     for (i, next) in chain.iter().enumerate().skip(1) {
         let previous = chain[i - 1];
         let turns_back = i >= 2 && chain[i - 2] == *next;
-        if !hex.is_adjacent(*next) || !previous.is_adjacent(*next) || turns_back {
+        let geometry = game.scenario.geometry();
+        if !geometry.is_adjacent(hex, *next) || !geometry.is_adjacent(previous, *next) || turns_back
+        {
             return Err(refuse(
                 "A4.31",
                 ViolationKind::Geometry,
@@ -238,7 +244,11 @@ fn decide_step(
         ));
     }
     for side in along {
-        let hexside = hex.hexside(*side).expect("checked adjacent");
+        let hexside = game
+            .scenario
+            .geometry()
+            .hexside(hex, *side)
+            .expect("checked adjacent");
         // With no `obstacle_touches` the obstacle fills its hex, for Bypass as for LOS: it
         // touches every hexside, and A4.31 blocks Bypass wherever that is in question.
         let touched = !spec.obstacle_inset || spec.obstacle_touches.contains(side);
@@ -283,11 +293,12 @@ fn decide_step(
     let (hexside, hexside_mf) = if continuing.is_some() {
         (None, Mf::default())
     } else {
-        let crossing = chain_start[0]
-            .hexside(hex)
+        let geometry = game.scenario.geometry();
+        let crossing = geometry
+            .hexside(chain_start[0], hex)
             .and_then(|s| game.scenario.hexside_feature(s));
-        let gap = chain_start[0]
-            .hexside(hex)
+        let gap = geometry
+            .hexside(chain_start[0], hex)
             .and_then(|s| game.scenario.hexside_spec(s))
             .is_some_and(|s| s.road);
         match crossing {

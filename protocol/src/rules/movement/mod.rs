@@ -510,7 +510,7 @@ fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
         .map(|u| u.id.clone())
         .collect();
     let groups = [vec![unit.id.clone()], together];
-    let exits = bypass.exits();
+    let exits = bypass.exits(game.scenario.geometry());
     for ids in &groups {
         for to in [bypass.hex, exits[0], exits[1]] {
             let out = step::decide(game, unit.side, ids, to).is_ok_and(|events| {

@@ -21,7 +21,7 @@ pub(in crate::rules) fn decide(
     let cost = match &units[0].bypass {
         Some(bypass) if bypass.hex == to => enter_bypassed_obstacle(game, to)?,
         Some(bypass) => {
-            leave_bypass(bypass, to)?;
+            leave_bypass(game, bypass, to)?;
             entry_cost(game, from, to)?
         }
         None => entry_cost(game, from, to)?,
@@ -131,8 +131,8 @@ pub(super) fn lose_wall_advantage(units: &[&Unit], from: Hex, to: Hex, why: WaLo
 }
 
 /// From Bypass a unit goes on only into the hexes meeting at its vertex (A4.31 EX).
-fn leave_bypass(bypass: &Bypass, to: Hex) -> Result<(), RuleViolation> {
-    let exits = bypass.exits();
+fn leave_bypass(game: &Game, bypass: &Bypass, to: Hex) -> Result<(), RuleViolation> {
+    let exits = bypass.exits(game.scenario.geometry());
     if exits.contains(&to) {
         return Ok(());
     }
@@ -186,7 +186,7 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
             format!("the unit is in {to} already; name an adjacent hex to move into"),
         ));
     }
-    let hexside = from.hexside(to).ok_or_else(|| {
+    let hexside = scenario.geometry().hexside(from, to).ok_or_else(|| {
         RuleViolation::new(
             "A4",
             ViolationKind::Geometry,

@@ -1,0 +1,516 @@
+//! The set-up step before Turn 1 and the entry of units waiting off board.
+//!
+//! Set-up (A12.12): the sides set up in the scenario's order, each out of the other's sight.
+//! The side setting up places the units of its order of battle (`SetUp`), may move or take
+//! back (`LiftSetUp`) its own placements, and ends with `Done` once every unit is placed.
+//! A placement is refused outside the side's set-up area, over the stacking limits (A5.1),
+//! into terrain the engine does not model (B1), under a "?" the OB does not give the unit or
+//! outside Concealment Terrain (A12.12), or HIP where no SSR allows it (A12.3). What a side
+//! places stays hidden from the other until set-up ends: then each placed unit shows as the
+//! map shows it — under its "?", or not at all if HIP.
+//!
+//! Entry (A2.51): a unit the scenario has enter later comes on in its side's MPh, from the
+//! Game Turn the scenario names, into a hex of its edge, paying that hex's entry cost as if
+//! from an off-board Open Ground hex at level 0 (B10.4 doubles it for a hex above).
+
+use crate::board::hex::Hex;
+use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
+use crate::board::setup::{concealment_terrain, OffboardUnit};
+use crate::board::terrain::{EntryCost, Mf};
+use crate::game::event::{Event, MfAccount, MoveCost};
+use crate::game::phase::Phase;
+use crate::game::{Game, Unit, Weapon};
+use crate::rules::violation::{RuleViolation, ViolationKind};
+
+fn refuse(rule: &str, kind: ViolationKind, why: impl Into<String>) -> RuleViolation {
+    RuleViolation::new(rule, kind, why)
+}
+
+/// The commands the set-up step accepts, and which it refuses with its reason.
+pub(super) fn decide(
+    game: &Game,
+    by: Side,
+    command: &crate::game::command::Command,
+) -> Result<Vec<Event>, RuleViolation> {
+    use crate::game::command::Command;
+    let turn = game.setup.as_ref().expect("decided only during set-up");
+    if turn.side != by {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::WrongSide,
+            format!(
+                "the {} is setting up; the {} sets up when it has done",
+                game.side_name(turn.side),
+                game.side_name(by)
+            ),
+        ));
+    }
+    match command {
+        Command::SetUp {
+            unit,
+            hex,
+            concealed,
+            hidden,
+        } => set_up(game, by, unit, *hex, *concealed, *hidden),
+        Command::LiftSetUp { unit } => lift(game, by, unit),
+        Command::Done => done(game, by),
+        _ => Err(refuse(
+            "A12.12",
+            ViolationKind::WrongPhase,
+            "the game is in its set-up step: place units (`setup UNIT HEX`), take one back (`lift UNIT`) or end the set-up (`done`); play begins with Turn 1 once both sides have set up",
+        )),
+    }
+}
+
+/// Refuses a set-up command outside the set-up step.
+pub(super) fn not_setting_up() -> RuleViolation {
+    refuse(
+        "A12.12",
+        ViolationKind::WrongPhase,
+        "the set-up step is over (or the scenario has none): units are placed only before Turn 1",
+    )
+}
+
+/// The unit of the scenario's set-up `id` names, if it is `by`'s to set up.
+fn own_offboard<'g>(
+    game: &'g Game,
+    by: Side,
+    id: &UnitId,
+) -> Result<&'g OffboardUnit, RuleViolation> {
+    let setup = game.scenario.setup.as_ref();
+    let Some(spec) = setup.and_then(|s| s.units.get(id)) else {
+        let on_map = game
+            .units
+            .get(id)
+            .is_some_and(|u| u.side == by || !u.hidden);
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::UnknownUnit,
+            if on_map {
+                format!(
+                    "`{id}` starts on the map; only the units the scenario has set up are placed"
+                )
+            } else {
+                format!("there is no unit `{id}` to set up in this scenario")
+            },
+        ));
+    };
+    if spec.side != by {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::NotYourUnit,
+            format!(
+                "`{id}` is a {} unit; each side sets up its own",
+                game.side_name(spec.side)
+            ),
+        ));
+    }
+    if spec.enters.is_some() {
+        return Err(refuse(
+            "A2.51",
+            ViolationKind::UnitState,
+            format!("`{id}` enters later from off board; it does not set up"),
+        ));
+    }
+    Ok(spec)
+}
+
+fn set_up(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    hex: Hex,
+    concealed: bool,
+    hidden: bool,
+) -> Result<Vec<Event>, RuleViolation> {
+    let spec = own_offboard(game, by, id)?;
+    let setup = game.scenario.setup.as_ref().expect("checked");
+    if !setup.area(by).contains(&hex) {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::Geometry,
+            format!(
+                "{hex} is outside the {}'s set-up area the scenario gives",
+                game.side_name(by)
+            ),
+        ));
+    }
+    let Some(hex_spec) = game.scenario.hexes.get(&hex) else {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::Geometry,
+            format!("{hex} is not on the map"),
+        ));
+    };
+    if hidden && !spec.may_hide {
+        return Err(refuse(
+            "A12.3",
+            ViolationKind::UnitState,
+            format!("`{id}` may not set up hidden: HIP comes only from an SSR, and the scenario gives it none for this unit"),
+        ));
+    }
+    if concealed && hidden {
+        return Err(refuse(
+            "A12.3",
+            ViolationKind::UnitState,
+            "a HIP unit is placed under a \"?\" only when it is revealed; set it up hidden or concealed, not both",
+        ));
+    }
+    if spec.kind == UnitKind::Dummy && !concealed {
+        return Err(refuse(
+            "A12.11",
+            ViolationKind::UnitState,
+            format!("`{id}` is a Dummy: a \"?\" counter sets up as one (`concealed`)"),
+        ));
+    }
+    if concealed && !spec.may_conceal {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::UnitState,
+            format!("`{id}` has no \"?\" in its OB: only OB-given \"?\" are placed at set-up"),
+        ));
+    }
+    if concealed && !concealment_terrain(hex_spec.terrain) {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::Terrain,
+            format!(
+                "{hex} is {}: an OB-given \"?\" sets up only in Concealment Terrain (woods, building, brush, grain, marsh, orchard, rubble)",
+                hex_spec.terrain.name()
+            ),
+        ));
+    }
+    if let Some(name) = &hex_spec.unmodelled {
+        return Err(refuse(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{hex}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; setting up there is not modelled"),
+        ));
+    }
+    if hex_spec.rubble || hex_spec.blaze || hex_spec.water_obstacle {
+        let what = if hex_spec.rubble {
+            "rubble"
+        } else if hex_spec.blaze {
+            "a Blaze"
+        } else {
+            "a Water Obstacle"
+        };
+        return Err(refuse(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{hex} holds {what}; setting up there is not modelled by this engine"),
+        ));
+    }
+    if spec.kind == UnitKind::Vehicle {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::NotModelled,
+            format!("`{id}` is a vehicle; setting vehicles up is not modelled by this engine"),
+        ));
+    }
+    let mut stack = Stack::default();
+    for u in game
+        .units_above(hex)
+        .filter(|u| u.side == by && u.id != *id && game.upper_level(u).is_none())
+    {
+        stack.add(u.kind);
+    }
+    stack.add(spec.kind);
+    if stack.overstacked() {
+        return Err(refuse(
+            "A5.1",
+            ViolationKind::UnitState,
+            format!(
+                "`{id}` would overstack {hex}: a side sets up at most three squad equivalents and four SMC in a Location"
+            ),
+        ));
+    }
+    // Until set-up ends every unit placed is hidden: the other side sees none of it.
+    let unit = Unit::from_offboard(spec, hex, concealed, true);
+    let weapons: Vec<Weapon> = setup
+        .weapons
+        .values()
+        .filter(|w| w.held_by == *id)
+        .map(|w| Weapon {
+            id: w.id.clone(),
+            name: w.name.clone(),
+            pp: w.pp,
+            held_by: Some(w.held_by.clone()),
+            hex,
+            portaged: false,
+        })
+        .collect();
+    Ok(vec![Event::UnitSetUp {
+        unit: Box::new(unit),
+        weapons,
+        hip: hidden,
+    }])
+}
+
+fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation> {
+    own_offboard(game, by, id)?;
+    if !game.units.contains_key(id) {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::UnitState,
+            format!("`{id}` is not placed; there is nothing to take back"),
+        ));
+    }
+    Ok(vec![Event::UnitSetUpLifted { unit: id.clone() }])
+}
+
+fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    let left: Vec<&UnitId> = game.left_to_set_up(by).iter().map(|u| &u.id).collect();
+    if !left.is_empty() {
+        return Err(refuse(
+            "A12.12",
+            ViolationKind::UnitState,
+            format!(
+                "the {} has {} unit(s) of its order of battle still to set up ({}); every one is placed before its set-up ends",
+                game.side_name(by),
+                left.len(),
+                left.iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let mut events = vec![Event::SetupDone { side: by }];
+    let order = game
+        .scenario
+        .setup
+        .as_ref()
+        .map(|s| s.setting_up())
+        .unwrap_or_default();
+    if order.last() == Some(&by) {
+        let hip = &game.setup.as_ref().expect("setting up").hip;
+        let units = game
+            .units
+            .values()
+            .filter(|u| {
+                game.scenario
+                    .setup
+                    .as_ref()
+                    .is_some_and(|s| s.units.contains_key(&u.id))
+            })
+            .map(|u| {
+                let mut shown = u.clone();
+                shown.hidden = hip.contains(&u.id);
+                shown
+            })
+            .collect();
+        events.push(Event::SetupEnded { units });
+    }
+    Ok(events)
+}
+
+/// `Enter`: units waiting off board come onto the map (A2.51).
+pub(super) fn enter(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+    to: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    if game.acting() != by {
+        return Err(refuse(
+            "A2.51",
+            ViolationKind::WrongSide,
+            format!("the step awaits the {}", game.side_name(game.acting())),
+        ));
+    }
+    if game.clock.phase() != Phase::Movement {
+        return Err(refuse(
+            "A2.51",
+            ViolationKind::WrongPhase,
+            format!(
+                "units enter from off board in their side's MPh, not in the {}",
+                game.clock.phase()
+            ),
+        ));
+    }
+    if ids.is_empty() {
+        return Err(refuse(
+            "A2.51",
+            ViolationKind::UnknownUnit,
+            "name the units that enter",
+        ));
+    }
+    let setup = game.scenario.setup.as_ref();
+    let mut specs = Vec::new();
+    for id in ids {
+        let Some(spec) = setup.and_then(|s| s.units.get(id)) else {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::UnknownUnit,
+                format!("`{id}` is no unit waiting off board to enter"),
+            ));
+        };
+        if spec.side != by {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::NotYourUnit,
+                format!("`{id}` is a {} unit", game.side_name(spec.side)),
+            ));
+        }
+        let Some(entry) = spec.enters else {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::UnitState,
+                format!("`{id}` set up before Turn 1; it does not enter from off board"),
+            ));
+        };
+        if game.units.contains_key(id) {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::UnitState,
+                format!("`{id}` has entered already"),
+            ));
+        }
+        if game.clock.turn < entry.turn {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::WrongPhase,
+                format!(
+                    "`{id}` enters on Turn {} at the earliest; this is Turn {}",
+                    entry.turn, game.clock.turn
+                ),
+            ));
+        }
+        if !entry.edge.holds(to, &game.scenario.hexes) {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::Geometry,
+                format!(
+                    "{to} is not on the {} edge, where `{id}` enters",
+                    entry.edge.name()
+                ),
+            ));
+        }
+        if spec.kind == UnitKind::Vehicle {
+            return Err(refuse(
+                "A2.51",
+                ViolationKind::NotModelled,
+                format!("`{id}` is a vehicle; vehicles entering is not modelled by this engine"),
+            ));
+        }
+        specs.push(spec);
+    }
+    let hex_spec = &game.scenario.hexes[&to];
+    if let Some(name) = &hex_spec.unmodelled {
+        return Err(refuse(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
+        ));
+    }
+    if hex_spec.rubble || hex_spec.blaze || hex_spec.water_obstacle {
+        return Err(refuse(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("entering {to} from off board is not modelled by this engine (rubble, Blaze or a Water Obstacle)"),
+        ));
+    }
+    let (entry, rule) = hex_spec
+        .terrain
+        .entry_cost(Some(game.scenario.month).filter(|m| *m > 0));
+    let (cot, all_mf) = match entry {
+        EntryCost::Mf(mf) => (mf, false),
+        EntryCost::AllMf => (Mf::default(), true),
+    };
+    let elevation = if hex_spec.elevation > 0 {
+        cot
+    } else {
+        Mf::default()
+    };
+    let cost = MoveCost {
+        cot,
+        cot_rule: rule.to_string(),
+        road: false,
+        bypass_doubling: Mf::default(),
+        elevation,
+        hexside: None,
+        hexside_mf: Mf::default(),
+        all_mf,
+        total: cot + elevation,
+    };
+    let units: Vec<Unit> = specs
+        .iter()
+        .map(|s| Unit {
+            // Off-board hexes give no road bonus here (A4.132 is not modelled off the map).
+            road_only: false,
+            ..Unit::from_offboard(s, to, false, false)
+        })
+        .collect();
+    let mut stack = Stack::default();
+    for u in game
+        .units_above(to)
+        .filter(|u| u.side == by && game.upper_level(u).is_none())
+    {
+        stack.add(u.kind);
+    }
+    for u in &units {
+        stack.add(u.kind);
+    }
+    if stack.overstacked() {
+        return Err(refuse(
+            "A5.1",
+            ViolationKind::NotModelled,
+            format!("entering {to} would overstack it; entering overstacked is not modelled by this engine"),
+        ));
+    }
+    let mut mf = Vec::new();
+    for unit in &units {
+        // Off the map, its SW are not in the game yet: their PP count here (A4.4).
+        let carried: u8 = setup
+            .map(|s| {
+                s.weapons
+                    .values()
+                    .filter(|w| w.held_by == unit.id)
+                    .map(|w| w.pp)
+                    .sum()
+            })
+            .unwrap_or(0);
+        let allotment = super::movement::allotment(game, unit, &[], false, carried);
+        let spent = if all_mf { allotment.total } else { cost.total };
+        if spent > allotment.total {
+            return Err(refuse(
+                "A4.1",
+                ViolationKind::NotEnoughMf,
+                format!(
+                    "entering {to} needs {} MF; `{}` has {}",
+                    cost.total, unit.id, allotment.total
+                ),
+            ));
+        }
+        mf.push(MfAccount {
+            unit: unit.id.clone(),
+            allotment,
+            spent,
+            left: allotment.total.saturating_sub(spent),
+        });
+    }
+    let weapons = setup
+        .map(|s| {
+            s.weapons
+                .values()
+                .filter(|w| ids.contains(&w.held_by))
+                .map(|w| Weapon {
+                    id: w.id.clone(),
+                    name: w.name.clone(),
+                    pp: w.pp,
+                    held_by: Some(w.held_by.clone()),
+                    hex: to,
+                    portaged: false,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(vec![Event::UnitsEntered {
+        units,
+        weapons,
+        hex: to,
+        cost,
+        mf,
+    }])
+}

@@ -1,0 +1,999 @@
+//! The games this server serves: created here, or stored and loaded on first join by
+//! replaying their logs. Starting the server lists the games and serves at once, while a
+//! background check reads every stored game's hash chain (no replay), so damage is found and
+//! named at the start rather than when someone joins; the replay waits for the first join. A game whose log is damaged is kept as unavailable —
+//! named, with the reason and the first bad event — and never rewritten; the other games are
+//! served as usual.
+
+use crate::games::task::{random_bytes, GameHandle, GameLimits, GameTask, Request, Unloader};
+use crate::operations::config::Config;
+use crate::operations::metrics::METRICS;
+use crate::store::envelope::{self, GameMeta, META_FORMAT};
+use crate::store::{without_panics, EventStore, GameKey};
+use data_encoding::HEXLOWER;
+use protocol::game::Viewer;
+use protocol::wire::{ErrorCode, GameId, Tokens};
+use protocol::{Event, Scenario, Side};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, OnceCell, OwnedSemaphorePermit, Semaphore};
+use tracing::{error, info};
+
+/// A game as the registry knows it: its stored metadata, and its writer task once loaded.
+struct Slot {
+    /// The metadata bytes as stored; decoded when the game is loaded.
+    meta: Vec<u8>,
+    /// Set by the first join (or at creation). A `OnceCell` so that joins racing to load the
+    /// same game wait for one load and never start two writer tasks for one log.
+    loaded: OnceCell<Loaded>,
+    /// A live game's place under `loaded_games_max`, given back when the slot is dropped
+    /// (the game unloaded, or the server stopping).
+    place: Mutex<Option<OwnedSemaphorePermit>>,
+    /// When the game was last joined or created (milliseconds of the registry's clock): the
+    /// least recently used idle game is the one unloaded to make room.
+    used: AtomicU64,
+}
+
+impl Slot {
+    /// A stored game, not loaded.
+    fn stored(meta: Vec<u8>, used: u64) -> Slot {
+        Slot {
+            meta,
+            loaded: OnceCell::new(),
+            place: Mutex::new(None),
+            used: AtomicU64::new(used),
+        }
+    }
+
+    /// The live game's handle, if only the registry holds it and this slot: nobody is joined,
+    /// joining or sending it anything, so it can be let go.
+    fn idle_handle(self: &Arc<Slot>) -> Option<&GameHandle> {
+        match self.loaded.get() {
+            Some(Loaded::Live(handle))
+                if Arc::strong_count(self) == 1
+                    && handle.inbox.strong_count() == 1
+                    && handle.reads.strong_count() == 1 =>
+            {
+                Some(handle)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How long a load or creation waits for the place of a game just unloaded (its task
+/// returning) before it is refused.
+const PLACE_WAIT: Duration = Duration::from_secs(5);
+
+/// The registry's map of games, shared with each game's [`Unloader`].
+type Games = Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>;
+
+#[derive(Clone)]
+enum Loaded {
+    Live(GameHandle),
+    Unavailable(String),
+    /// Metadata without events: a creation that crashed before it was acknowledged.
+    Missing,
+}
+
+pub struct Registry {
+    games: Games,
+    /// One permit per game in memory (`loaded_games_max`).
+    places: Arc<Semaphore>,
+    /// The clock of `Slot::used`.
+    epoch: Instant,
+    /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
+    /// store afterwards.
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Set at shutdown to end the background chain check early.
+    checking: Arc<AtomicBool>,
+    store: Arc<dyn EventStore>,
+    config: Config,
+    /// Turn notices (`crate::notify`): each game task gets a watch of its own.
+    notifier: std::sync::OnceLock<Arc<crate::notify::Notifier>>,
+    /// Signs every game's receipts, in batches across games (`crate::signing::batch`).
+    signer: crate::signing::batch::Signer,
+    /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
+    cluster: Option<Arc<crate::games::cluster::Cluster>>,
+}
+
+/// A refusal to hand out a game, as it goes on the wire.
+pub type Refusal = (ErrorCode, String);
+
+fn digest(token: &str) -> [u8; 32] {
+    *blake3::hash(token.as_bytes()).as_bytes()
+}
+
+/// Checks every listed game's chain (until `stop`), marking the damaged ones unavailable and
+/// logging each by name.
+fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &AtomicBool) {
+    let started = std::time::Instant::now();
+    let mut damaged = 0;
+    for (key, slot) in slots {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        if slot.loaded.initialized() {
+            continue;
+        }
+        if let Err(why) = check_chain(store, key) {
+            damaged += 1;
+            error!(game = %envelope::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+            // A join that got there first has found the same damage.
+            let _ = slot.loaded.set(Loaded::Unavailable(why));
+        }
+    }
+    let took_ms = started.elapsed().as_millis() as u64;
+    if damaged > 0 {
+        error!(
+            checked = slots.len(),
+            damaged, took_ms, "some games are damaged; the others are served"
+        );
+    } else {
+        info!(
+            checked = slots.len(),
+            took_ms, "every stored game's chain is whole"
+        );
+    }
+}
+
+/// Reads one stored game's log; a store that fails or panics reading it (sled does, on some
+/// damage) makes the game unreadable, not the server.
+fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    without_panics(|| store.load(key))
+        .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
+        .map_err(|e| format!("its log cannot be read ({e})"))
+}
+
+/// Reads one stored game's log and checks its hash chain, naming the first bad event.
+fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
+    let records = read_log(store, key)?;
+    envelope::verify(&records)
+        .map(|_| ())
+        .map_err(|e| format!("its log is damaged at {e}"))
+}
+
+/// Reads, verifies and replays one stored game: the blocking part of a load.
+fn rebuild(
+    store: Arc<dyn EventStore>,
+    key: GameKey,
+    meta_bytes: &[u8],
+    limits: GameLimits,
+) -> Result<Option<(GameTask, GameMeta)>, String> {
+    let mut meta = GameMeta::decode(meta_bytes)?;
+    let records = read_log(&*store, &key)?;
+    if records.is_empty() {
+        return Ok(None);
+    }
+    let verified = envelope::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
+    if meta.seeds.is_empty() {
+        // Stored before the server rolled dice (metadata format 1): the game gets its seed
+        // now, stored before anything can commit to it.
+        meta.seeds.push(random_bytes());
+        store
+            .put_meta(&key, meta.encode())
+            .wait()
+            .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
+    }
+    // A mark unreadable is a game not to serve blindly: it is named, like damage.
+    let marks = envelope::GameMarks::decode(meta_bytes)?;
+    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?.marked(marks);
+    Ok(Some((task, meta)))
+}
+
+/// Stops the game task of every game whose lease this node lost: its viewers are told to
+/// reconnect (to whichever node owns it now), and the next join here loads it afresh.
+async fn give_up_lost(
+    cluster: Arc<crate::games::cluster::Cluster>,
+    mut lost: mpsc::UnboundedReceiver<GameKey>,
+    games: Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>,
+) {
+    while let Some(key) = lost.recv().await {
+        cluster.forget(&key);
+        let slot = games.lock().expect("registry lock").get(&key).cloned();
+        if let Some(Loaded::Live(handle)) = slot.as_ref().and_then(|s| s.loaded.get()) {
+            let why = format!(
+                "server node {} lost game `{}`'s lease",
+                cluster.node_id,
+                envelope::game_id(&key)
+            );
+            let _ = handle.inbox.send(Request::Relinquish { why }).await;
+        }
+    }
+}
+
+impl Registry {
+    /// Lists the stored games, so the server serves at once, and starts checking each one's
+    /// hash chain in the background: a damaged game is marked unavailable, naming its first
+    /// bad event, and logged. Each game is replayed when someone first joins it (a join that
+    /// comes before the check reaches its game verifies the chain itself).
+    pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
+        Registry::open_in_cluster(store, config, None)
+    }
+
+    /// [`Registry::open`] on a node of a cluster: games are served through leases, and games
+    /// whose lease this node lost are given up.
+    pub fn open_in_cluster(
+        store: Arc<dyn EventStore>,
+        config: Config,
+        cluster: Option<Arc<crate::games::cluster::Cluster>>,
+    ) -> Result<Registry, String> {
+        let listed = without_panics(|| store.games())
+            .map_err(|panicked| {
+                format!("the list of games cannot be read (the store panicked: {panicked})")
+            })?
+            .map_err(|e| format!("the list of games cannot be read ({e})"))?;
+        let games: HashMap<GameKey, Arc<Slot>> = listed
+            .into_iter()
+            .map(|(key, meta)| (key, Arc::new(Slot::stored(meta, 0))))
+            .collect();
+        info!(
+            stored = games.len(),
+            "games listed; their chains are checked in the background, and each replays on its first join"
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let slots: Vec<(GameKey, Arc<Slot>)> = games.iter().map(|(k, s)| (*k, s.clone())).collect();
+        let checker = {
+            let (store, stop) = (store.clone(), stop.clone());
+            tokio::task::spawn_blocking(move || check_all(&*store, &slots, &stop))
+        };
+        let games = Arc::new(Mutex::new(games));
+        let mut tasks = vec![checker];
+        if let Some(lost) = cluster.as_ref().and_then(|c| c.take_lost()) {
+            tasks.push(tokio::spawn(give_up_lost(
+                cluster.clone().expect("a cluster"),
+                lost,
+                games.clone(),
+            )));
+        }
+        Ok(Registry {
+            games,
+            places: Arc::new(Semaphore::new(config.loaded_games_max)),
+            epoch: Instant::now(),
+            tasks: Mutex::new(tasks),
+            checking: stop,
+            store,
+            signer: crate::signing::batch::Signer::new(config.signing_key.clone()),
+            config,
+            notifier: std::sync::OnceLock::new(),
+            cluster,
+        })
+    }
+
+    /// Gives every game task loaded from now on a watch for turn notices.
+    pub fn notify_with(&self, notifier: Arc<crate::notify::Notifier>) {
+        let _ = self.notifier.set(notifier);
+    }
+
+    /// The notifier, once set.
+    pub fn notifier(&self) -> Option<&Arc<crate::notify::Notifier>> {
+        self.notifier.get()
+    }
+
+    /// The game and seat `token` is a player's token of, without joining (a notification
+    /// registration): a spectator token is refused, as an unknown one is. Looked up in the
+    /// store for a game created on another node since this one started.
+    pub fn seat(&self, id: &str, token: &str) -> Result<(GameKey, Side), Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
+        let listed = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .get(&key)
+            .map(|slot| slot.meta.clone());
+        let meta = match listed {
+            Some(meta) => meta,
+            None => self
+                .store
+                .meta(&key)
+                .map_err(|e| {
+                    (
+                        ErrorCode::Storage,
+                        format!("game `{id}` cannot be read: {e}"),
+                    )
+                })?
+                .ok_or_else(unknown)?,
+        };
+        match Self::token_viewer(&meta, token) {
+            Ok(Viewer::Side(side)) => Ok((key, side)),
+            Ok(Viewer::Spectator) => Err((
+                ErrorCode::ReadOnly,
+                "a spectator token cannot register notifications; use your seat's token".into(),
+            )),
+            Err(Some(why)) => Err((
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}"),
+            )),
+            Err(None) => Err((
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            )),
+        }
+    }
+
+    /// The cluster this node serves games in, if any.
+    pub fn cluster(&self) -> Option<&Arc<crate::games::cluster::Cluster>> {
+        self.cluster.as_ref()
+    }
+
+    /// The public key of the key heads are signed with.
+    pub fn server_key(&self) -> protocol::record::signed::ServerKey {
+        protocol::record::signed::ServerKey::of(&self.config.signing_key)
+    }
+
+    /// The game's writer task, loading the game first if no one has joined it since the start
+    /// (or since it was unloaded). Refused when every place in memory holds a game someone is
+    /// connected to.
+    async fn load(&self, key: GameKey, slot: &Slot) -> Result<Loaded, Refusal> {
+        slot.loaded
+            .get_or_try_init(|| async {
+                let place = self.place().await?;
+                let store = self.store.clone();
+                let meta = slot.meta.clone();
+                let limits = GameLimits::of(&self.config);
+                // Replay is CPU work proportional to the log: off the async threads.
+                let rebuilt =
+                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
+                Ok(match rebuilt {
+                    Ok(Some((task, meta))) => {
+                        *slot.place.lock().expect("slot lock") = Some(place);
+                        Loaded::Live(self.spawn(key, task, meta))
+                    }
+                    Ok(None) => Loaded::Missing,
+                    Err(why) => {
+                        error!(game = %envelope::game_id(&key), %why, "game cannot be served");
+                        Loaded::Unavailable(why)
+                    }
+                })
+            })
+            .await
+            .cloned()
+    }
+
+    /// A place in memory for one more game: a free one, or one an idle game gives up. Every
+    /// idle game is asked in turn, least recently joined first, before the load or creation
+    /// is refused: a few games that will not go (busy, or joined meanwhile) cannot keep
+    /// the others from making room.
+    async fn place(&self) -> Result<OwnedSemaphorePermit, Refusal> {
+        let mut tried = HashSet::new();
+        loop {
+            if let Ok(place) = self.places.clone().try_acquire_owned() {
+                return Ok(place);
+            }
+            match self.unload_idlest(&mut tried).await {
+                None => break,
+                Some(false) => continue,
+                Some(true) => {}
+            }
+            // The unloaded game's slot, and with it its place, went as its task agreed.
+            if let Ok(Ok(place)) =
+                tokio::time::timeout(PLACE_WAIT, self.places.clone().acquire_owned()).await
+            {
+                return Ok(place);
+            }
+        }
+        METRICS.refused("loaded_games_max");
+        Err((
+            ErrorCode::LimitReached,
+            format!(
+                "this server holds {} games in memory, its limit, and someone is connected to each; try again later",
+                self.config.loaded_games_max
+            ),
+        ))
+    }
+
+    /// Asks the least recently used game nobody is connected to (and not yet in `tried`) to
+    /// unload; whether it did, or `None` when there is no such game.
+    async fn unload_idlest(&self, tried: &mut HashSet<GameKey>) -> Option<bool> {
+        let answer = {
+            let games = self.games.lock().expect("registry lock");
+            let idlest = games
+                .iter()
+                .filter(|(key, _)| !tried.contains(*key))
+                .filter_map(|(key, slot)| Some((key, slot.idle_handle()?, &slot.used)))
+                .min_by_key(|(_, _, used)| used.load(Ordering::Relaxed));
+            let (key, handle, _) = idlest?;
+            tried.insert(*key);
+            let (reply, answer) = oneshot::channel();
+            // Nobody else can send it anything: a full inbox means it is busy.
+            if handle.inbox.try_send(Request::Unload { reply }).is_err() {
+                return Some(false);
+            }
+            answer
+        };
+        Some(answer.await.unwrap_or(false))
+    }
+
+    /// What lets game `key`'s task go when it is idle: under the registry's lock, nobody may
+    /// hold its handle or its slot (no connection joined, joining or about to send it
+    /// anything); then its slot is replaced by a stored one with the task's metadata, which
+    /// drops the handle and gives back its place.
+    fn unloader(&self, key: GameKey) -> Unloader {
+        let games = Arc::downgrade(&self.games);
+        Box::new(move |meta: Vec<u8>| {
+            // A registry gone, or a game not (yet, or no longer) in its map: the task is not
+            // the registry's to let go; it ends when its handles are dropped (at shutdown).
+            let Some(games) = games.upgrade() else {
+                return false;
+            };
+            let mut games = games.lock().expect("registry lock");
+            let Some(slot) = games.get(&key) else {
+                return false;
+            };
+            if slot.idle_handle().is_none() {
+                return false;
+            }
+            let stored = Slot::stored(meta, slot.used.load(Ordering::Relaxed));
+            games.insert(key, Arc::new(stored));
+            true
+        })
+    }
+
+    fn spawn(&self, key: GameKey, task: GameTask, meta: GameMeta) -> GameHandle {
+        let mut task = task
+            .signed_by(self.signer.clone())
+            .unloaded_by(self.unloader(key));
+        if let Some(notifier) = self.notifier.get() {
+            task = task.watched_by(crate::notify::Watch::new(notifier.clone(), key));
+        }
+        let (inbox, players) = mpsc::channel(self.config.game_inbox_max);
+        let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
+        let task = tokio::spawn(task.run(players, audience));
+        let mut tasks = self.tasks.lock().expect("registry lock");
+        // Games come and go: keep only the tasks still running.
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
+        GameHandle {
+            inbox,
+            reads,
+            meta: Arc::new(meta),
+        }
+    }
+
+    /// Creates a game: fresh id and tokens, metadata and the `GameCreated` event made durable,
+    /// then its writer task started. The tokens are returned once and stored only as digests.
+    pub async fn create(&self, scenario: Scenario) -> Result<(GameId, Tokens), Refusal> {
+        self.create_timed(scenario, None).await
+    }
+
+    /// [`Registry::create`] under a time control: the log's second event is the server's
+    /// `ClockStarted`, at the server's time, stored with `GameCreated` (`docs/clock.md`).
+    pub async fn create_timed(
+        &self,
+        scenario: Scenario,
+        clock: Option<protocol::board::time_control::TimeControl>,
+    ) -> Result<(GameId, Tokens), Refusal> {
+        if self.games.lock().expect("registry lock").len() >= self.config.games_max {
+            return Err((
+                ErrorCode::LimitReached,
+                format!(
+                    "this server holds {} games, its limit",
+                    self.config.games_max
+                ),
+            ));
+        }
+        let place = self.place().await?;
+        let key: GameKey = random_bytes();
+        let tokens = Tokens {
+            side_a: HEXLOWER.encode(&random_bytes::<32>()),
+            side_b: HEXLOWER.encode(&random_bytes::<32>()),
+            spectator: HEXLOWER.encode(&random_bytes::<32>()),
+        };
+        let meta = GameMeta {
+            format: META_FORMAT,
+            token_digests: [
+                digest(&tokens.side_a),
+                digest(&tokens.side_b),
+                digest(&tokens.spectator),
+            ],
+            // The dice seed, committed to (its hash shown to players) from the start.
+            seeds: vec![random_bytes()],
+        };
+        if let Some(cluster) = &self.cluster {
+            cluster
+                .claim_new(&key)
+                .await
+                .map_err(|e| (ErrorCode::Storage, e))?;
+        }
+        let created = Event::GameCreated { scenario };
+        // Salted like every envelope: the scenario may hold hidden units.
+        let (record, head) = envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
+        let mut entries = vec![protocol::chain::Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            key: None,
+            command: None,
+            event: created,
+        }];
+        let mut records = vec![record];
+        let mut hashes = vec![head];
+        if let Some(control) = clock {
+            let started = protocol::chain::Entry::clock_started(control, self.config.time.now_ms());
+            let (record, hash) = envelope::seal_entry(head, random_bytes(), &started);
+            entries.push(started);
+            records.push(record);
+            hashes.push(hash);
+        }
+        // Both writes handed over at once: the store applies them in order, usually under
+        // one flush. Metadata without its first event is a creation that never happened.
+        let meta_stored = self.store.put_meta(&key, meta.encode());
+        let created_stored = self.store.append(&key, 1, records);
+        for stored in [meta_stored, created_stored] {
+            stored
+                .await
+                .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
+        }
+        let verified = envelope::VerifiedLog { entries, hashes };
+        let task = GameTask::from_log(
+            key,
+            verified,
+            meta.clone(),
+            self.store.clone(),
+            GameLimits::of(&self.config),
+        )
+        .map_err(|e| (ErrorCode::Storage, e))?;
+        let slot = Slot {
+            meta: meta.encode(),
+            loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(key, task, meta)))),
+            place: Mutex::new(Some(place)),
+            used: AtomicU64::new(self.now()),
+        };
+        self.games
+            .lock()
+            .expect("registry lock")
+            .insert(key, Arc::new(slot));
+        let id = envelope::game_id(&key);
+        info!(game = %id, "game created");
+        Ok((id, tokens))
+    }
+
+    /// Finds a game and works out who the token belongs to. Unknown ids and wrong tokens are
+    /// told apart (a game id is not a secret; a token is), and tokens are compared as digests
+    /// in constant time. The token is checked against the stored metadata before anything is
+    /// loaded or the game's last use is touched: without a token of the game a client can
+    /// neither load it, nor pin it, nor steer which idle game is unloaded to make room.
+    ///
+    /// `since` is the version the client holds; `proven` says it comes from a receipt that
+    /// verified under this server's key for this game. For a game this server does not list,
+    /// only a proven version raises the operator's ROLLBACK alarm: a bare one is a claim
+    /// (ids are not secret, anyone can make one up), and the client is only told that if it
+    /// was sent events of the game, the server lost it.
+    pub async fn join(
+        &self,
+        id: &str,
+        token: &str,
+        since: Option<u64>,
+        proven: bool,
+    ) -> Result<(GameHandle, Viewer), Refusal> {
+        let unknown = || match since.filter(|held| *held > 0) {
+            Some(held) => {
+                if proven {
+                    error!(game = %id, held, "ROLLBACK: a client holds this server's receipt for a game the server does not have at all; restore it from a backup");
+                }
+                (
+                    ErrorCode::UnknownGame,
+                    format!("there is no game `{id}` on this server; if you were sent its version {held}, the server lost the game, and its operator can restore it from a backup"),
+                )
+            }
+            None => (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            ),
+        };
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
+        let slot = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .get(&key)
+            .cloned()
+            .ok_or_else(unknown)?;
+        let viewer = Self::token_viewer(&slot.meta, token).map_err(|why| match why {
+            Some(why) => (
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
+            ),
+            None => (
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            ),
+        })?;
+        let slot = match slot.loaded.get() {
+            // The game's task ended (fenced by another writer, or its lease lost): load it
+            // again from the log.
+            Some(Loaded::Live(handle)) if handle.inbox.is_closed() => self.reset(key).await?,
+            _ => slot,
+        };
+        slot.used.store(self.now(), Ordering::Relaxed);
+        let handle = match self.load(key, &slot).await? {
+            Loaded::Missing => return Err(unknown()),
+            Loaded::Unavailable(why) => {
+                return Err((
+                    ErrorCode::GameUnavailable,
+                    format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
+                ))
+            }
+            Loaded::Live(handle) => handle,
+        };
+        Ok((handle, viewer))
+    }
+
+    /// Whose `token` is, by the token digests in a game's stored metadata: `Err(None)` when it
+    /// is none of them, `Err(Some(why))` when the metadata cannot be read.
+    fn token_viewer(meta: &[u8], token: &str) -> Result<Viewer, Option<String>> {
+        let meta = GameMeta::decode(meta).map_err(Some)?;
+        let offered = blake3::Hash::from_bytes(digest(token));
+        let viewers = [
+            Viewer::Side(Side::A),
+            Viewer::Side(Side::B),
+            Viewer::Spectator,
+        ];
+        // blake3::Hash compares in constant time; check all three so timing says nothing
+        // about which one matched.
+        let mut matched = None;
+        for (digest, viewer) in meta.token_digests.iter().zip(viewers) {
+            if offered == blake3::Hash::from_bytes(*digest) {
+                matched = Some(viewer);
+            }
+        }
+        matched.ok_or(None)
+    }
+
+    /// Milliseconds since the registry opened: the clock of `Slot::used`.
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// With several server nodes: where `id` is served from. `None`: here (this node holds
+    /// the game's lease, having taken it if it had lapsed); else the owner's address. A game
+    /// created on another node since this one started is looked up in the store.
+    pub async fn locate(
+        &self,
+        cluster: &crate::games::cluster::Cluster,
+        id: &str,
+    ) -> Result<Option<String>, Refusal> {
+        let unknown = || {
+            (
+                ErrorCode::UnknownGame,
+                format!("there is no game `{id}` on this server"),
+            )
+        };
+        let key = envelope::game_key(id).ok_or_else(unknown)?;
+        let known = self.games.lock().expect("registry lock").contains_key(&key);
+        if !known && self.reset(key).await.is_err() {
+            // Not stored: the local join says so, with the rollback check.
+            return Ok(None);
+        }
+        match cluster
+            .route(&key)
+            .await
+            .map_err(|e| (ErrorCode::GameUnavailable, e))?
+        {
+            crate::games::cluster::Route::Local { fresh: true } => {
+                self.reset(key).await?;
+                Ok(None)
+            }
+            crate::games::cluster::Route::Local { fresh: false } => Ok(None),
+            crate::games::cluster::Route::Remote { address, .. } => Ok(Some(address)),
+        }
+    }
+
+    /// Replaces `key`'s slot with one not yet loaded, its metadata read again from the store
+    /// (another node may have changed it); a task still running for it is told to stop.
+    async fn reset(&self, key: GameKey) -> Result<Arc<Slot>, Refusal> {
+        let store = self.store.clone();
+        let meta = tokio::task::spawn_blocking(move || store.meta(&key))
+            .await
+            .unwrap_or_else(|e| Err(crate::store::StoreError::Io(e.to_string())))
+            .map_err(|e| (ErrorCode::Storage, e.to_string()))?
+            .ok_or((
+                ErrorCode::UnknownGame,
+                format!(
+                    "there is no game `{}` on this server",
+                    envelope::game_id(&key)
+                ),
+            ))?;
+        let slot = Arc::new(Slot::stored(meta, self.now()));
+        let old = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .insert(key, slot.clone());
+        if let Some(Loaded::Live(handle)) = old.as_ref().and_then(|s| s.loaded.get()) {
+            let _ = handle.inbox.try_send(Request::Relinquish {
+                why: "the game is loaded again from its log".into(),
+            });
+        }
+        Ok(slot)
+    }
+
+    /// Stops every game: their handles are dropped, so each writer task ends once the
+    /// connections holding a handle are gone; returns when all have ended.
+    pub async fn shutdown(&self) {
+        self.checking.store(true, Ordering::SeqCst);
+        self.games.lock().expect("registry lock").clear();
+        let tasks = std::mem::take(&mut *self.tasks.lock().expect("registry lock"));
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::task::Request;
+    use crate::store::MemoryStore;
+    use protocol::fair_dice::Commitment;
+    use protocol::wire::ServerMessage;
+
+    /// Joins the game's task as `viewer`: its subscriber id and its messages.
+    async fn join_task(
+        handle: &GameHandle,
+        viewer: Viewer,
+    ) -> (u64, mpsc::Receiver<crate::games::task::Outbound>) {
+        let (out, messages) = mpsc::channel(16);
+        let (reply, joined) = tokio::sync::oneshot::channel();
+        handle
+            .inbox
+            .send(Request::Join {
+                viewer,
+                since: None,
+                receipt: None,
+                out,
+                progress: Default::default(),
+                reply,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        (joined.await.unwrap().unwrap(), messages)
+    }
+
+    /// A game stored before the server rolled dice — metadata format 1, envelopes format 1 —
+    /// is served: on its first join it gets a seed, stored before anyone sees its commitment.
+    #[tokio::test]
+    async fn a_game_stored_before_dice_gets_a_seed_when_loaded() {
+        #[derive(serde::Serialize)]
+        struct MetaV1 {
+            format: u16,
+            token_digests: [[u8; 32]; 3],
+        }
+        let store = Arc::new(MemoryStore::new());
+        let key: GameKey = [5; 16];
+        let old_meta = bincode::serde::encode_to_vec(
+            MetaV1 {
+                format: 1,
+                token_digests: [digest("a"), digest("b"), digest("s")],
+            },
+            bincode::config::standard(),
+        )
+        .unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
+                .unwrap();
+        let (created, _) =
+            protocol::chain::seal_v1(1, envelope::GENESIS, &Event::GameCreated { scenario });
+        store.put_meta(&key, old_meta).await.unwrap();
+        store.append(&key, 1, vec![created]).await.unwrap();
+
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let (handle, viewer) = registry
+            .join(&envelope::game_id(&key), "b", None, false)
+            .await
+            .unwrap();
+        assert_eq!(viewer, Viewer::Side(Side::B));
+        let stored = GameMeta::decode(&store.games().unwrap()[0].1).unwrap();
+        assert_eq!(
+            stored.seeds.len(),
+            1,
+            "the upgraded metadata holds the seed"
+        );
+
+        let (_, mut messages) = join_task(&handle, viewer).await;
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Joined {
+                dice_commitment, ..
+            } => assert_eq!(*dice_commitment, Commitment::to(&stored.seeds[0])),
+            other => panic!("expected joined, got {other:?}"),
+        }
+        drop(handle);
+        registry.shutdown().await;
+    }
+
+    /// Fencing: a game task whose append is refused because another writer appended first
+    /// (two nodes both believing they own the game) applies and sends nothing of its command,
+    /// tells its viewers to reconnect (`moved`), and ends; a later join loads the game again.
+    #[tokio::test]
+    async fn a_task_fenced_by_another_writer_gives_the_game_up() {
+        let store = Arc::new(MemoryStore::new());
+        let config = Config {
+            node_id: Some("n1".into()),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
+        let acting = protocol::Game::replay([&Event::GameCreated {
+            scenario: scenario.clone(),
+        }])
+        .unwrap()
+        .acting();
+        let (id, tokens) = registry.create(scenario).await.unwrap();
+        let token = match acting {
+            Side::A => tokens.side_a,
+            Side::B => tokens.side_b,
+        };
+        let (handle, viewer) = registry.join(&id, &token, None, false).await.unwrap();
+        let (subscriber, mut messages) = join_task(&handle, viewer).await;
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("n1")),
+            other => panic!("expected joined, got {other:?}"),
+        }
+
+        // Another node, having taken the game over, appends first.
+        let key = envelope::game_key(&id).unwrap();
+        store
+            .append(&key, 2, vec![b"another writer".to_vec()])
+            .await
+            .unwrap();
+        handle
+            .inbox
+            .send(Request::Command {
+                subscriber,
+                side: acting,
+                id: 1,
+                command: protocol::Command::Done,
+                key: None,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Error { code, message } => {
+                assert_eq!(*code, ErrorCode::Moved, "{message}");
+                assert!(message.contains("reconnect"), "{message}");
+            }
+            other => panic!("expected moved, got {other:?}"),
+        }
+        assert!(
+            messages.recv().await.is_none(),
+            "the task ended, having sent nothing else"
+        );
+        assert!(handle.inbox.is_closed());
+        let log = store.load(&key).unwrap();
+        assert_eq!(log.len(), 2);
+        assert_eq!(
+            log[1].1,
+            b"another writer".to_vec(),
+            "nothing of ours was stored"
+        );
+        drop(handle);
+        registry.shutdown().await;
+    }
+
+    fn wall_advantage() -> Scenario {
+        Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()
+    }
+
+    /// Issue 36: the token is checked before anything is loaded. With the one place in memory
+    /// held by a game someone is joined to, a wrong token for another stored game is told it
+    /// is wrong — it neither loads that game nor asks for a place.
+    #[tokio::test]
+    async fn a_wrong_token_loads_nothing() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let (stored, _) = registry.create(wall_advantage()).await.unwrap();
+        registry.shutdown().await;
+
+        let config = Config {
+            loaded_games_max: 1,
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        let (held, held_tokens) = registry.create(wall_advantage()).await.unwrap();
+        let (handle, _) = registry
+            .join(&held, &held_tokens.side_a, None, false)
+            .await
+            .unwrap();
+        match registry.join(&stored, "not a token", None, false).await {
+            Err((code, message)) => assert_eq!(code, ErrorCode::BadToken, "{message}"),
+            Ok(_) => panic!("a wrong token joined"),
+        }
+        let slot = registry.games.lock().unwrap()[&envelope::game_key(&stored).unwrap()].clone();
+        assert!(
+            !slot.loaded.initialized(),
+            "the wrong token loaded the game"
+        );
+        drop((handle, slot));
+        registry.shutdown().await;
+    }
+
+    /// Issue 36: games marked rolled back unload like any idle game (the mark goes with their
+    /// metadata), and every idle game is asked before room is refused: five marked games
+    /// filling memory do not keep a sixth from being created.
+    #[tokio::test]
+    async fn marked_games_make_room_like_any_idle_game() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let mut games = vec![];
+        for _ in 0..5 {
+            games.push(registry.create(wall_advantage()).await.unwrap());
+        }
+        registry.shutdown().await;
+        for (id, _) in &games {
+            let key = envelope::game_key(id).unwrap();
+            let meta = GameMeta::decode(&store.meta(&key).unwrap().unwrap()).unwrap();
+            let marks = envelope::GameMarks {
+                rolled_back: Some("events 5..=7 are missing".into()),
+            };
+            store
+                .put_meta(&key, meta.encode_marked(&marks))
+                .await
+                .unwrap();
+        }
+
+        let config = Config {
+            loaded_games_max: 5,
+            game_unload_after_idle: Duration::from_secs(3_600),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config).unwrap();
+        for (id, tokens) in &games {
+            // Loaded, and refused as rolled back by its task; the handle let go at once.
+            registry
+                .join(id, &tokens.side_a, None, false)
+                .await
+                .unwrap();
+        }
+        let (created, tokens) = registry.create(wall_advantage()).await.unwrap();
+        let (handle, _) = registry
+            .join(&created, &tokens.side_b, None, false)
+            .await
+            .unwrap();
+        // The game that went keeps its mark: loaded again, it is still refused.
+        let (gone, gone_tokens) = games
+            .iter()
+            .find(|(id, _)| {
+                let slot = registry.games.lock().unwrap()[&envelope::game_key(id).unwrap()].clone();
+                !slot.loaded.initialized()
+            })
+            .expect("one marked game unloaded");
+        drop(handle);
+        let (back, viewer) = registry
+            .join(gone, &gone_tokens.side_a, None, false)
+            .await
+            .unwrap();
+        let (_, mut messages) = {
+            let (out, messages) = mpsc::channel(16);
+            let (reply, joined) = oneshot::channel();
+            back.inbox
+                .send(Request::Join {
+                    viewer,
+                    since: None,
+                    receipt: None,
+                    out,
+                    progress: Default::default(),
+                    reply,
+                })
+                .await
+                .unwrap_or_else(|_| panic!("the game task runs"));
+            let refused = joined.await.unwrap().unwrap_err();
+            assert_eq!(refused.0, ErrorCode::RolledBack, "{}", refused.1);
+            ((), messages)
+        };
+        assert!(messages.try_recv().is_err());
+        drop(back);
+        registry.shutdown().await;
+    }
+}

@@ -1,0 +1,215 @@
+//! An export file opened for review on one connection (`ClientMessage::Review`), for the
+//! spectator page's dispute review: verified end to end by `protocol::export::verify`, then read
+//! like a game — positions at any version, the record in words, the log — without joining one.
+//!
+//! An export is written only once a game is over, and it holds the whole game, so a review
+//! shows everything in it: there is no one to hide anything from any more. It lives as long as
+//! its connection; nothing of it is stored.
+
+use crate::games::frames::within_page;
+use data_encoding::HEXLOWER;
+use protocol::apply;
+use protocol::chain::LogHash;
+use protocol::export::{self, Verified};
+use protocol::game::view::Viewed;
+use protocol::game::Game;
+use protocol::record::signed::ServerKey;
+use protocol::record::stream::StreamHash;
+use protocol::record::words::describe_event;
+use protocol::wire::{
+    ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
+};
+
+pub struct Review {
+    verified: Verified,
+    /// The hash of each envelope: the head at each version, for `State`.
+    heads: Vec<LogHash>,
+    /// The record, written once: entry `i` is event `i + 1`.
+    record: Vec<RecordEntry>,
+}
+
+impl Review {
+    /// Verifies `export` and prepares its record. The error is the verifier's, naming the first
+    /// bad event when an event is to blame.
+    /// An export is reviewed only if this server signed it (`key`): a file re-signed by anyone
+    /// else, or unsigned, proves only its own consistency.
+    ///
+    /// The signature is checked first, from the header alone: replaying a large file costs
+    /// a hundred milliseconds of CPU, and an anonymous client must not be able to buy that
+    /// with a file this server never signed.
+    pub fn open(export: &str, key: &ServerKey) -> Result<Review, String> {
+        export::check_header_signature(export.as_bytes(), key).map_err(|e| e.to_string())?;
+        let verified =
+            export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+        verified.check_signature(key).map_err(|e| e.to_string())?;
+        // The envelope lines of a verified file: everything between the header and the
+        // checksum, one per event.
+        let heads: Vec<LogHash> = export
+            .lines()
+            .filter_map(|t| HEXLOWER.decode(t.as_bytes()).ok())
+            .map(|bytes| LogHash::of(&bytes))
+            .collect();
+        let events = || verified.entries.iter().map(|e| &e.event);
+        let mut game = Game::replay(events().take(1)).map_err(|e| e.to_string())?;
+        let mut record = Vec::with_capacity(verified.entries.len());
+        for (event, seq) in events().zip(1..) {
+            record.push(RecordEntry {
+                seq,
+                event: event.clone(),
+                text: describe_event(&game, event),
+                when: export::when(&game),
+            });
+            if seq > 1 {
+                apply(&mut game, event);
+            }
+        }
+        if heads.len() != record.len() {
+            return Err(format!(
+                "{} envelopes for {} events",
+                heads.len(),
+                record.len()
+            ));
+        }
+        Ok(Review {
+            verified,
+            heads,
+            record,
+        })
+    }
+
+    /// What a client is told once its export is open.
+    pub fn opened(&self) -> ServerMessage {
+        ServerMessage::Reviewing {
+            game: self.verified.header.game.clone(),
+            version: self.version(),
+            head: self.verified.header.head,
+            report: self.verified.report(),
+        }
+    }
+
+    fn version(&self) -> u64 {
+        self.record.len() as u64
+    }
+
+    /// The answer to `message` while reviewing, or `None` for messages answered as usual (a
+    /// ping, creating a game). Reads come from the export; joining and commands are refused.
+    pub fn answer(&self, message: &ClientMessage) -> Option<ServerMessage> {
+        let refuse = |code, message: &str| ServerMessage::Error {
+            code,
+            message: message.into(),
+        };
+        Some(match message {
+            ClientMessage::GetState => self.state_at(self.version()),
+            ClientMessage::GetStateAt { version } => self.state_at(*version),
+            ClientMessage::GetRecord { from } => ServerMessage::Record {
+                version: self.version(),
+                entries: within_page(self.page(*from).iter().cloned()),
+            },
+            ClientMessage::GetLog { from } => ServerMessage::Log {
+                version: self.version(),
+                events: within_page(self.page(*from).iter().map(|e| Sequenced {
+                    seq: e.seq,
+                    viewed: Viewed {
+                        event: e.event.clone(),
+                        renamed: vec![],
+                        weapons: vec![],
+                    },
+                    hash: StreamHash(self.heads[(e.seq - 1) as usize].0),
+                })),
+            },
+            ClientMessage::Join { .. }
+            | ClientMessage::JoinWithReceipt { .. }
+            | ClientMessage::Review { .. } => refuse(
+                ErrorCode::AlreadyJoined,
+                "this connection is reviewing an export; open another to join a game",
+            ),
+            ClientMessage::Command { .. }
+            | ClientMessage::GetExport { .. }
+            | ClientMessage::Preview { .. } => refuse(
+                ErrorCode::ReadOnly,
+                "an export under review can only be read",
+            ),
+            ClientMessage::Los { from, to } => {
+                let events = self.verified.entries.iter().map(|e| &e.event);
+                let game = Game::replay(events).expect("a verified log starts with GameCreated");
+                protocol::wire::los_answer(&game, *from, *to)
+            }
+            ClientMessage::Ping { .. }
+            | ClientMessage::CreateGame { .. }
+            | ClientMessage::Notify { .. } => return None,
+        })
+    }
+
+    /// Entries `from..`, at most a log page of them (and of those, as many as fit a page's
+    /// bytes: `frames::within_page`).
+    fn page(&self, from: u64) -> &[RecordEntry] {
+        let start = (from.max(1) - 1).min(self.version()) as usize;
+        let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());
+        &self.record[start..end]
+    }
+
+    /// The whole game after event `version` (kept within 1 and the last).
+    fn state_at(&self, version: u64) -> ServerMessage {
+        let version = version.clamp(1, self.version()) as usize;
+        let events = self.verified.entries[..version].iter().map(|e| &e.event);
+        let mut state = Game::replay(events).expect("a verified log starts with GameCreated");
+        // A position as a message carries it: the clocks are not part of its encoding, so its
+        // hash leaves them out too, and the reader can check it against the position.
+        state.timing = None;
+        ServerMessage::State {
+            version: state.version,
+            state_hash: state.state_hash(),
+            // An export's stream is the whole log: its heads are the envelopes' hashes.
+            head: StreamHash(self.heads[version - 1].0),
+            state: Box::new(state),
+            owner: None,
+            clocks: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::envelope;
+    use protocol::{Event, Scenario};
+
+    /// Issue 36: the signature is checked before the file is read any further. A file signed
+    /// by another key is refused for its signature even when its events are damaged too (had
+    /// it been replayed first, the damage would be what was named); with this server's key,
+    /// the same damage is found by the verifier.
+    #[test]
+    fn the_signature_is_checked_before_anything_is_replayed() {
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .unwrap();
+        let (record, _) = envelope::seal(
+            1,
+            envelope::GENESIS,
+            [4; 16],
+            None,
+            1,
+            &Event::GameCreated { scenario },
+        );
+        let key = [7; 16];
+        let ours = crate::signing::key::fresh();
+        let damaged = |signer: &protocol::record::signed::ServerSigningKey| {
+            let text =
+                crate::store::backup::export_text(&key, &[(1, record.clone())], signer).unwrap();
+            let at = text.find("\n0").unwrap() + 10;
+            let flipped = if &text[at..at + 1] == "0" { "1" } else { "0" };
+            let mut text = text;
+            text.replace_range(at..at + 1, flipped);
+            text
+        };
+        let other = crate::signing::key::fresh();
+        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours))
+            .err()
+            .expect("refused");
+        assert!(theirs.contains("signature"), "{theirs}");
+        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours))
+            .err()
+            .expect("refused");
+        assert!(!mine.contains("signature"), "{mine}");
+    }
+}

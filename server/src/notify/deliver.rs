@@ -1,0 +1,212 @@
+//! Delivering one notice to one target: a webhook POST signed with the seat's secret, or an
+//! e-mail through the operator's relay, each tried up to `notify_tries_max` times with the
+//! pause doubling from `notify_retry_first`.
+
+use super::{AddressGuard, Notice, SmtpRelay};
+use hmac::{Hmac, Mac};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use sha2::Sha256;
+use std::time::Duration;
+
+/// The header carrying the body's signature: `sha256=` and the HMAC-SHA256 of the exact body
+/// bytes under the seat's secret, in lowercase hex.
+pub const SIGNATURE_HEADER: &str = "X-ASL-Signature";
+
+/// The header carrying the notice's idempotency key (`game:side:handover`), as in its body.
+pub const IDEMPOTENCY_HEADER: &str = "X-ASL-Idempotency-Key";
+
+/// How long one webhook request or SMTP conversation may take.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The signature header's value for `body` under `secret` (the secret as its hex text is
+/// shown to the player: the key is those bytes of text, so a receiver pastes it as given).
+pub fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
+    mac.update(body);
+    format!(
+        "sha256={}",
+        data_encoding::HEXLOWER.encode(&mac.finalize().into_bytes())
+    )
+}
+
+/// The pause before try `n` (from 1): `first`, doubled each time.
+pub fn backoff(first: Duration, n: u32) -> Duration {
+    first.saturating_mul(1 << n.saturating_sub(1).min(16))
+}
+
+/// Whether a failed answer may go better if tried again: server errors, timeouts, "too many
+/// requests". Any other 4xx will not change, so the notice is given up at once.
+fn worth_retrying(status: reqwest::StatusCode) -> bool {
+    status.is_server_error()
+        || status == reqwest::StatusCode::REQUEST_TIMEOUT
+        || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+}
+
+/// The notifier's HTTP client: the guard as its resolver, no redirects, a timeout.
+pub fn http_client(guard: &AddressGuard) -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(SEND_TIMEOUT)
+        .dns_resolver(super::address::resolver(guard))
+        .user_agent(concat!("asl-server/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the webhook client: {e}"))
+}
+
+/// What tries allow.
+#[derive(Clone)]
+pub struct Tries {
+    pub max: u32,
+    pub first_pause: Duration,
+    /// Set when the server stops: no further try is made, and the notice stays owed.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Why a notice did not reach a target.
+#[derive(Debug)]
+pub enum Undelivered {
+    /// Tried as often as allowed, or refused for good: the target is done with it.
+    GaveUp(String),
+    /// The server is stopping: the notice stays in the outbox for the next start.
+    Stopped,
+}
+
+impl Tries {
+    /// Waits out the pause before try `n`, unless the server stops meanwhile.
+    async fn pause(&mut self, n: u32) -> Result<(), Undelivered> {
+        if *self.stopping.borrow() {
+            return Err(Undelivered::Stopped);
+        }
+        if n > 1 {
+            tokio::select! {
+                _ = tokio::time::sleep(backoff(self.first_pause, n - 1)) => {}
+                _ = self.stopping.changed() => return Err(Undelivered::Stopped),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// POSTs `body` to `url`, signed; `Ok` once it answers 2xx.
+pub async fn webhook(
+    client: &reqwest::Client,
+    guard: &AddressGuard,
+    url: &str,
+    secret: &str,
+    notice: &Notice,
+    body: &[u8],
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| Undelivered::GaveUp(format!("bad URL: {e}")))?;
+    let signature = sign(secret, body);
+    let mut last = String::new();
+    for n in 1..=tries.max.max(1) {
+        tries.pause(n).await?;
+        guard.check_literal(&parsed).map_err(Undelivered::GaveUp)?;
+        let sent = client
+            .post(parsed.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(SIGNATURE_HEADER, &signature)
+            .header(IDEMPOTENCY_HEADER, &notice.idempotency_key)
+            .body(body.to_vec())
+            .send()
+            .await;
+        match sent {
+            Ok(answer) if answer.status().is_success() => return Ok(()),
+            Ok(answer) if !worth_retrying(answer.status()) => {
+                return Err(Undelivered::GaveUp(format!(
+                    "the webhook answered {}",
+                    answer.status()
+                )))
+            }
+            Ok(answer) => last = format!("answered {}", answer.status()),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Undelivered::GaveUp(format!(
+        "the webhook failed {} times; last: {last}",
+        tries.max
+    )))
+}
+
+/// The relay's transport, built once.
+pub fn smtp_transport(relay: &SmtpRelay) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
+    let builder = if relay.starttls {
+        AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&relay.host)
+            .map_err(|e| format!("cannot use the SMTP relay {}: {e}", relay.host))?
+    } else {
+        AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&relay.host)
+    };
+    Ok(builder.port(relay.port).timeout(Some(SEND_TIMEOUT)).build())
+}
+
+/// Sends `notice` to `address` through the relay.
+pub async fn email(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    relay: &SmtpRelay,
+    address: &str,
+    notice: &Notice,
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
+    let from = relay
+        .from
+        .parse::<lettre::message::Mailbox>()
+        .map_err(|e| {
+            Undelivered::GaveUp(format!(
+                "the sender address `{}` is not valid: {e}",
+                relay.from
+            ))
+        })?;
+    let to = address
+        .parse::<lettre::message::Mailbox>()
+        .map_err(|e| Undelivered::GaveUp(format!("`{address}` is not an e-mail address: {e}")))?;
+    let mut text = notice.text.clone();
+    text.push_str(&format!(
+        "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
+        notice.game, notice.side_name, notice.side, notice.idempotency_key
+    ));
+    let message = lettre::Message::builder()
+        .from(from)
+        .to(to)
+        .subject(format!("ASL: {}", notice.text))
+        .header(lettre::message::header::ContentType::TEXT_PLAIN)
+        .body(text)
+        .map_err(|e| Undelivered::GaveUp(format!("the e-mail could not be built: {e}")))?;
+    let mut last = String::new();
+    for n in 1..=tries.max.max(1) {
+        tries.pause(n).await?;
+        match transport.send(message.clone()).await {
+            Ok(_) => return Ok(()),
+            Err(e) if e.is_permanent() => {
+                return Err(Undelivered::GaveUp(format!("the relay refused it: {e}")))
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(Undelivered::GaveUp(format!(
+        "the relay failed {} times; last: {last}",
+        tries.max
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 4231 test case 2: key "Jefe".
+    #[test]
+    fn the_signature_is_hmac_sha256_of_the_body() {
+        assert_eq!(
+            sign("Jefe", b"what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn pauses_double() {
+        let first = Duration::from_secs(2);
+        let pauses: Vec<u64> = (1..=4).map(|n| backoff(first, n).as_secs()).collect();
+        assert_eq!(pauses, vec![2, 4, 8, 16]);
+    }
+}

@@ -1,0 +1,447 @@
+//! Turn notices (issue 41, `docs/notifications.md`): a word to a seat whose player is away
+//! when the game comes to wait on it — its turn, a prompt it must answer, an undo or an end
+//! its opponent asks for, the game over, its clock running low.
+//!
+//! - A seat registers targets with its own token (`ClientMessage::Notify`): webhooks, signed
+//!   with a secret made for the seat and shown once, and e-mail addresses. Registrations are
+//!   kept in the store's notification space, so they survive a restart.
+//! - A game task sees hand-overs through its [`Watch`] (`watch.rs`), built from each side's own
+//!   projection and own stream, so a notice says nothing the side may not know. A notice owed
+//!   is written to the store's outbox and handed to the [`Notifier`]'s bounded queue: the game
+//!   task never waits on it.
+//! - The notifier's worker (`worker.rs`) coalesces a seat's notices over the quiet interval,
+//!   cancels them when the seat's player joins, bounds sends per seat and hour, delivers
+//!   (`deliver.rs`: webhook with HMAC-SHA256 and back-off, e-mail over SMTP) and removes each
+//!   from the outbox once delivered. On start it sends what the outbox still owes.
+
+mod address;
+mod deliver;
+mod watch;
+mod worker;
+
+pub use address::{forbidden, AddressGuard};
+pub use deliver::{sign, IDEMPOTENCY_HEADER, SIGNATURE_HEADER};
+pub use watch::{awaits, reasons_for, Watch};
+
+use crate::operations::config::Config;
+use crate::store::{EventStore, GameKey};
+use protocol::wire::NotifyTarget;
+use protocol::Side;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch as tokio_watch};
+use tracing::warn;
+
+pub use crate::operations::config::SmtpRelay;
+
+/// Why a notice goes: the reasons a coalesced notice carries, in the order they arose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The side to act is now this side.
+    YourTurn,
+    /// A prompt waits on this side: a WA chance, a HIP moment, a WA challenge, a lost sewer
+    /// stack to designate (B9.322, B9.324, B8.41).
+    Prompt,
+    /// The opponent asked to take back its last events; they wait on this side's consent.
+    UndoRequested,
+    /// The opponent offered to end the game where it stands.
+    EndProposed,
+    /// The opponent entered an adjudicated outcome, which this side accepts or disputes.
+    AdjudicationToAnswer,
+    /// The game is over.
+    GameOver,
+    /// This side's clock dropped below the operator's threshold (`Watch::clock_low`).
+    ClockLow,
+}
+
+impl Reason {
+    fn words(self) -> &'static str {
+        match self {
+            Reason::YourTurn => "it is your turn",
+            Reason::Prompt => "a question waits for your answer",
+            Reason::UndoRequested => "your opponent asks to undo",
+            Reason::EndProposed => "your opponent offers to end the game",
+            Reason::AdjudicationToAnswer => "an adjudication waits for you to accept or dispute it",
+            Reason::GameOver => "the game is over",
+            Reason::ClockLow => "your clock is running low",
+        }
+    }
+}
+
+/// What a notice says: the webhook's JSON body, and the e-mail's text. Built field by field
+/// from the side's own projection (`Watch`), never from the game itself: nothing here is
+/// hidden from the side it goes to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Always `"asl.notice"`, so a receiver can tell these bodies from others.
+    pub kind: String,
+    /// The body's format; 1.
+    pub format: u16,
+    /// The game's id (32 hex digits).
+    pub game: String,
+    /// The seat the notice is for.
+    pub side: Side,
+    /// That side's name in the scenario.
+    pub side_name: String,
+    pub scenario: String,
+    /// Why it goes, oldest first (several when notices were coalesced).
+    pub reasons: Vec<Reason>,
+    pub turn: u16,
+    /// 1 or 2: the first or second Player Turn.
+    pub player_turn: u8,
+    /// The phase, as players abbreviate it (`MPh`).
+    pub phase: String,
+    /// The name of the side whose input the game awaits; `None` once it is over.
+    pub to_act: Option<String>,
+    /// The hand-over this notice is for: the length of the seat's own stream of events when it
+    /// arose (what the seat itself is told as its version).
+    pub handover: u64,
+    /// `game:side:handover`: the same on every try, and after a restart, of one notice; a
+    /// receiver that has seen it may ignore it (`docs/notifications.md`).
+    pub idempotency_key: String,
+    /// One line in words.
+    pub text: String,
+}
+
+impl Notice {
+    fn summary(&self) -> String {
+        let why: Vec<&str> = self.reasons.iter().map(|r| r.words()).collect();
+        let acting = match &self.to_act {
+            Some(name) => format!("; the {name} side acts"),
+            None => String::new(),
+        };
+        format!(
+            "{} ({}): {} — Game Turn {}, Player Turn {}, {}{acting}",
+            self.scenario,
+            self.side_name,
+            why.join("; "),
+            self.turn,
+            self.player_turn,
+            self.phase
+        )
+    }
+}
+
+/// A notice in the outbox: written when it is owed, rewritten as targets are served, removed
+/// when every target has it (or was given up on).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Owed {
+    notice: Notice,
+    /// When it was owed, in milliseconds since the Unix epoch: the quiet interval runs from
+    /// here, across restarts too.
+    owed_ms: u64,
+    /// Targets (their descriptions) that have it already.
+    done: Vec<String>,
+}
+
+/// A seat's registration as stored.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Registration {
+    /// The key webhook bodies are signed with, hex; made with the seat's first webhook.
+    secret: Option<String>,
+    targets: Vec<NotifyTarget>,
+}
+
+impl Registration {
+    pub fn targets(&self) -> &[NotifyTarget] {
+        &self.targets
+    }
+}
+
+/// How a target is named to its seat and in the outbox.
+pub fn describe(target: &NotifyTarget) -> String {
+    match target {
+        NotifyTarget::Webhook { url } => format!("webhook {url}"),
+        NotifyTarget::Email { address } => format!("email {address}"),
+        NotifyTarget::Off => "off".into(),
+    }
+}
+
+fn side_byte(side: Side) -> u8 {
+    match side {
+        Side::A => 0,
+        Side::B => 1,
+    }
+}
+
+fn side_of(byte: u8) -> Option<Side> {
+    match byte {
+        0 => Some(Side::A),
+        1 => Some(Side::B),
+        _ => None,
+    }
+}
+
+/// A registration's key: `r`, the game, the side.
+fn registration_key(game: &GameKey, side: Side) -> Vec<u8> {
+    let mut key = Vec::with_capacity(18);
+    key.push(b'r');
+    key.extend_from_slice(game);
+    key.push(side_byte(side));
+    key
+}
+
+/// An owed notice's key: `o`, the game, the side, the hand-over (big-endian).
+fn outbox_key(game: &GameKey, side: Side, handover: u64) -> Vec<u8> {
+    let mut key = registration_key(game, side);
+    key[0] = b'o';
+    key.extend_from_slice(&handover.to_be_bytes());
+    key
+}
+
+/// The game and seat a key names.
+fn seat_of(key: &[u8]) -> Option<(GameKey, Side)> {
+    let game: GameKey = key.get(1..17)?.try_into().ok()?;
+    Some((game, side_of(*key.get(17)?)?))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// What the worker is told.
+enum Message {
+    /// A notice owed, already handed to the store under `key`.
+    Owed {
+        key: Vec<u8>,
+        owed: Box<Owed>,
+        written: crate::store::Durable,
+    },
+    /// The seat's player joined the game: what it was owed, it now sees for itself.
+    Seen { game: GameKey, side: Side },
+}
+
+/// The server's notifier: the registrations, and the queue to the worker that delivers.
+/// Whether this node holds a game, for nodes sharing a NATS store (`crate::games::cluster`):
+/// each sends the notices of the games it holds. Given by the crate root, which wires the
+/// rooms together, so this room needs nothing from the games above it.
+pub type Holds = Arc<dyn Fn(&GameKey) -> bool + Send + Sync>;
+
+pub struct Notifier {
+    store: Arc<dyn EventStore>,
+    config: Arc<Config>,
+    /// Set in a cluster: which games' owed notices this node sends.
+    holds: Option<Holds>,
+    registrations: RwLock<HashMap<(GameKey, Side), Registration>>,
+    queue: mpsc::Sender<Message>,
+    guard: AddressGuard,
+    stop: tokio_watch::Sender<bool>,
+    worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Notifier {
+    /// Reads the registrations from the store and starts the worker, which first sends what
+    /// the outbox still owes. Call from within the server's runtime.
+    pub fn start(
+        store: Arc<dyn EventStore>,
+        config: Arc<Config>,
+        holds: Option<Holds>,
+    ) -> Result<Arc<Notifier>, String> {
+        let records = store
+            .notify_records()
+            .map_err(|e| format!("cannot read the notification records: {e}"))?;
+        let registrations = registrations_in(&records);
+        let (queue, inbox) = mpsc::channel(config.notify_queue_max);
+        let (stop, stopping) = tokio_watch::channel(false);
+        let notifier = Arc::new(Notifier {
+            store,
+            guard: AddressGuard::new(config.notify_allow_private),
+            config,
+            holds,
+            registrations: RwLock::new(registrations),
+            queue,
+            stop,
+            worker: Mutex::new(None),
+        });
+        let worker = worker::Worker::new(notifier.clone())?;
+        *notifier.worker.lock().expect("notifier lock") =
+            Some(tokio::spawn(worker.run(inbox, stopping)));
+        Ok(notifier)
+    }
+
+    /// Stops the worker: deliveries under way are cut short, and what they had not delivered
+    /// stays in the outbox for the next start.
+    pub async fn stop(&self) {
+        let _ = self.stop.send(true);
+        let worker = self.worker.lock().expect("notifier lock").take();
+        if let Some(worker) = worker {
+            let _ = worker.await;
+        }
+    }
+
+    /// Takes the registrations from the store's records as they are now.
+    fn refresh_registrations(&self, records: &[(Vec<u8>, Vec<u8>)]) {
+        *self.registrations.write().expect("notifier lock") = registrations_in(records);
+    }
+
+    /// Whether `side` of `game` has any target: only then does its game task look for
+    /// hand-overs on its behalf.
+    pub fn registered(&self, game: &GameKey, side: Side) -> bool {
+        self.registrations
+            .read()
+            .expect("notifier lock")
+            .get(&(*game, side))
+            .is_some_and(|r| !r.targets.is_empty())
+    }
+
+    fn registration(&self, game: &GameKey, side: Side) -> Option<Registration> {
+        self.registrations
+            .read()
+            .expect("notifier lock")
+            .get(&(*game, side))
+            .cloned()
+    }
+
+    /// Owes `notice` to its seat: written to the outbox (handed to the store, not awaited) and
+    /// handed to the worker's bounded queue. A full queue loses nothing: the worker finds the
+    /// notice in the outbox on its next look (`notify_outbox_rescan`).
+    pub(crate) fn owe(&self, game: &GameKey, notice: Notice) {
+        let key = outbox_key(game, notice.side, notice.handover);
+        let owed = Owed {
+            notice,
+            owed_ms: now_ms(),
+            done: vec![],
+        };
+        let bytes = serde_json::to_vec(&owed).expect("a notice encodes");
+        let written = self.store.put_notify(key.clone(), Some(bytes));
+        if self
+            .queue
+            .try_send(Message::Owed {
+                key,
+                owed: Box::new(owed),
+                written,
+            })
+            .is_err()
+        {
+            crate::operations::metrics::METRICS.refused("notify_queue_max");
+            warn!("the notification queue is full; the notice waits in the outbox");
+        }
+    }
+
+    /// The seat's player joined its game: a notice it is owed is not sent.
+    pub(crate) fn seen(&self, game: &GameKey, side: Side) {
+        if self.registered(game, side) {
+            let _ = self.queue.try_send(Message::Seen { game: *game, side });
+        }
+    }
+
+    /// Sets one of the seat's targets, or removes them all (`NotifyTarget::Off`): checked,
+    /// then stored durably before the answer. Returns the seat's targets and, when this made
+    /// the seat's webhook secret, the secret, to be shown once.
+    pub async fn register(
+        &self,
+        game: &GameKey,
+        side: Side,
+        target: NotifyTarget,
+    ) -> Result<(Vec<String>, Option<String>), String> {
+        let key = registration_key(game, side);
+        if target == NotifyTarget::Off {
+            self.store
+                .put_notify(key, None)
+                .await
+                .map_err(|e| format!("the registration could not be stored: {e}"))?;
+            self.registrations
+                .write()
+                .expect("notifier lock")
+                .remove(&(*game, side));
+            let _ = self.queue.try_send(Message::Seen { game: *game, side });
+            return Ok((vec![], None));
+        }
+        self.check_target(&target).await?;
+        let mut registration = self.registration(game, side).unwrap_or_default();
+        let mut made = None;
+        if !registration.targets.contains(&target) {
+            let max = self.config.notify_targets_per_seat_max;
+            if registration.targets.len() >= max {
+                return Err(format!(
+                    "this seat has {max} notification targets, the limit; remove them with `asl notify --off` and register again"
+                ));
+            }
+            registration.targets.push(target.clone());
+        }
+        if matches!(target, NotifyTarget::Webhook { .. }) && registration.secret.is_none() {
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| format!("no randomness for a secret: {e}"))?;
+            let secret = data_encoding::HEXLOWER.encode(&secret);
+            registration.secret = Some(secret.clone());
+            made = Some(secret);
+        }
+        let bytes = serde_json::to_vec(&registration).expect("a registration encodes");
+        self.store
+            .put_notify(key, Some(bytes))
+            .await
+            .map_err(|e| format!("the registration could not be stored: {e}"))?;
+        let targets = registration.targets.iter().map(describe).collect();
+        self.registrations
+            .write()
+            .expect("notifier lock")
+            .insert((*game, side), registration);
+        Ok((targets, made))
+    }
+
+    /// Refuses a target this server cannot or may not send to, saying why.
+    async fn check_target(&self, target: &NotifyTarget) -> Result<(), String> {
+        match target {
+            NotifyTarget::Off => Ok(()),
+            NotifyTarget::Email { address } => {
+                if self.config.smtp.is_none() {
+                    return Err("this server sends no e-mail: its operator has set no SMTP relay (`--smtp-relay`); register a webhook instead".into());
+                }
+                address
+                    .parse::<lettre::Address>()
+                    .map(|_| ())
+                    .map_err(|e| format!("`{address}` is not an e-mail address ({e})"))
+            }
+            NotifyTarget::Webhook { url } => self.guard.check_url(url).await,
+        }
+    }
+}
+
+/// The registrations among the notification records.
+fn registrations_in(records: &[(Vec<u8>, Vec<u8>)]) -> HashMap<(GameKey, Side), Registration> {
+    let mut registrations = HashMap::new();
+    for (key, value) in records {
+        if key.first() != Some(&b'r') {
+            continue;
+        }
+        match (seat_of(key), serde_json::from_slice::<Registration>(value)) {
+            (Some(seat), Ok(registration)) => {
+                registrations.insert(seat, registration);
+            }
+            _ => warn!("a notification registration in the store cannot be read; skipped"),
+        }
+    }
+    registrations
+}
+
+/// The quiet interval as a deadline for a notice owed at `owed_ms`.
+fn due_after(owed_ms: u64, quiet: Duration) -> tokio::time::Instant {
+    let due_ms = owed_ms.saturating_add(quiet.as_millis() as u64);
+    let wait = Duration::from_millis(due_ms.saturating_sub(now_ms()));
+    tokio::time::Instant::now() + wait
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_their_seat_and_sort_by_hand_over() {
+        let game = [7u8; 16];
+        let a = outbox_key(&game, Side::B, 2);
+        let b = outbox_key(&game, Side::B, 10);
+        assert!(a < b);
+        assert_eq!(seat_of(&a), Some((game, Side::B)));
+        assert_eq!(
+            seat_of(&registration_key(&game, Side::A)),
+            Some((game, Side::A))
+        );
+        assert_eq!(seat_of(b"r"), None);
+    }
+}

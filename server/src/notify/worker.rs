@@ -1,0 +1,329 @@
+//! The notifier's worker: one task, apart from every game task, that holds the notices owed
+//! until their quiet interval has passed, and delivers them.
+//!
+//! A seat has at most one notice waiting: a later one takes the earlier one's reasons and
+//! replaces it in the outbox (coalescing), and the quiet interval runs from the later one. A
+//! notice is removed from the outbox once every target has it or was given up on; one whose
+//! delivery was cut short by a stop stays and is sent after the next start. That is "exactly
+//! once" as far as a server can make it: a crash after a receiver took a notice and before its
+//! removal was stored sends it again, with the same idempotency key.
+
+use super::deliver::{self, Tries, Undelivered};
+use super::{describe, due_after, seat_of, Message, Notifier, Owed};
+use crate::operations::metrics::METRICS;
+use crate::store::GameKey;
+use lettre::{AsyncSmtpTransport, Tokio1Executor};
+use protocol::wire::NotifyTarget;
+use protocol::Side;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
+
+/// A notice waiting for its quiet interval to pass.
+struct Waiting {
+    key: Vec<u8>,
+    owed: Owed,
+    due: Instant,
+    /// The outbox write, awaited before the notice goes.
+    written: Option<crate::store::Durable>,
+}
+
+pub(super) struct Worker {
+    notifier: Arc<Notifier>,
+    waiting: HashMap<(GameKey, Side), Waiting>,
+    /// Outbox keys being delivered now.
+    delivering: HashSet<Vec<u8>>,
+    /// Deliveries this hour per seat: when the hour began, and how many.
+    sent: HashMap<(GameKey, Side), (Instant, u32)>,
+    http: reqwest::Client,
+    smtp: Option<Arc<AsyncSmtpTransport<Tokio1Executor>>>,
+    /// Set when the server stops; deliveries make no further try then.
+    stopping: watch::Receiver<bool>,
+}
+
+/// How long a stop waits for deliveries under way: a request already sent gets its answer
+/// (and its notice its removal from the outbox), none is started.
+const STOP_WAIT: Duration = Duration::from_secs(20);
+
+/// Notices delivered at once. A receiver that hangs holds a slot for a request's timeout;
+/// past this the others wait their turn, so a crowd of slow webhooks cannot make the server
+/// hold thousands of requests open.
+pub const DELIVERIES_AT_ONCE_MAX: usize = 64;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+impl Worker {
+    pub(super) fn new(notifier: Arc<Notifier>) -> Result<Worker, String> {
+        let http = deliver::http_client(&notifier.guard)?;
+        let smtp = match &notifier.config.smtp {
+            Some(relay) => Some(Arc::new(deliver::smtp_transport(relay)?)),
+            None => None,
+        };
+        Ok(Worker {
+            notifier,
+            waiting: HashMap::new(),
+            delivering: HashSet::new(),
+            sent: HashMap::new(),
+            http,
+            smtp,
+            stopping: watch::channel(false).1,
+        })
+    }
+
+    pub(super) async fn run(
+        mut self,
+        mut inbox: mpsc::Receiver<Message>,
+        stopping: watch::Receiver<bool>,
+    ) {
+        self.stopping = stopping;
+        let mut deliveries: JoinSet<Vec<u8>> = JoinSet::new();
+        let mut rescan = tokio::time::interval(self.notifier.config.notify_outbox_rescan);
+        loop {
+            let next = self.waiting.values().map(|w| w.due).min();
+            tokio::select! {
+                _ = self.stopping.changed() => break,
+                message = inbox.recv() => match message {
+                    Some(message) => self.take(message),
+                    None => break,
+                },
+                // The first tick is at once: what the outbox owes from before the start.
+                _ = rescan.tick() => self.rescan(),
+                // Not while every delivery slot is taken: a finished one makes room first.
+                _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)),
+                    if next.is_some() && deliveries.len() < DELIVERIES_AT_ONCE_MAX => {
+                    self.dispatch(&mut deliveries);
+                }
+                Some(done) = deliveries.join_next(), if !deliveries.is_empty() => {
+                    if let Ok(key) = done {
+                        self.delivering.remove(&key);
+                    }
+                }
+            }
+        }
+        // Deliveries make no further try; a request under way gets its answer, so a notice
+        // delivered is not left owed. What was not delivered stays for the next start.
+        let drained = tokio::time::timeout(STOP_WAIT, async {
+            while deliveries.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            deliveries.abort_all();
+            while deliveries.join_next().await.is_some() {}
+        }
+        debug!("notifier stopped");
+    }
+
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Owed { key, owed, written } => self.wait(key, *owed, Some(written)),
+            Message::Seen { game, side } => {
+                if let Some(gone) = self.waiting.remove(&(game, side)) {
+                    debug!("a notice's seat joined its game; not sent");
+                    drop(self.notifier.store.put_notify(gone.key, None));
+                }
+            }
+        }
+    }
+
+    /// Holds `owed` for its seat, replacing (and taking the reasons of) what waited before.
+    fn wait(&mut self, key: Vec<u8>, mut owed: Owed, written: Option<crate::store::Durable>) {
+        if self.delivering.contains(&key) {
+            return;
+        }
+        let Some(seat) = seat_of(&key) else { return };
+        if let Some(earlier) = self.waiting.remove(&seat) {
+            if earlier.key == key {
+                // The same notice, found again (a rescan racing its message).
+                self.waiting.insert(seat, earlier);
+                return;
+            }
+            let mut reasons = earlier.owed.notice.reasons.clone();
+            for r in owed.notice.reasons.drain(..) {
+                if !reasons.contains(&r) {
+                    reasons.push(r);
+                }
+            }
+            owed.notice.reasons = reasons;
+            owed.notice.text = owed.notice.summary();
+            // The later notice takes the earlier one's place in the outbox; both writes go to
+            // the store in this order.
+            drop(self.notifier.store.put_notify(earlier.key, None));
+            let bytes = serde_json::to_vec(&owed).expect("a notice encodes");
+            drop(self.notifier.store.put_notify(key.clone(), Some(bytes)));
+        }
+        let due = due_after(owed.owed_ms, self.notifier.config.notify_quiet);
+        self.waiting.insert(
+            seat,
+            Waiting {
+                key,
+                owed,
+                due,
+                written,
+            },
+        );
+    }
+
+    /// Takes up every notice the outbox holds that is neither waiting nor being delivered.
+    fn rescan(&mut self) {
+        let records = match self.notifier.store.notify_records() {
+            Ok(records) => records,
+            Err(e) => {
+                warn!(error = %e, "cannot read the notification outbox; trying again later");
+                return;
+            }
+        };
+        // Registrations made on another node sharing the store come in here too.
+        self.notifier.refresh_registrations(&records);
+        let known: HashSet<Vec<u8>> = self.waiting.values().map(|w| w.key.clone()).collect();
+        let mut found = 0;
+        for (key, value) in records {
+            if key.first() != Some(&b'o') || known.contains(&key) || self.delivering.contains(&key)
+            {
+                continue;
+            }
+            // Nodes sharing a NATS store each see the whole outbox: a notice found there is
+            // sent by the node holding its game, not by all of them.
+            if let (Some(holds), Some((game, _))) = (&self.notifier.holds, seat_of(&key)) {
+                if !holds(&game) {
+                    continue;
+                }
+            }
+            match serde_json::from_slice::<Owed>(&value) {
+                Ok(owed) => {
+                    found += 1;
+                    self.wait(key, owed, None);
+                }
+                Err(_) => {
+                    warn!("an owed notice in the store cannot be read; removed");
+                    drop(self.notifier.store.put_notify(key, None));
+                }
+            }
+        }
+        if found > 0 {
+            info!(found, "notices owed found in the outbox");
+        }
+    }
+
+    /// Starts delivering every notice whose quiet interval has passed, within each seat's
+    /// sends per hour (one over it waits for the hour to turn).
+    fn dispatch(&mut self, deliveries: &mut JoinSet<Vec<u8>>) {
+        let now = Instant::now();
+        // Hours that have turned are forgotten, so the counts stay as many as busy seats.
+        self.sent
+            .retain(|_, (began, _)| now.duration_since(*began) < HOUR);
+        let due: Vec<(GameKey, Side)> = self
+            .waiting
+            .iter()
+            .filter(|(_, w)| w.due <= now)
+            .map(|(seat, _)| *seat)
+            .collect();
+        let max = self.notifier.config.notify_sends_per_hour_max;
+        for seat in due {
+            if deliveries.len() >= DELIVERIES_AT_ONCE_MAX {
+                break;
+            }
+            let hour = self.sent.entry(seat).or_insert((now, 0));
+            if now.duration_since(hour.0) >= HOUR {
+                *hour = (now, 0);
+            }
+            if hour.1 >= max {
+                METRICS.refused("notify_sends_per_hour_max");
+                let turn = hour.0 + HOUR;
+                if let Some(w) = self.waiting.get_mut(&seat) {
+                    w.due = turn;
+                }
+                continue;
+            }
+            hour.1 += 1;
+            let waiting = self.waiting.remove(&seat).expect("due, so waiting");
+            self.delivering.insert(waiting.key.clone());
+            deliveries.spawn(deliver_one(
+                self.notifier.clone(),
+                self.http.clone(),
+                self.smtp.clone(),
+                seat,
+                waiting,
+                self.stopping.clone(),
+            ));
+        }
+    }
+}
+
+/// Delivers one notice to each target of its seat that does not have it yet, recording each
+/// success in the outbox; then removes it. Returns its key.
+async fn deliver_one(
+    notifier: Arc<Notifier>,
+    http: reqwest::Client,
+    smtp: Option<Arc<AsyncSmtpTransport<Tokio1Executor>>>,
+    (game, side): (GameKey, Side),
+    waiting: Waiting,
+    stopping: watch::Receiver<bool>,
+) -> Vec<u8> {
+    let Waiting {
+        key,
+        mut owed,
+        written,
+        ..
+    } = waiting;
+    if let Some(written) = written {
+        if let Err(e) = written.await {
+            warn!(error = %e, "a notice could not be written to the outbox; sending it anyway");
+        }
+    }
+    let registration = notifier.registration(&game, side).unwrap_or_default();
+    let config = &notifier.config;
+    let tries = Tries {
+        max: config.notify_tries_max,
+        first_pause: config.notify_retry_first,
+        stopping,
+    };
+    let body = serde_json::to_vec(&owed.notice).expect("a notice encodes");
+    for target in registration.targets() {
+        let name = describe(target);
+        if owed.done.contains(&name) {
+            continue;
+        }
+        let sent = match target {
+            NotifyTarget::Webhook { url } => match &registration.secret {
+                Some(secret) => {
+                    deliver::webhook(
+                        &http,
+                        &notifier.guard,
+                        url,
+                        secret,
+                        &owed.notice,
+                        &body,
+                        tries.clone(),
+                    )
+                    .await
+                }
+                None => Err(Undelivered::GaveUp("the seat has no secret".into())),
+            },
+            NotifyTarget::Email { address } => match (&smtp, &config.smtp) {
+                (Some(transport), Some(relay)) => {
+                    deliver::email(transport, relay, address, &owed.notice, tries.clone()).await
+                }
+                _ => Err(Undelivered::GaveUp("this server has no SMTP relay".into())),
+            },
+            NotifyTarget::Off => Ok(()),
+        };
+        match sent {
+            Ok(()) => debug!(target = %name, "notice delivered"),
+            Err(Undelivered::GaveUp(why)) => warn!(target = %name, %why, "a notice was given up"),
+            // Owed still: the next start sends it to the targets that do not have it.
+            Err(Undelivered::Stopped) => return key,
+        }
+        // Delivered or given up, this target is done with this notice.
+        owed.done.push(name);
+        let bytes = serde_json::to_vec(&owed).expect("a notice encodes");
+        let _ = notifier.store.put_notify(key.clone(), Some(bytes)).await;
+    }
+    if let Err(e) = notifier.store.put_notify(key.clone(), None).await {
+        warn!(error = %e, "a delivered notice could not be removed from the outbox; it may be sent again");
+    }
+    key
+}
