@@ -11,18 +11,14 @@ use std::time::Duration;
 
 /// Whether `game` (a side's projection) waits on `side`: a prompt waiting on it (a lost sewer
 /// stack to designate, a WA chance, a HIP moment, a WA challenge: B8.41, B9.322, B9.324), or,
-/// with no prompt, its turn to act in the current step. Never once the game is over.
+/// with no prompt, its turn to act in the current step. Never once the game is over. The same
+/// side whose clock runs (`protocol::game::timing::awaited`).
 pub fn awaits(game: &Game, side: Side) -> bool {
-    if game.over {
-        return false;
-    }
-    match prompt_side(game) {
-        Some(prompted) => prompted == side,
-        None => game.acting() == side,
-    }
+    protocol::game::timing::awaited(game) == Some(side)
 }
 
-/// The side a prompt waits on, if one does.
+/// The side a prompt waits on, if one does (the order `protocol::game::timing::awaited`
+/// takes them in).
 fn prompt_side(game: &Game) -> Option<Side> {
     game.sewer_designation
         .as_ref()
