@@ -108,6 +108,33 @@ pub fn deadline(game: &protocol::Game) -> Option<u64> {
     game.timing.as_deref()?.deadline()
 }
 
+/// A live clock is low below this much time left: 5 minutes, or the operator's threshold for
+/// notices (`--notify-clock-low-h`) if that is less. A correspondence clock is low below the
+/// operator's threshold alone (24 hours unless set).
+pub const CLOCK_LOW_LIVE: Duration = Duration::from_secs(5 * 60);
+
+/// Below how much time left `control`'s clock is low, given the operator's threshold.
+pub fn low_below(
+    control: &protocol::board::time_control::TimeControl,
+    operator: Duration,
+) -> Duration {
+    match control {
+        protocol::board::time_control::TimeControl::Live { .. } => operator.min(CLOCK_LOW_LIVE),
+        protocol::board::time_control::TimeControl::Correspondence { .. } => operator,
+    }
+}
+
+/// When the running clock's time left (vacation included) falls below its low mark
+/// ([`low_below`]): the side, that moment, and the clock's deadline (the same until the
+/// clock is handed over or given time). `None` when no clock runs.
+pub fn low_at(game: &protocol::Game, operator: Duration) -> Option<(protocol::Side, u64, u64)> {
+    let timing = game.timing.as_deref()?;
+    let side = timing.running?;
+    let deadline = timing.deadline()?;
+    let below = u64::try_from(low_below(&timing.control, operator).as_millis()).unwrap_or(u64::MAX);
+    Some((side, deadline.saturating_sub(below), deadline))
+}
+
 /// The clocks as the game's viewers are told them, at `now`: both sides' (and spectators')
 /// alike, since the clocks change only at moments everyone sees.
 pub fn view(game: &protocol::Game, now: u64) -> Option<protocol::game::timing::ClockView> {

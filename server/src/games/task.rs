@@ -195,6 +195,8 @@ pub struct GameLimits {
     pub owner: Option<String>,
     /// The server's time, given with every command and watched by the clock's timer.
     pub time: crate::clock::TimeSource,
+    /// The operator's threshold for a `clock_low` notice (`crate::clock::low_below`).
+    pub clock_low_below: Duration,
 }
 
 impl GameLimits {
@@ -207,6 +209,7 @@ impl GameLimits {
             unload_after_idle: config.game_unload_after_idle,
             owner: config.node_id.clone(),
             time: config.time.clone(),
+            clock_low_below: config.notify_clock_low_below,
         }
     }
 }
@@ -314,6 +317,9 @@ pub struct GameTask {
     /// A clock deadline whose expiry could not be recorded: the timer is not armed for it
     /// again.
     clock_failed: Option<u64>,
+    /// The deadline of the running clock whose low mark was passed and looked at: looked at
+    /// once per deadline (a hand-over or time given makes a new one).
+    clock_low_seen: Option<u64>,
     /// Turn notices for the seats registered for them (`crate::notify`).
     notify: Option<crate::notify::Watch>,
 }
@@ -360,6 +366,7 @@ impl GameTask {
             signer: None,
             unloader: None,
             clock_failed: None,
+            clock_low_seen: None,
             notify: None,
         })
     }
@@ -509,6 +516,12 @@ impl GameTask {
             // The running clock's end, if the game has one (`crate::clock`).
             let clock_deadline =
                 crate::clock::deadline(self.game()).filter(|d| Some(*d) != self.clock_failed);
+            // When the running clock runs low, for a game that owes turn notices.
+            let clock_low = self
+                .notify
+                .as_ref()
+                .and_then(|_| crate::clock::low_at(self.game(), self.limits.clock_low_below))
+                .filter(|(_, _, deadline)| Some(*deadline) != self.clock_low_seen);
             let request = tokio::select! {
                 biased;
                 r = players.recv() => r,
@@ -519,6 +532,14 @@ impl GameTask {
                 }
                 _ = crate::clock::wait_for(&self.limits.time, clock_deadline) => {
                     self.clock_ran_out().await;
+                    continue;
+                }
+                _ = crate::clock::wait_for(&self.limits.time, clock_low.map(|(_, at, _)| at)) => {
+                    if let Some((side, _, deadline)) = clock_low {
+                        self.clock_low_seen = Some(deadline);
+                        let left = deadline.saturating_sub(self.limits.time.now_ms());
+                        self.notify_clock_low(side, Duration::from_millis(left));
+                    }
                     continue;
                 }
                 _ = &mut idle, if self.unloader.is_some() => {
