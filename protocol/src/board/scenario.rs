@@ -739,6 +739,28 @@ impl Scenario {
             .map_err(|e| e.located(text))
     }
 
+    /// The scenario file `text` played under `control` instead of its own `[clock]` (if it
+    /// has one): its `[clock]` table is taken out and `control` written at its end.
+    pub fn with_time_control(
+        text: &str,
+        control: &crate::board::time_control::TimeControl,
+    ) -> Result<String, ScenarioError> {
+        if text.len() > SCENARIO_BYTES_MAX {
+            return Err(refuse("(file)", "over the scenario size limit"));
+        }
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| refuse("(file)", e.message().trim()))?;
+        let mut text = text.to_string();
+        if table.remove("clock").is_some() {
+            text = toml::to_string(&table).map_err(|e| refuse("(file)", e.to_string()))?;
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("\n[clock]\ncontrol = \"{control}\"\n"));
+        Ok(text)
+    }
+
     /// Adjacency, direction and range over the scenario's whole map, across the seams of its
     /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
     pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {

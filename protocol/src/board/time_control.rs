@@ -355,4 +355,24 @@ mod scenario_tests {
         let err = Scenario::time_control_in(&live_vacation).unwrap_err();
         assert!(err.reason.contains("correspondence play"), "{err}");
     }
+
+    #[test]
+    fn a_clock_given_for_a_game_replaces_the_scenario_files() {
+        let live = TimeControl::parse("live:30m+30s").unwrap();
+        let plain = Scenario::with_time_control(SCENARIO, &live).unwrap();
+        assert_eq!(Scenario::time_control_in(&plain).unwrap(), Some(live));
+        assert_eq!(
+            Scenario::from_toml(&plain).unwrap(),
+            Scenario::from_toml(SCENARIO).unwrap()
+        );
+        let timed = format!(
+            "{SCENARIO}\n[clock]\ncontrol = \"correspondence:12h/5d\"\nvacation = \"10d\"\n"
+        );
+        let replaced = Scenario::with_time_control(&timed, &live).unwrap();
+        assert_eq!(Scenario::time_control_in(&replaced).unwrap(), Some(live));
+        assert_eq!(
+            Scenario::from_toml(&replaced).unwrap(),
+            Scenario::from_toml(SCENARIO).unwrap()
+        );
+    }
 }
