@@ -507,7 +507,8 @@ impl Registry {
         }
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
-        let (record, head) = envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
+        let (record, head) =
+            envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
         let mut entries = vec![protocol::chain::Entry {
             seq: 1,
             by: None,

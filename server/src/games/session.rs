@@ -330,12 +330,10 @@ impl Session {
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again). Dice from the committed seed and the players'
         // contributions so far (`protocol::referee`, `docs/dice.md`).
-        let decided = self
-            .command_for_rules(side, command)
-            .and_then(|command| {
-                self.referee
-                    .decide_at(side, &command, &mut || entropy.seed(), now)
-            });
+        let decided = self.command_for_rules(side, command).and_then(|command| {
+            self.referee
+                .decide_at(side, &command, &mut || entropy.seed(), now)
+        });
         let mut decision = match decided {
             Ok(decision) => decision,
             Err(violation) => {
