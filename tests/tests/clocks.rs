@@ -3,11 +3,11 @@
 //! correspondence play pass at once. A hand-over adds the step up to the cap; a clock that
 //! runs out is recorded by the server (`ClockExpired`) and the opponent claims the game; the
 //! clocks survive a restart, the downtime charged to the side whose clock ran; a live hand-over
-//! adds the increment.
+//! adds the increment; an away seat registered for notices is told once when its clock runs low.
 
 use e2e::{ask, message, Socket, TestServer};
 use protocol::game::timing::ClockView;
-use protocol::wire::{ClientMessage, ServerMessage, Tokens};
+use protocol::wire::{ClientMessage, NotifyTarget, ServerMessage, Tokens};
 use protocol::{Command, Event, Side};
 use server::clock::TimeSource;
 use server::operations::config::Config;
@@ -243,5 +243,54 @@ async fn a_live_hand_over_adds_the_increment() {
     let view = clocks(&mut ws).await;
     assert_eq!(view.bank[i(first)], 30 * M - M + 30 * S);
     assert_eq!(view.running, Some(first.opponent()));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_away_seat_is_told_once_when_its_clock_runs_low() {
+    let mut receiver = e2e::receiver::Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let time = TimeSource::manual(T0);
+    let config = Config {
+        notify_allow_private: true,
+        notify_quiet: Duration::ZERO,
+        ..config(&time)
+    };
+    let server = TestServer::start(dir.path(), config).await;
+    let (game, tokens) = create(&server.url, timed("correspondence:12h/2d")).await;
+    let (_, view) = join(&server.url, &game, &tokens.spectator).await;
+    let first = view.running.unwrap();
+    let away = first.opponent();
+    let mut ws = socket(&server.url).await;
+    match ask(
+        &mut ws,
+        &ClientMessage::Notify {
+            game: game.clone(),
+            token: token(&tokens, away).into(),
+            target: NotifyTarget::Webhook {
+                url: receiver.url(),
+            },
+        },
+        WAIT,
+    )
+    .await
+    {
+        ServerMessage::Notifying { .. } => {}
+        other => panic!("expected notifying, got {other:?}"),
+    }
+    let (mut mover, _) = join(&server.url, &game, token(&tokens, first)).await;
+    hand_over(&mut mover, first).await;
+    let turn = receiver.next(WAIT).await.expect("a turn notice");
+    let turn: serde_json::Value = serde_json::from_slice(&turn.body).unwrap();
+    assert_eq!(turn["reasons"], serde_json::json!(["your_turn"]));
+
+    // 2 days in the bank; 23 hours left is below the 24-hour mark.
+    time.advance(Duration::from_millis(25 * H));
+    let low = receiver.next(WAIT).await.expect("a clock-low notice");
+    let low: serde_json::Value = serde_json::from_slice(&low.body).unwrap();
+    assert_eq!(low["reasons"], serde_json::json!(["clock_low"]));
+    // Once per hand-over, however much more time passes.
+    time.advance(Duration::from_millis(H));
+    assert!(receiver.next(Duration::from_millis(500)).await.is_none());
     server.stop().await;
 }

@@ -185,6 +185,9 @@ fn registration_key(game: &GameKey, side: Side) -> Vec<u8> {
 }
 
 /// An owed notice's key: `o`, the game, the side, the hand-over (big-endian).
+/// The last byte of a clock-low notice's outbox key, after its hand-over.
+const CLOCK_LOW_KEY: u8 = b'c';
+
 fn outbox_key(game: &GameKey, side: Side, handover: u64) -> Vec<u8> {
     let mut key = registration_key(game, side);
     key[0] = b'o';
@@ -302,7 +305,12 @@ impl Notifier {
     /// handed to the worker's bounded queue. A full queue loses nothing: the worker finds the
     /// notice in the outbox on its next look (`notify_outbox_rescan`).
     pub(crate) fn owe(&self, game: &GameKey, notice: Notice) {
-        let key = outbox_key(game, notice.side, notice.handover);
+        let mut key = outbox_key(game, notice.side, notice.handover);
+        // A clock-low notice is a notice of its own, beside the turn notice of the same
+        // hand-over (which may still be under way).
+        if notice.reasons == [Reason::ClockLow] {
+            key.push(CLOCK_LOW_KEY);
+        }
         let owed = Owed {
             notice,
             owed_ms: now_ms(),

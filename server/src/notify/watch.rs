@@ -206,16 +206,16 @@ impl Watch {
         }
         self.clock_low_told[i] = Some(handover);
         let projection = game.project(Viewer::Side(side));
-        self.notifier.owe(
+        let mut notice = notice(
             &self.key,
-            notice(
-                &self.key,
-                side,
-                &projection,
-                vec![Reason::ClockLow],
-                handover,
-            ),
+            side,
+            &projection,
+            vec![Reason::ClockLow],
+            handover,
         );
+        // Not the turn notice of the same hand-over: a receiver keeps both.
+        notice.idempotency_key.push_str(":clock_low");
+        self.notifier.owe(&self.key, notice);
         true
     }
 }
