@@ -169,7 +169,7 @@ pub fn line(name: &str, standing: &Result<Standing, String>) -> String {
         Some(view) => format!(
             "clocks ({}): {}",
             printable(&view.control),
-            clocks_text(standing, view)
+            clocks_text(&standing.sides, view)
         ),
     };
     format!(
@@ -179,7 +179,7 @@ pub fn line(name: &str, standing: &Result<Standing, String>) -> String {
 }
 
 /// Both clocks in words: `German 2d3h (running), Russian 4d (on vacation, 3d left)`.
-fn clocks_text(standing: &Standing, view: &ClockView) -> String {
+pub fn clocks_text(sides: &[String; 2], view: &ClockView) -> String {
     Side::BOTH
         .into_iter()
         .enumerate()
@@ -204,7 +204,7 @@ fn clocks_text(standing: &Standing, view: &ClockView) -> String {
             };
             format!(
                 "{} {}{notes}",
-                printable(&standing.sides[i]),
+                printable(&sides[i]),
                 duration_text(view.bank[i])
             )
         })
