@@ -294,3 +294,45 @@ async fn an_away_seat_is_told_once_when_its_clock_runs_low() {
     assert!(receiver.next(Duration::from_millis(500)).await.is_none());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn time_given_after_a_clock_ran_out_lets_its_side_play_on_and_vacation_spares_the_bank() {
+    let dir = tempfile::tempdir().unwrap();
+    let time = TimeSource::manual(T0);
+    let server = TestServer::start(dir.path(), config(&time)).await;
+    let (game, tokens) = create(&server.url, timed("correspondence:12h/1d,vacation=2d")).await;
+    let (_, view) = join(&server.url, &game, &tokens.spectator).await;
+    let first = view.running.unwrap();
+    let (mut mover, _) = join(&server.url, &game, token(&tokens, first)).await;
+    let (mut other, _) = join(&server.url, &game, token(&tokens, first.opponent())).await;
+
+    // A day of vacation: the bank stands while the vacation days run.
+    command(&mut mover, Command::StartVacation).await.unwrap();
+    time.advance(Duration::from_millis(D));
+    let view = clocks(&mut other).await;
+    assert_eq!(view.bank[i(first)], D, "the bank is spared");
+    assert_eq!(view.vacation_left[i(first)], D);
+    command(&mut mover, Command::EndVacation).await.unwrap();
+
+    // Back, the bank runs out; the opponent gives an hour instead of claiming.
+    time.advance(Duration::from_millis(D));
+    loop {
+        if let ServerMessage::Event(e) = message(&mut other, WAIT).await {
+            if matches!(e.viewed.event, Event::ClockExpired { .. }) {
+                break;
+            }
+        }
+    }
+    assert!(command(&mut mover, Command::Done).await.is_err());
+    command(&mut other, Command::GiveTime { time: H })
+        .await
+        .unwrap();
+    let view = clocks(&mut other).await;
+    assert_eq!(view.expired, None);
+    assert_eq!(view.bank[i(first)], H);
+    assert_eq!(view.running, Some(first));
+    command(&mut mover, Command::Done)
+        .await
+        .expect("the side given time plays on");
+    server.stop().await;
+}
