@@ -336,3 +336,93 @@ async fn time_given_after_a_clock_ran_out_lets_its_side_play_on_and_vacation_spa
         .expect("the side given time plays on");
     server.stop().await;
 }
+
+/// Closes a connection and reads until the server has closed its side.
+async fn leave(mut ws: Socket) {
+    use futures_util::{SinkExt, StreamExt};
+    ws.send(tokio_tungstenite::tungstenite::Message::Close(None))
+        .await
+        .unwrap();
+    while let Some(Ok(_)) = ws.next().await {}
+}
+
+/// Nobody joins after the players leave, the game is idle far past its unload time, the server
+/// restarts: still the running clock's timer tells the away seat its clock runs low, and
+/// records the clock running out.
+#[tokio::test]
+async fn a_clock_keeps_running_with_nobody_joined_across_idleness_and_a_restart() {
+    let mut receiver = e2e::receiver::Receiver::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let time = TimeSource::manual(T0);
+    let config = || Config {
+        notify_allow_private: true,
+        notify_quiet: Duration::ZERO,
+        game_unload_after_idle: Duration::from_millis(50),
+        ..config(&time)
+    };
+    let server = TestServer::start(dir.path(), config()).await;
+    let (game, tokens) = create(&server.url, timed("correspondence:12h/2d")).await;
+    let (watcher, view) = join(&server.url, &game, &tokens.spectator).await;
+    leave(watcher).await;
+    let first = view.running.unwrap();
+    let away = first.opponent();
+    let mut ws = socket(&server.url).await;
+    match ask(
+        &mut ws,
+        &ClientMessage::Notify {
+            game: game.clone(),
+            token: token(&tokens, away).into(),
+            target: NotifyTarget::Webhook {
+                url: receiver.url(),
+            },
+        },
+        WAIT,
+    )
+    .await
+    {
+        ServerMessage::Notifying { .. } => {}
+        other => panic!("expected notifying, got {other:?}"),
+    }
+    let (mut mover, _) = join(&server.url, &game, token(&tokens, first)).await;
+    hand_over(&mut mover, first).await;
+    leave(mover).await;
+    let turn = receiver.next(WAIT).await.expect("a turn notice");
+    let turn: serde_json::Value = serde_json::from_slice(&turn.body).unwrap();
+    assert_eq!(turn["reasons"], serde_json::json!(["your_turn"]));
+    // Idle many times over its unload time.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let addr = server.addr;
+    server.stop().await;
+
+    let server = TestServer::start_at(dir.path(), config(), addr).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    time.advance(Duration::from_millis(25 * H));
+    let low = receiver
+        .next(WAIT)
+        .await
+        .expect("a clock-low notice, nobody joined");
+    let low: serde_json::Value = serde_json::from_slice(&low.body).unwrap();
+    assert_eq!(low["reasons"], serde_json::json!(["clock_low"]));
+
+    // The clock runs out with nobody there; a spectator joining later finds it recorded at
+    // the moment it ran out, not the moment of joining.
+    time.advance(Duration::from_millis(23 * H));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    time.advance(Duration::from_millis(5 * H));
+    let (mut spectator, view) = join(&server.url, &game, &tokens.spectator).await;
+    assert_eq!(view.expired, Some(away));
+    let events = match ask(&mut spectator, &ClientMessage::GetLog { from: 1 }, WAIT).await {
+        ServerMessage::Log { events, .. } => events,
+        other => panic!("expected the log, got {other:?}"),
+    };
+    let expired_at = events.iter().find_map(|e| match e.viewed.event {
+        Event::ClockExpired { side, at, .. } if side == away => Some(at),
+        _ => None,
+    });
+    assert_eq!(
+        expired_at,
+        Some(T0 + 2 * D),
+        "recorded by the timer, not at the join"
+    );
+    server.stop().await;
+}

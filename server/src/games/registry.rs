@@ -22,6 +22,10 @@ use tokio::sync::{mpsc, oneshot, OnceCell, OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info};
 
 /// A game as the registry knows it: its stored metadata, and its writer task once loaded.
+/// Bytes [`Registry::wake_clocks`] reads of a game's log at a start: enough for its first two
+/// events, whatever the scenario's size.
+const WAKE_READ_BYTES: usize = 4 * 1024 * 1024;
+
 struct Slot {
     /// The metadata bytes as stored; decoded when the game is loaded.
     meta: Vec<u8>,
@@ -654,6 +658,45 @@ impl Registry {
     /// Milliseconds since the registry opened: the clock of `Slot::used`.
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Loads every game played under a clock, so that its timer runs again after a start
+    /// (`crate::clock`): a clock that runs out while nobody has joined since is recorded, and an
+    /// away seat is told when its clock runs low. A game whose clock no longer runs (over, run
+    /// out) is let go again when idle. Only a server on its own: in a cluster a game is loaded
+    /// by the node its players reach. Reads each game's first two events, off the async threads.
+    pub async fn wake_clocks(&self) {
+        if self.cluster.is_some() {
+            return;
+        }
+        let slots: Vec<(GameKey, Arc<Slot>)> = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .iter()
+            .map(|(k, s)| (*k, s.clone()))
+            .collect();
+        for (key, slot) in slots {
+            let store = self.store.clone();
+            let timed = tokio::task::spawn_blocking(move || {
+                let records = store.load_range(&key, 1, WAKE_READ_BYTES).ok()?;
+                let first_two = &records[..records.len().min(2)];
+                let verified = envelope::verify(first_two).ok()?;
+                Some(matches!(
+                    verified.entries.get(1).map(|e| &e.event),
+                    Some(Event::ClockStarted { .. })
+                ))
+            })
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(false);
+            if timed {
+                if let Err((_, why)) = self.load(key, &slot).await {
+                    tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
+                }
+            }
+        }
     }
 
     /// With several server nodes: where `id` is served from. `None`: here (this node holds

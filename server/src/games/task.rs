@@ -464,9 +464,13 @@ impl GameTask {
     /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
     /// and the game may be let go. A game marked rolled back goes too: its mark goes with
     /// the metadata handed to the unloader, so a marked game cannot pin a place in memory.
+    /// A game whose clock runs stays: its timer records the clock running out and tells an
+    /// away seat its clock runs low (`crate::clock`), which a game let go could not.
     fn idle(&mut self) -> bool {
         self.subscribers.retain(|s| !s.out.is_closed());
-        self.subscribers.is_empty()
+        let clock_runs = self.rolled_back.is_none()
+            && crate::clock::deadline(self.game()).is_some_and(|d| Some(d) != self.clock_failed);
+        self.subscribers.is_empty() && !clock_runs
     }
 
     /// The metadata as this task holds it, its rollback mark after it.
