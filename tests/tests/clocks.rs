@@ -251,12 +251,7 @@ async fn an_away_seat_is_told_once_when_its_clock_runs_low() {
     let mut receiver = e2e::receiver::Receiver::start(&[]).await;
     let dir = tempfile::tempdir().unwrap();
     let time = TimeSource::manual(T0);
-    let config = Config {
-        notify_allow_private: true,
-        notify_quiet: Duration::ZERO,
-        ..config(&time)
-    };
-    let server = TestServer::start(dir.path(), config).await;
+    let server = TestServer::start(dir.path(), config_with_notices(&time)).await;
     let (game, tokens) = create(&server.url, timed("correspondence:12h/2d")).await;
     let (_, view) = join(&server.url, &game, &tokens.spectator).await;
     let first = view.running.unwrap();
@@ -289,10 +284,24 @@ async fn an_away_seat_is_told_once_when_its_clock_runs_low() {
     let low = receiver.next(WAIT).await.expect("a clock-low notice");
     let low: serde_json::Value = serde_json::from_slice(&low.body).unwrap();
     assert_eq!(low["reasons"], serde_json::json!(["clock_low"]));
-    // Once per hand-over, however much more time passes.
+    // Once per hand-over, however much more time passes, and across a restart (the game is
+    // loaded again at the start and finds its clock low again).
     time.advance(Duration::from_millis(H));
     assert!(receiver.next(Duration::from_millis(500)).await.is_none());
+    let addr = server.addr;
+    drop(mover);
     server.stop().await;
+    let server = TestServer::start_at(dir.path(), config_with_notices(&time), addr).await;
+    assert!(receiver.next(Duration::from_millis(1000)).await.is_none());
+    server.stop().await;
+}
+
+fn config_with_notices(time: &TimeSource) -> Config {
+    Config {
+        notify_allow_private: true,
+        notify_quiet: Duration::ZERO,
+        ..config(time)
+    }
 }
 
 #[tokio::test]
