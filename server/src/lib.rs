@@ -4,7 +4,6 @@
 //! `asl-server`'s `main` only parses flags, opens the store and binds the listener; [`run`]
 //! does the rest, and tests call the same `run` on `127.0.0.1:0`.
 
-pub mod clock;
 pub mod games;
 pub mod network;
 pub mod notify;

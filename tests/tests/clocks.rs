@@ -1,5 +1,5 @@
 //! The players' clocks end to end (issue 41, `docs/clock.md`): a real server on 127.0.0.1
-//! whose time the test moves itself (`server::clock::TimeSource::manual`), so days of
+//! whose time the test moves itself (`server::operations::clock::TimeSource::manual`), so days of
 //! correspondence play pass at once. A hand-over adds the step up to the cap; a clock that
 //! runs out is recorded by the server (`ClockExpired`) and the opponent claims the game; the
 //! clocks survive a restart, the downtime charged to the side whose clock ran; a live hand-over
@@ -9,7 +9,7 @@ use e2e::{ask, message, Socket, TestServer};
 use protocol::game::timing::ClockView;
 use protocol::wire::{ClientMessage, NotifyTarget, ServerMessage, Tokens};
 use protocol::{Command, Event, Side};
-use server::clock::TimeSource;
+use server::operations::clock::TimeSource;
 use server::operations::config::Config;
 use std::time::Duration;
 

@@ -661,7 +661,7 @@ impl Registry {
     }
 
     /// Loads every game played under a clock, so that its timer runs again after a start
-    /// (`crate::clock`): a clock that runs out while nobody has joined since is recorded, and an
+    /// (`crate::operations::clock`): a clock that runs out while nobody has joined since is recorded, and an
     /// away seat is told when its clock runs low. A game whose clock no longer runs (over, run
     /// out) is let go again when idle. Only a server on its own: in a cluster a game is loaded
     /// by the node its players reach. Reads each game's first two events, off the async threads.

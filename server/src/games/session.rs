@@ -484,7 +484,7 @@ impl Session {
             head: self.streams().hash(viewer, state.version),
             state: Box::new(state),
             owner: self.owner.clone(),
-            clocks: crate::clock::view(self.game(), now),
+            clocks: crate::operations::clock::view(self.game(), now),
         }
     }
 

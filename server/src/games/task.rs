@@ -194,8 +194,8 @@ pub struct GameLimits {
     /// The node this task runs on, named in `joined` and `state` as the game's owner.
     pub owner: Option<String>,
     /// The server's time, given with every command and watched by the clock's timer.
-    pub time: crate::clock::TimeSource,
-    /// The operator's threshold for a `clock_low` notice (`crate::clock::low_below`).
+    pub time: crate::operations::clock::TimeSource,
+    /// The operator's threshold for a `clock_low` notice (`crate::operations::clock::low_below`).
     pub clock_low_below: Duration,
 }
 
@@ -465,11 +465,12 @@ impl GameTask {
     /// and the game may be let go. A game marked rolled back goes too: its mark goes with
     /// the metadata handed to the unloader, so a marked game cannot pin a place in memory.
     /// A game whose clock runs stays: its timer records the clock running out and tells an
-    /// away seat its clock runs low (`crate::clock`), which a game let go could not.
+    /// away seat its clock runs low (`crate::operations::clock`), which a game let go could not.
     fn idle(&mut self) -> bool {
         self.subscribers.retain(|s| !s.out.is_closed());
         let clock_runs = self.rolled_back.is_none()
-            && crate::clock::deadline(self.game()).is_some_and(|d| Some(d) != self.clock_failed);
+            && crate::operations::clock::deadline(self.game())
+                .is_some_and(|d| Some(d) != self.clock_failed);
         self.subscribers.is_empty() && !clock_runs
     }
 
@@ -517,14 +518,16 @@ impl GameTask {
         tokio::pin!(idle);
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
-            // The running clock's end, if the game has one (`crate::clock`).
-            let clock_deadline =
-                crate::clock::deadline(self.game()).filter(|d| Some(*d) != self.clock_failed);
+            // The running clock's end, if the game has one (`crate::operations::clock`).
+            let clock_deadline = crate::operations::clock::deadline(self.game())
+                .filter(|d| Some(*d) != self.clock_failed);
             // When the running clock runs low, for a game that owes turn notices.
             let clock_low = self
                 .notify
                 .as_ref()
-                .and_then(|_| crate::clock::low_at(self.game(), self.limits.clock_low_below))
+                .and_then(|_| {
+                    crate::operations::clock::low_at(self.game(), self.limits.clock_low_below)
+                })
                 .filter(|(_, _, deadline)| Some(*deadline) != self.clock_low_seen);
             let request = tokio::select! {
                 biased;
@@ -534,11 +537,11 @@ impl GameTask {
                     self.flush_backlogs();
                     continue;
                 }
-                _ = crate::clock::wait_for(&self.limits.time, clock_deadline) => {
+                _ = crate::operations::clock::wait_for(&self.limits.time, clock_deadline) => {
                     self.clock_ran_out().await;
                     continue;
                 }
-                _ = crate::clock::wait_for(&self.limits.time, clock_low.map(|(_, at, _)| at)) => {
+                _ = crate::operations::clock::wait_for(&self.limits.time, clock_low.map(|(_, at, _)| at)) => {
                     if let Some((side, _, deadline)) = clock_low {
                         self.clock_low_seen = Some(deadline);
                         let left = deadline.saturating_sub(self.limits.time.now_ms());
@@ -582,7 +585,10 @@ impl GameTask {
         let Some(side) = self.game().timing.as_deref().and_then(|t| t.running) else {
             return;
         };
-        let (version, deadline) = (self.game().version, crate::clock::deadline(self.game()));
+        let (version, deadline) = (
+            self.game().version,
+            crate::operations::clock::deadline(self.game()),
+        );
         let submitted = Submitted {
             side,
             id: 0,
@@ -820,7 +826,7 @@ impl GameTask {
             dice_commitment: self.session.referee().commitment(),
             signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
-            clocks: crate::clock::view(self.game(), self.limits.time.now_ms()),
+            clocks: crate::operations::clock::view(self.game(), self.limits.time.now_ms()),
         })];
         if let Some(since) = resume_from {
             first.extend(

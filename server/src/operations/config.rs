@@ -248,8 +248,8 @@ pub struct Config {
     /// The relay e-mail notices go through; without one, e-mail targets are refused.
     pub smtp: Option<SmtpRelay>,
     /// The time the server gives the rules with every command and charges the players'
-    /// clocks by (`crate::clock`): the system's, or one a test moves itself.
-    pub time: crate::clock::TimeSource,
+    /// clocks by (`crate::operations::clock`): the system's, or one a test moves itself.
+    pub time: crate::operations::clock::TimeSource,
 }
 
 impl Default for Config {
@@ -297,7 +297,7 @@ impl Default for Config {
             notify_outbox_rescan: NOTIFY_OUTBOX_RESCAN,
             notify_clock_low_below: NOTIFY_CLOCK_LOW_BELOW,
             smtp: None,
-            time: crate::clock::TimeSource::system(),
+            time: crate::operations::clock::TimeSource::system(),
         }
     }
 }
