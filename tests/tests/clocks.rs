@@ -414,8 +414,33 @@ async fn a_clock_keeps_running_with_nobody_joined_across_idleness_and_a_restart(
     assert_eq!(low["reasons"], serde_json::json!(["clock_low"]));
 
     // The clock runs out with nobody there; a spectator joining later finds it recorded at
-    // the moment it ran out, not the moment of joining.
+    // the moment it ran out, not the moment of joining. The opponent, away and registered, is
+    // told it may claim.
+    let mut claimant = e2e::receiver::Receiver::start(&[]).await;
+    let mut ws = socket(&server.url).await;
+    match ask(
+        &mut ws,
+        &ClientMessage::Notify {
+            game: game.clone(),
+            token: token(&tokens, first).into(),
+            target: NotifyTarget::Webhook {
+                url: claimant.url(),
+            },
+        },
+        WAIT,
+    )
+    .await
+    {
+        ServerMessage::Notifying { .. } => {}
+        other => panic!("expected notifying, got {other:?}"),
+    }
     time.advance(Duration::from_millis(23 * H));
+    let out = claimant
+        .next(WAIT)
+        .await
+        .expect("a notice that the clock ran out");
+    let out: serde_json::Value = serde_json::from_slice(&out.body).unwrap();
+    assert_eq!(out["reasons"], serde_json::json!(["opponent_out_of_time"]));
     tokio::time::sleep(Duration::from_millis(500)).await;
     time.advance(Duration::from_millis(5 * H));
     let (mut spectator, view) = join(&server.url, &game, &tokens.spectator).await;

@@ -55,6 +55,8 @@ pub enum Reason {
     GameOver,
     /// This side's clock dropped below the operator's threshold (`Watch::clock_low`).
     ClockLow,
+    /// The opponent's clock ran out: this side may claim the game or give time.
+    OpponentOutOfTime,
 }
 
 impl Reason {
@@ -67,6 +69,9 @@ impl Reason {
             Reason::AdjudicationToAnswer => "an adjudication waits for you to accept or dispute it",
             Reason::GameOver => "the game is over",
             Reason::ClockLow => "your clock is running low",
+            Reason::OpponentOutOfTime => {
+                "your opponent's clock ran out: claim the game on time or give time"
+            }
         }
     }
 }

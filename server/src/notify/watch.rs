@@ -49,6 +49,9 @@ pub fn reasons_for(
             Event::OutcomeAdjudicated { by, .. } if *by != side => {
                 push(Reason::AdjudicationToAnswer)
             }
+            Event::ClockExpired { side: out, .. } if *out != side => {
+                push(Reason::OpponentOutOfTime)
+            }
             e if e.ends_game() => push(Reason::GameOver),
             _ => {}
         }
