@@ -1051,9 +1051,9 @@
       if (joined.state) {
         page.live = joined.state;
       }
-      takeClocks(joined.clocks);
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
+      takeClocks(joined.clocks);
       const what = page.side === null ? "Watching live" : "Playing live";
       page.liveWhat = what;
       resendUnanswered();
@@ -1485,7 +1485,9 @@
   /** "Your turn" in the tab's title while the game waits on this page's side. */
   function drawTitle() {
     const state = page.live;
-    const yours = page.side !== null && !!state && awaitedSide(state) === page.side;
+    const expired = page.clocks && page.clocks.expired;
+    const waits = state && !state.over && expired ? other(expired) : state && awaitedSide(state);
+    const yours = page.side !== null && !!state && waits === page.side;
     const title = yours ? `Your turn — ${TITLE}` : TITLE;
     if (document.title !== title) document.title = title;
   }
@@ -1495,6 +1497,7 @@
     page.clocks = clocks || null;
     page.clocksAt = Date.now();
     drawClocks();
+    drawPlay();
   }
 
   /** A clock's time as `1d 04:05:06` or `04:05:06`. */
@@ -1737,6 +1740,19 @@
     if (state.setup && !state.over) {
       found.push(setupPrompt(state));
       return found;
+    }
+    const expired = page.clocks && !state.over ? page.clocks.expired : null;
+    if (expired === them) {
+      found.push({
+        yours: true,
+        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on.`,
+        answers: [
+          ["Claim the game on time", "claim_on_time"],
+          ["Give 1 hour", { give_time: { time: 3600000 } }],
+        ],
+      });
+    } else if (expired === me) {
+      found.push({ text: `Your clock ran out: the ${sideName(state, them)} may claim the game or give you time; meanwhile you may only concede or offer to end it.` });
     }
     if (state.sewer_designation) {
       const d = state.sewer_designation;

@@ -1,7 +1,9 @@
 //! The play page's clocks in a real browser (issue 41): a page opened with the German's token
 //! on a game under a live clock shows both clocks, counts the running one down by itself
 //! between the server's answers, and puts "Your turn" in the tab's title while the game waits
-//! on the German — and takes it out once the German hands the game over.
+//! on the German — and takes it out once the German hands the game over. When the Russian's
+//! clock runs out (the server's time moved by the test), the German's page offers the claim,
+//! and the claim ends the game.
 //!
 //! Nothing is timed beyond a bound: every step waits for a condition on the page. Needs
 //! Chromium (`apt-get install chromium`).
@@ -26,7 +28,13 @@ async fn the_page_counts_the_running_clock_down_and_says_whose_turn_in_its_title
         "this test needs Chromium: `apt-get install chromium` (or set ASL_CHROMIUM); `.ci/run` installs it",
     );
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    // The server's time stands still unless the test moves it; the page counts down by its own.
+    let time = server::operations::clock::TimeSource::manual(1_767_225_600_000);
+    let config = Config {
+        time: time.clone(),
+        ..Config::default()
+    };
+    let server = TestServer::start(&dir.path().join("data"), config).await;
     let timed = format!("{SCENARIO}\n[clock]\ncontrol = \"live:30m+30s\"\n");
     let created = Connection::connect(&server.url)
         .await
@@ -98,6 +106,52 @@ async fn the_page_counts_the_running_clock_down_and_says_whose_turn_in_its_title
             "the title without \"Your turn\" and the Russian's clock running",
             "!document.title.startsWith('Your turn') && \
              document.querySelector('#clocks .side-clock.running').dataset.side === 'B'",
+            WAIT,
+        )
+        .await;
+
+    // The Russian's 30 minutes pass on the server: the German's page offers the claim.
+    time.advance(Duration::from_secs(31 * 60));
+    let claim = "[...document.querySelectorAll('#prompt button.answer')]\
+                 .find(b => b.textContent.endsWith('Claim the game on time'))";
+    browser
+        .wait_for(
+            &tab,
+            "the claim offered, and the German's turn in the title again",
+            &format!("{claim} !== undefined && document.title.startsWith('Your turn')"),
+            WAIT,
+        )
+        .await;
+    browser.eval(&tab, &format!("{claim}.click()")).await;
+    browser
+        .wait_for(
+            &tab,
+            "the referee's answer to the claim",
+            "!document.getElementById('proposal-text').textContent.endsWith('asking the referee…')",
+            WAIT,
+        )
+        .await;
+    let answer = browser
+        .eval(&tab, "document.getElementById('proposal-text').textContent")
+        .await;
+    assert!(!answer.to_string().contains("refused"), "{answer}");
+    browser
+        .wait_for(
+            &tab,
+            "the claim previewed",
+            "!document.getElementById('confirm').disabled",
+            WAIT,
+        )
+        .await;
+    browser
+        .eval(&tab, "document.getElementById('confirm').click()")
+        .await;
+    browser
+        .wait_for(
+            &tab,
+            "the game over",
+            "window.aslWatch.live && window.aslWatch.live.over === true && \
+             !document.title.startsWith('Your turn')",
             WAIT,
         )
         .await;

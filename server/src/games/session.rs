@@ -136,6 +136,8 @@ pub enum Read {
         side: Side,
         id: u64,
         command: Command,
+        /// The server's time, as the command itself would be decided at.
+        now: Option<u64>,
     },
     Los {
         from: protocol::Hex,
@@ -471,7 +473,12 @@ impl Session {
             },
             Read::StateAt { viewer, version } => self.state_at(viewer, version),
             Read::Record { viewer, from } => self.record_page(viewer, from),
-            Read::Preview { side, id, command } => self.preview(side, id, command),
+            Read::Preview {
+                side,
+                id,
+                command,
+                now,
+            } => self.preview(side, id, command, now),
             Read::Los { from, to } => protocol::wire::los_answer(self.game(), from, to),
         }
     }
@@ -540,10 +547,10 @@ impl Session {
 
     /// What `command` would do for `side`: decided as a command is, with nothing appended,
     /// applied or rolled (`protocol::preview`); a refusal in the same words a command's.
-    fn preview(&self, side: Side, id: u64, command: Command) -> ServerMessage {
+    fn preview(&self, side: Side, id: u64, command: Command, now: Option<u64>) -> ServerMessage {
         let viewer = Viewer::Side(side);
         let outcome = match self.command_for_rules(side, command).and_then(|command| {
-            protocol::preview::preview(self.game(), self.referee.entries(), side, &command)
+            protocol::preview::preview_at(self.game(), self.referee.entries(), side, &command, now)
         }) {
             Ok(preview) => PreviewOutcome::Allowed(preview),
             Err(violation) => PreviewOutcome::Refused(self.refusal_for(viewer, violation)),
@@ -1000,6 +1007,7 @@ mod tests {
             side: Side::A,
             id: 1,
             command: rally(&alias),
+            now: None,
         });
         let ServerMessage::Previewed {
             outcome: PreviewOutcome::Refused(previewed),

@@ -701,7 +701,12 @@ impl GameTask {
                     command,
                     reply,
                 } => {
-                    let _ = reply.send(self.session.read(Read::Preview { side, id, command }));
+                    let _ = reply.send(self.session.read(Read::Preview {
+                        side,
+                        id,
+                        command,
+                        now: Some(self.limits.time.now_ms()),
+                    }));
                 }
                 // Taken in `run`, between requests.
                 Request::Unload { reply } => {
