@@ -183,6 +183,8 @@ pub struct Joined {
     pub signed: Option<SignedHead>,
     /// The server node that owns the game's writer, when the server names it.
     pub owner: Option<String>,
+    /// Both sides' clocks as the server told them, in a game with a time control.
+    pub clocks: Option<protocol::game::timing::ClockView>,
 }
 
 /// The one reply to a command.
@@ -618,6 +620,7 @@ impl Connection {
                 dice_commitment,
                 signed,
                 owner,
+                clocks,
             } => Ok(Joined {
                 game,
                 viewer,
@@ -628,6 +631,7 @@ impl Connection {
                 dice_commitment,
                 signed,
                 owner,
+                clocks,
             }),
             other => Err(message_name(&other)),
         })

@@ -35,6 +35,9 @@ pub enum Status {
     Refused,
     /// `asl verify` found the log invalid (the report names the first bad event).
     Invalid,
+    /// `asl games`: a game's server could not be reached or did not answer (its line says
+    /// why); the others were listed.
+    Unanswered,
 }
 
 impl Status {
@@ -42,6 +45,7 @@ impl Status {
         match self {
             Status::Success => 0,
             Status::ExpectationsFailed | Status::Refused | Status::Invalid => 1,
+            Status::Unanswered => 3,
         }
     }
 }

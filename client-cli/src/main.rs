@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use client::commands::{
-    boards, check, export, import, log, new, notify, play, replay, run, state, verify, watch,
+    boards, check, export, games, import, log, new, notify, play, replay, run, state, verify, watch,
 };
 use client::{saved, Failure, Status};
 use std::future::Future;
@@ -57,6 +57,9 @@ enum Subcommand {
     /// Tell this seat when the game waits on it: a signed webhook, an e-mail, or `--off`
     /// (docs/notifications.md). Uses the seat's token (a saved game's side name finds it).
     Notify(notify::NotifyArgs),
+    /// List the games saved with `asl new --save`: for each, whose turn it is and both clocks,
+    /// asked of each game's server as a spectator.
+    Games(games::GamesArgs),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Subcommand::Import(args) => import::import(&args, &mut out),
         Subcommand::Boards(args) => boards::list(&args, &mut out),
         Subcommand::Notify(args) => block_on(notify::notify(&args, &mut out)),
+        Subcommand::Games(args) => block_on(games::games(&args, &mut out)),
     };
     match result {
         Ok(status) => ExitCode::from(status.exit_code()),
@@ -125,7 +129,8 @@ fn resolve_saved(command: &mut Subcommand) -> Result<(), Failure> {
         | Subcommand::Check(_)
         | Subcommand::Verify(_)
         | Subcommand::Boards(_)
-        | Subcommand::Import(_) => return Ok(()),
+        | Subcommand::Import(_)
+        | Subcommand::Games(_) => return Ok(()),
     };
     saved::resolve(server, game)
 }

@@ -241,3 +241,75 @@ async fn play_reads_piped_lines_too() {
     assert!(status.success(), "{seen:?}");
     server.stop().await;
 }
+
+/// `asl new --clock` plays a game under that control, and `asl games` lists the saved games
+/// with whose turn it is and both clocks. A server that never answers, or cannot be reached,
+/// gives its game an error line within the wait, and the exit status says so (3); what a
+/// hostile server could put in a game's names never reaches the terminal raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_lists_each_saved_game_with_its_turn_and_clocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let scenario = dir.path().join("v.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let run = |args: &[&str]| {
+        let mut c = asl(&server, dir.path());
+        c.args(args);
+        async move {
+            tokio::task::spawn_blocking(move || c.output().unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let none = run(&["games"]).await;
+    assert!(none.status.success());
+    assert!(String::from_utf8_lossy(&none.stdout).contains("No saved games"));
+
+    let bad = run(&["new", scenario.to_str().unwrap(), "--clock", "live:1s"]).await;
+    assert_eq!(bad.status.code(), Some(2), "a bad control is bad input");
+    let made = run(&[
+        "new",
+        scenario.to_str().unwrap(),
+        "--save",
+        "club",
+        "--clock",
+        "correspondence:12h/5d,vacation=10d",
+    ])
+    .await;
+    assert!(made.status.success(), "{made:?}");
+
+    let listed = run(&["games"]).await;
+    let text = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(listed.status.success(), "{text}");
+    assert!(text.starts_with("club  Village Outskirts"), "{text}");
+    assert!(text.contains("waits on: German"), "{text}");
+    // The German clock runs (real time, a moment of it); the Russian one stands at its 5 days.
+    assert!(
+        text.contains("clocks (correspondence:12h/5d,vacation=10d): German "),
+        "{text}"
+    );
+    assert!(text.contains(" (running), Russian 5d"), "{text}");
+
+    // A saved game on a server that accepts and never answers, and one on no server at all.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let games = dir.path().join("games");
+    let club = std::fs::read_to_string(games.join("club.json")).unwrap();
+    let mut saved: serde_json::Value = serde_json::from_str(&club).unwrap();
+    saved["server"] = format!("ws://{}", silent.local_addr().unwrap()).into();
+    std::fs::write(games.join("hung.json"), saved.to_string()).unwrap();
+    saved["server"] = "ws://127.0.0.1:1".into();
+    std::fs::write(games.join("gone.json"), saved.to_string()).unwrap();
+    let started = std::time::Instant::now();
+    let listed = run(&["games"]).await;
+    let text = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(started.elapsed() < Duration::from_secs(30), "no hang");
+    assert_eq!(listed.status.code(), Some(3), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("club  "), "{text}");
+    assert!(lines[1].starts_with("gone  error: "), "{text}");
+    assert!(lines[2].starts_with("hung  error: no answer"), "{text}");
+    assert!(!text.contains('\u{1b}'));
+    drop(silent);
+    server.stop().await;
+}

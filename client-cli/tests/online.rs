@@ -201,6 +201,7 @@ async fn new_prints_tokens_as_text_and_json() {
         json: true,
         admin_token: None,
         save: None,
+        clock: None,
     };
     let mut out = vec![];
     assert_eq!(new(&args, &mut out).await, Ok(Status::Success));
@@ -933,6 +934,7 @@ async fn new_links_to_the_public_url() {
         json: true,
         admin_token: None,
         save: None,
+        clock: None,
     };
     let mut out = vec![];
     new(&args, &mut out).await.unwrap();

@@ -189,6 +189,7 @@ proptest! {
             state: Box::new(game.clone()),
             head: protocol::record::stream::StreamHash([1; 32]),
             owner: Some("node-a".into()),
+            clocks: None,
         });
         if let Err(violation) = decide(&game, game.acting().opponent(), &Command::Done, &mut ScriptedDice::default()) {
             round_trips(&ServerMessage::Refused { id: 9, version: game.version, violation });

@@ -165,6 +165,11 @@ pub async fn run_in_cluster(
         cluster.clone(),
     )?);
     registry.notify_with(notifier.clone());
+    // Games under a clock run their timers again (`clock`), beside serving.
+    tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.wake_clocks().await }
+    });
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);

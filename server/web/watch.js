@@ -162,8 +162,13 @@
     /** Commands sent and not answered yet, by id. */
     sent: new Map(),
     nextId: 1,
+    /** Both sides' clocks as the server last told them (`ClockView`), null without a time
+     * control; `clocksAt` is when this page heard it (`Date.now()`), the countdown's start. */
+    clocks: null,
+    clocksAt: 0,
   };
   window.aslWatch = page;
+  setInterval(drawClocks, 1000);
 
   // ---- Hex names and geometry (the rules README's coordinates, as protocol/src/hex.rs) ------
 
@@ -1048,6 +1053,7 @@
       }
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
+      takeClocks(joined.clocks);
       const what = page.side === null ? "Watching live" : "Playing live";
       page.liveWhat = what;
       resendUnanswered();
@@ -1083,6 +1089,7 @@
       const state = message.state.state;
       if (!asked || asked.live) {
         page.live = state;
+        takeClocks(message.state.clocks);
       } else if (page.viewing === asked.at) {
         show(state);
       }
@@ -1460,6 +1467,85 @@
     }
   }
 
+  /** The side the game waits on, as the server's clock runs for it (`protocol::game::timing::
+   * awaited`): the side a prompt waits for, else the side acting; null once the game is over. */
+  function awaitedSide(state) {
+    if (state.over) return null;
+    if (state.sewer_designation) return state.sewer_designation.defender;
+    if (state.wa_chance) return state.wa_chance.side;
+    if (state.wa_hip_window) return state.wa_hip_window.side;
+    if (state.wa_challenge) return state.wa_challenge.side;
+    if (state.setup) return state.setup.side;
+    return moment(state).acting;
+  }
+
+  /** The page's own title, before "Your turn" goes in front of it. */
+  const TITLE = document.title;
+
+  /** "Your turn" in the tab's title while the game waits on this page's side. */
+  function drawTitle() {
+    const state = page.live;
+    const expired = page.clocks && page.clocks.expired;
+    const waits = state && !state.over && expired ? other(expired) : state && awaitedSide(state);
+    const yours = page.side !== null && !!state && waits === page.side;
+    const title = yours ? `Your turn — ${TITLE}` : TITLE;
+    if (document.title !== title) document.title = title;
+  }
+
+  /** Takes the clocks a `joined` or live `state` told (none: a game without a time control). */
+  function takeClocks(clocks) {
+    page.clocks = clocks || null;
+    page.clocksAt = Date.now();
+    drawClocks();
+    drawPlay();
+  }
+
+  /** A clock's time as `1d 04:05:06` or `04:05:06`. */
+  function clockText(ms) {
+    const s = Math.floor(Math.max(0, ms) / 1000);
+    const pad = (n) => String(n).padStart(2, "0");
+    const hms = `${pad(Math.floor((s % 86400) / 3600))}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
+    const days = Math.floor(s / 86400);
+    return days > 0 ? `${days}d ${hms}` : hms;
+  }
+
+  /** Both clocks, the running one counted down here from the server's view of it; only a
+   * display: the server alone decides when a clock runs out. */
+  function drawClocks() {
+    drawTitle();
+    const box = el("clocks");
+    const c = page.clocks;
+    const state = page.live;
+    if (!c || !state) {
+      box.hidden = true;
+      return;
+    }
+    box.hidden = false;
+    const elapsed = Math.max(0, Date.now() - page.clocksAt);
+    const shown = ["A", "B"].map((side, i) => {
+      let bank = c.bank[i];
+      let vacation = c.vacation_left[i];
+      if (c.running === side && !c.expired && !state.over) {
+        let left = elapsed;
+        if (c.on_vacation[i]) {
+          const used = Math.min(left, vacation);
+          vacation -= used;
+          left -= used;
+        }
+        bank = Math.max(0, bank - left);
+      }
+      const span = document.createElement("span");
+      span.className = `side-clock${c.running === side ? " running" : ""}${c.expired === side ? " expired" : ""}`;
+      span.dataset.side = side;
+      span.textContent = `${sideName(state, side)} ${clockText(bank)}` +
+        (c.on_vacation[i] ? ` (on vacation, ${clockText(vacation)} left)` : "") +
+        (c.expired === side ? " — out of time" : "");
+      return span;
+    });
+    box.replaceChildren(...shown);
+    box.title = `Time control ${c.control}`;
+  }
+
   /** The step of play now and who acts in it, from the clock the server sent. */
   function moment(state) {
     const step = STEPS[state.clock.step];
@@ -1654,6 +1740,19 @@
     if (state.setup && !state.over) {
       found.push(setupPrompt(state));
       return found;
+    }
+    const expired = page.clocks && !state.over ? page.clocks.expired : null;
+    if (expired === them) {
+      found.push({
+        yours: true,
+        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on.`,
+        answers: [
+          ["Claim the game on time", "claim_on_time"],
+          ["Give 1 hour", { give_time: { time: 3600000 } }],
+        ],
+      });
+    } else if (expired === me) {
+      found.push({ text: `Your clock ran out: the ${sideName(state, them)} may claim the game or give you time; meanwhile you may only concede or offer to end it.` });
     }
     if (state.sewer_designation) {
       const d = state.sewer_designation;

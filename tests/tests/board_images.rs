@@ -126,6 +126,7 @@ async fn each_boards_own_image_lies_under_its_hexes() {
             json: true,
             admin_token: None,
             save: None,
+            clock: None,
         },
         &mut out,
     )

@@ -65,6 +65,7 @@ async fn create(server: &TestServer, scenario: &Path, boards: &Path) -> Result<S
             json: true,
             admin_token: None,
             save: None,
+            clock: None,
         },
         &mut out,
     )

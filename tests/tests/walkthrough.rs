@@ -34,6 +34,7 @@ async fn the_readme_walkthrough_plays_through() {
             json: true,
             admin_token: None,
             save: None,
+            clock: None,
         },
         &mut out,
     )

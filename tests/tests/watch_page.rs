@@ -100,6 +100,7 @@ async fn new_game(server: &TestServer) -> Created {
         json: true,
         admin_token: None,
         save: None,
+        clock: None,
     };
     new(&args, &mut out).await.unwrap();
     let created: Value = serde_json::from_slice(&out).unwrap();

@@ -7,6 +7,7 @@
 pub mod boards;
 pub mod check;
 pub mod export;
+pub mod games;
 pub mod import;
 pub mod log;
 pub mod new;
@@ -47,22 +48,16 @@ pub struct GameArgs {
 /// The side whose command play waits for. Usually the side acting in the current step, but
 /// while the DEFENDER must designate where a lost sewer stack goes (B8.41) or a side may claim
 /// Wall Advantage (B9.322), the rules refuse every other command until that side answers — and
-/// the sewer designation first, as `protocol::decide` checks it first.
+/// the sewer designation first, as `protocol::decide` checks it first. The same side whose
+/// clock runs (`protocol::game::timing::awaited`); once the game is over, the side that
+/// acted last.
 pub(crate) fn side_to_act(game: &Game) -> Side {
-    if let Some(designation) = &game.sewer_designation {
-        return designation.defender;
-    }
-    if let Some(chance) = &game.wa_chance {
-        return chance.side;
-    }
-    // B9.324: the moment to place a hidden unit, and a challenge to concealed WA holders.
-    if let Some(window) = &game.wa_hip_window {
-        return window.side;
-    }
-    if let Some(challenge) = &game.wa_challenge {
-        return challenge.side;
-    }
-    game.acting()
+    awaited_side(game).unwrap_or_else(|| game.acting())
+}
+
+/// The side the game waits on, `None` once it is over (`protocol::game::timing::awaited`).
+pub(crate) fn awaited_side(game: &Game) -> Option<Side> {
+    protocol::game::timing::awaited(game)
 }
 
 /// What `side` has still to place in the set-up step, in words: "ru-sq1 (squad 4-4-7, may

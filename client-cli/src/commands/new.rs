@@ -27,17 +27,30 @@ pub struct NewArgs {
     pub save: Option<String>,
     #[command(flatten)]
     pub boards: super::boards::BoardsArg,
+    /// Play under this time control instead of the scenario's own `[clock]`:
+    /// `live:30m+30s` (bank + increment per hand-over) or `correspondence:12h/5d` (step per
+    /// hand-over / cap), with `,vacation=10d` if wanted (docs/clock.md).
+    #[arg(long, value_name = "CONTROL")]
+    pub clock: Option<String>,
 }
 
 pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     if let Some(name) = &args.save {
         saved::check_name(name)?;
     }
-    let text = scenario_text(args)?;
+    let mut text = scenario_text(args)?;
+    if let Some(control) = &args.clock {
+        let control = protocol::board::time_control::TimeControl::parse(control)
+            .map_err(|e| Failure::Input(format!("--clock: {e}")))?;
+        text = Scenario::with_time_control(&text, &control)
+            .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
+    }
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all.
     let boards = args.boards.open()?;
     Scenario::from_toml_on(&text, boards.as_deref())
+        .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
+    Scenario::time_control_in(&text)
         .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
@@ -383,6 +396,7 @@ mod tests {
             json: false,
             admin_token: None,
             save: None,
+            clock: None,
         };
         let err = scenario_text(&args).unwrap_err();
         assert_eq!(err.exit_code(), 2);
@@ -392,6 +406,32 @@ mod tests {
         assert!(scenario.contains("name = \"Hill 621\""), "{scenario}");
         assert!(scenario.contains("boards = [[\"2\"]]"), "{scenario}");
         assert!(scenario.contains("hex = \"2C2\""), "{scenario}");
+    }
+
+    #[tokio::test]
+    async fn a_bad_clock_is_refused_before_connecting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        std::fs::write(
+            &path,
+            include_str!("../../../scenarios/b9-41-wall-advantage.toml"),
+        )
+        .unwrap();
+        let args = NewArgs {
+            boards: Default::default(),
+            // Nothing listens here: reaching the network would fail with exit code 3, not 2.
+            server: ServerArg {
+                url: "ws://127.0.0.1:1".into(),
+            },
+            scenario: path,
+            json: false,
+            admin_token: None,
+            save: None,
+            clock: Some("live:5s".into()),
+        };
+        let err = new(&args, &mut Vec::new()).await.unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        assert!(err.to_string().starts_with("--clock: "), "{err}");
     }
 
     #[tokio::test]
@@ -409,6 +449,7 @@ mod tests {
             json: false,
             admin_token: None,
             save: None,
+            clock: None,
         };
         let err = new(&args, &mut Vec::new()).await.unwrap_err();
         assert_eq!(err.exit_code(), 2, "{err}");

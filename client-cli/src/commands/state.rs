@@ -26,20 +26,34 @@ pub async fn state(args: &StateArgs, out: &mut (dyn Write + Send)) -> Result<Sta
         let json = serde_json::to_string_pretty(game).expect("a game always encodes");
         writeln!(out, "{json}")?;
     } else {
-        let text = describe(
+        let text = describe_timed(
             game,
             joined.viewer,
             joined.state_hash,
             joined.owner.as_deref(),
+            joined.clocks.as_ref(),
         );
         write!(out, "{text}")?;
     }
     Ok(Status::Success)
 }
 
-/// The position in words, then the units as a table. `owner`: the server node that owns the
-/// game's writer, when the server names it.
+/// `describe_timed` for a game without a time control.
+#[cfg(test)]
 fn describe(game: &Game, viewer: Viewer, hash: StateHash, owner: Option<&str>) -> String {
+    describe_timed(game, viewer, hash, owner, None)
+}
+
+/// The position in words, then the units as a table. `owner`: the server node that owns the
+/// game's writer, when the server names it; `clocks`: both clocks as the server told them, in
+/// a game with a time control.
+fn describe_timed(
+    game: &Game,
+    viewer: Viewer,
+    hash: StateHash,
+    owner: Option<&str>,
+    clocks: Option<&protocol::game::timing::ClockView>,
+) -> String {
     let clock = game.clock;
     let step = clock.step();
     let phase = clock.phase();
@@ -83,9 +97,20 @@ fn describe(game: &Game, viewer: Viewer, hash: StateHash, owner: Option<&str>) -
         ("Version", game.version.to_string()),
         ("State hash", hash.to_string()),
     ];
+    let clocks = clocks.map(|view| {
+        let sides = protocol::Side::BOTH.map(|s| game.side_name(s).to_string());
+        (
+            "Clocks",
+            format!(
+                "{} ({})",
+                super::games::clocks_text(&sides, view),
+                crate::printable(&view.control)
+            ),
+        )
+    });
     let owner = owner.map(|node| ("Owner node", node.to_string()));
     let mut s = String::new();
-    for (label, value) in facts.into_iter().chain(owner) {
+    for (label, value) in facts.into_iter().chain(clocks).chain(owner) {
         s += &format!("{:<12} {value}\n", format!("{label}:"));
     }
     s.push('\n');
@@ -293,6 +318,26 @@ mod tests {
             Some("node-a"),
         );
         assert!(text.contains("Owner node:  node-a\n"), "{text}");
+        let view = protocol::game::timing::ClockView {
+            control: "live:30m+30s".into(),
+            at: 0,
+            running: Some(protocol::Side::A),
+            bank: [29 * 60_000, 30 * 60_000],
+            vacation_left: [0, 0],
+            on_vacation: [false, false],
+            expired: None,
+        };
+        let text = describe_timed(
+            &german,
+            Viewer::Side(protocol::Side::A),
+            german.state_hash(),
+            None,
+            Some(&view),
+        );
+        assert!(
+            text.contains("Clocks:      German 29m (running), Russian 30m (live:30m+30s)\n"),
+            "{text}"
+        );
         assert!(!text.lines().any(|l| l.starts_with("r3 ")), "{text}");
         assert!(row_of(&text, "g1").contains("g-lmg (LMG, 1 PP)"), "{text}");
     }

@@ -10,5 +10,6 @@ pub mod los;
 pub mod scenario;
 pub mod setup;
 pub mod terrain;
+pub mod time_control;
 pub mod toml_place;
 pub mod vasl;

@@ -464,6 +464,10 @@ struct File {
     weapons: Vec<WeaponFile>,
     #[serde(default)]
     tunnels: Vec<TunnelFile>,
+    /// `[clock]`: the game's time control, read by [`Scenario::time_control_in`]; not part of
+    /// the scenario itself (its encoding, and so every game's state hash, stays as it was).
+    #[serde(default)]
+    clock: Option<ClockFile>,
     #[serde(default)]
     setup: Option<SetupFile>,
 }
@@ -500,6 +504,45 @@ struct SetupAreaFile {
 struct EntersFile {
     turn: u16,
     edge: crate::board::setup::Edge,
+}
+
+/// `[clock]`: `control = "live:30m+30s"` or `"correspondence:12h/5d"`, and for
+/// correspondence play `vacation = "10d"` (`docs/clock.md`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockFile {
+    control: String,
+    #[serde(default)]
+    vacation: Option<String>,
+}
+
+impl ClockFile {
+    fn time_control(&self) -> Result<crate::board::time_control::TimeControl, ScenarioError> {
+        use crate::board::time_control::{parse_duration, TimeControl};
+        let mut control =
+            TimeControl::parse(&self.control).map_err(|e| refuse("clock.control", e))?;
+        if let Some(days) = &self.vacation {
+            let days = parse_duration(days).map_err(|e| refuse("clock.vacation", e))?;
+            match &mut control {
+                TimeControl::Correspondence { vacation, .. } if *vacation == 0 => *vacation = days,
+                TimeControl::Correspondence { .. } => {
+                    return Err(refuse(
+                        "clock.vacation",
+                        "vacation is given twice: in `control` and in `vacation`",
+                    ))
+                }
+                TimeControl::Live { .. } => {
+                    return Err(refuse(
+                        "clock.vacation",
+                        "vacation days are for correspondence play; a live clock has none",
+                    ))
+                }
+            }
+            control = TimeControl::parse(&control.to_string())
+                .map_err(|e| refuse("clock.vacation", e))?;
+        }
+        Ok(control)
+    }
 }
 
 /// `[map]`: the real boards the scenario is played on.
@@ -675,6 +718,49 @@ impl Scenario {
         &self.sides[side as usize]
     }
 
+    /// The time control a scenario file's `[clock]` table chooses, `None` without one (no
+    /// clock: the default). The rest of the file is read by [`Scenario::from_toml`].
+    pub fn time_control_in(
+        text: &str,
+    ) -> Result<Option<crate::board::time_control::TimeControl>, ScenarioError> {
+        #[derive(Deserialize)]
+        struct ClockOnly {
+            #[serde(default)]
+            clock: Option<ClockFile>,
+        }
+        if text.len() > SCENARIO_BYTES_MAX {
+            return Err(refuse("(file)", "over the scenario size limit"));
+        }
+        let file: ClockOnly =
+            toml::from_str(text).map_err(|e| refuse("clock", e.message().trim()))?;
+        file.clock
+            .map(|c| c.time_control())
+            .transpose()
+            .map_err(|e| e.located(text))
+    }
+
+    /// The scenario file `text` played under `control` instead of its own `[clock]` (if it
+    /// has one): its `[clock]` table is taken out and `control` written at its end.
+    pub fn with_time_control(
+        text: &str,
+        control: &crate::board::time_control::TimeControl,
+    ) -> Result<String, ScenarioError> {
+        if text.len() > SCENARIO_BYTES_MAX {
+            return Err(refuse("(file)", "over the scenario size limit"));
+        }
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| refuse("(file)", e.message().trim()))?;
+        let mut text = text.to_string();
+        if table.remove("clock").is_some() {
+            text = toml::to_string(&table).map_err(|e| refuse("(file)", e.to_string()))?;
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("\n[clock]\ncontrol = \"{control}\"\n"));
+        Ok(text)
+    }
+
     /// Adjacency, direction and range over the scenario's whole map, across the seams of its
     /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
     pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {
@@ -742,6 +828,9 @@ impl File {
         }
         if self.month > 12 {
             return Err(refuse("month", "must be 1 to 12 (or left out)"));
+        }
+        if let Some(clock) = &self.clock {
+            clock.time_control()?;
         }
         let sides: [SideSpec; 2] = match self.sides.as_slice() {
             [a, b] => [a.clone(), b.clone()],

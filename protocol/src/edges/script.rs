@@ -68,6 +68,10 @@ pub const COMMAND_WORDS: &[&str] = &[
     "setup",
     "lift",
     "enter",
+    "claim-on-time",
+    "give-time",
+    "vacation",
+    "end-vacation",
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -670,6 +674,18 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
         "rout" | "tunnel-seen" | "discover-tunnel" => parse_tunnel_command(scenario, verb, args),
+        // The clock (docs/clock.md).
+        "claim-on-time" | "vacation" | "end-vacation" if args.is_empty() => Ok(match verb {
+            "claim-on-time" => Command::ClaimOnTime,
+            "vacation" => Command::StartVacation,
+            _ => Command::EndVacation,
+        }),
+        "claim-on-time" | "vacation" | "end-vacation" => Err(format!("`{verb}` takes nothing")),
+        "give-time" => match args {
+            [time] => crate::board::time_control::parse_duration(time)
+                .map(|time| Command::GiveTime { time }),
+            _ => Err("`give-time` takes a duration: `give-time 1h`".into()),
+        },
         _ => Err(format!(
             "unknown command `{verb}` ({})",
             COMMAND_WORDS.join(", ")

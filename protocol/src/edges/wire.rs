@@ -216,6 +216,10 @@ pub enum ServerMessage {
         /// nodes, the one commands reach whichever node the client is connected to.
         #[serde(default)]
         owner: Option<String>,
+        /// Both sides' clocks, in a game with a time control (`docs/clock.md`): the same for
+        /// every viewer, since they change only at moments everyone sees.
+        #[serde(default)]
+        clocks: Option<crate::game::timing::ClockView>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -248,6 +252,9 @@ pub enum ServerMessage {
         /// The server node that owns the game's writer, as in `Joined`.
         #[serde(default)]
         owner: Option<String>,
+        /// The clocks now, as in `Joined`; `None` for a past position.
+        #[serde(default)]
+        clocks: Option<crate::game::timing::ClockView>,
     },
     Log {
         version: u64,
@@ -746,6 +753,7 @@ mod tests {
             dice_commitment: Commitment([10; 32]),
             signed: None,
             owner: Some("node-a".into()),
+            clocks: None,
         });
         round_trip(&ServerMessage::State {
             version: 1,
@@ -753,6 +761,15 @@ mod tests {
             state: Box::new(game),
             head: StreamHash([9; 32]),
             owner: None,
+            clocks: Some(crate::game::timing::ClockView {
+                control: "live:30m+30s".into(),
+                at: 1,
+                running: Some(crate::board::scenario::Side::A),
+                bank: [1_800_000, 1_790_000],
+                vacation_left: [0, 0],
+                on_vacation: [false, false],
+                expired: None,
+            }),
         });
         round_trip(&ServerMessage::Export(ExportPage {
             game: "g".into(),

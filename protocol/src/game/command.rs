@@ -140,6 +140,33 @@ pub enum Command {
     /// Bring units waiting off board onto the map in their side's MPh, from their scenario
     /// edge into `to`, paying its entry cost (A2.51).
     Enter { units: Vec<UnitId>, to: Hex },
+    // The players' clocks (`crate::rules::timing`, `docs/clock.md`).
+    /// Claim the game: the opponent's clock has run out.
+    ClaimOnTime,
+    /// Give the opponent this much time (milliseconds); a clock that ran out runs again.
+    GiveTime { time: u64 },
+    /// Pause this side's clock with its vacation days (correspondence play).
+    StartVacation,
+    /// Come back from vacation: this side's clock takes from its bank again.
+    EndVacation,
+    /// Record that the running clock has run out. The server sends it when its timer for
+    /// the running clock fires; from anyone else it is decided the same way, so it is
+    /// refused unless a clock has really run out.
+    ExpireClock,
+}
+
+impl Command {
+    /// Whether this is one of the clock's own commands, decided by `rules::timing`.
+    pub fn is_clock(&self) -> bool {
+        matches!(
+            self,
+            Command::ClaimOnTime
+                | Command::GiveTime { .. }
+                | Command::StartVacation
+                | Command::EndVacation
+                | Command::ExpireClock
+        )
+    }
 }
 
 /// One die (dr) or two (DR).

@@ -362,6 +362,57 @@ pub enum Event {
         cost: MoveCost,
         mf: Vec<MfAccount>,
     },
+    // The players' clocks (`crate::game::timing`, `docs/clock.md`). Each carries the server's
+    // time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
+    /// The game is played under a time control: the server's own event, right after
+    /// `GameCreated`. The side to act's clock starts running at `at`.
+    ClockStarted {
+        control: crate::board::time_control::TimeControl,
+        at: u64,
+    },
+    /// The side the game waits on changed: `charged` is what the handing side's clock used,
+    /// `added` what the time control gives it for handing over, and `to` the side whose
+    /// clock runs now (`None`: the game is over and the clocks stop). The server's own event,
+    /// in the batch of the command that handed over.
+    ClockHandedOver {
+        at: u64,
+        charged: crate::game::timing::Charge,
+        added: u64,
+        to: Option<Side>,
+    },
+    /// `side`'s clock ran out: its bank is empty. Nothing happens by itself: the opponent may
+    /// claim the game or give time. The server's own event.
+    ClockExpired {
+        side: Side,
+        at: u64,
+        charged: crate::game::timing::Charge,
+    },
+    /// `by` claimed the game on time: the opponent's clock had run out. The game is over.
+    ClaimedOnTime {
+        by: Side,
+        at: u64,
+    },
+    /// `by` gave its opponent `to` this much time; a clock that had run out runs again.
+    TimeGiven {
+        by: Side,
+        to: Side,
+        time: u64,
+        at: u64,
+        charged: Option<crate::game::timing::Charge>,
+    },
+    /// `side` paused its clock with its vacation: while on vacation its clock takes from the
+    /// vacation left before its bank.
+    VacationStarted {
+        side: Side,
+        at: u64,
+        charged: Option<crate::game::timing::Charge>,
+    },
+    /// `side` came back from vacation: its clock takes from its bank again.
+    VacationEnded {
+        side: Side,
+        at: u64,
+        charged: Option<crate::game::timing::Charge>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -485,7 +536,10 @@ impl Event {
     pub fn ends_game(&self) -> bool {
         matches!(
             self,
-            Event::GameEnded { .. } | Event::Conceded { .. } | Event::EndAgreed { .. }
+            Event::GameEnded { .. }
+                | Event::Conceded { .. }
+                | Event::EndAgreed { .. }
+                | Event::ClaimedOnTime { .. }
         )
     }
 
@@ -547,7 +601,37 @@ impl Event {
             Event::SetupDone { .. } => "SetupDone",
             Event::SetupEnded { .. } => "SetupEnded",
             Event::UnitsEntered { .. } => "UnitsEntered",
+            Event::ClockStarted { .. } => "ClockStarted",
+            Event::ClockHandedOver { .. } => "ClockHandedOver",
+            Event::ClockExpired { .. } => "ClockExpired",
+            Event::ClaimedOnTime { .. } => "ClaimedOnTime",
+            Event::TimeGiven { .. } => "TimeGiven",
+            Event::VacationStarted { .. } => "VacationStarted",
+            Event::VacationEnded { .. } => "VacationEnded",
         }
+    }
+
+    /// The server's time a clock event carries; `None` for every other event.
+    pub fn clock_at(&self) -> Option<u64> {
+        match self {
+            Event::ClockStarted { at, .. }
+            | Event::ClockHandedOver { at, .. }
+            | Event::ClockExpired { at, .. }
+            | Event::ClaimedOnTime { at, .. }
+            | Event::TimeGiven { at, .. }
+            | Event::VacationStarted { at, .. }
+            | Event::VacationEnded { at, .. } => Some(*at),
+            _ => None,
+        }
+    }
+
+    /// Whether the server records this event in its own name, not the commanding side's:
+    /// the clock's hand-overs and expiry follow from time, not from a side's choice.
+    pub fn is_servers_clock(&self) -> bool {
+        matches!(
+            self,
+            Event::ClockHandedOver { .. } | Event::ClockExpired { .. }
+        )
     }
 
     /// The MF accounts this event carries (moves, Bypass, Double Time, recovery).

@@ -12,6 +12,7 @@ pub mod command;
 pub mod dice;
 pub mod event;
 pub mod phase;
+pub mod timing;
 pub mod view;
 
 use crate::board::hex::Hex;
@@ -408,6 +409,12 @@ pub struct Game {
     /// The aliases of the units under "?" at the start, which name them in the scenario as
     /// others are shown it. Empty in a projection.
     pub setup_aliases: CopyOnWrite<BTreeMap<UnitId, UnitId>>,
+    /// The players' clocks, in a game created with a time control (`timing`). Outside the
+    /// encoding: a game without them encodes and hashes as games did before clocks, and a
+    /// position carried in an event (an undo's) carries none; [`Game::state_hash`] adds them.
+    /// Only the whole game keeps them: a projection has none.
+    #[serde(skip)]
+    pub timing: Option<Box<timing::Timing>>,
     /// What an undo needs to put an earlier position back ([`UndoTrail`]). Not part of the
     /// state: no encoding, hash or comparison sees it.
     #[serde(skip)]
@@ -615,6 +622,7 @@ impl Game {
             aliases: BTreeMap::new(),
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
+            timing: None,
             undo_trail: UndoTrail::default(),
             setup: None,
         };
@@ -725,7 +733,14 @@ impl Game {
     /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
     /// canonical because every map in the state is ordered.
     pub fn state_hash(&self) -> StateHash {
-        StateHash(hash_encoded(blake3::Hasher::new(), &[], self))
+        match &self.timing {
+            None => StateHash(hash_encoded(blake3::Hasher::new(), &[], self)),
+            Some(timing) => StateHash(hash_encoded(
+                blake3::Hasher::new(),
+                &[],
+                &(self, timing.as_ref()),
+            )),
+        }
     }
 
     /// What `viewer` may know of this game: the opponent's hidden units and secretly recorded
@@ -770,6 +785,8 @@ impl Game {
             // The whole game's own bookkeeping for undo: no viewer keeps it.
             undo_trail: _,
             setup,
+            // Viewers are told the clocks in a message of their own (`timing::ClockView`).
+            timing: _,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -853,6 +870,7 @@ impl Game {
             next_alias: 0,
             setup_aliases: CopyOnWrite::default(),
             undo_trail: UndoTrail::default(),
+            timing: None,
             setup: setup.as_ref().map(|turn| SetupTurn {
                 side: turn.side,
                 // Only the viewer's own units placed HIP.
@@ -1515,18 +1533,24 @@ pub fn apply(game: &mut Game, event: &Event) {
         // a projection stays the same viewer's (see `crate::record::dispute`).
         Event::EventsUndone { restored, .. } => {
             let (version, viewer) = (game.version, game.viewer);
+            // Time once spent stands: an undo takes back the position, not the clocks.
+            let timing = game.timing.take();
             *game = (**restored).clone();
             game.version = version;
             game.viewer = viewer;
+            game.timing = timing;
         }
         // Decided only when the trail reaches back to the version before `from`
         // (`record::dispute`), so the position is there.
         Event::EventsUndoneTo { from, .. } => {
             if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
                 let (version, viewer) = (game.version, game.viewer);
+                // Time once spent stands: an undo takes back the position, not the clocks.
+                let timing = game.timing.take();
                 *game = restored;
                 game.version = version;
                 game.viewer = viewer;
+                game.timing = timing;
             }
         }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
@@ -1578,6 +1602,13 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. } => {}
+        Event::ClockStarted { .. }
+        | Event::ClockHandedOver { .. }
+        | Event::ClockExpired { .. }
+        | Event::ClaimedOnTime { .. }
+        | Event::TimeGiven { .. }
+        | Event::VacationStarted { .. }
+        | Event::VacationEnded { .. } => timing::apply(game, event),
     }
     game.version += 1;
     match game.viewer {

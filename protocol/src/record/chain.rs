@@ -108,6 +108,19 @@ impl Entry {
             event: Event::GameCreated { scenario },
         }
     }
+
+    /// A timed game's second entry: the server's `ClockStarted` with the time control chosen
+    /// at creation and the moment (milliseconds since the Unix epoch) the clock starts.
+    pub fn clock_started(control: crate::board::time_control::TimeControl, at: u64) -> Entry {
+        Entry {
+            seq: 2,
+            by: None,
+            first: 2,
+            key: None,
+            command: None,
+            event: Event::ClockStarted { control, at },
+        }
+    }
 }
 
 #[derive(Serialize)]

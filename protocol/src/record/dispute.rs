@@ -309,6 +309,13 @@ fn answer(
 fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
     Some(match event {
         Event::DiceRolled { .. } => "is a die roll; dice once rolled stand",
+        Event::ClockStarted { .. }
+        | Event::ClockHandedOver { .. }
+        | Event::ClockExpired { .. }
+        | Event::ClaimedOnTime { .. }
+        | Event::TimeGiven { .. }
+        | Event::VacationStarted { .. }
+        | Event::VacationEnded { .. } => "is on the clock; time once spent or given stands",
         Event::SewerEntryFailed { .. }
         | Event::SewerStackLost { .. }
         | Event::SewerEmergenceRolled { .. } => "follows from a die roll",

@@ -18,4 +18,6 @@ pub mod recheck;
 pub mod referee;
 pub mod signed;
 pub mod stream;
+#[cfg(test)]
+mod timing_tests;
 pub mod words;

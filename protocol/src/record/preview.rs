@@ -51,7 +51,21 @@ pub fn preview(
     by: Side,
     command: &Command,
 ) -> Result<Preview, RuleViolation> {
-    let events = crate::record::dispute::decide(game, log, by, command, &mut NoDice)?;
+    preview_at(game, log, by, command, None)
+}
+
+/// [`preview`] at the server's time `now`, as the command itself would be decided in a game
+/// with a time control (`rules::timing`): a clock's own command, a side out of time.
+pub fn preview_at(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    now: Option<u64>,
+) -> Result<Preview, RuleViolation> {
+    let events = crate::rules::timing::timed(game, by, command, now, || {
+        crate::record::dispute::decide(game, log, by, command, &mut NoDice)
+    })?;
     // Only the commands that roll no dice and whose cost is the actor's own arithmetic are
     // priced; the first event that carries the step's cost is the step.
     let priced = matches!(

@@ -74,6 +74,19 @@ impl Recheck {
         index: usize,
     ) -> Result<(), String> {
         let entry = &entries[index];
+        // The time control, the server's own event right after `GameCreated`: no command.
+        if let Event::ClockStarted { .. } = entry.event {
+            if entry.seq == 2
+                && entry.by.is_none()
+                && entry.command.is_none()
+                && self.expected.is_empty()
+            {
+                return Ok(());
+            }
+            return Err(
+                "starts a clock, which only the server does, right after GameCreated".into(),
+            );
+        }
         if entry.first == entry.seq {
             if let Some((event, _, _)) = self.expected.front() {
                 return Err(format!(
@@ -201,6 +214,10 @@ impl Recheck {
             }
         };
         let seed = seed.unwrap_or(UNKNOWN_SEED);
+        // The server's time the command was taken at, as its clock events record it; without
+        // one the clock's last charge stands in, and a hand-over the rules make is still
+        // expected (its time then differs, and is named).
+        let now = group.iter().find_map(|e| e.event.clock_at());
         let commitment = commitment.unwrap_or_else(|| Commitment::to(&seed));
         // The rules trust the position they are given, as they may: the server reached it. A
         // forged scenario may hold one no server would have; a panic there is named.
@@ -214,6 +231,7 @@ impl Recheck {
                 commitment,
                 &seed,
                 &mut || UNKNOWN_SEED,
+                now,
             )
         }))
         .map_err(|_| "its command cannot be decided: no server could have logged it".to_string())?;

@@ -161,6 +161,18 @@ impl Referee {
         command: &Command,
         fresh_seed: &mut dyn FnMut() -> Seed,
     ) -> Result<Decision, RuleViolation> {
+        self.decide_at(by, command, fresh_seed, None)
+    }
+
+    /// As [`Referee::decide`], at the server's time `now` (milliseconds since the Unix
+    /// epoch), which a game with a time control charges its clocks by (`rules::timing`).
+    pub fn decide_at(
+        &self,
+        by: Side,
+        command: &Command,
+        fresh_seed: &mut dyn FnMut() -> Seed,
+        now: Option<u64>,
+    ) -> Result<Decision, RuleViolation> {
         let seed = self.seed();
         let mut dice = SeededDice::new(self.ledger.key(seed), self.game.dice_drawn);
         decision(
@@ -175,6 +187,7 @@ impl Referee {
             Commitment::to(seed),
             seed,
             fresh_seed,
+            now,
         )
     }
 
@@ -264,9 +277,12 @@ pub fn decision(
     commitment: Commitment,
     seed: &Seed,
     fresh_seed: &mut dyn FnMut() -> Seed,
+    now: Option<u64>,
 ) -> Result<Decision, RuleViolation> {
     let by = issued.by;
-    let decided = crate::record::dispute::decide(game, entries, by, &issued.command, dice)?;
+    let decided = crate::rules::timing::timed(game, by, &issued.command, now, || {
+        crate::record::dispute::decide(game, entries, by, &issued.command, dice)
+    })?;
     let mut events = Vec::with_capacity(decided.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
     let needs_commitment = decided.iter().any(|e| {
@@ -278,7 +294,11 @@ pub fn decision(
     if ledger.open().is_none() && needs_commitment {
         events.push((Event::DiceCommitted { commitment }, None));
     }
-    events.extend(decided.into_iter().map(|e| (e, Some(by))));
+    // The clock's hand-overs and expiry are the server's: they follow from time.
+    events.extend(decided.into_iter().map(|e| {
+        let who = (!e.is_servers_clock()).then_some(by);
+        (e, who)
+    }));
     // Whether a seed is committed to and secret once these events are in, and who will
     // then have agreed to reveal it.
     let open = ledger.open();

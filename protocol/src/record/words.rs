@@ -46,6 +46,43 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::GameCreated { scenario } => {
             format!("game created from scenario \"{}\"", scenario.name)
         }
+        Event::ClockStarted { control, .. } => format!("the clocks started: {control}"),
+        Event::ClockHandedOver {
+            charged, added, to, ..
+        } => {
+            let used = crate::board::time_control::duration_text(charged.bank + charged.vacation);
+            let plus = if *added > 0 {
+                format!(", +{} added", crate::board::time_control::duration_text(*added))
+            } else {
+                String::new()
+            };
+            match to {
+                Some(to) => format!(
+                    "{} handed over after {used}{plus}; the {}'s clock runs",
+                    name(charged.side),
+                    name(*to)
+                ),
+                None => format!("the clocks stopped; {} used {used}", name(charged.side)),
+            }
+        }
+        Event::ClockExpired { side, .. } => format!(
+            "the {}'s clock ran out; the {} may claim the game or give time",
+            name(*side),
+            name(side.opponent())
+        ),
+        Event::ClaimedOnTime { by, .. } => format!(
+            "{} claimed the game on time; the game is over, won by the {}",
+            name(*by),
+            name(*by)
+        ),
+        Event::TimeGiven { by, to, time, .. } => format!(
+            "{} gave the {} {}",
+            name(*by),
+            name(*to),
+            crate::board::time_control::duration_text(*time)
+        ),
+        Event::VacationStarted { side, .. } => format!("{} went on vacation", name(*side)),
+        Event::VacationEnded { side, .. } => format!("{} came back from vacation", name(*side)),
         Event::Conceded { side } => format!(
             "{} conceded; the game is over, won by the {}",
             name(*side),

@@ -16,6 +16,7 @@ mod roll;
 pub mod setup;
 pub mod sewer;
 pub mod tem;
+pub mod timing;
 pub mod violation;
 pub mod wall_advantage;
 
@@ -142,6 +143,17 @@ pub fn decide(
         | Command::RequestUndo { .. }
         | Command::ConsentToUndo
         | Command::DeclineUndo => Err(needs_the_log(command)),
+        Command::ClaimOnTime
+        | Command::GiveTime { .. }
+        | Command::StartVacation
+        | Command::EndVacation
+        | Command::ExpireClock => Err(RuleViolation::new(
+            timing::RULE,
+            ViolationKind::NotModelled,
+            format!(
+                "{command:?} is decided with the server's time (protocol::rules::timing::timed)"
+            ),
+        )),
         Command::Concede | Command::ProposeEnd | Command::AcceptEnd => {
             unreachable!("decided before the pending answers")
         }

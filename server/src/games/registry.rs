@@ -22,6 +22,10 @@ use tokio::sync::{mpsc, oneshot, OnceCell, OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info};
 
 /// A game as the registry knows it: its stored metadata, and its writer task once loaded.
+/// Bytes [`Registry::wake_clocks`] reads of a game's log at a start: enough for its first two
+/// events, whatever the scenario's size.
+const WAKE_READ_BYTES: usize = 4 * 1024 * 1024;
+
 struct Slot {
     /// The metadata bytes as stored; decoded when the game is loaded.
     meta: Vec<u8>,
@@ -463,6 +467,16 @@ impl Registry {
     /// Creates a game: fresh id and tokens, metadata and the `GameCreated` event made durable,
     /// then its writer task started. The tokens are returned once and stored only as digests.
     pub async fn create(&self, scenario: Scenario) -> Result<(GameId, Tokens), Refusal> {
+        self.create_timed(scenario, None).await
+    }
+
+    /// [`Registry::create`] under a time control: the log's second event is the server's
+    /// `ClockStarted`, at the server's time, stored with `GameCreated` (`docs/clock.md`).
+    pub async fn create_timed(
+        &self,
+        scenario: Scenario,
+        clock: Option<protocol::board::time_control::TimeControl>,
+    ) -> Result<(GameId, Tokens), Refusal> {
         if self.games.lock().expect("registry lock").len() >= self.config.games_max {
             return Err((
                 ErrorCode::LimitReached,
@@ -499,26 +513,33 @@ impl Registry {
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) =
             envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
+        let mut entries = vec![protocol::chain::Entry {
+            seq: 1,
+            by: None,
+            first: 1,
+            key: None,
+            command: None,
+            event: created,
+        }];
+        let mut records = vec![record];
+        let mut hashes = vec![head];
+        if let Some(control) = clock {
+            let started = protocol::chain::Entry::clock_started(control, self.config.time.now_ms());
+            let (record, hash) = envelope::seal_entry(head, random_bytes(), &started);
+            entries.push(started);
+            records.push(record);
+            hashes.push(hash);
+        }
         // Both writes handed over at once: the store applies them in order, usually under
         // one flush. Metadata without its first event is a creation that never happened.
         let meta_stored = self.store.put_meta(&key, meta.encode());
-        let created_stored = self.store.append(&key, 1, vec![record]);
+        let created_stored = self.store.append(&key, 1, records);
         for stored in [meta_stored, created_stored] {
             stored
                 .await
                 .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
-        let verified = envelope::VerifiedLog {
-            entries: vec![protocol::chain::Entry {
-                seq: 1,
-                by: None,
-                first: 1,
-                key: None,
-                command: None,
-                event: created,
-            }],
-            hashes: vec![head],
-        };
+        let verified = envelope::VerifiedLog { entries, hashes };
         let task = GameTask::from_log(
             key,
             verified,
@@ -637,6 +658,45 @@ impl Registry {
     /// Milliseconds since the registry opened: the clock of `Slot::used`.
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Loads every game played under a clock, so that its timer runs again after a start
+    /// (`crate::operations::clock`): a clock that runs out while nobody has joined since is recorded, and an
+    /// away seat is told when its clock runs low. A game whose clock no longer runs (over, run
+    /// out) is let go again when idle. Only a server on its own: in a cluster a game is loaded
+    /// by the node its players reach. Reads each game's first two events, off the async threads.
+    pub async fn wake_clocks(&self) {
+        if self.cluster.is_some() {
+            return;
+        }
+        let slots: Vec<(GameKey, Arc<Slot>)> = self
+            .games
+            .lock()
+            .expect("registry lock")
+            .iter()
+            .map(|(k, s)| (*k, s.clone()))
+            .collect();
+        for (key, slot) in slots {
+            let store = self.store.clone();
+            let timed = tokio::task::spawn_blocking(move || {
+                let records = store.load_range(&key, 1, WAKE_READ_BYTES).ok()?;
+                let first_two = &records[..records.len().min(2)];
+                let verified = envelope::verify(first_two).ok()?;
+                Some(matches!(
+                    verified.entries.get(1).map(|e| &e.event),
+                    Some(Event::ClockStarted { .. })
+                ))
+            })
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(false);
+            if timed {
+                if let Err((_, why)) = self.load(key, &slot).await {
+                    tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
+                }
+            }
+        }
     }
 
     /// With several server nodes: where `id` is served from. `None`: here (this node holds

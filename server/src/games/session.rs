@@ -48,8 +48,9 @@ pub struct Submitted {
     pub command: Command,
     /// The client's exactly-once key, if it gave one (`crate::games::command_keys`).
     pub key: Option<u64>,
-    // The server's time at submission goes here when games have clocks: the session never
-    // reads a clock of its own.
+    /// The server's time at submission (milliseconds since the Unix epoch), which a game
+    /// with a time control charges its clocks by: the session never reads a clock of its own.
+    pub now: Option<u64>,
 }
 
 /// A command decided and sealed, not yet stored: the task appends [`Proposal::records`] and
@@ -113,8 +114,10 @@ impl Committed {
 /// A request that only reads the game.
 #[derive(Clone, Debug)]
 pub enum Read {
+    /// The position now, with the clocks as they stand at the server's time `now`.
     State {
         viewer: Viewer,
+        now: u64,
     },
     Log {
         viewer: Viewer,
@@ -133,6 +136,8 @@ pub enum Read {
         side: Side,
         id: u64,
         command: Command,
+        /// The server's time, as the command itself would be decided at.
+        now: Option<u64>,
     },
     Los {
         from: protocol::Hex,
@@ -290,6 +295,7 @@ impl Session {
             id,
             command,
             key,
+            now,
         } = submitted;
         let viewer = Viewer::Side(side);
         // Sent again: answered with what it made the first time, and nothing is decided.
@@ -326,9 +332,10 @@ impl Session {
         // Event numbers a player gives are its own stream's; the log has its own (and a
         // refusal speaks the player's again). Dice from the committed seed and the players'
         // contributions so far (`protocol::referee`, `docs/dice.md`).
-        let decided = self
-            .command_for_rules(side, command)
-            .and_then(|command| self.referee.decide(side, &command, &mut || entropy.seed()));
+        let decided = self.command_for_rules(side, command).and_then(|command| {
+            self.referee
+                .decide_at(side, &command, &mut || entropy.seed(), now)
+        });
         let mut decision = match decided {
             Ok(decision) => decision,
             Err(violation) => {
@@ -456,7 +463,7 @@ impl Session {
     /// Answers a request that only reads.
     pub fn read(&self, read: Read) -> ServerMessage {
         match read {
-            Read::State { viewer } => self.state_message(viewer),
+            Read::State { viewer, now } => self.state_message(viewer, now),
             Read::Log { viewer, from } => ServerMessage::Log {
                 version: self.version(viewer),
                 events: within_page(
@@ -466,12 +473,17 @@ impl Session {
             },
             Read::StateAt { viewer, version } => self.state_at(viewer, version),
             Read::Record { viewer, from } => self.record_page(viewer, from),
-            Read::Preview { side, id, command } => self.preview(side, id, command),
+            Read::Preview {
+                side,
+                id,
+                command,
+                now,
+            } => self.preview(side, id, command, now),
             Read::Los { from, to } => protocol::wire::los_answer(self.game(), from, to),
         }
     }
 
-    fn state_message(&self, viewer: Viewer) -> ServerMessage {
+    fn state_message(&self, viewer: Viewer, now: u64) -> ServerMessage {
         let state = self.projection(viewer);
         ServerMessage::State {
             version: state.version,
@@ -479,6 +491,7 @@ impl Session {
             head: self.streams().hash(viewer, state.version),
             state: Box::new(state),
             owner: self.owner.clone(),
+            clocks: crate::operations::clock::view(self.game(), now),
         }
     }
 
@@ -527,15 +540,17 @@ impl Session {
             state: Box::new(state),
             head: self.streams().hash(viewer, version),
             owner: self.owner.clone(),
+            // A past position is shown without clocks: they are the game's now.
+            clocks: None,
         }
     }
 
     /// What `command` would do for `side`: decided as a command is, with nothing appended,
     /// applied or rolled (`protocol::preview`); a refusal in the same words a command's.
-    fn preview(&self, side: Side, id: u64, command: Command) -> ServerMessage {
+    fn preview(&self, side: Side, id: u64, command: Command, now: Option<u64>) -> ServerMessage {
         let viewer = Viewer::Side(side);
         let outcome = match self.command_for_rules(side, command).and_then(|command| {
-            protocol::preview::preview(self.game(), self.referee.entries(), side, &command)
+            protocol::preview::preview_at(self.game(), self.referee.entries(), side, &command, now)
         }) {
             Ok(preview) => PreviewOutcome::Allowed(preview),
             Err(violation) => PreviewOutcome::Refused(self.refusal_for(viewer, violation)),
@@ -849,6 +864,7 @@ mod tests {
             id: 1,
             command,
             key,
+            now: None,
         }
     }
 
@@ -991,6 +1007,7 @@ mod tests {
             side: Side::A,
             id: 1,
             command: rally(&alias),
+            now: None,
         });
         let ServerMessage::Previewed {
             outcome: PreviewOutcome::Refused(previewed),

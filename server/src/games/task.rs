@@ -193,6 +193,10 @@ pub struct GameLimits {
     pub unload_after_idle: Duration,
     /// The node this task runs on, named in `joined` and `state` as the game's owner.
     pub owner: Option<String>,
+    /// The server's time, given with every command and watched by the clock's timer.
+    pub time: crate::operations::clock::TimeSource,
+    /// The operator's threshold for a `clock_low` notice (`crate::operations::clock::low_below`).
+    pub clock_low_below: Duration,
 }
 
 impl GameLimits {
@@ -204,6 +208,8 @@ impl GameLimits {
             audience_reads_per_second_max: config.audience_reads_per_second_max,
             unload_after_idle: config.game_unload_after_idle,
             owner: config.node_id.clone(),
+            time: config.time.clone(),
+            clock_low_below: config.notify_clock_low_below,
         }
     }
 }
@@ -308,6 +314,12 @@ pub struct GameTask {
     /// Lets the game go when idle (`crate::games::registry`); without one it runs until its handles
     /// are gone.
     unloader: Option<Unloader>,
+    /// A clock deadline whose expiry could not be recorded: the timer is not armed for it
+    /// again.
+    clock_failed: Option<u64>,
+    /// The deadline of the running clock whose low mark was passed and looked at: looked at
+    /// once per deadline (a hand-over or time given makes a new one).
+    clock_low_seen: Option<u64>,
     /// Turn notices for the seats registered for them (`crate::notify`).
     notify: Option<crate::notify::Watch>,
 }
@@ -353,6 +365,8 @@ impl GameTask {
             limits,
             signer: None,
             unloader: None,
+            clock_failed: None,
+            clock_low_seen: None,
             notify: None,
         })
     }
@@ -450,9 +464,14 @@ impl GameTask {
     /// Whether nobody is connected (a subscriber whose connection has gone is forgotten here)
     /// and the game may be let go. A game marked rolled back goes too: its mark goes with
     /// the metadata handed to the unloader, so a marked game cannot pin a place in memory.
+    /// A game whose clock runs stays: its timer records the clock running out and tells an
+    /// away seat its clock runs low (`crate::operations::clock`), which a game let go could not.
     fn idle(&mut self) -> bool {
         self.subscribers.retain(|s| !s.out.is_closed());
-        self.subscribers.is_empty()
+        let clock_runs = self.rolled_back.is_none()
+            && crate::operations::clock::deadline(self.game())
+                .is_some_and(|d| Some(d) != self.clock_failed);
+        self.subscribers.is_empty() && !clock_runs
     }
 
     /// The metadata as this task holds it, its rollback mark after it.
@@ -499,12 +518,35 @@ impl GameTask {
         tokio::pin!(idle);
         loop {
             let backlogged = self.subscribers.iter().any(|s| !s.backlog.is_empty());
+            // The running clock's end, if the game has one (`crate::operations::clock`).
+            let clock_deadline = crate::operations::clock::deadline(self.game())
+                .filter(|d| Some(*d) != self.clock_failed);
+            // When the running clock runs low, for a game that owes turn notices.
+            let clock_low = self
+                .notify
+                .as_ref()
+                .and_then(|_| {
+                    crate::operations::clock::low_at(self.game(), self.limits.clock_low_below)
+                })
+                .filter(|(_, _, deadline)| Some(*deadline) != self.clock_low_seen);
             let request = tokio::select! {
                 biased;
                 r = players.recv() => r,
                 r = audience.recv() => r.map(|r| self.within_audience_budget(r)),
                 _ = tick.tick(), if backlogged => {
                     self.flush_backlogs();
+                    continue;
+                }
+                _ = crate::operations::clock::wait_for(&self.limits.time, clock_deadline) => {
+                    self.clock_ran_out().await;
+                    continue;
+                }
+                _ = crate::operations::clock::wait_for(&self.limits.time, clock_low.map(|(_, at, _)| at)) => {
+                    if let Some((side, _, deadline)) = clock_low {
+                        self.clock_low_seen = Some(deadline);
+                        let left = deadline.saturating_sub(self.limits.time.now_ms());
+                        self.notify_clock_low(side, Duration::from_millis(left));
+                    }
                     continue;
                 }
                 _ = &mut idle, if self.unloader.is_some() => {
@@ -533,6 +575,34 @@ impl GameTask {
         }
         METRICS.games_loaded.dec();
         debug!(game = %envelope::game_id(&self.key), "game task ends");
+    }
+
+    /// The running clock ran out: the server records it (`ClockExpired`) in the name of the
+    /// side whose clock it is, as an `ExpireClock` decided like any command, so a verifier
+    /// checks it the same way. A command that handed the clock over first makes it refused,
+    /// and the timer is armed again for the new deadline.
+    async fn clock_ran_out(&mut self) {
+        let Some(side) = self.game().timing.as_deref().and_then(|t| t.running) else {
+            return;
+        };
+        let (version, deadline) = (
+            self.game().version,
+            crate::operations::clock::deadline(self.game()),
+        );
+        let submitted = Submitted {
+            side,
+            id: 0,
+            command: Command::ExpireClock,
+            key: None,
+            now: Some(self.limits.time.now_ms()),
+        };
+        self.command(0, submitted).await;
+        if self.game().version == version {
+            // Not recorded (a game marked rolled back, a store that failed): not tried again
+            // for this deadline, or the timer would spin; the next command re-arms it.
+            warn!(game = %envelope::game_id(&self.key), "a clock ran out and could not be recorded");
+            self.clock_failed = deadline;
+        }
     }
 
     /// The audience's request, or `Leave` (nothing to do) once it is answered `limit_reached`
@@ -587,11 +657,15 @@ impl GameTask {
                         id,
                         command,
                         key,
+                        now: Some(self.limits.time.now_ms()),
                     };
                     self.command(subscriber, submitted).await
                 }
                 Request::GetState { viewer, reply } => {
-                    let _ = reply.send(self.session.read(Read::State { viewer }));
+                    let _ = reply.send(self.session.read(Read::State {
+                        viewer,
+                        now: self.limits.time.now_ms(),
+                    }));
                 }
                 Request::GetLog {
                     viewer,
@@ -627,7 +701,12 @@ impl GameTask {
                     command,
                     reply,
                 } => {
-                    let _ = reply.send(self.session.read(Read::Preview { side, id, command }));
+                    let _ = reply.send(self.session.read(Read::Preview {
+                        side,
+                        id,
+                        command,
+                        now: Some(self.limits.time.now_ms()),
+                    }));
                 }
                 // Taken in `run`, between requests.
                 Request::Unload { reply } => {
@@ -752,6 +831,7 @@ impl GameTask {
             dice_commitment: self.session.referee().commitment(),
             signed: self.receipt(viewer).await,
             owner: self.limits.owner.clone(),
+            clocks: crate::operations::clock::view(self.game(), self.limits.time.now_ms()),
         })];
         if let Some(since) = resume_from {
             first.extend(

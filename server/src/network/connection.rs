@@ -859,6 +859,10 @@ impl Connection {
                 )
                 .await;
         }
+        let clock = match Scenario::time_control_in(scenario) {
+            Ok(clock) => clock,
+            Err(e) => return self.error(ErrorCode::BadScenario, e.to_string()).await,
+        };
         let scenario = match Scenario::from_toml_on(scenario, self.config.boards.as_deref()) {
             Ok(s) => s,
             Err(e) => {
@@ -875,7 +879,7 @@ impl Connection {
             return self.error(ErrorCode::BadScenario, why).await;
         }
         let sides = scenario.sides.clone();
-        match self.shared.registry.create(scenario).await {
+        match self.shared.registry.create_timed(scenario, clock).await {
             Ok((game, tokens)) => {
                 self.send(&ServerMessage::Created {
                     game,

@@ -55,6 +55,8 @@ pub enum Reason {
     GameOver,
     /// This side's clock dropped below the operator's threshold (`Watch::clock_low`).
     ClockLow,
+    /// The opponent's clock ran out: this side may claim the game or give time.
+    OpponentOutOfTime,
 }
 
 impl Reason {
@@ -67,6 +69,9 @@ impl Reason {
             Reason::AdjudicationToAnswer => "an adjudication waits for you to accept or dispute it",
             Reason::GameOver => "the game is over",
             Reason::ClockLow => "your clock is running low",
+            Reason::OpponentOutOfTime => {
+                "your opponent's clock ran out: claim the game on time or give time"
+            }
         }
     }
 }
@@ -185,6 +190,16 @@ fn registration_key(game: &GameKey, side: Side) -> Vec<u8> {
 }
 
 /// An owed notice's key: `o`, the game, the side, the hand-over (big-endian).
+/// The last byte of a clock-low notice's outbox key, after its hand-over.
+const CLOCK_LOW_KEY: u8 = b'c';
+
+/// The store's marker that a clock-low notice (outbox key `outbox`) was owed once.
+fn told_key(outbox: &[u8]) -> Vec<u8> {
+    let mut key = outbox.to_vec();
+    key[0] = b't';
+    key
+}
+
 fn outbox_key(game: &GameKey, side: Side, handover: u64) -> Vec<u8> {
     let mut key = registration_key(game, side);
     key[0] = b'o';
@@ -229,6 +244,10 @@ pub struct Notifier {
     /// Set in a cluster: which games' owed notices this node sends.
     holds: Option<Holds>,
     registrations: RwLock<HashMap<(GameKey, Side), Registration>>,
+    /// The clock-low notices owed so far, by outbox key, kept in the store as markers
+    /// ([`told_key`]): a game loaded again after a restart finds its clock low again, and
+    /// its seat is not told twice for one hand-over.
+    told: Mutex<std::collections::HashSet<Vec<u8>>>,
     queue: mpsc::Sender<Message>,
     guard: AddressGuard,
     stop: tokio_watch::Sender<bool>,
@@ -247,6 +266,11 @@ impl Notifier {
             .notify_records()
             .map_err(|e| format!("cannot read the notification records: {e}"))?;
         let registrations = registrations_in(&records);
+        let told = records
+            .iter()
+            .filter(|(k, _)| k.first() == Some(&b't'))
+            .map(|(k, _)| k.clone())
+            .collect();
         let (queue, inbox) = mpsc::channel(config.notify_queue_max);
         let (stop, stopping) = tokio_watch::channel(false);
         let notifier = Arc::new(Notifier {
@@ -255,6 +279,7 @@ impl Notifier {
             config,
             holds,
             registrations: RwLock::new(registrations),
+            told: Mutex::new(told),
             queue,
             stop,
             worker: Mutex::new(None),
@@ -302,7 +327,24 @@ impl Notifier {
     /// handed to the worker's bounded queue. A full queue loses nothing: the worker finds the
     /// notice in the outbox on its next look (`notify_outbox_rescan`).
     pub(crate) fn owe(&self, game: &GameKey, notice: Notice) {
-        let key = outbox_key(game, notice.side, notice.handover);
+        let mut key = outbox_key(game, notice.side, notice.handover);
+        // A clock-low notice is a notice of its own, beside the turn notice of the same
+        // hand-over (which may still be under way).
+        if notice.reasons == [Reason::ClockLow] {
+            key.push(CLOCK_LOW_KEY);
+            let told = told_key(&key);
+            if !self
+                .told
+                .lock()
+                .expect("notifier lock")
+                .insert(told.clone())
+            {
+                return;
+            }
+            // Written before the notice: a notice owed and lost in a crash is still in the
+            // outbox, found by the next start's look.
+            drop(self.store.put_notify(told, Some(vec![])));
+        }
         let owed = Owed {
             notice,
             owed_ms: now_ms(),

@@ -11,18 +11,14 @@ use std::time::Duration;
 
 /// Whether `game` (a side's projection) waits on `side`: a prompt waiting on it (a lost sewer
 /// stack to designate, a WA chance, a HIP moment, a WA challenge: B8.41, B9.322, B9.324), or,
-/// with no prompt, its turn to act in the current step. Never once the game is over.
+/// with no prompt, its turn to act in the current step. Never once the game is over. The same
+/// side whose clock runs (`protocol::game::timing::awaited`).
 pub fn awaits(game: &Game, side: Side) -> bool {
-    if game.over {
-        return false;
-    }
-    match prompt_side(game) {
-        Some(prompted) => prompted == side,
-        None => game.acting() == side,
-    }
+    protocol::game::timing::awaited(game) == Some(side)
 }
 
-/// The side a prompt waits on, if one does.
+/// The side a prompt waits on, if one does (the order `protocol::game::timing::awaited`
+/// takes them in).
 fn prompt_side(game: &Game) -> Option<Side> {
     game.sewer_designation
         .as_ref()
@@ -52,6 +48,9 @@ pub fn reasons_for(
             Event::EndProposed { side: by } if *by != side => push(Reason::EndProposed),
             Event::OutcomeAdjudicated { by, .. } if *by != side => {
                 push(Reason::AdjudicationToAnswer)
+            }
+            Event::ClockExpired { side: out, .. } if *out != side => {
+                push(Reason::OpponentOutOfTime)
             }
             e if e.ends_game() => push(Reason::GameOver),
             _ => {}
@@ -210,16 +209,16 @@ impl Watch {
         }
         self.clock_low_told[i] = Some(handover);
         let projection = game.project(Viewer::Side(side));
-        self.notifier.owe(
+        let mut notice = notice(
             &self.key,
-            notice(
-                &self.key,
-                side,
-                &projection,
-                vec![Reason::ClockLow],
-                handover,
-            ),
+            side,
+            &projection,
+            vec![Reason::ClockLow],
+            handover,
         );
+        // Not the turn notice of the same hand-over: a receiver keeps both.
+        notice.idempotency_key.push_str(":clock_low");
+        self.notifier.owe(&self.key, notice);
         true
     }
 }

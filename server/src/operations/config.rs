@@ -247,6 +247,9 @@ pub struct Config {
     pub notify_clock_low_below: Duration,
     /// The relay e-mail notices go through; without one, e-mail targets are refused.
     pub smtp: Option<SmtpRelay>,
+    /// The time the server gives the rules with every command and charges the players'
+    /// clocks by (`crate::operations::clock`): the system's, or one a test moves itself.
+    pub time: crate::operations::clock::TimeSource,
 }
 
 impl Default for Config {
@@ -294,6 +297,7 @@ impl Default for Config {
             notify_outbox_rescan: NOTIFY_OUTBOX_RESCAN,
             notify_clock_low_below: NOTIFY_CLOCK_LOW_BELOW,
             smtp: None,
+            time: crate::operations::clock::TimeSource::system(),
         }
     }
 }
