@@ -132,6 +132,20 @@ fn i(side: Side) -> usize {
     }
 }
 
+/// Registers `url` as the webhook of the seat `token` holds in `game`.
+async fn register_webhook(server: &str, game: &str, token: &str, url: &str) {
+    let mut ws = socket(server).await;
+    let register = ClientMessage::Notify {
+        game: game.to_string(),
+        token: token.into(),
+        target: NotifyTarget::Webhook { url: url.into() },
+    };
+    match ask(&mut ws, &register, WAIT).await {
+        ServerMessage::Notifying { .. } => {}
+        other => panic!("expected notifying, got {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn a_correspondence_clock_steps_up_to_its_cap_runs_out_and_is_claimed() {
     let dir = tempfile::tempdir().unwrap();
@@ -256,23 +270,7 @@ async fn an_away_seat_is_told_once_when_its_clock_runs_low() {
     let (_, view) = join(&server.url, &game, &tokens.spectator).await;
     let first = view.running.unwrap();
     let away = first.opponent();
-    let mut ws = socket(&server.url).await;
-    match ask(
-        &mut ws,
-        &ClientMessage::Notify {
-            game: game.clone(),
-            token: token(&tokens, away).into(),
-            target: NotifyTarget::Webhook {
-                url: receiver.url(),
-            },
-        },
-        WAIT,
-    )
-    .await
-    {
-        ServerMessage::Notifying { .. } => {}
-        other => panic!("expected notifying, got {other:?}"),
-    }
+    register_webhook(&server.url, &game, token(&tokens, away), &receiver.url()).await;
     let (mut mover, _) = join(&server.url, &game, token(&tokens, first)).await;
     hand_over(&mut mover, first).await;
     let turn = receiver.next(WAIT).await.expect("a turn notice");
@@ -375,23 +373,7 @@ async fn a_clock_keeps_running_with_nobody_joined_across_idleness_and_a_restart(
     leave(watcher).await;
     let first = view.running.unwrap();
     let away = first.opponent();
-    let mut ws = socket(&server.url).await;
-    match ask(
-        &mut ws,
-        &ClientMessage::Notify {
-            game: game.clone(),
-            token: token(&tokens, away).into(),
-            target: NotifyTarget::Webhook {
-                url: receiver.url(),
-            },
-        },
-        WAIT,
-    )
-    .await
-    {
-        ServerMessage::Notifying { .. } => {}
-        other => panic!("expected notifying, got {other:?}"),
-    }
+    register_webhook(&server.url, &game, token(&tokens, away), &receiver.url()).await;
     let (mut mover, _) = join(&server.url, &game, token(&tokens, first)).await;
     hand_over(&mut mover, first).await;
     leave(mover).await;
@@ -417,23 +399,7 @@ async fn a_clock_keeps_running_with_nobody_joined_across_idleness_and_a_restart(
     // the moment it ran out, not the moment of joining. The opponent, away and registered, is
     // told it may claim.
     let mut claimant = e2e::receiver::Receiver::start(&[]).await;
-    let mut ws = socket(&server.url).await;
-    match ask(
-        &mut ws,
-        &ClientMessage::Notify {
-            game: game.clone(),
-            token: token(&tokens, first).into(),
-            target: NotifyTarget::Webhook {
-                url: claimant.url(),
-            },
-        },
-        WAIT,
-    )
-    .await
-    {
-        ServerMessage::Notifying { .. } => {}
-        other => panic!("expected notifying, got {other:?}"),
-    }
+    register_webhook(&server.url, &game, token(&tokens, first), &claimant.url()).await;
     time.advance(Duration::from_millis(23 * H));
     let out = claimant
         .next(WAIT)
