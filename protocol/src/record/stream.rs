@@ -93,8 +93,9 @@ pub fn index(viewer: Viewer) -> usize {
 
 /// Every viewer's streams kept in step with a game as its events are appended, with the
 /// whole game as of the last of them: the position the next event is projected from. It is
-/// kept by applying each event to it too, two `apply`s per event instead of a copy of the
-/// whole game before each (`apply` is cheap for most events).
+/// a copy of the game taken after each event, not the event applied a second time: the copy
+/// shares the game's unit, weapon and alias maps (`CopyOnWrite`) until an event changes one,
+/// and costs the server less CPU per move than a second `apply` (BENCHMARKS.md).
 #[derive(Clone, Debug)]
 pub struct Following {
     streams: Streams,
@@ -124,11 +125,9 @@ impl Following {
     /// Appends `event`, which took the whole game to `after`, to every stream that may know it.
     pub fn push(&mut self, after: &Game, event: &Event) {
         self.streams.push(&self.before, after, event);
-        apply(&mut self.before, event);
-        debug_assert!(
-            self.before == *after,
-            "the position keeps in step with the game"
-        );
+        // The game as it now is, taken rather than re-applied: its maps are shared (`CopyOnWrite`)
+        // until the next event changes one, so each event is applied once, by the referee.
+        self.before = after.clone();
     }
 
     pub fn streams(&self) -> &Streams {
