@@ -437,19 +437,23 @@ impl GameTask {
         self.notify = Some(watch);
     }
 
-    /// After a command's events were applied: each seat's new events (`heard`, by side) for
-    /// the watch, which owes a notice on a hand-over.
-    fn notify_after(&mut self, heard: &[Vec<Event>; 2]) {
+    /// After a command's events were applied: each seat's new events (the last `heard` of its
+    /// stream, by side) for the watch, which owes a notice on a hand-over.
+    fn notify_after(&mut self, heard: [usize; 2]) {
         let Some(mut watch) = self.notify.take() else {
             return;
         };
-        for (side, events) in [Side::A, Side::B].into_iter().zip(heard) {
+        for (side, heard) in [Side::A, Side::B].into_iter().zip(heard) {
             if !watch.watching(side) {
                 continue;
             }
             let connected = self.connected(side);
-            let now = self.session.version(Viewer::Side(side));
-            let events: Vec<&Event> = events.iter().collect();
+            let stream = self.session.streams().of(Viewer::Side(side));
+            let events: Vec<&Event> = stream[stream.len() - heard..]
+                .iter()
+                .map(|entry| &entry.viewed.event)
+                .collect();
+            let now = stream.len() as u64;
             watch.after(self.game(), side, &events, now, connected);
         }
         self.notify = Some(watch);
@@ -1012,16 +1016,10 @@ impl GameTask {
             mut accepted,
             broadcasts,
         } = committed;
-        // Each seat's new events, for the turn notices owed once the other player has its frames.
-        let heard: [Vec<Event>; 2] = [Side::A, Side::B].map(|side| {
-            broadcasts[stream::index(Viewer::Side(side))]
-                .iter()
-                .filter_map(|frame| match frame {
-                    ServerMessage::Event(sequenced) => Some(sequenced.viewed.event.clone()),
-                    _ => None,
-                })
-                .collect()
-        });
+        // How many new events each seat was sent, for the turn notices owed once the other
+        // player has its frames (read from the streams then, only for a seat watched).
+        let heard =
+            [Side::A, Side::B].map(|side| broadcasts[stream::index(Viewer::Side(side))].len());
         let broadcasts: [Vec<Outbound>; 3] =
             broadcasts.map(|frames| frames.into_iter().map(Frame::new).collect());
         let mut dropped = vec![];
@@ -1040,7 +1038,7 @@ impl GameTask {
         }
         // Turn notices owed (handed to the store and the notifier) before the actor hears its
         // command was accepted; the other player has its frames already.
-        self.notify_after(&heard);
+        self.notify_after(heard);
         self.sign(side, &mut accepted).await;
         let accepted = Frame::new(accepted);
         for s in self.subscribers.iter_mut() {
