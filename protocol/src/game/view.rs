@@ -266,15 +266,27 @@ impl Names<'_> {
     }
 
     /// Free text with every masked unit's `` `id` `` replaced by its alias.
+    /// Text an event carries (a reason, a note) with every unit the viewer may not know by
+    /// its id renamed, quoted or bare, as [`text_for`] renames a refusal's.
     fn text(&self, text: &str) -> String {
         let mut text = text.to_string();
         for id in self.before.units.keys().chain(self.after.units.keys()) {
-            let quoted = format!("`{id}`");
-            if text.contains(&quoted) && self.masked(id) {
-                text = text.replace(&quoted, &format!("`{}`", self.name(id)));
+            if self.masked(id) {
+                text = rename_word(&text, id, Some(&self.name(id)));
+            } else if !self.seen(id) {
+                text = rename_word(&text, id, None);
             }
         }
         text
+    }
+
+    /// Whether the viewer may know of unit `id` at all, before or after the event.
+    fn seen(&self, id: &UnitId) -> bool {
+        let mut units = [self.before, self.after]
+            .into_iter()
+            .filter_map(|game| game.units.get(id))
+            .peekable();
+        units.peek().is_none() || units.any(|u| self.viewer.sees_unit(u))
     }
 
     fn event(&self, event: &Event) -> Event {
