@@ -14,6 +14,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// mimalloc, not glibc's malloc: a command allocates and frees many small values on one thread
+/// while the store's committer and the connections free theirs on others, and glibc's arenas
+/// paid for that in locks and page faults (BENCHMARKS.md, the matches rows). Transparent huge
+/// pages are turned off for the process first thing in `main`: each page mimalloc gives back
+/// and takes again would otherwise be faulted in and zeroed 2 MiB at a time.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Turns transparent huge pages off for this process (see [`ALLOCATOR`]). Best effort: a
+/// kernel without the switch serves as well, only with more time spent zeroing pages.
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain system call on this process's own flags; no memory is passed.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 /// Serve remote ASL games over websockets, keeping every game's events in a local sled log.
 #[derive(Parser)]
 #[command(version)]
@@ -219,6 +237,7 @@ fn hostname() -> String {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    no_transparent_huge_pages();
     server::operations::logging::init();
     let mut flags = Flags::parse();
     let store_url = store_url(&flags)?;
