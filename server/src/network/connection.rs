@@ -376,6 +376,13 @@ impl Connection {
         &mut self,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<Served, Closing> {
+        // One idle timer for the whole connection, moved on by what passes rather than made
+        // anew for every frame: a frame costs no timer registration. It fires only after
+        // `idle_timeout` with no frame read or forwarded (nor while reading is paused).
+        let idle_timeout = self.config.idle_timeout;
+        let mut active = tokio::time::Instant::now();
+        let idle = tokio::time::sleep_until(active + idle_timeout);
+        tokio::pin!(idle);
         loop {
             let outbound = async {
                 match &mut self.joined {
@@ -393,7 +400,10 @@ impl Connection {
                     return Ok(ended(CloseCode::Away, "server shutting down"));
                 }
                 message = outbound => match message {
-                    Some(frame) => self.forward(&frame).await?,
+                    Some(frame) => {
+                        self.forward(&frame).await?;
+                        active = tokio::time::Instant::now();
+                    }
                     None if self.joined.as_ref().is_some_and(|j| j.handle.inbox.is_closed()) => {
                         // The game task ended: this node gave the game up (`Moved` was sent).
                         return Ok(ended(CloseCode::Again, "the game moved; reconnect with `since` to resume"));
@@ -409,20 +419,27 @@ impl Connection {
                 },
                 _ = tokio::time::sleep_until(paused.unwrap_or_else(tokio::time::Instant::now)), if paused.is_some() => {
                     self.budgets.paused_until = None;
+                    active = tokio::time::Instant::now();
                 }
-                frame = tokio::time::timeout(self.config.idle_timeout, self.ws.next()), if paused.is_none() => {
+                () = &mut idle, if paused.is_none() => {
+                    if active + idle_timeout <= tokio::time::Instant::now() {
+                        return Ok(ended(CloseCode::Away, "idle too long"));
+                    }
+                    idle.as_mut().reset(active + idle_timeout);
+                }
+                frame = self.ws.next(), if paused.is_none() => {
+                    active = tokio::time::Instant::now();
                     let frame = match frame {
-                        Err(_) => return Ok(ended(CloseCode::Away, "idle too long")),
-                        Ok(None) => return Ok(ended(CloseCode::Normal, "peer went away")),
-                        Ok(Some(Err(WsError::Capacity(e)))) => {
+                        None => return Ok(ended(CloseCode::Normal, "peer went away")),
+                        Some(Err(WsError::Capacity(e))) => {
                             self.send(&ServerMessage::Error {
                                 code: ErrorCode::TooLarge,
                                 message: format!("{e}; frames are at most {FRAME_BYTES_MAX} bytes"),
                             }).await?;
                             return Ok(ended(CloseCode::Size, "frame too large"));
                         }
-                        Ok(Some(Err(e))) => return Err(closing(CloseCode::Protocol, e.to_string())),
-                        Ok(Some(Ok(frame))) => frame,
+                        Some(Err(e)) => return Err(closing(CloseCode::Protocol, e.to_string())),
+                        Some(Ok(frame)) => frame,
                     };
                     let decoded = match frame {
                         Message::Text(text) => {
@@ -514,8 +531,11 @@ impl Connection {
         let mut stopping = self.shared.stopping.clone();
         let at_shutdown = self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT);
         let limit = self.send_deadline();
-        let send = self.ws.send(message);
-        tokio::pin!(send);
+        let mut send = self.ws.send(message);
+        // Most sends find room in the socket at once: those need no timer and no watch.
+        if let Some(sent) = futures_util::FutureExt::now_or_never(&mut send) {
+            return sent.map_err(|e| closing(CloseCode::Error, e.to_string()));
+        }
         let first = tokio::select! {
             sent = tokio::time::timeout(limit, &mut send) => Some(sent),
             stopped = async { stopping.wait_for(|s| *s).await.map(|_| ()) }, if limit > at_shutdown => match stopped {
