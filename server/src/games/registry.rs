@@ -306,19 +306,11 @@ impl Registry {
                 })?
                 .ok_or_else(unknown)?,
         };
-        match Self::token_viewer(&meta, token) {
-            Ok(Viewer::Side(side)) => Ok((key, side)),
-            Ok(Viewer::Spectator) => Err((
+        match Self::token_viewer(id, &meta, token)? {
+            Viewer::Side(side) => Ok((key, side)),
+            Viewer::Spectator => Err((
                 ErrorCode::ReadOnly,
                 "a spectator token cannot register notifications; use your seat's token".into(),
-            )),
-            Err(Some(why)) => Err((
-                ErrorCode::GameUnavailable,
-                format!("game `{id}` cannot be served: {why}"),
-            )),
-            Err(None) => Err((
-                ErrorCode::BadToken,
-                format!("that token is not one of game `{id}`'s"),
             )),
         }
     }
@@ -604,16 +596,7 @@ impl Registry {
             .get(&key)
             .cloned()
             .ok_or_else(unknown)?;
-        let viewer = Self::token_viewer(&slot.meta, token).map_err(|why| match why {
-            Some(why) => (
-                ErrorCode::GameUnavailable,
-                format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
-            ),
-            None => (
-                ErrorCode::BadToken,
-                format!("that token is not one of game `{id}`'s"),
-            ),
-        })?;
+        let viewer = Self::token_viewer(id, &slot.meta, token)?;
         let slot = match slot.loaded.get() {
             // The game's task ended (fenced by another writer, or its lease lost): load it
             // again from the log.
@@ -634,10 +617,16 @@ impl Registry {
         Ok((handle, viewer))
     }
 
-    /// Whose `token` is, by the token digests in a game's stored metadata: `Err(None)` when it
-    /// is none of them, `Err(Some(why))` when the metadata cannot be read.
-    fn token_viewer(meta: &[u8], token: &str) -> Result<Viewer, Option<String>> {
-        let meta = GameMeta::decode(meta).map_err(Some)?;
+    /// Whose `token` is, by the token digests in game `id`'s stored metadata; refused as a bad
+    /// token when it is none of them, as an unavailable game when the metadata cannot be read.
+    /// Seating a notification and joining refuse in these same words.
+    fn token_viewer(id: &str, meta: &[u8], token: &str) -> Result<Viewer, Refusal> {
+        let meta = GameMeta::decode(meta).map_err(|why| {
+            (
+                ErrorCode::GameUnavailable,
+                format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
+            )
+        })?;
         let offered = blake3::Hash::from_bytes(digest(token));
         let viewers = [
             Viewer::Side(Side::A),
@@ -652,7 +641,12 @@ impl Registry {
                 matched = Some(viewer);
             }
         }
-        matched.ok_or(None)
+        matched.ok_or_else(|| {
+            (
+                ErrorCode::BadToken,
+                format!("that token is not one of game `{id}`'s"),
+            )
+        })
     }
 
     /// Milliseconds since the registry opened: the clock of `Slot::used`.
