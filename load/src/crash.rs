@@ -137,7 +137,8 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             data.with_file_name(format!("salvaged-{cycle}")),
         );
         let bin = options.server_bin.clone();
-        let salvaged = tokio::task::spawn_blocking(move || salvage(&bin, &dir, &into)).await??;
+        let (salvaged, broken) =
+            tokio::task::spawn_blocking(move || after_crash(&bin, &dir, &into)).await??;
         tally.salvaged_same += salvaged.same;
         tally.salvaged_wrong += salvaged.wrong.len() as u64;
         for why in salvaged.wrong {
@@ -147,8 +148,6 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
             tally.salvage_failed += 1;
             tally.problems.add(format!("cycle {cycle}: salvage {why}"));
         }
-        let dir = data.clone();
-        let broken = tokio::task::spawn_blocking(move || verify_chains(&dir)).await??;
         for why in broken {
             tally.chain_failures += 1;
             tally.problems.add(format!("cycle {cycle}: {why}"));
@@ -388,20 +387,6 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     Ok(())
 }
 
-/// Reads the data directory directly and verifies every game's hash chain; returns what is
-/// broken. Runs between the kill and the restart, so it sees exactly what the crash left.
-fn verify_chains(dir: &Path) -> anyhow::Result<Vec<String>> {
-    let store = SledStore::open(dir).context("opening the crashed data directory")?;
-    let mut broken = vec![];
-    for (key, _) in store.games()? {
-        let records = store.load(&key)?;
-        if let Err(e) = envelope::verify(&records) {
-            broken.push(format!("game {}: {e}", envelope::game_id(&key)));
-        }
-    }
-    Ok(broken)
-}
-
 /// What salvage made of one crashed directory.
 struct Salvaged {
     same: u64,
@@ -409,10 +394,16 @@ struct Salvaged {
     failed: Option<String>,
 }
 
-/// Runs `asl-server salvage` from the crashed `dir` into `into`, then compares every game's
-/// log there with the crashed store's as sled reads it after the crash. A crash damages
-/// nothing, so salvage must exit 0 and copy every game record for record.
-fn salvage(server_bin: &Path, dir: &Path, into: &Path) -> anyhow::Result<Salvaged> {
+/// Runs `asl-server salvage` from the crashed `dir` into `into`, then reads the crashed store
+/// once, as sled reads it after the crash: every game's hash chain is verified (what is broken
+/// is returned), and its log is compared with salvage's copy. A crash damages nothing, so
+/// salvage must exit 0 and copy every game record for record. Runs between the kill and the
+/// restart, so it sees exactly what the crash left.
+fn after_crash(
+    server_bin: &Path,
+    dir: &Path,
+    into: &Path,
+) -> anyhow::Result<(Salvaged, Vec<String>)> {
     let out = std::process::Command::new(server_bin)
         .arg("salvage")
         .arg("--from")
@@ -433,19 +424,29 @@ fn salvage(server_bin: &Path, dir: &Path, into: &Path) -> anyhow::Result<Salvage
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ));
-        let _ = std::fs::remove_dir_all(into);
-        return Ok(salvaged);
     }
+    let mut broken = vec![];
     {
         let crashed = SledStore::open(dir).context("opening the crashed data directory")?;
-        let copy = SledStore::open(into).context("opening the salvaged directory")?;
-        let copied: std::collections::BTreeSet<_> =
-            copy.games()?.into_iter().map(|(key, _)| key).collect();
+        let copy = if salvaged.failed.is_none() {
+            Some(SledStore::open(into).context("opening the salvaged directory")?)
+        } else {
+            None
+        };
+        let copied: std::collections::BTreeSet<_> = match &copy {
+            Some(copy) => copy.games()?.into_iter().map(|(key, _)| key).collect(),
+            None => Default::default(),
+        };
         for (key, _) in crashed.games()? {
             let id = envelope::game_id(&key);
+            let records = crashed.load(&key)?;
+            if let Err(e) = envelope::verify(&records) {
+                broken.push(format!("game {id}: {e}"));
+            }
+            let Some(copy) = &copy else { continue };
             if !copied.contains(&key) {
                 salvaged.wrong.push(format!("left game {id} out"));
-            } else if copy.load(&key)? != crashed.load(&key)? {
+            } else if copy.load(&key)? != records {
                 salvaged
                     .wrong
                     .push(format!("copied game {id} unlike the store holds it"));
@@ -454,6 +455,8 @@ fn salvage(server_bin: &Path, dir: &Path, into: &Path) -> anyhow::Result<Salvage
             }
         }
     }
-    std::fs::remove_dir_all(into).context("removing the salvaged copy")?;
-    Ok(salvaged)
+    if into.exists() {
+        std::fs::remove_dir_all(into).context("removing the salvaged copy")?;
+    }
+    Ok((salvaged, broken))
 }
