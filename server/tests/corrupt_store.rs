@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{ask, copy_dir, open, Running, Socket};
-use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
+use common::{ask, copy_dir, join, open, Running};
+use protocol::wire::{ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
 use server::operations::config::Config;
 use server::store::{EventStore, SledStore};
@@ -16,37 +16,6 @@ const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml")
 async fn start(dir: &Path) -> Running {
     let store = SledStore::open(dir).unwrap();
     Running::start(Arc::new(store), Config::default()).await
-}
-
-async fn create(url: &str) -> (String, Tokens) {
-    let mut ws = open(url).await;
-    let created = ask(
-        &mut ws,
-        ClientMessage::CreateGame {
-            scenario: SCENARIO.into(),
-            admin_token: None,
-        },
-    )
-    .await;
-    match created {
-        ServerMessage::Created { game, tokens, .. } => (game, tokens),
-        other => panic!("expected created, got {other:?}"),
-    }
-}
-
-/// Joins with `token`; returns the socket and the answer.
-async fn join(url: &str, game: &str, token: &str) -> (Socket, ServerMessage) {
-    let mut ws = open(url).await;
-    let answer = ask(
-        &mut ws,
-        ClientMessage::Join {
-            game: game.into(),
-            token: token.into(),
-            since: None,
-        },
-    )
-    .await;
-    (ws, answer)
 }
 
 fn event_key(game: &str, seq: u64) -> Vec<u8> {
@@ -72,8 +41,8 @@ fn records(dir: &Path, game: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
 async fn a_damaged_log_is_named_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let (damaged, damaged_tokens) = create(&server.url).await;
-    let (healthy, healthy_tokens) = create(&server.url).await;
+    let (damaged, damaged_tokens) = common::create(&server.url, SCENARIO).await;
+    let (healthy, healthy_tokens) = common::create(&server.url, SCENARIO).await;
     for (game, tokens) in [(&damaged, &damaged_tokens), (&healthy, &healthy_tokens)] {
         let (mut ws, _) = join(&server.url, game, &tokens.side_a).await;
         // German ends the RPh and its end-of-RPh step; the Russian acts next.
@@ -181,7 +150,7 @@ async fn a_bare_since_past_the_end_is_refused_alone_and_marks_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let old = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
-    let (game, tokens) = create(&server.url).await;
+    let (game, tokens) = common::create(&server.url, SCENARIO).await;
     let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
     let done = |id| ClientMessage::Command {
         id,

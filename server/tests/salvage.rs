@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ask, copy_dir, open, Running};
+use common::{ask, copy_dir, join, Running};
 use protocol::wire::{ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::Command;
 use server::operations::config::Config;
@@ -26,19 +26,6 @@ struct Played {
     version: u64,
     state_hash: String,
     log: Vec<(u64, Vec<u8>)>,
-}
-
-async fn join(url: &str, game: &str, token: &str) -> ServerMessage {
-    let mut ws = open(url).await;
-    ask(
-        &mut ws,
-        ClientMessage::Join {
-            game: game.into(),
-            token: token.into(),
-            since: None,
-        },
-    )
-    .await
 }
 
 fn version_and_hash(answer: &ServerMessage) -> (u64, String) {
@@ -65,16 +52,7 @@ async fn played(dir: &Path) -> Vec<Played> {
             } else {
                 &tokens.side_b
             };
-            let mut ws = open(&server.url).await;
-            ask(
-                &mut ws,
-                ClientMessage::Join {
-                    game: game.clone(),
-                    token: token.clone(),
-                    since: None,
-                },
-            )
-            .await;
+            let (mut ws, _) = join(&server.url, &game, token).await;
             let answer = ask(
                 &mut ws,
                 ClientMessage::Command {
@@ -90,7 +68,7 @@ async fn played(dir: &Path) -> Vec<Played> {
             );
         }
         let (version, state_hash) =
-            version_and_hash(&join(&server.url, &game, &tokens.side_a).await);
+            version_and_hash(&join(&server.url, &game, &tokens.side_a).await.1);
         assert_eq!(version, dones + 1);
         games.push(Played {
             game,
@@ -188,7 +166,7 @@ fn salvage_checked(damaged: &Path, into: &Path, games: &[Played]) -> SalvageRepo
 async fn served(into: &Path, games: &[Played], report: &SalvageReport) {
     let server = Running::start(Arc::new(SledStore::open(into).unwrap()), Config::default()).await;
     for played in games {
-        let answer = join(&server.url, &played.game, &played.tokens.side_a).await;
+        let (_, answer) = join(&server.url, &played.game, &played.tokens.side_a).await;
         match report.outcome(&played.game) {
             Some(Outcome::Intact { .. }) => {
                 let (version, hash) = version_and_hash(&answer);

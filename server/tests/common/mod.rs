@@ -62,6 +62,22 @@ pub async fn create(url: &str, scenario: &str) -> (String, protocol::wire::Token
     }
 }
 
+/// Joins game `game` with `token` on a new socket, from the start: the socket and the answer.
+#[allow(dead_code)]
+pub async fn join(url: &str, game: &str, token: &str) -> (Socket, ServerMessage) {
+    let mut ws = open(url).await;
+    let answer = ask(
+        &mut ws,
+        ClientMessage::Join {
+            game: game.into(),
+            token: token.into(),
+            since: None,
+        },
+    )
+    .await;
+    (ws, answer)
+}
+
 /// A loopback port nothing listens on now: for an `asl-server` child to be started on.
 #[allow(dead_code)]
 pub fn free_port() -> u16 {
