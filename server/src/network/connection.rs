@@ -528,14 +528,14 @@ impl Connection {
     /// `SHUTDOWN_SEND_TIMEOUT` from then on, so a reader that never reads delays shutdown by
     /// that bound, not by `send_timeout`.
     async fn send_message(&mut self, message: Message) -> Result<(), Closing> {
-        let mut stopping = self.shared.stopping.clone();
-        let at_shutdown = self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT);
         let limit = self.send_deadline();
         let mut send = self.ws.send(message);
         // Most sends find room in the socket at once: those need no timer and no watch.
         if let Some(sent) = futures_util::FutureExt::now_or_never(&mut send) {
             return sent.map_err(|e| closing(CloseCode::Error, e.to_string()));
         }
+        let mut stopping = self.shared.stopping.clone();
+        let at_shutdown = self.config.send_timeout.min(SHUTDOWN_SEND_TIMEOUT);
         let first = tokio::select! {
             sent = tokio::time::timeout(limit, &mut send) => Some(sent),
             stopped = async { stopping.wait_for(|s| *s).await.map(|_| ()) }, if limit > at_shutdown => match stopped {
