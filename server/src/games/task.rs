@@ -322,18 +322,35 @@ pub struct GameTask {
     clock_low_seen: Option<u64>,
     /// Turn notices for the seats registered for them (`crate::notify`).
     notify: Option<crate::notify::Watch>,
+    entropy: TaskEntropy,
 }
 
-/// The randomness a command draws, from the operating system.
-struct OsEntropy;
+/// The randomness a game's commands draw. A dice seed comes from the operating system each
+/// time; envelope salts are read from BLAKE3's extendable output under a key the operating
+/// system gave this task when it started, which no one else ever holds (it is not stored):
+/// as unpredictable as the system's own bytes to anyone without the key, and no system call
+/// per stored envelope.
+struct TaskEntropy {
+    salts: blake3::OutputReader,
+}
 
-impl Entropy for OsEntropy {
+impl TaskEntropy {
+    fn new() -> TaskEntropy {
+        TaskEntropy {
+            salts: blake3::Hasher::new_keyed(&random_bytes()).finalize_xof(),
+        }
+    }
+}
+
+impl Entropy for TaskEntropy {
     fn seed(&mut self) -> protocol::fair_dice::Seed {
         random_bytes()
     }
 
     fn salt(&mut self) -> protocol::chain::Salt {
-        random_bytes()
+        let mut salt = protocol::chain::Salt::default();
+        self.salts.fill(&mut salt);
+        salt
     }
 }
 
@@ -368,6 +385,7 @@ impl GameTask {
             clock_failed: None,
             clock_low_seen: None,
             notify: None,
+            entropy: TaskEntropy::new(),
         })
     }
 
@@ -915,7 +933,7 @@ impl GameTask {
             return;
         }
         let side = submitted.side;
-        let mut proposal = match self.session.propose(submitted, &mut OsEntropy) {
+        let mut proposal = match self.session.propose(submitted, &mut self.entropy) {
             Ok(proposal) => proposal,
             Err(Unproposed::Again(mut again)) => {
                 debug!(game = %envelope::game_id(&self.key), id, "command sent again; answered from the log");
@@ -1163,4 +1181,21 @@ pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system provides randomness");
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Salts never repeat within a task's stream, nor between two tasks' streams (each keyed
+    /// by the operating system): a repeated salt would let two sealed envelopes be compared.
+    #[test]
+    fn salts_do_not_repeat_within_a_task_or_across_tasks() {
+        let (mut one, mut other) = (TaskEntropy::new(), TaskEntropy::new());
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            assert!(seen.insert(one.salt()));
+            assert!(seen.insert(other.salt()));
+        }
+    }
 }
