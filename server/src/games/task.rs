@@ -973,6 +973,9 @@ impl GameTask {
         // Awaited, not blocked on: while the store's group commit flushes, this task's thread
         // serves other games, whose writes join the next flush.
         METRICS.append_events.observe(records.len() as f64);
+        // Counted until its receipt is asked for, so a signer leading a batch meanwhile
+        // waits a moment for it (`crate::signing::batch`).
+        let coming = self.signer.as_ref().map(|signer| signer.coming());
         let appending = Instant::now();
         let appended = self.store.append(&self.key, proposal.first, records);
         let mut stored = Ok(());
@@ -1019,7 +1022,7 @@ impl GameTask {
         // At `debug`, as a refusal is: one line per command would cost a busy server more
         // than deciding it, and the log itself is the record of every command.
         debug!(game = %envelope::game_id(&self.key), version = self.game().version, "command accepted");
-        self.deliver(subscriber, committed).await;
+        self.deliver(subscriber, committed, coming).await;
     }
 
     /// Sends a committed command's frames: each viewer's once per viewer class, shared by every
@@ -1028,7 +1031,12 @@ impl GameTask {
     /// `crate::signing::batch`), then the audience. The other player's connection runs while the
     /// receipt is signed, and however large the audience, neither player's frame is queued
     /// behind its writes.
-    async fn deliver(&mut self, subscriber: u64, committed: Committed) {
+    async fn deliver(
+        &mut self,
+        subscriber: u64,
+        committed: Committed,
+        coming: Option<crate::signing::batch::Coming>,
+    ) {
         let Committed {
             side,
             mut accepted,
@@ -1057,6 +1065,7 @@ impl GameTask {
         // Turn notices owed (handed to the store and the notifier) before the actor hears its
         // command was accepted; the other player has its frames already.
         self.notify_after(heard);
+        drop(coming);
         self.sign(side, &mut accepted).await;
         let accepted = Frame::new(accepted);
         for s in self.subscribers.iter_mut() {

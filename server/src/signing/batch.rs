@@ -4,13 +4,15 @@
 //! command's receipt; under load one signature serves a whole group commit's commands.
 //!
 //! No thread of its own, and no waiting on a clock: the first request finding nobody signing
-//! becomes the *leader*. It yields to the runtime once — the game tasks woken by the same
-//! group commit run meanwhile and queue their heads — then takes the queue (at most
-//! [`BATCH_HEADS_MAX`], its own head first), signs it, and hands every follower its receipt.
-//! Leadership then passes to the oldest follower still queued (its head arrived while the
-//! batch was signed), or lapses when the queue is empty: no request is left waiting without a
-//! leader, and no leader signs for longer than one batch. A game alone costs one `yield_now`,
-//! which returns at once when nothing else is ready: no thread hand-off.
+//! becomes the *leader*. If another command is on its way to a receipt (stored or being
+//! stored, its head not asked for yet: [`Signer::coming`]), the leader yields to the runtime
+//! once — the game tasks woken by the same group commit run meanwhile and queue their heads —
+//! then takes the queue (at most [`BATCH_HEADS_MAX`], its own head first), signs it, and hands
+//! every follower its receipt. Leadership then passes to the oldest follower still queued (its
+//! head arrived while the batch was signed), or lapses when the queue is empty: no request is
+//! left waiting without a leader, and no leader signs for longer than one batch. A game alone
+//! signs at once: a yield with nothing else to run would park the thread for a moment and
+//! wake another to take over its work, which costs more than it saves.
 //!
 //! Leadership is a token ([`Leadership`]) that passes it on when dropped: a leader whose game
 //! task is cancelled mid-batch, or a follower handed leadership that is gone before it takes
@@ -18,6 +20,7 @@
 
 use protocol::record::signed::{sign_batch, Head, ServerKey, ServerSigningKey, SignedHead};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
@@ -38,6 +41,19 @@ pub struct Signer {
 struct Inner {
     key: Arc<ServerSigningKey>,
     queue: Mutex<Queue>,
+    /// Commands on their way to a receipt: live [`Coming`]s.
+    coming: AtomicUsize,
+}
+
+/// A command on its way to a receipt, from the moment its records go to the store until its
+/// head is asked for: while one exists, a leader waits a moment for its head. Dropped when the
+/// head is asked for, or with a command that never gets that far.
+pub struct Coming(Arc<Inner>);
+
+impl Drop for Coming {
+    fn drop(&mut self) {
+        self.0.coming.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[derive(Default)]
@@ -107,6 +123,7 @@ impl Signer {
             inner: Arc::new(Inner {
                 key,
                 queue: Mutex::new(Queue::default()),
+                coming: AtomicUsize::new(0),
             }),
         }
     }
@@ -119,6 +136,12 @@ impl Signer {
     /// The public key receipts are signed under.
     pub fn public(&self) -> ServerKey {
         ServerKey::of(&self.inner.key)
+    }
+
+    /// Counts a command on its way to a receipt until the token is dropped.
+    pub fn coming(&self) -> Coming {
+        self.inner.coming.fetch_add(1, Ordering::SeqCst);
+        Coming(self.inner.clone())
     }
 
     /// `head` signed, in a batch with whatever other heads are asked for at the same moment.
@@ -144,7 +167,9 @@ impl Signer {
                 };
                 // Lets the other tasks ready now (those a group commit woke with this one)
                 // queue their heads. Cancelled here, the token hands leadership on.
-                tokio::task::yield_now().await;
+                if self.inner.coming.load(Ordering::SeqCst) > 0 {
+                    tokio::task::yield_now().await;
+                }
                 token
             }
             Some(answer) => match answer.await {
@@ -238,9 +263,14 @@ mod tests {
     #[tokio::test]
     async fn a_request_alone_is_signed() {
         let signer = Signer::new(key());
-        let signed = tokio::time::timeout(WAIT, signer.sign(head(1)))
-            .await
-            .expect("signed");
+        // Nothing else on its way: signed in its first poll, without yielding.
+        let mut alone = Box::pin(signer.sign(head(1)));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let std::task::Poll::Ready(signed) =
+            std::future::Future::poll(alone.as_mut(), &mut context)
+        else {
+            panic!("a request alone waited");
+        };
         holds(&signed, 1, &signer);
         assert!(signed.batch.as_ref().unwrap().path.is_empty());
         // Leadership lapsed: the next request leads again.
@@ -253,9 +283,15 @@ mod tests {
         let signer = Signer::new(key());
         let mut tasks = tokio::task::JoinSet::new();
         let n = 3 * BATCH_HEADS_MAX as u64 / 2;
-        for i in 1..=n {
+        // Each counted on its way before any asks, as a game task counts its command from
+        // its append: a leader then waits a moment for the others.
+        let coming: Vec<Coming> = (1..=n).map(|_| signer.coming()).collect();
+        for (i, coming) in (1..=n).zip(coming) {
             let signer = signer.clone();
-            tasks.spawn(async move { (i, signer.sign(head(i)).await) });
+            tasks.spawn(async move {
+                drop(coming);
+                (i, signer.sign(head(i)).await)
+            });
         }
         let mut signatures = std::collections::HashSet::new();
         let all = tokio::time::timeout(WAIT, async {
@@ -281,12 +317,15 @@ mod tests {
             signatures.len()
         );
         assert!(!signer.inner.queue.lock().unwrap().leading);
+        assert_eq!(signer.inner.coming.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test]
     async fn a_leader_dropped_before_signing_strands_no_follower() {
         let signer = Signer::new(key());
-        // The leader yields once, then would sign: dropped after its first poll, it never does.
+        // Another command on its way: the leader yields once, then would sign. Dropped after
+        // its first poll, it never does.
+        let _coming = signer.coming();
         let mut leader = Box::pin(signer.sign(head(1)));
         assert!(pending(&mut leader));
         let followers: Vec<_> = (2..=5)
@@ -311,6 +350,7 @@ mod tests {
     #[tokio::test]
     async fn leadership_handed_to_a_follower_that_is_gone_passes_on() {
         let signer = Signer::new(key());
+        let _coming = signer.coming();
         let mut leader = Box::pin(signer.sign(head(1)));
         assert!(pending(&mut leader));
         // Two followers queue; the first is dropped before the leadership reaches it.
