@@ -19,6 +19,7 @@ use crate::game::{apply, hash_encoded, Game, Viewer};
 use crate::record::words::{describe, Sides};
 use crate::rules::violation::{text, RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The running hash of a viewer's stream after some event of it: the chain of every projected
 /// event it received.
@@ -56,7 +57,9 @@ impl StreamHash {
 pub struct StreamEntry {
     /// The event's place in the whole log (never sent to the viewer).
     pub at: u64,
-    pub viewed: Viewed,
+    /// Shared with every other viewer shown the event alike (a public event is kept once,
+    /// not once per viewer), and kept out of line so a stream's entries stay small as it grows.
+    pub viewed: Arc<Viewed>,
     /// The stream's running hash after this event.
     pub hash: StreamHash,
     /// The clock before the event: when it happened, which is public.
@@ -154,11 +157,16 @@ impl Streams {
     /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
     /// the stream of every viewer who may know it.
     pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
+        let mut shown: Option<Arc<Viewed>> = None;
         for viewer in VIEWERS {
             let Some(mut viewed) = project_event(before, after, viewer, event) else {
                 continue;
             };
             self.renumber(viewer, &mut viewed.event);
+            let viewed = match shown.take() {
+                Some(same) if *same == viewed => same,
+                _ => Arc::new(viewed),
+            };
             let stream = &mut self.streams[index(viewer)];
             let seq = stream.len() as u64 + 1;
             let prev = stream
@@ -167,9 +175,10 @@ impl Streams {
             stream.push(StreamEntry {
                 at: after.version,
                 hash: prev.next(seq, &viewed),
-                viewed,
+                viewed: viewed.clone(),
                 clock: before.clock,
             });
+            shown = Some(viewed);
         }
     }
 
@@ -297,11 +306,11 @@ mod tests {
         for at in [1, 2, 4, 5] {
             streams.streams[index(viewer)].push(StreamEntry {
                 at,
-                viewed: Viewed {
+                viewed: Arc::new(Viewed {
                     event: Event::GameEnded { turns_played: 1 },
                     renamed: vec![],
                     weapons: vec![],
-                },
+                }),
                 hash: StreamHash::default(),
                 clock: crate::game::phase::Clock::START,
             });
@@ -365,6 +374,35 @@ mod tests {
             }
             assert_eq!(streams, throughout, "built at event {cut}");
         }
+    }
+
+    /// An event every viewer is shown alike is kept once for all of them; one shown
+    /// differently (a unit under another name, or not at all) is each viewer's own.
+    #[test]
+    fn an_event_shown_alike_is_kept_once() {
+        let referee = crate::record::referee::testing::full_game();
+        let streams = Streams::of_log(referee.entries().iter().map(|e| &e.event));
+        let (mut shared, mut own) = (0, 0);
+        for at in 1..=referee.entries().len() as u64 {
+            let shown: Vec<&Arc<Viewed>> = VIEWERS
+                .iter()
+                .filter_map(|v| streams.of(*v).iter().find(|e| e.at == at))
+                .map(|e| &e.viewed)
+                .collect();
+            for pair in shown.windows(2) {
+                assert_eq!(
+                    Arc::ptr_eq(pair[0], pair[1]),
+                    pair[0] == pair[1],
+                    "event {at}"
+                );
+                if pair[0] == pair[1] {
+                    shared += 1;
+                } else {
+                    own += 1;
+                }
+            }
+        }
+        assert!(shared > 0 && own > 0, "{shared} shared, {own} each its own");
     }
 
     #[test]

@@ -263,7 +263,7 @@ impl Session {
         let entry = &self.streams().of(viewer)[(seq - 1) as usize];
         Sequenced {
             seq,
-            viewed: entry.viewed.clone(),
+            viewed: (*entry.viewed).clone(),
             hash: entry.hash,
         }
     }
@@ -807,7 +807,7 @@ mod tests {
             eager
                 .of(viewer)
                 .iter()
-                .map(|e| &e.viewed)
+                .map(|e| &*e.viewed)
                 .collect::<Vec<_>>()
         };
         assert_ne!(viewed(Viewer::Side(Side::A)), viewed(Viewer::Side(Side::B)));
