@@ -330,6 +330,7 @@ fn needs_the_log(command: &Command) -> RuleViolation {
 /// changes of B9.32–B9.41 (`wall_advantage::settle`) — so a log shows each with its reason.
 fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
     let mut after = game.clone();
+    after.undo_trail = game.undo_trail.frozen();
     let mut movers = std::collections::BTreeSet::new();
     // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
     let mut unhidden = std::collections::BTreeSet::new();
