@@ -75,12 +75,30 @@ pub fn check_command<'a>(
 ) -> Result<(), String> {
     let projected: usize = events
         .clone()
-        .map(|e| to_json(e).len() + SEQUENCED_BYTES + bounds.units)
+        .map(|e| json_bytes(e) + SEQUENCED_BYTES + bounds.units)
         .sum();
     if bounds.positions_fit() && projected <= COMMAND_EVENTS_BYTES_MAX {
         return Ok(());
     }
     check_exactly(game, events, COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX)
+}
+
+/// Bytes `value` takes in JSON (as `to_json` writes it), counted as it is written rather
+/// than kept: the cheap bound is worked out for every command.
+fn json_bytes<T: serde::Serialize>(value: &T) -> usize {
+    struct Counted(usize);
+    impl std::io::Write for Counted {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counted = Counted(0);
+    serde_json::to_writer(&mut counted, value).expect("messages always encode");
+    counted.0
 }
 
 /// The exact check, against the limits given.
@@ -206,6 +224,15 @@ mod tests {
             note: "n".repeat(200),
         };
         protocol::decide(game, Side::A, &command, &mut ScriptedDice::default()).unwrap()
+    }
+
+    #[test]
+    fn bytes_counted_are_the_bytes_written() {
+        let game = game();
+        for event in adjudicated(&game) {
+            assert_eq!(json_bytes(&event), to_json(&event).len());
+        }
+        assert_eq!(json_bytes(&game.scenario), to_json(&game.scenario).len());
     }
 
     #[test]
