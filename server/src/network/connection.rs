@@ -383,6 +383,10 @@ impl Connection {
         let mut active = tokio::time::Instant::now();
         let idle = tokio::time::sleep_until(active + idle_timeout);
         tokio::pin!(idle);
+        // Waited on across frames, as the idle timer is: made anew per frame, its registration
+        // with the watch would be taken and given back for every frame.
+        let shutting_down = shutdown.changed();
+        tokio::pin!(shutting_down);
         loop {
             let outbound = async {
                 match &mut self.joined {
@@ -392,7 +396,7 @@ impl Connection {
             };
             let paused = self.budgets.paused_until;
             tokio::select! {
-                _ = shutdown.changed() => {
+                _ = &mut shutting_down => {
                     self.send(&ServerMessage::Error {
                         code: ErrorCode::ShuttingDown,
                         message: "the server is shutting down; reconnect with `since` to resume".into(),
@@ -417,7 +421,11 @@ impl Connection {
                         ),
                     )),
                 },
-                _ = tokio::time::sleep_until(paused.unwrap_or_else(tokio::time::Instant::now)), if paused.is_some() => {
+                // Built only while paused: `select!` makes every branch's future, enabled or not.
+                _ = async { match paused {
+                    Some(until) => tokio::time::sleep_until(until).await,
+                    None => std::future::pending().await,
+                } }, if paused.is_some() => {
                     self.budgets.paused_until = None;
                     active = tokio::time::Instant::now();
                 }
