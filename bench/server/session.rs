@@ -1,14 +1,16 @@
 //! What a game's session costs per command beside the rules themselves: a whole game of the
 //! load generator's scenario (`scenarios/b9-41-wall-advantage.toml`, at the longest turn
-//! count) played by the load generator's steps, each proposed, committed and every frame it
-//! makes encoded once, as the game task does without its IO (`server::games::session`).
+//! count) played by its steps (`protocol::rules::moving_on`), each proposed, committed and
+//! every frame it makes encoded once, as the game task does without its IO
+//! (`server::games::session`).
 //! Baseline in the same run: the same steps decided and applied on a bare `Game`.
 //!
 //! `cargo bench -p asl-server --bench session`; figures go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::chain::{Entry, Salt};
-use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice, Side};
+use protocol::rules::moving_on;
+use protocol::{apply, decide, Event, Game, Scenario, ScriptedDice};
 use server::games::session::{Entropy, Session, Submitted};
 use server::store::envelope;
 use std::hint::black_box;
@@ -22,22 +24,6 @@ impl Entropy for Fixed {
     }
     fn salt(&mut self) -> Salt {
         [9; 16]
-    }
-}
-
-/// The load generator's step (`asl-load`'s `table::next_step`): a prompt answered by declining
-/// or forfeiting, else the acting side's `done`.
-fn next_step(game: &Game) -> (Side, Command) {
-    if let Some(window) = &game.wa_hip_window {
-        return (window.side, Command::DeclineWallAdvantage);
-    }
-    if let Some(challenge) = &game.wa_challenge {
-        let units = challenge.holders.clone();
-        return (challenge.side, Command::ForfeitWallAdvantage { units });
-    }
-    match &game.wa_chance {
-        Some(chance) => (chance.side, Command::DeclineWallAdvantage),
-        None => (game.acting(), Command::Done),
     }
 }
 
@@ -63,7 +49,7 @@ fn session(scenario: &Scenario) -> Session {
 fn through_the_session(mut session: Session) -> u64 {
     let mut steps = 0;
     while !session.game().over {
-        let (side, command) = next_step(session.game());
+        let (side, command) = moving_on(session.game());
         let submitted = Submitted {
             side,
             id: steps,
@@ -88,7 +74,7 @@ fn through_the_session(mut session: Session) -> u64 {
 fn rules_alone(mut game: Game) -> u64 {
     let mut steps = 0;
     while !game.over {
-        let (side, command) = next_step(&game);
+        let (side, command) = moving_on(&game);
         let events =
             decide(&game, side, &command, &mut ScriptedDice::default()).expect("the step is legal");
         for event in &events {

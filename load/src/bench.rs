@@ -578,7 +578,7 @@ fn populate(dir: &Path, games: usize) -> anyhow::Result<u64> {
     let mut events = vec![Event::GameCreated { scenario }];
     let mut game = protocol::Game::replay(&events).map_err(|e| anyhow::anyhow!("{e}"))?;
     while !game.over {
-        let (side, command) = crate::table::next_step(&game);
+        let (side, command) = protocol::rules::moving_on(&game);
         let step = protocol::decide(
             &game,
             side,

@@ -237,7 +237,7 @@ async fn play(
     while !table.replica.over {
         id += 1;
         let (side, command) = if rng.below(100) < 85 {
-            crate::table::next_step(&table.replica)
+            protocol::rules::moving_on(&table.replica)
         } else {
             let side = if rng.below(2) == 0 { Side::A } else { Side::B };
             let outcome = [

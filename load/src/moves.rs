@@ -15,7 +15,7 @@
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
 use crate::stats::{cpu_nanos, percentile};
-use crate::table::{next_step, Table};
+use crate::table::Table;
 use anyhow::{bail, Context};
 use protocol::game::view::apply_viewed;
 use protocol::wire::{ClientMessage, ServerMessage};
@@ -104,7 +104,7 @@ async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Re
 /// (every event of these commands is public, so each side receives as many as the actor's
 /// `accepted` lists). Returns send → opponent's receipt.
 async fn play_unchecked(table: &mut Table, id: u64) -> anyhow::Result<Duration> {
-    let (side, command) = next_step(&table.replica);
+    let (side, command) = protocol::rules::moving_on(&table.replica);
     let (me, other) = match side {
         Side::A => (0, 1),
         Side::B => (1, 0),

@@ -21,24 +21,6 @@ pub fn scenario() -> String {
 /// Advantage answer): runs that play one game per match stay within it.
 pub const STEPS_PER_GAME_MIN: u64 = 600;
 
-/// Who sends what to move play on by one step: the side offered a chance to claim Wall
-/// Advantage must answer it first (B9.322), declining here; so must a side given the moment to
-/// place a hidden unit (declining), and a side whose concealed WA is challenged (forfeiting,
-/// B9.324); otherwise the acting side's `done`.
-pub fn next_step(game: &Game) -> (Side, Command) {
-    if let Some(window) = &game.wa_hip_window {
-        return (window.side, Command::DeclineWallAdvantage);
-    }
-    if let Some(challenge) = &game.wa_challenge {
-        let units = challenge.holders.clone();
-        return (challenge.side, Command::ForfeitWallAdvantage { units });
-    }
-    match &game.wa_chance {
-        Some(chance) => (chance.side, Command::DeclineWallAdvantage),
-        None => (game.acting(), Command::Done),
-    }
-}
-
 pub struct Table {
     pub game: String,
     pub tokens: Tokens,
@@ -166,7 +148,7 @@ impl Table {
     /// The command that moves play on: `done` by whichever side is to act, or declining the
     /// chance to claim Wall Advantage when one is offered (B9.322).
     pub async fn done(&mut self, id: u64) -> anyhow::Result<Played> {
-        let (side, command) = next_step(&self.replica);
+        let (side, command) = protocol::rules::moving_on(&self.replica);
         self.play(id, side, command).await
     }
 

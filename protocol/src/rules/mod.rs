@@ -28,6 +28,24 @@ use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::violation::{RuleViolation, ViolationKind};
 
+/// The command that moves play on by one step and chooses nothing: the prompt the game waits
+/// on is let pass (the HIP owner's moment declined, a challenged concealed holding forfeited:
+/// B9.324; a chance to claim declined: B9.322), and otherwise the acting side ends its step.
+/// The load generator and the benches play it for a long game of cheap commands.
+pub fn moving_on(game: &Game) -> (Side, Command) {
+    if let Some(window) = &game.wa_hip_window {
+        return (window.side, Command::DeclineWallAdvantage);
+    }
+    if let Some(challenge) = &game.wa_challenge {
+        let units = challenge.holders.clone();
+        return (challenge.side, Command::ForfeitWallAdvantage { units });
+    }
+    match &game.wa_chance {
+        Some(chance) => (chance.side, Command::DeclineWallAdvantage),
+        None => (game.acting(), Command::Done),
+    }
+}
+
 /// Decides what `command`, issued by side `by`, means in `game`. Pure: the same game, command
 /// and dice always give the same answer, and `game` is never modified.
 pub fn decide(
@@ -436,4 +454,32 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
         ));
     }
     Ok(unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::scenario::{longest, Scenario};
+    use crate::game::apply;
+
+    /// The load generator's game (its scenario at the longest turn count) played by
+    /// [`moving_on`] alone: every step is legal and the game reaches its end.
+    #[test]
+    fn moving_on_is_legal_to_the_end_of_a_game() {
+        let text = longest(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap();
+        let scenario = Scenario::from_toml(&text).unwrap();
+        let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+        let mut steps = 0;
+        while !game.over {
+            let (side, command) = moving_on(&game);
+            let dice = &mut crate::game::dice::ScriptedDice::default();
+            let events = decide(&game, side, &command, dice)
+                .unwrap_or_else(|v| panic!("step {steps}: {command:?} by {side:?}: {v}"));
+            for event in &events {
+                apply(&mut game, event);
+            }
+            steps += 1;
+        }
+        assert!(steps >= 600, "{steps} steps");
+    }
 }
