@@ -315,3 +315,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn wall_advantage_over_a_seam_wall_is_denied_across_it_under_either_name() {
+    let boards = boards();
+    // Open ground either side of board 1's wall on the seam: both squads must hold WA when
+    // they can (B9.323), but only one may hold it over the one hexside (B9.321), whichever
+    // name the hex across the wall goes by (1GG5 is 2A5). The German claims it at setup.
+    for across in ["1GG5", "2A5"] {
+        let text = format!(
+            "name = \"Seams\"\nturns = 2\nfirst = \"german\"\nsides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n\n[map]\nboards = [[\"1\", \"2\"]]\n\n[[units]]\nid = \"ge\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1FF5\"\nwall_advantage = true\n\n[[units]]\nid = \"ru\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"{across}\"\n"
+        );
+        let s = Scenario::from_toml_on(&text, Some(&boards)).unwrap();
+        let mut game = at(Phase::Movement, s);
+        play(&mut game, Side::A, Command::Done).unwrap();
+        assert!(game.units["ge"].wall_advantage, "across {across}");
+        assert!(!game.units["ru"].wall_advantage, "across {across}");
+        let deniers = protocol::rules::wall_advantage::deniers(&game, &game.units["ru"]);
+        assert_eq!(
+            deniers.iter().map(|u| u.id.as_str()).collect::<Vec<_>>(),
+            ["ge"],
+            "across {across}"
+        );
+    }
+}

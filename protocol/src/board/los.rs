@@ -85,7 +85,14 @@ pub struct LosMap {
     /// pixels (`board::vasl::los`), or, when a board's archive is not loaded in this process,
     /// refused saying which.
     real: Option<Result<Arc<BoardMap>, String>>,
+    /// Per board, the hexes with a wall, hedge or bocage at their own base level, by slot in
+    /// `boards`' grid and in slot order, with those hexsides ([`LosMap::walls_at_base`]).
+    /// Only those hexes: a map holds few, and a game's map is its own unless the scenario is.
+    walls_at_base: BTreeMap<Option<u16>, Vec<(usize, WallsAtBase)>>,
 }
+
+/// The hexsides of one hex a unit there could hold Wall Advantage over: six at most.
+pub type WallsAtBase = arrayvec::ArrayVec<Hexside, 6>;
 
 /// A scenario's [`LosMap`], built on the first LOS question and kept with the scenario from
 /// then on: a checked scenario never changes (a projection is a new one with the same map,
@@ -178,10 +185,15 @@ impl LosMap {
                 }
             }
         }
+        let walls_at_base = boards
+            .iter()
+            .map(|(board, grid)| (*board, walls_at_base(geometry, *board, grid)))
+            .collect();
         LosMap {
             boards,
             month: scenario.month,
             real: scenario.map.as_ref().map(real_boards),
+            walls_at_base,
         }
     }
 
@@ -193,19 +205,17 @@ impl LosMap {
         Some(cell.present.then_some(cell.terrain))
     }
 
-    /// Which of `hex`'s hexsides (bit i = `DIRECTIONS[i]`) bear a wall, hedge or bocage
-    /// standing at the hex's own base level (B9.35): those a unit there could hold Wall
-    /// Advantage over (B9.32), read off the grid instead of the scenario's maps, since the
-    /// rules ask for them for every unit after every command. `None` when no hex of the
-    /// board is on the map.
-    pub fn walls_at_base(&self, hex: Hex) -> Option<u8> {
-        let cell = self.cell_on_map(hex)?;
+    /// The hexsides of `hex` bearing a wall, hedge or bocage standing at the hex's own base
+    /// level (B9.35): those a unit there could hold Wall Advantage over (B9.32). Read off
+    /// what the map worked out once, since the rules ask for them for every unit after every
+    /// command. `None` when no hex of the board is on the map.
+    pub fn walls_at_base(&self, hex: Hex) -> Option<&[Hexside]> {
+        let board = self.walls_at_base.get(&hex.board)?;
+        let slot = slot(hex.column, hex.row);
         Some(
-            cell.sides
-                .iter()
-                .enumerate()
-                .filter(|(_, side)| side.is_some_and(|s| s.base == cell.level))
-                .fold(0, |bits, (i, _)| bits | 1 << i),
+            board
+                .binary_search_by_key(&slot, |(s, _)| *s)
+                .map_or(&[], |i| board[i].1.as_slice()),
         )
     }
 
@@ -218,6 +228,34 @@ impl LosMap {
         let _ = self;
         grid[slot(hex.column, hex.row)]
     }
+}
+
+/// [`LosMap::walls_at_base`] for one board's grid, in slot order: each hexside whose feature
+/// stands at the cell's own level, named as the map's geometry names it.
+fn walls_at_base(
+    geometry: Geometry<'_>,
+    board: Option<u16>,
+    grid: &[Cell],
+) -> Vec<(usize, WallsAtBase)> {
+    let mut walls = vec![];
+    for column in 0..GRID_COLUMNS as u16 {
+        for row in 0..GRID_ROWS as u16 {
+            let cell = &grid[slot(column, row)];
+            let hex = Hex { board, column, row };
+            let sides: WallsAtBase = DIRECTIONS
+                .iter()
+                .zip(cell.sides)
+                .filter(|(_, side)| side.is_some_and(|s| s.base == cell.level))
+                .filter_map(|(d, _)| geometry.hexside_towards(hex, *d))
+                .collect();
+            if !sides.is_empty() {
+                walls.push((slot(column, row), sides));
+            }
+        }
+    }
+    walls.sort_unstable_by_key(|(slot, _)| *slot);
+    walls.shrink_to_fit();
+    walls
 }
 
 /// The grids of a scenario's real boards, from the archives this process has read (by digest:

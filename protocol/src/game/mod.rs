@@ -733,8 +733,10 @@ impl Game {
             return None;
         }
         let spec = self.scenario.units.get(&unit.id)?;
+        // Most units have no level or have left their setup hex: no need to look the hex up.
+        let level = spec.level.filter(|_| spec.hex == unit.hex)?;
         let base = i16::from(self.scenario.hexes.get(&unit.hex)?.elevation) * 2;
-        spec.level.filter(|l| spec.hex == unit.hex && *l > base)
+        (level > base).then_some(level)
     }
 
     /// Whether two units are in one Location: the same hex, at the same level, both above

@@ -15,7 +15,7 @@
 //! - the setup check of a scenario's initial WA.
 
 use super::own_unit;
-use crate::board::hex::{Hex, Hexside, DIRECTIONS};
+use crate::board::hex::{Hex, Hexside};
 use crate::board::los::LosMap;
 use crate::board::scenario::{refuse, Morale, Scenario, ScenarioError, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
@@ -49,21 +49,19 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> WaHexsides {
         .and_then(|far| geometry.hexside(hex, far));
     let open =
         |s: &Hexside| straddled.is_none_or(|st| *s == st || geometry.contiguous_in(st, *s, hex));
-    // The common case from the LOS grid, built once per scenario: this runs for every unit
-    // after every command, and the scenario's maps cost a search per hexside and hex.
+    // The common case from the LOS map, worked out once per scenario: this runs for every
+    // unit after every command, and the scenario's maps cost a search per hexside and hex.
     let walls = (!unit.placement.on_bridge)
         .then(|| LosMap::of(&game.scenario).walls_at_base(hex))
         .flatten();
     let Some(walls) = walls else {
         return from_scenario(game, unit, open);
     };
-    let sides: WaHexsides = DIRECTIONS
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| walls & (1 << i) != 0)
-        .filter_map(|(_, d)| geometry.hexside_towards(hex, *d))
-        .filter(open)
-        .collect();
+    let sides: WaHexsides = match straddled {
+        // Copied whole: most units are not in Bypass.
+        None => WaHexsides::try_from(walls).expect("a hex has six hexsides"),
+        Some(_) => walls.iter().copied().filter(open).collect(),
+    };
     debug_assert_eq!(
         sides,
         from_scenario(game, unit, open),
@@ -239,39 +237,65 @@ pub fn may_hold(game: &Game, unit: &Unit, alongside: &[UnitId]) -> bool {
 
 /// Enemy units holding WA over a hexside `unit` would hold it over (B9.321).
 pub fn deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
-    // A hexside lies between two hexes, so only a holder in the unit's hex or one beside it
-    // can hold WA over one of the unit's hexsides: the others are passed over without working
-    // out their hexsides (this runs for every unit after every command).
-    let mut holders = game
-        .units
-        .values()
-        .filter(|e| e.side != unit.side && e.wall_advantage && !e.eliminated)
-        .filter(|e| e.hex == unit.hex || game.scenario.geometry().is_adjacent(unit.hex, e.hex))
-        .peekable();
-    if holders.peek().is_none() {
-        return vec![];
-    }
-    let mine = wa_hexsides(game, unit);
-    if mine.is_empty() {
-        return vec![];
-    }
-    holders
-        .filter(|e| wa_hexsides(game, e).iter().any(|s| mine.contains(s)))
-        .collect()
-}
-
-/// The enemy holders that really keep `unit` from WA: a dummy holder does not keep a real
-/// unit from it (B9.324).
-fn blocking_deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
-    deniers(game, unit)
-        .into_iter()
-        .filter(|d| d.kind != UnitKind::Dummy || unit.kind == UnitKind::Dummy)
-        .collect()
+    Holders::of(game).deniers(unit)
 }
 
 /// Whether `unit` could take WA now: eligible and kept from it by no enemy holder.
 fn could_hold(game: &Game, unit: &Unit) -> bool {
-    !unit.wall_advantage && may_hold(game, unit, &[]) && blocking_deniers(game, unit).is_empty()
+    Holders::of(game).could_hold(unit)
+}
+
+/// The WA holders of one position, each with the hexsides it holds WA over, found once:
+/// `settle` asks who keeps each unit of a side from WA, and a position has few holders.
+/// Hexsides are compared by the map's names for them, so a holder counts wherever its hex
+/// lies, a seam hex named by either board included.
+struct Holders<'g> {
+    game: &'g Game,
+    held: Vec<(&'g Unit, WaHexsides)>,
+}
+
+impl<'g> Holders<'g> {
+    fn of(game: &'g Game) -> Holders<'g> {
+        let held = game
+            .units
+            .values()
+            .filter(|u| u.wall_advantage && !u.eliminated)
+            .map(|u| (u, wa_hexsides(game, u)))
+            .collect();
+        Holders { game, held }
+    }
+
+    /// [`deniers`]: the enemy holders over a hexside `unit` would hold WA over, in id order.
+    fn deniers(&self, unit: &Unit) -> Vec<&'g Unit> {
+        let mut enemies = self
+            .held
+            .iter()
+            .filter(|(e, _)| e.side != unit.side)
+            .peekable();
+        if enemies.peek().is_none() {
+            return vec![];
+        }
+        let mine = wa_hexsides(self.game, unit);
+        enemies
+            .filter(|(_, theirs)| theirs.iter().any(|s| mine.contains(s)))
+            .map(|(e, _)| *e)
+            .collect()
+    }
+
+    /// The enemy holders that really keep `unit` from WA: a dummy holder does not keep a
+    /// real unit from it (B9.324).
+    fn blocking_deniers(&self, unit: &Unit) -> Vec<&'g Unit> {
+        let mut deniers = self.deniers(unit);
+        deniers.retain(|d| d.kind != UnitKind::Dummy || unit.kind == UnitKind::Dummy);
+        deniers
+    }
+
+    /// [`could_hold`], the holders found already.
+    fn could_hold(&self, unit: &Unit) -> bool {
+        !unit.wall_advantage
+            && may_hold(self.game, unit, &[])
+            && self.blocking_deniers(unit).is_empty()
+    }
 }
 
 /// Whether `side` may claim WA voluntarily now, by the moments of B9.322 that depend on the
@@ -780,11 +804,11 @@ pub(super) fn settle(
     // Units whose every enemy WA holder is gone may claim now (B9.322); a side that could
     // not claim at this moment anyway is asked before play goes on.
     // Only a holder can have kept a unit from WA: where `before` has none, no unit was freed,
-    // and no unit's deniers need looking for (that search goes through every unit).
-    let anyone_held = before
-        .units
-        .values()
-        .any(|u| u.wall_advantage && !u.eliminated);
+    // and no unit's deniers need looking for. The holders of each position are found once,
+    // not for every unit asked about.
+    let held_before = Holders::of(before);
+    let held_now = Holders::of(&game);
+    let anyone_held = !held_before.held.is_empty();
     let freed = |side: Side| -> Vec<UnitId> {
         if !anyone_held && unhidden.is_empty() {
             return vec![];
@@ -798,9 +822,9 @@ pub(super) fn settle(
                         && before
                             .units
                             .get(&u.id)
-                            .is_some_and(|b| !blocking_deniers(before, b).is_empty()))
+                            .is_some_and(|b| !held_before.blocking_deniers(b).is_empty()))
             })
-            .filter(|u| could_hold(&game, u))
+            .filter(|u| held_now.could_hold(u))
             .map(|u| u.id.clone())
             .collect()
     };
