@@ -1,7 +1,9 @@
 //! What the rules cost per command: a whole game of the load generator's scenario
 //! (`scenarios/b9-41-wall-advantage.toml`, at the longest turn count) played by `done`, each
 //! step decided and applied, as the game task does. Wall Advantage is settled after every
-//! command (B9.32–B9.41), so this is where its share shows.
+//! command (B9.32–B9.41), so this is where its share shows. A third game has the size of a
+//! real scenario's: sixty squads, half of them holding Wall Advantage over a wall that the
+//! other half stands behind, so settling each command asks who denies whom (B9.321, B9.322).
 //!
 //! `cargo bench -p asl-protocol --bench decide`; figures go in BENCHMARKS.md.
 
@@ -35,6 +37,24 @@ fn play_out(mut game: Game) -> u64 {
     steps
 }
 
+/// `pairs` German squads along row 2 of board 55 holding WA over the wall to row 3, where as
+/// many Russian squads stand in woods (in-hex TEM, so none must claim WA: B9.323).
+fn walled_line(pairs: usize) -> String {
+    let mut text = String::from(
+        "name = \"A walled line\"\nturns = 2\nfirst = \"german\"\nsides = [{ id = \"german\", name = \"German\" }, { id = \"russian\", name = \"Russian\" }]\n\n[[area]]\nfrom = \"55A1\"\nto = \"55GG10\"\nterrain = \"open_ground\"\n",
+    );
+    let columns = [
+        "A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q", "R",
+        "S", "T", "U", "V", "W", "X", "Y", "Z", "AA", "BB", "CC", "DD", "EE", "FF", "GG",
+    ];
+    for (i, column) in columns.iter().take(pairs).enumerate() {
+        text += &format!(
+            "\n[[hexes]]\nhex = \"55{column}3\"\nterrain = \"woods\"\n\n[[hexsides]]\nhexside = \"55{column}2-55{column}3\"\nfeature = \"wall\"\n\n[[units]]\nid = \"ge{i}\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"55{column}2\"\nwall_advantage = true\n\n[[units]]\nid = \"ru{i}\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"55{column}3\"\n"
+        );
+    }
+    text
+}
+
 fn whole_game(c: &mut Criterion) {
     // The load generator's scenario, then one with more units, most of them by no wall, which
     // is what a settled position costs in a larger game.
@@ -48,6 +68,11 @@ fn whole_game(c: &mut Criterion) {
             include_str!("../../scenarios/village-outskirts.toml"),
         ),
     ];
+    let line = walled_line(30);
+    let scenarios = scenarios.into_iter().chain([(
+        "sixty_squads_on_a_walled_line_done_to_the_end",
+        line.as_str(),
+    )]);
     let mut group = c.benchmark_group("decide");
     for (name, scenario) in scenarios {
         let game = start(scenario);
