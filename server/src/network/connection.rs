@@ -136,8 +136,13 @@ pub async fn serve_seat_only(
             .registry
             .join(&game, &token, since, false)
             .await;
+        // Boxed, as `serve_frames` boxes every answer: joining through another node holds a
+        // websocket client's connect (TLS included) while it runs, and kept inline it would
+        // make every connection's task that much larger for as long as it lives.
         if matches!(seat, Ok((_, Viewer::Side(_))))
-            && connection.join(&game, &token, since, receipt).await.is_ok()
+            && Box::pin(connection.join(&game, &token, since, receipt))
+                .await
+                .is_ok()
             && connection.joined.is_some()
         {
             connection.finish(admitted).await;

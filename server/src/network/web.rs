@@ -74,6 +74,12 @@ struct Peer {
     handoff: Handoff,
 }
 
+/// Most bytes the future of [`serve`] may take: every connection holds one for as long as it
+/// lives, so what a rare path awaits (joining through another node: a websocket client with
+/// TLS) is boxed rather than held inline. Checked by a test, in the build where Cargo has
+/// unified the most features.
+pub const CONNECTION_TASK_BYTES_MAX: usize = 8 * 1024;
+
 /// Serves one accepted TCP connection: one HTTP request within the handshake timeout, then,
 /// if it was a websocket upgrade, the game protocol until the connection ends.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>, admitted: Admitted) {
@@ -568,6 +574,22 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The size of the future an async fn returns, read off its type without calling it.
+    fn future_bytes<A, B, C, D, F: std::future::Future>(_: fn(A, B, C, D) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn a_connections_task_stays_small_whatever_the_build_unifies() {
+        // Run by `cargo test --workspace`, where the client's TLS is in tokio-tungstenite:
+        // a websocket client's connect held inline made this 18,016 B (8,288 B without it).
+        let bytes = future_bytes(serve);
+        assert!(
+            bytes <= CONNECTION_TASK_BYTES_MAX,
+            "a connection's task is {bytes} B, over {CONNECTION_TASK_BYTES_MAX} B"
+        );
+    }
 
     #[test]
     fn the_script_carries_the_sequence_of_play_and_the_frame_limit() {
