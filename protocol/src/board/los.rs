@@ -87,7 +87,8 @@ pub struct LosMap {
     real: Option<Result<Arc<BoardMap>, String>>,
     /// Per board, the hexes with a wall, hedge or bocage at their own base level, by slot in
     /// `boards`' grid and in slot order, with those hexsides ([`LosMap::walls_at_base`]).
-    /// Only those hexes: a map holds few, and a game's map is its own unless the scenario is.
+    /// Only those hexes: a map holds few, and each game that parsed its own scenario builds
+    /// a map of its own.
     walls_at_base: BTreeMap<Option<u16>, Vec<(usize, WallsAtBase)>>,
 }
 
