@@ -210,13 +210,14 @@ impl LosMap {
     /// level (B9.35): those a unit there could hold Wall Advantage over (B9.32). Read off
     /// what the map worked out once, since the rules ask for them for every unit after every
     /// command. `None` when no hex of the board is on the map.
-    pub fn walls_at_base(&self, hex: Hex) -> Option<&[Hexside]> {
+    pub fn walls_at_base(&self, hex: Hex) -> Option<&WallsAtBase> {
+        static NONE: WallsAtBase = WallsAtBase::new_const();
         let board = self.walls_at_base.get(&hex.board)?;
         let slot = slot(hex.column, hex.row);
         Some(
             board
                 .binary_search_by_key(&slot, |(s, _)| *s)
-                .map_or(&[], |i| board[i].1.as_slice()),
+                .map_or(&NONE, |i| &board[i].1),
         )
     }
 
@@ -231,8 +232,9 @@ impl LosMap {
     }
 }
 
-/// [`LosMap::walls_at_base`] for one board's grid, in slot order: each hexside whose feature
-/// stands at the cell's own level, named as the map's geometry names it.
+/// [`LosMap::walls_at_base`] for one board's grid, in slot order (a column's slots follow one
+/// another, and columns go in order): each hexside whose feature stands at the cell's own
+/// level, named as the map's geometry names it.
 fn walls_at_base(
     geometry: Geometry<'_>,
     board: Option<u16>,
@@ -254,7 +256,10 @@ fn walls_at_base(
             }
         }
     }
-    walls.sort_unstable_by_key(|(slot, _)| *slot);
+    debug_assert!(
+        walls.is_sorted_by_key(|(slot, _)| *slot),
+        "looked up by binary search"
+    );
     walls.shrink_to_fit();
     walls
 }

@@ -23,7 +23,6 @@ use crate::game::event::{Event, WaClaim, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{apply, Game, Unit};
 use crate::rules::violation::{RuleViolation, ViolationKind};
-use arrayvec::ArrayVec;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
@@ -34,8 +33,8 @@ fn wall_level(game: &Game, side: Hexside) -> i8 {
 }
 
 /// Hexsides WA covers: a hex's six at most, kept inline, since [`wa_hexsides`] runs for many
-/// units after every command.
-pub type WaHexsides = ArrayVec<Hexside, 6>;
+/// units after every command. The type the map keeps a hex's walls at base in.
+pub type WaHexsides = crate::board::los::WallsAtBase;
 
 /// The wall/hedge/bocage hexsides of `unit`'s hex that WA would cover: at the unit's own
 /// level (B9.35), and in Bypass only the hexside it straddles and the two joining it (B9.32).
@@ -59,7 +58,7 @@ pub fn wa_hexsides(game: &Game, unit: &Unit) -> WaHexsides {
     };
     let sides: WaHexsides = match straddled {
         // Copied whole: most units are not in Bypass.
-        None => WaHexsides::try_from(walls).expect("a hex has six hexsides"),
+        None => walls.clone(),
         Some(_) => walls.iter().copied().filter(open).collect(),
     };
     debug_assert_eq!(
@@ -807,12 +806,12 @@ pub(super) fn settle(
     // and no unit's deniers need looking for. The holders of each position are found once,
     // not for every unit asked about.
     let held_before = Holders::of(before);
-    let held_now = Holders::of(&game);
     let anyone_held = !held_before.held.is_empty();
+    let held_now = (anyone_held || !unhidden.is_empty()).then(|| Holders::of(&game));
     let freed = |side: Side| -> Vec<UnitId> {
-        if !anyone_held && unhidden.is_empty() {
+        let Some(held_now) = &held_now else {
             return vec![];
-        }
+        };
         game.units
             .values()
             .filter(|u| u.side == side && !is_mandatory(&game, u))
