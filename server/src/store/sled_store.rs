@@ -186,27 +186,88 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
-/// Runs `f`, turning a panic into an error and keeping the default hook from printing it
-/// (with a backtrace) when it happens on this thread or one of sled's: sled panics on some
-/// damaged files.
+/// Runs `f`, turning a panic into an error and keeping the panic hook from printing it (with
+/// a backtrace): sled panics on some damaged files, and the caller names the damage.
+///
+/// Game tasks load games through this on many threads at once, so the hook is installed once
+/// for the process and asks per panic whether it is one to keep quiet. Swapping the hook in
+/// and out around each call would race: two calls overlapping could leave a hook behind that
+/// silences one thread for good, and each call would wrap the hook in one more closure.
 pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    let previous: Arc<dyn Fn(&panic::PanicHookInfo<'_>) + Send + Sync> =
-        Arc::from(panic::take_hook());
-    let me = thread::current().id();
-    let others = previous.clone();
-    panic::set_hook(Box::new(move |info| {
-        // sled's own I/O threads may panic on the same damage while this thread waits for
-        // them; what they hit reaches this thread as its own failure.
-        let current = thread::current();
-        let sleds = current.name().is_some_and(|n| n.starts_with("sled-"));
-        if current.id() != me && !sleds {
-            others(info)
+    quiet::install();
+    let _quiet = quiet::Scope::enter();
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_text(&*payload))
+}
+
+/// Which panics the process's hook keeps from printing.
+mod quiet {
+    use std::cell::Cell;
+    use std::panic;
+    use std::sync::Once;
+    use std::thread;
+    use tracing::error;
+
+    thread_local! {
+        /// How many [`Scope`]s this thread is inside.
+        static DEPTH: Cell<usize> = const { Cell::new(0) };
+    }
+
+    static INSTALLED: Once = Once::new();
+
+    /// Puts the hook in front of whatever hook the process had, once. A panic inside a
+    /// [`Scope`] is not printed: it reaches the caller as an error. One on sled's own threads
+    /// (named `sled-…`, they read and write its files for every caller) is logged as one line,
+    /// without a backtrace: it is sled meeting damage, and the caller waiting on that thread
+    /// fails with its own error.
+    pub(super) fn install() {
+        INSTALLED.call_once(|| {
+            let previous = panic::take_hook();
+            panic::set_hook(Box::new(move |info| {
+                if DEPTH.with(|d| d.get()) > 0 {
+                    return;
+                }
+                let current = thread::current();
+                match current.name() {
+                    Some(name) if name.starts_with("sled-") => {
+                        error!(thread = name, %info, "sled's own thread panicked")
+                    }
+                    _ => {
+                        #[cfg(test)]
+                        PASSED_ON.with(|n| n.set(n.get() + 1));
+                        previous(info)
+                    }
+                }
+            }));
+        });
+    }
+
+    /// Panics on this thread are quiet until this is dropped, even by unwinding.
+    pub(super) struct Scope(());
+
+    impl Scope {
+        pub(super) fn enter() -> Scope {
+            DEPTH.with(|d| d.set(d.get() + 1));
+            Scope(())
         }
-    }));
-    let result = panic::catch_unwind(AssertUnwindSafe(f));
-    let _ours = panic::take_hook();
-    panic::set_hook(Box::new(move |info| previous(info)));
-    result.map_err(|payload| panic_text(&*payload))
+    }
+
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(d.get() - 1));
+        }
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        /// How many of this thread's panics the hook passed on to the hook before it.
+        static PASSED_ON: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many of this thread's panics were passed on to be printed: for tests.
+    #[cfg(test)]
+    pub(super) fn passed_on_here() -> usize {
+        PASSED_ON.with(|n| n.get())
+    }
 }
 
 /// Opens sled in `dir` and its two trees, turning sled's errors and panics into [`OpenError`].
@@ -1220,6 +1281,37 @@ mod tests {
             Err(OpenError::Locked(_)) => {}
             Err(other) => panic!("expected Locked, got {other}"),
             Ok(_) => panic!("two stores opened one directory"),
+        }
+    }
+
+    /// Game tasks load games on many threads at once. However their calls overlap, a panic
+    /// inside one is an error and quiet, and afterwards a panic elsewhere is printed again on
+    /// every one of those threads: no call leaves the process's hook silencing a thread.
+    #[test]
+    fn overlapping_calls_leave_every_thread_printing_its_panics() {
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                thread::spawn(move || {
+                    for n in 0..200 {
+                        let outcome = without_panics(|| {
+                            if (n + t) % 3 == 0 {
+                                panic!("damage {t}/{n}")
+                            }
+                            n
+                        });
+                        match outcome {
+                            Err(e) => assert_eq!(e, format!("damage {t}/{n}")),
+                            Ok(v) => assert_eq!(v, n),
+                        }
+                    }
+                    let before = quiet::passed_on_here();
+                    let _ = panic::catch_unwind(|| panic!("a panic outside without_panics"));
+                    quiet::passed_on_here() - before
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), 1, "a thread's panic was silenced");
         }
     }
 
