@@ -8,7 +8,7 @@ use common::{ask, open};
 use protocol::wire::{ClientMessage, ServerMessage};
 use protocol::Command;
 use std::path::Path;
-use std::process::{Child, Command as Process, Stdio};
+use std::process::{Child, Command as Process};
 use std::time::Duration;
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
@@ -27,15 +27,9 @@ impl Drop for Server {
 }
 
 fn serve(data: &Path) -> Server {
-    let port = common::free_port();
-    let child = Process::new(BIN)
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
-        .arg(data)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    common::wait_listening(port, Duration::from_secs(30), "the server");
+    let mut command = Process::new(BIN);
+    command.arg("--data-dir").arg(data).env("RUST_LOG", "warn");
+    let (child, port) = common::spawn_listening(command, Duration::from_secs(30), "the server");
     Server {
         child,
         url: format!("ws://127.0.0.1:{port}/v1"),

@@ -13,7 +13,7 @@ use nats_harness::Nats;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, Tokens};
 use protocol::{Command, StateHash};
 use server::store::{EventStore, NatsStore, StoreError};
-use std::process::{Child, Command as Process, Stdio};
+use std::process::{Child, Command as Process};
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -38,11 +38,9 @@ impl Drop for Node {
 }
 
 fn node(nats: &Nats, id: &str) -> Node {
-    let port = common::free_port();
-    let child = Process::new(BIN)
+    let mut command = Process::new(BIN);
+    command
         .args([
-            "--listen",
-            &format!("127.0.0.1:{port}"),
             "--store",
             &nats.url(),
             "--node-id",
@@ -50,11 +48,12 @@ fn node(nats: &Nats, id: &str) -> Node {
             "--lease-ttl-s",
             LEASE_TTL_S,
         ])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    common::wait_listening(port, Duration::from_secs(60), &format!("server node {id}"));
+        .env("RUST_LOG", "warn");
+    let (child, port) = common::spawn_listening(
+        command,
+        Duration::from_secs(60),
+        &format!("server node {id}"),
+    );
     Node {
         child,
         url: format!("ws://127.0.0.1:{port}/v1"),

@@ -78,23 +78,47 @@ pub async fn join(url: &str, game: &str, token: &str) -> (Socket, ServerMessage)
     (ws, answer)
 }
 
-/// A loopback port nothing listens on now: for an `asl-server` child to be started on.
+/// Starts an `asl-server` child on a loopback port the system picks (`--listen
+/// 127.0.0.1:0`) and returns it with the port its banner names, failing the test if no banner
+/// comes within `within` (saying whether the child exited). No port is picked first and let
+/// go, for another socket to take before the child binds it. The child's stdout is read to
+/// its end on a thread of its own, so the child never blocks writing to it.
 #[allow(dead_code)]
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until an `asl-server` child listens on `port`, failing the test after `within`.
-#[allow(dead_code)]
-pub fn wait_listening(port: u16, within: Duration, what: &str) {
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < within, "{what} did not start");
-        std::thread::sleep(Duration::from_millis(20));
+pub fn spawn_listening(
+    mut command: std::process::Command,
+    within: Duration,
+    what: &str,
+) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let mut child = command
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let stdout = child.stdout.take().expect("the child's stdout, piped");
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut port_tx = Some(port_tx);
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let port = line
+                .strip_prefix("asl-server listening on ")
+                .and_then(|addr| addr.trim().parse::<std::net::SocketAddr>().ok())
+                .map(|addr| addr.port());
+            if let Some(port) = port {
+                if let Some(tx) = port_tx.take() {
+                    let _ = tx.send(port);
+                }
+            }
+        }
+    });
+    match port_rx.recv_timeout(within) {
+        Ok(port) => (child, port),
+        Err(e) => {
+            let _ = child.kill();
+            let status = child.wait();
+            panic!("{what} did not say where it listens within {within:?} ({e}); it ended with {status:?}")
+        }
     }
 }
 
