@@ -37,8 +37,12 @@ pub fn server_binary(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// How many times a server is started on a fresh port when it exits at start: a port picked
+/// free can be taken by another socket before the server binds it.
+const START_ATTEMPTS: usize = 3;
+
 /// A free loopback port: bound, read, released. Another process could take it in between;
-/// on a test machine that is rare, and the start fails loudly if it happens.
+/// the server then exits at start, and [`ServerProcess::launch`] tries a new port.
 fn free_port() -> anyhow::Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(listener.local_addr()?)
@@ -57,6 +61,26 @@ pub const LOAD_ADMIN_TOKEN: &str = "asl-load";
 
 /// The per-address connection cap for a load run, where every client is on loopback.
 const CONNECTIONS_PER_IP_UNLIMITED: usize = 1_000_000;
+
+/// Why a server did not come up.
+enum Start {
+    /// It exited before it listened.
+    Exited(std::process::ExitStatus),
+    /// Anything else, in words.
+    Failed(String),
+}
+
+impl std::fmt::Display for Start {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Start::Exited(status) => write!(
+                f,
+                "asl-server exited at start ({status}), on {START_ATTEMPTS} ports in turn; see its log beside the data dir"
+            ),
+            Start::Failed(why) => f.write_str(why),
+        }
+    }
+}
 
 impl ServerProcess {
     /// Starts `binary` on a fresh loopback port with its log in `data_dir`, and returns once
@@ -79,44 +103,43 @@ impl ServerProcess {
         data_dir: &Path,
         per_ip: Option<usize>,
     ) -> anyhow::Result<ServerProcess> {
-        let addr = free_port()?;
         let log_path = data_dir.with_extension("server.log");
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .with_context(|| format!("opening {}", log_path.display()))?;
-        let mut command = match SERVER_CPUS.get() {
-            Some(cpus) => {
-                let mut pinned = Command::new("taskset");
-                pinned.arg("-c").arg(cpus).arg(binary);
-                pinned
-            }
-            None => Command::new(binary),
-        };
-        command
-            .arg("--listen")
-            .arg(addr.to_string())
-            .arg("--data-dir")
-            .arg(data_dir)
-            .arg("--commands-per-second-max")
-            .arg(COMMANDS_PER_SECOND_UNTHROTTLED.to_string())
-            // The operator's metrics (the soak reads its refusals there).
-            .arg("--metrics-token")
-            .arg(LOAD_METRICS_TOKEN)
-            // At its default log level, as an operator runs it (nothing is logged per
-            // command there), whatever this shell's `RUST_LOG` says.
-            .env_remove("RUST_LOG")
-            .stderr(log);
-        // Most load clients come from one loopback address: thousands of connections.
-        if let Some(per_ip) = per_ip {
+        ServerProcess::launch(|| {
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .with_context(|| format!("opening {}", log_path.display()))?;
+            let mut command = match SERVER_CPUS.get() {
+                Some(cpus) => {
+                    let mut pinned = Command::new("taskset");
+                    pinned.arg("-c").arg(cpus).arg(binary);
+                    pinned
+                }
+                None => Command::new(binary),
+            };
             command
-                .arg("--connections-per-ip-max")
-                .arg(per_ip.to_string())
-                .arg("--admin-token")
-                .arg(LOAD_ADMIN_TOKEN);
-        }
-        ServerProcess::launch(command, addr)
+                .arg("--data-dir")
+                .arg(data_dir)
+                .arg("--commands-per-second-max")
+                .arg(COMMANDS_PER_SECOND_UNTHROTTLED.to_string())
+                // The operator's metrics (the soak reads its refusals there).
+                .arg("--metrics-token")
+                .arg(LOAD_METRICS_TOKEN)
+                // At its default log level, as an operator runs it (nothing is logged per
+                // command there), whatever this shell's `RUST_LOG` says.
+                .env_remove("RUST_LOG")
+                .stderr(log);
+            // Most load clients come from one loopback address: thousands of connections.
+            if let Some(per_ip) = per_ip {
+                command
+                    .arg("--connections-per-ip-max")
+                    .arg(per_ip.to_string())
+                    .arg("--admin-token")
+                    .arg(LOAD_ADMIN_TOKEN);
+            }
+            Ok(command)
+        })
     }
 
     /// Starts the bare broadcast baseline (this binary's `baseline-server`) on a fresh port.
@@ -137,43 +160,55 @@ impl ServerProcess {
 
     /// Starts one of this binary's own hidden server subcommands on a fresh port.
     fn own(subcommand: &str, args: &[&std::ffi::OsStr]) -> anyhow::Result<ServerProcess> {
-        let addr = free_port()?;
-        let mut command = Command::new(std::env::current_exe().context("locating asl-load")?);
-        command
-            .arg(subcommand)
-            .arg("--listen")
-            .arg(addr.to_string())
-            .args(args)
-            .stderr(Stdio::null());
-        ServerProcess::launch(command, addr)
+        let me = std::env::current_exe().context("locating asl-load")?;
+        ServerProcess::launch(|| {
+            let mut command = Command::new(&me);
+            command.arg(subcommand).args(args).stderr(Stdio::null());
+            Ok(command)
+        })
     }
 
-    fn launch(mut command: Command, addr: SocketAddr) -> anyhow::Result<ServerProcess> {
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {command:?}"))?;
-        let mut server = ServerProcess { child, addr };
-        server.wait_ready()?;
-        Ok(server)
+    /// Starts the command `build` makes, told to listen on a fresh loopback port, and waits
+    /// until it accepts connections; a fresh port again when it exits at start (its port
+    /// taken meanwhile), at most [`START_ATTEMPTS`] times.
+    fn launch(build: impl Fn() -> anyhow::Result<Command>) -> anyhow::Result<ServerProcess> {
+        let mut attempt = 1;
+        loop {
+            let addr = free_port()?;
+            let mut command = build()?;
+            let child = command
+                .arg("--listen")
+                .arg(addr.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .with_context(|| format!("starting {command:?}"))?;
+            let mut server = ServerProcess { child, addr };
+            match server.wait_ready() {
+                Ok(()) => return Ok(server),
+                Err(Start::Exited(_)) if attempt < START_ATTEMPTS => attempt += 1,
+                Err(e) => bail!("{e}"),
+            }
+        }
     }
 
-    fn wait_ready(&mut self) -> anyhow::Result<()> {
+    fn wait_ready(&mut self) -> Result<(), Start> {
         let start = Instant::now();
         while start.elapsed() < START_WAIT_MAX {
-            if let Some(status) = self.child.try_wait()? {
-                bail!("asl-server exited at start ({status}); see its log beside the data dir");
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Err(Start::Exited(status)),
+                Ok(None) => {}
+                Err(e) => return Err(Start::Failed(format!("waiting for asl-server: {e}"))),
             }
             if std::net::TcpStream::connect(self.addr).is_ok() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(2));
         }
-        bail!(
+        Err(Start::Failed(format!(
             "asl-server did not listen on {} within {START_WAIT_MAX:?}",
             self.addr
-        )
+        )))
     }
 
     pub fn pid(&self) -> u32 {
@@ -221,5 +256,28 @@ impl Scratch {
 
     pub fn remove(self) {
         let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A server that exits at start is started again on a fresh port, and after the last
+    /// attempt the run fails saying it exited.
+    #[test]
+    fn a_server_exiting_at_start_is_tried_on_fresh_ports_then_named() {
+        let tries = Cell::new(0);
+        let failed = ServerProcess::launch(|| {
+            tries.set(tries.get() + 1);
+            Ok(Command::new("false"))
+        });
+        let why = failed
+            .err()
+            .expect("a command that exits is no server")
+            .to_string();
+        assert_eq!(tries.get(), START_ATTEMPTS);
+        assert!(why.contains("exited at start"), "{why}");
     }
 }
