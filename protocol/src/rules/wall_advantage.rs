@@ -239,11 +239,6 @@ pub fn deniers<'g>(game: &'g Game, unit: &Unit) -> Vec<&'g Unit> {
     Holders::of(game).deniers(unit)
 }
 
-/// Whether `unit` could take WA now: eligible and kept from it by no enemy holder.
-fn could_hold(game: &Game, unit: &Unit) -> bool {
-    Holders::of(game).could_hold(unit)
-}
-
 /// The WA holders of one position, each with the hexsides it holds WA over, found once:
 /// `settle` asks who keeps each unit of a side from WA, and a position has few holders.
 /// Hexsides are compared by the map's names for them, so a holder counts wherever its hex
@@ -289,7 +284,7 @@ impl<'g> Holders<'g> {
         deniers
     }
 
-    /// [`could_hold`], the holders found already.
+    /// Whether `unit` could take WA now: eligible and kept from it by no enemy holder.
     fn could_hold(&self, unit: &Unit) -> bool {
         !unit.wall_advantage
             && may_hold(self.game, unit, &[])
@@ -969,6 +964,7 @@ impl Scenario {
 /// be eligible, and no two opposing units may hold it over a shared hexside (B9.321).
 pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
     let game = Game::new(scenario.clone());
+    let holders = Holders::of(&game);
     for spec in scenario.units.values() {
         if !spec.wall_advantage {
             continue;
@@ -981,7 +977,7 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
                 format!("`{}` cannot hold WA at setup: {why} ({rule})", spec.id),
             ));
         }
-        if let Some(other) = deniers(&game, unit).first() {
+        if let Some(other) = holders.deniers(unit).first() {
             return Err(refuse(
                 field,
                 format!(
@@ -1001,12 +997,15 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
 /// of them `wall_advantage = true`.
 pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
     let mut game = Game::new(scenario.clone());
+    let holders = Holders::of(&game);
     let takers: Vec<UnitId> = game
         .units
         .values()
         // A holder set up as a dummy keeps its WA here: only a challenge in play (B9.324)
         // could take it, so the unit beside it waits for one.
-        .filter(|u| is_mandatory(&game, u) && could_hold(&game, u) && deniers(&game, u).is_empty())
+        .filter(|u| {
+            is_mandatory(&game, u) && holders.could_hold(u) && holders.deniers(u).is_empty()
+        })
         .map(|u| u.id.clone())
         .collect();
     for (i, a) in takers.iter().enumerate() {
