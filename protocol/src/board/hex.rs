@@ -409,11 +409,30 @@ impl Serialize for Hexside {
     }
 }
 
+impl Hexside {
+    /// Reads a hexside as [`Hexside`]'s `Display` wrote it, in a stored event, a snapshot or a
+    /// message. Two hexes of one board must be adjacent, as [`FromStr`] asks. Two hexes of two
+    /// boards are adjacent only on a map that lays those boards side by side (`3X0-4Y10` where
+    /// board 3 lies south of board 4), and a stored value carries no map: the pair is taken as
+    /// written, and the map that holds it ([`crate::board::geometry::Geometry`]) is what gives
+    /// it a meaning. Without this a game on boards stacked north–south wrote hexsides it could
+    /// not read back.
+    pub fn from_stored(text: &str) -> Result<Hexside, String> {
+        let (x, y) = text.split_once('-').ok_or_else(|| {
+            format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8")
+        })?;
+        let x: Hex = x.parse().map_err(|e: HexParseError| e.to_string())?;
+        let y: Hex = y.parse().map_err(|e: HexParseError| e.to_string())?;
+        match (x.board, y.board) {
+            (Some(a), Some(b)) if a != b => Ok(Hexside::new(x, y)),
+            _ => text.parse(),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Hexside {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Hexside, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        Hexside::from_stored(&String::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }
 
