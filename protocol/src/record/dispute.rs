@@ -122,16 +122,7 @@ pub fn decide(
     }
 }
 
-fn game_over(game: &Game) -> Result<(), RuleViolation> {
-    if game.over {
-        return Err(RuleViolation::new(
-            "A3",
-            ViolationKind::GameOver,
-            "the game is over; its log is final",
-        ));
-    }
-    Ok(())
-}
+use crate::rules::end::still_playing as game_over;
 
 fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
     RuleViolation::new(RULE, kind, detail)

@@ -167,8 +167,86 @@ fn a_clock_that_ran_out_is_recorded_and_the_opponent_claims_the_game() {
     assert!(r.game().over);
     assert_eq!(timing(&r).running, None);
     let after = at(&mut r, other, Command::Done, T0 + 34 * M).unwrap_err();
-    assert!(after.detail.contains("nothing more"), "{after}");
+    assert!(after.detail.contains("is over"), "{after}");
     replays_equal(&r);
+}
+
+/// Every clock command, refused once the game is over (A3), whoever sends it and however the
+/// game ended; the game and its record are unchanged.
+fn clock_commands_are_refused_after_the_end(r: &mut Referee, now: Millis) {
+    let before = (r.game().state_hash(), r.entries().len());
+    for side in [Side::A, Side::B] {
+        for command in [
+            Command::ClaimOnTime,
+            Command::GiveTime { time: M },
+            Command::StartVacation,
+            Command::EndVacation,
+            Command::ExpireClock,
+            Command::Done,
+            Command::Concede,
+            Command::ProposeEnd,
+            Command::AcceptEnd,
+            Command::AgreeToRevealSeed,
+            Command::RequestUndo { from: 2 },
+        ] {
+            let refused = at(r, side, command.clone(), now)
+                .expect_err(&format!("{command:?} by {side:?} after the end"));
+            assert_eq!(refused.rule, "A3", "{command:?}: {refused}");
+            assert!(refused.detail.contains("is over"), "{refused}");
+        }
+    }
+    assert_eq!((r.game().state_hash(), r.entries().len()), before);
+}
+
+#[test]
+fn a_finished_game_stays_finished_whatever_its_clocks_say() {
+    // The German's clock runs out, then the sides end the game by agreement: the Russian's
+    // claim on time is refused, since the result is final.
+    let mut r = timed_game("live:30m+0s");
+    let slow = awaited(r.game()).unwrap();
+    at(&mut r, slow.opponent(), Command::ExpireClock, T0 + 31 * M).unwrap();
+    at(&mut r, slow, Command::ProposeEnd, T0 + 32 * M).unwrap();
+    at(&mut r, slow.opponent(), Command::AcceptEnd, T0 + 33 * M).unwrap();
+    assert!(r.game().over);
+    clock_commands_are_refused_after_the_end(&mut r, T0 + 34 * M);
+    replays_equal(&r);
+
+    // After a concession, in a game with vacation days and a clock still to run.
+    let mut r = timed_game("correspondence:12h/5d,vacation=3d");
+    let side = awaited(r.game()).unwrap();
+    at(&mut r, side, Command::StartVacation, T0 + H).unwrap();
+    at(&mut r, side.opponent(), Command::Concede, T0 + 2 * H).unwrap();
+    clock_commands_are_refused_after_the_end(&mut r, T0 + 10 * D);
+    replays_equal(&r);
+}
+
+#[test]
+fn a_verifier_refuses_a_claim_on_time_after_the_end() {
+    let mut r = timed_game("live:30m+0s");
+    let slow = awaited(r.game()).unwrap();
+    at(&mut r, slow.opponent(), Command::ExpireClock, T0 + 31 * M).unwrap();
+    at(&mut r, slow, Command::ProposeEnd, T0 + 32 * M).unwrap();
+    at(&mut r, slow.opponent(), Command::AcceptEnd, T0 + 33 * M).unwrap();
+    // A record forged past the end: the claim the server now refuses, written in anyway.
+    let claim = Command::ClaimOnTime;
+    r.push_entry(Entry {
+        seq: 0,
+        by: Some(slow.opponent()),
+        first: r.game().version + 1,
+        key: None,
+        command: Some(crate::record::chain::Issued {
+            by: slow.opponent(),
+            command: claim,
+        }),
+        event: Event::ClaimedOnTime {
+            by: slow.opponent(),
+            at: T0 + 34 * M,
+        },
+    })
+    .unwrap();
+    let refused = crate::record::export::verify_backup(export(&r).as_bytes(), &mut |_, _| {})
+        .expect_err("a result rewritten after the end does not verify");
+    assert!(refused.to_string().contains("A3"), "{refused}");
 }
 
 #[test]

@@ -12,6 +12,21 @@ use crate::rules::violation::{RuleViolation, ViolationKind};
 /// The rule these refusals cite.
 pub const RULE: &str = "docs/script.md";
 
+/// The one check that play is over (A3: the game ends after the last Game Turn; a concession
+/// or an agreement ends it sooner). Every path a command takes asks it first — the rules'
+/// `decide`, the clock's commands (`timing::timed`), the commands decided against the log
+/// (`record::dispute`) — so a finished game's result cannot be rewritten by any of them.
+pub fn still_playing(game: &Game) -> Result<(), RuleViolation> {
+    if game.over {
+        return Err(RuleViolation::new(
+            "A3",
+            ViolationKind::GameOver,
+            "the game is over; its result and its log are final",
+        ));
+    }
+    Ok(())
+}
+
 pub fn concede(_game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
     Ok(vec![Event::Conceded { side: by }])
 }

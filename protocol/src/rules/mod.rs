@@ -63,16 +63,7 @@ pub fn decide(
         }
         None => command,
     };
-    if game.over {
-        return Err(RuleViolation::new(
-            "A3",
-            ViolationKind::GameOver,
-            format!(
-                "the game ended after Game Turn {}; nothing more can be played",
-                game.scenario.turns
-            ),
-        ));
-    }
+    end::still_playing(game)?;
     // Ending the game waits for nothing, not even a pending answer.
     match command {
         Command::Concede => return end::concede(game, by),

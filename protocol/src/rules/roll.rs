@@ -24,13 +24,7 @@ pub(super) fn decide(
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     let refuse = |kind, why: String| RuleViolation::new(RULE, kind, why);
-    if game.over {
-        return Err(RuleViolation::new(
-            "A3",
-            ViolationKind::GameOver,
-            "the game is over; its log is final",
-        ));
-    }
+    crate::rules::end::still_playing(game)?;
     let Some((word, rule)) = purpose.on_request() else {
         return Err(refuse(
             ViolationKind::NotModelled,

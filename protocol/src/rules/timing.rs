@@ -46,6 +46,9 @@ pub fn timed(
     now: Option<Millis>,
     decide: impl FnOnce() -> Result<Vec<Event>, RuleViolation>,
 ) -> Result<Vec<Event>, RuleViolation> {
+    // A finished game's clocks stop with it: no claim, gift of time or vacation after the
+    // end may add to a result that is final.
+    crate::rules::end::still_playing(game)?;
     let Some(timing) = game.timing.as_deref() else {
         if command.is_clock() {
             return Err(refuse(
