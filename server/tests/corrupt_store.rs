@@ -87,6 +87,10 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
                 message.contains("event 2"),
                 "names the first bad event: {message}"
             );
+            assert!(
+                message.contains("damaged") && message.contains("backup"),
+                "{message}"
+            );
         }
         other => panic!("expected rolled_back, got {other:?}"),
     }
@@ -125,6 +129,73 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
         before,
         "the damaged log was rewritten"
     );
+}
+
+/// A log whose bytes the hash chain vouches for, that this version cannot decode (here: its
+/// last event in a format from a newer version), is not damage: the game is refused as one
+/// this version cannot read, nothing on disk is called damaged or rewritten, and the other
+/// games are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_this_version_cannot_read_is_not_called_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path()).await;
+    let (game, tokens) = common::create(&server.url, SCENARIO).await;
+    let (healthy, healthy_tokens) = common::create(&server.url, SCENARIO).await;
+    let (mut ws, _) = join(&server.url, &game, &tokens.side_a).await;
+    let answer = ask(
+        &mut ws,
+        ClientMessage::Command {
+            id: 1,
+            command: Command::Done,
+            key: None,
+        },
+    )
+    .await;
+    assert!(
+        matches!(answer, ServerMessage::Accepted { version: 2, .. }),
+        "{answer:?}"
+    );
+    drop(ws);
+    server.stop().await;
+
+    // Event 3, in its place after event 2, written in a format this version does not know.
+    {
+        let db = sled::open(dir.path()).unwrap();
+        let events = db.open_tree("events").unwrap();
+        let two = events.get(event_key(&game, 2)).unwrap().unwrap();
+        let newer = bincode::serde::encode_to_vec(
+            (
+                u16::MAX,
+                3u64,
+                protocol::chain::LogHash::of(&two).0,
+                vec![7u8; 40],
+            ),
+            bincode::config::standard(),
+        )
+        .unwrap();
+        events.insert(event_key(&game, 3), newer).unwrap();
+        db.flush().unwrap();
+    }
+    let before = records(dir.path(), &game);
+
+    let server = start(dir.path()).await;
+    for _ in 0..2 {
+        let (_ws, answer) = join(&server.url, &game, &tokens.side_b).await;
+        match answer {
+            ServerMessage::Error { code, message } => {
+                assert_eq!(code, ErrorCode::GameUnavailable);
+                assert!(message.contains("event 3"), "{message}");
+                assert!(message.contains("this version"), "{message}");
+                assert!(message.contains("nothing is lost"), "{message}");
+                assert!(!message.contains("backup"), "{message}");
+            }
+            other => panic!("expected game_unavailable, got {other:?}"),
+        }
+    }
+    let (_ws, answer) = join(&server.url, &healthy, &healthy_tokens.side_a).await;
+    assert!(matches!(answer, ServerMessage::Joined { .. }), "{answer:?}");
+    server.stop().await;
+    assert_eq!(records(dir.path(), &game), before, "the log was rewritten");
 }
 
 async fn join_since(url: &str, game: &str, token: &str, since: Option<u64>) -> ServerMessage {

@@ -3,6 +3,7 @@
 //! created, played over them, and survives a restart (replayed from its log); a server without
 //! the boards, or a scenario naming a board the directory lacks, is refused with the reason.
 
+use client::commands::log::{log, LogArgs};
 use client::commands::new::{new, NewArgs};
 use client::commands::run::{run, RunArgs};
 use client::commands::state::{state, StateArgs};
@@ -264,5 +265,134 @@ async fn a_move_crosses_the_seam_onto_a_rotated_board() {
     .unwrap();
     let position: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(position["units"]["ge"]["hex"], "2FF6", "{position}");
+    server.stop().await;
+}
+
+/// Boards stacked north–south, board 1 above board 2, with a wall on a seam hexside (between
+/// board 1's X10 — board 2's X0 — and its Y10): the game is written with hexsides whose two
+/// hexes lie on two boards. A unit walks over the seam; the game is read back through the CLI
+/// live, after a restart, and after it sat idle long enough to be unloaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_on_boards_stacked_north_south_survives_a_restart_and_an_unload() {
+    let dir = tempfile::tempdir().unwrap();
+    let boards = dir.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    let mut one = SynthBoard::geomorphic("01");
+    one.hexside(
+        "X10".parse().unwrap(),
+        "Y10".parse().unwrap(),
+        code::WALL,
+        3.0,
+    );
+    std::fs::write(boards.join("bd01"), one.archive()).unwrap();
+    std::fs::write(boards.join("bd02"), SynthBoard::geomorphic("02").archive()).unwrap();
+    let scenario = dir.path().join("column.toml");
+    std::fs::write(
+        &scenario,
+        SCENARIO
+            .replace("[[\"1\", \"2r\"]]", "[[\"1\"], [\"2\"]]")
+            .replace("hex = \"1D5\"", "hex = \"1C9\"")
+            .replace("hex = \"2C3\"", "hex = \"2Z5\""),
+    )
+    .unwrap();
+    let script = dir.path().join("german.txt");
+    // 1C10 is the seam's half hex (board 2's C0); 2C1 lies beyond it.
+    std::fs::write(
+        &script,
+        "done\ndone\ndone\nmove ge 1C10 => ok\nmove ge 2C1 => ok\n",
+    )
+    .unwrap();
+    let russian_script = dir.path().join("russian.txt");
+    std::fs::write(&russian_script, RUSSIAN).unwrap();
+    let data = dir.path().join("data");
+    let config = || Config {
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
+        game_unload_after_idle: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let server = TestServer::start(&data, config()).await;
+    let created: serde_json::Value =
+        serde_json::from_str(&create(&server, &scenario, &boards).await.unwrap()).unwrap();
+    let game = created["game"].as_str().unwrap().to_string();
+    let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
+    let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
+    let url = server.url.clone();
+    let player = |token: String, script: std::path::PathBuf| {
+        let args = RunArgs {
+            server: ServerArg { url: url.clone() },
+            game: GameArgs {
+                game: game.clone(),
+                token,
+            },
+            script,
+            no_wait: false,
+            keep_going: false,
+            fresh: false,
+            json: false,
+        };
+        async move {
+            let mut out = vec![];
+            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
+                .await
+                .expect("the script finishes");
+            (status, String::from_utf8(out).unwrap())
+        }
+    };
+    let (german_run, russian_run) = tokio::join!(
+        player(german.clone(), script),
+        player(russian, russian_script)
+    );
+    assert_eq!(german_run.0, Ok(Status::Success), "{}", german_run.1);
+    assert_eq!(russian_run.0, Ok(Status::Success), "{}", russian_run.1);
+
+    let read = |url: String| {
+        let game = GameArgs {
+            game: game.clone(),
+            token: german.clone(),
+        };
+        async move {
+            let mut out = vec![];
+            state(
+                &StateArgs {
+                    server: ServerArg { url: url.clone() },
+                    game: game.clone(),
+                    json: true,
+                },
+                &mut out,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("state: {e:?}"));
+            let position: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(position["units"]["ge"]["hex"], "2C1", "{position}");
+            let sides = position["scenario"]["hexsides"].as_object().unwrap();
+            assert!(
+                sides.keys().any(|k| k == "1Y10-2X0"),
+                "the seam wall, by the map's names: {:?}",
+                sides.keys().collect::<Vec<_>>()
+            );
+            let mut out = vec![];
+            let status = log(
+                &LogArgs {
+                    server: ServerArg { url },
+                    game,
+                    json: true,
+                    from: 1,
+                },
+                &mut out,
+            )
+            .await;
+            assert_eq!(status, Ok(Status::Success));
+            assert!(String::from_utf8(out).unwrap().lines().count() >= 5);
+        }
+    };
+    read(server.url.clone()).await;
+
+    // Restarted, the game is replayed from its log; idle, it is unloaded and loaded again.
+    let addr = server.addr;
+    server.stop().await;
+    let server = TestServer::start_at(&data, config(), addr).await;
+    read(server.url.clone()).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    read(server.url.clone()).await;
     server.stop().await;
 }

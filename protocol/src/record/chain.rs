@@ -305,6 +305,93 @@ pub fn seal_v1(seq: u64, prev: LogHash, event: &Event) -> (Vec<u8>, LogHash) {
 pub struct ChainError {
     pub seq: u64,
     pub why: String,
+    pub fault: Fault,
+    /// An undecodable envelope's format is none this version knows.
+    unknown_format: bool,
+}
+
+/// Whose fault a [`ChainError`] is: the data's, or the reader's. Damage is what the hash
+/// chain (and the store's checksums under it) say; a log this version cannot decode although
+/// the chain vouches for its bytes is not damaged, and is never reported as if it were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The log is not what was written: an envelope is missing, changed, out of place.
+    Damaged,
+    /// An envelope did not decode; which of the two below it is, the envelopes around it say
+    /// ([`vouch`]). What [`ChainReader::read`] returns alone, seeing one envelope.
+    Undecodable,
+    /// An envelope in its place in the chain, whose bytes the chain vouches for, that this
+    /// version cannot decode (a format it does not know, or a value it cannot read back):
+    /// the reader's fault. The log is kept as it is, for a version that reads it.
+    Unreadable,
+}
+
+impl ChainError {
+    fn damaged(seq: u64, why: String) -> ChainError {
+        ChainError {
+            seq,
+            why,
+            fault: Fault::Damaged,
+            unknown_format: false,
+        }
+    }
+
+    /// Whether the log itself is damaged (rather than unreadable by this version).
+    pub fn is_damage(&self) -> bool {
+        self.fault != Fault::Unreadable
+    }
+}
+
+/// The fields every envelope format opens with: format, sequence, the hash it follows.
+fn header(bytes: &[u8]) -> Option<(u64, LogHash)> {
+    let config = bincode::config::standard().with_limit::<ENVELOPE_BYTES_MAX>();
+    let ((_format, seq, prev), _): ((u16, u64, [u8; 32]), usize) =
+        bincode::serde::decode_from_slice(bytes, config).ok()?;
+    Some((seq, LogHash(prev)))
+}
+
+/// Settles an [`Fault::Undecodable`] error at `records[index]`, read after a chain whose head
+/// was `head`: [`Fault::Unreadable`] when the chain vouches for the envelope's bytes — it
+/// opens with its own place in the chain and the next envelope follows exactly these bytes —
+/// and [`Fault::Damaged`] otherwise. The last envelope has no successor to vouch for it, so
+/// it is named unreadable only when it is whole but of a format this version does not know
+/// (a newer server wrote it); a last envelope of a known format that does not decode is
+/// named damaged, since nothing but its own bytes speaks for it. Any other error is
+/// returned as it is.
+pub fn vouch(
+    mut error: ChainError,
+    records: &[(u64, Vec<u8>)],
+    index: usize,
+    head: LogHash,
+) -> ChainError {
+    if error.fault != Fault::Undecodable {
+        return error;
+    }
+    let Some((_, bytes)) = records.get(index) else {
+        error.fault = Fault::Damaged;
+        return error;
+    };
+    let vouched = match records.get(index + 1) {
+        Some((_, next)) => {
+            header(next)
+                .is_some_and(|(seq, prev)| seq == error.seq + 1 && prev == LogHash::of(bytes))
+                && header(bytes).is_some_and(|(seq, prev)| seq == error.seq && prev == head)
+        }
+        None => {
+            error.unknown_format
+                && header(bytes).is_some_and(|(seq, prev)| seq == error.seq && prev == head)
+        }
+    };
+    if vouched {
+        error.fault = Fault::Unreadable;
+        error.why = format!(
+            "this version cannot read it ({}), though the hash chain vouches for its bytes: the log is not damaged",
+            error.why
+        );
+    } else {
+        error.fault = Fault::Damaged;
+    }
+    error
 }
 
 /// Reads a chain one envelope at a time, checking each against the one before: contiguous
@@ -348,12 +435,18 @@ impl ChainReader {
     pub fn read(&mut self, stored_seq: u64, bytes: &[u8]) -> Result<Entry, ChainError> {
         let expected = self.next;
         if stored_seq != expected {
-            return Err(ChainError {
-                seq: expected,
-                why: format!("missing; the log jumps to {stored_seq}"),
-            });
+            return Err(ChainError::damaged(
+                expected,
+                format!("missing; the log jumps to {stored_seq}"),
+            ));
         }
-        let err = |why: String| ChainError { seq: expected, why };
+        let err = |why: String| ChainError::damaged(expected, why);
+        let undecodable = |why: String, unknown_format| ChainError {
+            seq: expected,
+            why,
+            fault: Fault::Undecodable,
+            unknown_format,
+        };
         if bytes.len() > ENVELOPE_BYTES_MAX {
             return Err(err(format!(
                 "is {} bytes, over the {ENVELOPE_BYTES_MAX}-byte limit",
@@ -376,13 +469,13 @@ impl ChainReader {
             ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
                 .map(|(e, read)| ((e.seq, e.prev, None, e.seq, None, None, e.event), read)),
             other => {
-                return Err(err(format!(
+                return Err(undecodable(format!(
                     "envelope format {other} is not one this version reads ({ENVELOPE_FORMAT_V1} to {ENVELOPE_FORMAT})"
-                )))
+                ), true))
             }
         };
         let ((seq, prev, by, first, key, command, event), read) =
-            decoded.map_err(|e| err(format!("cannot be decoded ({e})")))?;
+            decoded.map_err(|e| undecodable(format!("cannot be decoded ({e})"), false))?;
         if key.is_some() && first != seq {
             return Err(err(
                 "carries a client key but does not open its command".into()
@@ -402,6 +495,8 @@ impl ChainReader {
                 1 => err("does not start the chain (its link to the start was changed)".into()),
                 _ => ChainError {
                     seq: expected - 1,
+                    fault: Fault::Damaged,
+                    unknown_format: false,
                     why: format!(
                         "is not the event that event {expected} follows (hash chain broken): it was changed, or event {expected}'s link to it was"
                     ),
@@ -445,8 +540,13 @@ pub struct VerifiedChain {
 pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
     let mut reader = ChainReader::default();
     let mut entries = Vec::with_capacity(records.len());
-    for (seq, bytes) in records {
-        entries.push(reader.read(*seq, bytes)?);
+    for (index, (seq, bytes)) in records.iter().enumerate() {
+        let head = reader.head();
+        entries.push(
+            reader
+                .read(*seq, bytes)
+                .map_err(|e| vouch(e, records, index, head))?,
+        );
     }
     Ok(VerifiedChain {
         entries,
@@ -495,6 +595,74 @@ pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
 mod tests {
     use super::*;
     use crate::game::phase::Clock;
+
+    /// Events 1–3 as a server stores them, with event 2's bytes replaced by `two` (the next
+    /// envelope following `two` itself when `relinked`, else the original event 2).
+    fn log_with_second(two: impl Fn(&[u8]) -> Vec<u8>, relinked: bool) -> Vec<(u64, Vec<u8>)> {
+        let (first, h1) = seal(1, GENESIS, [1; 16], None, 1, &event(1));
+        let (second, h2) = seal(2, h1, [2; 16], Some(Side::A), 2, &event(2));
+        let changed = two(&second);
+        let prev = if relinked { LogHash::of(&changed) } else { h2 };
+        let (third, _) = seal(3, prev, [3; 16], Some(Side::B), 3, &event(3));
+        vec![(1, first), (2, changed), (3, third)]
+    }
+
+    /// An envelope of a format this version does not know, in its place after `prev`.
+    fn newer_format(seq: u64, prev: LogHash) -> Vec<u8> {
+        bincode::serde::encode_to_vec(
+            (ENVELOPE_FORMAT + 1, seq, prev.0, vec![7u8; 40]),
+            bincode::config::standard(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_envelope_the_chain_vouches_for_but_this_version_cannot_read_is_not_damage() {
+        // The server wrote bytes it cannot decode and chained the next event to them: the
+        // log is what was written, and the reader is at fault.
+        let cut = |b: &[u8]| b[..b.len() - 3].to_vec();
+        let e = verify(&log_with_second(cut, true)).unwrap_err();
+        assert_eq!((e.seq, e.fault), (2, Fault::Unreadable), "{e}");
+        assert!(!e.is_damage());
+        assert!(e.to_string().contains("not damaged"), "{e}");
+        // A format from a newer version, followed by the chain.
+        let (first, h1) = seal(1, GENESIS, [1; 16], None, 1, &event(1));
+        let newer = newer_format(2, h1);
+        let (third, _) = seal(3, LogHash::of(&newer), [3; 16], None, 3, &event(3));
+        let e = verify(&[(1, first.clone()), (2, newer.clone()), (3, third)]).unwrap_err();
+        assert_eq!((e.seq, e.fault), (2, Fault::Unreadable), "{e}");
+        // The same as the last event: whole, in its place, of a format still to come.
+        let e = verify(&[(1, first), (2, newer)]).unwrap_err();
+        assert_eq!((e.seq, e.fault), (2, Fault::Unreadable), "{e}");
+    }
+
+    #[test]
+    fn an_envelope_changed_after_it_was_chained_is_damage() {
+        // The same cut bytes, but the next event follows the bytes first written.
+        let cut = |b: &[u8]| b[..b.len() - 3].to_vec();
+        let e = verify(&log_with_second(cut, false)).unwrap_err();
+        assert_eq!((e.seq, e.fault), (2, Fault::Damaged), "{e}");
+        assert!(e.is_damage());
+        // A flipped bit in the middle, whether or not the event still decodes.
+        for at in [10, 60] {
+            let flip = move |b: &[u8]| {
+                let mut b = b.to_vec();
+                let i = at.min(b.len() - 1);
+                b[i] ^= 0x10;
+                b
+            };
+            let e = verify(&log_with_second(flip, false)).unwrap_err();
+            assert!(e.is_damage(), "{e}");
+        }
+        // A last event of a known format that does not decode: nothing vouches for it.
+        let log = log_with_second(cut, true);
+        let e = verify(&log[..2]).unwrap_err();
+        assert_eq!((e.seq, e.fault), (2, Fault::Damaged), "{e}");
+        // A newer format out of its place is damage too.
+        let (first, _) = seal(1, GENESIS, [1; 16], None, 1, &event(1));
+        let e = verify(&[(1, first), (2, newer_format(2, LogHash([9; 32])))]).unwrap_err();
+        assert_eq!(e.fault, Fault::Damaged, "{e}");
+    }
 
     #[test]
     fn an_envelope_is_found_among_other_bytes() {

@@ -77,7 +77,7 @@ type Games = Arc<Mutex<HashMap<GameKey, Arc<Slot>>>>;
 #[derive(Clone)]
 enum Loaded {
     Live(GameHandle),
-    Unavailable(String),
+    Unavailable(Unservable),
     /// Metadata without events: a creation that crashed before it was acknowledged.
     Missing,
 }
@@ -103,6 +103,49 @@ pub struct Registry {
     cluster: Option<Arc<crate::games::cluster::Cluster>>,
 }
 
+/// Why a stored game is not served. Damage is what the store's checksums and the hash chain
+/// say; a log whose bytes the chain vouches for but this version cannot decode is the
+/// reader's fault, kept as it is for a version that reads it, and never named damaged.
+#[derive(Clone, Debug)]
+enum Unservable {
+    Damaged(String),
+    Unreadable(String),
+}
+
+impl Unservable {
+    /// The first bad event of a log whose chain did not verify, by whose fault it is.
+    fn of_chain(e: protocol::chain::ChainError) -> Unservable {
+        if e.is_damage() {
+            Unservable::Damaged(format!("its log is damaged at {e}"))
+        } else {
+            Unservable::Unreadable(format!("its log cannot be read at {e}"))
+        }
+    }
+
+    /// What a player asking for the game is told.
+    fn refusal(&self, id: &str) -> String {
+        match self {
+            Unservable::Damaged(why) => format!(
+                "game `{id}` cannot be served: {why}; the operator can restore it from a backup"
+            ),
+            Unservable::Unreadable(why) => format!(
+                "game `{id}` cannot be served by this version of the server: {why}; nothing is lost, and a version that reads it will serve it"
+            ),
+        }
+    }
+
+    fn log(&self, key: &GameKey) {
+        match self {
+            Unservable::Damaged(why) => {
+                error!(game = %envelope::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup")
+            }
+            Unservable::Unreadable(why) => {
+                error!(game = %envelope::game_id(key), %why, "UNREADABLE: this version of the server cannot read this game's intact log; it is kept as it is and not served")
+            }
+        }
+    }
+}
+
 /// A refusal to hand out a game, as it goes on the wire.
 pub type Refusal = (ErrorCode, String);
 
@@ -114,7 +157,7 @@ fn digest(token: &str) -> [u8; 32] {
 /// logging each by name.
 fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &AtomicBool) {
     let started = std::time::Instant::now();
-    let mut damaged = 0;
+    let (mut damaged, mut unreadable) = (0, 0);
     for (key, slot) in slots {
         if stop.load(Ordering::SeqCst) {
             return;
@@ -123,17 +166,21 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
             continue;
         }
         if let Err(why) = check_chain(store, key) {
-            damaged += 1;
-            error!(game = %envelope::game_id(key), %why, "DAMAGED: this game's log fails its check and will not be served; restore it from a backup");
+            if matches!(why, Unservable::Damaged(_)) {
+                damaged += 1;
+            } else {
+                unreadable += 1;
+            }
+            why.log(key);
             // A join that got there first has found the same damage.
             let _ = slot.loaded.set(Loaded::Unavailable(why));
         }
     }
     let took_ms = started.elapsed().as_millis() as u64;
-    if damaged > 0 {
+    if damaged + unreadable > 0 {
         error!(
             checked = slots.len(),
-            damaged, took_ms, "some games are damaged; the others are served"
+            damaged, unreadable, took_ms, "some games cannot be served; the others are"
         );
     } else {
         info!(
@@ -152,11 +199,11 @@ fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>
 }
 
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
-fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), String> {
-    let records = read_log(store, key)?;
+fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), Unservable> {
+    let records = read_log(store, key).map_err(Unservable::Damaged)?;
     envelope::verify(&records)
         .map(|_| ())
-        .map_err(|e| format!("its log is damaged at {e}"))
+        .map_err(Unservable::of_chain)
 }
 
 /// Reads, verifies and replays one stored game: the blocking part of a load.
@@ -165,25 +212,26 @@ fn rebuild(
     key: GameKey,
     meta_bytes: &[u8],
     limits: GameLimits,
-) -> Result<Option<(GameTask, GameMeta)>, String> {
-    let mut meta = GameMeta::decode(meta_bytes)?;
-    let records = read_log(&*store, &key)?;
+) -> Result<Option<(GameTask, GameMeta)>, Unservable> {
+    let mut meta = GameMeta::decode(meta_bytes).map_err(Unservable::Damaged)?;
+    let records = read_log(&*store, &key).map_err(Unservable::Damaged)?;
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = envelope::verify(&records).map_err(|e| format!("its log is damaged at {e}"))?;
+    let verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
         meta.seeds.push(random_bytes());
-        store
-            .put_meta(&key, meta.encode())
-            .wait()
-            .map_err(|e| format!("its metadata could not be upgraded ({e})"))?;
+        store.put_meta(&key, meta.encode()).wait().map_err(|e| {
+            Unservable::Damaged(format!("its metadata could not be upgraded ({e})"))
+        })?;
     }
     // A mark unreadable is a game not to serve blindly: it is named, like damage.
-    let marks = envelope::GameMarks::decode(meta_bytes)?;
-    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)?.marked(marks);
+    let marks = envelope::GameMarks::decode(meta_bytes).map_err(Unservable::Damaged)?;
+    let task = GameTask::from_log(key, verified, meta.clone(), store, limits)
+        .map_err(Unservable::Damaged)?
+        .marked(marks);
     Ok(Some((task, meta)))
 }
 
@@ -339,7 +387,10 @@ impl Registry {
                 let rebuilt =
                     tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
                         .await
-                        .unwrap_or_else(|e| Err(format!("loading stopped: {e}")));
+                        .unwrap_or_else(|e| {
+                            // A replay that panics is this version's fault, not the log's.
+                            Err(Unservable::Unreadable(format!("loading it stopped: {e}")))
+                        });
                 Ok(match rebuilt {
                     Ok(Some((task, meta))) => {
                         *slot.place.lock().expect("slot lock") = Some(place);
@@ -347,7 +398,7 @@ impl Registry {
                     }
                     Ok(None) => Loaded::Missing,
                     Err(why) => {
-                        error!(game = %envelope::game_id(&key), %why, "game cannot be served");
+                        why.log(&key);
                         Loaded::Unavailable(why)
                     }
                 })
@@ -606,12 +657,7 @@ impl Registry {
         slot.used.store(self.now(), Ordering::Relaxed);
         let handle = match self.load(key, &slot).await? {
             Loaded::Missing => return Err(unknown()),
-            Loaded::Unavailable(why) => {
-                return Err((
-                    ErrorCode::GameUnavailable,
-                    format!("game `{id}` cannot be served: {why}; the operator can restore it from a backup"),
-                ))
-            }
+            Loaded::Unavailable(why) => return Err((ErrorCode::GameUnavailable, why.refusal(&id))),
             Loaded::Live(handle) => handle,
         };
         Ok((handle, viewer))

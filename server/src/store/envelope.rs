@@ -60,8 +60,13 @@ pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedLog, LogError> {
     let mut reader = chain::ChainReader::default();
     let mut entries = Vec::with_capacity(records.len());
     let mut hashes = Vec::with_capacity(records.len());
-    for (seq, bytes) in records {
-        entries.push(reader.read(*seq, bytes)?);
+    for (index, (seq, bytes)) in records.iter().enumerate() {
+        let head = reader.head();
+        entries.push(
+            reader
+                .read(*seq, bytes)
+                .map_err(|e| chain::vouch(e, records, index, head))?,
+        );
         hashes.push(reader.head());
     }
     Ok(VerifiedLog { entries, hashes })
