@@ -36,6 +36,7 @@ fn setup(unit: &str, at: &str, concealed: bool, hidden: bool) -> Command {
         hex: hex(at),
         concealed,
         hidden,
+        weapons: vec![],
     }
 }
 
@@ -152,6 +153,77 @@ fn the_other_side_sees_nothing_of_a_set_up_until_it_ends() {
         .unwrap()
         .hip
         .is_empty());
+}
+
+/// Which unit a side gave the weapons of its set-up to (A4.43) is as hidden as where it set
+/// its units up: the other side and a spectator see the same snapshots and streams whichever
+/// units hold them, until set-up ends.
+#[test]
+fn weapons_given_at_set_up_are_hidden_with_their_holders() {
+    let scenario =
+        Scenario::from_toml(include_str!("positions/scenarios/setup-weapons.toml")).unwrap();
+    let base = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let give = |mmg: &str, dc: &str| {
+        let mut game = base.clone();
+        let mut events = vec![];
+        for (unit, at, concealed) in [
+            ("r1", "1A2", false),
+            ("r2", "1A3", false),
+            ("rl", "1B2", false),
+            ("rd", "1C3", true),
+        ] {
+            let weapons: Vec<String> = [("rmmg", mmg), ("rdc", dc)]
+                .iter()
+                .filter(|(_, holder)| *holder == unit)
+                .map(|(w, _)| w.to_string())
+                .collect();
+            events.extend(play(
+                &mut game,
+                RUSSIAN,
+                Command::SetUp {
+                    unit: unit.into(),
+                    hex: hex(at),
+                    concealed,
+                    hidden: false,
+                    weapons,
+                },
+            ));
+        }
+        events.extend(play(&mut game, RUSSIAN, Command::Done));
+        (game, events)
+    };
+    let (one, ev_one) = give("r1", "rl");
+    let (two, ev_two) = give("rl", "r2");
+    assert_eq!(one.weapons["rmmg"].held_by.as_deref(), Some("r1"));
+    assert_eq!(two.weapons["rmmg"].held_by.as_deref(), Some("rl"));
+    for viewer in [Viewer::Side(GERMAN), Viewer::Spectator] {
+        let view = one.project(viewer);
+        assert_eq!(view, two.project(viewer), "{viewer:?}'s snapshot");
+        assert!(!view.weapons.contains_key("rmmg"), "{viewer:?}");
+        assert_eq!(
+            seen_by(&base, viewer, &ev_one),
+            seen_by(&base, viewer, &ev_two),
+            "{viewer:?}'s stream"
+        );
+    }
+    // The German sets up and play begins: each weapon is with its holder, in its hex.
+    let mut game = one;
+    play(
+        &mut game,
+        GERMAN,
+        Command::SetUp {
+            unit: "g1".into(),
+            hex: hex("1H3"),
+            concealed: false,
+            hidden: false,
+            weapons: vec!["glmg".into()],
+        },
+    );
+    play(&mut game, GERMAN, Command::Done);
+    assert!(game.setup.is_none());
+    let german = game.project(Viewer::Side(GERMAN));
+    assert_eq!(german.weapons["rmmg"].held_by.as_deref(), Some("r1"));
+    assert_eq!(german.weapons["rdc"].hex, hex("1B2"));
 }
 
 #[test]
@@ -338,6 +410,7 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
                     hex,
                     concealed,
                     hidden,
+                    weapons: vec![],
                 },
             )
         }
@@ -393,6 +466,7 @@ fn set_up_can_finish(game: &Game) -> Result<(), String> {
                 hex: *h,
                 concealed: dummy,
                 hidden: false,
+                weapons: vec![],
             };
             decide(&game, side, &command, &mut ScriptedDice::default()).ok()
         });

@@ -83,6 +83,7 @@ fn setup(unit: &str, at: &str, concealed: bool, hidden: bool) -> Command {
         hex: hex(at),
         concealed,
         hidden,
+        weapons: vec![],
     }
 }
 

@@ -435,7 +435,7 @@ mod tests {
         assert_eq!(setup.order, vec![Side::B, Side::A], "{scenario_text}");
         let off: Vec<&str> = setup.units.keys().map(String::as_str).collect();
         assert_eq!(off, ["ge-sq2", "ru-sq1", "ru-sq2"], "{scenario_text}");
-        assert_eq!(setup.weapons["ge-lmg1"].held_by, "ge-sq2");
+        assert_eq!(setup.weapons["ge-lmg1"].held_by.as_deref(), Some("ge-sq2"));
         assert!(setup.area(Side::A).contains(&"2A1".parse::<Hex>().unwrap()));
         assert!(scenario.units.contains_key("ge-sq1"));
 
@@ -458,6 +458,7 @@ mod tests {
             hex: hex(at),
             concealed: false,
             hidden: false,
+            weapons: vec![],
         };
         play(&mut game, Side::B, place("ru-sq1", "2H5"));
         play(&mut game, Side::B, place("ru-sq2", "2H5"));

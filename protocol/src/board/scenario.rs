@@ -668,6 +668,9 @@ struct WeaponFile {
     held_by: Option<String>,
     #[serde(default)]
     hex: Option<String>,
+    /// The side whose set-up it belongs to, given to one of its units as it sets it up.
+    #[serde(default)]
+    side: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -1151,19 +1154,40 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
-            if let (Some(holder), None) = (&w.held_by, &w.hex) {
-                if let Some(unit) = offboard.get(holder) {
+            let given = match (&w.held_by, &w.hex, &w.side) {
+                (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
                         return Err(refuse(
                             format!("{field}.held_by"),
                             "only Infantry possess SW (A4.43)",
                         ));
                     }
+                    Ok((unit.side, Some(holder.clone())))
+                }),
+                (None, None, Some(side)) => {
+                    let side = self.side(&format!("{field}.side"), side)?;
+                    if !offboard
+                        .values()
+                        .any(|u| u.side == side && u.enters.is_none() && u.kind.is_infantry())
+                    {
+                        return Err(refuse(
+                            format!("{field}.side"),
+                            "a weapon given at set-up needs Infantry of its side that set up (`offboard = true`) to possess it (A4.43)",
+                        ));
+                    }
+                    Some(Ok((side, None)))
+                }
+                _ => None,
+            };
+            if let Some(given) = given {
+                let (side, held_by) = given?;
+                {
                     let spec = crate::board::setup::OffboardWeapon {
                         id: w.id.clone(),
                         name: w.name.clone(),
                         pp: w.pp,
-                        held_by: holder.clone(),
+                        side,
+                        held_by,
                     };
                     if units.contains_key(&w.id)
                         || offboard.contains_key(&w.id)
@@ -1178,8 +1202,8 @@ impl File {
                     continue;
                 }
             }
-            let hex = match (&w.held_by, &w.hex) {
-                (Some(holder), None) => {
+            let hex = match (&w.held_by, &w.hex, &w.side) {
+                (Some(holder), None, None) => {
                     let unit: &UnitSpec = units.get(holder).ok_or_else(|| {
                         refuse(format!("{field}.held_by"), format!("no unit `{holder}`"))
                     })?;
@@ -1191,7 +1215,7 @@ impl File {
                     }
                     unit.hex
                 }
-                (None, Some(h)) => {
+                (None, Some(h), None) => {
                     let hex = parse_hex(&format!("{field}.hex"), h)?;
                     if !hexes.contains_key(&hex) {
                         return Err(refuse(
@@ -1204,7 +1228,7 @@ impl File {
                 _ => {
                     return Err(refuse(
                         field,
-                        "give exactly one of held_by (a unit) or hex (lying unpossessed)",
+                        "give exactly one of held_by (a unit), hex (lying unpossessed) or side (given to a unit of that side as it sets up)",
                     ))
                 }
             };
@@ -1981,6 +2005,46 @@ hex = "1B2"
         assert!(!s.setup.as_ref().unwrap().has_set_up_step());
         let e = refused(&enters.replace("turn = 1", "turn = 2"));
         assert_eq!(e.field, "units[1].enters.turn", "{e}");
+    }
+
+    #[test]
+    fn a_weapon_of_a_sides_set_up_is_given_by_infantry_that_sets_up() {
+        let area =
+            "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nboard = \"1\"\n";
+        let weapon =
+            |how: &str| format!("[[weapons]]\nid = \"rlmg\"\nname = \"LMG\"\npp = 1\n{how}\n");
+        let s = Scenario::read_toml(&with_setup(&format!(
+            "{}{area}",
+            weapon("side = \"russian\"")
+        )))
+        .unwrap();
+        let setup = s.setup.as_ref().unwrap();
+        assert_eq!(setup.weapons["rlmg"].held_by, None);
+        assert_eq!(setup.weapons["rlmg"].side, Side::B);
+        assert_eq!(setup.to_give(Side::B).count(), 1);
+        assert!(s.weapons.is_empty());
+        // The German sets nothing up: it has nobody to give a weapon to (A4.43).
+        let e = refused(&with_setup(&format!(
+            "{}{area}",
+            weapon("side = \"german\"")
+        )));
+        assert_eq!(e.field, "weapons[0].side", "{e}");
+        assert!(e.reason.contains("A4.43"), "{e}");
+        // Two ways of saying where it is, or none.
+        for how in [
+            "side = \"russian\"\nheld_by = \"r1\"",
+            "side = \"russian\"\nhex = \"1A1\"",
+            "",
+        ] {
+            let e = refused(&with_setup(&format!("{}{area}", weapon(how))));
+            assert_eq!(e.field, "weapons[0]", "{how}: {e}");
+            assert!(e.reason.contains("exactly one of"), "{e}");
+        }
+        let e = refused(&with_setup(&format!(
+            "{}{area}",
+            weapon("side = \"french\"")
+        )));
+        assert_eq!(e.field, "weapons[0].side", "{e}");
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub struct Setup {
     pub areas: [BTreeSet<Hex>; 2],
     /// Units that start off the boards: to set up, or to enter later.
     pub units: BTreeMap<UnitId, OffboardUnit>,
-    /// Support weapons those units possess (A4.43); they go where their holder goes.
+    /// Support weapons of the order of battle (A4.43): those an off-board unit possesses go
+    /// where their holder goes; the others are their side's to give, each to a unit of its
+    /// own as it sets it up (as a set-up save leaves them, in the margin beside the units).
     pub weapons: BTreeMap<String, OffboardWeapon>,
 }
 
@@ -42,6 +44,13 @@ impl Setup {
     /// Whether any unit sets up before Turn 1: only then is there a set-up step.
     pub fn has_set_up_step(&self) -> bool {
         self.units.values().any(|u| u.enters.is_none())
+    }
+
+    /// The weapons `side` gives to its units as it sets them up (none possesses them yet).
+    pub fn to_give(&self, side: Side) -> impl Iterator<Item = &OffboardWeapon> {
+        self.weapons
+            .values()
+            .filter(move |w| w.side == side && w.held_by.is_none())
     }
 
     /// The sides that set up, in order, leaving out a side with nothing to place.
@@ -123,13 +132,16 @@ impl Edge {
     }
 }
 
-/// A support weapon possessed by an off-board unit at the start (A4.43).
+/// A support weapon of a side's order of battle off the boards at the start (A4.43).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffboardWeapon {
     pub id: String,
     pub name: String,
     pub pp: u8,
-    pub held_by: UnitId,
+    pub side: Side,
+    /// The off-board unit that possesses it; `None` for one its side gives to a unit of its
+    /// own at set-up ([`Setup::to_give`]).
+    pub held_by: Option<UnitId>,
 }
 
 /// Concealment Terrain, where an OB-given "?" may set up (A12.12): woods, building, brush,

@@ -630,26 +630,37 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
         "roll" => parse_roll(args),
         "setup" => match args {
-            [unit, hex, flags @ ..] if flags.len() <= 1 => {
-                let (concealed, hidden) = match flags.first().map(String::as_str) {
-                    None => (false, false),
-                    Some("concealed") => (true, false),
-                    Some("hidden") => (false, true),
-                    Some(other) => {
+            [unit, hex, rest @ ..] => {
+                // `setup UNIT HEX [concealed|hidden] [with WEAPON…]` (A4.43: weapons of the
+                // side's set-up given to the unit as it is placed).
+                let (flags, weapons) = match rest.iter().position(|a| a == "with") {
+                    Some(i) => (&rest[..i], &rest[i + 1..]),
+                    None => (rest, &[][..]),
+                };
+                let (concealed, hidden) = match flags {
+                    [] => (false, false),
+                    [f] if f == "concealed" => (true, false),
+                    [f] if f == "hidden" => (false, true),
+                    _ => {
                         return Err(format!(
-                            "`setup` takes a unit, a hex and optionally `concealed` or `hidden`, not `{other}`"
+                            "`setup` takes a unit, a hex, optionally `concealed` or `hidden`, and optionally `with` and the weapons given to the unit, not `{}`",
+                            flags.join(" ")
                         ))
                     }
                 };
+                if rest.iter().any(|a| a == "with") && weapons.is_empty() {
+                    return Err("`with` names the weapons given to the unit".into());
+                }
                 Ok(Command::SetUp {
                     unit: unit.clone(),
                     hex: resolve_hex(scenario, hex)?,
                     concealed,
                     hidden,
+                    weapons: weapons.to_vec(),
                 })
             }
             _ => Err(
-                "`setup` takes a unit, a hex and optionally `concealed` or `hidden`: setup ru-sq1 3B4 concealed"
+                "`setup` takes a unit, a hex, optionally `concealed` or `hidden`, and optionally `with` and weapons to give it: setup ru-sq1 3B4 concealed with ru-lmg1"
                     .into(),
             ),
         },

@@ -134,6 +134,11 @@ pub enum Command {
         hex: Hex,
         concealed: bool,
         hidden: bool,
+        /// Support weapons of the side's order of battle that no unit possesses yet, given to
+        /// this unit as it sets up (A4.43). Given to another unit before, they change hands;
+        /// a unit set up again keeps only those named again.
+        #[serde(default)]
+        weapons: Vec<String>,
     },
     /// In the set-up step, take a unit one placed back off the map.
     LiftSetUp { unit: UnitId },

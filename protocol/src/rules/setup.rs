@@ -51,7 +51,8 @@ pub(super) fn decide(
             hex,
             concealed,
             hidden,
-        } => set_up(game, by, unit, *hex, *concealed, *hidden),
+            weapons,
+        } => set_up(game, by, unit, *hex, (*concealed, *hidden), weapons),
         Command::LiftSetUp { unit } => lift(game, by, unit),
         Command::Done => done(game, by),
         _ => Err(refuse(
@@ -120,8 +121,8 @@ fn set_up(
     by: Side,
     id: &UnitId,
     hex: Hex,
-    concealed: bool,
-    hidden: bool,
+    (concealed, hidden): (bool, bool),
+    given: &[String],
 ) -> Result<Vec<Event>, RuleViolation> {
     let spec = own_offboard(game, by, id)?;
     let setup = game.scenario.setup.as_ref().expect("checked");
@@ -225,17 +226,19 @@ fn set_up(
             ),
         ));
     }
+    let given = weapons_to_give(game, by, id, spec.kind, given)?;
     // Until set-up ends every unit placed is hidden: the other side sees none of it.
     let unit = Unit::from_offboard(spec, hex, concealed, true);
     let weapons: Vec<Weapon> = setup
         .weapons
         .values()
-        .filter(|w| w.held_by == *id)
+        .filter(|w| w.held_by.as_ref() == Some(id))
+        .chain(given)
         .map(|w| Weapon {
             id: w.id.clone(),
             name: w.name.clone(),
             pp: w.pp,
-            held_by: Some(w.held_by.clone()),
+            held_by: Some(id.clone()),
             hex,
             portaged: false,
         })
@@ -245,6 +248,84 @@ fn set_up(
         weapons,
         hip: hidden,
     }])
+}
+
+/// Most weapons one `setup` may give a unit: more than any order of battle gives one unit.
+pub const GIVEN_WEAPONS_MAX: usize = 8;
+
+/// The weapons of `by`'s set-up a placement of unit `id` names, checked: each is its side's
+/// to give (possessed by no unit of the order of battle), named once, and given to Infantry
+/// (A4.43: only Infantry possess SW; a Dummy is no unit). One given to another unit before
+/// changes hands: set-up is the side's to arrange until it is done.
+fn weapons_to_give<'g>(
+    game: &'g Game,
+    by: Side,
+    id: &UnitId,
+    kind: UnitKind,
+    given: &[String],
+) -> Result<Vec<&'g crate::board::setup::OffboardWeapon>, RuleViolation> {
+    if given.is_empty() {
+        return Ok(vec![]);
+    }
+    if given.len() > GIVEN_WEAPONS_MAX {
+        return Err(refuse(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!(
+                "a set-up gives a unit at most {GIVEN_WEAPONS_MAX} weapons (GIVEN_WEAPONS_MAX)"
+            ),
+        ));
+    }
+    if !kind.is_infantry() {
+        return Err(refuse(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!("`{id}` is no Infantry: only Infantry possess support weapons"),
+        ));
+    }
+    let setup = game.scenario.setup.as_ref().expect("setting up");
+    let mut out: Vec<&crate::board::setup::OffboardWeapon> = Vec::with_capacity(given.len());
+    for w in given {
+        let Some(weapon) = setup.to_give(by).find(|x| x.id == *w) else {
+            let why = match setup.weapons.get(w) {
+                Some(x) if x.side == by => format!(
+                    "`{w}` is possessed by `{}` in the order of battle; it sets up with it",
+                    x.held_by.as_deref().unwrap_or_default()
+                ),
+                _ => format!(
+                    "the {} has no weapon `{w}` to give at set-up",
+                    game.side_name(by)
+                ),
+            };
+            return Err(refuse("A4.43", ViolationKind::UnitState, why));
+        };
+        if out.iter().any(|x| x.id == *w) {
+            return Err(refuse(
+                "A4.43",
+                ViolationKind::UnitState,
+                format!("`{w}` is named twice"),
+            ));
+        }
+        out.push(weapon);
+    }
+    Ok(out)
+}
+
+/// The weapons of `by`'s set-up that no placed unit possesses yet.
+pub(crate) fn weapons_left_to_give<'g>(game: &'g Game, by: Side) -> Vec<&'g str> {
+    let Some(setup) = game.scenario.setup.as_ref() else {
+        return vec![];
+    };
+    setup
+        .to_give(by)
+        .filter(|w| {
+            !game
+                .weapons
+                .get(&w.id)
+                .is_some_and(|held| held.held_by.is_some())
+        })
+        .map(|w| w.id.as_str())
+        .collect()
 }
 
 fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation> {
@@ -271,6 +352,23 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
                 left.len(),
                 left.iter()
                     .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let weapons = weapons_left_to_give(game, by);
+    if !weapons.is_empty() {
+        return Err(refuse(
+            "A4.43",
+            ViolationKind::UnitState,
+            format!(
+                "the {} has {} support weapon(s) of its order of battle no unit possesses yet ({}); give each to a unit as you set it up (`setup UNIT HEX with WEAPON`)",
+                game.side_name(by),
+                weapons.len(),
+                weapons
+                    .iter()
+                    .map(|w| format!("`{w}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -466,7 +564,7 @@ pub(super) fn enter(
             .map(|s| {
                 s.weapons
                     .values()
-                    .filter(|w| w.held_by == unit.id)
+                    .filter(|w| w.held_by.as_ref() == Some(&unit.id))
                     .map(|w| w.pp)
                     .sum()
             })
@@ -494,12 +592,12 @@ pub(super) fn enter(
         .map(|s| {
             s.weapons
                 .values()
-                .filter(|w| ids.contains(&w.held_by))
+                .filter(|w| w.held_by.as_ref().is_some_and(|h| ids.contains(h)))
                 .map(|w| Weapon {
                     id: w.id.clone(),
                     name: w.name.clone(),
                     pp: w.pp,
-                    held_by: Some(w.held_by.clone()),
+                    held_by: w.held_by.clone(),
                     hex: to,
                     portaged: false,
                 })
