@@ -64,6 +64,12 @@ pub enum UnitKind {
     Hero,
     Vehicle,
     Dummy,
+    /// A counter of the scenario the engine does not rule on — a vehicle or Gun of a VASL
+    /// save, an armor leader, a dismantled weapon — so that nothing on the card is dropped:
+    /// `ratings` holds the name printed on it. It is placed, concealed, hidden and shown like
+    /// a unit; the rules refuse every act of it as not modelled, and the players move, remove
+    /// or relabel it by an adjudication the opponent may accept or dispute.
+    Counter,
     /// A unit under a "?" as the opponent sees it: what it is stays unknown (A12). Only
     /// projections use it; a scenario may not.
     Concealed,
@@ -124,6 +130,7 @@ impl UnitKind {
             UnitKind::Hero => "hero",
             UnitKind::Vehicle => "vehicle",
             UnitKind::Dummy => "dummy",
+            UnitKind::Counter => "counter",
             UnitKind::Concealed => "?",
         }
     }
@@ -1411,6 +1418,12 @@ impl File {
                         "HIP is a set-up choice (A12.3); a unit entering later does not set up",
                     ));
                 }
+                if u.kind == UnitKind::Counter {
+                    return Err(refuse(
+                        format!("{field}.enters"),
+                        "a counter the engine does not rule on entering from off board is not modelled; set it up, or give it a hex",
+                    ));
+                }
                 Some(crate::board::setup::Entry {
                     turn: e.turn,
                     edge: e.edge,
@@ -1828,6 +1841,42 @@ pub fn way_beneath(
     false
 }
 
+/// Longest name a `counter` may carry, in bytes: more than any counter prints.
+pub const COUNTER_NAME_BYTES_MAX: usize = 64;
+
+/// A `counter`'s ratings are the name printed on it (`PzKw IVH`, `Gun 75L AT PaK 40`): some
+/// text, within [`COUNTER_NAME_BYTES_MAX`], with no control or bidi character (it comes from
+/// others' saves, and is shown to both players).
+pub fn check_counter_name(field: &str, name: &str) -> Result<(), ScenarioError> {
+    if name.trim().is_empty() {
+        return Err(refuse(
+            field,
+            "a counter is named by the name printed on it",
+        ));
+    }
+    if name.len() > COUNTER_NAME_BYTES_MAX {
+        return Err(refuse(
+            field,
+            format!("a counter's name is at most {COUNTER_NAME_BYTES_MAX} bytes"),
+        ));
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || crate::board::scenario::is_bidi(c))
+    {
+        return Err(refuse(
+            field,
+            "a counter's name holds no control or bidi characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Unicode's bidirectional controls: they reorder the text around them on a screen.
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
 /// negative as in `7-0` or `6+1`); heroes print three (`1-4-9`). Vehicles and dummies carry none.
 fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), ScenarioError> {
@@ -1843,6 +1892,7 @@ fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), Scena
         UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Hero => 3,
         UnitKind::Leader => 2,
         UnitKind::Vehicle | UnitKind::Dummy => 0,
+        UnitKind::Counter => return check_counter_name(field, ratings),
         UnitKind::Concealed => {
             return Err(refuse(
                 field.replace(".ratings", ".kind"),

@@ -586,14 +586,22 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                     note: note.first().cloned().unwrap_or_default(),
                 })
             }
+            // A counter the engine does not rule on is moved by adjudication.
+            [unit, relocate, hex, note @ ..] if relocate == "relocate" && note.len() <= 1 => {
+                Ok(Command::Adjudicate {
+                    unit: unit.clone(),
+                    outcome: Outcome::Relocate(resolve_hex(scenario, hex)?),
+                    note: note.first().cloned().unwrap_or_default(),
+                })
+            }
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
                 outcome: Outcome::parse(outcome).ok_or_else(|| {
-                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate)")
+                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a counter: relocate HEX, relabel)")
                 })?,
                 note: note.first().cloned().unwrap_or_default(),
             }),
-            _ => Err("`adjudicate` takes a unit, an outcome and an optional \"note\"".into()),
+            _ => Err("`adjudicate` takes a unit, an outcome (`relocate` a hex) and an optional \"note\"".into()),
         },
         // Dispute review (docs/review.md, docs/dice.md).
         "accept" | "dispute" | "undo" => {

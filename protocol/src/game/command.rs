@@ -204,6 +204,12 @@ pub enum Outcome {
     Pin,
     /// The unit is removed from play.
     Eliminate,
+    /// A counter the engine does not rule on (`UnitKind::Counter`: a vehicle, a Gun …) now
+    /// stands in this hex: it moved, or was pushed, as the players rule.
+    Relocate(Hex),
+    /// A counter the engine does not rule on now reads as the note says (`PzKw IVH wreck`,
+    /// `T-34 M43 immobilized`): what a counter flipped or marked shows.
+    Relabel,
 }
 
 impl Outcome {
@@ -213,7 +219,22 @@ impl Outcome {
             Outcome::Rally => "rally",
             Outcome::Pin => "pin",
             Outcome::Eliminate => "eliminate",
+            Outcome::Relocate(_) => "relocate",
+            Outcome::Relabel => "relabel",
         }
+    }
+
+    /// The outcome in words, with its hex: `relocate to 3B4`.
+    pub fn describe(self) -> String {
+        match self {
+            Outcome::Relocate(to) => format!("relocate to {to}"),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// Whether it is for a counter the engine does not rule on only.
+    pub fn for_counters_only(self) -> bool {
+        matches!(self, Outcome::Relocate(_) | Outcome::Relabel)
     }
 
     pub fn parse(word: &str) -> Option<Outcome> {
@@ -222,6 +243,7 @@ impl Outcome {
             Outcome::Rally,
             Outcome::Pin,
             Outcome::Eliminate,
+            Outcome::Relabel,
         ]
         .into_iter()
         .find(|o| o.name() == word)

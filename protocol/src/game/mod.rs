@@ -1536,13 +1536,24 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::ManholeDeclaredUnseen { hex, .. } => {
             game.unseen_manholes.insert(*hex);
         }
-        Event::OutcomeAdjudicated { unit, outcome, .. } => {
+        Event::OutcomeAdjudicated {
+            unit,
+            outcome,
+            note,
+            ..
+        } => {
             if let Some(unit) = game.units.get_mut(unit) {
                 match outcome {
                     Outcome::Break => unit.morale = Morale::Broken,
                     Outcome::Rally => unit.morale = Morale::GoodOrder,
                     Outcome::Pin => unit.pinned = true,
                     Outcome::Eliminate => unit.eliminated = true,
+                    Outcome::Relocate(to) => unit.hex = *to,
+                    // A projection keeps a masked counter's "?" (its name is what it hides).
+                    Outcome::Relabel if unit.kind != UnitKind::Concealed => {
+                        unit.ratings = note.clone()
+                    }
+                    Outcome::Relabel => {}
                 }
             }
         }

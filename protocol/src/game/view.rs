@@ -570,9 +570,14 @@ impl Names<'_> {
                 note,
             } => Event::OutcomeAdjudicated {
                 by,
+                // A relabel's note is what the counter now reads: under "?" that is hidden.
+                note: if outcome == crate::game::command::Outcome::Relabel && self.masked(&unit) {
+                    String::new()
+                } else {
+                    self.text(&note)
+                },
                 unit: self.name(&unit),
                 outcome,
-                note: self.text(&note),
             },
             Event::AdjudicationDisputed { by, event, reason } => Event::AdjudicationDisputed {
                 by,

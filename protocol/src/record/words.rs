@@ -366,7 +366,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             outcome,
             note,
         } => {
-            let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.name());
+            let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.describe());
             if !note.is_empty() {
                 let _ = write!(s, " ({note})");
             }

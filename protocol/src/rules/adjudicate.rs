@@ -2,7 +2,7 @@
 //! side may enter one at any time, because either side's attacks produce them; the event names
 //! who entered it so the opponent can see and dispute it.
 
-use crate::board::scenario::{Morale, Side, UnitId};
+use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
 use crate::game::command::Outcome;
 use crate::game::event::Event;
 use crate::game::Game;
@@ -36,10 +36,53 @@ pub(super) fn decide(
             format!("the note is {} bytes; at most {NOTE_BYTES_MAX}", note.len()),
         ));
     }
+    let counter = unit.kind == UnitKind::Counter;
+    if outcome.for_counters_only() != counter && outcome != Outcome::Eliminate {
+        return Err(RuleViolation::with(
+            "A1",
+            ViolationKind::UnitState,
+            if counter {
+                vec![
+                    text(format!("cannot {} ", outcome.name())),
+                    Piece::Unit(id.to_string()),
+                    text(": a counter the engine does not rule on has no morale; eliminate, relocate or relabel it"),
+                ]
+            } else {
+                vec![
+                    text(format!("cannot {} ", outcome.name())),
+                    Piece::Unit(id.to_string()),
+                    text(": only a counter the engine does not rule on is moved or relabelled by adjudication; a unit moves by the rules (A4)"),
+                ]
+            },
+        ));
+    }
+    if let Outcome::Relocate(to) = outcome {
+        if !game.scenario.hexes.contains_key(&to) {
+            return Err(RuleViolation::new(
+                "A1",
+                ViolationKind::Geometry,
+                format!("{to} is not on the map"),
+            ));
+        }
+    }
+    if outcome == Outcome::Relabel {
+        crate::board::scenario::check_counter_name("note", note).map_err(|e| {
+            RuleViolation::new(
+                "A1",
+                ViolationKind::UnitState,
+                format!(
+                    "a relabel's note is what the counter now reads: {}",
+                    e.reason
+                ),
+            )
+        })?;
+    }
     // An outcome that would change nothing is a mistake worth catching: the player meant
     // another unit or another outcome.
     let pointless = match outcome {
         _ if unit.eliminated => Some(("A1", "has been eliminated already")),
+        Outcome::Relocate(to) if to == unit.hex => Some(("A1", "stands there already")),
+        Outcome::Relabel if note == unit.ratings => Some(("A1", "reads so already")),
         Outcome::Break if unit.morale == Morale::Broken => Some(("A10", "is broken already")),
         Outcome::Rally if unit.morale == Morale::GoodOrder => Some(("A10", "is not broken")),
         Outcome::Pin if unit.pinned => Some(("A7.8", "is pinned already")),

@@ -211,6 +211,15 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
             unit: unit.clone(),
             entrance: c(entrance),
         },
+        Command::Adjudicate {
+            unit,
+            outcome: crate::game::command::Outcome::Relocate(to),
+            note,
+        } => Command::Adjudicate {
+            unit: unit.clone(),
+            outcome: crate::game::command::Outcome::Relocate(c(to)),
+            note: note.clone(),
+        },
         _ => return None,
     };
     (renamed != *command).then_some(renamed)
@@ -444,7 +453,22 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
             format!("`{id}` has been eliminated"),
         ));
     }
+    if unit.kind == crate::board::scenario::UnitKind::Counter {
+        return Err(counter_not_modelled(id, &unit.ratings));
+    }
     Ok(unit)
+}
+
+/// What every act of a counter the engine does not rule on is told: the players move, remove
+/// or relabel it by an adjudication.
+pub(crate) fn counter_not_modelled(id: &UnitId, name: &str) -> RuleViolation {
+    RuleViolation::new(
+        "A1",
+        ViolationKind::NotModelled,
+        format!(
+            "`{id}` ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate {id} relocate HEX`, `eliminate`, `relabel \"…\"`)"
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -145,6 +145,12 @@ fn eligibility_over(
     if unit.eliminated {
         return Err(("B9.32", "it has been eliminated".into()));
     }
+    if unit.kind == UnitKind::Counter {
+        return Err((
+            "B9.32",
+            "it is a counter the engine does not rule on".into(),
+        ));
+    }
     if unit.underground.is_some() {
         return Err(("B9.32", "it is below ground, not at ground level".into()));
     }

@@ -419,6 +419,7 @@ fn kind_tag(kind: UnitKind) -> &'static str {
         UnitKind::Hero => "hero",
         UnitKind::Vehicle => "veh",
         UnitKind::Dummy => "dummy",
+        UnitKind::Counter => "ctr",
         UnitKind::Concealed => "q",
     }
 }
