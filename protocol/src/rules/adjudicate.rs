@@ -18,13 +18,7 @@ pub(super) fn decide(
     outcome: Outcome,
     note: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
-    let unknown = || {
-        RuleViolation::new(
-            "A1",
-            ViolationKind::UnknownUnit,
-            format!("there is no unit `{id}` in this game"),
-        )
-    };
+    let unknown = || crate::rules::violation::no_such_unit(id, " in this game");
     let unit = game.units.get(id).ok_or_else(unknown)?;
     if unit.hidden && unit.side != by {
         return Err(unknown());

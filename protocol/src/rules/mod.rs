@@ -424,13 +424,7 @@ fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<()
 /// opponent's hidden one) is answered exactly like one that does not exist, so a refusal
 /// never confirms a hidden unit.
 fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleViolation> {
-    let unknown = || {
-        RuleViolation::new(
-            "A1",
-            ViolationKind::UnknownUnit,
-            format!("there is no unit `{id}` in this game"),
-        )
-    };
+    let unknown = || crate::rules::violation::no_such_unit(id, " in this game");
     let unit = game.units.get(id).ok_or_else(unknown)?;
     if unit.side != by {
         if unit.hidden {

@@ -84,15 +84,21 @@ fn own_offboard<'g>(
             .units
             .get(id)
             .is_some_and(|u| u.side == by || !u.hidden);
-        return Err(refuse(
+        use crate::rules::violation::{text, Piece};
+        return Err(RuleViolation::with(
             "A12.12",
             ViolationKind::UnknownUnit,
             if on_map {
-                format!(
-                    "`{id}` starts on the map; only the units the scenario has set up are placed"
-                )
+                vec![
+                    Piece::Given(id.to_string()),
+                    text(" starts on the map; only the units the scenario has set up are placed"),
+                ]
             } else {
-                format!("there is no unit `{id}` to set up in this scenario")
+                vec![
+                    text("there is no unit "),
+                    Piece::Given(id.to_string()),
+                    text(" to set up in this scenario"),
+                ]
             },
         ));
     };

@@ -77,6 +77,25 @@ pub enum Piece {
     /// An event, by its place in the whole log: a viewer reads its own stream's number for
     /// that very event, and no number at all for one it was not shown.
     Event(u64),
+    /// A word of the reader's own — the unit id its command gave — given back as it is,
+    /// never renamed: a refusal of an id that names a unit the reader may not know reads
+    /// exactly as one of an id that names none.
+    Given(String),
+}
+
+/// The refusal of a unit id that names no unit the issuer may know of: the same words whether
+/// the id names none or a unit hidden from it (A12.3), built from typed pieces so no later
+/// rewriting of prose can tell the two apart.
+pub fn no_such_unit(id: &str, rest: &str) -> RuleViolation {
+    RuleViolation::with(
+        "A1",
+        ViolationKind::UnknownUnit,
+        vec![
+            text("there is no unit "),
+            Piece::Given(id.to_string()),
+            text(rest.to_string()),
+        ],
+    )
 }
 
 /// Text, for [`RuleViolation::with`].
@@ -123,6 +142,11 @@ impl RuleViolation {
                     }
                     None => out.push_str("a unit"),
                 },
+                Piece::Given(word) => {
+                    out.push('`');
+                    out.push_str(word);
+                    out.push('`');
+                }
                 Piece::Event(at) => match event(*at) {
                     Some(n) => {
                         out.push('#');

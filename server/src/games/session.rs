@@ -1122,6 +1122,27 @@ mod tests {
         assert_eq!(russian, "`r2` and `r3` are Russian");
     }
 
+    /// An adjudication of the opponent's HIP unit is refused in the very words a made-up id
+    /// is: the refusal gives the issuer's own word back, and says nothing of what exists.
+    #[test]
+    fn a_hidden_units_id_is_refused_as_a_made_up_one_is() {
+        let session = in_prep_fire();
+        let refusal = |unit: &str| {
+            let command = adjudicate(unit, protocol::Outcome::Pin);
+            let violation = protocol::decide(
+                session.game(),
+                Side::A,
+                &command,
+                &mut protocol::ScriptedDice::default(),
+            )
+            .unwrap_err();
+            session.refusal_for(GERMAN, violation).detail
+        };
+        assert!(session.game().units["r3"].hidden);
+        assert_eq!(refusal("r3"), "there is no unit `r3` in this game");
+        assert_eq!(refusal("nosuch"), "there is no unit `nosuch` in this game");
+    }
+
     #[test]
     fn prose_that_names_a_hidden_unit_without_quotes_names_it_to_no_one_else() {
         let session = in_prep_fire();
