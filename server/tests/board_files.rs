@@ -1,8 +1,8 @@
 //! The operator's boards directory holding what is not a board archive (issue 50): a named pipe
-//! where `bd09` should be. Anyone may ask for a board's image, so it may cost the server no
-//! more than a refusal: the pipe never holds a
+//! where `bd09` should be, and a file far larger than any archive. Anyone may ask for a
+//! board's image, so neither may cost the server more than a refusal: the pipe never holds a
 //! thread of the runtime (`/healthz`, new games and other games go on answering while image
-//! requests for it pile up).
+//! requests for it pile up), and the large file is never read.
 //!
 //! The server runs on a runtime of its own with two workers, as on a two-core machine; the
 //! test's clients run on another, so a server whose workers are all stuck cannot stop the
@@ -205,6 +205,50 @@ fn a_named_pipe_among_the_boards_blocks_nothing() {
             assert!(body.contains("no board 9"), "{body}");
             assert!(!body.contains("bd09"), "{body}");
         }
+    });
+    drop(server);
+}
+
+/// Bytes this process has read (`rchar` of `/proc/self/io`): from files, sockets, anything.
+fn bytes_read_by_this_process() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap();
+    io.lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("rchar in /proc/self/io")
+}
+
+#[test]
+fn an_oversized_board_file_is_refused_without_being_read() {
+    use protocol::board::vasl::archive::ARCHIVE_BYTES_MAX;
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse: 80 MiB to whoever reads it, no room on the disk.
+    let big = std::fs::File::create(dir.path().join("bd07")).unwrap();
+    const OVERSIZED_BYTES: u64 = 80 << 20;
+    const { assert!(OVERSIZED_BYTES > ARCHIVE_BYTES_MAX as u64) };
+    big.set_len(OVERSIZED_BYTES).unwrap();
+    let server = Server::start(dir.path(), vec![]);
+    let addr = server.addr;
+
+    client_runtime().block_on(async move {
+        let before = bytes_read_by_this_process();
+        let asked: Vec<_> = (0..8)
+            .map(|_| tokio::spawn(get(addr, "/boards/7/image")))
+            .collect();
+        for request in asked {
+            let (status, body) = within("an image of board 7", request).await.unwrap();
+            assert_eq!(status, 404, "{body}");
+            assert!(body.to_lowercase().contains("board 7"), "{body}");
+        }
+        let (status, _) = within("board 7 again", get(addr, "/boards/7/image")).await;
+        assert_eq!(status, 404);
+        let read = bytes_read_by_this_process() - before;
+        // Not one archive's worth: only requests, answers and the like (kilobytes). Other
+        // tests of this file run meanwhile, and read little.
+        assert!(
+            read < (ARCHIVE_BYTES_MAX as u64) / 8,
+            "{read} bytes read to refuse an oversized board file nine times"
+        );
     });
     drop(server);
 }

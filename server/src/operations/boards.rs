@@ -7,23 +7,30 @@
 //! - Only regular files are read. A named pipe (or a device) in the directory would block the
 //!   thread opening it until something wrote to it; its type is checked before it is opened,
 //!   and it is opened non-blocking and checked again, so one swapped in between cannot block.
+//! - A file's size is checked before it is read, and it is read no further than its limit
+//!   ([`ARCHIVE_BYTES_MAX`] for an archive): one larger costs a `stat`, never its bytes.
+//! - What was refused is remembered with the file's identity, size and times
+//!   ([`BoardFiles`]): asking again costs a `stat` until the operator changes the file.
 //! - Images are read off the async runtime, a few at a time ([`BOARD_READS_CONCURRENT_MAX`]),
 //!   each within [`BOARD_READ_WAIT_MAX`]: a slow disk makes image requests wait, never the
 //!   games, `/healthz` or new connections.
 
+use std::collections::HashMap;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
-use std::sync::Arc;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use protocol::board::vasl::codes::TerrainTable;
+use protocol::board::vasl::archive::ARCHIVE_BYTES_MAX;
+use protocol::board::vasl::codes::{TerrainTable, SHARED_METADATA_BYTES_MAX};
 use protocol::board::vasl::library::{self, Boards, BOARD_FILE_BYTES_MAX, SHARED_METADATA};
 
 /// The boards in `dir`, with VASL's terrain codes from `module` (`ASL_VASL_MODULE`) when given,
 /// else from the directory's `SharedBoardMetadata.xml`, else the engine's own.
 pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
-    open_with(dir, module, Arc::new(BoardFiles))
+    open_with(dir, module, Arc::new(BoardFiles::default()))
 }
 
 fn open_with(
@@ -47,7 +54,7 @@ fn open_with(
         }
         None => {
             let path = dir.join(SHARED_METADATA);
-            match files.read(&path, BOARD_FILE_BYTES_MAX) {
+            match files.read(&path, SHARED_METADATA_BYTES_MAX as u64) {
                 Ok(bytes) => {
                     TerrainTable::parse(&bytes).map_err(|e| format!("{} {e}", path.display()))?
                 }
@@ -64,7 +71,7 @@ fn open_with(
         Box::new(move |name| {
             let tried = library::archive_names(name);
             for file in &tried {
-                match files.read(&base.join(file), BOARD_FILE_BYTES_MAX) {
+                match files.read(&base.join(file), ARCHIVE_BYTES_MAX as u64) {
                     Ok(bytes) => return Ok(bytes),
                     Err(FileError::Missing) => continue,
                     Err(FileError::Refused(why)) => return Err(format!("board {name}: {why}")),
@@ -101,20 +108,58 @@ impl From<FileError> for String {
     }
 }
 
-/// Reads the files of a boards directory: regular files only.
+/// A file's identity, size and times: what a remembered refusal holds until it changes. The
+/// change time is in it because replacing a file's bytes in place may keep its size and have
+/// its modification time set back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// Reads the files of a boards directory, remembering those it refused.
+///
+/// The memory is bounded by the names asked for: a board is 1 to 999 and each has two names
+/// (`bd01`, `bd1`), plus the terrain table's file: a few thousand paths at most.
 #[derive(Debug, Default)]
-pub struct BoardFiles;
+pub struct BoardFiles {
+    refused: Mutex<HashMap<PathBuf, (Stamp, String)>>,
+    /// Bytes read from files so far: a refusal is tested to cost none.
+    bytes_read: AtomicU64,
+}
 
 impl BoardFiles {
     /// The bytes of `path`, a regular file of at most `limit` bytes; anything else is refused
-    /// without reading it.
+    /// without reading it, and a refused file is refused again from memory until it changes.
     pub fn read(&self, path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
         let meta = match std::fs::metadata(path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(FileError::Missing),
             Err(e) => return Err(FileError::Refused(format!("{}: {e}", path.display()))),
         };
-        self.check(path, &meta)?;
+        if let Some((stamp, why)) = self.refused.lock().expect("refused lock").get(path) {
+            if *stamp == Stamp::of(&meta) {
+                return Err(FileError::Refused(why.clone()));
+            }
+        }
+        self.check(path, &meta, limit)?;
         // Non-blocking: a named pipe put in the file's place since the check opens at once
         // (a blocking open waits for a writer), and is refused by the check on what was opened.
         let file = std::fs::OpenOptions::new()
@@ -125,23 +170,30 @@ impl BoardFiles {
         let opened = file
             .metadata()
             .map_err(|e| FileError::Refused(format!("{}: {e}", path.display())))?;
-        self.check(path, &opened)?;
-        let mut bytes = Vec::new();
-        (&file)
-            .take(limit + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| FileError::Refused(format!("{}: {e}", path.display())))?;
+        self.check(path, &opened, limit)?;
+        // Bounded again as read: a file growing meanwhile is read one byte past its limit.
+        let mut bytes = Vec::with_capacity(opened.len() as usize);
+        let read = (&file).take(limit + 1).read_to_end(&mut bytes);
+        self.bytes_read
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        read.map_err(|e| FileError::Refused(format!("{}: {e}", path.display())))?;
         if bytes.len() as u64 > limit {
-            return Err(self.refuse(format!(
-                "{}: larger than {limit} bytes: not read",
-                path.display()
-            )));
+            let now = file.metadata().unwrap_or(opened);
+            return Err(self.refuse(
+                path,
+                &now,
+                format!(
+                    "{} grew past {limit} bytes as it was read, the most a file of this kind may be: not read",
+                    path.display()
+                ),
+            ));
         }
+        self.refused.lock().expect("refused lock").remove(path);
         Ok(bytes)
     }
 
-    /// Refuses a file that is not a regular file.
-    fn check(&self, path: &Path, meta: &std::fs::Metadata) -> Result<(), FileError> {
+    /// Refuses (and remembers) a file that is not a regular file of at most `limit` bytes.
+    fn check(&self, path: &Path, meta: &std::fs::Metadata, limit: u64) -> Result<(), FileError> {
         let kind = meta.file_type();
         if !kind.is_file() {
             use std::os::unix::fs::FileTypeExt;
@@ -156,22 +208,52 @@ impl BoardFiles {
             } else {
                 "not a regular file"
             };
-            return Err(self.refuse(format!(
-                "{} is {what}: board files are read from regular files only",
-                path.display()
-            )));
+            return Err(self.refuse(
+                path,
+                meta,
+                format!(
+                    "{} is {what}: board files are read from regular files only",
+                    path.display()
+                ),
+            ));
+        }
+        if meta.len() > limit {
+            return Err(self.refuse(
+                path,
+                meta,
+                format!(
+                    "{} is {} bytes, more than the {limit} a file of this kind may be: not read",
+                    path.display(),
+                    meta.len()
+                ),
+            ));
         }
         Ok(())
     }
 
-    fn refuse(&self, why: String) -> FileError {
+    fn refuse(&self, path: &Path, meta: &std::fs::Metadata, why: String) -> FileError {
+        // Said once per change of the file: asking again is answered from memory, unlogged.
         tracing::warn!(refusal = %why, "a file of the boards directory is not read");
+        self.refused
+            .lock()
+            .expect("refused lock")
+            .insert(path.to_path_buf(), (Stamp::of(meta), why.clone()));
         FileError::Refused(why)
+    }
+
+    /// Bytes read from files so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    /// How many files are refused from memory until they change.
+    pub fn refusals_remembered(&self) -> usize {
+        self.refused.lock().expect("refused lock").len()
     }
 }
 
 /// How many board images are read from their archives at once. Each read holds its archive
-/// (up to [`ARCHIVE_BYTES_MAX`](protocol::board::vasl::archive::ARCHIVE_BYTES_MAX)) and its image in memory, and any anonymous request may start
+/// (up to [`ARCHIVE_BYTES_MAX`]) and its image in memory, and any anonymous request may start
 /// one, so this bounds what reading images may hold, however many ask at once.
 pub const BOARD_READS_CONCURRENT_MAX: usize = 2;
 
@@ -501,11 +583,11 @@ mod tests {
     #[test]
     fn only_regular_files_are_opened() {
         let dir = tempfile::tempdir().unwrap();
-        let files = BoardFiles;
+        let files = BoardFiles::default();
         let pipe = dir.path().join("bd09");
         mkfifo(&pipe);
         // A blocking open would wait here for a writer that never comes.
-        let why = refusal(files.read(&pipe, BOARD_FILE_BYTES_MAX));
+        let why = refusal(files.read(&pipe, ARCHIVE_BYTES_MAX as u64));
         assert!(why.contains("bd09 is a named pipe"), "{why}");
         assert!(why.contains("regular files only"), "{why}");
         std::fs::create_dir(dir.path().join("bd10")).unwrap();
@@ -513,6 +595,7 @@ mod tests {
         assert!(why.contains("bd10 is a directory"), "{why}");
         let why = refusal(files.read(Path::new("/dev/zero"), 1024));
         assert!(why.contains("/dev/zero is a device"), "{why}");
+        assert_eq!(files.bytes_read(), 0);
         assert_eq!(
             files.read(&dir.path().join("bd11"), 1024),
             Err(FileError::Missing)
@@ -528,12 +611,60 @@ mod tests {
         assert!(why.contains("named pipe"), "{why}");
 
         // Through the boards, as a game's creation or LOS reads them.
-        let boards = open_with(dir.path(), None, Arc::new(BoardFiles)).unwrap();
+        let boards = open_with(dir.path(), None, Arc::new(BoardFiles::default())).unwrap();
         let why = boards.board("9").unwrap_err();
         assert!(
             why.contains("board 9:") && why.contains("named pipe"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_file_past_its_limit_is_refused_unread_and_remembered_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bd07");
+        let files = BoardFiles::default();
+        // At the limit and one past it.
+        std::fs::write(&path, [7u8; 1024]).unwrap();
+        assert_eq!(files.read(&path, 1024).unwrap().len(), 1024);
+        std::fs::write(&path, [7u8; 1025]).unwrap();
+        let why = refusal(files.read(&path, 1024));
+        assert!(why.contains("is 1025 bytes, more than the 1024"), "{why}");
+        assert_eq!(
+            files.bytes_read(),
+            1024,
+            "the file past its limit is not read"
+        );
+
+        // The archive limit, on a sparse file: refused by its size, and again from memory.
+        let big = std::fs::File::create(&path).unwrap();
+        big.set_len(ARCHIVE_BYTES_MAX as u64 + 1).unwrap();
+        let first = refusal(files.read(&path, ARCHIVE_BYTES_MAX as u64));
+        assert!(
+            first.contains(&format!("more than the {ARCHIVE_BYTES_MAX}")),
+            "{first}"
+        );
+        assert_eq!(files.refusals_remembered(), 1);
+        let again = refusal(files.read(&path, ARCHIVE_BYTES_MAX as u64));
+        assert_eq!(again, first);
+        assert_eq!(files.bytes_read(), 1024);
+
+        // Changed, it is looked at afresh: read, and forgotten as refused.
+        big.set_len(10).unwrap();
+        assert_eq!(
+            files.read(&path, ARCHIVE_BYTES_MAX as u64).unwrap().len(),
+            10
+        );
+        assert_eq!(files.refusals_remembered(), 0);
+
+        // Through the boards: the refusal names the file and the limit.
+        big.set_len(80 << 20).unwrap();
+        let files = Arc::new(BoardFiles::default());
+        let boards = open_with(dir.path(), None, files.clone()).unwrap();
+        let why = boards.board("7").unwrap_err();
+        assert!(why.contains("bd07 is 83886080 bytes"), "{why}");
+        assert!(boards.image("7").is_err());
+        assert_eq!(files.bytes_read(), 0);
     }
 
     #[tokio::test]
