@@ -89,7 +89,8 @@ async fn played(dir: &Path) -> Vec<Played> {
     games
 }
 
-/// Every file below `dir` with a hash of its bytes (and its mode): what "unchanged" means.
+/// Every file below `dir` with a hash of its bytes (a link's: of what it names) and its mode:
+/// what "unchanged" means.
 fn fingerprint(dir: &Path) -> BTreeMap<PathBuf, (u32, [u8; 32])> {
     use std::os::unix::fs::MetadataExt;
     let mut all = BTreeMap::new();
@@ -101,6 +102,11 @@ fn fingerprint(dir: &Path) -> BTreeMap<PathBuf, (u32, [u8; 32])> {
             if meta.is_dir() {
                 stack.push(entry.path());
                 all.insert(entry.path(), (meta.mode(), [0; 32]));
+            } else if meta.is_symlink() {
+                // A link is what it names, never followed.
+                let target = std::fs::read_link(entry.path()).unwrap();
+                let named = blake3::hash(target.as_os_str().as_encoded_bytes());
+                all.insert(entry.path(), (meta.mode(), *named.as_bytes()));
             } else {
                 let bytes = std::fs::read(entry.path()).unwrap();
                 all.insert(
@@ -532,5 +538,126 @@ fn remove(dirs: &[&Path]) {
     for dir in dirs {
         std::fs::remove_dir_all(dir)
             .unwrap_or_else(|e| panic!("cannot remove {}: {e}", dir.display()));
+    }
+}
+
+/// A target named through a link that leads into the damaged directory is the damaged
+/// directory (issue 50): refused as overlapping, and nothing is written into the damaged one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_reached_through_a_link_into_the_damaged_directory_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    drop(SledStore::open(&data).unwrap());
+    let link = root.path().join("link");
+    std::os::unix::fs::symlink(&data, &link).unwrap();
+    let before = fingerprint(&data);
+    for to in [link.join("salvaged"), link.join("new/deeper/salvaged")] {
+        let refused = tokio::task::block_in_place(|| salvage(&data, &to))
+            .map(|r| r.to_string())
+            .unwrap_err();
+        assert!(refused.contains("overlap"), "{refused}");
+        assert_eq!(
+            fingerprint(&data),
+            before,
+            "salvage wrote into {}",
+            data.display()
+        );
+    }
+    // A target that is itself a link to a directory inside the damaged one, or dangling.
+    let inside = root.path().join("inside");
+    std::os::unix::fs::symlink(data.join("blobs-to-be"), &inside).unwrap();
+    let refused = tokio::task::block_in_place(|| salvage(&data, &inside))
+        .map(|r| r.to_string())
+        .unwrap_err();
+    assert!(
+        refused.contains("overlap") || refused.contains("link"),
+        "{refused}"
+    );
+    assert_eq!(fingerprint(&data), before);
+}
+
+/// Links planted in the damaged directory are never followed (issue 50): a `journal` linked to
+/// another data directory's brings none of its games, token digests or seeds into the copy,
+/// a linked signing key is not copied, and the report names each link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_in_the_damaged_directory_are_not_followed() {
+    use server::signing::key::KEY_FILE;
+    let root = tempfile::tempdir().unwrap();
+    let other = root.path().join("other");
+    let others = played(&other).await;
+    server::signing::key::load_or_create(&other).unwrap();
+    let data = root.path().join("data");
+    let games = played(&data).await;
+    let damaged = root.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    copy_dir(&data, &damaged);
+    std::fs::remove_file(damaged.join("journal")).unwrap();
+    std::os::unix::fs::symlink(other.join("journal"), damaged.join("journal")).unwrap();
+    std::os::unix::fs::symlink(other.join(KEY_FILE), damaged.join(KEY_FILE)).unwrap();
+    std::os::unix::fs::symlink(other.join("db"), damaged.join("snap.0000000000000001")).unwrap();
+    let _ = std::fs::remove_dir_all(damaged.join("blobs"));
+    std::os::unix::fs::symlink(other.join("blobs"), damaged.join("blobs")).unwrap();
+
+    let into = root.path().join("salvaged");
+    let report = tokio::task::block_in_place(|| salvage_checked(&damaged, &into, &games));
+    let store = SledStore::open(&into).unwrap();
+    for theirs in &others {
+        let key = envelope::game_key(&theirs.game).unwrap();
+        assert!(store.load(&key).unwrap().is_empty(), "{report}");
+        assert!(report.outcome(&theirs.game).is_none(), "{report}");
+    }
+    drop(store);
+    assert!(!into.join(KEY_FILE).exists(), "{report}");
+    let said = report.to_string();
+    for name in ["journal", KEY_FILE, "snap.0000000000000001", "blobs"] {
+        let named = format!("{} is a symbolic link", damaged.join(name).display());
+        assert!(said.contains(&named), "{named}: {said}");
+    }
+    assert!(
+        !report.all_intact(),
+        "the key not copied is a problem: {report}"
+    );
+}
+
+/// Bytes this process has had written to storage (`write_bytes` of `/proc/self/io`).
+fn bytes_written_by_this_process() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("write_bytes: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("write_bytes in /proc/self/io")
+}
+
+/// A large sparse file planted in the damaged directory costs no writes (issue 50): salvage
+/// copies only sled's files, and their data, never a hole as zeros. (Where the scratch
+/// directory's filesystem counts no writes, tmpfs, this proves less, and still passes.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sparse_file_in_the_damaged_directory_costs_no_writes() {
+    const SPARSE_BYTES: u64 = 1 << 30;
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let games = played(&data).await;
+    let damaged = root.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    copy_dir(&data, &damaged);
+    std::fs::File::create(damaged.join("planted"))
+        .unwrap()
+        .set_len(SPARSE_BYTES)
+        .unwrap();
+    let into = root.path().join("salvaged");
+    let before = bytes_written_by_this_process();
+    let report = tokio::task::block_in_place(|| salvage(&damaged, &into)).unwrap();
+    let written = bytes_written_by_this_process() - before;
+    assert!(
+        written < SPARSE_BYTES / 8,
+        "{written} bytes written to salvage {} games: {report}",
+        games.len()
+    );
+    for played in &games {
+        assert!(
+            matches!(report.outcome(&played.game), Some(Outcome::Intact { .. })),
+            "{report}"
+        );
     }
 }

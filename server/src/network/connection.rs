@@ -896,7 +896,26 @@ impl Connection {
             Ok(clock) => clock,
             Err(e) => return self.error(ErrorCode::BadScenario, e.to_string()).await,
         };
-        let scenario = match Scenario::from_toml_on(scenario, self.config.boards.as_deref()) {
+        // Off the async runtime: a scenario on real boards reads their archives from the
+        // operator's disk (`operations::boards`), and a slow disk makes this creation wait,
+        // never the connections and games sharing this worker.
+        let (text, boards) = (scenario.to_string(), self.config.boards.clone());
+        let read =
+            tokio::task::spawn_blocking(move || Scenario::from_toml_on(&text, boards.as_deref()));
+        let read = match tokio::time::timeout(crate::operations::boards::BOARD_READ_WAIT_MAX, read)
+            .await
+        {
+            Ok(Ok(read)) => read,
+            Ok(Err(_)) | Err(_) => {
+                return self
+                    .error(
+                        ErrorCode::BadScenario,
+                        "the scenario's boards could not be read in time from this server's board archives; try again later",
+                    )
+                    .await
+            }
+        };
+        let scenario = match read {
             Ok(s) => s,
             Err(e) => {
                 let at = e.at.map_or(String::new(), |p| {

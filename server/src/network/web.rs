@@ -351,12 +351,13 @@ async fn board_image(
     request: Request,
 ) -> Response {
     crate::operations::boards::image_response(
-        shared.config.boards.as_deref(),
+        shared.config.boards.as_ref(),
         &shared.board_images,
         &number,
         request.uri().query(),
         request.headers().get(header::IF_NONE_MATCH),
     )
+    .await
 }
 
 /// The process's metrics, for the operator: every one to a request bearing the metrics token;

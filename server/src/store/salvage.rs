@@ -22,6 +22,21 @@
 //! the journal, sled's trees, or sled's raw log (where an insert into the `games` tree keeps
 //! the game's key beside the value).
 //!
+//! What it reads and writes is the damaged directory's own, and bounded (issue 50):
+//! - The target is compared with the damaged directory after every link in either is resolved
+//!   (the target's nearest existing ancestor, since the target may not exist yet): a target
+//!   reached through a link into the damaged directory is refused as overlapping it.
+//! - No file is read through a symbolic link (`O_NOFOLLOW`, and `symlink_metadata` for
+//!   directories): a `journal`, `db`, `blobs/` or signing key linked to another data directory
+//!   would bring its games, token digests, dice seeds or key into the copy. Each link is named
+//!   in the report and left. Files are opened non-blocking and must be regular files, so a
+//!   named pipe planted there cannot hold the salvage.
+//! - Only sled's own files (`conf`, `db`, `snap.*`, `blobs/`) are copied into the scratch
+//!   copy: the journal and the key are read where they are. The copy writes a file's data and
+//!   leaves its holes as holes, at most [`COPY_BYTES_MAX`] bytes of data per copy: a large
+//!   sparse file costs no writes, and more data than sled's files can hold is refused before
+//!   anything is copied.
+//!
 //! Memory: one game's records at a time, the journal (at most [`journal::JOURNAL_BYTES`]) and an
 //! index of the envelopes the raw scan found (at most [`FOUND_MAX`], without their bytes, read
 //! again from the scratch copy when used). Files larger than [`FILE_BYTES_MAX`] are not read.
@@ -33,12 +48,23 @@ use super::{EventStore, GameKey, SledStore};
 use protocol::chain::{self, ChainReader, LogHash, GENESIS};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Component, Path, PathBuf};
 
 /// The largest file salvage copies or reads: past it a file is named in the report and left.
 pub const FILE_BYTES_MAX: u64 = 8 * 1024 * 1024 * 1024;
+
+/// The most bytes of data salvage writes into one scratch copy of sled's files: sled's `db` at
+/// the largest salvage reads ([`FILE_BYTES_MAX`]), and as much again for its snapshots, `conf`
+/// and `blobs/` (a snapshot indexes the log, a blob holds one large value of it: neither
+/// outgrows the log it belongs to). Holes are not written and not counted, so this bounds the
+/// data the damaged files really hold; past it nothing is copied, and salvage says so.
+pub const COPY_BYTES_MAX: u64 = 2 * FILE_BYTES_MAX;
+
+/// How much of a file the copy reads and writes at once.
+const COPY_CHUNK_BYTES: usize = 1024 * 1024;
 
 /// The most files salvage copies from the damaged directory (sled's `blobs/` holds one per
 /// large value).
@@ -169,7 +195,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     }
     // sled holds an exclusive lock on `db` while a server has the directory open; a shared
     // one taken here writes nothing, and tells a running server's files from a stopped one's.
-    if let Ok(db) = File::open(from.join("db")) {
+    if let Ok(Some(db)) = open_own(&from.join("db")) {
         if let Err(std::fs::TryLockError::WouldBlock) = db.try_lock_shared() {
             return Err(format!(
                 "an asl-server is using {}: stop it first (a running server's games are copied with `asl-server backup`)",
@@ -179,7 +205,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     }
     let from_abs = std::fs::canonicalize(from)
         .map_err(|e| format!("cannot resolve {}: {e}", from.display()))?;
-    let to_abs = std::path::absolute(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    let to_abs = resolved(to)?;
     if to_abs.starts_with(&from_abs) || from_abs.starts_with(&to_abs) {
         return Err(format!(
             "{} and {} overlap: salvage into a directory outside the damaged one",
@@ -200,7 +226,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     }
 
     let mut report = SalvageReport::default();
-    let skipped = copy_tree(from, &scratch.0)?;
+    let skipped = copy_tree(from, &scratch.0, COPY_BYTES_MAX)?;
     for why in skipped {
         report.notes.push(why);
     }
@@ -211,8 +237,19 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     let journal = read_journal(from, &mut report);
     let raw = scan_raw(from, &mut report);
 
-    // The key first: the copied games' receipts were signed with it.
-    match crate::signing::key::restore(from, to) {
+    // The key first: the copied games' receipts were signed with it. Never one a link names:
+    // another server's key in this one's place would sign its receipts.
+    let key_path = from.join(crate::signing::key::KEY_FILE);
+    let key_kind = std::fs::symlink_metadata(&key_path).map(|m| m.file_type());
+    let restored = match key_kind {
+        Ok(kind) if kind.is_symlink() => Err(link_refusal(&key_path)),
+        Ok(kind) if !kind.is_file() => Err(format!(
+            "{} is not a regular file: not read",
+            key_path.display()
+        )),
+        _ => crate::signing::key::restore(from, &to_abs),
+    };
+    match restored {
         Ok(Some(key)) => report.notes.push(format!("server key {key} copied")),
         Ok(None) => report.notes.push(
             "the damaged directory holds no signing key: the server will make a new one".into(),
@@ -221,7 +258,8 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
             "the signing key was not copied ({e}): the server will make a new one, and receipts or exports signed before cannot be checked against it"
         )),
     }
-    let store = SledStore::open(to).map_err(|e| format!("cannot open {}: {e}", to.display()))?;
+    let store =
+        SledStore::open(&to_abs).map_err(|e| format!("cannot open {}: {e}", to.display()))?;
 
     let mut keys: BTreeSet<GameKey> = journal.events.keys().copied().collect();
     keys.extend(journal.metas.keys().copied());
@@ -279,57 +317,267 @@ impl Drop for Scratch {
     }
 }
 
-/// Copies the regular files below `from` into `to` (owner-only), never following a link;
-/// returns what was left out and why.
-fn copy_tree(from: &Path, to: &Path) -> Result<Vec<String>, String> {
+/// `path` made absolute with every link in it resolved: its nearest existing ancestor
+/// canonicalized, and the part that does not exist yet (so holds no link) put after it.
+fn resolved(path: &Path) -> Result<PathBuf, String> {
+    let absolute = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut existing = absolute.as_path();
+    let mut missing = vec![];
+    loop {
+        match std::fs::symlink_metadata(existing) {
+            Ok(meta) => {
+                let real = std::fs::canonicalize(existing).map_err(|e| {
+                    if meta.file_type().is_symlink() {
+                        let to = std::fs::read_link(existing).unwrap_or_default();
+                        format!(
+                            "{} is a symbolic link to {}, which cannot be resolved ({e}): name a directory that exists, or none",
+                            existing.display(),
+                            to.display()
+                        )
+                    } else {
+                        format!("cannot resolve {}: {e}", existing.display())
+                    }
+                })?;
+                return Ok(missing
+                    .into_iter()
+                    .rev()
+                    .fold(real, |at, part| at.join(part)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot read {}: {e}", existing.display())),
+        }
+        // A `..` below a directory that does not exist cannot be resolved: it climbs out of
+        // nothing, and where it lands depends on links not made yet.
+        match existing.components().next_back() {
+            Some(Component::Normal(part)) => missing.push(part.to_os_string()),
+            _ => {
+                return Err(format!(
+                    "{} climbs (`..`) out of a directory that does not exist: name the target without `..`",
+                    path.display()
+                ))
+            }
+        }
+        existing = existing.parent().unwrap_or(Path::new("/"));
+    }
+}
+
+/// Why a file of the damaged directory that is a symbolic link is not read.
+fn link_refusal(path: &Path) -> String {
+    let to = std::fs::read_link(path)
+        .map(|to| format!(" (to {})", to.display()))
+        .unwrap_or_default();
+    format!(
+        "{} is a symbolic link{to}: not followed; salvage reads only the damaged directory's own files",
+        path.display()
+    )
+}
+
+/// Opens `path`, a file of the damaged directory, to read it: never through a symbolic link
+/// (`O_NOFOLLOW`), and non-blocking, so a named pipe planted there opens at once and is refused
+/// as what it is. `Ok(None)` when there is no such file; an error says why it is not read.
+fn open_own(path: &Path) -> Result<Option<File>, String> {
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(link_refusal(path)),
+        Err(e) => return Err(format!("{} cannot be read ({e})", path.display())),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{} is not a regular file: not read",
+            path.display()
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// Whether `name`, in the top of a data directory, is one of sled's files: what the scratch
+/// copy needs for sled to open (the journal and the key are read where they are).
+fn sleds(name: &str) -> bool {
+    matches!(name, "conf" | "db" | "blobs") || name.starts_with("snap.")
+}
+
+/// Copies sled's regular files below `from` into `to` (owner-only), never following a link
+/// and writing no more than `data_max` bytes of data; returns what was left out and why.
+fn copy_tree(from: &Path, to: &Path, data_max: u64) -> Result<Vec<String>, String> {
     let mut skipped = vec![];
-    let mut copied = 0usize;
-    copy_into(from, to, &mut skipped, &mut copied)?;
+    let mut files = vec![];
+    list_into(from, Path::new(""), &mut files, &mut skipped)?;
+    // Refused before a byte is written: the data the files hold (allocated blocks, not their
+    // length, so holes cost nothing), summed.
+    let data: u64 = files
+        .iter()
+        .filter(|(_, meta)| meta.is_file())
+        .map(|(_, meta)| meta.len().min(meta.blocks().saturating_mul(512)))
+        .sum();
+    if data > data_max {
+        return Err(over_copy_limit(from, data, data_max));
+    }
+    crate::signing::private::create_dir(to)
+        .map_err(|e| format!("cannot create the scratch copy {}: {e}", to.display()))?;
+    let mut left = data_max;
+    for (relative, meta) in files {
+        let (source, target) = (from.join(&relative), to.join(&relative));
+        if meta.is_dir() {
+            crate::signing::private::create_dir(&target)
+                .map_err(|e| format!("cannot create the scratch copy {}: {e}", target.display()))?;
+            continue;
+        }
+        let file = match open_own(&source) {
+            Ok(Some(file)) => file,
+            Ok(None) => continue, // gone since it was listed: sled's own doing
+            Err(why) => {
+                skipped.push(why);
+                continue;
+            }
+        };
+        copy_data(&file, &source, &target, &mut left)
+            .map_err(|e| {
+                e.unwrap_or_else(|| {
+                    format!(
+                        "sled's files in {} grew past {data_max} bytes of data as they were copied, the most salvage copies (COPY_BYTES_MAX): nothing was salvaged",
+                        from.display()
+                    )
+                })
+            })?;
+    }
     Ok(skipped)
 }
 
-fn copy_into(
+fn over_copy_limit(from: &Path, data: u64, data_max: u64) -> String {
+    format!(
+        "sled's files in {} hold {data} bytes of data, more than the {data_max} salvage copies (COPY_BYTES_MAX): nothing was salvaged",
+        from.display()
+    )
+}
+
+/// Lists sled's files and directories below `from` (`relative` to the damaged directory),
+/// directories before what they hold, naming what is left out.
+fn list_into(
     from: &Path,
-    to: &Path,
+    relative: &Path,
+    files: &mut Vec<(PathBuf, std::fs::Metadata)>,
     skipped: &mut Vec<String>,
-    copied: &mut usize,
 ) -> Result<(), String> {
-    crate::signing::private::create_dir(to)
-        .map_err(|e| format!("cannot create the scratch copy {}: {e}", to.display()))?;
-    let entries =
-        std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    let dir = from.join(relative);
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    entries.sort_by_key(|e| e.file_name());
     for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        let name = entry.file_name();
+        if relative.as_os_str().is_empty() && !sleds(&name.to_string_lossy()) {
+            continue;
+        }
         let path = entry.path();
-        let kind = entry
-            .file_type()
+        let meta = std::fs::symlink_metadata(&path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if kind.is_dir() {
-            copy_into(&path, &to.join(entry.file_name()), skipped, copied)?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            skipped.push(link_refusal(&path));
+        } else if kind.is_dir() {
+            let inner = relative.join(&name);
+            files.push((inner.clone(), meta));
+            list_into(from, &inner, files, skipped)?;
         } else if kind.is_file() {
-            let len = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            if len > FILE_BYTES_MAX {
+            if meta.len() > FILE_BYTES_MAX {
                 skipped.push(format!(
-                    "{} is {len} bytes, over the {FILE_BYTES_MAX}-byte limit: not read",
-                    path.display()
+                    "{} is {} bytes, over the {FILE_BYTES_MAX}-byte limit: not read",
+                    path.display(),
+                    meta.len()
                 ));
                 continue;
             }
-            if *copied >= FILES_MAX {
+            if files.len() >= FILES_MAX {
                 skipped.push(format!(
                     "{} and the files after it: over {FILES_MAX} files, not read",
                     path.display()
                 ));
                 return Ok(());
             }
-            std::fs::copy(&path, to.join(entry.file_name())).map_err(|e| {
-                format!("cannot copy {} into the scratch copy: {e}", path.display())
-            })?;
-            *copied += 1;
+            files.push((relative.join(&name), meta));
         }
-        // Links, sockets (the admin socket) and the like hold no records.
+        // Sockets, pipes and the like hold no records.
     }
     Ok(())
+}
+
+/// Copies `file` (at `source`) to `target`, owner-only: its data, each hole left a hole, each
+/// byte of data counted against `left`. `Err(None)` when the data outgrew `left` (the file
+/// grew since it was listed).
+fn copy_data(
+    file: &File,
+    source: &Path,
+    target: &Path,
+    left: &mut u64,
+) -> Result<(), Option<String>> {
+    let read_failed = |e: std::io::Error| Some(format!("cannot read {}: {e}", source.display()));
+    let write_failed = |e: std::io::Error| {
+        Some(format!(
+            "cannot copy {} into the scratch copy: {e}",
+            source.display()
+        ))
+    };
+    let out = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(crate::signing::private::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(target)
+        .map_err(write_failed)?;
+    let len = file.metadata().map_err(read_failed)?.len();
+    let mut buffer = vec![0u8; COPY_CHUNK_BYTES];
+    let mut at = 0u64;
+    while at < len {
+        let Some((start, end)) = next_data(file, at, len) else {
+            break;
+        };
+        let mut pos = start;
+        while pos < end {
+            let n = (end - pos).min(COPY_CHUNK_BYTES as u64);
+            if n > *left {
+                return Err(None);
+            }
+            *left -= n;
+            let chunk = &mut buffer[..n as usize];
+            file.read_exact_at(chunk, pos).map_err(read_failed)?;
+            out.write_all_at(chunk, pos).map_err(write_failed)?;
+            pos += n;
+        }
+        at = end;
+    }
+    // The holes at the end, and the length: the copy reads as the file does.
+    out.set_len(len).map_err(write_failed)?;
+    Ok(())
+}
+
+/// The next stretch of data in `file` at or after `at` (and before `len`), as `[start, end)`:
+/// `None` when the rest is a hole. A filesystem that cannot tell holes says all is data.
+fn next_data(file: &File, at: u64, len: u64) -> Option<(u64, u64)> {
+    let fd = file.as_raw_fd();
+    let seek = |offset: u64, whence| {
+        // SAFETY: `fd` is an open descriptor `file` owns for the call; lseek reads no memory.
+        let to = unsafe { libc::lseek(fd, offset as libc::off_t, whence) };
+        u64::try_from(to).map_err(|_| std::io::Error::last_os_error())
+    };
+    let start = match seek(at, libc::SEEK_DATA) {
+        Ok(start) => start,
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return None,
+        Err(_) => return Some((at, len)),
+    };
+    if start >= len {
+        return None;
+    }
+    let end = seek(start, libc::SEEK_HOLE).unwrap_or(len).min(len);
+    Some((start, end.max(start + 1).min(len)))
 }
 
 /// What sled's trees held, if sled opened on the scratch copy.
@@ -355,7 +603,7 @@ fn open_sled(
     {
         if attempt > 0 {
             let _ = std::fs::remove_dir_all(&scratch.0);
-            copy_tree(from, &scratch.0)?;
+            copy_tree(from, &scratch.0, COPY_BYTES_MAX)?;
             for entry in std::fs::read_dir(&scratch.0)
                 .map_err(|e| format!("cannot read {}: {e}", scratch.0.display()))?
                 .flatten()
@@ -394,7 +642,7 @@ fn open_sled(
         failures.join("; ")
     ));
     let _ = std::fs::remove_dir_all(&scratch.0);
-    copy_tree(from, &scratch.0)?;
+    copy_tree(from, &scratch.0, COPY_BYTES_MAX)?;
     Ok(None)
 }
 
@@ -478,8 +726,8 @@ struct JournalView {
 
 fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
     let path = dir.join(journal::FILE_NAME);
-    let bytes = match File::open(&path) {
-        Ok(file) => {
+    let bytes = match open_own(&path) {
+        Ok(Some(file)) => {
             let len = file.metadata().map(|m| m.len()).unwrap_or(0);
             let len = len.min(journal::JOURNAL_BYTES) as usize;
             let mut bytes = vec![0u8; len];
@@ -493,8 +741,12 @@ fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
                 }
             }
         }
-        Err(e) => {
-            report.notes.push(format!("no journal ({e})"));
+        Ok(None) => {
+            report.notes.push("no journal".into());
+            return JournalView::default();
+        }
+        Err(why) => {
+            report.notes.push(why);
             return JournalView::default();
         }
     };
@@ -617,20 +869,22 @@ impl RawIndex {
 /// Scans the journal, sled's `db` and every file in `blobs/` for envelopes.
 fn scan_raw(dir: &Path, report: &mut SalvageReport) -> RawIndex {
     let mut paths = vec![dir.join(journal::FILE_NAME), dir.join("db")];
-    if let Ok(entries) = std::fs::read_dir(dir.join("blobs")) {
+    // `blobs/` itself a link would list another directory's files: not followed (the copy
+    // names it).
+    let blobs = dir.join("blobs");
+    let own_blobs = std::fs::symlink_metadata(&blobs).is_ok_and(|m| m.is_dir());
+    if let Some(Ok(entries)) = own_blobs.then(|| std::fs::read_dir(&blobs)) {
         let mut blobs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         blobs.sort();
         paths.extend(blobs);
     }
     let mut index = RawIndex::default();
     for path in paths {
-        let Ok(file) = File::open(&path) else {
+        // A link or what is not a regular file is named by the copy or the journal's reader.
+        let Ok(Some(file)) = open_own(&path) else {
             continue;
         };
-        if file
-            .metadata()
-            .map_or(true, |m| !m.is_file() || m.len() > FILE_BYTES_MAX)
-        {
+        if file.metadata().map_or(true, |m| m.len() > FILE_BYTES_MAX) {
             continue;
         }
         let n = index.files.len();
@@ -1146,6 +1400,100 @@ fn copy_notify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scratch copy holds sled's files only, each as it reads (holes as holes), and no
+    /// more data than its limit: at the limit it is made, one byte past it nothing is.
+    #[test]
+    fn the_copy_takes_sleds_files_data_only_up_to_its_limit() {
+        let root = tempfile::tempdir().unwrap();
+        let from = root.path().join("damaged");
+        std::fs::create_dir_all(from.join("blobs")).unwrap();
+        let data: Vec<u8> = (0..8192u32).map(|n| (n % 251) as u8 + 1).collect();
+        std::fs::write(from.join("db"), &data).unwrap();
+        std::fs::write(from.join("blobs/1"), &data[..4096]).unwrap();
+        // A snapshot with data after a hole of 64 MiB and a hole at its end.
+        let snap = File::create(from.join("snap.0000000000000001")).unwrap();
+        snap.write_all_at(&data[..4096], 64 << 20).unwrap();
+        snap.set_len(128 << 20).unwrap();
+        // Not sled's: a sparse gigabyte and a journal, never copied.
+        File::create(from.join("planted"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        std::fs::write(from.join(journal::FILE_NAME), &data).unwrap();
+        let held = |path: &Path| std::fs::metadata(path).unwrap().blocks() * 512;
+        let data_max = held(&from.join("db"))
+            + held(&from.join("blobs/1"))
+            + held(&from.join("snap.0000000000000001"));
+
+        let past = root.path().join("past");
+        let refused = copy_tree(&from, &past, data_max - 1).unwrap_err();
+        assert!(
+            refused.contains(&format!("more than the {} salvage copies", data_max - 1)),
+            "{refused}"
+        );
+        assert!(!past.exists(), "nothing is copied past the limit");
+
+        let at = root.path().join("at");
+        assert_eq!(
+            copy_tree(&from, &at, data_max).unwrap(),
+            Vec::<String>::new()
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&at)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blobs", "db", "snap.0000000000000001"]);
+        assert_eq!(std::fs::read(at.join("db")).unwrap(), data);
+        assert_eq!(std::fs::read(at.join("blobs/1")).unwrap(), data[..4096]);
+        let copy = at.join("snap.0000000000000001");
+        assert_eq!(std::fs::metadata(&copy).unwrap().len(), 128 << 20);
+        let mut four = vec![0u8; 4096];
+        File::open(&copy)
+            .unwrap()
+            .read_exact_at(&mut four, 64 << 20)
+            .unwrap();
+        assert_eq!(four, data[..4096]);
+        assert!(held(&copy) < 1 << 20, "the holes stay holes");
+    }
+
+    /// A link among sled's files is named and left; a journal that is one is not read.
+    #[test]
+    fn links_are_named_and_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("db"), b"theirs").unwrap();
+        let from = root.path().join("damaged");
+        std::fs::create_dir(&from).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("db"), from.join("db")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("db"), from.join(journal::FILE_NAME)).unwrap();
+        let skipped = copy_tree(&from, &root.path().join("copy"), 1 << 20).unwrap();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(
+            skipped[0].contains("db is a symbolic link (to "),
+            "{skipped:?}"
+        );
+        assert!(!root.path().join("copy/db").exists());
+        let mut report = SalvageReport::default();
+        read_journal(&from, &mut report);
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.contains("journal is a symbolic link")),
+            "{:?}",
+            report.notes
+        );
+        assert_eq!(
+            resolved(&root.path().join("nowhere/../x")).unwrap_err(),
+            format!(
+                "{} climbs (`..`) out of a directory that does not exist: name the target without `..`",
+                root.path().join("nowhere/../x").display()
+            )
+        );
+    }
 
     /// sled's log keeps an insert into the `games` tree with its whole key beside the value:
     /// metadata is found in the raw file, under its game, and nothing else is taken for it.
