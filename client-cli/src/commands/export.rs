@@ -71,38 +71,147 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Pages through `GetExport` and renders the file.
 pub async fn read_export(connection: &mut Connection) -> Result<String, Failure> {
-    let mut lines: Vec<String> = vec![];
-    let mut header = None;
+    let mut pages = Pages::default();
     loop {
-        let from = lines.len() as u64 + 1;
+        let from = pages.next();
         let page = connection.export_page(from).await?;
+        if pages.take(page).map_err(ConnectionError::Unexpected)? {
+            break;
+        }
+    }
+    Ok(pages.render())
+}
+
+/// The pages of an export read so far, held to what an export may be: the server is hostile
+/// input, and one that claims an endless log, changes its claim, or sends envelopes past its
+/// own count is refused before the file outgrows [`export::EXPORT_BYTES_MAX`].
+#[derive(Default)]
+struct Pages {
+    header: Option<Header>,
+    lines: Vec<String>,
+    /// The bytes the lines take in the file (each with its newline).
+    bytes: usize,
+}
+
+impl Pages {
+    /// The sequence of the next envelope to ask for.
+    fn next(&self) -> u64 {
+        self.lines.len() as u64 + 1
+    }
+
+    /// Takes one page; `Ok(true)` once the whole log is read.
+    fn take(&mut self, page: protocol::wire::ExportPage) -> Result<bool, String> {
+        let from = self.next();
         if page.from != from || page.envelopes.is_empty() {
-            return Err(ConnectionError::Unexpected(format!(
+            return Err(format!(
                 "asked for the log from envelope {from}, got {} from {}",
                 page.envelopes.len(),
                 page.from
-            ))
-            .into());
+            ));
         }
-        lines.extend(page.envelopes.iter().cloned());
-        let done = lines.len() as u64 >= page.version;
-        header.get_or_insert(Header {
+        if page.version > export::EXPORT_EVENTS_MAX {
+            return Err(format!(
+                "the server claims {} events, over the {} an export may hold (EXPORT_EVENTS_MAX)",
+                page.version,
+                export::EXPORT_EVENTS_MAX
+            ));
+        }
+        let header = self.header.get_or_insert(Header {
             game: page.game,
             events: page.version,
             head: page.head,
             state_hash: page.state_hash,
             signed: page.signed,
         });
-        if done {
-            break;
+        if page.version != header.events {
+            return Err(format!(
+                "the server said the log holds {} events, then {}",
+                header.events, page.version
+            ));
         }
+        if self.lines.len() as u64 + page.envelopes.len() as u64 > header.events {
+            return Err(format!(
+                "the server sent envelopes past the {} it says the log holds",
+                header.events
+            ));
+        }
+        for envelope in page.envelopes {
+            self.bytes = self.bytes.saturating_add(envelope.len() + 1);
+            if self.bytes > export::EXPORT_BYTES_MAX {
+                return Err(format!(
+                    "the export would pass {} bytes (EXPORT_BYTES_MAX); reading stopped there",
+                    export::EXPORT_BYTES_MAX
+                ));
+            }
+            self.lines.push(envelope);
+        }
+        Ok(self.lines.len() as u64 == header.events)
     }
-    Ok(export::render(&header.expect("one page was read"), &lines))
+
+    fn render(&self) -> String {
+        export::render(
+            self.header.as_ref().expect("one page was read"),
+            &self.lines,
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::chain::LogHash;
+    use protocol::wire::ExportPage;
+    use protocol::StateHash;
+
+    fn page(version: u64, from: u64, envelopes: Vec<String>) -> ExportPage {
+        ExportPage {
+            game: "ab".repeat(16),
+            version,
+            head: LogHash([1; 32]),
+            state_hash: StateHash([2; 32]),
+            from,
+            envelopes,
+            signed: None,
+        }
+    }
+
+    #[test]
+    fn a_server_claiming_an_endless_log_is_refused_before_memory_grows() {
+        let mut pages = Pages::default();
+        let e = pages.take(page(1 << 62, 1, vec!["00".into()])).unwrap_err();
+        assert!(e.contains("EXPORT_EVENTS_MAX"), "{e}");
+        // Within the count, but each envelope as large as a page may carry: stopped at the
+        // byte bound, not after it.
+        let mut pages = Pages::default();
+        let big = "0".repeat(protocol::wire::EXPORT_PAGE_BYTES_MAX * 2);
+        let mut from = 1;
+        let e = loop {
+            match pages.take(page(export::EXPORT_EVENTS_MAX, from, vec![big.clone()])) {
+                Ok(done) => assert!(!done),
+                Err(e) => break e,
+            }
+            from += 1;
+        };
+        assert!(e.contains("EXPORT_BYTES_MAX"), "{e}");
+        assert!(pages.bytes <= export::EXPORT_BYTES_MAX + big.len() + 1);
+        assert!(pages.lines.iter().map(|l| l.len() + 1).sum::<usize>() <= export::EXPORT_BYTES_MAX);
+    }
+
+    #[test]
+    fn a_server_that_changes_its_count_or_sends_past_it_is_refused() {
+        let mut pages = Pages::default();
+        assert!(!pages.take(page(3, 1, vec!["00".into()])).unwrap());
+        let e = pages.take(page(4, 2, vec!["01".into()])).unwrap_err();
+        assert!(e.contains("then 4"), "{e}");
+        let e = pages
+            .take(page(3, 2, vec!["01".into(), "02".into(), "03".into()]))
+            .unwrap_err();
+        assert!(e.contains("past the 3"), "{e}");
+        assert!(pages
+            .take(page(3, 2, vec!["01".into(), "02".into()]))
+            .unwrap());
+        assert!(pages.render().lines().count() >= 3);
+    }
 
     #[test]
     fn a_whole_file_replaces_the_old_one_and_leaves_nothing_beside_it() {
