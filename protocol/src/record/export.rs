@@ -833,6 +833,35 @@ pub fn render_position(game: &Game) -> String {
         game.version,
         if game.over { "; the game is over" } else { "" }
     );
+    // The clocks as the log last charged them (docs/clock.md): a replay reaches the clocks
+    // live play reached, and says so.
+    if let Some(timing) = game.timing.as_deref() {
+        use crate::board::time_control::duration_text;
+        let view = timing.view(timing.since);
+        let sides: Vec<String> = Side::BOTH
+            .iter()
+            .map(|side| {
+                let i = *side as usize;
+                let mut text = format!("{} {}", game.side_name(*side), duration_text(view.bank[i]));
+                if view.running == Some(*side) {
+                    text += " (running)";
+                }
+                if view.on_vacation[i] {
+                    text += " (on vacation)";
+                }
+                if view.expired == Some(*side) {
+                    text += " (out of time)";
+                }
+                text
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "Clocks ({}), as charged at the last clock event: {}",
+            view.control,
+            sides.join(", ")
+        );
+    }
     for side in Side::BOTH {
         let _ = writeln!(s, "{}:", game.side_name(side));
         for u in game.units.values().filter(|u| u.side == side) {

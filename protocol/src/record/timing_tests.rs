@@ -60,10 +60,13 @@ fn hand_overs(events: &[Event]) -> Vec<&Event> {
         .collect()
 }
 
-/// Replay of the log and a verifier's check reach the clocks live play reached.
+/// Replay of the log and a verifier's check reach the clocks live play reached, and a
+/// replayed position prints them.
 fn replays_equal(r: &Referee) {
     let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
     assert_eq!(replayed.timing, r.game().timing);
+    let printed = crate::record::export::render_position(&replayed);
+    assert!(printed.contains("Clocks ("), "{printed}");
     assert_eq!(replayed.state_hash(), r.game().state_hash());
     crate::record::export::verify_backup(export(r).as_bytes(), &mut |_, _| {})
         .unwrap_or_else(|e| panic!("a timed game's export verifies: {e}"));
@@ -267,9 +270,16 @@ fn time_given_lets_a_clock_that_ran_out_run_again() {
     let mut r = timed_game("live:30m+0s");
     let slow = awaited(r.game()).unwrap();
     at(&mut r, slow, Command::ExpireClock, T0 + 30 * M).unwrap();
-    let refused = at(&mut r, slow, Command::GiveTime { time: 0 }, T0 + 31 * M).unwrap_err();
+    let giver = slow.opponent();
+    let refused = at(&mut r, giver, Command::GiveTime { time: 0 }, T0 + 31 * M).unwrap_err();
     assert!(refused.detail.contains("GIVE_TIME_MAX"), "{refused}");
-    let refused = at(&mut r, slow, Command::GiveTime { time: 8 * D }, T0 + 31 * M).unwrap_err();
+    let refused = at(
+        &mut r,
+        giver,
+        Command::GiveTime { time: 8 * D },
+        T0 + 31 * M,
+    )
+    .unwrap_err();
     assert!(refused.detail.contains("GIVE_TIME_MAX"), "{refused}");
     at(
         &mut r,
@@ -282,6 +292,32 @@ fn time_given_lets_a_clock_that_ran_out_run_again() {
     // The time after the expiry is not charged: the 5 minutes run from the gift.
     assert_eq!(timing(&r).bank_at(slow, T0 + 44 * M), M);
     at(&mut r, slow, Command::Done, T0 + 44 * M).unwrap();
+    replays_equal(&r);
+}
+
+#[test]
+fn the_side_out_of_time_may_only_end_the_game() {
+    let mut r = timed_game("correspondence:12h/5d,vacation=3d");
+    let slow = awaited(r.game()).unwrap();
+    at(&mut r, slow.opponent(), Command::ExpireClock, T0 + 6 * D).unwrap();
+    for command in [
+        Command::GiveTime { time: H },
+        Command::StartVacation,
+        Command::Done,
+    ] {
+        let refused = at(&mut r, slow, command.clone(), T0 + 6 * D).unwrap_err();
+        assert!(refused.detail.contains("run out"), "{command:?}: {refused}");
+    }
+    // Its opponent gives it time; then it plays, and may give time too.
+    at(
+        &mut r,
+        slow.opponent(),
+        Command::GiveTime { time: H },
+        T0 + 6 * D,
+    )
+    .unwrap();
+    at(&mut r, slow, Command::GiveTime { time: H }, T0 + 6 * D).unwrap();
+    at(&mut r, slow, Command::Concede, T0 + 6 * D).unwrap();
     replays_equal(&r);
 }
 

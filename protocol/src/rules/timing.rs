@@ -165,6 +165,15 @@ fn decide_clock(
         }
         Command::GiveTime { time } => {
             let to = by.opponent();
+            if timing.expired == Some(by) || timing.ran_out_at(now) == Some(by) {
+                return Err(refuse(
+                    ViolationKind::WrongSide,
+                    format!(
+                        "the {}'s clock has run out; it may only end the game, and time is given to it, not by it",
+                        name(by)
+                    ),
+                ));
+            }
             if *time == 0 || *time > GIVE_TIME_MAX {
                 return Err(refuse(
                     ViolationKind::NotModelled,
