@@ -558,174 +558,265 @@ pub struct FileOptions {
     pub turns: u16,
 }
 
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
+/// The file's text as it is built: comments and documents the `toml` serializer wrote, one
+/// after another. A save is a file from others (issue 50): every value it contributes (a
+/// counter's name, a hex, an id) reaches the file only through the serializer, which quotes
+/// and escapes it, so a name holding a newline, a quote or `[[units]]` stays one string.
+/// A comment can only be `&'static str`, the project's own words; nothing read from the save
+/// can be one. The toml crate writes no comments, hence the documents: each is a whole TOML
+/// document (top-level keys first, then tables, and every later one a table or an array of
+/// tables), so one after another they read as the one document holding them all.
+struct FileText(String);
 
-fn morale_word(m: Morale) -> &'static str {
-    match m {
-        Morale::GoodOrder => "good_order",
-        Morale::Broken => "broken",
-        Morale::Berserk => "berserk",
+impl FileText {
+    fn comment(&mut self, lines: &'static str) {
+        for line in lines.lines() {
+            self.0.push_str("# ");
+            self.0.push_str(line);
+            self.0.push('\n');
+        }
+    }
+
+    fn document(&mut self, value: &impl serde::Serialize) {
+        // Strings, integers, booleans and tables and arrays of them, each table a struct
+        // with fixed keys: there is nothing here the serializer cannot write.
+        let text = toml::to_string(value).expect("the scenario file's values serialize");
+        self.0.push_str(&text);
+        if !self.0.ends_with('\n') {
+            self.0.push('\n');
+        }
+    }
+
+    fn gap(&mut self) {
+        self.0.push('\n');
     }
 }
 
-fn kind_word(k: UnitKind) -> &'static str {
-    match k {
-        UnitKind::HalfSquad => "half_squad",
-        other => other.name(),
-    }
+#[derive(serde::Serialize)]
+struct NameKey<'a> {
+    name: &'a str,
 }
+
+#[derive(serde::Serialize)]
+struct TurnsKey {
+    turns: u16,
+}
+
+#[derive(serde::Serialize)]
+struct SidesKeys<'a> {
+    first: &'a str,
+    sides: Vec<SideEntry<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct SideEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct MapTable<'a> {
+    map: MapEntry<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct MapEntry<'a> {
+    boards: &'a [Vec<String>],
+}
+
+#[derive(serde::Serialize)]
+struct SetupTable<'a> {
+    setup: SetupEntry<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct SetupEntry<'a> {
+    order: Vec<&'a str>,
+    areas: Vec<AreaEntry<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct AreaEntry<'a> {
+    side: &'a str,
+    board: String,
+}
+
+/// One `[[units]]` entry: written one to a document, so a comment may stand between two.
+#[derive(serde::Serialize)]
+struct UnitsArray<'a> {
+    units: [UnitEntry<'a>; 1],
+}
+
+/// A unit in the scenario format's fields (`UnitFile` in `board::scenario`). The VASL name
+/// it was read from is not among them (the format has no field for it): the report shows it.
+#[derive(serde::Serialize)]
+struct UnitEntry<'a> {
+    id: &'a str,
+    side: &'a str,
+    kind: UnitKind,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    ratings: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hex: Option<&'a str>,
+    #[serde(skip_serializing_if = "is_false")]
+    offboard: bool,
+    #[serde(skip_serializing_if = "is_good_order")]
+    morale: Morale,
+    #[serde(skip_serializing_if = "is_false")]
+    concealed: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    hidden: bool,
+}
+
+#[derive(serde::Serialize)]
+struct WeaponsArray<'a> {
+    weapons: [WeaponEntry<'a>; 1],
+}
+
+#[derive(serde::Serialize)]
+struct WeaponEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+    pp: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hex: Option<&'a str>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_good_order(m: &Morale) -> bool {
+    *m == Morale::GoodOrder
+}
+
+const FILE_HEADING: &str =
+    "Imported from a VASL saved game by `asl import`: see docs/vasl-import.md.
+Units with `offboard = true` are their side's order of battle still to set up.
+The VASL counter each unit was read from is in the import's report.";
+const TURNS_NOTE: &str =
+    "The save does not record the scenario's length: check it against the card.";
+const FIRST_NOTE: &str = "Nor who moves first: the first side listed is assumed.";
+const MAP_NOTE: &str =
+    "Rows north to south, boards west to east; \"r\" = turned through 180 degrees.";
+const SETUP_NOTE: &str =
+    "SET-UP: CHECK AGAINST THE SCENARIO CARD. The save holds units off the boards: their
+side's order of battle, set up in the game's set-up step before Turn 1. A VASL save
+records neither who sets up first nor where each side may set up, so below each side
+may set up anywhere on the map, and the side listed second sets up first. Replace the
+areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`,
+`hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md).
+CHECK: `order`: the card says which side sets up first.
+CHECK: each `[[setup.areas]]` is a whole board, not the card's area.";
+const NO_HOLDER_NOTE: &str =
+    "Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit
+of its side that sets up, or `hex` where it lies; the scenario does not load until then.";
 
 impl Imported {
-    /// The scenario file's text.
+    /// The scenario file's text, written by the `toml` serializer (see [`FileText`]).
     pub fn to_toml(&self, options: &FileOptions) -> String {
-        let mut out = String::new();
-        let side_id = |s: usize| self.sides[s].id.clone();
-        let _ = writeln!(
-            out,
-            "# Imported from a VASL saved game by `asl import`: see docs/vasl-import.md.\n\
-             # Units with `offboard = true` are their side's order of battle still to set up."
-        );
-        let _ = writeln!(out, "name = {}", quoted(&options.name));
-        let _ = writeln!(
-            out,
-            "# The save does not record the scenario's length: check it against the card."
-        );
-        let _ = writeln!(out, "turns = {}", options.turns);
-        let _ = writeln!(
-            out,
-            "# Nor who moves first: the first side listed is assumed."
-        );
-        let _ = writeln!(out, "first = {}", quoted(&self.sides[0].id));
-        let _ = writeln!(out, "sides = [");
-        for s in &self.sides {
-            let _ = writeln!(
-                out,
-                "    {{ id = {}, name = {} }},",
-                quoted(&s.id),
-                quoted(&s.name)
-            );
+        let side_id = |s: usize| self.sides[s].id.as_str();
+        let mut file = FileText(String::new());
+        file.comment(FILE_HEADING);
+        file.document(&NameKey {
+            name: &options.name,
+        });
+        file.comment(TURNS_NOTE);
+        file.document(&TurnsKey {
+            turns: options.turns,
+        });
+        file.comment(FIRST_NOTE);
+        file.document(&SidesKeys {
+            first: side_id(0),
+            sides: self
+                .sides
+                .iter()
+                .map(|s| SideEntry {
+                    id: &s.id,
+                    name: &s.name,
+                })
+                .collect(),
+        });
+        file.gap();
+        file.comment(MAP_NOTE);
+        file.document(&MapTable {
+            map: MapEntry {
+                boards: &self.boards,
+            },
+        });
+        if let Some(setup) = self.setup_entry() {
+            file.gap();
+            file.comment(SETUP_NOTE);
+            file.document(&SetupTable { setup });
         }
-        let _ = writeln!(out, "]\n\n[map]");
-        let _ = writeln!(
-            out,
-            "# Rows north to south, boards west to east; \"r\" = turned through 180 degrees."
-        );
-        let rows: Vec<String> = self
-            .boards
-            .iter()
-            .map(|r| {
-                format!(
-                    "[{}]",
-                    r.iter().map(|b| quoted(b)).collect::<Vec<_>>().join(", ")
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "boards = [{}]", rows.join(", "));
-        self.write_setup(&mut out);
         for u in &self.units {
-            let _ = writeln!(out, "\n[[units]]");
-            let _ = writeln!(out, "id = {}", quoted(&u.id));
-            let _ = writeln!(out, "side = {}", quoted(&side_id(u.side)));
-            let _ = writeln!(out, "kind = {}", quoted(kind_word(u.kind)));
-            if !u.ratings.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "ratings = {}  # VASL: {}",
-                    quoted(&u.ratings),
-                    u.vasl_name
-                );
-            }
-            match &u.hex {
-                Some(h) => {
-                    let _ = writeln!(out, "hex = {}", quoted(h));
-                }
-                None => {
-                    let _ = writeln!(out, "offboard = true");
-                }
-            }
-            if u.morale != Morale::GoodOrder {
-                let _ = writeln!(out, "morale = {}", quoted(morale_word(u.morale)));
-            }
-            if u.concealed {
-                let _ = writeln!(out, "concealed = true");
-            }
-            if u.hidden {
-                let _ = writeln!(out, "hidden = true");
-            }
+            file.gap();
+            file.document(&UnitsArray {
+                units: [UnitEntry {
+                    id: &u.id,
+                    side: side_id(u.side),
+                    kind: u.kind,
+                    ratings: &u.ratings,
+                    hex: u.hex.as_deref(),
+                    offboard: u.hex.is_none(),
+                    morale: u.morale,
+                    concealed: u.concealed,
+                    hidden: u.hidden,
+                }],
+            });
         }
         for w in &self.weapons {
-            let _ = writeln!(out, "\n[[weapons]]");
-            let _ = writeln!(out, "id = {}", quoted(&w.id));
-            let _ = writeln!(out, "name = {}", quoted(&w.name));
-            let _ = writeln!(out, "pp = {}", w.pp);
-            match (&w.held_by, &w.hex) {
-                (Some(u), _) => {
-                    let _ = writeln!(out, "held_by = {}", quoted(u));
-                }
-                (None, Some(h)) => {
-                    let _ = writeln!(out, "hex = {}", quoted(h));
-                }
-                (None, None) => {
-                    let _ = writeln!(
-                        out,
-                        "# Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit\n\
-                         # of its side that sets up, or `hex` where it lies; the scenario does not load until then."
-                    );
-                }
+            file.gap();
+            let (held_by, hex) = match (&w.held_by, &w.hex) {
+                (Some(u), _) => (Some(u.as_str()), None),
+                (None, h) => (None, h.as_deref()),
+            };
+            if held_by.is_none() && hex.is_none() {
+                file.comment(NO_HOLDER_NOTE);
             }
+            file.document(&WeaponsArray {
+                weapons: [WeaponEntry {
+                    id: &w.id,
+                    name: &w.name,
+                    pp: w.pp,
+                    held_by,
+                    hex,
+                }],
+            });
         }
-        out
+        file.0
     }
 
     /// `[setup]` for a save holding units off the boards. A save records neither who sets up
     /// first nor where each side sets up, so this invents no SSR: it lets each side set up
     /// anywhere on the map, says so, and asks for the card's areas in their place.
-    fn write_setup(&self, out: &mut String) {
+    fn setup_entry(&self) -> Option<SetupEntry<'_>> {
         let setting_up: Vec<usize> = (0..self.sides.len())
             .filter(|s| self.units.iter().any(|u| u.side == *s && u.hex.is_none()))
             .collect();
         if setting_up.is_empty() {
-            return;
+            return None;
         }
-        let _ = writeln!(
-            out,
-            "\n# SET-UP: CHECK AGAINST THE SCENARIO CARD. The save holds units off the boards: their\n\
-             # side's order of battle, set up in the game's set-up step before Turn 1. A VASL save\n\
-             # records neither who sets up first nor where each side may set up, so below each side\n\
-             # may set up anywhere on the map, and the side listed second sets up first. Replace the\n\
-             # areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`,\n\
-             # `hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md)."
-        );
-        let _ = writeln!(out, "[setup]");
-        let mut order: Vec<usize> = (0..self.sides.len()).rev().collect();
-        order.retain(|s| *s < 2);
-        let _ = writeln!(
-            out,
-            "order = [{}]  # CHECK: the card says which side sets up first",
-            order
-                .iter()
-                .map(|s| quoted(&self.sides[*s].id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
         let boards: Vec<String> = self
             .boards
             .iter()
             .flatten()
             .map(|b| b.trim_end_matches(['r', 'R']).to_string())
             .collect();
-        for s in setting_up {
-            for b in &boards {
-                let _ = writeln!(
-                    out,
-                    "\n[[setup.areas]]  # CHECK: the whole board, not the card's area"
-                );
-                let _ = writeln!(out, "side = {}", quoted(&self.sides[s].id));
-                let _ = writeln!(out, "board = {}", quoted(b));
-            }
-        }
+        Some(SetupEntry {
+            order: self.sides.iter().rev().map(|s| s.id.as_str()).collect(),
+            areas: setting_up
+                .iter()
+                .flat_map(|s| {
+                    boards.iter().map(move |b| AreaEntry {
+                        side: &self.sides[*s].id,
+                        board: b.clone(),
+                    })
+                })
+                .collect(),
+        })
     }
 
     /// The report as a viewer may read it: `None` for the person importing (everything);
@@ -813,6 +904,20 @@ impl Imported {
             units.len(),
             units.len() - off,
         );
+        // The file has no field for a unit's VASL name, so the player checks each id against
+        // the counter it came from here.
+        if !units.is_empty() {
+            let _ = writeln!(out, "Each unit, with the VASL counter it was read from:");
+            for u in &units {
+                let _ = writeln!(
+                    out,
+                    "  {}: {}, {}",
+                    u.id,
+                    u.vasl_name,
+                    u.hex.as_deref().unwrap_or("off board")
+                );
+            }
+        }
         if off > 0 {
             let _ = writeln!(
                 out,
@@ -1020,6 +1125,15 @@ mod tests {
             everything.contains("MMG ru-mmg1 had no unit beneath it"),
             "{everything}"
         );
+        // The file has no room for the VASL name each unit was read from: the report has.
+        assert!(
+            everything.contains("\n  ge-sq1: 4-6-7 1sq, 2B4\n"),
+            "{everything}"
+        );
+        assert!(
+            everything.contains("\n  ru-sq2: 6-2-8 Esq, off board\n"),
+            "{everything}"
+        );
     }
 
     #[test]
@@ -1040,6 +1154,11 @@ mod tests {
             german.contains("Imported: 3 units this side may know of"),
             "neither the hidden Russian squad nor the Dummy is counted: {german}"
         );
+        assert!(
+            !german.contains("ru-sq1"),
+            "the hidden Russian squad is not listed: {german}"
+        );
+        assert!(german.contains("  ge-ldr1: 9-1, 2C5"), "{german}");
         let russian = i.report_text(Some(1));
         assert!(russian.contains("T-34"));
         assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
