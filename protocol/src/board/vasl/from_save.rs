@@ -88,6 +88,9 @@ pub enum Category {
     NotUnderstood,
     /// Something imported with a caveat.
     Note,
+    /// A piece the save names more than once (defined twice, or a stack naming it again):
+    /// imported once, each repeat left out.
+    Repeated,
 }
 
 /// One thing the import left out or wants the reader to know.
@@ -141,24 +144,39 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     let (layout, boards, board_files) = layout_of(game)?;
     let main_map = main_map(game);
 
+    // A piece is one counter, imported once (issue 50). A save that defines an id again, or a
+    // stack record that names a piece again (its own list, or another stack's), would
+    // otherwise make a second unit of one counter: each repeat is left out and reported.
+    // Each repeat is (the piece named again, the piece imported under that id).
+    let mut repeats: Vec<(usize, usize)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut left_out = vec![false; game.pieces.len()];
+    for (i, p) in game.pieces.iter().enumerate() {
+        match index.get(p.id.as_str()) {
+            Some(&first) => {
+                left_out[i] = true;
+                repeats.push((i, first));
+            }
+            None => {
+                index.insert(p.id.as_str(), i);
+            }
+        }
+    }
     // Stacks, bottom first; a piece in no stack is a stack of its own.
-    let index: HashMap<&str, usize> = game
-        .pieces
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.id.as_str(), i))
-        .collect();
-    let mut in_stack = vec![false; game.pieces.len()];
+    let mut in_stack = left_out.clone();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for stack in &game.stacks {
-        let members: Vec<usize> = stack
-            .pieces
-            .iter()
-            .filter_map(|id| index.get(id.as_str()).copied())
-            .filter(|i| !in_stack[*i])
-            .collect();
-        for i in &members {
-            in_stack[*i] = true;
+        let mut members = Vec::new();
+        for id in &stack.pieces {
+            let Some(&i) = index.get(id.as_str()) else {
+                continue;
+            };
+            if in_stack[i] {
+                repeats.push((i, i));
+            } else {
+                in_stack[i] = true;
+                members.push(i);
+            }
         }
         if !members.is_empty() {
             groups.push(members);
@@ -194,7 +212,12 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         })
         .collect();
 
-    let sides = sides_of(&seen)?;
+    let sides = sides_of(
+        seen.iter()
+            .zip(&left_out)
+            .filter(|(_, out)| !**out)
+            .map(|(s, _)| s),
+    )?;
     let side_of = |n: &Nationality| -> usize {
         sides
             .iter()
@@ -212,6 +235,8 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         format!("{stem}{n}")
     };
 
+    // Whether each piece imported is a secret of its side, for the report of its repeats.
+    let mut secret_of = vec![false; game.pieces.len()];
     for group in &groups {
         // Units of this stack as imported so far: (position in stack, index in `units`).
         let mut stack_units: Vec<(usize, usize)> = Vec::new();
@@ -233,6 +258,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         for (at, &i) in group.iter().enumerate() {
             let s = &seen[i];
             let secret = s.piece.hidden() || s.piece.masked() || under_concealment[at];
+            secret_of[i] = secret;
             let entry = |category: Category, what: String, side: Option<usize>| ReportEntry {
                 category,
                 what,
@@ -376,8 +402,19 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                 weapons[w].held_by = Some(holder.id.clone());
                 weapons[w].side = Some(holder.side);
                 weapons[w].secret |= holder.hidden || holder.concealed;
+                secret_of[group[at]] |= holder.hidden || holder.concealed;
             }
         }
+    }
+    for (named, imported) in repeats {
+        let s = &seen[named];
+        report.push(ReportEntry {
+            category: Category::Repeated,
+            what: describe(&s.counter),
+            place: s.place.text(),
+            side: nationality_side(s.piece, &side_of),
+            secret: secret_of[imported] || s.piece.hidden() || s.piece.masked(),
+        });
     }
 
     if units.iter().all(|u| u.kind == UnitKind::Dummy) {
@@ -496,7 +533,9 @@ struct SideDraft {
 
 /// The two sides: the two armies of the save's units, or its two alliances when it holds
 /// more armies than two (a German and Italian force against a British one).
-fn sides_of(seen: &[Seen]) -> Result<[SideDraft; 2], ImportError> {
+fn sides_of<'a>(
+    seen: impl IntoIterator<Item = &'a Seen<'a>>,
+) -> Result<[SideDraft; 2], ImportError> {
     let mut armies: Vec<&'static Nationality> = Vec::new();
     for s in seen {
         let n = match &s.counter {
@@ -847,6 +886,10 @@ impl Imported {
                 "Not understood: left out of the scenario",
             ),
             (Category::Note, "Notes"),
+            (
+                Category::Repeated,
+                "Warnings: pieces the save names more than once, imported once",
+            ),
         ];
         for (category, title) in sections {
             let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -1255,6 +1298,42 @@ mod tests {
                 turns: 1
             })
             .contains("morale = \"broken\""));
+    }
+
+    /// Issue 50: a stack record naming one piece five times made five squads. A piece is
+    /// imported once, whether a stack names it again, another stack does, or the save
+    /// defines it twice; each repeat is a warning, secret where the piece is.
+    #[test]
+    fn a_piece_the_save_names_again_is_imported_once_and_reported() {
+        let mut s = Save(vec![LAYOUT.to_string()]);
+        let b4 = at(0, 2, 4);
+        s.piece("sq", &[GE, ("piece;K;D;ge/ge467S;4-6-7 1sq", "")], b4);
+        s.stack("s1", b4, &["sq", "sq", "sq", "sq", "sq"]);
+        s.stack("s2", b4, &["sq"]);
+        let e5 = at(1, 5, 5);
+        for _ in 0..2 {
+            s.piece(
+                "ru",
+                &[RU_HIDDEN, RU, ("piece;K;D;ru/ru447S;4-4-7 1sq", "")],
+                e5,
+            );
+        }
+        let i = import(&s.game()).unwrap();
+        let ids: Vec<&str> = i.units.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(ids, ["ge-sq1", "ru-sq1"]);
+        let everything = i.report_text(None);
+        assert!(
+            everything.contains(
+                "Warnings: pieces the save names more than once, imported once:\n  4-4-7 1sq x1: 4E5\n  4-6-7 1sq x5: 2B4 x5\n"
+            ),
+            "{everything}"
+        );
+        let german = i.report_text(Some(0));
+        assert!(german.contains("4-6-7 1sq x5"), "{german}");
+        assert!(
+            !german.contains("4-4-7"),
+            "the hidden Russian squad's repeat: {german}"
+        );
     }
 
     #[test]
