@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use protocol::board::geometry::Geometry;
 use protocol::board::hex::{Hexside, DIRECTIONS};
 use protocol::board::vasl::codes::TerrainTable;
 use protocol::board::vasl::library::Boards;
