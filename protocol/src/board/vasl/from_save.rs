@@ -872,8 +872,11 @@ impl Imported {
             .collect()
     }
 
-    /// The report in words, grouped: what, how many, where.
-    pub fn report_text(&self, viewer: Option<usize>) -> String {
+    /// The report in words, grouped: what, how many, where. Every word taken from the save
+    /// (a counter's name, a map window's) is written as `shown` makes it: the caller knows
+    /// where the text goes, and a terminal needs control characters and bidirectional
+    /// overrides escaped (the CLI's `printable`), since a save is a file from others.
+    pub fn report_text(&self, viewer: Option<usize>, shown: impl Fn(&str) -> String) -> String {
         let entries = self.report_for(viewer);
         let mut out = String::new();
         let sections = [
@@ -909,13 +912,19 @@ impl Imported {
                     .into_iter()
                     .map(|(p, n)| {
                         if n > 1 {
-                            format!("{p} x{n}")
+                            format!("{} x{n}", shown(p))
                         } else {
-                            p.to_string()
+                            shown(p)
                         }
                     })
                     .collect();
-                let _ = writeln!(out, "  {what} x{}: {}", places.len(), where_.join(", "));
+                let _ = writeln!(
+                    out,
+                    "  {} x{}: {}",
+                    shown(what),
+                    places.len(),
+                    where_.join(", ")
+                );
             }
         }
         // Counts a side may know: its own, and the other's units neither hidden nor
@@ -955,9 +964,9 @@ impl Imported {
                 let _ = writeln!(
                     out,
                     "  {}: {}, {}",
-                    u.id,
-                    u.vasl_name,
-                    u.hex.as_deref().unwrap_or("off board")
+                    shown(&u.id),
+                    shown(&u.vasl_name),
+                    shown(u.hex.as_deref().unwrap_or("off board"))
                 );
             }
         }
@@ -1150,7 +1159,7 @@ mod tests {
         let mmg = i.weapons.iter().find(|w| w.name == "MMG").unwrap();
         assert_eq!(mmg.held_by.as_deref(), Some("ru-sq2"));
 
-        let everything = i.report_text(None);
+        let everything = i.report_text(None, str::to_string);
         assert!(
             everything.contains("Game Turn x1: off board"),
             "{everything}"
@@ -1182,7 +1191,7 @@ mod tests {
     #[test]
     fn a_side_reads_only_what_it_may_know_of_the_other() {
         let i = import(&scenario_save().game()).unwrap();
-        let german = i.report_text(Some(0));
+        let german = i.report_text(Some(0), str::to_string);
         assert!(!german.contains("T-34"), "a hidden Russian tank: {german}");
         assert!(
             !german.contains("45LL"),
@@ -1202,14 +1211,16 @@ mod tests {
             "the hidden Russian squad is not listed: {german}"
         );
         assert!(german.contains("  ge-ldr1: 9-1, 2C5"), "{german}");
-        let russian = i.report_text(Some(1));
+        let russian = i.report_text(Some(1), str::to_string);
         assert!(russian.contains("T-34"));
         assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
         assert!(
             russian.contains("Imported: 4 units this side may know of"),
             "the concealed German leader is not counted: {russian}"
         );
-        assert!(i.report_text(None).contains("Imported: 5 units ("));
+        assert!(i
+            .report_text(None, str::to_string)
+            .contains("Imported: 5 units ("));
     }
 
     #[test]
@@ -1321,14 +1332,14 @@ mod tests {
         let i = import(&s.game()).unwrap();
         let ids: Vec<&str> = i.units.iter().map(|u| u.id.as_str()).collect();
         assert_eq!(ids, ["ge-sq1", "ru-sq1"]);
-        let everything = i.report_text(None);
+        let everything = i.report_text(None, str::to_string);
         assert!(
             everything.contains(
                 "Warnings: pieces the save names more than once, imported once:\n  4-4-7 1sq x1: 4E5\n  4-6-7 1sq x5: 2B4 x5\n"
             ),
             "{everything}"
         );
-        let german = i.report_text(Some(0));
+        let german = i.report_text(Some(0), str::to_string);
         assert!(german.contains("4-6-7 1sq x5"), "{german}");
         assert!(
             !german.contains("4-4-7"),
