@@ -104,6 +104,9 @@ pub struct ReportEntry {
     pub side: Option<usize>,
     /// Hidden or concealed: only its own side may learn of it.
     pub secret: bool,
+    /// How many times it was seen there: 1 but for a piece the save names again, counted in
+    /// one entry so a stack listing a piece a million times makes one line, not a million.
+    pub times: usize,
 }
 
 /// One piece as the import sees it.
@@ -147,15 +150,15 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     // A piece is one counter, imported once (issue 50). A save that defines an id again, or a
     // stack record that names a piece again (its own list, or another stack's), would
     // otherwise make a second unit of one counter: each repeat is left out and reported.
-    // Each repeat is (the piece named again, the piece imported under that id).
-    let mut repeats: Vec<(usize, usize)> = Vec::new();
+    // Each repeat is (the piece named again, the piece imported under that id), counted.
+    let mut repeats: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut left_out = vec![false; game.pieces.len()];
     for (i, p) in game.pieces.iter().enumerate() {
         match index.get(p.id.as_str()) {
             Some(&first) => {
                 left_out[i] = true;
-                repeats.push((i, first));
+                *repeats.entry((i, first)).or_insert(0) += 1;
             }
             None => {
                 index.insert(p.id.as_str(), i);
@@ -172,7 +175,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                 continue;
             };
             if in_stack[i] {
-                repeats.push((i, i));
+                *repeats.entry((i, i)).or_insert(0) += 1;
             } else {
                 in_stack[i] = true;
                 members.push(i);
@@ -265,6 +268,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                 place: s.place.text(),
                 side,
                 secret,
+                times: 1,
             };
             if let Place::OtherMap(_) | Place::NoMap = s.place {
                 if !matches!(s.counter, Counter::KeptByTheGame { .. }) {
@@ -321,6 +325,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                             place: s.place.text(),
                             side: Some(side_of(nationality)),
                             secret: s.piece.hidden(),
+                            times: 1,
                         });
                     } else if !concealed_any {
                         let id = next_id(format!("{}-dummy", nationality.prefix));
@@ -397,6 +402,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                         place: holder.hex.clone().unwrap_or_else(|| "off board".into()),
                         side: Some(holder.side),
                         secret: holder.hidden || holder.concealed,
+                        times: 1,
                     });
                 }
                 weapons[w].held_by = Some(holder.id.clone());
@@ -406,7 +412,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             }
         }
     }
-    for (named, imported) in repeats {
+    for ((named, imported), times) in repeats {
         let s = &seen[named];
         report.push(ReportEntry {
             category: Category::Repeated,
@@ -414,6 +420,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             place: s.place.text(),
             side: nationality_side(s.piece, &side_of),
             secret: secret_of[imported] || s.piece.hidden() || s.piece.masked(),
+            times,
         });
     }
 
@@ -895,19 +902,21 @@ impl Imported {
             ),
         ];
         for (category, title) in sections {
-            let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            // What, then where, then how many times there.
+            let mut grouped: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
             for e in entries.iter().filter(|e| e.category == category) {
-                grouped.entry(&e.what).or_default().push(&e.place);
+                *grouped
+                    .entry(&e.what)
+                    .or_default()
+                    .entry(&e.place)
+                    .or_insert(0) += e.times;
             }
             if grouped.is_empty() {
                 continue;
             }
             let _ = writeln!(out, "{title}:");
-            for (what, places) in grouped {
-                let mut at: BTreeMap<&str, usize> = BTreeMap::new();
-                for p in &places {
-                    *at.entry(p).or_insert(0) += 1;
-                }
+            for (what, at) in grouped {
+                let times: usize = at.values().sum();
                 let where_: Vec<String> = at
                     .into_iter()
                     .map(|(p, n)| {
@@ -918,13 +927,7 @@ impl Imported {
                         }
                     })
                     .collect();
-                let _ = writeln!(
-                    out,
-                    "  {} x{}: {}",
-                    shown(what),
-                    places.len(),
-                    where_.join(", ")
-                );
+                let _ = writeln!(out, "  {} x{times}: {}", shown(what), where_.join(", "));
             }
         }
         // Counts a side may know: its own, and the other's units neither hidden nor
@@ -1338,6 +1341,14 @@ mod tests {
                 "Warnings: pieces the save names more than once, imported once:\n  4-4-7 1sq x1: 4E5\n  4-6-7 1sq x5: 2B4 x5\n"
             ),
             "{everything}"
+        );
+        assert_eq!(
+            i.report
+                .iter()
+                .filter(|e| e.category == Category::Repeated)
+                .count(),
+            2,
+            "one entry for each piece named again, counting its repeats"
         );
         let german = i.report_text(Some(0), str::to_string);
         assert!(german.contains("4-6-7 1sq x5"), "{german}");
