@@ -70,7 +70,8 @@ pub fn import(args: &ImportArgs, out: &mut (dyn Write + Send)) -> Result<Status,
         name,
         turns: args.turns,
     });
-    let report = imported.report_text(viewer);
+    // The save's words reach a terminal: escaped, as every command prints others' text.
+    let report = imported.report_text(viewer, crate::printable);
     match &args.out {
         Some(path) => {
             std::fs::write(path, &text)
@@ -87,8 +88,11 @@ pub fn import(args: &ImportArgs, out: &mut (dyn Write + Send)) -> Result<Status,
 }
 
 /// The save read and imported; a bad file is bad input naming the file and what is wrong.
+/// What is wrong may quote the save (a board's name, a module's, a piece's), so it is
+/// escaped for the terminal it is printed on.
 pub fn read_and_import(path: &Path) -> Result<Imported, Failure> {
-    let failure = |what: String| Failure::Input(format!("{}: {what}", path.display()));
+    let failure =
+        |what: String| Failure::Input(crate::printable(&format!("{}: {what}", path.display())));
     let len = std::fs::metadata(path)
         .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?
         .len();
@@ -215,6 +219,86 @@ mod tests {
         import(&args, &mut out).unwrap();
         let german = String::from_utf8(out).unwrap();
         assert!(!german.contains("T-34"), "{german}");
+    }
+
+    /// Issue 50: CR, BEL, BS, a C1 control and a bidi override in a save's words.
+    const HOSTILE: &str = "\r\u{7}\u{8}\u{85}\u{202e}";
+    const HOSTILE_SHOWN: &str = "\\u{d}\\u{7}\\u{8}\\u{85}\\u{202e}";
+
+    /// Nothing but line ends reaches the terminal raw: no control character, no bidi override.
+    fn assert_inert(text: &str) {
+        let raw = text.chars().find(|c| {
+            (c.is_control() && *c != '\n')
+                || ('\u{2066}'..='\u{2069}').contains(c)
+                || ('\u{202a}'..='\u{202e}').contains(c)
+        });
+        assert_eq!(raw, None, "{text:?}");
+    }
+
+    /// Every word of the report that comes from the save (a counter's name, a unit's VASL
+    /// name, a map window's name) is printed escaped, as every other command prints others'
+    /// text (`printable`).
+    #[test]
+    fn the_report_prints_the_saves_words_escaped() {
+        let squad = format!("piece;K;D;ge/ge467S;4-6-7 {HOSTILE}x 1sq");
+        let tank = format!("piece;K;D;ru/veh/T34M43;T-34{HOSTILE}");
+        let window = format!("Window{HOSTILE};1;1;1");
+        let commands = vec![
+            "bd\t0\t0\t02\tVER\t6.4\t".to_string(),
+            writer::piece_command("1", &[(squad.as_str(), "Main Map;500;500;1")]),
+            writer::piece_command(
+                "2",
+                &[
+                    ("conceal;C;ru/ruqmark;ru;;", "null;"),
+                    (tank.as_str(), "Main Map;600;500;1"),
+                ],
+            ),
+            writer::piece_command("3", &[("piece;K;D;ge/ge467S;4-6-7 1sq", window.as_str())]),
+        ];
+        let text = writer::saved_game_text(&commands);
+        let files = Files::new(
+            &writer::vsav(&writer::encode(&text, Encoding::Plain), Some("VASL")),
+            &["bd02"],
+        );
+        let mut out = Vec::new();
+        import(&files.args(), &mut out).unwrap();
+        let report = String::from_utf8(out).unwrap();
+        assert_inert(&report);
+        assert!(
+            report.contains(&format!("vehicle T-34{HOSTILE_SHOWN} x1: 2E2")),
+            "{report}"
+        );
+        assert!(
+            report.contains(&format!("ge-sq1: 4-6-7 {HOSTILE_SHOWN}x 1sq, 2C2")),
+            "{report}"
+        );
+        assert!(
+            report.contains(&format!("map window `Window{HOSTILE_SHOWN}`")),
+            "{report}"
+        );
+    }
+
+    /// A refusal quoting the save (a board's name, a module's) is escaped too.
+    #[test]
+    fn a_refusal_quoting_the_save_is_escaped() {
+        let board = Files::new(&save(&format!("bd\t0\t0\tRB{HOSTILE}\tVER\t1\t")), &[]);
+        let err = import(&board.args(), &mut Vec::new()).unwrap_err();
+        assert_inert(&err.to_string());
+        assert!(
+            err.to_string().contains(&format!("`RB{HOSTILE_SHOWN}`")),
+            "{err}"
+        );
+        let text = writer::saved_game_text(&["bd\t0\t0\t02\t".to_string()]);
+        let module = Files::new(
+            &writer::vsav(
+                &writer::encode(&text, Encoding::Plain),
+                Some("Panzer\u{85}\u{202e}"),
+            ),
+            &[],
+        );
+        let err = import(&module.args(), &mut Vec::new()).unwrap_err();
+        assert_inert(&err.to_string());
+        assert!(err.to_string().contains("Panzer\\u{85}\\u{202e}"), "{err}");
     }
 
     #[test]

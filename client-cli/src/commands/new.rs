@@ -2,7 +2,7 @@
 
 use super::ServerArg;
 use crate::connection::{Connection, NewGame};
-use crate::{read_input, saved, Failure, Status, DEFAULT_SERVER};
+use crate::{printable, read_input, saved, Failure, Status, DEFAULT_SERVER};
 use protocol::wire::{WATCH_PATH, WIRE_PATH};
 use protocol::Scenario;
 use std::io::Write;
@@ -42,16 +42,18 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     if let Some(control) = &args.clock {
         let control = protocol::board::time_control::TimeControl::parse(control)
             .map_err(|e| Failure::Input(format!("--clock: {e}")))?;
-        text = Scenario::with_time_control(&text, &control)
-            .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
+        text = Scenario::with_time_control(&text, &control).map_err(|e| {
+            Failure::Input(printable(&e.in_file(&args.scenario.display().to_string())))
+        })?;
     }
     // Checked here first so a mistake is reported with its field before anything is sent, and
-    // without needing a server at all.
+    // without needing a server at all. The file (or the save it was imported from) is from
+    // others, and a refusal may quote it: escaped for the terminal.
     let boards = args.boards.open()?;
     Scenario::from_toml_on(&text, boards.as_deref())
-        .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
+        .map_err(|e| Failure::Input(printable(&e.in_file(&args.scenario.display().to_string()))))?;
     Scenario::time_control_in(&text)
-        .map_err(|e| Failure::Input(e.in_file(&args.scenario.display().to_string())))?;
+        .map_err(|e| Failure::Input(printable(&e.in_file(&args.scenario.display().to_string()))))?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
         .create_game(&text, args.admin_token.as_deref())
@@ -406,6 +408,49 @@ mod tests {
         assert!(scenario.contains("name = \"Hill 621\""), "{scenario}");
         assert!(scenario.contains("boards = [[\"2\"]]"), "{scenario}");
         assert!(scenario.contains("hex = \"2C2\""), "{scenario}");
+    }
+
+    /// Issue 50: what `asl new SAVE.vsav` prints of a save it refuses is escaped: the board
+    /// name below holds CR, BEL, BS, a C1 control and a bidi override.
+    #[test]
+    fn a_refused_save_is_named_with_its_words_escaped() {
+        use protocol::board::vasl::save::{writer, Encoding};
+        let dir = tempfile::tempdir().unwrap();
+        let text = writer::saved_game_text(&[
+            "bd\t0\t0\tRB\r\u{7}\u{8}\u{85}\u{202e}\tVER\t6.4\t".to_string(),
+            writer::piece_command(
+                "1",
+                &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+            ),
+        ]);
+        let save = dir.path().join("s.vsav");
+        std::fs::write(
+            &save,
+            writer::vsav(&writer::encode(&text, Encoding::Plain), Some("VASL")),
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("boards")).unwrap();
+        let mut args = NewArgs {
+            server: ServerArg {
+                url: "ws://127.0.0.1:1".into(),
+            },
+            scenario: save,
+            boards: Default::default(),
+            json: false,
+            admin_token: None,
+            save: None,
+            clock: None,
+        };
+        args.boards.dir = Some(dir.path().join("boards"));
+        let err = scenario_text(&args).unwrap_err().to_string();
+        assert!(
+            !err.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{err:?}"
+        );
+        assert!(
+            err.contains("RB\\u{d}\\u{7}\\u{8}\\u{85}\\u{202e}"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -88,6 +88,9 @@ pub enum Category {
     NotUnderstood,
     /// Something imported with a caveat.
     Note,
+    /// A piece the save names more than once (defined twice, or a stack naming it again):
+    /// imported once, each repeat left out.
+    Repeated,
 }
 
 /// One thing the import left out or wants the reader to know.
@@ -101,6 +104,9 @@ pub struct ReportEntry {
     pub side: Option<usize>,
     /// Hidden or concealed: only its own side may learn of it.
     pub secret: bool,
+    /// How many times it was seen there: 1 but for a piece the save names again, counted in
+    /// one entry so a stack listing a piece a million times makes one line, not a million.
+    pub times: usize,
 }
 
 /// One piece as the import sees it.
@@ -141,24 +147,39 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     let (layout, boards, board_files) = layout_of(game)?;
     let main_map = main_map(game);
 
+    // A piece is one counter, imported once (issue 50). A save that defines an id again, or a
+    // stack record that names a piece again (its own list, or another stack's), would
+    // otherwise make a second unit of one counter: each repeat is left out and reported.
+    // Each repeat is (the piece named again, the piece imported under that id), counted.
+    let mut repeats: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut left_out = vec![false; game.pieces.len()];
+    for (i, p) in game.pieces.iter().enumerate() {
+        match index.get(p.id.as_str()) {
+            Some(&first) => {
+                left_out[i] = true;
+                *repeats.entry((i, first)).or_insert(0) += 1;
+            }
+            None => {
+                index.insert(p.id.as_str(), i);
+            }
+        }
+    }
     // Stacks, bottom first; a piece in no stack is a stack of its own.
-    let index: HashMap<&str, usize> = game
-        .pieces
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.id.as_str(), i))
-        .collect();
-    let mut in_stack = vec![false; game.pieces.len()];
+    let mut in_stack = left_out.clone();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for stack in &game.stacks {
-        let members: Vec<usize> = stack
-            .pieces
-            .iter()
-            .filter_map(|id| index.get(id.as_str()).copied())
-            .filter(|i| !in_stack[*i])
-            .collect();
-        for i in &members {
-            in_stack[*i] = true;
+        let mut members = Vec::new();
+        for id in &stack.pieces {
+            let Some(&i) = index.get(id.as_str()) else {
+                continue;
+            };
+            if in_stack[i] {
+                *repeats.entry((i, i)).or_insert(0) += 1;
+            } else {
+                in_stack[i] = true;
+                members.push(i);
+            }
         }
         if !members.is_empty() {
             groups.push(members);
@@ -194,7 +215,12 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         })
         .collect();
 
-    let sides = sides_of(&seen)?;
+    let sides = sides_of(
+        seen.iter()
+            .zip(&left_out)
+            .filter(|(_, out)| !**out)
+            .map(|(s, _)| s),
+    )?;
     let side_of = |n: &Nationality| -> usize {
         sides
             .iter()
@@ -212,6 +238,8 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         format!("{stem}{n}")
     };
 
+    // Whether each piece imported is a secret of its side, for the report of its repeats.
+    let mut secret_of = vec![false; game.pieces.len()];
     for group in &groups {
         // Units of this stack as imported so far: (position in stack, index in `units`).
         let mut stack_units: Vec<(usize, usize)> = Vec::new();
@@ -233,12 +261,14 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
         for (at, &i) in group.iter().enumerate() {
             let s = &seen[i];
             let secret = s.piece.hidden() || s.piece.masked() || under_concealment[at];
+            secret_of[i] = secret;
             let entry = |category: Category, what: String, side: Option<usize>| ReportEntry {
                 category,
                 what,
                 place: s.place.text(),
                 side,
                 secret,
+                times: 1,
             };
             if let Place::OtherMap(_) | Place::NoMap = s.place {
                 if !matches!(s.counter, Counter::KeptByTheGame { .. }) {
@@ -295,6 +325,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                             place: s.place.text(),
                             side: Some(side_of(nationality)),
                             secret: s.piece.hidden(),
+                            times: 1,
                         });
                     } else if !concealed_any {
                         let id = next_id(format!("{}-dummy", nationality.prefix));
@@ -371,13 +402,26 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                         place: holder.hex.clone().unwrap_or_else(|| "off board".into()),
                         side: Some(holder.side),
                         secret: holder.hidden || holder.concealed,
+                        times: 1,
                     });
                 }
                 weapons[w].held_by = Some(holder.id.clone());
                 weapons[w].side = Some(holder.side);
                 weapons[w].secret |= holder.hidden || holder.concealed;
+                secret_of[group[at]] |= holder.hidden || holder.concealed;
             }
         }
+    }
+    for ((named, imported), times) in repeats {
+        let s = &seen[named];
+        report.push(ReportEntry {
+            category: Category::Repeated,
+            what: describe(&s.counter),
+            place: s.place.text(),
+            side: nationality_side(s.piece, &side_of),
+            secret: secret_of[imported] || s.piece.hidden() || s.piece.masked(),
+            times,
+        });
     }
 
     if units.iter().all(|u| u.kind == UnitKind::Dummy) {
@@ -497,7 +541,9 @@ struct SideDraft {
 
 /// The two sides: the two armies of the save's units, or its two alliances when it holds
 /// more armies than two (a German and Italian force against a British one).
-fn sides_of(seen: &[Seen]) -> Result<[SideDraft; 2], ImportError> {
+fn sides_of<'a>(
+    seen: impl IntoIterator<Item = &'a Seen<'a>>,
+) -> Result<[SideDraft; 2], ImportError> {
     let mut armies: Vec<&'static Nationality> = Vec::new();
     for s in seen {
         let n = match &s.counter {
@@ -559,174 +605,265 @@ pub struct FileOptions {
     pub turns: u16,
 }
 
-fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
+/// The file's text as it is built: comments and documents the `toml` serializer wrote, one
+/// after another. A save is a file from others (issue 50): every value it contributes (a
+/// counter's name, a hex, an id) reaches the file only through the serializer, which quotes
+/// and escapes it, so a name holding a newline, a quote or `[[units]]` stays one string.
+/// A comment can only be `&'static str`, the project's own words; nothing read from the save
+/// can be one. The toml crate writes no comments, hence the documents: each is a whole TOML
+/// document (top-level keys first, then tables, and every later one a table or an array of
+/// tables), so one after another they read as the one document holding them all.
+struct FileText(String);
 
-fn morale_word(m: Morale) -> &'static str {
-    match m {
-        Morale::GoodOrder => "good_order",
-        Morale::Broken => "broken",
-        Morale::Berserk => "berserk",
+impl FileText {
+    fn comment(&mut self, lines: &'static str) {
+        for line in lines.lines() {
+            self.0.push_str("# ");
+            self.0.push_str(line);
+            self.0.push('\n');
+        }
+    }
+
+    fn document(&mut self, value: &impl serde::Serialize) {
+        // Strings, integers, booleans and tables and arrays of them, each table a struct
+        // with fixed keys: there is nothing here the serializer cannot write.
+        let text = toml::to_string(value).expect("the scenario file's values serialize");
+        self.0.push_str(&text);
+        if !self.0.ends_with('\n') {
+            self.0.push('\n');
+        }
+    }
+
+    fn gap(&mut self) {
+        self.0.push('\n');
     }
 }
 
-fn kind_word(k: UnitKind) -> &'static str {
-    match k {
-        UnitKind::HalfSquad => "half_squad",
-        other => other.name(),
-    }
+#[derive(serde::Serialize)]
+struct NameKey<'a> {
+    name: &'a str,
 }
+
+#[derive(serde::Serialize)]
+struct TurnsKey {
+    turns: u16,
+}
+
+#[derive(serde::Serialize)]
+struct SidesKeys<'a> {
+    first: &'a str,
+    sides: Vec<SideEntry<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct SideEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct MapTable<'a> {
+    map: MapEntry<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct MapEntry<'a> {
+    boards: &'a [Vec<String>],
+}
+
+#[derive(serde::Serialize)]
+struct SetupTable<'a> {
+    setup: SetupEntry<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct SetupEntry<'a> {
+    order: Vec<&'a str>,
+    areas: Vec<AreaEntry<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct AreaEntry<'a> {
+    side: &'a str,
+    board: String,
+}
+
+/// One `[[units]]` entry: written one to a document, so a comment may stand between two.
+#[derive(serde::Serialize)]
+struct UnitsArray<'a> {
+    units: [UnitEntry<'a>; 1],
+}
+
+/// A unit in the scenario format's fields (`UnitFile` in `board::scenario`). The VASL name
+/// it was read from is not among them (the format has no field for it): the report shows it.
+#[derive(serde::Serialize)]
+struct UnitEntry<'a> {
+    id: &'a str,
+    side: &'a str,
+    kind: UnitKind,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    ratings: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hex: Option<&'a str>,
+    #[serde(skip_serializing_if = "is_false")]
+    offboard: bool,
+    #[serde(skip_serializing_if = "is_good_order")]
+    morale: Morale,
+    #[serde(skip_serializing_if = "is_false")]
+    concealed: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    hidden: bool,
+}
+
+#[derive(serde::Serialize)]
+struct WeaponsArray<'a> {
+    weapons: [WeaponEntry<'a>; 1],
+}
+
+#[derive(serde::Serialize)]
+struct WeaponEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+    pp: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hex: Option<&'a str>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_good_order(m: &Morale) -> bool {
+    *m == Morale::GoodOrder
+}
+
+const FILE_HEADING: &str =
+    "Imported from a VASL saved game by `asl import`: see docs/vasl-import.md.
+Units with `offboard = true` are their side's order of battle still to set up.
+The VASL counter each unit was read from is in the import's report.";
+const TURNS_NOTE: &str =
+    "The save does not record the scenario's length: check it against the card.";
+const FIRST_NOTE: &str = "Nor who moves first: the first side listed is assumed.";
+const MAP_NOTE: &str =
+    "Rows north to south, boards west to east; \"r\" = turned through 180 degrees.";
+const SETUP_NOTE: &str =
+    "SET-UP: CHECK AGAINST THE SCENARIO CARD. The save holds units off the boards: their
+side's order of battle, set up in the game's set-up step before Turn 1. A VASL save
+records neither who sets up first nor where each side may set up, so below each side
+may set up anywhere on the map, and the side listed second sets up first. Replace the
+areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`,
+`hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md).
+CHECK: `order`: the card says which side sets up first.
+CHECK: each `[[setup.areas]]` is a whole board, not the card's area.";
+const NO_HOLDER_NOTE: &str =
+    "Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit
+of its side that sets up, or `hex` where it lies; the scenario does not load until then.";
 
 impl Imported {
-    /// The scenario file's text.
+    /// The scenario file's text, written by the `toml` serializer (see [`FileText`]).
     pub fn to_toml(&self, options: &FileOptions) -> String {
-        let mut out = String::new();
-        let side_id = |s: usize| self.sides[s].id.clone();
-        let _ = writeln!(
-            out,
-            "# Imported from a VASL saved game by `asl import`: see docs/vasl-import.md.\n\
-             # Units with `offboard = true` are their side's order of battle still to set up."
-        );
-        let _ = writeln!(out, "name = {}", quoted(&options.name));
-        let _ = writeln!(
-            out,
-            "# The save does not record the scenario's length: check it against the card."
-        );
-        let _ = writeln!(out, "turns = {}", options.turns);
-        let _ = writeln!(
-            out,
-            "# Nor who moves first: the first side listed is assumed."
-        );
-        let _ = writeln!(out, "first = {}", quoted(&self.sides[0].id));
-        let _ = writeln!(out, "sides = [");
-        for s in &self.sides {
-            let _ = writeln!(
-                out,
-                "    {{ id = {}, name = {} }},",
-                quoted(&s.id),
-                quoted(&s.name)
-            );
+        let side_id = |s: usize| self.sides[s].id.as_str();
+        let mut file = FileText(String::new());
+        file.comment(FILE_HEADING);
+        file.document(&NameKey {
+            name: &options.name,
+        });
+        file.comment(TURNS_NOTE);
+        file.document(&TurnsKey {
+            turns: options.turns,
+        });
+        file.comment(FIRST_NOTE);
+        file.document(&SidesKeys {
+            first: side_id(0),
+            sides: self
+                .sides
+                .iter()
+                .map(|s| SideEntry {
+                    id: &s.id,
+                    name: &s.name,
+                })
+                .collect(),
+        });
+        file.gap();
+        file.comment(MAP_NOTE);
+        file.document(&MapTable {
+            map: MapEntry {
+                boards: &self.boards,
+            },
+        });
+        if let Some(setup) = self.setup_entry() {
+            file.gap();
+            file.comment(SETUP_NOTE);
+            file.document(&SetupTable { setup });
         }
-        let _ = writeln!(out, "]\n\n[map]");
-        let _ = writeln!(
-            out,
-            "# Rows north to south, boards west to east; \"r\" = turned through 180 degrees."
-        );
-        let rows: Vec<String> = self
-            .boards
-            .iter()
-            .map(|r| {
-                format!(
-                    "[{}]",
-                    r.iter().map(|b| quoted(b)).collect::<Vec<_>>().join(", ")
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "boards = [{}]", rows.join(", "));
-        self.write_setup(&mut out);
         for u in &self.units {
-            let _ = writeln!(out, "\n[[units]]");
-            let _ = writeln!(out, "id = {}", quoted(&u.id));
-            let _ = writeln!(out, "side = {}", quoted(&side_id(u.side)));
-            let _ = writeln!(out, "kind = {}", quoted(kind_word(u.kind)));
-            if !u.ratings.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "ratings = {}  # VASL: {}",
-                    quoted(&u.ratings),
-                    u.vasl_name
-                );
-            }
-            match &u.hex {
-                Some(h) => {
-                    let _ = writeln!(out, "hex = {}", quoted(h));
-                }
-                None => {
-                    let _ = writeln!(out, "offboard = true");
-                }
-            }
-            if u.morale != Morale::GoodOrder {
-                let _ = writeln!(out, "morale = {}", quoted(morale_word(u.morale)));
-            }
-            if u.concealed {
-                let _ = writeln!(out, "concealed = true");
-            }
-            if u.hidden {
-                let _ = writeln!(out, "hidden = true");
-            }
+            file.gap();
+            file.document(&UnitsArray {
+                units: [UnitEntry {
+                    id: &u.id,
+                    side: side_id(u.side),
+                    kind: u.kind,
+                    ratings: &u.ratings,
+                    hex: u.hex.as_deref(),
+                    offboard: u.hex.is_none(),
+                    morale: u.morale,
+                    concealed: u.concealed,
+                    hidden: u.hidden,
+                }],
+            });
         }
         for w in &self.weapons {
-            let _ = writeln!(out, "\n[[weapons]]");
-            let _ = writeln!(out, "id = {}", quoted(&w.id));
-            let _ = writeln!(out, "name = {}", quoted(&w.name));
-            let _ = writeln!(out, "pp = {}", w.pp);
-            match (&w.held_by, &w.hex) {
-                (Some(u), _) => {
-                    let _ = writeln!(out, "held_by = {}", quoted(u));
-                }
-                (None, Some(h)) => {
-                    let _ = writeln!(out, "hex = {}", quoted(h));
-                }
-                (None, None) => {
-                    let _ = writeln!(
-                        out,
-                        "# Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit\n\
-                         # of its side that sets up, or `hex` where it lies; the scenario does not load until then."
-                    );
-                }
+            file.gap();
+            let (held_by, hex) = match (&w.held_by, &w.hex) {
+                (Some(u), _) => (Some(u.as_str()), None),
+                (None, h) => (None, h.as_deref()),
+            };
+            if held_by.is_none() && hex.is_none() {
+                file.comment(NO_HOLDER_NOTE);
             }
+            file.document(&WeaponsArray {
+                weapons: [WeaponEntry {
+                    id: &w.id,
+                    name: &w.name,
+                    pp: w.pp,
+                    held_by,
+                    hex,
+                }],
+            });
         }
-        out
+        file.0
     }
 
     /// `[setup]` for a save holding units off the boards. A save records neither who sets up
     /// first nor where each side sets up, so this invents no SSR: it lets each side set up
     /// anywhere on the map, says so, and asks for the card's areas in their place.
-    fn write_setup(&self, out: &mut String) {
+    fn setup_entry(&self) -> Option<SetupEntry<'_>> {
         let setting_up: Vec<usize> = (0..self.sides.len())
             .filter(|s| self.units.iter().any(|u| u.side == *s && u.hex.is_none()))
             .collect();
         if setting_up.is_empty() {
-            return;
+            return None;
         }
-        let _ = writeln!(
-            out,
-            "\n# SET-UP: CHECK AGAINST THE SCENARIO CARD. The save holds units off the boards: their\n\
-             # side's order of battle, set up in the game's set-up step before Turn 1. A VASL save\n\
-             # records neither who sets up first nor where each side may set up, so below each side\n\
-             # may set up anywhere on the map, and the side listed second sets up first. Replace the\n\
-             # areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`,\n\
-             # `hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md)."
-        );
-        let _ = writeln!(out, "[setup]");
-        let mut order: Vec<usize> = (0..self.sides.len()).rev().collect();
-        order.retain(|s| *s < 2);
-        let _ = writeln!(
-            out,
-            "order = [{}]  # CHECK: the card says which side sets up first",
-            order
-                .iter()
-                .map(|s| quoted(&self.sides[*s].id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
         let boards: Vec<String> = self
             .boards
             .iter()
             .flatten()
             .map(|b| b.trim_end_matches(['r', 'R']).to_string())
             .collect();
-        for s in setting_up {
-            for b in &boards {
-                let _ = writeln!(
-                    out,
-                    "\n[[setup.areas]]  # CHECK: the whole board, not the card's area"
-                );
-                let _ = writeln!(out, "side = {}", quoted(&self.sides[s].id));
-                let _ = writeln!(out, "board = {}", quoted(b));
-            }
-        }
+        Some(SetupEntry {
+            order: self.sides.iter().rev().map(|s| s.id.as_str()).collect(),
+            areas: setting_up
+                .iter()
+                .flat_map(|s| {
+                    boards.iter().map(move |b| AreaEntry {
+                        side: &self.sides[*s].id,
+                        board: b.clone(),
+                    })
+                })
+                .collect(),
+        })
     }
 
     /// The report as a viewer may read it: `None` for the person importing (everything);
@@ -743,8 +880,11 @@ impl Imported {
             .collect()
     }
 
-    /// The report in words, grouped: what, how many, where.
-    pub fn report_text(&self, viewer: Option<usize>) -> String {
+    /// The report in words, grouped: what, how many, where. Every word taken from the save
+    /// (a counter's name, a map window's) is written as `shown` makes it: the caller knows
+    /// where the text goes, and a terminal needs control characters and bidirectional
+    /// overrides escaped (the CLI's `printable`), since a save is a file from others.
+    pub fn report_text(&self, viewer: Option<usize>, shown: impl Fn(&str) -> String) -> String {
         let entries = self.report_for(viewer);
         let mut out = String::new();
         let sections = [
@@ -757,32 +897,38 @@ impl Imported {
                 "Not understood: left out of the scenario",
             ),
             (Category::Note, "Notes"),
+            (
+                Category::Repeated,
+                "Warnings: pieces the save names more than once, imported once",
+            ),
         ];
         for (category, title) in sections {
-            let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            // What, then where, then how many times there.
+            let mut grouped: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
             for e in entries.iter().filter(|e| e.category == category) {
-                grouped.entry(&e.what).or_default().push(&e.place);
+                *grouped
+                    .entry(&e.what)
+                    .or_default()
+                    .entry(&e.place)
+                    .or_insert(0) += e.times;
             }
             if grouped.is_empty() {
                 continue;
             }
             let _ = writeln!(out, "{title}:");
-            for (what, places) in grouped {
-                let mut at: BTreeMap<&str, usize> = BTreeMap::new();
-                for p in &places {
-                    *at.entry(p).or_insert(0) += 1;
-                }
+            for (what, at) in grouped {
+                let times: usize = at.values().sum();
                 let where_: Vec<String> = at
                     .into_iter()
                     .map(|(p, n)| {
                         if n > 1 {
-                            format!("{p} x{n}")
+                            format!("{} x{n}", shown(p))
                         } else {
-                            p.to_string()
+                            shown(p)
                         }
                     })
                     .collect();
-                let _ = writeln!(out, "  {what} x{}: {}", places.len(), where_.join(", "));
+                let _ = writeln!(out, "  {} x{times}: {}", shown(what), where_.join(", "));
             }
         }
         // Counts a side may know: its own, and the other's units neither hidden nor
@@ -814,6 +960,20 @@ impl Imported {
             units.len(),
             units.len() - off,
         );
+        // The file has no field for a unit's VASL name, so the player checks each id against
+        // the counter it came from here.
+        if !units.is_empty() {
+            let _ = writeln!(out, "Each unit, with the VASL counter it was read from:");
+            for u in &units {
+                let _ = writeln!(
+                    out,
+                    "  {}: {}, {}",
+                    shown(&u.id),
+                    shown(&u.vasl_name),
+                    shown(u.hex.as_deref().unwrap_or("off board"))
+                );
+            }
+        }
         if off > 0 {
             let _ = writeln!(
                 out,
@@ -1003,7 +1163,7 @@ mod tests {
         let mmg = i.weapons.iter().find(|w| w.name == "MMG").unwrap();
         assert_eq!(mmg.held_by.as_deref(), Some("ru-sq2"));
 
-        let everything = i.report_text(None);
+        let everything = i.report_text(None, str::to_string);
         assert!(
             everything.contains("Game Turn x1: off board"),
             "{everything}"
@@ -1021,12 +1181,21 @@ mod tests {
             everything.contains("MMG ru-mmg1 had no unit beneath it"),
             "{everything}"
         );
+        // The file has no room for the VASL name each unit was read from: the report has.
+        assert!(
+            everything.contains("\n  ge-sq1: 4-6-7 1sq, 2B4\n"),
+            "{everything}"
+        );
+        assert!(
+            everything.contains("\n  ru-sq2: 6-2-8 Esq, off board\n"),
+            "{everything}"
+        );
     }
 
     #[test]
     fn a_side_reads_only_what_it_may_know_of_the_other() {
         let i = import(&scenario_save().game()).unwrap();
-        let german = i.report_text(Some(0));
+        let german = i.report_text(Some(0), str::to_string);
         assert!(!german.contains("T-34"), "a hidden Russian tank: {german}");
         assert!(
             !german.contains("45LL"),
@@ -1041,14 +1210,21 @@ mod tests {
             german.contains("Imported: 3 units this side may know of"),
             "neither the hidden Russian squad nor the Dummy is counted: {german}"
         );
-        let russian = i.report_text(Some(1));
+        assert!(
+            !german.contains("ru-sq1"),
+            "the hidden Russian squad is not listed: {german}"
+        );
+        assert!(german.contains("  ge-ldr1: 9-1, 2C5"), "{german}");
+        let russian = i.report_text(Some(1), str::to_string);
         assert!(russian.contains("T-34"));
         assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
         assert!(
             russian.contains("Imported: 4 units this side may know of"),
             "the concealed German leader is not counted: {russian}"
         );
-        assert!(i.report_text(None).contains("Imported: 5 units ("));
+        assert!(i
+            .report_text(None, str::to_string)
+            .contains("Imported: 5 units ("));
     }
 
     #[test]
@@ -1137,6 +1313,50 @@ mod tests {
                 turns: 1
             })
             .contains("morale = \"broken\""));
+    }
+
+    /// Issue 50: a stack record naming one piece five times made five squads. A piece is
+    /// imported once, whether a stack names it again, another stack does, or the save
+    /// defines it twice; each repeat is a warning, secret where the piece is.
+    #[test]
+    fn a_piece_the_save_names_again_is_imported_once_and_reported() {
+        let mut s = Save(vec![LAYOUT.to_string()]);
+        let b4 = at(0, 2, 4);
+        s.piece("sq", &[GE, ("piece;K;D;ge/ge467S;4-6-7 1sq", "")], b4);
+        s.stack("s1", b4, &["sq", "sq", "sq", "sq", "sq"]);
+        s.stack("s2", b4, &["sq"]);
+        let e5 = at(1, 5, 5);
+        for _ in 0..2 {
+            s.piece(
+                "ru",
+                &[RU_HIDDEN, RU, ("piece;K;D;ru/ru447S;4-4-7 1sq", "")],
+                e5,
+            );
+        }
+        let i = import(&s.game()).unwrap();
+        let ids: Vec<&str> = i.units.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(ids, ["ge-sq1", "ru-sq1"]);
+        let everything = i.report_text(None, str::to_string);
+        assert!(
+            everything.contains(
+                "Warnings: pieces the save names more than once, imported once:\n  4-4-7 1sq x1: 4E5\n  4-6-7 1sq x5: 2B4 x5\n"
+            ),
+            "{everything}"
+        );
+        assert_eq!(
+            i.report
+                .iter()
+                .filter(|e| e.category == Category::Repeated)
+                .count(),
+            2,
+            "one entry for each piece named again, counting its repeats"
+        );
+        let german = i.report_text(Some(0), str::to_string);
+        assert!(german.contains("4-6-7 1sq x5"), "{german}");
+        assert!(
+            !german.contains("4-4-7"),
+            "the hidden Russian squad's repeat: {german}"
+        );
     }
 
     #[test]

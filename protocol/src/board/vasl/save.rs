@@ -35,6 +35,14 @@ pub const PIECES_MAX: usize = 20_000;
 pub const TRAITS_PER_PIECE_MAX: usize = 256;
 /// Most levels commands nest within each other. VASSAL writes two or three.
 pub const COMMAND_DEPTH_MAX: usize = 32;
+/// Most bytes unescaping one save may produce, summed over every level: the commands nested
+/// in commands, each piece split into its id, type and state, and each piece's traits peeled
+/// one at a time. Each level is a new copy of the text inside it, so a small file nested
+/// deep would otherwise fill memory: a 170 KB zip of a nested, highly compressible
+/// `savedGame` once drove `asl import` to 1.2 GB (issue 50). A large real save (600 pieces
+/// of some 40 traits each) needs a few tens of MB; reading any save holds at most the file,
+/// its `savedGame` as read and as decoded, and this.
+pub const UNESCAPED_BYTES_MAX: usize = 128 * 1024 * 1024;
 /// Most boards in a layout: far more than any scenario (the engine's map limit is lower).
 pub const BOARDS_MAX: usize = 64;
 
@@ -53,6 +61,10 @@ pub enum SaveError {
     Corrupt(String),
     #[error("the saved game is truncated: {0}")]
     Truncated(String),
+    #[error("the saved game's commands nest more than {max} levels deep, past the import's limit (VASSAL writes two or three)")]
+    NestedTooDeep { max: usize },
+    #[error("unescaping the saved game's nested commands and traits would produce more than {max} bytes, past the import's limit")]
+    UnescapedTooLarge { max: usize },
 }
 
 fn corrupt(why: impl Into<String>) -> SaveError {
@@ -437,8 +449,36 @@ impl Write for Limited {
 
 const COMMAND_SEPARATOR: char = '\u{1b}';
 
+/// The bytes unescaping has produced for one save. Each level is charged before it is copied,
+/// with the length of the text it copies from (a copy is never longer), so the copies made
+/// never go past the budget, not even by the one that is refused.
+struct Unescaping {
+    produced: usize,
+    max: usize,
+}
+
+impl Unescaping {
+    fn new(max: usize) -> Unescaping {
+        Unescaping { produced: 0, max }
+    }
+
+    fn charge(&mut self, bytes: usize) -> Result<(), SaveError> {
+        match self.produced.checked_add(bytes) {
+            Some(total) if total <= self.max => {
+                self.produced = total;
+                Ok(())
+            }
+            _ => Err(SaveError::UnescapedTooLarge { max: self.max }),
+        }
+    }
+}
+
 /// Parses the decoded text of `savedGame`.
 pub fn parse(text: &str) -> Result<SavedGame, SaveError> {
+    parse_within(text, &mut Unescaping::new(UNESCAPED_BYTES_MAX))
+}
+
+fn parse_within(text: &str, budget: &mut Unescaping) -> Result<SavedGame, SaveError> {
     if !text.starts_with("begin_save") {
         return Err(corrupt(
             "it does not start with `begin_save`: not a VASSAL saved game",
@@ -450,7 +490,7 @@ pub fn parse(text: &str) -> Result<SavedGame, SaveError> {
         ));
     }
     let mut commands = Vec::new();
-    leaves(text, 0, &mut commands)?;
+    leaves(text, 0, &mut commands, budget)?;
     let mut game = SavedGame {
         encoding: Encoding::Plain,
         module: None,
@@ -460,6 +500,7 @@ pub fn parse(text: &str) -> Result<SavedGame, SaveError> {
     };
     for command in &commands {
         if let Some(rest) = command.strip_prefix("+/") {
+            budget.charge(rest.len())?;
             let parts = split_escaped(rest, '/');
             let (id, kind, state) = match parts.as_slice() {
                 [id, kind, state, ..] => (id, kind, state.as_str()),
@@ -472,12 +513,13 @@ pub fn parse(text: &str) -> Result<SavedGame, SaveError> {
                 }
             };
             if kind == "stack" {
+                budget.charge(state.len())?;
                 game.stacks.push(stack(id, state)?);
             } else {
                 if game.pieces.len() >= PIECES_MAX {
                     return Err(corrupt(format!("more than {PIECES_MAX} pieces")));
                 }
-                game.pieces.push(piece(id, kind, state)?);
+                game.pieces.push(piece(id, kind, state, budget)?);
             }
         } else if let Some(rest) = command.strip_prefix("bd\t") {
             let boards = board_layout(rest)?;
@@ -490,16 +532,24 @@ pub fn parse(text: &str) -> Result<SavedGame, SaveError> {
 }
 
 /// The leaf commands of a (possibly compound) command, in order: a token that still holds
-/// an ESC after one level of unescaping is itself compound.
-fn leaves(text: &str, depth: usize, out: &mut Vec<String>) -> Result<(), SaveError> {
+/// an ESC after one level of unescaping is itself compound. Each level is a copy of the text
+/// inside it, and a level's tokens stay alive while the levels inside them are read, so the
+/// copies are charged to the budget.
+fn leaves(
+    text: &str,
+    depth: usize,
+    out: &mut Vec<String>,
+    budget: &mut Unescaping,
+) -> Result<(), SaveError> {
     if depth > COMMAND_DEPTH_MAX {
-        return Err(corrupt(format!(
-            "commands nest more than {COMMAND_DEPTH_MAX} deep"
-        )));
+        return Err(SaveError::NestedTooDeep {
+            max: COMMAND_DEPTH_MAX,
+        });
     }
+    budget.charge(text.len())?;
     for token in split_escaped(text, COMMAND_SEPARATOR) {
         if token.contains(COMMAND_SEPARATOR) {
-            leaves(&token, depth + 1, out)?;
+            leaves(&token, depth + 1, out, budget)?;
         } else if !token.is_empty() {
             out.push(token);
         }
@@ -558,8 +608,9 @@ fn unquote(token: String) -> String {
     }
 }
 
-/// A piece's traits from its type and state, peeled one level at a time.
-fn piece(id: &str, kind: &str, state: &str) -> Result<Piece, SaveError> {
+/// A piece's traits from its type and state, peeled one level at a time: each level copies
+/// the rest of both, so each is charged to the budget.
+fn piece(id: &str, kind: &str, state: &str, budget: &mut Unescaping) -> Result<Piece, SaveError> {
     let mut traits = Vec::new();
     let (mut kind, mut state) = (kind.to_string(), state.to_string());
     loop {
@@ -568,6 +619,7 @@ fn piece(id: &str, kind: &str, state: &str) -> Result<Piece, SaveError> {
                 "piece {id} has more than {TRAITS_PER_PIECE_MAX} traits"
             )));
         }
+        budget.charge(kind.len() + state.len())?;
         let mut k = split_escaped(&kind, '\t').into_iter();
         let mut s = split_escaped(&state, '\t').into_iter();
         let definition = k.next().unwrap_or_default();
@@ -1033,6 +1085,108 @@ mod tests {
         assert_eq!(
             parse(&text).unwrap().pieces[0].traits.len(),
             TRAITS_PER_PIECE_MAX
+        );
+    }
+
+    /// `savedGame`'s text: a command of `payload` bytes nested `depth` levels deep, as VASSAL
+    /// nests compound commands (a short command, then the rest escaped once more).
+    fn nested(payload: usize, depth: usize) -> String {
+        let mut command = format!("x{}", "a".repeat(payload));
+        for _ in 0..depth {
+            command = join_escaped(&["y", &command], COMMAND_SEPARATOR);
+        }
+        game(vec![command, squad("1", 10, 20, 1, false, false)])
+    }
+
+    /// Issue 50: each level of nesting is a copy of the text inside it. Everything unescaping
+    /// copies is counted; a save that needs exactly the budget is read, one that needs a byte
+    /// more is refused, saying which limit it passed, and the copies made before the refusal
+    /// stayed within the budget.
+    #[test]
+    fn unescaping_stops_at_its_budget() {
+        let text = nested(100_000, 20);
+        let mut unlimited = Unescaping::new(usize::MAX);
+        let g = parse_within(&text, &mut unlimited).unwrap();
+        assert_eq!(g.pieces.len(), 1);
+        let needed = unlimited.produced;
+        assert!(
+            needed > 20 * 100_000,
+            "every level of the 20 is counted: {needed}"
+        );
+
+        let mut at_limit = Unescaping::new(needed);
+        assert_eq!(parse_within(&text, &mut at_limit), Ok(g));
+        assert_eq!(at_limit.produced, needed);
+
+        let mut past = Unescaping::new(needed - 1);
+        let refused = parse_within(&text, &mut past).unwrap_err();
+        assert_eq!(refused, SaveError::UnescapedTooLarge { max: needed - 1 });
+        assert!(past.produced < needed, "{}", past.produced);
+        assert!(
+            refused.to_string().contains("past the import's limit"),
+            "{refused}"
+        );
+        // The save's own budget: a few tens of MB nested 30 deep is refused within it.
+        let deep = nested(8 << 20, 28);
+        let mut budget = Unescaping::new(UNESCAPED_BYTES_MAX);
+        assert_eq!(
+            parse_within(&deep, &mut budget),
+            Err(SaveError::UnescapedTooLarge {
+                max: UNESCAPED_BYTES_MAX
+            })
+        );
+        assert!(budget.produced <= UNESCAPED_BYTES_MAX);
+    }
+
+    /// A piece's traits are nesting too: peeling them copies the rest at each level.
+    #[test]
+    fn peeling_traits_is_counted() {
+        let mut type_ = String::from("piece;;;i;n");
+        let mut state = String::from("Main Map;1;2");
+        for _ in 0..200 {
+            type_ = join_escaped(&[&format!("mark;{}", "m".repeat(1000)), &type_], '\t');
+            state = join_escaped(&["s", &state], '\t');
+        }
+        let text = game(vec![format!(
+            "+/{}",
+            join_escaped(&["1", &type_, &state], '/')
+        )]);
+        let mut unlimited = Unescaping::new(usize::MAX);
+        assert_eq!(
+            parse_within(&text, &mut unlimited).unwrap().pieces[0]
+                .traits
+                .len(),
+            201
+        );
+        // Some 200 levels of 100 KB on average, beside the text's own few copies.
+        assert!(unlimited.produced > 200 * 90_000, "{}", unlimited.produced);
+        let mut small = Unescaping::new(4 * text.len());
+        assert_eq!(
+            parse_within(&text, &mut small),
+            Err(SaveError::UnescapedTooLarge {
+                max: 4 * text.len()
+            })
+        );
+    }
+
+    #[test]
+    fn commands_nested_past_the_limit_are_refused_naming_it() {
+        // `nested` adds the save's own level (its restore command) to those asked for.
+        let at_limit = nested(10, COMMAND_DEPTH_MAX - 1);
+        assert!(parse(&at_limit).is_ok());
+        let past = nested(10, COMMAND_DEPTH_MAX);
+        let refused = parse(&past).unwrap_err();
+        assert_eq!(
+            refused,
+            SaveError::NestedTooDeep {
+                max: COMMAND_DEPTH_MAX
+            }
+        );
+        assert!(
+            refused
+                .to_string()
+                .contains("nest more than 32 levels deep"),
+            "{refused}"
         );
     }
 }
