@@ -1501,6 +1501,128 @@ async fn reinforcements_fire_and_undo_from_the_page() {
     server.stop().await;
 }
 
+/// A board 26 columns wide, the German squad at its far side from the north-west corner.
+const WIDE: &str = r#"name = "A wide board"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1Z10"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1X8"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1B2"
+"#;
+
+/// JavaScript: whether `unit`'s counter lies whole inside the board's frame and the screen.
+fn counter_in_view(unit: &str) -> String {
+    format!(
+        "(() => {{ const c = document.querySelector('.counter[data-unit=\"{unit}\"] .face').getBoundingClientRect(); \
+         const f = document.getElementById('board-scroll').getBoundingClientRect(); \
+         return c.width > 0 && c.left >= f.left && c.right <= f.right && c.top >= f.top && c.bottom <= f.bottom && \
+         c.left >= 0 && c.right <= window.innerWidth && c.top >= 0 && c.bottom <= window.innerHeight; }})()"
+    )
+}
+
+/// On a phone (390 × 844) a map wider than the screen opens where the player's units are, a
+/// counter of its own in sight, in a frame that fits the screen's width; Whole map (G, or its
+/// button) makes the whole map as wide as the frame; every control of the page is within the
+/// screen's width. A screenshot is saved under the target directory; with
+/// `ASL_UPDATE_SCREENSHOT=1` it replaces `docs/play-phone-map.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_phone_the_map_opens_at_the_units_and_fits_the_width() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(WIDE, None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open_phone(
+            &link(&server, &created.game, &created.tokens.side_a),
+            390,
+            844,
+        )
+        .await;
+    browser.wait_for(&german, "the board", SETTLED, WAIT).await;
+    assert_eq!(browser.eval(&german, "window.innerWidth").await, 390);
+    let frame_fits =
+        "(() => { const f = document.getElementById('board-scroll').getBoundingClientRect(); \
+        return document.documentElement.scrollWidth <= window.innerWidth && f.left >= 0 && \
+        f.right <= window.innerWidth; })()";
+    assert_eq!(browser.eval(&german, frame_fits).await, true);
+    // Wider than the screen, the map opens at the German's own counter, readable.
+    let wide = browser
+        .eval(
+            &german,
+            "document.getElementById('board').getBoundingClientRect().width",
+        )
+        .await;
+    assert!(wide.as_f64().unwrap() > 390.0, "{wide}");
+    assert_eq!(browser.eval(&german, &counter_in_view("g1")).await, true);
+    let shot = browser.screenshot(&german).await;
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-phone-map.png"),
+        &shot,
+    )
+    .unwrap();
+    if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(repo("docs/play-phone-map.png"), &shot).unwrap();
+    }
+
+    // Whole map, by its key and by its button: as wide as the frame, the counter still shown.
+    let whole = "document.getElementById('board').getBoundingClientRect().width <= \
+        document.getElementById('board-scroll').clientWidth + 1";
+    browser.type_key(&german, "g").await;
+    assert_eq!(browser.eval(&german, whole).await, true);
+    assert_eq!(browser.eval(&german, &counter_in_view("g1")).await, true);
+    browser.type_key(&german, "0").await;
+    assert_eq!(browser.eval(&german, whole).await, false);
+    browser
+        .eval(&german, "document.getElementById('zoom-whole').click()")
+        .await;
+    assert_eq!(browser.eval(&german, whole).await, true);
+    assert_eq!(browser.eval(&german, frame_fits).await, true);
+
+    // Every control is within the screen's width (the page scrolls down to reach them).
+    let off = browser
+        .eval(
+            &german,
+            "[...document.querySelectorAll('button, input, select, summary')] \
+             .filter(b => b.getClientRects().length > 0) \
+             .filter(b => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }) \
+             .map(b => b.id || b.dataset.action || b.textContent)",
+        )
+        .await;
+    assert_eq!(off, serde_json::json!([]), "controls off the screen");
+
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the page reported errors: {errors:#?}");
+    browser.close().await;
+    server.stop().await;
+}
+
 /// Four whole boards (33 × 10 hexes each, open ground) with a squad a side: the size of map a
 /// larger scenario draws, for measuring the page's first render.
 fn four_boards() -> String {
