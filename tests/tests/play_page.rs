@@ -1281,7 +1281,7 @@ async fn answer(browser: &mut Browser, tab: &Tab, label: &str) {
 }
 
 /// What the CLI does beyond moving, from the page, by key and by click: a unit waiting off
-/// board enters from its edge (I, then a hex of the shaded edge); a unit that entered
+/// board enters from its edge (I, or its button in the prompt, then a hex of the shaded edge); a unit that entered
 /// shellholes takes their cover (V); the DEFENDER declares fire (K, then the target), rolls for
 /// it with a note both sides read in the record, adjudicates citing the roll and resolves the
 /// attack from its prompt; the ATTACKER disputes the adjudication with a reason (its key, then
@@ -1331,6 +1331,29 @@ async fn reinforcements_fire_and_undo_from_the_page() {
             )
             .await,
         serde_json::json!([true, true])
+    );
+    // Esc drops the pick; the prompt's button for g8 picks it again.
+    browser.press(&german, "Escape", 27).await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.querySelectorAll('.entry-edge').length")
+            .await,
+        0
+    );
+    browser
+        .eval(
+            &german,
+            "document.querySelector('#prompt button.enter-pick[data-unit=\"g8\"]').click()",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                &german,
+                "document.querySelector('.entry-edge[data-hex=\"1J3\"]') !== null"
+            )
+            .await,
+        true
     );
     browser.eval(&german, &click_hex("1J3")).await;
     let entered = send(&mut browser, &german).await;
