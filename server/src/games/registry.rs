@@ -657,7 +657,7 @@ impl Registry {
         slot.used.store(self.now(), Ordering::Relaxed);
         let handle = match self.load(key, &slot).await? {
             Loaded::Missing => return Err(unknown()),
-            Loaded::Unavailable(why) => return Err((ErrorCode::GameUnavailable, why.refusal(&id))),
+            Loaded::Unavailable(why) => return Err((ErrorCode::GameUnavailable, why.refusal(id))),
             Loaded::Live(handle) => handle,
         };
         Ok((handle, viewer))
