@@ -856,7 +856,7 @@
     for (const [hex, units] of byHex) {
       const c = page.geometry.centres.get(hex);
       if (!c) continue;
-      const above = units.filter((u) => !u.underground);
+      const above = units.filter((u) => !u.underground).sort((a, b) => naturally(a.id, b.id));
       const below = units.filter((u) => u.underground);
       const lying = lyingIn.get(hex) || [];
       const spots = fan(c, (below.length ? 1 : 0) + above.length + lying.length);

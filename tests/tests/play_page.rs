@@ -1266,20 +1266,6 @@ ratings = "4-6-7"
 enters = { turn = 1, edge = "east" }
 "#;
 
-/// Clicks the answer of `tab`'s prompt whose text ends with `label`.
-async fn answer(browser: &mut Browser, tab: &Tab, label: &str) {
-    let clicked = browser
-        .eval(
-            tab,
-            &format!(
-                "(() => {{ const b = [...document.querySelectorAll('#prompt button.answer')].find(b => b.textContent.endsWith('{label}')); \
-                 if (b) b.click(); return b !== undefined; }})()"
-            ),
-        )
-        .await;
-    assert_eq!(clicked, true, "no answer {label}");
-}
-
 /// What the CLI does beyond moving, from the page, by key and by click: a unit waiting off
 /// board enters from its edge (I, or its button in the prompt, then a hex of the shaded edge); a unit that entered
 /// shellholes takes their cover (V); the DEFENDER declares fire (K, then the target), rolls for
