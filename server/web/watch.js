@@ -97,6 +97,8 @@
   const BUILDING_COLOURS = { stone_building: "#9e9890", wooden_building: "#b4834f" };
 
   const el = (id) => document.getElementById(id);
+  /** Ids in the order a player counts them: `ru-sq2` before `ru-sq10`. */
+  const naturally = new Intl.Collator("en", { numeric: true }).compare;
 
   const page = {
     game: null,
@@ -166,6 +168,15 @@
      * control; `clocksAt` is when this page heard it (`Date.now()`), the countdown's start. */
     clocks: null,
     clocksAt: 0,
+    /** Set-up weapons (A4.43) picked to go with the next unit placed. */
+    setupWeapons: new Set(),
+    /** Own units waiting off board picked to enter (A2.51). */
+    entering: new Set(),
+    /** The first event (this stream's numbering) of this side's last command sent from this
+     * page: what an undo asks to take back from. */
+    lastCommandFrom: null,
+    /** What the board was last opened at (the set-up area, the side's units): once each. */
+    openedAt: null,
   };
   window.aslWatch = page;
   setInterval(drawClocks, 1000);
@@ -500,7 +511,103 @@
       svg("text", { x: c.x, y: c.y + HEX * 0.7 + 2 }, g).textContent = "M";
       svg("title", {}, g).textContent = `Manhole in ${name} (B8.1)`;
     }
+    // Under the counters: the viewer's set-up area, the edge its reinforcements enter by.
+    svg("g", { id: "areas" }, board);
     svg("g", { id: "units" }, board);
+  }
+
+  /** The hexes of `state`'s map on `edge` ("north", "east" …): a step outward across it leaves
+   * the map, as the engine's `Edge::holds` says. Only a picture of where to click: the server
+   * rules on the hex. On a map of several boards each board's own edges count. */
+  function edgeHexes(state, edge) {
+    const g = page.geometry;
+    if (!g) return [];
+    const names = [...g.centres.keys()];
+    // Neighbours are a column (1.5 hexes) apart across and half a row up or down.
+    const ys = [...new Set(names.map((n) => Math.round(g.centres.get(n).y * 10)))].sort((a, b) => a - b);
+    let half = Infinity;
+    for (let i = 1; i < ys.length; i++) half = Math.min(half, (ys[i] - ys[i - 1]) / 10);
+    if (!Number.isFinite(half)) half = (SQRT3 * HEX) / 2;
+    const key = (x, y) => `${Math.round(x / 5)},${Math.round(y / 5)}`;
+    const board = new Map(names.map((n) => {
+      const c = g.centres.get(n);
+      return [key(c.x, c.y), parseHex(n).board];
+    }));
+    const steps = {
+      north: [[0, -2 * half]],
+      south: [[0, 2 * half]],
+      east: [[1.5 * HEX, -half], [1.5 * HEX, half]],
+      west: [[-1.5 * HEX, -half], [-1.5 * HEX, half]],
+    }[edge] || [];
+    return names.filter((n) => {
+      const c = g.centres.get(n);
+      const own = parseHex(n).board;
+      return steps.some(([dx, dy]) => board.get(key(c.x + dx, c.y + dy)) !== own);
+    });
+  }
+
+  /** Shades the viewer's own set-up area in its set-up step (A12.12), and the edge hexes its
+   * picked reinforcements may enter by (A2.51). */
+  function drawAreas(state) {
+    const layer = el("areas");
+    if (!layer || !page.geometry) return;
+    layer.replaceChildren();
+    const setup = state.scenario.setup;
+    const shade = (names, kind, title) => {
+      for (const name of names) {
+        const c = page.geometry.centres.get(name);
+        if (!c) continue;
+        const shape = svg("polygon", {
+          class: kind,
+          "data-hex": name,
+          points: corners(c, HEX * 0.92, page.geometry.squash),
+        }, layer);
+        svg("title", {}, shape).textContent = `${name}: ${title}`;
+      }
+    };
+    if (page.side !== null && page.viewing === null && state.setup && state.setup.side === page.side && setup && !state.over) {
+      shade(setup.areas[page.side === "A" ? 0 : 1] || [], "setup-area", `your set-up area (A12.12)`);
+    }
+    if (page.side !== null && page.viewing === null && page.entering.size && setup) {
+      const edges = new Set([...page.entering].map((id) => setup.units[id] && setup.units[id].enters)
+        .filter(Boolean).map((e) => e.edge));
+      for (const edge of edges) shade(edgeHexes(state, edge), "entry-edge", `the ${edge} edge your units enter by (A2.51)`);
+    }
+  }
+
+  /** Scrolls the board's frame so that the hexes `names` are in the middle of it. */
+  function centreOn(names) {
+    const g = page.geometry;
+    const points = names.map((n) => g && g.centres.get(n)).filter(Boolean);
+    if (!points.length) return;
+    const xs = points.map((p) => p.x);
+    const ys = points.map((p) => p.y);
+    const x = (Math.min(...xs) + Math.max(...xs)) / 2;
+    const y = (Math.min(...ys) + Math.max(...ys)) / 2;
+    const frame = el("board-scroll");
+    const board = el("board").getBoundingClientRect();
+    const box = frame.getBoundingClientRect();
+    const k = board.width / g.box.width;
+    frame.scrollLeft += board.left + (x - g.box.x) * k - (box.left + frame.clientWidth / 2);
+    frame.scrollTop += board.top + (y - g.box.y) * k - (box.top + frame.clientHeight / 2);
+  }
+
+  /** Opens the board where this viewer's play is, once: a side in its set-up step at its
+   * set-up area, else at its own units (all units, for a spectator). A map larger than its
+   * frame (a phone's) would otherwise open at its north-west corner, perhaps with no unit. */
+  function openBoard(state) {
+    const setup = state.scenario.setup;
+    const mine = page.side !== null && state.setup && state.setup.side === page.side && setup;
+    const at = mine ? "setup" : "units";
+    if (page.openedAt === at || page.viewing !== null) return;
+    const names = mine
+      ? [...(setup.areas[page.side === "A" ? 0 : 1] || [])]
+      : Object.values(state.units)
+        .filter((u) => !u.eliminated && (page.side === null || u.side === page.side))
+        .map((u) => u.hex);
+    if (!names.length) return;
+    page.openedAt = at;
+    centreOn(names);
   }
 
   /** Lays a real board's own image under its hexes, served by this server from the operator's
@@ -662,7 +769,8 @@
     if (unit.pinned) flags.push("pinned");
     if (unit.cx) flags.push("CX");
     // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
-    if (unit.hidden) flags.push("HIP");
+    const hip = setUpHidden(state, unit);
+    if (hip) flags.push("HIP");
     if (unit.concealed) flags.push("concealed");
     // Markers on the counter, as a player lays them: top right, one under the other.
     let my = -3;
@@ -673,7 +781,7 @@
     if (unit.pinned) mark("pin", "PIN");
     if (unit.cx) mark("cx", "CX");
     if (unit.concealed) mark("own-concealed", "?");
-    if (unit.hidden) mark("hip", "HIP");
+    if (hip) mark("hip", "HIP");
     if (unit.morale === "berserk") mark("berserk", "BSK");
     const held = weaponsHeldBy(state, unit.id);
     held.forEach((w, i) => {
@@ -683,6 +791,13 @@
     if (held.length) flags.push(`holds ${held.map((w) => w.name).join(", ")}`);
     title.textContent = `${sideName(state, unit.side)} ${words(unit.kind)} ${unit.id} ${unit.ratings} in ${unit.hex}` +
       (flags.length ? ` (${flags.join(", ")})` : "");
+  }
+
+  /** Whether `unit` is HIP (A12.3). In the set-up step every unit placed is out of the other
+   * side's sight until it ends, so `hidden`: only those placed HIP (`setup.hip`) are. */
+  function setUpHidden(state, unit) {
+    if (!unit.hidden) return false;
+    return !state.setup || (state.setup.hip || []).includes(unit.id);
   }
 
   /** The support weapons a unit possesses (A4.43), from the position the server sent. */
@@ -741,7 +856,7 @@
     for (const [hex, units] of byHex) {
       const c = page.geometry.centres.get(hex);
       if (!c) continue;
-      const above = units.filter((u) => !u.underground);
+      const above = units.filter((u) => !u.underground).sort((a, b) => naturally(a.id, b.id));
       const below = units.filter((u) => u.underground);
       const lying = lyingIn.get(hex) || [];
       const spots = fan(c, (below.length ? 1 : 0) + above.length + lying.length);
@@ -800,7 +915,11 @@
     // The phase line as the rulebook writes it: "RtPh, ATTACKER".
     el("role").textContent = state.over ? "" : `, ${step.attacker_acts ? "ATTACKER" : "DEFENDER"}`;
     if (state.setup && !state.over) {
-      el("phase").textContent = `Set-up: the ${sideName(state, state.setup.side)}`;
+      // Before Turn 1 there is no Player Turn, no phase and no ATTACKER yet: only set-up.
+      el("turn").textContent = "Before Game Turn 1";
+      el("player-turn").textContent = "";
+      el("attacker").textContent = "";
+      el("phase").textContent = `Set-up step: the ${sideName(state, state.setup.side)}`;
       el("phase").title = "Set-up before Turn 1 (A12.12)";
       el("role").textContent = "";
     }
@@ -898,7 +1017,8 @@
     }
     const final = document.createElement("span");
     final.className = "final";
-    final.textContent = `= ${roll.final_result} → ${roll.outcome}`;
+    // A roll on request carries its roller's note here, for both sides to read.
+    final.textContent = `= ${roll.final_result}${roll.outcome ? ` → ${roll.outcome}` : ""}`;
     box.appendChild(final);
     return box;
   }
@@ -974,12 +1094,14 @@
     }
     page.shown = state;
     drawBanner(state);
+    drawAreas(state);
     drawUnits(state);
     drawMoving(state);
     drawStack();
     drawPlay();
     markList();
     drawControls();
+    openBoard(state);
     // The first position on screen, for measuring the page (BENCHMARKS.md).
     if (!page.firstRender) {
       page.firstRender = true;
@@ -1208,7 +1330,19 @@
       setUpIn(state, name);
       return;
     }
+    if (page.mode === "enter" && page.entering.size) {
+      const entering = [...page.entering].sort(naturally);
+      markTarget(name);
+      propose({ enter: { units: entering, to: name } }, `Enter ${entering.join(" ")} at ${name}`);
+      return;
+    }
     const units = [...page.selected];
+    if (page.mode === "attack" && units.length && !units.some((id) => state.units[id] && state.units[id].hex === name)) {
+      markTarget(name);
+      propose({ declare_attack: { firers: units, target: name, into_sewer: false } },
+        `Attack ${name} with ${units.join(" ")}`);
+      return;
+    }
     if (page.mode === "bypass" && units.length) {
       if (!page.bypass) {
         page.bypass = { hex: name, along: [] };
@@ -1251,9 +1385,41 @@
     }
     const hip = (state.setup.hip || []).includes(unit);
     const how = moving ? (hip ? "hidden" : moving.concealed ? "concealed" : "") : page.setupHow || "";
+    // A unit set up again keeps only the weapons named again (A4.43): those given to it
+    // before, and those picked now.
+    const giving = new Set(weaponsToGive(state).map((w) => w.id));
+    const given = moving
+      ? weaponsHeldBy(state, unit).filter((w) => isGivenAtSetUp(state, w.id)).map((w) => w.id)
+      : [];
+    const weapons = [...new Set(given.concat([...page.setupWeapons].filter((id) => giving.has(id))))];
+    const names = weapons.map((id) => weaponName(state, id));
     markTarget(name);
-    propose({ set_up: { unit, hex: name, concealed: how === "concealed", hidden: how === "hidden" } },
-      `Set up ${unit} in ${name}${how ? `, ${how}` : ""}`);
+    propose({ set_up: { unit, hex: name, concealed: how === "concealed", hidden: how === "hidden", weapons } },
+      `Set up ${unit} in ${name}${how ? `, ${how}` : ""}${names.length ? ` with ${names.join(", ")}` : ""}`);
+  }
+
+  /** Whether `id` is one of the viewer's set-up weapons no unit of the order of battle holds:
+   * its side gives it to a unit as it sets it up (A4.43). */
+  function isGivenAtSetUp(state, id) {
+    const setup = state.scenario.setup;
+    const w = setup && setup.weapons[id];
+    return Boolean(w && w.held_by === null && w.side === page.side);
+  }
+
+  /** The viewer's set-up weapons that no unit possesses yet (A4.43): `done` waits for them. */
+  function weaponsToGive(state) {
+    const setup = state.scenario.setup;
+    if (!state.setup || !setup || page.side === null) return [];
+    return Object.values(setup.weapons || {})
+      .filter((w) => isGivenAtSetUp(state, w.id))
+      .filter((w) => !(state.weapons[w.id] && state.weapons[w.id].held_by))
+      .sort((a, b) => naturally(a.id, b.id));
+  }
+
+  function weaponName(state, id) {
+    const setup = state.scenario.setup;
+    const w = (setup && setup.weapons[id]) || state.weapons[id];
+    return w ? `${w.name} (${id})` : id;
   }
 
   /** Lists the stack of `name` below the board, each counter pickable. */
@@ -1283,7 +1449,8 @@
     const picked = [...page.selected].map((id) => state.units[id]).find((u) => u && !u.eliminated);
     if (picked && page.viewing === null) page.stackHex = picked.hex;
     const hex = page.stackHex;
-    const units = Object.values(state.units).filter((u) => u.hex === hex && !u.eliminated);
+    const units = Object.values(state.units).filter((u) => u.hex === hex && !u.eliminated)
+      .sort((a, b) => naturally(a.id, b.id));
     const weapons = Object.values(state.weapons || {}).filter((w) =>
       w.hex === hex || (w.held_by && units.some((u) => u.id === w.held_by)));
     if (!units.length && !weapons.length && page.stackPickedAt !== state.version) {
@@ -1309,7 +1476,7 @@
       const flags = [];
       if (unit.underground) flags.push("beneath, in the sewer/tunnel");
       if (unit.concealed) flags.push("concealed");
-      if (unit.hidden) flags.push("HIP");
+      if (setUpHidden(state, unit)) flags.push("HIP");
       if (unit.morale && unit.morale !== "good_order") flags.push(words(unit.morale));
       if (unit.pinned) flags.push("pinned");
       if (unit.cx) flags.push("CX");
@@ -1352,6 +1519,7 @@
   }
 
   function redrawPicks() {
+    if (page.shown) drawAreas(page.shown);
     if (page.shown) drawUnits(page.shown);
     drawStack();
     drawPlay();
@@ -1459,6 +1627,17 @@
       setRich(box, `${p.label}: refused (${violation.rule}): ${violation.detail}`);
     } else {
       page.outcomeVersion = Math.max(page.outcomeVersion, accepted.version);
+      // What an undo of this command would take back from (`request_undo`).
+      if (accepted.events.length && !p.command.request_undo) page.lastCommandFrom = accepted.events[0].seq;
+      if (p.command.set_up) page.setupWeapons.clear();
+      if (p.command.dispute_adjudication) el("dispute-reason").value = "";
+      if (p.command.enter) {
+        // In on the map, they are picked to move on with what MF they have left.
+        page.entering.clear();
+        page.mode = "move";
+        page.selected = new Set(p.command.enter.units);
+        page.stackHex = p.command.enter.to;
+      }
       box.classList.remove("refused");
       const n = accepted.events.length;
       box.textContent = `${p.label}: done (${n} event${n === 1 ? "" : "s"})`;
@@ -1570,6 +1749,12 @@
       case "forfeit_wa":
         return sides.some((h) => ["wall", "hedge", "bocage"].includes(h.feature))
           ? null : "no wall or hedge on this map (B9.32)";
+      case "enter":
+        return Object.values((state.scenario.setup || {}).units || {})
+          .some((u) => u.side === page.side && u.enters)
+          ? null : "no unit of yours enters from off board (A2.51)";
+      case "take_cover":
+        return hexes.some((h) => h.terrain === "shellholes") ? null : "no shellholes on this map (B2)";
       default:
         return null;
     }
@@ -1597,6 +1782,19 @@
       case "rout_tunnel":
         return step.phase === "RtPh" && acting === page.side
           ? null : `Rout is for your RtPh (A10.5): ${now}.`;
+      case "take_cover":
+        return step.phase === "MPh" && acting === page.side
+          ? null : `Taking shellhole cover is for your MPh (B2): ${now}.`;
+      case "enter": {
+        if (step.phase !== "MPh" || acting !== page.side) return `Units enter in your MPh (A2.51): ${now}.`;
+        return dueToEnter(state).length ? null : `No unit of yours may enter now: ${waitingToEnter(state)
+          .map((u) => `${u.id} enters from Turn ${u.enters.turn}`).join(", ") || "all have entered"} (A2.51).`;
+      }
+      case "attack":
+        return state.attack && state.attack.by === page.side
+          ? `Your attack on ${state.attack.target} is open: resolve it first (A7).` : null;
+      case "undo":
+        return page.lastCommandFrom === null ? "Nothing sent from this page to take back yet." : null;
       case "done":
         return prompts(state).some((f) => f.step && f.yours)
           ? null : `Nothing of yours to end: ${prompts(state).map((f) => f.text).join(" ")}`;
@@ -1609,6 +1807,15 @@
 
   /** What ending the current step leads to, from the sequence of play. */
   function nextStep(state) {
+    if (state.setup && !state.over) {
+      // The sides set up in the scenario's order, a side with nothing to place left out.
+      const setup = state.scenario.setup;
+      const order = (setup.order || []).filter((side) =>
+        Object.values(setup.units).some((u) => u.side === side && !u.enters));
+      const after = order[order.indexOf(state.setup.side) + 1];
+      const first = STEPS[0];
+      return `End set-up (A12.12); next: ${after ? `the ${sideName(state, after)}'s set-up` : `Game Turn 1, ${first.name} (${first.rule})`}`;
+    }
     const { step } = moment(state);
     const next = STEPS[(state.clock.step + 1) % STEPS.length];
     const wraps = state.clock.step + 1 >= STEPS.length;
@@ -1637,6 +1844,22 @@
       case "bypass":
         page.mode = action;
         page.bypass = null;
+        break;
+      case "enter":
+        // Every unit due to enter, unless some were picked already in the prompt.
+        if (!page.entering.size) for (const u of dueToEnter(state)) page.entering.add(u.id);
+        page.mode = "enter";
+        redrawPicks();
+        break;
+      case "attack":
+        if (need("fire with")) page.mode = "attack";
+        break;
+      case "take_cover":
+        if (need("take shellhole cover for")) propose({ take_shellhole_cover: { units } }, `Take shellhole cover for ${units.join(" ")}`);
+        break;
+      case "undo":
+        propose({ request_undo: { from: page.lastCommandFrom } },
+          `Ask your opponent to take back events #${page.lastCommandFrom}–#${page.version}`);
         break;
       case "double_time":
         if (need("declare Double Time")) propose({ double_time: { units } }, `Double Time for ${units.join(" ")}`);
@@ -1676,6 +1899,7 @@
         cancel();
         if (page.losMode) setLosMode(false);
         page.selected.clear();
+        page.entering.clear();
         page.mode = "move";
         redrawPicks();
         break;
@@ -1691,7 +1915,23 @@
     const setup = state.scenario.setup;
     if (!state.setup || !setup) return [];
     return Object.values(setup.units)
-      .filter((u) => u.side === side && !u.enters && !state.units[u.id]);
+      .filter((u) => u.side === side && !u.enters && !state.units[u.id])
+      .sort((a, b) => naturally(a.id, b.id));
+  }
+
+  /** The viewer's units waiting off board to enter later (A2.51), from the public order of
+   * battle: those not on the map yet. */
+  function waitingToEnter(state) {
+    const setup = state.scenario.setup;
+    if (!setup || page.side === null) return [];
+    return Object.values(setup.units)
+      .filter((u) => u.side === page.side && u.enters && !state.units[u.id])
+      .sort((a, b) => naturally(a.id, b.id));
+  }
+
+  /** Those of them whose Game Turn has come. */
+  function dueToEnter(state) {
+    return waitingToEnter(state).filter((u) => u.enters.turn <= state.clock.turn);
   }
 
   /** The unit a hex click places now: the one picked, else the first left to place. */
@@ -1707,15 +1947,20 @@
     if (state.setup.side !== me) {
       return {
         step: true,
-        text: `Waiting on the ${sideName(state, state.setup.side)}'s set-up (A12.12): nothing of it shows until set-up ends.`,
+        text: `Set-up step. Waiting on the ${sideName(state, state.setup.side)}'s set-up (A12.12): nothing of it shows until set-up ends.`,
       };
     }
     const left = leftToSetUp(state, me);
+    const weapons = weaponsToGive(state);
+    const give = weapons.length
+      ? ` ${weapons.length} support weapon(s) to give (A4.43): ${weapons.map((w) => `\`${w.id}\` ${w.name}`).join(", ")}; pick those the next unit you place takes.`
+      : "";
     if (!left.length) {
       return {
         yours: true,
         step: true,
-        text: "Your set-up (A12.12): every unit is placed. Click a placed unit's hex and another hex of your area to move it, or Done (N) to end your set-up.",
+        text: `Set-up step. Your set-up (A12.12): every unit is placed.${give} Click a placed unit's hex and another hex of your area (shaded) to move it${weapons.length ? " with the weapons picked" : ", or Done (N) to end your set-up"}.`,
+        weapons,
       };
     }
     const pick = setupPick(state);
@@ -1727,8 +1972,9 @@
     return {
       yours: true,
       step: true,
-      text: `Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}. Click a hex of your area to place \`${pick.id}\`${page.setupHow ? ` ${page.setupHow}` : ""}; Done (N) once all are placed.`,
+      text: `Set-up step. Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}.${give} Click a hex of your area (shaded) to place \`${pick.id}\`${page.setupHow ? ` ${page.setupHow}` : ""}; Done (N) once all are placed.`,
       picks: left.map((u) => u.id),
+      weapons,
     };
   }
 
@@ -1815,6 +2061,28 @@
         found.push({ text: `Waiting for the ${sideName(state, c.side)} to show a real WA holder or forfeit (B9.324).` });
       }
     }
+    if (state.attack && !state.over) {
+      const a = state.attack;
+      if (a.by === me) {
+        found.push({
+          yours: true,
+          text: `Your attack by ${ids(a.firers)} on ${a.target} is open: roll (R) and adjudicate (A) what it did, then resolve it (A7). Until then no WA changes in ${a.target} (B9.322) and the step cannot end (A3).`,
+          answers: [["Resolve the attack", "resolve_attack"]],
+        });
+      } else {
+        found.push({ text: `The ${sideName(state, a.by)}'s attack by ${ids(a.firers)} on ${a.target} is open (A7): waiting for it to be resolved.` });
+      }
+    }
+    const { step: now, acting: actingNow } = moment(state);
+    const due = now.phase === "MPh" && actingNow === me && !state.over ? dueToEnter(state) : [];
+    if (due.length) {
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Units waiting off board may enter now (A2.51): ${due.map((u) => `\`${u.id}\` from the ${u.enters.edge} edge`).join(", ")}. Pick them (or I), then click a hex of their edge (shaded).`,
+        entering: due,
+      });
+    }
     if (state.end_proposal && !state.over) {
       if (state.end_proposal === them && page.endDeclinedAt === state.version) {
         found.push({ optional: true, text: "You play on: the offer to end lapses when this step ends." });
@@ -1858,7 +2126,8 @@
         text: `Adjudication #${e.seq}: \`${adj.unit}\` ${adj.outcome}${adj.note ? ` (“${adj.note}”)` : ""}.`,
         answers: [
           ["Accept", { accept_adjudication: { event: e.seq } }],
-          ["Dispute", { dispute_adjudication: { event: e.seq, reason: "disputed from the page" } }],
+          // A dispute says why: the answer opens the form for the reason.
+          ["Dispute…", () => disputeFor(e.seq)],
         ],
       });
     }
@@ -1873,6 +2142,16 @@
     if (state.over) found.push({ text: "The game is over." });
     // What must be answered first, then what may be (the sort keeps each group's order).
     return found.sort((a, b) => Number(Boolean(a.optional)) - Number(Boolean(b.optional)));
+  }
+
+  /** The number key of the `key`th answer of the prompt (1–9; none after), set on `b`. */
+  function keyOf(b, key) {
+    const k = document.createElement("kbd");
+    if (key <= 9) {
+      b.dataset.key = String(key);
+      k.textContent = String(key);
+    }
+    return k;
   }
 
   /** The prompt, the selection and the mode, for the side this page plays. */
@@ -1898,6 +2177,10 @@
         k.textContent = key <= 9 ? String(key) : "";
         b.append(k, ` ${label}`);
         b.addEventListener("click", () => {
+          if (typeof command === "function") {
+            command();
+            return;
+          }
           if (command !== null) {
             propose(command, label);
             return;
@@ -1936,8 +2219,47 @@
           line.append(b);
         }
       }
+      for (const w of f.weapons || []) {
+        // A set-up weapon picked goes with the next unit placed (A4.43).
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "answer weapon-give";
+        b.dataset.weapon = w.id;
+        const on = page.setupWeapons.has(w.id);
+        b.setAttribute("aria-pressed", on ? "true" : "false");
+        b.append(keyOf(b, key), ` ${on ? "▸ " : ""}give ${w.name} (${w.id})`);
+        key += 1;
+        b.addEventListener("click", () => {
+          if (page.setupWeapons.has(w.id)) page.setupWeapons.delete(w.id);
+          else page.setupWeapons.add(w.id);
+          drawPlay();
+        });
+        line.append(b);
+      }
+      for (const u of f.entering || []) {
+        // A unit waiting off board, picked to enter (A2.51).
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "answer enter-pick";
+        b.dataset.unit = u.id;
+        const on = page.entering.has(u.id);
+        b.setAttribute("aria-pressed", on ? "true" : "false");
+        b.append(keyOf(b, key), ` ${on ? "▸ " : ""}${u.id} ${u.ratings} ${words(u.kind)}`);
+        key += 1;
+        b.addEventListener("click", () => {
+          if (page.entering.has(u.id)) page.entering.delete(u.id);
+          else page.entering.add(u.id);
+          page.mode = page.entering.size ? "enter" : "move";
+          redrawPicks();
+        });
+        line.append(b);
+      }
       box.append(line);
     }
+    for (const id of [...page.entering]) {
+      if (state.units[id]) page.entering.delete(id);
+    }
+    drawForms();
     // Selected units that are gone (eliminated, or no longer this side's to see) are unpicked.
     for (const id of [...page.selected]) {
       if (!state.units[id] || state.units[id].eliminated) page.selected.delete(id);
@@ -1945,32 +2267,93 @@
     const units = [...page.selected];
     const modes = {
       move: "click an adjacent hex to move",
+      attack: "click the hex to attack (A7)",
       sewer: "click the Manhole hex to move to beneath it",
       bypass: page.bypass
         ? `Bypass ${page.bypass.hex}: click the hex across each hexside in turn`
         : "click the hex to bypass, then the hex across each hexside",
     };
-    say(units.length
+    say(page.mode === "enter" && page.entering.size
+      ? `Entering ${[...page.entering].sort(naturally).join(" ")}: click a hex of their edge (shaded) (A2.51).`
+      : units.length
       ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
       : "Select your units: click a stack, then pick its counters.");
     // Only what can apply now is offered; the rest says why on hover (and when its key is
     // pressed); what this scenario never has is not shown at all.
     if (unavailable(state, page.mode)) page.mode = "move";
+    // In the set-up step only placing, Done and the game's own actions apply (A12.12).
+    const settingUp = Boolean(state.setup && !state.over);
     for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
       const action = b.dataset.action;
       const why = unavailable(state, action);
-      b.hidden = absent(state, action) !== null;
+      b.hidden = absent(state, action) !== null ||
+        (settingUp && b.closest("#actions") !== null && !["done", "hex", "clear"].includes(action));
       b.disabled = why !== null;
       b.title = why || "";
-      b.classList.toggle("on", action === page.mode && ["move", "bypass", "sewer"].includes(action) && !why);
+      b.classList.toggle("on", action === page.mode && ["move", "bypass", "sewer", "enter", "attack"].includes(action) && !why);
     }
     const list = el("own-units");
     list.replaceChildren();
-    for (const u of Object.values(state.units)) {
+    for (const u of Object.values(state.units).sort((a, b) => naturally(a.id, b.id))) {
       const o = document.createElement("option");
       o.value = u.id;
       list.append(o);
     }
+  }
+
+  /** The opponent's adjudications not answered yet, from this side's stream. */
+  function toAnswer() {
+    const them = other(page.side);
+    const answered = new Set();
+    for (const e of page.entries) {
+      const ev = e.event || {};
+      const a = ev.adjudication_accepted || ev.adjudication_disputed;
+      if (a) answered.add(a.event);
+    }
+    return page.entries.filter((e) => {
+      const adj = e.event && e.event.outcome_adjudicated;
+      return adj && adj.by === them && !answered.has(e.seq);
+    });
+  }
+
+  /** Fills `select` with `options` ([value, label]), keeping what was chosen if still there. */
+  function fillSelect(select, options) {
+    const chosen = select.value;
+    const key = JSON.stringify(options);
+    if (select.dataset.options !== key) {
+      select.dataset.options = key;
+      select.replaceChildren(...options.map(([value, label]) => {
+        const o = document.createElement("option");
+        o.value = value;
+        o.textContent = label;
+        return o;
+      }));
+    }
+    if (options.some(([value]) => value === chosen)) select.value = chosen;
+  }
+
+  /** The forms' lists: the rolls an adjudication may cite, the adjudications to dispute. */
+  function drawForms() {
+    const rolls = page.entries.filter((e) => e.event && e.event.dice_rolled).reverse().map((e) => {
+      const r = e.event.dice_rolled.roll;
+      return [String(e.seq), `#${e.seq} ${r.dice.length === 1 ? "dr" : "DR"} ${words(r.purpose)} = ${r.final_result}`];
+    });
+    fillSelect(el("adjudicate-roll"), [["", "no roll"]].concat(rolls));
+    const open = toAnswer().map((e) => {
+      const adj = e.event.outcome_adjudicated;
+      return [String(e.seq), `#${e.seq} ${adj.unit} ${adj.outcome}`];
+    });
+    fillSelect(el("dispute-event"), open);
+    el("dispute-form").hidden = !open.length;
+  }
+
+  /** The Dispute answer: the form, at that adjudication, waiting for the reason. */
+  function disputeFor(seq) {
+    el("forms").open = true;
+    drawForms();
+    el("dispute-event").value = String(seq);
+    el("dispute-reason").focus();
+    say(`Say why you dispute #${seq}, then Enter.`);
   }
 
   /** Whether `command` is what was previewed and allowed: Enter on it again sends it. */
@@ -2001,13 +2384,34 @@
       const unit = el("adjudicate-unit").value.trim();
       const outcome = el("adjudicate-outcome").value;
       const note = el("adjudicate-note").value;
-      const command = { adjudicate: { unit, outcome, note } };
+      // Citing a roll of the record, the referee checks it and names it in the note.
+      const roll = el("adjudicate-roll").value;
+      const command = roll
+        ? { adjudicate_after_roll: { unit, outcome, roll: Number(roll), note } }
+        : { adjudicate: { unit, outcome, note } };
       // Enter in a field of the form sends what was previewed, as the Send button says.
       if (sameProposal(command)) {
         confirmProposal();
         return;
       }
-      propose(command, `Adjudicate ${unit}: ${outcome}`);
+      propose(command, `Adjudicate ${unit}: ${outcome}${roll ? ` after #${roll}` : ""}`);
+    });
+    el("dispute-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const event = Number(el("dispute-event").value);
+      const reason = el("dispute-reason").value.trim();
+      if (!event) return;
+      if (!reason) {
+        say(`Say why you dispute #${event}.`);
+        el("dispute-reason").focus();
+        return;
+      }
+      const command = { dispute_adjudication: { event, reason } };
+      if (sameProposal(command)) {
+        confirmProposal();
+        return;
+      }
+      propose(command, `Dispute #${event}: ${reason}`);
     });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();
@@ -2113,6 +2517,8 @@
       setZoom(page.zoom * zooms[e.key]);
     } else if (e.key === "0") {
       setZoom(1);
+    } else if (e.key === "g" || e.key === "G") {
+      setZoom(ZOOM_MIN);
     } else {
       const pans = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
       // With Shift: the arrows alone step through the record.
@@ -2128,6 +2534,8 @@
     el("zoom-in").addEventListener("click", () => setZoom(page.zoom * ZOOM_STEP));
     el("zoom-out").addEventListener("click", () => setZoom(page.zoom / ZOOM_STEP));
     el("zoom-fit").addEventListener("click", () => setZoom(1));
+    // As small as the whole map fits its frame: on a phone, the map as wide as the screen.
+    el("zoom-whole").addEventListener("click", () => setZoom(ZOOM_MIN));
     frame.addEventListener("wheel", (e) => {
       if (e.ctrlKey || e.deltaY === 0) return; // a pinch on a trackpad: the browser's own zoom
       e.preventDefault();
@@ -2247,6 +2655,8 @@
       side: null,
       stackHex: null,
       proposal: null,
+      openedAt: null,
+      lastCommandFrom: null,
     });
     page.selected.clear();
     el("play").hidden = true;

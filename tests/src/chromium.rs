@@ -162,6 +162,16 @@ impl Browser {
 
     /// Opens a new tab at `url`.
     pub async fn open(&mut self, url: &str) -> Tab {
+        self.open_sized(url, None).await
+    }
+
+    /// Opens a new tab at `url` with its viewport already `(width, height)` as a phone's: the
+    /// page loads at that size, as it does on a phone, rather than being resized after.
+    pub async fn open_phone(&mut self, url: &str, width: u32, height: u32) -> Tab {
+        self.open_sized(url, Some((width, height))).await
+    }
+
+    async fn open_sized(&mut self, url: &str, phone: Option<(u32, u32)>) -> Tab {
         let target = self
             .call(None, "Target.createTarget", json!({ "url": "about:blank" }))
             .await;
@@ -184,6 +194,9 @@ impl Browser {
         self.call(Some(&tab.session), "Runtime.enable", json!({}))
             .await;
         self.call(Some(&tab.session), "Log.enable", json!({})).await;
+        if let Some((width, height)) = phone {
+            self.viewport(&tab, width, height, true).await;
+        }
         self.call(Some(&tab.session), "Page.navigate", json!({ "url": url }))
             .await;
         tab

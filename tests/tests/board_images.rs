@@ -3,7 +3,8 @@
 //! hex's centre), and headless Chromium opens the watch link. Each board's image is served by
 //! the server and laid under its hexes: the centre of hex 1E5 on screen falls on the pixel of
 //! board 1's image where VASL puts E5's centre, and so does 2E5's on board 2, which the
-//! scenario turns 180°. Zooming keeps it so; the LOS thread is drawn over the artwork; a board
+//! scenario turns 180°. Zooming keeps it so; the LOS thread is drawn over the artwork, its
+//! reason naming the hex that blocks it; a board
 //! whose image the server cannot give is drawn from its terrain as on any map.
 //!
 //! Needs Chromium (`apt-get install chromium`; `.ci/run` installs it). A screenshot is saved
@@ -321,6 +322,17 @@ async fn each_boards_own_image_lies_under_its_hexes() {
             PAGE_WAIT_MAX,
         )
         .await;
+    // Its reason names the hex that blocks it: the woods in 1E5.
+    let why = browser
+        .wait_for(
+            &tab,
+            "the LOS reason",
+            "document.getElementById('los-info').textContent.startsWith('LOS 1C5 → 1G5: blocked') && \
+             document.getElementById('los-info').textContent",
+            PAGE_WAIT_MAX,
+        )
+        .await;
+    assert!(why.as_str().unwrap().contains("Woods in 1E5"), "{why}");
     // Zoomed out as far as it goes, the whole map in its frame, for the screenshot.
     for _ in 0..12 {
         browser.type_key(&tab, "-").await;

@@ -1218,6 +1218,420 @@ async fn the_walkthrough_says_why_the_hidden_unit_question_is_asked() {
     server.stop().await;
 }
 
+/// One board's corner with a shellhole hex, two German squads and a Russian one, and a German
+/// squad waiting off board to enter on Turn 1 from the east edge (A2.51).
+const REINFORCEMENTS: &str = r#"name = "Reinforcements and fire"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1J6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "1C3"
+terrain = "shellholes"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B3"
+
+[[units]]
+id = "g2"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B5"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1F3"
+
+[[units]]
+id = "g8"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+enters = { turn = 1, edge = "east" }
+"#;
+
+/// What the CLI does beyond moving, from the page, by key and by click: a unit waiting off
+/// board enters from its edge (I, or its button in the prompt, then a hex of the shaded edge); a unit that entered
+/// shellholes takes their cover (V); the DEFENDER declares fire (K, then the target), rolls for
+/// it with a note both sides read in the record, adjudicates citing the roll and resolves the
+/// attack from its prompt; the ATTACKER disputes the adjudication with a reason (its key, then
+/// the form); the ATTACKER asks to undo its last move (Z) and the DEFENDER consents (1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reinforcements_fire_and_undo_from_the_page() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(REINFORCEMENTS, None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open(&link(&server, &created.game, &created.tokens.side_a))
+        .await;
+    let russian = browser
+        .open(&link(&server, &created.game, &created.tokens.side_b))
+        .await;
+    let players = [&german, &russian];
+    for _ in 0..4 {
+        done_by_whoever(&mut browser, &players).await;
+    }
+    settle(&mut browser, &players).await;
+    assert_eq!(
+        text(&mut browser, &german, PHASE_LINE).await,
+        "MPh, ATTACKER"
+    );
+
+    // g8 waits off board: the prompt offers it; I picks it and shades its edge; a click on a
+    // hex of that edge enters it.
+    let asked = prompt(&mut browser, &german).await;
+    assert!(
+        asked.contains("Units waiting off board may enter now (A2.51): g8 from the east edge"),
+        "{asked}"
+    );
+    browser.type_key(&german, "i").await;
+    assert_eq!(
+        browser
+            .eval(
+                &german,
+                "[document.querySelector('.entry-edge[data-hex=\"1J3\"]') !== null, \
+                 document.querySelector('.entry-edge[data-hex=\"1E3\"]') === null]"
+            )
+            .await,
+        serde_json::json!([true, true])
+    );
+    // Esc drops the pick; the prompt's button for g8 picks it again.
+    browser.press(&german, "Escape", 27).await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.querySelectorAll('.entry-edge').length")
+            .await,
+        0
+    );
+    browser
+        .eval(
+            &german,
+            "document.querySelector('#prompt button.enter-pick[data-unit=\"g8\"]').click()",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                &german,
+                "document.querySelector('.entry-edge[data-hex=\"1J3\"]') !== null"
+            )
+            .await,
+        true
+    );
+    browser.eval(&german, &click_hex("1J3")).await;
+    let entered = send(&mut browser, &german).await;
+    assert!(entered.starts_with("Enter g8 at 1J3: "), "{entered}");
+    browser
+        .wait_for(
+            &german,
+            "g8 on the map",
+            &format!("{SETTLED} && window.aslWatch.live.units.g8 && window.aslWatch.live.units.g8.hex === '1J3'"),
+            WAIT,
+        )
+        .await;
+    assert!(!prompt(&mut browser, &german)
+        .await
+        .contains("waiting off board"));
+
+    // g1 steps into the shellholes at C3 and takes their cover (V).
+    browser.press(&german, "Escape", 27).await;
+    select(&mut browser, &german, "1B3", &["g1"]).await;
+    browser.eval(&german, &click_hex("1C3")).await;
+    send(&mut browser, &german).await;
+    browser.type_key(&german, "v").await;
+    let cover = send(&mut browser, &german).await;
+    assert!(
+        cover.starts_with("Take shellhole cover for g1: "),
+        "{cover}"
+    );
+    settle(&mut browser, &players).await;
+
+    // The Russian fires at C3 (K, then the hex): the attack stays open on both pages.
+    select(&mut browser, &russian, "1F3", &["r1"]).await;
+    browser.type_key(&russian, "k").await;
+    browser.eval(&russian, &click_hex("1C3")).await;
+    let attack = send(&mut browser, &russian).await;
+    assert!(attack.starts_with("Attack 1C3 with r1: "), "{attack}");
+    settle(&mut browser, &players).await;
+    let open = prompt(&mut browser, &russian).await;
+    assert!(open.contains("Your attack by r1 on 1C3 is open"), "{open}");
+    let waits = prompt(&mut browser, &german).await;
+    assert!(
+        waits.contains("The Russian's attack by r1 on 1C3 is open"),
+        "{waits}"
+    );
+
+    // Its roll, with a note the German reads in its record.
+    browser.press(&russian, "Escape", 27).await;
+    browser.type_key(&russian, "r").await;
+    browser
+        .eval(
+            &russian,
+            "document.getElementById('roll-purpose').value = 'ift'; \
+             document.getElementById('roll-note').value = '4 FP vs g1'; \
+             document.activeElement.blur(); \
+             document.getElementById('roll-form').requestSubmit()",
+        )
+        .await;
+    send(&mut browser, &russian).await;
+    settle(&mut browser, &players).await;
+    browser
+        .wait_for(
+            &german,
+            "the roll's note in the German's record",
+            "document.getElementById('events').textContent.includes('4 FP vs g1')",
+            WAIT,
+        )
+        .await;
+
+    // The adjudication cites the roll (the form's After roll), then the attack is resolved
+    // from the prompt (1).
+    browser.type_key(&russian, "a").await;
+    let roll = browser
+        .eval(
+            &russian,
+            "document.getElementById('adjudicate-roll').options[1].value",
+        )
+        .await;
+    let roll = roll.as_str().unwrap().to_string();
+    browser
+        .eval(
+            &russian,
+            &format!(
+                "document.getElementById('adjudicate-unit').value = 'g1'; \
+                 document.getElementById('adjudicate-outcome').value = 'pin'; \
+                 document.getElementById('adjudicate-roll').value = '{roll}'; \
+                 document.getElementById('adjudicate-note').value = 'PTC failed'; \
+                 document.activeElement.blur(); \
+                 document.getElementById('adjudicate-form').requestSubmit()"
+            ),
+        )
+        .await;
+    let adjudicated = send(&mut browser, &russian).await;
+    assert_eq!(
+        adjudicated,
+        format!("Adjudicate g1: pin after #{roll}: allowed")
+    );
+    settle(&mut browser, &players).await;
+    browser.type_key(&russian, "1").await;
+    let resolved = send(&mut browser, &russian).await;
+    assert!(resolved.starts_with("Resolve the attack: "), "{resolved}");
+    settle(&mut browser, &players).await;
+    assert!(!prompt(&mut browser, &german).await.contains("is open"));
+
+    // The German disputes it: the Dispute answer (its key) opens the form at that
+    // adjudication; the reason typed, Enter previews it and Enter sends it.
+    let asked = prompt(&mut browser, &german).await;
+    assert!(
+        asked.contains("`g1` pin") || asked.contains("g1 pin"),
+        "{asked}"
+    );
+    browser.type_key(&german, "2").await;
+    browser
+        .wait_for(
+            &german,
+            "the dispute's reason field",
+            "document.activeElement && document.activeElement.id === 'dispute-reason'",
+            WAIT,
+        )
+        .await;
+    browser
+        .eval(
+            &german,
+            "document.getElementById('dispute-reason').value = 'r1 has no LOS to C3'",
+        )
+        .await;
+    browser.enter(&german).await;
+    let disputed = send(&mut browser, &german).await;
+    assert!(
+        disputed.starts_with("Dispute #") && disputed.ends_with(": r1 has no LOS to C3: allowed"),
+        "{disputed}"
+    );
+    settle(&mut browser, &players).await;
+    assert!(!prompt(&mut browser, &german).await.contains("g1 pin"));
+
+    // g2 steps to C5; the German asks to take it back (Z), the Russian consents (1).
+    browser.press(&german, "Escape", 27).await;
+    select(&mut browser, &german, "1B5", &["g2"]).await;
+    browser.eval(&german, &click_hex("1C5")).await;
+    send(&mut browser, &german).await;
+    browser.press(&german, "Escape", 27).await;
+    browser.type_key(&german, "z").await;
+    let undo = send(&mut browser, &german).await;
+    assert!(
+        undo.starts_with("Ask your opponent to take back events #"),
+        "{undo}"
+    );
+    settle(&mut browser, &players).await;
+    assert!(prompt(&mut browser, &russian)
+        .await
+        .contains("Your opponent asks to take back events"));
+    browser.type_key(&russian, "1").await;
+    let consented = send(&mut browser, &russian).await;
+    assert!(
+        consented.starts_with("Consent to the undo: "),
+        "{consented}"
+    );
+    browser
+        .wait_for(
+            &german,
+            "g2 back in B5",
+            &format!("{SETTLED} && window.aslWatch.live.units.g2.hex === '1B5'"),
+            WAIT,
+        )
+        .await;
+
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+/// A board 26 columns wide, the German squad at its far side from the north-west corner.
+const WIDE: &str = r#"name = "A wide board"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1Z10"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1X8"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1B2"
+"#;
+
+/// JavaScript: whether `unit`'s counter lies whole inside the board's frame and the screen.
+fn counter_in_view(unit: &str) -> String {
+    format!(
+        "(() => {{ const c = document.querySelector('.counter[data-unit=\"{unit}\"] .face').getBoundingClientRect(); \
+         const f = document.getElementById('board-scroll').getBoundingClientRect(); \
+         return c.width > 0 && c.left >= f.left && c.right <= f.right && c.top >= f.top && c.bottom <= f.bottom && \
+         c.left >= 0 && c.right <= window.innerWidth && c.top >= 0 && c.bottom <= window.innerHeight; }})()"
+    )
+}
+
+/// On a phone (390 × 844) a map wider than the screen opens where the player's units are, a
+/// counter of its own in sight, in a frame that fits the screen's width; Whole map (G, or its
+/// button) makes the whole map as wide as the frame; every control of the page is within the
+/// screen's width. A screenshot is saved under the target directory; with
+/// `ASL_UPDATE_SCREENSHOT=1` it replaces `docs/play-phone-map.png`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_phone_the_map_opens_at_the_units_and_fits_the_width() {
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(WIDE, None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open_phone(
+            &link(&server, &created.game, &created.tokens.side_a),
+            390,
+            844,
+        )
+        .await;
+    browser.wait_for(&german, "the board", SETTLED, WAIT).await;
+    assert_eq!(browser.eval(&german, "window.innerWidth").await, 390);
+    let frame_fits =
+        "(() => { const f = document.getElementById('board-scroll').getBoundingClientRect(); \
+        return document.documentElement.scrollWidth <= window.innerWidth && f.left >= 0 && \
+        f.right <= window.innerWidth; })()";
+    assert_eq!(browser.eval(&german, frame_fits).await, true);
+    // Wider than the screen, the map opens at the German's own counter, readable.
+    let wide = browser
+        .eval(
+            &german,
+            "document.getElementById('board').getBoundingClientRect().width",
+        )
+        .await;
+    assert!(wide.as_f64().unwrap() > 390.0, "{wide}");
+    assert_eq!(browser.eval(&german, &counter_in_view("g1")).await, true);
+    let shot = browser.screenshot(&german).await;
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("play-phone-map.png"),
+        &shot,
+    )
+    .unwrap();
+    if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write(repo("docs/play-phone-map.png"), &shot).unwrap();
+    }
+
+    // Whole map, by its key and by its button: as wide as the frame, the counter still shown.
+    let whole = "document.getElementById('board').getBoundingClientRect().width <= \
+        document.getElementById('board-scroll').clientWidth + 1";
+    browser.type_key(&german, "g").await;
+    assert_eq!(browser.eval(&german, whole).await, true);
+    assert_eq!(browser.eval(&german, &counter_in_view("g1")).await, true);
+    browser.type_key(&german, "0").await;
+    assert_eq!(browser.eval(&german, whole).await, false);
+    browser
+        .eval(&german, "document.getElementById('zoom-whole').click()")
+        .await;
+    assert_eq!(browser.eval(&german, whole).await, true);
+    assert_eq!(browser.eval(&german, frame_fits).await, true);
+
+    // Every control is within the screen's width (the page scrolls down to reach them).
+    let off = browser
+        .eval(
+            &german,
+            "[...document.querySelectorAll('button, input, select, summary')] \
+             .filter(b => b.getClientRects().length > 0) \
+             .filter(b => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }) \
+             .map(b => b.id || b.dataset.action || b.textContent)",
+        )
+        .await;
+    assert_eq!(off, serde_json::json!([]), "controls off the screen");
+
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the page reported errors: {errors:#?}");
+    browser.close().await;
+    server.stop().await;
+}
+
 /// Four whole boards (33 × 10 hexes each, open ground) with a squad a side: the size of map a
 /// larger scenario draws, for measuring the page's first render.
 fn four_boards() -> String {

@@ -506,7 +506,9 @@ impl Names<'_> {
             Event::DiceRolled { mut roll } => {
                 // The outcome's words may quote a rating (a leader's morale in a 4TC): only
                 // the roller reads them; the others learn the outcome from the events after.
-                if v != Viewer::Side(roll.side) {
+                // A roll on request (`roll`) has no such words: its outcome is the note its
+                // roller wrote for both sides to read ("8 FP vs 20A2"), as an adjudication's.
+                if v != Viewer::Side(roll.side) && roll.purpose.on_request().is_none() {
                     roll.outcome = String::new();
                 }
                 for m in &mut roll.modifiers {

@@ -318,17 +318,16 @@ fn weapons_to_give<'g>(
 }
 
 /// The weapons of `by`'s set-up that no placed unit possesses yet.
-pub(crate) fn weapons_left_to_give<'g>(game: &'g Game, by: Side) -> Vec<&'g str> {
+pub(crate) fn weapons_left_to_give(game: &Game, by: Side) -> Vec<&str> {
     let Some(setup) = game.scenario.setup.as_ref() else {
         return vec![];
     };
     setup
         .to_give(by)
         .filter(|w| {
-            !game
-                .weapons
+            game.weapons
                 .get(&w.id)
-                .is_some_and(|held| held.held_by.is_some())
+                .is_none_or(|held| held.held_by.is_none())
         })
         .map(|w| w.id.as_str())
         .collect()

@@ -61,39 +61,50 @@ enum Block {
 }
 
 impl Block {
-    fn reason(self, terrain: &str) -> String {
+    /// Why the thread was stopped, naming where: `at` is the hex (`12C4`) or, for terrain
+    /// along a hexside, the hexside (`12C4-12D4`) the stopping pixel lies in; `hindrances`
+    /// the hexes whose Hindrances counted, each with its DRM.
+    fn reason(self, terrain: &str, at: &str, hindrances: &str) -> String {
         match self {
-            Block::ExitsDepression => "the thread leaves the firer's depression before the height difference makes up for the range (A6.3)".into(),
-            Block::EntersDepression => "the thread enters the target's depression before the height difference makes up for the range (A6.3)".into(),
+            Block::ExitsDepression => format!("the thread leaves the firer's depression at {at} before the height difference makes up for the range (A6.3)"),
+            Block::EntersDepression => format!("the thread enters the target's depression at {at} before the height difference makes up for the range (A6.3)"),
             Block::LeavesBuilding => format!(
-                "the thread stays inside the firer's building ({terrain}) past its own hex, and the two ends are at different levels (A6.8)"
+                "the thread stays inside the firer's building ({terrain}) past its own hex, into {at}, and the two ends are at different levels (A6.8)"
             ),
             Block::HexsideTerrain => format!(
-                "a {terrain} hexside between two Locations at its own level (B9.2)"
+                "a {terrain} hexside ({at}) between two Locations at its own level (B9.2)"
             ),
-            Block::Bocage => format!("bocage is not seen over from this level ({terrain}, B9.52)"),
-            Block::BocageBlind => "the lower end is in the blind zone behind bocage (B9.52)".into(),
+            Block::Bocage => format!("bocage on {at} is not seen over from this level ({terrain}, B9.52)"),
+            Block::BocageBlind => format!("the lower end is in the blind zone behind bocage on {at} (B9.52)"),
             Block::GroundLevel => {
-                "the ground (a hill) rises above both ends (A6.2, B10.1)".into()
+                format!("the ground (a hill) in {at} rises above both ends (A6.2, B10.1)")
             }
             Block::SplitTerrain => format!(
-                "{terrain} blocks a thread between two Locations at its own ground level (A6.2)"
+                "{terrain} in {at} blocks a thread between two Locations at its own ground level (A6.2)"
             ),
             Block::HalfLevel => format!(
-                "{terrain} stands as high as both ends (A6.2)"
+                "{terrain} in {at} stands as high as both ends (A6.2)"
             ),
-            Block::Higher => format!("{terrain} is higher than both ends (A6.2)"),
+            Block::Higher => format!("{terrain} in {at} is higher than both ends (A6.2)"),
             Block::Crest => format!(
-                "{terrain} is as high as the higher end and the lower end has no height advantage over it (A6.2, B10.2)"
+                "{terrain} in {at} is as high as the higher end and the lower end has no height advantage over it (A6.2, B10.2)"
             ),
             Block::BlindObstacle => format!(
-                "the lower end is in a Blind Hex behind {terrain} (A6.4)"
+                "the lower end is in a Blind Hex behind {terrain} in {at} (A6.4)"
             ),
-            Block::BlindCrest => "the lower end is in a Blind Hex behind a crest line (B10.23)".into(),
+            Block::BlindCrest => format!("the lower end is in a Blind Hex behind a crest line in {at} (B10.23)"),
             Block::Hindrances => format!(
-                "Hindrances add up to {HINDRANCES_BLOCKING} or more (A6.1)"
+                "Hindrances ({hindrances}) add up to {HINDRANCES_BLOCKING} or more (A6.1)"
             ),
         }
+    }
+
+    /// Whether the rule stopping the thread is terrain along a hexside, named by the hexside.
+    fn along_hexside(self) -> bool {
+        matches!(
+            self,
+            Block::HexsideTerrain | Block::Bocage | Block::BocageBlind
+        )
     }
 }
 
@@ -125,6 +136,10 @@ struct Walk<'a> {
     tgt_ext: Outline,
     /// Per range from the source, the largest hindrance counted there.
     hind: [u8; RANGE_MAX],
+    /// Where each of those was counted: the range, the hex and its DRM, in the order met (a
+    /// larger one at the same range replaces the smaller). Written only when a hindrance
+    /// counts, never per pixel.
+    hind_at: Vec<(usize, Hex, u8)>,
     hind_total: u8,
     path: Vec<Hex>,
     x: i64,
@@ -213,6 +228,7 @@ impl BoardMap {
             src_ext: Outline::new(g.extended_border(src)),
             tgt_ext: Outline::new(g.extended_border(tgt)),
             hind: [0; RANGE_MAX],
+            hind_at: Vec::new(),
             hind_total: 0,
             path: vec![self.cell(src).hex],
             x: 0,
@@ -240,12 +256,41 @@ impl BoardMap {
 }
 
 impl Walk<'_> {
+    /// The hexes whose Hindrances counted, with their DRM: `+1 in 12C4, +2 in 12D5`.
+    fn hindrance_hexes(&self) -> String {
+        self.hind_at
+            .iter()
+            .map(|(_, hex, value)| format!("+{value} in {hex}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Where the thread was stopped: the current hex, or for terrain along a hexside the
+    /// hexside nearest the stopping pixel.
+    fn stopped_at(&self, b: Block) -> String {
+        let here = self.map.cell(self.cur).hex;
+        if b.along_hexside() {
+            let loc = self.g.nearest_location(self.cur, self.x, self.y);
+            if loc > 0 {
+                if let Some(across) = self.g.adjacent(self.cur, loc - 1) {
+                    let across = self.map.cell(across).hex;
+                    return format!("{here}-{across}");
+                }
+            }
+        }
+        here.to_string()
+    }
+
     fn finish(mut self, blocked: Option<Block>) -> GridLos {
         match blocked {
             Some(b) => GridLos {
                 blocked: true,
                 hindrances: self.hind_total,
-                reason: b.reason(self.map.terrain_name(self.at_code)),
+                reason: b.reason(
+                    self.map.terrain_name(self.at_code),
+                    &self.stopped_at(b),
+                    &self.hindrance_hexes(),
+                ),
                 blocked_at: Some((self.x, self.y)),
                 path: self.path,
             },
@@ -258,7 +303,11 @@ impl Walk<'_> {
                     blocked: false,
                     hindrances: self.hind_total,
                     reason: if self.hind_total > 0 {
-                        format!("clear, hindered by {} (A6.1)", self.hind_total)
+                        format!(
+                            "clear, hindered by {} ({}) (A6.1)",
+                            self.hind_total,
+                            self.hindrance_hexes()
+                        )
                     } else {
                         "clear (A6.1)".into()
                     },
@@ -801,6 +850,11 @@ impl Walk<'_> {
         if value > self.hind[key] {
             self.hind_total += value - self.hind[key];
             self.hind[key] = value;
+            let hex = self.map.cell(self.cur).hex;
+            match self.hind_at.iter_mut().find(|(k, _, _)| *k == key) {
+                Some(at) => *at = (key, hex, value),
+                None => self.hind_at.push((key, hex, value)),
+            }
         }
         (self.hind_total >= HINDRANCES_BLOCKING).then_some(Block::Hindrances)
     }
@@ -979,6 +1033,8 @@ mod tests {
             "{}",
             v.reason
         );
+        // The reason names the hex that blocks.
+        assert_eq!(v.reason, "Woods in 1E5 is higher than both ends (A6.2)");
         assert!(v.path.contains(&h("1E5")));
         // Beside the thread it is not in the way; in the firer's own hex it is ignored (A6.1).
         assert!(!los(&map, "1G2", 0, "1G8", 0).blocked);
@@ -1021,6 +1077,12 @@ mod tests {
         }));
         let v = los(&map, "1E3", 0, "1E8", 0);
         assert!(v.blocked && v.reason.contains("B9.2"), "{v:?}");
+        // The reason names the hexside that blocks.
+        assert!(
+            v.reason.contains("(1E5-1E6)") || v.reason.contains("(1E6-1E5)"),
+            "{}",
+            v.reason
+        );
         // Its own hexside does not stop a unit behind it (B9.2 looks past an adjacent wall).
         assert!(!los(&map, "1E5", 0, "1E8", 0).blocked);
         // From a level above it, the wall is not in the way.
@@ -1036,6 +1098,11 @@ mod tests {
         let v = los(&map, "1E2", 0, "1E8", 0);
         assert!(!v.blocked, "{v:?}");
         assert_eq!(v.hindrances, 3);
+        // The reason names each hex that hinders.
+        assert_eq!(
+            v.reason,
+            "clear, hindered by 3 (+1 in 1E4, +1 in 1E5, +1 in 1E6) (A6.1)"
+        );
         // Grain in the firer's or the target's own hex does not hinder (A6.1).
         assert_eq!(los(&map, "1E4", 0, "1E8", 0).hindrances, 2);
         // From above the grain's half level it does not hinder at all.
@@ -1047,6 +1114,11 @@ mod tests {
         let map = one(&board(&six, |_, _| None));
         let v = los(&map, "1E2", 0, "1E10", 0);
         assert!(v.blocked && v.reason.contains("6 or more"), "{v:?}");
+        assert!(
+            v.reason.contains("+1 in 1E3") && v.reason.contains("+1 in 1E8"),
+            "{}",
+            v.reason
+        );
         assert_eq!(los(&map, "1E2", 0, "1E8", 0).hindrances, 5);
     }
 
