@@ -225,7 +225,7 @@ fn file_agrees_with_the_import(imported: &Imported, boards: &Boards) -> Result<(
             .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), Some(r.hex)));
         let off = setup_weapons
             .and_then(|s| s.get(&w.id))
-            .map(|r| (r.name.clone(), r.pp, Some(r.held_by.clone()), None));
+            .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), None));
         let (name, pp, held_by, at) = on_map
             .or(off)
             .ok_or_else(|| format!("weapon {} is not in the file\n{text}", w.id))?;
