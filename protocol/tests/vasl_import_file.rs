@@ -222,16 +222,18 @@ fn file_agrees_with_the_import(imported: &Imported, boards: &Boards) -> Result<(
         let on_map = scenario
             .weapons
             .get(&w.id)
-            .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), Some(r.hex)));
+            .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), Some(r.hex), None));
         let off = setup_weapons
             .and_then(|s| s.get(&w.id))
-            .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), None));
-        let (name, pp, held_by, at) = on_map
+            .map(|r| (r.name.clone(), r.pp, r.held_by.clone(), None, Some(r.side)));
+        let (name, pp, held_by, at, given_by) = on_map
             .or(off)
             .ok_or_else(|| format!("weapon {} is not in the file\n{text}", w.id))?;
         let place_agrees = match (&w.held_by, &w.hex, at) {
             (Some(_), _, _) => true,
             (None, Some(h), Some(at)) => at == hex(h),
+            // In the margin: its side gives it at set-up.
+            (None, None, None) => given_by.is_some() && given_by == w.side.map(side),
             _ => false,
         };
         if name != w.name || pp != w.pp || held_by != w.held_by || !place_agrees {
@@ -341,4 +343,92 @@ fn a_name_that_writes_a_unit_stays_a_name() {
     assert_eq!(scenario.units.len(), 1, "{text}");
     assert!(!scenario.units["ge-sq1"].hidden, "{text}");
     assert_eq!(scenario.units["ge-sq1"].hex, hex("2D5"), "{text}");
+}
+
+/// A set-up save as published: every unit off the boards, each side's support weapons in the
+/// margin beside its units, a vehicle among them. The file loads as written: the weapons go to
+/// their side's set-up, given to units as they are placed (A4.43), the vehicle comes in as a
+/// counter the engine does not rule on, and a weapon no unit of its side could take (the
+/// German sets up no Infantry here) is reported, not written into a file that would not load.
+#[test]
+fn a_set_up_save_loads_with_its_margin_weapons_and_its_vehicles() {
+    let piece = |id: &str, army: &str, image: &str, name: &str, kind: &str, x: i64| {
+        let position = format!("Main Map;{x};100;1");
+        let conceal = format!("conceal;C;{army}/{army}qmark;{army};;");
+        writer::piece_command(
+            id,
+            &[
+                ("mark;DBCounterType", kind),
+                (conceal.as_str(), "null;"),
+                (basic(image, name).as_str(), position.as_str()),
+            ],
+        )
+    };
+    let mut commands = vec![LAYOUT.to_string()];
+    commands.push(piece("a", "ru", "ru/ru447S", "4-4-7 1sq", "unit", 100));
+    commands.push(piece("b", "ru", "ru/ru447S", "4-4-7 1sq", "unit", 160));
+    commands.push(piece("c", "ru", "ru/ruLMG", "LMG", "common", 220));
+    commands.push(piece("d", "ru", "ru/ruDC", "DC", "common", 280));
+    commands.push(piece("e", "ru", "ru/veh/T34M43", "T-34 M43", "unit", 340));
+    commands.push(piece("f", "ge", "ge/veh/pzivh", "PzKw IVH", "unit", 400));
+    commands.push(piece("g", "ge", "ge/geMMG", "MMG", "common", 460));
+    let game = parse(&writer::saved_game_text(&commands)).unwrap();
+    let imported = import(&game).unwrap();
+    file_agrees_with_the_import(&imported, &boards()).unwrap();
+    let text = imported.to_toml(&FileOptions {
+        name: "Set-up".into(),
+        turns: 5,
+    });
+    let scenario = Scenario::from_toml_on(&text, Some(&boards())).unwrap();
+    let setup = scenario.setup.as_ref().unwrap();
+    let russian = side(
+        scenario
+            .sides
+            .iter()
+            .position(|s| s.id == "russian")
+            .unwrap(),
+    );
+    let given: Vec<&str> = setup.to_give(russian).map(|w| w.name.as_str()).collect();
+    assert_eq!(given, ["DC", "LMG"], "{text}");
+    assert_eq!(setup.to_give(russian.opponent()).count(), 0);
+    let vehicles: Vec<(&str, protocol::board::scenario::UnitKind)> = setup
+        .units
+        .values()
+        .filter(|u| u.kind == protocol::board::scenario::UnitKind::Counter)
+        .map(|u| (u.ratings.as_str(), u.kind))
+        .collect();
+    assert_eq!(vehicles.len(), 2, "{text}");
+    assert!(vehicles.iter().any(|(name, _)| *name == "PzKw IVH"));
+    let report = imported.report_text(None, str::to_string);
+    assert!(
+        report.contains("MMG (off the boards, and no Infantry"),
+        "{report}"
+    );
+    // What the file assumes, in words for the person who imports it.
+    let assumed = imported
+        .assumptions(&FileOptions {
+            name: "Set-up".into(),
+            turns: 5,
+        })
+        .join("\n");
+    assert!(
+        assumed.contains("2 support weapon(s) in the margin"),
+        "{assumed}"
+    );
+    assert!(assumed.contains("2 vehicle(s)"), "{assumed}");
+    assert!(assumed.contains("set-up order"), "{assumed}");
+    // A refusal of the file names the save's piece.
+    let field = format!(
+        "units[{}].ratings",
+        imported
+            .units
+            .iter()
+            .position(|u| u.vasl_name == "PzKw IVH")
+            .unwrap()
+    );
+    let piece = imported.piece_of_field(&field).unwrap();
+    assert!(
+        piece.contains("`PzKw IVH`") && piece.contains("off board"),
+        "{piece}"
+    );
 }

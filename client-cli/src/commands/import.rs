@@ -377,6 +377,36 @@ mod tests {
                                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                         }
                     }
+                    // With the boards too (`ASL_BOARDS`), the save becomes a scenario that
+                    // loads as written, and nothing but markers is left out (issue 49).
+                    if let Some(boards) = std::env::var_os("ASL_BOARDS") {
+                        let boards =
+                            super::super::boards::open(std::path::Path::new(&boards), None)
+                                .unwrap_or_else(|e| panic!("ASL_BOARDS: {e}"));
+                        let text = imported.to_toml(&FileOptions {
+                            name: "Published".into(),
+                            turns: TURNS_DEFAULT,
+                        });
+                        if let Err(e) = protocol::Scenario::from_toml_on(&text, Some(&boards)) {
+                            panic!(
+                                "{}: {}: {e}",
+                                path.display(),
+                                imported.piece_of_field(&e.field).unwrap_or_default()
+                            );
+                        }
+                        for r in &imported.report {
+                            if r.category
+                                == protocol::board::vasl::from_save::Category::NotUnderstood
+                            {
+                                assert!(
+                                    r.what.starts_with("marker "),
+                                    "{}: left out: {}",
+                                    path.display(),
+                                    r.what
+                                );
+                            }
+                        }
+                    }
                     println!(
                         "{}: boards {:?}, {} units, {} weapons, {} report lines",
                         path.display(),

@@ -38,22 +38,29 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     if let Some(name) = &args.save {
         saved::check_name(name)?;
     }
-    let mut text = scenario_text(args)?;
+    let (mut text, imported) = scenario_text(args)?;
+    // A save's refusal names the save's piece, not a line of a file the user never wrote.
+    let refused = |e: protocol::ScenarioError| {
+        let within = args.scenario.display().to_string();
+        Failure::Input(printable(&match &imported {
+            Some(i) => match i.imported.piece_of_field(&e.field) {
+                Some(piece) => format!("{within}: {piece}: {}", e.reason),
+                None => format!("{within}: the scenario imported from it: {e}"),
+            },
+            None => e.in_file(&within),
+        }))
+    };
     if let Some(control) = &args.clock {
         let control = protocol::board::time_control::TimeControl::parse(control)
             .map_err(|e| Failure::Input(format!("--clock: {e}")))?;
-        text = Scenario::with_time_control(&text, &control).map_err(|e| {
-            Failure::Input(printable(&e.in_file(&args.scenario.display().to_string())))
-        })?;
+        text = Scenario::with_time_control(&text, &control).map_err(refused)?;
     }
     // Checked here first so a mistake is reported with its field before anything is sent, and
     // without needing a server at all. The file (or the save it was imported from) is from
     // others, and a refusal may quote it: escaped for the terminal.
     let boards = args.boards.open()?;
-    Scenario::from_toml_on(&text, boards.as_deref())
-        .map_err(|e| Failure::Input(printable(&e.in_file(&args.scenario.display().to_string()))))?;
-    Scenario::time_control_in(&text)
-        .map_err(|e| Failure::Input(printable(&e.in_file(&args.scenario.display().to_string()))))?;
+    Scenario::from_toml_on(&text, boards.as_deref()).map_err(refused)?;
+    Scenario::time_control_in(&text).map_err(refused)?;
     let mut connection = Connection::connect(&args.server.url).await?;
     let created = connection
         .create_game(&text, args.admin_token.as_deref())
@@ -61,29 +68,36 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
     connection.close().await;
     // Saved first: the report then names the game by its saved name, and a failure to save
     // still shows the tokens, which are shown only now.
+    let assumed = imported.as_ref().map_or(&[][..], |i| i.assumed.as_slice());
     let saved_as = match &args.save {
         Some(name) => match save_game(name, &created, &args.server.url) {
             Ok(path) => Some((name.as_str(), path)),
             Err(e) => {
-                report(args, &created, None, out)?;
+                report(args, &created, None, assumed, out)?;
                 return Err(e);
             }
         },
         None => None,
     };
-    report(args, &created, saved_as, out)?;
+    report(args, &created, saved_as, assumed, out)?;
     Ok(Status::Success)
+}
+
+/// What a save became, for the report: the import, and what the file assumes.
+struct FromSave {
+    imported: protocol::board::vasl::from_save::Imported,
+    assumed: Vec<String>,
 }
 
 /// The scenario's text: the file itself, or for a VASL save (`.vsav`) the scenario
 /// `asl import` would write from it, with the save's file name and the default length.
-fn scenario_text(args: &NewArgs) -> Result<String, Failure> {
+fn scenario_text(args: &NewArgs) -> Result<(String, Option<FromSave>), Failure> {
     let is_save = args
         .scenario
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("vsav"));
     if !is_save {
-        return read_input(&args.scenario);
+        return Ok((read_input(&args.scenario)?, None));
     }
     let boards = args.boards.dir.as_deref().ok_or_else(|| {
         Failure::Input(format!(
@@ -98,24 +112,30 @@ fn scenario_text(args: &NewArgs) -> Result<String, Failure> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "Imported scenario".into());
-    Ok(
-        imported.to_toml(&protocol::board::vasl::from_save::FileOptions {
-            name,
-            turns: super::import::TURNS_DEFAULT,
-        }),
-    )
+    let options = protocol::board::vasl::from_save::FileOptions {
+        name,
+        turns: super::import::TURNS_DEFAULT,
+    };
+    let text = imported.to_toml(&options);
+    let assumed = imported.assumptions(&options);
+    Ok((text, Some(FromSave { imported, assumed })))
 }
 
+/// `assumed`: what the game assumes because the VASL save it came from does not say it.
 fn report(
     args: &NewArgs,
     created: &NewGame,
     saved_as: Option<(&str, PathBuf)>,
+    assumed: &[String],
     out: &mut (dyn Write + Send),
 ) -> Result<(), Failure> {
     if args.json {
         let mut v = json(created, &args.server.url);
         if let Some((name, path)) = &saved_as {
             v["saved"] = serde_json::json!({ "name": name, "file": path });
+        }
+        if !assumed.is_empty() {
+            v["assumed"] = serde_json::json!(assumed);
         }
         writeln!(out, "{v}")?;
     } else {
@@ -130,6 +150,15 @@ fn report(
         )?;
         if let Some((name, path)) = &saved_as {
             writeln!(out, "\nSaved as `{name}` in {}.", path.display())?;
+        }
+        if !assumed.is_empty() {
+            writeln!(
+                out,
+                "\nAssumed, since the save does not say it (to play the card's own, write the file with `asl import`, change it and create the game from it; docs/vasl-import.md):"
+            )?;
+            for line in assumed {
+                writeln!(out, "  - {line}")?;
+            }
         }
     }
     Ok(())
@@ -400,11 +429,15 @@ mod tests {
             save: None,
             clock: None,
         };
-        let err = scenario_text(&args).unwrap_err();
+        let Err(err) = scenario_text(&args) else {
+            panic!("a save needs --boards")
+        };
         assert_eq!(err.exit_code(), 2);
         assert!(err.to_string().contains("give --boards DIR"), "{err}");
         args.boards.dir = Some(dir.path().join("boards"));
-        let scenario = scenario_text(&args).unwrap();
+        let (scenario, from_save) = scenario_text(&args).unwrap();
+        let assumed = from_save.expect("read from a save").assumed.join("\n");
+        assert!(assumed.contains("6 Game Turns"), "{assumed}");
         assert!(scenario.contains("name = \"Hill 621\""), "{scenario}");
         assert!(scenario.contains("boards = [[\"2\"]]"), "{scenario}");
         assert!(scenario.contains("hex = \"2C2\""), "{scenario}");
@@ -442,7 +475,10 @@ mod tests {
             clock: None,
         };
         args.boards.dir = Some(dir.path().join("boards"));
-        let err = scenario_text(&args).unwrap_err().to_string();
+        let Err(err) = scenario_text(&args) else {
+            panic!("refused")
+        };
+        let err = err.to_string();
         assert!(
             !err.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{err:?}"

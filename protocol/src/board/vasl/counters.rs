@@ -125,6 +125,15 @@ pub enum Counter {
     /// A "?" counter of a nationality: it conceals that nationality's units beneath it, or is
     /// a Dummy where none is beneath it (A12).
     Concealment { nationality: &'static Nationality },
+    /// A counter of a known nationality the engine does not rule on — a vehicle, a Gun, an
+    /// armor leader, a dismantled weapon: it comes into the game as a counter
+    /// (`UnitKind::Counter`) named by what it prints, so nothing on the card is dropped.
+    Other {
+        nationality: &'static Nationality,
+        /// `veh`, `gun` or `ctr`: the stem of its id.
+        tag: &'static str,
+        name: String,
+    },
     /// A marker the game keeps itself (turn, CVP, sniper): ignored.
     KeptByTheGame { name: String },
     /// Anything else: vehicles, Guns, fortifications, markers the engine lacks, counters of
@@ -209,16 +218,31 @@ pub fn classify(piece: &Piece) -> Counter {
         )
         .collect();
     // Vehicles and Guns by their palette name: their layers only add states (BU, CA).
-    let what = if images.iter().any(|i| i.contains("/veh/")) {
-        format!("vehicle {}", piece.name)
+    let (tag, what) = if images.iter().any(|i| i.contains("/veh/")) {
+        ("veh", format!("vehicle {}", piece.name))
     } else if images.iter().any(|i| i.contains("/gun/")) {
-        format!("Gun {}", piece.name)
+        ("gun", format!("Gun {}", piece.name))
     } else if piece.counter_type() == Some("global") {
-        format!("marker {shown}")
+        return Counter::NotUnderstood {
+            what: format!("marker {shown}"),
+        };
     } else {
-        shown.clone()
+        ("ctr", shown.clone())
     };
-    Counter::NotUnderstood { what }
+    match nationality {
+        // A vehicle or Gun is named by its palette name; anything else (an armor leader, a
+        // dismantled weapon) by what it shows.
+        Some(nationality) => Counter::Other {
+            nationality,
+            tag,
+            name: if tag == "ctr" {
+                shown
+            } else {
+                piece.name.clone()
+            },
+        },
+        None => Counter::NotUnderstood { what },
+    }
 }
 
 fn weapon_pp(name: &str) -> Option<u8> {
@@ -251,9 +275,10 @@ fn morale_and_name(shown: &str) -> (Morale, &str) {
 
 /// Kind and ratings of an infantry counter from its shown name: `4-6-7 1sq` (squad),
 /// `2-4-8 Ehs` (half-squad), `2-2-8 Icr` (crew), a leader's `9-1` or `6+1` on a piece named
-/// `…LDR…`, a hero on a piece named `…Hero`.
+/// `…LDR…` (or a Commissar's, `ruCOM`, a leader with rules of his own, A25.22), a hero on a
+/// piece named `…Hero`.
 fn infantry(piece: &Piece, shown: &str) -> Option<(UnitKind, String)> {
-    if piece.name.contains("LDR") {
+    if piece.name.contains("LDR") || piece.name.ends_with("COM") {
         let ratings = shown.split_whitespace().next()?;
         return leader_ratings(ratings).then(|| (UnitKind::Leader, ratings.to_string()));
     }
@@ -380,6 +405,21 @@ pub(crate) mod tests {
         }
     }
 
+    /// A Commissar (`ruCOM`) is a leader with his ratings on his layer (A25.22).
+    #[test]
+    fn a_commissar_is_a_leader() {
+        let layers = "emb2;;2;;ELR;2;E;BH;2;Q;;;0;false;0;0;ru/ruCOM10,ru/ruCOM9;10-1,9-0;false;;;;false;;1;1;true;;69,130";
+        let c = classify(&piece_of(&[
+            ("conceal;C;ru/ruqmark;ru;;", "null;"),
+            (layers, "2"),
+            ("piece;K;D; ;ruCOM", "Main Map;0;0;1"),
+        ]));
+        assert!(
+            matches!(&c, Counter::Unit { kind: UnitKind::Leader, ratings, nationality, .. } if ratings == "9-0" && nationality.prefix == "ru"),
+            "{c:?}"
+        );
+    }
+
     #[test]
     fn crews_half_squads_and_heroes() {
         let crew = classify(&piece_of(&[
@@ -431,12 +471,33 @@ pub(crate) mod tests {
             ),
             ("piece;K;D;ge/veh/pzivh;PzKw IVH", "Main Map;0;0;1"),
         ]));
-        assert_eq!(
-            tank,
-            Counter::NotUnderstood {
-                what: "vehicle PzKw IVH".into()
-            }
+        assert!(
+            matches!(&tank, Counter::Other { nationality, tag: "veh", name } if nationality.prefix == "ge" && name == "PzKw IVH"),
+            "{tank:?}"
         );
+        let gun = classify(&piece_of(&[
+            GE_CONCEAL,
+            ("piece;K;D;ge/gun/geAT75L;75L AT PaK 40", "Main Map;0;0;1"),
+        ]));
+        assert!(
+            matches!(&gun, Counter::Other { tag: "gun", name, .. } if name == "75L AT PaK 40"),
+            "{gun:?}"
+        );
+        // An armor leader: a counter of its nationality the engine does not rule on.
+        let al = classify(&piece_of(&[
+            GE_CONCEAL,
+            ("piece;K;D;ge/geal91;9-1 AL", "Main Map;0;0;1"),
+        ]));
+        assert!(
+            matches!(&al, Counter::Other { tag: "ctr", name, .. } if name == "9-1 AL"),
+            "{al:?}"
+        );
+        // Of no nationality known: reported, not imported.
+        let stray = classify(&piece_of(&[(
+            "piece;K;D;xx/veh/thing;Thing",
+            "Main Map;0;0;1",
+        )]));
+        assert!(matches!(stray, Counter::NotUnderstood { .. }), "{stray:?}");
         let q = classify(&piece_of(&[
             ("concealment;alice;ru", ""),
             ("piece;K;D;ru/ruqmark58;?", "Main Map;0;0;"),

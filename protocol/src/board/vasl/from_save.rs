@@ -373,6 +373,26 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                         secret,
                     });
                 }
+                Counter::Other {
+                    nationality,
+                    tag,
+                    name,
+                } => {
+                    let side = side_of(nationality);
+                    let id = next_id(format!("{}-{tag}", nationality.prefix));
+                    stack_units.push((at, units.len()));
+                    units.push(ImportedUnit {
+                        id,
+                        side,
+                        kind: UnitKind::Counter,
+                        ratings: counter_name(name),
+                        vasl_name: name.clone(),
+                        hex: s.place.hex(),
+                        morale: Morale::GoodOrder,
+                        concealed: s.piece.masked(),
+                        hidden: s.piece.hidden(),
+                    });
+                }
                 Counter::KeptByTheGame { name } => {
                     report.push(entry(Category::KeptByTheGame, name.clone(), None));
                 }
@@ -386,10 +406,16 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             }
         }
         // A SW belongs to the first Personnel unit beneath it (A4.43); one with none beneath
-        // goes to the nearest unit above it, which the report says.
+        // goes to the nearest unit above it, which the report says. Only Infantry possess SW:
+        // a vehicle or Gun of the stack (a counter), or a Dummy, does not.
+        let personnel: Vec<(usize, usize)> = stack_units
+            .iter()
+            .copied()
+            .filter(|(_, u)| units[*u].kind.is_infantry())
+            .collect();
         for (at, w) in pending_weapons {
-            let beneath = stack_units.iter().rev().find(|(u_at, _)| *u_at < at);
-            let above = stack_units.iter().find(|(u_at, _)| *u_at > at);
+            let beneath = personnel.iter().rev().find(|(u_at, _)| *u_at < at);
+            let above = personnel.iter().find(|(u_at, _)| *u_at > at);
             if let Some((_, u)) = beneath.or(above) {
                 let holder = &units[*u];
                 if beneath.is_none() {
@@ -412,6 +438,35 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
             }
         }
     }
+    // A SW in the margin beside the units, as every set-up save leaves them: its side gives it
+    // to a unit of its own as it sets that unit up (A4.43). Only one of a side with Infantry
+    // to set up can be given; any other is reported, not written into a file that would not
+    // load.
+    let mut kept = Vec::with_capacity(weapons.len());
+    for w in weapons {
+        let in_margin = w.held_by.is_none() && w.hex.is_none();
+        let givable = w.side.is_some_and(|s| {
+            units
+                .iter()
+                .any(|u| u.side == s && u.hex.is_none() && u.kind.is_infantry())
+        });
+        if in_margin && !givable {
+            report.push(ReportEntry {
+                category: Category::NotUnderstood,
+                what: format!(
+                    "{} (off the boards, and no Infantry of its side sets up to take it)",
+                    w.name
+                ),
+                place: "off board".into(),
+                side: w.side,
+                secret: w.secret,
+                times: 1,
+            });
+        } else {
+            kept.push(w);
+        }
+    }
+    let weapons = kept;
     for ((named, imported), times) in repeats {
         let s = &seen[named];
         report.push(ReportEntry {
@@ -440,6 +495,27 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
     })
 }
 
+/// A counter's name as the scenario may hold it (`board::scenario::check_counter_name`): no
+/// control or bidi character, at most `COUNTER_NAME_BYTES_MAX` bytes. The save's own words
+/// stay in the report.
+fn counter_name(name: &str) -> String {
+    use crate::board::scenario::{is_bidi, COUNTER_NAME_BYTES_MAX};
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_control() || is_bidi(c) { ' ' } else { c };
+        if out.len() + c.len_utf8() > COUNTER_NAME_BYTES_MAX {
+            break;
+        }
+        out.push(c);
+    }
+    let out = out.trim().to_string();
+    if out.is_empty() {
+        "counter".into()
+    } else {
+        out
+    }
+}
+
 fn nationality_side(piece: &Piece, side_of: &dyn Fn(&Nationality) -> usize) -> Option<usize> {
     super::counters::nationality_of(piece).map(side_of)
 }
@@ -448,6 +524,7 @@ fn describe(counter: &Counter) -> String {
     match counter {
         Counter::Unit { name, .. } => name.clone(),
         Counter::Weapon { name, .. } => name.clone(),
+        Counter::Other { name, .. } => name.clone(),
         Counter::Concealment { .. } => "?".into(),
         Counter::KeptByTheGame { name } => name.clone(),
         Counter::NotUnderstood { what } => what.clone(),
@@ -729,6 +806,9 @@ struct WeaponEntry<'a> {
     held_by: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hex: Option<&'a str>,
+    /// For one in the margin: its side, which gives it to a unit at set-up (A4.43).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    side: Option<&'a str>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -757,9 +837,9 @@ areas with the card's (`board = \"3\"`, `hexrows = \"A-E\"`, `numbers = \"1-4\"`
 `hexes = [\"3B4\"]`) and the order with the card's before playing (docs/vasl-import.md).
 CHECK: `order`: the card says which side sets up first.
 CHECK: each `[[setup.areas]]` is a whole board, not the card's area.";
-const NO_HOLDER_NOTE: &str =
-    "Off the boards with no unit to carry it: give it `held_by = \"UNIT\"`, a unit
-of its side that sets up, or `hex` where it lies; the scenario does not load until then.";
+const GIVEN_AT_SETUP_NOTE: &str =
+    "In the margin beside the units, possessed by none: its side gives it to a unit of its
+own as it sets that unit up (`setup UNIT HEX with WEAPON`, A4.43).";
 
 impl Imported {
     /// The scenario file's text, written by the `toml` serializer (see [`FileText`]).
@@ -820,8 +900,11 @@ impl Imported {
                 (Some(u), _) => (Some(u.as_str()), None),
                 (None, h) => (None, h.as_deref()),
             };
-            if held_by.is_none() && hex.is_none() {
-                file.comment(NO_HOLDER_NOTE);
+            let side = (held_by.is_none() && hex.is_none())
+                .then(|| w.side.map(side_id))
+                .flatten();
+            if side.is_some() {
+                file.comment(GIVEN_AT_SETUP_NOTE);
             }
             file.document(&WeaponsArray {
                 weapons: [WeaponEntry {
@@ -830,10 +913,93 @@ impl Imported {
                     pp: w.pp,
                     held_by,
                     hex,
+                    side,
                 }],
             });
         }
         file.0
+    }
+
+    /// What the file assumes because the save does not say it, in words for the person who
+    /// imports it (`asl new` prints them; docs/vasl-import.md says how to change each).
+    pub fn assumptions(&self, options: &FileOptions) -> Vec<String> {
+        let mut out = vec![
+            format!(
+                "the game lasts {} Game Turns: the save does not record the scenario's length (`turns`)",
+                options.turns
+            ),
+            format!(
+                "the {} moves first: the first side listed (`first`)",
+                self.sides[0].name
+            ),
+        ];
+        if let Some(setup) = self.setup_entry() {
+            let names: Vec<&str> = setup
+                .order
+                .iter()
+                .filter_map(|id| self.sides.iter().find(|s| s.id == *id))
+                .map(|s| s.name.as_str())
+                .collect();
+            out.push(format!(
+                "set-up order: {} (`[setup] order`)",
+                names.join(", then ")
+            ));
+            out.push(
+                "each side may set up anywhere on the map, not in the card's area (`[[setup.areas]]`)"
+                    .into(),
+            );
+            out.push(
+                "no unit enters later: every unit off the boards sets up before Turn 1 (`enters` on a unit)"
+                    .into(),
+            );
+        }
+        let given = self
+            .weapons
+            .iter()
+            .filter(|w| w.held_by.is_none() && w.hex.is_none())
+            .count();
+        if given > 0 {
+            out.push(format!(
+                "{given} support weapon(s) in the margin are given to units as their side sets them up (`setup UNIT HEX with WEAPON`)"
+            ));
+        }
+        let counters = self
+            .units
+            .iter()
+            .filter(|u| u.kind == UnitKind::Counter)
+            .count();
+        if counters > 0 {
+            out.push(format!(
+                "{counters} vehicle(s), Gun(s) and other counter(s) the engine does not rule on come in as counters, moved by adjudication (`kind = \"counter\"`)"
+            ));
+        }
+        out
+    }
+
+    /// The save's piece a field of the file written by [`Imported::to_toml`] was made from
+    /// (`units[12].hex`, `weapons[3]`), in words: what a refusal of the file names instead of
+    /// a line of a file the user never wrote.
+    pub fn piece_of_field(&self, field: &str) -> Option<String> {
+        let index = |prefix: &str| -> Option<usize> {
+            field.strip_prefix(prefix)?.split(']').next()?.parse().ok()
+        };
+        if let Some(u) = index("units[").and_then(|i| self.units.get(i)) {
+            return Some(format!(
+                "the counter `{}` ({}, {})",
+                u.vasl_name,
+                u.id,
+                u.hex.as_deref().unwrap_or("off board")
+            ));
+        }
+        if let Some(w) = index("weapons[").and_then(|i| self.weapons.get(i)) {
+            return Some(format!(
+                "the support weapon `{}` ({}, {})",
+                w.name,
+                w.id,
+                w.hex.as_deref().unwrap_or("off board")
+            ));
+        }
+        None
     }
 
     /// `[setup]` for a save holding units off the boards. A save records neither who sets up
@@ -1072,7 +1238,7 @@ mod tests {
             &[("concealment;bob;ru", ""), ("piece;K;D;ru/ruqmark;?", "")],
             at(1, 9, 3),
         );
-        // A Russian Gun under a "?": left out, and the Germans learn nothing of it.
+        // A Russian Gun under a "?": a concealed counter; the Germans learn nothing of it.
         let g7 = at(1, 7, 7);
         s.piece("gun", &[RU, ("piece;K;D;ru/gun/ru45LL;45LL AT", "")], g7);
         s.piece(
@@ -1168,12 +1334,23 @@ mod tests {
             everything.contains("Game Turn x1: off board"),
             "{everything}"
         );
-        assert!(
-            everything.contains("vehicle PzKw IVH x1: 2J6"),
-            "{everything}"
+        // Vehicles and Guns come in as counters the engine does not rule on: nothing on the
+        // card is dropped.
+        let tank = unit(&i, "ge-veh1");
+        assert_eq!(tank.kind, UnitKind::Counter);
+        assert_eq!(
+            (tank.ratings.as_str(), tank.hex.as_deref()),
+            ("PzKw IVH", Some("2J6"))
         );
+        let t34 = unit(&i, "ru-veh1");
+        assert!(t34.hidden);
+        assert_eq!(t34.hex.as_deref(), Some("4L6"));
+        let gun = unit(&i, "ru-gun1");
+        assert!(gun.concealed, "the \"?\" above it conceals it");
+        assert_eq!(gun.ratings, "45LL AT");
+        assert!(!everything.contains("vehicle PzKw IVH"), "{everything}");
         assert!(
-            everything.contains("vehicle T-34 M43 x1: 4L6"),
+            everything.contains("ge-veh1: PzKw IVH, 2J6"),
             "{everything}"
         );
         assert!(everything.contains("marker EC x1"), "{everything}");
@@ -1201,14 +1378,11 @@ mod tests {
             !german.contains("45LL"),
             "a concealed Russian Gun: {german}"
         );
-        assert!(
-            german.contains("\"?\" over pieces left out x1: 4G7"),
-            "{german}"
-        );
+        assert!(!german.contains("ru-gun1"), "{german}");
         assert!(german.contains("PzKw IVH"));
         assert!(
-            german.contains("Imported: 3 units this side may know of"),
-            "neither the hidden Russian squad nor the Dummy is counted: {german}"
+            german.contains("Imported: 4 units this side may know of"),
+            "neither the hidden Russian squad and tank, the concealed Gun nor the Dummy is counted: {german}"
         );
         assert!(
             !german.contains("ru-sq1"),
@@ -1217,14 +1391,14 @@ mod tests {
         assert!(german.contains("  ge-ldr1: 9-1, 2C5"), "{german}");
         let russian = i.report_text(Some(1), str::to_string);
         assert!(russian.contains("T-34"));
-        assert!(russian.contains("Gun 45LL AT x1: 4G7"), "{russian}");
+        assert!(russian.contains("ru-gun1: 45LL AT, 4G7"), "{russian}");
         assert!(
-            russian.contains("Imported: 4 units this side may know of"),
+            russian.contains("Imported: 7 units this side may know of"),
             "the concealed German leader is not counted: {russian}"
         );
         assert!(i
             .report_text(None, str::to_string)
-            .contains("Imported: 5 units ("));
+            .contains("Imported: 8 units ("));
     }
 
     #[test]
@@ -1241,7 +1415,13 @@ mod tests {
         let boards = file["map"]["boards"].as_array().unwrap();
         assert_eq!(boards[0].as_array().unwrap()[1].as_str(), Some("4r"));
         let units = file["units"].as_array().unwrap();
-        assert_eq!(units.len(), 5);
+        assert_eq!(units.len(), 8);
+        let tank = units
+            .iter()
+            .find(|u| u["id"].as_str() == Some("ge-veh1"))
+            .unwrap();
+        assert_eq!(tank["kind"].as_str(), Some("counter"));
+        assert_eq!(tank["ratings"].as_str(), Some("PzKw IVH"));
         let ldr = units
             .iter()
             .find(|u| u["id"].as_str() == Some("ge-ldr1"))
