@@ -201,14 +201,16 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(import(&files.args(), &mut out), Ok(Status::Success));
         let report = String::from_utf8(out).unwrap();
-        assert!(report.contains("vehicle T-34 M43 x1: 2E2"), "{report}");
+        assert!(report.contains("ru-veh1: T-34 M43, 2E2"), "{report}");
         let text = std::fs::read_to_string(files.dir.path().join("s.toml")).unwrap();
         let file: toml::Table = text.parse().unwrap();
         assert_eq!(file["name"].as_str(), Some("s"));
         assert_eq!(file["map"]["boards"].to_string(), "[[\"2\"]]");
         let units = file["units"].as_array().unwrap();
         assert_eq!(units[0]["hex"].as_str(), Some("2C2"));
-        assert_eq!(units[1]["offboard"].as_bool(), Some(true));
+        assert_eq!(units[1]["kind"].as_str(), Some("counter"));
+        assert_eq!(units[1]["ratings"].as_str(), Some("T-34 M43"));
+        assert_eq!(units[2]["offboard"].as_bool(), Some(true));
 
         // The German side does not learn of the hidden Russian tank.
         let mut out = Vec::new();
@@ -265,7 +267,7 @@ mod tests {
         let report = String::from_utf8(out).unwrap();
         assert_inert(&report);
         assert!(
-            report.contains(&format!("vehicle T-34{HOSTILE_SHOWN} x1: 2E2")),
+            report.contains(&format!("ru-veh1: T-34{HOSTILE_SHOWN}, 2E2")),
             "{report}"
         );
         assert!(
