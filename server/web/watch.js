@@ -2123,7 +2123,7 @@
       found.push({
         yours: true,
         optional: true,
-        text: `Adjudication #${e.seq}: \`${adj.unit}\` ${adj.outcome}${adj.note ? ` (“${adj.note}”)` : ""}.`,
+        text: `Adjudication #${e.seq}: \`${adj.unit}\` ${outcomeText(adj.outcome)}${adj.note ? ` (“${adj.note}”)` : ""}.`,
         answers: [
           ["Accept", { accept_adjudication: { event: e.seq } }],
           // A dispute says why: the answer opens the form for the reason.
@@ -2316,6 +2316,13 @@
     });
   }
 
+  /** An adjudicated outcome in words: a word (`pin`), or a counter's move (`relocate to 3B4`). */
+  function outcomeText(outcome) {
+    if (typeof outcome === "string") return outcome;
+    if (outcome && typeof outcome.relocate === "string") return `relocate to ${outcome.relocate}`;
+    return "an outcome";
+  }
+
   /** Fills `select` with `options` ([value, label]), keeping what was chosen if still there. */
   function fillSelect(select, options) {
     const chosen = select.value;
@@ -2341,7 +2348,7 @@
     fillSelect(el("adjudicate-roll"), [["", "no roll"]].concat(rolls));
     const open = toAnswer().map((e) => {
       const adj = e.event.outcome_adjudicated;
-      return [String(e.seq), `#${e.seq} ${adj.unit} ${adj.outcome}`];
+      return [String(e.seq), `#${e.seq} ${adj.unit} ${outcomeText(adj.outcome)}`];
     });
     fillSelect(el("dispute-event"), open);
     el("dispute-form").hidden = !open.length;
@@ -2382,8 +2389,16 @@
     el("adjudicate-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const unit = el("adjudicate-unit").value.trim();
-      const outcome = el("adjudicate-outcome").value;
+      const chosen = el("adjudicate-outcome").value;
       const note = el("adjudicate-note").value;
+      // A counter the engine does not rule on is moved to a hex: `{relocate: "3B4"}`.
+      const to = el("adjudicate-to").value.trim();
+      if (chosen === "relocate" && !to) {
+        say("Say the hex the counter goes to.");
+        el("adjudicate-to").focus();
+        return;
+      }
+      const outcome = chosen === "relocate" ? { relocate: to } : chosen;
       // Citing a roll of the record, the referee checks it and names it in the note.
       const roll = el("adjudicate-roll").value;
       const command = roll
@@ -2394,7 +2409,7 @@
         confirmProposal();
         return;
       }
-      propose(command, `Adjudicate ${unit}: ${outcome}${roll ? ` after #${roll}` : ""}`);
+      propose(command, `Adjudicate ${unit}: ${outcomeText(outcome)}${roll ? ` after #${roll}` : ""}`);
     });
     el("dispute-form").addEventListener("submit", (e) => {
       e.preventDefault();

@@ -1759,3 +1759,99 @@ async fn measure_first_render() {
     browser.close().await;
     server.stop().await;
 }
+
+/// A counter the engine does not rule on (a save's tank) is moved from the page by an
+/// adjudication the opponent may accept or dispute; every act of the rules on it is refused as
+/// not modelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_is_relocated_from_the_page() {
+    const COUNTERS: &str = r#"name = "A counter"
+turns = 2
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+
+[[area]]
+from = "1A1"
+to = "1J6"
+terrain = "open_ground"
+
+[[units]]
+id = "ge"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1D4"
+
+[[units]]
+id = "gv"
+side = "german"
+kind = "counter"
+ratings = "PzKw IVH"
+hex = "1D4"
+
+[[units]]
+id = "ru"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1H4"
+"#;
+    let binary = chromium_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let created = Connection::connect(&server.url)
+        .await
+        .unwrap()
+        .create_game(COUNTERS, None)
+        .await
+        .unwrap();
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open(&link(&server, &created.game, &created.tokens.side_a))
+        .await;
+    let russian = browser
+        .open(&link(&server, &created.game, &created.tokens.side_b))
+        .await;
+    let players = [&german, &russian];
+    settle(&mut browser, &players).await;
+    // The counter shows what it prints.
+    let face = browser
+        .eval(
+            &german,
+            "document.querySelector('.counter[data-unit=\"gv\"]').textContent",
+        )
+        .await;
+    assert!(
+        face.as_str().unwrap_or_default().contains("PzKw IVH"),
+        "{face}"
+    );
+    browser.type_key(&german, "a").await;
+    browser
+        .eval(
+            &german,
+            "document.getElementById('adjudicate-unit').value = 'gv'; \
+             document.getElementById('adjudicate-outcome').value = 'relocate'; \
+             document.getElementById('adjudicate-to').value = '1E5'; \
+             document.getElementById('adjudicate-note').value = 'moved 4 MP'; \
+             document.activeElement.blur(); \
+             document.getElementById('adjudicate-form').requestSubmit()",
+        )
+        .await;
+    let sent = send(&mut browser, &german).await;
+    assert_eq!(sent, "Adjudicate gv: relocate to 1E5: allowed");
+    settle(&mut browser, &players).await;
+    browser
+        .wait_for(
+            &russian,
+            "the counter in 1E5",
+            "window.aslWatch.live.units.gv && window.aslWatch.live.units.gv.hex === '1E5'",
+            WAIT,
+        )
+        .await;
+    let asked = prompt(&mut browser, &russian).await;
+    assert!(asked.contains("gv relocate to 1E5"), "{asked}");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}

@@ -365,6 +365,50 @@ async fn set_up_weapons_are_given_from_the_page_and_the_area_is_in_view() {
         left.contains("1 support weapon(s) to give (A4.43): rdc DC"),
         "{left}"
     );
+    // The set-up step as the README shows it, on a desktop and on a phone: saved under the
+    // target directory, and with `ASL_UPDATE_SCREENSHOT=1` into docs/.
+    for (width, height, mobile, suffix) in
+        [(1100, 760, false, "desktop"), (390, 844, true, "phone")]
+    {
+        browser.viewport(&russian, width, height, mobile).await;
+        browser
+            .wait_for(
+                &russian,
+                "the page laid out at the new width",
+                &format!("window.innerWidth === {width}"),
+                WAIT,
+            )
+            .await;
+        // The frame resized: bring the shaded area back to its middle, as the page opens it.
+        browser
+            .eval(
+                &russian,
+                "(() => { const f = document.getElementById('board-scroll'); \
+                 const h = document.querySelector('.setup-area[data-hex=\"1X2\"]').getBoundingClientRect(); \
+                 const r = f.getBoundingClientRect(); \
+                 f.scrollLeft += h.left - r.left - r.width / 2; window.scrollTo(0, 0); return true; })()",
+            )
+            .await;
+        let shot = browser.screenshot(&russian).await;
+        assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+        let file = format!("setup-{suffix}.png");
+        std::fs::write(
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(&file),
+            &shot,
+        )
+        .unwrap();
+        if std::env::var_os("ASL_UPDATE_SCREENSHOT").is_some() {
+            std::fs::write(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("..")
+                    .join("docs")
+                    .join(&file),
+                &shot,
+            )
+            .unwrap();
+        }
+    }
+    browser.viewport(&russian, 1100, 760, false).await;
 
     // The DC picked by its key (1) goes with r10; then nothing is left and Done is allowed.
     browser.type_key(&russian, "1").await;

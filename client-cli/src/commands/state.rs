@@ -76,12 +76,19 @@ fn describe_timed(
         ("Player Turn", format!("{} of 2", clock.player_turn)),
         (
             "Phase",
-            format!(
-                "{phase} ({}), step {} ({})",
-                phase.rule(),
-                step.name,
-                step.rule
-            ),
+            match &game.setup {
+                // Before Turn 1 the game is in its set-up step (A12.12), not in the RPh.
+                Some(turn) => format!(
+                    "set-up step before Turn 1 (A12.12): the {} sets up",
+                    game.side_name(turn.side)
+                ),
+                None => format!(
+                    "{phase} ({}), step {} ({})",
+                    phase.rule(),
+                    step.name,
+                    step.rule
+                ),
+            },
         ),
         ("ATTACKER", game.side_name(game.attacker()).to_string()),
         ("To act", to_act),

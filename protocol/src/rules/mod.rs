@@ -159,9 +159,7 @@ pub fn decide(
         | Command::ExpireClock => Err(RuleViolation::new(
             timing::RULE,
             ViolationKind::NotModelled,
-            format!(
-                "{command:?} is decided with the server's time (protocol::rules::timing::timed)"
-            ),
+            "the clock's commands (claim-on-time, give-time, vacation, end-vacation) are decided by a server, with its time; a game played without one has no clock",
         )),
         Command::Concede | Command::ProposeEnd | Command::AcceptEnd => {
             unreachable!("decided before the pending answers")

@@ -422,6 +422,15 @@ pub(super) fn enter(
             format!("the step awaits the {}", game.side_name(game.acting())),
         ));
     }
+    if game.clock.phase() == Phase::Advance {
+        // Infantry may come on in the APh too, a Location at a time; the engine rules only
+        // on entry in the MPh.
+        return Err(refuse(
+            "A2.51",
+            ViolationKind::NotModelled,
+            "entering from off board in the APh is not modelled by this engine; units enter in their side's MPh",
+        ));
+    }
     if game.clock.phase() != Phase::Movement {
         return Err(refuse(
             "A2.51",
