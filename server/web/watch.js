@@ -1373,6 +1373,17 @@
     pickStack(name);
   }
 
+  /** How the unit picked sets up: a Dummy only as a "?" (A12.11); a "?" only for a unit its OB
+   * gives one, HIP only for one an SSR lets hide (A12.12, A12.3); else as the player chose. */
+  function setupHowFor(pick) {
+    if (!pick) return page.setupHow || "";
+    if (pick.kind === "dummy") return "concealed";
+    const how = page.setupHow || "";
+    if (how === "concealed" && !pick.may_conceal) return "";
+    if (how === "hidden" && !pick.may_hide) return "";
+    return how;
+  }
+
   /** In one's own set-up: a click on a hex places the unit picked there (or moves the one
    * selected on the map); the server rules on the area, stacking and terrain (A12.12, A5.1). */
   function setUpIn(state, name) {
@@ -1384,7 +1395,7 @@
       return;
     }
     const hip = (state.setup.hip || []).includes(unit);
-    const how = moving ? (hip ? "hidden" : moving.concealed ? "concealed" : "") : page.setupHow || "";
+    const how = moving ? (hip ? "hidden" : moving.concealed ? "concealed" : "") : setupHowFor(setupPick(state));
     // A unit set up again keeps only the weapons named again (A4.43): those given to it
     // before, and those picked now.
     const giving = new Set(weaponsToGive(state).map((w) => w.id));
@@ -1972,7 +1983,7 @@
     return {
       yours: true,
       step: true,
-      text: `Set-up step. Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}.${give} Click a hex of your area (shaded) to place \`${pick.id}\`${page.setupHow ? ` ${page.setupHow}` : ""}; Done (N) once all are placed.`,
+      text: `Set-up step. Your set-up (A12.12): ${left.length} left to place: ${words.join(", ")}.${give} Click a hex of your area (shaded) to place \`${pick.id}\`${setupHowFor(pick) ? ` ${setupHowFor(pick)}` : ""}; Done (N) once all are placed.`,
       picks: left.map((u) => u.id),
       weapons,
     };
@@ -2206,12 +2217,13 @@
       if (f.picks) {
         const pick = setupPick(state);
         for (const [how, label] of [["", "in the open"], ["concealed", "concealed"], ["hidden", "HIP"]]) {
+          if (how === "" && pick && pick.kind === "dummy") continue;
           if (how === "concealed" && !(pick && (pick.may_conceal || pick.kind === "dummy"))) continue;
           if (how === "hidden" && !(pick && pick.may_hide)) continue;
           const b = document.createElement("button");
           b.type = "button";
           b.className = "answer";
-          b.textContent = (page.setupHow || "") === how ? `▸ ${label}` : label;
+          b.textContent = setupHowFor(pick) === how ? `▸ ${label}` : label;
           b.addEventListener("click", () => {
             page.setupHow = how;
             drawPlay();
