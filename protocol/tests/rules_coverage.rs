@@ -1,14 +1,17 @@
 //! `docs/rules-coverage.md` accounts for every paragraph: one row per numbered paragraph and per
 //! EX of the rules files (A4, B8, B9), per row of the terrain chart, each with a status and the
 //! positions that test it. This test fails when a paragraph of those files has no row, when a
-//! row names a position file that does not exist, or when the counts printed at the top are not
-//! the rows' own.
+//! row names a position file that does not exist or that fails when played, when a row says
+//! "enforced" and names no position, or when the counts printed at the top are not the rows' own.
 //!
 //! The rules files live beside the project, not in it (`../shared/rules/`, or `ASL_RULES_DIR`):
 //! where they cannot be found the paragraph check is skipped with a note, the others still run.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+#[path = "support/positions.rs"]
+mod support;
 
 /// The four statuses a row may have, in the order the counts line gives them.
 const STATUSES: [&str; 4] = ["enforced", "deviation", "adjudicated", "not modelled"];
@@ -176,12 +179,26 @@ fn every_paragraph_has_a_row_with_real_positions_and_true_counts() {
         ));
     }
 
-    // Every position a row names exists.
+    // Every position a row names exists, and holds: the matrix runs what it claims. A row
+    // that says the engine enforces its paragraph names at least one position that shows it.
     let positions = manifest().join("tests/positions");
+    let mut ran: BTreeMap<String, Result<usize, String>> = BTreeMap::new();
     for (id, row) in &rows {
+        if row.status == "enforced" && row.positions.is_empty() {
+            failures.push(format!(
+                "`{id}` says enforced, and names no position that shows it"
+            ));
+        }
         for p in &row.positions {
             if !p.ends_with(".script") || !positions.join(p).is_file() {
                 failures.push(format!("`{id}` names `{p}`, which is not a position file"));
+                continue;
+            }
+            let result = ran
+                .entry(p.clone())
+                .or_insert_with(|| support::run(&positions.join(p)));
+            if let Err(e) = result {
+                failures.push(format!("`{id}` ({}): `{p}` fails: {e}", row.status));
             }
         }
     }
