@@ -394,5 +394,28 @@ async fn a_game_on_boards_stacked_north_south_survives_a_restart_and_an_unload()
     read(server.url.clone()).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     read(server.url.clone()).await;
+    // And the page reads it, the seam's wall and all.
+    let binary = e2e::chromium::find().expect(
+        "this test needs Chromium: `apt-get install chromium` (or set ASL_CHROMIUM); `.ci/run` installs it",
+    );
+    let mut browser = e2e::chromium::Browser::launch(&binary).await;
+    let tab = browser
+        .open(&format!(
+            "http://{}/watch#game={game}&token={german}",
+            server.addr
+        ))
+        .await;
+    browser
+        .wait_for(
+            &tab,
+            "the German's squad beyond the seam",
+            "(() => { const p = window.aslWatch; return p.joined && p.live && p.live.units.ge && \
+             p.live.units.ge.hex === '2C1' && document.querySelector('.counter[data-unit=\"ge\"]') !== null; })()",
+            Duration::from_secs(30),
+        )
+        .await;
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
     server.stop().await;
 }
