@@ -2440,6 +2440,70 @@
       }
       propose(command, `Dispute #${event}: ${reason}`);
     });
+    el("more-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const which = el("more-command").value;
+      const units = el("more-units").value.split(/[\s,]+/).filter(Boolean);
+      const hex = el("more-hex").value.trim();
+      const need = (what, ok) => {
+        if (!ok) say(`Give ${what} for this command.`);
+        return ok;
+      };
+      let command = null;
+      let label = "";
+      switch (which) {
+        case "lift_set_up":
+          if (!need("the unit", units.length === 1)) return;
+          command = { lift_set_up: { unit: units[0] } };
+          label = `Take back ${units[0]}`;
+          break;
+        case "attack_into_sewer":
+          if (!need("the firers and the hex", units.length > 0 && hex)) return;
+          command = { declare_attack: { firers: units, target: hex, into_sewer: true } };
+          label = `Attack the sewer beneath ${hex} with ${units.join(" ")}`;
+          break;
+        case "declare_manhole_unseen":
+          if (!need("the hex", hex)) return;
+          command = { declare_manhole_unseen: { hex } };
+          label = `Manhole ${hex} out of enemy LOS`;
+          break;
+        case "claim_tunnel_seen":
+          if (!need("the unit and the entrance's hex", units.length === 1 && hex)) return;
+          command = { claim_tunnel_seen: { unit: units[0], entrance: hex } };
+          label = `${units[0]} saw the tunnel at ${hex} used`;
+          break;
+        case "discover_tunnel":
+          if (!need("the unit", units.length === 1)) return;
+          command = { discover_tunnel: { unit: units[0] } };
+          label = `${units[0]} searches for a tunnel entrance`;
+          break;
+        case "destroy_tunnel":
+          if (!need("the entrance's hex", hex)) return;
+          command = { destroy_tunnel: { entrance: hex } };
+          label = `Destroy the tunnel entrance at ${hex}`;
+          break;
+        case "start_vacation":
+        case "end_vacation":
+        case "agree_to_reveal_seed":
+          command = which;
+          label = words(which);
+          break;
+        case "contribute_entropy": {
+          // A nonce of the player's own browser: the server cannot choose it (docs/dice.md).
+          const nonce = Array.from(crypto.getRandomValues(new Uint8Array(32)));
+          command = { contribute_entropy: { nonce } };
+          label = "Contribute entropy to the dice";
+          break;
+        }
+        default:
+          return;
+      }
+      if (sameProposal(command)) {
+        confirmProposal();
+        return;
+      }
+      propose(command, label);
+    });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const dice = el("roll-dice").value;

@@ -1855,3 +1855,108 @@ hex = "1H4"
     browser.close().await;
     server.stop().await;
 }
+
+/// The page's "more" form sends the CLI's remaining commands — `lift`, an attack into the
+/// sewer, the Manhole and tunnel claims of B8.42/B8.63, vacation, the seed's reveal and a
+/// player's entropy (`docs/script.md`) — each previewed by the referee, who rules on it as on
+/// the CLI's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rest_of_the_clis_commands_from_the_page() {
+    let binary = chromium_binary();
+    let (_dir, server, created) = start().await;
+    let mut browser = Browser::launch(&binary).await;
+    let german = browser
+        .open(&link(&server, &created.game, &created.tokens.side_a))
+        .await;
+    let russian = browser
+        .open(&link(&server, &created.game, &created.tokens.side_b))
+        .await;
+    settle(&mut browser, &[&german, &russian]).await;
+    browser.type_key(&german, "a").await;
+    for (command, units, hex, said) in [
+        (
+            "lift_set_up",
+            "447a",
+            "",
+            "Take back 447a: refused (A12.12)",
+        ),
+        (
+            "attack_into_sewer",
+            "447a",
+            "55I8",
+            "Attack the sewer beneath 55I8 with 447a: refused",
+        ),
+        (
+            "declare_manhole_unseen",
+            "",
+            "55I8",
+            "Manhole 55I8 out of enemy LOS: refused",
+        ),
+        (
+            "claim_tunnel_seen",
+            "447a",
+            "55I8",
+            "447a saw the tunnel at 55I8 used: refused",
+        ),
+        (
+            "discover_tunnel",
+            "447a",
+            "",
+            "447a searches for a tunnel entrance: refused",
+        ),
+        (
+            "destroy_tunnel",
+            "",
+            "55I8",
+            "Destroy the tunnel entrance at 55I8: refused",
+        ),
+        (
+            "start_vacation",
+            "",
+            "",
+            "start vacation: refused (docs/clock.md)",
+        ),
+        (
+            "end_vacation",
+            "",
+            "",
+            "end vacation: refused (docs/clock.md)",
+        ),
+        (
+            "agree_to_reveal_seed",
+            "",
+            "",
+            "agree to reveal seed: refused",
+        ),
+        (
+            "contribute_entropy",
+            "",
+            "",
+            "Contribute entropy to the dice: allowed",
+        ),
+    ] {
+        browser.press(&german, "Escape", 27).await;
+        browser
+            .eval(
+                &german,
+                &format!(
+                    "document.getElementById('forms').open = true; \
+                     document.getElementById('more-command').value = '{command}'; \
+                     document.getElementById('more-units').value = '{units}'; \
+                     document.getElementById('more-hex').value = '{hex}'; \
+                     document.activeElement.blur(); \
+                     document.getElementById('more-form').requestSubmit()"
+                ),
+            )
+            .await;
+        let preview = previewed(&mut browser, &german).await;
+        assert!(preview.starts_with(said), "{command}: {preview}");
+    }
+    // The entropy is sent, and the referee logs it.
+    let sent = send(&mut browser, &german).await;
+    assert!(sent.ends_with("allowed"), "{sent}");
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
