@@ -404,6 +404,12 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
             })
             .collect();
         events.push(Event::SetupEnded { units });
+        // The set-up's own WA moment (B9.322, B9.323), in the order the sides set up.
+        let mut after = game.clone();
+        for e in &events {
+            crate::game::apply(&mut after, e);
+        }
+        events.extend(super::wall_advantage::settle_after_set_up(after, &order));
     }
     Ok(events)
 }

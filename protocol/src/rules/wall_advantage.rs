@@ -861,6 +861,31 @@ pub(super) fn settle(
     events
 }
 
+/// Set-up is B9.322's first moment: when the set-up step ends, every unit placed that must
+/// hold WA takes it as soon as it can (B9.323) — the side that set up first before the other,
+/// so a unit set up behind a wall first holds it over the hexside and denies the enemy's set
+/// up across it (B9.321). A unit kept from it only by concealed holders challenges them
+/// (B9.324), as in play. `game` is the position with the set-up's end applied.
+pub(super) fn settle_after_set_up(mut game: Game, order: &[Side]) -> Vec<Event> {
+    let mut events = vec![];
+    let mut push = |game: &mut Game, event: Event| {
+        apply(game, &event);
+        events.push(event);
+    };
+    for side in order {
+        let of_side: BTreeSet<UnitId> = game
+            .units
+            .values()
+            .filter(|u| u.side == *side)
+            .map(|u| u.id.clone())
+            .collect();
+        if grant_mandatory(&mut game, &mut push, |id| of_side.contains(id)) {
+            break;
+        }
+    }
+    events
+}
+
 /// The position a chance to claim is judged against (B9.322): `before` itself, or, when an
 /// attack is pending in it, `before` with the WA holders of the attack's declaration restored.
 fn attack_reference(before: &Game) -> std::borrow::Cow<'_, Game> {
