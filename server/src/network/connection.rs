@@ -11,7 +11,10 @@
 //! pace; any other frame over budget is answered `limit_reached` and not served, and the socket
 //! is not read again until the budget allows the next frame. Either way a flood waits in the
 //! client's own buffers, costing the server nothing.
-//! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
+//! Every send has a deadline (`send_timeout`), and a client that lets one pass is not reading:
+//! it is dropped at once, with no close frame queued behind the stuck one, so a client that
+//! stops reading is let go within `idle_timeout` and one `send_timeout` of its last frame. A
+//! close frame from the client is echoed.
 
 use crate::games::review::Review;
 use crate::games::task::{Frame, GameHandle, Outbound, Request};
@@ -262,6 +265,10 @@ enum Spend {
 struct Closing {
     code: CloseCode,
     reason: String,
+    /// The client is not reading: a send to it waited its whole deadline. No close frame is
+    /// sent then, nor is the socket drained: either would wait behind the frame that is stuck,
+    /// for another deadline, and the client would never read it anyway.
+    unheard: bool,
 }
 
 impl std::fmt::Display for Closing {
@@ -285,6 +292,7 @@ fn closing(code: CloseCode, reason: impl Into<String>) -> Closing {
     Closing {
         code,
         reason: reason.into(),
+        unheard: false,
     }
 }
 
@@ -297,6 +305,11 @@ impl Connection {
                 unreachable!("a spectator is served on the audience's threads until it closes")
             }
         };
+        if closing.unheard {
+            // Dropped as it is: the connection ends one send deadline after the send that
+            // found the client not reading began, as `docs/protocol.md` states.
+            return closing;
+        }
         let deadline = self.send_deadline();
         if let Some(theirs) = self.closed_by_peer.take() {
             // RFC 6455 5.5.1: answer a close with a close, echoing its status code. Sending
@@ -566,13 +579,16 @@ impl Connection {
             Ok(Err(e)) => Err(closing(CloseCode::Error, e.to_string())),
             Err(_) => {
                 METRICS.slow_readers_dropped.inc();
-                Err(closing(
-                    CloseCode::Policy,
-                    format!(
-                        "a send took longer than {} s; the client is not reading",
-                        self.send_deadline().as_secs_f32()
-                    ),
-                ))
+                Err(Closing {
+                    unheard: true,
+                    ..closing(
+                        CloseCode::Policy,
+                        format!(
+                            "a send took longer than {} s; the client is not reading",
+                            self.send_deadline().as_secs_f32()
+                        ),
+                    )
+                })
             }
         }
     }
@@ -1118,10 +1134,22 @@ impl Connection {
             match cluster::connect_owner(&address, join).await {
                 Ok(mut upstream) => {
                     info!(game, owner = %address, "joined through the owner node");
-                    let relayed =
-                        cluster::relay(&mut self.ws, &mut upstream, self.config.idle_timeout).await;
+                    let relayed = cluster::relay(
+                        &mut self.ws,
+                        &mut upstream,
+                        self.config.idle_timeout,
+                        self.config.send_timeout,
+                    )
+                    .await;
                     return Err(match relayed {
                         Relayed::Client => closing(CloseCode::Normal, "closed by peer"),
+                        Relayed::NotReading => {
+                            METRICS.slow_readers_dropped.inc();
+                            Closing {
+                                unheard: true,
+                                ..closing(CloseCode::Policy, "the client is not reading")
+                            }
+                        }
                         Relayed::Owner(why) => {
                             self.error(
                                 ErrorCode::Moved,
