@@ -81,6 +81,13 @@ impl Drop for SpectatorSlot {
     }
 }
 
+/// A review's places under the server's limits on reviews: one under `reviews_max`, its
+/// file's bytes under `review_bytes_max`. Given back when dropped.
+struct ReviewPlaces {
+    _review: OwnedSemaphorePermit,
+    _bytes: OwnedSemaphorePermit,
+}
+
 /// The per-connection budgets, one token bucket per kind of frame.
 struct Budgets {
     commands: RateLimit,
@@ -231,9 +238,9 @@ struct Connection {
     config: Arc<Config>,
     codec: Codec,
     joined: Option<Joined>,
-    /// An export opened for review instead of joining a game (`review.rs`), with its place
-    /// under `reviews_max`.
-    review: Option<(Box<Review>, OwnedSemaphorePermit)>,
+    /// An export opened for review instead of joining a game (`review.rs`), with its places
+    /// under `reviews_max` and `review_bytes_max`: held until the connection ends.
+    review: Option<(Box<Review>, ReviewPlaces)>,
     malformed: u32,
     budgets: Budgets,
     counted: Counted,
@@ -756,30 +763,50 @@ impl Connection {
                 .await;
         }
         // Verifying replays the whole game and the review is kept in memory while open: the
-        // number open at once is what bounds that work, as review needs no token.
-        let permit = match self.review.take() {
-            Some((_, permit)) => permit,
-            None => match self.shared.reviews.clone().try_acquire_owned() {
-                Ok(permit) => permit,
-                Err(_) => {
-                    METRICS.refused("reviews_max");
-                    return self
-                        .error(
-                            ErrorCode::LimitReached,
-                            format!(
-                                "{} exports are under review on this server, its limit; try again later",
-                                self.config.reviews_max
-                            ),
-                        )
-                        .await;
-                }
-            },
+        // number open at once, and the bytes of their files, are what bound that work and
+        // memory, as review needs no token. Both are taken before the file is read at all.
+        // A connection reviewing already is answered by its review (`Review::answer`).
+        self.review = None;
+        let Ok(review) = self.shared.reviews.clone().try_acquire_owned() else {
+            METRICS.refused("reviews_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "{} exports are under review on this server, its limit (reviews_max); try again later",
+                        self.config.reviews_max
+                    ),
+                )
+                .await;
+        };
+        let size = u32::try_from(export.len()).unwrap_or(u32::MAX);
+        let Ok(bytes) = self
+            .shared
+            .review_bytes
+            .clone()
+            .try_acquire_many_owned(size)
+        else {
+            METRICS.refused("review_bytes_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "the exports under review on this server would hold more than {} bytes with this one of {}, its limit (review_bytes_max); try again later",
+                        self.config.review_bytes_max,
+                        export.len()
+                    ),
+                )
+                .await;
+        };
+        let places = ReviewPlaces {
+            _review: review,
+            _bytes: bytes,
         };
         let key = self.shared.registry.server_key();
         match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
             Ok(Ok(review)) => {
                 let opened = review.opened();
-                self.review = Some((Box::new(review), permit));
+                self.review = Some((Box::new(review), places));
                 self.counted.become_(Kind::Review);
                 self.send(&opened).await
             }
