@@ -45,6 +45,8 @@ pub struct Shared {
     pub(crate) spectators: AtomicUsize,
     /// Exports open for review, against `reviews_max`.
     pub(crate) reviews: Arc<Semaphore>,
+    /// Bytes of the exports open for review, one permit a byte, against `review_bytes_max`.
+    pub(crate) review_bytes: Arc<Semaphore>,
     /// Whether creating a game without the admin token is allowed here.
     pub(crate) open_creation: bool,
     /// Games created per IP address in the current hour, when creation is open.
@@ -180,6 +182,9 @@ pub async fn run_in_cluster(
         config: config.clone(),
         spectators: AtomicUsize::new(0),
         reviews: Arc::new(Semaphore::new(config.reviews_max)),
+        review_bytes: Arc::new(Semaphore::new(
+            config.review_bytes_max.min(Semaphore::MAX_PERMITS),
+        )),
         open_creation,
         creations: Mutex::new(HashMap::new()),
         per_ip: Mutex::new(HashMap::new()),

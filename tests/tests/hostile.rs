@@ -697,22 +697,89 @@ async fn reviews_open_at_once_are_capped() {
     })
     .await;
     let export = finished_export(&server.url).await;
+    two_reviews_then_a_refusal_until_one_closes(&server, &export, "reviews_max").await;
+    server.stop().await;
+}
+
+/// Issue 50: the bytes of the exports under review are capped too (`REVIEW_BYTES_MAX`), each
+/// file charged from before it is verified until its connection ends: with room for two and
+/// a half files, a third is refused naming the limit, however many reviews the count allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bytes_under_review_are_capped() {
+    // The export is made on a server of its own: its size sets the second one's limit, and
+    // the second is given the first one's signing key, under which the export verifies.
+    let first = start_config();
+    let signing_key = first.signing_key.clone();
+    let export = {
+        let (_dir, server) = start(first).await;
+        let export = finished_export(&server.url).await;
+        server.stop().await;
+        export
+    };
+    let (_dir, server) = start(Config {
+        reviews_max: 100,
+        review_bytes_max: export.len() * 5 / 2,
+        signing_key,
+        ..start_config()
+    })
+    .await;
+    two_reviews_then_a_refusal_until_one_closes(&server, &export, "review_bytes_max").await;
+    server.stop().await;
+}
+
+/// A review's reads tell one story: the record and the log hold the same events, numbered
+/// from 1 to the review's `version`, and the log's last hash and the state's head are the
+/// export's head.
+async fn reads_agree(ws: &mut Socket, version: u64, head: protocol::chain::LogHash) {
+    send(ws, &ClientMessage::GetRecord { from: 1 }).await;
+    let ServerMessage::Record { entries, .. } = recv(ws).await else {
+        panic!("a record page");
+    };
+    send(ws, &ClientMessage::GetLog { from: 1 }).await;
+    let ServerMessage::Log { events, .. } = recv(ws).await else {
+        panic!("a log page");
+    };
+    send(ws, &ClientMessage::GetState).await;
+    let ServerMessage::State { head: at_end, .. } = recv(ws).await else {
+        panic!("the state");
+    };
+    assert_eq!(entries.len() as u64, version);
+    assert_eq!(events.len() as u64, version);
+    for ((entry, event), seq) in entries.iter().zip(&events).zip(1..) {
+        assert_eq!((entry.seq, event.seq), (seq, seq));
+        assert_eq!(entry.event, event.viewed.event);
+        assert!(
+            !entry.text.is_empty() && !entry.when.is_empty(),
+            "{entry:?}"
+        );
+    }
+    assert_eq!(events.last().unwrap().hash.0, head.0);
+    assert_eq!(at_end.0, head.0);
+}
+
+/// Opens two reviews of `export` on connections of their own, sees a third refused naming
+/// `limit`, closes one of the two and sees the third opened once the server has seen it go.
+async fn two_reviews_then_a_refusal_until_one_closes(
+    server: &TestServer,
+    export: &str,
+    limit: &str,
+) {
     let review = ClientMessage::Review {
-        export: export.clone(),
+        export: export.to_string(),
     };
     let mut open_ones = vec![];
     for _ in 0..2 {
         let mut ws = open(&server.url).await;
         send(&mut ws, &review).await;
-        assert!(matches!(
-            recv(&mut ws).await,
-            ServerMessage::Reviewing { .. }
-        ));
+        let ServerMessage::Reviewing { version, head, .. } = recv(&mut ws).await else {
+            panic!("the export is opened for review");
+        };
+        reads_agree(&mut ws, version, head).await;
         open_ones.push(ws);
     }
     let mut third = open(&server.url).await;
     send(&mut third, &review).await;
-    assert_limit(recv(&mut third).await, "under review");
+    assert_limit(recv(&mut third).await, limit);
     // One closes; its place is free again once the server has seen it go.
     let mut closing = open_ones.pop().unwrap();
     closing.close(None).await.unwrap();
@@ -722,8 +789,8 @@ async fn reviews_open_at_once_are_capped() {
             send(&mut third, &review).await;
             match recv(&mut third).await {
                 ServerMessage::Reviewing { .. } => return,
-                ServerMessage::Error { code, .. } => {
-                    assert_eq!(code, ErrorCode::LimitReached);
+                ServerMessage::Error { code, message } => {
+                    assert_eq!(code, ErrorCode::LimitReached, "{message}");
                     tokio::time::sleep(Duration::from_millis(600)).await;
                 }
                 other => panic!("{other:?}"),
@@ -732,7 +799,6 @@ async fn reviews_open_at_once_are_capped() {
     })
     .await;
     assert!(reopened.is_ok(), "a review place came free");
-    server.stop().await;
 }
 
 /// The largest scenarios the scenario limits let through, each pushing a different size to its

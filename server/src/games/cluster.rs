@@ -322,12 +322,22 @@ pub async fn connect_owner(
 pub enum Relayed {
     /// The client closed (or its socket failed).
     Client,
+    /// A send to the client waited its whole deadline: it is not reading, and nothing more
+    /// (not even a close frame) is sent to it.
+    NotReading,
     /// The owner closed or went away; the client must reconnect.
     Owner(String),
 }
 
-/// Relays frames both ways between the client and the owner until one side ends.
-pub async fn relay(client: &mut Socket, upstream: &mut Upstream, idle: Duration) -> Relayed {
+/// Relays frames both ways between the client and the owner until one side ends. Each send to
+/// the client has `send_timeout`, as every send of a connection served here has: a client that
+/// stops reading cannot hold the relay, nor the owner's frames it waits behind.
+pub async fn relay(
+    client: &mut Socket,
+    upstream: &mut Upstream,
+    idle: Duration,
+    send_timeout: Duration,
+) -> Relayed {
     use tokio_tungstenite::tungstenite::Message;
     loop {
         tokio::select! {
@@ -351,12 +361,17 @@ pub async fn relay(client: &mut Socket, upstream: &mut Upstream, idle: Duration)
                     let why = frame.map(|f| f.reason.to_string()).unwrap_or_default();
                     return Relayed::Owner(format!("the owner node closed the connection ({why})"));
                 }
-                Some(Ok(message)) => {
-                    if client.send(message).await.is_err() {
+                Some(Ok(message)) => match tokio::time::timeout(send_timeout, client.send(message)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => {
                         let _ = upstream.close(None).await;
                         return Relayed::Client;
                     }
-                }
+                    Err(_) => {
+                        let _ = upstream.close(None).await;
+                        return Relayed::NotReading;
+                    }
+                },
                 Some(Err(e)) => return Relayed::Owner(format!("the owner node went away ({e})")),
                 None => return Relayed::Owner("the owner node went away".into()),
             },

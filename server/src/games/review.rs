@@ -7,7 +7,6 @@
 //! its connection; nothing of it is stored.
 
 use crate::games::frames::within_page;
-use data_encoding::HEXLOWER;
 use protocol::apply;
 use protocol::chain::LogHash;
 use protocol::export::{self, Verified};
@@ -19,13 +18,23 @@ use protocol::record::words::describe_event;
 use protocol::wire::{
     ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
 };
+use protocol::Event;
+use std::sync::Arc;
 
+/// What a review keeps while its connection lives: about the export's own size. The events
+/// once (decoded), each envelope's hash, each event's words; not the file's text, not a second
+/// copy of the events in the record, not the final position (a whole scenario again): the
+/// record is put together from these when asked for, and positions are replayed.
 pub struct Review {
-    verified: Verified,
-    /// The hash of each envelope: the head at each version, for `State`.
+    /// What the client was told on opening (`Reviewing`), the verifier's report in it.
+    opened: ServerMessage,
+    /// The events: entry `i` is event `i + 1`.
+    events: Vec<Event>,
+    /// The hash of each envelope: the head at each version, for `State` and `Log`.
     heads: Vec<LogHash>,
-    /// The record, written once: entry `i` is event `i + 1`.
-    record: Vec<RecordEntry>,
+    /// Each event in words, written once from the position it happened in, with its moment
+    /// (one moment shared by the events of the same phase).
+    words: Vec<(String, Arc<str>)>,
 }
 
 impl Review {
@@ -42,53 +51,52 @@ impl Review {
         let verified =
             export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
         verified.check_signature(key).map_err(|e| e.to_string())?;
-        // The envelope lines of a verified file: everything between the header and the
-        // checksum, one per event.
-        let heads: Vec<LogHash> = export
-            .lines()
-            .filter_map(|t| HEXLOWER.decode(t.as_bytes()).ok())
-            .map(|bytes| LogHash::of(&bytes))
-            .collect();
-        let events = || verified.entries.iter().map(|e| &e.event);
-        let mut game = Game::replay(events().take(1)).map_err(|e| e.to_string())?;
-        let mut record = Vec::with_capacity(verified.entries.len());
-        for (event, seq) in events().zip(1..) {
-            record.push(RecordEntry {
-                seq,
-                event: event.clone(),
-                text: describe_event(&game, event),
-                when: export::when(&game),
-            });
+        let opened = ServerMessage::Reviewing {
+            game: verified.header.game.clone(),
+            version: verified.entries.len() as u64,
+            head: verified.header.head,
+            report: verified.report(),
+        };
+        let Verified {
+            entries, hashes, ..
+        } = verified;
+        if hashes.len() != entries.len() {
+            return Err(format!(
+                "{} envelopes for {} events",
+                hashes.len(),
+                entries.len()
+            ));
+        }
+        let mut events: Vec<Event> = entries.into_iter().map(|e| e.event).collect();
+        events.shrink_to_fit();
+        let mut game = Game::replay(events.iter().take(1)).map_err(|e| e.to_string())?;
+        let mut words = Vec::with_capacity(events.len());
+        let mut moment: Arc<str> = Arc::from("");
+        for (event, seq) in events.iter().zip(1..) {
+            let when = export::when(&game);
+            if *moment != *when {
+                moment = Arc::from(when);
+            }
+            words.push((describe_event(&game, event), moment.clone()));
             if seq > 1 {
                 apply(&mut game, event);
             }
         }
-        if heads.len() != record.len() {
-            return Err(format!(
-                "{} envelopes for {} events",
-                heads.len(),
-                record.len()
-            ));
-        }
         Ok(Review {
-            verified,
-            heads,
-            record,
+            opened,
+            events,
+            heads: hashes,
+            words,
         })
     }
 
     /// What a client is told once its export is open.
     pub fn opened(&self) -> ServerMessage {
-        ServerMessage::Reviewing {
-            game: self.verified.header.game.clone(),
-            version: self.version(),
-            head: self.verified.header.head,
-            report: self.verified.report(),
-        }
+        self.opened.clone()
     }
 
     fn version(&self) -> u64 {
-        self.record.len() as u64
+        self.events.len() as u64
     }
 
     /// The answer to `message` while reviewing, or `None` for messages answered as usual (a
@@ -103,18 +111,26 @@ impl Review {
             ClientMessage::GetStateAt { version } => self.state_at(*version),
             ClientMessage::GetRecord { from } => ServerMessage::Record {
                 version: self.version(),
-                entries: within_page(self.page(*from).iter().cloned()),
+                entries: within_page(self.page(*from).map(|(seq, event)| {
+                    let (text, when) = &self.words[(seq - 1) as usize];
+                    RecordEntry {
+                        seq,
+                        event: event.clone(),
+                        text: text.clone(),
+                        when: when.to_string(),
+                    }
+                })),
             },
             ClientMessage::GetLog { from } => ServerMessage::Log {
                 version: self.version(),
-                events: within_page(self.page(*from).iter().map(|e| Sequenced {
-                    seq: e.seq,
+                events: within_page(self.page(*from).map(|(seq, event)| Sequenced {
+                    seq,
                     viewed: Viewed {
-                        event: e.event.clone(),
+                        event: event.clone(),
                         renamed: vec![],
                         weapons: vec![],
                     },
-                    hash: StreamHash(self.heads[(e.seq - 1) as usize].0),
+                    hash: StreamHash(self.heads[(seq - 1) as usize].0),
                 })),
             },
             ClientMessage::Join { .. }
@@ -130,8 +146,8 @@ impl Review {
                 "an export under review can only be read",
             ),
             ClientMessage::Los { from, to } => {
-                let events = self.verified.entries.iter().map(|e| &e.event);
-                let game = Game::replay(events).expect("a verified log starts with GameCreated");
+                let game = Game::replay(self.events.iter())
+                    .expect("a verified log starts with GameCreated");
                 protocol::wire::los_answer(&game, *from, *to)
             }
             ClientMessage::Ping { .. }
@@ -142,16 +158,16 @@ impl Review {
 
     /// Entries `from..`, at most a log page of them (and of those, as many as fit a page's
     /// bytes: `frames::within_page`).
-    fn page(&self, from: u64) -> &[RecordEntry] {
+    fn page(&self, from: u64) -> impl Iterator<Item = (u64, &Event)> {
         let start = (from.max(1) - 1).min(self.version()) as usize;
-        let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.record.len());
-        &self.record[start..end]
+        let end = (start + LOG_PAGE_EVENTS_MAX as usize).min(self.events.len());
+        (start as u64 + 1..).zip(&self.events[start..end])
     }
 
     /// The whole game after event `version` (kept within 1 and the last).
     fn state_at(&self, version: u64) -> ServerMessage {
         let version = version.clamp(1, self.version()) as usize;
-        let events = self.verified.entries[..version].iter().map(|e| &e.event);
+        let events = self.events[..version].iter();
         let mut state = Game::replay(events).expect("a verified log starts with GameCreated");
         // A position as a message carries it: the clocks are not part of its encoding, so its
         // hash leaves them out too, and the reader can check it against the position.
@@ -172,7 +188,7 @@ impl Review {
 mod tests {
     use super::*;
     use crate::store::envelope;
-    use protocol::{Event, Scenario};
+    use protocol::Scenario;
 
     /// Issue 36: the signature is checked before the file is read any further. A file signed
     /// by another key is refused for its signature even when its events are damaged too (had

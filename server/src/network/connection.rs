@@ -11,7 +11,10 @@
 //! pace; any other frame over budget is answered `limit_reached` and not served, and the socket
 //! is not read again until the budget allows the next frame. Either way a flood waits in the
 //! client's own buffers, costing the server nothing.
-//! Every send has a deadline (`send_timeout`); a close frame from the client is echoed.
+//! Every send has a deadline (`send_timeout`), and a client that lets one pass is not reading:
+//! it is dropped at once, with no close frame queued behind the stuck one, so a client that
+//! stops reading is let go within `idle_timeout` and one `send_timeout` of its last frame. A
+//! close frame from the client is echoed.
 
 use crate::games::review::Review;
 use crate::games::task::{Frame, GameHandle, Outbound, Request};
@@ -76,6 +79,13 @@ impl Drop for SpectatorSlot {
     fn drop(&mut self) {
         self.0.spectators.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// A review's places under the server's limits on reviews: one under `reviews_max`, its
+/// file's bytes under `review_bytes_max`. Given back when dropped.
+struct ReviewPlaces {
+    _review: OwnedSemaphorePermit,
+    _bytes: OwnedSemaphorePermit,
 }
 
 /// The per-connection budgets, one token bucket per kind of frame.
@@ -228,9 +238,9 @@ struct Connection {
     config: Arc<Config>,
     codec: Codec,
     joined: Option<Joined>,
-    /// An export opened for review instead of joining a game (`review.rs`), with its place
-    /// under `reviews_max`.
-    review: Option<(Box<Review>, OwnedSemaphorePermit)>,
+    /// An export opened for review instead of joining a game (`review.rs`), with its places
+    /// under `reviews_max` and `review_bytes_max`: held until the connection ends.
+    review: Option<(Box<Review>, ReviewPlaces)>,
     malformed: u32,
     budgets: Budgets,
     counted: Counted,
@@ -262,6 +272,10 @@ enum Spend {
 struct Closing {
     code: CloseCode,
     reason: String,
+    /// The client is not reading: a send to it waited its whole deadline. No close frame is
+    /// sent then, nor is the socket drained: either would wait behind the frame that is stuck,
+    /// for another deadline, and the client would never read it anyway.
+    unheard: bool,
 }
 
 impl std::fmt::Display for Closing {
@@ -285,6 +299,7 @@ fn closing(code: CloseCode, reason: impl Into<String>) -> Closing {
     Closing {
         code,
         reason: reason.into(),
+        unheard: false,
     }
 }
 
@@ -297,6 +312,11 @@ impl Connection {
                 unreachable!("a spectator is served on the audience's threads until it closes")
             }
         };
+        if closing.unheard {
+            // Dropped as it is: the connection ends one send deadline after the send that
+            // found the client not reading began, as `docs/protocol.md` states.
+            return closing;
+        }
         let deadline = self.send_deadline();
         if let Some(theirs) = self.closed_by_peer.take() {
             // RFC 6455 5.5.1: answer a close with a close, echoing its status code. Sending
@@ -566,13 +586,16 @@ impl Connection {
             Ok(Err(e)) => Err(closing(CloseCode::Error, e.to_string())),
             Err(_) => {
                 METRICS.slow_readers_dropped.inc();
-                Err(closing(
-                    CloseCode::Policy,
-                    format!(
-                        "a send took longer than {} s; the client is not reading",
-                        self.send_deadline().as_secs_f32()
-                    ),
-                ))
+                Err(Closing {
+                    unheard: true,
+                    ..closing(
+                        CloseCode::Policy,
+                        format!(
+                            "a send took longer than {} s; the client is not reading",
+                            self.send_deadline().as_secs_f32()
+                        ),
+                    )
+                })
             }
         }
     }
@@ -740,30 +763,50 @@ impl Connection {
                 .await;
         }
         // Verifying replays the whole game and the review is kept in memory while open: the
-        // number open at once is what bounds that work, as review needs no token.
-        let permit = match self.review.take() {
-            Some((_, permit)) => permit,
-            None => match self.shared.reviews.clone().try_acquire_owned() {
-                Ok(permit) => permit,
-                Err(_) => {
-                    METRICS.refused("reviews_max");
-                    return self
-                        .error(
-                            ErrorCode::LimitReached,
-                            format!(
-                                "{} exports are under review on this server, its limit; try again later",
-                                self.config.reviews_max
-                            ),
-                        )
-                        .await;
-                }
-            },
+        // number open at once, and the bytes of their files, are what bound that work and
+        // memory, as review needs no token. Both are taken before the file is read at all.
+        // A connection reviewing already is answered by its review (`Review::answer`).
+        self.review = None;
+        let Ok(review) = self.shared.reviews.clone().try_acquire_owned() else {
+            METRICS.refused("reviews_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "{} exports are under review on this server, its limit (reviews_max); try again later",
+                        self.config.reviews_max
+                    ),
+                )
+                .await;
+        };
+        let size = u32::try_from(export.len()).unwrap_or(u32::MAX);
+        let Ok(bytes) = self
+            .shared
+            .review_bytes
+            .clone()
+            .try_acquire_many_owned(size)
+        else {
+            METRICS.refused("review_bytes_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "the exports under review on this server would hold more than {} bytes with this one of {}, its limit (review_bytes_max); try again later",
+                        self.config.review_bytes_max,
+                        export.len()
+                    ),
+                )
+                .await;
+        };
+        let places = ReviewPlaces {
+            _review: review,
+            _bytes: bytes,
         };
         let key = self.shared.registry.server_key();
         match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
             Ok(Ok(review)) => {
                 let opened = review.opened();
-                self.review = Some((Box::new(review), permit));
+                self.review = Some((Box::new(review), places));
                 self.counted.become_(Kind::Review);
                 self.send(&opened).await
             }
@@ -1118,10 +1161,22 @@ impl Connection {
             match cluster::connect_owner(&address, join).await {
                 Ok(mut upstream) => {
                     info!(game, owner = %address, "joined through the owner node");
-                    let relayed =
-                        cluster::relay(&mut self.ws, &mut upstream, self.config.idle_timeout).await;
+                    let relayed = cluster::relay(
+                        &mut self.ws,
+                        &mut upstream,
+                        self.config.idle_timeout,
+                        self.config.send_timeout,
+                    )
+                    .await;
                     return Err(match relayed {
                         Relayed::Client => closing(CloseCode::Normal, "closed by peer"),
+                        Relayed::NotReading => {
+                            METRICS.slow_readers_dropped.inc();
+                            Closing {
+                                unheard: true,
+                                ..closing(CloseCode::Policy, "the client is not reading")
+                            }
+                        }
                         Relayed::Owner(why) => {
                             self.error(
                                 ErrorCode::Moved,

@@ -67,6 +67,14 @@ pub const ATTEMPTS_PER_SECOND_MAX: u32 = 2;
 /// number open at once is what bounds that work and memory.
 pub const REVIEWS_MAX: usize = 8;
 
+/// Bytes of export files under review at once on the whole server, each charged its file's
+/// size from before it is verified until its connection ends. A review keeps about its file's
+/// size in memory (`games::review`: the decoded events, their hashes and words), so this is
+/// what bounds the memory anonymous reviews hold, where [`REVIEWS_MAX`] alone would let eight
+/// files of a whole frame each. Half of that: a few exports of the largest games at once, or
+/// [`REVIEWS_MAX`] of ordinary ones (tens of KB).
+pub const REVIEW_BYTES_MAX: usize = 4 * 1024 * 1024;
+
 /// Games one IP address may create per hour when creation needs no admin token.
 pub const CREATES_PER_IP_PER_HOUR_MAX: u32 = 20;
 
@@ -184,6 +192,8 @@ pub struct Config {
     pub pings_per_second_max: u32,
     pub attempts_per_second_max: u32,
     pub reviews_max: usize,
+    /// [`REVIEW_BYTES_MAX`].
+    pub review_bytes_max: usize,
     pub creates_per_ip_per_hour_max: u32,
     /// How long a reader with frames waiting may write nothing before it is cut off
     /// ([`SLOW_READER_GRACE`]).
@@ -268,6 +278,7 @@ impl Default for Config {
             pings_per_second_max: PINGS_PER_SECOND_MAX,
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,
+            review_bytes_max: REVIEW_BYTES_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
             slow_reader_grace: SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
