@@ -449,14 +449,6 @@ async fn flipped_bytes_in_sleds_log_never_serve_a_game_short_silently() {
             flipped.push(at);
         }
         std::fs::write(&db, &bytes).unwrap();
-        if std::env::var("ASL_CORRUPT_DEBUG").is_ok() {
-            let used = bytes.iter().filter(|b| **b != 0).count();
-            let files: Vec<String> = std::fs::read_dir(copy.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            eprintln!("trial {trial} {what}: db {} bytes, {used} nonzero, flipped {flipped:?}, files {files:?}", bytes.len());
-        }
         let store = match SledStore::open(copy.path()) {
             Ok(store) => store,
             Err(e) => {
