@@ -261,6 +261,9 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
                 bytes[..64].fill(0xee);
                 std::fs::write(&path, bytes).unwrap();
                 std::fs::remove_file(d.join("journal")).unwrap();
+                // The checkpoint manifest names every game (issue 50): gone too, so nothing
+                // names them here.
+                std::fs::remove_file(d.join("manifest")).unwrap();
             }),
         ),
         (
@@ -335,14 +338,15 @@ async fn every_game_that_still_verifies_is_salvaged_and_served() {
                 assert!(report.all_intact(), "{what}: {report}")
             }
             // Sled's index gone: every game is still found (in the journal and the raw
-            // files), but its end is not confirmed, and the exit says so.
+            // files), whole; its end is confirmed by the checkpoint manifest (issue 50), or
+            // else said to be unconfirmed.
             "db gone" | "db zeroed" => {
-                assert!(!report.all_intact(), "{what}: {report}");
                 for played in &games {
                     assert!(
                         matches!(
                             report.outcome(&played.game),
-                            Some(Outcome::Unconfirmed { events, .. }) if *events == played.version
+                            Some(Outcome::Unconfirmed { events, .. } | Outcome::Intact { events })
+                                if *events == played.version
                         ),
                         "{what}: {report}"
                     );
@@ -413,12 +417,14 @@ async fn a_directory_the_server_refuses_is_salvaged() {
     );
     let into = root.path().join("salvaged");
     let report = tokio::task::block_in_place(|| salvage_checked(&damaged, &into, &games));
-    assert!(!report.all_intact(), "{report}");
+    // Every game whole: its end confirmed by the checkpoint manifest (issue 50), or said to
+    // be unconfirmed.
     for played in &games {
         assert!(
             matches!(
                 report.outcome(&played.game),
-                Some(Outcome::Unconfirmed { events, .. }) if *events == played.version
+                Some(Outcome::Unconfirmed { events, .. } | Outcome::Intact { events })
+                    if *events == played.version
             ),
             "refused to open: {refused}; {report}"
         );
@@ -660,4 +666,65 @@ async fn a_sparse_file_in_the_damaged_directory_costs_no_writes() {
             "{report}"
         );
     }
+}
+
+/// Issue 50: sled cuts its log at a damaged record and drops what followed, silently; here,
+/// the last event of the longest game removed from sled's tree as that cut would. The
+/// checkpoint manifest still says how far the game reached: a server on the directory names
+/// the game, saying acknowledged events are missing, and serves the others; salvage never
+/// calls it intact short of that event (it copies it whole if a copy of the event survives
+/// in sled's raw files, vouched for by the manifest's hash).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_sled_cut_short_is_named_by_the_server_and_by_salvage() {
+    let scratch = tempfile::tempdir().unwrap();
+    let damaged = scratch.path().join("damaged");
+    let games = played(&damaged).await;
+    let cut = games.last().unwrap();
+    let key = envelope::game_key(&cut.game).unwrap();
+    {
+        let db = sled::open(&damaged).unwrap();
+        let events = db.open_tree("events").unwrap();
+        let mut last = key.to_vec();
+        last.extend_from_slice(&cut.version.to_be_bytes());
+        assert!(events.remove(last).unwrap().is_some());
+        db.flush().unwrap();
+    }
+
+    let copy = scratch.path().join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    copy_dir(&damaged, &copy);
+    let server = Running::start(Arc::new(SledStore::open(&copy).unwrap()), Config::default()).await;
+    for _ in 0..2 {
+        match join(&server.url, &cut.game, &cut.tokens.side_a).await.1 {
+            ServerMessage::Error { code, message } => {
+                assert_eq!(code, ErrorCode::GameUnavailable, "{message}");
+                assert!(message.contains("acknowledged are missing"), "{message}");
+                assert!(
+                    message.contains(&format!("reached event {}", cut.version)),
+                    "{message}"
+                );
+            }
+            other => panic!("a log cut short was served: {other:?}"),
+        }
+    }
+    for other in &games[..games.len() - 1] {
+        let (version, _) =
+            version_and_hash(&join(&server.url, &other.game, &other.tokens.side_a).await.1);
+        assert_eq!(version, other.version);
+    }
+    server.stop().await;
+
+    let into = scratch.path().join("salvaged");
+    let report = tokio::task::block_in_place(|| salvage(&damaged, &into)).unwrap();
+    match report.outcome(&cut.game) {
+        Some(Outcome::Intact { events }) => assert_eq!(*events, cut.version, "{report}"),
+        Some(Outcome::Truncated {
+            events, claimed, ..
+        }) => {
+            assert_eq!(*claimed, cut.version, "{report}");
+            assert!(*events < cut.version);
+        }
+        other => panic!("expected intact or truncated, got {other:?}: {report}"),
+    }
+    remove(&[&into]);
 }

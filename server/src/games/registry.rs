@@ -9,7 +9,7 @@ use crate::games::task::{random_bytes, GameHandle, GameLimits, GameTask, Request
 use crate::operations::config::Config;
 use crate::operations::metrics::METRICS;
 use crate::store::envelope::{self, GameMeta, META_FORMAT};
-use crate::store::{without_panics, EventStore, GameKey};
+use crate::store::{without_panics, EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
@@ -195,7 +195,11 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
 fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
     without_panics(|| store.load(key))
         .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
-        .map_err(|e| format!("its log cannot be read ({e})"))
+        .map_err(|e| match e {
+            // What is left is a prefix whose chain verifies: damage all the same (issue 50).
+            StoreError::Missing(why) => format!("its log is damaged: {why}"),
+            e => format!("its log cannot be read ({e})"),
+        })
 }
 
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.

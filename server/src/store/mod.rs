@@ -13,6 +13,7 @@
 pub mod backup;
 pub mod envelope;
 mod journal;
+mod manifest;
 mod memory;
 pub mod nats;
 pub mod salvage;
@@ -45,6 +46,11 @@ pub enum StoreError {
     /// came): the writer's idea of the log may be wrong, so it must read the log again.
     #[error("storage outcome unknown: {0}")]
     Uncertain(String),
+    /// Events of this game the store acknowledged are not in its files any more (the store
+    /// found so when it started, issue 50): what is left is not served as if whole, and the
+    /// game takes no writes. The text names what is missing.
+    #[error("{0}")]
+    Missing(String),
 }
 
 /// A write handed to a store: resolves to `Ok` once the write is durable, or to the reason it

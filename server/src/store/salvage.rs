@@ -11,6 +11,11 @@
 //!   (`protocol::chain::envelope_at`): sled keeps a value's bytes whole, so an envelope is found
 //!   wherever a copy of it survives, even when sled cannot read the node around it.
 //!
+//! - the checkpoint manifest (`manifest.rs`), if it is there and whole: how far each game
+//!   reached at sled's last checkpoint, so a game sled's index ends short of is named short,
+//!   a game nothing else names is still named, and the raw copy of the event it names (by its
+//!   hash) is vouched for and the chain followed back from it.
+//!
 //! Only the hash chain decides what counts: a game keeps the longest prefix that verifies from
 //! its `GameCreated`, each event linked to the one before by its hash. Envelopes carry no game
 //! id, so a game is named by sled's index or the journal; the raw scan only extends a game
@@ -43,6 +48,7 @@
 
 use super::envelope::{self, GameMarks, GameMeta};
 use super::journal::{self, Tree};
+use super::manifest::{self, Reach, Reaches};
 use super::sled_store::{open_trees, without_panics, Trees};
 use super::{EventStore, GameKey, SledStore};
 use protocol::chain::{self, ChainReader, LogHash, GENESIS};
@@ -236,6 +242,22 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     // scan can still find.
     let journal = read_journal(from, &mut report);
     let raw = scan_raw(from, &mut report);
+    // How far each game reached at the last checkpoint (issue 50): a game sled's log ends
+    // short of is short, whatever sled's index says, and one no other place names is lost.
+    let reaches = match manifest::read(from) {
+        Ok(Some(reaches)) => reaches,
+        Ok(None) => {
+            report.notes.push(
+                "no checkpoint manifest: where each game ended is sled's and the journal's word"
+                    .into(),
+            );
+            Reaches::new()
+        }
+        Err(e) => {
+            report.notes.push(format!("{e}: not used"));
+            Reaches::new()
+        }
+    };
 
     // The key first: the copied games' receipts were signed with it. Never one a link names:
     // another server's key in this one's place would sign its receipts.
@@ -263,6 +285,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
 
     let mut keys: BTreeSet<GameKey> = journal.events.keys().copied().collect();
     keys.extend(journal.metas.keys().copied());
+    keys.extend(reaches.keys().copied());
     if let Some(sled) = &sled {
         keys.extend(sled.keys.iter().copied());
     }
@@ -274,6 +297,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
             sled.as_ref(),
             &journal,
             &raw,
+            reaches.get(&key),
             &store,
             &mut named_firsts,
         );
@@ -1058,6 +1082,7 @@ fn salvage_game(
     sled: Option<&SledView>,
     journal: &JournalView,
     raw: &RawIndex,
+    reach: Option<&Reach>,
     store: &SledStore,
     named_firsts: &mut HashSet<LogHash>,
 ) -> Outcome {
@@ -1087,7 +1112,9 @@ fn salvage_game(
     // What the store itself says the log holds: sled's index and the journal's records since
     // its last checkpoint. Older journal records beyond it mean sled lost what it once had.
     let last = |m: &HashMap<GameKey, u64>| m.get(key).copied().unwrap_or(0);
-    let claimed_by_store = claimed_by_sled.max(last(&journal.last_new));
+    let claimed_by_store = claimed_by_sled
+        .max(last(&journal.last_new))
+        .max(reach.map_or(0, |r| r.seq));
     let claimed = claimed_by_store.max(last(&journal.last_old));
     let index_broken = index_broken.or_else(|| {
         (claimed > claimed_by_store).then(|| {
@@ -1096,6 +1123,19 @@ fn salvage_game(
             )
         })
     });
+    // The event the manifest names, found in the raw files by its hash when no index holds
+    // it: the chain is then followed back from it (and vouched for by it).
+    if let Some(r) = reach {
+        let hash = LogHash(r.hash);
+        let held = pool
+            .get(&r.seq)
+            .is_some_and(|versions| versions.iter().any(|v| LogHash::of(v) == hash));
+        if !held && raw.spots.get(&hash).is_some_and(|spot| spot.seq == r.seq) {
+            if let Some(bytes) = raw.bytes(&hash) {
+                pool.entry(r.seq).or_default().push(bytes);
+            }
+        }
+    }
     backfill(&mut pool, raw);
 
     // Forward from `GameCreated`: the store's versions first, then the raw files'.
@@ -1149,7 +1189,9 @@ fn salvage_game(
         // of the event after it).
         let linked = |bytes: &Vec<u8>| {
             let hash = LogHash::of(bytes);
-            next_prevs.contains(&hash)
+            // The manifest's hash of a game's last event vouches for it as a link would.
+            reach.is_some_and(|r| *r == Reach::of(seq, bytes))
+                || next_prevs.contains(&hash)
                 || raw.after.get(&hash).is_some_and(|next| {
                     next.iter()
                         .any(|h| raw.spots.get(h).is_some_and(|s| s.seq == seq + 1))
@@ -1205,6 +1247,13 @@ fn salvage_game(
         Err(why) => return Outcome::Lost { why },
     };
     let head = verified.head();
+    // A chain that passes the event the manifest names with other bytes there is not the one
+    // the server acknowledged.
+    let differs = reach.filter(|r| {
+        records
+            .get((r.seq as usize).wrapping_sub(1))
+            .is_some_and(|(seq, bytes)| Reach::of(*seq, bytes) != **r)
+    });
     let written = store
         .put_meta(key, meta)
         .wait()
@@ -1234,6 +1283,14 @@ fn salvage_game(
                 .strip_prefix(&format!("event {}: ", events + 1))
                 .unwrap_or(&stopped)
                 .to_string(),
+        }
+    } else if let Some(r) = differs {
+        Outcome::Unconfirmed {
+            events,
+            why: format!(
+                "event {} differs from the one the store's checkpoint manifest names",
+                r.seq
+            ),
         }
     } else if extended > 0 {
         Outcome::Unconfirmed {

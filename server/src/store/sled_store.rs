@@ -24,6 +24,7 @@
 //! checkpoints, and resumes. Reads go on meanwhile.
 
 use super::journal::{self, Insert, Journal, Tree};
+use super::manifest::{self, Reach, Reaches};
 use super::{event_key, Durable, EventStore, GameKey, NotifyRecords, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -90,12 +91,18 @@ pub struct SledStore {
     /// damage (tests); cleared by that panic.
     panic_next: Arc<AtomicBool>,
     ceilings: Ceilings,
+    missing: Missing,
 }
 
 /// After a failed group, the last acknowledged sequence of each game it wrote: sled's memory
 /// may hold the refused records, and reads must not hand them out until recovery has put the
 /// disk and memory back in step.
 type Ceilings = Arc<std::sync::Mutex<HashMap<GameKey, u64>>>;
+
+/// Games whose log in sled, when the store opened, fell short of (or differed from) what the
+/// checkpoint manifest says was acknowledged, with the words that say so: neither read nor
+/// written as if whole. Set once at open; one entry per such game.
+type Missing = Arc<HashMap<GameKey, String>>;
 
 type Settle = oneshot::Sender<Result<(), StoreError>>;
 
@@ -130,6 +137,9 @@ enum Write {
         value: Option<Vec<u8>>,
         settle: Settle,
     },
+    /// A checkpoint now, as when the journal is full (tests and drills: filling the journal
+    /// takes 16 MiB of writes).
+    Checkpoint { settle: Settle },
     /// A game's metadata and whole log as of between two groups: a consistent copy.
     Snapshot {
         game: GameKey,
@@ -391,6 +401,18 @@ impl Disk {
         Ok(())
     }
 
+    /// Writes the checkpoint manifest (`manifest.rs`) durably.
+    fn write_manifest(&self, reaches: &Reaches) -> Result<(), String> {
+        self.injected()
+            .and_then(|()| manifest::write(&self.dir, reaches))
+            .map_err(|e| {
+                format!(
+                    "writing the checkpoint manifest in {}: {e}",
+                    self.dir.display()
+                )
+            })
+    }
+
     /// Whether the directory takes a durable write now: a small file written, synced and
     /// removed.
     fn probe(dir: &Path, fault: &AtomicBool) -> io::Result<()> {
@@ -431,27 +453,80 @@ impl SledStore {
             journal::OpenFailure::Io(e) => OpenError::Io(e),
             journal::OpenFailure::Damaged(e) => OpenError::Damaged(e),
         })?;
-        if !journal.is_empty() {
-            // What was acknowledged since sled's last checkpoint: given to sled again, then
-            // checkpointed, so the store starts with an empty journal.
-            let replayed = without_panics(|| {
-                replay(&trees, inserts)?;
-                checkpoint(&trees, &mut disk, &mut journal)
-            });
-            match replayed {
-                Err(panicked) => {
-                    return Err(OpenError::Damaged(format!(
-                        "sled panicked taking the journal's writes: {panicked}"
-                    )))
+        // How far each game reached at the last checkpoint, as a file apart from sled's says:
+        // what sled must still hold once the journal is applied.
+        let manifest = manifest::read(dir).map_err(|e| {
+            OpenError::Damaged(format!(
+                "{e}; without it the store cannot tell whether sled's files lost events it acknowledged (`asl-server salvage` copies every game whose chain verifies)"
+            ))
+        })?;
+        let first_manifest = manifest.is_none();
+        let opened = without_panics(|| -> Result<(Reaches, HashMap<GameKey, String>), String> {
+            let mut reaches = match &manifest {
+                Some(reaches) => reaches.clone(),
+                // Written before manifests: sled's word is all there is, this once.
+                None => reaches_in(&trees)?,
+            };
+            for (tree, key, value) in &inserts {
+                if *tree != Tree::Events {
+                    continue;
                 }
-                Ok(Err(e)) => {
-                    return Err(OpenError::Io(format!(
-                        "cannot apply the journal to sled: {e}"
-                    )))
+                let (Ok(game), Ok(seq)) = (GameKey::try_from(&key[..16]), seq_of(key)) else {
+                    continue;
+                };
+                if reaches.get(&game).is_none_or(|r| r.seq <= seq) {
+                    reaches.insert(game, Reach::of(seq, value));
                 }
-                Ok(Ok(())) => {}
             }
+            if !journal.is_empty() {
+                // What was acknowledged since sled's last checkpoint: given to sled again, then
+                // checkpointed (below), so the store starts with an empty journal.
+                replay(&trees, inserts)?;
+            }
+            let missing = match &manifest {
+                Some(checked) => short_of(&trees, checked),
+                None => HashMap::new(),
+            };
+            for game in reaches.keys() {
+                // Without its metadata (token digests, dice seeds) a game cannot be served
+                // or even listed: named here, since nothing else will name it.
+                if let Ok(false) = trees.games.contains_key(game) {
+                    error!(game = %super::envelope::game_id(game), "DAMAGED: sled's files lost this game's metadata (its tokens' digests and dice seeds), so it is not listed or served; restore it from a backup, or salvage the directory");
+                }
+            }
+            if !journal.is_empty() || first_manifest {
+                // A game found short keeps the reach it was acknowledged at, so it stays
+                // named on every start until it is restored.
+                checkpoint(&trees, &mut disk, &mut journal, &reaches)?;
+            }
+            Ok((reaches, missing))
+        });
+        let (reaches, missing) = match opened {
+            Err(panicked) => {
+                return Err(OpenError::Damaged(format!(
+                    "sled panicked reading its files or taking the journal's writes: {panicked}"
+                )))
+            }
+            Ok(Err(e)) => {
+                return Err(OpenError::Io(format!(
+                    "cannot apply the journal to sled and check it: {e}"
+                )))
+            }
+            Ok(Ok(opened)) => opened,
+        };
+        if !missing.is_empty() {
+            error!(
+                games = missing.len(),
+                "sled's files lack events the server acknowledged (the store's checkpoint manifest says how far each game reached): those games are not served; restore them from a backup, or salvage the directory"
+            );
         }
+        if first_manifest && !reaches.is_empty() {
+            info!(
+                games = reaches.len(),
+                "no checkpoint manifest yet: written now from sled's files, and checked at every later start"
+            );
+        }
+        let missing: Missing = Arc::new(missing);
         let trees = Arc::new(RwLock::new(Some(trees)));
         let ceilings = Ceilings::default();
         let (queue, writes) = mpsc::channel();
@@ -466,6 +541,8 @@ impl SledStore {
             fault: fault.clone(),
             panic_next: panic_next.clone(),
             ceilings: ceilings.clone(),
+            reaches,
+            missing: missing.clone(),
         };
         let writer = Arc::new(Mutex::new(committer));
         let pace = Arc::new(Pace::default());
@@ -486,6 +563,7 @@ impl SledStore {
             fault,
             panic_next,
             ceilings,
+            missing,
         })
     }
 
@@ -545,11 +623,28 @@ impl SledStore {
         durable
     }
 
+    /// Refuses to read a game found short of what was acknowledged when the store opened:
+    /// what sled has left of it is not to be served as if it were the whole log.
+    fn whole(&self, game: &GameKey) -> Result<(), StoreError> {
+        match self.missing.get(game) {
+            Some(why) => Err(StoreError::Missing(why.clone())),
+            None => Ok(()),
+        }
+    }
+
     /// Drops records past `game`'s ceiling, while a failure has one.
     fn cap(&self, game: &GameKey, records: &mut Vec<(u64, Vec<u8>)>) {
         if let Some(ceiling) = self.ceilings.lock().expect("ceilings lock").get(game) {
             records.retain(|(seq, _)| seq <= ceiling);
         }
+    }
+
+    /// Checkpoints now, between two groups, as when the journal is full: sled flushed, its
+    /// files synced, and the journal emptied. For tests and drills of what a start makes of
+    /// sled's files after several checkpoints.
+    #[doc(hidden)]
+    pub fn checkpoint_now(&self) -> Durable {
+        self.hand_over_write(|settle| Write::Checkpoint { settle })
     }
 
     /// `game`'s metadata and whole log, read by the committer between two groups, so no write
@@ -618,6 +713,7 @@ impl EventStore for SledStore {
     }
 
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.whole(game)?;
         let mut records = load_from(&self.trees()?.events, game)?;
         self.cap(game, &mut records);
         Ok(records)
@@ -629,6 +725,7 @@ impl EventStore for SledStore {
         from: u64,
         bytes_max: usize,
     ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        self.whole(game)?;
         let mut records = vec![];
         let mut bytes = 0;
         let start = event_key(game, from);
@@ -705,6 +802,11 @@ struct Committer {
     fault: Arc<AtomicBool>,
     panic_next: Arc<AtomicBool>,
     ceilings: Ceilings,
+    /// Each game's last sequence and the hash of that record, as acknowledged: what the next
+    /// checkpoint writes to the manifest. One entry per game.
+    reaches: Reaches,
+    /// Games found short of their reach at open: they take no writes.
+    missing: Missing,
 }
 
 impl Committer {
@@ -750,7 +852,8 @@ impl Committer {
             return;
         };
         let journal = &mut self.journal;
-        match without_panics(|| checkpoint(&trees, disk, journal)) {
+        let reaches = &self.reaches;
+        match without_panics(|| checkpoint(&trees, disk, journal, reaches)) {
             Ok(Ok(())) => {}
             Ok(Err(why)) | Err(why) => {
                 warn!(%why, "the checkpoint at shutdown failed; the next start replays the journal")
@@ -778,7 +881,9 @@ impl Committer {
         };
         let mut inserts: Vec<Insert> = Vec::with_capacity(group.len());
         let mut staged: HashMap<GameKey, u64> = HashMap::new();
+        let mut staged_reaches = Reaches::new();
         let mut waiting = Vec::with_capacity(group.len());
+        let mut checkpoints = vec![];
         for write in group {
             match write {
                 Write::Append {
@@ -788,7 +893,11 @@ impl Committer {
                     settle,
                 } => match self.check(&trees, &staged, &game, first_seq) {
                     Ok(()) => {
-                        staged.insert(game, first_seq - 1 + records.len() as u64);
+                        let last = first_seq - 1 + records.len() as u64;
+                        staged.insert(game, last);
+                        if let Some(record) = records.last() {
+                            staged_reaches.insert(game, Reach::of(last, record));
+                        }
                         for (seq, record) in (first_seq..).zip(records) {
                             inserts.push((Tree::Events, event_key(&game, seq).to_vec(), record));
                         }
@@ -809,6 +918,7 @@ impl Committer {
                     });
                     waiting.push(settle);
                 }
+                Write::Checkpoint { settle } => checkpoints.push(settle),
                 // Read before this group's writes, after every earlier group's.
                 Write::Snapshot { game, reply } => {
                     let _ = reply.send(self.snapshot(&game));
@@ -816,10 +926,11 @@ impl Committer {
             }
         }
         if waiting.is_empty() {
-            return;
+            return self.checkpoint_for(&trees, checkpoints);
         }
         let disk = self.disk.as_mut().expect("a disk while not failed");
         let journal = &mut self.journal;
+        let reaches = &self.reaches;
         let flushing = std::time::Instant::now();
         let panic_next = &self.panic_next;
         let payload = journal::encode(&inserts);
@@ -829,7 +940,7 @@ impl Committer {
         let written = panic::catch_unwind(AssertUnwindSafe(|| {
             if journaled {
                 if !journal.has_room(payload.len()) {
-                    checkpoint(&trees, disk, journal)?;
+                    checkpoint(&trees, disk, journal, reaches)?;
                 }
                 journal.append(&payload)?;
                 appended = true;
@@ -857,8 +968,12 @@ impl Committer {
                 panic!("simulated panic inside sled");
             }
             if !journaled {
+                // In sled's files only: the manifest must say so, as at a checkpoint.
+                let mut after = reaches.clone();
+                after.extend(staged_reaches.iter().map(|(game, reach)| (*game, *reach)));
                 trees.db.flush().map_err(|e| e.to_string())?;
                 disk.sync()?;
+                disk.write_manifest(&after)?;
             }
             Ok(())
         }))
@@ -869,6 +984,7 @@ impl Committer {
         let result = match written {
             Ok(()) => {
                 self.last.extend(staged);
+                self.reaches.extend(staged_reaches);
                 Ok(())
             }
             Err(why) => {
@@ -891,9 +1007,35 @@ impl Committer {
         for settle in waiting {
             let _ = settle.send(result.clone());
         }
+        self.checkpoint_for(&trees, checkpoints);
+    }
+
+    /// Checkpoints for those who asked (`SledStore::checkpoint_now`), if any did.
+    fn checkpoint_for(&mut self, trees: &Trees, asked: Vec<Settle>) {
+        if asked.is_empty() {
+            return;
+        }
+        let result = match (&self.failed, self.disk.as_mut()) {
+            (None, Some(disk)) => {
+                let journal = &mut self.journal;
+                let reaches = &self.reaches;
+                match without_panics(|| checkpoint(trees, disk, journal, reaches)) {
+                    Ok(result) => result,
+                    Err(panicked) => Err(format!("sled panicked: {panicked}")),
+                }
+            }
+            (Some(why), _) => Err(why.clone()),
+            (None, None) => Err("no disk to checkpoint".into()),
+        };
+        for settle in asked {
+            let _ = settle.send(result.clone().map_err(StoreError::Io));
+        }
     }
 
     fn snapshot(&self, game: &GameKey) -> Result<Snapshot, StoreError> {
+        if let Some(why) = self.missing.get(game) {
+            return Err(StoreError::Missing(why.clone()));
+        }
         let trees = self.trees()?;
         let meta = trees.games.get(game).map_err(io)?.map(|m| m.to_vec());
         let mut records = load_from(&trees.events, game)?;
@@ -912,6 +1054,11 @@ impl Committer {
         game: &GameKey,
         first_seq: u64,
     ) -> Result<(), StoreError> {
+        if let Some(why) = self.missing.get(game) {
+            return Err(StoreError::Missing(format!(
+                "{why}; this game takes no writes until it is restored from a backup"
+            )));
+        }
         if let Some(lost) = self.lost.get(game) {
             return Err(StoreError::Io(format!(
                 "this game's log lost acknowledged events in a storage failure ({lost}); restore it from a backup"
@@ -962,7 +1109,7 @@ impl Committer {
             }
         }
         trees.events.apply_batch(tail).map_err(|e| e.to_string())?;
-        checkpoint(&trees, &mut disk, &mut self.journal)?;
+        checkpoint(&trees, &mut disk, &mut self.journal, &self.reaches)?;
         self.disk = Some(disk);
         self.failed = None;
         self.ceilings.lock().expect("ceilings lock").clear();
@@ -1010,12 +1157,79 @@ fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
     trees.events.apply_batch(events).map_err(|e| e.to_string())
 }
 
-/// sled flushed, its files synced, and a new journal epoch: every write so far is in sled on
-/// the disk.
-fn checkpoint(trees: &Trees, disk: &mut Disk, journal: &mut Journal) -> Result<(), String> {
+/// sled flushed, its files synced, the manifest of how far each game reached written, and a
+/// new journal epoch: every write so far is in sled on the disk, and the manifest says how
+/// much of it there must be when sled reads its files again (`manifest.rs`).
+fn checkpoint(
+    trees: &Trees,
+    disk: &mut Disk,
+    journal: &mut Journal,
+    reaches: &Reaches,
+) -> Result<(), String> {
     trees.db.flush().map_err(|e| e.to_string())?;
     disk.sync()?;
+    disk.write_manifest(reaches)?;
     journal.checkpoint()
+}
+
+/// Each game's reach as sled holds it now: the manifest's first entries, for a directory
+/// written before there were manifests. One scan of the `games` tree and one read per game.
+fn reaches_in(trees: &Trees) -> Result<Reaches, String> {
+    let mut reaches = Reaches::new();
+    for entry in trees.games.iter() {
+        let (key, _) = entry.map_err(|e| e.to_string())?;
+        let Ok(game) = GameKey::try_from(key.as_ref()) else {
+            continue;
+        };
+        if let Some(last) = trees.events.scan_prefix(game).next_back() {
+            let (key, value) = last.map_err(|e| e.to_string())?;
+            let seq = seq_of(&key).map_err(|e| e.to_string())?;
+            reaches.insert(game, Reach::of(seq, &value));
+        }
+    }
+    Ok(reaches)
+}
+
+/// The games whose log in sled does not reach what `reaches` says was acknowledged — its
+/// last event gone, or another in its place — each with words saying so. One point read of
+/// sled per game (and a scan's last key for those that fall short).
+fn short_of(trees: &Trees, reaches: &Reaches) -> HashMap<GameKey, String> {
+    let mut missing = HashMap::new();
+    for (game, reach) in reaches {
+        let found = without_panics(|| -> Result<_, sled::Error> {
+            let record = trees.events.get(event_key(game, reach.seq))?;
+            let last = match &record {
+                Some(_) => 0,
+                None => match trees.events.scan_prefix(game).next_back() {
+                    Some(entry) => seq_of(&entry?.0).unwrap_or(0),
+                    None => 0,
+                },
+            };
+            Ok((record, last))
+        });
+        let why = match found {
+            Ok(Ok((Some(record), _))) if Reach::of(reach.seq, &record) == *reach => continue,
+            Ok(Ok((Some(_), _))) => format!(
+                "event {} is not the one the server acknowledged (the store's checkpoint manifest holds another); sled's files were damaged",
+                reach.seq
+            ),
+            Ok(Ok((None, last))) => {
+                let ends = if last == 0 {
+                    "holds none of its events".to_string()
+                } else {
+                    format!("ends at event {last}")
+                };
+                format!(
+                    "events the server acknowledged are missing: the store's checkpoint manifest says its log reached event {}, but sled's log {ends}; sled's files were damaged",
+                    reach.seq
+                )
+            }
+            // Damage sled finds reading the log: named the same way when the game is read.
+            Ok(Err(_)) | Err(_) => continue,
+        };
+        missing.insert(*game, why);
+    }
+    missing
 }
 
 fn current(trees: &RwLock<Option<Trees>>) -> Result<Trees, StoreError> {
@@ -1037,7 +1251,8 @@ fn refuse_all(
         match write {
             Write::Append { settle, .. }
             | Write::Meta { settle, .. }
-            | Write::Notify { settle, .. } => {
+            | Write::Notify { settle, .. }
+            | Write::Checkpoint { settle } => {
                 let _ = settle.send(Err(refusal.clone()));
             }
             Write::Snapshot { game, reply } => {
