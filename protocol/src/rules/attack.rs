@@ -59,7 +59,7 @@ pub(super) fn declare(
             return Err(RuleViolation::with(
                 "A7",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&id), " is broken and cannot fire"],
+                pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
@@ -119,7 +119,7 @@ fn check_line_of_fire(
     match (&firer.underground, into_sewer) {
         (Some(Underground::Tunnel), _) => refuse(
             "B8.6",
-            pieces![Piece::unit(&id), " is in a tunnel and sees no enemy unit"],
+            pieces![Piece::unit(id), " is in a tunnel and sees no enemy unit"],
         ),
         (Some(Underground::Sewer { emergence, .. }), false) => {
             let allowed = firer.hex == target
@@ -130,7 +130,7 @@ fn check_line_of_fire(
             } else {
                 refuse(
                     "B8.43",
-                    pieces![Piece::unit(&id), " in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"],
+                    pieces![Piece::unit(id), " in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"],
                 )
             }
         }
@@ -140,7 +140,7 @@ fn check_line_of_fire(
             } else {
                 refuse(
                     "B8.2",
-                    pieces![Piece::unit(&id), " sees only adjacent sewer Locations"],
+                    pieces![Piece::unit(id), " sees only adjacent sewer Locations"],
                 )
             }
         }
@@ -149,7 +149,7 @@ fn check_line_of_fire(
                 return refuse(
                     "B8.3",
                     pieces![
-                        Piece::unit(&id),
+                        Piece::unit(id),
                         " is a vehicle; vehicles never fire into a sewer"
                     ],
                 );
@@ -168,7 +168,7 @@ fn check_line_of_fire(
             } else {
                 refuse(
                     "B8.3",
-                    pieces![Piece::unit(&id), format!(" has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one")],
+                    pieces![Piece::unit(id), format!(" has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one")],
                 )
             }
         }

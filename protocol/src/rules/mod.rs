@@ -420,7 +420,7 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
             "A1",
             ViolationKind::NotYourUnit,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 format!(
                     " is a {} unit; the {} acts only with its own units",
                     game.side_name(unit.side),
@@ -433,7 +433,7 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
         return Err(RuleViolation::with(
             "A1",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " has been eliminated"],
+            pieces![Piece::unit(id), " has been eliminated"],
         ));
     }
     if unit.kind == crate::board::scenario::UnitKind::Counter {
@@ -448,7 +448,7 @@ pub(crate) fn counter_not_modelled(id: &UnitId, name: &str) -> RuleViolation {
     RuleViolation::with(
         "A1",
         ViolationKind::NotModelled,
-        pieces![Piece::unit(&id), format!(" ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate UNIT relocate HEX`, `eliminate`, `relabel \"…\"`)")],
+        pieces![Piece::unit(id), format!(" ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate UNIT relocate HEX`, `eliminate`, `relabel \"…\"`)")],
     )
 }
 

@@ -19,7 +19,7 @@ pub(super) fn decide(
         return Err(RuleViolation::with(
             "A12.3",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " is not hidden"],
+            pieces![Piece::unit(id), " is not hidden"],
         ));
     }
     let mut placed = unit.clone();

@@ -108,7 +108,7 @@ fn own_offboard<'g>(
             "A12.12",
             ViolationKind::NotYourUnit,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 format!(
                     " is a {} unit; each side sets up its own",
                     game.side_name(spec.side)
@@ -121,7 +121,7 @@ fn own_offboard<'g>(
             "A2.51",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " enters later from off board; it does not set up"
             ],
         ));
@@ -160,7 +160,7 @@ fn set_up(
         return Err(refuse(
             "A12.3",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " may not set up hidden: HIP comes only from an SSR, and the scenario gives it none for this unit"],
+            pieces![Piece::unit(id), " may not set up hidden: HIP comes only from an SSR, and the scenario gives it none for this unit"],
         ));
     }
     if concealed && hidden {
@@ -175,7 +175,7 @@ fn set_up(
             "A12.11",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is a Dummy: a \"?\" counter sets up as one (`concealed`)"
             ],
         ));
@@ -185,7 +185,7 @@ fn set_up(
             "A12.12",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " has no \"?\" in its OB: only OB-given \"?\" are placed at set-up"
             ],
         ));
@@ -226,7 +226,7 @@ fn set_up(
             "A12.12",
             ViolationKind::NotModelled,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is a vehicle; setting vehicles up is not modelled by this engine"
             ],
         ));
@@ -243,7 +243,7 @@ fn set_up(
         return Err(refuse(
             "A5.1",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), format!(" would overstack {hex}: a side sets up at most three squad equivalents and four SMC in a Location")],
+            pieces![Piece::unit(id), format!(" would overstack {hex}: a side sets up at most three squad equivalents and four SMC in a Location")],
         ));
     }
     let given = weapons_to_give(game, by, id, spec.kind, given)?;
@@ -301,7 +301,7 @@ fn weapons_to_give<'g>(
             "A4.43",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is no Infantry: only Infantry possess support weapons"
             ],
         ));
@@ -312,14 +312,14 @@ fn weapons_to_give<'g>(
         let Some(weapon) = setup.to_give(by).find(|x| x.id == *w) else {
             let why = match setup.weapons.get(w) {
                 Some(x) if x.side == by => pieces![
-                    Piece::unit(&w),
+                    Piece::unit(w),
                     " is possessed by ",
-                    Piece::unit(&x.held_by.as_deref().unwrap_or_default()),
+                    Piece::unit(x.held_by.as_deref().unwrap_or_default()),
                     " in the order of battle; it sets up with it"
                 ],
                 _ => pieces![
                     format!("the {} has no weapon ", game.side_name(by)),
-                    Piece::unit(&w),
+                    Piece::unit(w),
                     " to give at set-up"
                 ],
             };
@@ -329,7 +329,7 @@ fn weapons_to_give<'g>(
             return Err(refuse(
                 "A4.43",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&w), " is named twice"],
+                pieces![Piece::unit(w), " is named twice"],
             ));
         }
         out.push(weapon);
@@ -360,7 +360,7 @@ fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation>
             "A12.12",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is not placed; there is nothing to take back"
             ],
         ));
@@ -477,7 +477,7 @@ pub(super) fn enter(
             return Err(refuse(
                 "A2.51",
                 ViolationKind::UnknownUnit,
-                pieces![Piece::unit(&id), " is no unit waiting off board to enter"],
+                pieces![Piece::unit(id), " is no unit waiting off board to enter"],
             ));
         };
         if spec.side != by {
@@ -485,7 +485,7 @@ pub(super) fn enter(
                 "A2.51",
                 ViolationKind::NotYourUnit,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     format!(" is a {} unit", game.side_name(spec.side))
                 ],
             ));
@@ -495,7 +495,7 @@ pub(super) fn enter(
                 "A2.51",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " set up before Turn 1; it does not enter from off board"
                 ],
             ));
@@ -504,7 +504,7 @@ pub(super) fn enter(
             return Err(refuse(
                 "A2.51",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&id), " has entered already"],
+                pieces![Piece::unit(id), " has entered already"],
             ));
         }
         if game.clock.turn < entry.turn {
@@ -512,7 +512,7 @@ pub(super) fn enter(
                 "A2.51",
                 ViolationKind::WrongPhase,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     format!(
                         " enters on Turn {} at the earliest; this is Turn {}",
                         entry.turn, game.clock.turn
@@ -526,7 +526,7 @@ pub(super) fn enter(
                 ViolationKind::Geometry,
                 pieces![
                     format!("{to} is not on the {} edge, where ", entry.edge.name()),
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " enters"
                 ],
             ));
@@ -536,7 +536,7 @@ pub(super) fn enter(
                 "A2.51",
                 ViolationKind::NotModelled,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " is a vehicle; vehicles entering is not modelled by this engine"
                 ],
             ));

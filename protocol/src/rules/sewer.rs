@@ -303,7 +303,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         return Err(refuse(
             if below { "B8.4" } else { "B8.61" },
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"],
+            pieces![Piece::unit(id), " is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"],
         ));
     }
     if !unit.kind.is_infantry() && unit.kind != UnitKind::Dummy {
@@ -311,7 +311,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
             "B8.4",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is not Infantry; only Infantry enter sewers"
             ],
         ));
@@ -321,7 +321,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
             "B8.45",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is broken or berserk and may never enter a sewer"
             ],
         ));
@@ -330,14 +330,14 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         return Err(refuse(
             "A7.8",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " is pinned and cannot move"],
+            pieces![Piece::unit(id), " is pinned and cannot move"],
         ));
     }
     if matches!(unit.underground, Some(Underground::Tunnel)) {
         return Err(refuse(
             "B8.61",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " is in a tunnel; it comes out in the APh"],
+            pieces![Piece::unit(id), " is in a tunnel; it comes out in the APh"],
         ));
     }
     if !below {
@@ -350,7 +350,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
                 "B8.4",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " has moved this MPh; a sewer is entered only at the start of the MPh"
                 ],
             ));
@@ -360,7 +360,7 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
                 "B8.4",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " portages more than its IPC, which units in a sewer may not"
                 ],
             ));
@@ -1133,7 +1133,7 @@ pub(super) fn decide_tunnel_seen(
         return Err(refuse(
             "B8.6",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " is below ground and sees nothing above"],
+            pieces![Piece::unit(id), " is below ground and sees nothing above"],
         ));
     }
     let used = game
@@ -1156,7 +1156,7 @@ pub(super) fn decide_tunnel_seen(
             ViolationKind::UnitState,
             pieces![
                 format!("the use of {entrance} is on record as seen by "),
-                Piece::unit(&id),
+                Piece::unit(id),
                 " already"
             ],
         ));
@@ -1169,7 +1169,7 @@ pub(super) fn decide_tunnel_seen(
             return Err(refuse(
                 "B8.63",
                 ViolationKind::UnitState,
-                pieces!["the engine traces the LOS from ", Piece::unit(&id), format!(" to {entrance} itself (A6): a use in its LOS is recorded when it happens, so there is nothing to claim")],
+                pieces!["the engine traces the LOS from ", Piece::unit(id), format!(" to {entrance} itself (A6): a use in its LOS is recorded when it happens, so there is nothing to claim")],
             ));
         }
     }
@@ -1222,7 +1222,7 @@ pub(super) fn decide_discover(
             ViolationKind::NotEnoughMf,
             pieces![
                 format!("searching needs {RECOVERY_MF} MF; "),
-                Piece::unit(&id),
+                Piece::unit(id),
                 format!(" has {left} left")
             ],
         ));

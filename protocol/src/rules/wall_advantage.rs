@@ -474,7 +474,7 @@ fn check_claimable(
                 "B9.322",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " is pinned and cannot claim WA voluntarily"
                 ],
             ));
@@ -483,14 +483,14 @@ fn check_claimable(
             return Err(RuleViolation::with(
                 "B9.32",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&id), " holds WA already"],
+                pieces![Piece::unit(id), " holds WA already"],
             ));
         }
         if how == WaClaim::OwnMovement && movement_completed(game, unit) {
             return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::WrongPhase,
-                pieces![Piece::unit(&id), " has completed its MPh (another unit has moved since); it claims WA in this MPh no more"],
+                pieces![Piece::unit(id), " has completed its MPh (another unit has moved since); it claims WA in this MPh no more"],
             ));
         }
         if unit.wa_blocked && how == WaClaim::OwnMovement && game.clock.phase() == Phase::Movement {
@@ -498,7 +498,7 @@ fn check_claimable(
                 "B9.41",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " failed to leave its Location this MPh and may not re-claim WA until it ends"
                 ],
             ));
@@ -508,7 +508,7 @@ fn check_claimable(
             return Err(RuleViolation::with(
                 rule,
                 ViolationKind::Terrain,
-                pieces![Piece::unit(&id), " cannot claim WA: ", why],
+                pieces![Piece::unit(id), " cannot claim WA: ", why],
             ));
         }
     }
@@ -591,7 +591,7 @@ pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, Rul
             "B9.324",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is not one of the challenged holders (",
                 Piece::units(&challenge.holders),
                 ")"
@@ -603,7 +603,7 @@ pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, Rul
             "B9.324",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is a dummy and cannot be shown as a real unit; show another or forfeit"
             ],
         ));
@@ -677,7 +677,7 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
             return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&id), " holds no WA to forfeit"],
+                pieces![Piece::unit(id), " holds no WA to forfeit"],
             ));
         }
         if unit.pinned {
@@ -685,7 +685,7 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
                 "B9.322",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " is pinned and cannot forfeit WA voluntarily"
                 ],
             ));
@@ -696,7 +696,7 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
                 "B9.323",
                 ViolationKind::Terrain,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     format!(
                         " has no in-hex TEM of +1 or more in {}, so it must keep WA",
                         unit.hex

@@ -43,7 +43,7 @@ pub(in crate::rules) fn decide(
                 return Err(refuse(
                     "A4.32",
                     ViolationKind::NotEnoughMf,
-                    pieces![format!("that Bypass of {hex} would leave "), Piece::unit(&id), " without the MF to enter the obstacle or leave its vertex; Infantry may not end its MPh in Bypass"],
+                    pieces![format!("that Bypass of {hex} would leave "), Piece::unit(id), " without the MF to enter the obstacle or leave its vertex; Infantry may not end its MPh in Bypass"],
                 ));
             }
         }

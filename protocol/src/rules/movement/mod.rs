@@ -326,7 +326,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             "A12.3",
             ViolationKind::NotModelled,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is hidden; revealing HIP units by movement is not modelled yet"
             ],
         );
@@ -336,7 +336,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             "B8.41",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is below ground; it moves by sewer movement or comes up in the APh"
             ],
         );
@@ -347,7 +347,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
                 "A4.1",
                 ViolationKind::UnitState,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " is broken; broken units do not move in the MPh (they rout in the RtPh)"
                 ],
             )
@@ -357,7 +357,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
                 "A15.4",
                 ViolationKind::NotModelled,
                 pieces![
-                    Piece::unit(&id),
+                    Piece::unit(id),
                     " is berserk; berserk charges are not modelled"
                 ],
             )
@@ -369,7 +369,7 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             "A7.8",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&id),
+                Piece::unit(id),
                 " is pinned and cannot move this Player Turn"
             ],
         );
@@ -379,14 +379,14 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
         return refuse(
             "A4.2",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " moved, stopped, and another unit has moved since; it may move no farther this MPh"],
+            pieces![Piece::unit(id), " moved, stopped, and another unit has moved since; it may move no farther this MPh"],
         );
     }
     if unit.mf_spent > Mf::default() && !game.movement.moving_stack.contains(id) {
         return refuse(
             "A4.2",
             ViolationKind::UnitState,
-            pieces![Piece::unit(&id), " has finished its move this MPh"],
+            pieces![Piece::unit(id), " has finished its move this MPh"],
         );
     }
     Ok(())
@@ -424,7 +424,7 @@ fn check_one_stack_at_a_time(game: &Game, ids: &[UnitId]) -> Result<(), RuleViol
         "A4.2",
         ViolationKind::UnitState,
         pieces![
-            Piece::unit(&outsider),
+            Piece::unit(outsider),
             " was not part of the stack that is moving (",
             Piece::units(stack.iter()),
             "); it cannot join it mid-move"

@@ -24,7 +24,7 @@ fn weapon<'g>(game: &'g Game, id: &str) -> Result<&'g Weapon, RuleViolation> {
             ViolationKind::UnknownUnit,
             pieces![
                 "there is no support weapon ",
-                Piece::unit(&id),
+                Piece::unit(id),
                 " in this game"
             ],
         )
@@ -45,9 +45,9 @@ pub(in crate::rules) fn decide_pick_up(
             "A4.43",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&weapon_id),
+                Piece::unit(weapon_id),
                 " is possessed by ",
-                Piece::unit(&holder),
+                Piece::unit(holder),
                 "; only an unpossessed weapon is recovered"
             ],
         ));
@@ -57,9 +57,9 @@ pub(in crate::rules) fn decide_pick_up(
             "A4.44",
             ViolationKind::Geometry,
             pieces![
-                Piece::unit(&weapon_id),
+                Piece::unit(weapon_id),
                 format!(" lies in {}, not in ", weapon.hex),
-                Piece::unit(&unit_id),
+                Piece::unit(unit_id),
                 "'s Location"
             ],
         ));
@@ -69,7 +69,7 @@ pub(in crate::rules) fn decide_pick_up(
             "A4.4",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&weapon_id),
+                Piece::unit(weapon_id),
                 " has been portaged this phase already; no item is portaged twice in a phase"
             ],
         ));
@@ -80,7 +80,7 @@ pub(in crate::rules) fn decide_pick_up(
             "A4.42",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&unit_id),
+                Piece::unit(unit_id),
                 format!(
                     " would portage {carried} PP; an SMC never portages more than {SMC_PP_MAX}"
                 )
@@ -95,9 +95,9 @@ pub(in crate::rules) fn decide_pick_up(
             ViolationKind::NotEnoughMf,
             pieces![
                 "recovering ",
-                Piece::unit(&weapon_id),
+                Piece::unit(weapon_id),
                 format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
-                Piece::unit(&unit_id),
+                Piece::unit(unit_id),
                 format!(" would have {left} left")
             ],
         ));
@@ -137,9 +137,9 @@ pub(in crate::rules) fn decide_drop(
             "A4.43",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&unit_id),
+                Piece::unit(unit_id),
                 " does not possess ",
-                Piece::unit(&weapon_id)
+                Piece::unit(weapon_id)
             ],
         ));
     }
@@ -148,7 +148,7 @@ pub(in crate::rules) fn decide_drop(
             "A4.43",
             ViolationKind::UnitState,
             pieces![
-                Piece::unit(&unit_id),
+                Piece::unit(unit_id),
                 " is broken; only an unbroken unit drops possession"
             ],
         ));
