@@ -5,6 +5,8 @@
 //!   viewer that applies its stream reaches its projection exactly; and a twin game that differs
 //!   only in what the viewer may not know (the ids of units hidden or under "?" from it, their
 //!   ratings, their MF allotments) gives the same projections and the same projected events.
+//! - Property, on the same random play: no refusal names a unit in prose; each unit it names is
+//!   a typed piece, rendered for its reader (STYLE 11).
 //! - One test for each leak once found: a leader's MF allotment, the weapon a "?" drops, unit
 //!   ids under "?", and any trace of a HIP unit's activity.
 
@@ -661,4 +663,84 @@ proptest! {
             }
         }
     }
+}
+
+/// The words of a refusal as a reader who may know no unit reads them: its pieces rendered
+/// with every unit unnamed, or its detail when it has none (as a server sends it).
+fn read_knowing_no_unit(violation: &protocol::RuleViolation) -> String {
+    if violation.pieces.is_empty() {
+        violation.detail.clone()
+    } else {
+        violation.render(|_| None, |_| None)
+    }
+}
+
+/// The unit ids of `game` that `text` names as a whole word, quoted or bare.
+fn ids_named(game: &Game, text: &str) -> Vec<String> {
+    let words: BTreeSet<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .collect();
+    game.units
+        .keys()
+        .filter(|id| words.contains(id.as_str()))
+        .cloned()
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// No refusal names a unit in prose (STYLE 11): every unit it names is a typed piece, so
+    /// rendered for a reader who may know none of them, no unit id of the game is left in it.
+    #[test]
+    fn no_refusal_names_a_unit_in_prose(draws in prop::collection::vec(draw(), 0..70)) {
+        let mut game = start();
+        for d in &draws {
+            let (side, command) = command(&game, d);
+            match decide(&game, side, &command, &mut ScriptedDice::default()) {
+                Ok(events) => {
+                    for e in &events {
+                        apply(&mut game, e);
+                    }
+                }
+                Err(violation) => {
+                    let words = read_knowing_no_unit(&violation);
+                    let named = ids_named(&game, &words);
+                    prop_assert!(
+                        named.is_empty(),
+                        "{:?} is refused naming {:?} in prose: {}",
+                        command,
+                        named,
+                        words
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The property above can fail: prose naming a unit, quoted or bare, is caught; the same
+/// words built from pieces are not.
+#[test]
+fn a_unit_named_in_prose_is_caught_and_one_named_by_a_piece_is_not() {
+    use protocol::rules::violation::{text, Piece};
+    use protocol::{RuleViolation, ViolationKind};
+    let game = start();
+    let prose = RuleViolation::new("A7", ViolationKind::UnitState, "`gs1` is pinned; so is gl.");
+    assert_eq!(
+        ids_named(&game, &read_knowing_no_unit(&prose)),
+        ["gl", "gs1"]
+    );
+    let pieces = RuleViolation::with(
+        "A7",
+        ViolationKind::UnitState,
+        vec![
+            Piece::unit("gs1"),
+            text(" is pinned; so is "),
+            Piece::unit("gl"),
+        ],
+    );
+    assert_eq!(pieces.detail, "`gs1` is pinned; so is `gl`");
+    assert!(ids_named(&game, &read_knowing_no_unit(&pieces)).is_empty());
 }

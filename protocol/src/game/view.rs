@@ -112,21 +112,6 @@ pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
     }
 }
 
-/// Text for `viewer` (a refusal's words) with every unit it may not know by its id renamed:
-/// one under another side's "?" to its alias, one it may not know of at all (HIP) to "a
-/// unit". An id is found quoted (`` `id` ``) or bare, as a whole word, so prose that forgets
-/// the quotes names no hidden unit either.
-pub fn text_for(game: &Game, viewer: Viewer, text: &str) -> String {
-    let mut text = text.to_string();
-    for id in game.units.keys() {
-        match name_for(game, viewer, id) {
-            Some(name) if name == *id => {}
-            name => text = rename_word(&text, id, name.as_deref()),
-        }
-    }
-    text
-}
-
 /// `text` with every whole-word `id` (quoted or bare) replaced by `name`, or by "a unit" when
 /// the reader may not know it (`None`; its quotes go with it). A word runs over the characters
 /// a unit id may hold (letters, digits, `-`, `_`, `.`); a `.` ending a sentence is no part of it.
@@ -265,9 +250,10 @@ impl Names<'_> {
         accounts.iter().map(|a| self.account(a)).collect()
     }
 
-    /// Free text with every masked unit's `` `id` `` replaced by its alias.
-    /// Text an event carries (a reason, a note) with every unit the viewer may not know by
-    /// its id renamed, quoted or bare, as [`text_for`] renames a refusal's.
+    /// Text an event carries (a reason, a note a player wrote) with every unit the viewer may
+    /// not know by its id renamed, quoted or bare: a masked one to its alias, one it may not
+    /// know of to "a unit". Refusals are never read this way: they are built from typed pieces
+    /// (`rules::violation::Piece`).
     fn text(&self, text: &str) -> String {
         let mut text = text.to_string();
         for id in self.before.units.keys().chain(self.after.units.keys()) {

@@ -8,7 +8,7 @@ use crate::board::scenario::{Side, UnitId};
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 /// Which side fires in which phase: the ATTACKER in its PFPh and AFPh, the DEFENDER in the
 /// MPh (Defensive First Fire) and DFPh.
@@ -56,10 +56,10 @@ pub(super) fn declare(
     for id in firers {
         let unit = own_unit(game, by, id)?;
         if !unit.is_good_order() {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "A7",
                 ViolationKind::UnitState,
-                format!("`{id}` is broken and cannot fire"),
+                pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
@@ -114,12 +114,12 @@ fn check_line_of_fire(
     into_sewer: bool,
 ) -> Result<(), RuleViolation> {
     let refuse =
-        |rule: &str, why: String| Err(RuleViolation::new(rule, ViolationKind::Geometry, why));
+        |rule: &str, why: Vec<Piece>| Err(RuleViolation::with(rule, ViolationKind::Geometry, why));
     let id = &firer.id;
     match (&firer.underground, into_sewer) {
         (Some(Underground::Tunnel), _) => refuse(
             "B8.6",
-            format!("`{id}` is in a tunnel and sees no enemy unit"),
+            pieces![Piece::unit(id), " is in a tunnel and sees no enemy unit"],
         ),
         (Some(Underground::Sewer { emergence, .. }), false) => {
             let allowed = firer.hex == target
@@ -130,7 +130,7 @@ fn check_line_of_fire(
             } else {
                 refuse(
                     "B8.43",
-                    format!("`{id}` in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"),
+                    pieces![Piece::unit(id), " in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"],
                 )
             }
         }
@@ -138,14 +138,20 @@ fn check_line_of_fire(
             if game.scenario.geometry().is_adjacent(firer.hex, target) {
                 Ok(())
             } else {
-                refuse("B8.2", format!("`{id}` sees only adjacent sewer Locations"))
+                refuse(
+                    "B8.2",
+                    pieces![Piece::unit(id), " sees only adjacent sewer Locations"],
+                )
             }
         }
         (None, true) => {
             if firer.kind == crate::board::scenario::UnitKind::Vehicle {
                 return refuse(
                     "B8.3",
-                    format!("`{id}` is a vehicle; vehicles never fire into a sewer"),
+                    pieces![
+                        Piece::unit(id),
+                        " is a vehicle; vehicles never fire into a sewer"
+                    ],
                 );
             }
             let discovered = game.units_in(target).any(|u| {
@@ -162,7 +168,7 @@ fn check_line_of_fire(
             } else {
                 refuse(
                     "B8.3",
-                    format!("`{id}` has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one"),
+                    pieces![Piece::unit(id), format!(" has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one")],
                 )
             }
         }

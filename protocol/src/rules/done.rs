@@ -5,7 +5,7 @@ use crate::board::scenario::Side;
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 pub(super) fn decide(
     game: &Game,
@@ -21,13 +21,15 @@ pub(super) fn decide(
             u.side == by && u.bypass.is_some() && super::movement::way_on_from_bypass(game, u)
         }) {
             let hex = unit.bypass.as_ref().map(|b| b.hex).expect("in Bypass");
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "A4.32",
                 ViolationKind::UnitState,
-                format!(
-                    "`{}` is in Bypass of {hex}; enter the obstacle or move on before the MPh ends",
-                    unit.id
-                ),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(
+                        " is in Bypass of {hex}; enter the obstacle or move on before the MPh ends"
+                    )
+                ],
             ));
         }
     }

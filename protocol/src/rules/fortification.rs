@@ -3,6 +3,7 @@
 
 use crate::board::terrain::Fortification;
 use crate::game::{Game, Unit};
+use crate::rules::violation::{pieces, Piece};
 
 /// The entrenchment `unit` is beneath, if any (B27).
 pub fn entrenched_in(game: &Game, unit: &Unit) -> Option<Fortification> {
@@ -66,11 +67,11 @@ pub fn check_move(
     to: crate::board::hex::Hex,
 ) -> Result<(), crate::rules::violation::RuleViolation> {
     use crate::rules::violation::{RuleViolation, ViolationKind};
-    let not_modelled = |rule: &str, why: String| {
-        Err(RuleViolation::new(
+    let not_modelled = |rule: &str, why: Vec<Piece>| {
+        Err(RuleViolation::with(
             rule,
             ViolationKind::NotModelled,
-            format!("not modelled: {why}"),
+            pieces!["not modelled: ", why],
         ))
     };
     for unit in units {
@@ -78,14 +79,16 @@ pub fn check_move(
         if let Some(e) = entrenched_in(game, unit) {
             return not_modelled(
                 e.row().rule,
-                format!(
-                    "`{}` is beneath a {}; leaving it ({}) is not a step the engine plays",
-                    unit.id,
-                    e.row().name,
-                    e.row()
-                        .enter_exit
-                        .map_or("no figure on the chart".into(), |m| format!("{m} MF"))
-                ),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(
+                        " is beneath a {}; leaving it ({}) is not a step the engine plays",
+                        e.row().name,
+                        e.row()
+                            .enter_exit
+                            .map_or("no figure on the chart".into(), |m| format!("{m} MF"))
+                    )
+                ],
             );
         }
         let place = if p.in_pillbox {
@@ -100,11 +103,17 @@ pub fn check_move(
         if let Some(f) = place {
             return not_modelled(
                 f.row().rule,
-                format!("`{}` moving from its {}", unit.id, f.row().name),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" moving from its {}", f.row().name)
+                ],
             );
         }
         if p.column {
-            return not_modelled("E11", format!("`{}` moving in Column/Convoy", unit.id));
+            return not_modelled(
+                "E11",
+                pieces![Piece::unit(&unit.id), " moving in Column/Convoy"],
+            );
         }
     }
     let forts = game
@@ -124,7 +133,7 @@ pub fn check_move(
         ) {
             return not_modelled(
                 f.row().rule,
-                format!("entering {to}, which holds a {}", f.row().name),
+                pieces![format!("entering {to}, which holds a {}", f.row().name)],
             );
         }
     }

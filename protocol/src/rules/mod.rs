@@ -26,7 +26,7 @@ use crate::game::dice::DiceSource;
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 /// The command that moves play on by one step and chooses nothing: the prompt the game waits
 /// on is let pass (the HIP owner's moment declined, a challenged concealed holding forfeited:
@@ -90,7 +90,7 @@ pub fn decide(
     }
     if let Some(prompt) = wa_prompt(game) {
         if !(prompt.side == by && (prompt.answers)(command)) {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 prompt.rule,
                 ViolationKind::WrongSide,
                 prompt.why,
@@ -229,7 +229,7 @@ struct Prompt {
     side: Side,
     answers: fn(&Command) -> bool,
     rule: &'static str,
-    why: String,
+    why: Vec<Piece>,
 }
 
 /// The WA prompt waiting, if any: a chance to claim (B9.322; a HIP unit may be placed then
@@ -248,11 +248,14 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
                 )
             },
             rule: "B9.322",
-            why: format!(
-                "the {} may claim Wall Advantage for {} now; play goes on once it claims or declines",
-                game.side_name(chance.side),
-                quoted(&chance.units)
-            ),
+            why: pieces![
+                format!(
+                    "the {} may claim Wall Advantage for ",
+                    game.side_name(chance.side)
+                ),
+                Piece::units(&chance.units),
+                " now; play goes on once it claims or declines"
+            ],
         });
     }
     if let Some(window) = &game.wa_hip_window {
@@ -260,11 +263,7 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
             side: window.side,
             answers: |c| matches!(c, Command::PlaceHidden { .. } | Command::DeclineWallAdvantage),
             rule: "B9.324",
-            why: format!(
-                "{} attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers",
-                quoted(&window.claimants),
-                game.side_name(window.side)
-            ),
+            why: pieces![Piece::units(&window.claimants), format!(" attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers", game.side_name(window.side))],
         });
     }
     let challenge = game.wa_challenge.as_ref()?;
@@ -277,22 +276,15 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
             )
         },
         rule: "B9.324",
-        why: format!(
-            "the {} must show a real unit among {} or forfeit their WA; play goes on once it answers",
-            game.side_name(challenge.side),
-            quoted(&challenge.holders)
-        ),
+        why: pieces![
+            format!(
+                "the {} must show a real unit among ",
+                game.side_name(challenge.side)
+            ),
+            Piece::units(&challenge.holders),
+            " or forfeit their WA; play goes on once it answers"
+        ],
     })
-}
-
-/// Unit ids as a prompt's text names them: each in backquotes, the form a viewer's projection
-/// rewrites to the alias of a unit under "?" (`game::view::text_for`), so a refusal quoting a
-/// prompt names no concealed unit.
-fn quoted(ids: &[UnitId]) -> String {
-    ids.iter()
-        .map(|id| format!("`{id}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
@@ -313,14 +305,10 @@ fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViol
             && movement::way_on_from_bypass(game, u)
     });
     match stranded {
-        Some(u) => Err(RuleViolation::new(
+        Some(u) => Err(RuleViolation::with(
             "A4.32",
             ViolationKind::UnitState,
-            format!(
-                "`{}` is in Bypass of {} and would move no farther (A4.2); it must enter the obstacle or move on first",
-                u.id,
-                u.bypass.as_ref().map(|b| b.hex).expect("in Bypass")
-            ),
+            pieces![Piece::unit(&u.id), format!(" is in Bypass of {} and would move no farther (A4.2); it must enter the obstacle or move on first", u.bypass.as_ref().map(|b| b.hex).expect("in Bypass"))],
         )),
         None => Ok(()),
     }
@@ -428,21 +416,24 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
         if unit.hidden {
             return Err(unknown());
         }
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A1",
             ViolationKind::NotYourUnit,
-            format!(
-                "`{id}` is a {} unit; the {} acts only with its own units",
-                game.side_name(unit.side),
-                game.side_name(by)
-            ),
+            pieces![
+                Piece::unit(id),
+                format!(
+                    " is a {} unit; the {} acts only with its own units",
+                    game.side_name(unit.side),
+                    game.side_name(by)
+                )
+            ],
         ));
     }
     if unit.eliminated {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A1",
             ViolationKind::UnitState,
-            format!("`{id}` has been eliminated"),
+            pieces![Piece::unit(id), " has been eliminated"],
         ));
     }
     if unit.kind == crate::board::scenario::UnitKind::Counter {
@@ -454,12 +445,10 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
 /// What every act of a counter the engine does not rule on is told: the players move, remove
 /// or relabel it by an adjudication.
 pub(crate) fn counter_not_modelled(id: &UnitId, name: &str) -> RuleViolation {
-    RuleViolation::new(
+    RuleViolation::with(
         "A1",
         ViolationKind::NotModelled,
-        format!(
-            "`{id}` ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate {id} relocate HEX`, `eliminate`, `relabel \"…\"`)"
-        ),
+        pieces![Piece::unit(id), format!(" ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate UNIT relocate HEX`, `eliminate`, `relabel \"…\"`)")],
     )
 }
 

@@ -6,7 +6,7 @@ use super::{own_unit, wall_advantage};
 use crate::board::scenario::{Side, UnitId};
 use crate::game::event::Event;
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 pub(super) fn decide(
     game: &Game,
@@ -16,10 +16,10 @@ pub(super) fn decide(
 ) -> Result<Vec<Event>, RuleViolation> {
     let unit = own_unit(game, by, id)?;
     if !unit.hidden {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A12.3",
             ViolationKind::UnitState,
-            format!("`{id}` is not hidden"),
+            pieces![Piece::unit(id), " is not hidden"],
         ));
     }
     let mut placed = unit.clone();

@@ -20,10 +20,11 @@ use crate::board::terrain::{EntryCost, Mf};
 use crate::game::event::{Event, MfAccount, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit, Weapon};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
-fn refuse(rule: &str, kind: ViolationKind, why: impl Into<String>) -> RuleViolation {
-    RuleViolation::new(rule, kind, why)
+/// A refusal whose words may name units: they go as typed pieces, each rendered for its reader.
+fn refuse(rule: &str, kind: ViolationKind, why: impl Words) -> RuleViolation {
+    RuleViolation::with(rule, kind, why)
 }
 
 /// The commands the set-up step accepts, and which it refuses with its reason.
@@ -106,17 +107,23 @@ fn own_offboard<'g>(
         return Err(refuse(
             "A12.12",
             ViolationKind::NotYourUnit,
-            format!(
-                "`{id}` is a {} unit; each side sets up its own",
-                game.side_name(spec.side)
-            ),
+            pieces![
+                Piece::unit(id),
+                format!(
+                    " is a {} unit; each side sets up its own",
+                    game.side_name(spec.side)
+                )
+            ],
         ));
     }
     if spec.enters.is_some() {
         return Err(refuse(
             "A2.51",
             ViolationKind::UnitState,
-            format!("`{id}` enters later from off board; it does not set up"),
+            pieces![
+                Piece::unit(id),
+                " enters later from off board; it does not set up"
+            ],
         ));
     }
     Ok(spec)
@@ -153,7 +160,7 @@ fn set_up(
         return Err(refuse(
             "A12.3",
             ViolationKind::UnitState,
-            format!("`{id}` may not set up hidden: HIP comes only from an SSR, and the scenario gives it none for this unit"),
+            pieces![Piece::unit(id), " may not set up hidden: HIP comes only from an SSR, and the scenario gives it none for this unit"],
         ));
     }
     if concealed && hidden {
@@ -167,14 +174,20 @@ fn set_up(
         return Err(refuse(
             "A12.11",
             ViolationKind::UnitState,
-            format!("`{id}` is a Dummy: a \"?\" counter sets up as one (`concealed`)"),
+            pieces![
+                Piece::unit(id),
+                " is a Dummy: a \"?\" counter sets up as one (`concealed`)"
+            ],
         ));
     }
     if concealed && !spec.may_conceal {
         return Err(refuse(
             "A12.12",
             ViolationKind::UnitState,
-            format!("`{id}` has no \"?\" in its OB: only OB-given \"?\" are placed at set-up"),
+            pieces![
+                Piece::unit(id),
+                " has no \"?\" in its OB: only OB-given \"?\" are placed at set-up"
+            ],
         ));
     }
     if concealed && !concealment_terrain(hex_spec.terrain) {
@@ -212,7 +225,10 @@ fn set_up(
         return Err(refuse(
             "A12.12",
             ViolationKind::NotModelled,
-            format!("`{id}` is a vehicle; setting vehicles up is not modelled by this engine"),
+            pieces![
+                Piece::unit(id),
+                " is a vehicle; setting vehicles up is not modelled by this engine"
+            ],
         ));
     }
     let mut stack = Stack::default();
@@ -227,9 +243,7 @@ fn set_up(
         return Err(refuse(
             "A5.1",
             ViolationKind::UnitState,
-            format!(
-                "`{id}` would overstack {hex}: a side sets up at most three squad equivalents and four SMC in a Location"
-            ),
+            pieces![Piece::unit(id), format!(" would overstack {hex}: a side sets up at most three squad equivalents and four SMC in a Location")],
         ));
     }
     let given = weapons_to_give(game, by, id, spec.kind, given)?;
@@ -286,7 +300,10 @@ fn weapons_to_give<'g>(
         return Err(refuse(
             "A4.43",
             ViolationKind::UnitState,
-            format!("`{id}` is no Infantry: only Infantry possess support weapons"),
+            pieces![
+                Piece::unit(id),
+                " is no Infantry: only Infantry possess support weapons"
+            ],
         ));
     }
     let setup = game.scenario.setup.as_ref().expect("setting up");
@@ -294,14 +311,17 @@ fn weapons_to_give<'g>(
     for w in given {
         let Some(weapon) = setup.to_give(by).find(|x| x.id == *w) else {
             let why = match setup.weapons.get(w) {
-                Some(x) if x.side == by => format!(
-                    "`{w}` is possessed by `{}` in the order of battle; it sets up with it",
-                    x.held_by.as_deref().unwrap_or_default()
-                ),
-                _ => format!(
-                    "the {} has no weapon `{w}` to give at set-up",
-                    game.side_name(by)
-                ),
+                Some(x) if x.side == by => pieces![
+                    Piece::unit(w),
+                    " is possessed by ",
+                    Piece::unit(x.held_by.as_deref().unwrap_or_default()),
+                    " in the order of battle; it sets up with it"
+                ],
+                _ => pieces![
+                    format!("the {} has no weapon ", game.side_name(by)),
+                    Piece::unit(w),
+                    " to give at set-up"
+                ],
             };
             return Err(refuse("A4.43", ViolationKind::UnitState, why));
         };
@@ -309,7 +329,7 @@ fn weapons_to_give<'g>(
             return Err(refuse(
                 "A4.43",
                 ViolationKind::UnitState,
-                format!("`{w}` is named twice"),
+                pieces![Piece::unit(w), " is named twice"],
             ));
         }
         out.push(weapon);
@@ -339,7 +359,10 @@ fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation>
         return Err(refuse(
             "A12.12",
             ViolationKind::UnitState,
-            format!("`{id}` is not placed; there is nothing to take back"),
+            pieces![
+                Piece::unit(id),
+                " is not placed; there is nothing to take back"
+            ],
         ));
     }
     Ok(vec![Event::UnitSetUpLifted { unit: id.clone() }])
@@ -351,15 +374,15 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
         return Err(refuse(
             "A12.12",
             ViolationKind::UnitState,
-            format!(
-                "the {} has {} unit(s) of its order of battle still to set up ({}); every one is placed before its set-up ends",
-                game.side_name(by),
-                left.len(),
-                left.iter()
-                    .map(|id| format!("`{id}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            pieces![
+                format!(
+                    "the {} has {} unit(s) of its order of battle still to set up (",
+                    game.side_name(by),
+                    left.len()
+                ),
+                Piece::units(&left),
+                "); every one is placed before its set-up ends"
+            ],
         ));
     }
     let weapons = weapons_left_to_give(game, by);
@@ -367,16 +390,15 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
         return Err(refuse(
             "A4.43",
             ViolationKind::UnitState,
-            format!(
-                "the {} has {} support weapon(s) of its order of battle no unit possesses yet ({}); give each to a unit as you set it up (`setup UNIT HEX with WEAPON`)",
-                game.side_name(by),
-                weapons.len(),
-                weapons
-                    .iter()
-                    .map(|w| format!("`{w}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            pieces![
+                format!(
+                    "the {} has {} support weapon(s) of its order of battle no unit possesses yet (",
+                    game.side_name(by),
+                    weapons.len()
+                ),
+                Piece::units(&weapons),
+                "); give each to a unit as you set it up (`setup UNIT HEX with WEAPON`)"
+            ],
         ));
     }
     let mut events = vec![Event::SetupDone { side: by }];
@@ -461,55 +483,68 @@ pub(super) fn enter(
             return Err(refuse(
                 "A2.51",
                 ViolationKind::UnknownUnit,
-                format!("`{id}` is no unit waiting off board to enter"),
+                pieces![Piece::unit(id), " is no unit waiting off board to enter"],
             ));
         };
         if spec.side != by {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::NotYourUnit,
-                format!("`{id}` is a {} unit", game.side_name(spec.side)),
+                pieces![
+                    Piece::unit(id),
+                    format!(" is a {} unit", game.side_name(spec.side))
+                ],
             ));
         }
         let Some(entry) = spec.enters else {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::UnitState,
-                format!("`{id}` set up before Turn 1; it does not enter from off board"),
+                pieces![
+                    Piece::unit(id),
+                    " set up before Turn 1; it does not enter from off board"
+                ],
             ));
         };
         if game.units.contains_key(id) {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::UnitState,
-                format!("`{id}` has entered already"),
+                pieces![Piece::unit(id), " has entered already"],
             ));
         }
         if game.clock.turn < entry.turn {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::WrongPhase,
-                format!(
-                    "`{id}` enters on Turn {} at the earliest; this is Turn {}",
-                    entry.turn, game.clock.turn
-                ),
+                pieces![
+                    Piece::unit(id),
+                    format!(
+                        " enters on Turn {} at the earliest; this is Turn {}",
+                        entry.turn, game.clock.turn
+                    )
+                ],
             ));
         }
         if !entry.edge.holds(to, &game.scenario.hexes) {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::Geometry,
-                format!(
-                    "{to} is not on the {} edge, where `{id}` enters",
-                    entry.edge.name()
-                ),
+                pieces![
+                    format!("{to} is not on the {} edge, where ", entry.edge.name()),
+                    Piece::unit(id),
+                    " enters"
+                ],
             ));
         }
         if spec.kind == UnitKind::Vehicle {
             return Err(refuse(
                 "A2.51",
                 ViolationKind::NotModelled,
-                format!("`{id}` is a vehicle; vehicles entering is not modelled by this engine"),
+                pieces![
+                    Piece::unit(id),
+                    " is a vehicle; vehicles entering is not modelled by this engine"
+                ],
             ));
         }
         specs.push(spec);
@@ -595,10 +630,11 @@ pub(super) fn enter(
             return Err(refuse(
                 "A4.1",
                 ViolationKind::NotEnoughMf,
-                format!(
-                    "entering {to} needs {} MF; `{}` has {}",
-                    cost.total, unit.id, allotment.total
-                ),
+                pieces![
+                    format!("entering {to} needs {} MF; ", cost.total),
+                    Piece::unit(&unit.id),
+                    format!(" has {}", allotment.total)
+                ],
             ));
         }
         mf.push(MfAccount {

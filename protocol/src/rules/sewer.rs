@@ -12,7 +12,7 @@ use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
 use crate::rules::movement::{allotment, held_pp, unit_ipc};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
 pub const SEWER_REACH_HEXES: u32 = 3;
@@ -47,8 +47,9 @@ pub fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
             >= 3
 }
 
-fn refuse(rule: &str, kind: ViolationKind, why: impl Into<String>) -> RuleViolation {
-    RuleViolation::new(rule, kind, why)
+/// A refusal whose words may name units: they go as typed pieces, each rendered for its reader.
+fn refuse(rule: &str, kind: ViolationKind, why: impl Words) -> RuleViolation {
+    RuleViolation::with(rule, kind, why)
 }
 
 /// Which roll is asked for: whose, what for, under which rule, and how many dice.
@@ -190,10 +191,10 @@ pub(super) fn decide_move(
         return Err(refuse(
             "B8.41",
             ViolationKind::UnitState,
-            format!(
-                "`{}` is in the same sewer Location and must move with the stack",
-                u.id
-            ),
+            pieces![
+                Piece::unit(&u.id),
+                " is in the same sewer Location and must move with the stack"
+            ],
         ));
     }
     if !up.is_empty() && game.movement.sewer_entries.contains(&from) {
@@ -302,35 +303,41 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
         return Err(refuse(
             if below { "B8.4" } else { "B8.61" },
             ViolationKind::UnitState,
-            format!("`{id}` is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"),
+            pieces![Piece::unit(id), " is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"],
         ));
     }
     if !unit.kind.is_infantry() && unit.kind != UnitKind::Dummy {
         return Err(refuse(
             "B8.4",
             ViolationKind::UnitState,
-            format!("`{id}` is not Infantry; only Infantry enter sewers"),
+            pieces![
+                Piece::unit(id),
+                " is not Infantry; only Infantry enter sewers"
+            ],
         ));
     }
     if unit.morale != Morale::GoodOrder {
         return Err(refuse(
             "B8.45",
             ViolationKind::UnitState,
-            format!("`{id}` is broken or berserk and may never enter a sewer"),
+            pieces![
+                Piece::unit(id),
+                " is broken or berserk and may never enter a sewer"
+            ],
         ));
     }
     if unit.pinned {
         return Err(refuse(
             "A7.8",
             ViolationKind::UnitState,
-            format!("`{id}` is pinned and cannot move"),
+            pieces![Piece::unit(id), " is pinned and cannot move"],
         ));
     }
     if matches!(unit.underground, Some(Underground::Tunnel)) {
         return Err(refuse(
             "B8.61",
             ViolationKind::UnitState,
-            format!("`{id}` is in a tunnel; it comes out in the APh"),
+            pieces![Piece::unit(id), " is in a tunnel; it comes out in the APh"],
         ));
     }
     if !below {
@@ -342,16 +349,20 @@ fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleVio
             return Err(refuse(
                 "B8.4",
                 ViolationKind::UnitState,
-                format!(
-                    "`{id}` has moved this MPh; a sewer is entered only at the start of the MPh"
-                ),
+                pieces![
+                    Piece::unit(id),
+                    " has moved this MPh; a sewer is entered only at the start of the MPh"
+                ],
             ));
         }
         if held_pp(game, id) > unit_ipc(unit) {
             return Err(refuse(
                 "B8.4",
                 ViolationKind::UnitState,
-                format!("`{id}` portages more than its IPC, which units in a sewer may not"),
+                pieces![
+                    Piece::unit(id),
+                    " portages more than its IPC, which units in a sewer may not"
+                ],
             ));
         }
     }
@@ -398,7 +409,11 @@ fn enter_sewer(
         return Err(refuse(
             "B8.4",
             ViolationKind::UnitState,
-            format!("the 4TC to take `{}` into the sewer failed this MPh", u.id),
+            pieces![
+                "the 4TC to take ",
+                Piece::unit(&u.id),
+                " into the sewer failed this MPh"
+            ],
         ));
     }
     let mut events = vec![];
@@ -719,27 +734,30 @@ pub(super) fn decide_surface(
                 return Err(refuse(
                     "B8.42",
                     ViolationKind::UnitState,
-                    format!("`{}` is not below ground", u.id),
+                    pieces![Piece::unit(&u.id), " is not below ground"],
                 ))
             }
             Some(Underground::Sewer { .. }) if !is_manhole(&game.scenario, u.hex) => {
                 return Err(refuse(
                     "B8.5",
                     ViolationKind::Terrain,
-                    format!(
-                        "the Manhole in {} is covered by rubble or a Blaze; `{}` cannot come up there",
-                        u.hex, u.id
-                    ),
+                    pieces![
+                        format!("the Manhole in {} is covered by rubble or a Blaze; ", u.hex),
+                        Piece::unit(&u.id),
+                        " cannot come up there"
+                    ],
                 ))
             }
-            Some(Underground::Sewer { emergence, .. }) if emergence != Some(Emergence::MayEmerge) => {
+            Some(Underground::Sewer { emergence, .. })
+                if emergence != Some(Emergence::MayEmerge) =>
+            {
                 return Err(refuse(
                     "B8.42",
                     ViolationKind::UnitState,
-                    format!(
-                        "`{}` may not emerge this Game Turn: its Sewer Emergence dr did not allow it",
-                        u.id
-                    ),
+                    pieces![
+                        Piece::unit(&u.id),
+                        " may not emerge this Game Turn: its Sewer Emergence dr did not allow it"
+                    ],
                 ))
             }
             _ => {}
@@ -766,10 +784,10 @@ pub(super) fn end_of_advance(game: &Game, by: Side) -> Result<(), RuleViolation>
         Some(u) => Err(refuse(
             "B8.61",
             ViolationKind::UnitState,
-            format!(
-                "`{}` must advance out of the tunnel at {} in this APh",
-                u.id, u.hex
-            ),
+            pieces![
+                Piece::unit(&u.id),
+                format!(" must advance out of the tunnel at {} in this APh", u.hex)
+            ],
         )),
         None => Ok(()),
     }
@@ -1053,7 +1071,7 @@ pub(super) fn decide_rout(
             return Err(refuse(
                 "B8.62",
                 ViolationKind::UnitState,
-                format!("`{}` {why}", u.id),
+                pieces![Piece::unit(&u.id), format!(" {why}")],
             ));
         }
     }
@@ -1075,14 +1093,14 @@ pub(super) fn decide_rout(
                 return Err(refuse(
                     "B8.62",
                     ViolationKind::Geometry,
-                    format!("coming out at {to} would bring the routers closer to the Known armed enemy `{}` in {}", e.id, e.hex),
+                    pieces![format!("coming out at {to} would bring the routers closer to the Known armed enemy "), Piece::unit(&e.id), format!(" in {}", e.hex)],
                 ));
             }
             if after <= 1 {
                 return Err(refuse(
                     "B8.62",
                     ViolationKind::Geometry,
-                    format!("coming out at {to} would put the routers ADJACENT to the Known unbroken armed enemy `{}` in {}", e.id, e.hex),
+                    pieces![format!("coming out at {to} would put the routers ADJACENT to the Known unbroken armed enemy "), Piece::unit(&e.id), format!(" in {}", e.hex)],
                 ));
             }
         }
@@ -1115,7 +1133,7 @@ pub(super) fn decide_tunnel_seen(
         return Err(refuse(
             "B8.6",
             ViolationKind::UnitState,
-            format!("`{id}` is below ground and sees nothing above"),
+            pieces![Piece::unit(id), " is below ground and sees nothing above"],
         ));
     }
     let used = game
@@ -1136,7 +1154,11 @@ pub(super) fn decide_tunnel_seen(
         return Err(refuse(
             "B8.63",
             ViolationKind::UnitState,
-            format!("the use of {entrance} is on record as seen by `{id}` already"),
+            pieces![
+                format!("the use of {entrance} is on record as seen by "),
+                Piece::unit(id),
+                " already"
+            ],
         ));
     }
     {
@@ -1147,7 +1169,7 @@ pub(super) fn decide_tunnel_seen(
             return Err(refuse(
                 "B8.63",
                 ViolationKind::UnitState,
-                format!("the engine traces the LOS from `{id}` to {entrance} itself (A6): a use in its LOS is recorded when it happens, so there is nothing to claim"),
+                pieces!["the engine traces the LOS from ", Piece::unit(id), format!(" to {entrance} itself (A6): a use in its LOS is recorded when it happens, so there is nothing to claim")],
             ));
         }
     }
@@ -1198,7 +1220,11 @@ pub(super) fn decide_discover(
         return Err(refuse(
             "A4.44",
             ViolationKind::NotEnoughMf,
-            format!("searching needs {RECOVERY_MF} MF; `{id}` has {left} left"),
+            pieces![
+                format!("searching needs {RECOVERY_MF} MF; "),
+                Piece::unit(id),
+                format!(" has {left} left")
+            ],
         ));
     }
     let spent = unit.mf_spent + RECOVERY_MF;

@@ -103,6 +103,83 @@ pub fn text(text: impl Into<String>) -> Piece {
     Piece::Text(text.into())
 }
 
+impl Piece {
+    /// A unit, for [`RuleViolation::with`]: each reader reads the name it knows it by.
+    pub fn unit(id: &str) -> Piece {
+        Piece::Unit(id.to_string())
+    }
+
+    /// Units as a list, `` `a`, `b` ``: each a [`Piece::Unit`], separated by text.
+    pub fn units<I>(ids: I) -> Vec<Piece>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let mut out = Vec::new();
+        for (i, id) in ids.into_iter().enumerate() {
+            if i > 0 {
+                out.push(text(", "));
+            }
+            out.push(Piece::unit(id.as_ref()));
+        }
+        out
+    }
+}
+
+/// What a refusal's words are made of: text, a [`Piece`], or pieces already made (a list of
+/// [`Piece::units`]). [`pieces!`] joins them.
+pub trait Words {
+    fn push_to(self, out: &mut Vec<Piece>);
+}
+
+impl Words for &str {
+    fn push_to(self, out: &mut Vec<Piece>) {
+        out.push(text(self));
+    }
+}
+
+impl Words for String {
+    fn push_to(self, out: &mut Vec<Piece>) {
+        out.push(text(self));
+    }
+}
+
+impl Words for Piece {
+    fn push_to(self, out: &mut Vec<Piece>) {
+        out.push(self);
+    }
+}
+
+impl Words for Vec<Piece> {
+    fn push_to(self, out: &mut Vec<Piece>) {
+        out.extend(self);
+    }
+}
+
+/// The pieces of a refusal's words, in order: `pieces![Piece::unit(id), " is pinned in ", hex.to_string()]`.
+macro_rules! pieces {
+    ($($words:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut out: Vec<$crate::rules::violation::Piece> = Vec::new();
+        $($crate::rules::violation::Words::push_to($words, &mut out);)*
+        out
+    }};
+}
+pub(crate) use pieces;
+
+/// Pieces rendered in the log's own names (`` `id` ``) and numbers (`#N`): a refusal's
+/// `detail`, or text kept in the log itself (an event's reason), which is for the log's reader.
+pub fn log_text(pieces: &[Piece]) -> String {
+    render(pieces, |id| Some(id.to_string()), Some)
+}
+
+/// Words as pieces: what a module's `refuse` takes, so plain text and typed pieces go the same way.
+pub fn words(words: impl Words) -> Vec<Piece> {
+    let mut out = Vec::new();
+    words.push_to(&mut out);
+    out
+}
+
 impl RuleViolation {
     pub fn new(rule: &str, kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
         RuleViolation {
@@ -115,10 +192,10 @@ impl RuleViolation {
 
     /// A refusal whose detail names units or events as typed [`Piece`]s; its `detail` is their
     /// rendering in the log's names (`` `id` ``) and numbers (`#N`).
-    pub fn with(rule: &str, kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+    pub fn with(rule: &str, kind: ViolationKind, pieces: impl Words) -> RuleViolation {
         let mut violation = RuleViolation::new(rule, kind, "");
-        violation.pieces = pieces;
-        violation.detail = violation.render(|id| Some(id.to_string()), Some);
+        violation.pieces = words(pieces);
+        violation.detail = log_text(&violation.pieces);
         violation
     }
 
@@ -130,34 +207,43 @@ impl RuleViolation {
         unit: impl Fn(&str) -> Option<String>,
         event: impl Fn(u64) -> Option<u64>,
     ) -> String {
-        let mut out = String::new();
-        for piece in &self.pieces {
-            match piece {
-                Piece::Text(text) => out.push_str(text),
-                Piece::Unit(id) => match unit(id) {
-                    Some(name) => {
-                        out.push('`');
-                        out.push_str(&name);
-                        out.push('`');
-                    }
-                    None => out.push_str("a unit"),
-                },
-                Piece::Given(word) => {
+        render(&self.pieces, unit, event)
+    }
+}
+
+/// Pieces as one reader is told them: see [`RuleViolation::render`].
+fn render(
+    pieces: &[Piece],
+    unit: impl Fn(&str) -> Option<String>,
+    event: impl Fn(u64) -> Option<u64>,
+) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Unit(id) => match unit(id) {
+                Some(name) => {
                     out.push('`');
-                    out.push_str(word);
+                    out.push_str(&name);
                     out.push('`');
                 }
-                Piece::Event(at) => match event(*at) {
-                    Some(n) => {
-                        out.push('#');
-                        out.push_str(&n.to_string());
-                    }
-                    None => out.push_str("an event"),
-                },
+                None => out.push_str("a unit"),
+            },
+            Piece::Given(word) => {
+                out.push('`');
+                out.push_str(word);
+                out.push('`');
             }
+            Piece::Event(at) => match event(*at) {
+                Some(n) => {
+                    out.push('#');
+                    out.push_str(&n.to_string());
+                }
+                None => out.push_str("an event"),
+            },
         }
-        out
     }
+    out
 }
 
 impl fmt::Display for RuleViolation {

@@ -22,7 +22,7 @@ use crate::board::terrain::Terrain;
 use crate::game::event::{Event, WaClaim, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{apply, Game, Unit};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{log_text, pieces, Piece, RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
@@ -131,7 +131,7 @@ pub fn eligibility(
     game: &Game,
     unit: &Unit,
     alongside: &[UnitId],
-) -> Result<(), (&'static str, String)> {
+) -> Result<(), (&'static str, Vec<Piece>)> {
     eligibility_over(game, unit, alongside, &wa_hexsides(game, unit))
 }
 
@@ -141,33 +141,33 @@ fn eligibility_over(
     unit: &Unit,
     alongside: &[UnitId],
     wa_sides: &[Hexside],
-) -> Result<(), (&'static str, String)> {
+) -> Result<(), (&'static str, Vec<Piece>)> {
     if unit.eliminated {
-        return Err(("B9.32", "it has been eliminated".into()));
+        return Err(("B9.32", pieces!["it has been eliminated"]));
     }
     if unit.kind == UnitKind::Counter {
         return Err((
             "B9.32",
-            "it is a counter the engine does not rule on".into(),
+            pieces!["it is a counter the engine does not rule on"],
         ));
     }
     if unit.underground.is_some() {
-        return Err(("B9.32", "it is below ground, not at ground level".into()));
+        return Err(("B9.32", pieces!["it is below ground, not at ground level"]));
     }
     if game.upper_level(unit).is_some() {
         return Err((
             "B9.32",
-            "it is on an upper level of its hex, not at ground level".into(),
+            pieces!["it is on an upper level of its hex, not at ground level"],
         ));
     }
     if unit.hidden {
         return Err((
             "B9.324",
-            "it is hidden; a HIP unit must be placed on board to claim WA".into(),
+            pieces!["it is hidden; a HIP unit must be placed on board to claim WA"],
         ));
     }
     if let Some(why) = super::fortification::wa_exclusion(game, unit) {
-        return Err(("B9.32", why));
+        return Err(("B9.32", pieces![why]));
     }
     if unit.kind == UnitKind::Vehicle {
         let terrain = game.scenario.hexes.get(&unit.hex).map(|s| s.terrain);
@@ -175,7 +175,7 @@ fn eligibility_over(
         if in_hex_tem(game, unit) >= 1 && !exempt {
             return Err((
                 "B9.32",
-                "it is a vehicle that can claim in-hex TEM of +1 or more".into(),
+                pieces!["it is a vehicle that can claim in-hex TEM of +1 or more"],
             ));
         }
     }
@@ -185,7 +185,11 @@ fn eligibility_over(
     {
         return Err((
             "B9.32",
-            format!("an enemy unit (`{}`) is in its Location", enemy.id),
+            pieces![
+                "an enemy unit (",
+                Piece::unit(&enemy.id),
+                ") is in its Location"
+            ],
         ));
     }
     if unit.morale == Morale::Broken {
@@ -198,7 +202,7 @@ fn eligibility_over(
         if !companion {
             return Err((
                 "B9.32",
-                "it is broken, and no Good Order unit of its Location holds WA with it".into(),
+                pieces!["it is broken, and no Good Order unit of its Location holds WA with it"],
             ));
         }
     }
@@ -212,18 +216,18 @@ fn eligibility_over(
         if unit.placement.on_bridge {
             return Err((
                 "B9.32",
-                "it is on a bridge, where WA is held over a Roadblock only".into(),
+                pieces!["it is on a bridge, where WA is held over a Roadblock only"],
             ));
         }
         return Err(if any_wall && unit.bypass.is_none() {
             (
                 "B9.35",
-                "its hex is above the base level of its walls/hedges".into(),
+                pieces!["its hex is above the base level of its walls/hedges"],
             )
         } else {
             (
                 "B9.32",
-                "no wall, hedge or bocage hexside of its Location is open to it".into(),
+                pieces!["no wall, hedge or bocage hexside of its Location is open to it"],
             )
         });
     }
@@ -329,13 +333,17 @@ fn may_claim_now(game: &Game, unit: &Unit) -> bool {
 /// sentence), not only in the target hex.
 fn check_no_attack_pending(game: &Game, unit: &Unit, what: &str) -> Result<(), RuleViolation> {
     match &game.attack {
-        Some(a) if a.by != unit.side => Err(RuleViolation::new(
+        Some(a) if a.by != unit.side => Err(RuleViolation::with(
             "B9.322",
             ViolationKind::WrongPhase,
-            format!(
-                "enemy fire has been declared against {} and not yet resolved; `{}` cannot {what} WA until it is",
-                a.target, unit.id
-            ),
+            pieces![
+                format!(
+                    "enemy fire has been declared against {} and not yet resolved; ",
+                    a.target
+                ),
+                Piece::unit(&unit.id),
+                format!(" cannot {what} WA until it is")
+            ],
         )),
         _ => Ok(()),
     }
@@ -462,39 +470,45 @@ fn check_claimable(
             ));
         }
         if unit.pinned {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::UnitState,
-                format!("`{id}` is pinned and cannot claim WA voluntarily"),
+                pieces![
+                    Piece::unit(id),
+                    " is pinned and cannot claim WA voluntarily"
+                ],
             ));
         }
         if unit.wall_advantage {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.32",
                 ViolationKind::UnitState,
-                format!("`{id}` holds WA already"),
+                pieces![Piece::unit(id), " holds WA already"],
             ));
         }
         if how == WaClaim::OwnMovement && movement_completed(game, unit) {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::WrongPhase,
-                format!("`{id}` has completed its MPh (another unit has moved since); it claims WA in this MPh no more"),
+                pieces![Piece::unit(id), " has completed its MPh (another unit has moved since); it claims WA in this MPh no more"],
             ));
         }
         if unit.wa_blocked && how == WaClaim::OwnMovement && game.clock.phase() == Phase::Movement {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.41",
                 ViolationKind::UnitState,
-                format!("`{id}` failed to leave its Location this MPh and may not re-claim WA until it ends"),
+                pieces![
+                    Piece::unit(id),
+                    " failed to leave its Location this MPh and may not re-claim WA until it ends"
+                ],
             ));
         }
         check_no_attack_pending(game, unit, "claim")?;
         if let Err((rule, why)) = eligibility(game, unit, ids) {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 rule,
                 ViolationKind::Terrain,
-                format!("`{id}` cannot claim WA: {why}"),
+                pieces![Piece::unit(id), " cannot claim WA: ", why],
             ));
         }
     }
@@ -527,13 +541,10 @@ fn resolve_claim(
         return Ok(claimed);
     }
     if let Some(known) = holders.iter().find(|h| known_real(game, h)) {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "B9.321",
             ViolationKind::Terrain,
-            format!(
-                "`{}` in {} holds WA over a wall/hedge hexside shared with {}; only one side holds it",
-                known.id, known.hex, units[0].hex
-            ),
+            pieces![Piece::unit(&known.id), format!(" in {} holds WA over a wall/hedge hexside shared with {}; only one side holds it", known.hex, units[0].hex)],
         ));
     }
     let real_claimant = units.iter().find(|u| u.kind != UnitKind::Dummy);
@@ -576,22 +587,25 @@ pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, Rul
     };
     let unit = own_unit(game, by, id)?;
     if !challenge.holders.contains(id) {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "B9.324",
             ViolationKind::UnitState,
-            format!(
-                "`{id}` is not one of the challenged holders ({})",
-                challenge.holders.join(", ")
-            ),
+            pieces![
+                Piece::unit(id),
+                " is not one of the challenged holders (",
+                Piece::units(&challenge.holders),
+                ")"
+            ],
         ));
     }
     if unit.kind == UnitKind::Dummy {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "B9.324",
             ViolationKind::UnitState,
-            format!(
-                "`{id}` is a dummy and cannot be shown as a real unit; show another or forfeit"
-            ),
+            pieces![
+                Piece::unit(id),
+                " is a dummy and cannot be shown as a real unit; show another or forfeit"
+            ],
         ));
     }
     Ok(vec![
@@ -613,13 +627,13 @@ fn forfeit_challenged(
     let named: BTreeSet<&UnitId> = ids.iter().collect();
     let holders: BTreeSet<&UnitId> = challenge.holders.iter().collect();
     if named != holders {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "B9.324",
             ViolationKind::UnitState,
-            format!(
-                "answering the challenge, forfeit for all the challenged holders at once: {}",
-                challenge.holders.join(", ")
-            ),
+            pieces![
+                "answering the challenge, forfeit for all the challenged holders at once: ",
+                Piece::units(&challenge.holders)
+            ],
         ));
     }
     Ok(vec![
@@ -660,28 +674,34 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
     for id in ids {
         let unit = own_unit(game, by, id)?;
         if !unit.wall_advantage {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::UnitState,
-                format!("`{id}` holds no WA to forfeit"),
+                pieces![Piece::unit(id), " holds no WA to forfeit"],
             ));
         }
         if unit.pinned {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.322",
                 ViolationKind::UnitState,
-                format!("`{id}` is pinned and cannot forfeit WA voluntarily"),
+                pieces![
+                    Piece::unit(id),
+                    " is pinned and cannot forfeit WA voluntarily"
+                ],
             ));
         }
         check_no_attack_pending(game, unit, "forfeit")?;
         if is_mandatory(game, unit) {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "B9.323",
                 ViolationKind::Terrain,
-                format!(
-                    "`{id}` has no in-hex TEM of +1 or more in {}, so it must keep WA",
-                    unit.hex
-                ),
+                pieces![
+                    Piece::unit(id),
+                    format!(
+                        " has no in-hex TEM of +1 or more in {}, so it must keep WA",
+                        unit.hex
+                    )
+                ],
             ));
         }
     }
@@ -738,7 +758,7 @@ pub(super) fn settle(
         .filter_map(|u| {
             eligibility(&game, u, &[])
                 .err()
-                .map(|(r, w)| (u.id.clone(), r, w))
+                .map(|(r, w)| (u.id.clone(), r, log_text(&w)))
         })
         .collect();
     for (id, rule, why) in ineligible {
@@ -1005,7 +1025,11 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
         if let Err((rule, why)) = eligibility(&game, unit, &[]) {
             return Err(refuse(
                 field,
-                format!("`{}` cannot hold WA at setup: {why} ({rule})", spec.id),
+                format!(
+                    "`{}` cannot hold WA at setup: {} ({rule})",
+                    spec.id,
+                    log_text(&why)
+                ),
             ));
         }
         if let Some(other) = holders.deniers(unit).first() {
@@ -1048,9 +1072,7 @@ pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
             if shared {
                 return Err(refuse(
                     format!("units.{a}.wall_advantage"),
-                    format!(
-                        "`{a}` and `{b}` both must hold WA at setup (B9.323) over a shared hexside, and only one may (B9.321); give the one that claims it `wall_advantage = true`"
-                    ),
+                    format!("`{a}` and `{b}` both must hold WA at setup (B9.323) over a shared hexside, and only one may (B9.321); give the one that claims it `wall_advantage = true`"),
                 ));
             }
         }

@@ -588,12 +588,12 @@ impl Session {
 
     /// A refusal in the viewer's words. Its typed pieces are rendered for the viewer: a unit
     /// by the name the viewer knows it by (unnamed if it may not know it), an event by the
-    /// viewer's own number for that very event (unnamed if it was not shown it). Prose with
-    /// no pieces names no event; a unit it quotes (`` `id` ``) is given the viewer's name.
+    /// viewer's own number for that very event (unnamed if it was not shown it). A refusal
+    /// without pieces names no unit and no event (every one that does is built from pieces,
+    /// `hidden.rs: no_refusal_names_a_unit_in_prose`), so it is sent as it is: no prose is
+    /// scanned for ids.
     pub fn refusal_for(&self, viewer: Viewer, mut violation: RuleViolation) -> RuleViolation {
-        if violation.pieces.is_empty() {
-            violation.detail = view::text_for(self.game(), viewer, &violation.detail);
-        } else {
+        if !violation.pieces.is_empty() {
             let streams = self.streams();
             violation.detail = violation.render(
                 |id| view::name_for(self.game(), viewer, id),
@@ -1144,29 +1144,42 @@ mod tests {
     }
 
     #[test]
-    fn prose_that_names_a_hidden_unit_without_quotes_names_it_to_no_one_else() {
+    fn units_a_refusal_names_are_pieces_each_reader_reads_in_its_own_names() {
+        use protocol::violation::{text, Piece};
         let session = in_prep_fire();
         let alias = session.game().aliases.get("r2").cloned().unwrap();
-        // Written as prose with no typed pieces, the ids bare: the concealed `r2`, the HIP `r3`.
-        let violation = RuleViolation::new(
+        // The concealed `r2`, the HIP `r3`, as typed pieces.
+        let violation = RuleViolation::with(
             "A12",
             protocol::ViolationKind::UnitState,
-            "r2 and r3 are Russian; r20 is no unit",
+            vec![
+                Piece::unit("r2"),
+                text(" and "),
+                Piece::unit("r3"),
+                text(" are Russian"),
+            ],
         );
         let german = session.refusal_for(GERMAN, violation.clone()).detail;
-        assert_eq!(
-            german,
-            format!("{alias} and a unit are Russian; r20 is no unit")
-        );
+        assert_eq!(german, format!("`{alias}` and a unit are Russian"));
         let spectator = session
             .refusal_for(Viewer::Spectator, violation.clone())
             .detail;
         assert!(
-            !spectator.contains("r2 ") && !spectator.contains("r3"),
+            !spectator.contains("r2") && !spectator.contains("r3"),
             "{spectator}"
         );
         let russian = session.refusal_for(RUSSIAN, violation).detail;
-        assert_eq!(russian, "r2 and r3 are Russian; r20 is no unit");
+        assert_eq!(russian, "`r2` and `r3` are Russian");
+        // A refusal without pieces is sent as it is: its prose is never scanned.
+        let prose = RuleViolation::new(
+            "A4.1",
+            protocol::ViolationKind::NotEnoughMf,
+            "needs 3 MF, 2 left",
+        );
+        assert_eq!(
+            session.refusal_for(GERMAN, prose).detail,
+            "needs 3 MF, 2 left"
+        );
     }
 
     #[test]

@@ -12,14 +12,15 @@ use crate::board::scenario::{Side, UnitId};
 use crate::board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// Six hexsides ring a hex; a Bypass can go at most five of them round before it is back
 /// where it started.
 const HEXSIDES_PER_BYPASS_MAX: usize = 5;
 
-fn refuse(rule: &str, kind: ViolationKind, why: String) -> RuleViolation {
-    RuleViolation::new(rule, kind, why)
+/// A refusal whose words may name units: they go as typed pieces, each rendered for its reader.
+fn refuse(rule: &str, kind: ViolationKind, why: impl Words) -> RuleViolation {
+    RuleViolation::with(rule, kind, why)
 }
 
 pub(in crate::rules) fn decide(
@@ -42,9 +43,7 @@ pub(in crate::rules) fn decide(
                 return Err(refuse(
                     "A4.32",
                     ViolationKind::NotEnoughMf,
-                    format!(
-                        "that Bypass of {hex} would leave `{id}` without the MF to enter the obstacle or leave its vertex; Infantry may not end its MPh in Bypass"
-                    ),
+                    pieces![format!("that Bypass of {hex} would leave "), Piece::unit(id), " without the MF to enter the obstacle or leave its vertex; Infantry may not end its MPh in Bypass"],
                 ));
             }
         }
@@ -219,10 +218,11 @@ fn decide_step(
         return Err(refuse(
             "A4.3",
             ViolationKind::Terrain,
-            format!(
-                "the obstacle in {hex} holds a Known enemy unit (`{}`); it cannot be Bypassed",
-                enemy.id
-            ),
+            pieces![
+                format!("the obstacle in {hex} holds a Known enemy unit ("),
+                Piece::unit(&enemy.id),
+                "); it cannot be Bypassed"
+            ],
         ));
     }
     let total_hexsides = continuing.map_or(0, |b| b.along.len()) + along.len();

@@ -7,7 +7,7 @@ use super::{allotment, movers};
 use crate::board::scenario::{Side, UnitId};
 use crate::game::event::{Event, MfAccount};
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,
@@ -17,22 +17,25 @@ pub(in crate::rules) fn decide(
     let units = movers(game, by, ids, "units take shellhole cover")?;
     let mut accounts = Vec::with_capacity(units.len());
     for unit in &units {
-        let refuse = |kind, why: String| Err(RuleViolation::new("B2", kind, why));
+        let refuse = |kind, why: Vec<Piece>| Err(RuleViolation::with("B2", kind, why));
         let row = game.scenario.hexes[&unit.hex].terrain.row();
         let (Some(cover), crate::board::terrain::EntryCost::Mf(entry)) = (row.cover_cost, row.cost)
         else {
             return refuse(
                 ViolationKind::Terrain,
-                format!(
-                    "`{}` is in {}, which has no cover to pay for",
-                    unit.id, row.name
-                ),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" is in {}, which has no cover to pay for", row.name)
+                ],
             );
         };
         if unit.bypass.is_some() {
             return refuse(
                 ViolationKind::UnitState,
-                format!("`{}` is in Bypass, in the open part of its hex", unit.id),
+                pieces![
+                    Piece::unit(&unit.id),
+                    " is in Bypass, in the open part of its hex"
+                ],
             );
         }
         let entered = game.movement.moving_stack.contains(&unit.id)
@@ -41,29 +44,36 @@ pub(in crate::rules) fn decide(
         if !entered {
             return refuse(
                 ViolationKind::UnitState,
-                format!(
-                    "`{}` did not enter {} in its current move; a unit that stays has their TEM",
-                    unit.id, unit.hex
-                ),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(
+                        " did not enter {} in its current move; a unit that stays has their TEM",
+                        unit.hex
+                    )
+                ],
             );
         }
         if unit.shellhole_cover {
             return refuse(
                 ViolationKind::UnitState,
-                format!("`{}` has paid for the shellholes' cover already", unit.id),
+                pieces![
+                    Piece::unit(&unit.id),
+                    " has paid for the shellholes' cover already"
+                ],
             );
         }
         let extra = cover.saturating_sub(entry);
         let allotment = allotment(game, unit, ids, false, 0);
         let left = allotment.total.saturating_sub(unit.mf_spent);
         if extra > left {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "A4.1",
                 ViolationKind::NotEnoughMf,
-                format!(
-                    "shellhole cover needs {extra} MF more; `{}` has {left} left of {}",
-                    unit.id, allotment.total
-                ),
+                pieces![
+                    format!("shellhole cover needs {extra} MF more; "),
+                    Piece::unit(&unit.id),
+                    format!(" has {left} left of {}", allotment.total)
+                ],
             ));
         }
         let spent = unit.mf_spent + extra;

@@ -5,7 +5,7 @@ use super::{allotment, movers};
 use crate::board::scenario::{Side, UnitId, UnitKind};
 use crate::game::event::{Event, MfAccount};
 use crate::game::Game;
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,
@@ -33,10 +33,10 @@ pub(in crate::rules) fn decide(
             _ => None,
         };
         if let Some((rule, kind, why)) = refusal {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 rule,
                 kind,
-                format!("`{}` {why}", unit.id),
+                pieces![Piece::unit(&unit.id), format!(" {why}")],
             ));
         }
     }

@@ -26,7 +26,7 @@ use crate::board::terrain::Mf;
 use crate::game::event::{Allotment, MfAccount, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 
 /// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this
@@ -165,29 +165,34 @@ fn pay(
         let left = allotment.total.saturating_sub(unit.mf_spent);
         let spent = if cost.all_mf {
             if unit.mf_spent != Mf::default() {
-                return Err(RuleViolation::new(
+                return Err(RuleViolation::with(
                     &cost.cot_rule,
                     ViolationKind::NotEnoughMf,
-                    format!(
-                        "entering {to} takes `{}`'s whole MF allotment, and it has spent {} already",
-                        unit.id, unit.mf_spent
-                    ),
+                    pieces![
+                        format!("entering {to} takes "),
+                        Piece::unit(&unit.id),
+                        format!(
+                            "'s whole MF allotment, and it has spent {} already",
+                            unit.mf_spent
+                        )
+                    ],
                 ));
             }
             allotment.total
         } else {
             if cost.total > left {
-                return Err(RuleViolation::new(
+                return Err(RuleViolation::with(
                     "A4.1",
                     ViolationKind::NotEnoughMf,
-                    format!(
-                        "entering {to} needs {} MF ({}); `{}` has {} left of {}",
-                        cost.total,
-                        describe(cost),
-                        unit.id,
-                        left,
-                        allotment.total
-                    ),
+                    pieces![
+                        format!(
+                            "entering {to} needs {} MF ({}); ",
+                            cost.total,
+                            describe(cost)
+                        ),
+                        Piece::unit(&unit.id),
+                        format!(" has {} left of {}", left, allotment.total)
+                    ],
                 ));
             }
             unit.mf_spent + cost.total
@@ -243,13 +248,13 @@ pub(crate) fn movers<'g>(
         check_may_move(game, unit)?;
         let carried = unit.portage_pp.max(held_pp(game, &unit.id));
         if unit.kind.is_smc() && carried > SMC_PP_MAX {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "A4.42",
                 ViolationKind::UnitState,
-                format!(
-                    "`{}` carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}",
-                    unit.id
-                ),
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
+                ],
             ));
         }
     }
@@ -258,16 +263,19 @@ pub(crate) fn movers<'g>(
         .iter()
         .find(|u| u.hex != first.hex || u.bypass != first.bypass || !game.same_location(u, first))
     {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.2",
             ViolationKind::UnitState,
-            format!(
-                "`{}` and `{}` are not in the same place ({} and {}); only units together move as a stack",
-                first.id,
-                apart.id,
-                position(first),
-                position(apart)
-            ),
+            pieces![
+                Piece::unit(&first.id),
+                " and ",
+                Piece::unit(&apart.id),
+                format!(
+                    " are not in the same place ({} and {}); only units together move as a stack",
+                    position(first),
+                    position(apart)
+                )
+            ],
         ));
     }
     check_one_stack_at_a_time(game, ids)?;
@@ -287,13 +295,15 @@ fn check_leader_stays(game: &Game, units: &[&Unit], ids: &[UnitId]) -> Result<()
                 && m.mf_spent > allotment(game, m, std::slice::from_ref(&m.id), false, 0).total
         });
         if let Some(m) = left_behind {
-            return Err(RuleViolation::new(
+            return Err(RuleViolation::with(
                 "A4.12",
                 ViolationKind::UnitState,
-                format!(
-                    "`{}` has spent the +2 MF it has for moving with `{}`, so he must end the MPh with it",
-                    m.id, leader.id
-                ),
+                pieces![
+                    Piece::unit(&m.id),
+                    " has spent the +2 MF it has for moving with ",
+                    Piece::unit(&leader.id),
+                    ", so he must end the MPh with it"
+                ],
             ));
         }
     }
@@ -309,20 +319,26 @@ fn position(unit: &Unit) -> String {
 
 /// Unit-state checks (A4.1): only Good Order, unpinned Infantry of the ATTACKER move in the MPh.
 fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
-    let refuse = |rule: &str, kind, why: String| Err(RuleViolation::new(rule, kind, why));
+    let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
     if unit.hidden {
         return refuse(
             "A12.3",
             ViolationKind::NotModelled,
-            format!("`{id}` is hidden; revealing HIP units by movement is not modelled yet"),
+            pieces![
+                Piece::unit(id),
+                " is hidden; revealing HIP units by movement is not modelled yet"
+            ],
         );
     }
     if unit.underground.is_some() {
         return refuse(
             "B8.41",
             ViolationKind::UnitState,
-            format!("`{id}` is below ground; it moves by sewer movement or comes up in the APh"),
+            pieces![
+                Piece::unit(id),
+                " is below ground; it moves by sewer movement or comes up in the APh"
+            ],
         );
     }
     match unit.morale {
@@ -330,16 +346,20 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             return refuse(
                 "A4.1",
                 ViolationKind::UnitState,
-                format!(
-                    "`{id}` is broken; broken units do not move in the MPh (they rout in the RtPh)"
-                ),
+                pieces![
+                    Piece::unit(id),
+                    " is broken; broken units do not move in the MPh (they rout in the RtPh)"
+                ],
             )
         }
         Morale::Berserk => {
             return refuse(
                 "A15.4",
                 ViolationKind::NotModelled,
-                format!("`{id}` is berserk; berserk charges are not modelled"),
+                pieces![
+                    Piece::unit(id),
+                    " is berserk; berserk charges are not modelled"
+                ],
             )
         }
         Morale::GoodOrder => {}
@@ -348,7 +368,10 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
         return refuse(
             "A7.8",
             ViolationKind::UnitState,
-            format!("`{id}` is pinned and cannot move this Player Turn"),
+            pieces![
+                Piece::unit(id),
+                " is pinned and cannot move this Player Turn"
+            ],
         );
     }
     check_not_prep_fired(game, unit)?;
@@ -356,14 +379,14 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
         return refuse(
             "A4.2",
             ViolationKind::UnitState,
-            format!("`{id}` moved, stopped, and another unit has moved since; it may move no farther this MPh"),
+            pieces![Piece::unit(id), " moved, stopped, and another unit has moved since; it may move no farther this MPh"],
         );
     }
     if unit.mf_spent > Mf::default() && !game.movement.moving_stack.contains(id) {
         return refuse(
             "A4.2",
             ViolationKind::UnitState,
-            format!("`{id}` has finished its move this MPh"),
+            pieces![Piece::unit(id), " has finished its move this MPh"],
         );
     }
     Ok(())
@@ -373,13 +396,13 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
 /// sewers and tunnels included.
 pub(crate) fn check_not_prep_fired(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     if game.prep_fired.contains(&unit.id) {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.1",
             ViolationKind::UnitState,
-            format!(
-                "`{}` fired in the PFPh and does not move in this MPh",
-                unit.id
-            ),
+            pieces![
+                Piece::unit(&unit.id),
+                " fired in the PFPh and does not move in this MPh"
+            ],
         ));
     }
     Ok(())
@@ -397,13 +420,15 @@ fn check_one_stack_at_a_time(game: &Game, ids: &[UnitId]) -> Result<(), RuleViol
         .iter()
         .find(|id| !stack.contains(*id))
         .expect("some are outside");
-    Err(RuleViolation::new(
+    Err(RuleViolation::with(
         "A4.2",
         ViolationKind::UnitState,
-        format!(
-            "`{outsider}` was not part of the stack that is moving ({}); it cannot join it mid-move",
-            stack.iter().cloned().collect::<Vec<_>>().join(", ")
-        ),
+        pieces![
+            Piece::unit(outsider),
+            " was not part of the stack that is moving (",
+            Piece::units(stack.iter()),
+            "); it cannot join it mid-move"
+        ],
     ))
 }
 
@@ -424,22 +449,22 @@ fn refuse_vehicles(
         .get(&vehicle.id)
         .is_some_and(|s| s.fully_tracked);
     if crossing_bocage && !fully_tracked {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "B9.54",
             ViolationKind::Terrain,
-            format!(
-                "`{}` is not fully tracked; among vehicles only fully-tracked ones cross bocage",
-                vehicle.id
-            ),
+            pieces![
+                Piece::unit(&vehicle.id),
+                " is not fully tracked; among vehicles only fully-tracked ones cross bocage"
+            ],
         ));
     }
-    Err(RuleViolation::new(
+    Err(RuleViolation::with(
         "D2",
         ViolationKind::NotModelled,
-        format!(
-            "`{}` is a vehicle; vehicle movement is not modelled by this engine",
-            vehicle.id
-        ),
+        pieces![
+            Piece::unit(&vehicle.id),
+            " is a vehicle; vehicle movement is not modelled by this engine"
+        ],
     ))
 }
 

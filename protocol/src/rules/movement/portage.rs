@@ -11,7 +11,7 @@ use crate::board::terrain::Mf;
 use crate::game::event::{Event, MfAccount};
 use crate::game::phase::Phase;
 use crate::game::{Game, Weapon};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::rules::{own_unit, require_acting, require_phase};
 
 /// What recovering a weapon costs (A4.44).
@@ -19,10 +19,14 @@ pub const RECOVERY_MF: Mf = Mf::whole(1);
 
 fn weapon<'g>(game: &'g Game, id: &str) -> Result<&'g Weapon, RuleViolation> {
     game.weapons.get(id).ok_or_else(|| {
-        RuleViolation::new(
+        RuleViolation::with(
             "A4.43",
             ViolationKind::UnknownUnit,
-            format!("there is no support weapon `{id}` in this game"),
+            pieces![
+                "there is no support weapon ",
+                Piece::unit(id),
+                " in this game"
+            ],
         )
     })
 }
@@ -37,49 +41,65 @@ pub(in crate::rules) fn decide_pick_up(
     let unit = movers(game, by, ids, "support weapons are recovered")?[0];
     let weapon = weapon(game, weapon_id)?;
     if let Some(holder) = &weapon.held_by {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
-            format!(
-                "`{weapon_id}` is possessed by `{holder}`; only an unpossessed weapon is recovered"
-            ),
+            pieces![
+                Piece::unit(weapon_id),
+                " is possessed by ",
+                Piece::unit(holder),
+                "; only an unpossessed weapon is recovered"
+            ],
         ));
     }
     if weapon.hex != unit.hex || unit.bypass.is_some() {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::Geometry,
-            format!(
-                "`{weapon_id}` lies in {}, not in `{unit_id}`'s Location",
-                weapon.hex
-            ),
+            pieces![
+                Piece::unit(weapon_id),
+                format!(" lies in {}, not in ", weapon.hex),
+                Piece::unit(unit_id),
+                "'s Location"
+            ],
         ));
     }
     if weapon.portaged {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.4",
             ViolationKind::UnitState,
-            format!("`{weapon_id}` has been portaged this phase already; no item is portaged twice in a phase"),
+            pieces![
+                Piece::unit(weapon_id),
+                " has been portaged this phase already; no item is portaged twice in a phase"
+            ],
         ));
     }
     let carried = unit.portage_pp.max(held_pp(game, unit_id)) + weapon.pp;
     if unit.kind.is_smc() && carried > SMC_PP_MAX {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.42",
             ViolationKind::UnitState,
-            format!("`{unit_id}` would portage {carried} PP; an SMC never portages more than {SMC_PP_MAX}"),
+            pieces![
+                Piece::unit(unit_id),
+                format!(
+                    " would portage {carried} PP; an SMC never portages more than {SMC_PP_MAX}"
+                )
+            ],
         ));
     }
     let allotment = allotment(game, unit, ids, false, weapon.pp);
     let left = allotment.total.saturating_sub(unit.mf_spent);
     if left < RECOVERY_MF {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.44",
             ViolationKind::NotEnoughMf,
-            format!(
-                "recovering `{weapon_id}` needs {RECOVERY_MF} MF; carrying its {} PP, `{unit_id}` would have {left} left",
-                weapon.pp
-            ),
+            pieces![
+                "recovering ",
+                Piece::unit(weapon_id),
+                format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
+                Piece::unit(unit_id),
+                format!(" would have {left} left")
+            ],
         ));
     }
     let spent = unit.mf_spent + RECOVERY_MF;
@@ -113,17 +133,24 @@ pub(in crate::rules) fn decide_drop(
     let unit = own_unit(game, by, unit_id)?;
     let weapon = weapon(game, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
-            format!("`{unit_id}` does not possess `{weapon_id}`"),
+            pieces![
+                Piece::unit(unit_id),
+                " does not possess ",
+                Piece::unit(weapon_id)
+            ],
         ));
     }
     if !unit.is_good_order() {
-        return Err(RuleViolation::new(
+        return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
-            format!("`{unit_id}` is broken; only an unbroken unit drops possession"),
+            pieces![
+                Piece::unit(unit_id),
+                " is broken; only an unbroken unit drops possession"
+            ],
         ));
     }
     Ok(vec![Event::WeaponDropped {
