@@ -1047,7 +1047,7 @@ mod tests {
                 let kinds = |events: &[protocol::Event]| {
                     events
                         .iter()
-                        .map(|e| std::mem::discriminant(e))
+                        .map(std::mem::discriminant)
                         .collect::<Vec<_>>()
                 };
                 assert_eq!(kinds(&foreseen.heard[i]), kinds(&sent));
