@@ -562,4 +562,33 @@ mod tests {
         );
         assert_eq!(seat_of(b"r"), None);
     }
+
+    /// A notice found in the outbox goes only once the log holds the very record that owes it
+    /// (the NATS store writes the outbox first): not before, and never once another record
+    /// took its place.
+    #[test]
+    fn a_notice_stands_by_the_record_that_owes_it() {
+        let store = crate::store::MemoryStore::new();
+        let game = [8u8; 16];
+        let by = OwedBy::of(2, b"two");
+        assert_eq!(standing(&store, &game, &by), Standing::Unknown);
+        store
+            .append(&game, 1, vec![b"one".to_vec()])
+            .wait()
+            .unwrap();
+        assert_eq!(standing(&store, &game, &by), Standing::Unknown);
+        store
+            .append(&game, 2, vec![b"two".to_vec()])
+            .wait()
+            .unwrap();
+        assert_eq!(standing(&store, &game, &by), Standing::Stored);
+        let other = OwedBy::of(2, b"another two");
+        assert_eq!(standing(&store, &game, &other), Standing::Superseded);
+        // Stored before this field existed: owed by nothing named, as a clock-low notice.
+        let old: Owed = serde_json::from_str(
+            r#"{"notice":{"kind":"asl.notice","format":1,"game":"g","side":"B","side_name":"R","scenario":"s","reasons":["your_turn"],"turn":1,"player_turn":1,"phase":"RPh","to_act":"R","handover":3,"idempotency_key":"g:B:3","text":"t"},"owed_ms":1,"done":[]}"#,
+        )
+        .unwrap();
+        assert!(old.by.is_none());
+    }
 }
