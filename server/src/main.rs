@@ -425,7 +425,33 @@ fn smtp_relay(flags: &Flags) -> Result<Option<server::notify::SmtpRelay>, String
     }))
 }
 
-/// Prints the banner and serves until Ctrl-C.
+/// Completes on Ctrl-C (SIGINT) or SIGTERM, what `kill`, systemd and container runtimes send
+/// to stop a service: either way the server stops as `run` stops it — connections closed, games'
+/// writes settled, the notifier's deliveries under way finished — not in the middle of them,
+/// as SIGTERM's default action would.
+///
+/// SIGTERM is taken at once, before the future is first awaited: one sent as soon as the
+/// banner is out already stops the server cleanly.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let terminate = signal(SignalKind::terminate());
+    async move {
+        match terminate {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot take SIGTERM; only Ctrl-C stops the server cleanly");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+}
+
+/// Prints the banner and serves until Ctrl-C or SIGTERM.
 async fn serve(
     listener: tokio::net::TcpListener,
     store: Arc<dyn server::store::EventStore>,
@@ -433,14 +459,12 @@ async fn serve(
     cluster: Option<Arc<server::games::cluster::Cluster>>,
     public_url: Option<&str>,
 ) -> Result<(), String> {
+    let shutdown = stop_signal();
     if let Ok(local) = listener.local_addr() {
         // Written, not `println!`: with stdout on a full disk the server still serves (the
         // banner is a courtesy; `println!` would panic).
         let _ = writeln!(std::io::stdout(), "{}", startup::banner(local, public_url));
     }
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
     server::run_in_cluster(listener, store, config, cluster, shutdown).await
 }
 

@@ -317,8 +317,16 @@ impl Gated {
 }
 
 impl EventStore for Gated {
-    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
-        let written = self.inner.append(game, first_seq, records);
+    fn append_with_notify(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: Vec<Vec<u8>>,
+        notify: server::store::NotifyWrites,
+    ) -> Durable {
+        let written = self
+            .inner
+            .append_with_notify(game, first_seq, records, notify);
         if *self.open.0.lock().unwrap() {
             return written;
         }

@@ -79,6 +79,19 @@ impl Proposal {
     }
 }
 
+/// What a proposal will make of the game, worked out before it is stored: the position after
+/// it, and each side's new events as its own stream will hold them, with that stream's length
+/// then. The turn notices a command owes come from this, so that they are stored with its
+/// records (`crate::notify::Watch::foresee`).
+#[derive(Debug)]
+pub struct Foreseen {
+    pub after: Game,
+    /// The German's (A) and the Russian's (B) new events, each as its side is shown them.
+    pub heard: [Vec<protocol::Event>; 2],
+    /// Each side's stream length (its version) once the proposal is committed.
+    pub versions: [u64; 2],
+}
+
 /// Why a command has nothing to store: the answer for its sender instead.
 #[derive(Debug)]
 pub enum Unproposed {
@@ -384,6 +397,32 @@ impl Session {
             id,
             sent,
         })
+    }
+
+    /// What `proposal` will make of the game once committed, for each side (see
+    /// [`Foreseen`]). Changes nothing; costs a copy of the game per event, so the task asks
+    /// only when a seat is watched for turn notices.
+    pub fn foresee(&self, proposal: &Proposal) -> Foreseen {
+        const SIDES: [Side; 2] = [Side::A, Side::B];
+        let mut after = self.game().clone();
+        let mut heard: [Vec<protocol::Event>; 2] = Default::default();
+        for (event, _) in &proposal.decision.events {
+            let before = after.clone();
+            protocol::apply(&mut after, event);
+            for (heard, side) in heard.iter_mut().zip(SIDES) {
+                if let Some(viewed) =
+                    view::project_event(&before, &after, Viewer::Side(side), event)
+                {
+                    heard.push(viewed.event);
+                }
+            }
+        }
+        let versions = [0, 1].map(|i| self.version(Viewer::Side(SIDES[i])) + heard[i].len() as u64);
+        Foreseen {
+            after,
+            heard,
+            versions,
+        }
     }
 
     /// Records a stored proposal: each event applied once, kept in every viewer's stream and
@@ -974,6 +1013,46 @@ mod tests {
         assert_eq!(session.game().version, version + events.len() as u64);
         assert_eq!(session.head(), *session.log.last().unwrap());
         assert_eq!(session.log.len() as u64, session.game().version);
+    }
+
+    /// What a proposal is foreseen to make of the game is what committing it makes: the
+    /// position, each side's new events and its version after them.
+    #[test]
+    fn a_proposal_foreseen_is_the_proposal_committed() {
+        let mut session = session(VILLAGE);
+        let commands = [
+            (Side::A, Command::Done),
+            (Side::A, Command::Done),
+            (Side::B, Command::Done),
+            (Side::B, adjudicate("g1", protocol::Outcome::Pin)),
+            (Side::B, adjudicate("r3", protocol::Outcome::Pin)),
+            (Side::A, Command::Done),
+        ];
+        for (side, command) in commands {
+            let proposal = session
+                .propose(submitted(side, command, None), &mut Counting(0))
+                .unwrap();
+            let foreseen = session.foresee(&proposal);
+            let committed = session.commit(proposal);
+            assert_eq!(foreseen.after.state_hash(), session.game().state_hash());
+            for (i, viewer) in [GERMAN, RUSSIAN].into_iter().enumerate() {
+                assert_eq!(foreseen.versions[i], session.version(viewer));
+                let sent: Vec<protocol::Event> = committed.broadcasts[stream::index(viewer)]
+                    .iter()
+                    .map(|m| match m {
+                        ServerMessage::Event(e) => e.viewed.event.clone(),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                let kinds = |events: &[protocol::Event]| {
+                    events
+                        .iter()
+                        .map(std::mem::discriminant)
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(kinds(&foreseen.heard[i]), kinds(&sent));
+            }
+        }
     }
 
     #[test]

@@ -455,26 +455,47 @@ impl GameTask {
         self.notify = Some(watch);
     }
 
-    /// After a command's events were applied: each seat's new events (the last `heard` of its
-    /// stream, by side) for the watch, which owes a notice on a hand-over.
-    fn notify_after(&mut self, heard: [usize; 2]) {
-        let Some(mut watch) = self.notify.take() else {
-            return;
-        };
-        for (side, heard) in [Side::A, Side::B].into_iter().zip(heard) {
+    /// Before a command's records are stored: the turn notices they owe, to be stored with them
+    /// (`EventStore::append_with_notify`), so that no stop between the two can keep a hand-over
+    /// in the log and lose its notice. `None` when no seat is watched (the usual case: nobody
+    /// registered, or both players here), which costs nothing; otherwise the watch reads the
+    /// position the proposal will make ([`Session::foresee`]).
+    fn notices_owed(
+        &self,
+        proposal: &super::session::Proposal,
+        records: &[Vec<u8>],
+    ) -> Option<crate::notify::Owing> {
+        let watch = self.notify.as_ref()?;
+        if ![Side::A, Side::B].into_iter().any(|s| watch.watching(s)) {
+            return None;
+        }
+        let last = records.last()?;
+        let by = crate::notify::OwedBy::of(proposal.first + records.len() as u64 - 1, last);
+        let foreseen = self.session.foresee(proposal);
+        let mut owing = watch.owing(by);
+        for (i, side) in [Side::A, Side::B].into_iter().enumerate() {
             if !watch.watching(side) {
                 continue;
             }
-            let connected = self.connected(side);
-            let stream = self.session.streams().of(Viewer::Side(side));
-            let events: Vec<&Event> = stream[stream.len() - heard..]
-                .iter()
-                .map(|entry| &entry.viewed.event)
-                .collect();
-            let now = stream.len() as u64;
-            watch.after(self.game(), side, &events, now, connected);
+            let events: Vec<&Event> = foreseen.heard[i].iter().collect();
+            watch.foresee(
+                &mut owing,
+                &foreseen.after,
+                side,
+                &events,
+                foreseen.versions[i],
+                self.connected(side),
+            );
         }
-        self.notify = Some(watch);
+        Some(owing)
+    }
+
+    /// The command's records are stored, and with them the notices `owing` holds: the watch
+    /// hands them to the notifier.
+    fn notices_stored(&mut self, owing: Option<crate::notify::Owing>) {
+        if let (Some(watch), Some(owing)) = (self.notify.as_mut(), owing) {
+            watch.stored(owing);
+        }
     }
 
     /// Ends the game when idle if `unloader` lets it go.
@@ -976,8 +997,14 @@ impl GameTask {
         // Counted until its receipt is asked for, so a signer leading a batch meanwhile
         // waits a moment for it (`crate::signing::batch`).
         let coming = self.signer.as_ref().map(|signer| signer.coming());
+        // The turn notices the command owes go into the same write as its records.
+        self.notify_before();
+        let owing = self.notices_owed(&proposal, &records);
+        let notices = owing.as_ref().map(|o| o.writes()).unwrap_or_default();
         let appending = Instant::now();
-        let appended = self.store.append(&self.key, proposal.first, records);
+        let appended = self
+            .store
+            .append_with_notify(&self.key, proposal.first, records, notices);
         let mut stored = Ok(());
         let mut next_meta = None;
         if let Some((written, next)) = meta {
@@ -1017,12 +1044,11 @@ impl GameTask {
         if let Some(next) = next_meta {
             self.meta = next;
         }
-        self.notify_before();
         let committed = self.session.commit(proposal);
         // At `debug`, as a refusal is: one line per command would cost a busy server more
         // than deciding it, and the log itself is the record of every command.
         debug!(game = %envelope::game_id(&self.key), version = self.game().version, "command accepted");
-        self.deliver(subscriber, committed, coming).await;
+        self.deliver(subscriber, committed, coming, owing).await;
     }
 
     /// Sends a committed command's frames: each viewer's once per viewer class, shared by every
@@ -1036,16 +1062,13 @@ impl GameTask {
         subscriber: u64,
         committed: Committed,
         coming: Option<crate::signing::batch::Coming>,
+        owing: Option<crate::notify::Owing>,
     ) {
         let Committed {
             side,
             mut accepted,
             broadcasts,
         } = committed;
-        // How many new events each seat was sent, for the turn notices owed once the other
-        // player has its frames (read from the streams then, only for a seat watched).
-        let heard =
-            [Side::A, Side::B].map(|side| broadcasts[stream::index(Viewer::Side(side))].len());
         let broadcasts: [Vec<Outbound>; 3] =
             broadcasts.map(|frames| frames.into_iter().map(Frame::new).collect());
         let mut dropped = vec![];
@@ -1062,9 +1085,9 @@ impl GameTask {
                 deliver(s, &broadcasts[stream::index(s.viewer)]);
             }
         }
-        // Turn notices owed (handed to the store and the notifier) before the actor hears its
-        // command was accepted; the other player has its frames already.
-        self.notify_after(heard);
+        // Turn notices owed (stored with the events) handed to the notifier before the actor
+        // hears its command was accepted; the other player has its frames already.
+        self.notices_stored(owing);
         drop(coming);
         self.sign(side, &mut accepted).await;
         let accepted = Frame::new(accepted);

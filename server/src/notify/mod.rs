@@ -6,9 +6,11 @@
 //!   with a secret made for the seat and shown once, and e-mail addresses. Registrations are
 //!   kept in the store's notification space, so they survive a restart.
 //! - A game task sees hand-overs through its [`Watch`] (`watch.rs`), built from each side's own
-//!   projection and own stream, so a notice says nothing the side may not know. A notice owed
-//!   is written to the store's outbox and handed to the [`Notifier`]'s bounded queue: the game
-//!   task never waits on it.
+//!   projection and own stream, so a notice says nothing the side may not know. The notices a
+//!   command owes are worked out before its events are stored, and stored **with** them, in the
+//!   outbox (`EventStore::append_with_notify`: one write), so no stop loses one a stored
+//!   hand-over owes; once stored they are handed to the [`Notifier`]'s bounded queue. The game
+//!   task never waits on the notifier.
 //! - The notifier's worker (`worker.rs`) coalesces a seat's notices over the quiet interval,
 //!   cancels them when the seat's player joins, bounds sends per seat and hour, delivers
 //!   (`deliver.rs`: webhook with HMAC-SHA256 and back-off, e-mail over SMTP) and removes each
@@ -21,7 +23,7 @@ mod worker;
 
 pub use address::{forbidden, AddressGuard};
 pub use deliver::{sign, IDEMPOTENCY_HEADER, SIGNATURE_HEADER};
-pub use watch::{awaits, reasons_for, Watch};
+pub use watch::{awaits, reasons_for, Owing, Watch};
 
 use crate::operations::config::Config;
 use crate::store::{EventStore, GameKey};
@@ -130,8 +132,8 @@ impl Notice {
     }
 }
 
-/// A notice in the outbox: written when it is owed, rewritten as targets are served, removed
-/// when every target has it (or was given up on).
+/// A notice in the outbox: written with the events that owe it (`Watch::foresee`), rewritten
+/// as targets are served, removed when every target has it (or was given up on).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Owed {
     notice: Notice,
@@ -140,6 +142,59 @@ struct Owed {
     owed_ms: u64,
     /// Targets (their descriptions) that have it already.
     done: Vec<String>,
+    /// The log record that owes it (a hand-over's notice; a clock-low notice has none): a
+    /// notice found in the outbox goes only once the log holds that very record. With sled or
+    /// in memory it always does, the two being one write; the NATS store writes the outbox
+    /// first (`crate::store::nats`), so a stop between the two may leave a notice whose
+    /// command was never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    by: Option<OwedBy>,
+}
+
+/// The record of a game's log that owes a notice: its sequence and the blake3 hash of its
+/// stored bytes, in hex.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwedBy {
+    seq: u64,
+    record: String,
+}
+
+impl OwedBy {
+    /// The last record of an append (`seq`, `record`): the one that makes the hand-over.
+    pub fn of(seq: u64, record: &[u8]) -> OwedBy {
+        OwedBy {
+            seq,
+            record: blake3::hash(record).to_hex().to_string(),
+        }
+    }
+}
+
+/// What the log says of the record that owes a notice.
+#[derive(Debug, PartialEq, Eq)]
+enum Standing {
+    /// The log holds it: the notice is owed.
+    Stored,
+    /// The log holds another record in its place: its command was never stored.
+    Superseded,
+    /// The log does not reach it (yet).
+    Unknown,
+}
+
+/// Where `by` stands in `game`'s log in `store`.
+fn standing(store: &dyn EventStore, game: &GameKey, by: &OwedBy) -> Standing {
+    match store.load_range(game, by.seq, 1) {
+        Ok(records) => match records.first() {
+            Some((seq, record)) if *seq == by.seq => {
+                if blake3::hash(record).to_hex().as_str() == by.record {
+                    Standing::Stored
+                } else {
+                    Standing::Superseded
+                }
+            }
+            _ => Standing::Unknown,
+        },
+        Err(_) => Standing::Unknown,
+    }
 }
 
 /// A seat's registration as stored.
@@ -222,11 +277,12 @@ fn now_ms() -> u64 {
 
 /// What the worker is told.
 enum Message {
-    /// A notice owed, already handed to the store under `key`.
+    /// A notice owed, handed to the store under `key`: already durable (a hand-over's, stored
+    /// with its events) or to be awaited before it goes (`written`, a clock-low notice's).
     Owed {
         key: Vec<u8>,
         owed: Box<Owed>,
-        written: crate::store::Durable,
+        written: Option<crate::store::Durable>,
     },
     /// The seat's player joined the game: what it was owed, it now sees for itself.
     Seen { game: GameKey, side: Side },
@@ -323,35 +379,24 @@ impl Notifier {
             .cloned()
     }
 
-    /// Owes `notice` to its seat: written to the outbox (handed to the store, not awaited) and
-    /// handed to the worker's bounded queue. A full queue loses nothing: the worker finds the
-    /// notice in the outbox on its next look (`notify_outbox_rescan`).
-    pub(crate) fn owe(&self, game: &GameKey, notice: Notice) {
-        let mut key = outbox_key(game, notice.side, notice.handover);
-        // A clock-low notice is a notice of its own, beside the turn notice of the same
-        // hand-over (which may still be under way).
-        if notice.reasons == [Reason::ClockLow] {
-            key.push(CLOCK_LOW_KEY);
-            let told = told_key(&key);
-            if !self
-                .told
-                .lock()
-                .expect("notifier lock")
-                .insert(told.clone())
-            {
-                return;
-            }
-            // Written before the notice: a notice owed and lost in a crash is still in the
-            // outbox, found by the next start's look.
-            drop(self.store.put_notify(told, Some(vec![])));
-        }
+    /// A hand-over's notice to `notice.side`, owed by the log record `by`: its outbox key and
+    /// record, for the game task to store **with** the events (`EventStore::append_with_notify`)
+    /// and, once they are stored, to hand over with [`Notifier::owed`].
+    fn owing(&self, game: &GameKey, notice: Notice, by: OwedBy) -> (Vec<u8>, Owed) {
+        let key = outbox_key(game, notice.side, notice.handover);
         let owed = Owed {
             notice,
             owed_ms: now_ms(),
             done: vec![],
+            by: Some(by),
         };
-        let bytes = serde_json::to_vec(&owed).expect("a notice encodes");
-        let written = self.store.put_notify(key.clone(), Some(bytes));
+        (key, owed)
+    }
+
+    /// Hands a notice owed, and stored, to the worker's bounded queue. A full queue loses
+    /// nothing: the worker finds the notice in the outbox on its next look
+    /// (`notify_outbox_rescan`).
+    fn owed(&self, key: Vec<u8>, owed: Owed, written: Option<crate::store::Durable>) {
         if self
             .queue
             .try_send(Message::Owed {
@@ -364,6 +409,37 @@ impl Notifier {
             crate::operations::metrics::METRICS.refused("notify_queue_max");
             warn!("the notification queue is full; the notice waits in the outbox");
         }
+    }
+
+    /// Owes a clock-low `notice` to its seat: no command owes it (the clock's timer does), so
+    /// it is written to the outbox on its own (handed to the store, awaited by the worker
+    /// before it goes) and handed to the worker's queue.
+    pub(crate) fn owe_clock_low(&self, game: &GameKey, notice: Notice) {
+        let mut key = outbox_key(game, notice.side, notice.handover);
+        // A clock-low notice is a notice of its own, beside the turn notice of the same
+        // hand-over (which may still be under way).
+        key.push(CLOCK_LOW_KEY);
+        let told = told_key(&key);
+        if !self
+            .told
+            .lock()
+            .expect("notifier lock")
+            .insert(told.clone())
+        {
+            return;
+        }
+        // Written before the notice: a notice owed and lost in a crash is still in the
+        // outbox, found by the next start's look.
+        drop(self.store.put_notify(told, Some(vec![])));
+        let owed = Owed {
+            notice,
+            owed_ms: now_ms(),
+            done: vec![],
+            by: None,
+        };
+        let bytes = serde_json::to_vec(&owed).expect("a notice encodes");
+        let written = self.store.put_notify(key.clone(), Some(bytes));
+        self.owed(key, owed, Some(written));
     }
 
     /// The seat's player joined its game: a notice it is owed is not sent.
@@ -485,5 +561,34 @@ mod tests {
             Some((game, Side::A))
         );
         assert_eq!(seat_of(b"r"), None);
+    }
+
+    /// A notice found in the outbox goes only once the log holds the very record that owes it
+    /// (the NATS store writes the outbox first): not before, and never once another record
+    /// took its place.
+    #[test]
+    fn a_notice_stands_by_the_record_that_owes_it() {
+        let store = crate::store::MemoryStore::new();
+        let game = [8u8; 16];
+        let by = OwedBy::of(2, b"two");
+        assert_eq!(standing(&store, &game, &by), Standing::Unknown);
+        store
+            .append(&game, 1, vec![b"one".to_vec()])
+            .wait()
+            .unwrap();
+        assert_eq!(standing(&store, &game, &by), Standing::Unknown);
+        store
+            .append(&game, 2, vec![b"two".to_vec()])
+            .wait()
+            .unwrap();
+        assert_eq!(standing(&store, &game, &by), Standing::Stored);
+        let other = OwedBy::of(2, b"another two");
+        assert_eq!(standing(&store, &game, &other), Standing::Superseded);
+        // Stored before this field existed: owed by nothing named, as a clock-low notice.
+        let old: Owed = serde_json::from_str(
+            r#"{"notice":{"kind":"asl.notice","format":1,"game":"g","side":"B","side_name":"R","scenario":"s","reasons":["your_turn"],"turn":1,"player_turn":1,"phase":"RPh","to_act":"R","handover":3,"idempotency_key":"g:B:3","text":"t"},"owed_ms":1,"done":[]}"#,
+        )
+        .unwrap();
+        assert!(old.by.is_none());
     }
 }

@@ -3,8 +3,8 @@
 //! seat's own projection and the events of its own stream — so a hidden unit's move, which
 //! neither changes what the other side sees nor reaches its stream, owes it nothing.
 
-use super::{Notice, Notifier, Reason};
-use crate::store::GameKey;
+use super::{Notice, Notifier, Owed, OwedBy, Reason};
+use crate::store::{GameKey, NotifyWrites};
 use protocol::{Event, Game, Side, Viewer};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,6 +99,30 @@ fn notice(
     notice
 }
 
+/// The turn notices one command owes, worked out before its events are stored
+/// ([`Watch::foresee`]) so that they are stored with them ([`Owing::writes`]), then handed
+/// to the watch ([`Watch::stored`]).
+pub struct Owing {
+    by: OwedBy,
+    /// What the game will wait on for each side, as `Watch::waited` will hold it.
+    waited: [Option<bool>; 2],
+    /// Each notice owed: its outbox key and record.
+    notices: Vec<(Vec<u8>, Owed)>,
+}
+
+impl Owing {
+    /// The outbox records to store with the command's events: none if no notice is owed.
+    pub fn writes(&self) -> NotifyWrites {
+        self.notices
+            .iter()
+            .map(|(key, owed)| {
+                let bytes = serde_json::to_vec(owed).expect("a notice encodes");
+                (key.clone(), Some(bytes))
+            })
+            .collect()
+    }
+}
+
 /// One game's watch, held by its task.
 pub struct Watch {
     notifier: Arc<Notifier>,
@@ -143,16 +167,30 @@ impl Watch {
     }
 
     /// Whether `before` noted what the game waits on for `side`: only then is there anything
-    /// for `after` to do for it.
+    /// for `foresee` to do for it.
     pub fn watching(&self, side: Side) -> bool {
         self.waited[index(side)].is_some()
     }
 
-    /// After a command's events were applied: `events` are those of `side`'s own stream, which
-    /// is now `handover` long. Owes the seat a notice when there is a reason and its player is
-    /// away.
-    pub fn after(
-        &mut self,
+    /// The notices a command owes, before its events are stored: nothing yet, owed by the
+    /// command's last record, `by`. Fill it with [`Watch::foresee`] for each side watched.
+    pub fn owing(&self, by: OwedBy) -> Owing {
+        Owing {
+            by,
+            waited: self.waited,
+            notices: vec![],
+        }
+    }
+
+    /// Before a command's events are stored, with the game as they will leave it (`game`):
+    /// `events` are those `side`'s own stream will get, which will then be `handover` long.
+    /// Owes the seat a notice in `owing` when there is a reason and its player is away. Changes
+    /// nothing here: [`Watch::stored`] takes `owing` once the events (and the notices with
+    /// them, [`Owing::writes`]) are stored, and a command whose append failed leaves the watch
+    /// as it was.
+    pub fn foresee(
+        &self,
+        owing: &mut Owing,
         game: &Game,
         side: Side,
         events: &[&Event],
@@ -160,20 +198,29 @@ impl Watch {
         connected: bool,
     ) {
         let i = index(side);
-        let Some(waited) = self.waited[i].take() else {
+        let Some(waited) = owing.waited[i].take() else {
             return;
         };
         if connected || !self.notifier.registered(&self.key, side) {
             return;
         }
         let projection = game.project(Viewer::Side(side));
-        self.waited[i] = Some(awaits(&projection, side));
+        owing.waited[i] = Some(awaits(&projection, side));
         let reasons = reasons_for(side, waited, &projection, events);
         if !reasons.is_empty() {
-            self.notifier.owe(
-                &self.key,
-                notice(&self.key, side, &projection, reasons, handover),
-            );
+            let notice = notice(&self.key, side, &projection, reasons, handover);
+            owing
+                .notices
+                .push(self.notifier.owing(&self.key, notice, owing.by.clone()));
+        }
+    }
+
+    /// The command's events are stored, and with them the notices `owing` holds: the worker
+    /// is told of them, and the watch learns what the game now waits on.
+    pub fn stored(&mut self, owing: Owing) {
+        self.waited = owing.waited;
+        for (key, owed) in owing.notices {
+            self.notifier.owed(key, owed, None);
         }
     }
 
@@ -218,7 +265,7 @@ impl Watch {
         );
         // Not the turn notice of the same hand-over: a receiver keeps both.
         notice.idempotency_key.push_str(":clock_low");
-        self.notifier.owe(&self.key, notice);
+        self.notifier.owe_clock_low(&self.key, notice);
         true
     }
 }

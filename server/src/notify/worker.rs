@@ -9,7 +9,7 @@
 //! removal was stored sends it again, with the same idempotency key.
 
 use super::deliver::{self, Tries, Undelivered};
-use super::{describe, due_after, seat_of, Message, Notifier, Owed};
+use super::{describe, due_after, seat_of, standing, Message, Notifier, Owed, Standing};
 use crate::operations::metrics::METRICS;
 use crate::store::GameKey;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
@@ -119,7 +119,7 @@ impl Worker {
 
     fn take(&mut self, message: Message) {
         match message {
-            Message::Owed { key, owed, written } => self.wait(key, *owed, Some(written)),
+            Message::Owed { key, owed, written } => self.wait(key, *owed, written),
             Message::Seen { game, side } => {
                 if let Some(gone) = self.waiting.remove(&(game, side)) {
                     debug!("a notice's seat joined its game; not sent");
@@ -194,6 +194,22 @@ impl Worker {
             }
             match serde_json::from_slice::<Owed>(&value) {
                 Ok(owed) => {
+                    // A hand-over's notice goes once the log holds the record that owes it
+                    // (`Owed::by`): always, where the two were one write; with the NATS store,
+                    // which writes the outbox first, not for a command a stop kept out of the
+                    // log.
+                    if let (Some(by), Some((game, _))) = (&owed.by, seat_of(&key)) {
+                        match standing(&*self.notifier.store, &game, by) {
+                            Standing::Stored => {}
+                            Standing::Superseded => {
+                                info!("a notice owed by a command never stored; removed");
+                                drop(self.notifier.store.put_notify(key, None));
+                                continue;
+                            }
+                            // Looked at again on the next rescan.
+                            Standing::Unknown => continue,
+                        }
+                    }
                     found += 1;
                     self.wait(key, owed, None);
                 }

@@ -1,7 +1,7 @@
 //! An in-memory store for tests and benchmarks: the same contract as sled, nothing on disk.
 //! Writes are performed in the caller's thread, so every [`Durable`] it returns is settled.
 
-use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
+use super::{Durable, EventStore, GameKey, NotifyRecords, NotifyWrites, StoreError};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -24,7 +24,14 @@ impl MemoryStore {
 }
 
 impl EventStore for MemoryStore {
-    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+    /// Under one lock: no reader sees the records without their notices.
+    fn append_with_notify(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: Vec<Vec<u8>>,
+        notify: NotifyWrites,
+    ) -> Durable {
         let mut inner = self.inner.lock().expect("store lock");
         let log = inner.logs.entry(*game).or_default();
         let last = log.len() as u64;
@@ -35,6 +42,12 @@ impl EventStore for MemoryStore {
             }));
         }
         log.extend(records);
+        for (key, value) in notify {
+            match value {
+                Some(value) => inner.notify.insert(key, value),
+                None => inner.notify.remove(&key),
+            };
+        }
         Durable::settled(Ok(()))
     }
 

@@ -34,6 +34,10 @@ pub type GameKey = [u8; 16];
 /// Records of the notification space (`EventStore::notify_records`): key and value each.
 pub type NotifyRecords = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// Writes to the notification space that go with an append (`EventStore::append_with_notify`):
+/// each key set (`Some`) or removed (`None`), in order.
+pub type NotifyWrites = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The log's last sequence was not the one the writer expected: someone else wrote, or
@@ -106,7 +110,24 @@ pub trait EventStore: Send + Sync + 'static {
     /// hand over its next append before the last one has settled, and they are applied in the
     /// order handed over. All or none of the records are written, and they are durable when the
     /// returned [`Durable`] resolves to `Ok`.
-    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable;
+    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+        self.append_with_notify(game, first_seq, records, Vec::new())
+    }
+
+    /// [`EventStore::append`], and `notify` written to the notification space (the turn
+    /// notices the records owe, `crate::notify`) **with** them: one write, all of it or none,
+    /// refused as a whole when the sequence is wrong, durable together when the [`Durable`]
+    /// resolves. So no stop, crash or power cut can leave a command's events in the log without
+    /// the notices they owe in the outbox. A store that cannot make it one write must make it
+    /// at least as strong and say how (`nats.rs`: the outbox first, each notice naming the
+    /// record it is owed by, sent only once the log holds that record).
+    fn append_with_notify(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: Vec<Vec<u8>>,
+        notify: NotifyWrites,
+    ) -> Durable;
 
     /// Every record of `game`'s log with its sequence, in order.
     fn load(&self, game: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, StoreError>;
@@ -294,9 +315,53 @@ pub(crate) mod contract {
         assert!(store.games().unwrap().is_empty());
     }
 
+    /// Notices owed by an append are written with it, and not at all when it is refused.
+    pub fn writes_notices_with_their_append(store: &dyn EventStore) {
+        let g = [6u8; 16];
+        store
+            .put_notify(b"o-old".to_vec(), Some(b"old".to_vec()))
+            .wait()
+            .unwrap();
+        store
+            .append_with_notify(
+                &g,
+                1,
+                vec![b"one".to_vec()],
+                vec![
+                    (b"o1".to_vec(), Some(b"owed".to_vec())),
+                    (b"o-old".to_vec(), None),
+                ],
+            )
+            .wait()
+            .unwrap();
+        let refused = store
+            .append_with_notify(
+                &g,
+                1,
+                vec![b"again".to_vec()],
+                vec![(b"o2".to_vec(), Some(b"never".to_vec()))],
+            )
+            .wait()
+            .unwrap_err();
+        assert!(
+            matches!(refused, StoreError::SequenceMismatch { found: 1, .. }),
+            "{refused}"
+        );
+        assert_eq!(store.load(&g).unwrap(), vec![(1, b"one".to_vec())]);
+        // Only this check's keys: a shared store (NATS) keeps the other checks' records.
+        let mine: Vec<(Vec<u8>, Vec<u8>)> = store
+            .notify_records()
+            .unwrap()
+            .into_iter()
+            .filter(|(k, _)| [&b"o1"[..], b"o2", b"o-old"].contains(&k.as_slice()))
+            .collect();
+        assert_eq!(mine, vec![(b"o1".to_vec(), b"owed".to_vec())]);
+    }
+
     /// Every check, each on a fresh store from `open`.
     pub fn all(open: impl Fn() -> Box<dyn EventStore>) {
         keeps_notify_records(&*open());
+        writes_notices_with_their_append(&*open());
         appends_in_sequence(&*open());
         refuses_wrong_sequence(&*open());
         keeps_games_apart(&*open());

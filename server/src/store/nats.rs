@@ -21,7 +21,7 @@
 //! the nats-server configuration makes every ack follow an fsync on each replica
 //! (ARCHITECTURE.md, "Durable").
 
-use super::{Durable, EventStore, GameKey, NotifyRecords, StoreError};
+use super::{Durable, EventStore, GameKey, NotifyRecords, NotifyWrites, StoreError};
 use crate::store::envelope;
 use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
 use async_nats::HeaderMap;
@@ -240,6 +240,8 @@ enum Write {
     Append {
         first_seq: u64,
         records: Vec<Vec<u8>>,
+        /// The notices the records owe, written to the bucket before the records are published.
+        notify: NotifyWrites,
         settle: oneshot::Sender<Result<(), StoreError>>,
     },
     Meta {
@@ -277,20 +279,62 @@ type NotifyWrite = (
 /// Makes the notification space's writes in order.
 async fn notify_writer(inner: Arc<Inner>, mut writes: mpsc::UnboundedReceiver<NotifyWrite>) {
     while let Some((key, value, settle)) = writes.recv().await {
-        let key = data_encoding::HEXLOWER.encode(&key);
-        let done = match value {
-            Some(value) => inner
-                .notify
-                .put(key, value.into())
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-            None => inner.notify.delete(key).await.map_err(|e| e.to_string()),
-        };
-        let _ = settle.send(
-            done.map_err(|e| StoreError::Io(format!("cannot write a notification record: {e}"))),
-        );
+        let _ = settle.send(put_notify(&inner, key, value).await);
     }
+}
+
+/// Sets (`Some`) or removes one record of the notification space, acknowledged by the bucket.
+async fn put_notify(inner: &Inner, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<(), StoreError> {
+    let key = data_encoding::HEXLOWER.encode(&key);
+    let done = match value {
+        Some(value) => inner
+            .notify
+            .put(key, value.into())
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        None => inner.notify.delete(key).await.map_err(|e| e.to_string()),
+    };
+    done.map_err(|e| StoreError::Io(format!("cannot write a notification record: {e}")))
+}
+
+/// An append with the notices it owes. The log is a stream and the outbox a KV bucket, and
+/// JetStream writes no two messages as one; so the notices go **first**, each acknowledged,
+/// and the records only then. A stop between the two leaves notices whose records never reached
+/// the log: each names the record it is owed by (`crate::notify`'s `Owed::by`), and the
+/// notifier sends a notice found in the outbox only once the log holds that very record, and
+/// drops it once the log holds another in its place. A notice is thus never missing for a
+/// record in the log, and never sent for one that is not: as strong as one write. A refused
+/// append takes its notices back at once.
+async fn append_with_notify(
+    inner: &Inner,
+    game: &GameKey,
+    end: &mut Option<End>,
+    first_seq: u64,
+    records: Vec<Vec<u8>>,
+    notify: NotifyWrites,
+) -> Result<(), StoreError> {
+    let set: Vec<Vec<u8>> = notify
+        .iter()
+        .filter(|(_, value)| value.is_some())
+        .map(|(key, _)| key.clone())
+        .collect();
+    let take_back = || async {
+        for key in &set {
+            let _ = put_notify(inner, key.clone(), None).await;
+        }
+    };
+    for (key, value) in notify {
+        if let Err(e) = put_notify(inner, key, value).await {
+            take_back().await;
+            return Err(e);
+        }
+    }
+    let appended = append(inner, game, end, first_seq, records).await;
+    if let Err(StoreError::SequenceMismatch { .. }) = appended {
+        take_back().await;
+    }
+    appended
 }
 
 impl NatsStore {
@@ -603,9 +647,14 @@ async fn worker(inner: Arc<Inner>, game: GameKey, mut writes: mpsc::UnboundedRec
             Write::Append {
                 first_seq,
                 records,
+                notify,
                 settle,
             } => {
-                let result = append(&inner, &game, &mut end, first_seq, records).await;
+                let result = if notify.is_empty() {
+                    append(&inner, &game, &mut end, first_seq, records).await
+                } else {
+                    append_with_notify(&inner, &game, &mut end, first_seq, records, notify).await
+                };
                 let _ = settle.send(result);
             }
             Write::Meta { meta, settle } => {
@@ -706,13 +755,21 @@ async fn games(inner: Arc<Inner>) -> Result<Vec<(GameKey, Vec<u8>)>, StoreError>
 }
 
 impl EventStore for NatsStore {
-    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+    /// The notices first, then the records: see [`append_with_notify`].
+    fn append_with_notify(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: Vec<Vec<u8>>,
+        notify: NotifyWrites,
+    ) -> Durable {
         let (settle, durable) = Durable::pending();
         self.hand_over(
             game,
             Write::Append {
                 first_seq,
                 records,
+                notify,
                 settle,
             },
         );

@@ -25,7 +25,7 @@
 
 use super::journal::{self, Insert, Journal, Tree};
 use super::manifest::{self, Reach, Reaches};
-use super::{event_key, Durable, EventStore, GameKey, NotifyRecords, StoreError};
+use super::{event_key, Durable, EventStore, GameKey, NotifyRecords, NotifyWrites, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::File;
@@ -124,6 +124,8 @@ enum Write {
         game: GameKey,
         first_seq: u64,
         records: Vec<Vec<u8>>,
+        /// The notices the records owe: in the same journal record, or refused with them.
+        notify: NotifyWrites,
         settle: Settle,
     },
     Meta {
@@ -693,13 +695,26 @@ impl EventStore for SledStore {
     /// Queued for the committer; or, on a quiet store, committed right here, which blocks
     /// the calling thread for one journal write and sync — what the caller would wait for
     /// anyway, without the committer's wake-up and its own.
-    fn append(&self, game: &GameKey, first_seq: u64, records: Vec<Vec<u8>>) -> Durable {
+    fn append_with_notify(
+        &self,
+        game: &GameKey,
+        first_seq: u64,
+        records: Vec<Vec<u8>>,
+        notify: NotifyWrites,
+    ) -> Durable {
         let key_bytes = event_key(game, first_seq).len();
-        let payload_bytes = journal::payload_bytes(records.iter().map(|r| (key_bytes, r.len())));
+        let payload_bytes = journal::payload_bytes(
+            records.iter().map(|r| (key_bytes, r.len())).chain(
+                notify
+                    .iter()
+                    .map(|(k, v)| (k.len(), v.as_ref().map_or(0, |v| v.len()))),
+            ),
+        );
         let write = |settle| Write::Append {
             game: *game,
             first_seq,
             records,
+            notify,
             settle,
         };
         match self.quiet_writer(payload_bytes) {
@@ -890,6 +905,7 @@ impl Committer {
                     game,
                     first_seq,
                     records,
+                    notify,
                     settle,
                 } => match self.check(&trees, &staged, &game, first_seq) {
                     Ok(()) => {
@@ -898,6 +914,9 @@ impl Committer {
                         if let Some(record) = records.last() {
                             staged_reaches.insert(game, Reach::of(last, record));
                         }
+                        // The notices the events owe go in the same journal record as the
+                        // events (one `fdatasync`), so a crash keeps both or neither.
+                        inserts.extend(notify.into_iter().map(notify_insert));
                         for (seq, record) in (first_seq..).zip(records) {
                             inserts.push((Tree::Events, event_key(&game, seq).to_vec(), record));
                         }
@@ -912,10 +931,7 @@ impl Committer {
                     waiting.push(settle);
                 }
                 Write::Notify { key, value, settle } => {
-                    inserts.push(match value {
-                        Some(value) => (Tree::Notify, key, value),
-                        None => (Tree::NotifyRemoved, key, vec![]),
-                    });
+                    inserts.push(notify_insert((key, value)));
                     waiting.push(settle);
                 }
                 Write::Checkpoint { settle } => checkpoints.push(settle),
@@ -1136,8 +1152,18 @@ impl Committer {
     }
 }
 
+/// A write to the notification space as the journal records it.
+fn notify_insert((key, value): (Vec<u8>, Option<Vec<u8>>)) -> Insert {
+    match value {
+        Some(value) => (Tree::Notify, key, value),
+        None => (Tree::NotifyRemoved, key, vec![]),
+    }
+}
+
 /// Gives sled inserts as one batch per tree: the journal's after opening or reopening it, or a
-/// group too large for the journal.
+/// group too large for the journal. The notification space goes first and the events last, so
+/// sled's log, which a crash cuts short but never reorders, holds no event whose owed notice it
+/// lacks.
 fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
     let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
     let mut notify = sled::Batch::default();
