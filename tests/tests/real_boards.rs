@@ -12,7 +12,7 @@ use client::{Failure, Status};
 use e2e::TestServer;
 use protocol::board::vasl::synth::{code, SynthBoard};
 use server::operations::config::Config;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const SCENARIO: &str = r#"name = "Two real boards"
@@ -49,6 +49,32 @@ fn synthesise(dir: &Path) {
     std::fs::write(dir.join("bd01"), one.archive()).unwrap();
     let two = SynthBoard::geomorphic("02");
     std::fs::write(dir.join("bd02"), two.archive()).unwrap();
+}
+
+/// Runs `script` as `asl run` does, for the side whose `token` it is; its status and output.
+async fn play(
+    url: &str,
+    game: &str,
+    token: String,
+    script: PathBuf,
+) -> (Result<Status, Failure>, String) {
+    let args = RunArgs {
+        server: ServerArg { url: url.into() },
+        game: GameArgs {
+            game: game.into(),
+            token,
+        },
+        script,
+        no_wait: false,
+        keep_going: false,
+        fresh: false,
+        json: false,
+    };
+    let mut out = vec![];
+    let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
+        .await
+        .expect("the script finishes");
+    (status, String::from_utf8(out).unwrap())
 }
 
 async fn create(server: &TestServer, scenario: &Path, boards: &Path) -> Result<String, Failure> {
@@ -98,29 +124,7 @@ async fn a_game_on_real_boards_is_created_played_and_replayed() {
     let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
     let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
 
-    let player = |token: String, script: std::path::PathBuf| {
-        let args = RunArgs {
-            server: ServerArg {
-                url: server.url.clone(),
-            },
-            game: GameArgs {
-                game: game.clone(),
-                token,
-            },
-            script,
-            no_wait: false,
-            keep_going: false,
-            fresh: false,
-            json: false,
-        };
-        async move {
-            let mut out = vec![];
-            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
-                .await
-                .expect("the script finishes");
-            (status, String::from_utf8(out).unwrap())
-        }
-    };
+    let player = |token: String, script: PathBuf| play(&server.url, &game, token, script);
     let (german_run, russian_run) = tokio::join!(
         player(german.clone(), script.clone()),
         player(russian, russian_script)
@@ -218,29 +222,7 @@ async fn a_move_crosses_the_seam_onto_a_rotated_board() {
     let game = created["game"].as_str().unwrap().to_string();
     let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
     let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
-    let player = |token: String, script: std::path::PathBuf| {
-        let args = RunArgs {
-            server: ServerArg {
-                url: server.url.clone(),
-            },
-            game: GameArgs {
-                game: game.clone(),
-                token,
-            },
-            script,
-            no_wait: false,
-            keep_going: false,
-            fresh: false,
-            json: false,
-        };
-        async move {
-            let mut out = vec![];
-            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
-                .await
-                .expect("the script finishes");
-            (status, String::from_utf8(out).unwrap())
-        }
-    };
+    let player = |token: String, script: PathBuf| play(&server.url, &game, token, script);
     let (german_run, russian_run) = tokio::join!(
         player(german.clone(), script),
         player(russian, russian_script)
@@ -316,28 +298,7 @@ async fn a_game_on_boards_stacked_north_south_survives_a_restart_and_an_unload()
     let game = created["game"].as_str().unwrap().to_string();
     let german = created["tokens"]["side_a"].as_str().unwrap().to_string();
     let russian = created["tokens"]["side_b"].as_str().unwrap().to_string();
-    let url = server.url.clone();
-    let player = |token: String, script: std::path::PathBuf| {
-        let args = RunArgs {
-            server: ServerArg { url: url.clone() },
-            game: GameArgs {
-                game: game.clone(),
-                token,
-            },
-            script,
-            no_wait: false,
-            keep_going: false,
-            fresh: false,
-            json: false,
-        };
-        async move {
-            let mut out = vec![];
-            let status = tokio::time::timeout(Duration::from_secs(60), run(&args, &mut out))
-                .await
-                .expect("the script finishes");
-            (status, String::from_utf8(out).unwrap())
-        }
-    };
+    let player = |token: String, script: PathBuf| play(&server.url, &game, token, script);
     let (german_run, russian_run) = tokio::join!(
         player(german.clone(), script),
         player(russian, russian_script)

@@ -227,18 +227,7 @@ impl<'a> Geometry<'a> {
         if !self.has_map() {
             return text.parse();
         }
-        let (x, y) = text.split_once('-').ok_or_else(|| {
-            format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8")
-        })?;
-        let x: Hex = x
-            .parse()
-            .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
-        let mut y: Hex = y
-            .parse()
-            .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
-        if y.board.is_none() {
-            y.board = x.board;
-        }
+        let (x, y) = crate::board::hex::hex_pair(text)?;
         self.hexside(x, y)
             .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside"))
     }

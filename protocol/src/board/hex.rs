@@ -386,18 +386,26 @@ impl fmt::Display for Hexside {
     }
 }
 
+/// The two hexes of a hexside written `H7-I8` (or `55H7-55I8`; a board given on the first hex
+/// carries to a second that has none), not yet checked for adjacency: every reader of a
+/// hexside's text — by a board's own geometry, a map's, or as stored — starts here.
+pub(crate) fn hex_pair(text: &str) -> Result<(Hex, Hex), String> {
+    let (x, y) = text
+        .split_once('-')
+        .ok_or_else(|| format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8"))?;
+    let x: Hex = x.parse().map_err(|e: HexParseError| e.to_string())?;
+    let mut y: Hex = y.parse().map_err(|e: HexParseError| e.to_string())?;
+    if y.board.is_none() {
+        y.board = x.board;
+    }
+    Ok((x, y))
+}
+
 /// Reads `H7-I8` (or `55H7-55I8`; a board given on the first hex carries to a second that has none).
 impl FromStr for Hexside {
     type Err = String;
     fn from_str(text: &str) -> Result<Hexside, String> {
-        let (x, y) = text.split_once('-').ok_or_else(|| {
-            format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8")
-        })?;
-        let x: Hex = x.parse().map_err(|e: HexParseError| e.to_string())?;
-        let mut y: Hex = y.parse().map_err(|e: HexParseError| e.to_string())?;
-        if y.board.is_none() {
-            y.board = x.board;
-        }
+        let (x, y) = hex_pair(text)?;
         x.hexside(y)
             .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside"))
     }
@@ -418,14 +426,12 @@ impl Hexside {
     /// it a meaning. Without this a game on boards stacked north–south wrote hexsides it could
     /// not read back.
     pub fn from_stored(text: &str) -> Result<Hexside, String> {
-        let (x, y) = text.split_once('-').ok_or_else(|| {
-            format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8")
-        })?;
-        let x: Hex = x.parse().map_err(|e: HexParseError| e.to_string())?;
-        let y: Hex = y.parse().map_err(|e: HexParseError| e.to_string())?;
+        let (x, y) = hex_pair(text)?;
         match (x.board, y.board) {
             (Some(a), Some(b)) if a != b => Ok(Hexside::new(x, y)),
-            _ => text.parse(),
+            _ => x
+                .hexside(y)
+                .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside")),
         }
     }
 }

@@ -153,6 +153,11 @@ impl Timing {
         Some(self.since + vacation + self.bank(side))
     }
 
+    /// The side whose clock has run out by `now`, recorded or not.
+    pub fn out_of_time(&self, now: Millis) -> Option<Side> {
+        self.expired.or_else(|| self.ran_out_at(now))
+    }
+
     /// The side whose clock has run out by `now` without it being recorded yet.
     pub fn ran_out_at(&self, now: Millis) -> Option<Side> {
         let deadline = self.deadline()?;

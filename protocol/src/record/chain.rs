@@ -538,6 +538,17 @@ pub struct VerifiedChain {
 
 /// Reads and checks a whole stored chain.
 pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
+    let mut head = GENESIS;
+    let entries = read_all(records, |after| head = after)?;
+    Ok(VerifiedChain { entries, head })
+}
+
+/// Reads and checks a whole stored chain, telling `each_head` the head after each envelope;
+/// an envelope that does not decode is settled by the chain around it ([`vouch`]).
+pub fn read_all(
+    records: &[(u64, Vec<u8>)],
+    mut each_head: impl FnMut(LogHash),
+) -> Result<Vec<Entry>, ChainError> {
     let mut reader = ChainReader::default();
     let mut entries = Vec::with_capacity(records.len());
     for (index, (seq, bytes)) in records.iter().enumerate() {
@@ -547,11 +558,9 @@ pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
                 .read(*seq, bytes)
                 .map_err(|e| vouch(e, records, index, head))?,
         );
+        each_head(reader.head());
     }
-    Ok(VerifiedChain {
-        entries,
-        head: reader.head(),
-    })
+    Ok(entries)
 }
 
 /// An envelope found at the start of some bytes ([`envelope_at`]).

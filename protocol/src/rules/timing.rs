@@ -63,10 +63,7 @@ pub fn timed(
         return decide_clock(game, timing, by, command, now);
     }
     if !ends_game(command) {
-        let out = timing
-            .expired
-            .or_else(|| timing.ran_out_at(now))
-            .filter(|side| *side == by);
+        let out = timing.out_of_time(now).filter(|side| *side == by);
         if let Some(side) = out {
             return Err(refuse(
                 ViolationKind::WrongSide,
@@ -144,7 +141,7 @@ fn decide_clock(
                     Event::ClaimedOnTime { by, at: now },
                 ]);
             }
-            if timing.expired == Some(by) || timing.ran_out_at(now) == Some(by) {
+            if timing.out_of_time(now) == Some(by) {
                 return Err(refuse(
                     ViolationKind::WrongSide,
                     format!(
@@ -165,7 +162,7 @@ fn decide_clock(
         }
         Command::GiveTime { time } => {
             let to = by.opponent();
-            if timing.expired == Some(by) || timing.ran_out_at(now) == Some(by) {
+            if timing.out_of_time(now) == Some(by) {
                 return Err(refuse(
                     ViolationKind::WrongSide,
                     format!(

@@ -57,18 +57,8 @@ impl VerifiedLog {
 
 /// Decodes and checks a stored log (see `protocol::chain::ChainReader`).
 pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedLog, LogError> {
-    let mut reader = chain::ChainReader::default();
-    let mut entries = Vec::with_capacity(records.len());
     let mut hashes = Vec::with_capacity(records.len());
-    for (index, (seq, bytes)) in records.iter().enumerate() {
-        let head = reader.head();
-        entries.push(
-            reader
-                .read(*seq, bytes)
-                .map_err(|e| chain::vouch(e, records, index, head))?,
-        );
-        hashes.push(reader.head());
-    }
+    let entries = chain::read_all(records, |head| hashes.push(head))?;
     Ok(VerifiedLog { entries, hashes })
 }
 
