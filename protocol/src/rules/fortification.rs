@@ -59,21 +59,12 @@ pub fn unmodelled_tem(game: &Game, unit: &Unit, indirect: bool) -> Option<Fortif
 
 /// Movement the engine does not rule on among fortifications, refused as not modelled rather
 /// than played as if they were not there: leaving a place in one (the chart's 1 MF to leave a
-/// foxhole is a step of its own the engine has no command for; the others have no figure),
-/// Column/Convoy movement, and entering a hex with Wire, Panji, a pillbox or a bridge.
-pub fn check_move(
+/// foxhole is a step of its own the engine has no command for; the others have no figure) and
+/// Column/Convoy movement. Every command that takes a unit out of its Location asks this.
+pub fn check_leave(
     game: &Game,
     units: &[&Unit],
-    to: crate::board::hex::Hex,
 ) -> Result<(), crate::rules::violation::RuleViolation> {
-    use crate::rules::violation::{RuleViolation, ViolationKind};
-    let not_modelled = |rule: &str, why: Vec<Piece>| {
-        Err(RuleViolation::with(
-            rule,
-            ViolationKind::NotModelled,
-            pieces!["not modelled: ", why],
-        ))
-    };
     for unit in units {
         let p = unit.placement;
         if let Some(e) = entrenched_in(game, unit) {
@@ -116,6 +107,15 @@ pub fn check_move(
             );
         }
     }
+    Ok(())
+}
+
+/// Entering a hex with Wire, Panji, a pillbox or a bridge: the engine has no figures for it,
+/// so every command that would put a unit there refuses it as not modelled.
+pub fn check_enter(
+    game: &Game,
+    to: crate::board::hex::Hex,
+) -> Result<(), crate::rules::violation::RuleViolation> {
     let forts = game
         .scenario
         .hexes
@@ -138,4 +138,13 @@ pub fn check_move(
         }
     }
     Ok(())
+}
+
+fn not_modelled(rule: &str, why: Vec<Piece>) -> Result<(), crate::rules::violation::RuleViolation> {
+    use crate::rules::violation::{RuleViolation, ViolationKind};
+    Err(RuleViolation::with(
+        rule,
+        ViolationKind::NotModelled,
+        pieces!["not modelled: ", why],
+    ))
 }

@@ -347,6 +347,11 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
                     .map(|u| u.id.clone()),
             );
         }
+        if let Event::UnitsEntered { units, .. } = event {
+            // Entering from off board is a move into the hex (A2.51): its units take
+            // mandatory WA as movers do, after the enemy's HIP moment (B9.324).
+            movers.extend(units.iter().map(|u| u.id.clone()));
+        }
         if let Event::UnitMoved {
             units, from, to, ..
         }

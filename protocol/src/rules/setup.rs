@@ -17,7 +17,7 @@ use crate::board::hex::Hex;
 use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
 use crate::board::setup::{concealment_terrain, OffboardUnit};
 use crate::board::terrain::{EntryCost, Mf};
-use crate::game::event::{Event, MfAccount, MoveCost};
+use crate::game::event::{Event, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit, Weapon};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
@@ -537,56 +537,21 @@ pub(super) fn enter(
                 ],
             ));
         }
-        if spec.kind == UnitKind::Vehicle {
+        if game.movement.moving_stack.contains(id) || game.movement.finished.contains(id) {
+            // Only an entry that concealed or hidden units stopped leaves a unit off board
+            // with MF spent (A12.15); what it may do with the rest is not modelled.
             return Err(refuse(
-                "A2.51",
+                "A12.15",
                 ViolationKind::NotModelled,
                 pieces![
                     Piece::unit(id),
-                    " is a vehicle; vehicles entering is not modelled by this engine"
+                    " was stopped entering this MPh; entering again before its next MPh is not modelled by this engine"
                 ],
             ));
         }
         specs.push(spec);
     }
-    let hex_spec = &game.scenario.hexes[&to];
-    if let Some(name) = &hex_spec.unmodelled {
-        return Err(refuse(
-            "B1",
-            ViolationKind::NotModelled,
-            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
-        ));
-    }
-    if hex_spec.rubble || hex_spec.blaze || hex_spec.water_obstacle {
-        return Err(refuse(
-            "B1",
-            ViolationKind::NotModelled,
-            format!("entering {to} from off board is not modelled by this engine (rubble, Blaze or a Water Obstacle)"),
-        ));
-    }
-    let (entry, rule) = hex_spec
-        .terrain
-        .entry_cost(Some(game.scenario.month).filter(|m| *m > 0));
-    let (cot, all_mf) = match entry {
-        EntryCost::Mf(mf) => (mf, false),
-        EntryCost::AllMf => (Mf::default(), true),
-    };
-    let elevation = if hex_spec.elevation > 0 {
-        cot
-    } else {
-        Mf::default()
-    };
-    let cost = MoveCost {
-        cot,
-        cot_rule: rule.to_string(),
-        road: false,
-        bypass_doubling: Mf::default(),
-        elevation,
-        hexside: None,
-        hexside_mf: Mf::default(),
-        all_mf,
-        total: cot + elevation,
-    };
+    let cost = offboard_entry_cost(game, to)?;
     let units: Vec<Unit> = specs
         .iter()
         .map(|s| Unit {
@@ -595,56 +560,7 @@ pub(super) fn enter(
             ..Unit::from_offboard(s, to, false, false)
         })
         .collect();
-    let mut stack = Stack::default();
-    for u in game
-        .units_above(to)
-        .filter(|u| u.side == by && game.upper_level(u).is_none())
-    {
-        stack.add(u.kind);
-    }
-    for u in &units {
-        stack.add(u.kind);
-    }
-    if stack.overstacked() {
-        return Err(refuse(
-            "A5.1",
-            ViolationKind::NotModelled,
-            format!("entering {to} would overstack it; entering overstacked is not modelled by this engine"),
-        ));
-    }
-    let mut mf = Vec::new();
-    for unit in &units {
-        // Off the map, its SW are not in the game yet: their PP count here (A4.4).
-        let carried: u8 = setup
-            .map(|s| {
-                s.weapons
-                    .values()
-                    .filter(|w| w.held_by.as_ref() == Some(&unit.id))
-                    .map(|w| w.pp)
-                    .sum()
-            })
-            .unwrap_or(0);
-        let allotment = super::movement::allotment(game, unit, &[], false, carried);
-        let spent = if all_mf { allotment.total } else { cost.total };
-        if spent > allotment.total {
-            return Err(refuse(
-                "A4.1",
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    format!("entering {to} needs {} MF; ", cost.total),
-                    Piece::unit(&unit.id),
-                    format!(" has {}", allotment.total)
-                ],
-            ));
-        }
-        mf.push(MfAccount {
-            unit: unit.id.clone(),
-            allotment,
-            spent,
-            left: allotment.total.saturating_sub(spent),
-        });
-    }
-    let weapons = setup
+    let weapons: Vec<Weapon> = setup
         .map(|s| {
             s.weapons
                 .values()
@@ -660,11 +576,66 @@ pub(super) fn enter(
                 .collect()
         })
         .unwrap_or_default();
+    // Entering is a move into `to` like any other (A2.51, A4): the units, with what they
+    // carry, are put where the act of entering a Location can see them — their leader's
+    // +2 MF and IPC, their PP, the stack they join — and the one act rules on them.
+    let mut staged = game.clone();
+    for u in &units {
+        staged.units.insert(u.id.clone(), u.clone());
+    }
+    for w in &weapons {
+        staged.weapons.insert(w.id.clone(), w.clone());
+    }
+    let movers: Vec<&Unit> = ids.iter().map(|id| &staged.units[id]).collect();
+    let entry = super::movement::enter_location(&staged, by, &movers, ids, to, cost)?;
+    if entry.stopped() {
+        // Concealed or hidden enemy units stop the entry: they are revealed (dummies
+        // removed) and the units stay off board, their MF spent (A12.15).
+        return Ok(vec![Event::UnitEntryBlocked {
+            units: ids.to_vec(),
+            from: to,
+            to,
+            revealed: entry.revealed,
+            dummies_removed: entry.dummies_removed,
+            cost: entry.cost,
+            mf: entry.mf,
+        }]);
+    }
     Ok(vec![Event::UnitsEntered {
         units,
         weapons,
         hex: to,
-        cost,
-        mf,
+        cost: entry.cost,
+        mf: entry.mf,
     }])
+}
+
+/// What entering `to` costs from the off-board hex beside it, taken to be Open Ground at
+/// level 0 (A2.51): the COT of `to`, doubled if `to` is higher (B10); no road, no hexside.
+fn offboard_entry_cost(game: &Game, to: Hex) -> Result<MoveCost, RuleViolation> {
+    super::movement::check_hex_modelled(game, to)?;
+    let hex_spec = &game.scenario.hexes[&to];
+    let (entry, rule) = hex_spec
+        .terrain
+        .entry_cost(Some(game.scenario.month).filter(|m| *m > 0));
+    let (cot, all_mf) = match entry {
+        EntryCost::Mf(mf) => (mf, false),
+        EntryCost::AllMf => (Mf::default(), true),
+    };
+    let elevation = if hex_spec.elevation > 0 {
+        cot
+    } else {
+        Mf::default()
+    };
+    Ok(MoveCost {
+        cot,
+        cot_rule: rule.to_string(),
+        road: false,
+        bypass_doubling: Mf::default(),
+        elevation,
+        hexside: None,
+        hexside_mf: Mf::default(),
+        all_mf,
+        total: cot + elevation,
+    })
 }

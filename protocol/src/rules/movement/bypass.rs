@@ -84,7 +84,8 @@ fn decide_step(
             format!("{hex} holds Wire; a hex with Wire cannot be Bypassed"),
         ));
     }
-    crate::rules::fortification::check_move(game, &units, hex)?;
+    crate::rules::fortification::check_leave(game, &units)?;
+    crate::rules::fortification::check_enter(game, hex)?;
     let position = units[0];
     let continuing = position.bypass.as_ref().filter(|b| b.hex == hex);
     let from = if continuing.is_some() {

@@ -1,13 +1,14 @@
 //! `Move`: one hex of movement — into an adjacent hex, out of Bypass into a hex at the vertex
 //! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
 
-use super::{movers, pay, refuse_vehicles};
+use super::entry::{check_hex_modelled, enter_location};
+use super::movers;
 use crate::board::hex::Hex;
-use crate::board::scenario::{Side, UnitId, UnitKind};
-use crate::board::terrain::{EntryCost, HexsideFeature, Mf};
+use crate::board::scenario::{Side, UnitId};
+use crate::board::terrain::{EntryCost, Mf};
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::{Bypass, Game, Unit};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,
@@ -16,7 +17,8 @@ pub(in crate::rules) fn decide(
     to: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move")?;
-    crate::rules::fortification::check_move(game, &units, to)?;
+    crate::rules::fortification::check_leave(game, &units)?;
+    check_level(game, &units)?;
     let from = units[0].hex;
     let cost = match &units[0].bypass {
         Some(bypass) if bypass.hex == to => enter_bypassed_obstacle(game, to)?,
@@ -26,22 +28,15 @@ pub(in crate::rules) fn decide(
         }
         None => entry_cost(game, from, to)?,
     };
-    refuse_vehicles(game, &units, cost.hexside == Some(HexsideFeature::Bocage))?;
-    let cost = with_overstacking(game, by, &units, to, cost);
-    let mf = pay(game, &units, ids, &cost, to)?;
-    let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
-    // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing.
-    let lurking: Vec<&Unit> = game
-        .units_above(to)
-        .filter(|u| u.side != by && (u.concealed || u.hidden))
-        .collect();
-    if lurking.is_empty() {
+    let entry = enter_location(game, by, &units, ids, to, cost)?;
+    if !entry.stopped() {
+        let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
         events.push(Event::UnitMoved {
             units: ids.to_vec(),
             from,
             to,
-            cost,
-            mf,
+            cost: entry.cost,
+            mf: entry.mf,
         });
         return Ok(events);
     }
@@ -49,69 +44,33 @@ pub(in crate::rules) fn decide(
     // and the movers stay where they were, their MF spent (A12.15). Their WA went when they
     // started to leave (B9.41).
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::ExitFailed);
-    let (dummies, real): (Vec<&Unit>, Vec<&Unit>) =
-        lurking.into_iter().partition(|u| u.kind == UnitKind::Dummy);
     events.push(Event::UnitEntryBlocked {
         units: ids.to_vec(),
         from,
         to,
-        revealed: real
-            .into_iter()
-            .map(|u| {
-                let mut shown = u.clone();
-                shown.concealed = false;
-                shown.hidden = false;
-                shown
-            })
-            .collect(),
-        dummies_removed: dummies.into_iter().map(|u| u.id.clone()).collect(),
-        cost,
-        mf,
+        revealed: entry.revealed,
+        dummies_removed: entry.dummies_removed,
+        cost: entry.cost,
+        mf: entry.mf,
     });
     Ok(events)
 }
 
-/// A5.11: entering a Location its side overstacks with Personnel — even only by the movers'
-/// own entry — costs one MF more per squad equivalent (FRU) beyond the limit. The movers
-/// enter its ground level; units of the side on an upper level stack there, not here (A5.1).
-/// The extra MF is part of the hex's entry cost, and its rule says so.
-fn with_overstacking(
-    game: &Game,
-    by: Side,
-    movers: &[&Unit],
-    to: Hex,
-    mut cost: MoveCost,
-) -> MoveCost {
-    use crate::board::scenario::Stack;
-    let mut stack = Stack::default();
-    let base = game
-        .scenario
-        .hexes
-        .get(&to)
-        .map_or(0, |h| i16::from(h.elevation) * 2);
-    // A unit's level is the scenario's while it stays in its setup hex (`rules::los`).
-    let upper = |u: &Unit| {
-        game.scenario
-            .units
-            .get(&u.id)
-            .is_some_and(|s| s.hex == u.hex && s.level.is_some_and(|l| l != base))
-    };
-    game.units_above(to)
-        .filter(|u| u.side == by && !u.eliminated && u.bypass.is_none() && !upper(u))
-        .filter(|u| !movers.iter().any(|m| m.id == u.id))
-        .chain(movers.iter().copied())
-        .for_each(|u| stack.add(u.kind));
-    let over = stack.squads_over();
-    if over > 0 && !cost.all_mf {
-        let extra = Mf::whole(over);
-        cost.cot += extra;
-        cost.total += extra;
-        cost.cot_rule = format!(
-            "{}, +{over} MF into a Location overstacked by {over} squad equivalent(s) (A5.11)",
-            cost.cot_rule
-        );
+/// Units on an upper level of a building (A5.1: a Location of its own) leave it only by the
+/// building's stairs and levels (B23.42), which the engine does not model: a step from there
+/// into the next hex is refused as not modelled, never played as a step from ground level.
+fn check_level(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
+    if let Some(up) = units.iter().find(|u| game.upper_level(u).is_some()) {
+        return Err(RuleViolation::with(
+            "B23.42",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&up.id),
+                " is on an upper level of its building; moving between levels and out of one is not modelled by this engine"
+            ],
+        ));
     }
-    cost
+    Ok(())
 }
 
 /// B9.41: WA goes the moment a unit starts entering a new Location.
@@ -193,25 +152,7 @@ pub fn entry_cost(game: &Game, from: Hex, to: Hex) -> Result<MoveCost, RuleViola
             format!("{to} is not adjacent to {from}; move one hex at a time"),
         )
     })?;
-    if to_spec.rubble || to_spec.blaze {
-        let (rule, what) = if to_spec.rubble {
-            ("B24", "rubble")
-        } else {
-            ("B25", "a Blaze")
-        };
-        return Err(RuleViolation::new(
-            rule,
-            ViolationKind::NotModelled,
-            format!("{to} holds {what}; movement into it is not modelled by this engine"),
-        ));
-    }
-    if let Some(name) = &to_spec.unmodelled {
-        return Err(RuleViolation::new(
-            "B1",
-            ViolationKind::NotModelled,
-            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
-        ));
-    }
+    check_hex_modelled(game, to)?;
     let side_spec = scenario.hexside_spec(hexside);
     if let Some(name) = side_spec.and_then(|s| s.unmodelled.as_ref()) {
         return Err(RuleViolation::new(

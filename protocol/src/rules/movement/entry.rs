@@ -1,0 +1,183 @@
+//! Entering a Location in the MPh: the one act that `move` (A4) and `enter` from off board
+//! (A2.51) both are, so both check the same things in the same order — terrain and
+//! fortifications the engine does not model, Known enemy units (A4.14), vehicles, overstacking
+//! (A5.11), MF and their sources (A4.1, A4.12, A4.42) and concealed or hidden enemy units that
+//! stop the entry (A12.15). Each command adds only what its own rule adds: `move` the step
+//! from an adjacent hex, the leaving of Bypass and of fortifications; `enter` its edge and
+//! Turn, and its cost from off board.
+
+use super::{pay, refuse_vehicles};
+use crate::board::hex::Hex;
+use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
+use crate::board::terrain::{HexsideFeature, Mf};
+use crate::game::event::{MfAccount, MoveCost};
+use crate::game::{Game, Unit};
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
+
+/// What entering a Location comes to once every check has passed.
+pub(in crate::rules) struct Entry {
+    /// The cost, overstacking included.
+    pub cost: MoveCost,
+    /// Each mover's MF after paying it.
+    pub mf: Vec<MfAccount>,
+    /// Concealed or hidden enemy units in the Location: the real ones as they show once
+    /// revealed, and the dummies removed (A12.15). Empty when nothing stops the entry.
+    pub revealed: Vec<Unit>,
+    pub dummies_removed: Vec<UnitId>,
+}
+
+impl Entry {
+    /// Whether concealed or hidden enemy units stopped the movers (A12.15).
+    pub fn stopped(&self) -> bool {
+        !self.revealed.is_empty() || !self.dummies_removed.is_empty()
+    }
+}
+
+/// Terrain of `to` the engine has no figures for: refused as not modelled by every command
+/// that would put a unit there, rather than entered at a guessed cost.
+pub(in crate::rules) fn check_hex_modelled(game: &Game, to: Hex) -> Result<(), RuleViolation> {
+    let Some(spec) = game.scenario.hexes.get(&to) else {
+        return Err(RuleViolation::new(
+            "A4",
+            ViolationKind::Geometry,
+            format!("{to} is not on this scenario's map"),
+        ));
+    };
+    if spec.rubble || spec.blaze {
+        let (rule, what) = if spec.rubble {
+            ("B24", "rubble")
+        } else {
+            ("B25", "a Blaze")
+        };
+        return Err(RuleViolation::new(
+            rule,
+            ViolationKind::NotModelled,
+            format!("{to} holds {what}; movement into it is not modelled by this engine"),
+        ));
+    }
+    if spec.water_obstacle {
+        return Err(RuleViolation::new(
+            "B21",
+            ViolationKind::NotModelled,
+            format!("{to} is a Water Obstacle; movement into it is not modelled by this engine"),
+        ));
+    }
+    if let Some(name) = &spec.unmodelled {
+        return Err(RuleViolation::new(
+            "B1",
+            ViolationKind::NotModelled,
+            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
+        ));
+    }
+    Ok(())
+}
+
+/// The act of entering `to`: `units` (the stack `ids`, in the player's order) pay `cost`,
+/// which the command worked out for its own way in. `units` are the game's own units; a
+/// command whose units are not on the map yet (`enter`) passes a game they have been added to.
+pub(in crate::rules) fn enter_location(
+    game: &Game,
+    by: Side,
+    units: &[&Unit],
+    ids: &[UnitId],
+    to: Hex,
+    cost: MoveCost,
+) -> Result<Entry, RuleViolation> {
+    check_hex_modelled(game, to)?;
+    crate::rules::fortification::check_enter(game, to)?;
+    check_known_enemy(game, by, units, to)?;
+    refuse_vehicles(game, units, cost.hexside == Some(HexsideFeature::Bocage))?;
+    let cost = with_overstacking(game, by, units, to, cost);
+    let mf = pay(game, units, ids, &cost, to)?;
+    // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing; nor
+    // do units on an upper level of a building (A5.1), since movers enter its ground level.
+    let lurking: Vec<&Unit> = ground_level(game, to)
+        .filter(|u| u.side != by && (u.concealed || u.hidden))
+        .collect();
+    let (dummies, real): (Vec<&Unit>, Vec<&Unit>) =
+        lurking.into_iter().partition(|u| u.kind == UnitKind::Dummy);
+    Ok(Entry {
+        cost,
+        mf,
+        revealed: real
+            .into_iter()
+            .map(|u| {
+                let mut shown = u.clone();
+                shown.concealed = false;
+                shown.hidden = false;
+                shown
+            })
+            .collect(),
+        dummies_removed: dummies.into_iter().map(|u| u.id.clone()).collect(),
+    })
+}
+
+/// The units in the ground-level Location of `to`: above ground, not on an upper level.
+fn ground_level(game: &Game, to: Hex) -> impl Iterator<Item = &Unit> {
+    game.units_above(to)
+        .filter(move |u| !u.eliminated && game.upper_level(u).is_none())
+}
+
+/// A4.14: in the MPh no unit enters a Location holding a Known enemy unit. Infantry have no
+/// way round it; a vehicle's would be Overrun (D7), which the engine does not model, and the
+/// refusal says so. Concealed and hidden units are not Known: entering their Location is
+/// A12.15's matter, ruled on after the MF are paid.
+fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<(), RuleViolation> {
+    let Some(enemy) = ground_level(game, to)
+        .find(|u| u.side != by && !u.concealed && !u.hidden && u.kind != UnitKind::Dummy)
+    else {
+        return Ok(());
+    };
+    if let Some(vehicle) = units.iter().find(|u| u.kind == UnitKind::Vehicle) {
+        return Err(RuleViolation::with(
+            "D7",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&vehicle.id),
+                format!(" would enter {to}, which holds a Known enemy unit ("),
+                Piece::unit(&enemy.id),
+                "); a vehicle does so only by Overrun, which is not modelled by this engine"
+            ],
+        ));
+    }
+    Err(RuleViolation::with(
+        "A4.14",
+        ViolationKind::UnitState,
+        pieces![
+            format!("{to} holds a Known enemy unit ("),
+            Piece::unit(&enemy.id),
+            "); no unit enters its Location in the MPh, and Infantry have no Overrun"
+        ],
+    ))
+}
+
+/// A5.11: entering a Location its side overstacks with Personnel — even only by the movers'
+/// own entry — costs one MF more per squad equivalent (FRU) beyond the limit. The movers
+/// enter its ground level; units of the side on an upper level stack there, not here (A5.1).
+/// The extra MF is part of the hex's entry cost, and its rule says so. Overstacking is
+/// forbidden only at set-up; entering overstacked from off board is charged the same way.
+fn with_overstacking(
+    game: &Game,
+    by: Side,
+    movers: &[&Unit],
+    to: Hex,
+    mut cost: MoveCost,
+) -> MoveCost {
+    let mut stack = Stack::default();
+    ground_level(game, to)
+        .filter(|u| u.side == by && u.bypass.is_none())
+        .filter(|u| !movers.iter().any(|m| m.id == u.id))
+        .chain(movers.iter().copied())
+        .for_each(|u| stack.add(u.kind));
+    let over = stack.squads_over();
+    if over > 0 && !cost.all_mf {
+        let extra = Mf::whole(over);
+        cost.cot += extra;
+        cost.total += extra;
+        cost.cot_rule = format!(
+            "{}, +{over} MF into a Location overstacked by {over} squad equivalent(s) (A5.11)",
+            cost.cot_rule
+        );
+    }
+    cost
+}
