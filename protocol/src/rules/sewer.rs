@@ -213,6 +213,9 @@ pub(super) fn decide_move(
     for u in &up {
         check_sewer_unit(game, u, false)?;
     }
+    // Going down a Manhole leaves the unit's Location: a place `move` may not leave as
+    // not modelled (a foxhole, a pillbox, an upper level), going down may not either.
+    super::movement::check_leaving(game, &up)?;
     if down
         .iter()
         .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: true, .. })))
@@ -809,6 +812,7 @@ pub(super) fn decide_enter_tunnel(
     for u in &units {
         check_sewer_unit(game, u, false)?;
     }
+    super::movement::check_leaving(game, &units)?;
     // A tunnel is never overstacked (B8.61): those already in it, going either way, and those
     // entering.
     let mut stack = crate::board::scenario::Stack::default();
@@ -1075,6 +1079,7 @@ pub(super) fn decide_rout(
             ));
         }
     }
+    super::movement::check_leaving(game, &units)?;
     let to = tunnel_exit(game, by, from, "B8.62")?;
     let known_armed = game.units.values().filter(|e| {
         e.side != by

@@ -84,7 +84,7 @@ fn decide_step(
             format!("{hex} holds Wire; a hex with Wire cannot be Bypassed"),
         ));
     }
-    crate::rules::fortification::check_leave(game, &units)?;
+    super::check_leaving(game, &units)?;
     crate::rules::fortification::check_enter(game, hex)?;
     let position = units[0];
     let continuing = position.bypass.as_ref().filter(|b| b.hex == hex);

@@ -72,6 +72,32 @@ pub(in crate::rules) fn check_hex_modelled(game: &Game, to: Hex) -> Result<(), R
     Ok(())
 }
 
+/// What every command that takes units out of their Location checks of where they are
+/// (`move`, Bypass, going down a Manhole, into a tunnel, routing through one): a place the
+/// engine has no figures for leaving — a fortification (B27, B30, B26, B6), Column/Convoy
+/// (E11), an upper level of a building (B23.42) — is refused as not modelled.
+pub(in crate::rules) fn check_leaving(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
+    crate::rules::fortification::check_leave(game, units)?;
+    check_level(game, units)
+}
+
+/// Units on an upper level of a building (A5.1: a Location of its own) leave it only by the
+/// building's stairs and levels (B23.42), which the engine does not model: a step from there
+/// into the next hex is refused as not modelled, never played as a step from ground level.
+fn check_level(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
+    if let Some(up) = units.iter().find(|u| game.upper_level(u).is_some()) {
+        return Err(RuleViolation::with(
+            "B23.42",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&up.id),
+                " is on an upper level of its building; moving between levels and out of one is not modelled by this engine"
+            ],
+        ));
+    }
+    Ok(())
+}
+
 /// The act of entering `to`: `units` (the stack `ids`, in the player's order) pay `cost`,
 /// which the command worked out for its own way in. `units` are the game's own units; a
 /// command whose units are not on the map yet (`enter`) passes a game they have been added to.

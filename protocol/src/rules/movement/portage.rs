@@ -6,16 +6,33 @@
 //! SMC never carries more than two PP (A4.42).
 
 use super::{allotment, held_pp, movers, SMC_PP_MAX};
-use crate::board::scenario::{Side, UnitId};
+use crate::board::scenario::{Side, UnitId, UnitKind};
 use crate::board::terrain::Mf;
 use crate::game::event::{Event, MfAccount};
 use crate::game::phase::Phase;
-use crate::game::{Game, Weapon};
+use crate::game::{Game, Unit, Weapon};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::rules::{own_unit, require_acting, require_phase};
 
 /// What recovering a weapon costs (A4.44).
 pub const RECOVERY_MF: Mf = Mf::whole(1);
+
+/// A vehicle has MP and its own capacity, not an Infantry unit's IPC and MF (A4.4 counts
+/// Infantry portage); the engine does not model vehicles carrying SW, so a vehicle recovering
+/// or dropping one is refused as not modelled, never played as a squad's recovery.
+fn refuse_vehicle(unit: &Unit) -> Result<(), RuleViolation> {
+    if unit.kind != UnitKind::Vehicle {
+        return Ok(());
+    }
+    Err(RuleViolation::with(
+        "A4.4",
+        ViolationKind::NotModelled,
+        pieces![
+            Piece::unit(&unit.id),
+            " is a vehicle; vehicles recovering, carrying or dropping support weapons is not modelled by this engine"
+        ],
+    ))
+}
 
 fn weapon<'g>(game: &'g Game, id: &str) -> Result<&'g Weapon, RuleViolation> {
     game.weapons.get(id).ok_or_else(|| {
@@ -39,6 +56,7 @@ pub(in crate::rules) fn decide_pick_up(
 ) -> Result<Vec<Event>, RuleViolation> {
     let ids = std::slice::from_ref(unit_id);
     let unit = movers(game, by, ids, "support weapons are recovered")?[0];
+    refuse_vehicle(unit)?;
     let weapon = weapon(game, weapon_id)?;
     if let Some(holder) = &weapon.held_by {
         return Err(RuleViolation::with(
@@ -131,6 +149,7 @@ pub(in crate::rules) fn decide_drop(
         "support weapons are dropped",
     )?;
     let unit = own_unit(game, by, unit_id)?;
+    refuse_vehicle(unit)?;
     let weapon = weapon(game, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
         return Err(RuleViolation::with(

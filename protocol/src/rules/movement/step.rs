@@ -1,14 +1,14 @@
 //! `Move`: one hex of movement — into an adjacent hex, out of Bypass into a hex at the vertex
 //! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
 
-use super::entry::{check_hex_modelled, enter_location};
+use super::entry::{check_hex_modelled, check_leaving, enter_location};
 use super::movers;
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
 use crate::board::terrain::{EntryCost, Mf};
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::{Bypass, Game, Unit};
-use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use crate::rules::violation::{RuleViolation, ViolationKind};
 
 pub(in crate::rules) fn decide(
     game: &Game,
@@ -17,8 +17,7 @@ pub(in crate::rules) fn decide(
     to: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
     let units = movers(game, by, ids, "units move")?;
-    crate::rules::fortification::check_leave(game, &units)?;
-    check_level(game, &units)?;
+    check_leaving(game, &units)?;
     let from = units[0].hex;
     let cost = match &units[0].bypass {
         Some(bypass) if bypass.hex == to => enter_bypassed_obstacle(game, to)?,
@@ -54,23 +53,6 @@ pub(in crate::rules) fn decide(
         mf: entry.mf,
     });
     Ok(events)
-}
-
-/// Units on an upper level of a building (A5.1: a Location of its own) leave it only by the
-/// building's stairs and levels (B23.42), which the engine does not model: a step from there
-/// into the next hex is refused as not modelled, never played as a step from ground level.
-fn check_level(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
-    if let Some(up) = units.iter().find(|u| game.upper_level(u).is_some()) {
-        return Err(RuleViolation::with(
-            "B23.42",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(&up.id),
-                " is on an upper level of its building; moving between levels and out of one is not modelled by this engine"
-            ],
-        ));
-    }
-    Ok(())
 }
 
 /// B9.41: WA goes the moment a unit starts entering a new Location.
