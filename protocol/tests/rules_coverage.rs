@@ -260,3 +260,146 @@ fn the_paragraph_reader_reads_numbers_and_examples() {
         ["B9.2", "B9.2 EX", "B9.21", "B9.21 EX 1", "B9.21 EX 2"]
     );
 }
+
+/// `A4.14`, `B9.322`, `D2`: a chapter letter, a number, and dotted sub-numbers.
+fn is_rule_id(s: &str) -> bool {
+    let mut chars = s.chars();
+    let Some(chapter) = chars.next() else {
+        return false;
+    };
+    let rest = chars.as_str();
+    ('A'..='H').contains(&chapter)
+        && rest.starts_with(|c: char| c.is_ascii_digit())
+        && !rest.ends_with('.')
+        && !rest.contains("..")
+        && rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// The paragraphs a source file cites: every string literal that is a rule id on its own
+/// (`RuleViolation::new("A4.14", …)`, `rule: "B27"`, a roll's or an event's rule), and every
+/// `(A5.11)` written inside a literal's words (a cost's or an event's reason). Comments are
+/// skipped, and so is everything from the file's `#[cfg(test)]` on: its literals are hex
+/// names and fixtures, not citations.
+fn citations(source: &str, into: &mut BTreeSet<String>) {
+    let source = source.split("#[cfg(test)]").next().unwrap_or_default();
+    let mut literals = vec![];
+    let mut chars = source.chars().peekable();
+    let mut current: Option<String> = None;
+    while let Some(c) = chars.next() {
+        match (&mut current, c) {
+            (Some(lit), '\\') => {
+                lit.push(c);
+                if let Some(n) = chars.next() {
+                    lit.push(n);
+                }
+            }
+            (Some(_), '"') => literals.push(current.take().unwrap_or_default()),
+            (Some(lit), _) => lit.push(c),
+            (None, '"') => current = Some(String::new()),
+            (None, '/') if chars.peek() == Some(&'/') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+            }
+            (None, '\'') => {
+                // A char literal that is a quote or an escape: skip it whole.
+                let mut ahead = chars.clone();
+                match (ahead.next(), ahead.next(), ahead.next()) {
+                    (Some('"'), Some('\''), _) => {
+                        chars.next();
+                        chars.next();
+                    }
+                    (Some('\\'), Some(_), Some('\'')) => {
+                        chars.next();
+                        chars.next();
+                        chars.next();
+                    }
+                    _ => {}
+                }
+            }
+            (None, _) => {}
+        }
+    }
+    for literal in &literals {
+        if is_rule_id(literal) {
+            into.insert(literal.clone());
+        }
+        for part in literal.split('(').skip(1) {
+            if let Some((inside, _)) = part.split_once(')') {
+                if is_rule_id(inside) {
+                    into.insert(inside.to_string());
+                }
+            }
+        }
+    }
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("source directory") {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// Every paragraph the engine cites — in a refusal, an event, a cost, a roll, a terrain row —
+/// has a row saying what the engine does with it: a player told "refused, B23.42" can look up
+/// what the engine makes of B23.42.
+#[test]
+fn every_paragraph_the_engine_cites_has_a_row() {
+    let page = manifest().join("../docs/rules-coverage.md");
+    let text = std::fs::read_to_string(&page).expect("docs/rules-coverage.md");
+    let rows = rows(&text).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    let mut files = vec![];
+    rust_files(&manifest().join("src"), &mut files);
+    files.sort();
+    let mut cited = BTreeSet::new();
+    for f in &files {
+        citations(
+            &std::fs::read_to_string(f).expect("source file"),
+            &mut cited,
+        );
+    }
+    assert!(
+        cited.len() > 30,
+        "only {} citations found in the sources",
+        cited.len()
+    );
+    // A terrain chart row (`chart B12 Brush`) is the row of the paragraph its terrain cites.
+    let has_row = |id: &String| {
+        rows.contains_key(id)
+            || rows.keys().any(|k| {
+                k.strip_prefix("chart ")
+                    .and_then(|k| k.strip_prefix(id.as_str()))
+                    .is_some_and(|k| k.starts_with(' '))
+            })
+    };
+    let missing: Vec<&String> = cited.iter().filter(|id| !has_row(id)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} paragraph(s) the engine cites have no row in {}: {}",
+        missing.len(),
+        page.display(),
+        missing
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+}
+
+#[test]
+fn the_citation_reader_finds_rule_ids_alone_and_in_words() {
+    let mut found = BTreeSet::new();
+    citations(
+        "// a comment \"B1\" (B2)\nRuleViolation::new(\"A4.14\", k, \"x (A5.11) and (B9) but not (see A4) nor \\\"C\\\"\") '\"' \"A.\" \"x\" #[cfg(test)] \"A1\"",
+        &mut found,
+    );
+    let found: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
+    assert_eq!(found, ["A4.14", "A5.11", "B9"]);
+}
