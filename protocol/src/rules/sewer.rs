@@ -208,10 +208,10 @@ pub(super) fn decide_move(
     }
     let mut events = vec![];
     for u in &down {
-        check_sewer_unit(game, u, true)?;
+        check_sewer_unit(game, u, true, false)?;
     }
     for u in &up {
-        check_sewer_unit(game, u, false)?;
+        check_sewer_unit(game, u, false, false)?;
     }
     // Going down a Manhole leaves the unit's Location: a place `move` may not leave as
     // not modelled (a foxhole, a pillbox, an upper level), going down may not either.
@@ -298,13 +298,19 @@ pub(super) fn decide_move(
     Ok(events)
 }
 
-/// B8.4/B8.45/B8.61 unit checks for going or being below ground.
-fn check_sewer_unit(game: &Game, unit: &Unit, below: bool) -> Result<(), RuleViolation> {
+/// B8.4/B8.45/B8.61 unit checks for going or being below ground: into a tunnel when
+/// `tunnel`, else into a sewer.
+fn check_sewer_unit(
+    game: &Game,
+    unit: &Unit,
+    below: bool,
+    tunnel: bool,
+) -> Result<(), RuleViolation> {
     let id = &unit.id;
     if game.upper_level(unit).is_some() {
         // Manholes and tunnel entrances are ground-level Locations (B8.1, B8.6).
         return Err(refuse(
-            if below { "B8.4" } else { "B8.61" },
+            if tunnel { "B8.61" } else { "B8.4" },
             ViolationKind::UnitState,
             pieces![Piece::unit(id), " is on an upper level of its hex; sewers and tunnels are entered from its ground-level Location"],
         ));
@@ -534,7 +540,7 @@ pub(super) fn end_of_movement(
             .any(|u| matches!(u.underground, Some(Underground::Sewer { moved: false, .. })))
             && units
                 .iter()
-                .all(|u| check_sewer_unit(game, u, true).is_ok())
+                .all(|u| check_sewer_unit(game, u, true, false).is_ok())
             && !sewer_destinations(game, by, *hex).is_empty()
     }) {
         return Err(refuse(
@@ -810,7 +816,7 @@ pub(super) fn decide_enter_tunnel(
     let from = units[0].hex;
     let exit = tunnel_exit(game, by, from, "B8.6")?;
     for u in &units {
-        check_sewer_unit(game, u, false)?;
+        check_sewer_unit(game, u, false, true)?;
     }
     super::movement::check_leaving(game, &units)?;
     // A tunnel is never overstacked (B8.61): those already in it, going either way, and those
