@@ -48,6 +48,8 @@ enum Enemy {
     Dummy,
     /// A Known enemy on level 1 of a building: another Location (A5.1).
     Upstairs,
+    /// A Known enemy vehicle.
+    Vehicle,
 }
 
 #[derive(Clone, Debug)]
@@ -79,6 +81,7 @@ fn case() -> impl Strategy<Value = Case> {
         1 => Just(Enemy::Hidden),
         1 => Just(Enemy::Dummy),
         1 => Just(Enemy::Upstairs),
+        1 => Just(Enemy::Vehicle),
     ];
     (
         (
@@ -229,6 +232,15 @@ fn scenario(case: &Case, off_board: bool) -> String {
                 "dummy",
                 None,
                 &format!("{}concealed = true\n", at(TARGET)),
+            )
+        }
+        Enemy::Vehicle => {
+            s += &unit(
+                "re",
+                "russian",
+                "vehicle",
+                None,
+                &format!("{}mp = 10\n", at(TARGET)),
             )
         }
         Enemy::Upstairs => {
@@ -384,7 +396,7 @@ proptest! {
         if unmodelled {
             for r in [&entered, &moved] {
                 prop_assert!(
-                    matches!(r, Err(v) if v.kind == ViolationKind::NotModelled && v.detail.contains("not modelled")),
+                    matches!(r, Err(v) if says_not_modelled(v)),
                     "{}", render(r)
                 );
             }
@@ -415,9 +427,11 @@ enum Origin {
     Upstairs,
     Vehicle,
     Berserk,
+    /// A counter the engine does not rule on (`kind = "counter"`).
+    Counter,
 }
 
-const ORIGINS: [Origin; 10] = [
+const ORIGINS: [Origin; 11] = [
     Origin::Foxhole,
     Origin::Trench,
     Origin::Pillbox,
@@ -428,6 +442,7 @@ const ORIGINS: [Origin; 10] = [
     Origin::Upstairs,
     Origin::Vehicle,
     Origin::Berserk,
+    Origin::Counter,
 ];
 
 /// Board 1 with sewers usable: the unit `gm` (with a 9-1 `gml` beside it if `leader`) in
@@ -443,7 +458,7 @@ fn leaving_scenario(origin: Origin, leader: bool, terrain: usize) -> String {
         Origin::Bridge => (Some("bridge"), "on_bridge = true\n"),
         Origin::Column => (None, "column = true\n"),
         Origin::Upstairs => (None, "level = 2\n"),
-        Origin::Vehicle | Origin::Berserk => (None, ""),
+        Origin::Vehicle | Origin::Berserk | Origin::Counter => (None, ""),
     };
     let origin_terrain = if matches!(origin, Origin::Upstairs) {
         "stone_building\"\nheight = \"2"
@@ -458,6 +473,7 @@ fn leaving_scenario(origin: Origin, leader: bool, terrain: usize) -> String {
     .replace("height = \"2\"", "height = 2");
     let (kind, ratings, extra) = match origin {
         Origin::Vehicle => ("vehicle", None, "mp = 12\n".to_string()),
+        Origin::Counter => ("counter", Some("PzKpfw IVH"), String::new()),
         Origin::Berserk => ("squad", Some("4-6-7"), "morale = \"berserk\"\n".to_string()),
         _ => ("squad", Some("4-6-7"), placement.to_string()),
     };
@@ -467,10 +483,17 @@ fn leaving_scenario(origin: Origin, leader: bool, terrain: usize) -> String {
         s += &format!("\n[[units]]\nid = \"gml\"\nside = \"german\"\nkind = \"leader\"\nratings = \"9-1\"\nhex = \"{BESIDE}\"\n{placement}");
     }
     s += &format!("\n[[units]]\nid = \"rr\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"1A6\"\n\n[[weapons]]\nid = \"wl\"\nname = \"LMG\"\npp = 1\nhex = \"{BESIDE}\"\n");
-    if kind != "vehicle" {
+    if kind != "vehicle" && kind != "counter" {
         s += "\n[[weapons]]\nid = \"wh\"\nname = \"MMG\"\npp = 2\nheld_by = \"gm\"\n";
     }
     s
+}
+
+/// A refusal of the kind `NotModelled` whose words say so: "not modelled", or, for a counter
+/// the engine does not rule on, that the players move it by adjudication.
+fn says_not_modelled(v: &protocol::RuleViolation) -> bool {
+    v.kind == ViolationKind::NotModelled
+        && (v.detail.contains("not modelled") || v.detail.contains("does not rule on"))
 }
 
 /// A refusal that rules rather than says "not modelled" is allowed only where a rule forbids
@@ -511,10 +534,10 @@ proptest! {
             Command::Move { units: units.clone(), to: TARGET.parse().unwrap() },
             Command::SewerMove { units: units.clone(), to: "1E3".parse().unwrap() },
         ];
-        if matches!(origin, Origin::Vehicle | Origin::Berserk) {
+        if matches!(origin, Origin::Vehicle | Origin::Berserk | Origin::Counter) {
             commands.push(Command::PickUp { unit: "gm".into(), weapon: "wl".into() });
         }
-        if matches!(origin, Origin::Vehicle) {
+        if matches!(origin, Origin::Vehicle | Origin::Counter) {
             commands.push(Command::Drop { unit: "gm".into(), weapon: "wl".into() });
         }
         for command in &commands {
@@ -522,8 +545,7 @@ proptest! {
             match &result {
                 Ok(events) => prop_assert!(false, "{origin:?}: {command:?} accepted: {events:?}"),
                 Err(v) => prop_assert!(
-                    (v.kind == ViolationKind::NotModelled && v.detail.contains("not modelled"))
-                        || ruling_allowed(origin, command, &v.rule),
+                    says_not_modelled(v) || ruling_allowed(origin, command, &v.rule),
                     "{origin:?}: {command:?} refused {} ({:?}): {}", v.rule, v.kind, v.detail
                 ),
             }

@@ -212,6 +212,9 @@ fn decide_step(
             ),
         ));
     }
+    // Terrain the engine has no figures for (a Water Obstacle, a VASL terrain without a row)
+    // is refused as not modelled, as entering it is.
+    super::check_hex_modelled(game, hex)?;
     if let Some(enemy) = game
         .units_above(hex)
         .find(|u| u.side != by && !u.concealed && !u.hidden)

@@ -149,8 +149,15 @@ fn ground_level(game: &Game, to: Hex) -> impl Iterator<Item = &Unit> {
 /// refusal says so. Concealed and hidden units are not Known: entering their Location is
 /// A12.15's matter, ruled on after the MF are paid.
 fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<(), RuleViolation> {
-    let Some(enemy) = ground_level(game, to)
-        .find(|u| u.side != by && !u.concealed && !u.hidden && u.kind != UnitKind::Dummy)
+    let known: Vec<&Unit> = ground_level(game, to)
+        .filter(|u| u.side != by && !u.concealed && !u.hidden && u.kind != UnitKind::Dummy)
+        .collect();
+    // Personnel bar the Location outright; enemy vehicles and counters the engine does not
+    // rule on are refused as not modelled instead, whatever their own rules would allow.
+    let Some(enemy) = known
+        .iter()
+        .find(|u| u.kind.is_infantry())
+        .or_else(|| known.first())
     else {
         return Ok(());
     };
@@ -163,6 +170,17 @@ fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<
                 format!(" would enter {to}, which holds a Known enemy unit ("),
                 Piece::unit(&enemy.id),
                 "); a vehicle does so only by Overrun, which is not modelled by this engine"
+            ],
+        ));
+    }
+    if !enemy.kind.is_infantry() {
+        return Err(RuleViolation::with(
+            "A4.14",
+            ViolationKind::NotModelled,
+            pieces![
+                format!("{to} holds a Known enemy vehicle or counter ("),
+                Piece::unit(&enemy.id),
+                "); entering a Location held only by those is not modelled by this engine"
             ],
         ));
     }
