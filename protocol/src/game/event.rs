@@ -127,7 +127,8 @@ pub enum Event {
     },
     /// Units tried to enter a hex held by concealed or hidden enemy units: those are revealed
     /// (dummies removed), and the movers stay where they were, their MF spent (A12.15) and
-    /// their WA lost (B9.41).
+    /// their WA lost (B9.41). `from == to` when they tried to enter from off board (A2.51):
+    /// they stay off board.
     UnitEntryBlocked {
         units: Vec<UnitId>,
         from: Hex,

@@ -266,11 +266,21 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             cost,
             mf,
         } => {
-            let mut s = format!(
-                "{} tried {from} → {to} ({}) and was stopped in {from} (A12.15)",
-                units.join("+"),
-                paid(cost)
-            );
+            // An entry from off board that was stopped names the hex twice: the units stay
+            // off board (A2.51, A12.15).
+            let mut s = if from == to {
+                format!(
+                    "{} tried to enter {to} from off board ({}) and stayed off board (A12.15)",
+                    units.join("+"),
+                    paid(cost)
+                )
+            } else {
+                format!(
+                    "{} tried {from} → {to} ({}) and was stopped in {from} (A12.15)",
+                    units.join("+"),
+                    paid(cost)
+                )
+            };
             if !revealed.is_empty() {
                 let shown: Vec<String> = revealed
                     .iter()
