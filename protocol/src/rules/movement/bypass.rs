@@ -70,6 +70,7 @@ fn decide_step(
     hex: Hex,
     along: &[Hex],
 ) -> Result<Vec<Event>, RuleViolation> {
+    super::refuse_advance_phase(game, by, "moving in Bypass")?;
     let units = movers(game, by, ids, "units move in Bypass")?;
     let wire = |h: Hex| {
         game.scenario

@@ -209,6 +209,21 @@ fn pay(
     Ok(accounts)
 }
 
+/// The APh's movement — the one-Location advance (A4.7), and recovering or dropping SW then
+/// (A4.44, A4.43) — is not modelled: `move`, Bypass and portage in the APh are refused so,
+/// never ruled on as if only the MPh had movement. Coming up from below ground is the APh's
+/// one modelled act (`surface`, B8.42, B8.61).
+pub(crate) fn refuse_advance_phase(game: &Game, by: Side, act: &str) -> Result<(), RuleViolation> {
+    if game.clock.phase() != Phase::Advance || game.acting() != by {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        "A4.7",
+        ViolationKind::NotModelled,
+        format!("{act} in the APh (advance) is not modelled by this engine; it rules on movement in the MPh"),
+    ))
+}
+
 /// The checks every movement command starts with, in the documented precedence: the acting
 /// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's
 /// one-stack-at-a-time. Returns the units, all in one Location.

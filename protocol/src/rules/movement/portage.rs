@@ -55,6 +55,7 @@ pub(in crate::rules) fn decide_pick_up(
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
     let ids = std::slice::from_ref(unit_id);
+    super::refuse_advance_phase(game, by, "recovering a support weapon")?;
     let unit = movers(game, by, ids, "support weapons are recovered")?[0];
     refuse_vehicle(unit)?;
     let weapon = weapon(game, weapon_id)?;
@@ -142,6 +143,7 @@ pub(in crate::rules) fn decide_drop(
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "only the ATTACKER drops weapons in its MPh")?;
+    super::refuse_advance_phase(game, by, "dropping a support weapon")?;
     require_phase(
         game,
         Phase::Movement,

@@ -16,6 +16,7 @@ pub(in crate::rules) fn decide(
     ids: &[UnitId],
     to: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
+    super::refuse_advance_phase(game, by, "moving")?;
     let units = movers(game, by, ids, "units move")?;
     check_leaving(game, &units)?;
     let from = units[0].hex;
