@@ -110,34 +110,40 @@ pub fn check_leave(
     Ok(())
 }
 
+/// The fortification of `hex` the engine has no figures for entering or being placed at:
+/// Wire, Panji, a pillbox or a bridge (where in the hex a unit would be — on, in, under or
+/// beside it — and what that costs, the engine does not rule on).
+pub fn unmodelled_in(game: &Game, hex: crate::board::hex::Hex) -> Option<Fortification> {
+    game.scenario
+        .hexes
+        .get(&hex)?
+        .fortifications
+        .iter()
+        .copied()
+        .find(|f| {
+            matches!(
+                f,
+                Fortification::Wire
+                    | Fortification::Panji
+                    | Fortification::Pillbox
+                    | Fortification::Bridge
+            )
+        })
+}
+
 /// Entering a hex with Wire, Panji, a pillbox or a bridge: the engine has no figures for it,
 /// so every command that would put a unit there refuses it as not modelled.
 pub fn check_enter(
     game: &Game,
     to: crate::board::hex::Hex,
 ) -> Result<(), crate::rules::violation::RuleViolation> {
-    let forts = game
-        .scenario
-        .hexes
-        .get(&to)
-        .map(|h| &h.fortifications)
-        .into_iter()
-        .flatten();
-    for f in forts {
-        if matches!(
-            f,
-            Fortification::Wire
-                | Fortification::Panji
-                | Fortification::Pillbox
-                | Fortification::Bridge
-        ) {
-            return not_modelled(
-                f.row().rule,
-                pieces![format!("entering {to}, which holds a {}", f.row().name)],
-            );
-        }
+    match unmodelled_in(game, to) {
+        Some(f) => not_modelled(
+            f.row().rule,
+            pieces![format!("entering {to}, which holds a {}", f.row().name)],
+        ),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn not_modelled(rule: &str, why: Vec<Piece>) -> Result<(), crate::rules::violation::RuleViolation> {

@@ -221,6 +221,18 @@ fn set_up(
             format!("{hex} holds {what}; setting up there is not modelled by this engine"),
         ));
     }
+    // Placing a unit is putting it into a Location: where in a hex with Wire, Panji, a
+    // pillbox or a bridge it would be, the engine does not rule on, as for a move.
+    if let Some(f) = super::fortification::unmodelled_in(game, hex) {
+        return Err(refuse(
+            f.row().rule,
+            ViolationKind::NotModelled,
+            format!(
+                "{hex} holds a {}; setting up there is not modelled by this engine",
+                f.row().name
+            ),
+        ));
+    }
     if spec.kind == UnitKind::Vehicle {
         return Err(refuse(
             "A12.12",
