@@ -403,3 +403,23 @@ fn the_citation_reader_finds_rule_ids_alone_and_in_words() {
     let found: Vec<&str> = found.iter().map(|s| s.as_str()).collect();
     assert_eq!(found, ["A4.14", "A5.11", "B9"]);
 }
+
+/// The matrix runs what it names: a position whose expectation does not hold fails the run the
+/// coverage test makes of every row's positions, so a row cannot claim a failing position.
+#[test]
+fn a_failing_position_fails_the_run() {
+    let scenario = manifest().join("tests/positions/scenarios/setup.toml");
+    let dir = std::env::temp_dir().join(format!("asl-coverage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let holds = dir.join("holds.script");
+    let fails = dir.join("fails.script");
+    let head = format!("scenario {}\n", scenario.display());
+    // The Russian has units left to set up: `done` is refused (A12.12).
+    std::fs::write(&holds, format!("{head}russian done => refused A12.12\n")).expect("write");
+    std::fs::write(&fails, format!("{head}russian done => ok\n")).expect("write");
+    let held = support::run(&holds);
+    let failed = support::run(&fails);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(held, Ok(1));
+    assert!(failed.is_err(), "{failed:?}");
+}
