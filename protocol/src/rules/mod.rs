@@ -8,6 +8,7 @@ mod adjudicate;
 mod attack;
 mod done;
 pub mod end;
+pub mod fire;
 pub mod fortification;
 pub mod los;
 pub mod movement;
