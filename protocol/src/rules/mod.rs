@@ -117,7 +117,7 @@ pub fn decide(
             target,
             into_sewer,
         } => attack::declare(game, by, firers, *target, *into_sewer),
-        Command::ResolveAttack => attack::resolve(game, by),
+        Command::ResolveAttack => attack::resolve(game, by, dice),
         Command::PlaceHidden {
             unit,
             claim_wall_advantage,

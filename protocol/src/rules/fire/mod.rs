@@ -4,3 +4,4 @@
 //! against, before anything resolves an attack with it.
 
 pub mod ift;
+pub mod resolution;
