@@ -423,7 +423,7 @@ pub enum Event {
         why: String,
     },
     /// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
-    /// dice and DRMs: the FP total as printed (fractions kept, A7.24), the column read (moved
+    /// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
     /// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
     /// (`1KIA`, `K/2`, `3MC`, `NMC`, `PTC`, `NE`). Its effects are entered with `adjudicate`.
     IftAttackResolved {

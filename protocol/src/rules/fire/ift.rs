@@ -44,7 +44,7 @@ impl IftColumn {
     }
 
     /// The column an attack of `fp` whole FP uses: the highest not above it (A7.3). FP
-    /// fractions (A7.24) change nothing here, since every column is a whole number: a caller
+    /// fractions (A7.2) change nothing here, since every column is a whole number: a caller
     /// passes the total with its fraction dropped. `None` below 1 FP, which is off the table.
     pub fn for_fp(fp: u32) -> Option<IftColumn> {
         COLUMNS

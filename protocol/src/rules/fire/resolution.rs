@@ -1,4 +1,4 @@
-//! A declared attack resolved by the rules (A7): the FP of the firers and what range does to
+//! A declared attack in the PFPh resolved by the rules (A7): the FP of the firers and what range does to
 //! it, the IFT column, the DRMs each with its rule, the DR through the game's dice, Cowering,
 //! and the table's result. `attack::resolve` is the one caller: an attack is resolved here when
 //! everything it needs is something the engine models, and otherwise left to the players, who
@@ -10,7 +10,7 @@
 //!
 //! Sources. Ratings as printed (`4-6-7` = FP, normal range, morale; `9-1` = morale and
 //! leadership DRM): the rules README. The FP multipliers and fractions (A7.21 PBF ×2, A7.22
-//! long range ×½, A7.24 fractions kept until the total), a leader's DRM for the fire he
+//! long range ×½, A7.2 fractions kept until the total), a leader's DRM for the fire he
 //! directs (A7.53), and Cowering one column to the left on doubles but never for a
 //! leader-directed Fire Group (A7.9) rest on two published player aids each, named in their
 //! rows of `docs/rules-coverage.md`.
@@ -41,7 +41,7 @@ fn unruled(rule: &'static str, why: impl Into<String>) -> Unruled {
     }
 }
 
-/// One firer's share of the FP, in halves of a point (long range halves an odd FP, A7.24).
+/// One firer's share of the FP, in halves of a point (long range halves an odd FP, A7.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Share {
     pub unit: UnitId,
@@ -63,7 +63,7 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    /// The FP total, fractions kept (A7.24), in halves of a point.
+    /// The FP total, fractions kept (A7.2), in halves of a point.
     pub fn fp_halves(&self) -> u32 {
         self.shares.iter().map(|s| s.fp_halves).sum()
     }
@@ -107,6 +107,29 @@ pub fn assess(
     target: Hex,
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
+    // Only Prep Fire is resolved: Defensive First Fire (A8.1) brings FFMO/FFNAM and fire at
+    // moving units, the DFPh brings Final Fire for units that First Fired (A8.4), which the
+    // engine does not record, and the AFPh halves FP and allows Assault Fire — none of them
+    // sourced or modelled here yet.
+    let phase_rule = match game.clock.phase() {
+        Phase::PrepFire => None,
+        Phase::Movement => Some(("A8.1", "Defensive First Fire at moving units (FFMO, FFNAM)")),
+        Phase::DefensiveFire => Some((
+            "A8.4",
+            "fire in the DFPh (Final Fire for units that First Fired)",
+        )),
+        Phase::AdvancingFire => Some((
+            "A7.36",
+            "Advancing Fire (its FP modification and Assault Fire)",
+        )),
+        _ => Some(("A7", "fire in this phase")),
+    };
+    if let Some((rule, what)) = phase_rule {
+        return Err(unruled(
+            rule,
+            format!("{what} is not resolved by the engine"),
+        ));
+    }
     if into_sewer {
         return Err(unruled(
             "B8.3",
@@ -246,14 +269,8 @@ pub fn assess(
                 ),
             ));
         }
-        if game.clock.phase() == Phase::Movement && tem::is_moving(game, t) {
-            return Err(unruled(
-                "A4.6",
-                format!("the target in {target} is moving: FFMO and FFNAM are not applied by the engine"),
-            ));
-        }
     }
-    // Range and FP of each firer (A7.21, A7.22, A7.24).
+    // Range and FP of each firer (A7.2, A7.21, A7.22).
     let mut shares = vec![];
     for u in &mmc {
         let Some((fp, normal)) = fp_and_range(u) else {
@@ -319,10 +336,7 @@ pub fn assess(
     }
     let total_halves: u32 = shares.iter().map(|s| s.fp_halves).sum();
     let Some(column) = IftColumn::for_fp(total_halves / 2) else {
-        return Err(unruled(
-            "A7.24",
-            "less than 1 FP: the attack is off the IFT",
-        ));
+        return Err(unruled("A7.3", "less than 1 FP: the attack is off the IFT"));
     };
     // TEM (B9.3 and the terrain chart) against each target; one DR serves them all only while
     // they share one TEM.
