@@ -1,7 +1,7 @@
 //! The law of fire by the rules (A7.3): whatever attack is declared and whatever the dice, the
 //! result the engine logs is the IFT's entry for the column it logged and the Final DR it
-//! logged; that column is the one the FP total falls in, moved one to the left when the dice
-//! are doubles and no leader directs (A7.9); and the Final DR is the dice plus the DRMs logged
+//! logged; that column is the one the FP total falls in, moved one to the left (two with an
+//! Inexperienced firer) when the dice are doubles and no leader directs (A7.9); and the Final DR is the dice plus the DRMs logged
 //! with them. Random attacks from the German stacks of the A7 position, random dice.
 
 use proptest::prelude::*;
@@ -42,6 +42,7 @@ const GROUPS: &[(&[&str], &str)] = &[
     (&["l10", "s1"], "2E5"),
     (&["j1", "l9"], "2E5"),
     (&["j1", "k1"], "2E5"),
+    (&["ix"], "2E5"),
     (&["w1"], "2W5"),
     (&["s4"], "2S5"),
     (&["p1"], "2P5"),
@@ -67,7 +68,9 @@ proptest! {
             Event::DiceRolled { roll } => Some(roll.clone()),
             _ => None,
         });
-        let roll = roll.expect("the attack is one the engine resolves");
+        let Some(roll) = roll else {
+            panic!("the attack is one the engine resolves: {events:?}");
+        };
         prop_assert_eq!(roll.purpose, RollPurpose::Ift);
         prop_assert_eq!(&roll.dice, &vec![a, b]);
         let (fp, column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
@@ -83,7 +86,9 @@ proptest! {
         let base = IftColumn::for_fp(whole).unwrap();
         let directed = firers.iter().any(|f| f.starts_with('l'));
         prop_assert_eq!(cowered, a == b && !directed);
-        let read = if cowered { base.left(1) } else { Some(base) };
+        // An Inexperienced firer (only `ix` here) cowers two columns.
+        let shift = if firers.iter().any(|f| f == "ix") { 2 } else { 1 };
+        let read = if cowered { base.left(shift) } else { Some(base) };
         match read {
             Some(c) => {
                 prop_assert_eq!(column, c.fp());

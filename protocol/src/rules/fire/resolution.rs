@@ -11,8 +11,8 @@
 //! Sources. Ratings as printed (`4-6-7` = FP, normal range, morale; `9-1` = morale and
 //! leadership DRM): the rules README. The FP multipliers and fractions (A7.21 PBF ×2, A7.22
 //! long range ×½, A7.2 fractions kept until the total), a leader's DRM for the fire he
-//! directs (A7.53), and Cowering one column to the left on doubles but never for a
-//! leader-directed Fire Group (A7.9) rest on two published player aids each, named in their
+//! directs (A7.53), and Cowering one column to the left on doubles (two with an Inexperienced
+//! firer) but never for a leader-directed Fire Group (A7.9) rest on two published player aids each, named in their
 //! rows of `docs/rules-coverage.md`.
 
 use crate::board::hex::Hex;
@@ -60,6 +60,9 @@ pub struct Assessment {
     pub drms: Vec<Modifier>,
     /// A leader directs the fire, so it cannot cower (A7.9).
     pub directed: bool,
+    /// How many columns the fire moves left if it cowers: two when an Inexperienced unit
+    /// takes part (A7.9, A19.33), otherwise one.
+    pub cower_columns: usize,
 }
 
 impl Assessment {
@@ -225,15 +228,6 @@ pub fn assess(
                 "A4.51",
                 format!(
                     "`{}` is CX: the DRM to a CX unit's fire is not applied by the engine",
-                    u.id
-                ),
-            ));
-        }
-        if u.inexperienced {
-            return Err(unruled(
-                "A7.9",
-                format!(
-                    "`{}` is Inexperienced: how far its fire cowers is not sourced",
                     u.id
                 ),
             ));
@@ -412,12 +406,18 @@ pub fn assess(
             rule: "A6.7".into(),
         });
     }
+    let cower_columns = if mmc.iter().any(|u| u.inexperienced) {
+        2
+    } else {
+        1
+    };
     Ok(Assessment {
         target,
         shares,
         column,
         drms,
         directed,
+        cower_columns,
     })
 }
 
@@ -467,7 +467,8 @@ pub struct Resolved {
 }
 
 /// Rolls the DR for an assessed attack and reads the IFT (A7.3): doubles cower one column to
-/// the left unless a leader directs (A7.9; off the table's left edge, no effect). `None` when
+/// the left, two with an Inexperienced firer, unless a leader directs (A7.9; off the table's
+/// left edge, no effect). `None` when
 /// the dice source has no dice.
 pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) -> Option<Resolved> {
     let first = dice.roll_die()?;
@@ -476,7 +477,7 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
     let final_dr = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
     let cowers = first == second && !a.directed;
     let column = if cowers {
-        a.column.left(1)
+        a.column.left(a.cower_columns)
     } else {
         Some(a.column)
     };
