@@ -223,6 +223,15 @@ pub fn assess(
                 ),
             ));
         }
+        if u.morale == crate::board::scenario::Morale::Berserk {
+            return Err(unruled(
+                "A15",
+                format!(
+                    "`{}` is berserk: its fire is not resolved by the engine",
+                    u.id
+                ),
+            ));
+        }
         if u.cx {
             return Err(unruled(
                 "A4.51",
@@ -263,6 +272,28 @@ pub fn assess(
                 ),
             ));
         }
+    }
+    // A5.12, A5.13: an overstacked Location changes the fire from it or at it. Only units the
+    // firer may see are counted: a HIP unit's part in it is its owner's to raise.
+    let over = |side: Side, of: &Unit| {
+        let mut stack = crate::board::scenario::Stack::default();
+        game.units
+            .values()
+            .filter(|u| u.side == side && !u.eliminated && !u.hidden && game.same_location(u, of))
+            .for_each(|u| stack.add(u.kind));
+        stack.overstacked()
+    };
+    if let Some(u) = mmc.iter().find(|u| over(by, u)) {
+        return Err(unruled(
+            "A5.12",
+            format!("`{}` fires from an overstacked Location", u.id),
+        ));
+    }
+    if targets.iter().any(|t| over(t.side, t)) {
+        return Err(unruled(
+            "A5.13",
+            format!("the target Location in {target} is overstacked"),
+        ));
     }
     // Range and FP of each firer (A7.2, A7.21, A7.22).
     let mut shares = vec![];
@@ -319,12 +350,15 @@ pub fn assess(
             multiplier,
         });
     }
-    // A7.5: a Fire Group's units are each in, or adjacent to, the Location of another of them.
-    if let Some(apart) = fire_group_gap(game, &mmc) {
+    // A7.5: units fire together as a Fire Group. Which Locations besides one may join a Fire
+    // Group is not sourced here, so one of several Locations is the players'.
+    if let Some(apart) = mmc.iter().find(|u| !game.same_location(u, mmc[0])) {
         return Err(unruled(
             "A7.5",
             format!(
-                "`{apart}` is not in or adjacent to the Location of another unit of the Fire Group"
+                "`{apart}` is not in `{}`'s Location: a Fire Group of several Locations is not resolved by the engine",
+                mmc[0].id,
+                apart = apart.id
             ),
         ));
     }
@@ -430,31 +464,6 @@ fn last_rule(why: &str) -> Option<&str> {
             c.next().is_some_and(|a| a.is_ascii_uppercase())
                 && c.next().is_some_and(|d| d.is_ascii_digit())
         })
-}
-
-/// The first unit of a Fire Group not linked to the rest through units in the same or
-/// adjacent Locations (A7.5), or `None` when they form one chain.
-fn fire_group_gap(game: &Game, units: &[&&Unit]) -> Option<UnitId> {
-    let geometry = game.scenario.geometry();
-    let linked = |a: &Unit, b: &Unit| {
-        game.same_location(a, b)
-            || (a.hex != b.hex
-                && geometry.is_adjacent(a.hex, b.hex)
-                && game.upper_level(a).is_none()
-                && game.upper_level(b).is_none())
-    };
-    let mut reached = vec![false; units.len()];
-    let mut stack = vec![0usize];
-    reached[0] = true;
-    while let Some(i) = stack.pop() {
-        for j in 0..units.len() {
-            if !reached[j] && linked(units[i], units[j]) {
-                reached[j] = true;
-                stack.push(j);
-            }
-        }
-    }
-    reached.iter().position(|r| !r).map(|i| units[i].id.clone())
 }
 
 /// What an assessed attack came to: the roll as the log keeps it and the table's result.
