@@ -466,6 +466,57 @@ fn last_rule(why: &str) -> Option<&str> {
         })
 }
 
+/// An attack in words before its dice, for a preview: "8 FP (w1 4 ×2 PBF) on the 8 column,
+/// DRM +1 (TEM B13)", what the log will show when it is resolved; or why the engine will leave
+/// it to the players. It reads only what the firer's side may see (`assess`).
+pub fn describe(game: &Game, by: Side, firers: &[UnitId], target: Hex, into_sewer: bool) -> String {
+    match assess(game, by, firers, target, into_sewer) {
+        Err(u) => format!(
+            "the engine leaves this attack to the players: {} ({})",
+            u.why, u.rule
+        ),
+        Ok(a) => {
+            let shares: Vec<String> = a
+                .shares
+                .iter()
+                .map(|s| {
+                    let fp = if s.fp_halves % 2 == 0 {
+                        format!("{}", s.fp_halves / 2)
+                    } else {
+                        format!("{}½", s.fp_halves / 2)
+                    };
+                    if s.multiplier.is_empty() {
+                        format!("{} {fp} at range {}", s.unit, s.range)
+                    } else {
+                        format!("{} {fp} at range {}, {}", s.unit, s.range, s.multiplier)
+                    }
+                })
+                .collect();
+            let drms: Vec<String> = a
+                .drms
+                .iter()
+                .map(|m| format!("{:+} {} ({})", m.value, m.reason, m.rule))
+                .collect();
+            format!(
+                "{} FP ({}) on the {} column (A7.3); DRM {}; {}",
+                a.fp_words(),
+                shares.join(", "),
+                a.column,
+                if drms.is_empty() {
+                    "none".to_string()
+                } else {
+                    drms.join(", ")
+                },
+                if a.directed {
+                    "directed: no Cowering (A7.9)".to_string()
+                } else {
+                    format!("doubles cower {} column(s) left (A7.9)", a.cower_columns)
+                }
+            )
+        }
+    }
+}
+
 /// What an assessed attack came to: the roll as the log keeps it and the table's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
