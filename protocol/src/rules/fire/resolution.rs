@@ -542,21 +542,17 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
         Some(a.column)
     };
     let result = column.map_or(IftResult::NoEffect, |c| ift::result(c, final_dr));
-    let mods: String = a
-        .drms
-        .iter()
-        .map(|m| format!(" {:+} ({})", m.value, m.rule))
-        .collect();
     let cowered = match (cowers, column) {
         (false, _) => String::new(),
         (true, Some(c)) => format!(", cowered to the {c} column (A7.9)"),
         (true, None) => ", cowered off the table (A7.9)".into(),
     };
+    // The fire log's line: the roll's words print the dice and DRMs before it.
     let outcome = format!(
-        "{} FP on the {} column vs {}: DR {first}+{second}{mods} = {final_dr}{cowered} → {result}",
+        "{result}: {} FP vs {} on the {} column{cowered}",
         a.fp_words(),
-        a.column,
         a.target,
+        a.column,
     );
     Some(Resolved {
         roll: Roll {
