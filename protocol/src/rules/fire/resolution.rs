@@ -182,6 +182,16 @@ pub fn assess(
                 ),
             ));
         }
+        if leader.pinned || leader.cx {
+            return Err(unruled(
+                "A7.53",
+                format!(
+                    "`{}` is {}: whether he directs is not resolved by the engine",
+                    leader.id,
+                    if leader.pinned { "pinned" } else { "CX" }
+                ),
+            ));
+        }
         let Some(drm) = leadership(&leader.ratings) else {
             return Err(unruled(
                 "A7.53",
@@ -249,6 +259,12 @@ pub fn assess(
         .collect();
     if targets.is_empty() {
         return Err(unruled("A7", format!("no enemy unit is left in {target}")));
+    }
+    if targets.iter().any(|t| !game.same_location(t, targets[0])) {
+        return Err(unruled(
+            "A7",
+            format!("enemy units stand on more than one level of {target}: the declaration does not say which Location is fired on"),
+        ));
     }
     for t in &targets {
         if t.concealed {
