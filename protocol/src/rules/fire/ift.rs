@@ -11,7 +11,7 @@
 //!   (<https://www.nct9.ne.jp/aokigaryou2/replay/ASL/0IFT.html>). It gives the chart as a rule
 //!   rather than a grid: the 8 column's morale results by DR, a DR shift per column, the DR of
 //!   each column's K result and its number, and one more KIA per point of DR below it.
-//!   [`tests::source_b`] writes that rule out; a test compares it with every cell of the table.
+//!   The unit tests write that rule out (`source_b`); a test compares it with every cell of the table.
 //!
 //! The two agree on all 176 cells. A third, partial transcription (a Ruby dice helper on
 //! GitHub, rows ≤ 0 to 9) agrees too except on the DR 3 row, which it lists with thirteen
