@@ -30,7 +30,7 @@ pub use board::{hex, scenario, setup, terrain};
 pub use edges::{script, wire};
 pub use game::{command, dice, event, phase};
 pub use record::{chain, dispute, export, fair_dice, preview, recheck, referee, signed, words};
-pub use rules::{tem, violation};
+pub use rules::{fire, tem, violation};
 
 pub use board::hex::{Hex, Hexside};
 pub use board::scenario::{Scenario, ScenarioError, Side};

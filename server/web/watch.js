@@ -2077,7 +2077,7 @@
       if (a.by === me) {
         found.push({
           yours: true,
-          text: `Your attack by ${ids(a.firers)} on ${a.target} is open: roll (R) and adjudicate (A) what it did, then resolve it (A7). Until then no WA changes in ${a.target} (B9.322) and the step cannot end (A3).`,
+          text: `Your attack by ${ids(a.firers)} on ${a.target} is open: resolve it — the referee rolls it on the IFT where the engine models everything it needs (A7.3), and otherwise says why it is yours to judge — then adjudicate (A) what it did (A7). Until then no WA changes in ${a.target} (B9.322) and the step cannot end (A3).`,
           answers: [["Resolve the attack", "resolve_attack"]],
         });
       } else {

@@ -174,6 +174,12 @@ pub enum Check {
     Concealed(UnitId, bool),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
     Rolls(Vec<i16>),
+    /// The IFT results of the attacks the line resolved, as printed (`ift=1MC`, A7.3).
+    Ift(Vec<String>),
+    /// The IFT columns those attacks were read on (`column=8`, after any Cowering).
+    Column(Vec<u8>),
+    /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
+    LeftToPlayers(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -379,6 +385,30 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
             value
                 .split(',')
                 .map(|v| v.parse().map_err(|_| format!("`{v}` is not a Final roll")))
+                .collect::<Result<_, _>>()?,
+        ),
+        "ift" => Check::Ift(
+            value
+                .split(',')
+                .map(|v| {
+                    crate::rules::fire::ift::IftResult::parse(v)
+                        .map(|r| r.to_string())
+                        .ok_or_else(|| {
+                            format!("`{v}` is not an IFT result (1KIA, K/2, 3MC, NMC, PTC, NE)")
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        "adjudicated" => Check::LeftToPlayers(value.to_string()),
+        "column" => Check::Column(
+            value
+                .split(',')
+                .map(|v| {
+                    v.parse()
+                        .ok()
+                        .filter(|c| crate::rules::fire::ift::COLUMNS.contains(c))
+                        .ok_or_else(|| format!("`{v}` heads no IFT column"))
+                })
                 .collect::<Result<_, _>>()?,
         ),
         "chance" if value == "none" => Check::Chance(None),
@@ -1081,6 +1111,45 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
             expect(
                 &got == want,
                 format!("the Final rolls were {got:?}, not {want:?}"),
+            )
+        }
+        Check::Ift(want) => {
+            let got: Vec<&String> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::IftAttackResolved { result, .. } => Some(result),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                got.iter().copied().eq(want.iter()),
+                format!("the IFT results were {got:?}, not {want:?}"),
+            )
+        }
+        Check::LeftToPlayers(want) => {
+            let got: Vec<&String> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::AttackLeftToPlayers { rule, .. } => Some(rule),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                got == [want],
+                format!("the attacks left to the players cite {got:?}, not [{want:?}]"),
+            )
+        }
+        Check::Column(want) => {
+            let got: Vec<u8> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::IftAttackResolved { column, .. } => Some(*column),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                &got == want,
+                format!("the IFT columns were {got:?}, not {want:?}"),
             )
         }
         Check::Chance(side) => {

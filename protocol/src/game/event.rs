@@ -414,6 +414,28 @@ pub enum Event {
         at: u64,
         charged: Option<crate::game::timing::Charge>,
     },
+    /// The engine does not resolve `by`'s attack on `target` by the rules (A7): `why` names
+    /// what in it the engine does not model, under `rule`. The players enter its outcome with
+    /// `adjudicate`, as for every attack before the engine read the IFT.
+    AttackLeftToPlayers {
+        by: Side,
+        target: Hex,
+        rule: String,
+        why: String,
+    },
+    /// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
+    /// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
+    /// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
+    /// (`1KIA`, `K/2`, `3MC`, `NMC`, `PTC`, `NE`). Its effects are entered with `adjudicate`.
+    IftAttackResolved {
+        by: Side,
+        target: Hex,
+        fp: String,
+        column: u8,
+        cowered: bool,
+        final_dr: i16,
+        result: String,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -566,6 +588,8 @@ impl Event {
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
             Event::AttackResolved { .. } => "AttackResolved",
+            Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
+            Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
             Event::UnitEntryBlocked { .. } => "UnitEntryBlocked",
             Event::DiceRolled { .. } => "DiceRolled",

@@ -243,6 +243,9 @@ pub struct DeclaredAttack {
     /// (B9.322).
     #[serde(default)]
     pub wa_holders: BTreeSet<UnitId>,
+    /// Declared into the sewer beneath `target` (B8.3): its targets are the units below.
+    #[serde(default)]
+    pub into_sewer: bool,
 }
 
 /// A support weapon as it stands now (A4.4, A4.43).
@@ -858,6 +861,7 @@ impl Game {
                     firers: a.firers.clone(),
                     target: a.target,
                     wa_holders: known_of(&a.wa_holders),
+                    into_sewer: a.into_sewer,
                 }),
             sewer_designation: sewer_designation.clone().filter(|d| all_known(&d.units)),
             wa_hip_window: wa_hip_window.clone().filter(|w| all_known(&w.claimants)),
@@ -1317,7 +1321,10 @@ pub fn apply(game: &mut Game, event: &Event) {
             });
         }
         Event::AttackDeclared {
-            by, firers, target, ..
+            by,
+            firers,
+            target,
+            into_sewer,
         } => {
             if game.clock.phase() == Phase::PrepFire {
                 game.prep_fired.extend(firers.iter().cloned());
@@ -1333,6 +1340,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 firers: firers.clone(),
                 target: *target,
                 wa_holders,
+                into_sewer: *into_sewer,
             });
         }
         Event::AttackResolved { .. } => game.attack = None,
@@ -1630,6 +1638,10 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::AdjudicationDisputed { .. }
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. } => {}
+        // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
+        Event::AttackLeftToPlayers { .. } => {}
+        // The IFT's reading of the attack; its effects are adjudicated events of their own.
+        Event::IftAttackResolved { .. } => {}
         Event::ClockStarted { .. }
         | Event::ClockHandedOver { .. }
         | Event::ClockExpired { .. }
@@ -1884,6 +1896,7 @@ mod tests {
             firers: vec!["g1".into()],
             target: game.units["r1"].hex,
             wa_holders: both.clone(),
+            into_sewer: false,
         });
         game.wa_chance = Some(WaChance {
             side: Side::B,

@@ -433,6 +433,17 @@ impl Names<'_> {
                 entrance,
                 mf: self.account(&mf),
             },
+            Event::AttackLeftToPlayers {
+                by,
+                target,
+                rule,
+                why,
+            } => Event::AttackLeftToPlayers {
+                by,
+                target,
+                rule,
+                why: self.text(&why),
+            },
             Event::AttackDeclared {
                 by,
                 firers,

@@ -94,7 +94,7 @@ pub fn preview_at(
         .flatten();
     let Some((cost, mf)) = step else {
         return Ok(Preview {
-            summary: "allowed".into(),
+            summary: fire_words(game, by, command).unwrap_or_else(|| "allowed".into()),
             cost: None,
             mf: vec![],
         });
@@ -104,6 +104,25 @@ pub fn preview_at(
         cost,
         mf,
     })
+}
+
+/// For an attack, what the engine will make of it before the dice (A7): FP, column and DRMs
+/// with their rules, or why it will be the players'. The assessment reads the firer's own units
+/// and the enemy units it may see, nothing a refusal would not show.
+fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
+    use crate::rules::fire::resolution::describe;
+    match command {
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => Some(describe(game, by, firers, *target, *into_sewer)),
+        Command::ResolveAttack => game
+            .attack
+            .as_ref()
+            .map(|a| describe(game, by, &a.firers, a.target, a.into_sewer)),
+        _ => None,
+    }
 }
 
 /// "2 MF: 1 COT (B1) + 1 hedge (B9.4); 467a left 2 of 4".
@@ -138,6 +157,45 @@ mod tests {
     use crate::record::referee::Referee;
 
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+
+    #[test]
+    fn an_attack_is_previewed_with_its_fp_column_and_drms() {
+        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+            "../../tests/positions/scenarios/a7-fire.toml"
+        ))
+        .unwrap();
+        let mut game = Game::new(scenario);
+        for side in [Side::A, Side::A, Side::B] {
+            let events = crate::rules::decide(
+                &game,
+                side,
+                &Command::Done,
+                &mut crate::game::dice::ScriptedDice::default(),
+            )
+            .unwrap();
+            for e in &events {
+                crate::game::apply(&mut game, e);
+            }
+        }
+        let fire = |firers: &[&str], target: &str| Command::DeclareAttack {
+            firers: firers.iter().map(|f| f.to_string()).collect(),
+            target: target.parse().unwrap(),
+            into_sewer: false,
+        };
+        let woods = preview(&game, &[], Side::A, &fire(&["w1"], "2W5")).unwrap();
+        assert_eq!(
+            woods.summary,
+            "8 FP (w1 8 at range 1, PBF ×2 (A7.21)) on the 8 column (A7.3); DRM +1 TEM: in-hex TEM 1 (Woods B13) (B13); doubles cower 1 column(s) left (A7.9)"
+        );
+        let apart = preview(&game, &[], Side::A, &fire(&["n1", "n2"], "2M9")).unwrap();
+        assert!(
+            apart.summary.ends_with(
+                "a Fire Group of several Locations is not resolved by the engine (A7.5)"
+            ),
+            "{}",
+            apart.summary
+        );
+    }
 
     fn hex(name: &str) -> Hex {
         testing::hex(name)

@@ -227,6 +227,21 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackResolved { by, target } => {
             format!("{} resolved its attack on {target}", name(*by))
         }
+        Event::AttackLeftToPlayers { target, rule, why, .. } => format!(
+            "the attack on {target} is the players' to adjudicate: {why} ({rule})"
+        ),
+        Event::IftAttackResolved {
+            target,
+            fp,
+            column,
+            cowered,
+            final_dr,
+            result,
+            ..
+        } => format!(
+            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3); its effects are entered with `adjudicate`",
+            if *cowered { " (cowered, A7.9)" } else { "" }
+        ),
         Event::UnitSetUp { unit, hip, .. } => format!(
             "{} set up {} in {}{}{} (A12.12)",
             name(unit.side),

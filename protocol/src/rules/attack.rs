@@ -5,9 +5,11 @@
 use super::own_unit;
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
+use crate::game::dice::DiceSource;
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground};
+use crate::rules::fire::resolution;
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 /// Which side fires in which phase: the ATTACKER in its PFPh and AFPh, the DEFENDER in the
@@ -205,16 +207,54 @@ fn sees(
         })
 }
 
-pub(super) fn resolve(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
-    match &game.attack {
-        Some(a) if a.by == by => Ok(vec![Event::AttackResolved {
-            by,
-            target: a.target,
-        }]),
-        _ => Err(RuleViolation::new(
+/// Ends the side's declared attack. Where everything the attack needs is modelled, the engine
+/// resolves it by the rules first (`fire::resolution`): the DR through the game's dice, logged
+/// with its FP, column, DRMs and IFT result (A7.3). Otherwise it says why the outcome is the
+/// players' to adjudicate (A7). Every check comes before the first die.
+pub(super) fn resolve(
+    game: &Game,
+    by: Side,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(a) = game.attack.as_ref().filter(|a| a.by == by) else {
+        return Err(RuleViolation::new(
             "A7",
             ViolationKind::WrongPhase,
             "this side has no declared attack to resolve",
-        )),
+        ));
+    };
+    let resolved = Event::AttackResolved {
+        by,
+        target: a.target,
+    };
+    match resolution::assess(game, by, &a.firers, a.target, a.into_sewer) {
+        Err(unruled) => Ok(vec![
+            Event::AttackLeftToPlayers {
+                by,
+                target: a.target,
+                rule: unruled.rule.to_string(),
+                why: unruled.why,
+            },
+            resolved,
+        ]),
+        Ok(assessment) => {
+            let fired = resolution::roll(game, by, &assessment, dice).ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/dice.md",
+                    ViolationKind::NoDice,
+                    "no dice: offline, add a `dice` line before resolving the attack",
+                )
+            })?;
+            let read = Event::IftAttackResolved {
+                by,
+                target: a.target,
+                fp: assessment.fp_words(),
+                column: fired.column.fp(),
+                cowered: fired.cowered,
+                final_dr: fired.roll.final_result,
+                result: fired.result.to_string(),
+            };
+            Ok(vec![Event::DiceRolled { roll: fired.roll }, read, resolved])
+        }
     }
 }

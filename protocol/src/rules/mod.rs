@@ -8,6 +8,7 @@ mod adjudicate;
 mod attack;
 mod done;
 pub mod end;
+pub mod fire;
 pub mod fortification;
 pub mod los;
 pub mod movement;
@@ -116,7 +117,7 @@ pub fn decide(
             target,
             into_sewer,
         } => attack::declare(game, by, firers, *target, *into_sewer),
-        Command::ResolveAttack => attack::resolve(game, by),
+        Command::ResolveAttack => attack::resolve(game, by, dice),
         Command::PlaceHidden {
             unit,
             claim_wall_advantage,

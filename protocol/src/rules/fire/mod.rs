@@ -1,0 +1,7 @@
+//! Fire by the rules (A7): the Infantry Fire Table as data (`ift`). The table is the one fact
+//! of fire every later step reads — the column a total of FP falls in and the result a Final
+//! DR gives there — so it stands alone, citing its rule and the sources each cell was checked
+//! against, before anything resolves an attack with it.
+
+pub mod ift;
+pub mod resolution;
