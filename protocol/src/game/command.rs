@@ -13,6 +13,9 @@ pub enum Command {
     /// Move a unit, or a stack moving together, one hex (A4). Each step is its own command so
     /// that every MF expenditure is a separate, reviewable event.
     Move { units: Vec<UnitId>, to: Hex },
+    /// Advance a unit, or a stack together, one Location into an adjacent hex in the APh
+    /// (A4.7); a Location holding enemy units may be entered.
+    Advance { units: Vec<UnitId>, to: Hex },
     /// Move in Bypass (A4.3): enter `hex` (or go on around it) along the hexsides named by the
     /// hexes across them, in order, without entering its woods/building obstacle.
     Bypass {

@@ -342,6 +342,8 @@ pub struct MovementRecord {
     /// Manholes units went down this MPh: all who enter one do so at the start of the MPh, in
     /// one sewer Location, so they move as one combined stack (B8.4, B8.41).
     pub sewer_entries: BTreeSet<Hex>,
+    /// Units that advanced this APh: one Location each (A4.7).
+    pub advanced: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game.
@@ -811,6 +813,7 @@ impl Game {
             finished,
             sewer_check_failed,
             sewer_entries,
+            advanced,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -848,6 +851,7 @@ impl Game {
                 sewer_check_failed: known_of(sewer_check_failed),
                 // Manholes are on the map; going down one is seen (B8.4).
                 sewer_entries: sewer_entries.clone(),
+                advanced: known_of(advanced),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1188,6 +1192,22 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.shellhole_cover = false;
                     unit.road_only &= cost.road;
                 }
+            }
+            carry_weapons(game, units, *to);
+        }
+        Event::UnitAdvanced { units, to, cx, .. } => {
+            let now = (game.clock.turn, game.clock.player_turn);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    unit.bypass = None;
+                    unit.shellhole_cover = false;
+                    if cx.contains(id) {
+                        unit.cx = true;
+                        unit.cx_since = Some(now);
+                    }
+                }
+                game.movement.advanced.insert(id.clone());
             }
             carry_weapons(game, units, *to);
         }

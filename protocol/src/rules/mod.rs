@@ -100,6 +100,7 @@ pub fn decide(
     let events = match command {
         Command::Done => done::decide(game, by, dice),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
+        Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
         }
@@ -179,6 +180,10 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
     let c = |h: &crate::board::hex::Hex| geometry.canonical(*h);
     let renamed = match command {
         Command::Move { units, to } => Command::Move {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Advance { units, to } => Command::Advance {
             units: units.clone(),
             to: c(to),
         },
@@ -356,6 +361,9 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
             units, from, to, ..
         }
         | Event::UnitEntryBlocked {
+            units, from, to, ..
+        }
+        | Event::UnitAdvanced {
             units, from, to, ..
         }
         | Event::UnitBypassed {
