@@ -33,6 +33,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "done",
     "move",
     "advance",
+    "melee",
     "bypass",
     "double-time",
     "take-cover",
@@ -445,6 +446,12 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 to: resolve_hex(scenario, to)?,
             }),
             _ => Err("`move` takes one or more units and then a hex: move 467a 9-1a H6".into()),
+        },
+        "melee" => match args {
+            [hex] => Ok(Command::Melee {
+                hex: resolve_hex(scenario, hex)?,
+            }),
+            _ => Err("`melee` takes the hex whose Close Combat ended in Melee: melee H6".into()),
         },
         "advance" => match args {
             [units @ .., to] if !units.is_empty() => Ok(Command::Advance {

@@ -58,6 +58,10 @@ pub enum Event {
         cost: MoveCost,
         cx: Vec<UnitId>,
     },
+    /// The Close Combat in `hex` ended with units of both sides still there: Melee (A11.7).
+    MeleeRecorded {
+        hex: Hex,
+    },
     /// A unit (or stack) moved in Bypass around the obstacle of `hex` along these hexsides
     /// (A4.3), entering the hex or continuing around it.
     UnitBypassed {
@@ -565,6 +569,7 @@ impl Event {
             Event::EndAgreed { .. } => "EndAgreed",
             Event::UnitMoved { .. } => "UnitMoved",
             Event::UnitAdvanced { .. } => "UnitAdvanced",
+            Event::MeleeRecorded { .. } => "MeleeRecorded",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
             Event::WeaponPickedUp { .. } => "WeaponPickedUp",

@@ -344,6 +344,8 @@ pub struct MovementRecord {
     pub sewer_entries: BTreeSet<Hex>,
     /// Units that advanced this APh: one Location each (A4.7).
     pub advanced: BTreeSet<UnitId>,
+    /// Hexes whose Close Combat ended in Melee this CCPh (A11.7).
+    pub melee: BTreeSet<Hex>,
 }
 
 /// The whole state of one game.
@@ -814,6 +816,7 @@ impl Game {
             sewer_check_failed,
             sewer_entries,
             advanced,
+            melee,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -852,6 +855,8 @@ impl Game {
                 // Manholes are on the map; going down one is seen (B8.4).
                 sewer_entries: sewer_entries.clone(),
                 advanced: known_of(advanced),
+                // Which Locations are in CC every viewer sees alike (`rules::close_combat`).
+                melee: melee.clone(),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1210,6 +1215,9 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.movement.advanced.insert(id.clone());
             }
             carry_weapons(game, units, *to);
+        }
+        Event::MeleeRecorded { hex } => {
+            game.movement.melee.insert(*hex);
         }
         Event::UnitBypassed {
             units,

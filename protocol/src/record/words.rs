@@ -122,6 +122,9 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::MeleeRecorded { hex } => format!(
+            "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
+        ),
         Event::UnitAdvanced {
             units,
             from,

@@ -33,6 +33,11 @@ pub(super) fn decide(
             ));
         }
     }
+    if game.clock.phase() == Phase::CloseCombat {
+        if let Some(hex) = super::close_combat::unsettled(game) {
+            return Err(super::close_combat::refuse_end(hex));
+        }
+    }
     if let Some(a) = &game.attack {
         return Err(RuleViolation::new(
             "A3",

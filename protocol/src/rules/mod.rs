@@ -6,6 +6,7 @@
 
 mod adjudicate;
 mod attack;
+pub mod close_combat;
 mod done;
 pub mod end;
 pub mod fortification;
@@ -101,6 +102,7 @@ pub fn decide(
         Command::Done => done::decide(game, by, dice),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
         Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
+        Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
         }
@@ -187,6 +189,7 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
             units: units.clone(),
             to: c(to),
         },
+        Command::Melee { hex } => Command::Melee { hex: c(hex) },
         Command::Bypass { units, hex, along } => Command::Bypass {
             units: units.clone(),
             hex: c(hex),
