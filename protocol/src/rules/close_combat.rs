@@ -6,7 +6,9 @@
 //! CC is recorded as Melee (`melee HEX`, A11.7), to be fought again in the next CCPh.
 //!
 //! Hidden units take no part in deciding which Locations are in CC: a refusal that counted them
-//! would tell the ATTACKER where they are. Revealing HIP units in a CC Location is not modelled.
+//! would tell the ATTACKER where they are. Instead, as the APh ends, a hidden unit sharing its
+//! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
+//! counts as any concealed unit does.
 
 use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
@@ -35,6 +37,39 @@ pub fn locations(game: &Game) -> Vec<Hex> {
         }
     }
     hexes.into_iter().collect()
+}
+
+/// At the start of the CCPh a hidden unit in a Location where an enemy unit stands is placed
+/// on board under "?" (the CCPh's first step as asl-assist.net's phase helper lists it), so
+/// its Location is in CC like any other (`HiddenUnitPlaced`, as when its owner places it,
+/// A12.3). Decided as the APh ends, so the CCPh starts with it.
+pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
+    let above = |u: &&Unit| !u.eliminated && u.underground.is_none();
+    game.units
+        .values()
+        .filter(above)
+        .filter(|h| h.hidden)
+        .filter(|h| {
+            game.units
+                .values()
+                .filter(above)
+                .any(|e| e.side != h.side && !e.hidden && game.same_location(h, e))
+        })
+        .map(|h| {
+            let mut placed = h.clone();
+            placed.hidden = false;
+            placed.concealed = true;
+            Event::HiddenUnitPlaced {
+                weapons: game
+                    .weapons
+                    .values()
+                    .filter(|w| w.held_by.as_ref() == Some(&h.id))
+                    .cloned()
+                    .collect(),
+                unit: Box::new(placed),
+            }
+        })
+        .collect()
 }
 
 /// The first Location in CC whose combat has not been settled this CCPh.
