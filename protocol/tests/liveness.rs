@@ -398,6 +398,10 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
     if let Some(a) = &game.attack {
         out.push((a.by, Command::ResolveAttack));
     }
+    // A Location in Close Combat holds the CCPh until its Melee is recorded (A11.7).
+    for hex in protocol::rules::close_combat::locations(game) {
+        out.push((acting, Command::Melee { hex }));
+    }
     for unit in game
         .units
         .values()

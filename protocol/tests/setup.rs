@@ -544,3 +544,56 @@ proptest! {
         prop_assert_eq!(replayed.state_hash(), game.state_hash());
     }
 }
+
+/// The loader's room check counts only hexes a unit may be set up in: a set-up area whose
+/// hexes are mostly Wire, Panji, pillbox or bridge hexes (refused at placement, as entering
+/// them is) cannot take a side's units, and the scenario is refused as it is read rather than
+/// leaving that side unable to finish set-up.
+#[test]
+fn an_area_of_fortification_hexes_the_engine_does_not_model_has_no_room() {
+    let scenario = |fortified: &str| {
+        format!(
+            r#"
+name = "room"
+turns = 1
+first = "german"
+sides = [{{ id = "german", name = "German" }}, {{ id = "russian", name = "Russian" }}]
+
+[[area]]
+from = "1A1"
+to = "1C3"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "1A1"
+terrain = "open_ground"
+{fortified}
+
+[setup]
+order = ["german"]
+
+[[setup.areas]]
+side = "german"
+hexes = ["1A1", "1A2"]
+
+{units}
+"#,
+            units = (0..6)
+                .map(|i| format!(
+                    "[[units]]\nid = \"g{i}\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\noffboard = true\n"
+                ))
+                .collect::<String>()
+        )
+    };
+    // Six squads fill two hexes exactly (A5.1): with both usable the scenario loads.
+    Scenario::from_toml(&scenario("")).expect("two open hexes hold six squads");
+    for f in ["wire", "panji", "pillbox", "bridge"] {
+        let err = Scenario::from_toml(&scenario(&format!("fortifications = [\"{f}\"]")))
+            .expect_err("one hex of the two is refused at placement");
+        let why = format!("{err:?}");
+        assert!(
+            why.contains("1 hex(es) a unit may be placed in"),
+            "{f}: {why}"
+        );
+    }
+}

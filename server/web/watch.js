@@ -1365,6 +1365,9 @@
       markTarget(name);
       if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
+      } else if (moment(state).step.phase === "APh") {
+        // In the APh units change Location only by the one-Location advance (A4.7).
+        propose({ advance: { units, to: name } }, `Advance ${units.join(" ")} to ${name}`);
       } else {
         propose({ move: { units, to: name } }, `Move ${units.join(" ")} to ${name}`);
       }
@@ -1783,6 +1786,9 @@
     const now = `now it is the ${step.name} (${step.rule}) and the ${sideName(state, acting)} acts`;
     switch (action) {
       case "move":
+        // The same button advances in the APh (A4.7).
+        return ["MPh", "APh"].includes(step.phase) && acting === page.side
+          ? null : `Movement is for your MPh (A4), the advance for your APh (A4.7): ${now}.`;
       case "bypass":
       case "double_time":
       case "sewer":

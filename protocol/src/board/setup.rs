@@ -8,7 +8,7 @@
 
 use crate::board::hex::{Direction, Hex};
 use crate::board::scenario::{HexSpec, Morale, Side, UnitId, UnitKind};
-use crate::board::terrain::Terrain;
+use crate::board::terrain::{Fortification, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -160,9 +160,31 @@ pub fn concealment_terrain(terrain: Terrain) -> bool {
 }
 
 /// Whether the set-up step may place a unit in the hex at all: not terrain the engine does
-/// not model (B1), rubble, a Blaze or a Water Obstacle.
+/// not model (B1), rubble, a Blaze, a Water Obstacle, nor a fortification it has no figures
+/// for ([`unmodelled_fortification`]).
 pub fn placeable(spec: &HexSpec) -> bool {
-    spec.unmodelled.is_none() && !spec.rubble && !spec.blaze && !spec.water_obstacle
+    spec.unmodelled.is_none()
+        && !spec.rubble
+        && !spec.blaze
+        && !spec.water_obstacle
+        && unmodelled_fortification(spec).is_none()
+}
+
+/// The fortification of a hex the engine has no figures for entering or being placed at:
+/// Wire, Panji, a pillbox or a bridge (where in the hex a unit would be — on, in, under or
+/// beside it — and what that costs, the engine does not rule on). One list: entering
+/// (`rules::fortification::check_enter`), set-up placement and the loader's room check
+/// ([`room_for`]) all read it.
+pub fn unmodelled_fortification(spec: &HexSpec) -> Option<Fortification> {
+    spec.fortifications.iter().copied().find(|f| {
+        matches!(
+            f,
+            Fortification::Wire
+                | Fortification::Panji
+                | Fortification::Pillbox
+                | Fortification::Bridge
+        )
+    })
 }
 
 /// Why `side` could not place its whole set-up in its area whatever it did, or `None`: each

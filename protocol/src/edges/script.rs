@@ -32,6 +32,8 @@ pub const SCRIPT_LINES_MAX: usize = 100_000;
 pub const COMMAND_WORDS: &[&str] = &[
     "done",
     "move",
+    "advance",
+    "melee",
     "bypass",
     "double-time",
     "take-cover",
@@ -474,6 +476,22 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 to: resolve_hex(scenario, to)?,
             }),
             _ => Err("`move` takes one or more units and then a hex: move 467a 9-1a H6".into()),
+        },
+        "melee" => match args {
+            [hex] => Ok(Command::Melee {
+                hex: resolve_hex(scenario, hex)?,
+            }),
+            _ => Err("`melee` takes the hex whose Close Combat ended in Melee: melee H6".into()),
+        },
+        "advance" => match args {
+            [units @ .., to] if !units.is_empty() => Ok(Command::Advance {
+                units: units.to_vec(),
+                to: resolve_hex(scenario, to)?,
+            }),
+            _ => Err(
+                "`advance` takes one or more units and then the adjacent hex: advance 467a 9-1a H6"
+                    .into(),
+            ),
         },
         "bypass" => {
             let at = args.iter().position(|a| a == "along");

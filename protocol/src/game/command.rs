@@ -13,6 +13,13 @@ pub enum Command {
     /// Move a unit, or a stack moving together, one hex (A4). Each step is its own command so
     /// that every MF expenditure is a separate, reviewable event.
     Move { units: Vec<UnitId>, to: Hex },
+    /// Advance a unit, or a stack together, one Location into an adjacent hex in the APh
+    /// (A4.7); a Location holding enemy units may be entered.
+    Advance { units: Vec<UnitId>, to: Hex },
+    /// The CC in `hex` is over and units of both sides remain there: they are in Melee
+    /// (A11.7). The ATTACKER records it; the CCPh does not end while a Location holding both
+    /// sides has neither been cleared of one side nor had its Melee recorded.
+    Melee { hex: Hex },
     /// Move in Bypass (A4.3): enter `hex` (or go on around it) along the hexsides named by the
     /// hexes across them, in order, without entering its woods/building obstacle.
     Bypass {

@@ -48,6 +48,20 @@ pub enum Event {
         /// MF spent this MPh and MF left, per unit, after this step.
         mf: Vec<MfAccount>,
     },
+    /// A unit (or a stack together) advanced into the adjacent hex `to` in the APh (A4.7);
+    /// `cost` is what entering it costs in the MPh, the measure of Difficult Terrain, and
+    /// `cx` the units that became CX doing so (A4.72).
+    UnitAdvanced {
+        units: Vec<UnitId>,
+        from: Hex,
+        to: Hex,
+        cost: MoveCost,
+        cx: Vec<UnitId>,
+    },
+    /// The Close Combat in `hex` ended with units of both sides still there: Melee (A11.7).
+    MeleeRecorded {
+        hex: Hex,
+    },
     /// A unit (or stack) moved in Bypass around the obstacle of `hex` along these hexsides
     /// (A4.3), entering the hex or continuing around it.
     UnitBypassed {
@@ -576,6 +590,8 @@ impl Event {
             Event::EndProposed { .. } => "EndProposed",
             Event::EndAgreed { .. } => "EndAgreed",
             Event::UnitMoved { .. } => "UnitMoved",
+            Event::UnitAdvanced { .. } => "UnitAdvanced",
+            Event::MeleeRecorded { .. } => "MeleeRecorded",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
             Event::WeaponPickedUp { .. } => "WeaponPickedUp",
@@ -680,6 +696,7 @@ impl Event {
     pub fn units(&self) -> Vec<&UnitId> {
         match self {
             Event::UnitMoved { units, .. }
+            | Event::UnitAdvanced { units, .. }
             | Event::UnitBypassed { units, .. }
             | Event::UnitEntryBlocked { units, .. }
             | Event::WallAdvantageClaimed { units, .. }

@@ -345,6 +345,10 @@ pub struct MovementRecord {
     /// Manholes units went down this MPh: all who enter one do so at the start of the MPh, in
     /// one sewer Location, so they move as one combined stack (B8.4, B8.41).
     pub sewer_entries: BTreeSet<Hex>,
+    /// Units that advanced this APh: one Location each (A4.7).
+    pub advanced: BTreeSet<UnitId>,
+    /// Hexes whose Close Combat ended in Melee this CCPh (A11.7).
+    pub melee: BTreeSet<Hex>,
 }
 
 /// The whole state of one game.
@@ -814,6 +818,8 @@ impl Game {
             finished,
             sewer_check_failed,
             sewer_entries,
+            advanced,
+            melee,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -851,6 +857,9 @@ impl Game {
                 sewer_check_failed: known_of(sewer_check_failed),
                 // Manholes are on the map; going down one is seen (B8.4).
                 sewer_entries: sewer_entries.clone(),
+                advanced: known_of(advanced),
+                // Which Locations are in CC every viewer sees alike (`rules::close_combat`).
+                melee: melee.clone(),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1194,6 +1203,25 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *to);
+        }
+        Event::UnitAdvanced { units, to, cx, .. } => {
+            let now = (game.clock.turn, game.clock.player_turn);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    unit.bypass = None;
+                    unit.shellhole_cover = false;
+                    if cx.contains(id) {
+                        unit.cx = true;
+                        unit.cx_since = Some(now);
+                    }
+                }
+                game.movement.advanced.insert(id.clone());
+            }
+            carry_weapons(game, units, *to);
+        }
+        Event::MeleeRecorded { hex } => {
+            game.movement.melee.insert(*hex);
         }
         Event::UnitBypassed {
             units,

@@ -298,6 +298,19 @@ impl Names<'_> {
                 cost,
                 mf: self.accounts(&mf),
             },
+            Event::UnitAdvanced {
+                units,
+                from,
+                to,
+                cost,
+                cx,
+            } => Event::UnitAdvanced {
+                units: self.names(&units),
+                from,
+                to,
+                cost,
+                cx: self.names(&cx),
+            },
             Event::UnitBypassed {
                 units,
                 hex,

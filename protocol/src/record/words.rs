@@ -122,6 +122,29 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::MeleeRecorded { hex } => format!(
+            "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
+        ),
+        Event::UnitAdvanced {
+            units,
+            from,
+            to,
+            cost,
+            cx,
+        } => {
+            let mut s = format!(
+                "{} advanced {from} → {to} (A4.7; entering costs {} in the MPh)",
+                units.join("+"),
+                paid(cost)
+            );
+            if !cx.is_empty() {
+                s.push_str(&format!(
+                    "; {} CX: Difficult Terrain (A4.72)",
+                    cx.join("+")
+                ));
+            }
+            s
+        }
         Event::UnitBypassed {
             units,
             hex,

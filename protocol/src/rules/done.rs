@@ -33,6 +33,11 @@ pub(super) fn decide(
             ));
         }
     }
+    if game.clock.phase() == Phase::CloseCombat {
+        if let Some(hex) = super::close_combat::unsettled(game) {
+            return Err(super::close_combat::refuse_end(hex));
+        }
+    }
     if let Some(a) = &game.attack {
         return Err(RuleViolation::new(
             "A3",
@@ -49,7 +54,8 @@ pub(super) fn decide(
         Phase::Movement => super::sewer::end_of_movement(game, by, dice)?,
         Phase::Advance => {
             super::sewer::end_of_advance(game, by)?;
-            vec![]
+            // Hidden units in a Location the enemy advanced into go under "?" for the CC.
+            super::close_combat::hidden_in_close_combat(game)
         }
         _ => vec![],
     };

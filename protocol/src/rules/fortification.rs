@@ -110,25 +110,11 @@ pub fn check_leave(
     Ok(())
 }
 
-/// The fortification of `hex` the engine has no figures for entering or being placed at:
-/// Wire, Panji, a pillbox or a bridge (where in the hex a unit would be — on, in, under or
-/// beside it — and what that costs, the engine does not rule on).
+/// The fortification of `hex` the engine has no figures for entering or being placed at
+/// (`crate::board::setup::unmodelled_fortification`, the one list the scenario loader's room
+/// check reads too).
 pub fn unmodelled_in(game: &Game, hex: crate::board::hex::Hex) -> Option<Fortification> {
-    game.scenario
-        .hexes
-        .get(&hex)?
-        .fortifications
-        .iter()
-        .copied()
-        .find(|f| {
-            matches!(
-                f,
-                Fortification::Wire
-                    | Fortification::Panji
-                    | Fortification::Pillbox
-                    | Fortification::Bridge
-            )
-        })
+    crate::board::setup::unmodelled_fortification(game.scenario.hexes.get(&hex)?)
 }
 
 /// Entering a hex with Wire, Panji, a pillbox or a bridge: the engine has no figures for it,

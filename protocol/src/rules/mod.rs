@@ -6,6 +6,7 @@
 
 mod adjudicate;
 mod attack;
+pub mod close_combat;
 mod done;
 pub mod end;
 pub mod fire;
@@ -101,6 +102,8 @@ pub fn decide(
     let events = match command {
         Command::Done => done::decide(game, by, dice),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
+        Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
+        Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
         }
@@ -183,6 +186,11 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
             units: units.clone(),
             to: c(to),
         },
+        Command::Advance { units, to } => Command::Advance {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Melee { hex } => Command::Melee { hex: c(hex) },
         Command::Bypass { units, hex, along } => Command::Bypass {
             units: units.clone(),
             hex: c(hex),
@@ -357,6 +365,9 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
             units, from, to, ..
         }
         | Event::UnitEntryBlocked {
+            units, from, to, ..
+        }
+        | Event::UnitAdvanced {
             units, from, to, ..
         }
         | Event::UnitBypassed {

@@ -599,7 +599,15 @@ pub(super) fn enter(
         staged.weapons.insert(w.id.clone(), w.clone());
     }
     let movers: Vec<&Unit> = ids.iter().map(|id| &staged.units[id]).collect();
-    let entry = super::movement::enter_location(&staged, by, &movers, ids, to, cost)?;
+    let entry = super::movement::enter_location(
+        &staged,
+        by,
+        &movers,
+        ids,
+        to,
+        cost,
+        super::movement::Act::Move,
+    )?;
     if entry.stopped() {
         // Concealed or hidden enemy units stop the entry: they are revealed (dummies
         // removed) and the units stay off board, their MF spent (A12.15).

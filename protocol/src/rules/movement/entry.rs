@@ -1,5 +1,5 @@
-//! Entering a Location in the MPh: the one act that `move` (A4) and `enter` from off board
-//! (A2.51) both are, so both check the same things in the same order — terrain and
+//! Entering a Location: the one act that `move` (A4), `enter` from off board (A2.51) and
+//! `advance` in the APh (A4.7) all are, so all check the same things in the same order — terrain and
 //! fortifications the engine does not model, Known enemy units (A4.14), vehicles, overstacking
 //! (A5.11), MF and their sources (A4.1, A4.12, A4.42) and concealed or hidden enemy units that
 //! stop the entry (A12.15). Each command adds only what its own rule adds: `move` the step
@@ -98,6 +98,20 @@ fn check_level(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
     Ok(())
 }
 
+/// The phase's way of entering a Location: what differs between them is only the rules each
+/// phase adds to the one act.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::rules) enum Act {
+    /// Movement in the MPh, or entry from off board: MF are paid (A4.1), a Known enemy's
+    /// Location is barred (A4.14), concealed enemies stop the entry (A12.15).
+    Move,
+    /// The one-Location advance of the APh (A4.7): no MF are paid (the command applies
+    /// A4.72's Difficult Terrain test instead), and a Location holding enemy units may be
+    /// entered — that is how Close Combat comes about (A4.14 bars only the MPh; A11.1).
+    /// Concealed and hidden enemies stay as they are until the CCPh (A12.14).
+    Advance,
+}
+
 /// The act of entering `to`: `units` (the stack `ids`, in the player's order) pay `cost`,
 /// which the command worked out for its own way in. `units` are the game's own units; a
 /// command whose units are not on the map yet (`enter`) passes a game they have been added to.
@@ -108,11 +122,22 @@ pub(in crate::rules) fn enter_location(
     ids: &[UnitId],
     to: Hex,
     cost: MoveCost,
+    act: Act,
 ) -> Result<Entry, RuleViolation> {
     check_hex_modelled(game, to)?;
     crate::rules::fortification::check_enter(game, to)?;
-    check_known_enemy(game, by, units, to)?;
+    if act == Act::Move {
+        check_known_enemy(game, by, units, to)?;
+    }
     refuse_vehicles(game, units, cost.hexside == Some(HexsideFeature::Bocage))?;
+    if act == Act::Advance {
+        return Ok(Entry {
+            cost,
+            mf: vec![],
+            revealed: vec![],
+            dummies_removed: vec![],
+        });
+    }
     let cost = with_overstacking(game, by, units, to, cost);
     let mf = pay(game, units, ids, &cost, to)?;
     // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing; nor

@@ -5,6 +5,7 @@
 //! Costs come from the terrain table (`crate::board::terrain`); nothing here matches on terrain
 //! except to ask the table.
 
+mod advance;
 mod bypass;
 mod cover;
 mod double_time;
@@ -12,10 +13,11 @@ mod entry;
 mod portage;
 mod step;
 
+pub(super) use advance::decide as decide_advance;
 pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
-pub(in crate::rules) use entry::{check_hex_modelled, check_leaving, enter_location};
+pub(in crate::rules) use entry::{check_hex_modelled, check_leaving, enter_location, Act};
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
 pub(super) use step::decide as decide_move;
@@ -209,20 +211,31 @@ fn pay(
     Ok(accounts)
 }
 
-/// The APh's movement — the one-Location advance (A4.7), and recovering or dropping SW then
-/// (A4.44, A4.43) — is not modelled: `move`, Bypass and portage in the APh are refused so,
-/// never ruled on as if only the MPh had movement. Coming up from below ground is the APh's
-/// one modelled act (`surface`, B8.42, B8.61).
+/// In the APh units change Location only by the one-Location advance (A4.7, `advance`):
+/// `move` and Bypass there are refused with the command that does it. Recovering a weapon in
+/// the APh (A4.44, a Recovery dr) is not modelled; dropping one is allowed (A4.43).
 pub(crate) fn refuse_advance_phase(game: &Game, by: Side, act: &str) -> Result<(), RuleViolation> {
     if game.clock.phase() != Phase::Advance || game.acting() != by {
         return Ok(());
     }
+    if act == RECOVERING {
+        return Err(RuleViolation::new(
+            "A4.44",
+            ViolationKind::NotModelled,
+            "recovering a support weapon in the APh (by a Recovery dr) is not modelled by this engine; it is recovered in the MPh",
+        ));
+    }
     Err(RuleViolation::new(
         "A4.7",
-        ViolationKind::NotModelled,
-        format!("{act} in the APh (advance) is not modelled by this engine; it rules on movement in the MPh"),
+        ViolationKind::WrongPhase,
+        format!(
+            "{act} is for the MPh; in the APh a unit advances one Location (`advance UNIT… HEX`)"
+        ),
     ))
 }
+
+/// What `refuse_advance_phase` is told for a recovery.
+pub(crate) const RECOVERING: &str = "recovering a support weapon";
 
 /// The checks every movement command starts with, in the documented precedence: the acting
 /// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's

@@ -1,4 +1,5 @@
-//! `PickUp` and `Drop`: possession of support weapons during the MPh (A4.4–A4.44).
+//! `PickUp` and `Drop`: possession of support weapons during the MPh (A4.4–A4.44), and
+//! dropping it in the APh too (A4.43).
 //!
 //! Dropping is free (A4.43). Recovering an unpossessed weapon in the unit's Location costs
 //! 1 MF (A4.44), and the weapon's PP count against the unit's IPC for the rest of the MPh
@@ -55,7 +56,7 @@ pub(in crate::rules) fn decide_pick_up(
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
     let ids = std::slice::from_ref(unit_id);
-    super::refuse_advance_phase(game, by, "recovering a support weapon")?;
+    super::refuse_advance_phase(game, by, super::RECOVERING)?;
     let unit = movers(game, by, ids, "support weapons are recovered")?[0];
     refuse_vehicle(unit)?;
     let weapon = weapon(game, weapon_id)?;
@@ -142,14 +143,20 @@ pub(in crate::rules) fn decide_drop(
     unit_id: &UnitId,
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
-    require_acting(game, by, "only the ATTACKER drops weapons in its MPh")?;
-    super::refuse_advance_phase(game, by, "dropping a support weapon")?;
-    require_phase(
+    require_acting(
         game,
-        Phase::Movement,
-        "A4.43",
-        "support weapons are dropped",
+        by,
+        "only the ATTACKER drops weapons in its MPh or APh",
     )?;
+    // A4.43: possession is dropped free in the unit's MPh or APh.
+    if game.clock.phase() != Phase::Advance {
+        require_phase(
+            game,
+            Phase::Movement,
+            "A4.43",
+            "support weapons are dropped (or in the APh)",
+        )?;
+    }
     let unit = own_unit(game, by, unit_id)?;
     refuse_vehicle(unit)?;
     let weapon = weapon(game, weapon_id)?;

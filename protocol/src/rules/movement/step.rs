@@ -1,7 +1,7 @@
 //! `Move`: one hex of movement — into an adjacent hex, out of Bypass into a hex at the vertex
 //! the unit stands at, or into the obstacle of the hex it is bypassing (A4, A4.3).
 
-use super::entry::{check_hex_modelled, check_leaving, enter_location};
+use super::entry::{check_hex_modelled, check_leaving, enter_location, Act};
 use super::movers;
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
@@ -28,7 +28,7 @@ pub(in crate::rules) fn decide(
         }
         None => entry_cost(game, from, to)?,
     };
-    let entry = enter_location(game, by, &units, ids, to, cost)?;
+    let entry = enter_location(game, by, &units, ids, to, cost, Act::Move)?;
     if !entry.stopped() {
         let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
         events.push(Event::UnitMoved {
