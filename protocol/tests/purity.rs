@@ -48,3 +48,244 @@ fn protocol_dependency_tree_is_pure() {
     let found: Vec<&&str> = FORBIDDEN.iter().filter(|f| names.contains(f)).collect();
     assert!(found.is_empty(), "protocol depends on {found:?}:\n{tree}");
 }
+
+/// Types that make a `static` a place to keep state between calls.
+const INTERIOR_MUTABLE: &[&str] = &[
+    "Mutex",
+    "RwLock",
+    "OnceLock",
+    "OnceCell",
+    "LazyLock",
+    "LazyCell",
+    "Cell",
+    "RefCell",
+    "UnsafeCell",
+    "Condvar",
+    "Atomic",
+];
+
+/// Macros that declare process-wide or thread-wide state.
+const STATE_MACROS: &[&str] = &["thread_local!", "lazy_static!"];
+
+/// The core holds no process-wide state (issue 51): no `static` with interior mutability, no
+/// `static mut`, no thread-locals, in any file of `protocol/src`. What a call needs it is
+/// handed (boards by `Boards`, shared maps by an `Interner` the host holds); a register or
+/// cache the whole process shares would make a game's replay depend on what else the
+/// process did before it.
+#[test]
+fn protocol_keeps_no_process_wide_state() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    rust_files(&src, &mut files);
+    assert!(files.len() > 20, "found only {} files", files.len());
+    let mut problems = vec![];
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for problem in state_in(&text) {
+            problems.push(format!("{}: {problem}", path.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "protocol/src keeps process-wide state:\n{}",
+        problems.join("\n")
+    );
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every `static` of `source` whose type can change behind a shared reference, every
+/// `static mut` and every state-declaring macro, each with its line.
+fn state_in(source: &str) -> Vec<String> {
+    let code = code_only(source);
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = vec![];
+    for name in STATE_MACROS {
+        for (at, _) in code.match_indices(name) {
+            if word_starts(&code, at) {
+                found.push(format!("line {}: `{name}`", line_of(at)));
+            }
+        }
+    }
+    for (at, _) in code.match_indices("static") {
+        let after = &code[at + "static".len()..];
+        if !word_starts(&code, at) || !after.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let item = after.trim_start();
+        if item.starts_with("mut ") {
+            found.push(format!("line {}: `static mut`", line_of(at)));
+            continue;
+        }
+        // `static NAME: Type = …;`: the type runs from the colon to the `=`.
+        let Some(colon) = item.find(':') else {
+            continue;
+        };
+        let name = item[..colon].trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let ty = &item[colon + 1..item.find('=').unwrap_or(item.len())];
+        let words: Vec<&str> = ty
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        if let Some(kind) = words.iter().find(|w| {
+            INTERIOR_MUTABLE
+                .iter()
+                .any(|k| **w == *k || (*k == "Atomic" && w.starts_with(k)))
+        }) {
+            found.push(format!(
+                "line {}: `static {name}` holds a {kind}",
+                line_of(at)
+            ));
+        }
+    }
+    found
+}
+
+/// Whether `code[at..]` starts a word: not in the middle of an identifier, nor a lifetime
+/// (`&'static`).
+fn word_starts(code: &str, at: usize) -> bool {
+    code[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '\''))
+}
+
+/// `source` with comments and the contents of string literals blanked (newlines kept), so
+/// that a word in prose or in a message is never read as code.
+fn code_only(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'))
+        {
+            // A raw string: r"…", r#"…"#.
+            let mut j = i + 1;
+            while chars.get(j) == Some(&'#') {
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let hashes = j - i - 1;
+            out.push('"');
+            j += 1;
+            while j < chars.len() {
+                if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                out.push(blank(chars[j]));
+                j += 1;
+            }
+            out.push('"');
+            i = j;
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' && (chars.get(i + 2) == Some(&'\'') || next == Some('\\')) {
+            // A char literal ('x', '\n', '\''); a lifetime has no closing quote.
+            out.push_str("' '");
+            i += 1;
+            if chars.get(i) == Some(&'\\') {
+                i += 1;
+            }
+            i += 1;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_state_reader_finds_each_kind_and_nothing_else() {
+    let planted = r#"
+static TABLE: OnceLock<Mutex<Vec<u8>>> = OnceLock::new();
+fn f() -> &'static str {
+    static CALLS: std::sync::atomic::AtomicU64 = AtomicU64::new(0);
+    static NONE: [u8; 0] = [];
+    "static Q: Mutex<u8> = x"
+}
+static mut COUNT: u32 = 0;
+thread_local! { static SEEN: RefCell<u8> = RefCell::new(0); }
+// static COMMENTED: Mutex<u8> = Mutex::new(0);
+/* static BLOCK: Cell<u8> = Cell::new(0); */
+const C: char = '"';
+static LAZY: LazyLock<String> = LazyLock::new(String::new);
+"#;
+    let found = state_in(planted);
+    assert_eq!(
+        found,
+        [
+            "line 9: `thread_local!`",
+            "line 2: `static TABLE` holds a OnceLock",
+            "line 4: `static CALLS` holds a AtomicU64",
+            "line 8: `static mut`",
+            "line 9: `static SEEN` holds a RefCell",
+            "line 13: `static LAZY` holds a LazyLock",
+        ],
+        "{found:#?}"
+    );
+    assert!(state_in("static NONE: WallsAtBase = WallsAtBase::new_const();").is_empty());
+    assert!(state_in("fn f(x: &'static str) -> Cell<u8> { todo!() }").is_empty());
+}

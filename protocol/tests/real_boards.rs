@@ -130,10 +130,30 @@ fn los_on_real_boards_is_traced_over_their_pixels() {
     assert_eq!(los("2A3", "2E3").verdict, Verdict::Blocked);
     assert_ne!(los("1Y2", "2DD2").verdict, Verdict::Blocked);
 
-    // A game whose board archive this process has not read is told so.
-    let mut other = s.clone();
-    other.map.as_mut().unwrap().rows[0][0].digest = "00".repeat(32);
-    let game = protocol::Game::new(other);
+    // A scenario read back from a log names its boards by digest only, and the core finds
+    // no board by itself: until the host hands the boards in, LOS on it says which is missing.
+    let config = bincode::config::standard();
+    let bytes = bincode::serde::encode_to_vec(&s, config).unwrap();
+    let (stored, _): (Scenario, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    assert_eq!(stored, s);
+    let game = protocol::Game::new(stored.clone());
     let e = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap_err();
     assert!(e.to_string().contains("not loaded"), "{e}");
+    // Handed them, it traces what the game created with them traced.
+    let mut handed = stored.clone();
+    boards.attach(&mut handed);
+    let game = protocol::Game::new(handed);
+    let again = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap();
+    assert_eq!(again, blocked);
+    // Handed boards whose archive is not the one the game was created with, it is told so.
+    let mut other = stored;
+    other.map.as_mut().unwrap().rows[0][0].digest = "00".repeat(32);
+    boards.attach(&mut other);
+    let game = protocol::Game::new(other);
+    let e = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("not the archive the game was created with"),
+        "{e}"
+    );
 }

@@ -21,15 +21,16 @@ pub struct BoardsArg {
 }
 
 impl BoardsArg {
-    /// The boards, when a directory is named; a game read from a file or a server then
-    /// finds its boards there too (`library::install`).
+    /// The boards, when a directory is named: a scenario read with them holds its boards'
+    /// grids, and a game read from a file is handed them (`Boards::attach`).
     pub fn open(&self) -> Result<Option<std::sync::Arc<Boards>>, Failure> {
         let Some(dir) = &self.dir else {
             return Ok(None);
         };
-        let boards = std::sync::Arc::new(open(dir, self.module.as_deref())?);
-        protocol::board::vasl::library::install(boards.clone());
-        Ok(Some(boards))
+        Ok(Some(std::sync::Arc::new(open(
+            dir,
+            self.module.as_deref(),
+        )?)))
     }
 }
 

@@ -62,7 +62,7 @@ fn replay_file(
     file: &std::path::Path,
     out: &mut (dyn Write + Send),
 ) -> Result<Status, Failure> {
-    let verified = match read_export(file)?.and_then(|bytes| check(&bytes)) {
+    let verified = match read_export(file)?.and_then(|bytes| check(&bytes, None)) {
         Ok(v) => v,
         Err(e) => {
             writeln!(out, "invalid: {e}")?;

@@ -18,6 +18,7 @@
 //! revealed seeds are all inside the chain.
 
 use crate::board::scenario::{Scenario, Side};
+use crate::board::vasl::library::Boards;
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{apply, Game, StateHash, Underground};
@@ -474,7 +475,19 @@ fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Res
 /// The log must reach the game's end: a server exports only finished games, whose every roll
 /// can be checked. A backup, which copies games still in play, is read by [`verify_backup`].
 pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verified, VerifyError> {
-    verify_log(bytes, progress, true)
+    verify_log(bytes, None, progress, true)
+}
+
+/// [`verify`] of a game on real boards: `boards`, read by the caller, are handed to the
+/// log's scenario (`Boards::attach`) so the legality of each command is re-checked over the
+/// boards' own terrain. Without them a command that needs LOS on real boards is not
+/// re-checkable, as the log's scenario names its boards only by digest.
+pub fn verify_on(
+    bytes: &[u8],
+    boards: Option<&Boards>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Verified, VerifyError> {
+    verify_log(bytes, boards, progress, true)
 }
 
 /// [`verify`] for a backup's copy of a game (`asl-server backup`/`restore`): everything is
@@ -485,11 +498,12 @@ pub fn verify_backup(
     bytes: &[u8],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Verified, VerifyError> {
-    verify_log(bytes, progress, false)
+    verify_log(bytes, None, progress, false)
 }
 
 fn verify_log(
     bytes: &[u8],
+    boards: Option<&Boards>,
     progress: &mut dyn FnMut(u64, u64),
     must_end: bool,
 ) -> Result<Verified, VerifyError> {
@@ -561,6 +575,17 @@ fn verify_log(
             Where::Event(count),
             "its hash is not the head the header records: the last event or the header was changed",
         ));
+    }
+
+    if let (
+        Some(boards),
+        Some(Entry {
+            event: Event::GameCreated { scenario },
+            ..
+        }),
+    ) = (boards, read.first_mut())
+    {
+        boards.attach(scenario);
     }
 
     // Then the replay, checking every event against the position before it.

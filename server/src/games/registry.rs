@@ -101,6 +101,23 @@ pub struct Registry {
     signer: crate::signing::batch::Signer,
     /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
     cluster: Option<Arc<crate::games::cluster::Cluster>>,
+    /// Shares the hexes and LOS maps of games on the same map (`protocol`'s `Interner`).
+    interner: Arc<protocol::board::scenario::Interner>,
+}
+
+/// Makes `scenario` ready to be played here: the grids of its real boards handed in from the
+/// operator's boards (the core reads no board itself), then its map shared with every other
+/// game on it. Done when a game is created or loaded; replay then reads only the log and
+/// this.
+fn prepare(
+    scenario: &mut Scenario,
+    boards: Option<&protocol::board::vasl::library::Boards>,
+    interner: &protocol::board::scenario::Interner,
+) {
+    if let Some(boards) = boards {
+        boards.attach(scenario);
+    }
+    interner.share(scenario);
 }
 
 /// Why a stored game is not served. Damage is what the store's checksums and the hash chain
@@ -216,13 +233,24 @@ fn rebuild(
     key: GameKey,
     meta_bytes: &[u8],
     limits: GameLimits,
+    maps: (
+        Option<Arc<protocol::board::vasl::library::Boards>>,
+        Arc<protocol::board::scenario::Interner>,
+    ),
 ) -> Result<Option<(GameTask, GameMeta)>, Unservable> {
     let mut meta = GameMeta::decode(meta_bytes).map_err(Unservable::Damaged)?;
     let records = read_log(&*store, &key).map_err(Unservable::Damaged)?;
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
+    let mut verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
+    if let Some(protocol::chain::Entry {
+        event: Event::GameCreated { scenario },
+        ..
+    }) = verified.entries.first_mut()
+    {
+        prepare(scenario, maps.0.as_deref(), &maps.1);
+    }
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
@@ -315,6 +343,7 @@ impl Registry {
             config,
             notifier: std::sync::OnceLock::new(),
             cluster,
+            interner: Default::default(),
         })
     }
 
@@ -387,9 +416,11 @@ impl Registry {
                 let store = self.store.clone();
                 let meta = slot.meta.clone();
                 let limits = GameLimits::of(&self.config);
-                // Replay is CPU work proportional to the log: off the async threads.
+                let maps = (self.config.boards.clone(), self.interner.clone());
+                // Replay is CPU work proportional to the log (and handing in its boards may
+                // read their archives): off the async threads.
                 let rebuilt =
-                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
+                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits, maps))
                         .await
                         .unwrap_or_else(|e| {
                             // A replay that panics is this version's fault, not the log's.
@@ -556,6 +587,8 @@ impl Registry {
                 .await
                 .map_err(|e| (ErrorCode::Storage, e))?;
         }
+        let mut scenario = scenario;
+        prepare(&mut scenario, self.config.boards.as_deref(), &self.interner);
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) =

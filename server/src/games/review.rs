@@ -46,10 +46,15 @@ impl Review {
     /// The signature is checked first, from the header alone: replaying a large file costs
     /// a hundred milliseconds of CPU, and an anonymous client must not be able to buy that
     /// with a file this server never signed.
-    pub fn open(export: &str, key: &ServerKey) -> Result<Review, String> {
+    /// A game on real boards is re-checked over `boards`, the operator's.
+    pub fn open(
+        export: &str,
+        key: &ServerKey,
+        boards: Option<&protocol::board::vasl::library::Boards>,
+    ) -> Result<Review, String> {
         export::check_header_signature(export.as_bytes(), key).map_err(|e| e.to_string())?;
-        let verified =
-            export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+        let verified = export::verify_on(export.as_bytes(), boards, &mut |_, _| {})
+            .map_err(|e| e.to_string())?;
         verified.check_signature(key).map_err(|e| e.to_string())?;
         let opened = ServerMessage::Reviewing {
             game: verified.header.game.clone(),
@@ -219,11 +224,11 @@ mod tests {
             text
         };
         let other = crate::signing::key::fresh();
-        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours))
+        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours), None)
             .err()
             .expect("refused");
         assert!(theirs.contains("signature"), "{theirs}");
-        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours))
+        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours), None)
             .err()
             .expect("refused");
         assert!(!mine.contains("signature"), "{mine}");

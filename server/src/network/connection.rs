@@ -803,7 +803,10 @@ impl Connection {
             _bytes: bytes,
         };
         let key = self.shared.registry.server_key();
-        match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
+        let boards = self.config.boards.clone();
+        match tokio::task::spawn_blocking(move || Review::open(&export, &key, boards.as_deref()))
+            .await
+        {
             Ok(Ok(review)) => {
                 let opened = review.opened();
                 self.review = Some((Box::new(review), places));

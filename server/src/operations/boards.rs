@@ -83,10 +83,9 @@ fn open_with(
             ))
         }),
     );
-    let boards = Arc::new(boards);
-    // A stored game replayed after a restart finds its boards here.
-    library::install(boards.clone());
-    Ok(boards)
+    // A stored game replayed after a restart is handed its boards from here when it is
+    // loaded (`games::registry`).
+    Ok(Arc::new(boards))
 }
 
 /// Why a file of the boards directory was not read.

@@ -1,15 +1,17 @@
 //! Where a scenario's boards come from. The server and the CLI hand the core a [`Boards`]: the
 //! terrain table and a way to fetch an archive's bytes by VASL's board name (from the directory
 //! `--boards` or `ASL_BOARDS` names). Each archive is read once and shared, by every scenario
-//! on that board, through [`Boards`] and through the process-wide register a replayed game
-//! finds its boards in by digest (its stored scenario names each board's archive digest, not
-//! its bytes).
+//! on that board, through that one [`Boards`] value: the core keeps no register of its own.
+//! A stored scenario names each board's archive by digest, not its bytes, so a host loading a
+//! game hands its scenario the boards' grids ([`Boards::attach`]) before replaying it.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::archive::{self, BoardArchive};
 use super::codes::TerrainTable;
+use super::map::{BoardMap, Placed};
+use crate::board::scenario::{MapSpec, Scenario};
 
 /// Fetches the bytes of the archive holding VASL's board `name` (`"1"` → `bd01`); the IO is the
 /// caller's. An error says what is missing, in words for the player.
@@ -45,6 +47,8 @@ pub struct Boards {
     fetch: Box<Fetch>,
     table: Arc<TerrainTable>,
     read: Mutex<BTreeMap<String, Arc<BoardArchive>>>,
+    /// The maps laid out of these boards ([`Boards::map`]), kept while a game holds one.
+    maps: Mutex<Vec<(MapSpec, Weak<BoardMap>)>>,
     /// Where the boards come from, for error messages (`/srv/vasl/boards`).
     pub origin: String,
 }
@@ -99,6 +103,7 @@ impl Boards {
             fetch,
             table: Arc::new(table),
             read: Mutex::new(BTreeMap::new()),
+            maps: Mutex::new(Vec::new()),
             origin: origin.into(),
         }
     }
@@ -151,11 +156,6 @@ impl Boards {
         let bytes = (self.fetch)(name)?;
         let board =
             Arc::new(archive::read(&bytes).map_err(|e| format!("board {name}'s archive {e}"))?);
-        let board = register(board);
-        *TABLE
-            .get_or_init(Default::default)
-            .lock()
-            .expect("table lock") = Some(self.table.clone());
         self.read
             .lock()
             .expect("boards lock")
@@ -163,17 +163,6 @@ impl Boards {
         Ok(board)
     }
 }
-
-/// The terrain table this process reads boards with: that of the last [`Boards`] to read a
-/// board, else the engine's own (a server or a command reads all its boards with one table).
-pub fn current_table() -> Arc<TerrainTable> {
-    TABLE
-        .get()
-        .and_then(|t| t.lock().expect("table lock").clone())
-        .unwrap_or_else(|| Arc::new(TerrainTable::builtin()))
-}
-
-static TABLE: OnceLock<Mutex<Option<Arc<TerrainTable>>>> = OnceLock::new();
 
 /// Why a board's image cannot be had: kept apart because a server tells the public only that
 /// it lacks a board, never where it looked on its disk.
@@ -197,63 +186,73 @@ impl Boards {
     }
 }
 
-/// Every archive read in this process, by digest: a stored game names its boards by digest, and
-/// finds the grids here when it is replayed.
-fn registry() -> &'static Mutex<BTreeMap<[u8; 32], Arc<BoardArchive>>> {
-    static REGISTRY: OnceLock<Mutex<BTreeMap<[u8; 32], Arc<BoardArchive>>>> = OnceLock::new();
-    REGISTRY.get_or_init(|| Mutex::new(BTreeMap::new()))
-}
-
-/// Keeps `board` for replays; an archive with the same bytes read before is shared instead.
-pub fn register(board: Arc<BoardArchive>) -> Arc<BoardArchive> {
-    registry()
-        .lock()
-        .expect("board registry lock")
-        .entry(board.digest)
-        .or_insert(board)
-        .clone()
-}
-
-/// The archive with this digest, if this process has read it.
-pub fn registered(digest: &[u8; 32]) -> Option<Arc<BoardArchive>> {
-    registry()
-        .lock()
-        .expect("board registry lock")
-        .get(digest)
-        .cloned()
-}
-
-fn installed() -> &'static Mutex<Option<Arc<Boards>>> {
-    static INSTALLED: OnceLock<Mutex<Option<Arc<Boards>>>> = OnceLock::new();
-    INSTALLED.get_or_init(Default::default)
-}
-
-/// Makes `boards` where this process looks for a stored game's boards it has not read yet (a
-/// server restarted with `--boards`, `asl verify --boards`).
-pub fn install(boards: Arc<Boards>) {
-    *installed().lock().expect("installed boards lock") = Some(boards);
-}
-
-/// Board `number`'s archive with this digest: read already, or read now from the installed
-/// boards. An error says what is missing or different, for the player.
-pub fn find(number: u16, version: &str, digest: &[u8; 32]) -> Result<Arc<BoardArchive>, String> {
-    if let Some(board) = registered(digest) {
-        return Ok(board);
+impl Boards {
+    /// Board `number`'s archive with this digest, read through these boards: an error says
+    /// what is missing or different, for the player.
+    pub fn find(
+        &self,
+        number: u16,
+        version: &str,
+        digest: &[u8; 32],
+    ) -> Result<Arc<BoardArchive>, String> {
+        let board = self.board(&number.to_string())?;
+        if board.digest != *digest {
+            return Err(format!(
+                "board {number} in {} is version {}, not the archive the game was created with (version {version}): LOS on it would not be the game's",
+                self.origin, board.metadata.version
+            ));
+        }
+        Ok(board)
     }
-    let boards = installed().lock().expect("installed boards lock").clone();
-    let Some(boards) = boards else {
-        return Err(format!(
-            "board {number} (version {version}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)"
-        ));
-    };
-    let board = boards.board(&number.to_string())?;
-    if board.digest != *digest {
-        return Err(format!(
-            "board {number} in {} is version {}, not the archive the game was created with (version {version}): LOS on it would not be the game's",
-            boards.origin, board.metadata.version
-        ));
+
+    /// The terrain grids of the real boards `spec` lays out, each board found by the digest
+    /// the scenario names and laid out with these boards' terrain table; one copy per map,
+    /// shared by every game on it while one holds it.
+    pub fn map(&self, spec: &MapSpec) -> Result<Arc<BoardMap>, String> {
+        if let Some(map) = self
+            .maps
+            .lock()
+            .expect("board maps lock")
+            .iter()
+            .find(|(s, _)| s == spec)
+            .and_then(|(_, m)| m.upgrade())
+        {
+            return Ok(map);
+        }
+        let mut rows = Vec::new();
+        for row in &spec.rows {
+            let mut placed = Vec::new();
+            for board in row {
+                let digest: [u8; 32] = data_encoding::HEXLOWER
+                    .decode(board.digest.as_bytes())
+                    .ok()
+                    .and_then(|d| d.try_into().ok())
+                    .ok_or_else(|| format!("board {} has no archive digest", board.board))?;
+                placed.push(Placed {
+                    number: board.board,
+                    rotated: board.rotated,
+                    archive: self.find(board.board, &board.version, &digest)?,
+                });
+            }
+            rows.push(placed);
+        }
+        let map = Arc::new(BoardMap::new(rows, self.table.clone()).map_err(|e| e.to_string())?);
+        let mut maps = self.maps.lock().expect("board maps lock");
+        maps.retain(|(_, m)| m.strong_count() > 0);
+        maps.push((spec.clone(), Arc::downgrade(&map)));
+        Ok(map)
     }
-    Ok(board)
+
+    /// Hands `scenario` the grids of its real boards ([`Boards::map`]), or the reason they
+    /// cannot be had, which LOS on its map then answers with. The host calls this for a
+    /// game's scenario when it creates or loads the game: the core looks for no board itself.
+    /// A scenario on a hand-typed map is left as it is.
+    pub fn attach(&self, scenario: &mut Scenario) {
+        if let Some(spec) = &scenario.map {
+            let grids = self.map(spec);
+            scenario.set_grids(grids);
+        }
+    }
 }
 
 #[cfg(test)]
