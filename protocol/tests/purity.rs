@@ -3,6 +3,10 @@
 
 use std::process::Command;
 
+#[path = "support/source.rs"]
+mod source;
+use source::{code_only, rust_files, word_starts};
+
 /// Crates that would let the core do I/O or roll its own dice.
 const FORBIDDEN: &[&str] = &[
     "tokio",
@@ -92,17 +96,6 @@ fn protocol_keeps_no_process_wide_state() {
     );
 }
 
-fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// Every `static` of `source` whose type can change behind a shared reference, every
 /// `static mut` and every state-declaring macro, each with its line.
 fn state_in(source: &str) -> Vec<String> {
@@ -152,111 +145,6 @@ fn state_in(source: &str) -> Vec<String> {
     found
 }
 
-/// Whether `code[at..]` starts a word: not in the middle of an identifier, nor a lifetime
-/// (`&'static`).
-fn word_starts(code: &str, at: usize) -> bool {
-    code[..at]
-        .chars()
-        .next_back()
-        .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '\''))
-}
-
-/// `source` with comments and the contents of string literals blanked (newlines kept), so
-/// that a word in prose or in a message is never read as code.
-fn code_only(source: &str) -> String {
-    let chars: Vec<char> = source.chars().collect();
-    let mut out = String::with_capacity(source.len());
-    let mut i = 0;
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                out.push(' ');
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(blank(chars[i]));
-                    i += 1;
-                }
-            }
-        } else if c == 'r'
-            && (next == Some('"') || next == Some('#'))
-            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'))
-        {
-            // A raw string: r"…", r#"…"#.
-            let mut j = i + 1;
-            while chars.get(j) == Some(&'#') {
-                j += 1;
-            }
-            if chars.get(j) != Some(&'"') {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            let hashes = j - i - 1;
-            out.push('"');
-            j += 1;
-            while j < chars.len() {
-                if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
-                    j += 1 + hashes;
-                    break;
-                }
-                out.push(blank(chars[j]));
-                j += 1;
-            }
-            out.push('"');
-            i = j;
-        } else if c == '"' {
-            out.push('"');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < chars.len() {
-                    out.push(blank(chars[i]));
-                    i += 1;
-                }
-            }
-            out.push('"');
-            i += 1;
-        } else if c == '\'' && (chars.get(i + 2) == Some(&'\'') || next == Some('\\')) {
-            // A char literal ('x', '\n', '\''); a lifetime has no closing quote.
-            out.push_str("' '");
-            i += 1;
-            if chars.get(i) == Some(&'\\') {
-                i += 1;
-            }
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
 #[test]
 fn the_state_reader_finds_each_kind_and_nothing_else() {
     let planted = r#"
@@ -288,4 +176,58 @@ static LAZY: LazyLock<String> = LazyLock::new(String::new);
     );
     assert!(state_in("static NONE: WallsAtBase = WallsAtBase::new_const();").is_empty());
     assert!(state_in("fn f(x: &'static str) -> Cell<u8> { todo!() }").is_empty());
+}
+
+/// No library code of the core returns a bare `String` as its error (issue 51): each module's
+/// errors are a type of its own (`thiserror`), so a caller branches on what went wrong, never
+/// on the words of a message.
+#[test]
+fn protocol_errors_are_typed() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    rust_files(&src, &mut files);
+    let mut problems = vec![];
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for problem in source::string_errors(&text) {
+            problems.push(format!("{}: {problem}", path.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "protocol/src returns untyped errors:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_error_reader_finds_string_errors_outside_tests_only() {
+    let planted = r#"
+fn a() -> Result<u8, String> { todo!() }
+fn b() -> Result<Vec<(u8, String)>, Error> { todo!() }
+type F = dyn Fn(&str) -> Result<Vec<u8>, String>;
+fn c() -> Result<
+    BTreeMap<u8, u8>,
+    String,
+> { todo!() }
+fn d() -> io::Result<String> { todo!() }
+// fn e() -> Result<u8, String>
+const S: &str = "Result<u8, String>";
+#[cfg(test)]
+mod tests {
+    fn f() -> Result<u8, String> { todo!() }
+}
+fn g() -> Result<Result<u8, String>, Error> { todo!() }
+impl FromStr for X { type Err = String; }
+"#;
+    assert_eq!(
+        source::string_errors(planted),
+        [
+            "line 17: `type Err = String`",
+            "line 2: `Result<…, String>`",
+            "line 4: `Result<…, String>`",
+            "line 5: `Result<…, String>`",
+            "line 16: `Result<…, String>`",
+        ]
+    );
 }

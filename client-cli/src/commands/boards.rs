@@ -55,12 +55,12 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Boards, Failure> {
         Box::new(move |name| read(&base.join(name)).ok()),
         module,
     )
-    .map_err(Failure::Input)
+    .map_err(|e| Failure::Input(e.to_string()))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    library::read_capped(file, &path.display().to_string())
+    library::read_capped(file, &path.display().to_string()).map_err(|e| e.to_string())
 }
 
 #[derive(clap::Args, Clone, Debug)]

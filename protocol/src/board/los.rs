@@ -16,6 +16,7 @@ use crate::board::geometry::Geometry;
 use crate::board::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
 use crate::board::scenario::{MapSpec, Scenario};
 use crate::board::terrain::{in_months, HexsideFeature, Terrain};
+use crate::board::vasl::library::BoardError;
 use crate::board::vasl::map::BoardMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -83,7 +84,7 @@ pub struct LosMap {
     /// On a map of real boards, their terrain grids as the host handed them in
     /// ([`Grids`]): LOS is traced over the boards' own pixels (`board::vasl::los`), or, when
     /// the host had no such archive, refused saying which.
-    real: Option<Result<Arc<BoardMap>, String>>,
+    real: Option<Result<Arc<BoardMap>, BoardError>>,
     /// Per board, the hexes with a wall, hedge or bocage at their own base level, by slot in
     /// `boards`' grid and in slot order, with those hexsides ([`LosMap::walls_at_base`]).
     /// Only those hexes: a map holds few, and each game that parsed its own scenario builds
@@ -99,7 +100,7 @@ pub type WallsAtBase = arrayvec::ArrayVec<Hexside, 6>;
 /// and on a hand-typed map. Like [`LosCache`], not part of the scenario's data: never encoded,
 /// and equal whatever it holds, so the state hash and the log never depend on it.
 #[derive(Clone, Default)]
-pub struct Grids(pub(crate) Option<Result<Arc<BoardMap>, String>>);
+pub struct Grids(pub(crate) Option<Result<Arc<BoardMap>, BoardError>>);
 
 impl PartialEq for Grids {
     fn eq(&self, _: &Grids) -> bool {
@@ -303,13 +304,13 @@ fn walls_at_base(
 }
 
 /// A map of real boards with no grids handed in: LOS on it is refused, naming the first board.
-fn not_loaded(spec: &MapSpec) -> String {
+fn not_loaded(spec: &MapSpec) -> BoardError {
     match spec.rows.iter().flatten().next() {
-        Some(board) => format!(
-            "board {} (version {}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)",
-            board.board, board.version
-        ),
-        None => "the map names no board".into(),
+        Some(board) => BoardError::NotLoaded {
+            board: board.board,
+            version: board.version.clone(),
+        },
+        None => BoardError::NoBoard,
     }
 }
 
@@ -1119,7 +1120,7 @@ pub fn verdict(map: &LosMap, from: End, to: End) -> Result<Verdict, LosError> {
 /// Traces the LOS; `explain` writes the reasons and the path, which the verdict never reads.
 pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<LosReport, LosError> {
     if let Some(real) = &map.real {
-        let boards = real.as_ref().map_err(|why| LosError(why.clone()))?;
+        let boards = real.as_ref().map_err(|why| LosError(why.to_string()))?;
         return trace_real(map, boards, from, to, explain);
     }
     if from.hex.board != to.hex.board {

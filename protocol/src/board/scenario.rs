@@ -771,7 +771,10 @@ impl Scenario {
     /// (`Boards::attach`); the LOS map is built afresh from them on the next question.
     pub(crate) fn set_grids(
         &mut self,
-        grids: Result<Arc<crate::board::vasl::map::BoardMap>, String>,
+        grids: Result<
+            Arc<crate::board::vasl::map::BoardMap>,
+            crate::board::vasl::library::BoardError,
+        >,
     ) {
         self.grids = crate::board::los::Grids(Some(grids));
         self.los = Default::default();

@@ -200,7 +200,7 @@ impl Session {
         if !matches!(first.event, protocol::Event::GameCreated { .. }) {
             return Err("the log does not start with GameCreated".into());
         }
-        let mut referee = Referee::new(first, seeds)?;
+        let mut referee = Referee::new(first, seeds).map_err(|e| e.to_string())?;
         referee.reserve(entries.len());
         let mut checkpoints = Checkpoints::default();
         for entry in entries {
@@ -209,7 +209,7 @@ impl Session {
                 .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
             checkpoints.keep(referee.game());
         }
-        referee.check_seed()?;
+        referee.check_seed().map_err(|e| e.to_string())?;
         let remembered = Remembered::from_log(referee.entries());
         Ok(Session {
             referee,

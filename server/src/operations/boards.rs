@@ -25,7 +25,9 @@ use std::time::Duration;
 
 use protocol::board::vasl::archive::ARCHIVE_BYTES_MAX;
 use protocol::board::vasl::codes::{TerrainTable, SHARED_METADATA_BYTES_MAX};
-use protocol::board::vasl::library::{self, Boards, BOARD_FILE_BYTES_MAX, SHARED_METADATA};
+use protocol::board::vasl::library::{
+    self, BoardError, Boards, BOARD_FILE_BYTES_MAX, SHARED_METADATA,
+};
 
 /// The boards in `dir`, with VASL's terrain codes from `module` (`ASL_VASL_MODULE`) when given,
 /// else from the directory's `SharedBoardMetadata.xml`, else the engine's own.
@@ -74,13 +76,19 @@ fn open_with(
                 match files.read(&base.join(file), ARCHIVE_BYTES_MAX as u64) {
                     Ok(bytes) => return Ok(bytes),
                     Err(FileError::Missing) => continue,
-                    Err(FileError::Refused(why)) => return Err(format!("board {name}: {why}")),
+                    Err(FileError::Refused(why)) => {
+                        return Err(BoardError::Refused {
+                            board: name.to_string(),
+                            why,
+                        })
+                    }
                 }
             }
-            Err(format!(
-                "board {name} is not in {place} (looked for {})",
-                tried.join(", ")
-            ))
+            Err(BoardError::NotIn {
+                board: name.to_string(),
+                place: place.clone(),
+                tried: tried.join(", "),
+            })
         }),
     );
     // A stored game replayed after a restart is handed its boards from here when it is
@@ -611,7 +619,7 @@ mod tests {
 
         // Through the boards, as a game's creation or LOS reads them.
         let boards = open_with(dir.path(), None, Arc::new(BoardFiles::default())).unwrap();
-        let why = boards.board("9").unwrap_err();
+        let why = boards.board("9").unwrap_err().to_string();
         assert!(
             why.contains("board 9:") && why.contains("named pipe"),
             "{why}"
@@ -660,7 +668,7 @@ mod tests {
         big.set_len(80 << 20).unwrap();
         let files = Arc::new(BoardFiles::default());
         let boards = open_with(dir.path(), None, files.clone()).unwrap();
-        let why = boards.board("7").unwrap_err();
+        let why = boards.board("7").unwrap_err().to_string();
         assert!(why.contains("bd07 is 83886080 bytes"), "{why}");
         assert!(boards.image("7").is_err());
         assert_eq!(files.bytes_read(), 0);

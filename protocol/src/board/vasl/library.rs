@@ -14,8 +14,66 @@ use super::map::{BoardMap, Placed};
 use crate::board::scenario::{MapSpec, Scenario};
 
 /// Fetches the bytes of the archive holding VASL's board `name` (`"1"` → `bd01`); the IO is the
-/// caller's. An error says what is missing, in words for the player.
-pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync;
+/// caller's. An error says what is missing ([`BoardError::NotIn`]) or why a file there was not
+/// read ([`BoardError::Refused`]), in words for the player.
+pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, BoardError> + Send + Sync;
+
+/// Why a board, a boards directory or a map of boards cannot be had: each names the board and
+/// says what is wrong, for the player.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    /// No archive for the board where the host looked.
+    #[error("board {board} is not in {place} (looked for {tried})")]
+    NotIn {
+        board: String,
+        place: String,
+        tried: String,
+    },
+    /// A file for the board is there, and the host would not read it (what it is, and why).
+    #[error("board {board}: {why}")]
+    Refused { board: String, why: String },
+    #[error("board {board}'s archive {error}")]
+    Archive {
+        board: String,
+        error: archive::ArchiveError,
+    },
+    #[error("board {board} in {place} is version {found}, not the archive the game was created with (version {version}): LOS on it would not be the game's")]
+    OtherVersion {
+        board: u16,
+        place: String,
+        found: String,
+        version: String,
+    },
+    #[error("board {0} has no archive digest")]
+    NoDigest(u16),
+    #[error("{0}")]
+    Map(#[from] super::map::MapError),
+    /// A game on real boards whose host handed in no boards.
+    #[error("board {board} (version {version}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)")]
+    NotLoaded { board: u16, version: String },
+    #[error("the map names no board")]
+    NoBoard,
+    /// The terrain codes of a boards directory or of a VASL module could not be read.
+    #[error("{file} {error}")]
+    Codes {
+        file: String,
+        error: super::codes::CodesError,
+    },
+}
+
+/// Why a file of a boards directory was not read (by [`read_capped`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileError {
+    #[error("{name}: {why}")]
+    Unreadable { name: String, why: String },
+    #[error("{name}: larger than {BOARD_FILE_BYTES_MAX} bytes")]
+    TooLarge { name: String },
+}
+
+/// Why a board name is not one: the text as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a board: write its number as VASL names it (`1` for bd01), `r` after it for a board turned 180° (`2r`)")]
+pub struct BoardNameError(pub String);
 
 /// Reads a file of a boards directory by name: `None` when there is none.
 pub type ReadFile = dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync;
@@ -29,15 +87,20 @@ pub const BOARD_FILE_BYTES_MAX: u64 = 256 << 20;
 
 /// Every byte `reader` (the file `name`, opened by the caller: this crate opens nothing)
 /// holds, refused past [`BOARD_FILE_BYTES_MAX`] without reading further.
-pub fn read_capped(reader: impl std::io::Read, name: &str) -> Result<Vec<u8>, String> {
+pub fn read_capped(reader: impl std::io::Read, name: &str) -> Result<Vec<u8>, FileError> {
     use std::io::Read;
     let mut bytes = Vec::new();
     reader
         .take(BOARD_FILE_BYTES_MAX + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| FileError::Unreadable {
+            name: name.to_string(),
+            why: e.to_string(),
+        })?;
     if bytes.len() as u64 > BOARD_FILE_BYTES_MAX {
-        return Err(format!("{name}: larger than {BOARD_FILE_BYTES_MAX} bytes"));
+        return Err(FileError::TooLarge {
+            name: name.to_string(),
+        });
     }
     Ok(bytes)
 }
@@ -68,7 +131,7 @@ pub struct BoardName {
 }
 
 /// Reads `"2"` or `"2r"`. Board names are numbers, so that hex names (`2GG10`) stay readable.
-pub fn board_name(text: &str) -> Result<BoardName, String> {
+pub fn board_name(text: &str) -> Result<BoardName, BoardNameError> {
     let trimmed = text.trim();
     let (name, rotated) = match trimmed.strip_suffix(['r', 'R']) {
         Some(name) => (name, true),
@@ -78,9 +141,7 @@ pub fn board_name(text: &str) -> Result<BoardName, String> {
         .parse()
         .ok()
         .filter(|n| (1..=999).contains(n))
-        .ok_or_else(|| {
-            format!("`{text}` is not a board: write its number as VASL names it (`1` for bd01), `r` after it for a board turned 180° (`2r`)")
-        })?;
+        .ok_or_else(|| BoardNameError(text.to_string()))?;
     Ok(BoardName {
         name: number.to_string(),
         number,
@@ -117,14 +178,19 @@ impl Boards {
         origin: String,
         read: Box<ReadFile>,
         module: Option<(String, Vec<u8>)>,
-    ) -> Result<Boards, String> {
+    ) -> Result<Boards, BoardError> {
         let table = match module {
             Some((name, bytes)) => {
-                TerrainTable::from_module(&bytes).map_err(|e| format!("{name}: {e}"))?
+                TerrainTable::from_module(&bytes).map_err(|error| BoardError::Codes {
+                    file: format!("{name}:"),
+                    error,
+                })?
             }
             None => match read(SHARED_METADATA) {
-                Some(bytes) => TerrainTable::parse(&bytes)
-                    .map_err(|e| format!("{origin}/{SHARED_METADATA} {e}"))?,
+                Some(bytes) => TerrainTable::parse(&bytes).map_err(|error| BoardError::Codes {
+                    file: format!("{origin}/{SHARED_METADATA}"),
+                    error,
+                })?,
                 None => TerrainTable::builtin(),
             },
         };
@@ -134,12 +200,14 @@ impl Boards {
             table,
             Box::new(move |name| {
                 let tried = archive_names(name);
-                tried.iter().find_map(|file| read(file)).ok_or_else(|| {
-                    format!(
-                        "board {name} is not in {place} (looked for {})",
-                        tried.join(", ")
-                    )
-                })
+                tried
+                    .iter()
+                    .find_map(|file| read(file))
+                    .ok_or_else(|| BoardError::NotIn {
+                        board: name.to_string(),
+                        place: place.clone(),
+                        tried: tried.join(", "),
+                    })
             }),
         ))
     }
@@ -149,13 +217,15 @@ impl Boards {
     }
 
     /// Board `name`, read once and kept; an error names the board and what is wrong.
-    pub fn board(&self, name: &str) -> Result<Arc<BoardArchive>, String> {
+    pub fn board(&self, name: &str) -> Result<Arc<BoardArchive>, BoardError> {
         if let Some(board) = self.read.lock().expect("boards lock").get(name) {
             return Ok(board.clone());
         }
         let bytes = (self.fetch)(name)?;
-        let board =
-            Arc::new(archive::read(&bytes).map_err(|e| format!("board {name}'s archive {e}"))?);
+        let board = Arc::new(archive::read(&bytes).map_err(|error| BoardError::Archive {
+            board: name.to_string(),
+            error,
+        })?);
         self.read
             .lock()
             .expect("boards lock")
@@ -169,7 +239,7 @@ impl Boards {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ImageError {
     /// No archive for the board (the fetch's own words, naming where it looked).
-    Missing(String),
+    Missing(BoardError),
     /// The archive was found but holds no image the page can show.
     Archive(archive::ArchiveError),
 }
@@ -194,13 +264,15 @@ impl Boards {
         number: u16,
         version: &str,
         digest: &[u8; 32],
-    ) -> Result<Arc<BoardArchive>, String> {
+    ) -> Result<Arc<BoardArchive>, BoardError> {
         let board = self.board(&number.to_string())?;
         if board.digest != *digest {
-            return Err(format!(
-                "board {number} in {} is version {}, not the archive the game was created with (version {version}): LOS on it would not be the game's",
-                self.origin, board.metadata.version
-            ));
+            return Err(BoardError::OtherVersion {
+                board: number,
+                place: self.origin.clone(),
+                found: board.metadata.version.clone(),
+                version: version.to_string(),
+            });
         }
         Ok(board)
     }
@@ -208,7 +280,7 @@ impl Boards {
     /// The terrain grids of the real boards `spec` lays out, each board found by the digest
     /// the scenario names and laid out with these boards' terrain table; one copy per map,
     /// shared by every game on it while one holds it.
-    pub fn map(&self, spec: &MapSpec) -> Result<Arc<BoardMap>, String> {
+    pub fn map(&self, spec: &MapSpec) -> Result<Arc<BoardMap>, BoardError> {
         if let Some(map) = self
             .maps
             .lock()
@@ -227,7 +299,7 @@ impl Boards {
                     .decode(board.digest.as_bytes())
                     .ok()
                     .and_then(|d| d.try_into().ok())
-                    .ok_or_else(|| format!("board {} has no archive digest", board.board))?;
+                    .ok_or(BoardError::NoDigest(board.board))?;
                 placed.push(Placed {
                     number: board.board,
                     rotated: board.rotated,
@@ -236,7 +308,7 @@ impl Boards {
             }
             rows.push(placed);
         }
-        let map = Arc::new(BoardMap::new(rows, self.table.clone()).map_err(|e| e.to_string())?);
+        let map = Arc::new(BoardMap::new(rows, self.table.clone())?);
         let mut maps = self.maps.lock().expect("board maps lock");
         maps.retain(|(_, m)| m.strong_count() > 0);
         maps.push((spec.clone(), Arc::downgrade(&map)));
@@ -287,10 +359,17 @@ mod tests {
             TerrainTable::builtin(),
             Box::new(move |name| {
                 *counted.lock().unwrap() += 1;
-                Err(format!("no archive for board {name}"))
+                Err(BoardError::NotIn {
+                    board: name.to_string(),
+                    place: "the test".into(),
+                    tried: "nothing".into(),
+                })
             }),
         );
-        assert_eq!(boards.board("9").unwrap_err(), "no archive for board 9");
+        assert_eq!(
+            boards.board("9").unwrap_err().to_string(),
+            "board 9 is not in the test (looked for nothing)"
+        );
         assert!(boards.board("9").is_err());
         assert_eq!(*calls.lock().unwrap(), 2, "failures are not cached");
     }
