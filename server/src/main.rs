@@ -557,11 +557,10 @@ async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
             tokio::task::spawn_blocking(move || backup::backup(&store, &into, &signer))
                 .await?
                 .map_err(|e| anyhow::anyhow!("backup failed: {e}"))?
-                .to_string()
         }
     };
     println!("backed up into {}: {report}", dir.display());
-    if report.contains("not copied") {
+    if !report.failed.is_empty() {
         anyhow::bail!("some games could not be copied (named above)");
     }
     Ok(())

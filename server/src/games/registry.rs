@@ -238,7 +238,7 @@ fn rebuild(
         Arc<protocol::board::scenario::Interner>,
     ),
 ) -> Result<Option<(GameTask, GameMeta)>, Unservable> {
-    let mut meta = GameMeta::decode(meta_bytes).map_err(Unservable::Damaged)?;
+    let mut meta = GameMeta::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
     let records = read_log(&*store, &key).map_err(Unservable::Damaged)?;
     if records.is_empty() {
         return Ok(None);
@@ -260,7 +260,8 @@ fn rebuild(
         })?;
     }
     // A mark unreadable is a game not to serve blindly: it is named, like damage.
-    let marks = envelope::GameMarks::decode(meta_bytes).map_err(Unservable::Damaged)?;
+    let marks =
+        envelope::GameMarks::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
     let task = GameTask::from_log(key, verified, meta.clone(), store, limits)
         .map_err(Unservable::Damaged)?
         .marked(marks);
