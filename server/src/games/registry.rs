@@ -120,6 +120,15 @@ fn prepare(
     interner.share(scenario);
 }
 
+/// Why the stored games cannot be listed, and so not served.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error("the list of games cannot be read (the store panicked: {0})")]
+    Panicked(String),
+    #[error("the list of games cannot be read ({0})")]
+    Store(StoreError),
+}
+
 /// Why a stored game is not served. Damage is what the store's checksums and the hash chain
 /// say; a log whose bytes the chain vouches for but this version cannot decode is the
 /// reader's fault, kept as it is for a version that reads it, and never named damaged.
@@ -209,19 +218,24 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
 
 /// Reads one stored game's log; a store that fails or panics reading it (sled does, on some
 /// damage) makes the game unreadable, not the server.
-fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
+fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, Unservable> {
+    let damaged = |why: String| Unservable::Damaged(why);
     without_panics(|| store.load(key))
-        .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
+        .map_err(|panicked| {
+            damaged(format!(
+                "its log cannot be read (the store panicked: {panicked})"
+            ))
+        })?
         .map_err(|e| match e {
             // What is left is a prefix whose chain verifies: damage all the same (issue 50).
-            StoreError::Missing(why) => format!("its log is damaged: {why}"),
-            e => format!("its log cannot be read ({e})"),
+            StoreError::Missing(why) => damaged(format!("its log is damaged: {why}")),
+            e => damaged(format!("its log cannot be read ({e})")),
         })
 }
 
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
 fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), Unservable> {
-    let records = read_log(store, key).map_err(Unservable::Damaged)?;
+    let records = read_log(store, key)?;
     envelope::verify(&records)
         .map(|_| ())
         .map_err(Unservable::of_chain)
@@ -239,7 +253,7 @@ fn rebuild(
     ),
 ) -> Result<Option<(GameTask, GameMeta)>, Unservable> {
     let mut meta = GameMeta::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
-    let records = read_log(&*store, &key).map_err(Unservable::Damaged)?;
+    let records = read_log(&*store, &key)?;
     if records.is_empty() {
         return Ok(None);
     }
@@ -263,7 +277,7 @@ fn rebuild(
     let marks =
         envelope::GameMarks::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
     let task = GameTask::from_log(key, verified, meta.clone(), store, limits)
-        .map_err(Unservable::Damaged)?
+        .map_err(|e| Unservable::Damaged(e.to_string()))?
         .marked(marks);
     Ok(Some((task, meta)))
 }
@@ -294,7 +308,7 @@ impl Registry {
     /// hash chain in the background: a damaged game is marked unavailable, naming its first
     /// bad event, and logged. Each game is replayed when someone first joins it (a join that
     /// comes before the check reaches its game verifies the chain itself).
-    pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
+    pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, ListError> {
         Registry::open_in_cluster(store, config, None)
     }
 
@@ -304,12 +318,10 @@ impl Registry {
         store: Arc<dyn EventStore>,
         config: Config,
         cluster: Option<Arc<crate::games::cluster::Cluster>>,
-    ) -> Result<Registry, String> {
+    ) -> Result<Registry, ListError> {
         let listed = without_panics(|| store.games())
-            .map_err(|panicked| {
-                format!("the list of games cannot be read (the store panicked: {panicked})")
-            })?
-            .map_err(|e| format!("the list of games cannot be read ({e})"))?;
+            .map_err(|panicked| ListError::Panicked(panicked.to_string()))?
+            .map_err(ListError::Store)?;
         let games: HashMap<GameKey, Arc<Slot>> = listed
             .into_iter()
             .map(|(key, meta)| (key, Arc::new(Slot::stored(meta, 0))))
@@ -628,7 +640,7 @@ impl Registry {
             self.store.clone(),
             GameLimits::of(&self.config),
         )
-        .map_err(|e| (ErrorCode::Storage, e))?;
+        .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         let slot = Slot {
             meta: meta.encode(),
             loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(key, task, meta)))),

@@ -363,7 +363,7 @@ impl GameTask {
         meta: GameMeta,
         store: Arc<dyn EventStore>,
         limits: GameLimits,
-    ) -> Result<GameTask, String> {
+    ) -> Result<GameTask, crate::games::session::LoadError> {
         let session =
             Session::from_log(verified, meta.seeds.clone())?.owned_by(limits.owner.clone());
         Ok(GameTask {

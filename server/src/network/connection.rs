@@ -974,7 +974,7 @@ impl Connection {
         // the game will send fits the frame limit.
         if let Err(why) = crate::games::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
-            return self.error(ErrorCode::BadScenario, why).await;
+            return self.error(ErrorCode::BadScenario, why.to_string()).await;
         }
         let sides = scenario.sides.clone();
         match self.shared.registry.create_timed(scenario, clock).await {

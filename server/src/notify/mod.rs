@@ -288,6 +288,17 @@ enum Message {
     Seen { game: GameKey, side: Side },
 }
 
+/// Why the notifier does not start: the server does not start without it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot read the notification records: {0}")]
+    Records(crate::store::StoreError),
+    #[error("cannot build the webhook client: {0}")]
+    Http(String),
+    #[error("cannot use the SMTP relay {host}: {why}")]
+    Smtp { host: String, why: String },
+}
+
 /// The server's notifier: the registrations, and the queue to the worker that delivers.
 /// Whether this node holds a game, for nodes sharing a NATS store (`crate::games::cluster`):
 /// each sends the notices of the games it holds. Given by the crate root, which wires the
@@ -317,10 +328,8 @@ impl Notifier {
         store: Arc<dyn EventStore>,
         config: Arc<Config>,
         holds: Option<Holds>,
-    ) -> Result<Arc<Notifier>, String> {
-        let records = store
-            .notify_records()
-            .map_err(|e| format!("cannot read the notification records: {e}"))?;
+    ) -> Result<Arc<Notifier>, StartError> {
+        let records = store.notify_records().map_err(StartError::Records)?;
         let registrations = registrations_in(&records);
         let told = records
             .iter()

@@ -31,7 +31,7 @@ use protocol::board::vasl::library::{
 
 /// The boards in `dir`, with VASL's terrain codes from `module` (`ASL_VASL_MODULE`) when given,
 /// else from the directory's `SharedBoardMetadata.xml`, else the engine's own.
-pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
+pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, OpenError> {
     open_with(dir, module, Arc::new(BoardFiles::default()))
 }
 
@@ -39,29 +39,30 @@ fn open_with(
     dir: &Path,
     module: Option<&Path>,
     files: Arc<BoardFiles>,
-) -> Result<Arc<Boards>, String> {
+) -> Result<Arc<Boards>, OpenError> {
     if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory of VASL board archives",
-            dir.display()
-        ));
+        return Err(OpenError::NotDirectory(dir.to_path_buf()));
     }
     let table = match module {
         // A VASL module is ~100 MB: the one file read with the larger bound.
         Some(path) => {
             let bytes = files
                 .read(path, BOARD_FILE_BYTES_MAX)
-                .map_err(String::from)?;
-            TerrainTable::from_module(&bytes).map_err(|e| format!("{}: {e}", path.display()))?
+                .map_err(OpenError::File)?;
+            TerrainTable::from_module(&bytes).map_err(|error| OpenError::Codes {
+                file: format!("{}:", path.display()),
+                error,
+            })?
         }
         None => {
             let path = dir.join(SHARED_METADATA);
             match files.read(&path, SHARED_METADATA_BYTES_MAX as u64) {
-                Ok(bytes) => {
-                    TerrainTable::parse(&bytes).map_err(|e| format!("{} {e}", path.display()))?
-                }
+                Ok(bytes) => TerrainTable::parse(&bytes).map_err(|error| OpenError::Codes {
+                    file: path.display().to_string(),
+                    error,
+                })?,
                 Err(FileError::Missing) => TerrainTable::builtin(),
-                Err(refused) => return Err(refused.into()),
+                Err(refused) => return Err(OpenError::File(refused)),
             }
         }
     };
@@ -94,6 +95,21 @@ fn open_with(
     // A stored game replayed after a restart is handed its boards from here when it is
     // loaded (`games::registry`).
     Ok(Arc::new(boards))
+}
+
+/// Why the boards directory cannot be served from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("{}: not a directory of VASL board archives", .0.display())]
+    NotDirectory(PathBuf),
+    #[error("{}", String::from(.0.clone()))]
+    File(FileError),
+    /// VASL's terrain codes, from the module or the directory's own file, cannot be read.
+    #[error("{file} {error}")]
+    Codes {
+        file: String,
+        error: protocol::board::vasl::codes::CodesError,
+    },
 }
 
 /// Why a file of the boards directory was not read.
