@@ -96,7 +96,7 @@ fn every_mistake_in_a_map_is_named() {
             .to_string()
     };
     let e = refused("boards = [[\"1\", \"9\"]]");
-    assert!(e.contains("no archive for board 9"), "{e}");
+    assert!(e.contains("board 9 is not in the test's boards"), "{e}");
     let e = refused("boards = [[\"1\", \"3\"]]");
     assert!(e.contains("board 3") && e.contains("zip"), "{e}");
     let e = refused("boards = [[\"1\", \"x\"]]");

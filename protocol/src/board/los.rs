@@ -100,7 +100,7 @@ pub type WallsAtBase = arrayvec::ArrayVec<Hexside, 6>;
 /// and on a hand-typed map. Like [`LosCache`], not part of the scenario's data: never encoded,
 /// and equal whatever it holds, so the state hash and the log never depend on it.
 #[derive(Clone, Default)]
-pub struct Grids(pub(crate) Option<Result<Arc<BoardMap>, BoardError>>);
+pub struct Grids(pub(crate) Option<Arc<Result<Arc<BoardMap>, BoardError>>>);
 
 impl PartialEq for Grids {
     fn eq(&self, _: &Grids) -> bool {
@@ -112,7 +112,7 @@ impl Eq for Grids {}
 
 impl fmt::Debug for Grids {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = match &self.0 {
+        let state = match self.0.as_deref() {
             None => "none",
             Some(Ok(_)) => "handed in",
             Some(Err(_)) => "missing",
@@ -151,6 +151,12 @@ impl LosCache {
     /// A cache holding `map` already (one shared by `board::scenario::Interner`).
     pub(crate) fn built(map: Arc<LosMap>) -> LosCache {
         LosCache(OnceLock::from(map))
+    }
+
+    /// The map, if built.
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> Option<&Arc<LosMap>> {
+        self.0.get()
     }
 }
 
@@ -230,7 +236,7 @@ impl LosMap {
             boards,
             month: scenario.month,
             real: scenario.map.as_ref().map(|spec| match &scenario.grids.0 {
-                Some(grids) => grids.clone(),
+                Some(grids) => (**grids).clone(),
                 None => Err(not_loaded(spec)),
             }),
             walls_at_base,

@@ -196,9 +196,12 @@ pub struct Scenario {
 /// [`LosMap`]: crate::board::los::LosMap
 #[derive(Default)]
 pub struct Interner {
-    values: Mutex<HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>>,
+    values: Mutex<Values>,
     los: Mutex<Vec<(LosKey, Weak<crate::board::los::LosMap>)>>,
 }
+
+/// Shared values by their type and the hash of their encoding.
+type Values = HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>;
 
 /// What makes two scenarios' [`crate::board::los::LosMap`] the same: the same (shared)
 /// hexes and hexsides, month, boards and grids.
@@ -218,15 +221,15 @@ impl fmt::Debug for Interner {
 }
 
 impl Interner {
-    /// The one shared copy of a value equal to `value`.
-    pub fn intern<T>(&self, value: T) -> Arc<T>
+    /// The one shared copy of a value equal to `*value`: `value` itself when none is held yet.
+    fn shared<T>(&self, value: &Arc<T>) -> Arc<T>
     where
         T: Serialize + Eq + Send + Sync + 'static,
     {
         let key = (
             std::any::TypeId::of::<T>(),
             *blake3::hash(
-                &bincode::serde::encode_to_vec(&value, bincode::config::standard())
+                &bincode::serde::encode_to_vec(&**value, bincode::config::standard())
                     .expect("a map always encodes"),
             )
             .as_bytes(),
@@ -234,7 +237,7 @@ impl Interner {
         let mut table = self.values.lock().expect("intern table lock");
         if let Some(shared) = table.get(&key).and_then(Weak::upgrade) {
             if let Ok(shared) = shared.downcast::<T>() {
-                if *shared == value {
+                if shared == *value {
                     return shared;
                 }
             }
@@ -242,24 +245,23 @@ impl Interner {
         if table.len() >= INTERNED_MAX {
             table.retain(|_, weak| weak.strong_count() > 0);
         }
-        let shared = Arc::new(value);
-        let erased: Arc<dyn Any + Send + Sync> = shared.clone();
+        let erased: Arc<dyn Any + Send + Sync> = value.clone();
         table.insert(key, Arc::downgrade(&erased));
-        shared
+        value.clone()
     }
 
     /// `scenario` holding the shared copies of its hexes, hexsides and LOS map (built now if
     /// no scenario held it). Call it after handing in the scenario's grids, if any
     /// (`Boards::attach`): the LOS map is read off them.
     pub fn share(&self, scenario: &mut Scenario) {
-        let hexes = self.intern((*scenario.hexes).clone());
-        let hexsides = self.intern((*scenario.hexsides).clone());
+        let hexes = self.shared(&scenario.hexes);
+        let hexsides = self.shared(&scenario.hexsides);
         if !Arc::ptr_eq(&hexes, &scenario.hexes) || !Arc::ptr_eq(&hexsides, &scenario.hexsides) {
             scenario.hexes = hexes;
             scenario.hexsides = hexsides;
             scenario.los = Default::default();
         }
-        let grids = match &scenario.grids.0 {
+        let grids = match scenario.grids.0.as_deref() {
             None => None,
             Some(Ok(grids)) => Some(Arc::downgrade(grids)),
             // A map that could not be had is not shared: its reason is the game's own.
@@ -776,7 +778,7 @@ impl Scenario {
             crate::board::vasl::library::BoardError,
         >,
     ) {
-        self.grids = crate::board::los::Grids(Some(grids));
+        self.grids = crate::board::los::Grids(Some(Arc::new(grids)));
         self.los = Default::default();
     }
 
@@ -2330,5 +2332,40 @@ hex = "1B2"
         let s = Scenario::read_toml(&text).unwrap();
         let side: Hexside = "1A1-1A2".parse().unwrap();
         assert_eq!(s.hexside_feature(side), Some(HexsideFeature::Bocage));
+    }
+}
+
+#[cfg(test)]
+mod interner_tests {
+    use super::*;
+
+    fn read_back(scenario: &Scenario) -> Scenario {
+        let config = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(scenario, config).unwrap();
+        bincode::serde::decode_from_slice(&bytes, config).unwrap().0
+    }
+
+    /// Two games read from their logs hold a map each; passed through one interner, they hold
+    /// one, LOS map included, and a scenario on another map keeps its own.
+    #[test]
+    fn scenarios_on_one_map_share_it_through_an_interner() {
+        let text = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+        let scenario = Scenario::read_toml(text).unwrap();
+        let (mut a, mut b) = (read_back(&scenario), read_back(&scenario));
+        assert!(!Arc::ptr_eq(&a.hexes, &b.hexes));
+        let interner = Interner::default();
+        interner.share(&mut a);
+        interner.share(&mut b);
+        assert!(Arc::ptr_eq(&a.hexes, &b.hexes));
+        assert!(Arc::ptr_eq(&a.hexsides, &b.hexsides));
+        let (la, lb) = (a.los.get().unwrap(), b.los.get().unwrap());
+        assert!(Arc::ptr_eq(la, lb));
+        assert_eq!(a, scenario);
+
+        let other = include_str!("../../../scenarios/sewer-infiltration.toml");
+        let mut c = read_back(&Scenario::read_toml(other).unwrap());
+        interner.share(&mut c);
+        assert!(!Arc::ptr_eq(&a.hexes, &c.hexes));
+        assert!(!Arc::ptr_eq(la, c.los.get().unwrap()));
     }
 }

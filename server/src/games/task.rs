@@ -817,9 +817,9 @@ impl GameTask {
             // from anyone who holds one (a spectator's too).
             let trusted = self.signer.as_ref().map(|s| s.public());
             let checked = trusted
-                .ok_or_else(|| {
-                    Mismatch::Signature(protocol::record::signed::SignatureError::NotSigning)
-                })
+                .ok_or(Mismatch::Signature(
+                    protocol::record::signed::SignatureError::NotSigning,
+                ))
                 .and_then(|trusted| {
                     protocol::record::receipt::check(
                         &receipt,
