@@ -859,7 +859,10 @@ impl Connection {
                 })
                 .await
             }
-            Err(why) => self.error(ErrorCode::BadNotifyTarget, why).await,
+            Err(why) => {
+                self.error(ErrorCode::BadNotifyTarget, why.to_string())
+                    .await
+            }
         }
     }
 

@@ -103,7 +103,9 @@ pub async fn webhook(
     let mut last = String::new();
     for n in 1..=tries.max.max(1) {
         tries.pause(n).await?;
-        guard.check_literal(&parsed).map_err(Undelivered::GaveUp)?;
+        guard
+            .check_literal(&parsed)
+            .map_err(|e| Undelivered::GaveUp(e.to_string()))?;
         let sent = client
             .post(parsed.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
