@@ -71,7 +71,7 @@ pub fn check_sent(
     version: u64,
     head: &protocol::record::stream::StreamHash,
 ) -> Result<(), String> {
-    receipt.check(&receipt.signer)?;
+    receipt.check(&receipt.signer).map_err(|e| e.to_string())?;
     let (held_by, signed) = receipt
         .viewer_head()
         .ok_or("it is not a head of a viewer's own stream")?;

@@ -38,7 +38,11 @@ fn boards() -> Boards {
             protocol::board::vasl::library::archive_names(name)
                 .iter()
                 .find_map(|file| archives.get(file).cloned())
-                .ok_or_else(|| format!("no archive for board {name} in the test's boards"))
+                .ok_or_else(|| protocol::board::vasl::library::BoardError::NotIn {
+                    board: name.to_string(),
+                    place: "the test's boards".into(),
+                    tried: protocol::board::vasl::library::archive_names(name).join(", "),
+                })
         }),
     )
 }
@@ -92,7 +96,7 @@ fn every_mistake_in_a_map_is_named() {
             .to_string()
     };
     let e = refused("boards = [[\"1\", \"9\"]]");
-    assert!(e.contains("no archive for board 9"), "{e}");
+    assert!(e.contains("board 9 is not in the test's boards"), "{e}");
     let e = refused("boards = [[\"1\", \"3\"]]");
     assert!(e.contains("board 3") && e.contains("zip"), "{e}");
     let e = refused("boards = [[\"1\", \"x\"]]");
@@ -130,10 +134,30 @@ fn los_on_real_boards_is_traced_over_their_pixels() {
     assert_eq!(los("2A3", "2E3").verdict, Verdict::Blocked);
     assert_ne!(los("1Y2", "2DD2").verdict, Verdict::Blocked);
 
-    // A game whose board archive this process has not read is told so.
-    let mut other = s.clone();
-    other.map.as_mut().unwrap().rows[0][0].digest = "00".repeat(32);
-    let game = protocol::Game::new(other);
+    // A scenario read back from a log names its boards by digest only, and the core finds
+    // no board by itself: until the host hands the boards in, LOS on it says which is missing.
+    let config = bincode::config::standard();
+    let bytes = bincode::serde::encode_to_vec(&s, config).unwrap();
+    let (stored, _): (Scenario, usize) = bincode::serde::decode_from_slice(&bytes, config).unwrap();
+    assert_eq!(stored, s);
+    let game = protocol::Game::new(stored.clone());
     let e = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap_err();
     assert!(e.to_string().contains("not loaded"), "{e}");
+    // Handed them, it traces what the game created with them traced.
+    let mut handed = stored.clone();
+    boards.attach(&mut handed);
+    let game = protocol::Game::new(handed);
+    let again = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap();
+    assert_eq!(again, blocked);
+    // Handed boards whose archive is not the one the game was created with, it is told so.
+    let mut other = stored;
+    other.map.as_mut().unwrap().rows[0][0].digest = "00".repeat(32);
+    boards.attach(&mut other);
+    let game = protocol::Game::new(other);
+    let e = between(&game, &Spot::Hex(hex("1A5")), &Spot::Hex(hex("1I5"))).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("not the archive the game was created with"),
+        "{e}"
+    );
 }

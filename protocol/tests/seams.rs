@@ -39,7 +39,11 @@ fn boards() -> Boards {
             protocol::board::vasl::library::archive_names(name)
                 .iter()
                 .find_map(|file| archives.get(file).cloned())
-                .ok_or_else(|| format!("no archive for board {name}"))
+                .ok_or_else(|| protocol::board::vasl::library::BoardError::NotIn {
+                    board: name.to_string(),
+                    place: "the test's boards".into(),
+                    tried: protocol::board::vasl::library::archive_names(name).join(", "),
+                })
         }),
     )
 }

@@ -62,7 +62,11 @@ fn a_scenario_on_four_real_boards_fits_a_frame() {
             protocol::board::vasl::library::archive_names(name)
                 .iter()
                 .find_map(|f| std::fs::read(dir.join(f)).ok())
-                .ok_or_else(|| format!("no archive for board {name}"))
+                .ok_or_else(|| protocol::board::vasl::library::BoardError::NotIn {
+                    board: name.to_string(),
+                    place: "the test's boards".into(),
+                    tried: protocol::board::vasl::library::archive_names(name).join(", "),
+                })
         }),
     );
     let text = "name = \"x\"\nturns = 1\nfirst = \"a\"\nsides = [{ id = \"a\", name = \"A\" }, { id = \"b\", name = \"B\" }]\n[map]\nboards = [[\"1\", \"2r\"], [\"3\", \"4\"]]\n";

@@ -30,7 +30,11 @@ fn boards() -> Boards {
         TerrainTable::builtin(),
         Box::new(move |name| match name {
             "2" => Ok(archive.clone()),
-            other => Err(format!("no archive for board {other}")),
+            other => Err(protocol::board::vasl::library::BoardError::NotIn {
+                board: other.to_string(),
+                place: "the test's boards".into(),
+                tried: "board 2 only".into(),
+            }),
         }),
     )
 }

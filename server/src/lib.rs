@@ -122,6 +122,17 @@ impl Shared {
     }
 }
 
+/// Why the server does not start serving.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Notify(#[from] notify::StartError),
+    #[error("cannot start the audience's threads: {0}")]
+    Audience(String),
+    #[error("{0}")]
+    Games(#[from] games::registry::ListError),
+}
+
 /// Serves games on `listener` until `shutdown` completes, then closes every connection with a
 /// close frame, waits for the game tasks to finish, and returns. Every acknowledged event is
 /// already durable, so stopping loses nothing. Shutdown takes at most the configured deadline:
@@ -131,7 +142,7 @@ pub async fn run(
     store: Arc<dyn EventStore>,
     config: Config,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     run_in_cluster(listener, store, config, None, shutdown).await
 }
 
@@ -142,7 +153,7 @@ pub async fn run_in_cluster(
     config: Config,
     cluster: Option<Arc<games::cluster::Cluster>>,
     shutdown: impl Future<Output = ()>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let local = listener.local_addr().ok();
     // Creating games without the admin token is for a server only this machine can reach,
     // unless the operator says otherwise.
@@ -176,7 +187,7 @@ pub async fn run_in_cluster(
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);
     let audience = network::audience::Audience::start(network::audience::AUDIENCE_NICE)
-        .map_err(|e| format!("cannot start the audience's threads: {e}"))?;
+        .map_err(|e| RunError::Audience(e.to_string()))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         config: config.clone(),

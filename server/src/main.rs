@@ -316,8 +316,8 @@ async fn main() -> anyhow::Result<()> {
         protocol::record::signed::KEY_PATH
     );
     tracing::info!(key = %public, "signing heads");
-    let mut config = config_of(&flags, signing_key, public_url.clone())
-        .map_err(|e| anyhow::anyhow!("--boards: {e}"))?;
+    let mut config =
+        config_of(&flags, signing_key, public_url.clone()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let store = Arc::new(open_store(&flags.data_dir));
     admin::listen(&flags.data_dir, store.clone(), config.signing_key.clone()).map_err(|e| {
         anyhow::anyhow!(
@@ -361,7 +361,7 @@ fn config_of(
     flags: &Flags,
     signing_key: protocol::record::signed::ServerSigningKey,
     public_url: Option<String>,
-) -> Result<Config, String> {
+) -> Result<Config, FlagError> {
     let boards = match &flags.boards {
         None => None,
         Some(dir) => Some(server::operations::boards::open(
@@ -399,21 +399,34 @@ fn config_of(
     })
 }
 
+/// Why the flags do not make a configuration.
+#[derive(Debug, thiserror::Error)]
+enum FlagError {
+    #[error("--boards: {0}")]
+    Boards(#[from] server::operations::boards::OpenError),
+    #[error("--smtp-relay `{0}` is not HOST:PORT")]
+    Relay(String),
+    #[error("--smtp-relay needs --smtp-from, the sender address of e-mail notices")]
+    NoSender,
+    #[error("--smtp-from `{from}` is not an e-mail address ({why})")]
+    Sender { from: String, why: String },
+}
+
 /// `--smtp-relay HOST:PORT` with `--smtp-from`, checked.
-fn smtp_relay(flags: &Flags) -> Result<Option<server::notify::SmtpRelay>, String> {
+fn smtp_relay(flags: &Flags) -> Result<Option<server::notify::SmtpRelay>, FlagError> {
     let Some(relay) = &flags.smtp_relay else {
         return Ok(None);
     };
     let (host, port) = relay
         .rsplit_once(':')
         .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)))
-        .ok_or_else(|| format!("--smtp-relay `{relay}` is not HOST:PORT"))?;
-    let from = flags
-        .smtp_from
-        .clone()
-        .ok_or("--smtp-relay needs --smtp-from, the sender address of e-mail notices")?;
+        .ok_or_else(|| FlagError::Relay(relay.clone()))?;
+    let from = flags.smtp_from.clone().ok_or(FlagError::NoSender)?;
     from.parse::<lettre::Address>()
-        .map_err(|e| format!("--smtp-from `{from}` is not an e-mail address ({e})"))?;
+        .map_err(|e| FlagError::Sender {
+            from: from.clone(),
+            why: e.to_string(),
+        })?;
     Ok(Some(server::notify::SmtpRelay {
         host: host
             .trim_start_matches('[')
@@ -458,7 +471,7 @@ async fn serve(
     config: Config,
     cluster: Option<Arc<server::games::cluster::Cluster>>,
     public_url: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), server::RunError> {
     let shutdown = stop_signal();
     if let Ok(local) = listener.local_addr() {
         // Written, not `println!`: with stdout on a full disk the server still serves (the
@@ -514,7 +527,7 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     let config = Config {
         node_id: Some(node_id),
         ..config_of(&flags, signing_key, public_url.clone()).unwrap_or_else(|e| {
-            eprintln!("asl-server: --boards: {e}");
+            eprintln!("asl-server: {e}");
             std::process::exit(2);
         })
     };
@@ -557,11 +570,10 @@ async fn backup_command(data_dir: &Path, dir: &Path) -> anyhow::Result<()> {
             tokio::task::spawn_blocking(move || backup::backup(&store, &into, &signer))
                 .await?
                 .map_err(|e| anyhow::anyhow!("backup failed: {e}"))?
-                .to_string()
         }
     };
     println!("backed up into {}: {report}", dir.display());
-    if report.contains("not copied") {
+    if !report.failed.is_empty() {
         anyhow::bail!("some games could not be copied (named above)");
     }
     Ok(())

@@ -27,7 +27,7 @@ pub struct TestServer {
     /// Where it listens, for [`TestServer::start_at`] after a stop.
     pub addr: SocketAddr,
     stop: oneshot::Sender<()>,
-    running: JoinHandle<Result<(), String>>,
+    running: JoinHandle<Result<(), server::RunError>>,
 }
 
 impl TestServer {

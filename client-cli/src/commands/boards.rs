@@ -21,15 +21,16 @@ pub struct BoardsArg {
 }
 
 impl BoardsArg {
-    /// The boards, when a directory is named; a game read from a file or a server then
-    /// finds its boards there too (`library::install`).
+    /// The boards, when a directory is named: a scenario read with them holds its boards'
+    /// grids, and a game read from a file is handed them (`Boards::attach`).
     pub fn open(&self) -> Result<Option<std::sync::Arc<Boards>>, Failure> {
         let Some(dir) = &self.dir else {
             return Ok(None);
         };
-        let boards = std::sync::Arc::new(open(dir, self.module.as_deref())?);
-        protocol::board::vasl::library::install(boards.clone());
-        Ok(Some(boards))
+        Ok(Some(std::sync::Arc::new(open(
+            dir,
+            self.module.as_deref(),
+        )?)))
     }
 }
 
@@ -54,12 +55,12 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Boards, Failure> {
         Box::new(move |name| read(&base.join(name)).ok()),
         module,
     )
-    .map_err(Failure::Input)
+    .map_err(|e| Failure::Input(e.to_string()))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    library::read_capped(file, &path.display().to_string())
+    library::read_capped(file, &path.display().to_string()).map_err(|e| e.to_string())
 }
 
 #[derive(clap::Args, Clone, Debug)]

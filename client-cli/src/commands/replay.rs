@@ -62,7 +62,7 @@ fn replay_file(
     file: &std::path::Path,
     out: &mut (dyn Write + Send),
 ) -> Result<Status, Failure> {
-    let verified = match read_export(file)?.and_then(|bytes| check(&bytes)) {
+    let verified = match read_export(file)?.and_then(|bytes| check(&bytes, None)) {
         Ok(v) => v,
         Err(e) => {
             writeln!(out, "invalid: {e}")?;
@@ -70,8 +70,8 @@ fn replay_file(
         }
     };
     let scenario = &verified.game.scenario;
-    let moment = Moment::parse(&args.to, scenario).map_err(Failure::Input)?;
-    let game = replay_to(&verified.entries, &moment).map_err(Failure::Input)?;
+    let moment = Moment::parse(&args.to, scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    let game = replay_to(&verified.entries, &moment).map_err(|e| Failure::Input(e.to_string()))?;
     let events: Vec<Sequenced> = verified.entries[..game.version as usize]
         .iter()
         .map(|e| Sequenced {
@@ -157,7 +157,7 @@ async fn replay_live(
     }
     let mut follower = start(&events)?;
     let scenario = follower.game().scenario.clone();
-    let moment = Moment::parse(&args.to, &scenario).map_err(Failure::Input)?;
+    let moment = Moment::parse(&args.to, &scenario).map_err(|e| Failure::Input(e.to_string()))?;
     for sequenced in &events[1..] {
         if moment.reached(follower.game()) {
             break;

@@ -65,7 +65,7 @@ fn server_key(text: &str) -> Result<ServerKey, Failure> {
 }
 
 pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure> {
-    args.boards.open()?;
+    let boards = args.boards.open()?;
     let receipt = args
         .head
         .as_deref()
@@ -96,7 +96,7 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
             return Ok(Status::Invalid);
         }
     };
-    match check(&bytes) {
+    match check(&bytes, boards.as_deref()) {
         Ok(verified) => {
             if let Some(key) = &trusted {
                 if let Err(e) = verified.check_signature(key) {
@@ -210,9 +210,13 @@ pub fn read_export(path: &Path) -> Result<Result<Vec<u8>, export::VerifyError>, 
 }
 
 /// Verifies with a progress bar on stderr for long logs (indicatif draws only on a terminal).
-pub fn check(bytes: &[u8]) -> Result<Verified, export::VerifyError> {
+/// A game on real boards is re-checked over `boards` (`--boards`).
+pub fn check(
+    bytes: &[u8],
+    boards: Option<&protocol::board::vasl::library::Boards>,
+) -> Result<Verified, export::VerifyError> {
     let mut bar: Option<indicatif::ProgressBar> = None;
-    let result = export::verify(bytes, &mut |done, total| {
+    let result = export::verify_on(bytes, boards, &mut |done, total| {
         if total < PROGRESS_EVENTS_MIN {
             return;
         }

@@ -22,7 +22,9 @@
 //! - a hexside between hexes of two boards is an ordinary [`Hexside`], stored by the canonical
 //!   names of its hexes, so it is equal whichever name of a seam hex it was given with.
 
-use crate::board::hex::{entry_directions, Direction, Entry, Hex, Hexside, Vertex, DIRECTIONS};
+use crate::board::hex::{
+    entry_directions, Direction, Entry, Hex, Hexside, HexsideError, Vertex, DIRECTIONS,
+};
 use crate::board::scenario::MapSpec;
 use crate::board::vasl::map::Geometry as Grid;
 
@@ -223,13 +225,13 @@ impl<'a> Geometry<'a> {
 
     /// Reads a hexside written as two adjacent hexes (`1FF5-2A5`, `H7-I8`); a board given on
     /// the first hex carries to a second that has none.
-    pub fn parse_hexside(self, text: &str) -> Result<Hexside, String> {
+    pub fn parse_hexside(self, text: &str) -> Result<Hexside, HexsideError> {
         if !self.has_map() {
             return text.parse();
         }
         let (x, y) = crate::board::hex::hex_pair(text)?;
         self.hexside(x, y)
-            .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside"))
+            .ok_or_else(|| HexsideError::NotAdjacent(x, y, text.to_string()))
     }
 
     /// The vertices of `hex`, each named by the three hexes that meet there.

@@ -389,12 +389,12 @@ impl fmt::Display for Hexside {
 /// The two hexes of a hexside written `H7-I8` (or `55H7-55I8`; a board given on the first hex
 /// carries to a second that has none), not yet checked for adjacency: every reader of a
 /// hexside's text — by a board's own geometry, a map's, or as stored — starts here.
-pub(crate) fn hex_pair(text: &str) -> Result<(Hex, Hex), String> {
+pub(crate) fn hex_pair(text: &str) -> Result<(Hex, Hex), HexsideError> {
     let (x, y) = text
         .split_once('-')
-        .ok_or_else(|| format!("`{text}` is not a hexside; write two adjacent hexes as H7-I8"))?;
-    let x: Hex = x.parse().map_err(|e: HexParseError| e.to_string())?;
-    let mut y: Hex = y.parse().map_err(|e: HexParseError| e.to_string())?;
+        .ok_or_else(|| HexsideError::NotPair(text.to_string()))?;
+    let x: Hex = x.parse()?;
+    let mut y: Hex = y.parse()?;
     if y.board.is_none() {
         y.board = x.board;
     }
@@ -403,12 +403,23 @@ pub(crate) fn hex_pair(text: &str) -> Result<(Hex, Hex), String> {
 
 /// Reads `H7-I8` (or `55H7-55I8`; a board given on the first hex carries to a second that has none).
 impl FromStr for Hexside {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Hexside, String> {
+    type Err = HexsideError;
+    fn from_str(text: &str) -> Result<Hexside, HexsideError> {
         let (x, y) = hex_pair(text)?;
         x.hexside(y)
-            .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside"))
+            .ok_or_else(|| HexsideError::NotAdjacent(x, y, text.to_string()))
     }
+}
+
+/// Why a text is not a hexside.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HexsideError {
+    #[error("`{0}` is not a hexside; write two adjacent hexes as H7-I8")]
+    NotPair(String),
+    #[error("{0}")]
+    Hex(#[from] HexParseError),
+    #[error("{0} and {1} are not adjacent, so `{2}` is no hexside")]
+    NotAdjacent(Hex, Hex, String),
 }
 
 impl Serialize for Hexside {
@@ -425,13 +436,13 @@ impl Hexside {
     /// written, and the map that holds it ([`crate::board::geometry::Geometry`]) is what gives
     /// it a meaning. Without this a game on boards stacked north–south wrote hexsides it could
     /// not read back.
-    pub fn from_stored(text: &str) -> Result<Hexside, String> {
+    pub fn from_stored(text: &str) -> Result<Hexside, HexsideError> {
         let (x, y) = hex_pair(text)?;
         match (x.board, y.board) {
             (Some(a), Some(b)) if a != b => Ok(Hexside::new(x, y)),
             _ => x
                 .hexside(y)
-                .ok_or_else(|| format!("{x} and {y} are not adjacent, so `{text}` is no hexside")),
+                .ok_or_else(|| HexsideError::NotAdjacent(x, y, text.to_string())),
         }
     }
 }

@@ -14,14 +14,14 @@
 
 use crate::board::geometry::Geometry;
 use crate::board::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
-use crate::board::scenario::{HexSpec, HexsideSpec, MapSpec, Scenario};
+use crate::board::scenario::{MapSpec, Scenario};
 use crate::board::terrain::{in_months, HexsideFeature, Terrain};
-use crate::board::vasl::library;
-use crate::board::vasl::map::{BoardMap, Placed};
+use crate::board::vasl::library::BoardError;
+use crate::board::vasl::map::BoardMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 /// Levels are counted in halves throughout: walls are half-level obstacles, rooftops sit at
 /// x½ (B9.2, B23).
@@ -81,10 +81,10 @@ const HINDERED_WORDS: usize = (GRID_COLUMNS * GRID_ROWS).div_ceil(64);
 pub struct LosMap {
     boards: BTreeMap<Option<u16>, Vec<Cell>>,
     month: u8,
-    /// On a map of real boards, their terrain grids: LOS is traced over the boards' own
-    /// pixels (`board::vasl::los`), or, when a board's archive is not loaded in this process,
-    /// refused saying which.
-    real: Option<Result<Arc<BoardMap>, String>>,
+    /// On a map of real boards, their terrain grids as the host handed them in
+    /// ([`Grids`]): LOS is traced over the boards' own pixels (`board::vasl::los`), or, when
+    /// the host had no such archive, refused saying which.
+    real: Option<Result<Arc<BoardMap>, BoardError>>,
     /// Per board, the hexes with a wall, hedge or bocage at their own base level, by slot in
     /// `boards`' grid and in slot order, with those hexsides ([`LosMap::walls_at_base`]).
     /// Only those hexes: a map holds few, and each game that parsed its own scenario builds
@@ -95,10 +95,36 @@ pub struct LosMap {
 /// The hexsides of one hex a unit there could hold Wall Advantage over: six at most.
 pub type WallsAtBase = arrayvec::ArrayVec<Hexside, 6>;
 
+/// The terrain grids of a scenario's real boards, handed in by the host that read their
+/// archives (`board::vasl::library::Boards::attach`), or why it could not. Empty until then,
+/// and on a hand-typed map. Like [`LosCache`], not part of the scenario's data: never encoded,
+/// and equal whatever it holds, so the state hash and the log never depend on it.
+#[derive(Clone, Default)]
+pub struct Grids(pub(crate) Option<Arc<Result<Arc<BoardMap>, BoardError>>>);
+
+impl PartialEq for Grids {
+    fn eq(&self, _: &Grids) -> bool {
+        true
+    }
+}
+
+impl Eq for Grids {}
+
+impl fmt::Debug for Grids {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.0.as_deref() {
+            None => "none",
+            Some(Ok(_)) => "handed in",
+            Some(Err(_)) => "missing",
+        };
+        write!(f, "Grids({state})")
+    }
+}
+
 /// A scenario's [`LosMap`], built on the first LOS question and kept with the scenario from
 /// then on: a checked scenario never changes (a projection is a new one with the same map,
-/// and a clone shares the map), so the map is never stale. Not part of the scenario's data:
-/// never encoded, and equal whatever it holds.
+/// and a clone shares the map), so the map is never stale; handing in grids empties it.
+/// Not part of the scenario's data: never encoded, and equal whatever it holds.
 #[derive(Clone, Default)]
 pub struct LosCache(OnceLock<Arc<LosMap>>);
 
@@ -121,15 +147,31 @@ impl fmt::Debug for LosCache {
     }
 }
 
+impl LosCache {
+    /// A cache holding `map` already (one shared by `board::scenario::Interner`).
+    pub(crate) fn built(map: Arc<LosMap>) -> LosCache {
+        LosCache(OnceLock::from(map))
+    }
+
+    /// The map, if built.
+    #[cfg(test)]
+    pub(crate) fn get(&self) -> Option<&Arc<LosMap>> {
+        self.0.get()
+    }
+}
+
 fn slot(column: u16, row: u16) -> usize {
     usize::from(column) * GRID_ROWS + usize::from(row)
 }
 
 impl LosMap {
-    /// The scenario's map, built once on first need ([`LosCache`]) and shared with every other
-    /// scenario on the same map: a game on real boards adds no copy of it.
+    /// The scenario's map, built once on first need ([`LosCache`]) and shared with every clone
+    /// and projection of the scenario.
     pub fn of(scenario: &Scenario) -> &LosMap {
-        scenario.los.0.get_or_init(|| shared(scenario))
+        scenario
+            .los
+            .0
+            .get_or_init(|| Arc::new(LosMap::new(scenario)))
     }
 
     /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
@@ -193,7 +235,10 @@ impl LosMap {
         LosMap {
             boards,
             month: scenario.month,
-            real: scenario.map.as_ref().map(real_boards),
+            real: scenario.map.as_ref().map(|spec| match &scenario.grids.0 {
+                Some(grids) => (**grids).clone(),
+                None => Err(not_loaded(spec)),
+            }),
             walls_at_base,
         }
     }
@@ -264,91 +309,15 @@ fn walls_at_base(
     walls
 }
 
-/// The grids of a scenario's real boards, from the archives this process has read (by digest:
-/// `board::vasl::library`), laid out once per map and shared.
-fn real_boards(spec: &MapSpec) -> Result<Arc<BoardMap>, String> {
-    type Maps = Mutex<Vec<(MapSpec, Weak<BoardMap>)>>;
-    static MAPS: OnceLock<Maps> = OnceLock::new();
-    let mut maps = MAPS
-        .get_or_init(Default::default)
-        .lock()
-        .expect("maps lock");
-    if let Some(map) = maps
-        .iter()
-        .find(|(s, _)| s == spec)
-        .and_then(|(_, m)| m.upgrade())
-    {
-        return Ok(map);
+/// A map of real boards with no grids handed in: LOS on it is refused, naming the first board.
+fn not_loaded(spec: &MapSpec) -> BoardError {
+    match spec.rows.iter().flatten().next() {
+        Some(board) => BoardError::NotLoaded {
+            board: board.board,
+            version: board.version.clone(),
+        },
+        None => BoardError::NoBoard,
     }
-    let mut rows = Vec::new();
-    for row in &spec.rows {
-        let mut placed = Vec::new();
-        for board in row {
-            let digest: [u8; 32] = data_encoding::HEXLOWER
-                .decode(board.digest.as_bytes())
-                .ok()
-                .and_then(|d| d.try_into().ok())
-                .ok_or_else(|| format!("board {} has no archive digest", board.board))?;
-            let archive = library::find(board.board, &board.version, &digest)?;
-            placed.push(Placed {
-                number: board.board,
-                rotated: board.rotated,
-                archive,
-            });
-        }
-        rows.push(placed);
-    }
-    let table = library::current_table();
-    let map = Arc::new(BoardMap::new(rows, table).map_err(|e| e.to_string())?);
-    maps.retain(|(_, m)| m.strong_count() > 0);
-    maps.push((spec.clone(), Arc::downgrade(&map)));
-    Ok(map)
-}
-
-/// One [`LosMap`] per distinct map in this process: scenarios whose (interned) hexes,
-/// hexsides, month and boards are the same share it.
-fn shared(scenario: &Scenario) -> Arc<LosMap> {
-    type Key = (
-        Weak<BTreeMap<Hex, HexSpec>>,
-        Weak<BTreeMap<Hexside, HexsideSpec>>,
-        u8,
-        Option<MapSpec>,
-    );
-    type Maps = Mutex<Vec<(Key, Weak<LosMap>)>>;
-    static MAPS: OnceLock<Maps> = OnceLock::new();
-    let mut maps = MAPS
-        .get_or_init(Default::default)
-        .lock()
-        .expect("LOS maps lock");
-    let same = |(hexes, sides, month, map): &Key| {
-        hexes
-            .upgrade()
-            .is_some_and(|h| Arc::ptr_eq(&h, &scenario.hexes))
-            && sides
-                .upgrade()
-                .is_some_and(|s| Arc::ptr_eq(&s, &scenario.hexsides))
-            && *month == scenario.month
-            && *map == scenario.map
-    };
-    if let Some(map) = maps
-        .iter()
-        .find(|(key, _)| same(key))
-        .and_then(|(_, m)| m.upgrade())
-    {
-        return map;
-    }
-    let map = Arc::new(LosMap::new(scenario));
-    maps.retain(|(_, m)| m.strong_count() > 0);
-    maps.push((
-        (
-            Arc::downgrade(&scenario.hexes),
-            Arc::downgrade(&scenario.hexsides),
-            scenario.month,
-            scenario.map.clone(),
-        ),
-        Arc::downgrade(&map),
-    ));
-    map
 }
 
 /// Where one end of a LOS stands.
@@ -1157,7 +1126,7 @@ pub fn verdict(map: &LosMap, from: End, to: End) -> Result<Verdict, LosError> {
 /// Traces the LOS; `explain` writes the reasons and the path, which the verdict never reads.
 pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<LosReport, LosError> {
     if let Some(real) = &map.real {
-        let boards = real.as_ref().map_err(|why| LosError(why.clone()))?;
+        let boards = real.as_ref().map_err(|why| LosError(why.to_string()))?;
         return trace_real(map, boards, from, to, explain);
     }
     if from.hex.board != to.hex.board {

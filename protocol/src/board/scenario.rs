@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Longest scenario we accept, in Game Turns; published scenarios run far shorter.
 pub const TURNS_MAX: u16 = 30;
@@ -159,11 +159,10 @@ pub struct Scenario {
     /// Month of the year (1–12), for seasonal terrain such as Grain (B15); 0 = not given.
     pub month: u8,
     pub ssr: Ssr,
-    /// Shared between every scenario with the same map ([`intern`]): a game on real boards
-    /// would otherwise hold its own copy of every hex of every board.
-    #[serde(deserialize_with = "interned")]
+    /// Shared between every scenario with the same map that passed through one
+    /// [`Interner`]: a server's games on real boards would otherwise each hold a copy of every
+    /// hex of every board.
     pub hexes: Arc<BTreeMap<Hex, HexSpec>>,
-    #[serde(deserialize_with = "interned")]
     pub hexsides: Arc<BTreeMap<Hexside, HexsideSpec>>,
     pub units: BTreeMap<UnitId, UnitSpec>,
     pub weapons: BTreeMap<String, WeaponSpec>,
@@ -172,6 +171,10 @@ pub struct Scenario {
     /// The map as LOS sees it, built on first need (`LosMap::of`); not part of the data.
     #[serde(skip)]
     pub(crate) los: crate::board::los::LosCache,
+    /// The terrain grids of the real boards of `map`, handed in by the host
+    /// (`Boards::attach`); not part of the data.
+    #[serde(skip)]
+    pub(crate) grids: crate::board::los::Grids,
     /// The real boards the map is made of (`[map] boards`), each named with its archive's
     /// version and digest; `None` for a hand-typed map. Their hexes are in `hexes`, read off
     /// the boards when the scenario was checked; LOS is traced over their terrain grids.
@@ -183,53 +186,131 @@ pub struct Scenario {
     pub setup: Option<Box<crate::board::setup::Setup>>,
 }
 
-/// The one shared copy of a map equal to `value`: every scenario on the same boards (and the
-/// same changes to them) holds the same hexes, however many games are loaded. Keyed by the
-/// map's encoding; a copy no scenario holds any more is dropped.
-pub fn intern<T>(value: T) -> Arc<T>
-where
-    T: Serialize + Eq + Send + Sync + 'static,
-{
-    type Table = Mutex<HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>>;
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    let key = (
-        std::any::TypeId::of::<T>(),
-        *blake3::hash(
-            &bincode::serde::encode_to_vec(&value, bincode::config::standard())
-                .expect("a map always encodes"),
-        )
-        .as_bytes(),
-    );
-    let mut table = TABLE
-        .get_or_init(Default::default)
-        .lock()
-        .expect("intern table lock");
-    if let Some(shared) = table.get(&key).and_then(Weak::upgrade) {
-        if let Ok(shared) = shared.downcast::<T>() {
-            if *shared == value {
-                return shared;
+/// Shares what scenarios on the same map hold alike: their hexes, hexsides and [`LosMap`]s.
+/// A host holding many games (the server) keeps one and passes each game's scenario through
+/// [`Interner::share`] when it creates or loads the game, so every game on the same boards
+/// holds one copy of them. Its own value, never process-wide: the core keeps no state between
+/// calls but what its caller hands it. Keyed by a map's encoding; a copy no scenario holds
+/// any more is dropped.
+///
+/// [`LosMap`]: crate::board::los::LosMap
+#[derive(Default)]
+pub struct Interner {
+    values: Mutex<Values>,
+    los: Mutex<Vec<(LosKey, Weak<crate::board::los::LosMap>)>>,
+}
+
+/// Shared values by their type and the hash of their encoding.
+type Values = HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>;
+
+/// What makes two scenarios' [`crate::board::los::LosMap`] the same: the same (shared)
+/// hexes and hexsides, month, boards and grids.
+type LosKey = (
+    Weak<BTreeMap<Hex, HexSpec>>,
+    Weak<BTreeMap<Hexside, HexsideSpec>>,
+    u8,
+    Option<MapSpec>,
+    Option<Weak<crate::board::vasl::map::BoardMap>>,
+);
+
+impl fmt::Debug for Interner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let values = self.values.lock().expect("intern table lock").len();
+        write!(f, "Interner({values} values)")
+    }
+}
+
+impl Interner {
+    /// The one shared copy of a value equal to `*value`: `value` itself when none is held yet.
+    fn shared<T>(&self, value: &Arc<T>) -> Arc<T>
+    where
+        T: Serialize + Eq + Send + Sync + 'static,
+    {
+        let key = (
+            std::any::TypeId::of::<T>(),
+            *blake3::hash(
+                &bincode::serde::encode_to_vec(&**value, bincode::config::standard())
+                    .expect("a map always encodes"),
+            )
+            .as_bytes(),
+        );
+        let mut table = self.values.lock().expect("intern table lock");
+        if let Some(shared) = table.get(&key).and_then(Weak::upgrade) {
+            if let Ok(shared) = shared.downcast::<T>() {
+                if shared == *value {
+                    return shared;
+                }
             }
         }
+        if table.len() >= INTERNED_MAX {
+            table.retain(|_, weak| weak.strong_count() > 0);
+        }
+        let erased: Arc<dyn Any + Send + Sync> = value.clone();
+        table.insert(key, Arc::downgrade(&erased));
+        value.clone()
     }
-    if table.len() >= INTERNED_MAX {
-        table.retain(|_, weak| weak.strong_count() > 0);
+
+    /// `scenario` holding the shared copies of its hexes, hexsides and LOS map (built now if
+    /// no scenario held it). Call it after handing in the scenario's grids, if any
+    /// (`Boards::attach`): the LOS map is read off them.
+    pub fn share(&self, scenario: &mut Scenario) {
+        let hexes = self.shared(&scenario.hexes);
+        let hexsides = self.shared(&scenario.hexsides);
+        if !Arc::ptr_eq(&hexes, &scenario.hexes) || !Arc::ptr_eq(&hexsides, &scenario.hexsides) {
+            scenario.hexes = hexes;
+            scenario.hexsides = hexsides;
+            scenario.los = Default::default();
+        }
+        let grids = match scenario.grids.0.as_deref() {
+            None => None,
+            Some(Ok(grids)) => Some(Arc::downgrade(grids)),
+            // A map that could not be had is not shared: its reason is the game's own.
+            Some(Err(_)) => return,
+        };
+        let same = |(hexes, sides, month, map, on): &LosKey| {
+            hexes
+                .upgrade()
+                .is_some_and(|h| Arc::ptr_eq(&h, &scenario.hexes))
+                && sides
+                    .upgrade()
+                    .is_some_and(|s| Arc::ptr_eq(&s, &scenario.hexsides))
+                && *month == scenario.month
+                && *map == scenario.map
+                && match (on, &grids) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => Weak::ptr_eq(a, b),
+                    _ => false,
+                }
+        };
+        let mut maps = self.los.lock().expect("LOS maps lock");
+        let found = maps
+            .iter()
+            .find(|(key, _)| same(key))
+            .and_then(|(_, m)| m.upgrade());
+        let map = match found {
+            Some(map) => map,
+            None => {
+                let map = Arc::new(crate::board::los::LosMap::new(scenario));
+                maps.retain(|(_, m)| m.strong_count() > 0);
+                maps.push((
+                    (
+                        Arc::downgrade(&scenario.hexes),
+                        Arc::downgrade(&scenario.hexsides),
+                        scenario.month,
+                        scenario.map.clone(),
+                        grids,
+                    ),
+                    Arc::downgrade(&map),
+                ));
+                map
+            }
+        };
+        scenario.los = crate::board::los::LosCache::built(map);
     }
-    let shared = Arc::new(value);
-    let erased: Arc<dyn Any + Send + Sync> = shared.clone();
-    table.insert(key, Arc::downgrade(&erased));
-    shared
 }
 
 /// Entries the interner keeps before it sweeps out the ones no scenario holds.
 const INTERNED_MAX: usize = 4_096;
-
-fn interned<'de, D, T>(deserializer: D) -> Result<Arc<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + Serialize + Eq + Send + Sync + 'static,
-{
-    T::deserialize(deserializer).map(intern)
-}
 
 /// A map of real boards, as the scenario file lays them out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -688,6 +769,19 @@ struct TunnelFile {
 }
 
 impl Scenario {
+    /// Hands in the grids of the scenario's real boards, or why they cannot be had
+    /// (`Boards::attach`); the LOS map is built afresh from them on the next question.
+    pub(crate) fn set_grids(
+        &mut self,
+        grids: Result<
+            Arc<crate::board::vasl::map::BoardMap>,
+            crate::board::vasl::library::BoardError,
+        >,
+    ) {
+        self.grids = crate::board::los::Grids(Some(Arc::new(grids)));
+        self.los = Default::default();
+    }
+
     /// Reads a scenario file's text and checks everything the board can check on its own.
     /// [`Scenario::from_toml`], in the rules layer (`rules::wall_advantage`), adds the setup
     /// checks that need the rules, such as Wall Advantage claimed at setup (B9.32–B9.35).
@@ -1324,22 +1418,27 @@ impl File {
         let setup = self
             .read_setup(&hexes, offboard, offboard_weapons)?
             .map(Box::new);
-        Ok(Scenario {
+        let mut scenario = Scenario {
             name: self.name,
             sides,
             first,
             turns: self.turns,
             month: self.month,
             ssr: self.ssr,
-            hexes: intern(hexes),
-            hexsides: intern(hexsides),
+            hexes: Arc::new(hexes),
+            hexsides: Arc::new(hexsides),
             units,
             weapons,
             tunnels,
             los: Default::default(),
+            grids: Default::default(),
             map,
             setup,
-        })
+        };
+        if let Some(boards) = boards {
+            boards.attach(&mut scenario);
+        }
+        Ok(scenario)
     }
 }
 
@@ -2233,5 +2332,40 @@ hex = "1B2"
         let s = Scenario::read_toml(&text).unwrap();
         let side: Hexside = "1A1-1A2".parse().unwrap();
         assert_eq!(s.hexside_feature(side), Some(HexsideFeature::Bocage));
+    }
+}
+
+#[cfg(test)]
+mod interner_tests {
+    use super::*;
+
+    fn read_back(scenario: &Scenario) -> Scenario {
+        let config = bincode::config::standard();
+        let bytes = bincode::serde::encode_to_vec(scenario, config).unwrap();
+        bincode::serde::decode_from_slice(&bytes, config).unwrap().0
+    }
+
+    /// Two games read from their logs hold a map each; passed through one interner, they hold
+    /// one, LOS map included, and a scenario on another map keeps its own.
+    #[test]
+    fn scenarios_on_one_map_share_it_through_an_interner() {
+        let text = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+        let scenario = Scenario::read_toml(text).unwrap();
+        let (mut a, mut b) = (read_back(&scenario), read_back(&scenario));
+        assert!(!Arc::ptr_eq(&a.hexes, &b.hexes));
+        let interner = Interner::default();
+        interner.share(&mut a);
+        interner.share(&mut b);
+        assert!(Arc::ptr_eq(&a.hexes, &b.hexes));
+        assert!(Arc::ptr_eq(&a.hexsides, &b.hexsides));
+        let (la, lb) = (a.los.get().unwrap(), b.los.get().unwrap());
+        assert!(Arc::ptr_eq(la, lb));
+        assert_eq!(a, scenario);
+
+        let other = include_str!("../../../scenarios/sewer-infiltration.toml");
+        let mut c = read_back(&Scenario::read_toml(other).unwrap());
+        interner.share(&mut c);
+        assert!(!Arc::ptr_eq(&a.hexes, &c.hexes));
+        assert!(!Arc::ptr_eq(la, c.los.get().unwrap()));
     }
 }

@@ -50,13 +50,29 @@ pub enum TimeControl {
     },
 }
 
+/// Why a time control or a duration was not read: what is wrong with the text, in words for
+/// whoever wrote it (a scenario's `[clock]`, `asl new --clock`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TimeControlError(String);
+
+impl From<String> for TimeControlError {
+    fn from(why: String) -> TimeControlError {
+        TimeControlError(why)
+    }
+}
+
+impl From<&str> for TimeControlError {
+    fn from(why: &str) -> TimeControlError {
+        TimeControlError(why.to_string())
+    }
+}
+
 impl TimeControl {
     /// Reads `live:BANK+INC` or `correspondence:STEP/CAP[,vacation=DAYS]`.
-    pub fn parse(text: &str) -> Result<TimeControl, String> {
+    pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
         if text.len() > TIME_CONTROL_BYTES_MAX {
-            return Err(format!(
-                "a time control is at most {TIME_CONTROL_BYTES_MAX} bytes"
-            ));
+            return Err(format!("a time control is at most {TIME_CONTROL_BYTES_MAX} bytes").into());
         }
         let text = text.trim();
         let control = if let Some(rest) = text.strip_prefix("live:") {
@@ -86,14 +102,14 @@ impl TimeControl {
         } else {
             return Err(format!(
                 "`{text}` is no time control: write `live:30m+30s` or `correspondence:12h/5d` (with `,vacation=10d` if wanted)"
-            ));
+            ).into());
         };
         control.check()?;
         Ok(control)
     }
 
     /// The bounds every control keeps, each named.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), TimeControlError> {
         let over = |what: &str, d: Millis| {
             (d > CLOCK_DURATION_MAX).then(|| {
                 format!(
@@ -141,7 +157,7 @@ impl TimeControl {
                     })
                 }),
         };
-        fault.map_or(Ok(()), Err)
+        fault.map_or(Ok(()), |why| Err(why.into()))
     }
 
     /// What each side's bank holds when the game starts.
@@ -201,7 +217,7 @@ impl fmt::Display for TimeControl {
 }
 
 /// Reads `30s`, `5m`, `12h`, `10d` or a run of them (`1h30m`).
-pub fn parse_duration(text: &str) -> Result<Millis, String> {
+pub fn parse_duration(text: &str) -> Result<Millis, TimeControlError> {
     let text = text.trim();
     if text.is_empty() {
         return Err("a duration is missing: write e.g. `30m`, `12h` or `5d`".into());
@@ -212,7 +228,7 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
         if c.is_ascii_digit() {
             digits.push(c);
             if digits.len() > 9 {
-                return Err(format!("`{text}`: too many digits"));
+                return Err(format!("`{text}`: too many digits").into());
             }
             continue;
         }
@@ -224,7 +240,8 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
             _ => {
                 return Err(format!(
                     "`{text}`: `{c}` is no unit; durations are written with s, m, h or d (`1h30m`)"
-                ))
+                )
+                .into())
             }
         };
         let n: Millis = digits
@@ -234,9 +251,9 @@ pub fn parse_duration(text: &str) -> Result<Millis, String> {
         total = total.saturating_add(n.saturating_mul(unit));
     }
     if !digits.is_empty() {
-        return Err(format!(
-            "`{text}`: `{digits}` has no unit; write s, m, h or d after it"
-        ));
+        return Err(
+            format!("`{text}`: `{digits}` has no unit; write s, m, h or d after it").into(),
+        );
     }
     Ok(total)
 }
@@ -307,7 +324,7 @@ mod tests {
             ("correspondence:12h/5d,vacation=100d", "CLOCK_DURATION_MAX"),
             ("live:9999999999d", "too many digits"),
         ] {
-            let err = TimeControl::parse(text).unwrap_err();
+            let err = TimeControl::parse(text).unwrap_err().to_string();
             assert!(err.contains(says), "{text}: {err}");
         }
     }

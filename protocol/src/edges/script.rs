@@ -191,6 +191,36 @@ pub struct ScriptError {
     pub message: String,
 }
 
+/// What is wrong with one line of a script, in words for its writer; [`ScriptError`] adds
+/// the line's number.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LineError(String);
+
+impl From<String> for LineError {
+    fn from(why: String) -> LineError {
+        LineError(why)
+    }
+}
+
+impl From<&str> for LineError {
+    fn from(why: &str) -> LineError {
+        LineError(why.to_string())
+    }
+}
+
+impl From<crate::board::time_control::TimeControlError> for LineError {
+    fn from(why: crate::board::time_control::TimeControlError) -> LineError {
+        LineError(why.to_string())
+    }
+}
+
+impl From<crate::board::hex::HexsideError> for LineError {
+    fn from(why: crate::board::hex::HexsideError) -> LineError {
+        LineError(why.to_string())
+    }
+}
+
 /// The `scenario PATH` directive, if the script names its scenario (test files do).
 pub fn scenario_directive(text: &str) -> Option<String> {
     text.lines().find_map(|l| {
@@ -216,7 +246,7 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-fn words(text: &str) -> Result<Vec<String>, String> {
+fn words(text: &str) -> Result<Vec<String>, LineError> {
     let mut out = vec![];
     let mut current = String::new();
     let mut quoted = false;
@@ -247,7 +277,7 @@ fn words(text: &str) -> Result<Vec<String>, String> {
 
 /// Reads a hex name, taking the board from the map when the name leaves it out and the map
 /// lies on one board (`H6` on a board-55 map is `55H6`).
-pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, String> {
+pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, LineError> {
     let mut hex: Hex = word
         .parse()
         .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
@@ -262,7 +292,7 @@ pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, String> {
     Ok(hex)
 }
 
-fn parse_mf(word: &str) -> Result<Mf, String> {
+fn parse_mf(word: &str) -> Result<Mf, LineError> {
     let (whole, half) = match word.strip_suffix('½') {
         Some(w) => (w, true),
         None => match word.strip_suffix(".5") {
@@ -280,23 +310,24 @@ fn parse_mf(word: &str) -> Result<Mf, String> {
     Ok(Mf(whole * 2 + u16::from(half)))
 }
 
-fn parse_side(scenario: &Scenario, word: &str) -> Result<Side, String> {
+fn parse_side(scenario: &Scenario, word: &str) -> Result<Side, LineError> {
     scenario.side_named(word).ok_or_else(|| {
         format!(
             "`{word}` is not a side of this scenario ({} or {})",
             scenario.sides[0].id, scenario.sides[1].id
         )
+        .into()
     })
 }
 
-fn unit_and<'a>(value: &'a str, key: &str) -> Result<(UnitId, &'a str), String> {
+fn unit_and<'a>(value: &'a str, key: &str) -> Result<(UnitId, &'a str), LineError> {
     value
         .split_once(':')
         .map(|(u, v)| (u.to_string(), v))
-        .ok_or_else(|| format!("`{key}=` takes UNIT:VALUE"))
+        .ok_or_else(|| format!("`{key}=` takes UNIT:VALUE").into())
 }
 
-fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
+fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
     let (key, value) = word
         .split_once('=')
         .ok_or_else(|| format!("`{word}` is not a check; write key=value"))?;
@@ -336,7 +367,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
                 "good_order" => Morale::GoodOrder,
                 "broken" => Morale::Broken,
                 "berserk" => Morale::Berserk,
-                _ => return Err(format!("`{m}` is not good_order, broken or berserk")),
+                _ => return Err(format!("`{m}` is not good_order, broken or berserk").into()),
             };
             Check::Morale(u, morale)
         }
@@ -364,7 +395,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
                 &["may", "cannot", "discovered", "none"]
             };
             if !allowed.contains(&v) {
-                return Err(format!("`{key}=` takes UNIT:{}", allowed.join("|")));
+                return Err(format!("`{key}=` takes UNIT:{}", allowed.join("|")).into());
             }
             if key == "below" {
                 Check::Below(u, v.to_string())
@@ -419,11 +450,11 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, String> {
         "hip" => Check::Hip(Some(parse_side(scenario, value)?)),
         "challenge" if value == "none" => Check::Challenge(None),
         "challenge" => Check::Challenge(Some(parse_side(scenario, value)?)),
-        _ => return Err(format!("unknown check `{key}`")),
+        _ => return Err(format!("unknown check `{key}`").into()),
     })
 }
 
-fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, String> {
+fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, LineError> {
     let words = words(text)?;
     match words.first().map(String::as_str) {
         Some("ok") => Ok(Expect::Ok(
@@ -448,7 +479,7 @@ fn parse_tunnel_command(
     scenario: &Scenario,
     verb: &str,
     args: &[String],
-) -> Result<Command, String> {
+) -> Result<Command, LineError> {
     match (verb, args) {
         ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
             units: units.to_vec(),
@@ -466,7 +497,7 @@ fn parse_tunnel_command(
     }
 }
 
-fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, String> {
+fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, LineError> {
     match verb {
         "done" if args.is_empty() => Ok(Command::Done),
         "done" => Err("`done` takes nothing".into()),
@@ -532,7 +563,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err(format!(
                 "`{verb}` takes a unit and a weapon: {verb} 467a lmg1"
-            )),
+            ).into()),
         },
         "claim-wa" | "forfeit-wa" if !args.is_empty() => Ok(if verb == "claim-wa" {
             Command::ClaimWallAdvantage {
@@ -543,7 +574,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 units: args.to_vec(),
             }
         }),
-        "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units")),
+        "claim-wa" | "forfeit-wa" => Err(format!("`{verb}` takes one or more units").into()),
         "decline-wa" if args.is_empty() => Ok(Command::DeclineWallAdvantage),
         "decline-wa" => Err("`decline-wa` takes nothing".into()),
         "show-wa" => match args {
@@ -608,7 +639,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 units: args.to_vec(),
             }
         }),
-        "surface" | "enter-tunnel" => Err(format!("`{verb}` takes one or more units")),
+        "surface" | "enter-tunnel" => Err(format!("`{verb}` takes one or more units").into()),
         "destroy-tunnel" | "manhole-unseen" => match args {
             [hex] => {
                 let hex = resolve_hex(scenario, hex)?;
@@ -618,7 +649,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                     Command::DeclareManholeUnseen { hex }
                 })
             }
-            _ => Err(format!("`{verb}` takes a hex")),
+            _ => Err(format!("`{verb}` takes a hex").into()),
         },
         "adjudicate" => match args {
             [unit, outcome, after, roll, note @ ..] if after == "after" && note.len() <= 1 => {
@@ -677,13 +708,13 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             "propose-end" => Command::ProposeEnd,
             _ => Command::AcceptEnd,
         }),
-        "concede" | "propose-end" | "accept-end" => Err(format!("`{verb}` takes nothing")),
+        "concede" | "propose-end" | "accept-end" => Err(format!("`{verb}` takes nothing").into()),
         "consent-undo" | "decline-undo" | "agree-reveal" if args.is_empty() => Ok(match verb {
             "consent-undo" => Command::ConsentToUndo,
             "decline-undo" => Command::DeclineUndo,
             _ => Command::AgreeToRevealSeed,
         }),
-        "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing")),
+        "consent-undo" | "decline-undo" | "agree-reveal" => Err(format!("`{verb}` takes nothing").into()),
         "roll" => parse_roll(args),
         "setup" => match args {
             [unit, hex, rest @ ..] => {
@@ -701,7 +732,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                         return Err(format!(
                             "`setup` takes a unit, a hex, optionally `concealed` or `hidden`, and optionally `with` and the weapons given to the unit, not `{}`",
                             flags.join(" ")
-                        ))
+                        ).into())
                     }
                 };
                 if rest.iter().any(|a| a == "with") && weapons.is_empty() {
@@ -737,7 +768,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 .ok()
                 .and_then(|b| <[u8; 32]>::try_from(b).ok())
                 .map(|nonce| Command::ContributeEntropy { nonce })
-                .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits")),
+                .ok_or_else(|| format!("`{nonce}` is not a nonce: 64 lowercase hex digits").into()),
             _ => Err("`contribute` takes a nonce: 64 lowercase hex digits".into()),
         },
         "rout" | "tunnel-seen" | "discover-tunnel" => parse_tunnel_command(scenario, verb, args),
@@ -747,21 +778,22 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             "vacation" => Command::StartVacation,
             _ => Command::EndVacation,
         }),
-        "claim-on-time" | "vacation" | "end-vacation" => Err(format!("`{verb}` takes nothing")),
+        "claim-on-time" | "vacation" | "end-vacation" => Err(format!("`{verb}` takes nothing").into()),
         "give-time" => match args {
-            [time] => crate::board::time_control::parse_duration(time)
-                .map(|time| Command::GiveTime { time }),
+            [time] => Ok(Command::GiveTime {
+                time: crate::board::time_control::parse_duration(time)?,
+            }),
             _ => Err("`give-time` takes a duration: `give-time 1h`".into()),
         },
         _ => Err(format!(
             "unknown command `{verb}` ({})",
             COMMAND_WORDS.join(", ")
-        )),
+        ).into()),
     }
 }
 
 /// `roll dr|DR PURPOSE ["NOTE"]`: a roll through the referee (`docs/dice.md`).
-fn parse_roll(args: &[String]) -> Result<Command, String> {
+fn parse_roll(args: &[String]) -> Result<Command, LineError> {
     let words: Vec<&str> = RollPurpose::ON_REQUEST.iter().map(|(w, _, _)| *w).collect();
     let usage = || {
         format!(
@@ -770,15 +802,15 @@ fn parse_roll(args: &[String]) -> Result<Command, String> {
         )
     };
     let [count, purpose, note @ ..] = args else {
-        return Err(usage());
+        return Err(usage().into());
     };
     if note.len() > 1 {
-        return Err(usage());
+        return Err(usage().into());
     }
     let dice = match count.as_str() {
         "dr" => DiceCount::Dr,
         "DR" => DiceCount::Two,
-        other => return Err(format!("`{other}` is not dr or DR")),
+        other => return Err(format!("`{other}` is not dr or DR").into()),
     };
     let purpose = RollPurpose::ON_REQUEST
         .iter()
@@ -803,7 +835,10 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                 message: format!("scripts end at {SCRIPT_LINES_MAX} lines"),
             });
         }
-        let err = |message: String| ScriptError { line, message };
+        let err = |message: LineError| ScriptError {
+            line,
+            message: message.0,
+        };
         let body = strip_comment(raw).trim();
         if body.is_empty() || body.starts_with("scenario ") {
             continue;
@@ -821,7 +856,7 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                 .iter()
                 .map(|w| match w.parse::<u8>() {
                     Ok(f @ 1..=6) => Ok(f),
-                    _ => Err(err(format!("`{w}` is not a die face 1–6"))),
+                    _ => Err(err(format!("`{w}` is not a die face 1–6").into())),
                 })
                 .collect::<Result<Vec<u8>, _>>()?;
             if faces.is_empty() {
@@ -853,7 +888,7 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                 .map(|e| match e {
                     "yes" => Ok(true),
                     "no" => Ok(false),
-                    other => Err(err(format!("`{other}` is not yes or no"))),
+                    other => Err(err(format!("`{other}` is not yes or no").into())),
                 })
                 .transpose()?;
             lines.push(ScriptLine {
@@ -877,10 +912,9 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
             let expect = expect_text
                 .map(|e| match e {
                     "hd" => Ok(None),
-                    n => n
-                        .parse::<i8>()
-                        .map(Some)
-                        .map_err(|_| err(format!("`{n}` is not a TEM; write a number or `hd`"))),
+                    n => n.parse::<i8>().map(Some).map_err(|_| {
+                        err(format!("`{n}` is not a TEM; write a number or `hd`").into())
+                    }),
                 })
                 .transpose()?;
             let arrow = ws.iter().position(|w| w == "->");
@@ -895,8 +929,9 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                     ))
                 }
             };
-            let fire = crate::rules::tem::Fire::parse(fire)
-                .ok_or_else(|| err(format!("`{fire}` is not direct, ordnance, indirect or dc")))?;
+            let fire = crate::rules::tem::Fire::parse(fire).ok_or_else(|| {
+                err(format!("`{fire}` is not direct, ordnance, indirect or dc").into())
+            })?;
             lines.push(ScriptLine {
                 line,
                 text: command_text.to_string(),
@@ -996,17 +1031,18 @@ pub fn check_expectation(
         (Expect::Ok(checks), Ok(events)) => checks
             .iter()
             .filter_map(|c| check_fact(game, events, c).err())
+            .map(|e| e.0)
             .collect(),
     }
 }
 
-fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String> {
+fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineError> {
     let unit = |id: &UnitId| {
         game.units
             .get(id)
             .ok_or_else(|| format!("no unit `{id}` to check"))
     };
-    let expect = |ok: bool, what: String| if ok { Ok(()) } else { Err(what) };
+    let expect = |ok: bool, what: String| if ok { Ok(()) } else { Err(what.into()) };
     match check {
         Check::Hex(id, hex) => {
             let u = unit(id)?;
@@ -1029,9 +1065,9 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), String
                     a.left == *mf,
                     format!("`{id}` has {} MF left, not {mf}", a.left),
                 ),
-                None => Err(format!(
-                    "this line spent no MF of `{id}`'s; mf_left= checks a move"
-                )),
+                None => {
+                    Err(format!("this line spent no MF of `{id}`'s; mf_left= checks a move").into())
+                }
             }
         }
         Check::Phase(p) => expect(

@@ -24,6 +24,7 @@ use crate::game::event::Event;
 use crate::game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use crate::record::chain::Entry;
 use crate::record::fair_dice::{self, Ledger, Nonce};
+use crate::record::recheck::Fault;
 use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
 use data_encoding::HEXLOWER;
 
@@ -536,7 +537,7 @@ fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViola
 
 /// An undo in its older form, [`Event::EventsUndone`] with the whole position, checked as a
 /// verifier reads it: the position it carries is the one replaying the log before `from` gives.
-fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<(), String> {
+fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<(), Fault> {
     let truth = Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event))
         .map_err(|e| format!("the log before #{from} cannot be replayed: {e}"))?;
     if truth != *restored {
@@ -544,7 +545,7 @@ fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<()
             "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
             restored.state_hash(),
             truth.state_hash()
-        ));
+        ).into());
     }
     Ok(())
 }
@@ -553,19 +554,20 @@ fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<()
 /// log: the answers and undo were legal when they were logged, an undo restored exactly the
 /// position before the events it took back, and the side an event names issued it.
 /// `game` is the position before `entry`; `log` the entries before it.
-pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), String> {
+pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fault> {
     let issued_by = |side: Side| match entry.by {
         Some(by) if by != side => Err(format!(
             "names the {} but was issued by the {}",
             game.side_name(side),
             game.side_name(by)
-        )),
+        )
+        .into()),
         _ => Ok(()),
     };
     let legal = |result: Result<Vec<Event>, RuleViolation>| {
         result
             .map(|_| ())
-            .map_err(|v| format!("was not legal when logged: {v}"))
+            .map_err(|v| Fault::from(format!("was not legal when logged: {v}")))
     };
     match &entry.event {
         Event::EntropyContributed { side, .. } | Event::SeedRevealAgreed { side } => {
@@ -585,7 +587,8 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
                 return Err(format!(
                     "asks to take back up to #{to}, but the events before it end at #{}",
                     entry.seq - 1
-                ));
+                )
+                .into());
             }
             legal(check_undo(game, log, *by, *from, *to).map(|()| vec![]))
         }
@@ -608,7 +611,7 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
                     "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
                     game.side_name(*requested_by),
                     game.side_name(asker)
-                ));
+                ).into());
             }
             legal(consent(game, log, *consented_by))?;
             check_undone_position(log, *from, restored)
@@ -629,7 +632,7 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Str
                     "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
                     game.side_name(*requested_by),
                     game.side_name(asker)
-                ));
+                ).into());
             }
             Ok(())
         }

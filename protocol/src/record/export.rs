@@ -18,13 +18,14 @@
 //! revealed seeds are all inside the chain.
 
 use crate::board::scenario::{Scenario, Side};
+use crate::board::vasl::library::Boards;
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{apply, Game, StateHash, Underground};
 use crate::record::chain::{ChainReader, Entry, LogHash};
 use crate::record::dispute;
 use crate::record::fair_dice::{DiceStats, Ledger};
-use crate::record::recheck::Recheck;
+use crate::record::recheck::{Fault, Recheck};
 use crate::record::signed::{ServerKey, SignedHead, Stream};
 use data_encoding::HEXLOWER;
 use std::fmt::{self, Write as _};
@@ -170,7 +171,7 @@ impl Verified {
         })?;
         signed
             .check(trusted)
-            .map_err(|why| at(Where::Header("signature"), why))
+            .map_err(|why| at(Where::Header("signature"), why.to_string()))
     }
 
     /// What the file proves without a key: said plainly in every report.
@@ -351,7 +352,7 @@ pub fn check_header_signature(bytes: &[u8], trusted: &ServerKey) -> Result<Heade
     })?;
     signed
         .check(trusted)
-        .map_err(|why| at(Where::Header("signature"), why))?;
+        .map_err(|why| at(Where::Header("signature"), why.to_string()))?;
     Ok(header)
 }
 
@@ -406,7 +407,7 @@ pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
 
 /// The sequence of play moves one step at a time (A3): a step ends where the clock stands and
 /// the next is the one after it; the game ends after the last step of the last turn.
-fn check_clock(game: &Game, event: &Event) -> Result<(), String> {
+fn check_clock(game: &Game, event: &Event) -> Result<(), Fault> {
     let turns = game.scenario.turns;
     match event {
         Event::StepEnded { ended, next, .. } => {
@@ -414,35 +415,39 @@ fn check_clock(game: &Game, event: &Event) -> Result<(), String> {
                 return Err(format!(
                     "ends a step at {ended:?}, but the game stood at {}",
                     game.clock
-                ));
+                )
+                .into());
             }
             if Some(*next) != game.clock.next(turns) {
                 return Err(format!(
                     "moves the clock to {next:?}, not to the step after {}",
                     game.clock
-                ));
+                )
+                .into());
             }
             Ok(())
         }
         Event::GameEnded { .. } if game.clock.next(turns).is_some() => Err(format!(
             "ends the game at {}, before the last step of the last turn",
             game.clock
-        )),
+        )
+        .into()),
         _ => Ok(()),
     }
 }
 
 /// Checks a roll's own arithmetic and its place in the game's stream of draws.
-fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Result<(), String> {
+fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Result<(), Fault> {
     if roll.first_draw != game.dice_drawn {
         return Err(format!(
             "the roll claims draws from {}, but the game had drawn {} dice",
             roll.first_draw, game.dice_drawn
-        ));
+        )
+        .into());
     }
     if roll.dice.is_empty() || roll.dice.len() > 2 || roll.dice.iter().any(|d| !(1..=6).contains(d))
     {
-        return Err(format!("{:?} are not the faces of a dr or DR", roll.dice));
+        return Err(format!("{:?} are not the faces of a dr or DR", roll.dice).into());
     }
     let modified = roll.raw()
         + roll
@@ -455,7 +460,8 @@ fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Res
             "the Final result {} is not the dice {} with the modifiers ({modified})",
             roll.final_result,
             roll.raw()
-        ));
+        )
+        .into());
     }
     if entry.by.is_some_and(|by| by != roll.side) {
         return Err("the roll names a side other than the one whose command made it".into());
@@ -474,7 +480,19 @@ fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Res
 /// The log must reach the game's end: a server exports only finished games, whose every roll
 /// can be checked. A backup, which copies games still in play, is read by [`verify_backup`].
 pub fn verify(bytes: &[u8], progress: &mut dyn FnMut(u64, u64)) -> Result<Verified, VerifyError> {
-    verify_log(bytes, progress, true)
+    verify_log(bytes, None, progress, true)
+}
+
+/// [`verify`] of a game on real boards: `boards`, read by the caller, are handed to the
+/// log's scenario (`Boards::attach`) so the legality of each command is re-checked over the
+/// boards' own terrain. Without them a command that needs LOS on real boards is not
+/// re-checkable, as the log's scenario names its boards only by digest.
+pub fn verify_on(
+    bytes: &[u8],
+    boards: Option<&Boards>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Verified, VerifyError> {
+    verify_log(bytes, boards, progress, true)
 }
 
 /// [`verify`] for a backup's copy of a game (`asl-server backup`/`restore`): everything is
@@ -485,11 +503,12 @@ pub fn verify_backup(
     bytes: &[u8],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Verified, VerifyError> {
-    verify_log(bytes, progress, false)
+    verify_log(bytes, None, progress, false)
 }
 
 fn verify_log(
     bytes: &[u8],
+    boards: Option<&Boards>,
     progress: &mut dyn FnMut(u64, u64),
     must_end: bool,
 ) -> Result<Verified, VerifyError> {
@@ -563,6 +582,17 @@ fn verify_log(
         ));
     }
 
+    if let (
+        Some(boards),
+        Some(Entry {
+            event: Event::GameCreated { scenario },
+            ..
+        }),
+    ) = (boards, read.first_mut())
+    {
+        boards.attach(scenario);
+    }
+
     // Then the replay, checking every event against the position before it.
     let mut entries: Vec<Entry> = Vec::with_capacity(read.len());
     let mut ledger = Ledger::default();
@@ -602,7 +632,7 @@ fn verify_log(
                 return Err(bad("a second GameCreated: a log holds one game".into()))
             }
             Event::DiceRolled { roll } => {
-                check_roll(game, &entry, roll).map_err(bad)?;
+                check_roll(game, &entry, roll).map_err(|f| bad(f.into()))?;
                 summary.rolls += 1;
             }
             Event::OutcomeAdjudicated { .. } | Event::ManholeDeclaredUnseen { .. } => {
@@ -613,7 +643,7 @@ fn verify_log(
             Event::EventsUndone { .. } | Event::EventsUndoneTo { .. } => summary.undone += 1,
             _ => {}
         }
-        check_clock(game, &entry.event).map_err(bad)?;
+        check_clock(game, &entry.event).map_err(|f| bad(f.into()))?;
         // No die is left unchecked in a finished game: its end is followed at once by the
         // reveal of the seed still secret.
         if matches!(entry.event, Event::GameEnded { .. })
@@ -724,10 +754,32 @@ const PHASES: [Phase; 8] = [
     Phase::CloseCombat,
 ];
 
+/// Why a moment of a game cannot be read or reached.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MomentError {
+    #[error("`{0}` is not an event number (1 or more), `end` or `turn T SIDE PHASE`")]
+    NotEvent(String),
+    #[error("`{0}` is not a Game Turn")]
+    NotTurn(String),
+    #[error("`{0}` is not a side of this scenario")]
+    NotSide(String),
+    #[error("`{0}` is not a phase (RPh, PFPh, MPh, DFPh, AFPh, RtPh, APh, CCPh)")]
+    NotPhase(String),
+    #[error("`{0}` is not a moment: write an event number, `end`, or `turn 3 German MPh`")]
+    NotMoment(String),
+    #[error("{0}")]
+    Replay(#[from] crate::game::ReplayError),
+    #[error("the log ends at event {last}; there is no event {asked}")]
+    NoEvent { last: u64, asked: u64 },
+    /// Named by the moment the log ends in.
+    #[error("the log never reaches that phase; it ends in {0}")]
+    NeverReached(String),
+}
+
 impl Moment {
     /// Reads `812`, `end`, or `turn 3 German MPh` (side by name or id, phase by its
     /// abbreviation, any case).
-    pub fn parse(text: &str, scenario: &Scenario) -> Result<Moment, String> {
+    pub fn parse(text: &str, scenario: &Scenario) -> Result<Moment, MomentError> {
         let words: Vec<&str> = text.split_whitespace().collect();
         match words.as_slice() {
             ["end"] => Ok(Moment::End),
@@ -736,31 +788,23 @@ impl Moment {
                 .ok()
                 .filter(|n| *n >= 1)
                 .map(Moment::Version)
-                .ok_or_else(|| {
-                    format!(
-                        "`{n}` is not an event number (1 or more), `end` or `turn T SIDE PHASE`"
-                    )
-                }),
+                .ok_or_else(|| MomentError::NotEvent(n.to_string())),
             ["turn", turn, side, phase] => {
                 let turn = turn
                     .parse::<u16>()
                     .ok()
                     .filter(|t| *t >= 1)
-                    .ok_or_else(|| format!("`{turn}` is not a Game Turn"))?;
+                    .ok_or_else(|| MomentError::NotTurn(turn.to_string()))?;
                 let side = scenario
                     .side_named(side)
-                    .ok_or_else(|| format!("`{side}` is not a side of this scenario"))?;
+                    .ok_or_else(|| MomentError::NotSide(side.to_string()))?;
                 let phase = PHASES
                     .into_iter()
                     .find(|p| p.abbreviation().eq_ignore_ascii_case(phase))
-                    .ok_or_else(|| {
-                        format!("`{phase}` is not a phase (RPh, PFPh, MPh, DFPh, AFPh, RtPh, APh, CCPh)")
-                    })?;
+                    .ok_or_else(|| MomentError::NotPhase(phase.to_string()))?;
                 Ok(Moment::Phase { turn, side, phase })
             }
-            _ => Err(format!(
-                "`{text}` is not a moment: write an event number, `end`, or `turn 3 German MPh`"
-            )),
+            _ => Err(MomentError::NotMoment(text.to_string())),
         }
     }
 
@@ -777,15 +821,15 @@ impl Moment {
 }
 
 /// The whole game at `moment`, replayed from the log's first event.
-pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, String> {
+pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, MomentError> {
     let mut events = entries.iter().map(|e| &e.event);
-    let mut game = Game::replay(events.next()).map_err(|e| e.to_string())?;
+    let mut game = Game::replay(events.next())?;
     if let Moment::Version(v) = moment {
         if *v > entries.len() as u64 {
-            return Err(format!(
-                "the log ends at event {}; there is no event {v}",
-                entries.len()
-            ));
+            return Err(MomentError::NoEvent {
+                last: entries.len() as u64,
+                asked: *v,
+            });
         }
     }
     for event in events {
@@ -795,9 +839,8 @@ pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, String> {
         apply(&mut game, event);
     }
     match moment {
-        Moment::Phase { .. } if !moment.reached(&game) => Err(format!(
-            "the log never reaches that phase; it ends in {}",
-            crate::record::export::when(&game)
+        Moment::Phase { .. } if !moment.reached(&game) => Err(MomentError::NeverReached(
+            crate::record::export::when(&game),
         )),
         _ => Ok(game),
     }
@@ -1244,7 +1287,10 @@ mod tests {
         assert!(position.contains("Sewer stack beneath 20"), "{position}");
 
         let never = Moment::parse("turn 2 German MPh", scenario).unwrap();
-        assert!(replay_to(&v.entries, &never).unwrap_err().contains("never"));
+        assert!(matches!(
+            replay_to(&v.entries, &never),
+            Err(MomentError::NeverReached(_))
+        ));
         assert!(replay_to(&v.entries, &Moment::Version(10_000)).is_err());
         for bad in [
             "turn x German MPh",

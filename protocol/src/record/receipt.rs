@@ -16,7 +16,7 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
     /// Its signature does not hold under the key the checker trusts (the reason says why).
-    Signature(String),
+    Signature(crate::record::signed::SignatureError),
     /// It is a head of the whole log, not of a viewer's own stream.
     NotAViewerStream,
     /// It is another game's.

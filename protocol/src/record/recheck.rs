@@ -19,6 +19,30 @@ use crate::record::fair_dice::{roll_key, Commitment, Ledger};
 use crate::record::referee;
 use std::collections::{HashMap, VecDeque};
 
+/// What is wrong with one logged event, as a verifier says it (the event's number is added
+/// where the log is read: `export::VerifyError`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Fault(String);
+
+impl From<String> for Fault {
+    fn from(why: String) -> Fault {
+        Fault(why)
+    }
+}
+
+impl From<&str> for Fault {
+    fn from(why: &str) -> Fault {
+        Fault(why.to_string())
+    }
+}
+
+impl From<Fault> for String {
+    fn from(fault: Fault) -> String {
+        fault.0
+    }
+}
+
 /// A stand-in for a seed the log never reveals: decisions made with it roll from the logged
 /// dice instead, and a reveal of it never matches one logged.
 const UNKNOWN_SEED: Seed = [0; 32];
@@ -72,7 +96,7 @@ impl Recheck {
         ledger: &Ledger,
         entries: &[Entry],
         index: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         let entry = &entries[index];
         // The time control, the server's own event right after `GameCreated`: no command.
         if let Event::ClockStarted { .. } = entry.event {
@@ -93,7 +117,7 @@ impl Recheck {
                     "opens a new command, but the command at event {} is not over: the rules make {} of it next",
                     self.command_at,
                     event.name()
-                ));
+                ).into());
             }
             self.decide(game, log, ledger, entries, index)?;
         }
@@ -101,7 +125,8 @@ impl Recheck {
             return Err(format!(
                 "is not among the events the rules make of the command at event {}",
                 self.command_at
-            ));
+            )
+            .into());
         };
         let same = if fresh {
             matches!(entry.event, Event::DiceCommitted { .. })
@@ -109,7 +134,7 @@ impl Recheck {
             entry.event == event || older_undo(&entry.event, &event)
         };
         if !same {
-            return Err(self.differs(&entry.event, &event));
+            return Err(self.differs(&entry.event, &event).into());
         }
         if entry.by != by {
             return Err(format!(
@@ -117,7 +142,8 @@ impl Recheck {
                 who(game, entry.by),
                 who(game, by),
                 self.command_at
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -171,7 +197,7 @@ impl Recheck {
         ledger: &Ledger,
         entries: &[Entry],
         index: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), Fault> {
         let entry = &entries[index];
         self.command_at = entry.seq;
         let Some(issued) = entry.command.clone() else {

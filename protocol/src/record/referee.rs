@@ -59,20 +59,36 @@ impl Decision {
     }
 }
 
+/// Why a log cannot be refereed: it does not start as a game does, or its dice break the
+/// scheme, or the server lacks the seed they need.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RefereeError {
+    #[error("the log is empty")]
+    Empty,
+    #[error("event 1 is {0}, not GameCreated")]
+    NotCreatedFirst(&'static str),
+    #[error("the log starts at {0}, not 1")]
+    StartsAt(u64),
+    #[error("the game has no dice seed")]
+    NoSeed,
+    #[error("the server kept no seed for the dice commitment of event {0}")]
+    SeedMissing(u64),
+    /// An event breaks the dice scheme (`fair_dice::Ledger`).
+    #[error("{0}")]
+    Dice(#[from] crate::record::fair_dice::LedgerError),
+}
+
 impl Referee {
     /// Starts from the log's first entry, `GameCreated`, with the seeds the server keeps.
-    pub fn new(created: Entry, seeds: Vec<Seed>) -> Result<Referee, String> {
+    pub fn new(created: Entry, seeds: Vec<Seed>) -> Result<Referee, RefereeError> {
         let Event::GameCreated { scenario } = &created.event else {
-            return Err(format!(
-                "event 1 is {}, not GameCreated",
-                created.event.name()
-            ));
+            return Err(RefereeError::NotCreatedFirst(created.event.name()));
         };
         if created.seq != 1 {
-            return Err(format!("the log starts at {}, not 1", created.seq));
+            return Err(RefereeError::StartsAt(created.seq));
         }
         if seeds.is_empty() {
-            return Err("the game has no dice seed".into());
+            return Err(RefereeError::NoSeed);
         }
         let mut game = Game::new(scenario.clone());
         game.version = 1;
@@ -85,9 +101,9 @@ impl Referee {
     }
 
     /// Rebuilds a game from a whole log (checked by [`crate::record::chain`]) and its seeds.
-    pub fn load(entries: Vec<Entry>, seeds: Vec<Seed>) -> Result<Referee, String> {
+    pub fn load(entries: Vec<Entry>, seeds: Vec<Seed>) -> Result<Referee, RefereeError> {
         let mut entries = entries.into_iter();
-        let first = entries.next().ok_or("the log is empty")?;
+        let first = entries.next().ok_or(RefereeError::Empty)?;
         let mut referee = Referee::new(first, seeds)?;
         referee.reserve(entries.len());
         for entry in entries {
@@ -120,25 +136,20 @@ impl Referee {
 
     /// The seed rolls are derived from now: the one committed to and still secret, or, before
     /// any commitment is logged, the one the next commitment will publish.
-    fn current_seed(&self) -> Result<&Seed, String> {
+    fn current_seed(&self) -> Result<&Seed, RefereeError> {
         match self.ledger.open() {
             Some(epoch) => self
                 .seeds
                 .iter()
                 .find(|s| Commitment::to(s) == epoch.commitment)
-                .ok_or_else(|| {
-                    format!(
-                        "the server kept no seed for the dice commitment of event {}",
-                        epoch.committed_at
-                    )
-                }),
+                .ok_or(RefereeError::SeedMissing(epoch.committed_at)),
             None => Ok(self.seeds.last().expect("a referee has a seed")),
         }
     }
 
     /// Whether the seeds hold the one the log's open commitment needs: a game without it
     /// cannot roll, and cannot be served.
-    pub fn check_seed(&self) -> Result<(), String> {
+    pub fn check_seed(&self) -> Result<(), RefereeError> {
         self.current_seed().map(|_| ())
     }
 
@@ -198,7 +209,7 @@ impl Referee {
 
     /// Appends one stored event, with no command recorded beside it, and applies it. An event
     /// that breaks the dice scheme is refused (a log read back that does so is damaged).
-    pub fn push(&mut self, event: Event, by: Option<Side>, first: u64) -> Result<(), String> {
+    pub fn push(&mut self, event: Event, by: Option<Side>, first: u64) -> Result<(), RefereeError> {
         self.push_entry(Entry {
             seq: self.game.version + 1,
             by,
@@ -210,11 +221,9 @@ impl Referee {
     }
 
     /// Appends one stored entry (its sequence is the next) and applies its event.
-    pub fn push_entry(&mut self, mut entry: Entry) -> Result<(), String> {
+    pub fn push_entry(&mut self, mut entry: Entry) -> Result<(), RefereeError> {
         entry.seq = self.game.version + 1;
-        self.ledger
-            .observe(entry.seq, &entry.event)
-            .map_err(|e| e.to_string())?;
+        self.ledger.observe(entry.seq, &entry.event)?;
         apply(&mut self.game, &entry.event);
         self.entries.push(entry);
         Ok(())
@@ -689,6 +698,6 @@ mod tests {
         assert_eq!(again.commitment(), r.commitment());
         // Without the seed of the open commitment, the game cannot be served.
         let err = Referee::load(r.entries().to_vec(), vec![[7; 32]]).unwrap_err();
-        assert!(err.contains("no seed"), "{err}");
+        assert!(matches!(err, RefereeError::SeedMissing(_)), "{err}");
     }
 }

@@ -340,35 +340,52 @@ impl SignedHead {
     /// Checks the signature under `trusted`, the key of the server the verifier trusts: over
     /// the head itself, or over the root its batch proof leads to. The reasons name what is
     /// wrong, never a value to copy.
-    pub fn check(&self, trusted: &ServerKey) -> Result<(), String> {
+    pub fn check(&self, trusted: &ServerKey) -> Result<(), SignatureError> {
         if self.signer != *trusted {
-            return Err(
-                "it is signed with another key than the server's: whoever signed it is not that server"
-                    .into(),
-            );
+            return Err(SignatureError::OtherKey);
         }
-        let key = VerifyingKey::from_bytes(&trusted.0)
-            .map_err(|_| "the server's key is not an ed25519 public key".to_string())?;
+        let key = VerifyingKey::from_bytes(&trusted.0).map_err(|_| SignatureError::NotAKey)?;
         let signature = <[u8; 64]>::try_from(self.signature.as_slice())
             .map(|b| Signature::from_bytes(&b))
-            .map_err(|_| "the signature is not 64 bytes".to_string())?;
+            .map_err(|_| SignatureError::Length)?;
         let signed = match &self.batch {
             None => message(&self.game, self.stream, self.version, &self.head),
             Some(proof) if proof.path.len() > PROOF_DEPTH_MAX => {
-                return Err(format!(
-                    "its batch proof has {} steps, more than the {PROOF_DEPTH_MAX} any batch the server signs has: it is not the server's",
-                    proof.path.len()
-                ))
+                return Err(SignatureError::ProofTooDeep(proof.path.len()))
             }
             Some(proof) => batch_message(&self.root(proof)),
         };
-        key.verify(&signed, &signature).map_err(|_| match self.batch {
-            None => "the signature does not match the game, version and head: they were changed after signing"
-                .to_string(),
-            Some(_) => "the signature does not match the game, version, head and batch proof: they were changed after signing"
-                .to_string(),
-        })
+        key.verify(&signed, &signature)
+            .map_err(|_| match self.batch {
+                None => SignatureError::Changed,
+                Some(_) => SignatureError::ChangedInBatch,
+            })
     }
+}
+
+/// Why a signed head does not hold under the key the verifier trusts. The reasons name what
+/// is wrong, never a value to copy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error(
+        "it is signed with another key than the server's: whoever signed it is not that server"
+    )]
+    OtherKey,
+    #[error("the server's key is not an ed25519 public key")]
+    NotAKey,
+    #[error("the signature is not 64 bytes")]
+    Length,
+    #[error("its batch proof has {0} steps, more than the {PROOF_DEPTH_MAX} any batch the server signs has: it is not the server's")]
+    ProofTooDeep(usize),
+    #[error(
+        "the signature does not match the game, version and head: they were changed after signing"
+    )]
+    Changed,
+    #[error("the signature does not match the game, version, head and batch proof: they were changed after signing")]
+    ChangedInBatch,
+    /// Asked of a server that holds no signing key.
+    #[error("this server signs no heads")]
+    NotSigning,
 }
 
 #[cfg(test)]
@@ -382,7 +399,7 @@ mod tests {
         let signed = SignedHead::sign(&key, "ab", Stream::FullLog, 9, LogHash([1; 32]));
         signed.check(&ServerKey::of(&key)).unwrap();
         let err = signed.check(&ServerKey::of(&other)).unwrap_err();
-        assert!(err.contains("another key"), "{err}");
+        assert_eq!(err, SignatureError::OtherKey);
         // Re-signed by another key that claims to be the server: the key is compared.
         let mut forged = SignedHead::sign(&other, "ab", Stream::FullLog, 9, LogHash([1; 32]));
         forged.signer = ServerKey::of(&key);
@@ -402,7 +419,7 @@ mod tests {
             },
         ] {
             let err = changed.check(&ServerKey::of(&key)).unwrap_err();
-            assert!(err.contains("changed after signing"), "{err}");
+            assert!(err.to_string().contains("changed after signing"), "{err}");
         }
         // A viewer's head is signed as that viewer's: it is no other stream's.
         let receipt = SignedHead::of_stream(&key, "ab", Viewer::Spectator, 9, StreamHash([1; 32]));
@@ -421,7 +438,7 @@ mod tests {
                 ..receipt.clone()
             };
             let err = moved.check(&ServerKey::of(&key)).unwrap_err();
-            assert!(err.contains("changed after signing"), "{err}");
+            assert!(err.to_string().contains("changed after signing"), "{err}");
         }
         let text = ServerKey::of(&key).to_string();
         assert_eq!(
@@ -487,7 +504,7 @@ mod tests {
         let proof = receipt.batch.clone().unwrap();
         let changed_after_signing = |changed: &SignedHead| {
             let err = changed.check(&trusted).unwrap_err();
-            assert!(err.contains("changed after signing"), "{err}");
+            assert!(err.to_string().contains("changed after signing"), "{err}");
         };
         // The head: each field it covers.
         changed_after_signing(&SignedHead {
@@ -560,11 +577,15 @@ mod tests {
         }
         .check(&trusted)
         .unwrap_err();
-        assert!(err.contains("more than the 32"), "{err}");
+        assert_eq!(err, SignatureError::ProofTooDeep(PROOF_DEPTH_MAX + 1));
+        assert!(err.to_string().contains("more than the 32"), "{err}");
         // Another key's batch.
         let other = SigningKey::from_bytes(&[8; 32]);
         let mut forged = sign_batch(&other, heads(5)).remove(2);
-        assert!(forged.check(&trusted).unwrap_err().contains("another key"));
+        assert_eq!(
+            forged.check(&trusted).unwrap_err(),
+            SignatureError::OtherKey
+        );
         forged.signer = trusted;
         changed_after_signing(&forged);
     }

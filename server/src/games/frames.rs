@@ -16,7 +16,7 @@
 //! or commands with large events.
 
 use protocol::game::view::project_event;
-use protocol::game::Game;
+use protocol::game::{Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
 use protocol::wire::{to_json, FRAME_BYTES_MAX};
 use protocol::Event;
@@ -65,6 +65,30 @@ impl Bounds {
 /// What a `Sequenced` adds to an event: its number and stream hash.
 const SEQUENCED_BYTES: usize = 128;
 
+/// Why a command or a scenario would make a frame, a position or a stored event too large:
+/// how large, for whom, and what to do instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("its events come to {size} bytes as {viewer:?} is sent them; one command's events must fit half a frame ({max} bytes; frames are at most {FRAME_BYTES_MAX}): name fewer units at once")]
+    Events {
+        size: usize,
+        viewer: Viewer,
+        max: usize,
+    },
+    #[error("the position after it would be {size} bytes as {viewer:?} sees it; a position must fit a frame ({max} bytes)")]
+    Position {
+        size: usize,
+        viewer: Viewer,
+        max: usize,
+    },
+    #[error("one of its events is {0} bytes stored; an event must fit an export page as hex ({ENVELOPE_BYTES_EXPORTED_MAX} bytes stored): name fewer units at once")]
+    Envelope(usize),
+    #[error("its opening position is {0} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map")]
+    Opening(usize),
+    #[error("{0}")]
+    Replay(#[from] protocol::game::ReplayError),
+}
+
 /// Refuses `events` (a decision on `game`, whose scenario has `bounds`) if a frame they make,
 /// or the position after them, would be too large for some viewer; the reason says which, how
 /// large, and what to do instead.
@@ -72,7 +96,7 @@ pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
     bounds: Bounds,
-) -> Result<(), String> {
+) -> Result<(), FrameError> {
     let projected: usize = events
         .clone()
         .map(|e| json_bytes(e) + SEQUENCED_BYTES + bounds.units)
@@ -107,7 +131,7 @@ fn check_exactly<'a>(
     events: impl Iterator<Item = &'a Event>,
     events_max: usize,
     position_max: usize,
-) -> Result<(), String> {
+) -> Result<(), FrameError> {
     let mut after = game.clone();
     let mut bytes = [0usize; VIEWERS.len()];
     for event in events {
@@ -122,28 +146,30 @@ fn check_exactly<'a>(
     for viewer in VIEWERS {
         let size = bytes[index(viewer)];
         if size > events_max {
-            return Err(format!(
-                "its events come to {size} bytes as {viewer:?} is sent them; one command's events must fit half a frame ({events_max} bytes; frames are at most {FRAME_BYTES_MAX}): name fewer units at once"
-            ));
+            return Err(FrameError::Events {
+                size,
+                viewer,
+                max: events_max,
+            });
         }
     }
     for viewer in VIEWERS {
         let size = to_json(&after.project(viewer)).len();
         if size > position_max {
-            return Err(format!(
-                "the position after it would be {size} bytes as {viewer:?} sees it; a position must fit a frame ({position_max} bytes)"
-            ));
+            return Err(FrameError::Position {
+                size,
+                viewer,
+                max: position_max,
+            });
         }
     }
     Ok(())
 }
 
 /// Refuses stored envelopes (`records`) one of which would not fit an export page.
-pub fn check_envelopes(records: &[Vec<u8>]) -> Result<(), String> {
+pub fn check_envelopes(records: &[Vec<u8>]) -> Result<(), FrameError> {
     match records.iter().map(Vec::len).max() {
-        Some(size) if size > ENVELOPE_BYTES_EXPORTED_MAX => Err(format!(
-            "one of its events is {size} bytes stored; an event must fit an export page as hex ({ENVELOPE_BYTES_EXPORTED_MAX} bytes stored): name fewer units at once"
-        )),
+        Some(size) if size > ENVELOPE_BYTES_EXPORTED_MAX => Err(FrameError::Envelope(size)),
         _ => Ok(()),
     }
 }
@@ -162,11 +188,11 @@ pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
 
 /// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
 /// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
-pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
+pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), FrameError> {
     let created = Event::GameCreated {
         scenario: scenario.clone(),
     };
-    let game = Game::replay([&created]).map_err(|e| e.to_string())?;
+    let game = Game::replay([&created])?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
     // A review shows the whole game, unprojected.
     let whole = protocol::wire::to_json(&game).len();
@@ -177,9 +203,7 @@ pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), String> {
             .map_or(0, |e| protocol::wire::to_json(&e).len());
         let largest = state.max(event).max(envelope).max(whole);
         if largest > SNAPSHOT_BYTES_MAX {
-            return Err(format!(
-                "its opening position is {largest} bytes encoded; a position must fit half a frame ({SNAPSHOT_BYTES_MAX} bytes; frames are at most {FRAME_BYTES_MAX}): use shorter names and ids or a smaller map"
-            ));
+            return Err(FrameError::Opening(largest));
         }
     }
     Ok(())
@@ -258,12 +282,13 @@ mod tests {
         let game = game();
         let events = adjudicated(&game);
         let why = check_exactly(&game, events.iter(), 100, POSITION_BYTES_MAX).unwrap_err();
+        assert!(matches!(why, FrameError::Events { max: 100, .. }), "{why}");
+        assert!(why.to_string().contains("half a frame"), "{why}");
+        let why = check_exactly(&game, events.iter(), COMMAND_EVENTS_BYTES_MAX, 100).unwrap_err();
         assert!(
-            why.contains("events come to") && why.contains("half a frame"),
+            matches!(why, FrameError::Position { max: 100, .. }),
             "{why}"
         );
-        let why = check_exactly(&game, events.iter(), COMMAND_EVENTS_BYTES_MAX, 100).unwrap_err();
-        assert!(why.contains("position after it"), "{why}");
         // A scenario whose positions could come near a frame is checked exactly whatever its
         // command.
         let large = Bounds {
@@ -278,7 +303,8 @@ mod tests {
     fn an_envelope_past_an_export_page_is_refused() {
         assert!(check_envelopes(&[vec![0; 10], vec![0; ENVELOPE_BYTES_EXPORTED_MAX]]).is_ok());
         let why = check_envelopes(&[vec![0; ENVELOPE_BYTES_EXPORTED_MAX + 1]]).unwrap_err();
-        assert!(why.contains("export page"), "{why}");
+        assert_eq!(why, FrameError::Envelope(ENVELOPE_BYTES_EXPORTED_MAX + 1));
+        assert!(why.to_string().contains("export page"), "{why}");
     }
 
     #[test]

@@ -101,6 +101,32 @@ pub struct Registry {
     signer: crate::signing::batch::Signer,
     /// The other server nodes sharing a NATS store, when there are any (`crate::games::cluster`).
     cluster: Option<Arc<crate::games::cluster::Cluster>>,
+    /// Shares the hexes and LOS maps of games on the same map (`protocol`'s `Interner`).
+    interner: Arc<protocol::board::scenario::Interner>,
+}
+
+/// Makes `scenario` ready to be played here: the grids of its real boards handed in from the
+/// operator's boards (the core reads no board itself), then its map shared with every other
+/// game on it. Done when a game is created or loaded; replay then reads only the log and
+/// this.
+fn prepare(
+    scenario: &mut Scenario,
+    boards: Option<&protocol::board::vasl::library::Boards>,
+    interner: &protocol::board::scenario::Interner,
+) {
+    if let Some(boards) = boards {
+        boards.attach(scenario);
+    }
+    interner.share(scenario);
+}
+
+/// Why the stored games cannot be listed, and so not served.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    #[error("the list of games cannot be read (the store panicked: {0})")]
+    Panicked(String),
+    #[error("the list of games cannot be read ({0})")]
+    Store(StoreError),
 }
 
 /// Why a stored game is not served. Damage is what the store's checksums and the hash chain
@@ -192,19 +218,24 @@ fn check_all(store: &dyn EventStore, slots: &[(GameKey, Arc<Slot>)], stop: &Atom
 
 /// Reads one stored game's log; a store that fails or panics reading it (sled does, on some
 /// damage) makes the game unreadable, not the server.
-fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, String> {
+fn read_log(store: &dyn EventStore, key: &GameKey) -> Result<Vec<(u64, Vec<u8>)>, Unservable> {
+    let damaged = |why: String| Unservable::Damaged(why);
     without_panics(|| store.load(key))
-        .map_err(|panicked| format!("its log cannot be read (the store panicked: {panicked})"))?
+        .map_err(|panicked| {
+            damaged(format!(
+                "its log cannot be read (the store panicked: {panicked})"
+            ))
+        })?
         .map_err(|e| match e {
             // What is left is a prefix whose chain verifies: damage all the same (issue 50).
-            StoreError::Missing(why) => format!("its log is damaged: {why}"),
-            e => format!("its log cannot be read ({e})"),
+            StoreError::Missing(why) => damaged(format!("its log is damaged: {why}")),
+            e => damaged(format!("its log cannot be read ({e})")),
         })
 }
 
 /// Reads one stored game's log and checks its hash chain, naming the first bad event.
 fn check_chain(store: &dyn EventStore, key: &GameKey) -> Result<(), Unservable> {
-    let records = read_log(store, key).map_err(Unservable::Damaged)?;
+    let records = read_log(store, key)?;
     envelope::verify(&records)
         .map(|_| ())
         .map_err(Unservable::of_chain)
@@ -216,13 +247,24 @@ fn rebuild(
     key: GameKey,
     meta_bytes: &[u8],
     limits: GameLimits,
+    maps: (
+        Option<Arc<protocol::board::vasl::library::Boards>>,
+        Arc<protocol::board::scenario::Interner>,
+    ),
 ) -> Result<Option<(GameTask, GameMeta)>, Unservable> {
-    let mut meta = GameMeta::decode(meta_bytes).map_err(Unservable::Damaged)?;
-    let records = read_log(&*store, &key).map_err(Unservable::Damaged)?;
+    let mut meta = GameMeta::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
+    let records = read_log(&*store, &key)?;
     if records.is_empty() {
         return Ok(None);
     }
-    let verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
+    let mut verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
+    if let Some(protocol::chain::Entry {
+        event: Event::GameCreated { scenario },
+        ..
+    }) = verified.entries.first_mut()
+    {
+        prepare(scenario, maps.0.as_deref(), &maps.1);
+    }
     if meta.seeds.is_empty() {
         // Stored before the server rolled dice (metadata format 1): the game gets its seed
         // now, stored before anything can commit to it.
@@ -232,9 +274,10 @@ fn rebuild(
         })?;
     }
     // A mark unreadable is a game not to serve blindly: it is named, like damage.
-    let marks = envelope::GameMarks::decode(meta_bytes).map_err(Unservable::Damaged)?;
+    let marks =
+        envelope::GameMarks::decode(meta_bytes).map_err(|e| Unservable::Damaged(e.to_string()))?;
     let task = GameTask::from_log(key, verified, meta.clone(), store, limits)
-        .map_err(Unservable::Damaged)?
+        .map_err(|e| Unservable::Damaged(e.to_string()))?
         .marked(marks);
     Ok(Some((task, meta)))
 }
@@ -265,7 +308,7 @@ impl Registry {
     /// hash chain in the background: a damaged game is marked unavailable, naming its first
     /// bad event, and logged. Each game is replayed when someone first joins it (a join that
     /// comes before the check reaches its game verifies the chain itself).
-    pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, String> {
+    pub fn open(store: Arc<dyn EventStore>, config: Config) -> Result<Registry, ListError> {
         Registry::open_in_cluster(store, config, None)
     }
 
@@ -275,12 +318,10 @@ impl Registry {
         store: Arc<dyn EventStore>,
         config: Config,
         cluster: Option<Arc<crate::games::cluster::Cluster>>,
-    ) -> Result<Registry, String> {
+    ) -> Result<Registry, ListError> {
         let listed = without_panics(|| store.games())
-            .map_err(|panicked| {
-                format!("the list of games cannot be read (the store panicked: {panicked})")
-            })?
-            .map_err(|e| format!("the list of games cannot be read ({e})"))?;
+            .map_err(|panicked| ListError::Panicked(panicked.to_string()))?
+            .map_err(ListError::Store)?;
         let games: HashMap<GameKey, Arc<Slot>> = listed
             .into_iter()
             .map(|(key, meta)| (key, Arc::new(Slot::stored(meta, 0))))
@@ -315,6 +356,7 @@ impl Registry {
             config,
             notifier: std::sync::OnceLock::new(),
             cluster,
+            interner: Default::default(),
         })
     }
 
@@ -387,9 +429,11 @@ impl Registry {
                 let store = self.store.clone();
                 let meta = slot.meta.clone();
                 let limits = GameLimits::of(&self.config);
-                // Replay is CPU work proportional to the log: off the async threads.
+                let maps = (self.config.boards.clone(), self.interner.clone());
+                // Replay is CPU work proportional to the log (and handing in its boards may
+                // read their archives): off the async threads.
                 let rebuilt =
-                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits))
+                    tokio::task::spawn_blocking(move || rebuild(store, key, &meta, limits, maps))
                         .await
                         .unwrap_or_else(|e| {
                             // A replay that panics is this version's fault, not the log's.
@@ -556,6 +600,8 @@ impl Registry {
                 .await
                 .map_err(|e| (ErrorCode::Storage, e))?;
         }
+        let mut scenario = scenario;
+        prepare(&mut scenario, self.config.boards.as_deref(), &self.interner);
         let created = Event::GameCreated { scenario };
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) =
@@ -594,7 +640,7 @@ impl Registry {
             self.store.clone(),
             GameLimits::of(&self.config),
         )
-        .map_err(|e| (ErrorCode::Storage, e))?;
+        .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         let slot = Slot {
             meta: meta.encode(),
             loaded: OnceCell::new_with(Some(Loaded::Live(self.spawn(key, task, meta)))),

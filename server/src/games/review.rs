@@ -37,6 +37,18 @@ pub struct Review {
     words: Vec<(String, Arc<str>)>,
 }
 
+/// Why an export is not opened for review: the verifier's words, naming the first bad event
+/// when an event is to blame.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReviewError {
+    #[error("{0}")]
+    Verify(#[from] export::VerifyError),
+    #[error("{envelopes} envelopes for {events} events")]
+    Counts { envelopes: usize, events: usize },
+    #[error("{0}")]
+    Replay(#[from] protocol::game::ReplayError),
+}
+
 impl Review {
     /// Verifies `export` and prepares its record. The error is the verifier's, naming the first
     /// bad event when an event is to blame.
@@ -46,11 +58,15 @@ impl Review {
     /// The signature is checked first, from the header alone: replaying a large file costs
     /// a hundred milliseconds of CPU, and an anonymous client must not be able to buy that
     /// with a file this server never signed.
-    pub fn open(export: &str, key: &ServerKey) -> Result<Review, String> {
-        export::check_header_signature(export.as_bytes(), key).map_err(|e| e.to_string())?;
-        let verified =
-            export::verify(export.as_bytes(), &mut |_, _| {}).map_err(|e| e.to_string())?;
-        verified.check_signature(key).map_err(|e| e.to_string())?;
+    /// A game on real boards is re-checked over `boards`, the operator's.
+    pub fn open(
+        export: &str,
+        key: &ServerKey,
+        boards: Option<&protocol::board::vasl::library::Boards>,
+    ) -> Result<Review, ReviewError> {
+        export::check_header_signature(export.as_bytes(), key)?;
+        let verified = export::verify_on(export.as_bytes(), boards, &mut |_, _| {})?;
+        verified.check_signature(key)?;
         let opened = ServerMessage::Reviewing {
             game: verified.header.game.clone(),
             version: verified.entries.len() as u64,
@@ -61,15 +77,14 @@ impl Review {
             entries, hashes, ..
         } = verified;
         if hashes.len() != entries.len() {
-            return Err(format!(
-                "{} envelopes for {} events",
-                hashes.len(),
-                entries.len()
-            ));
+            return Err(ReviewError::Counts {
+                envelopes: hashes.len(),
+                events: entries.len(),
+            });
         }
         let mut events: Vec<Event> = entries.into_iter().map(|e| e.event).collect();
         events.shrink_to_fit();
-        let mut game = Game::replay(events.iter().take(1)).map_err(|e| e.to_string())?;
+        let mut game = Game::replay(events.iter().take(1))?;
         let mut words = Vec::with_capacity(events.len());
         let mut moment: Arc<str> = Arc::from("");
         for (event, seq) in events.iter().zip(1..) {
@@ -219,13 +234,13 @@ mod tests {
             text
         };
         let other = crate::signing::key::fresh();
-        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours))
+        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours), None)
             .err()
             .expect("refused");
-        assert!(theirs.contains("signature"), "{theirs}");
-        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours))
+        assert!(theirs.to_string().contains("signature"), "{theirs}");
+        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours), None)
             .err()
             .expect("refused");
-        assert!(!mine.contains("signature"), "{mine}");
+        assert!(!mine.to_string().contains("signature"), "{mine}");
     }
 }

@@ -180,33 +180,46 @@ pub struct Session {
     owner: Option<String>,
 }
 
+/// Why a stored log does not make a game: each says what is wrong with the log.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("the log has a different number of hashes than of events")]
+    Hashes,
+    #[error("the log is empty")]
+    Empty,
+    #[error("the log does not start with GameCreated")]
+    NotCreatedFirst,
+    #[error("{0}")]
+    Referee(#[from] protocol::referee::RefereeError),
+    #[error("the dice in its log are damaged at {0}")]
+    Dice(protocol::referee::RefereeError),
+}
+
 impl Session {
     /// A game rebuilt from its verified log: every event applied in order, as it was live,
     /// with the dice seeds from its metadata.
     pub fn from_log(
         verified: VerifiedLog,
         seeds: Vec<protocol::fair_dice::Seed>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, LoadError> {
         // The envelopes' hashes are the log's heads as they are, one per event.
         let VerifiedLog {
             entries,
             hashes: log,
         } = verified;
         if log.len() != entries.len() {
-            return Err("the log has a different number of hashes than of events".into());
+            return Err(LoadError::Hashes);
         }
         let mut entries = entries.into_iter();
-        let first = entries.next().ok_or("the log is empty")?;
+        let first = entries.next().ok_or(LoadError::Empty)?;
         if !matches!(first.event, protocol::Event::GameCreated { .. }) {
-            return Err("the log does not start with GameCreated".into());
+            return Err(LoadError::NotCreatedFirst);
         }
         let mut referee = Referee::new(first, seeds)?;
         referee.reserve(entries.len());
         let mut checkpoints = Checkpoints::default();
         for entry in entries {
-            referee
-                .push_entry(entry)
-                .map_err(|e| format!("the dice in its log are damaged at {e}"))?;
+            referee.push_entry(entry).map_err(LoadError::Dice)?;
             checkpoints.keep(referee.game());
         }
         referee.check_seed()?;
@@ -366,7 +379,7 @@ impl Session {
         decision.key = key;
         let first = self.game().version + 1;
         let entries = decision.entries(first);
-        let too_large = |why: String| Unproposed::Refused {
+        let too_large = |why: frames::FrameError| Unproposed::Refused {
             message: Box::new(ServerMessage::Error {
                 code: ErrorCode::TooLarge,
                 message: format!("command {id} not taken: {why}; nothing changed"),

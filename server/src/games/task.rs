@@ -363,7 +363,7 @@ impl GameTask {
         meta: GameMeta,
         store: Arc<dyn EventStore>,
         limits: GameLimits,
-    ) -> Result<GameTask, String> {
+    ) -> Result<GameTask, crate::games::session::LoadError> {
         let session =
             Session::from_log(verified, meta.seeds.clone())?.owned_by(limits.owner.clone());
         Ok(GameTask {
@@ -817,7 +817,9 @@ impl GameTask {
             // from anyone who holds one (a spectator's too).
             let trusted = self.signer.as_ref().map(|s| s.public());
             let checked = trusted
-                .ok_or_else(|| Mismatch::Signature("this server signs no heads".into()))
+                .ok_or(Mismatch::Signature(
+                    protocol::record::signed::SignatureError::NotSigning,
+                ))
                 .and_then(|trusted| {
                     protocol::record::receipt::check(
                         &receipt,

@@ -803,7 +803,10 @@ impl Connection {
             _bytes: bytes,
         };
         let key = self.shared.registry.server_key();
-        match tokio::task::spawn_blocking(move || Review::open(&export, &key)).await {
+        let boards = self.config.boards.clone();
+        match tokio::task::spawn_blocking(move || Review::open(&export, &key, boards.as_deref()))
+            .await
+        {
             Ok(Ok(review)) => {
                 let opened = review.opened();
                 self.review = Some((Box::new(review), places));
@@ -856,7 +859,10 @@ impl Connection {
                 })
                 .await
             }
-            Err(why) => self.error(ErrorCode::BadNotifyTarget, why).await,
+            Err(why) => {
+                self.error(ErrorCode::BadNotifyTarget, why.to_string())
+                    .await
+            }
         }
     }
 
@@ -971,7 +977,7 @@ impl Connection {
         // the game will send fits the frame limit.
         if let Err(why) = crate::games::frames::check_frames(&scenario) {
             METRICS.refused("snapshot_bytes_max");
-            return self.error(ErrorCode::BadScenario, why).await;
+            return self.error(ErrorCode::BadScenario, why.to_string()).await;
         }
         let sides = scenario.sides.clone();
         match self.shared.registry.create_timed(scenario, clock).await {

@@ -56,49 +56,70 @@ pub struct AddressGuard {
     allow_private: bool,
 }
 
+/// Longest webhook URL taken.
+const URL_BYTES_MAX: usize = 2048;
+
+/// Why a webhook's address is refused, in words for the player registering it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error("`{0}` resolves to no address")]
+    NoAddress(String),
+    #[error("`{host}` resolves to {ip}, a loopback, private or link-local address, which this server does not send webhooks to (its operator may allow it with `--notify-allow-private`)")]
+    Forbidden { host: String, ip: IpAddr },
+    #[error("a webhook URL may be at most {URL_BYTES_MAX} bytes")]
+    TooLong,
+    #[error("`{url}` is not a URL ({why})")]
+    NotUrl { url: String, why: String },
+    #[error("a webhook is an http or https URL, not `{0}`")]
+    Scheme(String),
+    #[error("a webhook URL may not carry a user name or password")]
+    Credentials,
+    #[error("`{0}` names no host")]
+    NoHost(String),
+    #[error("`{host}` cannot be resolved ({why})")]
+    Unresolved { host: String, why: String },
+}
+
 impl AddressGuard {
     pub fn new(allow_private: bool) -> AddressGuard {
         AddressGuard { allow_private }
     }
 
-    fn refuse_any(&self, host: &str, addrs: &[SocketAddr]) -> Result<(), String> {
+    fn refuse_any(&self, host: &str, addrs: &[SocketAddr]) -> Result<(), AddressError> {
         if addrs.is_empty() {
-            return Err(format!("`{host}` resolves to no address"));
+            return Err(AddressError::NoAddress(host.to_string()));
         }
         if self.allow_private {
             return Ok(());
         }
         match addrs.iter().find(|a| forbidden(a.ip())) {
-            Some(bad) => Err(format!(
-                "`{host}` resolves to {}, a loopback, private or link-local address, which this server does not send webhooks to (its operator may allow it with `--notify-allow-private`)",
-                bad.ip()
-            )),
+            Some(bad) => Err(AddressError::Forbidden {
+                host: host.to_string(),
+                ip: bad.ip(),
+            }),
             None => Ok(()),
         }
     }
 
     /// Refuses a webhook URL that is not `http`/`https` with a host, or whose host resolves
     /// to an address a webhook may not reach.
-    pub async fn check_url(&self, url: &str) -> Result<(), String> {
-        const URL_BYTES_MAX: usize = 2048;
+    pub async fn check_url(&self, url: &str) -> Result<(), AddressError> {
         if url.len() > URL_BYTES_MAX {
-            return Err(format!(
-                "a webhook URL may be at most {URL_BYTES_MAX} bytes"
-            ));
+            return Err(AddressError::TooLong);
         }
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+        let parsed = reqwest::Url::parse(url).map_err(|e| AddressError::NotUrl {
+            url: url.to_string(),
+            why: e.to_string(),
+        })?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!(
-                "a webhook is an http or https URL, not `{}`",
-                parsed.scheme()
-            ));
+            return Err(AddressError::Scheme(parsed.scheme().to_string()));
         }
         if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err("a webhook URL may not carry a user name or password".into());
+            return Err(AddressError::Credentials);
         }
         let host = parsed
             .host_str()
-            .ok_or_else(|| format!("`{url}` names no host"))?
+            .ok_or_else(|| AddressError::NoHost(url.to_string()))?
             .to_string();
         let port = parsed.port_or_known_default().unwrap_or(443);
         let addrs = self.resolve(&host, port).await?;
@@ -106,7 +127,7 @@ impl AddressGuard {
     }
 
     /// The addresses of `host` (an IP literal is its own), or why there are none.
-    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, AddressError> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
@@ -114,12 +135,15 @@ impl AddressGuard {
         tokio::net::lookup_host((bare, port))
             .await
             .map(|addrs| addrs.collect())
-            .map_err(|e| format!("`{host}` cannot be resolved ({e})"))
+            .map_err(|e| AddressError::Unresolved {
+                host: host.to_string(),
+                why: e.to_string(),
+            })
     }
 
     /// Checks the host of a URL about to be requested: an IP literal here (the client's
     /// resolver never sees one), a name by the resolver below.
-    pub(crate) fn check_literal(&self, url: &reqwest::Url) -> Result<(), String> {
+    pub(crate) fn check_literal(&self, url: &reqwest::Url) -> Result<(), AddressError> {
         let host = url.host_str().unwrap_or_default();
         let Ok(ip) = host
             .trim_start_matches('[')
@@ -195,7 +219,7 @@ mod tests {
             ("http://user:pw@example.org/", "user name"),
             ("not a url", "not a URL"),
         ] {
-            let refused = strict.check_url(url).await.unwrap_err();
+            let refused = strict.check_url(url).await.unwrap_err().to_string();
             assert!(refused.contains(says), "{url}: {refused}");
         }
         let open = AddressGuard::new(true);

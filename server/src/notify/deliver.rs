@@ -43,14 +43,14 @@ fn worth_retrying(status: reqwest::StatusCode) -> bool {
 }
 
 /// The notifier's HTTP client: the guard as its resolver, no redirects, a timeout.
-pub fn http_client(guard: &AddressGuard) -> Result<reqwest::Client, String> {
+pub fn http_client(guard: &AddressGuard) -> Result<reqwest::Client, super::StartError> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(SEND_TIMEOUT)
         .dns_resolver(super::address::resolver(guard))
         .user_agent(concat!("asl-server/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| format!("cannot build the webhook client: {e}"))
+        .map_err(|e| super::StartError::Http(e.to_string()))
 }
 
 /// What tries allow.
@@ -103,7 +103,9 @@ pub async fn webhook(
     let mut last = String::new();
     for n in 1..=tries.max.max(1) {
         tries.pause(n).await?;
-        guard.check_literal(&parsed).map_err(Undelivered::GaveUp)?;
+        guard
+            .check_literal(&parsed)
+            .map_err(|e| Undelivered::GaveUp(e.to_string()))?;
         let sent = client
             .post(parsed.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -131,10 +133,16 @@ pub async fn webhook(
 }
 
 /// The relay's transport, built once.
-pub fn smtp_transport(relay: &SmtpRelay) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
+pub fn smtp_transport(
+    relay: &SmtpRelay,
+) -> Result<AsyncSmtpTransport<Tokio1Executor>, super::StartError> {
     let builder = if relay.starttls {
-        AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&relay.host)
-            .map_err(|e| format!("cannot use the SMTP relay {}: {e}", relay.host))?
+        AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&relay.host).map_err(|e| {
+            super::StartError::Smtp {
+                host: relay.host.clone(),
+                why: e.to_string(),
+            }
+        })?
     } else {
         AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&relay.host)
     };

@@ -288,6 +288,34 @@ enum Message {
     Seen { game: GameKey, side: Side },
 }
 
+/// Why a seat's notification target is not registered, in words for its player.
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    #[error("the registration could not be stored: {0}")]
+    Store(crate::store::StoreError),
+    #[error("this seat has {0} notification targets, the limit; remove them with `asl notify --off` and register again")]
+    Limit(usize),
+    #[error("no randomness for a secret: {0}")]
+    Randomness(String),
+    #[error("this server sends no e-mail: its operator has set no SMTP relay (`--smtp-relay`); register a webhook instead")]
+    NoEmail,
+    #[error("`{address}` is not an e-mail address ({why})")]
+    NotEmail { address: String, why: String },
+    #[error("{0}")]
+    Address(#[from] address::AddressError),
+}
+
+/// Why the notifier does not start: the server does not start without it.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot read the notification records: {0}")]
+    Records(crate::store::StoreError),
+    #[error("cannot build the webhook client: {0}")]
+    Http(String),
+    #[error("cannot use the SMTP relay {host}: {why}")]
+    Smtp { host: String, why: String },
+}
+
 /// The server's notifier: the registrations, and the queue to the worker that delivers.
 /// Whether this node holds a game, for nodes sharing a NATS store (`crate::games::cluster`):
 /// each sends the notices of the games it holds. Given by the crate root, which wires the
@@ -317,10 +345,8 @@ impl Notifier {
         store: Arc<dyn EventStore>,
         config: Arc<Config>,
         holds: Option<Holds>,
-    ) -> Result<Arc<Notifier>, String> {
-        let records = store
-            .notify_records()
-            .map_err(|e| format!("cannot read the notification records: {e}"))?;
+    ) -> Result<Arc<Notifier>, StartError> {
+        let records = store.notify_records().map_err(StartError::Records)?;
         let registrations = registrations_in(&records);
         let told = records
             .iter()
@@ -457,13 +483,13 @@ impl Notifier {
         game: &GameKey,
         side: Side,
         target: NotifyTarget,
-    ) -> Result<(Vec<String>, Option<String>), String> {
+    ) -> Result<(Vec<String>, Option<String>), RegisterError> {
         let key = registration_key(game, side);
         if target == NotifyTarget::Off {
             self.store
                 .put_notify(key, None)
                 .await
-                .map_err(|e| format!("the registration could not be stored: {e}"))?;
+                .map_err(RegisterError::Store)?;
             self.registrations
                 .write()
                 .expect("notifier lock")
@@ -477,15 +503,13 @@ impl Notifier {
         if !registration.targets.contains(&target) {
             let max = self.config.notify_targets_per_seat_max;
             if registration.targets.len() >= max {
-                return Err(format!(
-                    "this seat has {max} notification targets, the limit; remove them with `asl notify --off` and register again"
-                ));
+                return Err(RegisterError::Limit(max));
             }
             registration.targets.push(target.clone());
         }
         if matches!(target, NotifyTarget::Webhook { .. }) && registration.secret.is_none() {
             let mut secret = [0u8; 32];
-            getrandom::fill(&mut secret).map_err(|e| format!("no randomness for a secret: {e}"))?;
+            getrandom::fill(&mut secret).map_err(|e| RegisterError::Randomness(e.to_string()))?;
             let secret = data_encoding::HEXLOWER.encode(&secret);
             registration.secret = Some(secret.clone());
             made = Some(secret);
@@ -494,7 +518,7 @@ impl Notifier {
         self.store
             .put_notify(key, Some(bytes))
             .await
-            .map_err(|e| format!("the registration could not be stored: {e}"))?;
+            .map_err(RegisterError::Store)?;
         let targets = registration.targets.iter().map(describe).collect();
         self.registrations
             .write()
@@ -504,19 +528,21 @@ impl Notifier {
     }
 
     /// Refuses a target this server cannot or may not send to, saying why.
-    async fn check_target(&self, target: &NotifyTarget) -> Result<(), String> {
+    async fn check_target(&self, target: &NotifyTarget) -> Result<(), RegisterError> {
         match target {
             NotifyTarget::Off => Ok(()),
             NotifyTarget::Email { address } => {
                 if self.config.smtp.is_none() {
-                    return Err("this server sends no e-mail: its operator has set no SMTP relay (`--smtp-relay`); register a webhook instead".into());
+                    return Err(RegisterError::NoEmail);
                 }
-                address
-                    .parse::<lettre::Address>()
-                    .map(|_| ())
-                    .map_err(|e| format!("`{address}` is not an e-mail address ({e})"))
+                address.parse::<lettre::Address>().map(|_| ()).map_err(|e| {
+                    RegisterError::NotEmail {
+                        address: address.clone(),
+                        why: e.to_string(),
+                    }
+                })
             }
-            NotifyTarget::Webhook { url } => self.guard.check_url(url).await,
+            NotifyTarget::Webhook { url } => Ok(self.guard.check_url(url).await?),
         }
     }
 }

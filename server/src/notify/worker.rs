@@ -57,7 +57,7 @@ pub const DELIVERIES_AT_ONCE_MAX: usize = 64;
 const HOUR: Duration = Duration::from_secs(3600);
 
 impl Worker {
-    pub(super) fn new(notifier: Arc<Notifier>) -> Result<Worker, String> {
+    pub(super) fn new(notifier: Arc<Notifier>) -> Result<Worker, super::StartError> {
         let http = deliver::http_client(&notifier.guard)?;
         let smtp = match &notifier.config.smtp {
             Some(relay) => Some(Arc::new(deliver::smtp_transport(relay)?)),

@@ -25,11 +25,13 @@ use std::time::Duration;
 
 use protocol::board::vasl::archive::ARCHIVE_BYTES_MAX;
 use protocol::board::vasl::codes::{TerrainTable, SHARED_METADATA_BYTES_MAX};
-use protocol::board::vasl::library::{self, Boards, BOARD_FILE_BYTES_MAX, SHARED_METADATA};
+use protocol::board::vasl::library::{
+    self, BoardError, Boards, BOARD_FILE_BYTES_MAX, SHARED_METADATA,
+};
 
 /// The boards in `dir`, with VASL's terrain codes from `module` (`ASL_VASL_MODULE`) when given,
 /// else from the directory's `SharedBoardMetadata.xml`, else the engine's own.
-pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, String> {
+pub fn open(dir: &Path, module: Option<&Path>) -> Result<Arc<Boards>, OpenError> {
     open_with(dir, module, Arc::new(BoardFiles::default()))
 }
 
@@ -37,29 +39,30 @@ fn open_with(
     dir: &Path,
     module: Option<&Path>,
     files: Arc<BoardFiles>,
-) -> Result<Arc<Boards>, String> {
+) -> Result<Arc<Boards>, OpenError> {
     if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory of VASL board archives",
-            dir.display()
-        ));
+        return Err(OpenError::NotDirectory(dir.to_path_buf()));
     }
     let table = match module {
         // A VASL module is ~100 MB: the one file read with the larger bound.
         Some(path) => {
             let bytes = files
                 .read(path, BOARD_FILE_BYTES_MAX)
-                .map_err(String::from)?;
-            TerrainTable::from_module(&bytes).map_err(|e| format!("{}: {e}", path.display()))?
+                .map_err(OpenError::File)?;
+            TerrainTable::from_module(&bytes).map_err(|error| OpenError::Codes {
+                file: format!("{}:", path.display()),
+                error,
+            })?
         }
         None => {
             let path = dir.join(SHARED_METADATA);
             match files.read(&path, SHARED_METADATA_BYTES_MAX as u64) {
-                Ok(bytes) => {
-                    TerrainTable::parse(&bytes).map_err(|e| format!("{} {e}", path.display()))?
-                }
+                Ok(bytes) => TerrainTable::parse(&bytes).map_err(|error| OpenError::Codes {
+                    file: path.display().to_string(),
+                    error,
+                })?,
                 Err(FileError::Missing) => TerrainTable::builtin(),
-                Err(refused) => return Err(refused.into()),
+                Err(refused) => return Err(OpenError::File(refused)),
             }
         }
     };
@@ -74,19 +77,39 @@ fn open_with(
                 match files.read(&base.join(file), ARCHIVE_BYTES_MAX as u64) {
                     Ok(bytes) => return Ok(bytes),
                     Err(FileError::Missing) => continue,
-                    Err(FileError::Refused(why)) => return Err(format!("board {name}: {why}")),
+                    Err(FileError::Refused(why)) => {
+                        return Err(BoardError::Refused {
+                            board: name.to_string(),
+                            why,
+                        })
+                    }
                 }
             }
-            Err(format!(
-                "board {name} is not in {place} (looked for {})",
-                tried.join(", ")
-            ))
+            Err(BoardError::NotIn {
+                board: name.to_string(),
+                place: place.clone(),
+                tried: tried.join(", "),
+            })
         }),
     );
-    let boards = Arc::new(boards);
-    // A stored game replayed after a restart finds its boards here.
-    library::install(boards.clone());
-    Ok(boards)
+    // A stored game replayed after a restart is handed its boards from here when it is
+    // loaded (`games::registry`).
+    Ok(Arc::new(boards))
+}
+
+/// Why the boards directory cannot be served from.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("{}: not a directory of VASL board archives", .0.display())]
+    NotDirectory(PathBuf),
+    #[error("{}", String::from(.0.clone()))]
+    File(FileError),
+    /// VASL's terrain codes, from the module or the directory's own file, cannot be read.
+    #[error("{file} {error}")]
+    Codes {
+        file: String,
+        error: protocol::board::vasl::codes::CodesError,
+    },
 }
 
 /// Why a file of the boards directory was not read.
@@ -612,7 +635,7 @@ mod tests {
 
         // Through the boards, as a game's creation or LOS reads them.
         let boards = open_with(dir.path(), None, Arc::new(BoardFiles::default())).unwrap();
-        let why = boards.board("9").unwrap_err();
+        let why = boards.board("9").unwrap_err().to_string();
         assert!(
             why.contains("board 9:") && why.contains("named pipe"),
             "{why}"
@@ -661,7 +684,7 @@ mod tests {
         big.set_len(80 << 20).unwrap();
         let files = Arc::new(BoardFiles::default());
         let boards = open_with(dir.path(), None, files.clone()).unwrap();
-        let why = boards.board("7").unwrap_err();
+        let why = boards.board("7").unwrap_err().to_string();
         assert!(why.contains("bd07 is 83886080 bytes"), "{why}");
         assert!(boards.image("7").is_err());
         assert_eq!(files.bytes_read(), 0);

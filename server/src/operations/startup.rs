@@ -4,9 +4,18 @@
 
 use protocol::wire::WATCH_PATH;
 
+/// Why `--public-url` is not a URL players can be pointed at.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PublicUrlError {
+    #[error("--public-url {0}: give it as wss://HOST (or https://, ws://, http://)")]
+    Scheme(String),
+    #[error("--public-url {0}: no host in it")]
+    NoHost(String),
+}
+
 /// The public URL as the `asl` command takes it (`wss://asl.example.org`), from what the
 /// operator gave: trailing slashes dropped, `https://` read as `wss://`, `http://` as `ws://`.
-pub fn public_url(given: &str) -> Result<String, String> {
+pub fn public_url(given: &str) -> Result<String, PublicUrlError> {
     let url = given.trim().trim_end_matches('/');
     let url = if let Some(rest) = url.strip_prefix("https://") {
         format!("wss://{rest}")
@@ -18,11 +27,9 @@ pub fn public_url(given: &str) -> Result<String, String> {
     let host = url
         .strip_prefix("wss://")
         .or_else(|| url.strip_prefix("ws://"))
-        .ok_or_else(|| {
-            format!("--public-url {given}: give it as wss://HOST (or https://, ws://, http://)")
-        })?;
+        .ok_or_else(|| PublicUrlError::Scheme(given.to_string()))?;
     if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("--public-url {given}: no host in it"));
+        return Err(PublicUrlError::NoHost(given.to_string()));
     }
     Ok(url)
 }

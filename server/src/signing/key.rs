@@ -15,6 +15,28 @@ use std::path::{Path, PathBuf};
 /// The key's file in the data directory: its 32 secret bytes, in lowercase hex.
 pub const KEY_FILE: &str = "server-signing-key";
 
+/// Why the signing key cannot be read, written or restored; each names the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("{} is not a signing key (64 lowercase hex digits)", .0.display())]
+    NotAKey(PathBuf),
+    #[error("cannot read {}: {why}", file.display())]
+    Read { file: PathBuf, why: String },
+    #[error("cannot create {} owner-only: {why}", dir.display())]
+    CreateDir { dir: PathBuf, why: String },
+    #[error("cannot create {}: {why}", file.display())]
+    Create { file: PathBuf, why: String },
+    #[error("cannot write {}: {why}", file.display())]
+    Write { file: PathBuf, why: String },
+    #[error("{} holds signing key {held}, but the backup's is {backup}: the restored games' receipts and exports are signed with the backup's. Move {} away if the backup's key is to be this server's", data.display(), file.display())]
+    OtherKey {
+        data: PathBuf,
+        held: ServerKey,
+        backup: ServerKey,
+        file: PathBuf,
+    },
+}
+
 /// A key from the operating system's randomness, for a server that keeps none (tests, tools).
 pub fn fresh() -> ServerSigningKey {
     let mut secret = [0u8; 32];
@@ -27,7 +49,7 @@ fn path(dir: &Path) -> PathBuf {
 }
 
 /// Loads the key from `dir`, creating it (mode 0600, never overwriting) if there is none.
-pub fn load_or_create(dir: &Path) -> Result<ServerSigningKey, String> {
+pub fn load_or_create(dir: &Path) -> Result<ServerSigningKey, KeyError> {
     match load(dir)? {
         Some(key) => Ok(key),
         None => {
@@ -39,7 +61,7 @@ pub fn load_or_create(dir: &Path) -> Result<ServerSigningKey, String> {
 }
 
 /// The key kept in `dir`, or `None` if it holds none.
-pub fn load(dir: &Path) -> Result<Option<ServerSigningKey>, String> {
+pub fn load(dir: &Path) -> Result<Option<ServerSigningKey>, KeyError> {
     let file = path(dir);
     match std::fs::read_to_string(&file) {
         Ok(text) => {
@@ -47,36 +69,40 @@ pub fn load(dir: &Path) -> Result<Option<ServerSigningKey>, String> {
                 .decode(text.trim().as_bytes())
                 .ok()
                 .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .ok_or_else(|| {
-                    format!(
-                        "{} is not a signing key (64 lowercase hex digits)",
-                        file.display()
-                    )
-                })?;
+                .ok_or_else(|| KeyError::NotAKey(file.clone()))?;
             Ok(Some(ServerSigningKey::from_bytes(&bytes)))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => Err(KeyError::Read {
+            file,
+            why: e.to_string(),
+        }),
     }
 }
 
 /// Writes `key` into `dir` (created if missing) as its key file: owner-only, synced with the
 /// directory naming it, and never over a file already there.
-pub fn write(dir: &Path, key: &ServerSigningKey) -> Result<(), String> {
+pub fn write(dir: &Path, key: &ServerSigningKey) -> Result<(), KeyError> {
     let file = path(dir);
-    crate::signing::private::create_dir(dir)
-        .map_err(|e| format!("cannot create {} owner-only: {e}", dir.display()))?;
+    crate::signing::private::create_dir(dir).map_err(|e| KeyError::CreateDir {
+        dir: dir.to_path_buf(),
+        why: e.to_string(),
+    })?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options
-        .open(&file)
-        .map_err(|e| format!("cannot create {}: {e}", file.display()))?;
+    let mut out = options.open(&file).map_err(|e| KeyError::Create {
+        file: file.clone(),
+        why: e.to_string(),
+    })?;
     writeln!(out, "{}", data_encoding::HEXLOWER.encode(&key.to_bytes()))
         .and_then(|()| out.sync_all())
         .and_then(|()| std::fs::File::open(dir)?.sync_all())
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))
+        .map_err(|e| KeyError::Write {
+            file,
+            why: e.to_string(),
+        })
 }
 
 /// Puts the key a backup in `backup` holds into the data directory `data`, before a restore:
@@ -85,20 +111,19 @@ pub fn write(dir: &Path, key: &ServerSigningKey) -> Result<(), String> {
 /// is refused (the key is never overwritten: that is for the operator to decide). Returns the
 /// public key installed or kept, or `None` when the backup holds no key (an older backup: the
 /// server will make a new one, and nothing signed before can be checked against it).
-pub fn restore(backup: &Path, data: &Path) -> Result<Option<ServerKey>, String> {
+pub fn restore(backup: &Path, data: &Path) -> Result<Option<ServerKey>, KeyError> {
     let Some(key) = load(backup)? else {
         return Ok(None);
     };
     match load(data)? {
         Some(held) if ServerKey::of(&held) == ServerKey::of(&key) => {}
         Some(held) => {
-            return Err(format!(
-                "{} holds signing key {}, but the backup's is {}: the restored games' receipts and exports are signed with the backup's. Move {} away if the backup's key is to be this server's",
-                data.display(),
-                ServerKey::of(&held),
-                ServerKey::of(&key),
-                path(data).display()
-            ))
+            return Err(KeyError::OtherKey {
+                data: data.to_path_buf(),
+                held: ServerKey::of(&held),
+                backup: ServerKey::of(&key),
+                file: path(data),
+            })
         }
         None => write(data, &key)?,
     }
@@ -142,13 +167,14 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         load_or_create(other.path()).unwrap();
         let err = restore(dir.path(), other.path()).unwrap_err();
-        assert!(err.contains("Move"), "{err}");
+        assert!(matches!(err, KeyError::OtherKey { .. }), "{err}");
+        assert!(err.to_string().contains("Move"), "{err}");
         assert_eq!(
             restore(data.path().join("none").as_path(), other.path()),
             Ok(None)
         );
         std::fs::write(path(dir.path()), "not a key").unwrap();
         let err = load_or_create(dir.path()).unwrap_err();
-        assert!(err.contains("not a signing key"), "{err}");
+        assert!(matches!(err, KeyError::NotAKey(_)), "{err}");
     }
 }

@@ -17,13 +17,86 @@
 //! server process, into a directory the operator names.
 
 use crate::store::envelope::{self, GameMeta};
-use crate::store::{EventStore, GameKey, SledStore};
+use crate::store::{EventStore, GameKey, SledStore, StoreError};
 use data_encoding::HEXLOWER;
 use protocol::export::{self, Header};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream};
 use protocol::Game;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// Why a backup or a restore (or a game of it) did not go through; each names the file,
+/// directory or game at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("cannot create the backup directory {} owner-only: {why}", dir.display())]
+    CreateDir { dir: PathBuf, why: String },
+    #[error("cannot list the games: {0}")]
+    List(StoreError),
+    #[error("{0}")]
+    Key(#[from] crate::signing::key::KeyError),
+    #[error("{} holds another server's signing key: back up into a directory of this server's own", .0.display())]
+    OtherKey(PathBuf),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("its metadata is gone")]
+    MetaGone,
+    #[error("it has no events (a creation that was never acknowledged)")]
+    NoEvents,
+    #[error("its log is damaged at {0}")]
+    Damaged(String),
+    #[error("its log does not replay ({0:?})")]
+    NoReplay(protocol::game::ReplayError),
+    #[error("cannot write {}: {why}", path.display())]
+    Write { path: PathBuf, why: String },
+    #[error("cannot sync {}: {why}", dir.display())]
+    Sync { dir: PathBuf, why: String },
+    #[error("cannot read back {}: {why}", path.display())]
+    ReadBack { path: PathBuf, why: String },
+    #[error("the file written does not verify: {0}")]
+    WrittenInvalid(export::VerifyError),
+    #[error("the data directory already holds {0} games; restore only into an empty one")]
+    NotEmpty(usize),
+    #[error("cannot read {}: {why}", dir.display())]
+    ReadDir { dir: PathBuf, why: String },
+    /// One file of a restore, and why it stopped the restore.
+    #[error("{}: {why}", path.display())]
+    InFile {
+        path: PathBuf,
+        why: Box<BackupError>,
+    },
+    #[error("cannot read it: {0}")]
+    Read(String),
+    #[error("it does not verify: {0}")]
+    Invalid(export::VerifyError),
+    #[error("`{0}` is not a game id")]
+    NotGameId(String),
+    #[error("cannot read its metadata {}: {why}", path.display())]
+    MetaRead { path: PathBuf, why: String },
+    #[error("{} is not lowercase hex", .0.display())]
+    MetaHex(PathBuf),
+    #[error("{0}")]
+    Meta(#[from] envelope::MetaError),
+    #[error("it is not text")]
+    NotText,
+    #[error("an envelope line is not hex")]
+    EnvelopeHex,
+    #[error("{0}")]
+    Log(String),
+    #[error("its metadata does not fit its log: {0}")]
+    Seeds(protocol::referee::RefereeError),
+    #[error("the backup stopped: {0}")]
+    Stopped(String),
+    #[error("the server did not take the request: {0}")]
+    Request(String),
+    /// The running server's own words for why its backup failed.
+    #[error("{0}")]
+    Server(String),
+    #[error("the server answered `{0}`")]
+    Answer(String),
+    #[error("no answer from the server: {0}")]
+    NoAnswer(String),
+}
 
 /// The admin socket's name inside the data directory.
 pub const ADMIN_SOCKET: &str = "admin.sock";
@@ -32,8 +105,9 @@ pub const ADMIN_SOCKET: &str = "admin.sock";
 pub const EXPORT_SUFFIX: &str = ".asl-log";
 pub const META_SUFFIX: &str = ".meta";
 
-/// What a backup or restore did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// What a backup or restore did. Sent whole, as JSON, from a running server to the
+/// `asl-server backup` that asked (`admin`), so the command reads what failed, not words.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     /// Games written (backup) or loaded (restore), each verified.
     pub games: usize,
@@ -62,10 +136,10 @@ pub fn export_text(
     key: &GameKey,
     records: &[(u64, Vec<u8>)],
     signer: &ServerSigningKey,
-) -> Result<String, String> {
-    let verified = envelope::verify(records).map_err(|e| format!("its log is damaged at {e}"))?;
-    let game = Game::replay(verified.entries.iter().map(|e| &e.event))
-        .map_err(|e| format!("its log does not replay ({e:?})"))?;
+) -> Result<String, BackupError> {
+    let verified = envelope::verify(records).map_err(|e| BackupError::Damaged(e.to_string()))?;
+    let game =
+        Game::replay(verified.entries.iter().map(|e| &e.event)).map_err(BackupError::NoReplay)?;
     let header = Header {
         game: envelope::game_id(key),
         events: records.len() as u64,
@@ -86,27 +160,22 @@ pub fn export_text(
 /// Writes every game of `store` into `dir` (created if missing): `<id>.asl-log` and
 /// `<id>.meta`, each export read back and verified. A game that cannot be copied is reported,
 /// and the others are still written.
-pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Result<Report, String> {
+pub fn backup(
+    store: &SledStore,
+    dir: &Path,
+    signer: &ServerSigningKey,
+) -> Result<Report, BackupError> {
     // Owner-only: the metadata holds the games' dice seeds, the key file the signing key.
-    crate::signing::private::create_dir(dir).map_err(|e| {
-        format!(
-            "cannot create the backup directory {} owner-only: {e}",
-            dir.display()
-        )
+    crate::signing::private::create_dir(dir).map_err(|e| BackupError::CreateDir {
+        dir: dir.to_path_buf(),
+        why: e.to_string(),
     })?;
     let mut report = Report::default();
-    let games = store
-        .games()
-        .map_err(|e| format!("cannot list the games: {e}"))?;
+    let games = store.games().map_err(BackupError::List)?;
     // The key first: a backup without it could not check the receipts players hold.
     match crate::signing::key::load(dir)? {
         Some(held) if ServerKey::of(&held) == ServerKey::of(signer) => {}
-        Some(_) => {
-            return Err(format!(
-            "{} holds another server's signing key: back up into a directory of this server's own",
-            dir.display()
-        ))
-        }
+        Some(_) => return Err(BackupError::OtherKey(dir.to_path_buf())),
         None => crate::signing::key::write(dir, signer)?,
     }
     for (key, _) in games {
@@ -116,7 +185,7 @@ pub fn backup(store: &SledStore, dir: &Path, signer: &ServerSigningKey) -> Resul
                 report.games += 1;
                 report.events += events;
             }
-            Err(why) => report.failed.push((id, why)),
+            Err(why) => report.failed.push((id, why.to_string())),
         }
     }
     sync_dir(dir)?;
@@ -128,11 +197,11 @@ fn backup_game(
     key: &GameKey,
     dir: &Path,
     signer: &ServerSigningKey,
-) -> Result<u64, String> {
-    let (meta, records) = store.snapshot(key).map_err(|e| e.to_string())?;
-    let meta = meta.ok_or("its metadata is gone")?;
+) -> Result<u64, BackupError> {
+    let (meta, records) = store.snapshot(key)?;
+    let meta = meta.ok_or(BackupError::MetaGone)?;
     if records.is_empty() {
-        return Err("it has no events (a creation that was never acknowledged)".into());
+        return Err(BackupError::NoEvents);
     }
     let text = export_text(key, &records, signer)?;
     let id = envelope::game_id(key);
@@ -142,14 +211,15 @@ fn backup_game(
         &dir.join(format!("{id}{META_SUFFIX}")),
         format!("{}\n", HEXLOWER.encode(&meta)).as_bytes(),
     )?;
-    let written =
-        std::fs::read(&path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
-    export::verify_backup(&written, &mut |_, _| {})
-        .map_err(|e| format!("the file written does not verify: {e}"))?;
+    let written = std::fs::read(&path).map_err(|e| BackupError::ReadBack {
+        path: path.clone(),
+        why: e.to_string(),
+    })?;
+    export::verify_backup(&written, &mut |_, _| {}).map_err(BackupError::WrittenInvalid)?;
     Ok(records.len() as u64)
 }
 
-fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), BackupError> {
     use std::io::Write;
     let written = (|| {
         // Owner-only, and never through a link planted where the file goes.
@@ -157,27 +227,34 @@ fn write_durably(path: &Path, bytes: &[u8]) -> Result<(), String> {
         file.write_all(bytes)?;
         file.sync_data()
     })();
-    written.map_err(|e| format!("cannot write {}: {e}", path.display()))
+    written.map_err(|e| BackupError::Write {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })
 }
 
-fn sync_dir(dir: &Path) -> Result<(), String> {
+fn sync_dir(dir: &Path) -> Result<(), BackupError> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| format!("cannot sync {}: {e}", dir.display()))
+        .map_err(|e| BackupError::Sync {
+            dir: dir.to_path_buf(),
+            why: e.to_string(),
+        })
 }
 
 /// Loads every export in `dir` into `store`, which must hold no games: each file verified end
 /// to end, its metadata read and its dice seeds checked against the log, then written and
 /// made durable. Any bad file stops the restore before that game is written, naming it.
-pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, String> {
-    let held = store.games().map_err(|e| e.to_string())?.len();
+pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, BackupError> {
+    let held = store.games()?.len();
     if held > 0 {
-        return Err(format!(
-            "the data directory already holds {held} games; restore only into an empty one"
-        ));
+        return Err(BackupError::NotEmpty(held));
     }
     let mut names: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .map_err(|e| BackupError::ReadDir {
+            dir: dir.to_path_buf(),
+            why: e.to_string(),
+        })?
         .filter_map(|entry| entry.ok())
         .map(|entry| entry.path())
         .filter(|p| p.to_string_lossy().ends_with(EXPORT_SUFFIX))
@@ -185,30 +262,33 @@ pub fn restore(store: Arc<SledStore>, dir: &Path) -> Result<Report, String> {
     names.sort();
     let mut report = Report::default();
     for path in names {
-        let events =
-            restore_game(&store, &path).map_err(|why| format!("{}: {why}", path.display()))?;
+        let events = restore_game(&store, &path).map_err(|why| BackupError::InFile {
+            path: path.clone(),
+            why: Box::new(why),
+        })?;
         report.games += 1;
         report.events += events;
     }
     Ok(report)
 }
 
-fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let verified = export::verify_backup(&bytes, &mut |_, _| {})
-        .map_err(|e| format!("it does not verify: {e}"))?;
+fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, BackupError> {
+    let bytes = std::fs::read(path).map_err(|e| BackupError::Read(e.to_string()))?;
+    let verified = export::verify_backup(&bytes, &mut |_, _| {}).map_err(BackupError::Invalid)?;
     let key = envelope::game_key(&verified.header.game)
-        .ok_or_else(|| format!("`{}` is not a game id", verified.header.game))?;
+        .ok_or_else(|| BackupError::NotGameId(verified.header.game.clone()))?;
     let meta_path = path.with_file_name(format!("{}{META_SUFFIX}", verified.header.game));
-    let meta_text = std::fs::read_to_string(&meta_path)
-        .map_err(|e| format!("cannot read its metadata {}: {e}", meta_path.display()))?;
+    let meta_text = std::fs::read_to_string(&meta_path).map_err(|e| BackupError::MetaRead {
+        path: meta_path.clone(),
+        why: e.to_string(),
+    })?;
     let meta_bytes = HEXLOWER
         .decode(meta_text.trim().as_bytes())
-        .map_err(|_| format!("{} is not lowercase hex", meta_path.display()))?;
+        .map_err(|_| BackupError::MetaHex(meta_path.clone()))?;
     let meta = GameMeta::decode(&meta_bytes)?;
     // The envelopes as stored: the last lines before the checksum, after the header (whose
     // length depends on the export format: a signed head adds lines).
-    let text = std::str::from_utf8(&bytes).map_err(|_| "it is not text")?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| BackupError::NotText)?;
     let lines: Vec<&str> = text.lines().collect();
     let envelopes = lines.len() - 1;
     let events = verified.header.events as usize;
@@ -217,17 +297,17 @@ fn restore_game(store: &Arc<SledStore>, path: &Path) -> Result<u64, String> {
         .zip(1..)
         .map(|(line, seq)| Some((seq, HEXLOWER.decode(line.as_bytes()).ok()?)))
         .collect::<Option<_>>()
-        .ok_or("an envelope line is not hex")?;
+        .ok_or(BackupError::EnvelopeHex)?;
     // The seeds in the metadata must be the ones the log commits to.
-    let checked = envelope::verify(&records).map_err(|e| e.to_string())?;
+    let checked = envelope::verify(&records).map_err(|e| BackupError::Log(e.to_string()))?;
     // Loaded as a game is served: every event through the referee, with the metadata's seeds.
     protocol::referee::Referee::load(checked.entries, meta.seeds.clone())
-        .map_err(|e| format!("its metadata does not fit its log: {e}"))?;
+        .map_err(BackupError::Seeds)?;
     let meta_stored = store.put_meta(&key, meta.encode());
     let events = records.len() as u64;
     let appended = store.append(&key, 1, records.into_iter().map(|(_, r)| r).collect());
-    meta_stored.wait().map_err(|e| e.to_string())?;
-    appended.wait().map_err(|e| e.to_string())?;
+    meta_stored.wait()?;
+    appended.wait()?;
     Ok(events)
 }
 
@@ -285,11 +365,14 @@ pub mod admin {
                 info!(dir = %dir.display(), "backup requested");
                 let done = tokio::task::spawn_blocking(move || backup(&store, &dir, &signer))
                     .await
-                    .unwrap_or_else(|e| Err(format!("the backup stopped: {e}")));
+                    .unwrap_or_else(|e| Err(BackupError::Stopped(e.to_string())));
                 match done {
                     Ok(report) => {
                         info!(%report, "backup written");
-                        format!("ok {report}")
+                        format!(
+                            "ok {}",
+                            serde_json::to_string(&report).expect("a report encodes")
+                        )
                     }
                     Err(why) => format!("error {why}"),
                 }
@@ -303,22 +386,27 @@ pub mod admin {
 
     /// Asks the server running on `data_dir` for a backup into `dir`; `None` when no server
     /// answers there.
-    pub async fn request_backup(data_dir: &Path, dir: &Path) -> Option<Result<String, String>> {
+    pub async fn request_backup(
+        data_dir: &Path,
+        dir: &Path,
+    ) -> Option<Result<Report, BackupError>> {
         let mut stream = UnixStream::connect(data_dir.join(ADMIN_SOCKET))
             .await
             .ok()?;
         let request = format!("backup {}\n", dir.display());
         if let Err(e) = stream.write_all(request.as_bytes()).await {
-            return Some(Err(format!("the server did not take the request: {e}")));
+            return Some(Err(BackupError::Request(e.to_string())));
         }
         let mut line = String::new();
         let read = BufReader::new(stream).read_line(&mut line).await;
         let line = line.trim_end().replace("\\n", "\n");
         Some(match (read, line.split_once(' ')) {
-            (Ok(_), Some(("ok", report))) => Ok(report.to_string()),
-            (Ok(_), Some(("error", why))) => Err(why.to_string()),
-            (Ok(_), _) => Err(format!("the server answered `{line}`")),
-            (Err(e), _) => Err(format!("no answer from the server: {e}")),
+            (Ok(_), Some(("ok", report))) => {
+                serde_json::from_str(report).map_err(|_| BackupError::Answer(line.clone()))
+            }
+            (Ok(_), Some(("error", why))) => Err(BackupError::Server(why.to_string())),
+            (Ok(_), _) => Err(BackupError::Answer(line.clone())),
+            (Err(e), _) => Err(BackupError::NoAnswer(e.to_string())),
         })
     }
 }
@@ -370,7 +458,7 @@ mod tests {
         assert_eq!(ServerKey::of(&kept), ServerKey::of(&signer));
         backup(&store, out.path(), &signer).unwrap();
         let err = backup(&store, out.path(), &crate::signing::key::fresh()).unwrap_err();
-        assert!(err.contains("another server's signing key"), "{err}");
+        assert!(matches!(err, BackupError::OtherKey(_)), "{err}");
 
         let restored = Arc::new(SledStore::open(copy.path()).unwrap());
         let report = restore(restored.clone(), out.path()).unwrap();
@@ -382,7 +470,7 @@ mod tests {
         assert_eq!(restored.games().unwrap(), store.games().unwrap());
         // Not into a store that holds games.
         let again = restore(restored, out.path()).unwrap_err();
-        assert!(again.contains("restore only into an empty one"), "{again}");
+        assert!(matches!(again, BackupError::NotEmpty(2)), "{again}");
 
         // A flipped digit in an envelope: the file is named, and nothing is restored.
         let file = out
@@ -396,8 +484,15 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let err =
             restore(Arc::new(SledStore::open(empty.path()).unwrap()), out.path()).unwrap_err();
-        assert!(err.contains(&envelope::game_id(&[2; 16])), "{err}");
-        assert!(err.contains("does not verify"), "{err}");
+        assert!(
+            matches!(&err, BackupError::InFile { why, .. } if matches!(**why, BackupError::Invalid(_))),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains(&envelope::game_id(&[2; 16])),
+            "{err}"
+        );
+        assert!(err.to_string().contains("does not verify"), "{err}");
     }
 
     /// Issue 36: a data directory and a backup are owner-only — the journal, sled's files,

@@ -84,6 +84,17 @@ struct GameMetaV1 {
     token_digests: [[u8; 32]; 3],
 }
 
+/// Why a game's stored metadata or marks cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MetaError {
+    #[error("game metadata cannot be decoded ({0})")]
+    Meta(String),
+    #[error("game metadata format {0} is unknown (this server reads 1 and {META_FORMAT})")]
+    Format(u16),
+    #[error("game marks cannot be decoded ({0})")]
+    Marks(String),
+}
+
 impl GameMeta {
     pub fn encode(&self) -> Vec<u8> {
         bincode::serde::encode_to_vec(self, bincode::config::standard())
@@ -92,10 +103,9 @@ impl GameMeta {
 
     /// Reads stored metadata. Format 1 (before dice) comes back with no seeds; the loader
     /// gives the game one.
-    pub fn decode(bytes: &[u8]) -> Result<GameMeta, String> {
+    pub fn decode(bytes: &[u8]) -> Result<GameMeta, MetaError> {
         let config = bincode::config::standard().with_limit::<META_BYTES_MAX>();
-        let cannot =
-            |e: bincode::error::DecodeError| format!("game metadata cannot be decoded ({e})");
+        let cannot = |e: bincode::error::DecodeError| MetaError::Meta(e.to_string());
         let (format, _): (u16, usize) =
             bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
         match format {
@@ -111,9 +121,7 @@ impl GameMeta {
                     seeds: vec![],
                 })
             }
-            other => Err(format!(
-                "game metadata format {other} is unknown (this server reads 1 and {META_FORMAT})"
-            )),
+            other => Err(MetaError::Format(other)),
         }
     }
 }
@@ -144,9 +152,9 @@ impl GameMeta {
 impl GameMarks {
     /// The marks stored after metadata of the current format; none for older formats or when
     /// nothing follows.
-    pub fn decode(bytes: &[u8]) -> Result<GameMarks, String> {
+    pub fn decode(bytes: &[u8]) -> Result<GameMarks, MetaError> {
         let config = bincode::config::standard().with_limit::<META_BYTES_MAX>();
-        let cannot = |e: bincode::error::DecodeError| format!("game marks cannot be decoded ({e})");
+        let cannot = |e: bincode::error::DecodeError| MetaError::Marks(e.to_string());
         let (format, _): (u16, usize) =
             bincode::serde::decode_from_slice(bytes, config).map_err(cannot)?;
         if format != META_FORMAT {
@@ -160,10 +168,10 @@ impl GameMarks {
         let (marks, used): (GameMarks, usize) =
             bincode::serde::decode_from_slice(&bytes[read..], config).map_err(cannot)?;
         if read + used != bytes.len() {
-            return Err(format!(
-                "game marks cannot be decoded ({} bytes left over)",
+            return Err(MetaError::Marks(format!(
+                "{} bytes left over",
                 bytes.len() - read - used
-            ));
+            )));
         }
         Ok(marks)
     }
@@ -230,7 +238,7 @@ mod tests {
         let mut marked = meta.encode();
         marked.push(1); // `rolled_back: Some(..)`, its string's length next
         let err = GameMarks::decode(&huge(marked)).unwrap_err();
-        assert!(err.contains("cannot be decoded"), "{err}");
+        assert!(matches!(err, MetaError::Marks(_)), "{err}");
     }
 
     /// The chain itself is tested in `protocol::chain`; here, that the store's records are read
@@ -294,7 +302,7 @@ mod tests {
         let mut future = now.encode();
         future[0] = 9;
         let err = GameMeta::decode(&future).unwrap_err();
-        assert!(err.contains("format 9 is unknown"), "{err}");
+        assert_eq!(err, MetaError::Format(9));
     }
 
     #[test]

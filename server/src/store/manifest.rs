@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The manifest's file name in the data directory.
 pub const FILE_NAME: &str = "manifest";
@@ -74,23 +74,26 @@ pub fn encode(reaches: &Reaches) -> Vec<u8> {
 
 /// A manifest read back; an error saying what is wrong if it fails its checksum or does not
 /// parse.
-pub fn decode(bytes: &[u8]) -> Result<Reaches, String> {
+pub fn decode(bytes: &[u8]) -> Result<Reaches, Damage> {
     let body_len = bytes
         .len()
         .checked_sub(CHECKSUM)
         .filter(|n| *n >= 16)
-        .ok_or("it is too short")?;
+        .ok_or(Damage::Short)?;
     let (body, sum) = bytes.split_at(body_len);
     if blake3::hash(body).as_bytes() != sum {
-        return Err("it fails its checksum".into());
+        return Err(Damage::Checksum);
     }
     if &body[..8] != MAGIC {
-        return Err("it is not a manifest of this version".into());
+        return Err(Damage::Version);
     }
     let count = u64::from_le_bytes(body[8..16].try_into().expect("eight bytes"));
     let entries = &body[16..];
     if (entries.len() / ENTRY_BYTES) as u64 != count || entries.len() % ENTRY_BYTES != 0 {
-        return Err(format!("it names {count} games in {} bytes", entries.len()));
+        return Err(Damage::Count {
+            count,
+            bytes: entries.len(),
+        });
     }
     Ok(entries
         .chunks_exact(ENTRY_BYTES)
@@ -117,20 +120,47 @@ fn open_regular(path: &Path) -> io::Result<File> {
 
 /// The manifest in `dir`: `None` if there is none (a directory from before manifests, or a
 /// new one), an error naming it if it cannot be read or is damaged.
-pub fn read(dir: &Path) -> Result<Option<Reaches>, String> {
+pub fn read(dir: &Path) -> Result<Option<Reaches>, ManifestError> {
     let path = dir.join(FILE_NAME);
-    let named = |why: String| format!("the checkpoint manifest {}: {why}", path.display());
+    let unreadable = |e: io::Error| ManifestError::Unreadable {
+        path: path.clone(),
+        why: e.to_string(),
+    };
     let mut file = match open_regular(&path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(named(e.to_string())),
+        Err(e) => return Err(unreadable(e)),
     };
     let mut bytes = vec![];
-    file.read_to_end(&mut bytes)
-        .map_err(|e| named(e.to_string()))?;
+    file.read_to_end(&mut bytes).map_err(unreadable)?;
     decode(&bytes)
         .map(Some)
-        .map_err(|why| named(format!("damaged: {why}")))
+        .map_err(|damage| ManifestError::Damaged {
+            path: path.clone(),
+            damage,
+        })
+}
+
+/// What is wrong with a manifest's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Damage {
+    #[error("it is too short")]
+    Short,
+    #[error("it fails its checksum")]
+    Checksum,
+    #[error("it is not a manifest of this version")]
+    Version,
+    #[error("it names {count} games in {bytes} bytes")]
+    Count { count: u64, bytes: usize },
+}
+
+/// Why the manifest of a data directory cannot be had; each names the file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    #[error("the checkpoint manifest {}: {why}", path.display())]
+    Unreadable { path: PathBuf, why: String },
+    #[error("the checkpoint manifest {}: damaged: {damage}", path.display())]
+    Damaged { path: PathBuf, damage: Damage },
 }
 
 /// Writes `reaches` as the manifest of `dir`, durably: a new file synced, renamed over the
@@ -181,6 +211,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILE_NAME), &bytes[..bytes.len() - 1]).unwrap();
         let err = read(dir.path()).unwrap_err();
-        assert!(err.contains("manifest") && err.contains("damaged"), "{err}");
+        assert!(
+            matches!(
+                err,
+                ManifestError::Damaged {
+                    damage: Damage::Checksum,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("manifest"), "{err}");
     }
 }

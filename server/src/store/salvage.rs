@@ -269,7 +269,7 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
             "{} is not a regular file: not read",
             key_path.display()
         )),
-        _ => crate::signing::key::restore(from, &to_abs),
+        _ => crate::signing::key::restore(from, &to_abs).map_err(|e| e.to_string()),
     };
     match restored {
         Ok(Some(key)) => report.notes.push(format!("server key {key} copied")),
@@ -1388,7 +1388,7 @@ fn pick_meta(
         let meta = match GameMeta::decode(&bytes) {
             Ok(meta) => meta,
             Err(e) => {
-                why = e;
+                why = e.to_string();
                 continue;
             }
         };

@@ -127,7 +127,7 @@ pub fn spawn_listening(
 pub struct Running {
     pub url: String,
     stop: tokio::sync::oneshot::Sender<()>,
-    done: tokio::task::JoinHandle<Result<(), String>>,
+    done: tokio::task::JoinHandle<Result<(), server::RunError>>,
 }
 
 #[allow(dead_code)]

@@ -216,7 +216,10 @@ fn unpack(
             })
         }
     };
-    read_limited(&mut file, limit).map_err(|why| ArchiveError::Unpack { file: name, why })
+    read_limited(&mut file, limit).map_err(|why| ArchiveError::Unpack {
+        file: name,
+        why: why.to_string(),
+    })
 }
 
 /// The image file the metadata names (a name only known at run time, so its errors are
@@ -236,15 +239,24 @@ fn unpack_named(
 }
 
 /// A file of the zip, refused past `limit` bytes unpacked (whatever its header claims).
-fn read_limited(file: &mut impl Read, limit: usize) -> Result<Vec<u8>, String> {
+fn read_limited(file: &mut impl Read, limit: usize) -> Result<Vec<u8>, Limited> {
     let mut out = Vec::new();
     file.take(limit as u64 + 1)
         .read_to_end(&mut out)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Limited::Unpack(e.to_string()))?;
     if out.len() > limit {
-        return Err(format!("is larger than {limit} bytes"));
+        return Err(Limited::TooLarge(limit));
     }
     Ok(out)
+}
+
+/// Why [`read_limited`] read no file: said after the file's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Limited {
+    #[error("{0}")]
+    Unpack(String),
+    #[error("is larger than {0} bytes")]
+    TooLarge(usize),
 }
 
 /// Java's `ObjectOutputStream` magic and version.

@@ -89,6 +89,39 @@ pub struct TerrainTable {
 /// Largest shared-metadata file read (VASL's own: under 200 KB).
 pub const SHARED_METADATA_BYTES_MAX: usize = 4 << 20;
 
+/// Where a VASL module keeps its terrain codes.
+const MODULE_METADATA: &str = "boardData/SharedBoardMetadata.xml";
+
+/// Why VASL's terrain codes could not be read; each says what is wrong with the file named
+/// before it (`SharedBoardMetadata.xml is not XML: …`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CodesError {
+    #[error("is not a VASL module: {0}")]
+    NotModule(String),
+    #[error("is a zip without {MODULE_METADATA}: not a VASL module")]
+    NoMetadata,
+    #[error("{MODULE_METADATA} could not be unpacked: {0}")]
+    Unpack(String),
+    #[error("{MODULE_METADATA} {0}")]
+    InModule(Box<CodesError>),
+    #[error("is {0} bytes; at most {SHARED_METADATA_BYTES_MAX} are read")]
+    TooLarge(usize),
+    #[error("is not UTF-8: {0}")]
+    NotUtf8(String),
+    #[error("is not XML: {0}")]
+    NotXml(String),
+    #[error("defines no <terrainType>")]
+    Empty,
+    #[error("has a <terrainType> without `{attribute}` (line {line})")]
+    NoAttribute { attribute: String, line: u32 },
+    #[error("gives terrain `{terrain}` the {field} `{value}`")]
+    BadValue {
+        terrain: String,
+        field: String,
+        value: String,
+    },
+}
+
 impl TerrainTable {
     /// The type a grid byte names, if the table defines it.
     pub fn get(&self, code: TerrainCode) -> Option<&TerrainType> {
@@ -127,52 +160,49 @@ impl TerrainTable {
 
     /// Reads the terrain codes of a VASL module (`.vmod`, a zip holding
     /// `boardData/SharedBoardMetadata.xml`) or of that XML file itself.
-    pub fn from_module(bytes: &[u8]) -> Result<TerrainTable, String> {
+    pub fn from_module(bytes: &[u8]) -> Result<TerrainTable, CodesError> {
         if !bytes.starts_with(b"PK") {
             return TerrainTable::parse(bytes);
         }
         let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-            .map_err(|e| format!("is not a VASL module: {e}"))?;
+            .map_err(|e| CodesError::NotModule(e.to_string()))?;
         let mut file = zip
-            .by_name("boardData/SharedBoardMetadata.xml")
-            .map_err(|_| {
-                "is a zip without boardData/SharedBoardMetadata.xml: not a VASL module".to_string()
-            })?;
+            .by_name(MODULE_METADATA)
+            .map_err(|_| CodesError::NoMetadata)?;
         let mut xml = Vec::new();
         std::io::Read::read_to_end(
             &mut std::io::Read::take(&mut file, SHARED_METADATA_BYTES_MAX as u64 + 1),
             &mut xml,
         )
-        .map_err(|e| format!("boardData/SharedBoardMetadata.xml could not be unpacked: {e}"))?;
-        TerrainTable::parse(&xml).map_err(|e| format!("boardData/SharedBoardMetadata.xml {e}"))
+        .map_err(|e| CodesError::Unpack(e.to_string()))?;
+        TerrainTable::parse(&xml).map_err(|e| CodesError::InModule(Box::new(e)))
     }
 
     /// Reads VASL's `SharedBoardMetadata.xml` (its `<terrainType>` elements).
-    pub fn parse(xml: &[u8]) -> Result<TerrainTable, String> {
+    pub fn parse(xml: &[u8]) -> Result<TerrainTable, CodesError> {
         if xml.len() > SHARED_METADATA_BYTES_MAX {
-            return Err(format!(
-                "is {} bytes; at most {SHARED_METADATA_BYTES_MAX} are read",
-                xml.len()
-            ));
+            return Err(CodesError::TooLarge(xml.len()));
         }
-        let text = std::str::from_utf8(xml).map_err(|e| format!("is not UTF-8: {e}"))?;
-        let doc = roxmltree::Document::parse(text).map_err(|e| format!("is not XML: {e}"))?;
+        let text = std::str::from_utf8(xml).map_err(|e| CodesError::NotUtf8(e.to_string()))?;
+        let doc =
+            roxmltree::Document::parse(text).map_err(|e| CodesError::NotXml(e.to_string()))?;
         let mut by_code = vec![None; 256];
         for node in doc.descendants().filter(|n| n.has_tag_name("terrainType")) {
             let attribute = |name: &str| {
-                node.attribute(name).ok_or_else(|| {
-                    format!(
-                        "has a <terrainType> without `{name}` (line {})",
-                        doc.text_pos_at(node.range().start).row
-                    )
+                node.attribute(name).ok_or_else(|| CodesError::NoAttribute {
+                    attribute: name.to_string(),
+                    line: doc.text_pos_at(node.range().start).row,
                 })
             };
-            let flag = |name: &str| -> Result<bool, String> {
+            let flag = |name: &str| -> Result<bool, CodesError> {
                 Ok(attribute(name)?.eq_ignore_ascii_case("true"))
             };
             let name = attribute("name")?;
-            let bad =
-                |field: &str, value: &str| format!("gives terrain `{name}` the {field} `{value}`");
+            let bad = |field: &str, value: &str| CodesError::BadValue {
+                terrain: name.to_string(),
+                field: field.to_string(),
+                value: value.to_string(),
+            };
             let code_text = attribute("typeCode")?;
             let code: TerrainCode = code_text
                 .trim()
@@ -209,7 +239,7 @@ impl TerrainTable {
         }
         let table = TerrainTable { by_code };
         if table.is_empty() {
-            return Err("defines no <terrainType>".into());
+            return Err(CodesError::Empty);
         }
         Ok(table)
     }
@@ -453,11 +483,11 @@ mod tests {
         let table = TerrainTable::parse(xml).unwrap();
         assert_eq!(table.get(60), TerrainTable::builtin().get(60));
         let broken = String::from_utf8_lossy(xml).replace("\"60\"", "\"sixty\"");
-        let e = TerrainTable::parse(broken.as_bytes()).unwrap_err();
-        assert!(e.contains("typeCode") && e.contains("Woods"), "{e}");
-        assert!(TerrainTable::parse(b"<x/>")
+        let e = TerrainTable::parse(broken.as_bytes())
             .unwrap_err()
-            .contains("no <terrainType>"));
+            .to_string();
+        assert!(e.contains("typeCode") && e.contains("Woods"), "{e}");
+        assert_eq!(TerrainTable::parse(b"<x/>").unwrap_err(), CodesError::Empty);
         assert!(TerrainTable::parse(b"not xml").is_err());
     }
 
@@ -483,7 +513,8 @@ mod tests {
             .unwrap();
         let other = other.finish().unwrap().into_inner();
         let e = TerrainTable::from_module(&other).unwrap_err();
-        assert!(e.contains("not a VASL module"), "{e}");
+        assert_eq!(e, CodesError::NoMetadata);
+        assert!(e.to_string().contains("not a VASL module"), "{e}");
     }
 
     #[test]

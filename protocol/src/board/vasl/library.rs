@@ -1,19 +1,79 @@
 //! Where a scenario's boards come from. The server and the CLI hand the core a [`Boards`]: the
 //! terrain table and a way to fetch an archive's bytes by VASL's board name (from the directory
 //! `--boards` or `ASL_BOARDS` names). Each archive is read once and shared, by every scenario
-//! on that board, through [`Boards`] and through the process-wide register a replayed game
-//! finds its boards in by digest (its stored scenario names each board's archive digest, not
-//! its bytes).
+//! on that board, through that one [`Boards`] value: the core keeps no register of its own.
+//! A stored scenario names each board's archive by digest, not its bytes, so a host loading a
+//! game hands its scenario the boards' grids ([`Boards::attach`]) before replaying it.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::archive::{self, BoardArchive};
 use super::codes::TerrainTable;
+use super::map::{BoardMap, Placed};
+use crate::board::scenario::{MapSpec, Scenario};
 
 /// Fetches the bytes of the archive holding VASL's board `name` (`"1"` → `bd01`); the IO is the
-/// caller's. An error says what is missing, in words for the player.
-pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, String> + Send + Sync;
+/// caller's. An error says what is missing ([`BoardError::NotIn`]) or why a file there was not
+/// read ([`BoardError::Refused`]), in words for the player.
+pub type Fetch = dyn Fn(&str) -> Result<Vec<u8>, BoardError> + Send + Sync;
+
+/// Why a board, a boards directory or a map of boards cannot be had: each names the board and
+/// says what is wrong, for the player.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BoardError {
+    /// No archive for the board where the host looked.
+    #[error("board {board} is not in {place} (looked for {tried})")]
+    NotIn {
+        board: String,
+        place: String,
+        tried: String,
+    },
+    /// A file for the board is there, and the host would not read it (what it is, and why).
+    #[error("board {board}: {why}")]
+    Refused { board: String, why: String },
+    #[error("board {board}'s archive {error}")]
+    Archive {
+        board: String,
+        error: archive::ArchiveError,
+    },
+    #[error("board {board} in {place} is version {found}, not the archive the game was created with (version {version}): LOS on it would not be the game's")]
+    OtherVersion {
+        board: u16,
+        place: String,
+        found: String,
+        version: String,
+    },
+    #[error("board {0} has no archive digest")]
+    NoDigest(u16),
+    #[error("{0}")]
+    Map(#[from] super::map::MapError),
+    /// A game on real boards whose host handed in no boards.
+    #[error("board {board} (version {version}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)")]
+    NotLoaded { board: u16, version: String },
+    #[error("the map names no board")]
+    NoBoard,
+    /// The terrain codes of a boards directory or of a VASL module could not be read.
+    #[error("{file} {error}")]
+    Codes {
+        file: String,
+        error: super::codes::CodesError,
+    },
+}
+
+/// Why a file of a boards directory was not read (by [`read_capped`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileError {
+    #[error("{name}: {why}")]
+    Unreadable { name: String, why: String },
+    #[error("{name}: larger than {BOARD_FILE_BYTES_MAX} bytes")]
+    TooLarge { name: String },
+}
+
+/// Why a board name is not one: the text as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a board: write its number as VASL names it (`1` for bd01), `r` after it for a board turned 180° (`2r`)")]
+pub struct BoardNameError(pub String);
 
 /// Reads a file of a boards directory by name: `None` when there is none.
 pub type ReadFile = dyn Fn(&str) -> Option<Vec<u8>> + Send + Sync;
@@ -27,15 +87,20 @@ pub const BOARD_FILE_BYTES_MAX: u64 = 256 << 20;
 
 /// Every byte `reader` (the file `name`, opened by the caller: this crate opens nothing)
 /// holds, refused past [`BOARD_FILE_BYTES_MAX`] without reading further.
-pub fn read_capped(reader: impl std::io::Read, name: &str) -> Result<Vec<u8>, String> {
+pub fn read_capped(reader: impl std::io::Read, name: &str) -> Result<Vec<u8>, FileError> {
     use std::io::Read;
     let mut bytes = Vec::new();
     reader
         .take(BOARD_FILE_BYTES_MAX + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|e| FileError::Unreadable {
+            name: name.to_string(),
+            why: e.to_string(),
+        })?;
     if bytes.len() as u64 > BOARD_FILE_BYTES_MAX {
-        return Err(format!("{name}: larger than {BOARD_FILE_BYTES_MAX} bytes"));
+        return Err(FileError::TooLarge {
+            name: name.to_string(),
+        });
     }
     Ok(bytes)
 }
@@ -45,6 +110,8 @@ pub struct Boards {
     fetch: Box<Fetch>,
     table: Arc<TerrainTable>,
     read: Mutex<BTreeMap<String, Arc<BoardArchive>>>,
+    /// The maps laid out of these boards ([`Boards::map`]), kept while a game holds one.
+    maps: Mutex<Vec<(MapSpec, Weak<BoardMap>)>>,
     /// Where the boards come from, for error messages (`/srv/vasl/boards`).
     pub origin: String,
 }
@@ -64,7 +131,7 @@ pub struct BoardName {
 }
 
 /// Reads `"2"` or `"2r"`. Board names are numbers, so that hex names (`2GG10`) stay readable.
-pub fn board_name(text: &str) -> Result<BoardName, String> {
+pub fn board_name(text: &str) -> Result<BoardName, BoardNameError> {
     let trimmed = text.trim();
     let (name, rotated) = match trimmed.strip_suffix(['r', 'R']) {
         Some(name) => (name, true),
@@ -74,9 +141,7 @@ pub fn board_name(text: &str) -> Result<BoardName, String> {
         .parse()
         .ok()
         .filter(|n| (1..=999).contains(n))
-        .ok_or_else(|| {
-            format!("`{text}` is not a board: write its number as VASL names it (`1` for bd01), `r` after it for a board turned 180° (`2r`)")
-        })?;
+        .ok_or_else(|| BoardNameError(text.to_string()))?;
     Ok(BoardName {
         name: number.to_string(),
         number,
@@ -99,6 +164,7 @@ impl Boards {
             fetch,
             table: Arc::new(table),
             read: Mutex::new(BTreeMap::new()),
+            maps: Mutex::new(Vec::new()),
             origin: origin.into(),
         }
     }
@@ -112,14 +178,19 @@ impl Boards {
         origin: String,
         read: Box<ReadFile>,
         module: Option<(String, Vec<u8>)>,
-    ) -> Result<Boards, String> {
+    ) -> Result<Boards, BoardError> {
         let table = match module {
             Some((name, bytes)) => {
-                TerrainTable::from_module(&bytes).map_err(|e| format!("{name}: {e}"))?
+                TerrainTable::from_module(&bytes).map_err(|error| BoardError::Codes {
+                    file: format!("{name}:"),
+                    error,
+                })?
             }
             None => match read(SHARED_METADATA) {
-                Some(bytes) => TerrainTable::parse(&bytes)
-                    .map_err(|e| format!("{origin}/{SHARED_METADATA} {e}"))?,
+                Some(bytes) => TerrainTable::parse(&bytes).map_err(|error| BoardError::Codes {
+                    file: format!("{origin}/{SHARED_METADATA}"),
+                    error,
+                })?,
                 None => TerrainTable::builtin(),
             },
         };
@@ -129,12 +200,14 @@ impl Boards {
             table,
             Box::new(move |name| {
                 let tried = archive_names(name);
-                tried.iter().find_map(|file| read(file)).ok_or_else(|| {
-                    format!(
-                        "board {name} is not in {place} (looked for {})",
-                        tried.join(", ")
-                    )
-                })
+                tried
+                    .iter()
+                    .find_map(|file| read(file))
+                    .ok_or_else(|| BoardError::NotIn {
+                        board: name.to_string(),
+                        place: place.clone(),
+                        tried: tried.join(", "),
+                    })
             }),
         ))
     }
@@ -144,18 +217,15 @@ impl Boards {
     }
 
     /// Board `name`, read once and kept; an error names the board and what is wrong.
-    pub fn board(&self, name: &str) -> Result<Arc<BoardArchive>, String> {
+    pub fn board(&self, name: &str) -> Result<Arc<BoardArchive>, BoardError> {
         if let Some(board) = self.read.lock().expect("boards lock").get(name) {
             return Ok(board.clone());
         }
         let bytes = (self.fetch)(name)?;
-        let board =
-            Arc::new(archive::read(&bytes).map_err(|e| format!("board {name}'s archive {e}"))?);
-        let board = register(board);
-        *TABLE
-            .get_or_init(Default::default)
-            .lock()
-            .expect("table lock") = Some(self.table.clone());
+        let board = Arc::new(archive::read(&bytes).map_err(|error| BoardError::Archive {
+            board: name.to_string(),
+            error,
+        })?);
         self.read
             .lock()
             .expect("boards lock")
@@ -164,23 +234,12 @@ impl Boards {
     }
 }
 
-/// The terrain table this process reads boards with: that of the last [`Boards`] to read a
-/// board, else the engine's own (a server or a command reads all its boards with one table).
-pub fn current_table() -> Arc<TerrainTable> {
-    TABLE
-        .get()
-        .and_then(|t| t.lock().expect("table lock").clone())
-        .unwrap_or_else(|| Arc::new(TerrainTable::builtin()))
-}
-
-static TABLE: OnceLock<Mutex<Option<Arc<TerrainTable>>>> = OnceLock::new();
-
 /// Why a board's image cannot be had: kept apart because a server tells the public only that
 /// it lacks a board, never where it looked on its disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ImageError {
     /// No archive for the board (the fetch's own words, naming where it looked).
-    Missing(String),
+    Missing(BoardError),
     /// The archive was found but holds no image the page can show.
     Archive(archive::ArchiveError),
 }
@@ -197,63 +256,75 @@ impl Boards {
     }
 }
 
-/// Every archive read in this process, by digest: a stored game names its boards by digest, and
-/// finds the grids here when it is replayed.
-fn registry() -> &'static Mutex<BTreeMap<[u8; 32], Arc<BoardArchive>>> {
-    static REGISTRY: OnceLock<Mutex<BTreeMap<[u8; 32], Arc<BoardArchive>>>> = OnceLock::new();
-    REGISTRY.get_or_init(|| Mutex::new(BTreeMap::new()))
-}
-
-/// Keeps `board` for replays; an archive with the same bytes read before is shared instead.
-pub fn register(board: Arc<BoardArchive>) -> Arc<BoardArchive> {
-    registry()
-        .lock()
-        .expect("board registry lock")
-        .entry(board.digest)
-        .or_insert(board)
-        .clone()
-}
-
-/// The archive with this digest, if this process has read it.
-pub fn registered(digest: &[u8; 32]) -> Option<Arc<BoardArchive>> {
-    registry()
-        .lock()
-        .expect("board registry lock")
-        .get(digest)
-        .cloned()
-}
-
-fn installed() -> &'static Mutex<Option<Arc<Boards>>> {
-    static INSTALLED: OnceLock<Mutex<Option<Arc<Boards>>>> = OnceLock::new();
-    INSTALLED.get_or_init(Default::default)
-}
-
-/// Makes `boards` where this process looks for a stored game's boards it has not read yet (a
-/// server restarted with `--boards`, `asl verify --boards`).
-pub fn install(boards: Arc<Boards>) {
-    *installed().lock().expect("installed boards lock") = Some(boards);
-}
-
-/// Board `number`'s archive with this digest: read already, or read now from the installed
-/// boards. An error says what is missing or different, for the player.
-pub fn find(number: u16, version: &str, digest: &[u8; 32]) -> Result<Arc<BoardArchive>, String> {
-    if let Some(board) = registered(digest) {
-        return Ok(board);
+impl Boards {
+    /// Board `number`'s archive with this digest, read through these boards: an error says
+    /// what is missing or different, for the player.
+    pub fn find(
+        &self,
+        number: u16,
+        version: &str,
+        digest: &[u8; 32],
+    ) -> Result<Arc<BoardArchive>, BoardError> {
+        let board = self.board(&number.to_string())?;
+        if board.digest != *digest {
+            return Err(BoardError::OtherVersion {
+                board: number,
+                place: self.origin.clone(),
+                found: board.metadata.version.clone(),
+                version: version.to_string(),
+            });
+        }
+        Ok(board)
     }
-    let boards = installed().lock().expect("installed boards lock").clone();
-    let Some(boards) = boards else {
-        return Err(format!(
-            "board {number} (version {version}) is not loaded here: LOS on real boards needs the board archives the game was created with (--boards DIR)"
-        ));
-    };
-    let board = boards.board(&number.to_string())?;
-    if board.digest != *digest {
-        return Err(format!(
-            "board {number} in {} is version {}, not the archive the game was created with (version {version}): LOS on it would not be the game's",
-            boards.origin, board.metadata.version
-        ));
+
+    /// The terrain grids of the real boards `spec` lays out, each board found by the digest
+    /// the scenario names and laid out with these boards' terrain table; one copy per map,
+    /// shared by every game on it while one holds it.
+    pub fn map(&self, spec: &MapSpec) -> Result<Arc<BoardMap>, BoardError> {
+        if let Some(map) = self
+            .maps
+            .lock()
+            .expect("board maps lock")
+            .iter()
+            .find(|(s, _)| s == spec)
+            .and_then(|(_, m)| m.upgrade())
+        {
+            return Ok(map);
+        }
+        let mut rows = Vec::new();
+        for row in &spec.rows {
+            let mut placed = Vec::new();
+            for board in row {
+                let digest: [u8; 32] = data_encoding::HEXLOWER
+                    .decode(board.digest.as_bytes())
+                    .ok()
+                    .and_then(|d| d.try_into().ok())
+                    .ok_or(BoardError::NoDigest(board.board))?;
+                placed.push(Placed {
+                    number: board.board,
+                    rotated: board.rotated,
+                    archive: self.find(board.board, &board.version, &digest)?,
+                });
+            }
+            rows.push(placed);
+        }
+        let map = Arc::new(BoardMap::new(rows, self.table.clone())?);
+        let mut maps = self.maps.lock().expect("board maps lock");
+        maps.retain(|(_, m)| m.strong_count() > 0);
+        maps.push((spec.clone(), Arc::downgrade(&map)));
+        Ok(map)
     }
-    Ok(board)
+
+    /// Hands `scenario` the grids of its real boards ([`Boards::map`]), or the reason they
+    /// cannot be had, which LOS on its map then answers with. The host calls this for a
+    /// game's scenario when it creates or loads the game: the core looks for no board itself.
+    /// A scenario on a hand-typed map is left as it is.
+    pub fn attach(&self, scenario: &mut Scenario) {
+        if let Some(spec) = &scenario.map {
+            let grids = self.map(spec);
+            scenario.set_grids(grids);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -288,10 +359,17 @@ mod tests {
             TerrainTable::builtin(),
             Box::new(move |name| {
                 *counted.lock().unwrap() += 1;
-                Err(format!("no archive for board {name}"))
+                Err(BoardError::NotIn {
+                    board: name.to_string(),
+                    place: "the test".into(),
+                    tried: "nothing".into(),
+                })
             }),
         );
-        assert_eq!(boards.board("9").unwrap_err(), "no archive for board 9");
+        assert_eq!(
+            boards.board("9").unwrap_err().to_string(),
+            "board 9 is not in the test (looked for nothing)"
+        );
         assert!(boards.board("9").is_err());
         assert_eq!(*calls.lock().unwrap(), 2, "failures are not cached");
     }
