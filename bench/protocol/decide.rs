@@ -5,6 +5,9 @@
 //! real scenario's: sixty squads, half of them holding Wall Advantage over a wall that the
 //! other half stands behind, so settling each command asks who denies whom (B9.321, B9.322).
 //!
+//! The `per_command` group plays the same game of `done` with 4, 10 and 150 units (issue 55:
+//! a command should cost the same order at a real scenario's size as in a small game).
+//!
 //! `cargo bench -p asl-protocol --bench decide`; figures go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -55,6 +58,60 @@ fn walled_line(pairs: usize) -> String {
     text
 }
 
+/// `pairs` German squads holding WA over a wall, each with a Russian squad in woods across it
+/// ([`walled_line`]'s pair), in up to three lines across board 55 (rows 2–3, 5–6 and 8–9), so
+/// that a position has as many units as a real scenario's: 150 in 75 pairs.
+fn walled_lines(pairs: usize) -> String {
+    let mut text = String::from(
+        "name = \"Walled lines\"\nturns = 2\nfirst = \"german\"\nsides = [{ id = \"german\", name = \"German\" }, { id = \"russian\", name = \"Russian\" }]\n\n[[area]]\nfrom = \"55A1\"\nto = \"55GG10\"\nterrain = \"open_ground\"\n",
+    );
+    let columns = [
+        "A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q", "R",
+        "S", "T", "U", "V", "W", "X", "Y", "Z", "AA", "BB", "CC", "DD", "EE", "FF", "GG",
+    ];
+    assert!(
+        pairs <= 3 * columns.len(),
+        "three lines of {} pairs at most",
+        columns.len()
+    );
+    for i in 0..pairs {
+        let column = columns[i % columns.len()];
+        let (wall, woods) = [(2, 3), (5, 6), (8, 9)][i / columns.len()];
+        text += &format!(
+            "\n[[hexes]]\nhex = \"55{column}{woods}\"\nterrain = \"woods\"\n\n[[hexsides]]\nhexside = \"55{column}{wall}-55{column}{woods}\"\nfeature = \"wall\"\n\n[[units]]\nid = \"ge{i}\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"55{column}{wall}\"\nwall_advantage = true\n\n[[units]]\nid = \"ru{i}\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"55{column}{woods}\"\n"
+        );
+    }
+    text
+}
+
+/// What one command costs as a position grows (issue 55): the same game of `done` decided
+/// and applied with 10 and with 150 units (five and seventy-five walled pairs), and the
+/// 4-unit load-generator scenario as the baseline of the same run. Criterion reports each
+/// game's time; divided by its steps (the throughput) it is the cost of one command.
+fn per_command(c: &mut Criterion) {
+    let ten = walled_lines(5);
+    let hundred_fifty = walled_lines(75);
+    let scenarios = [
+        (
+            "four_units_b9_41",
+            include_str!("../../scenarios/b9-41-wall-advantage.toml"),
+        ),
+        ("ten_units_walled_lines", ten.as_str()),
+        (
+            "one_hundred_fifty_units_walled_lines",
+            hundred_fifty.as_str(),
+        ),
+    ];
+    let mut group = c.benchmark_group("per_command");
+    for (name, scenario) in scenarios {
+        let game = start(scenario);
+        let steps = play_out(game.clone());
+        group.throughput(Throughput::Elements(steps));
+        group.bench_function(name, |b| b.iter(|| play_out(game.clone())));
+    }
+    group.finish();
+}
+
 fn whole_game(c: &mut Criterion) {
     // The load generator's scenario, then one with more units, most of them by no wall, which
     // is what a settled position costs in a larger game.
@@ -83,5 +140,5 @@ fn whole_game(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, whole_game);
+criterion_group!(benches, whole_game, per_command);
 criterion_main!(benches);

@@ -62,7 +62,7 @@ fn through_the_session(mut session: Session) -> u64 {
             .unwrap_or_else(|_| panic!("step {steps} is legal"));
         let committed = session.commit(proposal);
         let frames = committed.broadcasts.iter().flatten();
-        for frame in frames.chain(std::iter::once(&committed.accepted)) {
+        for frame in frames.chain(committed.accepted.iter()) {
             black_box(protocol::wire::to_bincode(frame));
         }
         steps += 1;

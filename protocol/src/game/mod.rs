@@ -22,7 +22,7 @@ use crate::game::command::Outcome;
 use crate::game::event::Event;
 use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -50,6 +50,13 @@ impl<T: Clone> DerefMut for CopyOnWrite<T> {
     }
 }
 
+impl<T> CopyOnWrite<T> {
+    /// Whether two copies still share one value: neither changed it since they parted.
+    pub fn shared_with(&self, other: &CopyOnWrite<T>) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 impl<T> From<T> for CopyOnWrite<T> {
     fn from(value: T) -> CopyOnWrite<T> {
         CopyOnWrite(Arc::new(value))
@@ -70,6 +77,145 @@ where
 impl<A, T: FromIterator<A>> FromIterator<A> for CopyOnWrite<T> {
     fn from_iter<I: IntoIterator<Item = A>>(iter: I) -> CopyOnWrite<T> {
         CopyOnWrite::from(T::from_iter(iter))
+    }
+}
+
+/// Every unit of a game by id, with the ids in each hex found once and kept until a unit
+/// changes: the rules ask of a Location (who else is there, B9.32, A5.1) for many units after
+/// every command, and a search of every unit for each of them grows with the square of a
+/// scenario's size. The count of units under "?" is kept the same way. The index is derived, never stored: it is not encoded (the state hash and
+/// the log see only the units), it is not compared, and any change to a unit through
+/// `DerefMut` drops it, to be rebuilt by the next question.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Units {
+    map: BTreeMap<UnitId, Unit>,
+    #[serde(skip)]
+    by_hex: std::sync::OnceLock<HashMap<Hex, Vec<UnitId>>>,
+    /// Set once Wall Advantage was settled on these very units and left nothing to follow
+    /// (`rules::wall_advantage::settle`): a command that changes no unit then has nothing to
+    /// settle. Dropped with the index by any change.
+    #[serde(skip)]
+    settled: std::sync::OnceLock<()>,
+    /// How many units are under "?" and not hidden: the aliases every event is checked
+    /// against (`view::refresh_aliases`).
+    #[serde(skip)]
+    under_cover: std::sync::OnceLock<usize>,
+}
+
+/// Up to this many units, the units in a hex are found by looking at each: cheaper than
+/// building the index again after each change, which a small game's units see at every
+/// phase's end.
+const UNITS_SCANNED_MAX: usize = 24;
+
+impl Units {
+    /// The units whose hex is `hex` (eliminated ones included), in id order.
+    /// How many units are under "?" (concealed, not hidden), counted once per change.
+    pub fn under_cover(&self) -> usize {
+        *self.under_cover.get_or_init(|| {
+            self.map
+                .values()
+                .filter(|u| u.concealed && !u.hidden)
+                .count()
+        })
+    }
+
+    /// Whether these units were found settled (see `settled`).
+    pub fn settled(&self) -> bool {
+        self.settled.get().is_some()
+    }
+
+    /// Notes that settling these units left nothing to follow: derived, like the index.
+    pub fn mark_settled(&self) {
+        let _ = self.settled.set(());
+    }
+
+    pub fn in_hex(&self, hex: Hex) -> InHex<'_> {
+        if self.map.len() <= UNITS_SCANNED_MAX {
+            return InHex::Scanned(self.map.values(), hex);
+        }
+        let by_hex = self.by_hex.get_or_init(|| {
+            let mut by_hex: HashMap<Hex, Vec<UnitId>> = HashMap::new();
+            for (id, unit) in &self.map {
+                by_hex.entry(unit.hex).or_default().push(id.clone());
+            }
+            by_hex
+        });
+        let ids = by_hex.get(&hex).map_or(&[][..], Vec::as_slice);
+        InHex::Indexed(ids.iter(), &self.map)
+    }
+}
+
+/// The units of one hex ([`Units::in_hex`]): looked for among a few units, or read off the
+/// index.
+pub enum InHex<'a> {
+    Scanned(std::collections::btree_map::Values<'a, UnitId, Unit>, Hex),
+    Indexed(std::slice::Iter<'a, UnitId>, &'a BTreeMap<UnitId, Unit>),
+}
+
+impl<'a> Iterator for InHex<'a> {
+    type Item = &'a Unit;
+    fn next(&mut self) -> Option<&'a Unit> {
+        match self {
+            InHex::Scanned(units, hex) => units.find(|u| u.hex == *hex),
+            InHex::Indexed(ids, map) => ids.next().map(|id| &map[id]),
+        }
+    }
+}
+
+impl Deref for Units {
+    type Target = BTreeMap<UnitId, Unit>;
+    fn deref(&self) -> &BTreeMap<UnitId, Unit> {
+        &self.map
+    }
+}
+
+impl DerefMut for Units {
+    fn deref_mut(&mut self) -> &mut BTreeMap<UnitId, Unit> {
+        // Whatever the caller changes, the index and the settling no longer hold.
+        self.by_hex.take();
+        self.settled.take();
+        self.under_cover.take();
+        &mut self.map
+    }
+}
+
+impl PartialEq for Units {
+    fn eq(&self, other: &Units) -> bool {
+        self.map == other.map
+    }
+}
+
+impl Eq for Units {}
+
+impl std::fmt::Debug for Units {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.map.fmt(f)
+    }
+}
+
+impl From<BTreeMap<UnitId, Unit>> for Units {
+    fn from(map: BTreeMap<UnitId, Unit>) -> Units {
+        Units {
+            map,
+            by_hex: Default::default(),
+            settled: Default::default(),
+            under_cover: Default::default(),
+        }
+    }
+}
+
+impl FromIterator<(UnitId, Unit)> for Units {
+    fn from_iter<I: IntoIterator<Item = (UnitId, Unit)>>(iter: I) -> Units {
+        Units::from(BTreeMap::from_iter(iter))
+    }
+}
+
+impl<'a> IntoIterator for &'a Units {
+    type Item = (&'a UnitId, &'a Unit);
+    type IntoIter = std::collections::btree_map::Iter<'a, UnitId, Unit>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.map.iter()
     }
 }
 
@@ -359,7 +505,7 @@ pub struct Game {
     /// scenario itself, so the state hash does not see the sharing.
     pub scenario: Arc<Scenario>,
     pub clock: Clock,
-    pub units: CopyOnWrite<BTreeMap<UnitId, Unit>>,
+    pub units: CopyOnWrite<Units>,
     pub weapons: CopyOnWrite<BTreeMap<String, Weapon>>,
     pub movement: MovementRecord,
     /// A chance to claim WA that one side must take or decline before play goes on
@@ -719,9 +865,7 @@ impl Game {
 
     /// Units in a hex that are still in play.
     pub fn units_in(&self, hex: Hex) -> impl Iterator<Item = &Unit> {
-        self.units
-            .values()
-            .filter(move |u| u.hex == hex && !u.eliminated)
+        self.units.in_hex(hex).filter(|u| !u.eliminated)
     }
 
     /// Units in play in the Location of the hex itself, not beneath it: a sewer or tunnel is
@@ -827,7 +971,7 @@ impl Game {
         let known_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
             set.iter().filter(|id| known(id)).cloned().collect()
         };
-        let units: CopyOnWrite<BTreeMap<UnitId, Unit>> = if hidden.is_empty() {
+        let units: CopyOnWrite<Units> = if hidden.is_empty() {
             units.clone()
         } else {
             units
@@ -1171,7 +1315,17 @@ pub fn apply(game: &mut Game, event: &Event) {
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
             }
-            if ended.turn != next.turn {
+            let emerged = |u: &Unit| {
+                matches!(
+                    u.underground,
+                    Some(Underground::Sewer {
+                        emergence: Some(_),
+                        ..
+                    })
+                )
+            };
+            // Units are changed only if one needs it (`end_movement_phase`).
+            if ended.turn != next.turn && game.units.values().any(emerged) {
                 // Emergence results last the Game Turn (B8.42).
                 for unit in game.units.values_mut() {
                     if let Some(Underground::Sewer { emergence, .. }) = &mut unit.underground {
@@ -1791,17 +1945,32 @@ fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
 /// MF bookkeeping starts afresh every MPh.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
-    for unit in game.units.values_mut() {
-        unit.mf_spent = Mf::default();
-        unit.led_by = None;
-        unit.double_time = false;
-        unit.road_only = true;
-        unit.bypass = None;
-        unit.portage_pp = 0;
-        unit.wa_blocked = false;
-        unit.shellhole_cover = false;
-        if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
-            *moved = false;
+    // Units are changed only if one needs it: unchanged, they stay shared with the position
+    // before, and what was derived from them holds (`Units`).
+    let moved = |u: &Unit| {
+        u.mf_spent != Mf::default()
+            || u.led_by.is_some()
+            || u.double_time
+            || !u.road_only
+            || u.bypass.is_some()
+            || u.portage_pp != 0
+            || u.wa_blocked
+            || u.shellhole_cover
+            || matches!(u.underground, Some(Underground::Sewer { moved: true, .. }))
+    };
+    if game.units.values().any(moved) {
+        for unit in game.units.values_mut() {
+            unit.mf_spent = Mf::default();
+            unit.led_by = None;
+            unit.double_time = false;
+            unit.road_only = true;
+            unit.bypass = None;
+            unit.portage_pp = 0;
+            unit.wa_blocked = false;
+            unit.shellhole_cover = false;
+            if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
+                *moved = false;
+            }
         }
     }
     game.unseen_manholes.clear();
@@ -1815,6 +1984,11 @@ fn end_movement_phase(game: &mut Game) {
 fn end_player_turn(game: &mut Game, ended: Clock) {
     game.prep_fired.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
+    let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
+    if !game.units.values().any(recovering) {
+        // Nothing comes off: the units stay shared with the position before (`Units`).
+        return;
+    }
     for unit in game.units.values_mut() {
         unit.pinned = false;
         if unit.cx && unit.cx_since != this_turn {

@@ -773,7 +773,7 @@ pub(super) fn refresh_aliases(game: &mut Game) {
         game.aliases.retain(|id, _| masked(id));
     }
     // Every alias left names a unit under "?": as many of those as aliases means none is new.
-    let under = units.values().filter(|u| u.concealed && !u.hidden).count();
+    let under = units.under_cover();
     if under == game.aliases.len() {
         return;
     }

@@ -234,40 +234,7 @@ impl Streams {
         viewer: Viewer,
         command: Command,
     ) -> Result<Command, RuleViolation> {
-        let at = |n: u64| {
-            self.at(viewer, n).ok_or_else(|| {
-                // In the player's own numbers already: a piece of text, never renumbered.
-                RuleViolation::with(
-                    "docs/review.md",
-                    ViolationKind::UnknownEvent,
-                    vec![text(format!("there is no event #{n} in your record"))],
-                )
-            })
-        };
-        Ok(match command {
-            Command::AcceptAdjudication { event } => {
-                Command::AcceptAdjudication { event: at(event)? }
-            }
-            Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
-                event: at(event)?,
-                reason,
-            },
-            Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
-            // The roll cited is numbered as the citing player's record numbers it, like any
-            // other event a player names (issue 36: only the log's number used to work).
-            Command::AdjudicateAfterRoll {
-                unit,
-                outcome,
-                roll,
-                note,
-            } => Command::AdjudicateAfterRoll {
-                unit,
-                outcome,
-                roll: at(roll)?,
-                note,
-            },
-            other => other,
-        })
+        command_in_log(command, |n| self.at(viewer, n))
     }
 
     /// The viewer's own number for the event at log position `at`, if it was shown that very
@@ -293,6 +260,48 @@ impl Streams {
             _ => {}
         }
     }
+}
+
+/// `command` with the event numbers it gives (the adjudication it answers, the first event of
+/// an undo, the roll it cites) turned into the log's by `at`, a viewer's stream's lookup
+/// ([`Streams::at`]). A command that names no event never calls `at`: a server asks for a
+/// viewer's stream only when a command needs it, so a game nobody watches builds none.
+pub fn command_in_log(
+    command: Command,
+    at: impl Fn(u64) -> Option<u64>,
+) -> Result<Command, RuleViolation> {
+    let at = |n: u64| {
+        at(n).ok_or_else(|| {
+            // In the player's own numbers already: a piece of text, never renumbered.
+            RuleViolation::with(
+                "docs/review.md",
+                ViolationKind::UnknownEvent,
+                vec![text(format!("there is no event #{n} in your record"))],
+            )
+        })
+    };
+    Ok(match command {
+        Command::AcceptAdjudication { event } => Command::AcceptAdjudication { event: at(event)? },
+        Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
+            event: at(event)?,
+            reason,
+        },
+        Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
+        // The roll cited is numbered as the citing player's record numbers it, like any
+        // other event a player names (issue 36: only the log's number used to work).
+        Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll,
+            note,
+        } => Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll: at(roll)?,
+            note,
+        },
+        other => other,
+    })
 }
 
 #[cfg(test)]

@@ -107,11 +107,13 @@ pub enum Unproposed {
 }
 
 /// What a committed command sends: the sender's `Accepted` (its receipt, `signed`, still to
-/// sign) and every viewer's new `Event` frames, in log order.
+/// sign) and every viewer's new `Event` frames, in log order. Nothing at all in a game whose
+/// streams nobody has read (see [`Session::commit`]).
 #[derive(Debug)]
 pub struct Committed {
     pub side: Side,
-    pub accepted: ServerMessage,
+    /// `None` when no viewer's stream is followed: nobody joined, so nobody waits for it.
+    pub accepted: Option<ServerMessage>,
     /// Per viewer in [`VIEWERS`]' order: the events of the command that viewer may know, as
     /// its stream numbers them. A viewer who may know none is sent nothing.
     pub broadcasts: [Vec<ServerMessage>; 3],
@@ -168,7 +170,10 @@ pub struct Session {
     /// Every viewer's own stream: the events it may know, projected once, numbered and
     /// hashed per viewer (`protocol::record::stream`). Built from the log when something first
     /// reads them, then kept in step with every event committed: a game loaded and never
-    /// joined (a restore's check, a replay) projects nothing.
+    /// joined (a restore's check, a replay, a game kept loaded because its clock runs)
+    /// projects nothing, and its commands (the timer's `ExpireClock`) build nothing. A seat
+    /// registered for turn notices and away does read its stream's length
+    /// ([`Session::foresee`]), so a watched game builds its streams at its next command.
     streams: OnceLock<Following>,
     checkpoints: Checkpoints,
     /// The keys of the accepted commands, per seat, and what each made.
@@ -441,6 +446,11 @@ impl Session {
     /// Records a stored proposal: each event applied once, kept in every viewer's stream and
     /// in the checkpoints, its key remembered; returns what each viewer is sent.
     ///
+    /// A game nobody has joined since it was loaded (one kept loaded only because its clock
+    /// runs, whose timer records `ExpireClock`) has no streams, and commit builds none: there
+    /// is nobody to send a frame to, and every viewer who joins later gets its stream built
+    /// from the log, these events included, as it would have been kept in step.
+    ///
     /// The proposal must be the latest made on this session, stored as it was sealed.
     pub fn commit(&mut self, proposal: Proposal) -> Committed {
         let Proposal {
@@ -459,8 +469,10 @@ impl Session {
         let side = decision.issued.by;
         let key = decision.key;
         let logged = Some(command_keys::digest(&decision.issued.command));
-        let heard_before =
-            VIEWERS.map(|viewer| self.streams.get().map(|f| f.streams().len(viewer)));
+        let heard_before = self
+            .streams
+            .get()
+            .map(|f| VIEWERS.map(|viewer| f.streams().len(viewer)));
         self.log.extend(hashes);
         let checkpoints = &mut self.checkpoints;
         // Streams not built yet are built from the log, these events included, when read.
@@ -483,12 +495,17 @@ impl Session {
             };
             self.remembered.remember(side, key, made);
         }
+        let Some(heard_before) = heard_before else {
+            return Committed {
+                side,
+                accepted: None,
+                broadcasts: Default::default(),
+            };
+        };
         // Each viewer's new events, in log order; a viewer who may know none is sent nothing.
         let new_for = |viewer: Viewer| {
             let now = self.version(viewer);
-            let before = heard_before[stream::index(viewer)]
-                .unwrap_or_else(|| self.streams().seq_at_or_before(viewer, first - 1));
-            before + 1..=now
+            heard_before[stream::index(viewer)] + 1..=now
         };
         let broadcasts = VIEWERS.map(|viewer| {
             new_for(viewer)
@@ -496,7 +513,7 @@ impl Session {
                 .collect()
         });
         let actor = Viewer::Side(side);
-        let accepted = ServerMessage::Accepted {
+        let accepted = Some(ServerMessage::Accepted {
             id,
             version: self.version(actor),
             events: new_for(actor)
@@ -504,7 +521,7 @@ impl Session {
                 .collect(),
             head: self.stream_head(actor),
             signed: None,
-        };
+        });
         Committed {
             side,
             accepted,
@@ -632,9 +649,10 @@ impl Session {
 
     /// A side's command as the rules read it: event numbers from its own stream to the log's,
     /// aliases to the units' ids.
+    /// The side's stream is read only for a command that names one of its events, so the
+    /// clock's own `ExpireClock` in a game nobody watches builds no stream.
     fn command_for_rules(&self, side: Side, command: Command) -> Result<Command, RuleViolation> {
-        self.streams()
-            .command_in_log(Viewer::Side(side), command)
+        stream::command_in_log(command, |n| self.streams().at(Viewer::Side(side), n))
             .map(|command| view::command_in_ids(self.game(), side, command))
     }
 
@@ -646,10 +664,9 @@ impl Session {
     /// scanned for ids.
     pub fn refusal_for(&self, viewer: Viewer, mut violation: RuleViolation) -> RuleViolation {
         if !violation.pieces.is_empty() {
-            let streams = self.streams();
             violation.detail = violation.render(
                 |id| view::name_for(self.game(), viewer, id),
-                |at| streams.seq_of(viewer, at),
+                |at| self.streams().seq_of(viewer, at),
             );
         }
         violation
@@ -879,6 +896,91 @@ mod tests {
         }
     }
 
+    /// A timed game loaded from its stored log (`GameCreated`, `ClockStarted`).
+    fn timed_session(toml: &str, control: &str, started: u64) -> Session {
+        let scenario = protocol::Scenario::from_toml(toml).unwrap();
+        let control = protocol::board::time_control::TimeControl::parse(control).unwrap();
+        let entries = [
+            Entry::created(scenario),
+            Entry::clock_started(control, started),
+        ];
+        let mut prev = envelope::GENESIS;
+        let records: Vec<(u64, Vec<u8>)> = entries
+            .iter()
+            .map(|entry| {
+                let (bytes, hash) = envelope::seal_entry(prev, [entry.seq as u8; 16], entry);
+                prev = hash;
+                (entry.seq, bytes)
+            })
+            .collect();
+        Session::from_log(envelope::verify(&records).unwrap(), vec![[7; 32]]).unwrap()
+    }
+
+    /// A game kept loaded only because its clock runs holds no viewer's stream: its commands,
+    /// the clock's own `ExpireClock` among them, build none and make no frame. The first
+    /// join builds every stream from the log, the same streams (entries, numbers, hashes) a
+    /// game joined from the start kept in step event by event.
+    #[test]
+    fn a_game_nobody_watches_holds_no_streams_and_a_join_builds_the_followed_ones() {
+        let started = 1_000_000;
+        let unwatched = &mut timed_session(VILLAGE, "live:1m", started);
+        let watched = &mut timed_session(VILLAGE, "live:1m", started);
+        // The watched game is joined from the start, as a player present all along.
+        watched.streams();
+        assert!(unwatched.streams.get().is_none(), "loaded, never read");
+        let at = |ms: u64| Some(started + ms);
+        let commands = [
+            (Side::A, Command::Done, at(1_000)),
+            (Side::A, Command::Done, at(2_000)),
+            // The German's clock runs out: the timer's command, in the German's name.
+            (Side::A, Command::ExpireClock, at(120_000)),
+        ];
+        for (side, command, now) in commands {
+            let submit = || Submitted {
+                side,
+                id: 0,
+                command: command.clone(),
+                key: None,
+                now,
+            };
+            let proposal = unwatched.propose(submit(), &mut Counting(0)).unwrap();
+            let committed = unwatched.commit(proposal);
+            assert!(
+                committed.accepted.is_none(),
+                "{command:?}: nobody to answer"
+            );
+            assert!(committed.broadcasts.iter().all(|b| b.is_empty()));
+            assert!(
+                unwatched.streams.get().is_none(),
+                "{command:?} built a stream"
+            );
+            let proposal = watched.propose(submit(), &mut Counting(0)).unwrap();
+            let committed = watched.commit(proposal);
+            assert!(committed.accepted.is_some(), "{command:?}");
+        }
+        assert!(
+            matches!(
+                unwatched.referee().entries().last().map(|e| &e.event),
+                Some(Event::ClockExpired { .. })
+            ),
+            "the clock's expiry is in the log"
+        );
+        assert_eq!(unwatched.game().state_hash(), watched.game().state_hash());
+        assert!(unwatched.streams.get().is_none());
+        // A viewer joins: its stream (and every other) is built from the log.
+        for viewer in VIEWERS {
+            assert_eq!(unwatched.version(viewer), watched.version(viewer));
+            assert_eq!(unwatched.stream_head(viewer), watched.stream_head(viewer));
+        }
+        assert_eq!(unwatched.streams(), watched.streams());
+        // From then on it is kept in step like any joined game's.
+        let refused = unwatched.propose(
+            submitted(Side::B, Command::ExpireClock, None),
+            &mut Counting(0),
+        );
+        assert!(matches!(refusal(refused), ServerMessage::Refused { .. }));
+    }
+
     /// Randomness from a counter: every salt and seed differs, and a run repeats exactly.
     struct Counting(u8);
 
@@ -973,7 +1075,8 @@ mod tests {
             panic!("expected the first answer again, got {again:?}");
         };
         assert_eq!(
-            *again, committed.accepted,
+            Some(*again),
+            committed.accepted,
             "the same events, numbers and head"
         );
         assert_eq!(everything(&session), before, "nothing decided or applied");
@@ -1020,7 +1123,7 @@ mod tests {
         // Committed at last, it is applied once: one version per event.
         let version = session.game().version;
         let committed = session.commit(again);
-        let ServerMessage::Accepted { events, .. } = &committed.accepted else {
+        let Some(ServerMessage::Accepted { events, .. }) = &committed.accepted else {
             panic!()
         };
         assert_eq!(session.game().version, version + events.len() as u64);
@@ -1140,12 +1243,12 @@ mod tests {
         assert!(hidden.for_viewer(Viewer::Spectator).is_empty());
         let russian = numbers(hidden.for_viewer(RUSSIAN));
         assert_eq!(russian, vec![heard[1] + 1]);
-        let ServerMessage::Accepted {
+        let Some(ServerMessage::Accepted {
             events,
             version,
             head,
             ..
-        } = &hidden.accepted
+        }) = &hidden.accepted
         else {
             panic!()
         };

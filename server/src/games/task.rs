@@ -1068,7 +1068,7 @@ impl GameTask {
     ) {
         let Committed {
             side,
-            mut accepted,
+            accepted,
             broadcasts,
         } = committed;
         let broadcasts: [Vec<Outbound>; 3] =
@@ -1091,11 +1091,15 @@ impl GameTask {
         // hears its command was accepted; the other player has its frames already.
         self.notices_stored(owing);
         drop(coming);
-        self.sign(side, &mut accepted).await;
-        let accepted = Frame::new(accepted);
-        for s in self.subscribers.iter_mut() {
-            if s.id == subscriber {
-                deliver(s, std::slice::from_ref(&accepted));
+        // No `Accepted` when nobody follows the game (the clock's own command in a game
+        // nobody joined): no receipt is signed for it.
+        if let Some(mut accepted) = accepted {
+            self.sign(side, &mut accepted).await;
+            let accepted = Frame::new(accepted);
+            for s in self.subscribers.iter_mut() {
+                if s.id == subscriber {
+                    deliver(s, std::slice::from_ref(&accepted));
+                }
             }
         }
         for s in self.subscribers.iter_mut() {
