@@ -239,9 +239,26 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             result,
             ..
         } => format!(
-            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3); its effects are entered with `adjudicate`",
+            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3)",
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
+        Event::FireEffectApplied {
+            unit,
+            outcome,
+            rule,
+            why,
+        } => format!(
+            "`{unit}` {} ({rule}): {why}",
+            match outcome {
+                crate::game::command::Outcome::Break => "broke",
+                crate::game::command::Outcome::Pin => "is pinned",
+                crate::game::command::Outcome::Eliminate => "is eliminated",
+                other => other.name(),
+            }
+        ),
+        Event::FireEffectLeftToPlayers { why, rule, .. } => {
+            format!("for the players to adjudicate: {why} ({rule})")
+        }
         Event::UnitSetUp { unit, hip, .. } => format!(
             "{} set up {} in {}{}{} (A12.12)",
             name(unit.side),
