@@ -242,20 +242,8 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3)",
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
-        Event::FireEffectApplied {
-            unit,
-            outcome,
-            rule,
-            why,
-        } => format!(
-            "`{unit}` {} ({rule}): {why}",
-            match outcome {
-                crate::game::command::Outcome::Break => "broke",
-                crate::game::command::Outcome::Pin => "is pinned",
-                crate::game::command::Outcome::Eliminate => "is eliminated",
-                other => other.name(),
-            }
-        ),
+        // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
+        Event::FireEffectApplied { rule, why, .. } => format!("{why} ({rule})"),
         Event::FireEffectLeftToPlayers { why, rule, .. } => {
             format!("for the players to adjudicate: {why} ({rule})")
         }

@@ -1,6 +1,7 @@
 //! `DeclareAttack` / `ResolveAttack`: the engine does not compute fire, but the rules care
 //! when it happens — no WA in the target hex may change between an attack's declaration and
-//! its resolution (B9.322). The outcome itself is entered with `Adjudicate`.
+//! its resolution (B9.322). An attack the engine resolves by the rules has its effects
+//! applied by `rules::morale`; any other outcome is entered with `Adjudicate`.
 
 use super::own_unit;
 use crate::board::hex::Hex;
