@@ -367,7 +367,7 @@ mod log {
         ))
         .unwrap();
         let mut game = Game::new(scenario);
-        let mut run = |game: &mut Game, side: Side, c: Command, faces: &[u8]| {
+        let run = |game: &mut Game, side: Side, c: Command, faces: &[u8]| {
             let mut dice = ScriptedDice::new(faces.iter().copied()).unwrap();
             let events = decide(game, side, &c, &mut dice).unwrap();
             let words: Vec<String> = events.iter().map(|e| describe_event(game, e)).collect();
