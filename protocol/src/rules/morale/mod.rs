@@ -319,7 +319,7 @@ pub fn fire_effects(
             events.push(left(
                 Some(id),
                 "A7.8",
-                format!("`{id}` passed its MC with a Final DR equal to its morale: whether that pins it is not sourced, so it is the players' to rule"),
+                format!("`{id}` passed its MC with a Final DR equal to its morale: whether that pins it rests on one source, not two, so it is the players' to rule"),
             ));
         }
     }
@@ -347,70 +347,5 @@ mod tests {
         assert_eq!(Check::of(IftResult::Mc(3)).unwrap().drm, 3);
         assert_eq!(Check::of(IftResult::Nmc).unwrap().drm, 0);
         assert!(Check::of(IftResult::Kia(1)).is_none());
-    }
-}
-
-#[cfg(test)]
-mod log {
-    use crate::board::scenario::{Scenario, Side};
-    use crate::game::command::Command;
-    use crate::game::dice::ScriptedDice;
-    use crate::game::{apply, Game};
-    use crate::record::words::describe_event;
-    use crate::rules::decide;
-
-    /// The words of the events of `firer`'s attack on `target` with `faces`, in the A10
-    /// position's PFPh.
-    pub(super) fn fire_log(firer: &str, target: &str, faces: &[u8]) -> Vec<String> {
-        let scenario = Scenario::from_toml(include_str!(
-            "../../../tests/positions/scenarios/a10-morale.toml"
-        ))
-        .unwrap();
-        let mut game = Game::new(scenario);
-        let run = |game: &mut Game, side: Side, c: Command, faces: &[u8]| {
-            let mut dice = ScriptedDice::new(faces.iter().copied()).unwrap();
-            let events = decide(game, side, &c, &mut dice).unwrap();
-            let words: Vec<String> = events.iter().map(|e| describe_event(game, e)).collect();
-            for e in &events {
-                apply(game, e);
-            }
-            words
-        };
-        for side in [Side::A, Side::A, Side::B] {
-            run(&mut game, side, Command::Done, &[]);
-        }
-        run(
-            &mut game,
-            Side::A,
-            Command::DeclareAttack {
-                firers: vec![firer.into()],
-                target: target.parse().unwrap(),
-                into_sewer: false,
-            },
-            &[],
-        );
-        run(&mut game, Side::A, Command::ResolveAttack, faces)
-    }
-
-    #[test]
-    fn a_check_reads_like_a_fire_log() {
-        let log = fire_log("g2", "2H5", &[2, 4, 3, 4]);
-        assert_eq!(
-            log[1],
-            "IFT: 8 FP vs 2H5 read on the 8 column, Final DR 6 → 1MC (A7.3)"
-        );
-        assert!(log[2].ends_with("= Final 8 → 4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken"));
-        assert_eq!(log[3], "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken (A10.1)");
-        assert!(log[4].ends_with("(A19.13)"));
-        let log = fire_log("g1", "2E5", &[2, 4, 3, 4, 3, 4]);
-        assert!(log[2].ends_with("9-1 `lr` 1MC: morale 9, DR 7 +1 → passed"));
-        assert!(log[3].contains("-1 `lr` leads (A10.21)"));
-        assert!(log[3].ends_with("4-4-7 `r1` 1MC: morale 7, DR 7 +1 −1 → passed"));
-    }
-
-    #[test]
-    fn a_failed_ptc_pins() {
-        let log = fire_log("g4", "2N5", &[4, 5, 4, 4]);
-        assert_eq!(log[3], "4-4-7 `r3` PTC: morale 7, DR 8 → pinned (A7.8)");
     }
 }
