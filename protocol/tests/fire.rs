@@ -2,7 +2,10 @@
 //! result the engine logs is the IFT's entry for the column it logged and the Final DR it
 //! logged; that column is the one the FP total falls in, moved one to the left (two with an
 //! Inexperienced firer) when the dice are doubles and no leader directs (A7.9); and the Final DR is the dice plus the DRMs logged
-//! with them. Random attacks from the German stacks of the A7 position, random dice.
+//! with them. Random attacks from the German stacks of the A7 position, random dice. And the
+//! law of its effects (A10.1, A7.8): a PTC, NMC or nMC result is followed by the target's check,
+//! its DR the next two dice plus the +n of an nMC; failed (above the 4-4-7's morale of 7), the
+//! unit is broken, or pinned by a PTC; passed, it is neither.
 
 use proptest::prelude::*;
 use protocol::dice::RollPurpose;
@@ -53,7 +56,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn any_attack_reads_the_tables_entry(group in 0..GROUPS.len(), a in 1u8..=6, b in 1u8..=6) {
+    fn any_attack_reads_the_tables_entry(
+        group in 0..GROUPS.len(),
+        a in 1u8..=6,
+        b in 1u8..=6,
+        c in 1u8..=6,
+        d in 1u8..=6,
+    ) {
         let mut game = prep_fire();
         let (firers, target) = GROUPS[group];
         let firers: Vec<String> = firers.iter().map(|s| s.to_string()).collect();
@@ -62,7 +71,7 @@ proptest! {
         for e in decide(&game, Side::A, &declare, &mut ScriptedDice::default()).unwrap() {
             apply(&mut game, &e);
         }
-        let mut dice = ScriptedDice::new([a, b]).unwrap();
+        let mut dice = ScriptedDice::new([a, b, c, d]).unwrap();
         let events = decide(&game, Side::A, &Command::ResolveAttack, &mut dice).unwrap();
         let roll = events.iter().find_map(|e| match e {
             Event::DiceRolled { roll } => Some(roll.clone()),
@@ -96,7 +105,44 @@ proptest! {
             }
             None => prop_assert_eq!(result.as_str(), "NE"),
         }
-        let ended = matches!(events.last(), Some(Event::AttackResolved { .. }));
-        prop_assert!(ended, "the attack ends with AttackResolved");
+        // The check the result calls for, on the lone 4-4-7 of the target hex.
+        let checks: Vec<_> = events.iter().filter_map(|e| match e {
+            Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift => Some(roll.clone()),
+            _ => None,
+        }).collect();
+        let effects: Vec<protocol::command::Outcome> = events.iter().filter_map(|e| match e {
+            Event::FireEffectApplied { outcome, .. } => Some(*outcome),
+            _ => None,
+        }).collect();
+        let check = match IftResult::parse(&result).unwrap() {
+            IftResult::Ptc => Some((RollPurpose::PinTaskCheck, 0, protocol::command::Outcome::Pin)),
+            IftResult::Nmc => Some((RollPurpose::NormalMoraleCheck, 0, protocol::command::Outcome::Break)),
+            IftResult::Mc(n) => Some((RollPurpose::MoraleCheck, i16::from(n), protocol::command::Outcome::Break)),
+            _ => None,
+        };
+        match check {
+            None => {
+                prop_assert!(checks.is_empty());
+                prop_assert!(effects.is_empty());
+            }
+            Some((purpose, n, outcome)) => {
+                prop_assert_eq!(checks.len(), 1);
+                let mc = &checks[0];
+                prop_assert_eq!(mc.purpose, purpose);
+                prop_assert_eq!(&mc.dice, &vec![c, d]);
+                prop_assert_eq!(mc.final_result, i16::from(c) + i16::from(d) + n);
+                let failed = mc.final_result > 7;
+                prop_assert_eq!(effects, if failed { vec![outcome] } else { vec![] });
+            }
+        }
+        // The attack ends with AttackResolved; only the Wall Advantage a broken unit loses
+        // (B9.32) follows it, as a consequence of the new position.
+        let end = events.iter().position(|e| matches!(e, Event::AttackResolved { .. }));
+        prop_assert!(end.is_some(), "the attack ends with AttackResolved");
+        let after = &events[end.unwrap() + 1..];
+        prop_assert!(
+            after.iter().all(|e| e.name().starts_with("WallAdvantage")),
+            "only WA changes follow the attack: {after:?}"
+        );
     }
 }

@@ -182,6 +182,9 @@ pub enum Check {
     Column(Vec<u8>),
     /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
     LeftToPlayers(String),
+    /// The rules under which the line left parts of an IFT result's effects to the players,
+    /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
+    Asked(Vec<String>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -433,6 +436,8 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 .collect::<Result<_, _>>()?,
         ),
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
+        "asked" if value == "none" => Check::Asked(vec![]),
+        "asked" => Check::Asked(value.split(',').map(str::to_string).collect()),
         "column" => Check::Column(
             value
                 .split(',')
@@ -1191,6 +1196,19 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got == [want],
                 format!("the attacks left to the players cite {got:?}, not [{want:?}]"),
+            )
+        }
+        Check::Asked(want) => {
+            let got: Vec<&String> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::FireEffectLeftToPlayers { rule, .. } => Some(rule),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                got.iter().copied().eq(want.iter()),
+                format!("the effects left to the players cite {got:?}, not {want:?}"),
             )
         }
         Check::Column(want) => {

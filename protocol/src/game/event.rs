@@ -440,7 +440,7 @@ pub enum Event {
     /// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
     /// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
     /// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
-    /// (`1KIA`, `K/2`, `3MC`, `NMC`, `PTC`, `NE`). Its effects are entered with `adjudicate`.
+    /// (`1KIA`, `K/2`, `3MC`, `NMC`, `PTC`, `NE`). Its effects follow from `rules::morale` (`FireEffectApplied`, `FireEffectLeftToPlayers`).
     IftAttackResolved {
         by: Side,
         target: Hex,
@@ -449,6 +449,23 @@ pub enum Event {
         cowered: bool,
         final_dr: i16,
         result: String,
+    },
+    /// An engine-read IFT result's effect on one unit, applied by the rules (`rules::morale`):
+    /// broken by a failed MC (A10.1), pinned by a failed PTC (A7.8). `why` gives the check's figures; its roll is the `DiceRolled` before it.
+    FireEffectApplied {
+        unit: UnitId,
+        outcome: Outcome,
+        rule: String,
+        why: String,
+    },
+    /// Part of an engine-read IFT result's effects the engine does not rule on, asked of the
+    /// players at the point it arises (Random Selection, Casualty Reduction, Heat of Battle,
+    /// ELR, Leader Loss …): for `unit`, or for the attack's units as a whole.
+    FireEffectLeftToPlayers {
+        target: Hex,
+        unit: Option<UnitId>,
+        rule: String,
+        why: String,
     },
 }
 
@@ -606,6 +623,8 @@ impl Event {
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
+            Event::FireEffectApplied { .. } => "FireEffectApplied",
+            Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
             Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
             Event::UnitEntryBlocked { .. } => "UnitEntryBlocked",
             Event::DiceRolled { .. } => "DiceRolled",
@@ -717,12 +736,16 @@ impl Event {
                 holders, claimants, ..
             } => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated { unit, .. }
+            | Event::FireEffectApplied { unit, .. }
             | Event::TunnelUseSeen { unit, .. }
             | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. }
             | Event::UnitSetUpLifted { unit } => vec![unit],
             Event::UnitSetUp { unit, .. } => vec![&unit.id],
+            Event::FireEffectLeftToPlayers {
+                unit: Some(unit), ..
+            } => vec![unit],
             _ => vec![],
         }
     }

@@ -1282,6 +1282,23 @@ pub enum ReplayError {
     NotCreatedFirst(&'static str),
 }
 
+/// An outcome's change to a unit: one path for an outcome the players adjudicated and for one
+/// the engine ruled (`FireEffectApplied`), so a unit breaks the same way whoever decided it.
+fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
+    if let Some(unit) = game.units.get_mut(id) {
+        match outcome {
+            Outcome::Break => unit.morale = Morale::Broken,
+            Outcome::Rally => unit.morale = Morale::GoodOrder,
+            Outcome::Pin => unit.pinned = true,
+            Outcome::Eliminate => unit.eliminated = true,
+            Outcome::Relocate(to) => unit.hex = to,
+            // A projection keeps a masked counter's "?" (its name is what it hides).
+            Outcome::Relabel if unit.kind != UnitKind::Concealed => unit.ratings = note.to_string(),
+            Outcome::Relabel => {}
+        }
+    }
+}
+
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
     let acting = game.acting();
@@ -1731,22 +1748,10 @@ pub fn apply(game: &mut Game, event: &Event) {
             outcome,
             note,
             ..
-        } => {
-            if let Some(unit) = game.units.get_mut(unit) {
-                match outcome {
-                    Outcome::Break => unit.morale = Morale::Broken,
-                    Outcome::Rally => unit.morale = Morale::GoodOrder,
-                    Outcome::Pin => unit.pinned = true,
-                    Outcome::Eliminate => unit.eliminated = true,
-                    Outcome::Relocate(to) => unit.hex = *to,
-                    // A projection keeps a masked counter's "?" (its name is what it hides).
-                    Outcome::Relabel if unit.kind != UnitKind::Concealed => {
-                        unit.ratings = note.clone()
-                    }
-                    Outcome::Relabel => {}
-                }
-            }
-        }
+        } => apply_outcome(game, unit, *outcome, note),
+        // The engine's own ruling changes a unit as a player's adjudication of it would.
+        Event::FireEffectApplied { unit, outcome, .. } => apply_outcome(game, unit, *outcome, ""),
+        Event::FireEffectLeftToPlayers { .. } => {}
         // The position goes back to before the undone events; the version keeps counting, and
         // a projection stays the same viewer's (see `crate::record::dispute`).
         Event::EventsUndone { restored, .. } => {

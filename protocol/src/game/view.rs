@@ -446,6 +446,28 @@ impl Names<'_> {
                 entrance,
                 mf: self.account(&mf),
             },
+            Event::FireEffectApplied {
+                unit,
+                outcome,
+                rule,
+                why,
+            } => Event::FireEffectApplied {
+                unit: self.name(&unit),
+                outcome,
+                rule,
+                why: self.text(&why),
+            },
+            Event::FireEffectLeftToPlayers {
+                target,
+                unit,
+                rule,
+                why,
+            } => Event::FireEffectLeftToPlayers {
+                target,
+                unit: unit.map(|u| self.name(&u)),
+                rule,
+                why: self.text(&why),
+            },
             Event::AttackLeftToPlayers {
                 by,
                 target,

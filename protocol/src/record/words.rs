@@ -262,9 +262,14 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             result,
             ..
         } => format!(
-            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3); its effects are entered with `adjudicate`",
+            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3)",
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
+        // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
+        Event::FireEffectApplied { rule, why, .. } => format!("{why} ({rule})"),
+        Event::FireEffectLeftToPlayers { why, rule, .. } => {
+            format!("for the players to adjudicate: {why} ({rule})")
+        }
         Event::UnitSetUp { unit, hip, .. } => format!(
             "{} set up {} in {}{}{} (A12.12)",
             name(unit.side),

@@ -1,6 +1,7 @@
 //! `DeclareAttack` / `ResolveAttack`: the engine does not compute fire, but the rules care
 //! when it happens — no WA in the target hex may change between an attack's declaration and
-//! its resolution (B9.322). The outcome itself is entered with `Adjudicate`.
+//! its resolution (B9.322). An attack the engine resolves by the rules has its effects
+//! applied by `rules::morale`; any other outcome is entered with `Adjudicate`.
 
 use super::own_unit;
 use crate::board::hex::Hex;
@@ -10,6 +11,7 @@ use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground};
 use crate::rules::fire::resolution;
+use crate::rules::morale;
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
 /// Which side fires in which phase: the ATTACKER in its PFPh and AFPh, the DEFENDER in the
@@ -238,13 +240,8 @@ pub(super) fn resolve(
             resolved,
         ]),
         Ok(assessment) => {
-            let fired = resolution::roll(game, by, &assessment, dice).ok_or_else(|| {
-                RuleViolation::new(
-                    "docs/dice.md",
-                    ViolationKind::NoDice,
-                    "no dice: offline, add a `dice` line before resolving the attack",
-                )
-            })?;
+            let fired = resolution::roll(game, by, &assessment, dice)
+                .ok_or_else(|| no_dice("the attack"))?;
             let read = Event::IftAttackResolved {
                 by,
                 target: a.target,
@@ -254,7 +251,24 @@ pub(super) fn resolve(
                 final_dr: fired.roll.final_result,
                 result: fired.result.to_string(),
             };
-            Ok(vec![Event::DiceRolled { roll: fired.roll }, read, resolved])
+            // The result's effects on the units fired on (`rules::morale`), their checks
+            // rolled on after the IFT's dice.
+            let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
+            let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
+                .map_err(|_| no_dice("the morale checks"))?;
+            let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
+            events.extend(effects);
+            events.push(resolved);
+            Ok(events)
         }
     }
+}
+
+/// Offline the dice are the script's: none left for what the resolution must roll.
+fn no_dice(what: &str) -> RuleViolation {
+    RuleViolation::new(
+        "docs/dice.md",
+        ViolationKind::NoDice,
+        format!("no dice: offline, add a `dice` line with enough faces for {what} before resolving the attack"),
+    )
 }

@@ -12,6 +12,7 @@ pub mod end;
 pub mod fire;
 pub mod fortification;
 pub mod los;
+pub mod morale;
 pub mod movement;
 mod place;
 mod roll;

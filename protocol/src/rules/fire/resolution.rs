@@ -5,8 +5,8 @@
 //! are told why (`Unruled`) — never resolved with a piece silently missing.
 //!
 //! What an attack's effect is on each unit (A7.301–A7.303, A10) is not applied here: the IFT
-//! result is logged with the roll, and the players enter its effects with `adjudicate` citing
-//! that roll, as they did before the engine read the table.
+//! result is logged with the roll, and `rules::morale` takes it from there — the checks it
+//! rolls and rules on, and what it asks of the players.
 //!
 //! Sources. Ratings as printed (`4-6-7` = FP, normal range, morale; `9-1` = morale and
 //! leadership DRM): the rules README. The FP multipliers and fractions (A7.21 PBF ×2, A7.22
