@@ -73,11 +73,15 @@ impl IftColumn {
     }
 }
 
+/// A stored or sent column that is not one of the chart's (A7.3): hostile input, refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0} heads no IFT column; the columns are {COLUMNS:?}")]
+pub struct NoSuchColumn(pub u8);
+
 impl TryFrom<u8> for IftColumn {
-    type Error = String;
-    fn try_from(fp: u8) -> Result<Self, String> {
-        IftColumn::exactly(fp)
-            .ok_or_else(|| format!("{fp} heads no IFT column; the columns are {COLUMNS:?}"))
+    type Error = NoSuchColumn;
+    fn try_from(fp: u8) -> Result<Self, NoSuchColumn> {
+        IftColumn::exactly(fp).ok_or(NoSuchColumn(fp))
     }
 }
 
