@@ -7,7 +7,7 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, describe, held_pp, SMC_PP_MAX, STACK_UNITS_MAX};
+use super::{allotment, describe, held_pp, named_stack, StackAct, SMC_PP_MAX};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
 use crate::board::terrain::Mf;
@@ -15,8 +15,7 @@ use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
-use crate::rules::{own_unit, require_acting, require_phase};
-use std::collections::BTreeSet;
+use crate::rules::{require_acting, require_phase};
 
 /// The MF cost at or above which a hex is Difficult Terrain for every unit, whatever its
 /// allotment (A4.72: four MF, or the unit's whole allotment if that is less).
@@ -50,32 +49,7 @@ pub(in crate::rules) fn decide(
 /// The advancing units, checked in order: named once each, the side's own, each free to
 /// advance (A4.7), all in one Location (they advance as a stack or alone).
 fn advancers<'g>(game: &'g Game, by: Side, ids: &[UnitId]) -> Result<Vec<&'g Unit>, RuleViolation> {
-    if ids.is_empty() {
-        return Err(RuleViolation::new(
-            "A4.7",
-            ViolationKind::UnknownUnit,
-            "name at least one unit",
-        ));
-    }
-    if ids.len() > STACK_UNITS_MAX {
-        return Err(RuleViolation::new(
-            "A4.7",
-            ViolationKind::UnitState,
-            format!("at most {STACK_UNITS_MAX} units advance as one stack"),
-        ));
-    }
-    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
-    if distinct.len() != ids.len() {
-        return Err(RuleViolation::new(
-            "A4.7",
-            ViolationKind::UnitState,
-            "a unit is named twice in the advancing stack",
-        ));
-    }
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
+    let units = named_stack(game, by, ids, StackAct::Advance)?;
     for unit in &units {
         check_may_advance(game, unit)?;
     }

@@ -237,6 +237,53 @@ pub(crate) fn refuse_advance_phase(game: &Game, by: Side, act: &str) -> Result<(
 /// What `refuse_advance_phase` is told for a recovery.
 pub(crate) const RECOVERING: &str = "recovering a support weapon";
 
+/// Which act a stack is named for: its rules and the words its refusals use.
+#[derive(Clone, Copy)]
+pub(in crate::rules) enum StackAct {
+    /// A4, A4.2: a stack moving in the MPh.
+    Move,
+    /// A4.7: a stack advancing in the APh.
+    Advance,
+}
+
+/// The units a command names as one stack, checked as every such command checks them: at
+/// least one, at most [`STACK_UNITS_MAX`], each named once, each the side's own (which also
+/// keeps an enemy's hidden unit unnamed). What the act then asks of each unit is its own.
+pub(in crate::rules) fn named_stack<'g>(
+    game: &'g Game,
+    by: Side,
+    ids: &[UnitId],
+    act: StackAct,
+) -> Result<Vec<&'g Unit>, RuleViolation> {
+    let (named_rule, stack_rule, verb, adjective) = match act {
+        StackAct::Move => ("A4", "A4.2", "move", "moving"),
+        StackAct::Advance => ("A4.7", "A4.7", "advance", "advancing"),
+    };
+    if ids.is_empty() {
+        return Err(RuleViolation::new(
+            named_rule,
+            ViolationKind::UnknownUnit,
+            "name at least one unit",
+        ));
+    }
+    if ids.len() > STACK_UNITS_MAX {
+        return Err(RuleViolation::new(
+            stack_rule,
+            ViolationKind::UnitState,
+            format!("at most {STACK_UNITS_MAX} units {verb} as one stack"),
+        ));
+    }
+    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
+    if distinct.len() != ids.len() {
+        return Err(RuleViolation::new(
+            stack_rule,
+            ViolationKind::UnitState,
+            format!("a unit is named twice in the {adjective} stack"),
+        ));
+    }
+    ids.iter().map(|id| own_unit(game, by, id)).collect()
+}
+
 /// The checks every movement command starts with, in the documented precedence: the acting
 /// side, the MPh, then each unit (exists, is the side's own, may move), then A4.2's
 /// one-stack-at-a-time. Returns the units, all in one Location.
@@ -248,32 +295,7 @@ pub(crate) fn movers<'g>(
 ) -> Result<Vec<&'g Unit>, RuleViolation> {
     require_acting(game, by, "only the ATTACKER moves in the MPh")?;
     require_phase(game, Phase::Movement, "A4", what)?;
-    if ids.is_empty() {
-        return Err(RuleViolation::new(
-            "A4",
-            ViolationKind::UnknownUnit,
-            "name at least one unit",
-        ));
-    }
-    if ids.len() > STACK_UNITS_MAX {
-        return Err(RuleViolation::new(
-            "A4.2",
-            ViolationKind::UnitState,
-            format!("at most {STACK_UNITS_MAX} units move as one stack"),
-        ));
-    }
-    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
-    if distinct.len() != ids.len() {
-        return Err(RuleViolation::new(
-            "A4.2",
-            ViolationKind::UnitState,
-            "a unit is named twice in the moving stack",
-        ));
-    }
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
+    let units = named_stack(game, by, ids, StackAct::Move)?;
     for unit in &units {
         check_may_move(game, unit)?;
         let carried = unit.portage_pp.max(held_pp(game, &unit.id));
