@@ -7,9 +7,9 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, describe, held_pp, named_stack, StackAct, SMC_PP_MAX};
+use super::{allotment, check_free, describe, held_pp, named_stack, StackAct, SMC_PP_MAX};
 use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
+use crate::board::scenario::{Side, UnitId, UnitKind};
 use crate::board::terrain::Mf;
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::phase::Phase;
@@ -81,26 +81,6 @@ fn advancers<'g>(game: &'g Game, by: Side, ids: &[UnitId]) -> Result<Vec<&'g Uni
 fn check_may_advance(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
-    if unit.hidden {
-        return refuse(
-            "A12.3",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(id),
-                " is hidden; revealing HIP units by advancing is not modelled yet"
-            ],
-        );
-    }
-    if unit.underground.is_some() {
-        return refuse(
-            "B8.41",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is below ground; in the APh it comes up with `surface`"
-            ],
-        );
-    }
     if unit.kind == UnitKind::Counter {
         return refuse(
             "A4.7",
@@ -111,33 +91,7 @@ fn check_may_advance(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             ],
         );
     }
-    match unit.morale {
-        Morale::Broken => {
-            return refuse(
-                "A4.7",
-                ViolationKind::UnitState,
-                pieces![Piece::unit(id), " is broken; broken units do not advance"],
-            )
-        }
-        Morale::Berserk => {
-            return refuse(
-                "A15.4",
-                ViolationKind::NotModelled,
-                pieces![
-                    Piece::unit(id),
-                    " is berserk; berserk charges are not modelled"
-                ],
-            )
-        }
-        Morale::GoodOrder => {}
-    }
-    if unit.pinned {
-        return refuse(
-            "A4.7",
-            ViolationKind::UnitState,
-            pieces![Piece::unit(id), " is pinned; pinned units do not advance"],
-        );
-    }
+    check_free(unit, StackAct::Advance)?;
     if game.movement.advanced.contains(id) {
         return refuse(
             "A4.7",

@@ -369,32 +369,38 @@ fn position(unit: &Unit) -> String {
     }
 }
 
-/// Unit-state checks (A4.1): only Good Order, unpinned Infantry of the ATTACKER move in the MPh.
-fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+/// What keeps a unit from moving in the MPh (A4.1) or advancing in the APh (A4.7) at all, in
+/// one order for both acts: hidden, below ground, broken, berserk, pinned. Each act words its
+/// refusal and cites its own rule; what else an act asks of the unit is its own.
+pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
+    let moving = matches!(act, StackAct::Move);
     if unit.hidden {
+        let by = if moving { "movement" } else { "advancing" };
         return refuse(
             "A12.3",
             ViolationKind::NotModelled,
             pieces![
                 Piece::unit(id),
-                " is hidden; revealing HIP units by movement is not modelled yet"
+                format!(" is hidden; revealing HIP units by {by} is not modelled yet")
             ],
         );
     }
     if unit.underground.is_some() {
+        let how = if moving {
+            " is below ground; it moves by sewer movement or comes up in the APh"
+        } else {
+            " is below ground; in the APh it comes up with `surface`"
+        };
         return refuse(
             "B8.41",
             ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is below ground; it moves by sewer movement or comes up in the APh"
-            ],
+            pieces![Piece::unit(id), how],
         );
     }
     match unit.morale {
-        Morale::Broken => {
+        Morale::Broken if moving => {
             return refuse(
                 "A4.1",
                 ViolationKind::UnitState,
@@ -402,6 +408,13 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
                     Piece::unit(id),
                     " is broken; broken units do not move in the MPh (they rout in the RtPh)"
                 ],
+            )
+        }
+        Morale::Broken => {
+            return refuse(
+                "A4.7",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), " is broken; broken units do not advance"],
             )
         }
         Morale::Berserk => {
@@ -417,15 +430,31 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
         Morale::GoodOrder => {}
     }
     if unit.pinned {
-        return refuse(
-            "A7.8",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is pinned and cannot move this Player Turn"
-            ],
-        );
+        return if moving {
+            refuse(
+                "A7.8",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is pinned and cannot move this Player Turn"
+                ],
+            )
+        } else {
+            refuse(
+                "A4.7",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), " is pinned; pinned units do not advance"],
+            )
+        };
     }
+    Ok(())
+}
+
+/// Unit-state checks (A4.1): only Good Order, unpinned Infantry of the ATTACKER move in the MPh.
+fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
+    let id = &unit.id;
+    check_free(unit, StackAct::Move)?;
     check_not_prep_fired(game, unit)?;
     if game.movement.finished.contains(id) {
         return refuse(
