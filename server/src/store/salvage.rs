@@ -687,7 +687,7 @@ fn read_keys(trees: Trees) -> SledView {
             }
             Ok(())
         });
-        if let Err(why) | Ok(Err(why)) = listed {
+        if let Err(why) = listed.unwrap_or_else(|panicked| Err(panicked.to_string())) {
             broken = Some(format!("the {name} tree cannot be read to its end ({why})"));
         }
     }
@@ -714,9 +714,9 @@ impl SledView {
             }
             Ok(())
         });
-        let broken = match read {
-            Ok(Ok(())) => None,
-            Ok(Err(why)) | Err(why) => Some(format!("sled cannot read its log ({why})")),
+        let broken = match read.unwrap_or_else(|panicked| Err(panicked.to_string())) {
+            Ok(()) => None,
+            Err(why) => Some(format!("sled cannot read its log ({why})")),
         };
         (records, broken)
     }
@@ -914,9 +914,9 @@ fn scan_raw(dir: &Path, report: &mut SalvageReport) -> RawIndex {
         let n = index.files.len();
         let scanned = without_panics(|| scan_file(&file, n, &mut index));
         index.files.push((path.clone(), Some(file)));
-        match scanned {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) | Err(why) => {
+        match scanned.unwrap_or_else(|panicked| Err(panicked.to_string())) {
+            Ok(()) => {}
+            Err(why) => {
                 report
                     .notes
                     .push(format!("the scan of {} stopped: {why}", path.display()));
@@ -1423,7 +1423,7 @@ fn copy_notify(
             }
             Ok::<(), String>(())
         });
-        if let Err(why) | Ok(Err(why)) = read {
+        if let Err(why) = read.unwrap_or_else(|panicked| Err(panicked.to_string())) {
             report.problems.push(format!(
                 "the notification records (seats' registrations) cannot all be read ({why})"
             ));
