@@ -713,7 +713,15 @@ mod tests {
         };
         j.append(&group(1)).unwrap();
         fault.store(true, Ordering::SeqCst);
-        assert!(j.append(&group(2)).is_err());
+        let failed = j.append(&group(2)).unwrap_err();
+        assert!(
+            matches!(&failed, JournalError::Append { path, .. } if path == &dir.path().join(FILE_NAME)),
+            "{failed}"
+        );
+        assert!(
+            failed.to_string().starts_with("writing the journal "),
+            "{failed}"
+        );
         fault.store(false, Ordering::SeqCst);
         assert_eq!(j.records().unwrap().len(), 2);
         j.append(&group(3)).unwrap();

@@ -780,6 +780,20 @@ fn open_sled(
     Ok(None)
 }
 
+/// Why one of sled's trees could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+enum TreeUnread {
+    #[error(transparent)]
+    Sled(#[from] sled::Error),
+    /// A key of a tree's own length, not that of a game's key.
+    #[error("a key of {0} bytes")]
+    Key(usize),
+    #[error("an event key of {0} bytes")]
+    EventKey(usize),
+    #[error("{0}")]
+    Panicked(#[from] super::sled_store::Panicked),
+}
+
 /// Lists the game keys of both trees, noting where a tree stops being readable.
 fn read_keys(trees: Trees) -> SledView {
     let mut keys = BTreeSet::new();
@@ -787,17 +801,17 @@ fn read_keys(trees: Trees) -> SledView {
     for (name, tree, len) in [("games", &trees.games, 16), ("events", &trees.events, 24)] {
         let listed = without_panics(|| {
             for entry in tree.iter().keys() {
-                let key = entry.map_err(|e| e.to_string())?;
+                let key = entry?;
                 match key.get(..16).and_then(|k| GameKey::try_from(k).ok()) {
                     Some(game) if key.len() == len => {
                         keys.insert(game);
                     }
-                    _ => return Err(format!("a key of {} bytes", key.len())),
+                    _ => return Err(TreeUnread::Key(key.len())),
                 }
             }
             Ok(())
         });
-        if let Err(why) = listed.unwrap_or_else(|panicked| Err(panicked.to_string())) {
+        if let Err(why) = listed.unwrap_or_else(|panicked| Err(panicked.into())) {
             broken = Some(format!("the {name} tree cannot be read to its end ({why})"));
         }
     }
@@ -814,17 +828,17 @@ impl SledView {
         let mut records = BTreeMap::new();
         let read = without_panics(|| {
             for entry in self.trees.events.scan_prefix(key) {
-                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let (k, v) = entry?;
                 let seq = k
                     .get(16..)
                     .and_then(|s| <[u8; 8]>::try_from(s).ok())
                     .map(u64::from_be_bytes)
-                    .ok_or_else(|| format!("an event key of {} bytes", k.len()))?;
+                    .ok_or(TreeUnread::EventKey(k.len()))?;
                 records.insert(seq, v.to_vec());
             }
-            Ok(())
+            Ok::<(), TreeUnread>(())
         });
-        let broken = match read.unwrap_or_else(|panicked| Err(panicked.to_string())) {
+        let broken = match read.unwrap_or_else(|panicked| Err(panicked.into())) {
             Ok(()) => None,
             Err(why) => Some(format!("sled cannot read its log ({why})")),
         };
@@ -1530,12 +1544,12 @@ fn copy_notify(
     if let Some(view) = sled {
         let read = without_panics(|| {
             for entry in view.trees.notify.iter() {
-                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let (k, v) = entry?;
                 records.insert(k.to_vec(), v.to_vec());
             }
-            Ok::<(), String>(())
+            Ok::<(), TreeUnread>(())
         });
-        if let Err(why) = read.unwrap_or_else(|panicked| Err(panicked.to_string())) {
+        if let Err(why) = read.unwrap_or_else(|panicked| Err(panicked.into())) {
             report.problems.push(format!(
                 "the notification records (seats' registrations) cannot all be read ({why})"
             ));

@@ -1490,7 +1490,11 @@ mod tests {
         disk.blobs_modified = None;
         disk.blobs_synced.clear();
         disk.fault.store(true, Ordering::SeqCst);
-        assert!(disk.sync().is_err());
+        let failed = disk.sync().unwrap_err();
+        assert!(
+            matches!(&failed, DiskError::Sync { path, .. } if path.ends_with("db")),
+            "{failed}"
+        );
     }
 
     /// sled removes a large value's file in `blobs/` from its own threads once a newer page
