@@ -60,6 +60,23 @@ fn file(dir: &Path, game: &str, token: &str) -> Result<PathBuf, Failure> {
     Ok(dir.join(format!("{game}-{tag}{RECEIPT_SUFFIX}")))
 }
 
+/// Why a receipt the server sent is not kept: what about it does not hold.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReceiptRefused {
+    /// Its signature fails under the key it names.
+    #[error("{0}")]
+    Signature(String),
+    #[error("it is not a head of a viewer's own stream")]
+    NotOwnStream,
+    /// It names another game (printable as sent).
+    #[error("it is for another game (`{game}`)")]
+    OtherGame { game: String },
+    #[error("it is for another viewer's stream")]
+    OtherViewer,
+    #[error("it signs version {signed} with another head than the version {version} the server reported")]
+    OtherHead { signed: u64, version: u64 },
+}
+
 /// Checks a receipt the server sent before it is kept: its signature holds under the key it
 /// names (a made-up receipt, say a zero signature at version 2^64-1, would otherwise be kept
 /// and, only moving forward, shut out every genuine one after it), it is a head of `viewer`'s
@@ -70,25 +87,24 @@ pub fn check_sent(
     viewer: Option<protocol::Viewer>,
     version: u64,
     head: &protocol::record::stream::StreamHash,
-) -> Result<(), String> {
-    receipt.check(&receipt.signer).map_err(|e| e.to_string())?;
-    let (held_by, signed) = receipt
-        .viewer_head()
-        .ok_or("it is not a head of a viewer's own stream")?;
+) -> Result<(), ReceiptRefused> {
+    receipt
+        .check(&receipt.signer)
+        .map_err(|e| ReceiptRefused::Signature(e.to_string()))?;
+    let (held_by, signed) = receipt.viewer_head().ok_or(ReceiptRefused::NotOwnStream)?;
     if !receipt.game.eq_ignore_ascii_case(game) {
-        return Err(format!(
-            "it is for another game (`{}`)",
-            crate::printable(&receipt.game)
-        ));
+        return Err(ReceiptRefused::OtherGame {
+            game: crate::printable(&receipt.game),
+        });
     }
     if viewer.is_some_and(|v| v != held_by) {
-        return Err("it is for another viewer's stream".into());
+        return Err(ReceiptRefused::OtherViewer);
     }
     if receipt.version != version || signed != *head {
-        return Err(format!(
-            "it signs version {} with another head than the version {version} the server reported",
-            receipt.version
-        ));
+        return Err(ReceiptRefused::OtherHead {
+            signed: receipt.version,
+            version,
+        });
     }
     Ok(())
 }
@@ -247,14 +263,48 @@ mod tests {
         forged.batch = None;
         let (_, forged_head) = forged.viewer_head().unwrap();
         let why = check_sent(&forged, "g", side_a, u64::MAX, &forged_head).unwrap_err();
-        assert!(why.contains("signature"), "{why}");
-        for (game, viewer, version, head) in [
-            ("h", side_a, 3, head),
-            ("g", Some(Viewer::Side(Side::B)), 3, head),
-            ("g", side_a, 4, head),
-            ("g", side_a, 3, StreamHash([9; 32])),
+        assert!(matches!(why, ReceiptRefused::Signature(_)), "{why}");
+        assert!(why.to_string().contains("signature"), "{why}");
+        for (game, viewer, version, head, refused) in [
+            (
+                "h",
+                side_a,
+                3,
+                head,
+                ReceiptRefused::OtherGame { game: "g".into() },
+            ),
+            (
+                "g",
+                Some(Viewer::Side(Side::B)),
+                3,
+                head,
+                ReceiptRefused::OtherViewer,
+            ),
+            (
+                "g",
+                side_a,
+                4,
+                head,
+                ReceiptRefused::OtherHead {
+                    signed: 3,
+                    version: 4,
+                },
+            ),
+            (
+                "g",
+                side_a,
+                3,
+                StreamHash([9; 32]),
+                ReceiptRefused::OtherHead {
+                    signed: 3,
+                    version: 3,
+                },
+            ),
         ] {
-            assert!(check_sent(&genuine, game, viewer, version, &head).is_err());
+            assert_eq!(
+                check_sent(&genuine, game, viewer, version, &head),
+                Err(refused)
+            );
         }
 
         let dir = tempfile::tempdir().unwrap();

@@ -512,7 +512,7 @@ async fn serve_nats(flags: Flags, url: String) -> anyhow::Result<()> {
     let opened = tokio::task::spawn_blocking(move || {
         let cluster = server::games::cluster::Cluster::open(&connected, runtime.clone(), id, ttl)?;
         let key = server::games::cluster::signing_key(&connected, &runtime)?;
-        Ok::<_, String>((cluster, key))
+        Ok::<_, server::games::cluster::ClusterError>((cluster, key))
     })
     .await?;
     let (cluster, signing_key) = opened.unwrap_or_else(|e| {

@@ -46,7 +46,7 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Boards, Failure> {
         None => None,
         Some(path) => Some((
             path.display().to_string(),
-            read(path).map_err(Failure::Input)?,
+            read(path).map_err(|e| Failure::Input(e.to_string()))?,
         )),
     };
     let base = dir.to_path_buf();
@@ -58,9 +58,13 @@ pub fn open(dir: &Path, module: Option<&Path>) -> Result<Boards, Failure> {
     .map_err(|e| Failure::Input(e.to_string()))
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    library::read_capped(file, &path.display().to_string()).map_err(|e| e.to_string())
+fn read(path: &Path) -> Result<Vec<u8>, library::FileError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| library::FileError::Unreadable {
+        name: name.clone(),
+        why: e.to_string(),
+    })?;
+    library::read_capped(file, &name)
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -101,7 +105,10 @@ pub fn list(args: &ListArgs, out: &mut (dyn Write + Send)) -> Result<Status, Fai
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default();
         let shown = printable(&file);
-        match read(path).and_then(|bytes| archive::read(&bytes).map_err(|e| e.to_string())) {
+        let board = read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| archive::read(&bytes).map_err(|e| e.to_string()));
+        match board {
             Ok(board) => {
                 good += 1;
                 let m = &board.metadata;

@@ -75,7 +75,10 @@ pub async fn read_export(connection: &mut Connection) -> Result<String, Failure>
     loop {
         let from = pages.next();
         let page = connection.export_page(from).await?;
-        if pages.take(page).map_err(ConnectionError::Unexpected)? {
+        if pages
+            .take(page)
+            .map_err(|e| ConnectionError::Unexpected(e.to_string()))?
+        {
             break;
         }
     }
@@ -93,6 +96,28 @@ struct Pages {
     bytes: usize,
 }
 
+/// Why an export's page from the server is refused: the server is not trusted to send what
+/// it says, nor to stop.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum PageRefused {
+    #[error("asked for the log from envelope {asked}, got {got} from {from}")]
+    NotAsked { asked: u64, got: usize, from: u64 },
+    #[error(
+        "the server claims {claimed} events, over the {} an export may hold (EXPORT_EVENTS_MAX)",
+        export::EXPORT_EVENTS_MAX
+    )]
+    TooManyEvents { claimed: u64 },
+    #[error("the server said the log holds {said} events, then {then}")]
+    CountChanged { said: u64, then: u64 },
+    #[error("the server sent envelopes past the {events} it says the log holds")]
+    PastCount { events: u64 },
+    #[error(
+        "the export would pass {} bytes (EXPORT_BYTES_MAX); reading stopped there",
+        export::EXPORT_BYTES_MAX
+    )]
+    TooLarge,
+}
+
 impl Pages {
     /// The sequence of the next envelope to ask for.
     fn next(&self) -> u64 {
@@ -100,21 +125,19 @@ impl Pages {
     }
 
     /// Takes one page; `Ok(true)` once the whole log is read.
-    fn take(&mut self, page: protocol::wire::ExportPage) -> Result<bool, String> {
+    fn take(&mut self, page: protocol::wire::ExportPage) -> Result<bool, PageRefused> {
         let from = self.next();
         if page.from != from || page.envelopes.is_empty() {
-            return Err(format!(
-                "asked for the log from envelope {from}, got {} from {}",
-                page.envelopes.len(),
-                page.from
-            ));
+            return Err(PageRefused::NotAsked {
+                asked: from,
+                got: page.envelopes.len(),
+                from: page.from,
+            });
         }
         if page.version > export::EXPORT_EVENTS_MAX {
-            return Err(format!(
-                "the server claims {} events, over the {} an export may hold (EXPORT_EVENTS_MAX)",
-                page.version,
-                export::EXPORT_EVENTS_MAX
-            ));
+            return Err(PageRefused::TooManyEvents {
+                claimed: page.version,
+            });
         }
         let header = self.header.get_or_insert(Header {
             game: page.game,
@@ -124,24 +147,20 @@ impl Pages {
             signed: page.signed,
         });
         if page.version != header.events {
-            return Err(format!(
-                "the server said the log holds {} events, then {}",
-                header.events, page.version
-            ));
+            return Err(PageRefused::CountChanged {
+                said: header.events,
+                then: page.version,
+            });
         }
         if self.lines.len() as u64 + page.envelopes.len() as u64 > header.events {
-            return Err(format!(
-                "the server sent envelopes past the {} it says the log holds",
-                header.events
-            ));
+            return Err(PageRefused::PastCount {
+                events: header.events,
+            });
         }
         for envelope in page.envelopes {
             self.bytes = self.bytes.saturating_add(envelope.len() + 1);
             if self.bytes > export::EXPORT_BYTES_MAX {
-                return Err(format!(
-                    "the export would pass {} bytes (EXPORT_BYTES_MAX); reading stopped there",
-                    export::EXPORT_BYTES_MAX
-                ));
+                return Err(PageRefused::TooLarge);
             }
             self.lines.push(envelope);
         }
@@ -179,7 +198,8 @@ mod tests {
     fn a_server_claiming_an_endless_log_is_refused_before_memory_grows() {
         let mut pages = Pages::default();
         let e = pages.take(page(1 << 62, 1, vec!["00".into()])).unwrap_err();
-        assert!(e.contains("EXPORT_EVENTS_MAX"), "{e}");
+        assert_eq!(e, PageRefused::TooManyEvents { claimed: 1 << 62 });
+        assert!(e.to_string().contains("EXPORT_EVENTS_MAX"), "{e}");
         // Within the count, but each envelope as large as a page may carry: stopped at the
         // byte bound, not after it.
         let mut pages = Pages::default();
@@ -192,7 +212,8 @@ mod tests {
             }
             from += 1;
         };
-        assert!(e.contains("EXPORT_BYTES_MAX"), "{e}");
+        assert_eq!(e, PageRefused::TooLarge);
+        assert!(e.to_string().contains("EXPORT_BYTES_MAX"), "{e}");
         assert!(pages.bytes <= export::EXPORT_BYTES_MAX + big.len() + 1);
         assert!(pages.lines.iter().map(|l| l.len() + 1).sum::<usize>() <= export::EXPORT_BYTES_MAX);
     }
@@ -202,11 +223,13 @@ mod tests {
         let mut pages = Pages::default();
         assert!(!pages.take(page(3, 1, vec!["00".into()])).unwrap());
         let e = pages.take(page(4, 2, vec!["01".into()])).unwrap_err();
-        assert!(e.contains("then 4"), "{e}");
+        assert_eq!(e, PageRefused::CountChanged { said: 3, then: 4 });
+        assert!(e.to_string().contains("then 4"), "{e}");
         let e = pages
             .take(page(3, 2, vec!["01".into(), "02".into(), "03".into()]))
             .unwrap_err();
-        assert!(e.contains("past the 3"), "{e}");
+        assert_eq!(e, PageRefused::PastCount { events: 3 });
+        assert!(e.to_string().contains("past the 3"), "{e}");
         assert!(pages
             .take(page(3, 2, vec!["01".into(), "02".into()]))
             .unwrap());

@@ -43,17 +43,34 @@ pub struct Standing {
     pub clocks: Option<ClockView>,
 }
 
+/// Why a saved game's standing is not known: said on its line, and the other games go on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswered {
+    #[error("the saved game is gone")]
+    Gone,
+    /// The saved game's file could not be read.
+    #[error("{0}")]
+    Saved(String),
+    /// The server could not be reached or refused the join (its words, printed escaped).
+    #[error("{0}")]
+    Connection(String),
+    #[error("the server sent no position")]
+    NoPosition,
+    #[error("no answer from {server} within {} s", waited.as_secs())]
+    NoAnswer { server: String, waited: Duration },
+}
+
 pub async fn games(args: &GamesArgs, out: &mut (dyn Write + Send)) -> Result<Status, Failure> {
     let dir = saved::saved_dir()?;
     let names = saved_names(&dir)?;
-    let answers: Vec<(String, Result<Standing, String>)> =
+    let answers: Vec<(String, Result<Standing, Unanswered>)> =
         futures_util::stream::iter(names.into_iter().map(|name| {
             let dir = dir.clone();
             async move {
                 let standing = match saved::load(&dir, &name) {
                     Ok(Some(game)) => ask(&game).await,
-                    Ok(None) => Err("the saved game is gone".into()),
-                    Err(e) => Err(e.to_string()),
+                    Ok(None) => Err(Unanswered::Gone),
+                    Err(e) => Err(Unanswered::Saved(e.to_string())),
                 };
                 (name, standing)
             }
@@ -111,29 +128,26 @@ fn saved_names(dir: &Path) -> Result<Vec<String>, Failure> {
 }
 
 /// Joins `game` as its spectator and reads where it stands, within [`GAME_ANSWER_WAIT`].
-async fn ask(game: &SavedGame) -> Result<Standing, String> {
+async fn ask(game: &SavedGame) -> Result<Standing, Unanswered> {
     let asked = async {
         let mut connection = Connection::connect(&game.server)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Unanswered::Connection(e.to_string()))?;
         let joined = connection
             .join(&game.game, &game.tokens.spectator, None)
             .await
-            .map_err(|e| e.to_string());
+            .map_err(|e| Unanswered::Connection(e.to_string()));
         connection.close().await;
         let joined = joined?;
-        let state = joined
-            .state
-            .ok_or_else(|| "the server sent no position".to_string())?;
+        let state = joined.state.ok_or(Unanswered::NoPosition)?;
         Ok(standing(&state, joined.clocks))
     };
     match tokio::time::timeout(GAME_ANSWER_WAIT, asked).await {
         Ok(answer) => answer,
-        Err(_) => Err(format!(
-            "no answer from {} within {} s",
-            game.server,
-            GAME_ANSWER_WAIT.as_secs()
-        )),
+        Err(_) => Err(Unanswered::NoAnswer {
+            server: game.server.clone(),
+            waited: GAME_ANSWER_WAIT,
+        }),
     }
 }
 
@@ -155,10 +169,10 @@ pub fn standing(game: &Game, clocks: Option<ClockView>) -> Standing {
 
 /// One game's line: `NAME  Scenario  waits on: German  clocks: German 2d3h (running),
 /// Russian 4d`.
-pub fn line(name: &str, standing: &Result<Standing, String>) -> String {
+pub fn line(name: &str, standing: &Result<Standing, Unanswered>) -> String {
     let standing = match standing {
         Ok(s) => s,
-        Err(e) => return format!("{name}  error: {}", printable(e)),
+        Err(e) => return format!("{name}  error: {}", printable(&e.to_string())),
     };
     let to_act = match &standing.to_act {
         Some(side) => format!("waits on: {}", printable(side)),
@@ -212,7 +226,7 @@ pub fn clocks_text(sides: &[String; 2], view: &ClockView) -> String {
         .join(", ")
 }
 
-fn json(name: &str, standing: &Result<Standing, String>) -> serde_json::Value {
+fn json(name: &str, standing: &Result<Standing, Unanswered>) -> serde_json::Value {
     match standing {
         Ok(s) => serde_json::json!({
             "name": name,
@@ -221,7 +235,7 @@ fn json(name: &str, standing: &Result<Standing, String>) -> serde_json::Value {
             "sides": s.sides,
             "clocks": s.clocks,
         }),
-        Err(e) => serde_json::json!({ "name": name, "error": e }),
+        Err(e) => serde_json::json!({ "name": name, "error": e.to_string() }),
     }
 }
 
@@ -265,7 +279,7 @@ mod tests {
         };
         let line = line("v", &Ok(standing));
         assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
-        let error = super::line("v", &Err("bad\u{1b}[31m".into()));
+        let error = super::line("v", &Err(Unanswered::Connection("bad\u{1b}[31m".into())));
         assert!(!error.chars().any(|c| c.is_control()), "{error:?}");
     }
 }

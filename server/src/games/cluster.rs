@@ -94,6 +94,37 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
+/// Why the cluster's leases or its shared signing key cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("a lease TTL of {ttl:?} is below the minimum {minimum:?}")]
+    TtlTooShort { ttl: Duration, minimum: Duration },
+    #[error(transparent)]
+    Nats(#[from] nats::NatsError),
+    /// The thread doing `what` panicked.
+    #[error("{what} panicked")]
+    Panicked { what: &'static str },
+    #[error("cannot take the new game's lease: {0}")]
+    Claim(String),
+    #[error("cannot read the game's lease: {0}")]
+    LeaseUnread(String),
+    #[error("the game's lease is not readable: {0}")]
+    LeaseGarbled(String),
+    #[error("{KEY_BUCKET}/{KEY_NAME} is not a signing key (32 bytes)")]
+    NotAKey,
+}
+
+/// Why the owner node of a game could not be joined through.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error("{url} did not answer within {waited:?}")]
+    NoAnswer { url: String, waited: Duration },
+    #[error("cannot reach {url}: {why}")]
+    Unreachable { url: String, why: String },
+    #[error("cannot send the join to {url}: {why}")]
+    JoinNotSent { url: String, why: String },
+}
+
 impl Cluster {
     /// Opens the lease bucket (created if missing, with `ttl` as its `max_age`). Blocks: call
     /// it before serving. `runtime`: where the renewals run (the store's).
@@ -102,18 +133,21 @@ impl Cluster {
         runtime: tokio::runtime::Handle,
         node_id: String,
         ttl: Duration,
-    ) -> Result<Cluster, String> {
+    ) -> Result<Cluster, ClusterError> {
         if ttl < LEASE_TTL_MIN {
-            return Err(format!(
-                "a lease TTL of {ttl:?} is below the minimum {LEASE_TTL_MIN:?}"
-            ));
+            return Err(ClusterError::TtlTooShort {
+                ttl,
+                minimum: LEASE_TTL_MIN,
+            });
         }
         let leases = std::thread::scope(|scope| {
             scope
                 .spawn(|| runtime.block_on(nats::bucket(connected, LEASE_BUCKET, ttl)))
                 .join()
-                .unwrap_or_else(|_| Err("opening the lease bucket panicked".into()))
-        })?;
+                .map_err(|_| ClusterError::Panicked {
+                    what: "opening the lease bucket",
+                })
+        })??;
         let (lost, lost_receiver) = mpsc::unbounded_channel();
         Ok(Cluster {
             node_id,
@@ -156,20 +190,20 @@ impl Cluster {
     }
 
     /// Takes the lease of a game this node has just created (no one else knows its id yet).
-    pub async fn claim_new(&self, game: &GameKey) -> Result<(), String> {
+    pub async fn claim_new(&self, game: &GameKey) -> Result<(), ClusterError> {
         let id = envelope::game_id(game);
         let revision = self
             .leases
             .create(&id, self.encoded())
             .await
-            .map_err(|e| format!("cannot take the new game's lease: {e}"))?;
+            .map_err(|e| ClusterError::Claim(e.to_string()))?;
         self.hold(*game, revision);
         Ok(())
     }
 
     /// Where `game` is served from: here if this node holds its lease or can take it (the
     /// lease lapsed, or was never taken since the cluster started), else the holder.
-    pub async fn route(&self, game: &GameKey) -> Result<Route, String> {
+    pub async fn route(&self, game: &GameKey) -> Result<Route, ClusterError> {
         let id = envelope::game_id(game);
         let deadline = tokio::time::Instant::now() + self.join_wait();
         loop {
@@ -183,12 +217,12 @@ impl Cluster {
                     tokio::time::sleep(Duration::from_millis(250)).await;
                     continue;
                 }
-                Err(e) => return Err(format!("cannot read the game's lease: {e}")),
+                Err(e) => return Err(ClusterError::LeaseUnread(e.to_string())),
             };
             let taken = match entry {
                 Some(entry) if entry.operation == kv::Operation::Put => {
                     let lease: Lease = serde_json::from_slice(&entry.value)
-                        .map_err(|e| format!("the game's lease is not readable: {e}"))?;
+                        .map_err(|e| ClusterError::LeaseGarbled(e.to_string()))?;
                     if lease.node != self.node_id {
                         return Ok(Route::Remote {
                             node: lease.node,
@@ -301,7 +335,7 @@ type Upstream =
 pub async fn connect_owner(
     address: &str,
     join: tokio_tungstenite::tungstenite::Message,
-) -> Result<Upstream, String> {
+) -> Result<Upstream, ProxyError> {
     let url = format!("{address}{}", protocol::wire::WIRE_PATH);
     let config = crate::operations::config::websocket_config();
     let (mut upstream, _) = tokio::time::timeout(
@@ -309,12 +343,21 @@ pub async fn connect_owner(
         tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true),
     )
     .await
-    .map_err(|_| format!("{url} did not answer within {PROXY_CONNECT_MAX:?}"))?
-    .map_err(|e| format!("cannot reach {url}: {e}"))?;
+    .map_err(|_| ProxyError::NoAnswer {
+        url: url.clone(),
+        waited: PROXY_CONNECT_MAX,
+    })?
+    .map_err(|e| ProxyError::Unreachable {
+        url: url.clone(),
+        why: e.to_string(),
+    })?;
     upstream
         .send(join)
         .await
-        .map_err(|e| format!("cannot send the join to {url}: {e}"))?;
+        .map_err(|e| ProxyError::JoinNotSent {
+            url: url.clone(),
+            why: e.to_string(),
+        })?;
     Ok(upstream)
 }
 
@@ -388,7 +431,7 @@ const KEY_NAME: &str = "server-signing-key";
 pub fn signing_key(
     connected: &Connected,
     runtime: &tokio::runtime::Handle,
-) -> Result<protocol::record::signed::ServerSigningKey, String> {
+) -> Result<protocol::record::signed::ServerSigningKey, ClusterError> {
     use protocol::record::signed::ServerSigningKey;
     std::thread::scope(|scope| {
         scope
@@ -411,13 +454,16 @@ pub fn signing_key(
                         }
                     })
                     .await?;
-                    let bytes: [u8; 32] = stored.as_ref().try_into().map_err(|_| {
-                        format!("{KEY_BUCKET}/{KEY_NAME} is not a signing key (32 bytes)")
-                    })?;
+                    let bytes: [u8; 32] = stored
+                        .as_ref()
+                        .try_into()
+                        .map_err(|_| ClusterError::NotAKey)?;
                     Ok(ServerSigningKey::from_bytes(&bytes))
                 })
             })
             .join()
-            .unwrap_or_else(|_| Err("reading the signing key panicked".into()))
+            .unwrap_or(Err(ClusterError::Panicked {
+                what: "reading the signing key",
+            }))
     })
 }

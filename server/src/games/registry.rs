@@ -598,7 +598,7 @@ impl Registry {
             cluster
                 .claim_new(&key)
                 .await
-                .map_err(|e| (ErrorCode::Storage, e))?;
+                .map_err(|e| (ErrorCode::Storage, e.to_string()))?;
         }
         let mut scenario = scenario;
         prepare(&mut scenario, self.config.boards.as_deref(), &self.interner);
@@ -812,7 +812,7 @@ impl Registry {
         match cluster
             .route(&key)
             .await
-            .map_err(|e| (ErrorCode::GameUnavailable, e))?
+            .map_err(|e| (ErrorCode::GameUnavailable, e.to_string()))?
         {
             crate::games::cluster::Route::Local { fresh: true } => {
                 self.reset(key).await?;

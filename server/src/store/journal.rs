@@ -186,15 +186,15 @@ fn record_at(file: &[u8], offset: u64) -> Option<Record> {
 /// The records of `epoch` from the first, numbered 0, 1, … without a gap, at most `limit` of
 /// them: their inserts in order, where the record after them goes, and its number. A record
 /// that passes its checksum but does not parse is an error naming it.
-fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64, u64), String> {
+fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64, u64), Unparsed> {
     let (mut inserts, mut offset, mut next) = (vec![], RECORDS_START, 0);
     while next < limit {
         match record_at(bytes, offset) {
             Some(r) if r.epoch == epoch && r.number == next => {
-                inserts.extend(
-                    decode(&bytes[r.payload])
-                        .ok_or_else(|| format!("record {next} of epoch {epoch} does not parse"))?,
-                );
+                inserts.extend(decode(&bytes[r.payload]).ok_or(Unparsed {
+                    number: next,
+                    epoch,
+                })?);
                 next += 1;
                 offset = r.next;
             }
@@ -202,6 +202,39 @@ fn read_epoch(bytes: &[u8], epoch: u64, limit: u64) -> Result<(Vec<Insert>, u64,
         }
     }
     Ok((inserts, offset, next))
+}
+
+/// A record that passes its checksum but does not parse: by its number and epoch.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("record {number} of epoch {epoch} does not parse")]
+pub struct Unparsed {
+    pub number: u64,
+    pub epoch: u64,
+}
+
+/// Why the open journal could not be written, read back or given a new epoch; each names the
+/// journal's file.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A record could not be written and made durable.
+    #[error("writing the journal {}: {why}", path.display())]
+    Append { path: PathBuf, why: String },
+    /// The file could not be read back.
+    #[error("the journal {}: {why}", path.display())]
+    Unreadable { path: PathBuf, why: String },
+    /// A record read back does not parse.
+    #[error("the journal {}: {unparsed}", path.display())]
+    Unparsed { path: PathBuf, unparsed: Unparsed },
+    /// A record acknowledged in this epoch is not on the disk.
+    #[error("the journal {}: record {number} of epoch {epoch} is gone", path.display())]
+    Gone {
+        path: PathBuf,
+        number: u64,
+        epoch: u64,
+    },
+    /// The header slot of the new epoch could not be written.
+    #[error("starting a new journal epoch in {}: {why}", path.display())]
+    Checkpoint { path: PathBuf, why: String },
 }
 
 /// A record found by [`salvage_records`]: its epoch, its number and its inserts.
@@ -289,7 +322,8 @@ impl Journal {
             read_slot(&bytes[at..at + SLOT_BYTES as usize])
         });
         let epoch = slots.iter().flatten().max().copied().unwrap_or(0);
-        let (inserts, offset, next) = read_epoch(&bytes, epoch, u64::MAX).map_err(damaged)?;
+        let (inserts, offset, next) =
+            read_epoch(&bytes, epoch, u64::MAX).map_err(|e| damaged(e.to_string()))?;
         // Past the end of the epoch's records: a torn write, or damage? Any valid record of this
         // epoch further on, or of a later epoch anywhere, means acknowledged writes were lost.
         let mut scan = RECORDS_START;
@@ -339,7 +373,7 @@ impl Journal {
     /// Writes `payload` as the next record and makes it durable. On an error the record may or
     /// may not be on the disk; the next write goes to the same place with the same number, and
     /// [`Journal::records`] never returns it.
-    pub fn append(&mut self, payload: &[u8]) -> Result<(), String> {
+    pub fn append(&mut self, payload: &[u8]) -> Result<(), JournalError> {
         let len = record_bytes(payload.len()) as usize;
         let (epoch, number) = (self.epoch, self.next);
         let offset = self.offset;
@@ -356,7 +390,10 @@ impl Journal {
                     record[end..end + CHECKSUM].copy_from_slice(sum.as_bytes());
                 })
             })
-            .map_err(|e| format!("writing the journal {}: {e}", self.path.display()))?;
+            .map_err(|e| JournalError::Append {
+                path: self.path.clone(),
+                why: e.to_string(),
+            })?;
         self.offset += len as u64;
         self.next += 1;
         self.last_len = Some(len as u64);
@@ -390,22 +427,32 @@ impl Journal {
 
     /// The inserts of every acknowledged record of the current epoch, read back from the disk:
     /// what a reopened sled must be given again.
-    pub fn records(&self) -> Result<Vec<Insert>, String> {
-        let named = |why: String| format!("the journal {}: {why}", self.path.display());
-        let bytes = read_all(&self.writer.buffered).map_err(|e| named(e.to_string()))?;
-        let (inserts, _, found) = read_epoch(&bytes, self.epoch, self.next).map_err(named)?;
+    pub fn records(&self) -> Result<Vec<Insert>, JournalError> {
+        let path = || self.path.clone();
+        let bytes = read_all(&self.writer.buffered).map_err(|e| JournalError::Unreadable {
+            path: path(),
+            why: e.to_string(),
+        })?;
+        let (inserts, _, found) =
+            read_epoch(&bytes, self.epoch, self.next).map_err(|unparsed| {
+                JournalError::Unparsed {
+                    path: path(),
+                    unparsed,
+                }
+            })?;
         if found < self.next {
-            return Err(named(format!(
-                "record {found} of epoch {} is gone",
-                self.epoch
-            )));
+            return Err(JournalError::Gone {
+                path: path(),
+                number: found,
+                epoch: self.epoch,
+            });
         }
         Ok(inserts)
     }
 
     /// Starts a new epoch: called once sled has flushed and its files are synced, so every
     /// record so far is in sled on the disk and none needs replaying.
-    pub fn checkpoint(&mut self) -> Result<(), String> {
+    pub fn checkpoint(&mut self) -> Result<(), JournalError> {
         let epoch = self.epoch + 1;
         let at = (epoch % 2) * SLOT_BYTES;
         self.injected()
@@ -413,11 +460,9 @@ impl Journal {
                 self.writer
                     .write_at(at, SLOT_BYTES as usize, |slot| write_header(slot, epoch))
             })
-            .map_err(|e| {
-                format!(
-                    "starting a new journal epoch in {}: {e}",
-                    self.path.display()
-                )
+            .map_err(|e| JournalError::Checkpoint {
+                path: self.path.clone(),
+                why: e.to_string(),
             })?;
         self.epoch = epoch;
         self.next = 0;
@@ -668,7 +713,15 @@ mod tests {
         };
         j.append(&group(1)).unwrap();
         fault.store(true, Ordering::SeqCst);
-        assert!(j.append(&group(2)).is_err());
+        let failed = j.append(&group(2)).unwrap_err();
+        assert!(
+            matches!(&failed, JournalError::Append { path, .. } if path == &dir.path().join(FILE_NAME)),
+            "{failed}"
+        );
+        assert!(
+            failed.to_string().starts_with("writing the journal "),
+            "{failed}"
+        );
         fault.store(false, Ordering::SeqCst);
         assert_eq!(j.records().unwrap().len(), 2);
         j.append(&group(3)).unwrap();

