@@ -96,7 +96,9 @@ pub(crate) fn decide(
             ViolationKind::UnitState,
             vec![
                 unit_piece(id),
-                text(" is not a squad, half-squad, crew or leader with a morale: it does not rally"),
+                text(
+                    " is not a squad, half-squad, crew or leader with a morale: it does not rally",
+                ),
             ],
         ));
     };
@@ -111,7 +113,10 @@ pub(crate) fn decide(
         return Err(refuse(
             "A10.6",
             ViolationKind::UnitState,
-            vec![unit_piece(id), text(" is not broken: only a broken unit rallies")],
+            vec![
+                unit_piece(id),
+                text(" is not broken: only a broken unit rallies"),
+            ],
         ));
     }
     if game.movement.rallied.contains(id) {
@@ -169,6 +174,18 @@ pub(crate) fn decide(
                     "A10.6",
                     ViolationKind::UnitState,
                     vec![unit_piece(l), text(why)],
+                ));
+            }
+            if unit.kind == UnitKind::Leader {
+                return Err(refuse(
+                    "A10.6",
+                    ViolationKind::NotModelled,
+                    vec![
+                        unit_piece(id),
+                        text(format!(
+                            " is a leader: whether another leader's DRM applies to his rally is not sourced (he may self-rally: `rally` without `with`); {BY_HAND}"
+                        )),
+                    ],
                 ));
             }
             if game.movement.rallied.contains(l) {
