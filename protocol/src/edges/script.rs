@@ -482,7 +482,7 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, LineError> {
 /// `rally UNIT morale N [with LEADER] [dm]` (A10.6): the broken side's morale as printed on
 /// the counter, the Good Order leader who rallies it (none: a leader's self-rally), and `dm`
 /// when the unit is under Desperation Morale (A10.62).
-fn parse_rally(args: &[String]) -> Result<Command, String> {
+fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     const USAGE: &str =
         "`rally` takes a broken unit, `morale` and its broken side's morale, then optionally `with` a leader and `dm`: rally 467a morale 8 with 9-1a dm";
     let [unit, morale_word, morale, rest @ ..] = args else {
@@ -496,10 +496,10 @@ fn parse_rally(args: &[String]) -> Result<Command, String> {
         .ok()
         .filter(|m| (1..=crate::rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
         .ok_or_else(|| {
-            format!(
+            LineError::from(format!(
                 "`{morale}` is not a morale (1 to {})",
                 crate::rules::morale::rally::BROKEN_MORALE_MAX
-            )
+            ))
         })?;
     let (desperation, rest) = match rest.split_last() {
         Some((last, before)) if last == "dm" => (true, before),
@@ -645,7 +645,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 ),
             }
         }
-        "rally" => parse_rally(args).map_err(Into::into),
+        "rally" => parse_rally(args),
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {

@@ -73,11 +73,26 @@ impl IftColumn {
     }
 }
 
+/// An FP that heads no column of the IFT: what reading a logged column refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoSuchColumn(pub u8);
+
+impl fmt::Display for NoSuchColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} heads no IFT column; the columns are {COLUMNS:?}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NoSuchColumn {}
+
 impl TryFrom<u8> for IftColumn {
-    type Error = String;
-    fn try_from(fp: u8) -> Result<Self, String> {
-        IftColumn::exactly(fp)
-            .ok_or_else(|| format!("{fp} heads no IFT column; the columns are {COLUMNS:?}"))
+    type Error = NoSuchColumn;
+    fn try_from(fp: u8) -> Result<Self, NoSuchColumn> {
+        IftColumn::exactly(fp).ok_or(NoSuchColumn(fp))
     }
 }
 
