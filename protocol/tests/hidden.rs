@@ -287,6 +287,7 @@ enum Draw {
     RoutThroughTunnel(usize),
     ClaimTunnelSeen(usize, usize),
     DiscoverTunnel(usize),
+    Rally(usize, usize),
     ProposeEnd(usize),
     AcceptEnd(usize),
     Concede(usize),
@@ -313,6 +314,7 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (0usize..40).prop_map(Draw::RoutThroughTunnel),
         1 => (0usize..40, 0usize..4).prop_map(|(u, e)| Draw::ClaimTunnelSeen(u, e)),
         1 => (0usize..40).prop_map(Draw::DiscoverTunnel),
+        1 => (0usize..40, 0usize..40).prop_map(|(u, l)| Draw::Rally(u, l)),
         1 => (0usize..2).prop_map(Draw::ProposeEnd),
         1 => (0usize..2).prop_map(Draw::AcceptEnd),
         // Rare: it ends the game, and the rest of the draws are refused.
@@ -481,6 +483,20 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
         Draw::DiscoverTunnel(u) => {
             let u = unit(u);
             (u.side, Command::DiscoverTunnel { unit: u.id.clone() })
+        }
+        // A rally by a unit's own side, led by another unit half the time (A10.6).
+        Draw::Rally(u, l) => {
+            let u = unit(u);
+            let leader = (l % 2 == 0).then(|| unit(l).id.clone());
+            (
+                u.side,
+                Command::Rally {
+                    unit: u.id.clone(),
+                    broken_morale: 7,
+                    leader,
+                    desperation: l % 3 == 0,
+                },
+            )
         }
         Draw::ProposeEnd(s) => (side_of(*s), Command::ProposeEnd),
         Draw::AcceptEnd(s) => (side_of(*s), Command::AcceptEnd),

@@ -66,6 +66,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "rout",
     "tunnel-seen",
     "discover-tunnel",
+    "rally",
     "roll",
     "setup",
     "lift",
@@ -478,6 +479,45 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, LineError> {
     }
 }
 
+/// `rally UNIT morale N [with LEADER] [dm]` (A10.6): the broken side's morale as printed on
+/// the counter, the Good Order leader who rallies it (none: a leader's self-rally), and `dm`
+/// when the unit is under Desperation Morale (A10.62).
+fn parse_rally(args: &[String]) -> Result<Command, LineError> {
+    const USAGE: &str =
+        "`rally` takes a broken unit, `morale` and its broken side's morale, then optionally `with` a leader and `dm`: rally 467a morale 8 with 9-1a dm";
+    let [unit, morale_word, morale, rest @ ..] = args else {
+        return Err(USAGE.into());
+    };
+    if morale_word != "morale" {
+        return Err(USAGE.into());
+    }
+    let broken_morale: u8 = morale
+        .parse()
+        .ok()
+        .filter(|m| (1..=crate::rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
+        .ok_or_else(|| {
+            LineError::from(format!(
+                "`{morale}` is not a morale (1 to {})",
+                crate::rules::morale::rally::BROKEN_MORALE_MAX
+            ))
+        })?;
+    let (desperation, rest) = match rest.split_last() {
+        Some((last, before)) if last == "dm" => (true, before),
+        _ => (false, rest),
+    };
+    let leader = match rest {
+        [] => None,
+        [with, leader] if with == "with" => Some(leader.clone()),
+        _ => return Err(USAGE.into()),
+    };
+    Ok(Command::Rally {
+        unit: unit.clone(),
+        broken_morale,
+        leader,
+        desperation,
+    })
+}
+
 /// The tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
 /// `discover-tunnel UNIT`.
 fn parse_tunnel_command(
@@ -605,6 +645,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
                 ),
             }
         }
+        "rally" => parse_rally(args),
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {

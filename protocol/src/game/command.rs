@@ -118,6 +118,17 @@ pub enum Command {
     /// Search the unit's Location for the tunnel entrance there by the recovery procedure of
     /// A4.44, in the MPh (B8.63).
     DiscoverTunnel { unit: UnitId },
+    /// Attempt to rally a broken unit in the RPh (A10.6): led by `leader`, a Good Order
+    /// leader of its Location, or without one a broken leader's self-rally (A10.63). The
+    /// counter's broken side carries a morale its ratings do not, so the player gives it
+    /// (`broken_morale`); `desperation` says the unit is under Desperation Morale (A10.62),
+    /// which the engine does not track.
+    Rally {
+        unit: UnitId,
+        broken_morale: u8,
+        leader: Option<UnitId>,
+        desperation: bool,
+    },
     /// Roll a dr or DR through the referee, under the dice commitment, for a purpose the
     /// engine does not roll for itself (fire, morale, Close Combat…); `other` needs a note.
     Roll {

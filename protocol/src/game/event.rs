@@ -450,22 +450,31 @@ pub enum Event {
         final_dr: i16,
         result: String,
     },
-    /// An engine-read IFT result's effect on one unit, applied by the rules (`rules::morale`):
-    /// broken by a failed MC (A10.1), pinned by a failed PTC (A7.8). `why` gives the check's figures; its roll is the `DiceRolled` before it.
+    /// An effect on one unit the rules applied from a roll of their own (`rules::morale`):
+    /// broken by a failed MC (A10.1), pinned by a failed PTC (A7.8), rallied (A10.6). `why`
+    /// gives the check's figures; its roll is the `DiceRolled` before it.
     FireEffectApplied {
         unit: UnitId,
         outcome: Outcome,
         rule: String,
         why: String,
     },
-    /// Part of an engine-read IFT result's effects the engine does not rule on, asked of the
-    /// players at the point it arises (Random Selection, Casualty Reduction, Heat of Battle,
-    /// ELR, Leader Loss …): for `unit`, or for the attack's units as a whole.
+    /// Part of an engine-read IFT result's or rally's effects the engine does not rule on,
+    /// asked of the players at the point it arises (Random Selection, Casualty Reduction,
+    /// Heat of Battle, ELR, Leader Loss, Fate …): for `unit`, or for the attack's units as a
+    /// whole.
     FireEffectLeftToPlayers {
         target: Hex,
         unit: Option<UnitId>,
         rule: String,
         why: String,
+    },
+    /// A broken unit attempted to rally (A10.6), led by `leader` or self-rallying (A10.63):
+    /// its one attempt of the Player Turn. The `DiceRolled` after it holds the DR and DRMs;
+    /// a success follows as a `FireEffectApplied` (Rally).
+    RallyAttempted {
+        unit: UnitId,
+        leader: Option<UnitId>,
     },
 }
 
@@ -625,6 +634,7 @@ impl Event {
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
+            Event::RallyAttempted { .. } => "RallyAttempted",
             Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
             Event::UnitEntryBlocked { .. } => "UnitEntryBlocked",
             Event::DiceRolled { .. } => "DiceRolled",
@@ -746,6 +756,7 @@ impl Event {
             Event::FireEffectLeftToPlayers {
                 unit: Some(unit), ..
             } => vec![unit],
+            Event::RallyAttempted { unit, leader } => std::iter::once(unit).chain(leader).collect(),
             _ => vec![],
         }
     }

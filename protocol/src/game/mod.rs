@@ -495,6 +495,9 @@ pub struct MovementRecord {
     pub advanced: BTreeSet<UnitId>,
     /// Hexes whose Close Combat ended in Melee this CCPh (A11.7).
     pub melee: BTreeSet<Hex>,
+    /// Units that attempted to rally this Player Turn (A10.6: one attempt each). The RPh
+    /// comes before the MPh, whose end forgets them with the rest.
+    pub rallied: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game.
@@ -964,6 +967,7 @@ impl Game {
             sewer_entries,
             advanced,
             melee,
+            rallied,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1004,6 +1008,7 @@ impl Game {
                 advanced: known_of(advanced),
                 // Which Locations are in CC every viewer sees alike (`rules::close_combat`).
                 melee: melee.clone(),
+                rallied: known_of(rallied),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1752,6 +1757,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         // The engine's own ruling changes a unit as a player's adjudication of it would.
         Event::FireEffectApplied { unit, outcome, .. } => apply_outcome(game, unit, *outcome, ""),
         Event::FireEffectLeftToPlayers { .. } => {}
+        Event::RallyAttempted { unit, .. } => {
+            game.movement.rallied.insert(unit.clone());
+        }
         // The position goes back to before the undone events; the version keeps counting, and
         // a projection stays the same viewer's (see `crate::record::dispute`).
         Event::EventsUndone { restored, .. } => {

@@ -468,6 +468,10 @@ impl Names<'_> {
                 rule,
                 why: self.text(&why),
             },
+            Event::RallyAttempted { unit, leader } => Event::RallyAttempted {
+                unit: self.name(&unit),
+                leader: leader.map(|l| self.name(&l)),
+            },
             Event::AttackLeftToPlayers {
                 by,
                 target,

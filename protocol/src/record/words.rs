@@ -270,6 +270,13 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::FireEffectLeftToPlayers { why, rule, .. } => {
             format!("for the players to adjudicate: {why} ({rule})")
         }
+        Event::RallyAttempted {
+            unit,
+            leader: Some(leader),
+        } => format!("{leader} attempted to rally {unit} (A10.6)"),
+        Event::RallyAttempted { unit, leader: None } => {
+            format!("{unit} attempted to self-rally (A10.63)")
+        }
         Event::UnitSetUp { unit, hip, .. } => format!(
             "{} set up {} in {}{}{} (A12.12)",
             name(unit.side),

@@ -142,6 +142,20 @@ pub fn decide(
             sewer::decide_tunnel_seen(game, by, unit, *entrance)
         }
         Command::DiscoverTunnel { unit } => sewer::decide_discover(game, by, unit),
+        Command::Rally {
+            unit,
+            broken_morale,
+            leader,
+            desperation,
+        } => morale::rally::decide(
+            game,
+            by,
+            unit,
+            *broken_morale,
+            leader.as_ref(),
+            *desperation,
+            dice,
+        ),
         Command::Roll {
             dice: count,
             purpose,

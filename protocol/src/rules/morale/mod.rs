@@ -25,6 +25,8 @@
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
 //!   the Final DR is at or below the unit's morale").
 
+pub mod rally;
+
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
 use crate::game::command::Outcome;
