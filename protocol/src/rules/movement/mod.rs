@@ -369,6 +369,23 @@ fn position(unit: &Unit) -> String {
     }
 }
 
+/// A12.3: what a HIP unit does in the open reveals it, which the engine does not model; the
+/// act (`by`: movement, advancing, dropping a weapon …) is refused rather than done by a unit
+/// the opponent may not know of.
+pub(in crate::rules) fn check_not_hidden(unit: &Unit, by: &str) -> Result<(), RuleViolation> {
+    if unit.hidden {
+        return Err(RuleViolation::with(
+            "A12.3",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&unit.id),
+                format!(" is hidden; revealing HIP units by {by} is not modelled yet")
+            ],
+        ));
+    }
+    Ok(())
+}
+
 /// What keeps a unit from moving in the MPh (A4.1) or advancing in the APh (A4.7) at all, in
 /// one order for both acts: hidden, below ground, broken, berserk, pinned. Each act words its
 /// refusal and cites its own rule; what else an act asks of the unit is its own.
@@ -376,17 +393,7 @@ pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), Rul
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
     let moving = matches!(act, StackAct::Move);
-    if unit.hidden {
-        let by = if moving { "movement" } else { "advancing" };
-        return refuse(
-            "A12.3",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(id),
-                format!(" is hidden; revealing HIP units by {by} is not modelled yet")
-            ],
-        );
-    }
+    check_not_hidden(unit, if moving { "movement" } else { "advancing" })?;
     if unit.underground.is_some() {
         let how = if moving {
             " is below ground; it moves by sewer movement or comes up in the APh"

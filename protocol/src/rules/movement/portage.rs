@@ -159,6 +159,7 @@ pub(in crate::rules) fn decide_drop(
     }
     let unit = own_unit(game, by, unit_id)?;
     refuse_vehicle(unit)?;
+    super::check_not_hidden(unit, "dropping a support weapon")?;
     let weapon = weapon(game, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
         return Err(RuleViolation::with(
