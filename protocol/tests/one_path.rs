@@ -552,3 +552,159 @@ proptest! {
         }
     }
 }
+
+/// The tunnel entrance the units go down at, two hexes from `TARGET` (B8.6: within three).
+const TUNNEL_FROM: &str = "1H3";
+
+/// Terrains a tunnel entrance may be in (B8.6), for `TARGET` as a tunnel's exit.
+const ENTRANCE_TERRAINS: [&str; 4] = ["woods", "brush", "stone_building", "wooden_building"];
+
+/// What comes up at a tunnel's exit: the Location's terrain, what lies in it, and who holds it.
+#[derive(Clone, Debug)]
+struct Exit {
+    terrain: usize,
+    fortification: Option<usize>,
+    rubble: bool,
+    blaze: bool,
+    enemy: Enemy,
+}
+
+fn exit() -> impl Strategy<Value = Exit> {
+    (
+        0..ENTRANCE_TERRAINS.len(),
+        prop::option::weighted(0.5, 0..FORTIFICATIONS.len()),
+        prop::bool::weighted(0.15),
+        prop::bool::weighted(0.15),
+        prop_oneof![
+            3 => Just(Enemy::None),
+            1 => Just(Enemy::Known),
+            1 => Just(Enemy::Concealed),
+            1 => Just(Enemy::Hidden),
+        ],
+    )
+        .prop_map(|(terrain, fortification, rubble, blaze, enemy)| Exit {
+            terrain,
+            fortification,
+            rubble,
+            blaze,
+            enemy,
+        })
+}
+
+/// Board 1, Open Ground at level 0: a German tunnel from the woods of `TUNNEL_FROM` to
+/// `TARGET`, drawn as `exit` says; a German squad `gt` and a broken one `gb` at the entrance,
+/// and a German squad `gs` in `BESIDE`, next to `TARGET`. A Russian squad keeps to 1A6.
+fn tunnel_scenario(exit: &Exit) -> String {
+    let terrain = ENTRANCE_TERRAINS[exit.terrain];
+    let mut s = format!(
+        "name = \"tunnel exit\"\nturns = 2\nfirst = \"german\"\nsides = [\n  {{ id = \"german\", name = \"German\" }},\n  {{ id = \"russian\", name = \"Russian\" }},\n]\n\n[[area]]\nfrom = \"1A1\"\nto = \"1J6\"\nterrain = \"open_ground\"\n\n[[hexes]]\nhex = \"{TUNNEL_FROM}\"\nterrain = \"woods\"\n\n[[hexes]]\nhex = \"{TARGET}\"\nterrain = \"{terrain}\"\n"
+    );
+    if terrain.ends_with("building") {
+        s += "height = 2\n";
+    }
+    if let Some(f) = exit.fortification {
+        s += &format!("fortifications = [\"{}\"]\n", FORTIFICATIONS[f]);
+    }
+    if exit.rubble {
+        s += "rubble = true\n";
+    }
+    if exit.blaze {
+        s += "blaze = true\n";
+    }
+    s += &format!(
+        "\n[[tunnels]]\nside = \"german\"\nentrances = [\"{TUNNEL_FROM}\", \"{TARGET}\"]\n"
+    );
+    let unit = |id: &str, side: &str, hex: &str, extra: &str| {
+        let ratings = if side == "german" { "4-6-7" } else { "4-4-7" };
+        format!("\n[[units]]\nid = \"{id}\"\nside = \"{side}\"\nkind = \"squad\"\nratings = \"{ratings}\"\nhex = \"{hex}\"\n{extra}")
+    };
+    s += &unit("gt", "german", TUNNEL_FROM, "");
+    s += &unit("gb", "german", TUNNEL_FROM, "morale = \"broken\"\n");
+    s += &unit("gs", "german", BESIDE, "");
+    s += &unit("rr", "russian", "1A6", "");
+    match exit.enemy {
+        Enemy::None => {}
+        Enemy::Known => s += &unit("re", "russian", TARGET, ""),
+        Enemy::Concealed => s += &unit("re", "russian", TARGET, "concealed = true\n"),
+        Enemy::Hidden => s += &unit("re", "russian", TARGET, "hidden = true\n"),
+        other => unreachable!("not drawn: {other:?}"),
+    }
+    s
+}
+
+/// A command's outcome in words, whatever its events.
+fn outcome(r: &Result<Vec<Event>, protocol::RuleViolation>) -> String {
+    match r {
+        Ok(events) => format!("accepted: {events:?}"),
+        Err(v) => format!("refused {} ({:?}): {}", v.rule, v.kind, v.detail),
+    }
+}
+
+/// The game after each of `sides` in turn has said `done`, or `None` if one is refused.
+fn after_done(mut game: Game, sides: &[Side]) -> Option<Game> {
+    for side in sides {
+        let events = decide(&game, *side, &Command::Done, &mut ScriptedDice::default()).ok()?;
+        for e in &events {
+            protocol::apply(&mut game, e);
+        }
+    }
+    Some(game)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Coming out of a tunnel into a Location is the act of entering it (B8.61, B8.62): where a
+    /// `move` into `TARGET` is refused as not modelled (its terrain or a fortification the
+    /// engine has no figures for), going into the tunnel that comes out there (`enter-tunnel`,
+    /// since its units must come out in the APh, B8.61) and routing through it (B8.62) are
+    /// refused by the same rule, of the same kind; where the `move` is not, neither is refused
+    /// as not modelled. The exceptions are rules' own: a Known enemy in the Location bars the
+    /// `move` (A4.14) but not the tunnel's exit (B8.61), and bars the router by B8.62 (no unit
+    /// comes out ADJACENT to, here in the Location of, a Known unbroken armed enemy).
+    #[test]
+    fn coming_out_of_a_tunnel_is_entering(exit in exit()) {
+        let toml = tunnel_scenario(&exit);
+        let Some(moving) = at_movement_phase(&toml) else {
+            // Terrain a fortification may not be in (B16, B23 …) does not load.
+            prop_assert!(Scenario::from_toml(&toml).is_err(), "{toml}");
+            return Ok(());
+        };
+        let to: Hex = TARGET.parse().unwrap();
+        let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs".into()], to }, &mut ScriptedDice::default());
+        let tunnelled = decide(&moving, Side::A, &Command::EnterTunnel { units: vec!["gt".into()] }, &mut ScriptedDice::default());
+        let routing = after_done(moving, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
+        prop_assert_eq!(routing.clock.phase(), protocol::phase::Phase::Rout);
+        let routed = decide(&routing, Side::A, &Command::RoutThroughTunnel { units: vec!["gb".into()] }, &mut ScriptedDice::default());
+        let unmodelled = exit.rubble
+            || exit.blaze
+            || exit.fortification.is_some_and(|f| !["foxhole", "trench"].contains(&FORTIFICATIONS[f]));
+        match &moved {
+            Err(m) if m.kind == ViolationKind::NotModelled => {
+                prop_assert!(unmodelled, "move: {}", render(&moved));
+                for r in [&tunnelled, &routed] {
+                    prop_assert!(
+                        matches!(r, Err(v) if v.rule == m.rule && v.kind == m.kind && says_not_modelled(v)),
+                        "move: {}\nfrom below: {}", render(&moved), outcome(r)
+                    );
+                }
+            }
+            _ => {
+                prop_assert!(!unmodelled, "move: {}", render(&moved));
+                let known = matches!(exit.enemy, Enemy::Known);
+                // B8.61: the exit is entered even where a Known enemy holds it.
+                prop_assert!(tunnelled.is_ok(), "enter-tunnel: {}", outcome(&tunnelled));
+                match (&moved, known) {
+                    (Err(m), true) => prop_assert_eq!(&m.rule, "A4.14"),
+                    (r, false) => prop_assert!(r.is_ok(), "move: {}", render(r)),
+                    (Ok(_), true) => prop_assert!(false, "a move into a Known enemy's Location accepted"),
+                }
+                match (&routed, known) {
+                    (Err(r), true) => prop_assert_eq!(&r.rule, "B8.62"),
+                    (r, false) => prop_assert!(r.is_ok(), "rout: {}", outcome(r)),
+                    (Ok(_), true) => prop_assert!(false, "a rout into a Known enemy's Location accepted"),
+                }
+            }
+        }
+    }
+}

@@ -200,39 +200,10 @@ fn set_up(
             ),
         ));
     }
-    if let Some(name) = &hex_spec.unmodelled {
-        return Err(refuse(
-            "B1",
-            ViolationKind::NotModelled,
-            format!("{hex}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; setting up there is not modelled"),
-        ));
-    }
-    if hex_spec.rubble || hex_spec.blaze || hex_spec.water_obstacle {
-        let what = if hex_spec.rubble {
-            "rubble"
-        } else if hex_spec.blaze {
-            "a Blaze"
-        } else {
-            "a Water Obstacle"
-        };
-        return Err(refuse(
-            "B1",
-            ViolationKind::NotModelled,
-            format!("{hex} holds {what}; setting up there is not modelled by this engine"),
-        ));
-    }
-    // Placing a unit is putting it into a Location: where in a hex with Wire, Panji, a
-    // pillbox or a bridge it would be, the engine does not rule on, as for a move.
-    if let Some(f) = super::fortification::unmodelled_in(game, hex) {
-        return Err(refuse(
-            f.row().rule,
-            ViolationKind::NotModelled,
-            format!(
-                "{hex} holds a {}; setting up there is not modelled by this engine",
-                f.row().name
-            ),
-        ));
-    }
+    // Placing a unit is putting it into a Location (A12.12): what the engine refuses as not
+    // modelled to every command that enters one — rubble, a Blaze, a Water Obstacle, VASL
+    // terrain with no row, Wire, Panji, a pillbox, a bridge — it refuses here by the same check.
+    super::movement::check_enterable(game, hex)?;
     if spec.kind == UnitKind::Vehicle {
         return Err(refuse(
             "A12.12",

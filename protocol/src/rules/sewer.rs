@@ -772,6 +772,14 @@ pub(super) fn decide_surface(
             _ => {}
         }
     }
+    // Coming up is putting the units into the hex's ground-level Location, so it checks what
+    // every entry checks of the Location itself (`check_enterable`): terrain and fortifications
+    // the engine does not model are refused as not modelled, as a `move` there is. The rest
+    // of the act is B8's own: the units come up concealed (B8.42, B8.61), into enemy-occupied
+    // Locations too — an advance, where A4.14 does not bar enemy units (A4.7, A11.1), and a
+    // tunnel's exit even so (B8.61) — without MF, and concealed or hidden enemy units there
+    // stay as they are until the CCPh (A12.14), as for `advance`.
+    super::movement::check_enterable(game, first.hex)?;
     let mut events = vec![Event::UnitsSurfaced {
         units: ids.to_vec(),
         hex: first.hex,
@@ -819,6 +827,10 @@ pub(super) fn decide_enter_tunnel(
         check_sewer_unit(game, u, false, true)?;
     }
     super::movement::check_leaving(game, &units)?;
+    // The units must come out at the exit in the APh (B8.61): an exit the engine cannot put
+    // them into (`check_enterable`, as `move` and `surface` check it) is refused now, rather
+    // than leaving them in a tunnel they could never leave.
+    super::movement::check_enterable(game, exit)?;
     // A tunnel is never overstacked (B8.61): those already in it, going either way, and those
     // entering.
     let mut stack = crate::board::scenario::Stack::default();
@@ -1087,6 +1099,10 @@ pub(super) fn decide_rout(
     }
     super::movement::check_leaving(game, &units)?;
     let to = tunnel_exit(game, by, from, "B8.62")?;
+    // Coming out at the other entrance puts the routers into its Location: refused as not
+    // modelled where a `move` there would be (`check_enterable`). B8.62 adds its own limits
+    // on Known enemy units below, in place of the MPh's A4.14.
+    super::movement::check_enterable(game, to)?;
     let known_armed = game.units.values().filter(|e| {
         e.side != by
             && !e.eliminated

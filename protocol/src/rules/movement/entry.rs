@@ -52,21 +52,21 @@ pub(in crate::rules) fn check_hex_modelled(game: &Game, to: Hex) -> Result<(), R
         return Err(RuleViolation::new(
             rule,
             ViolationKind::NotModelled,
-            format!("{to} holds {what}; movement into it is not modelled by this engine"),
+            format!("{to} holds {what}; putting a unit there (by movement or at set-up) is not modelled by this engine"),
         ));
     }
     if spec.water_obstacle {
         return Err(RuleViolation::new(
             "B21",
             ViolationKind::NotModelled,
-            format!("{to} is a Water Obstacle; movement into it is not modelled by this engine"),
+            format!("{to} is a Water Obstacle; putting a unit there (by movement or at set-up) is not modelled by this engine"),
         ));
     }
     if let Some(name) = &spec.unmodelled {
         return Err(RuleViolation::new(
             "B1",
             ViolationKind::NotModelled,
-            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; entering it is not modelled"),
+            format!("{to}'s board shows VASL's `{name}`, a terrain the engine's terrain chart has no row for; putting a unit there is not modelled"),
         ));
     }
     Ok(())
@@ -98,6 +98,17 @@ fn check_level(game: &Game, units: &[&Unit]) -> Result<(), RuleViolation> {
     Ok(())
 }
 
+/// What every command that puts a unit into `to` checks of the Location itself, whatever its
+/// way in: terrain (`check_hex_modelled`) and fortifications (B26, B30, G9, B6) the engine has
+/// no figures for are refused as not modelled. `move`, Bypass, `enter` and `advance` check it
+/// within `enter_location`; coming up from below (`surface`, B8.42, B8.61), going into a
+/// tunnel whose exit is there (B8.61), routing through one (B8.62) and set-up placement
+/// (A12.12) check it alone, since their own rules replace the rest of the act.
+pub(in crate::rules) fn check_enterable(game: &Game, to: Hex) -> Result<(), RuleViolation> {
+    check_hex_modelled(game, to)?;
+    crate::rules::fortification::check_enter(game, to)
+}
+
 /// The phase's way of entering a Location: what differs between them is only the rules each
 /// phase adds to the one act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,8 +135,7 @@ pub(in crate::rules) fn enter_location(
     cost: MoveCost,
     act: Act,
 ) -> Result<Entry, RuleViolation> {
-    check_hex_modelled(game, to)?;
-    crate::rules::fortification::check_enter(game, to)?;
+    check_enterable(game, to)?;
     if act == Act::Move {
         check_known_enemy(game, by, units, to)?;
     }

@@ -17,7 +17,9 @@ pub(super) use advance::decide as decide_advance;
 pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
-pub(in crate::rules) use entry::{check_hex_modelled, check_leaving, enter_location, Act};
+pub(in crate::rules) use entry::{
+    check_enterable, check_hex_modelled, check_leaving, enter_location, Act,
+};
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
 pub(super) use step::decide as decide_move;
