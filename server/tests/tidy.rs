@@ -9,18 +9,7 @@ mod source;
 #[test]
 fn server_errors_are_typed() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![];
-    source::rust_files(&src, &mut files);
-    assert!(files.len() > 20, "found only {} files", files.len());
-    let mut problems = vec![];
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let found = source::string_errors(&text);
-        if !found.is_empty() {
-            let name = path.strip_prefix(&src).unwrap().display().to_string();
-            problems.push(format!("{name}: {found:?}"));
-        }
-    }
+    let problems = source::untyped_errors_in(&src, 20);
     assert!(
         problems.is_empty(),
         "server/src returns untyped errors:\n{}",

@@ -205,3 +205,30 @@ pub fn string_errors(source: &str) -> Vec<String> {
     }
     found
 }
+
+/// Every untyped error in the library code below `src` (a crate's `src/`), one line each with
+/// its file: what the tidy tests of protocol, server and client refuse. `at_least` files must be
+/// found, so a moved directory fails loudly rather than passing on nothing.
+pub fn untyped_errors_in(src: &std::path::Path, at_least: usize) -> Vec<String> {
+    let mut files = vec![];
+    rust_files(src, &mut files);
+    assert!(
+        files.len() >= at_least,
+        "found only {} files below {}",
+        files.len(),
+        src.display()
+    );
+    let mut problems = vec![];
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path
+            .strip_prefix(src)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        for problem in string_errors(&text) {
+            problems.push(format!("{name}: {problem}"));
+        }
+    }
+    problems
+}
