@@ -173,6 +173,21 @@ pub struct Modifier {
     pub rule: String,
 }
 
+/// The DRMs of a roll as a fire log prints them after the DR: " +1 −1" (a minus sign, not a
+/// hyphen), nothing for none.
+pub fn signed_drms(modifiers: &[Modifier]) -> String {
+    modifiers
+        .iter()
+        .map(|m| {
+            if m.value < 0 {
+                format!(" −{}", -m.value)
+            } else {
+                format!(" +{}", m.value)
+            }
+        })
+        .collect()
+}
+
 /// A roll as the log keeps it: purpose, rule, the raw dice (and which draws of the game they
 /// were), each modifier with its reason, the Final result and what it meant.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

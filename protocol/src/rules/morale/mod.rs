@@ -242,16 +242,7 @@ pub fn fire_effects(
             (None, false) => "failed",
         };
         // The fire log's line: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
-        let drms: String = modifiers
-            .iter()
-            .map(|m| {
-                if m.value < 0 {
-                    format!(" −{}", -m.value)
-                } else {
-                    format!(" +{}", m.value)
-                }
-            })
-            .collect();
+        let drms = crate::game::dice::signed_drms(&modifiers);
         let name = if check.is_ptc() {
             "PTC".to_string()
         } else {

@@ -42,14 +42,6 @@ pub const BROKEN_MORALE_MAX: u8 = 10;
 /// What the players play instead when the engine does not rule on a rally.
 const BY_HAND: &str = "roll it (`roll rally`) and enter the result (`adjudicate UNIT rally`)";
 
-fn refuse(rule: &str, kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
-    RuleViolation::with(rule, kind, pieces)
-}
-
-fn unit_piece(id: &UnitId) -> Piece {
-    Piece::Unit(id.to_string())
-}
-
 /// The rally attempt of `id` by side `by`: led by `leader` (a Good Order leader of its
 /// Location), or without one a broken leader's self-rally. `broken_morale` is the morale on
 /// the unit's broken side, which its ratings do not carry; `desperation` says the unit is under
@@ -81,21 +73,21 @@ pub(crate) fn decide(
         return Err(unknown(id));
     }
     if unit.side != by {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::NotYourUnit,
             vec![
-                unit_piece(id),
+                Piece::unit(id),
                 text(" is the opponent's: each side rallies its own units"),
             ],
         ));
     }
     let Some(_) = morale_level(unit.kind, &unit.ratings) else {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::UnitState,
             vec![
-                unit_piece(id),
+                Piece::unit(id),
                 text(
                     " is not a squad, half-squad, crew or leader with a morale: it does not rally",
                 ),
@@ -103,38 +95,38 @@ pub(crate) fn decide(
         ));
     };
     if unit.eliminated {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::UnitState,
-            vec![unit_piece(id), text(" has been eliminated")],
+            vec![Piece::unit(id), text(" has been eliminated")],
         ));
     }
     if unit.morale != Morale::Broken {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::UnitState,
             vec![
-                unit_piece(id),
+                Piece::unit(id),
                 text(" is not broken: only a broken unit rallies"),
             ],
         ));
     }
     if game.movement.rallied.contains(id) {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::UnitState,
             vec![
-                unit_piece(id),
+                Piece::unit(id),
                 text(" has attempted to rally this Player Turn already: one attempt per unit"),
             ],
         ));
     }
     if unit.hidden || unit.concealed || unit.underground.is_some() {
-        return Err(refuse(
+        return Err(RuleViolation::with(
             "A10.6",
             ViolationKind::NotModelled,
             vec![
-                unit_piece(id),
+                Piece::unit(id),
                 text(format!(
                     " is hidden, concealed or underground: the engine does not rally it in the open; {BY_HAND}"
                 )),
@@ -170,18 +162,18 @@ pub(crate) fn decide(
                 None
             };
             if let Some(why) = why {
-                return Err(refuse(
+                return Err(RuleViolation::with(
                     "A10.6",
                     ViolationKind::UnitState,
-                    vec![unit_piece(l), text(why)],
+                    vec![Piece::unit(l), text(why)],
                 ));
             }
             if unit.kind == UnitKind::Leader {
-                return Err(refuse(
+                return Err(RuleViolation::with(
                     "A10.6",
                     ViolationKind::NotModelled,
                     vec![
-                        unit_piece(id),
+                        Piece::unit(id),
                         text(format!(
                             " is a leader: whether another leader's DRM applies to his rally is not sourced (he may self-rally: `rally` without `with`); {BY_HAND}"
                         )),
@@ -189,11 +181,11 @@ pub(crate) fn decide(
                 ));
             }
             if game.movement.rallied.contains(l) {
-                return Err(refuse(
+                return Err(RuleViolation::with(
                     "A10.6",
                     ViolationKind::NotModelled,
                     vec![
-                        unit_piece(l),
+                        Piece::unit(l),
                         text(format!(
                             " attempted his own rally this Player Turn: whether he may then rally others is not sourced; {BY_HAND}"
                         )),
@@ -219,11 +211,11 @@ pub(crate) fn decide(
             None
         }
         None => {
-            return Err(refuse(
+            return Err(RuleViolation::with(
                 "A10.63",
                 ViolationKind::NotModelled,
                 vec![
-                    unit_piece(id),
+                    Piece::unit(id),
                     text(format!(
                         " has no leader named to rally it (`with LEADER`, a Good Order leader of its Location); a squad's, half-squad's or crew's self-rally (its broken side's boxed morale, A18.11) is not tracked by the engine: {BY_HAND}"
                     )),
@@ -240,11 +232,11 @@ pub(crate) fn decide(
     };
     match hex.terrain {
         _ if !hex.fortifications.is_empty() => {
-            return Err(refuse(
+            return Err(RuleViolation::with(
                 "A10.61",
                 ViolationKind::NotModelled,
                 vec![
-                    unit_piece(id),
+                    Piece::unit(id),
                     text(format!(
                         " is in a hex with a fortification: what it does to a rally is not sourced; {BY_HAND}"
                     )),
@@ -264,11 +256,11 @@ pub(crate) fn decide(
         }
         Terrain::OpenGround => {}
         other => {
-            return Err(refuse(
+            return Err(RuleViolation::with(
                 "A10.61",
                 ViolationKind::NotModelled,
                 vec![
-                    unit_piece(id),
+                    Piece::unit(id),
                     text(format!(
                         " is in {other:?}: whether that terrain modifies a rally is not sourced (woods and buildings −1, open ground none); {BY_HAND}"
                     )),
@@ -311,16 +303,7 @@ pub(crate) fn decide(
     } else {
         "still broken"
     };
-    let drms: String = modifiers
-        .iter()
-        .map(|m| {
-            if m.value < 0 {
-                format!(" −{}", -m.value)
-            } else {
-                format!(" +{}", m.value)
-            }
-        })
-        .collect();
+    let drms = crate::game::dice::signed_drms(&modifiers);
     let how = match leader {
         Some(l) => format!("rally by `{l}`"),
         None => "self-rally".to_string(),
