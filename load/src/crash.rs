@@ -387,6 +387,18 @@ async fn verify(addr: SocketAddr, track: &mut Track, tally: &mut Tally) -> anyho
     Ok(())
 }
 
+/// Whether salvage's copy of one game (`None`: not copied) is what the crashed store holds.
+/// A game with metadata and no event is a kill between a creation's two writes: nothing was
+/// acknowledged, and salvage rightly copies nothing (`Outcome::Empty`).
+fn judge(records: &[(u64, Vec<u8>)], copy: Option<&[(u64, Vec<u8>)]>) -> Result<(), &'static str> {
+    match copy {
+        None if records.is_empty() => Ok(()),
+        None => Err("left out"),
+        Some(copy) if copy != records => Err("copied unlike the store holds it"),
+        Some(_) => Ok(()),
+    }
+}
+
 /// What salvage made of one crashed directory.
 struct Salvaged {
     same: u64,
@@ -444,14 +456,14 @@ fn after_crash(
                 broken.push(format!("game {id}: {e}"));
             }
             let Some(copy) = &copy else { continue };
-            if !copied.contains(&key) {
-                salvaged.wrong.push(format!("left game {id} out"));
-            } else if copy.load(&key)? != records {
-                salvaged
-                    .wrong
-                    .push(format!("copied game {id} unlike the store holds it"));
+            let held = if copied.contains(&key) {
+                Some(copy.load(&key)?)
             } else {
-                salvaged.same += 1;
+                None
+            };
+            match judge(&records, held.as_deref()) {
+                Ok(()) => salvaged.same += 1,
+                Err(why) => salvaged.wrong.push(format!("{why} game {id}")),
             }
         }
     }
@@ -459,4 +471,21 @@ fn after_crash(
         std::fs::remove_dir_all(into).context("removing the salvaged copy")?;
     }
     Ok((salvaged, broken))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judge;
+
+    #[test]
+    fn a_creation_killed_before_its_first_event_has_nothing_to_salvage() {
+        let log = vec![(1, b"created".to_vec()), (2, b"moved".to_vec())];
+        assert_eq!(judge(&[], None), Ok(()));
+        assert_eq!(judge(&log, None), Err("left out"));
+        assert_eq!(
+            judge(&log, Some(&log[..1])),
+            Err("copied unlike the store holds it")
+        );
+        assert_eq!(judge(&log, Some(&log)), Ok(()));
+    }
 }
