@@ -7,44 +7,13 @@
 //!
 //! One test in this binary: the allocator counts every thread's allocations.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "support/counting.rs"]
+mod counting;
+
+use counting::{Counting, HELD, PEAK};
+use std::sync::atomic::Ordering;
 
 use protocol::board::vasl::save::{read, writer, Encoding, SaveError, UNESCAPED_BYTES_MAX};
-
-/// The system allocator, counting the bytes held now and the most held since the last reset.
-struct Counting;
-
-static HELD: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            if new_size > layout.size() {
-                let grown = new_size - layout.size();
-                let now = HELD.fetch_add(grown, Ordering::Relaxed) + grown;
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                HELD.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        q
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
