@@ -28,7 +28,8 @@
 //!   ("at least one … possibly all three") and the C# referee's `RandomSelection`.
 //! - A7.301: a #KIA eliminates the # units with the highest Random Selection drs (all tied at
 //!   the cut with them); the others break, and one broken already suffers Casualty Reduction
-//!   instead — the C# referee (`Apply`, A7.301) and A.9's ties.
+//!   instead — the C# referee (`Apply`, A7.301), the first example of A10.2 on the eASLRB's
+//!   A10 page (a 1KIA that eliminates a leader breaks both squads with him), and A.9's ties.
 //! - A7.302: a K/# Casualty Reduces the unit(s) Random Selection picks, then every other unit
 //!   and any half-squad just reduced takes a #MC; a wounded SMC takes none — the GameSquad
 //!   thread "A7.302 and Leaders" (quoting the paragraph), the asl-players.net answer, A.9's
@@ -38,7 +39,12 @@
 //!   the C# referee's `CasualtyReduction`. The half-squad's ratings are not in the scenario,
 //!   and wounds (A17) are not modelled: both are asked of the players.
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
-//!   the Final DR is at or below the unit's morale").
+//!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
+//!   the morale pins a Good Order unit — [SK] (`_processMC`) and the C# referee.
+//! - A10.31: an Original 12 on an MC (NMC or nMC) is a Casualty MC: failed whatever the DRMs;
+//!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — [SK] and the
+//!   C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
+//!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
 
 pub mod rally;
 
@@ -478,20 +484,31 @@ fn checks(
         let second = fx.die()?;
         let original = i16::from(first) + i16::from(second);
         let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
-        let passed = final_dr <= level;
-        // What the check does, and the rule for it.
+        // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
+        let casualty = !check.is_ptc() && original == 12;
+        let passed = final_dr <= level && !casualty;
+        let good_order = unit.morale == Morale::GoodOrder;
+        // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
+        // morale pins a Good Order unit (A7.8).
         let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
+            (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
+                Some((Outcome::Pin, "A7.8"))
+            }
             (_, true, _) => None,
             (true, false, _) if unit.pinned => None,
             (true, false, _) => Some((Outcome::Pin, "A7.8")),
+            // A Casualty MC's reduction comes first, then the break (below).
+            (false, false, Morale::GoodOrder) if casualty => None,
             (false, false, Morale::GoodOrder) => Some((Outcome::Break, "A10.1")),
             (false, false, _) => None, // broken already: Casualty Reduction below
         };
         let words = match (&effect, passed) {
-            (Some((Outcome::Pin, _)), _) => "pinned",
+            (Some((Outcome::Pin, _)), true) => "passed, pinned",
+            (Some((Outcome::Pin, _)), false) => "pinned",
             (Some(_), _) => "broken",
             (None, true) => "passed",
             (None, false) if check.is_ptc() => "failed (pinned already)",
+            (None, false) if casualty && good_order => "Casualty MC",
             (None, false) => "failed",
         };
         // The fire log's line: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
@@ -544,20 +561,37 @@ fn checks(
                 // A broken unit failing an MC is Casualty Reduced (A10.2).
                 let why = format!("{line}: broken already, Casualty Reduction");
                 fx.events.extend(casualty_reduction(unit, "A10.2", &why));
+                if casualty {
+                    fx.left(
+                        Some(id),
+                        "A10.31",
+                        format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
+                    );
+                }
             } else {
-                fx.left(
-                    Some(id),
-                    "A19.13",
-                    format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
-                );
+                if casualty {
+                    // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+                    let why = format!("{line}: Casualty Reduction");
+                    fx.events.extend(casualty_reduction(unit, "A10.31", &why));
+                    if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
+                        fx.events.push(Event::FireEffectApplied {
+                            unit: id.clone(),
+                            outcome: Outcome::Break,
+                            rule: "A10.31".into(),
+                            why: format!("{line}: broken"),
+                        });
+                    }
+                }
+                let gone = casualty && matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew);
+                if !gone {
+                    fx.left(
+                        Some(id),
+                        "A19.13",
+                        format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
+                    );
+                }
                 fx.leader_lost(unit, "broke");
             }
-        } else if final_dr == level && !unit.pinned {
-            fx.left(
-                Some(id),
-                "A7.8",
-                format!("`{id}` passed its MC with a Final DR equal to its morale: whether that pins it rests on one source, not two, so it is the players' to rule"),
-            );
         }
     }
     Ok(())
