@@ -18,9 +18,11 @@
 //!   that leader's morale is lower; a leader checks first and helps only if he passed — eASLRB
 //!   A10.21–A10.22 with its 9-1/10-2 example, and the ASL Starter Kit rulebook's leadership
 //!   paragraph (quoted on the GameSquad forum thread on leadership DRMs).
-//! - A10.2: a leader who breaks makes lower-morale units in his Location take a Leader Loss
-//!   check — eASLRB A10.2; not modelled here, so it is left to the players. A broken unit that
-//!   fails an MC suffers Casualty Reduction — eASLRB A10.2's example and the C# referee.
+//! - A10.2: a leader who breaks makes the unbroken lower-morale units in his Location take a
+//!   Leader Loss Task Check, his leadership modifier against them, failed → pinned — eASLRB
+//!   A10.2 (that sentence whole) with its examples for the DRM. The Leader Loss Morale Checks
+//!   of an eliminated leader's units are left to the players. A broken unit that fails an MC
+//!   suffers Casualty Reduction — eASLRB A10.2's example and the C# referee.
 //! - A.9: Random Selection is one dr per unit, logged like any roll; the highest dr is the
 //!   unit selected, and every unit tied at it is selected too — the A.9 text on the ASL
 //!   Archive wiki (advancedsquadleader.net, page A0.9, two revisions) with its K/1 example,
@@ -179,6 +181,8 @@ struct Effects<'a> {
     draw: u64,
     target: Hex,
     events: Vec<Event>,
+    /// Leaders who broke in this attack, for the Leader Loss Task Checks that follow it.
+    broken_leaders: Vec<UnitId>,
 }
 
 impl Effects<'_> {
@@ -232,17 +236,136 @@ impl Effects<'_> {
         Ok(drs)
     }
 
-    /// A leader's leaving the fight (broken, eliminated) asks for the Leader Loss checks of
-    /// the units with him (A10.2), which the engine does not roll.
+    /// A leader's leaving the fight: one who broke is remembered for the Leader Loss Task
+    /// Checks rolled once the attack's other effects are known (`leader_loss_task_checks`);
+    /// one eliminated asks for the Leader Loss Morale Checks of the units with him (A10.2),
+    /// which the engine does not roll.
     fn leader_lost(&mut self, unit: &Unit, what: &str) {
-        if unit.kind == UnitKind::Leader {
-            self.left(
-                Some(&unit.id),
-                "A10.2",
-                format!("`{}` {what}: the Leader Loss checks of lower-morale units in his Location are the players' to roll", unit.id),
+        if unit.kind != UnitKind::Leader {
+            return;
+        }
+        if what == "broke" {
+            self.broken_leaders.push(unit.id.clone());
+            return;
+        }
+        self.left(
+            Some(&unit.id),
+            "A10.2",
+            format!("`{}` {what}: the Leader Loss Morale Checks of lower-morale units in his Location are the players' to roll", unit.id),
+        );
+    }
+}
+
+/// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
+/// in his Location takes a Leader Loss Task Check, a TC with the leader's leadership modifier
+/// as a DRM against it (a 9-1's −1 is +1; an 8-0's nothing), and is pinned if it fails. The
+/// checks follow the attack's other effects, so a unit those broke or eliminated takes none.
+/// A leader whose modifier is positive (a 7+1), and a hero or berserk unit (which may be
+/// exempt from pinning), are asked of the players.
+fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> {
+    let leaders = std::mem::take(&mut fx.broken_leaders);
+    if leaders.is_empty() {
+        return Ok(());
+    }
+    // The Location as the attack left it: the events so far applied to a copy.
+    let mut after = game.clone();
+    for e in &fx.events {
+        crate::game::apply(&mut after, e);
+    }
+    for lid in leaders {
+        let Some(leader) = after.units.get(&lid) else {
+            continue;
+        };
+        let (Some(lm), Some(ld)) = (
+            morale_level(leader.kind, &leader.ratings),
+            leadership(&leader.ratings),
+        ) else {
+            continue;
+        };
+        let mut units: Vec<&Unit> = after
+            .units
+            .values()
+            .filter(|u| {
+                u.side == leader.side
+                    && u.id != lid
+                    && !u.eliminated
+                    && !u.hidden
+                    && u.morale != Morale::Broken
+                    && after.same_location(u, leader)
+            })
+            .collect();
+        units.sort_by(|a, b| a.id.cmp(&b.id));
+        for unit in units {
+            let id = &unit.id;
+            let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}`: its ratings `{}` give no Morale Level", unit.ratings),
+                );
+                continue;
+            };
+            if level >= lm {
+                continue;
+            }
+            if ld > 0 || unit.kind == UnitKind::Hero || unit.morale == Morale::Berserk {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}` is not resolved by the engine (a leader's positive modifier, a hero or a berserk unit)"),
+                );
+                continue;
+            }
+            let drm = -ld;
+            let modifiers = if drm == 0 {
+                vec![]
+            } else {
+                vec![Modifier {
+                    value: drm,
+                    reason: format!("`{lid}` broke"),
+                    rule: "A10.2".into(),
+                }]
+            };
+            let first_draw = fx.draw;
+            let first = fx.die()?;
+            let second = fx.die()?;
+            let original = i16::from(first) + i16::from(second);
+            let final_dr = original + i16::from(drm);
+            let passed = final_dr <= level;
+            let pins = !passed && !unit.pinned;
+            let words = match (passed, pins) {
+                (true, _) => "passed",
+                (false, true) => "pinned",
+                (false, false) => "failed (pinned already)",
+            };
+            let drms = crate::game::dice::signed_drms(&modifiers);
+            let line = format!(
+                "{} `{id}` LLTC for `{lid}`: morale {level}, DR {original}{drms} → {words}",
+                unit.ratings
             );
+            fx.events.push(Event::DiceRolled {
+                roll: Roll {
+                    side: unit.side,
+                    purpose: RollPurpose::TaskCheck,
+                    rule: "A10.2".into(),
+                    first_draw,
+                    dice: vec![first, second],
+                    modifiers,
+                    final_result: final_dr,
+                    outcome: line.clone(),
+                },
+            });
+            if pins {
+                fx.events.push(Event::FireEffectApplied {
+                    unit: id.clone(),
+                    outcome: Outcome::Pin,
+                    rule: "A10.2".into(),
+                    why: line,
+                });
+            }
         }
     }
+    Ok(())
 }
 
 /// The effects of `result` on the enemy units of `by` in `target`'s Location, as events: the
@@ -276,6 +399,7 @@ pub fn fire_effects(
         draw: first_draw,
         target,
         events: vec![],
+        broken_leaders: vec![],
     };
     match result {
         IftResult::NoEffect => {}
@@ -286,6 +410,7 @@ pub fn fire_effects(
         }
         _ => checks(game, &mut fx, &targets, result, &BTreeMap::new())?,
     }
+    leader_loss_task_checks(game, &mut fx)?;
     Ok(fx.events)
 }
 
