@@ -26,7 +26,7 @@
 //! - A.9: Random Selection is one dr per unit, logged like any roll; the highest dr is the
 //!   unit selected, and every unit tied at it is selected too — the A.9 text on the ASL
 //!   Archive wiki (advancedsquadleader.net, page A0.9, two revisions) with its K/1 example,
-//!   the eASLRB's chapter A page in our `pages` copy, an asl-players.net forum answer on K/#
+//!   an asl-players.net forum answer on K/#
 //!   ("at least one … possibly all three") and the C# referee's `RandomSelection`.
 //! - A7.301: a #KIA eliminates the # units with the highest Random Selection drs (all tied at
 //!   the cut with them); the others break, and one broken already suffers Casualty Reduction
@@ -42,10 +42,11 @@
 //!   and wounds (A17) are not modelled: both are asked of the players.
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
 //!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
-//!   the morale pins a Good Order unit — [SK] (`_processMC`) and the C# referee.
+//!   the morale pins a Good Order unit — the ASL Starter Kit game's `_processMC` and the C#
+//!   referee.
 //! - A10.31: an Original 12 on an MC (NMC or nMC) is a Casualty MC: failed whatever the DRMs;
-//!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — [SK] and the
-//!   C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
+//!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
+//!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
 //!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
 
 pub mod rally;
