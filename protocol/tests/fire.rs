@@ -5,7 +5,9 @@
 //! with them. Random attacks from the German stacks of the A7 position, random dice. And the
 //! law of its effects (A10.1, A7.8): a PTC, NMC or nMC result is followed by the target's check,
 //! its DR the next two dice plus the +n of an nMC; failed (above the 4-4-7's morale of 7), the
-//! unit is broken, or pinned by a PTC; passed, it is neither.
+//! unit is broken, or pinned by a PTC; passed, it is neither, but an MC passed at exactly its
+//! morale pins (A7.8) and an Original 12 on an MC reduces, then breaks (A10.31). A KIA eliminates the lone unit and
+//! a K/# reduces it to a half-squad (A7.301, A7.302), with no Random Selection roll.
 
 use proptest::prelude::*;
 use protocol::dice::RollPurpose;
@@ -120,10 +122,18 @@ proptest! {
             IftResult::Mc(n) => Some((RollPurpose::MoraleCheck, i16::from(n), protocol::command::Outcome::Break)),
             _ => None,
         };
+        // A KIA or K/# on the lone unit picks it with no Random Selection roll (A.9): a KIA
+        // eliminates it (A7.301); a K/# reduces the squad (A7.302), whose MC as a half-squad
+        // waits for the ratings the players enter, so no check is rolled.
+        let lone = match IftResult::parse(&result).unwrap() {
+            IftResult::Kia(_) => vec![protocol::command::Outcome::Eliminate],
+            IftResult::K(_) => vec![protocol::command::Outcome::Reduce],
+            _ => vec![],
+        };
         match check {
             None => {
                 prop_assert!(checks.is_empty());
-                prop_assert!(effects.is_empty());
+                prop_assert_eq!(effects, lone);
             }
             Some((purpose, n, outcome)) => {
                 prop_assert_eq!(checks.len(), 1);
@@ -131,8 +141,20 @@ proptest! {
                 prop_assert_eq!(mc.purpose, purpose);
                 prop_assert_eq!(&mc.dice, &vec![c, d]);
                 prop_assert_eq!(mc.final_result, i16::from(c) + i16::from(d) + n);
-                let failed = mc.final_result > 7;
-                prop_assert_eq!(effects, if failed { vec![outcome] } else { vec![] });
+                use protocol::command::Outcome;
+                let is_mc = purpose != RollPurpose::PinTaskCheck;
+                // An Original 12 on an MC is a Casualty MC (A10.31): the squad is reduced, then
+                // breaks. An MC passed at exactly the morale pins (A7.8).
+                let want = if is_mc && c + d == 12 {
+                    vec![Outcome::Reduce, Outcome::Break]
+                } else if mc.final_result > 7 {
+                    vec![outcome]
+                } else if is_mc && mc.final_result == 7 {
+                    vec![Outcome::Pin]
+                } else {
+                    vec![]
+                };
+                prop_assert_eq!(effects, want);
             }
         }
         // The attack ends with AttackResolved; only the Wall Advantage a broken unit loses

@@ -50,7 +50,24 @@ fn a_check_reads_like_a_fire_log() {
     let log = fire_log("g1", "2E5", &[2, 4, 3, 4, 3, 4]);
     assert!(log[2].ends_with("9-1 `lr` 1MC: morale 9, DR 7 +1 → passed"));
     assert!(log[3].contains("-1 `lr` leads (A10.21)"));
-    assert!(log[3].ends_with("4-4-7 `r1` 1MC: morale 7, DR 7 +1 −1 → passed"));
+    // A pass at exactly the morale pins (A7.8).
+    assert!(log[3].ends_with("4-4-7 `r1` 1MC: morale 7, DR 7 +1 −1 → passed, pinned"));
+    assert_eq!(
+        log[4],
+        "4-4-7 `r1` 1MC: morale 7, DR 7 +1 −1 → passed, pinned (A7.8)"
+    );
+}
+
+#[test]
+fn a_k_result_reads_its_random_selection() {
+    // K/2 on the 9-1 and the 4-4-7: drs 2 and 5, the squad is reduced; the 9-1's 2MC passes.
+    let log = fire_log("g9", "2E5", &[1, 2, 2, 5, 2, 3]);
+    assert!(log[2].ends_with("9-1 `lr` Random Selection for K/2: dr 2"));
+    assert!(log[3].ends_with("4-4-7 `r1` Random Selection for K/2: dr 5"));
+    assert_eq!(
+        log[4],
+        "4-4-7 `r1` K/2 (dr 5): Casualty Reduction → reduced to a half-squad (A7.302)"
+    );
 }
 
 #[test]

@@ -153,6 +153,9 @@ pub enum Check {
     Holds(Option<UnitId>, String),
     /// `eliminated=467a`
     Eliminated(UnitId),
+    /// `reads=r1:half-squad:2-4-7` — the unit's kind and ratings as they read now, the kind by its
+    /// name (`half-squad:2-4-7`; `half-squad:` for a reduced squad awaiting its ratings).
+    Reads(UnitId, String, String),
     /// `over=true` — the game has ended.
     Over(bool),
     /// `wa=467a` — the unit holds Wall Advantage.
@@ -388,6 +391,13 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             Check::Holds((u != "none").then_some(u), w.to_string())
         }
         "eliminated" => Check::Eliminated(value.to_string()),
+        "reads" => {
+            let (u, rest) = unit_and(value, key)?;
+            let (kind, ratings) = rest
+                .split_once(':')
+                .ok_or("`reads=` takes UNIT:KIND:RATINGS (such as r1:half-squad:2-4-7)")?;
+            Check::Reads(u, kind.to_string(), ratings.to_string())
+        }
         "over" => Check::Over(value == "true"),
         "wa" => Check::Wa(value.to_string()),
         "no_wa" => Check::NoWa(value.to_string()),
@@ -722,7 +732,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
                 outcome: Outcome::parse(outcome).ok_or_else(|| {
-                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a counter: relocate HEX, relabel)")
+                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a squad: reduce [\"HS RATINGS\"]; for a counter: relocate HEX, relabel)")
                 })?,
                 note: note.first().cloned().unwrap_or_default(),
             }),
@@ -1155,6 +1165,17 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             )
         }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),
+        Check::Reads(id, kind, ratings) => {
+            let u = unit(id)?;
+            expect(
+                u.kind.name() == kind && &u.ratings == ratings,
+                format!(
+                    "`{id}` reads {}:{}, not {kind}:{ratings}",
+                    u.kind.name(),
+                    u.ratings
+                ),
+            )
+        }
         Check::Over(o) => expect(game.over == *o, format!("game over is {}", game.over)),
         Check::Wa(id) => expect(unit(id)?.wall_advantage, format!("`{id}` has no WA")),
         Check::NoWa(id) => expect(!unit(id)?.wall_advantage, format!("`{id}` has WA")),

@@ -222,6 +222,10 @@ pub enum Outcome {
     Pin,
     /// The unit is removed from play.
     Eliminate,
+    /// A squad suffers Casualty Reduction and becomes a half-squad (A7.302); the note, when
+    /// given, is the half-squad's ratings. Only a squad is reduced so: a half-squad or crew
+    /// is eliminated instead, an SMC wounded (A17, left to the players).
+    Reduce,
     /// A counter the engine does not rule on (`UnitKind::Counter`: a vehicle, a Gun …) now
     /// stands in this hex: it moved, or was pushed, as the players rule.
     Relocate(Hex),
@@ -237,6 +241,7 @@ impl Outcome {
             Outcome::Rally => "rally",
             Outcome::Pin => "pin",
             Outcome::Eliminate => "eliminate",
+            Outcome::Reduce => "reduce",
             Outcome::Relocate(_) => "relocate",
             Outcome::Relabel => "relabel",
         }
@@ -261,6 +266,7 @@ impl Outcome {
             Outcome::Rally,
             Outcome::Pin,
             Outcome::Eliminate,
+            Outcome::Reduce,
             Outcome::Relabel,
         ]
         .into_iter()

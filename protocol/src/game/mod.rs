@@ -1296,6 +1296,13 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             Outcome::Rally => unit.morale = Morale::GoodOrder,
             Outcome::Pin => unit.pinned = true,
             Outcome::Eliminate => unit.eliminated = true,
+            // The half-squad's ratings are the note's; empty until the players enter them
+            // (`rules::morale::casualty_reduction`).
+            Outcome::Reduce if unit.kind == UnitKind::Squad => {
+                unit.kind = UnitKind::HalfSquad;
+                unit.ratings = note.to_string();
+            }
+            Outcome::Reduce => {}
             Outcome::Relocate(to) => unit.hex = to,
             // A projection keeps a masked counter's "?" (its name is what it hides).
             Outcome::Relabel if unit.kind != UnitKind::Concealed => unit.ratings = note.to_string(),

@@ -608,8 +608,13 @@ impl Names<'_> {
                 note,
             } => Event::OutcomeAdjudicated {
                 by,
-                // A relabel's note is what the counter now reads: under "?" that is hidden.
-                note: if outcome == crate::game::command::Outcome::Relabel && self.masked(&unit) {
+                // A relabel's or a reduction's note is what the counter now reads: under "?"
+                // that is hidden.
+                note: if matches!(
+                    outcome,
+                    crate::game::command::Outcome::Relabel | crate::game::command::Outcome::Reduce
+                ) && self.masked(&unit)
+                {
                     String::new()
                 } else {
                     self.text(&note)

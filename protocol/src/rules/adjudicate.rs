@@ -31,7 +31,12 @@ pub(super) fn decide(
         ));
     }
     let counter = unit.kind == UnitKind::Counter;
-    if outcome.for_counters_only() != counter && outcome != Outcome::Eliminate {
+    // A half-squad Casualty Reduction left without ratings gets them by a relabel.
+    let unrated = crate::rules::morale::awaits_ratings(unit);
+    if outcome.for_counters_only() != counter
+        && outcome != Outcome::Eliminate
+        && !(outcome == Outcome::Relabel && unrated)
+    {
         return Err(RuleViolation::with(
             "A1",
             ViolationKind::UnitState,
@@ -59,7 +64,38 @@ pub(super) fn decide(
             ));
         }
     }
-    if outcome == Outcome::Relabel {
+    if outcome == Outcome::Reduce && unit.kind != UnitKind::Squad {
+        return Err(RuleViolation::with(
+            "A7.302",
+            ViolationKind::UnitState,
+            vec![
+                text("cannot reduce "),
+                Piece::Unit(id.to_string()),
+                text(format!(
+                    ": it is a {}, and only a squad is reduced to a half-squad (Casualty Reduction eliminates a half-squad or crew: eliminate it; it wounds an SMC, A17)",
+                    unit.kind.name()
+                )),
+            ],
+        ));
+    }
+    let half_squad_ratings = |what: &str| {
+        if crate::rules::morale::morale_level(UnitKind::HalfSquad, note).is_none() {
+            return Err(RuleViolation::new(
+                "A7.302",
+                ViolationKind::UnitState,
+                format!(
+                    "{what} is the half-squad's ratings, three numbers such as 2-4-7, not `{note}`"
+                ),
+            ));
+        }
+        Ok(())
+    };
+    if outcome == Outcome::Reduce && !note.is_empty() {
+        half_squad_ratings("a reduction's note")?;
+    }
+    if outcome == Outcome::Relabel && unrated {
+        half_squad_ratings("a relabel's note")?;
+    } else if outcome == Outcome::Relabel {
         crate::board::scenario::check_counter_name("note", note).map_err(|e| {
             RuleViolation::new(
                 "A1",

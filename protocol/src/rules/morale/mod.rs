@@ -18,12 +18,36 @@
 //!   that leader's morale is lower; a leader checks first and helps only if he passed — eASLRB
 //!   A10.21–A10.22 with its 9-1/10-2 example, and the ASL Starter Kit rulebook's leadership
 //!   paragraph (quoted on the GameSquad forum thread on leadership DRMs).
-//! - A10.2: a leader who breaks makes lower-morale units in his Location take a Leader Loss
-//!   check — eASLRB A10.2; not modelled here, so it is left to the players.
-//! - A7.301, A7.302: KIA and K/# results pick their victims by Random Selection (A.9), which
-//!   the engine does not roll yet, so they are left to the players whole.
+//! - A10.2: a leader who breaks makes the unbroken lower-morale units in his Location take a
+//!   Leader Loss Task Check, his leadership modifier against them, failed → pinned — eASLRB
+//!   A10.2 (that sentence whole) with its examples for the DRM. The Leader Loss Morale Checks
+//!   of an eliminated leader's units are left to the players. A broken unit that fails an MC
+//!   suffers Casualty Reduction — eASLRB A10.2's example and the C# referee.
+//! - A.9: Random Selection is one dr per unit, logged like any roll; the highest dr is the
+//!   unit selected, and every unit tied at it is selected too — the A.9 text on the ASL
+//!   Archive wiki (advancedsquadleader.net, page A0.9, two revisions) with its K/1 example,
+//!   an asl-players.net forum answer on K/#
+//!   ("at least one … possibly all three") and the C# referee's `RandomSelection`.
+//! - A7.301: a #KIA eliminates the # units with the highest Random Selection drs (all tied at
+//!   the cut with them); the others break, and one broken already suffers Casualty Reduction
+//!   instead — the C# referee (`Apply`, A7.301), the first example of A10.2 on the eASLRB's
+//!   A10 page (a 1KIA that eliminates a leader breaks both squads with him), and A.9's ties.
+//! - A7.302: a K/# Casualty Reduces the unit(s) Random Selection picks, then every other unit
+//!   and any half-squad just reduced takes a #MC; a wounded SMC takes none — the GameSquad
+//!   thread "A7.302 and Leaders" (quoting the paragraph), the asl-players.net answer, A.9's
+//!   K/1 example (the crew and both half-squads check, the wounded leader does not), the C#
+//!   referee. Casualty Reduction itself: a squad becomes a half-squad, a half-squad or crew is
+//!   eliminated, an SMC is wounded — A.9's example (squad to half-squad, leader wounded) and
+//!   the C# referee's `CasualtyReduction`. The half-squad's ratings are not in the scenario,
+//!   and wounds (A17) are not modelled: both are asked of the players.
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
-//!   the Final DR is at or below the unit's morale").
+//!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
+//!   the morale pins a Good Order unit — the ASL Starter Kit game's `_processMC` and the C#
+//!   referee.
+//! - A10.31: an Original 12 on an MC (NMC or nMC) is a Casualty MC: failed whatever the DRMs;
+//!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
+//!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
+//!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
 
 pub mod rally;
 
@@ -35,7 +59,7 @@ use crate::game::event::Event;
 use crate::game::{Game, Unit};
 use crate::rules::fire::ift::IftResult;
 use crate::rules::fire::resolution::leadership;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The dice ran out before every check was rolled (offline, a script's `dice` line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +89,57 @@ pub fn morale_level(kind: UnitKind, ratings: &str) -> Option<i16> {
     }
 }
 
+/// Whether `unit` is a half-squad made by Casualty Reduction whose ratings the players have
+/// not entered yet (`adjudicate UNIT relabel 2-4-7` gives them, A7.302).
+pub fn awaits_ratings(unit: &Unit) -> bool {
+    unit.kind == UnitKind::HalfSquad && unit.ratings.is_empty()
+}
+
+/// What Casualty Reduction does to `unit` (A7.302), as events citing `rule` (the paragraph
+/// that called for it: A7.301, A7.302, A10.2, A10.64 …), `why` opening each line. The one
+/// place the engine reduces a unit, whichever rule asks for it:
+/// - a squad becomes a half-squad (`FireEffectApplied`, `Outcome::Reduce`); the half-squad's
+///   ratings are not in the scenario, so the players are asked for them;
+/// - a half-squad or a crew is eliminated;
+/// - an SMC (leader, hero) is wounded: wounds (A17) are not modelled, so the wound and what
+///   follows from it are the players' to resolve;
+/// - anything else (a vehicle, a counter) is the players' whole.
+pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
+    let id = &unit.id;
+    let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
+        target: unit.hex,
+        unit: Some(id.clone()),
+        rule: rule.to_string(),
+        why,
+    };
+    let applied = |outcome: Outcome, words: &str| Event::FireEffectApplied {
+        unit: id.clone(),
+        outcome,
+        rule: rule.to_string(),
+        why: format!("{why} → {words}"),
+    };
+    match unit.kind {
+        UnitKind::Squad => vec![
+            applied(Outcome::Reduce, "reduced to a half-squad"),
+            left(
+                "A7.302",
+                format!("`{id}` ({}) was reduced to a half-squad: the scenario does not give the half-squad's ratings, so the players enter them (`adjudicate {id} relabel F-R-M`)", unit.ratings),
+            ),
+        ],
+        UnitKind::HalfSquad | UnitKind::Crew => {
+            vec![applied(Outcome::Eliminate, "eliminated")]
+        }
+        UnitKind::Leader | UnitKind::Hero => vec![left(
+            "A17",
+            format!("{why}: `{id}` is wounded; wounds are not modelled, so the Wound Severity dr and what follows from it are the players'"),
+        )],
+        _ => vec![left(
+            rule,
+            format!("{why}: what Casualty Reduction does to `{id}` is not resolved by the engine"),
+        )],
+    }
+}
+
 /// The check an IFT result asks of each unit: its roll's purpose, rule, DRM and name.
 #[derive(Clone, Copy)]
 struct Check {
@@ -86,7 +161,7 @@ impl Check {
                 rule: "A10.1",
                 drm: 0,
             }),
-            IftResult::Mc(n) => Some(Check {
+            IftResult::Mc(n) | IftResult::K(n) => Some(Check {
                 purpose: RollPurpose::MoraleCheck,
                 rule: "A10.1",
                 drm: i8::try_from(n).unwrap_or(i8::MAX),
@@ -100,11 +175,205 @@ impl Check {
     }
 }
 
+/// The game's dice as an attack's effects draw them: the draw number of the next die, and
+/// the events so far.
+struct Effects<'a> {
+    dice: &'a mut dyn DiceSource,
+    draw: u64,
+    target: Hex,
+    events: Vec<Event>,
+    /// Leaders who broke in this attack, for the Leader Loss Task Checks that follow it.
+    broken_leaders: Vec<UnitId>,
+}
+
+impl Effects<'_> {
+    fn die(&mut self) -> Result<u8, NoDice> {
+        let d = self.dice.roll_die().ok_or(NoDice)?;
+        self.draw += 1;
+        Ok(d)
+    }
+
+    fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
+        self.events.push(Event::FireEffectLeftToPlayers {
+            target: self.target,
+            unit: unit.cloned(),
+            rule: rule.to_string(),
+            why,
+        });
+    }
+
+    /// Random Selection among `units` (A.9): one dr each, logged, in the order given. Returns
+    /// each unit's dr. With one unit there is nothing to choose, and nothing is rolled.
+    fn random_selection(
+        &mut self,
+        units: &[&Unit],
+        result: IftResult,
+    ) -> Result<BTreeMap<UnitId, u8>, NoDice> {
+        let mut drs = BTreeMap::new();
+        if let [only] = units {
+            drs.insert(only.id.clone(), 6);
+            return Ok(drs);
+        }
+        for unit in units {
+            let first_draw = self.draw;
+            let dr = self.die()?;
+            drs.insert(unit.id.clone(), dr);
+            self.events.push(Event::DiceRolled {
+                roll: Roll {
+                    side: unit.side,
+                    purpose: RollPurpose::RandomSelection,
+                    rule: "A.9".into(),
+                    first_draw,
+                    dice: vec![dr],
+                    modifiers: vec![],
+                    final_result: i16::from(dr),
+                    outcome: format!(
+                        "{} `{}` Random Selection for {result}: dr {dr}",
+                        unit.ratings, unit.id
+                    ),
+                },
+            });
+        }
+        Ok(drs)
+    }
+
+    /// A leader's leaving the fight: one who broke is remembered for the Leader Loss Task
+    /// Checks rolled once the attack's other effects are known (`leader_loss_task_checks`);
+    /// one eliminated asks for the Leader Loss Morale Checks of the units with him (A10.2),
+    /// which the engine does not roll.
+    fn leader_lost(&mut self, unit: &Unit, what: &str) {
+        if unit.kind != UnitKind::Leader {
+            return;
+        }
+        if what == "broke" {
+            self.broken_leaders.push(unit.id.clone());
+            return;
+        }
+        self.left(
+            Some(&unit.id),
+            "A10.2",
+            format!("`{}` {what}: the Leader Loss Morale Checks of lower-morale units in his Location are the players' to roll", unit.id),
+        );
+    }
+}
+
+/// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
+/// in his Location takes a Leader Loss Task Check, a TC with the leader's leadership modifier
+/// as a DRM against it (a 9-1's −1 is +1; an 8-0's nothing), and is pinned if it fails. The
+/// checks follow the attack's other effects, so a unit those broke or eliminated takes none.
+/// A leader whose modifier is positive (a 7+1), and a hero or berserk unit (which may be
+/// exempt from pinning), are asked of the players.
+fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> {
+    let leaders = std::mem::take(&mut fx.broken_leaders);
+    if leaders.is_empty() {
+        return Ok(());
+    }
+    // The Location as the attack left it: the events so far applied to a copy.
+    let mut after = game.clone();
+    for e in &fx.events {
+        crate::game::apply(&mut after, e);
+    }
+    for lid in leaders {
+        let Some(leader) = after.units.get(&lid) else {
+            continue;
+        };
+        let (Some(lm), Some(ld)) = (
+            morale_level(leader.kind, &leader.ratings),
+            leadership(&leader.ratings),
+        ) else {
+            continue;
+        };
+        let mut units: Vec<&Unit> = after
+            .units
+            .values()
+            .filter(|u| {
+                u.side == leader.side
+                    && u.id != lid
+                    && !u.eliminated
+                    && !u.hidden
+                    && u.morale != Morale::Broken
+                    && after.same_location(u, leader)
+            })
+            .collect();
+        units.sort_by(|a, b| a.id.cmp(&b.id));
+        for unit in units {
+            let id = &unit.id;
+            let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}`: its ratings `{}` give no Morale Level", unit.ratings),
+                );
+                continue;
+            };
+            if level >= lm {
+                continue;
+            }
+            if ld > 0 || unit.kind == UnitKind::Hero || unit.morale == Morale::Berserk {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}` is not resolved by the engine (a leader's positive modifier, a hero or a berserk unit)"),
+                );
+                continue;
+            }
+            let drm = -ld;
+            let modifiers = if drm == 0 {
+                vec![]
+            } else {
+                vec![Modifier {
+                    value: drm,
+                    reason: format!("`{lid}` broke"),
+                    rule: "A10.2".into(),
+                }]
+            };
+            let first_draw = fx.draw;
+            let first = fx.die()?;
+            let second = fx.die()?;
+            let original = i16::from(first) + i16::from(second);
+            let final_dr = original + i16::from(drm);
+            let passed = final_dr <= level;
+            let pins = !passed && !unit.pinned;
+            let words = match (passed, pins) {
+                (true, _) => "passed",
+                (false, true) => "pinned",
+                (false, false) => "failed (pinned already)",
+            };
+            let drms = crate::game::dice::signed_drms(&modifiers);
+            let line = format!(
+                "{} `{id}` LLTC for `{lid}`: morale {level}, DR {original}{drms} → {words}",
+                unit.ratings
+            );
+            fx.events.push(Event::DiceRolled {
+                roll: Roll {
+                    side: unit.side,
+                    purpose: RollPurpose::TaskCheck,
+                    rule: "A10.2".into(),
+                    first_draw,
+                    dice: vec![first, second],
+                    modifiers,
+                    final_result: final_dr,
+                    outcome: line.clone(),
+                },
+            });
+            if pins {
+                fx.events.push(Event::FireEffectApplied {
+                    unit: id.clone(),
+                    outcome: Outcome::Pin,
+                    rule: "A10.2".into(),
+                    why: line,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The effects of `result` on the enemy units of `by` in `target`'s Location, as events: the
-/// checks' rolls through `dice` (the first of them draw number `first_draw`), what each did,
-/// and what is left to the players. The units are those `fire::resolution::assess` fired on:
-/// every enemy unit above ground in `target` that is not hidden (none concealed: such an
-/// attack never reaches the engine's IFT).
+/// rolls through `dice` (the first of them draw number `first_draw`), what each did, and what
+/// is left to the players. The units are those `fire::resolution::assess` fired on: every
+/// enemy unit above ground in `target` that is not hidden (none concealed: such an attack
+/// never reaches the engine's IFT).
 pub fn fire_effects(
     game: &Game,
     by: Side,
@@ -126,60 +395,167 @@ pub fn fire_effects(
             u.id.clone(),
         )
     });
-    let left = |unit: Option<&UnitId>, rule: &str, why: String| Event::FireEffectLeftToPlayers {
+    let mut fx = Effects {
+        dice,
+        draw: first_draw,
         target,
-        unit: unit.cloned(),
-        rule: rule.to_string(),
-        why,
+        events: vec![],
+        broken_leaders: vec![],
     };
-    let check = match result {
-        IftResult::NoEffect => return Ok(vec![]),
-        IftResult::Kia(_) => {
-            return Ok(vec![left(
-                None,
-                "A7.301",
-                format!("{result}: which units are eliminated is a Random Selection (A.9), and the survivors break; the engine does not roll it"),
-            )])
-        }
+    match result {
+        IftResult::NoEffect => {}
+        IftResult::Kia(n) => kia(&mut fx, &targets, result, n)?,
         IftResult::K(_) => {
-            return Ok(vec![left(
-                None,
-                "A7.302",
-                format!("{result}: one unit's Casualty Reduction by Random Selection (A.9), then an MC for the others; the engine does not roll it"),
-            )])
+            let selected = k(&mut fx, &targets, result)?;
+            checks(game, &mut fx, &targets, result, &selected)?;
         }
-        other => Check::of(other).expect("PTC, NMC and nMC are checks"),
+        _ => checks(game, &mut fx, &targets, result, &BTreeMap::new())?,
+    }
+    leader_loss_task_checks(game, &mut fx)?;
+    Ok(fx.events)
+}
+
+/// A #KIA (A7.301): the # units with the highest Random Selection drs are eliminated, every
+/// unit tied at the cut with them too (A.9); the others break, and one broken already suffers
+/// Casualty Reduction instead. With # at least the number of units, all are eliminated and
+/// nothing is rolled.
+fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<(), NoDice> {
+    let n = usize::from(n);
+    let drs = if n >= targets.len() {
+        BTreeMap::new()
+    } else {
+        fx.random_selection(targets, result)?
     };
-    let mut events = vec![];
-    let mut draw = first_draw;
+    let mut sorted: Vec<u8> = drs.values().copied().collect();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let cut = sorted.get(n.saturating_sub(1)).copied();
+    for unit in targets {
+        let id = &unit.id;
+        let dr = drs.get(id).copied();
+        let eliminated = match (cut, dr) {
+            (Some(cut), Some(dr)) => dr >= cut,
+            _ => true,
+        };
+        let picked = dr.map(|d| format!(" (dr {d})")).unwrap_or_default();
+        if eliminated {
+            fx.events.push(Event::FireEffectApplied {
+                unit: id.clone(),
+                outcome: Outcome::Eliminate,
+                rule: "A7.301".into(),
+                why: format!("{} `{id}` {result}{picked} → eliminated", unit.ratings),
+            });
+            fx.leader_lost(unit, "was eliminated");
+            continue;
+        }
+        if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
+            fx.left(
+                Some(id),
+                "A15",
+                format!("`{id}` survived the {result}{picked}: what it does to a hero or a berserk unit is not resolved by the engine"),
+            );
+        } else if unit.morale == Morale::Broken {
+            let why = format!(
+                "{} `{id}` {result}{picked}: broken already, Casualty Reduction",
+                unit.ratings
+            );
+            fx.events.extend(casualty_reduction(unit, "A7.301", &why));
+        } else {
+            fx.events.push(Event::FireEffectApplied {
+                unit: id.clone(),
+                outcome: Outcome::Break,
+                rule: "A7.301".into(),
+                why: format!("{} `{id}` {result}{picked} → broken", unit.ratings),
+            });
+            fx.leader_lost(unit, "broke");
+        }
+    }
+    Ok(())
+}
+
+/// A K/# (A7.302): Random Selection picks the unit(s) Casualty Reduced (A.9: the highest dr,
+/// every unit tied at it too). Returns each picked unit and what became of it, for the #MC
+/// that follows (`checks`).
+fn k(
+    fx: &mut Effects,
+    targets: &[&Unit],
+    result: IftResult,
+) -> Result<BTreeMap<UnitId, UnitKind>, NoDice> {
+    let drs = fx.random_selection(targets, result)?;
+    let highest = drs.values().copied().max();
+    let mut selected = BTreeMap::new();
+    for unit in targets {
+        let dr = drs.get(&unit.id).copied();
+        if dr != highest {
+            continue;
+        }
+        let picked = if targets.len() > 1 {
+            format!(" (dr {})", dr.unwrap_or_default())
+        } else {
+            String::new()
+        };
+        let why = format!(
+            "{} `{}` {result}{picked}: Casualty Reduction",
+            unit.ratings, unit.id
+        );
+        fx.events.extend(casualty_reduction(unit, "A7.302", &why));
+        selected.insert(unit.id.clone(), unit.kind);
+    }
+    Ok(selected)
+}
+
+/// The check `result` asks of each unit of `targets` (PTC, NMC, nMC, or a K/#'s #MC), each its
+/// own DR with the leadership DRM that applies, and what follows. `reduced` holds the units a
+/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too,
+/// but its ratings are not known yet, so its check is asked of the players; a half-squad or
+/// crew is gone, and a wounded SMC takes no check and may not be counted on to lead.
+fn checks(
+    game: &Game,
+    fx: &mut Effects,
+    targets: &[&Unit],
+    result: IftResult,
+    reduced: &BTreeMap<UnitId, UnitKind>,
+) -> Result<(), NoDice> {
+    let check = Check::of(result).expect("PTC, NMC, nMC and K/# ask for checks");
     // Leaders who have failed their check in this attack: they no longer help (A10.21).
     let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
-    for unit in &targets {
+    for unit in targets {
         let id = &unit.id;
+        match reduced.get(id) {
+            Some(UnitKind::Squad) => {
+                fx.left(
+                    Some(id),
+                    "A7.302",
+                    format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
+                );
+                continue;
+            }
+            Some(_) => continue,
+            None => {}
+        }
         if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
-            events.push(left(
+            fx.left(
                 Some(id),
                 "A15",
                 format!(
                     "`{id}`'s check: a hero's or a berserk unit's is not resolved by the engine"
                 ),
-            ));
+            );
             continue;
         }
         let Some(level) = morale_level(unit.kind, &unit.ratings) else {
-            events.push(left(
+            fx.left(
                 Some(id),
                 "A10.1",
                 format!("`{id}`'s ratings `{}` give no Morale Level", unit.ratings),
-            ));
+            );
             continue;
         };
         if unit.morale == Morale::Broken && check.is_ptc() {
-            events.push(left(
+            fx.left(
                 Some(id),
                 "A7.8",
                 format!("`{id}` is broken: what a PTC does to a broken unit is not resolved by the engine"),
-            ));
+            );
             continue;
         }
         let helpers: Vec<&&Unit> = targets
@@ -195,12 +571,20 @@ pub fn fire_effects(
                         || morale_level(l.kind, &l.ratings).is_some_and(|m| m > level))
             })
             .collect();
+        if let Some(w) = helpers.iter().find(|l| reduced.contains_key(&l.id)) {
+            fx.left(
+                Some(id),
+                "A17",
+                format!("`{id}`'s check: `{}`, who would lead it, was just wounded, and what a wound does to his DRM is the players' to rule", w.id),
+            );
+            continue;
+        }
         if helpers.len() > 1 {
-            events.push(left(
+            fx.left(
                 Some(id),
                 "A10.21",
                 format!("`{id}` has more than one leader whose DRM could apply: which one is not resolved by the engine"),
-            ));
+            );
             continue;
         }
         let mut modifiers = vec![];
@@ -221,56 +605,67 @@ pub fn fire_effects(
                 });
             }
         }
-        let first = dice.roll_die().ok_or(NoDice)?;
-        let second = dice.roll_die().ok_or(NoDice)?;
+        let first_draw = fx.draw;
+        let first = fx.die()?;
+        let second = fx.die()?;
         let original = i16::from(first) + i16::from(second);
         let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
-        let passed = final_dr <= level;
-        // What the check does, and the rule for it.
+        // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
+        let casualty = !check.is_ptc() && original == 12;
+        let passed = final_dr <= level && !casualty;
+        let good_order = unit.morale == Morale::GoodOrder;
+        // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
+        // morale pins a Good Order unit (A7.8).
         let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
+            (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
+                Some((Outcome::Pin, "A7.8"))
+            }
             (_, true, _) => None,
             (true, false, _) if unit.pinned => None,
             (true, false, _) => Some((Outcome::Pin, "A7.8")),
+            // A Casualty MC's reduction comes first, then the break (below).
+            (false, false, Morale::GoodOrder) if casualty => None,
             (false, false, Morale::GoodOrder) => Some((Outcome::Break, "A10.1")),
-            (false, false, _) => None, // broken already: left to the players below
+            (false, false, _) => None, // broken already: Casualty Reduction below
         };
         let words = match (&effect, passed) {
-            (Some((Outcome::Pin, _)), _) => "pinned",
+            (Some((Outcome::Pin, _)), true) => "passed, pinned",
+            (Some((Outcome::Pin, _)), false) => "pinned",
             (Some(_), _) => "broken",
             (None, true) => "passed",
             (None, false) if check.is_ptc() => "failed (pinned already)",
+            (None, false) if casualty && good_order => "Casualty MC",
             (None, false) => "failed",
         };
         // The fire log's line: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
         let drms = crate::game::dice::signed_drms(&modifiers);
-        let name = if check.is_ptc() {
-            "PTC".to_string()
-        } else {
-            result.to_string()
+        let name = match result {
+            IftResult::Ptc => "PTC".to_string(),
+            IftResult::K(n) => format!("{n}MC"),
+            other => other.to_string(),
         };
         let line = format!(
             "{} `{id}` {name}: morale {level}, DR {original}{drms} → {words}",
             unit.ratings
         );
-        events.push(Event::DiceRolled {
+        fx.events.push(Event::DiceRolled {
             roll: Roll {
                 side: unit.side,
                 purpose: check.purpose,
                 rule: check.rule.into(),
-                first_draw: draw,
+                first_draw,
                 dice: vec![first, second],
                 modifiers,
                 final_result: final_dr,
                 outcome: line.clone(),
             },
         });
-        draw += 2;
         if let Some((outcome, rule)) = effect {
-            events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied {
                 unit: id.clone(),
                 outcome,
                 rule: rule.into(),
-                why: line,
+                why: line.clone(),
             });
         }
         if check.is_ptc() {
@@ -278,45 +673,54 @@ pub fn fire_effects(
         }
         // What the engine does not rule on, asked where it arises.
         if original == 2 {
-            events.push(left(
+            fx.left(
                 Some(id),
                 "A15",
                 format!("`{id}` rolled an Original 2 on its MC: Heat of Battle is the players' to resolve"),
-            ));
+            );
         }
         if !passed {
             if unit.kind == UnitKind::Leader {
                 fallen.insert(id.clone());
             }
             if unit.morale == Morale::Broken {
-                events.push(left(
-                    Some(id),
-                    "A10.2",
-                    format!("`{id}` was broken already and failed its MC: its Casualty Reduction (A7.302) is the players' to enter"),
-                ));
-            } else {
-                events.push(left(
-                    Some(id),
-                    "A19.13",
-                    format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
-                ));
-                if unit.kind == UnitKind::Leader {
-                    events.push(left(
+                // A broken unit failing an MC is Casualty Reduced (A10.2).
+                let why = format!("{line}: broken already, Casualty Reduction");
+                fx.events.extend(casualty_reduction(unit, "A10.2", &why));
+                if casualty {
+                    fx.left(
                         Some(id),
-                        "A10.2",
-                        format!("`{id}` broke: the Leader Loss checks of lower-morale units in his Location are the players' to roll"),
-                    ));
+                        "A10.31",
+                        format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
+                    );
                 }
+            } else {
+                if casualty {
+                    // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+                    let why = format!("{line}: Casualty Reduction");
+                    fx.events.extend(casualty_reduction(unit, "A10.31", &why));
+                    if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
+                        fx.events.push(Event::FireEffectApplied {
+                            unit: id.clone(),
+                            outcome: Outcome::Break,
+                            rule: "A10.31".into(),
+                            why: format!("{line}: broken"),
+                        });
+                    }
+                }
+                let gone = casualty && matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew);
+                if !gone {
+                    fx.left(
+                        Some(id),
+                        "A19.13",
+                        format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
+                    );
+                }
+                fx.leader_lost(unit, "broke");
             }
-        } else if final_dr == level && !unit.pinned {
-            events.push(left(
-                Some(id),
-                "A7.8",
-                format!("`{id}` passed its MC with a Final DR equal to its morale: whether that pins it rests on one source, not two, so it is the players' to rule"),
-            ));
         }
     }
-    Ok(events)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -339,6 +743,7 @@ mod tests {
         assert!(Check::of(IftResult::Ptc).unwrap().is_ptc());
         assert_eq!(Check::of(IftResult::Mc(3)).unwrap().drm, 3);
         assert_eq!(Check::of(IftResult::Nmc).unwrap().drm, 0);
+        assert_eq!(Check::of(IftResult::K(2)).unwrap().drm, 2);
         assert!(Check::of(IftResult::Kia(1)).is_none());
     }
 }

@@ -341,13 +341,15 @@ pub(crate) fn decide(
             unit: id.clone(),
             outcome: Outcome::Rally,
             rule: "A10.6".into(),
-            why: line,
+            why: line.clone(),
         });
     }
     if fate {
-        events.push(left(
+        // Fate is a Casualty Reduction (A10.64), by the one function that reduces a unit.
+        events.extend(super::casualty_reduction(
+            unit,
             "A10.64",
-            format!("`{id}` rolled an Original 12 on its rally (Fate): its Casualty Reduction (A7.302) is the players' to enter"),
+            &format!("{line}: Casualty Reduction"),
         ));
     }
     if snake_eyes_asked {
