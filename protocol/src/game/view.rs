@@ -741,6 +741,8 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     };
     for set in [
         &mut game.prep_fired,
+        &mut game.first_fired,
+        &mut game.final_fired,
         &mut game.movement.moving_stack,
         &mut game.movement.last_movers,
         &mut game.movement.finished,

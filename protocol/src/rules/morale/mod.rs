@@ -254,7 +254,9 @@ pub fn fire_effects(
         );
         events.push(Event::DiceRolled {
             roll: Roll {
-                side: unit.side,
+                // The firer's command rolls the checks its attack calls for: the log's rolls
+                // name the side whose command made them (`record::export` checks it).
+                side: by,
                 purpose: check.purpose,
                 rule: check.rule.into(),
                 first_draw: draw,
