@@ -267,11 +267,13 @@ pub struct Unit {
     /// against Defensive First Fire (B2); a unit that paid Open Ground cost has not.
     #[serde(default)]
     pub shellhole_cover: bool,
-    /// Hexes it entered this MPh: a unit that entered more than one moved past one Location,
-    /// so it is not using Assault Movement (A4.61) and Defensive First Fire at it takes FFNAM
-    /// (A4.6).
+    /// Hexes it entered this MPh: Assault Movement enters one Location (A4.61).
     #[serde(default)]
     pub hexes_entered: u8,
+    /// Declared Assault Movement this MPh (A4.61): it enters one Location and keeps an MF, and
+    /// First Fire at it takes no FFNAM (A4.6).
+    #[serde(default)]
+    pub assault_moving: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -440,6 +442,7 @@ impl Unit {
             placement: spec.placement,
             shellhole_cover: false,
             hexes_entered: 0,
+            assault_moving: false,
         }
     }
 
@@ -476,6 +479,7 @@ impl Unit {
             placement: Default::default(),
             shellhole_cover: false,
             hexes_entered: 0,
+            assault_moving: false,
         }
     }
 
@@ -1465,6 +1469,13 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *hex);
         }
+        Event::AssaultMovementDeclared { units } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.assault_moving = true;
+                }
+            }
+        }
         Event::DoubleTimeDeclared { units, .. } => {
             let now = (game.clock.turn, game.clock.player_turn);
             for id in units {
@@ -2027,6 +2038,7 @@ fn end_movement_phase(game: &mut Game) {
             || u.wa_blocked
             || u.shellhole_cover
             || u.hexes_entered != 0
+            || u.assault_moving
             || matches!(u.underground, Some(Underground::Sewer { moved: true, .. }))
     };
     if game.units.values().any(moved) {
@@ -2040,6 +2052,7 @@ fn end_movement_phase(game: &mut Game) {
             unit.wa_blocked = false;
             unit.shellhole_cover = false;
             unit.hexes_entered = 0;
+            unit.assault_moving = false;
             if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
                 *moved = false;
             }

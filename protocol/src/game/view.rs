@@ -326,6 +326,9 @@ impl Names<'_> {
                 cost,
                 mf: self.accounts(&mf),
             },
+            Event::AssaultMovementDeclared { units } => Event::AssaultMovementDeclared {
+                units: self.names(&units),
+            },
             Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
                 units: self.names(&units),
                 mf: self.accounts(&mf),

@@ -632,10 +632,10 @@ fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
 }
 
 /// The DRMs of First Fire at a moving stack (A4.6): FFMO −1 when it moves in Open Ground
-/// with no positive TEM, and FFNAM −1 when it does not use Assault Movement. What the engine
-/// cannot tell — terrain of no TEM that is not Open Ground, a Hindrance or a difference in
-/// level between firer and target, whether a unit that entered one hex declared Assault
-/// Movement — it leaves to the players rather than guess.
+/// with no positive TEM, and FFNAM −1 when it did not declare Assault Movement (A4.61). What
+/// the engine cannot tell — terrain of no TEM that is not Open Ground, a fortification, a
+/// Hindrance or an upper level, a stack only partly Assault Moving — it leaves to the players
+/// rather than guess.
 fn moving_drms(
     game: &Game,
     firers: &[&&Unit],
@@ -686,25 +686,21 @@ fn moving_drms(
             rule: "A4.6".into(),
         });
     }
-    // FFNAM (A4.6): Assault Movement (A4.61) enters one Location and is not Double Time, so a
-    // unit that entered two hexes or Double Timed is not using it.
-    if let Some(t) = targets
-        .iter()
-        .find(|t| t.hexes_entered < 2 && !t.double_time)
-    {
+    // FFNAM (A4.6): a unit that did not declare Assault Movement before moving (A4.61) is
+    // using Non-Assault Movement.
+    let assault = targets.iter().filter(|t| t.assault_moving).count();
+    if assault == 0 {
+        drms.push(Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        });
+    } else if assault != targets.len() {
         return Err(unruled(
-            "A4.61",
-            format!(
-                "`{}` entered only {hex} this MPh and did not Double Time: whether it declared Assault Movement, which cancels FFNAM (A4.6), is not recorded by the engine",
-                t.id
-            ),
+            "A4.6",
+            format!("only some of the moving units in {hex} use Assault Movement: FFNAM applies to some of them, and one DR for all is not resolved by the engine"),
         ));
     }
-    drms.push(Modifier {
-        value: -1,
-        reason: "FFNAM: Non-Assault Movement".into(),
-        rule: "A4.6".into(),
-    });
     Ok(drms)
 }
 
