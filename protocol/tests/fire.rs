@@ -168,3 +168,92 @@ proptest! {
         );
     }
 }
+
+/// The German MPh of the A8 position, with `ga` moved two hexes across Open Ground to 2E4: a
+/// stack that is not Assault Moving (A4.61), in the open, for Defensive First Fire (A8.1).
+fn first_fire() -> Game {
+    let scenario =
+        Scenario::from_toml(include_str!("positions/scenarios/a8-defensive-fire.toml")).unwrap();
+    let mut game = Game::new(scenario);
+    let steps = [
+        (Side::A, Command::Done),
+        (Side::A, Command::Done),
+        (Side::B, Command::Done),
+        (Side::A, Command::Done),
+        (
+            Side::A,
+            Command::Move {
+                units: vec!["ga".into()],
+                to: "2E3".parse().unwrap(),
+            },
+        ),
+        (
+            Side::A,
+            Command::Move {
+                units: vec!["ga".into()],
+                to: "2E4".parse().unwrap(),
+            },
+        ),
+    ];
+    for (side, command) in steps {
+        for e in decide(&game, side, &command, &mut ScriptedDice::default()).unwrap() {
+            apply(&mut game, &e);
+        }
+    }
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::Movement);
+    game
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The same law for Defensive First Fire at the moving stack (A8.1): the logged result is
+    /// the table's entry for the logged column and Final DR, and the DRMs logged with the dice
+    /// include FFMO and FFNAM (A4.6), −1 each.
+    #[test]
+    fn first_fire_reads_the_tables_entry(
+        firer in prop::sample::select(vec!["ra", "rc", "rd"]),
+        a in 1u8..=6,
+        b in 1u8..=6,
+    ) {
+        let mut game = first_fire();
+        let declare = Command::DeclareAttack {
+            firers: vec![firer.to_string()],
+            target: "2E4".parse().unwrap(),
+            into_sewer: false,
+        };
+        for e in decide(&game, Side::B, &declare, &mut ScriptedDice::default()).unwrap() {
+            apply(&mut game, &e);
+        }
+        let mut dice = ScriptedDice::new([a, b, 6, 6]).unwrap();
+        let events = decide(&game, Side::B, &Command::ResolveAttack, &mut dice).unwrap();
+        let roll = events.iter().find_map(|e| match e {
+            Event::DiceRolled { roll } if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
+            _ => None,
+        }).expect("the engine resolves First Fire at a stack that moved two hexes in the open");
+        prop_assert_eq!(&roll.dice, &vec![a, b]);
+        let moving: Vec<&str> = roll.modifiers.iter()
+            .filter(|m| m.rule == "A4.6")
+            .map(|m| if m.reason.starts_with("FFMO") { "FFMO" } else { "FFNAM" })
+            .collect();
+        prop_assert_eq!(moving, vec!["FFMO", "FFNAM"]);
+        prop_assert!(roll.modifiers.iter().filter(|m| m.rule == "A4.6").all(|m| m.value == -1));
+        let drm: i16 = roll.modifiers.iter().map(|m| i16::from(m.value)).sum();
+        let (fp, column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
+            Event::IftAttackResolved { fp, column, cowered, final_dr, result, .. } =>
+                Some((fp.clone(), *column, *cowered, *final_dr, result.clone())),
+            _ => None,
+        }).expect("an IFT reading follows the roll");
+        prop_assert_eq!(final_dr, i16::from(a) + i16::from(b) + drm);
+        prop_assert_eq!(cowered, a == b);
+        let whole: u32 = fp.trim_end_matches('½').parse().unwrap();
+        let base = IftColumn::for_fp(whole).unwrap();
+        match if cowered { base.left(1) } else { Some(base) } {
+            Some(c) => {
+                prop_assert_eq!(column, c.fp());
+                prop_assert_eq!(IftResult::parse(&result), Some(ift::result(c, final_dr)));
+            }
+            None => prop_assert_eq!(result.as_str(), "NE"),
+        }
+    }
+}

@@ -36,6 +36,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "melee",
     "bypass",
     "double-time",
+    "assault-move",
     "take-cover",
     "pick-up",
     "drop",
@@ -600,6 +601,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             units: args.to_vec(),
         }),
         "double-time" => Err("`double-time` takes one or more units".into()),
+        "assault-move" if !args.is_empty() => Ok(Command::AssaultMove {
+            units: args.to_vec(),
+        }),
+        "assault-move" => Err("`assault-move` takes one or more units".into()),
         "take-cover" if !args.is_empty() => Ok(Command::TakeShellholeCover {
             units: args.to_vec(),
         }),

@@ -29,6 +29,9 @@ pub enum Command {
     },
     /// Declare Double Time: +1 MF for the rest of the MPh, and the units become CX (A4.5).
     DoubleTime { units: Vec<UnitId> },
+    /// Declare Assault Movement before the units spend any MF: each enters one Location this
+    /// MPh and keeps at least one MF, and First Fire at them takes no FFNAM (A4.61, A4.6).
+    AssaultMove { units: Vec<UnitId> },
     /// Recover an unpossessed support weapon in the unit's Location (A4.44).
     PickUp { unit: UnitId, weapon: String },
     /// Drop possession of a support weapon (A4.43).

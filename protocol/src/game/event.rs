@@ -78,6 +78,10 @@ pub enum Event {
         units: Vec<UnitId>,
         mf: Vec<MfAccount>,
     },
+    /// Units declared Assault Movement before moving (A4.61).
+    AssaultMovementDeclared {
+        units: Vec<UnitId>,
+    },
     /// A unit recovered an unpossessed support weapon in its Location (A4.43, A4.44).
     WeaponPickedUp {
         unit: UnitId,
@@ -620,6 +624,7 @@ impl Event {
             Event::MeleeRecorded { .. } => "MeleeRecorded",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
+            Event::AssaultMovementDeclared { .. } => "AssaultMovementDeclared",
             Event::WeaponPickedUp { .. } => "WeaponPickedUp",
             Event::WeaponDropped { .. } => "WeaponDropped",
             Event::WallAdvantageClaimed { .. } => "WallAdvantageClaimed",
@@ -737,6 +742,7 @@ impl Event {
                 claimants: units, ..
             }
             | Event::DoubleTimeDeclared { units, .. }
+            | Event::AssaultMovementDeclared { units }
             | Event::ShellholeCoverTaken { units, .. }
             | Event::AllMfSpent { units, .. }
             | Event::UnitsRoutedThroughTunnel { units, .. }

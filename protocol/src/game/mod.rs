@@ -267,6 +267,13 @@ pub struct Unit {
     /// against Defensive First Fire (B2); a unit that paid Open Ground cost has not.
     #[serde(default)]
     pub shellhole_cover: bool,
+    /// Hexes it entered this MPh: Assault Movement enters one Location (A4.61).
+    #[serde(default)]
+    pub hexes_entered: u8,
+    /// Declared Assault Movement this MPh (A4.61): it enters one Location and keeps an MF, and
+    /// First Fire at it takes no FFNAM (A4.6).
+    #[serde(default)]
+    pub assault_moving: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -434,6 +441,8 @@ impl Unit {
             underground: None,
             placement: spec.placement,
             shellhole_cover: false,
+            hexes_entered: 0,
+            assault_moving: false,
         }
     }
 
@@ -469,6 +478,8 @@ impl Unit {
             underground: None,
             placement: Default::default(),
             shellhole_cover: false,
+            hexes_entered: 0,
+            assault_moving: false,
         }
     }
 
@@ -552,6 +563,16 @@ pub struct Game {
     /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
     /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
     pub prep_fired: BTreeSet<UnitId>,
+    /// DEFENDER units marked First Fire: they fired in this MPh (A8.1) and may fire again in
+    /// it only as Subsequent First Fire (A8.3), and in the DFPh only at adjacent units (A8.4).
+    /// Both sides see the counters. Cleared when the DFPh ends.
+    #[serde(default)]
+    pub first_fired: BTreeSet<UnitId>,
+    /// DEFENDER units marked Final Fire: they fired as Subsequent First Fire (A8.3) or in the
+    /// DFPh (A8.4); only Final Protective Fire is left to them (A8.31). Cleared when the DFPh
+    /// ends.
+    #[serde(default)]
+    pub final_fired: BTreeSet<UnitId>,
     /// Tunnel entrances whose use a side claims happened in a unit's LOS (B8.63): entrance and
     /// unit.
     pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
@@ -788,6 +809,8 @@ impl Game {
             viewer: None,
             version: 0,
             prep_fired: BTreeSet::new(),
+            first_fired: BTreeSet::new(),
+            final_fired: BTreeSet::new(),
             tunnel_sightings: BTreeSet::new(),
             tunnel_discoveries: BTreeSet::new(),
             aliases: BTreeMap::new(),
@@ -946,6 +969,8 @@ impl Game {
             // hands the projection out sets the viewer's own count.
             version: _,
             prep_fired,
+            first_fired,
+            final_fired,
             tunnel_sightings,
             tunnel_discoveries,
             // Pair units under "?" with their ids: no viewer's projection holds them (units
@@ -1041,6 +1066,9 @@ impl Game {
             viewer: Some(viewer),
             version: 0,
             prep_fired: known_of(prep_fired),
+            // The Fire counters are on the map for both sides to see (A8.1).
+            first_fired: known_of(first_fired),
+            final_fired: known_of(final_fired),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1337,6 +1365,11 @@ pub fn apply(game: &mut Game, event: &Event) {
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
             }
+            if ended.phase() == Phase::DefensiveFire && next.phase() != Phase::DefensiveFire {
+                // The DEFENDER fires no more this Player Turn: its Fire counters come off.
+                game.first_fired.clear();
+                game.final_fired.clear();
+            }
             if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
                 // Who routed through a tunnel this RtPh (B8.62) is forgotten with it.
                 game.movement = MovementRecord::default();
@@ -1383,6 +1416,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.bypass = None;
                     unit.shellhole_cover = false;
                     unit.road_only &= cost.road;
+                    unit.hexes_entered = unit.hexes_entered.saturating_add(1);
                 }
             }
             carry_weapons(game, units, *to);
@@ -1417,6 +1451,9 @@ pub fn apply(game: &mut Game, event: &Event) {
             spend(game, units, mf);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
+                    if unit.hex != *hex {
+                        unit.hexes_entered = unit.hexes_entered.saturating_add(1);
+                    }
                     unit.hex = *hex;
                     unit.road_only = false;
                     unit.shellhole_cover = false;
@@ -1438,6 +1475,13 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *hex);
+        }
+        Event::AssaultMovementDeclared { units } => {
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.assault_moving = true;
+                }
+            }
         }
         Event::DoubleTimeDeclared { units, .. } => {
             let now = (game.clock.turn, game.clock.player_turn);
@@ -1554,7 +1598,13 @@ pub fn apply(game: &mut Game, event: &Event) {
                 into_sewer: *into_sewer,
             });
         }
-        Event::AttackResolved { .. } => game.attack = None,
+        Event::AttackResolved { .. } => {
+            // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
+            // reads the counters the firers had when it was declared.
+            if let Some(a) = game.attack.take() {
+                mark_defensive_fire(game, &a.firers);
+            }
+        }
         Event::UnitSetUp { unit, weapons, hip } => {
             game.weapons
                 .retain(|_, w| w.held_by.as_ref() != Some(&unit.id));
@@ -1962,6 +2012,24 @@ fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
     }
 }
 
+/// First Fire marks a unit that fires in the MPh, and firing again there makes it Final Fire
+/// (A8.1, A8.3); fire in the DFPh is Final Fire (A8.4).
+fn mark_defensive_fire(game: &mut Game, firers: &[UnitId]) {
+    match game.clock.phase() {
+        Phase::Movement => {
+            for id in firers {
+                if game.first_fired.contains(id) || game.final_fired.contains(id) {
+                    game.final_fired.insert(id.clone());
+                } else {
+                    game.first_fired.insert(id.clone());
+                }
+            }
+        }
+        Phase::DefensiveFire => game.final_fired.extend(firers.iter().cloned()),
+        _ => {}
+    }
+}
+
 /// MF bookkeeping starts afresh every MPh.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
@@ -1976,6 +2044,8 @@ fn end_movement_phase(game: &mut Game) {
             || u.portage_pp != 0
             || u.wa_blocked
             || u.shellhole_cover
+            || u.hexes_entered != 0
+            || u.assault_moving
             || matches!(u.underground, Some(Underground::Sewer { moved: true, .. }))
     };
     if game.units.values().any(moved) {
@@ -1988,6 +2058,8 @@ fn end_movement_phase(game: &mut Game) {
             unit.portage_pp = 0;
             unit.wa_blocked = false;
             unit.shellhole_cover = false;
+            unit.hexes_entered = 0;
+            unit.assault_moving = false;
             if let Some(Underground::Sewer { moved, .. }) = &mut unit.underground {
                 *moved = false;
             }

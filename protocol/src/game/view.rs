@@ -326,6 +326,9 @@ impl Names<'_> {
                 cost,
                 mf: self.accounts(&mf),
             },
+            Event::AssaultMovementDeclared { units } => Event::AssaultMovementDeclared {
+                units: self.names(&units),
+            },
             Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
                 units: self.names(&units),
                 mf: self.accounts(&mf),
@@ -746,6 +749,8 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     };
     for set in [
         &mut game.prep_fired,
+        &mut game.first_fired,
+        &mut game.final_fired,
         &mut game.movement.moving_stack,
         &mut game.movement.last_movers,
         &mut game.movement.finished,

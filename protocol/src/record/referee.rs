@@ -507,8 +507,8 @@ pub(crate) mod testing {
             Side::B,
             Command::Adjudicate {
                 unit: "g3".into(),
-                outcome: crate::game::command::Outcome::Break,
-                note: "8 FP +0, DR 4: 1MC failed".into(),
+                outcome: crate::game::command::Outcome::Eliminate,
+                note: "Casualty Reduction of a half-squad".into(),
             },
         );
         let broke = r.game().version;

@@ -164,6 +164,10 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::AssaultMovementDeclared { units } => format!(
+            "{} declared Assault Movement (A4.61): one Location, an MF kept, no FFNAM",
+            units.join("+")
+        ),
         Event::DoubleTimeDeclared { units, mf } => {
             let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
             write_accounts(&mut s, mf);

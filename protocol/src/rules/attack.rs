@@ -67,6 +67,9 @@ pub(super) fn declare(
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
+        if !into_sewer {
+            check_fire_counters(game, unit, target)?;
+        }
     }
     let targets = |u: &&crate::game::Unit| {
         u.side != by
@@ -78,6 +81,11 @@ pub(super) fn declare(
             }
     };
     let seen = into_sewer || sees(game, firers, target, &targets);
+    let first_fire = !into_sewer && game.clock.phase() == Phase::Movement;
+    if first_fire && moving_above_ground(game, by) {
+        // A8.1 names the reason before A7 does: a stack is moving, and not in this hex.
+        check_moving_target(game, by, target)?;
+    }
     if !game.units_in(target).any(|u| targets(&u)) {
         return Err(RuleViolation::new(
             if into_sewer { "B8.3" } else { "A7" },
@@ -92,6 +100,10 @@ pub(super) fn declare(
             ),
         ));
     }
+    if first_fire {
+        check_moving_target(game, by, target)?;
+        check_closest_known(game, by, firers, target)?;
+    }
     let declared = Event::AttackDeclared {
         by,
         firers: firers.to_vec(),
@@ -105,6 +117,152 @@ pub(super) fn declare(
         return Ok(vec![declared, Event::AttackResolved { by, target }]);
     }
     Ok(vec![declared])
+}
+
+/// What a DEFENDER unit's Fire counter leaves it (A8.1, A8.3, A8.31, A8.4). In the MPh a unit
+/// marked First Fire fires again only as Subsequent First Fire, at a target within its normal
+/// range; one marked Final Fire only as Final Protective Fire, at a target adjacent or in its
+/// own hex. In the DFPh a unit marked First Fire fires only at adjacent units or those in its
+/// own hex, and one marked Final Fire does not fire.
+fn check_fire_counters(
+    game: &Game,
+    firer: &crate::game::Unit,
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let id = &firer.id;
+    let phase = game.clock.phase();
+    let range = game.scenario.geometry().distance(firer.hex, target);
+    let refuse =
+        |rule: &str, why: Vec<Piece>| Err(RuleViolation::with(rule, ViolationKind::UnitState, why));
+    let first = game.first_fired.contains(id);
+    let last = game.final_fired.contains(id);
+    match phase {
+        Phase::Movement if last => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse(
+                "A8.31",
+                pieces![Piece::unit(id), format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")],
+            ),
+        },
+        Phase::Movement if first => {
+            let normal = resolution::normal_range(firer);
+            match (range, normal) {
+                (Some(r), Some(n)) if r > n => refuse(
+                    "A8.3",
+                    pieces![Piece::unit(id), format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")],
+                ),
+                _ => Ok(()),
+            }
+        }
+        Phase::DefensiveFire if last => refuse(
+            "A8.4",
+            pieces![Piece::unit(id), " is marked Final Fire and fires no more this Player Turn"],
+        ),
+        Phase::DefensiveFire if first => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse(
+                "A8.4",
+                pieces![Piece::unit(id), format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its own hex, and {target} is farther")],
+            ),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The units of the stack moving now (A4.2) that are in `hex`: the only ones Defensive First
+/// Fire may attack (A8.1). A stack that stopped, or that another unit's move has ended, is no
+/// longer moving. Hidden units are not counted: the firer does not know them.
+pub(crate) fn moving_in(game: &Game, by: Side, hex: Hex) -> Vec<&crate::game::Unit> {
+    let record = &game.movement;
+    game.units_above(hex)
+        .filter(|u| {
+            u.side != by
+                && !u.hidden
+                && record.moving_stack.contains(&u.id)
+                && !record.finished.contains(&u.id)
+        })
+        .collect()
+}
+
+/// Whether an enemy stack the firer's side sees is moving above ground now (A4.2).
+fn moving_above_ground(game: &Game, by: Side) -> bool {
+    let record = &game.movement;
+    record
+        .moving_stack
+        .iter()
+        .filter(|id| !record.finished.contains(*id))
+        .filter_map(|id| game.units.get(id))
+        .any(|u| u.side != by && !u.hidden && !u.eliminated && u.underground.is_none())
+}
+
+/// A8.1: Defensive First Fire attacks only the stack that is moving, in the Location it is in
+/// now; once it has moved on, or another unit has begun to move, that chance is gone. The
+/// DEFENDER need not be asked at every hex: he may declare whenever the moving stack stands
+/// where he wants to fire at it.
+fn check_moving_target(game: &Game, by: Side, target: Hex) -> Result<(), RuleViolation> {
+    if !moving_in(game, by, target).is_empty() {
+        return Ok(());
+    }
+    let moving: Vec<&UnitId> = game
+        .movement
+        .moving_stack
+        .iter()
+        .filter(|id| !game.movement.finished.contains(*id))
+        .filter(|id| {
+            game.units
+                .get(*id)
+                .is_some_and(|u| !u.hidden && u.side != by)
+        })
+        .collect();
+    let why = if moving.is_empty() {
+        pieces![format!(
+            "no enemy stack is moving: Defensive First Fire attacks only the stack moving now, in the Location it is in, and none is in {target}"
+        )]
+    } else {
+        let mut why = pieces!["Defensive First Fire attacks only the stack moving now ("];
+        why.extend(Piece::units(moving));
+        why.extend(pieces![format!(
+            "), in the Location it is in, and it is not in {target}"
+        )]);
+        why
+    };
+    Err(RuleViolation::with("A8.1", ViolationKind::Geometry, why))
+}
+
+/// A8.3: Subsequent First Fire goes at no target farther than the closest Known enemy unit the
+/// firer sees. Only unconcealed units count here; a concealed one closer is left to the
+/// players when the attack is resolved (`resolution::assess`).
+fn check_closest_known(
+    game: &Game,
+    by: Side,
+    firers: &[UnitId],
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let geometry = game.scenario.geometry();
+    for id in firers {
+        let Some(u) = game.units.get(id) else {
+            continue;
+        };
+        if !game.first_fired.contains(id) || game.final_fired.contains(id) {
+            continue;
+        }
+        let Some(range) = geometry.distance(u.hex, target) else {
+            continue;
+        };
+        let closer = resolution::closer_enemies(game, by, u, range);
+        if let Some(near) = closer.iter().find(|e| !e.concealed) {
+            let at = geometry.distance(u.hex, near.hex).unwrap_or(0);
+            return Err(RuleViolation::with(
+                "A8.3",
+                ViolationKind::Geometry,
+                pieces![
+                    Piece::unit(id),
+                    format!(" is marked First Fire: Subsequent First Fire goes at no target farther than the closest Known enemy unit it sees, and one is {at} hexes away in {}, nearer than {target}", near.hex)
+                ],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Who may fire at what below ground (B8.2, B8.3, B8.43, B8.6): nobody in a tunnel fires or is
@@ -256,8 +414,24 @@ pub(super) fn resolve(
             let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
             let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
                 .map_err(|_| no_dice("the morale checks"))?;
+            let original: u8 = fired.roll.dice.iter().sum();
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
             events.extend(effects);
+            if assessment.kind == resolution::FireKind::FinalProtective {
+                // A8.31: the FPF's DR is also a Normal Morale Check for each firer; which
+                // DRMs that check takes is not sourced, so the players rule on it.
+                for id in &a.firers {
+                    let Some(u) = game.units.get(id) else {
+                        continue;
+                    };
+                    events.push(Event::FireEffectLeftToPlayers {
+                        target: u.hex,
+                        unit: Some(id.clone()),
+                        rule: "A8.31".into(),
+                        why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
+                    });
+                }
+            }
             events.push(resolved);
             Ok(events)
         }

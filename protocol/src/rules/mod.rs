@@ -109,6 +109,7 @@ pub fn decide(
             movement::decide_bypass(game, by, units, *hex, along)
         }
         Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
+        Command::AssaultMove { units } => movement::decide_assault_movement(game, by, units),
         Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
         Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),

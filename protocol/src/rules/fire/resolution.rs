@@ -1,6 +1,8 @@
-//! A declared attack in the PFPh resolved by the rules (A7): the FP of the firers and what range does to
-//! it, the IFT column, the DRMs each with its rule, the DR through the game's dice, Cowering,
-//! and the table's result. `attack::resolve` is the one caller: an attack is resolved here when
+//! A declared attack resolved by the rules (A7) — Prep Fire, Defensive First Fire at the moving
+//! stack with its later forms, and Final Fire in the DFPh (A8): the FP of the firers and what
+//! range and Area Fire do to it, the IFT column, the DRMs each with its rule (FFMO and FFNAM
+//! against a moving stack, A4.6), the DR through the game's dice, Cowering, and the table's
+//! result. `attack::resolve` is the one caller: an attack is resolved here when
 //! everything it needs is something the engine models, and otherwise left to the players, who
 //! are told why (`Unruled`) — never resolved with a piece silently missing.
 //!
@@ -13,7 +15,8 @@
 //! long range ×½, A7.2 fractions kept until the total), a leader's DRM for the fire he
 //! directs (A7.53), and Cowering one column to the left on doubles (two with an Inexperienced
 //! firer) but never for a leader-directed Fire Group (A7.9) rest on two published player aids each, named in their
-//! rows of `docs/rules-coverage.md`.
+//! rows of `docs/rules-coverage.md`. So do the Fire counters' limits (A8.1–A8.4) and FFMO and
+//! FFNAM (A4.6, A4.61).
 
 use crate::board::hex::Hex;
 use crate::board::los::{LosMap, Verdict};
@@ -63,6 +66,8 @@ pub struct Assessment {
     /// How many columns the fire moves left if it cowers: two when an Inexperienced unit
     /// takes part (A7.9, A19.33), otherwise one.
     pub cower_columns: usize,
+    /// Which fire it is (A8): Final Protective Fire asks for the firers' NMC after the roll.
+    pub kind: FireKind,
 }
 
 impl Assessment {
@@ -91,6 +96,67 @@ fn fp_and_range(unit: &Unit) -> Option<(u32, u32)> {
     parts.next().is_none().then_some((fp, range))
 }
 
+/// A unit's printed normal range (`4-6-7` → 6), or `None` if its ratings do not read so.
+pub(crate) fn normal_range(unit: &Unit) -> Option<u32> {
+    fp_and_range(unit).map(|(_, range)| range)
+}
+
+/// The enemy units above ground, not hidden, that `firer` sees nearer than `range`: what limits
+/// Subsequent First Fire to the closest Known enemy unit (A8.3).
+pub(crate) fn closer_enemies<'g>(
+    game: &'g Game,
+    by: Side,
+    firer: &Unit,
+    range: u32,
+) -> Vec<&'g Unit> {
+    let geometry = game.scenario.geometry();
+    let map = LosMap::of(&game.scenario);
+    game.units
+        .values()
+        .filter(|e| e.side != by && !e.hidden && !e.eliminated && e.underground.is_none())
+        .filter(|e| {
+            geometry
+                .distance(firer.hex, e.hex)
+                .is_some_and(|d| d < range)
+        })
+        .filter(|e| {
+            verdict_on(
+                game,
+                map,
+                &Spot::Unit(firer.id.clone()),
+                &Spot::Unit(e.id.clone()),
+            )
+            .is_ok_and(|v| v != Verdict::Blocked)
+        })
+        .collect()
+}
+
+/// Which fire an attack is, by its phase and the firers' Fire counters (A8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FireKind {
+    /// The ATTACKER's Prep Fire (A7).
+    Prep,
+    /// Defensive First Fire at the moving stack by unmarked units (A8.1).
+    DefensiveFirst,
+    /// Fire by units marked First Fire at the moving stack (A8.3): Area Fire.
+    SubsequentFirst,
+    /// Fire by units marked Final Fire at a moving unit adjacent or in their hex (A8.31): Area
+    /// Fire, and its DR is a Normal Morale Check for the firers.
+    FinalProtective,
+    /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
+    Final,
+}
+
+impl FireKind {
+    /// Whether the fire is First Fire at a moving stack, with FFMO and FFNAM (A4.6).
+    pub fn at_moving(self) -> bool {
+        matches!(
+            self,
+            FireKind::DefensiveFirst | FireKind::SubsequentFirst | FireKind::FinalProtective
+        )
+    }
+}
+
 /// A leader's leadership DRM as printed after his morale (`9-1` → −1, `8+1` → +1, `8-0` → 0).
 pub fn leadership(ratings: &str) -> Option<i8> {
     let s = ratings;
@@ -110,29 +176,21 @@ pub fn assess(
     target: Hex,
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
-    // Only Prep Fire is resolved: Defensive First Fire (A8.1) brings FFMO/FFNAM and fire at
-    // moving units, the DFPh brings Final Fire for units that First Fired (A8.4), which the
-    // engine does not record, and the AFPh halves FP and allows Assault Fire — none of them
-    // sourced or modelled here yet.
-    let phase_rule = match game.clock.phase() {
-        Phase::PrepFire => None,
-        Phase::Movement => Some(("A8.1", "Defensive First Fire at moving units (FFMO, FFNAM)")),
-        Phase::DefensiveFire => Some((
-            "A8.4",
-            "fire in the DFPh (Final Fire for units that First Fired)",
-        )),
-        Phase::AdvancingFire => Some((
-            "A7.36",
-            "Advancing Fire (its FP modification and Assault Fire)",
-        )),
-        _ => Some(("A7", "fire in this phase")),
+    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31) and the DFPh's
+    // Final Fire (A8.4) are resolved; the AFPh changes the FP of units that moved and lets
+    // some fire as Assault Fire, which is not sourced here.
+    let kind = match game.clock.phase() {
+        Phase::PrepFire => FireKind::Prep,
+        Phase::Movement => defensive_first_kind(game, firers)?,
+        Phase::DefensiveFire => FireKind::Final,
+        Phase::AdvancingFire => {
+            return Err(unruled(
+                "A7.36",
+                "Advancing Fire is not resolved by the engine: how moving or advancing changes a unit's FP in the AFPh, and Assault Fire, are not sourced",
+            ))
+        }
+        _ => return Err(unruled("A7", "fire in this phase is not resolved by the engine")),
     };
-    if let Some((rule, what)) = phase_rule {
-        return Err(unruled(
-            rule,
-            format!("{what} is not resolved by the engine"),
-        ));
-    }
     if into_sewer {
         return Err(unruled(
             "B8.3",
@@ -260,6 +318,23 @@ pub fn assess(
     if targets.is_empty() {
         return Err(unruled("A7", format!("no enemy unit is left in {target}")));
     }
+    if kind.at_moving() {
+        // A8.1: First Fire affects the moving stack only; the engine applies a result to every
+        // unit fired on in the Location, so others there leave it to the players.
+        let moving = crate::rules::attack::moving_in(game, by, target);
+        if moving.is_empty() {
+            return Err(unruled(
+                "A8.1",
+                format!("no unit of the moving stack is in {target} any more"),
+            ));
+        }
+        if targets.len() != moving.len() {
+            return Err(unruled(
+                "A8.1",
+                format!("units that are not moving share {target} with the moving stack: First Fire affects only the moving units, and the engine applies an IFT result to every unit in the Location"),
+            ));
+        }
+    }
     if targets.iter().any(|t| !game.same_location(t, targets[0])) {
         return Err(unruled(
             "A7",
@@ -359,6 +434,18 @@ pub fn assess(
                 ))
             }
         };
+        // Area Fire halves the FP of a unit that fires again after First Fire (A8.3, A8.31,
+        // A8.4); both are within its normal range, so a half point is the finest fraction.
+        let (fp_halves, multiplier) = match area_rule(game, kind, &u.id) {
+            None => (fp_halves, multiplier),
+            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(multiplier, rule)),
+            Some(rule) => {
+                return Err(unruled(
+                    rule,
+                    format!("`{}`'s FP would be halved twice: Area Fire at long range is not resolved by the engine", u.id),
+                ))
+            }
+        };
         shares.push(Share {
             unit: u.id.clone(),
             range,
@@ -406,7 +493,7 @@ pub fn assess(
             None => tem_seen = Some((report.tem, report.reasons.join("; "))),
         }
     }
-    if let Some((tem, why)) = tem_seen.filter(|(tem, _)| *tem != 0) {
+    if let Some((tem, why)) = tem_seen.clone().filter(|(tem, _)| *tem != 0) {
         drms.push(Modifier {
             value: tem,
             rule: last_rule(&why).unwrap_or("B9.3").to_string(),
@@ -456,6 +543,30 @@ pub fn assess(
             rule: "A6.7".into(),
         });
     }
+    if kind.at_moving() {
+        let tem = tem_seen.as_ref().map_or(0, |(tem, _)| *tem);
+        drms.extend(moving_drms(
+            game,
+            &mmc,
+            &targets,
+            tem,
+            hindrance.unwrap_or(0),
+        )?);
+    }
+    if kind == FireKind::SubsequentFirst {
+        for u in &mmc {
+            let range = geometry.distance(u.hex, target).unwrap_or(0);
+            if closer_enemies(game, by, u, range)
+                .iter()
+                .any(|e| e.concealed)
+            {
+                return Err(unruled(
+                    "A8.3",
+                    format!("a concealed enemy unit `{}` sees is nearer than {target}: whether it is a Known enemy unit that Subsequent First Fire must go at first is not ruled by the engine", u.id),
+                ));
+            }
+        }
+    }
     let cower_columns = if mmc.iter().any(|u| u.inexperienced) {
         2
     } else {
@@ -468,7 +579,129 @@ pub fn assess(
         drms,
         directed,
         cower_columns,
+        kind,
     })
+}
+
+/// The kind of Defensive fire in the MPh, read off the firers' Fire counters (A8.1, A8.3,
+/// A8.31). Which of them may fire together as one Fire Group is not sourced, so a mix is the
+/// players'.
+fn defensive_first_kind(game: &Game, firers: &[UnitId]) -> Result<FireKind, Unruled> {
+    let kind_of = |id: &UnitId| {
+        if game.final_fired.contains(id) {
+            FireKind::FinalProtective
+        } else if game.first_fired.contains(id) {
+            FireKind::SubsequentFirst
+        } else {
+            FireKind::DefensiveFirst
+        }
+    };
+    let mut kinds = firers.iter().map(kind_of);
+    let first = kinds.next().unwrap_or(FireKind::DefensiveFirst);
+    if kinds.any(|k| k != first) {
+        return Err(unruled(
+            "A8.3",
+            "the firers carry different Fire counters: a Fire Group mixing First Fire, Subsequent First Fire and Final Protective Fire is not resolved by the engine",
+        ));
+    }
+    Ok(first)
+}
+
+/// The rule by which `unit`'s FP is halved as Area Fire in this attack, if it is: Subsequent
+/// First Fire (A8.3), Final Protective Fire (A8.31), or Final Fire by a unit marked First
+/// Fire (A8.4).
+fn area_rule(game: &Game, kind: FireKind, unit: &UnitId) -> Option<&'static str> {
+    match kind {
+        FireKind::SubsequentFirst => Some("A8.3"),
+        FireKind::FinalProtective => Some("A8.31"),
+        FireKind::Final if game.first_fired.contains(unit) => Some("A8.4"),
+        _ => None,
+    }
+}
+
+/// A range multiplier's words with Area Fire's halving after them.
+fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
+    match (multiplier, rule) {
+        ("", "A8.3") => "Area Fire ×½ (A8.3)",
+        ("", "A8.31") => "Area Fire ×½ (A8.31)",
+        ("", _) => "Area Fire ×½ (A8.4)",
+        (_, "A8.3") => "PBF ×2 (A7.21), Area Fire ×½ (A8.3)",
+        (_, "A8.31") => "PBF ×2 (A7.21), Area Fire ×½ (A8.31)",
+        _ => "PBF ×2 (A7.21), Area Fire ×½ (A8.4)",
+    }
+}
+
+/// The DRMs of First Fire at a moving stack (A4.6): FFMO −1 when it moves in Open Ground
+/// with no positive TEM, and FFNAM −1 when it did not declare Assault Movement (A4.61). What
+/// the engine cannot tell — terrain of no TEM that is not Open Ground, a fortification, a
+/// Hindrance or an upper level, a stack only partly Assault Moving — it leaves to the players
+/// rather than guess.
+fn moving_drms(
+    game: &Game,
+    firers: &[&&Unit],
+    targets: &[&Unit],
+    tem: i8,
+    hindrance: u8,
+) -> Result<Vec<Modifier>, Unruled> {
+    let mut drms = vec![];
+    let hex = targets[0].hex;
+    let spec = &game.scenario.hexes[&hex];
+    // FFMO (A4.6; the Terrain Chart's Open Ground row): a positive TEM means the stack is not
+    // in the open.
+    if tem <= 0 {
+        if spec.terrain != crate::board::terrain::Terrain::OpenGround {
+            return Err(unruled(
+                "A4.6",
+                format!(
+                    "the moving stack is in {} with no TEM: whether FFMO applies there is not ruled by the engine",
+                    spec.terrain.row().name
+                ),
+            ));
+        }
+        if !spec.fortifications.is_empty() {
+            return Err(unruled(
+                "A4.6",
+                format!("{hex} holds a fortification: whether FFMO applies there is not ruled by the engine"),
+            ));
+        }
+        if hindrance > 0 {
+            return Err(unruled(
+                "A4.6",
+                "a Hindrance lies along the LOS: whether FFMO applies through it is not ruled by the engine",
+            ));
+        }
+        let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+        let higher = firers
+            .iter()
+            .any(|f| level(f.hex) < spec.elevation || game.upper_level(f).is_some());
+        if higher || targets.iter().any(|t| game.upper_level(t).is_some()) {
+            return Err(unruled(
+                "A4.6",
+                "firer and moving stack are on different levels: Height Advantage, which cancels FFMO, is not ruled by the engine",
+            ));
+        }
+        drms.push(Modifier {
+            value: -1,
+            reason: format!("FFMO: moving in the Open Ground of {hex}"),
+            rule: "A4.6".into(),
+        });
+    }
+    // FFNAM (A4.6): a unit that did not declare Assault Movement before moving (A4.61) is
+    // using Non-Assault Movement.
+    let assault = targets.iter().filter(|t| t.assault_moving).count();
+    if assault == 0 {
+        drms.push(Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        });
+    } else if assault != targets.len() {
+        return Err(unruled(
+            "A4.6",
+            format!("only some of the moving units in {hex} use Assault Movement: FFNAM applies to some of them, and one DR for all is not resolved by the engine"),
+        ));
+    }
+    Ok(drms)
 }
 
 /// The last rule a TEM reason cites (`in-hex TEM 1 (Woods B13)` → `B13`): the terrain's own

@@ -650,7 +650,9 @@ fn checks(
         );
         fx.events.push(Event::DiceRolled {
             roll: Roll {
-                side: unit.side,
+                // The firer's command rolls the checks its attack calls for: the log's rolls
+                // name the side whose command made them (`record::export` checks it).
+                side: by,
                 purpose: check.purpose,
                 rule: check.rule.into(),
                 first_draw,

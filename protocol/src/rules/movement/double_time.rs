@@ -25,6 +25,11 @@ pub(in crate::rules) fn decide(
                 ViolationKind::UnitState,
                 "has declared Double Time already this MPh",
             )),
+            _ if unit.assault_moving => Some((
+                "A4.61",
+                ViolationKind::UnitState,
+                "has declared Assault Movement, which is not Double Time",
+            )),
             _ if unit.cx => Some((
                 "A4.51",
                 ViolationKind::UnitState,
@@ -58,5 +63,38 @@ pub(in crate::rules) fn decide(
     Ok(vec![Event::DoubleTimeDeclared {
         units: ids.to_vec(),
         mf,
+    }])
+}
+
+/// `AssaultMove`: Infantry that declares Assault Movement before spending any MF this MPh
+/// enters one Location and keeps at least one MF, and is not Double Timing; in return First
+/// Fire at it takes no FFNAM (A4.61, A4.6). Source: the ASL assistant's MPh page
+/// (`docs/rules-coverage.md`, [ASLA]).
+pub(in crate::rules) fn decide_assault(
+    game: &Game,
+    by: Side,
+    ids: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    let units = movers(game, by, ids, "units declare Assault Movement")?;
+    for unit in &units {
+        let refusal = match unit.kind {
+            UnitKind::Vehicle => Some("is a vehicle; only Infantry use Assault Movement"),
+            _ if unit.assault_moving => Some("has declared Assault Movement already this MPh"),
+            _ if unit.double_time => Some("is Double Timing, which is not Assault Movement"),
+            _ if unit.mf_spent != crate::board::terrain::Mf::default() => {
+                Some("has spent MF already: Assault Movement is declared before the unit moves")
+            }
+            _ => None,
+        };
+        if let Some(why) = refusal {
+            return Err(RuleViolation::with(
+                "A4.61",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(&unit.id), format!(" {why}")],
+            ));
+        }
+    }
+    Ok(vec![Event::AssaultMovementDeclared {
+        units: ids.to_vec(),
     }])
 }

@@ -17,6 +17,7 @@ pub(super) use advance::decide as decide_advance;
 pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
+pub(super) use double_time::decide_assault as decide_assault_movement;
 pub(in crate::rules) use entry::{
     check_enterable, check_hex_modelled, check_leaving, enter_location, Act,
 };
@@ -203,6 +204,27 @@ fn pay(
             }
             unit.mf_spent + cost.total
         };
+        if unit.assault_moving {
+            // A4.61: Assault Movement enters one Location and keeps at least one MF.
+            let why = if unit.hexes_entered > 0 {
+                Some(format!(
+                    " is using Assault Movement and has entered its one Location this MPh; it may not enter {to}"
+                ))
+            } else if allotment.total.saturating_sub(spent) == Mf::default() {
+                Some(format!(
+                    " is using Assault Movement, which keeps at least one MF; entering {to} would spend them all"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(RuleViolation::with(
+                    "A4.61",
+                    ViolationKind::NotEnoughMf,
+                    pieces![Piece::unit(&unit.id), why],
+                ));
+            }
+        }
         accounts.push(MfAccount {
             unit: unit.id.clone(),
             allotment,
