@@ -518,7 +518,8 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     })
 }
 
-/// The tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
+/// The rout commands: `rout UNIT to HEX`, one hex of a broken unit's rout (A10.5), and the
+/// tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
 /// `discover-tunnel UNIT`.
 fn parse_tunnel_command(
     scenario: &Scenario,
@@ -526,6 +527,13 @@ fn parse_tunnel_command(
     args: &[String],
 ) -> Result<Command, LineError> {
     match (verb, args) {
+        ("rout", [unit, word, hex]) if word == "to" => Ok(Command::Rout {
+            unit: unit.clone(),
+            to: resolve_hex(scenario, hex)?,
+        }),
+        ("rout", args) if args.iter().any(|a| a == "to") => {
+            Err("`rout` takes one broken unit, `to` and the adjacent hex: rout 447a to H6".into())
+        }
         ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
             units: units.to_vec(),
         }),
@@ -534,7 +542,9 @@ fn parse_tunnel_command(
             entrance: resolve_hex(scenario, hex)?,
         }),
         ("discover-tunnel", [unit]) => Ok(Command::DiscoverTunnel { unit: unit.clone() }),
-        ("rout", _) => Err("`rout` takes one or more broken units at a tunnel entrance".into()),
+        ("rout", _) => Err(
+            "`rout` takes a broken unit, `to` and the adjacent hex (rout 447a to H6), or broken units at a tunnel entrance (rout 447a 8-0a)".into(),
+        ),
         ("tunnel-seen", _) => {
             Err("`tunnel-seen` takes a unit and the entrance hex: tunnel-seen 447a C6".into())
         }

@@ -1331,8 +1331,14 @@ pub fn apply(game: &mut Game, event: &Event) {
                 end_movement_phase(game);
             }
             if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
-                // Who routed through a tunnel this RtPh (B8.62) is forgotten with it.
+                // Who routed this RtPh (A10.5, B8.62), and the MF of their routs, are
+                // forgotten with it. Units are changed only if one needs it.
                 game.movement = MovementRecord::default();
+                if game.units.values().any(|u| u.mf_spent != Mf::default()) {
+                    for unit in game.units.values_mut() {
+                        unit.mf_spent = Mf::default();
+                    }
+                }
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
@@ -1785,6 +1791,19 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
         }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
+        Event::UnitRouted { unit, to, mf, .. } => {
+            let units = std::slice::from_ref(unit);
+            spend(game, units, std::slice::from_ref(mf));
+            if let Some(u) = game.units.get_mut(unit) {
+                u.hex = *to;
+                u.bypass = None;
+                u.shellhole_cover = false;
+            }
+            carry_weapons(game, units, *to);
+        }
+        Event::UnitFailedToRout { unit, .. } => {
+            apply_outcome(game, unit, Outcome::Eliminate, "");
+        }
         Event::UnitsRoutedThroughTunnel {
             units,
             side,
