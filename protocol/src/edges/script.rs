@@ -183,6 +183,9 @@ pub enum Check {
     Column(Vec<u8>),
     /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
     LeftToPlayers(String),
+    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies may
+    /// Interdict it where it went (A10.53); `interdiction=467a:none` for none.
+    Interdiction(UnitId, Vec<UnitId>),
     /// The rules under which the line left parts of an IFT result's effects to the players,
     /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
     Asked(Vec<String>),
@@ -436,6 +439,14 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 })
                 .collect::<Result<_, _>>()?,
         ),
+        "interdiction" => {
+            let (u, by) = unit_and(value, key)?;
+            let by = match by {
+                "none" => vec![],
+                by => by.split('+').map(str::to_string).collect(),
+            };
+            Check::Interdiction(u, by)
+        }
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
         "asked" if value == "none" => Check::Asked(vec![]),
         "asked" => Check::Asked(value.split(',').map(str::to_string).collect()),
@@ -1247,6 +1258,23 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got == [want],
                 format!("the attacks left to the players cite {got:?}, not [{want:?}]"),
+            )
+        }
+        Check::Interdiction(unit, want) => {
+            let got: Vec<&Vec<UnitId>> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::UnitRouted {
+                        unit: u,
+                        interdiction_by,
+                        ..
+                    } if u == unit => Some(interdiction_by),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                got == [want],
+                format!("the line's routs of `{unit}` may be Interdicted by {got:?}, not {want:?}"),
             )
         }
         Check::Asked(want) => {
