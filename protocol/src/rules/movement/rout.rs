@@ -95,7 +95,7 @@ fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
                 Piece::unit(id),
                 " shares its Location with the Known enemy ",
                 Piece::unit(&enemy.id),
-                " (Melee); a unit in Melee does not rout, and withdrawing from Melee (A11.16) is not modelled"
+                " (Melee, A11.7); a unit in Melee does not rout, and withdrawing from Melee (A11.2) is not modelled"
             ],
         ));
     }
