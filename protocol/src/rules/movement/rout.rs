@@ -10,7 +10,7 @@
 //! outcome (A10.53), Low Crawl, Surrender (A20.21), leaders routing with a broken unit
 //! (A10.711).
 
-use super::entry::{check_leaving, enter_location, Act};
+use super::entry::{check_enterable, check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
 use super::{held_pp, unit_ipc};
 use crate::board::hex::Hex;
@@ -115,6 +115,9 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
     check_leaving(game, &[unit])?;
     let from = unit.hex;
     let cost = entry_cost(game, from, to)?;
+    // What the engine has no figures for is refused as not modelled before any ruling, as
+    // for every mover (`enter_location` asks it again).
+    check_enterable(game, to)?;
     check_route(game, by, unit, from, to)?;
     let ids = std::slice::from_ref(&unit.id);
     let entry = enter_location(game, by, &[unit], ids, to, cost, Act::Rout)?;
