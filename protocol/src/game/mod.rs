@@ -1331,14 +1331,9 @@ pub fn apply(game: &mut Game, event: &Event) {
                 end_movement_phase(game);
             }
             if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
-                // Who routed this RtPh (A10.5, B8.62), and the MF of their routs, are
-                // forgotten with it. Units are changed only if one needs it.
-                game.movement = MovementRecord::default();
-                if game.units.values().any(|u| u.mf_spent != Mf::default()) {
-                    for unit in game.units.values_mut() {
-                        unit.mf_spent = Mf::default();
-                    }
-                }
+                // Who routed this RtPh (A10.5, B8.62), and the MF and portage of their
+                // routs, are forgotten with it, as the MPh's are with the MPh.
+                end_movement_phase(game);
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
@@ -1974,7 +1969,7 @@ fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
     }
 }
 
-/// MF bookkeeping starts afresh every MPh.
+/// MF bookkeeping starts afresh every MPh, and after the RtPh's routs.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
     // Units are changed only if one needs it: unchanged, they stay shared with the position
