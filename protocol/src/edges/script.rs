@@ -186,7 +186,8 @@ pub enum Check {
     /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies may
     /// Interdict it where it went (A10.53); `interdiction=467a:none` for none.
     Interdiction(UnitId, Vec<UnitId>),
-    /// The rules under which the line left parts of an IFT result's effects to the players,
+    /// The rules under which the line left parts of an IFT result's effects, or a rout, to the
+    /// players,
     /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
     Asked(Vec<String>),
 }
@@ -1281,7 +1282,8 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<&String> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::FireEffectLeftToPlayers { rule, .. } => Some(rule),
+                    Event::FireEffectLeftToPlayers { rule, .. }
+                    | Event::RoutLeftToPlayers { rule, .. } => Some(rule),
                     _ => None,
                 })
                 .collect();

@@ -328,6 +328,14 @@ pub enum Event {
         unit: UnitId,
         next_to: Option<UnitId>,
     },
+    /// A broken unit that had to rout could not rout a hex as its side's RtPh step ended, and
+    /// one of its ways was refused as not modelled (`rule`, `why`): whether it fails to rout
+    /// is the players' to adjudicate (A10.5).
+    RoutLeftToPlayers {
+        unit: UnitId,
+        rule: String,
+        why: String,
+    },
     /// A side claims the use of the tunnel entrance at `entrance` happened in `unit`'s LOS
     /// (B8.63); the engine traces no LOS, so the opponent may dispute it like an adjudication.
     TunnelUseSeen {
@@ -683,6 +691,7 @@ impl Event {
             Event::UnitsRoutedThroughTunnel { .. } => "UnitsRoutedThroughTunnel",
             Event::UnitRouted { .. } => "UnitRouted",
             Event::UnitFailedToRout { .. } => "UnitFailedToRout",
+            Event::RoutLeftToPlayers { .. } => "RoutLeftToPlayers",
             Event::TunnelUseSeen { .. } => "TunnelUseSeen",
             Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
             Event::TunnelUseSighted { .. } => "TunnelUseSighted",
@@ -772,7 +781,8 @@ impl Event {
             | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. }
-            | Event::UnitSetUpLifted { unit } => vec![unit],
+            | Event::UnitSetUpLifted { unit }
+            | Event::RoutLeftToPlayers { unit, .. } => vec![unit],
             Event::UnitSetUp { unit, .. } => vec![&unit.id],
             Event::UnitRouted {
                 unit,

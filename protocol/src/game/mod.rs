@@ -1796,6 +1796,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
         }
+        Event::RoutLeftToPlayers { .. } => {}
         Event::UnitFailedToRout { unit, .. } => {
             apply_outcome(game, unit, Outcome::Eliminate, "");
         }

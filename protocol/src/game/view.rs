@@ -424,6 +424,11 @@ impl Names<'_> {
                 mf: self.account(&mf),
                 interdiction_by: self.names(&interdiction_by),
             },
+            Event::RoutLeftToPlayers { unit, rule, why } => Event::RoutLeftToPlayers {
+                unit: self.name(&unit),
+                rule,
+                why: self.text(&why),
+            },
             Event::UnitFailedToRout { unit, next_to } => Event::UnitFailedToRout {
                 unit: self.name(&unit),
                 next_to: next_to.map(|e| self.name(&e)),

@@ -466,6 +466,9 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             }
             s
         }
+        Event::RoutLeftToPlayers { unit, rule, why } => format!(
+            "for the players to adjudicate: {unit} had to rout (A10.5) and could not by the rules the engine plays; one way was not modelled: {why} ({rule})"
+        ),
         Event::UnitFailedToRout { unit, next_to } => match next_to {
             Some(e) => format!(
                 "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5); being ADJACENT to {e}, it may be a Surrender instead (A20.21), which is left to the players"

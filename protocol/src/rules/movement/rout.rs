@@ -395,20 +395,42 @@ fn has_routed(game: &Game, unit: &Unit) -> bool {
 }
 
 /// Whether `unit` could rout one more hex now (its IPC aside: what it cannot carry it drops).
-fn may_step(game: &Game, unit: &Unit) -> bool {
-    check_router(game, unit).is_ok()
-        && game
-            .scenario
-            .geometry()
-            .neighbours(unit.hex)
-            .into_iter()
-            .any(|to| step(game, unit.side, unit, to).is_ok())
+enum Probe {
+    /// Some hex can be entered.
+    CanStep,
+    /// None can, and the engine refused one as not modelled: it cannot tell whether the unit
+    /// could rout there, so it does not rule the Failure to Rout.
+    NotModelled(RuleViolation),
+    /// None can, each refused by a rule.
+    Cannot,
+}
+
+fn probe(game: &Game, unit: &Unit) -> Probe {
+    let mut not_modelled = None;
+    let mut note = |v: RuleViolation| {
+        if v.kind == ViolationKind::NotModelled && not_modelled.is_none() {
+            not_modelled = Some(v);
+        }
+    };
+    match check_router(game, unit) {
+        Err(v) => note(v),
+        Ok(()) => {
+            for to in game.scenario.geometry().neighbours(unit.hex) {
+                match step(game, unit.side, unit, to) {
+                    Ok(_) => return Probe::CanStep,
+                    Err(v) => note(v),
+                }
+            }
+        }
+    }
+    not_modelled.map_or(Probe::Cannot, Probe::NotModelled)
 }
 
 /// What the RtPh step of `by` still owes before it ends (A10.5), for each broken unit of the
 /// side in order: one that must rout and has not, or that has routed and stands ADJACENT to a
 /// Known unbroken armed enemy. `Err` names the first that can still rout a hex; the others,
-/// which cannot, fail to rout (`UnitFailedToRout`), to go with the step's end.
+/// which cannot, fail to rout (`UnitFailedToRout`) — or, where the engine refused a way as
+/// not modelled, are left to the players (`RoutLeftToPlayers`) — to go with the step's end.
 pub(in crate::rules) fn end_of_rout_step(
     game: &Game,
     by: Side,
@@ -420,7 +442,16 @@ pub(in crate::rules) fn end_of_rout_step(
             Some(why @ MustRout::Exposed(..)) if !has_routed(game, unit) => why,
             _ => continue,
         };
-        if may_step(game, unit) {
+        let probed = probe(game, unit);
+        if let Probe::NotModelled(v) = probed {
+            failed.push(Event::RoutLeftToPlayers {
+                unit: unit.id.clone(),
+                rule: v.rule.clone(),
+                why: v.detail.clone(),
+            });
+            continue;
+        }
+        if matches!(probed, Probe::CanStep) {
             let reason = match &why {
                 MustRout::Adjacent(e) if has_routed(game, unit) => pieces![
                     Piece::unit(&unit.id),
