@@ -455,7 +455,7 @@ pub(in crate::rules) fn end_of_rout_step(
             let reason = match &why {
                 MustRout::Adjacent(e) if has_routed(game, unit) => pieces![
                     Piece::unit(&unit.id),
-                    " has routed to a hex ADJACENT to the Known unbroken enemy ",
+                    " has begun its rout and stands ADJACENT to the Known unbroken enemy ",
                     Piece::unit(e),
                     format!(", where no routing unit ends the RtPh; rout it on (`rout {} to HEX`)", unit.id)
                 ],
