@@ -285,6 +285,7 @@ enum Draw {
     Decline(usize),
     Shellhole(usize),
     RoutThroughTunnel(usize),
+    Rout(usize, usize),
     ClaimTunnelSeen(usize, usize),
     DiscoverTunnel(usize),
     Rally(usize, usize),
@@ -312,6 +313,7 @@ fn draw() -> impl Strategy<Value = Draw> {
         2 => (0usize..2).prop_map(Draw::Decline),
         1 => (0usize..40).prop_map(Draw::Shellhole),
         1 => (0usize..40).prop_map(Draw::RoutThroughTunnel),
+        2 => (0usize..40, 0usize..7).prop_map(|(u, d)| Draw::Rout(u, d)),
         1 => (0usize..40, 0usize..4).prop_map(|(u, e)| Draw::ClaimTunnelSeen(u, e)),
         1 => (0usize..40).prop_map(Draw::DiscoverTunnel),
         1 => (0usize..40, 0usize..40).prop_map(|(u, l)| Draw::Rally(u, l)),
@@ -464,6 +466,17 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
         Draw::RoutThroughTunnel(u) => {
             let u = unit(u);
             (u.side, Command::RoutThroughTunnel { units: stack(&u) })
+        }
+        Draw::Rout(u, dir) => {
+            let u = unit(u);
+            let to = toward(&u, dir);
+            (
+                u.side,
+                Command::Rout {
+                    unit: u.id.clone(),
+                    to,
+                },
+            )
         }
         Draw::ClaimTunnelSeen(u, e) => {
             let u = unit(u);

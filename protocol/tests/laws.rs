@@ -160,12 +160,24 @@ proptest! {
     #[test]
     fn done_accepted_iff_its_sides_turn(draws in prop::collection::vec(draw(), 0..80), side in prop_oneof![Just(Side::A), Just(Side::B)]) {
         let (game, _) = play(&draws);
-        let accepted = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).is_ok();
+        let decided = decide(&game, side, &Command::Done, &mut ScriptedDice::default());
         // Done is refused while a WA chance, a WA challenge (B9.324) or a declared attack
         // waits, and (A4.32) while a unit of the side is in Bypass; of those only the WA
         // chance and challenge arise in these draws.
         let waiting = game.wa_chance.is_some() || game.attack.is_some() || game.wa_challenge.is_some();
-        prop_assert_eq!(accepted, !game.over && !waiting && game.acting() == side);
+        let expected = !game.over && !waiting && game.acting() == side;
+        match &decided {
+            Ok(_) => prop_assert!(expected),
+            // Else only the RtPh's obligation refuses it (A10.5): a broken unit of the side
+            // must rout and has not.
+            Err(v) if expected => {
+                prop_assert_eq!(game.clock.phase(), protocol::phase::Phase::Rout, "{}", v.detail);
+                prop_assert_eq!(&v.rule, "A10.5");
+                prop_assert!(game.units.values().any(|u| u.side == side
+                    && protocol::rules::movement::must_rout(&game, u).is_some()));
+            }
+            Err(_) => {}
+        }
     }
 
     #[test]

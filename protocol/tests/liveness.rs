@@ -7,8 +7,8 @@
 //!
 //! "Moves the clock on" is checked by a bounded search over the commands that finish what is
 //! open (end the step, answer the prompt the game waits on, resolve an attack, take a unit out of Bypass, move a
-//! sewer stack that must move, bring units up or rout them through a tunnel) until one of
-//! them ends the step.
+//! sewer stack that must move, bring units up or rout them through a tunnel, rout a broken unit
+//! that must rout, A10.5) until one of them ends the step.
 
 use proptest::prelude::*;
 use protocol::dice::SeededDice;
@@ -44,6 +44,7 @@ enum Draw {
     Surface(usize),
     EnterTunnel(usize),
     Rout(usize),
+    RoutStep(usize, usize),
     Claim(usize),
     Decline,
     Show(usize),
@@ -74,6 +75,7 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (0usize..32).prop_map(Draw::Surface),
         1 => (0usize..32).prop_map(Draw::EnterTunnel),
         1 => (0usize..32).prop_map(Draw::Rout),
+        2 => (0usize..32, 0usize..6).prop_map(|(u, d)| Draw::RoutStep(u, d)),
         2 => (0usize..32).prop_map(Draw::Claim),
         1 => Just(Draw::Decline),
         1 => (0usize..32).prop_map(Draw::Show),
@@ -222,6 +224,11 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
                 units: vec![unit(u)],
             },
         ),
+        Draw::RoutStep(u, d) => {
+            let id = unit(u);
+            let to = neighbour(&id, *d);
+            (side_of(u), Command::Rout { unit: id, to })
+        }
         Draw::Claim(u) => (
             side_of(u),
             Command::ClaimWallAdvantage {
@@ -430,6 +437,34 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
                     along: vec![b.exits(game.scenario.geometry())[1]],
                 },
             ));
+        }
+        // A broken unit that must rout holds up the RtPh step until it has (A10.5).
+        if game.clock.phase() == protocol::game::phase::Phase::Rout
+            && protocol::rules::movement::must_rout(game, unit).is_some()
+        {
+            for to in unit.hex.neighbours() {
+                out.push((
+                    acting,
+                    Command::Rout {
+                        unit: unit.id.clone(),
+                        to,
+                    },
+                ));
+            }
+            // What it cannot carry, it drops first.
+            for (weapon, _) in game
+                .weapons
+                .iter()
+                .filter(|(_, w)| w.held_by.as_ref() == Some(&unit.id))
+            {
+                out.push((
+                    acting,
+                    Command::Drop {
+                        unit: unit.id.clone(),
+                        weapon: weapon.clone(),
+                    },
+                ));
+            }
         }
         match unit.underground {
             Some(Underground::Sewer { moved: false, .. }) => {

@@ -6,6 +6,10 @@
 //!   same kind, same words) or accepted alike (same cost, same MF accounts, stopped alike by
 //!   concealed units). The only differences the rules make are those `enter` adds itself (its
 //!   edge, turn and phase, A2.51), which these positions all satisfy.
+//! - A broken unit's rout into a Location (A10.5) is that same act: beside the Location, a
+//!   broken squad routing into it and a Good Order one moving into it are refused alike or
+//!   stopped alike, at the same cost — but for what the rout adds itself: its six MF, and
+//!   never a hex closer to a Known enemy unit (A10.51), here the enemy's own Location.
 //! - What the engine does not model is refused as not modelled by every command that would
 //!   do it, never played at a guessed cost: entering terrain or fortifications it has no
 //!   figures for, leaving a fortification, Column or an upper level, a vehicle's or a berserk
@@ -328,6 +332,16 @@ fn came(events: &[Event]) -> Came {
     let mut others = vec![];
     for e in events {
         match e {
+            Event::UnitRouted { cost, mf, .. } => {
+                out = Some(Came {
+                    stopped: false,
+                    cost: cost.clone(),
+                    mf: vec![mf.clone()],
+                    revealed: vec![],
+                    dummies_removed: vec![],
+                    others: vec![],
+                })
+            }
             Event::UnitsEntered { cost, mf, .. } | Event::UnitMoved { cost, mf, .. } => {
                 out = Some(Came {
                     stopped: false,
@@ -705,6 +719,73 @@ proptest! {
                     (Ok(_), true) => prop_assert!(false, "a rout into a Known enemy's Location accepted"),
                 }
             }
+        }
+    }
+}
+
+/// `case` with one German squad for mover, carrying nothing, as a broken unit routs alone.
+fn lone_squad(mut case: Case) -> Case {
+    case.squads = 1;
+    case.half_squads = 0;
+    case.leader = false;
+    case.hero = false;
+    case.inexperienced = false;
+    case.pp.clear();
+    case
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A rout step into a Location is the act of entering it (A10.5): where a Good Order
+    /// squad's `move` from beside it is refused, stopped or accepted, a broken squad's `rout`
+    /// from the same hex in the RtPh is too — same rule, kind and words, same cost, the same
+    /// concealed units revealed — except where the rout's own rules differ: its six MF against
+    /// the MPh's four, and A10.51, which bars a Known enemy's Location (broken, upstairs or a
+    /// vehicle too) before any other rule is asked.
+    #[test]
+    fn routing_into_a_location_is_entering_it(case in case().prop_map(lone_squad)) {
+        let toml = scenario(&case, false);
+        let mover = "id = \"gs0\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"1I3\"\n";
+        prop_assert!(toml.contains(mover), "{toml}");
+        let routing_toml = toml.replace(mover, &format!("{mover}morale = \"broken\"\n"));
+        let (Some(moving), Some(routing)) = (at_movement_phase(&toml), at_movement_phase(&routing_toml)) else {
+            prop_assert!(Scenario::from_toml(&toml).is_err());
+            return Ok(());
+        };
+        let routing = after_done(routing, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
+        prop_assert_eq!(routing.clock.phase(), protocol::phase::Phase::Rout);
+        let to: Hex = TARGET.parse().unwrap();
+        let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs0".into()], to }, &mut ScriptedDice::default());
+        let routed = decide(&routing, Side::A, &Command::Rout { unit: "gs0".into(), to }, &mut ScriptedDice::default());
+        let not_modelled = matches!(&moved, Err(m) if m.kind == ViolationKind::NotModelled && m.rule != "A4.14" && m.rule != "D7");
+        let known = matches!(case.enemy, Enemy::Known | Enemy::Broken | Enemy::Upstairs | Enemy::Vehicle);
+        if known && !not_modelled {
+            prop_assert!(matches!(&routed, Err(v) if v.rule == "A10.51"), "rout: {}", render(&routed));
+            return Ok(());
+        }
+        let short = |r: &Result<Vec<Event>, protocol::RuleViolation>| {
+            matches!(r, Err(v) if v.kind == ViolationKind::NotEnoughMf)
+        };
+        match (&moved, &routed) {
+            (Ok(m), Ok(r)) => {
+                let (m, r) = (came(m), came(r));
+                prop_assert_eq!(
+                    (m.stopped, &m.cost, &m.revealed, &m.dummies_removed),
+                    (r.stopped, &r.cost, &r.revealed, &r.dummies_removed)
+                );
+            }
+            // Six MF reach farther than four, never less far.
+            (Err(_), Ok(_)) if short(&moved) => {}
+            (Err(m), Err(r)) if short(&moved) && short(&routed) => {
+                prop_assert_eq!(&r.rule, "A10.5", "{} / {}", m.detail, r.detail);
+            }
+            (Err(m), Err(r)) => {
+                prop_assert_eq!(&m.rule, &r.rule, "{} / {}", m.detail, r.detail);
+                prop_assert_eq!(m.kind, r.kind);
+                prop_assert_eq!(&m.detail, &r.detail);
+            }
+            _ => prop_assert!(false, "move: {}\nrout: {}", render(&moved), render(&routed)),
         }
     }
 }

@@ -187,7 +187,11 @@ pub enum Check {
     Column(Vec<u8>),
     /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
     LeftToPlayers(String),
-    /// The rules under which the line left parts of an IFT result's effects to the players,
+    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies may
+    /// Interdict it where it went (A10.53); `interdiction=467a:none` for none.
+    Interdiction(UnitId, Vec<UnitId>),
+    /// The rules under which the line left parts of an IFT result's effects, or a rout, to the
+    /// players,
     /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
     Asked(Vec<String>),
 }
@@ -447,6 +451,14 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 })
                 .collect::<Result<_, _>>()?,
         ),
+        "interdiction" => {
+            let (u, by) = unit_and(value, key)?;
+            let by = match by {
+                "none" => vec![],
+                by => by.split('+').map(str::to_string).collect(),
+            };
+            Check::Interdiction(u, by)
+        }
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
         "asked" if value == "none" => Check::Asked(vec![]),
         "asked" => Check::Asked(value.split(',').map(str::to_string).collect()),
@@ -529,7 +541,8 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     })
 }
 
-/// The tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
+/// The rout commands: `rout UNIT to HEX`, one hex of a broken unit's rout (A10.5), and the
+/// tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
 /// `discover-tunnel UNIT`.
 fn parse_tunnel_command(
     scenario: &Scenario,
@@ -537,6 +550,13 @@ fn parse_tunnel_command(
     args: &[String],
 ) -> Result<Command, LineError> {
     match (verb, args) {
+        ("rout", [unit, word, hex]) if word == "to" => Ok(Command::Rout {
+            unit: unit.clone(),
+            to: resolve_hex(scenario, hex)?,
+        }),
+        ("rout", args) if args.iter().any(|a| a == "to") => {
+            Err("`rout` takes one broken unit, `to` and the adjacent hex: rout 447a to H6".into())
+        }
         ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
             units: units.to_vec(),
         }),
@@ -545,7 +565,9 @@ fn parse_tunnel_command(
             entrance: resolve_hex(scenario, hex)?,
         }),
         ("discover-tunnel", [unit]) => Ok(Command::DiscoverTunnel { unit: unit.clone() }),
-        ("rout", _) => Err("`rout` takes one or more broken units at a tunnel entrance".into()),
+        ("rout", _) => Err(
+            "`rout` takes a broken unit, `to` and the adjacent hex (rout 447a to H6), or broken units at a tunnel entrance (rout 447a 8-0a)".into(),
+        ),
         ("tunnel-seen", _) => {
             Err("`tunnel-seen` takes a unit and the entrance hex: tunnel-seen 447a C6".into())
         }
@@ -1265,11 +1287,29 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
                 format!("the attacks left to the players cite {got:?}, not [{want:?}]"),
             )
         }
+        Check::Interdiction(unit, want) => {
+            let got: Vec<&Vec<UnitId>> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::UnitRouted {
+                        unit: u,
+                        interdiction_by,
+                        ..
+                    } if u == unit => Some(interdiction_by),
+                    _ => None,
+                })
+                .collect();
+            expect(
+                got == [want],
+                format!("the line's routs of `{unit}` may be Interdicted by {got:?}, not {want:?}"),
+            )
+        }
         Check::Asked(want) => {
             let got: Vec<&String> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::FireEffectLeftToPlayers { rule, .. } => Some(rule),
+                    Event::FireEffectLeftToPlayers { rule, .. }
+                    | Event::RoutLeftToPlayers { rule, .. } => Some(rule),
                     _ => None,
                 })
                 .collect();

@@ -115,6 +115,9 @@ pub enum Command {
     /// Rout broken units through their side's tunnel in the RtPh: in at the entrance they hold,
     /// out at the other (B8.62). Other routs are adjudicated.
     RoutThroughTunnel { units: Vec<UnitId> },
+    /// Rout one broken unit one hex in the RtPh, into the adjacent `to` (A10.5, A10.51): six
+    /// MF, never toward a Known enemy unit, one unit at a time.
+    Rout { unit: UnitId, to: Hex },
     /// Claim that the use of the tunnel entrance `entrance` happened in `unit`'s LOS (B8.63); a
     /// declaration the opponent may dispute, since the engine traces no LOS.
     ClaimTunnelSeen { unit: UnitId, entrance: Hex },

@@ -313,6 +313,33 @@ pub enum Event {
         from: Hex,
         to: Hex,
     },
+    /// A broken unit routed into the adjacent `to` in the RtPh, paying `cost` out of its six
+    /// rout MF (A10.5). `interdiction_by`: the Known Good Order enemies that have it in Open
+    /// Ground in their LOS and normal range there, who may Interdict it (A10.53); whether they
+    /// do, and the check that follows, are the players' to settle.
+    UnitRouted {
+        unit: UnitId,
+        from: Hex,
+        to: Hex,
+        cost: MoveCost,
+        mf: MfAccount,
+        interdiction_by: Vec<UnitId>,
+    },
+    /// A broken unit that had to rout and could not rout a hex, eliminated for Failure to Rout
+    /// as its side's RtPh step ended (A10.5). `next_to`: the Known unbroken enemy it was
+    /// ADJACENT to, for whom A20.21 may have it surrender instead (left to the players).
+    UnitFailedToRout {
+        unit: UnitId,
+        next_to: Option<UnitId>,
+    },
+    /// A broken unit that had to rout could not rout a hex as its side's RtPh step ended, and
+    /// one of its ways was refused as not modelled (`rule`, `why`): whether it fails to rout
+    /// is the players' to adjudicate (A10.5).
+    RoutLeftToPlayers {
+        unit: UnitId,
+        rule: String,
+        why: String,
+    },
     /// A side claims the use of the tunnel entrance at `entrance` happened in `unit`'s LOS
     /// (B8.63); the engine traces no LOS, so the opponent may dispute it like an adjudication.
     TunnelUseSeen {
@@ -667,6 +694,9 @@ impl Event {
             Event::ShellholeCoverTaken { .. } => "ShellholeCoverTaken",
             Event::AllMfSpent { .. } => "AllMfSpent",
             Event::UnitsRoutedThroughTunnel { .. } => "UnitsRoutedThroughTunnel",
+            Event::UnitRouted { .. } => "UnitRouted",
+            Event::UnitFailedToRout { .. } => "UnitFailedToRout",
+            Event::RoutLeftToPlayers { .. } => "RoutLeftToPlayers",
             Event::TunnelUseSeen { .. } => "TunnelUseSeen",
             Event::TunnelEntranceDiscovered { .. } => "TunnelEntranceDiscovered",
             Event::TunnelUseSighted { .. } => "TunnelUseSighted",
@@ -719,9 +749,9 @@ impl Event {
             | Event::ShellholeCoverTaken { mf, .. }
             | Event::UnitsEntered { mf, .. }
             | Event::AllMfSpent { mf, .. } => mf,
-            Event::WeaponPickedUp { mf, .. } | Event::TunnelEntranceDiscovered { mf, .. } => {
-                std::slice::from_ref(mf)
-            }
+            Event::WeaponPickedUp { mf, .. }
+            | Event::TunnelEntranceDiscovered { mf, .. }
+            | Event::UnitRouted { mf, .. } => std::slice::from_ref(mf),
             _ => &[],
         }
     }
@@ -757,8 +787,17 @@ impl Event {
             | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }
             | Event::WeaponDropped { unit, .. }
-            | Event::UnitSetUpLifted { unit } => vec![unit],
+            | Event::UnitSetUpLifted { unit }
+            | Event::RoutLeftToPlayers { unit, .. } => vec![unit],
             Event::UnitSetUp { unit, .. } => vec![&unit.id],
+            Event::UnitRouted {
+                unit,
+                interdiction_by,
+                ..
+            } => std::iter::once(unit).chain(interdiction_by).collect(),
+            Event::UnitFailedToRout { unit, next_to } => {
+                std::iter::once(unit).chain(next_to).collect()
+            }
             Event::FireEffectLeftToPlayers {
                 unit: Some(unit), ..
             } => vec![unit],

@@ -1371,8 +1371,9 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.final_fired.clear();
             }
             if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
-                // Who routed through a tunnel this RtPh (B8.62) is forgotten with it.
-                game.movement = MovementRecord::default();
+                // Who routed this RtPh (A10.5, B8.62), and the MF and portage of their
+                // routs, are forgotten with it, as the MPh's are with the MPh.
+                end_movement_phase(game);
             }
             if ended.player_turn != next.player_turn || ended.turn != next.turn {
                 end_player_turn(game, *ended);
@@ -1842,6 +1843,20 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
         }
         Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
+        Event::UnitRouted { unit, to, mf, .. } => {
+            let units = std::slice::from_ref(unit);
+            spend(game, units, std::slice::from_ref(mf));
+            if let Some(u) = game.units.get_mut(unit) {
+                u.hex = *to;
+                u.bypass = None;
+                u.shellhole_cover = false;
+            }
+            carry_weapons(game, units, *to);
+        }
+        Event::RoutLeftToPlayers { .. } => {}
+        Event::UnitFailedToRout { unit, .. } => {
+            apply_outcome(game, unit, Outcome::Eliminate, "");
+        }
         Event::UnitsRoutedThroughTunnel {
             units,
             side,
@@ -2030,7 +2045,7 @@ fn mark_defensive_fire(game: &mut Game, firers: &[UnitId]) {
     }
 }
 
-/// MF bookkeeping starts afresh every MPh.
+/// MF bookkeeping starts afresh every MPh, and after the RtPh's routs.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
     // Units are changed only if one needs it: unchanged, they stay shared with the position

@@ -412,6 +412,30 @@ impl Names<'_> {
                 rule: self.text(&rule),
                 mf: self.accounts(&mf),
             },
+            Event::UnitRouted {
+                unit,
+                from,
+                to,
+                cost,
+                mf,
+                interdiction_by,
+            } => Event::UnitRouted {
+                unit: self.name(&unit),
+                from,
+                to,
+                cost,
+                mf: self.account(&mf),
+                interdiction_by: self.names(&interdiction_by),
+            },
+            Event::RoutLeftToPlayers { unit, rule, why } => Event::RoutLeftToPlayers {
+                unit: self.name(&unit),
+                rule,
+                why: self.text(&why),
+            },
+            Event::UnitFailedToRout { unit, next_to } => Event::UnitFailedToRout {
+                unit: self.name(&unit),
+                next_to: next_to.map(|e| self.name(&e)),
+            },
             Event::UnitsRoutedThroughTunnel {
                 units,
                 side,

@@ -451,6 +451,36 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::UnitRouted {
+            unit,
+            from,
+            to,
+            cost,
+            mf,
+            interdiction_by,
+        } => {
+            let mut s = format!("{unit} routed {from} → {to} (A10.5): {}", paid(cost));
+            write_accounts(&mut s, std::slice::from_ref(mf));
+            if !interdiction_by.is_empty() {
+                let _ = write!(
+                    s,
+                    "; in Open Ground in the LOS and normal range of {}, who may Interdict it (A10.53): left to the players (`roll`, `adjudicate`)",
+                    interdiction_by.join(", ")
+                );
+            }
+            s
+        }
+        Event::RoutLeftToPlayers { unit, rule, why } => format!(
+            "for the players to adjudicate: {unit} had to rout (A10.5) and could not by the rules the engine plays; one way was not modelled: {why} ({rule})"
+        ),
+        Event::UnitFailedToRout { unit, next_to } => match next_to {
+            Some(e) => format!(
+                "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5); being ADJACENT to {e}, it may be a Surrender instead (A20.21), which is left to the players"
+            ),
+            None => format!(
+                "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5)"
+            ),
+        },
         Event::UnitsRoutedThroughTunnel {
             units, from, to, ..
         } => format!(

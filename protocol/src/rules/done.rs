@@ -57,6 +57,8 @@ pub(super) fn decide(
             // Hidden units in a Location the enemy advanced into go under "?" for the CC.
             super::close_combat::hidden_in_close_combat(game)
         }
+        // A broken unit that must rout does so before its side's step ends, or fails to (A10.5).
+        Phase::Rout => super::movement::end_of_rout_step(game, by)?,
         _ => vec![],
     };
     let ended = game.clock;

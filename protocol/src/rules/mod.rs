@@ -139,6 +139,7 @@ pub fn decide(
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
         Command::RoutThroughTunnel { units } => sewer::decide_rout(game, by, units),
+        Command::Rout { unit, to } => movement::decide_rout(game, by, unit, *to),
         Command::ClaimTunnelSeen { unit, entrance } => {
             sewer::decide_tunnel_seen(game, by, unit, *entrance)
         }

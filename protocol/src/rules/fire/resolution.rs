@@ -88,7 +88,7 @@ impl Assessment {
 }
 
 /// An MMC's printed FP and normal range (`4-6-7`), or `None` if the ratings do not read so.
-fn fp_and_range(unit: &Unit) -> Option<(u32, u32)> {
+pub(crate) fn fp_and_range(unit: &Unit) -> Option<(u32, u32)> {
     let mut parts = unit.ratings.split('-');
     let fp = parts.next()?.parse().ok()?;
     let range = parts.next()?.parse().ok()?;

@@ -121,6 +121,10 @@ pub(in crate::rules) enum Act {
     /// entered — that is how Close Combat comes about (A4.14 bars only the MPh; A11.1).
     /// Concealed and hidden enemies stay as they are until the CCPh (A12.14).
     Advance,
+    /// A broken unit's rout in the RtPh (A10.5): six MF of its own (`rout::pay`), a Known
+    /// enemy's Location barred (the rout's own A10.51 refuses it first), concealed enemies stop
+    /// the entry as they stop a mover.
+    Rout,
 }
 
 /// The act of entering `to`: `units` (the stack `ids`, in the player's order) pay `cost`,
@@ -136,7 +140,7 @@ pub(in crate::rules) fn enter_location(
     act: Act,
 ) -> Result<Entry, RuleViolation> {
     check_enterable(game, to)?;
-    if act == Act::Move {
+    if act != Act::Advance {
         check_known_enemy(game, by, units, to)?;
     }
     refuse_vehicles(game, units, cost.hexside == Some(HexsideFeature::Bocage))?;
@@ -149,7 +153,14 @@ pub(in crate::rules) fn enter_location(
         });
     }
     let cost = with_overstacking(game, by, units, to, cost);
-    let mf = pay(game, units, ids, &cost, to)?;
+    let mf = if act == Act::Rout {
+        units
+            .iter()
+            .map(|u| super::rout::pay(u, &cost, to))
+            .collect::<Result<_, _>>()?
+    } else {
+        pay(game, units, ids, &cost, to)?
+    };
     // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing; nor
     // do units on an upper level of a building (A5.1), since movers enter its ground level.
     let lurking: Vec<&Unit> = ground_level(game, to)

@@ -11,6 +11,7 @@ mod cover;
 mod double_time;
 mod entry;
 mod portage;
+mod rout;
 mod step;
 
 pub(super) use advance::decide as decide_advance;
@@ -23,6 +24,8 @@ pub(in crate::rules) use entry::{
 };
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
+pub(super) use rout::{decide as decide_rout, end_of_rout_step};
+pub use rout::{must_rout, MustRout, ROUT_MF};
 pub(super) use step::decide as decide_move;
 pub use step::entry_cost;
 

@@ -148,8 +148,10 @@ pub(in crate::rules) fn decide_drop(
         by,
         "only the ATTACKER drops weapons in its MPh or APh",
     )?;
-    // A4.43: possession is dropped free in the unit's MPh or APh.
-    if game.clock.phase() != Phase::Advance {
+    // A4.43: possession is dropped free in the unit's MPh or APh; a broken unit about to rout
+    // drops in its RtPh what it cannot carry (A10.5).
+    let routing = game.clock.phase() == Phase::Rout;
+    if game.clock.phase() != Phase::Advance && !routing {
         require_phase(
             game,
             Phase::Movement,
@@ -172,7 +174,22 @@ pub(in crate::rules) fn decide_drop(
             ],
         ));
     }
-    if !unit.is_good_order() {
+    if routing {
+        let held = super::held_pp(game, unit_id);
+        if unit.morale != crate::board::scenario::Morale::Broken || held <= super::unit_ipc(unit) {
+            return Err(RuleViolation::with(
+                "A10.5",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(unit_id),
+                    format!(
+                        " is not a broken unit holding more than its IPC ({held} PP, IPC {}); in the RtPh only such a unit drops a weapon, the one it cannot carry as it routs",
+                        super::unit_ipc(unit)
+                    )
+                ],
+            ));
+        }
+    } else if !unit.is_good_order() {
         return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
