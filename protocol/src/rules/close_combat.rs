@@ -10,6 +10,8 @@
 //! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
 //! counts as any concealed unit does.
 
+pub mod table;
+
 use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
 use crate::board::scenario::Side;
