@@ -225,10 +225,12 @@ pub(super) fn decide_close_combat(
         _ => {}
     }
     let units = location_units(game, hex)?;
-    check_attacks(game, by, hex, &units, attacks)?;
-    if let Some(why) = unresolved(game, &units) {
+    // What the engine does not resolve is said before what a designation names: a concealed
+    // unit's alias would otherwise be refused as no enemy unit.
+    if let Some(why) = unresolved(&units) {
         return Err(why);
     }
+    check_attacks(game, by, hex, &units, attacks)?;
     let designated = Event::CloseCombatDesignated {
         by,
         hex,
@@ -255,8 +257,8 @@ pub(super) fn decide_close_combat(
     let sides = [(attacker, theirs.as_slice()), (by, attacks)];
     for (side, list) in sides {
         for attack in list {
-            let assessed = assess(game, side, hex, attack)?;
-            let roll = roll_attack(game, side, hex, attack, &assessed, first_draw, dice)
+            let assessed = assess(game, hex, attack)?;
+            let roll = roll_attack(side, hex, attack, &assessed, first_draw, dice)
                 .ok_or_else(|| {
                     RuleViolation::new(
                         "docs/dice.md",
@@ -399,7 +401,7 @@ fn check_attacks(
 /// Why the engine does not resolve the CC of a Location with these units, if it does not: the
 /// rule it would need and which the project has not sourced twice, so that the players roll and
 /// adjudicate instead. The words name only what both sides see in the Location.
-fn unresolved(game: &Game, units: &[&Unit]) -> Option<RuleViolation> {
+fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
     let refuse = |rule: &str, why: Vec<Piece>| {
         let mut why = why;
         why.push(crate::rules::violation::text(
@@ -443,7 +445,6 @@ fn unresolved(game: &Game, units: &[&Unit]) -> Option<RuleViolation> {
             );
         }
     }
-    let _ = game;
     None
 }
 
@@ -487,7 +488,7 @@ fn halves_words(h: u32) -> String {
     }
 }
 
-fn assess(game: &Game, by: Side, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViolation> {
+fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViolation> {
     let get = |id: &UnitId| game.units.get(id).expect("checked by check_attacks");
     let attackers: Vec<&Unit> = attack.attackers.iter().map(get).collect();
     let defenders: Vec<&Unit> = attack.defenders.iter().map(get).collect();
@@ -582,7 +583,6 @@ fn assess(game: &Game, by: Side, hex: Hex, attack: &CcAttack) -> Result<Assessed
             ))
         }
     }
-    let _ = by;
     Ok(Assessed {
         attack_halves,
         defence_halves,
@@ -593,7 +593,6 @@ fn assess(game: &Game, by: Side, hex: Hex, attack: &CcAttack) -> Result<Assessed
 
 /// Rolls one assessed CC attack's DR (A11.11); `None` when the dice source has none.
 fn roll_attack(
-    game: &Game,
     by: Side,
     hex: Hex,
     attack: &CcAttack,
@@ -612,7 +611,6 @@ fn roll_attack(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let _ = game;
     Some(Roll {
         side: by,
         purpose: RollPurpose::CloseCombat,
