@@ -33,11 +33,14 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CcColumn(usize);
 
-/// Each column: the ratio at which it starts (attack : defence, `None` for the first, below
-/// 1-8, and the last, above 10-1), its name as printed, and its black Kill Number. Transcribed
-/// from source A; every value checked against source B (module doc).
+/// Where a column starts, as attack : defence FP; `None` for the first, below 1-8, and the
+/// last, above 10-1, which no single ratio starts.
+type Start = Option<(u32, u32)>;
+
+/// Each column: the ratio at which it starts, its name as printed, and its black Kill Number.
+/// Transcribed from source A; every value checked against source B (module doc).
 #[rustfmt::skip]
-const COLUMNS: [(Option<(u32, u32)>, &str, u8); 14] = [
+const COLUMNS: [(Start, &str, u8); 14] = [
     (None,          "<1-8",  0),
     (Some((1, 8)),  "1-8",   1),
     (Some((1, 6)),  "1-6",   2),
