@@ -292,13 +292,19 @@ pub(super) fn decide_close_combat(
                     partial = true;
                     let named: Vec<String> =
                         attack.defenders.iter().map(|d| format!("`{d}`")).collect();
+                    let who = match named.as_slice() {
+                        [one] => format!("{one} suffers Casualty Reduction (A7.302)"),
+                        many => format!(
+                            "one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302)",
+                            many.join(", ")
+                        ),
+                    };
                     events.push(Event::FireEffectLeftToPlayers {
                         target: hex,
                         unit: None,
                         rule: "A11.11".into(),
                         why: format!(
-                            "Partial Kill in CC ({figures}): one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302); enter it with `adjudicate`",
-                            named.join(", ")
+                            "Partial Kill in CC ({figures}): {who}; enter it with `adjudicate`"
                         ),
                     });
                 }
