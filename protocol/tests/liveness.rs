@@ -405,9 +405,20 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
     if let Some(a) = &game.attack {
         out.push((a.by, Command::ResolveAttack));
     }
-    // A Location in Close Combat holds the CCPh until its Melee is recorded (A11.7).
+    // A Location in Close Combat holds the CCPh until its Melee is recorded (A11.7), or
+    // until the DEFENDER answers the ATTACKER's designation there (A11.12).
     for hex in protocol::rules::close_combat::locations(game) {
         out.push((acting, Command::Melee { hex }));
+    }
+    for hex in game.movement.cc_designated.keys() {
+        out.push((
+            game.attacker().opponent(),
+            Command::CloseCombat {
+                hex: *hex,
+                attacks: vec![],
+                no_ambush: false,
+            },
+        ));
     }
     for unit in game
         .units

@@ -124,6 +124,11 @@ pub fn awaited(game: &Game) -> String {
             hexes.join(", ")
         );
     }
+    if let Some(hex) = game.movement.cc_designated.keys().next() {
+        return format!(
+            "the {side}: its Close Combat attacks in {hex}, after the ATTACKER's (`cc {hex} …` or `cc {hex} none`, A11.12)"
+        );
+    }
     format!(
         "the {side}: {}, step {}",
         protocol::export::when(game),

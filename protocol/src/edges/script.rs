@@ -34,6 +34,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "move",
     "advance",
     "melee",
+    "cc",
     "bypass",
     "double-time",
     "assault-move",
@@ -575,6 +576,46 @@ fn parse_tunnel_command(
     }
 }
 
+/// `cc HEX ATTACKERS vs DEFENDERS [and ATTACKERS vs DEFENDERS …] [no-ambush]`, or
+/// `cc HEX none`: one side's CC attacks in a Location (A11.12).
+fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, LineError> {
+    const USAGE: &str = "`cc` takes the hex, then each attack as its units, `vs` and the units attacked, attacks joined by `and`, optionally ending `no-ambush`; or `none`: cc H6 467a 9-1a vs 458a and 467b vs 248a";
+    let Some((hex, rest)) = args.split_first() else {
+        return Err(USAGE.into());
+    };
+    let hex = resolve_hex(scenario, hex)?;
+    let (no_ambush, rest) = match rest.split_last() {
+        Some((last, before)) if last == "no-ambush" => (true, before),
+        _ => (false, rest),
+    };
+    if rest.len() == 1 && rest[0] == "none" {
+        return Ok(Command::CloseCombat {
+            hex,
+            attacks: vec![],
+            no_ambush,
+        });
+    }
+    let mut attacks = vec![];
+    for part in rest.split(|w| w == "and") {
+        match part.iter().position(|w| w == "vs") {
+            Some(i)
+                if i > 0 && i + 1 < part.len() && !part[i + 1..].contains(&"vs".to_string()) =>
+            {
+                attacks.push(crate::game::command::CcAttack {
+                    attackers: part[..i].to_vec(),
+                    defenders: part[i + 1..].to_vec(),
+                });
+            }
+            _ => return Err(USAGE.into()),
+        }
+    }
+    Ok(Command::CloseCombat {
+        hex,
+        attacks,
+        no_ambush,
+    })
+}
+
 fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Command, LineError> {
     match verb {
         "done" if args.is_empty() => Ok(Command::Done),
@@ -592,6 +633,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`melee` takes the hex whose Close Combat ended in Melee: melee H6".into()),
         },
+        "cc" => parse_close_combat(scenario, args),
         "advance" => match args {
             [units @ .., to] if !units.is_empty() => Ok(Command::Advance {
                 units: units.to_vec(),

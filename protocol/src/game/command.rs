@@ -20,6 +20,16 @@ pub enum Command {
     /// (A11.7). The ATTACKER records it; the CCPh does not end while a Location holding both
     /// sides has neither been cleared of one side nor had its Melee recorded.
     Melee { hex: Hex },
+    /// Designate all of this side's CC attacks in the Location of `hex` (A11.12): the
+    /// ATTACKER first, then the DEFENDER, whose designation resolves the CC by the rules
+    /// (A11.11). `no_ambush`: the ATTACKER's word that the players' Ambush check (A11.4) in a
+    /// Location units advanced into found none.
+    CloseCombat {
+        hex: Hex,
+        attacks: Vec<CcAttack>,
+        #[serde(default)]
+        no_ambush: bool,
+    },
     /// Move in Bypass (A4.3): enter `hex` (or go on around it) along the hexsides named by the
     /// hexes across them, in order, without entering its woods/building obstacle.
     Bypass {
@@ -196,6 +206,14 @@ impl Command {
                 | Command::ExpireClock
         )
     }
+}
+
+/// One CC attack of a designation (A11.12): these units of the designating side attack those
+/// enemy units of the Location, their FP against the defenders' (A11.11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CcAttack {
+    pub attackers: Vec<UnitId>,
+    pub defenders: Vec<UnitId>,
 }
 
 /// One die (dr) or two (DR).

@@ -58,6 +58,17 @@ pub enum Event {
         cost: MoveCost,
         cx: Vec<UnitId>,
     },
+    /// `by` designated all its CC attacks in the Location of `hex` (A11.12). The ATTACKER's
+    /// waits for the DEFENDER's; the DEFENDER's is followed by every attack's roll and result
+    /// (`DiceRolled`, `FireEffectApplied`, `FireEffectLeftToPlayers`) and, with both sides
+    /// still there, the Melee (A11.7). `no_ambush` is the ATTACKER's word that the players'
+    /// Ambush check found none (A11.4).
+    CloseCombatDesignated {
+        by: Side,
+        hex: Hex,
+        attacks: Vec<crate::game::command::CcAttack>,
+        no_ambush: bool,
+    },
     /// The Close Combat in `hex` ended with units of both sides still there: Melee (A11.7).
     MeleeRecorded {
         hex: Hex,
@@ -649,6 +660,7 @@ impl Event {
             Event::UnitMoved { .. } => "UnitMoved",
             Event::UnitAdvanced { .. } => "UnitAdvanced",
             Event::MeleeRecorded { .. } => "MeleeRecorded",
+            Event::CloseCombatDesignated { .. } => "CloseCombatDesignated",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
             Event::AssaultMovementDeclared { .. } => "AssaultMovementDeclared",
@@ -778,6 +790,10 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::CloseCombatDesignated { attacks, .. } => attacks
+                .iter()
+                .flat_map(|a| a.attackers.iter().chain(&a.defenders))
+                .collect(),
             Event::WallAdvantageChallenged {
                 holders, claimants, ..
             } => holders.iter().chain(claimants).collect(),

@@ -506,6 +506,13 @@ pub struct MovementRecord {
     pub advanced: BTreeSet<UnitId>,
     /// Hexes whose Close Combat ended in Melee this CCPh (A11.7).
     pub melee: BTreeSet<Hex>,
+    /// The ATTACKER's CC attacks designated this CCPh, by Location, waiting for the
+    /// DEFENDER's (A11.12).
+    #[serde(default)]
+    pub cc_designated: BTreeMap<Hex, Vec<crate::game::command::CcAttack>>,
+    /// Locations whose CC the rules resolved this CCPh (A11.11).
+    #[serde(default)]
+    pub cc_resolved: BTreeSet<Hex>,
     /// Units that attempted to rally this Player Turn (A10.6: one attempt each). The RPh
     /// comes before the MPh, whose end forgets them with the rest.
     pub rallied: BTreeSet<UnitId>,
@@ -992,6 +999,8 @@ impl Game {
             sewer_entries,
             advanced,
             melee,
+            cc_designated,
+            cc_resolved,
             rallied,
         } = movement;
         let hidden = self.hidden_from(viewer);
@@ -1033,6 +1042,18 @@ impl Game {
                 advanced: known_of(advanced),
                 // Which Locations are in CC every viewer sees alike (`rules::close_combat`).
                 melee: melee.clone(),
+                // A designation names no hidden or concealed unit (`rules::close_combat`):
+                // both sides see the units in a CC Location alike.
+                cc_designated: cc_designated
+                    .iter()
+                    .filter(|(_, attacks)| {
+                        attacks
+                            .iter()
+                            .all(|a| all_known(&a.attackers) && all_known(&a.defenders))
+                    })
+                    .map(|(h, a)| (*h, a.clone()))
+                    .collect(),
+                cc_resolved: cc_resolved.clone(),
                 rallied: known_of(rallied),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
@@ -1440,6 +1461,16 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::MeleeRecorded { hex } => {
             game.movement.melee.insert(*hex);
+        }
+        Event::CloseCombatDesignated {
+            by, hex, attacks, ..
+        } => {
+            if *by == game.attacker() {
+                game.movement.cc_designated.insert(*hex, attacks.clone());
+            } else {
+                game.movement.cc_designated.remove(hex);
+                game.movement.cc_resolved.insert(*hex);
+            }
         }
         Event::UnitBypassed {
             units,

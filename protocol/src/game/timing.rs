@@ -22,7 +22,8 @@ use crate::game::Game;
 use serde::{Deserialize, Serialize};
 
 /// The side the game waits on now: the side a prompt waits for (a lost sewer stack's
-/// designation, a WA chance, the HIP moment, a WA challenge), else the side to act; `None`
+/// designation, a WA chance, the HIP moment, a WA challenge, the DEFENDER's CC designation
+/// after the ATTACKER's), else the side to act; `None`
 /// once the game is over. The order is the order in which `rules::decide` holds play.
 /// Answers that do not hold play (accepting an adjudication, an undo) are no hand-over: the
 /// side to act goes on meanwhile, so its clock goes on running.
@@ -41,6 +42,10 @@ pub fn awaited(game: &Game) -> Option<Side> {
     }
     if let Some(challenge) = &game.wa_challenge {
         return Some(challenge.side);
+    }
+    // The ATTACKER's CC designation waits for the DEFENDER's (A11.12).
+    if !game.movement.cc_designated.is_empty() {
+        return Some(game.attacker().opponent());
     }
     Some(game.acting())
 }

@@ -510,6 +510,23 @@ impl Names<'_> {
                 rule,
                 why: self.text(&why),
             },
+            Event::CloseCombatDesignated {
+                by,
+                hex,
+                attacks,
+                no_ambush,
+            } => Event::CloseCombatDesignated {
+                by,
+                hex,
+                attacks: attacks
+                    .into_iter()
+                    .map(|a| crate::game::command::CcAttack {
+                        attackers: self.names(&a.attackers),
+                        defenders: self.names(&a.defenders),
+                    })
+                    .collect(),
+                no_ambush,
+            },
             Event::AttackDeclared {
                 by,
                 firers,

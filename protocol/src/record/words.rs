@@ -122,6 +122,32 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
+        Event::CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            no_ambush,
+        } => {
+            let list = |ids: &[crate::board::scenario::UnitId]| ids.join("+");
+            let attacks: Vec<String> = attacks
+                .iter()
+                .map(|a| format!("{} vs {}", list(&a.attackers), list(&a.defenders)))
+                .collect();
+            format!(
+                "{} designated its CC attacks in {hex} (A11.12): {}{}",
+                name(*by),
+                if attacks.is_empty() {
+                    "none".to_string()
+                } else {
+                    attacks.join("; ")
+                },
+                if *no_ambush {
+                    "; no Ambush, by the players' check (A11.4)"
+                } else {
+                    ""
+                }
+            )
+        }
         Event::MeleeRecorded { hex } => format!(
             "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
         ),

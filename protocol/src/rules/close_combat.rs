@@ -10,14 +10,20 @@
 //! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
 //! counts as any concealed unit does.
 
+pub mod table;
+
 use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
-use crate::board::scenario::Side;
+use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
+use crate::game::command::CcAttack;
+use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
-use crate::rules::violation::{RuleViolation, ViolationKind};
+use crate::rules::fire::resolution;
+use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
+use table::{CcColumn, CcResult};
 
 /// The hexes with a Location where units of both sides are, as both sides' views show them
 /// (hidden units left out), in hex order.
@@ -72,20 +78,35 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
         .collect()
 }
 
-/// The first Location in CC whose combat has not been settled this CCPh.
+/// The first Location in CC whose combat has not been settled this CCPh: one waiting for
+/// the DEFENDER's designation before any other, since that is the step play waits on.
 pub(super) fn unsettled(game: &Game) -> Option<Hex> {
+    if let Some(hex) = game.movement.cc_designated.keys().next() {
+        return Some(*hex);
+    }
     locations(game)
         .into_iter()
         .find(|h| !game.movement.melee.contains(h))
 }
 
-/// The refusal of ending the CCPh while `hex` is unsettled (A11.1, A11.7).
-pub(super) fn refuse_end(hex: Hex) -> RuleViolation {
+/// The refusal of ending the CCPh while `hex` is unsettled (A11.1, A11.7): naming who is to
+/// designate next when the ATTACKER has designated there already (A11.12).
+pub(super) fn refuse_end(game: &Game, hex: Hex) -> RuleViolation {
+    if game.movement.cc_designated.contains_key(&hex) {
+        return RuleViolation::new(
+            "A11.12",
+            ViolationKind::UnitState,
+            format!(
+                "the ATTACKER has designated his CC attacks in {hex}: the {} designates its own (`cc {hex} …`, or `cc {hex} none`), which resolves the Close Combat",
+                game.side_name(game.attacker().opponent())
+            ),
+        );
+    }
     RuleViolation::new(
         "A11",
         ViolationKind::UnitState,
         format!(
-            "units of both sides share {hex}: resolve its Close Combat (`roll DR CC`, then `adjudicate` the results) and, if both sides remain, record the Melee (`melee {hex}`) before the CCPh ends"
+            "units of both sides share {hex}: resolve its Close Combat (`cc {hex} …`, each side designating its attacks; or `roll DR CC`, then `adjudicate` the results) and, if both sides remain, record the Melee (`melee {hex}`) before the CCPh ends"
         ),
     )
 }
@@ -120,5 +141,499 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
             format!("the Melee in {hex} is recorded already this CCPh"),
         ));
     }
+    if game.movement.cc_designated.contains_key(&hex) {
+        return Err(refuse_end(game, hex));
+    }
     Ok(vec![Event::MeleeRecorded { hex }])
+}
+
+/// `CloseCombat`: one side designates all its CC attacks in the Location of `hex` (A11.12),
+/// the ATTACKER first. The DEFENDER's designation resolves the Location's CC: every attack's
+/// DR through the game's dice, the ATTACKER's first, each read on the CCT (A11.11) from the
+/// position before any of them, so both sides attack even if the other's attack eliminates
+/// them (A11.1). A Location the engine does not resolve (`unresolved`) is refused with the
+/// rule it would need: its players roll (`roll DR CC`) and `adjudicate` as before.
+pub(super) fn decide_close_combat(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    attacks: &[CcAttack],
+    no_ambush: bool,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_phase(game, Phase::CloseCombat, "A11.1", "Close Combat is fought")?;
+    if !game.scenario.hexes.contains_key(&hex) {
+        return Err(RuleViolation::new(
+            "A11",
+            ViolationKind::Geometry,
+            format!("{hex} is not on this scenario's map"),
+        ));
+    }
+    if !locations(game).contains(&hex) {
+        return Err(RuleViolation::new(
+            "A11.1",
+            ViolationKind::UnitState,
+            format!(
+                "{hex} holds no units of both sides in one Location; there is no Close Combat there"
+            ),
+        ));
+    }
+    if game.movement.melee.contains(&hex) || game.movement.cc_resolved.contains(&hex) {
+        return Err(RuleViolation::new(
+            "A11.12",
+            ViolationKind::UnitState,
+            format!("the Close Combat in {hex} is over for this CCPh"),
+        ));
+    }
+    let attacker = game.attacker();
+    let pending = game.movement.cc_designated.get(&hex);
+    match (by == attacker, pending) {
+        (true, Some(_)) => {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::WrongSide,
+                format!(
+                    "the {} has designated its attacks in {hex}; the {} designates next",
+                    game.side_name(by),
+                    game.side_name(attacker.opponent())
+                ),
+            ))
+        }
+        (true, None) => {
+            // A11.12: one Location's CC is resolved whole before another's.
+            if let Some(other) = game.movement.cc_designated.keys().next() {
+                return Err(RuleViolation::new(
+                    "A11.12",
+                    ViolationKind::WrongSide,
+                    format!(
+                        "the Close Combat in {other} is resolved first: the {} designates its attacks there",
+                        game.side_name(attacker.opponent())
+                    ),
+                ));
+            }
+        }
+        (false, None) => {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::WrongSide,
+                format!(
+                    "the ATTACKER designates his CC attacks in {hex} first; the {} designates after him",
+                    game.side_name(by)
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let units = location_units(game, hex)?;
+    // What the engine does not resolve is said before what a designation names: a concealed
+    // unit's alias would otherwise be refused as no enemy unit.
+    if let Some(why) = unresolved(&units) {
+        return Err(why);
+    }
+    check_attacks(game, by, hex, &units, attacks)?;
+    let designated = Event::CloseCombatDesignated {
+        by,
+        hex,
+        attacks: attacks.to_vec(),
+        no_ambush,
+    };
+    let Some(theirs) = pending else {
+        // The ATTACKER's designation: an Ambush is possible where units advanced into CC.
+        if !no_ambush && units.iter().any(|u| game.movement.advanced.contains(&u.id)) {
+            return Err(RuleViolation::new(
+                "A11.4",
+                ViolationKind::NotModelled,
+                format!(
+                    "units advanced into {hex} this APh: the players check for Ambush first (each side `roll dr CC`); with none, designate again ending with `no-ambush`; an Ambush is theirs to resolve (`roll DR CC`, `adjudicate`)"
+                ),
+            ));
+        }
+        return Ok(vec![designated]);
+    };
+    let mut events = vec![designated];
+    let mut first_draw = game.dice_drawn;
+    let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
+    let mut partial = false;
+    let sides = [(attacker, theirs.as_slice()), (by, attacks)];
+    for (side, list) in sides {
+        for attack in list {
+            let assessed = assess(game, hex, attack)?;
+            let roll = roll_attack(side, hex, attack, &assessed, first_draw, dice)
+                .ok_or_else(|| {
+                    RuleViolation::new(
+                        "docs/dice.md",
+                        ViolationKind::NoDice,
+                        "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
+                    )
+                })?;
+            first_draw += roll.dice.len() as u64;
+            let result = CcResult::of(assessed.column, roll.final_result);
+            let figures = format!(
+                "Final DR {} against Kill Number {} at {}",
+                roll.final_result,
+                assessed.column.kill_number(),
+                assessed.column
+            );
+            events.push(Event::DiceRolled { roll });
+            match result {
+                CcResult::Eliminated => {
+                    for d in &attack.defenders {
+                        if eliminated.insert(d.clone()) {
+                            events.push(Event::FireEffectApplied {
+                                unit: d.clone(),
+                                outcome: crate::game::command::Outcome::Eliminate,
+                                rule: "A11.11".into(),
+                                why: format!("`{d}` eliminated in CC: {figures}"),
+                            });
+                        }
+                    }
+                }
+                CcResult::PartialKill => {
+                    partial = true;
+                    let named: Vec<String> =
+                        attack.defenders.iter().map(|d| format!("`{d}`")).collect();
+                    let who = match named.as_slice() {
+                        [one] => format!("{one} suffers Casualty Reduction (A7.302)"),
+                        many => format!(
+                            "one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302)",
+                            many.join(", ")
+                        ),
+                    };
+                    events.push(Event::FireEffectLeftToPlayers {
+                        target: hex,
+                        unit: None,
+                        rule: "A11.11".into(),
+                        why: format!(
+                            "Partial Kill in CC ({figures}): {who}; enter it with `adjudicate`"
+                        ),
+                    });
+                }
+                CcResult::NoEffect => {}
+            }
+        }
+    }
+    // A11.7: both sides still in the Location and nothing left to the players: Melee.
+    let remains = |side: Side| {
+        units
+            .iter()
+            .any(|u| u.side == side && !eliminated.contains(&u.id))
+    };
+    if !partial && remains(attacker) && remains(attacker.opponent()) {
+        events.push(Event::MeleeRecorded { hex });
+    }
+    Ok(events)
+}
+
+/// The units in play in the CC Location of `hex` (above ground, hidden ones left out), which
+/// must all share one Location: a hex with units of both sides on several levels is refused.
+fn location_units(game: &Game, hex: Hex) -> Result<Vec<&Unit>, RuleViolation> {
+    let units: Vec<&Unit> = game.units_above(hex).filter(|u| !u.hidden).collect();
+    if units.iter().any(|u| !game.same_location(u, units[0])) {
+        return Err(RuleViolation::new(
+            "A11.1",
+            ViolationKind::NotModelled,
+            format!("units stand on more than one level of {hex}: which Location fights is not resolved by the engine; roll (`roll DR CC`) and `adjudicate`"),
+        ));
+    }
+    Ok(units)
+}
+
+/// A designation's own checks: each attack names units of the designating side attacking
+/// enemy units, all in the Location; no unit attacks twice (A11.12), and no unit is attacked
+/// by two attacks of one side, which the engine does not resolve.
+fn check_attacks(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    units: &[&Unit],
+    attacks: &[CcAttack],
+) -> Result<(), RuleViolation> {
+    let mut attacking = BTreeSet::new();
+    let mut attacked = BTreeSet::new();
+    for attack in attacks {
+        if attack.attackers.is_empty() || attack.defenders.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::UnknownUnit,
+                "each CC attack names its attacking units and the enemy units they attack",
+            ));
+        }
+        for id in &attack.attackers {
+            let unit = super::own_unit(game, by, id)?;
+            if !units.iter().any(|u| u.id == unit.id) {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::Geometry,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is not in the CC Location of {hex}")
+                    ],
+                ));
+            }
+            if !attacking.insert(id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.12",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), " attacks once a CCPh; it is named twice"],
+                ));
+            }
+        }
+        for id in &attack.defenders {
+            let Some(unit) = units.iter().find(|u| u.id == *id && u.side != by) else {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::UnknownUnit,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is no enemy unit in the CC Location of {hex}")
+                    ],
+                ));
+            };
+            if !attacked.insert(unit.id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.12",
+                    ViolationKind::NotModelled,
+                    pieces![
+                        Piece::unit(id),
+                        " is named in two attacks of one side: the engine does not resolve that; combine the attacks, or roll and `adjudicate`"
+                    ],
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why the engine does not resolve the CC of a Location with these units, if it does not: the
+/// rule it would need and which the project has not sourced twice, so that the players roll and
+/// adjudicate instead. The words name only what both sides see in the Location.
+fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
+    let refuse = |rule: &str, why: Vec<Piece>| {
+        let mut why = why;
+        why.push(crate::rules::violation::text(
+            ": the engine does not resolve this Close Combat; roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+        ));
+        Some(RuleViolation::with(rule, ViolationKind::NotModelled, why))
+    };
+    for u in units {
+        if u.concealed {
+            return refuse("A11.19", pieces!["a concealed unit is in the Location"]);
+        }
+    }
+    for u in units {
+        let rule = match u.kind {
+            UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Leader => None,
+            UnitKind::Hero => Some("A15"),
+            UnitKind::Vehicle => Some("A11.5"),
+            _ => Some("A11"),
+        };
+        if let Some(rule) = rule {
+            return refuse(
+                rule,
+                pieces![
+                    Piece::unit(&u.id),
+                    " is not a squad, half-squad, crew or leader"
+                ],
+            );
+        }
+        match u.morale {
+            Morale::GoodOrder => {}
+            Morale::Broken => return refuse("A11.16", pieces![Piece::unit(&u.id), " is broken"]),
+            Morale::Berserk => return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]),
+        }
+        if u.kind != UnitKind::Leader && fire_power(u).is_none() {
+            return refuse(
+                "A11.11",
+                pieces![
+                    Piece::unit(&u.id),
+                    format!("'s ratings `{}` do not read as FP-range-morale", u.ratings)
+                ],
+            );
+        }
+    }
+    None
+}
+
+/// An MMC's printed FP (`4-6-7` → 4): its inherent FP, what it brings to CC (A11.11).
+fn fire_power(unit: &Unit) -> Option<u32> {
+    let mut parts = unit.ratings.split('-');
+    let fp = parts.next()?.parse().ok()?;
+    let _range: u32 = parts.next()?.parse().ok()?;
+    let _morale: u32 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some(fp)
+}
+
+/// A unit's FP in CC, in halves of a point: an MMC's printed FP, a leader's 1 (A11.14),
+/// halved for a pinned unit's attack but not its defence (A7.8).
+fn cc_halves(unit: &Unit, attacking: bool) -> u32 {
+    let whole = if unit.kind == UnitKind::Leader {
+        1
+    } else {
+        fire_power(unit).unwrap_or(0)
+    };
+    if attacking && unit.pinned {
+        whole
+    } else {
+        whole * 2
+    }
+}
+
+/// One CC attack worked out before its dice: the two FP totals, the column and the DRMs.
+struct Assessed {
+    attack_halves: u32,
+    defence_halves: u32,
+    column: CcColumn,
+    drms: Vec<Modifier>,
+}
+
+fn halves_words(h: u32) -> String {
+    if h % 2 == 0 {
+        format!("{}", h / 2)
+    } else {
+        format!("{}½", h / 2)
+    }
+}
+
+fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViolation> {
+    let get = |id: &UnitId| game.units.get(id).expect("checked by check_attacks");
+    let attackers: Vec<&Unit> = attack.attackers.iter().map(get).collect();
+    let defenders: Vec<&Unit> = attack.defenders.iter().map(get).collect();
+    let attack_halves = attackers.iter().map(|u| cc_halves(u, true)).sum();
+    let defence_halves = defenders.iter().map(|u| cc_halves(u, false)).sum();
+    let column = CcColumn::for_odds(attack_halves, defence_halves)
+        .expect("a CC attack names at least one defender, each with FP");
+    let not_modelled = |rule: &str, why: Vec<Piece>| {
+        let mut why = why;
+        why.push(crate::rules::violation::text(format!(
+            ": the engine does not resolve this CC attack in {hex}; roll (`roll DR CC`) and `adjudicate`"
+        )));
+        RuleViolation::with(rule, ViolationKind::NotModelled, why)
+    };
+    let mut drms = vec![];
+    // A11.141: one leader attacking with other units directs their attack, his leadership DRM
+    // applying to its DR; a leader attacking alone does not. Of several, the best directs.
+    let leaders: Vec<&&Unit> = attackers
+        .iter()
+        .filter(|u| u.kind == UnitKind::Leader)
+        .collect();
+    if leaders.len() < attackers.len() {
+        let mut best: Option<(i8, &Unit)> = None;
+        for l in &leaders {
+            if l.pinned || l.cx {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        if l.pinned { " is pinned" } else { " is CX" },
+                        ", and whether he directs is not ruled by the engine"
+                    ],
+                ));
+            }
+            let Some(drm) = resolution::leadership(&l.ratings) else {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        format!("'s ratings `{}` give no leadership DRM", l.ratings)
+                    ],
+                ));
+            };
+            if drm > 0 {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        " has a positive leadership DRM, which a leader may decline to apply"
+                    ],
+                ));
+            }
+            if best.is_none_or(|(b, _)| drm < b) {
+                best = Some((drm, l));
+            }
+        }
+        if let Some((drm, l)) = best.filter(|(d, _)| *d != 0) {
+            drms.push(Modifier {
+                value: drm,
+                reason: format!("`{}` directs", l.id),
+                rule: "A11.141".into(),
+            });
+        }
+    }
+    // A4.51: a CX unit adds one to its CC attack, and one is deducted from a CC attack on it.
+    let cx = |list: &[&Unit]| list.iter().filter(|u| u.cx).count();
+    match cx(&attackers) {
+        0 => {}
+        n if n == attackers.len() => drms.push(Modifier {
+            value: 1,
+            reason: "CX attackers".into(),
+            rule: "A4.51".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A4.51",
+                pieces!["some of the attacking units are CX and some not"],
+            ))
+        }
+    }
+    match cx(&defenders) {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -1,
+            reason: "CX defenders".into(),
+            rule: "A4.51".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A4.51",
+                pieces!["some of the attacked units are CX and some not"],
+            ))
+        }
+    }
+    Ok(Assessed {
+        attack_halves,
+        defence_halves,
+        column,
+        drms,
+    })
+}
+
+/// Rolls one assessed CC attack's DR (A11.11); `None` when the dice source has none.
+fn roll_attack(
+    by: Side,
+    hex: Hex,
+    attack: &CcAttack,
+    a: &Assessed,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Option<Roll> {
+    let first = dice.roll_die()?;
+    let second = dice.roll_die()?;
+    let raw = i16::from(first) + i16::from(second);
+    let final_result = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let result = CcResult::of(a.column, final_result);
+    let list = |ids: &[UnitId]| {
+        ids.iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(Roll {
+        side: by,
+        purpose: RollPurpose::CloseCombat,
+        rule: "A11.11".into(),
+        first_draw,
+        dice: vec![first, second],
+        modifiers: a.drms.clone(),
+        final_result,
+        outcome: format!(
+            "CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
+            list(&attack.attackers),
+            halves_words(a.attack_halves),
+            list(&attack.defenders),
+            halves_words(a.defence_halves),
+            a.column,
+            a.column.kill_number(),
+            result.words()
+        ),
+    })
 }

@@ -35,7 +35,7 @@ pub(super) fn decide(
     }
     if game.clock.phase() == Phase::CloseCombat {
         if let Some(hex) = super::close_combat::unsettled(game) {
-            return Err(super::close_combat::refuse_end(hex));
+            return Err(super::close_combat::refuse_end(game, hex));
         }
     }
     if let Some(a) = &game.attack {

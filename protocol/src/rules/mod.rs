@@ -43,6 +43,15 @@ pub fn moving_on(game: &Game) -> (Side, Command) {
         let units = challenge.holders.clone();
         return (challenge.side, Command::ForfeitWallAdvantage { units });
     }
+    // A CC designation waits for the DEFENDER's (A11.12): designating none answers it.
+    if let Some(hex) = game.movement.cc_designated.keys().next() {
+        let command = Command::CloseCombat {
+            hex: *hex,
+            attacks: vec![],
+            no_ambush: false,
+        };
+        return (game.attacker().opponent(), command);
+    }
     match &game.wa_chance {
         Some(chance) => (chance.side, Command::DeclineWallAdvantage),
         None => (game.acting(), Command::Done),
@@ -105,6 +114,11 @@ pub fn decide(
         Command::Move { units, to } => movement::decide_move(game, by, units, *to),
         Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
         Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
+        Command::CloseCombat {
+            hex,
+            attacks,
+            no_ambush,
+        } => close_combat::decide_close_combat(game, by, *hex, attacks, *no_ambush, dice),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
         }
@@ -208,6 +222,15 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
             to: c(to),
         },
         Command::Melee { hex } => Command::Melee { hex: c(hex) },
+        Command::CloseCombat {
+            hex,
+            attacks,
+            no_ambush,
+        } => Command::CloseCombat {
+            hex: c(hex),
+            attacks: attacks.clone(),
+            no_ambush: *no_ambush,
+        },
         Command::Bypass { units, hex, along } => Command::Bypass {
             units: units.clone(),
             hex: c(hex),
