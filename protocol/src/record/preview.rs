@@ -421,6 +421,49 @@ mod tests {
         assert!(!a.summary.contains("337a"), "{}", a.summary);
     }
 
+    /// An attack's fire panel is built from what the firer's side sees: a hidden unit in the
+    /// target hex beside a Known one changes nothing in it, neither the FP, DRMs and LOS nor
+    /// the words (A12.3; the LOS is traced to the hex, not to any unit in it).
+    #[test]
+    fn a_fire_preview_reveals_no_hidden_unit() {
+        const VILLAGE: &str = include_str!("../../../scenarios/village-outskirts.toml");
+        let r1 = "id = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"12E4\"";
+        let r3 = "ratings = \"2-2-7\"\nhex = \"12E5\"";
+        assert!(VILLAGE.contains(r1) && VILLAGE.contains(r3));
+        // The Known 4-4-7 in the wooden building 12E5, the hidden 2-2-7 with it or far off.
+        let with = VILLAGE.replace(r1, &r1.replace("12E4", "12E5"));
+        let without = with.replace(r3, &r3.replace("12E5", "12H8"));
+        let at_pfph = |toml: &str| {
+            let mut r = start_with(toml, 3);
+            for _ in 0..3 {
+                testing::done(&mut r);
+            }
+            assert_eq!(r.game().clock.phase(), crate::game::phase::Phase::PrepFire);
+            r
+        };
+        let (with, without) = (at_pfph(&with), at_pfph(&without));
+        let command = Command::DeclareAttack {
+            firers: vec!["g3".into()],
+            target: hex("12E5"),
+            into_sewer: false,
+        };
+        let a = preview(with.game(), with.entries(), Side::A, &command).unwrap();
+        let b = preview(without.game(), without.entries(), Side::A, &command).unwrap();
+        assert_eq!(a, b);
+        assert!(
+            matches!(
+                &a.attack,
+                Some(FirePreview {
+                    assessment: FireAssessment::Resolved { .. },
+                    ..
+                })
+            ),
+            "{:?}",
+            a.attack
+        );
+        assert!(!format!("{a:?}").contains("r3"), "{a:?}");
+    }
+
     /// A sewer move rolls the lost dr when sent (B8.41); its preview rolls nothing and says
     /// only that it is allowed.
     #[test]
