@@ -999,7 +999,9 @@
     return li;
   }
 
-  /** The dice as faces, each modifier with its reason, and the Final result. */
+  /** The dice as faces, each modifier by its value and rule (its reason on hover), and the
+   * Final result. The entry's words beside it say the rest: each reason in full and what the
+   * roll came to (a fire log line, a check's result, a roller's note). */
   function diceOf(roll) {
     const box = document.createElement("span");
     box.className = "dice";
@@ -1012,13 +1014,13 @@
     for (const m of roll.modifiers) {
       const drm = document.createElement("span");
       drm.className = "drm";
-      drm.textContent = `${m.value > 0 ? "+" : ""}${m.value} ${m.reason}`;
+      drm.textContent = `${m.value < 0 ? "−" + -m.value : "+" + m.value} ${m.rule}`;
+      drm.title = m.reason.replace(/`/g, "");
       box.appendChild(drm);
     }
     const final = document.createElement("span");
     final.className = "final";
-    // A roll on request carries its roller's note here, for both sides to read.
-    final.textContent = `= ${roll.final_result}${roll.outcome ? ` → ${roll.outcome}` : ""}`;
+    final.textContent = `= ${roll.final_result}`;
     box.appendChild(final);
     return box;
   }

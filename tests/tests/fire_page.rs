@@ -303,6 +303,14 @@ async fn the_first_turn_is_played_with_prep_fire_resolved_by_the_rules() {
             .await,
         "A7.53 B13"
     );
+    // The panel as the player sees it, kept beside the test's build for a look.
+    let shot = browser.screenshot(&german).await;
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fire-preview.png"),
+        &shot,
+    )
+    .unwrap();
     let declared = send(&mut browser, &german).await;
     assert!(
         declared.starts_with("Attack 55G6 with 467b g-ldr: before the dice (A7):"),
@@ -359,6 +367,23 @@ async fn the_first_turn_is_played_with_prep_fire_resolved_by_the_rules() {
             "{ift} / {line}"
         );
     }
+
+    // What the server quotes is shown as chips, never as backquotes, dice boxes included.
+    for tab in players {
+        let shown = text(
+            &mut browser,
+            tab,
+            "document.getElementById('events').innerText",
+        )
+        .await;
+        assert!(!shown.contains('`'), "{shown}");
+    }
+    let shot = browser.screenshot(&russian).await;
+    std::fs::write(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("fire-log.png"),
+        &shot,
+    )
+    .unwrap();
 
     // The rest of the Game Turn, both Player Turns, to the end of the game.
     let lines = play_until(&mut browser, players, "window.aslWatch.live.over").await;
