@@ -2212,6 +2212,21 @@
         entering: due,
       });
     }
+    const rallying = now.phase === "RPh" && now.rule === "A3.1" && !state.over
+      ? ownUnits(state).filter((u) => u.morale === "broken" && !u.hidden).sort((a, b) => naturally(a.id, b.id)) : [];
+    if (rallying.length) {
+      // Each side may try to rally its broken units in every RPh, once each (A10.6).
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.`,
+        answers: rallying.map((u) => [`Rally ${u.id}…`, () => {
+          page.selected = new Set([u.id]);
+          openRally(state);
+          redrawPicks();
+        }]),
+      });
+    }
     if (now.phase === "CCPh" && actingNow === me && !state.over) {
       // Locations where both sides' units are, as this side sees them (A11.1): each one's CC
       // is rolled (R: CC) and adjudicated, and a Location both sides still hold is a Melee.

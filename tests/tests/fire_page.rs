@@ -409,6 +409,13 @@ async fn a_rally_and_a_melee_from_the_page() {
         "RPh, ATTACKER"
     );
 
+    // The prompt says who may rally.
+    let asked = prompt(&mut browser, &german).await;
+    assert!(
+        asked.contains("Broken units of yours may attempt to rally now (A10.6): g1."),
+        "{asked}"
+    );
+    assert!(!prompt(&mut browser, &russian).await.contains("rally"));
     // Y with the broken squad and its leader picked: the Rally form, filled from the pick.
     select(&mut browser, &german, "1B2", &["g1", "gl"]).await;
     browser.type_key(&german, "y").await;
@@ -472,7 +479,25 @@ async fn a_rally_and_a_melee_from_the_page() {
         .eval(&german, "window.aslWatch.live.units.g1.morale !== 'broken'")
         .await;
     if rallied == false {
-        browser.type_key(&german, "y").await;
+        // This time from the prompt's answer, which opens the form for g1 with its leader.
+        browser.press(&german, "Escape", 27).await;
+        browser
+            .eval(
+                &german,
+                "[...document.querySelectorAll('#prompt button.answer')] \
+                 .find(b => b.textContent.includes('Rally g1')).click()",
+            )
+            .await;
+        assert_eq!(
+            browser
+                .eval(
+                    &german,
+                    "[document.getElementById('rally-form').hidden, \
+                     document.getElementById('rally-leader').value]"
+                )
+                .await,
+            serde_json::json!([false, "gl"])
+        );
         browser
             .eval(
                 &german,
