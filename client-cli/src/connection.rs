@@ -674,6 +674,28 @@ impl Connection {
         }
     }
 
+    /// Asks what `command` would do without sending it (`preview`): allowed with its cost or
+    /// its fire panel, or the refusal the command itself would get. Nothing is played.
+    pub async fn preview(
+        &mut self,
+        id: u64,
+        command: Command,
+    ) -> Result<wire::PreviewOutcome, ConnectionError> {
+        self.send(&ClientMessage::Preview { id, command }).await?;
+        let (got, outcome) = self
+            .reply("`previewed` reply", |m| match m {
+                ServerMessage::Previewed { id, outcome, .. } => Ok((id, outcome)),
+                other => Err(message_name(&other)),
+            })
+            .await?;
+        if got != id {
+            return Err(ConnectionError::Unexpected(format!(
+                "the preview of {got} while the preview of {id} was waiting"
+            )));
+        }
+        Ok(outcome)
+    }
+
     pub async fn get_state(&mut self) -> Result<Snapshot, ConnectionError> {
         self.send(&ClientMessage::GetState).await?;
         self.snapshot().await

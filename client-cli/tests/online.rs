@@ -846,6 +846,9 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
     said_line("1: done -> accepted").await;
     typed.send("move 467a Q9".into()).await.unwrap();
     said_line("2: move 467a Q9 -> refused").await;
+    // A preview is answered with the refusal the command itself would get; nothing is sent.
+    typed.send("preview move 467a Q9".into()).await.unwrap();
+    said_line("preview move 467a Q9 -> refused ").await;
     typed.send("fly away".into()).await.unwrap();
     said_line("? unknown command `fly`").await;
     typed.send("done".into()).await.unwrap();

@@ -42,7 +42,13 @@ fn a_check_reads_like_a_fire_log() {
     let log = fire_log("g2", "2H5", &[2, 4, 3, 4]);
     assert_eq!(
         log[1],
-        "IFT: 8 FP vs 2H5 read on the 8 column, Final DR 6 → 1MC (A7.3)"
+        "IFT: 8 FP vs 2H5 on the 8 column: Final DR 6 → 1MC (A7.3)"
+    );
+    // The roll's own line is the fire log's: FP and each DRM, target, column, DR → result.
+    assert!(
+        log[0].ends_with("= Final 6 → 8 FP vs 2H5 on the 8 column: DR 6, Final 6 → 1MC"),
+        "{}",
+        log[0]
     );
     assert!(log[2].ends_with("= Final 8 → 4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken"));
     assert_eq!(log[3], "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken (A10.1)");

@@ -999,7 +999,9 @@
     return li;
   }
 
-  /** The dice as faces, each modifier with its reason, and the Final result. */
+  /** The dice as faces, each modifier by its value and rule (its reason on hover), and the
+   * Final result. The entry's words beside it say the rest: each reason in full and what the
+   * roll came to (a fire log line, a check's result, a roller's note). */
   function diceOf(roll) {
     const box = document.createElement("span");
     box.className = "dice";
@@ -1012,13 +1014,13 @@
     for (const m of roll.modifiers) {
       const drm = document.createElement("span");
       drm.className = "drm";
-      drm.textContent = `${m.value > 0 ? "+" : ""}${m.value} ${m.reason}`;
+      drm.textContent = `${m.value < 0 ? "−" + -m.value : "+" + m.value} ${m.rule}`;
+      drm.title = m.reason.replace(/`/g, "");
       box.appendChild(drm);
     }
     const final = document.createElement("span");
     final.className = "final";
-    // A roll on request carries its roller's note here, for both sides to read.
-    final.textContent = `= ${roll.final_result}${roll.outcome ? ` → ${roll.outcome}` : ""}`;
+    final.textContent = `= ${roll.final_result}`;
     box.appendChild(final);
     return box;
   }
@@ -1336,6 +1338,11 @@
       propose({ enter: { units: entering, to: name } }, `Enter ${entering.join(" ")} at ${name}`);
       return;
     }
+    if (page.mode === "melee") {
+      markTarget(name);
+      propose({ melee: { hex: name } }, `Record the Melee in ${name}`);
+      return;
+    }
     const units = [...page.selected];
     if (page.mode === "attack" && units.length && !units.some((id) => state.units[id] && state.units[id].hex === name)) {
       markTarget(name);
@@ -1563,6 +1570,7 @@
     el("proposal").hidden = false;
     el("proposal").classList.remove("refused");
     el("proposal-text").textContent = `${label}: asking the referee…`;
+    drawFirePreview(null);
     el("confirm").disabled = true;
     send({ preview: { id, command } });
   }
@@ -1572,9 +1580,12 @@
     if (!p || p.id !== answer.id) return;
     p.outcome = answer.outcome;
     const box = el("proposal");
+    drawFirePreview(answer.outcome.allowed ? answer.outcome.allowed.attack : null);
     if (answer.outcome.allowed) {
       box.classList.remove("refused");
-      setRich(el("proposal-text"), `${p.label}: ${answer.outcome.allowed.summary}`);
+      setRich(el("proposal-text"), answer.outcome.allowed.attack
+        ? `${p.label}: before the dice (A7):`
+        : `${p.label}: ${answer.outcome.allowed.summary}`);
       el("confirm").disabled = false;
       // Enter sends it, wherever the keyboard was (a form's field too): Send has the focus.
       el("confirm").focus({ preventScroll: true });
@@ -1584,6 +1595,58 @@
       setRich(el("proposal-text"), `${p.label}: refused (${v.rule}): ${v.detail}`);
       el("confirm").disabled = true;
     }
+  }
+
+  /** The fire panel of an attack's preview: the FP and its column, each DRM with its rule,
+   * what doubles do, and each firer's LOS to the target hex (A6) — or why the engine leaves
+   * the attack to the players. All of it is the server's (`protocol::preview::FirePreview`). */
+  function drawFirePreview(attack) {
+    const panel = el("fire-preview");
+    panel.replaceChildren();
+    panel.hidden = !attack;
+    if (!attack) return;
+    const line = (className, text) => {
+      const div = document.createElement("div");
+      div.className = className;
+      setRich(div, text);
+      panel.append(div);
+      return div;
+    };
+    const a = attack.assessment;
+    if (a.resolved) {
+      const r = a.resolved;
+      line("fire-fp", `${r.fp} FP on the ${r.column} column (A7.3): ${r.shares.join("; ")}`);
+      const drms = document.createElement("ul");
+      drms.className = "fire-drms";
+      for (const m of r.drms) {
+        const li = document.createElement("li");
+        li.dataset.rule = m.rule;
+        setRich(li, `${m.value < 0 ? "−" + -m.value : "+" + m.value} ${m.reason} (${m.rule})`);
+        drms.append(li);
+      }
+      if (!r.drms.length) {
+        const li = document.createElement("li");
+        li.textContent = "no DRM";
+        drms.append(li);
+      }
+      panel.append(drms);
+      line("fire-cower", r.cowering);
+    } else {
+      const left = a.left_to_players;
+      line("fire-left", `The referee leaves this attack to the players: ${left.why} (${left.rule}).`);
+    }
+    const los = document.createElement("ul");
+    los.className = "fire-los";
+    for (const f of attack.los) {
+      const li = document.createElement("li");
+      li.dataset.verdict = verdictKind(f.verdict);
+      const why = f.reasons.length ? `: ${f.reasons.join("; ")}` : "";
+      const blocked = f.verdict === "blocked"
+        ? " — declared, the attack is not made but the firers count as having fired (A6.11)" : "";
+      setRich(li, `LOS \`${f.unit}\` → ${attack.target}: ${verdictText(f.verdict)}${why}${blocked}`);
+      los.append(li);
+    }
+    panel.append(los);
   }
 
   function confirmProposal() {
@@ -1645,6 +1708,11 @@
       if (accepted.events.length && !p.command.request_undo) page.lastCommandFrom = accepted.events[0].seq;
       if (p.command.set_up) page.setupWeapons.clear();
       if (p.command.dispute_adjudication) el("dispute-reason").value = "";
+      if (p.command.rally) {
+        el("rally-form").hidden = true;
+        el("rally-morale").value = "";
+        el("rally-desperation").checked = false;
+      }
       if (p.command.enter) {
         // In on the map, they are picked to move on with what MF they have left.
         page.entering.clear();
@@ -1810,6 +1878,13 @@
       case "attack":
         return state.attack && state.attack.by === page.side
           ? `Your attack on ${state.attack.target} is open: resolve it first (A7).` : null;
+      case "rally":
+        // Both sides rally their own broken units, in the RPh before its end (A10.6).
+        return step.phase === "RPh" && step.rule === "A3.1"
+          ? null : `Rally attempts are made in the RPh (A10.6): ${now}.`;
+      case "melee":
+        return step.phase === "CCPh" && acting === page.side
+          ? null : `The ATTACKER records a Melee in the CCPh (A11.7): ${now}.`;
       case "undo":
         return page.lastCommandFrom === null ? "Nothing sent from this page to take back yet." : null;
       case "done":
@@ -1871,6 +1946,12 @@
       case "attack":
         if (need("fire with")) page.mode = "attack";
         break;
+      case "rally":
+        openRally(state);
+        break;
+      case "melee":
+        page.mode = "melee";
+        break;
       case "take_cover":
         if (need("take shellhole cover for")) propose({ take_shellhole_cover: { units } }, `Take shellhole cover for ${units.join(" ")}`);
         break;
@@ -1914,6 +1995,7 @@
         break;
       case "clear":
         cancel();
+        el("rally-form").hidden = true;
         if (page.losMode) setLosMode(false);
         page.selected.clear();
         page.entering.clear();
@@ -1922,6 +2004,36 @@
         break;
     }
     drawPlay();
+  }
+
+  /** The rally form (A10.6), for the broken unit picked (or the first broken unit of this
+   * side), led by a Good Order leader picked with it or else the first in its Location. The
+   * broken side's morale is the counter's, which the player reads off it. */
+  function openRally(state) {
+    const own = ownUnits(state).filter((u) => !u.hidden);
+    const broken = own.filter((u) => u.morale === "broken").sort((a, b) => naturally(a.id, b.id));
+    if (!broken.length) {
+      say("No unit of yours is broken: there is nothing to rally (A10.6).");
+      return;
+    }
+    const picked = broken.find((u) => page.selected.has(u.id)) || broken[0];
+    fillSelect(el("rally-unit"), broken.map((u) => [u.id, `${u.id} ${u.ratings}`]));
+    el("rally-unit").value = picked.id;
+    fillRallyLeaders(state);
+    el("rally-form").hidden = false;
+    el("rally-morale").focus();
+    say(`Rally ${picked.id}: give the morale on its broken side, then Enter (A10.6).`);
+  }
+
+  /** The leaders who may lead the rally of the unit chosen: Good Order leaders of this side in
+   * its hex; the first picked on the map comes first. "Self-rally" is always offered (A10.63). */
+  function fillRallyLeaders(state) {
+    const unit = state.units[el("rally-unit").value];
+    const leaders = unit ? ownUnits(state).filter((u) => u.kind === "leader" && u.id !== unit.id &&
+      u.hex === unit.hex && u.morale !== "broken" && !u.hidden) : [];
+    leaders.sort((a, b) => Number(page.selected.has(b.id)) - Number(page.selected.has(a.id)) || naturally(a.id, b.id));
+    fillSelect(el("rally-leader"), leaders.map((u) => [u.id, `${u.id} ${u.ratings}`]).concat([["", "no leader: self-rally (A10.63)"]]));
+    el("rally-leader").value = leaders.length ? leaders[0].id : "";
   }
 
   /** Every waiting the game has: what this side must answer (with exactly the answers the
@@ -2099,6 +2211,36 @@
         text: `Units waiting off board may enter now (A2.51): ${due.map((u) => `\`${u.id}\` from the ${u.enters.edge} edge`).join(", ")}. Pick them (or I), then click a hex of their edge (shaded).`,
         entering: due,
       });
+    }
+    const rallying = now.phase === "RPh" && now.rule === "A3.1" && !state.over
+      ? ownUnits(state).filter((u) => u.morale === "broken" && !u.hidden).sort((a, b) => naturally(a.id, b.id)) : [];
+    if (rallying.length) {
+      // Each side may try to rally its broken units in every RPh, once each (A10.6).
+      found.push({
+        yours: true,
+        optional: true,
+        text: `Broken units of yours may attempt to rally now (A10.6): ${rallying.map((u) => `\`${u.id}\``).join(", ")}.`,
+        answers: rallying.map((u) => [`Rally ${u.id}…`, () => {
+          page.selected = new Set([u.id]);
+          openRally(state);
+          redrawPicks();
+        }]),
+      });
+    }
+    if (now.phase === "CCPh" && actingNow === me && !state.over) {
+      // Locations where both sides' units are, as this side sees them (A11.1): each one's CC
+      // is rolled (R: CC) and adjudicated, and a Location both sides still hold is a Melee.
+      const seen = Object.values(state.units).filter((u) => !u.eliminated && !u.underground && !u.hidden);
+      const shared = [...new Set(seen.filter((u) => seen.some((v) => v.side !== u.side && v.hex === u.hex))
+        .map((u) => u.hex))].sort(naturally);
+      if (shared.length) {
+        found.push({
+          yours: true,
+          optional: true,
+          text: `Close Combat in ${shared.join(", ")} (A11): roll each (R, CC) and adjudicate (A) what it did; where both sides remain, record the Melee (A11.7).`,
+          answers: shared.map((hex) => [`Record the Melee in ${hex}`, { melee: { hex } }]),
+        });
+      }
     }
     if (state.end_proposal && !state.over) {
       if (state.end_proposal === them && page.endDeclinedAt === state.version) {
@@ -2287,11 +2429,14 @@
       move: "click an adjacent hex to move",
       attack: "click the hex to attack (A7)",
       sewer: "click the Manhole hex to move to beneath it",
+      melee: "click the hex whose Close Combat ends in Melee (A11.7)",
       bypass: page.bypass
         ? `Bypass ${page.bypass.hex}: click the hex across each hexside in turn`
         : "click the hex to bypass, then the hex across each hexside",
     };
-    say(page.mode === "enter" && page.entering.size
+    say(page.mode === "melee"
+      ? `Melee: ${modes.melee}.`
+      : page.mode === "enter" && page.entering.size
       ? `Entering ${[...page.entering].sort(naturally).join(" ")}: click a hex of their edge (shaded) (A2.51).`
       : units.length
       ? `Selected ${units.join(" ")} (${mf(Math.max(...units.map((id) => (state.units[id] || {}).mf_spent || 0)))} MF spent): ${modes[page.mode]}.`
@@ -2299,6 +2444,7 @@
     // Only what can apply now is offered; the rest says why on hover (and when its key is
     // pressed); what this scenario never has is not shown at all.
     if (unavailable(state, page.mode)) page.mode = "move";
+    if (unavailable(state, "rally")) el("rally-form").hidden = true;
     // In the set-up step only placing, Done and the game's own actions apply (A12.12).
     const settingUp = Boolean(state.setup && !state.over);
     for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
@@ -2308,7 +2454,7 @@
         (settingUp && b.closest("#actions") !== null && !["done", "hex", "clear"].includes(action));
       b.disabled = why !== null;
       b.title = why || "";
-      b.classList.toggle("on", action === page.mode && ["move", "bypass", "sewer", "enter", "attack"].includes(action) && !why);
+      b.classList.toggle("on", action === page.mode && ["move", "bypass", "sewer", "enter", "attack", "melee"].includes(action) && !why);
     }
     const list = el("own-units");
     list.replaceChildren();
@@ -2509,6 +2655,29 @@
         return;
       }
       propose(command, label);
+    });
+    el("rally-unit").addEventListener("change", () => {
+      if (liveState()) fillRallyLeaders(liveState());
+    });
+    el("rally-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const unit = el("rally-unit").value;
+      const morale = Number(el("rally-morale").value);
+      if (!unit) return;
+      if (!Number.isInteger(morale) || morale < 1 || morale > 10) {
+        say("Give the morale printed on the unit's broken side: a whole number from 1 to 10 (A10.6).");
+        el("rally-morale").focus();
+        return;
+      }
+      const leader = el("rally-leader").value || null;
+      const desperation = el("rally-desperation").checked;
+      const command = { rally: { unit, broken_morale: morale, leader, desperation } };
+      if (sameProposal(command)) {
+        el("rally-form").hidden = true;
+        confirmProposal();
+        return;
+      }
+      propose(command, `Rally ${unit} (broken morale ${morale})${leader ? ` led by ${leader}` : ", self-rally"}${desperation ? " under Desperation Morale" : ""}`);
     });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();

@@ -31,7 +31,7 @@ const TYPED_AHEAD_MAX: usize = 64;
 const HISTORY_LINES_MAX: usize = 1_000;
 
 /// Words the session itself answers, besides the script's commands.
-const SESSION_WORDS: &[&str] = &["help", "status", "left", "quit"];
+const SESSION_WORDS: &[&str] = &["help", "status", "left", "preview", "quit"];
 
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct PlayArgs {
@@ -250,10 +250,66 @@ pub fn status_line(game: &Game, side: Side) -> String {
     line
 }
 
+/// A preview's answer as the session prints it: the verdict on the first line, then an
+/// attack's fire panel line by line (FP and column, each DRM with its rule, Cowering, each
+/// firer's LOS to the target hex), or why the referee leaves the attack to the players.
+pub fn preview_words(text: &str, outcome: &protocol::wire::PreviewOutcome) -> Vec<String> {
+    use protocol::preview::FireAssessment;
+    use protocol::wire::PreviewOutcome;
+    let preview = match outcome {
+        PreviewOutcome::Refused(v) => return vec![format!("preview {text} -> refused {v}")],
+        PreviewOutcome::Allowed(p) => p,
+    };
+    let Some(attack) = &preview.attack else {
+        return vec![format!("preview {text} -> {}", preview.summary)];
+    };
+    let mut lines = vec![format!("preview {text} -> allowed; before the dice (A7):")];
+    match &attack.assessment {
+        FireAssessment::Resolved {
+            fp,
+            shares,
+            column,
+            drms,
+            cowering,
+        } => {
+            lines.push(format!(
+                "  {fp} FP on the {column} column (A7.3): {}",
+                shares.join("; ")
+            ));
+            if drms.is_empty() {
+                lines.push("  no DRM".into());
+            }
+            for m in drms {
+                lines.push(format!("  DRM {:+} {} ({})", m.value, m.reason, m.rule));
+            }
+            lines.push(format!("  {cowering}"));
+        }
+        FireAssessment::LeftToPlayers { rule, why } => lines.push(format!(
+            "  the referee leaves it to the players: {why} ({rule})"
+        )),
+    }
+    for los in &attack.los {
+        lines.push(format!(
+            "  LOS {} -> {}: {}{}",
+            los.unit,
+            attack.target,
+            los.verdict
+                .map_or("cannot be traced".to_string(), |v| v.to_string()),
+            if los.reasons.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", los.reasons.join("; "))
+            }
+        ));
+    }
+    lines
+}
+
 const HELP: &str = "Type a command as in a script (docs/script.md), e.g. `move g1 C4`, `done`, \
 `claim-wa g1`, `concede`; in the set-up step `setup g1 C4 [concealed|hidden]`, `lift g1` and \
 `done`. Tab completes commands, unit ids and hexes. `status` shows what the game waits for; \
-`left` lists the units still to set up or waiting to enter; `quit` (or Ctrl-D) leaves, and the game goes on without you.";
+`left` lists the units still to set up or waiting to enter; `preview LINE` asks the referee what \
+a command would do without sending it (an attack's FP, column, DRMs and LOS, A7); `quit` (or Ctrl-D) leaves, and the game goes on without you.";
 
 /// Plays `side` with the lines from `typed` until they end, `quit`, or the game is over,
 /// printing through `say`; follows the opponent's events as they come in between lines.
@@ -286,6 +342,10 @@ pub async fn session(
                         say(status_line(follower.game(), side));
                         continue;
                     }
+                    "preview" => {
+                        say("? preview what: `preview attack g1 g2 at C4`, `preview move g1 C4`".into());
+                        continue;
+                    }
                     "left" => {
                         let game = follower.game();
                         let waiting: Vec<&str> =
@@ -302,6 +362,11 @@ pub async fn session(
                     }
                     _ => {}
                 }
+                // `preview LINE`: the line is asked of the referee, not sent.
+                let (previewing, text) = match text.strip_prefix("preview ") {
+                    Some(rest) => (true, rest.trim()),
+                    None => (false, text),
+                };
                 let parsed = parse_script(text, &follower.game().scenario)
                     .map_err(|e| e.message)
                     .and_then(|lines| {
@@ -321,6 +386,13 @@ pub async fn session(
                 let protocol::script::Action::Command(command) = &line.action else {
                     unreachable!("`plan` lets only commands through");
                 };
+                if previewing {
+                    let outcome = connection.preview(number, command.clone()).await?;
+                    for said in preview_words(&line.text, &outcome) {
+                        say(said);
+                    }
+                    continue;
+                }
                 // A fresh key a line: sent once, whatever happens to the connection.
                 let reply = connection
                     .command(number, command.clone(), Some(fresh_key()?))
@@ -363,6 +435,56 @@ mod tests {
         Game::new(
             Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap(),
         )
+    }
+
+    /// An attack's preview prints its fire panel line by line; a refusal its rule.
+    #[test]
+    fn a_preview_prints_the_fire_panel() {
+        use protocol::preview::{FireAssessment, FirePreview, FirerLos, Preview};
+        use protocol::wire::PreviewOutcome;
+        let attack = PreviewOutcome::Allowed(Preview {
+            summary: "8 FP …".into(),
+            cost: None,
+            mf: vec![],
+            attack: Some(FirePreview {
+                target: "2W5".parse().unwrap(),
+                assessment: FireAssessment::Resolved {
+                    fp: "8".into(),
+                    shares: vec!["w1 8 at range 1, PBF ×2 (A7.21)".into()],
+                    column: "8".into(),
+                    drms: vec![protocol::game::dice::Modifier {
+                        value: 1,
+                        reason: "TEM: in-hex TEM 1 (Woods B13)".into(),
+                        rule: "B13".into(),
+                    }],
+                    cowering: "doubles cower 1 column(s) left (A7.9)".into(),
+                },
+                los: vec![FirerLos {
+                    unit: "w1".into(),
+                    verdict: Some(protocol::board::los::Verdict::Hindered(1)),
+                    reasons: vec!["Brush in 2W4: +1 Hindrance (B12.2)".into()],
+                }],
+            }),
+        });
+        assert_eq!(
+            preview_words("attack w1 at 2W5", &attack),
+            [
+                "preview attack w1 at 2W5 -> allowed; before the dice (A7):",
+                "  8 FP on the 8 column (A7.3): w1 8 at range 1, PBF ×2 (A7.21)",
+                "  DRM +1 TEM: in-hex TEM 1 (Woods B13) (B13)",
+                "  doubles cower 1 column(s) left (A7.9)",
+                "  LOS w1 -> 2W5: hindered 1: Brush in 2W4: +1 Hindrance (B12.2)",
+            ]
+        );
+        let refused = PreviewOutcome::Refused(protocol::RuleViolation::new(
+            "A7",
+            protocol::rules::violation::ViolationKind::WrongPhase,
+            "the German does not fire in the RPh",
+        ));
+        assert_eq!(
+            preview_words("attack w1 at 2W5", &refused),
+            ["preview attack w1 at 2W5 -> refused A7: the German does not fire in the RPh"]
+        );
     }
 
     #[test]

@@ -603,6 +603,7 @@ mod tests {
                 summary: "allowed".into(),
                 cost: None,
                 mf: vec![],
+                attack: None,
             }),
         });
         round_trip(&ServerMessage::Previewed {

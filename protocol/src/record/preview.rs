@@ -10,9 +10,11 @@
 //! unit barring the way (A12.15), a WA chance, a die roll — is never part of the answer: a move
 //! into a hex a concealed enemy holds is previewed exactly like a move into an empty one.
 
-use crate::board::scenario::Side;
+use crate::board::hex::Hex;
+use crate::board::los::Verdict;
+use crate::board::scenario::{Side, UnitId};
 use crate::game::command::Command;
-use crate::game::dice::DiceSource;
+use crate::game::dice::{DiceSource, Modifier};
 use crate::game::event::{Event, MfAccount, MoveCost};
 use crate::game::Game;
 use crate::record::chain::Entry;
@@ -30,6 +32,50 @@ pub struct Preview {
     pub cost: Option<MoveCost>,
     /// Each moving unit's MF after the command.
     pub mf: Vec<MfAccount>,
+    /// For an attack (declared, or open and about to be resolved), what the rules make of it
+    /// before the dice, piece by piece, for the page's fire panel.
+    pub attack: Option<FirePreview>,
+}
+
+/// An attack before its dice (A7): what `rules::fire::resolution::assess` says of it, and each
+/// firer's LOS to the target hex. Built from the firer's own units and what its side sees: the
+/// LOS is traced to the target hex's ground-level Location, not to any unit there, so a hidden
+/// or concealed unit changes nothing in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirePreview {
+    pub target: Hex,
+    pub assessment: FireAssessment,
+    pub los: Vec<FirerLos>,
+}
+
+/// Whether the engine resolves the attack, and if so with what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FireAssessment {
+    /// The engine rolls it on the IFT (A7.3).
+    Resolved {
+        /// The FP total, fractions kept (A7.2): "8", "2½".
+        fp: String,
+        /// Each firer's share: "w1 8 at range 1, PBF ×2 (A7.21)".
+        shares: Vec<String>,
+        /// The IFT column (A7.3).
+        column: String,
+        /// Each DRM with its reason and rule.
+        drms: Vec<Modifier>,
+        /// What doubles would do (A7.9).
+        cowering: String,
+    },
+    /// The engine leaves the outcome to the players, for this reason.
+    LeftToPlayers { rule: String, why: String },
+}
+
+/// One firer's LOS to the target hex (A6), with the tracer's reasons.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirerLos {
+    pub unit: UnitId,
+    /// `None` when it cannot be traced (the reasons say why).
+    pub verdict: Option<Verdict>,
+    pub reasons: Vec<String>,
 }
 
 /// Dice for a preview: every die is a 1 and nothing is logged. A preview never shows what
@@ -97,12 +143,83 @@ pub fn preview_at(
             summary: fire_words(game, by, command).unwrap_or_else(|| "allowed".into()),
             cost: None,
             mf: vec![],
+            attack: fire_preview(game, by, command),
         });
     };
     Ok(Preview {
         summary: summary(cost.as_ref(), &mf),
         cost,
         mf,
+        attack: None,
+    })
+}
+
+/// The attack a command declares or resolves: its firers, target and whether into a sewer.
+fn attack_of<'a>(game: &'a Game, command: &'a Command) -> Option<(&'a [UnitId], Hex, bool)> {
+    match command {
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => Some((firers, *target, *into_sewer)),
+        Command::ResolveAttack => game
+            .attack
+            .as_ref()
+            .map(|a| (a.firers.as_slice(), a.target, a.into_sewer)),
+        _ => None,
+    }
+}
+
+/// For an attack, the fire panel's pieces (`FirePreview`): the assessment the resolution
+/// will make (A7) and each firer's LOS to the target hex (A6).
+fn fire_preview(game: &Game, by: Side, command: &Command) -> Option<FirePreview> {
+    use crate::rules::fire::resolution::{assess, Share};
+    let (firers, target, into_sewer) = attack_of(game, command)?;
+    let assessment = match assess(game, by, firers, target, into_sewer) {
+        Ok(a) => FireAssessment::Resolved {
+            fp: a.fp_words(),
+            shares: a.shares.iter().map(Share::words).collect(),
+            column: a.column.to_string(),
+            drms: a.drms.clone(),
+            cowering: if a.directed {
+                "directed by a leader: no Cowering (A7.9)".into()
+            } else {
+                format!("doubles cower {} column(s) left (A7.9)", a.cower_columns)
+            },
+        },
+        Err(u) => FireAssessment::LeftToPlayers {
+            rule: u.rule.into(),
+            why: u.why,
+        },
+    };
+    let map = crate::board::los::LosMap::of(&game.scenario);
+    let los = firers
+        .iter()
+        .filter(|id| game.units.get(*id).is_some_and(|u| u.side == by))
+        .map(|id| {
+            match crate::rules::los::between_on(
+                game,
+                map,
+                &crate::rules::los::Spot::Unit(id.clone()),
+                &crate::rules::los::Spot::Hex(target),
+            ) {
+                Ok(r) => FirerLos {
+                    unit: id.clone(),
+                    verdict: Some(r.verdict),
+                    reasons: r.reasons,
+                },
+                Err(e) => FirerLos {
+                    unit: id.clone(),
+                    verdict: None,
+                    reasons: vec![e.to_string()],
+                },
+            }
+        })
+        .collect();
+    Some(FirePreview {
+        target,
+        assessment,
+        los,
     })
 }
 
@@ -110,19 +227,10 @@ pub fn preview_at(
 /// with their rules, or why it will be the players'. The assessment reads the firer's own units
 /// and the enemy units it may see, nothing a refusal would not show.
 fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
-    use crate::rules::fire::resolution::describe;
-    match command {
-        Command::DeclareAttack {
-            firers,
-            target,
-            into_sewer,
-        } => Some(describe(game, by, firers, *target, *into_sewer)),
-        Command::ResolveAttack => game
-            .attack
-            .as_ref()
-            .map(|a| describe(game, by, &a.firers, a.target, a.into_sewer)),
-        _ => None,
-    }
+    let (firers, target, into_sewer) = attack_of(game, command)?;
+    Some(crate::rules::fire::resolution::describe(
+        game, by, firers, target, into_sewer,
+    ))
 }
 
 /// "2 MF: 1 COT (B1) + 1 hedge (B9.4); 467a left 2 of 4".
@@ -187,7 +295,40 @@ mod tests {
             woods.summary,
             "8 FP (w1 8 at range 1, PBF ×2 (A7.21)) on the 8 column (A7.3); DRM +1 TEM: in-hex TEM 1 (Woods B13) (B13); doubles cower 1 column(s) left (A7.9)"
         );
+        // The fire panel's pieces: FP, column, each DRM with its rule, the LOS to the hex.
+        let Some(FirePreview {
+            assessment:
+                FireAssessment::Resolved {
+                    fp,
+                    column,
+                    drms,
+                    shares,
+                    ..
+                },
+            los,
+            ..
+        }) = &woods.attack
+        else {
+            panic!("{:?}", woods.attack)
+        };
+        assert_eq!((fp.as_str(), column.as_str()), ("8", "8"));
+        assert_eq!(shares, &["w1 8 at range 1, PBF ×2 (A7.21)"]);
+        assert_eq!(
+            drms.iter()
+                .map(|m| (m.value, m.rule.as_str()))
+                .collect::<Vec<_>>(),
+            [(1, "B13")]
+        );
+        assert_eq!(los.len(), 1);
+        assert_eq!(los[0].unit, "w1");
+        assert_ne!(los[0].verdict, Some(Verdict::Blocked), "{los:?}");
         let apart = preview(&game, &[], Side::A, &fire(&["n1", "n2"], "2M9")).unwrap();
+        assert!(
+            matches!(&apart.attack, Some(FirePreview { assessment: FireAssessment::LeftToPlayers { rule, .. }, los, .. })
+                if rule == "A7.5" && los.len() == 2),
+            "{:?}",
+            apart.attack
+        );
         assert!(
             apart.summary.ends_with(
                 "a Fire Group of several Locations is not resolved by the engine (A7.5)"
@@ -278,6 +419,49 @@ mod tests {
         let b = preview(without.game(), without.entries(), Side::A, &command).unwrap();
         assert_eq!(a, b);
         assert!(!a.summary.contains("337a"), "{}", a.summary);
+    }
+
+    /// An attack's fire panel is built from what the firer's side sees: a hidden unit in the
+    /// target hex beside a Known one changes nothing in it, neither the FP, DRMs and LOS nor
+    /// the words (A12.3; the LOS is traced to the hex, not to any unit in it).
+    #[test]
+    fn a_fire_preview_reveals_no_hidden_unit() {
+        const VILLAGE: &str = include_str!("../../../scenarios/village-outskirts.toml");
+        let r1 = "id = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"12E4\"";
+        let r3 = "ratings = \"2-2-7\"\nhex = \"12E5\"";
+        assert!(VILLAGE.contains(r1) && VILLAGE.contains(r3));
+        // The Known 4-4-7 in the wooden building 12E5, the hidden 2-2-7 with it or far off.
+        let with = VILLAGE.replace(r1, &r1.replace("12E4", "12E5"));
+        let without = with.replace(r3, &r3.replace("12E5", "12H8"));
+        let at_pfph = |toml: &str| {
+            let mut r = start_with(toml, 3);
+            for _ in 0..3 {
+                testing::done(&mut r);
+            }
+            assert_eq!(r.game().clock.phase(), crate::game::phase::Phase::PrepFire);
+            r
+        };
+        let (with, without) = (at_pfph(&with), at_pfph(&without));
+        let command = Command::DeclareAttack {
+            firers: vec!["g3".into()],
+            target: hex("12E5"),
+            into_sewer: false,
+        };
+        let a = preview(with.game(), with.entries(), Side::A, &command).unwrap();
+        let b = preview(without.game(), without.entries(), Side::A, &command).unwrap();
+        assert_eq!(a, b);
+        assert!(
+            matches!(
+                &a.attack,
+                Some(FirePreview {
+                    assessment: FireAssessment::Resolved { .. },
+                    ..
+                })
+            ),
+            "{:?}",
+            a.attack
+        );
+        assert!(!format!("{a:?}").contains("r3"), "{a:?}");
     }
 
     /// A sewer move rolls the lost dr when sent (B8.41); its preview rolls nothing and says

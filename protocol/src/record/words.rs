@@ -292,7 +292,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             result,
             ..
         } => format!(
-            "IFT: {fp} FP vs {target} read on the {column} column{}, Final DR {final_dr} → {result} (A7.3)",
+            "IFT: {fp} FP vs {target} on the {column} column{}: Final DR {final_dr} → {result} (A7.3)",
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
         // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".

@@ -70,6 +70,42 @@ pub struct Assessment {
     pub kind: FireKind,
 }
 
+impl Share {
+    /// "w1 8 at range 1, PBF ×2 (A7.21)": the unit, its FP (fractions kept, A7.2), the range
+    /// and what range did to it.
+    pub fn words(&self) -> String {
+        let fp = if self.fp_halves % 2 == 0 {
+            format!("{}", self.fp_halves / 2)
+        } else {
+            format!("{}½", self.fp_halves / 2)
+        };
+        if self.multiplier.is_empty() {
+            format!("{} {fp} at range {}", self.unit, self.range)
+        } else {
+            format!(
+                "{} {fp} at range {}, {}",
+                self.unit, self.range, self.multiplier
+            )
+        }
+    }
+}
+
+/// The DRMs as a fire log prints them after the FP: " +1 (TEM, B13) −1 (`lr` directs, A7.53)";
+/// each reason cut at its first colon, so the line stays one line.
+pub fn drm_words(drms: &[Modifier]) -> String {
+    drms.iter()
+        .map(|m| {
+            let short = m.reason.split(':').next().unwrap_or_default().trim();
+            let value = if m.value < 0 {
+                format!("−{}", -m.value)
+            } else {
+                format!("+{}", m.value)
+            };
+            format!(" {value} ({short}, {})", m.rule)
+        })
+        .collect()
+}
+
 impl Assessment {
     /// The FP total, fractions kept (A7.2), in halves of a point.
     pub fn fp_halves(&self) -> u32 {
@@ -725,22 +761,7 @@ pub fn describe(game: &Game, by: Side, firers: &[UnitId], target: Hex, into_sewe
             u.why, u.rule
         ),
         Ok(a) => {
-            let shares: Vec<String> = a
-                .shares
-                .iter()
-                .map(|s| {
-                    let fp = if s.fp_halves % 2 == 0 {
-                        format!("{}", s.fp_halves / 2)
-                    } else {
-                        format!("{}½", s.fp_halves / 2)
-                    };
-                    if s.multiplier.is_empty() {
-                        format!("{} {fp} at range {}", s.unit, s.range)
-                    } else {
-                        format!("{} {fp} at range {}, {}", s.unit, s.range, s.multiplier)
-                    }
-                })
-                .collect();
+            let shares: Vec<String> = a.shares.iter().map(Share::words).collect();
             let drms: Vec<String> = a
                 .drms
                 .iter()
@@ -796,10 +817,12 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
         (true, Some(c)) => format!(", cowered to the {c} column (A7.9)"),
         (true, None) => ", cowered off the table (A7.9)".into(),
     };
-    // The fire log's line: the roll's words print the dice and DRMs before it.
+    // The fire log's line, "8 FP +1 (TEM, B13) vs 2H5 on the 8 column: DR 6, Final 7 → 1MC";
+    // the roll's words print the dice and each DRM's reason before it.
     let outcome = format!(
-        "{result}: {} FP vs {} on the {} column{cowered}",
+        "{} FP{} vs {} on the {} column{cowered}: DR {raw}, Final {final_dr} → {result}",
         a.fp_words(),
+        drm_words(&a.drms),
         a.target,
         a.column,
     );
@@ -823,6 +846,24 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fire log prints each DRM after the FP with its reason cut short and its rule.
+    #[test]
+    fn drms_read_short_with_their_rules() {
+        let m = |value, reason: &str, rule: &str| Modifier {
+            value,
+            reason: reason.into(),
+            rule: rule.into(),
+        };
+        assert_eq!(
+            drm_words(&[
+                m(2, "TEM: wall TEM 2 over 2S4-2S5", "B9.3"),
+                m(-1, "`lr` directs", "A7.53")
+            ]),
+            " +2 (TEM, B9.3) −1 (`lr` directs, A7.53)"
+        );
+        assert_eq!(drm_words(&[]), "");
+    }
 
     #[test]
     fn a_tem_reason_gives_its_rule() {
