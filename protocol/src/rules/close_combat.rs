@@ -15,12 +15,13 @@ pub mod table;
 use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
-use crate::game::command::CcAttack;
+use crate::game::command::{CcAttack, Outcome};
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::fire::resolution;
+use crate::rules::morale;
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 use table::{CcColumn, CcResult};
@@ -281,33 +282,56 @@ pub(super) fn decide_close_combat(
                         if eliminated.insert(d.clone()) {
                             events.push(Event::FireEffectApplied {
                                 unit: d.clone(),
-                                outcome: crate::game::command::Outcome::Eliminate,
+                                outcome: Outcome::Eliminate,
                                 rule: "A11.11".into(),
                                 why: format!("`{d}` eliminated in CC: {figures}"),
                             });
                         }
                     }
                 }
-                CcResult::PartialKill => {
-                    partial = true;
-                    let named: Vec<String> =
-                        attack.defenders.iter().map(|d| format!("`{d}`")).collect();
-                    let who = match named.as_slice() {
-                        [one] => format!("{one} suffers Casualty Reduction (A7.302)"),
-                        many => format!(
-                            "one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302)",
-                            many.join(", ")
-                        ),
-                    };
-                    events.push(Event::FireEffectLeftToPlayers {
-                        target: hex,
-                        unit: None,
-                        rule: "A11.11".into(),
-                        why: format!(
-                            "Partial Kill in CC ({figures}): {who}; enter it with `adjudicate`"
-                        ),
-                    });
-                }
+                CcResult::PartialKill => match attack.defenders.as_slice() {
+                    // One unit attacked: it is the one reduced, by the one path Casualty
+                    // Reduction takes whatever calls for it (A7.302). Eliminated by another
+                    // attack of this simultaneous CC, it has nothing left to lose.
+                    [one] if !eliminated.contains(one) => {
+                        let unit = &game.units[one];
+                        let reduced = morale::casualty_reduction(
+                            unit,
+                            "A11.11",
+                            &format!("Partial Kill on `{one}` in CC ({figures})"),
+                        );
+                        // Applied (reduced, or eliminated): the unit's fate is known, and
+                        // only a half-squad's ratings may be the players' to enter. Nothing
+                        // applied (a wounded SMC): its fate is theirs, and so is the Melee.
+                        let mut applied = false;
+                        for event in &reduced {
+                            if let Event::FireEffectApplied { unit, outcome, .. } = event {
+                                applied = true;
+                                if *outcome == Outcome::Eliminate {
+                                    eliminated.insert(unit.clone());
+                                }
+                            }
+                        }
+                        partial |= !applied;
+                        events.extend(reduced);
+                    }
+                    [_] => {}
+                    many => {
+                        // Which of them is reduced is a Random Selection (A.9) the engine
+                        // does not roll in CC: the players' to make.
+                        partial = true;
+                        let named: Vec<String> = many.iter().map(|d| format!("`{d}`")).collect();
+                        events.push(Event::FireEffectLeftToPlayers {
+                            target: hex,
+                            unit: None,
+                            rule: "A11.11".into(),
+                            why: format!(
+                                "Partial Kill in CC ({figures}): one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302); enter it with `adjudicate`",
+                                named.join(", ")
+                            ),
+                        });
+                    }
+                },
                 CcResult::NoEffect => {}
             }
         }

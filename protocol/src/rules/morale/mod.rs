@@ -178,6 +178,9 @@ impl Check {
 /// The game's dice as an attack's effects draw them: the draw number of the next die, and
 /// the events so far.
 struct Effects<'a> {
+    /// The side whose command rolls: the firer's. Every roll names the side whose command
+    /// made it (`record::export` checks it), the checks of the units fired on included.
+    by: Side,
     dice: &'a mut dyn DiceSource,
     draw: u64,
     target: Hex,
@@ -220,7 +223,7 @@ impl Effects<'_> {
             drs.insert(unit.id.clone(), dr);
             self.events.push(Event::DiceRolled {
                 roll: Roll {
-                    side: unit.side,
+                    side: self.by,
                     purpose: RollPurpose::RandomSelection,
                     rule: "A.9".into(),
                     first_draw,
@@ -346,7 +349,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
             );
             fx.events.push(Event::DiceRolled {
                 roll: Roll {
-                    side: unit.side,
+                    side: fx.by,
                     purpose: RollPurpose::TaskCheck,
                     rule: "A10.2".into(),
                     first_draw,
@@ -396,6 +399,7 @@ pub fn fire_effects(
         )
     });
     let mut fx = Effects {
+        by,
         dice,
         draw: first_draw,
         target,
@@ -650,9 +654,7 @@ fn checks(
         );
         fx.events.push(Event::DiceRolled {
             roll: Roll {
-                // The firer's command rolls the checks its attack calls for: the log's rolls
-                // name the side whose command made them (`record::export` checks it).
-                side: by,
+                side: fx.by,
                 purpose: check.purpose,
                 rule: check.rule.into(),
                 first_draw,
