@@ -4,6 +4,7 @@
 //! holding a newline, a quote, a `#` or a `]` stays a name and cannot add a unit, hide one or
 //! move one (issue 50).
 
+use protocol::ReadScenario;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 

@@ -135,6 +135,7 @@ pub(crate) fn check_boards(imported: &Imported, dir: &Path) -> Result<(), Failur
 mod tests {
     use super::*;
     use protocol::board::vasl::save::{writer, Encoding};
+    use protocol::ReadScenario;
 
     fn save(layout: &str) -> Vec<u8> {
         let commands = vec![

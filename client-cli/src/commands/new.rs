@@ -4,6 +4,7 @@ use super::ServerArg;
 use crate::connection::{Connection, NewGame};
 use crate::{printable, read_input, saved, Failure, Status, DEFAULT_SERVER};
 use protocol::wire::{WATCH_PATH, WIRE_PATH};
+use protocol::ReadScenario;
 use protocol::Scenario;
 use std::io::Write;
 use std::path::PathBuf;

@@ -13,4 +13,6 @@ pub mod library;
 pub mod los;
 pub mod map;
 pub mod save;
+/// Test support: VASL files synthesised for tests (`synth` feature).
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
