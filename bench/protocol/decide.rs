@@ -11,6 +11,7 @@
 //! `cargo bench -p asl-protocol --bench decide`; figures go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::hint::black_box;
 

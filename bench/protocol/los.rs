@@ -7,6 +7,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use protocol::board::hex::{Hex, DIRECTIONS};
 use protocol::board::los::{trace, verdict, End, LosMap};
+use protocol::ReadScenario;
 use protocol::Scenario;
 use std::hint::black_box;
 

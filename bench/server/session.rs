@@ -10,6 +10,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::chain::{Entry, Salt};
 use protocol::rules::moving_on;
+use protocol::ReadScenario;
 use protocol::{apply, decide, Event, Game, Scenario, ScriptedDice};
 use server::games::session::{Entropy, Session, Submitted};
 use server::store::envelope;

@@ -9,6 +9,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::phase::Clock;
 use protocol::record::stream::Streams;
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Game, Scenario, ScriptedDice, Side};
 use serde::Deserialize;
 use server::games::task::{GameLimits, GameTask};

@@ -159,6 +159,7 @@ pub(crate) fn sequenced(seq: u64, event: protocol::Event) -> Sequenced {
 mod tests {
     use super::*;
     use protocol::rules::decide;
+    use protocol::ReadScenario;
     use protocol::{apply, Command, Event, Scenario, ScriptedDice, Side};
 
     const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");

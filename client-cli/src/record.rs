@@ -61,6 +61,7 @@ impl Record {
 mod tests {
     use super::*;
     use protocol::rules::decide;
+    use protocol::ReadScenario;
     use protocol::{apply, Command, Scenario, ScriptedDice, Side};
 
     fn scenario() -> Scenario {

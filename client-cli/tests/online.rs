@@ -13,6 +13,7 @@ use client::commands::watch::{watch, WatchArgs};
 use client::commands::{GameArgs, ServerArg};
 use client::{Connection, Failure, NewGame, Reply, Status};
 use e2e::TestServer;
+use protocol::ReadScenario;
 use protocol::{apply, Command, Event, Game, Scenario, Side, Viewer};
 use server::operations::config::Config;
 use std::io::Write;

@@ -9,6 +9,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use protocol::phase::Clock;
 use protocol::wire::{self, Sequenced, ServerMessage};
+use protocol::ReadScenario;
 use protocol::{Event, Side, Viewer};
 use server::store::envelope::{self, GameMeta, META_FORMAT};
 use server::store::{EventStore, SledStore};

@@ -17,6 +17,7 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use protocol::game::view::{apply_viewed, Viewed};
 use protocol::wire::{ClientMessage, ServerMessage, Tokens};
+use protocol::ReadScenario;
 use protocol::{Command, Event, Game, Outcome, RuleViolation, Scenario, Side, Viewer};
 use server::store::envelope;
 use server::store::{EventStore, SledStore};

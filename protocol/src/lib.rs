@@ -7,20 +7,23 @@
 //! lets the server, the CLI's offline `check` and a reviewer's replay reach the same state.
 //!
 //! The modules form five layers, and a module imports only from layers below it
-//! (`ARCHITECTURE.md` draws the picture; `tests/layers.rs` checks it):
+//! (`ARCHITECTURE.md` draws the picture; Cargo checks the board, a crate of its own, and
+//! `tests/layers.rs` the four layers in this one):
 //!
 //! ```text
 //! edges   wire messages and codecs, the script language
 //! record  the event chain, the dice scheme, referee, dispute, export, events in words
 //! rules   decide per command, TEM, refusals
 //! game    the state and apply, events, commands, phases and clock, logged dice
-//! board   hex geometry, terrain table, scenario
+//! board   hex geometry, terrain table, scenario, VASL files (the `asl-board` crate)
 //! ```
 //!
 //! The re-exports below are the crate's public face for its users (`protocol::wire`,
 //! `protocol::Game`); code inside the crate names the layered path instead.
 
-pub mod board;
+/// The board layer is its own crate (`asl-board`, in `protocol/board/`), so Cargo keeps it
+/// from importing anything above it; it keeps its path here.
+pub use board;
 pub mod edges;
 pub mod game;
 pub mod record;
@@ -40,3 +43,4 @@ pub use game::event::Event;
 pub use game::{apply, Game, StateHash, Viewer};
 pub use rules::decide;
 pub use rules::violation::{RuleViolation, ViolationKind};
+pub use rules::wall_advantage::ReadScenario;

@@ -6,6 +6,7 @@ use protocol::board::scenario::UnitKind;
 use protocol::game::command::Outcome;
 use protocol::game::view::project_event;
 use protocol::game::{apply, Game, Viewer};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Scenario, ScriptedDice, Side};
 
 const SCENARIO: &str = include_str!("positions/scenarios/counters.toml");

@@ -5,6 +5,7 @@
 
 use protocol::game::{CopyOnWrite, Units};
 use protocol::rules::moving_on;
+use protocol::ReadScenario;
 use protocol::{apply, decide, Event, Game, Scenario, ScriptedDice};
 use std::collections::BTreeMap;
 

@@ -13,6 +13,7 @@ use proptest::prelude::*;
 use protocol::dice::RollPurpose;
 use protocol::game::{apply, Game};
 use protocol::rules::fire::ift::{self, IftColumn, IftResult};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side};
 
 fn scenario() -> Scenario {

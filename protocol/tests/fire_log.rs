@@ -4,6 +4,7 @@
 
 use protocol::game::{apply, Game};
 use protocol::words::describe_event;
+use protocol::ReadScenario;
 use protocol::{decide, Command, Scenario, ScriptedDice, Side};
 
 /// The words of the events of `firer`'s attack on `target` with `faces`, in the A10

@@ -14,6 +14,7 @@ mod shapes;
 
 use counting::{Counting, HELD};
 use protocol::board::scenario::Interner;
+use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::sync::atomic::Ordering;
 

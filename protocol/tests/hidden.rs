@@ -15,6 +15,7 @@ use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::record::stream::Streams;
 use protocol::record::words::Sides;
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Outcome, Scenario, ScriptedDice, Side};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,6 +7,7 @@
 use proptest::prelude::*;
 use protocol::game::{apply, Game, Viewer};
 use protocol::wire::{self, ClientMessage, Sequenced, ServerMessage};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Outcome, Scenario, ScriptedDice, Side};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -1,5 +1,8 @@
 //! The layer rule of `protocol/src`, read off the source text: a module imports only from
-//! layers below it (`ARCHITECTURE.md` draws the picture).
+//! layers below it (`ARCHITECTURE.md` draws the picture). The lowest layer, `board`, is a
+//! crate of its own (`asl-board`, in `protocol/board/`, re-exported as `crate::board`), so
+//! Cargo keeps it from naming anything above it; this test reads the layers still inside
+//! this crate, and takes `crate::board::…` as a path into the lowest layer.
 //!
 //! What this test checks, file by file under `src/`:
 //! - every file except `lib.rs` sits inside one of the [`LAYERS`] (`src/<layer>/…`), and
@@ -20,7 +23,7 @@
 //!   applies events, an undo event carries a state), and a parent module and its children share
 //!   helpers both ways;
 //! - what a path does not show: a method or trait item reached through a value (`x.foo()`,
-//!   `Scenario::from_toml` defined by an `impl` in a higher layer), names brought in by a glob
+//!   `Scenario::from_toml` defined by a trait in a higher layer), names brought in by a glob
 //!   (`use super::*`) beyond the module the glob names, and code that macros generate;
 //! - comments, doc comments and string literals (removed before reading), `self::` paths (they
 //!   stay in the module), `pub(in crate::…)` visibility (always an ancestor, so the same layer),

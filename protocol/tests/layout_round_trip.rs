@@ -7,6 +7,7 @@
 //! value read back carries no map, so reading it must not ask for adjacency the map alone
 //! knows. A game on boards stacked north–south was once written and never read again.
 
+use protocol::ReadScenario;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 

@@ -13,6 +13,7 @@
 use proptest::prelude::*;
 use protocol::dice::SeededDice;
 use protocol::game::{apply, Game, Underground};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Outcome, Scenario, Side};
 
 const KEY: [u8; 32] = [7; 32];

@@ -10,6 +10,7 @@
 use proptest::prelude::*;
 use protocol::board::hex::Hex;
 use protocol::board::los::{trace, verdict as verdict_only, End, LosMap, Verdict};
+use protocol::ReadScenario;
 use protocol::Scenario;
 
 const COLUMNS: u16 = 12;

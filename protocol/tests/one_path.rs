@@ -17,6 +17,7 @@
 
 use proptest::prelude::*;
 use protocol::game::Game;
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side, ViolationKind};
 
 const TERRAINS: [&str; 17] = [

@@ -2,6 +2,7 @@
 //! states the expected outcome of each (`=> ok …` / `=> refused RULE`). This runner plays them
 //! through `decide`/`apply` and fails with the position when an expectation does not hold.
 
+use protocol::ReadScenario;
 use std::path::{Path, PathBuf};
 
 #[path = "support/positions.rs"]

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use protocol::chain::Entry;
 use protocol::preview::preview;
 use protocol::referee::Referee;
+use protocol::ReadScenario;
 use protocol::{Command, Event, Hex, Scenario, Side};
 
 fn scenario(which: u8) -> Scenario {

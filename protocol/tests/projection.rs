@@ -8,6 +8,7 @@
 use proptest::prelude::*;
 use protocol::game::view::apply_viewed;
 use protocol::game::{apply, Game, Viewer};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Scenario, ScriptedDice, Side};
 
 #[derive(Clone, Debug)]

@@ -2,6 +2,7 @@
 //! format: the layout is read, every hex and hexside of each board becomes scenario terrain,
 //! the scenario's own `[[hexes]]` apply on top, and every mistake is named.
 
+use protocol::ReadScenario;
 use std::collections::BTreeMap;
 
 use protocol::board::terrain::{HexsideFeature, Terrain};

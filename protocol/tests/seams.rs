@@ -4,6 +4,7 @@
 //! is the map grid's (VASL's), and the rules that ask adjacency or the hexside fire enters by
 //! see across the seam too (`board::geometry`).
 
+use protocol::ReadScenario;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -9,6 +9,7 @@
 use proptest::prelude::*;
 use protocol::game::view::{apply_viewed, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
+use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side};
 
 const SCENARIO: &str = include_str!("positions/scenarios/setup.toml");

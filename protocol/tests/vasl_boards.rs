@@ -2,6 +2,7 @@
 //! the repository): every `bd*` file there must read, and its grid must match its metadata.
 
 use protocol::board::vasl::{archive, codes::TerrainTable};
+use protocol::ReadScenario;
 
 #[test]
 fn real_board_archives_read_when_a_directory_is_named() {

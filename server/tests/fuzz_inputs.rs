@@ -7,6 +7,7 @@
 use proptest::prelude::*;
 use protocol::script::{parse_script, ScriptError};
 use protocol::wire::{self, ClientMessage, WireError, FRAME_BYTES_MAX};
+use protocol::ReadScenario;
 use protocol::{Command, Scenario};
 
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");

@@ -7,6 +7,7 @@ use e2e::{Socket, TestServer};
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
 use protocol::Command;
+use protocol::ReadScenario;
 use server::operations::config::Config;
 use std::net::SocketAddr;
 use std::time::Duration;

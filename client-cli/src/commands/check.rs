@@ -5,6 +5,7 @@ use crate::report::{LineOutcome, Tally};
 use crate::{read_input, Failure, Status};
 use protocol::record::words::describe_event;
 use protocol::script::{parse_script, run_offline, scenario_directive};
+use protocol::ReadScenario;
 use protocol::{apply, Game, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,10 +3,10 @@
 
 use crate::{Failure, Status};
 use protocol::board::scenario::TURNS_MAX;
-use protocol::board::vasl::from_save::{import as import_save, FileOptions, Imported};
-use protocol::board::vasl::save::{self, SAVE_BYTES_MAX};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use vasl_save::from_save::{import as import_save, FileOptions, Imported};
+use vasl_save::save::{self, SAVE_BYTES_MAX};
 
 /// The scenario length written when `--turns` is not given: the save does not record it, and
 /// the file says so next to the number.
@@ -134,7 +134,8 @@ pub(crate) fn check_boards(imported: &Imported, dir: &Path) -> Result<(), Failur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use protocol::board::vasl::save::{writer, Encoding};
+    use protocol::ReadScenario;
+    use vasl_save::save::{writer, Encoding};
 
     fn save(layout: &str) -> Vec<u8> {
         let commands = vec![
@@ -397,9 +398,7 @@ mod tests {
                             );
                         }
                         for r in &imported.report {
-                            if r.category
-                                == protocol::board::vasl::from_save::Category::NotUnderstood
-                            {
+                            if r.category == vasl_save::from_save::Category::NotUnderstood {
                                 assert!(
                                     r.what.starts_with("marker "),
                                     "{}: left out: {}",

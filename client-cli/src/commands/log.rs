@@ -115,6 +115,7 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::ReadScenario;
     use protocol::{apply, decide, Command, Scenario, ScriptedDice};
 
     /// A game's full log as the spectator gets it: `GameCreated` and then `dones` steps.

@@ -159,6 +159,7 @@ pub(crate) async fn join_fresh(
 mod tests {
     use super::*;
     use protocol::script::{parse_script, run_offline};
+    use protocol::ReadScenario;
     use protocol::Scenario;
 
     /// The game after `script`, every line of which must be accepted.

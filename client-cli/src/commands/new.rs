@@ -4,6 +4,7 @@ use super::ServerArg;
 use crate::connection::{Connection, NewGame};
 use crate::{printable, read_input, saved, Failure, Status, DEFAULT_SERVER};
 use protocol::wire::{WATCH_PATH, WIRE_PATH};
+use protocol::ReadScenario;
 use protocol::Scenario;
 use std::io::Write;
 use std::path::PathBuf;
@@ -85,7 +86,7 @@ pub async fn new(args: &NewArgs, out: &mut (dyn Write + Send)) -> Result<Status,
 
 /// What a save became, for the report: the import, and what the file assumes.
 struct FromSave {
-    imported: protocol::board::vasl::from_save::Imported,
+    imported: vasl_save::from_save::Imported,
     assumed: Vec<String>,
 }
 
@@ -112,7 +113,7 @@ fn scenario_text(args: &NewArgs) -> Result<(String, Option<FromSave>), Failure> 
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "Imported scenario".into());
-    let options = protocol::board::vasl::from_save::FileOptions {
+    let options = vasl_save::from_save::FileOptions {
         name,
         turns: super::import::TURNS_DEFAULT,
     };
@@ -398,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_vasl_save_is_imported_with_its_boards() {
-        use protocol::board::vasl::save::{writer, Encoding};
+        use vasl_save::save::{writer, Encoding};
         let dir = tempfile::tempdir().unwrap();
         let text = writer::saved_game_text(&[
             "bd\t0\t0\t02\tVER\t6.4\t".to_string(),
@@ -447,7 +448,7 @@ mod tests {
     /// name below holds CR, BEL, BS, a C1 control and a bidi override.
     #[test]
     fn a_refused_save_is_named_with_its_words_escaped() {
-        use protocol::board::vasl::save::{writer, Encoding};
+        use vasl_save::save::{writer, Encoding};
         let dir = tempfile::tempdir().unwrap();
         let text = writer::saved_game_text(&[
             "bd\t0\t0\tRB\r\u{7}\u{8}\u{85}\u{202e}\tVER\t6.4\t".to_string(),

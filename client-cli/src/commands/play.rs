@@ -429,6 +429,7 @@ pub async fn session(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::ReadScenario;
     use protocol::Scenario;
 
     fn game() -> Game {

@@ -465,6 +465,7 @@ impl CatchUp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::ReadScenario;
     use protocol::{Scenario, ScriptedDice};
 
     fn game() -> Game {

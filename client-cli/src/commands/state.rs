@@ -241,6 +241,7 @@ fn table(rows: &[Vec<String>]) -> String {
 mod tests {
     use super::*;
     use protocol::script::{parse_script, run_offline};
+    use protocol::ReadScenario;
     use protocol::Scenario;
 
     #[test]

@@ -153,6 +153,7 @@ async fn reconnect(
 mod tests {
     use super::*;
     use protocol::script::{parse_script, run_offline};
+    use protocol::ReadScenario;
     use protocol::{Scenario, Side};
 
     #[test]

@@ -1632,6 +1632,7 @@ pub fn run_offline(game: Game, lines: &[ScriptLine]) -> (Game, Vec<LineReport>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::wall_advantage::ReadScenario;
 
     fn scenario() -> Scenario {
         Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()

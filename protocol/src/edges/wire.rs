@@ -477,6 +477,7 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 mod tests {
     use super::*;
     use crate::game::command::Outcome;
+    use crate::rules::wall_advantage::ReadScenario;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
         assert_eq!(&from_json::<T>(&to_json(m)).unwrap(), m);

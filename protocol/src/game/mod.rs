@@ -2140,6 +2140,11 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
 mod tests {
     use super::*;
 
+    /// A scenario file as the board reads it (the rules' setup checks are a layer above).
+    fn read(text: &str) -> Scenario {
+        Scenario::read_toml_on(text, None).unwrap()
+    }
+
     fn encoded<T: Serialize>(value: &T) -> Vec<u8> {
         bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap()
     }
@@ -2148,9 +2153,7 @@ mod tests {
     /// the other's change; the encoding (and so the state hash) is the plain map's.
     #[test]
     fn copies_share_units_until_one_changes_them() {
-        let scenario =
-            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
-                .unwrap();
+        let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
         let game = Game::new(scenario);
         let mut copy = game.clone();
         assert!(Arc::ptr_eq(&game.units.0, &copy.units.0));
@@ -2168,9 +2171,7 @@ mod tests {
     /// restores the position it reached back to when frozen; the live trail moves on.
     #[test]
     fn a_frozen_trail_stays_where_it_was() {
-        let scenario =
-            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
-                .unwrap();
+        let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
         let mut live = Game::replay([&Event::GameCreated { scenario }]).unwrap();
         // Steps ended one after another (the rules are a layer above: the events are made here).
         let done = |game: &Game| {
@@ -2224,8 +2225,7 @@ mod tests {
     /// by its id — each is kept only as far as the viewer may know it, as its stream shows it.
     #[test]
     fn records_beside_the_units_name_only_what_the_viewer_may_know() {
-        let scenario =
-            Scenario::from_toml(include_str!("../../../scenarios/village-outskirts.toml")).unwrap();
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
         let mut game = Game::new(scenario);
         // r3 is hidden (HIP), r2 under "?": the German knows neither by its id.
         let hip: UnitId = "r3".into();
@@ -2281,7 +2281,7 @@ mod tests {
     #[test]
     fn hashing_an_encoding_as_written_is_hashing_the_encoding() {
         let text = include_str!("../../../scenarios/sewer-infiltration.toml");
-        let scenario = Scenario::from_toml(text).unwrap();
+        let scenario = read(text);
         assert!(encoded(&scenario).len() > 1_000);
         assert_eq!(
             hash_encoded(blake3::Hasher::new(), &[], &scenario),

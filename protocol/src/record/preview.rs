@@ -263,6 +263,7 @@ mod tests {
     use crate::board::hex::Hex;
     use crate::record::referee::testing::{self, start_with, to_german_mph};
     use crate::record::referee::Referee;
+    use crate::rules::wall_advantage::ReadScenario;
 
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
 

@@ -123,6 +123,7 @@ mod tests {
     use crate::game::event::Event;
     use crate::game::{apply, Game};
     use crate::record::signed::ServerSigningKey;
+    use crate::rules::wall_advantage::ReadScenario;
 
     /// The streams of a short game: created, then each side ends steps.
     fn streams(steps: usize) -> Streams {

@@ -353,6 +353,7 @@ pub(crate) mod testing {
     use crate::board::scenario::Scenario;
     use crate::record::chain::{seal_entry, LogHash, GENESIS};
     use crate::record::export::{render, Header};
+    use crate::rules::wall_advantage::ReadScenario;
     use data_encoding::HEXLOWER;
 
     pub const SEWERS: &str = include_str!("../../../scenarios/sewer-infiltration.toml");

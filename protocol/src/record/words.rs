@@ -588,6 +588,7 @@ mod tests {
     use crate::board::scenario::Scenario;
     use crate::game::command::Command;
     use crate::game::dice::ScriptedDice;
+    use crate::rules::wall_advantage::ReadScenario;
 
     /// Entering marsh takes the whole allotment (B16): the words say so, never "0 MF".
     #[test]

@@ -514,6 +514,7 @@ mod tests {
     use super::*;
     use crate::board::scenario::{longest, Scenario};
     use crate::game::apply;
+    use crate::rules::wall_advantage::ReadScenario;
 
     /// The load generator's game (its scenario at the longest turn count) played by
     /// [`moving_on`] alone: every step is legal and the game reaches its end.

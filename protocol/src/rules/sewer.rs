@@ -1272,6 +1272,7 @@ pub(super) fn decide_discover(
 mod tests {
     use super::*;
     use crate::board::scenario::Scenario;
+    use crate::rules::wall_advantage::ReadScenario;
 
     fn game() -> Game {
         let text = include_str!("../../tests/positions/scenarios/sewers.toml");

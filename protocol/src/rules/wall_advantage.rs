@@ -1053,17 +1053,28 @@ fn grant_mandatory(
     }
 }
 
-impl Scenario {
-    /// Reads and checks a scenario file's text: everything the board checks
-    /// (`Scenario::read_toml`), then that every Wall Advantage claimed at setup could be
-    /// claimed (B9.32–B9.35), which takes the rules. It lives here, above the board, so that
-    /// the board never imports the rules.
-    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+/// Reading a scenario file as the rules read it. The board crate reads and checks what it can
+/// (`Scenario::read_toml`); the Wall Advantage a scenario gives units at setup takes the
+/// rules (B9.32–B9.35), so the whole reading lives here, above the board, and the board
+/// never imports the rules. In scope through `protocol::ReadScenario`.
+pub trait ReadScenario: Sized {
+    /// Reads and checks a scenario file's text: everything the board checks, then that every
+    /// Wall Advantage claimed at setup could be claimed.
+    fn from_toml(text: &str) -> Result<Self, ScenarioError>;
+
+    /// As [`ReadScenario::from_toml`], with the boards a `[map]` may name (`--boards DIR`).
+    fn from_toml_on(
+        text: &str,
+        boards: Option<&crate::board::vasl::library::Boards>,
+    ) -> Result<Self, ScenarioError>;
+}
+
+impl ReadScenario for Scenario {
+    fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::from_toml_on(text, None)
     }
 
-    /// As [`Scenario::from_toml`], with the boards a `[map]` may name (`--boards DIR`).
-    pub fn from_toml_on(
+    fn from_toml_on(
         text: &str,
         boards: Option<&crate::board::vasl::library::Boards>,
     ) -> Result<Scenario, ScenarioError> {
@@ -1154,6 +1165,7 @@ pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
 #[cfg(test)]
 mod tests {
     use crate::board::scenario::Scenario;
+    use crate::rules::wall_advantage::ReadScenario;
 
     const TWO_SIDES: &str = r#"
 name = "setup WA"

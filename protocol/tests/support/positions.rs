@@ -4,6 +4,7 @@
 
 use protocol::game::Game;
 use protocol::script::{self, Action, OfflineRun};
+use protocol::ReadScenario;
 use protocol::Scenario;
 use std::path::Path;
 

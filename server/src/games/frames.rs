@@ -230,6 +230,7 @@ pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::ReadScenario;
     use protocol::{Command, Outcome, ScriptedDice, Side};
 
     fn game() -> Game {

@@ -871,6 +871,7 @@ mod tests {
     use crate::store::MemoryStore;
     use protocol::fair_dice::Commitment;
     use protocol::wire::ServerMessage;
+    use protocol::ReadScenario;
 
     /// Joins the game's task as `viewer`: its subscriber id and its messages.
     async fn join_task(

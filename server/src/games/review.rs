@@ -203,6 +203,7 @@ impl Review {
 mod tests {
     use super::*;
     use crate::store::envelope;
+    use protocol::ReadScenario;
     use protocol::Scenario;
 
     /// Issue 36: the signature is checked before the file is read any further. A file signed

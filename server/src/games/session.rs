@@ -733,6 +733,7 @@ impl Checkpoints {
 mod tests {
     use super::*;
     use protocol::Event;
+    use protocol::ReadScenario;
 
     /// A position rebuilt from a checkpoint is the position replayed from the start, at every
     /// version, while the checkpoints thin out as the game grows.

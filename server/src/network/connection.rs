@@ -28,6 +28,7 @@ use protocol::record::signed::SignedHead;
 #[cfg(doc)]
 use protocol::wire::WIRE_PATH;
 use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
+use protocol::ReadScenario;
 use protocol::Scenario;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -278,6 +278,7 @@ mod tests {
     use crate::operations::config::Config;
     use crate::store::{EventStore, MemoryStore};
     use protocol::wire::NotifyTarget;
+    use protocol::ReadScenario;
 
     const SCENARIO: &str = include_str!("../../../scenarios/village-outskirts.toml");
 

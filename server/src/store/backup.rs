@@ -415,6 +415,7 @@ pub mod admin {
 mod tests {
     use super::*;
     use protocol::Event;
+    use protocol::ReadScenario;
     use protocol::Scenario;
 
     fn created(store: &SledStore, key: GameKey) {

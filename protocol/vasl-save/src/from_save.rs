@@ -9,7 +9,7 @@
 use super::counters::{classify, Alliance, Counter, Nationality};
 use super::geometry::{BoardSlot, Located, MapLayout, Point};
 use super::save::{Piece, SavedGame};
-use crate::board::scenario::{Morale, UnitKind};
+use board::scenario::{Morale, UnitKind};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
@@ -499,7 +499,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
 /// control or bidi character, at most `COUNTER_NAME_BYTES_MAX` bytes. The save's own words
 /// stay in the report.
 fn counter_name(name: &str) -> String {
-    use crate::board::scenario::{is_bidi, COUNTER_NAME_BYTES_MAX};
+    use board::scenario::{is_bidi, COUNTER_NAME_BYTES_MAX};
     let mut out = String::new();
     for c in name.chars() {
         let c = if c.is_control() || is_bidi(c) { ' ' } else { c };
@@ -1153,8 +1153,8 @@ impl Imported {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::vasl::geometry::GridHex;
-    use crate::board::vasl::save::{parse, writer};
+    use crate::geometry::GridHex;
+    use crate::save::{parse, writer};
 
     const LAYOUT: &str = "bd\t0\t0\t02\tVER\t6.4\tbd\t1\t0\tr4\tVER\t6.1\t";
 

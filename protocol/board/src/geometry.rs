@@ -22,11 +22,11 @@
 //! - a hexside between hexes of two boards is an ordinary [`Hexside`], stored by the canonical
 //!   names of its hexes, so it is equal whichever name of a seam hex it was given with.
 
-use crate::board::hex::{
+use crate::hex::{
     entry_directions, Direction, Entry, Hex, Hexside, HexsideError, Vertex, DIRECTIONS,
 };
-use crate::board::scenario::MapSpec;
-use crate::board::vasl::map::Geometry as Grid;
+use crate::scenario::MapSpec;
+use crate::vasl::map::Geometry as Grid;
 
 /// A position in the map's grid: column from the west edge, index within the column
 /// (`board::vasl::map`'s spots).
@@ -229,7 +229,7 @@ impl<'a> Geometry<'a> {
         if !self.has_map() {
             return text.parse();
         }
-        let (x, y) = crate::board::hex::hex_pair(text)?;
+        let (x, y) = crate::hex::hex_pair(text)?;
         self.hexside(x, y)
             .ok_or_else(|| HexsideError::NotAdjacent(x, y, text.to_string()))
     }
@@ -298,7 +298,7 @@ impl<'a> Geometry<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::scenario::PlacedBoard;
+    use crate::scenario::PlacedBoard;
 
     fn h(name: &str) -> Hex {
         name.parse().unwrap()

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::archive::{BoardArchive, A1_CENTRE_Y, HEX_HEIGHT, HEX_WIDTH};
 use super::codes::{Category, TerrainCode, TerrainTable};
-use crate::board::hex::{Hex, COLUMN_MAX};
+use crate::hex::{Hex, COLUMN_MAX};
 
 /// One board placed on a map.
 #[derive(Clone, Debug)]

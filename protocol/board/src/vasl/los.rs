@@ -15,7 +15,7 @@
 //! Nothing here allocates per pixel, and no hash map is consulted in the walk.
 
 use super::map::{flag, BoardMap, Geometry, Props, Spot, NO_HEXSIDE};
-use crate::board::hex::Hex;
+use crate::hex::Hex;
 
 /// Hindrances that block the LOS when counted together (A6.1).
 pub const HINDRANCES_BLOCKING: u8 = 6;

@@ -343,7 +343,7 @@ mod tests {
 #[cfg(test)]
 mod scenario_tests {
     use super::*;
-    use crate::board::scenario::Scenario;
+    use crate::scenario::Scenario;
 
     const SCENARIO: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
 
@@ -359,11 +359,11 @@ mod scenario_tests {
         );
         // The scenario itself is the same with or without its clock.
         assert_eq!(
-            Scenario::from_toml(&timed).unwrap(),
-            Scenario::from_toml(SCENARIO).unwrap()
+            Scenario::read_toml(&timed).unwrap(),
+            Scenario::read_toml(SCENARIO).unwrap()
         );
         let bad = format!("{SCENARIO}\n[clock]\ncontrol = \"live:5s\"\n");
-        let err = Scenario::from_toml(&bad).unwrap_err();
+        let err = Scenario::read_toml(&bad).unwrap_err();
         assert_eq!(err.field, "clock.control");
         assert!(err.reason.contains("LIVE_BANK_MIN"), "{err}");
         assert!(err.at.is_some(), "the error points into the file");
@@ -379,8 +379,8 @@ mod scenario_tests {
         let plain = Scenario::with_time_control(SCENARIO, &live).unwrap();
         assert_eq!(Scenario::time_control_in(&plain).unwrap(), Some(live));
         assert_eq!(
-            Scenario::from_toml(&plain).unwrap(),
-            Scenario::from_toml(SCENARIO).unwrap()
+            Scenario::read_toml(&plain).unwrap(),
+            Scenario::read_toml(SCENARIO).unwrap()
         );
         let timed = format!(
             "{SCENARIO}\n[clock]\ncontrol = \"correspondence:12h/5d\"\nvacation = \"10d\"\n"
@@ -388,8 +388,8 @@ mod scenario_tests {
         let replaced = Scenario::with_time_control(&timed, &live).unwrap();
         assert_eq!(Scenario::time_control_in(&replaced).unwrap(), Some(live));
         assert_eq!(
-            Scenario::from_toml(&replaced).unwrap(),
-            Scenario::from_toml(SCENARIO).unwrap()
+            Scenario::read_toml(&replaced).unwrap(),
+            Scenario::read_toml(SCENARIO).unwrap()
         );
     }
 }

@@ -6,9 +6,9 @@
 //! in each unit's `offboard` / `enters`. The checked form here is what the rules layer
 //! (`rules::setup`) rules by and what the game carries in its log's first event.
 
-use crate::board::hex::{Direction, Hex};
-use crate::board::scenario::{HexSpec, Morale, Side, UnitId, UnitKind};
-use crate::board::terrain::{Fortification, Terrain};
+use crate::hex::{Direction, Hex};
+use crate::scenario::{HexSpec, Morale, Side, UnitId, UnitKind};
+use crate::terrain::{Fortification, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -196,7 +196,7 @@ pub(crate) fn room_for(
     side: Side,
     hexes: &BTreeMap<Hex, HexSpec>,
 ) -> Option<String> {
-    use crate::board::scenario::{Stack, STACK_HALF_SQUADS_MAX, STACK_SMC_MAX};
+    use crate::scenario::{Stack, STACK_HALF_SQUADS_MAX, STACK_SMC_MAX};
     let usable: Vec<&HexSpec> = setup
         .area(side)
         .iter()

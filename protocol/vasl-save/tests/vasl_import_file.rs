@@ -4,18 +4,19 @@
 //! holding a newline, a quote, a `#` or a `]` stays a name and cannot add a unit, hide one or
 //! move one (issue 50).
 
+use protocol::ReadScenario;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use protocol::board::vasl::codes::TerrainTable;
-use protocol::board::vasl::from_save::{import, FileOptions, Imported};
-use protocol::board::vasl::geometry::{BoardSlot, GridHex, MapLayout};
 use protocol::board::vasl::library::Boards;
-use protocol::board::vasl::save::{parse, writer};
 use protocol::board::vasl::synth::SynthBoard;
 use protocol::{Hex, Scenario, Side};
+use vasl_save::from_save::{import, FileOptions, Imported};
+use vasl_save::geometry::{BoardSlot, GridHex, MapLayout};
+use vasl_save::save::{parse, writer};
 
 const LAYOUT: &str = "bd\t0\t0\t02\tVER\t6.1\t";
 

@@ -9,7 +9,7 @@
 //! (`board::terrain`): a VASL terrain with no row there is carried by its name and refused
 //! by any rule that would need it, never read as Open Ground.
 
-use crate::board::terrain::Terrain;
+use crate::terrain::Terrain;
 
 /// One byte of the terrain grid.
 pub type TerrainCode = u8;
@@ -524,7 +524,7 @@ mod tests {
             .filter_map(|c| table.get(c))
             .filter_map(|t| engine_terrain(&t.name))
             .collect();
-        for row in crate::board::terrain::TERRAIN_TABLE {
+        for row in crate::terrain::TERRAIN_TABLE {
             let terrain = &row.terrain;
             assert!(mapped.contains(terrain), "{terrain:?} has no VASL code");
         }

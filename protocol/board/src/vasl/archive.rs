@@ -27,7 +27,7 @@ pub const IMAGE_BYTES_MAX: usize = 16 << 20;
 pub const METADATA_BYTES_MAX: usize = 4 << 20;
 /// Hexes across and down a board; a geomorphic board is 33 × 10. The engine names columns
 /// up to GG (`board::hex::COLUMN_MAX`).
-pub const BOARD_COLUMNS_MAX: u16 = crate::board::hex::COLUMN_MAX;
+pub const BOARD_COLUMNS_MAX: u16 = crate::hex::COLUMN_MAX;
 pub const BOARD_ROWS_MAX: u16 = 60;
 
 /// A geomorphic board's hex grid in image pixels: 33 columns over 1800 pixels, the first and
@@ -473,7 +473,7 @@ mod tests {
 
     #[test]
     fn an_image_is_read_up_to_its_limit_and_refused_past_it() {
-        let mut board = crate::board::vasl::synth::SynthBoard::sized("04", 3, 2, 120, 130);
+        let mut board = crate::vasl::synth::SynthBoard::sized("04", 3, 2, 120, 130);
         let png = board.painted_png();
         board.image = Some(png.clone());
         let archive = board.archive();

@@ -343,7 +343,7 @@ mod tests {
         assert_eq!(hex(24, 0).name_on("1"), "1X0");
         assert_eq!(hex(27, 5).column_letters(), "AA");
         // The same text `board::hex` prints, so a name goes into a scenario unchanged.
-        let h: crate::board::hex::Hex = "2GG10".parse().unwrap();
+        let h: board::hex::Hex = "2GG10".parse().unwrap();
         assert_eq!(h.to_string(), hex(33, 10).name_on("2"));
     }
 

@@ -7,13 +7,13 @@
 //!
 //! One test in this binary: the allocator counts every thread's allocations.
 
-#[path = "support/counting.rs"]
+#[path = "../../tests/support/counting.rs"]
 mod counting;
 
 use counting::{Counting, HELD, PEAK};
 use std::sync::atomic::Ordering;
 
-use protocol::board::vasl::save::{read, writer, Encoding, SaveError, UNESCAPED_BYTES_MAX};
+use vasl_save::save::{read, writer, Encoding, SaveError, UNESCAPED_BYTES_MAX};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;

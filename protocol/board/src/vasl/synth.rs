@@ -9,7 +9,7 @@ use std::io::Write;
 
 use super::archive::{A1_CENTRE_Y, HEX_HEIGHT, HEX_WIDTH};
 use super::codes::TerrainCode;
-use crate::board::hex::Hex;
+use crate::hex::Hex;
 
 /// VASL's codes the tests paint with (`codes::BUILTIN`).
 pub mod code {
@@ -353,7 +353,7 @@ const TINY_PNG: [u8; 67] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::vasl::archive::{self, ArchiveError};
+    use crate::vasl::archive::{self, ArchiveError};
 
     #[test]
     fn a_synthesised_archive_reads_back_as_painted() {

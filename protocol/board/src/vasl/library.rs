@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use super::archive::{self, BoardArchive};
 use super::codes::TerrainTable;
 use super::map::{BoardMap, Placed};
-use crate::board::scenario::{MapSpec, Scenario};
+use crate::scenario::{MapSpec, Scenario};
 
 /// Fetches the bytes of the archive holding VASL's board `name` (`"1"` → `bd01`); the IO is the
 /// caller's. An error says what is missing ([`BoardError::NotIn`]) or why a file there was not

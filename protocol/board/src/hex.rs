@@ -211,7 +211,7 @@ impl Hex {
 /// The directions of the hexsides through which a straight line from the centre at `from`
 /// enters the hex centred at `to`, both given as (column, doubled height): one hexside, or two
 /// when the line runs exactly along the hexspine between them; none when `from` is `to`. A
-/// frame of its own so that a map of several boards ([`crate::board::geometry`]) asks it too.
+/// frame of its own so that a map of several boards ([`crate::geometry`]) asks it too.
 pub(crate) fn entry_directions(to: (i32, i32), from: (i32, i32)) -> Vec<Direction> {
     if to == from {
         return Vec::new();
@@ -433,7 +433,7 @@ impl Hexside {
     /// message. Two hexes of one board must be adjacent, as [`FromStr`] asks. Two hexes of two
     /// boards are adjacent only on a map that lays those boards side by side (`3X0-4Y10` where
     /// board 3 lies south of board 4), and a stored value carries no map: the pair is taken as
-    /// written, and the map that holds it ([`crate::board::geometry::Geometry`]) is what gives
+    /// written, and the map that holds it ([`crate::geometry::Geometry`]) is what gives
     /// it a meaning. Without this a game on boards stacked north–south wrote hexsides it could
     /// not read back.
     pub fn from_stored(text: &str) -> Result<Hexside, HexsideError> {

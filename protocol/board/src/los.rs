@@ -12,12 +12,12 @@
 //! nothing of units: whoever asks (`rules::los`) says where each end stands, at what level and
 //! in what status (Wall Advantage, entrenched, a unit or only a hex).
 
-use crate::board::geometry::Geometry;
-use crate::board::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
-use crate::board::scenario::{MapSpec, Scenario};
-use crate::board::terrain::{in_months, HexsideFeature, Terrain};
-use crate::board::vasl::library::BoardError;
-use crate::board::vasl::map::BoardMap;
+use crate::geometry::Geometry;
+use crate::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
+use crate::scenario::{MapSpec, Scenario};
+use crate::terrain::{in_months, HexsideFeature, Terrain};
+use crate::vasl::library::BoardError;
+use crate::vasl::map::BoardMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

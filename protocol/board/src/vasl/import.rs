@@ -12,9 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::archive::{BoardArchive, LosGrid, A1_CENTRE_Y, HEX_HEIGHT, HEX_WIDTH};
 use super::codes::{engine_terrain, Category, TerrainTable, TerrainType};
-use crate::board::hex::{Hex, Hexside, DIRECTIONS};
-use crate::board::scenario::{HexSpec, HexsideSpec, Road};
-use crate::board::terrain::{HexsideFeature, Terrain};
+use crate::hex::{Hex, Hexside, DIRECTIONS};
+use crate::scenario::{HexSpec, HexsideSpec, Road};
+use crate::terrain::{HexsideFeature, Terrain};
 
 /// The hexes of a board with `columns` × `rows`: (column index from 0, place in the column
 /// from 0). Odd columns (B, D, …) hold a half hex at each long edge.
@@ -274,8 +274,8 @@ pub fn scenario_hexes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::vasl::archive;
-    use crate::board::vasl::synth::{code, SynthBoard};
+    use crate::vasl::archive;
+    use crate::vasl::synth::{code, SynthBoard};
 
     fn hex(name: &str) -> Hex {
         name.parse().unwrap()

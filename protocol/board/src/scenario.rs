@@ -6,8 +6,8 @@
 //! event, so an exported log never depends on a scenario file that may later change.
 
 use super::toml_place::{field_at, place_at, place_of, Place};
-use crate::board::hex::{Hex, Hexside};
-use crate::board::terrain::{Fortification, HexsideFeature, Terrain};
+use crate::hex::{Hex, Hexside};
+use crate::terrain::{Fortification, HexsideFeature, Terrain};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -170,11 +170,11 @@ pub struct Scenario {
     pub tunnels: Vec<Tunnel>,
     /// The map as LOS sees it, built on first need (`LosMap::of`); not part of the data.
     #[serde(skip)]
-    pub(crate) los: crate::board::los::LosCache,
+    pub(crate) los: crate::los::LosCache,
     /// The terrain grids of the real boards of `map`, handed in by the host
     /// (`Boards::attach`); not part of the data.
     #[serde(skip)]
-    pub(crate) grids: crate::board::los::Grids,
+    pub(crate) grids: crate::los::Grids,
     /// The real boards the map is made of (`[map] boards`), each named with its archive's
     /// version and digest; `None` for a hand-typed map. Their hexes are in `hexes`, read off
     /// the boards when the scenario was checked; LOS is traced over their terrain grids.
@@ -183,7 +183,7 @@ pub struct Scenario {
     /// The set-up step before Turn 1 and the units entering later (`[setup]`, units with
     /// `offboard` or `enters`); `None` when every unit starts on the map.
     #[serde(default)]
-    pub setup: Option<Box<crate::board::setup::Setup>>,
+    pub setup: Option<Box<crate::setup::Setup>>,
 }
 
 /// Shares what scenarios on the same map hold alike: their hexes, hexsides and [`LosMap`]s.
@@ -193,24 +193,24 @@ pub struct Scenario {
 /// calls but what its caller hands it. Keyed by a map's encoding; a copy no scenario holds
 /// any more is dropped.
 ///
-/// [`LosMap`]: crate::board::los::LosMap
+/// [`LosMap`]: crate::los::LosMap
 #[derive(Default)]
 pub struct Interner {
     values: Mutex<Values>,
-    los: Mutex<Vec<(LosKey, Weak<crate::board::los::LosMap>)>>,
+    los: Mutex<Vec<(LosKey, Weak<crate::los::LosMap>)>>,
 }
 
 /// Shared values by their type and the hash of their encoding.
 type Values = HashMap<(std::any::TypeId, [u8; 32]), Weak<dyn Any + Send + Sync>>;
 
-/// What makes two scenarios' [`crate::board::los::LosMap`] the same: the same (shared)
+/// What makes two scenarios' [`crate::los::LosMap`] the same: the same (shared)
 /// hexes and hexsides, month, boards and grids.
 type LosKey = (
     Weak<BTreeMap<Hex, HexSpec>>,
     Weak<BTreeMap<Hexside, HexsideSpec>>,
     u8,
     Option<MapSpec>,
-    Option<Weak<crate::board::vasl::map::BoardMap>>,
+    Option<Weak<crate::vasl::map::BoardMap>>,
 );
 
 impl fmt::Debug for Interner {
@@ -290,7 +290,7 @@ impl Interner {
         let map = match found {
             Some(map) => map,
             None => {
-                let map = Arc::new(crate::board::los::LosMap::new(scenario));
+                let map = Arc::new(crate::los::LosMap::new(scenario));
                 maps.retain(|(_, m)| m.strong_count() > 0);
                 maps.push((
                     (
@@ -305,7 +305,7 @@ impl Interner {
                 map
             }
         };
-        scenario.los = crate::board::los::LosCache::built(map);
+        scenario.los = crate::los::LosCache::built(map);
     }
 }
 
@@ -517,7 +517,9 @@ impl ScenarioError {
     }
 }
 
-pub(crate) fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
+/// A scenario refused at `field` for `reason`: public, as the rules' setup checks (above the
+/// board) refuse a scenario file in the same words.
+pub fn refuse(field: impl Into<String>, reason: impl fmt::Display) -> ScenarioError {
     ScenarioError {
         field: field.into(),
         reason: reason.to_string(),
@@ -591,7 +593,7 @@ struct SetupAreaFile {
 #[serde(deny_unknown_fields)]
 struct EntersFile {
     turn: u16,
-    edge: crate::board::setup::Edge,
+    edge: crate::setup::Edge,
 }
 
 /// `[clock]`: `control = "live:30m+30s"` or `"correspondence:12h/5d"`, and for
@@ -605,8 +607,8 @@ struct ClockFile {
 }
 
 impl ClockFile {
-    fn time_control(&self) -> Result<crate::board::time_control::TimeControl, ScenarioError> {
-        use crate::board::time_control::{parse_duration, TimeControl};
+    fn time_control(&self) -> Result<crate::time_control::TimeControl, ScenarioError> {
+        use crate::time_control::{parse_duration, TimeControl};
         let mut control =
             TimeControl::parse(&self.control).map_err(|e| refuse("clock.control", e))?;
         if let Some(days) = &self.vacation {
@@ -773,27 +775,26 @@ impl Scenario {
     /// (`Boards::attach`); the LOS map is built afresh from them on the next question.
     pub(crate) fn set_grids(
         &mut self,
-        grids: Result<
-            Arc<crate::board::vasl::map::BoardMap>,
-            crate::board::vasl::library::BoardError,
-        >,
+        grids: Result<Arc<crate::vasl::map::BoardMap>, crate::vasl::library::BoardError>,
     ) {
-        self.grids = crate::board::los::Grids(Some(Arc::new(grids)));
+        self.grids = crate::los::Grids(Some(Arc::new(grids)));
         self.los = Default::default();
     }
 
     /// Reads a scenario file's text and checks everything the board can check on its own.
-    /// [`Scenario::from_toml`], in the rules layer (`rules::wall_advantage`), adds the setup
-    /// checks that need the rules, such as Wall Advantage claimed at setup (B9.32–B9.35).
+    /// `ReadScenario::from_toml`, in the rules layer (`protocol::rules::wall_advantage`), adds
+    /// the setup checks that need the rules, such as Wall Advantage claimed at setup
+    /// (B9.32–B9.35).
     #[cfg(test)]
     pub(crate) fn read_toml(text: &str) -> Result<Scenario, ScenarioError> {
         Scenario::read_toml_on(text, None)
     }
 
-    /// As [`Scenario::read_toml`], with the boards a `[map]` may name.
-    pub(crate) fn read_toml_on(
+    /// As [`Scenario::read_toml`], with the boards a `[map]` may name. Public for the rules'
+    /// reading of a scenario file (`ReadScenario`), which starts here.
+    pub fn read_toml_on(
         text: &str,
-        boards: Option<&crate::board::vasl::library::Boards>,
+        boards: Option<&crate::vasl::library::Boards>,
     ) -> Result<Scenario, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse(
@@ -826,7 +827,7 @@ impl Scenario {
     /// clock: the default). The rest of the file is read by [`Scenario::from_toml`].
     pub fn time_control_in(
         text: &str,
-    ) -> Result<Option<crate::board::time_control::TimeControl>, ScenarioError> {
+    ) -> Result<Option<crate::time_control::TimeControl>, ScenarioError> {
         #[derive(Deserialize)]
         struct ClockOnly {
             #[serde(default)]
@@ -847,7 +848,7 @@ impl Scenario {
     /// has one): its `[clock]` table is taken out and `control` written at its end.
     pub fn with_time_control(
         text: &str,
-        control: &crate::board::time_control::TimeControl,
+        control: &crate::time_control::TimeControl,
     ) -> Result<String, ScenarioError> {
         if text.len() > SCENARIO_BYTES_MAX {
             return Err(refuse("(file)", "over the scenario size limit"));
@@ -866,9 +867,9 @@ impl Scenario {
     }
 
     /// Adjacency, direction and range over the scenario's whole map, across the seams of its
-    /// boards ([`crate::board::geometry`]); a hand-typed map's hexes answer for themselves.
-    pub fn geometry(&self) -> crate::board::geometry::Geometry<'_> {
-        crate::board::geometry::Geometry::of_map(self.map.as_ref())
+    /// boards ([`crate::geometry`]); a hand-typed map's hexes answer for themselves.
+    pub fn geometry(&self) -> crate::geometry::Geometry<'_> {
+        crate::geometry::Geometry::of_map(self.map.as_ref())
     }
 
     /// Finds a side by its id or name, case-insensitively (`german`, `German`), or `a`/`b`.
@@ -922,7 +923,7 @@ impl File {
 
     fn check(
         self,
-        boards: Option<&crate::board::vasl::library::Boards>,
+        boards: Option<&crate::vasl::library::Boards>,
     ) -> Result<Scenario, ScenarioError> {
         if self.name.trim().is_empty() {
             return Err(refuse("name", "must not be empty"));
@@ -964,7 +965,7 @@ impl File {
             Some(file) => Some(read_map(file, boards, &mut hexes, &mut board_sides)?),
         };
         // On a map, a seam hex's two names are one hex: everything is kept under the map's.
-        let geometry = crate::board::geometry::Geometry::of_map(map.as_ref());
+        let geometry = crate::geometry::Geometry::of_map(map.as_ref());
         let parse_hex =
             |field: &str, text: &str| parse_hex(field, text).map(|h| geometry.canonical(h));
         for (i, area) in self.area.iter().enumerate() {
@@ -1135,7 +1136,7 @@ impl File {
         hexsides.extend(from_boards);
 
         let mut units = BTreeMap::new();
-        let mut offboard: BTreeMap<UnitId, crate::board::setup::OffboardUnit> = BTreeMap::new();
+        let mut offboard: BTreeMap<UnitId, crate::setup::OffboardUnit> = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
             let field = format!("units[{i}]");
             let ok = !u.id.is_empty()
@@ -1283,7 +1284,7 @@ impl File {
             if let Some(given) = given {
                 let (side, held_by) = given?;
                 {
-                    let spec = crate::board::setup::OffboardWeapon {
+                    let spec = crate::setup::OffboardWeapon {
                         id: w.id.clone(),
                         name: w.name.clone(),
                         pp: w.pp,
@@ -1451,7 +1452,7 @@ impl File {
         field: &str,
         side: Side,
         u: &UnitFile,
-    ) -> Result<crate::board::setup::OffboardUnit, ScenarioError> {
+    ) -> Result<crate::setup::OffboardUnit, ScenarioError> {
         if u.hex.is_some() {
             return Err(refuse(
                 format!("{field}.hex"),
@@ -1523,7 +1524,7 @@ impl File {
                         "a counter the engine does not rule on entering from off board is not modelled; set it up, or give it a hex",
                     ));
                 }
-                Some(crate::board::setup::Entry {
+                Some(crate::setup::Entry {
                     turn: e.turn,
                     edge: e.edge,
                 })
@@ -1535,7 +1536,7 @@ impl File {
                 "a Dummy is a \"?\" counter (A12.11): give it `concealed = true`",
             ));
         }
-        Ok(crate::board::setup::OffboardUnit {
+        Ok(crate::setup::OffboardUnit {
             id: u.id.clone(),
             side,
             kind: u.kind,
@@ -1555,10 +1556,10 @@ impl File {
     fn read_setup(
         &self,
         hexes: &BTreeMap<Hex, HexSpec>,
-        units: BTreeMap<UnitId, crate::board::setup::OffboardUnit>,
-        weapons: BTreeMap<String, crate::board::setup::OffboardWeapon>,
-    ) -> Result<Option<crate::board::setup::Setup>, ScenarioError> {
-        use crate::board::setup::{hexrow, span, Setup};
+        units: BTreeMap<UnitId, crate::setup::OffboardUnit>,
+        weapons: BTreeMap<String, crate::setup::OffboardWeapon>,
+    ) -> Result<Option<crate::setup::Setup>, ScenarioError> {
+        use crate::setup::{hexrow, span, Setup};
         let Some(file) = &self.setup else {
             if let Some(i) = self
                 .units
@@ -1676,7 +1677,7 @@ impl File {
                     format!("the {name} side has units to set up but no area to set them up in"),
                 ));
             }
-            if let Some(why) = crate::board::setup::room_for(&setup, side, hexes) {
+            if let Some(why) = crate::setup::room_for(&setup, side, hexes) {
                 return Err(refuse("setup.areas", format!("the {name} side: {why}")));
             }
         }
@@ -1687,11 +1688,11 @@ impl File {
 /// Lays out the boards `[map]` names, reading their hexes and hexsides off their grids.
 fn read_map(
     file: &MapFile,
-    boards: Option<&crate::board::vasl::library::Boards>,
+    boards: Option<&crate::vasl::library::Boards>,
     hexes: &mut BTreeMap<Hex, HexSpec>,
     hexsides: &mut BTreeMap<Hexside, HexsideSpec>,
 ) -> Result<MapSpec, ScenarioError> {
-    use crate::board::vasl::{import, library};
+    use crate::vasl::{import, library};
     let Some(boards) = boards else {
         return Err(refuse(
             "map.boards",
@@ -1750,7 +1751,7 @@ fn read_map(
     // A seam hex is read off every board that shows it; as VASL lays out a map, the board
     // placed later (east, then south) names it and gives its facts, and a hexside along a seam
     // is kept under its hexes' map names (`board::geometry`).
-    let geometry = crate::board::geometry::Geometry::of_map(Some(&spec));
+    let geometry = crate::geometry::Geometry::of_map(Some(&spec));
     for (number, archive) in archives {
         let read = import::board_hexes(&archive, number, boards.table());
         let (board_hexes, board_sides) = import::scenario_hexes(&read);
@@ -1894,7 +1895,7 @@ fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), Sc
 /// Whether a tunnel can run from `a` to `b` beneath hexes all at `level` and none a Water
 /// Obstacle (B8.6). The route is not recorded, so any shortest way will do.
 fn tunnel_route(
-    geometry: crate::board::geometry::Geometry<'_>,
+    geometry: crate::geometry::Geometry<'_>,
     hexes: &BTreeMap<Hex, HexSpec>,
     a: Hex,
     b: Hex,
@@ -1908,7 +1909,7 @@ fn tunnel_route(
 /// Whether some shortest way from `a` to `b` runs only through hexes (ends included) whose spec
 /// is `passable`: how sewers and tunnels are checked against what lies above them (B8.4, B8.6).
 pub fn way_beneath(
-    geometry: crate::board::geometry::Geometry<'_>,
+    geometry: crate::geometry::Geometry<'_>,
     hexes: &BTreeMap<Hex, HexSpec>,
     a: Hex,
     b: Hex,
@@ -1961,7 +1962,7 @@ pub fn check_counter_name(field: &str, name: &str) -> Result<(), ScenarioError> 
     }
     if name
         .chars()
-        .any(|c| c.is_control() || crate::board::scenario::is_bidi(c))
+        .any(|c| c.is_control() || crate::scenario::is_bidi(c))
     {
         return Err(refuse(
             field,
@@ -2042,10 +2043,10 @@ hex = "1B2"
         let played = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
         for text in [MINIMAL, played] {
             let long = longest(text).expect("a top-level `turns`");
-            let mut stretched = Scenario::from_toml(&long).unwrap();
+            let mut stretched = Scenario::read_toml(&long).unwrap();
             assert_eq!(stretched.turns, TURNS_MAX);
             // Nothing else changes.
-            let original = Scenario::from_toml(text).unwrap();
+            let original = Scenario::read_toml(text).unwrap();
             stretched.turns = original.turns;
             assert_eq!(stretched, original);
         }

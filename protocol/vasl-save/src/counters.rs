@@ -9,7 +9,7 @@
 //! piece's name) is where the ratings are read.
 
 use super::save::Piece;
-use crate::board::scenario::{Morale, UnitKind};
+use board::scenario::{Morale, UnitKind};
 
 /// Nationalities VASL prefixes its counters with, the army each belongs to, and the
 /// alliance used to pair armies into two sides when a save holds more than two.
@@ -324,7 +324,7 @@ fn leader_ratings(s: &str) -> bool {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::board::vasl::save::{parse, writer};
+    use crate::save::{parse, writer};
 
     /// A piece in the real encoding: `traits` outermost first, the basic piece last.
     pub(crate) fn piece_of(traits: &[(&str, &str)]) -> Piece {
