@@ -386,6 +386,35 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
             .await,
         true
     );
+    // A second attack may be added; one left empty is not sent.
+    browser
+        .eval(&russian, "document.getElementById('cc-add').click()")
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                &russian,
+                "document.querySelectorAll('#cc-attacks .cc-attack').length"
+            )
+            .await,
+        2
+    );
+    // On a phone's width every control of the form is on the screen.
+    browser.viewport(&russian, 390, 844, true).await;
+    let off = browser
+        .eval(
+            &russian,
+            "[...document.querySelectorAll('#cc-form button, #cc-form input, #cc-form select')] \
+             .filter(b => b.getClientRects().length > 0) \
+             .filter(b => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }) \
+             .map(b => b.id || b.dataset.unit || b.textContent)",
+        )
+        .await;
+    assert_eq!(
+        off,
+        serde_json::json!([]),
+        "CC form controls off the screen"
+    );
     browser
         .eval(
             &russian,
