@@ -513,6 +513,26 @@ async fn a_rally_and_a_melee_from_the_page() {
         let again = previewed(&mut browser, &german).await;
         assert!(again.contains("refused (A10.6)"), "{again}");
         browser.press(&german, "Escape", 27).await;
+        // Still broken in the open in r1's LOS and normal range, g1 must rout in the RtPh
+        // (A10.5) before the step ends: picked from the prompt, one hex away from r1.
+        play_until(&mut browser, players, &at("RtPh, ATTACKER")).await;
+        browser
+            .wait_for(
+                &german,
+                "the rout prompt",
+                "document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]') !== null",
+                WAIT,
+            )
+            .await;
+        browser
+            .eval(
+                &german,
+                "document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]').click()",
+            )
+            .await;
+        browser.eval(&german, &click_hex("1B1")).await;
+        let routed = send(&mut browser, &german).await;
+        assert!(routed.starts_with("Rout g1 to 1B1: "), "{routed}");
     }
     // Melee is not for the RPh: X says why.
     browser.type_key(&german, "x").await;
