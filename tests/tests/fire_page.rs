@@ -45,11 +45,6 @@ from = "1A1"
 to = "1H8"
 terrain = "open_ground"
 
-# Woods: a broken g1 that fails to rally is not in Open Ground, so it owes no rout (A10.5).
-[[hexes]]
-hex = "1B2"
-terrain = "woods"
-
 [[units]]
 id = "g1"
 side = "german"
