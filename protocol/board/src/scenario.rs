@@ -438,6 +438,11 @@ pub struct UnitSpec {
     pub hidden: bool,
     /// Inexperienced MMC have 3 MF, not 4 (A4.1 background in the rules README).
     pub inexperienced: bool,
+    /// A squad whose printed FP is underlined: it may add the Assault Fire bonus in its AFPh
+    /// (A7.36). The ratings as the file writes them (`4-6-7`) cannot show the underline, so
+    /// the scenario says it.
+    #[serde(default)]
+    pub assault_fire: bool,
     /// Vehicles only: MP allotment.
     pub mp: u16,
     /// Vehicles only: fully tracked (the only vehicles that may cross bocage, B9.54).
@@ -727,6 +732,9 @@ struct UnitFile {
     hidden: bool,
     #[serde(default)]
     inexperienced: bool,
+    /// The squad's FP is underlined on its counter: Assault Fire (A7.36).
+    #[serde(default)]
+    assault_fire: bool,
     #[serde(default)]
     mp: u16,
     #[serde(default)]
@@ -1190,6 +1198,7 @@ impl File {
                     "only MMC are Inexperienced",
                 ));
             }
+            check_assault_fire(&field, u)?;
             if u.hidden && u.concealed {
                 return Err(refuse(
                     format!("{field}.hidden"),
@@ -1222,6 +1231,7 @@ impl File {
                 concealed: u.concealed,
                 hidden: u.hidden,
                 inexperienced: u.inexperienced,
+                assault_fire: u.assault_fire,
                 mp: u.mp,
                 fully_tracked: u.fully_tracked,
                 wall_advantage: u.wall_advantage,
@@ -1500,6 +1510,7 @@ impl File {
                 "only MMC are Inexperienced",
             ));
         }
+        check_assault_fire(field, u)?;
         let enters = match &u.enters {
             None => None,
             Some(e) => {
@@ -1543,6 +1554,7 @@ impl File {
             ratings: u.ratings.clone(),
             morale: u.morale,
             inexperienced: u.inexperienced,
+            assault_fire: u.assault_fire,
             mp: u.mp,
             fully_tracked: u.fully_tracked,
             may_conceal: u.concealed,
@@ -1835,6 +1847,17 @@ fn check_fortifications(
 }
 
 /// A unit's place among its hex's fortifications must exist there, and it is in one at most.
+/// Only squads have Assault Fire (A7.36): the underline is printed on a squad's FP.
+fn check_assault_fire(field: &str, unit: &UnitFile) -> Result<(), ScenarioError> {
+    if unit.assault_fire && unit.kind != UnitKind::Squad {
+        return Err(refuse(
+            format!("{field}.assault_fire"),
+            "only squads have Assault Fire (A7.36)",
+        ));
+    }
+    Ok(())
+}
+
 fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), ScenarioError> {
     let p = unit.placement;
     let has = |f: Fortification| hex.fortifications.contains(&f);
@@ -2066,6 +2089,25 @@ hex = "1B2"
 
     fn refused(text: &str) -> ScenarioError {
         Scenario::read_toml(text).unwrap_err()
+    }
+
+    /// The underline of a squad's FP (A7.36) is the scenario's to say; a unit that is not a
+    /// squad has no such underline, in a hex or off the boards.
+    #[test]
+    fn assault_fire_is_a_squads() {
+        let squad = Scenario::read_toml(&format!("{MINIMAL}assault_fire = true\n")).unwrap();
+        assert!(squad.units["g1"].assault_fire);
+        assert!(!Scenario::read_toml(MINIMAL).unwrap().units["g1"].assault_fire);
+        let leader = MINIMAL.replace(
+            "kind = \"squad\"\nratings = \"4-6-7\"",
+            "kind = \"leader\"\nratings = \"9-1\"",
+        );
+        let e = refused(&format!("{leader}assault_fire = true\n"));
+        assert_eq!(e.field, "units[0].assault_fire");
+        assert!(e.reason.contains("only squads"), "{}", e.reason);
+        let off = with_setup("assault_fire = true\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
+        let s = Scenario::read_toml(&off).unwrap();
+        assert!(s.setup.as_ref().unwrap().units["r1"].assault_fire);
     }
 
     /// MINIMAL with a Russian squad off the boards and `extra` after it.

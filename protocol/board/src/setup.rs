@@ -72,6 +72,9 @@ pub struct OffboardUnit {
     pub ratings: String,
     pub morale: Morale,
     pub inexperienced: bool,
+    /// Underlined FP: Assault Fire in the AFPh (A7.36).
+    #[serde(default)]
+    pub assault_fire: bool,
     pub mp: u16,
     pub fully_tracked: bool,
     /// Its OB gives it a "?": it may set up concealed, in Concealment Terrain (A12.12).

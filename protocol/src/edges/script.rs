@@ -195,6 +195,9 @@ pub enum Check {
     /// players,
     /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
     Asked(Vec<String>),
+    /// `residual=2E4:2` — Residual FP of 2 lies in the hex (A8.2); `residual=2E4:?` — some,
+    /// for the players to determine; `residual=2E4:none` — none.
+    Residual(Hex, Option<Option<u8>>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -459,6 +462,19 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 by => by.split('+').map(str::to_string).collect(),
             };
             Check::Interdiction(u, by)
+        }
+        "residual" => {
+            let (h, fp) = value
+                .split_once(':')
+                .ok_or_else(|| format!("`{key}=` takes HEX:FP, HEX:? or HEX:none"))?;
+            let fp = match fp {
+                "none" => None,
+                "?" => Some(None),
+                n => Some(Some(n.parse().map_err(|_| {
+                    format!("`{n}` is not Residual FP: write a number, ? or none")
+                })?)),
+            };
+            Check::Residual(resolve_hex(scenario, h)?, fp)
         }
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
         "asked" if value == "none" => Check::Asked(vec![]),
@@ -1358,6 +1374,22 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got.iter().copied().eq(want.iter()),
                 format!("the effects left to the players cite {got:?}, not {want:?}"),
+            )
+        }
+        Check::Residual(hex, want) => {
+            let got = game.residual_fp.get(hex).map(|r| r.fp);
+            let words = |r: &Option<Option<u8>>| match r {
+                None => "none".to_string(),
+                Some(None) => "some, for the players to determine".to_string(),
+                Some(Some(fp)) => fp.to_string(),
+            };
+            expect(
+                &got == want,
+                format!(
+                    "the Residual FP in {hex} is {}, not {}",
+                    words(&got),
+                    words(want)
+                ),
             )
         }
         Check::Column(want) => {

@@ -479,6 +479,16 @@ pub enum Event {
         rule: String,
         why: String,
     },
+    /// `by`'s Defensive First Fire (A8.1, A8.3, A8.31) on the moving stack in `hex` left
+    /// Residual FP there for the rest of the MPh (A8.2): half the IFT column the attack was
+    /// read on, after any Cowering. `None` when the engine does not rule how much (an attack
+    /// it left to the players, one read on the 1 column, or one through a Hindrance): the
+    /// players determine it. Only one stays in a Location, the stronger; both sides see it.
+    ResidualFpLeft {
+        by: Side,
+        hex: Hex,
+        fp: Option<u8>,
+    },
     /// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
     /// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
     /// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
@@ -675,6 +685,7 @@ impl Event {
             Event::AttackDeclared { .. } => "AttackDeclared",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
+            Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",

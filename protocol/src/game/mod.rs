@@ -385,6 +385,14 @@ pub struct WaHipWindow {
     pub how: crate::game::event::WaClaim,
 }
 
+/// Residual FP in a Location (A8.2): the side whose First Fire left it, and its FP (`None`
+/// when the engine does not rule how much, and the players determine it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residual {
+    pub by: Side,
+    pub fp: Option<u8>,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
@@ -568,7 +576,8 @@ pub struct Game {
     /// projection, the number of events its viewer has received (`view`).
     pub version: u64,
     /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
-    /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
+    /// do not move in its MPh (A4.1), and fire no more in it (A7.1). Those that fire in its
+    /// AFPh join them, so that they fire only once there. Cleared when the Player Turn ends.
     pub prep_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked First Fire: they fired in this MPh (A8.1) and may fire again in
     /// it only as Subsequent First Fire (A8.3), and in the DFPh only at adjacent units (A8.4).
@@ -580,6 +589,11 @@ pub struct Game {
     /// ends.
     #[serde(default)]
     pub final_fired: BTreeSet<UnitId>,
+    /// Residual FP left by Defensive First Fire in this MPh (A8.2), by hex: whose fire left
+    /// it and how much (`None`: the players determine it). Both sides see it. Cleared when
+    /// the MPh ends.
+    #[serde(default)]
+    pub residual_fp: BTreeMap<Hex, Residual>,
     /// Tunnel entrances whose use a side claims happened in a unit's LOS (B8.63): entrance and
     /// unit.
     pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
@@ -817,6 +831,7 @@ impl Game {
             version: 0,
             prep_fired: BTreeSet::new(),
             first_fired: BTreeSet::new(),
+            residual_fp: BTreeMap::new(),
             final_fired: BTreeSet::new(),
             tunnel_sightings: BTreeSet::new(),
             tunnel_discoveries: BTreeSet::new(),
@@ -923,6 +938,20 @@ impl Game {
         (level > base).then_some(level)
     }
 
+    /// Whether `unit` is a squad whose FP is underlined (A7.36), as its scenario says: in the
+    /// units set up in hexes, or in those set up or entering from off board.
+    pub fn assault_fire(&self, unit: &Unit) -> bool {
+        self.scenario
+            .units
+            .get(&unit.id)
+            .map(|s| s.assault_fire)
+            .or_else(|| {
+                let setup = self.scenario.setup.as_ref()?;
+                setup.units.get(&unit.id).map(|s| s.assault_fire)
+            })
+            .unwrap_or(false)
+    }
+
     /// Whether two units are in one Location: the same hex, at the same level, both above
     /// ground or both in the same place below it.
     pub fn same_location(&self, a: &Unit, b: &Unit) -> bool {
@@ -978,6 +1007,7 @@ impl Game {
             prep_fired,
             first_fired,
             final_fired,
+            residual_fp,
             tunnel_sightings,
             tunnel_discoveries,
             // Pair units under "?" with their ids: no viewer's projection holds them (units
@@ -1090,6 +1120,8 @@ impl Game {
             // The Fire counters are on the map for both sides to see (A8.1).
             first_fired: known_of(first_fired),
             final_fired: known_of(final_fired),
+            // Residual FP lies on the map for both sides to see (A8.2).
+            residual_fp: residual_fp.clone(),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1235,6 +1267,7 @@ fn project_scenario(
             spec.kind = UnitKind::Concealed;
             spec.ratings = "?".into();
             spec.inexperienced = false;
+            spec.assault_fire = false;
             spec.morale = Morale::GoodOrder;
             spec.mp = 0;
             spec.fully_tracked = false;
@@ -1385,6 +1418,8 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.clock = *next;
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
+                // Residual FP lasts only the MPh it was left in (A8.2).
+                game.residual_fp.clear();
             }
             if ended.phase() == Phase::DefensiveFire && next.phase() != Phase::DefensiveFire {
                 // The DEFENDER fires no more this Player Turn: its Fire counters come off.
@@ -1613,7 +1648,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             target,
             into_sewer,
         } => {
-            if game.clock.phase() == Phase::PrepFire {
+            if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
                 game.prep_fired.extend(firers.iter().cloned());
             }
             let wa_holders = game
@@ -1938,6 +1973,15 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::UndoDeclined { .. } => {}
         // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
         Event::AttackLeftToPlayers { .. } => {}
+        Event::ResidualFpLeft { by, hex, fp } => {
+            // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
+            // once either is the players' to determine.
+            let fp = match game.residual_fp.get(hex) {
+                None => *fp,
+                Some(old) => old.fp.zip(*fp).map(|(a, b)| a.max(b)),
+            };
+            game.residual_fp.insert(*hex, Residual { by: *by, fp });
+        }
         // The IFT's reading of the attack; its effects are adjudicated events of their own.
         Event::IftAttackResolved { .. } => {}
         Event::ClockStarted { .. }

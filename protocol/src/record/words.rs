@@ -283,6 +283,12 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackLeftToPlayers { target, rule, why, .. } => format!(
             "the attack on {target} is the players' to adjudicate: {why} ({rule})"
         ),
+        Event::ResidualFpLeft { hex, fp, .. } => match fp {
+            Some(fp) => format!("Residual FP {fp} stays in {hex} for the rest of the MPh (A8.2)"),
+            None => format!(
+                "Residual FP stays in {hex} for the rest of the MPh, how much for the players to determine (A8.2)"
+            ),
+        },
         Event::IftAttackResolved {
             target,
             fp,

@@ -119,7 +119,10 @@ pub(super) fn declare(
     Ok(vec![declared])
 }
 
-/// What a DEFENDER unit's Fire counter leaves it (A8.1, A8.3, A8.31, A8.4). In the MPh a unit
+/// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
+/// marked Prep Fire and fire no more that Player Turn — not again in the PFPh, nor in the AFPh
+/// (A7.1, A3.5); one that fired in the AFPh is marked the same way.
+/// A DEFENDER unit's (A8.1, A8.3, A8.31, A8.4): in the MPh a unit
 /// marked First Fire fires again only as Subsequent First Fire, at a target within its normal
 /// range; one marked Final Fire only as Final Protective Fire, at a target adjacent or in its
 /// own hex. In the DFPh a unit marked First Fire fires only at adjacent units or those in its
@@ -154,6 +157,10 @@ fn check_fire_counters(
                 _ => Ok(()),
             }
         }
+        Phase::PrepFire | Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
+            "A7.1",
+            pieces![Piece::unit(id), " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once"],
+        ),
         Phase::DefensiveFire if last => refuse(
             "A8.4",
             pieces![Piece::unit(id), " is marked Final Fire and fires no more this Player Turn"],
@@ -387,16 +394,27 @@ pub(super) fn resolve(
         by,
         target: a.target,
     };
+    // A8.2: Defensive First Fire in the MPh leaves Residual FP where it struck, whoever
+    // resolves it; the players determine how much when they resolve the attack.
+    let first_fire = game.clock.phase() == Phase::Movement && !a.into_sewer;
     match resolution::assess(game, by, &a.firers, a.target, a.into_sewer) {
-        Err(unruled) => Ok(vec![
-            Event::AttackLeftToPlayers {
+        Err(unruled) => {
+            let mut events = vec![Event::AttackLeftToPlayers {
                 by,
                 target: a.target,
                 rule: unruled.rule.to_string(),
                 why: unruled.why,
-            },
-            resolved,
-        ]),
+            }];
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: None,
+                });
+            }
+            events.push(resolved);
+            Ok(events)
+        }
         Ok(assessment) => {
             let fired = resolution::roll(game, by, &assessment, dice)
                 .ok_or_else(|| no_dice("the attack"))?;
@@ -415,6 +433,7 @@ pub(super) fn resolve(
             let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
                 .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
+            let residual = resolution::residual_fp(&assessment, &fired);
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
             events.extend(effects);
             if assessment.kind == resolution::FireKind::FinalProtective {
@@ -431,6 +450,13 @@ pub(super) fn resolve(
                         why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
                     });
                 }
+            }
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: residual,
+                });
             }
             events.push(resolved);
             Ok(events)

@@ -592,13 +592,15 @@ pub(super) fn enter(
             mf: entry.mf,
         }]);
     }
-    Ok(vec![Event::UnitsEntered {
+    let mut events = vec![Event::UnitsEntered {
         units,
         weapons,
         hex: to,
         cost: entry.cost,
         mf: entry.mf,
-    }])
+    }];
+    events.extend(entry.residual);
+    Ok(events)
 }
 
 /// What entering `to` costs from the off-board hex beside it, taken to be Open Ground at

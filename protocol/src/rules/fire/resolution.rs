@@ -181,6 +181,9 @@ pub enum FireKind {
     FinalProtective,
     /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
     Final,
+    /// The ATTACKER's Advancing Fire (A7.24): every firer's FP halved, whether it moved or
+    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36).
+    Advancing,
 }
 
 impl FireKind {
@@ -212,20 +215,19 @@ pub fn assess(
     target: Hex,
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
-    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31) and the DFPh's
-    // Final Fire (A8.4) are resolved; the AFPh changes the FP of units that moved and lets
-    // some fire as Assault Fire, which is not sourced here.
+    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
+    // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
     let kind = match game.clock.phase() {
         Phase::PrepFire => FireKind::Prep,
         Phase::Movement => defensive_first_kind(game, firers)?,
         Phase::DefensiveFire => FireKind::Final,
-        Phase::AdvancingFire => {
+        Phase::AdvancingFire => FireKind::Advancing,
+        _ => {
             return Err(unruled(
-                "A7.36",
-                "Advancing Fire is not resolved by the engine: how moving or advancing changes a unit's FP in the AFPh, and Assault Fire, are not sourced",
+                "A7",
+                "fire in this phase is not resolved by the engine",
             ))
         }
-        _ => return Err(unruled("A7", "fire in this phase is not resolved by the engine")),
     };
     if into_sewer {
         return Err(unruled(
@@ -482,6 +484,11 @@ pub fn assess(
                 ))
             }
         };
+        let (fp_halves, multiplier) = if kind == FireKind::Advancing {
+            advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+        } else {
+            (fp_halves, multiplier)
+        };
         shares.push(Share {
             unit: u.id.clone(),
             range,
@@ -667,6 +674,47 @@ fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
     }
 }
 
+/// A firer's FP in the AFPh: halved (A7.24) whether or not it moved, since the engine has
+/// no Opportunity Fire (A7.25) to spare it; then a squad whose FP is underlined adds one FP
+/// and rounds a fraction up (Assault Fire, A7.36), except at long range. A quarter point
+/// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
+/// firer's attack is the players'.
+fn advancing(
+    u: &Unit,
+    assault_fire: bool,
+    fp_halves: u32,
+    multiplier: &'static str,
+) -> Result<(u32, &'static str), Unruled> {
+    if fp_halves % 2 != 0 {
+        return Err(unruled(
+            "A7.24",
+            format!(
+                "`{}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep",
+                u.id
+            ),
+        ));
+    }
+    let halved = fp_halves / 2;
+    let long = multiplier.starts_with("long range");
+    let bonus = assault_fire && !long;
+    let fp_halves = if bonus {
+        // One FP more, then any half point rounded up (A7.36).
+        (halved + 2).div_ceil(2) * 2
+    } else {
+        halved
+    };
+    let words = match (multiplier, bonus) {
+        ("", false) => "Advancing Fire ×½ (A7.24)",
+        ("", true) => "Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)",
+        (m, false) if m.starts_with("PBF") => "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24)",
+        (m, true) if m.starts_with("PBF") => {
+            "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)"
+        }
+        _ => "long range ×½ (A7.22), Advancing Fire ×½ (A7.24)",
+    };
+    Ok((fp_halves, words))
+}
+
 /// The DRMs of First Fire at a moving stack (A4.6): FFMO −1 when it moves in Open Ground
 /// with no positive TEM, and FFNAM −1 when it did not declare Assault Movement (A4.61). What
 /// the engine cannot tell — terrain of no TEM that is not Open Ground, a fortification, a
@@ -841,6 +889,22 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
         cowered: cowers,
         result,
     })
+}
+
+/// The Residual FP a resolved First Fire attack leaves in its target Location (A8.2): half the
+/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1). `None` where the engine does
+/// not rule how much: an attack read on the 1 column, one that cowered off the table, and one
+/// through a Hindrance, whose effect on the residue is not sourced here — the players
+/// determine those.
+pub fn residual_fp(a: &Assessment, fired: &Resolved) -> Option<u8> {
+    if a.drms.iter().any(|m| m.rule == "A6.7") {
+        return None;
+    }
+    if fired.cowered && a.column.left(a.cower_columns).is_none() {
+        return None;
+    }
+    let column = fired.column.fp();
+    (column >= 2).then_some(column / 2)
 }
 
 #[cfg(test)]
