@@ -153,6 +153,8 @@ pub enum Check {
     Cx(UnitId, bool),
     /// `holds=467a:lmg1` — the unit possesses the weapon (`holds=none:lmg1`: nobody does).
     Holds(Option<UnitId>, String),
+    /// `malfunctioned=lmg1:true` — whether the support weapon has malfunctioned (A9.7).
+    Malfunctioned(String, bool),
     /// `eliminated=467a`
     Eliminated(UnitId),
     /// `reads=r1:half-squad:2-4-7` — the unit's kind and ratings as they read now, the kind by its
@@ -397,6 +399,13 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             Check::Holds((u != "none").then_some(u), w.to_string())
         }
         "eliminated" => Check::Eliminated(value.to_string()),
+        "malfunctioned" => {
+            let (w, b) = unit_and(value, key)?;
+            let b = b
+                .parse()
+                .map_err(|_| "malfunctioned= takes WEAPON:true or WEAPON:false")?;
+            Check::Malfunctioned(w, b)
+        }
         "reads" => {
             let (u, rest) = unit_and(value, key)?;
             let (kind, ratings) = rest
@@ -1231,6 +1240,19 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 &w.held_by == holder,
                 format!("`{weapon}` is held by {:?}, not {holder:?}", w.held_by),
+            )
+        }
+        Check::Malfunctioned(weapon, want) => {
+            let w = game
+                .weapons
+                .get(weapon)
+                .ok_or_else(|| format!("no weapon `{weapon}` to check"))?;
+            expect(
+                w.malfunctioned == *want,
+                format!(
+                    "`{weapon}` malfunctioned is {}, not {want}",
+                    w.malfunctioned
+                ),
             )
         }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),

@@ -140,9 +140,22 @@ pub enum Event {
     AttackDeclared {
         by: Side,
         firers: Vec<UnitId>,
+        /// The support weapons that fire in it, each by the unit possessing it (A9.11).
+        #[serde(default)]
+        weapons: Vec<String>,
         target: Hex,
         /// Into the sewer beneath `target`: Point Blank Fire with a −2 DRM (B8.3).
         into_sewer: bool,
+    },
+    /// A support weapon's Original IFT DR reached its Breakdown Number: it malfunctioned
+    /// (A9.7) and fires no more until repaired. The attack it took part in is resolved all the
+    /// same.
+    WeaponMalfunctioned {
+        weapon: String,
+        /// The unit possessing it, whose fire it was.
+        holder: UnitId,
+        original_dr: u8,
+        breakdown: u8,
     },
     AttackResolved {
         by: Side,
@@ -673,6 +686,7 @@ impl Event {
             Event::WallAdvantageChanceOffered { .. } => "WallAdvantageChanceOffered",
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
+            Event::WeaponMalfunctioned { .. } => "WeaponMalfunctioned",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
@@ -790,6 +804,7 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::WeaponMalfunctioned { holder, .. } => vec![holder],
             Event::CloseCombatDesignated { attacks, .. } => attacks
                 .iter()
                 .flat_map(|a| a.attackers.iter().chain(&a.defenders))

@@ -390,6 +390,9 @@ pub struct WaHipWindow {
 pub struct DeclaredAttack {
     pub by: Side,
     pub firers: Vec<UnitId>,
+    /// The support weapons firing, each by its possessor (A9.11).
+    #[serde(default)]
+    pub weapons: Vec<String>,
     pub target: Hex,
     /// The units holding WA when the attack was declared: the enemy's chance to claim, for a
     /// holder the attack breaks or eliminates, is judged against them once it is resolved
@@ -412,6 +415,16 @@ pub struct Weapon {
     pub hex: Hex,
     /// Already portaged this phase: no item is portaged twice in one phase (A4.4).
     pub portaged: bool,
+    /// Its FP, range and B# as the scenario gives them (A9.1, A9.7).
+    #[serde(default)]
+    pub ratings: Option<crate::board::scenario::SwRatings>,
+    /// Malfunctioned (A9.7): it does not fire until repaired.
+    #[serde(default)]
+    pub malfunctioned: bool,
+    /// Already fired this phase: Multiple ROF (A9.2) is not modelled, so a weapon fires once
+    /// a phase.
+    #[serde(default)]
+    pub fired: bool,
 }
 
 impl Unit {
@@ -782,6 +795,9 @@ impl Game {
                     held_by: w.held_by.clone(),
                     hex: w.hex,
                     portaged: false,
+                    ratings: w.ratings,
+                    malfunctioned: false,
+                    fired: false,
                 };
                 (w.id.clone(), weapon)
             })
@@ -1063,6 +1079,8 @@ impl Game {
                 .map(|a| DeclaredAttack {
                     by: a.by,
                     firers: a.firers.clone(),
+                    // Those of a possessor the viewer does not see go in `mask_concealed`.
+                    weapons: a.weapons.clone(),
                     target: a.target,
                     wa_holders: known_of(&a.wa_holders),
                     into_sewer: a.into_sewer,
@@ -1156,6 +1174,13 @@ impl Game {
         if let Event::UnitSetUp { unit, .. } = event {
             return viewer == Viewer::Side(unit.side);
         }
+        // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
+        // its malfunction.
+        if let Event::WeaponMalfunctioned { holder, .. } = event {
+            return self.units.get(holder).is_none_or(|u| {
+                viewer.sees_unit(u) && !(u.concealed && viewer != Viewer::Side(u.side))
+            });
+        }
         event
             .units()
             .into_iter()
@@ -1188,6 +1213,10 @@ fn mask_concealed(game: &mut Game, viewer: Viewer) {
     }
     game.weapons
         .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
+    let kept = &game.weapons;
+    if let Some(a) = game.attack.as_mut() {
+        a.weapons.retain(|w| kept.contains_key(w));
+    }
 }
 
 /// Which units saw a tunnel entrance used (B8.63) is known to their own side alone: the
@@ -1610,11 +1639,22 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by,
             firers,
+            weapons,
             target,
             into_sewer,
         } => {
+            // A weapon fires once a phase (Multiple ROF, A9.2, is not modelled), and the unit
+            // possessing it has fired with it (A9.11): in the PFPh it does not move (A4.1).
+            let mut holders = vec![];
+            for id in weapons {
+                if let Some(w) = game.weapons.get_mut(id) {
+                    w.fired = true;
+                    holders.extend(w.held_by.clone());
+                }
+            }
             if game.clock.phase() == Phase::PrepFire {
                 game.prep_fired.extend(firers.iter().cloned());
+                game.prep_fired.extend(holders);
             }
             let wa_holders = game
                 .units
@@ -1625,10 +1665,16 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
+                weapons: weapons.clone(),
                 target: *target,
                 wa_holders,
                 into_sewer: *into_sewer,
             });
+        }
+        Event::WeaponMalfunctioned { weapon, .. } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.malfunctioned = true;
+            }
         }
         Event::AttackResolved { .. } => {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
@@ -2114,6 +2160,7 @@ fn end_movement_phase(game: &mut Game) {
     game.unseen_manholes.clear();
     for w in game.weapons.values_mut() {
         w.portaged = false;
+        w.fired = false;
     }
 }
 

@@ -265,17 +265,31 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackDeclared {
             by,
             firers,
+            weapons,
             target,
             into_sewer,
         } => format!(
             "{} declared fire by {} at {target}{}",
             name(*by),
-            firers.join("+"),
+            firers
+                .iter()
+                .chain(weapons)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("+"),
             if *into_sewer {
                 ", into the sewer: PBF with −2 (B8.3)"
             } else {
                 ""
             }
+        ),
+        Event::WeaponMalfunctioned {
+            weapon,
+            holder,
+            original_dr,
+            breakdown,
+        } => format!(
+            "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
         ),
         Event::AttackResolved { by, target } => {
             format!("{} resolved its attack on {target}", name(*by))
