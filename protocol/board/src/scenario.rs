@@ -479,23 +479,35 @@ pub struct SwRatings {
     pub fp: u8,
     pub range: u8,
     pub breakdown: u8,
+    /// The highest repair dr that repairs it once malfunctioned (A9.72), when the scenario
+    /// gives one: the sources differ on it (one prints a number on each counter).
+    #[serde(default)]
+    pub repair: Option<u8>,
 }
 
 impl SwRatings {
-    /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`: all three or none.
+    /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`, all three or none, and
+    /// its optional `repair` number with them.
     fn read(
         field: &str,
         fp: Option<u8>,
         range: Option<u8>,
         breakdown: Option<u8>,
+        repair: Option<u8>,
     ) -> Result<Option<SwRatings>, ScenarioError> {
         let refuse = |f: &str, why: &str| ScenarioError {
             field: format!("{field}.{f}"),
             reason: why.into(),
             at: None,
         };
+        if repair.is_some_and(|r| !(1..=5).contains(&r)) {
+            return Err(refuse(
+                "repair",
+                "a repair number is a dr that repairs, 1 to 5: a 6 eliminates the weapon (A9.72)",
+            ));
+        }
         match (fp, range, breakdown) {
-            (None, None, None) => Ok(None),
+            (None, None, None) if repair.is_none() => Ok(None),
             (Some(fp), Some(range), Some(breakdown)) => {
                 if fp == 0 {
                     return Err(refuse("fp", "a weapon that fires has 1 FP or more (A9.1)"));
@@ -516,12 +528,13 @@ impl SwRatings {
                     fp,
                     range,
                     breakdown,
+                    repair,
                 }))
             }
             _ => Err(ScenarioError {
                 field: field.into(),
                 reason:
-                    "give a weapon's fp, range and breakdown together, or none of them (A9.1, A9.7)"
+                    "give a weapon's fp, range and breakdown together (and repair only with them), or none of them (A9.1, A9.7)"
                         .into(),
                 at: None,
             }),
@@ -830,6 +843,9 @@ struct WeaponFile {
     range: Option<u8>,
     #[serde(default)]
     breakdown: Option<u8>,
+    /// The repair dr that repairs it (A9.72), if the scenario gives one.
+    #[serde(default)]
+    repair: Option<u8>,
 }
 
 #[derive(Deserialize)]
@@ -1325,7 +1341,7 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
-            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown)?;
+            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair)?;
             let given = match (&w.held_by, &w.hex, &w.side) {
                 (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
@@ -2243,9 +2259,17 @@ hex = "1B2"
             Some(SwRatings {
                 fp: 3,
                 range: 8,
-                breakdown: 11
+                breakdown: 11,
+                repair: None
             })
         );
+        let s =
+            Scenario::read_toml(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 2")).unwrap();
+        assert_eq!(s.weapons["glmg"].ratings.unwrap().repair, Some(2));
+        let e = refused(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 6"));
+        assert_eq!(e.field, "weapons[0].repair", "{e}");
+        let e = refused(&weapon("repair = 1"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
         let s = Scenario::read_toml(&weapon("")).unwrap();
         assert_eq!(s.weapons["glmg"].ratings, None);
         let e = refused(&weapon("fp = 3\nrange = 8"));

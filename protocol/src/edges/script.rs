@@ -734,6 +734,12 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }
         }
         "rally" => parse_rally(args),
+        "repair" => match args {
+            [weapon] => Ok(Command::RepairWeapon {
+                weapon: weapon.clone(),
+            }),
+            _ => Err("`repair` takes one support weapon: repair lmg1".into()),
+        },
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {

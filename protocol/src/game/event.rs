@@ -157,6 +157,15 @@ pub enum Event {
         original_dr: u8,
         breakdown: u8,
     },
+    /// The unit possessing a malfunctioned weapon tried to repair it in the RPh (A9.72): its
+    /// dr (logged by the `DiceRolled` before it) repaired it, eliminated it, or left it as it
+    /// was.
+    WeaponRepairAttempted {
+        weapon: String,
+        holder: UnitId,
+        dr: u8,
+        result: RepairResult,
+    },
     AttackResolved {
         by: Side,
         target: Hex,
@@ -687,6 +696,7 @@ impl Event {
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
             Event::WeaponMalfunctioned { .. } => "WeaponMalfunctioned",
+            Event::WeaponRepairAttempted { .. } => "WeaponRepairAttempted",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
@@ -804,7 +814,8 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
-            Event::WeaponMalfunctioned { holder, .. } => vec![holder],
+            Event::WeaponMalfunctioned { holder, .. }
+            | Event::WeaponRepairAttempted { holder, .. } => vec![holder],
             Event::CloseCombatDesignated { attacks, .. } => attacks
                 .iter()
                 .flat_map(|a| a.attackers.iter().chain(&a.defenders))
@@ -836,4 +847,15 @@ impl Event {
             _ => vec![],
         }
     }
+}
+
+/// What a repair dr did to a malfunctioned support weapon (A9.72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairResult {
+    /// At or below its repair number: it fires again.
+    Repaired,
+    /// A 6: the weapon is removed from play.
+    Eliminated,
+    /// Neither: it stays malfunctioned.
+    Failed,
 }

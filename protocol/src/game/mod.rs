@@ -19,7 +19,7 @@ use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
 use crate::board::terrain::Mf;
 use crate::game::command::Outcome;
-use crate::game::event::Event;
+use crate::game::event::{Event, RepairResult};
 use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -425,6 +425,9 @@ pub struct Weapon {
     /// a phase.
     #[serde(default)]
     pub fired: bool,
+    /// A repair was attempted this phase (A9.72): one attempt a RPh.
+    #[serde(default)]
+    pub repair_tried: bool,
 }
 
 impl Unit {
@@ -798,6 +801,7 @@ impl Game {
                     ratings: w.ratings,
                     malfunctioned: false,
                     fired: false,
+                    repair_tried: false,
                 };
                 (w.id.clone(), weapon)
             })
@@ -1176,7 +1180,9 @@ impl Game {
         }
         // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
         // its malfunction.
-        if let Event::WeaponMalfunctioned { holder, .. } = event {
+        if let Event::WeaponMalfunctioned { holder, .. }
+        | Event::WeaponRepairAttempted { holder, .. } = event
+        {
             return self.units.get(holder).is_none_or(|u| {
                 viewer.sees_unit(u) && !(u.concealed && viewer != Viewer::Side(u.side))
             });
@@ -1412,6 +1418,16 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::StepEnded { ended, next, .. } => {
             game.clock = *next;
+            // A weapon fires once a phase (A9.2, Multiple ROF not modelled); weapons are
+            // changed only if one needs it (`end_movement_phase`).
+            if ended.phase() != next.phase()
+                && game.weapons.values().any(|w| w.fired || w.repair_tried)
+            {
+                for w in game.weapons.values_mut() {
+                    w.fired = false;
+                    w.repair_tried = false;
+                }
+            }
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
             }
@@ -1676,6 +1692,17 @@ pub fn apply(game: &mut Game, event: &Event) {
                 w.malfunctioned = true;
             }
         }
+        Event::WeaponRepairAttempted { weapon, result, .. } => match result {
+            RepairResult::Eliminated => {
+                game.weapons.remove(weapon);
+            }
+            _ => {
+                if let Some(w) = game.weapons.get_mut(weapon) {
+                    w.repair_tried = true;
+                    w.malfunctioned = *result != RepairResult::Repaired;
+                }
+            }
+        },
         Event::AttackResolved { .. } => {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
             // reads the counters the firers had when it was declared.
@@ -2160,7 +2187,6 @@ fn end_movement_phase(game: &mut Game) {
     game.unseen_manholes.clear();
     for w in game.weapons.values_mut() {
         w.portaged = false;
-        w.fired = false;
     }
 }
 

@@ -291,6 +291,19 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         } => format!(
             "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
         ),
+        Event::WeaponRepairAttempted {
+            weapon,
+            holder,
+            dr,
+            result,
+        } => format!(
+            "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
+            match result {
+                crate::game::event::RepairResult::Repaired => "repaired",
+                crate::game::event::RepairResult::Eliminated => "eliminated",
+                crate::game::event::RepairResult::Failed => "still malfunctioned",
+            }
+        ),
         Event::AttackResolved { by, target } => {
             format!("{} resolved its attack on {target}", name(*by))
         }

@@ -247,6 +247,7 @@ fn set_up(
             ratings: w.ratings,
             malfunctioned: false,
             fired: false,
+            repair_tried: false,
         })
         .collect();
     Ok(vec![Event::UnitSetUp {
@@ -561,6 +562,7 @@ pub(super) fn enter(
                     ratings: w.ratings,
                     malfunctioned: false,
                     fired: false,
+                    repair_tried: false,
                 })
                 .collect()
         })
