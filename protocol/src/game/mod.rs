@@ -2296,6 +2296,50 @@ mod tests {
     /// its units (a declared attack's WA holders, a WA chance, a challenge, units shown for
     /// WA, prep fire, a HIP moment) name no unit hidden from the viewer and no concealed unit
     /// by its id — each is kept only as far as the viewer may know it, as its stream shows it.
+    /// A9.1, A9.7: a support weapon fired by a unit under "?" is named to its own side only,
+    /// in the declared attack and in its malfunction.
+    #[test]
+    fn a_weapon_under_another_sides_concealment_is_not_named() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let holder: UnitId = "r2".into();
+        assert!(game.units[&holder].concealed);
+        let weapon = Weapon {
+            id: "rlmgx".into(),
+            name: "LMG".into(),
+            pp: 1,
+            held_by: Some(holder.clone()),
+            hex: game.units[&holder].hex,
+            portaged: false,
+            ratings: None,
+            malfunctioned: false,
+            fired: true,
+            repair_tried: false,
+        };
+        game.weapons.insert(weapon.id.clone(), weapon);
+        game.attack = Some(DeclaredAttack {
+            by: Side::B,
+            firers: vec![],
+            weapons: vec!["rlmgx".into()],
+            target: game.units["g1"].hex,
+            wa_holders: BTreeSet::new(),
+            into_sewer: false,
+        });
+        let german = game.project(Viewer::Side(Side::A));
+        assert!(german.attack.as_ref().unwrap().weapons.is_empty());
+        assert!(!german.weapons.contains_key("rlmgx"));
+        let russian = game.project(Viewer::Side(Side::B));
+        assert_eq!(russian.attack.as_ref().unwrap().weapons, ["rlmgx"]);
+        let malfunction = Event::WeaponMalfunctioned {
+            weapon: "rlmgx".into(),
+            holder,
+            original_dr: 12,
+            breakdown: 12,
+        };
+        assert!(!game.shows(Viewer::Side(Side::A), &malfunction));
+        assert!(game.shows(Viewer::Side(Side::B), &malfunction));
+    }
+
     #[test]
     fn records_beside_the_units_name_only_what_the_viewer_may_know() {
         let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
@@ -2307,6 +2351,7 @@ mod tests {
         game.attack = Some(DeclaredAttack {
             by: Side::A,
             firers: vec!["g1".into()],
+            weapons: vec![],
             target: game.units["r1"].hex,
             wa_holders: both.clone(),
             into_sewer: false,
