@@ -69,6 +69,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "tunnel-seen",
     "discover-tunnel",
     "rally",
+    "repair",
     "roll",
     "setup",
     "lift",
