@@ -476,12 +476,87 @@ pub struct Placement {
     pub column: bool,
 }
 
+/// A support weapon's fire ratings as its counter prints them: FP and normal range (A9.1)
+/// and its Breakdown Number, B# (A9.7). They are counter data that differ by nationality and
+/// weapon; no two sources at hand agree on a table of them, so the scenario gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwRatings {
+    pub fp: u8,
+    pub range: u8,
+    pub breakdown: u8,
+    /// The highest repair dr that repairs it once malfunctioned (A9.72), when the scenario
+    /// gives one: the sources differ on it (one prints a number on each counter).
+    #[serde(default)]
+    pub repair: Option<u8>,
+}
+
+impl SwRatings {
+    /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`, all three or none, and
+    /// its optional `repair` number with them.
+    fn read(
+        field: &str,
+        fp: Option<u8>,
+        range: Option<u8>,
+        breakdown: Option<u8>,
+        repair: Option<u8>,
+    ) -> Result<Option<SwRatings>, ScenarioError> {
+        let refuse = |f: &str, why: &str| ScenarioError {
+            field: format!("{field}.{f}"),
+            reason: why.into(),
+            at: None,
+        };
+        if repair.is_some_and(|r| !(1..=5).contains(&r)) {
+            return Err(refuse(
+                "repair",
+                "a repair number is a dr that repairs, 1 to 5: a 6 eliminates the weapon (A9.72)",
+            ));
+        }
+        match (fp, range, breakdown) {
+            (None, None, None) if repair.is_none() => Ok(None),
+            (Some(fp), Some(range), Some(breakdown)) => {
+                if fp == 0 {
+                    return Err(refuse("fp", "a weapon that fires has 1 FP or more (A9.1)"));
+                }
+                if range == 0 {
+                    return Err(refuse(
+                        "range",
+                        "a weapon's normal range is 1 hex or more (A9.1)",
+                    ));
+                }
+                if !(2..=12).contains(&breakdown) {
+                    return Err(refuse(
+                        "breakdown",
+                        "a Breakdown Number is an Original DR, 2 to 12 (A9.7)",
+                    ));
+                }
+                Ok(Some(SwRatings {
+                    fp,
+                    range,
+                    breakdown,
+                    repair,
+                }))
+            }
+            _ => Err(ScenarioError {
+                field: field.into(),
+                reason:
+                    "give a weapon's fp, range and breakdown together (and repair only with them), or none of them (A9.1, A9.7)"
+                        .into(),
+                at: None,
+            }),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeaponSpec {
     pub id: String,
     pub name: String,
     /// Portage cost in PP (A4.4).
     pub pp: u8,
+    /// Its FP, range and B# (A9.1, A9.7), if the scenario gives them: a weapon without them
+    /// is not fired by the engine.
+    #[serde(default)]
+    pub ratings: Option<SwRatings>,
     /// The unit that possesses it at start (A4.43), or none when it lies in `hex` unpossessed.
     pub held_by: Option<UnitId>,
     pub hex: Hex,
@@ -769,6 +844,16 @@ struct WeaponFile {
     /// The side whose set-up it belongs to, given to one of its units as it sets it up.
     #[serde(default)]
     side: Option<String>,
+    /// FP, normal range and Breakdown Number as the counter prints them (A9.1, A9.7).
+    #[serde(default)]
+    fp: Option<u8>,
+    #[serde(default)]
+    range: Option<u8>,
+    #[serde(default)]
+    breakdown: Option<u8>,
+    /// The repair dr that repairs it (A9.72), if the scenario gives one.
+    #[serde(default)]
+    repair: Option<u8>,
 }
 
 #[derive(Deserialize)]
@@ -1266,6 +1351,7 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
+            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair)?;
             let given = match (&w.held_by, &w.hex, &w.side) {
                 (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
@@ -1298,6 +1384,7 @@ impl File {
                         id: w.id.clone(),
                         name: w.name.clone(),
                         pp: w.pp,
+                        ratings,
                         side,
                         held_by,
                     };
@@ -1348,6 +1435,7 @@ impl File {
                 id: w.id.clone(),
                 name: w.name.clone(),
                 pp: w.pp,
+                ratings,
                 held_by: w.held_by.clone(),
                 hex,
             };
@@ -2197,6 +2285,45 @@ hex = "1B2"
         assert!(!s.setup.as_ref().unwrap().has_set_up_step());
         let e = refused(&enters.replace("turn = 1", "turn = 2"));
         assert_eq!(e.field, "units[1].enters.turn", "{e}");
+    }
+
+    /// A9.1, A9.7: a weapon's FP, normal range and B# are read together, or not at all.
+    #[test]
+    fn a_weapons_fire_ratings_are_given_together() {
+        let weapon = |extra: &str| {
+            format!(
+                "{MINIMAL}[[weapons]]\nid = \"glmg\"\nname = \"LMG\"\npp = 1\nheld_by = \"g1\"\n{extra}\n"
+            )
+        };
+        let s = Scenario::read_toml(&weapon("fp = 3\nrange = 8\nbreakdown = 11")).unwrap();
+        assert_eq!(
+            s.weapons["glmg"].ratings,
+            Some(SwRatings {
+                fp: 3,
+                range: 8,
+                breakdown: 11,
+                repair: None
+            })
+        );
+        let s =
+            Scenario::read_toml(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 2")).unwrap();
+        assert_eq!(s.weapons["glmg"].ratings.unwrap().repair, Some(2));
+        let e = refused(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 6"));
+        assert_eq!(e.field, "weapons[0].repair", "{e}");
+        let e = refused(&weapon("repair = 1"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
+        let s = Scenario::read_toml(&weapon("")).unwrap();
+        assert_eq!(s.weapons["glmg"].ratings, None);
+        let e = refused(&weapon("fp = 3\nrange = 8"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
+        assert!(e.reason.contains("together"), "{e}");
+        let e = refused(&weapon("fp = 3\nrange = 8\nbreakdown = 13"));
+        assert_eq!(e.field, "weapons[0].breakdown", "{e}");
+        assert!(e.reason.contains("A9.7"), "{e}");
+        let e = refused(&weapon("fp = 0\nrange = 8\nbreakdown = 12"));
+        assert_eq!(e.field, "weapons[0].fp", "{e}");
+        let e = refused(&weapon("fp = 2\nrange = 0\nbreakdown = 12"));
+        assert_eq!(e.field, "weapons[0].range", "{e}");
     }
 
     #[test]

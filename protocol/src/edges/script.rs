@@ -69,6 +69,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "tunnel-seen",
     "discover-tunnel",
     "rally",
+    "repair",
     "roll",
     "setup",
     "lift",
@@ -153,6 +154,8 @@ pub enum Check {
     Cx(UnitId, bool),
     /// `holds=467a:lmg1` — the unit possesses the weapon (`holds=none:lmg1`: nobody does).
     Holds(Option<UnitId>, String),
+    /// `malfunctioned=lmg1:true` — whether the support weapon has malfunctioned (A9.7).
+    Malfunctioned(String, bool),
     /// `eliminated=467a`
     Eliminated(UnitId),
     /// `reads=r1:half-squad:2-4-7` — the unit's kind and ratings as they read now, the kind by its
@@ -400,6 +403,13 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             Check::Holds((u != "none").then_some(u), w.to_string())
         }
         "eliminated" => Check::Eliminated(value.to_string()),
+        "malfunctioned" => {
+            let (w, b) = unit_and(value, key)?;
+            let b = b
+                .parse()
+                .map_err(|_| "malfunctioned= takes WEAPON:true or WEAPON:false")?;
+            Check::Malfunctioned(w, b)
+        }
         "reads" => {
             let (u, rest) = unit_and(value, key)?;
             let (kind, ratings) = rest
@@ -741,6 +751,12 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }
         }
         "rally" => parse_rally(args),
+        "repair" => match args {
+            [weapon] => Ok(Command::RepairWeapon {
+                weapon: weapon.clone(),
+            }),
+            _ => Err("`repair` takes one support weapon: repair lmg1".into()),
+        },
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {
@@ -1247,6 +1263,19 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 &w.held_by == holder,
                 format!("`{weapon}` is held by {:?}, not {holder:?}", w.held_by),
+            )
+        }
+        Check::Malfunctioned(weapon, want) => {
+            let w = game
+                .weapons
+                .get(weapon)
+                .ok_or_else(|| format!("no weapon `{weapon}` to check"))?;
+            expect(
+                w.malfunctioned == *want,
+                format!(
+                    "`{weapon}` malfunctioned is {}, not {want}",
+                    w.malfunctioned
+                ),
             )
         }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),

@@ -140,9 +140,31 @@ pub enum Event {
     AttackDeclared {
         by: Side,
         firers: Vec<UnitId>,
+        /// The support weapons that fire in it, each by the unit possessing it (A9.11).
+        #[serde(default)]
+        weapons: Vec<String>,
         target: Hex,
         /// Into the sewer beneath `target`: Point Blank Fire with a −2 DRM (B8.3).
         into_sewer: bool,
+    },
+    /// A support weapon's Original IFT DR reached its Breakdown Number: it malfunctioned
+    /// (A9.7) and fires no more until repaired. The attack it took part in is resolved all the
+    /// same.
+    WeaponMalfunctioned {
+        weapon: String,
+        /// The unit possessing it, whose fire it was.
+        holder: UnitId,
+        original_dr: u8,
+        breakdown: u8,
+    },
+    /// The unit possessing a malfunctioned weapon tried to repair it in the RPh (A9.72): its
+    /// dr (logged by the `DiceRolled` before it) repaired it, eliminated it, or left it as it
+    /// was.
+    WeaponRepairAttempted {
+        weapon: String,
+        holder: UnitId,
+        dr: u8,
+        result: RepairResult,
     },
     AttackResolved {
         by: Side,
@@ -683,6 +705,8 @@ impl Event {
             Event::WallAdvantageChanceOffered { .. } => "WallAdvantageChanceOffered",
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
+            Event::WeaponMalfunctioned { .. } => "WeaponMalfunctioned",
+            Event::WeaponRepairAttempted { .. } => "WeaponRepairAttempted",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
             Event::ResidualFpLeft { .. } => "ResidualFpLeft",
@@ -801,6 +825,8 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::WeaponMalfunctioned { holder, .. }
+            | Event::WeaponRepairAttempted { holder, .. } => vec![holder],
             Event::CloseCombatDesignated { attacks, .. } => attacks
                 .iter()
                 .flat_map(|a| a.attackers.iter().chain(&a.defenders))
@@ -832,4 +858,15 @@ impl Event {
             _ => vec![],
         }
     }
+}
+
+/// What a repair dr did to a malfunctioned support weapon (A9.72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairResult {
+    /// At or below its repair number: it fires again.
+    Repaired,
+    /// A 6: the weapon is removed from play.
+    Eliminated,
+    /// Neither: it stays malfunctioned.
+    Failed,
 }

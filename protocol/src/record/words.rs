@@ -265,16 +265,43 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackDeclared {
             by,
             firers,
+            weapons,
             target,
             into_sewer,
         } => format!(
             "{} declared fire by {} at {target}{}",
             name(*by),
-            firers.join("+"),
+            firers
+                .iter()
+                .chain(weapons)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("+"),
             if *into_sewer {
                 ", into the sewer: PBF with −2 (B8.3)"
             } else {
                 ""
+            }
+        ),
+        Event::WeaponMalfunctioned {
+            weapon,
+            holder,
+            original_dr,
+            breakdown,
+        } => format!(
+            "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
+        ),
+        Event::WeaponRepairAttempted {
+            weapon,
+            holder,
+            dr,
+            result,
+        } => format!(
+            "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
+            match result {
+                crate::game::event::RepairResult::Repaired => "repaired",
+                crate::game::event::RepairResult::Eliminated => "eliminated",
+                crate::game::event::RepairResult::Failed => "still malfunctioned",
             }
         ),
         Event::AttackResolved { by, target } => {
