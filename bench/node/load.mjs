@@ -1,4 +1,4 @@
-// One load generator, three targets, the same shape (issue 21): N matches at once, two seats
+// One load generator, five targets, the same shape (issue 21): N matches at once, two seats
 // per match alternating one cheap legal command, one command in flight per match. Latency is
 // send → the opponent's receipt of what the command did; moves/s is all matches' moves over
 // the run's wall time; the target's CPU per move is its process's CPU time over the run
@@ -13,6 +13,9 @@
 //           it is written the way a Node deployment would write it.
 //   bgio    boardgame.io 0.50.2's own Server (in-memory storage) with a one-move game, driven
 //           by boardgame.io's own Client over its socket.io transport.
+//   colyseus  Colyseus 0.18's own Server (in memory, colyseus-server.mjs) with a one-counter
+//           room whose patch is broadcast after each move, driven by its own client
+//           (@colyseus/sdk).
 //
 // Runs alternate between targets (the order rotated each repeat); the figures are medians over
 // repeats. Every wait has a limit, so a target that fails to start or a match that stalls is
@@ -27,6 +30,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { Client as ColyseusClient } from '@colyseus/sdk';
 import { BenchGame } from './bgio-game.mjs';
 
 const require = createRequire(import.meta.url);
@@ -57,10 +61,10 @@ const CONNECTIONS_PER_IP_UNLIMITED = 1_000_000;
 const ADMIN_TOKEN = 'asl-load';
 /** Writes timed for the fdatasync floor printed beside the figures. */
 const FLOOR_SYNCS = 200;
-const TARGETS = ['server', 'relay', 'relay-node', 'bgio'];
+const TARGETS = ['server', 'relay', 'relay-node', 'bgio', 'colyseus'];
 
 const USAGE = `usage: node load.mjs [--matches 1,50,200] [--moves 300] [--repeats 3]
-                    [--targets server,relay,relay-node,bgio] [--server-bin PATH] [--load-bin PATH]
+                    [--targets server,relay,relay-node,bgio,colyseus] [--server-bin PATH] [--load-bin PATH]
   --server-bin  asl-server to run (env ASL_SERVER_BIN; default target/release/asl-server)
   --load-bin    asl-load whose relay-server to run (env ASL_LOAD_BIN; default target/release/asl-load)`;
 
@@ -672,6 +676,87 @@ class BgioSeat {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Target 4: Colyseus.
+
+const colyseusTarget = {
+  name: 'colyseus',
+  async start(dir) {
+    const port = await freePort();
+    return Target.start('colyseus', process.execPath, [path.join(HERE, 'colyseus-server.mjs'), String(port)],
+      port, path.join(dir, 'colyseus.log'), { NODE_ENV: 'production' });
+  },
+
+  /** A room created by the first seat and joined by id by the second, each through Colyseus's
+   * own client, both holding the room's first state. */
+  async setup(target, n) {
+    const label = `colyseus match ${n}`;
+    const client = new ColyseusClient(`ws://127.0.0.1:${target.port}`);
+    const limit = (p, what) => Promise.race([
+      p,
+      sleep(REPLY_WAIT_MS).then(() => { throw new Error(`${label}: ${what}: no answer in ${REPLY_WAIT_MS} ms`); }),
+    ]);
+    const first = await limit(client.create('bench'), 'create');
+    const second = await limit(client.joinById(first.roomId), 'join');
+    const seats = [new ColyseusSeat(first, `${label} seat 0`), new ColyseusSeat(second, `${label} seat 1`)];
+    await Promise.all(seats.map((s) => s.until(() => true)));
+    return { label, seats, target, moves: 0 };
+  },
+
+  /** One `done` by the seat whose turn it is, timed to the opponent's patch showing it. */
+  async step(m, id) {
+    const me = m.moves % 2;
+    const next = m.moves + 1;
+    const sent = performance.now();
+    const theirs = m.seats[1 - me].until((st) => st.moves >= next);
+    m.seats[me].room.send('done');
+    const at = await theirs.catch((e) => {
+      m.target.alive();
+      throw new Error(`${e.message} (move ${id})`);
+    });
+    m.moves = next;
+    return at - sent;
+  },
+
+  teardown(m) {
+    for (const s of m.seats) s.room.leave().catch(() => {});
+  },
+};
+
+/** A Colyseus room as one seat sees it, and the waits on its state. */
+class ColyseusSeat {
+  constructor(room, label) {
+    this.room = room;
+    this.label = label;
+    this.waits = [];
+    // The first state may have come with the join, before this seat listened.
+    this.synced = room.state?.moves !== undefined;
+    room.onStateChange((state) => {
+      this.synced = true;
+      const at = performance.now();
+      this.waits = this.waits.filter((w) => {
+        if (!w.pred(state)) return true;
+        clearTimeout(w.timer);
+        w.resolve(at);
+        return false;
+      });
+    });
+  }
+
+  /** When the room's state first satisfies `pred` (performance.now() of that patch). */
+  until(pred) {
+    if (this.synced && pred(this.room.state)) return Promise.resolve(performance.now());
+    return new Promise((resolve, reject) => {
+      const w = { pred, resolve };
+      w.timer = setTimeout(() => {
+        this.waits = this.waits.filter((x) => x !== w);
+        reject(new Error(`${this.label}: stalled, no patch in ${REPLY_WAIT_MS} ms`));
+      }, REPLY_WAIT_MS);
+      this.waits.push(w);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runs and figures
 
 /** Sets up `n` matches on `target`, a bounded number at once. */
@@ -742,6 +827,7 @@ const NAMES = {
   relay: 'bare relay (no rules, no storage)',
   'relay-node': 'bare relay in Node `ws` (no rules, no storage)',
   bgio: 'boardgame.io 0.50.2 (in-memory)',
+  colyseus: 'Colyseus 0.18 (in-memory, a patch per move)',
 };
 
 const fmt = (x, digits) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -760,7 +846,7 @@ function machine() {
 }
 
 async function main() {
-  const drivers = { server: serverTarget, relay: relayTarget, 'relay-node': relayNodeTarget, bgio: bgioTarget };
+  const drivers = { server: serverTarget, relay: relayTarget, 'relay-node': relayNodeTarget, bgio: bgioTarget, colyseus: colyseusTarget };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asl-node-bench-'));
   const targets = {};
   const stop = async () => Promise.all(Object.values(targets).map((t) => t.kill()));
@@ -805,6 +891,7 @@ async function main() {
       if (summary.relay) printRatios(n, summary.server, 'relay', summary.relay);
       if (summary['relay-node']) printRatios(n, summary.server, 'relay-node', summary['relay-node']);
       if (summary.bgio) printRatios(n, summary.server, 'boardgame.io', summary.bgio);
+      if (summary.colyseus) printRatios(n, summary.server, 'Colyseus', summary.colyseus);
     }
     await stop();
     fs.rmSync(dir, { recursive: true, force: true });
