@@ -1228,6 +1228,8 @@ impl File {
         }
         hexsides.extend(from_boards);
 
+        // Units and weapons, on the map or off it, share one namespace: commands name either.
+        let mut ids = BTreeSet::new();
         let mut units = BTreeMap::new();
         let mut offboard: BTreeMap<UnitId, crate::setup::OffboardUnit> = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
@@ -1247,12 +1249,8 @@ impl File {
             let off_board = u.offboard || u.enters.is_some();
             if off_board {
                 let unit = self.offboard_unit(&field, side, u)?;
-                if units.contains_key(&u.id) || offboard.insert(u.id.clone(), unit).is_some() {
-                    return Err(refuse(
-                        format!("{field}.id"),
-                        format!("`{}` is used twice", u.id),
-                    ));
-                }
+                claim_id(&mut ids, &field, &u.id)?;
+                offboard.insert(u.id.clone(), unit);
                 continue;
             }
             let Some(hex_text) = &u.hex else {
@@ -1330,12 +1328,8 @@ impl File {
                 level,
             };
             check_placement(&field, &spec, &hexes[&hex])?;
-            if offboard.contains_key(&u.id) || units.insert(u.id.clone(), spec).is_some() {
-                return Err(refuse(
-                    format!("{field}.id"),
-                    format!("`{}` is used twice", u.id),
-                ));
-            }
+            claim_id(&mut ids, &field, &u.id)?;
+            units.insert(u.id.clone(), spec);
         }
         if units.len() + offboard.len() > UNITS_MAX {
             return Err(refuse("units", format!("more than {UNITS_MAX} units")));
@@ -1388,16 +1382,8 @@ impl File {
                         side,
                         held_by,
                     };
-                    if units.contains_key(&w.id)
-                        || offboard.contains_key(&w.id)
-                        || weapons.contains_key(&w.id)
-                        || offboard_weapons.insert(w.id.clone(), spec).is_some()
-                    {
-                        return Err(refuse(
-                            format!("{field}.id"),
-                            format!("`{}` is used twice", w.id),
-                        ));
-                    }
+                    claim_id(&mut ids, &field, &w.id)?;
+                    offboard_weapons.insert(w.id.clone(), spec);
                     continue;
                 }
             }
@@ -1439,16 +1425,8 @@ impl File {
                 held_by: w.held_by.clone(),
                 hex,
             };
-            if units.contains_key(&w.id)
-                || offboard.contains_key(&w.id)
-                || offboard_weapons.contains_key(&w.id)
-                || weapons.insert(w.id.clone(), spec).is_some()
-            {
-                return Err(refuse(
-                    format!("{field}.id"),
-                    format!("`{}` is used twice", w.id),
-                ));
-            }
+            claim_id(&mut ids, &field, &w.id)?;
+            weapons.insert(w.id.clone(), spec);
         }
 
         let mut tunnels = Vec::new();
@@ -2088,6 +2066,18 @@ pub fn is_bidi(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Takes `id` for one unit or weapon of the scenario, refusing an id already taken.
+fn claim_id(ids: &mut BTreeSet<String>, field: &str, id: &str) -> Result<(), ScenarioError> {
+    if ids.insert(id.to_owned()) {
+        Ok(())
+    } else {
+        Err(refuse(
+            format!("{field}.id"),
+            format!("`{id}` is used twice"),
+        ))
+    }
+}
+
 /// Ratings must be three numbers for MMC (`4-6-7`) and two for leaders (`9-1`, modifier may be
 /// negative as in `7-0` or `6+1`); heroes print three (`1-4-9`). Vehicles and dummies carry none.
 fn check_ratings(field: &str, kind: UnitKind, ratings: &str) -> Result<(), ScenarioError> {
@@ -2324,6 +2314,38 @@ hex = "1B2"
         assert_eq!(e.field, "weapons[0].fp", "{e}");
         let e = refused(&weapon("fp = 2\nrange = 0\nbreakdown = 12"));
         assert_eq!(e.field, "weapons[0].range", "{e}");
+    }
+
+    /// Commands name units and weapons alike, so one id means one piece, wherever each of
+    /// the two sits: on the map, off it to set up, or given at set-up.
+    #[test]
+    fn an_id_names_one_unit_or_weapon() {
+        let area =
+            "[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nboard = \"1\"\n";
+        let weapon = |id: &str, how: &str| {
+            format!("[[weapons]]\nid = \"{id}\"\nname = \"LMG\"\npp = 1\n{how}\n")
+        };
+        let cases = [
+            // an on-map unit's id taken by an off-board unit
+            (with_setup("[[units]]\nid = \"g1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\noffboard = true\n"), "units[2].id"),
+            // a unit's id taken by a weapon on the map, and by one given at set-up
+            (with_setup(&weapon("g1", "held_by = \"g1\"")), "weapons[0].id"),
+            (with_setup(&format!("{}{area}", weapon("r1", "side = \"russian\""))), "weapons[0].id"),
+            // two weapons, one on the map and one given at set-up
+            (
+                with_setup(&format!(
+                    "{}{}{area}",
+                    weapon("w", "held_by = \"g1\""),
+                    weapon("w", "side = \"russian\"")
+                )),
+                "weapons[1].id",
+            ),
+        ];
+        for (text, field) in cases {
+            let e = refused(&text);
+            assert_eq!(e.field, field, "{text}: {e}");
+            assert!(e.reason.contains("is used twice"), "{e}");
+        }
     }
 
     #[test]
