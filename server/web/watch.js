@@ -1541,8 +1541,13 @@
       b.type = "button";
       b.className = "weapon-pick";
       b.dataset.weapon = w.id;
-      b.textContent = `${w.name} (${w.id}, ${w.pp} PP) ${w.held_by ? `held by ${w.held_by}` : "unpossessed"}`;
+      const marks = [];
+      if (w.malfunctioned) marks.push("malfunctioned");
+      if (w.fired) marks.push("fired");
+      b.textContent = `${w.name} (${w.id}, ${w.pp} PP) ${w.held_by ? `held by ${w.held_by}` : "unpossessed"}${marks.length ? ` (${marks.join(", ")})` : ""}`;
       if (page.side === null) b.disabled = true;
+      b.setAttribute("aria-pressed", page.selected.has(w.id) ? "true" : "false");
+      b.classList.toggle("selected", page.selected.has(w.id));
       b.addEventListener("click", () => weaponClicked(w));
       li.append(b);
       list.append(li);
@@ -1564,8 +1569,30 @@
     drawPlay();
   }
 
-  /** An unpossessed SW picked up by the one selected unit; one of its own dropped (A4.43). */
+  /** Whether `w` is possessed by a unit of the viewer's side. */
+  function ownWeapon(state, w) {
+    const holder = w.held_by && state.units[w.held_by];
+    return page.side !== null && Boolean(holder) && holder.side === page.side && !holder.eliminated;
+  }
+
+  /** In the attack mode, a weapon of the viewer's is picked among the firers or dropped from
+   * them (A9.1: an attack names the SW it fires); in the RPh a malfunctioned one of the
+   * viewer's is repaired (A9.72); otherwise an unpossessed SW is picked up by the one selected
+   * unit and one of its own dropped (A4.43). The referee checks every one of them. */
   function weaponClicked(w) {
+    const state = page.shown;
+    const own = ownWeapon(state, w);
+    if (own && page.mode === "attack") {
+      if (page.selected.has(w.id)) page.selected.delete(w.id);
+      else page.selected.add(w.id);
+      say(`Firers: ${[...page.selected].sort(naturally).join(" ") || "none"}; click the hex to attack (A7).`);
+      redrawPicks();
+      return;
+    }
+    if (own && w.malfunctioned && moment(state).step.phase === "RPh") {
+      propose({ repair_weapon: { weapon: w.id } }, `Repair ${w.name} (${w.id})`);
+      return;
+    }
     const units = [...page.selected];
     if (w.held_by && page.selected.has(w.held_by)) {
       propose({ drop: { unit: w.held_by, weapon: w.id } }, `${w.held_by} drops ${w.name}`);
@@ -2669,9 +2696,14 @@
       if (state.units[id]) page.entering.delete(id);
     }
     drawForms();
-    // Selected units that are gone (eliminated, or no longer this side's to see) are unpicked.
+    // Selected units that are gone (eliminated, or no longer this side's to see) are unpicked;
+    // a weapon picked stays only among an attack's firers (A9.1): it never moves or rallies.
     for (const id of [...page.selected]) {
-      if (!state.units[id] || state.units[id].eliminated) page.selected.delete(id);
+      const weapon = state.weapons && state.weapons[id];
+      const keep = weapon
+        ? page.mode === "attack" && ownWeapon(state, weapon)
+        : state.units[id] && !state.units[id].eliminated;
+      if (!keep) page.selected.delete(id);
     }
     const units = [...page.selected];
     const phaseNow = moment(state).step.phase;

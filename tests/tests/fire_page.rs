@@ -383,3 +383,148 @@ async fn a_rally_and_a_melee_from_the_page() {
     browser.close().await;
     server.stop().await;
 }
+
+/// A German squad with a light machine gun whose Breakdown Number is 2, so any Original DR of
+/// its attack malfunctions it (A9.7), and a Russian squad in its range, in woods so that
+/// broken or not it has no rout to make (A10.5).
+const MACHINE_GUN: &str = r#"name = "Machine gun"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1H8"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "1B5"
+terrain = "woods"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B2"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1B5"
+
+[[weapons]]
+id = "glmg"
+name = "LMG"
+pp = 1
+held_by = "g1"
+fp = 3
+range = 6
+breakdown = 2
+repair = 3
+"#;
+
+/// A machine gun on the page as `attack g1 glmg at 1B5` and `repair glmg` are in a script: in
+/// the attack mode (K) the weapon is picked among the firers from its holder's stack (A9.1),
+/// and once malfunctioned (A9.7) it is repaired by a click on it in the RPh (A9.72).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_gun_fires_from_the_page_and_is_repaired_in_the_rally_phase() {
+    let (_dir, _server, mut browser, [german, russian]) = start(MACHINE_GUN).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("PFPh, ATTACKER")).await;
+
+    select(&mut browser, &german, "1B2", &["g1"]).await;
+    browser.type_key(&german, "k").await;
+    let weapon = "#stack button.weapon-pick[data-weapon=\"glmg\"]";
+    browser
+        .eval(
+            &german,
+            &format!("document.querySelector('{weapon}').click()"),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                &german,
+                &format!("document.querySelector('{weapon}').getAttribute('aria-pressed')")
+            )
+            .await,
+        "true"
+    );
+    browser.eval(&german, &click_hex("1B5")).await;
+    let panel = fire_panel(&mut browser, &german).await;
+    // The squad keeps its own 4 FP beside the weapon's 3 (A9.11): 7 FP, the 6 column.
+    assert!(panel.contains("7 FP on the 6 column (A7.3)"), "{panel}");
+    assert!(panel.contains("glmg"), "{panel}");
+    let declared = send(&mut browser, &german).await;
+    assert!(
+        declared.starts_with("Attack 1B5 with g1 glmg: before the dice (A7):"),
+        "{declared}"
+    );
+    settle(&mut browser, players).await;
+    browser.press(&german, "Escape", 27).await;
+    browser.type_key(&german, "1").await;
+    send(&mut browser, &german).await;
+    settle(&mut browser, players).await;
+    assert_eq!(
+        browser
+            .eval(&german, "window.aslWatch.live.weapons.glmg.malfunctioned")
+            .await,
+        true
+    );
+
+    // The next RPh (the Russian's Player Turn): the German repairs his weapon with a click.
+    play_until(&mut browser, players, &at("RPh, ATTACKER")).await;
+    browser.eval(&german, &click_hex("1B2")).await;
+    let shown = browser
+        .wait_for(
+            &german,
+            "the weapon in its stack",
+            &format!("document.querySelector('{weapon}') && document.querySelector('{weapon}').textContent"),
+            WAIT,
+        )
+        .await;
+    assert!(shown.as_str().unwrap().contains("malfunctioned"), "{shown}");
+    browser
+        .eval(
+            &german,
+            &format!("document.querySelector('{weapon}').click()"),
+        )
+        .await;
+    let repair = send(&mut browser, &german).await;
+    assert!(repair.starts_with("Repair LMG (glmg)"), "{repair}");
+    settle(&mut browser, players).await;
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "the repair in the record",
+                "document.getElementById('events').textContent.includes('tried to repair its glmg: dr ')",
+                WAIT,
+            )
+            .await;
+    }
+    // Repaired, still malfunctioned or eliminated by a 6: whatever the dr gave, once only.
+    browser.eval(&german, &click_hex("1B2")).await;
+    let state = browser
+        .eval(
+            &german,
+            "JSON.stringify(window.aslWatch.live.weapons.glmg || null)",
+        )
+        .await;
+    if state.as_str().unwrap().contains("\"malfunctioned\":true") {
+        browser
+            .eval(
+                &german,
+                &format!("document.querySelector('{weapon}').click()"),
+            )
+            .await;
+        let again = previewed(&mut browser, &german).await;
+        assert!(again.contains("refused (A9.72)"), "{again}");
+    }
+}
