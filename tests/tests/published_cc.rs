@@ -88,7 +88,7 @@ fn meeting(game: &Game) -> Meeting {
         })
     };
     for h in hexes.keys() {
-        let at = |row: u16| Hex { row, ..h.clone() };
+        let at = |row: u16| Hex { row, ..*h };
         if h.row < 3 || h.column < 3 {
             continue;
         }
@@ -135,7 +135,7 @@ async fn set_up(
         &mut id,
         Command::SetUp {
             unit: squad.into(),
-            hex: at.clone(),
+            hex: *at,
             concealed: false,
             hidden: false,
             weapons: vec![],
@@ -143,7 +143,7 @@ async fn set_up(
     )
     .await;
     assert!(placed, "{squad} is refused in {at}");
-    used.insert(at.clone());
+    used.insert(*at);
     let mut to_give: Vec<String> = setup
         .weapons
         .values()
@@ -154,7 +154,7 @@ async fn set_up(
         .area(side)
         .iter()
         .filter(|h| clear_of(meeting, h))
-        .cloned()
+        .copied()
         .collect();
     for unit in setup.units.values() {
         if unit.side != side || unit.id == squad || unit.enters.is_some() {
@@ -185,22 +185,21 @@ async fn set_up(
                     )
                 })
         };
-        let mut tries = 0;
         let mut done = false;
-        for hex in candidates.iter().filter(|h| !used.contains(*h) && fits(h)) {
-            if tries == TRIES_PER_UNIT_MAX {
-                break;
-            }
-            tries += 1;
+        for hex in candidates
+            .iter()
+            .filter(|h| !used.contains(*h) && fits(h))
+            .take(TRIES_PER_UNIT_MAX)
+        {
             let command = Command::SetUp {
                 unit: unit.id.clone(),
-                hex: hex.clone(),
+                hex: *hex,
                 concealed: dummy,
                 hidden: false,
                 weapons: weapons.clone(),
             };
             if sent(connection, &mut id, command).await {
-                used.insert(hex.clone());
+                used.insert(*hex);
                 done = true;
                 break;
             }
