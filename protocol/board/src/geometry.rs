@@ -25,7 +25,7 @@
 use crate::hex::{
     entry_directions, Direction, Entry, Hex, Hexside, HexsideError, Vertex, DIRECTIONS,
 };
-use crate::scenario::MapSpec;
+use crate::model::MapSpec;
 use crate::vasl::map::Geometry as Grid;
 
 /// A position in the map's grid: column from the west edge, index within the column
@@ -298,7 +298,7 @@ impl<'a> Geometry<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::PlacedBoard;
+    use crate::model::PlacedBoard;
 
     fn h(name: &str) -> Hex {
         name.parse().unwrap()

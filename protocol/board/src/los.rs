@@ -14,7 +14,7 @@
 
 use crate::geometry::Geometry;
 use crate::hex::{Hex, Hexside, COLUMN_MAX, DIRECTIONS, ROW_MAX};
-use crate::scenario::{MapSpec, Scenario};
+use crate::model::{HexSpec, HexsideSpec, MapSpec};
 use crate::terrain::{in_months, HexsideFeature, Terrain};
 use crate::vasl::library::BoardError;
 use crate::vasl::map::BoardMap;
@@ -126,7 +126,7 @@ impl fmt::Debug for Grids {
 /// and a clone shares the map), so the map is never stale; handing in grids empties it.
 /// Not part of the scenario's data: never encoded, and equal whatever it holds.
 #[derive(Clone, Default)]
-pub struct LosCache(OnceLock<Arc<LosMap>>);
+pub struct LosCache(pub(crate) OnceLock<Arc<LosMap>>);
 
 impl PartialEq for LosCache {
     fn eq(&self, _: &LosCache) -> bool {
@@ -164,22 +164,32 @@ fn slot(column: u16, row: u16) -> usize {
     usize::from(column) * GRID_ROWS + usize::from(row)
 }
 
-impl LosMap {
-    /// The scenario's map, built once on first need ([`LosCache`]) and shared with every clone
-    /// and projection of the scenario.
-    pub fn of(scenario: &Scenario) -> &LosMap {
-        scenario
-            .los
-            .0
-            .get_or_init(|| Arc::new(LosMap::new(scenario)))
-    }
+/// What a map for LOS is built from: the parts of a scenario that say what its hexes and
+/// hexsides are and how they lie. The scenario hands them in (`LosMap::of`, in
+/// `board::scenario`), so LOS needs nothing above the scenario's model.
+pub struct MapParts<'a> {
+    pub hexes: &'a BTreeMap<Hex, HexSpec>,
+    pub hexsides: &'a BTreeMap<Hexside, HexsideSpec>,
+    /// Every hedge is bocage by SSR (B9.5).
+    pub hedges_are_bocage: bool,
+    /// Month of the year, for seasonal terrain (B15); 0 = not given.
+    pub month: u8,
+    /// The real boards of the map, if it is made of them.
+    pub map: Option<&'a MapSpec>,
+    /// Their terrain grids, as the host handed them in.
+    pub grids: &'a Grids,
+    /// Directions as the map reads them.
+    pub geometry: Geometry<'a>,
+}
 
-    /// Builds the map afresh (what [`LosMap::of`] does once per scenario).
-    pub fn new(scenario: &Scenario) -> LosMap {
+impl LosMap {
+    /// Builds the map afresh from a scenario's parts (what `LosMap::of` does once per
+    /// scenario).
+    pub fn build(parts: MapParts<'_>) -> LosMap {
         let mut boards: BTreeMap<Option<u16>, Vec<Cell>> = BTreeMap::new();
         // Directions are the map's on a map of real boards, as every rule reads them.
-        let geometry = scenario.geometry();
-        for (hex, spec) in scenario.hexes.iter() {
+        let geometry = parts.geometry;
+        for (hex, spec) in parts.hexes.iter() {
             let grid = boards
                 .entry(hex.board)
                 .or_insert_with(|| vec![EMPTY; GRID_COLUMNS * GRID_ROWS]);
@@ -205,12 +215,12 @@ impl LosMap {
                 sides: [None; 6],
             };
         }
-        for (side, spec) in scenario.hexsides.iter() {
-            let Some(feature) = scenario.hexside_feature(*side) else {
+        for (side, spec) in parts.hexsides.iter() {
+            let Some(feature) = spec.feature_with(parts.hedges_are_bocage) else {
                 continue;
             };
             let level = |h: Hex| {
-                scenario
+                parts
                     .hexes
                     .get(&h)
                     .map_or(0, |s| Halves::from(s.elevation) * 2)
@@ -234,8 +244,8 @@ impl LosMap {
             .collect();
         LosMap {
             boards,
-            month: scenario.month,
-            real: scenario.map.as_ref().map(|spec| match &scenario.grids.0 {
+            month: parts.month,
+            real: parts.map.map(|spec| match &parts.grids.0 {
                 Some(grids) => (**grids).clone(),
                 None => Err(not_loaded(spec)),
             }),

@@ -7,7 +7,7 @@
 //! (`rules::setup`) rules by and what the game carries in its log's first event.
 
 use crate::hex::{Direction, Hex};
-use crate::scenario::{HexSpec, Morale, Side, UnitId, UnitKind};
+use crate::model::{HexSpec, Morale, Side, UnitId, UnitKind};
 use crate::terrain::{Fortification, Terrain};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,7 +143,7 @@ pub struct OffboardWeapon {
     pub pp: u8,
     /// Its FP, range and B# (A9.1, A9.7), if the scenario gives them.
     #[serde(default)]
-    pub ratings: Option<crate::scenario::SwRatings>,
+    pub ratings: Option<crate::model::SwRatings>,
     pub side: Side,
     /// The off-board unit that possesses it; `None` for one its side gives to a unit of its
     /// own at set-up ([`Setup::to_give`]).
@@ -202,7 +202,7 @@ pub(crate) fn room_for(
     side: Side,
     hexes: &BTreeMap<Hex, HexSpec>,
 ) -> Option<String> {
-    use crate::scenario::{Stack, STACK_HALF_SQUADS_MAX, STACK_SMC_MAX};
+    use crate::model::{Stack, STACK_HALF_SQUADS_MAX, STACK_SMC_MAX};
     let usable: Vec<&HexSpec> = setup
         .area(side)
         .iter()

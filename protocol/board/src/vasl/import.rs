@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::archive::{BoardArchive, LosGrid, A1_CENTRE_Y, HEX_HEIGHT, HEX_WIDTH};
 use super::codes::{engine_terrain, Category, TerrainTable, TerrainType};
 use crate::hex::{Hex, Hexside, DIRECTIONS};
-use crate::scenario::{HexSpec, HexsideSpec, Road};
+use crate::model::{HexSpec, HexsideSpec, Road};
 use crate::terrain::{HexsideFeature, Terrain};
 
 /// The hexes of a board with `columns` × `rows`: (column index from 0, place in the column

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use super::archive::{self, BoardArchive};
 use super::codes::TerrainTable;
 use super::map::{BoardMap, Placed};
-use crate::scenario::{MapSpec, Scenario};
+use crate::model::MapSpec;
 
 /// Fetches the bytes of the archive holding VASL's board `name` (`"1"` → `bd01`); the IO is the
 /// caller's. An error says what is missing ([`BoardError::NotIn`]) or why a file there was not
@@ -313,17 +313,6 @@ impl Boards {
         maps.retain(|(_, m)| m.strong_count() > 0);
         maps.push((spec.clone(), Arc::downgrade(&map)));
         Ok(map)
-    }
-
-    /// Hands `scenario` the grids of its real boards ([`Boards::map`]), or the reason they
-    /// cannot be had, which LOS on its map then answers with. The host calls this for a
-    /// game's scenario when it creates or loads the game: the core looks for no board itself.
-    /// A scenario on a hand-typed map is left as it is.
-    pub fn attach(&self, scenario: &mut Scenario) {
-        if let Some(spec) = &scenario.map {
-            let grids = self.map(spec);
-            scenario.set_grids(grids);
-        }
     }
 }
 
