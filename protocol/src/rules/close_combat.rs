@@ -137,10 +137,9 @@ pub(super) fn ambush_checks(
     Ok(events)
 }
 
-/// The units of the CC Location of `hex` if an Ambush check is made there (A11.4): Infantry
-/// advanced into it this APh, into woods or a building, and not into a Melee (units of both
-/// sides there that did not advance in: they were in CC already). Only where the engine resolves
-/// the CC itself (`unresolved`): elsewhere the players check, as they roll the rest.
+/// The units of the CC Location of `hex` if the engine makes an Ambush check there (A11.4,
+/// `ambush_ground`). Only where the engine resolves the CC itself (`unresolved`) and no unit is
+/// broken: elsewhere the players check, as they roll the rest.
 fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
     let units = location_units(game, hex).ok()?;
     let hidden_there = game
@@ -149,24 +148,30 @@ fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
     if hidden_there || unresolved(&units).is_some() {
         return None;
     }
-    let advanced = |u: &&&Unit| game.movement.advanced.contains(&u.id);
-    if !units.iter().any(|u| advanced(&u)) {
+    if units.iter().any(|u| u.morale == Morale::Broken) {
         return None;
     }
-    let stayed = |side: Side| {
-        units
-            .iter()
-            .any(|u| u.side == side && !game.movement.advanced.contains(&u.id))
-    };
+    ambush_ground(game, hex, &units).then_some(units)
+}
+
+/// Whether the advances into the CC Location of `hex` call for an Ambush check (A11.4),
+/// whatever the units' state: Infantry advanced into it this APh, into woods or a building,
+/// and not into a Melee (units of both sides there that did not advance in).
+fn ambush_ground(game: &Game, hex: Hex, units: &[&Unit]) -> bool {
+    let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
+    if !units.iter().any(|u| advanced(u)) {
+        return false;
+    }
+    let stayed = |side: Side| units.iter().any(|u| u.side == side && !advanced(u));
     if stayed(Side::A) && stayed(Side::B) {
-        return None;
+        return false;
     }
-    let terrain = game.scenario.hexes.get(&hex)?.terrain;
-    matches!(
-        terrain,
-        Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
-    )
-    .then_some(units)
+    game.scenario.hexes.get(&hex).is_some_and(|h| {
+        matches!(
+            h.terrain,
+            Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
+        )
+    })
 }
 
 /// One side's Ambush drm (A11.4), each counted once for the side: +1 when any of its units
@@ -354,12 +359,29 @@ pub(super) fn decide_close_combat(
         _ => {}
     }
     let units = location_units(game, hex)?;
+    // A11.4: an Ambush check with a broken unit in it is not made by the engine (its drm for a
+    // broken unit rests on one source): the players check and roll it all.
+    if units
+        .iter()
+        .any(|u| u.morale == Morale::Broken && !u.concealed)
+        && ambush_ground(game, hex, &units)
+    {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::NotModelled,
+            format!("units advanced into {hex} call for an Ambush check, which the engine does not make with a broken unit there: the players check for Ambush and roll this Close Combat (`roll dr CC`, `roll DR CC`), then `adjudicate` and record the Melee if both sides remain"),
+        ));
+    }
     // What the engine does not resolve is said before what a designation names: a concealed
     // unit's alias would otherwise be refused as no enemy unit.
     if let Some(why) = unresolved(&units) {
         return Err(why);
     }
     check_attacks(game, by, hex, &units, attacks)?;
+    // What the engine would not resolve in an attack is said at its designation, not after.
+    for attack in attacks {
+        assess(game, hex, attack)?;
+    }
     // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
     // that their check found none has no place.
     if no_ambush {
@@ -515,7 +537,27 @@ pub(super) fn decide_close_combat(
             .iter()
             .any(|u| u.side == side && !eliminated.contains(&u.id))
     };
-    if !partial && remains(attacker) && remains(attacker.opponent()) {
+    let both = remains(attacker) && remains(attacker.opponent());
+    if both {
+        // A broken unit held in Melee: what becomes of it (a withdrawal, A11.2) is not ruled by
+        // the engine, so the Melee is the players' to record.
+        for u in units
+            .iter()
+            .filter(|u| u.morale == Morale::Broken && !eliminated.contains(&u.id))
+        {
+            partial = true;
+            events.push(Event::FireEffectLeftToPlayers {
+                target: hex,
+                unit: Some(u.id.clone()),
+                rule: "A11.16".into(),
+                why: format!(
+                    "`{}` is broken and held in Melee: whether it withdraws (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                    u.id
+                ),
+            });
+        }
+    }
+    if !partial && both {
         events.push(Event::MeleeRecorded { hex });
     }
     Ok(events)
@@ -603,6 +645,17 @@ fn check_attacks(
                     ],
                 ));
             }
+            // A11.16: a broken unit defends in CC but makes no attack.
+            if unit.morale == Morale::Broken {
+                return Err(RuleViolation::with(
+                    "A11.16",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " is broken: a broken unit makes no CC attack"
+                    ],
+                ));
+            }
             if !attacking.insert(id.clone()) {
                 return Err(RuleViolation::with(
                     "A11.12",
@@ -669,10 +722,9 @@ fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
                 ],
             );
         }
-        match u.morale {
-            Morale::GoodOrder => {}
-            Morale::Broken => return refuse("A11.16", pieces![Piece::unit(&u.id), " is broken"]),
-            Morale::Berserk => return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]),
+        // A broken unit is resolved (A11.16: it defends, never attacks); a berserk one is not.
+        if u.morale == Morale::Berserk {
+            return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]);
         }
         if u.kind != UnitKind::Leader && fire_power(u).is_none() {
             return refuse(
@@ -819,6 +871,26 @@ fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViol
             return Err(not_modelled(
                 "A4.51",
                 pieces!["some of the attacked units are CX and some not"],
+            ))
+        }
+    }
+    // A11.16: an attack on broken units has -2; one DR for broken and unbroken units together
+    // would need a Final DR for each, which the engine does not make.
+    match defenders
+        .iter()
+        .filter(|u| u.morale == Morale::Broken)
+        .count()
+    {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -2,
+            reason: "broken defenders".into(),
+            rule: "A11.16".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A11.16",
+                pieces!["some of the attacked units are broken and some not"],
             ))
         }
     }
