@@ -511,20 +511,51 @@ pub(super) fn decide_close_combat(
                     }
                     [_] => {}
                     many => {
-                        // Which of them is reduced is a Random Selection (A.9) the engine
-                        // does not roll in CC: the players' to make.
-                        partial = true;
-                        changed.extend(many.iter().cloned());
-                        let named: Vec<String> = many.iter().map(|d| format!("`{d}`")).collect();
-                        events.push(Event::FireEffectLeftToPlayers {
-                            target: hex,
-                            unit: None,
-                            rule: "A11.11".into(),
-                            why: format!(
-                                "Partial Kill in CC ({figures}): one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302); enter it with `adjudicate`",
-                                named.join(", ")
-                            ),
-                        });
+                        // Which of them is reduced is a Random Selection (A.9) among those
+                        // still there, by the one path it takes; every unit tied at the
+                        // highest dr is reduced (A11.11: one or more).
+                        let left: Vec<&Unit> = many
+                            .iter()
+                            .filter(|d| !eliminated.contains(*d))
+                            .map(|d| &game.units[d])
+                            .collect();
+                        let (drs, rolls) = morale::random_selection(
+                            side,
+                            &left,
+                            "a Partial Kill in CC",
+                            &mut first_draw,
+                            dice,
+                        )
+                        .map_err(|_| {
+                            RuleViolation::new(
+                                "docs/dice.md",
+                                ViolationKind::NoDice,
+                                "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
+                            )
+                        })?;
+                        events.extend(rolls);
+                        for one in morale::selected(&drs) {
+                            let unit = &game.units[&one];
+                            let reduced = morale::casualty_reduction(
+                                unit,
+                                "A11.11",
+                                &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                            );
+                            let mut applied = false;
+                            for event in &reduced {
+                                if let Event::FireEffectApplied { unit, outcome, .. } = event {
+                                    applied = true;
+                                    if *outcome == Outcome::Eliminate {
+                                        eliminated.insert(unit.clone());
+                                    }
+                                }
+                            }
+                            if !eliminated.contains(&one) {
+                                changed.insert(one.clone());
+                            }
+                            partial |= !applied;
+                            events.extend(reduced);
+                        }
                     }
                 },
                 CcResult::NoEffect => {}
