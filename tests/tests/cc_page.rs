@@ -135,7 +135,7 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
                     "the Ambush dr in the record",
                     &format!(
                         "({}) || null",
-                        record_lines(&[&format!("{who} rolled dr"), "Ambush dr in 55G6"])
+                        record_lines(&["rolled dr", &format!("Ambush dr in 55G6 of the {who}")])
                     ),
                     WAIT,
                 )
@@ -273,8 +273,8 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
                     &format!(
                         "({}) || null",
                         record_lines(&[
-                            &format!("{who} rolled DR for CloseCombat (A11.11)"),
-                            attack
+                            "rolled DR for CloseCombat (A11.11)",
+                            &format!("{who} {attack}")
                         ])
                     ),
                     WAIT,

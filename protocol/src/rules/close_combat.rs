@@ -111,16 +111,18 @@ pub(super) fn ambush_checks(
             })?;
             let final_result = i16::from(die) + drm.iter().map(|m| i16::from(m.value)).sum::<i16>();
             finals[i] = final_result;
+            // The ATTACKER's `done` rolls both drs: each roll names the side whose command
+            // made it (`record::export`), its words the side whose dr it is.
             events.push(Event::DiceRolled {
                 roll: Roll {
-                    side,
+                    side: attacker,
                     purpose: RollPurpose::CloseCombat,
                     rule: "A11.4".into(),
                     first_draw,
                     dice: vec![die],
                     modifiers: drm,
                     final_result,
-                    outcome: format!("Ambush dr in {hex}: {}", game.side_name(side)),
+                    outcome: format!("Ambush dr in {hex} of the {}", game.side_name(side)),
                 },
             });
             first_draw += 1;
@@ -450,7 +452,10 @@ pub(super) fn decide_close_combat(
                     rule: "A11.4".into(),
                 });
             }
-            let roll = roll_attack(side, hex, attack, &assessed, first_draw, dice)
+            // Rolled by the designation that resolves the CC: the roll names its side, as every
+            // roll names the side whose command made it (`record::export`); its words name
+            // whose attack it is.
+            let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, first_draw, dice)
                 .ok_or_else(|| {
                     RuleViolation::new(
                         "docs/dice.md",
@@ -520,7 +525,7 @@ pub(super) fn decide_close_combat(
                             .map(|d| &game.units[d])
                             .collect();
                         let (drs, rolls) = morale::random_selection(
-                            side,
+                            by,
                             &left,
                             "a Partial Kill in CC",
                             &mut first_draw,
@@ -936,6 +941,7 @@ fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViol
 /// Rolls one assessed CC attack's DR (A11.11); `None` when the dice source has none.
 fn roll_attack(
     by: Side,
+    attacking: &str,
     hex: Hex,
     attack: &CcAttack,
     a: &Assessed,
@@ -962,7 +968,7 @@ fn roll_attack(
         modifiers: a.drms.clone(),
         final_result,
         outcome: format!(
-            "CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
+            "{attacking} CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
             list(&attack.attackers),
             halves_words(a.attack_halves),
             list(&attack.defenders),
