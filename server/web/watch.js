@@ -2169,15 +2169,18 @@
   }
 
   /** The CC form's rows: for each attack, this side's units and the enemy's in the Location,
-   * each a box to tick; the Ambush box is the ATTACKER's word (A11.4). */
+   * each a box to tick; above them, who ambushed there, as the engine's check found (A11.4). */
   function drawCc(state) {
     const cc = page.cc;
     const box = el("cc-attacks");
     box.replaceChildren();
     if (!cc) return;
     const here = ccUnits(state, cc.hex);
-    const designating = Object.keys(state.movement.cc_designated || {}).includes(cc.hex);
-    el("cc-ambush").hidden = designating;
+    const ambusher = (state.movement.ambush || {})[cc.hex];
+    el("cc-ambush").hidden = !ambusher;
+    el("cc-ambush").textContent = ambusher
+      ? `The ${sideName(state, ambusher)} ambushed here (A11.4): its attacks come first, at −1, and the other side's after, at +1, by its units still there.`
+      : "";
     const tick = (row, set, unit, role) => {
       const label = document.createElement("label");
       const input = document.createElement("input");
@@ -2223,14 +2226,13 @@
     const attacks = none ? [] : cc.rows
       .filter((r) => r.attackers.size || r.defenders.size)
       .map((r) => ({ attackers: [...r.attackers].sort(naturally), defenders: [...r.defenders].sort(naturally) }));
-    const noAmbush = !el("cc-ambush").hidden && el("cc-no-ambush").checked;
-    return { close_combat: { hex: cc.hex, attacks, no_ambush: noAmbush } };
+    return { close_combat: { hex: cc.hex, attacks, no_ambush: false } };
   }
 
   function ccLabel(command) {
     const c = command.close_combat;
     const list = c.attacks.map((a) => `${a.attackers.join(" ")} vs ${a.defenders.join(" ")}`).join(" and ");
-    return `Close Combat in ${c.hex}: ${list || "no attacks"}${c.no_ambush ? ", no Ambush" : ""}`;
+    return `Close Combat in ${c.hex}: ${list || "no attacks"}`;
   }
 
   /** The refusal of `done` that names a broken unit of this side that must rout (A10.5), as

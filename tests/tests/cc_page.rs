@@ -3,11 +3,11 @@
 //!
 //! The first Game Turn of `scenarios/wall-and-sewer.toml` played by two pages up to its Close
 //! Combat: in the APh the German 4-6-7 and its 8-1 leader advance from 55F5 into the woods of
-//! 55G6, where the Russian 7-4-7 stands. In the CCPh the German designates from the CC form (Q)
-//! — refused first for the Ambush check units advancing in call for (A11.4), then sent with
-//! "No Ambush" ticked — and the prompt tells the Russian to designate his own; his designation
+//! 55G6, where the Russian 7-4-7 stands. As the APh ends the server checks for Ambush there
+//! (A11.4: an advance into woods), both drs in both records. In the CCPh the German designates
+//! from the CC form (Q) and the prompt tells the Russian to designate his own; his designation
 //! resolves the CC by the CC Table (A11.11) with the server's dice, and both records show the
-//! CC rolls.
+//! CC rolls: both attacks with no Ambush, the ambusher's first with one.
 //!
 //! A second game shows Assault Movement declared with J in the MPh (A4.61), and the Rout Phase:
 //! a broken German squad ADJACENT to a Russian squad must rout (A10.5); the prompt says so in
@@ -126,25 +126,51 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
             "attacker:467b:true attacker:g-ldr:true defender:747a:true"
         ])
     );
-    // Units advanced in: the players' Ambush check comes first (A11.4).
+    // The engine's Ambush check as the APh ended: each side's dr in both records (A11.4).
+    for tab in players {
+        for who in ["German", "Russian"] {
+            browser
+                .wait_for(
+                    tab,
+                    "the Ambush dr in the record",
+                    &format!(
+                        "({}) || null",
+                        record_lines(&["rolled dr", &format!("Ambush dr in 55G6 of the {who}")])
+                    ),
+                    WAIT,
+                )
+                .await;
+        }
+    }
+    let checked = text(
+        &mut browser,
+        &german,
+        &record_lines(&["Ambush in 55G6 (A11.4)"]),
+    )
+    .await;
+    let ambusher = ["German", "Russian"]
+        .into_iter()
+        .find(|who| checked.contains(&format!("the {who} ambushed")));
+    assert!(
+        ambusher.is_some() || checked.contains("no Ambush in 55G6"),
+        "{checked}"
+    );
+    // With an Ambush the form says whose attacks come first.
+    assert_eq!(
+        browser
+            .eval(&german, "document.getElementById('cc-ambush').hidden")
+            .await,
+        ambusher.is_none()
+    );
     browser
         .eval(
             &german,
             "document.getElementById('cc-form').requestSubmit()",
         )
         .await;
-    let refused = previewed(&mut browser, &german).await;
-    assert!(refused.contains("refused (A11.4)"), "{refused}");
-    browser
-        .eval(
-            &german,
-            "document.getElementById('cc-no-ambush').checked = true; \
-             document.getElementById('cc-form').requestSubmit()",
-        )
-        .await;
     let designated = send(&mut browser, &german).await;
     assert!(
-        designated.starts_with("Close Combat in 55G6: 467b g-ldr vs 747a, no Ambush: "),
+        designated.starts_with("Close Combat in 55G6: 467b g-ldr vs 747a: "),
         "{designated}"
     );
     settle(&mut browser, players).await;
@@ -178,7 +204,7 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
         );
     }
     // From the prompt's first answer: the form, the Russian squad against both Germans; the
-    // leader is left out of this attack, and the Ambush box is not his.
+    // leader is left out of this attack.
     browser.type_key(&russian, "1").await;
     browser
         .eval(
@@ -186,12 +212,6 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
             "document.querySelector('#cc-attacks input[data-unit=\"g-ldr\"]').click()",
         )
         .await;
-    assert_eq!(
-        browser
-            .eval(&russian, "document.getElementById('cc-ambush').hidden")
-            .await,
-        true
-    );
     // A second attack may be added; one left empty is not sent.
     browser
         .eval(&russian, "document.getElementById('cc-add').click()")
@@ -234,12 +254,18 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
     );
     settle(&mut browser, players).await;
 
-    // Both records show both CC rolls, read on the CC Table (A11.11).
+    // Both records show the CC rolls, read on the CC Table (A11.11): both attacks when there
+    // was no Ambush; with one, the ambusher's, which came first and may have left the other
+    // side no unit to attack back with (A11.4).
+    let attacks = [
+        ("German", "CC in 55G6: 467b, g-ldr"),
+        ("Russian", "CC in 55G6: 747a"),
+    ];
     for tab in players {
-        for (who, attack) in [
-            ("German", "CC in 55G6: 467b, g-ldr"),
-            ("Russian", "CC in 55G6: 747a"),
-        ] {
+        for (who, attack) in attacks
+            .into_iter()
+            .filter(|(who, _)| ambusher.is_none_or(|a| a == *who))
+        {
             let line = browser
                 .wait_for(
                     tab,
@@ -247,8 +273,8 @@ async fn a_close_combat_designated_by_both_players_and_resolved_by_the_rules() {
                     &format!(
                         "({}) || null",
                         record_lines(&[
-                            &format!("{who} rolled DR for CloseCombat (A11.11)"),
-                            attack
+                            "rolled DR for CloseCombat (A11.11)",
+                            &format!("{who} {attack}")
                         ])
                     ),
                     WAIT,

@@ -69,6 +69,14 @@ pub enum Event {
         attacks: Vec<crate::game::command::CcAttack>,
         no_ambush: bool,
     },
+    /// As the APh ended, the engine checked for Ambush in the CC Location of `hex` (A11.4):
+    /// each side's dr went before this (`DiceRolled`); `ambusher` is the side whose Final dr
+    /// was at least three less than the other's, if one was. Its CC attacks there come first,
+    /// and the other side's after, with what is left of it (`rules::close_combat`).
+    AmbushChecked {
+        hex: Hex,
+        ambusher: Option<Side>,
+    },
     /// The Close Combat in `hex` ended with units of both sides still there: Melee (A11.7).
     MeleeRecorded {
         hex: Hex,
@@ -692,6 +700,7 @@ impl Event {
             Event::UnitMoved { .. } => "UnitMoved",
             Event::UnitAdvanced { .. } => "UnitAdvanced",
             Event::MeleeRecorded { .. } => "MeleeRecorded",
+            Event::AmbushChecked { .. } => "AmbushChecked",
             Event::CloseCombatDesignated { .. } => "CloseCombatDesignated",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",

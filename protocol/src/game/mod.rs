@@ -537,6 +537,10 @@ pub struct MovementRecord {
     /// Locations whose CC the rules resolved this CCPh (A11.11).
     #[serde(default)]
     pub cc_resolved: BTreeSet<Hex>,
+    /// The side that ambushed the other in each CC Location this CCPh (A11.4), as the Ambush
+    /// check at the end of the APh found it. Both sides saw the drs.
+    #[serde(default)]
+    pub ambush: BTreeMap<Hex, Side>,
     /// Units that attempted to rally this Player Turn (A10.6: one attempt each). The RPh
     /// comes before the MPh, whose end forgets them with the rest.
     pub rallied: BTreeSet<UnitId>,
@@ -1051,6 +1055,7 @@ impl Game {
             melee,
             cc_designated,
             cc_resolved,
+            ambush,
             rallied,
         } = movement;
         let hidden = self.hidden_from(viewer);
@@ -1104,6 +1109,8 @@ impl Game {
                     .map(|(h, a)| (*h, a.clone()))
                     .collect(),
                 cc_resolved: cc_resolved.clone(),
+                // The Ambush drs were rolled in the open (A11.4).
+                ambush: ambush.clone(),
                 rallied: known_of(rallied),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
@@ -1541,6 +1548,11 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::MeleeRecorded { hex } => {
             game.movement.melee.insert(*hex);
+        }
+        Event::AmbushChecked { hex, ambusher } => {
+            if let Some(side) = ambusher {
+                game.movement.ambush.insert(*hex, *side);
+            }
         }
         Event::CloseCombatDesignated {
             by, hex, attacks, ..

@@ -1670,6 +1670,57 @@ mod tests {
     /// Every roll through the referee: `roll` draws from the committed seed, is logged with
     /// its purpose and rule, counted per side and purpose, checked by verify like any other;
     /// an adjudication may cite the roll it follows, and only a roll.
+    /// A Close Combat the engine resolves verifies: the Ambush drs the ATTACKER's `done` rolls
+    /// for both sides (A11.4) and the CC attacks the DEFENDER's designation rolls for both
+    /// sides (A11.11) each name the side whose command made them.
+    #[test]
+    fn a_close_combat_with_its_ambush_check_verifies() {
+        use crate::game::command::CcAttack;
+        use crate::game::phase::Phase;
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/a11-4-ambush.toml"),
+            9,
+        );
+        while r.game().clock.phase() != Phase::Advance {
+            done(&mut r);
+        }
+        for (unit, to) in [("g1", "3C3"), ("g2", "3E3")] {
+            play(
+                &mut r,
+                Side::A,
+                Command::Advance {
+                    units: vec![unit.into()],
+                    to: hex(to),
+                },
+            );
+        }
+        let events = done(&mut r);
+        let checks = events
+            .iter()
+            .filter(|e| matches!(e, Event::AmbushChecked { .. }))
+            .count();
+        assert_eq!(checks, 2, "{events:?}");
+        assert_eq!(r.game().clock.phase(), Phase::CloseCombat);
+        let cc = |hex_name: &str, a: &str, d: &str| Command::CloseCombat {
+            hex: hex(hex_name),
+            attacks: vec![CcAttack {
+                attackers: vec![a.into()],
+                defenders: vec![d.into()],
+            }],
+            no_ambush: false,
+        };
+        play(&mut r, Side::A, cc("3C3", "g1", "r1"));
+        let resolved = play(&mut r, Side::B, cc("3C3", "r1", "g1"));
+        assert!(resolved
+            .iter()
+            .any(|e| matches!(e, Event::DiceRolled { .. })));
+        play(&mut r, Side::B, Command::Concede);
+        let v = verify_text(&export(&r)).unwrap();
+        assert_eq!(v.game.state_hash(), r.game().state_hash());
+        assert_eq!(v.summary.rolls_verified, v.summary.rolls as usize);
+        assert!(v.summary.rolls >= 5, "{}", v.summary.rolls);
+    }
+
     #[test]
     fn rolls_on_request_are_committed_logged_cited_and_verified() {
         use crate::game::command::{DiceCount, Outcome};

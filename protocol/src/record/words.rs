@@ -148,6 +148,13 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 }
             )
         }
+        Event::AmbushChecked { hex, ambusher } => match ambusher {
+            Some(side) => format!(
+                "Ambush in {hex} (A11.4): the {} ambushed; its CC attacks there come first, at -1, and the other side's after, at +1",
+                name(*side)
+            ),
+            None => format!("no Ambush in {hex} (A11.4): its Close Combat is simultaneous"),
+        },
         Event::MeleeRecorded { hex } => format!(
             "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
         ),

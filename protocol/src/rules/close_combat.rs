@@ -1,9 +1,11 @@
 //! Close Combat (A11), as far as the engine rules on it: which Locations are in CC at the CCPh
 //! (units of both sides in one Location, A11.1), and that the CCPh does not end while one of
-//! them is unsettled. The CC Table, odds, DRM, Ambush and Casualty Reduction are not computed:
-//! the players roll through the dice commitment (`roll DR CC`) and enter the results with
-//! `adjudicate`, which the opponent may dispute. A Location still holding both sides after its
-//! CC is recorded as Melee (`melee HEX`, A11.7), to be fought again in the next CCPh.
+//! them is unsettled. Where every unit in the Location is one the engine resolves (`unresolved`),
+//! the sides designate their attacks (`cc`) and the engine rolls them on the CCT (A11.11), after
+//! checking for Ambush as the APh ends (`ambush_checks`, A11.4). Anywhere else the players roll
+//! through the dice commitment (`roll DR CC`) and enter the results with `adjudicate`, which the
+//! opponent may dispute. A Location still holding both sides after its CC is recorded as Melee
+//! (`melee HEX`, A11.7), to be fought again in the next CCPh.
 //!
 //! Hidden units take no part in deciding which Locations are in CC: a refusal that counted them
 //! would tell the ATTACKER where they are. Instead, as the APh ends, a hidden unit sharing its
@@ -15,6 +17,7 @@ pub mod table;
 use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
+use crate::board::terrain::Terrain;
 use crate::game::command::{CcAttack, Outcome};
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
@@ -77,6 +80,138 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
             }
         })
         .collect()
+}
+
+/// As the APh ends, the Ambush check of each CC Location where the rule calls for one (A11.4,
+/// `ambush_possible`): each side's dr through the game's dice, the ATTACKER's first, with its
+/// drm (`ambush_drm`); a side whose Final dr is at least three less than the other's has
+/// ambushed it (`AmbushChecked`). Locations the engine does not resolve (`unresolved`, and those
+/// where a hidden unit is about to be placed under "?") are left to the players, drs and all.
+pub(super) fn ambush_checks(
+    game: &Game,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let mut events = vec![];
+    let mut first_draw = game.dice_drawn;
+    let attacker = game.attacker();
+    for hex in locations(game) {
+        let Some(units) = ambush_possible(game, hex) else {
+            continue;
+        };
+        let mut finals = [0i16; 2];
+        for (i, side) in [attacker, attacker.opponent()].into_iter().enumerate() {
+            let own: Vec<&Unit> = units.iter().copied().filter(|u| u.side == side).collect();
+            let drm = ambush_drm(&own);
+            let die = dice.roll_die().ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/dice.md",
+                    ViolationKind::NoDice,
+                    format!("no dice: offline, add a `dice` line with one face per side for the Ambush check in {hex} (A11.4) before the APh ends"),
+                )
+            })?;
+            let final_result = i16::from(die) + drm.iter().map(|m| i16::from(m.value)).sum::<i16>();
+            finals[i] = final_result;
+            // The ATTACKER's `done` rolls both drs: each roll names the side whose command
+            // made it (`record::export`), its words the side whose dr it is.
+            events.push(Event::DiceRolled {
+                roll: Roll {
+                    side: attacker,
+                    purpose: RollPurpose::CloseCombat,
+                    rule: "A11.4".into(),
+                    first_draw,
+                    dice: vec![die],
+                    modifiers: drm,
+                    final_result,
+                    outcome: format!("Ambush dr in {hex} of the {}", game.side_name(side)),
+                },
+            });
+            first_draw += 1;
+        }
+        let ambusher = if finals[0] + 3 <= finals[1] {
+            Some(attacker)
+        } else if finals[1] + 3 <= finals[0] {
+            Some(attacker.opponent())
+        } else {
+            None
+        };
+        events.push(Event::AmbushChecked { hex, ambusher });
+    }
+    Ok(events)
+}
+
+/// The units of the CC Location of `hex` if the engine makes an Ambush check there (A11.4,
+/// `ambush_ground`). Only where the engine resolves the CC itself (`unresolved`) and no unit is
+/// broken: elsewhere the players check, as they roll the rest.
+fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
+    let units = location_units(game, hex).ok()?;
+    let hidden_there = game
+        .units_above(hex)
+        .any(|u| u.hidden && game.same_location(u, units[0]));
+    if hidden_there || unresolved(&units).is_some() {
+        return None;
+    }
+    if units.iter().any(|u| u.morale == Morale::Broken) {
+        return None;
+    }
+    ambush_ground(game, hex, &units).then_some(units)
+}
+
+/// Whether the advances into the CC Location of `hex` call for an Ambush check (A11.4),
+/// whatever the units' state: Infantry advanced into it this APh, into woods or a building,
+/// and not into a Melee (units of both sides there that did not advance in).
+fn ambush_ground(game: &Game, hex: Hex, units: &[&Unit]) -> bool {
+    let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
+    if !units.iter().any(|u| advanced(u)) {
+        return false;
+    }
+    let stayed = |side: Side| units.iter().any(|u| u.side == side && !advanced(u));
+    if stayed(Side::A) && stayed(Side::B) {
+        return false;
+    }
+    game.scenario.hexes.get(&hex).is_some_and(|h| {
+        matches!(
+            h.terrain,
+            Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
+        )
+    })
+}
+
+/// One side's Ambush drm (A11.4), each counted once for the side: +1 when any of its units
+/// there is CX (A4.51), +1 when any is pinned, +1 when any is Inexperienced; and the leadership
+/// DRM of its best unpinned leader there when he is not alone (with an MMC of his side).
+fn ambush_drm(own: &[&Unit]) -> Vec<Modifier> {
+    let mut drm = vec![];
+    let mut once = |any: bool, reason: &str, rule: &str| {
+        if any {
+            drm.push(Modifier {
+                value: 1,
+                reason: reason.into(),
+                rule: rule.into(),
+            });
+        }
+    };
+    once(own.iter().any(|u| u.cx), "CX", "A4.51");
+    once(own.iter().any(|u| u.pinned), "pinned", "A11.4");
+    once(
+        own.iter().any(|u| u.inexperienced),
+        "Inexperienced",
+        "A11.4",
+    );
+    if own.iter().any(|u| u.kind != UnitKind::Leader) {
+        let best = own
+            .iter()
+            .filter(|u| u.kind == UnitKind::Leader && !u.pinned)
+            .filter_map(|l| resolution::leadership(&l.ratings).map(|d| (d, l)))
+            .min_by_key(|(d, _)| *d);
+        if let Some((value, l)) = best.filter(|(d, _)| *d != 0) {
+            drm.push(Modifier {
+                value,
+                reason: format!("`{}` leads", l.id),
+                rule: "A11.4".into(),
+            });
+        }
+    }
+    drm
 }
 
 /// The first Location in CC whose combat has not been settled this CCPh: one waiting for
@@ -226,40 +361,101 @@ pub(super) fn decide_close_combat(
         _ => {}
     }
     let units = location_units(game, hex)?;
+    // A11.4: an Ambush check with a broken unit in it is not made by the engine (its drm for a
+    // broken unit rests on one source): the players check and roll it all.
+    if units
+        .iter()
+        .any(|u| u.morale == Morale::Broken && !u.concealed)
+        && ambush_ground(game, hex, &units)
+    {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::NotModelled,
+            format!("units advanced into {hex} call for an Ambush check, which the engine does not make with a broken unit there: the players check for Ambush and roll this Close Combat (`roll dr CC`, `roll DR CC`), then `adjudicate` and record the Melee if both sides remain"),
+        ));
+    }
     // What the engine does not resolve is said before what a designation names: a concealed
     // unit's alias would otherwise be refused as no enemy unit.
     if let Some(why) = unresolved(&units) {
         return Err(why);
     }
     check_attacks(game, by, hex, &units, attacks)?;
+    // What the engine would not resolve in an attack is said at its designation, not after.
+    for attack in attacks {
+        assess(game, hex, attack)?;
+    }
+    // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
+    // that their check found none has no place.
+    if no_ambush {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::UnitState,
+            format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
+        ));
+    }
     let designated = Event::CloseCombatDesignated {
         by,
         hex,
         attacks: attacks.to_vec(),
-        no_ambush,
+        no_ambush: false,
     };
     let Some(theirs) = pending else {
-        // The ATTACKER's designation: an Ambush is possible where units advanced into CC.
-        if !no_ambush && units.iter().any(|u| game.movement.advanced.contains(&u.id)) {
-            return Err(RuleViolation::new(
-                "A11.4",
-                ViolationKind::NotModelled,
-                format!(
-                    "units advanced into {hex} this APh: the players check for Ambush first (each side `roll dr CC`); with none, designate again ending with `no-ambush`; an Ambush is theirs to resolve (`roll DR CC`, `adjudicate`)"
-                ),
-            ));
-        }
         return Ok(vec![designated]);
     };
     let mut events = vec![designated];
     let mut first_draw = game.dice_drawn;
     let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
+    // Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
+    // half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
+    let mut changed: BTreeSet<UnitId> = BTreeSet::new();
     let mut partial = false;
-    let sides = [(attacker, theirs.as_slice()), (by, attacks)];
+    // A11.4: an Ambush makes the CC sequential, the ambusher's attacks first at -1 and the
+    // other side's after, at +1, by its units still there; else it is simultaneous (A11.1).
+    let ambusher = game.movement.ambush.get(&hex).copied();
+    let mut sides = [(attacker, theirs.as_slice()), (by, attacks)];
+    if ambusher == Some(by) {
+        sides.swap(0, 1);
+    }
     for (side, list) in sides {
         for attack in list {
-            let assessed = assess(game, hex, attack)?;
-            let roll = roll_attack(side, hex, attack, &assessed, first_draw, dice)
+            let attack = match ambusher {
+                Some(a) if a != side => match survivors(attack, &eliminated, &changed) {
+                    Survivors::All => attack.clone(),
+                    Survivors::Some(left) => left,
+                    Survivors::None => continue,
+                    Survivors::Changed(id) => {
+                        partial = true;
+                        events.push(Event::FireEffectLeftToPlayers {
+                                target: hex,
+                                unit: Some(id.clone()),
+                                rule: "A11.4".into(),
+                                why: format!(
+                                    "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
+                                ),
+                            });
+                        continue;
+                    }
+                },
+                _ => attack.clone(),
+            };
+            let attack = &attack;
+            let mut assessed = assess(game, hex, attack)?;
+            if let Some(a) = ambusher {
+                let (value, reason) = if a == side {
+                    (-1, "Ambush")
+                } else {
+                    (1, "ambushed")
+                };
+                assessed.drms.push(Modifier {
+                    value,
+                    reason: reason.into(),
+                    rule: "A11.4".into(),
+                });
+            }
+            // Rolled by the designation that resolves the CC: the roll names its side, as every
+            // roll names the side whose command made it (`record::export`); its words name
+            // whose attack it is.
+            let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, first_draw, dice)
                 .ok_or_else(|| {
                     RuleViolation::new(
                         "docs/dice.md",
@@ -312,24 +508,59 @@ pub(super) fn decide_close_combat(
                                 }
                             }
                         }
+                        if !eliminated.contains(one) {
+                            changed.insert(one.clone());
+                        }
                         partial |= !applied;
                         events.extend(reduced);
                     }
                     [_] => {}
                     many => {
-                        // Which of them is reduced is a Random Selection (A.9) the engine
-                        // does not roll in CC: the players' to make.
-                        partial = true;
-                        let named: Vec<String> = many.iter().map(|d| format!("`{d}`")).collect();
-                        events.push(Event::FireEffectLeftToPlayers {
-                            target: hex,
-                            unit: None,
-                            rule: "A11.11".into(),
-                            why: format!(
-                                "Partial Kill in CC ({figures}): one of {} suffers Casualty Reduction, chosen by Random Selection (A.9, A7.302); enter it with `adjudicate`",
-                                named.join(", ")
-                            ),
-                        });
+                        // Which of them is reduced is a Random Selection (A.9) among those
+                        // still there, by the one path it takes; every unit tied at the
+                        // highest dr is reduced (A11.11: one or more).
+                        let left: Vec<&Unit> = many
+                            .iter()
+                            .filter(|d| !eliminated.contains(*d))
+                            .map(|d| &game.units[d])
+                            .collect();
+                        let (drs, rolls) = morale::random_selection(
+                            by,
+                            &left,
+                            "a Partial Kill in CC",
+                            &mut first_draw,
+                            dice,
+                        )
+                        .map_err(|_| {
+                            RuleViolation::new(
+                                "docs/dice.md",
+                                ViolationKind::NoDice,
+                                "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
+                            )
+                        })?;
+                        events.extend(rolls);
+                        for one in morale::selected(&drs) {
+                            let unit = &game.units[&one];
+                            let reduced = morale::casualty_reduction(
+                                unit,
+                                "A11.11",
+                                &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                            );
+                            let mut applied = false;
+                            for event in &reduced {
+                                if let Event::FireEffectApplied { unit, outcome, .. } = event {
+                                    applied = true;
+                                    if *outcome == Outcome::Eliminate {
+                                        eliminated.insert(unit.clone());
+                                    }
+                                }
+                            }
+                            if !eliminated.contains(&one) {
+                                changed.insert(one.clone());
+                            }
+                            partial |= !applied;
+                            events.extend(reduced);
+                        }
                     }
                 },
                 CcResult::NoEffect => {}
@@ -342,10 +573,66 @@ pub(super) fn decide_close_combat(
             .iter()
             .any(|u| u.side == side && !eliminated.contains(&u.id))
     };
-    if !partial && remains(attacker) && remains(attacker.opponent()) {
+    let both = remains(attacker) && remains(attacker.opponent());
+    if both {
+        // A broken unit held in Melee: what becomes of it (a withdrawal, A11.2) is not ruled by
+        // the engine, so the Melee is the players' to record.
+        for u in units
+            .iter()
+            .filter(|u| u.morale == Morale::Broken && !eliminated.contains(&u.id))
+        {
+            partial = true;
+            events.push(Event::FireEffectLeftToPlayers {
+                target: hex,
+                unit: Some(u.id.clone()),
+                rule: "A11.16".into(),
+                why: format!(
+                    "`{}` is broken and held in Melee: whether it withdraws (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                    u.id
+                ),
+            });
+        }
+    }
+    if !partial && both {
         events.push(Event::MeleeRecorded { hex });
     }
     Ok(events)
+}
+
+/// What is left of an ambushed side's attack once the ambusher's attacks are resolved (A11.4):
+/// its attackers still there (a unit eliminated does not attack back), unless one of them was
+/// Casualty Reduced into a unit whose FP the players enter.
+enum Survivors {
+    All,
+    Some(CcAttack),
+    None,
+    Changed(UnitId),
+}
+
+fn survivors(
+    attack: &CcAttack,
+    eliminated: &BTreeSet<UnitId>,
+    changed: &BTreeSet<UnitId>,
+) -> Survivors {
+    if let Some(id) = attack.attackers.iter().find(|a| changed.contains(*a)) {
+        return Survivors::Changed(id.clone());
+    }
+    let left: Vec<UnitId> = attack
+        .attackers
+        .iter()
+        .filter(|a| !eliminated.contains(*a))
+        .cloned()
+        .collect();
+    if left.is_empty() {
+        Survivors::None
+    } else if left.len() == attack.attackers.len() {
+        Survivors::All
+    } else {
+        Survivors::Some(CcAttack {
+            attackers: left,
+            defenders: attack.defenders.clone(),
+        })
+    }
 }
 
 /// The units in play in the CC Location of `hex` (above ground, hidden ones left out), which
@@ -391,6 +678,17 @@ fn check_attacks(
                     pieces![
                         Piece::unit(id),
                         format!(" is not in the CC Location of {hex}")
+                    ],
+                ));
+            }
+            // A11.16: a broken unit defends in CC but makes no attack.
+            if unit.morale == Morale::Broken {
+                return Err(RuleViolation::with(
+                    "A11.16",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " is broken: a broken unit makes no CC attack"
                     ],
                 ));
             }
@@ -460,10 +758,9 @@ fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
                 ],
             );
         }
-        match u.morale {
-            Morale::GoodOrder => {}
-            Morale::Broken => return refuse("A11.16", pieces![Piece::unit(&u.id), " is broken"]),
-            Morale::Berserk => return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]),
+        // A broken unit is resolved (A11.16: it defends, never attacks); a berserk one is not.
+        if u.morale == Morale::Berserk {
+            return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]);
         }
         if u.kind != UnitKind::Leader && fire_power(u).is_none() {
             return refuse(
@@ -613,6 +910,26 @@ fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViol
             ))
         }
     }
+    // A11.16: an attack on broken units has -2; one DR for broken and unbroken units together
+    // would need a Final DR for each, which the engine does not make.
+    match defenders
+        .iter()
+        .filter(|u| u.morale == Morale::Broken)
+        .count()
+    {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -2,
+            reason: "broken defenders".into(),
+            rule: "A11.16".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A11.16",
+                pieces!["some of the attacked units are broken and some not"],
+            ))
+        }
+    }
     Ok(Assessed {
         attack_halves,
         defence_halves,
@@ -624,6 +941,7 @@ fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViol
 /// Rolls one assessed CC attack's DR (A11.11); `None` when the dice source has none.
 fn roll_attack(
     by: Side,
+    attacking: &str,
     hex: Hex,
     attack: &CcAttack,
     a: &Assessed,
@@ -650,7 +968,7 @@ fn roll_attack(
         modifiers: a.drms.clone(),
         final_result,
         outcome: format!(
-            "CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
+            "{attacking} CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
             list(&attack.attackers),
             halves_words(a.attack_halves),
             list(&attack.defenders),

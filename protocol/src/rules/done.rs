@@ -54,8 +54,11 @@ pub(super) fn decide(
         Phase::Movement => super::sewer::end_of_movement(game, by, dice)?,
         Phase::Advance => {
             super::sewer::end_of_advance(game, by)?;
-            // Hidden units in a Location the enemy advanced into go under "?" for the CC.
-            super::close_combat::hidden_in_close_combat(game)
+            // Hidden units in a Location the enemy advanced into go under "?" for the CC; then
+            // the Ambush checks the advances call for (A11.4), before any CC is designated.
+            let mut events = super::close_combat::hidden_in_close_combat(game);
+            events.extend(super::close_combat::ambush_checks(game, dice)?);
+            events
         }
         // A broken unit that must rout does so before its side's step ends, or fails to (A10.5).
         Phase::Rout => super::movement::end_of_rout_step(game, by)?,

@@ -175,6 +175,56 @@ impl Check {
     }
 }
 
+/// Random Selection among `units` (A.9): one dr each through the game's dice, logged
+/// (`DiceRolled`, purpose Random Selection, rolled by `by`) in the order given, `draw` the draw
+/// number of the next die. Returns each unit's dr; the highest is selected, and every unit tied
+/// at it (`selected`). With one unit there is nothing to choose, and nothing is rolled.
+pub fn random_selection(
+    by: Side,
+    units: &[&Unit],
+    what: &str,
+    draw: &mut u64,
+    dice: &mut dyn DiceSource,
+) -> Result<(BTreeMap<UnitId, u8>, Vec<Event>), NoDice> {
+    let mut drs = BTreeMap::new();
+    let mut events = vec![];
+    if let [only] = units {
+        drs.insert(only.id.clone(), 6);
+        return Ok((drs, events));
+    }
+    for unit in units {
+        let first_draw = *draw;
+        let dr = dice.roll_die().ok_or(NoDice)?;
+        *draw += 1;
+        drs.insert(unit.id.clone(), dr);
+        events.push(Event::DiceRolled {
+            roll: Roll {
+                side: by,
+                purpose: RollPurpose::RandomSelection,
+                rule: "A.9".into(),
+                first_draw,
+                dice: vec![dr],
+                modifiers: vec![],
+                final_result: i16::from(dr),
+                outcome: format!(
+                    "{} `{}` Random Selection for {what}: dr {dr}",
+                    unit.ratings, unit.id
+                ),
+            },
+        });
+    }
+    Ok((drs, events))
+}
+
+/// The units a Random Selection picked (A.9): the highest dr, and every unit tied at it.
+pub fn selected(drs: &BTreeMap<UnitId, u8>) -> BTreeSet<UnitId> {
+    let top = drs.values().max().copied().unwrap_or(0);
+    drs.iter()
+        .filter(|(_, dr)| **dr == top)
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
 /// The game's dice as an attack's effects draw them: the draw number of the next die, and
 /// the events so far.
 struct Effects<'a> {
@@ -205,38 +255,21 @@ impl Effects<'_> {
         });
     }
 
-    /// Random Selection among `units` (A.9): one dr each, logged, in the order given. Returns
-    /// each unit's dr. With one unit there is nothing to choose, and nothing is rolled.
+    /// Random Selection among `units` (A.9) for an IFT result, by the one path every Random
+    /// Selection takes (`random_selection`).
     fn random_selection(
         &mut self,
         units: &[&Unit],
         result: IftResult,
     ) -> Result<BTreeMap<UnitId, u8>, NoDice> {
-        let mut drs = BTreeMap::new();
-        if let [only] = units {
-            drs.insert(only.id.clone(), 6);
-            return Ok(drs);
-        }
-        for unit in units {
-            let first_draw = self.draw;
-            let dr = self.die()?;
-            drs.insert(unit.id.clone(), dr);
-            self.events.push(Event::DiceRolled {
-                roll: Roll {
-                    side: self.by,
-                    purpose: RollPurpose::RandomSelection,
-                    rule: "A.9".into(),
-                    first_draw,
-                    dice: vec![dr],
-                    modifiers: vec![],
-                    final_result: i16::from(dr),
-                    outcome: format!(
-                        "{} `{}` Random Selection for {result}: dr {dr}",
-                        unit.ratings, unit.id
-                    ),
-                },
-            });
-        }
+        let (drs, events) = random_selection(
+            self.by,
+            units,
+            &result.to_string(),
+            &mut self.draw,
+            self.dice,
+        )?;
+        self.events.extend(events);
         Ok(drs)
     }
 
