@@ -344,8 +344,8 @@ async fn play_to_close_combat(save: &Path, boards: &Path) {
         "{name}"
     );
 
-    // The ATTACKER designates from the CC form; where the referee asks for the Ambush check
-    // first (A11.4), the form says the players rolled none.
+    // The ATTACKER designates from the CC form: no Ambush check, as the squad advanced into
+    // Open Ground (A11.4).
     browser.type_key(&attacker, "q").await;
     browser
         .eval(
@@ -353,19 +353,9 @@ async fn play_to_close_combat(save: &Path, boards: &Path) {
             "document.getElementById('cc-form').requestSubmit()",
         )
         .await;
-    let first_try = previewed(&mut browser, &attacker).await;
-    if first_try.contains("refused (A11.4)") {
-        browser
-            .eval(
-                &attacker,
-                "document.getElementById('cc-no-ambush').checked = true; \
-                 document.getElementById('cc-form').requestSubmit()",
-            )
-            .await;
-    }
     let designated = send(&mut browser, &attacker).await;
     assert!(
-        designated.starts_with(&format!("Close Combat in {to}: {mover} vs {stander}")),
+        designated.starts_with(&format!("Close Combat in {to}: {mover} vs {stander}: ")),
         "{name}: {designated}"
     );
     settle(&mut browser, players).await;
@@ -379,7 +369,7 @@ async fn play_to_close_combat(save: &Path, boards: &Path) {
         .await;
     let resolved = send(&mut browser, &defender).await;
     assert!(
-        resolved.starts_with(&format!("Close Combat in {to}: {stander} vs {mover}")),
+        resolved.starts_with(&format!("Close Combat in {to}: {stander} vs {mover}: ")),
         "{name}: {resolved}"
     );
     settle(&mut browser, players).await;
