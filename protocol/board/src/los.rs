@@ -428,8 +428,24 @@ pub struct LosReport {
 
 /// Why LOS could not be traced at all.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct LosError(pub String);
+pub enum LosError {
+    #[error("{0} is not on the map")]
+    NotOnMap(Hex),
+    #[error("{0} and {1} lie on different boards; the map does not say how boards join")]
+    BoardsNotJoined(Hex, Hex),
+    /// The map's real boards could not be had (the host handed in none, or a board is missing).
+    #[error(transparent)]
+    Boards(#[from] BoardError),
+    /// The pixel grid of the real boards could not trace it.
+    #[error(transparent)]
+    Grid(#[from] crate::vasl::los::LosError),
+    #[error("`{0}` is neither a unit nor a hex name")]
+    NeitherUnitNorHex(String),
+    #[error("there is no unit `{0}` in play")]
+    NoUnit(String),
+    #[error("no point to trace LOS from")]
+    NoPoint,
+}
 
 /// LOS on real boards, over their pixels (A6.1: the depiction the thread crosses). Each end
 /// is its hex's centre dot at its level; a unit's vertex (Bypass) is traced from its hex's
@@ -448,7 +464,7 @@ fn trace_real(
     };
     let answer = boards
         .los(from.hex, above_base(&from), to.hex, above_base(&to))
-        .map_err(|e| LosError(e.to_string()))?;
+        .map_err(LosError::Grid)?;
     let verdict = if answer.blocked {
         Verdict::Blocked
     } else if answer.hindrances > 0 {
@@ -1136,22 +1152,19 @@ pub fn verdict(map: &LosMap, from: End, to: End) -> Result<Verdict, LosError> {
 /// Traces the LOS; `explain` writes the reasons and the path, which the verdict never reads.
 pub fn trace_with(map: &LosMap, from: End, to: End, explain: bool) -> Result<LosReport, LosError> {
     if let Some(real) = &map.real {
-        let boards = real.as_ref().map_err(|why| LosError(why.to_string()))?;
+        let boards = real.as_ref().map_err(|why| LosError::Boards(why.clone()))?;
         return trace_real(map, boards, from, to, explain);
     }
     if from.hex.board != to.hex.board {
-        return Err(LosError(format!(
-            "{} and {} lie on different boards; the map does not say how boards join",
-            from.hex, to.hex
-        )));
+        return Err(LosError::BoardsNotJoined(from.hex, to.hex));
     }
     let grid = map
         .boards
         .get(&from.hex.board)
-        .ok_or_else(|| LosError(format!("{} is not on the map", from.hex)))?;
+        .ok_or(LosError::NotOnMap(from.hex))?;
     for e in [from, to] {
         if !grid[slot(e.hex.column, e.hex.row)].present {
-            return Err(LosError(format!("{} is not on the map", e.hex)));
+            return Err(LosError::NotOnMap(e.hex));
         }
     }
     let mut t = Trace {

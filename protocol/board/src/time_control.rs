@@ -51,28 +51,47 @@ pub enum TimeControl {
 }
 
 /// Why a time control or a duration was not read: what is wrong with the text, in words for
-/// whoever wrote it (a scenario's `[clock]`, `asl new --clock`).
+/// whoever wrote it (a scenario's `[clock]`, `asl new --clock`). Durations are carried as
+/// written back (`duration_text`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TimeControlError(String);
-
-impl From<String> for TimeControlError {
-    fn from(why: String) -> TimeControlError {
-        TimeControlError(why)
-    }
-}
-
-impl From<&str> for TimeControlError {
-    fn from(why: &str) -> TimeControlError {
-        TimeControlError(why.to_string())
-    }
+pub enum TimeControlError {
+    #[error("a time control is at most {TIME_CONTROL_BYTES_MAX} bytes")]
+    TooLong,
+    #[error("`{0}`: after the comma only `vacation=DURATION` may follow")]
+    AfterComma(String),
+    #[error("`{0}`: a correspondence control is STEP/CAP, e.g. `12h/5d`")]
+    NoCap(String),
+    #[error("`{0}` is no time control: write `live:30m+30s` or `correspondence:12h/5d` (with `,vacation=10d` if wanted)")]
+    NoControl(String),
+    #[error("{what} {given} is over the limit of {limit} (CLOCK_DURATION_MAX)")]
+    OverLimit {
+        what: &'static str,
+        given: String,
+        limit: String,
+    },
+    #[error("a live bank of {bank} is under the least of {least} (LIVE_BANK_MIN)")]
+    BankUnderLeast { bank: String, least: String },
+    #[error("{step} per hand-over is under the least of {least} (CORRESPONDENCE_STEP_MIN)")]
+    StepUnderLeast { step: String, least: String },
+    #[error("the cap {cap} is less than the {step} a hand-over adds")]
+    CapUnderStep { cap: String, step: String },
+    #[error("a duration is missing: write e.g. `30m`, `12h` or `5d`")]
+    DurationMissing,
+    #[error("`{0}`: too many digits")]
+    TooManyDigits(String),
+    #[error("`{text}`: `{unit}` is no unit; durations are written with s, m, h or d (`1h30m`)")]
+    NoSuchUnit { text: String, unit: char },
+    #[error("`{text}`: a number must come before `{unit}`")]
+    NumberMissing { text: String, unit: char },
+    #[error("`{text}`: `{digits}` has no unit; write s, m, h or d after it")]
+    UnitMissing { text: String, digits: String },
 }
 
 impl TimeControl {
     /// Reads `live:BANK+INC` or `correspondence:STEP/CAP[,vacation=DAYS]`.
     pub fn parse(text: &str) -> Result<TimeControl, TimeControlError> {
         if text.len() > TIME_CONTROL_BYTES_MAX {
-            return Err(format!("a time control is at most {TIME_CONTROL_BYTES_MAX} bytes").into());
+            return Err(TimeControlError::TooLong);
         }
         let text = text.trim();
         let control = if let Some(rest) = text.strip_prefix("live:") {
@@ -84,25 +103,24 @@ impl TimeControl {
         } else if let Some(rest) = text.strip_prefix("correspondence:") {
             let (main, vacation) = match rest.split_once(',') {
                 Some((main, extra)) => {
-                    let days = extra.trim().strip_prefix("vacation=").ok_or_else(|| {
-                        format!("`{extra}`: after the comma only `vacation=DURATION` may follow")
-                    })?;
+                    let days = extra
+                        .trim()
+                        .strip_prefix("vacation=")
+                        .ok_or_else(|| TimeControlError::AfterComma(extra.to_string()))?;
                     (main, parse_duration(days)?)
                 }
                 None => (rest, 0),
             };
-            let (step, cap) = main.split_once('/').ok_or_else(|| {
-                format!("`{main}`: a correspondence control is STEP/CAP, e.g. `12h/5d`")
-            })?;
+            let (step, cap) = main
+                .split_once('/')
+                .ok_or_else(|| TimeControlError::NoCap(main.to_string()))?;
             TimeControl::Correspondence {
                 per_hand_over: parse_duration(step)?,
                 cap: parse_duration(cap)?,
                 vacation,
             }
         } else {
-            return Err(format!(
-                "`{text}` is no time control: write `live:30m+30s` or `correspondence:12h/5d` (with `,vacation=10d` if wanted)"
-            ).into());
+            return Err(TimeControlError::NoControl(text.to_string()));
         };
         control.check()?;
         Ok(control)
@@ -110,25 +128,20 @@ impl TimeControl {
 
     /// The bounds every control keeps, each named.
     fn check(&self) -> Result<(), TimeControlError> {
-        let over = |what: &str, d: Millis| {
-            (d > CLOCK_DURATION_MAX).then(|| {
-                format!(
-                    "{what} {} is over the limit of {} (CLOCK_DURATION_MAX)",
-                    duration_text(d),
-                    duration_text(CLOCK_DURATION_MAX)
-                )
+        let over = |what: &'static str, d: Millis| {
+            (d > CLOCK_DURATION_MAX).then(|| TimeControlError::OverLimit {
+                what,
+                given: duration_text(d),
+                limit: duration_text(CLOCK_DURATION_MAX),
             })
         };
         let fault = match *self {
             TimeControl::Live { bank, increment } => over("the bank", bank)
                 .or_else(|| over("the increment", increment))
                 .or_else(|| {
-                    (bank < LIVE_BANK_MIN).then(|| {
-                        format!(
-                            "a live bank of {} is under the least of {} (LIVE_BANK_MIN)",
-                            duration_text(bank),
-                            duration_text(LIVE_BANK_MIN)
-                        )
+                    (bank < LIVE_BANK_MIN).then(|| TimeControlError::BankUnderLeast {
+                        bank: duration_text(bank),
+                        least: duration_text(LIVE_BANK_MIN),
                     })
                 }),
             TimeControl::Correspondence {
@@ -140,24 +153,20 @@ impl TimeControl {
                 .or_else(|| over("the vacation", vacation))
                 .or_else(|| {
                     (per_hand_over < CORRESPONDENCE_STEP_MIN).then(|| {
-                        format!(
-                            "{} per hand-over is under the least of {} (CORRESPONDENCE_STEP_MIN)",
-                            duration_text(per_hand_over),
-                            duration_text(CORRESPONDENCE_STEP_MIN)
-                        )
+                        TimeControlError::StepUnderLeast {
+                            step: duration_text(per_hand_over),
+                            least: duration_text(CORRESPONDENCE_STEP_MIN),
+                        }
                     })
                 })
                 .or_else(|| {
-                    (cap < per_hand_over).then(|| {
-                        format!(
-                            "the cap {} is less than the {} a hand-over adds",
-                            duration_text(cap),
-                            duration_text(per_hand_over)
-                        )
+                    (cap < per_hand_over).then(|| TimeControlError::CapUnderStep {
+                        cap: duration_text(cap),
+                        step: duration_text(per_hand_over),
                     })
                 }),
         };
-        fault.map_or(Ok(()), |why| Err(why.into()))
+        fault.map_or(Ok(()), Err)
     }
 
     /// What each side's bank holds when the game starts.
@@ -220,7 +229,7 @@ impl fmt::Display for TimeControl {
 pub fn parse_duration(text: &str) -> Result<Millis, TimeControlError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("a duration is missing: write e.g. `30m`, `12h` or `5d`".into());
+        return Err(TimeControlError::DurationMissing);
     }
     let mut total: Millis = 0;
     let mut digits = String::new();
@@ -228,7 +237,7 @@ pub fn parse_duration(text: &str) -> Result<Millis, TimeControlError> {
         if c.is_ascii_digit() {
             digits.push(c);
             if digits.len() > 9 {
-                return Err(format!("`{text}`: too many digits").into());
+                return Err(TimeControlError::TooManyDigits(text.to_string()));
             }
             continue;
         }
@@ -238,22 +247,26 @@ pub fn parse_duration(text: &str) -> Result<Millis, TimeControlError> {
             'h' => HOUR,
             'd' => DAY,
             _ => {
-                return Err(format!(
-                    "`{text}`: `{c}` is no unit; durations are written with s, m, h or d (`1h30m`)"
-                )
-                .into())
+                return Err(TimeControlError::NoSuchUnit {
+                    text: text.to_string(),
+                    unit: c,
+                })
             }
         };
         let n: Millis = digits
             .parse()
-            .map_err(|_| format!("`{text}`: a number must come before `{c}`"))?;
+            .map_err(|_| TimeControlError::NumberMissing {
+                text: text.to_string(),
+                unit: c,
+            })?;
         digits.clear();
         total = total.saturating_add(n.saturating_mul(unit));
     }
     if !digits.is_empty() {
-        return Err(
-            format!("`{text}`: `{digits}` has no unit; write s, m, h or d after it").into(),
-        );
+        return Err(TimeControlError::UnitMissing {
+            text: text.to_string(),
+            digits,
+        });
     }
     Ok(total)
 }

@@ -25,7 +25,7 @@ impl Spot {
         }
         let mut hex: Hex = word
             .parse()
-            .map_err(|_| LosError(format!("`{word}` is neither a unit nor a hex name")))?;
+            .map_err(|_| LosError::NeitherUnitNorHex(word.to_string()))?;
         if hex.board.is_none() {
             let mut boards = game.scenario.hexes.keys().map(|h| h.board);
             if let Some(first) = boards.next() {
@@ -118,7 +118,7 @@ fn unit<'a>(game: &'a Game, id: &UnitId) -> Result<&'a Unit, LosError> {
     game.units
         .get(id)
         .filter(|u| !u.eliminated)
-        .ok_or_else(|| LosError(format!("there is no unit `{id}` in play")))
+        .ok_or_else(|| LosError::NoUnit(id.clone()))
 }
 
 /// LOS from one spot to another over the game's map. For a unit in Bypass the best of the
@@ -157,7 +157,7 @@ fn between_with(
                 // Either name of a seam hex is the hex (`board::geometry`).
                 let h = &game.scenario.geometry().canonical(*h);
                 if !game.scenario.hexes.contains_key(h) {
-                    return Err(LosError(format!("{h} is not on the map")));
+                    return Err(LosError::NotOnMap(*h));
                 }
                 Ok((vec![End::hex(map, *h)], None))
             }
@@ -206,7 +206,7 @@ fn between_with(
             }
         }
     }
-    best.ok_or_else(|| LosError("no point to trace LOS from".into()))
+    best.ok_or(LosError::NoPoint)
 }
 
 /// Whether `viewer` has a LOS to `target` (unit to unit), blocked LOS and errors counting
