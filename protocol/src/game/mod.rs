@@ -556,7 +556,12 @@ pub struct MovementRecord {
     pub rallied: BTreeSet<UnitId>,
 }
 
-/// The whole state of one game.
+/// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
+/// free to change: clients are sent a `wire::Position` and the state hash covers `Meaning`,
+/// each built by naming every field here, so a new field compiles only once its author decides
+/// what each viewer sees of it (`project`), whether it is sent (`wire::Position`) and whether
+/// it is part of the hash (`Meaning`). Its own encoding is still that of the stored log's undo
+/// events (`Event::EventsUndone`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
     /// Shared, never changed in play: cloning a game (a decision's look ahead, a projection,
@@ -995,10 +1000,10 @@ impl Game {
     }
 
     /// A fingerprint of the game's meaning: equal meanings hash equal, on any machine. It hashes
-    /// [`Meaning`], a canonical encoding of what the state is (every map in it ordered), never
+    /// `Meaning`, a canonical encoding of what the state is (every map in it ordered), never
     /// `Game`'s own layout: caches, the undo trail and whatever bookkeeping `Game` keeps later
     /// stay out, and reordering or renaming `Game`'s fields leaves the hash alone. Exports
-    /// record it, so [`Meaning`]'s encoding is a decision: see its doc comment. The clocks,
+    /// record it, so `Meaning`'s encoding is a decision: see its doc comment. The clocks,
     /// when the game has them, are hashed after it.
     pub fn state_hash(&self) -> StateHash {
         let meaning = Meaning::of(self);
