@@ -128,12 +128,12 @@ impl From<Game> for Position {
             setup,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
-        let names =
-            (!aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty()).then(|| Names {
-                aliases,
-                next_alias,
-                setup_aliases,
-            });
+        let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
+        let names = named.then_some(Names {
+            aliases,
+            next_alias,
+            setup_aliases,
+        });
         Position {
             format: POSITION_FORMAT,
             viewer,
