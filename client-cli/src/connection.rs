@@ -11,8 +11,8 @@ use protocol::record::signed::SignedHead;
 use protocol::record::stream::StreamHash;
 use protocol::scenario::SideSpec;
 use protocol::wire::{
-    self, ClientMessage, ErrorCode, GameId, Sequenced, ServerMessage, Tokens, FRAME_BYTES_MAX,
-    WIRE_PATH,
+    self, ClientMessage, ErrorCode, GameId, Position, Sequenced, ServerMessage, Tokens,
+    FRAME_BYTES_MAX, WIRE_PATH,
 };
 use protocol::{Command, Event, Game, RuleViolation, StateHash, Viewer};
 use std::collections::VecDeque;
@@ -609,33 +609,39 @@ impl Connection {
     /// Sends a join and waits for the `joined` reply.
     async fn joined(&mut self, join: &ClientMessage) -> Result<Joined, ConnectionError> {
         self.send(join).await?;
-        self.reply("`joined` reply", |m| match m {
-            ServerMessage::Joined {
-                game,
-                viewer,
-                version,
-                state,
-                state_hash,
-                head,
-                dice_commitment,
-                signed,
-                owner,
-                clocks,
-            } => Ok(Joined {
-                game,
-                viewer,
-                version,
-                state: state.map(|s| *s),
-                state_hash,
-                head,
-                dice_commitment,
-                signed,
-                owner,
-                clocks,
-            }),
-            other => Err(message_name(&other)),
-        })
-        .await
+        let (joined, position) = self
+            .reply("`joined` reply", |m| match m {
+                ServerMessage::Joined {
+                    game,
+                    viewer,
+                    version,
+                    state,
+                    state_hash,
+                    head,
+                    dice_commitment,
+                    signed,
+                    owner,
+                    clocks,
+                } => Ok((
+                    Joined {
+                        game,
+                        viewer,
+                        version,
+                        state: None,
+                        state_hash,
+                        head,
+                        dice_commitment,
+                        signed,
+                        owner,
+                        clocks,
+                    },
+                    state,
+                )),
+                other => Err(message_name(&other)),
+            })
+            .await?;
+        let state = position.map(|p| game_of(*p)).transpose()?;
+        Ok(Joined { state, ..joined })
     }
 
     /// Sends a command and waits for its one reply. `id` is the caller's own (`asl run` uses
@@ -716,15 +722,18 @@ impl Connection {
                 state,
                 head,
                 ..
-            } => Ok(Snapshot {
-                version,
-                state_hash,
-                state: *state,
-                head,
-            }),
+            } => Ok((version, state_hash, state, head)),
             other => Err(message_name(&other)),
         })
         .await
+        .and_then(|(version, state_hash, state, head)| {
+            Ok(Snapshot {
+                version,
+                state_hash,
+                state: game_of(*state)?,
+                head,
+            })
+        })
     }
 
     /// One page of a finished game's stored log from envelope `from` on, for an export.
@@ -786,6 +795,14 @@ impl Connection {
             .await
             .map_err(|_| ConnectionError::TimedOut(what))?
     }
+}
+
+/// The game a position the server sent shows, to apply the events that follow it; a position
+/// of a format this client does not read is the server's frame it cannot understand.
+fn game_of(position: Position) -> Result<Game, ConnectionError> {
+    position
+        .into_game()
+        .map_err(|e| ConnectionError::Malformed(e.to_string()))
 }
 
 /// The version a message reports, if any: a stream event's `seq` or a reply's `version`.

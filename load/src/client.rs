@@ -120,7 +120,12 @@ impl Client {
         })
         .await?;
         match self.recv().await? {
-            ServerMessage::Joined { version, state, .. } => Ok(Joined { version, state }),
+            ServerMessage::Joined { version, state, .. } => Ok(Joined {
+                version,
+                state: state
+                    .map(|position| position.into_game().map(Box::new))
+                    .transpose()?,
+            }),
             other => bail!("expected `joined`, got {other:?}"),
         }
     }

@@ -199,11 +199,19 @@ proptest! {
         round_trips(&ServerMessage::State {
             version: game.version,
             state_hash: game.state_hash(),
-            state: Box::new(game.clone()),
+            state: Box::new(wire::Position::from(game.clone())),
             head: protocol::record::stream::StreamHash([1; 32]),
             owner: Some("node-a".into()),
             clocks: None,
         });
+        // What a client is sent rebuilds the very projection, hash and all.
+        for viewer in [Viewer::Side(Side::A), Viewer::Side(Side::B), Viewer::Spectator] {
+            let view = game.project(viewer);
+            let sent = wire::from_json::<wire::Position>(&wire::to_json(&wire::Position::from(view.clone()))).unwrap();
+            let rebuilt = sent.into_game().unwrap();
+            prop_assert_eq!(rebuilt.state_hash(), view.state_hash());
+            prop_assert_eq!(rebuilt, view);
+        }
         if let Err(violation) = decide(&game, game.acting().opponent(), &Command::Done, &mut ScriptedDice::default()) {
             round_trips(&ServerMessage::Refused { id: 9, version: game.version, violation });
         }

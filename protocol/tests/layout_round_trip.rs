@@ -287,7 +287,7 @@ fn check_law(rows: &[Vec<String>], pick: usize) {
         round_trips(&ServerMessage::State {
             version: log.len() as u64,
             state_hash: view.state_hash(),
-            state: Box::new(view.clone()),
+            state: Box::new(protocol::wire::Position::from(view.clone())),
             head: protocol::record::stream::StreamHash([1; 32]),
             owner: None,
             clocks: None,

@@ -60,9 +60,12 @@ async fn state_at(ws: &mut Socket, version: u64) -> Game {
             state,
             ..
         } => {
+            let state = state
+                .into_game()
+                .expect("a position of this version's format");
             assert_eq!(at, state.version);
             assert_eq!(state_hash, state.state_hash());
-            *state
+            state
         }
         other => panic!("expected a state, got {other:?}"),
     }
@@ -158,7 +161,7 @@ async fn the_record_and_past_positions_are_projections() {
     assert_eq!(state_at(&mut spectator, 0).await.version, 1);
     let head = state_at(&mut spectator, 999).await;
     let live = match ask(&mut spectator, &ClientMessage::GetState).await {
-        ServerMessage::State { state, .. } => *state,
+        ServerMessage::State { state, .. } => state.into_game().unwrap(),
         other => panic!("expected a state, got {other:?}"),
     };
     assert_eq!(head, live);

@@ -3,5 +3,6 @@
 //!
 //! The top layer: it may import from every layer below, and nothing in this crate imports it.
 
+mod position;
 pub mod script;
 pub mod wire;

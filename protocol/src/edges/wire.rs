@@ -5,6 +5,7 @@
 //! self-describing forms serde offers JSON; one schema that both codecs read is worth more
 //! than a prettier JSON.
 
+pub use super::position::{Names, Position, PositionError, POSITION_FORMAT};
 use crate::board::hex::Hex;
 use crate::board::scenario::SideSpec;
 use crate::game::command::Command;
@@ -194,13 +195,14 @@ pub enum ServerMessage {
         public_url: Option<String>,
     },
     /// Joined as `viewer`. `version` is the length of the viewer's own stream; `state` is the
-    /// viewer's projection after it, or `None` when the client asked to resume and the missed
-    /// events follow instead.
+    /// viewer's projection after it, as a [`Position`], or `None` when the client asked to
+    /// resume and the missed events follow instead. `state_hash` is that projection's
+    /// (`Game::state_hash`), which the game [`Position::into_game`] rebuilds reaches too.
     Joined {
         game: GameId,
         viewer: Viewer,
         version: u64,
-        state: Option<Box<Game>>,
+        state: Option<Box<Position>>,
         state_hash: StateHash,
         /// The running hash of the viewer's stream at `version` (`crate::record::stream`):
         /// keep it, and an export of the game can later be checked to pass through it.
@@ -242,10 +244,12 @@ pub enum ServerMessage {
     },
     /// Another participant's command produced this event.
     Event(Sequenced),
+    /// A position, the answer to `GetState` and `GetStateAt`: the viewer's projection as a
+    /// [`Position`], and its hash as in `Joined`.
     State {
         version: u64,
         state_hash: StateHash,
-        state: Box<Game>,
+        state: Box<Position>,
         /// The viewer's stream hash at `version` (reviewing an export, whose stream is the
         /// whole log: the log's head there).
         head: StreamHash,
@@ -750,7 +754,7 @@ mod tests {
             viewer: Viewer::Spectator,
             version: 1,
             state_hash: game.state_hash(),
-            state: Some(Box::new(game.clone())),
+            state: Some(Box::new(Position::from(game.clone()))),
             head: StreamHash([9; 32]),
             dice_commitment: Commitment([10; 32]),
             signed: None,
@@ -760,7 +764,7 @@ mod tests {
         round_trip(&ServerMessage::State {
             version: 1,
             state_hash: game.state_hash(),
-            state: Box::new(game),
+            state: Box::new(Position::from(game)),
             head: StreamHash([9; 32]),
             owner: None,
             clocks: Some(crate::game::timing::ClockView {

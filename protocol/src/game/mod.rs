@@ -50,6 +50,13 @@ impl<T: Clone> DerefMut for CopyOnWrite<T> {
     }
 }
 
+impl<T: Clone> CopyOnWrite<T> {
+    /// The value itself: taken as it is when nothing else shares it, copied otherwise.
+    pub fn into_inner(self) -> T {
+        Arc::unwrap_or_clone(self.0)
+    }
+}
+
 impl<T> CopyOnWrite<T> {
     /// Whether two copies still share one value: neither changed it since they parted.
     pub fn shared_with(&self, other: &CopyOnWrite<T>) -> bool {
@@ -202,6 +209,13 @@ impl From<BTreeMap<UnitId, Unit>> for Units {
             settled: Default::default(),
             under_cover: Default::default(),
         }
+    }
+}
+
+impl From<Units> for BTreeMap<UnitId, Unit> {
+    /// The units themselves; the index goes with the rest of the value.
+    fn from(units: Units) -> BTreeMap<UnitId, Unit> {
+        units.map
     }
 }
 
@@ -546,7 +560,12 @@ pub struct MovementRecord {
     pub rallied: BTreeSet<UnitId>,
 }
 
-/// The whole state of one game.
+/// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
+/// free to change: clients are sent a `wire::Position` and the state hash covers `Meaning`,
+/// each built by naming every field here, so a new field compiles only once its author decides
+/// what each viewer sees of it (`project`), whether it is sent (`wire::Position`) and whether
+/// it is part of the hash (`Meaning`). Its own encoding is still that of the stored log's undo
+/// events (`Event::EventsUndone`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
     /// Shared, never changed in play: cloning a game (a decision's look ahead, a projection,
@@ -984,15 +1003,20 @@ impl Game {
             && self.upper_level(a) == self.upper_level(b)
     }
 
-    /// A fingerprint of the whole state: equal states hash equal, on any machine. The encoding is
-    /// canonical because every map in the state is ordered.
+    /// A fingerprint of the game's meaning: equal meanings hash equal, on any machine. It hashes
+    /// `Meaning`, a canonical encoding of what the state is (every map in it ordered), never
+    /// `Game`'s own layout: caches, the undo trail and whatever bookkeeping `Game` keeps later
+    /// stay out, and reordering or renaming `Game`'s fields leaves the hash alone. Exports
+    /// record it, so `Meaning`'s encoding is a decision: see its doc comment. The clocks,
+    /// when the game has them, are hashed after it.
     pub fn state_hash(&self) -> StateHash {
+        let meaning = Meaning::of(self);
         match &self.timing {
-            None => StateHash(hash_encoded(blake3::Hasher::new(), &[], self)),
+            None => StateHash(hash_encoded(blake3::Hasher::new(), &[], &meaning)),
             Some(timing) => StateHash(hash_encoded(
                 blake3::Hasher::new(),
                 &[],
-                &(self, timing.as_ref()),
+                &(&meaning, timing.as_ref()),
             )),
         }
     }
@@ -1334,6 +1358,123 @@ fn project_scenario(
         .collect();
     scenario.tunnels.retain(|t| viewer == Viewer::Side(t.side));
     Arc::new(scenario)
+}
+
+/// What [`Game::state_hash`] covers, in the order it is encoded: the state the rules and the
+/// viewers see — the scenario, the clock, units and weapons, the records and prompts play keeps,
+/// the Fire counters and Residual FP, the dice drawn, whose view it is and how many events it
+/// has seen — and the names units under "?" go by (the whole game's aliases, empty in a
+/// projection), since those are what every viewer was shown.
+///
+/// Left out on purpose: the undo trail and the indexes `Units` keeps (neither is state), and
+/// the clocks, which the hash adds after this when a game has them (a position carried in an
+/// event has none).
+///
+/// The order and the fields are fixed: exports carry the hash and must verify in later
+/// versions, so this encodes exactly as the state hash always has (pinned by
+/// `tests::state_hashes_are_pinned`). It is built by destructuring `Game` without `..`: a
+/// field added to `Game` does not compile here until someone decides whether it is meaning.
+/// Adding one here changes every hash and needs the pinned hashes and a note in
+/// `docs/protocol.md`.
+#[derive(Serialize)]
+struct Meaning<'a> {
+    scenario: &'a Scenario,
+    clock: &'a Clock,
+    units: &'a Units,
+    weapons: &'a BTreeMap<String, Weapon>,
+    movement: &'a MovementRecord,
+    wa_chance: &'a Option<WaChance>,
+    attack: &'a Option<DeclaredAttack>,
+    sewer_designation: &'a Option<SewerDesignation>,
+    wa_hip_window: &'a Option<WaHipWindow>,
+    wa_challenge: &'a Option<WaChallenge>,
+    wa_shown: &'a BTreeSet<UnitId>,
+    tunnels: &'a Vec<TunnelState>,
+    unseen_manholes: &'a BTreeSet<Hex>,
+    dice_drawn: u64,
+    over: bool,
+    end_proposal: &'a Option<Side>,
+    viewer: &'a Option<Viewer>,
+    version: u64,
+    prep_fired: &'a BTreeSet<UnitId>,
+    first_fired: &'a BTreeSet<UnitId>,
+    final_fired: &'a BTreeSet<UnitId>,
+    residual_fp: &'a BTreeMap<Hex, Residual>,
+    tunnel_sightings: &'a BTreeSet<(Hex, UnitId)>,
+    tunnel_discoveries: &'a BTreeSet<(Side, Hex)>,
+    aliases: &'a BTreeMap<UnitId, UnitId>,
+    next_alias: u32,
+    setup_aliases: &'a BTreeMap<UnitId, UnitId>,
+    setup: &'a Option<SetupTurn>,
+}
+
+impl<'a> Meaning<'a> {
+    fn of(game: &'a Game) -> Meaning<'a> {
+        let Game {
+            scenario,
+            clock,
+            units,
+            weapons,
+            movement,
+            wa_chance,
+            attack,
+            sewer_designation,
+            wa_hip_window,
+            wa_challenge,
+            wa_shown,
+            tunnels,
+            unseen_manholes,
+            dice_drawn,
+            over,
+            end_proposal,
+            viewer,
+            version,
+            prep_fired,
+            first_fired,
+            final_fired,
+            residual_fp,
+            tunnel_sightings,
+            tunnel_discoveries,
+            aliases,
+            next_alias,
+            setup_aliases,
+            // Hashed after the meaning, when there are clocks (`Game::state_hash`).
+            timing: _,
+            // Not state: what an undo needs to rebuild an earlier position.
+            undo_trail: _,
+            setup,
+        } = game;
+        Meaning {
+            scenario,
+            clock,
+            units,
+            weapons,
+            movement,
+            wa_chance,
+            attack,
+            sewer_designation,
+            wa_hip_window,
+            wa_challenge,
+            wa_shown,
+            tunnels,
+            unseen_manholes,
+            dice_drawn: *dice_drawn,
+            over: *over,
+            end_proposal,
+            viewer,
+            version: *version,
+            prep_fired,
+            first_fired,
+            final_fired,
+            residual_fp,
+            tunnel_sightings,
+            tunnel_discoveries,
+            aliases,
+            next_alias: *next_alias,
+            setup_aliases,
+            setup,
+        }
+    }
 }
 
 /// A blake3 digest of the encoded state.
@@ -2450,6 +2591,109 @@ mod tests {
         assert_eq!(russian.wa_challenge, game.wa_challenge);
     }
 
+    /// Positions whose hashes are pinned: a game created from each scenario, and the same game
+    /// after its first step ended. Two of the scenarios have units under "?", so the aliases
+    /// the whole game keeps are in them.
+    fn pinned_positions() -> Vec<(&'static str, Game)> {
+        let texts = [
+            (
+                "b9-41",
+                include_str!("../../../scenarios/b9-41-wall-advantage.toml"),
+            ),
+            (
+                "village",
+                include_str!("../../../scenarios/village-outskirts.toml"),
+            ),
+            (
+                "sewer",
+                include_str!("../../../scenarios/sewer-infiltration.toml"),
+            ),
+        ];
+        let mut positions = vec![];
+        for (name, text) in texts {
+            let mut game = Game::replay([&Event::GameCreated {
+                scenario: read(text),
+            }])
+            .unwrap();
+            positions.push((name, game.clone()));
+            let next = game
+                .clock
+                .next(game.scenario.turns)
+                .expect("a step follows");
+            let ended = Event::StepEnded {
+                by: game.acting(),
+                ended: game.clock,
+                next,
+            };
+            apply(&mut game, &ended);
+            positions.push((name, game));
+        }
+        positions
+    }
+
+    /// The state hash of each pinned position is what it was when exports began to carry it:
+    /// an export written then still verifies. A change here breaks every export written
+    /// before it; make it only with a new hash scheme named in `docs/protocol.md`.
+    #[test]
+    fn state_hashes_are_pinned() {
+        let pinned = [
+            "b10aeff6d0f593a4cd02dab129c13c9d61ce81fa6299b90e7b0aeb8abe694c28",
+            "0c80ba023ed07c6c3dcccbc89def1328059a7bb2898bb8219de0d1140938a5bc",
+            "03d26e767bef1472813b832fe6ddbe8abe4ca5c39508ad0eec51a5ffb6783c86",
+            "bdb449fbf2248c7ed1ef490f4ab579bb575887e60b24b0f9fe00d07a043c3a62",
+            "68a0245f8091685511885951b7af7cc3aade0f1df6fe383469b0a28986d06c6d",
+            "4a3cad90ce747e5fb80aaa16ccf65746c0c5e1c8a6ceae76bd21225e317a987e",
+        ];
+        let positions = pinned_positions();
+        assert!(
+            positions.iter().any(|(_, g)| !g.aliases.is_empty()),
+            "a pinned position has units under \"?\""
+        );
+        for ((name, game), pin) in positions.iter().zip(pinned) {
+            assert_eq!(
+                game.state_hash().to_string(),
+                pin,
+                "{name} at {}",
+                game.version
+            );
+        }
+    }
+
+    /// Bookkeeping is not meaning: a game with a long undo trail, its units' index built and
+    /// its units shared with a copy hashes as the same position decoded from its encoding
+    /// (no trail, no index, nothing shared) does. A change the rules see moves the hash.
+    #[test]
+    fn bookkeeping_leaves_the_hash_alone_and_meaning_moves_it() {
+        let positions = pinned_positions();
+        assert!(
+            positions
+                .iter()
+                .any(|(_, g)| g.undo_trail.len > 0 || g.undo_trail.base.is_some()),
+            "a pinned position has an undo trail"
+        );
+        for (name, game) in positions {
+            let copy = game.clone();
+            assert!(copy.units.shared_with(&game.units));
+            if let Some(unit) = game.units.values().next() {
+                let _ = game.units.in_hex(unit.hex).count();
+            }
+            let bytes = encoded(&game);
+            let (decoded, _): (Game, usize) =
+                bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
+            assert_eq!(decoded.undo_trail.len, 0);
+            assert_eq!(decoded.state_hash(), game.state_hash(), "{name}");
+
+            let mut moved = game.clone();
+            let id = moved.units.keys().next().unwrap().clone();
+            let pinned = moved.units[&id].pinned;
+            moved.units.get_mut(&id).unwrap().pinned = !pinned;
+            assert_ne!(moved.state_hash(), game.state_hash(), "{name}");
+            let mut later = game.clone();
+            later.dice_drawn += 1;
+            assert_ne!(later.state_hash(), game.state_hash(), "{name}");
+        }
+    }
+
     /// Hashing an encoding as it is written gives the digest of the whole encoding, for small
     /// values and for ones far larger than the buffer, with a plain hasher and a derived key.
     #[test]
@@ -2475,7 +2719,7 @@ mod tests {
         let game = Game::new(scenario);
         assert_eq!(
             game.state_hash().0,
-            *blake3::hash(&encoded(&game)).as_bytes()
+            *blake3::hash(&encoded(&Meaning::of(&game))).as_bytes()
         );
     }
 }

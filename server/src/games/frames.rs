@@ -18,7 +18,7 @@
 use protocol::game::view::project_event;
 use protocol::game::{Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
-use protocol::wire::{to_json, FRAME_BYTES_MAX};
+use protocol::wire::{to_json, Position, FRAME_BYTES_MAX};
 use protocol::Event;
 
 /// Bytes (JSON) of one command's events for any one viewer: half a frame, the other half
@@ -154,7 +154,7 @@ fn check_exactly<'a>(
         }
     }
     for viewer in VIEWERS {
-        let size = to_json(&after.project(viewer)).len();
+        let size = to_json(&Position::from(after.project(viewer))).len();
         if size > position_max {
             return Err(FrameError::Position {
                 size,
@@ -195,9 +195,9 @@ pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), FrameError> {
     let game = Game::replay([&created])?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
     // A review shows the whole game, unprojected.
-    let whole = protocol::wire::to_json(&game).len();
+    let whole = protocol::wire::to_json(&Position::from(game.clone())).len();
     for viewer in VIEWERS {
-        let state = protocol::wire::to_json(&game.project(viewer)).len();
+        let state = protocol::wire::to_json(&Position::from(game.project(viewer))).len();
         let event = game
             .view_event(viewer, &created)
             .map_or(0, |e| protocol::wire::to_json(&e).len());

@@ -16,7 +16,7 @@ use protocol::record::signed::ServerKey;
 use protocol::record::stream::StreamHash;
 use protocol::record::words::describe_event;
 use protocol::wire::{
-    ClientMessage, ErrorCode, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
+    ClientMessage, ErrorCode, Position, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::Event;
 use std::sync::Arc;
@@ -192,7 +192,7 @@ impl Review {
             state_hash: state.state_hash(),
             // An export's stream is the whole log: its heads are the envelopes' hashes.
             head: StreamHash(self.heads[version - 1].0),
-            state: Box::new(state),
+            state: Box::new(Position::from(state)),
             owner: None,
             clocks: None,
         }

@@ -24,7 +24,7 @@ use protocol::record::referee::Decision;
 use protocol::record::stream::{self, Following, StreamHash, Streams, VIEWERS};
 use protocol::referee::Referee;
 use protocol::wire::{
-    ErrorCode, PreviewOutcome, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
+    ErrorCode, Position, PreviewOutcome, RecordEntry, Sequenced, ServerMessage, LOG_PAGE_EVENTS_MAX,
 };
 use protocol::{Command, RuleViolation, Side};
 use std::sync::OnceLock;
@@ -558,7 +558,7 @@ impl Session {
             version: state.version,
             state_hash: state.state_hash(),
             head: self.streams().hash(viewer, state.version),
-            state: Box::new(state),
+            state: Box::new(Position::from(state)),
             owner: self.owner.clone(),
             clocks: crate::operations::clock::view(self.game(), now),
         }
@@ -606,7 +606,7 @@ impl Session {
         ServerMessage::State {
             version,
             state_hash: state.state_hash(),
-            state: Box::new(state),
+            state: Box::new(Position::from(state)),
             head: self.streams().hash(viewer, version),
             owner: self.owner.clone(),
             // A past position is shown without clocks: they are the game's now.

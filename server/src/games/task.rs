@@ -871,7 +871,9 @@ impl GameTask {
             viewer,
             version,
             state_hash: projection.state_hash(),
-            state: resume_from.is_none().then(|| Box::new(projection)),
+            state: resume_from
+                .is_none()
+                .then(|| Box::new(protocol::wire::Position::from(projection))),
             head: self.session.stream_head(viewer),
             dice_commitment: self.session.referee().commitment(),
             signed: self.receipt(viewer).await,
