@@ -457,6 +457,9 @@ pub struct UnitSpec {
     /// hex's base level.
     #[serde(default)]
     pub level: Option<i16>,
+    /// A broken unit that starts under Desperation Morale (A10.62): its DM counter.
+    #[serde(default)]
+    pub desperation_morale: bool,
 }
 
 /// A unit's place among its hex's fortifications, and Column/Convoy status: what B9.32 asks
@@ -799,6 +802,9 @@ struct UnitFile {
     morale: Morale,
     #[serde(default)]
     pinned: bool,
+    /// Starts under Desperation Morale (A10.62): only a broken unit.
+    #[serde(default)]
+    dm: bool,
     #[serde(default)]
     cx: bool,
     #[serde(default)]
@@ -1284,6 +1290,18 @@ impl File {
                 ));
             }
             check_assault_fire(&field, u)?;
+            if u.dm && u.morale != Morale::Broken {
+                return Err(refuse(
+                    format!("{field}.dm"),
+                    "only a broken unit is under Desperation Morale (A10.62); give it `morale = \"broken\"` or drop `dm`",
+                ));
+            }
+            if u.dm && (u.hidden || u.concealed) {
+                return Err(refuse(
+                    format!("{field}.dm"),
+                    "a unit under Desperation Morale (A10.62) shows its DM counter; it is not hidden or under a ? counter",
+                ));
+            }
             if u.hidden && u.concealed {
                 return Err(refuse(
                     format!("{field}.hidden"),
@@ -1328,6 +1346,7 @@ impl File {
                     column: u.column,
                 },
                 level,
+                desperation_morale: u.dm,
             };
             check_placement(&field, &spec, &hexes[&hex])?;
             if offboard.contains_key(&u.id) || units.insert(u.id.clone(), spec).is_some() {
@@ -1572,6 +1591,7 @@ impl File {
             (u.column, "column"),
             (u.level.is_some(), "level"),
             (u.pinned, "pinned"),
+            (u.dm, "dm"),
             (u.cx, "cx"),
         ];
         if let Some((_, name)) = placed_only.iter().find(|(set, _)| *set) {
