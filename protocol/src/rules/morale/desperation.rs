@@ -104,10 +104,14 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
             });
         }
     };
-    // No longer broken (rallied, eliminated): the counter goes with the broken side.
+    // No longer broken (rallied, eliminated): the counter goes with the broken side. A unit
+    // the opponent sees only as "?" (a router gone down a tunnel, B8.62) keeps its counter
+    // until it is seen again, so no event tells what the "?" is.
+    let shown = |u: &&Unit| !u.hidden && !u.concealed;
     let gone: Vec<UnitId> = after
         .units
         .values()
+        .filter(shown)
         .filter(|u| u.desperation && (u.morale != Morale::Broken || u.eliminated))
         .map(|u| u.id.clone())
         .collect();
@@ -125,6 +129,7 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
         let lifted: Vec<UnitId> = after
             .units
             .values()
+            .filter(shown)
             .filter(|u| {
                 u.desperation
                     && u.morale == Morale::Broken
