@@ -182,13 +182,15 @@ proptest! {
             }
         }
         // The attack ends with AttackResolved; only the Wall Advantage a broken unit loses
-        // (B9.32) follows it, as a consequence of the new position.
+        // (B9.32) and the DM counter a unit that broke takes (A10.62) follow it, as
+        // consequences of the new position.
         let end = events.iter().position(|e| matches!(e, Event::AttackResolved { .. }));
         prop_assert!(end.is_some(), "the attack ends with AttackResolved");
         let after = &events[end.unwrap() + 1..];
         prop_assert!(
-            after.iter().all(|e| e.name().starts_with("WallAdvantage")),
-            "only WA changes follow the attack: {after:?}"
+            after.iter().all(|e| e.name().starts_with("WallAdvantage")
+                || e.name().starts_with("DesperationMorale")),
+            "only WA and DM changes follow the attack: {after:?}"
         );
     }
 }

@@ -754,8 +754,14 @@ proptest! {
             prop_assert!(Scenario::from_toml(&toml).is_err());
             return Ok(());
         };
-        let routing = after_done(routing, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
+        let mut routing = after_done(routing, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
         prop_assert_eq!(routing.clock.phase(), protocol::phase::Phase::Rout);
+        // Only a unit under Desperation Morale routs (A10.62): this one is, as if it broke this
+        // Player Turn.
+        protocol::apply(
+            &mut routing,
+            &Event::DesperationMoraleMarked { units: vec!["gs0".into()], why: "broke".into() },
+        );
         let to: Hex = TARGET.parse().unwrap();
         let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs0".into()], to }, &mut ScriptedDice::default());
         let routed = decide(&routing, Side::A, &Command::Rout { unit: "gs0".into(), to }, &mut ScriptedDice::default());

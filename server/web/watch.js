@@ -774,6 +774,7 @@
     if (broken) flags.push("broken");
     if (unit.morale === "berserk") flags.push("berserk");
     if (unit.pinned) flags.push("pinned");
+    if (unit.desperation) flags.push("Desperation Morale");
     if (unit.cx) flags.push("CX");
     // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
     const hip = setUpHidden(state, unit);
@@ -786,6 +787,7 @@
       my += 7;
     };
     if (unit.pinned) mark("pin", "PIN");
+    if (unit.desperation) mark("dm", "DM");
     if (unit.cx) mark("cx", "CX");
     if (unit.concealed) mark("own-concealed", "?");
     if (hip) mark("hip", "HIP");
@@ -1761,7 +1763,6 @@
       if (p.command.rally) {
         el("rally-form").hidden = true;
         el("rally-morale").value = "";
-        el("rally-desperation").checked = false;
       }
       if (p.command.close_combat) closeCc();
       if (p.command.enter) {
@@ -2982,14 +2983,16 @@
         return;
       }
       const leader = el("rally-leader").value || null;
-      const desperation = el("rally-desperation").checked;
-      const command = { rally: { unit, broken_morale: morale, leader, desperation } };
+      // Desperation Morale is the unit's own state, tracked by the referee (A10.62).
+      const command = { rally: { unit, broken_morale: morale, leader, desperation: false } };
       if (sameProposal(command)) {
         el("rally-form").hidden = true;
         confirmProposal();
         return;
       }
-      propose(command, `Rally ${unit} (broken morale ${morale})${leader ? ` led by ${leader}` : ", self-rally"}${desperation ? " under Desperation Morale" : ""}`);
+      const live = liveState();
+      const dm = Boolean(live && live.units[unit] && live.units[unit].desperation);
+      propose(command, `Rally ${unit} (broken morale ${morale})${leader ? ` led by ${leader}` : ", self-rally"}${dm ? " under Desperation Morale (+4, A10.62)" : ""}`);
     });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();

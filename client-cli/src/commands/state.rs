@@ -193,6 +193,8 @@ fn unit_row(game: &Game, unit: &Unit) -> Vec<String> {
     let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
     let morale = match unit.morale {
         Morale::GoodOrder => "good order",
+        // The DM counter on a broken unit (A10.62), which both sides see.
+        Morale::Broken if unit.desperation => "broken, DM",
         Morale::Broken => "broken",
         Morale::Berserk => "berserk",
     };

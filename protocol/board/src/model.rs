@@ -282,6 +282,9 @@ pub struct UnitSpec {
     /// hex's base level.
     #[serde(default)]
     pub level: Option<i16>,
+    /// A broken unit that starts under Desperation Morale (A10.62): its DM counter.
+    #[serde(default)]
+    pub desperation_morale: bool,
 }
 
 /// A unit's place among its hex's fortifications, and Column/Convoy status: what B9.32 asks

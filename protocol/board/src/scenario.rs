@@ -490,6 +490,9 @@ struct UnitFile {
     morale: Morale,
     #[serde(default)]
     pinned: bool,
+    /// Starts under Desperation Morale (A10.62): only a broken unit.
+    #[serde(default)]
+    dm: bool,
     #[serde(default)]
     cx: bool,
     #[serde(default)]
@@ -1013,6 +1016,18 @@ impl File {
                 ));
             }
             check_assault_fire(&field, u)?;
+            if u.dm && u.morale != Morale::Broken {
+                return Err(refuse(
+                    format!("{field}.dm"),
+                    "only a broken unit is under Desperation Morale (A10.62); give it `morale = \"broken\"` or drop `dm`",
+                ));
+            }
+            if u.dm && (u.hidden || u.concealed) {
+                return Err(refuse(
+                    format!("{field}.dm"),
+                    "a unit under Desperation Morale (A10.62) shows its DM counter; it is not hidden or under a ? counter",
+                ));
+            }
             if u.hidden && u.concealed {
                 return Err(refuse(
                     format!("{field}.hidden"),
@@ -1057,6 +1072,7 @@ impl File {
                     column: u.column,
                 },
                 level,
+                desperation_morale: u.dm,
             };
             check_placement(&field, &spec, &hexes[&hex])?;
             claim_id(&mut ids, &field, &u.id)?;
@@ -1281,6 +1297,7 @@ impl File {
             (u.column, "column"),
             (u.level.is_some(), "level"),
             (u.pinned, "pinned"),
+            (u.dm, "dm"),
             (u.cx, "cx"),
         ];
         if let Some((_, name)) = placed_only.iter().find(|(set, _)| *set) {

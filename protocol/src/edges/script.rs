@@ -183,6 +183,8 @@ pub enum Check {
     Emergence(UnitId, String),
     /// `concealed=467a:true`
     Concealed(UnitId, bool),
+    /// `dm=467a:true` — the unit is under Desperation Morale (A10.62).
+    Dm(UnitId, bool),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
     Rolls(Vec<i16>),
     /// The IFT results of the attacks the line resolved, as printed (`ift=1MC`, A7.3).
@@ -436,15 +438,15 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" => {
+        "lost" | "concealed" | "dm" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
                 .map_err(|_| format!("{key}= takes UNIT:true or UNIT:false"))?;
-            if key == "lost" {
-                Check::Lost(u, b)
-            } else {
-                Check::Concealed(u, b)
+            match key {
+                "lost" => Check::Lost(u, b),
+                "dm" => Check::Dm(u, b),
+                _ => Check::Concealed(u, b),
             }
         }
         "rolls" => Check::Rolls(
@@ -529,12 +531,13 @@ fn parse_expect(scenario: &Scenario, text: &str) -> Result<Expect, LineError> {
     }
 }
 
-/// `rally UNIT morale N [with LEADER] [dm]` (A10.6): the broken side's morale as printed on
-/// the counter, the Good Order leader who rallies it (none: a leader's self-rally), and `dm`
-/// when the unit is under Desperation Morale (A10.62).
+/// `rally UNIT morale N [with LEADER]` (A10.6): the broken side's morale as printed on the
+/// counter and the Good Order leader who rallies it (none: a leader's self-rally). A trailing
+/// `dm`, the word for Desperation Morale before the engine tracked it, is still read so that
+/// the rules refuse it naming A10.62 rather than the line failing to parse.
 fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     const USAGE: &str =
-        "`rally` takes a broken unit, `morale` and its broken side's morale, then optionally `with` a leader and `dm`: rally 467a morale 8 with 9-1a dm";
+        "`rally` takes a broken unit, `morale` and its broken side's morale, then optionally `with` a leader: rally 467a morale 8 with 9-1a";
     let [unit, morale_word, morale, rest @ ..] = args else {
         return Err(USAGE.into());
     };
@@ -1333,6 +1336,13 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got == *want,
                 format!("`{id}` concealed is {got}, not {want}"),
+            )
+        }
+        Check::Dm(id, want) => {
+            let got = unit(id)?.desperation;
+            expect(
+                got == *want,
+                format!("`{id}` under Desperation Morale is {got}, not {want}"),
             )
         }
         Check::Rolls(want) => {

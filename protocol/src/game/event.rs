@@ -551,6 +551,20 @@ pub enum Event {
         rule: String,
         why: String,
     },
+    /// Broken units came under Desperation Morale (A10.62): the DM counter both sides see,
+    /// which adds +4 to their rally DR and lets them rout. `why` says which of A10.62's
+    /// occasions it was (broke, attacked while broken, a Known armed enemy ADJACENT, the RtPh
+    /// begun in Open Ground).
+    DesperationMoraleMarked {
+        units: Vec<UnitId>,
+        why: String,
+    },
+    /// Units left Desperation Morale (A10.62): at the end of the RPh where no Known armed
+    /// enemy is ADJACENT, or because they are no longer broken.
+    DesperationMoraleRemoved {
+        units: Vec<UnitId>,
+        why: String,
+    },
     /// A broken unit attempted to rally (A10.6), led by `leader` or self-rallying (A10.63):
     /// its one attempt of the Player Turn. The `DiceRolled` after it holds the DR and DRMs;
     /// a success follows as a `FireEffectApplied` (Rally).
@@ -721,6 +735,8 @@ impl Event {
             Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
+            Event::DesperationMoraleMarked { .. } => "DesperationMoraleMarked",
+            Event::DesperationMoraleRemoved { .. } => "DesperationMoraleRemoved",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
             Event::RallyAttempted { .. } => "RallyAttempted",
             Event::HiddenUnitPlaced { .. } => "HiddenUnitPlaced",
@@ -832,6 +848,8 @@ impl Event {
             | Event::ShellholeCoverTaken { units, .. }
             | Event::AllMfSpent { units, .. }
             | Event::UnitsRoutedThroughTunnel { units, .. }
+            | Event::DesperationMoraleMarked { units, .. }
+            | Event::DesperationMoraleRemoved { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WeaponMalfunctioned { holder, .. }

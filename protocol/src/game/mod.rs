@@ -288,6 +288,10 @@ pub struct Unit {
     /// First Fire at it takes no FFNAM (A4.6).
     #[serde(default)]
     pub assault_moving: bool,
+    /// Under Desperation Morale (A10.62): a broken unit's DM counter, which both sides see.
+    /// Set and cleared only by `DesperationMoraleMarked` / `DesperationMoraleRemoved`.
+    #[serde(default)]
+    pub desperation: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -481,6 +485,7 @@ impl Unit {
             shellhole_cover: false,
             hexes_entered: 0,
             assault_moving: false,
+            desperation: spec.desperation_morale,
         }
     }
 
@@ -518,6 +523,7 @@ impl Unit {
             shellhole_cover: false,
             hexes_entered: 0,
             assault_moving: false,
+            desperation: false,
         }
     }
 
@@ -1267,6 +1273,7 @@ fn mask_unit(unit: &mut Unit) {
     unit.led_by = None;
     unit.portage_pp = 0;
     unit.double_time = false;
+    unit.desperation = false;
 }
 
 /// Masks the concealed units `viewer` does not own, and drops the weapons they possess. It is
@@ -2109,6 +2116,20 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::FireEffectLeftToPlayers { .. } => {}
         Event::RallyAttempted { unit, .. } => {
             game.movement.rallied.insert(unit.clone());
+        }
+        Event::DesperationMoraleMarked { units, .. } => {
+            for id in units {
+                if let Some(u) = game.units.get_mut(id) {
+                    u.desperation = true;
+                }
+            }
+        }
+        Event::DesperationMoraleRemoved { units, .. } => {
+            for id in units {
+                if let Some(u) = game.units.get_mut(id) {
+                    u.desperation = false;
+                }
+            }
         }
         // The position goes back to before the undone events; the version keeps counting, and
         // a projection stays the same viewer's (see `crate::record::dispute`).

@@ -509,6 +509,14 @@ impl Names<'_> {
                 rule,
                 why: self.text(&why),
             },
+            Event::DesperationMoraleMarked { units, why } => Event::DesperationMoraleMarked {
+                units: self.names(&units),
+                why: self.text(&why),
+            },
+            Event::DesperationMoraleRemoved { units, why } => Event::DesperationMoraleRemoved {
+                units: self.names(&units),
+                why: self.text(&why),
+            },
             Event::RallyAttempted { unit, leader } => Event::RallyAttempted {
                 unit: self.name(&unit),
                 leader: leader.map(|l| self.name(&l)),

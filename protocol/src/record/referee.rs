@@ -503,7 +503,7 @@ pub(crate) mod testing {
             },
         );
         play(&mut r, Side::B, Command::ResolveAttack);
-        play(
+        let eliminated = play(
             &mut r,
             Side::B,
             Command::Adjudicate {
@@ -512,7 +512,10 @@ pub(crate) mod testing {
                 note: "Casualty Reduction of a half-squad".into(),
             },
         );
-        let broke = r.game().version;
+        // The adjudication is the command's first event; what follows from it by rule (a DM
+        // counter lifted, A10.62) comes after.
+        assert!(matches!(eliminated[0], Event::OutcomeAdjudicated { .. }));
+        let broke = r.game().version + 1 - eliminated.len() as u64;
         play(
             &mut r,
             Side::A,

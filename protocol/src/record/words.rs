@@ -340,6 +340,12 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::FireEffectLeftToPlayers { why, rule, .. } => {
             format!("for the players to adjudicate: {why} ({rule})")
         }
+        Event::DesperationMoraleMarked { units, why } => {
+            format!("{} under Desperation Morale: {why} (A10.62)", units.join(", "))
+        }
+        Event::DesperationMoraleRemoved { units, why } => {
+            format!("{} no longer under Desperation Morale: {why} (A10.62)", units.join(", "))
+        }
         Event::RallyAttempted {
             unit,
             leader: Some(leader),

@@ -547,6 +547,13 @@ pub(super) fn resolve(
             let original: u8 = fired.roll.dice.iter().sum();
             let residual = resolution::residual_fp(&assessment, &fired);
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
+            // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
+            events.extend(morale::desperation::attacked(
+                game,
+                by,
+                a.target,
+                &assessment,
+            ));
             events.extend(effects);
             // A9.7: an Original DR at or above a firing SW's B# malfunctions it once the
             // attack, which it still took part in, is resolved.
@@ -595,4 +602,196 @@ fn no_dice(what: &str) -> RuleViolation {
         ViolationKind::NoDice,
         format!("no dice: offline, add a `dice` line with enough faces for {what} before resolving the attack"),
     )
+}
+
+/// A8.2: the attack of the enemy's Residual FP in `to` on the units `entering` it, once their
+/// entry (`entry`, the events that put them there) is decided. It is an attack on the IFT like
+/// any other: the column of the Residual FP (the highest column not above it, A7.3), the
+/// entering units' in-hex TEM, or FFMO in Open Ground, and FFNAM unless every one Assault
+/// Moves (A4.6, [RF]); a DR through the game's dice, rolled in the name of the side that
+/// entered (its command rolls it); its effects by the same code as any attack's
+/// (`morale::residual_effects`), on the entering units alone. It has no firer, so nothing of
+/// a firer's applies: no Cowering (A7.9), no leader's direction, no LOS or Hindrance. What the
+/// engine does not rule on here is asked of the players, as before: the Residual FP's own
+/// amount when they determined it, a concealed mover, a fortification, a wall, hedge or bocage
+/// hexside of the hex (its TEM depends on a direction of fire Residual FP does not have), an
+/// upper level, terrain of no positive TEM that is not Open Ground, a stack only partly
+/// Assault Moving. `None` of it where the enemy left no Residual FP in `to`.
+pub(in crate::rules) fn residual_fp_attack(
+    game: &Game,
+    mover: Side,
+    entering: &[UnitId],
+    to: Hex,
+    entry: &[Event],
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(residual) = game.residual_fp.get(&to).filter(|r| r.by != mover) else {
+        return Ok(vec![]);
+    };
+    let names = entering
+        .iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut after = game.clone();
+    for e in entry {
+        crate::game::apply(&mut after, e);
+    }
+    let targets: Vec<&crate::game::Unit> = entering
+        .iter()
+        .filter_map(|id| after.units.get(id))
+        .collect();
+    let (fp, column, drms) = match residual_terms(&after, residual.fp, to, &targets) {
+        Ok(terms) => terms,
+        Err(NotRuled(why)) => {
+            let fp = residual.fp.map_or_else(
+                || "as the players determined it".to_string(),
+                |fp| format!("of {fp}"),
+            );
+            return Ok(vec![Event::FireEffectLeftToPlayers {
+                target: to,
+                unit: None,
+                rule: "A8.2".into(),
+                why: format!(
+                    "the Residual FP {fp} in {to} attacks {names} as they enter it; the engine does not resolve that attack: {why}"
+                ),
+            }]);
+        }
+    };
+    let no_dice = || no_dice("the Residual FP's attack and its checks");
+    let first = dice.roll_die().ok_or_else(no_dice)?;
+    let second = dice.roll_die().ok_or_else(no_dice)?;
+    let original = i16::from(first) + i16::from(second);
+    let final_dr = original + drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let result = crate::rules::fire::ift::result(column, final_dr);
+    let outcome = format!(
+        "Residual FP {fp}{} vs {names} entering {to} on the {column} column: DR {original}, Final {final_dr} → {result}",
+        resolution::drm_words(&drms),
+    );
+    let roll = crate::game::dice::Roll {
+        side: mover,
+        purpose: crate::game::dice::RollPurpose::Ift,
+        rule: "A8.2".into(),
+        first_draw: game.dice_drawn,
+        dice: vec![first, second],
+        modifiers: drms,
+        final_result: final_dr,
+        outcome,
+    };
+    let first_draw = roll.first_draw + roll.dice.len() as u64;
+    let effects = morale::residual_effects(&after, mover, to, entering, result, first_draw, dice)
+        .map_err(|_| no_dice())?;
+    let mut events = vec![
+        Event::DiceRolled { roll },
+        Event::IftAttackResolved {
+            by: residual.by,
+            target: to,
+            fp: fp.to_string(),
+            column: column.fp(),
+            cowered: false,
+            final_dr,
+            result: result.to_string(),
+        },
+    ];
+    events.extend(effects);
+    Ok(events)
+}
+
+/// Why the engine leaves a Residual FP attack to the players, in words.
+struct NotRuled(String);
+
+impl From<&str> for NotRuled {
+    fn from(why: &str) -> NotRuled {
+        NotRuled(why.to_string())
+    }
+}
+
+impl From<String> for NotRuled {
+    fn from(why: String) -> NotRuled {
+        NotRuled(why)
+    }
+}
+
+/// What a Residual FP attack on `targets`, now in `to`, is read with (A8.2): the FP, the IFT
+/// column and the DRMs; or why the engine leaves it to the players.
+fn residual_terms(
+    game: &Game,
+    fp: Option<u8>,
+    to: Hex,
+    targets: &[&crate::game::Unit],
+) -> Result<
+    (
+        u8,
+        crate::rules::fire::ift::IftColumn,
+        Vec<crate::game::dice::Modifier>,
+    ),
+    NotRuled,
+> {
+    use crate::board::terrain::Terrain;
+    use crate::game::dice::Modifier;
+    let fp = fp.ok_or("how much Residual FP it is was left to the players")?;
+    let column = crate::rules::fire::ift::IftColumn::for_fp(u32::from(fp))
+        .ok_or("less than 1 FP is off the IFT")?;
+    if targets.is_empty() || targets.iter().any(|t| t.concealed || t.hidden) {
+        return Err("a concealed unit among them (Area Fire, A7.23, is not ruled here)".into());
+    }
+    if targets
+        .iter()
+        .any(|t| game.upper_level(t).is_some() || t.bypass.is_some())
+    {
+        return Err("a unit on an upper level or in Bypass".into());
+    }
+    let spec = game
+        .scenario
+        .hexes
+        .get(&to)
+        .ok_or("the hex is not on the map")?;
+    if !spec.fortifications.is_empty() || spec.unmodelled.is_some() {
+        return Err(
+            "the hex holds a fortification or terrain the terrain table has no row for".into(),
+        );
+    }
+    if game
+        .scenario
+        .hexsides
+        .keys()
+        .any(|side| side.a == to || side.b == to)
+    {
+        return Err(
+            "a wall, hedge or bocage hexside of the hex, whose TEM depends on a direction of fire Residual FP does not have"
+                .into(),
+        );
+    }
+    let row = spec.terrain.row();
+    let mut drms = vec![];
+    match row.tem.direct {
+        tem if tem > 0 => drms.push(Modifier {
+            value: tem,
+            reason: format!("TEM: in-hex TEM {tem} ({} {})", row.name, row.rule),
+            rule: row.rule.to_string(),
+        }),
+        0 if spec.terrain == Terrain::OpenGround => drms.push(Modifier {
+            value: -1,
+            reason: format!("FFMO: entering the Open Ground of {to}"),
+            rule: "A4.6".into(),
+        }),
+        _ => {
+            return Err(format!(
+                "{} has no positive TEM and is not Open Ground: whether FFMO applies is not ruled by the engine",
+                row.name
+            )
+            .into())
+        }
+    }
+    let assault = targets.iter().filter(|t| t.assault_moving).count();
+    if assault == 0 {
+        drms.push(Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        });
+    } else if assault != targets.len() {
+        return Err("only some of the entering units use Assault Movement".into());
+    }
+    Ok((fp, column, drms))
 }

@@ -112,7 +112,7 @@ pub fn decide(
     }
     let events = match command {
         Command::Done => done::decide(game, by, dice),
-        Command::Move { units, to } => movement::decide_move(game, by, units, *to),
+        Command::Move { units, to } => movement::decide_move(game, by, units, *to, dice),
         Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
         Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
         Command::CloseCombat {
@@ -180,7 +180,7 @@ pub fn decide(
             note,
         } => roll::decide(game, by, *count, *purpose, note, dice),
         Command::SetUp { .. } | Command::LiftSetUp { .. } => Err(setup::not_setting_up()),
-        Command::Enter { units, to } => setup::enter(game, by, units, *to),
+        Command::Enter { units, to } => setup::enter(game, by, units, *to, dice),
         Command::AdjudicateAfterRoll { .. }
         | Command::ContributeEntropy { .. }
         | Command::AgreeToRevealSeed
@@ -425,7 +425,10 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
         }
         crate::game::apply(&mut after, event);
     }
+    // Desperation Morale follows from the position the command left (A10.62).
+    let desperation = morale::desperation::consequences(&after, &events);
     events.extend(wall_advantage::settle(game, after, &movers, &unhidden));
+    events.extend(desperation);
     events
 }
 

@@ -429,6 +429,7 @@ pub(super) fn enter(
     by: Side,
     ids: &[UnitId],
     to: Hex,
+    dice: &mut dyn crate::game::dice::DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     if game.acting() != by {
         return Err(refuse(
@@ -607,7 +608,11 @@ pub(super) fn enter(
         cost: entry.cost,
         mf: entry.mf,
     }];
-    events.extend(entry.residual);
+    if entry.residual {
+        events.extend(crate::rules::attack::residual_fp_attack(
+            game, by, ids, to, &events, dice,
+        )?);
+    }
     Ok(events)
 }
 

@@ -49,6 +49,7 @@
 //!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
 //!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
 
+pub mod desperation;
 pub mod rally;
 
 use crate::board::hex::Hex;
@@ -418,10 +419,41 @@ pub fn fire_effects(
     first_draw: u64,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, NoDice> {
-    let mut targets: Vec<&Unit> = game
+    let targets: Vec<&Unit> = game
         .units_above(target)
         .filter(|u| u.side != by && !u.hidden)
         .collect();
+    effects_on(game, by, target, targets, result, first_draw, dice)
+}
+
+/// The effects of `result` on `units` alone, for an attack that strikes only some of the
+/// units of `target`'s Location: Residual FP attacks the units entering it, not those already
+/// there (A8.2). `game` has them in the Location, and the checks are rolled in the name of
+/// `roller`, the side whose command entered it (every roll names the side whose command made
+/// it).
+pub fn residual_effects(
+    game: &Game,
+    roller: Side,
+    target: Hex,
+    units: &[UnitId],
+    result: IftResult,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let targets: Vec<&Unit> = units.iter().filter_map(|id| game.units.get(id)).collect();
+    effects_on(game, roller, target, targets, result, first_draw, dice)
+}
+
+fn effects_on(
+    game: &Game,
+    roller: Side,
+    target: Hex,
+    mut targets: Vec<&Unit>,
+    result: IftResult,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let by = roller;
     // Leaders check first, the highest Morale Level first (A10.21, A10.22): a leader helps
     // the others only once he has passed, and another leader only if that one's morale is lower.
     targets.sort_by_key(|u| {

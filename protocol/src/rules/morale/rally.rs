@@ -16,7 +16,7 @@
 //! - A10.61: −1 to a rally in woods or a building — the player's note and the C# tests; the
 //!   rules summary of chapter B names A10.61 as the rally's terrain bonus.
 //! - A10.62: +4 to a rally under Desperation Morale — the asl-players.net glossary, the
-//!   player's note and the C# tests.
+//!   player's note and the C# tests; when a unit is under DM is `morale::desperation`'s.
 //! - A10.63: +1 to a self-rally; a broken leader may self-rally, without his own DRM — the
 //!   Hakkaa Paalle text, the player's note, a "first fire" player's note and the C# tests.
 //! - A10.64: an Original 12 on a rally is Fate, a Casualty Reduction, and never rallies — the
@@ -44,9 +44,9 @@ const BY_HAND: &str = "roll it (`roll rally`) and enter the result (`adjudicate 
 
 /// The rally attempt of `id` by side `by`: led by `leader` (a Good Order leader of its
 /// Location), or without one a broken leader's self-rally. `broken_morale` is the morale on
-/// the unit's broken side, which its ratings do not carry; `desperation` says the unit is under
-/// Desperation Morale (A10.62), which the engine does not track. Every check comes before the
-/// first die.
+/// the unit's broken side, which its ratings do not carry. Desperation Morale (A10.62) is the
+/// unit's own state (`morale::desperation`): `desperation`, the player's old `dm` word, is
+/// refused, so nobody states it by hand. Every check comes before the first die.
 pub(crate) fn decide(
     game: &Game,
     by: Side,
@@ -131,6 +131,13 @@ pub(crate) fn decide(
                     " is hidden, concealed or underground: the engine does not rally it in the open; {BY_HAND}"
                 )),
             ],
+        ));
+    }
+    if desperation {
+        return Err(RuleViolation::new(
+            "A10.62",
+            ViolationKind::UnitState,
+            "the engine tracks Desperation Morale itself (the DM counter both sides see): drop `dm` from the rally; its +4 applies when the unit is under DM",
         ));
     }
     if !(1..=BROKEN_MORALE_MAX).contains(&broken_morale) {
@@ -268,9 +275,9 @@ pub(crate) fn decide(
             ))
         }
     }
-    if desperation {
+    if unit.desperation {
         modifiers.push(Modifier {
-            value: 4,
+            value: super::desperation::RALLY_DRM,
             reason: "Desperation Morale".into(),
             rule: "A10.62".into(),
         });

@@ -11,7 +11,7 @@ mod cover;
 mod double_time;
 mod entry;
 mod portage;
-mod rout;
+pub(crate) mod rout;
 mod step;
 
 pub(super) use advance::decide as decide_advance;
@@ -653,7 +653,9 @@ fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
     let exits = bypass.exits(game.scenario.geometry());
     for ids in &groups {
         for to in [bypass.hex, exits[0], exits[1]] {
-            let out = step::decide(game, unit.side, ids, to).is_ok_and(|events| {
+            // Whether the step is allowed is settled before any die (a Residual FP attack's
+            // dice come after every check), so any faces do for the probe.
+            let out = step::decide(game, unit.side, ids, to, &mut AnyDice).is_ok_and(|events| {
                 events
                     .iter()
                     .any(|e| matches!(e, crate::game::event::Event::UnitMoved { .. }))
@@ -678,4 +680,13 @@ fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
         }
     }
     false
+}
+
+/// Dice for a probe of whether a step is allowed: every die a 1, nothing logged.
+struct AnyDice;
+
+impl crate::game::dice::DiceSource for AnyDice {
+    fn roll_die(&mut self) -> Option<u8> {
+        Some(1)
+    }
 }

@@ -87,6 +87,13 @@ fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             " is below ground; it routs only through a tunnel (`rout UNITS`)",
         );
     }
+    if !unit.desperation {
+        return refuse(
+            "A10.62",
+            ViolationKind::UnitState,
+            " is broken but not under Desperation Morale: only a DM unit routs (a unit comes under DM when it breaks, when fire that could inflict an NMC attacks it, when a Known armed enemy unit is ADJACENT, or when it begins the RtPh in Open Ground in a Known enemy's LOS and normal range)",
+        );
+    }
     if let Some(enemy) = in_melee_with(game, unit) {
         return Err(RuleViolation::with(
             "A10.5",
@@ -214,7 +221,7 @@ pub(super) fn pay(unit: &Unit, cost: &MoveCost, to: Hex) -> Result<MfAccount, Ru
 /// Personnel or vehicles, broken or not. Dummies and counters the engine does not rule on
 /// are not units it knows to be armed. Only these bind a rout (A10.5, A10.51), so nothing a
 /// rout is refused for tells of a unit the side may not see.
-fn known_enemies(game: &Game, by: Side) -> impl Iterator<Item = &Unit> {
+pub(crate) fn known_enemies(game: &Game, by: Side) -> impl Iterator<Item = &Unit> {
     game.units.values().filter(move |e| {
         e.side != by
             && !e.eliminated
@@ -318,9 +325,12 @@ pub enum MustRout {
 
 /// Whether `unit` must rout this RtPh, and because of which Known enemy (A10.5): ADJACENT to a
 /// Known unbroken armed enemy, or in Open Ground (A10.531) in the LOS and normal range of a
-/// Known unbroken enemy. A unit in Melee does not rout.
+/// Known unbroken enemy. A unit in Melee does not rout, nor one not under Desperation Morale,
+/// which may not (A10.62): one that began the RtPh so placed is under DM already, and one a
+/// revealed enemy finds in the open only later in the RtPh is not.
 pub fn must_rout(game: &Game, unit: &Unit) -> Option<MustRout> {
     if unit.morale != Morale::Broken
+        || !unit.desperation
         || unit.eliminated
         || unit.hidden
         || unit.underground.is_some()
@@ -349,7 +359,7 @@ pub fn must_rout(game: &Game, unit: &Unit) -> Option<MustRout> {
 /// for a hypothetical Defensive First Fire: a clear LOS (a Hindrance would cancel FFMO) to a
 /// unit with no positive TEM against that enemy's direct fire. An enemy without a printed
 /// normal range (a leader, a hero) is not counted.
-fn exposed_to(game: &Game, id: &UnitId) -> Vec<(UnitId, u32)> {
+pub(crate) fn exposed_to(game: &Game, id: &UnitId) -> Vec<(UnitId, u32)> {
     let Some(unit) = game.units.get(id) else {
         return vec![];
     };

@@ -6,6 +6,7 @@ use super::movers;
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
 use crate::board::terrain::{EntryCost, Mf};
+use crate::game::dice::DiceSource;
 use crate::game::event::{Event, MoveCost, WaLoss};
 use crate::game::{Bypass, Game, Unit};
 use crate::rules::violation::{RuleViolation, ViolationKind};
@@ -15,6 +16,7 @@ pub(in crate::rules) fn decide(
     by: Side,
     ids: &[UnitId],
     to: Hex,
+    dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     super::refuse_advance_phase(game, by, "moving")?;
     let units = movers(game, by, ids, "units move")?;
@@ -38,7 +40,11 @@ pub(in crate::rules) fn decide(
             cost: entry.cost,
             mf: entry.mf,
         });
-        events.extend(entry.residual);
+        if entry.residual {
+            events.extend(crate::rules::attack::residual_fp_attack(
+                game, by, ids, to, &events, dice,
+            )?);
+        }
         return Ok(events);
     }
     // Concealed or hidden enemy units bar the way: real ones are revealed, dummies removed,
