@@ -1,0 +1,270 @@
+//! The IFT law on attacks the test builds at random (A7.3): a scenario is written for each case
+//! — one to three German squads and half-squads of random FP and normal range in one hex, a
+//! leader of random leadership DRM with them or none, an Inexperienced firer or none, at a
+//! random distance from a lone Russian squad in Open Ground, woods, a wooden or a stone
+//! building — and its Prep Fire attack is declared and resolved on random dice.
+//!
+//! What the engine logs is checked against what this file works out on its own, never against
+//! the engine's table: the FP of each firer after range (PBF ×2 at one hex, ×½ beyond the normal
+//! range, A7.21, A7.22) with fractions kept to the total (A7.2); the column the total falls in
+//! (A7.3); Cowering on doubles when no leader directs (A7.9); the Final DR as the dice plus the
+//! TEM (the Terrain Chart's figures) and the leader's DRM (A7.53); and the IFT's entry for that
+//! column and DR as [IFT-B] states the chart (`source_b`, written out here apart from
+//! `rules/fire/ift.rs`), so a wrong cell in the engine's table fails this test. An attack the
+//! rules put off the table (less than 1 FP) or beyond twice a firer's normal range is left to
+//! the players with its rule. A KIA eliminates the lone target and a K/# reduces it.
+
+use proptest::prelude::*;
+use protocol::command::Outcome;
+use protocol::dice::RollPurpose;
+use protocol::game::{apply, Game};
+use protocol::ReadScenario;
+use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side};
+
+/// The IFT's columns (A7.3), as [IFT-A] and [IFT-B] head them.
+const COLUMNS: [u8; 11] = [1, 2, 4, 6, 8, 12, 16, 20, 24, 30, 36];
+
+/// The target's hex: the middle of board 2, so firers stand on every side of it.
+const TARGET: &str = "2P5";
+
+/// Terrain for the target hex, with its TEM against Direct Fire (the Terrain Chart: B1, B13,
+/// B23).
+const TERRAIN: [(&str, i16); 4] = [
+    ("open_ground", 0),
+    ("woods", 1),
+    ("wooden_building", 2),
+    ("stone_building", 3),
+];
+
+/// A cell of the IFT as [IFT-B] states the chart: the 8 column's morale results by DR, a DR
+/// shift per column, one DR per column giving its K/#, and one more KIA for each point of DR
+/// below it. Written out apart from the engine's table so the two can disagree.
+fn source_b(fp: u8, final_dr: i16) -> String {
+    let (shift, k_dr, k_n): (i16, i16, u8) = match fp {
+        1 => (4, 1, 1),
+        2 => (3, 2, 1),
+        4 => (2, 2, 2),
+        6 => (1, 3, 2),
+        8 => (0, 3, 2),
+        12 => (-1, 3, 3),
+        16 => (-2, 4, 3),
+        20 => (-3, 4, 4),
+        24 => (-4, 5, 4),
+        30 => (-5, 6, 4),
+        36 => (-6, 7, 4),
+        _ => unreachable!("{fp} heads no column"),
+    };
+    let dr = final_dr.max(0);
+    if dr == k_dr {
+        return format!("K/{k_n}");
+    }
+    if dr < k_dr {
+        return format!("{}KIA", k_dr - dr);
+    }
+    match dr + shift {
+        2 => "4MC".into(),
+        3 => "3MC".into(),
+        4 | 5 => "2MC".into(),
+        6 | 7 => "1MC".into(),
+        8 => "NMC".into(),
+        9 => "PTC".into(),
+        _ => "NE".into(),
+    }
+}
+
+/// One firing MMC: whether it is a half-squad, its FP and its normal range.
+#[derive(Clone, Debug)]
+struct Firer {
+    half: bool,
+    fp: u32,
+    range: u32,
+}
+
+fn firer() -> impl Strategy<Value = Firer> {
+    (any::<bool>(), 1u32..=8, 1u32..=8).prop_map(|(half, fp, range)| Firer { half, fp, range })
+}
+
+/// A column of board 2 by its index from A.
+fn column_letter(i: u8) -> char {
+    char::from(b'A' + i)
+}
+
+/// The hexes ADJACENT to the target (P is a column whose centres sit at whole rows, so its
+/// neighbours in O and Q are rows 5 and 6): a third of the cases fire from one of them, so
+/// Point Blank Fire reaches the table's right-hand columns often.
+const NEXT_TO_TARGET: [&str; 6] = ["2P4", "2P6", "2O5", "2O6", "2Q5", "2Q6"];
+
+/// The scenario of one case, as a scenario file writes it.
+fn scenario(
+    firers: &[Firer],
+    at: &str,
+    leader: Option<i8>,
+    inexperienced: bool,
+    terrain: &str,
+) -> String {
+    let mut s = format!(
+        "name = \"the IFT law\"\nturns = 1\nfirst = \"german\"\n\
+         sides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n\n\
+         [[area]]\nfrom = \"2A1\"\nto = \"2GG10\"\nterrain = \"open_ground\"\n\n\
+         [[hexes]]\nhex = \"{TARGET}\"\nterrain = \"{terrain}\"\n\n\
+         [[units]]\nid = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"{TARGET}\"\n"
+    );
+    for (i, f) in firers.iter().enumerate() {
+        let kind = if f.half { "half_squad" } else { "squad" };
+        s += &format!(
+            "\n[[units]]\nid = \"g{i}\"\nside = \"german\"\nkind = \"{kind}\"\nratings = \"{}-{}-7\"\nhex = \"{at}\"\n",
+            f.fp, f.range
+        );
+        if i == 0 && inexperienced {
+            s += "inexperienced = true\n";
+        }
+    }
+    if let Some(drm) = leader {
+        let ratings = match drm {
+            d if d < 0 => format!("9-{}", -d),
+            0 => "8-0".to_string(),
+            d => format!("8+{d}"),
+        };
+        s += &format!(
+            "\n[[units]]\nid = \"ldr\"\nside = \"german\"\nkind = \"leader\"\nratings = \"{ratings}\"\nhex = \"{at}\"\n"
+        );
+    }
+    s
+}
+
+/// The German Prep Fire Phase of `scenario`.
+fn prep_fire(scenario: Scenario) -> Game {
+    let mut game = Game::new(scenario);
+    for side in [Side::A, Side::A, Side::B] {
+        for e in decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
+            apply(&mut game, &e);
+        }
+    }
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::PrepFire);
+    game
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_attack_reads_the_ift_entry_for_its_column_and_final_dr(
+        firers in prop::collection::vec(firer(), 1..=3),
+        column in 9u8..=21,
+        row in 1u8..=10,
+        next_to in prop::option::weighted(0.33, 0..NEXT_TO_TARGET.len()),
+        leader in prop::option::of(-2i8..=1),
+        inexperienced in any::<bool>(),
+        terrain in 0..TERRAIN.len(),
+        dice in [1u8..=6, 1u8..=6, 1u8..=6, 1u8..=6],
+    ) {
+        let at = match next_to {
+            Some(i) => NEXT_TO_TARGET[i].to_string(),
+            None => format!("2{}{row}", column_letter(column)),
+        };
+        prop_assume!(at != TARGET);
+        let (terrain, tem) = TERRAIN[terrain];
+        let text = scenario(&firers, &at, leader, inexperienced, terrain);
+        let scenario = Scenario::from_toml(&text).unwrap();
+        let target: Hex = TARGET.parse().unwrap();
+        let from: Hex = at.parse().unwrap();
+        let range = scenario.geometry().distance(from, target).unwrap();
+        prop_assert!(next_to.is_none() || range == 1, "{} is next to {}", at, TARGET);
+        let mut game = prep_fire(scenario);
+
+        let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
+        if leader.is_some() {
+            names.push("ldr".into());
+        }
+        let declare = Command::DeclareAttack { firers: names, target, into_sewer: false };
+        for e in decide(&game, Side::A, &declare, &mut ScriptedDice::default()).unwrap() {
+            apply(&mut game, &e);
+        }
+        let [a, b, c, d] = dice;
+        let mut script = ScriptedDice::new([a, b, c, d]).unwrap();
+        let events = decide(&game, Side::A, &Command::ResolveAttack, &mut script).unwrap();
+
+        // Each firer's FP in halves after range (A7.21, A7.22), or the rule that puts the
+        // attack beyond the engine: beyond twice a firer's normal range (A7.22).
+        let mut halves = 0;
+        let mut beyond = false;
+        for f in &firers {
+            halves += match range {
+                1 => f.fp * 4,
+                r if r <= f.range => f.fp * 2,
+                r if r <= f.range * 2 => f.fp,
+                _ => {
+                    beyond = true;
+                    0
+                }
+            };
+        }
+        let whole = halves / 2;
+        let left = events.iter().find_map(|e| match e {
+            Event::AttackLeftToPlayers { rule, .. } => Some(rule.clone()),
+            _ => None,
+        });
+        if beyond {
+            prop_assert_eq!(left.as_deref(), Some("A7.22"), "{:?}", events);
+            return Ok(());
+        }
+        if whole == 0 {
+            prop_assert_eq!(left.as_deref(), Some("A7.3"), "{:?}", events);
+            return Ok(());
+        }
+        prop_assert_eq!(left, None, "the engine resolves this attack: {:?}", events);
+
+        let roll = events.iter().find_map(|e| match e {
+            Event::DiceRolled { roll } if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
+            _ => None,
+        }).expect("the IFT's DR is rolled");
+        prop_assert_eq!(&roll.dice, &vec![a, b]);
+        let (fp, logged_column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
+            Event::IftAttackResolved { fp, column, cowered, final_dr, result, .. } =>
+                Some((fp.clone(), *column, *cowered, *final_dr, result.clone())),
+            _ => None,
+        }).expect("an IFT reading follows the roll");
+
+        // A7.2: the total keeps its half point until the column is chosen.
+        let fp_words = if halves % 2 == 0 { format!("{whole}") } else { format!("{whole}½") };
+        prop_assert_eq!(fp, fp_words);
+        // A7.3: the highest column not above the whole FP.
+        let base = COLUMNS.iter().rposition(|&c| u32::from(c) <= whole).unwrap();
+        // A7.9: doubles cower one column left (two with an Inexperienced firer) unless a
+        // leader directs; off the 1 column there is no effect.
+        let directs = leader.is_some();
+        prop_assert_eq!(cowered, a == b && !directs);
+        let shift = if inexperienced { 2 } else { 1 };
+        let read = if cowered { base.checked_sub(shift) } else { Some(base) };
+        // The Final DR: the dice, the TEM and a leader's DRM (A7.53).
+        let want_dr = i16::from(a) + i16::from(b) + tem + i16::from(leader.unwrap_or(0));
+        prop_assert_eq!(final_dr, want_dr);
+        prop_assert_eq!(roll.final_result, want_dr);
+        let want = match read {
+            Some(i) => {
+                prop_assert_eq!(logged_column, COLUMNS[i]);
+                source_b(COLUMNS[i], want_dr)
+            }
+            None => "NE".to_string(),
+        };
+        prop_assert_eq!(&result, &want, "{} FP at range {} on {}", whole, range, terrain);
+
+        // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
+        // (A7.302), with no Random Selection roll; other results roll its check.
+        let outcomes: Vec<Outcome> = events.iter().filter_map(|e| match e {
+            Event::FireEffectApplied { unit, outcome, .. } if unit == "r1" => Some(*outcome),
+            _ => None,
+        }).collect();
+        if want.ends_with("KIA") {
+            prop_assert_eq!(outcomes, vec![Outcome::Eliminate]);
+        } else if want.starts_with("K/") {
+            prop_assert_eq!(outcomes, vec![Outcome::Reduce]);
+        } else if want == "NE" {
+            prop_assert!(outcomes.is_empty());
+        } else {
+            let check = events.iter().filter(|e| matches!(e,
+                Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift)).count();
+            prop_assert_eq!(check, 1, "one check for {}: {:?}", want, events);
+        }
+    }
+}
