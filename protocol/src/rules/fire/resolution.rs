@@ -344,16 +344,9 @@ pub fn assess(
         ));
     }
     let mut drms = vec![];
+    // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
+    // otherwise: `attack::check_fire_group`).
     let directed = if let Some(leader) = leaders.first() {
-        if let Some(away) = shooters.iter().find(|u| !game.same_location(u, leader)) {
-            return Err(unruled(
-                "A7.53",
-                format!(
-                    "`{}` is not in `{}`'s Location: a leader directs only units with him",
-                    away.id, leader.id
-                ),
-            ));
-        }
         if leader.pinned || leader.cx {
             return Err(unruled(
                 "A7.53",
@@ -577,20 +570,23 @@ pub fn assess(
             multiplier,
         });
     }
-    // A7.5: units fire together as a Fire Group. Which Locations besides one may join a Fire
-    // Group is not sourced here, so one of several Locations is the players'.
-    if let Some(apart) = shooters
-        .iter()
-        .find(|u| !game.same_location(u, shooters[0]))
-    {
-        return Err(unruled(
-            "A7.5",
-            format!(
-                "`{apart}` is not in `{}`'s Location: a Fire Group of several Locations is not resolved by the engine",
-                shooters[0].id,
-                apart = apart.id
-            ),
-        ));
+    // A7.5: units fire together as a Fire Group, from one Location or a chain of ADJACENT ones
+    // (the chain is checked at the declaration, `attack::check_fire_group`). Across levels or
+    // below ground, which Locations are ADJACENT is not ruled by the engine.
+    let several = shooters.iter().any(|u| !game.same_location(u, shooters[0]));
+    if several {
+        if let Some(off) = shooters
+            .iter()
+            .find(|u| game.upper_level(u).is_some() || u.underground.is_some())
+        {
+            return Err(unruled(
+                "A7.5",
+                format!(
+                    "`{}` fires from an upper level or below ground in a Fire Group of several Locations: which Locations are ADJACENT across levels is not ruled by the engine",
+                    off.id
+                ),
+            ));
+        }
     }
     let total_halves: u32 = shares.iter().map(|s| s.fp_halves).sum();
     let Some(column) = IftColumn::for_fp(total_halves / 2) else {
