@@ -493,6 +493,31 @@ pub fn assess(
             format!("the target Location in {target} is overstacked"),
         ));
     }
+    // A7.21: Triple Point Blank Fire (FP ×3) is fire at units in the firer's own Location.
+    // Infantry of both sides come to share a Location here only by advancing into it (A4.14
+    // bars it in the MPh, and A12.15 stops a mover outside a concealed enemy's), and after
+    // the CC that follows they are in Melee (A11.7), as the Rout Phase reads them too: the
+    // engine has no fire within a Location outside Melee, so none is tripled. Fire by a unit
+    // in Melee, or into a Location where the firer's side is in Melee, is the players'.
+    if let Some(u) = shooters
+        .iter()
+        .find(|u| targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("`{}` shares its Location with the enemy units it fires at: units of both sides in one Location are in Melee, and fire by a unit in Melee is not resolved by the engine (Triple Point Blank Fire, FP ×3, A7.21, is fire within a Location outside Melee)", u.id),
+        ));
+    }
+    if let Some(own) = game
+        .units
+        .values()
+        .find(|u| u.side == by && !u.eliminated && targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("`{}` shares the target Location with the enemy: fire into a Location in Melee, which reaches the firer's own units there too, is not resolved by the engine", own.id),
+        ));
+    }
     // Range and FP of each firer (A7.2, A7.21, A7.22).
     // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
     // them what it does to an MMC's.
@@ -520,12 +545,13 @@ pub fn assess(
         let upper =
             game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
         let (fp_halves, multiplier) = match range {
-            // TPBF (×3) is fire at units in the firer's own Location: in play that is fire at
-            // units moving in, or out of a Melee, neither of which the engine rules on.
+            // Another Location of the firer's own hex (a building's other level): not TPBF,
+            // which needs the same Location (above), but fire between levels, like PBF
+            // involving an upper level below.
             0 => {
                 return Err(unruled(
                     "A7.21",
-                    format!("`{id}` fires into its own hex: Triple Point Blank Fire is not resolved by the engine"),
+                    format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
                 ))
             }
             1 if !upper => (fp * 4, "PBF ×2 (A7.21)"),
