@@ -508,14 +508,16 @@ pub fn assess(
             format!("`{}` shares its Location with the enemy units it fires at: units of both sides in one Location are in Melee, and fire by a unit in Melee is not resolved by the engine (Triple Point Blank Fire, FP ×3, A7.21, is fire within a Location outside Melee)", u.id),
         ));
     }
-    if let Some(own) = game
+    // The words name no unit: the firing side's unit there may be one the other side does not
+    // know, and the reason is sent to both.
+    if game
         .units
         .values()
-        .find(|u| u.side == by && !u.eliminated && targets.iter().any(|t| game.same_location(t, u)))
+        .any(|u| u.side == by && !u.eliminated && targets.iter().any(|t| game.same_location(t, u)))
     {
         return Err(unruled(
             "A11.7",
-            format!("`{}` shares the target Location with the enemy: fire into a Location in Melee, which reaches the firer's own units there too, is not resolved by the engine", own.id),
+            format!("units of the firing side share the target Location in {target} with the enemy: fire into a Location in Melee, which reaches the firer's own units there too, is not resolved by the engine"),
         ));
     }
     // Range and FP of each firer (A7.2, A7.21, A7.22).
