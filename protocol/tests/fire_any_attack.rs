@@ -1,18 +1,21 @@
 //! The IFT law on attacks the test builds at random (A7.3): a scenario is written for each case
-//! — one to three German squads and half-squads of random FP and normal range in one hex, a
-//! leader of random leadership DRM with them or none, an Inexperienced firer or none, at a
-//! random distance from a lone Russian squad in Open Ground, woods, a wooden or a stone
-//! building — and its Prep Fire attack is declared and resolved on random dice.
+//! — one to three German squads and half-squads of random FP and normal range in one hex or
+//! in it and the hex ADJACENT to it (a Fire Group of two Locations, A7.5), a leader of random
+//! leadership DRM in the first hex or none, an Inexperienced firer or none, at a random
+//! distance from a lone Russian squad in Open Ground, woods, a wooden or a stone building —
+//! and its Prep Fire attack is declared and resolved on random dice. A leader named with a
+//! group of two Locations is refused at the declaration (A7.531).
 //!
 //! What the engine logs is checked against what this file works out on its own, never against
 //! the engine's table: the FP of each firer after range (PBF ×2 at one hex, ×½ beyond the normal
 //! range, A7.21, A7.22) with fractions kept to the total (A7.2); the column the total falls in
-//! (A7.3); Cowering on doubles when no leader directs (A7.9); the Final DR as the dice plus the
-//! TEM (the Terrain Chart's figures) and the leader's DRM (A7.53); and the IFT's entry for that
-//! column and DR as [IFT-B] states the chart (`source_b`, written out here apart from
-//! `rules/fire/ift.rs`), so a wrong cell in the engine's table fails this test. An attack the
-//! rules put off the table (less than 1 FP) or beyond twice a firer's normal range is left to
-//! the players with its rule. A KIA eliminates the lone target and a K/# reduces it.
+//! (A7.3), each firer at its own range; Cowering on doubles when no leader directs (A7.9); the
+//! Final DR as the dice plus the TEM (the Terrain Chart's figures) and the leader's DRM
+//! (A7.53); and the IFT's entry for that column and DR as [IFT-B] states the chart
+//! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
+//! engine's table fails this test. An attack the rules put off the table (less than 1 FP) or
+//! beyond twice a firer's normal range is left to the players with its rule. A KIA eliminates
+//! the lone target and a K/# reduces it.
 
 use proptest::prelude::*;
 use protocol::command::Outcome;
@@ -76,12 +79,26 @@ fn source_b(fp: u8, final_dr: i16) -> String {
 #[derive(Clone, Debug)]
 struct Firer {
     half: bool,
+    /// In the hex next to the group's first (A7.5): the group then spans two ADJACENT
+    /// Locations, each firer at its own range.
+    beside: bool,
     fp: u32,
     range: u32,
 }
 
 fn firer() -> impl Strategy<Value = Firer> {
-    (any::<bool>(), 1u32..=8, 1u32..=8).prop_map(|(half, fp, range)| Firer { half, fp, range })
+    (
+        any::<bool>(),
+        prop::bool::weighted(0.25),
+        1u32..=8,
+        1u32..=8,
+    )
+        .prop_map(|(half, beside, fp, range)| Firer {
+            half,
+            beside,
+            fp,
+            range,
+        })
 }
 
 /// A column of board 2 by its index from A.
@@ -94,10 +111,24 @@ fn column_letter(i: u8) -> char {
 /// Point Blank Fire reaches the table's right-hand columns often.
 const NEXT_TO_TARGET: [&str; 6] = ["2P4", "2P6", "2O5", "2O6", "2Q5", "2Q6"];
 
+/// The hex next to `at` in its own column (row below, or above where the row below is the
+/// target's or off the board): where a firer `beside` stands.
+fn beside(at: &str) -> String {
+    let (column, row) = at.split_at(2);
+    let row: u8 = row.parse().unwrap();
+    let below = format!("{column}{}", row + 1);
+    if row < 10 && below != TARGET {
+        below
+    } else {
+        format!("{column}{}", row - 1)
+    }
+}
+
 /// The scenario of one case, as a scenario file writes it.
 fn scenario(
     firers: &[Firer],
     at: &str,
+    beside: &str,
     leader: Option<i8>,
     inexperienced: bool,
     terrain: &str,
@@ -113,7 +144,9 @@ fn scenario(
         let kind = if f.half { "half_squad" } else { "squad" };
         s += &format!(
             "\n[[units]]\nid = \"g{i}\"\nside = \"german\"\nkind = \"{kind}\"\nratings = \"{}-{}-7\"\nhex = \"{at}\"\n",
-            f.fp, f.range
+            f.fp,
+            f.range,
+            at = if f.beside { beside } else { at }
         );
         if i == 0 && inexperienced {
             s += "inexperienced = true\n";
@@ -163,13 +196,18 @@ proptest! {
             None => format!("2{}{row}", column_letter(column)),
         };
         prop_assume!(at != TARGET);
+        let beside = beside(&at);
         let (terrain, tem) = TERRAIN[terrain];
-        let text = scenario(&firers, &at, leader, inexperienced, terrain);
+        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain);
         let scenario = Scenario::from_toml(&text).unwrap();
         let target: Hex = TARGET.parse().unwrap();
         let from: Hex = at.parse().unwrap();
-        let range = scenario.geometry().distance(from, target).unwrap();
-        prop_assert!(next_to.is_none() || range == 1, "{} is next to {}", at, TARGET);
+        let next: Hex = beside.parse().unwrap();
+        let geometry = scenario.geometry();
+        prop_assert!(geometry.is_adjacent(from, next), "{} is next to {}", beside, at);
+        let range = |f: &Firer| geometry.distance(if f.beside { next } else { from }, target).unwrap();
+        prop_assert!(next_to.is_none() || geometry.distance(from, target) == Some(1), "{} is next to {}", at, TARGET);
+        let ranges: Vec<u32> = firers.iter().map(range).collect();
         let mut game = prep_fire(scenario);
 
         let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
@@ -177,7 +215,14 @@ proptest! {
             names.push("ldr".into());
         }
         let declare = Command::DeclareAttack { firers: names, target, into_sewer: false };
-        for e in decide(&game, Side::A, &declare, &mut ScriptedDice::default()).unwrap() {
+        let declared = decide(&game, Side::A, &declare, &mut ScriptedDice::default());
+        // A7.531: the leader in the first hex directs no Fire Group with a firer beside it.
+        if leader.is_some() && firers.iter().any(|f| f.beside) {
+            let refusal = declared.expect_err("a leader cannot direct a group of two Locations");
+            prop_assert_eq!(refusal.rule.as_str(), "A7.531");
+            return Ok(());
+        }
+        for e in declared.unwrap() {
             apply(&mut game, &e);
         }
         let [a, b, c, d] = dice;
@@ -188,7 +233,7 @@ proptest! {
         // attack beyond the engine: beyond twice a firer's normal range (A7.22).
         let mut halves = 0;
         let mut beyond = false;
-        for f in &firers {
+        for (f, &range) in firers.iter().zip(&ranges) {
             halves += match range {
                 1 => f.fp * 4,
                 r if r <= f.range => f.fp * 2,
@@ -247,7 +292,7 @@ proptest! {
             }
             None => "NE".to_string(),
         };
-        prop_assert_eq!(&result, &want, "{} FP at range {} on {}", whole, range, terrain);
+        prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {}", whole, ranges, terrain);
 
         // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
         // (A7.302), with no Random Selection roll; other results roll its check.
