@@ -488,23 +488,39 @@ pub struct SwRatings {
     /// gives one: the sources differ on it (one prints a number on each counter).
     #[serde(default)]
     pub repair: Option<u8>,
+    /// Its Multiple ROF, the number in a square on the counter (A9.2), when the scenario gives
+    /// one: an Original coloured dr of its IFT DR at or below it lets it fire again in that
+    /// phase. None: it fires once a phase.
+    #[serde(default)]
+    pub rof: Option<u8>,
 }
+
+/// The highest Multiple ROF a scenario may give a weapon: the coloured dr is a die, and a
+/// ROF of 6 or more would keep it firing for ever in one phase.
+pub const ROF_MAX: u8 = 5;
 
 impl SwRatings {
     /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`, all three or none, and
-    /// its optional `repair` number with them.
+    /// its optional `repair` and `rof` numbers with them.
     fn read(
         field: &str,
         fp: Option<u8>,
         range: Option<u8>,
         breakdown: Option<u8>,
         repair: Option<u8>,
+        rof: Option<u8>,
     ) -> Result<Option<SwRatings>, ScenarioError> {
         let refuse = |f: &str, why: &str| ScenarioError {
             field: format!("{field}.{f}"),
             reason: why.into(),
             at: None,
         };
+        if rof.is_some_and(|r| !(1..=ROF_MAX).contains(&r)) {
+            return Err(refuse(
+                "rof",
+                "a Multiple ROF is compared with one die, 1 to 5 (A9.2); a weapon without one is given none",
+            ));
+        }
         if repair.is_some_and(|r| !(1..=5).contains(&r)) {
             return Err(refuse(
                 "repair",
@@ -512,7 +528,7 @@ impl SwRatings {
             ));
         }
         match (fp, range, breakdown) {
-            (None, None, None) if repair.is_none() => Ok(None),
+            (None, None, None) if repair.is_none() && rof.is_none() => Ok(None),
             (Some(fp), Some(range), Some(breakdown)) => {
                 if fp == 0 {
                     return Err(refuse("fp", "a weapon that fires has 1 FP or more (A9.1)"));
@@ -534,12 +550,13 @@ impl SwRatings {
                     range,
                     breakdown,
                     repair,
+                    rof,
                 }))
             }
             _ => Err(ScenarioError {
                 field: field.into(),
                 reason:
-                    "give a weapon's fp, range and breakdown together (and repair only with them), or none of them (A9.1, A9.7)"
+                    "give a weapon's fp, range and breakdown together (and repair and rof only with them), or none of them (A9.1, A9.2, A9.7)"
                         .into(),
                 at: None,
             }),
@@ -854,6 +871,9 @@ struct WeaponFile {
     /// The repair dr that repairs it (A9.72), if the scenario gives one.
     #[serde(default)]
     repair: Option<u8>,
+    /// Its Multiple ROF (A9.2), if the scenario gives one.
+    #[serde(default)]
+    rof: Option<u8>,
 }
 
 #[derive(Deserialize)]
@@ -1351,7 +1371,7 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
-            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair)?;
+            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair, w.rof)?;
             let given = match (&w.held_by, &w.hex, &w.side) {
                 (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
@@ -2302,7 +2322,8 @@ hex = "1B2"
                 fp: 3,
                 range: 8,
                 breakdown: 11,
-                repair: None
+                repair: None,
+                rof: None,
             })
         );
         let s =
@@ -2324,6 +2345,34 @@ hex = "1B2"
         assert_eq!(e.field, "weapons[0].fp", "{e}");
         let e = refused(&weapon("fp = 2\nrange = 0\nbreakdown = 12"));
         assert_eq!(e.field, "weapons[0].range", "{e}");
+    }
+
+    /// A9.2: a weapon's Multiple ROF is read with its other ratings, from 1 to ROF_MAX, and
+    /// never alone.
+    #[test]
+    fn a_weapons_rof_is_read_with_its_ratings() {
+        let weapon = |extra: &str| {
+            format!(
+                "{MINIMAL}[[weapons]]\nid = \"ghmg\"\nname = \"HMG\"\npp = 4\nheld_by = \"g1\"\n{extra}\n"
+            )
+        };
+        let s =
+            Scenario::read_toml(&weapon("fp = 7\nrange = 16\nbreakdown = 12\nrof = 3")).unwrap();
+        assert_eq!(s.weapons["ghmg"].ratings.unwrap().rof, Some(3));
+        let s = Scenario::read_toml(&weapon(&format!(
+            "fp = 7\nrange = 16\nbreakdown = 12\nrof = {ROF_MAX}"
+        )))
+        .unwrap();
+        assert_eq!(s.weapons["ghmg"].ratings.unwrap().rof, Some(ROF_MAX));
+        for bad in [0, ROF_MAX + 1] {
+            let e = refused(&weapon(&format!(
+                "fp = 7\nrange = 16\nbreakdown = 12\nrof = {bad}"
+            )));
+            assert_eq!(e.field, "weapons[0].rof", "{e}");
+            assert!(e.reason.contains("A9.2"), "{e}");
+        }
+        let e = refused(&weapon("rof = 2"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
     }
 
     #[test]

@@ -429,8 +429,7 @@ pub struct Weapon {
     /// Malfunctioned (A9.7): it does not fire until repaired.
     #[serde(default)]
     pub malfunctioned: bool,
-    /// Already fired this phase: Multiple ROF (A9.2) is not modelled, so a weapon fires once
-    /// a phase.
+    /// Already fired this phase, and not kept its Multiple ROF (A9.2): it fires no more in it.
     #[serde(default)]
     pub fired: bool,
     /// A repair was attempted this phase (A9.72): one attempt a RPh.
@@ -1213,6 +1212,7 @@ impl Game {
         // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
         // its malfunction.
         if let Event::WeaponMalfunctioned { holder, .. }
+        | Event::MultipleRofRetained { holder, .. }
         | Event::WeaponRepairAttempted { holder, .. } = event
         {
             return self.units.get(holder).is_none_or(|u| {
@@ -1725,6 +1725,11 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::WeaponMalfunctioned { weapon, .. } => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.malfunctioned = true;
+            }
+        }
+        Event::MultipleRofRetained { weapon, .. } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.fired = false;
             }
         }
         Event::WeaponRepairAttempted { weapon, result, .. } => match result {

@@ -295,7 +295,7 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         return refuse(
             "A9.2",
             ViolationKind::UnitState,
-            pieces![given(), " has fired this phase: Multiple ROF is not modelled, so a support weapon fires once a phase"],
+            pieces![given(), " has fired this phase and did not keep its Multiple ROF: it fires again only when the coloured dr of its last IFT DR was at or below its ROF"],
         );
     }
     Ok(holder)
@@ -616,6 +616,8 @@ pub(super) fn resolve(
             let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
                 .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
+            // A9.2: the coloured die is the DR's first (docs/dice.md).
+            let coloured = fired.roll.dice[0];
             let residual = resolution::residual_fp(&assessment, &fired);
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
             events.extend(effects);
@@ -628,6 +630,22 @@ pub(super) fn resolve(
                         holder: holder.clone(),
                         original_dr: original,
                         breakdown: *breakdown,
+                    });
+                }
+            }
+            // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
+            // Multiple ROF and may fire again this phase — unless it has just malfunctioned.
+            for (weapon, holder, rof) in &assessment.rofs {
+                let broke = assessment
+                    .breakdowns
+                    .iter()
+                    .any(|(w, _, b)| w == weapon && original >= *b);
+                if coloured <= *rof && !broke {
+                    events.push(Event::MultipleRofRetained {
+                        weapon: weapon.clone(),
+                        holder: holder.clone(),
+                        coloured_dr: coloured,
+                        rof: *rof,
                     });
                 }
             }

@@ -71,6 +71,9 @@ pub struct Assessment {
     /// The support weapons firing, each with its possessor and Breakdown Number: an Original
     /// DR at or above it malfunctions the weapon (A9.7).
     pub breakdowns: Vec<(String, UnitId, u8)>,
+    /// The support weapons firing that have a Multiple ROF, each with its possessor and ROF:
+    /// an Original coloured dr at or below it lets the weapon fire again this phase (A9.2).
+    pub rofs: Vec<(String, UnitId, u8)>,
 }
 
 impl Share {
@@ -270,7 +273,7 @@ pub fn assess(
     if !sw.is_empty() && kind != FireKind::Prep {
         return Err(unruled(
             "A9.2",
-            "a support weapon's fire in the MPh or DFPh is not resolved by the engine: its Fire counters and Multiple ROF (A8, A9.2) are not modelled",
+            "a support weapon's fire outside the PFPh is not resolved by the engine: its Fire counters (A8.1, A8.4) and its Multiple ROF there (A9.2) are not modelled",
         ));
     }
     for (i, (w, holder, _)) in sw.iter().enumerate() {
@@ -734,6 +737,10 @@ pub fn assess(
         breakdowns: sw
             .iter()
             .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
+            .collect(),
+        rofs: sw
+            .iter()
+            .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
     })
 }
