@@ -3,7 +3,9 @@
 //! in it and the hex ADJACENT to it (a Fire Group of two Locations, A7.5), a leader of random
 //! leadership DRM in the first hex or none, an Inexperienced firer or none, at a random
 //! distance from a lone Russian squad in Open Ground, woods, a wooden or a stone building —
-//! and its Prep Fire attack is declared and resolved on random dice. A leader named with a
+//! and its attack is declared and resolved on random dice in the German PFPh, in the DFPh by
+//! the Russian side with the roles turned round (Final Fire by units with no Fire counter,
+//! A8.4), or in the AFPh (every firer's FP halved after range, A7.24). A leader named with a
 //! group of two Locations is refused at the declaration (A7.531).
 //!
 //! What the engine logs is checked against what this file works out on its own, never against
@@ -13,9 +15,9 @@
 //! Final DR as the dice plus the TEM (the Terrain Chart's figures) and the leader's DRM
 //! (A7.53); and the IFT's entry for that column and DR as [IFT-B] states the chart
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
-//! engine's table fails this test. An attack the rules put off the table (less than 1 FP) or
-//! beyond twice a firer's normal range is left to the players with its rule. A KIA eliminates
-//! the lone target and a K/# reduces it.
+//! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
+//! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
+//! left to the players with its rule. A KIA eliminates the lone target and a K/# reduces it.
 
 use proptest::prelude::*;
 use protocol::command::Outcome;
@@ -124,7 +126,29 @@ fn beside(at: &str) -> String {
     }
 }
 
-/// The scenario of one case, as a scenario file writes it.
+/// The fire phases whose attacks the engine resolves with no unit marked or moving: the
+/// ATTACKER's Prep Fire (A7), the DEFENDER's Final Fire in the DFPh by units with no Fire
+/// counter (A8.4: as in Prep Fire), the ATTACKER's Advancing Fire (A7.24: every firer's FP
+/// halved after range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FirePhase {
+    Prep,
+    DefensiveFinal,
+    Advancing,
+}
+
+impl FirePhase {
+    /// The side whose units fire in it: the German ATTACKER, or the Russian DEFENDER.
+    fn firing(self) -> (Side, &'static str, &'static str) {
+        match self {
+            FirePhase::DefensiveFinal => (Side::B, "russian", "german"),
+            _ => (Side::A, "german", "russian"),
+        }
+    }
+}
+
+/// The scenario of one case, as a scenario file writes it: the firing side's units and the
+/// other side's lone target.
 fn scenario(
     firers: &[Firer],
     at: &str,
@@ -132,18 +156,20 @@ fn scenario(
     leader: Option<i8>,
     inexperienced: bool,
     terrain: &str,
+    phase: FirePhase,
 ) -> String {
+    let (_, side, enemy) = phase.firing();
     let mut s = format!(
         "name = \"the IFT law\"\nturns = 1\nfirst = \"german\"\n\
          sides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n\n\
          [[area]]\nfrom = \"2A1\"\nto = \"2GG10\"\nterrain = \"open_ground\"\n\n\
          [[hexes]]\nhex = \"{TARGET}\"\nterrain = \"{terrain}\"\n\n\
-         [[units]]\nid = \"r1\"\nside = \"russian\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"{TARGET}\"\n"
+         [[units]]\nid = \"r1\"\nside = \"{enemy}\"\nkind = \"squad\"\nratings = \"4-4-7\"\nhex = \"{TARGET}\"\n"
     );
     for (i, f) in firers.iter().enumerate() {
         let kind = if f.half { "half_squad" } else { "squad" };
         s += &format!(
-            "\n[[units]]\nid = \"g{i}\"\nside = \"german\"\nkind = \"{kind}\"\nratings = \"{}-{}-7\"\nhex = \"{at}\"\n",
+            "\n[[units]]\nid = \"g{i}\"\nside = \"{side}\"\nkind = \"{kind}\"\nratings = \"{}-{}-7\"\nhex = \"{at}\"\n",
             f.fp,
             f.range,
             at = if f.beside { beside } else { at }
@@ -159,21 +185,33 @@ fn scenario(
             d => format!("8+{d}"),
         };
         s += &format!(
-            "\n[[units]]\nid = \"ldr\"\nside = \"german\"\nkind = \"leader\"\nratings = \"{ratings}\"\nhex = \"{at}\"\n"
+            "\n[[units]]\nid = \"ldr\"\nside = \"{side}\"\nkind = \"leader\"\nratings = \"{ratings}\"\nhex = \"{at}\"\n"
         );
     }
     s
 }
 
-/// The German Prep Fire Phase of `scenario`.
-fn prep_fire(scenario: Scenario) -> Game {
+/// `phase` of the German Player Turn of `scenario`, every step before it ended with `done`.
+fn fire_phase(scenario: Scenario, phase: FirePhase) -> Game {
+    use protocol::phase::Phase;
     let mut game = Game::new(scenario);
-    for side in [Side::A, Side::A, Side::B] {
-        for e in decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
+    // RPh, the ATTACKER's and the DEFENDER's end of RPh; then PFPh, MPh; then DFPh.
+    let steps: &[Side] = match phase {
+        FirePhase::Prep => &[Side::A, Side::A, Side::B],
+        FirePhase::DefensiveFinal => &[Side::A, Side::A, Side::B, Side::A, Side::A],
+        FirePhase::Advancing => &[Side::A, Side::A, Side::B, Side::A, Side::A, Side::B],
+    };
+    for side in steps {
+        for e in decide(&game, *side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
             apply(&mut game, &e);
         }
     }
-    assert_eq!(game.clock.phase(), protocol::phase::Phase::PrepFire);
+    let want = match phase {
+        FirePhase::Prep => Phase::PrepFire,
+        FirePhase::DefensiveFinal => Phase::DefensiveFire,
+        FirePhase::Advancing => Phase::AdvancingFire,
+    };
+    assert_eq!(game.clock.phase(), want);
     game
 }
 
@@ -190,7 +228,9 @@ proptest! {
         inexperienced in any::<bool>(),
         terrain in 0..TERRAIN.len(),
         dice in [1u8..=6, 1u8..=6, 1u8..=6, 1u8..=6],
+        phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
     ) {
+        let (by, _, _) = phase.firing();
         let at = match next_to {
             Some(i) => NEXT_TO_TARGET[i].to_string(),
             None => format!("2{}{row}", column_letter(column)),
@@ -198,7 +238,7 @@ proptest! {
         prop_assume!(at != TARGET);
         let beside = beside(&at);
         let (terrain, tem) = TERRAIN[terrain];
-        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain);
+        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain, phase);
         let scenario = Scenario::from_toml(&text).unwrap();
         let target: Hex = TARGET.parse().unwrap();
         let from: Hex = at.parse().unwrap();
@@ -208,14 +248,14 @@ proptest! {
         let range = |f: &Firer| geometry.distance(if f.beside { next } else { from }, target).unwrap();
         prop_assert!(next_to.is_none() || geometry.distance(from, target) == Some(1), "{} is next to {}", at, TARGET);
         let ranges: Vec<u32> = firers.iter().map(range).collect();
-        let mut game = prep_fire(scenario);
+        let mut game = fire_phase(scenario, phase);
 
         let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
         if leader.is_some() {
             names.push("ldr".into());
         }
         let declare = Command::DeclareAttack { firers: names, target, into_sewer: false };
-        let declared = decide(&game, Side::A, &declare, &mut ScriptedDice::default());
+        let declared = decide(&game, by, &declare, &mut ScriptedDice::default());
         // A7.531: the leader in the first hex directs no Fire Group with a firer beside it.
         if leader.is_some() && firers.iter().any(|f| f.beside) {
             let refusal = declared.expect_err("a leader cannot direct a group of two Locations");
@@ -227,21 +267,31 @@ proptest! {
         }
         let [a, b, c, d] = dice;
         let mut script = ScriptedDice::new([a, b, c, d]).unwrap();
-        let events = decide(&game, Side::A, &Command::ResolveAttack, &mut script).unwrap();
+        let events = decide(&game, by, &Command::ResolveAttack, &mut script).unwrap();
 
-        // Each firer's FP in halves after range (A7.21, A7.22), or the rule that puts the
-        // attack beyond the engine: beyond twice a firer's normal range (A7.22).
+        // Each firer's FP in halves after range (A7.21, A7.22), halved again in the AFPh
+        // (A7.24), or the first rule, firer by firer, that puts the attack beyond the engine:
+        // beyond twice a firer's normal range (A7.22), or a quarter point left by Advancing
+        // Fire (A7.24).
         let mut halves = 0;
-        let mut beyond = false;
+        let mut beyond = None;
         for (f, &range) in firers.iter().zip(&ranges) {
-            halves += match range {
+            let h = match range {
                 1 => f.fp * 4,
                 r if r <= f.range => f.fp * 2,
                 r if r <= f.range * 2 => f.fp,
                 _ => {
-                    beyond = true;
+                    beyond.get_or_insert("A7.22");
                     0
                 }
+            };
+            halves += match phase {
+                FirePhase::Advancing if h % 2 == 1 => {
+                    beyond.get_or_insert("A7.24");
+                    0
+                }
+                FirePhase::Advancing => h / 2,
+                _ => h,
             };
         }
         let whole = halves / 2;
@@ -249,8 +299,8 @@ proptest! {
             Event::AttackLeftToPlayers { rule, .. } => Some(rule.clone()),
             _ => None,
         });
-        if beyond {
-            prop_assert_eq!(left.as_deref(), Some("A7.22"), "{:?}", events);
+        if let Some(rule) = beyond {
+            prop_assert_eq!(left.as_deref(), Some(rule), "{:?}", events);
             return Ok(());
         }
         if whole == 0 {
@@ -292,7 +342,7 @@ proptest! {
             }
             None => "NE".to_string(),
         };
-        prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {}", whole, ranges, terrain);
+        prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {} in {:?}", whole, ranges, terrain, phase);
 
         // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
         // (A7.302), with no Random Selection roll; other results roll its check.
