@@ -1451,7 +1451,7 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::StepEnded { ended, next, .. } => {
             game.clock = *next;
-            // A weapon fires once a phase (A9.2, Multiple ROF not modelled); weapons are
+            // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
             // changed only if one needs it (`end_movement_phase`).
             if ended.phase() != next.phase()
                 && game.weapons.values().any(|w| w.fired || w.repair_tried)
@@ -1694,8 +1694,9 @@ pub fn apply(game: &mut Game, event: &Event) {
             target,
             into_sewer,
         } => {
-            // A weapon fires once a phase (Multiple ROF, A9.2, is not modelled), and the unit
-            // possessing it has fired with it (A9.11): in the PFPh it does not move (A4.1).
+            // A weapon has fired this phase until the ROF it keeps says otherwise
+            // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
+            // (A9.11): in the PFPh it does not move (A4.1).
             let mut holders = vec![];
             for id in weapons {
                 if let Some(w) = game.weapons.get_mut(id) {
