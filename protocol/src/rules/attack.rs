@@ -292,13 +292,18 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         );
     }
     if w.fired {
-        return refuse(
-            "A9.2",
-            ViolationKind::UnitState,
-            pieces![given(), " has fired this phase and did not keep its Multiple ROF: it fires again only when the coloured dr of its last IFT DR was at or below its ROF"],
-        );
+        let why = match ratings_rof(w) {
+            Some(rof) => format!(" has fired this phase and did not keep its Multiple ROF: it fires again only after an IFT DR whose coloured dr is {rof} or less"),
+            None => " has fired this phase and has no Multiple ROF (the scenario gives it none): it fires once a phase".to_string(),
+        };
+        return refuse("A9.2", ViolationKind::UnitState, pieces![given(), why]);
     }
     Ok(holder)
+}
+
+/// The Multiple ROF the scenario gives a weapon (A9.2), if any.
+fn ratings_rof(w: &crate::game::Weapon) -> Option<u8> {
+    w.ratings.and_then(|r| r.rof)
 }
 
 /// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
