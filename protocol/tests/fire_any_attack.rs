@@ -1,7 +1,8 @@
 //! The IFT law on attacks the test builds at random (A7.3): a scenario is written for each case
 //! — one to three German squads and half-squads of random FP and normal range in one hex or
 //! in it and the hex ADJACENT to it (a Fire Group of two Locations, A7.5), a leader of random
-//! leadership DRM in the first hex or none, an Inexperienced firer or none, at a random
+//! leadership DRM in the first hex or none, an Inexperienced firer or none, a machine gun of
+//! random FP, range, B# and ROF in the first firer's hands or none, at a random
 //! distance from a lone Russian squad in Open Ground, woods, a wooden or a stone building —
 //! and its attack is declared and resolved on random dice in the German PFPh, in the DFPh by
 //! the Russian side with the roles turned round (Final Fire by units with no Fire counter,
@@ -17,7 +18,10 @@
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
 //! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
 //! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule. A KIA eliminates the lone target and a K/# reduces it.
+//! left to the players with its rule, as is a machine gun's fire outside the PFPh (A9.2) or by a
+//! half-squad (A9.11). The machine gun malfunctions exactly when the Original DR reaches its B#
+//! (A9.7), and otherwise keeps its Multiple ROF exactly when the coloured dr (the first die) is
+//! at or below its ROF (A9.2). A KIA eliminates the lone target and a K/# reduces it.
 
 use proptest::prelude::*;
 use protocol::command::Outcome;
@@ -103,6 +107,27 @@ fn firer() -> impl Strategy<Value = Firer> {
         })
 }
 
+/// A machine gun the first firer possesses and fires with the group (A9.1, A9.11): its FP,
+/// normal range, Breakdown Number and Multiple ROF (A9.7, A9.2), made up at random.
+#[derive(Clone, Debug)]
+struct Mg {
+    fp: u32,
+    range: u32,
+    breakdown: u8,
+    rof: Option<u8>,
+}
+
+fn mg() -> impl Strategy<Value = Mg> {
+    (1u32..=8, 2u32..=16, 6u8..=12, prop::option::of(1u8..=3)).prop_map(
+        |(fp, range, breakdown, rof)| Mg {
+            fp,
+            range,
+            breakdown,
+            rof,
+        },
+    )
+}
+
 /// A column of board 2 by its index from A.
 fn column_letter(i: u8) -> char {
     char::from(b'A' + i)
@@ -157,6 +182,7 @@ fn scenario(
     inexperienced: bool,
     terrain: &str,
     phase: FirePhase,
+    weapon: Option<&Mg>,
 ) -> String {
     let (_, side, enemy) = phase.firing();
     let mut s = format!(
@@ -187,6 +213,15 @@ fn scenario(
         s += &format!(
             "\n[[units]]\nid = \"ldr\"\nside = \"{side}\"\nkind = \"leader\"\nratings = \"{ratings}\"\nhex = \"{at}\"\n"
         );
+    }
+    if let Some(w) = weapon {
+        s += &format!(
+            "\n[[weapons]]\nid = \"mg\"\nname = \"MG\"\npp = 1\nheld_by = \"g0\"\nfp = {}\nrange = {}\nbreakdown = {}\n",
+            w.fp, w.range, w.breakdown
+        );
+        if let Some(rof) = w.rof {
+            s += &format!("rof = {rof}\n");
+        }
     }
     s
 }
@@ -225,10 +260,12 @@ proptest! {
         row in 1u8..=10,
         next_to in prop::option::weighted(0.33, 0..NEXT_TO_TARGET.len()),
         leader in prop::option::of(-2i8..=1),
+        weapon in prop::option::weighted(0.5, mg()),
         inexperienced in any::<bool>(),
         terrain in 0..TERRAIN.len(),
         dice in [1u8..=6, 1u8..=6, 1u8..=6, 1u8..=6],
-        phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
+        // Half the cases in the PFPh, the only phase where the engine fires a MG.
+        phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
     ) {
         let (by, _, _) = phase.firing();
         let at = match next_to {
@@ -238,7 +275,7 @@ proptest! {
         prop_assume!(at != TARGET);
         let beside = beside(&at);
         let (terrain, tem) = TERRAIN[terrain];
-        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain, phase);
+        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain, phase, weapon.as_ref());
         let scenario = Scenario::from_toml(&text).unwrap();
         let target: Hex = TARGET.parse().unwrap();
         let from: Hex = at.parse().unwrap();
@@ -253,6 +290,9 @@ proptest! {
         let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
         if leader.is_some() {
             names.push("ldr".into());
+        }
+        if weapon.is_some() {
+            names.push("mg".into());
         }
         let declare = Command::DeclareAttack { firers: names, target, into_sewer: false };
         let declared = decide(&game, by, &declare, &mut ScriptedDice::default());
@@ -275,11 +315,23 @@ proptest! {
         // Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
-        for (f, &range) in firers.iter().zip(&ranges) {
+        // A machine gun's fire outside the PFPh (A9.2), or by a half-squad (A9.11), is the
+        // players', and the engine says so before it looks at range.
+        if weapon.is_some() {
+            if phase != FirePhase::Prep {
+                beyond = Some("A9.2");
+            } else if firers[0].half {
+                beyond = Some("A9.11");
+            }
+        }
+        // The MG fires from its possessor's hex, at its own normal range (A9.1), after the MMC.
+        let shares = firers.iter().map(|f| (f.fp, f.range)).chain(weapon.iter().map(|w| (w.fp, w.range)));
+        let shooting = ranges.iter().copied().chain(weapon.iter().map(|_| ranges[0]));
+        for ((fp, normal), range) in shares.zip(shooting) {
             let h = match range {
-                1 => f.fp * 4,
-                r if r <= f.range => f.fp * 2,
-                r if r <= f.range * 2 => f.fp,
+                1 => fp * 4,
+                r if r <= normal => fp * 2,
+                r if r <= normal * 2 => fp,
                 _ => {
                     beyond.get_or_insert("A7.22");
                     0
@@ -343,6 +395,14 @@ proptest! {
             None => "NE".to_string(),
         };
         prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {} in {:?}", whole, ranges, terrain, phase);
+
+        // A9.7: the MG malfunctions when the Original DR reaches its B#; A9.2: otherwise it
+        // keeps its Multiple ROF when the coloured dr, the first die, is at or below its ROF.
+        let malfunctioned = events.iter().any(|e| matches!(e, Event::WeaponMalfunctioned { weapon, .. } if weapon == "mg"));
+        let kept = events.iter().any(|e| matches!(e, Event::MultipleRofRetained { weapon, .. } if weapon == "mg"));
+        let broke = weapon.as_ref().is_some_and(|w| a + b >= w.breakdown);
+        prop_assert_eq!(malfunctioned, broke);
+        prop_assert_eq!(kept, !broke && weapon.as_ref().and_then(|w| w.rof).is_some_and(|rof| a <= rof));
 
         // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
         // (A7.302), with no Random Selection roll; other results roll its check.
