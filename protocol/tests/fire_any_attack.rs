@@ -172,18 +172,28 @@ impl FirePhase {
     }
 }
 
-/// The scenario of one case, as a scenario file writes it: the firing side's units and the
-/// other side's lone target.
-fn scenario(
-    firers: &[Firer],
-    at: &str,
-    beside: &str,
+/// The firing side of one case: its MMC, the hex of the first and the hex next to it, its
+/// leader's DRM, whether the first MMC is Inexperienced, and the MG it holds.
+struct Firing<'a> {
+    firers: &'a [Firer],
+    at: &'a str,
+    beside: &'a str,
     leader: Option<i8>,
     inexperienced: bool,
-    terrain: &str,
-    phase: FirePhase,
-    weapon: Option<&Mg>,
-) -> String {
+    weapon: Option<&'a Mg>,
+}
+
+/// The scenario of one case, as a scenario file writes it: the firing side's units and the
+/// other side's lone target in `terrain`.
+fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
+    let Firing {
+        firers,
+        at,
+        beside,
+        leader,
+        inexperienced,
+        weapon,
+    } = *firing;
     let (_, side, enemy) = phase.firing();
     let mut s = format!(
         "name = \"the IFT law\"\nturns = 1\nfirst = \"german\"\n\
@@ -275,7 +285,15 @@ proptest! {
         prop_assume!(at != TARGET);
         let beside = beside(&at);
         let (terrain, tem) = TERRAIN[terrain];
-        let text = scenario(&firers, &at, &beside, leader, inexperienced, terrain, phase, weapon.as_ref());
+        let firing = Firing {
+            firers: &firers,
+            at: &at,
+            beside: &beside,
+            leader,
+            inexperienced,
+            weapon: weapon.as_ref(),
+        };
+        let text = scenario(&firing, terrain, phase);
         let scenario = Scenario::from_toml(&text).unwrap();
         let target: Hex = TARGET.parse().unwrap();
         let from: Hex = at.parse().unwrap();
