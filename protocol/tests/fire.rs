@@ -8,8 +8,9 @@
 //! unit is broken, or pinned by a PTC; passed, it is neither, but an MC passed at exactly its
 //! morale pins (A7.8) and an Original 12 on an MC reduces, then breaks (A10.31). A KIA eliminates the lone unit and
 //! a K/# reduces it to a half-squad (A7.301, A7.302), with no Random Selection roll. Fire
-//! Groups with support weapons keep the law, and a weapon malfunctions exactly when the
-//! Original DR reaches its Breakdown Number (A9.7).
+//! Groups with support weapons keep the law, a weapon malfunctions exactly when the Original
+//! DR reaches its Breakdown Number (A9.7), and keeps its Multiple ROF exactly when the coloured
+//! dr is at or below its ROF and it did not malfunction (A9.2).
 
 use proptest::prelude::*;
 use protocol::dice::RollPurpose;
@@ -63,6 +64,9 @@ const GROUPS: &[(&[&str], &str)] = &[
 
 /// The Breakdown Numbers of the position's support weapons (A9.7).
 const BREAKDOWN: &[(&str, u8)] = &[("dlmg", 11), ("bmmg", 12)];
+
+/// The Multiple ROF of the position's support weapons (A9.2).
+const ROF: &[(&str, u8)] = &[("dlmg", 1), ("bmmg", 2)];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
@@ -130,7 +134,24 @@ proptest! {
             .filter(|(w, bn)| firers.iter().any(|f| f == w) && a + b >= *bn)
             .map(|(w, _)| w.to_string())
             .collect();
-        prop_assert_eq!(malfunctioned, want);
+        prop_assert_eq!(&malfunctioned, &want);
+        // A9.2: each SW firing keeps its Multiple ROF exactly when the Original coloured dr
+        // (the first die) is at or below its ROF and it did not malfunction.
+        let kept: Vec<String> = events.iter().filter_map(|e| match e {
+            Event::MultipleRofRetained { weapon, coloured_dr, .. } => {
+                assert_eq!(*coloured_dr, a);
+                Some(weapon.clone())
+            }
+            _ => None,
+        }).collect();
+        let want: Vec<String> = ROF
+            .iter()
+            .filter(|(w, rof)| {
+                firers.iter().any(|f| f == w) && a <= *rof && !malfunctioned.iter().any(|m| m == w)
+            })
+            .map(|(w, _)| w.to_string())
+            .collect();
+        prop_assert_eq!(kept, want);
         // The check the result calls for, on the lone 4-4-7 of the target hex.
         let checks: Vec<_> = events.iter().filter_map(|e| match e {
             Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift => Some(roll.clone()),

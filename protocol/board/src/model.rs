@@ -316,7 +316,16 @@ pub struct SwRatings {
     /// gives one: the sources differ on it (one prints a number on each counter).
     #[serde(default)]
     pub repair: Option<u8>,
+    /// Its Multiple ROF, the number in a square on the counter (A9.2), when the scenario gives
+    /// one: an Original coloured dr of its IFT DR at or below it lets it fire again in that
+    /// phase. None: it fires once a phase.
+    #[serde(default)]
+    pub rof: Option<u8>,
 }
+
+/// The highest Multiple ROF a scenario may give a weapon: the coloured dr is a die, and a
+/// ROF of 6 or more would keep it firing for ever in one phase.
+pub const ROF_MAX: u8 = 5;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeaponSpec {

@@ -9,7 +9,7 @@ use super::toml_place::{field_at, place_at, place_of, Place};
 use crate::hex::{Hex, Hexside};
 pub use crate::model::{
     HexSpec, HexsideSpec, MapSpec, Morale, PlacedBoard, Placement, Road, Side, SideSpec, Ssr,
-    Stack, SwRatings, Tunnel, UnitId, UnitKind, UnitSpec, WeaponSpec, MAP_BOARDS_MAX,
+    Stack, SwRatings, Tunnel, UnitId, UnitKind, UnitSpec, WeaponSpec, MAP_BOARDS_MAX, ROF_MAX,
     STACK_HALF_SQUADS_MAX, STACK_SMC_MAX,
 };
 use crate::terrain::{Fortification, HexsideFeature, Terrain};
@@ -204,19 +204,26 @@ const INTERNED_MAX: usize = 4_096;
 
 impl SwRatings {
     /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`, all three or none, and
-    /// its optional `repair` number with them.
+    /// its optional `repair` and `rof` numbers with them.
     fn read(
         field: &str,
         fp: Option<u8>,
         range: Option<u8>,
         breakdown: Option<u8>,
         repair: Option<u8>,
+        rof: Option<u8>,
     ) -> Result<Option<SwRatings>, ScenarioError> {
         let refuse = |f: &str, why: &str| ScenarioError {
             field: format!("{field}.{f}"),
             reason: why.into(),
             at: None,
         };
+        if rof.is_some_and(|r| !(1..=ROF_MAX).contains(&r)) {
+            return Err(refuse(
+                "rof",
+                "a Multiple ROF is compared with one die, 1 to 5 (A9.2); a weapon without one is given none",
+            ));
+        }
         if repair.is_some_and(|r| !(1..=5).contains(&r)) {
             return Err(refuse(
                 "repair",
@@ -224,7 +231,7 @@ impl SwRatings {
             ));
         }
         match (fp, range, breakdown) {
-            (None, None, None) if repair.is_none() => Ok(None),
+            (None, None, None) if repair.is_none() && rof.is_none() => Ok(None),
             (Some(fp), Some(range), Some(breakdown)) => {
                 if fp == 0 {
                     return Err(refuse("fp", "a weapon that fires has 1 FP or more (A9.1)"));
@@ -246,12 +253,13 @@ impl SwRatings {
                     range,
                     breakdown,
                     repair,
+                    rof,
                 }))
             }
             _ => Err(ScenarioError {
                 field: field.into(),
                 reason:
-                    "give a weapon's fp, range and breakdown together (and repair only with them), or none of them (A9.1, A9.7)"
+                    "give a weapon's fp, range and breakdown together (and repair and rof only with them), or none of them (A9.1, A9.2, A9.7)"
                         .into(),
                 at: None,
             }),
@@ -548,6 +556,9 @@ struct WeaponFile {
     /// The repair dr that repairs it (A9.72), if the scenario gives one.
     #[serde(default)]
     repair: Option<u8>,
+    /// Its Multiple ROF (A9.2), if the scenario gives one.
+    #[serde(default)]
+    rof: Option<u8>,
 }
 
 #[derive(Deserialize)]
@@ -1092,7 +1103,7 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
-            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair)?;
+            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair, w.rof)?;
             let given = match (&w.held_by, &w.hex, &w.side) {
                 (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
@@ -2040,7 +2051,8 @@ hex = "1B2"
                 fp: 3,
                 range: 8,
                 breakdown: 11,
-                repair: None
+                repair: None,
+                rof: None,
             })
         );
         let s =
@@ -2094,6 +2106,34 @@ hex = "1B2"
             assert_eq!(e.field, field, "{text}: {e}");
             assert!(e.reason.contains("is used twice"), "{e}");
         }
+    }
+
+    /// A9.2: a weapon's Multiple ROF is read with its other ratings, from 1 to ROF_MAX, and
+    /// never alone.
+    #[test]
+    fn a_weapons_rof_is_read_with_its_ratings() {
+        let weapon = |extra: &str| {
+            format!(
+                "{MINIMAL}[[weapons]]\nid = \"ghmg\"\nname = \"HMG\"\npp = 4\nheld_by = \"g1\"\n{extra}\n"
+            )
+        };
+        let s =
+            Scenario::read_toml(&weapon("fp = 7\nrange = 16\nbreakdown = 12\nrof = 3")).unwrap();
+        assert_eq!(s.weapons["ghmg"].ratings.unwrap().rof, Some(3));
+        let s = Scenario::read_toml(&weapon(&format!(
+            "fp = 7\nrange = 16\nbreakdown = 12\nrof = {ROF_MAX}"
+        )))
+        .unwrap();
+        assert_eq!(s.weapons["ghmg"].ratings.unwrap().rof, Some(ROF_MAX));
+        for bad in [0, ROF_MAX + 1] {
+            let e = refused(&weapon(&format!(
+                "fp = 7\nrange = 16\nbreakdown = 12\nrof = {bad}"
+            )));
+            assert_eq!(e.field, "weapons[0].rof", "{e}");
+            assert!(e.reason.contains("A9.2"), "{e}");
+        }
+        let e = refused(&weapon("rof = 2"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
     }
 
     #[test]

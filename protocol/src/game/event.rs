@@ -165,6 +165,15 @@ pub enum Event {
         original_dr: u8,
         breakdown: u8,
     },
+    /// A support weapon kept its Multiple ROF (A9.2): the Original coloured dr of the IFT DR it
+    /// fired with was at or below its ROF, so it may fire again this phase.
+    MultipleRofRetained {
+        weapon: String,
+        /// The unit possessing it, whose fire it was.
+        holder: UnitId,
+        coloured_dr: u8,
+        rof: u8,
+    },
     /// The unit possessing a malfunctioned weapon tried to repair it in the RPh (A9.72): its
     /// dr (logged by the `DiceRolled` before it) repaired it, eliminated it, or left it as it
     /// was.
@@ -729,6 +738,7 @@ impl Event {
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
             Event::WeaponMalfunctioned { .. } => "WeaponMalfunctioned",
+            Event::MultipleRofRetained { .. } => "MultipleRofRetained",
             Event::WeaponRepairAttempted { .. } => "WeaponRepairAttempted",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
@@ -853,6 +863,7 @@ impl Event {
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WeaponMalfunctioned { holder, .. }
+            | Event::MultipleRofRetained { holder, .. }
             | Event::WeaponRepairAttempted { holder, .. } => vec![holder],
             Event::CloseCombatDesignated { attacks, .. } => attacks
                 .iter()

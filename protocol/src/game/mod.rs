@@ -447,8 +447,7 @@ pub struct Weapon {
     /// Malfunctioned (A9.7): it does not fire until repaired.
     #[serde(default)]
     pub malfunctioned: bool,
-    /// Already fired this phase: Multiple ROF (A9.2) is not modelled, so a weapon fires once
-    /// a phase.
+    /// Already fired this phase, and not kept its Multiple ROF (A9.2): it fires no more in it.
     #[serde(default)]
     pub fired: bool,
     /// A repair was attempted this phase (A9.72): one attempt a RPh.
@@ -1250,6 +1249,7 @@ impl Game {
         // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
         // its malfunction.
         if let Event::WeaponMalfunctioned { holder, .. }
+        | Event::MultipleRofRetained { holder, .. }
         | Event::WeaponRepairAttempted { holder, .. } = event
         {
             return self.units.get(holder).is_none_or(|u| {
@@ -1606,7 +1606,7 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::StepEnded { ended, next, .. } => {
             game.clock = *next;
-            // A weapon fires once a phase (A9.2, Multiple ROF not modelled); weapons are
+            // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
             // changed only if one needs it (`end_movement_phase`).
             if ended.phase() != next.phase()
                 && game.weapons.values().any(|w| w.fired || w.repair_tried)
@@ -1854,8 +1854,9 @@ pub fn apply(game: &mut Game, event: &Event) {
             target,
             into_sewer,
         } => {
-            // A weapon fires once a phase (Multiple ROF, A9.2, is not modelled), and the unit
-            // possessing it has fired with it (A9.11): in the PFPh it does not move (A4.1).
+            // A weapon has fired this phase until the ROF it keeps says otherwise
+            // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
+            // (A9.11): in the PFPh it does not move (A4.1).
             let mut holders = vec![];
             for id in weapons {
                 if let Some(w) = game.weapons.get_mut(id) {
@@ -1885,6 +1886,11 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::WeaponMalfunctioned { weapon, .. } => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.malfunctioned = true;
+            }
+        }
+        Event::MultipleRofRetained { weapon, .. } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.fired = false;
             }
         }
         Event::WeaponRepairAttempted { weapon, result, .. } => match result {

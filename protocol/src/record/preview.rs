@@ -323,19 +323,21 @@ mod tests {
         assert_eq!(los.len(), 1);
         assert_eq!(los[0].unit, "w1");
         assert_ne!(los[0].verdict, Some(Verdict::Blocked), "{los:?}");
-        let apart = preview(&game, &[], Side::A, &fire(&["n1", "n2"], "2M9")).unwrap();
+        // A Fire Group with a gap in its chain of Locations is refused, as sending it would be.
+        let apart = preview(&game, &[], Side::A, &fire(&["n1", "n2"], "2M9")).unwrap_err();
+        assert_eq!(apart.rule, "A7.5", "{apart:?}");
+        let far = preview(&game, &[], Side::A, &fire(&["far"], "2E5")).unwrap();
         assert!(
-            matches!(&apart.attack, Some(FirePreview { assessment: FireAssessment::LeftToPlayers { rule, .. }, los, .. })
-                if rule == "A7.5" && los.len() == 2),
+            matches!(&far.attack, Some(FirePreview { assessment: FireAssessment::LeftToPlayers { rule, .. }, los, .. })
+                if rule == "A7.22" && los.len() == 1),
             "{:?}",
-            apart.attack
+            far.attack
         );
         assert!(
-            apart.summary.ends_with(
-                "a Fire Group of several Locations is not resolved by the engine (A7.5)"
-            ),
+            far.summary
+                .ends_with("beyond twice its normal range of 6 (A7.22)"),
             "{}",
-            apart.summary
+            far.summary
         );
     }
 

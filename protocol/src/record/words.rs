@@ -298,6 +298,14 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         } => format!(
             "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
         ),
+        Event::MultipleRofRetained {
+            weapon,
+            holder,
+            coloured_dr,
+            rof,
+        } => format!(
+            "`{holder}`'s {weapon} kept its Multiple ROF: coloured dr {coloured_dr}, at or below its ROF {rof} (A9.2); it may fire again this phase"
+        ),
         Event::WeaponRepairAttempted {
             weapon,
             holder,

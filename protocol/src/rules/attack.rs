@@ -114,6 +114,7 @@ pub(super) fn declare(
             check_fire_counters(game, unit, target)?;
         }
     }
+    check_fire_group(game, &shooters)?;
     let targets = |u: &&crate::game::Unit| {
         u.side != by
             && !u.hidden
@@ -161,6 +162,76 @@ pub(super) fn declare(
         return Ok(vec![declared, Event::AttackResolved { by, target }]);
     }
     Ok(vec![declared])
+}
+
+/// The shape of a Fire Group (A7.5, A7.531): its firing units — the MMC named and the
+/// possessors of the SW named — stand in one Location or in a chain of ADJACENT ones, each
+/// joined to the rest through firers ADJACENT to it, so no unit fires along with a group it
+/// does not touch. A leader named among them directs the group only if every firing unit shares
+/// his Location: he adds no FP of his own, so naming him with a Fire Group spread over several
+/// Locations, or with units outside his own, is refused rather than read as fire without him.
+/// ADJACENT is read here as "within one hex": whether Locations on different levels are
+/// ADJACENT is for the resolution to leave to the players (`fire::resolution`).
+fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolation> {
+    use crate::board::scenario::UnitKind;
+    let units: Vec<&crate::game::Unit> = shooters
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .collect();
+    let (leaders, firing): (Vec<&crate::game::Unit>, Vec<&crate::game::Unit>) =
+        units.iter().partition(|u| u.kind == UnitKind::Leader);
+    // A7.5: walk the chain from the first firer through firers ADJACENT to one reached.
+    let geometry = game.scenario.geometry();
+    let joined = |a: &crate::game::Unit, b: &crate::game::Unit| {
+        geometry.distance(a.hex, b.hex).is_some_and(|d| d <= 1)
+    };
+    let mut reached = vec![false; firing.len()];
+    if !firing.is_empty() {
+        reached[0] = true;
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for i in 0..firing.len() {
+                if !reached[i]
+                    && (0..firing.len()).any(|j| reached[j] && joined(firing[i], firing[j]))
+                {
+                    reached[i] = true;
+                    grew = true;
+                }
+            }
+        }
+    }
+    if let Some(apart) = reached.iter().position(|r| !r) {
+        return Err(RuleViolation::with(
+            "A7.5",
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(&firing[apart].id),
+                format!(" in {} is not joined to ", firing[apart].hex),
+                Piece::unit(&firing[0].id),
+                format!(
+                    " in {} by a chain of firers in ADJACENT Locations: a Fire Group of several Locations must be one unbroken chain",
+                    firing[0].hex
+                )
+            ],
+        ));
+    }
+    // A7.531: a leader directs only a Fire Group whose firing units all share his Location.
+    for leader in &leaders {
+        if let Some(away) = firing.iter().find(|u| !game.same_location(u, leader)) {
+            return Err(RuleViolation::with(
+                "A7.531",
+                ViolationKind::Geometry,
+                pieces![
+                    Piece::unit(&away.id),
+                    " is not in ",
+                    Piece::unit(&leader.id),
+                    "'s Location: a leader directs a Fire Group only when every unit firing in it shares his Location"
+                ],
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a support weapon named among the firers may fire (A9.1, A9.2, A9.7): possessed by
@@ -221,13 +292,18 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         );
     }
     if w.fired {
-        return refuse(
-            "A9.2",
-            ViolationKind::UnitState,
-            pieces![given(), " has fired this phase: Multiple ROF is not modelled, so a support weapon fires once a phase"],
-        );
+        let why = match ratings_rof(w) {
+            Some(rof) => format!(" has fired this phase and did not keep its Multiple ROF: it fires again only after an IFT DR whose coloured dr is {rof} or less"),
+            None => " has fired this phase and has no Multiple ROF (the scenario gives it none): it fires once a phase".to_string(),
+        };
+        return refuse("A9.2", ViolationKind::UnitState, pieces![given(), why]);
     }
     Ok(holder)
+}
+
+/// The Multiple ROF the scenario gives a weapon (A9.2), if any.
+fn ratings_rof(w: &crate::game::Weapon) -> Option<u8> {
+    w.ratings.and_then(|r| r.rof)
 }
 
 /// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
@@ -545,6 +621,8 @@ pub(super) fn resolve(
             let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
                 .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
+            // A9.2: the coloured die is the DR's first (docs/dice.md).
+            let coloured = fired.roll.dice[0];
             let residual = resolution::residual_fp(&assessment, &fired);
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
@@ -564,6 +642,22 @@ pub(super) fn resolve(
                         holder: holder.clone(),
                         original_dr: original,
                         breakdown: *breakdown,
+                    });
+                }
+            }
+            // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
+            // Multiple ROF and may fire again this phase — unless it has just malfunctioned.
+            for (weapon, holder, rof) in &assessment.rofs {
+                let broke = assessment
+                    .breakdowns
+                    .iter()
+                    .any(|(w, _, b)| w == weapon && original >= *b);
+                if coloured <= *rof && !broke {
+                    events.push(Event::MultipleRofRetained {
+                        weapon: weapon.clone(),
+                        holder: holder.clone(),
+                        coloured_dr: coloured,
+                        rof: *rof,
                     });
                 }
             }

@@ -71,6 +71,9 @@ pub struct Assessment {
     /// The support weapons firing, each with its possessor and Breakdown Number: an Original
     /// DR at or above it malfunctions the weapon (A9.7).
     pub breakdowns: Vec<(String, UnitId, u8)>,
+    /// The support weapons firing that have a Multiple ROF, each with its possessor and ROF:
+    /// an Original coloured dr at or below it lets the weapon fire again this phase (A9.2).
+    pub rofs: Vec<(String, UnitId, u8)>,
 }
 
 impl Share {
@@ -270,7 +273,7 @@ pub fn assess(
     if !sw.is_empty() && kind != FireKind::Prep {
         return Err(unruled(
             "A9.2",
-            "a support weapon's fire in the MPh or DFPh is not resolved by the engine: its Fire counters and Multiple ROF (A8, A9.2) are not modelled",
+            "a support weapon's fire outside the PFPh is not resolved by the engine: its Fire counters (A8.1, A8.4) and its Multiple ROF there (A9.2) are not modelled",
         ));
     }
     for (i, (w, holder, _)) in sw.iter().enumerate() {
@@ -344,16 +347,9 @@ pub fn assess(
         ));
     }
     let mut drms = vec![];
+    // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
+    // otherwise: `attack::check_fire_group`).
     let directed = if let Some(leader) = leaders.first() {
-        if let Some(away) = shooters.iter().find(|u| !game.same_location(u, leader)) {
-            return Err(unruled(
-                "A7.53",
-                format!(
-                    "`{}` is not in `{}`'s Location: a leader directs only units with him",
-                    away.id, leader.id
-                ),
-            ));
-        }
         if leader.pinned || leader.cx {
             return Err(unruled(
                 "A7.53",
@@ -500,6 +496,33 @@ pub fn assess(
             format!("the target Location in {target} is overstacked"),
         ));
     }
+    // A7.21: Triple Point Blank Fire (FP ×3) is fire at units in the firer's own Location.
+    // Infantry of both sides come to share a Location here only by advancing into it (A4.14
+    // bars it in the MPh, and A12.15 stops a mover outside a concealed enemy's), and after
+    // the CC that follows they are in Melee (A11.7), as the Rout Phase reads them too: the
+    // engine has no fire within a Location outside Melee, so none is tripled. Fire by a unit
+    // in Melee, or into a Location where the firer's side is in Melee, is the players'.
+    if let Some(u) = shooters
+        .iter()
+        .find(|u| targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("`{}` shares its Location with the enemy units it fires at: units of both sides in one Location are in Melee, and fire by a unit in Melee is not resolved by the engine (Triple Point Blank Fire, FP ×3, A7.21, is fire within a Location outside Melee)", u.id),
+        ));
+    }
+    // The words name no unit: the firing side's unit there may be one the other side does not
+    // know, and the reason is sent to both.
+    if game
+        .units
+        .values()
+        .any(|u| u.side == by && !u.eliminated && targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("units of the firing side share the target Location in {target} with the enemy: fire into a Location in Melee, which reaches the firer's own units there too, is not resolved by the engine"),
+        ));
+    }
     // Range and FP of each firer (A7.2, A7.21, A7.22).
     // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
     // them what it does to an MMC's.
@@ -527,12 +550,13 @@ pub fn assess(
         let upper =
             game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
         let (fp_halves, multiplier) = match range {
-            // TPBF (×3) is fire at units in the firer's own Location: in play that is fire at
-            // units moving in, or out of a Melee, neither of which the engine rules on.
+            // Another Location of the firer's own hex (a building's other level): not TPBF,
+            // which needs the same Location (above), but fire between levels, like PBF
+            // involving an upper level below.
             0 => {
                 return Err(unruled(
                     "A7.21",
-                    format!("`{id}` fires into its own hex: Triple Point Blank Fire is not resolved by the engine"),
+                    format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
                 ))
             }
             1 if !upper => (fp * 4, "PBF ×2 (A7.21)"),
@@ -577,20 +601,23 @@ pub fn assess(
             multiplier,
         });
     }
-    // A7.5: units fire together as a Fire Group. Which Locations besides one may join a Fire
-    // Group is not sourced here, so one of several Locations is the players'.
-    if let Some(apart) = shooters
-        .iter()
-        .find(|u| !game.same_location(u, shooters[0]))
-    {
-        return Err(unruled(
-            "A7.5",
-            format!(
-                "`{apart}` is not in `{}`'s Location: a Fire Group of several Locations is not resolved by the engine",
-                shooters[0].id,
-                apart = apart.id
-            ),
-        ));
+    // A7.5: units fire together as a Fire Group, from one Location or a chain of ADJACENT ones
+    // (the chain is checked at the declaration, `attack::check_fire_group`). Across levels or
+    // below ground, which Locations are ADJACENT is not ruled by the engine.
+    let several = shooters.iter().any(|u| !game.same_location(u, shooters[0]));
+    if several {
+        if let Some(off) = shooters
+            .iter()
+            .find(|u| game.upper_level(u).is_some() || u.underground.is_some())
+        {
+            return Err(unruled(
+                "A7.5",
+                format!(
+                    "`{}` fires from an upper level or below ground in a Fire Group of several Locations: which Locations are ADJACENT across levels is not ruled by the engine",
+                    off.id
+                ),
+            ));
+        }
     }
     let total_halves: u32 = shares.iter().map(|s| s.fp_halves).sum();
     let Some(column) = IftColumn::for_fp(total_halves / 2) else {
@@ -710,6 +737,10 @@ pub fn assess(
         breakdowns: sw
             .iter()
             .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
+            .collect(),
+        rofs: sw
+            .iter()
+            .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
     })
 }

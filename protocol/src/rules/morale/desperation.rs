@@ -219,6 +219,7 @@ mod tests {
             cower_columns: 1,
             kind: FireKind::Prep,
             breakdowns: vec![],
+            rofs: vec![],
         }
     }
 
