@@ -376,6 +376,130 @@ fn a_question_mark_in_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
     assert!(d.is_none(), "the German's projection differs: {d:?}");
 }
 
+/// The concealed ATTACKER's side of it: a German "?" (a squad, or a Dummy) advances into a
+/// Known Russian squad's woods (3C3). What the Russian is told from the first Rally Phase on
+/// — his stream, his projection in the CCPh, his refusals there (his designation, naming the
+/// "?" by its alias, before the ATTACKER's and after; his attempt to record the Melee) — is
+/// the same either way.
+fn russian_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A11.19: a ? advancing into Close Combat"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C2"
+terrain = "woods"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C2"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3C3"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let russian = Viewer::Side(Side::B);
+    let mut seen = vec![];
+    let mut step = |game: &mut Game, side: Side, command: Command| {
+        let before = game.clone();
+        let events = play(game, side, command);
+        seen.extend(seen_by(&before, russian, &events));
+    };
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        step(&mut game, side, Command::Done);
+    }
+    step(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["gq".into()],
+            to: hex("3C3"),
+        },
+    );
+    step(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+
+    let alias = game.aliases["gq"].clone();
+    let designation = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["r1".into()],
+            defenders: vec![alias],
+        }],
+        no_ambush: false,
+    };
+    let told = |game: &Game, side: Side, command: Command| {
+        let command = command_in_ids(game, side, command);
+        let refusal = decide(game, side, &command, &mut ScriptedDice::default())
+            .expect_err("refused");
+        format!(
+            "{} {:?}: {}",
+            refusal.rule,
+            refusal.kind,
+            refusal.render(
+                |id| protocol::game::view::name_for(game, russian, id),
+                |_| None
+            )
+        )
+    };
+    let refusals = vec![
+        told(&game, Side::B, designation.clone()),
+        told(&game, Side::B, Command::Melee { hex: hex("3C3") }),
+    ];
+    // The German's own designation is refused (the engine leaves the CC to the players,
+    // A11.19); he records the Melee, which the Russian sees alike either way.
+    let german_cc = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["gq".into()],
+            defenders: vec!["r1".into()],
+        }],
+        no_ambush: false,
+    };
+    let refused = decide(&game, Side::A, &german_cc, &mut ScriptedDice::default())
+        .expect_err("a CC with a \"?\" is the players'");
+    assert_eq!(refused.rule, "A11.19");
+    step(&mut game, Side::A, Command::Melee { hex: hex("3C3") });
+    (seen, game.project(russian), refusals)
+}
+
+#[test]
+fn a_question_mark_advancing_into_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
+    let (seen_squad, view_squad, told_squad) =
+        russian_side_of_cc_with("kind = \"squad\"\nratings = \"4-6-7\"");
+    let (seen_dummy, view_dummy, told_dummy) = russian_side_of_cc_with("kind = \"dummy\"");
+    assert_eq!(told_squad, told_dummy);
+    let d = differ(&seen_squad, &seen_dummy);
+    assert!(d.is_none(), "the Russian's stream differs: {d:?}");
+    let d = differ(&view_squad, &view_dummy);
+    assert!(d.is_none(), "the Russian's projection differs: {d:?}");
+}
+
 #[test]
 fn a_cc_designation_names_the_opponents_question_mark_by_its_alias() {
     let game = start();
