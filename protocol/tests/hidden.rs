@@ -455,8 +455,8 @@ hex = "3C3"
     };
     let told = |game: &Game, side: Side, command: Command| {
         let command = command_in_ids(game, side, command);
-        let refusal = decide(game, side, &command, &mut ScriptedDice::default())
-            .expect_err("refused");
+        let refusal =
+            decide(game, side, &command, &mut ScriptedDice::default()).expect_err("refused");
         format!(
             "{} {:?}: {}",
             refusal.rule,
