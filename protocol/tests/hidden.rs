@@ -9,6 +9,9 @@
 //!   a typed piece, rendered for its reader (STYLE 11).
 //! - One test for each leak once found: a leader's MF allotment, the weapon a "?" drops, unit
 //!   ids under "?", and any trace of a HIP unit's activity.
+//! - Close Combat with a "?" (A11.19, A12.14): twin games, a squad under the "?" in one and
+//!   a Dummy in the other, defending or advancing in; the enemy's stream, projection and
+//!   refusals are the same in both.
 
 use proptest::prelude::*;
 use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
