@@ -9,6 +9,9 @@
 //!   a typed piece, rendered for its reader (STYLE 11).
 //! - One test for each leak once found: a leader's MF allotment, the weapon a "?" drops, unit
 //!   ids under "?", and any trace of a HIP unit's activity.
+//! - Close Combat with a "?" (A11.19, A12.14): twin games, a squad under the "?" in one and
+//!   a Dummy in the other, defending or advancing in; the enemy's stream, projection and
+//!   refusals are the same in both.
 
 use proptest::prelude::*;
 use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
@@ -265,6 +268,257 @@ fn a_player_names_the_opponents_question_mark_by_its_alias() {
         command_in_ids(&game, Side::A, adjudicate(&own)),
         adjudicate(&own)
     );
+}
+
+/// A German squad beside a Russian "?" in woods (3C3); `under` is what the "?" hides.
+fn cc_with_question_mark(under: &str) -> String {
+    format!(
+        r#"
+name = "A11.19: a ? in Close Combat"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "3C2"
+
+[[units]]
+id = "rq"
+side = "russian"
+{under}
+hex = "3C3"
+concealed = true
+"#
+    )
+}
+
+/// What the German is told, playing to a Close Combat with a Russian "?" (A11.19, A12.14):
+/// the events of his stream from the first Rally Phase on, his projection in the CCPh, and
+/// his refusals there — his designation naming the "?" by its alias, and his `done`.
+fn german_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let german = Viewer::Side(Side::A);
+    let mut seen = vec![];
+    let mut step = |game: &mut Game, side: Side, command: Command| {
+        let before = game.clone();
+        let events = play(game, side, command);
+        seen.extend(seen_by(&before, german, &events));
+    };
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        step(&mut game, side, Command::Done);
+    }
+    step(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["g1".into()],
+            to: hex("3C3"),
+        },
+    );
+    // The APh ends: no Ambush check by the engine where a "?" is (A11.4 row), so no dice.
+    step(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+
+    let alias = game.aliases["rq"].clone();
+    let designation = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["g1".into()],
+            defenders: vec![alias],
+        }],
+        no_ambush: false,
+    };
+    let told = |game: &Game, command: Command| {
+        let command = command_in_ids(game, Side::A, command);
+        let refusal = decide(game, Side::A, &command, &mut ScriptedDice::default())
+            .expect_err("the engine leaves a CC with a \"?\" to the players");
+        format!(
+            "{} {:?}: {}",
+            refusal.rule,
+            refusal.kind,
+            refusal.render(
+                |id| protocol::game::view::name_for(game, german, id),
+                |_| None
+            )
+        )
+    };
+    let refusals = vec![told(&game, designation), told(&game, Command::Done)];
+    assert!(refusals[0].starts_with("A11.19"), "{}", refusals[0]);
+    // The ATTACKER records the Melee the players' CC leaves (A11.7): the same event either way.
+    step(&mut game, Side::A, Command::Melee { hex: hex("3C3") });
+    (seen, game.project(german), refusals)
+}
+
+#[test]
+fn a_question_mark_in_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
+    let (seen_squad, view_squad, told_squad) =
+        german_side_of_cc_with("kind = \"squad\"\nratings = \"4-4-7\"");
+    let (seen_dummy, view_dummy, told_dummy) = german_side_of_cc_with("kind = \"dummy\"");
+    assert_eq!(told_squad, told_dummy);
+    let d = differ(&seen_squad, &seen_dummy);
+    assert!(d.is_none(), "the German's stream differs: {d:?}");
+    let d = differ(&view_squad, &view_dummy);
+    assert!(d.is_none(), "the German's projection differs: {d:?}");
+}
+
+/// The concealed ATTACKER's side of it: a German "?" (a squad, or a Dummy) advances into a
+/// Known Russian squad's woods (3C3). What the Russian is told from the first Rally Phase on
+/// — his stream, his projection in the CCPh, his refusals there (his designation, naming the
+/// "?" by its alias, before the ATTACKER's and after; his attempt to record the Melee) — is
+/// the same either way.
+fn russian_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A11.19: a ? advancing into Close Combat"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C2"
+terrain = "woods"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C2"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3C3"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let russian = Viewer::Side(Side::B);
+    let mut seen = vec![];
+    let mut step = |game: &mut Game, side: Side, command: Command| {
+        let before = game.clone();
+        let events = play(game, side, command);
+        seen.extend(seen_by(&before, russian, &events));
+    };
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        step(&mut game, side, Command::Done);
+    }
+    step(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["gq".into()],
+            to: hex("3C3"),
+        },
+    );
+    step(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+
+    let alias = game.aliases["gq"].clone();
+    let designation = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["r1".into()],
+            defenders: vec![alias],
+        }],
+        no_ambush: false,
+    };
+    let told = |game: &Game, side: Side, command: Command| {
+        let command = command_in_ids(game, side, command);
+        let refusal =
+            decide(game, side, &command, &mut ScriptedDice::default()).expect_err("refused");
+        format!(
+            "{} {:?}: {}",
+            refusal.rule,
+            refusal.kind,
+            refusal.render(
+                |id| protocol::game::view::name_for(game, russian, id),
+                |_| None
+            )
+        )
+    };
+    let refusals = vec![
+        told(&game, Side::B, designation.clone()),
+        told(&game, Side::B, Command::Melee { hex: hex("3C3") }),
+    ];
+    // The German's own designation is refused (the engine leaves the CC to the players,
+    // A11.19); he records the Melee, which the Russian sees alike either way.
+    let german_cc = Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["gq".into()],
+            defenders: vec!["r1".into()],
+        }],
+        no_ambush: false,
+    };
+    let refused = decide(&game, Side::A, &german_cc, &mut ScriptedDice::default())
+        .expect_err("a CC with a \"?\" is the players'");
+    assert_eq!(refused.rule, "A11.19");
+    step(&mut game, Side::A, Command::Melee { hex: hex("3C3") });
+    (seen, game.project(russian), refusals)
+}
+
+#[test]
+fn a_question_mark_advancing_into_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
+    let (seen_squad, view_squad, told_squad) =
+        russian_side_of_cc_with("kind = \"squad\"\nratings = \"4-6-7\"");
+    let (seen_dummy, view_dummy, told_dummy) = russian_side_of_cc_with("kind = \"dummy\"");
+    assert_eq!(told_squad, told_dummy);
+    let d = differ(&seen_squad, &seen_dummy);
+    assert!(d.is_none(), "the Russian's stream differs: {d:?}");
+    let d = differ(&view_squad, &view_dummy);
+    assert!(d.is_none(), "the Russian's projection differs: {d:?}");
+}
+
+#[test]
+fn a_cc_designation_names_the_opponents_question_mark_by_its_alias() {
+    let game = start();
+    let alias = game.aliases["rc447"].clone();
+    let cc = |defender: &str| Command::CloseCombat {
+        hex: hex("20F4"),
+        attacks: vec![protocol::command::CcAttack {
+            attackers: vec!["hq467".into()],
+            defenders: vec![defender.into()],
+        }],
+        no_ambush: false,
+    };
+    assert_eq!(command_in_ids(&game, Side::A, cc(&alias)), cc("rc447"));
+    // An alias the side does not see under "?" (its own unit's) is left for the rules to refuse.
+    let own = game.aliases["hq467"].clone();
+    assert_eq!(command_in_ids(&game, Side::A, cc(&own)), cc(&own));
 }
 
 #[derive(Clone, Debug)]

@@ -20,7 +20,7 @@
 
 use crate::board::scenario::{Scenario, Side, UnitId};
 use crate::board::terrain::Mf;
-use crate::game::command::Command;
+use crate::game::command::{CcAttack, Command};
 use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
 use crate::game::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
 use serde::{Deserialize, Serialize};
@@ -82,34 +82,61 @@ pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event)
 }
 
 /// A side's command with the aliases it names (the opponent's units under "?", as it knows
-/// them) turned into ids: a player acts on what it sees. Only an adjudication names a unit of
-/// the opponent's; an alias the side may not use stays as it is and is refused as unknown.
+/// them) turned into ids: a player acts on what it sees. An adjudication names a unit of the
+/// opponent's, and so does a CC designation its defenders (A11.12): a "?" in the Location is
+/// named by the alias the side's projection shows. An alias the side may not use stays as it
+/// is and is refused as unknown.
 pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
     match command {
         Command::Adjudicate {
             unit,
             outcome,
             note,
-        } if unit.starts_with(ALIAS_PREFIX) => {
-            let id = game
-                .aliases
-                .iter()
-                .find(|(id, alias)| {
-                    **alias == unit
-                        && game
-                            .units
-                            .get(*id)
-                            .is_some_and(|u| masked(Viewer::Side(side), u))
+        } => Command::Adjudicate {
+            unit: id_for_alias(game, side, unit),
+            outcome,
+            note,
+        },
+        Command::CloseCombat {
+            hex,
+            attacks,
+            no_ambush,
+        } => Command::CloseCombat {
+            hex,
+            attacks: attacks
+                .into_iter()
+                .map(|a| CcAttack {
+                    attackers: a.attackers,
+                    defenders: a
+                        .defenders
+                        .into_iter()
+                        .map(|d| id_for_alias(game, side, d))
+                        .collect(),
                 })
-                .map_or(unit, |(id, _)| id.clone());
-            Command::Adjudicate {
-                unit: id,
-                outcome,
-                note,
-            }
-        }
+                .collect(),
+            no_ambush,
+        },
         other => other,
     }
+}
+
+/// The id of the unit `side` knows by the alias `name`, if `name` is the alias of a unit masked
+/// from it; otherwise `name` as it is (an id, or an alias it may not use). Only the units the
+/// side sees under "?" are found, so an alias tells nothing the side's projection does not.
+fn id_for_alias(game: &Game, side: Side, name: UnitId) -> UnitId {
+    if !name.starts_with(ALIAS_PREFIX) {
+        return name;
+    }
+    game.aliases
+        .iter()
+        .find(|(id, alias)| {
+            **alias == name
+                && game
+                    .units
+                    .get(*id)
+                    .is_some_and(|u| masked(Viewer::Side(side), u))
+        })
+        .map_or(name, |(id, _)| id.clone())
 }
 
 /// `text` with every whole-word `id` (quoted or bare) replaced by `name`, or by "a unit" when
