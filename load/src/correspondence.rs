@@ -543,12 +543,11 @@ pub async fn run(o: Options) -> anyhow::Result<()> {
     drop(sink);
 
     // The expiries, as the server recorded them.
-    let (mut lags, missing) = tokio::task::spawn_blocking({
+    let (mut lag_ms, missing) = tokio::task::spawn_blocking({
         let (dir, plan) = (dir.clone(), plan.clone());
         move || expiry_lags(&dir, &plan)
     })
     .await??;
-    let mut lag_ms: Vec<Duration> = lags.drain(..).collect();
     let over_1s = lag_ms
         .iter()
         .filter(|l| **l > Duration::from_secs(1))

@@ -1050,7 +1050,7 @@ mod tests {
         let mut timed = vec![];
         for _ in 0..(2 * WAKE_AT_ONCE + 3) {
             let (id, _) = registry
-                .create_timed(wall_advantage(), Some(control.clone()))
+                .create_timed(wall_advantage(), Some(control))
                 .await
                 .unwrap();
             timed.push(envelope::game_key(&id).unwrap());
