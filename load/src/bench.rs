@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-fn bar(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(len).with_message(what.to_string());
     bar.set_style(
         ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} {elapsed}")

@@ -98,10 +98,29 @@ impl ServerProcess {
         ServerProcess::start_limited(binary, data_dir, None)
     }
 
+    /// [`ServerProcess::start`] with further flags of the operator's (`--loaded-games-max`,
+    /// the notifier's), for drills that measure a server set up for their load.
+    pub fn start_with(
+        binary: &Path,
+        data_dir: &Path,
+        flags: &[&str],
+    ) -> anyhow::Result<ServerProcess> {
+        ServerProcess::start_flagged(binary, data_dir, Some(CONNECTIONS_PER_IP_UNLIMITED), flags)
+    }
+
     fn start_limited(
         binary: &Path,
         data_dir: &Path,
         per_ip: Option<usize>,
+    ) -> anyhow::Result<ServerProcess> {
+        ServerProcess::start_flagged(binary, data_dir, per_ip, &[])
+    }
+
+    fn start_flagged(
+        binary: &Path,
+        data_dir: &Path,
+        per_ip: Option<usize>,
+        flags: &[&str],
     ) -> anyhow::Result<ServerProcess> {
         let log_path = data_dir.with_extension("server.log");
         ServerProcess::launch(|| {
@@ -129,6 +148,7 @@ impl ServerProcess {
                 // At its default log level, as an operator runs it (nothing is logged per
                 // command there), whatever this shell's `RUST_LOG` says.
                 .env_remove("RUST_LOG")
+                .args(flags)
                 .stderr(log);
             // Most load clients come from one loopback address: thousands of connections.
             if let Some(per_ip) = per_ip {
@@ -150,6 +170,11 @@ impl ServerProcess {
     /// Starts the bare relay (this binary's `relay-server`) on a fresh port.
     pub fn relay() -> anyhow::Result<ServerProcess> {
         ServerProcess::own("relay-server", &[])
+    }
+
+    /// Starts the webhook receiver (this binary's `webhook-sink`) on a fresh port.
+    pub fn webhook_sink() -> anyhow::Result<ServerProcess> {
+        ServerProcess::own("webhook-sink", &[])
     }
 
     /// Starts the durable relay (`relay-server --durable DIR`), the floor of a durable

@@ -7,6 +7,7 @@
 mod bench;
 mod child;
 mod client;
+mod correspondence;
 mod corrupt;
 mod crash;
 mod moves;
@@ -87,6 +88,29 @@ enum Run {
         #[arg(long, default_value_t = 10_000)]
         games: usize,
     },
+    /// A server full of correspondence games (issue 55): `--games` games in the store, each
+    /// under a running clock, nobody connected. Cold start to the first join, resident
+    /// memory, how late the `--expiring` clocks' running out is recorded, and a burst of
+    /// `--handovers` hand-overs whose turn notices go to a webhook receiver this tool starts,
+    /// the server's CPU per notice against a bare HTTP POST loop to the same receiver.
+    Correspondence {
+        #[arg(long, default_value_t = 50_000)]
+        games: usize,
+        #[arg(long, default_value_t = 20_000)]
+        expiring: usize,
+        #[arg(long, default_value_t = 10_000)]
+        handovers: usize,
+        /// Seconds from the start of writing the store to the first deadline.
+        #[arg(long, default_value_t = 60)]
+        lead_s: u64,
+        /// Seconds the deadlines are spread over.
+        #[arg(long, default_value_t = 60)]
+        spread_s: u64,
+        /// The server's quiet interval for notices (`--notify-quiet-s`): the burst must be
+        /// made within it.
+        #[arg(long, default_value_t = 60)]
+        quiet_s: u64,
+    },
     /// Two players' round trips before and during an attack of hostile clients (issue 18).
     Soak {
         #[arg(long, default_value_t = 300)]
@@ -147,6 +171,12 @@ enum Run {
         #[arg(long)]
         durable: Option<std::path::PathBuf>,
     },
+    /// The webhook receiver (started by `correspondence`).
+    #[command(hide = true)]
+    WebhookSink {
+        #[arg(long)]
+        listen: SocketAddr,
+    },
     /// The bare broadcast baseline server (started by `fanout`).
     #[command(hide = true)]
     BaselineServer {
@@ -176,6 +206,26 @@ async fn main() -> anyhow::Result<()> {
     let bin = || child::server_binary(flags.server_bin.clone());
     match flags.run {
         Run::BaselineServer { listen } => bench::baseline_server(listen).await,
+        Run::WebhookSink { listen } => correspondence::webhook_sink(listen).await,
+        Run::Correspondence {
+            games,
+            expiring,
+            handovers,
+            lead_s,
+            spread_s,
+            quiet_s,
+        } => {
+            correspondence::run(correspondence::Options {
+                server_bin: bin()?,
+                games,
+                expiring,
+                handovers,
+                lead: std::time::Duration::from_secs(lead_s),
+                spread: std::time::Duration::from_secs(spread_s),
+                quiet: std::time::Duration::from_secs(quiet_s),
+            })
+            .await
+        }
         Run::Nats {
             appends,
             games,

@@ -21,11 +21,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, OnceCell, OwnedSemaphorePermit, Semaphore};
 use tracing::{error, info};
 
-/// A game as the registry knows it: its stored metadata, and its writer task once loaded.
 /// Bytes [`Registry::wake_clocks`] reads of a game's log at a start: enough for its first two
 /// events, whatever the scenario's size.
 const WAKE_READ_BYTES: usize = 4 * 1024 * 1024;
 
+/// Games [`Registry::wake_clocks`] reads and loads at once: enough to keep both the store's
+/// reads and the replays (each on a blocking thread) busy on a few cores.
+const WAKE_AT_ONCE: usize = 16;
+
+/// A game as the registry knows it: its stored metadata, and its writer task once loaded.
 struct Slot {
     /// The metadata bytes as stored; decoded when the game is loaded.
     meta: Vec<u8>,
@@ -545,8 +549,12 @@ impl Registry {
         let (reads, audience) = mpsc::channel(self.config.game_inbox_max);
         let task = tokio::spawn(task.run(players, audience));
         let mut tasks = self.tasks.lock().expect("registry lock");
-        // Games come and go: keep only the tasks still running.
-        tasks.retain(|t| !t.is_finished());
+        // Games come and go: keep only the tasks still running, looked through when the list
+        // is full rather than at every spawn, which at a start loading 50,000 timed games
+        // made the loading quadratic.
+        if tasks.len() == tasks.capacity() {
+            tasks.retain(|t| !t.is_finished());
+        }
         tasks.push(task);
         GameHandle {
             inbox,
@@ -754,8 +762,12 @@ impl Registry {
     /// (`crate::operations::clock`): a clock that runs out while nobody has joined since is recorded, and an
     /// away seat is told when its clock runs low. A game whose clock no longer runs (over, run
     /// out) is let go again when idle. Only a server on its own: in a cluster a game is loaded
-    /// by the node its players reach. Reads each game's first two events, off the async threads.
+    /// by the node its players reach. Reads each game's first two events, off the async threads,
+    /// [`WAKE_AT_ONCE`] games at a time: a clock whose deadline falls while the games are being
+    /// woken is recorded only once its game is loaded, so the waking is kept short (50,000
+    /// timed games: `asl-load correspondence`, BENCHMARKS.md).
     pub async fn wake_clocks(&self) {
+        use futures_util::StreamExt;
         if self.cluster.is_some() {
             return;
         }
@@ -766,27 +778,29 @@ impl Registry {
             .iter()
             .map(|(k, s)| (*k, s.clone()))
             .collect();
-        for (key, slot) in slots {
-            let store = self.store.clone();
-            let timed = tokio::task::spawn_blocking(move || {
-                let records = store.load_range(&key, 1, WAKE_READ_BYTES).ok()?;
-                let first_two = &records[..records.len().min(2)];
-                let verified = envelope::verify(first_two).ok()?;
-                Some(matches!(
-                    verified.entries.get(1).map(|e| &e.event),
-                    Some(Event::ClockStarted { .. })
-                ))
-            })
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or(false);
-            if timed {
-                if let Err((_, why)) = self.load(key, &slot).await {
-                    tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
+        futures_util::stream::iter(slots)
+            .for_each_concurrent(WAKE_AT_ONCE, |(key, slot)| async move {
+                let store = self.store.clone();
+                let timed = tokio::task::spawn_blocking(move || {
+                    let records = store.load_range(&key, 1, WAKE_READ_BYTES).ok()?;
+                    let first_two = &records[..records.len().min(2)];
+                    let verified = envelope::verify(first_two).ok()?;
+                    Some(matches!(
+                        verified.entries.get(1).map(|e| &e.event),
+                        Some(Event::ClockStarted { .. })
+                    ))
+                })
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or(false);
+                if timed {
+                    if let Err((_, why)) = self.load(key, &slot).await {
+                        tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
+                    }
                 }
-            }
-        }
+            })
+            .await;
     }
 
     /// With several server nodes: where `id` is served from. `None`: here (this node holds
@@ -1014,6 +1028,71 @@ mod tests {
             "nothing of ours was stored"
         );
         drop(handle);
+        registry.shutdown().await;
+    }
+
+    /// Issue 55: a start loads every stored game whose clock runs — more of them than are
+    /// woken at once, none ever joined since — and no game without a clock; each one's timer
+    /// then records its clock running out with nobody there. `asl-load correspondence` counts
+    /// on it for its 50,000 games.
+    #[tokio::test]
+    async fn a_start_wakes_every_game_under_a_running_clock_and_no_other() {
+        use crate::operations::clock::TimeSource;
+        const T0: u64 = 1_700_000_000_000;
+        let store = Arc::new(MemoryStore::new());
+        let time = TimeSource::manual(T0);
+        let config = Config {
+            time: time.clone(),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config.clone()).unwrap();
+        let control = protocol::board::time_control::TimeControl::parse("live:1m").unwrap();
+        let mut timed = vec![];
+        for _ in 0..(2 * WAKE_AT_ONCE + 3) {
+            let (id, _) = registry
+                .create_timed(wall_advantage(), Some(control))
+                .await
+                .unwrap();
+            timed.push(envelope::game_key(&id).unwrap());
+        }
+        let mut untimed = vec![];
+        for _ in 0..5 {
+            let (id, _) = registry.create(wall_advantage()).await.unwrap();
+            untimed.push(envelope::game_key(&id).unwrap());
+        }
+        registry.shutdown().await;
+
+        let registry = Registry::open(store.clone(), config).unwrap();
+        registry.wake_clocks().await;
+        let loaded = |key: &GameKey| {
+            let slot = registry.games.lock().unwrap()[key].clone();
+            matches!(slot.loaded.get(), Some(Loaded::Live(_)))
+        };
+        for key in &timed {
+            assert!(loaded(key), "a game under a running clock was left stored");
+        }
+        for key in &untimed {
+            assert!(!loaded(key), "a game without a clock was loaded");
+        }
+        let expired = |key: &GameKey| {
+            envelope::verify(&store.load(key).unwrap())
+                .unwrap()
+                .entries
+                .iter()
+                .any(|e| matches!(e.event, Event::ClockExpired { at, .. } if at == T0 + 60_000))
+        };
+        assert!(!timed.iter().any(expired), "no clock has run out yet");
+        time.advance(Duration::from_secs(60));
+        // Each timer records its expiry as its own command: wait for all of them, bounded.
+        for _ in 0..500 {
+            if timed.iter().all(expired) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let missing = timed.iter().filter(|key| !expired(key)).count();
+        assert_eq!(missing, 0, "clocks ran out with no expiry recorded");
+        assert!(!untimed.iter().any(expired));
         registry.shutdown().await;
     }
 

@@ -15,7 +15,7 @@ use crate::store::GameKey;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
 use protocol::wire::NotifyTarget;
 use protocol::Side;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -35,10 +35,16 @@ struct Waiting {
 pub(super) struct Worker {
     notifier: Arc<Notifier>,
     waiting: HashMap<(GameKey, Side), Waiting>,
+    /// The waiting notices in the order they fall due: the next due and every due one found
+    /// without looking through all that wait, so a burst of thousands costs each notice
+    /// the same (`asl-load correspondence`, BENCHMARKS.md). Holds exactly `waiting`'s seats.
+    queue: BTreeSet<(Instant, (GameKey, Side))>,
     /// Outbox keys being delivered now.
     delivering: HashSet<Vec<u8>>,
     /// Deliveries this hour per seat: when the hour began, and how many.
     sent: HashMap<(GameKey, Side), (Instant, u32)>,
+    /// When `sent` was last cleared of hours that have turned.
+    sent_swept: Instant,
     http: reqwest::Client,
     smtp: Option<Arc<AsyncSmtpTransport<Tokio1Executor>>>,
     /// Set when the server stops; deliveries make no further try then.
@@ -56,6 +62,9 @@ pub const DELIVERIES_AT_ONCE_MAX: usize = 64;
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+/// How often the hourly send counts are cleared of hours that have turned.
+const SENT_SWEEP_EVERY: Duration = Duration::from_secs(60);
+
 impl Worker {
     pub(super) fn new(notifier: Arc<Notifier>) -> Result<Worker, super::StartError> {
         let http = deliver::http_client(&notifier.guard)?;
@@ -66,8 +75,10 @@ impl Worker {
         Ok(Worker {
             notifier,
             waiting: HashMap::new(),
+            queue: BTreeSet::new(),
             delivering: HashSet::new(),
             sent: HashMap::new(),
+            sent_swept: Instant::now(),
             http,
             smtp,
             stopping: watch::channel(false).1,
@@ -83,7 +94,7 @@ impl Worker {
         let mut deliveries: JoinSet<Vec<u8>> = JoinSet::new();
         let mut rescan = tokio::time::interval(self.notifier.config.notify_outbox_rescan);
         loop {
-            let next = self.waiting.values().map(|w| w.due).min();
+            let next = self.queue.first().map(|(due, _)| *due);
             tokio::select! {
                 _ = self.stopping.changed() => break,
                 message = inbox.recv() => match message {
@@ -121,7 +132,7 @@ impl Worker {
         match message {
             Message::Owed { key, owed, written } => self.wait(key, *owed, written),
             Message::Seen { game, side } => {
-                if let Some(gone) = self.waiting.remove(&(game, side)) {
+                if let Some(gone) = self.unwait(&(game, side)) {
                     debug!("a notice's seat joined its game; not sent");
                     drop(self.notifier.store.put_notify(gone.key, None));
                 }
@@ -135,10 +146,10 @@ impl Worker {
             return;
         }
         let Some(seat) = seat_of(&key) else { return };
-        if let Some(earlier) = self.waiting.remove(&seat) {
+        if let Some(earlier) = self.unwait(&seat) {
             if earlier.key == key {
                 // The same notice, found again (a rescan racing its message).
-                self.waiting.insert(seat, earlier);
+                self.hold(seat, earlier);
                 return;
             }
             let mut reasons = earlier.owed.notice.reasons.clone();
@@ -156,7 +167,7 @@ impl Worker {
             drop(self.notifier.store.put_notify(key.clone(), Some(bytes)));
         }
         let due = due_after(owed.owed_ms, self.notifier.config.notify_quiet);
-        self.waiting.insert(
+        self.hold(
             seat,
             Waiting {
                 key,
@@ -165,6 +176,19 @@ impl Worker {
                 written,
             },
         );
+    }
+
+    /// Holds `waiting` for `seat` until it is due (no notice waits for the seat already).
+    fn hold(&mut self, seat: (GameKey, Side), waiting: Waiting) {
+        self.queue.insert((waiting.due, seat));
+        self.waiting.insert(seat, waiting);
+    }
+
+    /// The notice waiting for `seat`, no longer held.
+    fn unwait(&mut self, seat: &(GameKey, Side)) -> Option<Waiting> {
+        let waiting = self.waiting.remove(seat)?;
+        self.queue.remove(&(waiting.due, *seat));
+        Some(waiting)
     }
 
     /// Takes up every notice the outbox holds that is neither waiting nor being delivered.
@@ -228,18 +252,21 @@ impl Worker {
     /// sends per hour (one over it waits for the hour to turn).
     fn dispatch(&mut self, deliveries: &mut JoinSet<Vec<u8>>) {
         let now = Instant::now();
-        // Hours that have turned are forgotten, so the counts stay as many as busy seats.
-        self.sent
-            .retain(|_, (began, _)| now.duration_since(*began) < HOUR);
-        let due: Vec<(GameKey, Side)> = self
-            .waiting
-            .iter()
-            .filter(|(_, w)| w.due <= now)
-            .map(|(seat, _)| *seat)
-            .collect();
+        // Hours that have turned are forgotten, so the counts stay as many as busy seats:
+        // looked through once a minute, not at every dispatch.
+        if now.duration_since(self.sent_swept) >= SENT_SWEEP_EVERY {
+            self.sent
+                .retain(|_, (began, _)| now.duration_since(*began) < HOUR);
+            self.sent_swept = now;
+        }
         let max = self.notifier.config.notify_sends_per_hour_max;
-        for seat in due {
-            if deliveries.len() >= DELIVERIES_AT_ONCE_MAX {
+        // The due notices in order, each either sent or put off to its hour's turn: every
+        // turn of the loop takes one off the front.
+        while deliveries.len() < DELIVERIES_AT_ONCE_MAX {
+            let Some(&(due, seat)) = self.queue.first() else {
+                break;
+            };
+            if due > now {
                 break;
             }
             let hour = self.sent.entry(seat).or_insert((now, 0));
@@ -249,13 +276,20 @@ impl Worker {
             if hour.1 >= max {
                 METRICS.refused("notify_sends_per_hour_max");
                 let turn = hour.0 + HOUR;
-                if let Some(w) = self.waiting.get_mut(&seat) {
-                    w.due = turn;
+                match self.unwait(&seat) {
+                    Some(mut w) => {
+                        w.due = turn;
+                        self.hold(seat, w);
+                    }
+                    // `queue` holds only waiting seats; should one be left, it goes.
+                    None => {
+                        self.queue.remove(&(due, seat));
+                    }
                 }
                 continue;
             }
             hour.1 += 1;
-            let waiting = self.waiting.remove(&seat).expect("due, so waiting");
+            let waiting = self.unwait(&seat).expect("due, so waiting");
             self.delivering.insert(waiting.key.clone());
             deliveries.spawn(deliver_one(
                 self.notifier.clone(),
