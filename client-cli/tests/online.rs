@@ -163,19 +163,18 @@ fn event_seqs(record: &str) -> Vec<u64> {
 /// German: through the RPh and PFPh into the MPh, one move, then the end of the MPh.
 const GERMAN_SCRIPT: &str = "\
 german done
-done
 done                        => ok phase=MPh
 move 447a I8                => ok mf_spent=447a:3 hex=447a:I8
 german done                 => ok phase=DFPh acting=russian
 ";
 
-/// Russian: its end-of-RPh step, then the DFPh, where it enters what its fire did. Every line
-/// waits until the Russian is to act, so the two scripts make the same eleven-event log however
-/// they are scheduled: `GameCreated`, seven events of the German's (four `done`s, and the
-/// move's three: 447a loses WA (B9.41), moves, and the 3-3-7 across the wall must claim it
-/// (B9.323)) and three of the Russian's.
+/// Russian: the DFPh, where it enters what its fire did (no unit of either side could claim WA
+/// at the end of the RPh, so both of its steps pass by themselves, B9.322). Every line waits
+/// until the Russian is to act, so the two scripts make the same eleven-event log however they
+/// are scheduled: `GameCreated`, eight events of the German's (the RPh's end and the two steps
+/// that passed, two more `done`s, and the move's three: 447a loses WA (B9.41), moves, and the
+/// 3-3-7 across the wall must claim it (B9.323)) and two of the Russian's.
 const RUSSIAN_SCRIPT: &str = "\
-russian done                => ok phase=PFPh
 adjudicate 467a pin \"IFT 2, DR 7\" => ok pinned=467a
 done                        => ok phase=AFPh acting=german
 ";
@@ -261,7 +260,7 @@ async fn two_scripts_interleave_by_turn() {
     let (g_out, r_out) = play_both(&s, &g, &dir).await;
     assert!(
         g_out.contains(
-            "4: move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a new \
+            "3: move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a new \
              Location (B9.41); 447a 55H7 → 55I8: 3 MF = "
         ),
         "{g_out}"
@@ -273,14 +272,20 @@ async fn two_scripts_interleave_by_turn() {
     );
     assert!(!g_out.contains("expectation failed"), "{g_out}");
     assert!(!r_out.contains("expectation failed"), "{r_out}");
-    assert_eq!(g_out.lines().count(), 5, "{g_out}");
-    assert_eq!(r_out.lines().count(), 3, "{r_out}");
+    assert_eq!(g_out.lines().count(), 4, "{g_out}");
+    assert_eq!(r_out.lines().count(), 2, "{r_out}");
     assert!(
-        r_out.starts_with("1: russian done -> accepted: Russian ended end of RPh"),
+        r_out.starts_with("1: adjudicate 467a pin \"IFT 2, DR 7\" -> accepted"),
         "{r_out}"
     );
+    assert!(
+        g_out.starts_with("1: german done -> accepted: German ended RPh")
+            && g_out.contains("ATTACKER passed")
+            && g_out.contains("DEFENDER passed"),
+        "{g_out}"
+    );
     let game = server_game(&s, &g).await;
-    assert_eq!(game.version, 1 + (4 + 3) + 3);
+    assert_eq!(game.version, 1 + (5 + 3) + 2);
     assert!(game.units["467a"].pinned);
     // The spectator knows the concealed Russian squad by its alias only.
     assert!(game.units["?1"].wall_advantage);
@@ -297,13 +302,11 @@ async fn scripts_wait_for_the_side_offered_wall_advantage() {
     let g = create_game(&s).await;
     let german_script = "\
 german done
-done
 done                        => ok phase=MPh
 move 467a H6                => ok hex=467a:H6 chance=russian
 done                        => ok phase=DFPh acting=russian
 ";
     let russian_script = "\
-russian done                => ok phase=PFPh
 decline-wa                  => ok chance=none no_wa=747a wa=467a
 done                        => ok phase=AFPh acting=german
 ";
@@ -325,14 +328,15 @@ done                        => ok phase=AFPh acting=german
     assert!(!g_out.contains("refused"), "{g_out}");
     assert!(
         r_out.contains(
-            "2: decline-wa -> accepted: Russian let the chance to claim Wall Advantage pass"
+            "1: decline-wa -> accepted: Russian let the chance to claim Wall Advantage pass"
         ),
         "{r_out}"
     );
     let game = server_game(&s, &g).await;
-    // GameCreated, the German's 4 `done`s and 3 move events (WA lost, the move, the chance),
-    // and the Russian's 2 `done`s and its decline, after which the 4-6-7 must claim WA.
-    assert_eq!(game.version, 1 + (4 + 3) + (2 + 2));
+    // GameCreated, the German's 3 `done`s with the 2 end-of-RPh steps that passed and 3 move
+    // events (WA lost, the move, the chance), and the Russian's `done` and its decline, after
+    // which the 4-6-7 must claim WA.
+    assert_eq!(game.version, 1 + (5 + 3) + (1 + 2));
     assert!(game.wa_chance.is_none());
     assert!(game.units["467a"].wall_advantage);
     s.stop().await;
@@ -342,7 +346,7 @@ done                        => ok phase=AFPh acting=german
 async fn failed_expectations_and_refusals_are_reported() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
-    let text = "move 467a H6 => ok\ndone => ok phase=PFPh\ndone => refused\n";
+    let text = "move 467a H6 => ok\ndone => ok phase=MPh\ndone => refused\n";
     let mut args = run_args(&s, &g, &g.tokens.side_a, script(&dir, "g.txt", text));
     args.no_wait = true;
     args.json = true;
@@ -361,7 +365,7 @@ async fn failed_expectations_and_refusals_are_reported() {
     assert!(lines[1]["failures"][0]
         .as_str()
         .unwrap()
-        .contains("the phase is RPh, not PFPh"));
+        .contains("the phase is PFPh, not MPh"));
     assert_eq!(lines[2]["accepted"], true);
     assert_eq!(
         lines[2]["failures"][0],
@@ -853,9 +857,11 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
     typed.send("fly away".into()).await.unwrap();
     said_line("? unknown command `fly`").await;
     typed.send("done".into()).await.unwrap();
+    said_line("3: done -> accepted").await;
+    typed.send("done".into()).await.unwrap();
     said_line("-- waiting for the Russian").await;
 
-    // The Russian ends the RPh from elsewhere: the German's session hears of it at once.
+    // The Russian ends the DFPh from elsewhere: the German's session hears of it at once.
     let mut russian = Connection::connect(&s.url).await.unwrap();
     russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     let reply = russian.command(1, Command::Done, None).await.unwrap();

@@ -232,9 +232,13 @@ async fn previewing_an_undo_says_nothing_of_the_opponents_hidden_unit() {
         id += 1;
         id
     };
-    // To the German MPh: RPh, both ends of the RPh, PFPh.
-    for _ in 0..4 {
-        let acting = german.get_state().await.unwrap().state.acting();
+    // To the German MPh: RPh, the ends of the RPh that do not pass by themselves, PFPh.
+    loop {
+        let state = german.get_state().await.unwrap().state;
+        if state.clock.phase() == protocol::phase::Phase::Movement {
+            break;
+        }
+        let acting = state.acting();
         let seat = match acting {
             protocol::Side::A => &mut german,
             protocol::Side::B => &mut russian,

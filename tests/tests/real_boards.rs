@@ -38,9 +38,11 @@ ratings = "4-4-7"
 hex = "2C3"
 "#;
 
-const GERMAN: &str = "done\ndone\ndone\nmove ge 1E5 => ok\nmove ge 1F5 => refused B1\n";
-/// The Russian's part of the end of the RPh (1.32B), where both sides act.
-const RUSSIAN: &str = "done\n";
+/// The RPh (whose end, 1.32B, passes by itself: no unit could claim Wall Advantage, B9.322),
+/// the PFPh, then the moves.
+const GERMAN: &str = "done\ndone\nmove ge 1E5 => ok\nmove ge 1F5 => refused B1\n";
+/// The Russian has no step to play before the German moves.
+const RUSSIAN: &str = "";
 
 fn synthesise(dir: &Path) {
     let mut one = SynthBoard::geomorphic("01");
