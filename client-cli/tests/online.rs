@@ -619,13 +619,14 @@ async fn watch_resumes_without_gaps_or_duplicates() {
 async fn watch_of_a_finished_game_returns_at_once() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
-    // Two Game Turns of eleven steps per Player Turn: 44 `done`s end the game.
+    // Two Game Turns of eleven steps per Player Turn, the two at the end of each RPh passing
+    // by themselves (no unit could claim WA, B9.322): 36 `done`s end the game.
     let mut both = String::new();
     for _ in 0..2 {
         for (attacker, defender) in [("german", "russian"), ("russian", "german")] {
             for who in [
-                attacker, attacker, defender, attacker, attacker, defender, attacker, attacker,
-                defender, attacker, attacker,
+                attacker, attacker, attacker, defender, attacker, attacker, defender, attacker,
+                attacker,
             ] {
                 both += &format!("{who} done\n");
             }
@@ -891,7 +892,8 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     let (dir, first) = start(Config::default()).await;
     let g = create_game(&first).await;
     let scripts = tempfile::tempdir().unwrap();
-    let path = script(&scripts, "g.txt", "done\ndone\nmove 467a Q9\n");
+    // The RPh's end steps pass by themselves here (B9.322): three `done`s reach the DFPh.
+    let path = script(&scripts, "g.txt", "done\ndone\ndone\nmove 467a Q9\n");
     let mut args = run_args(&first, &g, &g.tokens.side_a, path.clone());
     args.no_wait = true;
     let (result, out) = play(args).await;
@@ -901,8 +903,8 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     first.stop().await;
 
     let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
-    // Fixed: the first two lines are as they were, the third is new.
-    std::fs::write(&path, "done\ndone\ndone\n").unwrap();
+    // Fixed: the first three lines are as they were, the fourth is new.
+    std::fs::write(&path, "done\ndone\ndone\ndone\n").unwrap();
     let mut args = run_args(&s, &g, &g.tokens.side_a, path.clone());
     args.no_wait = true;
     let (result, out) = play(args).await;
@@ -918,6 +920,10 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     );
     assert!(
         lines[1].starts_with("2: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("3: done -> accepted: played already, as #"),
         "{out}"
     );
     assert_eq!(
