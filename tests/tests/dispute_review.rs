@@ -145,7 +145,7 @@ impl Table {
 
     /// Steps to the German MPh of turn 1: the RPh, each end-of-RPh step that does not pass by
     /// itself (B9.322), the PFPh.
-    async fn to_german_mph(&mut self) {
+    async fn play_to_german_mph(&mut self) {
         loop {
             let version = self.version;
             self.german.follow_to(version).await;
@@ -300,7 +300,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     assert!(matches!(again, Reply::Refused { .. }), "once per seed");
 
     // To the German MPh: RPh, the ends of the RPh that do not pass by themselves, PFPh.
-    table.to_german_mph().await;
+    table.play_to_german_mph().await;
     let at_mph = table.spectator_state().await;
     let receipt = table.german.conn.head().expect("a head with each reply");
 
@@ -907,7 +907,7 @@ async fn a_seed_revealed_by_agreement_is_replaced_and_survives_a_restart() {
             .play(Side::A, Command::ContributeEntropy { nonce: [7; 32] })
             .await,
     );
-    table.to_german_mph().await;
+    table.play_to_german_mph().await;
     accepted(
         &table
             .play(
