@@ -111,7 +111,7 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
              take-cover, pick-up, drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, place, sewer-move, \
              designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, \
              accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, concede, \
-             propose-end, accept-end, rout, tunnel-seen, discover-tunnel, rally, roll, setup, lift, enter, \
+             propose-end, accept-end, rout, tunnel-seen, discover-tunnel, rally, repair, roll, setup, lift, enter, \
              claim-on-time, give-time, vacation, end-vacation)",
             script.display()
         )

@@ -7,7 +7,9 @@
 //! its DR the next two dice plus the +n of an nMC; failed (above the 4-4-7's morale of 7), the
 //! unit is broken, or pinned by a PTC; passed, it is neither, but an MC passed at exactly its
 //! morale pins (A7.8) and an Original 12 on an MC reduces, then breaks (A10.31). A KIA eliminates the lone unit and
-//! a K/# reduces it to a half-squad (A7.301, A7.302), with no Random Selection roll.
+//! a K/# reduces it to a half-squad (A7.301, A7.302), with no Random Selection roll. Fire
+//! Groups with support weapons keep the law, and a weapon malfunctions exactly when the
+//! Original DR reaches its Breakdown Number (A9.7).
 
 use proptest::prelude::*;
 use protocol::dice::RollPurpose;
@@ -60,7 +62,14 @@ const GROUPS: &[(&[&str], &str)] = &[
     (&["s4"], "2S5"),
     (&["p1"], "2P5"),
     (&["y1"], "2Y8"),
+    // Support weapons fired with or without their possessors' own FP (A9.1, A9.11).
+    (&["d1", "dlmg"], "2E5"),
+    (&["dlmg"], "2E5"),
+    (&["b1", "b2", "b3", "bmmg"], "2E5"),
 ];
+
+/// The Breakdown Numbers of the position's support weapons (A9.7).
+const BREAKDOWN: &[(&str, u8)] = &[("dlmg", 11), ("bmmg", 12)];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
@@ -115,6 +124,20 @@ proptest! {
             }
             None => prop_assert_eq!(result.as_str(), "NE"),
         }
+        // A9.7: each SW firing malfunctions exactly when the Original DR reaches its B#.
+        let malfunctioned: Vec<String> = events.iter().filter_map(|e| match e {
+            Event::WeaponMalfunctioned { weapon, original_dr, .. } => {
+                assert_eq!(*original_dr, a + b);
+                Some(weapon.clone())
+            }
+            _ => None,
+        }).collect();
+        let want: Vec<String> = BREAKDOWN
+            .iter()
+            .filter(|(w, bn)| firers.iter().any(|f| f == w) && a + b >= *bn)
+            .map(|(w, _)| w.to_string())
+            .collect();
+        prop_assert_eq!(malfunctioned, want);
         // The check the result calls for, on the lone 4-4-7 of the target hex.
         let checks: Vec<_> = events.iter().filter_map(|e| match e {
             Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift => Some(roll.clone()),

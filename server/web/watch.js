@@ -177,6 +177,13 @@
     lastCommandFrom: null,
     /** What the board was last opened at (the set-up area, the side's units): once each. */
     openedAt: null,
+    /** In this side's RtPh step: the quiet preview of `done` asked at a version, and its
+     * answer, whose refusal names the broken unit that must rout (A10.5): {id, version,
+     * outcome}. The server decides who must rout; the page only asks. */
+    routCheck: null,
+    /** The Close Combat form's attacks being built (A11.12): {hex, rows: [{attackers: Set,
+     * defenders: Set}]}; null while the form is closed. */
+    cc: null,
   };
   window.aslWatch = page;
   setInterval(drawClocks, 1000);
@@ -902,8 +909,11 @@
   function drawBanner(state) {
     const step = STEPS[state.clock.step];
     const attacker = state.clock.player_turn === 1 ? state.scenario.first : other(state.scenario.first);
-    // Before Turn 1, the side setting up acts (A12.12).
-    const acting = state.setup ? state.setup.side : step.attacker_acts ? attacker : other(attacker);
+    // Before Turn 1, the side setting up acts (A12.12); the DEFENDER designates his CC
+    // attacks once the ATTACKER has (A11.12).
+    const designated = Object.keys((state.movement || {}).cc_designated || {}).length > 0;
+    const acting = state.setup ? state.setup.side
+      : designated ? other(attacker) : step.attacker_acts ? attacker : other(attacker);
     el("scenario").textContent = state.scenario.name;
     el("turn").textContent = `Game Turn ${state.clock.turn} of ${state.scenario.turns}`;
     el("player-turn").textContent = `${sideName(state, attacker)} Player Turn`;
@@ -1370,7 +1380,15 @@
         return;
       }
       markTarget(name);
-      if (page.mode === "sewer") {
+      if (moment(state).step.phase === "RtPh" && page.mode === "move") {
+        // A rout is one broken unit's, one hex per command (A10.5).
+        if (units.length !== 1) {
+          markTarget(null);
+          say(`Select the one broken unit to rout: units rout one at a time (A10.5).`);
+          return;
+        }
+        propose({ rout: { unit: units[0], to: name } }, `Rout ${units[0]} to ${name}`);
+      } else if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
       } else if (moment(state).step.phase === "APh") {
         // In the APh units change Location only by the one-Location advance (A4.7).
@@ -1576,6 +1594,11 @@
   }
 
   function previewed(answer) {
+    if (page.routCheck && page.routCheck.id === answer.id) {
+      page.routCheck.outcome = answer.outcome;
+      drawPlay();
+      return;
+    }
     const p = page.proposal;
     if (!p || p.id !== answer.id) return;
     p.outcome = answer.outcome;
@@ -1713,6 +1736,7 @@
         el("rally-morale").value = "";
         el("rally-desperation").checked = false;
       }
+      if (p.command.close_combat) closeCc();
       if (p.command.enter) {
         // In on the map, they are picked to move on with what MF they have left.
         page.entering.clear();
@@ -1737,6 +1761,8 @@
     if (state.wa_hip_window) return state.wa_hip_window.side;
     if (state.wa_challenge) return state.wa_challenge.side;
     if (state.setup) return state.setup.side;
+    // The ATTACKER's CC designation waits for the DEFENDER's (A11.12).
+    if (Object.keys(state.movement.cc_designated || {}).length) return other(moment(state).attacker);
     return moment(state).acting;
   }
 
@@ -1854,9 +1880,23 @@
     const now = `now it is the ${step.name} (${step.rule}) and the ${sideName(state, acting)} acts`;
     switch (action) {
       case "move":
-        // The same button advances in the APh (A4.7).
-        return ["MPh", "APh"].includes(step.phase) && acting === page.side
-          ? null : `Movement is for your MPh (A4), the advance for your APh (A4.7): ${now}.`;
+        // The same button advances in the APh (A4.7) and routs in the RtPh (A10.5).
+        return ["MPh", "APh", "RtPh"].includes(step.phase) && acting === page.side
+          ? null : `Movement is for your MPh (A4), the advance for your APh (A4.7), the rout for your RtPh (A10.5): ${now}.`;
+      case "assault_move":
+        return step.phase === "MPh" && acting === page.side
+          ? null : `Assault Movement is declared in your MPh, before any MF is spent (A4.61): ${now}.`;
+      case "close_combat": {
+        if (step.phase !== "CCPh") return `Close Combat attacks are designated in the CCPh (A11.12): ${now}.`;
+        const waiting = Object.keys(state.movement.cc_designated || {});
+        const attacker = moment(state).attacker;
+        if (waiting.length) {
+          return page.side === attacker
+            ? `The ${sideName(state, other(attacker))} designates its CC attacks in ${waiting[0]} now (A11.12).` : null;
+        }
+        return page.side === attacker
+          ? null : `The ATTACKER designates his CC attacks first (A11.12): ${now}.`;
+      }
       case "bypass":
       case "double_time":
       case "sewer":
@@ -1952,6 +1992,14 @@
       case "melee":
         page.mode = "melee";
         break;
+      case "close_combat":
+        openCc(state, null);
+        break;
+      case "assault_move":
+        if (need("declare Assault Movement for")) {
+          propose({ assault_move: { units } }, `Assault Movement for ${units.join(" ")}`);
+        }
+        break;
       case "take_cover":
         if (need("take shellhole cover for")) propose({ take_shellhole_cover: { units } }, `Take shellhole cover for ${units.join(" ")}`);
         break;
@@ -1996,6 +2044,7 @@
       case "clear":
         cancel();
         el("rally-form").hidden = true;
+        closeCc();
         if (page.losMode) setLosMode(false);
         page.selected.clear();
         page.entering.clear();
@@ -2034,6 +2083,149 @@
     leaders.sort((a, b) => Number(page.selected.has(b.id)) - Number(page.selected.has(a.id)) || naturally(a.id, b.id));
     fillSelect(el("rally-leader"), leaders.map((u) => [u.id, `${u.id} ${u.ratings}`]).concat([["", "no leader: self-rally (A10.63)"]]));
     el("rally-leader").value = leaders.length ? leaders[0].id : "";
+  }
+
+  /** The units as this side sees them in the Location of `hex` at the CCPh: Known, concealed
+   * (by their "?"), never hidden or beneath the ground. */
+  function ccUnits(state, hex) {
+    return Object.values(state.units)
+      .filter((u) => u.hex === hex && !u.eliminated && !u.underground && !u.hidden)
+      .sort((a, b) => naturally(a.id, b.id));
+  }
+
+  /** The hexes where this side may designate CC attacks now (A11.12): the one waiting for the
+   * DEFENDER's designation, else (for the ATTACKER) each Location both sides hold whose CC is
+   * not over this CCPh. */
+  function ccHexes(state) {
+    const waiting = Object.keys(state.movement.cc_designated || {});
+    if (waiting.length) return waiting;
+    const over = new Set([...(state.movement.cc_resolved || []), ...(state.movement.melee || [])]);
+    const seen = Object.values(state.units).filter((u) => !u.eliminated && !u.underground && !u.hidden);
+    return [...new Set(seen.filter((u) => seen.some((v) => v.side !== u.side && v.hex === u.hex))
+      .map((u) => u.hex))].filter((h) => !over.has(h)).sort(naturally);
+  }
+
+  /** Opens the CC form (A11.12) at `hex` (or the first Location this side designates in),
+   * with one attack: the units picked on the map (else all of this side's there) against every
+   * enemy unit there. */
+  function openCc(state, hex) {
+    const hexes = ccHexes(state);
+    if (!hexes.length) {
+      say("No Location holds units of both sides whose Close Combat is yours to designate (A11.1).");
+      return;
+    }
+    const at = hexes.includes(hex) ? hex : hexes[0];
+    fillSelect(el("cc-hex"), hexes.map((h) => [h, h]));
+    el("cc-hex").value = at;
+    startCc(state, at);
+    el("cc-form").hidden = false;
+    el("cc-hex").focus();
+  }
+
+  function startCc(state, hex) {
+    const here = ccUnits(state, hex);
+    const own = here.filter((u) => u.side === page.side);
+    const picked = own.filter((u) => page.selected.has(u.id));
+    page.cc = {
+      hex,
+      rows: [{
+        attackers: new Set((picked.length ? picked : own).map((u) => u.id)),
+        defenders: new Set(here.filter((u) => u.side !== page.side).map((u) => u.id)),
+      }],
+    };
+    drawCc(state);
+  }
+
+  function closeCc() {
+    page.cc = null;
+    el("cc-form").hidden = true;
+  }
+
+  /** The CC form's rows: for each attack, this side's units and the enemy's in the Location,
+   * each a box to tick; the Ambush box is the ATTACKER's word (A11.4). */
+  function drawCc(state) {
+    const cc = page.cc;
+    const box = el("cc-attacks");
+    box.replaceChildren();
+    if (!cc) return;
+    const here = ccUnits(state, cc.hex);
+    const designating = Object.keys(state.movement.cc_designated || {}).includes(cc.hex);
+    el("cc-ambush").hidden = designating;
+    const tick = (row, set, unit, role) => {
+      const label = document.createElement("label");
+      const input = document.createElement("input");
+      input.type = "checkbox";
+      input.dataset.unit = unit.id;
+      input.dataset.role = role;
+      input.checked = set.has(unit.id);
+      input.addEventListener("change", () => {
+        if (input.checked) set.add(unit.id);
+        else set.delete(unit.id);
+      });
+      const own = unit.side === page.side;
+      label.append(input, ` ${unit.concealed && !own ? `${unit.id} (concealed)` : `${unit.id} ${unit.ratings}`}`);
+      row.append(label);
+    };
+    cc.rows.forEach((attack, i) => {
+      const row = document.createElement("div");
+      row.className = "cc-attack";
+      row.dataset.attack = String(i);
+      const head = document.createElement("strong");
+      head.textContent = `Attack ${i + 1}:`;
+      row.append(head);
+      for (const u of here.filter((u) => u.side === page.side)) tick(row, attack.attackers, u, "attacker");
+      row.append(" vs ");
+      for (const u of here.filter((u) => u.side !== page.side)) tick(row, attack.defenders, u, "defender");
+      if (cc.rows.length > 1) {
+        const drop = document.createElement("button");
+        drop.type = "button";
+        drop.textContent = "Remove";
+        drop.addEventListener("click", () => {
+          cc.rows.splice(i, 1);
+          drawCc(state);
+        });
+        row.append(drop);
+      }
+      box.append(row);
+    });
+  }
+
+  /** The `close_combat` command the form holds: its attacks, in order, empty rows left out. */
+  function ccCommand(none) {
+    const cc = page.cc;
+    const attacks = none ? [] : cc.rows
+      .filter((r) => r.attackers.size || r.defenders.size)
+      .map((r) => ({ attackers: [...r.attackers].sort(naturally), defenders: [...r.defenders].sort(naturally) }));
+    const noAmbush = !el("cc-ambush").hidden && el("cc-no-ambush").checked;
+    return { close_combat: { hex: cc.hex, attacks, no_ambush: noAmbush } };
+  }
+
+  function ccLabel(command) {
+    const c = command.close_combat;
+    const list = c.attacks.map((a) => `${a.attackers.join(" ")} vs ${a.defenders.join(" ")}`).join(" and ");
+    return `Close Combat in ${c.hex}: ${list || "no attacks"}${c.no_ambush ? ", no Ambush" : ""}`;
+  }
+
+  /** The refusal of `done` that names a broken unit of this side that must rout (A10.5), as
+   * the server answered the quiet preview at this version; null when none is due (or not
+   * heard yet). */
+  function routDue(state) {
+    const c = page.routCheck;
+    if (!c || c.version !== state.version || !c.outcome || !c.outcome.refused) return null;
+    const v = c.outcome.refused;
+    return v.rule.startsWith("A10.5") ? v : null;
+  }
+
+  /** In this side's RtPh step, asks the server (a preview, never sent) whether the step may
+   * end: once per version. */
+  function checkRout(state) {
+    if (!page.joined || page.viewing !== null || state.over || state.setup) return;
+    const { step, acting } = moment(state);
+    if (step.phase !== "RtPh" || acting !== page.side) return;
+    if (page.routCheck && page.routCheck.version === state.version) return;
+    const id = page.nextId++;
+    page.routCheck = { id, version: state.version, outcome: null };
+    send({ preview: { id, command: "done" } });
   }
 
   /** Every waiting the game has: what this side must answer (with exactly the answers the
@@ -2227,20 +2419,58 @@
         }]),
       });
     }
-    if (now.phase === "CCPh" && actingNow === me && !state.over) {
-      // Locations where both sides' units are, as this side sees them (A11.1): each one's CC
-      // is rolled (R: CC) and adjudicated, and a Location both sides still hold is a Melee.
+    const designated = now.phase === "CCPh" && !state.over
+      ? Object.entries(state.movement.cc_designated || {}) : [];
+    if (designated.length) {
+      // The ATTACKER has designated in one Location: the DEFENDER's designation is awaited,
+      // and resolves that CC by the CC Table (A11.12, A11.11).
+      const [hex, attacks] = designated[0];
+      const theirs = attacks.map((a) => `${ids(a.attackers)} vs ${ids(a.defenders)}`).join("; ");
+      if (actingNow !== me) {
+        found.push({
+          yours: true,
+          text: `The ATTACKER designated his Close Combat attacks in ${hex} (${theirs}): designate yours (Q), or none — the referee then rolls every attack on the CC Table (A11.12, A11.11).`,
+          answers: [[`Designate in ${hex}…`, () => openCc(state, hex)],
+            [`No attacks in ${hex}`, { close_combat: { hex, attacks: [], no_ambush: false } }]],
+        });
+      } else {
+        found.push({ text: `You designated your Close Combat attacks in ${hex} (${theirs}): waiting for the ${sideName(state, other(me))} to designate its own, which resolves the CC (A11.12).` });
+      }
+    } else if (now.phase === "CCPh" && !state.over) {
+      // Locations where both sides' units are, as this side sees them (A11.1): the ATTACKER
+      // designates first in each, the DEFENDER then, and the referee rolls them on the CC
+      // Table; a Location both sides still hold is a Melee (A11.7).
       const seen = Object.values(state.units).filter((u) => !u.eliminated && !u.underground && !u.hidden);
       const shared = [...new Set(seen.filter((u) => seen.some((v) => v.side !== u.side && v.hex === u.hex))
         .map((u) => u.hex))].sort(naturally);
-      if (shared.length) {
+      const melee = new Set(state.movement.melee || []);
+      const resolved = new Set(state.movement.cc_resolved || []);
+      if (shared.length && actingNow === me) {
         found.push({
           yours: true,
           optional: true,
-          text: `Close Combat in ${shared.join(", ")} (A11): roll each (R, CC) and adjudicate (A) what it did; where both sides remain, record the Melee (A11.7).`,
-          answers: shared.map((hex) => [`Record the Melee in ${hex}`, { melee: { hex } }]),
+          text: `Close Combat in ${shared.join(", ")} (A11): designate your attacks (Q) in each; the ${sideName(state, other(me))} designates next and the referee rolls them on the CC Table (A11.11). Where it leaves a CC to you, roll (R, CC) and adjudicate (A); where both sides remain, record the Melee (A11.7).`,
+          answers: shared.filter((hex) => !resolved.has(hex) && !melee.has(hex))
+            .map((hex) => [`Designate in ${hex}…`, () => openCc(state, hex)])
+            .concat(shared.filter((hex) => !melee.has(hex)).map((hex) => [`Record the Melee in ${hex}`, { melee: { hex } }])),
+        });
+      } else if (shared.length) {
+        found.push({
+          optional: true,
+          text: `Close Combat in ${shared.join(", ")} (A11): the ATTACKER designates first; you designate yours once he has (A11.12).`,
         });
       }
+    }
+    const routing = now.phase === "RtPh" && actingNow === me && !state.over ? routDue(state) : null;
+    if (routing) {
+      // The server's own refusal of `done` names the broken unit that must rout (A10.5).
+      found.push({
+        yours: true,
+        step: true,
+        text: `Rout Phase: ${routing.detail} (${routing.rule}). Pick the unit, then click the adjacent hex it routs to.`,
+        routers: ownUnits(state).filter((u) => u.morale === "broken" && !u.hidden && !u.underground)
+          .sort((a, b) => naturally(a.id, b.id)),
+      });
     }
     if (state.end_proposal && !state.over) {
       if (state.end_proposal === them && page.endDeclinedAt === state.version) {
@@ -2318,6 +2548,7 @@
     if (page.side === null) return;
     const state = liveState();
     if (!state) return;
+    checkRout(state);
     const box = el("prompt");
     box.replaceChildren();
     const found = prompts(state);
@@ -2396,6 +2627,24 @@
         });
         line.append(b);
       }
+      for (const u of f.routers || []) {
+        // A broken unit of this side, picked to rout (A10.5); not a numbered answer: the rout
+        // itself is the hex clicked next.
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "rout-pick";
+        b.dataset.unit = u.id;
+        const on = page.selected.has(u.id);
+        b.setAttribute("aria-pressed", on ? "true" : "false");
+        b.textContent = `${on ? "▸ " : ""}${u.id} ${u.ratings} in ${u.hex}`;
+        b.addEventListener("click", () => {
+          page.selected = new Set([u.id]);
+          page.mode = "move";
+          pickStack(u.hex);
+          redrawPicks();
+        });
+        line.append(b);
+      }
       for (const u of f.entering || []) {
         // A unit waiting off board, picked to enter (A2.51).
         const b = document.createElement("button");
@@ -2425,8 +2674,10 @@
       if (!state.units[id] || state.units[id].eliminated) page.selected.delete(id);
     }
     const units = [...page.selected];
+    const phaseNow = moment(state).step.phase;
     const modes = {
-      move: "click an adjacent hex to move",
+      move: phaseNow === "RtPh" ? "click an adjacent hex to rout to (A10.5)"
+        : phaseNow === "APh" ? "click an adjacent hex to advance to (A4.7)" : "click an adjacent hex to move",
       attack: "click the hex to attack (A7)",
       sewer: "click the Manhole hex to move to beneath it",
       melee: "click the hex whose Close Combat ends in Melee (A11.7)",
@@ -2445,6 +2696,7 @@
     // pressed); what this scenario never has is not shown at all.
     if (unavailable(state, page.mode)) page.mode = "move";
     if (unavailable(state, "rally")) el("rally-form").hidden = true;
+    if (page.cc && (unavailable(state, "close_combat") || !ccHexes(state).includes(page.cc.hex))) closeCc();
     // In the set-up step only placing, Done and the game's own actions apply (A12.12).
     const settingUp = Boolean(state.setup && !state.over);
     for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
@@ -2656,6 +2908,32 @@
       }
       propose(command, label);
     });
+    el("cc-hex").addEventListener("change", () => {
+      if (liveState()) startCc(liveState(), el("cc-hex").value);
+    });
+    el("cc-add").addEventListener("click", () => {
+      if (!page.cc || !liveState()) return;
+      page.cc.rows.push({ attackers: new Set(), defenders: new Set() });
+      drawCc(liveState());
+    });
+    const proposeCc = (none) => {
+      if (!page.cc) return;
+      const command = ccCommand(none);
+      if (!none && !command.close_combat.attacks.length) {
+        say("Tick your attackers and the units they attack, or choose No attacks here (A11.12).");
+        return;
+      }
+      if (sameProposal(command)) {
+        confirmProposal();
+        return;
+      }
+      propose(command, ccLabel(command));
+    };
+    el("cc-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      proposeCc(false);
+    });
+    el("cc-none").addEventListener("click", () => proposeCc(true));
     el("rally-unit").addEventListener("change", () => {
       if (liveState()) fillRallyLeaders(liveState());
     });

@@ -14,19 +14,11 @@
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 //! Needs Chromium (`apt-get install chromium`).
 
-use client::Connection;
-use e2e::chromium::{self, Browser, Tab};
-use e2e::TestServer;
-use serde_json::Value;
-use server::operations::config::Config;
-use std::time::Duration;
+#[path = "support/page.rs"]
+mod page;
 
-/// Long enough for a page to hear of a command on a loaded machine; a hang fails instead.
-const WAIT: Duration = Duration::from_secs(30);
-
-/// Steps a Game Turn has, with room to spare: the loop that plays them out fails rather than
-/// spin if the game never ends.
-const TURN_ACTIONS_MAX: usize = 60;
+use e2e::chromium::{Browser, Tab};
+use page::*;
 
 const WALL_AND_SEWER: &str = include_str!("../../scenarios/wall-and-sewer.toml");
 
@@ -75,145 +67,6 @@ ratings = "4-4-7"
 hex = "1D4"
 "#;
 
-fn chromium_binary() -> std::path::PathBuf {
-    chromium::find().expect(
-        "this test needs Chromium: `apt-get install chromium` (or set ASL_CHROMIUM to a \
-         Chromium/Chrome binary); `.ci/run` installs it",
-    )
-}
-
-async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String {
-    match browser.eval(tab, expression).await {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
-}
-
-/// A server with a new game of `scenario` and both players' pages open on it.
-async fn start(scenario: &str) -> (tempfile::TempDir, TestServer, Browser, [Tab; 2]) {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(scenario, None)
-        .await
-        .unwrap();
-    let link = |token: &str| {
-        format!(
-            "http://{}/watch#game={}&token={token}",
-            server.addr, created.game
-        )
-    };
-    let mut browser = Browser::launch(&chromium_binary()).await;
-    let german = browser.open(&link(&created.tokens.side_a)).await;
-    let russian = browser.open(&link(&created.tokens.side_b)).await;
-    (dir, server, browser, [german, russian])
-}
-
-/// JavaScript that clicks the hex `hex` on the board (its terrain, as a pointer would).
-fn click_hex(hex: &str) -> String {
-    format!(
-        "document.querySelector('.hex-cell[data-hex=\"{hex}\"] polygon').dispatchEvent(new MouseEvent('click'))"
-    )
-}
-
-/// The phase line of the header: "PFPh, ATTACKER".
-const PHASE_LINE: &str =
-    "document.getElementById('phase').textContent + document.getElementById('role').textContent";
-
-/// The page has the position of its own stream's head and no request in flight.
-const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
-    p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
-    p.entries.length === p.version; })()";
-
-/// Both players' pages settled on the same moment of play.
-async fn settle(browser: &mut Browser, players: [&Tab; 2]) {
-    let clock = "JSON.stringify([window.aslWatch.live.clock, window.aslWatch.live.over, \
-                 window.aslWatch.live.attack !== null])";
-    loop {
-        for tab in players {
-            browser
-                .wait_for(tab, "the page to settle", SETTLED, WAIT)
-                .await;
-        }
-        let a = text(browser, players[0], clock).await;
-        let b = text(browser, players[1], clock).await;
-        if a == b {
-            return;
-        }
-        // One page has heard of the latest event and the other not yet: wait for it.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Clicks the hex and picks `units` from its spread-out stack.
-async fn select(browser: &mut Browser, tab: &Tab, hex: &str, units: &[&str]) {
-    browser.eval(tab, &click_hex(hex)).await;
-    for unit in units {
-        let button = format!("#stack button.unit-pick[data-unit=\"{unit}\"]");
-        browser
-            .wait_for(
-                tab,
-                &format!("{unit} in the stack of {hex}"),
-                &format!("document.querySelector('{button}') !== null"),
-                WAIT,
-            )
-            .await;
-        browser
-            .eval(tab, &format!("document.querySelector('{button}').click()"))
-            .await;
-    }
-}
-
-/// Waits for the preview of the proposed command, and returns its text.
-async fn previewed(browser: &mut Browser, tab: &Tab) -> String {
-    browser
-        .wait_for(
-            tab,
-            "the referee's preview",
-            "(() => { const t = document.getElementById('proposal-text').textContent; \
-             return !document.getElementById('proposal').hidden && !t.endsWith('asking the referee…') && t; })()",
-            WAIT,
-        )
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-/// Confirms the previewed command with Enter and waits until the server accepted it.
-async fn send(browser: &mut Browser, tab: &Tab) -> String {
-    let preview = previewed(browser, tab).await;
-    assert!(!preview.contains("refused ("), "{preview}");
-    let id = browser.eval(tab, "window.aslWatch.proposal.id").await;
-    browser.press(tab, "Enter", 13).await;
-    let outcome = browser
-        .wait_for(
-            tab,
-            "the command answered",
-            &format!(
-                "document.getElementById('outcome').dataset.answered === '{id}' && \
-                 document.getElementById('outcome').textContent"
-            ),
-            WAIT,
-        )
-        .await;
-    let outcome = outcome.as_str().unwrap().to_string();
-    assert!(outcome.contains(": done ("), "{preview} → {outcome}");
-    preview
-}
-
-/// The text of the page's prompt area.
-async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
-    text(
-        browser,
-        tab,
-        "document.getElementById('prompt').textContent",
-    )
-    .await
-}
-
 /// The fire panel's text, once the preview is in.
 async fn fire_panel(browser: &mut Browser, tab: &Tab) -> String {
     previewed(browser, tab).await;
@@ -224,52 +77,6 @@ async fn fire_panel(browser: &mut Browser, tab: &Tab) -> String {
          document.getElementById('fire-preview').innerText",
     )
     .await
-}
-
-/// Whoever the game waits on answers its prompt (1) or ends the step (N), until `until` holds
-/// on the German's settled page; the phase lines seen on the way.
-async fn play_until(browser: &mut Browser, players: [&Tab; 2], until: &str) -> Vec<String> {
-    let mut phase_lines = vec![];
-    for _ in 0..TURN_ACTIONS_MAX {
-        settle(browser, players).await;
-        if browser.eval(players[0], until).await == true {
-            return phase_lines;
-        }
-        phase_lines.push(text(browser, players[0], PHASE_LINE).await);
-        let mut acted = false;
-        for tab in players {
-            let answer = browser
-                .eval(
-                    tab,
-                    "document.querySelector('#prompt .prompt.yours:not(.optional) button.answer') !== null",
-                )
-                .await;
-            if answer == true {
-                browser.type_key(tab, "1").await;
-                send(browser, tab).await;
-                acted = true;
-                break;
-            }
-            if prompt(browser, tab).await.starts_with("Your move") {
-                browser.type_key(tab, "n").await;
-                send(browser, tab).await;
-                acted = true;
-                break;
-            }
-        }
-        assert!(
-            acted,
-            "no page has anything to do: {} / {}",
-            prompt(browser, players[0]).await,
-            prompt(browser, players[1]).await
-        );
-    }
-    panic!("`{until}` never came: {phase_lines:?}");
-}
-
-/// JavaScript: the German's page is at the step whose phase line is `line`.
-fn at(line: &str) -> String {
-    format!("({PHASE_LINE}) === '{line}'")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -508,6 +315,26 @@ async fn a_rally_and_a_melee_from_the_page() {
         let again = previewed(&mut browser, &german).await;
         assert!(again.contains("refused (A10.6)"), "{again}");
         browser.press(&german, "Escape", 27).await;
+        // Still broken in the open in r1's LOS and normal range, g1 must rout in the RtPh
+        // (A10.5) before the step ends: picked from the prompt, one hex away from r1.
+        play_until(&mut browser, players, &at("RtPh, ATTACKER")).await;
+        browser
+            .wait_for(
+                &german,
+                "the rout prompt",
+                "document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]') !== null",
+                WAIT,
+            )
+            .await;
+        browser
+            .eval(
+                &german,
+                "document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]').click()",
+            )
+            .await;
+        browser.eval(&german, &click_hex("1B1")).await;
+        let routed = send(&mut browser, &german).await;
+        assert!(routed.starts_with("Rout g1 to 1B1: "), "{routed}");
     }
     // Melee is not for the RPh: X says why.
     browser.type_key(&german, "x").await;

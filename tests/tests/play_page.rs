@@ -12,20 +12,16 @@
 //! of both players' pages and the watcher's, desktop and phone, replace those in `docs/` that
 //! the README shows.
 
+#[path = "support/page.rs"]
+mod page;
+
 use client::Connection;
 use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
-use serde_json::Value;
+use page::{click_hex, previewed, prompt, send, text, PHASE_LINE, SETTLED, TURN_ACTIONS_MAX, WAIT};
 use server::operations::config::Config;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Long enough for a page to hear of a command on a loaded machine; a hang fails instead.
-const WAIT: Duration = Duration::from_secs(30);
-
-/// Steps a Game Turn has, ended by `done` or answered, with room to spare: the loop that plays
-/// them out fails rather than spin if the game never ends.
-const TURN_ACTIONS_MAX: usize = 60;
 
 const SCENARIO: &str = include_str!("../../scenarios/wall-and-sewer.toml");
 
@@ -38,13 +34,6 @@ fn chromium_binary() -> PathBuf {
         "this test needs Chromium: `apt-get install chromium` (or set ASL_CHROMIUM to a \
          Chromium/Chrome binary); `.ci/run` installs it",
     )
-}
-
-async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String {
-    match browser.eval(tab, expression).await {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
 }
 
 /// A server with a new game of the scenario; the directory holds its data.
@@ -64,22 +53,6 @@ async fn start() -> (tempfile::TempDir, TestServer, client::NewGame) {
 fn link(server: &TestServer, game: &str, token: &str) -> String {
     format!("http://{}/watch#game={game}&token={token}", server.addr)
 }
-
-/// JavaScript that clicks the hex `hex` on the board (its terrain, as a pointer would).
-fn click_hex(hex: &str) -> String {
-    format!(
-        "document.querySelector('.hex-cell[data-hex=\"{hex}\"] polygon').dispatchEvent(new MouseEvent('click'))"
-    )
-}
-
-/// The phase line of the header: "MPh, ATTACKER".
-const PHASE_LINE: &str =
-    "document.getElementById('phase').textContent + document.getElementById('role').textContent";
-
-/// The page has the position of its own stream's head and no request in flight.
-const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
-    p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
-    p.entries.length === p.version; })()";
 
 /// Both players' pages settled on the same moment of play.
 async fn settle(browser: &mut Browser, players: &[&Tab; 2]) {
@@ -125,54 +98,6 @@ async fn select(browser: &mut Browser, tab: &Tab, hex: &str, units: &[&str]) {
     let mut want: Vec<&str> = units.to_vec();
     want.sort();
     assert_eq!(picked, want.join(" "));
-}
-
-/// Waits for the preview of the proposed command, and returns its text.
-async fn previewed(browser: &mut Browser, tab: &Tab) -> String {
-    browser
-        .wait_for(
-            tab,
-            "the referee's preview",
-            "(() => { const t = document.getElementById('proposal-text').textContent; \
-             return !document.getElementById('proposal').hidden && !t.endsWith('asking the referee…') && t; })()",
-            WAIT,
-        )
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-/// Confirms the previewed command with Enter and waits until the server accepted it.
-async fn send(browser: &mut Browser, tab: &Tab) -> String {
-    let preview = previewed(browser, tab).await;
-    assert!(!preview.contains("refused ("), "{preview}");
-    let id = browser.eval(tab, "window.aslWatch.proposal.id").await;
-    browser.press(tab, "Enter", 13).await;
-    let outcome = browser
-        .wait_for(
-            tab,
-            "the command answered",
-            &format!(
-                "document.getElementById('outcome').dataset.answered === '{id}' && \
-                 document.getElementById('outcome').textContent"
-            ),
-            WAIT,
-        )
-        .await;
-    let outcome = outcome.as_str().unwrap().to_string();
-    assert!(outcome.contains(": done ("), "{preview} → {outcome}");
-    preview
-}
-
-/// The text of the page's prompt area.
-async fn prompt(browser: &mut Browser, tab: &Tab) -> String {
-    text(
-        browser,
-        tab,
-        "document.getElementById('prompt').textContent",
-    )
-    .await
 }
 
 /// Ends the step from the page of whichever player the game waits on (N, then Enter once the

@@ -5,50 +5,16 @@
 //! what it waits for, and nothing of what the Russian placed. Needs Chromium, as
 //! `play_page.rs`.
 
+#[path = "support/page.rs"]
+mod page;
+
 use client::Connection;
-use e2e::chromium::{self, Browser, Tab};
+use e2e::chromium::{self, Browser};
 use e2e::TestServer;
-use serde_json::Value;
+use page::{click_hex, previewed, text, SETTLED, WAIT};
 use server::operations::config::Config;
-use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(30);
 const SCENARIO: &str = include_str!("../../protocol/tests/positions/scenarios/setup.toml");
-
-/// The page has the position of its own stream's head and no request in flight.
-const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
-    p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
-    p.entries.length === p.version; })()";
-
-/// JavaScript that clicks the hex `hex` on the board.
-fn click_hex(hex: &str) -> String {
-    format!(
-        "document.querySelector('.hex-cell[data-hex=\"{hex}\"] polygon').dispatchEvent(new MouseEvent('click'))"
-    )
-}
-
-/// Waits for the referee's preview of the command proposed, and returns its text.
-async fn previewed(browser: &mut Browser, tab: &Tab) -> String {
-    browser
-        .wait_for(
-            tab,
-            "the referee's preview",
-            "(() => { const t = document.getElementById('proposal-text').textContent; \
-             return !document.getElementById('proposal').hidden && !t.endsWith('asking the referee…') && t; })()",
-            WAIT,
-        )
-        .await
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String {
-    match browser.eval(tab, expression).await {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_side_sets_up_from_the_page_and_the_other_sees_nothing_of_it() {

@@ -438,6 +438,11 @@ pub struct UnitSpec {
     pub hidden: bool,
     /// Inexperienced MMC have 3 MF, not 4 (A4.1 background in the rules README).
     pub inexperienced: bool,
+    /// A squad whose printed FP is underlined: it may add the Assault Fire bonus in its AFPh
+    /// (A7.36). The ratings as the file writes them (`4-6-7`) cannot show the underline, so
+    /// the scenario says it.
+    #[serde(default)]
+    pub assault_fire: bool,
     /// Vehicles only: MP allotment.
     pub mp: u16,
     /// Vehicles only: fully tracked (the only vehicles that may cross bocage, B9.54).
@@ -471,12 +476,87 @@ pub struct Placement {
     pub column: bool,
 }
 
+/// A support weapon's fire ratings as its counter prints them: FP and normal range (A9.1)
+/// and its Breakdown Number, B# (A9.7). They are counter data that differ by nationality and
+/// weapon; no two sources at hand agree on a table of them, so the scenario gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwRatings {
+    pub fp: u8,
+    pub range: u8,
+    pub breakdown: u8,
+    /// The highest repair dr that repairs it once malfunctioned (A9.72), when the scenario
+    /// gives one: the sources differ on it (one prints a number on each counter).
+    #[serde(default)]
+    pub repair: Option<u8>,
+}
+
+impl SwRatings {
+    /// Reads a `[[weapons]]` entry's `fp`, `range` and `breakdown`, all three or none, and
+    /// its optional `repair` number with them.
+    fn read(
+        field: &str,
+        fp: Option<u8>,
+        range: Option<u8>,
+        breakdown: Option<u8>,
+        repair: Option<u8>,
+    ) -> Result<Option<SwRatings>, ScenarioError> {
+        let refuse = |f: &str, why: &str| ScenarioError {
+            field: format!("{field}.{f}"),
+            reason: why.into(),
+            at: None,
+        };
+        if repair.is_some_and(|r| !(1..=5).contains(&r)) {
+            return Err(refuse(
+                "repair",
+                "a repair number is a dr that repairs, 1 to 5: a 6 eliminates the weapon (A9.72)",
+            ));
+        }
+        match (fp, range, breakdown) {
+            (None, None, None) if repair.is_none() => Ok(None),
+            (Some(fp), Some(range), Some(breakdown)) => {
+                if fp == 0 {
+                    return Err(refuse("fp", "a weapon that fires has 1 FP or more (A9.1)"));
+                }
+                if range == 0 {
+                    return Err(refuse(
+                        "range",
+                        "a weapon's normal range is 1 hex or more (A9.1)",
+                    ));
+                }
+                if !(2..=12).contains(&breakdown) {
+                    return Err(refuse(
+                        "breakdown",
+                        "a Breakdown Number is an Original DR, 2 to 12 (A9.7)",
+                    ));
+                }
+                Ok(Some(SwRatings {
+                    fp,
+                    range,
+                    breakdown,
+                    repair,
+                }))
+            }
+            _ => Err(ScenarioError {
+                field: field.into(),
+                reason:
+                    "give a weapon's fp, range and breakdown together (and repair only with them), or none of them (A9.1, A9.7)"
+                        .into(),
+                at: None,
+            }),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeaponSpec {
     pub id: String,
     pub name: String,
     /// Portage cost in PP (A4.4).
     pub pp: u8,
+    /// Its FP, range and B# (A9.1, A9.7), if the scenario gives them: a weapon without them
+    /// is not fired by the engine.
+    #[serde(default)]
+    pub ratings: Option<SwRatings>,
     /// The unit that possesses it at start (A4.43), or none when it lies in `hex` unpossessed.
     pub held_by: Option<UnitId>,
     pub hex: Hex,
@@ -727,6 +807,9 @@ struct UnitFile {
     hidden: bool,
     #[serde(default)]
     inexperienced: bool,
+    /// The squad's FP is underlined on its counter: Assault Fire (A7.36).
+    #[serde(default)]
+    assault_fire: bool,
     #[serde(default)]
     mp: u16,
     #[serde(default)]
@@ -761,6 +844,16 @@ struct WeaponFile {
     /// The side whose set-up it belongs to, given to one of its units as it sets it up.
     #[serde(default)]
     side: Option<String>,
+    /// FP, normal range and Breakdown Number as the counter prints them (A9.1, A9.7).
+    #[serde(default)]
+    fp: Option<u8>,
+    #[serde(default)]
+    range: Option<u8>,
+    #[serde(default)]
+    breakdown: Option<u8>,
+    /// The repair dr that repairs it (A9.72), if the scenario gives one.
+    #[serde(default)]
+    repair: Option<u8>,
 }
 
 #[derive(Deserialize)]
@@ -1190,6 +1283,7 @@ impl File {
                     "only MMC are Inexperienced",
                 ));
             }
+            check_assault_fire(&field, u)?;
             if u.hidden && u.concealed {
                 return Err(refuse(
                     format!("{field}.hidden"),
@@ -1222,6 +1316,7 @@ impl File {
                 concealed: u.concealed,
                 hidden: u.hidden,
                 inexperienced: u.inexperienced,
+                assault_fire: u.assault_fire,
                 mp: u.mp,
                 fully_tracked: u.fully_tracked,
                 wall_advantage: u.wall_advantage,
@@ -1256,6 +1351,7 @@ impl File {
                     "portage cost runs 1 to 10 PP",
                 ));
             }
+            let ratings = SwRatings::read(&field, w.fp, w.range, w.breakdown, w.repair)?;
             let given = match (&w.held_by, &w.hex, &w.side) {
                 (Some(holder), None, None) => offboard.get(holder).map(|unit| {
                     if !unit.kind.is_infantry() {
@@ -1288,6 +1384,7 @@ impl File {
                         id: w.id.clone(),
                         name: w.name.clone(),
                         pp: w.pp,
+                        ratings,
                         side,
                         held_by,
                     };
@@ -1338,6 +1435,7 @@ impl File {
                 id: w.id.clone(),
                 name: w.name.clone(),
                 pp: w.pp,
+                ratings,
                 held_by: w.held_by.clone(),
                 hex,
             };
@@ -1500,6 +1598,7 @@ impl File {
                 "only MMC are Inexperienced",
             ));
         }
+        check_assault_fire(field, u)?;
         let enters = match &u.enters {
             None => None,
             Some(e) => {
@@ -1543,6 +1642,7 @@ impl File {
             ratings: u.ratings.clone(),
             morale: u.morale,
             inexperienced: u.inexperienced,
+            assault_fire: u.assault_fire,
             mp: u.mp,
             fully_tracked: u.fully_tracked,
             may_conceal: u.concealed,
@@ -1835,6 +1935,17 @@ fn check_fortifications(
 }
 
 /// A unit's place among its hex's fortifications must exist there, and it is in one at most.
+/// Only squads have Assault Fire (A7.36): the underline is printed on a squad's FP.
+fn check_assault_fire(field: &str, unit: &UnitFile) -> Result<(), ScenarioError> {
+    if unit.assault_fire && unit.kind != UnitKind::Squad {
+        return Err(refuse(
+            format!("{field}.assault_fire"),
+            "only squads have Assault Fire (A7.36)",
+        ));
+    }
+    Ok(())
+}
+
 fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), ScenarioError> {
     let p = unit.placement;
     let has = |f: Fortification| hex.fortifications.contains(&f);
@@ -2068,6 +2179,25 @@ hex = "1B2"
         Scenario::read_toml(text).unwrap_err()
     }
 
+    /// The underline of a squad's FP (A7.36) is the scenario's to say; a unit that is not a
+    /// squad has no such underline, in a hex or off the boards.
+    #[test]
+    fn assault_fire_is_a_squads() {
+        let squad = Scenario::read_toml(&format!("{MINIMAL}assault_fire = true\n")).unwrap();
+        assert!(squad.units["g1"].assault_fire);
+        assert!(!Scenario::read_toml(MINIMAL).unwrap().units["g1"].assault_fire);
+        let leader = MINIMAL.replace(
+            "kind = \"squad\"\nratings = \"4-6-7\"",
+            "kind = \"leader\"\nratings = \"9-1\"",
+        );
+        let e = refused(&format!("{leader}assault_fire = true\n"));
+        assert_eq!(e.field, "units[0].assault_fire");
+        assert!(e.reason.contains("only squads"), "{}", e.reason);
+        let off = with_setup("assault_fire = true\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
+        let s = Scenario::read_toml(&off).unwrap();
+        assert!(s.setup.as_ref().unwrap().units["r1"].assault_fire);
+    }
+
     /// MINIMAL with a Russian squad off the boards and `extra` after it.
     fn with_setup(extra: &str) -> String {
         format!(
@@ -2155,6 +2285,45 @@ hex = "1B2"
         assert!(!s.setup.as_ref().unwrap().has_set_up_step());
         let e = refused(&enters.replace("turn = 1", "turn = 2"));
         assert_eq!(e.field, "units[1].enters.turn", "{e}");
+    }
+
+    /// A9.1, A9.7: a weapon's FP, normal range and B# are read together, or not at all.
+    #[test]
+    fn a_weapons_fire_ratings_are_given_together() {
+        let weapon = |extra: &str| {
+            format!(
+                "{MINIMAL}[[weapons]]\nid = \"glmg\"\nname = \"LMG\"\npp = 1\nheld_by = \"g1\"\n{extra}\n"
+            )
+        };
+        let s = Scenario::read_toml(&weapon("fp = 3\nrange = 8\nbreakdown = 11")).unwrap();
+        assert_eq!(
+            s.weapons["glmg"].ratings,
+            Some(SwRatings {
+                fp: 3,
+                range: 8,
+                breakdown: 11,
+                repair: None
+            })
+        );
+        let s =
+            Scenario::read_toml(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 2")).unwrap();
+        assert_eq!(s.weapons["glmg"].ratings.unwrap().repair, Some(2));
+        let e = refused(&weapon("fp = 3\nrange = 8\nbreakdown = 11\nrepair = 6"));
+        assert_eq!(e.field, "weapons[0].repair", "{e}");
+        let e = refused(&weapon("repair = 1"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
+        let s = Scenario::read_toml(&weapon("")).unwrap();
+        assert_eq!(s.weapons["glmg"].ratings, None);
+        let e = refused(&weapon("fp = 3\nrange = 8"));
+        assert_eq!(e.field, "weapons[0]", "{e}");
+        assert!(e.reason.contains("together"), "{e}");
+        let e = refused(&weapon("fp = 3\nrange = 8\nbreakdown = 13"));
+        assert_eq!(e.field, "weapons[0].breakdown", "{e}");
+        assert!(e.reason.contains("A9.7"), "{e}");
+        let e = refused(&weapon("fp = 0\nrange = 8\nbreakdown = 12"));
+        assert_eq!(e.field, "weapons[0].fp", "{e}");
+        let e = refused(&weapon("fp = 2\nrange = 0\nbreakdown = 12"));
+        assert_eq!(e.field, "weapons[0].range", "{e}");
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct OffboardUnit {
     pub ratings: String,
     pub morale: Morale,
     pub inexperienced: bool,
+    /// Underlined FP: Assault Fire in the AFPh (A7.36).
+    #[serde(default)]
+    pub assault_fire: bool,
     pub mp: u16,
     pub fully_tracked: bool,
     /// Its OB gives it a "?": it may set up concealed, in Concealment Terrain (A12.12).
@@ -138,6 +141,9 @@ pub struct OffboardWeapon {
     pub id: String,
     pub name: String,
     pub pp: u8,
+    /// Its FP, range and B# (A9.1, A9.7), if the scenario gives them.
+    #[serde(default)]
+    pub ratings: Option<crate::scenario::SwRatings>,
     pub side: Side,
     /// The off-board unit that possesses it; `None` for one its side gives to a unit of its
     /// own at set-up ([`Setup::to_give`]).

@@ -69,6 +69,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "tunnel-seen",
     "discover-tunnel",
     "rally",
+    "repair",
     "roll",
     "setup",
     "lift",
@@ -153,6 +154,8 @@ pub enum Check {
     Cx(UnitId, bool),
     /// `holds=467a:lmg1` — the unit possesses the weapon (`holds=none:lmg1`: nobody does).
     Holds(Option<UnitId>, String),
+    /// `malfunctioned=lmg1:true` — whether the support weapon has malfunctioned (A9.7).
+    Malfunctioned(String, bool),
     /// `eliminated=467a`
     Eliminated(UnitId),
     /// `reads=r1:half-squad:2-4-7` — the unit's kind and ratings as they read now, the kind by its
@@ -195,6 +198,9 @@ pub enum Check {
     /// players,
     /// in order (`asked=A19.13,A10.2`; `asked=none` for none).
     Asked(Vec<String>),
+    /// `residual=2E4:2` — Residual FP of 2 lies in the hex (A8.2); `residual=2E4:?` — some,
+    /// for the players to determine; `residual=2E4:none` — none.
+    Residual(Hex, Option<Option<u8>>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -397,6 +403,13 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             Check::Holds((u != "none").then_some(u), w.to_string())
         }
         "eliminated" => Check::Eliminated(value.to_string()),
+        "malfunctioned" => {
+            let (w, b) = unit_and(value, key)?;
+            let b = b
+                .parse()
+                .map_err(|_| "malfunctioned= takes WEAPON:true or WEAPON:false")?;
+            Check::Malfunctioned(w, b)
+        }
         "reads" => {
             let (u, rest) = unit_and(value, key)?;
             let (kind, ratings) = rest
@@ -459,6 +472,19 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 by => by.split('+').map(str::to_string).collect(),
             };
             Check::Interdiction(u, by)
+        }
+        "residual" => {
+            let (h, fp) = value
+                .split_once(':')
+                .ok_or_else(|| format!("`{key}=` takes HEX:FP, HEX:? or HEX:none"))?;
+            let fp = match fp {
+                "none" => None,
+                "?" => Some(None),
+                n => Some(Some(n.parse().map_err(|_| {
+                    format!("`{n}` is not Residual FP: write a number, ? or none")
+                })?)),
+            };
+            Check::Residual(resolve_hex(scenario, h)?, fp)
         }
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
         "asked" if value == "none" => Check::Asked(vec![]),
@@ -725,6 +751,12 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }
         }
         "rally" => parse_rally(args),
+        "repair" => match args {
+            [weapon] => Ok(Command::RepairWeapon {
+                weapon: weapon.clone(),
+            }),
+            _ => Err("`repair` takes one support weapon: repair lmg1".into()),
+        },
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {
@@ -1233,6 +1265,19 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
                 format!("`{weapon}` is held by {:?}, not {holder:?}", w.held_by),
             )
         }
+        Check::Malfunctioned(weapon, want) => {
+            let w = game
+                .weapons
+                .get(weapon)
+                .ok_or_else(|| format!("no weapon `{weapon}` to check"))?;
+            expect(
+                w.malfunctioned == *want,
+                format!(
+                    "`{weapon}` malfunctioned is {}, not {want}",
+                    w.malfunctioned
+                ),
+            )
+        }
         Check::Eliminated(id) => expect(unit(id)?.eliminated, format!("`{id}` is in play")),
         Check::Reads(id, kind, ratings) => {
             let u = unit(id)?;
@@ -1358,6 +1403,22 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got.iter().copied().eq(want.iter()),
                 format!("the effects left to the players cite {got:?}, not {want:?}"),
+            )
+        }
+        Check::Residual(hex, want) => {
+            let got = game.residual_fp.get(hex).map(|r| r.fp);
+            let words = |r: &Option<Option<u8>>| match r {
+                None => "none".to_string(),
+                Some(None) => "some, for the players to determine".to_string(),
+                Some(Some(fp)) => fp.to_string(),
+            };
+            expect(
+                &got == want,
+                format!(
+                    "the Residual FP in {hex} is {}, not {}",
+                    words(&got),
+                    words(want)
+                ),
             )
         }
         Check::Column(want) => {

@@ -145,6 +145,9 @@ pub enum Command {
         leader: Option<UnitId>,
         desperation: bool,
     },
+    /// Try to repair a malfunctioned support weapon in the RPh (A9.72): a dr through the dice
+    /// by the unit possessing it.
+    RepairWeapon { weapon: String },
     /// Roll a dr or DR through the referee, under the dice commitment, for a purpose the
     /// engine does not roll for itself (fire, morale, Close Combat…); `other` needs a note.
     Roll {

@@ -138,6 +138,8 @@ pub enum RollPurpose {
     RandomSelection,
     /// Anything else, said in the roll's note.
     Other,
+    /// The repair dr of a malfunctioned support weapon (A9.72).
+    Repair,
 }
 
 impl RollPurpose {

@@ -148,9 +148,31 @@ pub enum Event {
     AttackDeclared {
         by: Side,
         firers: Vec<UnitId>,
+        /// The support weapons that fire in it, each by the unit possessing it (A9.11).
+        #[serde(default)]
+        weapons: Vec<String>,
         target: Hex,
         /// Into the sewer beneath `target`: Point Blank Fire with a −2 DRM (B8.3).
         into_sewer: bool,
+    },
+    /// A support weapon's Original IFT DR reached its Breakdown Number: it malfunctioned
+    /// (A9.7) and fires no more until repaired. The attack it took part in is resolved all the
+    /// same.
+    WeaponMalfunctioned {
+        weapon: String,
+        /// The unit possessing it, whose fire it was.
+        holder: UnitId,
+        original_dr: u8,
+        breakdown: u8,
+    },
+    /// The unit possessing a malfunctioned weapon tried to repair it in the RPh (A9.72): its
+    /// dr (logged by the `DiceRolled` before it) repaired it, eliminated it, or left it as it
+    /// was.
+    WeaponRepairAttempted {
+        weapon: String,
+        holder: UnitId,
+        dr: u8,
+        result: RepairResult,
     },
     AttackResolved {
         by: Side,
@@ -487,6 +509,16 @@ pub enum Event {
         rule: String,
         why: String,
     },
+    /// `by`'s Defensive First Fire (A8.1, A8.3, A8.31) on the moving stack in `hex` left
+    /// Residual FP there for the rest of the MPh (A8.2): half the IFT column the attack was
+    /// read on, after any Cowering. `None` when the engine does not rule how much (an attack
+    /// it left to the players, one read on the 1 column, or one through a Hindrance): the
+    /// players determine it. Only one stays in a Location, the stronger; both sides see it.
+    ResidualFpLeft {
+        by: Side,
+        hex: Hex,
+        fp: Option<u8>,
+    },
     /// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
     /// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
     /// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
@@ -682,8 +714,11 @@ impl Event {
             Event::WallAdvantageChanceOffered { .. } => "WallAdvantageChanceOffered",
             Event::WallAdvantageChanceDeclined { .. } => "WallAdvantageChanceDeclined",
             Event::AttackDeclared { .. } => "AttackDeclared",
+            Event::WeaponMalfunctioned { .. } => "WeaponMalfunctioned",
+            Event::WeaponRepairAttempted { .. } => "WeaponRepairAttempted",
             Event::AttackResolved { .. } => "AttackResolved",
             Event::AttackLeftToPlayers { .. } => "AttackLeftToPlayers",
+            Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
@@ -799,6 +834,8 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
+            Event::WeaponMalfunctioned { holder, .. }
+            | Event::WeaponRepairAttempted { holder, .. } => vec![holder],
             Event::CloseCombatDesignated { attacks, .. } => attacks
                 .iter()
                 .flat_map(|a| a.attackers.iter().chain(&a.defenders))
@@ -830,4 +867,15 @@ impl Event {
             _ => vec![],
         }
     }
+}
+
+/// What a repair dr did to a malfunctioned support weapon (A9.72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairResult {
+    /// At or below its repair number: it fires again.
+    Repaired,
+    /// A 6: the weapon is removed from play.
+    Eliminated,
+    /// Neither: it stays malfunctioned.
+    Failed,
 }

@@ -19,7 +19,7 @@ use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
 use crate::board::terrain::Mf;
 use crate::game::command::Outcome;
-use crate::game::event::Event;
+use crate::game::event::{Event, RepairResult};
 use crate::game::phase::{Clock, Phase};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -385,11 +385,22 @@ pub struct WaHipWindow {
     pub how: crate::game::event::WaClaim,
 }
 
+/// Residual FP in a Location (A8.2): the side whose First Fire left it, and its FP (`None`
+/// when the engine does not rule how much, and the players determine it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residual {
+    pub by: Side,
+    pub fp: Option<u8>,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
     pub by: Side,
     pub firers: Vec<UnitId>,
+    /// The support weapons firing, each by its possessor (A9.11).
+    #[serde(default)]
+    pub weapons: Vec<String>,
     pub target: Hex,
     /// The units holding WA when the attack was declared: the enemy's chance to claim, for a
     /// holder the attack breaks or eliminates, is judged against them once it is resolved
@@ -412,6 +423,19 @@ pub struct Weapon {
     pub hex: Hex,
     /// Already portaged this phase: no item is portaged twice in one phase (A4.4).
     pub portaged: bool,
+    /// Its FP, range and B# as the scenario gives them (A9.1, A9.7).
+    #[serde(default)]
+    pub ratings: Option<crate::board::scenario::SwRatings>,
+    /// Malfunctioned (A9.7): it does not fire until repaired.
+    #[serde(default)]
+    pub malfunctioned: bool,
+    /// Already fired this phase: Multiple ROF (A9.2) is not modelled, so a weapon fires once
+    /// a phase.
+    #[serde(default)]
+    pub fired: bool,
+    /// A repair was attempted this phase (A9.72): one attempt a RPh.
+    #[serde(default)]
+    pub repair_tried: bool,
 }
 
 impl Unit {
@@ -568,7 +592,8 @@ pub struct Game {
     /// projection, the number of events its viewer has received (`view`).
     pub version: u64,
     /// Units that were among the firers of an attack declared in this Player Turn's PFPh: they
-    /// do not move in its MPh (A4.1). Cleared when the Player Turn ends.
+    /// do not move in its MPh (A4.1), and fire no more in it (A7.1). Those that fire in its
+    /// AFPh join them, so that they fire only once there. Cleared when the Player Turn ends.
     pub prep_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked First Fire: they fired in this MPh (A8.1) and may fire again in
     /// it only as Subsequent First Fire (A8.3), and in the DFPh only at adjacent units (A8.4).
@@ -580,6 +605,11 @@ pub struct Game {
     /// ends.
     #[serde(default)]
     pub final_fired: BTreeSet<UnitId>,
+    /// Residual FP left by Defensive First Fire in this MPh (A8.2), by hex: whose fire left
+    /// it and how much (`None`: the players determine it). Both sides see it. Cleared when
+    /// the MPh ends.
+    #[serde(default)]
+    pub residual_fp: BTreeMap<Hex, Residual>,
     /// Tunnel entrances whose use a side claims happened in a unit's LOS (B8.63): entrance and
     /// unit.
     pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
@@ -782,6 +812,10 @@ impl Game {
                     held_by: w.held_by.clone(),
                     hex: w.hex,
                     portaged: false,
+                    ratings: w.ratings,
+                    malfunctioned: false,
+                    fired: false,
+                    repair_tried: false,
                 };
                 (w.id.clone(), weapon)
             })
@@ -817,6 +851,7 @@ impl Game {
             version: 0,
             prep_fired: BTreeSet::new(),
             first_fired: BTreeSet::new(),
+            residual_fp: BTreeMap::new(),
             final_fired: BTreeSet::new(),
             tunnel_sightings: BTreeSet::new(),
             tunnel_discoveries: BTreeSet::new(),
@@ -923,6 +958,20 @@ impl Game {
         (level > base).then_some(level)
     }
 
+    /// Whether `unit` is a squad whose FP is underlined (A7.36), as its scenario says: in the
+    /// units set up in hexes, or in those set up or entering from off board.
+    pub fn assault_fire(&self, unit: &Unit) -> bool {
+        self.scenario
+            .units
+            .get(&unit.id)
+            .map(|s| s.assault_fire)
+            .or_else(|| {
+                let setup = self.scenario.setup.as_ref()?;
+                setup.units.get(&unit.id).map(|s| s.assault_fire)
+            })
+            .unwrap_or(false)
+    }
+
     /// Whether two units are in one Location: the same hex, at the same level, both above
     /// ground or both in the same place below it.
     pub fn same_location(&self, a: &Unit, b: &Unit) -> bool {
@@ -978,6 +1027,7 @@ impl Game {
             prep_fired,
             first_fired,
             final_fired,
+            residual_fp,
             tunnel_sightings,
             tunnel_discoveries,
             // Pair units under "?" with their ids: no viewer's projection holds them (units
@@ -1063,6 +1113,8 @@ impl Game {
                 .map(|a| DeclaredAttack {
                     by: a.by,
                     firers: a.firers.clone(),
+                    // Those of a possessor the viewer does not see go in `mask_concealed`.
+                    weapons: a.weapons.clone(),
                     target: a.target,
                     wa_holders: known_of(&a.wa_holders),
                     into_sewer: a.into_sewer,
@@ -1090,6 +1142,8 @@ impl Game {
             // The Fire counters are on the map for both sides to see (A8.1).
             first_fired: known_of(first_fired),
             final_fired: known_of(final_fired),
+            // Residual FP lies on the map for both sides to see (A8.2).
+            residual_fp: residual_fp.clone(),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1156,6 +1210,15 @@ impl Game {
         if let Event::UnitSetUp { unit, .. } = event {
             return viewer == Viewer::Side(unit.side);
         }
+        // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
+        // its malfunction.
+        if let Event::WeaponMalfunctioned { holder, .. }
+        | Event::WeaponRepairAttempted { holder, .. } = event
+        {
+            return self.units.get(holder).is_none_or(|u| {
+                viewer.sees_unit(u) && !(u.concealed && viewer != Viewer::Side(u.side))
+            });
+        }
         event
             .units()
             .into_iter()
@@ -1188,6 +1251,10 @@ fn mask_concealed(game: &mut Game, viewer: Viewer) {
     }
     game.weapons
         .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
+    let kept = &game.weapons;
+    if let Some(a) = game.attack.as_mut() {
+        a.weapons.retain(|w| kept.contains_key(w));
+    }
 }
 
 /// Which units saw a tunnel entrance used (B8.63) is known to their own side alone: the
@@ -1235,6 +1302,7 @@ fn project_scenario(
             spec.kind = UnitKind::Concealed;
             spec.ratings = "?".into();
             spec.inexperienced = false;
+            spec.assault_fire = false;
             spec.morale = Morale::GoodOrder;
             spec.mp = 0;
             spec.fully_tracked = false;
@@ -1383,8 +1451,20 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
             game.clock = *next;
+            // A weapon fires once a phase (A9.2, Multiple ROF not modelled); weapons are
+            // changed only if one needs it (`end_movement_phase`).
+            if ended.phase() != next.phase()
+                && game.weapons.values().any(|w| w.fired || w.repair_tried)
+            {
+                for w in game.weapons.values_mut() {
+                    w.fired = false;
+                    w.repair_tried = false;
+                }
+            }
             if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
                 end_movement_phase(game);
+                // Residual FP lasts only the MPh it was left in (A8.2).
+                game.residual_fp.clear();
             }
             if ended.phase() == Phase::DefensiveFire && next.phase() != Phase::DefensiveFire {
                 // The DEFENDER fires no more this Player Turn: its Fire counters come off.
@@ -1610,11 +1690,22 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::AttackDeclared {
             by,
             firers,
+            weapons,
             target,
             into_sewer,
         } => {
-            if game.clock.phase() == Phase::PrepFire {
+            // A weapon fires once a phase (Multiple ROF, A9.2, is not modelled), and the unit
+            // possessing it has fired with it (A9.11): in the PFPh it does not move (A4.1).
+            let mut holders = vec![];
+            for id in weapons {
+                if let Some(w) = game.weapons.get_mut(id) {
+                    w.fired = true;
+                    holders.extend(w.held_by.clone());
+                }
+            }
+            if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
                 game.prep_fired.extend(firers.iter().cloned());
+                game.prep_fired.extend(holders);
             }
             let wa_holders = game
                 .units
@@ -1625,11 +1716,28 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.attack = Some(DeclaredAttack {
                 by: *by,
                 firers: firers.clone(),
+                weapons: weapons.clone(),
                 target: *target,
                 wa_holders,
                 into_sewer: *into_sewer,
             });
         }
+        Event::WeaponMalfunctioned { weapon, .. } => {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.malfunctioned = true;
+            }
+        }
+        Event::WeaponRepairAttempted { weapon, result, .. } => match result {
+            RepairResult::Eliminated => {
+                game.weapons.remove(weapon);
+            }
+            _ => {
+                if let Some(w) = game.weapons.get_mut(weapon) {
+                    w.repair_tried = true;
+                    w.malfunctioned = *result != RepairResult::Repaired;
+                }
+            }
+        },
         Event::AttackResolved { .. } => {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
             // reads the counters the firers had when it was declared.
@@ -1938,6 +2046,15 @@ pub fn apply(game: &mut Game, event: &Event) {
         | Event::UndoDeclined { .. } => {}
         // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
         Event::AttackLeftToPlayers { .. } => {}
+        Event::ResidualFpLeft { by, hex, fp } => {
+            // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
+            // once either is the players' to determine.
+            let fp = match game.residual_fp.get(hex) {
+                None => *fp,
+                Some(old) => old.fp.zip(*fp).map(|(a, b)| a.max(b)),
+            };
+            game.residual_fp.insert(*hex, Residual { by: *by, fp });
+        }
         // The IFT's reading of the attack; its effects are adjudicated events of their own.
         Event::IftAttackResolved { .. } => {}
         Event::ClockStarted { .. }
@@ -2223,6 +2340,50 @@ mod tests {
     /// its units (a declared attack's WA holders, a WA chance, a challenge, units shown for
     /// WA, prep fire, a HIP moment) name no unit hidden from the viewer and no concealed unit
     /// by its id — each is kept only as far as the viewer may know it, as its stream shows it.
+    /// A9.1, A9.7: a support weapon fired by a unit under "?" is named to its own side only,
+    /// in the declared attack and in its malfunction.
+    #[test]
+    fn a_weapon_under_another_sides_concealment_is_not_named() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let holder: UnitId = "r2".into();
+        assert!(game.units[&holder].concealed);
+        let weapon = Weapon {
+            id: "rlmgx".into(),
+            name: "LMG".into(),
+            pp: 1,
+            held_by: Some(holder.clone()),
+            hex: game.units[&holder].hex,
+            portaged: false,
+            ratings: None,
+            malfunctioned: false,
+            fired: true,
+            repair_tried: false,
+        };
+        game.weapons.insert(weapon.id.clone(), weapon);
+        game.attack = Some(DeclaredAttack {
+            by: Side::B,
+            firers: vec![],
+            weapons: vec!["rlmgx".into()],
+            target: game.units["g1"].hex,
+            wa_holders: BTreeSet::new(),
+            into_sewer: false,
+        });
+        let german = game.project(Viewer::Side(Side::A));
+        assert!(german.attack.as_ref().unwrap().weapons.is_empty());
+        assert!(!german.weapons.contains_key("rlmgx"));
+        let russian = game.project(Viewer::Side(Side::B));
+        assert_eq!(russian.attack.as_ref().unwrap().weapons, ["rlmgx"]);
+        let malfunction = Event::WeaponMalfunctioned {
+            weapon: "rlmgx".into(),
+            holder,
+            original_dr: 12,
+            breakdown: 12,
+        };
+        assert!(!game.shows(Viewer::Side(Side::A), &malfunction));
+        assert!(game.shows(Viewer::Side(Side::B), &malfunction));
+    }
+
     #[test]
     fn records_beside_the_units_name_only_what_the_viewer_may_know() {
         let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
@@ -2234,6 +2395,7 @@ mod tests {
         game.attack = Some(DeclaredAttack {
             by: Side::A,
             firers: vec!["g1".into()],
+            weapons: vec![],
             target: game.units["r1"].hex,
             wa_holders: both.clone(),
             into_sewer: false,

@@ -228,6 +228,20 @@ impl Names<'_> {
         }
     }
 
+    /// Whether the viewer's projection before the event shows the weapon: its possessor is
+    /// neither hidden from it nor under another side's "?".
+    fn weapon_seen(&self, id: &str) -> bool {
+        self.before.weapons.get(id).is_some_and(|w| {
+            w.held_by.as_ref().is_none_or(|h| {
+                self.before
+                    .units
+                    .get(h)
+                    .is_some_and(|u| self.viewer.sees_unit(u))
+                    && !self.masked(h)
+            })
+        })
+    }
+
     fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
         ids.iter().map(|id| self.name(id)).collect()
     }
@@ -530,11 +544,17 @@ impl Names<'_> {
             Event::AttackDeclared {
                 by,
                 firers,
+                weapons,
                 target,
                 into_sewer,
             } => Event::AttackDeclared {
                 by,
                 firers: self.names(&firers),
+                // A weapon whose possessor the viewer knows only as "?" is not named to it.
+                weapons: weapons
+                    .into_iter()
+                    .filter(|w| self.weapon_seen(w))
+                    .collect(),
                 target,
                 into_sewer,
             },

@@ -368,6 +368,7 @@ impl RollPurpose {
             RollPurpose::Sniper => "sniper (A14)",
             RollPurpose::RandomSelection => "Random Selection (A.9)",
             RollPurpose::Other => "other",
+            RollPurpose::Repair => "repair (A9.72)",
         }
     }
 }

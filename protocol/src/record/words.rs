@@ -275,16 +275,43 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackDeclared {
             by,
             firers,
+            weapons,
             target,
             into_sewer,
         } => format!(
             "{} declared fire by {} at {target}{}",
             name(*by),
-            firers.join("+"),
+            firers
+                .iter()
+                .chain(weapons)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("+"),
             if *into_sewer {
                 ", into the sewer: PBF with −2 (B8.3)"
             } else {
                 ""
+            }
+        ),
+        Event::WeaponMalfunctioned {
+            weapon,
+            holder,
+            original_dr,
+            breakdown,
+        } => format!(
+            "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
+        ),
+        Event::WeaponRepairAttempted {
+            weapon,
+            holder,
+            dr,
+            result,
+        } => format!(
+            "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
+            match result {
+                crate::game::event::RepairResult::Repaired => "repaired",
+                crate::game::event::RepairResult::Eliminated => "eliminated",
+                crate::game::event::RepairResult::Failed => "still malfunctioned",
             }
         ),
         Event::AttackResolved { by, target } => {
@@ -293,6 +320,12 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::AttackLeftToPlayers { target, rule, why, .. } => format!(
             "the attack on {target} is the players' to adjudicate: {why} ({rule})"
         ),
+        Event::ResidualFpLeft { hex, fp, .. } => match fp {
+            Some(fp) => format!("Residual FP {fp} stays in {hex} for the rest of the MPh (A8.2)"),
+            None => format!(
+                "Residual FP stays in {hex} for the rest of the MPh, how much for the players to determine (A8.2)"
+            ),
+        },
         Event::IftAttackResolved {
             target,
             fp,

@@ -57,7 +57,50 @@ pub(super) fn declare(
             "name the firing units",
         ));
     }
-    for id in firers {
+    if let Some(twice) = firers
+        .iter()
+        .enumerate()
+        .find_map(|(i, id)| firers[..i].contains(id).then_some(id))
+    {
+        return Err(RuleViolation::with(
+            "A7",
+            ViolationKind::UnknownUnit,
+            pieces![
+                Piece::Given(twice.clone()),
+                " is named twice among the firers"
+            ],
+        ));
+    }
+    // A support weapon named among the firers fires in the hands of the unit possessing it
+    // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
+    let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers
+        .iter()
+        .cloned()
+        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let mut shooters = firers.clone();
+    let mut holders = vec![];
+    for id in &weapons {
+        let holder = check_weapon(game, by, id)?;
+        holders.push(holder);
+        if !shooters.contains(holder) {
+            shooters.push(holder.clone());
+        }
+    }
+    if holders.iter().any(|id| {
+        game.units
+            .get(*id)
+            .is_some_and(|u| u.kind == crate::board::scenario::UnitKind::Leader)
+    }) {
+        // A9.12: a leader fires a SW only as Area Fire and gives up his leadership DRM; the
+        // engine's Fire Groups do not model either, so it is not declared here.
+        return Err(RuleViolation::new(
+            "A9.12",
+            ViolationKind::UnitState,
+            "a leader's fire with a SW (Area Fire, no leadership DRM) is not modelled: adjudicate it",
+        ));
+    }
+    let firers = &firers[..];
+    for id in &shooters {
         let unit = own_unit(game, by, id)?;
         if !unit.is_good_order() {
             return Err(RuleViolation::with(
@@ -67,7 +110,7 @@ pub(super) fn declare(
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
-        if !into_sewer {
+        if !into_sewer && firers.contains(id) {
             check_fire_counters(game, unit, target)?;
         }
     }
@@ -80,7 +123,7 @@ pub(super) fn declare(
                 None => !into_sewer,
             }
     };
-    let seen = into_sewer || sees(game, firers, target, &targets);
+    let seen = into_sewer || sees(game, &shooters, target, &targets);
     let first_fire = !into_sewer && game.clock.phase() == Phase::Movement;
     if first_fire && moving_above_ground(game, by) {
         // A8.1 names the reason before A7 does: a stack is moving, and not in this hex.
@@ -107,6 +150,7 @@ pub(super) fn declare(
     let declared = Event::AttackDeclared {
         by,
         firers: firers.to_vec(),
+        weapons,
         target,
         into_sewer,
     };
@@ -119,7 +163,77 @@ pub(super) fn declare(
     Ok(vec![declared])
 }
 
-/// What a DEFENDER unit's Fire counter leaves it (A8.1, A8.3, A8.31, A8.4). In the MPh a unit
+/// Whether a support weapon named among the firers may fire (A9.1, A9.2, A9.7): possessed by
+/// a unit of the firing side, given its FP, range and B# by the scenario, not malfunctioned,
+/// and not fired yet this phase. Returns its possessor. A weapon held by a unit the side may
+/// not know of reads as no weapon at all.
+fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, RuleViolation> {
+    let given = || Piece::Given(id.to_string());
+    let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {
+        Err(RuleViolation::with(rule, kind, why))
+    };
+    let Some(w) = game.weapons.get(id) else {
+        return Err(crate::rules::violation::no_such_unit(id, " in this game"));
+    };
+    let Some(holder) = &w.held_by else {
+        return refuse(
+            "A9.1",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                format!(" lies unpossessed in {}: a support weapon fires only in the hands of the unit possessing it", w.hex)
+            ],
+        );
+    };
+    match game.units.get(holder) {
+        Some(u) if u.side != by => {
+            if u.hidden || u.concealed {
+                return Err(crate::rules::violation::no_such_unit(id, " in this game"));
+            }
+            return refuse(
+                "A9.1",
+                ViolationKind::NotYourUnit,
+                pieces![given(), " is possessed by an enemy unit"],
+            );
+        }
+        None => return Err(crate::rules::violation::no_such_unit(id, " in this game")),
+        Some(_) => {}
+    }
+    if w.ratings.is_none() {
+        return refuse(
+            "A9.1",
+            ViolationKind::UnitState,
+            pieces![
+                "the scenario gives ",
+                given(),
+                " no FP, normal range and Breakdown Number: its `[[weapons]]` entry needs `fp`, `range` and `breakdown` for the engine to fire it"
+            ],
+        );
+    }
+    if w.malfunctioned {
+        return refuse(
+            "A9.7",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                " has malfunctioned and does not fire until it is repaired"
+            ],
+        );
+    }
+    if w.fired {
+        return refuse(
+            "A9.2",
+            ViolationKind::UnitState,
+            pieces![given(), " has fired this phase: Multiple ROF is not modelled, so a support weapon fires once a phase"],
+        );
+    }
+    Ok(holder)
+}
+
+/// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
+/// marked Prep Fire and fire no more that Player Turn — not again in the PFPh, nor in the AFPh
+/// (A7.1, A3.5); one that fired in the AFPh is marked the same way.
+/// A DEFENDER unit's (A8.1, A8.3, A8.31, A8.4): in the MPh a unit
 /// marked First Fire fires again only as Subsequent First Fire, at a target within its normal
 /// range; one marked Final Fire only as Final Protective Fire, at a target adjacent or in its
 /// own hex. In the DFPh a unit marked First Fire fires only at adjacent units or those in its
@@ -154,6 +268,10 @@ fn check_fire_counters(
                 _ => Ok(()),
             }
         }
+        Phase::PrepFire | Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
+            "A7.1",
+            pieces![Piece::unit(id), " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once"],
+        ),
         Phase::DefensiveFire if last => refuse(
             "A8.4",
             pieces![Piece::unit(id), " is marked Final Fire and fires no more this Player Turn"],
@@ -387,16 +505,28 @@ pub(super) fn resolve(
         by,
         target: a.target,
     };
-    match resolution::assess(game, by, &a.firers, a.target, a.into_sewer) {
-        Err(unruled) => Ok(vec![
-            Event::AttackLeftToPlayers {
+    // A8.2: Defensive First Fire in the MPh leaves Residual FP where it struck, whoever
+    // resolves it; the players determine how much when they resolve the attack.
+    let first_fire = game.clock.phase() == Phase::Movement && !a.into_sewer;
+    let named: Vec<UnitId> = a.firers.iter().chain(&a.weapons).cloned().collect();
+    match resolution::assess(game, by, &named, a.target, a.into_sewer) {
+        Err(unruled) => {
+            let mut events = vec![Event::AttackLeftToPlayers {
                 by,
                 target: a.target,
                 rule: unruled.rule.to_string(),
                 why: unruled.why,
-            },
-            resolved,
-        ]),
+            }];
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: None,
+                });
+            }
+            events.push(resolved);
+            Ok(events)
+        }
         Ok(assessment) => {
             let fired = resolution::roll(game, by, &assessment, dice)
                 .ok_or_else(|| no_dice("the attack"))?;
@@ -415,8 +545,21 @@ pub(super) fn resolve(
             let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
                 .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
+            let residual = resolution::residual_fp(&assessment, &fired);
             let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
             events.extend(effects);
+            // A9.7: an Original DR at or above a firing SW's B# malfunctions it once the
+            // attack, which it still took part in, is resolved.
+            for (weapon, holder, breakdown) in &assessment.breakdowns {
+                if original >= *breakdown {
+                    events.push(Event::WeaponMalfunctioned {
+                        weapon: weapon.clone(),
+                        holder: holder.clone(),
+                        original_dr: original,
+                        breakdown: *breakdown,
+                    });
+                }
+            }
             if assessment.kind == resolution::FireKind::FinalProtective {
                 // A8.31: the FPF's DR is also a Normal Morale Check for each firer; which
                 // DRMs that check takes is not sourced, so the players rule on it.
@@ -431,6 +574,13 @@ pub(super) fn resolve(
                         why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
                     });
                 }
+            }
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: residual,
+                });
             }
             events.push(resolved);
             Ok(events)

@@ -19,6 +19,7 @@ mod place;
 mod roll;
 pub mod setup;
 pub mod sewer;
+mod support_weapon;
 pub mod tem;
 pub mod timing;
 pub mod violation;
@@ -138,6 +139,7 @@ pub fn decide(
             into_sewer,
         } => attack::declare(game, by, firers, *target, *into_sewer),
         Command::ResolveAttack => attack::resolve(game, by, dice),
+        Command::RepairWeapon { weapon } => support_weapon::decide_repair(game, by, weapon, dice),
         Command::PlaceHidden {
             unit,
             claim_wall_advantage,

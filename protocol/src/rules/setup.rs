@@ -244,6 +244,10 @@ fn set_up(
             held_by: Some(id.clone()),
             hex,
             portaged: false,
+            ratings: w.ratings,
+            malfunctioned: false,
+            fired: false,
+            repair_tried: false,
         })
         .collect();
     Ok(vec![Event::UnitSetUp {
@@ -555,6 +559,10 @@ pub(super) fn enter(
                     held_by: w.held_by.clone(),
                     hex: to,
                     portaged: false,
+                    ratings: w.ratings,
+                    malfunctioned: false,
+                    fired: false,
+                    repair_tried: false,
                 })
                 .collect()
         })
@@ -592,13 +600,15 @@ pub(super) fn enter(
             mf: entry.mf,
         }]);
     }
-    Ok(vec![Event::UnitsEntered {
+    let mut events = vec![Event::UnitsEntered {
         units,
         weapons,
         hex: to,
         cost: entry.cost,
         mf: entry.mf,
-    }])
+    }];
+    events.extend(entry.residual);
+    Ok(events)
 }
 
 /// What entering `to` costs from the off-board hex beside it, taken to be Open Ground at

@@ -68,6 +68,9 @@ pub struct Assessment {
     pub cower_columns: usize,
     /// Which fire it is (A8): Final Protective Fire asks for the firers' NMC after the roll.
     pub kind: FireKind,
+    /// The support weapons firing, each with its possessor and Breakdown Number: an Original
+    /// DR at or above it malfunctions the weapon (A9.7).
+    pub breakdowns: Vec<(String, UnitId, u8)>,
 }
 
 impl Share {
@@ -181,6 +184,9 @@ pub enum FireKind {
     FinalProtective,
     /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
     Final,
+    /// The ATTACKER's Advancing Fire (A7.24): every firer's FP halved, whether it moved or
+    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36).
+    Advancing,
 }
 
 impl FireKind {
@@ -208,24 +214,29 @@ pub fn leadership(ratings: &str) -> Option<i8> {
 pub fn assess(
     game: &Game,
     by: Side,
-    firers: &[UnitId],
+    named: &[UnitId],
     target: Hex,
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
-    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31) and the DFPh's
-    // Final Fire (A8.4) are resolved; the AFPh changes the FP of units that moved and lets
-    // some fire as Assault Fire, which is not sourced here.
+    // The support weapons named fire in the hands of the units possessing them (A9.11).
+    let (weapon_ids, firers): (Vec<UnitId>, Vec<UnitId>) = named
+        .iter()
+        .cloned()
+        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let firers = &firers[..];
+    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
+    // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
     let kind = match game.clock.phase() {
         Phase::PrepFire => FireKind::Prep,
         Phase::Movement => defensive_first_kind(game, firers)?,
         Phase::DefensiveFire => FireKind::Final,
-        Phase::AdvancingFire => {
+        Phase::AdvancingFire => FireKind::Advancing,
+        _ => {
             return Err(unruled(
-                "A7.36",
-                "Advancing Fire is not resolved by the engine: how moving or advancing changes a unit's FP in the AFPh, and Assault Fire, are not sourced",
+                "A7",
+                "fire in this phase is not resolved by the engine",
             ))
         }
-        _ => return Err(unruled("A7", "fire in this phase is not resolved by the engine")),
     };
     if into_sewer {
         return Err(unruled(
@@ -234,6 +245,66 @@ pub fn assess(
         ));
     }
     let geometry = game.scenario.geometry();
+    let mut sw = vec![];
+    for id in &weapon_ids {
+        let w = &game.weapons[id];
+        let Some(ratings) = w.ratings else {
+            return Err(unruled(
+                "A9.1",
+                format!("the scenario gives `{id}` no FP, range and Breakdown Number"),
+            ));
+        };
+        let Some(holder) = w
+            .held_by
+            .as_ref()
+            .and_then(|h| game.units.get(h))
+            .filter(|u| !u.eliminated && u.side == by)
+        else {
+            return Err(unruled(
+                "A9.1",
+                format!("`{id}` is possessed by no unit of the firing side"),
+            ));
+        };
+        sw.push((w, holder, ratings));
+    }
+    if !sw.is_empty() && kind != FireKind::Prep {
+        return Err(unruled(
+            "A9.2",
+            "a support weapon's fire in the MPh or DFPh is not resolved by the engine: its Fire counters and Multiple ROF (A8, A9.2) are not modelled",
+        ));
+    }
+    for (i, (w, holder, _)) in sw.iter().enumerate() {
+        // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
+        // firing one, forfeit its inherent FP for the rest of the Player Turn, which the
+        // engine does not track.
+        match holder.kind {
+            UnitKind::Squad => {}
+            UnitKind::HalfSquad | UnitKind::Crew => {
+                return Err(unruled(
+                    "A9.11",
+                    format!("`{}` fires `{}`: a half-squad or crew firing a SW forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id, w.id),
+                ))
+            }
+            UnitKind::Leader => {
+                return Err(unruled(
+                    "A9.12",
+                    format!("a leader's fire with `{}` (Area Fire, no leadership DRM) is not resolved by the engine", w.id),
+                ))
+            }
+            _ => {
+                return Err(unruled(
+                    "A9.1",
+                    format!("`{}`'s fire with `{}` is not resolved by the engine", holder.id, w.id),
+                ))
+            }
+        }
+        if sw[..i].iter().any(|(_, h, _)| h.id == holder.id) {
+            return Err(unruled(
+                "A9.11",
+                format!("`{}` fires two SW: it forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id),
+            ));
+        }
+    }
     let mut units = vec![];
     for id in firers {
         let Some(u) = game.units.get(id).filter(|u| !u.eliminated) else {
@@ -253,7 +324,14 @@ pub fn assess(
         .iter()
         .filter(|u| u.kind != UnitKind::Leader)
         .collect();
-    if mmc.is_empty() {
+    // Every unit whose fire is in the attack: the MMC named, and the possessors of the SW.
+    let holders: Vec<&Unit> = sw
+        .iter()
+        .map(|(_, h, _)| *h)
+        .filter(|h| !units.iter().any(|u| u.id == h.id))
+        .collect();
+    let shooters: Vec<&&Unit> = mmc.iter().copied().chain(holders.iter()).collect();
+    if shooters.is_empty() {
         return Err(unruled(
             "A7.53",
             "a leader has no FP of his own: he directs the fire of units in his Location",
@@ -267,7 +345,7 @@ pub fn assess(
     }
     let mut drms = vec![];
     let directed = if let Some(leader) = leaders.first() {
-        if let Some(away) = mmc.iter().find(|u| !game.same_location(u, leader)) {
+        if let Some(away) = shooters.iter().find(|u| !game.same_location(u, leader)) {
             return Err(unruled(
                 "A7.53",
                 format!(
@@ -306,7 +384,7 @@ pub fn assess(
     } else {
         false
     };
-    for u in &mmc {
+    for u in &shooters {
         let why = match u.kind {
             UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew => None,
             UnitKind::Hero => Some(("A15", "a hero's fire")),
@@ -410,7 +488,7 @@ pub fn assess(
             .for_each(|u| stack.add(u.kind));
         stack.overstacked()
     };
-    if let Some(u) = mmc.iter().find(|u| over(by, u)) {
+    if let Some(u) = shooters.iter().find(|u| over(by, u)) {
         return Err(unruled(
             "A5.12",
             format!("`{}` fires from an overstacked Location", u.id),
@@ -423,7 +501,9 @@ pub fn assess(
         ));
     }
     // Range and FP of each firer (A7.2, A7.21, A7.22).
-    let mut shares = vec![];
+    // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
+    // them what it does to an MMC's.
+    let mut firing: Vec<(UnitId, &Unit, u32, u32)> = vec![];
     for u in &mmc {
         let Some((fp, normal)) = fp_and_range(u) else {
             return Err(unruled(
@@ -434,11 +514,15 @@ pub fn assess(
                 ),
             ));
         };
+        firing.push((u.id.clone(), u, fp, normal));
+    }
+    for (w, holder, r) in &sw {
+        firing.push((w.id.clone(), holder, u32::from(r.fp), u32::from(r.range)));
+    }
+    let mut shares = vec![];
+    for (id, u, fp, normal) in firing {
         let Some(range) = geometry.distance(u.hex, target) else {
-            return Err(unruled(
-                "A7",
-                format!("no range from `{}` to {target}", u.id),
-            ));
+            return Err(unruled("A7", format!("no range from `{id}` to {target}")));
         };
         let upper =
             game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
@@ -448,14 +532,14 @@ pub fn assess(
             0 => {
                 return Err(unruled(
                     "A7.21",
-                    format!("`{}` fires into its own hex: Triple Point Blank Fire is not resolved by the engine", u.id),
+                    format!("`{id}` fires into its own hex: Triple Point Blank Fire is not resolved by the engine"),
                 ))
             }
             1 if !upper => (fp * 4, "PBF ×2 (A7.21)"),
             1 => {
                 return Err(unruled(
                     "A7.21",
-                    format!("`{}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine", u.id),
+                    format!("`{id}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine"),
                 ))
             }
             r if r <= normal => (fp * 2, ""),
@@ -464,26 +548,30 @@ pub fn assess(
                 return Err(unruled(
                     "A7.22",
                     format!(
-                        "{target} is {range} hexes from `{}`, beyond twice its normal range of {normal}",
-                        u.id
+                        "{target} is {range} hexes from `{id}`, beyond twice its normal range of {normal}"
                     ),
                 ))
             }
         };
         // Area Fire halves the FP of a unit that fires again after First Fire (A8.3, A8.31,
         // A8.4); both are within its normal range, so a half point is the finest fraction.
-        let (fp_halves, multiplier) = match area_rule(game, kind, &u.id) {
+        let (fp_halves, multiplier) = match area_rule(game, kind, &id) {
             None => (fp_halves, multiplier),
             Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(multiplier, rule)),
             Some(rule) => {
                 return Err(unruled(
                     rule,
-                    format!("`{}`'s FP would be halved twice: Area Fire at long range is not resolved by the engine", u.id),
+                    format!("`{id}`'s FP would be halved twice: Area Fire at long range is not resolved by the engine"),
                 ))
             }
         };
+        let (fp_halves, multiplier) = if kind == FireKind::Advancing {
+            advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+        } else {
+            (fp_halves, multiplier)
+        };
         shares.push(Share {
-            unit: u.id.clone(),
+            unit: id,
             range,
             fp_halves,
             multiplier,
@@ -491,12 +579,15 @@ pub fn assess(
     }
     // A7.5: units fire together as a Fire Group. Which Locations besides one may join a Fire
     // Group is not sourced here, so one of several Locations is the players'.
-    if let Some(apart) = mmc.iter().find(|u| !game.same_location(u, mmc[0])) {
+    if let Some(apart) = shooters
+        .iter()
+        .find(|u| !game.same_location(u, shooters[0]))
+    {
         return Err(unruled(
             "A7.5",
             format!(
                 "`{apart}` is not in `{}`'s Location: a Fire Group of several Locations is not resolved by the engine",
-                mmc[0].id,
+                shooters[0].id,
                 apart = apart.id
             ),
         ));
@@ -507,7 +598,7 @@ pub fn assess(
     };
     // TEM (B9.3 and the terrain chart) against each target; one DR serves them all only while
     // they share one TEM.
-    let ids: Vec<UnitId> = mmc.iter().map(|u| u.id.clone()).collect();
+    let ids: Vec<UnitId> = shooters.iter().map(|u| u.id.clone()).collect();
     let mut tem_seen: Option<(i8, String)> = None;
     for t in &targets {
         let report = tem::query(game, &ids, &t.id, Fire::Direct)
@@ -544,7 +635,7 @@ pub fn assess(
     // members see through different Hindrances is left to the players.
     let map = LosMap::of(&game.scenario);
     let mut hindrance: Option<u8> = None;
-    for u in &mmc {
+    for u in &shooters {
         let worst = targets
             .iter()
             .filter_map(|t| {
@@ -583,7 +674,7 @@ pub fn assess(
         let tem = tem_seen.as_ref().map_or(0, |(tem, _)| *tem);
         drms.extend(moving_drms(
             game,
-            &mmc,
+            &shooters,
             &targets,
             tem,
             hindrance.unwrap_or(0),
@@ -603,7 +694,7 @@ pub fn assess(
             }
         }
     }
-    let cower_columns = if mmc.iter().any(|u| u.inexperienced) {
+    let cower_columns = if shooters.iter().any(|u| u.inexperienced) {
         2
     } else {
         1
@@ -616,6 +707,10 @@ pub fn assess(
         directed,
         cower_columns,
         kind,
+        breakdowns: sw
+            .iter()
+            .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
+            .collect(),
     })
 }
 
@@ -665,6 +760,47 @@ fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
         (_, "A8.31") => "PBF ×2 (A7.21), Area Fire ×½ (A8.31)",
         _ => "PBF ×2 (A7.21), Area Fire ×½ (A8.4)",
     }
+}
+
+/// A firer's FP in the AFPh: halved (A7.24) whether or not it moved, since the engine has
+/// no Opportunity Fire (A7.25) to spare it; then a squad whose FP is underlined adds one FP
+/// and rounds a fraction up (Assault Fire, A7.36), except at long range. A quarter point
+/// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
+/// firer's attack is the players'.
+fn advancing(
+    u: &Unit,
+    assault_fire: bool,
+    fp_halves: u32,
+    multiplier: &'static str,
+) -> Result<(u32, &'static str), Unruled> {
+    if fp_halves % 2 != 0 {
+        return Err(unruled(
+            "A7.24",
+            format!(
+                "`{}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep",
+                u.id
+            ),
+        ));
+    }
+    let halved = fp_halves / 2;
+    let long = multiplier.starts_with("long range");
+    let bonus = assault_fire && !long;
+    let fp_halves = if bonus {
+        // One FP more, then any half point rounded up (A7.36).
+        (halved + 2).div_ceil(2) * 2
+    } else {
+        halved
+    };
+    let words = match (multiplier, bonus) {
+        ("", false) => "Advancing Fire ×½ (A7.24)",
+        ("", true) => "Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)",
+        (m, false) if m.starts_with("PBF") => "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24)",
+        (m, true) if m.starts_with("PBF") => {
+            "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)"
+        }
+        _ => "long range ×½ (A7.22), Advancing Fire ×½ (A7.24)",
+    };
+    Ok((fp_halves, words))
 }
 
 /// The DRMs of First Fire at a moving stack (A4.6): FFMO −1 when it moves in Open Ground
@@ -841,6 +977,22 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
         cowered: cowers,
         result,
     })
+}
+
+/// The Residual FP a resolved First Fire attack leaves in its target Location (A8.2): half the
+/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1). `None` where the engine does
+/// not rule how much: an attack read on the 1 column, one that cowered off the table, and one
+/// through a Hindrance, whose effect on the residue is not sourced here — the players
+/// determine those.
+pub fn residual_fp(a: &Assessment, fired: &Resolved) -> Option<u8> {
+    if a.drms.iter().any(|m| m.rule == "A6.7") {
+        return None;
+    }
+    if fired.cowered && a.column.left(a.cower_columns).is_none() {
+        return None;
+    }
+    let column = fired.column.fp();
+    (column >= 2).then_some(column / 2)
 }
 
 #[cfg(test)]

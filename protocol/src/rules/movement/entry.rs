@@ -10,7 +10,7 @@ use super::{pay, refuse_vehicles};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
 use crate::board::terrain::{HexsideFeature, Mf};
-use crate::game::event::{MfAccount, MoveCost};
+use crate::game::event::{Event, MfAccount, MoveCost};
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
@@ -24,6 +24,10 @@ pub(in crate::rules) struct Entry {
     /// revealed, and the dummies removed (A12.15). Empty when nothing stops the entry.
     pub revealed: Vec<Unit>,
     pub dummies_removed: Vec<UnitId>,
+    /// The attack of the enemy's Residual FP in the Location on the units entering it (A8.2),
+    /// asked of the players: the commands that enter in the MPh (`move`, `enter`) add it
+    /// after their entry, so no entry into Residual FP is free. `None` where there is none.
+    pub residual: Option<Event>,
 }
 
 impl Entry {
@@ -150,6 +154,7 @@ pub(in crate::rules) fn enter_location(
             mf: vec![],
             revealed: vec![],
             dummies_removed: vec![],
+            residual: None,
         });
     }
     let cost = with_overstacking(game, by, units, to, cost);
@@ -181,6 +186,32 @@ pub(in crate::rules) fn enter_location(
             })
             .collect(),
         dummies_removed: dummies.into_iter().map(|u| u.id.clone()).collect(),
+        residual: residual_attack(game, by, ids, to),
+    })
+}
+
+/// A8.2: Residual FP the enemy's First Fire left in `to` this MPh attacks the units that enter
+/// it. Who rolls that attack, and which DRMs it takes besides FFMO, FFNAM and the TEM, are not
+/// sourced here, so the engine does not resolve it: it asks the players, naming the Residual
+/// FP, where the entry happens. Residual FP is left only in the MPh and cleared at its end, so
+/// only an entry in the MPh meets it.
+fn residual_attack(game: &Game, by: Side, ids: &[UnitId], to: Hex) -> Option<Event> {
+    let residual = game.residual_fp.get(&to).filter(|r| r.by != by)?;
+    let fp = residual.fp.map_or_else(
+        || "as the players determined it".to_string(),
+        |fp| format!("of {fp}"),
+    );
+    Some(Event::FireEffectLeftToPlayers {
+        target: to,
+        unit: None,
+        rule: "A8.2".into(),
+        why: format!(
+            "the Residual FP {fp} in {to} attacks {} as they enter it; the engine does not resolve that attack",
+            ids.iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     })
 }
 

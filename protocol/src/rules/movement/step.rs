@@ -38,6 +38,7 @@ pub(in crate::rules) fn decide(
             cost: entry.cost,
             mf: entry.mf,
         });
+        events.extend(entry.residual);
         return Ok(events);
     }
     // Concealed or hidden enemy units bar the way: real ones are revealed, dummies removed,
