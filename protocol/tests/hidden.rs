@@ -806,10 +806,12 @@ fn other_secrets(game: &Game) -> Game {
     twin
 }
 
-/// How many units of each side could claim WA at the end of the RPh: none, and its
-/// end-of-RPh step passes by itself (`rules::end_of_rally`).
-fn could_claim(game: &Game) -> [usize; 2] {
-    [Side::A, Side::B].map(|side| protocol::rules::end_of_rally::claimants(game, side))
+/// How many units of each side could claim WA at the end of the RPh, and how many of its
+/// malfunctioned weapons it could repair (A9.72): none of either, and its end-of-RPh step
+/// passes by itself (`rules::end_of_rally`).
+fn could_claim(game: &Game) -> [[usize; 2]; 2] {
+    use protocol::rules::end_of_rally::{claimants, repairable};
+    [Side::A, Side::B].map(|side| [claimants(game, side), repairable(game, side)])
 }
 
 /// The other secrets are other: the start of the scenario has a HIP unit and "?" stacks, so

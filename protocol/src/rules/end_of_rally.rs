@@ -18,9 +18,19 @@
 //! - a hidden enemy unit in the Location does not bar a claim (B9.32 counts only units it
 //!   knows), nor does a hidden holder, which the view lacks, so it bars nothing either.
 //!
+//!
+//! A claim is not the only act the step's side could make there: the RPh is also when a
+//! malfunctioned support weapon is repaired (A9.72), and the engine takes a repair in any step
+//! of the RPh. The DEFENDER's end-of-RPh step is the only step of the RPh it is asked in, so a
+//! step whose side possesses a malfunctioned weapon not yet tried this RPh is asked too. That
+//! is judged on the same public view: a weapon under "?" is not in it (its possessor's side
+//! may still repair it in any step of the RPh, the engine asking no turn for that), and a
+//! weapon whose possessor is broken counts (the engine leaves that repair to the players, who
+//! roll and adjudicate it in the step).
+//!
 //! So the answer is a function of the public position alone: a player who could compute it
-//! from its own projection learns nothing from it, and a unit that could claim is always
-//! asked for.
+//! from its own projection learns nothing from it, and a unit that could claim or repair is
+//! always asked for.
 
 use crate::board::scenario::{Side, UnitKind};
 use crate::game::event::Event;
@@ -41,7 +51,7 @@ fn is_end_of_rally(clock: Clock) -> bool {
 pub(super) fn passing(game: &Game) -> Vec<Event> {
     let mut events = vec![];
     let mut after = game.clone();
-    while !after.over && is_end_of_rally(after.clock) && !could_claim(&after, after.acting()) {
+    while !after.over && is_end_of_rally(after.clock) && !could_act(&after, after.acting()) {
         let Some(next) = after.clock.next(after.scenario.turns) else {
             break;
         };
@@ -55,11 +65,35 @@ pub(super) fn passing(game: &Game) -> Vec<Event> {
     events
 }
 
+/// Whether `side` could act in its end-of-RPh step, as both sides may know it: a unit of it
+/// could claim WA there (B9.322) or repair a malfunctioned weapon (A9.72).
+pub fn could_act(game: &Game, side: Side) -> bool {
+    could_claim(game, side) || repairable(game, side) > 0
+}
+
 /// Whether some unit of `side` could claim WA at the end of the RPh, as both sides may know
 /// it (see the module docs): eligible (B9.32, B9.35), not pinned (B9.322), holding none yet,
 /// and kept from it by no enemy holder Known to be real (B9.321, B9.324).
 pub fn could_claim(game: &Game, side: Side) -> bool {
     claimants(game, side) > 0
+}
+
+/// How many malfunctioned support weapons (A9.7) possessed by units of `side` could still be
+/// repaired in this RPh (A9.72: one attempt an RPh), as both sides may know it: the weapons
+/// the spectator's projection shows, which leaves out those under "?" and hidden units'.
+pub fn repairable(game: &Game, side: Side) -> usize {
+    let public = game.project(Viewer::Spectator);
+    public
+        .weapons
+        .values()
+        .filter(|w| w.malfunctioned && !w.repair_tried)
+        .filter(|w| {
+            w.held_by
+                .as_ref()
+                .and_then(|id| public.units.get(id))
+                .is_some_and(|u| u.side == side && !u.eliminated)
+        })
+        .count()
 }
 
 /// How many units of `side` could claim WA at the end of the RPh, as both sides may know it:
@@ -145,6 +179,25 @@ mod tests {
         r3.hidden = false;
         r3.concealed = true;
         assert!(could_claim(&game, Side::B));
+    }
+
+    /// A malfunctioned weapon its side could still repair this RPh (A9.72) keeps that side's
+    /// step asked; once tried, or under "?" where the public view does not show it, it does
+    /// not. The German has no wall to claim WA at in this scenario.
+    #[test]
+    fn a_weapon_to_repair_keeps_its_sides_step_asked() {
+        let text = include_str!("../../tests/positions/scenarios/a9-sw.toml");
+        let mut game = Game::new(Scenario::from_toml(text).unwrap());
+        assert!(!could_act(&game, Side::A));
+        game.weapons.get_mut("glmg").unwrap().malfunctioned = true;
+        assert_eq!(repairable(&game, Side::A), 1);
+        assert_eq!(repairable(&game, Side::B), 0);
+        assert!(could_act(&game, Side::A) && !could_act(&game, Side::B));
+        game.weapons.get_mut("glmg").unwrap().repair_tried = true;
+        assert!(!could_act(&game, Side::A));
+        game.weapons.get_mut("glmg").unwrap().repair_tried = false;
+        game.units.get_mut("g1").unwrap().concealed = true;
+        assert!(!could_act(&game, Side::A));
     }
 
     /// From the RPh, each end-of-RPh step whose side could claim nothing passes, and the
