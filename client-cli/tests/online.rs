@@ -443,28 +443,32 @@ async fn connection_buffers_events_while_a_command_waits() {
     german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
     let joined = russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     assert_eq!(joined.version, 1);
+    // The RPh ends (#2) and both its end steps pass by themselves (#3, #4, B9.322).
     let reply = german.command(1, Command::Done, None).await.unwrap();
-    assert!(
-        matches!(reply, Reply::Accepted { version: 2, .. }),
-        "{reply:?}"
-    );
-    // The German is still to act, so this is refused; event #2 came before the reply.
-    let reply = russian.command(7, Command::Done, None).await.unwrap();
-    assert!(
-        matches!(reply, Reply::Refused { version: 2, .. }),
-        "{reply:?}"
-    );
-    german.command(2, Command::Done, None).await.unwrap();
-    let reply = russian.command(8, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 4, .. }),
         "{reply:?}"
     );
-    assert_eq!(russian.next_event().await.unwrap().seq, 2);
-    assert_eq!(russian.next_event().await.unwrap().seq, 3);
-    assert_eq!(russian.version(), 4);
+    // The German is still to act, so this is refused; events #2–#4 came before the reply.
+    let reply = russian.command(7, Command::Done, None).await.unwrap();
+    assert!(
+        matches!(reply, Reply::Refused { version: 4, .. }),
+        "{reply:?}"
+    );
+    // The PFPh (#5) and the MPh (#6) end: the Russian's DFPh.
+    german.command(2, Command::Done, None).await.unwrap();
+    german.command(3, Command::Done, None).await.unwrap();
+    let reply = russian.command(8, Command::Done, None).await.unwrap();
+    assert!(
+        matches!(reply, Reply::Accepted { version: 7, .. }),
+        "{reply:?}"
+    );
+    for seq in 2..=6 {
+        assert_eq!(russian.next_event().await.unwrap().seq, seq);
+    }
+    assert_eq!(russian.version(), 7);
     let state = russian.get_state().await.unwrap();
-    assert_eq!(state.version, 4);
+    assert_eq!(state.version, 7);
     assert_eq!(state.state_hash, state.state.state_hash());
     s.stop().await;
 }
@@ -509,10 +513,10 @@ async fn watch_prints_events_with_phase_headers() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
     let (watcher, report) = start_watching(watch_args(&s, &g, Some(9), false)).await;
+    // The RPh ends and both its end steps pass by themselves (#2–#4, B9.322): the German
+    // plays on through the PFPh into the MPh.
     let turns = [
-        (&g.tokens.side_a, "done\ndone\n"),
-        (&g.tokens.side_b, "russian done\n"),
-        (&g.tokens.side_a, "done\nmove 447a I8\ndone\n"),
+        (&g.tokens.side_a, "done\ndone\nmove 447a I8\ndone\n"),
         (&g.tokens.side_b, "adjudicate 467a pin\n"),
     ];
     for (i, (token, text)) in turns.into_iter().enumerate() {
@@ -576,18 +580,17 @@ async fn watch_resumes_without_gaps_or_duplicates() {
         play(args)
     };
 
-    // Seen live.
-    let (result, out) = turn(&first, &g.tokens.side_a, "done\ndone\n").await;
+    // Seen live: the RPh's end (#2) and its two end steps passing by themselves (#3, #4,
+    // B9.322).
+    let (result, out) = turn(&first, &g.tokens.side_a, "done\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
-    report.wait_for_line("#3  ").await;
+    report.wait_for_line("#4  ").await;
     first.stop().await;
 
     // Played on the same log at an address the watcher does not know, so it can only learn of
-    // these by resuming: #4, and #5 to #8 (the move is three events: WA lost, the move, the
-    // 3-3-7's claim).
+    // these by resuming: #5, the PFPh's end, and #6 to #8 (the move is three events: WA lost,
+    // the move, the 3-3-7's claim).
     let elsewhere = TestServer::start(dir.path(), Config::default()).await;
-    let (result, out) = turn(&elsewhere, &g.tokens.side_b, "russian done\n").await;
-    assert_eq!(result, Ok(Status::Success), "{out}");
     let (result, out) = turn(&elsewhere, &g.tokens.side_a, "done\nmove 447a I8\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
     elsewhere.stop().await;
@@ -857,8 +860,9 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
     said_line("preview move 467a Q9 -> refused ").await;
     typed.send("fly away".into()).await.unwrap();
     said_line("? unknown command `fly`").await;
+    // Typed lines are numbered, the preview and the unknown command too: the PFPh ends at 5.
     typed.send("done".into()).await.unwrap();
-    said_line("3: done -> accepted").await;
+    said_line("5: done -> accepted").await;
     typed.send("done".into()).await.unwrap();
     said_line("-- waiting for the Russian").await;
 
@@ -970,13 +974,18 @@ async fn a_script_reconnects_after_the_server_restarts() {
     let (dir, first) = start(Config::default()).await;
     let g = create_game(&first).await;
     let scripts = tempfile::tempdir().unwrap();
-    // Two steps of the German's, then one that waits for the Russian's end of the RPh.
-    let path = script(&scripts, "g.txt", "done\ndone\ndone => ok phase=MPh\n");
+    // Three steps of the German's (the RPh, whose end passes by itself here, B9.322; the PFPh;
+    // the MPh), then one that waits for the Russian's DFPh.
+    let path = script(
+        &scripts,
+        "g.txt",
+        "done\ndone\ndone => ok phase=DFPh\ndone => ok phase=RtPh\n",
+    );
     let report = Report::default();
     let args = run_args(&first, &g, &g.tokens.side_a, path);
     let mut out = report.clone();
     let german = tokio::spawn(async move { run(&args, &mut out).await });
-    report.wait_for_line("2: done -> accepted").await;
+    report.wait_for_line("3: done -> accepted").await;
     let addr = first.addr;
     first.stop().await;
     let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
@@ -990,7 +999,7 @@ async fn a_script_reconnects_after_the_server_restarts() {
         .unwrap();
     assert_eq!(result, Ok(Status::Success), "{}", report.text());
     assert!(
-        report.text().contains("3: done -> accepted"),
+        report.text().contains("4: done -> accepted"),
         "{}",
         report.text()
     );

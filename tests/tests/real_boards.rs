@@ -207,9 +207,10 @@ async fn a_move_crosses_the_seam_onto_a_rotated_board() {
     )
     .unwrap();
     let script = dir.path().join("german.txt");
+    // The RPh (its end passing by itself, as in `GERMAN`) and the PFPh, then the moves.
     std::fs::write(
         &script,
-        "done\ndone\ndone\nmove ge 1GG5 => ok\nmove ge 2FF6 => ok\n",
+        "done\ndone\nmove ge 1GG5 => ok\nmove ge 2FF6 => ok\n",
     )
     .unwrap();
     let russian_script = dir.path().join("russian.txt");
@@ -280,10 +281,11 @@ async fn a_game_on_boards_stacked_north_south_survives_a_restart_and_an_unload()
     )
     .unwrap();
     let script = dir.path().join("german.txt");
-    // 1C10 is the seam's half hex (board 2's C0); 2C1 lies beyond it.
+    // The RPh (no unit stands at the wall, so its end passes by itself, B9.322) and the
+    // PFPh; then the move: 1C10 is the seam's half hex (board 2's C0); 2C1 lies beyond it.
     std::fs::write(
         &script,
-        "done\ndone\ndone\nmove ge 1C10 => ok\nmove ge 2C1 => ok\n",
+        "done\ndone\nmove ge 1C10 => ok\nmove ge 2C1 => ok\n",
     )
     .unwrap();
     let russian_script = dir.path().join("russian.txt");

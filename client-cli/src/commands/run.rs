@@ -382,11 +382,15 @@ async fn wait_for(
         while let Some(event) = connection.pop_buffered() {
             follower.advance(&event)?;
         }
-        if wait.ready(follower.game(), side) {
-            return Ok(());
-        }
-        if let Some(say) = waiting.take() {
-            say(follower.game());
+        // Between a step begun and its passing by itself (B9.322) the step's side is not
+        // asked: whose turn it is is read where the command's events end.
+        if follower.settled() {
+            if wait.ready(follower.game(), side) {
+                return Ok(());
+            }
+            if let Some(say) = waiting.take() {
+                say(follower.game());
+            }
         }
         let event = connection.next_event().await?;
         follower.advance(&event)?;

@@ -51,7 +51,7 @@ fn is_end_of_rally(clock: Clock) -> bool {
 pub(super) fn passing(game: &Game) -> Vec<Event> {
     let mut events = vec![];
     let mut after = game.clone();
-    while !after.over && is_end_of_rally(after.clock) && !could_act(&after, after.acting()) {
+    while passes_on_arrival(&after) {
         let Some(next) = after.clock.next(after.scenario.turns) else {
             break;
         };
@@ -63,6 +63,16 @@ pub(super) fn passing(game: &Game) -> Vec<Event> {
         events.push(passed);
     }
     events
+}
+
+/// Whether the step the clock has just reached passes by itself: an end-of-RPh step whose
+/// side could act in it in no way (see the module docs). A follower of the event stream asks
+/// this after a `StepEnded` or `StepPassed`: when it holds, the same command's `StepPassed`
+/// is still to come, so the side the step names is not the one play waits on. Only right on
+/// arrival: a side that has acted in its step (claimed WA for its only claimant) ends it by
+/// `Done` like any other.
+pub fn passes_on_arrival(game: &Game) -> bool {
+    !game.over && is_end_of_rally(game.clock) && !could_act(game, game.acting())
 }
 
 /// Whether `side` could act in its end-of-RPh step, as both sides may know it: a unit of it
