@@ -8,8 +8,9 @@
 
 use protocol::game::view::apply_viewed;
 use protocol::record::words::describe_event;
+use protocol::rules::end_of_rally;
 use protocol::wire::Sequenced;
-use protocol::{Game, StateHash};
+use protocol::{Event, Game, StateHash};
 use std::fmt;
 
 #[derive(Clone, Debug)]
@@ -17,6 +18,9 @@ pub struct Follower {
     game: Game,
     /// A version the local game has not reached yet and the hash the server reported for it.
     checkpoint: Option<(u64, StateHash)>,
+    /// The last event applied began a step that passes by itself (B9.322): the command's
+    /// `StepPassed` is still to come.
+    passing_due: bool,
 }
 
 /// What one event of the stream did to the local game.
@@ -70,6 +74,7 @@ impl Follower {
         Follower {
             game,
             checkpoint: None,
+            passing_due: false,
         }
     }
 
@@ -86,6 +91,14 @@ impl Follower {
 
     pub fn version(&self) -> u64 {
         self.game.version
+    }
+
+    /// Whether the local game stands where a command's events stop: not between a step begun
+    /// and its passing by itself (an end-of-RPh step no side could act in, B9.322), whose
+    /// `StepPassed` comes in the same command's events. Whose turn it is is read only here:
+    /// in between, the step's side would look to be asked for a step nobody is asked in.
+    pub fn settled(&self) -> bool {
+        !self.passing_due
     }
 
     /// Records the hash the server reported for `version` (from `Joined` or `State`). It is
@@ -118,6 +131,10 @@ impl Follower {
         // version is its count of events received, as the server's projection says.
         let description = describe_event(&self.game, &sequenced.viewed.event);
         apply_viewed(&mut self.game, &sequenced.viewed);
+        self.passing_due = matches!(
+            sequenced.viewed.event,
+            Event::StepEnded { .. } | Event::StepPassed { .. }
+        ) && end_of_rally::passes_on_arrival(&self.game);
         let advance = Advance::Applied(description);
         if let Some((at, hash)) = self.checkpoint {
             if at == sequenced.seq {
@@ -240,20 +257,50 @@ mod tests {
         assert!(matches!(err, FollowError::Diverged { version: 0, .. }));
     }
 
+    /// The RPh's end here: both end-of-RPh steps pass by themselves (B9.322), so the follower
+    /// is unsettled until the last `StepPassed`: in between, the steps' sides look to act.
+    #[test]
+    fn between_a_step_begun_and_its_passing_the_game_is_unsettled() {
+        let mut server = start();
+        let mut follower = Follower::new(server.clone());
+        assert!(follower.settled());
+        let events = play(&mut server, Side::A, Command::Done);
+        assert_eq!(events.len(), 3, "{events:?}");
+        let mut settled = vec![];
+        for e in &events {
+            follower.advance(e).unwrap();
+            settled.push(follower.settled());
+        }
+        assert_eq!(settled, [false, false, true]);
+        assert_eq!(follower.game().acting(), Side::A, "the German's PFPh");
+        // A step that is asked is settled on arrival: the PFPh's end, into the MPh.
+        let events = play(&mut server, Side::A, Command::Done);
+        follower.advance(&events[0]).unwrap();
+        assert!(follower.settled());
+    }
+
     /// Resuming: the server reports its version and hash, and the missed events follow.
     #[test]
     fn a_future_checkpoint_is_checked_on_arrival() {
         let mut server = start();
         let mut follower = Follower::new(server.clone());
+        // The RPh's end, with the end-of-RPh steps that passed by themselves (B9.322).
         let events = play(&mut server, Side::A, Command::Done);
-        follower.expect_hash(1, server.state_hash()).unwrap();
-        follower.advance(&events[0]).unwrap();
+        let last = events.len() as u64;
+        follower.expect_hash(last, server.state_hash()).unwrap();
+        for e in &events {
+            follower.advance(e).unwrap();
+        }
 
         let mut wrong = Follower::new(start());
-        wrong.expect_hash(1, start().state_hash()).unwrap();
+        wrong.expect_hash(last, start().state_hash()).unwrap();
+        let (final_event, before) = events.split_last().unwrap();
+        for e in before {
+            wrong.advance(e).unwrap();
+        }
         assert!(matches!(
-            wrong.advance(&events[0]),
-            Err(FollowError::Diverged { version: 1, .. })
+            wrong.advance(final_event),
+            Err(FollowError::Diverged { version, .. }) if version == last
         ));
     }
 

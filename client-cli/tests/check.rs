@@ -32,18 +32,18 @@ fn the_b9_4_example_passes_with_a_readable_trace() {
     assert_eq!(status, Ok(Status::Success), "{text}");
     assert!(
         text.contains(
-            "12: german move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a \
+            "11: german move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a \
              new Location (B9.41); 447a 55H7 → 55I8: 3 MF = 1 COT (B1) + 1 uphill (B10) + 1 wall \
              (B9.4); 447a spent 3 of 4, left 1; 337a claimed Wall Advantage mandatory"
         ),
         "{text}"
     );
     assert!(
-        text.contains("11: russian move 747a G5 -> refused A3.3: "),
+        text.contains("10: russian move 747a G5 -> refused A3.3: "),
         "{text}"
     );
     assert!(
-        text.ends_with("11 lines, 10 accepted, 1 refused, 0 expectation failures\n"),
+        text.ends_with("9 lines, 8 accepted, 1 refused, 0 expectation failures\n"),
         "{text}"
     );
 }
@@ -57,11 +57,11 @@ fn json_is_one_object_per_line_then_the_counts() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 12);
-    assert_eq!(lines[5]["line"], 12);
-    assert_eq!(lines[5]["events"][1]["unit_moved"]["to"], "55I8");
-    assert_eq!(lines[11]["expectation_failures"], 0);
-    assert_eq!(lines[11]["lines"], 11);
+    assert_eq!(lines.len(), 10);
+    assert_eq!(lines[3]["line"], 11);
+    assert_eq!(lines[3]["events"][1]["unit_moved"]["to"], "55I8");
+    assert_eq!(lines[9]["expectation_failures"], 0);
+    assert_eq!(lines[9]["lines"], 9);
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn a_failed_expectation_is_exit_code_1() {
     assert_eq!(status.map(Status::exit_code), Ok(1));
     let text = String::from_utf8(out).unwrap();
     assert!(
-        text.contains("\n  expectation failed: the phase is RPh, not MPh\n"),
+        text.contains("\n  expectation failed: the phase is PFPh, not MPh\n"),
         "{text}"
     );
     assert!(text.contains("2: russian done -> refused "), "{text}");

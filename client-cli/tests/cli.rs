@@ -84,10 +84,11 @@ async fn run_from_standard_input_sends_each_line_as_it_comes() {
     let mut stdin = child.stdin.take().unwrap();
     let out = lines_of(child.stdout.take().unwrap());
     let out = tokio::task::spawn_blocking(move || {
+        // The German's RPh: an offer to end leaves it the German's to act in.
         writeln!(stdin, "# the German's RPh").unwrap();
-        writeln!(stdin, "done").unwrap();
+        writeln!(stdin, "propose-end").unwrap();
         stdin.flush().unwrap();
-        wait_for(&out, "2: done -> accepted");
+        wait_for(&out, "2: propose-end -> accepted");
         writeln!(stdin, "move g1 Q9").unwrap();
         drop(stdin);
         wait_for(&out, "3: move g1 Q9 -> refused")
@@ -229,7 +230,8 @@ async fn play_reads_piped_lines_too() {
         writeln!(stdin, "done").unwrap();
         seen.extend(wait_for(&out, "1: done -> accepted"));
         writeln!(stdin, "move g1 Q9").unwrap();
-        seen.extend(wait_for(&out, "2: move g1 Q9 -> refused A4"));
+        // The German's end of RPh passed by itself; the Russian's is asked (B9.322).
+        seen.extend(wait_for(&out, "2: move g1 Q9 -> refused B9.322"));
         drop(stdin);
         seen
     })

@@ -163,19 +163,18 @@ fn event_seqs(record: &str) -> Vec<u64> {
 /// German: through the RPh and PFPh into the MPh, one move, then the end of the MPh.
 const GERMAN_SCRIPT: &str = "\
 german done
-done
 done                        => ok phase=MPh
 move 447a I8                => ok mf_spent=447a:3 hex=447a:I8
 german done                 => ok phase=DFPh acting=russian
 ";
 
-/// Russian: its end-of-RPh step, then the DFPh, where it enters what its fire did. Every line
-/// waits until the Russian is to act, so the two scripts make the same eleven-event log however
-/// they are scheduled: `GameCreated`, seven events of the German's (four `done`s, and the
-/// move's three: 447a loses WA (B9.41), moves, and the 3-3-7 across the wall must claim it
-/// (B9.323)) and three of the Russian's.
+/// Russian: the DFPh, where it enters what its fire did (no unit of either side could claim WA
+/// at the end of the RPh, so both of its steps pass by themselves, B9.322). Every line waits
+/// until the Russian is to act, so the two scripts make the same eleven-event log however they
+/// are scheduled: `GameCreated`, eight events of the German's (the RPh's end and the two steps
+/// that passed, two more `done`s, and the move's three: 447a loses WA (B9.41), moves, and the
+/// 3-3-7 across the wall must claim it (B9.323)) and two of the Russian's.
 const RUSSIAN_SCRIPT: &str = "\
-russian done                => ok phase=PFPh
 adjudicate 467a pin \"IFT 2, DR 7\" => ok pinned=467a
 done                        => ok phase=AFPh acting=german
 ";
@@ -261,7 +260,7 @@ async fn two_scripts_interleave_by_turn() {
     let (g_out, r_out) = play_both(&s, &g, &dir).await;
     assert!(
         g_out.contains(
-            "4: move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a new \
+            "3: move 447a I8 -> accepted: 447a Wall Advantage lost on starting to enter a new \
              Location (B9.41); 447a 55H7 → 55I8: 3 MF = "
         ),
         "{g_out}"
@@ -273,14 +272,20 @@ async fn two_scripts_interleave_by_turn() {
     );
     assert!(!g_out.contains("expectation failed"), "{g_out}");
     assert!(!r_out.contains("expectation failed"), "{r_out}");
-    assert_eq!(g_out.lines().count(), 5, "{g_out}");
-    assert_eq!(r_out.lines().count(), 3, "{r_out}");
+    assert_eq!(g_out.lines().count(), 4, "{g_out}");
+    assert_eq!(r_out.lines().count(), 2, "{r_out}");
     assert!(
-        r_out.starts_with("1: russian done -> accepted: Russian ended end of RPh"),
+        r_out.starts_with("1: adjudicate 467a pin \"IFT 2, DR 7\" -> accepted"),
         "{r_out}"
     );
+    assert!(
+        g_out.starts_with("1: german done -> accepted: German ended RPh")
+            && g_out.contains("ATTACKER passed")
+            && g_out.contains("DEFENDER passed"),
+        "{g_out}"
+    );
     let game = server_game(&s, &g).await;
-    assert_eq!(game.version, 1 + (4 + 3) + 3);
+    assert_eq!(game.version, 1 + (5 + 3) + 2);
     assert!(game.units["467a"].pinned);
     // The spectator knows the concealed Russian squad by its alias only.
     assert!(game.units["?1"].wall_advantage);
@@ -297,13 +302,11 @@ async fn scripts_wait_for_the_side_offered_wall_advantage() {
     let g = create_game(&s).await;
     let german_script = "\
 german done
-done
 done                        => ok phase=MPh
 move 467a H6                => ok hex=467a:H6 chance=russian
 done                        => ok phase=DFPh acting=russian
 ";
     let russian_script = "\
-russian done                => ok phase=PFPh
 decline-wa                  => ok chance=none no_wa=747a wa=467a
 done                        => ok phase=AFPh acting=german
 ";
@@ -325,14 +328,15 @@ done                        => ok phase=AFPh acting=german
     assert!(!g_out.contains("refused"), "{g_out}");
     assert!(
         r_out.contains(
-            "2: decline-wa -> accepted: Russian let the chance to claim Wall Advantage pass"
+            "1: decline-wa -> accepted: Russian let the chance to claim Wall Advantage pass"
         ),
         "{r_out}"
     );
     let game = server_game(&s, &g).await;
-    // GameCreated, the German's 4 `done`s and 3 move events (WA lost, the move, the chance),
-    // and the Russian's 2 `done`s and its decline, after which the 4-6-7 must claim WA.
-    assert_eq!(game.version, 1 + (4 + 3) + (2 + 2));
+    // GameCreated, the German's 3 `done`s with the 2 end-of-RPh steps that passed and 3 move
+    // events (WA lost, the move, the chance), and the Russian's `done` and its decline, after
+    // which the 4-6-7 must claim WA.
+    assert_eq!(game.version, 1 + (5 + 3) + (1 + 2));
     assert!(game.wa_chance.is_none());
     assert!(game.units["467a"].wall_advantage);
     s.stop().await;
@@ -342,7 +346,7 @@ done                        => ok phase=AFPh acting=german
 async fn failed_expectations_and_refusals_are_reported() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
-    let text = "move 467a H6 => ok\ndone => ok phase=PFPh\ndone => refused\n";
+    let text = "move 467a H6 => ok\ndone => ok phase=MPh\ndone => refused\n";
     let mut args = run_args(&s, &g, &g.tokens.side_a, script(&dir, "g.txt", text));
     args.no_wait = true;
     args.json = true;
@@ -361,7 +365,7 @@ async fn failed_expectations_and_refusals_are_reported() {
     assert!(lines[1]["failures"][0]
         .as_str()
         .unwrap()
-        .contains("the phase is RPh, not PFPh"));
+        .contains("the phase is PFPh, not MPh"));
     assert_eq!(lines[2]["accepted"], true);
     assert_eq!(
         lines[2]["failures"][0],
@@ -439,28 +443,32 @@ async fn connection_buffers_events_while_a_command_waits() {
     german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
     let joined = russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     assert_eq!(joined.version, 1);
+    // The RPh ends (#2) and both its end steps pass by themselves (#3, #4, B9.322).
     let reply = german.command(1, Command::Done, None).await.unwrap();
-    assert!(
-        matches!(reply, Reply::Accepted { version: 2, .. }),
-        "{reply:?}"
-    );
-    // The German is still to act, so this is refused; event #2 came before the reply.
-    let reply = russian.command(7, Command::Done, None).await.unwrap();
-    assert!(
-        matches!(reply, Reply::Refused { version: 2, .. }),
-        "{reply:?}"
-    );
-    german.command(2, Command::Done, None).await.unwrap();
-    let reply = russian.command(8, Command::Done, None).await.unwrap();
     assert!(
         matches!(reply, Reply::Accepted { version: 4, .. }),
         "{reply:?}"
     );
-    assert_eq!(russian.next_event().await.unwrap().seq, 2);
-    assert_eq!(russian.next_event().await.unwrap().seq, 3);
-    assert_eq!(russian.version(), 4);
+    // The German is still to act, so this is refused; events #2–#4 came before the reply.
+    let reply = russian.command(7, Command::Done, None).await.unwrap();
+    assert!(
+        matches!(reply, Reply::Refused { version: 4, .. }),
+        "{reply:?}"
+    );
+    // The PFPh (#5) and the MPh (#6) end: the Russian's DFPh.
+    german.command(2, Command::Done, None).await.unwrap();
+    german.command(3, Command::Done, None).await.unwrap();
+    let reply = russian.command(8, Command::Done, None).await.unwrap();
+    assert!(
+        matches!(reply, Reply::Accepted { version: 7, .. }),
+        "{reply:?}"
+    );
+    for seq in 2..=6 {
+        assert_eq!(russian.next_event().await.unwrap().seq, seq);
+    }
+    assert_eq!(russian.version(), 7);
     let state = russian.get_state().await.unwrap();
-    assert_eq!(state.version, 4);
+    assert_eq!(state.version, 7);
     assert_eq!(state.state_hash, state.state.state_hash());
     s.stop().await;
 }
@@ -505,10 +513,10 @@ async fn watch_prints_events_with_phase_headers() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
     let (watcher, report) = start_watching(watch_args(&s, &g, Some(9), false)).await;
+    // The RPh ends and both its end steps pass by themselves (#2–#4, B9.322): the German
+    // plays on through the PFPh into the MPh.
     let turns = [
-        (&g.tokens.side_a, "done\ndone\n"),
-        (&g.tokens.side_b, "russian done\n"),
-        (&g.tokens.side_a, "done\nmove 447a I8\ndone\n"),
+        (&g.tokens.side_a, "done\ndone\nmove 447a I8\ndone\n"),
         (&g.tokens.side_b, "adjudicate 467a pin\n"),
     ];
     for (i, (token, text)) in turns.into_iter().enumerate() {
@@ -572,18 +580,17 @@ async fn watch_resumes_without_gaps_or_duplicates() {
         play(args)
     };
 
-    // Seen live.
-    let (result, out) = turn(&first, &g.tokens.side_a, "done\ndone\n").await;
+    // Seen live: the RPh's end (#2) and its two end steps passing by themselves (#3, #4,
+    // B9.322).
+    let (result, out) = turn(&first, &g.tokens.side_a, "done\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
-    report.wait_for_line("#3  ").await;
+    report.wait_for_line("#4  ").await;
     first.stop().await;
 
     // Played on the same log at an address the watcher does not know, so it can only learn of
-    // these by resuming: #4, and #5 to #8 (the move is three events: WA lost, the move, the
-    // 3-3-7's claim).
+    // these by resuming: #5, the PFPh's end, and #6 to #8 (the move is three events: WA lost,
+    // the move, the 3-3-7's claim).
     let elsewhere = TestServer::start(dir.path(), Config::default()).await;
-    let (result, out) = turn(&elsewhere, &g.tokens.side_b, "russian done\n").await;
-    assert_eq!(result, Ok(Status::Success), "{out}");
     let (result, out) = turn(&elsewhere, &g.tokens.side_a, "done\nmove 447a I8\n").await;
     assert_eq!(result, Ok(Status::Success), "{out}");
     elsewhere.stop().await;
@@ -615,13 +622,14 @@ async fn watch_resumes_without_gaps_or_duplicates() {
 async fn watch_of_a_finished_game_returns_at_once() {
     let (dir, s) = start(Config::default()).await;
     let g = create_game(&s).await;
-    // Two Game Turns of eleven steps per Player Turn: 44 `done`s end the game.
+    // Two Game Turns of eleven steps per Player Turn, the two at the end of each RPh passing
+    // by themselves (no unit could claim WA, B9.322): 36 `done`s end the game.
     let mut both = String::new();
     for _ in 0..2 {
         for (attacker, defender) in [("german", "russian"), ("russian", "german")] {
             for who in [
-                attacker, attacker, defender, attacker, attacker, defender, attacker, attacker,
-                defender, attacker, attacker,
+                attacker, attacker, attacker, defender, attacker, attacker, defender, attacker,
+                attacker,
             ] {
                 both += &format!("{who} done\n");
             }
@@ -852,10 +860,13 @@ async fn play_answers_each_line_and_shows_the_opponents_moves() {
     said_line("preview move 467a Q9 -> refused ").await;
     typed.send("fly away".into()).await.unwrap();
     said_line("? unknown command `fly`").await;
+    // Typed lines are numbered, the preview and the unknown command too: the PFPh ends at 5.
+    typed.send("done".into()).await.unwrap();
+    said_line("5: done -> accepted").await;
     typed.send("done".into()).await.unwrap();
     said_line("-- waiting for the Russian").await;
 
-    // The Russian ends the RPh from elsewhere: the German's session hears of it at once.
+    // The Russian ends the DFPh from elsewhere: the German's session hears of it at once.
     let mut russian = Connection::connect(&s.url).await.unwrap();
     russian.join(&g.game, &g.tokens.side_b, None).await.unwrap();
     let reply = russian.command(1, Command::Done, None).await.unwrap();
@@ -885,7 +896,8 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     let (dir, first) = start(Config::default()).await;
     let g = create_game(&first).await;
     let scripts = tempfile::tempdir().unwrap();
-    let path = script(&scripts, "g.txt", "done\ndone\nmove 467a Q9\n");
+    // The RPh's end steps pass by themselves here (B9.322): three `done`s reach the DFPh.
+    let path = script(&scripts, "g.txt", "done\ndone\ndone\nmove 467a Q9\n");
     let mut args = run_args(&first, &g, &g.tokens.side_a, path.clone());
     args.no_wait = true;
     let (result, out) = play(args).await;
@@ -895,8 +907,8 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     first.stop().await;
 
     let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
-    // Fixed: the first two lines are as they were, the third is new.
-    std::fs::write(&path, "done\ndone\ndone\n").unwrap();
+    // Fixed: the first three lines are as they were, the fourth is new.
+    std::fs::write(&path, "done\ndone\ndone\ndone\n").unwrap();
     let mut args = run_args(&s, &g, &g.tokens.side_a, path.clone());
     args.no_wait = true;
     let (result, out) = play(args).await;
@@ -912,6 +924,10 @@ async fn a_script_run_again_resumes_where_the_game_is() {
     );
     assert!(
         lines[1].starts_with("2: done -> accepted: played already, as #"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("3: done -> accepted: played already, as #"),
         "{out}"
     );
     assert_eq!(
@@ -958,13 +974,18 @@ async fn a_script_reconnects_after_the_server_restarts() {
     let (dir, first) = start(Config::default()).await;
     let g = create_game(&first).await;
     let scripts = tempfile::tempdir().unwrap();
-    // Two steps of the German's, then one that waits for the Russian's end of the RPh.
-    let path = script(&scripts, "g.txt", "done\ndone\ndone => ok phase=MPh\n");
+    // Three steps of the German's (the RPh, whose end passes by itself here, B9.322; the PFPh;
+    // the MPh), then one that waits for the Russian's DFPh.
+    let path = script(
+        &scripts,
+        "g.txt",
+        "done\ndone\ndone => ok phase=DFPh\ndone => ok phase=RtPh\n",
+    );
     let report = Report::default();
     let args = run_args(&first, &g, &g.tokens.side_a, path);
     let mut out = report.clone();
     let german = tokio::spawn(async move { run(&args, &mut out).await });
-    report.wait_for_line("2: done -> accepted").await;
+    report.wait_for_line("3: done -> accepted").await;
     let addr = first.addr;
     first.stop().await;
     let s = TestServer::start_at(dir.path(), Config::default(), addr).await;
@@ -978,7 +999,7 @@ async fn a_script_reconnects_after_the_server_restarts() {
         .unwrap();
     assert_eq!(result, Ok(Status::Success), "{}", report.text());
     assert!(
-        report.text().contains("3: done -> accepted"),
+        report.text().contains("4: done -> accepted"),
         "{}",
         report.text()
     );

@@ -26,8 +26,15 @@ fn scenario() -> Scenario {
 /// The German Prep Fire Phase of the A7 position.
 fn prep_fire() -> Game {
     let mut game = Game::new(scenario());
-    for side in [Side::A, Side::A, Side::B] {
-        let events = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap();
+    // The end-of-RPh steps pass by themselves where nobody could claim WA (B9.322).
+    while game.clock.phase() != protocol::phase::Phase::PrepFire {
+        let events = decide(
+            &game,
+            game.acting(),
+            &Command::Done,
+            &mut ScriptedDice::default(),
+        )
+        .unwrap();
         for e in &events {
             apply(&mut game, e);
         }
@@ -222,11 +229,20 @@ fn first_fire() -> Game {
     let scenario =
         Scenario::from_toml(include_str!("positions/scenarios/a8-defensive-fire.toml")).unwrap();
     let mut game = Game::new(scenario);
+    // To the MPh, through the end-of-RPh steps that do not pass by themselves (B9.322).
+    while game.clock.phase() != protocol::phase::Phase::Movement {
+        let events = decide(
+            &game,
+            game.acting(),
+            &Command::Done,
+            &mut ScriptedDice::default(),
+        )
+        .unwrap();
+        for e in &events {
+            apply(&mut game, e);
+        }
+    }
     let steps = [
-        (Side::A, Command::Done),
-        (Side::A, Command::Done),
-        (Side::B, Command::Done),
-        (Side::A, Command::Done),
         (
             Side::A,
             Command::Move {

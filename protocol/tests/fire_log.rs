@@ -22,7 +22,9 @@ fn fire_log(firer: &str, target: &str, faces: &[u8]) -> Vec<String> {
         }
         words
     };
-    for side in [Side::A, Side::A, Side::B] {
+    // The end-of-RPh steps pass by themselves where nobody could claim WA (B9.322).
+    while game.clock.phase() != protocol::phase::Phase::PrepFire {
+        let side = game.acting();
         run(&mut game, side, Command::Done, &[]);
     }
     run(

@@ -1028,3 +1028,95 @@ fn a_unit_named_in_prose_is_caught_and_one_named_by_a_piece_is_not() {
     assert_eq!(pieces.detail, "`gs1` is pinned; so is `gl`");
     assert!(ids_named(&game, &read_knowing_no_unit(&pieces)).is_empty());
 }
+
+/// `game` as it would be had each side's secrets been other ones: every unit under "?" of
+/// the other kind (a dummy for a real unit, a squad for a dummy) and broken where it was in
+/// Good Order, and every hidden (HIP) unit gone with what it holds. What either side's
+/// opponent may know of the position is the same.
+fn other_secrets(game: &Game) -> Game {
+    let mut twin = game.clone();
+    let ids: Vec<String> = twin.units.keys().cloned().collect();
+    for id in ids {
+        let unit = &twin.units[&id];
+        if unit.hidden {
+            twin.units.remove(&id);
+            twin.weapons.retain(|_, w| w.held_by.as_ref() != Some(&id));
+        } else if unit.concealed {
+            let unit = twin.units.get_mut(&id).unwrap();
+            unit.kind = match unit.kind {
+                protocol::board::scenario::UnitKind::Dummy => {
+                    protocol::board::scenario::UnitKind::Squad
+                }
+                _ => protocol::board::scenario::UnitKind::Dummy,
+            };
+            unit.morale = match unit.morale {
+                protocol::board::scenario::Morale::GoodOrder => {
+                    protocol::board::scenario::Morale::Broken
+                }
+                _ => protocol::board::scenario::Morale::GoodOrder,
+            };
+        }
+    }
+    twin
+}
+
+/// How many units of each side could claim WA at the end of the RPh, and how many of its
+/// malfunctioned weapons it could repair (A9.72): none of either, and its end-of-RPh step
+/// passes by itself (`rules::end_of_rally`).
+fn could_claim(game: &Game) -> [[usize; 2]; 2] {
+    use protocol::rules::end_of_rally::{claimants, repairable};
+    [Side::A, Side::B].map(|side| [claimants(game, side), repairable(game, side)])
+}
+
+/// The other secrets are other: the start of the scenario has a HIP unit and "?" stacks, so
+/// the twin differs as a whole game while no viewer's projection of it does.
+#[test]
+fn a_game_with_other_secrets_differs_only_where_nobody_looks() {
+    let game = start();
+    let twin = other_secrets(&game);
+    assert_ne!(game.state_hash(), twin.state_hash());
+    assert_ne!(game.units.len(), twin.units.len(), "the HIP unit is gone");
+    let public = differ(
+        &game.project(Viewer::Spectator),
+        &twin.project(Viewer::Spectator),
+    );
+    assert!(public.is_none(), "{public:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// An end-of-RPh step passes by itself when its side could claim no WA (B9.322), and
+    /// that is decided from what both sides may know: at every position of random play, each
+    /// viewer's own projection gives the answer the whole game gives, and so does a game whose
+    /// secrets are other ones. A step passing, or asked for, tells nobody anything.
+    #[test]
+    fn whether_an_end_of_rph_step_passes_is_known_to_every_viewer(
+        walls in any::<bool>(),
+        draws in prop::collection::vec(draw(), 0..70),
+    ) {
+        // This test's scenario, or one of walls with holders under "?", dummies and a HIP
+        // squad behind a wall.
+        let mut game = if walls {
+            let text = include_str!("positions/scenarios/wa-positions.toml");
+            Game::replay([&Event::GameCreated { scenario: Scenario::from_toml(text).unwrap() }])
+                .unwrap()
+        } else {
+            start()
+        };
+        for d in &draws {
+            let (side, command) = command(&game, d);
+            let Ok(events) = decide(&game, side, &command, &mut ScriptedDice::default()) else {
+                continue;
+            };
+            for e in &events {
+                apply(&mut game, e);
+                let answer = could_claim(&game);
+                for viewer in VIEWERS {
+                    prop_assert_eq!(could_claim(&game.project(viewer)), answer, "{:?} after {:?}", viewer, e);
+                }
+                prop_assert_eq!(could_claim(&other_secrets(&game)), answer, "other secrets after {:?}", e);
+            }
+        }
+    }
+}

@@ -306,8 +306,8 @@ proptest! {
     #[test]
     fn mf_spent_is_the_sum_of_costs_and_within_the_allotment(which in any::<bool>(), draws in prop::collection::vec(move_draw(), 0..80)) {
         let mut game = Game::new(movement_scenario(which));
-        // Into the German MPh: RPh, 1.32B German, 1.32B Russian, PFPh.
-        for _ in 0..4 {
+        // Into the German MPh: RPh, the end-of-RPh steps that do not pass by themselves, PFPh.
+        while game.clock.phase() != protocol::phase::Phase::Movement {
             let events = decide(&game, game.acting(), &Command::Done, &mut ScriptedDice::default()).unwrap();
             for e in &events { apply(&mut game, e); }
         }

@@ -45,8 +45,9 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
     let (healthy, healthy_tokens) = common::create(&server.url, SCENARIO).await;
     for (game, tokens) in [(&damaged, &damaged_tokens), (&healthy, &healthy_tokens)] {
         let (mut ws, _) = join(&server.url, game, &tokens.side_a).await;
-        // German ends the RPh and its end-of-RPh step; the Russian acts next.
-        for id in 1..=2 {
+        // The German ends the RPh (whose end steps pass by themselves here, B9.322), the PFPh
+        // and the MPh; the Russian acts next.
+        for id in 1..=3 {
             let answer = ask(
                 &mut ws,
                 ClientMessage::Command {
@@ -105,7 +106,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
     ));
     let (mut ws, answer) = join(&server.url, &healthy, &healthy_tokens.side_b).await;
     assert!(
-        matches!(answer, ServerMessage::Joined { version: 3, .. }),
+        matches!(answer, ServerMessage::Joined { version: 6, .. }),
         "{answer:?}"
     );
     let answer = ask(
@@ -118,7 +119,7 @@ async fn a_damaged_log_is_named_refused_and_left_alone() {
     )
     .await;
     assert!(
-        matches!(answer, ServerMessage::Accepted { version: 4, .. }),
+        matches!(answer, ServerMessage::Accepted { version: 7, .. }),
         "{answer:?}"
     );
     drop(ws);
@@ -151,29 +152,30 @@ async fn a_log_this_version_cannot_read_is_not_called_damaged() {
         },
     )
     .await;
+    // The RPh's end and its two end steps, which pass by themselves here (B9.322).
     assert!(
-        matches!(answer, ServerMessage::Accepted { version: 2, .. }),
+        matches!(answer, ServerMessage::Accepted { version: 4, .. }),
         "{answer:?}"
     );
     drop(ws);
     server.stop().await;
 
-    // Event 3, in its place after event 2, written in a format this version does not know.
+    // Event 5, in its place after event 4, written in a format this version does not know.
     {
         let db = sled::open(dir.path()).unwrap();
         let events = db.open_tree("events").unwrap();
-        let two = events.get(event_key(&game, 2)).unwrap().unwrap();
+        let four = events.get(event_key(&game, 4)).unwrap().unwrap();
         let newer = bincode::serde::encode_to_vec(
             (
                 u16::MAX,
-                3u64,
-                protocol::chain::LogHash::of(&two).0,
+                5u64,
+                protocol::chain::LogHash::of(&four).0,
                 vec![7u8; 40],
             ),
             bincode::config::standard(),
         )
         .unwrap();
-        events.insert(event_key(&game, 3), newer).unwrap();
+        events.insert(event_key(&game, 5), newer).unwrap();
         db.flush().unwrap();
     }
     let before = records(dir.path(), &game);
@@ -184,7 +186,7 @@ async fn a_log_this_version_cannot_read_is_not_called_damaged() {
         match answer {
             ServerMessage::Error { code, message } => {
                 assert_eq!(code, ErrorCode::GameUnavailable);
-                assert!(message.contains("event 3"), "{message}");
+                assert!(message.contains("event 5"), "{message}");
                 assert!(message.contains("this version"), "{message}");
                 assert!(message.contains("nothing is lost"), "{message}");
                 assert!(!message.contains("backup"), "{message}");
@@ -230,7 +232,8 @@ async fn a_bare_since_past_the_end_is_refused_alone_and_marks_nothing() {
     };
     assert!(matches!(
         ask(&mut ws, done(1)).await,
-        ServerMessage::Accepted { version: 2, .. }
+        // The RPh's end and its two end steps passing by themselves (B9.322).
+        ServerMessage::Accepted { version: 4, .. }
     ));
     drop(ws);
     server.stop().await;
@@ -286,11 +289,11 @@ async fn a_bare_since_past_the_end_is_refused_alone_and_marks_nothing() {
     let store = SledStore::open(old.path()).unwrap();
     let key = server::store::envelope::game_key(&game).unwrap();
     let records = store.load(&key).unwrap();
-    assert_eq!(records.len(), 2);
+    assert_eq!(records.len(), 4);
     let text =
         server::store::backup::export_text(&key, &records, &server::signing::key::fresh()).unwrap();
     let verified = protocol::export::verify_backup(text.as_bytes(), &mut |_, _| {}).unwrap();
-    assert_eq!(verified.header.events, 2);
+    assert_eq!(verified.header.events, 4);
 }
 
 /// A small deterministic generator (xorshift64*), so a trial's damage is the same on every run.

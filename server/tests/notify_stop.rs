@@ -95,8 +95,9 @@ async fn accepted(ws: &mut common::Socket) -> u64 {
     }
 }
 
-/// One game: its id, the German's token, the German's socket, and the German's version once
-/// its first step is played (the hand-over is the second).
+/// One game: its id, the German's token, the German's socket, and the German's version before
+/// its first `done`, which is the hand-over: the RPh ends and the German's end-of-RPh step
+/// passes by itself (B9.322), so the Russian's own is next.
 struct Game {
     id: String,
     german: String,
@@ -105,7 +106,7 @@ struct Game {
 }
 
 /// A game whose Russian seat is registered for notices to `hook` and away, with the German
-/// joined and one step from handing the Russian the turn.
+/// joined and one `done` from handing the Russian the turn.
 async fn game(url: &str, hook: &str) -> Game {
     let (id, tokens) = common::create(url, SCENARIO).await;
     let mut ws = common::open(url).await;
@@ -122,12 +123,14 @@ async fn game(url: &str, hook: &str) -> Game {
         matches!(registered, ServerMessage::Notifying { .. }),
         "{registered:?}"
     );
-    let (mut ws, joined) = common::join(url, &id, &tokens.side_a).await;
-    assert!(matches!(joined, ServerMessage::Joined { .. }), "{joined:?}");
-    ws.send(Message::text(wire::to_json(&done(1))))
-        .await
-        .unwrap();
-    let before_hand_over = accepted(&mut ws).await;
+    let (ws, joined) = common::join(url, &id, &tokens.side_a).await;
+    let ServerMessage::Joined {
+        version: before_hand_over,
+        ..
+    } = joined
+    else {
+        panic!("{joined:?}")
+    };
     Game {
         id,
         german: tokens.side_a,
@@ -148,7 +151,7 @@ async fn hand_overs_are_notified_once_across(stop: Stop) {
 
     // Every German hands the turn over at once; the server stops at the first acknowledgement.
     for g in games.iter_mut() {
-        g.ws.send(Message::text(wire::to_json(&done(2))))
+        g.ws.send(Message::text(wire::to_json(&done(1))))
             .await
             .unwrap();
     }

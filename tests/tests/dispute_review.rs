@@ -143,6 +143,19 @@ impl Table {
         self.play(game.acting(), Command::Done).await
     }
 
+    /// Steps to the German MPh of turn 1: the RPh, each end-of-RPh step that does not pass by
+    /// itself (B9.322), the PFPh.
+    async fn play_to_german_mph(&mut self) {
+        loop {
+            let version = self.version;
+            self.german.follow_to(version).await;
+            if self.german.follower.game().clock.phase() == protocol::phase::Phase::Movement {
+                return;
+            }
+            self.step().await;
+        }
+    }
+
     /// The spectator's live state now, as `asl state` would show it.
     async fn spectator_state(&mut self) -> Snapshot {
         let version = self.version;
@@ -286,10 +299,8 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         .await;
     assert!(matches!(again, Reply::Refused { .. }), "once per seed");
 
-    // To the German MPh: RPh, both ends of the RPh, PFPh.
-    for _ in 0..4 {
-        table.step().await;
-    }
+    // To the German MPh: RPh, the ends of the RPh that do not pass by themselves, PFPh.
+    table.play_to_german_mph().await;
     let at_mph = table.spectator_state().await;
     let receipt = table.german.conn.head().expect("a head with each reply");
 
@@ -896,9 +907,7 @@ async fn a_seed_revealed_by_agreement_is_replaced_and_survives_a_restart() {
             .play(Side::A, Command::ContributeEntropy { nonce: [7; 32] })
             .await,
     );
-    for _ in 0..4 {
-        table.step().await;
-    }
+    table.play_to_german_mph().await;
     accepted(
         &table
             .play(

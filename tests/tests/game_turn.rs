@@ -130,12 +130,17 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     .await;
     assert_eq!(refused_rule(&out_of_phase), "A4");
 
-    // Turn 1, German Player Turn: RPh, 1.32B (German, then Russian), PFPh, MPh with moves.
-    log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await)); // RPh
-    log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await)); // 1.32B
-    russian.follow_to(version(&log)).await;
-    log.extend(accepted(&play(&mut russian, &mut ids, Command::Done).await));
-    german.follow_to(version(&log)).await;
+    // Turn 1, German Player Turn: RPh, then 1.32B, where no unit of either side could claim
+    // WA, so both of its steps pass by themselves (B9.322), PFPh, MPh with moves.
+    let rph = accepted(&play(&mut german, &mut ids, Command::Done).await);
+    let passed = |events: &[Sequenced]| {
+        events
+            .iter()
+            .filter(|e| matches!(e.viewed.event, protocol::Event::StepPassed { .. }))
+            .count()
+    };
+    assert_eq!(passed(&rph), 2, "{rph:?}");
+    log.extend(rph);
     log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await)); // PFPh ends
     let climb = play(
         &mut german,
@@ -263,20 +268,10 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     russian.follow_to(version(&log)).await;
     assert_eq!(russian.follower.game().attacker(), Side::B);
     assert!(!russian.follower.game().units["467a"].pinned);
-    let steps = [
-        Side::B,
-        Side::B,
-        Side::A,
-        Side::B,
-        Side::B,
-        Side::A,
-        Side::B,
-        Side::B,
-        Side::A,
-        Side::B,
-        Side::B,
-    ];
-    for side in steps {
+    // Each step ended by the side to act; an end-of-RPh step whose side could claim no WA
+    // passes by itself (B9.322).
+    while russian.follower.game().clock.turn == 1 {
+        let side = russian.follower.game().acting();
         let seat = if side == Side::A {
             &mut german
         } else {
@@ -284,6 +279,7 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
         };
         seat.follow_to(version(&log)).await;
         log.extend(accepted(&play(seat, &mut ids, Command::Done).await));
+        russian.follow_to(version(&log)).await;
     }
     let version = version(&log);
     assert_eq!(

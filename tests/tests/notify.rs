@@ -182,9 +182,9 @@ async fn a_hand_over_to_an_absent_seat_sends_one_signed_notice_retried_after_a_f
         other => panic!("expected notifying without a secret, got {other:?}"),
     }
 
-    // The German plays the first two steps of its Rally Phase; then the Russian acts.
+    // The German ends its RPh; its own end-of-RPh step passes by itself (no German unit could
+    // claim WA, B9.322), and the Russian, who could, acts.
     let mut german = join(&server.url, &game, &tokens.side_a).await;
-    command(&mut german, Command::Done).await;
     command(&mut german, Command::Done).await;
 
     let first = receiver.next(WAIT).await.expect("a first try");
@@ -227,7 +227,6 @@ async fn german_notices(busy: bool) -> Vec<serde_json::Value> {
     webhook(&server.url, &game, &tokens.side_b, &receiver.url()).await;
     let mut russian = join(&server.url, &game, &tokens.side_b).await;
     let mut german = join(&server.url, &game, &tokens.side_a).await;
-    command(&mut german, Command::Done).await;
     command(&mut german, Command::Done).await;
     leave(german).await;
     if busy {
@@ -289,7 +288,6 @@ async fn a_notice_owed_when_the_server_stops_is_sent_once_after_it_restarts() {
     let (game, tokens) = create(&server.url).await;
     let secret = webhook(&server.url, &game, &tokens.side_b, &receiver.url()).await;
     let mut german = join(&server.url, &game, &tokens.side_a).await;
-    command(&mut german, Command::Done).await;
     command(&mut german, Command::Done).await;
     leave(german).await;
     server.stop().await;
@@ -362,7 +360,6 @@ async fn an_email_notice_goes_through_the_relay() {
         other => panic!("expected notifying, got {other:?}"),
     }
     let mut german = join(&server.url, &game, &tokens.side_a).await;
-    command(&mut german, Command::Done).await;
     command(&mut german, Command::Done).await;
     let mail = sink.next(WAIT).await.expect("an e-mail");
     assert_eq!(mail.from, "referee@example.org");
@@ -474,7 +471,6 @@ async fn a_webhook_that_keeps_failing_is_given_up_after_its_tries() {
     webhook(&server.url, &game, &tokens.side_b, &receiver.url()).await;
     let mut german = join(&server.url, &game, &tokens.side_a).await;
     command(&mut german, Command::Done).await;
-    command(&mut german, Command::Done).await;
     let mut keys = vec![];
     for _ in 0..tries {
         let tried = receiver.next(WAIT).await.expect("a try");
@@ -551,7 +547,6 @@ async fn a_seat_past_its_sends_per_hour_waits() {
     webhook(&server.url, &first, &tokens.side_b, &receiver.url()).await;
     let mut german = join(&server.url, &first, &tokens.side_a).await;
     command(&mut german, Command::Done).await;
-    command(&mut german, Command::Done).await;
     let turn = body(&receiver.next(WAIT).await.expect("the first notice"));
     assert_eq!(turn["reasons"], serde_json::json!(["your_turn"]));
     // Past the limit: the offer is owed, not sent.
@@ -561,7 +556,6 @@ async fn a_seat_past_its_sends_per_hour_waits() {
     let (second, others) = create(&server.url).await;
     webhook(&server.url, &second, &others.side_b, &receiver.url()).await;
     let mut other = join(&server.url, &second, &others.side_a).await;
-    command(&mut other, Command::Done).await;
     command(&mut other, Command::Done).await;
     let elsewhere = body(&receiver.next(WAIT).await.expect("the other game's notice"));
     assert_eq!(elsewhere["game"], second.as_str());

@@ -85,8 +85,9 @@ async fn a_preview_prices_a_step_and_changes_nothing() {
     german.join(&game, &tokens.side_a, None).await.unwrap();
     let mut russian = Connection::connect(&server.url).await.unwrap();
     russian.join(&game, &tokens.side_b, None).await.unwrap();
-    // To the German MPh: RPh, both ends of the RPh (the Russian's is his), PFPh.
-    for by_german in [true, true, false, true] {
+    // To the German MPh: RPh (both ends of the RPh pass by themselves, no unit could claim
+    // WA: B9.322), PFPh.
+    for by_german in [true, true] {
         let side = if by_german { &mut german } else { &mut russian };
         match side.command(1, Command::Done, None).await.unwrap() {
             Reply::Accepted { .. } => {}
@@ -232,9 +233,13 @@ async fn previewing_an_undo_says_nothing_of_the_opponents_hidden_unit() {
         id += 1;
         id
     };
-    // To the German MPh: RPh, both ends of the RPh, PFPh.
-    for _ in 0..4 {
-        let acting = german.get_state().await.unwrap().state.acting();
+    // To the German MPh: RPh, the ends of the RPh that do not pass by themselves, PFPh.
+    loop {
+        let state = german.get_state().await.unwrap().state;
+        if state.clock.phase() == protocol::phase::Phase::Movement {
+            break;
+        }
+        let acting = state.acting();
         let seat = match acting {
             protocol::Side::A => &mut german,
             protocol::Side::B => &mut russian,

@@ -38,9 +38,11 @@ ratings = "4-4-7"
 hex = "2C3"
 "#;
 
-const GERMAN: &str = "done\ndone\ndone\nmove ge 1E5 => ok\nmove ge 1F5 => refused B1\n";
-/// The Russian's part of the end of the RPh (1.32B), where both sides act.
-const RUSSIAN: &str = "done\n";
+/// The RPh (whose end, 1.32B, passes by itself: no unit could claim Wall Advantage, B9.322),
+/// the PFPh, then the moves.
+const GERMAN: &str = "done\ndone\nmove ge 1E5 => ok\nmove ge 1F5 => refused B1\n";
+/// The Russian has no step to play before the German moves.
+const RUSSIAN: &str = "";
 
 fn synthesise(dir: &Path) {
     let mut one = SynthBoard::geomorphic("01");
@@ -205,9 +207,10 @@ async fn a_move_crosses_the_seam_onto_a_rotated_board() {
     )
     .unwrap();
     let script = dir.path().join("german.txt");
+    // The RPh (its end passing by itself, as in `GERMAN`) and the PFPh, then the moves.
     std::fs::write(
         &script,
-        "done\ndone\ndone\nmove ge 1GG5 => ok\nmove ge 2FF6 => ok\n",
+        "done\ndone\nmove ge 1GG5 => ok\nmove ge 2FF6 => ok\n",
     )
     .unwrap();
     let russian_script = dir.path().join("russian.txt");
@@ -278,10 +281,11 @@ async fn a_game_on_boards_stacked_north_south_survives_a_restart_and_an_unload()
     )
     .unwrap();
     let script = dir.path().join("german.txt");
-    // 1C10 is the seam's half hex (board 2's C0); 2C1 lies beyond it.
+    // The RPh (no unit stands at the wall, so its end passes by itself, B9.322) and the
+    // PFPh; then the move: 1C10 is the seam's half hex (board 2's C0); 2C1 lies beyond it.
     std::fs::write(
         &script,
-        "done\ndone\ndone\nmove ge 1C10 => ok\nmove ge 2C1 => ok\n",
+        "done\ndone\nmove ge 1C10 => ok\nmove ge 2C1 => ok\n",
     )
     .unwrap();
     let russian_script = dir.path().join("russian.txt");

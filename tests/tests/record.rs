@@ -93,8 +93,9 @@ async fn the_record_and_past_positions_are_projections() {
     let mut russian = Connection::connect(&server.url).await.unwrap();
     russian.join(&game, &tokens.side_b, None).await.unwrap();
 
-    accept(&mut german, Command::Done).await; // #2
-    accept(&mut german, Command::Done).await; // #3
+    // #2 the RPh ends, #3 the German's end-of-RPh step passes by itself: no German unit could
+    // claim WA (B9.322). The Russian's is asked: a squad of its could.
+    accept(&mut german, Command::Done).await;
     accept(&mut russian, Command::Done).await; // #4: into the PFPh
     accept(
         &mut russian,

@@ -126,7 +126,8 @@ mod tests {
         let mut game = Game::new(scenario.clone());
         let mut events = vec![Event::GameCreated { scenario }];
         apply(&mut game, &events[0]);
-        for _ in 0..dones {
+        // `dones` steps ended, each by a `done` or passing by itself (B9.322): one event each.
+        while events.len() <= dones {
             let side = game.acting();
             let done = decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap();
             for event in done {

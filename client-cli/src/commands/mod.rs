@@ -174,7 +174,7 @@ mod tests {
     }
 
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
-    const TO_THE_MPH: &str = "german done\ngerman done\nrussian done\ngerman done\n";
+    const TO_THE_MPH: &str = "german done\ngerman done\n";
 
     #[test]
     fn the_acting_side_acts_when_nothing_is_pending() {

@@ -416,8 +416,9 @@ pub async fn session(
             }
         }
         *vocabulary.lock().expect("no panic holds the lock") = Vocabulary::of(follower.game());
+        // Mid-command (a step begun that passes by itself, B9.322) whose turn it is waits.
         let now = status_line(follower.game(), side);
-        if now != last_status {
+        if follower.settled() && now != last_status {
             say(now.clone());
             last_status = now;
         }

@@ -382,11 +382,15 @@ async fn wait_for(
         while let Some(event) = connection.pop_buffered() {
             follower.advance(&event)?;
         }
-        if wait.ready(follower.game(), side) {
-            return Ok(());
-        }
-        if let Some(say) = waiting.take() {
-            say(follower.game());
+        // Between a step begun and its passing by itself (B9.322) the step's side is not
+        // asked: whose turn it is is read where the command's events end.
+        if follower.settled() {
+            if wait.ready(follower.game(), side) {
+                return Ok(());
+            }
+            if let Some(say) = waiting.take() {
+                say(follower.game());
+            }
         }
         let event = connection.next_event().await?;
         follower.advance(&event)?;
@@ -526,21 +530,26 @@ mod tests {
     fn own_events_wait_for_the_ones_before_them() {
         let mut server = game();
         let mut russian = Follower::new(server.clone());
+        // The RPh ends and both end-of-RPh steps pass by themselves (B9.322): the German
+        // plays on to the Russian's DFPh.
         let rph = play(&mut server, Side::A, Command::Done);
-        let german_wa = play(&mut server, Side::A, Command::Done);
-        let russian_wa = play(&mut server, Side::B, Command::Done);
-        russian.advance(&rph[0]).unwrap();
+        let pfph = play(&mut server, Side::A, Command::Done);
+        let mph = play(&mut server, Side::A, Command::Done);
+        let russian_dfph = play(&mut server, Side::B, Command::Done);
+        for e in rph.iter().chain(&pfph) {
+            russian.advance(e).unwrap();
+        }
         let reply = Reply::Accepted {
             version: server.version,
-            events: russian_wa,
+            events: russian_dfph,
         };
 
         let mut catching_up = CatchUp::new(&reply);
         assert!(!catching_up.apply_ready(&mut russian).unwrap());
-        assert_eq!(russian.version(), 1, "nothing applied over the gap");
+        assert_eq!(russian.version(), 4, "nothing applied over the gap");
         // The late event, and a repeat of one already applied, as a resumed stream may send.
-        catching_up.add(german_wa[0].clone());
-        catching_up.add(rph[0].clone());
+        catching_up.add(mph[0].clone());
+        catching_up.add(pfph[0].clone());
         assert!(catching_up.apply_ready(&mut russian).unwrap());
         assert_eq!(russian.game(), &server);
         assert_eq!(catching_up.descriptions.len(), 1);
@@ -569,7 +578,9 @@ mod tests {
             violation,
         };
         let mut catching_up = CatchUp::new(&reply);
-        catching_up.add(rph[0].clone());
+        for e in &rph {
+            catching_up.add(e.clone());
+        }
         assert!(catching_up.apply_ready(&mut russian).unwrap());
         assert_eq!(russian.game(), &server);
         assert!(catching_up.descriptions.is_empty());

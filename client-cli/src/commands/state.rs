@@ -360,7 +360,7 @@ mod tests {
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap(),
         );
-        let script = "german done\ngerman done\nrussian done\ngerman done\ngerman move 467a H6\n";
+        let script = "german done\ngerman done\ngerman move 467a H6\n";
         let lines = parse_script(script, &game.scenario).unwrap();
         let (game, reports) = run_offline(game, &lines);
         assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");

@@ -22,6 +22,14 @@ pub enum Event {
         ended: Clock,
         next: Clock,
     },
+    /// A step no side could act in passed by itself, with no command: today an end-of-RPh
+    /// step (1.32B) in which no unit of the side to act could claim Wall Advantage (B9.322),
+    /// judged from what both sides may know (`rules::end_of_rally`). The clock moved on to
+    /// `next` as if the step had ended.
+    StepPassed {
+        ended: Clock,
+        next: Clock,
+    },
     /// The last step of the last Game Turn ended.
     GameEnded {
         turns_played: u16,
@@ -716,6 +724,7 @@ impl Event {
         match self {
             Event::GameCreated { .. } => "GameCreated",
             Event::StepEnded { .. } => "StepEnded",
+            Event::StepPassed { .. } => "StepPassed",
             Event::GameEnded { .. } => "GameEnded",
             Event::Conceded { .. } => "Conceded",
             Event::EndProposed { .. } => "EndProposed",

@@ -1589,7 +1589,7 @@ pub fn apply(game: &mut Game, event: &Event) {
     // An offer to end the game is about the step it was made in: the step's end withdraws it.
     // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
     // that offered (or the one asked) that something happened unseen.
-    if matches!(event, Event::StepEnded { .. }) {
+    if matches!(event, Event::StepEnded { .. } | Event::StepPassed { .. }) {
         game.end_proposal = None;
     }
     match event {
@@ -1604,7 +1604,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.viewer = viewer;
             }
         }
-        Event::StepEnded { ended, next, .. } => {
+        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
             game.clock = *next;
             // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
             // changed only if one needs it (`end_movement_phase`).

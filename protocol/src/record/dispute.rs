@@ -334,7 +334,9 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         Event::WallAdvantageChanceOffered { side, .. } if *side != by => {
             "gave the opponent a chance to claim WA: the side to act changed (B9.322)"
         }
-        Event::StepEnded { ended, next, .. } if ended.acting(first) != next.acting(first) => {
+        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next }
+            if ended.acting(first) != next.acting(first) =>
+        {
             "ended a step and changed the side to act"
         }
         Event::GameCreated { .. }

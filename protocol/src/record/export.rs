@@ -410,7 +410,7 @@ pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
 fn check_clock(game: &Game, event: &Event) -> Result<(), Fault> {
     let turns = game.scenario.turns;
     match event {
-        Event::StepEnded { ended, next, .. } => {
+        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
             if *ended != game.clock {
                 return Err(format!(
                     "ends a step at {ended:?}, but the game stood at {}",

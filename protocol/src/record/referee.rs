@@ -402,9 +402,10 @@ pub(crate) mod testing {
         play(referee, side, Command::Done)
     }
 
-    /// Plays until the German MPh of turn 1 (RPh, both ends of the RPh, PFPh).
+    /// Plays until the German MPh of turn 1 (RPh, the ends of the RPh that do not pass by
+    /// themselves, PFPh).
     pub fn to_german_mph(referee: &mut Referee) {
-        for _ in 0..4 {
+        while referee.game().clock.phase() != crate::game::phase::Phase::Movement {
             done(referee);
         }
         assert_eq!(

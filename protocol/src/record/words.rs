@@ -106,6 +106,16 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             next.step().rule,
             name(next.acting(game.first))
         ),
+        Event::StepPassed { ended, next } => format!(
+            "{} passed: the {} had no unit that could claim WA ({}); now turn {} {} ({}), {} to act",
+            ended.step().name,
+            name(ended.acting(game.first)),
+            ended.step().rule,
+            next.turn,
+            next.step().name,
+            next.step().rule,
+            name(next.acting(game.first))
+        ),
         Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
         Event::UnitMoved {
             units,
@@ -657,7 +667,7 @@ mod tests {
             }
             events
         };
-        for _ in 0..4 {
+        while game.clock.phase() != crate::game::phase::Phase::Movement {
             let by = game.acting();
             play(&mut game, by, Command::Done);
         }

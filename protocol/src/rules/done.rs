@@ -65,11 +65,20 @@ pub(super) fn decide(
         _ => vec![],
     };
     let ended = game.clock;
-    events.push(match ended.next(game.scenario.turns) {
-        Some(next) => Event::StepEnded { by, ended, next },
-        None => Event::GameEnded {
+    let Some(next) = ended.next(game.scenario.turns) else {
+        events.push(Event::GameEnded {
             turns_played: game.scenario.turns,
-        },
-    });
+        });
+        return Ok(events);
+    };
+    events.push(Event::StepEnded { by, ended, next });
+    // An end-of-RPh step the side to act could claim nothing in passes by itself (B9.322).
+    if next.phase() == Phase::Rally {
+        let mut after = game.clone();
+        for event in &events {
+            crate::game::apply(&mut after, event);
+        }
+        events.extend(super::end_of_rally::passing(&after));
+    }
     Ok(events)
 }

@@ -9,6 +9,7 @@ mod attack;
 pub mod close_combat;
 mod done;
 pub mod end;
+pub mod end_of_rally;
 pub mod fire;
 pub mod fortification;
 pub mod los;
@@ -539,6 +540,11 @@ mod tests {
             }
             steps += 1;
         }
-        assert!(steps >= 600, "{steps} steps");
+        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there).
+        let per_game_turn = 2 * (crate::game::phase::STEPS.len() - 2);
+        assert!(
+            steps >= per_game_turn * usize::from(game.scenario.turns),
+            "{steps} steps"
+        );
     }
 }

@@ -1363,7 +1363,7 @@ mod tests {
     #[test]
     fn entering_joins_the_stack_beneath() {
         let mut g = game();
-        for _ in 0..4 {
+        while g.clock.phase() != Phase::Movement {
             let by = g.acting();
             let events = crate::rules::decide(
                 &g,

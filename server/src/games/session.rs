@@ -931,8 +931,9 @@ mod tests {
         assert!(unwatched.streams.get().is_none(), "loaded, never read");
         let at = |ms: u64| Some(started + ms);
         let commands = [
+            // The RPh, whose German end step passes by itself (B9.322), and the Russian's.
             (Side::A, Command::Done, at(1_000)),
-            (Side::A, Command::Done, at(2_000)),
+            (Side::B, Command::Done, at(2_000)),
             // The German's clock runs out: the timer's command, in the German's name.
             (Side::A, Command::ExpireClock, at(120_000)),
         ];
@@ -1056,10 +1057,10 @@ mod tests {
         }
     }
 
-    /// The village game in the German's PFPh, where either side may adjudicate.
+    /// The village game in the German's PFPh, where either side may adjudicate: the RPh ends,
+    /// the German's end-of-RPh step passes by itself (B9.322), and the Russian ends its own.
     fn in_prep_fire() -> Session {
         let mut session = session(VILLAGE);
-        play(&mut session, Side::A, Command::Done, None);
         play(&mut session, Side::A, Command::Done, None);
         play(&mut session, Side::B, Command::Done, None);
         session
@@ -1138,7 +1139,7 @@ mod tests {
     fn a_proposal_foreseen_is_the_proposal_committed() {
         let mut session = session(VILLAGE);
         let commands = [
-            (Side::A, Command::Done),
+            // The German's end-of-RPh step passes by itself (B9.322).
             (Side::A, Command::Done),
             (Side::B, Command::Done),
             (Side::B, adjudicate("g1", protocol::Outcome::Pin)),

@@ -121,8 +121,9 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
             why: "no longer a broken unit".into(),
         });
     }
+    // The RPh ends by a side's `done`, or by its last step passing by itself (B9.322).
     let rally_ended = events.iter().any(|e| {
-        matches!(e, Event::StepEnded { ended, next, .. }
+        matches!(e, Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next }
             if ended.phase() == Phase::Rally && next.phase() != Phase::Rally)
     });
     if rally_ended {
