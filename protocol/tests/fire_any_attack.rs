@@ -237,25 +237,28 @@ fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
 }
 
 /// `phase` of the German Player Turn of `scenario`, every step before it ended with `done`.
+/// Steps from the start of a game to its AFPh, with room to spare.
+const STEPS_TO_FIRE_PHASE_MAX: usize = 12;
+
 fn fire_phase(scenario: Scenario, phase: FirePhase) -> Game {
     use protocol::phase::Phase;
     let mut game = Game::new(scenario);
-    // RPh, the ATTACKER's and the DEFENDER's end of RPh; then PFPh, MPh; then DFPh.
-    let steps: &[Side] = match phase {
-        FirePhase::Prep => &[Side::A, Side::A, Side::B],
-        FirePhase::DefensiveFinal => &[Side::A, Side::A, Side::B, Side::A, Side::A],
-        FirePhase::Advancing => &[Side::A, Side::A, Side::B, Side::A, Side::A, Side::B],
-    };
-    for side in steps {
-        for e in decide(&game, *side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
-            apply(&mut game, &e);
-        }
-    }
     let want = match phase {
         FirePhase::Prep => Phase::PrepFire,
         FirePhase::DefensiveFinal => Phase::DefensiveFire,
         FirePhase::Advancing => Phase::AdvancingFire,
     };
+    // Whoever's step it is ends it (B9.322's end-of-RPh steps pass by themselves when nobody
+    // can claim WA), up to the phase wanted.
+    for _ in 0..STEPS_TO_FIRE_PHASE_MAX {
+        if game.clock.phase() == want {
+            break;
+        }
+        let side = game.acting();
+        for e in decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
+            apply(&mut game, &e);
+        }
+    }
     assert_eq!(game.clock.phase(), want);
     game
 }
