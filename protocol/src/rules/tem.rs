@@ -50,8 +50,28 @@ pub struct TemReport {
 
 /// Why a TEM query could not be answered.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct TemError(pub String);
+pub enum TemError {
+    #[error("there is no unit `{0}` in play")]
+    NoUnit(UnitId),
+    #[error("name at least one firer")]
+    NoFirer,
+    /// The target's hex shows a VASL terrain the terrain table has no row for.
+    #[error("not modelled: `{unit}` is in {hex}, whose board shows VASL's `{terrain}`, a terrain the terrain table has no row for")]
+    UnmodelledTerrain {
+        unit: UnitId,
+        hex: Hex,
+        terrain: String,
+    },
+    /// The target is in or on a fortification whose TEM the table does not give.
+    #[error("not modelled: `{unit}` is {place} a {name}, whose TEM{against} the terrain table does not give ({rule})")]
+    UnmodelledFortification {
+        unit: UnitId,
+        place: &'static str,
+        name: &'static str,
+        against: &'static str,
+        rule: &'static str,
+    },
+}
 
 /// A wall/hedge/bocage crossed by fire into the target's hex: the feature, its TEM after
 /// elevation (B9.33), the hexside, and the reasons for any reduction.
@@ -305,12 +325,12 @@ pub fn query(
         game.units
             .get(id)
             .filter(|u| !u.eliminated)
-            .ok_or_else(|| TemError(format!("there is no unit `{id}` in play")))
+            .ok_or_else(|| TemError::NoUnit(id.clone()))
     };
     let target = unit(target)?;
     let firers = firers.iter().map(unit).collect::<Result<Vec<_>, _>>()?;
     if firers.is_empty() {
-        return Err(TemError("name at least one firer".into()));
+        return Err(TemError::NoFirer);
     }
     let mut reasons = vec![];
     let indirect_fire = fire == Fire::Indirect;
@@ -320,28 +340,21 @@ pub fn query(
         .get(&target.hex)
         .and_then(|s| s.unmodelled.as_ref())
     {
-        return Err(TemError(format!(
-            "not modelled: `{}` is in {}, whose board shows VASL's `{name}`, a terrain the terrain table has no row for",
-            target.id, target.hex
-        )));
+        return Err(TemError::UnmodelledTerrain {
+            unit: target.id.clone(),
+            hex: target.hex,
+            terrain: name.clone(),
+        });
     }
     if let Some(f) = crate::rules::fortification::unmodelled_tem(game, target, indirect_fire) {
-        return Err(TemError(format!(
-            "not modelled: `{}` is {} a {}, whose TEM{} the terrain table does not give ({})",
-            target.id,
-            if f == crate::board::terrain::Fortification::Bridge {
-                "on"
-            } else {
-                "in"
-            },
-            f.row().name,
-            if f == crate::board::terrain::Fortification::Bridge {
-                " against Direct Fire"
-            } else {
-                ""
-            },
-            f.row().rule
-        )));
+        let bridge = f == crate::board::terrain::Fortification::Bridge;
+        return Err(TemError::UnmodelledFortification {
+            unit: target.id.clone(),
+            place: if bridge { "on" } else { "in" },
+            name: f.row().name,
+            against: if bridge { " against Direct Fire" } else { "" },
+            rule: f.row().rule,
+        });
     }
     if indirect_fire {
         return Ok(indirect(game, target, reasons));
@@ -593,7 +606,7 @@ pub fn bocage_cover_traced(game: &Game, unit: &UnitId) -> Result<(bool, Vec<Unit
         .units
         .get(unit)
         .filter(|u| !u.eliminated)
-        .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
+        .ok_or_else(|| TemError::NoUnit(unit.clone()))?;
     let map = crate::board::los::LosMap::of(&game.scenario);
     let seen_by: Vec<UnitId> = game
         .units
@@ -614,7 +627,7 @@ pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bo
         .units
         .get(unit)
         .filter(|u| !u.eliminated)
-        .ok_or_else(|| TemError(format!("there is no unit `{unit}` in play")))?;
+        .ok_or_else(|| TemError::NoUnit(unit.clone()))?;
     if !(target.kind.is_infantry() || target.kind == UnitKind::Dummy) {
         return Ok(false);
     }
@@ -623,7 +636,7 @@ pub fn bocage_cover(game: &Game, unit: &UnitId, seen_by: &[UnitId]) -> Result<bo
             .units
             .get(id)
             .filter(|u| !u.eliminated)
-            .ok_or_else(|| TemError(format!("there is no unit `{id}` in play")))?;
+            .ok_or_else(|| TemError::NoUnit(id.clone()))?;
         if !enemy.is_good_order() {
             continue; // only Good Order enemies count (B9.55, A12.1)
         }
