@@ -877,15 +877,9 @@ fn residual_terms(
             .into())
         }
     }
-    let assault = targets.iter().filter(|t| t.assault_moving).count();
-    if assault == 0 {
-        drms.push(Modifier {
-            value: -1,
-            reason: "FFNAM: Non-Assault Movement".into(),
-            rule: "A4.6".into(),
-        });
-    } else if assault != targets.len() {
-        return Err("only some of the entering units use Assault Movement".into());
-    }
+    drms.extend(
+        crate::rules::fire::resolution::ffnam(targets)
+            .map_err(|_| "only some of the entering units use Assault Movement")?,
+    );
     Ok((fp, column, drms))
 }

@@ -889,22 +889,38 @@ fn moving_drms(
             rule: "A4.6".into(),
         });
     }
-    // FFNAM (A4.6): a unit that did not declare Assault Movement before moving (A4.61) is
-    // using Non-Assault Movement.
+    match ffnam(targets) {
+        Ok(drm) => drms.extend(drm),
+        Err(PartlyAssaultMoving) => {
+            return Err(unruled(
+                "A4.6",
+                format!("only some of the moving units in {hex} use Assault Movement: FFNAM applies to some of them, and one DR for all is not resolved by the engine"),
+            ))
+        }
+    }
+    Ok(drms)
+}
+
+/// Only some units of a moving stack declared Assault Movement: FFNAM applies to some of them,
+/// and one DR for all does not say how.
+pub(crate) struct PartlyAssaultMoving;
+
+/// FFNAM (A4.6) against a moving stack, for Defensive First Fire and Residual FP alike: −1
+/// when none of its units declared Assault Movement before moving (A4.61), nothing when all
+/// did.
+pub(crate) fn ffnam(targets: &[&Unit]) -> Result<Option<Modifier>, PartlyAssaultMoving> {
     let assault = targets.iter().filter(|t| t.assault_moving).count();
     if assault == 0 {
-        drms.push(Modifier {
+        Ok(Some(Modifier {
             value: -1,
             reason: "FFNAM: Non-Assault Movement".into(),
             rule: "A4.6".into(),
-        });
-    } else if assault != targets.len() {
-        return Err(unruled(
-            "A4.6",
-            format!("only some of the moving units in {hex} use Assault Movement: FFNAM applies to some of them, and one DR for all is not resolved by the engine"),
-        ));
+        }))
+    } else if assault == targets.len() {
+        Ok(None)
+    } else {
+        Err(PartlyAssaultMoving)
     }
-    Ok(drms)
 }
 
 /// The last rule a TEM reason cites (`in-hex TEM 1 (Woods B13)` → `B13`): the terrain's own
