@@ -15,9 +15,9 @@
 
 #[path = "support/page.rs"]
 mod page;
+#[path = "support/saves.rs"]
+mod saves;
 
-use client::commands::new::{new, NewArgs};
-use client::commands::{boards::BoardsArg, ServerArg};
 use client::{Connection, Reply};
 use e2e::chromium::{self, Browser};
 use e2e::TestServer;
@@ -27,6 +27,7 @@ use protocol::board::scenario::{Side, UnitKind};
 use protocol::board::terrain::Terrain;
 use protocol::game::command::Command;
 use protocol::game::Game;
+use saves::{dirs, new_from_save};
 use server::operations::config::Config;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -37,12 +38,6 @@ const TRIES_PER_UNIT_MAX: usize = 60;
 /// Columns between the Close Combat's column and any other unit on its board: out of the way
 /// of the three hexes the two squads use.
 const CLEAR_COLUMNS: u16 = 5;
-
-fn dirs() -> Option<(PathBuf, PathBuf)> {
-    let saves = std::env::var_os("ASL_VASL_SAVES")?;
-    let boards = std::env::var_os("ASL_BOARDS")?;
-    Some((saves.into(), boards.into()))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn published_saves_are_played_to_a_close_combat_on_the_page() {
@@ -226,27 +221,7 @@ async fn play_to_close_combat(save: &Path, boards: &Path) {
         ..Config::default()
     };
     let server = TestServer::start(&dir.path().join("data"), config).await;
-    let mut out = vec![];
-    new(
-        &NewArgs {
-            boards: BoardsArg {
-                dir: Some(boards.to_path_buf()),
-                module: None,
-            },
-            server: ServerArg {
-                url: server.url.clone(),
-            },
-            scenario: save.to_path_buf(),
-            json: true,
-            admin_token: None,
-            save: None,
-            clock: None,
-        },
-        &mut out,
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    let created: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let created = new_from_save(&server.url, save, boards).await;
     let game = created["game"].as_str().unwrap().to_string();
     let tokens = [
         created["tokens"]["side_a"].as_str().unwrap().to_string(),

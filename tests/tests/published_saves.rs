@@ -5,25 +5,21 @@
 //! it sat idle long enough to be unloaded, and the side setting up first places a unit by
 //! clicks on the page, giving it a weapon of its set-up when it has one.
 
-use client::commands::new::{new, NewArgs};
+#[path = "support/saves.rs"]
+mod saves;
+
 use client::commands::state::{state, StateArgs};
-use client::commands::{boards::BoardsArg, GameArgs, ServerArg};
+use client::commands::{GameArgs, ServerArg};
 use e2e::chromium::{self, Browser};
 use e2e::TestServer;
+use saves::{dirs, new_from_save};
 use server::operations::config::Config;
-use std::path::PathBuf;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(60);
 const SETTLED: &str = "(() => { const p = window.aslWatch; return p.joined && p.live && \
     p.shown === p.live && p.live.version === p.version && !p.stateAsked && p.sent.size === 0 && \
     p.entries.length === p.version; })()";
-
-fn dirs() -> Option<(PathBuf, PathBuf)> {
-    let saves = std::env::var_os("ASL_VASL_SAVES")?;
-    let boards = std::env::var_os("ASL_BOARDS")?;
-    Some((saves.into(), boards.into()))
-}
 
 async fn read(url: &str, game: &str, token: &str) -> serde_json::Value {
     let mut out = vec![];
@@ -66,27 +62,7 @@ async fn published_saves_become_games_that_survive_and_set_up_by_clicks() {
             ..Config::default()
         };
         let server = TestServer::start(&data, config()).await;
-        let mut out = vec![];
-        new(
-            &NewArgs {
-                boards: BoardsArg {
-                    dir: Some(boards.clone()),
-                    module: None,
-                },
-                server: ServerArg {
-                    url: server.url.clone(),
-                },
-                scenario: save.clone(),
-                json: true,
-                admin_token: None,
-                save: None,
-                clock: None,
-            },
-            &mut out,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{}: {e:?}", save.display()));
-        let created: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let created = new_from_save(&server.url, &save, &boards).await;
         assert!(created["assumed"].as_array().is_some_and(|a| !a.is_empty()));
         let game = created["game"].as_str().unwrap().to_string();
         let tokens = [
