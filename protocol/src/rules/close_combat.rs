@@ -283,6 +283,34 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
     Ok(vec![Event::MeleeRecorded { hex }])
 }
 
+/// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
+/// calls for it (A7.302), with what it leaves noted: eliminated, or changed. `false` when
+/// nothing was applied (a wounded SMC): its fate is the players', and so is the Melee.
+/// Applied (reduced, or eliminated), only a half-squad's ratings may be theirs to enter.
+fn reduce(
+    unit: &Unit,
+    why: &str,
+    eliminated: &mut BTreeSet<UnitId>,
+    changed: &mut BTreeSet<UnitId>,
+    events: &mut Vec<Event>,
+) -> bool {
+    let reduced = morale::casualty_reduction(unit, "A11.11", why);
+    let mut applied = false;
+    for event in &reduced {
+        if let Event::FireEffectApplied { unit, outcome, .. } = event {
+            applied = true;
+            if *outcome == Outcome::Eliminate {
+                eliminated.insert(unit.clone());
+            }
+        }
+    }
+    if !eliminated.contains(&unit.id) {
+        changed.insert(unit.id.clone());
+    }
+    events.extend(reduced);
+    applied
+}
+
 /// `CloseCombat`: one side designates all its CC attacks in the Location of `hex` (A11.12),
 /// the ATTACKER first. The DEFENDER's designation resolves the Location's CC: every attack's
 /// DR through the game's dice, the ATTACKER's first, each read on the CCT (A11.11) from the
@@ -490,29 +518,13 @@ pub(super) fn decide_close_combat(
                     // Reduction takes whatever calls for it (A7.302). Eliminated by another
                     // attack of this simultaneous CC, it has nothing left to lose.
                     [one] if !eliminated.contains(one) => {
-                        let unit = &game.units[one];
-                        let reduced = morale::casualty_reduction(
-                            unit,
-                            "A11.11",
+                        partial |= !reduce(
+                            &game.units[one],
                             &format!("Partial Kill on `{one}` in CC ({figures})"),
+                            &mut eliminated,
+                            &mut changed,
+                            &mut events,
                         );
-                        // Applied (reduced, or eliminated): the unit's fate is known, and
-                        // only a half-squad's ratings may be the players' to enter. Nothing
-                        // applied (a wounded SMC): its fate is theirs, and so is the Melee.
-                        let mut applied = false;
-                        for event in &reduced {
-                            if let Event::FireEffectApplied { unit, outcome, .. } = event {
-                                applied = true;
-                                if *outcome == Outcome::Eliminate {
-                                    eliminated.insert(unit.clone());
-                                }
-                            }
-                        }
-                        if !eliminated.contains(one) {
-                            changed.insert(one.clone());
-                        }
-                        partial |= !applied;
-                        events.extend(reduced);
                     }
                     [_] => {}
                     many => {
@@ -540,26 +552,13 @@ pub(super) fn decide_close_combat(
                         })?;
                         events.extend(rolls);
                         for one in morale::selected(&drs) {
-                            let unit = &game.units[&one];
-                            let reduced = morale::casualty_reduction(
-                                unit,
-                                "A11.11",
+                            partial |= !reduce(
+                                &game.units[&one],
                                 &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                                &mut eliminated,
+                                &mut changed,
+                                &mut events,
                             );
-                            let mut applied = false;
-                            for event in &reduced {
-                                if let Event::FireEffectApplied { unit, outcome, .. } = event {
-                                    applied = true;
-                                    if *outcome == Outcome::Eliminate {
-                                        eliminated.insert(unit.clone());
-                                    }
-                                }
-                            }
-                            if !eliminated.contains(&one) {
-                                changed.insert(one.clone());
-                            }
-                            partial |= !applied;
-                            events.extend(reduced);
                         }
                     }
                 },
