@@ -344,6 +344,7 @@ fn german_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
             attackers: vec!["g1".into()],
             defenders: vec![alias],
         }],
+        withdrawals: vec![],
         no_ambush: false,
     };
     let told = |game: &Game, command: Command| {
@@ -454,6 +455,7 @@ hex = "3C3"
             attackers: vec!["r1".into()],
             defenders: vec![alias],
         }],
+        withdrawals: vec![],
         no_ambush: false,
     };
     let told = |game: &Game, side: Side, command: Command| {
@@ -482,6 +484,7 @@ hex = "3C3"
             attackers: vec!["gq".into()],
             defenders: vec!["r1".into()],
         }],
+        withdrawals: vec![],
         no_ambush: false,
     };
     let refused = decide(&game, Side::A, &german_cc, &mut ScriptedDice::default())
@@ -513,6 +516,7 @@ fn a_cc_designation_names_the_opponents_question_mark_by_its_alias() {
             attackers: vec!["hq467".into()],
             defenders: vec![defender.into()],
         }],
+        withdrawals: vec![],
         no_ambush: false,
     };
     assert_eq!(command_in_ids(&game, Side::A, cc(&alias)), cc("rc447"));

@@ -417,6 +417,7 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
             Command::CloseCombat {
                 hex: *hex,
                 attacks: vec![],
+                withdrawals: vec![],
                 no_ambush: false,
             },
         ));

@@ -605,10 +605,11 @@ fn parse_tunnel_command(
     }
 }
 
-/// `cc HEX ATTACKERS vs DEFENDERS [and ATTACKERS vs DEFENDERS …] [no-ambush]`, or
-/// `cc HEX none`: one side's CC attacks in a Location (A11.12).
+/// `cc HEX ATTACKERS vs DEFENDERS [and ATTACKERS vs DEFENDERS …] [and withdraw UNITS to HEX …]
+/// [no-ambush]`, or `cc HEX none`: one side's CC attacks in a Location (A11.12), with the
+/// withdrawals from its Melee it declares with them (A11.2).
 fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, LineError> {
-    const USAGE: &str = "`cc` takes the hex, then each attack as its units, `vs` and the units attacked, attacks joined by `and`, optionally ending `no-ambush`; or `none`: cc H6 467a 9-1a vs 458a and 467b vs 248a";
+    const USAGE: &str = "`cc` takes the hex, then each attack as its units, `vs` and the units attacked, and each withdrawal from Melee as `withdraw`, its units, `to` and the adjacent hex, all joined by `and`, optionally ending `no-ambush`; or `none`: cc H6 467a 9-1a vs 458a and 467b vs 248a; cc H6 withdraw 467a to H7";
     let Some((hex, rest)) = args.split_first() else {
         return Err(USAGE.into());
     };
@@ -621,11 +622,25 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
         return Ok(Command::CloseCombat {
             hex,
             attacks: vec![],
+            withdrawals: vec![],
             no_ambush,
         });
     }
     let mut attacks = vec![];
+    let mut withdrawals = vec![];
     for part in rest.split(|w| w == "and") {
+        if let Some(("withdraw", tail)) = part.split_first().map(|(w, t)| (w.as_str(), t)) {
+            match tail {
+                [units @ .., to_word, to] if !units.is_empty() && to_word == "to" => {
+                    withdrawals.push(crate::game::command::CcWithdrawal {
+                        units: units.to_vec(),
+                        to: resolve_hex(scenario, to)?,
+                    });
+                }
+                _ => return Err(USAGE.into()),
+            }
+            continue;
+        }
         match part.iter().position(|w| w == "vs") {
             Some(i)
                 if i > 0 && i + 1 < part.len() && !part[i + 1..].contains(&"vs".to_string()) =>
@@ -641,6 +656,7 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
     Ok(Command::CloseCombat {
         hex,
         attacks,
+        withdrawals,
         no_ambush,
     })
 }

@@ -22,11 +22,15 @@ pub enum Command {
     Melee { hex: Hex },
     /// Designate all of this side's CC attacks in the Location of `hex` (A11.12): the
     /// ATTACKER first, then the DEFENDER, whose designation resolves the CC by the rules
-    /// (A11.11). `no_ambush`: the ATTACKER's word that the players' Ambush check (A11.4) in a
-    /// Location units advanced into found none.
+    /// (A11.11). `withdrawals`: the side's units held in Melee there that attempt to
+    /// withdraw instead of attacking (A11.2), declared with its attacks. `no_ambush`: the
+    /// ATTACKER's word that the players' Ambush check (A11.4) in a Location units advanced
+    /// into found none.
     CloseCombat {
         hex: Hex,
         attacks: Vec<CcAttack>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        withdrawals: Vec<CcWithdrawal>,
         #[serde(default)]
         no_ambush: bool,
     },
@@ -217,6 +221,15 @@ impl Command {
 pub struct CcAttack {
     pub attackers: Vec<UnitId>,
     pub defenders: Vec<UnitId>,
+}
+
+/// A withdrawal from Melee declared with a CC designation (A11.2): these units of the
+/// designating side leave the Melee for the ADJACENT Location of `to` if the enemy's CC
+/// attacks leave them whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CcWithdrawal {
+    pub units: Vec<UnitId>,
+    pub to: Hex,
 }
 
 /// One die (dr) or two (DR).

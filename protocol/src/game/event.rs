@@ -75,7 +75,19 @@ pub enum Event {
         by: Side,
         hex: Hex,
         attacks: Vec<crate::game::command::CcAttack>,
+        /// The side's withdrawals from the Melee, declared with its attacks (A11.2).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        withdrawals: Vec<crate::game::command::CcWithdrawal>,
         no_ambush: bool,
+    },
+    /// Units held in Melee in `from` that attempted to withdraw (A11.2) came out of the CC
+    /// whole and entered the ADJACENT Location of `to`: they are in Melee no longer. `cx`
+    /// are those the entry made CX, as an advance there would (A4.72).
+    UnitsWithdrew {
+        units: Vec<UnitId>,
+        from: Hex,
+        to: Hex,
+        cx: Vec<UnitId>,
     },
     /// As the APh ended, the engine checked for Ambush in the CC Location of `hex` (A11.4):
     /// each side's dr went before this (`DiceRolled`); `ambusher` is the side whose Final dr
@@ -734,6 +746,7 @@ impl Event {
             Event::MeleeRecorded { .. } => "MeleeRecorded",
             Event::AmbushChecked { .. } => "AmbushChecked",
             Event::CloseCombatDesignated { .. } => "CloseCombatDesignated",
+            Event::UnitsWithdrew { .. } => "UnitsWithdrew",
             Event::UnitBypassed { .. } => "UnitBypassed",
             Event::DoubleTimeDeclared { .. } => "DoubleTimeDeclared",
             Event::AssaultMovementDeclared { .. } => "AssaultMovementDeclared",
@@ -852,6 +865,7 @@ impl Event {
         match self {
             Event::UnitMoved { units, .. }
             | Event::UnitAdvanced { units, .. }
+            | Event::UnitsWithdrew { units, .. }
             | Event::UnitBypassed { units, .. }
             | Event::UnitEntryBlocked { units, .. }
             | Event::WallAdvantageClaimed { units, .. }
@@ -874,9 +888,14 @@ impl Event {
             Event::WeaponMalfunctioned { holder, .. }
             | Event::MultipleRofRetained { holder, .. }
             | Event::WeaponRepairAttempted { holder, .. } => vec![holder],
-            Event::CloseCombatDesignated { attacks, .. } => attacks
+            Event::CloseCombatDesignated {
+                attacks,
+                withdrawals,
+                ..
+            } => attacks
                 .iter()
                 .flat_map(|a| a.attackers.iter().chain(&a.defenders))
+                .chain(withdrawals.iter().flat_map(|w| &w.units))
                 .collect(),
             Event::WallAdvantageChallenged {
                 holders, claimants, ..

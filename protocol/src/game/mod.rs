@@ -553,6 +553,10 @@ pub struct MovementRecord {
     /// DEFENDER's (A11.12).
     #[serde(default)]
     pub cc_designated: BTreeMap<Hex, Vec<crate::game::command::CcAttack>>,
+    /// The ATTACKER's withdrawals from Melee declared with his CC attacks this CCPh, by
+    /// Location, waiting with them for the DEFENDER's designation (A11.2, A11.12).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cc_withdrawals: BTreeMap<Hex, Vec<crate::game::command::CcWithdrawal>>,
     /// Locations whose CC the rules resolved this CCPh (A11.11).
     #[serde(default)]
     pub cc_resolved: BTreeSet<Hex>,
@@ -1083,6 +1087,7 @@ impl Game {
             advanced,
             melee,
             cc_designated,
+            cc_withdrawals,
             cc_resolved,
             ambush,
             rallied,
@@ -1136,6 +1141,12 @@ impl Game {
                             .all(|a| all_known(&a.attackers) && all_known(&a.defenders))
                     })
                     .map(|(h, a)| (*h, a.clone()))
+                    .collect(),
+                // Declared in the open with the attacks, of units both sides see alike.
+                cc_withdrawals: cc_withdrawals
+                    .iter()
+                    .filter(|(_, list)| list.iter().all(|w| all_known(&w.units)))
+                    .map(|(h, w)| (*h, w.clone()))
                     .collect(),
                 cc_resolved: cc_resolved.clone(),
                 // The Ambush drs were rolled in the open (A11.4).
@@ -1703,14 +1714,39 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
         }
         Event::CloseCombatDesignated {
-            by, hex, attacks, ..
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            ..
         } => {
             if *by == game.attacker() {
                 game.movement.cc_designated.insert(*hex, attacks.clone());
+                if !withdrawals.is_empty() {
+                    game.movement
+                        .cc_withdrawals
+                        .insert(*hex, withdrawals.clone());
+                }
             } else {
                 game.movement.cc_designated.remove(hex);
+                game.movement.cc_withdrawals.remove(hex);
                 game.movement.cc_resolved.insert(*hex);
             }
+        }
+        Event::UnitsWithdrew { units, to, cx, .. } => {
+            let now = (game.clock.turn, game.clock.player_turn);
+            for id in units {
+                if let Some(unit) = game.units.get_mut(id) {
+                    unit.hex = *to;
+                    unit.bypass = None;
+                    unit.shellhole_cover = false;
+                    if cx.contains(id) {
+                        unit.cx = true;
+                        unit.cx_since = Some(now);
+                    }
+                }
+            }
+            carry_weapons(game, units, *to);
         }
         Event::UnitBypassed {
             units,

@@ -100,6 +100,7 @@ pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
         Command::CloseCombat {
             hex,
             attacks,
+            withdrawals,
             no_ambush,
         } => Command::CloseCombat {
             hex,
@@ -114,6 +115,8 @@ pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
                         .collect(),
                 })
                 .collect(),
+            // A side withdraws its own units, never by an alias.
+            withdrawals,
             no_ambush,
         },
         other => other,
@@ -563,6 +566,7 @@ impl Names<'_> {
                 by,
                 hex,
                 attacks,
+                withdrawals,
                 no_ambush,
             } => Event::CloseCombatDesignated {
                 by,
@@ -574,7 +578,25 @@ impl Names<'_> {
                         defenders: self.names(&a.defenders),
                     })
                     .collect(),
+                withdrawals: withdrawals
+                    .into_iter()
+                    .map(|w| crate::game::command::CcWithdrawal {
+                        units: self.names(&w.units),
+                        to: w.to,
+                    })
+                    .collect(),
                 no_ambush,
+            },
+            Event::UnitsWithdrew {
+                units,
+                from,
+                to,
+                cx,
+            } => Event::UnitsWithdrew {
+                units: self.names(&units),
+                from,
+                to,
+                cx: self.names(&cx),
             },
             Event::AttackDeclared {
                 by,

@@ -1707,6 +1707,7 @@ mod tests {
                 attackers: vec![a.into()],
                 defenders: vec![d.into()],
             }],
+            withdrawals: vec![],
             no_ambush: false,
         };
         play(&mut r, Side::A, cc("3C3", "g1", "r1"));

@@ -136,6 +136,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             by,
             hex,
             attacks,
+            withdrawals,
             no_ambush,
         } => {
             let list = |ids: &[crate::board::scenario::UnitId]| ids.join("+");
@@ -143,8 +144,18 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 .iter()
                 .map(|a| format!("{} vs {}", list(&a.attackers), list(&a.defenders)))
                 .collect();
+            let withdrawals: String = withdrawals
+                .iter()
+                .map(|w| {
+                    format!(
+                        "; {} attempt to withdraw to {} (A11.2)",
+                        list(&w.units),
+                        w.to
+                    )
+                })
+                .collect();
             format!(
-                "{} designated its CC attacks in {hex} (A11.12): {}{}",
+                "{} designated its CC attacks in {hex} (A11.12): {}{withdrawals}{}",
                 name(*by),
                 if attacks.is_empty() {
                     "none".to_string()
@@ -165,6 +176,24 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             ),
             None => format!("no Ambush in {hex} (A11.4): its Close Combat is simultaneous"),
         },
+        Event::UnitsWithdrew {
+            units,
+            from,
+            to,
+            cx,
+        } => {
+            let mut s = format!(
+                "{} withdrew from the Melee in {from} to {to} (A11.2)",
+                units.join("+")
+            );
+            if !cx.is_empty() {
+                s.push_str(&format!(
+                    "; {} CX: Difficult Terrain (A4.72)",
+                    cx.join("+")
+                ));
+            }
+            s
+        }
         Event::MeleeRecorded { hex } => format!(
             "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
         ),

@@ -18,13 +18,14 @@ use super::{require_acting, require_phase};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
-use crate::game::command::{CcAttack, Outcome};
+use crate::game::command::{CcAttack, CcWithdrawal, Outcome};
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::fire::resolution;
 use crate::rules::morale;
+use crate::rules::movement;
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use std::collections::BTreeSet;
 use table::{CcColumn, CcResult};
@@ -322,6 +323,7 @@ pub(super) fn decide_close_combat(
     by: Side,
     hex: Hex,
     attacks: &[CcAttack],
+    withdrawals: &[CcWithdrawal],
     no_ambush: bool,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
@@ -408,9 +410,25 @@ pub(super) fn decide_close_combat(
         return Err(why);
     }
     check_attacks(game, by, hex, &units, attacks)?;
+    check_withdrawals(game, by, hex, &units, attacks, withdrawals)?;
+    // Both sides' withdrawals, the ATTACKER's declared with his attacks (A11.2): an attack on
+    // withdrawing units has its own DRM.
+    let pending_withdrawals: &[CcWithdrawal] = match pending {
+        Some(_) => game
+            .movement
+            .cc_withdrawals
+            .get(&hex)
+            .map_or(&[], Vec::as_slice),
+        None => &[],
+    };
+    let withdrawing: BTreeSet<UnitId> = pending_withdrawals
+        .iter()
+        .chain(withdrawals)
+        .flat_map(|w| w.units.iter().cloned())
+        .collect();
     // What the engine would not resolve in an attack is said at its designation, not after.
     for attack in attacks {
-        assess(game, hex, attack)?;
+        assess(game, hex, attack, &withdrawing)?;
     }
     // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
     // that their check found none has no place.
@@ -425,6 +443,7 @@ pub(super) fn decide_close_combat(
         by,
         hex,
         attacks: attacks.to_vec(),
+        withdrawals: withdrawals.to_vec(),
         no_ambush: false,
     };
     let Some(theirs) = pending else {
@@ -467,7 +486,7 @@ pub(super) fn decide_close_combat(
                 _ => attack.clone(),
             };
             let attack = &attack;
-            let mut assessed = assess(game, hex, attack)?;
+            let mut assessed = assess(game, hex, attack, &withdrawing)?;
             if let Some(a) = ambusher {
                 let (value, reason) = if a == side {
                     (-1, "Ambush")
@@ -566,20 +585,57 @@ pub(super) fn decide_close_combat(
             }
         }
     }
+    // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
+    // Location they named; one Casualty Reduced in it is the players' to place.
+    let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
+    for w in pending_withdrawals.iter().chain(withdrawals) {
+        let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
+        for id in &reduced {
+            partial = true;
+            events.push(Event::FireEffectLeftToPlayers {
+                target: hex,
+                unit: Some((*id).clone()),
+                rule: "A11.2".into(),
+                why: format!(
+                    "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
+                ),
+            });
+        }
+        let whole: Vec<&Unit> = w
+            .units
+            .iter()
+            .filter(|u| !eliminated.contains(*u) && !changed.contains(*u))
+            .map(|u| &game.units[u])
+            .collect();
+        if whole.is_empty() {
+            continue;
+        }
+        let side = whole[0].side;
+        // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
+        // test is taken again, as an advance by those units alone would take it (A4.72).
+        let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
+        events.extend(wa);
+        events.push(Event::UnitsWithdrew {
+            units: whole.iter().map(|u| u.id.clone()).collect(),
+            from: hex,
+            to: w.to,
+            cx,
+        });
+        withdrew.extend(whole.iter().map(|u| u.id.clone()));
+    }
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
     let remains = |side: Side| {
         units
             .iter()
-            .any(|u| u.side == side && !eliminated.contains(&u.id))
+            .any(|u| u.side == side && !eliminated.contains(&u.id) && !withdrew.contains(&u.id))
     };
     let both = remains(attacker) && remains(attacker.opponent());
     if both {
         // A broken unit held in Melee: what becomes of it (a withdrawal, A11.2) is not ruled by
         // the engine, so the Melee is the players' to record.
-        for u in units
-            .iter()
-            .filter(|u| u.morale == Morale::Broken && !eliminated.contains(&u.id))
-        {
+        for u in units.iter().filter(|u| {
+            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
+        }) {
             partial = true;
             events.push(Event::FireEffectLeftToPlayers {
                 target: hex,
@@ -725,6 +781,114 @@ fn check_attacks(
     Ok(())
 }
 
+/// Whether `unit` is held in Melee in the CC Location of `units` (A11.2): it did not advance
+/// into it this APh, and neither did an enemy unit there, so both were there when a CCPh
+/// ended before (A11.7). A unit that advanced in, or whose enemy all advanced in, is in a
+/// new CC.
+fn held_in_melee(game: &Game, units: &[&Unit], unit: &Unit) -> bool {
+    let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
+    !advanced(unit) && units.iter().any(|e| e.side != unit.side && !advanced(e))
+}
+
+/// A designation's withdrawals from Melee (A11.2): each names units of the designating side
+/// held in Melee in the Location (`held_in_melee`), not pinned, attacking with none of its
+/// attacks, each named once, into an ADJACENT Location they could advance into that holds no
+/// Known enemy unit (`movement::withdrawal`). Units of the side staying in the Melee would
+/// change the DRM of the attacks on those withdrawing, which the engine does not rule on, so
+/// a side withdraws all its units there or none.
+fn check_withdrawals(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    units: &[&Unit],
+    attacks: &[CcAttack],
+    withdrawals: &[CcWithdrawal],
+) -> Result<(), RuleViolation> {
+    if withdrawals.is_empty() {
+        return Ok(());
+    }
+    let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
+    let mut named: BTreeSet<UnitId> = BTreeSet::new();
+    for w in withdrawals {
+        if w.units.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.2",
+                ViolationKind::UnknownUnit,
+                "a withdrawal names the units that withdraw and the hex they withdraw to",
+            ));
+        }
+        let mut stack = vec![];
+        for id in &w.units {
+            let unit = super::own_unit(game, by, id)?;
+            if !units.iter().any(|u| u.id == unit.id) {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::Geometry,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is not in the CC Location of {hex}")
+                    ],
+                ));
+            }
+            if !named.insert(id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), " is named in two withdrawals"],
+                ));
+            }
+            if attacking.contains(id) {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " attempts to withdraw: a withdrawing unit makes no CC attack"
+                    ],
+                ));
+            }
+            if !held_in_melee(game, units, unit) {
+                let why = if game.movement.advanced.contains(id) {
+                    " advanced into this Close Combat this APh: only a unit held in Melee withdraws from it"
+                } else {
+                    " is in a new Close Combat, every enemy unit there having advanced in this APh: only a unit held in Melee withdraws from it"
+                };
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), why],
+                ));
+            }
+            if unit.pinned {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " is pinned: a pinned unit does not withdraw"
+                    ],
+                ));
+            }
+            stack.push(unit);
+        }
+        movement::withdrawal(game, by, &stack, w.to)?;
+    }
+    if let Some(stays) = units
+        .iter()
+        .find(|u| u.side == by && !named.contains(&u.id))
+    {
+        return Err(RuleViolation::with(
+            "A11.2",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&stays.id),
+                format!(" would stay in the Melee in {hex} while units of its side withdraw; the engine does not rule on the attacks on withdrawing units then: withdraw every unit of the side there, or roll (`roll DR CC`) and `adjudicate`")
+            ],
+        ));
+    }
+    Ok(())
+}
+
 /// Why the engine does not resolve the CC of a Location with these units, if it does not: the
 /// rule it would need and which the project has not sourced twice, so that the players roll and
 /// adjudicate instead. The words name only what both sides see in the Location.
@@ -814,7 +978,12 @@ fn halves_words(h: u32) -> String {
     }
 }
 
-fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViolation> {
+fn assess(
+    game: &Game,
+    hex: Hex,
+    attack: &CcAttack,
+    withdrawing: &BTreeSet<UnitId>,
+) -> Result<Assessed, RuleViolation> {
     let get = |id: &UnitId| game.units.get(id).expect("checked by check_attacks");
     let attackers: Vec<&Unit> = attack.attackers.iter().map(get).collect();
     let defenders: Vec<&Unit> = attack.defenders.iter().map(get).collect();
@@ -926,6 +1095,25 @@ fn assess(game: &Game, hex: Hex, attack: &CcAttack) -> Result<Assessed, RuleViol
             return Err(not_modelled(
                 "A11.16",
                 pieces!["some of the attacked units are broken and some not"],
+            ))
+        }
+    }
+    // A11.2: an attack on units attempting to withdraw has -2.
+    match defenders
+        .iter()
+        .filter(|u| withdrawing.contains(&u.id))
+        .count()
+    {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -2,
+            reason: "withdrawing defenders".into(),
+            rule: "A11.2".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A11.2",
+                pieces!["some of the attacked units attempt to withdraw and some not"],
             ))
         }
     }

@@ -50,6 +50,7 @@ pub fn moving_on(game: &Game) -> (Side, Command) {
         let command = Command::CloseCombat {
             hex: *hex,
             attacks: vec![],
+            withdrawals: vec![],
             no_ambush: false,
         };
         return (game.attacker().opponent(), command);
@@ -119,8 +120,17 @@ pub fn decide(
         Command::CloseCombat {
             hex,
             attacks,
+            withdrawals,
             no_ambush,
-        } => close_combat::decide_close_combat(game, by, *hex, attacks, *no_ambush, dice),
+        } => close_combat::decide_close_combat(
+            game,
+            by,
+            *hex,
+            attacks,
+            withdrawals,
+            *no_ambush,
+            dice,
+        ),
         Command::Bypass { units, hex, along } => {
             movement::decide_bypass(game, by, units, *hex, along)
         }
@@ -228,10 +238,18 @@ fn map_names(game: &Game, command: &Command) -> Option<Command> {
         Command::CloseCombat {
             hex,
             attacks,
+            withdrawals,
             no_ambush,
         } => Command::CloseCombat {
             hex: c(hex),
             attacks: attacks.clone(),
+            withdrawals: withdrawals
+                .iter()
+                .map(|w| crate::game::command::CcWithdrawal {
+                    units: w.units.clone(),
+                    to: c(&w.to),
+                })
+                .collect(),
             no_ambush: *no_ambush,
         },
         Command::Bypass { units, hex, along } => Command::Bypass {

@@ -46,6 +46,40 @@ pub(in crate::rules) fn decide(
     Ok(events)
 }
 
+/// A withdrawal from Melee (A11.2) is into an ADJACENT Location the units could advance
+/// into, so it is the one act of entering a Location (`Act::Withdraw`, which bars a Known
+/// enemy's Location) with what the APh adds to it: an SMC's portage limit (A4.42) and the
+/// Difficult Terrain test (A4.72), which makes the units CX or refuses the entry to a CX
+/// one. Who may withdraw, and when, is Close Combat's to say (`rules::close_combat`).
+/// Returns the units the entry makes CX and the WA they lose by leaving (B9.322).
+pub(in crate::rules) fn withdrawal(
+    game: &Game,
+    by: Side,
+    units: &[&Unit],
+    to: Hex,
+) -> Result<(Vec<UnitId>, Vec<Event>), RuleViolation> {
+    check_leaving(game, units)?;
+    let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+    for unit in units {
+        let carried = held_pp(game, &unit.id);
+        if unit.kind.is_smc() && carried > SMC_PP_MAX {
+            return Err(RuleViolation::with(
+                "A4.42",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
+                ],
+            ));
+        }
+    }
+    let from = units[0].hex;
+    let cost = entry_cost(game, from, to)?;
+    let entry = enter_location(game, by, units, &ids, to, cost, Act::Withdraw)?;
+    let cx = difficult_terrain(game, units, &ids, to, &entry.cost)?;
+    Ok((cx, lose_wall_advantage(units, from, to, WaLoss::Moved)))
+}
+
 /// The advancing units, checked in order: named once each, the side's own, each free to
 /// advance (A4.7), all in one Location (they advance as a stack or alone).
 fn advancers<'g>(game: &'g Game, by: Side, ids: &[UnitId]) -> Result<Vec<&'g Unit>, RuleViolation> {

@@ -126,6 +126,11 @@ pub(in crate::rules) enum Act {
     /// entered — that is how Close Combat comes about (A4.14 bars only the MPh; A11.1).
     /// Concealed and hidden enemies stay as they are until the CCPh (A12.14).
     Advance,
+    /// A withdrawal from Melee in the CCPh (A11.2): into an ADJACENT Location the units could
+    /// advance into (so as `Advance`, A4.72's test included), but never one holding a Known
+    /// enemy unit. A concealed enemy there is refused as not modelled, whatever is under its
+    /// "?"; a hidden one is not looked for, since a refusal would tell where it is.
+    Withdraw,
     /// A broken unit's rout in the RtPh (A10.5): six MF of its own (`rout::pay`), a Known
     /// enemy's Location barred (the rout's own A10.51 refuses it first), concealed enemies stop
     /// the entry as they stop a mover.
@@ -145,11 +150,13 @@ pub(in crate::rules) fn enter_location(
     act: Act,
 ) -> Result<Entry, RuleViolation> {
     check_enterable(game, to)?;
-    if act != Act::Advance {
-        check_known_enemy(game, by, units, to)?;
+    match act {
+        Act::Advance => {}
+        Act::Withdraw => check_withdrawal_into(game, by, to)?,
+        Act::Move | Act::Rout => check_known_enemy(game, by, units, to)?,
     }
     refuse_vehicles(game, units, cost.hexside == Some(HexsideFeature::Bocage))?;
-    if act == Act::Advance {
+    if matches!(act, Act::Advance | Act::Withdraw) {
         return Ok(Entry {
             cost,
             mf: vec![],
@@ -246,6 +253,35 @@ fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<
             "); no unit enters its Location in the MPh, and Infantry have no Overrun"
         ],
     ))
+}
+
+/// A11.2: a withdrawal from Melee is into a Location holding no Known enemy unit. A "?" of
+/// the enemy's there is refused as not modelled, the same whatever it covers (a Dummy or a
+/// real unit), so the refusal tells nothing the "?" does not show.
+fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViolation> {
+    let enemy = |u: &&Unit| u.side != by && !u.hidden;
+    if let Some(known) = ground_level(game, to)
+        .filter(enemy)
+        .find(|u| !u.concealed && u.kind != UnitKind::Dummy)
+    {
+        return Err(RuleViolation::with(
+            "A11.2",
+            ViolationKind::UnitState,
+            pieces![
+                format!("{to} holds a Known enemy unit ("),
+                Piece::unit(&known.id),
+                "); a withdrawal from Melee is into a Location holding none"
+            ],
+        ));
+    }
+    if ground_level(game, to).filter(enemy).any(|u| u.concealed) {
+        return Err(RuleViolation::new(
+            "A11.2",
+            ViolationKind::NotModelled,
+            format!("{to} holds a concealed enemy unit; a withdrawal into its Location is not ruled by the engine: the players adjudicate it"),
+        ));
+    }
+    Ok(())
 }
 
 /// A5.11: entering a Location its side overstacks with Personnel — even only by the movers'

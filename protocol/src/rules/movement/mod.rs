@@ -15,6 +15,7 @@ pub(crate) mod rout;
 mod step;
 
 pub(super) use advance::decide as decide_advance;
+pub(super) use advance::withdrawal;
 pub(super) use bypass::decide as decide_bypass;
 pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
