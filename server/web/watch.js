@@ -2151,6 +2151,7 @@
   }
 
   function startCc(state, hex) {
+    el("cc-withdraw").value = "";
     const here = ccUnits(state, hex);
     const own = here.filter((u) => u.side === page.side);
     const picked = own.filter((u) => page.selected.has(u.id));
@@ -2221,9 +2222,17 @@
     });
   }
 
-  /** The `close_combat` command the form holds: its attacks, in order, empty rows left out. */
+  /** The `close_combat` command the form holds: its attacks, in order, empty rows left out;
+   * or, with a hex to withdraw to, every unit of this side there withdrawing to it and no
+   * attack (A11.2: a withdrawing unit makes none). */
   function ccCommand(none) {
     const cc = page.cc;
+    const to = el("cc-withdraw").value.trim();
+    if (!none && to) {
+      const state = liveState();
+      const own = state ? ccUnits(state, cc.hex).filter((u) => u.side === page.side).map((u) => u.id) : [];
+      return { close_combat: { hex: cc.hex, attacks: [], withdrawals: [{ units: own.sort(naturally), to }], no_ambush: false } };
+    }
     const attacks = none ? [] : cc.rows
       .filter((r) => r.attackers.size || r.defenders.size)
       .map((r) => ({ attackers: [...r.attackers].sort(naturally), defenders: [...r.defenders].sort(naturally) }));
@@ -2233,7 +2242,8 @@
   function ccLabel(command) {
     const c = command.close_combat;
     const list = c.attacks.map((a) => `${a.attackers.join(" ")} vs ${a.defenders.join(" ")}`).join(" and ");
-    return `Close Combat in ${c.hex}: ${list || "no attacks"}`;
+    const away = (c.withdrawals || []).map((w) => `${w.units.join(" ")} withdraw to ${w.to} (A11.2)`).join(" and ");
+    return `Close Combat in ${c.hex}: ${[list, away].filter(Boolean).join(" and ") || "no attacks"}`;
   }
 
   /** The refusal of `done` that names a broken unit of this side that must rout (A10.5), as
@@ -2954,7 +2964,7 @@
     const proposeCc = (none) => {
       if (!page.cc) return;
       const command = ccCommand(none);
-      if (!none && !command.close_combat.attacks.length) {
+      if (!none && !command.close_combat.attacks.length && !(command.close_combat.withdrawals || []).length) {
         say("Tick your attackers and the units they attack, or choose No attacks here (A11.12).");
         return;
       }

@@ -14,6 +14,10 @@
 //! the server's own words (its refusal of `done`), the squad is picked from the prompt, a hex
 //! still ADJACENT to the enemy is refused with its rule (A10.5) and one away from it is taken.
 //!
+//! A third game starts with a German and a Russian squad held in Melee in 1C3: in the German
+//! CCPh the German withdraws his squad to 1C4 from the CC form (A11.2), the Russian designates
+//! no attack, and both records show the squad withdrawn, out of the Melee.
+//!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 //! Needs Chromium (`apt-get install chromium`).
 
@@ -60,6 +64,35 @@ side = "russian"
 kind = "squad"
 ratings = "4-4-7"
 hex = "1E5"
+"#;
+
+/// A German and a Russian squad sharing 1C3 from the start: held in Melee there (A11.7).
+const MELEE: &str = r#"name = "Melee"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1J10"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1C3"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1C3"
 "#;
 
 /// The line under the prompt that says what is selected, or why a key does nothing now.
@@ -387,6 +420,65 @@ async fn assault_movement_and_a_rout_from_the_page() {
         .await;
     browser.type_key(&german, "n").await;
     send(&mut browser, &german).await;
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawal_from_melee_from_the_cc_form() {
+    let (_dir, server, mut browser, [german, russian]) = start(MELEE).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("CCPh, ATTACKER")).await;
+
+    // Q opens the CC form at the Melee; a hex typed in its withdrawal box withdraws every
+    // German unit there instead of attacking (A11.2).
+    browser.type_key(&german, "q").await;
+    assert_eq!(
+        browser
+            .eval(&german, "document.getElementById('cc-hex').value")
+            .await,
+        "1C3"
+    );
+    browser
+        .eval(
+            &german,
+            "document.getElementById('cc-withdraw').value = '1C4'; \
+             document.getElementById('cc-form').requestSubmit()",
+        )
+        .await;
+    let designated = send(&mut browser, &german).await;
+    assert!(
+        designated.starts_with("Close Combat in 1C3: g1 withdraw to 1C4 (A11.2): "),
+        "{designated}"
+    );
+    settle(&mut browser, players).await;
+
+    // The Russian designates no attack; the German squad leaves the Melee whole.
+    browser.type_key(&russian, "1").await;
+    browser
+        .eval(&russian, "document.getElementById('cc-none').click()")
+        .await;
+    let resolved = send(&mut browser, &russian).await;
+    assert!(
+        resolved.starts_with("Close Combat in 1C3: no attacks: "),
+        "{resolved}"
+    );
+    settle(&mut browser, players).await;
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "the withdrawal in the record",
+                &format!(
+                    "({}) || null",
+                    record_lines(&["g1 withdrew from the Melee in 1C3 to 1C4 (A11.2)"])
+                ),
+                WAIT,
+            )
+            .await;
+    }
     let errors = browser.page_errors().await;
     assert!(errors.is_empty(), "the pages reported errors: {errors:#?}");
     browser.close().await;

@@ -1775,6 +1775,36 @@ mod tests {
     }
 
     #[test]
+    fn a_withdrawal_from_melee_parses_beside_attacks() {
+        let s = scenario();
+        let lines = parse_script(
+            "german cc H6 467a vs 447a and withdraw 8-0a 467b to H7\ngerman cc H6 withdraw 467a to I7",
+            &s,
+        )
+        .unwrap();
+        let Action::Command(Command::CloseCombat {
+            attacks,
+            withdrawals,
+            ..
+        }) = &lines[0].action
+        else {
+            panic!("{:?}", lines[0].action);
+        };
+        assert_eq!(attacks.len(), 1);
+        assert_eq!(withdrawals.len(), 1);
+        assert_eq!(
+            withdrawals[0].units,
+            vec!["8-0a".to_string(), "467b".into()]
+        );
+        assert_eq!(withdrawals[0].to.to_string(), "55H7");
+        assert!(matches!(
+            &lines[1].action,
+            Action::Command(Command::CloseCombat { attacks, withdrawals, .. })
+                if attacks.is_empty() && withdrawals.len() == 1
+        ));
+    }
+
+    #[test]
     fn bad_lines_say_where_and_why() {
         let s = scenario();
         for (text, want) in [
@@ -1789,6 +1819,9 @@ mod tests {
             ("dice 7", "die face"),
             ("german adjudicate 467a explode", "not an outcome"),
             ("german move 467a H6 => ok fp=467a", "unknown check"),
+            ("german cc H6 withdraw 467a to", "withdrawal from Melee"),
+            ("german cc H6 withdraw to H7", "withdrawal from Melee"),
+            ("german cc H6 withdraw 467a H7", "withdrawal from Melee"),
         ] {
             let e = parse_script(&format!("\n{text}"), &s).unwrap_err();
             assert_eq!(e.line, 2, "{text}");
