@@ -1124,3 +1124,111 @@ proptest! {
         }
     }
 }
+
+/// A German squad held in Melee with a Russian squad in 3C3 (both there from the start)
+/// withdraws (A11.2): first toward 3C4, where a Russian "?" stands (a squad or a Dummy), which
+/// is refused, then to 3C2. What the German is told — his stream from the first Rally Phase
+/// on, his refusal, his projection once the withdrawal is resolved — is the same either way.
+fn german_withdrawal_beside(under: &str) -> (Vec<Viewed>, Game, String) {
+    let toml = format!(
+        r#"
+name = "A11.2: a withdrawal beside a ?"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "3C3"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3C3"
+
+[[units]]
+id = "rq"
+side = "russian"
+{under}
+hex = "3C4"
+concealed = true
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let german = Viewer::Side(Side::A);
+    let mut seen = vec![];
+    let mut step = |game: &mut Game, side: Side, command: Command| {
+        let before = game.clone();
+        let events = play(game, side, command);
+        seen.extend(seen_by(&before, german, &events));
+    };
+    while game.clock.phase() != protocol::phase::Phase::CloseCombat {
+        let side = game.acting();
+        step(&mut game, side, Command::Done);
+    }
+    let withdraw = |to: &str| Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: vec![],
+        withdrawals: vec![protocol::command::CcWithdrawal {
+            units: vec!["g1".into()],
+            to: hex(to),
+        }],
+        no_ambush: false,
+    };
+    let refusal = decide(
+        &game,
+        Side::A,
+        &withdraw("3C4"),
+        &mut ScriptedDice::default(),
+    )
+    .expect_err("a withdrawal beside a \"?\" is the players'");
+    let told = format!(
+        "{} {:?}: {}",
+        refusal.rule,
+        refusal.kind,
+        refusal.render(
+            |id| protocol::game::view::name_for(&game, german, id),
+            |_| None
+        )
+    );
+    assert!(told.starts_with("A11.2 NotModelled"), "{told}");
+    step(&mut game, Side::A, withdraw("3C2"));
+    step(
+        &mut game,
+        Side::B,
+        Command::CloseCombat {
+            hex: hex("3C3"),
+            attacks: vec![],
+            withdrawals: vec![],
+            no_ambush: false,
+        },
+    );
+    assert_eq!(game.units["g1"].hex, hex("3C2"));
+    (seen, game.project(german), told)
+}
+
+#[test]
+fn a_withdrawal_beside_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
+    let (seen_squad, view_squad, told_squad) =
+        german_withdrawal_beside("kind = \"squad\"\nratings = \"4-4-7\"");
+    let (seen_dummy, view_dummy, told_dummy) = german_withdrawal_beside("kind = \"dummy\"");
+    assert_eq!(told_squad, told_dummy);
+    let d = differ(&seen_squad, &seen_dummy);
+    assert!(d.is_none(), "the German's stream differs: {d:?}");
+    let d = differ(&view_squad, &view_dummy);
+    assert!(d.is_none(), "the German's projection differs: {d:?}");
+}

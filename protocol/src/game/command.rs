@@ -29,7 +29,7 @@ pub enum Command {
     CloseCombat {
         hex: Hex,
         attacks: Vec<CcAttack>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         withdrawals: Vec<CcWithdrawal>,
         #[serde(default)]
         no_ambush: bool,

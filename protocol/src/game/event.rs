@@ -76,18 +76,9 @@ pub enum Event {
         hex: Hex,
         attacks: Vec<crate::game::command::CcAttack>,
         /// The side's withdrawals from the Melee, declared with its attacks (A11.2).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         withdrawals: Vec<crate::game::command::CcWithdrawal>,
         no_ambush: bool,
-    },
-    /// Units held in Melee in `from` that attempted to withdraw (A11.2) came out of the CC
-    /// whole and entered the ADJACENT Location of `to`: they are in Melee no longer. `cx`
-    /// are those the entry made CX, as an advance there would (A4.72).
-    UnitsWithdrew {
-        units: Vec<UnitId>,
-        from: Hex,
-        to: Hex,
-        cx: Vec<UnitId>,
     },
     /// As the APh ended, the engine checked for Ambush in the CC Location of `hex` (A11.4):
     /// each side's dr went before this (`DiceRolled`); `ambusher` is the side whose Final dr
@@ -600,6 +591,15 @@ pub enum Event {
     RallyAttempted {
         unit: UnitId,
         leader: Option<UnitId>,
+    },
+    /// Units held in Melee in `from` that attempted to withdraw (A11.2) came out of the CC
+    /// whole and entered the ADJACENT Location of `to`: they are in Melee no longer. `cx`
+    /// are those the entry made CX, as an advance there would (A4.72).
+    UnitsWithdrew {
+        units: Vec<UnitId>,
+        from: Hex,
+        to: Hex,
+        cx: Vec<UnitId>,
     },
 }
 

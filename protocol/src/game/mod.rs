@@ -555,7 +555,7 @@ pub struct MovementRecord {
     pub cc_designated: BTreeMap<Hex, Vec<crate::game::command::CcAttack>>,
     /// The ATTACKER's withdrawals from Melee declared with his CC attacks this CCPh, by
     /// Location, waiting with them for the DEFENDER's designation (A11.2, A11.12).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default)]
     pub cc_withdrawals: BTreeMap<Hex, Vec<crate::game::command::CcWithdrawal>>,
     /// Locations whose CC the rules resolved this CCPh (A11.11).
     #[serde(default)]
@@ -2701,12 +2701,12 @@ mod tests {
     #[test]
     fn state_hashes_are_pinned() {
         let pinned = [
-            "07930273732107504d3e02e76f7103da13838811a2683f062623004d0ee73255",
-            "27a8f20aaece7d547eefe640a9c35faa7a626e6a4f994d8f9dcee0e5ea8d86ce",
-            "8814250c909592f5be249fa5ab8d0e7ad347b1c3f1efb6fc1ebdd41aed43f802",
-            "b3fb898d90828020ec5bb6fde7d3a7e3231bff3096066e8b974f9e3e8f6e80ef",
-            "fa7da76af2dce79696f962e47c6f847576e9a3f81f4b659ff0959871d208e311",
-            "8a97ff24fa35d43194cf02250100c6d62e233d887c9e035c7ff44d3ba267bced",
+            "1c5decf6c33155aec9b7e10e88d1d8ae11b5c42d9aa7d6531c1094eedbe8747f",
+            "4897e29ccb66e3afbde76ab44008eb1d971f62f29618cdd87dfcf63032b52d11",
+            "2b6fda5daafe32659ad0785f51ea6c3fb736fd26cb2611fa4da5db0b46d04ccd",
+            "d71275cd6930d650483545ffd9b9f8833aeb735a71c073750dd2b389304830cd",
+            "9b5433146840949f09a929794a4fc054f49f50cfc5f1c752970e7a086c398843",
+            "f442df2a1241233718de2d3d56c40ac7f6d2bdd98196c8c4c84d92eb227a481c",
         ];
         let positions = pinned_positions();
         assert!(
