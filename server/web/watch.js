@@ -2465,7 +2465,9 @@
       // The ATTACKER has designated in one Location: the DEFENDER's designation is awaited,
       // and resolves that CC by the CC Table (A11.12, A11.11).
       const [hex, attacks] = designated[0];
-      const theirs = attacks.map((a) => `${ids(a.attackers)} vs ${ids(a.defenders)}`).join("; ");
+      // With the attacks, the units he withdraws from the Melee there (A11.2).
+      const away = ((state.movement.cc_withdrawals || {})[hex] || []).map((w) => `${ids(w.units)} withdrawing to ${w.to}`);
+      const theirs = attacks.map((a) => `${ids(a.attackers)} vs ${ids(a.defenders)}`).concat(away).join("; ") || "none";
       if (actingNow !== me) {
         found.push({
           yours: true,

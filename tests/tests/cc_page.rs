@@ -454,6 +454,12 @@ async fn a_withdrawal_from_melee_from_the_cc_form() {
         "{designated}"
     );
     settle(&mut browser, players).await;
+    // The DEFENDER's prompt names the withdrawal, as it names the ATTACKER's attacks.
+    let asked = prompt(&mut browser, &russian).await;
+    assert!(
+        asked.contains("Close Combat attacks in 1C3 (g1 withdrawing to 1C4)"),
+        "{asked}"
+    );
 
     // The Russian designates no attack; the German squad leaves the Melee whole.
     browser.type_key(&russian, "1").await;

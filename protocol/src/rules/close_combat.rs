@@ -631,8 +631,9 @@ pub(super) fn decide_close_combat(
     };
     let both = remains(attacker) && remains(attacker.opponent());
     if both {
-        // A broken unit held in Melee: what becomes of it (a withdrawal, A11.2) is not ruled by
-        // the engine, so the Melee is the players' to record.
+        // A broken unit held in Melee that did not withdraw: whether it had to attempt it
+        // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
+        // players' to record.
         for u in units.iter().filter(|u| {
             u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
         }) {
@@ -642,7 +643,7 @@ pub(super) fn decide_close_combat(
                 unit: Some(u.id.clone()),
                 rule: "A11.16".into(),
                 why: format!(
-                    "`{}` is broken and held in Melee: whether it withdraws (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                    "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
                     u.id
                 ),
             });

@@ -1,8 +1,8 @@
-//! Entering a Location: the one act that `move` (A4), `enter` from off board (A2.51) and
-//! `advance` in the APh (A4.7) all are, so all check the same things in the same order — terrain and
-//! fortifications the engine does not model, Known enemy units (A4.14), vehicles, overstacking
-//! (A5.11), MF and their sources (A4.1, A4.12, A4.42) and concealed or hidden enemy units that
-//! stop the entry (A12.15). Each command adds only what its own rule adds: `move` the step
+//! Entering a Location: the one act that `move` (A4), `enter` from off board (A2.51),
+//! `advance` in the APh (A4.7), a rout (A10.5) and a withdrawal from Melee (A11.2) all are, so
+//! all check the same things in the same order — terrain and fortifications the engine does
+//! not model, Known enemy units (A4.14), vehicles, overstacking (A5.11), MF and their sources
+//! (A4.1, A4.12, A4.42) and concealed or hidden enemy units that stop the entry (A12.15). Each command adds only what its own rule adds: `move` the step
 //! from an adjacent hex, the leaving of Bypass and of fortifications; `enter` its edge and
 //! Turn, and its cost from off board.
 
