@@ -589,6 +589,11 @@ pub enum Event {
         unit: UnitId,
         leader: Option<UnitId>,
     },
+    // New variants go last: logs are encoded by variant index.
+    /// The ATTACKER designated these units Opportunity Firers in his PFPh (A7.25, A3.2): the
+    /// Bounding Fire counter both sides see. They do not move in the MPh (A3.3) and fire in
+    /// the AFPh without Advancing Fire's halving (A7.24) or Assault Fire's bonus (A7.36).
+    OpportunityFireMarked { units: Vec<UnitId> },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -754,6 +759,7 @@ impl Event {
             Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
+            Event::OpportunityFireMarked { .. } => "OpportunityFireMarked",
             Event::DesperationMoraleMarked { .. } => "DesperationMoraleMarked",
             Event::DesperationMoraleRemoved { .. } => "DesperationMoraleRemoved",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
@@ -869,6 +875,7 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::DesperationMoraleMarked { units, .. }
             | Event::DesperationMoraleRemoved { units, .. }
+            | Event::OpportunityFireMarked { units }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WeaponMalfunctioned { holder, .. }

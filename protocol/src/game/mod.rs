@@ -666,6 +666,13 @@ pub struct Game {
     /// other side sees nothing of it (A12.12); those placed HIP stay hidden after.
     #[serde(default)]
     pub setup: Option<SetupTurn>,
+    /// The ATTACKER's units designated Opportunity Firers in this Player Turn's PFPh (A7.25,
+    /// A3.2): the Bounding Fire counter, which both sides see. They do not move in its MPh
+    /// (A3.3) and fire in its AFPh without Advancing Fire's halving (A7.24). Cleared with the
+    /// Prep Fire counters when the Player Turn ends. Last, so positions encoded before it was
+    /// added still read as far as they go.
+    #[serde(default)]
+    pub opportunity_fire: BTreeSet<UnitId>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -889,6 +896,7 @@ impl Game {
             timing: None,
             undo_trail: UndoTrail::default(),
             setup: None,
+            opportunity_fire: BTreeSet::new(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1073,6 +1081,7 @@ impl Game {
             setup,
             // Viewers are told the clocks in a message of their own (`timing::ClockView`).
             timing: _,
+            opportunity_fire,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1180,6 +1189,8 @@ impl Game {
             final_fired: known_of(final_fired),
             // Residual FP lies on the map for both sides to see (A8.2).
             residual_fp: residual_fp.clone(),
+            // The Bounding Fire counter is on the map for both sides to see (A3.2).
+            opportunity_fire: known_of(opportunity_fire),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1413,6 +1424,10 @@ struct Meaning<'a> {
     next_alias: u32,
     setup_aliases: &'a BTreeMap<UnitId, UnitId>,
     setup: &'a Option<SetupTurn>,
+    /// Added after the hashes were pinned, so encoded only when some unit carries the
+    /// counter: a game that never designates an Opportunity Firer hashes as it always did.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    opportunity_fire: &'a BTreeSet<UnitId>,
 }
 
 impl<'a> Meaning<'a> {
@@ -1450,6 +1465,7 @@ impl<'a> Meaning<'a> {
             // Not state: what an undo needs to rebuild an earlier position.
             undo_trail: _,
             setup,
+            opportunity_fire,
         } = game;
         Meaning {
             scenario,
@@ -1480,6 +1496,7 @@ impl<'a> Meaning<'a> {
             next_alias: *next_alias,
             setup_aliases,
             setup,
+            opportunity_fire,
         }
     }
 }
@@ -2123,6 +2140,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::RallyAttempted { unit, .. } => {
             game.movement.rallied.insert(unit.clone());
         }
+        Event::OpportunityFireMarked { units } => {
+            game.opportunity_fire.extend(units.iter().cloned());
+        }
         Event::DesperationMoraleMarked { units, .. } => {
             for id in units {
                 if let Some(u) = game.units.get_mut(id) {
@@ -2418,6 +2438,7 @@ fn end_movement_phase(game: &mut Game) {
 /// before the one ending (A4.51).
 fn end_player_turn(game: &mut Game, ended: Clock) {
     game.prep_fired.clear();
+    game.opportunity_fire.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
     if !game.units.values().any(recovering) {
@@ -2592,6 +2613,7 @@ mod tests {
         });
         game.wa_shown = both.clone();
         game.prep_fired = both.clone();
+        game.opportunity_fire = both.clone();
         game.movement.sewer_check_failed = both.clone();
         let german = Viewer::Side(Side::A);
         let view = game.project(german);

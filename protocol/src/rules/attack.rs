@@ -109,6 +109,17 @@ pub(super) fn declare(
                 pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
         }
+        if game.clock.phase() == Phase::PrepFire && game.opportunity_fire.contains(id) {
+            // A7.25: an Opportunity Firer holds its fire, and its SW's, until the AFPh.
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is designated an Opportunity Firer: it holds its fire until the AFPh"
+                ],
+            ));
+        }
         check_line_of_fire(game, unit, target, into_sewer)?;
         if !into_sewer && firers.contains(id) {
             check_fire_counters(game, unit, target)?;
@@ -162,6 +173,86 @@ pub(super) fn declare(
         return Ok(vec![declared, Event::AttackResolved { by, target }]);
     }
     Ok(vec![declared])
+}
+
+/// `opportunity UNIT…`: the ATTACKER designates Opportunity Firers in his PFPh (A7.25, A3.2)
+/// — units that hold their fire instead of Prep Firing, to fire in the AFPh without Advancing
+/// Fire's halving (A7.24). The Bounding Fire counter it places is seen by both sides; the unit
+/// does not move in the MPh (A3.3, `movement::check_not_prep_fired`). Only Good Order units
+/// that have not fired this phase may take it, and a unit under "?" or HIP is refused: what
+/// designating one does to its concealment is not sourced.
+pub(super) fn mark_opportunity_fire(
+    game: &Game,
+    by: Side,
+    units: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    if game.clock.phase() != Phase::PrepFire || game.attacker() != by {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::WrongPhase,
+            format!(
+                "Opportunity Firers are designated by the ATTACKER in his PFPh, and this is the {}'s {}",
+                game.side_name(game.attacker()),
+                game.clock.phase()
+            ),
+        ));
+    }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "B9.322",
+            ViolationKind::WrongPhase,
+            format!("the attack on {} must be resolved first", a.target),
+        ));
+    }
+    if units.is_empty() {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::UnknownUnit,
+            "name the units to designate as Opportunity Firers",
+        ));
+    }
+    for (i, id) in units.iter().enumerate() {
+        if units[..i].contains(id) {
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnknownUnit,
+                pieces![Piece::Given(id.clone()), " is named twice"],
+            ));
+        }
+        let unit = own_unit(game, by, id)?;
+        let refuse = |why: &str| {
+            Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), why.to_string()],
+            ))
+        };
+        if !unit.is_good_order() {
+            return refuse(" is not in Good Order: only a Good Order unit holds its fire as an Opportunity Firer");
+        }
+        if !matches!(
+            unit.kind,
+            crate::board::scenario::UnitKind::Squad
+                | crate::board::scenario::UnitKind::HalfSquad
+                | crate::board::scenario::UnitKind::Crew
+                | crate::board::scenario::UnitKind::Leader
+                | crate::board::scenario::UnitKind::Hero
+        ) {
+            return refuse(" is not Infantry: only Infantry are designated Opportunity Firers here (vehicles and Guns are not modelled)");
+        }
+        if game.prep_fired.contains(id) {
+            return refuse(" has fired in this PFPh: an Opportunity Firer holds its fire instead of Prep Firing");
+        }
+        if game.opportunity_fire.contains(id) {
+            return refuse(" is already designated an Opportunity Firer");
+        }
+        if unit.concealed || unit.hidden {
+            return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment (A12) is not ruled by the engine; reveal it, or adjudicate");
+        }
+    }
+    Ok(vec![Event::OpportunityFireMarked {
+        units: units.to_vec(),
+    }])
 }
 
 /// The shape of a Fire Group (A7.5, A7.531): its firing units — the MMC named and the

@@ -188,7 +188,8 @@ pub enum FireKind {
     /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
     Final,
     /// The ATTACKER's Advancing Fire (A7.24): every firer's FP halved, whether it moved or
-    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36).
+    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36) — but for an
+    /// Opportunity Firer's, which is neither (A7.25).
     Advancing,
 }
 
@@ -590,7 +591,13 @@ pub fn assess(
             }
         };
         let (fp_halves, multiplier) = if kind == FireKind::Advancing {
-            advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+            if game.opportunity_fire.contains(&u.id) {
+                // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
+                // unhalved, and without Assault Fire's bonus (A7.36).
+                (fp_halves, opportunity(multiplier))
+            } else {
+                advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+            }
         } else {
             (fp_halves, multiplier)
         };
@@ -793,8 +800,18 @@ fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
     }
 }
 
-/// A firer's FP in the AFPh: halved (A7.24) whether or not it moved, since the engine has
-/// no Opportunity Fire (A7.25) to spare it; then a squad whose FP is underlined adds one FP
+/// A range multiplier's words with Opportunity Fire's exemption from Advancing Fire after
+/// them (A7.25).
+fn opportunity(multiplier: &'static str) -> &'static str {
+    match multiplier {
+        "" => "Opportunity Fire, not halved (A7.25)",
+        m if m.starts_with("PBF") => "PBF ×2 (A7.21), Opportunity Fire, not halved (A7.25)",
+        _ => "long range ×½ (A7.22), Opportunity Fire, not halved (A7.25)",
+    }
+}
+
+/// A firer's FP in the AFPh unless it is an Opportunity Firer (A7.25, `opportunity`):
+/// halved (A7.24) whether or not it moved; then a squad whose FP is underlined adds one FP
 /// and rounds a fraction up (Assault Fire, A7.36), except at long range. A quarter point
 /// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
 /// firer's attack is the players'.
