@@ -81,6 +81,24 @@ pub(super) fn declare(
     let mut holders = vec![];
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;
+        // A7.1: a SW fires in one fire phase of a Player Turn, as its possessor does; in the
+        // AFPh a weapon whose possessor is marked Prep Fire fired in the PFPh, or has had its
+        // one AFPh shot (A4.41) — but an Opportunity Firer's, which keeps its ROF (A7.25).
+        if game.clock.phase() == Phase::AdvancingFire
+            && game.prep_fired.contains(holder)
+            && !game.opportunity_fire.contains(holder)
+        {
+            return Err(RuleViolation::with(
+                "A7.1",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::Given(id.clone()),
+                    " is possessed by ",
+                    Piece::unit(holder),
+                    ", marked Prep Fire: it has fired in this Player Turn already, and a SW fires in only one fire phase of a Player Turn"
+                ],
+            ));
+        }
         holders.push(holder);
         if !shooters.contains(holder) {
             shooters.push(holder.clone());
@@ -379,6 +397,19 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
             pieces![
                 given(),
                 " has malfunctioned and does not fire until it is repaired"
+            ],
+        );
+    }
+    if w.fired
+        && game.clock.phase() == Phase::AdvancingFire
+        && !game.opportunity_fire.contains(holder)
+    {
+        return refuse(
+            "A4.41",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                " has fired in this AFPh: a weapon fired in the AFPh has one shot whatever its ROF (unless its possessor is an Opportunity Firer)"
             ],
         );
     }

@@ -271,11 +271,27 @@ pub fn assess(
         };
         sw.push((w, holder, ratings));
     }
-    if !sw.is_empty() && kind != FireKind::Prep {
+    // The DEFENDER's SW fire is the players': a weapon carries a Fire counter of its own,
+    // apart from its possessor's (A8.1), which the engine does not keep, and a weapon fired
+    // again after First Fire uses Sustained Fire (A9.3), whose penalties rest on one source.
+    if !sw.is_empty() && !matches!(kind, FireKind::Prep | FireKind::Advancing) {
         return Err(unruled(
-            "A9.2",
-            "a support weapon's fire outside the PFPh is not resolved by the engine: its Fire counters (A8.1, A8.4) and its Multiple ROF there (A9.2) are not modelled",
+            "A8.1",
+            "a support weapon's Defensive Fire is not resolved by the engine: a weapon's own First and Final Fire counters (A8.1) are not kept apart from its possessor's, and Sustained Fire (A9.3) is not modelled",
         ));
+    }
+    if kind == FireKind::Advancing {
+        // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
+        // AFPh. The engine does not record where a weapon was before the MPh, so it rules only
+        // on one held by an Opportunity Firer, which did not move (A7.25).
+        for (w, holder, _) in &sw {
+            if a4_41_restricted(&w.name) && !game.opportunity_fire.contains(&holder.id) {
+                return Err(unruled(
+                    "A4.41",
+                    format!("`{}` ({}) fires in the AFPh only if it did not change Location in the MPh, which the engine does not record", w.id, w.name),
+                ));
+            }
+        }
     }
     for (i, (w, holder, _)) in sw.iter().enumerate() {
         // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
@@ -527,7 +543,9 @@ pub fn assess(
     // Range and FP of each firer (A7.2, A7.21, A7.22).
     // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
     // them what it does to an MMC's.
-    let mut firing: Vec<(UnitId, &Unit, u32, u32)> = vec![];
+    // Each firer: its id (a unit's, or a SW's), the unit whose hex it fires from, its FP and
+    // normal range, and whether it is a SW.
+    let mut firing: Vec<(UnitId, &Unit, u32, u32, bool)> = vec![];
     for u in &mmc {
         let Some((fp, normal)) = fp_and_range(u) else {
             return Err(unruled(
@@ -538,13 +556,13 @@ pub fn assess(
                 ),
             ));
         };
-        firing.push((u.id.clone(), u, fp, normal));
+        firing.push((u.id.clone(), u, fp, normal, false));
     }
     for (w, holder, r) in &sw {
-        firing.push((w.id.clone(), holder, u32::from(r.fp), u32::from(r.range)));
+        firing.push((w.id.clone(), holder, u32::from(r.fp), u32::from(r.range), true));
     }
     let mut shares = vec![];
-    for (id, u, fp, normal) in firing {
+    for (id, u, fp, normal, weapon) in firing {
         let Some(range) = geometry.distance(u.hex, target) else {
             return Err(unruled("A7", format!("no range from `{id}` to {target}")));
         };
@@ -596,7 +614,8 @@ pub fn assess(
                 // unhalved, and without Assault Fire's bonus (A7.36).
                 (fp_halves, opportunity(multiplier))
             } else {
-                advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+                // Assault Fire is the squad's own FP's (A7.36), not its SW's.
+                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, multiplier)?
             }
         } else {
             (fp_halves, multiplier)
@@ -745,11 +764,26 @@ pub fn assess(
             .iter()
             .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
             .collect(),
+        // A4.41: a weapon fired in the AFPh has one shot whatever its ROF, but an Opportunity
+        // Firer's (A7.25).
         rofs: sw
             .iter()
+            .filter(|(_, h, _)| kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
     })
+}
+
+/// Whether A4.41 keeps `name`'s weapon from the AFPh once it changed Location in the MPh: an
+/// MMG, HMG or mortar (`MTR`) by the name on its counter. A name that does not say which MG it
+/// is (`MG`) is read as one that may be.
+fn a4_41_restricted(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    name.contains("MMG")
+        || name.contains("HMG")
+        || name.contains("MTR")
+        || name.contains("MORTAR")
+        || name == "MG"
 }
 
 /// The kind of Defensive fire in the MPh, read off the firers' Fire counters (A8.1, A8.3,
@@ -816,7 +850,7 @@ fn opportunity(multiplier: &'static str) -> &'static str {
 /// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
 /// firer's attack is the players'.
 fn advancing(
-    u: &Unit,
+    id: &str,
     assault_fire: bool,
     fp_halves: u32,
     multiplier: &'static str,
@@ -825,8 +859,7 @@ fn advancing(
         return Err(unruled(
             "A7.24",
             format!(
-                "`{}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep",
-                u.id
+                "`{id}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep"
             ),
         ));
     }
