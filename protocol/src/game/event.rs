@@ -593,7 +593,9 @@ pub enum Event {
     /// The ATTACKER designated these units Opportunity Firers in his PFPh (A7.25, A3.2): the
     /// Bounding Fire counter both sides see. They do not move in the MPh (A3.3) and fire in
     /// the AFPh without Advancing Fire's halving (A7.24) or Assault Fire's bonus (A7.36).
-    OpportunityFireMarked { units: Vec<UnitId> },
+    OpportunityFireMarked {
+        units: Vec<UnitId>,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

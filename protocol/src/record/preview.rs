@@ -274,7 +274,7 @@ mod tests {
         ))
         .unwrap();
         let mut game = Game::new(scenario);
-        let mut play = |game: &mut Game, command: &Command| {
+        let play = |game: &mut Game, command: &Command| {
             let events = crate::rules::decide(
                 game,
                 game.acting(),

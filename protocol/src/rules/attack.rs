@@ -265,7 +265,7 @@ pub(super) fn mark_opportunity_fire(
             return refuse(" is already designated an Opportunity Firer");
         }
         if unit.concealed || unit.hidden {
-            return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment (A12) is not ruled by the engine; reveal it, or adjudicate");
+            return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment is not ruled by the engine; reveal it, or adjudicate");
         }
     }
     Ok(vec![Event::OpportunityFireMarked {

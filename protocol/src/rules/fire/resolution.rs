@@ -277,7 +277,7 @@ pub fn assess(
     if !sw.is_empty() && !matches!(kind, FireKind::Prep | FireKind::Advancing) {
         return Err(unruled(
             "A8.1",
-            "a support weapon's Defensive Fire is not resolved by the engine: a weapon's own First and Final Fire counters (A8.1) are not kept apart from its possessor's, and Sustained Fire (A9.3) is not modelled",
+            "a support weapon's Defensive Fire is not resolved by the engine: a weapon's own First and Final Fire counters (A8.1) are not kept apart from its possessor's, and a weapon's Sustained Fire after First Fire is not modelled",
         ));
     }
     if kind == FireKind::Advancing {
@@ -559,7 +559,13 @@ pub fn assess(
         firing.push((u.id.clone(), u, fp, normal, false));
     }
     for (w, holder, r) in &sw {
-        firing.push((w.id.clone(), holder, u32::from(r.fp), u32::from(r.range), true));
+        firing.push((
+            w.id.clone(),
+            holder,
+            u32::from(r.fp),
+            u32::from(r.range),
+            true,
+        ));
     }
     let mut shares = vec![];
     for (id, u, fp, normal, weapon) in firing {
@@ -768,7 +774,9 @@ pub fn assess(
         // Firer's (A7.25).
         rofs: sw
             .iter()
-            .filter(|(_, h, _)| kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
+            .filter(|(_, h, _)| {
+                kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id)
+            })
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
     })
