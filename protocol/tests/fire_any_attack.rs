@@ -19,9 +19,10 @@
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
 //! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
 //! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule, as is a machine gun's Defensive Fire (A8.1), an MMG's in
-//! the AFPh unless an Opportunity Firer holds it (A4.41: whether it moved is not recorded), or
-//! one fired by a half-squad (A9.11). The machine gun malfunctions exactly when the Original DR
+//! left to the players with its rule, as is an MMG's fire in the AFPh unless an Opportunity
+//! Firer holds it (A4.41: whether it moved is not recorded), or a machine gun fired by a
+//! half-squad (A9.11); in the DFPh a machine gun with no Fire counter fires as in Prep Fire
+//! (A8.1, A8.4). The machine gun malfunctions exactly when the Original DR
 //! reaches its B# (A9.7), and otherwise keeps its Multiple ROF exactly when the coloured dr (the
 //! first die) is at or below its ROF (A9.2) — never in the AFPh but for an Opportunity Firer's
 //! (A4.41). A KIA eliminates the lone target and a K/# reduces it.
@@ -297,7 +298,7 @@ proptest! {
         inexperienced in any::<bool>(),
         terrain in 0..TERRAIN.len(),
         dice in [1u8..=6, 1u8..=6, 1u8..=6, 1u8..=6],
-        // Half the cases in the PFPh, the only phase where the engine fires a MG.
+        // Half the cases in the PFPh.
         phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
         // In the AFPh, half the cases by Opportunity Firers (A7.25).
         opportune in any::<bool>(),
@@ -360,13 +361,11 @@ proptest! {
         // Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
-        // A machine gun's Defensive Fire (A8.1), an MMG's in the AFPh but an Opportunity
-        // Firer's (A4.41), or one fired by a half-squad (A9.11), is the players', and the
-        // engine says so before it looks at range.
+        // An MMG's fire in the AFPh but an Opportunity Firer's (A4.41), or a machine gun fired
+        // by a half-squad (A9.11), is the players', and the engine says so before it looks at
+        // range. In the DFPh a weapon with no Fire counter fires as in Prep Fire (A8.1, A8.4).
         if let Some(w) = &weapon {
-            if phase == FirePhase::DefensiveFinal {
-                beyond = Some("A8.1");
-            } else if phase == FirePhase::Advancing && w.name == "MMG" && !opportune {
+            if phase == FirePhase::Advancing && w.name == "MMG" && !opportune {
                 beyond = Some("A4.41");
             } else if firers[0].half {
                 beyond = Some("A9.11");

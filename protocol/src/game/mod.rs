@@ -625,7 +625,8 @@ pub struct Game {
     pub prep_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked First Fire: they fired in this MPh (A8.1) and may fire again in
     /// it only as Subsequent First Fire (A8.3), and in the DFPh only at adjacent units (A8.4).
-    /// Both sides see the counters. Cleared when the DFPh ends.
+    /// A support weapon's own counter is here by the weapon's id, put on once its ROF is spent
+    /// (A8.1). Both sides see the counters. Cleared when the DFPh ends.
     #[serde(default)]
     pub first_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked Final Fire: they fired as Subsequent First Fire (A8.3) or in the
@@ -1102,6 +1103,19 @@ impl Game {
         let known_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
             set.iter().filter(|id| known(id)).cloned().collect()
         };
+        // The DEFENDER's Fire counters, on units and on the weapons they possess (A8.1).
+        let known_fire_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
+            set.iter()
+                .filter(|id| known(id))
+                .filter(|id| {
+                    weapons
+                        .get(*id)
+                        .and_then(|w| w.held_by.as_ref())
+                        .is_none_or(known)
+                })
+                .cloned()
+                .collect()
+        };
         let units: CopyOnWrite<Units> = if hidden.is_empty() {
             units.clone()
         } else {
@@ -1184,9 +1198,10 @@ impl Game {
             viewer: Some(viewer),
             version: 0,
             prep_fired: known_of(prep_fired),
-            // The Fire counters are on the map for both sides to see (A8.1).
-            first_fired: known_of(first_fired),
-            final_fired: known_of(final_fired),
+            // The Fire counters are on the map for both sides to see (A8.1), a weapon's with
+            // its possessor.
+            first_fired: known_fire_of(first_fired),
+            final_fired: known_fire_of(final_fired),
             // Residual FP lies on the map for both sides to see (A8.2).
             residual_fp: residual_fp.clone(),
             // The Bounding Fire counter is on the map for both sides to see (A3.2).
@@ -1925,7 +1940,16 @@ pub fn apply(game: &mut Game, event: &Event) {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
             // reads the counters the firers had when it was declared.
             if let Some(a) = game.attack.take() {
+                // A weapon carries a Fire counter of its own (A8.1), put on once its ROF is
+                // spent: one that kept its Multiple ROF (`MultipleRofRetained`) stands clear.
+                let spent: Vec<UnitId> = a
+                    .weapons
+                    .iter()
+                    .filter(|id| game.weapons.get(*id).is_some_and(|w| w.fired))
+                    .cloned()
+                    .collect();
                 mark_defensive_fire(game, &a.firers);
+                mark_defensive_fire(game, &spent);
             }
         }
         Event::UnitSetUp { unit, weapons, hip } => {

@@ -81,6 +81,9 @@ pub(super) fn declare(
     let mut holders = vec![];
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;
+        if !into_sewer {
+            check_weapon_counters(game, id, holder, target)?;
+        }
         // A7.1: a SW fires in one fire phase of a Player Turn, as its possessor does; in the
         // AFPh a weapon whose possessor is marked Prep Fire fired in the PFPh, or has had its
         // one AFPh shot (A4.41) — but an Opportunity Firer's, which keeps its ROF (A7.25).
@@ -413,7 +416,10 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
             ],
         );
     }
-    if w.fired {
+    // A8.1: in the MPh a weapon whose ROF is spent carries a Fire counter and may still fire
+    // as Subsequent First Fire or FPF (`check_weapon_counters`, its resolution the players').
+    let marked = game.first_fired.contains(id) || game.final_fired.contains(id);
+    if w.fired && !(marked && game.clock.phase() == Phase::Movement) {
         let why = match ratings_rof(w) {
             Some(rof) => format!(" has fired this phase and did not keep its Multiple ROF: it fires again only after an IFT DR whose coloured dr is {rof} or less"),
             None => " has fired this phase and has no Multiple ROF (the scenario gives it none): it fires once a phase".to_string(),
@@ -421,6 +427,60 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         return refuse("A9.2", ViolationKind::UnitState, pieces![given(), why]);
     }
     Ok(holder)
+}
+
+/// What a support weapon's own Fire counter leaves it (A8.1, A8.3, A8.31, A8.4), as
+/// `check_fire_counters` does for a unit's, from its possessor's hex: in the MPh a weapon
+/// marked First Fire fires again only within its normal range, one marked Final Fire only at a
+/// moving unit adjacent or in its hex; in the DFPh one marked First Fire fires only at units
+/// adjacent or in its hex, and one marked Final Fire does not fire.
+fn check_weapon_counters(
+    game: &Game,
+    weapon: &str,
+    holder: &UnitId,
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let first = game.first_fired.contains(weapon);
+    let last = game.final_fired.contains(weapon);
+    if !first && !last {
+        return Ok(());
+    }
+    let range = game
+        .units
+        .get(holder)
+        .and_then(|u| game.scenario.geometry().distance(u.hex, target));
+    let normal = game
+        .weapons
+        .get(weapon)
+        .and_then(|w| w.ratings)
+        .map(|r| u32::from(r.range));
+    let given = || Piece::Given(weapon.to_string());
+    let refuse = |rule: &str, why: String| {
+        Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![given(), why],
+        ))
+    };
+    match game.clock.phase() {
+        Phase::Movement if last => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.31", format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")),
+        },
+        Phase::Movement => match (range, normal) {
+            (Some(r), Some(n)) if r > n => refuse("A8.3", format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")),
+            _ => Ok(()),
+        },
+        Phase::DefensiveFire if last => refuse(
+            "A8.4",
+            " is marked Final Fire and fires no more this Player Turn".to_string(),
+        ),
+        Phase::DefensiveFire => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.4", format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its possessor's hex, and {target} is farther")),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// The Multiple ROF the scenario gives a weapon (A9.2), if any.

@@ -271,14 +271,41 @@ pub fn assess(
         };
         sw.push((w, holder, ratings));
     }
-    // The DEFENDER's SW fire is the players': a weapon carries a Fire counter of its own,
-    // apart from its possessor's (A8.1), which the engine does not keep, and a weapon fired
-    // again after First Fire uses Sustained Fire (A9.3), whose penalties rest on one source.
-    if !sw.is_empty() && !matches!(kind, FireKind::Prep | FireKind::Advancing) {
-        return Err(unruled(
-            "A8.1",
-            "a support weapon's Defensive Fire is not resolved by the engine: a weapon's own First and Final Fire counters (A8.1) are not kept apart from its possessor's, and a weapon's Sustained Fire after First Fire is not modelled",
-        ));
+    // A8.1: a weapon carries a Fire counter of its own. One with none fires as its possessor
+    // would (Defensive First Fire, Final Fire as in Prep Fire, A8.4); one marked First or
+    // Final Fire fires again only as Sustained Fire, whose penalties (a lowered B#, no ROF)
+    // rest on one source, so that fire is the players'; and so is a Fire Group mixing a SW
+    // with units firing again after First Fire.
+    if !sw.is_empty() {
+        let again = match kind {
+            FireKind::SubsequentFirst => Some("A8.3"),
+            FireKind::FinalProtective => Some("A8.31"),
+            FireKind::Final if firers.iter().any(|id| game.first_fired.contains(id)) => {
+                Some("A8.4")
+            }
+            _ => None,
+        };
+        if let Some(rule) = again {
+            return Err(unruled(
+                rule,
+                "a support weapon fired with units firing again after First Fire is not resolved by the engine: Sustained Fire is not modelled",
+            ));
+        }
+        for (w, _, _) in &sw {
+            let marked = if game.final_fired.contains(&w.id) {
+                Some("Final Fire")
+            } else if game.first_fired.contains(&w.id) {
+                Some("First Fire")
+            } else {
+                None
+            };
+            if let Some(counter) = marked {
+                return Err(unruled(
+                    if kind == FireKind::Final { "A8.4" } else { "A8.3" },
+                    format!("`{}` is marked {counter}: a weapon fires again after First Fire only as Sustained Fire, which the engine does not model", w.id),
+                ));
+            }
+        }
     }
     if kind == FireKind::Advancing {
         // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
