@@ -6,8 +6,9 @@
 //! distance from a lone Russian squad in Open Ground, woods, a wooden or a stone building —
 //! and its attack is declared and resolved on random dice in the German PFPh, in the DFPh by
 //! the Russian side with the roles turned round (Final Fire by units with no Fire counter,
-//! A8.4), or in the AFPh (every firer's FP halved after range, A7.24). A leader named with a
-//! group of two Locations is refused at the declaration (A7.531).
+//! A8.4), or in the AFPh (every firer's FP halved after range, A7.24, unless the firers were
+//! designated Opportunity Firers in the PFPh, A7.25). A leader named with a group of two
+//! Locations is refused at the declaration (A7.531).
 //!
 //! What the engine logs is checked against what this file works out on its own, never against
 //! the engine's table: the FP of each firer after range (PBF ×2 at one hex, ×½ beyond the normal
@@ -18,10 +19,13 @@
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
 //! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
 //! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule, as is a machine gun's fire outside the PFPh (A9.2) or by a
-//! half-squad (A9.11). The machine gun malfunctions exactly when the Original DR reaches its B#
-//! (A9.7), and otherwise keeps its Multiple ROF exactly when the coloured dr (the first die) is
-//! at or below its ROF (A9.2). A KIA eliminates the lone target and a K/# reduces it.
+//! left to the players with its rule, as is an MMG's fire in the AFPh unless an Opportunity
+//! Firer holds it (A4.41: whether it moved is not recorded), or a machine gun fired by a
+//! half-squad (A9.11); in the DFPh a machine gun with no Fire counter fires as in Prep Fire
+//! (A8.1, A8.4). The machine gun malfunctions exactly when the Original DR
+//! reaches its B# (A9.7), and otherwise keeps its Multiple ROF exactly when the coloured dr (the
+//! first die) is at or below its ROF (A9.2) — never in the AFPh but for an Opportunity Firer's
+//! (A4.41). A KIA eliminates the lone target and a K/# reduces it.
 
 use proptest::prelude::*;
 use protocol::command::Outcome;
@@ -111,6 +115,8 @@ fn firer() -> impl Strategy<Value = Firer> {
 /// normal range, Breakdown Number and Multiple ROF (A9.7, A9.2), made up at random.
 #[derive(Clone, Debug)]
 struct Mg {
+    /// The name on its counter: an LMG, or an MMG, which A4.41 keeps from the AFPh once moved.
+    name: &'static str,
     fp: u32,
     range: u32,
     breakdown: u8,
@@ -118,14 +124,20 @@ struct Mg {
 }
 
 fn mg() -> impl Strategy<Value = Mg> {
-    (1u32..=8, 2u32..=16, 6u8..=12, prop::option::of(1u8..=3)).prop_map(
-        |(fp, range, breakdown, rof)| Mg {
+    (
+        prop::sample::select(vec!["LMG", "MMG"]),
+        1u32..=8,
+        2u32..=16,
+        6u8..=12,
+        prop::option::of(1u8..=3),
+    )
+        .prop_map(|(name, fp, range, breakdown, rof)| Mg {
+            name,
             fp,
             range,
             breakdown,
             rof,
-        },
-    )
+        })
 }
 
 /// A column of board 2 by its index from A.
@@ -226,8 +238,8 @@ fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
     }
     if let Some(w) = weapon {
         s += &format!(
-            "\n[[weapons]]\nid = \"mg\"\nname = \"MG\"\npp = 1\nheld_by = \"g0\"\nfp = {}\nrange = {}\nbreakdown = {}\n",
-            w.fp, w.range, w.breakdown
+            "\n[[weapons]]\nid = \"mg\"\nname = \"{}\"\npp = 1\nheld_by = \"g0\"\nfp = {}\nrange = {}\nbreakdown = {}\n",
+            w.name, w.fp, w.range, w.breakdown
         );
         if let Some(rof) = w.rof {
             s += &format!("rof = {rof}\n");
@@ -236,11 +248,12 @@ fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
     s
 }
 
-/// `phase` of the German Player Turn of `scenario`, every step before it ended with `done`.
+/// `phase` of the German Player Turn of `scenario`, every step before it ended with `done`,
+/// the units `opportunity` names designated Opportunity Firers in its PFPh (A7.25).
 /// Steps from the start of a game to its AFPh, with room to spare.
 const STEPS_TO_FIRE_PHASE_MAX: usize = 12;
 
-fn fire_phase(scenario: Scenario, phase: FirePhase) -> Game {
+fn fire_phase(scenario: Scenario, phase: FirePhase, opportunity: &[String]) -> Game {
     use protocol::phase::Phase;
     let mut game = Game::new(scenario);
     let want = match phase {
@@ -255,6 +268,14 @@ fn fire_phase(scenario: Scenario, phase: FirePhase) -> Game {
             break;
         }
         let side = game.acting();
+        if game.clock.phase() == Phase::PrepFire && !opportunity.is_empty() {
+            let mark = Command::MarkOpportunityFire {
+                units: opportunity.to_vec(),
+            };
+            for e in decide(&game, side, &mark, &mut ScriptedDice::default()).unwrap() {
+                apply(&mut game, &e);
+            }
+        }
         for e in decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap() {
             apply(&mut game, &e);
         }
@@ -277,9 +298,12 @@ proptest! {
         inexperienced in any::<bool>(),
         terrain in 0..TERRAIN.len(),
         dice in [1u8..=6, 1u8..=6, 1u8..=6, 1u8..=6],
-        // Half the cases in the PFPh, the only phase where the engine fires a MG.
+        // Half the cases in the PFPh.
         phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
+        // In the AFPh, half the cases by Opportunity Firers (A7.25).
+        opportune in any::<bool>(),
     ) {
+        let opportune = opportune && phase == FirePhase::Advancing;
         let (by, _, _) = phase.firing();
         let at = match next_to {
             Some(i) => NEXT_TO_TARGET[i].to_string(),
@@ -306,12 +330,13 @@ proptest! {
         let range = |f: &Firer| geometry.distance(if f.beside { next } else { from }, target).unwrap();
         prop_assert!(next_to.is_none() || geometry.distance(from, target) == Some(1), "{} is next to {}", at, TARGET);
         let ranges: Vec<u32> = firers.iter().map(range).collect();
-        let mut game = fire_phase(scenario, phase);
-
         let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
         if leader.is_some() {
             names.push("ldr".into());
         }
+        let marked = if opportune { names.clone() } else { vec![] };
+        let mut game = fire_phase(scenario, phase, &marked);
+
         if weapon.is_some() {
             names.push("mg".into());
         }
@@ -336,11 +361,12 @@ proptest! {
         // Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
-        // A machine gun's fire outside the PFPh (A9.2), or by a half-squad (A9.11), is the
-        // players', and the engine says so before it looks at range.
-        if weapon.is_some() {
-            if phase != FirePhase::Prep {
-                beyond = Some("A9.2");
+        // An MMG's fire in the AFPh but an Opportunity Firer's (A4.41), or a machine gun fired
+        // by a half-squad (A9.11), is the players', and the engine says so before it looks at
+        // range. In the DFPh a weapon with no Fire counter fires as in Prep Fire (A8.1, A8.4).
+        if let Some(w) = &weapon {
+            if phase == FirePhase::Advancing && w.name == "MMG" && !opportune {
+                beyond = Some("A4.41");
             } else if firers[0].half {
                 beyond = Some("A9.11");
             }
@@ -359,6 +385,8 @@ proptest! {
                 }
             };
             halves += match phase {
+                // A7.25: an Opportunity Firer's FP is not halved in the AFPh.
+                FirePhase::Advancing if opportune => h,
                 FirePhase::Advancing if h % 2 == 1 => {
                     beyond.get_or_insert("A7.24");
                     0
@@ -415,7 +443,7 @@ proptest! {
             }
             None => "NE".to_string(),
         };
-        prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {} in {:?}", whole, ranges, terrain, phase);
+        prop_assert_eq!(&result, &want, "{} FP at ranges {:?} on {} in {:?} (Opportunity Fire: {})", whole, ranges, terrain, phase, opportune);
 
         // A9.7: the MG malfunctions when the Original DR reaches its B#; A9.2: otherwise it
         // keeps its Multiple ROF when the coloured dr, the first die, is at or below its ROF.
@@ -423,7 +451,9 @@ proptest! {
         let kept = events.iter().any(|e| matches!(e, Event::MultipleRofRetained { weapon, .. } if weapon == "mg"));
         let broke = weapon.as_ref().is_some_and(|w| a + b >= w.breakdown);
         prop_assert_eq!(malfunctioned, broke);
-        prop_assert_eq!(kept, !broke && weapon.as_ref().and_then(|w| w.rof).is_some_and(|rof| a <= rof));
+        // A4.41: in the AFPh one shot whatever the ROF, but for an Opportunity Firer's.
+        let one_shot = phase == FirePhase::Advancing && !opportune;
+        prop_assert_eq!(kept, !broke && !one_shot && weapon.as_ref().and_then(|w| w.rof).is_some_and(|rof| a <= rof));
 
         // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
         // (A7.302), with no Random Selection roll; other results roll its check.

@@ -775,6 +775,9 @@
     if (unit.morale === "berserk") flags.push("berserk");
     if (unit.pinned) flags.push("pinned");
     if (unit.desperation) flags.push("Desperation Morale");
+    // The Bounding Fire counter of an Opportunity Firer, which both sides see (A7.25).
+    const opportunity = (state.opportunity_fire || []).includes(unit.id);
+    if (opportunity) flags.push("Opportunity Fire");
     if (unit.cx) flags.push("CX");
     // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
     const hip = setUpHidden(state, unit);
@@ -788,6 +791,7 @@
     };
     if (unit.pinned) mark("pin", "PIN");
     if (unit.desperation) mark("dm", "DM");
+    if (opportunity) mark("opportunity", "OPP");
     if (unit.cx) mark("cx", "CX");
     if (unit.concealed) mark("own-concealed", "?");
     if (hip) mark("hip", "HIP");
@@ -1520,6 +1524,7 @@
       if (setUpHidden(state, unit)) flags.push("HIP");
       if (unit.morale && unit.morale !== "good_order") flags.push(words(unit.morale));
       if (unit.pinned) flags.push("pinned");
+      if ((state.opportunity_fire || []).includes(unit.id)) flags.push("Opportunity Fire");
       if (unit.cx) flags.push("CX");
       if (unit.wall_advantage) flags.push("WA");
       const held = weaponsHeldBy(state, unit.id).map((w) => w.name);
@@ -1946,6 +1951,10 @@
       case "attack":
         return state.attack && state.attack.by === page.side
           ? `Your attack on ${state.attack.target} is open: resolve it first (A7).` : null;
+      case "opportunity":
+        // Beside fire in the PFPh: units that hold their fire for the AFPh (A7.25).
+        return step.phase === "PFPh" && acting === page.side
+          ? null : `Opportunity Firers are designated in your PFPh (A7.25): ${now}.`;
       case "rally":
         // Both sides rally their own broken units, in the RPh before its end (A10.6).
         return step.phase === "RPh" && step.rule === "A3.1"
@@ -2013,6 +2022,12 @@
         break;
       case "attack":
         if (need("fire with")) page.mode = "attack";
+        break;
+      case "opportunity":
+        if (need("designate as Opportunity Firers")) {
+          propose({ mark_opportunity_fire: { units } },
+            `Designate ${units.join(" ")} Opportunity Firers: they hold their fire for the AFPh and do not move (A7.25)`);
+        }
         break;
       case "rally":
         openRally(state);

@@ -528,3 +528,76 @@ async fn a_machine_gun_fires_from_the_page_and_is_repaired_in_the_rally_phase() 
         assert!(again.contains("refused (A9.72)"), "{again}");
     }
 }
+
+/// A German 4-6-7 three hexes from a Russian one, on Open Ground.
+const OPPORTUNITY: &str = r#"name = "Opportunity Fire"
+turns = 1
+first = "german"
+sides = [
+    { id = "german", name = "German" },
+    { id = "russian", name = "Russian" },
+]
+
+[[area]]
+from = "1A1"
+to = "1H8"
+terrain = "open_ground"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "1B2"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "1B5"
+"#;
+
+/// Opportunity Fire from the page as `opportunity g1` is in a script: beside fire in the PFPh
+/// (P), the squad is designated; both players see its counter (A7.25), and in the AFPh its
+/// attack is previewed at full FP, not halved as Advancing Fire (A7.24).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opportunity_firer_is_designated_in_the_pfph_and_fires_unhalved_in_the_afph() {
+    let (_dir, _server, mut browser, [german, russian]) = start(OPPORTUNITY).await;
+    let players = [&german, &russian];
+    play_until(&mut browser, players, &at("PFPh, ATTACKER")).await;
+
+    select(&mut browser, &german, "1B2", &["g1"]).await;
+    browser.type_key(&german, "p").await;
+    let designated = send(&mut browser, &german).await;
+    assert!(
+        designated.starts_with("Designate g1 Opportunity Firers"),
+        "{designated}"
+    );
+    settle(&mut browser, players).await;
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "the Opportunity Fire counter",
+                "(window.aslWatch.live.opportunity_fire || []).includes('g1') && \
+                 document.querySelectorAll('.badge.opportunity').length === 1",
+                WAIT,
+            )
+            .await;
+    }
+
+    play_until(&mut browser, players, &at("AFPh, ATTACKER")).await;
+    // The PFPh's selection cleared, g1 is picked afresh.
+    browser.press(&german, "Escape", 27).await;
+    select(&mut browser, &german, "1B2", &["g1"]).await;
+    browser.type_key(&german, "k").await;
+    browser.eval(&german, &click_hex("1B5")).await;
+    let panel = fire_panel(&mut browser, &german).await;
+    for piece in [
+        "4 FP on the 4 column (A7.3)",
+        "Opportunity Fire, not halved (A7.25)",
+    ] {
+        assert!(panel.contains(piece), "{piece:?} in {panel}");
+    }
+}

@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 1;
+pub const POSITION_FORMAT: u32 = 2;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -61,6 +61,9 @@ pub struct Position {
     pub tunnel_sightings: BTreeSet<(Hex, UnitId)>,
     pub tunnel_discoveries: BTreeSet<(Side, Hex)>,
     pub setup: Option<SetupTurn>,
+    /// Units carrying the Bounding Fire counter of an Opportunity Firer (A7.25); added in
+    /// format 2.
+    pub opportunity_fire: BTreeSet<UnitId>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -126,6 +129,7 @@ impl From<Game> for Position {
             // The whole game's means to undo: nobody's position.
             undo_trail: _,
             setup,
+            opportunity_fire,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
         let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
@@ -161,6 +165,7 @@ impl From<Game> for Position {
             tunnel_sightings,
             tunnel_discoveries,
             setup,
+            opportunity_fire,
             names,
         }
     }
@@ -198,6 +203,7 @@ impl Position {
             tunnel_sightings,
             tunnel_discoveries,
             setup,
+            opportunity_fire,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -243,6 +249,7 @@ impl Position {
             timing: None,
             undo_trail: UndoTrail::default(),
             setup,
+            opportunity_fire,
         })
     }
 }

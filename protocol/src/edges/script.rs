@@ -47,6 +47,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "show-wa",
     "attack",
     "resolve-attack",
+    "opportunity",
     "place",
     "sewer-move",
     "designate-sewer",
@@ -185,6 +186,9 @@ pub enum Check {
     Concealed(UnitId, bool),
     /// `dm=467a:true` — the unit is under Desperation Morale (A10.62).
     Dm(UnitId, bool),
+    /// `opportunity=467a:true` — the unit carries an Opportunity Firer's Bounding Fire
+    /// counter (A7.25).
+    Opportunity(UnitId, bool),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
     Rolls(Vec<i16>),
     /// The IFT results of the attacks the line resolved, as printed (`ift=1MC`, A7.3).
@@ -438,7 +442,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" | "dm" => {
+        "lost" | "concealed" | "dm" | "opportunity" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
@@ -446,6 +450,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             match key {
                 "lost" => Check::Lost(u, b),
                 "dm" => Check::Dm(u, b),
+                "opportunity" => Check::Opportunity(u, b),
                 _ => Check::Concealed(u, b),
             }
         }
@@ -776,6 +781,10 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             }),
             _ => Err("`repair` takes one support weapon: repair lmg1".into()),
         },
+        "opportunity" if !args.is_empty() => Ok(Command::MarkOpportunityFire {
+            units: args.to_vec(),
+        }),
+        "opportunity" => Err("`opportunity` takes one or more units: opportunity 747a".into()),
         "resolve-attack" if args.is_empty() => Ok(Command::ResolveAttack),
         "resolve-attack" => Err("`resolve-attack` takes nothing".into()),
         "place" => match args {
@@ -1359,6 +1368,14 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got == *want,
                 format!("`{id}` under Desperation Morale is {got}, not {want}"),
+            )
+        }
+        Check::Opportunity(id, want) => {
+            unit(id)?;
+            let got = game.opportunity_fire.contains(id);
+            expect(
+                got == *want,
+                format!("`{id}` designated an Opportunity Firer is {got}, not {want}"),
             )
         }
         Check::Rolls(want) => {

@@ -199,6 +199,11 @@ pub enum Command {
     /// the running clock fires; from anyone else it is decided the same way, so it is
     /// refused unless a clock has really run out.
     ExpireClock,
+    /// Designate the ATTACKER's units as Opportunity Firers in the PFPh (A7.25, A3.2): they
+    /// hold their fire instead of Prep Firing, do not move in the MPh (A3.3), and fire in the
+    /// AFPh without Advancing Fire's halving (A7.24). Last among the variants: commands are
+    /// encoded by variant index.
+    MarkOpportunityFire { units: Vec<UnitId> },
 }
 
 impl Command {

@@ -592,6 +592,7 @@ pub enum Event {
         unit: UnitId,
         leader: Option<UnitId>,
     },
+    // New variants go last: logs are encoded by variant index.
     /// Units held in Melee in `from` that attempted to withdraw (A11.2) came out of the CC
     /// whole and entered the ADJACENT Location of `to`: they are in Melee no longer. `cx`
     /// are those the entry made CX, as an advance there would (A4.72).
@@ -600,6 +601,12 @@ pub enum Event {
         from: Hex,
         to: Hex,
         cx: Vec<UnitId>,
+    },
+    /// The ATTACKER designated these units Opportunity Firers in his PFPh (A7.25, A3.2): the
+    /// Bounding Fire counter both sides see. They do not move in the MPh (A3.3) and fire in
+    /// the AFPh without Advancing Fire's halving (A7.24) or Assault Fire's bonus (A7.36).
+    OpportunityFireMarked {
+        units: Vec<UnitId>,
     },
 }
 
@@ -767,6 +774,7 @@ impl Event {
             Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
+            Event::OpportunityFireMarked { .. } => "OpportunityFireMarked",
             Event::DesperationMoraleMarked { .. } => "DesperationMoraleMarked",
             Event::DesperationMoraleRemoved { .. } => "DesperationMoraleRemoved",
             Event::FireEffectLeftToPlayers { .. } => "FireEffectLeftToPlayers",
@@ -883,6 +891,7 @@ impl Event {
             | Event::UnitsRoutedThroughTunnel { units, .. }
             | Event::DesperationMoraleMarked { units, .. }
             | Event::DesperationMoraleRemoved { units, .. }
+            | Event::OpportunityFireMarked { units }
             | Event::TunnelUseSighted { units, .. } => units.iter().collect(),
             Event::AttackDeclared { firers, .. } => firers.iter().collect(),
             Event::WeaponMalfunctioned { holder, .. }

@@ -629,7 +629,8 @@ pub struct Game {
     pub prep_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked First Fire: they fired in this MPh (A8.1) and may fire again in
     /// it only as Subsequent First Fire (A8.3), and in the DFPh only at adjacent units (A8.4).
-    /// Both sides see the counters. Cleared when the DFPh ends.
+    /// A support weapon's own counter is here by the weapon's id, put on once its ROF is spent
+    /// (A8.1). Both sides see the counters. Cleared when the DFPh ends.
     #[serde(default)]
     pub first_fired: BTreeSet<UnitId>,
     /// DEFENDER units marked Final Fire: they fired as Subsequent First Fire (A8.3) or in the
@@ -670,6 +671,13 @@ pub struct Game {
     /// other side sees nothing of it (A12.12); those placed HIP stay hidden after.
     #[serde(default)]
     pub setup: Option<SetupTurn>,
+    /// The ATTACKER's units designated Opportunity Firers in this Player Turn's PFPh (A7.25,
+    /// A3.2): the Bounding Fire counter, which both sides see. They do not move in its MPh
+    /// (A3.3) and fire in its AFPh without Advancing Fire's halving (A7.24). Cleared with the
+    /// Prep Fire counters when the Player Turn ends. Last, so positions encoded before it was
+    /// added still read as far as they go.
+    #[serde(default)]
+    pub opportunity_fire: BTreeSet<UnitId>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -893,6 +901,7 @@ impl Game {
             timing: None,
             undo_trail: UndoTrail::default(),
             setup: None,
+            opportunity_fire: BTreeSet::new(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1077,6 +1086,7 @@ impl Game {
             setup,
             // Viewers are told the clocks in a message of their own (`timing::ClockView`).
             timing: _,
+            opportunity_fire,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1097,6 +1107,19 @@ impl Game {
         let all_known = |ids: &[UnitId]| ids.iter().all(known);
         let known_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
             set.iter().filter(|id| known(id)).cloned().collect()
+        };
+        // The DEFENDER's Fire counters, on units and on the weapons they possess (A8.1).
+        let known_fire_of = |set: &BTreeSet<UnitId>| -> BTreeSet<UnitId> {
+            set.iter()
+                .filter(|id| known(id))
+                .filter(|id| {
+                    weapons
+                        .get(*id)
+                        .and_then(|w| w.held_by.as_ref())
+                        .is_none_or(known)
+                })
+                .cloned()
+                .collect()
         };
         let units: CopyOnWrite<Units> = if hidden.is_empty() {
             units.clone()
@@ -1186,11 +1209,14 @@ impl Game {
             viewer: Some(viewer),
             version: 0,
             prep_fired: known_of(prep_fired),
-            // The Fire counters are on the map for both sides to see (A8.1).
-            first_fired: known_of(first_fired),
-            final_fired: known_of(final_fired),
+            // The Fire counters are on the map for both sides to see (A8.1), a weapon's with
+            // its possessor.
+            first_fired: known_fire_of(first_fired),
+            final_fired: known_fire_of(final_fired),
             // Residual FP lies on the map for both sides to see (A8.2).
             residual_fp: residual_fp.clone(),
+            // The Bounding Fire counter is on the map for both sides to see (A3.2).
+            opportunity_fire: known_of(opportunity_fire),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1424,6 +1450,10 @@ struct Meaning<'a> {
     next_alias: u32,
     setup_aliases: &'a BTreeMap<UnitId, UnitId>,
     setup: &'a Option<SetupTurn>,
+    /// Added after the hashes were pinned, so encoded only when some unit carries the
+    /// counter: a game that never designates an Opportunity Firer hashes as it always did.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    opportunity_fire: &'a BTreeSet<UnitId>,
 }
 
 impl<'a> Meaning<'a> {
@@ -1461,6 +1491,7 @@ impl<'a> Meaning<'a> {
             // Not state: what an undo needs to rebuild an earlier position.
             undo_trail: _,
             setup,
+            opportunity_fire,
         } = game;
         Meaning {
             scenario,
@@ -1491,6 +1522,7 @@ impl<'a> Meaning<'a> {
             next_alias: *next_alias,
             setup_aliases,
             setup,
+            opportunity_fire,
         }
     }
 }
@@ -1944,7 +1976,16 @@ pub fn apply(game: &mut Game, event: &Event) {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
             // reads the counters the firers had when it was declared.
             if let Some(a) = game.attack.take() {
+                // A weapon carries a Fire counter of its own (A8.1), put on once its ROF is
+                // spent: one that kept its Multiple ROF (`MultipleRofRetained`) stands clear.
+                let spent: Vec<UnitId> = a
+                    .weapons
+                    .iter()
+                    .filter(|id| game.weapons.get(*id).is_some_and(|w| w.fired))
+                    .cloned()
+                    .collect();
                 mark_defensive_fire(game, &a.firers);
+                mark_defensive_fire(game, &spent);
             }
         }
         Event::UnitSetUp { unit, weapons, hip } => {
@@ -2158,6 +2199,9 @@ pub fn apply(game: &mut Game, event: &Event) {
         Event::FireEffectLeftToPlayers { .. } => {}
         Event::RallyAttempted { unit, .. } => {
             game.movement.rallied.insert(unit.clone());
+        }
+        Event::OpportunityFireMarked { units } => {
+            game.opportunity_fire.extend(units.iter().cloned());
         }
         Event::DesperationMoraleMarked { units, .. } => {
             for id in units {
@@ -2454,6 +2498,7 @@ fn end_movement_phase(game: &mut Game) {
 /// before the one ending (A4.51).
 fn end_player_turn(game: &mut Game, ended: Clock) {
     game.prep_fired.clear();
+    game.opportunity_fire.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
     if !game.units.values().any(recovering) {
@@ -2628,6 +2673,7 @@ mod tests {
         });
         game.wa_shown = both.clone();
         game.prep_fired = both.clone();
+        game.opportunity_fire = both.clone();
         game.movement.sewer_check_failed = both.clone();
         let german = Viewer::Side(Side::A);
         let view = game.project(german);

@@ -539,6 +539,9 @@ impl Names<'_> {
                 rule,
                 why: self.text(&why),
             },
+            Event::OpportunityFireMarked { units } => Event::OpportunityFireMarked {
+                units: self.names(&units),
+            },
             Event::DesperationMoraleMarked { units, why } => Event::DesperationMoraleMarked {
                 units: self.names(&units),
                 why: self.text(&why),
@@ -869,6 +872,7 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.prep_fired,
         &mut game.first_fired,
         &mut game.final_fired,
+        &mut game.opportunity_fire,
         &mut game.movement.moving_stack,
         &mut game.movement.last_movers,
         &mut game.movement.finished,

@@ -268,6 +268,50 @@ mod tests {
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
 
     #[test]
+    fn an_opportunity_firers_attack_is_previewed_unhalved_in_the_afph() {
+        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+            "../../tests/positions/scenarios/a7-25-opportunity-fire.toml"
+        ))
+        .unwrap();
+        let mut game = Game::new(scenario);
+        let play = |game: &mut Game, command: &Command| {
+            let events = crate::rules::decide(
+                game,
+                game.acting(),
+                command,
+                &mut crate::game::dice::ScriptedDice::default(),
+            )
+            .unwrap();
+            for e in &events {
+                crate::game::apply(game, e);
+            }
+        };
+        while game.clock.phase() != crate::game::phase::Phase::AdvancingFire {
+            if game.clock.phase() == crate::game::phase::Phase::PrepFire
+                && game.opportunity_fire.is_empty()
+            {
+                play(
+                    &mut game,
+                    &Command::MarkOpportunityFire {
+                        units: vec!["go".into()],
+                    },
+                );
+            }
+            play(&mut game, &Command::Done);
+        }
+        let fire = Command::DeclareAttack {
+            firers: vec!["go".into()],
+            target: "2E5".parse().unwrap(),
+            into_sewer: false,
+        };
+        let seen = preview(&game, &[], Side::A, &fire).unwrap();
+        assert_eq!(
+            seen.summary,
+            "4 FP (go 4 at range 2, Opportunity Fire, not halved (A7.25)) on the 4 column (A7.3); DRM none; doubles cower 1 column(s) left (A7.9)"
+        );
+    }
+
+    #[test]
     fn an_attack_is_previewed_with_its_fp_column_and_drms() {
         let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
             "../../tests/positions/scenarios/a7-fire.toml"

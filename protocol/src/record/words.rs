@@ -387,6 +387,11 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::FireEffectLeftToPlayers { why, rule, .. } => {
             format!("for the players to adjudicate: {why} ({rule})")
         }
+        Event::OpportunityFireMarked { units } => format!(
+            "{} designated Opportunity Fire{}: holding fire for the AFPh, not moving this MPh (A7.25)",
+            units.join(", "),
+            if units.len() == 1 { "r" } else { "rs" }
+        ),
         Event::DesperationMoraleMarked { units, why } => {
             format!("{} under Desperation Morale: {why} (A10.62)", units.join(", "))
         }

@@ -81,6 +81,27 @@ pub(super) fn declare(
     let mut holders = vec![];
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;
+        if !into_sewer {
+            check_weapon_counters(game, id, holder, target)?;
+        }
+        // A7.1: a SW fires in one fire phase of a Player Turn, as its possessor does; in the
+        // AFPh a weapon whose possessor is marked Prep Fire fired in the PFPh, or has had its
+        // one AFPh shot (A4.41) — but an Opportunity Firer's, which keeps its ROF (A7.25).
+        if game.clock.phase() == Phase::AdvancingFire
+            && game.prep_fired.contains(holder)
+            && !game.opportunity_fire.contains(holder)
+        {
+            return Err(RuleViolation::with(
+                "A7.1",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::Given(id.clone()),
+                    " is possessed by ",
+                    Piece::unit(holder),
+                    ", marked Prep Fire: it has fired in this Player Turn already, and a SW fires in only one fire phase of a Player Turn"
+                ],
+            ));
+        }
         holders.push(holder);
         if !shooters.contains(holder) {
             shooters.push(holder.clone());
@@ -107,6 +128,17 @@ pub(super) fn declare(
                 "A7",
                 ViolationKind::UnitState,
                 pieces![Piece::unit(id), " is broken and cannot fire"],
+            ));
+        }
+        if game.clock.phase() == Phase::PrepFire && game.opportunity_fire.contains(id) {
+            // A7.25: an Opportunity Firer holds its fire, and its SW's, until the AFPh.
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is designated an Opportunity Firer: it holds its fire until the AFPh"
+                ],
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
@@ -162,6 +194,86 @@ pub(super) fn declare(
         return Ok(vec![declared, Event::AttackResolved { by, target }]);
     }
     Ok(vec![declared])
+}
+
+/// `opportunity UNIT…`: the ATTACKER designates Opportunity Firers in his PFPh (A7.25, A3.2)
+/// — units that hold their fire instead of Prep Firing, to fire in the AFPh without Advancing
+/// Fire's halving (A7.24). The Bounding Fire counter it places is seen by both sides; the unit
+/// does not move in the MPh (A3.3, `movement::check_not_prep_fired`). Only Good Order units
+/// that have not fired this phase may take it, and a unit under "?" or HIP is refused: what
+/// designating one does to its concealment is not sourced.
+pub(super) fn mark_opportunity_fire(
+    game: &Game,
+    by: Side,
+    units: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    if game.clock.phase() != Phase::PrepFire || game.attacker() != by {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::WrongPhase,
+            format!(
+                "Opportunity Firers are designated by the ATTACKER in his PFPh, and this is the {}'s {}",
+                game.side_name(game.attacker()),
+                game.clock.phase()
+            ),
+        ));
+    }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "B9.322",
+            ViolationKind::WrongPhase,
+            format!("the attack on {} must be resolved first", a.target),
+        ));
+    }
+    if units.is_empty() {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::UnknownUnit,
+            "name the units to designate as Opportunity Firers",
+        ));
+    }
+    for (i, id) in units.iter().enumerate() {
+        if units[..i].contains(id) {
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnknownUnit,
+                pieces![Piece::Given(id.clone()), " is named twice"],
+            ));
+        }
+        let unit = own_unit(game, by, id)?;
+        let refuse = |why: &str| {
+            Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), why.to_string()],
+            ))
+        };
+        if !unit.is_good_order() {
+            return refuse(" is not in Good Order: only a Good Order unit holds its fire as an Opportunity Firer");
+        }
+        if !matches!(
+            unit.kind,
+            crate::board::scenario::UnitKind::Squad
+                | crate::board::scenario::UnitKind::HalfSquad
+                | crate::board::scenario::UnitKind::Crew
+                | crate::board::scenario::UnitKind::Leader
+                | crate::board::scenario::UnitKind::Hero
+        ) {
+            return refuse(" is not Infantry: only Infantry are designated Opportunity Firers here (vehicles and Guns are not modelled)");
+        }
+        if game.prep_fired.contains(id) {
+            return refuse(" has fired in this PFPh: an Opportunity Firer holds its fire instead of Prep Firing");
+        }
+        if game.opportunity_fire.contains(id) {
+            return refuse(" is already designated an Opportunity Firer");
+        }
+        if unit.concealed || unit.hidden {
+            return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment is not ruled by the engine; reveal it, or adjudicate");
+        }
+    }
+    Ok(vec![Event::OpportunityFireMarked {
+        units: units.to_vec(),
+    }])
 }
 
 /// The shape of a Fire Group (A7.5, A7.531): its firing units — the MMC named and the
@@ -291,7 +403,23 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
             ],
         );
     }
-    if w.fired {
+    if w.fired
+        && game.clock.phase() == Phase::AdvancingFire
+        && !game.opportunity_fire.contains(holder)
+    {
+        return refuse(
+            "A4.41",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                " has fired in this AFPh: a weapon fired in the AFPh has one shot whatever its ROF (unless its possessor is an Opportunity Firer)"
+            ],
+        );
+    }
+    // A8.1: in the MPh a weapon whose ROF is spent carries a Fire counter and may still fire
+    // as Subsequent First Fire or FPF (`check_weapon_counters`, its resolution the players').
+    let marked = game.first_fired.contains(id) || game.final_fired.contains(id);
+    if w.fired && !(marked && game.clock.phase() == Phase::Movement) {
         let why = match ratings_rof(w) {
             Some(rof) => format!(" has fired this phase and did not keep its Multiple ROF: it fires again only after an IFT DR whose coloured dr is {rof} or less"),
             None => " has fired this phase and has no Multiple ROF (the scenario gives it none): it fires once a phase".to_string(),
@@ -299,6 +427,60 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         return refuse("A9.2", ViolationKind::UnitState, pieces![given(), why]);
     }
     Ok(holder)
+}
+
+/// What a support weapon's own Fire counter leaves it (A8.1, A8.3, A8.31, A8.4), as
+/// `check_fire_counters` does for a unit's, from its possessor's hex: in the MPh a weapon
+/// marked First Fire fires again only within its normal range, one marked Final Fire only at a
+/// moving unit adjacent or in its hex; in the DFPh one marked First Fire fires only at units
+/// adjacent or in its hex, and one marked Final Fire does not fire.
+fn check_weapon_counters(
+    game: &Game,
+    weapon: &str,
+    holder: &UnitId,
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let first = game.first_fired.contains(weapon);
+    let last = game.final_fired.contains(weapon);
+    if !first && !last {
+        return Ok(());
+    }
+    let range = game
+        .units
+        .get(holder)
+        .and_then(|u| game.scenario.geometry().distance(u.hex, target));
+    let normal = game
+        .weapons
+        .get(weapon)
+        .and_then(|w| w.ratings)
+        .map(|r| u32::from(r.range));
+    let given = || Piece::Given(weapon.to_string());
+    let refuse = |rule: &str, why: String| {
+        Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![given(), why],
+        ))
+    };
+    match game.clock.phase() {
+        Phase::Movement if last => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.31", format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")),
+        },
+        Phase::Movement => match (range, normal) {
+            (Some(r), Some(n)) if r > n => refuse("A8.3", format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")),
+            _ => Ok(()),
+        },
+        Phase::DefensiveFire if last => refuse(
+            "A8.4",
+            " is marked Final Fire and fires no more this Player Turn".to_string(),
+        ),
+        Phase::DefensiveFire => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.4", format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its possessor's hex, and {target} is farther")),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// The Multiple ROF the scenario gives a weapon (A9.2), if any.

@@ -149,6 +149,7 @@ pub fn decide(
             into_sewer,
         } => attack::declare(game, by, firers, *target, *into_sewer),
         Command::ResolveAttack => attack::resolve(game, by, dice),
+        Command::MarkOpportunityFire { units } => attack::mark_opportunity_fire(game, by, units),
         Command::RepairWeapon { weapon } => support_weapon::decide_repair(game, by, weapon, dice),
         Command::PlaceHidden {
             unit,

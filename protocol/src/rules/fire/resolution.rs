@@ -188,7 +188,8 @@ pub enum FireKind {
     /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
     Final,
     /// The ATTACKER's Advancing Fire (A7.24): every firer's FP halved, whether it moved or
-    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36).
+    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36) — but for an
+    /// Opportunity Firer's, which is neither (A7.25).
     Advancing,
 }
 
@@ -270,11 +271,54 @@ pub fn assess(
         };
         sw.push((w, holder, ratings));
     }
-    if !sw.is_empty() && kind != FireKind::Prep {
-        return Err(unruled(
-            "A9.2",
-            "a support weapon's fire outside the PFPh is not resolved by the engine: its Fire counters (A8.1, A8.4) and its Multiple ROF there (A9.2) are not modelled",
-        ));
+    // A8.1: a weapon carries a Fire counter of its own. One with none fires as its possessor
+    // would (Defensive First Fire, Final Fire as in Prep Fire, A8.4); one marked First or
+    // Final Fire fires again only as Sustained Fire, whose penalties (a lowered B#, no ROF)
+    // rest on one source, so that fire is the players'; and so is a Fire Group mixing a SW
+    // with units firing again after First Fire.
+    if !sw.is_empty() {
+        let again = match kind {
+            FireKind::SubsequentFirst => Some("A8.3"),
+            FireKind::FinalProtective => Some("A8.31"),
+            FireKind::Final if firers.iter().any(|id| game.first_fired.contains(id)) => {
+                Some("A8.4")
+            }
+            _ => None,
+        };
+        if let Some(rule) = again {
+            return Err(unruled(
+                rule,
+                "a support weapon fired with units firing again after First Fire is not resolved by the engine: Sustained Fire is not modelled",
+            ));
+        }
+        for (w, _, _) in &sw {
+            let marked = if game.final_fired.contains(&w.id) {
+                Some("Final Fire")
+            } else if game.first_fired.contains(&w.id) {
+                Some("First Fire")
+            } else {
+                None
+            };
+            if let Some(counter) = marked {
+                return Err(unruled(
+                    if kind == FireKind::Final { "A8.4" } else { "A8.3" },
+                    format!("`{}` is marked {counter}: a weapon fires again after First Fire only as Sustained Fire, which the engine does not model", w.id),
+                ));
+            }
+        }
+    }
+    if kind == FireKind::Advancing {
+        // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
+        // AFPh. The engine does not record where a weapon was before the MPh, so it rules only
+        // on one held by an Opportunity Firer, which did not move (A7.25).
+        for (w, holder, _) in &sw {
+            if a4_41_restricted(&w.name) && !game.opportunity_fire.contains(&holder.id) {
+                return Err(unruled(
+                    "A4.41",
+                    format!("`{}` ({}) fires in the AFPh only if it did not change Location in the MPh, which the engine does not record", w.id, w.name),
+                ));
+            }
+        }
     }
     for (i, (w, holder, _)) in sw.iter().enumerate() {
         // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
@@ -526,7 +570,9 @@ pub fn assess(
     // Range and FP of each firer (A7.2, A7.21, A7.22).
     // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
     // them what it does to an MMC's.
-    let mut firing: Vec<(UnitId, &Unit, u32, u32)> = vec![];
+    // Each firer: its id (a unit's, or a SW's), the unit whose hex it fires from, its FP and
+    // normal range, and whether it is a SW.
+    let mut firing: Vec<(UnitId, &Unit, u32, u32, bool)> = vec![];
     for u in &mmc {
         let Some((fp, normal)) = fp_and_range(u) else {
             return Err(unruled(
@@ -537,13 +583,19 @@ pub fn assess(
                 ),
             ));
         };
-        firing.push((u.id.clone(), u, fp, normal));
+        firing.push((u.id.clone(), u, fp, normal, false));
     }
     for (w, holder, r) in &sw {
-        firing.push((w.id.clone(), holder, u32::from(r.fp), u32::from(r.range)));
+        firing.push((
+            w.id.clone(),
+            holder,
+            u32::from(r.fp),
+            u32::from(r.range),
+            true,
+        ));
     }
     let mut shares = vec![];
-    for (id, u, fp, normal) in firing {
+    for (id, u, fp, normal, weapon) in firing {
         let Some(range) = geometry.distance(u.hex, target) else {
             return Err(unruled("A7", format!("no range from `{id}` to {target}")));
         };
@@ -590,7 +642,14 @@ pub fn assess(
             }
         };
         let (fp_halves, multiplier) = if kind == FireKind::Advancing {
-            advancing(u, game.assault_fire(u), fp_halves, multiplier)?
+            if game.opportunity_fire.contains(&u.id) {
+                // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
+                // unhalved, and without Assault Fire's bonus (A7.36).
+                (fp_halves, opportunity(multiplier))
+            } else {
+                // Assault Fire is the squad's own FP's (A7.36), not its SW's.
+                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, multiplier)?
+            }
         } else {
             (fp_halves, multiplier)
         };
@@ -738,11 +797,28 @@ pub fn assess(
             .iter()
             .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
             .collect(),
+        // A4.41: a weapon fired in the AFPh has one shot whatever its ROF, but an Opportunity
+        // Firer's (A7.25).
         rofs: sw
             .iter()
+            .filter(|(_, h, _)| {
+                kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id)
+            })
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
     })
+}
+
+/// Whether A4.41 keeps `name`'s weapon from the AFPh once it changed Location in the MPh: an
+/// MMG, HMG or mortar (`MTR`) by the name on its counter. A name that does not say which MG it
+/// is (`MG`) is read as one that may be.
+fn a4_41_restricted(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    name.contains("MMG")
+        || name.contains("HMG")
+        || name.contains("MTR")
+        || name.contains("MORTAR")
+        || name == "MG"
 }
 
 /// The kind of Defensive fire in the MPh, read off the firers' Fire counters (A8.1, A8.3,
@@ -793,13 +869,23 @@ fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
     }
 }
 
-/// A firer's FP in the AFPh: halved (A7.24) whether or not it moved, since the engine has
-/// no Opportunity Fire (A7.25) to spare it; then a squad whose FP is underlined adds one FP
+/// A range multiplier's words with Opportunity Fire's exemption from Advancing Fire after
+/// them (A7.25).
+fn opportunity(multiplier: &'static str) -> &'static str {
+    match multiplier {
+        "" => "Opportunity Fire, not halved (A7.25)",
+        m if m.starts_with("PBF") => "PBF ×2 (A7.21), Opportunity Fire, not halved (A7.25)",
+        _ => "long range ×½ (A7.22), Opportunity Fire, not halved (A7.25)",
+    }
+}
+
+/// A firer's FP in the AFPh unless it is an Opportunity Firer (A7.25, `opportunity`):
+/// halved (A7.24) whether or not it moved; then a squad whose FP is underlined adds one FP
 /// and rounds a fraction up (Assault Fire, A7.36), except at long range. A quarter point
 /// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
 /// firer's attack is the players'.
 fn advancing(
-    u: &Unit,
+    id: &str,
     assault_fire: bool,
     fp_halves: u32,
     multiplier: &'static str,
@@ -808,8 +894,7 @@ fn advancing(
         return Err(unruled(
             "A7.24",
             format!(
-                "`{}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep",
-                u.id
+                "`{id}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep"
             ),
         ));
     }

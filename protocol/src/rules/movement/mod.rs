@@ -509,7 +509,8 @@ fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
 }
 
 /// A4.1: a unit that fired in the PFPh does not move in the MPh that follows — by any means,
-/// sewers and tunnels included.
+/// sewers and tunnels included; nor does one designated an Opportunity Firer there instead
+/// (A7.25, A3.3).
 pub(crate) fn check_not_prep_fired(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     if game.prep_fired.contains(&unit.id) {
         return Err(RuleViolation::with(
@@ -518,6 +519,16 @@ pub(crate) fn check_not_prep_fired(game: &Game, unit: &Unit) -> Result<(), RuleV
             pieces![
                 Piece::unit(&unit.id),
                 " fired in the PFPh and does not move in this MPh"
+            ],
+        ));
+    }
+    if game.opportunity_fire.contains(&unit.id) {
+        return Err(RuleViolation::with(
+            "A7.25",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&unit.id),
+                " was designated an Opportunity Firer in the PFPh: it holds its fire for the AFPh and does not move in this MPh"
             ],
         ));
     }
