@@ -591,15 +591,7 @@ pub(super) fn enter(
     if entry.stopped() {
         // Concealed or hidden enemy units stop the entry: they are revealed (dummies
         // removed) and the units stay off board, their MF spent (A12.15).
-        return Ok(vec![Event::UnitEntryBlocked {
-            units: ids.to_vec(),
-            from: to,
-            to,
-            revealed: entry.revealed,
-            dummies_removed: entry.dummies_removed,
-            cost: entry.cost,
-            mf: entry.mf,
-        }]);
+        return Ok(entry.blocked(&movers, ids, to, to));
     }
     let mut events = vec![Event::UnitsEntered {
         units,

@@ -161,17 +161,38 @@ pub fn allotment(
     }
 }
 
-/// Checks every unit can pay `cost` and returns each one's account after paying.
+/// Whose MF an act of entering spends: the one thing in which a mover's MF accounting and a
+/// router's differ, so both pay through [`pay`] with the same checks and the same words.
+#[derive(Clone, Copy)]
+pub(in crate::rules) enum Allowance<'a> {
+    /// A mover's allotment in the MPh, with the stack it moves in (A4.1, A4.12, A4.42).
+    Move(&'a [UnitId]),
+    /// A router's six MF, leader or squad, whatever it portages within its IPC (A10.5).
+    Rout,
+}
+
+impl Allowance<'_> {
+    /// The unit's MF for this act, and the rule that grants them.
+    fn of(self, game: &Game, unit: &Unit, road_step: bool) -> (Allotment, &'static str) {
+        match self {
+            Allowance::Move(ids) => (allotment(game, unit, ids, road_step, 0), "A4.1"),
+            Allowance::Rout => (rout::allotment(), "A10.5"),
+        }
+    }
+}
+
+/// Checks every unit can pay `cost` out of its `allowance` and returns each one's account after
+/// paying: the one MF accounting of entering a Location, whichever command enters it.
 fn pay(
     game: &Game,
     units: &[&Unit],
-    ids: &[UnitId],
+    allowance: Allowance,
     cost: &MoveCost,
     to: Hex,
 ) -> Result<Vec<MfAccount>, RuleViolation> {
     let mut accounts = Vec::with_capacity(units.len());
     for unit in units {
-        let allotment = allotment(game, unit, ids, cost.road, 0);
+        let (allotment, rule) = allowance.of(game, unit, cost.road);
         let left = allotment.total.saturating_sub(unit.mf_spent);
         let spent = if cost.all_mf {
             if unit.mf_spent != Mf::default() {
@@ -192,7 +213,7 @@ fn pay(
         } else {
             if cost.total > left {
                 return Err(RuleViolation::with(
-                    "A4.1",
+                    rule,
                     ViolationKind::NotEnoughMf,
                     pieces![
                         format!(
