@@ -183,6 +183,8 @@ pub enum Check {
     Emergence(UnitId, String),
     /// `concealed=467a:true`
     Concealed(UnitId, bool),
+    /// `hidden=UNIT:true|false` — the unit is hidden (HIP) or not.
+    Hidden(UnitId, bool),
     /// `dm=467a:true` — the unit is under Desperation Morale (A10.62).
     Dm(UnitId, bool),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
@@ -438,7 +440,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" | "dm" => {
+        "lost" | "concealed" | "dm" | "hidden" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
@@ -446,6 +448,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             match key {
                 "lost" => Check::Lost(u, b),
                 "dm" => Check::Dm(u, b),
+                "hidden" => Check::Hidden(u, b),
                 _ => Check::Concealed(u, b),
             }
         }
@@ -1337,6 +1340,10 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
                 got == *want,
                 format!("`{id}` concealed is {got}, not {want}"),
             )
+        }
+        Check::Hidden(id, want) => {
+            let got = unit(id)?.hidden;
+            expect(got == *want, format!("`{id}` hidden is {got}, not {want}"))
         }
         Check::Dm(id, want) => {
             let got = unit(id)?.desperation;

@@ -57,20 +57,7 @@ pub(super) fn declare(
             "name the firing units",
         ));
     }
-    if let Some(twice) = firers
-        .iter()
-        .enumerate()
-        .find_map(|(i, id)| firers[..i].contains(id).then_some(id))
-    {
-        return Err(RuleViolation::with(
-            "A7",
-            ViolationKind::UnknownUnit,
-            pieces![
-                Piece::Given(twice.clone()),
-                " is named twice among the firers"
-            ],
-        ));
-    }
+    super::check_named_once(firers, "A7", " among the firers")?;
     // A support weapon named among the firers fires in the hands of the unit possessing it
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
     let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers

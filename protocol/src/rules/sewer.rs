@@ -11,7 +11,7 @@ use crate::game::event::Event;
 use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{allotment, held_pp, unit_ipc};
+use crate::rules::movement::{allotment, held_pp, named_stack, unit_ipc, StackAct};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -159,17 +159,7 @@ pub(super) fn decide_move(
             "sewers are not usable in this scenario (no SSR allows them)",
         ));
     }
-    if ids.is_empty() {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::UnknownUnit,
-            "name the units",
-        ));
-    }
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
+    let units = named_stack(game, by, ids, StackAct::Below("B8.41"))?;
     let from = units[0].hex;
     if units.iter().any(|u| u.hex != from) {
         return Err(refuse(
@@ -697,20 +687,16 @@ fn emergence_modifiers(
     (mods, adjacent_enemy.map(|u| u.id.clone()))
 }
 
-/// The side's own units named in a command, at least one, all in one Location.
+/// The side's own units named in a command as one stack (`named_stack`, as `move` names its
+/// stack: at least one, at most `STACK_UNITS_MAX`, each once), all in one Location.
 fn own_units_together<'g>(
     game: &'g Game,
     by: Side,
     ids: &[UnitId],
-    rule: &str,
+    rule: &'static str,
 ) -> Result<Vec<&'g Unit>, RuleViolation> {
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
-    let Some(first) = units.first() else {
-        return Err(refuse(rule, ViolationKind::UnknownUnit, "name the units"));
-    };
+    let units = named_stack(game, by, ids, StackAct::Below(rule))?;
+    let first = units[0];
     if units.iter().any(|u| u.hex != first.hex) {
         return Err(refuse(
             rule,

@@ -37,7 +37,6 @@ use crate::game::event::{Allotment, MfAccount, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
-use std::collections::BTreeSet;
 
 /// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this
 /// only bounds the work one command can ask for.
@@ -292,6 +291,9 @@ pub(in crate::rules) enum StackAct {
     Move,
     /// A4.7: a stack advancing in the APh.
     Advance,
+    /// A stack going down a Manhole, moving in a sewer, into or out of a tunnel or coming up
+    /// (B8.41, B8.42, B8.61, B8.62): the rule is the one its command acts by.
+    Below(&'static str),
 }
 
 /// The units a command names as one stack, checked as every such command checks them: at
@@ -306,6 +308,7 @@ pub(in crate::rules) fn named_stack<'g>(
     let (named_rule, stack_rule, verb, adjective) = match act {
         StackAct::Move => ("A4", "A4.2", "move", "moving"),
         StackAct::Advance => ("A4.7", "A4.7", "advance", "advancing"),
+        StackAct::Below(rule) => (rule, rule, "move", "moving"),
     };
     if ids.is_empty() {
         return Err(RuleViolation::new(
@@ -321,14 +324,7 @@ pub(in crate::rules) fn named_stack<'g>(
             format!("at most {STACK_UNITS_MAX} units {verb} as one stack"),
         ));
     }
-    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
-    if distinct.len() != ids.len() {
-        return Err(RuleViolation::new(
-            stack_rule,
-            ViolationKind::UnitState,
-            format!("a unit is named twice in the {adjective} stack"),
-        ));
-    }
+    crate::rules::check_named_once(ids, stack_rule, &format!(" in the {adjective} stack"))?;
     ids.iter().map(|id| own_unit(game, by, id)).collect()
 }
 
@@ -440,7 +436,7 @@ pub(in crate::rules) fn check_not_hidden(unit: &Unit, by: &str) -> Result<(), Ru
 pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
-    let moving = matches!(act, StackAct::Move);
+    let moving = !matches!(act, StackAct::Advance);
     check_not_hidden(unit, if moving { "movement" } else { "advancing" })?;
     if unit.underground.is_some() {
         let how = if moving {
