@@ -11,7 +11,7 @@ use crate::game::event::Event;
 use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{allotment, held_pp, named_stack, unit_ipc, StackAct};
+use crate::rules::movement::{allotment, check_free, held_pp, named_stack, unit_ipc, StackAct};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -315,23 +315,8 @@ fn check_sewer_unit(
             ],
         ));
     }
-    if unit.morale != Morale::GoodOrder {
-        return Err(refuse(
-            "B8.45",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is broken or berserk and may never enter a sewer"
-            ],
-        ));
-    }
-    if unit.pinned {
-        return Err(refuse(
-            "A7.8",
-            ViolationKind::UnitState,
-            pieces![Piece::unit(id), " is pinned and cannot move"],
-        ));
-    }
+    // Hidden, broken or berserk, pinned: the one gate of a unit that moves (`check_free`).
+    check_free(unit, StackAct::Below(if tunnel { "B8.61" } else { "B8.4" }))?;
     if matches!(unit.underground, Some(Underground::Tunnel)) {
         return Err(refuse(
             "B8.61",

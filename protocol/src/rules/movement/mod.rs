@@ -430,15 +430,23 @@ pub(in crate::rules) fn check_not_hidden(unit: &Unit, by: &str) -> Result<(), Ru
     Ok(())
 }
 
-/// What keeps a unit from moving in the MPh (A4.1) or advancing in the APh (A4.7) at all, in
-/// one order for both acts: hidden, below ground, broken, berserk, pinned. Each act words its
-/// refusal and cites its own rule; what else an act asks of the unit is its own.
+/// What keeps a unit from moving in the MPh (A4.1), advancing in the APh (A4.7) or going and
+/// moving below ground (B8.4, B8.45, B8.61) at all, in one order for every such act: hidden,
+/// below ground, broken, berserk, pinned. Each act words its refusal and cites its own rule;
+/// what else an act asks of the unit is its own. Below ground is where sewer movement is
+/// played, so it bars only the acts above it.
 pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
+    let below = matches!(act, StackAct::Below(_));
     let moving = !matches!(act, StackAct::Advance);
-    check_not_hidden(unit, if moving { "movement" } else { "advancing" })?;
-    if unit.underground.is_some() {
+    let doing = match act {
+        StackAct::Move => "movement",
+        StackAct::Advance => "advancing",
+        StackAct::Below(_) => "going or moving below ground",
+    };
+    check_not_hidden(unit, doing)?;
+    if unit.underground.is_some() && !below {
         let how = if moving {
             " is below ground; it moves by sewer movement or comes up in the APh"
         } else {
@@ -451,6 +459,17 @@ pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), Rul
         );
     }
     match unit.morale {
+        // B8.45: a broken or berserk unit never goes below ground, by sewer or tunnel.
+        Morale::Broken | Morale::Berserk if below => {
+            return refuse(
+                "B8.45",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is broken or berserk and may never go below ground, by sewer or tunnel"
+                ],
+            )
+        }
         Morale::Broken if moving => {
             return refuse(
                 "A4.1",
