@@ -59,6 +59,24 @@ pub fn unit_ipc(unit: &Unit) -> u8 {
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
 
+/// A4.42: an SMC never portages more than [`SMC_PP_MAX`] — what it has carried this phase or
+/// holds now, with `extra` PP it would take up. One check for every command that has an SMC
+/// carry: a move, an advance, a recovery.
+fn check_smc_load(game: &Game, unit: &Unit, extra: u8) -> Result<(), RuleViolation> {
+    let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra;
+    if unit.kind.is_smc() && carried > SMC_PP_MAX {
+        return Err(RuleViolation::with(
+            "A4.42",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&unit.id),
+                format!(" would carry {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
+            ],
+        ));
+    }
+    Ok(())
+}
+
 /// PP of the weapons `unit` possesses now.
 pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
     game.weapons
@@ -342,17 +360,7 @@ pub(crate) fn movers<'g>(
     let units = named_stack(game, by, ids, StackAct::Move)?;
     for unit in &units {
         check_may_move(game, unit)?;
-        let carried = unit.portage_pp.max(held_pp(game, &unit.id));
-        if unit.kind.is_smc() && carried > SMC_PP_MAX {
-            return Err(RuleViolation::with(
-                "A4.42",
-                ViolationKind::UnitState,
-                pieces![
-                    Piece::unit(&unit.id),
-                    format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
-                ],
-            ));
-        }
+        check_smc_load(game, unit, 0)?;
     }
     let first = units[0];
     if let Some(apart) = units
