@@ -695,8 +695,14 @@ proptest! {
         let to: Hex = TARGET.parse().unwrap();
         let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs".into()], to }, &mut ScriptedDice::default());
         let tunnelled = decide(&moving, Side::A, &Command::EnterTunnel { units: vec!["gt".into()] }, &mut ScriptedDice::default());
-        let routing = after_done(moving, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
+        let mut routing = after_done(moving, &[Side::A, Side::B, Side::A]).expect("play reaches the RtPh");
         prop_assert_eq!(routing.clock.phase(), protocol::phase::Phase::Rout);
+        // Only a unit under Desperation Morale routs, by tunnel too (A10.62, the rout's one
+        // check): this one is, as if it broke this Player Turn.
+        protocol::apply(
+            &mut routing,
+            &Event::DesperationMoraleMarked { units: vec!["gb".into()], why: "broke".into() },
+        );
         let routed = decide(&routing, Side::A, &Command::RoutThroughTunnel { units: vec!["gb".into()] }, &mut ScriptedDice::default());
         let unmodelled = exit.rubble
             || exit.blaze

@@ -4,14 +4,16 @@
 
 use super::{own_unit, require_acting, require_phase};
 use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
+use crate::board::scenario::{Road, Scenario, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use crate::game::event::Event;
 use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{allotment, check_free, held_pp, named_stack, unit_ipc, StackAct};
+use crate::rules::movement::{
+    allotment, check_free, check_router, held_pp, named_stack, unit_ipc, StackAct,
+};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -1047,24 +1049,16 @@ pub(super) fn decide_rout(
     let units = own_units_together(game, by, ids, "B8.62")?;
     let from = units[0].hex;
     for u in &units {
-        let why = if u.morale != Morale::Broken {
-            Some("is not broken; only broken units rout")
-        } else if !u.kind.is_infantry() {
-            Some("is not Infantry")
-        } else if u.underground.is_some() {
-            Some("is below ground")
-        } else if game.movement.finished.contains(&u.id) {
-            Some("has routed this RtPh already")
-        } else if held_pp(game, &u.id) > unit_ipc(u) {
-            Some("portages more than its IPC, which units in a tunnel may not (B8.61)")
-        } else {
-            None
-        };
-        if let Some(why) = why {
+        // Who may rout at all is the rout's one check (A10.5, A10.62, A12.3), whatever the way.
+        check_router(game, u)?;
+        if held_pp(game, &u.id) > unit_ipc(u) {
             return Err(refuse(
                 "B8.62",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&u.id), format!(" {why}")],
+                pieces![
+                    Piece::unit(&u.id),
+                    " portages more than its IPC, which units in a tunnel may not (B8.61)"
+                ],
             ));
         }
     }

@@ -24,6 +24,7 @@ pub(in crate::rules) use entry::{
 };
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
+pub(in crate::rules) use rout::check_router;
 pub(super) use rout::{decide as decide_rout, end_of_rout_step};
 pub use rout::{must_rout, MustRout, ROUT_MF};
 pub(super) use step::decide as decide_move;

@@ -55,8 +55,9 @@ pub(in crate::rules) fn decide(
     step(game, by, unit, to)
 }
 
-/// What keeps a unit from routing at all this RtPh, whatever its way.
-fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+/// What keeps a unit from routing at all this RtPh, whatever its way: hex by hex (`rout UNIT to
+/// HEX`) or through a tunnel (`rout UNITS`, B8.62), which adds only its own limits.
+pub(in crate::rules) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     let id = &unit.id;
     let refuse = |rule: &str, kind, why: &str| {
         Err(RuleViolation::with(
