@@ -11,6 +11,7 @@ use crate::game::event::Event;
 use crate::game::event::MfAccount;
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
+use crate::rules::movement::rout::known_enemies;
 use crate::rules::movement::{
     allotment, check_free, check_router, held_pp, named_stack, unit_ipc, StackAct,
 };
@@ -1068,17 +1069,11 @@ pub(super) fn decide_rout(
     // modelled where a `move` there would be (`check_enterable`). B8.62 adds its own limits
     // on Known enemy units below, in place of the MPh's A4.14.
     super::movement::check_enterable(game, to)?;
-    let known_armed = game.units.values().filter(|e| {
-        e.side != by
-            && !e.eliminated
-            && !e.hidden
-            && !e.concealed
-            && e.underground.is_none()
-            && e.kind.is_infantry()
-            && e.is_good_order()
-    });
-    for e in known_armed {
-        let geometry = game.scenario.geometry();
+    // The Known enemies that bind a rout are the rout's own (`rout::known_enemies`): armed,
+    // broken or not, for coming out closer; Good Order Infantry for coming out ADJACENT, as
+    // they force a rout (`must_rout`).
+    let geometry = game.scenario.geometry();
+    for e in known_enemies(game, by) {
         let (before, after) = (geometry.distance(from, e.hex), geometry.distance(to, e.hex));
         if let (Some(before), Some(after)) = (before, after) {
             if after < before {
@@ -1088,7 +1083,7 @@ pub(super) fn decide_rout(
                     pieces![format!("coming out at {to} would bring the routers closer to the Known armed enemy "), Piece::unit(&e.id), format!(" in {}", e.hex)],
                 ));
             }
-            if after <= 1 {
+            if after <= 1 && e.is_good_order() && e.kind.is_infantry() {
                 return Err(refuse(
                     "B8.62",
                     ViolationKind::Geometry,
