@@ -7,13 +7,14 @@ use crate::board::hex::Hex;
 use crate::board::scenario::{Road, Scenario, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
-use crate::game::event::Event;
 use crate::game::event::MfAccount;
+use crate::game::event::{Event, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
 use crate::rules::movement::rout::known_enemies;
 use crate::rules::movement::{
-    allotment, check_free, check_router, held_pp, named_stack, unit_ipc, StackAct,
+    allotment, check_free, check_router, held_pp, lose_wall_advantage, named_stack, unit_ipc,
+    StackAct,
 };
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
@@ -239,6 +240,8 @@ pub(super) fn decide_move(
         if !passed {
             return Ok(events); // the leader's 4TC failed: nobody goes down this MPh
         }
+        // Going down leaves the Location above: WA goes as for any mover (B9.41).
+        events.extend(lose_wall_advantage(&up, from, to, WaLoss::Moved));
     }
     // Who moves the stack: a dr, +1 while lost; 6–7 lost, the DEFENDER designates (B8.41).
     let lost_now = units
@@ -826,7 +829,9 @@ pub(super) fn decide_enter_tunnel(
             ),
         ));
     }
-    let mut events = vec![
+    // Going into the tunnel leaves the entrance's Location: WA goes as for any mover (B9.41).
+    let mut events = lose_wall_advantage(&units, from, exit, WaLoss::Moved);
+    events.extend([
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
             units: ids.to_vec(),
@@ -834,7 +839,7 @@ pub(super) fn decide_enter_tunnel(
             from,
             exit,
         },
-    ];
+    ]);
     events.extend(sighting(game, by, from));
     Ok(events)
 }
@@ -1092,12 +1097,14 @@ pub(super) fn decide_rout(
             }
         }
     }
-    let mut events = vec![Event::UnitsRoutedThroughTunnel {
+    // The routers leave the entrance's Location: WA goes as for any mover (B9.41).
+    let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
+    events.push(Event::UnitsRoutedThroughTunnel {
         units: ids.to_vec(),
         side: by,
         from,
         to,
-    }];
+    });
     // Both entrances are used, in at one and out at the other (B8.62, B8.63).
     events.extend(sighting(game, by, from));
     events.extend(sighting(game, by, to));
@@ -1256,6 +1263,51 @@ mod tests {
         let units: Vec<&Unit> = ids.iter().map(|id| &game.units[*id]).collect();
         let (mods, reveal) = emergence_modifiers(game, Side::A, hex.parse().unwrap(), &units);
         (mods.iter().map(|m| m.value).collect(), reveal)
+    }
+
+    /// B9.41: a WA holder going down a Manhole, into a tunnel or routing through one leaves
+    /// its Location, and loses WA for that reason, as a mover does — not later, as a unit that
+    /// no longer qualifies.
+    #[test]
+    fn going_below_ground_loses_wa_as_moving() {
+        use crate::game::command::Command;
+        use crate::game::dice::ScriptedDice;
+        use crate::game::event::WaLoss;
+        let text = include_str!("../../tests/positions/scenarios/one-path-unit.toml");
+        let mut g = Game::new(Scenario::from_toml(text).unwrap());
+        for _ in 0..2 {
+            let events =
+                crate::rules::decide(&g, Side::A, &Command::Done, &mut ScriptedDice::default())
+                    .unwrap();
+            for e in &events {
+                crate::game::apply(&mut g, e);
+            }
+        }
+        assert_eq!(g.clock.phase(), Phase::Movement);
+        for id in ["gp", "tp"] {
+            let unit = g.units.get_mut(id).unwrap();
+            unit.pinned = false;
+            unit.wall_advantage = true;
+        }
+        let moved_off = |events: &[Event], id: &str| {
+            events.iter().any(|e| {
+                matches!(e, Event::WallAdvantageForfeited { units, why: WaLoss::Moved }
+                    if units == &[UnitId::from(id)])
+            })
+        };
+        let down = Command::SewerMove {
+            units: vec!["gp".into()],
+            to: "20E3".parse().unwrap(),
+        };
+        let events =
+            crate::rules::decide(&g, Side::A, &down, &mut ScriptedDice::new([1]).unwrap()).unwrap();
+        assert!(moved_off(&events, "gp"), "{events:?}");
+        let tunnel = Command::EnterTunnel {
+            units: vec!["tp".into()],
+        };
+        let events =
+            crate::rules::decide(&g, Side::A, &tunnel, &mut ScriptedDice::default()).unwrap();
+        assert!(moved_off(&events, "tp"), "{events:?}");
     }
 
     /// B8.1: a marked hex, or paved road crossing three hexsides (G2), is a Manhole.

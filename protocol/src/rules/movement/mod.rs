@@ -29,6 +29,7 @@ pub(super) use rout::{decide as decide_rout, end_of_rout_step};
 pub use rout::{must_rout, MustRout, ROUT_MF};
 pub(super) use step::decide as decide_move;
 pub use step::entry_cost;
+pub(in crate::rules) use step::lose_wall_advantage;
 
 use super::{own_unit, require_acting, require_phase};
 use crate::board::hex::Hex;

@@ -51,8 +51,14 @@ pub(in crate::rules) fn decide(
     Ok(entry.blocked(&units, ids, from, to))
 }
 
-/// B9.41: WA goes the moment a unit starts entering a new Location.
-pub(super) fn lose_wall_advantage(units: &[&Unit], from: Hex, to: Hex, why: WaLoss) -> Vec<Event> {
+/// B9.41: WA goes the moment a unit starts entering a new Location — by a step, an advance, a
+/// rout, or going below ground (a Manhole, a tunnel): one event, whichever command it is.
+pub(in crate::rules) fn lose_wall_advantage(
+    units: &[&Unit],
+    from: Hex,
+    to: Hex,
+    why: WaLoss,
+) -> Vec<Event> {
     let holders: Vec<UnitId> = units
         .iter()
         .filter(|u| u.wall_advantage)
