@@ -247,27 +247,18 @@ fn pay(
             }
             unit.mf_spent + cost.total
         };
-        if unit.assault_moving {
-            // A4.61: Assault Movement enters one Location and keeps at least one MF.
-            let why = if unit.hexes_entered > 0 {
-                Some(format!(
-                    " is using Assault Movement and has entered its one Location this MPh; it may not enter {to}"
-                ))
-            } else if allotment.total.saturating_sub(spent) == Mf::default() {
-                Some(format!(
-                    " is using Assault Movement, which keeps at least one MF; entering {to} would spend them all"
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                return Err(RuleViolation::with(
-                    "A4.61",
-                    ViolationKind::NotEnoughMf,
-                    pieces![Piece::unit(&unit.id), why],
-                ));
-            }
+        if unit.assault_moving && unit.hexes_entered > 0 {
+            // A4.61: Assault Movement enters one Location.
+            return Err(RuleViolation::with(
+                "A4.61",
+                ViolationKind::NotEnoughMf,
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" is using Assault Movement and has entered its one Location this MPh; it may not enter {to}")
+                ],
+            ));
         }
+        check_assault_keeps_one(unit, &allotment, spent, pieces![format!("entering {to}")])?;
         accounts.push(MfAccount {
             unit: unit.id.clone(),
             allotment,
@@ -276,6 +267,29 @@ fn pay(
         });
     }
     Ok(accounts)
+}
+
+/// A4.61: Assault Movement keeps at least one MF, whatever spends them — entering a Location
+/// (`pay`) or recovering a weapon (`portage`): one check, one wording, `doing` naming the act.
+pub(in crate::rules) fn check_assault_keeps_one(
+    unit: &Unit,
+    allotment: &Allotment,
+    spent: Mf,
+    doing: Vec<Piece>,
+) -> Result<(), RuleViolation> {
+    if unit.assault_moving && allotment.total.saturating_sub(spent) == Mf::default() {
+        return Err(RuleViolation::with(
+            "A4.61",
+            ViolationKind::NotEnoughMf,
+            pieces![
+                Piece::unit(&unit.id),
+                " is using Assault Movement, which keeps at least one MF; ",
+                doing,
+                " would spend them all"
+            ],
+        ));
+    }
+    Ok(())
 }
 
 /// In the APh units change Location only by the one-Location advance (A4.7, `advance`):

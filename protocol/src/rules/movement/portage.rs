@@ -111,6 +111,12 @@ pub(in crate::rules) fn decide_pick_up(
         ));
     }
     let spent = unit.mf_spent + RECOVERY_MF;
+    super::check_assault_keeps_one(
+        unit,
+        &allotment,
+        spent,
+        pieces!["recovering ", Piece::unit(weapon_id)],
+    )?;
     Ok(vec![Event::WeaponPickedUp {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),
