@@ -822,6 +822,10 @@ fn residual_terms(
     {
         return Err("a unit on an upper level or in Bypass".into());
     }
+    // A5.13: fire at an overstacked Location is the players', by a firer or by Residual FP.
+    if targets.iter().any(|t| resolution::overstacked(game, t)) {
+        return Err("the Location is overstacked (A5.13)".into());
+    }
     let spec = game
         .scenario
         .hexes
