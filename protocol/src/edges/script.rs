@@ -184,6 +184,8 @@ pub enum Check {
     Emergence(UnitId, String),
     /// `concealed=467a:true`
     Concealed(UnitId, bool),
+    /// `hidden=UNIT:true|false` — the unit is hidden (HIP) or not.
+    Hidden(UnitId, bool),
     /// `dm=467a:true` — the unit is under Desperation Morale (A10.62).
     Dm(UnitId, bool),
     /// `opportunity=467a:true` — the unit carries an Opportunity Firer's Bounding Fire
@@ -442,7 +444,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" | "dm" | "opportunity" => {
+        "lost" | "concealed" | "dm" | "opportunity" | "hidden" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
@@ -451,6 +453,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 "lost" => Check::Lost(u, b),
                 "dm" => Check::Dm(u, b),
                 "opportunity" => Check::Opportunity(u, b),
+                "hidden" => Check::Hidden(u, b),
                 _ => Check::Concealed(u, b),
             }
         }
@@ -1362,6 +1365,10 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
                 got == *want,
                 format!("`{id}` concealed is {got}, not {want}"),
             )
+        }
+        Check::Hidden(id, want) => {
+            let got = unit(id)?.hidden;
+            expect(got == *want, format!("`{id}` hidden is {got}, not {want}"))
         }
         Check::Dm(id, want) => {
             let got = unit(id)?.desperation;

@@ -57,20 +57,7 @@ pub(super) fn declare(
             "name the firing units",
         ));
     }
-    if let Some(twice) = firers
-        .iter()
-        .enumerate()
-        .find_map(|(i, id)| firers[..i].contains(id).then_some(id))
-    {
-        return Err(RuleViolation::with(
-            "A7",
-            ViolationKind::UnknownUnit,
-            pieces![
-                Piece::Given(twice.clone()),
-                " is named twice among the firers"
-            ],
-        ));
-    }
+    super::check_named_once(firers, "A7", " among the firers")?;
     // A support weapon named among the firers fires in the hands of the unit possessing it
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
     let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers
@@ -1016,6 +1003,10 @@ fn residual_terms(
         .any(|t| game.upper_level(t).is_some() || t.bypass.is_some())
     {
         return Err("a unit on an upper level or in Bypass".into());
+    }
+    // A5.13: fire at an overstacked Location is the players', by a firer or by Residual FP.
+    if targets.iter().any(|t| resolution::overstacked(game, t)) {
+        return Err("the Location is overstacked (A5.13)".into());
     }
     let spec = game
         .scenario

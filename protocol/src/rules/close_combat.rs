@@ -248,15 +248,9 @@ pub(super) fn refuse_end(game: &Game, hex: Hex) -> RuleViolation {
     )
 }
 
-/// `Melee`: the ATTACKER, who orders the CC Locations (A11.12), records that the CC in `hex`
-/// is over with units of both sides still there: they are in Melee (A11.7).
-pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>, RuleViolation> {
-    require_acting(
-        game,
-        by,
-        "the ATTACKER orders the Close Combats of the CCPh (A11.12)",
-    )?;
-    require_phase(game, Phase::CloseCombat, "A11.7", "Melee is recorded")?;
+/// That `hex` is a Location where units of both sides meet (A11.1): what `melee` and `cc` ask
+/// first of the hex they name, in the same words.
+fn check_cc_location(game: &Game, hex: Hex) -> Result<(), RuleViolation> {
     if !game.scenario.hexes.contains_key(&hex) {
         return Err(RuleViolation::new(
             "A11",
@@ -268,9 +262,24 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
         return Err(RuleViolation::new(
             "A11.1",
             ViolationKind::UnitState,
-            format!("{hex} holds no units of both sides in one Location; there is no Close Combat there"),
+            format!(
+                "{hex} holds no units of both sides in one Location; there is no Close Combat there"
+            ),
         ));
     }
+    Ok(())
+}
+
+/// `Melee`: the ATTACKER, who orders the CC Locations (A11.12), records that the CC in `hex`
+/// is over with units of both sides still there: they are in Melee (A11.7).
+pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(
+        game,
+        by,
+        "the ATTACKER orders the Close Combats of the CCPh (A11.12)",
+    )?;
+    require_phase(game, Phase::CloseCombat, "A11.7", "Melee is recorded")?;
+    check_cc_location(game, hex)?;
     if game.movement.melee.contains(&hex) {
         return Err(RuleViolation::new(
             "A11.7",
@@ -328,22 +337,7 @@ pub(super) fn decide_close_combat(
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     require_phase(game, Phase::CloseCombat, "A11.1", "Close Combat is fought")?;
-    if !game.scenario.hexes.contains_key(&hex) {
-        return Err(RuleViolation::new(
-            "A11",
-            ViolationKind::Geometry,
-            format!("{hex} is not on this scenario's map"),
-        ));
-    }
-    if !locations(game).contains(&hex) {
-        return Err(RuleViolation::new(
-            "A11.1",
-            ViolationKind::UnitState,
-            format!(
-                "{hex} holds no units of both sides in one Location; there is no Close Combat there"
-            ),
-        ));
-    }
+    check_cc_location(game, hex)?;
     if game.movement.melee.contains(&hex) || game.movement.cc_resolved.contains(&hex) {
         return Err(RuleViolation::new(
             "A11.12",

@@ -488,6 +488,29 @@ fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<()
     ))
 }
 
+/// A list of units (or weapons) a command names, each named once: every command that names
+/// several refuses a name given twice, before anything else is asked of them, with its own
+/// rule and the same words, giving back the name as the player wrote it. `among` says which
+/// list (" in the moving stack", " among the firers").
+pub(crate) fn check_named_once(
+    ids: &[UnitId],
+    rule: &str,
+    among: &str,
+) -> Result<(), RuleViolation> {
+    let twice = ids
+        .iter()
+        .enumerate()
+        .find_map(|(i, id)| ids[..i].contains(id).then_some(id));
+    match twice {
+        Some(id) => Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![Piece::Given(id.clone()), format!(" is named twice{among}")],
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Looks up a unit of `by`'s that is still in play. A unit the side may not see (the
 /// opponent's hidden one) is answered exactly like one that does not exist, so a refusal
 /// never confirms a hidden unit.

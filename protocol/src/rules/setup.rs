@@ -293,6 +293,7 @@ fn weapons_to_give<'g>(
             ],
         ));
     }
+    super::check_named_once(given, "A4.43", " among the weapons given")?;
     let setup = game.scenario.setup.as_ref().expect("setting up");
     let mut out: Vec<&crate::board::setup::OffboardWeapon> = Vec::with_capacity(given.len());
     for w in given {
@@ -312,13 +313,6 @@ fn weapons_to_give<'g>(
             };
             return Err(refuse("A4.43", ViolationKind::UnitState, why));
         };
-        if out.iter().any(|x| x.id == *w) {
-            return Err(refuse(
-                "A4.43",
-                ViolationKind::UnitState,
-                pieces![Piece::unit(w), " is named twice"],
-            ));
-        }
         out.push(weapon);
     }
     Ok(out)
@@ -464,6 +458,7 @@ pub(super) fn enter(
             "name the units that enter",
         ));
     }
+    super::check_named_once(ids, "A2.51", " among the entering units")?;
     let setup = game.scenario.setup.as_ref();
     let mut specs = Vec::new();
     for id in ids {
@@ -591,15 +586,7 @@ pub(super) fn enter(
     if entry.stopped() {
         // Concealed or hidden enemy units stop the entry: they are revealed (dummies
         // removed) and the units stay off board, their MF spent (A12.15).
-        return Ok(vec![Event::UnitEntryBlocked {
-            units: ids.to_vec(),
-            from: to,
-            to,
-            revealed: entry.revealed,
-            dummies_removed: entry.dummies_removed,
-            cost: entry.cost,
-            mf: entry.mf,
-        }]);
+        return Ok(entry.blocked(&movers, ids, to, to));
     }
     let mut events = vec![Event::UnitsEntered {
         units,

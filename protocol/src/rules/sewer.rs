@@ -4,14 +4,18 @@
 
 use super::{own_unit, require_acting, require_phase};
 use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Road, Scenario, Side, UnitId, UnitKind};
+use crate::board::scenario::{Road, Scenario, Side, UnitId, UnitKind};
 use crate::board::terrain::Terrain;
 use crate::game::dice::{DiceSource, Modifier, Roll, RollPurpose};
-use crate::game::event::Event;
 use crate::game::event::MfAccount;
+use crate::game::event::{Event, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{Emergence, Game, Underground, Unit};
-use crate::rules::movement::{allotment, held_pp, unit_ipc};
+use crate::rules::movement::rout::known_enemies;
+use crate::rules::movement::{
+    allotment, check_free, check_router, held_pp, lose_wall_advantage, named_stack, unit_ipc,
+    StackAct,
+};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
@@ -159,17 +163,7 @@ pub(super) fn decide_move(
             "sewers are not usable in this scenario (no SSR allows them)",
         ));
     }
-    if ids.is_empty() {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::UnknownUnit,
-            "name the units",
-        ));
-    }
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
+    let units = named_stack(game, by, ids, StackAct::Below("B8.41"))?;
     let from = units[0].hex;
     if units.iter().any(|u| u.hex != from) {
         return Err(refuse(
@@ -246,6 +240,8 @@ pub(super) fn decide_move(
         if !passed {
             return Ok(events); // the leader's 4TC failed: nobody goes down this MPh
         }
+        // Going down leaves the Location above: WA goes as for any mover (B9.41).
+        events.extend(lose_wall_advantage(&up, from, to, WaLoss::Moved));
     }
     // Who moves the stack: a dr, +1 while lost; 6–7 lost, the DEFENDER designates (B8.41).
     let lost_now = units
@@ -325,23 +321,8 @@ fn check_sewer_unit(
             ],
         ));
     }
-    if unit.morale != Morale::GoodOrder {
-        return Err(refuse(
-            "B8.45",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                " is broken or berserk and may never enter a sewer"
-            ],
-        ));
-    }
-    if unit.pinned {
-        return Err(refuse(
-            "A7.8",
-            ViolationKind::UnitState,
-            pieces![Piece::unit(id), " is pinned and cannot move"],
-        ));
-    }
+    // Hidden, broken or berserk, pinned: the one gate of a unit that moves (`check_free`).
+    check_free(unit, StackAct::Below(if tunnel { "B8.61" } else { "B8.4" }))?;
     if matches!(unit.underground, Some(Underground::Tunnel)) {
         return Err(refuse(
             "B8.61",
@@ -697,20 +678,16 @@ fn emergence_modifiers(
     (mods, adjacent_enemy.map(|u| u.id.clone()))
 }
 
-/// The side's own units named in a command, at least one, all in one Location.
+/// The side's own units named in a command as one stack (`named_stack`, as `move` names its
+/// stack: at least one, at most `STACK_UNITS_MAX`, each once), all in one Location.
 fn own_units_together<'g>(
     game: &'g Game,
     by: Side,
     ids: &[UnitId],
-    rule: &str,
+    rule: &'static str,
 ) -> Result<Vec<&'g Unit>, RuleViolation> {
-    let units = ids
-        .iter()
-        .map(|id| own_unit(game, by, id))
-        .collect::<Result<Vec<&Unit>, _>>()?;
-    let Some(first) = units.first() else {
-        return Err(refuse(rule, ViolationKind::UnknownUnit, "name the units"));
-    };
+    let units = named_stack(game, by, ids, StackAct::Below(rule))?;
+    let first = units[0];
     if units.iter().any(|u| u.hex != first.hex) {
         return Err(refuse(
             rule,
@@ -852,7 +829,9 @@ pub(super) fn decide_enter_tunnel(
             ),
         ));
     }
-    let mut events = vec![
+    // Going into the tunnel leaves the entrance's Location: WA goes as for any mover (B9.41).
+    let mut events = lose_wall_advantage(&units, from, exit, WaLoss::Moved);
+    events.extend([
         all_mf(game, &units, ids, "B8.61"),
         Event::UnitsEnteredTunnel {
             units: ids.to_vec(),
@@ -860,7 +839,7 @@ pub(super) fn decide_enter_tunnel(
             from,
             exit,
         },
-    ];
+    ]);
     events.extend(sighting(game, by, from));
     Ok(events)
 }
@@ -1076,24 +1055,16 @@ pub(super) fn decide_rout(
     let units = own_units_together(game, by, ids, "B8.62")?;
     let from = units[0].hex;
     for u in &units {
-        let why = if u.morale != Morale::Broken {
-            Some("is not broken; only broken units rout")
-        } else if !u.kind.is_infantry() {
-            Some("is not Infantry")
-        } else if u.underground.is_some() {
-            Some("is below ground")
-        } else if game.movement.finished.contains(&u.id) {
-            Some("has routed this RtPh already")
-        } else if held_pp(game, &u.id) > unit_ipc(u) {
-            Some("portages more than its IPC, which units in a tunnel may not (B8.61)")
-        } else {
-            None
-        };
-        if let Some(why) = why {
+        // Who may rout at all is the rout's one check (A10.5, A10.62, A12.3), whatever the way.
+        check_router(game, u)?;
+        if held_pp(game, &u.id) > unit_ipc(u) {
             return Err(refuse(
                 "B8.62",
                 ViolationKind::UnitState,
-                pieces![Piece::unit(&u.id), format!(" {why}")],
+                pieces![
+                    Piece::unit(&u.id),
+                    " portages more than its IPC, which units in a tunnel may not (B8.61)"
+                ],
             ));
         }
     }
@@ -1103,17 +1074,11 @@ pub(super) fn decide_rout(
     // modelled where a `move` there would be (`check_enterable`). B8.62 adds its own limits
     // on Known enemy units below, in place of the MPh's A4.14.
     super::movement::check_enterable(game, to)?;
-    let known_armed = game.units.values().filter(|e| {
-        e.side != by
-            && !e.eliminated
-            && !e.hidden
-            && !e.concealed
-            && e.underground.is_none()
-            && e.kind.is_infantry()
-            && e.is_good_order()
-    });
-    for e in known_armed {
-        let geometry = game.scenario.geometry();
+    // The Known enemies that bind a rout are the rout's own (`rout::known_enemies`): armed,
+    // broken or not, for coming out closer; Good Order Infantry for coming out ADJACENT, as
+    // they force a rout (`must_rout`).
+    let geometry = game.scenario.geometry();
+    for e in known_enemies(game, by) {
         let (before, after) = (geometry.distance(from, e.hex), geometry.distance(to, e.hex));
         if let (Some(before), Some(after)) = (before, after) {
             if after < before {
@@ -1123,7 +1088,7 @@ pub(super) fn decide_rout(
                     pieces![format!("coming out at {to} would bring the routers closer to the Known armed enemy "), Piece::unit(&e.id), format!(" in {}", e.hex)],
                 ));
             }
-            if after <= 1 {
+            if after <= 1 && e.is_good_order() && e.kind.is_infantry() {
                 return Err(refuse(
                     "B8.62",
                     ViolationKind::Geometry,
@@ -1132,12 +1097,14 @@ pub(super) fn decide_rout(
             }
         }
     }
-    let mut events = vec![Event::UnitsRoutedThroughTunnel {
+    // The routers leave the entrance's Location: WA goes as for any mover (B9.41).
+    let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
+    events.push(Event::UnitsRoutedThroughTunnel {
         units: ids.to_vec(),
         side: by,
         from,
         to,
-    }];
+    });
     // Both entrances are used, in at one and out at the other (B8.62, B8.63).
     events.extend(sighting(game, by, from));
     events.extend(sighting(game, by, to));
@@ -1296,6 +1263,51 @@ mod tests {
         let units: Vec<&Unit> = ids.iter().map(|id| &game.units[*id]).collect();
         let (mods, reveal) = emergence_modifiers(game, Side::A, hex.parse().unwrap(), &units);
         (mods.iter().map(|m| m.value).collect(), reveal)
+    }
+
+    /// B9.41: a WA holder going down a Manhole, into a tunnel or routing through one leaves
+    /// its Location, and loses WA for that reason, as a mover does — not later, as a unit that
+    /// no longer qualifies.
+    #[test]
+    fn going_below_ground_loses_wa_as_moving() {
+        use crate::game::command::Command;
+        use crate::game::dice::ScriptedDice;
+        use crate::game::event::WaLoss;
+        let text = include_str!("../../tests/positions/scenarios/one-path-unit.toml");
+        let mut g = Game::new(Scenario::from_toml(text).unwrap());
+        for _ in 0..2 {
+            let events =
+                crate::rules::decide(&g, Side::A, &Command::Done, &mut ScriptedDice::default())
+                    .unwrap();
+            for e in &events {
+                crate::game::apply(&mut g, e);
+            }
+        }
+        assert_eq!(g.clock.phase(), Phase::Movement);
+        for id in ["gp", "tp"] {
+            let unit = g.units.get_mut(id).unwrap();
+            unit.pinned = false;
+            unit.wall_advantage = true;
+        }
+        let moved_off = |events: &[Event], id: &str| {
+            events.iter().any(|e| {
+                matches!(e, Event::WallAdvantageForfeited { units, why: WaLoss::Moved }
+                    if units == &[UnitId::from(id)])
+            })
+        };
+        let down = Command::SewerMove {
+            units: vec!["gp".into()],
+            to: "20E3".parse().unwrap(),
+        };
+        let events =
+            crate::rules::decide(&g, Side::A, &down, &mut ScriptedDice::new([1]).unwrap()).unwrap();
+        assert!(moved_off(&events, "gp"), "{events:?}");
+        let tunnel = Command::EnterTunnel {
+            units: vec!["tp".into()],
+        };
+        let events =
+            crate::rules::decide(&g, Side::A, &tunnel, &mut ScriptedDice::default()).unwrap();
+        assert!(moved_off(&events, "tp"), "{events:?}");
     }
 
     /// B8.1: a marked hex, or paved road crossing three hexsides (G2), is a Manhole.

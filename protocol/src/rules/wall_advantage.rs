@@ -401,6 +401,7 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
             )
         })?,
     };
+    super::check_named_once(ids, "B9.322", " among the units claiming WA")?;
     let units = ids
         .iter()
         .map(|id| own_unit(game, by, id))
@@ -696,6 +697,7 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
             "name at least one unit to forfeit WA",
         ));
     }
+    super::check_named_once(ids, "B9.322", " among the units forfeiting WA")?;
     if let Some(challenge) = game.wa_challenge.as_ref().filter(|c| c.side == by) {
         return forfeit_challenged(challenge, ids);
     }

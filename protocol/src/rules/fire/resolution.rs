@@ -143,6 +143,18 @@ pub(crate) fn normal_range(unit: &Unit) -> Option<u32> {
     fp_and_range(unit).map(|(_, range)| range)
 }
 
+/// Whether the Location of `of` is overstacked by its side (A5.12, A5.13), which changes any
+/// fire from it or at it — a firer's or Residual FP's. Only units the enemy may see are
+/// counted: a HIP unit's part in it is its owner's to raise.
+pub(crate) fn overstacked(game: &Game, of: &Unit) -> bool {
+    let mut stack = crate::board::scenario::Stack::default();
+    game.units
+        .values()
+        .filter(|u| u.side == of.side && !u.eliminated && !u.hidden && game.same_location(u, of))
+        .for_each(|u| stack.add(u.kind));
+    stack.overstacked()
+}
+
 /// The enemy units above ground, not hidden, that `firer` sees nearer than `range`: what limits
 /// Subsequent First Fire to the closest Known enemy unit (A8.3).
 pub(crate) fn closer_enemies<'g>(
@@ -518,23 +530,14 @@ pub fn assess(
             ));
         }
     }
-    // A5.12, A5.13: an overstacked Location changes the fire from it or at it. Only units the
-    // firer may see are counted: a HIP unit's part in it is its owner's to raise.
-    let over = |side: Side, of: &Unit| {
-        let mut stack = crate::board::scenario::Stack::default();
-        game.units
-            .values()
-            .filter(|u| u.side == side && !u.eliminated && !u.hidden && game.same_location(u, of))
-            .for_each(|u| stack.add(u.kind));
-        stack.overstacked()
-    };
-    if let Some(u) = shooters.iter().find(|u| over(by, u)) {
+    // A5.12, A5.13: an overstacked Location changes the fire from it or at it.
+    if let Some(u) = shooters.iter().find(|u| overstacked(game, u)) {
         return Err(unruled(
             "A5.12",
             format!("`{}` fires from an overstacked Location", u.id),
         ));
     }
-    if targets.iter().any(|t| over(t.side, t)) {
+    if targets.iter().any(|t| overstacked(game, t)) {
         return Err(unruled(
             "A5.13",
             format!("the target Location in {target} is overstacked"),

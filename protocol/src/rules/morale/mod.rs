@@ -247,6 +247,49 @@ impl Effects<'_> {
         Ok(d)
     }
 
+    /// The two dice of a unit's check (an MC, a PTC, a TC), whichever rule calls for it: the
+    /// draw number of the first, the dice, and the Original DR.
+    fn check_dice(&mut self) -> Result<(u64, [u8; 2], i16), NoDice> {
+        let first_draw = self.draw;
+        let dice = [self.die()?, self.die()?];
+        Ok((first_draw, dice, i16::from(dice[0]) + i16::from(dice[1])))
+    }
+
+    /// Logs a unit's check as rolled (`check_dice`), with its line in the fire log —
+    /// "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken" — and returns that line.
+    #[allow(clippy::too_many_arguments)]
+    fn log_check(
+        &mut self,
+        unit: &Unit,
+        name: &str,
+        level: i16,
+        rolled: (u64, [u8; 2], i16),
+        modifiers: Vec<Modifier>,
+        final_dr: i16,
+        words: &str,
+        (purpose, rule): (RollPurpose, &str),
+    ) -> String {
+        let (first_draw, dice, original) = rolled;
+        let drms = crate::game::dice::signed_drms(&modifiers);
+        let line = format!(
+            "{} `{}` {name}: morale {level}, DR {original}{drms} → {words}",
+            unit.ratings, unit.id
+        );
+        self.events.push(Event::DiceRolled {
+            roll: Roll {
+                side: self.by,
+                purpose,
+                rule: rule.into(),
+                first_draw,
+                dice: dice.to_vec(),
+                modifiers,
+                final_result: final_dr,
+                outcome: line.clone(),
+            },
+        });
+        line
+    }
+
     fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
         self.events.push(Event::FireEffectLeftToPlayers {
             target: self.target,
@@ -364,11 +407,8 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
                     rule: "A10.2".into(),
                 }]
             };
-            let first_draw = fx.draw;
-            let first = fx.die()?;
-            let second = fx.die()?;
-            let original = i16::from(first) + i16::from(second);
-            let final_dr = original + i16::from(drm);
+            let rolled = fx.check_dice()?;
+            let final_dr = rolled.2 + i16::from(drm);
             let passed = final_dr <= level;
             let pins = !passed && !unit.pinned;
             let words = match (passed, pins) {
@@ -376,23 +416,16 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
                 (false, true) => "pinned",
                 (false, false) => "failed (pinned already)",
             };
-            let drms = crate::game::dice::signed_drms(&modifiers);
-            let line = format!(
-                "{} `{id}` LLTC for `{lid}`: morale {level}, DR {original}{drms} → {words}",
-                unit.ratings
+            let line = fx.log_check(
+                unit,
+                &format!("LLTC for `{lid}`"),
+                level,
+                rolled,
+                modifiers,
+                final_dr,
+                words,
+                (RollPurpose::TaskCheck, "A10.2"),
             );
-            fx.events.push(Event::DiceRolled {
-                roll: Roll {
-                    side: fx.by,
-                    purpose: RollPurpose::TaskCheck,
-                    rule: "A10.2".into(),
-                    first_draw,
-                    dice: vec![first, second],
-                    modifiers,
-                    final_result: final_dr,
-                    outcome: line.clone(),
-                },
-            });
             if pins {
                 fx.events.push(Event::FireEffectApplied {
                     unit: id.clone(),
@@ -674,10 +707,8 @@ fn checks(
                 });
             }
         }
-        let first_draw = fx.draw;
-        let first = fx.die()?;
-        let second = fx.die()?;
-        let original = i16::from(first) + i16::from(second);
+        let rolled = fx.check_dice()?;
+        let original = rolled.2;
         let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
         // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
         let casualty = !check.is_ptc() && original == 12;
@@ -706,29 +737,21 @@ fn checks(
             (None, false) if casualty && good_order => "Casualty MC",
             (None, false) => "failed",
         };
-        // The fire log's line: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
-        let drms = crate::game::dice::signed_drms(&modifiers);
         let name = match result {
             IftResult::Ptc => "PTC".to_string(),
             IftResult::K(n) => format!("{n}MC"),
             other => other.to_string(),
         };
-        let line = format!(
-            "{} `{id}` {name}: morale {level}, DR {original}{drms} → {words}",
-            unit.ratings
+        let line = fx.log_check(
+            unit,
+            &name,
+            level,
+            rolled,
+            modifiers,
+            final_dr,
+            words,
+            (check.purpose, check.rule),
         );
-        fx.events.push(Event::DiceRolled {
-            roll: Roll {
-                side: fx.by,
-                purpose: check.purpose,
-                rule: check.rule.into(),
-                first_draw,
-                dice: vec![first, second],
-                modifiers,
-                final_result: final_dr,
-                outcome: line.clone(),
-            },
-        });
         if let Some((outcome, rule)) = effect {
             fx.events.push(Event::FireEffectApplied {
                 unit: id.clone(),

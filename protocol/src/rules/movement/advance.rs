@@ -7,7 +7,7 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, check_free, describe, held_pp, named_stack, StackAct, SMC_PP_MAX};
+use super::{allotment, check_free, describe, named_stack, StackAct};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId, UnitKind};
 use crate::board::terrain::Mf;
@@ -136,18 +136,7 @@ fn check_may_advance(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             ],
         );
     }
-    let carried = held_pp(game, id);
-    if unit.kind.is_smc() && carried > SMC_PP_MAX {
-        return refuse(
-            "A4.42",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(id),
-                format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
-            ],
-        );
-    }
-    Ok(())
+    super::check_smc_load(game, unit, 0)
 }
 
 /// A4.72: an advance into a hex whose MF cost is four or more, or all the MF the unit has

@@ -6,7 +6,7 @@
 //! hex the Bypass cost of that hex doubles. The unit ends at a vertex and may leave only into
 //! the hexes that meet there (`Bypass::exits`).
 
-use super::{movers, pay, refuse_vehicles};
+use super::{movers, pay, refuse_vehicles, Allowance};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, UnitId};
 use crate::board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
@@ -329,7 +329,7 @@ fn decide_step(
         all_mf: false,
         total: cot + elevation + hexside_mf + bypass_doubling,
     };
-    let mf = pay(game, &units, ids, &cost, hex)?;
+    let mf = pay(game, &units, Allowance::Move(ids), &cost, hex)?;
     let mut events = super::step::lose_wall_advantage(&units, from, hex, WaLoss::Moved);
     events.push(Event::UnitBypassed {
         units: ids.to_vec(),

@@ -6,11 +6,12 @@
 //! from an adjacent hex, the leaving of Bypass and of fortifications; `enter` its edge and
 //! Turn, and its cost from off board.
 
-use super::{pay, refuse_vehicles};
+use super::step::lose_wall_advantage;
+use super::{pay, refuse_vehicles, Allowance};
 use crate::board::hex::Hex;
 use crate::board::scenario::{Side, Stack, UnitId, UnitKind};
 use crate::board::terrain::{HexsideFeature, Mf};
-use crate::game::event::{MfAccount, MoveCost};
+use crate::game::event::{Event, MfAccount, MoveCost, WaLoss};
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
 
@@ -35,6 +36,24 @@ impl Entry {
     /// Whether concealed or hidden enemy units stopped the movers (A12.15).
     pub fn stopped(&self) -> bool {
         !self.revealed.is_empty() || !self.dummies_removed.is_empty()
+    }
+
+    /// The events of an entry that concealed or hidden enemy units stopped (A12.15), whichever
+    /// command it was: the real ones are revealed, dummies removed, and the movers stay where
+    /// they were (`from`; off board, for an entry from there, `from` is `to`) with their MF
+    /// spent. WA went when they started to leave (B9.41).
+    pub fn blocked(self, units: &[&Unit], ids: &[UnitId], from: Hex, to: Hex) -> Vec<Event> {
+        let mut events = lose_wall_advantage(units, from, to, WaLoss::ExitFailed);
+        events.push(Event::UnitEntryBlocked {
+            units: ids.to_vec(),
+            from,
+            to,
+            revealed: self.revealed,
+            dummies_removed: self.dummies_removed,
+            cost: self.cost,
+            mf: self.mf,
+        });
+        events
     }
 }
 
@@ -131,7 +150,7 @@ pub(in crate::rules) enum Act {
     /// enemy unit. A concealed enemy there is refused as not modelled, whatever is under its
     /// "?"; a hidden one is not looked for, since a refusal would tell where it is.
     Withdraw,
-    /// A broken unit's rout in the RtPh (A10.5): six MF of its own (`rout::pay`), a Known
+    /// A broken unit's rout in the RtPh (A10.5): six MF of its own (`Allowance::Rout`), a Known
     /// enemy's Location barred (the rout's own A10.51 refuses it first), concealed enemies stop
     /// the entry as they stop a mover.
     Rout,
@@ -166,14 +185,12 @@ pub(in crate::rules) fn enter_location(
         });
     }
     let cost = with_overstacking(game, by, units, to, cost);
-    let mf = if act == Act::Rout {
-        units
-            .iter()
-            .map(|u| super::rout::pay(u, &cost, to))
-            .collect::<Result<_, _>>()?
+    let allowance = if act == Act::Rout {
+        Allowance::Rout
     } else {
-        pay(game, units, ids, &cost, to)?
+        Allowance::Move(ids)
     };
+    let mf = pay(game, units, allowance, &cost, to)?;
     // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing; nor
     // do units on an upper level of a building (A5.1), since movers enter its ground level.
     let lurking: Vec<&Unit> = ground_level(game, to)

@@ -25,10 +25,12 @@ pub(in crate::rules) use entry::{
 };
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
+pub(in crate::rules) use rout::check_router;
 pub(super) use rout::{decide as decide_rout, end_of_rout_step};
 pub use rout::{must_rout, MustRout, ROUT_MF};
 pub(super) use step::decide as decide_move;
 pub use step::entry_cost;
+pub(in crate::rules) use step::lose_wall_advantage;
 
 use super::{own_unit, require_acting, require_phase};
 use crate::board::hex::Hex;
@@ -38,7 +40,6 @@ use crate::game::event::{Allotment, MfAccount, MoveCost};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
-use std::collections::BTreeSet;
 
 /// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this
 /// only bounds the work one command can ask for.
@@ -60,6 +61,24 @@ pub fn unit_ipc(unit: &Unit) -> u8 {
 
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
+
+/// A4.42: an SMC never portages more than [`SMC_PP_MAX`] — what it has carried this phase or
+/// holds now, with `extra` PP it would take up. One check for every command that has an SMC
+/// carry: a move, an advance, a recovery.
+fn check_smc_load(game: &Game, unit: &Unit, extra: u8) -> Result<(), RuleViolation> {
+    let carried = unit.portage_pp.max(held_pp(game, &unit.id)) + extra;
+    if unit.kind.is_smc() && carried > SMC_PP_MAX {
+        return Err(RuleViolation::with(
+            "A4.42",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&unit.id),
+                format!(" would carry {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
+            ],
+        ));
+    }
+    Ok(())
+}
 
 /// PP of the weapons `unit` possesses now.
 pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
@@ -162,17 +181,38 @@ pub fn allotment(
     }
 }
 
-/// Checks every unit can pay `cost` and returns each one's account after paying.
+/// Whose MF an act of entering spends: the one thing in which a mover's MF accounting and a
+/// router's differ, so both pay through [`pay`] with the same checks and the same words.
+#[derive(Clone, Copy)]
+pub(in crate::rules) enum Allowance<'a> {
+    /// A mover's allotment in the MPh, with the stack it moves in (A4.1, A4.12, A4.42).
+    Move(&'a [UnitId]),
+    /// A router's six MF, leader or squad, whatever it portages within its IPC (A10.5).
+    Rout,
+}
+
+impl Allowance<'_> {
+    /// The unit's MF for this act, and the rule that grants them.
+    fn of(self, game: &Game, unit: &Unit, road_step: bool) -> (Allotment, &'static str) {
+        match self {
+            Allowance::Move(ids) => (allotment(game, unit, ids, road_step, 0), "A4.1"),
+            Allowance::Rout => (rout::allotment(), "A10.5"),
+        }
+    }
+}
+
+/// Checks every unit can pay `cost` out of its `allowance` and returns each one's account after
+/// paying: the one MF accounting of entering a Location, whichever command enters it.
 fn pay(
     game: &Game,
     units: &[&Unit],
-    ids: &[UnitId],
+    allowance: Allowance,
     cost: &MoveCost,
     to: Hex,
 ) -> Result<Vec<MfAccount>, RuleViolation> {
     let mut accounts = Vec::with_capacity(units.len());
     for unit in units {
-        let allotment = allotment(game, unit, ids, cost.road, 0);
+        let (allotment, rule) = allowance.of(game, unit, cost.road);
         let left = allotment.total.saturating_sub(unit.mf_spent);
         let spent = if cost.all_mf {
             if unit.mf_spent != Mf::default() {
@@ -193,7 +233,7 @@ fn pay(
         } else {
             if cost.total > left {
                 return Err(RuleViolation::with(
-                    "A4.1",
+                    rule,
                     ViolationKind::NotEnoughMf,
                     pieces![
                         format!(
@@ -208,27 +248,18 @@ fn pay(
             }
             unit.mf_spent + cost.total
         };
-        if unit.assault_moving {
-            // A4.61: Assault Movement enters one Location and keeps at least one MF.
-            let why = if unit.hexes_entered > 0 {
-                Some(format!(
-                    " is using Assault Movement and has entered its one Location this MPh; it may not enter {to}"
-                ))
-            } else if allotment.total.saturating_sub(spent) == Mf::default() {
-                Some(format!(
-                    " is using Assault Movement, which keeps at least one MF; entering {to} would spend them all"
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                return Err(RuleViolation::with(
-                    "A4.61",
-                    ViolationKind::NotEnoughMf,
-                    pieces![Piece::unit(&unit.id), why],
-                ));
-            }
+        if unit.assault_moving && unit.hexes_entered > 0 {
+            // A4.61: Assault Movement enters one Location.
+            return Err(RuleViolation::with(
+                "A4.61",
+                ViolationKind::NotEnoughMf,
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(" is using Assault Movement and has entered its one Location this MPh; it may not enter {to}")
+                ],
+            ));
         }
+        check_assault_keeps_one(unit, &allotment, spent, pieces![format!("entering {to}")])?;
         accounts.push(MfAccount {
             unit: unit.id.clone(),
             allotment,
@@ -237,6 +268,29 @@ fn pay(
         });
     }
     Ok(accounts)
+}
+
+/// A4.61: Assault Movement keeps at least one MF, whatever spends them — entering a Location
+/// (`pay`) or recovering a weapon (`portage`): one check, one wording, `doing` naming the act.
+pub(in crate::rules) fn check_assault_keeps_one(
+    unit: &Unit,
+    allotment: &Allotment,
+    spent: Mf,
+    doing: Vec<Piece>,
+) -> Result<(), RuleViolation> {
+    if unit.assault_moving && allotment.total.saturating_sub(spent) == Mf::default() {
+        return Err(RuleViolation::with(
+            "A4.61",
+            ViolationKind::NotEnoughMf,
+            pieces![
+                Piece::unit(&unit.id),
+                " is using Assault Movement, which keeps at least one MF; ",
+                doing,
+                " would spend them all"
+            ],
+        ));
+    }
+    Ok(())
 }
 
 /// In the APh units change Location only by the one-Location advance (A4.7, `advance`):
@@ -272,6 +326,9 @@ pub(in crate::rules) enum StackAct {
     Move,
     /// A4.7: a stack advancing in the APh.
     Advance,
+    /// A stack going down a Manhole, moving in a sewer, into or out of a tunnel or coming up
+    /// (B8.41, B8.42, B8.61, B8.62): the rule is the one its command acts by.
+    Below(&'static str),
 }
 
 /// The units a command names as one stack, checked as every such command checks them: at
@@ -286,6 +343,7 @@ pub(in crate::rules) fn named_stack<'g>(
     let (named_rule, stack_rule, verb, adjective) = match act {
         StackAct::Move => ("A4", "A4.2", "move", "moving"),
         StackAct::Advance => ("A4.7", "A4.7", "advance", "advancing"),
+        StackAct::Below(rule) => (rule, rule, "move", "moving"),
     };
     if ids.is_empty() {
         return Err(RuleViolation::new(
@@ -301,14 +359,7 @@ pub(in crate::rules) fn named_stack<'g>(
             format!("at most {STACK_UNITS_MAX} units {verb} as one stack"),
         ));
     }
-    let distinct: BTreeSet<&UnitId> = ids.iter().collect();
-    if distinct.len() != ids.len() {
-        return Err(RuleViolation::new(
-            stack_rule,
-            ViolationKind::UnitState,
-            format!("a unit is named twice in the {adjective} stack"),
-        ));
-    }
+    crate::rules::check_named_once(ids, stack_rule, &format!(" in the {adjective} stack"))?;
     ids.iter().map(|id| own_unit(game, by, id)).collect()
 }
 
@@ -326,17 +377,7 @@ pub(crate) fn movers<'g>(
     let units = named_stack(game, by, ids, StackAct::Move)?;
     for unit in &units {
         check_may_move(game, unit)?;
-        let carried = unit.portage_pp.max(held_pp(game, &unit.id));
-        if unit.kind.is_smc() && carried > SMC_PP_MAX {
-            return Err(RuleViolation::with(
-                "A4.42",
-                ViolationKind::UnitState,
-                pieces![
-                    Piece::unit(&unit.id),
-                    format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
-                ],
-            ));
-        }
+        check_smc_load(game, unit, 0)?;
     }
     let first = units[0];
     if let Some(apart) = units
@@ -414,15 +455,23 @@ pub(in crate::rules) fn check_not_hidden(unit: &Unit, by: &str) -> Result<(), Ru
     Ok(())
 }
 
-/// What keeps a unit from moving in the MPh (A4.1) or advancing in the APh (A4.7) at all, in
-/// one order for both acts: hidden, below ground, broken, berserk, pinned. Each act words its
-/// refusal and cites its own rule; what else an act asks of the unit is its own.
+/// What keeps a unit from moving in the MPh (A4.1), advancing in the APh (A4.7) or going and
+/// moving below ground (B8.4, B8.45, B8.61) at all, in one order for every such act: hidden,
+/// below ground, broken, berserk, pinned. Each act words its refusal and cites its own rule;
+/// what else an act asks of the unit is its own. Below ground is where sewer movement is
+/// played, so it bars only the acts above it.
 pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
-    let moving = matches!(act, StackAct::Move);
-    check_not_hidden(unit, if moving { "movement" } else { "advancing" })?;
-    if unit.underground.is_some() {
+    let below = matches!(act, StackAct::Below(_));
+    let moving = !matches!(act, StackAct::Advance);
+    let doing = match act {
+        StackAct::Move => "movement",
+        StackAct::Advance => "advancing",
+        StackAct::Below(_) => "going or moving below ground",
+    };
+    check_not_hidden(unit, doing)?;
+    if unit.underground.is_some() && !below {
         let how = if moving {
             " is below ground; it moves by sewer movement or comes up in the APh"
         } else {
@@ -435,6 +484,17 @@ pub(in crate::rules) fn check_free(unit: &Unit, act: StackAct) -> Result<(), Rul
         );
     }
     match unit.morale {
+        // B8.45: a broken or berserk unit never goes below ground, by sewer or tunnel.
+        Morale::Broken | Morale::Berserk if below => {
+            return refuse(
+                "B8.45",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is broken or berserk and may never go below ground, by sewer or tunnel"
+                ],
+            )
+        }
         Morale::Broken if moving => {
             return refuse(
                 "A4.1",

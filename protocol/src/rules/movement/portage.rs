@@ -6,7 +6,7 @@
 //! even if it is dropped again (A4.4). No weapon is portaged twice in one phase (A4.4), and an
 //! SMC never carries more than two PP (A4.42).
 
-use super::{allotment, held_pp, movers, SMC_PP_MAX};
+use super::{allotment, movers};
 use crate::board::scenario::{Side, UnitId, UnitKind};
 use crate::board::terrain::Mf;
 use crate::game::event::{Event, MfAccount};
@@ -94,19 +94,7 @@ pub(in crate::rules) fn decide_pick_up(
             ],
         ));
     }
-    let carried = unit.portage_pp.max(held_pp(game, unit_id)) + weapon.pp;
-    if unit.kind.is_smc() && carried > SMC_PP_MAX {
-        return Err(RuleViolation::with(
-            "A4.42",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(unit_id),
-                format!(
-                    " would portage {carried} PP; an SMC never portages more than {SMC_PP_MAX}"
-                )
-            ],
-        ));
-    }
+    super::check_smc_load(game, unit, weapon.pp)?;
     let allotment = allotment(game, unit, ids, false, weapon.pp);
     let left = allotment.total.saturating_sub(unit.mf_spent);
     if left < RECOVERY_MF {
@@ -123,6 +111,12 @@ pub(in crate::rules) fn decide_pick_up(
         ));
     }
     let spent = unit.mf_spent + RECOVERY_MF;
+    super::check_assault_keeps_one(
+        unit,
+        &allotment,
+        spent,
+        pieces!["recovering ", Piece::unit(weapon_id)],
+    )?;
     Ok(vec![Event::WeaponPickedUp {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),

@@ -17,7 +17,7 @@ use crate::board::hex::Hex;
 use crate::board::los::{LosMap, Verdict};
 use crate::board::scenario::{Morale, Side, UnitId, UnitKind};
 use crate::board::terrain::{Mf, Terrain};
-use crate::game::event::{Allotment, Event, MfAccount, MoveCost, WaLoss};
+use crate::game::event::{Allotment, Event, WaLoss};
 use crate::game::phase::Phase;
 use crate::game::{Game, Unit};
 use crate::rules::violation::{pieces, Piece, RuleViolation, ViolationKind};
@@ -55,8 +55,9 @@ pub(in crate::rules) fn decide(
     step(game, by, unit, to)
 }
 
-/// What keeps a unit from routing at all this RtPh, whatever its way.
-fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+/// What keeps a unit from routing at all this RtPh, whatever its way: hex by hex (`rout UNIT to
+/// HEX`) or through a tunnel (`rout UNITS`, B8.62), which adds only its own limits.
+pub(in crate::rules) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     let id = &unit.id;
     let refuse = |rule: &str, kind, why: &str| {
         Err(RuleViolation::with(
@@ -131,17 +132,7 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
     if entry.stopped() {
         // Concealed or hidden enemy units in the Location: they are revealed and the router
         // stays where it was, its MF spent, as a mover would (A12.15).
-        let mut events = lose_wall_advantage(&[unit], from, to, WaLoss::ExitFailed);
-        events.push(Event::UnitEntryBlocked {
-            units: ids.to_vec(),
-            from,
-            to,
-            revealed: entry.revealed,
-            dummies_removed: entry.dummies_removed,
-            cost: entry.cost,
-            mf: entry.mf,
-        });
-        return Ok(events);
+        return Ok(entry.blocked(&[unit], ids, from, to));
     }
     let mf = entry
         .mf
@@ -169,52 +160,15 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
     Ok(events)
 }
 
-/// The MF account of a router paying `cost` out of its six rout MF (A10.5).
-pub(super) fn pay(unit: &Unit, cost: &MoveCost, to: Hex) -> Result<MfAccount, RuleViolation> {
+/// A router's MF: six, whoever it is and whatever it portages within its IPC (A10.5). What it
+/// pays them for is the one MF accounting of entering (`movement::pay`, `Allowance::Rout`).
+pub(super) fn allotment() -> Allotment {
     let total = Mf::whole(ROUT_MF);
-    let allotment = Allotment {
+    Allotment {
         base: total,
         total,
         ..Allotment::default()
-    };
-    let left = total.saturating_sub(unit.mf_spent);
-    let spent = if cost.all_mf {
-        if unit.mf_spent != Mf::default() {
-            return Err(RuleViolation::with(
-                &cost.cot_rule,
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    format!("entering {to} takes all the router's MF, and "),
-                    Piece::unit(&unit.id),
-                    format!(" has spent {} already", unit.mf_spent)
-                ],
-            ));
-        }
-        total
-    } else {
-        if cost.total > left {
-            return Err(RuleViolation::with(
-                "A10.5",
-                ViolationKind::NotEnoughMf,
-                pieces![
-                    format!(
-                        "entering {to} needs {} MF ({}); ",
-                        cost.total,
-                        super::describe(cost)
-                    ),
-                    Piece::unit(&unit.id),
-                    format!(" has {left} left of the {ROUT_MF} a routing unit has")
-                ],
-            ));
-        }
-        unit.mf_spent + cost.total
-    };
-    Ok(MfAccount {
-        unit: unit.id.clone(),
-        allotment,
-        spent,
-        left: total.saturating_sub(spent),
-    })
+    }
 }
 
 /// The enemy units a router knows of: not hidden, not concealed, above ground, and armed —

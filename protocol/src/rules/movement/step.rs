@@ -47,24 +47,18 @@ pub(in crate::rules) fn decide(
         }
         return Ok(events);
     }
-    // Concealed or hidden enemy units bar the way: real ones are revealed, dummies removed,
-    // and the movers stay where they were, their MF spent (A12.15). Their WA went when they
-    // started to leave (B9.41).
-    let mut events = lose_wall_advantage(&units, from, to, WaLoss::ExitFailed);
-    events.push(Event::UnitEntryBlocked {
-        units: ids.to_vec(),
-        from,
-        to,
-        revealed: entry.revealed,
-        dummies_removed: entry.dummies_removed,
-        cost: entry.cost,
-        mf: entry.mf,
-    });
-    Ok(events)
+    // Concealed or hidden enemy units bar the way (A12.15).
+    Ok(entry.blocked(&units, ids, from, to))
 }
 
-/// B9.41: WA goes the moment a unit starts entering a new Location.
-pub(super) fn lose_wall_advantage(units: &[&Unit], from: Hex, to: Hex, why: WaLoss) -> Vec<Event> {
+/// B9.41: WA goes the moment a unit starts entering a new Location — by a step, an advance, a
+/// rout, or going below ground (a Manhole, a tunnel): one event, whichever command it is.
+pub(in crate::rules) fn lose_wall_advantage(
+    units: &[&Unit],
+    from: Hex,
+    to: Hex,
+    why: WaLoss,
+) -> Vec<Event> {
     let holders: Vec<UnitId> = units
         .iter()
         .filter(|u| u.wall_advantage)
