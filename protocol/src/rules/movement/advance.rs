@@ -61,17 +61,7 @@ pub(in crate::rules) fn withdrawal(
     check_leaving(game, units)?;
     let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
     for unit in units {
-        let carried = held_pp(game, &unit.id);
-        if unit.kind.is_smc() && carried > SMC_PP_MAX {
-            return Err(RuleViolation::with(
-                "A4.42",
-                ViolationKind::UnitState,
-                pieces![
-                    Piece::unit(&unit.id),
-                    format!(" carries {carried} PP; an SMC never portages more than {SMC_PP_MAX}")
-                ],
-            ));
-        }
+        super::check_smc_load(game, unit, 0)?;
     }
     let from = units[0].hex;
     let cost = entry_cost(game, from, to)?;
