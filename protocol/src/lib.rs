@@ -25,7 +25,7 @@
 /// from importing anything above it; it keeps its path here.
 pub use board;
 pub mod edges;
-pub mod game;
+pub use game;
 pub mod record;
 pub mod rules;
 

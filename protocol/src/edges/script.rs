@@ -13,16 +13,16 @@
 //!
 //! The full grammar is in `docs/script.md`.
 
-use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Scenario, Side, UnitId};
-use crate::board::terrain::Mf;
-use crate::game::command::{Command, DiceCount, Outcome};
-use crate::game::dice::{DiceSource, RollPurpose, ScriptedDice};
-use crate::game::event::Event;
-use crate::game::phase::Phase;
-use crate::game::{apply, Game};
 use crate::rules::violation::RuleViolation;
+use board::hex::Hex;
+use board::scenario::{Morale, Scenario, Side, UnitId};
+use board::terrain::Mf;
 use data_encoding::HEXLOWER;
+use game::command::{Command, DiceCount, Outcome};
+use game::dice::{DiceSource, RollPurpose, ScriptedDice};
+use game::event::Event;
+use game::phase::Phase;
+use game::{apply, Game};
 
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
@@ -119,7 +119,7 @@ pub enum Action {
     Los {
         from: String,
         to: String,
-        expect: Option<crate::board::los::Verdict>,
+        expect: Option<board::los::Verdict>,
     },
 }
 
@@ -230,14 +230,14 @@ impl From<&str> for LineError {
     }
 }
 
-impl From<crate::board::time_control::TimeControlError> for LineError {
-    fn from(why: crate::board::time_control::TimeControlError) -> LineError {
+impl From<board::time_control::TimeControlError> for LineError {
+    fn from(why: board::time_control::TimeControlError) -> LineError {
         LineError(why.to_string())
     }
 }
 
-impl From<crate::board::hex::HexsideError> for LineError {
-    fn from(why: crate::board::hex::HexsideError) -> LineError {
+impl From<board::hex::HexsideError> for LineError {
+    fn from(why: board::hex::HexsideError) -> LineError {
         LineError(why.to_string())
     }
 }
@@ -301,7 +301,7 @@ fn words(text: &str) -> Result<Vec<String>, LineError> {
 pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, LineError> {
     let mut hex: Hex = word
         .parse()
-        .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
+        .map_err(|e: board::hex::HexParseError| e.to_string())?;
     if hex.board.is_none() {
         let mut boards = scenario.hexes.keys().map(|h| h.board);
         if let Some(first) = boards.next() {
@@ -630,7 +630,7 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
             Some(i)
                 if i > 0 && i + 1 < part.len() && !part[i + 1..].contains(&"vs".to_string()) =>
             {
-                attacks.push(crate::game::command::CcAttack {
+                attacks.push(game::command::CcAttack {
                     attackers: part[..i].to_vec(),
                     defenders: part[i + 1..].to_vec(),
                 });
@@ -941,7 +941,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "claim-on-time" | "vacation" | "end-vacation" => Err(format!("`{verb}` takes nothing").into()),
         "give-time" => match args {
             [time] => Ok(Command::GiveTime {
-                time: crate::board::time_control::parse_duration(time)?,
+                time: board::time_control::parse_duration(time)?,
             }),
             _ => Err("`give-time` takes a duration: `give-time 1h`".into()),
         },
@@ -1136,7 +1136,7 @@ fn parse_los(
     ws: &[String],
     expect_text: Option<&str>,
 ) -> Result<ScriptLine, ScriptError> {
-    use crate::board::los::Verdict;
+    use board::los::Verdict;
     let err = |message: String| ScriptError { line, message };
     let [_, from, to] = ws else {
         return Err(err(
@@ -1299,8 +1299,8 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
         Check::Below(id, want) => {
             let got = match unit(id)?.underground {
                 None => "none",
-                Some(crate::game::Underground::Sewer { .. }) => "sewer",
-                Some(crate::game::Underground::Tunnel) => "tunnel",
+                Some(game::Underground::Sewer { .. }) => "sewer",
+                Some(game::Underground::Tunnel) => "tunnel",
             };
             expect(
                 got == want,
@@ -1310,12 +1310,12 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
         Check::Lost(id, want) => {
             let got = matches!(
                 unit(id)?.underground,
-                Some(crate::game::Underground::Sewer { lost: true, .. })
+                Some(game::Underground::Sewer { lost: true, .. })
             );
             expect(got == *want, format!("`{id}` lost is {got}, not {want}"))
         }
         Check::Emergence(id, want) => {
-            use crate::game::{Emergence, Underground};
+            use game::{Emergence, Underground};
             let got = match unit(id)?.underground {
                 Some(Underground::Sewer {
                     emergence: Some(e), ..
@@ -1623,7 +1623,7 @@ impl OfflineRun {
         line: &ScriptLine,
         from: &str,
         to: &str,
-        expect: Option<crate::board::los::Verdict>,
+        expect: Option<board::los::Verdict>,
     ) -> LineReport {
         use crate::rules::los::{between, Spot};
         let report = Spot::read(&self.game, from)

@@ -6,17 +6,17 @@
 //! than a prettier JSON.
 
 pub use super::position::{Names, Position, PositionError, POSITION_FORMAT};
-use crate::board::hex::Hex;
-use crate::board::scenario::SideSpec;
-use crate::game::command::Command;
-use crate::game::event::Event;
-use crate::game::view::Viewed;
-use crate::game::{Game, StateHash, Viewer};
 use crate::record::chain::LogHash;
 use crate::record::fair_dice::Commitment;
 use crate::record::signed::SignedHead;
 use crate::record::stream::StreamHash;
 use crate::rules::violation::RuleViolation;
+use board::hex::Hex;
+use board::scenario::SideSpec;
+use game::command::Command;
+use game::event::Event;
+use game::view::Viewed;
+use game::{Game, StateHash, Viewer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +30,7 @@ pub const WIRE_PATH: &str = "/v1";
 pub const WATCH_PATH: &str = "/watch";
 
 /// Largest frame either side sends or accepts, in bytes. A scenario file is the largest thing a
-/// client sends (limit [`SCENARIO_BYTES_MAX`](crate::board::scenario::SCENARIO_BYTES_MAX)); a full
+/// client sends (limit [`SCENARIO_BYTES_MAX`](board::scenario::SCENARIO_BYTES_MAX)); a full
 /// state snapshot of a big scenario is the largest the server sends.
 pub const FRAME_BYTES_MAX: usize = 1024 * 1024;
 
@@ -221,7 +221,7 @@ pub enum ServerMessage {
         /// Both sides' clocks, in a game with a time control (`docs/clock.md`): the same for
         /// every viewer, since they change only at moments everyone sees.
         #[serde(default)]
-        clocks: Option<crate::game::timing::ClockView>,
+        clocks: Option<game::timing::ClockView>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -258,7 +258,7 @@ pub enum ServerMessage {
         owner: Option<String>,
         /// The clocks now, as in `Joined`; `None` for a past position.
         #[serde(default)]
-        clocks: Option<crate::game::timing::ClockView>,
+        clocks: Option<game::timing::ClockView>,
     },
     Log {
         version: u64,
@@ -293,7 +293,7 @@ pub enum ServerMessage {
     Los {
         from: Hex,
         to: Hex,
-        verdict: Option<crate::board::los::Verdict>,
+        verdict: Option<board::los::Verdict>,
         reasons: Vec<String>,
     },
     /// The answer to `Preview` `id`: what the command would cost, or the refusal it would get
@@ -480,8 +480,8 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::command::Outcome;
     use crate::rules::wall_advantage::ReadScenario;
+    use game::command::Outcome;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
         assert_eq!(&from_json::<T>(&to_json(m)).unwrap(), m);
@@ -561,7 +561,7 @@ mod tests {
             from_json::<ClientMessage>(r#"{"los":{"from":"6Z9","to":"6X6"}}"#).unwrap(),
             ClientMessage::Los { from, to }
         );
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+        let scenario = board::scenario::Scenario::from_toml(include_str!(
             "../../tests/positions/scenarios/b9-2-6z9-none.toml"
         ))
         .unwrap();
@@ -629,7 +629,7 @@ mod tests {
             entries: vec![RecordEntry {
                 seq: 9,
                 event: Event::WallAdvantageChanceDeclined {
-                    side: crate::board::scenario::Side::B,
+                    side: board::scenario::Side::B,
                 },
                 text: "Russian let the chance to claim Wall Advantage pass".into(),
                 when: "Turn 1, German Player Turn: MPh".into(),
@@ -648,7 +648,7 @@ mod tests {
         use crate::record::chain::LogHash;
         use crate::record::fair_dice::Commitment;
         use crate::record::signed::SignedHead;
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+        let scenario = board::scenario::Scenario::from_toml(include_str!(
             "../../../scenarios/sewer-infiltration.toml"
         ))
         .unwrap();
@@ -677,33 +677,33 @@ mod tests {
                 commitment: Commitment([1; 32]),
             },
             Event::EntropyContributed {
-                side: crate::board::scenario::Side::A,
+                side: board::scenario::Side::A,
                 nonce: [2; 32],
             },
             Event::SeedRevealAgreed {
-                side: crate::board::scenario::Side::B,
+                side: board::scenario::Side::B,
             },
             Event::SeedRevealed { seed: [3; 32] },
             Event::AdjudicationAccepted {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 event: 4,
             },
             Event::AdjudicationDisputed {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 event: 4,
                 reason: "range".into(),
             },
             Event::UndoRequested {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 from: 5,
                 to: 6,
             },
             Event::UndoDeclined {
-                by: crate::board::scenario::Side::B,
+                by: board::scenario::Side::B,
             },
             Event::EventsUndone {
-                requested_by: crate::board::scenario::Side::A,
-                consented_by: crate::board::scenario::Side::B,
+                requested_by: board::scenario::Side::A,
+                consented_by: board::scenario::Side::B,
                 from: 5,
                 to: 6,
                 restored: Box::new(game.clone()),
@@ -719,7 +719,7 @@ mod tests {
                     seq,
                     viewed: Viewed {
                         event,
-                        renamed: vec![crate::game::view::Renamed {
+                        renamed: vec![game::view::Renamed {
                             from: "?1".into(),
                             to: "467a".into(),
                         }],
@@ -732,7 +732,7 @@ mod tests {
             signed: Some(SignedHead::of_stream(
                 &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
                 "g",
-                Viewer::Side(crate::board::scenario::Side::A),
+                Viewer::Side(board::scenario::Side::A),
                 9,
                 StreamHash([8; 32]),
             )),
@@ -767,10 +767,10 @@ mod tests {
             state: Box::new(Position::from(game)),
             head: StreamHash([9; 32]),
             owner: None,
-            clocks: Some(crate::game::timing::ClockView {
+            clocks: Some(game::timing::ClockView {
                 control: "live:30m+30s".into(),
                 at: 1,
-                running: Some(crate::board::scenario::Side::A),
+                running: Some(board::scenario::Side::A),
                 bank: [1_800_000, 1_790_000],
                 vacation_left: [0, 0],
                 on_vacation: [false, false],

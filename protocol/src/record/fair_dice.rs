@@ -350,29 +350,6 @@ impl DiceStats {
     }
 }
 
-impl RollPurpose {
-    /// The purpose in players' words, with its rule.
-    pub fn describe(self) -> &'static str {
-        match self {
-            RollPurpose::SewerLeaderTaskCheck => "leader's 4TC to enter a sewer (B8.4)",
-            RollPurpose::SewerLost => "sewer stack lost? (B8.41)",
-            RollPurpose::SewerEmergence => "Sewer Emergence (B8.42)",
-            RollPurpose::Ift => "IFT (A7)",
-            RollPurpose::MoraleCheck => "MC (A10)",
-            RollPurpose::NormalMoraleCheck => "NMC (A10)",
-            RollPurpose::PinTaskCheck => "PTC (A7.8)",
-            RollPurpose::TaskCheck => "TC (A10)",
-            RollPurpose::Rally => "Rally (A10.6)",
-            RollPurpose::CloseCombat => "CC (A11)",
-            RollPurpose::ToHit => "To Hit (C3)",
-            RollPurpose::Sniper => "sniper (A14)",
-            RollPurpose::RandomSelection => "Random Selection (A.9)",
-            RollPurpose::Other => "other",
-            RollPurpose::Repair => "repair (A9.72)",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

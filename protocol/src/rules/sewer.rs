@@ -591,16 +591,6 @@ fn emergence_of(final_dr: i16) -> Emergence {
     }
 }
 
-impl Emergence {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Emergence::MayEmerge => "may emerge concealed in the APh; not subject to Defensive Fire meanwhile",
-            Emergence::CannotEmerge => "cannot emerge this Game Turn; not subject to Defensive Fire meanwhile",
-            Emergence::Discovered => "discovered: cannot emerge this Game Turn, subject to Defensive Fire from enemy Infantry in the Manhole Location without concealment",
-        }
-    }
-}
-
 /// The side's sewer stacks, by hex.
 fn sewer_stacks(game: &Game, side: Side) -> Vec<(Hex, Vec<&Unit>)> {
     let mut stacks: Vec<(Hex, Vec<&Unit>)> = vec![];

@@ -1,5 +1,5 @@
 //! The players' clocks (`docs/clock.md`): each side's bank, whose clock runs and since when,
-//! vacation, and a clock that ran out. Not to be confused with [`crate::game::phase::Clock`],
+//! vacation, and a clock that ran out. Not to be confused with [`crate::phase::Clock`],
 //! the sequence of play.
 //!
 //! Time is data here: every clock event carries the moment (`at`, milliseconds since the
@@ -15,10 +15,10 @@
 //! a viewer's copy holds) never carry it; viewers are told the clocks in so many words
 //! ([`ClockView`]).
 
-use crate::board::scenario::Side;
-use crate::board::time_control::{Millis, TimeControl};
-use crate::game::event::Event;
-use crate::game::Game;
+use crate::event::Event;
+use crate::Game;
+use board::scenario::Side;
+use board::time_control::{Millis, TimeControl};
 use serde::{Deserialize, Serialize};
 
 /// The side the game waits on now: the side a prompt waits for (a lost sewer stack's

@@ -15,12 +15,12 @@ pub mod phase;
 pub mod timing;
 pub mod view;
 
-use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
-use crate::board::terrain::Mf;
-use crate::game::command::Outcome;
-use crate::game::event::{Event, RepairResult};
-use crate::game::phase::{Clock, Phase};
+use crate::command::Outcome;
+use crate::event::{Event, RepairResult};
+use crate::phase::{Clock, Phase};
+use board::hex::Hex;
+use board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
+use board::terrain::Mf;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::{Deref, DerefMut};
@@ -276,7 +276,7 @@ pub struct Unit {
     pub underground: Option<Underground>,
     /// Its place among its hex's fortifications, and Column/Convoy status (B9.32).
     #[serde(default)]
-    pub placement: crate::board::scenario::Placement,
+    pub placement: board::scenario::Placement,
     /// Paid the shellholes' own cost to enter its hex this MPh, so it has their +1 even
     /// against Defensive First Fire (B2); a unit that paid Open Ground cost has not.
     #[serde(default)]
@@ -322,6 +322,17 @@ pub enum Emergence {
     Discovered,
 }
 
+impl Emergence {
+    /// The outcome in players' words (B8.42).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Emergence::MayEmerge => "may emerge concealed in the APh; not subject to Defensive Fire meanwhile",
+            Emergence::CannotEmerge => "cannot emerge this Game Turn; not subject to Defensive Fire meanwhile",
+            Emergence::Discovered => "discovered: cannot emerge this Game Turn, subject to Defensive Fire from enemy Infantry in the Manhole Location without concealment",
+        }
+    }
+}
+
 /// A secretly recorded tunnel as it stands in play (B8.6).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TunnelState {
@@ -359,7 +370,7 @@ impl Bypass {
     /// The two hexes (besides the bypassed one) that meet at the vertex where the unit stands:
     /// the far end of the last hexside it moved along. Only these can be entered next
     /// (A4.31 EX: from D4-C4-C5 Bypass, only C5 or D5).
-    pub fn exits(&self, geometry: crate::board::geometry::Geometry<'_>) -> [Hex; 2] {
+    pub fn exits(&self, geometry: board::geometry::Geometry<'_>) -> [Hex; 2] {
         let last = *self
             .along
             .last()
@@ -391,7 +402,7 @@ pub struct WaChallenge {
     pub side: Side,
     pub holders: Vec<UnitId>,
     pub claimants: Vec<UnitId>,
-    pub how: crate::game::event::WaClaim,
+    pub how: crate::event::WaClaim,
 }
 
 /// The moment B9.324 gives a HIP unit's owner: enemy `claimants` moved adjacent and attempt to
@@ -400,7 +411,7 @@ pub struct WaChallenge {
 pub struct WaHipWindow {
     pub side: Side,
     pub claimants: Vec<UnitId>,
-    pub how: crate::game::event::WaClaim,
+    pub how: crate::event::WaClaim,
 }
 
 /// Residual FP in a Location (A8.2): the side whose First Fire left it, and its FP (`None`
@@ -443,7 +454,7 @@ pub struct Weapon {
     pub portaged: bool,
     /// Its FP, range and B# as the scenario gives them (A9.1, A9.7).
     #[serde(default)]
-    pub ratings: Option<crate::board::scenario::SwRatings>,
+    pub ratings: Option<board::scenario::SwRatings>,
     /// Malfunctioned (A9.7): it does not fire until repaired.
     #[serde(default)]
     pub malfunctioned: bool,
@@ -490,7 +501,7 @@ impl Unit {
 
     /// A unit of the scenario's set-up, placed in `hex` (A12.12) or entering there (A2.51).
     pub fn from_offboard(
-        spec: &crate::board::setup::OffboardUnit,
+        spec: &board::setup::OffboardUnit,
         hex: Hex,
         concealed: bool,
         hidden: bool,
@@ -552,7 +563,7 @@ pub struct MovementRecord {
     /// The ATTACKER's CC attacks designated this CCPh, by Location, waiting for the
     /// DEFENDER's (A11.12).
     #[serde(default)]
-    pub cc_designated: BTreeMap<Hex, Vec<crate::game::command::CcAttack>>,
+    pub cc_designated: BTreeMap<Hex, Vec<crate::command::CcAttack>>,
     /// Locations whose CC the rules resolved this CCPh (A11.11).
     #[serde(default)]
     pub cc_resolved: BTreeSet<Hex>,
@@ -610,7 +621,7 @@ pub struct Game {
     /// Set once the last step of the last Game Turn has ended, or a side conceded, or both
     /// agreed to end the game.
     pub over: bool,
-    /// The side whose offer to end the game stands (`crate::rules::end`); withdrawn when the
+    /// The side whose offer to end the game stands (`rules::end`); withdrawn when the
     /// step it was made in ends.
     pub end_proposal: Option<Side>,
     /// Whose view this is: `None` for the whole game (the server's), a viewer for a projection.
@@ -737,7 +748,7 @@ impl UndoTrail {
     /// event it applies costs no copy of the whole game for a trail nobody reads. It still
     /// reaches back from the position it was frozen at, so a decision's first event (the only
     /// place an undo stands) restores as it does live.
-    pub(crate) fn frozen(&self) -> UndoTrail {
+    pub fn frozen(&self) -> UndoTrail {
         UndoTrail {
             frozen: true,
             ..self.clone()
@@ -932,7 +943,7 @@ impl Game {
     }
 
     /// Units of the scenario's set-up `side` has still to place, in id order.
-    pub fn left_to_set_up(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+    pub fn left_to_set_up(&self, side: Side) -> Vec<&board::setup::OffboardUnit> {
         match (&self.setup, &self.scenario.setup) {
             (Some(_), Some(setup)) => setup
                 .to_set_up(side)
@@ -943,7 +954,7 @@ impl Game {
     }
 
     /// Units of `side` waiting off board to enter later (A2.51), in id order.
-    pub fn waiting_to_enter(&self, side: Side) -> Vec<&crate::board::setup::OffboardUnit> {
+    pub fn waiting_to_enter(&self, side: Side) -> Vec<&board::setup::OffboardUnit> {
         match &self.scenario.setup {
             Some(setup) => setup
                 .units
@@ -1492,6 +1503,7 @@ digest_text!(StateHash);
 
 /// `Display` as lowercase hex and `Debug` as `Name(hex)` for a newtype over digest bytes
 /// (`StateHash`, `dice::Commitment`, `record::chain::LogHash`): every digest reads the same way.
+#[macro_export]
 macro_rules! digest_text {
     ($name:ident) => {
         impl std::fmt::Display for $name {
@@ -1507,12 +1519,11 @@ macro_rules! digest_text {
         }
     };
 }
-pub(crate) use digest_text;
 
 /// What `hasher` makes of `prefix` followed by the standard bincode encoding of `value`: the
 /// same digest as hashing `encode_to_vec`'s bytes, streamed through a small buffer instead of
 /// a vector grown for the whole encoding (stream hashes are made once per event and viewer).
-pub(crate) fn hash_encoded<T: serde::Serialize + ?Sized>(
+pub fn hash_encoded<T: serde::Serialize + ?Sized>(
     hasher: blake3::Hasher,
     prefix: &[u8],
     value: &T,
@@ -1790,7 +1801,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.wall_advantage = true;
                 }
             }
-            if *how == crate::game::event::WaClaim::EnemyLostIt {
+            if *how == crate::event::WaClaim::EnemyLostIt {
                 game.wa_chance = None;
             }
         }
@@ -1800,7 +1811,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                     unit.wall_advantage = false;
                 }
             }
-            if *why == crate::game::event::WaLoss::ChallengeForfeited {
+            if *why == crate::event::WaLoss::ChallengeForfeited {
                 game.wa_challenge = None;
             }
         }
@@ -2138,7 +2149,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
         }
         // The position goes back to before the undone events; the version keeps counting, and
-        // a projection stays the same viewer's (see `crate::record::dispute`).
+        // a projection stays the same viewer's (see `record::dispute`).
         Event::EventsUndone { restored, .. } => {
             let (version, viewer) = (game.version, game.viewer);
             // Time once spent stands: an undo takes back the position, not the clocks.
@@ -2275,7 +2286,7 @@ fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
 
 /// The bookkeeping every MF expenditure shares: who is moving (A4.2), who moves with a
 /// leader (A4.12), MF spent, and which support weapons now count as portaged (A4.4).
-fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::game::event::MfAccount]) {
+fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
     let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
     let record = &mut game.movement;
     if !movers.is_subset(&record.moving_stack) {
@@ -2588,7 +2599,7 @@ mod tests {
             side: Side::B,
             holders: vec![hip.clone()],
             claimants: vec!["g1".into()],
-            how: crate::game::event::WaClaim::Mandatory,
+            how: crate::event::WaClaim::Mandatory,
         });
         game.wa_shown = both.clone();
         game.prep_fired = both.clone();

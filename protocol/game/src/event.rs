@@ -1,11 +1,11 @@
 //! Events: facts, in the past tense. Every change to a game is one of these, appended to the
 //! log and applied by `apply` — the same way live and in replay.
 
-use crate::board::hex::Hex;
-use crate::board::scenario::{Scenario, Side, UnitId};
-use crate::board::terrain::{HexsideFeature, Mf};
-use crate::game::command::Outcome;
-use crate::game::phase::Clock;
+use crate::command::Outcome;
+use crate::phase::Clock;
+use board::hex::Hex;
+use board::scenario::{Scenario, Side, UnitId};
+use board::terrain::{HexsideFeature, Mf};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub enum Event {
     GameEnded {
         turns_played: u16,
     },
-    /// A side gave the game up: it is over (`crate::rules::end`).
+    /// A side gave the game up: it is over (`rules::end`).
     Conceded {
         side: Side,
     },
@@ -74,7 +74,7 @@ pub enum Event {
     CloseCombatDesignated {
         by: Side,
         hex: Hex,
-        attacks: Vec<crate::game::command::CcAttack>,
+        attacks: Vec<crate::command::CcAttack>,
         no_ambush: bool,
     },
     /// As the APh ended, the engine checked for Ambush in the CC Location of `hex` (A11.4):
@@ -198,8 +198,8 @@ pub enum Event {
     /// A hidden unit was placed on board, concealed (A12.3); its owner's opponent learns it
     /// from this event, which therefore carries the unit and what it possesses.
     HiddenUnitPlaced {
-        unit: Box<crate::game::Unit>,
-        weapons: Vec<crate::game::Weapon>,
+        unit: Box<crate::Unit>,
+        weapons: Vec<crate::Weapon>,
     },
     /// Units tried to enter a hex held by concealed or hidden enemy units: those are revealed
     /// (dummies removed), and the movers stay where they were, their MF spent (A12.15) and
@@ -209,7 +209,7 @@ pub enum Event {
         units: Vec<UnitId>,
         from: Hex,
         to: Hex,
-        revealed: Vec<crate::game::Unit>,
+        revealed: Vec<crate::Unit>,
         dummies_removed: Vec<UnitId>,
         cost: MoveCost,
         mf: Vec<MfAccount>,
@@ -217,7 +217,7 @@ pub enum Event {
     /// The server rolled dice: purpose, rule, raw dice, modifiers and Final result. Replay reads
     /// the dice from here and never rolls again.
     DiceRolled {
-        roll: crate::game::dice::Roll,
+        roll: crate::dice::Roll,
     },
     /// The leader's 4TC failed: these units cannot enter the sewer this MPh (B8.4).
     SewerEntryFailed {
@@ -247,7 +247,7 @@ pub enum Event {
     SewerEmergenceRolled {
         units: Vec<UnitId>,
         hex: Hex,
-        result: crate::game::Emergence,
+        result: crate::Emergence,
     },
     /// Sewer or tunnel units came up into their hex, concealed (B8.42, B8.61).
     UnitsSurfaced {
@@ -281,16 +281,16 @@ pub enum Event {
     },
     // Dispute review: the dice scheme (`docs/dice.md`), answers to adjudications and undo
     // (`docs/review.md`). None of them changes the position but `EventsUndone`; they are
-    // decided by `crate::record::dispute::decide`, which reads the log as well as the position.
+    // decided by `record::dispute::decide`, which reads the log as well as the position.
     /// The server committed to its secret dice seed by publishing its hash. Logged with the
     /// first event that needs it (a contribution or a roll); shown to players from the start.
     DiceCommitted {
-        commitment: crate::game::dice::Commitment,
+        commitment: crate::dice::Commitment,
     },
     /// A side added its random nonce to the dice key from now on.
     EntropyContributed {
         side: Side,
-        nonce: crate::game::dice::Nonce,
+        nonce: crate::dice::Nonce,
     },
     /// A side agreed that the server reveal its current seed now.
     SeedRevealAgreed {
@@ -299,7 +299,7 @@ pub enum Event {
     /// The server revealed the seed of the current commitment (at the end of the game, or
     /// once both sides agreed): from here on anyone can re-derive every roll made under it.
     SeedRevealed {
-        seed: crate::game::dice::Seed,
+        seed: crate::dice::Seed,
     },
     /// The opponent of whoever entered adjudication `event` accepted it.
     AdjudicationAccepted {
@@ -331,7 +331,7 @@ pub enum Event {
         consented_by: Side,
         from: u64,
         to: u64,
-        restored: Box<crate::game::Game>,
+        restored: Box<crate::Game>,
     },
     /// A claim (or a unit that must hold WA) met enemy holders that are all concealed or
     /// dummies: their side must show a real unit among `holders` or forfeit (B9.324), and play
@@ -425,7 +425,7 @@ pub enum Event {
     /// before `from` again. The event names the version to return to and carries no position
     /// (as [`Event::EventsUndone`], its older form, did: a whole position per undo): `apply`
     /// rebuilds it from the position after the last event no undo reaches back across and the
-    /// events since ([`crate::game::UndoTrail`]), live and in replay alike. A viewer receives it
+    /// events since ([`crate::UndoTrail`]), live and in replay alike. A viewer receives it
     /// as an `EventsUndone` carrying its own projection of that position.
     EventsUndoneTo {
         requested_by: Side,
@@ -437,8 +437,8 @@ pub enum Event {
     /// possesses (A12.12). Until set-up ends it is out of the other side's sight, so only its
     /// own side receives this; placing a unit again moves it.
     UnitSetUp {
-        unit: Box<crate::game::Unit>,
-        weapons: Vec<crate::game::Weapon>,
+        unit: Box<crate::Unit>,
+        weapons: Vec<crate::Weapon>,
         /// It will stay hidden (HIP, A12.3) when set-up ends.
         hip: bool,
     },
@@ -455,23 +455,23 @@ pub enum Event {
     /// shows it — under its "?" if concealed, not at all if HIP — and Turn 1 begins. As a
     /// viewer receives it, it holds only the units that viewer now sees, in map order.
     SetupEnded {
-        units: Vec<crate::game::Unit>,
+        units: Vec<crate::Unit>,
     },
     /// Units entered the map from off board along their scenario edge into `hex`, paying its
     /// entry cost from an off-board Open Ground hex (A2.51), with what they possess.
     UnitsEntered {
-        units: Vec<crate::game::Unit>,
-        weapons: Vec<crate::game::Weapon>,
+        units: Vec<crate::Unit>,
+        weapons: Vec<crate::Weapon>,
         hex: Hex,
         cost: MoveCost,
         mf: Vec<MfAccount>,
     },
-    // The players' clocks (`crate::game::timing`, `docs/clock.md`). Each carries the server's
+    // The players' clocks (`crate::timing`, `docs/clock.md`). Each carries the server's
     // time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
     /// The game is played under a time control: the server's own event, right after
     /// `GameCreated`. The side to act's clock starts running at `at`.
     ClockStarted {
-        control: crate::board::time_control::TimeControl,
+        control: board::time_control::TimeControl,
         at: u64,
     },
     /// The side the game waits on changed: `charged` is what the handing side's clock used,
@@ -480,7 +480,7 @@ pub enum Event {
     /// in the batch of the command that handed over.
     ClockHandedOver {
         at: u64,
-        charged: crate::game::timing::Charge,
+        charged: crate::timing::Charge,
         added: u64,
         to: Option<Side>,
     },
@@ -489,7 +489,7 @@ pub enum Event {
     ClockExpired {
         side: Side,
         at: u64,
-        charged: crate::game::timing::Charge,
+        charged: crate::timing::Charge,
     },
     /// `by` claimed the game on time: the opponent's clock had run out. The game is over.
     ClaimedOnTime {
@@ -502,20 +502,20 @@ pub enum Event {
         to: Side,
         time: u64,
         at: u64,
-        charged: Option<crate::game::timing::Charge>,
+        charged: Option<crate::timing::Charge>,
     },
     /// `side` paused its clock with its vacation: while on vacation its clock takes from the
     /// vacation left before its bank.
     VacationStarted {
         side: Side,
         at: u64,
-        charged: Option<crate::game::timing::Charge>,
+        charged: Option<crate::timing::Charge>,
     },
     /// `side` came back from vacation: its clock takes from its bank again.
     VacationEnded {
         side: Side,
         at: u64,
-        charged: Option<crate::game::timing::Charge>,
+        charged: Option<crate::timing::Charge>,
     },
     /// The engine does not resolve `by`'s attack on `target` by the rules (A7): `why` names
     /// what in it the engine does not model, under `rule`. The players enter its outcome with

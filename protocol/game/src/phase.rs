@@ -4,7 +4,7 @@
 //! The sequence is a table, not code: each step says which phase it belongs to, who acts
 //! (ATTACKER or DEFENDER) and which rule governs it. `Done` moves the clock one row down.
 
-use crate::board::scenario::Side;
+use board::scenario::Side;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

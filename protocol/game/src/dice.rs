@@ -167,6 +167,29 @@ impl RollPurpose {
     }
 }
 
+impl RollPurpose {
+    /// The purpose in players' words, with its rule.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RollPurpose::SewerLeaderTaskCheck => "leader's 4TC to enter a sewer (B8.4)",
+            RollPurpose::SewerLost => "sewer stack lost? (B8.41)",
+            RollPurpose::SewerEmergence => "Sewer Emergence (B8.42)",
+            RollPurpose::Ift => "IFT (A7)",
+            RollPurpose::MoraleCheck => "MC (A10)",
+            RollPurpose::NormalMoraleCheck => "NMC (A10)",
+            RollPurpose::PinTaskCheck => "PTC (A7.8)",
+            RollPurpose::TaskCheck => "TC (A10)",
+            RollPurpose::Rally => "Rally (A10.6)",
+            RollPurpose::CloseCombat => "CC (A11)",
+            RollPurpose::ToHit => "To Hit (C3)",
+            RollPurpose::Sniper => "sniper (A14)",
+            RollPurpose::RandomSelection => "Random Selection (A.9)",
+            RollPurpose::Other => "other",
+            RollPurpose::Repair => "repair (A9.72)",
+        }
+    }
+}
+
 /// One modifier to a roll, with its reason.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Modifier {
@@ -194,7 +217,7 @@ pub fn signed_drms(modifiers: &[Modifier]) -> String {
 /// were), each modifier with its reason, the Final result and what it meant.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Roll {
-    pub side: crate::board::scenario::Side,
+    pub side: board::scenario::Side,
     pub purpose: RollPurpose,
     pub rule: String,
     /// The game's draw number of the first die (its `dice_drawn` before the roll).
@@ -228,7 +251,7 @@ impl Commitment {
     }
 }
 
-crate::game::digest_text!(Commitment);
+crate::digest_text!(Commitment);
 
 #[cfg(test)]
 mod derivation_tests {

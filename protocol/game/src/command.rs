@@ -1,8 +1,8 @@
 //! Commands: what a player asks for, in the imperative. A command is only a request; `decide`
 //! turns it into events or refuses it with the rule that forbids it.
 
-use crate::board::hex::Hex;
-use crate::board::scenario::UnitId;
+use board::hex::Hex;
+use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,10 +90,10 @@ pub enum Command {
         outcome: Outcome,
         note: String,
     },
-    // Dispute review (`docs/dice.md`, `docs/review.md`): decided by `crate::record::dispute::decide`,
+    // Dispute review (`docs/dice.md`, `docs/review.md`): decided by `record::dispute::decide`,
     // which reads the game's log as well as its position.
     /// Add this side's random nonce to the dice key (once per seed); either side, any time.
-    ContributeEntropy { nonce: crate::game::dice::Nonce },
+    ContributeEntropy { nonce: crate::dice::Nonce },
     /// Agree that the server reveal its dice seed now; once both sides have, it does, and
     /// commits to a fresh one for the rest of the game.
     AgreeToRevealSeed,
@@ -109,7 +109,7 @@ pub enum Command {
     ConsentToUndo,
     /// Refuse the undo the opponent has just asked for.
     DeclineUndo,
-    // Ending the game before its last turn (`crate::rules::end`).
+    // Ending the game before its last turn (`rules::end`).
     /// Give the game up: it ends now, lost for this side.
     Concede,
     /// Offer to end the game where it stands; the opponent's `AcceptEnd` ends it.
@@ -152,7 +152,7 @@ pub enum Command {
     /// engine does not roll for itself (fire, morale, Close Combat…); `other` needs a note.
     Roll {
         dice: DiceCount,
-        purpose: crate::game::dice::RollPurpose,
+        purpose: crate::dice::RollPurpose,
         note: String,
     },
     /// `Adjudicate`, citing the roll it follows (`DiceRolled` event `roll`): checked against
@@ -182,7 +182,7 @@ pub enum Command {
     /// Bring units waiting off board onto the map in their side's MPh, from their scenario
     /// edge into `to`, paying its entry cost (A2.51).
     Enter { units: Vec<UnitId>, to: Hex },
-    // The players' clocks (`crate::rules::timing`, `docs/clock.md`).
+    // The players' clocks (`rules::timing`, `docs/clock.md`).
     /// Claim the game: the opponent's clock has run out.
     ClaimOnTime,
     /// Give the opponent this much time (milliseconds); a clock that ran out runs again.

@@ -18,11 +18,11 @@
 //! alias is kept while the unit stays concealed and dropped when it is revealed; the event that
 //! reveals it says which "?" it was ([`Renamed`]).
 
-use crate::board::scenario::{Scenario, Side, UnitId};
-use crate::board::terrain::Mf;
-use crate::game::command::{CcAttack, Command};
-use crate::game::event::{Allotment, Event, MfAccount, WaLoss};
-use crate::game::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
+use crate::command::{CcAttack, Command};
+use crate::event::{Allotment, Event, MfAccount, WaLoss};
+use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
+use board::scenario::{Scenario, Side, UnitId};
+use board::terrain::Mf;
 use serde::{Deserialize, Serialize};
 
 /// A unit the viewer knew under one name and knows under another after the event: a unit that
@@ -569,7 +569,7 @@ impl Names<'_> {
                 hex,
                 attacks: attacks
                     .into_iter()
-                    .map(|a| crate::game::command::CcAttack {
+                    .map(|a| crate::command::CcAttack {
                         attackers: self.names(&a.attackers),
                         defenders: self.names(&a.defenders),
                     })
@@ -711,7 +711,7 @@ impl Names<'_> {
                 // that is hidden.
                 note: if matches!(
                     outcome,
-                    crate::game::command::Outcome::Relabel | crate::game::command::Outcome::Reduce
+                    crate::command::Outcome::Relabel | crate::command::Outcome::Reduce
                 ) && self.masked(&unit)
                 {
                     String::new()
