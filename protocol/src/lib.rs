@@ -27,7 +27,7 @@ pub use board;
 pub mod edges;
 pub use game;
 pub mod record;
-pub mod rules;
+pub use rules;
 
 pub use board::{hex, scenario, setup, terrain};
 pub use edges::{script, wire};

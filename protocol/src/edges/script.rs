@@ -13,7 +13,6 @@
 //!
 //! The full grammar is in `docs/script.md`.
 
-use crate::rules::violation::RuleViolation;
 use board::hex::Hex;
 use board::scenario::{Morale, Scenario, Side, UnitId};
 use board::terrain::Mf;
@@ -23,6 +22,7 @@ use game::dice::{DiceSource, RollPurpose, ScriptedDice};
 use game::event::Event;
 use game::phase::Phase;
 use game::{apply, Game};
+use rules::violation::RuleViolation;
 
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
@@ -110,7 +110,7 @@ pub enum Action {
     Tem {
         firers: Vec<UnitId>,
         target: UnitId,
-        fire: crate::rules::tem::Fire,
+        fire: rules::tem::Fire,
         /// The expected TEM, or `None` for "Hull Down" (B9.36).
         expect: Option<Option<i8>>,
     },
@@ -459,7 +459,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             value
                 .split(',')
                 .map(|v| {
-                    crate::rules::fire::ift::IftResult::parse(v)
+                    rules::fire::ift::IftResult::parse(v)
                         .map(|r| r.to_string())
                         .ok_or_else(|| {
                             format!("`{v}` is not an IFT result (1KIA, K/2, 3MC, NMC, PTC, NE)")
@@ -497,7 +497,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 .map(|v| {
                     v.parse()
                         .ok()
-                        .filter(|c| crate::rules::fire::ift::COLUMNS.contains(c))
+                        .filter(|c| rules::fire::ift::COLUMNS.contains(c))
                         .ok_or_else(|| format!("`{v}` heads no IFT column"))
                 })
                 .collect::<Result<_, _>>()?,
@@ -547,11 +547,11 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     let broken_morale: u8 = morale
         .parse()
         .ok()
-        .filter(|m| (1..=crate::rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
+        .filter(|m| (1..=rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
         .ok_or_else(|| {
             LineError::from(format!(
                 "`{morale}` is not a morale (1 to {})",
-                crate::rules::morale::rally::BROKEN_MORALE_MAX
+                rules::morale::rally::BROKEN_MORALE_MAX
             ))
         })?;
     let (desperation, rest) = match rest.split_last() {
@@ -1089,7 +1089,7 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                     ))
                 }
             };
-            let fire = crate::rules::tem::Fire::parse(fire).ok_or_else(|| {
+            let fire = rules::tem::Fire::parse(fire).ok_or_else(|| {
                 err(format!("`{fire}` is not direct, ordnance, indirect or dc").into())
             })?;
             lines.push(ScriptLine {
@@ -1541,7 +1541,7 @@ impl OfflineRun {
             ),
             None => Err(RuleViolation::new(
                 "A3",
-                crate::rules::violation::ViolationKind::WrongSide,
+                rules::violation::ViolationKind::WrongSide,
                 "offline, every line must start with the side that issues it",
             )),
         };
@@ -1583,10 +1583,9 @@ impl OfflineRun {
         expect: Option<bool>,
     ) -> LineReport {
         let asked = if seen_by.is_empty() {
-            crate::rules::tem::bocage_cover_traced(&self.game, unit)
+            rules::tem::bocage_cover_traced(&self.game, unit)
         } else {
-            crate::rules::tem::bocage_cover(&self.game, unit, seen_by)
-                .map(|c| (c, seen_by.to_vec()))
+            rules::tem::bocage_cover(&self.game, unit, seen_by).map(|c| (c, seen_by.to_vec()))
         };
         let (answer, failures) = match asked {
             Ok((covered, seers)) => {
@@ -1625,7 +1624,7 @@ impl OfflineRun {
         to: &str,
         expect: Option<board::los::Verdict>,
     ) -> LineReport {
-        use crate::rules::los::{between, Spot};
+        use rules::los::{between, Spot};
         let report = Spot::read(&self.game, from)
             .and_then(|f| Ok((f, Spot::read(&self.game, to)?)))
             .and_then(|(f, t)| between(&self.game, &f, &t));
@@ -1653,10 +1652,10 @@ impl OfflineRun {
         line: &ScriptLine,
         firers: &[UnitId],
         target: &UnitId,
-        fire: crate::rules::tem::Fire,
+        fire: rules::tem::Fire,
         expect: Option<Option<i8>>,
     ) -> LineReport {
-        let (answer, failures) = match crate::rules::tem::query(&self.game, firers, target, fire) {
+        let (answer, failures) = match rules::tem::query(&self.game, firers, target, fire) {
             Ok(report) => {
                 let got = if report.hull_down {
                     None
@@ -1703,7 +1702,7 @@ pub fn run_offline(game: Game, lines: &[ScriptLine]) -> (Game, Vec<LineReport>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::wall_advantage::ReadScenario;
+    use rules::wall_advantage::ReadScenario;
 
     fn scenario() -> Scenario {
         Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()
@@ -1749,7 +1748,7 @@ mod tests {
         let (game, reports) = run_offline(Game::new(s.clone()), &lines);
         assert!(reports[0].result.is_ok(), "{:?}", reports[0].result);
         let refused = reports[1].result.as_ref().unwrap_err();
-        assert_eq!(refused.kind, crate::rules::violation::ViolationKind::NoDice);
+        assert_eq!(refused.kind, rules::violation::ViolationKind::NoDice);
         assert_eq!(game.dice_drawn, 2);
         let cited = parse_script("german adjudicate 467a break after #2 \"1MC\"", &s).unwrap();
         assert!(matches!(

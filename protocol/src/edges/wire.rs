@@ -10,13 +10,13 @@ use crate::record::chain::LogHash;
 use crate::record::fair_dice::Commitment;
 use crate::record::signed::SignedHead;
 use crate::record::stream::StreamHash;
-use crate::rules::violation::RuleViolation;
 use board::hex::Hex;
 use board::scenario::SideSpec;
 use game::command::Command;
 use game::event::Event;
 use game::view::Viewed;
 use game::{Game, StateHash, Viewer};
+use rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -324,7 +324,7 @@ pub enum PreviewOutcome {
 /// The answer to [`ClientMessage::Los`] on `game`: LOS between two hexes as the engine traces
 /// it (`rules::los`), from the map alone.
 pub fn los_answer(game: &Game, from: Hex, to: Hex) -> ServerMessage {
-    use crate::rules::los::{between, Spot};
+    use rules::los::{between, Spot};
     match between(game, &Spot::Hex(from), &Spot::Hex(to)) {
         Ok(report) => ServerMessage::Los {
             from,
@@ -480,8 +480,8 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::wall_advantage::ReadScenario;
     use game::command::Outcome;
+    use rules::wall_advantage::ReadScenario;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
         assert_eq!(&from_json::<T>(&to_json(m)).unwrap(), m);
@@ -616,7 +616,7 @@ mod tests {
             version: 9,
             outcome: PreviewOutcome::Refused(RuleViolation::new(
                 "A4.1",
-                crate::rules::violation::ViolationKind::NotEnoughMf,
+                rules::violation::ViolationKind::NotEnoughMf,
                 "needs 3 MF, 2 left",
             )),
         });
