@@ -26,7 +26,7 @@
 pub use board;
 pub mod edges;
 pub use game;
-pub mod record;
+pub use record;
 pub use rules;
 
 pub use board::{hex, scenario, setup, terrain};

@@ -1486,9 +1486,9 @@ pub struct OfflineRun {
     pub game: Game,
     dice: ScriptedDice,
     /// The events so far with the side that issued each, as a server keeps its log: answers to
-    /// adjudications and undo are decided against it (`crate::record::dispute`). Event 1 is
+    /// adjudications and undo are decided against it (`record::dispute`). Event 1 is
     /// `GameCreated`, so events are numbered as on a server.
-    log: Vec<crate::record::chain::Entry>,
+    log: Vec<record::chain::Entry>,
 }
 
 impl OfflineRun {
@@ -1496,9 +1496,7 @@ impl OfflineRun {
         let mut log = vec![];
         if game.version == 0 {
             game.version = 1;
-            log.push(crate::record::chain::Entry::created(
-                (*game.scenario).clone(),
-            ));
+            log.push(record::chain::Entry::created((*game.scenario).clone()));
         }
         OfflineRun {
             game,
@@ -1532,7 +1530,7 @@ impl OfflineRun {
             Action::Los { from, to, expect } => return Some(self.ask_los(line, from, to, *expect)),
         };
         let result = match line.side {
-            Some(side) => crate::record::dispute::decide(
+            Some(side) => record::dispute::decide(
                 &self.game,
                 &self.log,
                 side,
@@ -1550,7 +1548,7 @@ impl OfflineRun {
             for e in events {
                 apply(&mut self.game, e);
                 if self.log.len() as u64 + 1 == self.game.version {
-                    self.log.push(crate::record::chain::Entry {
+                    self.log.push(record::chain::Entry {
                         seq: self.game.version,
                         by: line.side,
                         first,

@@ -41,11 +41,11 @@
 //! the same salt, so two receipts of the same head differ only in their batch's path and
 //! signature.
 
-use crate::game::Viewer;
-use crate::record::chain::LogHash;
-use crate::record::stream::StreamHash;
+use crate::chain::LogHash;
+use crate::stream::StreamHash;
 use data_encoding::HEXLOWER;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use game::Viewer;
 use serde::{Deserialize, Serialize};
 
 pub use ed25519_dalek::SigningKey as ServerSigningKey;
@@ -93,7 +93,7 @@ pub enum Stream {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ServerKey(pub [u8; 32]);
 
-crate::game::digest_text!(ServerKey);
+game::digest_text!(ServerKey);
 
 impl ServerKey {
     pub fn of(key: &SigningKey) -> ServerKey {
@@ -111,7 +111,7 @@ impl ServerKey {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NodeHash(pub [u8; 32]);
 
-crate::game::digest_text!(NodeHash);
+game::digest_text!(NodeHash);
 
 /// One step of a path from a leaf to its batch's root: the sibling, and on which side of the
 /// node so far it stands.
@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(signed.viewer_head(), None);
         for stream in [
             Stream::FullLog,
-            Stream::Viewer(Viewer::Side(crate::board::scenario::Side::A)),
+            Stream::Viewer(Viewer::Side(board::scenario::Side::A)),
         ] {
             let moved = SignedHead {
                 stream,
@@ -520,7 +520,7 @@ mod tests {
             ..receipt.clone()
         });
         changed_after_signing(&SignedHead {
-            stream: Stream::Viewer(Viewer::Side(crate::board::scenario::Side::B)),
+            stream: Stream::Viewer(Viewer::Side(board::scenario::Side::B)),
             ..receipt.clone()
         });
         // Another head of the same batch under this one's proof.

@@ -5,11 +5,11 @@
 //! event (`wire`'s `EventInfo`), the CLI prints them, and `asl export` writes them beside the
 //! envelopes.
 
-use crate::board::scenario::Side;
-use crate::board::terrain::Mf;
-use crate::game::event::Event;
-use crate::game::Game;
-use crate::rules::movement;
+use board::scenario::Side;
+use board::terrain::Mf;
+use game::event::Event;
+use game::Game;
+use rules::movement;
 use std::fmt::Write as _;
 
 /// A readable account of one event for the player's terminal and the game record.
@@ -22,12 +22,12 @@ pub fn describe_event(game: &Game, event: &Event) -> String {
 /// can say nothing the viewer's projection does not, whatever game they were built beside.
 #[derive(Clone, Copy)]
 pub struct Sides<'a> {
-    pub sides: &'a [crate::board::scenario::SideSpec; 2],
+    pub sides: &'a [board::scenario::SideSpec; 2],
     pub first: Side,
 }
 
 impl<'a> Sides<'a> {
-    pub fn of(scenario: &'a crate::board::scenario::Scenario) -> Sides<'a> {
+    pub fn of(scenario: &'a board::scenario::Scenario) -> Sides<'a> {
         Sides {
             sides: &scenario.sides,
             first: scenario.first,
@@ -50,9 +50,9 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::ClockHandedOver {
             charged, added, to, ..
         } => {
-            let used = crate::board::time_control::duration_text(charged.bank + charged.vacation);
+            let used = board::time_control::duration_text(charged.bank + charged.vacation);
             let plus = if *added > 0 {
-                format!(", +{} added", crate::board::time_control::duration_text(*added))
+                format!(", +{} added", board::time_control::duration_text(*added))
             } else {
                 String::new()
             };
@@ -79,7 +79,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             "{} gave the {} {}",
             name(*by),
             name(*to),
-            crate::board::time_control::duration_text(*time)
+            board::time_control::duration_text(*time)
         ),
         Event::VacationStarted { side, .. } => format!("{} went on vacation", name(*side)),
         Event::VacationEnded { side, .. } => format!("{} came back from vacation", name(*side)),
@@ -138,7 +138,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             attacks,
             no_ambush,
         } => {
-            let list = |ids: &[crate::board::scenario::UnitId]| ids.join("+");
+            let list = |ids: &[board::scenario::UnitId]| ids.join("+");
             let attacks: Vec<String> = attacks
                 .iter()
                 .map(|a| format!("{} vs {}", list(&a.attackers), list(&a.defenders)))
@@ -219,7 +219,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         Event::WeaponPickedUp { unit, weapon, mf } => {
             let mut s = format!(
                 "{unit} recovered {weapon}: {} MF (A4.44)",
-                crate::rules::movement::RECOVERY_MF
+                rules::movement::RECOVERY_MF
             );
             write_accounts(&mut s, std::slice::from_ref(mf));
             s
@@ -324,9 +324,9 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         } => format!(
             "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
             match result {
-                crate::game::event::RepairResult::Repaired => "repaired",
-                crate::game::event::RepairResult::Eliminated => "eliminated",
-                crate::game::event::RepairResult::Failed => "still malfunctioned",
+                game::event::RepairResult::Repaired => "repaired",
+                game::event::RepairResult::Eliminated => "eliminated",
+                game::event::RepairResult::Failed => "still malfunctioned",
             }
         ),
         Event::AttackResolved { by, target } => {
@@ -535,7 +535,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
         | Event::UndoRequested { .. }
         | Event::UndoDeclined { .. }
         | Event::EventsUndone { .. }
-        | Event::EventsUndoneTo { .. } => crate::record::dispute::describe(game.sides, event),
+        | Event::EventsUndoneTo { .. } => crate::dispute::describe(game.sides, event),
         Event::AllMfSpent { units, rule, mf } => {
             let mut s = format!("{} spent all MF ({rule})", units.join("+"));
             write_accounts(&mut s, mf);
@@ -601,7 +601,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
 
 /// What a step cost: "3 MF = 1 COT (B1) + …", or for an entry that takes the whole allotment
 /// (Marsh, B16) "all MF (B16)" — never "0 MF".
-fn paid(cost: &crate::game::event::MoveCost) -> String {
+fn paid(cost: &game::event::MoveCost) -> String {
     if cost.all_mf {
         movement::describe(cost)
     } else {
@@ -610,7 +610,7 @@ fn paid(cost: &crate::game::event::MoveCost) -> String {
 }
 
 /// "; 467a spent 3 of 6 (4 +2 leader), left 3" for each unit.
-fn write_accounts(s: &mut String, accounts: &[crate::game::event::MfAccount]) {
+fn write_accounts(s: &mut String, accounts: &[game::event::MfAccount]) {
     for a in accounts {
         let _ = write!(
             s,
@@ -624,7 +624,7 @@ fn write_accounts(s: &mut String, accounts: &[crate::game::event::MfAccount]) {
     }
 }
 
-fn allotment_reasons(a: &crate::game::event::Allotment) -> String {
+fn allotment_reasons(a: &game::event::Allotment) -> String {
     let zero = Mf::default();
     let mut parts = vec![];
     if a.leader > zero {
@@ -649,10 +649,10 @@ fn allotment_reasons(a: &crate::game::event::Allotment) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::scenario::Scenario;
-    use crate::game::command::Command;
-    use crate::game::dice::ScriptedDice;
-    use crate::rules::wall_advantage::ReadScenario;
+    use board::scenario::Scenario;
+    use game::command::Command;
+    use game::dice::ScriptedDice;
+    use rules::wall_advantage::ReadScenario;
 
     /// Entering marsh takes the whole allotment (B16): the words say so, never "0 MF".
     #[test]
@@ -660,14 +660,14 @@ mod tests {
         let text = include_str!("../../tests/positions/scenarios/terrain-sampler.toml");
         let mut game = Game::new(Scenario::from_toml(text).unwrap());
         let play = |game: &mut Game, by: Side, command: Command| {
-            let events = crate::rules::decide(game, by, &command, &mut ScriptedDice::default())
-                .expect("accepted");
+            let events =
+                rules::decide(game, by, &command, &mut ScriptedDice::default()).expect("accepted");
             for e in &events {
-                crate::game::apply(game, e);
+                game::apply(game, e);
             }
             events
         };
-        while game.clock.phase() != crate::game::phase::Phase::Movement {
+        while game.clock.phase() != game::phase::Phase::Movement {
             let by = game.acting();
             play(&mut game, by, Command::Done);
         }

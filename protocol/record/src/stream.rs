@@ -11,13 +11,13 @@
 //! receipt for "what I was shown up to here" can be checked against an export later (every
 //! viewer's stream is rebuilt from the full log) without revealing anything hidden.
 
-use crate::game::command::Command;
-use crate::game::event::Event;
-use crate::game::phase::Clock;
-use crate::game::view::{project_event, Viewed};
-use crate::game::{apply, hash_encoded, Game, Viewer};
-use crate::record::words::{describe, Sides};
-use crate::rules::violation::{text, RuleViolation, ViolationKind};
+use crate::words::{describe, Sides};
+use game::command::Command;
+use game::event::Event;
+use game::phase::Clock;
+use game::view::{project_event, Viewed};
+use game::{apply, hash_encoded, Game, Viewer};
+use rules::violation::{text, RuleViolation, ViolationKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use std::sync::Arc;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct StreamHash(pub [u8; 32]);
 
-crate::game::digest_text!(StreamHash);
+game::digest_text!(StreamHash);
 
 impl StreamHash {
     /// The hash of a stream that has received nothing yet, for this viewer.
@@ -75,14 +75,14 @@ impl StreamEntry {
 
     /// When it happened ("Turn 1, German Player Turn: MPh").
     pub fn when(&self, sides: &Sides<'_>) -> String {
-        crate::record::export::when_at(sides, self.clock)
+        crate::export::when_at(sides, self.clock)
     }
 }
 
 /// The viewers a game has, in the order `Streams` keeps them.
 pub const VIEWERS: [Viewer; 3] = [
-    Viewer::Side(crate::board::scenario::Side::A),
-    Viewer::Side(crate::board::scenario::Side::B),
+    Viewer::Side(board::scenario::Side::A),
+    Viewer::Side(board::scenario::Side::B),
     Viewer::Spectator,
 ];
 
@@ -238,7 +238,7 @@ impl Streams {
     }
 
     /// The viewer's own number for the event at log position `at`, if it was shown that very
-    /// event (a refusal's [`Piece::Event`](crate::rules::violation::Piece)).
+    /// event (a refusal's [`Piece::Event`](rules::violation::Piece)).
     pub fn seq_of(&self, viewer: Viewer, at: u64) -> Option<u64> {
         let stream = self.of(viewer);
         let i = stream.partition_point(|e| e.at < at);
@@ -310,7 +310,7 @@ mod tests {
 
     /// A stream that skips log event 3 (hidden from side A).
     fn skipping_three() -> (Streams, Viewer) {
-        let viewer = Viewer::Side(crate::board::scenario::Side::A);
+        let viewer = Viewer::Side(board::scenario::Side::A);
         let mut streams = Streams::new();
         for at in [1, 2, 4, 5] {
             streams.streams[index(viewer)].push(StreamEntry {
@@ -321,7 +321,7 @@ mod tests {
                     weapons: vec![],
                 }),
                 hash: StreamHash::default(),
-                clock: crate::game::phase::Clock::START,
+                clock: game::phase::Clock::START,
             });
         }
         (streams, viewer)
@@ -336,7 +336,7 @@ mod tests {
         );
         let after_roll = |roll| Command::AdjudicateAfterRoll {
             unit: "337a".into(),
-            outcome: crate::game::command::Outcome::Break,
+            outcome: game::command::Outcome::Break,
             roll,
             note: String::new(),
         };
@@ -362,7 +362,7 @@ mod tests {
     /// event by event from the start, against a copy of the game before each.
     #[test]
     fn streams_of_a_log_at_any_point_then_pushed_on_are_the_streams_pushed_throughout() {
-        let referee = crate::record::referee::testing::full_game();
+        let referee = crate::referee::testing::full_game();
         let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
         let Event::GameCreated { scenario } = events[0] else {
             unreachable!()
@@ -389,7 +389,7 @@ mod tests {
     /// differently (a unit under another name, or not at all) is each viewer's own.
     #[test]
     fn an_event_shown_alike_is_kept_once() {
-        let referee = crate::record::referee::testing::full_game();
+        let referee = crate::referee::testing::full_game();
         let streams = Streams::of_log(referee.entries().iter().map(|e| &e.event));
         let (mut shared, mut own) = (0, 0);
         for at in 1..=referee.entries().len() as u64 {
@@ -421,7 +421,7 @@ mod tests {
             renamed: vec![],
             weapons: vec![],
         };
-        let a = StreamHash::start(Viewer::Side(crate::board::scenario::Side::A));
+        let a = StreamHash::start(Viewer::Side(board::scenario::Side::A));
         let s = StreamHash::start(Viewer::Spectator);
         assert_ne!(a, s);
         assert_ne!(a.next(1, &viewed), s.next(1, &viewed));

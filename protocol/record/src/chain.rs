@@ -7,11 +7,11 @@
 //! The bytes hashed are the stored bytes, so an export made of them ends at the same head the
 //! server showed its players.
 
-use crate::board::scenario::Side;
-use crate::game::command::Command;
-use crate::game::event::Event;
 use bincode::BorrowDecode;
+use board::scenario::Side;
 use data_encoding::HEXLOWER;
+use game::command::Command;
+use game::event::Event;
 use serde::{Deserialize, Serialize};
 
 /// Version of the envelope layout written now. A reader refuses formats it does not know
@@ -69,7 +69,7 @@ impl LogHash {
     }
 }
 
-crate::game::digest_text!(LogHash);
+game::digest_text!(LogHash);
 
 /// A command as the log records it: who issued it and what it said.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ pub struct Entry {
 
 impl Entry {
     /// A log's first entry: the server's `GameCreated` for `scenario`.
-    pub fn created(scenario: crate::board::scenario::Scenario) -> Entry {
+    pub fn created(scenario: board::scenario::Scenario) -> Entry {
         Entry {
             seq: 1,
             by: None,
@@ -111,7 +111,7 @@ impl Entry {
 
     /// A timed game's second entry: the server's `ClockStarted` with the time control chosen
     /// at creation and the moment (milliseconds since the Unix epoch) the clock starts.
-    pub fn clock_started(control: crate::board::time_control::TimeControl, at: u64) -> Entry {
+    pub fn clock_started(control: board::time_control::TimeControl, at: u64) -> Entry {
         Entry {
             seq: 2,
             by: None,
@@ -603,7 +603,7 @@ pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::phase::Clock;
+    use game::phase::Clock;
 
     /// Events 1–3 as a server stores them, with event 2's bytes replaced by `two` (the next
     /// envelope following `two` itself when `relinked`, else the original event 2).
@@ -862,7 +862,7 @@ mod tests {
     /// same bytes read, the same error.
     #[test]
     fn envelopes_read_as_serde_reads_them() {
-        let referee = crate::record::referee::testing::full_game();
+        let referee = crate::referee::testing::full_game();
         let config = bincode::config::standard().with_limit::<ENVELOPE_BYTES_MAX>();
         let mut prev = GENESIS;
         for (i, entry) in referee.entries().iter().enumerate() {

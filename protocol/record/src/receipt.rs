@@ -7,16 +7,16 @@
 //! A receipt names only what its viewer was shown — its own sequence and running hash — so
 //! checking one never needs, and never reveals, anything hidden from that viewer.
 
-use crate::game::Viewer;
-use crate::record::signed::{ServerKey, SignedHead};
-use crate::record::stream::Streams;
+use crate::signed::{ServerKey, SignedHead};
+use crate::stream::Streams;
+use game::Viewer;
 use std::fmt;
 
 /// Why a receipt does not hold for a game's streams.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
     /// Its signature does not hold under the key the checker trusts (the reason says why).
-    Signature(crate::record::signed::SignatureError),
+    Signature(crate::signed::SignatureError),
     /// It is a head of the whole log, not of a viewer's own stream.
     NotAViewerStream,
     /// It is another game's.
@@ -117,13 +117,13 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::scenario::{Scenario, Side};
-    use crate::game::command::Command;
-    use crate::game::dice::ScriptedDice;
-    use crate::game::event::Event;
-    use crate::game::{apply, Game};
-    use crate::record::signed::ServerSigningKey;
-    use crate::rules::wall_advantage::ReadScenario;
+    use crate::signed::ServerSigningKey;
+    use board::scenario::{Scenario, Side};
+    use game::command::Command;
+    use game::dice::ScriptedDice;
+    use game::event::Event;
+    use game::{apply, Game};
+    use rules::wall_advantage::ReadScenario;
 
     /// The streams of a short game: created, then each side ends steps.
     fn streams(steps: usize) -> Streams {
@@ -136,8 +136,7 @@ mod tests {
         for _ in 0..steps {
             let side = game.acting();
             for event in
-                crate::rules::decide(&game, side, &Command::Done, &mut ScriptedDice::default())
-                    .unwrap()
+                rules::decide(&game, side, &Command::Done, &mut ScriptedDice::default()).unwrap()
             {
                 apply(&mut game, &event);
                 events.push(event);
@@ -166,13 +165,7 @@ mod tests {
             Err(Mismatch::Behind { held: seq, has })
         );
         // Same length, other events: a receipt at an earlier point of another game's stream.
-        let other = SignedHead::of_stream(
-            &key,
-            "g",
-            german,
-            2,
-            crate::record::stream::StreamHash([3; 32]),
-        );
+        let other = SignedHead::of_stream(&key, "g", german, 2, crate::stream::StreamHash([3; 32]));
         let err = check(&other, &trusted, "g", None, &full).unwrap_err();
         assert_eq!(err, Mismatch::Differs { seq: 2 });
         assert!(err.is_rollback());

@@ -3,12 +3,12 @@
 //!
 //! They are decided by [`decide`], which reads the game's log (with who issued each command,
 //! [`Entry`]) as well as its position, and hands every other command to
-//! [`rules::decide`](crate::rules::decide). Like the rules, it never mutates and names the
+//! [`rules::decide`](rules::decide). Like the rules, it never mutates and names the
 //! rule behind a refusal — here the document that defines the procedure.
 //!
 //! Undo in an append-only log: an undo is an event, [`Event::EventsUndoneTo`], naming the
 //! events it takes back. `apply` puts the position before them back, rebuilt from the game's
-//! [`UndoTrail`](crate::game::UndoTrail) — the position after the last event no undo reaches
+//! [`UndoTrail`](game::UndoTrail) — the position after the last event no undo reaches
 //! across and the events since — so replay stays a fold of `apply` over the log and reaches
 //! what live play reached, and an undo costs the log a few bytes, not a position. Logs written
 //! before it carry [`Event::EventsUndone`] with the whole position, which a verifier checks
@@ -17,19 +17,19 @@
 //! [`UNDO_REQUESTS_PER_PLAYER_TURN_MAX`] undos a Player Turn: named limits, so a loop of
 //! move, undo, consent cannot grow a game without bound.
 
-use crate::board::scenario::Side;
-use crate::game::command::Command;
-use crate::game::dice::DiceSource;
-use crate::game::event::Event;
-use crate::game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
-use crate::record::chain::Entry;
-use crate::record::fair_dice::{self, Ledger, Nonce};
-use crate::record::recheck::Fault;
-use crate::rules::violation::{text, Piece, RuleViolation, ViolationKind};
+use crate::chain::Entry;
+use crate::fair_dice::{self, Ledger, Nonce};
+use crate::recheck::Fault;
+use board::scenario::Side;
 use data_encoding::HEXLOWER;
+use game::command::Command;
+use game::dice::DiceSource;
+use game::event::Event;
+use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
+use rules::violation::{text, Piece, RuleViolation, ViolationKind};
 
 /// What a refusal about answers and undo cites: the document that defines them.
-pub const RULE: &str = crate::rules::LOG_RULE;
+pub const RULE: &str = rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub const REASON_BYTES_MAX: usize = 200;
@@ -108,7 +108,7 @@ pub fn decide(
                 logged.final_result,
                 if note.is_empty() { "" } else { ": " }
             );
-            crate::rules::decide(
+            rules::decide(
                 game,
                 by,
                 &Command::Adjudicate {
@@ -119,11 +119,11 @@ pub fn decide(
                 dice,
             )
         }
-        other => crate::rules::decide(game, by, other, dice),
+        other => rules::decide(game, by, other, dice),
     }
 }
 
-use crate::rules::end::still_playing as game_over;
+use rules::end::still_playing as game_over;
 
 fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
     RuleViolation::new(RULE, kind, detail)
@@ -643,7 +643,7 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
 }
 
 /// The readable account of this module's events, with the document behind each.
-pub fn describe(sides: &[crate::board::scenario::SideSpec; 2], event: &Event) -> String {
+pub fn describe(sides: &[board::scenario::SideSpec; 2], event: &Event) -> String {
     let name = |s: Side| sides[s as usize].name.clone();
     let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
     match event {
@@ -705,9 +705,9 @@ pub fn describe(sides: &[crate::board::scenario::SideSpec; 2], event: &Event) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::command::Outcome;
-    use crate::record::referee::testing::*;
-    use crate::record::referee::Referee;
+    use crate::referee::testing::*;
+    use crate::referee::Referee;
+    use game::command::Outcome;
 
     fn g3_to(hex_name: &str) -> Command {
         Command::Move {
@@ -901,7 +901,7 @@ mod tests {
         );
         let ask = Command::RequestUndo { from };
         let previewed = |r: &Referee| {
-            crate::record::preview::preview(r.game(), r.entries(), Side::A, &ask)
+            crate::preview::preview(r.game(), r.entries(), Side::A, &ask)
                 .map(|p| p.summary)
                 .map_err(|v| v.to_string())
         };
@@ -973,7 +973,7 @@ mod tests {
         while !r.game().over {
             done(&mut r);
         }
-        let verified = crate::record::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+        let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(verified.game.state_hash(), r.game().state_hash());
     }
@@ -984,7 +984,7 @@ mod tests {
         let mut game = Game::replay([&entries[0].event]).unwrap();
         for (i, entry) in entries.iter().enumerate().skip(1) {
             check_logged(&game, &entries[..i], entry)?;
-            crate::game::apply(&mut game, &entry.event);
+            game::apply(&mut game, &entry.event);
         }
         Ok(())
     }
@@ -1110,11 +1110,11 @@ mod tests {
     #[test]
     fn the_position_alone_cannot_decide_these() {
         let game = start(3).game().clone();
-        let v = crate::rules::decide(
+        let v = rules::decide(
             &game,
             Side::A,
             &Command::ConsentToUndo,
-            &mut crate::game::dice::ScriptedDice::default(),
+            &mut game::dice::ScriptedDice::default(),
         )
         .unwrap_err();
         assert_eq!(v.kind, ViolationKind::NotModelled);

@@ -11,12 +11,12 @@
 //! fresh seed's commitment is the server's free choice: it is checked to be there, and binds
 //! the rolls made under it once that seed is revealed in turn.
 
-use crate::game::dice::{DiceSource, Seed, SeededDice};
-use crate::game::event::Event;
-use crate::game::Game;
-use crate::record::chain::Entry;
-use crate::record::fair_dice::{roll_key, Commitment, Ledger};
-use crate::record::referee;
+use crate::chain::Entry;
+use crate::fair_dice::{roll_key, Commitment, Ledger};
+use crate::referee;
+use game::dice::{DiceSource, Seed, SeededDice};
+use game::event::Event;
+use game::Game;
 use std::collections::{HashMap, VecDeque};
 
 /// What is wrong with one logged event, as a verifier says it (the event's number is added
@@ -64,7 +64,7 @@ pub struct Recheck {
     revealed: HashMap<Commitment, Seed>,
     /// The events still expected from the command being read: (event, side, whether it is the
     /// commitment to a fresh seed, whose value is the server's choice).
-    expected: VecDeque<(Event, Option<crate::board::scenario::Side>, bool)>,
+    expected: VecDeque<(Event, Option<board::scenario::Side>, bool)>,
     /// The first event of the command being read.
     command_at: u64,
 }
@@ -279,7 +279,7 @@ impl Recheck {
     }
 }
 
-fn who(game: &Game, side: Option<crate::board::scenario::Side>) -> String {
+fn who(game: &Game, side: Option<board::scenario::Side>) -> String {
     match side {
         Some(side) => format!("the {}", game.side_name(side)),
         None => "the server".into(),

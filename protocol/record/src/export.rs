@@ -17,17 +17,17 @@
 //! server showed its players, and the scenario (in `GameCreated`), the dice commitments and the
 //! revealed seeds are all inside the chain.
 
-use crate::board::scenario::{Scenario, Side};
-use crate::board::vasl::library::Boards;
-use crate::game::event::Event;
-use crate::game::phase::Phase;
-use crate::game::{apply, Game, StateHash, Underground};
-use crate::record::chain::{ChainReader, Entry, LogHash};
-use crate::record::dispute;
-use crate::record::fair_dice::{DiceStats, Ledger};
-use crate::record::recheck::{Fault, Recheck};
-use crate::record::signed::{ServerKey, SignedHead, Stream};
+use crate::chain::{ChainReader, Entry, LogHash};
+use crate::dispute;
+use crate::fair_dice::{DiceStats, Ledger};
+use crate::recheck::{Fault, Recheck};
+use crate::signed::{ServerKey, SignedHead, Stream};
+use board::scenario::{Scenario, Side};
+use board::vasl::library::Boards;
 use data_encoding::HEXLOWER;
+use game::event::Event;
+use game::phase::Phase;
+use game::{apply, Game, StateHash, Underground};
 use std::fmt::{self, Write as _};
 
 /// The file's first word and the version of its layout. A reader refuses versions it does not
@@ -364,7 +364,7 @@ pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
     use std::io::{BufRead, BufReader, Read};
     let mut input = BufReader::new(input);
     let mut bytes = Vec::new();
-    let line_max = 2 * crate::record::chain::ENVELOPE_BYTES_MAX + 1;
+    let line_max = 2 * crate::chain::ENVELOPE_BYTES_MAX + 1;
     let mut lines = 0u64;
     loop {
         let limit = if lines < 5 {
@@ -437,7 +437,7 @@ fn check_clock(game: &Game, event: &Event) -> Result<(), Fault> {
 }
 
 /// Checks a roll's own arithmetic and its place in the game's stream of draws.
-fn check_roll(game: &Game, entry: &Entry, roll: &crate::game::dice::Roll) -> Result<(), Fault> {
+fn check_roll(game: &Game, entry: &Entry, roll: &game::dice::Roll) -> Result<(), Fault> {
     if roll.first_draw != game.dice_drawn {
         return Err(format!(
             "the roll claims draws from {}, but the game had drawn {} dice",
@@ -768,7 +768,7 @@ pub enum MomentError {
     #[error("`{0}` is not a moment: write an event number, `end`, or `turn 3 German MPh`")]
     NotMoment(String),
     #[error("{0}")]
-    Replay(#[from] crate::game::ReplayError),
+    Replay(#[from] game::ReplayError),
     #[error("the log ends at event {last}; there is no event {asked}")]
     NoEvent { last: u64, asked: u64 },
     /// Named by the moment the log ends in.
@@ -839,23 +839,20 @@ pub fn replay_to(entries: &[Entry], moment: &Moment) -> Result<Game, MomentError
         apply(&mut game, event);
     }
     match moment {
-        Moment::Phase { .. } if !moment.reached(&game) => Err(MomentError::NeverReached(
-            crate::record::export::when(&game),
-        )),
+        Moment::Phase { .. } if !moment.reached(&game) => {
+            Err(MomentError::NeverReached(crate::export::when(&game)))
+        }
         _ => Ok(game),
     }
 }
 
 /// "Turn 1, German Player Turn: MPh" for where `game` stands.
 pub fn when(game: &Game) -> String {
-    when_at(&crate::record::words::Sides::of(&game.scenario), game.clock)
+    when_at(&crate::words::Sides::of(&game.scenario), game.clock)
 }
 
 /// [`when`] from the sides' names and a clock.
-pub fn when_at(
-    sides: &crate::record::words::Sides<'_>,
-    clock: crate::game::phase::Clock,
-) -> String {
+pub fn when_at(sides: &crate::words::Sides<'_>, clock: game::phase::Clock) -> String {
     format!(
         "Turn {}, {} Player Turn: {}",
         clock.turn,
@@ -879,7 +876,7 @@ pub fn render_position(game: &Game) -> String {
     // The clocks as the log last charged them (docs/clock.md): a replay reaches the clocks
     // live play reached, and says so.
     if let Some(timing) = game.timing.as_deref() {
-        use crate::board::time_control::duration_text;
+        use board::time_control::duration_text;
         let view = timing.view(timing.since);
         let sides: Vec<String> = Side::BOTH
             .iter()
@@ -912,7 +909,7 @@ pub fn render_position(game: &Game) -> String {
             if u.eliminated {
                 notes.push("eliminated".to_string());
             }
-            if u.morale != crate::board::scenario::Morale::GoodOrder {
+            if u.morale != board::scenario::Morale::GoodOrder {
                 notes.push(format!("{:?}", u.morale).to_lowercase());
             }
             for (flag, word) in [
@@ -926,7 +923,7 @@ pub fn render_position(game: &Game) -> String {
                     notes.push(word.into());
                 }
             }
-            if u.mf_spent > crate::board::terrain::Mf::default() {
+            if u.mf_spent > board::terrain::Mf::default() {
                 notes.push(format!("{} MF spent", u.mf_spent));
             }
             match &u.underground {
@@ -956,7 +953,7 @@ pub fn render_position(game: &Game) -> String {
     if !holders.is_empty() {
         let _ = writeln!(s, "Wall Advantage: {}", holders.join(", "));
     }
-    let mut stacks: std::collections::BTreeMap<(String, crate::board::hex::Hex), Vec<String>> =
+    let mut stacks: std::collections::BTreeMap<(String, board::hex::Hex), Vec<String>> =
         Default::default();
     for u in game.units.values().filter(|u| !u.eliminated) {
         if let Some(Underground::Sewer {
@@ -1023,9 +1020,9 @@ pub fn render_position(game: &Game) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::command::Command;
-    use crate::record::chain::{seal_entry, GENESIS};
-    use crate::record::referee::testing::*;
+    use crate::chain::{seal_entry, GENESIS};
+    use crate::referee::testing::*;
+    use game::command::Command;
     use std::io::Read as _;
 
     fn lines(text: &str) -> Vec<String> {
@@ -1218,7 +1215,7 @@ mod tests {
         {
             let mut restored =
                 Game::replay(entries[..(from - 1) as usize].iter().map(|e| &e.event)).unwrap();
-            restored.units.get_mut("g1").unwrap().morale = crate::board::scenario::Morale::Broken;
+            restored.units.get_mut("g1").unwrap().morale = board::scenario::Morale::Broken;
             entries[undo_at].event = Event::EventsUndone {
                 requested_by,
                 consented_by,
@@ -1452,7 +1449,7 @@ mod tests {
         let mut out = vec![];
         for e in r.entries() {
             let (bytes, hash) =
-                crate::record::chain::seal_v2(e.seq, prev, [1; 16], e.by, e.first, &e.event);
+                crate::chain::seal_v2(e.seq, prev, [1; 16], e.by, e.first, &e.event);
             out.push(HEXLOWER.encode(&bytes));
             prev = hash;
         }
@@ -1535,13 +1532,13 @@ mod tests {
     /// Plays a random game of the sewer scenario through the referee: each choice picks a
     /// command (moves to a neighbour, sewer movement, contributions, agreeing to reveal,
     /// adjudications and answers, undo); refused ones are skipped; then every step is ended.
-    fn random_game(choices: &[(u8, u8)]) -> crate::record::referee::Referee {
-        use crate::game::command::Outcome;
+    fn random_game(choices: &[(u8, u8)]) -> crate::referee::Referee {
+        use game::command::Outcome;
         let mut r = start(11);
         for (kind, pick) in choices {
             let side = if pick % 2 == 0 { Side::A } else { Side::B };
             let acting = r.game().acting();
-            let units: Vec<(String, crate::board::hex::Hex)> = r
+            let units: Vec<(String, board::hex::Hex)> = r
                 .game()
                 .units
                 .values()
@@ -1647,7 +1644,7 @@ mod tests {
             // Decoded within the envelope limit, as the log is: a changed length byte must not
             // ask for a huge allocation.
             let config = bincode::config::standard()
-                .with_limit::<{ crate::record::chain::ENVELOPE_BYTES_MAX }>();
+                .with_limit::<{ crate::chain::ENVELOPE_BYTES_MAX }>();
             let encoded = bincode::serde::encode_to_vec(&entries[k].event, config).unwrap();
             // The first change of the event's encoding, from `byte` on, that still decodes to
             // another event.
@@ -1675,8 +1672,8 @@ mod tests {
     /// sides (A11.11) each name the side whose command made them.
     #[test]
     fn a_close_combat_with_its_ambush_check_verifies() {
-        use crate::game::command::CcAttack;
-        use crate::game::phase::Phase;
+        use game::command::CcAttack;
+        use game::phase::Phase;
         let mut r = start_with(
             include_str!("../../tests/positions/scenarios/a11-4-ambush.toml"),
             9,
@@ -1723,8 +1720,8 @@ mod tests {
 
     #[test]
     fn rolls_on_request_are_committed_logged_cited_and_verified() {
-        use crate::game::command::{DiceCount, Outcome};
-        use crate::game::dice::RollPurpose;
+        use game::command::{DiceCount, Outcome};
+        use game::dice::RollPurpose;
         let mut r = start(5);
         to_german_mph(&mut r);
         let roll = |dice, purpose, note: &str| Command::Roll {
@@ -1747,10 +1744,7 @@ mod tests {
                 &mut seeds(),
             )
             .unwrap_err();
-        assert_eq!(
-            refused.kind,
-            crate::rules::violation::ViolationKind::NotModelled
-        );
+        assert_eq!(refused.kind, rules::violation::ViolationKind::NotModelled);
         let drawn = r.game().dice_drawn;
         let events = play(
             &mut r,
@@ -1786,7 +1780,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             not_a_roll.kind,
-            crate::rules::violation::ViolationKind::UnknownEvent
+            rules::violation::ViolationKind::UnknownEvent
         );
         let cited = play(
             &mut r,

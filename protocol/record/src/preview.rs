@@ -1,6 +1,6 @@
 //! What a command would do, asked before sending it (`ClientMessage::Preview`): the same
-//! decision a command gets — [`dispute::decide`](crate::record::dispute::decide), which hands
-//! the rules' commands to [`rules::decide`](crate::rules::decide) — against the position and the
+//! decision a command gets — [`dispute::decide`](crate::dispute::decide), which hands
+//! the rules' commands to [`rules::decide`](rules::decide) — against the position and the
 //! log, with nothing appended, applied or rolled.
 //!
 //! A preview is free and may be asked again and again, so it must say no more than sending the
@@ -10,15 +10,15 @@
 //! unit barring the way (A12.15), a WA chance, a die roll — is never part of the answer: a move
 //! into a hex a concealed enemy holds is previewed exactly like a move into an empty one.
 
-use crate::board::hex::Hex;
-use crate::board::los::Verdict;
-use crate::board::scenario::{Side, UnitId};
-use crate::game::command::Command;
-use crate::game::dice::{DiceSource, Modifier};
-use crate::game::event::{Event, MfAccount, MoveCost};
-use crate::game::Game;
-use crate::record::chain::Entry;
-use crate::rules::violation::RuleViolation;
+use crate::chain::Entry;
+use board::hex::Hex;
+use board::los::Verdict;
+use board::scenario::{Side, UnitId};
+use game::command::Command;
+use game::dice::{DiceSource, Modifier};
+use game::event::{Event, MfAccount, MoveCost};
+use game::Game;
+use rules::violation::RuleViolation;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -109,8 +109,8 @@ pub fn preview_at(
     command: &Command,
     now: Option<u64>,
 ) -> Result<Preview, RuleViolation> {
-    let events = crate::rules::timing::timed(game, by, command, now, || {
-        crate::record::dispute::decide(game, log, by, command, &mut NoDice)
+    let events = rules::timing::timed(game, by, command, now, || {
+        crate::dispute::decide(game, log, by, command, &mut NoDice)
     })?;
     // Only the commands that roll no dice and whose cost is the actor's own arithmetic are
     // priced; the first event that carries the step's cost is the step.
@@ -173,7 +173,7 @@ fn attack_of<'a>(game: &'a Game, command: &'a Command) -> Option<(&'a [UnitId], 
 /// For an attack, the fire panel's pieces (`FirePreview`): the assessment the resolution
 /// will make (A7) and each firer's LOS to the target hex (A6).
 fn fire_preview(game: &Game, by: Side, command: &Command) -> Option<FirePreview> {
-    use crate::rules::fire::resolution::{assess, Share};
+    use rules::fire::resolution::{assess, Share};
     let (firers, target, into_sewer) = attack_of(game, command)?;
     let assessment = match assess(game, by, firers, target, into_sewer) {
         Ok(a) => FireAssessment::Resolved {
@@ -192,16 +192,16 @@ fn fire_preview(game: &Game, by: Side, command: &Command) -> Option<FirePreview>
             why: u.why,
         },
     };
-    let map = crate::board::los::LosMap::of(&game.scenario);
+    let map = board::los::LosMap::of(&game.scenario);
     let los = firers
         .iter()
         .filter(|id| game.units.get(*id).is_some_and(|u| u.side == by))
         .map(|id| {
-            match crate::rules::los::between_on(
+            match rules::los::between_on(
                 game,
                 map,
-                &crate::rules::los::Spot::Unit(id.clone()),
-                &crate::rules::los::Spot::Hex(target),
+                &rules::los::Spot::Unit(id.clone()),
+                &rules::los::Spot::Hex(target),
             ) {
                 Ok(r) => FirerLos {
                     unit: id.clone(),
@@ -228,7 +228,7 @@ fn fire_preview(game: &Game, by: Side, command: &Command) -> Option<FirePreview>
 /// and the enemy units it may see, nothing a refusal would not show.
 fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
     let (firers, target, into_sewer) = attack_of(game, command)?;
-    Some(crate::rules::fire::resolution::describe(
+    Some(rules::fire::resolution::describe(
         game, by, firers, target, into_sewer,
     ))
 }
@@ -236,12 +236,8 @@ fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
 /// "2 MF: 1 COT (B1) + 1 hedge (B9.4); 467a left 2 of 4".
 fn summary(cost: Option<&MoveCost>, mf: &[MfAccount]) -> String {
     let mut s = match cost {
-        Some(cost) if cost.all_mf => crate::rules::movement::describe(cost),
-        Some(cost) => format!(
-            "{} MF: {}",
-            cost.total,
-            crate::rules::movement::describe(cost)
-        ),
+        Some(cost) if cost.all_mf => rules::movement::describe(cost),
+        Some(cost) => format!("{} MF: {}", cost.total, rules::movement::describe(cost)),
         None => "allowed".into(),
     };
     for (i, a) in mf.iter().enumerate() {
@@ -260,31 +256,31 @@ fn summary(cost: Option<&MoveCost>, mf: &[MfAccount]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::hex::Hex;
-    use crate::record::referee::testing::{self, start_with, to_german_mph};
-    use crate::record::referee::Referee;
-    use crate::rules::wall_advantage::ReadScenario;
+    use crate::referee::testing::{self, start_with, to_german_mph};
+    use crate::referee::Referee;
+    use board::hex::Hex;
+    use rules::wall_advantage::ReadScenario;
 
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
 
     #[test]
     fn an_attack_is_previewed_with_its_fp_column_and_drms() {
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+        let scenario = board::scenario::Scenario::from_toml(include_str!(
             "../../tests/positions/scenarios/a7-fire.toml"
         ))
         .unwrap();
         let mut game = Game::new(scenario);
         // To the PFPh, through the end-of-RPh steps that do not pass by themselves (B9.322).
-        while game.clock.phase() != crate::game::phase::Phase::PrepFire {
-            let events = crate::rules::decide(
+        while game.clock.phase() != game::phase::Phase::PrepFire {
+            let events = rules::decide(
                 &game,
                 game.acting(),
                 &Command::Done,
-                &mut crate::game::dice::ScriptedDice::default(),
+                &mut game::dice::ScriptedDice::default(),
             )
             .unwrap();
             for e in &events {
-                crate::game::apply(&mut game, e);
+                game::apply(&mut game, e);
             }
         }
         let fire = |firers: &[&str], target: &str| Command::DeclareAttack {
@@ -373,11 +369,11 @@ mod tests {
         assert_eq!(r.game().state_hash(), before);
         assert_eq!(r.entries().len() as u64, r.game().version);
         // The command itself is decided the same way.
-        let decided = crate::rules::decide(
+        let decided = rules::decide(
             r.game(),
             Side::A,
             &mover("447a", "55I8"),
-            &mut crate::game::dice::ScriptedDice::default(),
+            &mut game::dice::ScriptedDice::default(),
         )
         .unwrap();
         assert!(decided
@@ -409,11 +405,11 @@ mod tests {
         assert_ne!(without_text, WA);
         let without = at_mph(&without_text);
         let command = mover("447a", "55I7");
-        let sent = crate::rules::decide(
+        let sent = rules::decide(
             with.game(),
             Side::A,
             &command,
-            &mut crate::game::dice::ScriptedDice::default(),
+            &mut game::dice::ScriptedDice::default(),
         )
         .unwrap();
         assert!(sent
@@ -440,7 +436,7 @@ mod tests {
         let at_pfph = |toml: &str| {
             let mut r = start_with(toml, 3);
             // The end-of-RPh steps pass by themselves where nobody could claim WA (B9.322).
-            while r.game().clock.phase() != crate::game::phase::Phase::PrepFire {
+            while r.game().clock.phase() != game::phase::Phase::PrepFire {
                 testing::done(&mut r);
             }
             r

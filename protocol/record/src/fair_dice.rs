@@ -2,7 +2,7 @@
 //!
 //! The server picks a secret seed per game and publishes its hash, the commitment, before
 //! anyone contributes; each side may add a random nonce of its own. Every die is then
-//! `derive_die(key, n)` ([`crate::game::dice::derive_die`]) for the game's n-th draw, where the key
+//! `derive_die(key, n)` ([`game::dice::derive_die`]) for the game's n-th draw, where the key
 //! comes from the seed and the contributions logged so far ([`roll_key`]). Nobody without the
 //! seed can compute a die before it is logged; once the seed is revealed (when the game ends,
 //! or when both sides agree) anyone can re-derive every roll from the log.
@@ -11,12 +11,12 @@
 //! key, a verifier to re-derive every roll once the seed is out. Nothing here is random: the
 //! seed and the nonces arrive from outside, like everything else the rules use.
 
-use crate::board::scenario::{Scenario, Side};
-use crate::game::dice::{derive_die, RollPurpose};
+use board::scenario::{Scenario, Side};
+use game::dice::{derive_die, RollPurpose};
 /// The dice scheme's values that events and commands carry live with the logged dice, in the
 /// game layer; they are named here too, where the scheme is.
-pub use crate::game::dice::{Commitment, Nonce, Seed};
-use crate::game::event::Event;
+pub use game::dice::{Commitment, Nonce, Seed};
+use game::event::Event;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -353,8 +353,8 @@ impl DiceStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::dice::DiceSource;
-    use crate::game::dice::{Roll, SeededDice};
+    use game::dice::DiceSource;
+    use game::dice::{Roll, SeededDice};
 
     fn roll(side: Side, first_draw: u64, dice: Vec<u8>) -> Event {
         Event::DiceRolled {

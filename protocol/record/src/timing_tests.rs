@@ -1,18 +1,18 @@
 //! The clock's rules (`rules::timing`) played through a referee as a server plays them, against
 //! a fake time: here, in the layer that holds the referee and the verifier.
 
-use crate::board::scenario::Side;
-use crate::board::time_control::Millis;
-use crate::board::time_control::TimeControl;
-use crate::game::command::Command;
-use crate::game::event::Event;
-use crate::game::timing::{awaited, Timing};
-use crate::game::Game;
-use crate::record::chain::Entry;
-use crate::record::referee::testing::{export, seeds, start};
-use crate::record::referee::Referee;
-use crate::rules::violation::RuleViolation;
+use crate::chain::Entry;
+use crate::referee::testing::{export, seeds, start};
+use crate::referee::Referee;
+use board::scenario::Side;
+use board::time_control::Millis;
+use board::time_control::TimeControl;
+use game::command::Command;
+use game::event::Event;
+use game::timing::{awaited, Timing};
+use game::Game;
 use proptest::prelude::*;
+use rules::violation::RuleViolation;
 
 const S: Millis = 1000;
 const M: Millis = 60 * S;
@@ -65,10 +65,10 @@ fn hand_overs(events: &[Event]) -> Vec<&Event> {
 fn replays_equal(r: &Referee) {
     let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
     assert_eq!(replayed.timing, r.game().timing);
-    let printed = crate::record::export::render_position(&replayed);
+    let printed = crate::export::render_position(&replayed);
     assert!(printed.contains("Clocks ("), "{printed}");
     assert_eq!(replayed.state_hash(), r.game().state_hash());
-    crate::record::export::verify_backup(export(r).as_bytes(), &mut |_, _| {})
+    crate::export::verify_backup(export(r).as_bytes(), &mut |_, _| {})
         .unwrap_or_else(|e| panic!("a timed game's export verifies: {e}"));
 }
 
@@ -237,7 +237,7 @@ fn a_verifier_refuses_a_claim_on_time_after_the_end() {
         by: Some(slow.opponent()),
         first: r.game().version + 1,
         key: None,
-        command: Some(crate::record::chain::Issued {
+        command: Some(crate::chain::Issued {
             by: slow.opponent(),
             command: claim,
         }),
@@ -247,7 +247,7 @@ fn a_verifier_refuses_a_claim_on_time_after_the_end() {
         },
     })
     .unwrap();
-    let refused = crate::record::export::verify_backup(export(&r).as_bytes(), &mut |_, _| {})
+    let refused = crate::export::verify_backup(export(&r).as_bytes(), &mut |_, _| {})
         .expect_err("a result rewritten after the end does not verify");
     assert!(refused.to_string().contains("A3"), "{refused}");
 }
@@ -388,7 +388,7 @@ fn a_verifier_names_a_hand_over_that_was_left_out() {
     for entry in entries.into_iter().skip(1) {
         forged.push_entry(entry).unwrap();
     }
-    let err = crate::record::export::verify_backup(export(&forged).as_bytes(), &mut |_, _| {})
+    let err = crate::export::verify_backup(export(&forged).as_bytes(), &mut |_, _| {})
         .unwrap_err()
         .to_string();
     assert!(err.contains("ClockHandedOver"), "{err}");

@@ -1,4 +1,4 @@
-//! What a server does around [`dispute::decide`](crate::record::dispute::decide), kept pure so that
+//! What a server does around [`dispute::decide`](crate::dispute::decide), kept pure so that
 //! the server, offline tools and tests make the same logs: the dice key for each command, the
 //! dice commitment logged before the first event that needs it, and the seed revealed when the
 //! game ends or once both sides agree (`docs/dice.md`).
@@ -7,14 +7,14 @@
 //! caller owns the storage: it takes a [`Decision`], stores its events (and a new seed, before
 //! them), and only then [`Referee::push`]es them.
 
-use crate::board::scenario::Side;
-use crate::game::command::Command;
-use crate::game::dice::{DiceSource, SeededDice};
-use crate::game::event::Event;
-use crate::game::{apply, Game};
-use crate::record::chain::{Entry, Issued};
-use crate::record::fair_dice::{Commitment, Ledger, Seed};
-use crate::rules::violation::RuleViolation;
+use crate::chain::{Entry, Issued};
+use crate::fair_dice::{Commitment, Ledger, Seed};
+use board::scenario::Side;
+use game::command::Command;
+use game::dice::{DiceSource, SeededDice};
+use game::event::Event;
+use game::{apply, Game};
+use rules::violation::RuleViolation;
 
 /// A game, its log with who issued what, its dice ledger and its secret seeds.
 #[derive(Clone, Debug)]
@@ -75,7 +75,7 @@ pub enum RefereeError {
     SeedMissing(u64),
     /// An event breaks the dice scheme (`fair_dice::Ledger`).
     #[error("{0}")]
-    Dice(#[from] crate::record::fair_dice::LedgerError),
+    Dice(#[from] crate::fair_dice::LedgerError),
 }
 
 impl Referee {
@@ -100,7 +100,7 @@ impl Referee {
         })
     }
 
-    /// Rebuilds a game from a whole log (checked by [`crate::record::chain`]) and its seeds.
+    /// Rebuilds a game from a whole log (checked by [`crate::chain`]) and its seeds.
     pub fn load(entries: Vec<Entry>, seeds: Vec<Seed>) -> Result<Referee, RefereeError> {
         let mut entries = entries.into_iter();
         let first = entries.next().ok_or(RefereeError::Empty)?;
@@ -289,8 +289,8 @@ pub fn decision(
     now: Option<u64>,
 ) -> Result<Decision, RuleViolation> {
     let by = issued.by;
-    let decided = crate::rules::timing::timed(game, by, &issued.command, now, || {
-        crate::record::dispute::decide(game, entries, by, &issued.command, dice)
+    let decided = rules::timing::timed(game, by, &issued.command, now, || {
+        crate::dispute::decide(game, entries, by, &issued.command, dice)
     })?;
     let mut events = Vec::with_capacity(decided.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
@@ -349,12 +349,12 @@ pub fn decision(
 pub(crate) mod testing {
     //! Games played through a [`Referee`] as a server would, for the tests of this crate.
     use super::*;
-    use crate::board::hex::Hex;
-    use crate::board::scenario::Scenario;
-    use crate::record::chain::{seal_entry, LogHash, GENESIS};
-    use crate::record::export::{render, Header};
-    use crate::rules::wall_advantage::ReadScenario;
+    use crate::chain::{seal_entry, LogHash, GENESIS};
+    use crate::export::{render, Header};
+    use board::hex::Hex;
+    use board::scenario::Scenario;
     use data_encoding::HEXLOWER;
+    use rules::wall_advantage::ReadScenario;
 
     pub const SEWERS: &str = include_str!("../../../scenarios/sewer-infiltration.toml");
 
@@ -405,13 +405,10 @@ pub(crate) mod testing {
     /// Plays until the German MPh of turn 1 (RPh, the ends of the RPh that do not pass by
     /// themselves, PFPh).
     pub fn to_german_mph(referee: &mut Referee) {
-        while referee.game().clock.phase() != crate::game::phase::Phase::Movement {
+        while referee.game().clock.phase() != game::phase::Phase::Movement {
             done(referee);
         }
-        assert_eq!(
-            referee.game().clock.phase(),
-            crate::game::phase::Phase::Movement
-        );
+        assert_eq!(referee.game().clock.phase(), game::phase::Phase::Movement);
     }
 
     /// The export a server would write of this game (salts made from the sequence).
@@ -483,7 +480,7 @@ pub(crate) mod testing {
             Side::B,
             Command::Adjudicate {
                 unit: "g3".into(),
-                outcome: crate::game::command::Outcome::Pin,
+                outcome: game::command::Outcome::Pin,
                 note: "DFPh 4 FP, PTC failed".into(),
             },
         );
@@ -509,7 +506,7 @@ pub(crate) mod testing {
             Side::B,
             Command::Adjudicate {
                 unit: "g3".into(),
-                outcome: crate::game::command::Outcome::Eliminate,
+                outcome: game::command::Outcome::Eliminate,
                 note: "Casualty Reduction of a half-squad".into(),
             },
         );
@@ -536,10 +533,10 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
-    use crate::game::dice::derive_die;
-    use crate::record::fair_dice::roll_key;
+    use crate::fair_dice::roll_key;
+    use game::dice::derive_die;
 
-    fn rolls(events: &[Event]) -> Vec<&crate::game::dice::Roll> {
+    fn rolls(events: &[Event]) -> Vec<&game::dice::Roll> {
         events
             .iter()
             .filter_map(|e| match e {
