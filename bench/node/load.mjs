@@ -346,7 +346,7 @@ function scenario() {
   return long;
 }
 
-/** Who acts at each step of a Player Turn: protocol/src/game/phase.rs `STEPS`, in order. If
+/** Who acts at each step of a Player Turn: protocol/game/src/phase.rs `STEPS`, in order. If
  * that table changes and this copy does not, the server refuses a command and the run says so. */
 const STEP_ROLES = [
   'attacker', // RPh
@@ -367,7 +367,7 @@ const seatOf = (side) => (side === 'A' ? 0 : 1);
 
 /** The part of one side's projection that says who moves play on next: the clock and the
  * Wall Advantage prompts. Follows the events that side receives as `protocol::game::apply`
- * changes these fields (protocol/src/game/mod.rs); other events leave them alone. */
+ * changes these fields (protocol/game/src/lib.rs); other events leave them alone. */
 class Replica {
   constructor(state) {
     this.first = state.scenario.first;

@@ -1,33 +1,36 @@
 //! The pure core of the ASL game server, shared by the server and every client.
 //!
 //! Hex geometry, the scenario model, the game state, commands and events, the rules state
-//! machine ([`decide`] and [`apply`]) and the wire codecs. Nothing in this crate touches a
+//! machine ([`decide`] and [`apply`]) and the wire codecs. Nothing in the core touches a
 //! disk, a socket, a clock or the operating system's randomness: anything the rules need from
 //! outside (a die roll, a player's choice) arrives inside a command or an event. That is what
 //! lets the server, the CLI's offline `check` and a reviewer's replay reach the same state.
 //!
-//! The modules form five layers, and a module imports only from layers below it
-//! (`ARCHITECTURE.md` draws the picture; Cargo checks the board, a crate of its own, and
-//! `tests/layers.rs` the four layers in this one):
+//! The core is five crates, one per layer, each depending only on the ones below it, so Cargo
+//! refuses an upward import (`ARCHITECTURE.md` draws the picture; `tests/crates.rs` reads the
+//! order off the manifests):
 //!
 //! ```text
-//! edges   wire messages and codecs, the script language
-//! record  the event chain, the dice scheme, referee, dispute, export, events in words
-//! rules   decide per command, TEM, refusals
-//! game    the state and apply, events, commands, phases and clock, logged dice
-//! board   hex geometry, terrain table, scenario, VASL files (the `asl-board` crate)
+//! edges   wire messages and codecs, the script language (this crate, `asl-protocol`)
+//! record  the event chain, the dice scheme, referee, dispute, export, events in words (`asl-record`)
+//! rules   decide per command, TEM, refusals (`asl-rules`)
+//! game    the state and apply, events, commands, phases and clock, logged dice (`asl-game`)
+//! board   hex geometry, terrain table, scenario, VASL files (`asl-board`)
 //! ```
 //!
-//! The re-exports below are the crate's public face for its users (`protocol::wire`,
-//! `protocol::Game`); code inside the crate names the layered path instead.
+//! This crate is the façade: it re-exports the four below it under their layer's name
+//! (`protocol::game::…`, `protocol::rules::…`) and the public face its users name
+//! (`protocol::wire`, `protocol::Game`), so the server, the CLI and the tests depend on one
+//! crate. Code inside the core names the layer's crate instead.
 
-/// The board layer is its own crate (`asl-board`, in `protocol/board/`), so Cargo keeps it
-/// from importing anything above it; it keeps its path here.
+// The layers below the edges, each a crate of its own (`protocol/board`, `protocol/game`,
+// `protocol/rules`, `protocol/record`): they keep their paths here.
 pub use board;
+pub use game;
+pub use record;
+pub use rules;
+
 pub mod edges;
-pub mod game;
-pub mod record;
-pub mod rules;
 
 pub use board::{hex, scenario, setup, terrain};
 pub use edges::{script, wire};

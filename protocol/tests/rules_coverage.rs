@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 #[path = "support/positions.rs"]
 mod support;
 
+#[path = "support/source.rs"]
+mod source;
+
 /// The four statuses a row may have, in the order the counts line gives them.
 const STATUSES: [&str; 4] = ["enforced", "deviation", "adjudicated", "not modelled"];
 
@@ -336,17 +339,6 @@ fn citations(source: &str, into: &mut BTreeSet<String>) {
     }
 }
 
-fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("source directory") {
-        let path = entry.expect("directory entry").path();
-        if path.is_dir() {
-            rust_files(&path, into);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            into.push(path);
-        }
-    }
-}
-
 /// Every paragraph the engine cites — in a refusal, an event, a cost, a roll, a terrain row —
 /// has a row saying what the engine does with it: a player told "refused, B23.42" can look up
 /// what the engine makes of B23.42.
@@ -355,11 +347,8 @@ fn every_paragraph_the_engine_cites_has_a_row() {
     let page = manifest().join("../docs/rules-coverage.md");
     let text = std::fs::read_to_string(&page).expect("docs/rules-coverage.md");
     let rows = rows(&text).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
-    let mut files = vec![];
-    // This crate's and the board's (`asl-board`: the terrain table cites its rules).
-    rust_files(&manifest().join("src"), &mut files);
-    rust_files(&manifest().join("board/src"), &mut files);
-    files.sort();
+    // Every core crate's sources (the board's terrain table cites its rules too).
+    let files = source::core_files(manifest());
     let mut cited = BTreeSet::new();
     for f in &files {
         citations(

@@ -1,6 +1,6 @@
 //! The rooms of `server/src`, read off the source text: each folder imports only from the
-//! folders below it, so no import cycle runs between them (protocol's layers are checked the
-//! same way, in `protocol/tests/layers.rs`).
+//! folders below it, so no import cycle runs between them (protocol's layers are crates of
+//! their own, so Cargo checks theirs; `protocol/tests/crates.rs` reads their order).
 //!
 //! What it reads: every `crate::<folder>` path written in a file under `src/<folder>/`, outside
 //! comments. What it does not: the crate root (`lib.rs`, `main.rs`, files beside them), which

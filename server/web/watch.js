@@ -56,7 +56,7 @@
   };
   /** Space between boards drawn side by side, in board units. */
   const BOARD_GAP = 2 * HEX;
-  /** VASL's geomorphic grid in a board image's own pixels (protocol/src/board/vasl/archive.rs):
+  /** VASL's geomorphic grid in a board image's own pixels (protocol/board/src/vasl/archive.rs):
    * columns 56.25 apart (33 over 1800), hexes 64.5 high (10 over 645), column A's first centre
    * on the west edge half a hex down. */
   const VASL_HEX_WIDTH = 1800 / 32;

@@ -9,10 +9,10 @@
 //! its format number, [`POSITION_FORMAT`]; a client turns it back into a `Game` to apply the
 //! events that follow ([`Position::into_game`]), and that game hashes as the server's did.
 
-use crate::board::hex::Hex;
-use crate::board::scenario::{Scenario, Side, UnitId};
-use crate::game::phase::Clock;
-use crate::game::{
+use board::hex::Hex;
+use board::scenario::{Scenario, Side, UnitId};
+use game::phase::Clock;
+use game::{
     CopyOnWrite, DeclaredAttack, Game, MovementRecord, Residual, SetupTurn, SewerDesignation,
     TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge, WaChance, WaHipWindow, Weapon,
 };
@@ -258,8 +258,8 @@ impl Position {
 mod tests {
     use super::*;
     use crate::edges::wire::{from_bincode, from_json, to_bincode, to_json};
-    use crate::game::apply;
-    use crate::game::event::Event;
+    use game::apply;
+    use game::event::Event;
 
     /// Games to send: each scenario with units under "?" or hidden, as created and after its
     /// first step ended.

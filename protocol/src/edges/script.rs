@@ -13,16 +13,16 @@
 //!
 //! The full grammar is in `docs/script.md`.
 
-use crate::board::hex::Hex;
-use crate::board::scenario::{Morale, Scenario, Side, UnitId};
-use crate::board::terrain::Mf;
-use crate::game::command::{Command, DiceCount, Outcome};
-use crate::game::dice::{DiceSource, RollPurpose, ScriptedDice};
-use crate::game::event::Event;
-use crate::game::phase::Phase;
-use crate::game::{apply, Game};
-use crate::rules::violation::RuleViolation;
+use board::hex::Hex;
+use board::scenario::{Morale, Scenario, Side, UnitId};
+use board::terrain::Mf;
 use data_encoding::HEXLOWER;
+use game::command::{Command, DiceCount, Outcome};
+use game::dice::{DiceSource, RollPurpose, ScriptedDice};
+use game::event::Event;
+use game::phase::Phase;
+use game::{apply, Game};
+use rules::violation::RuleViolation;
 
 /// Longest script we read, in lines: far more than a full game, small enough to bound work.
 pub const SCRIPT_LINES_MAX: usize = 100_000;
@@ -111,7 +111,7 @@ pub enum Action {
     Tem {
         firers: Vec<UnitId>,
         target: UnitId,
-        fire: crate::rules::tem::Fire,
+        fire: rules::tem::Fire,
         /// The expected TEM, or `None` for "Hull Down" (B9.36).
         expect: Option<Option<i8>>,
     },
@@ -120,7 +120,7 @@ pub enum Action {
     Los {
         from: String,
         to: String,
-        expect: Option<crate::board::los::Verdict>,
+        expect: Option<board::los::Verdict>,
     },
 }
 
@@ -236,14 +236,14 @@ impl From<&str> for LineError {
     }
 }
 
-impl From<crate::board::time_control::TimeControlError> for LineError {
-    fn from(why: crate::board::time_control::TimeControlError) -> LineError {
+impl From<board::time_control::TimeControlError> for LineError {
+    fn from(why: board::time_control::TimeControlError) -> LineError {
         LineError(why.to_string())
     }
 }
 
-impl From<crate::board::hex::HexsideError> for LineError {
-    fn from(why: crate::board::hex::HexsideError) -> LineError {
+impl From<board::hex::HexsideError> for LineError {
+    fn from(why: board::hex::HexsideError) -> LineError {
         LineError(why.to_string())
     }
 }
@@ -307,7 +307,7 @@ fn words(text: &str) -> Result<Vec<String>, LineError> {
 pub fn resolve_hex(scenario: &Scenario, word: &str) -> Result<Hex, LineError> {
     let mut hex: Hex = word
         .parse()
-        .map_err(|e: crate::board::hex::HexParseError| e.to_string())?;
+        .map_err(|e: board::hex::HexParseError| e.to_string())?;
     if hex.board.is_none() {
         let mut boards = scenario.hexes.keys().map(|h| h.board);
         if let Some(first) = boards.next() {
@@ -467,7 +467,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             value
                 .split(',')
                 .map(|v| {
-                    crate::rules::fire::ift::IftResult::parse(v)
+                    rules::fire::ift::IftResult::parse(v)
                         .map(|r| r.to_string())
                         .ok_or_else(|| {
                             format!("`{v}` is not an IFT result (1KIA, K/2, 3MC, NMC, PTC, NE)")
@@ -505,7 +505,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 .map(|v| {
                     v.parse()
                         .ok()
-                        .filter(|c| crate::rules::fire::ift::COLUMNS.contains(c))
+                        .filter(|c| rules::fire::ift::COLUMNS.contains(c))
                         .ok_or_else(|| format!("`{v}` heads no IFT column"))
                 })
                 .collect::<Result<_, _>>()?,
@@ -555,11 +555,11 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     let broken_morale: u8 = morale
         .parse()
         .ok()
-        .filter(|m| (1..=crate::rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
+        .filter(|m| (1..=rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
         .ok_or_else(|| {
             LineError::from(format!(
                 "`{morale}` is not a morale (1 to {})",
-                crate::rules::morale::rally::BROKEN_MORALE_MAX
+                rules::morale::rally::BROKEN_MORALE_MAX
             ))
         })?;
     let (desperation, rest) = match rest.split_last() {
@@ -640,7 +640,7 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
         if let Some(("withdraw", tail)) = part.split_first().map(|(w, t)| (w.as_str(), t)) {
             match tail {
                 [units @ .., to_word, to] if !units.is_empty() && to_word == "to" => {
-                    withdrawals.push(crate::game::command::CcWithdrawal {
+                    withdrawals.push(game::command::CcWithdrawal {
                         units: units.to_vec(),
                         to: resolve_hex(scenario, to)?,
                     });
@@ -653,7 +653,7 @@ fn parse_close_combat(scenario: &Scenario, args: &[String]) -> Result<Command, L
             Some(i)
                 if i > 0 && i + 1 < part.len() && !part[i + 1..].contains(&"vs".to_string()) =>
             {
-                attacks.push(crate::game::command::CcAttack {
+                attacks.push(game::command::CcAttack {
                     attackers: part[..i].to_vec(),
                     defenders: part[i + 1..].to_vec(),
                 });
@@ -969,7 +969,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
         "claim-on-time" | "vacation" | "end-vacation" => Err(format!("`{verb}` takes nothing").into()),
         "give-time" => match args {
             [time] => Ok(Command::GiveTime {
-                time: crate::board::time_control::parse_duration(time)?,
+                time: board::time_control::parse_duration(time)?,
             }),
             _ => Err("`give-time` takes a duration: `give-time 1h`".into()),
         },
@@ -1117,7 +1117,7 @@ pub fn parse_script(text: &str, scenario: &Scenario) -> Result<Vec<ScriptLine>, 
                     ))
                 }
             };
-            let fire = crate::rules::tem::Fire::parse(fire).ok_or_else(|| {
+            let fire = rules::tem::Fire::parse(fire).ok_or_else(|| {
                 err(format!("`{fire}` is not direct, ordnance, indirect or dc").into())
             })?;
             lines.push(ScriptLine {
@@ -1164,7 +1164,7 @@ fn parse_los(
     ws: &[String],
     expect_text: Option<&str>,
 ) -> Result<ScriptLine, ScriptError> {
-    use crate::board::los::Verdict;
+    use board::los::Verdict;
     let err = |message: String| ScriptError { line, message };
     let [_, from, to] = ws else {
         return Err(err(
@@ -1327,8 +1327,8 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
         Check::Below(id, want) => {
             let got = match unit(id)?.underground {
                 None => "none",
-                Some(crate::game::Underground::Sewer { .. }) => "sewer",
-                Some(crate::game::Underground::Tunnel) => "tunnel",
+                Some(game::Underground::Sewer { .. }) => "sewer",
+                Some(game::Underground::Tunnel) => "tunnel",
             };
             expect(
                 got == want,
@@ -1338,12 +1338,12 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
         Check::Lost(id, want) => {
             let got = matches!(
                 unit(id)?.underground,
-                Some(crate::game::Underground::Sewer { lost: true, .. })
+                Some(game::Underground::Sewer { lost: true, .. })
             );
             expect(got == *want, format!("`{id}` lost is {got}, not {want}"))
         }
         Check::Emergence(id, want) => {
-            use crate::game::{Emergence, Underground};
+            use game::{Emergence, Underground};
             let got = match unit(id)?.underground {
                 Some(Underground::Sewer {
                     emergence: Some(e), ..
@@ -1526,9 +1526,9 @@ pub struct OfflineRun {
     pub game: Game,
     dice: ScriptedDice,
     /// The events so far with the side that issued each, as a server keeps its log: answers to
-    /// adjudications and undo are decided against it (`crate::record::dispute`). Event 1 is
+    /// adjudications and undo are decided against it (`record::dispute`). Event 1 is
     /// `GameCreated`, so events are numbered as on a server.
-    log: Vec<crate::record::chain::Entry>,
+    log: Vec<record::chain::Entry>,
 }
 
 impl OfflineRun {
@@ -1536,9 +1536,7 @@ impl OfflineRun {
         let mut log = vec![];
         if game.version == 0 {
             game.version = 1;
-            log.push(crate::record::chain::Entry::created(
-                (*game.scenario).clone(),
-            ));
+            log.push(record::chain::Entry::created((*game.scenario).clone()));
         }
         OfflineRun {
             game,
@@ -1572,7 +1570,7 @@ impl OfflineRun {
             Action::Los { from, to, expect } => return Some(self.ask_los(line, from, to, *expect)),
         };
         let result = match line.side {
-            Some(side) => crate::record::dispute::decide(
+            Some(side) => record::dispute::decide(
                 &self.game,
                 &self.log,
                 side,
@@ -1581,7 +1579,7 @@ impl OfflineRun {
             ),
             None => Err(RuleViolation::new(
                 "A3",
-                crate::rules::violation::ViolationKind::WrongSide,
+                rules::violation::ViolationKind::WrongSide,
                 "offline, every line must start with the side that issues it",
             )),
         };
@@ -1590,7 +1588,7 @@ impl OfflineRun {
             for e in events {
                 apply(&mut self.game, e);
                 if self.log.len() as u64 + 1 == self.game.version {
-                    self.log.push(crate::record::chain::Entry {
+                    self.log.push(record::chain::Entry {
                         seq: self.game.version,
                         by: line.side,
                         first,
@@ -1623,10 +1621,9 @@ impl OfflineRun {
         expect: Option<bool>,
     ) -> LineReport {
         let asked = if seen_by.is_empty() {
-            crate::rules::tem::bocage_cover_traced(&self.game, unit)
+            rules::tem::bocage_cover_traced(&self.game, unit)
         } else {
-            crate::rules::tem::bocage_cover(&self.game, unit, seen_by)
-                .map(|c| (c, seen_by.to_vec()))
+            rules::tem::bocage_cover(&self.game, unit, seen_by).map(|c| (c, seen_by.to_vec()))
         };
         let (answer, failures) = match asked {
             Ok((covered, seers)) => {
@@ -1663,9 +1660,9 @@ impl OfflineRun {
         line: &ScriptLine,
         from: &str,
         to: &str,
-        expect: Option<crate::board::los::Verdict>,
+        expect: Option<board::los::Verdict>,
     ) -> LineReport {
-        use crate::rules::los::{between, Spot};
+        use rules::los::{between, Spot};
         let report = Spot::read(&self.game, from)
             .and_then(|f| Ok((f, Spot::read(&self.game, to)?)))
             .and_then(|(f, t)| between(&self.game, &f, &t));
@@ -1693,10 +1690,10 @@ impl OfflineRun {
         line: &ScriptLine,
         firers: &[UnitId],
         target: &UnitId,
-        fire: crate::rules::tem::Fire,
+        fire: rules::tem::Fire,
         expect: Option<Option<i8>>,
     ) -> LineReport {
-        let (answer, failures) = match crate::rules::tem::query(&self.game, firers, target, fire) {
+        let (answer, failures) = match rules::tem::query(&self.game, firers, target, fire) {
             Ok(report) => {
                 let got = if report.hull_down {
                     None
@@ -1743,7 +1740,7 @@ pub fn run_offline(game: Game, lines: &[ScriptLine]) -> (Game, Vec<LineReport>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::wall_advantage::ReadScenario;
+    use rules::wall_advantage::ReadScenario;
 
     fn scenario() -> Scenario {
         Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap()
@@ -1789,7 +1786,7 @@ mod tests {
         let (game, reports) = run_offline(Game::new(s.clone()), &lines);
         assert!(reports[0].result.is_ok(), "{:?}", reports[0].result);
         let refused = reports[1].result.as_ref().unwrap_err();
-        assert_eq!(refused.kind, crate::rules::violation::ViolationKind::NoDice);
+        assert_eq!(refused.kind, rules::violation::ViolationKind::NoDice);
         assert_eq!(game.dice_drawn, 2);
         let cited = parse_script("german adjudicate 467a break after #2 \"1MC\"", &s).unwrap();
         assert!(matches!(

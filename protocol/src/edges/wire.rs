@@ -6,17 +6,17 @@
 //! than a prettier JSON.
 
 pub use super::position::{Names, Position, PositionError, POSITION_FORMAT};
-use crate::board::hex::Hex;
-use crate::board::scenario::SideSpec;
-use crate::game::command::Command;
-use crate::game::event::Event;
-use crate::game::view::Viewed;
-use crate::game::{Game, StateHash, Viewer};
-use crate::record::chain::LogHash;
-use crate::record::fair_dice::Commitment;
-use crate::record::signed::SignedHead;
-use crate::record::stream::StreamHash;
-use crate::rules::violation::RuleViolation;
+use board::hex::Hex;
+use board::scenario::SideSpec;
+use game::command::Command;
+use game::event::Event;
+use game::view::Viewed;
+use game::{Game, StateHash, Viewer};
+use record::chain::LogHash;
+use record::fair_dice::Commitment;
+use record::signed::SignedHead;
+use record::stream::StreamHash;
+use rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -30,13 +30,13 @@ pub const WIRE_PATH: &str = "/v1";
 pub const WATCH_PATH: &str = "/watch";
 
 /// Largest frame either side sends or accepts, in bytes. A scenario file is the largest thing a
-/// client sends (limit [`SCENARIO_BYTES_MAX`](crate::board::scenario::SCENARIO_BYTES_MAX)); a full
+/// client sends (limit [`SCENARIO_BYTES_MAX`](board::scenario::SCENARIO_BYTES_MAX)); a full
 /// state snapshot of a big scenario is the largest the server sends.
 pub const FRAME_BYTES_MAX: usize = 1024 * 1024;
 
 // The record's envelope limit is derived from the largest frame (see its doc comment); the
 // record sits below the wire and cannot name this constant, so the relation is held here.
-const _: () = assert!(crate::record::chain::ENVELOPE_BYTES_MAX == 2 * FRAME_BYTES_MAX);
+const _: () = assert!(record::chain::ENVELOPE_BYTES_MAX == 2 * FRAME_BYTES_MAX);
 
 /// Most events one `GetLog` reply carries; a client pages through longer logs.
 pub const LOG_PAGE_EVENTS_MAX: u64 = 1_000;
@@ -103,7 +103,7 @@ pub enum ClientMessage {
     GetExport {
         from: u64,
     },
-    /// Open an export file (`crate::record::export`, as `asl export` writes it) for review on this
+    /// Open an export file (`record::export`, as `asl export` writes it) for review on this
     /// connection instead of joining a game: the server verifies it end to end and answers
     /// `Reviewing`, then `get_state`, `get_state_at`, `get_record` and `get_log` read the whole
     /// game from it. An export fits one frame up to [`FRAME_BYTES_MAX`]; `asl verify` reads
@@ -119,14 +119,14 @@ pub enum ClientMessage {
     },
     /// Ask what `command` would do for the joined side, without doing it: answered with
     /// `Previewed`, decided by the same rules as the command against the game as it stands,
-    /// and nothing is appended, applied or rolled (`crate::record::preview`). A read: it
+    /// and nothing is appended, applied or rolled (`record::preview`). A read: it
     /// counts against the connection's read budget, not its commands.
     Preview {
         id: u64,
         command: Command,
     },
     /// Join as [`ClientMessage::Join`] does, resuming after the viewer's event the receipt
-    /// names (`crate::record::receipt`): the signed head of this viewer's own stream it was last
+    /// names (`record::receipt`): the signed head of this viewer's own stream it was last
     /// sent. A server whose log for that viewer is behind the receipt, or reaches its sequence
     /// with another hash, was rolled back: it says so (`rolled_back`) and marks the game,
     /// instead of serving what it has as if nothing were missing.
@@ -161,7 +161,7 @@ pub enum NotifyTarget {
     Off,
 }
 
-/// One event of a viewer's own stream (`crate::record::stream`): the viewer's sequence number,
+/// One event of a viewer's own stream (`record::stream`): the viewer's sequence number,
 /// the event as the viewer may know it, and the stream's running hash after it. Events the
 /// viewer may not know are absent, not announced: numbers never skip, and nothing marks that
 /// something happened unseen.
@@ -204,14 +204,14 @@ pub enum ServerMessage {
         version: u64,
         state: Option<Box<Position>>,
         state_hash: StateHash,
-        /// The running hash of the viewer's stream at `version` (`crate::record::stream`):
+        /// The running hash of the viewer's stream at `version` (`record::stream`):
         /// keep it, and an export of the game can later be checked to pass through it.
         head: StreamHash,
         /// The hash of the server's secret dice seed in use (or next to be): every roll is
         /// derived from that seed and the players' contributions (`docs/dice.md`).
         dice_commitment: Commitment,
         /// `head` at `version`, signed by the server as this viewer's stream's
-        /// (`crate::record::signed`): the receipt to keep. `None` from a server without a key.
+        /// (`record::signed`): the receipt to keep. `None` from a server without a key.
         #[serde(default)]
         signed: Option<SignedHead>,
         /// The server node that owns the game's writer (`asl-server --node-id`); with several
@@ -221,7 +221,7 @@ pub enum ServerMessage {
         /// Both sides' clocks, in a game with a time control (`docs/clock.md`): the same for
         /// every viewer, since they change only at moments everyone sees.
         #[serde(default)]
-        clocks: Option<crate::game::timing::ClockView>,
+        clocks: Option<game::timing::ClockView>,
     },
     /// The command `id` was accepted; these are its events as this viewer sees them, and
     /// `version` the viewer's stream length after them.
@@ -232,7 +232,7 @@ pub enum ServerMessage {
         /// The viewer's stream hash after them.
         head: StreamHash,
         /// `head` at `version`, signed by the server as the actor's own stream's: the receipt
-        /// to keep (`crate::record::receipt`). It names nothing but what the actor was shown.
+        /// to keep (`record::receipt`). It names nothing but what the actor was shown.
         #[serde(default)]
         signed: Option<SignedHead>,
     },
@@ -258,7 +258,7 @@ pub enum ServerMessage {
         owner: Option<String>,
         /// The clocks now, as in `Joined`; `None` for a past position.
         #[serde(default)]
-        clocks: Option<crate::game::timing::ClockView>,
+        clocks: Option<game::timing::ClockView>,
     },
     Log {
         version: u64,
@@ -293,7 +293,7 @@ pub enum ServerMessage {
     Los {
         from: Hex,
         to: Hex,
-        verdict: Option<crate::board::los::Verdict>,
+        verdict: Option<board::los::Verdict>,
         reasons: Vec<String>,
     },
     /// The answer to `Preview` `id`: what the command would cost, or the refusal it would get
@@ -317,14 +317,14 @@ pub enum ServerMessage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PreviewOutcome {
-    Allowed(crate::record::preview::Preview),
+    Allowed(record::preview::Preview),
     Refused(RuleViolation),
 }
 
 /// The answer to [`ClientMessage::Los`] on `game`: LOS between two hexes as the engine traces
 /// it (`rules::los`), from the map alone.
 pub fn los_answer(game: &Game, from: Hex, to: Hex) -> ServerMessage {
-    use crate::rules::los::{between, Spot};
+    use rules::los::{between, Spot};
     match between(game, &Spot::Hex(from), &Spot::Hex(to)) {
         Ok(report) => ServerMessage::Los {
             from,
@@ -341,7 +341,7 @@ pub fn los_answer(game: &Game, from: Hex, to: Hex) -> ServerMessage {
     }
 }
 
-/// A page of a finished game's stored log, for an export file (`crate::record::export`).
+/// A page of a finished game's stored log, for an export file (`record::export`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportPage {
     pub game: GameId,
@@ -357,7 +357,7 @@ pub struct ExportPage {
     pub envelopes: Vec<String>,
     /// The server's signature over the game, `version` and `head` (`docs/review.md`).
     #[serde(default)]
-    pub signed: Option<crate::record::signed::SignedHead>,
+    pub signed: Option<record::signed::SignedHead>,
 }
 
 /// One event of the game record as a viewer may see it.
@@ -480,8 +480,8 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::command::Outcome;
-    use crate::rules::wall_advantage::ReadScenario;
+    use game::command::Outcome;
+    use rules::wall_advantage::ReadScenario;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
         assert_eq!(&from_json::<T>(&to_json(m)).unwrap(), m);
@@ -561,7 +561,7 @@ mod tests {
             from_json::<ClientMessage>(r#"{"los":{"from":"6Z9","to":"6X6"}}"#).unwrap(),
             ClientMessage::Los { from, to }
         );
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+        let scenario = board::scenario::Scenario::from_toml(include_str!(
             "../../tests/positions/scenarios/b9-2-6z9-none.toml"
         ))
         .unwrap();
@@ -604,7 +604,7 @@ mod tests {
         round_trip(&ServerMessage::Previewed {
             id: 4,
             version: 9,
-            outcome: PreviewOutcome::Allowed(crate::record::preview::Preview {
+            outcome: PreviewOutcome::Allowed(record::preview::Preview {
                 summary: "allowed".into(),
                 cost: None,
                 mf: vec![],
@@ -616,7 +616,7 @@ mod tests {
             version: 9,
             outcome: PreviewOutcome::Refused(RuleViolation::new(
                 "A4.1",
-                crate::rules::violation::ViolationKind::NotEnoughMf,
+                rules::violation::ViolationKind::NotEnoughMf,
                 "needs 3 MF, 2 left",
             )),
         });
@@ -629,7 +629,7 @@ mod tests {
             entries: vec![RecordEntry {
                 seq: 9,
                 event: Event::WallAdvantageChanceDeclined {
-                    side: crate::board::scenario::Side::B,
+                    side: board::scenario::Side::B,
                 },
                 text: "Russian let the chance to claim Wall Advantage pass".into(),
                 when: "Turn 1, German Player Turn: MPh".into(),
@@ -645,10 +645,10 @@ mod tests {
     /// and the head, commitment and export pages the server sends.
     #[test]
     fn review_messages_round_trip_in_both_codecs() {
-        use crate::record::chain::LogHash;
-        use crate::record::fair_dice::Commitment;
-        use crate::record::signed::SignedHead;
-        let scenario = crate::board::scenario::Scenario::from_toml(include_str!(
+        use record::chain::LogHash;
+        use record::fair_dice::Commitment;
+        use record::signed::SignedHead;
+        let scenario = board::scenario::Scenario::from_toml(include_str!(
             "../../../scenarios/sewer-infiltration.toml"
         ))
         .unwrap();
@@ -677,33 +677,33 @@ mod tests {
                 commitment: Commitment([1; 32]),
             },
             Event::EntropyContributed {
-                side: crate::board::scenario::Side::A,
+                side: board::scenario::Side::A,
                 nonce: [2; 32],
             },
             Event::SeedRevealAgreed {
-                side: crate::board::scenario::Side::B,
+                side: board::scenario::Side::B,
             },
             Event::SeedRevealed { seed: [3; 32] },
             Event::AdjudicationAccepted {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 event: 4,
             },
             Event::AdjudicationDisputed {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 event: 4,
                 reason: "range".into(),
             },
             Event::UndoRequested {
-                by: crate::board::scenario::Side::A,
+                by: board::scenario::Side::A,
                 from: 5,
                 to: 6,
             },
             Event::UndoDeclined {
-                by: crate::board::scenario::Side::B,
+                by: board::scenario::Side::B,
             },
             Event::EventsUndone {
-                requested_by: crate::board::scenario::Side::A,
-                consented_by: crate::board::scenario::Side::B,
+                requested_by: board::scenario::Side::A,
+                consented_by: board::scenario::Side::B,
                 from: 5,
                 to: 6,
                 restored: Box::new(game.clone()),
@@ -719,7 +719,7 @@ mod tests {
                     seq,
                     viewed: Viewed {
                         event,
-                        renamed: vec![crate::game::view::Renamed {
+                        renamed: vec![game::view::Renamed {
                             from: "?1".into(),
                             to: "467a".into(),
                         }],
@@ -730,9 +730,9 @@ mod tests {
                 .collect(),
             head: StreamHash([8; 32]),
             signed: Some(SignedHead::of_stream(
-                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+                &record::signed::ServerSigningKey::from_bytes(&[3; 32]),
                 "g",
-                Viewer::Side(crate::board::scenario::Side::A),
+                Viewer::Side(board::scenario::Side::A),
                 9,
                 StreamHash([8; 32]),
             )),
@@ -741,7 +741,7 @@ mod tests {
             game: "g".into(),
             token: "t".into(),
             receipt: SignedHead::of_stream(
-                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+                &record::signed::ServerSigningKey::from_bytes(&[3; 32]),
                 "g",
                 Viewer::Spectator,
                 1,
@@ -767,10 +767,10 @@ mod tests {
             state: Box::new(Position::from(game)),
             head: StreamHash([9; 32]),
             owner: None,
-            clocks: Some(crate::game::timing::ClockView {
+            clocks: Some(game::timing::ClockView {
                 control: "live:30m+30s".into(),
                 at: 1,
-                running: Some(crate::board::scenario::Side::A),
+                running: Some(board::scenario::Side::A),
                 bank: [1_800_000, 1_790_000],
                 vacation_left: [0, 0],
                 on_vacation: [false, false],
@@ -784,10 +784,10 @@ mod tests {
             state_hash: StateHash([2; 32]),
             from: 1,
             envelopes: vec!["00ff".into(), "01".into()],
-            signed: Some(crate::record::signed::SignedHead::sign(
-                &crate::record::signed::ServerSigningKey::from_bytes(&[3; 32]),
+            signed: Some(record::signed::SignedHead::sign(
+                &record::signed::ServerSigningKey::from_bytes(&[3; 32]),
                 "g",
-                crate::record::signed::Stream::FullLog,
+                record::signed::Stream::FullLog,
                 2,
                 LogHash([1; 32]),
             )),

@@ -4,6 +4,29 @@
 
 #![allow(dead_code)] // each test binary uses its own part
 
+/// The source directories of the core's crates, from `protocol/`: the board, game, rules and
+/// record crates and `asl-protocol`'s own (the edges), the order of `tests/crates.rs`. The tidy
+/// tests read all of them; a directory that is gone fails here rather than passing on nothing.
+pub const CORE_SOURCES: &[&str] = &["board/src", "game/src", "rules/src", "record/src", "src"];
+
+/// Every Rust file of the core's crates ([`CORE_SOURCES`], below `protocol`), each directory
+/// holding at least one.
+pub fn core_files(protocol: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![];
+    for src in CORE_SOURCES {
+        let dir = protocol.join(src);
+        let before = files.len();
+        rust_files(&dir, &mut files);
+        assert!(
+            files.len() > before,
+            "no Rust files below {}",
+            dir.display()
+        );
+    }
+    files.sort();
+    files
+}
+
 pub fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

@@ -1,0 +1,987 @@
+//! What one viewer may know of each event: [`project_event`], the one function every stream,
+//! record and past position goes through, and the opaque aliases that name units under "?".
+//!
+//! The law it keeps: an event as a viewer receives it says no more than the viewer's own
+//! projection before and after it shows. Concretely, for a viewer who does not own a unit
+//! under "?" (A12: concealment; "Sewer?"/"Lost?" alike, B8):
+//! - the unit is named by its alias (`?3`), never by its id;
+//! - MF allotments, their breakdown and MF left are left out of its accounts (they tell a
+//!   leader from a squad, A4.1), and only MF spent — which the board shows — stays;
+//! - free text naming it (WA reasons, roll reasons, notes) names the alias, and a reason about
+//!   its own qualities is replaced by a neutral one;
+//! - an event about a unit the viewer may not see at all (HIP, A12.3) is absent.
+//!
+//! Aliases are part of the state ([`Game::aliases`]): assigned by `apply` in order of first
+//! need as a unit goes under "?" (a unit placed from HIP, a stack entering a sewer or tunnel);
+//! units that go under "?" at the same moment are ordered by hex and then by a hash keyed with
+//! the whole scenario, which a viewer who does not hold the secret parts cannot compute. An
+//! alias is kept while the unit stays concealed and dropped when it is revealed; the event that
+//! reveals it says which "?" it was ([`Renamed`]).
+
+use crate::command::{CcAttack, Command};
+use crate::event::{Allotment, Event, MfAccount, WaLoss};
+use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
+use board::scenario::{Scenario, Side, UnitId};
+use board::terrain::Mf;
+use serde::{Deserialize, Serialize};
+
+/// A unit the viewer knew under one name and knows under another after the event: a unit that
+/// went under "?" (its id → its alias) or came out of it (its alias → its id).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Renamed {
+    pub from: UnitId,
+    pub to: UnitId,
+}
+
+/// One event as one viewer receives it: the event, projected, and what it changes in the
+/// viewer's picture beyond the event itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewed {
+    /// The event, naming units as the viewer knew them before it.
+    pub event: Event,
+    /// Units renamed by it, applied after the event.
+    pub renamed: Vec<Renamed>,
+    /// Support weapons that came into the viewer's sight with it (dropped by a unit under "?",
+    /// or carried by a unit it revealed), as they now stand.
+    pub weapons: Vec<Weapon>,
+}
+
+/// Whether `viewer` sees `unit` only as a "?": it is concealed and not theirs.
+pub fn masked(viewer: Viewer, unit: &Unit) -> bool {
+    unit.concealed && viewer != Viewer::Side(unit.side)
+}
+
+/// The prefix of every alias; no unit id a scenario may use starts with it.
+pub const ALIAS_PREFIX: char = '?';
+
+/// The event as `viewer` may know it, given the whole game before and after it (`after` is
+/// `before` with `event` applied), or `None` when the viewer may not know it happened. The one
+/// projection of events: live streams, resumes, the record, past positions and exports' viewer
+/// streams all call it.
+pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
+    let visible = matches!(
+        event,
+        Event::GameCreated { .. }
+            | Event::EventsUndone { .. }
+            | Event::EventsUndoneTo { .. }
+            | Event::HiddenUnitPlaced { .. }
+    ) || before.shows(viewer, event);
+    if !visible {
+        return None;
+    }
+    let names = Names {
+        before,
+        after,
+        viewer,
+    };
+    Some(Viewed {
+        event: names.event(event),
+        renamed: names.renamed(),
+        weapons: weapons_shown(before, after, viewer),
+    })
+}
+
+/// A side's command with the aliases it names (the opponent's units under "?", as it knows
+/// them) turned into ids: a player acts on what it sees. An adjudication names a unit of the
+/// opponent's, and so does a CC designation its defenders (A11.12): a "?" in the Location is
+/// named by the alias the side's projection shows. An alias the side may not use stays as it
+/// is and is refused as unknown.
+pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
+    match command {
+        Command::Adjudicate {
+            unit,
+            outcome,
+            note,
+        } => Command::Adjudicate {
+            unit: id_for_alias(game, side, unit),
+            outcome,
+            note,
+        },
+        Command::CloseCombat {
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } => Command::CloseCombat {
+            hex,
+            attacks: attacks
+                .into_iter()
+                .map(|a| CcAttack {
+                    attackers: a.attackers,
+                    defenders: a
+                        .defenders
+                        .into_iter()
+                        .map(|d| id_for_alias(game, side, d))
+                        .collect(),
+                })
+                .collect(),
+            // A side withdraws its own units, never by an alias.
+            withdrawals,
+            no_ambush,
+        },
+        other => other,
+    }
+}
+
+/// The id of the unit `side` knows by the alias `name`, if `name` is the alias of a unit masked
+/// from it; otherwise `name` as it is (an id, or an alias it may not use). Only the units the
+/// side sees under "?" are found, so an alias tells nothing the side's projection does not.
+fn id_for_alias(game: &Game, side: Side, name: UnitId) -> UnitId {
+    if !name.starts_with(ALIAS_PREFIX) {
+        return name;
+    }
+    game.aliases
+        .iter()
+        .find(|(id, alias)| {
+            **alias == name
+                && game
+                    .units
+                    .get(*id)
+                    .is_some_and(|u| masked(Viewer::Side(side), u))
+        })
+        .map_or(name, |(id, _)| id.clone())
+}
+
+/// `text` with every whole-word `id` (quoted or bare) replaced by `name`, or by "a unit" when
+/// the reader may not know it (`None`; its quotes go with it). A word runs over the characters
+/// a unit id may hold (letters, digits, `-`, `_`, `.`); a `.` ending a sentence is no part of it.
+fn rename_word(text: &str, id: &str, name: Option<&str>) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(id) {
+        let before = rest[..i].chars().next_back();
+        let after_id = &rest[i + id.len()..];
+        let mut next = after_id.chars();
+        let ends = match next.next() {
+            None => true,
+            Some('.') => !next.next().is_some_and(word),
+            Some(c) => !word(c),
+        };
+        let starts = !before.is_some_and(|c| word(c) || c == '.');
+        if !(starts && ends) {
+            let step = i + id.len();
+            out.push_str(&rest[..step]);
+            rest = &rest[step..];
+            continue;
+        }
+        let quoted = before == Some('`') && after_id.starts_with('`');
+        match name {
+            Some(name) => {
+                out.push_str(&rest[..i]);
+                out.push_str(name);
+                rest = after_id;
+            }
+            None if quoted => {
+                out.push_str(&rest[..i - 1]);
+                out.push_str("a unit");
+                rest = &after_id[1..];
+            }
+            None => {
+                out.push_str(&rest[..i]);
+                out.push_str("a unit");
+                rest = after_id;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The name `viewer` knows unit `id` by (its alias while it is under another side's "?"), or
+/// `None` for a unit the viewer may not know of at all (HIP, A12.3). An id that is no unit of
+/// the game is the reader's own word, given back as it is.
+pub fn name_for(game: &Game, viewer: Viewer, id: &str) -> Option<UnitId> {
+    match game.units.get(id) {
+        None => Some(id.to_string()),
+        Some(unit) if !viewer.sees_unit(unit) => None,
+        Some(unit) if masked(viewer, unit) => Some(
+            game.aliases
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| ALIAS_PREFIX.to_string()),
+        ),
+        Some(_) => Some(id.to_string()),
+    }
+}
+
+/// Applies an event as a viewer received it to that viewer's projection.
+pub fn apply_viewed(view: &mut Game, viewed: &Viewed) {
+    apply(view, &viewed.event);
+    for r in &viewed.renamed {
+        rename_unit(view, &r.from, &r.to);
+    }
+    for w in &viewed.weapons {
+        view.weapons.insert(w.id.clone(), w.clone());
+    }
+    if let Some(viewer) = view.viewer {
+        super::mask_concealed(view, viewer);
+    }
+}
+
+/// How a viewer names units around one event.
+struct Names<'g> {
+    before: &'g Game,
+    after: &'g Game,
+    viewer: Viewer,
+}
+
+impl Names<'_> {
+    /// The alias of a unit under "?" in either position.
+    fn alias(&self, id: &UnitId) -> Option<&UnitId> {
+        self.before
+            .aliases
+            .get(id)
+            .or_else(|| self.after.aliases.get(id))
+    }
+
+    /// Masked from the viewer before the event, or unseen before and masked after it.
+    fn masked(&self, id: &UnitId) -> bool {
+        match self.before.units.get(id) {
+            Some(u) if self.viewer.sees_unit(u) => masked(self.viewer, u),
+            _ => self
+                .after
+                .units
+                .get(id)
+                .is_some_and(|u| masked(self.viewer, u)),
+        }
+    }
+
+    /// The name the viewer knows `id` by, as of before the event.
+    fn name(&self, id: &UnitId) -> UnitId {
+        if self.masked(id) {
+            self.alias(id)
+                .cloned()
+                .unwrap_or_else(|| ALIAS_PREFIX.to_string())
+        } else {
+            id.clone()
+        }
+    }
+
+    /// Whether the viewer's projection before the event shows the weapon: its possessor is
+    /// neither hidden from it nor under another side's "?".
+    fn weapon_seen(&self, id: &str) -> bool {
+        self.before.weapons.get(id).is_some_and(|w| {
+            w.held_by.as_ref().is_none_or(|h| {
+                self.before
+                    .units
+                    .get(h)
+                    .is_some_and(|u| self.viewer.sees_unit(u))
+                    && !self.masked(h)
+            })
+        })
+    }
+
+    fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
+        ids.iter().map(|id| self.name(id)).collect()
+    }
+
+    /// An MF account as the viewer may read it: a unit under "?" shows only the MF it spent.
+    fn account(&self, a: &MfAccount) -> MfAccount {
+        if self.masked(&a.unit) {
+            MfAccount {
+                unit: self.name(&a.unit),
+                allotment: Allotment::default(),
+                spent: a.spent,
+                left: Mf::default(),
+            }
+        } else {
+            a.clone()
+        }
+    }
+
+    fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
+        accounts.iter().map(|a| self.account(a)).collect()
+    }
+
+    /// Text an event carries (a reason, a note a player wrote) with every unit the viewer may
+    /// not know by its id renamed, quoted or bare: a masked one to its alias, one it may not
+    /// know of to "a unit". Refusals are never read this way: they are built from typed pieces
+    /// (`rules::violation::Piece`).
+    fn text(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for id in self.before.units.keys().chain(self.after.units.keys()) {
+            if self.masked(id) {
+                text = rename_word(&text, id, Some(&self.name(id)));
+            } else if !self.seen(id) {
+                text = rename_word(&text, id, None);
+            }
+        }
+        text
+    }
+
+    /// Whether the viewer may know of unit `id` at all, before or after the event.
+    fn seen(&self, id: &UnitId) -> bool {
+        let mut units = [self.before, self.after]
+            .into_iter()
+            .filter_map(|game| game.units.get(id))
+            .peekable();
+        units.peek().is_none() || units.any(|u| self.viewer.sees_unit(u))
+    }
+
+    fn event(&self, event: &Event) -> Event {
+        let v = self.viewer;
+        match event.clone() {
+            Event::GameCreated { scenario } => Event::GameCreated {
+                scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
+                    &scenario.into(),
+                    &self.after.setup_aliases,
+                    v,
+                )),
+            },
+            Event::UnitMoved {
+                units,
+                from,
+                to,
+                cost,
+                mf,
+            } => Event::UnitMoved {
+                units: self.names(&units),
+                from,
+                to,
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::UnitAdvanced {
+                units,
+                from,
+                to,
+                cost,
+                cx,
+            } => Event::UnitAdvanced {
+                units: self.names(&units),
+                from,
+                to,
+                cost,
+                cx: self.names(&cx),
+            },
+            Event::UnitBypassed {
+                units,
+                hex,
+                from,
+                along,
+                cost,
+                mf,
+            } => Event::UnitBypassed {
+                units: self.names(&units),
+                hex,
+                from,
+                along,
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::AssaultMovementDeclared { units } => Event::AssaultMovementDeclared {
+                units: self.names(&units),
+            },
+            Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
+                units: self.names(&units),
+                mf: self.accounts(&mf),
+            },
+            Event::WeaponPickedUp { unit, weapon, mf } => Event::WeaponPickedUp {
+                unit: self.name(&unit),
+                weapon,
+                mf: self.account(&mf),
+            },
+            Event::WeaponDropped { unit, weapon } => Event::WeaponDropped {
+                unit: self.name(&unit),
+                weapon,
+            },
+            Event::WallAdvantageClaimed { units, how } => Event::WallAdvantageClaimed {
+                units: self.names(&units),
+                how,
+            },
+            Event::WallAdvantageForfeited { units, why } => {
+                let why = match why {
+                    // A reason about the unit's own qualities (broken, a vehicle) would say
+                    // what is under the "?".
+                    WaLoss::Ineligible { rule, .. } if units.iter().any(|u| self.masked(u)) => {
+                        WaLoss::Ineligible {
+                            rule,
+                            why: "it no longer qualifies".into(),
+                        }
+                    }
+                    WaLoss::Ineligible { rule, why } => WaLoss::Ineligible {
+                        rule,
+                        why: self.text(&why),
+                    },
+                    other => other,
+                };
+                Event::WallAdvantageForfeited {
+                    units: self.names(&units),
+                    why,
+                }
+            }
+            Event::WallAdvantageDenied { units, by } => Event::WallAdvantageDenied {
+                units: self.names(&units),
+                by: self.name(&by),
+            },
+            Event::UnitsMomentarilyRevealed { units } => Event::UnitsMomentarilyRevealed {
+                units: self.names(&units),
+            },
+            Event::WallAdvantageChanceOffered { side, units } => {
+                Event::WallAdvantageChanceOffered {
+                    side,
+                    units: self.names(&units),
+                }
+            }
+            Event::WallAdvantageChallenged {
+                side,
+                holders,
+                claimants,
+                how,
+            } => Event::WallAdvantageChallenged {
+                side,
+                holders: self.names(&holders),
+                claimants: self.names(&claimants),
+                how,
+            },
+            // Names only the claimants, never which hidden unit the side could place (B9.324).
+            Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants,
+                how,
+            } => Event::WallAdvantageHipWindowOffered {
+                side,
+                claimants: self.names(&claimants),
+                how,
+            },
+            Event::ShellholeCoverTaken { units, mf } => Event::ShellholeCoverTaken {
+                units: self.names(&units),
+                mf: self.accounts(&mf),
+            },
+            // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
+            // never the allotment that would tell a leader from a squad.
+            Event::AllMfSpent { units, rule, mf } => Event::AllMfSpent {
+                units: self.names(&units),
+                rule: self.text(&rule),
+                mf: self.accounts(&mf),
+            },
+            Event::UnitRouted {
+                unit,
+                from,
+                to,
+                cost,
+                mf,
+                interdiction_by,
+            } => Event::UnitRouted {
+                unit: self.name(&unit),
+                from,
+                to,
+                cost,
+                mf: self.account(&mf),
+                interdiction_by: self.names(&interdiction_by),
+            },
+            Event::RoutLeftToPlayers { unit, rule, why } => Event::RoutLeftToPlayers {
+                unit: self.name(&unit),
+                rule,
+                why: self.text(&why),
+            },
+            Event::UnitFailedToRout { unit, next_to } => Event::UnitFailedToRout {
+                unit: self.name(&unit),
+                next_to: next_to.map(|e| self.name(&e)),
+            },
+            Event::UnitsRoutedThroughTunnel {
+                units,
+                side,
+                from,
+                to,
+            } => Event::UnitsRoutedThroughTunnel {
+                units: self.names(&units),
+                side,
+                from,
+                to,
+            },
+            Event::TunnelUseSeen { by, unit, entrance } => Event::TunnelUseSeen {
+                by,
+                unit: self.name(&unit),
+                entrance,
+            },
+            // Only its own side receives it (`Game::shows`); named as that side knows them.
+            Event::TunnelUseSighted {
+                by,
+                entrance,
+                units,
+            } => Event::TunnelUseSighted {
+                by,
+                entrance,
+                units: self.names(&units),
+            },
+            Event::TunnelEntranceDiscovered {
+                by,
+                unit,
+                entrance,
+                mf,
+            } => Event::TunnelEntranceDiscovered {
+                by,
+                unit: self.name(&unit),
+                entrance,
+                mf: self.account(&mf),
+            },
+            Event::FireEffectApplied {
+                unit,
+                outcome,
+                rule,
+                why,
+            } => Event::FireEffectApplied {
+                unit: self.name(&unit),
+                outcome,
+                rule,
+                why: self.text(&why),
+            },
+            Event::FireEffectLeftToPlayers {
+                target,
+                unit,
+                rule,
+                why,
+            } => Event::FireEffectLeftToPlayers {
+                target,
+                unit: unit.map(|u| self.name(&u)),
+                rule,
+                why: self.text(&why),
+            },
+            Event::OpportunityFireMarked { units } => Event::OpportunityFireMarked {
+                units: self.names(&units),
+            },
+            Event::DesperationMoraleMarked { units, why } => Event::DesperationMoraleMarked {
+                units: self.names(&units),
+                why: self.text(&why),
+            },
+            Event::DesperationMoraleRemoved { units, why } => Event::DesperationMoraleRemoved {
+                units: self.names(&units),
+                why: self.text(&why),
+            },
+            Event::RallyAttempted { unit, leader } => Event::RallyAttempted {
+                unit: self.name(&unit),
+                leader: leader.map(|l| self.name(&l)),
+            },
+            Event::AttackLeftToPlayers {
+                by,
+                target,
+                rule,
+                why,
+            } => Event::AttackLeftToPlayers {
+                by,
+                target,
+                rule,
+                why: self.text(&why),
+            },
+            Event::CloseCombatDesignated {
+                by,
+                hex,
+                attacks,
+                withdrawals,
+                no_ambush,
+            } => Event::CloseCombatDesignated {
+                by,
+                hex,
+                attacks: attacks
+                    .into_iter()
+                    .map(|a| crate::command::CcAttack {
+                        attackers: self.names(&a.attackers),
+                        defenders: self.names(&a.defenders),
+                    })
+                    .collect(),
+                withdrawals: withdrawals
+                    .into_iter()
+                    .map(|w| crate::command::CcWithdrawal {
+                        units: self.names(&w.units),
+                        to: w.to,
+                    })
+                    .collect(),
+                no_ambush,
+            },
+            Event::UnitsWithdrew {
+                units,
+                from,
+                to,
+                cx,
+            } => Event::UnitsWithdrew {
+                units: self.names(&units),
+                from,
+                to,
+                cx: self.names(&cx),
+            },
+            Event::AttackDeclared {
+                by,
+                firers,
+                weapons,
+                target,
+                into_sewer,
+            } => Event::AttackDeclared {
+                by,
+                firers: self.names(&firers),
+                // A weapon whose possessor the viewer knows only as "?" is not named to it.
+                weapons: weapons
+                    .into_iter()
+                    .filter(|w| self.weapon_seen(w))
+                    .collect(),
+                target,
+                into_sewer,
+            },
+            // Set-up ends: each viewer receives the units it now sees, as the map shows them
+            // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
+            // the list's order says which unit is which.
+            Event::SetupEnded { units } => {
+                let mut shown: Vec<Unit> = units
+                    .iter()
+                    .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
+                    .map(|u| {
+                        let mut u = u.clone();
+                        if masked(v, &u) {
+                            u.id = self.name(&u.id);
+                            super::mask_unit(&mut u);
+                        }
+                        u
+                    })
+                    .collect();
+                shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
+                Event::SetupEnded { units: shown }
+            }
+            Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
+                let mut shown = (*unit).clone();
+                super::mask_unit(&mut shown);
+                shown.id = self.name(&unit.id);
+                Event::HiddenUnitPlaced {
+                    unit: Box::new(shown),
+                    weapons: vec![],
+                }
+            }
+            Event::UnitEntryBlocked {
+                units,
+                from,
+                to,
+                revealed,
+                dummies_removed,
+                cost,
+                mf,
+            } => Event::UnitEntryBlocked {
+                units: self.names(&units),
+                from,
+                to,
+                revealed,
+                dummies_removed: self.names(&dummies_removed),
+                cost,
+                mf: self.accounts(&mf),
+            },
+            Event::DiceRolled { mut roll } => {
+                // The outcome's words may quote a rating (a leader's morale in a 4TC): only
+                // the roller reads them; the others learn the outcome from the events after.
+                // A roll on request (`roll`) has no such words: its outcome is the note its
+                // roller wrote for both sides to read ("8 FP vs 20A2"), as an adjudication's.
+                if v != Viewer::Side(roll.side) && roll.purpose.on_request().is_none() {
+                    roll.outcome = String::new();
+                }
+                for m in &mut roll.modifiers {
+                    m.reason = self.text(&m.reason);
+                }
+                Event::DiceRolled { roll }
+            }
+            Event::SewerEntryFailed { units } => Event::SewerEntryFailed {
+                units: self.names(&units),
+            },
+            Event::UnitsEnteredSewer { units, hex } => Event::UnitsEnteredSewer {
+                units: self.names(&units),
+                hex,
+            },
+            Event::SewerStackMoved {
+                units,
+                from,
+                to,
+                designated_by,
+            } => Event::SewerStackMoved {
+                units: self.names(&units),
+                from,
+                to,
+                designated_by,
+            },
+            Event::SewerStackLost {
+                units,
+                at,
+                defender,
+                options,
+            } => Event::SewerStackLost {
+                units: self.names(&units),
+                at,
+                defender,
+                options,
+            },
+            Event::SewerEmergenceRolled { units, hex, result } => Event::SewerEmergenceRolled {
+                units: self.names(&units),
+                hex,
+                result,
+            },
+            Event::UnitsSurfaced { units, hex } => Event::UnitsSurfaced {
+                units: self.names(&units),
+                hex,
+            },
+            Event::UnitsEnteredTunnel {
+                units,
+                side,
+                from,
+                exit,
+            } => Event::UnitsEnteredTunnel {
+                units: self.names(&units),
+                side,
+                from,
+                exit,
+            },
+            Event::OutcomeAdjudicated {
+                by,
+                unit,
+                outcome,
+                note,
+            } => Event::OutcomeAdjudicated {
+                by,
+                // A relabel's or a reduction's note is what the counter now reads: under "?"
+                // that is hidden.
+                note: if matches!(
+                    outcome,
+                    crate::command::Outcome::Relabel | crate::command::Outcome::Reduce
+                ) && self.masked(&unit)
+                {
+                    String::new()
+                } else {
+                    self.text(&note)
+                },
+                unit: self.name(&unit),
+                outcome,
+            },
+            Event::AdjudicationDisputed { by, event, reason } => Event::AdjudicationDisputed {
+                by,
+                event,
+                reason: self.text(&reason),
+            },
+            Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored,
+            } => Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(restored.project(v)),
+            },
+            // The log names the version to return to; a viewer is handed the position itself,
+            // as it may know it: the game after the undo is the position before `from`.
+            Event::EventsUndoneTo {
+                requested_by,
+                consented_by,
+                from,
+                to,
+            } => Event::EventsUndone {
+                requested_by,
+                consented_by,
+                from,
+                to,
+                restored: Box::new(self.after.project(v)),
+            },
+            // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
+            // ending by agreement included).
+            other => other,
+        }
+    }
+
+    /// Units the viewer saw before and after under different names.
+    fn renamed(&self) -> Vec<Renamed> {
+        let mut renamed = vec![];
+        for (id, unit) in &self.after.units {
+            let Some(was) = self.before.units.get(id) else {
+                continue;
+            };
+            if !self.viewer.sees_unit(was) || !self.viewer.sees_unit(unit) {
+                continue;
+            }
+            let from = if masked(self.viewer, was) {
+                self.before.aliases.get(id)
+            } else {
+                Some(id)
+            };
+            let to = if masked(self.viewer, unit) {
+                self.after.aliases.get(id)
+            } else {
+                Some(id)
+            };
+            if let (Some(from), Some(to)) = (from, to) {
+                if from != to {
+                    renamed.push(Renamed {
+                        from: from.clone(),
+                        to: to.clone(),
+                    });
+                }
+            }
+        }
+        renamed
+    }
+}
+
+/// Weapons in the viewer's projection after the event that were not in it before.
+fn weapons_shown(before: &Game, after: &Game, viewer: Viewer) -> Vec<Weapon> {
+    // A projection keeps a weapon unless its holder is hidden from the viewer or under another
+    // side's "?" (`Game::project`), and then leaves it as it is (only a masked holder is
+    // renamed): so the weapons shown are read off the whole games, with no projection built.
+    let kept = |game: &Game, w: &Weapon| {
+        w.held_by.as_ref().is_none_or(|h| {
+            game.units
+                .get(h)
+                .is_none_or(|u| viewer.sees_unit(u) && !masked(viewer, u))
+        })
+    };
+    let shown: Vec<Weapon> = after
+        .weapons
+        .values()
+        .filter(|w| kept(after, w))
+        .filter(|w| !before.weapons.get(&w.id).is_some_and(|b| kept(before, b)))
+        .cloned()
+        .collect();
+    debug_assert_eq!(
+        shown,
+        {
+            let seen_before = before.project(viewer).weapons;
+            after
+                .project(viewer)
+                .weapons
+                .values()
+                .filter(|w| !seen_before.contains_key(&w.id))
+                .cloned()
+                .collect::<Vec<_>>()
+        },
+        "the weapons shown are those the projections show"
+    );
+    shown
+}
+
+/// Renames a unit everywhere the state refers to it. If a unit of the new name is there
+/// already (a revealed unit arrives with its id), the old entry is dropped.
+pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
+    let Some(mut unit) = game.units.remove(from) else {
+        return;
+    };
+    if !game.units.contains_key(to) {
+        unit.id = to.clone();
+        game.units.insert(to.clone(), unit);
+    }
+    let swap = |id: &mut UnitId| {
+        if id == from {
+            *id = to.clone();
+        }
+    };
+    for set in [
+        &mut game.prep_fired,
+        &mut game.first_fired,
+        &mut game.final_fired,
+        &mut game.opportunity_fire,
+        &mut game.movement.moving_stack,
+        &mut game.movement.last_movers,
+        &mut game.movement.finished,
+        &mut game.movement.sewer_check_failed,
+        &mut game.wa_shown,
+    ] {
+        if set.remove(from) {
+            set.insert(to.clone());
+        }
+    }
+    for u in game.units.values_mut() {
+        if let Some(l) = &mut u.led_by {
+            swap(l);
+        }
+    }
+    for w in game.weapons.values_mut() {
+        if let Some(h) = &mut w.held_by {
+            swap(h);
+        }
+    }
+    game.tunnel_sightings = std::mem::take(&mut game.tunnel_sightings)
+        .into_iter()
+        .map(|(hex, mut unit)| {
+            swap(&mut unit);
+            (hex, unit)
+        })
+        .collect();
+    if let Some(c) = &mut game.wa_chance {
+        c.units.iter_mut().for_each(swap);
+    }
+    if let Some(c) = &mut game.wa_challenge {
+        c.holders.iter_mut().chain(&mut c.claimants).for_each(swap);
+    }
+    if let Some(w) = &mut game.wa_hip_window {
+        w.claimants.iter_mut().for_each(swap);
+    }
+    if let Some(a) = &mut game.attack {
+        a.firers.iter_mut().for_each(swap);
+        if a.wa_holders.remove(from) {
+            a.wa_holders.insert(to.clone());
+        }
+    }
+    if let Some(d) = &mut game.sewer_designation {
+        d.units.iter_mut().for_each(swap);
+    }
+}
+
+/// Gives every unit that went under "?" an alias and takes it from every unit that came out:
+/// run by `apply` on the whole game after each event. Hidden units get none until placed, so
+/// the numbers a viewer sees never skip one it could not see.
+pub(super) fn refresh_aliases(game: &mut Game) {
+    let units = &game.units;
+    let masked = |id: &UnitId| units.get(id).is_some_and(|u| u.concealed && !u.hidden);
+    // Most events unmask nobody: the aliases are only walked, not rebuilt, then.
+    if !game.aliases.keys().all(masked) {
+        game.aliases.retain(|id, _| masked(id));
+    }
+    // Every alias left names a unit under "?": as many of those as aliases means none is new.
+    let under = units.under_cover();
+    if under == game.aliases.len() {
+        return;
+    }
+    let mut fresh: Vec<&Unit> = units
+        .values()
+        .filter(|u| u.concealed && !u.hidden && !game.aliases.contains_key(&u.id))
+        .collect();
+    if fresh.is_empty() {
+        return;
+    }
+    let key = scenario_key(&game.scenario);
+    fresh.sort_by_key(|u| (u.hex, *blake3::keyed_hash(&key, u.id.as_bytes()).as_bytes()));
+    let fresh: Vec<UnitId> = fresh.into_iter().map(|u| u.id.clone()).collect();
+    for id in fresh {
+        game.next_alias += 1;
+        game.aliases
+            .insert(id, format!("{ALIAS_PREFIX}{}", game.next_alias));
+    }
+}
+
+/// The key that orders units going under "?" at the same moment: the whole scenario, hidden
+/// parts included, so only someone who holds all of it can compute the order.
+fn scenario_key(scenario: &Scenario) -> [u8; 32] {
+    // `blake3::derive_key` of the scenario's encoding, without holding the encoding whole.
+    hash_encoded(
+        blake3::Hasher::new_derive_key("asl alias order v1"),
+        &[],
+        scenario,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rename_word;
+
+    #[test]
+    fn a_unit_id_is_renamed_quoted_or_bare_and_only_as_a_whole_word() {
+        let alias = Some("?2");
+        assert_eq!(
+            rename_word("`r4` may not move; r4 is pinned.", "r4", alias),
+            "`?2` may not move; ?2 is pinned."
+        );
+        assert_eq!(
+            rename_word("r41, xr4, r4-b, r4.b and r4_ stay", "r4", alias),
+            "r41, xr4, r4-b, r4.b and r4_ stay"
+        );
+        assert_eq!(
+            rename_word("seen by `r4` (r4)", "r4", None),
+            "seen by a unit (a unit)"
+        );
+        assert_eq!(rename_word("r4", "r4", None), "a unit");
+    }
+}

@@ -1,0 +1,1122 @@
+//! Dispute review: the commands that are about the log rather than the position — answers to
+//! adjudications, undo, and the players' part in the dice (`docs/review.md`, `docs/dice.md`).
+//!
+//! They are decided by [`decide`], which reads the game's log (with who issued each command,
+//! [`Entry`]) as well as its position, and hands every other command to
+//! [`rules::decide`](rules::decide). Like the rules, it never mutates and names the
+//! rule behind a refusal — here the document that defines the procedure.
+//!
+//! Undo in an append-only log: an undo is an event, [`Event::EventsUndoneTo`], naming the
+//! events it takes back. `apply` puts the position before them back, rebuilt from the game's
+//! [`UndoTrail`](game::UndoTrail) — the position after the last event no undo reaches
+//! across and the events since — so replay stays a fold of `apply` over the log and reaches
+//! what live play reached, and an undo costs the log a few bytes, not a position. Logs written
+//! before it carry [`Event::EventsUndone`] with the whole position, which a verifier checks
+//! against a replay of the log up to it ([`check_logged`]). An undo reaches back over at most
+//! [`UNDO_TRAIL_EVENTS_MAX`] events, and a side asks for at most
+//! [`UNDO_REQUESTS_PER_PLAYER_TURN_MAX`] undos a Player Turn: named limits, so a loop of
+//! move, undo, consent cannot grow a game without bound.
+
+use crate::chain::Entry;
+use crate::fair_dice::{self, Ledger, Nonce};
+use crate::recheck::Fault;
+use board::scenario::Side;
+use data_encoding::HEXLOWER;
+use game::command::Command;
+use game::dice::DiceSource;
+use game::event::Event;
+use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
+use rules::violation::{text, Piece, RuleViolation, ViolationKind};
+
+/// What a refusal about answers and undo cites: the document that defines them.
+pub const RULE: &str = rules::LOG_RULE;
+
+/// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
+pub const REASON_BYTES_MAX: usize = 200;
+
+/// The most undos one side asks for in one Player Turn. Undo is for a slip of the hand; with
+/// the Player Turns a scenario may have (`TURNS_MAX`), this bounds what asking can add to a
+/// game's log.
+pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
+
+/// Decides `command`, issued by side `by`, against the position and the log that led to it
+/// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
+pub fn decide(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    match command {
+        Command::ContributeEntropy { nonce } => contribute(game, log, by, nonce),
+        Command::AgreeToRevealSeed => agree_to_reveal(game, log, by),
+        Command::AcceptAdjudication { event } => answer(game, log, by, *event, None),
+        Command::DisputeAdjudication { event, reason } => {
+            answer(game, log, by, *event, Some(reason))
+        }
+        Command::RequestUndo { from } => {
+            check_undo(game, log, by, *from, game.version)?;
+            let asked = requests_this_player_turn(log, by);
+            if asked >= UNDO_REQUESTS_PER_PLAYER_TURN_MAX {
+                return Err(refuse(
+                    ViolationKind::NotUndoable,
+                    format!(
+                        "the {} has asked for {asked} undos this Player Turn, the most a side may ({UNDO_REQUESTS_PER_PLAYER_TURN_MAX}); play on",
+                        game.side_name(by)
+                    ),
+                ));
+            }
+            Ok(vec![Event::UndoRequested {
+                by,
+                from: *from,
+                to: game.version,
+            }])
+        }
+        Command::ConsentToUndo => consent(game, log, by),
+        Command::DeclineUndo => {
+            waiting_undo(game, log, by)?;
+            Ok(vec![Event::UndoDeclined { by }])
+        }
+        Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll,
+            note,
+        } => {
+            let logged = roll
+                .checked_sub(1)
+                .and_then(|i| log.get(usize::try_from(i).ok()?))
+                .and_then(|e| match &e.event {
+                    Event::DiceRolled { roll } => Some(roll),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    refuse_naming(
+                        ViolationKind::UnknownEvent,
+                        vec![
+                            text("there is no roll at "),
+                            Piece::Event(*roll),
+                            text(" for an adjudication to follow"),
+                        ],
+                    )
+                })?;
+            let cited = format!(
+                "after #{roll} ({} {:?} = {}){}{note}",
+                logged.purpose.describe(),
+                logged.dice,
+                logged.final_result,
+                if note.is_empty() { "" } else { ": " }
+            );
+            rules::decide(
+                game,
+                by,
+                &Command::Adjudicate {
+                    unit: unit.clone(),
+                    outcome: *outcome,
+                    note: cited,
+                },
+                dice,
+            )
+        }
+        other => rules::decide(game, by, other, dice),
+    }
+}
+
+use rules::end::still_playing as game_over;
+
+fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
+    RuleViolation::new(RULE, kind, detail)
+}
+
+/// A refusal naming events of the log: each reader is told its own numbers for them
+/// (`RuleViolation::render`), never the log's.
+fn refuse_naming(kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
+    RuleViolation::with(RULE, kind, pieces)
+}
+
+fn ledger(log: &[Entry]) -> Ledger {
+    let mut ledger = Ledger::default();
+    for e in log {
+        // A loaded log was verified; a broken dice event cannot be in it.
+        let _ = ledger.observe(e.seq, &e.event);
+    }
+    ledger
+}
+
+fn index(side: Side) -> usize {
+    match side {
+        Side::A => 0,
+        Side::B => 1,
+    }
+}
+
+fn contribute(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    nonce: &Nonce,
+) -> Result<Vec<Event>, RuleViolation> {
+    game_over(game)?;
+    if let Some(epoch) = ledger(log).open() {
+        if epoch.contributions[index(by)].is_some() {
+            return Err(RuleViolation::with(
+                fair_dice::RULE,
+                ViolationKind::WrongPhase,
+                vec![
+                    text(format!(
+                        "the {} has contributed to the dice under the commitment of ",
+                        game.side_name(by)
+                    )),
+                    Piece::Event(epoch.committed_at),
+                    text(" already; a side contributes once per seed"),
+                ],
+            ));
+        }
+    }
+    Ok(vec![Event::EntropyContributed {
+        side: by,
+        nonce: *nonce,
+    }])
+}
+
+fn agree_to_reveal(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
+    game_over(game)?;
+    let ledger = ledger(log);
+    let refuse = |why: String| RuleViolation::new(fair_dice::RULE, ViolationKind::WrongPhase, why);
+    let Some(epoch) = ledger.open().filter(|e| !e.rolls.is_empty()) else {
+        return Err(refuse(
+            "no die has been rolled under the current seed; there is nothing to check yet".into(),
+        ));
+    };
+    if epoch.agreed[index(by)] {
+        return Err(refuse(format!(
+            "the {} has agreed to reveal this seed already; it is revealed once the {} agrees too",
+            game.side_name(by),
+            game.side_name(by.opponent())
+        )));
+    }
+    if ledger.epochs().len() >= fair_dice::EPOCHS_MAX {
+        return Err(refuse(format!(
+            "this game has had {} seeds, the most one game may; the last is revealed when the game ends",
+            fair_dice::EPOCHS_MAX
+        )));
+    }
+    Ok(vec![Event::SeedRevealAgreed { side: by }])
+}
+
+/// Accept (`reason: None`) or dispute adjudication `seq`: an `OutcomeAdjudicated` or a
+/// `ManholeDeclaredUnseen` or `TunnelUseSeen` the opponent entered, answered once.
+fn answer(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    seq: u64,
+    reason: Option<&String>,
+) -> Result<Vec<Event>, RuleViolation> {
+    game_over(game)?;
+    let unknown = || {
+        refuse_naming(
+            ViolationKind::UnknownEvent,
+            vec![
+                text("there is no adjudication at "),
+                Piece::Event(seq),
+                text(format!(" for the {} to answer", game.side_name(by))),
+            ],
+        )
+    };
+    let entry = seq
+        .checked_sub(1)
+        .and_then(|i| log.get(usize::try_from(i).ok()?))
+        .ok_or_else(unknown)?;
+    let entered_by = match &entry.event {
+        Event::OutcomeAdjudicated {
+            by: entered, unit, ..
+        } => {
+            // An adjudication of a unit hidden from the answering side is answered like one
+            // that does not exist, so that a refusal never confirms a hidden unit.
+            if game
+                .units
+                .get(unit)
+                .is_some_and(|u| !Viewer::Side(by).sees_unit(u))
+            {
+                return Err(unknown());
+            }
+            *entered
+        }
+        Event::ManholeDeclaredUnseen { by: entered, .. }
+        | Event::TunnelUseSeen { by: entered, .. } => *entered,
+        _ => return Err(unknown()),
+    };
+    if entered_by == by {
+        return Err(refuse_naming(
+            ViolationKind::WrongSide,
+            vec![
+                text(format!("the {} entered ", game.side_name(by))),
+                Piece::Event(seq),
+                text("; the opponent of whoever entered an adjudication answers it"),
+            ],
+        ));
+    }
+    let answered = log[seq as usize..].iter().find(|e| {
+        matches!(
+            e.event,
+            Event::AdjudicationAccepted { event, .. } | Event::AdjudicationDisputed { event, .. }
+                if event == seq
+        )
+    });
+    if let Some(a) = answered {
+        return Err(refuse_naming(
+            ViolationKind::WrongPhase,
+            vec![
+                Piece::Event(seq),
+                text(" was answered at "),
+                Piece::Event(a.seq),
+                text(" already"),
+            ],
+        ));
+    }
+    Ok(vec![match reason {
+        None => Event::AdjudicationAccepted { by, event: seq },
+        Some(reason) => {
+            if reason.trim().is_empty() || reason.len() > REASON_BYTES_MAX {
+                return Err(refuse(
+                    ViolationKind::UnitState,
+                    format!(
+                        "a dispute says why, in at most {REASON_BYTES_MAX} bytes (this reason has {})",
+                        reason.len()
+                    ),
+                ));
+            }
+            Event::AdjudicationDisputed {
+                by,
+                event: seq,
+                reason: reason.clone(),
+            }
+        }
+    }])
+}
+
+/// Why an event stops an undo by `by`, or `None` if it may be taken back.
+fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
+    Some(match event {
+        Event::DiceRolled { .. } => "is a die roll; dice once rolled stand",
+        Event::ClockStarted { .. }
+        | Event::ClockHandedOver { .. }
+        | Event::ClockExpired { .. }
+        | Event::ClaimedOnTime { .. }
+        | Event::TimeGiven { .. }
+        | Event::VacationStarted { .. }
+        | Event::VacationEnded { .. } => "is on the clock; time once spent or given stands",
+        Event::SewerEntryFailed { .. }
+        | Event::SewerStackLost { .. }
+        | Event::SewerEmergenceRolled { .. } => "follows from a die roll",
+        Event::HiddenUnitPlaced { .. } => "revealed a hidden unit (A12.3)",
+        Event::UnitSetUp { .. } | Event::UnitSetUpLifted { .. } => {
+            "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"
+        }
+        Event::SetupDone { .. } => "ended a side's set-up: the side to act changed (A12.12)",
+        Event::SetupEnded { .. } => "revealed the set-up to the other side (A12.12)",
+        Event::UnitEntryBlocked { .. } => "revealed concealed or hidden units (A12.15)",
+        Event::UnitsMomentarilyRevealed { .. } | Event::WallAdvantageDenied { .. } => {
+            "revealed units to the opponent (B9.324)"
+        }
+        Event::UnitsSurfaced { .. } => "brought units up from below ground, in view (B8.42)",
+        Event::UnitsEnteredTunnel { .. } | Event::UnitsRoutedThroughTunnel { .. } => {
+            "revealed a tunnel (B8.61, B8.62)"
+        }
+        Event::WallAdvantageHipWindowOffered { side, .. } if *side != by => {
+            "gave the opponent the moment to place a hidden unit: the side to act changed (B9.324)"
+        }
+        Event::WallAdvantageChallenged { side, .. } if *side != by => {
+            "challenged the opponent's WA: the side to act changed (B9.324)"
+        }
+        Event::WallAdvantageChanceOffered { side, .. } if *side != by => {
+            "gave the opponent a chance to claim WA: the side to act changed (B9.322)"
+        }
+        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next }
+            if ended.acting(first) != next.acting(first) =>
+        {
+            "ended a step and changed the side to act"
+        }
+        Event::GameCreated { .. }
+        | Event::GameEnded { .. }
+        | Event::Conceded { .. }
+        | Event::EndAgreed { .. } => "is the start or end of the game",
+        Event::EndProposed { .. } => "is an offer to end the game, withdrawn when the step ends",
+        Event::DiceCommitted { .. }
+        | Event::EntropyContributed { .. }
+        | Event::SeedRevealAgreed { .. }
+        | Event::SeedRevealed { .. } => "belongs to the dice scheme (docs/dice.md)",
+        Event::AdjudicationAccepted { .. }
+        | Event::AdjudicationDisputed { .. }
+        | Event::EventsUndone { .. }
+        | Event::EventsUndoneTo { .. } => "is an answer between the players",
+        _ => return None,
+    })
+}
+
+/// An earlier request to undo and its refusal change nothing and may lie inside a later undo:
+/// a player may ask again after a "no", or ask once more after playing on.
+fn asking(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::UndoRequested { .. } | Event::UndoDeclined { .. }
+    )
+}
+
+/// Whether events `from..=to` — the end of `log` — may be taken back by `by`: the side to act,
+/// whole commands of its own, none of them a die roll, a reveal of hidden information or a
+/// change of the side to act.
+///
+/// Judged on what `by` may know: events its stream never showed it (the opponent's hidden
+/// units at work, A12.3) are passed over, so the answer — a preview's, a request's and the
+/// refusal's words — is the same whatever the opponent did out of its sight. Whether those
+/// events may be taken back too is the opponent's to judge when it answers ([`consent`]).
+pub fn check_undo(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    from: u64,
+    to: u64,
+) -> Result<(), RuleViolation> {
+    game_over(game)?;
+    let acting = game.acting();
+    if acting != by {
+        return Err(refuse(
+            ViolationKind::WrongSide,
+            format!(
+                "only the side to act takes back its events; the {} is to act",
+                game.side_name(acting)
+            ),
+        ));
+    }
+    if from < 2 || from > to || to as usize > log.len() {
+        return Err(refuse_naming(
+            ViolationKind::UnknownEvent,
+            // No number of the log's, nor its length: they count what the asker was not shown.
+            vec![text("there are no such events to take back")],
+        ));
+    }
+    let first = &log[(from - 1) as usize];
+    if first.first != from {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(from),
+                text(" is part of a command that began at "),
+                Piece::Event(first.first),
+                text("; commands are taken back whole"),
+            ],
+        ));
+    }
+    let range = &log[(from - 1) as usize..to as usize];
+    let seen = |e: &&Entry| seen_by(game, by, e);
+    // A die roll is named before any other barrier: it is the one players ask about.
+    let barriers = range
+        .iter()
+        .filter(seen)
+        .filter_map(|e| Some((e, barrier(&e.event, by, game.scenario.first)?)));
+    let rolled = barriers
+        .clone()
+        .find(|(e, _)| matches!(e.event, Event::DiceRolled { .. }));
+    if let Some((entry, why)) = rolled.or_else(|| barriers.clone().next()) {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(" {} {why}", entry.event.name())),
+            ],
+        ));
+    }
+    for entry in range.iter().filter(seen).filter(|e| !asking(&e.event)) {
+        let seq = entry.seq;
+        if entry.by != Some(by) {
+            let whose = match entry.by {
+                Some(side) => format!("the {}'s", game.side_name(side)),
+                None => "not attributed to a side".into(),
+            };
+            return Err(refuse_naming(
+                ViolationKind::NotUndoable,
+                vec![
+                    Piece::Event(seq),
+                    text(format!(
+                        " is {whose}; a side takes back only its own events"
+                    )),
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How many undos `side` asked for in the current Player Turn: its requests since the step
+/// that began it (the log's start for the first).
+fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
+    log.iter()
+        .rev()
+        .take_while(|e| !matches!(&e.event, Event::StepEnded { next, .. } if next.step == 0))
+        .filter(|e| matches!(e.event, Event::UndoRequested { by, .. } if by == side))
+        .count()
+}
+
+/// Whether `side`'s stream showed `entry`: not if it names a unit hidden from the side now
+/// (a unit hidden now was hidden throughout: HIP is lost, never regained) or is the other
+/// side's sighting of a tunnel ([`Game::shows`]).
+fn seen_by(game: &Game, side: Side, entry: &Entry) -> bool {
+    game.shows(Viewer::Side(side), &entry.event)
+}
+
+/// The undo asked for by `by`'s opponent as the log's last event: `(asker, from, to)`.
+fn waiting_undo(game: &Game, log: &[Entry], by: Side) -> Result<(Side, u64, u64), RuleViolation> {
+    game_over(game)?;
+    match log.last().map(|e| &e.event) {
+        Some(Event::UndoRequested {
+            by: asker,
+            from,
+            to,
+        }) => {
+            if *asker == by {
+                return Err(refuse(
+                    ViolationKind::WrongSide,
+                    format!(
+                        "the {} asked for this undo; the {} answers it",
+                        game.side_name(by),
+                        game.side_name(by.opponent())
+                    ),
+                ));
+            }
+            Ok((*asker, *from, *to))
+        }
+        _ => Err(refuse(
+            ViolationKind::WrongPhase,
+            "no undo is waiting for an answer; one is answered right after it is asked for",
+        )),
+    }
+}
+
+fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
+    let (asker, from, to) = waiting_undo(game, log, by)?;
+    check_undo(game, &log[..to as usize], asker, from, to)?;
+    // The asker judged the events it was shown; the events out of its sight in the range are
+    // the answering side's to judge, and it may take back none that no undo may (a die roll,
+    // a reveal). The refusal goes to the answering side alone, who sees them all.
+    let unseen = log[(from - 1) as usize..to as usize]
+        .iter()
+        .filter(|e| !seen_by(game, asker, e))
+        .find_map(|e| Some((e, barrier(&e.event, asker, game.scenario.first)?)));
+    if let Some((entry, why)) = unseen {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(entry.seq),
+                text(format!(
+                    " {} {why}; decline the undo instead",
+                    entry.event.name()
+                )),
+            ],
+        ));
+    }
+    // Within the trail: the position before `from` can be rebuilt without the log.
+    if game.undo_trail.position_at(game, from - 1).is_none() {
+        return Err(refuse_naming(
+            ViolationKind::NotUndoable,
+            vec![
+                Piece::Event(from),
+                text(format!(
+                    " lies further back than an undo reaches (the last {UNDO_TRAIL_EVENTS_MAX} events); decline the undo instead"
+                )),
+            ],
+        ));
+    }
+    Ok(vec![Event::EventsUndoneTo {
+        requested_by: asker,
+        consented_by: by,
+        from,
+        to,
+    }])
+}
+
+/// An undo in its older form, [`Event::EventsUndone`] with the whole position, checked as a
+/// verifier reads it: the position it carries is the one replaying the log before `from` gives.
+fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<(), Fault> {
+    let truth = Game::replay(log[..(from - 1) as usize].iter().map(|e| &e.event))
+        .map_err(|e| format!("the log before #{from} cannot be replayed: {e}"))?;
+    if truth != *restored {
+        return Err(format!(
+            "restores a position that is not the one before #{from} (state hash {} where replay gives {})",
+            restored.state_hash(),
+            truth.state_hash()
+        ).into());
+    }
+    Ok(())
+}
+
+/// Re-checks a logged event of this module against the log before it, as a verifier reads a
+/// log: the answers and undo were legal when they were logged, an undo restored exactly the
+/// position before the events it took back, and the side an event names issued it.
+/// `game` is the position before `entry`; `log` the entries before it.
+pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fault> {
+    let issued_by = |side: Side| match entry.by {
+        Some(by) if by != side => Err(format!(
+            "names the {} but was issued by the {}",
+            game.side_name(side),
+            game.side_name(by)
+        )
+        .into()),
+        _ => Ok(()),
+    };
+    let legal = |result: Result<Vec<Event>, RuleViolation>| {
+        result
+            .map(|_| ())
+            .map_err(|v| Fault::from(format!("was not legal when logged: {v}")))
+    };
+    match &entry.event {
+        Event::EntropyContributed { side, .. } | Event::SeedRevealAgreed { side } => {
+            issued_by(*side)
+        }
+        Event::AdjudicationAccepted { by, event } => {
+            issued_by(*by)?;
+            legal(answer(game, log, *by, *event, None))
+        }
+        Event::AdjudicationDisputed { by, event, reason } => {
+            issued_by(*by)?;
+            legal(answer(game, log, *by, *event, Some(reason)))
+        }
+        Event::UndoRequested { by, from, to } => {
+            issued_by(*by)?;
+            if *to + 1 != entry.seq {
+                return Err(format!(
+                    "asks to take back up to #{to}, but the events before it end at #{}",
+                    entry.seq - 1
+                )
+                .into());
+            }
+            legal(check_undo(game, log, *by, *from, *to).map(|()| vec![]))
+        }
+        Event::UndoDeclined { by } => {
+            issued_by(*by)?;
+            legal(waiting_undo(game, log, *by).map(|_| vec![]))
+        }
+        Event::EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            restored,
+        } => {
+            issued_by(*consented_by)?;
+            let (asker, f, t) = waiting_undo(game, log, *consented_by)
+                .map_err(|v| format!("was not legal when logged: {v}"))?;
+            if (asker, f, t) != (*requested_by, *from, *to) {
+                return Err(format!(
+                    "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
+                    game.side_name(*requested_by),
+                    game.side_name(asker)
+                ).into());
+            }
+            legal(consent(game, log, *consented_by))?;
+            check_undone_position(log, *from, restored)
+        }
+        Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } => {
+            issued_by(*consented_by)?;
+            let decided = consent(game, log, *consented_by)
+                .map_err(|v| format!("was not legal when logged: {v}"))?;
+            if decided != [entry.event.clone()] {
+                let (asker, f, t) = waiting_undo(game, log, *consented_by)
+                    .map_err(|v| format!("was not legal when logged: {v}"))?;
+                return Err(format!(
+                    "takes back #{from}–#{to} for the {}, but the request before it was #{f}–#{t} by the {}",
+                    game.side_name(*requested_by),
+                    game.side_name(asker)
+                ).into());
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The readable account of this module's events, with the document behind each.
+pub fn describe(sides: &[board::scenario::SideSpec; 2], event: &Event) -> String {
+    let name = |s: Side| sides[s as usize].name.clone();
+    let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
+    match event {
+        Event::DiceCommitted { commitment } => format!(
+            "the server committed to its secret dice seed: blake3 {commitment} ({})",
+            fair_dice::RULE
+        ),
+        Event::EntropyContributed { side, nonce } => format!(
+            "{} added its nonce {}… to the dice key ({})",
+            name(*side),
+            short(nonce),
+            fair_dice::RULE
+        ),
+        Event::SeedRevealAgreed { side } => format!(
+            "{} agreed to reveal the dice seed now ({})",
+            name(*side),
+            fair_dice::RULE
+        ),
+        Event::SeedRevealed { seed } => format!(
+            "the server revealed its dice seed {}: every roll made under it can now be checked ({})",
+            HEXLOWER.encode(seed),
+            fair_dice::RULE
+        ),
+        Event::AdjudicationAccepted { by, event } => {
+            format!("{} accepted adjudication #{event} ({RULE})", name(*by))
+        }
+        Event::AdjudicationDisputed { by, event, reason } => format!(
+            "{} disputed adjudication #{event}: {reason} ({RULE})",
+            name(*by)
+        ),
+        Event::UndoRequested { by, from, to } => format!(
+            "{} asked to take back #{from}–#{to}, its own last events ({RULE})",
+            name(*by)
+        ),
+        Event::UndoDeclined { by } => {
+            format!("{} declined to let them be taken back ({RULE})", name(*by))
+        }
+        Event::EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            ..
+        }
+        | Event::EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } => format!(
+            "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({RULE})",
+            name(*requested_by),
+            name(*consented_by)
+        ),
+        other => other.name().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::referee::testing::*;
+    use crate::referee::Referee;
+    use game::command::Outcome;
+
+    fn g3_to(hex_name: &str) -> Command {
+        Command::Move {
+            units: vec!["g3".into()],
+            to: hex(hex_name),
+        }
+    }
+
+    fn sewer_move() -> Command {
+        Command::SewerMove {
+            units: vec!["g1".into(), "g2".into(), "gl".into()],
+            to: hex("20E4"),
+        }
+    }
+
+    fn pin_g3() -> Command {
+        Command::Adjudicate {
+            unit: "g3".into(),
+            outcome: Outcome::Pin,
+            note: String::new(),
+        }
+    }
+
+    /// Where an undo asks to start, relative to the commands played before it.
+    #[derive(Clone, Copy)]
+    enum From {
+        /// The first event of the n-th command played in the case (0-based).
+        Command(usize),
+        /// An absolute event number.
+        Seq(u64),
+        /// One past the command's first event.
+        Inside(usize),
+    }
+
+    /// The undo rule as a table: commands played in the German MPh, then an undo asked by a
+    /// side from a point, and the refusal expected (`None`: allowed), ordered as the rule reads:
+    /// the side to act → its own events → whole commands → no die roll, reveal or change of
+    /// the side to act.
+    #[test]
+    fn the_undo_rule_case_by_case() {
+        use ViolationKind::*;
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(
+            &str,
+            Vec<(Side, Command)>,
+            Side,
+            From,
+            Option<(ViolationKind, &str)>,
+        )> = vec![
+            (
+                "a move",
+                vec![(Side::A, g3_to("20A3"))],
+                Side::A,
+                From::Command(0),
+                None,
+            ),
+            (
+                "two moves, back to the first",
+                vec![(Side::A, g3_to("20A3")), (Side::A, g3_to("20A4"))],
+                Side::A,
+                From::Command(0),
+                None,
+            ),
+            (
+                "two moves, the last only",
+                vec![(Side::A, g3_to("20A3")), (Side::A, g3_to("20A4"))],
+                Side::A,
+                From::Command(1),
+                None,
+            ),
+            (
+                "the side not acting",
+                vec![(Side::A, g3_to("20A3"))],
+                Side::B,
+                From::Command(0),
+                Some((WrongSide, "German is to act")),
+            ),
+            (
+                "nothing there",
+                vec![(Side::A, g3_to("20A3"))],
+                Side::A,
+                From::Seq(99),
+                Some((UnknownEvent, "no such events")),
+            ),
+            (
+                "the scenario itself",
+                vec![],
+                Side::A,
+                From::Seq(1),
+                Some((UnknownEvent, "no such events")),
+            ),
+            (
+                "the opponent's adjudication in between",
+                vec![(Side::A, g3_to("20A3")), (Side::B, pin_g3())],
+                Side::A,
+                From::Command(0),
+                Some((NotUndoable, "the Russian's")),
+            ),
+            (
+                "a die roll",
+                vec![(Side::A, sewer_move())],
+                Side::A,
+                From::Command(0),
+                Some((NotUndoable, "die roll")),
+            ),
+            (
+                "half a command",
+                vec![(Side::A, g3_to("20A3")), (Side::A, sewer_move())],
+                Side::A,
+                From::Inside(1),
+                Some((NotUndoable, "commands are taken back whole")),
+            ),
+            (
+                "past the end of the MPh",
+                vec![(Side::A, g3_to("20A3")), (Side::A, Command::Done)],
+                Side::A,
+                From::Command(0),
+                Some((WrongSide, "Russian is to act")),
+            ),
+            (
+                "a dice contribution",
+                vec![(Side::A, Command::ContributeEntropy { nonce: [5; 32] })],
+                Side::A,
+                From::Command(0),
+                Some((NotUndoable, "dice scheme")),
+            ),
+        ];
+        for (name, played, asker, from, expect) in cases {
+            let mut r = start(3);
+            to_german_mph(&mut r);
+            let mut firsts = vec![];
+            for (side, command) in played {
+                firsts.push(r.game().version + 1);
+                play(&mut r, side, command);
+            }
+            let from = match from {
+                From::Command(i) => firsts[i],
+                From::Inside(i) => firsts[i] + 1,
+                From::Seq(s) => s,
+            };
+            let result = r.play(asker, &Command::RequestUndo { from }, &mut seeds());
+            match (expect, result) {
+                (None, Ok(events)) => {
+                    assert!(matches!(events[0], Event::UndoRequested { .. }), "{name}")
+                }
+                (Some((kind, words)), Err(v)) => {
+                    assert_eq!(v.kind, kind, "{name}: {v}");
+                    assert!(v.detail.contains(words), "{name}: {v}");
+                    assert_eq!(v.rule, RULE, "{name}");
+                }
+                (expect, got) => panic!("{name}: expected {expect:?}, got {got:?}"),
+            }
+        }
+    }
+
+    /// The German asks to take back its move. Whether the Russian's HIP unit did something
+    /// meanwhile (an adjudication the German's stream never showed, A12.3) changes neither the
+    /// preview's answer nor the request's: both are judged on what the German may know. The
+    /// Russian, who sees it all, answers, and a consent takes back its hidden event with the
+    /// rest.
+    #[test]
+    fn an_undo_is_judged_on_what_the_asker_was_shown() {
+        const HIDDEN: &str = include_str!("../../tests/hidden/scenario.toml");
+        let mut quiet = start_with(HIDDEN, 3);
+        to_german_mph(&mut quiet);
+        let before = quiet.game().clone();
+        play(
+            &mut quiet,
+            Side::A,
+            Command::Move {
+                units: vec!["gs1".into()],
+                to: hex("20C4"),
+            },
+        );
+        let from = before.version + 1;
+        let mut busy = quiet.clone();
+        play(
+            &mut busy,
+            Side::B,
+            Command::Adjudicate {
+                unit: "rh".into(),
+                outcome: Outcome::Break,
+                note: "`rh` broke".into(),
+            },
+        );
+        assert!(
+            !busy
+                .game()
+                .shows(Viewer::Side(Side::A), &busy.entries().last().unwrap().event),
+            "the German never saw the HIP unit's adjudication"
+        );
+        let ask = Command::RequestUndo { from };
+        let previewed = |r: &Referee| {
+            crate::preview::preview(r.game(), r.entries(), Side::A, &ask)
+                .map(|p| p.summary)
+                .map_err(|v| v.to_string())
+        };
+        assert_eq!(previewed(&quiet), Ok("allowed".into()));
+        assert_eq!(previewed(&busy), previewed(&quiet));
+        for r in [&mut quiet, &mut busy] {
+            play(r, Side::A, ask.clone());
+            play(r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["gs1"].hex, before.units["gs1"].hex);
+            assert_eq!(r.game().units["rh"], before.units["rh"], "taken back too");
+            let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+            assert_eq!(&replayed, r.game());
+        }
+        // A verifier reading either log finds every request and answer legal.
+        assert_eq!(check_logged_all(&quiet), Ok(()));
+        assert_eq!(check_logged_all(&busy), Ok(()));
+    }
+
+    /// Move, ask to undo, consent — in a loop, as a player filling the log would. Each undo is
+    /// logged as the version it returns to, a few bytes, not a position; the side's requests
+    /// stop at the named limit for the Player Turn; replaying the log gives the live game; and
+    /// the export verifies (every request and consent legal, re-decided).
+    #[test]
+    fn undo_in_a_loop_keeps_the_log_small_and_verifiable() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let position =
+            bincode::serde::encode_to_vec(r.game(), bincode::config::standard()).unwrap();
+        let mut cycles = 0;
+        let refused = loop {
+            play(&mut r, Side::A, g3_to("20A3"));
+            let from = r.game().version;
+            match r.play(Side::A, &Command::RequestUndo { from }, &mut seeds()) {
+                Ok(_) => {}
+                Err(v) => break v,
+            }
+            play(&mut r, Side::B, Command::ConsentToUndo);
+            assert_eq!(r.game().units["g3"].hex, hex("20A2"), "cycle {cycles}");
+            cycles += 1;
+        };
+        assert_eq!(cycles, UNDO_REQUESTS_PER_PLAYER_TURN_MAX);
+        assert_eq!(refused.kind, ViolationKind::NotUndoable, "{refused}");
+        assert!(
+            refused.detail.contains("undos this Player Turn"),
+            "{refused}"
+        );
+        for e in r.entries() {
+            let bytes = bincode::serde::encode_to_vec(&e.event, bincode::config::standard())
+                .unwrap()
+                .len();
+            if matches!(e.event, Event::EventsUndoneTo { .. }) {
+                assert!(
+                    bytes < 64 && bytes * 20 < position.len(),
+                    "an undo logged in {bytes} bytes (a position is {})",
+                    position.len()
+                );
+            }
+        }
+        let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+        assert_eq!(&replayed, r.game(), "replay = live");
+        assert_eq!(replayed.state_hash(), r.game().state_hash());
+        assert_eq!(check_logged_all(&r), Ok(()));
+        // The count starts again with the next Player Turn.
+        while r.game().clock.player_turn == 1 {
+            done(&mut r);
+        }
+        assert_eq!(requests_this_player_turn(r.entries(), Side::A), 0);
+        // Played to the end, the game's export verifies to the live state.
+        while !r.game().over {
+            done(&mut r);
+        }
+        let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// Every logged answer and undo re-checked as a verifier reads the log.
+    fn check_logged_all(r: &Referee) -> Result<(), String> {
+        let entries = r.entries();
+        let mut game = Game::replay([&entries[0].event]).unwrap();
+        for (i, entry) in entries.iter().enumerate().skip(1) {
+            check_logged(&game, &entries[..i], entry)?;
+            game::apply(&mut game, &entry.event);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn an_undo_needs_consent_and_restores_the_position_before() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let before = r.game().clone();
+        play(&mut r, Side::A, g3_to("20A3"));
+        play(&mut r, Side::A, g3_to("20A4"));
+        let from = before.version + 1;
+
+        let ask = |r: &mut Referee| play(r, Side::A, Command::RequestUndo { from });
+        ask(&mut r);
+        let own = r
+            .play(Side::A, &Command::ConsentToUndo, &mut seeds())
+            .unwrap_err();
+        assert_eq!(own.kind, ViolationKind::WrongSide, "{own}");
+        play(&mut r, Side::B, Command::DeclineUndo);
+        assert_eq!(
+            r.game().units["g3"].hex,
+            hex("20A4"),
+            "declined: nothing moved"
+        );
+        let late = r
+            .play(Side::B, &Command::ConsentToUndo, &mut seeds())
+            .unwrap_err();
+        assert_eq!(late.kind, ViolationKind::WrongPhase, "{late}");
+
+        ask(&mut r);
+        let events = play(&mut r, Side::B, Command::ConsentToUndo);
+        assert!(matches!(
+            &events[0],
+            Event::EventsUndoneTo { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
+        ));
+        let mut expected = before.clone();
+        expected.version = r.game().version;
+        assert_eq!(r.game(), &expected, "the position before the moves");
+        // The unit has its MF again, and replay of the log reaches the same state.
+        play(&mut r, Side::A, g3_to("20A1"));
+        let replayed = Game::replay(r.entries().iter().map(|e| &e.event)).unwrap();
+        assert_eq!(&replayed, r.game());
+        // An undo is an answer between the players: it cannot be taken back itself.
+        let undo_seq = r
+            .entries()
+            .iter()
+            .find(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
+            .unwrap()
+            .seq;
+        let refused = r
+            .play(
+                Side::A,
+                &Command::RequestUndo { from: undo_seq },
+                &mut seeds(),
+            )
+            .unwrap_err();
+        assert_eq!(refused.kind, ViolationKind::NotUndoable, "{refused}");
+    }
+
+    #[test]
+    fn adjudications_are_answered_once_by_the_opponent() {
+        use ViolationKind::*;
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        play(&mut r, Side::B, pin_g3());
+        let pin = r.game().version;
+        let try_it = |r: &mut Referee, by: Side, command: Command| {
+            r.play(by, &command, &mut seeds())
+                .map_err(|v| (v.kind, v.detail))
+        };
+        let dispute = |event: u64, reason: &str| Command::DisputeAdjudication {
+            event,
+            reason: reason.into(),
+        };
+        for (by, command, kind, words) in [
+            (
+                Side::B,
+                Command::AcceptAdjudication { event: pin },
+                WrongSide,
+                "Russian entered",
+            ),
+            (
+                Side::A,
+                Command::AcceptAdjudication { event: 1 },
+                UnknownEvent,
+                "no adjudication at #1",
+            ),
+            (
+                Side::A,
+                Command::AcceptAdjudication { event: 99 },
+                UnknownEvent,
+                "no adjudication at #99",
+            ),
+            (Side::A, dispute(pin, " "), UnitState, "says why"),
+            (
+                Side::A,
+                dispute(pin, &"x".repeat(REASON_BYTES_MAX + 1)),
+                UnitState,
+                "at most",
+            ),
+        ] {
+            let (got, detail) = try_it(&mut r, by, command).unwrap_err();
+            assert_eq!(got, kind, "{detail}");
+            assert!(detail.contains(words), "{detail}");
+        }
+        try_it(&mut r, Side::A, dispute(pin, "no LOS to A2")).unwrap();
+        let (kind, detail) =
+            try_it(&mut r, Side::A, Command::AcceptAdjudication { event: pin }).unwrap_err();
+        assert_eq!(kind, WrongPhase);
+        assert!(detail.contains("answered at"), "{detail}");
+        assert!(
+            r.game().units["g3"].pinned,
+            "a dispute records; it changes nothing"
+        );
+        let record = describe(&r.game().scenario.sides, &r.entries().last().unwrap().event);
+        assert_eq!(
+            record,
+            format!("German disputed adjudication #{pin}: no LOS to A2 (docs/review.md)")
+        );
+    }
+
+    #[test]
+    fn the_position_alone_cannot_decide_these() {
+        let game = start(3).game().clone();
+        let v = rules::decide(
+            &game,
+            Side::A,
+            &Command::ConsentToUndo,
+            &mut game::dice::ScriptedDice::default(),
+        )
+        .unwrap_err();
+        assert_eq!(v.kind, ViolationKind::NotModelled);
+    }
+}

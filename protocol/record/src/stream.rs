@@ -1,0 +1,443 @@
+//! Each viewer's own stream of a game: the events it may know, projected by
+//! `game::view::project_event`, numbered by the viewer's own sequence, each with a running hash
+//! of the stream so far.
+//!
+//! An event a viewer may not know is simply absent: its stream has no gap, no placeholder and
+//! no number that skips, so nothing in it says that something happened or when. Positions the
+//! stream names (a resume's `since`, `get_state_at`, `get_record`, an adjudication or undo a
+//! player refers to) are in the viewer's sequence; the log's own numbers never reach it.
+//!
+//! The running hash (`StreamHash`) chains the projected events a viewer received, so a
+//! receipt for "what I was shown up to here" can be checked against an export later (every
+//! viewer's stream is rebuilt from the full log) without revealing anything hidden.
+
+use crate::words::{describe, Sides};
+use game::command::Command;
+use game::event::Event;
+use game::phase::Clock;
+use game::view::{project_event, Viewed};
+use game::{apply, hash_encoded, Game, Viewer};
+use rules::violation::{text, RuleViolation, ViolationKind};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The running hash of a viewer's stream after some event of it: the chain of every projected
+/// event it received.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct StreamHash(pub [u8; 32]);
+
+game::digest_text!(StreamHash);
+
+impl StreamHash {
+    /// The hash of a stream that has received nothing yet, for this viewer.
+    pub fn start(viewer: Viewer) -> StreamHash {
+        let name = match viewer {
+            Viewer::Side(side) => format!("side {side:?}"),
+            Viewer::Spectator => "spectator".into(),
+        };
+        StreamHash(blake3::derive_key("asl viewer stream v1", name.as_bytes()))
+    }
+
+    /// The hash after receiving `viewed` as event `seq` of the stream.
+    pub fn next(self, seq: u64, viewed: &Viewed) -> StreamHash {
+        // The encoding of `(self.0, seq, viewed)`: a byte array is encoded as its bytes, with
+        // no length, so they are hashed as they are and the rest encoded after them.
+        StreamHash(hash_encoded(blake3::Hasher::new(), &self.0, &(seq, viewed)))
+    }
+
+    /// Reads 64 hex digits.
+    pub fn from_hex(text: &str) -> Option<StreamHash> {
+        let bytes = data_encoding::HEXLOWER.decode(text.as_bytes()).ok()?;
+        Some(StreamHash(bytes.try_into().ok()?))
+    }
+}
+
+/// One event of a viewer's stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamEntry {
+    /// The event's place in the whole log (never sent to the viewer).
+    pub at: u64,
+    /// Shared with every other viewer shown the event alike (a public event is kept once,
+    /// not once per viewer), and kept out of line so a stream's entries stay small as it grows.
+    pub viewed: Arc<Viewed>,
+    /// The stream's running hash after this event.
+    pub hash: StreamHash,
+    /// The clock before the event: when it happened, which is public.
+    pub clock: Clock,
+}
+
+impl StreamEntry {
+    /// The event in words (`words::describe`): from the projected event and the sides' names
+    /// alone, so they are built when a record page asks for them, not for every event.
+    pub fn text(&self, sides: &Sides<'_>) -> String {
+        describe(sides, &self.viewed.event)
+    }
+
+    /// When it happened ("Turn 1, German Player Turn: MPh").
+    pub fn when(&self, sides: &Sides<'_>) -> String {
+        crate::export::when_at(sides, self.clock)
+    }
+}
+
+/// The viewers a game has, in the order `Streams` keeps them.
+pub const VIEWERS: [Viewer; 3] = [
+    Viewer::Side(board::scenario::Side::A),
+    Viewer::Side(board::scenario::Side::B),
+    Viewer::Spectator,
+];
+
+/// The place of `viewer` in [`VIEWERS`].
+pub fn index(viewer: Viewer) -> usize {
+    VIEWERS
+        .iter()
+        .position(|v| *v == viewer)
+        .expect("every viewer is one of three")
+}
+
+/// Every viewer's streams kept in step with a game as its events are appended, with the
+/// whole game as of the last of them: the position the next event is projected from. It is
+/// a copy of the game taken after each event, not the event applied a second time: the copy
+/// shares the game's unit, weapon and alias maps (`CopyOnWrite`) until an event changes one,
+/// and costs the server less CPU per move than a second `apply` (BENCHMARKS.md).
+#[derive(Clone, Debug)]
+pub struct Following {
+    streams: Streams,
+    before: Game,
+}
+
+impl Following {
+    /// The streams of a whole log, replayed from its `GameCreated`; `None` for a log that does
+    /// not open with one.
+    pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<Following> {
+        let mut events = events.into_iter();
+        let Some(first @ Event::GameCreated { scenario }) = events.next() else {
+            return None;
+        };
+        let mut after = Game::new(scenario.clone());
+        let mut following = Following {
+            streams: Streams::new(),
+            before: after.clone(),
+        };
+        for event in std::iter::once(first).chain(events) {
+            apply(&mut after, event);
+            following.push(&after, event);
+        }
+        Some(following)
+    }
+
+    /// Appends `event`, which took the whole game to `after`, to every stream that may know it.
+    pub fn push(&mut self, after: &Game, event: &Event) {
+        self.streams.push(&self.before, after, event);
+        // The game as it now is, taken rather than re-applied: its maps are shared (`CopyOnWrite`)
+        // until the next event changes one, so each event is applied once, by the referee.
+        self.before = after.clone();
+    }
+
+    pub fn streams(&self) -> &Streams {
+        &self.streams
+    }
+}
+
+/// Every viewer's stream of one game, built event by event from the whole game.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Streams {
+    streams: [Vec<StreamEntry>; 3],
+}
+
+impl Streams {
+    pub fn new() -> Streams {
+        Streams::default()
+    }
+
+    /// The streams of a whole log, replayed from its first event.
+    pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Streams {
+        Following::of_log(events).map_or_else(Streams::new, |f| f.streams)
+    }
+
+    /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
+    /// the stream of every viewer who may know it.
+    pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
+        let mut shown: Option<Arc<Viewed>> = None;
+        for viewer in VIEWERS {
+            let Some(mut viewed) = project_event(before, after, viewer, event) else {
+                continue;
+            };
+            self.renumber(viewer, &mut viewed.event);
+            let viewed = match shown.take() {
+                Some(same) if *same == viewed => same,
+                _ => Arc::new(viewed),
+            };
+            let stream = &mut self.streams[index(viewer)];
+            let seq = stream.len() as u64 + 1;
+            let prev = stream
+                .last()
+                .map_or_else(|| StreamHash::start(viewer), |e| e.hash);
+            stream.push(StreamEntry {
+                at: after.version,
+                hash: prev.next(seq, &viewed),
+                viewed: viewed.clone(),
+                clock: before.clock,
+            });
+            shown = Some(viewed);
+        }
+    }
+
+    /// The viewer's stream: entry `n - 1` is its event `n`.
+    pub fn of(&self, viewer: Viewer) -> &[StreamEntry] {
+        &self.streams[index(viewer)]
+    }
+
+    /// How many events the viewer has received.
+    pub fn len(&self, viewer: Viewer) -> u64 {
+        self.of(viewer).len() as u64
+    }
+
+    /// Whether no viewer has received anything.
+    pub fn is_empty(&self) -> bool {
+        self.streams.iter().all(|s| s.is_empty())
+    }
+
+    /// The running hash of the viewer's stream after its event `seq` (0: nothing received).
+    pub fn hash(&self, viewer: Viewer, seq: u64) -> StreamHash {
+        match seq {
+            0 => StreamHash::start(viewer),
+            n => self.of(viewer)[(n - 1) as usize].hash,
+        }
+    }
+
+    /// The place in the whole log of the viewer's event `seq`, if it has one.
+    pub fn at(&self, viewer: Viewer, seq: u64) -> Option<u64> {
+        let n = usize::try_from(seq.checked_sub(1)?).ok()?;
+        self.of(viewer).get(n).map(|e| e.at)
+    }
+
+    /// The viewer's number for the last event it received at or before log position `at`
+    /// (0 if none).
+    pub fn seq_at_or_before(&self, viewer: Viewer, at: u64) -> u64 {
+        self.of(viewer).partition_point(|e| e.at <= at) as u64
+    }
+
+    /// Which viewer's stream passes through `hash`, and after which of its events: a receipt
+    /// checked against the streams rebuilt from an export.
+    pub fn find(&self, hash: StreamHash) -> Option<(Viewer, u64)> {
+        VIEWERS.into_iter().find_map(|viewer| {
+            let i = self.of(viewer).iter().position(|e| e.hash == hash)?;
+            Some((viewer, i as u64 + 1))
+        })
+    }
+
+    /// A viewer's command with the event numbers it gives (the adjudication it answers, the
+    /// first event of an undo) turned from its stream's numbering into the log's. A number its
+    /// stream does not have is refused here, so no refusal about the log's numbering reaches it.
+    pub fn command_in_log(
+        &self,
+        viewer: Viewer,
+        command: Command,
+    ) -> Result<Command, RuleViolation> {
+        command_in_log(command, |n| self.at(viewer, n))
+    }
+
+    /// The viewer's own number for the event at log position `at`, if it was shown that very
+    /// event (a refusal's [`Piece::Event`](rules::violation::Piece)).
+    pub fn seq_of(&self, viewer: Viewer, at: u64) -> Option<u64> {
+        let stream = self.of(viewer);
+        let i = stream.partition_point(|e| e.at < at);
+        (stream.get(i)?.at == at).then_some(i as u64 + 1)
+    }
+
+    /// Log positions in events that refer to earlier events, turned into the viewer's own
+    /// numbers: the adjudication answered, the range an undo takes back.
+    fn renumber(&self, viewer: Viewer, event: &mut Event) {
+        let seq = |at: u64| self.seq_at_or_before(viewer, at);
+        match event {
+            Event::AdjudicationAccepted { event, .. }
+            | Event::AdjudicationDisputed { event, .. } => *event = seq(*event),
+            Event::UndoRequested { from, to, .. } | Event::EventsUndone { from, to, .. } => {
+                // The first of its own events at or after `from`, the last at or before `to`.
+                *from = seq(from.saturating_sub(1)) + 1;
+                *to = seq(*to);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `command` with the event numbers it gives (the adjudication it answers, the first event of
+/// an undo, the roll it cites) turned into the log's by `at`, a viewer's stream's lookup
+/// ([`Streams::at`]). A command that names no event never calls `at`: a server asks for a
+/// viewer's stream only when a command needs it, so a game nobody watches builds none.
+pub fn command_in_log(
+    command: Command,
+    at: impl Fn(u64) -> Option<u64>,
+) -> Result<Command, RuleViolation> {
+    let at = |n: u64| {
+        at(n).ok_or_else(|| {
+            // In the player's own numbers already: a piece of text, never renumbered.
+            RuleViolation::with(
+                "docs/review.md",
+                ViolationKind::UnknownEvent,
+                vec![text(format!("there is no event #{n} in your record"))],
+            )
+        })
+    };
+    Ok(match command {
+        Command::AcceptAdjudication { event } => Command::AcceptAdjudication { event: at(event)? },
+        Command::DisputeAdjudication { event, reason } => Command::DisputeAdjudication {
+            event: at(event)?,
+            reason,
+        },
+        Command::RequestUndo { from } => Command::RequestUndo { from: at(from)? },
+        // The roll cited is numbered as the citing player's record numbers it, like any
+        // other event a player names (issue 36: only the log's number used to work).
+        Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll,
+            note,
+        } => Command::AdjudicateAfterRoll {
+            unit,
+            outcome,
+            roll: at(roll)?,
+            note,
+        },
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that skips log event 3 (hidden from side A).
+    fn skipping_three() -> (Streams, Viewer) {
+        let viewer = Viewer::Side(board::scenario::Side::A);
+        let mut streams = Streams::new();
+        for at in [1, 2, 4, 5] {
+            streams.streams[index(viewer)].push(StreamEntry {
+                at,
+                viewed: Arc::new(Viewed {
+                    event: Event::GameEnded { turns_played: 1 },
+                    renamed: vec![],
+                    weapons: vec![],
+                }),
+                hash: StreamHash::default(),
+                clock: game::phase::Clock::START,
+            });
+        }
+        (streams, viewer)
+    }
+
+    #[test]
+    fn numbers_go_between_the_stream_and_the_log() {
+        let (streams, viewer) = skipping_three();
+        assert_eq!(
+            streams.command_in_log(viewer, Command::RequestUndo { from: 3 }),
+            Ok(Command::RequestUndo { from: 4 })
+        );
+        let after_roll = |roll| Command::AdjudicateAfterRoll {
+            unit: "337a".into(),
+            outcome: game::command::Outcome::Break,
+            roll,
+            note: String::new(),
+        };
+        assert_eq!(
+            streams.command_in_log(viewer, after_roll(4)),
+            Ok(after_roll(5)),
+            "a roll is cited by the citing player's own number"
+        );
+        let refused = streams
+            .command_in_log(viewer, Command::AcceptAdjudication { event: 5 })
+            .unwrap_err();
+        assert_eq!(refused.kind, ViolationKind::UnknownEvent);
+        assert_eq!(refused.detail, "there is no event #5 in your record");
+        // An event is named by the viewer's number for that very event, and a hidden one by
+        // none: never by the number of the viewer's event before it.
+        assert_eq!(streams.seq_of(viewer, 4), Some(3));
+        assert_eq!(streams.seq_of(viewer, 3), None);
+        assert_eq!(streams.seq_of(viewer, 6), None);
+    }
+
+    /// A server builds a loaded game's streams from its log when first read, then pushes each
+    /// event appended after: at whatever point that happens, the streams are the ones pushed
+    /// event by event from the start, against a copy of the game before each.
+    #[test]
+    fn streams_of_a_log_at_any_point_then_pushed_on_are_the_streams_pushed_throughout() {
+        let referee = crate::referee::testing::full_game();
+        let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
+        let Event::GameCreated { scenario } = events[0] else {
+            unreachable!()
+        };
+        let mut throughout = Streams::new();
+        let mut games = vec![Game::new(scenario.clone())];
+        for event in &events {
+            let mut after = games.last().unwrap().clone();
+            apply(&mut after, event);
+            throughout.push(games.last().unwrap(), &after, event);
+            games.push(after);
+        }
+        assert_eq!(Streams::of_log(events.iter().copied()), throughout);
+        for cut in (1..events.len()).step_by(5) {
+            let mut streams = Streams::of_log(events[..cut].iter().copied());
+            for (i, event) in events.iter().enumerate().skip(cut) {
+                streams.push(&games[i], &games[i + 1], event);
+            }
+            assert_eq!(streams, throughout, "built at event {cut}");
+        }
+    }
+
+    /// An event every viewer is shown alike is kept once for all of them; one shown
+    /// differently (a unit under another name, or not at all) is each viewer's own.
+    #[test]
+    fn an_event_shown_alike_is_kept_once() {
+        let referee = crate::referee::testing::full_game();
+        let streams = Streams::of_log(referee.entries().iter().map(|e| &e.event));
+        let (mut shared, mut own) = (0, 0);
+        for at in 1..=referee.entries().len() as u64 {
+            let shown: Vec<&Arc<Viewed>> = VIEWERS
+                .iter()
+                .filter_map(|v| streams.of(*v).iter().find(|e| e.at == at))
+                .map(|e| &e.viewed)
+                .collect();
+            for pair in shown.windows(2) {
+                assert_eq!(
+                    Arc::ptr_eq(pair[0], pair[1]),
+                    pair[0] == pair[1],
+                    "event {at}"
+                );
+                if pair[0] == pair[1] {
+                    shared += 1;
+                } else {
+                    own += 1;
+                }
+            }
+        }
+        assert!(shared > 0 && own > 0, "{shared} shared, {own} each its own");
+    }
+
+    #[test]
+    fn a_stream_hash_depends_on_the_viewer_the_sequence_and_the_event() {
+        let viewed = Viewed {
+            event: Event::GameEnded { turns_played: 1 },
+            renamed: vec![],
+            weapons: vec![],
+        };
+        let a = StreamHash::start(Viewer::Side(board::scenario::Side::A));
+        let s = StreamHash::start(Viewer::Spectator);
+        assert_ne!(a, s);
+        assert_ne!(a.next(1, &viewed), s.next(1, &viewed));
+        assert_ne!(a.next(1, &viewed), a.next(2, &viewed));
+        let other = Viewed {
+            event: Event::GameEnded { turns_played: 2 },
+            ..viewed.clone()
+        };
+        assert_ne!(a.next(1, &viewed), a.next(1, &other));
+        assert_eq!(StreamHash::from_hex(&a.to_string()), Some(a));
+        // The hash is blake3 of the standard bincode encoding of (previous, seq, event), as
+        // receipts and exports kept from earlier servers were made: hashing the encoding as it
+        // is written must give the same bytes' hash.
+        let bytes =
+            bincode::serde::encode_to_vec((a.0, 7u64, &viewed), bincode::config::standard())
+                .unwrap();
+        assert_eq!(a.next(7, &viewed).0, *blake3::hash(&bytes).as_bytes());
+    }
+}

@@ -1,0 +1,1046 @@
+//! `DeclareAttack` / `ResolveAttack`: the engine does not compute fire, but the rules care
+//! when it happens — no WA in the target hex may change between an attack's declaration and
+//! its resolution (B9.322). An attack the engine resolves by the rules has its effects
+//! applied by `rules::morale`; any other outcome is entered with `Adjudicate`.
+
+use super::own_unit;
+use crate::fire::resolution;
+use crate::morale;
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use board::hex::Hex;
+use board::scenario::{Side, UnitId};
+use game::dice::DiceSource;
+use game::event::Event;
+use game::phase::Phase;
+use game::{Emergence, Game, Underground};
+
+/// Which side fires in which phase: the ATTACKER in its PFPh and AFPh, the DEFENDER in the
+/// MPh (Defensive First Fire) and DFPh.
+fn fires_now(game: &Game, by: Side) -> bool {
+    let attacker = game.attacker() == by;
+    match game.clock.phase() {
+        Phase::PrepFire | Phase::AdvancingFire => attacker,
+        Phase::Movement | Phase::DefensiveFire => !attacker,
+        _ => false,
+    }
+}
+
+pub(super) fn declare(
+    game: &Game,
+    by: Side,
+    firers: &[UnitId],
+    target: Hex,
+    into_sewer: bool,
+) -> Result<Vec<Event>, RuleViolation> {
+    if !fires_now(game, by) {
+        return Err(RuleViolation::new(
+            game.clock.phase().rule(),
+            ViolationKind::WrongPhase,
+            format!(
+                "the {} does not fire in the {}",
+                game.side_name(by),
+                game.clock.phase()
+            ),
+        ));
+    }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "B9.322",
+            ViolationKind::WrongPhase,
+            format!("the attack on {} must be resolved first", a.target),
+        ));
+    }
+    if firers.is_empty() {
+        return Err(RuleViolation::new(
+            "A7",
+            ViolationKind::UnknownUnit,
+            "name the firing units",
+        ));
+    }
+    super::check_named_once(firers, "A7", " among the firers")?;
+    // A support weapon named among the firers fires in the hands of the unit possessing it
+    // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
+    let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers
+        .iter()
+        .cloned()
+        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let mut shooters = firers.clone();
+    let mut holders = vec![];
+    for id in &weapons {
+        let holder = check_weapon(game, by, id)?;
+        if !into_sewer {
+            check_weapon_counters(game, id, holder, target)?;
+        }
+        // A7.1: a SW fires in one fire phase of a Player Turn, as its possessor does; in the
+        // AFPh a weapon whose possessor is marked Prep Fire fired in the PFPh, or has had its
+        // one AFPh shot (A4.41) — but an Opportunity Firer's, which keeps its ROF (A7.25).
+        if game.clock.phase() == Phase::AdvancingFire
+            && game.prep_fired.contains(holder)
+            && !game.opportunity_fire.contains(holder)
+        {
+            return Err(RuleViolation::with(
+                "A7.1",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::Given(id.clone()),
+                    " is possessed by ",
+                    Piece::unit(holder),
+                    ", marked Prep Fire: it has fired in this Player Turn already, and a SW fires in only one fire phase of a Player Turn"
+                ],
+            ));
+        }
+        holders.push(holder);
+        if !shooters.contains(holder) {
+            shooters.push(holder.clone());
+        }
+    }
+    if holders.iter().any(|id| {
+        game.units
+            .get(*id)
+            .is_some_and(|u| u.kind == board::scenario::UnitKind::Leader)
+    }) {
+        // A9.12: a leader fires a SW only as Area Fire and gives up his leadership DRM; the
+        // engine's Fire Groups do not model either, so it is not declared here.
+        return Err(RuleViolation::new(
+            "A9.12",
+            ViolationKind::UnitState,
+            "a leader's fire with a SW (Area Fire, no leadership DRM) is not modelled: adjudicate it",
+        ));
+    }
+    let firers = &firers[..];
+    for id in &shooters {
+        let unit = own_unit(game, by, id)?;
+        if !unit.is_good_order() {
+            return Err(RuleViolation::with(
+                "A7",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), " is broken and cannot fire"],
+            ));
+        }
+        if game.clock.phase() == Phase::PrepFire && game.opportunity_fire.contains(id) {
+            // A7.25: an Opportunity Firer holds its fire, and its SW's, until the AFPh.
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is designated an Opportunity Firer: it holds its fire until the AFPh"
+                ],
+            ));
+        }
+        check_line_of_fire(game, unit, target, into_sewer)?;
+        if !into_sewer && firers.contains(id) {
+            check_fire_counters(game, unit, target)?;
+        }
+    }
+    check_fire_group(game, &shooters)?;
+    let targets = |u: &&game::Unit| {
+        u.side != by
+            && !u.hidden
+            && match u.underground {
+                Some(Underground::Sewer { .. }) => into_sewer,
+                Some(Underground::Tunnel) => false, // never attacked (B8.6)
+                None => !into_sewer,
+            }
+    };
+    let seen = into_sewer || sees(game, &shooters, target, &targets);
+    let first_fire = !into_sewer && game.clock.phase() == Phase::Movement;
+    if first_fire && moving_above_ground(game, by) {
+        // A8.1 names the reason before A7 does: a stack is moving, and not in this hex.
+        check_moving_target(game, by, target)?;
+    }
+    if !game.units_in(target).any(|u| targets(&u)) {
+        return Err(RuleViolation::new(
+            if into_sewer { "B8.3" } else { "A7" },
+            ViolationKind::Geometry,
+            format!(
+                "no enemy unit {} {target} to fire at",
+                if into_sewer {
+                    "in the sewer beneath"
+                } else {
+                    "in"
+                }
+            ),
+        ));
+    }
+    if first_fire {
+        check_moving_target(game, by, target)?;
+        check_closest_known(game, by, firers, target)?;
+    }
+    let declared = Event::AttackDeclared {
+        by,
+        firers: firers.to_vec(),
+        weapons,
+        target,
+        into_sewer,
+    };
+    if !seen {
+        // A6.11: the LOS check after the declaration shows no LOS. The attack is not made,
+        // but the declaring units still count as having fired for everything (a unit that
+        // did so in its PFPh does not move, A4.1): declared, and over at once.
+        return Ok(vec![declared, Event::AttackResolved { by, target }]);
+    }
+    Ok(vec![declared])
+}
+
+/// `opportunity UNIT…`: the ATTACKER designates Opportunity Firers in his PFPh (A7.25, A3.2)
+/// — units that hold their fire instead of Prep Firing, to fire in the AFPh without Advancing
+/// Fire's halving (A7.24). The Bounding Fire counter it places is seen by both sides; the unit
+/// does not move in the MPh (A3.3, `movement::check_not_prep_fired`). Only Good Order units
+/// that have not fired this phase may take it, and a unit under "?" or HIP is refused: what
+/// designating one does to its concealment is not sourced.
+pub(super) fn mark_opportunity_fire(
+    game: &Game,
+    by: Side,
+    units: &[UnitId],
+) -> Result<Vec<Event>, RuleViolation> {
+    if game.clock.phase() != Phase::PrepFire || game.attacker() != by {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::WrongPhase,
+            format!(
+                "Opportunity Firers are designated by the ATTACKER in his PFPh, and this is the {}'s {}",
+                game.side_name(game.attacker()),
+                game.clock.phase()
+            ),
+        ));
+    }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "B9.322",
+            ViolationKind::WrongPhase,
+            format!("the attack on {} must be resolved first", a.target),
+        ));
+    }
+    if units.is_empty() {
+        return Err(RuleViolation::new(
+            "A7.25",
+            ViolationKind::UnknownUnit,
+            "name the units to designate as Opportunity Firers",
+        ));
+    }
+    for (i, id) in units.iter().enumerate() {
+        if units[..i].contains(id) {
+            return Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnknownUnit,
+                pieces![Piece::Given(id.clone()), " is named twice"],
+            ));
+        }
+        let unit = own_unit(game, by, id)?;
+        let refuse = |why: &str| {
+            Err(RuleViolation::with(
+                "A7.25",
+                ViolationKind::UnitState,
+                pieces![Piece::unit(id), why.to_string()],
+            ))
+        };
+        if !unit.is_good_order() {
+            return refuse(" is not in Good Order: only a Good Order unit holds its fire as an Opportunity Firer");
+        }
+        if !matches!(
+            unit.kind,
+            board::scenario::UnitKind::Squad
+                | board::scenario::UnitKind::HalfSquad
+                | board::scenario::UnitKind::Crew
+                | board::scenario::UnitKind::Leader
+                | board::scenario::UnitKind::Hero
+        ) {
+            return refuse(" is not Infantry: only Infantry are designated Opportunity Firers here (vehicles and Guns are not modelled)");
+        }
+        if game.prep_fired.contains(id) {
+            return refuse(" has fired in this PFPh: an Opportunity Firer holds its fire instead of Prep Firing");
+        }
+        if game.opportunity_fire.contains(id) {
+            return refuse(" is already designated an Opportunity Firer");
+        }
+        if unit.concealed || unit.hidden {
+            return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment is not ruled by the engine; reveal it, or adjudicate");
+        }
+    }
+    Ok(vec![Event::OpportunityFireMarked {
+        units: units.to_vec(),
+    }])
+}
+
+/// The shape of a Fire Group (A7.5, A7.531): its firing units — the MMC named and the
+/// possessors of the SW named — stand in one Location or in a chain of ADJACENT ones, each
+/// joined to the rest through firers ADJACENT to it, so no unit fires along with a group it
+/// does not touch. A leader named among them directs the group only if every firing unit shares
+/// his Location: he adds no FP of his own, so naming him with a Fire Group spread over several
+/// Locations, or with units outside his own, is refused rather than read as fire without him.
+/// ADJACENT is read here as "within one hex": whether Locations on different levels are
+/// ADJACENT is for the resolution to leave to the players (`fire::resolution`).
+fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolation> {
+    use board::scenario::UnitKind;
+    let units: Vec<&game::Unit> = shooters
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .collect();
+    let (leaders, firing): (Vec<&game::Unit>, Vec<&game::Unit>) =
+        units.iter().partition(|u| u.kind == UnitKind::Leader);
+    // A7.5: walk the chain from the first firer through firers ADJACENT to one reached.
+    let geometry = game.scenario.geometry();
+    let joined =
+        |a: &game::Unit, b: &game::Unit| geometry.distance(a.hex, b.hex).is_some_and(|d| d <= 1);
+    let mut reached = vec![false; firing.len()];
+    if !firing.is_empty() {
+        reached[0] = true;
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for i in 0..firing.len() {
+                if !reached[i]
+                    && (0..firing.len()).any(|j| reached[j] && joined(firing[i], firing[j]))
+                {
+                    reached[i] = true;
+                    grew = true;
+                }
+            }
+        }
+    }
+    if let Some(apart) = reached.iter().position(|r| !r) {
+        return Err(RuleViolation::with(
+            "A7.5",
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(&firing[apart].id),
+                format!(" in {} is not joined to ", firing[apart].hex),
+                Piece::unit(&firing[0].id),
+                format!(
+                    " in {} by a chain of firers in ADJACENT Locations: a Fire Group of several Locations must be one unbroken chain",
+                    firing[0].hex
+                )
+            ],
+        ));
+    }
+    // A7.531: a leader directs only a Fire Group whose firing units all share his Location.
+    for leader in &leaders {
+        if let Some(away) = firing.iter().find(|u| !game.same_location(u, leader)) {
+            return Err(RuleViolation::with(
+                "A7.531",
+                ViolationKind::Geometry,
+                pieces![
+                    Piece::unit(&away.id),
+                    " is not in ",
+                    Piece::unit(&leader.id),
+                    "'s Location: a leader directs a Fire Group only when every unit firing in it shares his Location"
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a support weapon named among the firers may fire (A9.1, A9.2, A9.7): possessed by
+/// a unit of the firing side, given its FP, range and B# by the scenario, not malfunctioned,
+/// and not fired yet this phase. Returns its possessor. A weapon held by a unit the side may
+/// not know of reads as no weapon at all.
+fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, RuleViolation> {
+    let given = || Piece::Given(id.to_string());
+    let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {
+        Err(RuleViolation::with(rule, kind, why))
+    };
+    let Some(w) = game.weapons.get(id) else {
+        return Err(crate::violation::no_such_unit(id, " in this game"));
+    };
+    let Some(holder) = &w.held_by else {
+        return refuse(
+            "A9.1",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                format!(" lies unpossessed in {}: a support weapon fires only in the hands of the unit possessing it", w.hex)
+            ],
+        );
+    };
+    match game.units.get(holder) {
+        Some(u) if u.side != by => {
+            if u.hidden || u.concealed {
+                return Err(crate::violation::no_such_unit(id, " in this game"));
+            }
+            return refuse(
+                "A9.1",
+                ViolationKind::NotYourUnit,
+                pieces![given(), " is possessed by an enemy unit"],
+            );
+        }
+        None => return Err(crate::violation::no_such_unit(id, " in this game")),
+        Some(_) => {}
+    }
+    if w.ratings.is_none() {
+        return refuse(
+            "A9.1",
+            ViolationKind::UnitState,
+            pieces![
+                "the scenario gives ",
+                given(),
+                " no FP, normal range and Breakdown Number: its `[[weapons]]` entry needs `fp`, `range` and `breakdown` for the engine to fire it"
+            ],
+        );
+    }
+    if w.malfunctioned {
+        return refuse(
+            "A9.7",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                " has malfunctioned and does not fire until it is repaired"
+            ],
+        );
+    }
+    if w.fired
+        && game.clock.phase() == Phase::AdvancingFire
+        && !game.opportunity_fire.contains(holder)
+    {
+        return refuse(
+            "A4.41",
+            ViolationKind::UnitState,
+            pieces![
+                given(),
+                " has fired in this AFPh: a weapon fired in the AFPh has one shot whatever its ROF (unless its possessor is an Opportunity Firer)"
+            ],
+        );
+    }
+    // A8.1: in the MPh a weapon whose ROF is spent carries a Fire counter and may still fire
+    // as Subsequent First Fire or FPF (`check_weapon_counters`, its resolution the players').
+    let marked = game.first_fired.contains(id) || game.final_fired.contains(id);
+    if w.fired && !(marked && game.clock.phase() == Phase::Movement) {
+        let why = match ratings_rof(w) {
+            Some(rof) => format!(" has fired this phase and did not keep its Multiple ROF: it fires again only after an IFT DR whose coloured dr is {rof} or less"),
+            None => " has fired this phase and has no Multiple ROF (the scenario gives it none): it fires once a phase".to_string(),
+        };
+        return refuse("A9.2", ViolationKind::UnitState, pieces![given(), why]);
+    }
+    Ok(holder)
+}
+
+/// What a support weapon's own Fire counter leaves it (A8.1, A8.3, A8.31, A8.4), as
+/// `check_fire_counters` does for a unit's, from its possessor's hex: in the MPh a weapon
+/// marked First Fire fires again only within its normal range, one marked Final Fire only at a
+/// moving unit adjacent or in its hex; in the DFPh one marked First Fire fires only at units
+/// adjacent or in its hex, and one marked Final Fire does not fire.
+fn check_weapon_counters(
+    game: &Game,
+    weapon: &str,
+    holder: &UnitId,
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let first = game.first_fired.contains(weapon);
+    let last = game.final_fired.contains(weapon);
+    if !first && !last {
+        return Ok(());
+    }
+    let range = game
+        .units
+        .get(holder)
+        .and_then(|u| game.scenario.geometry().distance(u.hex, target));
+    let normal = game
+        .weapons
+        .get(weapon)
+        .and_then(|w| w.ratings)
+        .map(|r| u32::from(r.range));
+    let given = || Piece::Given(weapon.to_string());
+    let refuse = |rule: &str, why: String| {
+        Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![given(), why],
+        ))
+    };
+    match game.clock.phase() {
+        Phase::Movement if last => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.31", format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")),
+        },
+        Phase::Movement => match (range, normal) {
+            (Some(r), Some(n)) if r > n => refuse("A8.3", format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")),
+            _ => Ok(()),
+        },
+        Phase::DefensiveFire if last => refuse(
+            "A8.4",
+            " is marked Final Fire and fires no more this Player Turn".to_string(),
+        ),
+        Phase::DefensiveFire => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse("A8.4", format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its possessor's hex, and {target} is farther")),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The Multiple ROF the scenario gives a weapon (A9.2), if any.
+fn ratings_rof(w: &game::Weapon) -> Option<u8> {
+    w.ratings.and_then(|r| r.rof)
+}
+
+/// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
+/// marked Prep Fire and fire no more that Player Turn — not again in the PFPh, nor in the AFPh
+/// (A7.1, A3.5); one that fired in the AFPh is marked the same way.
+/// A DEFENDER unit's (A8.1, A8.3, A8.31, A8.4): in the MPh a unit
+/// marked First Fire fires again only as Subsequent First Fire, at a target within its normal
+/// range; one marked Final Fire only as Final Protective Fire, at a target adjacent or in its
+/// own hex. In the DFPh a unit marked First Fire fires only at adjacent units or those in its
+/// own hex, and one marked Final Fire does not fire.
+fn check_fire_counters(game: &Game, firer: &game::Unit, target: Hex) -> Result<(), RuleViolation> {
+    let id = &firer.id;
+    let phase = game.clock.phase();
+    let range = game.scenario.geometry().distance(firer.hex, target);
+    let refuse =
+        |rule: &str, why: Vec<Piece>| Err(RuleViolation::with(rule, ViolationKind::UnitState, why));
+    let first = game.first_fired.contains(id);
+    let last = game.final_fired.contains(id);
+    match phase {
+        Phase::Movement if last => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse(
+                "A8.31",
+                pieces![Piece::unit(id), format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")],
+            ),
+        },
+        Phase::Movement if first => {
+            let normal = resolution::normal_range(firer);
+            match (range, normal) {
+                (Some(r), Some(n)) if r > n => refuse(
+                    "A8.3",
+                    pieces![Piece::unit(id), format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")],
+                ),
+                _ => Ok(()),
+            }
+        }
+        Phase::PrepFire | Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
+            "A7.1",
+            pieces![Piece::unit(id), " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once"],
+        ),
+        Phase::DefensiveFire if last => refuse(
+            "A8.4",
+            pieces![Piece::unit(id), " is marked Final Fire and fires no more this Player Turn"],
+        ),
+        Phase::DefensiveFire if first => match range {
+            Some(0 | 1) => Ok(()),
+            _ => refuse(
+                "A8.4",
+                pieces![Piece::unit(id), format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its own hex, and {target} is farther")],
+            ),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// The units of the stack moving now (A4.2) that are in `hex`: the only ones Defensive First
+/// Fire may attack (A8.1). A stack that stopped, or that another unit's move has ended, is no
+/// longer moving. Hidden units are not counted: the firer does not know them.
+pub(crate) fn moving_in(game: &Game, by: Side, hex: Hex) -> Vec<&game::Unit> {
+    let record = &game.movement;
+    game.units_above(hex)
+        .filter(|u| {
+            u.side != by
+                && !u.hidden
+                && record.moving_stack.contains(&u.id)
+                && !record.finished.contains(&u.id)
+        })
+        .collect()
+}
+
+/// Whether an enemy stack the firer's side sees is moving above ground now (A4.2).
+fn moving_above_ground(game: &Game, by: Side) -> bool {
+    let record = &game.movement;
+    record
+        .moving_stack
+        .iter()
+        .filter(|id| !record.finished.contains(*id))
+        .filter_map(|id| game.units.get(id))
+        .any(|u| u.side != by && !u.hidden && !u.eliminated && u.underground.is_none())
+}
+
+/// A8.1: Defensive First Fire attacks only the stack that is moving, in the Location it is in
+/// now; once it has moved on, or another unit has begun to move, that chance is gone. The
+/// DEFENDER need not be asked at every hex: he may declare whenever the moving stack stands
+/// where he wants to fire at it.
+fn check_moving_target(game: &Game, by: Side, target: Hex) -> Result<(), RuleViolation> {
+    if !moving_in(game, by, target).is_empty() {
+        return Ok(());
+    }
+    let moving: Vec<&UnitId> = game
+        .movement
+        .moving_stack
+        .iter()
+        .filter(|id| !game.movement.finished.contains(*id))
+        .filter(|id| {
+            game.units
+                .get(*id)
+                .is_some_and(|u| !u.hidden && u.side != by)
+        })
+        .collect();
+    let why = if moving.is_empty() {
+        pieces![format!(
+            "no enemy stack is moving: Defensive First Fire attacks only the stack moving now, in the Location it is in, and none is in {target}"
+        )]
+    } else {
+        let mut why = pieces!["Defensive First Fire attacks only the stack moving now ("];
+        why.extend(Piece::units(moving));
+        why.extend(pieces![format!(
+            "), in the Location it is in, and it is not in {target}"
+        )]);
+        why
+    };
+    Err(RuleViolation::with("A8.1", ViolationKind::Geometry, why))
+}
+
+/// A8.3: Subsequent First Fire goes at no target farther than the closest Known enemy unit the
+/// firer sees. Only unconcealed units count here; a concealed one closer is left to the
+/// players when the attack is resolved (`resolution::assess`).
+fn check_closest_known(
+    game: &Game,
+    by: Side,
+    firers: &[UnitId],
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let geometry = game.scenario.geometry();
+    for id in firers {
+        let Some(u) = game.units.get(id) else {
+            continue;
+        };
+        if !game.first_fired.contains(id) || game.final_fired.contains(id) {
+            continue;
+        }
+        let Some(range) = geometry.distance(u.hex, target) else {
+            continue;
+        };
+        let closer = resolution::closer_enemies(game, by, u, range);
+        if let Some(near) = closer.iter().find(|e| !e.concealed) {
+            let at = geometry.distance(u.hex, near.hex).unwrap_or(0);
+            return Err(RuleViolation::with(
+                "A8.3",
+                ViolationKind::Geometry,
+                pieces![
+                    Piece::unit(id),
+                    format!(" is marked First Fire: Subsequent First Fire goes at no target farther than the closest Known enemy unit it sees, and one is {at} hexes away in {}, nearer than {target}", near.hex)
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Who may fire at what below ground (B8.2, B8.3, B8.43, B8.6): nobody in a tunnel fires or is
+/// fired on; fire into a sewer comes only from units with a LOS to it — in the Manhole above a
+/// discovered stack, or in an adjacent sewer Location — and never from a vehicle; a sewer
+/// unit fires at the Manhole above it only in the AFPh after being discovered.
+fn check_line_of_fire(
+    game: &Game,
+    firer: &game::Unit,
+    target: Hex,
+    into_sewer: bool,
+) -> Result<(), RuleViolation> {
+    let refuse =
+        |rule: &str, why: Vec<Piece>| Err(RuleViolation::with(rule, ViolationKind::Geometry, why));
+    let id = &firer.id;
+    match (&firer.underground, into_sewer) {
+        (Some(Underground::Tunnel), _) => refuse(
+            "B8.6",
+            pieces![Piece::unit(id), " is in a tunnel and sees no enemy unit"],
+        ),
+        (Some(Underground::Sewer { emergence, .. }), false) => {
+            let allowed = firer.hex == target
+                && game.clock.phase() == Phase::AdvancingFire
+                && *emergence == Some(Emergence::Discovered);
+            if allowed {
+                Ok(())
+            } else {
+                refuse(
+                    "B8.43",
+                    pieces![Piece::unit(id), " in the sewer may attack only the Manhole Location above it, in the AFPh, after being discovered"],
+                )
+            }
+        }
+        (Some(Underground::Sewer { .. }), true) => {
+            if game.scenario.geometry().is_adjacent(firer.hex, target) {
+                Ok(())
+            } else {
+                refuse(
+                    "B8.2",
+                    pieces![Piece::unit(id), " sees only adjacent sewer Locations"],
+                )
+            }
+        }
+        (None, true) => {
+            if firer.kind == board::scenario::UnitKind::Vehicle {
+                return refuse(
+                    "B8.3",
+                    pieces![
+                        Piece::unit(id),
+                        " is a vehicle; vehicles never fire into a sewer"
+                    ],
+                );
+            }
+            let discovered = game.units_in(target).any(|u| {
+                matches!(
+                    u.underground,
+                    Some(Underground::Sewer {
+                        emergence: Some(Emergence::Discovered),
+                        ..
+                    })
+                )
+            });
+            if firer.hex == target && discovered {
+                Ok(())
+            } else {
+                refuse(
+                    "B8.3",
+                    pieces![Piece::unit(id), format!(" has no LOS into the sewer beneath {target}: only units in the Manhole above a discovered stack, or in an adjacent sewer Location, have one")],
+                )
+            }
+        }
+        (None, false) => Ok(()),
+    }
+}
+
+/// A6.11: whether each firer has a LOS to an enemy unit it attacks in the target hex, traced
+/// by the engine (`rules::los`). The LOS is checked only once the attack is declared; without
+/// one the attack is not made, but the declaring units have still fired (`declare`).
+fn sees(
+    game: &Game,
+    firers: &[UnitId],
+    target: Hex,
+    targets: &dyn Fn(&&game::Unit) -> bool,
+) -> bool {
+    use crate::los::{verdict_on, Spot};
+    use board::los::{LosMap, Verdict};
+    let enemies: Vec<&game::Unit> = game.units_in(target).filter(|u| targets(u)).collect();
+    if enemies.is_empty() {
+        return true; // refused for want of a target
+    }
+    let map = LosMap::of(&game.scenario);
+    // Below ground, B8.2/B8.43 alone say who sees what (`check_line_of_fire`).
+    firers
+        .iter()
+        .filter(|id| game.units.get(*id).is_some_and(|u| u.underground.is_none()))
+        .all(|id| {
+            let firer = Spot::Unit(id.clone());
+            enemies.iter().any(|e| {
+                verdict_on(game, map, &firer, &Spot::Unit(e.id.clone()))
+                    .is_ok_and(|v| v != Verdict::Blocked)
+            })
+        })
+}
+
+/// Ends the side's declared attack. Where everything the attack needs is modelled, the engine
+/// resolves it by the rules first (`fire::resolution`): the DR through the game's dice, logged
+/// with its FP, column, DRMs and IFT result (A7.3). Otherwise it says why the outcome is the
+/// players' to adjudicate (A7). Every check comes before the first die.
+pub(super) fn resolve(
+    game: &Game,
+    by: Side,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(a) = game.attack.as_ref().filter(|a| a.by == by) else {
+        return Err(RuleViolation::new(
+            "A7",
+            ViolationKind::WrongPhase,
+            "this side has no declared attack to resolve",
+        ));
+    };
+    let resolved = Event::AttackResolved {
+        by,
+        target: a.target,
+    };
+    // A8.2: Defensive First Fire in the MPh leaves Residual FP where it struck, whoever
+    // resolves it; the players determine how much when they resolve the attack.
+    let first_fire = game.clock.phase() == Phase::Movement && !a.into_sewer;
+    let named: Vec<UnitId> = a.firers.iter().chain(&a.weapons).cloned().collect();
+    match resolution::assess(game, by, &named, a.target, a.into_sewer) {
+        Err(unruled) => {
+            let mut events = vec![Event::AttackLeftToPlayers {
+                by,
+                target: a.target,
+                rule: unruled.rule.to_string(),
+                why: unruled.why,
+            }];
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: None,
+                });
+            }
+            events.push(resolved);
+            Ok(events)
+        }
+        Ok(assessment) => {
+            let fired = resolution::roll(game, by, &assessment, dice)
+                .ok_or_else(|| no_dice("the attack"))?;
+            let read = Event::IftAttackResolved {
+                by,
+                target: a.target,
+                fp: assessment.fp_words(),
+                column: fired.column.fp(),
+                cowered: fired.cowered,
+                final_dr: fired.roll.final_result,
+                result: fired.result.to_string(),
+            };
+            // The result's effects on the units fired on (`rules::morale`), their checks
+            // rolled on after the IFT's dice.
+            let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
+            let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
+                .map_err(|_| no_dice("the morale checks"))?;
+            let original: u8 = fired.roll.dice.iter().sum();
+            // A9.2: the coloured die is the DR's first (docs/dice.md).
+            let coloured = fired.roll.dice[0];
+            let residual = resolution::residual_fp(&assessment, &fired);
+            let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
+            // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
+            events.extend(morale::desperation::attacked(
+                game,
+                by,
+                a.target,
+                &assessment,
+            ));
+            events.extend(effects);
+            // A9.7: an Original DR at or above a firing SW's B# malfunctions it once the
+            // attack, which it still took part in, is resolved.
+            for (weapon, holder, breakdown) in &assessment.breakdowns {
+                if original >= *breakdown {
+                    events.push(Event::WeaponMalfunctioned {
+                        weapon: weapon.clone(),
+                        holder: holder.clone(),
+                        original_dr: original,
+                        breakdown: *breakdown,
+                    });
+                }
+            }
+            // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
+            // Multiple ROF and may fire again this phase — unless it has just malfunctioned.
+            for (weapon, holder, rof) in &assessment.rofs {
+                let broke = assessment
+                    .breakdowns
+                    .iter()
+                    .any(|(w, _, b)| w == weapon && original >= *b);
+                if coloured <= *rof && !broke {
+                    events.push(Event::MultipleRofRetained {
+                        weapon: weapon.clone(),
+                        holder: holder.clone(),
+                        coloured_dr: coloured,
+                        rof: *rof,
+                    });
+                }
+            }
+            if assessment.kind == resolution::FireKind::FinalProtective {
+                // A8.31: the FPF's DR is also a Normal Morale Check for each firer; which
+                // DRMs that check takes is not sourced, so the players rule on it.
+                for id in &a.firers {
+                    let Some(u) = game.units.get(id) else {
+                        continue;
+                    };
+                    events.push(Event::FireEffectLeftToPlayers {
+                        target: u.hex,
+                        unit: Some(id.clone()),
+                        rule: "A8.31".into(),
+                        why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
+                    });
+                }
+            }
+            if first_fire {
+                events.push(Event::ResidualFpLeft {
+                    by,
+                    hex: a.target,
+                    fp: residual,
+                });
+            }
+            events.push(resolved);
+            Ok(events)
+        }
+    }
+}
+
+/// Offline the dice are the script's: none left for what the resolution must roll.
+fn no_dice(what: &str) -> RuleViolation {
+    RuleViolation::new(
+        "docs/dice.md",
+        ViolationKind::NoDice,
+        format!("no dice: offline, add a `dice` line with enough faces for {what} before resolving the attack"),
+    )
+}
+
+/// A8.2: the attack of the enemy's Residual FP in `to` on the units `entering` it, once their
+/// entry (`entry`, the events that put them there) is decided. It is an attack on the IFT like
+/// any other: the column of the Residual FP (the highest column not above it, A7.3), the
+/// entering units' in-hex TEM, or FFMO in Open Ground, and FFNAM unless every one Assault
+/// Moves (A4.6, [RF]); a DR through the game's dice, rolled in the name of the side that
+/// entered (its command rolls it); its effects by the same code as any attack's
+/// (`morale::residual_effects`), on the entering units alone. It has no firer, so nothing of
+/// a firer's applies: no Cowering (A7.9), no leader's direction, no LOS or Hindrance. What the
+/// engine does not rule on here is asked of the players, as before: the Residual FP's own
+/// amount when they determined it, a concealed mover, a fortification, a wall, hedge or bocage
+/// hexside of the hex (its TEM depends on a direction of fire Residual FP does not have), an
+/// upper level, terrain of no positive TEM that is not Open Ground, a stack only partly
+/// Assault Moving. `None` of it where the enemy left no Residual FP in `to`.
+pub(crate) fn residual_fp_attack(
+    game: &Game,
+    mover: Side,
+    entering: &[UnitId],
+    to: Hex,
+    entry: &[Event],
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(residual) = game.residual_fp.get(&to).filter(|r| r.by != mover) else {
+        return Ok(vec![]);
+    };
+    let names = entering
+        .iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut after = game.clone();
+    for e in entry {
+        game::apply(&mut after, e);
+    }
+    let targets: Vec<&game::Unit> = entering
+        .iter()
+        .filter_map(|id| after.units.get(id))
+        .collect();
+    let (fp, column, drms) = match residual_terms(&after, residual.fp, to, &targets) {
+        Ok(terms) => terms,
+        Err(NotRuled(why)) => {
+            let fp = residual.fp.map_or_else(
+                || "as the players determined it".to_string(),
+                |fp| format!("of {fp}"),
+            );
+            return Ok(vec![Event::FireEffectLeftToPlayers {
+                target: to,
+                unit: None,
+                rule: "A8.2".into(),
+                why: format!(
+                    "the Residual FP {fp} in {to} attacks {names} as they enter it; the engine does not resolve that attack: {why}"
+                ),
+            }]);
+        }
+    };
+    let no_dice = || no_dice("the Residual FP's attack and its checks");
+    let first = dice.roll_die().ok_or_else(no_dice)?;
+    let second = dice.roll_die().ok_or_else(no_dice)?;
+    let original = i16::from(first) + i16::from(second);
+    let final_dr = original + drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let result = crate::fire::ift::result(column, final_dr);
+    let outcome = format!(
+        "Residual FP {fp}{} vs {names} entering {to} on the {column} column: DR {original}, Final {final_dr} → {result}",
+        resolution::drm_words(&drms),
+    );
+    let roll = game::dice::Roll {
+        side: mover,
+        purpose: game::dice::RollPurpose::Ift,
+        rule: "A8.2".into(),
+        first_draw: game.dice_drawn,
+        dice: vec![first, second],
+        modifiers: drms,
+        final_result: final_dr,
+        outcome,
+    };
+    let first_draw = roll.first_draw + roll.dice.len() as u64;
+    let effects = morale::residual_effects(&after, mover, to, entering, result, first_draw, dice)
+        .map_err(|_| no_dice())?;
+    let mut events = vec![
+        Event::DiceRolled { roll },
+        Event::IftAttackResolved {
+            by: residual.by,
+            target: to,
+            fp: fp.to_string(),
+            column: column.fp(),
+            cowered: false,
+            final_dr,
+            result: result.to_string(),
+        },
+    ];
+    events.extend(effects);
+    Ok(events)
+}
+
+/// Why the engine leaves a Residual FP attack to the players, in words.
+struct NotRuled(String);
+
+impl From<&str> for NotRuled {
+    fn from(why: &str) -> NotRuled {
+        NotRuled(why.to_string())
+    }
+}
+
+impl From<String> for NotRuled {
+    fn from(why: String) -> NotRuled {
+        NotRuled(why)
+    }
+}
+
+/// What a Residual FP attack on `targets`, now in `to`, is read with (A8.2): the FP, the IFT
+/// column and the DRMs; or why the engine leaves it to the players.
+fn residual_terms(
+    game: &Game,
+    fp: Option<u8>,
+    to: Hex,
+    targets: &[&game::Unit],
+) -> Result<(u8, crate::fire::ift::IftColumn, Vec<game::dice::Modifier>), NotRuled> {
+    use board::terrain::Terrain;
+    use game::dice::Modifier;
+    let fp = fp.ok_or("how much Residual FP it is was left to the players")?;
+    let column = crate::fire::ift::IftColumn::for_fp(u32::from(fp))
+        .ok_or("less than 1 FP is off the IFT")?;
+    if targets.is_empty() || targets.iter().any(|t| t.concealed || t.hidden) {
+        return Err("a concealed unit among them (Area Fire, A7.23, is not ruled here)".into());
+    }
+    if targets
+        .iter()
+        .any(|t| game.upper_level(t).is_some() || t.bypass.is_some())
+    {
+        return Err("a unit on an upper level or in Bypass".into());
+    }
+    // A5.13: fire at an overstacked Location is the players', by a firer or by Residual FP.
+    if targets.iter().any(|t| resolution::overstacked(game, t)) {
+        return Err("the Location is overstacked (A5.13)".into());
+    }
+    let spec = game
+        .scenario
+        .hexes
+        .get(&to)
+        .ok_or("the hex is not on the map")?;
+    if !spec.fortifications.is_empty() || spec.unmodelled.is_some() {
+        return Err(
+            "the hex holds a fortification or terrain the terrain table has no row for".into(),
+        );
+    }
+    if game
+        .scenario
+        .hexsides
+        .keys()
+        .any(|side| side.a == to || side.b == to)
+    {
+        return Err(
+            "a wall, hedge or bocage hexside of the hex, whose TEM depends on a direction of fire Residual FP does not have"
+                .into(),
+        );
+    }
+    let row = spec.terrain.row();
+    let mut drms = vec![];
+    match row.tem.direct {
+        tem if tem > 0 => drms.push(Modifier {
+            value: tem,
+            reason: format!("TEM: in-hex TEM {tem} ({} {})", row.name, row.rule),
+            rule: row.rule.to_string(),
+        }),
+        0 if spec.terrain == Terrain::OpenGround => drms.push(Modifier {
+            value: -1,
+            reason: format!("FFMO: entering the Open Ground of {to}"),
+            rule: "A4.6".into(),
+        }),
+        _ => {
+            return Err(format!(
+                "{} has no positive TEM and is not Open Ground: whether FFMO applies is not ruled by the engine",
+                row.name
+            )
+            .into())
+        }
+    }
+    drms.extend(
+        crate::fire::resolution::ffnam(targets)
+            .map_err(|_| "only some of the entering units use Assault Movement")?,
+    );
+    Ok((fp, column, drms))
+}

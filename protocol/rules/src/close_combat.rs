@@ -1,0 +1,1163 @@
+//! Close Combat (A11), as far as the engine rules on it: which Locations are in CC at the CCPh
+//! (units of both sides in one Location, A11.1), and that the CCPh does not end while one of
+//! them is unsettled. Where every unit in the Location is one the engine resolves (`unresolved`),
+//! the sides designate their attacks (`cc`) and the engine rolls them on the CCT (A11.11), after
+//! checking for Ambush as the APh ends (`ambush_checks`, A11.4). Anywhere else the players roll
+//! through the dice commitment (`roll DR CC`) and enter the results with `adjudicate`, which the
+//! opponent may dispute. A Location still holding both sides after its CC is recorded as Melee
+//! (`melee HEX`, A11.7), to be fought again in the next CCPh.
+//!
+//! Hidden units take no part in deciding which Locations are in CC: a refusal that counted them
+//! would tell the ATTACKER where they are. Instead, as the APh ends, a hidden unit sharing its
+//! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
+//! counts as any concealed unit does.
+
+pub mod table;
+
+use super::{require_acting, require_phase};
+use crate::fire::resolution;
+use crate::morale;
+use crate::movement;
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use board::hex::Hex;
+use board::scenario::{Morale, Side, UnitId, UnitKind};
+use board::terrain::Terrain;
+use game::command::{CcAttack, CcWithdrawal, Outcome};
+use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
+use game::event::Event;
+use game::phase::Phase;
+use game::{Game, Unit};
+use std::collections::BTreeSet;
+use table::{CcColumn, CcResult};
+
+/// The hexes with a Location where units of both sides are, as both sides' views show them
+/// (hidden units left out), in hex order.
+pub fn locations(game: &Game) -> Vec<Hex> {
+    let present: Vec<&Unit> = game
+        .units
+        .values()
+        .filter(|u| !u.eliminated && !u.hidden && u.underground.is_none())
+        .collect();
+    let mut hexes = BTreeSet::new();
+    for a in &present {
+        if present
+            .iter()
+            .any(|b| b.side != a.side && game.same_location(a, b))
+        {
+            hexes.insert(a.hex);
+        }
+    }
+    hexes.into_iter().collect()
+}
+
+/// At the start of the CCPh a hidden unit in a Location where an enemy unit stands is placed
+/// on board under "?" (the CCPh's first step as asl-assist.net's phase helper lists it), so
+/// its Location is in CC like any other (`HiddenUnitPlaced`, as when its owner places it,
+/// A12.3). Decided as the APh ends, so the CCPh starts with it.
+pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
+    let above = |u: &&Unit| !u.eliminated && u.underground.is_none();
+    game.units
+        .values()
+        .filter(above)
+        .filter(|h| h.hidden)
+        .filter(|h| {
+            game.units
+                .values()
+                .filter(above)
+                .any(|e| e.side != h.side && !e.hidden && game.same_location(h, e))
+        })
+        .map(|h| {
+            let mut placed = h.clone();
+            placed.hidden = false;
+            placed.concealed = true;
+            Event::HiddenUnitPlaced {
+                weapons: game
+                    .weapons
+                    .values()
+                    .filter(|w| w.held_by.as_ref() == Some(&h.id))
+                    .cloned()
+                    .collect(),
+                unit: Box::new(placed),
+            }
+        })
+        .collect()
+}
+
+/// As the APh ends, the Ambush check of each CC Location where the rule calls for one (A11.4,
+/// `ambush_possible`): each side's dr through the game's dice, the ATTACKER's first, with its
+/// drm (`ambush_drm`); a side whose Final dr is at least three less than the other's has
+/// ambushed it (`AmbushChecked`). Locations the engine does not resolve (`unresolved`, and those
+/// where a hidden unit is about to be placed under "?") are left to the players, drs and all.
+pub(super) fn ambush_checks(
+    game: &Game,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let mut events = vec![];
+    let mut first_draw = game.dice_drawn;
+    let attacker = game.attacker();
+    for hex in locations(game) {
+        let Some(units) = ambush_possible(game, hex) else {
+            continue;
+        };
+        let mut finals = [0i16; 2];
+        for (i, side) in [attacker, attacker.opponent()].into_iter().enumerate() {
+            let own: Vec<&Unit> = units.iter().copied().filter(|u| u.side == side).collect();
+            let drm = ambush_drm(&own);
+            let die = dice.roll_die().ok_or_else(|| {
+                RuleViolation::new(
+                    "docs/dice.md",
+                    ViolationKind::NoDice,
+                    format!("no dice: offline, add a `dice` line with one face per side for the Ambush check in {hex} (A11.4) before the APh ends"),
+                )
+            })?;
+            let final_result = i16::from(die) + drm.iter().map(|m| i16::from(m.value)).sum::<i16>();
+            finals[i] = final_result;
+            // The ATTACKER's `done` rolls both drs: each roll names the side whose command
+            // made it (`record::export`), its words the side whose dr it is.
+            events.push(Event::DiceRolled {
+                roll: Roll {
+                    side: attacker,
+                    purpose: RollPurpose::CloseCombat,
+                    rule: "A11.4".into(),
+                    first_draw,
+                    dice: vec![die],
+                    modifiers: drm,
+                    final_result,
+                    outcome: format!("Ambush dr in {hex} of the {}", game.side_name(side)),
+                },
+            });
+            first_draw += 1;
+        }
+        let ambusher = if finals[0] + 3 <= finals[1] {
+            Some(attacker)
+        } else if finals[1] + 3 <= finals[0] {
+            Some(attacker.opponent())
+        } else {
+            None
+        };
+        events.push(Event::AmbushChecked { hex, ambusher });
+    }
+    Ok(events)
+}
+
+/// The units of the CC Location of `hex` if the engine makes an Ambush check there (A11.4,
+/// `ambush_ground`). Only where the engine resolves the CC itself (`unresolved`) and no unit is
+/// broken: elsewhere the players check, as they roll the rest.
+fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
+    let units = location_units(game, hex).ok()?;
+    let hidden_there = game
+        .units_above(hex)
+        .any(|u| u.hidden && game.same_location(u, units[0]));
+    if hidden_there || unresolved(&units).is_some() {
+        return None;
+    }
+    if units.iter().any(|u| u.morale == Morale::Broken) {
+        return None;
+    }
+    ambush_ground(game, hex, &units).then_some(units)
+}
+
+/// Whether the advances into the CC Location of `hex` call for an Ambush check (A11.4),
+/// whatever the units' state: Infantry advanced into it this APh, into woods or a building,
+/// and not into a Melee (units of both sides there that did not advance in).
+fn ambush_ground(game: &Game, hex: Hex, units: &[&Unit]) -> bool {
+    let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
+    if !units.iter().any(|u| advanced(u)) {
+        return false;
+    }
+    let stayed = |side: Side| units.iter().any(|u| u.side == side && !advanced(u));
+    if stayed(Side::A) && stayed(Side::B) {
+        return false;
+    }
+    game.scenario.hexes.get(&hex).is_some_and(|h| {
+        matches!(
+            h.terrain,
+            Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
+        )
+    })
+}
+
+/// One side's Ambush drm (A11.4), each counted once for the side: +1 when any of its units
+/// there is CX (A4.51), +1 when any is pinned, +1 when any is Inexperienced; and the leadership
+/// DRM of its best unpinned leader there when he is not alone (with an MMC of his side).
+fn ambush_drm(own: &[&Unit]) -> Vec<Modifier> {
+    let mut drm = vec![];
+    let mut once = |any: bool, reason: &str, rule: &str| {
+        if any {
+            drm.push(Modifier {
+                value: 1,
+                reason: reason.into(),
+                rule: rule.into(),
+            });
+        }
+    };
+    once(own.iter().any(|u| u.cx), "CX", "A4.51");
+    once(own.iter().any(|u| u.pinned), "pinned", "A11.4");
+    once(
+        own.iter().any(|u| u.inexperienced),
+        "Inexperienced",
+        "A11.4",
+    );
+    if own.iter().any(|u| u.kind != UnitKind::Leader) {
+        let best = own
+            .iter()
+            .filter(|u| u.kind == UnitKind::Leader && !u.pinned)
+            .filter_map(|l| resolution::leadership(&l.ratings).map(|d| (d, l)))
+            .min_by_key(|(d, _)| *d);
+        if let Some((value, l)) = best.filter(|(d, _)| *d != 0) {
+            drm.push(Modifier {
+                value,
+                reason: format!("`{}` leads", l.id),
+                rule: "A11.4".into(),
+            });
+        }
+    }
+    drm
+}
+
+/// The first Location in CC whose combat has not been settled this CCPh: one waiting for
+/// the DEFENDER's designation before any other, since that is the step play waits on.
+pub(super) fn unsettled(game: &Game) -> Option<Hex> {
+    if let Some(hex) = game.movement.cc_designated.keys().next() {
+        return Some(*hex);
+    }
+    locations(game)
+        .into_iter()
+        .find(|h| !game.movement.melee.contains(h))
+}
+
+/// The refusal of ending the CCPh while `hex` is unsettled (A11.1, A11.7): naming who is to
+/// designate next when the ATTACKER has designated there already (A11.12).
+pub(super) fn refuse_end(game: &Game, hex: Hex) -> RuleViolation {
+    if game.movement.cc_designated.contains_key(&hex) {
+        return RuleViolation::new(
+            "A11.12",
+            ViolationKind::UnitState,
+            format!(
+                "the ATTACKER has designated his CC attacks in {hex}: the {} designates its own (`cc {hex} …`, or `cc {hex} none`), which resolves the Close Combat",
+                game.side_name(game.attacker().opponent())
+            ),
+        );
+    }
+    RuleViolation::new(
+        "A11",
+        ViolationKind::UnitState,
+        format!(
+            "units of both sides share {hex}: resolve its Close Combat (`cc {hex} …`, each side designating its attacks; or `roll DR CC`, then `adjudicate` the results) and, if both sides remain, record the Melee (`melee {hex}`) before the CCPh ends"
+        ),
+    )
+}
+
+/// That `hex` is a Location where units of both sides meet (A11.1): what `melee` and `cc` ask
+/// first of the hex they name, in the same words.
+fn check_cc_location(game: &Game, hex: Hex) -> Result<(), RuleViolation> {
+    if !game.scenario.hexes.contains_key(&hex) {
+        return Err(RuleViolation::new(
+            "A11",
+            ViolationKind::Geometry,
+            format!("{hex} is not on this scenario's map"),
+        ));
+    }
+    if !locations(game).contains(&hex) {
+        return Err(RuleViolation::new(
+            "A11.1",
+            ViolationKind::UnitState,
+            format!(
+                "{hex} holds no units of both sides in one Location; there is no Close Combat there"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `Melee`: the ATTACKER, who orders the CC Locations (A11.12), records that the CC in `hex`
+/// is over with units of both sides still there: they are in Melee (A11.7).
+pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(
+        game,
+        by,
+        "the ATTACKER orders the Close Combats of the CCPh (A11.12)",
+    )?;
+    require_phase(game, Phase::CloseCombat, "A11.7", "Melee is recorded")?;
+    check_cc_location(game, hex)?;
+    if game.movement.melee.contains(&hex) {
+        return Err(RuleViolation::new(
+            "A11.7",
+            ViolationKind::UnitState,
+            format!("the Melee in {hex} is recorded already this CCPh"),
+        ));
+    }
+    if game.movement.cc_designated.contains_key(&hex) {
+        return Err(refuse_end(game, hex));
+    }
+    Ok(vec![Event::MeleeRecorded { hex }])
+}
+
+/// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
+/// calls for it (A7.302), with what it leaves noted: eliminated, or changed. `false` when
+/// nothing was applied (a wounded SMC): its fate is the players', and so is the Melee.
+/// Applied (reduced, or eliminated), only a half-squad's ratings may be theirs to enter.
+fn reduce(
+    unit: &Unit,
+    why: &str,
+    eliminated: &mut BTreeSet<UnitId>,
+    changed: &mut BTreeSet<UnitId>,
+    events: &mut Vec<Event>,
+) -> bool {
+    let reduced = morale::casualty_reduction(unit, "A11.11", why);
+    let mut applied = false;
+    for event in &reduced {
+        if let Event::FireEffectApplied { unit, outcome, .. } = event {
+            applied = true;
+            if *outcome == Outcome::Eliminate {
+                eliminated.insert(unit.clone());
+            }
+        }
+    }
+    if !eliminated.contains(&unit.id) {
+        changed.insert(unit.id.clone());
+    }
+    events.extend(reduced);
+    applied
+}
+
+/// `CloseCombat`: one side designates all its CC attacks in the Location of `hex` (A11.12),
+/// the ATTACKER first. The DEFENDER's designation resolves the Location's CC: every attack's
+/// DR through the game's dice, the ATTACKER's first, each read on the CCT (A11.11) from the
+/// position before any of them, so both sides attack even if the other's attack eliminates
+/// them (A11.1). A Location the engine does not resolve (`unresolved`) is refused with the
+/// rule it would need: its players roll (`roll DR CC`) and `adjudicate` as before.
+pub(super) fn decide_close_combat(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    attacks: &[CcAttack],
+    withdrawals: &[CcWithdrawal],
+    no_ambush: bool,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_phase(game, Phase::CloseCombat, "A11.1", "Close Combat is fought")?;
+    check_cc_location(game, hex)?;
+    if game.movement.melee.contains(&hex) || game.movement.cc_resolved.contains(&hex) {
+        return Err(RuleViolation::new(
+            "A11.12",
+            ViolationKind::UnitState,
+            format!("the Close Combat in {hex} is over for this CCPh"),
+        ));
+    }
+    let attacker = game.attacker();
+    let pending = game.movement.cc_designated.get(&hex);
+    match (by == attacker, pending) {
+        (true, Some(_)) => {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::WrongSide,
+                format!(
+                    "the {} has designated its attacks in {hex}; the {} designates next",
+                    game.side_name(by),
+                    game.side_name(attacker.opponent())
+                ),
+            ))
+        }
+        (true, None) => {
+            // A11.12: one Location's CC is resolved whole before another's.
+            if let Some(other) = game.movement.cc_designated.keys().next() {
+                return Err(RuleViolation::new(
+                    "A11.12",
+                    ViolationKind::WrongSide,
+                    format!(
+                        "the Close Combat in {other} is resolved first: the {} designates its attacks there",
+                        game.side_name(attacker.opponent())
+                    ),
+                ));
+            }
+        }
+        (false, None) => {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::WrongSide,
+                format!(
+                    "the ATTACKER designates his CC attacks in {hex} first; the {} designates after him",
+                    game.side_name(by)
+                ),
+            ))
+        }
+        _ => {}
+    }
+    let units = location_units(game, hex)?;
+    // A11.4: an Ambush check with a broken unit in it is not made by the engine (its drm for a
+    // broken unit rests on one source): the players check and roll it all.
+    if units
+        .iter()
+        .any(|u| u.morale == Morale::Broken && !u.concealed)
+        && ambush_ground(game, hex, &units)
+    {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::NotModelled,
+            format!("units advanced into {hex} call for an Ambush check, which the engine does not make with a broken unit there: the players check for Ambush and roll this Close Combat (`roll dr CC`, `roll DR CC`), then `adjudicate` and record the Melee if both sides remain"),
+        ));
+    }
+    // What the engine does not resolve is said before what a designation names: a concealed
+    // unit's alias would otherwise be refused as no enemy unit.
+    if let Some(why) = unresolved(&units) {
+        return Err(why);
+    }
+    check_attacks(game, by, hex, &units, attacks)?;
+    check_withdrawals(game, by, hex, &units, attacks, withdrawals)?;
+    // Both sides' withdrawals, the ATTACKER's declared with his attacks (A11.2): an attack on
+    // withdrawing units has its own DRM.
+    let pending_withdrawals: &[CcWithdrawal] = match pending {
+        Some(_) => game
+            .movement
+            .cc_withdrawals
+            .get(&hex)
+            .map_or(&[], Vec::as_slice),
+        None => &[],
+    };
+    let withdrawing: BTreeSet<UnitId> = pending_withdrawals
+        .iter()
+        .chain(withdrawals)
+        .flat_map(|w| w.units.iter().cloned())
+        .collect();
+    // What the engine would not resolve in an attack is said at its designation, not after.
+    for attack in attacks {
+        assess(game, hex, attack, &withdrawing)?;
+    }
+    // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
+    // that their check found none has no place.
+    if no_ambush {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::UnitState,
+            format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
+        ));
+    }
+    let designated = Event::CloseCombatDesignated {
+        by,
+        hex,
+        attacks: attacks.to_vec(),
+        withdrawals: withdrawals.to_vec(),
+        no_ambush: false,
+    };
+    let Some(theirs) = pending else {
+        return Ok(vec![designated]);
+    };
+    let mut events = vec![designated];
+    let mut first_draw = game.dice_drawn;
+    let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
+    // Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
+    // half-squad, a wounded leader): in a sequential CC they cannot attack as designated.
+    let mut changed: BTreeSet<UnitId> = BTreeSet::new();
+    let mut partial = false;
+    // A11.4: an Ambush makes the CC sequential, the ambusher's attacks first at -1 and the
+    // other side's after, at +1, by its units still there; else it is simultaneous (A11.1).
+    let ambusher = game.movement.ambush.get(&hex).copied();
+    let mut sides = [(attacker, theirs.as_slice()), (by, attacks)];
+    if ambusher == Some(by) {
+        sides.swap(0, 1);
+    }
+    for (side, list) in sides {
+        for attack in list {
+            let attack = match ambusher {
+                Some(a) if a != side => match survivors(attack, &eliminated, &changed) {
+                    Survivors::All => attack.clone(),
+                    Survivors::Some(left) => left,
+                    Survivors::None => continue,
+                    Survivors::Changed(id) => {
+                        partial = true;
+                        events.push(Event::FireEffectLeftToPlayers {
+                                target: hex,
+                                unit: Some(id.clone()),
+                                rule: "A11.4".into(),
+                                why: format!(
+                                    "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
+                                ),
+                            });
+                        continue;
+                    }
+                },
+                _ => attack.clone(),
+            };
+            let attack = &attack;
+            let mut assessed = assess(game, hex, attack, &withdrawing)?;
+            if let Some(a) = ambusher {
+                let (value, reason) = if a == side {
+                    (-1, "Ambush")
+                } else {
+                    (1, "ambushed")
+                };
+                assessed.drms.push(Modifier {
+                    value,
+                    reason: reason.into(),
+                    rule: "A11.4".into(),
+                });
+            }
+            // Rolled by the designation that resolves the CC: the roll names its side, as every
+            // roll names the side whose command made it (`record::export`); its words name
+            // whose attack it is.
+            let roll = roll_attack(by, game.side_name(side), hex, attack, &assessed, first_draw, dice)
+                .ok_or_else(|| {
+                    RuleViolation::new(
+                        "docs/dice.md",
+                        ViolationKind::NoDice,
+                        "no dice: offline, add a `dice` line with two faces per CC attack before the DEFENDER designates",
+                    )
+                })?;
+            first_draw += roll.dice.len() as u64;
+            let result = CcResult::of(assessed.column, roll.final_result);
+            let figures = format!(
+                "Final DR {} against Kill Number {} at {}",
+                roll.final_result,
+                assessed.column.kill_number(),
+                assessed.column
+            );
+            events.push(Event::DiceRolled { roll });
+            match result {
+                CcResult::Eliminated => {
+                    for d in &attack.defenders {
+                        if eliminated.insert(d.clone()) {
+                            events.push(Event::FireEffectApplied {
+                                unit: d.clone(),
+                                outcome: Outcome::Eliminate,
+                                rule: "A11.11".into(),
+                                why: format!("`{d}` eliminated in CC: {figures}"),
+                            });
+                        }
+                    }
+                }
+                CcResult::PartialKill => match attack.defenders.as_slice() {
+                    // One unit attacked: it is the one reduced, by the one path Casualty
+                    // Reduction takes whatever calls for it (A7.302). Eliminated by another
+                    // attack of this simultaneous CC, it has nothing left to lose.
+                    [one] if !eliminated.contains(one) => {
+                        partial |= !reduce(
+                            &game.units[one],
+                            &format!("Partial Kill on `{one}` in CC ({figures})"),
+                            &mut eliminated,
+                            &mut changed,
+                            &mut events,
+                        );
+                    }
+                    [_] => {}
+                    many => {
+                        // Which of them is reduced is a Random Selection (A.9) among those
+                        // still there, by the one path it takes; every unit tied at the
+                        // highest dr is reduced (A11.11: one or more).
+                        let left: Vec<&Unit> = many
+                            .iter()
+                            .filter(|d| !eliminated.contains(*d))
+                            .map(|d| &game.units[d])
+                            .collect();
+                        let (drs, rolls) = morale::random_selection(
+                            by,
+                            &left,
+                            "a Partial Kill in CC",
+                            &mut first_draw,
+                            dice,
+                        )
+                        .map_err(|_| {
+                            RuleViolation::new(
+                                "docs/dice.md",
+                                ViolationKind::NoDice,
+                                "no dice: offline, add a `dice` line with a face per unit for the Random Selection of a Partial Kill in CC",
+                            )
+                        })?;
+                        events.extend(rolls);
+                        for one in morale::selected(&drs) {
+                            partial |= !reduce(
+                                &game.units[&one],
+                                &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                                &mut eliminated,
+                                &mut changed,
+                                &mut events,
+                            );
+                        }
+                    }
+                },
+                CcResult::NoEffect => {}
+            }
+        }
+    }
+    // A11.2: the units that attempted to withdraw and came out of the CC whole leave for the
+    // Location they named; one Casualty Reduced in it is the players' to place.
+    let mut withdrew: BTreeSet<UnitId> = BTreeSet::new();
+    for w in pending_withdrawals.iter().chain(withdrawals) {
+        let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
+        for id in &reduced {
+            partial = true;
+            events.push(Event::FireEffectLeftToPlayers {
+                target: hex,
+                unit: Some((*id).clone()),
+                rule: "A11.2".into(),
+                why: format!(
+                    "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
+                ),
+            });
+        }
+        let whole: Vec<&Unit> = w
+            .units
+            .iter()
+            .filter(|u| !eliminated.contains(*u) && !changed.contains(*u))
+            .map(|u| &game.units[u])
+            .collect();
+        if whole.is_empty() {
+            continue;
+        }
+        let side = whole[0].side;
+        // Checked at its designation; with fewer units (a leader lost) its Difficult Terrain
+        // test is taken again, as an advance by those units alone would take it (A4.72).
+        let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
+        events.extend(wa);
+        events.push(Event::UnitsWithdrew {
+            units: whole.iter().map(|u| u.id.clone()).collect(),
+            from: hex,
+            to: w.to,
+            cx,
+        });
+        withdrew.extend(whole.iter().map(|u| u.id.clone()));
+    }
+    // A11.7: both sides still in the Location and nothing left to the players: Melee.
+    let remains = |side: Side| {
+        units
+            .iter()
+            .any(|u| u.side == side && !eliminated.contains(&u.id) && !withdrew.contains(&u.id))
+    };
+    let both = remains(attacker) && remains(attacker.opponent());
+    if both {
+        // A broken unit held in Melee that did not withdraw: whether it had to attempt it
+        // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
+        // players' to record.
+        for u in units.iter().filter(|u| {
+            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
+        }) {
+            partial = true;
+            events.push(Event::FireEffectLeftToPlayers {
+                target: hex,
+                unit: Some(u.id.clone()),
+                rule: "A11.16".into(),
+                why: format!(
+                    "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
+                    u.id
+                ),
+            });
+        }
+    }
+    if !partial && both {
+        events.push(Event::MeleeRecorded { hex });
+    }
+    Ok(events)
+}
+
+/// What is left of an ambushed side's attack once the ambusher's attacks are resolved (A11.4):
+/// its attackers still there (a unit eliminated does not attack back), unless one of them was
+/// Casualty Reduced into a unit whose FP the players enter.
+enum Survivors {
+    All,
+    Some(CcAttack),
+    None,
+    Changed(UnitId),
+}
+
+fn survivors(
+    attack: &CcAttack,
+    eliminated: &BTreeSet<UnitId>,
+    changed: &BTreeSet<UnitId>,
+) -> Survivors {
+    if let Some(id) = attack.attackers.iter().find(|a| changed.contains(*a)) {
+        return Survivors::Changed(id.clone());
+    }
+    let left: Vec<UnitId> = attack
+        .attackers
+        .iter()
+        .filter(|a| !eliminated.contains(*a))
+        .cloned()
+        .collect();
+    if left.is_empty() {
+        Survivors::None
+    } else if left.len() == attack.attackers.len() {
+        Survivors::All
+    } else {
+        Survivors::Some(CcAttack {
+            attackers: left,
+            defenders: attack.defenders.clone(),
+        })
+    }
+}
+
+/// The units in play in the CC Location of `hex` (above ground, hidden ones left out), which
+/// must all share one Location: a hex with units of both sides on several levels is refused.
+fn location_units(game: &Game, hex: Hex) -> Result<Vec<&Unit>, RuleViolation> {
+    let units: Vec<&Unit> = game.units_above(hex).filter(|u| !u.hidden).collect();
+    if units.iter().any(|u| !game.same_location(u, units[0])) {
+        return Err(RuleViolation::new(
+            "A11.1",
+            ViolationKind::NotModelled,
+            format!("units stand on more than one level of {hex}: which Location fights is not resolved by the engine; roll (`roll DR CC`) and `adjudicate`"),
+        ));
+    }
+    Ok(units)
+}
+
+/// A designation's own checks: each attack names units of the designating side attacking
+/// enemy units, all in the Location; no unit attacks twice (A11.12), and no unit is attacked
+/// by two attacks of one side, which the engine does not resolve.
+fn check_attacks(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    units: &[&Unit],
+    attacks: &[CcAttack],
+) -> Result<(), RuleViolation> {
+    let mut attacking = BTreeSet::new();
+    let mut attacked = BTreeSet::new();
+    for attack in attacks {
+        if attack.attackers.is_empty() || attack.defenders.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.12",
+                ViolationKind::UnknownUnit,
+                "each CC attack names its attacking units and the enemy units they attack",
+            ));
+        }
+        for id in &attack.attackers {
+            let unit = super::own_unit(game, by, id)?;
+            if !units.iter().any(|u| u.id == unit.id) {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::Geometry,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is not in the CC Location of {hex}")
+                    ],
+                ));
+            }
+            // A11.16: a broken unit defends in CC but makes no attack.
+            if unit.morale == Morale::Broken {
+                return Err(RuleViolation::with(
+                    "A11.16",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " is broken: a broken unit makes no CC attack"
+                    ],
+                ));
+            }
+            if !attacking.insert(id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.12",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), " attacks once a CCPh; it is named twice"],
+                ));
+            }
+        }
+        for id in &attack.defenders {
+            let Some(unit) = units.iter().find(|u| u.id == *id && u.side != by) else {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::UnknownUnit,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is no enemy unit in the CC Location of {hex}")
+                    ],
+                ));
+            };
+            if !attacked.insert(unit.id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.12",
+                    ViolationKind::NotModelled,
+                    pieces![
+                        Piece::unit(id),
+                        " is named in two attacks of one side: the engine does not resolve that; combine the attacks, or roll and `adjudicate`"
+                    ],
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `unit` is held in Melee in the CC Location of `units` (A11.2): it did not advance
+/// into it this APh, and neither did an enemy unit there, so both were there when a CCPh
+/// ended before (A11.7). A unit that advanced in, or whose enemy all advanced in, is in a
+/// new CC.
+fn held_in_melee(game: &Game, units: &[&Unit], unit: &Unit) -> bool {
+    let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
+    !advanced(unit) && units.iter().any(|e| e.side != unit.side && !advanced(e))
+}
+
+/// A designation's withdrawals from Melee (A11.2): each names units of the designating side
+/// held in Melee in the Location (`held_in_melee`), not pinned, attacking with none of its
+/// attacks, each named once, into an ADJACENT Location they could advance into that holds no
+/// Known enemy unit (`movement::withdrawal`). Units of the side staying in the Melee would
+/// change the DRM of the attacks on those withdrawing, which the engine does not rule on, so
+/// a side withdraws all its units there or none.
+fn check_withdrawals(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    units: &[&Unit],
+    attacks: &[CcAttack],
+    withdrawals: &[CcWithdrawal],
+) -> Result<(), RuleViolation> {
+    if withdrawals.is_empty() {
+        return Ok(());
+    }
+    let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
+    let mut named: BTreeSet<UnitId> = BTreeSet::new();
+    for w in withdrawals {
+        if w.units.is_empty() {
+            return Err(RuleViolation::new(
+                "A11.2",
+                ViolationKind::UnknownUnit,
+                "a withdrawal names the units that withdraw and the hex they withdraw to",
+            ));
+        }
+        let mut stack = vec![];
+        for id in &w.units {
+            let unit = super::own_unit(game, by, id)?;
+            if !units.iter().any(|u| u.id == unit.id) {
+                return Err(RuleViolation::with(
+                    "A11.1",
+                    ViolationKind::Geometry,
+                    pieces![
+                        Piece::unit(id),
+                        format!(" is not in the CC Location of {hex}")
+                    ],
+                ));
+            }
+            if !named.insert(id.clone()) {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), " is named in two withdrawals"],
+                ));
+            }
+            if attacking.contains(id) {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " attempts to withdraw: a withdrawing unit makes no CC attack"
+                    ],
+                ));
+            }
+            if !held_in_melee(game, units, unit) {
+                let why = if game.movement.advanced.contains(id) {
+                    " advanced into this Close Combat this APh: only a unit held in Melee withdraws from it"
+                } else {
+                    " is in a new Close Combat, every enemy unit there having advanced in this APh: only a unit held in Melee withdraws from it"
+                };
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![Piece::unit(id), why],
+                ));
+            }
+            if unit.pinned {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::unit(id),
+                        " is pinned: a pinned unit does not withdraw"
+                    ],
+                ));
+            }
+            stack.push(unit);
+        }
+        movement::withdrawal(game, by, &stack, w.to)?;
+    }
+    if let Some(stays) = units
+        .iter()
+        .find(|u| u.side == by && !named.contains(&u.id))
+    {
+        return Err(RuleViolation::with(
+            "A11.2",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&stays.id),
+                format!(" would stay in the Melee in {hex} while units of its side withdraw; the engine does not rule on the attacks on withdrawing units then: withdraw every unit of the side there, or roll (`roll DR CC`) and `adjudicate`")
+            ],
+        ));
+    }
+    Ok(())
+}
+
+/// Why the engine does not resolve the CC of a Location with these units, if it does not: the
+/// rule it would need and which the project has not sourced twice, so that the players roll and
+/// adjudicate instead. The words name only what both sides see in the Location.
+fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
+    let refuse = |rule: &str, why: Vec<Piece>| {
+        let mut why = why;
+        why.push(crate::violation::text(
+            ": the engine does not resolve this Close Combat; roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+        ));
+        Some(RuleViolation::with(rule, ViolationKind::NotModelled, why))
+    };
+    for u in units {
+        if u.concealed {
+            return refuse("A11.19", pieces!["a concealed unit is in the Location"]);
+        }
+    }
+    for u in units {
+        let rule = match u.kind {
+            UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Leader => None,
+            UnitKind::Hero => Some("A15"),
+            UnitKind::Vehicle => Some("A11.5"),
+            _ => Some("A11"),
+        };
+        if let Some(rule) = rule {
+            return refuse(
+                rule,
+                pieces![
+                    Piece::unit(&u.id),
+                    " is not a squad, half-squad, crew or leader"
+                ],
+            );
+        }
+        // A broken unit is resolved (A11.16: it defends, never attacks); a berserk one is not.
+        if u.morale == Morale::Berserk {
+            return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]);
+        }
+        if u.kind != UnitKind::Leader && fire_power(u).is_none() {
+            return refuse(
+                "A11.11",
+                pieces![
+                    Piece::unit(&u.id),
+                    format!("'s ratings `{}` do not read as FP-range-morale", u.ratings)
+                ],
+            );
+        }
+    }
+    None
+}
+
+/// An MMC's printed FP (`4-6-7` → 4): its inherent FP, what it brings to CC (A11.11).
+fn fire_power(unit: &Unit) -> Option<u32> {
+    let mut parts = unit.ratings.split('-');
+    let fp = parts.next()?.parse().ok()?;
+    let _range: u32 = parts.next()?.parse().ok()?;
+    let _morale: u32 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some(fp)
+}
+
+/// A unit's FP in CC, in halves of a point: an MMC's printed FP, a leader's 1 (A11.14),
+/// halved for a pinned unit's attack but not its defence (A7.8).
+fn cc_halves(unit: &Unit, attacking: bool) -> u32 {
+    let whole = if unit.kind == UnitKind::Leader {
+        1
+    } else {
+        fire_power(unit).unwrap_or(0)
+    };
+    if attacking && unit.pinned {
+        whole
+    } else {
+        whole * 2
+    }
+}
+
+/// One CC attack worked out before its dice: the two FP totals, the column and the DRMs.
+struct Assessed {
+    attack_halves: u32,
+    defence_halves: u32,
+    column: CcColumn,
+    drms: Vec<Modifier>,
+}
+
+fn halves_words(h: u32) -> String {
+    if h % 2 == 0 {
+        format!("{}", h / 2)
+    } else {
+        format!("{}½", h / 2)
+    }
+}
+
+fn assess(
+    game: &Game,
+    hex: Hex,
+    attack: &CcAttack,
+    withdrawing: &BTreeSet<UnitId>,
+) -> Result<Assessed, RuleViolation> {
+    let get = |id: &UnitId| game.units.get(id).expect("checked by check_attacks");
+    let attackers: Vec<&Unit> = attack.attackers.iter().map(get).collect();
+    let defenders: Vec<&Unit> = attack.defenders.iter().map(get).collect();
+    let attack_halves = attackers.iter().map(|u| cc_halves(u, true)).sum();
+    let defence_halves = defenders.iter().map(|u| cc_halves(u, false)).sum();
+    let column = CcColumn::for_odds(attack_halves, defence_halves)
+        .expect("a CC attack names at least one defender, each with FP");
+    let not_modelled = |rule: &str, why: Vec<Piece>| {
+        let mut why = why;
+        why.push(crate::violation::text(format!(
+            ": the engine does not resolve this CC attack in {hex}; roll (`roll DR CC`) and `adjudicate`"
+        )));
+        RuleViolation::with(rule, ViolationKind::NotModelled, why)
+    };
+    let mut drms = vec![];
+    // A11.141: one leader attacking with other units directs their attack, his leadership DRM
+    // applying to its DR; a leader attacking alone does not. Of several, the best directs.
+    let leaders: Vec<&&Unit> = attackers
+        .iter()
+        .filter(|u| u.kind == UnitKind::Leader)
+        .collect();
+    if leaders.len() < attackers.len() {
+        let mut best: Option<(i8, &Unit)> = None;
+        for l in &leaders {
+            if l.pinned || l.cx {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        if l.pinned { " is pinned" } else { " is CX" },
+                        ", and whether he directs is not ruled by the engine"
+                    ],
+                ));
+            }
+            let Some(drm) = resolution::leadership(&l.ratings) else {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        format!("'s ratings `{}` give no leadership DRM", l.ratings)
+                    ],
+                ));
+            };
+            if drm > 0 {
+                return Err(not_modelled(
+                    "A11.141",
+                    pieces![
+                        Piece::unit(&l.id),
+                        " has a positive leadership DRM, which a leader may decline to apply"
+                    ],
+                ));
+            }
+            if best.is_none_or(|(b, _)| drm < b) {
+                best = Some((drm, l));
+            }
+        }
+        if let Some((drm, l)) = best.filter(|(d, _)| *d != 0) {
+            drms.push(Modifier {
+                value: drm,
+                reason: format!("`{}` directs", l.id),
+                rule: "A11.141".into(),
+            });
+        }
+    }
+    // A4.51: a CX unit adds one to its CC attack, and one is deducted from a CC attack on it.
+    let cx = |list: &[&Unit]| list.iter().filter(|u| u.cx).count();
+    match cx(&attackers) {
+        0 => {}
+        n if n == attackers.len() => drms.push(Modifier {
+            value: 1,
+            reason: "CX attackers".into(),
+            rule: "A4.51".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A4.51",
+                pieces!["some of the attacking units are CX and some not"],
+            ))
+        }
+    }
+    match cx(&defenders) {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -1,
+            reason: "CX defenders".into(),
+            rule: "A4.51".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A4.51",
+                pieces!["some of the attacked units are CX and some not"],
+            ))
+        }
+    }
+    // A11.16: an attack on broken units has -2; one DR for broken and unbroken units together
+    // would need a Final DR for each, which the engine does not make.
+    match defenders
+        .iter()
+        .filter(|u| u.morale == Morale::Broken)
+        .count()
+    {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -2,
+            reason: "broken defenders".into(),
+            rule: "A11.16".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A11.16",
+                pieces!["some of the attacked units are broken and some not"],
+            ))
+        }
+    }
+    // A11.2: an attack on units attempting to withdraw has -2.
+    match defenders
+        .iter()
+        .filter(|u| withdrawing.contains(&u.id))
+        .count()
+    {
+        0 => {}
+        n if n == defenders.len() => drms.push(Modifier {
+            value: -2,
+            reason: "withdrawing defenders".into(),
+            rule: "A11.2".into(),
+        }),
+        _ => {
+            return Err(not_modelled(
+                "A11.2",
+                pieces!["some of the attacked units attempt to withdraw and some not"],
+            ))
+        }
+    }
+    Ok(Assessed {
+        attack_halves,
+        defence_halves,
+        column,
+        drms,
+    })
+}
+
+/// Rolls one assessed CC attack's DR (A11.11); `None` when the dice source has none.
+fn roll_attack(
+    by: Side,
+    attacking: &str,
+    hex: Hex,
+    attack: &CcAttack,
+    a: &Assessed,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Option<Roll> {
+    let first = dice.roll_die()?;
+    let second = dice.roll_die()?;
+    let raw = i16::from(first) + i16::from(second);
+    let final_result = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let result = CcResult::of(a.column, final_result);
+    let list = |ids: &[UnitId]| {
+        ids.iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(Roll {
+        side: by,
+        purpose: RollPurpose::CloseCombat,
+        rule: "A11.11".into(),
+        first_draw,
+        dice: vec![first, second],
+        modifiers: a.drms.clone(),
+        final_result,
+        outcome: format!(
+            "{attacking} CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
+            list(&attack.attackers),
+            halves_words(a.attack_halves),
+            list(&attack.defenders),
+            halves_words(a.defence_halves),
+            a.column,
+            a.column.kill_number(),
+            result.words()
+        ),
+    })
+}

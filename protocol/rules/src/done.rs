@@ -1,0 +1,84 @@
+//! `Done`: the acting side has finished the current step; the clock moves on (A3).
+
+use super::require_acting;
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use board::scenario::Side;
+use game::event::Event;
+use game::phase::Phase;
+use game::Game;
+
+pub(super) fn decide(
+    game: &Game,
+    by: Side,
+    dice: &mut dyn game::dice::DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "only the side whose step it is can end it")?;
+    if game.clock.phase() == Phase::Movement {
+        // A unit may not end its MPh in Bypass by choice (A4.32): while it can still go on it
+        // must enter the obstacle or move on first. One broken or pinned there, or with no MF
+        // to go on, stays in the open part until the MPh ends, and the MPh ends (A4.32, A4.33).
+        if let Some(unit) = game.units.values().find(|u| {
+            u.side == by && u.bypass.is_some() && super::movement::way_on_from_bypass(game, u)
+        }) {
+            let hex = unit.bypass.as_ref().map(|b| b.hex).expect("in Bypass");
+            return Err(RuleViolation::with(
+                "A4.32",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(&unit.id),
+                    format!(
+                        " is in Bypass of {hex}; enter the obstacle or move on before the MPh ends"
+                    )
+                ],
+            ));
+        }
+    }
+    if game.clock.phase() == Phase::CloseCombat {
+        if let Some(hex) = super::close_combat::unsettled(game) {
+            return Err(super::close_combat::refuse_end(game, hex));
+        }
+    }
+    if let Some(a) = &game.attack {
+        return Err(RuleViolation::new(
+            "A3",
+            ViolationKind::WrongPhase,
+            format!(
+                "the attack declared on {} must be resolved before the step ends",
+                a.target
+            ),
+        ));
+    }
+    // What the end of a phase brings: the Sewer Emergence dr after the MPh (B8.42); units in
+    // a tunnel must be out by the end of the APh (B8.61).
+    let mut events = match game.clock.phase() {
+        Phase::Movement => super::sewer::end_of_movement(game, by, dice)?,
+        Phase::Advance => {
+            super::sewer::end_of_advance(game, by)?;
+            // Hidden units in a Location the enemy advanced into go under "?" for the CC; then
+            // the Ambush checks the advances call for (A11.4), before any CC is designated.
+            let mut events = super::close_combat::hidden_in_close_combat(game);
+            events.extend(super::close_combat::ambush_checks(game, dice)?);
+            events
+        }
+        // A broken unit that must rout does so before its side's step ends, or fails to (A10.5).
+        Phase::Rout => super::movement::end_of_rout_step(game, by)?,
+        _ => vec![],
+    };
+    let ended = game.clock;
+    let Some(next) = ended.next(game.scenario.turns) else {
+        events.push(Event::GameEnded {
+            turns_played: game.scenario.turns,
+        });
+        return Ok(events);
+    };
+    events.push(Event::StepEnded { by, ended, next });
+    // An end-of-RPh step the side to act could claim nothing in passes by itself (B9.322).
+    if next.phase() == Phase::Rally {
+        let mut after = game.clone();
+        for event in &events {
+            game::apply(&mut after, event);
+        }
+        events.extend(super::end_of_rally::passing(&after));
+    }
+    Ok(events)
+}

@@ -1,0 +1,1174 @@
+//! A declared attack resolved by the rules (A7) — Prep Fire, Defensive First Fire at the moving
+//! stack with its later forms, and Final Fire in the DFPh (A8): the FP of the firers and what
+//! range and Area Fire do to it, the IFT column, the DRMs each with its rule (FFMO and FFNAM
+//! against a moving stack, A4.6), the DR through the game's dice, Cowering, and the table's
+//! result. `attack::resolve` is the one caller: an attack is resolved here when
+//! everything it needs is something the engine models, and otherwise left to the players, who
+//! are told why (`Unruled`) — never resolved with a piece silently missing.
+//!
+//! What an attack's effect is on each unit (A7.301–A7.303, A10) is not applied here: the IFT
+//! result is logged with the roll, and `rules::morale` takes it from there — the checks it
+//! rolls and rules on, and what it asks of the players.
+//!
+//! Sources. Ratings as printed (`4-6-7` = FP, normal range, morale; `9-1` = morale and
+//! leadership DRM): the rules README. The FP multipliers and fractions (A7.21 PBF ×2, A7.22
+//! long range ×½, A7.2 fractions kept until the total), a leader's DRM for the fire he
+//! directs (A7.53), and Cowering one column to the left on doubles (two with an Inexperienced
+//! firer) but never for a leader-directed Fire Group (A7.9) rest on two published player aids each, named in their
+//! rows of `docs/rules-coverage.md`. So do the Fire counters' limits (A8.1–A8.4) and FFMO and
+//! FFNAM (A4.6, A4.61).
+
+use crate::fire::ift::{self, IftColumn, IftResult};
+use crate::los::{verdict_on, Spot};
+use crate::tem::{self, Fire};
+use board::hex::Hex;
+use board::los::{LosMap, Verdict};
+use board::scenario::{Side, UnitId, UnitKind};
+use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
+use game::phase::Phase;
+use game::{Game, Unit};
+
+/// Why the engine leaves an attack's outcome to the players: the rule it does not model and
+/// what in this attack needs it. The words name only the firers and the target hex, which both
+/// sides see once an attack is declared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unruled {
+    pub rule: &'static str,
+    pub why: String,
+}
+
+fn unruled(rule: &'static str, why: impl Into<String>) -> Unruled {
+    Unruled {
+        rule,
+        why: why.into(),
+    }
+}
+
+/// One firer's share of the FP, in halves of a point (long range halves an odd FP, A7.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub unit: UnitId,
+    pub range: u32,
+    pub fp_halves: u32,
+    /// What range did to its inherent FP, with the rule: "PBF ×2 (A7.21)"; empty if nothing.
+    pub multiplier: &'static str,
+}
+
+/// Everything about an attack the dice do not decide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assessment {
+    pub target: Hex,
+    pub shares: Vec<Share>,
+    pub column: IftColumn,
+    pub drms: Vec<Modifier>,
+    /// A leader directs the fire, so it cannot cower (A7.9).
+    pub directed: bool,
+    /// How many columns the fire moves left if it cowers: two when an Inexperienced unit
+    /// takes part (A7.9, A19.33), otherwise one.
+    pub cower_columns: usize,
+    /// Which fire it is (A8): Final Protective Fire asks for the firers' NMC after the roll.
+    pub kind: FireKind,
+    /// The support weapons firing, each with its possessor and Breakdown Number: an Original
+    /// DR at or above it malfunctions the weapon (A9.7).
+    pub breakdowns: Vec<(String, UnitId, u8)>,
+    /// The support weapons firing that have a Multiple ROF, each with its possessor and ROF:
+    /// an Original coloured dr at or below it lets the weapon fire again this phase (A9.2).
+    pub rofs: Vec<(String, UnitId, u8)>,
+}
+
+impl Share {
+    /// "w1 8 at range 1, PBF ×2 (A7.21)": the unit, its FP (fractions kept, A7.2), the range
+    /// and what range did to it.
+    pub fn words(&self) -> String {
+        let fp = if self.fp_halves % 2 == 0 {
+            format!("{}", self.fp_halves / 2)
+        } else {
+            format!("{}½", self.fp_halves / 2)
+        };
+        if self.multiplier.is_empty() {
+            format!("{} {fp} at range {}", self.unit, self.range)
+        } else {
+            format!(
+                "{} {fp} at range {}, {}",
+                self.unit, self.range, self.multiplier
+            )
+        }
+    }
+}
+
+/// The DRMs as a fire log prints them after the FP: " +1 (TEM, B13) −1 (`lr` directs, A7.53)";
+/// each reason cut at its first colon, so the line stays one line.
+pub fn drm_words(drms: &[Modifier]) -> String {
+    drms.iter()
+        .map(|m| {
+            let short = m.reason.split(':').next().unwrap_or_default().trim();
+            let value = if m.value < 0 {
+                format!("−{}", -m.value)
+            } else {
+                format!("+{}", m.value)
+            };
+            format!(" {value} ({short}, {})", m.rule)
+        })
+        .collect()
+}
+
+impl Assessment {
+    /// The FP total, fractions kept (A7.2), in halves of a point.
+    pub fn fp_halves(&self) -> u32 {
+        self.shares.iter().map(|s| s.fp_halves).sum()
+    }
+
+    /// The FP total as the fire log prints it: `8`, `2½`.
+    pub fn fp_words(&self) -> String {
+        let h = self.fp_halves();
+        if h % 2 == 0 {
+            format!("{}", h / 2)
+        } else {
+            format!("{}½", h / 2)
+        }
+    }
+}
+
+/// An MMC's printed FP and normal range (`4-6-7`), or `None` if the ratings do not read so.
+pub(crate) fn fp_and_range(unit: &Unit) -> Option<(u32, u32)> {
+    let mut parts = unit.ratings.split('-');
+    let fp = parts.next()?.parse().ok()?;
+    let range = parts.next()?.parse().ok()?;
+    let _morale: u32 = parts.next()?.parse().ok()?;
+    parts.next().is_none().then_some((fp, range))
+}
+
+/// A unit's printed normal range (`4-6-7` → 6), or `None` if its ratings do not read so.
+pub(crate) fn normal_range(unit: &Unit) -> Option<u32> {
+    fp_and_range(unit).map(|(_, range)| range)
+}
+
+/// Whether the Location of `of` is overstacked by its side (A5.12, A5.13), which changes any
+/// fire from it or at it — a firer's or Residual FP's. Only units the enemy may see are
+/// counted: a HIP unit's part in it is its owner's to raise.
+pub(crate) fn overstacked(game: &Game, of: &Unit) -> bool {
+    let mut stack = board::scenario::Stack::default();
+    game.units
+        .values()
+        .filter(|u| u.side == of.side && !u.eliminated && !u.hidden && game.same_location(u, of))
+        .for_each(|u| stack.add(u.kind));
+    stack.overstacked()
+}
+
+/// The enemy units above ground, not hidden, that `firer` sees nearer than `range`: what limits
+/// Subsequent First Fire to the closest Known enemy unit (A8.3).
+pub(crate) fn closer_enemies<'g>(
+    game: &'g Game,
+    by: Side,
+    firer: &Unit,
+    range: u32,
+) -> Vec<&'g Unit> {
+    let geometry = game.scenario.geometry();
+    let map = LosMap::of(&game.scenario);
+    game.units
+        .values()
+        .filter(|e| e.side != by && !e.hidden && !e.eliminated && e.underground.is_none())
+        .filter(|e| {
+            geometry
+                .distance(firer.hex, e.hex)
+                .is_some_and(|d| d < range)
+        })
+        .filter(|e| {
+            verdict_on(
+                game,
+                map,
+                &Spot::Unit(firer.id.clone()),
+                &Spot::Unit(e.id.clone()),
+            )
+            .is_ok_and(|v| v != Verdict::Blocked)
+        })
+        .collect()
+}
+
+/// Which fire an attack is, by its phase and the firers' Fire counters (A8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FireKind {
+    /// The ATTACKER's Prep Fire (A7).
+    Prep,
+    /// Defensive First Fire at the moving stack by unmarked units (A8.1).
+    DefensiveFirst,
+    /// Fire by units marked First Fire at the moving stack (A8.3): Area Fire.
+    SubsequentFirst,
+    /// Fire by units marked Final Fire at a moving unit adjacent or in their hex (A8.31): Area
+    /// Fire, and its DR is a Normal Morale Check for the firers.
+    FinalProtective,
+    /// Fire in the DFPh (A8.4): Area Fire for a unit marked First Fire.
+    Final,
+    /// The ATTACKER's Advancing Fire (A7.24): every firer's FP halved, whether it moved or
+    /// not, with Assault Fire's bonus for squads whose FP is underlined (A7.36) — but for an
+    /// Opportunity Firer's, which is neither (A7.25).
+    Advancing,
+}
+
+impl FireKind {
+    /// Whether the fire is First Fire at a moving stack, with FFMO and FFNAM (A4.6).
+    pub fn at_moving(self) -> bool {
+        matches!(
+            self,
+            FireKind::DefensiveFirst | FireKind::SubsequentFirst | FireKind::FinalProtective
+        )
+    }
+}
+
+/// A leader's leadership DRM as printed after his morale (`9-1` → −1, `8+1` → +1, `8-0` → 0).
+pub fn leadership(ratings: &str) -> Option<i8> {
+    let s = ratings;
+    let at = s.get(1..)?.find(['-', '+'])? + 1;
+    let (morale, rest) = s.split_at(at);
+    morale.parse::<u8>().ok()?;
+    let value: i8 = rest[1..].parse().ok()?;
+    Some(if rest.starts_with('-') { -value } else { value })
+}
+
+/// Works out an attack by `by`'s `firers` on the units in `target`, everything but the dice,
+/// or says why the engine does not rule on it.
+pub fn assess(
+    game: &Game,
+    by: Side,
+    named: &[UnitId],
+    target: Hex,
+    into_sewer: bool,
+) -> Result<Assessment, Unruled> {
+    // The support weapons named fire in the hands of the units possessing them (A9.11).
+    let (weapon_ids, firers): (Vec<UnitId>, Vec<UnitId>) = named
+        .iter()
+        .cloned()
+        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let firers = &firers[..];
+    // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
+    // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
+    let kind = match game.clock.phase() {
+        Phase::PrepFire => FireKind::Prep,
+        Phase::Movement => defensive_first_kind(game, firers)?,
+        Phase::DefensiveFire => FireKind::Final,
+        Phase::AdvancingFire => FireKind::Advancing,
+        _ => {
+            return Err(unruled(
+                "A7",
+                "fire in this phase is not resolved by the engine",
+            ))
+        }
+    };
+    if into_sewer {
+        return Err(unruled(
+            "B8.3",
+            "fire into a sewer is not resolved by the engine",
+        ));
+    }
+    let geometry = game.scenario.geometry();
+    let mut sw = vec![];
+    for id in &weapon_ids {
+        let w = &game.weapons[id];
+        let Some(ratings) = w.ratings else {
+            return Err(unruled(
+                "A9.1",
+                format!("the scenario gives `{id}` no FP, range and Breakdown Number"),
+            ));
+        };
+        let Some(holder) = w
+            .held_by
+            .as_ref()
+            .and_then(|h| game.units.get(h))
+            .filter(|u| !u.eliminated && u.side == by)
+        else {
+            return Err(unruled(
+                "A9.1",
+                format!("`{id}` is possessed by no unit of the firing side"),
+            ));
+        };
+        sw.push((w, holder, ratings));
+    }
+    // A8.1: a weapon carries a Fire counter of its own. One with none fires as its possessor
+    // would (Defensive First Fire, Final Fire as in Prep Fire, A8.4); one marked First or
+    // Final Fire fires again only as Sustained Fire, whose penalties (a lowered B#, no ROF)
+    // rest on one source, so that fire is the players'; and so is a Fire Group mixing a SW
+    // with units firing again after First Fire.
+    if !sw.is_empty() {
+        let again = match kind {
+            FireKind::SubsequentFirst => Some("A8.3"),
+            FireKind::FinalProtective => Some("A8.31"),
+            FireKind::Final if firers.iter().any(|id| game.first_fired.contains(id)) => {
+                Some("A8.4")
+            }
+            _ => None,
+        };
+        if let Some(rule) = again {
+            return Err(unruled(
+                rule,
+                "a support weapon fired with units firing again after First Fire is not resolved by the engine: Sustained Fire is not modelled",
+            ));
+        }
+        for (w, _, _) in &sw {
+            let marked = if game.final_fired.contains(&w.id) {
+                Some("Final Fire")
+            } else if game.first_fired.contains(&w.id) {
+                Some("First Fire")
+            } else {
+                None
+            };
+            if let Some(counter) = marked {
+                return Err(unruled(
+                    if kind == FireKind::Final { "A8.4" } else { "A8.3" },
+                    format!("`{}` is marked {counter}: a weapon fires again after First Fire only as Sustained Fire, which the engine does not model", w.id),
+                ));
+            }
+        }
+    }
+    if kind == FireKind::Advancing {
+        // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
+        // AFPh. The engine does not record where a weapon was before the MPh, so it rules only
+        // on one held by an Opportunity Firer, which did not move (A7.25).
+        for (w, holder, _) in &sw {
+            if a4_41_restricted(&w.name) && !game.opportunity_fire.contains(&holder.id) {
+                return Err(unruled(
+                    "A4.41",
+                    format!("`{}` ({}) fires in the AFPh only if it did not change Location in the MPh, which the engine does not record", w.id, w.name),
+                ));
+            }
+        }
+    }
+    for (i, (w, holder, _)) in sw.iter().enumerate() {
+        // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
+        // firing one, forfeit its inherent FP for the rest of the Player Turn, which the
+        // engine does not track.
+        match holder.kind {
+            UnitKind::Squad => {}
+            UnitKind::HalfSquad | UnitKind::Crew => {
+                return Err(unruled(
+                    "A9.11",
+                    format!("`{}` fires `{}`: a half-squad or crew firing a SW forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id, w.id),
+                ))
+            }
+            UnitKind::Leader => {
+                return Err(unruled(
+                    "A9.12",
+                    format!("a leader's fire with `{}` (Area Fire, no leadership DRM) is not resolved by the engine", w.id),
+                ))
+            }
+            _ => {
+                return Err(unruled(
+                    "A9.1",
+                    format!("`{}`'s fire with `{}` is not resolved by the engine", holder.id, w.id),
+                ))
+            }
+        }
+        if sw[..i].iter().any(|(_, h, _)| h.id == holder.id) {
+            return Err(unruled(
+                "A9.11",
+                format!("`{}` fires two SW: it forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id),
+            ));
+        }
+    }
+    let mut units = vec![];
+    for id in firers {
+        let Some(u) = game.units.get(id).filter(|u| !u.eliminated) else {
+            return Err(unruled("A7", format!("`{id}` is no longer in play")));
+        };
+        if u.underground.is_some() {
+            return Err(unruled("B8.43", format!("`{id}` fires from below ground")));
+        }
+        units.push(u);
+    }
+    // A7.53: a leader named among the firers directs the others; he must share their Location.
+    let leaders: Vec<&&Unit> = units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Leader)
+        .collect();
+    let mmc: Vec<&&Unit> = units
+        .iter()
+        .filter(|u| u.kind != UnitKind::Leader)
+        .collect();
+    // Every unit whose fire is in the attack: the MMC named, and the possessors of the SW.
+    let holders: Vec<&Unit> = sw
+        .iter()
+        .map(|(_, h, _)| *h)
+        .filter(|h| !units.iter().any(|u| u.id == h.id))
+        .collect();
+    let shooters: Vec<&&Unit> = mmc.iter().copied().chain(holders.iter()).collect();
+    if shooters.is_empty() {
+        return Err(unruled(
+            "A7.53",
+            "a leader has no FP of his own: he directs the fire of units in his Location",
+        ));
+    }
+    if leaders.len() > 1 {
+        return Err(unruled(
+            "A7.53",
+            "only one leader directs an attack; name one",
+        ));
+    }
+    let mut drms = vec![];
+    // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
+    // otherwise: `attack::check_fire_group`).
+    let directed = if let Some(leader) = leaders.first() {
+        if leader.pinned || leader.cx {
+            return Err(unruled(
+                "A7.53",
+                format!(
+                    "`{}` is {}: whether he directs is not resolved by the engine",
+                    leader.id,
+                    if leader.pinned { "pinned" } else { "CX" }
+                ),
+            ));
+        }
+        let Some(drm) = leadership(&leader.ratings) else {
+            return Err(unruled(
+                "A7.53",
+                format!(
+                    "`{}`'s ratings `{}` give no leadership DRM",
+                    leader.id, leader.ratings
+                ),
+            ));
+        };
+        if drm != 0 {
+            drms.push(Modifier {
+                value: drm,
+                reason: format!("`{}` directs", leader.id),
+                rule: "A7.53".into(),
+            });
+        }
+        true
+    } else {
+        false
+    };
+    for u in &shooters {
+        let why = match u.kind {
+            UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew => None,
+            UnitKind::Hero => Some(("A15", "a hero's fire")),
+            _ => Some(("A7", "fire by a unit that is not an MMC")),
+        };
+        if let Some((rule, what)) = why {
+            return Err(unruled(
+                rule,
+                format!("{what} (`{}`) is not resolved by the engine", u.id),
+            ));
+        }
+        if u.pinned {
+            return Err(unruled(
+                "A7.8",
+                format!(
+                    "`{}` is pinned: a pinned unit's fire is not resolved by the engine",
+                    u.id
+                ),
+            ));
+        }
+        if u.morale == board::scenario::Morale::Berserk {
+            return Err(unruled(
+                "A15",
+                format!(
+                    "`{}` is berserk: its fire is not resolved by the engine",
+                    u.id
+                ),
+            ));
+        }
+        if u.cx {
+            return Err(unruled(
+                "A4.51",
+                format!(
+                    "`{}` is CX: the DRM to a CX unit's fire is not applied by the engine",
+                    u.id
+                ),
+            ));
+        }
+    }
+    // The units fired on: every enemy unit above ground in the target hex (A7).
+    let targets: Vec<&Unit> = game
+        .units_above(target)
+        .filter(|u| u.side != by && !u.hidden)
+        .collect();
+    if targets.is_empty() {
+        return Err(unruled("A7", format!("no enemy unit is left in {target}")));
+    }
+    if kind.at_moving() {
+        // A8.1: First Fire affects the moving stack only; the engine applies a result to every
+        // unit fired on in the Location, so others there leave it to the players.
+        let moving = crate::attack::moving_in(game, by, target);
+        if moving.is_empty() {
+            return Err(unruled(
+                "A8.1",
+                format!("no unit of the moving stack is in {target} any more"),
+            ));
+        }
+        if targets.len() != moving.len() {
+            return Err(unruled(
+                "A8.1",
+                format!("units that are not moving share {target} with the moving stack: First Fire affects only the moving units, and the engine applies an IFT result to every unit in the Location"),
+            ));
+        }
+    }
+    if targets.iter().any(|t| !game.same_location(t, targets[0])) {
+        return Err(unruled(
+            "A7",
+            format!("enemy units stand on more than one level of {target}: the declaration does not say which Location is fired on"),
+        ));
+    }
+    for t in &targets {
+        if t.concealed {
+            return Err(unruled(
+                "A7.23",
+                format!("a concealed unit in {target}: Area Fire is not resolved by the engine"),
+            ));
+        }
+        if !matches!(
+            t.kind,
+            UnitKind::Squad
+                | UnitKind::HalfSquad
+                | UnitKind::Crew
+                | UnitKind::Leader
+                | UnitKind::Hero
+        ) {
+            return Err(unruled(
+                "A7",
+                format!(
+                    "fire at a unit in {target} that is not Infantry is not resolved by the engine"
+                ),
+            ));
+        }
+    }
+    // A5.12, A5.13: an overstacked Location changes the fire from it or at it.
+    if let Some(u) = shooters.iter().find(|u| overstacked(game, u)) {
+        return Err(unruled(
+            "A5.12",
+            format!("`{}` fires from an overstacked Location", u.id),
+        ));
+    }
+    if targets.iter().any(|t| overstacked(game, t)) {
+        return Err(unruled(
+            "A5.13",
+            format!("the target Location in {target} is overstacked"),
+        ));
+    }
+    // A7.21: Triple Point Blank Fire (FP ×3) is fire at units in the firer's own Location.
+    // Infantry of both sides come to share a Location here only by advancing into it (A4.14
+    // bars it in the MPh, and A12.15 stops a mover outside a concealed enemy's), and after
+    // the CC that follows they are in Melee (A11.7), as the Rout Phase reads them too: the
+    // engine has no fire within a Location outside Melee, so none is tripled. Fire by a unit
+    // in Melee, or into a Location where the firer's side is in Melee, is the players'.
+    if let Some(u) = shooters
+        .iter()
+        .find(|u| targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("`{}` shares its Location with the enemy units it fires at: units of both sides in one Location are in Melee, and fire by a unit in Melee is not resolved by the engine (Triple Point Blank Fire, FP ×3, A7.21, is fire within a Location outside Melee)", u.id),
+        ));
+    }
+    // The words name no unit: the firing side's unit there may be one the other side does not
+    // know, and the reason is sent to both.
+    if game
+        .units
+        .values()
+        .any(|u| u.side == by && !u.eliminated && targets.iter().any(|t| game.same_location(t, u)))
+    {
+        return Err(unruled(
+            "A11.7",
+            format!("units of the firing side share the target Location in {target} with the enemy: fire into a Location in Melee, which reaches the firer's own units there too, is not resolved by the engine"),
+        ));
+    }
+    // Range and FP of each firer (A7.2, A7.21, A7.22).
+    // A SW's FP and range are its own (A9.1), from its possessor's hex, and range does to
+    // them what it does to an MMC's.
+    // Each firer: its id (a unit's, or a SW's), the unit whose hex it fires from, its FP and
+    // normal range, and whether it is a SW.
+    let mut firing: Vec<(UnitId, &Unit, u32, u32, bool)> = vec![];
+    for u in &mmc {
+        let Some((fp, normal)) = fp_and_range(u) else {
+            return Err(unruled(
+                "A7",
+                format!(
+                    "`{}`'s ratings `{}` do not read as FP-range-morale",
+                    u.id, u.ratings
+                ),
+            ));
+        };
+        firing.push((u.id.clone(), u, fp, normal, false));
+    }
+    for (w, holder, r) in &sw {
+        firing.push((
+            w.id.clone(),
+            holder,
+            u32::from(r.fp),
+            u32::from(r.range),
+            true,
+        ));
+    }
+    let mut shares = vec![];
+    for (id, u, fp, normal, weapon) in firing {
+        let Some(range) = geometry.distance(u.hex, target) else {
+            return Err(unruled("A7", format!("no range from `{id}` to {target}")));
+        };
+        let upper =
+            game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
+        let (fp_halves, multiplier) = match range {
+            // Another Location of the firer's own hex (a building's other level): not TPBF,
+            // which needs the same Location (above), but fire between levels, like PBF
+            // involving an upper level below.
+            0 => {
+                return Err(unruled(
+                    "A7.21",
+                    format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
+                ))
+            }
+            1 if !upper => (fp * 4, "PBF ×2 (A7.21)"),
+            1 => {
+                return Err(unruled(
+                    "A7.21",
+                    format!("`{id}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine"),
+                ))
+            }
+            r if r <= normal => (fp * 2, ""),
+            r if r <= normal * 2 => (fp, "long range ×½ (A7.22)"),
+            _ => {
+                return Err(unruled(
+                    "A7.22",
+                    format!(
+                        "{target} is {range} hexes from `{id}`, beyond twice its normal range of {normal}"
+                    ),
+                ))
+            }
+        };
+        // Area Fire halves the FP of a unit that fires again after First Fire (A8.3, A8.31,
+        // A8.4); both are within its normal range, so a half point is the finest fraction.
+        let (fp_halves, multiplier) = match area_rule(game, kind, &id) {
+            None => (fp_halves, multiplier),
+            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(multiplier, rule)),
+            Some(rule) => {
+                return Err(unruled(
+                    rule,
+                    format!("`{id}`'s FP would be halved twice: Area Fire at long range is not resolved by the engine"),
+                ))
+            }
+        };
+        let (fp_halves, multiplier) = if kind == FireKind::Advancing {
+            if game.opportunity_fire.contains(&u.id) {
+                // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
+                // unhalved, and without Assault Fire's bonus (A7.36).
+                (fp_halves, opportunity(multiplier))
+            } else {
+                // Assault Fire is the squad's own FP's (A7.36), not its SW's.
+                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, multiplier)?
+            }
+        } else {
+            (fp_halves, multiplier)
+        };
+        shares.push(Share {
+            unit: id,
+            range,
+            fp_halves,
+            multiplier,
+        });
+    }
+    // A7.5: units fire together as a Fire Group, from one Location or a chain of ADJACENT ones
+    // (the chain is checked at the declaration, `attack::check_fire_group`). Across levels or
+    // below ground, which Locations are ADJACENT is not ruled by the engine.
+    let several = shooters.iter().any(|u| !game.same_location(u, shooters[0]));
+    if several {
+        if let Some(off) = shooters
+            .iter()
+            .find(|u| game.upper_level(u).is_some() || u.underground.is_some())
+        {
+            return Err(unruled(
+                "A7.5",
+                format!(
+                    "`{}` fires from an upper level or below ground in a Fire Group of several Locations: which Locations are ADJACENT across levels is not ruled by the engine",
+                    off.id
+                ),
+            ));
+        }
+    }
+    let total_halves: u32 = shares.iter().map(|s| s.fp_halves).sum();
+    let Some(column) = IftColumn::for_fp(total_halves / 2) else {
+        return Err(unruled("A7.3", "less than 1 FP: the attack is off the IFT"));
+    };
+    // TEM (B9.3 and the terrain chart) against each target; one DR serves them all only while
+    // they share one TEM.
+    let ids: Vec<UnitId> = shooters.iter().map(|u| u.id.clone()).collect();
+    let mut tem_seen: Option<(i8, String)> = None;
+    for t in &targets {
+        let report = tem::query(game, &ids, &t.id, Fire::Direct)
+            .map_err(|e| unruled("B9.3", format!("the TEM in {target}: {e}")))?;
+        if report.hull_down {
+            return Err(unruled(
+                "B9.36",
+                "a Hull Down target is not resolved by the engine",
+            ));
+        }
+        match &tem_seen {
+            Some((tem, _)) if *tem != report.tem => {
+                return Err(unruled(
+                    "A7",
+                    format!("the units in {target} have different TEM: resolving each is not done by the engine"),
+                ))
+            }
+            Some(_) => {}
+            None => tem_seen = Some((report.tem, report.reasons.join("; "))),
+        }
+    }
+    if let Some((tem, why)) = tem_seen.clone().filter(|(tem, _)| *tem != 0) {
+        drms.push(Modifier {
+            value: tem,
+            rule: last_rule(&why).unwrap_or("B9.3").to_string(),
+            reason: if why.is_empty() {
+                "TEM".into()
+            } else {
+                format!("TEM: {why}")
+            },
+        });
+    }
+    // Hindrances along each firer's LOS (A6.7 ties them to the tracer); a Fire Group whose
+    // members see through different Hindrances is left to the players.
+    let map = LosMap::of(&game.scenario);
+    let mut hindrance: Option<u8> = None;
+    for u in &shooters {
+        let worst = targets
+            .iter()
+            .filter_map(|t| {
+                verdict_on(
+                    game,
+                    map,
+                    &Spot::Unit(u.id.clone()),
+                    &Spot::Unit(t.id.clone()),
+                )
+                .ok()
+            })
+            .map(|v| match v {
+                Verdict::Hindered(n) => n,
+                _ => 0,
+            })
+            .min()
+            .unwrap_or(0);
+        match hindrance {
+            Some(h) if h != worst => {
+                return Err(unruled(
+                    "A6.7",
+                    "the Fire Group's members see the target through different Hindrances",
+                ))
+            }
+            _ => hindrance = Some(worst),
+        }
+    }
+    if let Some(h) = hindrance.filter(|h| *h > 0) {
+        drms.push(Modifier {
+            value: i8::try_from(h).unwrap_or(i8::MAX),
+            reason: "Hindrance along the LOS".into(),
+            rule: "A6.7".into(),
+        });
+    }
+    if kind.at_moving() {
+        let tem = tem_seen.as_ref().map_or(0, |(tem, _)| *tem);
+        drms.extend(moving_drms(
+            game,
+            &shooters,
+            &targets,
+            tem,
+            hindrance.unwrap_or(0),
+        )?);
+    }
+    if kind == FireKind::SubsequentFirst {
+        for u in &mmc {
+            let range = geometry.distance(u.hex, target).unwrap_or(0);
+            if closer_enemies(game, by, u, range)
+                .iter()
+                .any(|e| e.concealed)
+            {
+                return Err(unruled(
+                    "A8.3",
+                    format!("a concealed enemy unit `{}` sees is nearer than {target}: whether it is a Known enemy unit that Subsequent First Fire must go at first is not ruled by the engine", u.id),
+                ));
+            }
+        }
+    }
+    let cower_columns = if shooters.iter().any(|u| u.inexperienced) {
+        2
+    } else {
+        1
+    };
+    Ok(Assessment {
+        target,
+        shares,
+        column,
+        drms,
+        directed,
+        cower_columns,
+        kind,
+        breakdowns: sw
+            .iter()
+            .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
+            .collect(),
+        // A4.41: a weapon fired in the AFPh has one shot whatever its ROF, but an Opportunity
+        // Firer's (A7.25).
+        rofs: sw
+            .iter()
+            .filter(|(_, h, _)| {
+                kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id)
+            })
+            .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
+            .collect(),
+    })
+}
+
+/// Whether A4.41 keeps `name`'s weapon from the AFPh once it changed Location in the MPh: an
+/// MMG, HMG or mortar (`MTR`) by the name on its counter. A name that does not say which MG it
+/// is (`MG`) is read as one that may be.
+fn a4_41_restricted(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    name.contains("MMG")
+        || name.contains("HMG")
+        || name.contains("MTR")
+        || name.contains("MORTAR")
+        || name == "MG"
+}
+
+/// The kind of Defensive fire in the MPh, read off the firers' Fire counters (A8.1, A8.3,
+/// A8.31). Which of them may fire together as one Fire Group is not sourced, so a mix is the
+/// players'.
+fn defensive_first_kind(game: &Game, firers: &[UnitId]) -> Result<FireKind, Unruled> {
+    let kind_of = |id: &UnitId| {
+        if game.final_fired.contains(id) {
+            FireKind::FinalProtective
+        } else if game.first_fired.contains(id) {
+            FireKind::SubsequentFirst
+        } else {
+            FireKind::DefensiveFirst
+        }
+    };
+    let mut kinds = firers.iter().map(kind_of);
+    let first = kinds.next().unwrap_or(FireKind::DefensiveFirst);
+    if kinds.any(|k| k != first) {
+        return Err(unruled(
+            "A8.3",
+            "the firers carry different Fire counters: a Fire Group mixing First Fire, Subsequent First Fire and Final Protective Fire is not resolved by the engine",
+        ));
+    }
+    Ok(first)
+}
+
+/// The rule by which `unit`'s FP is halved as Area Fire in this attack, if it is: Subsequent
+/// First Fire (A8.3), Final Protective Fire (A8.31), or Final Fire by a unit marked First
+/// Fire (A8.4).
+fn area_rule(game: &Game, kind: FireKind, unit: &UnitId) -> Option<&'static str> {
+    match kind {
+        FireKind::SubsequentFirst => Some("A8.3"),
+        FireKind::FinalProtective => Some("A8.31"),
+        FireKind::Final if game.first_fired.contains(unit) => Some("A8.4"),
+        _ => None,
+    }
+}
+
+/// A range multiplier's words with Area Fire's halving after them.
+fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
+    match (multiplier, rule) {
+        ("", "A8.3") => "Area Fire ×½ (A8.3)",
+        ("", "A8.31") => "Area Fire ×½ (A8.31)",
+        ("", _) => "Area Fire ×½ (A8.4)",
+        (_, "A8.3") => "PBF ×2 (A7.21), Area Fire ×½ (A8.3)",
+        (_, "A8.31") => "PBF ×2 (A7.21), Area Fire ×½ (A8.31)",
+        _ => "PBF ×2 (A7.21), Area Fire ×½ (A8.4)",
+    }
+}
+
+/// A range multiplier's words with Opportunity Fire's exemption from Advancing Fire after
+/// them (A7.25).
+fn opportunity(multiplier: &'static str) -> &'static str {
+    match multiplier {
+        "" => "Opportunity Fire, not halved (A7.25)",
+        m if m.starts_with("PBF") => "PBF ×2 (A7.21), Opportunity Fire, not halved (A7.25)",
+        _ => "long range ×½ (A7.22), Opportunity Fire, not halved (A7.25)",
+    }
+}
+
+/// A firer's FP in the AFPh unless it is an Opportunity Firer (A7.25, `opportunity`):
+/// halved (A7.24) whether or not it moved; then a squad whose FP is underlined adds one FP
+/// and rounds a fraction up (Assault Fire, A7.36), except at long range. A quarter point
+/// (long range, an odd FP, then the AFPh) is finer than the engine keeps (A7.2), so that
+/// firer's attack is the players'.
+fn advancing(
+    id: &str,
+    assault_fire: bool,
+    fp_halves: u32,
+    multiplier: &'static str,
+) -> Result<(u32, &'static str), Unruled> {
+    if fp_halves % 2 != 0 {
+        return Err(unruled(
+            "A7.24",
+            format!(
+                "`{id}`'s FP halved for Advancing Fire leaves a quarter point, which the engine does not keep"
+            ),
+        ));
+    }
+    let halved = fp_halves / 2;
+    let long = multiplier.starts_with("long range");
+    let bonus = assault_fire && !long;
+    let fp_halves = if bonus {
+        // One FP more, then any half point rounded up (A7.36).
+        (halved + 2).div_ceil(2) * 2
+    } else {
+        halved
+    };
+    let words = match (multiplier, bonus) {
+        ("", false) => "Advancing Fire ×½ (A7.24)",
+        ("", true) => "Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)",
+        (m, false) if m.starts_with("PBF") => "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24)",
+        (m, true) if m.starts_with("PBF") => {
+            "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)"
+        }
+        _ => "long range ×½ (A7.22), Advancing Fire ×½ (A7.24)",
+    };
+    Ok((fp_halves, words))
+}
+
+/// The DRMs of First Fire at a moving stack (A4.6): FFMO −1 when it moves in Open Ground
+/// with no positive TEM, and FFNAM −1 when it did not declare Assault Movement (A4.61). What
+/// the engine cannot tell — terrain of no TEM that is not Open Ground, a fortification, a
+/// Hindrance or an upper level, a stack only partly Assault Moving — it leaves to the players
+/// rather than guess.
+fn moving_drms(
+    game: &Game,
+    firers: &[&&Unit],
+    targets: &[&Unit],
+    tem: i8,
+    hindrance: u8,
+) -> Result<Vec<Modifier>, Unruled> {
+    let mut drms = vec![];
+    let hex = targets[0].hex;
+    let spec = &game.scenario.hexes[&hex];
+    // FFMO (A4.6; the Terrain Chart's Open Ground row): a positive TEM means the stack is not
+    // in the open.
+    if tem <= 0 {
+        if spec.terrain != board::terrain::Terrain::OpenGround {
+            return Err(unruled(
+                "A4.6",
+                format!(
+                    "the moving stack is in {} with no TEM: whether FFMO applies there is not ruled by the engine",
+                    spec.terrain.row().name
+                ),
+            ));
+        }
+        if !spec.fortifications.is_empty() {
+            return Err(unruled(
+                "A4.6",
+                format!("{hex} holds a fortification: whether FFMO applies there is not ruled by the engine"),
+            ));
+        }
+        if hindrance > 0 {
+            return Err(unruled(
+                "A4.6",
+                "a Hindrance lies along the LOS: whether FFMO applies through it is not ruled by the engine",
+            ));
+        }
+        let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
+        let higher = firers
+            .iter()
+            .any(|f| level(f.hex) < spec.elevation || game.upper_level(f).is_some());
+        if higher || targets.iter().any(|t| game.upper_level(t).is_some()) {
+            return Err(unruled(
+                "A4.6",
+                "firer and moving stack are on different levels: Height Advantage, which cancels FFMO, is not ruled by the engine",
+            ));
+        }
+        drms.push(Modifier {
+            value: -1,
+            reason: format!("FFMO: moving in the Open Ground of {hex}"),
+            rule: "A4.6".into(),
+        });
+    }
+    match ffnam(targets) {
+        Ok(drm) => drms.extend(drm),
+        Err(PartlyAssaultMoving) => {
+            return Err(unruled(
+                "A4.6",
+                format!("only some of the moving units in {hex} use Assault Movement: FFNAM applies to some of them, and one DR for all is not resolved by the engine"),
+            ))
+        }
+    }
+    Ok(drms)
+}
+
+/// Only some units of a moving stack declared Assault Movement: FFNAM applies to some of them,
+/// and one DR for all does not say how.
+pub(crate) struct PartlyAssaultMoving;
+
+/// FFNAM (A4.6) against a moving stack, for Defensive First Fire and Residual FP alike: −1
+/// when none of its units declared Assault Movement before moving (A4.61), nothing when all
+/// did.
+pub(crate) fn ffnam(targets: &[&Unit]) -> Result<Option<Modifier>, PartlyAssaultMoving> {
+    let assault = targets.iter().filter(|t| t.assault_moving).count();
+    if assault == 0 {
+        Ok(Some(Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        }))
+    } else if assault == targets.len() {
+        Ok(None)
+    } else {
+        Err(PartlyAssaultMoving)
+    }
+}
+
+/// The last rule a TEM reason cites (`in-hex TEM 1 (Woods B13)` → `B13`): the terrain's own
+/// paragraph, for the DRM's entry in the log.
+fn last_rule(why: &str) -> Option<&str> {
+    why.rsplit(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ';' || c == ',')
+        .find(|w| {
+            let mut c = w.chars();
+            c.next().is_some_and(|a| a.is_ascii_uppercase())
+                && c.next().is_some_and(|d| d.is_ascii_digit())
+        })
+}
+
+/// An attack in words before its dice, for a preview: "8 FP (w1 4 ×2 PBF) on the 8 column,
+/// DRM +1 (TEM B13)", what the log will show when it is resolved; or why the engine will leave
+/// it to the players. It reads only what the firer's side may see (`assess`).
+pub fn describe(game: &Game, by: Side, firers: &[UnitId], target: Hex, into_sewer: bool) -> String {
+    match assess(game, by, firers, target, into_sewer) {
+        Err(u) => format!(
+            "the engine leaves this attack to the players: {} ({})",
+            u.why, u.rule
+        ),
+        Ok(a) => {
+            let shares: Vec<String> = a.shares.iter().map(Share::words).collect();
+            let drms: Vec<String> = a
+                .drms
+                .iter()
+                .map(|m| format!("{:+} {} ({})", m.value, m.reason, m.rule))
+                .collect();
+            format!(
+                "{} FP ({}) on the {} column (A7.3); DRM {}; {}",
+                a.fp_words(),
+                shares.join(", "),
+                a.column,
+                if drms.is_empty() {
+                    "none".to_string()
+                } else {
+                    drms.join(", ")
+                },
+                if a.directed {
+                    "directed: no Cowering (A7.9)".to_string()
+                } else {
+                    format!("doubles cower {} column(s) left (A7.9)", a.cower_columns)
+                }
+            )
+        }
+    }
+}
+
+/// What an assessed attack came to: the roll as the log keeps it and the table's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub roll: Roll,
+    pub column: IftColumn,
+    pub cowered: bool,
+    pub result: IftResult,
+}
+
+/// Rolls the DR for an assessed attack and reads the IFT (A7.3): doubles cower one column to
+/// the left, two with an Inexperienced firer, unless a leader directs (A7.9; off the table's
+/// left edge, no effect). `None` when
+/// the dice source has no dice.
+pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) -> Option<Resolved> {
+    let first = dice.roll_die()?;
+    let second = dice.roll_die()?;
+    let raw = i16::from(first) + i16::from(second);
+    let final_dr = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let cowers = first == second && !a.directed;
+    let column = if cowers {
+        a.column.left(a.cower_columns)
+    } else {
+        Some(a.column)
+    };
+    let result = column.map_or(IftResult::NoEffect, |c| ift::result(c, final_dr));
+    let cowered = match (cowers, column) {
+        (false, _) => String::new(),
+        (true, Some(c)) => format!(", cowered to the {c} column (A7.9)"),
+        (true, None) => ", cowered off the table (A7.9)".into(),
+    };
+    // The fire log's line, "8 FP +1 (TEM, B13) vs 2H5 on the 8 column: DR 6, Final 7 → 1MC";
+    // the roll's words print the dice and each DRM's reason before it.
+    let outcome = format!(
+        "{} FP{} vs {} on the {} column{cowered}: DR {raw}, Final {final_dr} → {result}",
+        a.fp_words(),
+        drm_words(&a.drms),
+        a.target,
+        a.column,
+    );
+    Some(Resolved {
+        roll: Roll {
+            side: by,
+            purpose: RollPurpose::Ift,
+            rule: "A7.3".into(),
+            first_draw: game.dice_drawn,
+            dice: vec![first, second],
+            modifiers: a.drms.clone(),
+            final_result: final_dr,
+            outcome,
+        },
+        column: column.unwrap_or(a.column),
+        cowered: cowers,
+        result,
+    })
+}
+
+/// The Residual FP a resolved First Fire attack leaves in its target Location (A8.2): half the
+/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1). `None` where the engine does
+/// not rule how much: an attack read on the 1 column, one that cowered off the table, and one
+/// through a Hindrance, whose effect on the residue is not sourced here — the players
+/// determine those.
+pub fn residual_fp(a: &Assessment, fired: &Resolved) -> Option<u8> {
+    if a.drms.iter().any(|m| m.rule == "A6.7") {
+        return None;
+    }
+    if fired.cowered && a.column.left(a.cower_columns).is_none() {
+        return None;
+    }
+    let column = fired.column.fp();
+    (column >= 2).then_some(column / 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fire log prints each DRM after the FP with its reason cut short and its rule.
+    #[test]
+    fn drms_read_short_with_their_rules() {
+        let m = |value, reason: &str, rule: &str| Modifier {
+            value,
+            reason: reason.into(),
+            rule: rule.into(),
+        };
+        assert_eq!(
+            drm_words(&[
+                m(2, "TEM: wall TEM 2 over 2S4-2S5", "B9.3"),
+                m(-1, "`lr` directs", "A7.53")
+            ]),
+            " +2 (TEM, B9.3) −1 (`lr` directs, A7.53)"
+        );
+        assert_eq!(drm_words(&[]), "");
+    }
+
+    #[test]
+    fn a_tem_reason_gives_its_rule() {
+        assert_eq!(last_rule("in-hex TEM 1 (Woods B13)"), Some("B13"));
+        assert_eq!(
+            last_rule("wall TEM 2 over 2S4-2S5; with WA no in-hex TEM (B9.31)"),
+            Some("B9.31")
+        );
+        assert_eq!(last_rule("no rule here"), None);
+    }
+
+    #[test]
+    fn leadership_reads_the_sign() {
+        assert_eq!(leadership("9-1"), Some(-1));
+        assert_eq!(leadership("10-2"), Some(-2));
+        assert_eq!(leadership("8-0"), Some(0));
+        assert_eq!(leadership("8+1"), Some(1));
+        assert_eq!(leadership("4-6-7"), None);
+        assert_eq!(leadership("9"), None);
+    }
+}

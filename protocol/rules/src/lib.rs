@@ -1,0 +1,592 @@
+//! The rules state machine's decision half: [`decide`] reads a game and a command and returns
+//! the events the command produces, or the rule that refuses it. It never changes the game.
+//!
+//! One file per command, each running its checks in the precedence documented on
+//! [`ViolationKind`](crate::violation::ViolationKind).
+
+mod adjudicate;
+mod attack;
+pub mod close_combat;
+mod done;
+pub mod end;
+pub mod end_of_rally;
+pub mod fire;
+pub mod fortification;
+pub mod los;
+pub mod morale;
+pub mod movement;
+mod place;
+mod roll;
+pub mod setup;
+pub mod sewer;
+mod support_weapon;
+pub mod tem;
+pub mod timing;
+pub mod violation;
+pub mod wall_advantage;
+
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use board::scenario::{Side, UnitId};
+use game::command::Command;
+use game::dice::DiceSource;
+use game::event::Event;
+use game::phase::Phase;
+use game::{Game, Unit};
+
+/// The command that moves play on by one step and chooses nothing: the prompt the game waits
+/// on is let pass (the HIP owner's moment declined, a challenged concealed holding forfeited:
+/// B9.324; a chance to claim declined: B9.322), and otherwise the acting side ends its step.
+/// The load generator and the benches play it for a long game of cheap commands.
+pub fn moving_on(game: &Game) -> (Side, Command) {
+    if let Some(window) = &game.wa_hip_window {
+        return (window.side, Command::DeclineWallAdvantage);
+    }
+    if let Some(challenge) = &game.wa_challenge {
+        let units = challenge.holders.clone();
+        return (challenge.side, Command::ForfeitWallAdvantage { units });
+    }
+    // A CC designation waits for the DEFENDER's (A11.12): designating none answers it.
+    if let Some(hex) = game.movement.cc_designated.keys().next() {
+        let command = Command::CloseCombat {
+            hex: *hex,
+            attacks: vec![],
+            withdrawals: vec![],
+            no_ambush: false,
+        };
+        return (game.attacker().opponent(), command);
+    }
+    match &game.wa_chance {
+        Some(chance) => (chance.side, Command::DeclineWallAdvantage),
+        None => (game.acting(), Command::Done),
+    }
+}
+
+/// Decides what `command`, issued by side `by`, means in `game`. Pure: the same game, command
+/// and dice always give the same answer, and `game` is never modified.
+pub fn decide(
+    game: &Game,
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    // On a map of real boards a seam hex has two names; the rules see the map's own.
+    let renamed;
+    let command = match map_names(game, command) {
+        Some(c) => {
+            renamed = c;
+            &renamed
+        }
+        None => command,
+    };
+    end::still_playing(game)?;
+    // Ending the game waits for nothing, not even a pending answer.
+    match command {
+        Command::Concede => return end::concede(game, by),
+        Command::ProposeEnd => return end::propose(game, by),
+        Command::AcceptEnd => return end::accept(game, by),
+        _ => {}
+    }
+    // Before Turn 1, the set-up step (A12.12) takes only its own commands.
+    if game.setup.is_some() {
+        return setup::decide(game, by, command);
+    }
+    if let Some(d) = &game.sewer_designation {
+        if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
+            return Err(RuleViolation::new(
+                "B8.41",
+                ViolationKind::WrongSide,
+                format!(
+                    "the sewer stack beneath {} is lost; play goes on once the {} designates where it goes",
+                    d.from,
+                    game.side_name(d.defender)
+                ),
+            ));
+        }
+    }
+    if let Some(prompt) = wa_prompt(game) {
+        if !(prompt.side == by && (prompt.answers)(command)) {
+            return Err(RuleViolation::with(
+                prompt.rule,
+                ViolationKind::WrongSide,
+                prompt.why,
+            ));
+        }
+    }
+    let events = match command {
+        Command::Done => done::decide(game, by, dice),
+        Command::Move { units, to } => movement::decide_move(game, by, units, *to, dice),
+        Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
+        Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
+        Command::CloseCombat {
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } => close_combat::decide_close_combat(
+            game,
+            by,
+            *hex,
+            attacks,
+            withdrawals,
+            *no_ambush,
+            dice,
+        ),
+        Command::Bypass { units, hex, along } => {
+            movement::decide_bypass(game, by, units, *hex, along)
+        }
+        Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
+        Command::AssaultMove { units } => movement::decide_assault_movement(game, by, units),
+        Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
+        Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
+        Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
+        Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
+        Command::DeclineWallAdvantage => wall_advantage::decline(game, by),
+        Command::ShowForWallAdvantage { unit } => wall_advantage::show(game, by, unit),
+        Command::TakeShellholeCover { units } => movement::decide_shellhole_cover(game, by, units),
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => attack::declare(game, by, firers, *target, *into_sewer),
+        Command::ResolveAttack => attack::resolve(game, by, dice),
+        Command::MarkOpportunityFire { units } => attack::mark_opportunity_fire(game, by, units),
+        Command::RepairWeapon { weapon } => support_weapon::decide_repair(game, by, weapon, dice),
+        Command::PlaceHidden {
+            unit,
+            claim_wall_advantage,
+        } => place::decide(game, by, unit, *claim_wall_advantage),
+        Command::SewerMove { units, to } => sewer::decide_move(game, by, units, *to, dice),
+        Command::DesignateSewer { to } => sewer::decide_designate(game, by, *to),
+        Command::Surface { units } => sewer::decide_surface(game, by, units),
+        Command::EnterTunnel { units } => sewer::decide_enter_tunnel(game, by, units),
+        Command::DestroyTunnel { entrance } => sewer::decide_destroy(game, by, *entrance),
+        Command::DeclareManholeUnseen { hex } => sewer::decide_unseen(game, by, *hex),
+        Command::Adjudicate {
+            unit,
+            outcome,
+            note,
+        } => adjudicate::decide(game, by, unit, *outcome, note),
+        Command::RoutThroughTunnel { units } => sewer::decide_rout(game, by, units),
+        Command::Rout { unit, to } => movement::decide_rout(game, by, unit, *to),
+        Command::ClaimTunnelSeen { unit, entrance } => {
+            sewer::decide_tunnel_seen(game, by, unit, *entrance)
+        }
+        Command::DiscoverTunnel { unit } => sewer::decide_discover(game, by, unit),
+        Command::Rally {
+            unit,
+            broken_morale,
+            leader,
+            desperation,
+        } => morale::rally::decide(
+            game,
+            by,
+            unit,
+            *broken_morale,
+            leader.as_ref(),
+            *desperation,
+            dice,
+        ),
+        Command::Roll {
+            dice: count,
+            purpose,
+            note,
+        } => roll::decide(game, by, *count, *purpose, note, dice),
+        Command::SetUp { .. } | Command::LiftSetUp { .. } => Err(setup::not_setting_up()),
+        Command::Enter { units, to } => setup::enter(game, by, units, *to, dice),
+        Command::AdjudicateAfterRoll { .. }
+        | Command::ContributeEntropy { .. }
+        | Command::AgreeToRevealSeed
+        | Command::AcceptAdjudication { .. }
+        | Command::DisputeAdjudication { .. }
+        | Command::RequestUndo { .. }
+        | Command::ConsentToUndo
+        | Command::DeclineUndo => Err(needs_the_log(command)),
+        Command::ClaimOnTime
+        | Command::GiveTime { .. }
+        | Command::StartVacation
+        | Command::EndVacation
+        | Command::ExpireClock => Err(RuleViolation::new(
+            timing::RULE,
+            ViolationKind::NotModelled,
+            "the clock's commands (claim-on-time, give-time, vacation, end-vacation) are decided by a server, with its time; a game played without one has no clock",
+        )),
+        Command::Concede | Command::ProposeEnd | Command::AcceptEnd => {
+            unreachable!("decided before the pending answers")
+        }
+    }?;
+    refuse_ending_in_bypass(game, &events)?;
+    Ok(with_consequences(game, events))
+}
+
+/// `command` with every hex it names under the map's name for it (`board::geometry`), when
+/// the scenario is on a map of real boards and some name differs; `None` otherwise.
+fn map_names(game: &Game, command: &Command) -> Option<Command> {
+    let geometry = game.scenario.geometry();
+    if !geometry.has_map() {
+        return None;
+    }
+    let c = |h: &board::hex::Hex| geometry.canonical(*h);
+    let renamed = match command {
+        Command::Move { units, to } => Command::Move {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Advance { units, to } => Command::Advance {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::Melee { hex } => Command::Melee { hex: c(hex) },
+        Command::CloseCombat {
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } => Command::CloseCombat {
+            hex: c(hex),
+            attacks: attacks.clone(),
+            withdrawals: withdrawals
+                .iter()
+                .map(|w| game::command::CcWithdrawal {
+                    units: w.units.clone(),
+                    to: c(&w.to),
+                })
+                .collect(),
+            no_ambush: *no_ambush,
+        },
+        Command::Bypass { units, hex, along } => Command::Bypass {
+            units: units.clone(),
+            hex: c(hex),
+            along: along.iter().map(c).collect(),
+        },
+        Command::DeclareAttack {
+            firers,
+            target,
+            into_sewer,
+        } => Command::DeclareAttack {
+            firers: firers.clone(),
+            target: c(target),
+            into_sewer: *into_sewer,
+        },
+        Command::SewerMove { units, to } => Command::SewerMove {
+            units: units.clone(),
+            to: c(to),
+        },
+        Command::DesignateSewer { to } => Command::DesignateSewer { to: c(to) },
+        Command::DestroyTunnel { entrance } => Command::DestroyTunnel {
+            entrance: c(entrance),
+        },
+        Command::DeclareManholeUnseen { hex } => Command::DeclareManholeUnseen { hex: c(hex) },
+        Command::ClaimTunnelSeen { unit, entrance } => Command::ClaimTunnelSeen {
+            unit: unit.clone(),
+            entrance: c(entrance),
+        },
+        Command::Adjudicate {
+            unit,
+            outcome: game::command::Outcome::Relocate(to),
+            note,
+        } => Command::Adjudicate {
+            unit: unit.clone(),
+            outcome: game::command::Outcome::Relocate(c(to)),
+            note: note.clone(),
+        },
+        _ => return None,
+    };
+    (renamed != *command).then_some(renamed)
+}
+
+/// A Wall Advantage question that holds play: the side it waits for, the commands of that side
+/// that answer it, and the refusal (rule, reason) every other command gets.
+struct Prompt {
+    side: Side,
+    answers: fn(&Command) -> bool,
+    rule: &'static str,
+    why: Vec<Piece>,
+}
+
+/// The WA prompt waiting, if any: a chance to claim (B9.322; a HIP unit may be placed then
+/// too, B9.324), the HIP owner's moment before a mover's claim, or a challenge to concealed
+/// holders (B9.324). At most one waits at a time: `settle` raises none while another waits.
+fn wa_prompt(game: &Game) -> Option<Prompt> {
+    if let Some(chance) = &game.wa_chance {
+        return Some(Prompt {
+            side: chance.side,
+            answers: |c| {
+                matches!(
+                    c,
+                    Command::ClaimWallAdvantage { .. }
+                        | Command::DeclineWallAdvantage
+                        | Command::PlaceHidden { .. }
+                )
+            },
+            rule: "B9.322",
+            why: pieces![
+                format!(
+                    "the {} may claim Wall Advantage for ",
+                    game.side_name(chance.side)
+                ),
+                Piece::units(&chance.units),
+                " now; play goes on once it claims or declines"
+            ],
+        });
+    }
+    if let Some(window) = &game.wa_hip_window {
+        return Some(Prompt {
+            side: window.side,
+            answers: |c| matches!(c, Command::PlaceHidden { .. } | Command::DeclineWallAdvantage),
+            rule: "B9.324",
+            why: pieces![Piece::units(&window.claimants), format!(" attempt to claim WA; the {} may first place a hidden unit (`place UNIT claim-wa`) or let the moment pass (`decline-wa`), and play goes on once it answers", game.side_name(window.side))],
+        });
+    }
+    let challenge = game.wa_challenge.as_ref()?;
+    Some(Prompt {
+        side: challenge.side,
+        answers: |c| {
+            matches!(
+                c,
+                Command::ShowForWallAdvantage { .. } | Command::ForfeitWallAdvantage { .. }
+            )
+        },
+        rule: "B9.324",
+        why: pieces![
+            format!(
+                "the {} must show a real unit among ",
+                game.side_name(challenge.side)
+            ),
+            Piece::units(&challenge.holders),
+            " or forfeit their WA; play goes on once it answers"
+        ],
+    })
+}
+
+/// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
+/// start while a unit of that stack stands in Bypass and could still go on.
+fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViolation> {
+    if game.clock.phase() != Phase::Movement || !game.units.values().any(|u| u.bypass.is_some()) {
+        return Ok(());
+    }
+    let mut after = game.clone();
+    for event in events {
+        game::apply(&mut after, event);
+    }
+    let stranded = game.units.values().find(|u| {
+        u.bypass.is_some()
+            && !game.movement.finished.contains(&u.id)
+            && after.movement.finished.contains(&u.id)
+            && after.units.get(&u.id).is_some_and(|a| a.bypass.is_some())
+            && movement::way_on_from_bypass(game, u)
+    });
+    match stranded {
+        Some(u) => Err(RuleViolation::with(
+            "A4.32",
+            ViolationKind::UnitState,
+            pieces![Piece::unit(&u.id), format!(" is in Bypass of {} and would move no farther (A4.2); it must enter the obstacle or move on first", u.bypass.as_ref().map(|b| b.hex).expect("in Bypass"))],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What the commands decided against the game's log cite (the dice scheme's contributions,
+/// adjudication review and undo): the document that defines them. `record::dispute` decides
+/// them; `decide` only refuses them, so the citation lives here, below both.
+pub const LOG_RULE: &str = "docs/review.md";
+
+/// The refusal `decide` gives the commands that need the log: it has only the position.
+fn needs_the_log(command: &Command) -> RuleViolation {
+    RuleViolation::new(
+        LOG_RULE,
+        ViolationKind::NotModelled,
+        format!(
+            "{command:?} is decided against the game's log, which the server holds (protocol::dispute::decide)"
+        ),
+    )
+}
+
+/// Appends what the rules make follow from `events` on their own — today the Wall Advantage
+/// changes of B9.32–B9.41 (`wall_advantage::settle`) — so a log shows each with its reason.
+fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
+    let mut after = game.clone();
+    after.undo_trail = game.undo_trail.frozen();
+    let mut movers = std::collections::BTreeSet::new();
+    // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
+    let mut unhidden = std::collections::BTreeSet::new();
+    for event in &events {
+        if let Event::UnitEntryBlocked { revealed, .. } = event {
+            unhidden.extend(
+                revealed
+                    .iter()
+                    .filter(|u| after.units.get(&u.id).is_some_and(|b| b.hidden))
+                    .map(|u| u.id.clone()),
+            );
+        }
+        if let Event::UnitsEntered { units, .. } = event {
+            // Entering from off board is a move into the hex (A2.51): its units take
+            // mandatory WA as movers do, after the enemy's HIP moment (B9.324).
+            movers.extend(units.iter().map(|u| u.id.clone()));
+        }
+        if let Event::UnitMoved {
+            units, from, to, ..
+        }
+        | Event::UnitEntryBlocked {
+            units, from, to, ..
+        }
+        | Event::UnitAdvanced {
+            units, from, to, ..
+        }
+        | Event::UnitBypassed {
+            units,
+            from,
+            hex: to,
+            ..
+        } = event
+        {
+            if from != to {
+                movers.extend(units.iter().cloned());
+            }
+        }
+        game::apply(&mut after, event);
+    }
+    // Desperation Morale follows from the position the command left (A10.62).
+    let desperation = morale::desperation::consequences(&after, &events);
+    events.extend(wall_advantage::settle(game, after, &movers, &unhidden));
+    events.extend(desperation);
+    events
+}
+
+/// Refuses unless `by` is the side the current step awaits.
+fn require_acting(game: &Game, by: Side, what: &str) -> Result<(), RuleViolation> {
+    let acting = game.acting();
+    if by == acting {
+        return Ok(());
+    }
+    let step = game.clock.step();
+    Err(RuleViolation::new(
+        step.rule,
+        ViolationKind::WrongSide,
+        format!(
+            "{what}: it is the {} step of the {} Player Turn and the {} is to act, not the {}",
+            step.name,
+            game.side_name(game.attacker()),
+            game.side_name(acting),
+            game.side_name(by),
+        ),
+    ))
+}
+
+/// Refuses unless the game is in `phase`.
+fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<(), RuleViolation> {
+    if game.clock.phase() == phase {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::WrongPhase,
+        format!(
+            "{what} only in the {phase}; it is now the {} ({})",
+            game.clock.phase(),
+            game.clock
+        ),
+    ))
+}
+
+/// A list of units (or weapons) a command names, each named once: every command that names
+/// several refuses a name given twice, before anything else is asked of them, with its own
+/// rule and the same words, giving back the name as the player wrote it. `among` says which
+/// list (" in the moving stack", " among the firers").
+pub(crate) fn check_named_once(
+    ids: &[UnitId],
+    rule: &str,
+    among: &str,
+) -> Result<(), RuleViolation> {
+    let twice = ids
+        .iter()
+        .enumerate()
+        .find_map(|(i, id)| ids[..i].contains(id).then_some(id));
+    match twice {
+        Some(id) => Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![Piece::Given(id.clone()), format!(" is named twice{among}")],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Looks up a unit of `by`'s that is still in play. A unit the side may not see (the
+/// opponent's hidden one) is answered exactly like one that does not exist, so a refusal
+/// never confirms a hidden unit.
+fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleViolation> {
+    let unknown = || crate::violation::no_such_unit(id, " in this game");
+    let unit = game.units.get(id).ok_or_else(unknown)?;
+    if unit.side != by {
+        if unit.hidden {
+            return Err(unknown());
+        }
+        return Err(RuleViolation::with(
+            "A1",
+            ViolationKind::NotYourUnit,
+            pieces![
+                Piece::unit(id),
+                format!(
+                    " is a {} unit; the {} acts only with its own units",
+                    game.side_name(unit.side),
+                    game.side_name(by)
+                )
+            ],
+        ));
+    }
+    if unit.eliminated {
+        return Err(RuleViolation::with(
+            "A1",
+            ViolationKind::UnitState,
+            pieces![Piece::unit(id), " has been eliminated"],
+        ));
+    }
+    if unit.kind == board::scenario::UnitKind::Counter {
+        return Err(counter_not_modelled(id, &unit.ratings));
+    }
+    Ok(unit)
+}
+
+/// What every act of a counter the engine does not rule on is told: the players move, remove
+/// or relabel it by an adjudication.
+pub(crate) fn counter_not_modelled(id: &UnitId, name: &str) -> RuleViolation {
+    RuleViolation::with(
+        "A1",
+        ViolationKind::NotModelled,
+        pieces![Piece::unit(id), format!(" ({name}) is a counter the engine does not rule on; move, remove or relabel it by an adjudication the opponent may accept or dispute (`adjudicate UNIT relocate HEX`, `eliminate`, `relabel \"…\"`)")],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wall_advantage::ReadScenario;
+    use board::scenario::{longest, Scenario};
+    use game::apply;
+
+    /// The load generator's game (its scenario at the longest turn count) played by
+    /// [`moving_on`] alone: every step is legal and the game reaches its end.
+    #[test]
+    fn moving_on_is_legal_to_the_end_of_a_game() {
+        let text = longest(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap();
+        let scenario = Scenario::from_toml(&text).unwrap();
+        let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+        let mut steps = 0;
+        while !game.over {
+            let (side, command) = moving_on(&game);
+            let dice = &mut game::dice::ScriptedDice::default();
+            let events = decide(&game, side, &command, dice)
+                .unwrap_or_else(|v| panic!("step {steps}: {command:?} by {side:?}: {v}"));
+            for event in &events {
+                apply(&mut game, event);
+            }
+            steps += 1;
+        }
+        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there).
+        let per_game_turn = 2 * (game::phase::STEPS.len() - 2);
+        assert!(
+            steps >= per_game_turn * usize::from(game.scenario.turns),
+            "{steps} steps"
+        );
+    }
+}

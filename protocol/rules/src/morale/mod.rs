@@ -1,0 +1,841 @@
+//! What an IFT result read by the engine does to the units fired on (A7.3, A7.301, A7.8, A10).
+//! `attack::resolve` calls `fire_effects` once, right after its `IftAttackResolved`, so an
+//! attack left to the players never reaches it: its effects stay theirs to adjudicate.
+//!
+//! Each Morale or Pin Task Check is its own DR through the game's dice, logged like the IFT's
+//! (`DiceRolled`, with its DRMs and their rules), and its effect is a `FireEffectApplied`,
+//! which `apply` turns into the same change of state as an adjudicated outcome: one path
+//! breaks or pins a unit, whoever decided it. Whatever the engine does not model or the
+//! project could not source is logged as `FireEffectLeftToPlayers` at the point it arises,
+//! naming the rule, for the players to adjudicate — never skipped.
+//!
+//! Sources (rows of `docs/rules-coverage.md`):
+//! - A10.1: an MC is passed with a Final DR at or below the unit's morale, failed above it,
+//!   and a failed MC breaks the unit — eASLRB A10.1 (our `pages` copy) and the rules README's
+//!   glossary of nMC/NMC.
+//! - A10.21, A10.22: the leadership DRM of an unbroken, unpinned leader in the Location applies
+//!   to the checks of the other units there, never to his own, and to another leader's only if
+//!   that leader's morale is lower; a leader checks first and helps only if he passed — eASLRB
+//!   A10.21–A10.22 with its 9-1/10-2 example, and the ASL Starter Kit rulebook's leadership
+//!   paragraph (quoted on the GameSquad forum thread on leadership DRMs).
+//! - A10.2: a leader who breaks makes the unbroken lower-morale units in his Location take a
+//!   Leader Loss Task Check, his leadership modifier against them, failed → pinned — eASLRB
+//!   A10.2 (that sentence whole) with its examples for the DRM. The Leader Loss Morale Checks
+//!   of an eliminated leader's units are left to the players. A broken unit that fails an MC
+//!   suffers Casualty Reduction — eASLRB A10.2's example and the C# referee.
+//! - A.9: Random Selection is one dr per unit, logged like any roll; the highest dr is the
+//!   unit selected, and every unit tied at it is selected too — the A.9 text on the ASL
+//!   Archive wiki (advancedsquadleader.net, page A0.9, two revisions) with its K/1 example,
+//!   an asl-players.net forum answer on K/#
+//!   ("at least one … possibly all three") and the C# referee's `RandomSelection`.
+//! - A7.301: a #KIA eliminates the # units with the highest Random Selection drs (all tied at
+//!   the cut with them); the others break, and one broken already suffers Casualty Reduction
+//!   instead — the C# referee (`Apply`, A7.301), the first example of A10.2 on the eASLRB's
+//!   A10 page (a 1KIA that eliminates a leader breaks both squads with him), and A.9's ties.
+//! - A7.302: a K/# Casualty Reduces the unit(s) Random Selection picks, then every other unit
+//!   and any half-squad just reduced takes a #MC; a wounded SMC takes none — the GameSquad
+//!   thread "A7.302 and Leaders" (quoting the paragraph), the asl-players.net answer, A.9's
+//!   K/1 example (the crew and both half-squads check, the wounded leader does not), the C#
+//!   referee. Casualty Reduction itself: a squad becomes a half-squad, a half-squad or crew is
+//!   eliminated, an SMC is wounded — A.9's example (squad to half-squad, leader wounded) and
+//!   the C# referee's `CasualtyReduction`. The half-squad's ratings are not in the scenario,
+//!   and wounds (A17) are not modelled: both are asked of the players.
+//! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
+//!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
+//!   the morale pins a Good Order unit — the ASL Starter Kit game's `_processMC` and the C#
+//!   referee.
+//! - A10.31: an Original 12 on an MC (NMC or nMC) is a Casualty MC: failed whatever the DRMs;
+//!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
+//!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
+//!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
+
+pub mod desperation;
+pub mod rally;
+
+use crate::fire::ift::IftResult;
+use crate::fire::resolution::leadership;
+use board::hex::Hex;
+use board::scenario::{Morale, Side, UnitId, UnitKind};
+use game::command::Outcome;
+use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
+use game::event::Event;
+use game::{Game, Unit};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The dice ran out before every check was rolled (offline, a script's `dice` line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NoDice;
+
+/// A unit's Morale Level as printed: the third number of an MMC's `4-6-7`, the first of a
+/// leader's `9-1`. `None` when the ratings do not read so.
+pub fn morale_level(kind: UnitKind, ratings: &str) -> Option<i16> {
+    match kind {
+        UnitKind::Leader => {
+            leadership(ratings)?;
+            let end = ratings.get(1..)?.find(['-', '+'])? + 1;
+            ratings[..end].parse().ok()
+        }
+        UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew => {
+            let parts: Vec<&str> = ratings.split('-').collect();
+            match parts.as_slice() {
+                [fp, range, morale]
+                    if fp.parse::<u32>().is_ok() && range.parse::<u32>().is_ok() =>
+                {
+                    morale.parse().ok()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `unit` is a half-squad made by Casualty Reduction whose ratings the players have
+/// not entered yet (`adjudicate UNIT relabel 2-4-7` gives them, A7.302).
+pub fn awaits_ratings(unit: &Unit) -> bool {
+    unit.kind == UnitKind::HalfSquad && unit.ratings.is_empty()
+}
+
+/// What Casualty Reduction does to `unit` (A7.302), as events citing `rule` (the paragraph
+/// that called for it: A7.301, A7.302, A10.2, A10.64 …), `why` opening each line. The one
+/// place the engine reduces a unit, whichever rule asks for it:
+/// - a squad becomes a half-squad (`FireEffectApplied`, `Outcome::Reduce`); the half-squad's
+///   ratings are not in the scenario, so the players are asked for them;
+/// - a half-squad or a crew is eliminated;
+/// - an SMC (leader, hero) is wounded: wounds (A17) are not modelled, so the wound and what
+///   follows from it are the players' to resolve;
+/// - anything else (a vehicle, a counter) is the players' whole.
+pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
+    let id = &unit.id;
+    let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
+        target: unit.hex,
+        unit: Some(id.clone()),
+        rule: rule.to_string(),
+        why,
+    };
+    let applied = |outcome: Outcome, words: &str| Event::FireEffectApplied {
+        unit: id.clone(),
+        outcome,
+        rule: rule.to_string(),
+        why: format!("{why} → {words}"),
+    };
+    match unit.kind {
+        UnitKind::Squad => vec![
+            applied(Outcome::Reduce, "reduced to a half-squad"),
+            left(
+                "A7.302",
+                format!("`{id}` ({}) was reduced to a half-squad: the scenario does not give the half-squad's ratings, so the players enter them (`adjudicate {id} relabel F-R-M`)", unit.ratings),
+            ),
+        ],
+        UnitKind::HalfSquad | UnitKind::Crew => {
+            vec![applied(Outcome::Eliminate, "eliminated")]
+        }
+        UnitKind::Leader | UnitKind::Hero => vec![left(
+            "A17",
+            format!("{why}: `{id}` is wounded; wounds are not modelled, so the Wound Severity dr and what follows from it are the players'"),
+        )],
+        _ => vec![left(
+            rule,
+            format!("{why}: what Casualty Reduction does to `{id}` is not resolved by the engine"),
+        )],
+    }
+}
+
+/// The check an IFT result asks of each unit: its roll's purpose, rule, DRM and name.
+#[derive(Clone, Copy)]
+struct Check {
+    purpose: RollPurpose,
+    rule: &'static str,
+    drm: i8,
+}
+
+impl Check {
+    fn of(result: IftResult) -> Option<Check> {
+        match result {
+            IftResult::Ptc => Some(Check {
+                purpose: RollPurpose::PinTaskCheck,
+                rule: "A7.8",
+                drm: 0,
+            }),
+            IftResult::Nmc => Some(Check {
+                purpose: RollPurpose::NormalMoraleCheck,
+                rule: "A10.1",
+                drm: 0,
+            }),
+            IftResult::Mc(n) | IftResult::K(n) => Some(Check {
+                purpose: RollPurpose::MoraleCheck,
+                rule: "A10.1",
+                drm: i8::try_from(n).unwrap_or(i8::MAX),
+            }),
+            _ => None,
+        }
+    }
+
+    fn is_ptc(self) -> bool {
+        self.purpose == RollPurpose::PinTaskCheck
+    }
+}
+
+/// Random Selection among `units` (A.9): one dr each through the game's dice, logged
+/// (`DiceRolled`, purpose Random Selection, rolled by `by`) in the order given, `draw` the draw
+/// number of the next die. Returns each unit's dr; the highest is selected, and every unit tied
+/// at it (`selected`). With one unit there is nothing to choose, and nothing is rolled.
+pub fn random_selection(
+    by: Side,
+    units: &[&Unit],
+    what: &str,
+    draw: &mut u64,
+    dice: &mut dyn DiceSource,
+) -> Result<(BTreeMap<UnitId, u8>, Vec<Event>), NoDice> {
+    let mut drs = BTreeMap::new();
+    let mut events = vec![];
+    if let [only] = units {
+        drs.insert(only.id.clone(), 6);
+        return Ok((drs, events));
+    }
+    for unit in units {
+        let first_draw = *draw;
+        let dr = dice.roll_die().ok_or(NoDice)?;
+        *draw += 1;
+        drs.insert(unit.id.clone(), dr);
+        events.push(Event::DiceRolled {
+            roll: Roll {
+                side: by,
+                purpose: RollPurpose::RandomSelection,
+                rule: "A.9".into(),
+                first_draw,
+                dice: vec![dr],
+                modifiers: vec![],
+                final_result: i16::from(dr),
+                outcome: format!(
+                    "{} `{}` Random Selection for {what}: dr {dr}",
+                    unit.ratings, unit.id
+                ),
+            },
+        });
+    }
+    Ok((drs, events))
+}
+
+/// The units a Random Selection picked (A.9): the highest dr, and every unit tied at it.
+pub fn selected(drs: &BTreeMap<UnitId, u8>) -> BTreeSet<UnitId> {
+    let top = drs.values().max().copied().unwrap_or(0);
+    drs.iter()
+        .filter(|(_, dr)| **dr == top)
+        .map(|(id, _)| id.clone())
+        .collect()
+}
+
+/// The game's dice as an attack's effects draw them: the draw number of the next die, and
+/// the events so far.
+struct Effects<'a> {
+    /// The side whose command rolls: the firer's. Every roll names the side whose command
+    /// made it (`record::export` checks it), the checks of the units fired on included.
+    by: Side,
+    dice: &'a mut dyn DiceSource,
+    draw: u64,
+    target: Hex,
+    events: Vec<Event>,
+    /// Leaders who broke in this attack, for the Leader Loss Task Checks that follow it.
+    broken_leaders: Vec<UnitId>,
+}
+
+impl Effects<'_> {
+    fn die(&mut self) -> Result<u8, NoDice> {
+        let d = self.dice.roll_die().ok_or(NoDice)?;
+        self.draw += 1;
+        Ok(d)
+    }
+
+    /// The two dice of a unit's check (an MC, a PTC, a TC), whichever rule calls for it: the
+    /// draw number of the first, the dice, and the Original DR.
+    fn check_dice(&mut self) -> Result<(u64, [u8; 2], i16), NoDice> {
+        let first_draw = self.draw;
+        let dice = [self.die()?, self.die()?];
+        Ok((first_draw, dice, i16::from(dice[0]) + i16::from(dice[1])))
+    }
+
+    /// Logs a unit's check as rolled (`check_dice`), with its line in the fire log —
+    /// "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken" — and returns that line.
+    #[allow(clippy::too_many_arguments)]
+    fn log_check(
+        &mut self,
+        unit: &Unit,
+        name: &str,
+        level: i16,
+        rolled: (u64, [u8; 2], i16),
+        modifiers: Vec<Modifier>,
+        final_dr: i16,
+        words: &str,
+        (purpose, rule): (RollPurpose, &str),
+    ) -> String {
+        let (first_draw, dice, original) = rolled;
+        let drms = game::dice::signed_drms(&modifiers);
+        let line = format!(
+            "{} `{}` {name}: morale {level}, DR {original}{drms} → {words}",
+            unit.ratings, unit.id
+        );
+        self.events.push(Event::DiceRolled {
+            roll: Roll {
+                side: self.by,
+                purpose,
+                rule: rule.into(),
+                first_draw,
+                dice: dice.to_vec(),
+                modifiers,
+                final_result: final_dr,
+                outcome: line.clone(),
+            },
+        });
+        line
+    }
+
+    fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
+        self.events.push(Event::FireEffectLeftToPlayers {
+            target: self.target,
+            unit: unit.cloned(),
+            rule: rule.to_string(),
+            why,
+        });
+    }
+
+    /// Random Selection among `units` (A.9) for an IFT result, by the one path every Random
+    /// Selection takes (`random_selection`).
+    fn random_selection(
+        &mut self,
+        units: &[&Unit],
+        result: IftResult,
+    ) -> Result<BTreeMap<UnitId, u8>, NoDice> {
+        let (drs, events) = random_selection(
+            self.by,
+            units,
+            &result.to_string(),
+            &mut self.draw,
+            self.dice,
+        )?;
+        self.events.extend(events);
+        Ok(drs)
+    }
+
+    /// A leader's leaving the fight: one who broke is remembered for the Leader Loss Task
+    /// Checks rolled once the attack's other effects are known (`leader_loss_task_checks`);
+    /// one eliminated asks for the Leader Loss Morale Checks of the units with him (A10.2),
+    /// which the engine does not roll.
+    fn leader_lost(&mut self, unit: &Unit, what: &str) {
+        if unit.kind != UnitKind::Leader {
+            return;
+        }
+        if what == "broke" {
+            self.broken_leaders.push(unit.id.clone());
+            return;
+        }
+        self.left(
+            Some(&unit.id),
+            "A10.2",
+            format!("`{}` {what}: the Leader Loss Morale Checks of lower-morale units in his Location are the players' to roll", unit.id),
+        );
+    }
+}
+
+/// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
+/// in his Location takes a Leader Loss Task Check, a TC with the leader's leadership modifier
+/// as a DRM against it (a 9-1's −1 is +1; an 8-0's nothing), and is pinned if it fails. The
+/// checks follow the attack's other effects, so a unit those broke or eliminated takes none.
+/// A leader whose modifier is positive (a 7+1), and a hero or berserk unit (which may be
+/// exempt from pinning), are asked of the players.
+fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> {
+    let leaders = std::mem::take(&mut fx.broken_leaders);
+    if leaders.is_empty() {
+        return Ok(());
+    }
+    // The Location as the attack left it: the events so far applied to a copy.
+    let mut after = game.clone();
+    for e in &fx.events {
+        game::apply(&mut after, e);
+    }
+    for lid in leaders {
+        let Some(leader) = after.units.get(&lid) else {
+            continue;
+        };
+        let (Some(lm), Some(ld)) = (
+            morale_level(leader.kind, &leader.ratings),
+            leadership(&leader.ratings),
+        ) else {
+            continue;
+        };
+        let mut units: Vec<&Unit> = after
+            .units
+            .values()
+            .filter(|u| {
+                u.side == leader.side
+                    && u.id != lid
+                    && !u.eliminated
+                    && !u.hidden
+                    && u.morale != Morale::Broken
+                    && after.same_location(u, leader)
+            })
+            .collect();
+        units.sort_by(|a, b| a.id.cmp(&b.id));
+        for unit in units {
+            let id = &unit.id;
+            let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}`: its ratings `{}` give no Morale Level", unit.ratings),
+                );
+                continue;
+            };
+            if level >= lm {
+                continue;
+            }
+            if ld > 0 || unit.kind == UnitKind::Hero || unit.morale == Morale::Berserk {
+                fx.left(
+                    Some(id),
+                    "A10.2",
+                    format!("`{id}`'s Leader Loss Task Check for `{lid}` is not resolved by the engine (a leader's positive modifier, a hero or a berserk unit)"),
+                );
+                continue;
+            }
+            let drm = -ld;
+            let modifiers = if drm == 0 {
+                vec![]
+            } else {
+                vec![Modifier {
+                    value: drm,
+                    reason: format!("`{lid}` broke"),
+                    rule: "A10.2".into(),
+                }]
+            };
+            let rolled = fx.check_dice()?;
+            let final_dr = rolled.2 + i16::from(drm);
+            let passed = final_dr <= level;
+            let pins = !passed && !unit.pinned;
+            let words = match (passed, pins) {
+                (true, _) => "passed",
+                (false, true) => "pinned",
+                (false, false) => "failed (pinned already)",
+            };
+            let line = fx.log_check(
+                unit,
+                &format!("LLTC for `{lid}`"),
+                level,
+                rolled,
+                modifiers,
+                final_dr,
+                words,
+                (RollPurpose::TaskCheck, "A10.2"),
+            );
+            if pins {
+                fx.events.push(Event::FireEffectApplied {
+                    unit: id.clone(),
+                    outcome: Outcome::Pin,
+                    rule: "A10.2".into(),
+                    why: line,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The effects of `result` on the enemy units of `by` in `target`'s Location, as events: the
+/// rolls through `dice` (the first of them draw number `first_draw`), what each did, and what
+/// is left to the players. The units are those `fire::resolution::assess` fired on: every
+/// enemy unit above ground in `target` that is not hidden (none concealed: such an attack
+/// never reaches the engine's IFT).
+pub fn fire_effects(
+    game: &Game,
+    by: Side,
+    target: Hex,
+    result: IftResult,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let targets: Vec<&Unit> = game
+        .units_above(target)
+        .filter(|u| u.side != by && !u.hidden)
+        .collect();
+    effects_on(game, by, target, targets, result, first_draw, dice)
+}
+
+/// The effects of `result` on `units` alone, for an attack that strikes only some of the
+/// units of `target`'s Location: Residual FP attacks the units entering it, not those already
+/// there (A8.2). `game` has them in the Location, and the checks are rolled in the name of
+/// `roller`, the side whose command entered it (every roll names the side whose command made
+/// it).
+pub fn residual_effects(
+    game: &Game,
+    roller: Side,
+    target: Hex,
+    units: &[UnitId],
+    result: IftResult,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let targets: Vec<&Unit> = units.iter().filter_map(|id| game.units.get(id)).collect();
+    effects_on(game, roller, target, targets, result, first_draw, dice)
+}
+
+fn effects_on(
+    game: &Game,
+    roller: Side,
+    target: Hex,
+    mut targets: Vec<&Unit>,
+    result: IftResult,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let by = roller;
+    // Leaders check first, the highest Morale Level first (A10.21, A10.22): a leader helps
+    // the others only once he has passed, and another leader only if that one's morale is lower.
+    targets.sort_by_key(|u| {
+        (
+            u.kind != UnitKind::Leader,
+            std::cmp::Reverse(morale_level(u.kind, &u.ratings)),
+            u.id.clone(),
+        )
+    });
+    let mut fx = Effects {
+        by,
+        dice,
+        draw: first_draw,
+        target,
+        events: vec![],
+        broken_leaders: vec![],
+    };
+    match result {
+        IftResult::NoEffect => {}
+        IftResult::Kia(n) => kia(&mut fx, &targets, result, n)?,
+        IftResult::K(_) => {
+            let selected = k(&mut fx, &targets, result)?;
+            checks(game, &mut fx, &targets, result, &selected)?;
+        }
+        _ => checks(game, &mut fx, &targets, result, &BTreeMap::new())?,
+    }
+    leader_loss_task_checks(game, &mut fx)?;
+    Ok(fx.events)
+}
+
+/// A #KIA (A7.301): the # units with the highest Random Selection drs are eliminated, every
+/// unit tied at the cut with them too (A.9); the others break, and one broken already suffers
+/// Casualty Reduction instead. With # at least the number of units, all are eliminated and
+/// nothing is rolled.
+fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<(), NoDice> {
+    let n = usize::from(n);
+    let drs = if n >= targets.len() {
+        BTreeMap::new()
+    } else {
+        fx.random_selection(targets, result)?
+    };
+    let mut sorted: Vec<u8> = drs.values().copied().collect();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let cut = sorted.get(n.saturating_sub(1)).copied();
+    for unit in targets {
+        let id = &unit.id;
+        let dr = drs.get(id).copied();
+        let eliminated = match (cut, dr) {
+            (Some(cut), Some(dr)) => dr >= cut,
+            _ => true,
+        };
+        let picked = dr.map(|d| format!(" (dr {d})")).unwrap_or_default();
+        if eliminated {
+            fx.events.push(Event::FireEffectApplied {
+                unit: id.clone(),
+                outcome: Outcome::Eliminate,
+                rule: "A7.301".into(),
+                why: format!("{} `{id}` {result}{picked} → eliminated", unit.ratings),
+            });
+            fx.leader_lost(unit, "was eliminated");
+            continue;
+        }
+        if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
+            fx.left(
+                Some(id),
+                "A15",
+                format!("`{id}` survived the {result}{picked}: what it does to a hero or a berserk unit is not resolved by the engine"),
+            );
+        } else if unit.morale == Morale::Broken {
+            let why = format!(
+                "{} `{id}` {result}{picked}: broken already, Casualty Reduction",
+                unit.ratings
+            );
+            fx.events.extend(casualty_reduction(unit, "A7.301", &why));
+        } else {
+            fx.events.push(Event::FireEffectApplied {
+                unit: id.clone(),
+                outcome: Outcome::Break,
+                rule: "A7.301".into(),
+                why: format!("{} `{id}` {result}{picked} → broken", unit.ratings),
+            });
+            fx.leader_lost(unit, "broke");
+        }
+    }
+    Ok(())
+}
+
+/// A K/# (A7.302): Random Selection picks the unit(s) Casualty Reduced (A.9: the highest dr,
+/// every unit tied at it too). Returns each picked unit and what became of it, for the #MC
+/// that follows (`checks`).
+fn k(
+    fx: &mut Effects,
+    targets: &[&Unit],
+    result: IftResult,
+) -> Result<BTreeMap<UnitId, UnitKind>, NoDice> {
+    let drs = fx.random_selection(targets, result)?;
+    let highest = drs.values().copied().max();
+    let mut selected = BTreeMap::new();
+    for unit in targets {
+        let dr = drs.get(&unit.id).copied();
+        if dr != highest {
+            continue;
+        }
+        let picked = if targets.len() > 1 {
+            format!(" (dr {})", dr.unwrap_or_default())
+        } else {
+            String::new()
+        };
+        let why = format!(
+            "{} `{}` {result}{picked}: Casualty Reduction",
+            unit.ratings, unit.id
+        );
+        fx.events.extend(casualty_reduction(unit, "A7.302", &why));
+        selected.insert(unit.id.clone(), unit.kind);
+    }
+    Ok(selected)
+}
+
+/// The check `result` asks of each unit of `targets` (PTC, NMC, nMC, or a K/#'s #MC), each its
+/// own DR with the leadership DRM that applies, and what follows. `reduced` holds the units a
+/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too,
+/// but its ratings are not known yet, so its check is asked of the players; a half-squad or
+/// crew is gone, and a wounded SMC takes no check and may not be counted on to lead.
+fn checks(
+    game: &Game,
+    fx: &mut Effects,
+    targets: &[&Unit],
+    result: IftResult,
+    reduced: &BTreeMap<UnitId, UnitKind>,
+) -> Result<(), NoDice> {
+    let check = Check::of(result).expect("PTC, NMC, nMC and K/# ask for checks");
+    // Leaders who have failed their check in this attack: they no longer help (A10.21).
+    let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
+    for unit in targets {
+        let id = &unit.id;
+        match reduced.get(id) {
+            Some(UnitKind::Squad) => {
+                fx.left(
+                    Some(id),
+                    "A7.302",
+                    format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
+                );
+                continue;
+            }
+            Some(_) => continue,
+            None => {}
+        }
+        if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
+            fx.left(
+                Some(id),
+                "A15",
+                format!(
+                    "`{id}`'s check: a hero's or a berserk unit's is not resolved by the engine"
+                ),
+            );
+            continue;
+        }
+        let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+            fx.left(
+                Some(id),
+                "A10.1",
+                format!("`{id}`'s ratings `{}` give no Morale Level", unit.ratings),
+            );
+            continue;
+        };
+        if unit.morale == Morale::Broken && check.is_ptc() {
+            fx.left(
+                Some(id),
+                "A7.8",
+                format!("`{id}` is broken: what a PTC does to a broken unit is not resolved by the engine"),
+            );
+            continue;
+        }
+        let helpers: Vec<&&Unit> = targets
+            .iter()
+            .filter(|l| {
+                l.kind == UnitKind::Leader
+                    && l.id != *id
+                    && l.is_good_order()
+                    && !l.pinned
+                    && !fallen.contains(&l.id)
+                    && game.same_location(l, unit)
+                    && (unit.kind != UnitKind::Leader
+                        || morale_level(l.kind, &l.ratings).is_some_and(|m| m > level))
+            })
+            .collect();
+        if let Some(w) = helpers.iter().find(|l| reduced.contains_key(&l.id)) {
+            fx.left(
+                Some(id),
+                "A17",
+                format!("`{id}`'s check: `{}`, who would lead it, was just wounded, and what a wound does to his DRM is the players' to rule", w.id),
+            );
+            continue;
+        }
+        if helpers.len() > 1 {
+            fx.left(
+                Some(id),
+                "A10.21",
+                format!("`{id}` has more than one leader whose DRM could apply: which one is not resolved by the engine"),
+            );
+            continue;
+        }
+        let mut modifiers = vec![];
+        if check.drm != 0 {
+            modifiers.push(Modifier {
+                value: check.drm,
+                reason: format!("{result}"),
+                rule: "A7.3".into(),
+            });
+        }
+        if let Some(l) = helpers.first() {
+            let drm = leadership(&l.ratings).unwrap_or(0);
+            if drm != 0 {
+                modifiers.push(Modifier {
+                    value: drm,
+                    reason: format!("`{}` leads", l.id),
+                    rule: "A10.21".into(),
+                });
+            }
+        }
+        let rolled = fx.check_dice()?;
+        let original = rolled.2;
+        let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
+        // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
+        let casualty = !check.is_ptc() && original == 12;
+        let passed = final_dr <= level && !casualty;
+        let good_order = unit.morale == Morale::GoodOrder;
+        // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
+        // morale pins a Good Order unit (A7.8).
+        let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
+            (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
+                Some((Outcome::Pin, "A7.8"))
+            }
+            (_, true, _) => None,
+            (true, false, _) if unit.pinned => None,
+            (true, false, _) => Some((Outcome::Pin, "A7.8")),
+            // A Casualty MC's reduction comes first, then the break (below).
+            (false, false, Morale::GoodOrder) if casualty => None,
+            (false, false, Morale::GoodOrder) => Some((Outcome::Break, "A10.1")),
+            (false, false, _) => None, // broken already: Casualty Reduction below
+        };
+        let words = match (&effect, passed) {
+            (Some((Outcome::Pin, _)), true) => "passed, pinned",
+            (Some((Outcome::Pin, _)), false) => "pinned",
+            (Some(_), _) => "broken",
+            (None, true) => "passed",
+            (None, false) if check.is_ptc() => "failed (pinned already)",
+            (None, false) if casualty && good_order => "Casualty MC",
+            (None, false) => "failed",
+        };
+        let name = match result {
+            IftResult::Ptc => "PTC".to_string(),
+            IftResult::K(n) => format!("{n}MC"),
+            other => other.to_string(),
+        };
+        let line = fx.log_check(
+            unit,
+            &name,
+            level,
+            rolled,
+            modifiers,
+            final_dr,
+            words,
+            (check.purpose, check.rule),
+        );
+        if let Some((outcome, rule)) = effect {
+            fx.events.push(Event::FireEffectApplied {
+                unit: id.clone(),
+                outcome,
+                rule: rule.into(),
+                why: line.clone(),
+            });
+        }
+        if check.is_ptc() {
+            continue;
+        }
+        // What the engine does not rule on, asked where it arises.
+        if original == 2 {
+            fx.left(
+                Some(id),
+                "A15",
+                format!("`{id}` rolled an Original 2 on its MC: Heat of Battle is the players' to resolve"),
+            );
+        }
+        if !passed {
+            if unit.kind == UnitKind::Leader {
+                fallen.insert(id.clone());
+            }
+            if unit.morale == Morale::Broken {
+                // A broken unit failing an MC is Casualty Reduced (A10.2).
+                let why = format!("{line}: broken already, Casualty Reduction");
+                fx.events.extend(casualty_reduction(unit, "A10.2", &why));
+                if casualty {
+                    fx.left(
+                        Some(id),
+                        "A10.31",
+                        format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
+                    );
+                }
+            } else {
+                if casualty {
+                    // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+                    let why = format!("{line}: Casualty Reduction");
+                    fx.events.extend(casualty_reduction(unit, "A10.31", &why));
+                    if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
+                        fx.events.push(Event::FireEffectApplied {
+                            unit: id.clone(),
+                            outcome: Outcome::Break,
+                            rule: "A10.31".into(),
+                            why: format!("{line}: broken"),
+                        });
+                    }
+                }
+                let gone = casualty && matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew);
+                if !gone {
+                    fx.left(
+                        Some(id),
+                        "A19.13",
+                        format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
+                    );
+                }
+                fx.leader_lost(unit, "broke");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn morale_levels_read_from_the_ratings() {
+        assert_eq!(morale_level(UnitKind::Squad, "4-6-7"), Some(7));
+        assert_eq!(morale_level(UnitKind::HalfSquad, "2-4-7"), Some(7));
+        assert_eq!(morale_level(UnitKind::Leader, "9-1"), Some(9));
+        assert_eq!(morale_level(UnitKind::Leader, "10-2"), Some(10));
+        assert_eq!(morale_level(UnitKind::Leader, "8+1"), Some(8));
+        assert_eq!(morale_level(UnitKind::Squad, "4-6"), None);
+        assert_eq!(morale_level(UnitKind::Leader, "4-6-7"), None);
+    }
+
+    #[test]
+    fn checks_by_result() {
+        assert!(Check::of(IftResult::Ptc).unwrap().is_ptc());
+        assert_eq!(Check::of(IftResult::Mc(3)).unwrap().drm, 3);
+        assert_eq!(Check::of(IftResult::Nmc).unwrap().drm, 0);
+        assert_eq!(Check::of(IftResult::K(2)).unwrap().drm, 2);
+        assert!(Check::of(IftResult::Kia(1)).is_none());
+    }
+}

@@ -1,0 +1,455 @@
+//! `Rout`: a broken unit's rout in the RtPh (A10.5, A10.51), one hex per command like `move`,
+//! each hex entered through the one act of entering a Location (`enter_location`, with
+//! `Act::Rout`), and the RtPh's obligation: a step of the RtPh does not end while one of the
+//! side's broken units must rout and has not, or has routed to where it may not stay (A10.5).
+//!
+//! Sources (docs/rules-coverage.md, A10.5 rows): players' quotations of A10.5 and A10.51 in
+//! GameSquad threads, D. Ripton's "Routing 101", B. Kohler's ASL Rout Flowchart and the
+//! eASLRB's comprehensive rout example. What they leave unsettled is left to the players:
+//! which building/woods hex is the nearest one to rout toward, Interdiction's check and its
+//! outcome (A10.53), Low Crawl, Surrender (A20.21), leaders routing with a broken unit
+//! (A10.711).
+
+use super::entry::{check_enterable, check_leaving, enter_location, Act};
+use super::step::{entry_cost, lose_wall_advantage};
+use super::{held_pp, unit_ipc};
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use crate::{own_unit, require_acting, require_phase};
+use board::hex::Hex;
+use board::los::{LosMap, Verdict};
+use board::scenario::{Morale, Side, UnitId, UnitKind};
+use board::terrain::{Mf, Terrain};
+use game::event::{Allotment, Event, WaLoss};
+use game::phase::Phase;
+use game::{Game, Unit};
+
+/// Every routing unit has six MF for its rout, leader or squad, whatever it portages within its
+/// IPC (A10.5; [RIP], [FFZ]).
+pub const ROUT_MF: u16 = 6;
+
+pub(crate) fn decide(
+    game: &Game,
+    by: Side,
+    id: &UnitId,
+    to: Hex,
+) -> Result<Vec<Event>, RuleViolation> {
+    require_acting(game, by, "broken units rout in their own side's RtPh step")?;
+    require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
+    let unit = own_unit(game, by, id)?;
+    check_router(game, unit)?;
+    // A router keeps what it can carry and drops the rest (A10.5); the player drops it first.
+    let held = held_pp(game, id);
+    if held > unit_ipc(unit) {
+        return Err(RuleViolation::with(
+            "A10.5",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(id),
+                format!(
+                    " possesses {held} PP, more than its IPC of {}; a routing unit carries no more than that, so drop what it cannot carry first (`drop UNIT WEAPON`)",
+                    unit_ipc(unit)
+                )
+            ],
+        ));
+    }
+    step(game, by, unit, to)
+}
+
+/// What keeps a unit from routing at all this RtPh, whatever its way: hex by hex (`rout UNIT to
+/// HEX`) or through a tunnel (`rout UNITS`, B8.62), which adds only its own limits.
+pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    let id = &unit.id;
+    let refuse = |rule: &str, kind, why: &str| {
+        Err(RuleViolation::with(
+            rule,
+            kind,
+            pieces![Piece::unit(id), why.to_string()],
+        ))
+    };
+    super::check_not_hidden(unit, "routing")?;
+    if unit.morale != Morale::Broken {
+        return refuse(
+            "A10.5",
+            ViolationKind::UnitState,
+            " is not broken; only broken units rout (a Good Order leader's rout with a broken unit, A10.711, is not modelled)",
+        );
+    }
+    if !unit.kind.is_infantry() {
+        return refuse(
+            "A10.5",
+            ViolationKind::NotModelled,
+            " is not Infantry; only Infantry routs are modelled",
+        );
+    }
+    if unit.underground.is_some() {
+        return refuse(
+            "B8.62",
+            ViolationKind::UnitState,
+            " is below ground; it routs only through a tunnel (`rout UNITS`)",
+        );
+    }
+    if !unit.desperation {
+        return refuse(
+            "A10.62",
+            ViolationKind::UnitState,
+            " is broken but not under Desperation Morale: only a DM unit routs (a unit comes under DM when it breaks, when fire that could inflict an NMC attacks it, when a Known armed enemy unit is ADJACENT, or when it begins the RtPh in Open Ground in a Known enemy's LOS and normal range)",
+        );
+    }
+    if let Some(enemy) = in_melee_with(game, unit) {
+        return Err(RuleViolation::with(
+            "A10.5",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(id),
+                " shares its Location with the Known enemy ",
+                Piece::unit(&enemy.id),
+                " (Melee, A11.7); a unit in Melee does not rout, and withdrawing from Melee (A11.2) is not modelled"
+            ],
+        ));
+    }
+    let routing = &game.movement.moving_stack;
+    if game.movement.finished.contains(id) && !routing.contains(id) {
+        return refuse(
+            "A10.5",
+            ViolationKind::UnitState,
+            " has finished its rout this RtPh: units rout one at a time, and another has routed since",
+        );
+    }
+    Ok(())
+}
+
+/// One hex of rout from where the unit stands into the adjacent `to`.
+fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleViolation> {
+    check_leaving(game, &[unit])?;
+    let from = unit.hex;
+    let cost = entry_cost(game, from, to)?;
+    // What the engine has no figures for is refused as not modelled before any ruling, as
+    // for every mover (`enter_location` asks it again).
+    check_enterable(game, to)?;
+    check_route(game, by, unit, from, to)?;
+    let ids = std::slice::from_ref(&unit.id);
+    let entry = enter_location(game, by, &[unit], ids, to, cost, Act::Rout)?;
+    if entry.stopped() {
+        // Concealed or hidden enemy units in the Location: they are revealed and the router
+        // stays where it was, its MF spent, as a mover would (A12.15).
+        return Ok(entry.blocked(&[unit], ids, from, to));
+    }
+    let mf = entry
+        .mf
+        .into_iter()
+        .next()
+        .expect("one router, one account");
+    let mut after = game.clone();
+    if let Some(u) = after.units.get_mut(&unit.id) {
+        u.hex = to;
+        u.wall_advantage = false;
+    }
+    let interdiction_by = exposed_to(&after, &unit.id)
+        .into_iter()
+        .map(|(e, _)| e)
+        .collect();
+    let mut events = lose_wall_advantage(&[unit], from, to, WaLoss::Moved);
+    events.push(Event::UnitRouted {
+        unit: unit.id.clone(),
+        from,
+        to,
+        cost: entry.cost,
+        mf,
+        interdiction_by,
+    });
+    Ok(events)
+}
+
+/// A router's MF: six, whoever it is and whatever it portages within its IPC (A10.5). What it
+/// pays them for is the one MF accounting of entering (`movement::pay`, `Allowance::Rout`).
+pub(super) fn allotment() -> Allotment {
+    let total = Mf::whole(ROUT_MF);
+    Allotment {
+        base: total,
+        total,
+        ..Allotment::default()
+    }
+}
+
+/// The enemy units a router knows of: not hidden, not concealed, above ground, and armed —
+/// Personnel or vehicles, broken or not. Dummies and counters the engine does not rule on
+/// are not units it knows to be armed. Only these bind a rout (A10.5, A10.51), so nothing a
+/// rout is refused for tells of a unit the side may not see.
+pub(crate) fn known_enemies(game: &Game, by: Side) -> impl Iterator<Item = &Unit> {
+    game.units.values().filter(move |e| {
+        e.side != by
+            && !e.eliminated
+            && !e.hidden
+            && !e.concealed
+            && e.underground.is_none()
+            && (e.kind.is_infantry() || e.kind == UnitKind::Vehicle)
+    })
+}
+
+/// A Known enemy Infantry unit sharing the unit's Location: the two are in Melee.
+fn in_melee_with<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit> {
+    known_enemies(game, unit.side)
+        .find(|e| e.kind.is_infantry() && e.hex == unit.hex && game.same_location(e, unit))
+}
+
+/// The restrictions on a router's way, hex by hex, with respect to the Known enemy units.
+fn check_route(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    from: Hex,
+    to: Hex,
+) -> Result<(), RuleViolation> {
+    let geometry = game.scenario.geometry();
+    for e in known_enemies(game, by) {
+        let (Some(before), Some(after)) =
+            (geometry.distance(from, e.hex), geometry.distance(to, e.hex))
+        else {
+            continue;
+        };
+        // A10.51: never toward a Known enemy unit — no hex entered is closer to one than the
+        // hex left (entering its Location is the closest of all).
+        if after < before {
+            return Err(RuleViolation::with(
+                "A10.51",
+                ViolationKind::Geometry,
+                pieces![
+                    format!("{to} is closer than {from} to the Known enemy "),
+                    Piece::unit(&e.id),
+                    format!(
+                        " in {} ({after} hexes, not {before}); a routing unit never moves toward a Known enemy unit",
+                        e.hex
+                    )
+                ],
+            ));
+        }
+        // A10.5: from a hex adjacent to an enemy unit, not into another hex adjacent to it —
+        // except out of that unit's own Location.
+        if before == 1 && after == 1 {
+            return Err(RuleViolation::with(
+                "A10.5",
+                ViolationKind::Geometry,
+                pieces![
+                    format!("{from} and {to} are both adjacent to the Known enemy "),
+                    Piece::unit(&e.id),
+                    format!(
+                        " in {}; a routing unit adjacent to an enemy unit does not move to another hex adjacent to it",
+                        e.hex
+                    )
+                ],
+            ));
+        }
+    }
+    // A10.51: a router that has reached a building or woods hex not adjacent to a Known enemy
+    // unit stops there, unless the next hex it enters is building or woods again. Its first
+    // step leaves the hex it began in, which it had not reached by routing.
+    let reached = unit.mf_spent > Mf::default();
+    let safe_here =
+        known_enemies(game, by).all(|e| geometry.distance(from, e.hex).is_none_or(|d| d > 1));
+    if reached && safe_here && is_rout_cover(game, from) && !is_rout_cover(game, to) {
+        return Err(RuleViolation::new(
+            "A10.51",
+            ViolationKind::Terrain,
+            format!(
+                "the router has reached {from}, a building or woods hex no Known enemy unit is adjacent to; it stops there unless the next hex it enters is building or woods too, and {to} is not"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A building or woods hex: what a router heads for and stops in (A10.51).
+fn is_rout_cover(game: &Game, hex: Hex) -> bool {
+    game.scenario.hexes.get(&hex).is_some_and(|s| {
+        matches!(
+            s.terrain,
+            Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
+        )
+    })
+}
+
+/// Why a broken unit must rout, read from where it stands now (A10.5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MustRout {
+    /// ADJACENT to (or in the Location of) this Known, unbroken, armed enemy unit.
+    Adjacent(UnitId),
+    /// In Open Ground in this Known unbroken enemy's LOS and within its normal range.
+    Exposed(UnitId, u32),
+}
+
+/// Whether `unit` must rout this RtPh, and because of which Known enemy (A10.5): ADJACENT to a
+/// Known unbroken armed enemy, or in Open Ground (A10.531) in the LOS and normal range of a
+/// Known unbroken enemy. A unit in Melee does not rout, nor one not under Desperation Morale,
+/// which may not (A10.62): one that began the RtPh so placed is under DM already, and one a
+/// revealed enemy finds in the open only later in the RtPh is not.
+pub fn must_rout(game: &Game, unit: &Unit) -> Option<MustRout> {
+    if unit.morale != Morale::Broken
+        || !unit.desperation
+        || unit.eliminated
+        || unit.hidden
+        || unit.underground.is_some()
+        || !unit.kind.is_infantry()
+        || in_melee_with(game, unit).is_some()
+    {
+        return None;
+    }
+    let geometry = game.scenario.geometry();
+    if let Some(e) = known_enemies(game, unit.side).find(|e| {
+        e.is_good_order()
+            && e.kind.is_infantry()
+            && geometry.distance(unit.hex, e.hex).is_some_and(|d| d <= 1)
+    }) {
+        return Some(MustRout::Adjacent(e.id.clone()));
+    }
+    exposed_to(game, &unit.id)
+        .into_iter()
+        .next()
+        .map(|(e, range)| MustRout::Exposed(e, range))
+}
+
+/// The Known Good Order enemy Infantry that have `id` in Open Ground (A10.531) in their LOS
+/// and within their normal range, with that range: the enemies that force a broken unit to
+/// rout, and that may Interdict a router (A10.53). Open Ground is read as A10.531 defines it
+/// for a hypothetical Defensive First Fire: a clear LOS (a Hindrance would cancel FFMO) to a
+/// unit with no positive TEM against that enemy's direct fire. An enemy without a printed
+/// normal range (a leader, a hero) is not counted.
+pub(crate) fn exposed_to(game: &Game, id: &UnitId) -> Vec<(UnitId, u32)> {
+    let Some(unit) = game.units.get(id) else {
+        return vec![];
+    };
+    let geometry = game.scenario.geometry();
+    let mut map: Option<&LosMap> = None;
+    let mut out = vec![];
+    for e in known_enemies(game, unit.side).filter(|e| e.is_good_order() && e.kind.is_mmc()) {
+        let Some((_, normal)) = crate::fire::resolution::fp_and_range(e) else {
+            continue;
+        };
+        let Some(range) = geometry.distance(e.hex, unit.hex) else {
+            continue;
+        };
+        if range > normal {
+            continue;
+        }
+        let map = *map.get_or_insert_with(|| LosMap::of(&game.scenario));
+        let clear = crate::los::verdict_on(
+            game,
+            map,
+            &crate::los::Spot::Unit(e.id.clone()),
+            &crate::los::Spot::Unit(id.clone()),
+        ) == Ok(Verdict::Clear);
+        if !clear {
+            continue;
+        }
+        let tem = crate::tem::query(
+            game,
+            std::slice::from_ref(&e.id),
+            id,
+            crate::tem::Fire::Direct,
+        );
+        if tem.is_ok_and(|t| t.tem <= 0) {
+            out.push((e.id.clone(), range));
+        }
+    }
+    out
+}
+
+/// Whether `unit` has routed (or begun to) this RtPh.
+fn has_routed(game: &Game, unit: &Unit) -> bool {
+    game.movement.moving_stack.contains(&unit.id) || game.movement.finished.contains(&unit.id)
+}
+
+/// Whether `unit` could rout one more hex now (its IPC aside: what it cannot carry it drops).
+enum Probe {
+    /// Some hex can be entered.
+    CanStep,
+    /// None can, and the engine refused one as not modelled: it cannot tell whether the unit
+    /// could rout there, so it does not rule the Failure to Rout.
+    NotModelled(RuleViolation),
+    /// None can, each refused by a rule.
+    Cannot,
+}
+
+fn probe(game: &Game, unit: &Unit) -> Probe {
+    let mut not_modelled = None;
+    let mut note = |v: RuleViolation| {
+        if v.kind == ViolationKind::NotModelled && not_modelled.is_none() {
+            not_modelled = Some(v);
+        }
+    };
+    match check_router(game, unit) {
+        Err(v) => note(v),
+        Ok(()) => {
+            for to in game.scenario.geometry().neighbours(unit.hex) {
+                match step(game, unit.side, unit, to) {
+                    Ok(_) => return Probe::CanStep,
+                    Err(v) => note(v),
+                }
+            }
+        }
+    }
+    not_modelled.map_or(Probe::Cannot, Probe::NotModelled)
+}
+
+/// What the RtPh step of `by` still owes before it ends (A10.5), for each broken unit of the
+/// side in order: one that must rout and has not, or that has routed and stands ADJACENT to a
+/// Known unbroken armed enemy. `Err` names the first that can still rout a hex; the others,
+/// which cannot, fail to rout (`UnitFailedToRout`) — or, where the engine refused a way as
+/// not modelled, are left to the players (`RoutLeftToPlayers`) — to go with the step's end.
+pub(crate) fn end_of_rout_step(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
+    let mut failed = vec![];
+    for unit in game.units.values().filter(|u| u.side == by) {
+        let why = match must_rout(game, unit) {
+            Some(why @ MustRout::Adjacent(_)) => why,
+            Some(why @ MustRout::Exposed(..)) if !has_routed(game, unit) => why,
+            _ => continue,
+        };
+        let probed = probe(game, unit);
+        if let Probe::NotModelled(v) = probed {
+            failed.push(Event::RoutLeftToPlayers {
+                unit: unit.id.clone(),
+                rule: v.rule.clone(),
+                why: v.detail.clone(),
+            });
+            continue;
+        }
+        if matches!(probed, Probe::CanStep) {
+            let reason = match &why {
+                MustRout::Adjacent(e) if has_routed(game, unit) => pieces![
+                    Piece::unit(&unit.id),
+                    " has begun its rout and stands ADJACENT to the Known unbroken enemy ",
+                    Piece::unit(e),
+                    format!(", where no routing unit ends the RtPh; rout it on (`rout {} to HEX`)", unit.id)
+                ],
+                MustRout::Adjacent(e) => pieces![
+                    Piece::unit(&unit.id),
+                    " is broken and ADJACENT to the Known unbroken enemy ",
+                    Piece::unit(e),
+                    format!(", so it must rout before the step ends (`rout {} to HEX`)", unit.id)
+                ],
+                MustRout::Exposed(e, range) => pieces![
+                    Piece::unit(&unit.id),
+                    " is broken and in Open Ground in the LOS of the Known unbroken enemy ",
+                    Piece::unit(e),
+                    format!(
+                        " within its normal range ({range} hexes), so it must rout before the step ends (`rout {} to HEX`)",
+                        unit.id
+                    )
+                ],
+            };
+            return Err(RuleViolation::with(
+                "A10.5",
+                ViolationKind::UnitState,
+                reason,
+            ));
+        }
+        let next_to = match why {
+            MustRout::Adjacent(e) => Some(e),
+            MustRout::Exposed(..) => None,
+        };
+        failed.push(Event::UnitFailedToRout {
+            unit: unit.id.clone(),
+            next_to,
+        });
+    }
+    Ok(failed)
+}
