@@ -1003,7 +1003,7 @@ mod tests {
                 subscriber,
                 side: acting,
                 id: 1,
-                command: protocol::Command::Done,
+                command: Box::new(protocol::Command::Done),
                 key: None,
             })
             .await
