@@ -25,9 +25,83 @@ use tracing::{error, info};
 /// events, whatever the scenario's size.
 const WAKE_READ_BYTES: usize = 4 * 1024 * 1024;
 
-/// Games [`Registry::wake_clocks`] reads and loads at once: enough to keep both the store's
-/// reads and the replays (each on a blocking thread) busy on a few cores.
+/// Games [`Registry::wake_clocks`] reads at once, and games it loads at once: enough to keep
+/// both the store's reads and the replays (each on a blocking thread) busy on a few cores.
 const WAKE_AT_ONCE: usize = 16;
+
+/// When a stored game's clock must be looked at, from its first events alone: `None` for a
+/// game without a clock (or whose first events cannot be read: its load, on a join, says
+/// why). A log that is just `GameCreated` and `ClockStarted` — a game nobody has moved in
+/// since its clock started — runs out at the start's moment plus the starting bank, whichever
+/// side's clock runs; any longer log's deadline is known only once it is replayed, so it is
+/// due at once (0).
+fn wake_due(store: &dyn EventStore, key: &GameKey) -> Option<u64> {
+    let records = store.load_range(key, 1, WAKE_READ_BYTES).ok()?;
+    let first_two = &records[..records.len().min(2)];
+    let verified = envelope::verify(first_two).ok()?;
+    let Some(Event::ClockStarted { control, at }) = verified.entries.get(1).map(|e| &e.event)
+    else {
+        return None;
+    };
+    let longer = records.len() > 2 || !store.load_range(key, 3, 1).ok()?.is_empty();
+    if longer {
+        return Some(0);
+    }
+    let fresh = protocol::game::timing::Timing::started(*control, Some(Side::A), *at);
+    Some(fresh.deadline().unwrap_or(0))
+}
+
+/// The timed games found by [`Registry::wake_clocks`]'s index and not yet loaded, the
+/// soonest due first; closed once the index is read, so the loaders stop when it is empty.
+#[derive(Default)]
+struct WakeQueue {
+    due: Mutex<WakeDue>,
+    pushed: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct WakeDue {
+    games: std::collections::BinaryHeap<std::cmp::Reverse<(u64, GameKey)>>,
+    slots: HashMap<GameKey, Arc<Slot>>,
+    closed: bool,
+}
+
+impl WakeQueue {
+    fn push(&self, due: u64, key: GameKey, slot: Arc<Slot>) {
+        let mut queue = self.due.lock().expect("wake queue lock");
+        queue.games.push(std::cmp::Reverse((due, key)));
+        queue.slots.insert(key, slot);
+        drop(queue);
+        self.pushed.notify_one();
+    }
+
+    /// No more games will be pushed.
+    fn close(&self) {
+        self.due.lock().expect("wake queue lock").closed = true;
+        self.pushed.notify_waiters();
+    }
+
+    /// The soonest due game left, waiting for the index if none is; `None` once the index is
+    /// read and every game taken.
+    async fn pop(&self) -> Option<(GameKey, Arc<Slot>)> {
+        loop {
+            // Registered before looking, so a push or the close between the look and the
+            // wait is not missed.
+            let pushed = self.pushed.notified();
+            {
+                let mut queue = self.due.lock().expect("wake queue lock");
+                if let Some(std::cmp::Reverse((_, key))) = queue.games.pop() {
+                    let slot = queue.slots.remove(&key).expect("a queued game's slot");
+                    return Some((key, slot));
+                }
+                if queue.closed {
+                    return None;
+                }
+            }
+            pushed.await;
+        }
+    }
+}
 
 /// A game as the registry knows it: its stored metadata, and its writer task once loaded.
 struct Slot {
@@ -759,13 +833,16 @@ impl Registry {
     }
 
     /// Loads every game played under a clock, so that its timer runs again after a start
-    /// (`crate::operations::clock`): a clock that runs out while nobody has joined since is recorded, and an
-    /// away seat is told when its clock runs low. A game whose clock no longer runs (over, run
-    /// out) is let go again when idle. Only a server on its own: in a cluster a game is loaded
-    /// by the node its players reach. Reads each game's first two events, off the async threads,
-    /// [`WAKE_AT_ONCE`] games at a time: a clock whose deadline falls while the games are being
-    /// woken is recorded only once its game is loaded, so the waking is kept short (50,000
-    /// timed games: `asl-load correspondence`, BENCHMARKS.md).
+    /// (`crate::operations::clock`): a clock that runs out while nobody has joined since is
+    /// recorded, and an away seat is told when its clock runs low. A game whose clock no
+    /// longer runs (over, run out) is let go again when idle. Only a server on its own: in a
+    /// cluster a game is loaded by the node its players reach.
+    ///
+    /// A clock whose deadline falls while the games are being woken is recorded only once its
+    /// game is loaded, so the games are loaded soonest deadline first: an index of every
+    /// stored game's first events (read off the async threads, [`WAKE_AT_ONCE`] games at a
+    /// time) feeds a queue that as many loaders drain, most urgent first, while the index is
+    /// still being read (50,000 timed games: `asl-load correspondence`, BENCHMARKS.md).
     pub async fn wake_clocks(&self) {
         use futures_util::StreamExt;
         if self.cluster.is_some() {
@@ -778,29 +855,44 @@ impl Registry {
             .iter()
             .map(|(k, s)| (*k, s.clone()))
             .collect();
-        futures_util::stream::iter(slots)
-            .for_each_concurrent(WAKE_AT_ONCE, |(key, slot)| async move {
-                let store = self.store.clone();
-                let timed = tokio::task::spawn_blocking(move || {
-                    let records = store.load_range(&key, 1, WAKE_READ_BYTES).ok()?;
-                    let first_two = &records[..records.len().min(2)];
-                    let verified = envelope::verify(first_two).ok()?;
-                    Some(matches!(
-                        verified.entries.get(1).map(|e| &e.event),
-                        Some(Event::ClockStarted { .. })
-                    ))
+        let started = Instant::now();
+        let queue = WakeQueue::default();
+        let index = async {
+            futures_util::stream::iter(slots)
+                .for_each_concurrent(WAKE_AT_ONCE, |(key, slot)| {
+                    self.index_clock(key, slot, &queue)
                 })
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or(false);
-                if timed {
-                    if let Err((_, why)) = self.load(key, &slot).await {
-                        tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
-                    }
-                }
-            })
-            .await;
+                .await;
+            queue.close();
+        };
+        let loaders =
+            futures_util::future::join_all((0..WAKE_AT_ONCE).map(|_| self.load_clocks(&queue)));
+        tokio::join!(index, loaders);
+        info!(
+            took_ms = started.elapsed().as_millis() as u64,
+            "every game under a running clock is loaded"
+        );
+    }
+
+    /// [`Registry::wake_clocks`]'s index of one game: queued with its due time if it is timed.
+    async fn index_clock(&self, key: GameKey, slot: Arc<Slot>, queue: &WakeQueue) {
+        let store = self.store.clone();
+        let due = tokio::task::spawn_blocking(move || wake_due(&*store, &key))
+            .await
+            .ok()
+            .flatten();
+        if let Some(due) = due {
+            queue.push(due, key, slot);
+        }
+    }
+
+    /// One of [`Registry::wake_clocks`]'s loaders: the soonest due game left, until none is.
+    async fn load_clocks(&self, queue: &WakeQueue) {
+        while let Some((key, slot)) = queue.pop().await {
+            if let Err((_, why)) = self.load(key, &slot).await {
+                tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
+            }
+        }
     }
 
     /// With several server nodes: where `id` is served from. `None`: here (this node holds
@@ -1003,7 +1095,7 @@ mod tests {
                 subscriber,
                 side: acting,
                 id: 1,
-                command: protocol::Command::Done,
+                command: Box::new(protocol::Command::Done),
                 key: None,
             })
             .await
@@ -1094,6 +1186,145 @@ mod tests {
         assert_eq!(missing, 0, "clocks ran out with no expiry recorded");
         assert!(!untimed.iter().any(expired));
         registry.shutdown().await;
+    }
+
+    /// Issue 55: a clock that ran out while the server was down is recorded as the start
+    /// loads its game, with nobody joined — for a game nobody moved in since its clock
+    /// started (its deadline read from its first two events) and for one played on (its
+    /// deadline known only once replayed) alike.
+    #[tokio::test]
+    async fn a_clock_that_ran_out_while_the_server_was_down_is_recorded_at_start() {
+        use crate::operations::clock::TimeSource;
+        const T0: u64 = 1_700_000_000_000;
+        let store = Arc::new(MemoryStore::new());
+        let time = TimeSource::manual(T0);
+        let config = Config {
+            time: time.clone(),
+            ..Config::default()
+        };
+        let registry = Registry::open(store.clone(), config.clone()).unwrap();
+        let control = protocol::board::time_control::TimeControl::parse("live:1m").unwrap();
+        let mut timed = vec![];
+        for _ in 0..3 {
+            let (id, tokens) = registry
+                .create_timed(wall_advantage(), Some(control))
+                .await
+                .unwrap();
+            timed.push((envelope::game_key(&id).unwrap(), id, tokens));
+        }
+        // One game is played on: its log is longer than its first two events.
+        let (played, id, tokens) = &timed[0];
+        let acting = protocol::Game::replay([&Event::GameCreated {
+            scenario: wall_advantage(),
+        }])
+        .unwrap()
+        .acting();
+        let token = match acting {
+            Side::A => &tokens.side_a,
+            Side::B => &tokens.side_b,
+        };
+        let (handle, viewer) = registry.join(id, token, None, false).await.unwrap();
+        let (subscriber, mut messages) = join_task(&handle, viewer).await;
+        handle
+            .inbox
+            .send(Request::Command {
+                subscriber,
+                side: acting,
+                id: 1,
+                command: Box::new(protocol::Command::Done),
+                key: None,
+            })
+            .await
+            .unwrap_or_else(|_| panic!("the game task runs"));
+        loop {
+            match &messages.recv().await.unwrap().message {
+                ServerMessage::Accepted { .. } => break,
+                other @ ServerMessage::Refused { .. } => panic!("`done` refused: {other:?}"),
+                _ => {}
+            }
+        }
+        drop((handle, messages));
+        registry.shutdown().await;
+        assert!(store.load(played).unwrap().len() > 2);
+        assert_eq!(
+            wake_due(&*store, played),
+            Some(0),
+            "a game played on is due at once"
+        );
+        assert_eq!(
+            wake_due(&*store, &timed[1].0),
+            Some(T0 + 60_000),
+            "a fresh clock's deadline, from its first two events"
+        );
+
+        // Down for two minutes: every clock ran out meanwhile.
+        time.advance(Duration::from_secs(120));
+        let registry = Registry::open(store.clone(), config).unwrap();
+        registry.wake_clocks().await;
+        let expired_at = |key: &GameKey| {
+            envelope::verify(&store.load(key).unwrap())
+                .unwrap()
+                .entries
+                .iter()
+                .find_map(|e| match e.event {
+                    Event::ClockExpired { at, .. } => Some(at),
+                    _ => None,
+                })
+        };
+        // Each task records its expiry as its own command: wait for all of them, bounded.
+        for _ in 0..500 {
+            if timed.iter().all(|(key, _, _)| expired_at(key).is_some()) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for (key, id, _) in &timed {
+            assert_eq!(
+                expired_at(key),
+                Some(T0 + 120_000),
+                "game {id}: its expiry is recorded at the start"
+            );
+        }
+        registry.shutdown().await;
+    }
+
+    /// The start's index: no clock, no due time; a queue gives the soonest due game first,
+    /// waits while the index is still read, and ends once it is closed and empty.
+    #[tokio::test]
+    async fn the_wake_queue_gives_the_soonest_deadline_first() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let (untimed, _) = registry.create(wall_advantage()).await.unwrap();
+        registry.shutdown().await;
+        assert_eq!(
+            wake_due(&*store, &envelope::game_key(&untimed).unwrap()),
+            None
+        );
+        assert_eq!(wake_due(&*store, &[9; 16]), None, "no such game");
+
+        let queue = Arc::new(WakeQueue::default());
+        let slot = || Arc::new(Slot::stored(vec![], 0));
+        for (due, key) in [(300, [3; 16]), (100, [1; 16]), (0, [0; 16]), (200, [2; 16])] {
+            queue.push(due, key, slot());
+        }
+        for key in [[0; 16], [1; 16], [2; 16], [3; 16]] {
+            assert_eq!(queue.pop().await.map(|(k, _)| k), Some(key));
+        }
+        // Empty and open: a loader waits for the index.
+        let waiting = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.pop().await.map(|(k, _)| k) }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "the index is still being read");
+        queue.push(50, [5; 16], slot());
+        assert_eq!(waiting.await.unwrap(), Some([5; 16]));
+        let waiting = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.pop().await.map(|(k, _)| k) }
+        });
+        queue.close();
+        assert_eq!(waiting.await.unwrap(), None, "closed and empty");
     }
 
     fn wall_advantage() -> Scenario {

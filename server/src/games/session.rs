@@ -174,7 +174,9 @@ pub struct Session {
     /// projects nothing, and its commands (the timer's `ExpireClock`) build nothing. A seat
     /// registered for turn notices and away does read its stream's length
     /// ([`Session::foresee`]), so a watched game builds its streams at its next command.
-    streams: OnceLock<Following>,
+    /// Boxed, so that a game nobody has read holds a pointer's room for them, not a
+    /// `Following`'s (issue 55).
+    streams: OnceLock<Box<Following>>,
     checkpoints: Checkpoints,
     /// The keys of the accepted commands, per seat, and what each made.
     remembered: Remembered,
@@ -267,8 +269,10 @@ impl Session {
 
     fn following(&self) -> &Following {
         self.streams.get_or_init(|| {
-            Following::of_log(self.referee.entries().iter().map(|e| &e.event))
-                .expect("a loaded log starts with GameCreated")
+            Box::new(
+                Following::of_log(self.referee.entries().iter().map(|e| &e.event))
+                    .expect("a loaded log starts with GameCreated"),
+            )
         })
     }
 

@@ -77,8 +77,10 @@ pub enum Request {
         viewer: Viewer,
         since: Option<u64>,
         /// The signed head of this viewer's own stream the client was last sent
-        /// (`protocol::record::receipt`); its sequence is then the `since`.
-        receipt: Option<SignedHead>,
+        /// (`protocol::record::receipt`); its sequence is then the `since`. Boxed, as the
+        /// command below: a game's inboxes hold their first block of slots from the start,
+        /// loaded or not, and each slot is as large as the largest request (issue 55).
+        receipt: Option<Box<SignedHead>>,
         out: mpsc::Sender<Outbound>,
         /// Frames the connection has written so far, counted by the connection: how the game
         /// tells a reader that is slow from one that has stopped (`Subscriber::backlog`).
@@ -91,7 +93,7 @@ pub enum Request {
         subscriber: u64,
         side: Side,
         id: u64,
-        command: Command,
+        command: Box<Command>,
         key: Option<u64>,
     },
     GetState {
@@ -131,7 +133,7 @@ pub enum Request {
     Preview {
         side: Side,
         id: u64,
-        command: Command,
+        command: Box<Command>,
         reply: oneshot::Sender<ServerMessage>,
     },
     /// Asked by the registry to make room for another game: the task ends, answering `true`,
@@ -581,7 +583,7 @@ impl GameTask {
                     continue;
                 }
                 _ = crate::operations::clock::wait_for(&self.limits.time, clock_deadline) => {
-                    self.clock_ran_out().await;
+                    Box::pin(self.clock_ran_out()).await;
                     continue;
                 }
                 _ = crate::operations::clock::wait_for(&self.limits.time, clock_low.map(|(_, at, _)| at)) => {
@@ -611,7 +613,10 @@ impl GameTask {
                 }
                 continue;
             }
-            self.serve(request).await;
+            // Boxed: the future of a command's commit is kilobytes, and inline it would be
+            // held by every game task between requests, for the whole life of a game that
+            // may sit for days under a correspondence clock (issue 55).
+            Box::pin(self.serve(request)).await;
             if self.stopped {
                 break;
             }
@@ -685,7 +690,7 @@ impl GameTask {
                     progress,
                     reply,
                 } => {
-                    self.join(viewer, since, receipt, out, progress, reply)
+                    self.join(viewer, since, receipt.map(|r| *r), out, progress, reply)
                         .await
                 }
                 Request::Command {
@@ -698,7 +703,7 @@ impl GameTask {
                     let submitted = Submitted {
                         side,
                         id,
-                        command,
+                        command: *command,
                         key,
                         now: Some(self.limits.time.now_ms()),
                     };
@@ -747,7 +752,7 @@ impl GameTask {
                     let _ = reply.send(self.session.read(Read::Preview {
                         side,
                         id,
-                        command,
+                        command: *command,
                         now: Some(self.limits.time.now_ms()),
                     }));
                 }

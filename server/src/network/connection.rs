@@ -678,7 +678,7 @@ impl Connection {
                     subscriber: joined.subscriber,
                     side,
                     id,
-                    command,
+                    command: Box::new(command),
                     key,
                 };
                 if joined.handle.inbox.try_send(request).is_err() {
@@ -742,7 +742,7 @@ impl Connection {
                     Viewer::Side(side) => Request::Preview {
                         side,
                         id,
-                        command,
+                        command: Box::new(command),
                         reply,
                     },
                     Viewer::Spectator => unreachable!("a spectator's preview is refused above"),
@@ -1077,7 +1077,7 @@ impl Connection {
         let request = Request::Join {
             viewer,
             since,
-            receipt,
+            receipt: receipt.map(Box::new),
             out,
             progress: progress.clone(),
             reply,
