@@ -4,7 +4,7 @@
 use crate::child::{self, Scratch, ServerProcess};
 use crate::client::Client;
 use crate::stats::{ms, percentile, rss_kib};
-use crate::table::{scenario, Table};
+use crate::table::Table;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
 use protocol::phase::Clock;
@@ -509,11 +509,34 @@ async fn settled_rss(pid: u32) -> anyhow::Result<u64> {
 }
 
 /// RSS per idle game and per spectator connection, and a restarted server's RSS with those
-/// games stored but not loaded.
-pub async fn memory(server_bin: &Path, games: usize, spectators: usize) -> anyhow::Result<()> {
+/// games stored but not loaded. On a real-board `shape` the server is given the shape's
+/// boards, and one game of it is created and played a few commands (so its boards are read
+/// and its map built and shared) before the empty figure is read: the figure per game is
+/// then what each further game holds beyond the shared boards.
+pub async fn memory(
+    server_bin: &Path,
+    games: usize,
+    spectators: usize,
+    shape: crate::shapes::Shape,
+) -> anyhow::Result<()> {
     let scratch = Scratch::new("memory")?;
-    let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
+    let server = crate::moves::start_for(shape, server_bin, &scratch)?;
     let addr = server.addr;
+    let text = Arc::new(shape.scenario());
+    let first =
+        if shape.boards() > 0 {
+            let mut first = Table::create_of(addr, &text).await?;
+            let mut mover = crate::shapes::Mover::default();
+            for id in 0..FIRST_GAME_COMMANDS {
+                let (side, command) = mover.next(shape, &first.replica, &first.replica_b);
+                first.play(id, side, command).await?.result.map_err(|v| {
+                    anyhow::anyhow!("the first game's command {id} was refused: {v}")
+                })?;
+            }
+            Some(first)
+        } else {
+            None
+        };
     let empty = settled_rss(server.pid()).await?;
     // Creations over a few connections at once, as they would come from many clients.
     const CREATORS: usize = 8;
@@ -521,12 +544,13 @@ pub async fn memory(server_bin: &Path, games: usize, spectators: usize) -> anyho
     let mut creators = tokio::task::JoinSet::new();
     for n in 0..CREATORS {
         let progress = progress.clone();
+        let text = text.clone();
         let share = games / CREATORS + usize::from(n < games % CREATORS);
         creators.spawn(async move {
             // A connection per creation: one connection's creations are rate limited
             // (`attempts_per_second_max`), as a client's would be.
             for _ in 0..share {
-                Client::connect(addr).await?.create(&scenario()).await?;
+                Client::connect(addr).await?.create(&text).await?;
                 progress.inc(1);
             }
             anyhow::Ok(())
@@ -550,26 +574,43 @@ pub async fn memory(server_bin: &Path, games: usize, spectators: usize) -> anyho
     .await?;
     let with_spectators = settled_rss(server.pid()).await?;
     drop(watchers);
+    drop(first);
     server.kill()?;
-    let restarted = ServerProcess::start(server_bin, &scratch.data_dir())?;
+    let restarted = crate::moves::start_for(shape, server_bin, &scratch)?;
     let stored = settled_rss(restarted.pid()).await?;
     restarted.kill()?;
     let per_game = (with_games.saturating_sub(empty)) as f64 / games as f64;
-    let per_spectator =
-        (with_spectators.saturating_sub(before_spectators)) as f64 / spectators as f64;
-    println!("memory (server RSS from /proc/PID/status)");
-    println!("  empty server: {empty} KiB");
-    println!("  {games} idle games created: {with_games} KiB -> {per_game:.1} KiB per idle game (goal <= 64 KiB)");
     println!(
-        "  {spectators} spectators joined to one game: {before_spectators} -> {with_spectators} KiB -> {per_spectator:.1} KiB per spectator (goal <= 32 KiB)"
+        "memory (server RSS from /proc/PID/status), scenario {}",
+        shape.name()
     );
+    if shape.boards() > 0 {
+        println!(
+            "  empty server, then one game of the scenario created and {FIRST_GAME_COMMANDS} commands played (its boards read, its map shared): {empty} KiB"
+        );
+        println!("  {games} idle games created: {with_games} KiB -> {per_game:.1} KiB per idle game beyond the shared boards (goal <= 256 KiB)");
+    } else {
+        println!("  empty server: {empty} KiB");
+        println!("  {games} idle games created: {with_games} KiB -> {per_game:.1} KiB per idle game (goal <= 64 KiB)");
+    }
+    if spectators > 0 {
+        let per_spectator =
+            (with_spectators.saturating_sub(before_spectators)) as f64 / spectators as f64;
+        println!(
+            "  {spectators} spectators joined to one game: {before_spectators} -> {with_spectators} KiB -> {per_spectator:.1} KiB per spectator (goal <= 32 KiB)"
+        );
+    }
     println!(
         "  restarted with those {} games stored, none loaded: {stored} KiB",
-        games + 1
+        games + 1 + usize::from(shape.boards() > 0)
     );
     scratch.remove();
     Ok(())
 }
+
+/// Commands played in the first game of a real-board scenario before the memory baseline:
+/// past its first Movement Phase, so its moves have asked the map.
+const FIRST_GAME_COMMANDS: u64 = 20;
 
 /// Writes `games` finished two-turn games straight into a sled store at `dir`, each with
 /// known tokens (`{n}-a`, `{n}-b`, `{n}-s`), as a server would have left them.

@@ -12,6 +12,7 @@ mod corrupt;
 mod crash;
 mod moves;
 mod nats_drill;
+mod shapes;
 mod soak;
 mod stats;
 mod table;
@@ -68,6 +69,10 @@ enum Run {
         /// Runs per target and size, the targets interleaved.
         #[arg(long, default_value_t = 5)]
         repeats: u32,
+        /// The scenario the server's matches play: the toy game by `done`, or a synthesised
+        /// real-board scenario of a published shape, with moves in every Movement Phase.
+        #[arg(long, value_enum, default_value_t = shapes::Shape::Toy)]
+        scenario: shapes::Shape,
     },
     /// Players' round trips with no spectators, then with many (one of which never reads).
     SpectatorImpact {
@@ -82,6 +87,10 @@ enum Run {
         games: usize,
         #[arg(long, default_value_t = 2_000)]
         spectators: usize,
+        /// The scenario of the idle games; on a real-board one, one game is created before
+        /// the baseline is read, so the figure per game is beyond the shared boards.
+        #[arg(long, value_enum, default_value_t = shapes::Shape::Toy)]
+        scenario: shapes::Shape,
     },
     /// Time to serve with many games on disk.
     ColdStart {
@@ -236,11 +245,16 @@ async fn main() -> anyhow::Result<()> {
             matches,
             moves,
             repeats,
-        } => moves::moves(&bin()?, &moves::sizes(&matches)?, moves, repeats).await,
+            scenario,
+        } => moves::moves(&bin()?, &moves::sizes(&matches)?, moves, repeats, scenario).await,
         Run::Append { commands } => bench::append(&bin()?, commands).await,
         Run::Games { games, commands } => bench::games(&bin()?, games, commands).await,
         Run::Fanout { spectators, moves } => bench::fanout(&bin()?, spectators, moves).await,
-        Run::Memory { games, spectators } => bench::memory(&bin()?, games, spectators).await,
+        Run::Memory {
+            games,
+            spectators,
+            scenario,
+        } => bench::memory(&bin()?, games, spectators, scenario).await,
         Run::SpectatorImpact { spectators, moves } => {
             bench::spectator_impact(&bin()?, spectators, moves).await
         }
@@ -272,7 +286,7 @@ async fn main() -> anyhow::Result<()> {
             bench::games(&bin, 200, 100).await?;
             bench::fanout(&bin, 2_000, 200).await?;
             bench::spectator_impact(&bin, 500, 300).await?;
-            bench::memory(&bin, 2_000, 2_000).await?;
+            bench::memory(&bin, 2_000, 2_000, shapes::Shape::Toy).await?;
             bench::cold_start(&bin, 10_000).await
         }
         Run::Corrupt {

@@ -1,5 +1,7 @@
-//! Matches against a bare relay: N matches at once, two seats each sending one cheap legal
-//! command at a time, timed from its send to the opponent's receipt. The same shape is driven
+//! Matches against a bare relay: N matches at once, two seats each sending one legal command
+//! at a time, timed from its send to the opponent's receipt: on the toy game a cheap `done`,
+//! on a real-board scenario (`--scenario`, `crate::shapes`) moves of units and `done`s through
+//! the phases. The same shape is driven
 //! against three targets, each a child process started once:
 //! - the real server (durable: every command `fdatasync`ed before it is sent on);
 //! - the floor: the same relay storing each move in the project's own sled store (journal
@@ -14,6 +16,7 @@
 
 use crate::child::{Scratch, ServerProcess};
 use crate::client::Client;
+use crate::shapes::{Mover, Shape};
 use crate::stats::{cpu_nanos, percentile};
 use crate::table::Table;
 use anyhow::{bail, Context};
@@ -24,6 +27,7 @@ use server::store::{EventStore, GameKey, SledStore};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -87,27 +91,95 @@ where
     })
 }
 
-/// Plays `moves` moves in each of `tables` at once; the target is `pid`.
-async fn server_run(tables: &mut Vec<Table>, moves: u64, pid: u32) -> anyhow::Result<Run> {
-    run_all(tables, pid, |mut table, samples| async move {
-        for id in 0..moves {
-            let at = play_unchecked(&mut table, id).await?;
-            let _ = samples.send(at);
+/// What the seats' commands came to over a server run, across its matches: refusals are
+/// never counted as moves (the generator decides each command on its replica first, so any
+/// refusal is unexpected and fails the run).
+#[derive(Default)]
+pub struct Tally {
+    /// Commands the server refused.
+    pub refused: AtomicU64,
+    /// The first refusal, in words.
+    pub first_refusal: Mutex<Option<String>>,
+    /// Accepted commands that moved a unit (`move`).
+    pub unit_moves: AtomicU64,
+    /// Accepted commands in all.
+    pub accepted: AtomicU64,
+    /// Moves the generator's replica said the rules would refuse, so not sent.
+    pub skipped: AtomicU64,
+}
+
+/// A match on the server: its table and what its seats play next.
+pub struct Match {
+    pub table: Table,
+    pub mover: Mover,
+}
+
+/// Plays `moves` commands in each of `tables` at once; the target is `pid`.
+async fn server_run(
+    tables: &mut Vec<Match>,
+    moves: u64,
+    pid: u32,
+    shape: Shape,
+    tally: &Arc<Tally>,
+) -> anyhow::Result<Run> {
+    run_all(tables, pid, |mut one, samples| {
+        let tally = tally.clone();
+        async move {
+            let skipped_before = one.mover.skipped;
+            for id in 0..moves {
+                let (side, command) =
+                    one.mover
+                        .next(shape, &one.table.replica, &one.table.replica_b);
+                let moved_unit = matches!(command, protocol::Command::Move { .. });
+                match play_unchecked(&mut one.table, id, side, command).await? {
+                    Outcome::Accepted(at) => {
+                        let _ = samples.send(at);
+                        tally.accepted.fetch_add(1, Ordering::Relaxed);
+                        if moved_unit {
+                            tally.unit_moves.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Outcome::Refused(why) => {
+                        tally.refused.fetch_add(1, Ordering::Relaxed);
+                        tally
+                            .first_refusal
+                            .lock()
+                            .expect("tally lock")
+                            .get_or_insert(format!("game {}, command {id}: {why}", one.table.game));
+                    }
+                }
+            }
+            tally
+                .skipped
+                .fetch_add(one.mover.skipped - skipped_before, Ordering::Relaxed);
+            anyhow::Ok(one)
         }
-        anyhow::Ok(table)
     })
     .await
 }
 
-/// One step of play without predicting it: the acting side sends the command that moves play
-/// on, the opponent's first event is timed, and both replicas follow what each side received
-/// (every event of these commands is public, so each side receives as many as the actor's
-/// `accepted` lists). Returns send → opponent's receipt.
-async fn play_unchecked(table: &mut Table, id: u64) -> anyhow::Result<Duration> {
-    let (side, command) = protocol::rules::moving_on(&table.replica);
-    let (me, other) = match side {
-        Side::A => (0, 1),
-        Side::B => (1, 0),
+/// What the server answered to one command of [`play_unchecked`].
+enum Outcome {
+    /// Accepted: send → the opponent's receipt of its first event.
+    Accepted(Duration),
+    /// Refused, with the rule and reason the server gave.
+    Refused(protocol::RuleViolation),
+}
+
+/// One command of play without predicting its events: `side` sends `command`, the opponent's
+/// first event is timed, and both replicas follow what each side received (every event of
+/// these commands is public, so each side receives as many as the actor's `accepted` lists).
+/// Whichever seat hears first is read first: a refused command reaches the opponent not at
+/// all, and an accepted one reaches it before or after its sender's `accepted`.
+async fn play_unchecked(
+    table: &mut Table,
+    id: u64,
+    side: Side,
+    command: protocol::Command,
+) -> anyhow::Result<Outcome> {
+    let me = match side {
+        Side::A => 0,
+        Side::B => 1,
     };
     let sent = Instant::now();
     table.seats[me]
@@ -117,14 +189,44 @@ async fn play_unchecked(table: &mut Table, id: u64) -> anyhow::Result<Duration> 
             key: None,
         })
         .await?;
-    let mut theirs = vec![expect_event(table.seats[other].recv().await?)?];
-    let latency = sent.elapsed();
-    let mine = match table.seats[me].recv().await? {
+    let [a, b] = &mut table.seats;
+    let (mine_seat, other_seat) = if me == 0 { (a, b) } else { (b, a) };
+    // Both reads are cancel-safe (the socket's `next` keeps a partly read frame), so the one
+    // not chosen loses nothing.
+    let (mut theirs, latency, answer) = tokio::select! {
+        biased;
+        theirs = other_seat.recv() => {
+            let latency = sent.elapsed();
+            (vec![expect_event(theirs?)?], Some(latency), None)
+        }
+        answer = mine_seat.recv() => (vec![], None, Some(answer?)),
+    };
+    let answer = match answer {
+        Some(answer) => answer,
+        None => mine_seat.recv().await?,
+    };
+    let mine = match answer {
         ServerMessage::Accepted { events, .. } => events,
+        ServerMessage::Refused { violation, .. } => {
+            if !theirs.is_empty() {
+                bail!(
+                    "game {}: the opponent received an event of a refused command",
+                    table.game
+                );
+            }
+            return Ok(Outcome::Refused(violation));
+        }
         other => bail!("game {}: expected `accepted`, got {other:?}", table.game),
     };
-    for _ in 1..mine.len() {
-        theirs.push(expect_event(table.seats[other].recv().await?)?);
+    let latency = match latency {
+        Some(latency) => latency,
+        None => {
+            theirs.push(expect_event(other_seat.recv().await?)?);
+            sent.elapsed()
+        }
+    };
+    for _ in theirs.len()..mine.len() {
+        theirs.push(expect_event(other_seat.recv().await?)?);
     }
     let [a, b] = match side {
         Side::A => [mine.into_iter().map(|s| s.viewed).collect(), theirs],
@@ -139,7 +241,7 @@ async fn play_unchecked(table: &mut Table, id: u64) -> anyhow::Result<Duration> 
     if table.replica.over {
         bail!("game {} ended; a run must fit one game's steps", table.game);
     }
-    Ok(latency)
+    Ok(Outcome::Accepted(latency))
 }
 
 fn expect_event(message: ServerMessage) -> anyhow::Result<protocol::game::view::Viewed> {
@@ -257,6 +359,7 @@ pub async fn moves(
     sizes: &[usize],
     moves: u64,
     repeats: u32,
+    shape: Shape,
 ) -> anyhow::Result<()> {
     if moves > crate::table::STEPS_PER_GAME_MIN {
         bail!(
@@ -265,7 +368,9 @@ pub async fn moves(
         );
     }
     let scratch = Scratch::new("moves")?;
-    let server = ServerProcess::start(server_bin, &scratch.data_dir())?;
+    let server = start_for(shape, server_bin, &scratch)?;
+    let scenario = shape.scenario();
+    let tally = Arc::new(Tally::default());
     let floor_data = scratch.path.join("floor-data");
     let floor_server = ServerProcess::durable_relay(&floor_data)?;
     let relay = ServerProcess::relay()?;
@@ -276,6 +381,7 @@ pub async fn moves(
     println!(
         "matches: {moves} moves per match, one in flight per match, send -> opponent's receipt; {repeats} repeats, targets interleaved (order rotated each repeat)"
     );
+    println!("  scenario: {}", shape.name());
     println!(
         "  server: asl-server; floor: the relay storing each move in the project's sled store (journal, fdatasync per group) before forwarding it, and acknowledging it; relay: forwarding only"
     );
@@ -297,9 +403,12 @@ pub async fn moves(
                 let run = if target == 0 {
                     let mut tables = Vec::with_capacity(n);
                     for _ in 0..n {
-                        tables.push(Table::create(server.addr).await?);
+                        tables.push(Match {
+                            table: Table::create_of(server.addr, &scenario).await?,
+                            mover: Mover::default(),
+                        });
                     }
-                    server_run(&mut tables, moves, server.pid()).await?
+                    server_run(&mut tables, moves, server.pid(), shape, &tally).await?
                 } else {
                     let (process, acked) = if target == 1 {
                         (&floor_server, true)
@@ -342,6 +451,20 @@ pub async fn moves(
     relay.kill()?;
     let stored = floor_stored(&floor_data, &floor_matches, moves)?;
     println!("  the floor's store, opened after the floor was killed: all {stored} acknowledged moves found");
+    let refused = tally.refused.load(Ordering::Relaxed);
+    println!(
+        "  the server's games: {} commands accepted, {} of them moves of a unit; {refused} refused; {} moves not sent (the replica's rules refused them)",
+        tally.accepted.load(Ordering::Relaxed),
+        tally.unit_moves.load(Ordering::Relaxed),
+        tally.skipped.load(Ordering::Relaxed),
+    );
+    if refused > 0 {
+        let first = tally.first_refusal.lock().expect("tally lock").take();
+        bail!(
+            "the server refused {refused} commands the generator's replica found legal; the first: {}",
+            first.unwrap_or_default()
+        );
+    }
     scratch.remove();
     Ok(())
 }
@@ -482,6 +605,22 @@ pub async fn relay_server(listen: SocketAddr, durable: Option<PathBuf>) -> anyho
 
 /// The durable relay's acknowledgement to a move's sender.
 const ACK: [u8; 8] = *b"accepted";
+
+/// The server under test for `shape`: started with a boards directory of the shape's
+/// synthesised archives (`--boards`, in the run's scratch space) when it is on real boards.
+pub fn start_for(
+    shape: Shape,
+    server_bin: &Path,
+    scratch: &Scratch,
+) -> anyhow::Result<ServerProcess> {
+    if shape.boards() == 0 {
+        return ServerProcess::start(server_bin, &scratch.data_dir());
+    }
+    let boards = scratch.path.join("boards");
+    shape.synthesise_boards(&boards)?;
+    let boards = boards.to_str().context("the scratch path is not UTF-8")?;
+    ServerProcess::start_with(server_bin, &scratch.data_dir(), &["--boards", boards])
+}
 
 /// Parses `1,50,200`.
 pub fn sizes(text: &str) -> anyhow::Result<Vec<usize>> {

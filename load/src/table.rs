@@ -57,8 +57,13 @@ pub struct Played {
 impl Table {
     /// Creates a game on `addr` and seats both sides.
     pub async fn create(addr: SocketAddr) -> anyhow::Result<Table> {
+        Table::create_of(addr, &scenario()).await
+    }
+
+    /// Creates a game of the scenario `text` on `addr` and seats both sides.
+    pub async fn create_of(addr: SocketAddr, text: &str) -> anyhow::Result<Table> {
         let mut creator = Client::connect(addr).await?;
-        let (game, tokens) = creator.create(&scenario()).await?;
+        let (game, tokens) = creator.create(text).await?;
         Table::sit(addr, game, tokens).await
     }
 
