@@ -12,7 +12,8 @@
 //!
 //! One test in this binary: the allocator counts every thread's allocations.
 
-#[path = "support/counting.rs"]
+// The counting allocator the core's memory test uses, one copy for both.
+#[path = "../../protocol/tests/support/counting.rs"]
 mod counting;
 
 use counting::{Counting, HELD};
