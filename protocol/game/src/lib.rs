@@ -2728,6 +2728,33 @@ mod tests {
         assert!(game.shows(Viewer::Side(Side::B), &malfunction));
     }
 
+    /// A4.41: which weapons changed Location in the MPh is the ATTACKER's record: his own
+    /// projection carries it, the DEFENDER's and a spectator's do not, and the state hash
+    /// covers it without reading it as the Opportunity Firers it follows in the encoding.
+    #[test]
+    fn the_weapons_moved_are_the_attackers_record_and_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        let moved: BTreeSet<String> = ["g-lmg".to_string()].into();
+        game.moved_weapons = moved.clone();
+        let attacker = game.attacker();
+        assert_eq!(game.project(Viewer::Side(attacker)).moved_weapons, moved);
+        for viewer in [Viewer::Side(attacker.opponent()), Viewer::Spectator] {
+            assert!(game.project(viewer).moved_weapons.is_empty(), "{viewer:?}");
+        }
+        let with_moved = game.state_hash();
+        assert_ne!(with_moved, before, "a weapon moved changes the meaning");
+        game.moved_weapons.clear();
+        assert_eq!(game.state_hash(), before, "an empty record is not encoded");
+        game.opportunity_fire = moved;
+        assert_ne!(
+            game.state_hash(),
+            with_moved,
+            "an Opportunity Firer of the same name is another meaning"
+        );
+    }
+
     #[test]
     fn records_beside_the_units_name_only_what_the_viewer_may_know() {
         let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
