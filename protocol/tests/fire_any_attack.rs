@@ -19,9 +19,9 @@
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
 //! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
 //! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule, as is an MMG's fire in the AFPh unless an Opportunity
-//! Firer holds it (A4.41: whether it moved is not recorded), or a machine gun fired by a
-//! half-squad (A9.11); in the DFPh a machine gun with no Fire counter fires as in Prep Fire
+//! left to the players with its rule, as is a machine gun fired by a half-squad (A9.11); an
+//! MMG that changed Location in the MPh is refused in the AFPh (A4.41), one that did not and an
+//! LMG fire there; in the DFPh a machine gun with no Fire counter fires as in Prep Fire
 //! (A8.1, A8.4). The machine gun malfunctions exactly when the Original DR
 //! reaches its B# (A9.7), and otherwise keeps its Multiple ROF exactly when the coloured dr (the
 //! first die) is at or below its ROF (A9.2) — never in the AFPh but for an Opportunity Firer's
@@ -302,8 +302,11 @@ proptest! {
         phase in prop::sample::select(vec![FirePhase::Prep, FirePhase::Prep, FirePhase::DefensiveFinal, FirePhase::Advancing]),
         // In the AFPh, half the cases by Opportunity Firers (A7.25).
         opportune in any::<bool>(),
+        // In the AFPh, half the others with a machine gun that changed Location in the MPh.
+        moved in any::<bool>(),
     ) {
         let opportune = opportune && phase == FirePhase::Advancing;
+        let moved = moved && !opportune && phase == FirePhase::Advancing;
         let (by, _, _) = phase.firing();
         let at = match next_to {
             Some(i) => NEXT_TO_TARGET[i].to_string(),
@@ -336,12 +339,22 @@ proptest! {
         }
         let marked = if opportune { names.clone() } else { vec![] };
         let mut game = fire_phase(scenario, phase, &marked);
+        if moved {
+            // The record `apply` keeps of the MPh's moves (A4.41), set as a move would leave it.
+            game.moved_weapons.insert("mg".into());
+        }
 
         if weapon.is_some() {
             names.push("mg".into());
         }
         let declare = Command::DeclareAttack { firers: names, target, into_sewer: false };
         let declared = decide(&game, by, &declare, &mut ScriptedDice::default());
+        // A4.41: an MMG that changed Location in the MPh does not fire in the AFPh; an LMG does.
+        if moved && weapon.as_ref().is_some_and(|w| w.name == "MMG") {
+            let refusal = declared.expect_err("a moved MMG does not fire in the AFPh");
+            prop_assert_eq!(refusal.rule.as_str(), "A4.41");
+            return Ok(());
+        }
         // A7.531: the leader in the first hex directs no Fire Group with a firer beside it.
         if leader.is_some() && firers.iter().any(|f| f.beside) {
             let refusal = declared.expect_err("a leader cannot direct a group of two Locations");
@@ -361,15 +374,11 @@ proptest! {
         // Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
-        // An MMG's fire in the AFPh but an Opportunity Firer's (A4.41), or a machine gun fired
-        // by a half-squad (A9.11), is the players', and the engine says so before it looks at
-        // range. In the DFPh a weapon with no Fire counter fires as in Prep Fire (A8.1, A8.4).
-        if let Some(w) = &weapon {
-            if phase == FirePhase::Advancing && w.name == "MMG" && !opportune {
-                beyond = Some("A4.41");
-            } else if firers[0].half {
-                beyond = Some("A9.11");
-            }
+        // A machine gun fired by a half-squad (A9.11) is the players', and the engine says so
+        // before it looks at range. In the DFPh a weapon with no Fire counter fires as in Prep
+        // Fire (A8.1, A8.4).
+        if weapon.is_some() && firers[0].half {
+            beyond = Some("A9.11");
         }
         // The MG fires from its possessor's hex, at its own normal range (A9.1), after the MMC.
         let shares = firers.iter().map(|f| (f.fp, f.range)).chain(weapon.iter().map(|w| (w.fp, w.range)));

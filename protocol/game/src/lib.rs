@@ -689,6 +689,14 @@ pub struct Game {
     /// added still read as far as they go.
     #[serde(default)]
     pub opportunity_fire: BTreeSet<UnitId>,
+    /// The support weapons that changed Location in this Player Turn's MPh (A4.41): carried
+    /// by a unit as it moved, bypassed, went down or along a sewer or tunnel, or entered from
+    /// off board. One picked up where it lay is not here until its new possessor moves on
+    /// (A4.44). Derived by `apply` from the movement events, kept in the whole game and in the
+    /// ATTACKER's own view only (`view::keep_attackers_record`), cleared when the Player Turn
+    /// ends. Last, so positions encoded before it was added still read as far as they go.
+    #[serde(default)]
+    pub moved_weapons: BTreeSet<String>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -913,6 +921,7 @@ impl Game {
             undo_trail: UndoTrail::default(),
             setup: None,
             opportunity_fire: BTreeSet::new(),
+            moved_weapons: BTreeSet::new(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1098,6 +1107,7 @@ impl Game {
             // Viewers are told the clocks in a message of their own (`timing::ClockView`).
             timing: _,
             opportunity_fire,
+            moved_weapons,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1228,6 +1238,9 @@ impl Game {
             residual_fp: residual_fp.clone(),
             // The Bounding Fire counter is on the map for both sides to see (A3.2).
             opportunity_fire: known_of(opportunity_fire),
+            // Whether a weapon moved is the ATTACKER's own record: narrowed to his view by
+            // `keep_attackers_record` below.
+            moved_weapons: moved_weapons.clone(),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1254,6 +1267,7 @@ impl Game {
         };
         keep_own_sightings(&mut game, viewer);
         mask_concealed(&mut game, viewer);
+        view::keep_attackers_record(&mut game, viewer);
         // Units under "?" go by their aliases; the map itself would pair them with their ids.
         let aliased: Vec<(UnitId, UnitId)> = game
             .units
@@ -1463,8 +1477,33 @@ struct Meaning<'a> {
     setup: &'a Option<SetupTurn>,
     /// Added after the hashes were pinned, so encoded only when some unit carries the
     /// counter: a game that never designates an Opportunity Firer hashes as it always did.
-    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
-    opportunity_fire: &'a BTreeSet<UnitId>,
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    opportunity_fire: Trailing<'a>,
+    /// Added after `opportunity_fire`, encoded only when some weapon changed Location in this
+    /// MPh (A4.41); `opportunity_fire` is then encoded too, empty or not, so the two never
+    /// read as one another.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    moved_weapons: Trailing<'a>,
+}
+
+/// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
+/// left out while it is empty unless a set after it is encoded (`then_more`), so a game that
+/// never fills it hashes as it always did and no two meanings share an encoding.
+struct Trailing<'a> {
+    set: &'a BTreeSet<String>,
+    then_more: bool,
+}
+
+impl Trailing<'_> {
+    fn is_absent(&self) -> bool {
+        self.set.is_empty() && !self.then_more
+    }
+}
+
+impl Serialize for Trailing<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.set.serialize(serializer)
+    }
 }
 
 impl<'a> Meaning<'a> {
@@ -1503,6 +1542,7 @@ impl<'a> Meaning<'a> {
             undo_trail: _,
             setup,
             opportunity_fire,
+            moved_weapons,
         } = game;
         Meaning {
             scenario,
@@ -1533,7 +1573,14 @@ impl<'a> Meaning<'a> {
             next_alias: *next_alias,
             setup_aliases,
             setup,
-            opportunity_fire,
+            opportunity_fire: Trailing {
+                set: opportunity_fire,
+                then_more: !moved_weapons.is_empty(),
+            },
+            moved_weapons: Trailing {
+                set: moved_weapons,
+                then_more: false,
+            },
         }
     }
 }
@@ -1731,6 +1778,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *to);
+            record_moved_weapons(game, units);
         }
         Event::UnitAdvanced { units, to, cx, .. } => {
             let now = (game.clock.turn, game.clock.player_turn);
@@ -1826,6 +1874,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *hex);
+            record_moved_weapons(game, units);
         }
         Event::AssaultMovementDeclared { units } => {
             for id in units {
@@ -2054,6 +2103,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             // Entering is the stack's first step of its move (A4.2).
             let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
             spend(game, &ids, mf);
+            record_moved_weapons(game, &ids);
         }
         Event::HiddenUnitPlaced { unit, weapons } => {
             // Placing a hidden unit answers a HIP window of its side (B9.324).
@@ -2113,6 +2163,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             game.movement.finished.extend(units.iter().cloned());
+            record_moved_weapons(game, units);
         }
         Event::SewerStackMoved {
             units,
@@ -2131,6 +2182,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *to);
+            record_moved_weapons(game, units);
             game.sewer_designation = None;
         }
         Event::SewerStackLost {
@@ -2184,6 +2236,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *exit);
+            record_moved_weapons(game, units);
             game.movement.finished.extend(units.iter().cloned());
             reveal_tunnel(game, *side, *from, *exit);
         }
@@ -2437,6 +2490,24 @@ fn reveal_tunnel(game: &mut Game, side: Side, from: Hex, to: Hex) {
     }
 }
 
+/// The weapons `units` possess changed Location with them, if this is the MPh (A4.41): a
+/// move in any other phase (an advance, a rout, a withdrawal) comes after the AFPh it limits.
+fn record_moved_weapons(game: &mut Game, units: &[UnitId]) {
+    if game.clock.phase() != Phase::Movement {
+        return;
+    }
+    let Game {
+        weapons,
+        moved_weapons,
+        ..
+    } = game;
+    for w in weapons.values() {
+        if w.held_by.as_ref().is_some_and(|h| units.contains(h)) && !moved_weapons.contains(&w.id) {
+            moved_weapons.insert(w.id.clone());
+        }
+    }
+}
+
 /// Possessed weapons go where their holder goes.
 fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
     for w in game.weapons.values_mut() {
@@ -2510,6 +2581,7 @@ fn end_movement_phase(game: &mut Game) {
 fn end_player_turn(game: &mut Game, ended: Clock) {
     game.prep_fired.clear();
     game.opportunity_fire.clear();
+    game.moved_weapons.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
     if !game.units.values().any(recovering) {
@@ -2654,6 +2726,33 @@ mod tests {
         };
         assert!(!game.shows(Viewer::Side(Side::A), &malfunction));
         assert!(game.shows(Viewer::Side(Side::B), &malfunction));
+    }
+
+    /// A4.41: which weapons changed Location in the MPh is the ATTACKER's record: his own
+    /// projection carries it, the DEFENDER's and a spectator's do not, and the state hash
+    /// covers it without reading it as the Opportunity Firers it follows in the encoding.
+    #[test]
+    fn the_weapons_moved_are_the_attackers_record_and_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        let moved: BTreeSet<String> = ["g-lmg".to_string()].into();
+        game.moved_weapons = moved.clone();
+        let attacker = game.attacker();
+        assert_eq!(game.project(Viewer::Side(attacker)).moved_weapons, moved);
+        for viewer in [Viewer::Side(attacker.opponent()), Viewer::Spectator] {
+            assert!(game.project(viewer).moved_weapons.is_empty(), "{viewer:?}");
+        }
+        let with_moved = game.state_hash();
+        assert_ne!(with_moved, before, "a weapon moved changes the meaning");
+        game.moved_weapons.clear();
+        assert_eq!(game.state_hash(), before, "an empty record is not encoded");
+        game.opportunity_fire = moved;
+        assert_ne!(
+            game.state_hash(),
+            with_moved,
+            "an Opportunity Firer of the same name is another meaning"
+        );
     }
 
     #[test]

@@ -216,6 +216,18 @@ pub fn apply_viewed(view: &mut Game, viewed: &Viewed) {
     }
     if let Some(viewer) = view.viewer {
         super::mask_concealed(view, viewer);
+        keep_attackers_record(view, viewer);
+    }
+}
+
+/// Which weapons changed Location in this MPh (`Game::moved_weapons`, A4.41) is the ATTACKER's
+/// own record of his moves, and only a rule on his AFPh fire reads it: the DEFENDER and
+/// spectators are shown the moves, not the record, so a weapon that moved under "?" or HIP and
+/// is seen later tells them nothing new. Run on every projection and after every event a
+/// viewer applies, as `mask_concealed` is.
+pub(super) fn keep_attackers_record(game: &mut Game, viewer: Viewer) {
+    if viewer != Viewer::Side(game.attacker()) {
+        game.moved_weapons.clear();
     }
 }
 

@@ -89,6 +89,24 @@ pub(super) fn declare(
                 ],
             ));
         }
+        // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
+        // ensuing AFPh; one that stayed where it lay and was Recovered there (A4.44) does.
+        if game.clock.phase() == Phase::AdvancingFire && game.moved_weapons.contains(id) {
+            let w = &game.weapons[id];
+            if crate::fire::resolution::a4_41_restricted(&w.name) {
+                return Err(RuleViolation::with(
+                    "A4.41",
+                    ViolationKind::UnitState,
+                    pieces![
+                        Piece::Given(id.clone()),
+                        format!(
+                            " ({}) changed Location in this Player Turn's MPh: an MMG, HMG or mortar that moved does not fire in the AFPh that follows",
+                            w.name
+                        )
+                    ],
+                ));
+            }
+        }
         holders.push(holder);
         if !shooters.contains(holder) {
             shooters.push(holder.clone());

@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 2;
+pub const POSITION_FORMAT: u32 = 3;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -64,6 +64,10 @@ pub struct Position {
     /// Units carrying the Bounding Fire counter of an Opportunity Firer (A7.25); added in
     /// format 2.
     pub opportunity_fire: BTreeSet<UnitId>,
+    /// The support weapons that changed Location in this MPh (A4.41): in the ATTACKER's own
+    /// position and the whole game's only (`game::view::keep_attackers_record`); added in
+    /// format 3.
+    pub moved_weapons: BTreeSet<String>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -130,6 +134,7 @@ impl From<Game> for Position {
             undo_trail: _,
             setup,
             opportunity_fire,
+            moved_weapons,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
         let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
@@ -166,6 +171,7 @@ impl From<Game> for Position {
             tunnel_discoveries,
             setup,
             opportunity_fire,
+            moved_weapons,
             names,
         }
     }
@@ -204,6 +210,7 @@ impl Position {
             tunnel_discoveries,
             setup,
             opportunity_fire,
+            moved_weapons,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -250,6 +257,7 @@ impl Position {
             undo_trail: UndoTrail::default(),
             setup,
             opportunity_fire,
+            moved_weapons,
         })
     }
 }

@@ -319,19 +319,6 @@ pub fn assess(
             }
         }
     }
-    if kind == FireKind::Advancing {
-        // A4.41: an MMG, HMG or mortar that changed Location in the MPh does not fire in the
-        // AFPh. The engine does not record where a weapon was before the MPh, so it rules only
-        // on one held by an Opportunity Firer, which did not move (A7.25).
-        for (w, holder, _) in &sw {
-            if a4_41_restricted(&w.name) && !game.opportunity_fire.contains(&holder.id) {
-                return Err(unruled(
-                    "A4.41",
-                    format!("`{}` ({}) fires in the AFPh only if it did not change Location in the MPh, which the engine does not record", w.id, w.name),
-                ));
-            }
-        }
-    }
     for (i, (w, holder, _)) in sw.iter().enumerate() {
         // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
         // firing one, forfeit its inherent FP for the rest of the Player Turn, which the
@@ -814,8 +801,8 @@ pub fn assess(
 
 /// Whether A4.41 keeps `name`'s weapon from the AFPh once it changed Location in the MPh: an
 /// MMG, HMG or mortar (`MTR`) by the name on its counter. A name that does not say which MG it
-/// is (`MG`) is read as one that may be.
-fn a4_41_restricted(name: &str) -> bool {
+/// is (`MG`) is read as one that may be. Checked when the attack is declared (`attack.rs`).
+pub(crate) fn a4_41_restricted(name: &str) -> bool {
     let name = name.to_ascii_uppercase();
     name.contains("MMG")
         || name.contains("HMG")
