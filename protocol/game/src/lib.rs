@@ -1778,7 +1778,6 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *to);
-            record_moved_weapons(game, units);
         }
         Event::UnitAdvanced { units, to, cx, .. } => {
             let now = (game.clock.turn, game.clock.player_turn);
@@ -1874,7 +1873,6 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *hex);
-            record_moved_weapons(game, units);
         }
         Event::AssaultMovementDeclared { units } => {
             for id in units {
@@ -2182,7 +2180,6 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *to);
-            record_moved_weapons(game, units);
             game.sewer_designation = None;
         }
         Event::SewerStackLost {
@@ -2236,7 +2233,6 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
             carry_weapons(game, units, *exit);
-            record_moved_weapons(game, units);
             game.movement.finished.extend(units.iter().cloned());
             reveal_tunnel(game, *side, *from, *exit);
         }
@@ -2508,13 +2504,15 @@ fn record_moved_weapons(game: &mut Game, units: &[UnitId]) {
     }
 }
 
-/// Possessed weapons go where their holder goes.
+/// Possessed weapons go where their holder goes; in the MPh that is the change of Location
+/// A4.41 remembers (`record_moved_weapons`).
 fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
     for w in game.weapons.values_mut() {
         if w.held_by.as_ref().is_some_and(|h| units.contains(h)) {
             w.hex = to;
         }
     }
+    record_moved_weapons(game, units);
 }
 
 /// First Fire marks a unit that fires in the MPh, and firing again there makes it Final Fire
