@@ -43,13 +43,7 @@ pub(super) fn declare(
             ),
         ));
     }
-    if let Some(a) = &game.attack {
-        return Err(RuleViolation::new(
-            "B9.322",
-            ViolationKind::WrongPhase,
-            format!("the attack on {} must be resolved first", a.target),
-        ));
-    }
+    check_no_attack_pending(game)?;
     if firers.is_empty() {
         return Err(RuleViolation::new(
             "A7",
@@ -201,6 +195,19 @@ pub(super) fn declare(
     Ok(vec![declared])
 }
 
+/// An attack declared and not yet resolved (`Game::attack`, during which no WA changes in its
+/// target hex, B9.322) is resolved before another is declared or fire is held for later.
+fn check_no_attack_pending(game: &Game) -> Result<(), RuleViolation> {
+    match &game.attack {
+        Some(a) => Err(RuleViolation::new(
+            "B9.322",
+            ViolationKind::WrongPhase,
+            format!("the attack on {} must be resolved first", a.target),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `opportunity UNIT…`: the ATTACKER designates Opportunity Firers in his PFPh (A7.25, A3.2)
 /// — units that hold their fire instead of Prep Firing, to fire in the AFPh without Advancing
 /// Fire's halving (A7.24). The Bounding Fire counter it places is seen by both sides; the unit
@@ -223,13 +230,7 @@ pub(super) fn mark_opportunity_fire(
             ),
         ));
     }
-    if let Some(a) = &game.attack {
-        return Err(RuleViolation::new(
-            "B9.322",
-            ViolationKind::WrongPhase,
-            format!("the attack on {} must be resolved first", a.target),
-        ));
-    }
+    check_no_attack_pending(game)?;
     if units.is_empty() {
         return Err(RuleViolation::new(
             "A7.25",
@@ -237,14 +238,8 @@ pub(super) fn mark_opportunity_fire(
             "name the units to designate as Opportunity Firers",
         ));
     }
-    for (i, id) in units.iter().enumerate() {
-        if units[..i].contains(id) {
-            return Err(RuleViolation::with(
-                "A7.25",
-                ViolationKind::UnknownUnit,
-                pieces![Piece::Given(id.clone()), " is named twice"],
-            ));
-        }
+    super::check_named_once(units, "A7.25", "")?;
+    for id in units {
         let unit = own_unit(game, by, id)?;
         let refuse = |why: &str| {
             Err(RuleViolation::with(
