@@ -608,6 +608,16 @@ pub enum Event {
     OpportunityFireMarked {
         units: Vec<UnitId>,
     },
+    /// The engine's Casualty Reduction of a squad whose counter names its half-squad (A7.302,
+    /// `Game::half_squad`): it is that half-squad now, `half_squad` its ratings, so what
+    /// follows (the K/#'s #MC) is ruled on them. A squad whose half-squad is not known is
+    /// reduced by `FireEffectApplied` instead, and the players enter the ratings.
+    SquadReduced {
+        unit: UnitId,
+        half_squad: String,
+        rule: String,
+        why: String,
+    },
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -774,6 +784,7 @@ impl Event {
             Event::ResidualFpLeft { .. } => "ResidualFpLeft",
             Event::IftAttackResolved { .. } => "IftAttackResolved",
             Event::FireEffectApplied { .. } => "FireEffectApplied",
+            Event::SquadReduced { .. } => "SquadReduced",
             Event::OpportunityFireMarked { .. } => "OpportunityFireMarked",
             Event::DesperationMoraleMarked { .. } => "DesperationMoraleMarked",
             Event::DesperationMoraleRemoved { .. } => "DesperationMoraleRemoved",
@@ -911,6 +922,7 @@ impl Event {
             } => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated { unit, .. }
             | Event::FireEffectApplied { unit, .. }
+            | Event::SquadReduced { unit, .. }
             | Event::TunnelUseSeen { unit, .. }
             | Event::TunnelEntranceDiscovered { unit, .. }
             | Event::WeaponPickedUp { unit, .. }

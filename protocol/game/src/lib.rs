@@ -1019,6 +1019,24 @@ impl Game {
         (level > base).then_some(level)
     }
 
+    /// The half-squad `unit`'s counter names (A7.302), as its scenario gives it: in the units
+    /// set up in hexes, or in those set up or entering from off board. `None` for a unit that
+    /// is not a squad, or whose scenario does not say.
+    pub fn half_squad(&self, unit: &Unit) -> Option<&str> {
+        if unit.kind != UnitKind::Squad {
+            return None;
+        }
+        self.scenario
+            .units
+            .get(&unit.id)
+            .map(|s| s.half_squad.as_deref())
+            .or_else(|| {
+                let setup = self.scenario.setup.as_ref()?;
+                setup.units.get(&unit.id).map(|s| s.half_squad.as_deref())
+            })
+            .flatten()
+    }
+
     /// Whether `unit` is a squad whose FP is underlined (A7.36), as its scenario says: in the
     /// units set up in hexes, or in those set up or entering from off board.
     pub fn assault_fire(&self, unit: &Unit) -> bool {
@@ -1403,6 +1421,7 @@ fn project_scenario(
             spec.ratings = "?".into();
             spec.inexperienced = false;
             spec.assault_fire = false;
+            spec.half_squad = None;
             spec.morale = Morale::GoodOrder;
             spec.mp = 0;
             spec.fully_tracked = false;
@@ -2256,6 +2275,10 @@ pub fn apply(game: &mut Game, event: &Event) {
         } => apply_outcome(game, unit, *outcome, note),
         // The engine's own ruling changes a unit as a player's adjudication of it would.
         Event::FireEffectApplied { unit, outcome, .. } => apply_outcome(game, unit, *outcome, ""),
+        // Reduced as any squad is, with the half-squad's ratings its counter names.
+        Event::SquadReduced {
+            unit, half_squad, ..
+        } => apply_outcome(game, unit, Outcome::Reduce, half_squad),
         Event::FireEffectLeftToPlayers { .. } => {}
         Event::RallyAttempted { unit, .. } => {
             game.movement.rallied.insert(unit.clone());

@@ -540,6 +540,22 @@ impl Names<'_> {
                 rule,
                 why: self.text(&why),
             },
+            Event::SquadReduced {
+                unit,
+                half_squad,
+                rule,
+                why,
+            } => Event::SquadReduced {
+                // What the counter now reads: under "?" that is hidden.
+                half_squad: if self.masked(&unit) {
+                    String::new()
+                } else {
+                    half_squad
+                },
+                unit: self.name(&unit),
+                rule,
+                why: self.text(&why),
+            },
             Event::FireEffectLeftToPlayers {
                 target,
                 unit,

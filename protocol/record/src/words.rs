@@ -383,7 +383,9 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
         // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
-        Event::FireEffectApplied { rule, why, .. } => format!("{why} ({rule})"),
+        Event::FireEffectApplied { rule, why, .. } | Event::SquadReduced { rule, why, .. } => {
+            format!("{why} ({rule})")
+        }
         Event::FireEffectLeftToPlayers { why, rule, .. } => {
             format!("for the players to adjudicate: {why} ({rule})")
         }

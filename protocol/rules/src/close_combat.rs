@@ -298,20 +298,25 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
 /// nothing was applied (a wounded SMC): its fate is the players', and so is the Melee.
 /// Applied (reduced, or eliminated), only a half-squad's ratings may be theirs to enter.
 fn reduce(
+    game: &Game,
     unit: &Unit,
     why: &str,
     eliminated: &mut BTreeSet<UnitId>,
     changed: &mut BTreeSet<UnitId>,
     events: &mut Vec<Event>,
 ) -> bool {
-    let reduced = morale::casualty_reduction(unit, "A11.11", why);
+    let reduced = morale::casualty_reduction(game, unit, "A11.11", why);
     let mut applied = false;
     for event in &reduced {
-        if let Event::FireEffectApplied { unit, outcome, .. } = event {
-            applied = true;
-            if *outcome == Outcome::Eliminate {
-                eliminated.insert(unit.clone());
+        match event {
+            Event::FireEffectApplied { unit, outcome, .. } => {
+                applied = true;
+                if *outcome == Outcome::Eliminate {
+                    eliminated.insert(unit.clone());
+                }
             }
+            Event::SquadReduced { .. } => applied = true,
+            _ => {}
         }
     }
     if !eliminated.contains(&unit.id) {
@@ -532,6 +537,7 @@ pub(super) fn decide_close_combat(
                     // attack of this simultaneous CC, it has nothing left to lose.
                     [one] if !eliminated.contains(one) => {
                         partial |= !reduce(
+                            game,
                             &game.units[one],
                             &format!("Partial Kill on `{one}` in CC ({figures})"),
                             &mut eliminated,
@@ -566,6 +572,7 @@ pub(super) fn decide_close_combat(
                         events.extend(rolls);
                         for one in morale::selected(&drs) {
                             partial |= !reduce(
+                            game,
                                 &game.units[&one],
                                 &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
                                 &mut eliminated,

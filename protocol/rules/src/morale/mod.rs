@@ -99,13 +99,15 @@ pub fn awaits_ratings(unit: &Unit) -> bool {
 /// What Casualty Reduction does to `unit` (A7.302), as events citing `rule` (the paragraph
 /// that called for it: A7.301, A7.302, A10.2, A10.64 …), `why` opening each line. The one
 /// place the engine reduces a unit, whichever rule asks for it:
-/// - a squad becomes a half-squad (`FireEffectApplied`, `Outcome::Reduce`); the half-squad's
-///   ratings are not in the scenario, so the players are asked for them;
+/// - a squad becomes a half-squad: the one its counter names when the scenario gives it
+///   (`Game::half_squad`; `SquadReduced`, carrying its ratings, so what follows is ruled on
+///   them), else one whose ratings the players enter (`FireEffectApplied`, `Outcome::Reduce`,
+///   and the question asked);
 /// - a half-squad or a crew is eliminated;
 /// - an SMC (leader, hero) is wounded: wounds (A17) are not modelled, so the wound and what
 ///   follows from it are the players' to resolve;
 /// - anything else (a vehicle, a counter) is the players' whole.
-pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
+pub fn casualty_reduction(game: &Game, unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
     let id = &unit.id;
     let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
         target: unit.hex,
@@ -120,13 +122,21 @@ pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
         why: format!("{why} → {words}"),
     };
     match unit.kind {
-        UnitKind::Squad => vec![
+        UnitKind::Squad => match game.half_squad(unit) {
+            Some(half) => vec![Event::SquadReduced {
+                unit: id.clone(),
+                half_squad: half.to_string(),
+                rule: rule.to_string(),
+                why: format!("{why} → reduced to a {half} half-squad"),
+            }],
+            None => vec![
             applied(Outcome::Reduce, "reduced to a half-squad"),
             left(
                 "A7.302",
                 format!("`{id}` ({}) was reduced to a half-squad: the scenario does not give the half-squad's ratings, so the players enter them (`adjudicate {id} relabel F-R-M`)", unit.ratings),
             ),
-        ],
+            ],
+        },
         UnitKind::HalfSquad | UnitKind::Crew => {
             vec![applied(Outcome::Eliminate, "eliminated")]
         }
@@ -229,6 +239,8 @@ pub fn selected(drs: &BTreeMap<UnitId, u8>) -> BTreeSet<UnitId> {
 /// The game's dice as an attack's effects draw them: the draw number of the next die, and
 /// the events so far.
 struct Effects<'a> {
+    /// The position the attack's effects are ruled in (what the scenario says of a unit).
+    game: &'a Game,
     /// The side whose command rolls: the firer's. Every roll names the side whose command
     /// made it (`record::export` checks it), the checks of the units fired on included.
     by: Side,
@@ -497,6 +509,7 @@ fn effects_on(
         )
     });
     let mut fx = Effects {
+        game,
         by,
         dice,
         draw: first_draw,
@@ -560,7 +573,8 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
                 "{} `{id}` {result}{picked}: broken already, Casualty Reduction",
                 unit.ratings
             );
-            fx.events.extend(casualty_reduction(unit, "A7.301", &why));
+            fx.events
+                .extend(casualty_reduction(fx.game, unit, "A7.301", &why));
         } else {
             fx.events.push(Event::FireEffectApplied {
                 unit: id.clone(),
@@ -599,7 +613,8 @@ fn k(
             "{} `{}` {result}{picked}: Casualty Reduction",
             unit.ratings, unit.id
         );
-        fx.events.extend(casualty_reduction(unit, "A7.302", &why));
+        fx.events
+            .extend(casualty_reduction(fx.game, unit, "A7.302", &why));
         selected.insert(unit.id.clone(), unit.kind);
     }
     Ok(selected)
@@ -607,9 +622,9 @@ fn k(
 
 /// The check `result` asks of each unit of `targets` (PTC, NMC, nMC, or a K/#'s #MC), each its
 /// own DR with the leadership DRM that applies, and what follows. `reduced` holds the units a
-/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too,
-/// but its ratings are not known yet, so its check is asked of the players; a half-squad or
-/// crew is gone, and a wounded SMC takes no check and may not be counted on to lead.
+/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too, on
+/// the ratings its counter names (`Game::half_squad`), or, where the scenario does not give
+/// them, its check is asked of the players; a half-squad or crew is gone, and a wounded SMC takes no check and may not be counted on to lead.
 fn checks(
     game: &Game,
     fx: &mut Effects,
@@ -620,20 +635,33 @@ fn checks(
     let check = Check::of(result).expect("PTC, NMC, nMC and K/# ask for checks");
     // Leaders who have failed their check in this attack: they no longer help (A10.21).
     let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
-    for unit in targets {
+    for &unit in targets {
         let id = &unit.id;
-        match reduced.get(id) {
-            Some(UnitKind::Squad) => {
-                fx.left(
-                    Some(id),
-                    "A7.302",
-                    format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
-                );
-                continue;
-            }
+        // A squad just reduced checks as the half-squad it is now: on the ratings its counter
+        // names (`casualty_reduction` made it that one), else the players roll.
+        let half: Unit;
+        let unit = match reduced.get(id) {
+            Some(UnitKind::Squad) => match game.half_squad(unit) {
+                Some(ratings) => {
+                    half = Unit {
+                        kind: UnitKind::HalfSquad,
+                        ratings: ratings.to_string(),
+                        ..unit.clone()
+                    };
+                    &half
+                }
+                None => {
+                    fx.left(
+                        Some(id),
+                        "A7.302",
+                        format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
+                    );
+                    continue;
+                }
+            },
             Some(_) => continue,
-            None => {}
-        }
+            None => unit,
+        };
         if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
             fx.left(
                 Some(id),
@@ -778,7 +806,8 @@ fn checks(
             if unit.morale == Morale::Broken {
                 // A broken unit failing an MC is Casualty Reduced (A10.2).
                 let why = format!("{line}: broken already, Casualty Reduction");
-                fx.events.extend(casualty_reduction(unit, "A10.2", &why));
+                fx.events
+                    .extend(casualty_reduction(fx.game, unit, "A10.2", &why));
                 if casualty {
                     fx.left(
                         Some(id),
@@ -790,7 +819,8 @@ fn checks(
                 if casualty {
                     // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
                     let why = format!("{line}: Casualty Reduction");
-                    fx.events.extend(casualty_reduction(unit, "A10.31", &why));
+                    fx.events
+                        .extend(casualty_reduction(fx.game, unit, "A10.31", &why));
                     if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
                         fx.events.push(Event::FireEffectApplied {
                             unit: id.clone(),

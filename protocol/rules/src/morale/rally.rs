@@ -354,6 +354,7 @@ pub(crate) fn decide(
     if fate {
         // Fate is a Casualty Reduction (A10.64), by the one function that reduces a unit.
         events.extend(super::casualty_reduction(
+            game,
             unit,
             "A10.64",
             &format!("{line}: Casualty Reduction"),
