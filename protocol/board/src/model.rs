@@ -155,6 +155,11 @@ pub struct SideSpec {
     pub id: String,
     /// Name shown to players (`German`).
     pub name: String,
+    /// The army its counters are (`german`): what the engine looks its squads' half-squads up
+    /// by (A7.302, `half_squads`). `None`: not given, and only a unit's own `half_squad` is
+    /// known.
+    #[serde(default)]
+    pub nationality: Option<String>,
 }
 
 /// Special Scenario Rules the engine knows about.

@@ -793,6 +793,17 @@ impl File {
                     "must be a non-empty word of letters, digits, - or _",
                 ));
             }
+            if let Some(n) = &s.nationality {
+                if !crate::half_squads::NATIONALITIES.contains(&n.as_str()) {
+                    return Err(refuse(
+                        format!("sides[{i}].nationality"),
+                        format!(
+                            "`{n}` is not a nationality whose half-squads the engine knows ({}); leave it out and give each squad its `half_squad`",
+                            crate::half_squads::NATIONALITIES.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if sides[0].id.eq_ignore_ascii_case(&sides[1].id) {
             return Err(refuse("sides[1].id", "the two sides need different ids"));
@@ -2019,6 +2030,33 @@ hex = "1B2"
         );
         let off = with_setup("half_squad = \"2-3\"\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
         assert!(refused(&off).field.ends_with(".half_squad"));
+    }
+
+    /// A side's nationality is one the half-squad table knows (A7.302), or none.
+    #[test]
+    fn a_sides_nationality_is_one_the_table_knows() {
+        let russian = MINIMAL.replace(
+            "{ id = \"russian\", name = \"Russian\" }",
+            "{ id = \"russian\", name = \"Russian\", nationality = \"russian\" }",
+        );
+        let s = Scenario::read_toml(&russian).unwrap();
+        assert_eq!(s.sides[1].nationality.as_deref(), Some("russian"));
+        assert_eq!(
+            Scenario::read_toml(MINIMAL).unwrap().sides[0].nationality,
+            None
+        );
+        let finnish = MINIMAL.replace(
+            "{ id = \"german\", name = \"German\" }",
+            "{ id = \"german\", name = \"German\", nationality = \"finnish\" }",
+        );
+        let e = refused(&finnish);
+        assert_eq!(e.field, "sides[0].nationality");
+        assert!(
+            e.reason.contains("german, russian, american"),
+            "{}",
+            e.reason
+        );
+        assert!(e.reason.contains("`half_squad`"), "{}", e.reason);
     }
 
     /// MINIMAL with a Russian squad off the boards and `extra` after it.

@@ -1019,14 +1019,17 @@ impl Game {
         (level > base).then_some(level)
     }
 
-    /// The half-squad `unit`'s counter names (A7.302), as its scenario gives it: in the units
-    /// set up in hexes, or in those set up or entering from off board. `None` for a unit that
-    /// is not a squad, or whose scenario does not say.
+    /// The half-squad `unit` is reduced to (A7.302): the one its scenario gives it (in the
+    /// units set up in hexes, or in those set up or entering from off board), else the one
+    /// `board::half_squads` lists for its side's nationality and its ratings now (a squad
+    /// replaced for ELR is reduced to its replacement's half-squad). `None` for a unit that is
+    /// not a squad, or whose half-squad neither says.
     pub fn half_squad(&self, unit: &Unit) -> Option<&str> {
         if unit.kind != UnitKind::Squad {
             return None;
         }
-        self.scenario
+        let given = self
+            .scenario
             .units
             .get(&unit.id)
             .map(|s| s.half_squad.as_deref())
@@ -1034,7 +1037,11 @@ impl Game {
                 let setup = self.scenario.setup.as_ref()?;
                 setup.units.get(&unit.id).map(|s| s.half_squad.as_deref())
             })
-            .flatten()
+            .flatten();
+        given.or_else(|| {
+            let nationality = self.scenario.side(unit.side).nationality.as_deref()?;
+            board::half_squads::half_squad(nationality, &unit.ratings)
+        })
     }
 
     /// Whether `unit` is a squad whose FP is underlined (A7.36), as its scenario says: in the
@@ -1688,8 +1695,8 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             Outcome::Rally => unit.morale = Morale::GoodOrder,
             Outcome::Pin => unit.pinned = true,
             Outcome::Eliminate => unit.eliminated = true,
-            // The half-squad's ratings are the note's; empty until the players enter them
-            // (`rules::morale::casualty_reduction`).
+            // The half-squad's ratings are the note's: those `SquadReduced` carries, or empty
+            // until the players enter them (`rules::morale::casualty_reduction`).
             Outcome::Reduce if unit.kind == UnitKind::Squad => {
                 unit.kind = UnitKind::HalfSquad;
                 unit.ratings = note.to_string();
@@ -2873,17 +2880,17 @@ mod tests {
 
     /// The state hash of each pinned position is fixed: a change of `Game`'s layout or
     /// bookkeeping must leave it alone. It moves only when what a position means grows (a
-    /// unit's Desperation Morale, A10.62; a weapon's Multiple ROF, A9.2, in the scenario),
-    /// which breaks the verification of exports written before; say so in `docs/protocol.md`.
+    /// unit's Desperation Morale, A10.62; a weapon's Multiple ROF, A9.2; a squad's half-squad
+    /// and a side's nationality, A7.302 — all in the scenario), which breaks the verification of exports written before; say so in `docs/protocol.md`.
     #[test]
     fn state_hashes_are_pinned() {
         let pinned = [
-            "1c5decf6c33155aec9b7e10e88d1d8ae11b5c42d9aa7d6531c1094eedbe8747f",
-            "4897e29ccb66e3afbde76ab44008eb1d971f62f29618cdd87dfcf63032b52d11",
-            "2b6fda5daafe32659ad0785f51ea6c3fb736fd26cb2611fa4da5db0b46d04ccd",
-            "d71275cd6930d650483545ffd9b9f8833aeb735a71c073750dd2b389304830cd",
-            "9b5433146840949f09a929794a4fc054f49f50cfc5f1c752970e7a086c398843",
-            "f442df2a1241233718de2d3d56c40ac7f6d2bdd98196c8c4c84d92eb227a481c",
+            "1872ef52bc75ecc2b53015354bd6107aae33e0c7945042e12d3bfce441885125",
+            "eadf44d96d4e12ba08da649acc49591c9a18a29c0c21cd9c0587c8f1e1289e1f",
+            "14135f5abc36468d814128435ede5ab134233fefcefc7692ae171783ba9c3f32",
+            "97ce1b387b1793fb100ede0824ff502e1b1694d6d3b3c4fa7cd1a420813c5132",
+            "2f03054f0dfb37e7936e39f1dc321d5031507621e73684f6e6b7a536089fc8d3",
+            "68b27825d7bebffec411752c260332fd3337ff0bca15ad4aba571240fa0f6ac8",
         ];
         let positions = pinned_positions();
         assert!(

@@ -200,15 +200,19 @@ pub fn classify(piece: &Piece) -> Counter {
     if let Some(unit) = infantry(piece, rest) {
         if let Some(nationality) = nationality {
             let (kind, ratings) = unit;
+            let half_squad = (kind == UnitKind::Squad)
+                .then(|| {
+                    half_squad_of(piece)
+                        .or_else(|| table_half_squad(nationality, &ratings).map(String::from))
+                })
+                .flatten();
             return Counter::Unit {
                 nationality,
                 kind,
                 ratings,
                 morale,
                 name: rest.to_string(),
-                half_squad: (kind == UnitKind::Squad)
-                    .then(|| half_squad_of(piece))
-                    .flatten(),
+                half_squad,
             };
         }
         return Counter::NotUnderstood {
@@ -337,6 +341,19 @@ pub fn half_squad_of(piece: &Piece) -> Option<String> {
     mmc_ratings(half.names.get(squad.level? - 1)?, "hs").map(String::from)
 }
 
+/// The half-squad `board::half_squads` lists for a squad of this nationality and ratings, for
+/// a piece that names none itself. Only VASL's own German (`ge`), Russian and American
+/// counters are the table's: an SS squad (`ss`), say, is an army's too but not its counters.
+fn table_half_squad(nationality: &Nationality, ratings: &str) -> Option<&'static str> {
+    let table = match nationality.prefix {
+        "ge" => "german",
+        "ru" => "russian",
+        "am" => "american",
+        _ => return None,
+    };
+    board::half_squads::half_squad(table, ratings)
+}
+
 /// The ratings of a layer's name that reads as an MMC of `class` (`2-4-7 1hs` for `hs`).
 fn mmc_ratings<'a>(name: &'a str, class: &str) -> Option<&'a str> {
     let mut words = name.split_whitespace();
@@ -458,18 +475,25 @@ pub(crate) mod tests {
                 other => panic!("{other:?}"),
             }
         }
-        // No half-squads layer, one stepped by another key, or one of other levels: not named.
+        // No half-squads layer, one stepped by another key, or one of other levels: the piece
+        // names none, and the table's (`board::half_squads`) is taken — for the German 4-6-7,
+        // a 2-4-7; the table knows no German 4-5-7, so that one has none.
         let other_key = HALF_SQUADS.replacen(";2;E;;", ";2;X;;", 1);
         let fewer = HALF_SQUADS
             .replace(",ge/ge237H", "")
             .replace(",2-3-7 2hs", "");
-        for traits in [
-            squad_layers(2, false),
-            with_half_squads(2, &other_key),
-            with_half_squads(2, &fewer),
+        let unlisted: Vec<(String, String)> = squad_layers(2, false)
+            .into_iter()
+            .map(|(t, s)| (t.replace("4-6-7 1sq", "4-5-7 1sq"), s))
+            .collect();
+        for (traits, want) in [
+            (squad_layers(2, false), Some("2-4-7")),
+            (with_half_squads(2, &other_key), Some("2-4-7")),
+            (with_half_squads(2, &fewer), Some("2-4-7")),
+            (unlisted, None),
         ] {
             match of(&traits) {
-                Counter::Unit { half_squad, .. } => assert_eq!(half_squad, None),
+                Counter::Unit { half_squad, .. } => assert_eq!(half_squad.as_deref(), want),
                 other => panic!("{other:?}"),
             }
         }

@@ -1324,9 +1324,10 @@ mod tests {
             (sq.ratings.as_str(), sq.hex.as_deref()),
             ("4-6-7", Some("2B4"))
         );
-        // Its piece names its half-squad (A7.302); the Russian squads' pieces do not.
+        // Its piece names its half-squad (A7.302); the Russian 6-2-8's piece does not, and the
+        // table's is taken (`board::half_squads`).
         assert_eq!(sq.half_squad.as_deref(), Some("2-4-7"));
-        assert_eq!(unit(&i, "ru-sq2").half_squad, None);
+        assert_eq!(unit(&i, "ru-sq2").half_squad.as_deref(), Some("3-2-8"));
         assert!(!sq.concealed && !sq.hidden);
         let ldr = unit(&i, "ge-ldr1");
         assert_eq!(
@@ -1460,7 +1461,7 @@ mod tests {
             .find(|u| u["id"].as_str() == Some("ru-sq1"))
             .unwrap();
         assert_eq!(hidden["hidden"].as_bool(), Some(true));
-        assert!(hidden.get("half_squad").is_none());
+        assert_eq!(hidden["half_squad"].as_str(), Some("2-3-7"));
         let squad = units
             .iter()
             .find(|u| u["id"].as_str() == Some("ge-sq1"))

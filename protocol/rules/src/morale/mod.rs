@@ -38,8 +38,10 @@
 //!   K/1 example (the crew and both half-squads check, the wounded leader does not), the C#
 //!   referee. Casualty Reduction itself: a squad becomes a half-squad, a half-squad or crew is
 //!   eliminated, an SMC is wounded — A.9's example (squad to half-squad, leader wounded) and
-//!   the C# referee's `CasualtyReduction`. The half-squad's ratings are not in the scenario,
-//!   and wounds (A17) are not modelled: both are asked of the players.
+//!   the C# referee's `CasualtyReduction`. Which half-squad: the scenario's `half_squad`, else
+//!   `board::half_squads` by the side's nationality (VASL's module and the Starter Kit game,
+//!   pair by pair); where neither gives it, its ratings are asked of the players, and so are
+//!   wounds (A17), which are not modelled.
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
 //!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
 //!   the morale pins a Good Order unit — the ASL Starter Kit game's `_processMC` and the C#
