@@ -1232,3 +1232,58 @@ fn a_withdrawal_beside_a_question_mark_tells_the_enemy_nothing_of_what_it_hides(
     let d = differ(&view_squad, &view_dummy);
     assert!(d.is_none(), "the German's projection differs: {d:?}");
 }
+
+/// A squad under "?" reduced to the half-squad its scenario names (A7.302): the enemy learns
+/// neither the half-squad from the scenario it is shown nor the ratings `SquadReduced`
+/// carries, and its stream still reaches its projection; its owner sees both.
+#[test]
+fn a_concealed_squads_half_squad_is_its_owners() {
+    let text = SCENARIO.replacen(
+        "id = \"hq467\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"20D5\"\nconcealed = true\n",
+        "id = \"hq467\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"20D5\"\nconcealed = true\nhalf_squad = \"2-4-7\"\n",
+        1,
+    );
+    assert_ne!(text, SCENARIO, "the scenario still has hq467 under \"?\"");
+    let scenario = Scenario::from_toml(&text).unwrap();
+    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let german = game.project(Viewer::Side(Side::A));
+    assert_eq!(
+        german.scenario.units["hq467"].half_squad.as_deref(),
+        Some("2-4-7")
+    );
+    for viewer in [RUSSIAN, Viewer::Spectator] {
+        let view = game.project(viewer);
+        assert!(
+            view.scenario
+                .units
+                .values()
+                .all(|s| s.half_squad.is_none() && s.id != "hq467"),
+            "{viewer:?} learns nothing of the squad under \"?\" from its scenario"
+        );
+    }
+    let reduced = Event::SquadReduced {
+        unit: "hq467".into(),
+        half_squad: "2-4-7".into(),
+        rule: "A7.302".into(),
+        why: "`hq467` K/1: Casualty Reduction".into(),
+    };
+    let before = game.clone();
+    apply(&mut game, &reduced);
+    assert_eq!(game.units["hq467"].ratings, "2-4-7");
+    for viewer in [RUSSIAN, Viewer::Spectator] {
+        let viewed = project_event(&before, &game, viewer, &reduced).unwrap();
+        let said = format!("{:?}", viewed.event);
+        assert!(
+            !said.contains("2-4-7") && !said.contains("hq467"),
+            "{viewer:?}: {said}"
+        );
+        let mut view = before.project(viewer);
+        apply_viewed(&mut view, &viewed);
+        assert!(
+            view.units == game.project(viewer).units,
+            "{viewer:?} reaches its projection's units"
+        );
+    }
+    let own = project_event(&before, &game, Viewer::Side(Side::A), &reduced).unwrap();
+    assert!(format!("{:?}", own.event).contains("2-4-7"));
+}
