@@ -292,6 +292,11 @@ pub struct Unit {
     /// Set and cleared only by `DesperationMoraleMarked` / `DesperationMoraleRemoved`.
     #[serde(default)]
     pub desperation: bool,
+    /// Wounded (A17): an SMC marked by a Wound counter, its Morale Level and leadership one
+    /// worse and its MF three (A17.2, A17.3). Set only by a wound (`Outcome::Wound`, A17.11);
+    /// a second wound changes nothing more, so it is a flag and not a count.
+    #[serde(default)]
+    pub wounded: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -496,6 +501,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: spec.desperation_morale,
+            wounded: false,
         }
     }
 
@@ -534,6 +540,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: false,
+            wounded: false,
         }
     }
 
@@ -1336,6 +1343,8 @@ fn mask_unit(unit: &mut Unit) {
     unit.portage_pp = 0;
     unit.double_time = false;
     unit.desperation = false;
+    // A Wound counter under "?" is hidden with the unit: it would tell an SMC (A12).
+    unit.wounded = false;
 }
 
 /// Masks the concealed units `viewer` does not own, and drops the weapons they possess. It is
@@ -1680,6 +1689,9 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             // A projection keeps a masked counter's "?" (its name is what it hides).
             Outcome::Relabel if unit.kind != UnitKind::Concealed => unit.ratings = note.to_string(),
             Outcome::Relabel => {}
+            // Only an SMC is wounded (A17.1); a second wound adds nothing (A17.3).
+            Outcome::Wound if unit.kind.is_smc() => unit.wounded = true,
+            Outcome::Wound => {}
         }
     }
 }
