@@ -867,7 +867,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
                 outcome: Outcome::parse(outcome).ok_or_else(|| {
-                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a squad: reduce [\"HS RATINGS\"]; for a counter: relocate HEX, relabel)")
+                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a squad: reduce [\"HS RATINGS\"]; for an SMC: wound; for a counter: relocate HEX, relabel)")
                 })?,
                 note: note.first().cloned().unwrap_or_default(),
             }),
