@@ -390,7 +390,11 @@ impl Effects<'_> {
             "{} `{}` {name}: morale {level}{}, DR {original}{drms} → {words}",
             unit.ratings,
             unit.id,
-            if wounded_penalty(unit) > 0 { " (wounded)" } else { "" }
+            if wounded_penalty(unit) > 0 {
+                " (wounded)"
+            } else {
+                ""
+            }
         );
         self.events.push(Event::DiceRolled {
             roll: Roll {
@@ -767,12 +771,7 @@ fn checks(
     });
     let now: Vec<&Unit> = targets
         .iter()
-        .map(|u| {
-            after
-                .as_ref()
-                .and_then(|g| g.units.get(&u.id))
-                .unwrap_or(u)
-        })
+        .map(|u| after.as_ref().and_then(|g| g.units.get(&u.id)).unwrap_or(u))
         .collect();
     for unit in targets {
         let id = &unit.id;
