@@ -292,6 +292,11 @@ pub struct Unit {
     /// Set and cleared only by `DesperationMoraleMarked` / `DesperationMoraleRemoved`.
     #[serde(default)]
     pub desperation: bool,
+    /// Wounded (A17): an SMC marked by a Wound counter, its Morale Level and leadership one
+    /// worse and its MF three (A17.2, A17.3). Set only by a wound (`Outcome::Wound`, A17.11);
+    /// a second wound changes nothing more, so it is a flag and not a count.
+    #[serde(default)]
+    pub wounded: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -496,6 +501,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: spec.desperation_morale,
+            wounded: false,
         }
     }
 
@@ -534,6 +540,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: false,
+            wounded: false,
         }
     }
 
@@ -1361,6 +1368,8 @@ fn mask_unit(unit: &mut Unit) {
     unit.portage_pp = 0;
     unit.double_time = false;
     unit.desperation = false;
+    // A Wound counter under "?" is hidden with the unit: it would tell an SMC (A12).
+    unit.wounded = false;
 }
 
 /// Masks the concealed units `viewer` does not own, and drops the weapons they possess. It is
@@ -1706,6 +1715,9 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             // A projection keeps a masked counter's "?" (its name is what it hides).
             Outcome::Relabel if unit.kind != UnitKind::Concealed => unit.ratings = note.to_string(),
             Outcome::Relabel => {}
+            // Only an SMC is wounded (A17.1); a second wound adds nothing (A17.3).
+            Outcome::Wound if unit.kind.is_smc() => unit.wounded = true,
+            Outcome::Wound => {}
         }
     }
 }
@@ -2881,16 +2893,16 @@ mod tests {
     /// The state hash of each pinned position is fixed: a change of `Game`'s layout or
     /// bookkeeping must leave it alone. It moves only when what a position means grows (a
     /// unit's Desperation Morale, A10.62; a weapon's Multiple ROF, A9.2; a squad's half-squad
-    /// and a side's nationality, A7.302 — all in the scenario), which breaks the verification of exports written before; say so in `docs/protocol.md`.
+    /// and a side's nationality, A7.302 — all in the scenario; a unit's wound, A17), which breaks the verification of exports written before; say so in `docs/protocol.md`.
     #[test]
     fn state_hashes_are_pinned() {
         let pinned = [
-            "1872ef52bc75ecc2b53015354bd6107aae33e0c7945042e12d3bfce441885125",
-            "eadf44d96d4e12ba08da649acc49591c9a18a29c0c21cd9c0587c8f1e1289e1f",
-            "14135f5abc36468d814128435ede5ab134233fefcefc7692ae171783ba9c3f32",
-            "97ce1b387b1793fb100ede0824ff502e1b1694d6d3b3c4fa7cd1a420813c5132",
-            "2f03054f0dfb37e7936e39f1dc321d5031507621e73684f6e6b7a536089fc8d3",
-            "68b27825d7bebffec411752c260332fd3337ff0bca15ad4aba571240fa0f6ac8",
+            "48f1a3a44dbbc56fd87bc8090f0ad0f5ea48c9ec793ff5f0343afca6d786f7ee",
+            "dbb5cefadae300a59f4497c448ae770725233be3ba359402508abcb669bcff3b",
+            "1fe23fbb40d0952c516ec64a975c8f8870b0bb8a4df4214478235276c9454ddd",
+            "36135343b7e660a21887dde3059614fcd03c1c06c094b9bacf874471ae37b3a1",
+            "aa11ac35c8ef4a7261f7d4c71c2c29507f8d5234fbecf19ba52556317351279d",
+            "261a14c82924a506d30c808933411df29acd9764c1ff6188c9e0f4a592fc4524",
         ];
         let positions = pinned_positions();
         assert!(

@@ -15,7 +15,6 @@
 pub mod table;
 
 use super::{require_acting, require_phase};
-use crate::fire::resolution;
 use crate::morale;
 use crate::movement;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
@@ -202,7 +201,7 @@ fn ambush_drm(own: &[&Unit]) -> Vec<Modifier> {
         let best = own
             .iter()
             .filter(|u| u.kind == UnitKind::Leader && !u.pinned)
-            .filter_map(|l| resolution::leadership(&l.ratings).map(|d| (d, l)))
+            .filter_map(|l| morale::leadership_of(l).map(|d| (d, l)))
             .min_by_key(|(d, _)| *d);
         if let Some((value, l)) = best.filter(|(d, _)| *d != 0) {
             drm.push(Modifier {
@@ -294,18 +293,26 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
 }
 
 /// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
-/// calls for it (A7.302), with what it leaves noted: eliminated, or changed. `false` when
-/// nothing was applied (a wounded SMC): its fate is the players', and so is the Melee.
-/// Applied (reduced, or eliminated), only a half-squad's ratings may be theirs to enter.
+/// calls for it (A7.302), with what it leaves noted: eliminated, or changed (a squad's
+/// half-squad, a wounded SMC). An SMC's Wound Severity dr is drawn through `draws` (A17.11).
+/// `false` when nothing was ruled (a unit the engine does not reduce): its fate is the
+/// players', and so is the Melee. Applied, only a half-squad's ratings may be theirs to enter.
 fn reduce(
     game: &Game,
     unit: &Unit,
     why: &str,
+    draws: &mut morale::Draws,
     eliminated: &mut BTreeSet<UnitId>,
     changed: &mut BTreeSet<UnitId>,
     events: &mut Vec<Event>,
-) -> bool {
-    let reduced = morale::casualty_reduction(game, unit, "A11.11", why);
+) -> Result<bool, RuleViolation> {
+    let reduced = morale::casualty_reduction(game, unit, "A11.11", why, draws).map_err(|_| {
+        RuleViolation::new(
+            "docs/dice.md",
+            ViolationKind::NoDice,
+            "no dice: offline, add a `dice` line with a face for the Wound Severity dr (A17.11) of an SMC reduced in CC",
+        )
+    })?;
     let mut applied = false;
     for event in &reduced {
         match event {
@@ -316,6 +323,10 @@ fn reduce(
                 }
             }
             Event::SquadReduced { .. } => applied = true,
+            // A second minor wound takes nothing more (A17.3): ruled, with nothing applied.
+            Event::DiceRolled { roll } if roll.purpose == RollPurpose::WoundSeverity => {
+                applied = true;
+            }
             _ => {}
         }
     }
@@ -323,7 +334,7 @@ fn reduce(
         changed.insert(unit.id.clone());
     }
     events.extend(reduced);
-    applied
+    Ok(applied)
 }
 
 /// `CloseCombat`: one side designates all its CC attacks in the Location of `hex` (A11.12),
@@ -536,14 +547,20 @@ pub(super) fn decide_close_combat(
                     // Reduction takes whatever calls for it (A7.302). Eliminated by another
                     // attack of this simultaneous CC, it has nothing left to lose.
                     [one] if !eliminated.contains(one) => {
+                        let mut draws = morale::Draws {
+                            by,
+                            draw: &mut first_draw,
+                            dice: &mut *dice,
+                        };
                         partial |= !reduce(
                             game,
                             &game.units[one],
                             &format!("Partial Kill on `{one}` in CC ({figures})"),
+                            &mut draws,
                             &mut eliminated,
                             &mut changed,
                             &mut events,
-                        );
+                        )?;
                     }
                     [_] => {}
                     many => {
@@ -571,14 +588,20 @@ pub(super) fn decide_close_combat(
                         })?;
                         events.extend(rolls);
                         for one in morale::selected(&drs) {
+                            let mut draws = morale::Draws {
+                                by,
+                                draw: &mut first_draw,
+                                dice: &mut *dice,
+                            };
                             partial |= !reduce(
                             game,
                                 &game.units[&one],
                                 &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                                &mut draws,
                                 &mut eliminated,
                                 &mut changed,
                                 &mut events,
-                            );
+                            )?;
                         }
                     }
                 },
@@ -1020,7 +1043,7 @@ fn assess(
                     ],
                 ));
             }
-            let Some(drm) = resolution::leadership(&l.ratings) else {
+            let Some(drm) = morale::leadership_of(l) else {
                 return Err(not_modelled(
                     "A11.141",
                     pieces![

@@ -403,7 +403,7 @@ pub fn assess(
                 ),
             ));
         }
-        let Some(drm) = leadership(&leader.ratings) else {
+        let Some(drm) = crate::morale::leadership_of(leader) else {
             return Err(unruled(
                 "A7.53",
                 format!(
@@ -415,7 +415,11 @@ pub fn assess(
         if drm != 0 {
             drms.push(Modifier {
                 value: drm,
-                reason: format!("`{}` directs", leader.id),
+                reason: format!(
+                    "`{}` directs{}",
+                    leader.id,
+                    if leader.wounded { " (wounded)" } else { "" }
+                ),
                 rule: "A7.53".into(),
             });
         }

@@ -24,7 +24,6 @@
 //! - A15: an Original 2 on a leader's rally of another unit calls for Heat of Battle, not on a
 //!   self-rally — the "first fire" note and the C# tests.
 
-use crate::fire::resolution::leadership;
 use crate::morale::morale_level;
 use crate::violation::{no_such_unit, text, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
@@ -199,11 +198,14 @@ pub(crate) fn decide(
                     ],
                 ));
             }
-            let drm = leadership(&helper.ratings).unwrap_or(0);
+            let drm = super::leadership_of(helper).unwrap_or(0);
             if drm != 0 {
                 modifiers.push(Modifier {
                     value: drm,
-                    reason: format!("`{l}` leads"),
+                    reason: format!(
+                        "`{l}` leads{}",
+                        if helper.wounded { " (wounded)" } else { "" }
+                    ),
                     rule: "A10.6".into(),
                 });
             }
@@ -293,7 +295,8 @@ pub(crate) fn decide(
     let second = dice.roll_die().ok_or_else(no_dice)?;
     let original = i16::from(first) + i16::from(second);
     let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
-    let morale = i16::from(broken_morale);
+    // A wounded man's Morale Level is one lower, his broken side's too (A17.3).
+    let morale = i16::from(broken_morale) - i16::from(super::wounded_penalty(unit));
     let self_rally = led_by.is_none();
     // Fate first: an Original 12 never rallies (A10.64).
     let fate = original == 12;
@@ -316,8 +319,9 @@ pub(crate) fn decide(
         None => "self-rally".to_string(),
     };
     let line = format!(
-        "{} `{id}` {how}: broken morale {broken_morale}, DR {original}{drms} → {words}",
-        unit.ratings
+        "{} `{id}` {how}: broken morale {morale}{}, DR {original}{drms} → {words}",
+        unit.ratings,
+        if unit.wounded { " (wounded)" } else { "" }
     );
     let mut events = vec![
         Event::RallyAttempted {
@@ -353,17 +357,32 @@ pub(crate) fn decide(
     }
     if fate {
         // Fate is a Casualty Reduction (A10.64), by the one function that reduces a unit.
-        events.extend(super::casualty_reduction(
+        let mut draw = game.dice_drawn + 2;
+        let mut draws = super::Draws {
+            by: unit.side,
+            draw: &mut draw,
+            dice: &mut *dice,
+        };
+        let reduced = super::casualty_reduction(
             game,
             unit,
             "A10.64",
             &format!("{line}: Casualty Reduction"),
-        ));
+            &mut draws,
+        )
+        .map_err(|_| {
+            RuleViolation::new(
+                "docs/dice.md",
+                ViolationKind::NoDice,
+                "no dice: offline, add a `dice` line with a face for the Wound Severity dr (A17.11) after the rally's two",
+            )
+        })?;
+        events.extend(reduced);
     }
     if snake_eyes_asked {
         events.push(left(
             "A10.63",
-            format!("`{id}` rolled an Original 2 on its self-rally, Final DR {final_dr} above its broken morale {broken_morale}: whether it rallies rests on one source, so it is the players' to rule"),
+            format!("`{id}` rolled an Original 2 on its self-rally, Final DR {final_dr} above its broken morale {morale}: whether it rallies rests on one source, so it is the players' to rule"),
         ));
     }
     if !self_rally && original == 2 {

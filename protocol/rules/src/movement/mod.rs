@@ -52,10 +52,16 @@ pub fn ipc(kind: UnitKind) -> u8 {
     }
 }
 
-/// A unit's IPC now: one lower while it is CX (A4.51).
+/// A unit's IPC now: one lower while it is CX (A4.51), none while it is wounded (A17.2).
 pub fn unit_ipc(unit: &Unit) -> u8 {
+    if unit.wounded {
+        return 0;
+    }
     ipc(unit.kind).saturating_sub(u8::from(unit.cx))
 }
+
+/// A wounded man's MF, in the MPh and the RtPh alike (A17.2).
+pub const WOUNDED_MF: u16 = 3;
 
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
@@ -117,6 +123,7 @@ pub fn allotment(
     extra_pp: u8,
 ) -> Allotment {
     let base = match unit.kind {
+        _ if unit.wounded => Mf::whole(WOUNDED_MF),
         UnitKind::Leader | UnitKind::Hero => Mf::whole(6),
         _ if unit.inexperienced => Mf::whole(3),
         _ => Mf::whole(4),
@@ -193,8 +200,12 @@ impl Allowance<'_> {
     /// The unit's MF for this act, and the rule that grants them.
     fn of(self, game: &Game, unit: &Unit, road_step: bool) -> (Allotment, &'static str) {
         match self {
-            Allowance::Move(ids) => (allotment(game, unit, ids, road_step, 0), "A4.1"),
-            Allowance::Rout => (rout::allotment(), "A10.5"),
+            Allowance::Move(ids) => (
+                allotment(game, unit, ids, road_step, 0),
+                if unit.wounded { "A17.2" } else { "A4.1" },
+            ),
+            Allowance::Rout if unit.wounded => (rout::allotment(unit), "A17.2"),
+            Allowance::Rout => (rout::allotment(unit), "A10.5"),
         }
     }
 }
