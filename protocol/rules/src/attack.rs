@@ -219,17 +219,15 @@ pub(super) fn mark_opportunity_fire(
     by: Side,
     units: &[UnitId],
 ) -> Result<Vec<Event>, RuleViolation> {
-    if game.clock.phase() != Phase::PrepFire || game.attacker() != by {
-        return Err(RuleViolation::new(
-            "A7.25",
-            ViolationKind::WrongPhase,
-            format!(
-                "Opportunity Firers are designated by the ATTACKER in his PFPh, and this is the {}'s {}",
-                game.side_name(game.attacker()),
-                game.clock.phase()
-            ),
-        ));
-    }
+    // Whose step and which phase, by the checks every command makes (the PFPh is the
+    // ATTACKER's step alone).
+    super::require_acting(game, by, "only the ATTACKER designates Opportunity Firers")?;
+    super::require_phase(
+        game,
+        Phase::PrepFire,
+        "A7.25",
+        "Opportunity Firers are designated",
+    )?;
     check_no_attack_pending(game)?;
     if units.is_empty() {
         return Err(RuleViolation::new(
@@ -251,14 +249,7 @@ pub(super) fn mark_opportunity_fire(
         if !unit.is_good_order() {
             return refuse(" is not in Good Order: only a Good Order unit holds its fire as an Opportunity Firer");
         }
-        if !matches!(
-            unit.kind,
-            board::scenario::UnitKind::Squad
-                | board::scenario::UnitKind::HalfSquad
-                | board::scenario::UnitKind::Crew
-                | board::scenario::UnitKind::Leader
-                | board::scenario::UnitKind::Hero
-        ) {
+        if !unit.kind.is_infantry() {
             return refuse(" is not Infantry: only Infantry are designated Opportunity Firers here (vehicles and Guns are not modelled)");
         }
         if game.prep_fired.contains(id) {
@@ -354,33 +345,13 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
     let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {
         Err(RuleViolation::with(rule, kind, why))
     };
-    let Some(w) = game.weapons.get(id) else {
-        return Err(crate::violation::no_such_unit(id, " in this game"));
-    };
-    let Some(holder) = &w.held_by else {
-        return refuse(
-            "A9.1",
-            ViolationKind::UnitState,
-            pieces![
-                given(),
-                format!(" lies unpossessed in {}: a support weapon fires only in the hands of the unit possessing it", w.hex)
-            ],
-        );
-    };
-    match game.units.get(holder) {
-        Some(u) if u.side != by => {
-            if u.hidden || u.concealed {
-                return Err(crate::violation::no_such_unit(id, " in this game"));
-            }
-            return refuse(
-                "A9.1",
-                ViolationKind::NotYourUnit,
-                pieces![given(), " is possessed by an enemy unit"],
-            );
-        }
-        None => return Err(crate::violation::no_such_unit(id, " in this game")),
-        Some(_) => {}
-    }
+    let (w, holder) = super::own_weapon(
+        game,
+        by,
+        id,
+        "A9.1",
+        "a support weapon fires only in the hands of the unit possessing it",
+    )?;
     if w.ratings.is_none() {
         return refuse(
             "A9.1",
