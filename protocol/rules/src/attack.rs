@@ -54,10 +54,7 @@ pub(super) fn declare(
     super::check_named_once(firers, "A7", " among the firers")?;
     // A support weapon named among the firers fires in the hands of the unit possessing it
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
-    let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers
-        .iter()
-        .cloned()
-        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let (weapons, firers) = resolution::split_firers(game, firers);
     let mut shooters = firers.clone();
     let mut holders = vec![];
     for id in &weapons {
