@@ -739,7 +739,14 @@ fn check_attacks(
     units: &[&Unit],
     attacks: &[CcAttack],
 ) -> Result<(), RuleViolation> {
-    let mut attacking = BTreeSet::new();
+    // A11.12: a unit attacks once a CCPh; naming it twice is refused by the one naming check,
+    // before any unit is looked up, as every command that names units refuses it.
+    let attacking: Vec<UnitId> = attacks.iter().flat_map(|a| a.attackers.clone()).collect();
+    crate::check_named_once(
+        &attacking,
+        "A11.12",
+        " among the CC attackers; a unit attacks once a CCPh",
+    )?;
     let mut attacked = BTreeSet::new();
     for attack in attacks {
         if attack.attackers.is_empty() || attack.defenders.is_empty() {
@@ -770,13 +777,6 @@ fn check_attacks(
                         Piece::unit(id),
                         " is broken: a broken unit makes no CC attack"
                     ],
-                ));
-            }
-            if !attacking.insert(id.clone()) {
-                return Err(RuleViolation::with(
-                    "A11.12",
-                    ViolationKind::UnitState,
-                    pieces![Piece::unit(id), " attacks once a CCPh; it is named twice"],
                 ));
             }
         }
@@ -832,6 +832,14 @@ fn check_withdrawals(
     if withdrawals.is_empty() {
         return Ok(());
     }
+    // A11.2: a unit attempts one withdrawal; naming it twice is refused by the one naming
+    // check, before any unit is looked up.
+    let withdrawing: Vec<UnitId> = withdrawals.iter().flat_map(|w| w.units.clone()).collect();
+    crate::check_named_once(
+        &withdrawing,
+        "A11.2",
+        " among the withdrawing units; a unit attempts one withdrawal",
+    )?;
     let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
     let mut named: BTreeSet<UnitId> = BTreeSet::new();
     for w in withdrawals {
@@ -855,13 +863,7 @@ fn check_withdrawals(
                     ],
                 ));
             }
-            if !named.insert(id.clone()) {
-                return Err(RuleViolation::with(
-                    "A11.2",
-                    ViolationKind::UnitState,
-                    pieces![Piece::unit(id), " is named in two withdrawals"],
-                ));
-            }
+            named.insert(id.clone());
             if attacking.contains(id) {
                 return Err(RuleViolation::with(
                     "A11.2",

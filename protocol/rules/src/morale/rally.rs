@@ -25,7 +25,7 @@
 //!   self-rally — the "first fire" note and the C# tests.
 
 use crate::morale::morale_level;
-use crate::violation::{no_such_unit, text, Piece, RuleViolation, ViolationKind};
+use crate::violation::{text, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use board::terrain::Terrain;
 use game::command::Outcome;
@@ -66,21 +66,10 @@ pub(crate) fn decide(
             ),
         ));
     }
-    let unknown = |id: &UnitId| no_such_unit(id, " in this game");
-    let unit = game.units.get(id).ok_or_else(|| unknown(id))?;
-    if unit.hidden && unit.side != by {
-        return Err(unknown(id));
-    }
-    if unit.side != by {
-        return Err(RuleViolation::with(
-            "A10.6",
-            ViolationKind::NotYourUnit,
-            vec![
-                Piece::unit(id),
-                text(" is the opponent's: each side rallies its own units"),
-            ],
-        ));
-    }
+    // Which unit is named, and whose it is, is the one lookup every command makes
+    // (`rules::own_unit`): an enemy's hidden unit reads as none, an enemy's or an eliminated
+    // one is refused in the same words as for any other act (A1).
+    let unit = crate::own_unit(game, by, id)?;
     let Some(_) = morale_level(unit.kind, &unit.ratings) else {
         return Err(RuleViolation::with(
             "A10.6",
@@ -93,13 +82,6 @@ pub(crate) fn decide(
             ],
         ));
     };
-    if unit.eliminated {
-        return Err(RuleViolation::with(
-            "A10.6",
-            ViolationKind::UnitState,
-            vec![Piece::unit(id), text(" has been eliminated")],
-        ));
-    }
     if unit.morale != Morale::Broken {
         return Err(RuleViolation::with(
             "A10.6",
@@ -149,14 +131,8 @@ pub(crate) fn decide(
     let mut modifiers = vec![];
     let led_by = match leader {
         Some(l) => {
-            let helper = game
-                .units
-                .get(l)
-                .filter(|h| !(h.hidden && h.side != by))
-                .ok_or_else(|| unknown(l))?;
-            let why = if helper.side != by {
-                Some(" is not a friendly leader")
-            } else if helper.kind != UnitKind::Leader {
+            let helper = crate::own_unit(game, by, l)?;
+            let why = if helper.kind != UnitKind::Leader {
                 Some(" is not a leader")
             } else if helper.id == unit.id {
                 Some(" cannot lead his own rally: a broken leader self-rallies (`rally` without `with`)")

@@ -388,26 +388,7 @@ pub(crate) fn movers<'g>(
         check_may_move(game, unit)?;
         check_smc_load(game, unit, 0)?;
     }
-    let first = units[0];
-    if let Some(apart) = units
-        .iter()
-        .find(|u| u.hex != first.hex || u.bypass != first.bypass || !game.same_location(u, first))
-    {
-        return Err(RuleViolation::with(
-            "A4.2",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(&first.id),
-                " and ",
-                Piece::unit(&apart.id),
-                format!(
-                    " are not in the same place ({} and {}); only units together move as a stack",
-                    position(first),
-                    position(apart)
-                )
-            ],
-        ));
-    }
+    check_together(game, &units, StackAct::Move)?;
     check_one_stack_at_a_time(game, ids)?;
     check_leader_stays(game, &units, ids)?;
     Ok(units)
@@ -440,10 +421,65 @@ fn check_leader_stays(game: &Game, units: &[&Unit], ids: &[UnitId]) -> Result<()
     Ok(())
 }
 
-fn position(unit: &Unit) -> String {
-    match &unit.bypass {
-        Some(b) => format!("{} in Bypass", b.hex),
-        None => unit.hex.to_string(),
+/// The one check that the units named as one stack are together (A4.2, A4.7, B8.41), for every
+/// command that moves, advances, routs or goes below ground with a stack (a withdrawal from
+/// Melee names units of the one CC Location, A11.2): one hex,
+/// one level of it (A5.1: each level of a building is a Location), and one side of any Bypass
+/// (A4.3: a unit in Bypass is along a hexside, not with the units in the hex's middle; only
+/// the MPh has Bypass, so no other act meets it). What differs by act is `act`: below ground
+/// (`StackAct::Below`) the units at a Manhole and those in the sewer beneath it make one
+/// combined stack (B8.41), so being above or below ground does not part them there; each act
+/// then asks of each unit whether it may be where it is. Refusals cite the act's rule.
+pub(crate) fn check_together(
+    game: &Game,
+    units: &[&Unit],
+    act: StackAct,
+) -> Result<(), RuleViolation> {
+    let (rule, why) = match act {
+        StackAct::Move => ("A4.2", "only units together move as a stack"),
+        StackAct::Advance => ("A4.7", "units advance together only from one Location"),
+        StackAct::Below(rule) => (
+            rule,
+            "a stack goes below ground, moves there and comes up only from one Location",
+        ),
+    };
+    let below = matches!(act, StackAct::Below(_));
+    let apart = |a: &Unit, b: &Unit| {
+        a.hex != b.hex
+            || a.bypass != b.bypass
+            || game.upper_level(a) != game.upper_level(b)
+            || (!below && a.underground.is_some() != b.underground.is_some())
+    };
+    let Some(first) = units.first() else {
+        return Ok(());
+    };
+    match units.iter().find(|u| apart(u, first)) {
+        Some(other) => Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&first.id),
+                " and ",
+                Piece::unit(&other.id),
+                format!(
+                    " are not together ({} and {}); {why}",
+                    position(game, first),
+                    position(game, other)
+                )
+            ],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Where a unit is, in the words of [`check_together`]'s refusal.
+fn position(game: &Game, unit: &Unit) -> String {
+    let hex = unit.hex;
+    match (&unit.bypass, game.upper_level(unit), &unit.underground) {
+        (Some(b), _, _) => format!("{} in Bypass", b.hex),
+        (_, Some(_), _) => format!("an upper level of {hex}"),
+        (_, _, Some(_)) => format!("below ground in {hex}"),
+        _ => hex.to_string(),
     }
 }
 
