@@ -1339,11 +1339,9 @@ fn passed_steps(stream: &[Viewed]) -> Vec<String> {
     stream
         .iter()
         .filter_map(|v| match &v.event {
-            Event::StepPassed { ended, .. } => Some(format!(
-                "{} {}",
-                ended.player_turn,
-                ended.step().name
-            )),
+            Event::StepPassed { ended, .. } => {
+                Some(format!("{} {}", ended.player_turn, ended.step().name))
+            }
             _ => None,
         })
         .filter(|p| p.contains("RtPh"))
@@ -1360,10 +1358,18 @@ fn a_rout_step_passing_tells_the_enemy_nothing_of_what_the_side_hides() {
     // The German had no unit that could rout: both of his RtPh steps passed. The Russian's
     // were asked, for its "?", in both Player Turns.
     let passed = passed_steps(&german);
-    assert!(passed.contains(&"1 RtPh, ATTACKER".to_string()), "{passed:?}");
-    assert!(passed.contains(&"2 RtPh, DEFENDER".to_string()), "{passed:?}");
     assert!(
-        !passed.iter().any(|p| p == "1 RtPh, DEFENDER" || p == "2 RtPh, ATTACKER"),
+        passed.contains(&"1 RtPh, ATTACKER".to_string()),
+        "{passed:?}"
+    );
+    assert!(
+        passed.contains(&"2 RtPh, DEFENDER".to_string()),
+        "{passed:?}"
+    );
+    assert!(
+        !passed
+            .iter()
+            .any(|p| p == "1 RtPh, DEFENDER" || p == "2 RtPh, ATTACKER"),
         "{passed:?}"
     );
     assert!(!asked.iter().any(|s| s.starts_with("RtPh")), "{asked:?}");

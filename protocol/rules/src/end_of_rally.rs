@@ -97,9 +97,9 @@ mod tests {
     use super::*;
     use crate::passing::passing;
     use crate::wall_advantage::ReadScenario;
+    use board::scenario::Scenario;
     use game::apply;
     use game::phase::Phase;
-    use board::scenario::Scenario;
 
     /// The Wall Advantage positions with only the units `keep`: German squads across walls
     /// from a Russian dummy holding WA (O3, P3), a concealed German holder across a wall from
