@@ -22,10 +22,11 @@ pub enum Event {
         ended: Clock,
         next: Clock,
     },
-    /// A step no side could act in passed by itself, with no command: today an end-of-RPh
-    /// step (1.32B) in which no unit of the side to act could claim Wall Advantage (B9.322),
-    /// judged from what both sides may know (`rules::end_of_rally`). The clock moved on to
-    /// `next` as if the step had ended.
+    /// A step no side could act in passed by itself, with no command: an end-of-RPh step
+    /// (1.32B) in which no unit of the side to act could claim Wall Advantage (B9.322) or
+    /// repair a weapon (A9.72), or a RtPh step in which the side to act had no unit that could
+    /// rout (A10.5), judged from what both sides may know (`rules::passing`). The clock moved
+    /// on to `next` as if the step had ended.
     StepPassed {
         ended: Clock,
         next: Clock,

@@ -8,6 +8,7 @@
 use board::scenario::Side;
 use board::terrain::Mf;
 use game::event::Event;
+use game::phase::Phase;
 use game::Game;
 use rules::movement;
 use std::fmt::Write as _;
@@ -107,10 +108,18 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             name(next.acting(game.first))
         ),
         Event::StepPassed { ended, next } => format!(
-            "{} passed: the {} had no unit that could claim WA ({}); now turn {} {} ({}), {} to act",
+            "{} passed: the {} had {}; now turn {} {} ({}), {} to act",
             ended.step().name,
             name(ended.acting(game.first)),
-            ended.step().rule,
+            match ended.phase() {
+                Phase::Rout => {
+                    "no unit that could rout, none broken and none under \"?\" (A10.5)".into()
+                }
+                _ => format!(
+                    "no unit that could claim WA or repair a weapon ({}, A9.72)",
+                    ended.step().rule
+                ),
+            },
             next.turn,
             next.step().name,
             next.step().rule,

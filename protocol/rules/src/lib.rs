@@ -15,6 +15,7 @@ pub mod fortification;
 pub mod los;
 pub mod morale;
 pub mod movement;
+pub mod passing;
 mod place;
 mod roll;
 pub mod setup;
@@ -618,8 +619,9 @@ mod tests {
             }
             steps += 1;
         }
-        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there).
-        let per_game_turn = 2 * (game::phase::STEPS.len() - 2);
+        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there), and
+        // the RtPh step of the side with no unit under "?" (nothing could rout, A10.5).
+        let per_game_turn = 2 * (game::phase::STEPS.len() - 3);
         assert!(
             steps >= per_game_turn * usize::from(game.scenario.turns),
             "{steps} steps"
