@@ -1360,15 +1360,23 @@ fn mask_unit(unit: &mut Unit) {
 /// idempotent, and a projection runs it after every event, so a unit that goes under "?" in
 /// play is masked from then on.
 fn mask_concealed(game: &mut Game, viewer: Viewer) {
-    let mut masked = BTreeSet::new();
-    for unit in game.units.values_mut() {
-        if unit.concealed && viewer != Viewer::Side(unit.side) {
-            mask_unit(unit);
-            masked.insert(unit.id.clone());
+    // With nothing to mask, the units and weapons stay shared with the game they came from
+    // (a change through `DerefMut` would copy every one of them).
+    if game
+        .units
+        .values()
+        .any(|u| u.concealed && viewer != Viewer::Side(u.side))
+    {
+        let mut masked = BTreeSet::new();
+        for unit in game.units.values_mut() {
+            if unit.concealed && viewer != Viewer::Side(unit.side) {
+                mask_unit(unit);
+                masked.insert(unit.id.clone());
+            }
         }
+        game.weapons
+            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     }
-    game.weapons
-        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     let kept = &game.weapons;
     if let Some(a) = game.attack.as_mut() {
         a.weapons.retain(|w| kept.contains_key(w));
