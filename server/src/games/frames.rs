@@ -20,7 +20,7 @@
 use protocol::game::view::project_event;
 use protocol::game::{CopyOnWrite, Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
-use protocol::wire::{to_json, Position, FRAME_BYTES_MAX};
+use protocol::wire::{Position, FRAME_BYTES_MAX};
 use protocol::{Event, Scenario};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -371,6 +371,7 @@ pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::wire::to_json;
     use protocol::ReadScenario;
     use protocol::{Command, Outcome, ScriptedDice, Side};
 
