@@ -108,6 +108,11 @@ pub struct Units {
     /// against (`view::refresh_aliases`).
     #[serde(skip)]
     under_cover: std::sync::OnceLock<usize>,
+    /// How many units are concealed or hidden: while none are, in the positions before and
+    /// after an event, no viewer can see a unit renamed or a weapon come into sight with it
+    /// (`view::project_event`'s short cut).
+    #[serde(skip)]
+    concealed_or_hidden: std::sync::OnceLock<usize>,
 }
 
 /// Up to this many units, the units in a hex are found by looking at each: cheaper than
@@ -123,6 +128,17 @@ impl Units {
             self.map
                 .values()
                 .filter(|u| u.concealed && !u.hidden)
+                .count()
+        })
+    }
+
+    /// How many units are concealed or hidden (A12: "?" counters, dummies among them; HIP,
+    /// A12.3), counted once per change.
+    pub fn concealed_or_hidden(&self) -> usize {
+        *self.concealed_or_hidden.get_or_init(|| {
+            self.map
+                .values()
+                .filter(|u| u.concealed || u.hidden)
                 .count()
         })
     }
@@ -183,6 +199,7 @@ impl DerefMut for Units {
         self.by_hex.take();
         self.settled.take();
         self.under_cover.take();
+        self.concealed_or_hidden.take();
         &mut self.map
     }
 }
@@ -208,6 +225,7 @@ impl From<BTreeMap<UnitId, Unit>> for Units {
             by_hex: Default::default(),
             settled: Default::default(),
             under_cover: Default::default(),
+            concealed_or_hidden: Default::default(),
         }
     }
 }
@@ -1376,15 +1394,23 @@ fn mask_unit(unit: &mut Unit) {
 /// idempotent, and a projection runs it after every event, so a unit that goes under "?" in
 /// play is masked from then on.
 fn mask_concealed(game: &mut Game, viewer: Viewer) {
-    let mut masked = BTreeSet::new();
-    for unit in game.units.values_mut() {
-        if unit.concealed && viewer != Viewer::Side(unit.side) {
-            mask_unit(unit);
-            masked.insert(unit.id.clone());
+    // With nothing to mask, the units and weapons stay shared with the game they came from
+    // (a change through `DerefMut` would copy every one of them).
+    if game
+        .units
+        .values()
+        .any(|u| u.concealed && viewer != Viewer::Side(u.side))
+    {
+        let mut masked = BTreeSet::new();
+        for unit in game.units.values_mut() {
+            if unit.concealed && viewer != Viewer::Side(unit.side) {
+                mask_unit(unit);
+                masked.insert(unit.id.clone());
+            }
         }
+        game.weapons
+            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     }
-    game.weapons
-        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     let kept = &game.weapons;
     if let Some(a) = game.attack.as_mut() {
         a.weapons.retain(|w| kept.contains_key(w));
