@@ -16,7 +16,6 @@
 //! viewer's frames reach the socket in the order the game made them.
 
 use crate::games::task::Frame;
-use futures_util::task::ArcWake;
 use futures_util::{SinkExt, StreamExt};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -64,7 +63,7 @@ impl SharedSocket {
     }
 
     /// Writes `frame` into the socket if that can be done now and in order; never waits.
-    pub fn try_write(self: &Arc<Self>, frame: &Frame) -> Tried {
+    pub fn try_write(&self, frame: &Frame) -> Tried {
         let Ok(mut socket) = self.socket.try_lock() else {
             return Tried::Queue;
         };
@@ -74,9 +73,13 @@ impl SharedSocket {
         let Some(ws) = socket.as_mut() else {
             return Tried::Queue;
         };
-        // A readiness that comes later wakes the connection, which finishes the flush.
-        let waker = futures_util::task::waker_ref(self);
-        let mut cx = Context::from_waker(&waker);
+        // No waker of the game's: a write left unfinished is handed to the connection below,
+        // which finishes it with its own. A waker here would be woken by every readiness of
+        // the socket (tokio-tungstenite wakes a socket's read and write wakers together), and
+        // made the connection flush again for each frame it read. Putting none in the write
+        // slot strands no send of the connection's: the read slot holds the connection's own
+        // waker from its reads (a seat is joined only after one), and it is woken too.
+        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
         if !matches!(ws.poll_ready_unpin(&mut cx), Poll::Ready(Ok(()))) {
             // No room (or a broken socket, which the connection finds on its next send).
             return Tried::Queue;
@@ -101,12 +104,6 @@ impl SharedSocket {
     /// A frame counted by [`queue_one`](Self::queue_one) that never reached the queue.
     pub fn unqueue_one(&self) {
         self.queued.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl ArcWake for SharedSocket {
-    fn wake_by_ref(shared: &Arc<Self>) {
-        shared.flush.notify_one();
     }
 }
 
