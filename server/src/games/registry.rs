@@ -993,6 +993,7 @@ mod tests {
                 since: None,
                 receipt: None,
                 out,
+                direct: None,
                 progress: Default::default(),
                 reply,
             })
@@ -1428,6 +1429,7 @@ mod tests {
                     since: None,
                     receipt: None,
                     out,
+                    direct: None,
                     progress: Default::default(),
                     reply,
                 })

@@ -9,6 +9,7 @@
 //! a gap.
 
 use crate::games::session::{Committed, Entropy, Read, Session, Submitted, Unproposed};
+use crate::games::socket::{SharedSocket, Tried};
 use crate::operations::config::Config;
 use crate::operations::metrics::METRICS;
 use crate::store::envelope::{self, GameMeta};
@@ -82,6 +83,10 @@ pub enum Request {
         /// loaded or not, and each slot is as large as the largest request (issue 55).
         receipt: Option<Box<SignedHead>>,
         out: mpsc::Sender<Outbound>,
+        /// The connection's socket, for a seat's connection on this node: the task writes the
+        /// viewer's frames into it itself while it can, and queues them on `out` when it
+        /// cannot (`crate::games::socket`).
+        direct: Option<Arc<SharedSocket>>,
         /// Frames the connection has written so far, counted by the connection: how the game
         /// tells a reader that is slow from one that has stopped (`Subscriber::backlog`).
         progress: Arc<AtomicU64>,
@@ -220,6 +225,9 @@ struct Subscriber {
     id: u64,
     viewer: Viewer,
     out: mpsc::Sender<Outbound>,
+    /// Its connection's socket, written into directly while nothing waits in `out` or the
+    /// backlog (`crate::games::socket`).
+    direct: Option<Arc<SharedSocket>>,
     progress: Arc<AtomicU64>,
     /// Frames that did not fit `out`, oldest first; sent before anything newer.
     backlog: VecDeque<Outbound>,
@@ -257,6 +265,17 @@ impl Subscriber {
     fn deliver(&mut self, frame: Outbound) -> Delivery {
         if self.flush() == Delivery::Stalled {
             return Delivery::Stalled;
+        }
+        if let Some(direct) = &self.direct {
+            if self.out.is_closed() {
+                return Delivery::Stalled;
+            }
+            if self.backlog.is_empty() && direct.try_write(&frame) == Tried::Written {
+                self.progress.fetch_add(1, Ordering::Relaxed);
+                return Delivery::Sent;
+            }
+            // On its way through the queue: nothing is written directly until it is out.
+            direct.queue_one();
         }
         if self.backlog.is_empty() {
             match self.out.try_send(frame) {
@@ -687,11 +706,19 @@ impl GameTask {
                     since,
                     receipt,
                     out,
+                    direct,
                     progress,
                     reply,
                 } => {
-                    self.join(viewer, since, receipt.map(|r| *r), out, progress, reply)
-                        .await
+                    self.join(
+                        viewer,
+                        since,
+                        receipt.map(|r| *r),
+                        (out, direct),
+                        progress,
+                        reply,
+                    )
+                    .await
                 }
                 Request::Command {
                     subscriber,
@@ -784,7 +811,7 @@ impl GameTask {
         viewer: Viewer,
         since: Option<u64>,
         receipt: Option<SignedHead>,
-        out: mpsc::Sender<Outbound>,
+        (out, direct): (mpsc::Sender<Outbound>, Option<Arc<SharedSocket>>),
         progress: Arc<AtomicU64>,
         reply: oneshot::Sender<Result<u64, (ErrorCode, String)>>,
     ) {
@@ -893,8 +920,15 @@ impl GameTask {
                     .map(Frame::new),
             );
         }
+        // Queued, as the connection reads them only once it hears it joined.
         for message in first {
+            if let Some(direct) = &direct {
+                direct.queue_one();
+            }
             if out.try_send(message).is_err() {
+                if let Some(direct) = &direct {
+                    direct.unqueue_one();
+                }
                 let _ = reply.send(Err((ErrorCode::LimitReached, "queue full".into())));
                 return;
             }
@@ -908,6 +942,7 @@ impl GameTask {
             id,
             viewer,
             out,
+            direct,
             progress,
             backlog: VecDeque::new(),
             waiting: None,

@@ -17,12 +17,12 @@
 //! close frame from the client is echoed.
 
 use crate::games::review::Review;
+use crate::games::socket::{Socket, Ws};
 use crate::games::task::{Frame, GameHandle, Outbound, Request};
 use crate::operations::budget::RateLimit;
 use crate::operations::config::{Config, SHUTDOWN_SEND_TIMEOUT};
 use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
-use futures_util::{SinkExt, StreamExt};
 use protocol::game::Viewer;
 use protocol::record::signed::SignedHead;
 #[cfg(doc)]
@@ -40,11 +40,7 @@ use tokio::sync::{mpsc, oneshot, watch, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, info};
-
-/// What a websocket connection's socket is.
-type Socket = WebSocketStream<TcpStream>;
 
 /// The codec a client speaks; the server answers in the one it last received.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -141,6 +137,7 @@ pub async fn serve_seat_only(
         _ => (None, Codec::Json),
     };
     connection.codec = codec;
+    connection.ws.set_json(codec == Codec::Json);
     if let Some((game, token, since, receipt)) = message.and_then(join_parts) {
         let seat = connection
             .shared
@@ -176,7 +173,7 @@ impl Connection {
     fn new(ws: Socket, peer: SocketAddr, shared: Arc<Shared>) -> Connection {
         let config = shared.config.clone();
         Connection {
-            ws,
+            ws: Ws::new(ws),
             peer,
             shared,
             config: config.clone(),
@@ -219,6 +216,8 @@ impl Connection {
 
     async fn end(&mut self, served: Result<Served, Closing>, admitted: Admitted) {
         let reason = self.close(served).await;
+        // Closed here, not when the game lets go of its part.
+        drop(self.ws.take());
         debug!(peer = %self.peer, %reason, "connection closed");
         if let Some(joined) = &self.joined {
             let _ = joined
@@ -233,7 +232,9 @@ impl Connection {
 }
 
 struct Connection {
-    ws: Socket,
+    /// Shared with the game's task once it joins a seat: the game writes its frames itself
+    /// (`crate::games::socket`).
+    ws: Ws,
     peer: SocketAddr,
     shared: Arc<Shared>,
     config: Arc<Config>,
@@ -344,7 +345,9 @@ impl Connection {
         // A client refused for sending too much is likely still sending: read and discard
         // for a moment, so that its unread bytes do not turn our close into a reset.
         if matches!(closing.code, CloseCode::Size | CloseCode::Policy) {
-            linger(self.ws.get_mut()).await;
+            if let Some(mut ws) = self.ws.take() {
+                linger(ws.get_mut()).await;
+            }
         }
         closing
     }
@@ -413,6 +416,11 @@ impl Connection {
         // with the watch would be taken and given back for every frame.
         let shutting_down = shutdown.changed();
         tokio::pin!(shutting_down);
+        // A write the game started in this socket and could not finish at once
+        // (`crate::games::socket`): finished here, under the send deadline.
+        let socket = self.ws.shared();
+        let flushing = Ws::flush_wanted(&socket);
+        tokio::pin!(flushing);
         loop {
             let outbound = async {
                 match &mut self.joined {
@@ -428,6 +436,10 @@ impl Connection {
                         message: "the server is shutting down; reconnect with `since` to resume".into(),
                     }).await?;
                     return Ok(ended(CloseCode::Away, "server shutting down"));
+                }
+                () = &mut flushing => {
+                    flushing.set(Ws::flush_wanted(&socket));
+                    self.write(None, false).await?;
                 }
                 message = outbound => match message {
                     Some(frame) => {
@@ -478,10 +490,12 @@ impl Connection {
                     let decoded = match frame {
                         Message::Text(text) => {
                             self.codec = Codec::Json;
+                            self.ws.set_json(true);
                             wire::from_json::<ClientMessage>(text.as_str())
                         }
                         Message::Binary(bytes) => {
                             self.codec = Codec::Bincode;
+                            self.ws.set_json(false);
                             wire::from_bincode::<ClientMessage>(&bytes)
                         }
                         Message::Close(frame) => {
@@ -521,7 +535,7 @@ impl Connection {
     /// encoding), and counts it as written.
     async fn forward(&mut self, frame: &Frame) -> Result<(), Closing> {
         let message = frame.encoded(self.codec == Codec::Json);
-        self.send_message(message).await?;
+        self.write(Some(message), true).await?;
         if let Some(j) = &self.joined {
             j.progress.fetch_add(1, Ordering::Relaxed);
         }
@@ -562,8 +576,14 @@ impl Connection {
     /// `SHUTDOWN_SEND_TIMEOUT` from then on, so a reader that never reads delays shutdown by
     /// that bound, not by `send_timeout`.
     async fn send_message(&mut self, message: Message) -> Result<(), Closing> {
+        self.write(Some(message), false).await
+    }
+
+    /// Sends `message`, or with `None` finishes a write the game started; `queued`: it is one
+    /// of the game's frames, taken from this connection's queue.
+    async fn write(&self, message: Option<Message>, queued: bool) -> Result<(), Closing> {
         let limit = self.send_deadline();
-        let mut send = self.ws.send(message);
+        let mut send = self.ws.send(message, queued);
         // Most sends find room in the socket at once: those need no timer and no watch.
         if let Some(sent) = futures_util::FutureExt::now_or_never(&mut send) {
             return sent.map_err(|e| closing(CloseCode::Error, e.to_string()));
@@ -1079,6 +1099,9 @@ impl Connection {
             since,
             receipt: receipt.map(Box::new),
             out,
+            // A seat's frames are written by the game itself; the audience's go through
+            // their connections, on the audience's threads.
+            direct: matches!(viewer, Viewer::Side(_)).then(|| self.ws.shared()),
             progress: progress.clone(),
             reply,
         };
@@ -1168,13 +1191,19 @@ impl Connection {
             match cluster::connect_owner(&address, join).await {
                 Ok(mut upstream) => {
                     info!(game, owner = %address, "joined through the owner node");
+                    // Relayed whole: a connection joined through another node writes nothing
+                    // of a local game's, so it takes its socket for the relay.
+                    let Some(mut ws) = self.ws.take() else {
+                        return Err(closing(CloseCode::Error, "the socket is closed"));
+                    };
                     let relayed = cluster::relay(
-                        &mut self.ws,
+                        &mut ws,
                         &mut upstream,
                         self.config.idle_timeout,
                         self.config.send_timeout,
                     )
                     .await;
+                    self.ws.put(ws);
                     return Err(match relayed {
                         Relayed::Client => closing(CloseCode::Normal, "closed by peer"),
                         Relayed::NotReading => {
