@@ -6,6 +6,7 @@
 //!
 //! `cargo test -p asl-protocol --test handovers -- --nocapture` prints the counts.
 
+use protocol::event::{StepEnded, StepPassed};
 use protocol::phase::Clock;
 use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice, Side};
@@ -48,8 +49,8 @@ fn first_game_turn(toml: &str) -> Turn {
         turn.dones += 1;
         for e in &events {
             match e {
-                Event::StepEnded { next, .. } => every_step.push(next.acting(first)),
-                Event::StepPassed { ended, next } => {
+                Event::StepEnded(StepEnded { next, .. }) => every_step.push(next.acting(first)),
+                Event::StepPassed(StepPassed { ended, next }) => {
                     turn.passed.push(*ended);
                     every_step.push(next.acting(first));
                 }

@@ -6,6 +6,7 @@
 //!   unused tunnel, nor what is under an opponent's "?".
 
 use proptest::prelude::*;
+use protocol::event::GameCreated;
 use protocol::game::view::apply_viewed;
 use protocol::game::{apply, Game, Viewer};
 use protocol::ReadScenario;
@@ -83,7 +84,7 @@ proptest! {
         draws in prop::collection::vec(draw(), 0..100),
     ) {
         let scenario = scenario(which);
-        let created = Event::GameCreated { scenario: scenario.clone() };
+        let created = Event::GameCreated(GameCreated { scenario: scenario.clone() });
         let mut game = Game::replay(std::slice::from_ref(&created)).unwrap();
         // Each viewer starts from its snapshot, as a client does on joining.
         let mut views: Vec<Game> = VIEWERS

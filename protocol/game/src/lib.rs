@@ -16,6 +16,21 @@ pub mod timing;
 pub mod view;
 
 use crate::command::Outcome;
+use crate::event::{
+    AllMfSpent, AmbushChecked, AssaultMovementDeclared, AttackDeclared, CloseCombatDesignated,
+    DesperationMoraleMarked, DesperationMoraleRemoved, DiceRolled, DoubleTimeDeclared, EndProposed,
+    EventsUndone, EventsUndoneTo, FireEffectApplied, GameCreated, HiddenUnitPlaced,
+    ManholeDeclaredUnseen, MeleeRecorded, MultipleRofRetained, OpportunityFireMarked,
+    OutcomeAdjudicated, RallyAttempted, ResidualFpLeft, SetupDone, SetupEnded,
+    SewerEmergenceRolled, SewerEntryFailed, SewerStackLost, SewerStackMoved, ShellholeCoverTaken,
+    StepEnded, StepPassed, TunnelDestroyed, TunnelEntranceDiscovered, TunnelUseSeen,
+    TunnelUseSighted, UnitAdvanced, UnitBypassed, UnitEntryBlocked, UnitFailedToRout, UnitMoved,
+    UnitRouted, UnitSetUp, UnitSetUpLifted, UnitsEntered, UnitsEnteredSewer, UnitsEnteredTunnel,
+    UnitsMomentarilyRevealed, UnitsRoutedThroughTunnel, UnitsSurfaced, UnitsWithdrew,
+    WallAdvantageChallenged, WallAdvantageChanceDeclined, WallAdvantageChanceOffered,
+    WallAdvantageClaimed, WallAdvantageForfeited, WallAdvantageHipWindowOffered, WeaponDropped,
+    WeaponMalfunctioned, WeaponPickedUp, WeaponRepairAttempted,
+};
 use crate::event::{Event, RepairResult};
 use crate::phase::{Clock, Phase};
 use board::hex::Hex;
@@ -941,7 +956,7 @@ impl Game {
     pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Result<Game, ReplayError> {
         let mut events = events.into_iter();
         let mut game = match events.next() {
-            Some(Event::GameCreated { scenario }) => Game::new(scenario.clone()),
+            Some(Event::GameCreated(GameCreated { scenario })) => Game::new(scenario.clone()),
             Some(other) => return Err(ReplayError::NotCreatedFirst(other.name())),
             None => return Err(ReplayError::Empty),
         };
@@ -1301,18 +1316,18 @@ impl Game {
     /// Whether `viewer` may see this event at all: not if it names a unit hidden from them. One
     /// they may not see is absent from their stream and leaves their projection unchanged.
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
-        if let Event::TunnelUseSighted { by, .. } = event {
+        if let Event::TunnelUseSighted(TunnelUseSighted { by, .. }) = event {
             return viewer == Viewer::Side(*by);
         }
         // A unit placed in set-up is out of the other side's sight until set-up ends (A12.12).
-        if let Event::UnitSetUp { unit, .. } = event {
+        if let Event::UnitSetUp(UnitSetUp { unit, .. }) = event {
             return viewer == Viewer::Side(unit.side);
         }
         // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
         // its malfunction.
-        if let Event::WeaponMalfunctioned { holder, .. }
-        | Event::MultipleRofRetained { holder, .. }
-        | Event::WeaponRepairAttempted { holder, .. } = event
+        if let Event::WeaponMalfunctioned(WeaponMalfunctioned { holder, .. })
+        | Event::MultipleRofRetained(MultipleRofRetained { holder, .. })
+        | Event::WeaponRepairAttempted(WeaponRepairAttempted { holder, .. }) = event
         {
             return self.units.get(holder).is_none_or(|u| {
                 viewer.sees_unit(u) && !(u.concealed && viewer != Viewer::Side(u.side))
@@ -1690,11 +1705,11 @@ pub fn apply(game: &mut Game, event: &Event) {
     // An offer to end the game is about the step it was made in: the step's end withdraws it.
     // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
     // that offered (or the one asked) that something happened unseen.
-    if matches!(event, Event::StepEnded { .. } | Event::StepPassed { .. }) {
+    if matches!(event, Event::StepEnded(_) | Event::StepPassed(_)) {
         game.end_proposal = None;
     }
     match event {
-        Event::GameCreated { scenario } => {
+        Event::GameCreated(GameCreated { scenario }) => {
             let viewer = game.viewer;
             *game = Game::new(scenario.clone());
             if viewer.is_some() {
@@ -1705,7 +1720,8 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.viewer = viewer;
             }
         }
-        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
+        Event::StepEnded(StepEnded { ended, next, .. })
+        | Event::StepPassed(StepPassed { ended, next }) => {
             game.clock = *next;
             // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
             // changed only if one needs it (`end_movement_phase`).
@@ -1754,19 +1770,19 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::GameEnded { .. } => {
+        Event::GameEnded(_) => {
             end_player_turn(game, game.clock);
             game.over = true;
         }
-        Event::Conceded { .. } | Event::EndAgreed { .. } => game.over = true,
-        Event::EndProposed { side } => game.end_proposal = Some(*side),
-        Event::UnitMoved {
+        Event::Conceded(_) | Event::EndAgreed(_) => game.over = true,
+        Event::EndProposed(EndProposed { side }) => game.end_proposal = Some(*side),
+        Event::UnitMoved(UnitMoved {
             units,
             to,
             mf,
             cost,
             ..
-        } => {
+        }) => {
             spend(game, units, mf);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1779,7 +1795,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
         }
-        Event::UnitAdvanced { units, to, cx, .. } => {
+        Event::UnitAdvanced(UnitAdvanced { units, to, cx, .. }) => {
             let now = (game.clock.turn, game.clock.player_turn);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1795,21 +1811,21 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
         }
-        Event::MeleeRecorded { hex } => {
+        Event::MeleeRecorded(MeleeRecorded { hex }) => {
             game.movement.melee.insert(*hex);
         }
-        Event::AmbushChecked { hex, ambusher } => {
+        Event::AmbushChecked(AmbushChecked { hex, ambusher }) => {
             if let Some(side) = ambusher {
                 game.movement.ambush.insert(*hex, *side);
             }
         }
-        Event::CloseCombatDesignated {
+        Event::CloseCombatDesignated(CloseCombatDesignated {
             by,
             hex,
             attacks,
             withdrawals,
             ..
-        } => {
+        }) => {
             if *by == game.attacker() {
                 game.movement.cc_designated.insert(*hex, attacks.clone());
                 if !withdrawals.is_empty() {
@@ -1823,7 +1839,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.movement.cc_resolved.insert(*hex);
             }
         }
-        Event::UnitsWithdrew { units, to, cx, .. } => {
+        Event::UnitsWithdrew(UnitsWithdrew { units, to, cx, .. }) => {
             let now = (game.clock.turn, game.clock.player_turn);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1838,14 +1854,14 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
         }
-        Event::UnitBypassed {
+        Event::UnitBypassed(UnitBypassed {
             units,
             hex,
             from,
             along,
             cost,
             mf,
-        } => {
+        }) => {
             spend(game, units, mf);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1874,14 +1890,14 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *hex);
         }
-        Event::AssaultMovementDeclared { units } => {
+        Event::AssaultMovementDeclared(AssaultMovementDeclared { units }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.assault_moving = true;
                 }
             }
         }
-        Event::DoubleTimeDeclared { units, .. } => {
+        Event::DoubleTimeDeclared(DoubleTimeDeclared { units, .. }) => {
             let now = (game.clock.turn, game.clock.player_turn);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1891,13 +1907,13 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::WeaponPickedUp { unit, weapon, mf } => {
+        Event::WeaponPickedUp(WeaponPickedUp { unit, weapon, mf }) => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.held_by = Some(unit.clone());
             }
             spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
         }
-        Event::ShellholeCoverTaken { units, mf } => {
+        Event::ShellholeCoverTaken(ShellholeCoverTaken { units, mf }) => {
             spend(game, units, mf);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -1905,12 +1921,12 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::WeaponDropped { weapon, .. } => {
+        Event::WeaponDropped(WeaponDropped { weapon, .. }) => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.held_by = None;
             }
         }
-        Event::WallAdvantageClaimed { units, how } => {
+        Event::WallAdvantageClaimed(WallAdvantageClaimed { units, how }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.wall_advantage = true;
@@ -1920,7 +1936,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.wa_chance = None;
             }
         }
-        Event::WallAdvantageForfeited { units, why } => {
+        Event::WallAdvantageForfeited(WallAdvantageForfeited { units, why }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.wall_advantage = false;
@@ -1930,36 +1946,36 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.wa_challenge = None;
             }
         }
-        Event::WallAdvantageDenied { .. } => {
+        Event::WallAdvantageDenied(_) => {
             game.wa_chance = None;
             game.wa_challenge = None;
         }
-        Event::WallAdvantageChanceDeclined { side } => {
+        Event::WallAdvantageChanceDeclined(WallAdvantageChanceDeclined { side }) => {
             game.wa_chance = None;
             if game.wa_hip_window.as_ref().is_some_and(|w| w.side == *side) {
                 game.wa_hip_window = None;
             }
         }
-        Event::WallAdvantageHipWindowOffered {
+        Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
             side,
             claimants,
             how,
-        } => {
+        }) => {
             game.wa_hip_window = Some(WaHipWindow {
                 side: *side,
                 claimants: claimants.clone(),
                 how: *how,
             });
         }
-        Event::UnitsMomentarilyRevealed { units } => {
+        Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units }) => {
             game.wa_shown.extend(units.iter().cloned());
         }
-        Event::WallAdvantageChallenged {
+        Event::WallAdvantageChallenged(WallAdvantageChallenged {
             side,
             holders,
             claimants,
             how,
-        } => {
+        }) => {
             game.wa_challenge = Some(WaChallenge {
                 side: *side,
                 holders: holders.clone(),
@@ -1967,19 +1983,19 @@ pub fn apply(game: &mut Game, event: &Event) {
                 how: *how,
             });
         }
-        Event::WallAdvantageChanceOffered { side, units } => {
+        Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }) => {
             game.wa_chance = Some(WaChance {
                 side: *side,
                 units: units.clone(),
             });
         }
-        Event::AttackDeclared {
+        Event::AttackDeclared(AttackDeclared {
             by,
             firers,
             weapons,
             target,
             into_sewer,
-        } => {
+        }) => {
             // A weapon has fired this phase until the ROF it keeps says otherwise
             // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
             // (A9.11): in the PFPh it does not move (A4.1).
@@ -2009,28 +2025,30 @@ pub fn apply(game: &mut Game, event: &Event) {
                 into_sewer: *into_sewer,
             });
         }
-        Event::WeaponMalfunctioned { weapon, .. } => {
+        Event::WeaponMalfunctioned(WeaponMalfunctioned { weapon, .. }) => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.malfunctioned = true;
             }
         }
-        Event::MultipleRofRetained { weapon, .. } => {
+        Event::MultipleRofRetained(MultipleRofRetained { weapon, .. }) => {
             if let Some(w) = game.weapons.get_mut(weapon) {
                 w.fired = false;
             }
         }
-        Event::WeaponRepairAttempted { weapon, result, .. } => match result {
-            RepairResult::Eliminated => {
-                game.weapons.remove(weapon);
-            }
-            _ => {
-                if let Some(w) = game.weapons.get_mut(weapon) {
-                    w.repair_tried = true;
-                    w.malfunctioned = *result != RepairResult::Repaired;
+        Event::WeaponRepairAttempted(WeaponRepairAttempted { weapon, result, .. }) => {
+            match result {
+                RepairResult::Eliminated => {
+                    game.weapons.remove(weapon);
+                }
+                _ => {
+                    if let Some(w) = game.weapons.get_mut(weapon) {
+                        w.repair_tried = true;
+                        w.malfunctioned = *result != RepairResult::Repaired;
+                    }
                 }
             }
-        },
-        Event::AttackResolved { .. } => {
+        }
+        Event::AttackResolved(_) => {
             // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
             // reads the counters the firers had when it was declared.
             if let Some(a) = game.attack.take() {
@@ -2046,7 +2064,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 mark_defensive_fire(game, &spent);
             }
         }
-        Event::UnitSetUp { unit, weapons, hip } => {
+        Event::UnitSetUp(UnitSetUp { unit, weapons, hip }) => {
             game.weapons
                 .retain(|_, w| w.held_by.as_ref() != Some(&unit.id));
             game.units.insert(unit.id.clone(), (**unit).clone());
@@ -2061,14 +2079,14 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::UnitSetUpLifted { unit } => {
+        Event::UnitSetUpLifted(UnitSetUpLifted { unit }) => {
             game.units.remove(unit);
             game.weapons.retain(|_, w| w.held_by.as_ref() != Some(unit));
             if let Some(turn) = &mut game.setup {
                 turn.hip.remove(unit);
             }
         }
-        Event::SetupDone { side } => {
+        Event::SetupDone(SetupDone { side }) => {
             let order = game
                 .scenario
                 .setup
@@ -2083,15 +2101,15 @@ pub fn apply(game: &mut Game, event: &Event) {
                 turn.side = *next;
             }
         }
-        Event::SetupEnded { units } => {
+        Event::SetupEnded(SetupEnded { units }) => {
             for unit in units {
                 game.units.insert(unit.id.clone(), unit.clone());
             }
             game.setup = None;
         }
-        Event::UnitsEntered {
+        Event::UnitsEntered(UnitsEntered {
             units, weapons, mf, ..
-        } => {
+        }) => {
             for unit in units {
                 game.units.insert(unit.id.clone(), unit.clone());
             }
@@ -2103,7 +2121,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             spend(game, &ids, mf);
             record_moved_weapons(game, &ids);
         }
-        Event::HiddenUnitPlaced { unit, weapons } => {
+        Event::HiddenUnitPlaced(HiddenUnitPlaced { unit, weapons }) => {
             // Placing a hidden unit answers a HIP window of its side (B9.324).
             if game
                 .wa_hip_window
@@ -2117,13 +2135,13 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.weapons.insert(w.id.clone(), w.clone());
             }
         }
-        Event::UnitEntryBlocked {
+        Event::UnitEntryBlocked(UnitEntryBlocked {
             units,
             revealed,
             dummies_removed,
             mf,
             ..
-        } => {
+        }) => {
             spend(game, units, mf);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -2139,15 +2157,15 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::DiceRolled { roll } => {
+        Event::DiceRolled(DiceRolled { roll }) => {
             game.dice_drawn = roll.first_draw + roll.dice.len() as u64;
         }
-        Event::SewerEntryFailed { units } => {
+        Event::SewerEntryFailed(SewerEntryFailed { units }) => {
             game.movement
                 .sewer_check_failed
                 .extend(units.iter().cloned());
         }
-        Event::UnitsEnteredSewer { units, hex } => {
+        Event::UnitsEnteredSewer(UnitsEnteredSewer { units, hex }) => {
             game.movement.sewer_entries.insert(*hex);
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
@@ -2163,12 +2181,12 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.movement.finished.extend(units.iter().cloned());
             record_moved_weapons(game, units);
         }
-        Event::SewerStackMoved {
+        Event::SewerStackMoved(SewerStackMoved {
             units,
             to,
             designated_by,
             ..
-        } => {
+        }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *to;
@@ -2182,12 +2200,12 @@ pub fn apply(game: &mut Game, event: &Event) {
             carry_weapons(game, units, *to);
             game.sewer_designation = None;
         }
-        Event::SewerStackLost {
+        Event::SewerStackLost(SewerStackLost {
             units,
             at,
             defender,
             options,
-        } => {
+        }) => {
             for id in units {
                 if let Some(Underground::Sewer { lost, .. }) =
                     game.units.get_mut(id).and_then(|u| u.underground.as_mut())
@@ -2202,7 +2220,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 options: options.clone(),
             });
         }
-        Event::SewerEmergenceRolled { units, result, .. } => {
+        Event::SewerEmergenceRolled(SewerEmergenceRolled { units, result, .. }) => {
             for id in units {
                 if let Some(Underground::Sewer { emergence, .. }) =
                     game.units.get_mut(id).and_then(|u| u.underground.as_mut())
@@ -2211,7 +2229,7 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::UnitsSurfaced { units, .. } => {
+        Event::UnitsSurfaced(UnitsSurfaced { units, .. }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.underground = None;
@@ -2219,12 +2237,12 @@ pub fn apply(game: &mut Game, event: &Event) {
                 }
             }
         }
-        Event::UnitsEnteredTunnel {
+        Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
             units,
             side,
             from,
             exit,
-        } => {
+        }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *exit;
@@ -2236,7 +2254,7 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.movement.finished.extend(units.iter().cloned());
             reveal_tunnel(game, *side, *from, *exit);
         }
-        Event::TunnelDestroyed { entrance } => {
+        Event::TunnelDestroyed(TunnelDestroyed { entrance }) => {
             for t in game
                 .tunnels
                 .iter_mut()
@@ -2245,32 +2263,34 @@ pub fn apply(game: &mut Game, event: &Event) {
                 t.destroyed = true;
             }
         }
-        Event::ManholeDeclaredUnseen { hex, .. } => {
+        Event::ManholeDeclaredUnseen(ManholeDeclaredUnseen { hex, .. }) => {
             game.unseen_manholes.insert(*hex);
         }
-        Event::OutcomeAdjudicated {
+        Event::OutcomeAdjudicated(OutcomeAdjudicated {
             unit,
             outcome,
             note,
             ..
-        } => apply_outcome(game, unit, *outcome, note),
+        }) => apply_outcome(game, unit, *outcome, note),
         // The engine's own ruling changes a unit as a player's adjudication of it would.
-        Event::FireEffectApplied { unit, outcome, .. } => apply_outcome(game, unit, *outcome, ""),
-        Event::FireEffectLeftToPlayers { .. } => {}
-        Event::RallyAttempted { unit, .. } => {
+        Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) => {
+            apply_outcome(game, unit, *outcome, "")
+        }
+        Event::FireEffectLeftToPlayers(_) => {}
+        Event::RallyAttempted(RallyAttempted { unit, .. }) => {
             game.movement.rallied.insert(unit.clone());
         }
-        Event::OpportunityFireMarked { units } => {
+        Event::OpportunityFireMarked(OpportunityFireMarked { units }) => {
             game.opportunity_fire.extend(units.iter().cloned());
         }
-        Event::DesperationMoraleMarked { units, .. } => {
+        Event::DesperationMoraleMarked(DesperationMoraleMarked { units, .. }) => {
             for id in units {
                 if let Some(u) = game.units.get_mut(id) {
                     u.desperation = true;
                 }
             }
         }
-        Event::DesperationMoraleRemoved { units, .. } => {
+        Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, .. }) => {
             for id in units {
                 if let Some(u) = game.units.get_mut(id) {
                     u.desperation = false;
@@ -2279,7 +2299,7 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         // The position goes back to before the undone events; the version keeps counting, and
         // a projection stays the same viewer's (see `record::dispute`).
-        Event::EventsUndone { restored, .. } => {
+        Event::EventsUndone(EventsUndone { restored, .. }) => {
             let (version, viewer) = (game.version, game.viewer);
             // Time once spent stands: an undo takes back the position, not the clocks.
             let timing = game.timing.take();
@@ -2290,7 +2310,7 @@ pub fn apply(game: &mut Game, event: &Event) {
         }
         // Decided only when the trail reaches back to the version before `from`
         // (`record::dispute`), so the position is there.
-        Event::EventsUndoneTo { from, .. } => {
+        Event::EventsUndoneTo(EventsUndoneTo { from, .. }) => {
             if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
                 let (version, viewer) = (game.version, game.viewer);
                 // Time once spent stands: an undo takes back the position, not the clocks.
@@ -2301,8 +2321,8 @@ pub fn apply(game: &mut Game, event: &Event) {
                 game.timing = timing;
             }
         }
-        Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
-        Event::UnitRouted { unit, to, mf, .. } => {
+        Event::AllMfSpent(AllMfSpent { units, mf, .. }) => spend(game, units, mf),
+        Event::UnitRouted(UnitRouted { unit, to, mf, .. }) => {
             let units = std::slice::from_ref(unit);
             spend(game, units, std::slice::from_ref(mf));
             if let Some(u) = game.units.get_mut(unit) {
@@ -2312,16 +2332,16 @@ pub fn apply(game: &mut Game, event: &Event) {
             }
             carry_weapons(game, units, *to);
         }
-        Event::RoutLeftToPlayers { .. } => {}
-        Event::UnitFailedToRout { unit, .. } => {
+        Event::RoutLeftToPlayers(_) => {}
+        Event::UnitFailedToRout(UnitFailedToRout { unit, .. }) => {
             apply_outcome(game, unit, Outcome::Eliminate, "");
         }
-        Event::UnitsRoutedThroughTunnel {
+        Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
             units,
             side,
             from,
             to,
-        } => {
+        }) => {
             for id in units {
                 if let Some(unit) = game.units.get_mut(id) {
                     unit.hex = *to;
@@ -2333,40 +2353,40 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.movement.finished.extend(units.iter().cloned());
             reveal_tunnel(game, *side, *from, *to);
         }
-        Event::TunnelUseSeen { unit, entrance, .. } => {
+        Event::TunnelUseSeen(TunnelUseSeen { unit, entrance, .. }) => {
             game.tunnel_sightings.insert((*entrance, unit.clone()));
             if let Some(viewer) = game.viewer {
                 keep_own_sightings(game, viewer);
             }
         }
-        Event::TunnelUseSighted {
+        Event::TunnelUseSighted(TunnelUseSighted {
             entrance, units, ..
-        } => {
+        }) => {
             for unit in units {
                 game.tunnel_sightings.insert((*entrance, unit.clone()));
             }
         }
-        Event::TunnelEntranceDiscovered {
+        Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
             by,
             unit,
             entrance,
             mf,
-        } => {
+        }) => {
             spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
             game.tunnel_discoveries.insert((*by, *entrance));
         }
         // Facts about the dice and the players' answers: the position does not change.
-        Event::DiceCommitted { .. }
-        | Event::EntropyContributed { .. }
-        | Event::SeedRevealAgreed { .. }
-        | Event::SeedRevealed { .. }
-        | Event::AdjudicationAccepted { .. }
-        | Event::AdjudicationDisputed { .. }
-        | Event::UndoRequested { .. }
-        | Event::UndoDeclined { .. } => {}
+        Event::DiceCommitted(_)
+        | Event::EntropyContributed(_)
+        | Event::SeedRevealAgreed(_)
+        | Event::SeedRevealed(_)
+        | Event::AdjudicationAccepted(_)
+        | Event::AdjudicationDisputed(_)
+        | Event::UndoRequested(_)
+        | Event::UndoDeclined(_) => {}
         // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
-        Event::AttackLeftToPlayers { .. } => {}
-        Event::ResidualFpLeft { by, hex, fp } => {
+        Event::AttackLeftToPlayers(_) => {}
+        Event::ResidualFpLeft(ResidualFpLeft { by, hex, fp }) => {
             // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
             // once either is the players' to determine.
             let fp = match game.residual_fp.get(hex) {
@@ -2376,14 +2396,14 @@ pub fn apply(game: &mut Game, event: &Event) {
             game.residual_fp.insert(*hex, Residual { by: *by, fp });
         }
         // The IFT's reading of the attack; its effects are adjudicated events of their own.
-        Event::IftAttackResolved { .. } => {}
-        Event::ClockStarted { .. }
-        | Event::ClockHandedOver { .. }
-        | Event::ClockExpired { .. }
-        | Event::ClaimedOnTime { .. }
-        | Event::TimeGiven { .. }
-        | Event::VacationStarted { .. }
-        | Event::VacationEnded { .. } => timing::apply(game, event),
+        Event::IftAttackResolved(_) => {}
+        Event::ClockStarted(_)
+        | Event::ClockHandedOver(_)
+        | Event::ClockExpired(_)
+        | Event::ClaimedOnTime(_)
+        | Event::TimeGiven(_)
+        | Event::VacationStarted(_)
+        | Event::VacationEnded(_) => timing::apply(game, event),
     }
     game.version += 1;
     match game.viewer {
@@ -2403,7 +2423,7 @@ fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
     }
     let rebase = matches!(
         event,
-        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::EventsUndoneTo { .. }
+        Event::GameCreated(_) | Event::EventsUndone(_) | Event::EventsUndoneTo(_)
     ) || game.acting() != acting_before
         || game.undo_trail.len >= UNDO_TRAIL_EVENTS_MAX;
     if rebase {
@@ -2598,6 +2618,7 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{GameCreated, StepEnded, WeaponMalfunctioned};
 
     /// A scenario file as the board reads it (the rules' setup checks are a layer above).
     fn read(text: &str) -> Scenario {
@@ -2631,18 +2652,18 @@ mod tests {
     #[test]
     fn a_frozen_trail_stays_where_it_was() {
         let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
-        let mut live = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+        let mut live = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
         // Steps ended one after another (the rules are a layer above: the events are made here).
         let done = |game: &Game| {
             let next = game
                 .clock
                 .next(game.scenario.turns)
                 .expect("a step follows");
-            [Event::StepEnded {
+            [Event::StepEnded(StepEnded {
                 by: game.acting(),
                 ended: game.clock,
                 next,
-            }]
+            })]
         };
         for event in done(&live) {
             apply(&mut live, &event);
@@ -2716,12 +2737,12 @@ mod tests {
         assert!(!german.weapons.contains_key("rlmgx"));
         let russian = game.project(Viewer::Side(Side::B));
         assert_eq!(russian.attack.as_ref().unwrap().weapons, ["rlmgx"]);
-        let malfunction = Event::WeaponMalfunctioned {
+        let malfunction = Event::WeaponMalfunctioned(WeaponMalfunctioned {
             weapon: "rlmgx".into(),
             holder,
             original_dr: 12,
             breakdown: 12,
-        };
+        });
         assert!(!game.shows(Viewer::Side(Side::A), &malfunction));
         assert!(game.shows(Viewer::Side(Side::B), &malfunction));
     }
@@ -2828,20 +2849,20 @@ mod tests {
         ];
         let mut positions = vec![];
         for (name, text) in texts {
-            let mut game = Game::replay([&Event::GameCreated {
+            let mut game = Game::replay([&Event::GameCreated(GameCreated {
                 scenario: read(text),
-            }])
+            })])
             .unwrap();
             positions.push((name, game.clone()));
             let next = game
                 .clock
                 .next(game.scenario.turns)
                 .expect("a step follows");
-            let ended = Event::StepEnded {
+            let ended = Event::StepEnded(StepEnded {
                 by: game.acting(),
                 ended: game.clock,
                 next,
-            };
+            });
             apply(&mut game, &ended);
             positions.push((name, game));
         }

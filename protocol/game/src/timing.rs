@@ -16,6 +16,10 @@
 //! ([`ClockView`]).
 
 use crate::event::Event;
+use crate::event::{
+    ClaimedOnTime, ClockExpired, ClockHandedOver, ClockStarted, TimeGiven, VacationEnded,
+    VacationStarted,
+};
 use crate::Game;
 use board::scenario::Side;
 use board::time_control::{Millis, TimeControl};
@@ -215,13 +219,13 @@ pub struct ClockView {
 /// The clocks after a clock event. Only the whole game (the server's, a verifier's) keeps
 /// them: a projection ignores these events but for the end of the game.
 pub fn apply(game: &mut Game, event: &Event) {
-    if let Event::ClaimedOnTime { .. } = event {
+    if let Event::ClaimedOnTime(_) = event {
         game.over = true;
     }
     if game.viewer.is_some() {
         return;
     }
-    if let Event::ClockStarted { control, at } = event {
+    if let Event::ClockStarted(ClockStarted { control, at }) = event {
         let running = awaited(game);
         game.timing = Some(Box::new(Timing::started(*control, running, *at)));
         return;
@@ -230,44 +234,44 @@ pub fn apply(game: &mut Game, event: &Event) {
         return;
     };
     match event {
-        Event::ClockHandedOver {
+        Event::ClockHandedOver(ClockHandedOver {
             at,
             charged,
             added,
             to,
-        } => {
+        }) => {
             timing.charge(*at, Some(charged));
             timing.bank[charged.side as usize] =
                 timing.bank[charged.side as usize].saturating_add(*added);
             timing.running = *to;
         }
-        Event::ClockExpired { side, at, charged } => {
+        Event::ClockExpired(ClockExpired { side, at, charged }) => {
             timing.charge(*at, Some(charged));
             timing.bank[*side as usize] = 0;
             timing.expired = Some(*side);
         }
-        Event::ClaimedOnTime { at, .. } => {
+        Event::ClaimedOnTime(ClaimedOnTime { at, .. }) => {
             timing.charge(*at, None);
             timing.running = None;
         }
-        Event::TimeGiven {
+        Event::TimeGiven(TimeGiven {
             to,
             time,
             at,
             charged,
             ..
-        } => {
+        }) => {
             timing.charge(*at, charged.as_ref());
             timing.bank[*to as usize] = timing.bank[*to as usize].saturating_add(*time);
             if timing.expired == Some(*to) {
                 timing.expired = None;
             }
         }
-        Event::VacationStarted { side, at, charged } => {
+        Event::VacationStarted(VacationStarted { side, at, charged }) => {
             timing.charge(*at, charged.as_ref());
             timing.on_vacation[*side as usize] = true;
         }
-        Event::VacationEnded { side, at, charged } => {
+        Event::VacationEnded(VacationEnded { side, at, charged }) => {
             timing.charge(*at, charged.as_ref());
             timing.on_vacation[*side as usize] = false;
         }

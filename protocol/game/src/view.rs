@@ -19,6 +19,19 @@
 //! reveals it says which "?" it was ([`Renamed`]).
 
 use crate::command::{CcAttack, Command};
+use crate::event::{
+    AdjudicationDisputed, AllMfSpent, AssaultMovementDeclared, AttackDeclared, AttackLeftToPlayers,
+    CloseCombatDesignated, DesperationMoraleMarked, DesperationMoraleRemoved, DiceRolled,
+    DoubleTimeDeclared, EventsUndone, EventsUndoneTo, FireEffectApplied, FireEffectLeftToPlayers,
+    GameCreated, HiddenUnitPlaced, OpportunityFireMarked, OutcomeAdjudicated, RallyAttempted,
+    RoutLeftToPlayers, SetupEnded, SewerEmergenceRolled, SewerEntryFailed, SewerStackLost,
+    SewerStackMoved, ShellholeCoverTaken, TunnelEntranceDiscovered, TunnelUseSeen,
+    TunnelUseSighted, UnitAdvanced, UnitBypassed, UnitEntryBlocked, UnitFailedToRout, UnitMoved,
+    UnitRouted, UnitsEnteredSewer, UnitsEnteredTunnel, UnitsMomentarilyRevealed,
+    UnitsRoutedThroughTunnel, UnitsSurfaced, UnitsWithdrew, WallAdvantageChallenged,
+    WallAdvantageChanceOffered, WallAdvantageClaimed, WallAdvantageDenied, WallAdvantageForfeited,
+    WallAdvantageHipWindowOffered, WeaponDropped, WeaponPickedUp,
+};
 use crate::event::{Allotment, Event, MfAccount, WaLoss};
 use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
 use board::scenario::{Scenario, Side, UnitId};
@@ -61,10 +74,10 @@ pub const ALIAS_PREFIX: char = '?';
 pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
     let visible = matches!(
         event,
-        Event::GameCreated { .. }
-            | Event::EventsUndone { .. }
-            | Event::EventsUndoneTo { .. }
-            | Event::HiddenUnitPlaced { .. }
+        Event::GameCreated(_)
+            | Event::EventsUndone(_)
+            | Event::EventsUndoneTo(_)
+            | Event::HiddenUnitPlaced(_)
     ) || before.shows(viewer, event);
     if !visible {
         return None;
@@ -334,75 +347,85 @@ impl Names<'_> {
     fn event(&self, event: &Event) -> Event {
         let v = self.viewer;
         match event.clone() {
-            Event::GameCreated { scenario } => Event::GameCreated {
+            Event::GameCreated(GameCreated { scenario }) => Event::GameCreated(GameCreated {
                 scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
                     &scenario.into(),
                     &self.after.setup_aliases,
                     v,
                 )),
-            },
-            Event::UnitMoved {
+            }),
+            Event::UnitMoved(UnitMoved {
                 units,
                 from,
                 to,
                 cost,
                 mf,
-            } => Event::UnitMoved {
+            }) => Event::UnitMoved(UnitMoved {
                 units: self.names(&units),
                 from,
                 to,
                 cost,
                 mf: self.accounts(&mf),
-            },
-            Event::UnitAdvanced {
+            }),
+            Event::UnitAdvanced(UnitAdvanced {
                 units,
                 from,
                 to,
                 cost,
                 cx,
-            } => Event::UnitAdvanced {
+            }) => Event::UnitAdvanced(UnitAdvanced {
                 units: self.names(&units),
                 from,
                 to,
                 cost,
                 cx: self.names(&cx),
-            },
-            Event::UnitBypassed {
+            }),
+            Event::UnitBypassed(UnitBypassed {
                 units,
                 hex,
                 from,
                 along,
                 cost,
                 mf,
-            } => Event::UnitBypassed {
+            }) => Event::UnitBypassed(UnitBypassed {
                 units: self.names(&units),
                 hex,
                 from,
                 along,
                 cost,
                 mf: self.accounts(&mf),
-            },
-            Event::AssaultMovementDeclared { units } => Event::AssaultMovementDeclared {
-                units: self.names(&units),
-            },
-            Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
-                units: self.names(&units),
-                mf: self.accounts(&mf),
-            },
-            Event::WeaponPickedUp { unit, weapon, mf } => Event::WeaponPickedUp {
-                unit: self.name(&unit),
-                weapon,
-                mf: self.account(&mf),
-            },
-            Event::WeaponDropped { unit, weapon } => Event::WeaponDropped {
-                unit: self.name(&unit),
-                weapon,
-            },
-            Event::WallAdvantageClaimed { units, how } => Event::WallAdvantageClaimed {
-                units: self.names(&units),
-                how,
-            },
-            Event::WallAdvantageForfeited { units, why } => {
+            }),
+            Event::AssaultMovementDeclared(AssaultMovementDeclared { units }) => {
+                Event::AssaultMovementDeclared(AssaultMovementDeclared {
+                    units: self.names(&units),
+                })
+            }
+            Event::DoubleTimeDeclared(DoubleTimeDeclared { units, mf }) => {
+                Event::DoubleTimeDeclared(DoubleTimeDeclared {
+                    units: self.names(&units),
+                    mf: self.accounts(&mf),
+                })
+            }
+            Event::WeaponPickedUp(WeaponPickedUp { unit, weapon, mf }) => {
+                Event::WeaponPickedUp(WeaponPickedUp {
+                    unit: self.name(&unit),
+                    weapon,
+                    mf: self.account(&mf),
+                })
+            }
+            Event::WeaponDropped(WeaponDropped { unit, weapon }) => {
+                Event::WeaponDropped(WeaponDropped {
+                    unit: self.name(&unit),
+                    weapon,
+                })
+            }
+            Event::WallAdvantageClaimed(WallAdvantageClaimed { units, how }) => {
+                Event::WallAdvantageClaimed(WallAdvantageClaimed {
+                    units: self.names(&units),
+                    how,
+                })
+            }
+            Event::WallAdvantageForfeited(WallAdvantageForfeited { units, why }) => {
                 let why = match why {
                     // A reason about the unit's own qualities (broken, a vehicle) would say
                     // what is under the "?".
@@ -418,172 +441,192 @@ impl Names<'_> {
                     },
                     other => other,
                 };
-                Event::WallAdvantageForfeited {
+                Event::WallAdvantageForfeited(WallAdvantageForfeited {
                     units: self.names(&units),
                     why,
-                }
+                })
             }
-            Event::WallAdvantageDenied { units, by } => Event::WallAdvantageDenied {
-                units: self.names(&units),
-                by: self.name(&by),
-            },
-            Event::UnitsMomentarilyRevealed { units } => Event::UnitsMomentarilyRevealed {
-                units: self.names(&units),
-            },
-            Event::WallAdvantageChanceOffered { side, units } => {
-                Event::WallAdvantageChanceOffered {
+            Event::WallAdvantageDenied(WallAdvantageDenied { units, by }) => {
+                Event::WallAdvantageDenied(WallAdvantageDenied {
+                    units: self.names(&units),
+                    by: self.name(&by),
+                })
+            }
+            Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units }) => {
+                Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
+                    units: self.names(&units),
+                })
+            }
+            Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }) => {
+                Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
                     side,
                     units: self.names(&units),
-                }
+                })
             }
-            Event::WallAdvantageChallenged {
+            Event::WallAdvantageChallenged(WallAdvantageChallenged {
                 side,
                 holders,
                 claimants,
                 how,
-            } => Event::WallAdvantageChallenged {
+            }) => Event::WallAdvantageChallenged(WallAdvantageChallenged {
                 side,
                 holders: self.names(&holders),
                 claimants: self.names(&claimants),
                 how,
-            },
+            }),
             // Names only the claimants, never which hidden unit the side could place (B9.324).
-            Event::WallAdvantageHipWindowOffered {
+            Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
                 side,
                 claimants,
                 how,
-            } => Event::WallAdvantageHipWindowOffered {
+            }) => Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
                 side,
                 claimants: self.names(&claimants),
                 how,
-            },
-            Event::ShellholeCoverTaken { units, mf } => Event::ShellholeCoverTaken {
-                units: self.names(&units),
-                mf: self.accounts(&mf),
-            },
+            }),
+            Event::ShellholeCoverTaken(ShellholeCoverTaken { units, mf }) => {
+                Event::ShellholeCoverTaken(ShellholeCoverTaken {
+                    units: self.names(&units),
+                    mf: self.accounts(&mf),
+                })
+            }
             // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
             // never the allotment that would tell a leader from a squad.
-            Event::AllMfSpent { units, rule, mf } => Event::AllMfSpent {
+            Event::AllMfSpent(AllMfSpent { units, rule, mf }) => Event::AllMfSpent(AllMfSpent {
                 units: self.names(&units),
                 rule: self.text(&rule),
                 mf: self.accounts(&mf),
-            },
-            Event::UnitRouted {
+            }),
+            Event::UnitRouted(UnitRouted {
                 unit,
                 from,
                 to,
                 cost,
                 mf,
                 interdiction_by,
-            } => Event::UnitRouted {
+            }) => Event::UnitRouted(UnitRouted {
                 unit: self.name(&unit),
                 from,
                 to,
                 cost,
                 mf: self.account(&mf),
                 interdiction_by: self.names(&interdiction_by),
-            },
-            Event::RoutLeftToPlayers { unit, rule, why } => Event::RoutLeftToPlayers {
-                unit: self.name(&unit),
-                rule,
-                why: self.text(&why),
-            },
-            Event::UnitFailedToRout { unit, next_to } => Event::UnitFailedToRout {
-                unit: self.name(&unit),
-                next_to: next_to.map(|e| self.name(&e)),
-            },
-            Event::UnitsRoutedThroughTunnel {
+            }),
+            Event::RoutLeftToPlayers(RoutLeftToPlayers { unit, rule, why }) => {
+                Event::RoutLeftToPlayers(RoutLeftToPlayers {
+                    unit: self.name(&unit),
+                    rule,
+                    why: self.text(&why),
+                })
+            }
+            Event::UnitFailedToRout(UnitFailedToRout { unit, next_to }) => {
+                Event::UnitFailedToRout(UnitFailedToRout {
+                    unit: self.name(&unit),
+                    next_to: next_to.map(|e| self.name(&e)),
+                })
+            }
+            Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
                 units,
                 side,
                 from,
                 to,
-            } => Event::UnitsRoutedThroughTunnel {
+            }) => Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
                 units: self.names(&units),
                 side,
                 from,
                 to,
-            },
-            Event::TunnelUseSeen { by, unit, entrance } => Event::TunnelUseSeen {
-                by,
-                unit: self.name(&unit),
-                entrance,
-            },
+            }),
+            Event::TunnelUseSeen(TunnelUseSeen { by, unit, entrance }) => {
+                Event::TunnelUseSeen(TunnelUseSeen {
+                    by,
+                    unit: self.name(&unit),
+                    entrance,
+                })
+            }
             // Only its own side receives it (`Game::shows`); named as that side knows them.
-            Event::TunnelUseSighted {
+            Event::TunnelUseSighted(TunnelUseSighted {
                 by,
                 entrance,
                 units,
-            } => Event::TunnelUseSighted {
+            }) => Event::TunnelUseSighted(TunnelUseSighted {
                 by,
                 entrance,
                 units: self.names(&units),
-            },
-            Event::TunnelEntranceDiscovered {
+            }),
+            Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
                 by,
                 unit,
                 entrance,
                 mf,
-            } => Event::TunnelEntranceDiscovered {
+            }) => Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
                 by,
                 unit: self.name(&unit),
                 entrance,
                 mf: self.account(&mf),
-            },
-            Event::FireEffectApplied {
+            }),
+            Event::FireEffectApplied(FireEffectApplied {
                 unit,
                 outcome,
                 rule,
                 why,
-            } => Event::FireEffectApplied {
+            }) => Event::FireEffectApplied(FireEffectApplied {
                 unit: self.name(&unit),
                 outcome,
                 rule,
                 why: self.text(&why),
-            },
-            Event::FireEffectLeftToPlayers {
+            }),
+            Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target,
                 unit,
                 rule,
                 why,
-            } => Event::FireEffectLeftToPlayers {
+            }) => Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target,
                 unit: unit.map(|u| self.name(&u)),
                 rule,
                 why: self.text(&why),
-            },
-            Event::OpportunityFireMarked { units } => Event::OpportunityFireMarked {
-                units: self.names(&units),
-            },
-            Event::DesperationMoraleMarked { units, why } => Event::DesperationMoraleMarked {
-                units: self.names(&units),
-                why: self.text(&why),
-            },
-            Event::DesperationMoraleRemoved { units, why } => Event::DesperationMoraleRemoved {
-                units: self.names(&units),
-                why: self.text(&why),
-            },
-            Event::RallyAttempted { unit, leader } => Event::RallyAttempted {
-                unit: self.name(&unit),
-                leader: leader.map(|l| self.name(&l)),
-            },
-            Event::AttackLeftToPlayers {
+            }),
+            Event::OpportunityFireMarked(OpportunityFireMarked { units }) => {
+                Event::OpportunityFireMarked(OpportunityFireMarked {
+                    units: self.names(&units),
+                })
+            }
+            Event::DesperationMoraleMarked(DesperationMoraleMarked { units, why }) => {
+                Event::DesperationMoraleMarked(DesperationMoraleMarked {
+                    units: self.names(&units),
+                    why: self.text(&why),
+                })
+            }
+            Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, why }) => {
+                Event::DesperationMoraleRemoved(DesperationMoraleRemoved {
+                    units: self.names(&units),
+                    why: self.text(&why),
+                })
+            }
+            Event::RallyAttempted(RallyAttempted { unit, leader }) => {
+                Event::RallyAttempted(RallyAttempted {
+                    unit: self.name(&unit),
+                    leader: leader.map(|l| self.name(&l)),
+                })
+            }
+            Event::AttackLeftToPlayers(AttackLeftToPlayers {
                 by,
                 target,
                 rule,
                 why,
-            } => Event::AttackLeftToPlayers {
+            }) => Event::AttackLeftToPlayers(AttackLeftToPlayers {
                 by,
                 target,
                 rule,
                 why: self.text(&why),
-            },
-            Event::CloseCombatDesignated {
+            }),
+            Event::CloseCombatDesignated(CloseCombatDesignated {
                 by,
                 hex,
                 attacks,
                 withdrawals,
                 no_ambush,
-            } => Event::CloseCombatDesignated {
+            }) => Event::CloseCombatDesignated(CloseCombatDesignated {
                 by,
                 hex,
                 attacks: attacks
@@ -601,25 +644,25 @@ impl Names<'_> {
                     })
                     .collect(),
                 no_ambush,
-            },
-            Event::UnitsWithdrew {
+            }),
+            Event::UnitsWithdrew(UnitsWithdrew {
                 units,
                 from,
                 to,
                 cx,
-            } => Event::UnitsWithdrew {
+            }) => Event::UnitsWithdrew(UnitsWithdrew {
                 units: self.names(&units),
                 from,
                 to,
                 cx: self.names(&cx),
-            },
-            Event::AttackDeclared {
+            }),
+            Event::AttackDeclared(AttackDeclared {
                 by,
                 firers,
                 weapons,
                 target,
                 into_sewer,
-            } => Event::AttackDeclared {
+            }) => Event::AttackDeclared(AttackDeclared {
                 by,
                 firers: self.names(&firers),
                 // A weapon whose possessor the viewer knows only as "?" is not named to it.
@@ -629,11 +672,11 @@ impl Names<'_> {
                     .collect(),
                 target,
                 into_sewer,
-            },
+            }),
             // Set-up ends: each viewer receives the units it now sees, as the map shows them
             // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
             // the list's order says which unit is which.
-            Event::SetupEnded { units } => {
+            Event::SetupEnded(SetupEnded { units }) => {
                 let mut shown: Vec<Unit> = units
                     .iter()
                     .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
@@ -647,18 +690,20 @@ impl Names<'_> {
                     })
                     .collect();
                 shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
-                Event::SetupEnded { units: shown }
+                Event::SetupEnded(SetupEnded { units: shown })
             }
-            Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
+            Event::HiddenUnitPlaced(HiddenUnitPlaced { unit, .. })
+                if v != Viewer::Side(unit.side) =>
+            {
                 let mut shown = (*unit).clone();
                 super::mask_unit(&mut shown);
                 shown.id = self.name(&unit.id);
-                Event::HiddenUnitPlaced {
+                Event::HiddenUnitPlaced(HiddenUnitPlaced {
                     unit: Box::new(shown),
                     weapons: vec![],
-                }
+                })
             }
-            Event::UnitEntryBlocked {
+            Event::UnitEntryBlocked(UnitEntryBlocked {
                 units,
                 from,
                 to,
@@ -666,7 +711,7 @@ impl Names<'_> {
                 dummies_removed,
                 cost,
                 mf,
-            } => Event::UnitEntryBlocked {
+            }) => Event::UnitEntryBlocked(UnitEntryBlocked {
                 units: self.names(&units),
                 from,
                 to,
@@ -674,8 +719,8 @@ impl Names<'_> {
                 dummies_removed: self.names(&dummies_removed),
                 cost,
                 mf: self.accounts(&mf),
-            },
-            Event::DiceRolled { mut roll } => {
+            }),
+            Event::DiceRolled(DiceRolled { mut roll }) => {
                 // The outcome's words may quote a rating (a leader's morale in a 4TC): only
                 // the roller reads them; the others learn the outcome from the events after.
                 // A roll on request (`roll`) has no such words: its outcome is the note its
@@ -686,63 +731,71 @@ impl Names<'_> {
                 for m in &mut roll.modifiers {
                     m.reason = self.text(&m.reason);
                 }
-                Event::DiceRolled { roll }
+                Event::DiceRolled(DiceRolled { roll })
             }
-            Event::SewerEntryFailed { units } => Event::SewerEntryFailed {
-                units: self.names(&units),
-            },
-            Event::UnitsEnteredSewer { units, hex } => Event::UnitsEnteredSewer {
-                units: self.names(&units),
-                hex,
-            },
-            Event::SewerStackMoved {
+            Event::SewerEntryFailed(SewerEntryFailed { units }) => {
+                Event::SewerEntryFailed(SewerEntryFailed {
+                    units: self.names(&units),
+                })
+            }
+            Event::UnitsEnteredSewer(UnitsEnteredSewer { units, hex }) => {
+                Event::UnitsEnteredSewer(UnitsEnteredSewer {
+                    units: self.names(&units),
+                    hex,
+                })
+            }
+            Event::SewerStackMoved(SewerStackMoved {
                 units,
                 from,
                 to,
                 designated_by,
-            } => Event::SewerStackMoved {
+            }) => Event::SewerStackMoved(SewerStackMoved {
                 units: self.names(&units),
                 from,
                 to,
                 designated_by,
-            },
-            Event::SewerStackLost {
+            }),
+            Event::SewerStackLost(SewerStackLost {
                 units,
                 at,
                 defender,
                 options,
-            } => Event::SewerStackLost {
+            }) => Event::SewerStackLost(SewerStackLost {
                 units: self.names(&units),
                 at,
                 defender,
                 options,
-            },
-            Event::SewerEmergenceRolled { units, hex, result } => Event::SewerEmergenceRolled {
-                units: self.names(&units),
-                hex,
-                result,
-            },
-            Event::UnitsSurfaced { units, hex } => Event::UnitsSurfaced {
-                units: self.names(&units),
-                hex,
-            },
-            Event::UnitsEnteredTunnel {
+            }),
+            Event::SewerEmergenceRolled(SewerEmergenceRolled { units, hex, result }) => {
+                Event::SewerEmergenceRolled(SewerEmergenceRolled {
+                    units: self.names(&units),
+                    hex,
+                    result,
+                })
+            }
+            Event::UnitsSurfaced(UnitsSurfaced { units, hex }) => {
+                Event::UnitsSurfaced(UnitsSurfaced {
+                    units: self.names(&units),
+                    hex,
+                })
+            }
+            Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
                 units,
                 side,
                 from,
                 exit,
-            } => Event::UnitsEnteredTunnel {
+            }) => Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
                 units: self.names(&units),
                 side,
                 from,
                 exit,
-            },
-            Event::OutcomeAdjudicated {
+            }),
+            Event::OutcomeAdjudicated(OutcomeAdjudicated {
                 by,
                 unit,
                 outcome,
                 note,
-            } => Event::OutcomeAdjudicated {
+            }) => Event::OutcomeAdjudicated(OutcomeAdjudicated {
                 by,
                 // A relabel's or a reduction's note is what the counter now reads: under "?"
                 // that is hidden.
@@ -757,39 +810,41 @@ impl Names<'_> {
                 },
                 unit: self.name(&unit),
                 outcome,
-            },
-            Event::AdjudicationDisputed { by, event, reason } => Event::AdjudicationDisputed {
-                by,
-                event,
-                reason: self.text(&reason),
-            },
-            Event::EventsUndone {
+            }),
+            Event::AdjudicationDisputed(AdjudicationDisputed { by, event, reason }) => {
+                Event::AdjudicationDisputed(AdjudicationDisputed {
+                    by,
+                    event,
+                    reason: self.text(&reason),
+                })
+            }
+            Event::EventsUndone(EventsUndone {
                 requested_by,
                 consented_by,
                 from,
                 to,
                 restored,
-            } => Event::EventsUndone {
+            }) => Event::EventsUndone(EventsUndone {
                 requested_by,
                 consented_by,
                 from,
                 to,
                 restored: Box::new(restored.project(v)),
-            },
+            }),
             // The log names the version to return to; a viewer is handed the position itself,
             // as it may know it: the game after the undo is the position before `from`.
-            Event::EventsUndoneTo {
+            Event::EventsUndoneTo(EventsUndoneTo {
                 requested_by,
                 consented_by,
                 from,
                 to,
-            } => Event::EventsUndone {
+            }) => Event::EventsUndone(EventsUndone {
                 requested_by,
                 consented_by,
                 from,
                 to,
                 restored: Box::new(self.after.project(v)),
-            },
+            }),
             // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
             // ending by agreement included).
             other => other,

@@ -8,6 +8,24 @@
 use board::scenario::Side;
 use board::terrain::Mf;
 use game::event::Event;
+use game::event::{
+    AllMfSpent, AmbushChecked, AssaultMovementDeclared, AttackDeclared, AttackLeftToPlayers,
+    AttackResolved, ClaimedOnTime, ClockExpired, ClockHandedOver, ClockStarted,
+    CloseCombatDesignated, Conceded, DesperationMoraleMarked, DesperationMoraleRemoved, DiceRolled,
+    DoubleTimeDeclared, EndAgreed, EndProposed, FireEffectApplied, FireEffectLeftToPlayers,
+    GameCreated, GameEnded, HiddenUnitPlaced, IftAttackResolved, ManholeDeclaredUnseen,
+    MeleeRecorded, MultipleRofRetained, OpportunityFireMarked, OutcomeAdjudicated, RallyAttempted,
+    ResidualFpLeft, RoutLeftToPlayers, SetupDone, SetupEnded, SewerEmergenceRolled,
+    SewerEntryFailed, SewerStackLost, SewerStackMoved, ShellholeCoverTaken, StepEnded, StepPassed,
+    TimeGiven, TunnelDestroyed, TunnelEntranceDiscovered, TunnelUseSeen, TunnelUseSighted,
+    UnitAdvanced, UnitBypassed, UnitEntryBlocked, UnitFailedToRout, UnitMoved, UnitRouted,
+    UnitSetUp, UnitSetUpLifted, UnitsEntered, UnitsEnteredSewer, UnitsEnteredTunnel,
+    UnitsMomentarilyRevealed, UnitsRoutedThroughTunnel, UnitsSurfaced, UnitsWithdrew,
+    VacationEnded, VacationStarted, WallAdvantageChallenged, WallAdvantageChanceDeclined,
+    WallAdvantageChanceOffered, WallAdvantageClaimed, WallAdvantageDenied, WallAdvantageForfeited,
+    WallAdvantageHipWindowOffered, WeaponDropped, WeaponMalfunctioned, WeaponPickedUp,
+    WeaponRepairAttempted,
+};
 use game::Game;
 use rules::movement;
 use std::fmt::Write as _;
@@ -43,13 +61,13 @@ impl<'a> Sides<'a> {
 pub fn describe(game: &Sides<'_>, event: &Event) -> String {
     let name = |s: Side| game.name(s).to_string();
     match event {
-        Event::GameCreated { scenario } => {
+        Event::GameCreated(GameCreated { scenario }) => {
             format!("game created from scenario \"{}\"", scenario.name)
         }
-        Event::ClockStarted { control, .. } => format!("the clocks started: {control}"),
-        Event::ClockHandedOver {
+        Event::ClockStarted(ClockStarted { control, .. }) => format!("the clocks started: {control}"),
+        Event::ClockHandedOver(ClockHandedOver {
             charged, added, to, ..
-        } => {
+        }) => {
             let used = board::time_control::duration_text(charged.bank + charged.vacation);
             let plus = if *added > 0 {
                 format!(", +{} added", board::time_control::duration_text(*added))
@@ -65,39 +83,39 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 None => format!("the clocks stopped; {} used {used}", name(charged.side)),
             }
         }
-        Event::ClockExpired { side, .. } => format!(
+        Event::ClockExpired(ClockExpired { side, .. }) => format!(
             "the {}'s clock ran out; the {} may claim the game or give time",
             name(*side),
             name(side.opponent())
         ),
-        Event::ClaimedOnTime { by, .. } => format!(
+        Event::ClaimedOnTime(ClaimedOnTime { by, .. }) => format!(
             "{} claimed the game on time; the game is over, won by the {}",
             name(*by),
             name(*by)
         ),
-        Event::TimeGiven { by, to, time, .. } => format!(
+        Event::TimeGiven(TimeGiven { by, to, time, .. }) => format!(
             "{} gave the {} {}",
             name(*by),
             name(*to),
             board::time_control::duration_text(*time)
         ),
-        Event::VacationStarted { side, .. } => format!("{} went on vacation", name(*side)),
-        Event::VacationEnded { side, .. } => format!("{} came back from vacation", name(*side)),
-        Event::Conceded { side } => format!(
+        Event::VacationStarted(VacationStarted { side, .. }) => format!("{} went on vacation", name(*side)),
+        Event::VacationEnded(VacationEnded { side, .. }) => format!("{} came back from vacation", name(*side)),
+        Event::Conceded(Conceded { side }) => format!(
             "{} conceded; the game is over, won by the {}",
             name(*side),
             name(side.opponent())
         ),
-        Event::EndProposed { side } => format!(
+        Event::EndProposed(EndProposed { side }) => format!(
             "{} offered to end the game here (accept-end agrees; the step's end withdraws it)",
             name(*side)
         ),
-        Event::EndAgreed { side } => format!(
+        Event::EndAgreed(EndAgreed { side }) => format!(
             "{} accepted the {}'s offer; the game is over by agreement",
             name(*side),
             name(side.opponent())
         ),
-        Event::StepEnded { by, ended, next } => format!(
+        Event::StepEnded(StepEnded { by, ended, next }) => format!(
             "{} ended {}; now turn {} {} ({}), {} to act",
             name(*by),
             ended.step().name,
@@ -106,7 +124,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             next.step().rule,
             name(next.acting(game.first))
         ),
-        Event::StepPassed { ended, next } => format!(
+        Event::StepPassed(StepPassed { ended, next }) => format!(
             "{} passed: the {} had no unit that could claim WA ({}); now turn {} {} ({}), {} to act",
             ended.step().name,
             name(ended.acting(game.first)),
@@ -116,14 +134,14 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             next.step().rule,
             name(next.acting(game.first))
         ),
-        Event::GameEnded { turns_played } => format!("game over after {turns_played} Game Turns"),
-        Event::UnitMoved {
+        Event::GameEnded(GameEnded { turns_played }) => format!("game over after {turns_played} Game Turns"),
+        Event::UnitMoved(UnitMoved {
             units,
             from,
             to,
             cost,
             mf,
-        } => {
+        }) => {
             let mut s = format!(
                 "{} {from} → {to}: {}",
                 units.join("+"),
@@ -132,13 +150,13 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
-        Event::CloseCombatDesignated {
+        Event::CloseCombatDesignated(CloseCombatDesignated {
             by,
             hex,
             attacks,
             withdrawals,
             no_ambush,
-        } => {
+        }) => {
             let list = |ids: &[board::scenario::UnitId]| ids.join("+");
             let attacks: Vec<String> = attacks
                 .iter()
@@ -169,19 +187,19 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 }
             )
         }
-        Event::AmbushChecked { hex, ambusher } => match ambusher {
+        Event::AmbushChecked(AmbushChecked { hex, ambusher }) => match ambusher {
             Some(side) => format!(
                 "Ambush in {hex} (A11.4): the {} ambushed; its CC attacks there come first, at -1, and the other side's after, at +1",
                 name(*side)
             ),
             None => format!("no Ambush in {hex} (A11.4): its Close Combat is simultaneous"),
         },
-        Event::UnitsWithdrew {
+        Event::UnitsWithdrew(UnitsWithdrew {
             units,
             from,
             to,
             cx,
-        } => {
+        }) => {
             let mut s = format!(
                 "{} withdrew from the Melee in {from} to {to} (A11.2)",
                 units.join("+")
@@ -194,16 +212,16 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             }
             s
         }
-        Event::MeleeRecorded { hex } => format!(
+        Event::MeleeRecorded(MeleeRecorded { hex }) => format!(
             "Close Combat in {hex} over with both sides still there: Melee (A11.7)"
         ),
-        Event::UnitAdvanced {
+        Event::UnitAdvanced(UnitAdvanced {
             units,
             from,
             to,
             cost,
             cx,
-        } => {
+        }) => {
             let mut s = format!(
                 "{} advanced {from} → {to} (A4.7; entering costs {} in the MPh)",
                 units.join("+"),
@@ -217,14 +235,14 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             }
             s
         }
-        Event::UnitBypassed {
+        Event::UnitBypassed(UnitBypassed {
             units,
             hex,
             along,
             cost,
             mf,
             ..
-        } => {
+        }) => {
             let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
             let mut s = format!(
                 "{} Bypass {hex} along {}: {} MF = {}",
@@ -236,16 +254,16 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
-        Event::AssaultMovementDeclared { units } => format!(
+        Event::AssaultMovementDeclared(AssaultMovementDeclared { units }) => format!(
             "{} declared Assault Movement (A4.61): one Location, an MF kept, no FFNAM",
             units.join("+")
         ),
-        Event::DoubleTimeDeclared { units, mf } => {
+        Event::DoubleTimeDeclared(DoubleTimeDeclared { units, mf }) => {
             let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
             write_accounts(&mut s, mf);
             s
         }
-        Event::WeaponPickedUp { unit, weapon, mf } => {
+        Event::WeaponPickedUp(WeaponPickedUp { unit, weapon, mf }) => {
             let mut s = format!(
                 "{unit} recovered {weapon}: {} MF (A4.44)",
                 rules::movement::RECOVERY_MF
@@ -253,68 +271,68 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, std::slice::from_ref(mf));
             s
         }
-        Event::WeaponDropped { unit, weapon } => format!("{unit} dropped {weapon} (A4.43)"),
-        Event::WallAdvantageClaimed { units, how } => format!(
+        Event::WeaponDropped(WeaponDropped { unit, weapon }) => format!("{unit} dropped {weapon} (A4.43)"),
+        Event::WallAdvantageClaimed(WallAdvantageClaimed { units, how }) => format!(
             "{} claimed Wall Advantage {} ({})",
             units.join("+"),
             how.describe(),
             how.rule()
         ),
-        Event::WallAdvantageForfeited { units, why } => {
+        Event::WallAdvantageForfeited(WallAdvantageForfeited { units, why }) => {
             format!("{} Wall Advantage {}", units.join("+"), why.describe())
         }
-        Event::WallAdvantageDenied { units, by } => format!(
+        Event::WallAdvantageDenied(WallAdvantageDenied { units, by }) => format!(
             "{} denied Wall Advantage: {by} holds it over a shared hexside (B9.321)",
             units.join("+")
         ),
-        Event::UnitsMomentarilyRevealed { units } => format!(
+        Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units }) => format!(
             "{} momentarily revealed as real to claim or keep WA (B9.324)",
             units.join("+")
         ),
-        Event::WallAdvantageChanceOffered { side, units } => format!(
+        Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }) => format!(
             "{} may claim Wall Advantage for {} now that the enemy has lost it (B9.322); waiting for its answer",
             name(*side),
             units.join("+")
         ),
-        Event::WallAdvantageChallenged {
+        Event::WallAdvantageChallenged(WallAdvantageChallenged {
             side,
             holders,
             claimants,
             how,
-        } => format!(
+        }) => format!(
             "{} challenged for {} claiming Wall Advantage {}: show a real unit among {} or forfeit (B9.324); waiting for its answer",
             name(*side),
             claimants.join("+"),
             how.describe(),
             holders.join("+")
         ),
-        Event::WallAdvantageHipWindowOffered {
+        Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
             side,
             claimants,
             how,
-        } => format!(
+        }) => format!(
             "{} attempt to claim Wall Advantage {}; the {} may first place a hidden unit and claim it (B9.324); waiting for its answer",
             claimants.join("+"),
             how.describe(),
             name(*side)
         ),
-        Event::ShellholeCoverTaken { units, mf } => format!(
+        Event::ShellholeCoverTaken(ShellholeCoverTaken { units, mf }) => format!(
             "{} paid the rest of the shellholes' cost for their +1 TEM (B2){}",
             units.join("+"),
             mf.first()
                 .map(|a| format!(", {} MF spent", a.spent))
                 .unwrap_or_default()
         ),
-        Event::WallAdvantageChanceDeclined { side } => {
+        Event::WallAdvantageChanceDeclined(WallAdvantageChanceDeclined { side }) => {
             format!("{} let the chance to claim Wall Advantage pass", name(*side))
         }
-        Event::AttackDeclared {
+        Event::AttackDeclared(AttackDeclared {
             by,
             firers,
             weapons,
             target,
             into_sewer,
-        } => format!(
+        }) => format!(
             "{} declared fire by {} at {target}{}",
             name(*by),
             firers
@@ -329,28 +347,28 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 ""
             }
         ),
-        Event::WeaponMalfunctioned {
+        Event::WeaponMalfunctioned(WeaponMalfunctioned {
             weapon,
             holder,
             original_dr,
             breakdown,
-        } => format!(
+        }) => format!(
             "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
         ),
-        Event::MultipleRofRetained {
+        Event::MultipleRofRetained(MultipleRofRetained {
             weapon,
             holder,
             coloured_dr,
             rof,
-        } => format!(
+        }) => format!(
             "`{holder}`'s {weapon} kept its Multiple ROF: coloured dr {coloured_dr}, at or below its ROF {rof} (A9.2); it may fire again this phase"
         ),
-        Event::WeaponRepairAttempted {
+        Event::WeaponRepairAttempted(WeaponRepairAttempted {
             weapon,
             holder,
             dr,
             result,
-        } => format!(
+        }) => format!(
             "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
             match result {
                 game::event::RepairResult::Repaired => "repaired",
@@ -358,19 +376,19 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 game::event::RepairResult::Failed => "still malfunctioned",
             }
         ),
-        Event::AttackResolved { by, target } => {
+        Event::AttackResolved(AttackResolved { by, target }) => {
             format!("{} resolved its attack on {target}", name(*by))
         }
-        Event::AttackLeftToPlayers { target, rule, why, .. } => format!(
+        Event::AttackLeftToPlayers(AttackLeftToPlayers { target, rule, why, .. }) => format!(
             "the attack on {target} is the players' to adjudicate: {why} ({rule})"
         ),
-        Event::ResidualFpLeft { hex, fp, .. } => match fp {
+        Event::ResidualFpLeft(ResidualFpLeft { hex, fp, .. }) => match fp {
             Some(fp) => format!("Residual FP {fp} stays in {hex} for the rest of the MPh (A8.2)"),
             None => format!(
                 "Residual FP stays in {hex} for the rest of the MPh, how much for the players to determine (A8.2)"
             ),
         },
-        Event::IftAttackResolved {
+        Event::IftAttackResolved(IftAttackResolved {
             target,
             fp,
             column,
@@ -378,34 +396,34 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             final_dr,
             result,
             ..
-        } => format!(
+        }) => format!(
             "IFT: {fp} FP vs {target} on the {column} column{}: Final DR {final_dr} → {result} (A7.3)",
             if *cowered { " (cowered, A7.9)" } else { "" }
         ),
         // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
-        Event::FireEffectApplied { rule, why, .. } => format!("{why} ({rule})"),
-        Event::FireEffectLeftToPlayers { why, rule, .. } => {
+        Event::FireEffectApplied(FireEffectApplied { rule, why, .. }) => format!("{why} ({rule})"),
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers { why, rule, .. }) => {
             format!("for the players to adjudicate: {why} ({rule})")
         }
-        Event::OpportunityFireMarked { units } => format!(
+        Event::OpportunityFireMarked(OpportunityFireMarked { units }) => format!(
             "{} designated Opportunity Fire{}: holding fire for the AFPh, not moving this MPh (A7.25)",
             units.join(", "),
             if units.len() == 1 { "r" } else { "rs" }
         ),
-        Event::DesperationMoraleMarked { units, why } => {
+        Event::DesperationMoraleMarked(DesperationMoraleMarked { units, why }) => {
             format!("{} under Desperation Morale: {why} (A10.62)", units.join(", "))
         }
-        Event::DesperationMoraleRemoved { units, why } => {
+        Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, why }) => {
             format!("{} no longer under Desperation Morale: {why} (A10.62)", units.join(", "))
         }
-        Event::RallyAttempted {
+        Event::RallyAttempted(RallyAttempted {
             unit,
             leader: Some(leader),
-        } => format!("{leader} attempted to rally {unit} (A10.6)"),
-        Event::RallyAttempted { unit, leader: None } => {
+        }) => format!("{leader} attempted to rally {unit} (A10.6)"),
+        Event::RallyAttempted(RallyAttempted { unit, leader: None }) => {
             format!("{unit} attempted to self-rally (A10.63)")
         }
-        Event::UnitSetUp { unit, hip, .. } => format!(
+        Event::UnitSetUp(UnitSetUp { unit, hip, .. }) => format!(
             "{} set up {} in {}{}{} (A12.12)",
             name(unit.side),
             unit.id,
@@ -413,15 +431,15 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             if unit.concealed { ", concealed" } else { "" },
             if *hip { ", hidden (HIP)" } else { "" }
         ),
-        Event::UnitSetUpLifted { unit } => format!("{unit} was taken back off the map to set up again"),
-        Event::SetupDone { side } => format!("{} has set up (A12.12)", name(*side)),
-        Event::SetupEnded { units } => format!(
+        Event::UnitSetUpLifted(UnitSetUpLifted { unit }) => format!("{unit} was taken back off the map to set up again"),
+        Event::SetupDone(SetupDone { side }) => format!("{} has set up (A12.12)", name(*side)),
+        Event::SetupEnded(SetupEnded { units }) => format!(
             "set-up ended: {} unit(s) show on the map; Turn 1 begins",
             units.len()
         ),
-        Event::UnitsEntered {
+        Event::UnitsEntered(UnitsEntered {
             units, hex, cost, ..
-        } => format!(
+        }) => format!(
             "{} entered from off board into {hex} ({}) (A2.51)",
             units
                 .iter()
@@ -430,12 +448,12 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 .join("+"),
             paid(cost)
         ),
-        Event::HiddenUnitPlaced { unit, .. } => format!(
+        Event::HiddenUnitPlaced(HiddenUnitPlaced { unit, .. }) => format!(
             "{} placed a hidden unit on board in {}, concealed (A12.3)",
             name(unit.side),
             unit.hex
         ),
-        Event::UnitEntryBlocked {
+        Event::UnitEntryBlocked(UnitEntryBlocked {
             units,
             from,
             to,
@@ -443,7 +461,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             dummies_removed,
             cost,
             mf,
-        } => {
+        }) => {
             // An entry from off board that was stopped names the hex twice: the units stay
             // off board (A2.51, A12.15).
             let mut s = if from == to {
@@ -472,7 +490,7 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             write_accounts(&mut s, mf);
             s
         }
-        Event::DiceRolled { roll } => {
+        Event::DiceRolled(DiceRolled { roll }) => {
             let dice: Vec<String> = roll.dice.iter().map(|d| d.to_string()).collect();
             let mut s = format!(
                 "{} rolled {} for {:?} ({}): {}",
@@ -488,20 +506,20 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             let _ = write!(s, " = Final {} → {}", roll.final_result, roll.outcome);
             s
         }
-        Event::SewerEntryFailed { units } => format!(
+        Event::SewerEntryFailed(SewerEntryFailed { units }) => format!(
             "{} cannot enter the sewer this MPh: the leader's 4TC failed (B8.4)",
             units.join("+")
         ),
-        Event::UnitsEnteredSewer { units, hex } => format!(
+        Event::UnitsEnteredSewer(UnitsEnteredSewer { units, hex }) => format!(
             "{} went down the Manhole in {hex} beneath \"Sewer?\", for all MF (B8.4)",
             units.join("+")
         ),
-        Event::SewerStackMoved {
+        Event::SewerStackMoved(SewerStackMoved {
             units,
             from,
             to,
             designated_by,
-        } => match designated_by {
+        }) => match designated_by {
             Some(d) => format!(
                 "lost sewer stack {} moved from beneath {from} to beneath {to}, designated by the {} (B8.41)",
                 units.join("+"),
@@ -512,12 +530,12 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 units.join("+")
             ),
         },
-        Event::SewerStackLost {
+        Event::SewerStackLost(SewerStackLost {
             units,
             at,
             defender,
             options,
-        } => format!(
+        }) => format!(
             "sewer stack {} beneath {at} is lost: the {} designates where it goes, among {} (B8.41)",
             units.join("+"),
             name(*defender),
@@ -527,62 +545,62 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        Event::SewerEmergenceRolled { units, hex, result } => format!(
+        Event::SewerEmergenceRolled(SewerEmergenceRolled { units, hex, result }) => format!(
             "sewer stack {} beneath {hex}: {} (B8.42)",
             units.join("+"),
             result.describe()
         ),
-        Event::UnitsSurfaced { units, hex } => {
+        Event::UnitsSurfaced(UnitsSurfaced { units, hex }) => {
             format!("{} came up into {hex}, concealed", units.join("+"))
         }
-        Event::UnitsEnteredTunnel {
+        Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
             units, from, exit, ..
-        } => format!(
+        }) => format!(
             "{} entered the tunnel at {from} for all MF and wait beneath \"Sewer?\" at {exit} (B8.61)",
             units.join("+")
         ),
-        Event::TunnelDestroyed { entrance } => {
+        Event::TunnelDestroyed(TunnelDestroyed { entrance }) => {
             format!("the tunnel entrance at {entrance} was destroyed (B8.63)")
         }
-        Event::ManholeDeclaredUnseen { by, hex } => format!(
+        Event::ManholeDeclaredUnseen(ManholeDeclaredUnseen { by, hex }) => format!(
             "{} declared the road Manhole {hex} out of Known enemy LOS (B8.42 drm)",
             name(*by)
         ),
-        Event::OutcomeAdjudicated {
+        Event::OutcomeAdjudicated(OutcomeAdjudicated {
             by,
             unit,
             outcome,
             note,
-        } => {
+        }) => {
             let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.describe());
             if !note.is_empty() {
                 let _ = write!(s, " ({note})");
             }
             s
         }
-        Event::DiceCommitted { .. }
-        | Event::EntropyContributed { .. }
-        | Event::SeedRevealAgreed { .. }
-        | Event::SeedRevealed { .. }
-        | Event::AdjudicationAccepted { .. }
-        | Event::AdjudicationDisputed { .. }
-        | Event::UndoRequested { .. }
-        | Event::UndoDeclined { .. }
-        | Event::EventsUndone { .. }
-        | Event::EventsUndoneTo { .. } => crate::dispute::describe(game.sides, event),
-        Event::AllMfSpent { units, rule, mf } => {
+        Event::DiceCommitted(_)
+        | Event::EntropyContributed(_)
+        | Event::SeedRevealAgreed(_)
+        | Event::SeedRevealed(_)
+        | Event::AdjudicationAccepted(_)
+        | Event::AdjudicationDisputed(_)
+        | Event::UndoRequested(_)
+        | Event::UndoDeclined(_)
+        | Event::EventsUndone(_)
+        | Event::EventsUndoneTo(_) => crate::dispute::describe(game.sides, event),
+        Event::AllMfSpent(AllMfSpent { units, rule, mf }) => {
             let mut s = format!("{} spent all MF ({rule})", units.join("+"));
             write_accounts(&mut s, mf);
             s
         }
-        Event::UnitRouted {
+        Event::UnitRouted(UnitRouted {
             unit,
             from,
             to,
             cost,
             mf,
             interdiction_by,
-        } => {
+        }) => {
             let mut s = format!("{unit} routed {from} → {to} (A10.5): {}", paid(cost));
             write_accounts(&mut s, std::slice::from_ref(mf));
             if !interdiction_by.is_empty() {
@@ -594,10 +612,10 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
             }
             s
         }
-        Event::RoutLeftToPlayers { unit, rule, why } => format!(
+        Event::RoutLeftToPlayers(RoutLeftToPlayers { unit, rule, why }) => format!(
             "for the players to adjudicate: {unit} had to rout (A10.5) and could not by the rules the engine plays; one way was not modelled: {why} ({rule})"
         ),
-        Event::UnitFailedToRout { unit, next_to } => match next_to {
+        Event::UnitFailedToRout(UnitFailedToRout { unit, next_to }) => match next_to {
             Some(e) => format!(
                 "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5); being ADJACENT to {e}, it may be a Surrender instead (A20.21), which is left to the players"
             ),
@@ -605,25 +623,25 @@ pub fn describe(game: &Sides<'_>, event: &Event) -> String {
                 "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5)"
             ),
         },
-        Event::UnitsRoutedThroughTunnel {
+        Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
             units, from, to, ..
-        } => format!(
+        }) => format!(
             "{} routed through the tunnel from {from} to {to}, not concealed (B8.62)",
             units.join("+")
         ),
-        Event::TunnelUseSeen { by, unit, entrance } => format!(
+        Event::TunnelUseSeen(TunnelUseSeen { by, unit, entrance }) => format!(
             "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
             game.name(*by)
         ),
-        Event::TunnelUseSighted {
+        Event::TunnelUseSighted(TunnelUseSighted {
             entrance, units, ..
-        } => format!(
+        }) => format!(
             "the tunnel entrance at {entrance} was used in the LOS of {} (B8.63)",
             units.join("+")
         ),
-        Event::TunnelEntranceDiscovered {
+        Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
             unit, entrance, mf, ..
-        } => {
+        }) => {
             let mut s = format!(
                 "{unit} searched {entrance} and discovered the tunnel entrance there (B8.63, A4.44)"
             );
@@ -716,7 +734,7 @@ mod tests {
         );
         let moved = events
             .iter()
-            .find(|e| matches!(e, Event::UnitMoved { .. }))
+            .find(|e| matches!(e, Event::UnitMoved(_)))
             .expect("moved");
         let words = describe_event(&before, moved);
         assert!(words.contains("all MF (B16)"), "{words}");

@@ -25,6 +25,10 @@ use board::terrain::Terrain;
 use game::command::{CcAttack, CcWithdrawal, Outcome};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
+use game::event::{
+    AmbushChecked, CloseCombatDesignated, DiceRolled, FireEffectApplied, FireEffectLeftToPlayers,
+    HiddenUnitPlaced, MeleeRecorded, UnitsWithdrew,
+};
 use game::phase::Phase;
 use game::{Game, Unit};
 use std::collections::BTreeSet;
@@ -70,7 +74,7 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
             let mut placed = h.clone();
             placed.hidden = false;
             placed.concealed = true;
-            Event::HiddenUnitPlaced {
+            Event::HiddenUnitPlaced(HiddenUnitPlaced {
                 weapons: game
                     .weapons
                     .values()
@@ -78,7 +82,7 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
                     .cloned()
                     .collect(),
                 unit: Box::new(placed),
-            }
+            })
         })
         .collect()
 }
@@ -114,7 +118,7 @@ pub(super) fn ambush_checks(
             finals[i] = final_result;
             // The ATTACKER's `done` rolls both drs: each roll names the side whose command
             // made it (`record::export`), its words the side whose dr it is.
-            events.push(Event::DiceRolled {
+            events.push(Event::DiceRolled(DiceRolled {
                 roll: Roll {
                     side: attacker,
                     purpose: RollPurpose::CloseCombat,
@@ -125,7 +129,7 @@ pub(super) fn ambush_checks(
                     final_result,
                     outcome: format!("Ambush dr in {hex} of the {}", game.side_name(side)),
                 },
-            });
+            }));
             first_draw += 1;
         }
         let ambusher = if finals[0] + 3 <= finals[1] {
@@ -135,7 +139,7 @@ pub(super) fn ambush_checks(
         } else {
             None
         };
-        events.push(Event::AmbushChecked { hex, ambusher });
+        events.push(Event::AmbushChecked(AmbushChecked { hex, ambusher }));
     }
     Ok(events)
 }
@@ -290,7 +294,7 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
     if game.movement.cc_designated.contains_key(&hex) {
         return Err(refuse_end(game, hex));
     }
-    Ok(vec![Event::MeleeRecorded { hex }])
+    Ok(vec![Event::MeleeRecorded(MeleeRecorded { hex })])
 }
 
 /// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
@@ -307,7 +311,7 @@ fn reduce(
     let reduced = morale::casualty_reduction(unit, "A11.11", why);
     let mut applied = false;
     for event in &reduced {
-        if let Event::FireEffectApplied { unit, outcome, .. } = event {
+        if let Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) = event {
             applied = true;
             if *outcome == Outcome::Eliminate {
                 eliminated.insert(unit.clone());
@@ -433,13 +437,13 @@ pub(super) fn decide_close_combat(
             format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
         ));
     }
-    let designated = Event::CloseCombatDesignated {
+    let designated = Event::CloseCombatDesignated(CloseCombatDesignated {
         by,
         hex,
         attacks: attacks.to_vec(),
         withdrawals: withdrawals.to_vec(),
         no_ambush: false,
-    };
+    });
     let Some(theirs) = pending else {
         return Ok(vec![designated]);
     };
@@ -466,14 +470,14 @@ pub(super) fn decide_close_combat(
                     Survivors::None => continue,
                     Survivors::Changed(id) => {
                         partial = true;
-                        events.push(Event::FireEffectLeftToPlayers {
+                        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                                 target: hex,
                                 unit: Some(id.clone()),
                                 rule: "A11.4".into(),
                                 why: format!(
                                     "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
                                 ),
-                            });
+                            }));
                         continue;
                     }
                 },
@@ -512,17 +516,17 @@ pub(super) fn decide_close_combat(
                 assessed.column.kill_number(),
                 assessed.column
             );
-            events.push(Event::DiceRolled { roll });
+            events.push(Event::DiceRolled(DiceRolled { roll }));
             match result {
                 CcResult::Eliminated => {
                     for d in &attack.defenders {
                         if eliminated.insert(d.clone()) {
-                            events.push(Event::FireEffectApplied {
+                            events.push(Event::FireEffectApplied(FireEffectApplied {
                                 unit: d.clone(),
                                 outcome: Outcome::Eliminate,
                                 rule: "A11.11".into(),
                                 why: format!("`{d}` eliminated in CC: {figures}"),
-                            });
+                            }));
                         }
                     }
                 }
@@ -586,14 +590,14 @@ pub(super) fn decide_close_combat(
         let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
         for id in &reduced {
             partial = true;
-            events.push(Event::FireEffectLeftToPlayers {
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target: hex,
                 unit: Some((*id).clone()),
                 rule: "A11.2".into(),
                 why: format!(
                     "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
                 ),
-            });
+            }));
         }
         let whole: Vec<&Unit> = w
             .units
@@ -609,12 +613,12 @@ pub(super) fn decide_close_combat(
         // test is taken again, as an advance by those units alone would take it (A4.72).
         let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
         events.extend(wa);
-        events.push(Event::UnitsWithdrew {
+        events.push(Event::UnitsWithdrew(UnitsWithdrew {
             units: whole.iter().map(|u| u.id.clone()).collect(),
             from: hex,
             to: w.to,
             cx,
-        });
+        }));
         withdrew.extend(whole.iter().map(|u| u.id.clone()));
     }
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
@@ -632,7 +636,7 @@ pub(super) fn decide_close_combat(
             u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
         }) {
             partial = true;
-            events.push(Event::FireEffectLeftToPlayers {
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target: hex,
                 unit: Some(u.id.clone()),
                 rule: "A11.16".into(),
@@ -640,11 +644,11 @@ pub(super) fn decide_close_combat(
                     "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
                     u.id
                 ),
-            });
+            }));
         }
     }
     if !partial && both {
-        events.push(Event::MeleeRecorded { hex });
+        events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
     }
     Ok(events)
 }

@@ -35,6 +35,7 @@
 use crate::wall_advantage;
 use board::scenario::{Side, UnitKind};
 use game::event::Event;
+use game::event::StepPassed;
 use game::phase::{Clock, Phase};
 use game::{apply, Game, Unit, Viewer};
 
@@ -55,10 +56,10 @@ pub(super) fn passing(game: &Game) -> Vec<Event> {
         let Some(next) = after.clock.next(after.scenario.turns) else {
             break;
         };
-        let passed = Event::StepPassed {
+        let passed = Event::StepPassed(StepPassed {
             ended: after.clock,
             next,
-        };
+        });
         apply(&mut after, &passed);
         events.push(passed);
     }

@@ -15,6 +15,7 @@
 //! cannot rule a large frame out: for games of large scenarios with many or long unit ids,
 //! or commands with large events.
 
+use protocol::event::GameCreated;
 use protocol::game::view::project_event;
 use protocol::game::{Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
@@ -189,9 +190,9 @@ pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
 /// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
 /// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
 pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), FrameError> {
-    let created = Event::GameCreated {
+    let created = Event::GameCreated(GameCreated {
         scenario: scenario.clone(),
-    };
+    });
     let game = Game::replay([&created])?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
     // A review shows the whole game, unprojected.
@@ -230,6 +231,7 @@ pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::ReadScenario;
     use protocol::{Command, Outcome, ScriptedDice, Side};
 
@@ -238,7 +240,7 @@ mod tests {
             "../../../scenarios/b9-41-wall-advantage.toml"
         ))
         .unwrap();
-        Game::replay([&Event::GameCreated { scenario }]).unwrap()
+        Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
     }
 
     fn adjudicated(game: &Game) -> Vec<Event> {

@@ -59,6 +59,7 @@ use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
+use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers};
 use game::{Game, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -107,17 +108,21 @@ pub fn awaits_ratings(unit: &Unit) -> bool {
 /// - anything else (a vehicle, a counter) is the players' whole.
 pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
     let id = &unit.id;
-    let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
-        target: unit.hex,
-        unit: Some(id.clone()),
-        rule: rule.to_string(),
-        why,
+    let left = |rule: &str, why: String| {
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: unit.hex,
+            unit: Some(id.clone()),
+            rule: rule.to_string(),
+            why,
+        })
     };
-    let applied = |outcome: Outcome, words: &str| Event::FireEffectApplied {
-        unit: id.clone(),
-        outcome,
-        rule: rule.to_string(),
-        why: format!("{why} → {words}"),
+    let applied = |outcome: Outcome, words: &str| {
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: id.clone(),
+            outcome,
+            rule: rule.to_string(),
+            why: format!("{why} → {words}"),
+        })
     };
     match unit.kind {
         UnitKind::Squad => vec![
@@ -198,7 +203,7 @@ pub fn random_selection(
         let dr = dice.roll_die().ok_or(NoDice)?;
         *draw += 1;
         drs.insert(unit.id.clone(), dr);
-        events.push(Event::DiceRolled {
+        events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: by,
                 purpose: RollPurpose::RandomSelection,
@@ -212,7 +217,7 @@ pub fn random_selection(
                     unit.ratings, unit.id
                 ),
             },
-        });
+        }));
     }
     Ok((drs, events))
 }
@@ -275,7 +280,7 @@ impl Effects<'_> {
             "{} `{}` {name}: morale {level}, DR {original}{drms} → {words}",
             unit.ratings, unit.id
         );
-        self.events.push(Event::DiceRolled {
+        self.events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: self.by,
                 purpose,
@@ -286,17 +291,18 @@ impl Effects<'_> {
                 final_result: final_dr,
                 outcome: line.clone(),
             },
-        });
+        }));
         line
     }
 
     fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
-        self.events.push(Event::FireEffectLeftToPlayers {
-            target: self.target,
-            unit: unit.cloned(),
-            rule: rule.to_string(),
-            why,
-        });
+        self.events
+            .push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                target: self.target,
+                unit: unit.cloned(),
+                rule: rule.to_string(),
+                why,
+            }));
     }
 
     /// Random Selection among `units` (A.9) for an IFT result, by the one path every Random
@@ -427,12 +433,12 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
                 (RollPurpose::TaskCheck, "A10.2"),
             );
             if pins {
-                fx.events.push(Event::FireEffectApplied {
+                fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                     unit: id.clone(),
                     outcome: Outcome::Pin,
                     rule: "A10.2".into(),
                     why: line,
-                });
+                }));
             }
         }
     }
@@ -540,12 +546,12 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
         };
         let picked = dr.map(|d| format!(" (dr {d})")).unwrap_or_default();
         if eliminated {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome: Outcome::Eliminate,
                 rule: "A7.301".into(),
                 why: format!("{} `{id}` {result}{picked} → eliminated", unit.ratings),
-            });
+            }));
             fx.leader_lost(unit, "was eliminated");
             continue;
         }
@@ -562,12 +568,12 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
             );
             fx.events.extend(casualty_reduction(unit, "A7.301", &why));
         } else {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome: Outcome::Break,
                 rule: "A7.301".into(),
                 why: format!("{} `{id}` {result}{picked} → broken", unit.ratings),
-            });
+            }));
             fx.leader_lost(unit, "broke");
         }
     }
@@ -753,12 +759,12 @@ fn checks(
             (check.purpose, check.rule),
         );
         if let Some((outcome, rule)) = effect {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome,
                 rule: rule.into(),
                 why: line.clone(),
-            });
+            }));
         }
         if check.is_ptc() {
             continue;
@@ -792,12 +798,12 @@ fn checks(
                     let why = format!("{line}: Casualty Reduction");
                     fx.events.extend(casualty_reduction(unit, "A10.31", &why));
                     if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
-                        fx.events.push(Event::FireEffectApplied {
+                        fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                             unit: id.clone(),
                             outcome: Outcome::Break,
                             rule: "A10.31".into(),
                             why: format!("{line}: broken"),
-                        });
+                        }));
                     }
                 }
                 let gone = casualty && matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew);

@@ -13,6 +13,7 @@ use crate::{require_acting, require_phase};
 use board::hex::Hex;
 use board::scenario::{Side, UnitId, UnitKind};
 use board::terrain::Mf;
+use game::event::UnitAdvanced;
 use game::event::{Event, MoveCost, WaLoss};
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -36,13 +37,13 @@ pub(crate) fn decide(
     let entry = enter_location(game, by, &units, ids, to, cost, Act::Advance)?;
     let cx = difficult_terrain(game, &units, ids, to, &entry.cost)?;
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
-    events.push(Event::UnitAdvanced {
+    events.push(Event::UnitAdvanced(UnitAdvanced {
         units: ids.to_vec(),
         from,
         to,
         cost: entry.cost,
         cx,
-    });
+    }));
     Ok(events)
 }
 

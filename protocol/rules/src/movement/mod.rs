@@ -728,7 +728,7 @@ fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
             let out = step::decide(game, unit.side, ids, to, &mut AnyDice).is_ok_and(|events| {
                 events
                     .iter()
-                    .any(|e| matches!(e, game::event::Event::UnitMoved { .. }))
+                    .any(|e| matches!(e, game::event::Event::UnitMoved(_)))
             });
             if out {
                 return true;

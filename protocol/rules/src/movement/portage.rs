@@ -12,6 +12,7 @@ use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
 use board::terrain::Mf;
 use game::event::{Event, MfAccount};
+use game::event::{WeaponDropped, WeaponPickedUp};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
@@ -117,7 +118,7 @@ pub(crate) fn decide_pick_up(
         spent,
         pieces!["recovering ", Piece::unit(weapon_id)],
     )?;
-    Ok(vec![Event::WeaponPickedUp {
+    Ok(vec![Event::WeaponPickedUp(WeaponPickedUp {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),
         mf: MfAccount {
@@ -126,7 +127,7 @@ pub(crate) fn decide_pick_up(
             spent,
             left: allotment.total.saturating_sub(spent),
         },
-    }])
+    })])
 }
 
 /// Dropping needs no MF and is not a move, so A4.2's one-stack-at-a-time does not stop a unit
@@ -193,8 +194,8 @@ pub(crate) fn decide_drop(
             ],
         ));
     }
-    Ok(vec![Event::WeaponDropped {
+    Ok(vec![Event::WeaponDropped(WeaponDropped {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),
-    }])
+    })])
 }

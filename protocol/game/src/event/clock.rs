@@ -1,0 +1,68 @@
+//! The players' clocks (`crate::timing`, `docs/clock.md`). Each event carries the server's
+//! time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
+
+use board::scenario::Side;
+use serde::{Deserialize, Serialize};
+
+/// The game is played under a time control: the server's own event, right after
+/// `GameCreated`. The side to act's clock starts running at `at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockStarted {
+    pub control: board::time_control::TimeControl,
+    pub at: u64,
+}
+
+/// The side the game waits on changed: `charged` is what the handing side's clock used,
+/// `added` what the time control gives it for handing over, and `to` the side whose
+/// clock runs now (`None`: the game is over and the clocks stop). The server's own event,
+/// in the batch of the command that handed over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockHandedOver {
+    pub at: u64,
+    pub charged: crate::timing::Charge,
+    pub added: u64,
+    pub to: Option<Side>,
+}
+
+/// `side`'s clock ran out: its bank is empty. Nothing happens by itself: the opponent may
+/// claim the game or give time. The server's own event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockExpired {
+    pub side: Side,
+    pub at: u64,
+    pub charged: crate::timing::Charge,
+}
+
+/// `by` claimed the game on time: the opponent's clock had run out. The game is over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaimedOnTime {
+    pub by: Side,
+    pub at: u64,
+}
+
+/// `by` gave its opponent `to` this much time; a clock that had run out runs again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeGiven {
+    pub by: Side,
+    pub to: Side,
+    pub time: u64,
+    pub at: u64,
+    pub charged: Option<crate::timing::Charge>,
+}
+
+/// `side` paused its clock with its vacation: while on vacation its clock takes from the
+/// vacation left before its bank.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VacationStarted {
+    pub side: Side,
+    pub at: u64,
+    pub charged: Option<crate::timing::Charge>,
+}
+
+/// `side` came back from vacation: its clock takes from its bank again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VacationEnded {
+    pub side: Side,
+    pub at: u64,
+    pub charged: Option<crate::timing::Charge>,
+}

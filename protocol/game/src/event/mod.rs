@@ -1,0 +1,456 @@
+//! Events: facts, in the past tense. Every change to a game is one of these, appended to the
+//! log and applied by `apply` — the same way live and in replay.
+
+use board::scenario::UnitId;
+use board::terrain::{HexsideFeature, Mf};
+use serde::{Deserialize, Serialize};
+
+mod clock;
+mod close_combat;
+mod dice;
+mod fire;
+mod morale;
+mod movement;
+mod review;
+mod setup;
+mod turn;
+mod underground;
+mod wall_advantage;
+
+pub use clock::*;
+pub use close_combat::*;
+pub use dice::*;
+pub use fire::*;
+pub use morale::*;
+pub use movement::*;
+pub use review::*;
+pub use setup::*;
+pub use turn::*;
+pub use underground::*;
+pub use wall_advantage::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    GameCreated(GameCreated),
+    StepEnded(StepEnded),
+    StepPassed(StepPassed),
+    GameEnded(GameEnded),
+    Conceded(Conceded),
+    EndProposed(EndProposed),
+    EndAgreed(EndAgreed),
+    UnitMoved(UnitMoved),
+    UnitAdvanced(UnitAdvanced),
+    CloseCombatDesignated(CloseCombatDesignated),
+    AmbushChecked(AmbushChecked),
+    MeleeRecorded(MeleeRecorded),
+    UnitBypassed(UnitBypassed),
+    DoubleTimeDeclared(DoubleTimeDeclared),
+    AssaultMovementDeclared(AssaultMovementDeclared),
+    WeaponPickedUp(WeaponPickedUp),
+    WeaponDropped(WeaponDropped),
+    WallAdvantageClaimed(WallAdvantageClaimed),
+    WallAdvantageForfeited(WallAdvantageForfeited),
+    WallAdvantageDenied(WallAdvantageDenied),
+    UnitsMomentarilyRevealed(UnitsMomentarilyRevealed),
+    WallAdvantageChanceOffered(WallAdvantageChanceOffered),
+    WallAdvantageChanceDeclined(WallAdvantageChanceDeclined),
+    AttackDeclared(AttackDeclared),
+    WeaponMalfunctioned(WeaponMalfunctioned),
+    MultipleRofRetained(MultipleRofRetained),
+    WeaponRepairAttempted(WeaponRepairAttempted),
+    AttackResolved(AttackResolved),
+    HiddenUnitPlaced(HiddenUnitPlaced),
+    UnitEntryBlocked(UnitEntryBlocked),
+    DiceRolled(DiceRolled),
+    SewerEntryFailed(SewerEntryFailed),
+    UnitsEnteredSewer(UnitsEnteredSewer),
+    SewerStackMoved(SewerStackMoved),
+    SewerStackLost(SewerStackLost),
+    SewerEmergenceRolled(SewerEmergenceRolled),
+    UnitsSurfaced(UnitsSurfaced),
+    UnitsEnteredTunnel(UnitsEnteredTunnel),
+    TunnelDestroyed(TunnelDestroyed),
+    ManholeDeclaredUnseen(ManholeDeclaredUnseen),
+    OutcomeAdjudicated(OutcomeAdjudicated),
+    DiceCommitted(DiceCommitted),
+    EntropyContributed(EntropyContributed),
+    SeedRevealAgreed(SeedRevealAgreed),
+    SeedRevealed(SeedRevealed),
+    AdjudicationAccepted(AdjudicationAccepted),
+    AdjudicationDisputed(AdjudicationDisputed),
+    UndoRequested(UndoRequested),
+    UndoDeclined(UndoDeclined),
+    EventsUndone(EventsUndone),
+    WallAdvantageChallenged(WallAdvantageChallenged),
+    WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered),
+    ShellholeCoverTaken(ShellholeCoverTaken),
+    AllMfSpent(AllMfSpent),
+    UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel),
+    UnitRouted(UnitRouted),
+    UnitFailedToRout(UnitFailedToRout),
+    RoutLeftToPlayers(RoutLeftToPlayers),
+    TunnelUseSeen(TunnelUseSeen),
+    TunnelEntranceDiscovered(TunnelEntranceDiscovered),
+    TunnelUseSighted(TunnelUseSighted),
+    EventsUndoneTo(EventsUndoneTo),
+    UnitSetUp(UnitSetUp),
+    UnitSetUpLifted(UnitSetUpLifted),
+    SetupDone(SetupDone),
+    SetupEnded(SetupEnded),
+    UnitsEntered(UnitsEntered),
+    ClockStarted(ClockStarted),
+    ClockHandedOver(ClockHandedOver),
+    ClockExpired(ClockExpired),
+    ClaimedOnTime(ClaimedOnTime),
+    TimeGiven(TimeGiven),
+    VacationStarted(VacationStarted),
+    VacationEnded(VacationEnded),
+    AttackLeftToPlayers(AttackLeftToPlayers),
+    ResidualFpLeft(ResidualFpLeft),
+    IftAttackResolved(IftAttackResolved),
+    FireEffectApplied(FireEffectApplied),
+    FireEffectLeftToPlayers(FireEffectLeftToPlayers),
+    DesperationMoraleMarked(DesperationMoraleMarked),
+    DesperationMoraleRemoved(DesperationMoraleRemoved),
+    RallyAttempted(RallyAttempted),
+    // New variants go last: logs are encoded by variant index.
+    UnitsWithdrew(UnitsWithdrew),
+    OpportunityFireMarked(OpportunityFireMarked),
+}
+
+/// At which of the moments of B9.322 (or by which rule) a unit took WA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaClaim {
+    /// At the end of the RPh, ATTACKER first (B9.322, step 1.32B).
+    EndOfRallyPhase,
+    /// During its own MPh or APh (B9.322).
+    OwnMovement,
+    /// On being placed on board from HIP (B9.322).
+    LosingHip,
+    /// All enemy units sharing its hexsides lost WA (B9.322).
+    EnemyLostIt,
+    /// It has no in-hex TEM of +1 or more, so it must hold WA whenever it can (B9.323).
+    Mandatory,
+}
+
+impl WaClaim {
+    pub fn rule(self) -> &'static str {
+        match self {
+            WaClaim::Mandatory => "B9.323",
+            _ => "B9.322",
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            WaClaim::EndOfRallyPhase => "at the end of the RPh",
+            WaClaim::OwnMovement => "during its MPh/APh",
+            WaClaim::LosingHip => "on losing HIP",
+            WaClaim::EnemyLostIt => "as the enemy lost it",
+            WaClaim::Mandatory => "mandatory: no in-hex TEM of +1 or more",
+        }
+    }
+}
+
+/// Why units no longer hold WA.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaLoss {
+    /// Its owner gave it up (B9.322).
+    Voluntary,
+    /// It started entering a new Location (B9.41).
+    Moved,
+    /// Its attempt to leave failed, and WA was lost all the same (B9.41).
+    ExitFailed,
+    /// It no longer qualifies: the rule and the reason (B9.32, B9.35 …).
+    Ineligible { rule: String, why: String },
+    /// A dummy stack cannot keep WA from a real enemy unit (B9.324).
+    DummyChallenged,
+    /// Challenged, its owner chose to forfeit rather than show a real unit (B9.324).
+    ChallengeForfeited,
+}
+
+impl WaLoss {
+    pub fn describe(&self) -> String {
+        match self {
+            WaLoss::Voluntary => "forfeited (B9.322)".into(),
+            WaLoss::Moved => "lost on starting to enter a new Location (B9.41)".into(),
+            WaLoss::ExitFailed => "lost in a failed attempt to leave (B9.41)".into(),
+            WaLoss::Ineligible { rule, why } => format!("lost: {why} ({rule})"),
+            WaLoss::ChallengeForfeited => {
+                "forfeited when challenged rather than showing a real unit (B9.324)".into()
+            }
+            WaLoss::DummyChallenged => {
+                "lost: a dummy stack cannot keep WA from a real unit (B9.324)".into()
+            }
+        }
+    }
+}
+
+/// What one step of movement cost and why, line by line, so a replay shows why it was legal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveCost {
+    /// Cost Of Terrain of the hex entered (for Bypass: of the other terrain in it), and the
+    /// rule it comes from.
+    pub cot: Mf,
+    pub cot_rule: String,
+    /// Entered along a road at the road rate (B3, A4.132).
+    pub road: bool,
+    /// Extra MF because a Bypass ran past two contiguous hexsides of one hex (A4.31).
+    pub bypass_doubling: Mf,
+    /// Added when climbing: the COT is doubled for a higher level (B10.4 via B9.4).
+    pub elevation: Mf,
+    /// Wall, hedge or bocage crossed (B9.4, B9.54); never doubled for elevation.
+    pub hexside: Option<HexsideFeature>,
+    pub hexside_mf: Mf,
+    /// The entry takes the unit's whole allotment (Marsh, B16).
+    pub all_mf: bool,
+    pub total: Mf,
+}
+
+/// One unit's MF after a step: its allotment and where it came from, spent and left.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MfAccount {
+    pub unit: UnitId,
+    pub allotment: Allotment,
+    pub spent: Mf,
+    pub left: Mf,
+}
+
+/// A unit's MF allotment for the MPh, broken down the way a player checks it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Allotment {
+    /// 4 for MMC (3 Inexperienced), 6 for SMC (A4.1).
+    pub base: Mf,
+    /// +2 for an MMC moving with a leader since its first step (A4.12).
+    pub leader: Mf,
+    /// +1 for Double Time (A4.5).
+    pub double_time: Mf,
+    /// +1 while every MF is spent along a road (A4.132).
+    pub road: Mf,
+    /// −1 per PP portaged beyond the unit's IPC (A4.42); subtracted.
+    pub portage: Mf,
+    pub total: Mf,
+}
+
+impl Event {
+    /// Whether the game is over after this event: its last step ended, a side conceded, or
+    /// both agreed to end it.
+    pub fn ends_game(&self) -> bool {
+        matches!(
+            self,
+            Event::GameEnded(_)
+                | Event::Conceded(_)
+                | Event::EndAgreed(_)
+                | Event::ClaimedOnTime(_)
+        )
+    }
+
+    /// The short name used in logs and the readable game record.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::GameCreated(_) => "GameCreated",
+            Event::StepEnded(_) => "StepEnded",
+            Event::StepPassed(_) => "StepPassed",
+            Event::GameEnded(_) => "GameEnded",
+            Event::Conceded(_) => "Conceded",
+            Event::EndProposed(_) => "EndProposed",
+            Event::EndAgreed(_) => "EndAgreed",
+            Event::UnitMoved(_) => "UnitMoved",
+            Event::UnitAdvanced(_) => "UnitAdvanced",
+            Event::MeleeRecorded(_) => "MeleeRecorded",
+            Event::AmbushChecked(_) => "AmbushChecked",
+            Event::CloseCombatDesignated(_) => "CloseCombatDesignated",
+            Event::UnitsWithdrew(_) => "UnitsWithdrew",
+            Event::UnitBypassed(_) => "UnitBypassed",
+            Event::DoubleTimeDeclared(_) => "DoubleTimeDeclared",
+            Event::AssaultMovementDeclared(_) => "AssaultMovementDeclared",
+            Event::WeaponPickedUp(_) => "WeaponPickedUp",
+            Event::WeaponDropped(_) => "WeaponDropped",
+            Event::WallAdvantageClaimed(_) => "WallAdvantageClaimed",
+            Event::WallAdvantageForfeited(_) => "WallAdvantageForfeited",
+            Event::WallAdvantageDenied(_) => "WallAdvantageDenied",
+            Event::UnitsMomentarilyRevealed(_) => "UnitsMomentarilyRevealed",
+            Event::WallAdvantageChanceOffered(_) => "WallAdvantageChanceOffered",
+            Event::WallAdvantageChanceDeclined(_) => "WallAdvantageChanceDeclined",
+            Event::AttackDeclared(_) => "AttackDeclared",
+            Event::WeaponMalfunctioned(_) => "WeaponMalfunctioned",
+            Event::MultipleRofRetained(_) => "MultipleRofRetained",
+            Event::WeaponRepairAttempted(_) => "WeaponRepairAttempted",
+            Event::AttackResolved(_) => "AttackResolved",
+            Event::AttackLeftToPlayers(_) => "AttackLeftToPlayers",
+            Event::ResidualFpLeft(_) => "ResidualFpLeft",
+            Event::IftAttackResolved(_) => "IftAttackResolved",
+            Event::FireEffectApplied(_) => "FireEffectApplied",
+            Event::OpportunityFireMarked(_) => "OpportunityFireMarked",
+            Event::DesperationMoraleMarked(_) => "DesperationMoraleMarked",
+            Event::DesperationMoraleRemoved(_) => "DesperationMoraleRemoved",
+            Event::FireEffectLeftToPlayers(_) => "FireEffectLeftToPlayers",
+            Event::RallyAttempted(_) => "RallyAttempted",
+            Event::HiddenUnitPlaced(_) => "HiddenUnitPlaced",
+            Event::UnitEntryBlocked(_) => "UnitEntryBlocked",
+            Event::DiceRolled(_) => "DiceRolled",
+            Event::UnitsEnteredSewer(_) => "UnitsEnteredSewer",
+            Event::SewerEntryFailed(_) => "SewerEntryFailed",
+            Event::SewerStackMoved(_) => "SewerStackMoved",
+            Event::SewerStackLost(_) => "SewerStackLost",
+            Event::SewerEmergenceRolled(_) => "SewerEmergenceRolled",
+            Event::UnitsSurfaced(_) => "UnitsSurfaced",
+            Event::UnitsEnteredTunnel(_) => "UnitsEnteredTunnel",
+            Event::TunnelDestroyed(_) => "TunnelDestroyed",
+            Event::ManholeDeclaredUnseen(_) => "ManholeDeclaredUnseen",
+            Event::OutcomeAdjudicated(_) => "OutcomeAdjudicated",
+            Event::DiceCommitted(_) => "DiceCommitted",
+            Event::EntropyContributed(_) => "EntropyContributed",
+            Event::SeedRevealAgreed(_) => "SeedRevealAgreed",
+            Event::SeedRevealed(_) => "SeedRevealed",
+            Event::AdjudicationAccepted(_) => "AdjudicationAccepted",
+            Event::AdjudicationDisputed(_) => "AdjudicationDisputed",
+            Event::UndoRequested(_) => "UndoRequested",
+            Event::UndoDeclined(_) => "UndoDeclined",
+            Event::EventsUndone(_) => "EventsUndone",
+            Event::WallAdvantageChallenged(_) => "WallAdvantageChallenged",
+            Event::WallAdvantageHipWindowOffered(_) => "WallAdvantageHipWindowOffered",
+            Event::ShellholeCoverTaken(_) => "ShellholeCoverTaken",
+            Event::AllMfSpent(_) => "AllMfSpent",
+            Event::UnitsRoutedThroughTunnel(_) => "UnitsRoutedThroughTunnel",
+            Event::UnitRouted(_) => "UnitRouted",
+            Event::UnitFailedToRout(_) => "UnitFailedToRout",
+            Event::RoutLeftToPlayers(_) => "RoutLeftToPlayers",
+            Event::TunnelUseSeen(_) => "TunnelUseSeen",
+            Event::TunnelEntranceDiscovered(_) => "TunnelEntranceDiscovered",
+            Event::TunnelUseSighted(_) => "TunnelUseSighted",
+            Event::EventsUndoneTo(_) => "EventsUndone",
+            Event::UnitSetUp(_) => "UnitSetUp",
+            Event::UnitSetUpLifted(_) => "UnitSetUpLifted",
+            Event::SetupDone(_) => "SetupDone",
+            Event::SetupEnded(_) => "SetupEnded",
+            Event::UnitsEntered(_) => "UnitsEntered",
+            Event::ClockStarted(_) => "ClockStarted",
+            Event::ClockHandedOver(_) => "ClockHandedOver",
+            Event::ClockExpired(_) => "ClockExpired",
+            Event::ClaimedOnTime(_) => "ClaimedOnTime",
+            Event::TimeGiven(_) => "TimeGiven",
+            Event::VacationStarted(_) => "VacationStarted",
+            Event::VacationEnded(_) => "VacationEnded",
+        }
+    }
+
+    /// The server's time a clock event carries; `None` for every other event.
+    pub fn clock_at(&self) -> Option<u64> {
+        match self {
+            Event::ClockStarted(ClockStarted { at, .. })
+            | Event::ClockHandedOver(ClockHandedOver { at, .. })
+            | Event::ClockExpired(ClockExpired { at, .. })
+            | Event::ClaimedOnTime(ClaimedOnTime { at, .. })
+            | Event::TimeGiven(TimeGiven { at, .. })
+            | Event::VacationStarted(VacationStarted { at, .. })
+            | Event::VacationEnded(VacationEnded { at, .. }) => Some(*at),
+            _ => None,
+        }
+    }
+
+    /// Whether the server records this event in its own name, not the commanding side's:
+    /// the clock's hand-overs and expiry follow from time, not from a side's choice.
+    pub fn is_servers_clock(&self) -> bool {
+        matches!(self, Event::ClockHandedOver(_) | Event::ClockExpired(_))
+    }
+
+    /// The MF accounts this event carries (moves, Bypass, Double Time, recovery).
+    pub fn accounts(&self) -> &[MfAccount] {
+        match self {
+            Event::UnitMoved(UnitMoved { mf, .. })
+            | Event::UnitBypassed(UnitBypassed { mf, .. })
+            | Event::UnitEntryBlocked(UnitEntryBlocked { mf, .. })
+            | Event::DoubleTimeDeclared(DoubleTimeDeclared { mf, .. })
+            | Event::ShellholeCoverTaken(ShellholeCoverTaken { mf, .. })
+            | Event::UnitsEntered(UnitsEntered { mf, .. })
+            | Event::AllMfSpent(AllMfSpent { mf, .. }) => mf,
+            Event::WeaponPickedUp(WeaponPickedUp { mf, .. })
+            | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { mf, .. })
+            | Event::UnitRouted(UnitRouted { mf, .. }) => std::slice::from_ref(mf),
+            _ => &[],
+        }
+    }
+
+    /// Units this event tells about; a viewer who may not see one of them may not see the event.
+    pub fn units(&self) -> Vec<&UnitId> {
+        match self {
+            Event::UnitMoved(UnitMoved { units, .. })
+            | Event::UnitAdvanced(UnitAdvanced { units, .. })
+            | Event::UnitsWithdrew(UnitsWithdrew { units, .. })
+            | Event::UnitBypassed(UnitBypassed { units, .. })
+            | Event::UnitEntryBlocked(UnitEntryBlocked { units, .. })
+            | Event::WallAdvantageClaimed(WallAdvantageClaimed { units, .. })
+            | Event::WallAdvantageForfeited(WallAdvantageForfeited { units, .. })
+            | Event::WallAdvantageDenied(WallAdvantageDenied { units, .. })
+            | Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units })
+            | Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { units, .. })
+            | Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
+                claimants: units,
+                ..
+            })
+            | Event::DoubleTimeDeclared(DoubleTimeDeclared { units, .. })
+            | Event::AssaultMovementDeclared(AssaultMovementDeclared { units })
+            | Event::ShellholeCoverTaken(ShellholeCoverTaken { units, .. })
+            | Event::AllMfSpent(AllMfSpent { units, .. })
+            | Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel { units, .. })
+            | Event::DesperationMoraleMarked(DesperationMoraleMarked { units, .. })
+            | Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, .. })
+            | Event::OpportunityFireMarked(OpportunityFireMarked { units })
+            | Event::TunnelUseSighted(TunnelUseSighted { units, .. }) => units.iter().collect(),
+            Event::AttackDeclared(AttackDeclared { firers, .. }) => firers.iter().collect(),
+            Event::WeaponMalfunctioned(WeaponMalfunctioned { holder, .. })
+            | Event::MultipleRofRetained(MultipleRofRetained { holder, .. })
+            | Event::WeaponRepairAttempted(WeaponRepairAttempted { holder, .. }) => vec![holder],
+            Event::CloseCombatDesignated(CloseCombatDesignated {
+                attacks,
+                withdrawals,
+                ..
+            }) => attacks
+                .iter()
+                .flat_map(|a| a.attackers.iter().chain(&a.defenders))
+                .chain(withdrawals.iter().flat_map(|w| &w.units))
+                .collect(),
+            Event::WallAdvantageChallenged(WallAdvantageChallenged {
+                holders, claimants, ..
+            }) => holders.iter().chain(claimants).collect(),
+            Event::OutcomeAdjudicated(OutcomeAdjudicated { unit, .. })
+            | Event::FireEffectApplied(FireEffectApplied { unit, .. })
+            | Event::TunnelUseSeen(TunnelUseSeen { unit, .. })
+            | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { unit, .. })
+            | Event::WeaponPickedUp(WeaponPickedUp { unit, .. })
+            | Event::WeaponDropped(WeaponDropped { unit, .. })
+            | Event::UnitSetUpLifted(UnitSetUpLifted { unit })
+            | Event::RoutLeftToPlayers(RoutLeftToPlayers { unit, .. }) => vec![unit],
+            Event::UnitSetUp(UnitSetUp { unit, .. }) => vec![&unit.id],
+            Event::UnitRouted(UnitRouted {
+                unit,
+                interdiction_by,
+                ..
+            }) => std::iter::once(unit).chain(interdiction_by).collect(),
+            Event::UnitFailedToRout(UnitFailedToRout { unit, next_to }) => {
+                std::iter::once(unit).chain(next_to).collect()
+            }
+            Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                unit: Some(unit), ..
+            }) => vec![unit],
+            Event::RallyAttempted(RallyAttempted { unit, leader }) => {
+                std::iter::once(unit).chain(leader).collect()
+            }
+            _ => vec![],
+        }
+    }
+}
+
+/// What a repair dr did to a malfunctioned support weapon (A9.72).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RepairResult {
+    /// At or below its repair number: it fires again.
+    Repaired,
+    /// A 6: the weapon is removed from play.
+    Eliminated,
+    /// Neither: it stays malfunctioned.
+    Failed,
+}

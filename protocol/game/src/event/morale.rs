@@ -1,0 +1,67 @@
+//! Morale after fire: rally (A10.6), Desperation Morale (A10.62) and rout (A10.5).
+
+use super::MfAccount;
+use super::MoveCost;
+use board::hex::Hex;
+use board::scenario::UnitId;
+use serde::{Deserialize, Serialize};
+
+/// A broken unit attempted to rally (A10.6), led by `leader` or self-rallying (A10.63):
+/// its one attempt of the Player Turn. The `DiceRolled` after it holds the DR and DRMs;
+/// a success follows as a `FireEffectApplied` (Rally).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RallyAttempted {
+    pub unit: UnitId,
+    pub leader: Option<UnitId>,
+}
+
+/// Broken units came under Desperation Morale (A10.62): the DM counter both sides see,
+/// which adds +4 to their rally DR and lets them rout. `why` says which of A10.62's
+/// occasions it was (broke, attacked while broken, a Known armed enemy ADJACENT, the RtPh
+/// begun in Open Ground).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DesperationMoraleMarked {
+    pub units: Vec<UnitId>,
+    pub why: String,
+}
+
+/// Units left Desperation Morale (A10.62): at the end of the RPh where no Known armed
+/// enemy is ADJACENT, or because they are no longer broken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DesperationMoraleRemoved {
+    pub units: Vec<UnitId>,
+    pub why: String,
+}
+
+/// A broken unit routed into the adjacent `to` in the RtPh, paying `cost` out of its six
+/// rout MF (A10.5). `interdiction_by`: the Known Good Order enemies that have it in Open
+/// Ground in their LOS and normal range there, who may Interdict it (A10.53); whether they
+/// do, and the check that follows, are the players' to settle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitRouted {
+    pub unit: UnitId,
+    pub from: Hex,
+    pub to: Hex,
+    pub cost: MoveCost,
+    pub mf: MfAccount,
+    pub interdiction_by: Vec<UnitId>,
+}
+
+/// A broken unit that had to rout and could not rout a hex, eliminated for Failure to Rout
+/// as its side's RtPh step ended (A10.5). `next_to`: the Known unbroken enemy it was
+/// ADJACENT to, for whom A20.21 may have it surrender instead (left to the players).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitFailedToRout {
+    pub unit: UnitId,
+    pub next_to: Option<UnitId>,
+}
+
+/// A broken unit that had to rout could not rout a hex as its side's RtPh step ended, and
+/// one of its ways was refused as not modelled (`rule`, `why`): whether it fails to rout
+/// is the players' to adjudicate (A10.5).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoutLeftToPlayers {
+    pub unit: UnitId,
+    pub rule: String,
+    pub why: String,
+}
