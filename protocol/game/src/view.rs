@@ -19,20 +19,8 @@
 //! reveals it says which "?" it was ([`Renamed`]).
 
 use crate::command::{CcAttack, Command};
-use crate::event::{
-    AdjudicationDisputed, AllMfSpent, AssaultMovementDeclared, AttackDeclared, AttackLeftToPlayers,
-    CloseCombatDesignated, DesperationMoraleMarked, DesperationMoraleRemoved, DiceRolled,
-    DoubleTimeDeclared, EventsUndone, EventsUndoneTo, FireEffectApplied, FireEffectLeftToPlayers,
-    GameCreated, HiddenUnitPlaced, OpportunityFireMarked, OutcomeAdjudicated, RallyAttempted,
-    RoutLeftToPlayers, SetupEnded, SewerEmergenceRolled, SewerEntryFailed, SewerStackLost,
-    SewerStackMoved, ShellholeCoverTaken, TunnelEntranceDiscovered, TunnelUseSeen,
-    TunnelUseSighted, UnitAdvanced, UnitBypassed, UnitEntryBlocked, UnitFailedToRout, UnitMoved,
-    UnitRouted, UnitsEnteredSewer, UnitsEnteredTunnel, UnitsMomentarilyRevealed,
-    UnitsRoutedThroughTunnel, UnitsSurfaced, UnitsWithdrew, WallAdvantageChallenged,
-    WallAdvantageChanceOffered, WallAdvantageClaimed, WallAdvantageDenied, WallAdvantageForfeited,
-    WallAdvantageHipWindowOffered, WeaponDropped, WeaponPickedUp,
-};
-use crate::event::{Allotment, Event, MfAccount, WaLoss};
+use crate::event::{each_event, Fact};
+use crate::event::{Allotment, Event, MfAccount};
 use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
 use board::scenario::{Scenario, Side, UnitId};
 use board::terrain::Mf;
@@ -245,15 +233,15 @@ pub(super) fn keep_attackers_record(game: &mut Game, viewer: Viewer) {
 }
 
 /// How a viewer names units around one event.
-struct Names<'g> {
-    before: &'g Game,
-    after: &'g Game,
-    viewer: Viewer,
+pub(crate) struct Names<'g> {
+    pub(crate) before: &'g Game,
+    pub(crate) after: &'g Game,
+    pub(crate) viewer: Viewer,
 }
 
 impl Names<'_> {
     /// The alias of a unit under "?" in either position.
-    fn alias(&self, id: &UnitId) -> Option<&UnitId> {
+    pub(crate) fn alias(&self, id: &UnitId) -> Option<&UnitId> {
         self.before
             .aliases
             .get(id)
@@ -261,7 +249,7 @@ impl Names<'_> {
     }
 
     /// Masked from the viewer before the event, or unseen before and masked after it.
-    fn masked(&self, id: &UnitId) -> bool {
+    pub(crate) fn masked(&self, id: &UnitId) -> bool {
         match self.before.units.get(id) {
             Some(u) if self.viewer.sees_unit(u) => masked(self.viewer, u),
             _ => self
@@ -273,7 +261,7 @@ impl Names<'_> {
     }
 
     /// The name the viewer knows `id` by, as of before the event.
-    fn name(&self, id: &UnitId) -> UnitId {
+    pub(crate) fn name(&self, id: &UnitId) -> UnitId {
         if self.masked(id) {
             self.alias(id)
                 .cloned()
@@ -285,7 +273,7 @@ impl Names<'_> {
 
     /// Whether the viewer's projection before the event shows the weapon: its possessor is
     /// neither hidden from it nor under another side's "?".
-    fn weapon_seen(&self, id: &str) -> bool {
+    pub(crate) fn weapon_seen(&self, id: &str) -> bool {
         self.before.weapons.get(id).is_some_and(|w| {
             w.held_by.as_ref().is_none_or(|h| {
                 self.before
@@ -297,12 +285,12 @@ impl Names<'_> {
         })
     }
 
-    fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
+    pub(crate) fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
         ids.iter().map(|id| self.name(id)).collect()
     }
 
     /// An MF account as the viewer may read it: a unit under "?" shows only the MF it spent.
-    fn account(&self, a: &MfAccount) -> MfAccount {
+    pub(crate) fn account(&self, a: &MfAccount) -> MfAccount {
         if self.masked(&a.unit) {
             MfAccount {
                 unit: self.name(&a.unit),
@@ -315,7 +303,7 @@ impl Names<'_> {
         }
     }
 
-    fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
+    pub(crate) fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
         accounts.iter().map(|a| self.account(a)).collect()
     }
 
@@ -323,7 +311,7 @@ impl Names<'_> {
     /// not know by its id renamed, quoted or bare: a masked one to its alias, one it may not
     /// know of to "a unit". Refusals are never read this way: they are built from typed pieces
     /// (`rules::violation::Piece`).
-    fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         let mut text = text.to_string();
         for id in self.before.units.keys().chain(self.after.units.keys()) {
             if self.masked(id) {
@@ -336,7 +324,7 @@ impl Names<'_> {
     }
 
     /// Whether the viewer may know of unit `id` at all, before or after the event.
-    fn seen(&self, id: &UnitId) -> bool {
+    pub(crate) fn seen(&self, id: &UnitId) -> bool {
         let mut units = [self.before, self.after]
             .into_iter()
             .filter_map(|game| game.units.get(id))
@@ -344,515 +332,13 @@ impl Names<'_> {
         units.peek().is_none() || units.any(|u| self.viewer.sees_unit(u))
     }
 
-    fn event(&self, event: &Event) -> Event {
-        let v = self.viewer;
-        match event.clone() {
-            Event::GameCreated(GameCreated { scenario }) => Event::GameCreated(GameCreated {
-                scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
-                    &scenario.into(),
-                    &self.after.setup_aliases,
-                    v,
-                )),
-            }),
-            Event::UnitMoved(UnitMoved {
-                units,
-                from,
-                to,
-                cost,
-                mf,
-            }) => Event::UnitMoved(UnitMoved {
-                units: self.names(&units),
-                from,
-                to,
-                cost,
-                mf: self.accounts(&mf),
-            }),
-            Event::UnitAdvanced(UnitAdvanced {
-                units,
-                from,
-                to,
-                cost,
-                cx,
-            }) => Event::UnitAdvanced(UnitAdvanced {
-                units: self.names(&units),
-                from,
-                to,
-                cost,
-                cx: self.names(&cx),
-            }),
-            Event::UnitBypassed(UnitBypassed {
-                units,
-                hex,
-                from,
-                along,
-                cost,
-                mf,
-            }) => Event::UnitBypassed(UnitBypassed {
-                units: self.names(&units),
-                hex,
-                from,
-                along,
-                cost,
-                mf: self.accounts(&mf),
-            }),
-            Event::AssaultMovementDeclared(AssaultMovementDeclared { units }) => {
-                Event::AssaultMovementDeclared(AssaultMovementDeclared {
-                    units: self.names(&units),
-                })
-            }
-            Event::DoubleTimeDeclared(DoubleTimeDeclared { units, mf }) => {
-                Event::DoubleTimeDeclared(DoubleTimeDeclared {
-                    units: self.names(&units),
-                    mf: self.accounts(&mf),
-                })
-            }
-            Event::WeaponPickedUp(WeaponPickedUp { unit, weapon, mf }) => {
-                Event::WeaponPickedUp(WeaponPickedUp {
-                    unit: self.name(&unit),
-                    weapon,
-                    mf: self.account(&mf),
-                })
-            }
-            Event::WeaponDropped(WeaponDropped { unit, weapon }) => {
-                Event::WeaponDropped(WeaponDropped {
-                    unit: self.name(&unit),
-                    weapon,
-                })
-            }
-            Event::WallAdvantageClaimed(WallAdvantageClaimed { units, how }) => {
-                Event::WallAdvantageClaimed(WallAdvantageClaimed {
-                    units: self.names(&units),
-                    how,
-                })
-            }
-            Event::WallAdvantageForfeited(WallAdvantageForfeited { units, why }) => {
-                let why = match why {
-                    // A reason about the unit's own qualities (broken, a vehicle) would say
-                    // what is under the "?".
-                    WaLoss::Ineligible { rule, .. } if units.iter().any(|u| self.masked(u)) => {
-                        WaLoss::Ineligible {
-                            rule,
-                            why: "it no longer qualifies".into(),
-                        }
-                    }
-                    WaLoss::Ineligible { rule, why } => WaLoss::Ineligible {
-                        rule,
-                        why: self.text(&why),
-                    },
-                    other => other,
-                };
-                Event::WallAdvantageForfeited(WallAdvantageForfeited {
-                    units: self.names(&units),
-                    why,
-                })
-            }
-            Event::WallAdvantageDenied(WallAdvantageDenied { units, by }) => {
-                Event::WallAdvantageDenied(WallAdvantageDenied {
-                    units: self.names(&units),
-                    by: self.name(&by),
-                })
-            }
-            Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units }) => {
-                Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
-                    units: self.names(&units),
-                })
-            }
-            Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }) => {
-                Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
-                    side,
-                    units: self.names(&units),
-                })
-            }
-            Event::WallAdvantageChallenged(WallAdvantageChallenged {
-                side,
-                holders,
-                claimants,
-                how,
-            }) => Event::WallAdvantageChallenged(WallAdvantageChallenged {
-                side,
-                holders: self.names(&holders),
-                claimants: self.names(&claimants),
-                how,
-            }),
-            // Names only the claimants, never which hidden unit the side could place (B9.324).
-            Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
-                side,
-                claimants,
-                how,
-            }) => Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
-                side,
-                claimants: self.names(&claimants),
-                how,
-            }),
-            Event::ShellholeCoverTaken(ShellholeCoverTaken { units, mf }) => {
-                Event::ShellholeCoverTaken(ShellholeCoverTaken {
-                    units: self.names(&units),
-                    mf: self.accounts(&mf),
-                })
-            }
-            // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
-            // never the allotment that would tell a leader from a squad.
-            Event::AllMfSpent(AllMfSpent { units, rule, mf }) => Event::AllMfSpent(AllMfSpent {
-                units: self.names(&units),
-                rule: self.text(&rule),
-                mf: self.accounts(&mf),
-            }),
-            Event::UnitRouted(UnitRouted {
-                unit,
-                from,
-                to,
-                cost,
-                mf,
-                interdiction_by,
-            }) => Event::UnitRouted(UnitRouted {
-                unit: self.name(&unit),
-                from,
-                to,
-                cost,
-                mf: self.account(&mf),
-                interdiction_by: self.names(&interdiction_by),
-            }),
-            Event::RoutLeftToPlayers(RoutLeftToPlayers { unit, rule, why }) => {
-                Event::RoutLeftToPlayers(RoutLeftToPlayers {
-                    unit: self.name(&unit),
-                    rule,
-                    why: self.text(&why),
-                })
-            }
-            Event::UnitFailedToRout(UnitFailedToRout { unit, next_to }) => {
-                Event::UnitFailedToRout(UnitFailedToRout {
-                    unit: self.name(&unit),
-                    next_to: next_to.map(|e| self.name(&e)),
-                })
-            }
-            Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
-                units,
-                side,
-                from,
-                to,
-            }) => Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
-                units: self.names(&units),
-                side,
-                from,
-                to,
-            }),
-            Event::TunnelUseSeen(TunnelUseSeen { by, unit, entrance }) => {
-                Event::TunnelUseSeen(TunnelUseSeen {
-                    by,
-                    unit: self.name(&unit),
-                    entrance,
-                })
-            }
-            // Only its own side receives it (`Game::shows`); named as that side knows them.
-            Event::TunnelUseSighted(TunnelUseSighted {
-                by,
-                entrance,
-                units,
-            }) => Event::TunnelUseSighted(TunnelUseSighted {
-                by,
-                entrance,
-                units: self.names(&units),
-            }),
-            Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
-                by,
-                unit,
-                entrance,
-                mf,
-            }) => Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
-                by,
-                unit: self.name(&unit),
-                entrance,
-                mf: self.account(&mf),
-            }),
-            Event::FireEffectApplied(FireEffectApplied {
-                unit,
-                outcome,
-                rule,
-                why,
-            }) => Event::FireEffectApplied(FireEffectApplied {
-                unit: self.name(&unit),
-                outcome,
-                rule,
-                why: self.text(&why),
-            }),
-            Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target,
-                unit,
-                rule,
-                why,
-            }) => Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                target,
-                unit: unit.map(|u| self.name(&u)),
-                rule,
-                why: self.text(&why),
-            }),
-            Event::OpportunityFireMarked(OpportunityFireMarked { units }) => {
-                Event::OpportunityFireMarked(OpportunityFireMarked {
-                    units: self.names(&units),
-                })
-            }
-            Event::DesperationMoraleMarked(DesperationMoraleMarked { units, why }) => {
-                Event::DesperationMoraleMarked(DesperationMoraleMarked {
-                    units: self.names(&units),
-                    why: self.text(&why),
-                })
-            }
-            Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, why }) => {
-                Event::DesperationMoraleRemoved(DesperationMoraleRemoved {
-                    units: self.names(&units),
-                    why: self.text(&why),
-                })
-            }
-            Event::RallyAttempted(RallyAttempted { unit, leader }) => {
-                Event::RallyAttempted(RallyAttempted {
-                    unit: self.name(&unit),
-                    leader: leader.map(|l| self.name(&l)),
-                })
-            }
-            Event::AttackLeftToPlayers(AttackLeftToPlayers {
-                by,
-                target,
-                rule,
-                why,
-            }) => Event::AttackLeftToPlayers(AttackLeftToPlayers {
-                by,
-                target,
-                rule,
-                why: self.text(&why),
-            }),
-            Event::CloseCombatDesignated(CloseCombatDesignated {
-                by,
-                hex,
-                attacks,
-                withdrawals,
-                no_ambush,
-            }) => Event::CloseCombatDesignated(CloseCombatDesignated {
-                by,
-                hex,
-                attacks: attacks
-                    .into_iter()
-                    .map(|a| crate::command::CcAttack {
-                        attackers: self.names(&a.attackers),
-                        defenders: self.names(&a.defenders),
-                    })
-                    .collect(),
-                withdrawals: withdrawals
-                    .into_iter()
-                    .map(|w| crate::command::CcWithdrawal {
-                        units: self.names(&w.units),
-                        to: w.to,
-                    })
-                    .collect(),
-                no_ambush,
-            }),
-            Event::UnitsWithdrew(UnitsWithdrew {
-                units,
-                from,
-                to,
-                cx,
-            }) => Event::UnitsWithdrew(UnitsWithdrew {
-                units: self.names(&units),
-                from,
-                to,
-                cx: self.names(&cx),
-            }),
-            Event::AttackDeclared(AttackDeclared {
-                by,
-                firers,
-                weapons,
-                target,
-                into_sewer,
-            }) => Event::AttackDeclared(AttackDeclared {
-                by,
-                firers: self.names(&firers),
-                // A weapon whose possessor the viewer knows only as "?" is not named to it.
-                weapons: weapons
-                    .into_iter()
-                    .filter(|w| self.weapon_seen(w))
-                    .collect(),
-                target,
-                into_sewer,
-            }),
-            // Set-up ends: each viewer receives the units it now sees, as the map shows them
-            // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
-            // the list's order says which unit is which.
-            Event::SetupEnded(SetupEnded { units }) => {
-                let mut shown: Vec<Unit> = units
-                    .iter()
-                    .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
-                    .map(|u| {
-                        let mut u = u.clone();
-                        if masked(v, &u) {
-                            u.id = self.name(&u.id);
-                            super::mask_unit(&mut u);
-                        }
-                        u
-                    })
-                    .collect();
-                shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
-                Event::SetupEnded(SetupEnded { units: shown })
-            }
-            Event::HiddenUnitPlaced(HiddenUnitPlaced { unit, .. })
-                if v != Viewer::Side(unit.side) =>
-            {
-                let mut shown = (*unit).clone();
-                super::mask_unit(&mut shown);
-                shown.id = self.name(&unit.id);
-                Event::HiddenUnitPlaced(HiddenUnitPlaced {
-                    unit: Box::new(shown),
-                    weapons: vec![],
-                })
-            }
-            Event::UnitEntryBlocked(UnitEntryBlocked {
-                units,
-                from,
-                to,
-                revealed,
-                dummies_removed,
-                cost,
-                mf,
-            }) => Event::UnitEntryBlocked(UnitEntryBlocked {
-                units: self.names(&units),
-                from,
-                to,
-                revealed,
-                dummies_removed: self.names(&dummies_removed),
-                cost,
-                mf: self.accounts(&mf),
-            }),
-            Event::DiceRolled(DiceRolled { mut roll }) => {
-                // The outcome's words may quote a rating (a leader's morale in a 4TC): only
-                // the roller reads them; the others learn the outcome from the events after.
-                // A roll on request (`roll`) has no such words: its outcome is the note its
-                // roller wrote for both sides to read ("8 FP vs 20A2"), as an adjudication's.
-                if v != Viewer::Side(roll.side) && roll.purpose.on_request().is_none() {
-                    roll.outcome = String::new();
-                }
-                for m in &mut roll.modifiers {
-                    m.reason = self.text(&m.reason);
-                }
-                Event::DiceRolled(DiceRolled { roll })
-            }
-            Event::SewerEntryFailed(SewerEntryFailed { units }) => {
-                Event::SewerEntryFailed(SewerEntryFailed {
-                    units: self.names(&units),
-                })
-            }
-            Event::UnitsEnteredSewer(UnitsEnteredSewer { units, hex }) => {
-                Event::UnitsEnteredSewer(UnitsEnteredSewer {
-                    units: self.names(&units),
-                    hex,
-                })
-            }
-            Event::SewerStackMoved(SewerStackMoved {
-                units,
-                from,
-                to,
-                designated_by,
-            }) => Event::SewerStackMoved(SewerStackMoved {
-                units: self.names(&units),
-                from,
-                to,
-                designated_by,
-            }),
-            Event::SewerStackLost(SewerStackLost {
-                units,
-                at,
-                defender,
-                options,
-            }) => Event::SewerStackLost(SewerStackLost {
-                units: self.names(&units),
-                at,
-                defender,
-                options,
-            }),
-            Event::SewerEmergenceRolled(SewerEmergenceRolled { units, hex, result }) => {
-                Event::SewerEmergenceRolled(SewerEmergenceRolled {
-                    units: self.names(&units),
-                    hex,
-                    result,
-                })
-            }
-            Event::UnitsSurfaced(UnitsSurfaced { units, hex }) => {
-                Event::UnitsSurfaced(UnitsSurfaced {
-                    units: self.names(&units),
-                    hex,
-                })
-            }
-            Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
-                units,
-                side,
-                from,
-                exit,
-            }) => Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
-                units: self.names(&units),
-                side,
-                from,
-                exit,
-            }),
-            Event::OutcomeAdjudicated(OutcomeAdjudicated {
-                by,
-                unit,
-                outcome,
-                note,
-            }) => Event::OutcomeAdjudicated(OutcomeAdjudicated {
-                by,
-                // A relabel's or a reduction's note is what the counter now reads: under "?"
-                // that is hidden.
-                note: if matches!(
-                    outcome,
-                    crate::command::Outcome::Relabel | crate::command::Outcome::Reduce
-                ) && self.masked(&unit)
-                {
-                    String::new()
-                } else {
-                    self.text(&note)
-                },
-                unit: self.name(&unit),
-                outcome,
-            }),
-            Event::AdjudicationDisputed(AdjudicationDisputed { by, event, reason }) => {
-                Event::AdjudicationDisputed(AdjudicationDisputed {
-                    by,
-                    event,
-                    reason: self.text(&reason),
-                })
-            }
-            Event::EventsUndone(EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored,
-            }) => Event::EventsUndone(EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored: Box::new(restored.project(v)),
-            }),
-            // The log names the version to return to; a viewer is handed the position itself,
-            // as it may know it: the game after the undo is the position before `from`.
-            Event::EventsUndoneTo(EventsUndoneTo {
-                requested_by,
-                consented_by,
-                from,
-                to,
-            }) => Event::EventsUndone(EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored: Box::new(self.after.project(v)),
-            }),
-            // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
-            // ending by agreement included).
-            other => other,
-        }
+    pub(crate) fn event(&self, event: &Event) -> Event {
+        let _v = self.viewer;
+        each_event!(event.clone(), e => e.viewed(self))
     }
 
     /// Units the viewer saw before and after under different names.
-    fn renamed(&self) -> Vec<Renamed> {
+    pub(crate) fn renamed(&self) -> Vec<Renamed> {
         let mut renamed = vec![];
         for (id, unit) in &self.after.units {
             let Some(was) = self.before.units.get(id) else {

@@ -1,6 +1,10 @@
 //! The players' clocks (`crate::timing`, `docs/clock.md`). Each event carries the server's
 //! time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
 
+use super::{Event, Fact};
+use crate::timing::Timing;
+use crate::view::Names;
+use crate::Game;
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
 
@@ -65,4 +69,117 @@ pub struct VacationEnded {
     pub side: Side,
     pub at: u64,
     pub charged: Option<crate::timing::Charge>,
+}
+
+impl Fact for ClockStarted {
+    fn apply(&self, game: &mut Game) {
+        if game.viewer.is_none() {
+            let running = crate::timing::awaited(game);
+            game.timing = Some(Box::new(Timing::started(self.control, running, self.at)));
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for ClockHandedOver {
+    fn apply(&self, game: &mut Game) {
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, Some(&self.charged));
+            let side = self.charged.side as usize;
+            timing.bank[side] = timing.bank[side].saturating_add(self.added);
+            timing.running = self.to;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for ClockExpired {
+    fn apply(&self, game: &mut Game) {
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, Some(&self.charged));
+            timing.bank[self.side as usize] = 0;
+            timing.expired = Some(self.side);
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for ClaimedOnTime {
+    fn apply(&self, game: &mut Game) {
+        game.over = true;
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, None);
+            timing.running = None;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for TimeGiven {
+    fn apply(&self, game: &mut Game) {
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, self.charged.as_ref());
+            timing.bank[self.to as usize] = timing.bank[self.to as usize].saturating_add(self.time);
+            if timing.expired == Some(self.to) {
+                timing.expired = None;
+            }
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for VacationStarted {
+    fn apply(&self, game: &mut Game) {
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, self.charged.as_ref());
+            timing.on_vacation[self.side as usize] = true;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for VacationEnded {
+    fn apply(&self, game: &mut Game) {
+        if let Some(timing) = clocks(game) {
+            timing.charge(self.at, self.charged.as_ref());
+            timing.on_vacation[self.side as usize] = false;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+/// The game's clocks, where they are kept: the whole game keeps them, a projection does not.
+fn clocks(game: &mut Game) -> Option<&mut Timing> {
+    if game.viewer.is_some() {
+        return None;
+    }
+    game.timing.as_deref_mut()
 }

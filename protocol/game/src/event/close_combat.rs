@@ -1,5 +1,8 @@
 //! Close Combat (A11): designation, Ambush, Melee and withdrawal from it.
 
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{carry_weapons, Game};
 use board::hex::Hex;
 use board::scenario::Side;
 use board::scenario::UnitId;
@@ -46,4 +49,117 @@ pub struct UnitsWithdrew {
     pub from: Hex,
     pub to: Hex,
     pub cx: Vec<UnitId>,
+}
+
+impl Fact for CloseCombatDesignated {
+    fn apply(&self, game: &mut Game) {
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            ..
+        } = self;
+        if *by == game.attacker() {
+            game.movement.cc_designated.insert(*hex, attacks.clone());
+            if !withdrawals.is_empty() {
+                game.movement
+                    .cc_withdrawals
+                    .insert(*hex, withdrawals.clone());
+            }
+        } else {
+            game.movement.cc_designated.remove(hex);
+            game.movement.cc_withdrawals.remove(hex);
+            game.movement.cc_resolved.insert(*hex);
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } = self;
+        Event::CloseCombatDesignated(CloseCombatDesignated {
+            by,
+            hex,
+            attacks: attacks
+                .into_iter()
+                .map(|a| crate::command::CcAttack {
+                    attackers: names.names(&a.attackers),
+                    defenders: names.names(&a.defenders),
+                })
+                .collect(),
+            withdrawals: withdrawals
+                .into_iter()
+                .map(|w| crate::command::CcWithdrawal {
+                    units: names.names(&w.units),
+                    to: w.to,
+                })
+                .collect(),
+            no_ambush,
+        })
+    }
+}
+
+impl Fact for AmbushChecked {
+    fn apply(&self, game: &mut Game) {
+        let AmbushChecked { hex, ambusher } = self;
+        if let Some(side) = ambusher {
+            game.movement.ambush.insert(*hex, *side);
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for MeleeRecorded {
+    fn apply(&self, game: &mut Game) {
+        let MeleeRecorded { hex } = self;
+        game.movement.melee.insert(*hex);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for UnitsWithdrew {
+    fn apply(&self, game: &mut Game) {
+        let UnitsWithdrew { units, to, cx, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                if cx.contains(id) {
+                    unit.cx = true;
+                    unit.cx_since = Some(now);
+                }
+            }
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsWithdrew {
+            units,
+            from,
+            to,
+            cx,
+        } = self;
+        Event::UnitsWithdrew(UnitsWithdrew {
+            units: names.names(&units),
+            from,
+            to,
+            cx: names.names(&cx),
+        })
+    }
 }

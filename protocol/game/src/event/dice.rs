@@ -1,6 +1,9 @@
 //! The dice (`docs/dice.md`): every roll as made, and the scheme that lets the players
 //! check them — the server's commitment, the sides' nonces and the seed's reveal.
 
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{Game, Viewer};
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
 
@@ -36,4 +39,71 @@ pub struct SeedRevealAgreed {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeedRevealed {
     pub seed: crate::dice::Seed,
+}
+
+impl Fact for DiceRolled {
+    fn apply(&self, game: &mut Game) {
+        let DiceRolled { roll } = self;
+        game.dice_drawn = roll.first_draw + roll.dice.len() as u64;
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let v = names.viewer;
+        let DiceRolled { mut roll } = self;
+        // The outcome's words may quote a rating (a leader's morale in a 4TC): only
+        // the roller reads them; the others learn the outcome from the events after.
+        // A roll on request (`roll`) has no such words: its outcome is the note its
+        // roller wrote for both sides to read ("8 FP vs 20A2"), as an adjudication's.
+        if v != Viewer::Side(roll.side) && roll.purpose.on_request().is_none() {
+            roll.outcome = String::new();
+        }
+        for m in &mut roll.modifiers {
+            m.reason = names.text(&m.reason);
+        }
+        Event::DiceRolled(DiceRolled { roll })
+    }
+}
+
+impl Fact for DiceCommitted {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for EntropyContributed {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for SeedRevealAgreed {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for SeedRevealed {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
 }

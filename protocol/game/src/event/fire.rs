@@ -2,10 +2,12 @@
 //! effects on units, support weapons' ROF and malfunctions, and Opportunity Fire.
 
 use super::RepairResult;
+use super::{Event, Fact};
 use crate::command::Outcome;
+use crate::view::Names;
+use crate::{apply_outcome, mark_defensive_fire, DeclaredAttack, Game, Phase, Residual, UnitId};
 use board::hex::Hex;
 use board::scenario::Side;
-use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
 
 /// Fire declared against a hex; until it is resolved no WA there may change (B9.322).
@@ -128,4 +130,245 @@ pub struct FireEffectLeftToPlayers {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpportunityFireMarked {
     pub units: Vec<UnitId>,
+}
+
+impl Fact for AttackDeclared {
+    fn apply(&self, game: &mut Game) {
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        // A weapon has fired this phase until the ROF it keeps says otherwise
+        // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
+        // (A9.11): in the PFPh it does not move (A4.1).
+        let mut holders = vec![];
+        for id in weapons {
+            if let Some(w) = game.weapons.get_mut(id) {
+                w.fired = true;
+                holders.extend(w.held_by.clone());
+            }
+        }
+        if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
+            game.prep_fired.extend(firers.iter().cloned());
+            game.prep_fired.extend(holders);
+        }
+        let wa_holders = game
+            .units
+            .values()
+            .filter(|u| u.wall_advantage && !u.eliminated)
+            .map(|u| u.id.clone())
+            .collect();
+        game.attack = Some(DeclaredAttack {
+            by: *by,
+            firers: firers.clone(),
+            weapons: weapons.clone(),
+            target: *target,
+            wa_holders,
+            into_sewer: *into_sewer,
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        Event::AttackDeclared(AttackDeclared {
+            by,
+            firers: names.names(&firers),
+            // A weapon whose possessor the viewer knows only as "?" is not named to it.
+            weapons: weapons
+                .into_iter()
+                .filter(|w| names.weapon_seen(w))
+                .collect(),
+            target,
+            into_sewer,
+        })
+    }
+}
+
+impl Fact for WeaponMalfunctioned {
+    fn apply(&self, game: &mut Game) {
+        let WeaponMalfunctioned { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.malfunctioned = true;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for MultipleRofRetained {
+    fn apply(&self, game: &mut Game) {
+        let MultipleRofRetained { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.fired = false;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for WeaponRepairAttempted {
+    fn apply(&self, game: &mut Game) {
+        let WeaponRepairAttempted { weapon, result, .. } = self;
+        match result {
+            RepairResult::Eliminated => {
+                game.weapons.remove(weapon);
+            }
+            _ => {
+                if let Some(w) = game.weapons.get_mut(weapon) {
+                    w.repair_tried = true;
+                    w.malfunctioned = *result != RepairResult::Repaired;
+                }
+            }
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for AttackResolved {
+    fn apply(&self, game: &mut Game) {
+        // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
+        // reads the counters the firers had when it was declared.
+        if let Some(a) = game.attack.take() {
+            // A weapon carries a Fire counter of its own (A8.1), put on once its ROF is
+            // spent: one that kept its Multiple ROF (`MultipleRofRetained`) stands clear.
+            let spent: Vec<UnitId> = a
+                .weapons
+                .iter()
+                .filter(|id| game.weapons.get(*id).is_some_and(|w| w.fired))
+                .cloned()
+                .collect();
+            mark_defensive_fire(game, &a.firers);
+            mark_defensive_fire(game, &spent);
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for AttackLeftToPlayers {
+    fn apply(&self, _game: &mut Game) {
+        // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AttackLeftToPlayers {
+            by,
+            target,
+            rule,
+            why,
+        } = self;
+        Event::AttackLeftToPlayers(AttackLeftToPlayers {
+            by,
+            target,
+            rule,
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for ResidualFpLeft {
+    fn apply(&self, game: &mut Game) {
+        let ResidualFpLeft { by, hex, fp } = self;
+        // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
+        // once either is the players' to determine.
+        let fp = match game.residual_fp.get(hex) {
+            None => *fp,
+            Some(old) => old.fp.zip(*fp).map(|(a, b)| a.max(b)),
+        };
+        game.residual_fp.insert(*hex, Residual { by: *by, fp });
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for IftAttackResolved {
+    fn apply(&self, _game: &mut Game) {
+        // The IFT's reading of the attack; its effects are adjudicated events of their own.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for FireEffectApplied {
+    fn apply(&self, game: &mut Game) {
+        // The engine's own ruling changes a unit as a player's adjudication of it would.
+        let FireEffectApplied { unit, outcome, .. } = self;
+        apply_outcome(game, unit, *outcome, "")
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let FireEffectApplied {
+            unit,
+            outcome,
+            rule,
+            why,
+        } = self;
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: names.name(&unit),
+            outcome,
+            rule,
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for FireEffectLeftToPlayers {
+    fn apply(&self, _game: &mut Game) {}
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let FireEffectLeftToPlayers {
+            target,
+            unit,
+            rule,
+            why,
+        } = self;
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target,
+            unit: unit.map(|u| names.name(&u)),
+            rule,
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for OpportunityFireMarked {
+    fn apply(&self, game: &mut Game) {
+        let OpportunityFireMarked { units } = self;
+        game.opportunity_fire.extend(units.iter().cloned());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let OpportunityFireMarked { units } = self;
+        Event::OpportunityFireMarked(OpportunityFireMarked {
+            units: names.names(&units),
+        })
+    }
 }

@@ -1,6 +1,8 @@
 //! Events: facts, in the past tense. Every change to a game is one of these, appended to the
 //! log and applied by `apply` — the same way live and in replay.
 
+use crate::view::Names;
+use crate::Game;
 use board::scenario::UnitId;
 use board::terrain::{HexsideFeature, Mf};
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,221 @@ pub use turn::*;
 pub use underground::*;
 pub use wall_advantage::*;
 
+/// What every event's family module says of it, beside its fields: the change it makes and how
+/// each viewer receives it. Each variant's struct implements it in the module of its family,
+/// so what an event means is written in one place, and an event without either does not
+/// compile; `apply` and `view::project_event` only dispatch to it ([`each_event!`]).
+pub(crate) trait Fact: Into<Event> {
+    /// Its change to `game` (the whole game or a viewer's projection), by `apply`: it cannot
+    /// fail and decides nothing, the event having been decided already.
+    fn apply(&self, game: &mut Game);
+
+    /// The event as the viewer of `names` receives it (`view::project_event`): naming units
+    /// under "?" by their aliases and leaving out what the viewer may not know.
+    fn viewed(self, names: &Names<'_>) -> Event;
+}
+
+/// `$body` run on the struct `$e` that `$event` wraps, whichever variant it is: the one match
+/// over every variant that dispatching to the families needs.
+macro_rules! each_event {
+    ($event:expr, $e:ident => $body:expr) => {
+        match $event {
+            Event::GameCreated($e) => $body,
+            Event::StepEnded($e) => $body,
+            Event::StepPassed($e) => $body,
+            Event::GameEnded($e) => $body,
+            Event::Conceded($e) => $body,
+            Event::EndProposed($e) => $body,
+            Event::EndAgreed($e) => $body,
+            Event::UnitMoved($e) => $body,
+            Event::UnitAdvanced($e) => $body,
+            Event::CloseCombatDesignated($e) => $body,
+            Event::AmbushChecked($e) => $body,
+            Event::MeleeRecorded($e) => $body,
+            Event::UnitBypassed($e) => $body,
+            Event::DoubleTimeDeclared($e) => $body,
+            Event::AssaultMovementDeclared($e) => $body,
+            Event::WeaponPickedUp($e) => $body,
+            Event::WeaponDropped($e) => $body,
+            Event::WallAdvantageClaimed($e) => $body,
+            Event::WallAdvantageForfeited($e) => $body,
+            Event::WallAdvantageDenied($e) => $body,
+            Event::UnitsMomentarilyRevealed($e) => $body,
+            Event::WallAdvantageChanceOffered($e) => $body,
+            Event::WallAdvantageChanceDeclined($e) => $body,
+            Event::AttackDeclared($e) => $body,
+            Event::WeaponMalfunctioned($e) => $body,
+            Event::MultipleRofRetained($e) => $body,
+            Event::WeaponRepairAttempted($e) => $body,
+            Event::AttackResolved($e) => $body,
+            Event::HiddenUnitPlaced($e) => $body,
+            Event::UnitEntryBlocked($e) => $body,
+            Event::DiceRolled($e) => $body,
+            Event::SewerEntryFailed($e) => $body,
+            Event::UnitsEnteredSewer($e) => $body,
+            Event::SewerStackMoved($e) => $body,
+            Event::SewerStackLost($e) => $body,
+            Event::SewerEmergenceRolled($e) => $body,
+            Event::UnitsSurfaced($e) => $body,
+            Event::UnitsEnteredTunnel($e) => $body,
+            Event::TunnelDestroyed($e) => $body,
+            Event::ManholeDeclaredUnseen($e) => $body,
+            Event::OutcomeAdjudicated($e) => $body,
+            Event::DiceCommitted($e) => $body,
+            Event::EntropyContributed($e) => $body,
+            Event::SeedRevealAgreed($e) => $body,
+            Event::SeedRevealed($e) => $body,
+            Event::AdjudicationAccepted($e) => $body,
+            Event::AdjudicationDisputed($e) => $body,
+            Event::UndoRequested($e) => $body,
+            Event::UndoDeclined($e) => $body,
+            Event::EventsUndone($e) => $body,
+            Event::WallAdvantageChallenged($e) => $body,
+            Event::WallAdvantageHipWindowOffered($e) => $body,
+            Event::ShellholeCoverTaken($e) => $body,
+            Event::AllMfSpent($e) => $body,
+            Event::UnitsRoutedThroughTunnel($e) => $body,
+            Event::UnitRouted($e) => $body,
+            Event::UnitFailedToRout($e) => $body,
+            Event::RoutLeftToPlayers($e) => $body,
+            Event::TunnelUseSeen($e) => $body,
+            Event::TunnelEntranceDiscovered($e) => $body,
+            Event::TunnelUseSighted($e) => $body,
+            Event::EventsUndoneTo($e) => $body,
+            Event::UnitSetUp($e) => $body,
+            Event::UnitSetUpLifted($e) => $body,
+            Event::SetupDone($e) => $body,
+            Event::SetupEnded($e) => $body,
+            Event::UnitsEntered($e) => $body,
+            Event::ClockStarted($e) => $body,
+            Event::ClockHandedOver($e) => $body,
+            Event::ClockExpired($e) => $body,
+            Event::ClaimedOnTime($e) => $body,
+            Event::TimeGiven($e) => $body,
+            Event::VacationStarted($e) => $body,
+            Event::VacationEnded($e) => $body,
+            Event::AttackLeftToPlayers($e) => $body,
+            Event::ResidualFpLeft($e) => $body,
+            Event::IftAttackResolved($e) => $body,
+            Event::FireEffectApplied($e) => $body,
+            Event::FireEffectLeftToPlayers($e) => $body,
+            Event::DesperationMoraleMarked($e) => $body,
+            Event::DesperationMoraleRemoved($e) => $body,
+            Event::RallyAttempted($e) => $body,
+            Event::UnitsWithdrew($e) => $body,
+            Event::OpportunityFireMarked($e) => $body,
+        }
+    };
+}
+pub(crate) use each_event;
+
+/// Each struct into its own variant.
+macro_rules! into_event {
+    ($($name:ident,)*) => {
+        $(impl From<$name> for Event {
+            fn from(fact: $name) -> Event {
+                Event::$name(fact)
+            }
+        })*
+    };
+}
+into_event!(
+    GameCreated,
+    StepEnded,
+    StepPassed,
+    GameEnded,
+    Conceded,
+    EndProposed,
+    EndAgreed,
+    UnitMoved,
+    UnitAdvanced,
+    CloseCombatDesignated,
+    AmbushChecked,
+    MeleeRecorded,
+    UnitBypassed,
+    DoubleTimeDeclared,
+    AssaultMovementDeclared,
+    WeaponPickedUp,
+    WeaponDropped,
+    WallAdvantageClaimed,
+    WallAdvantageForfeited,
+    WallAdvantageDenied,
+    UnitsMomentarilyRevealed,
+    WallAdvantageChanceOffered,
+    WallAdvantageChanceDeclined,
+    AttackDeclared,
+    WeaponMalfunctioned,
+    MultipleRofRetained,
+    WeaponRepairAttempted,
+    AttackResolved,
+    HiddenUnitPlaced,
+    UnitEntryBlocked,
+    DiceRolled,
+    SewerEntryFailed,
+    UnitsEnteredSewer,
+    SewerStackMoved,
+    SewerStackLost,
+    SewerEmergenceRolled,
+    UnitsSurfaced,
+    UnitsEnteredTunnel,
+    TunnelDestroyed,
+    ManholeDeclaredUnseen,
+    OutcomeAdjudicated,
+    DiceCommitted,
+    EntropyContributed,
+    SeedRevealAgreed,
+    SeedRevealed,
+    AdjudicationAccepted,
+    AdjudicationDisputed,
+    UndoRequested,
+    UndoDeclined,
+    EventsUndone,
+    WallAdvantageChallenged,
+    WallAdvantageHipWindowOffered,
+    ShellholeCoverTaken,
+    AllMfSpent,
+    UnitsRoutedThroughTunnel,
+    UnitRouted,
+    UnitFailedToRout,
+    RoutLeftToPlayers,
+    TunnelUseSeen,
+    TunnelEntranceDiscovered,
+    TunnelUseSighted,
+    EventsUndoneTo,
+    UnitSetUp,
+    UnitSetUpLifted,
+    SetupDone,
+    SetupEnded,
+    UnitsEntered,
+    ClockStarted,
+    ClockHandedOver,
+    ClockExpired,
+    ClaimedOnTime,
+    TimeGiven,
+    VacationStarted,
+    VacationEnded,
+    AttackLeftToPlayers,
+    ResidualFpLeft,
+    IftAttackResolved,
+    FireEffectApplied,
+    FireEffectLeftToPlayers,
+    DesperationMoraleMarked,
+    DesperationMoraleRemoved,
+    RallyAttempted,
+    UnitsWithdrew,
+    OpportunityFireMarked,
+);
+
+/// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
+/// in its family's module (`turn`, `setup`, `movement`, `wall_advantage`, `underground`,
+/// `fire`, `morale`, `close_combat`, `dice`, `clock`, `review`), beside its [`Fact`] impl: its
+/// change to the game and how each viewer receives it. Its words are `record::words`'.
+///
+/// To add an event: write its struct (fields in the past tense's terms, rule numbers in its
+/// doc) in its family's module, implement [`Fact`] for it there, add the variant LAST below
+/// (stored logs are bincode, by variant index: never reorder or remove one) and to
+/// [`each_event!`] and `into_event!`, and give it a name (`Event::name`) and words
+/// (`record::words::describe`); the compiler lists each place left to do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {

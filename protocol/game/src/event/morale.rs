@@ -2,6 +2,9 @@
 
 use super::MfAccount;
 use super::MoveCost;
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{apply_outcome, carry_weapons, spend, Game, Outcome};
 use board::hex::Hex;
 use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
@@ -64,4 +67,118 @@ pub struct RoutLeftToPlayers {
     pub unit: UnitId,
     pub rule: String,
     pub why: String,
+}
+
+impl Fact for UnitRouted {
+    fn apply(&self, game: &mut Game) {
+        let UnitRouted { unit, to, mf, .. } = self;
+        let units = std::slice::from_ref(unit);
+        spend(game, units, std::slice::from_ref(mf));
+        if let Some(u) = game.units.get_mut(unit) {
+            u.hex = *to;
+            u.bypass = None;
+            u.shellhole_cover = false;
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitRouted {
+            unit,
+            from,
+            to,
+            cost,
+            mf,
+            interdiction_by,
+        } = self;
+        Event::UnitRouted(UnitRouted {
+            unit: names.name(&unit),
+            from,
+            to,
+            cost,
+            mf: names.account(&mf),
+            interdiction_by: names.names(&interdiction_by),
+        })
+    }
+}
+
+impl Fact for UnitFailedToRout {
+    fn apply(&self, game: &mut Game) {
+        let UnitFailedToRout { unit, .. } = self;
+        apply_outcome(game, unit, Outcome::Eliminate, "");
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitFailedToRout { unit, next_to } = self;
+        Event::UnitFailedToRout(UnitFailedToRout {
+            unit: names.name(&unit),
+            next_to: next_to.map(|e| names.name(&e)),
+        })
+    }
+}
+
+impl Fact for RoutLeftToPlayers {
+    fn apply(&self, _game: &mut Game) {}
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let RoutLeftToPlayers { unit, rule, why } = self;
+        Event::RoutLeftToPlayers(RoutLeftToPlayers {
+            unit: names.name(&unit),
+            rule,
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for DesperationMoraleMarked {
+    fn apply(&self, game: &mut Game) {
+        let DesperationMoraleMarked { units, .. } = self;
+        for id in units {
+            if let Some(u) = game.units.get_mut(id) {
+                u.desperation = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let DesperationMoraleMarked { units, why } = self;
+        Event::DesperationMoraleMarked(DesperationMoraleMarked {
+            units: names.names(&units),
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for DesperationMoraleRemoved {
+    fn apply(&self, game: &mut Game) {
+        let DesperationMoraleRemoved { units, .. } = self;
+        for id in units {
+            if let Some(u) = game.units.get_mut(id) {
+                u.desperation = false;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let DesperationMoraleRemoved { units, why } = self;
+        Event::DesperationMoraleRemoved(DesperationMoraleRemoved {
+            units: names.names(&units),
+            why: names.text(&why),
+        })
+    }
+}
+
+impl Fact for RallyAttempted {
+    fn apply(&self, game: &mut Game) {
+        let RallyAttempted { unit, .. } = self;
+        game.movement.rallied.insert(unit.clone());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let RallyAttempted { unit, leader } = self;
+        Event::RallyAttempted(RallyAttempted {
+            unit: names.name(&unit),
+            leader: leader.map(|l| names.name(&l)),
+        })
+    }
 }

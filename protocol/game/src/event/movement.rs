@@ -3,8 +3,10 @@
 
 use super::MfAccount;
 use super::MoveCost;
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{carry_weapons, record_moved_weapons, spend, Bypass, Game, Mf, UnitId};
 use board::hex::Hex;
-use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
 
 /// A unit (or a stack moving together) entered an adjacent hex, paying `cost` (A4).
@@ -112,4 +114,324 @@ pub struct UnitsEntered {
     pub hex: Hex,
     pub cost: MoveCost,
     pub mf: Vec<MfAccount>,
+}
+
+impl Fact for UnitMoved {
+    fn apply(&self, game: &mut Game) {
+        let UnitMoved {
+            units,
+            to,
+            mf,
+            cost,
+            ..
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                unit.road_only &= cost.road;
+                unit.hexes_entered = unit.hexes_entered.saturating_add(1);
+            }
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } = self;
+        Event::UnitMoved(UnitMoved {
+            units: names.names(&units),
+            from,
+            to,
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for UnitAdvanced {
+    fn apply(&self, game: &mut Game) {
+        let UnitAdvanced { units, to, cx, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                if cx.contains(id) {
+                    unit.cx = true;
+                    unit.cx_since = Some(now);
+                }
+            }
+            game.movement.advanced.insert(id.clone());
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitAdvanced {
+            units,
+            from,
+            to,
+            cost,
+            cx,
+        } = self;
+        Event::UnitAdvanced(UnitAdvanced {
+            units: names.names(&units),
+            from,
+            to,
+            cost,
+            cx: names.names(&cx),
+        })
+    }
+}
+
+impl Fact for UnitBypassed {
+    fn apply(&self, game: &mut Game) {
+        let UnitBypassed {
+            units,
+            hex,
+            from,
+            along,
+            cost,
+            mf,
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                if unit.hex != *hex {
+                    unit.hexes_entered = unit.hexes_entered.saturating_add(1);
+                }
+                unit.hex = *hex;
+                unit.road_only = false;
+                unit.shellhole_cover = false;
+                match &mut unit.bypass {
+                    Some(b) if b.hex == *hex => {
+                        b.along.extend(along.iter().copied());
+                        b.doubled |= cost.bypass_doubling > Mf::default();
+                    }
+                    _ => {
+                        unit.bypass = Some(Bypass {
+                            hex: *hex,
+                            entered_from: *from,
+                            along: along.clone(),
+                            base: cost.cot + cost.elevation,
+                            doubled: cost.bypass_doubling > Mf::default(),
+                        })
+                    }
+                }
+            }
+        }
+        carry_weapons(game, units, *hex);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitBypassed {
+            units,
+            hex,
+            from,
+            along,
+            cost,
+            mf,
+        } = self;
+        Event::UnitBypassed(UnitBypassed {
+            units: names.names(&units),
+            hex,
+            from,
+            along,
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for DoubleTimeDeclared {
+    fn apply(&self, game: &mut Game) {
+        let DoubleTimeDeclared { units, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.double_time = true;
+                unit.cx = true;
+                unit.cx_since = Some(now);
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let DoubleTimeDeclared { units, mf } = self;
+        Event::DoubleTimeDeclared(DoubleTimeDeclared {
+            units: names.names(&units),
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for AssaultMovementDeclared {
+    fn apply(&self, game: &mut Game) {
+        let AssaultMovementDeclared { units } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.assault_moving = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AssaultMovementDeclared { units } = self;
+        Event::AssaultMovementDeclared(AssaultMovementDeclared {
+            units: names.names(&units),
+        })
+    }
+}
+
+impl Fact for WeaponPickedUp {
+    fn apply(&self, game: &mut Game) {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = Some(unit.clone());
+        }
+        spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        Event::WeaponPickedUp(WeaponPickedUp {
+            unit: names.name(&unit),
+            weapon,
+            mf: names.account(&mf),
+        })
+    }
+}
+
+impl Fact for WeaponDropped {
+    fn apply(&self, game: &mut Game) {
+        let WeaponDropped { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = None;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponDropped { unit, weapon } = self;
+        Event::WeaponDropped(WeaponDropped {
+            unit: names.name(&unit),
+            weapon,
+        })
+    }
+}
+
+impl Fact for UnitEntryBlocked {
+    fn apply(&self, game: &mut Game) {
+        let UnitEntryBlocked {
+            units,
+            revealed,
+            dummies_removed,
+            mf,
+            ..
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.wa_blocked = true;
+            }
+        }
+        for unit in revealed {
+            game.units.insert(unit.id.clone(), unit.clone());
+        }
+        for id in dummies_removed {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.eliminated = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } = self;
+        Event::UnitEntryBlocked(UnitEntryBlocked {
+            units: names.names(&units),
+            from,
+            to,
+            revealed,
+            dummies_removed: names.names(&dummies_removed),
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for ShellholeCoverTaken {
+    fn apply(&self, game: &mut Game) {
+        let ShellholeCoverTaken { units, mf } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.shellhole_cover = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let ShellholeCoverTaken { units, mf } = self;
+        Event::ShellholeCoverTaken(ShellholeCoverTaken {
+            units: names.names(&units),
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for AllMfSpent {
+    fn apply(&self, game: &mut Game) {
+        let AllMfSpent { units, mf, .. } = self;
+        spend(game, units, mf);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
+        // never the allotment that would tell a leader from a squad.
+        let AllMfSpent { units, rule, mf } = self;
+        Event::AllMfSpent(AllMfSpent {
+            units: names.names(&units),
+            rule: names.text(&rule),
+            mf: names.accounts(&mf),
+        })
+    }
+}
+
+impl Fact for UnitsEntered {
+    fn apply(&self, game: &mut Game) {
+        let UnitsEntered {
+            units, weapons, mf, ..
+        } = self;
+        for unit in units {
+            game.units.insert(unit.id.clone(), unit.clone());
+        }
+        for w in weapons {
+            game.weapons.insert(w.id.clone(), w.clone());
+        }
+        // Entering is the stack's first step of its move (A4.2).
+        let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+        spend(game, &ids, mf);
+        record_moved_weapons(game, &ids);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
 }

@@ -2,7 +2,10 @@
 //! them, and undo. None of them changes the position but the undo itself; the answers are
 //! decided by `record::dispute::decide`, which reads the log as well as the position.
 
+use super::{Event, Fact};
 use crate::command::Outcome;
+use crate::view::Names;
+use crate::{apply_outcome, Game};
 use board::scenario::Side;
 use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
@@ -70,4 +73,158 @@ pub struct EventsUndoneTo {
     pub consented_by: Side,
     pub from: u64,
     pub to: u64,
+}
+
+impl Fact for OutcomeAdjudicated {
+    fn apply(&self, game: &mut Game) {
+        let OutcomeAdjudicated {
+            unit,
+            outcome,
+            note,
+            ..
+        } = self;
+        apply_outcome(game, unit, *outcome, note);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let OutcomeAdjudicated {
+            by,
+            unit,
+            outcome,
+            note,
+        } = self;
+        Event::OutcomeAdjudicated(OutcomeAdjudicated {
+            by,
+            // A relabel's or a reduction's note is what the counter now reads: under "?"
+            // that is hidden.
+            note: if matches!(
+                outcome,
+                crate::command::Outcome::Relabel | crate::command::Outcome::Reduce
+            ) && names.masked(&unit)
+            {
+                String::new()
+            } else {
+                names.text(&note)
+            },
+            unit: names.name(&unit),
+            outcome,
+        })
+    }
+}
+
+impl Fact for AdjudicationAccepted {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for AdjudicationDisputed {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AdjudicationDisputed { by, event, reason } = self;
+        Event::AdjudicationDisputed(AdjudicationDisputed {
+            by,
+            event,
+            reason: names.text(&reason),
+        })
+    }
+}
+
+impl Fact for UndoRequested {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for UndoDeclined {
+    fn apply(&self, _game: &mut Game) {
+        // Facts about the dice and the players' answers: the position does not change.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for EventsUndone {
+    fn apply(&self, game: &mut Game) {
+        // The position goes back to before the undone events; the version keeps counting, and
+        // a projection stays the same viewer's (see `record::dispute`).
+        let EventsUndone { restored, .. } = self;
+        let (version, viewer) = (game.version, game.viewer);
+        // Time once spent stands: an undo takes back the position, not the clocks.
+        let timing = game.timing.take();
+        *game = (**restored).clone();
+        game.version = version;
+        game.viewer = viewer;
+        game.timing = timing;
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let v = names.viewer;
+        let EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            restored,
+        } = self;
+        Event::EventsUndone(EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            restored: Box::new(restored.project(v)),
+        })
+    }
+}
+
+impl Fact for EventsUndoneTo {
+    fn apply(&self, game: &mut Game) {
+        // Decided only when the trail reaches back to the version before `from`
+        // (`record::dispute`), so the position is there.
+        let EventsUndoneTo { from, .. } = self;
+        if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
+            let (version, viewer) = (game.version, game.viewer);
+            // Time once spent stands: an undo takes back the position, not the clocks.
+            let timing = game.timing.take();
+            *game = restored;
+            game.version = version;
+            game.viewer = viewer;
+            game.timing = timing;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        // The log names the version to return to; a viewer is handed the position itself,
+        // as it may know it: the game after the undo is the position before `from`.
+        let v = names.viewer;
+        let EventsUndoneTo {
+            requested_by,
+            consented_by,
+            from,
+            to,
+        } = self;
+        Event::EventsUndone(EventsUndone {
+            requested_by,
+            consented_by,
+            from,
+            to,
+            restored: Box::new(names.after.project(v)),
+        })
+    }
 }

@@ -1,7 +1,9 @@
 //! Events of the game's course: the steps, and how a game ends (by its last turn, a
 //! concession, an agreement).
 
-use crate::phase::Clock;
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{end_movement_phase, end_player_turn, Clock, Game, Phase, Underground, Unit};
 use board::scenario::Scenario;
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
@@ -54,4 +56,153 @@ pub struct EndProposed {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndAgreed {
     pub side: Side,
+}
+
+impl Fact for GameCreated {
+    fn apply(&self, game: &mut Game) {
+        let GameCreated { scenario } = self;
+        let viewer = game.viewer;
+        *game = Game::new(scenario.clone());
+        if viewer.is_some() {
+            // A projection's scenario is projected already: its "?" carry their aliases.
+            game.aliases.clear();
+            game.next_alias = 0;
+            game.setup_aliases.clear();
+            game.viewer = viewer;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let v = names.viewer;
+        let GameCreated { scenario } = self;
+        Event::GameCreated(GameCreated {
+            scenario: std::sync::Arc::unwrap_or_clone(crate::project_scenario(
+                &scenario.into(),
+                &names.after.setup_aliases,
+                v,
+            )),
+        })
+    }
+}
+
+impl Fact for StepEnded {
+    fn apply(&self, game: &mut Game) {
+        step_over(game, &self.ended, &self.next);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for StepPassed {
+    fn apply(&self, game: &mut Game) {
+        step_over(game, &self.ended, &self.next);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for GameEnded {
+    fn apply(&self, game: &mut Game) {
+        end_player_turn(game, game.clock);
+        game.over = true;
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for Conceded {
+    fn apply(&self, game: &mut Game) {
+        game.over = true;
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for EndProposed {
+    fn apply(&self, game: &mut Game) {
+        let EndProposed { side } = self;
+        game.end_proposal = Some(*side);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for EndAgreed {
+    fn apply(&self, game: &mut Game) {
+        game.over = true;
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+/// What the end of a step changes, whether a side ended it or it passed by itself.
+fn step_over(game: &mut Game, ended: &Clock, next: &Clock) {
+    // An offer to end the game is about the step it was made in: the step's end withdraws it.
+    // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
+    // that offered (or the one asked) that something happened unseen.
+    game.end_proposal = None;
+
+    game.clock = *next;
+    // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
+    // changed only if one needs it (`end_movement_phase`).
+    if ended.phase() != next.phase() && game.weapons.values().any(|w| w.fired || w.repair_tried) {
+        for w in game.weapons.values_mut() {
+            w.fired = false;
+            w.repair_tried = false;
+        }
+    }
+    if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
+        end_movement_phase(game);
+        // Residual FP lasts only the MPh it was left in (A8.2).
+        game.residual_fp.clear();
+    }
+    if ended.phase() == Phase::DefensiveFire && next.phase() != Phase::DefensiveFire {
+        // The DEFENDER fires no more this Player Turn: its Fire counters come off.
+        game.first_fired.clear();
+        game.final_fired.clear();
+    }
+    if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
+        // Who routed this RtPh (A10.5, B8.62), and the MF and portage of their
+        // routs, are forgotten with it, as the MPh's are with the MPh.
+        end_movement_phase(game);
+    }
+    if ended.player_turn != next.player_turn || ended.turn != next.turn {
+        end_player_turn(game, *ended);
+    }
+    let emerged = |u: &Unit| {
+        matches!(
+            u.underground,
+            Some(Underground::Sewer {
+                emergence: Some(_),
+                ..
+            })
+        )
+    };
+    // Units are changed only if one needs it (`end_movement_phase`).
+    if ended.turn != next.turn && game.units.values().any(emerged) {
+        // Emergence results last the Game Turn (B8.42).
+        for unit in game.units.values_mut() {
+            if let Some(Underground::Sewer { emergence, .. }) = &mut unit.underground {
+                *emergence = None;
+            }
+        }
+    }
 }

@@ -2,6 +2,12 @@
 //! board, coming up, and tunnels used, seen and found.
 
 use super::MfAccount;
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{
+    carry_weapons, keep_own_sightings, record_moved_weapons, reveal_tunnel, spend, Game,
+    SewerDesignation, Underground,
+};
 use board::hex::Hex;
 use board::scenario::Side;
 use board::scenario::UnitId;
@@ -115,4 +121,341 @@ pub struct TunnelUseSighted {
     pub by: Side,
     pub entrance: Hex,
     pub units: Vec<UnitId>,
+}
+
+impl Fact for SewerEntryFailed {
+    fn apply(&self, game: &mut Game) {
+        let SewerEntryFailed { units } = self;
+        game.movement
+            .sewer_check_failed
+            .extend(units.iter().cloned());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SewerEntryFailed { units } = self;
+        Event::SewerEntryFailed(SewerEntryFailed {
+            units: names.names(&units),
+        })
+    }
+}
+
+impl Fact for UnitsEnteredSewer {
+    fn apply(&self, game: &mut Game) {
+        let UnitsEnteredSewer { units, hex } = self;
+        game.movement.sewer_entries.insert(*hex);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.underground = Some(Underground::Sewer {
+                    lost: false,
+                    moved: false,
+                    emergence: None,
+                });
+                unit.concealed = true;
+                unit.bypass = None;
+            }
+        }
+        game.movement.finished.extend(units.iter().cloned());
+        record_moved_weapons(game, units);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsEnteredSewer { units, hex } = self;
+        Event::UnitsEnteredSewer(UnitsEnteredSewer {
+            units: names.names(&units),
+            hex,
+        })
+    }
+}
+
+impl Fact for SewerStackMoved {
+    fn apply(&self, game: &mut Game) {
+        let SewerStackMoved {
+            units,
+            to,
+            designated_by,
+            ..
+        } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                if let Some(Underground::Sewer { moved, lost, .. }) = &mut unit.underground {
+                    *moved = true;
+                    // Moved by its owner, the stack is found again (B8.41).
+                    *lost = designated_by.is_some();
+                }
+            }
+        }
+        carry_weapons(game, units, *to);
+        game.sewer_designation = None;
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SewerStackMoved {
+            units,
+            from,
+            to,
+            designated_by,
+        } = self;
+        Event::SewerStackMoved(SewerStackMoved {
+            units: names.names(&units),
+            from,
+            to,
+            designated_by,
+        })
+    }
+}
+
+impl Fact for SewerStackLost {
+    fn apply(&self, game: &mut Game) {
+        let SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } = self;
+        for id in units {
+            if let Some(Underground::Sewer { lost, .. }) =
+                game.units.get_mut(id).and_then(|u| u.underground.as_mut())
+            {
+                *lost = true;
+            }
+        }
+        game.sewer_designation = Some(SewerDesignation {
+            defender: *defender,
+            units: units.clone(),
+            from: *at,
+            options: options.clone(),
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } = self;
+        Event::SewerStackLost(SewerStackLost {
+            units: names.names(&units),
+            at,
+            defender,
+            options,
+        })
+    }
+}
+
+impl Fact for SewerEmergenceRolled {
+    fn apply(&self, game: &mut Game) {
+        let SewerEmergenceRolled { units, result, .. } = self;
+        for id in units {
+            if let Some(Underground::Sewer { emergence, .. }) =
+                game.units.get_mut(id).and_then(|u| u.underground.as_mut())
+            {
+                *emergence = Some(*result);
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SewerEmergenceRolled { units, hex, result } = self;
+        Event::SewerEmergenceRolled(SewerEmergenceRolled {
+            units: names.names(&units),
+            hex,
+            result,
+        })
+    }
+}
+
+impl Fact for UnitsSurfaced {
+    fn apply(&self, game: &mut Game) {
+        let UnitsSurfaced { units, .. } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.underground = None;
+                unit.concealed = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsSurfaced { units, hex } = self;
+        Event::UnitsSurfaced(UnitsSurfaced {
+            units: names.names(&units),
+            hex,
+        })
+    }
+}
+
+impl Fact for UnitsEnteredTunnel {
+    fn apply(&self, game: &mut Game) {
+        let UnitsEnteredTunnel {
+            units,
+            side,
+            from,
+            exit,
+        } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *exit;
+                unit.underground = Some(Underground::Tunnel);
+                unit.concealed = true;
+            }
+        }
+        carry_weapons(game, units, *exit);
+        game.movement.finished.extend(units.iter().cloned());
+        reveal_tunnel(game, *side, *from, *exit);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsEnteredTunnel {
+            units,
+            side,
+            from,
+            exit,
+        } = self;
+        Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
+            units: names.names(&units),
+            side,
+            from,
+            exit,
+        })
+    }
+}
+
+impl Fact for TunnelDestroyed {
+    fn apply(&self, game: &mut Game) {
+        let TunnelDestroyed { entrance } = self;
+        for t in game
+            .tunnels
+            .iter_mut()
+            .filter(|t| t.entrances.contains(entrance))
+        {
+            t.destroyed = true;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for ManholeDeclaredUnseen {
+    fn apply(&self, game: &mut Game) {
+        let ManholeDeclaredUnseen { hex, .. } = self;
+        game.unseen_manholes.insert(*hex);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for UnitsRoutedThroughTunnel {
+    fn apply(&self, game: &mut Game) {
+        let UnitsRoutedThroughTunnel {
+            units,
+            side,
+            from,
+            to,
+        } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.concealed = false;
+                unit.wall_advantage = false;
+            }
+        }
+        carry_weapons(game, units, *to);
+        game.movement.finished.extend(units.iter().cloned());
+        reveal_tunnel(game, *side, *from, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsRoutedThroughTunnel {
+            units,
+            side,
+            from,
+            to,
+        } = self;
+        Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
+            units: names.names(&units),
+            side,
+            from,
+            to,
+        })
+    }
+}
+
+impl Fact for TunnelUseSeen {
+    fn apply(&self, game: &mut Game) {
+        let TunnelUseSeen { unit, entrance, .. } = self;
+        game.tunnel_sightings.insert((*entrance, unit.clone()));
+        if let Some(viewer) = game.viewer {
+            keep_own_sightings(game, viewer);
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let TunnelUseSeen { by, unit, entrance } = self;
+        Event::TunnelUseSeen(TunnelUseSeen {
+            by,
+            unit: names.name(&unit),
+            entrance,
+        })
+    }
+}
+
+impl Fact for TunnelEntranceDiscovered {
+    fn apply(&self, game: &mut Game) {
+        let TunnelEntranceDiscovered {
+            by,
+            unit,
+            entrance,
+            mf,
+        } = self;
+        spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+        game.tunnel_discoveries.insert((*by, *entrance));
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let TunnelEntranceDiscovered {
+            by,
+            unit,
+            entrance,
+            mf,
+        } = self;
+        Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered {
+            by,
+            unit: names.name(&unit),
+            entrance,
+            mf: names.account(&mf),
+        })
+    }
+}
+
+impl Fact for TunnelUseSighted {
+    fn apply(&self, game: &mut Game) {
+        let TunnelUseSighted {
+            entrance, units, ..
+        } = self;
+        for unit in units {
+            game.tunnel_sightings.insert((*entrance, unit.clone()));
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        // Only its own side receives it (`Game::shows`); named as that side knows them.
+        let TunnelUseSighted {
+            by,
+            entrance,
+            units,
+        } = self;
+        Event::TunnelUseSighted(TunnelUseSighted {
+            by,
+            entrance,
+            units: names.names(&units),
+        })
+    }
 }

@@ -3,6 +3,9 @@
 
 use super::WaClaim;
 use super::WaLoss;
+use super::{Event, Fact};
+use crate::view::Names;
+use crate::{Game, WaChallenge, WaChance, WaHipWindow};
 use board::scenario::Side;
 use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
@@ -70,4 +73,186 @@ pub struct WallAdvantageHipWindowOffered {
     pub side: Side,
     pub claimants: Vec<UnitId>,
     pub how: WaClaim,
+}
+
+impl Fact for WallAdvantageClaimed {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageClaimed { units, how } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.wall_advantage = true;
+            }
+        }
+        if *how == crate::event::WaClaim::EnemyLostIt {
+            game.wa_chance = None;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WallAdvantageClaimed { units, how } = self;
+        Event::WallAdvantageClaimed(WallAdvantageClaimed {
+            units: names.names(&units),
+            how,
+        })
+    }
+}
+
+impl Fact for WallAdvantageForfeited {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageForfeited { units, why } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.wall_advantage = false;
+            }
+        }
+        if *why == crate::event::WaLoss::ChallengeForfeited {
+            game.wa_challenge = None;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WallAdvantageForfeited { units, why } = self;
+        let why = match why {
+            // A reason about the unit's own qualities (broken, a vehicle) would say
+            // what is under the "?".
+            WaLoss::Ineligible { rule, .. } if units.iter().any(|u| names.masked(u)) => {
+                WaLoss::Ineligible {
+                    rule,
+                    why: "it no longer qualifies".into(),
+                }
+            }
+            WaLoss::Ineligible { rule, why } => WaLoss::Ineligible {
+                rule,
+                why: names.text(&why),
+            },
+            other => other,
+        };
+        Event::WallAdvantageForfeited(WallAdvantageForfeited {
+            units: names.names(&units),
+            why,
+        })
+    }
+}
+
+impl Fact for WallAdvantageDenied {
+    fn apply(&self, game: &mut Game) {
+        game.wa_chance = None;
+        game.wa_challenge = None;
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WallAdvantageDenied { units, by } = self;
+        Event::WallAdvantageDenied(WallAdvantageDenied {
+            units: names.names(&units),
+            by: names.name(&by),
+        })
+    }
+}
+
+impl Fact for UnitsMomentarilyRevealed {
+    fn apply(&self, game: &mut Game) {
+        let UnitsMomentarilyRevealed { units } = self;
+        game.wa_shown.extend(units.iter().cloned());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsMomentarilyRevealed { units } = self;
+        Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
+            units: names.names(&units),
+        })
+    }
+}
+
+impl Fact for WallAdvantageChanceOffered {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageChanceOffered { side, units } = self;
+        game.wa_chance = Some(WaChance {
+            side: *side,
+            units: units.clone(),
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WallAdvantageChanceOffered { side, units } = self;
+        Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
+            side,
+            units: names.names(&units),
+        })
+    }
+}
+
+impl Fact for WallAdvantageChanceDeclined {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageChanceDeclined { side } = self;
+        game.wa_chance = None;
+        if game.wa_hip_window.as_ref().is_some_and(|w| w.side == *side) {
+            game.wa_hip_window = None;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+}
+
+impl Fact for WallAdvantageChallenged {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } = self;
+        game.wa_challenge = Some(WaChallenge {
+            side: *side,
+            holders: holders.clone(),
+            claimants: claimants.clone(),
+            how: *how,
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } = self;
+        Event::WallAdvantageChallenged(WallAdvantageChallenged {
+            side,
+            holders: names.names(&holders),
+            claimants: names.names(&claimants),
+            how,
+        })
+    }
+}
+
+impl Fact for WallAdvantageHipWindowOffered {
+    fn apply(&self, game: &mut Game) {
+        let WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } = self;
+        game.wa_hip_window = Some(WaHipWindow {
+            side: *side,
+            claimants: claimants.clone(),
+            how: *how,
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        // Names only the claimants, never which hidden unit the side could place (B9.324).
+        let WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } = self;
+        Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
+            side,
+            claimants: names.names(&claimants),
+            how,
+        })
+    }
 }
