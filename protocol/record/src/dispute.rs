@@ -988,7 +988,7 @@ mod tests {
     }
 
     /// Every logged answer and undo re-checked as a verifier reads the log.
-    fn check_logged_all(r: &Referee) -> Result<(), String> {
+    fn check_logged_all(r: &Referee) -> Result<(), Fault> {
         let entries = r.entries();
         let mut game = Game::replay([&entries[0].event]).unwrap();
         for (i, entry) in entries.iter().enumerate().skip(1) {

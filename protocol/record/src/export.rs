@@ -634,7 +634,7 @@ fn verify_log(
                 return Err(bad("a second GameCreated: a log holds one game".into()))
             }
             Event::DiceRolled(DiceRolled { roll }) => {
-                check_roll(game, &entry, roll).map_err(|f| bad(f.into()))?;
+                check_roll(game, &entry, roll).map_err(|f| bad(f.to_string()))?;
                 summary.rolls += 1;
             }
             Event::OutcomeAdjudicated(_) | Event::ManholeDeclaredUnseen(_) => {
@@ -645,7 +645,7 @@ fn verify_log(
             Event::EventsUndone(_) | Event::EventsUndoneTo(_) => summary.undone += 1,
             _ => {}
         }
-        check_clock(game, &entry.event).map_err(|f| bad(f.into()))?;
+        check_clock(game, &entry.event).map_err(|f| bad(f.to_string()))?;
         // No die is left unchecked in a finished game: its end is followed at once by the
         // reveal of the seed still secret.
         if matches!(entry.event, Event::GameEnded(_))
@@ -670,11 +670,11 @@ fn verify_log(
             dispute::check_logged(game, &entries, &entry)?;
             recheck.check(game, &entries, &before_ledger, &read, index)?;
             apply(game, &entry.event);
-            Ok::<(), String>(())
+            Ok::<(), Fault>(())
         }));
         match applied {
             Ok(Ok(())) => {}
-            Ok(Err(why)) => return Err(bad(why)),
+            Ok(Err(why)) => return Err(bad(why.to_string())),
             Err(_) => {
                 return Err(bad(
                     "cannot be applied: no server could have logged it".into()

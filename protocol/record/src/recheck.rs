@@ -38,12 +38,6 @@ impl From<&str> for Fault {
     }
 }
 
-impl From<Fault> for String {
-    fn from(fault: Fault) -> String {
-        fault.0
-    }
-}
-
 /// A stand-in for a seed the log never reveals: decisions made with it roll from the logged
 /// dice instead, and a reveal of it never matches one logged.
 const UNKNOWN_SEED: Seed = [0; 32];
