@@ -1073,14 +1073,14 @@ fn built_events(game: &Game) -> Vec<Event> {
         }),
         Event::ClockHandedOver(ClockHandedOver {
             at: 1_700_000_061_000,
-            charged: charge.clone(),
+            charged: charge,
             added: 86_400_000,
             to: Some(Side::B),
         }),
         Event::ClockExpired(ClockExpired {
             side: Side::A,
             at: 7,
-            charged: charge.clone(),
+            charged: charge,
         }),
         Event::ClaimedOnTime(ClaimedOnTime { by: Side::B, at: 8 }),
         Event::TimeGiven(TimeGiven {
@@ -1088,7 +1088,7 @@ fn built_events(game: &Game) -> Vec<Event> {
             to: Side::A,
             time: 3_600_000,
             at: 9,
-            charged: Some(charge.clone()),
+            charged: Some(charge),
         }),
         Event::VacationStarted(VacationStarted {
             side: Side::A,
@@ -1173,7 +1173,7 @@ fn every_event_reads_as_the_old_enum_wrote_it() {
     }
     let missing: Vec<&str> = TAGS
         .iter()
-        .map(|t| *t)
+        .copied()
         .filter(|t| !seen.contains(&snake(t)))
         .collect();
     assert!(

@@ -21,15 +21,14 @@ use crate::chain::Entry;
 use crate::fair_dice::{self, Ledger, Nonce};
 use crate::recheck::Fault;
 use board::scenario::Side;
-use data_encoding::HEXLOWER;
 use game::command::Command;
 use game::dice::DiceSource;
 use game::event::Event;
 use game::event::{
-    AdjudicationAccepted, AdjudicationDisputed, DiceCommitted, DiceRolled, EntropyContributed,
-    EventsUndone, EventsUndoneTo, ManholeDeclaredUnseen, OutcomeAdjudicated, SeedRevealAgreed,
-    SeedRevealed, StepEnded, StepPassed, TunnelUseSeen, UndoDeclined, UndoRequested,
-    WallAdvantageChallenged, WallAdvantageChanceOffered, WallAdvantageHipWindowOffered,
+    AdjudicationAccepted, AdjudicationDisputed, DiceRolled, EntropyContributed, EventsUndone,
+    EventsUndoneTo, ManholeDeclaredUnseen, OutcomeAdjudicated, SeedRevealAgreed, StepEnded,
+    StepPassed, TunnelUseSeen, UndoDeclined, UndoRequested, WallAdvantageChallenged,
+    WallAdvantageChanceOffered, WallAdvantageHipWindowOffered,
 };
 use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use rules::violation::{text, Piece, RuleViolation, ViolationKind};
@@ -649,67 +648,6 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
         _ => Ok(()),
     }
 }
-
-/// The readable account of this module's events, with the document behind each.
-pub fn describe(sides: &[board::scenario::SideSpec; 2], event: &Event) -> String {
-    let name = |s: Side| sides[s as usize].name.clone();
-    let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
-    match event {
-        Event::DiceCommitted(DiceCommitted { commitment }) => format!(
-            "the server committed to its secret dice seed: blake3 {commitment} ({})",
-            fair_dice::RULE
-        ),
-        Event::EntropyContributed(EntropyContributed { side, nonce }) => format!(
-            "{} added its nonce {}… to the dice key ({})",
-            name(*side),
-            short(nonce),
-            fair_dice::RULE
-        ),
-        Event::SeedRevealAgreed(SeedRevealAgreed { side }) => format!(
-            "{} agreed to reveal the dice seed now ({})",
-            name(*side),
-            fair_dice::RULE
-        ),
-        Event::SeedRevealed(SeedRevealed { seed }) => format!(
-            "the server revealed its dice seed {}: every roll made under it can now be checked ({})",
-            HEXLOWER.encode(seed),
-            fair_dice::RULE
-        ),
-        Event::AdjudicationAccepted(AdjudicationAccepted { by, event }) => {
-            format!("{} accepted adjudication #{event} ({RULE})", name(*by))
-        }
-        Event::AdjudicationDisputed(AdjudicationDisputed { by, event, reason }) => format!(
-            "{} disputed adjudication #{event}: {reason} ({RULE})",
-            name(*by)
-        ),
-        Event::UndoRequested(UndoRequested { by, from, to }) => format!(
-            "{} asked to take back #{from}–#{to}, its own last events ({RULE})",
-            name(*by)
-        ),
-        Event::UndoDeclined(UndoDeclined { by }) => {
-            format!("{} declined to let them be taken back ({RULE})", name(*by))
-        }
-        Event::EventsUndone(EventsUndone {
-            requested_by,
-            consented_by,
-            from,
-            to,
-            ..
-        })
-        | Event::EventsUndoneTo(EventsUndoneTo {
-            requested_by,
-            consented_by,
-            from,
-            to,
-        }) => format!(
-            "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({RULE})",
-            name(*requested_by),
-            name(*consented_by)
-        ),
-        other => other.name().to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1109,7 +1047,7 @@ mod tests {
             r.game().units["g3"].pinned,
             "a dispute records; it changes nothing"
         );
-        let record = describe(&r.game().scenario.sides, &r.entries().last().unwrap().event);
+        let record = crate::words::describe_event(r.game(), &r.entries().last().unwrap().event);
         assert_eq!(
             record,
             format!("German disputed adjudication #{pin}: no LOS to A2 (docs/review.md)")

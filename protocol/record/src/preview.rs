@@ -243,8 +243,8 @@ fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
 /// "2 MF: 1 COT (B1) + 1 hedge (B9.4); 467a left 2 of 4".
 fn summary(cost: Option<&MoveCost>, mf: &[MfAccount]) -> String {
     let mut s = match cost {
-        Some(cost) if cost.all_mf => rules::movement::describe(cost),
-        Some(cost) => format!("{} MF: {}", cost.total, rules::movement::describe(cost)),
+        Some(cost) if cost.all_mf => cost.describe(),
+        Some(cost) => format!("{} MF: {}", cost.total, cost.describe()),
         None => "allowed".into(),
     };
     for (i, a) in mf.iter().enumerate() {

@@ -1,7 +1,9 @@
 //! The players' clocks (`crate::timing`, `docs/clock.md`). Each event carries the server's
 //! time `at` (milliseconds since the Unix epoch) and what it charged the running clock.
 
+use super::Sides;
 use super::{Event, Fact};
+
 use crate::timing::Timing;
 use crate::view::Names;
 use crate::Game;
@@ -83,6 +85,11 @@ impl Fact for ClockStarted {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ClockStarted { control, .. } = self;
+        format!("the clocks started: {control}")
+    }
 }
 
 impl Fact for ClockHandedOver {
@@ -99,6 +106,27 @@ impl Fact for ClockHandedOver {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let ClockHandedOver {
+            charged, added, to, ..
+        } = self;
+        let used = board::time_control::duration_text(charged.bank + charged.vacation);
+        let plus = if *added > 0 {
+            format!(", +{} added", board::time_control::duration_text(*added))
+        } else {
+            String::new()
+        };
+        match to {
+            Some(to) => format!(
+                "{} handed over after {used}{plus}; the {}'s clock runs",
+                name(charged.side),
+                name(*to)
+            ),
+            None => format!("the clocks stopped; {} used {used}", name(charged.side)),
+        }
+    }
 }
 
 impl Fact for ClockExpired {
@@ -114,6 +142,16 @@ impl Fact for ClockExpired {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let ClockExpired { side, .. } = self;
+        format!(
+            "the {}'s clock ran out; the {} may claim the game or give time",
+            name(*side),
+            name(side.opponent())
+        )
+    }
 }
 
 impl Fact for ClaimedOnTime {
@@ -128,6 +166,16 @@ impl Fact for ClaimedOnTime {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let ClaimedOnTime { by, .. } = self;
+        format!(
+            "{} claimed the game on time; the game is over, won by the {}",
+            name(*by),
+            name(*by)
+        )
     }
 }
 
@@ -146,6 +194,17 @@ impl Fact for TimeGiven {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let TimeGiven { by, to, time, .. } = self;
+        format!(
+            "{} gave the {} {}",
+            name(*by),
+            name(*to),
+            board::time_control::duration_text(*time)
+        )
+    }
 }
 
 impl Fact for VacationStarted {
@@ -160,6 +219,12 @@ impl Fact for VacationStarted {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let VacationStarted { side, .. } = self;
+        format!("{} went on vacation", name(*side))
+    }
 }
 
 impl Fact for VacationEnded {
@@ -173,6 +238,12 @@ impl Fact for VacationEnded {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let VacationEnded { side, .. } = self;
+        format!("{} came back from vacation", name(*side))
     }
 }
 

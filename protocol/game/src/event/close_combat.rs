@@ -1,6 +1,8 @@
 //! Close Combat (A11): designation, Ambush, Melee and withdrawal from it.
 
+use super::Sides;
 use super::{Event, Fact};
+
 use crate::view::Names;
 use crate::{carry_weapons, Game};
 use board::hex::Hex;
@@ -102,6 +104,46 @@ impl Fact for CloseCombatDesignated {
             no_ambush,
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } = self;
+        let list = |ids: &[board::scenario::UnitId]| ids.join("+");
+        let attacks: Vec<String> = attacks
+            .iter()
+            .map(|a| format!("{} vs {}", list(&a.attackers), list(&a.defenders)))
+            .collect();
+        let withdrawals: String = withdrawals
+            .iter()
+            .map(|w| {
+                format!(
+                    "; {} attempt to withdraw to {} (A11.2)",
+                    list(&w.units),
+                    w.to
+                )
+            })
+            .collect();
+        format!(
+            "{} designated its CC attacks in {hex} (A11.12): {}{withdrawals}{}",
+            name(*by),
+            if attacks.is_empty() {
+                "none".to_string()
+            } else {
+                attacks.join("; ")
+            },
+            if *no_ambush {
+                "; no Ambush, by the players' check (A11.4)"
+            } else {
+                ""
+            }
+        )
+    }
 }
 
 impl Fact for AmbushChecked {
@@ -116,6 +158,18 @@ impl Fact for AmbushChecked {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AmbushChecked { hex, ambusher } = self;
+        match ambusher {
+            Some(side) => format!(
+                "Ambush in {hex} (A11.4): the {} ambushed; its CC attacks there come first, at -1, and the other side's after, at +1",
+                name(*side)
+            ),
+            None => format!("no Ambush in {hex} (A11.4): its Close Combat is simultaneous"),
+        }
+    }
 }
 
 impl Fact for MeleeRecorded {
@@ -127,6 +181,11 @@ impl Fact for MeleeRecorded {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let MeleeRecorded { hex } = self;
+        format!("Close Combat in {hex} over with both sides still there: Melee (A11.7)")
     }
 }
 
@@ -161,5 +220,22 @@ impl Fact for UnitsWithdrew {
             to,
             cx: names.names(&cx),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsWithdrew {
+            units,
+            from,
+            to,
+            cx,
+        } = self;
+        let mut s = format!(
+            "{} withdrew from the Melee in {from} to {to} (A11.2)",
+            units.join("+")
+        );
+        if !cx.is_empty() {
+            s.push_str(&format!("; {} CX: Difficult Terrain (A4.72)", cx.join("+")));
+        }
+        s
     }
 }

@@ -1,11 +1,18 @@
 //! The dice (`docs/dice.md`): every roll as made, and the scheme that lets the players
 //! check them — the server's commitment, the sides' nonces and the seed's reveal.
 
+use super::Sides;
 use super::{Event, Fact};
+use data_encoding::HEXLOWER;
+use std::fmt::Write as _;
+
 use crate::view::Names;
 use crate::{Game, Viewer};
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
+
+/// What the dice scheme's events and refusals cite: the document that defines it.
+pub const DICE_RULE: &str = "docs/dice.md";
 
 /// The server rolled dice: purpose, rule, raw dice, modifiers and Final result. Replay reads
 /// the dice from here and never rolls again.
@@ -62,6 +69,25 @@ impl Fact for DiceRolled {
         }
         Event::DiceRolled(DiceRolled { roll })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let DiceRolled { roll } = self;
+        let dice: Vec<String> = roll.dice.iter().map(|d| d.to_string()).collect();
+        let mut s = format!(
+            "{} rolled {} for {:?} ({}): {}",
+            name(roll.side),
+            if roll.dice.len() == 1 { "dr" } else { "DR" },
+            roll.purpose,
+            roll.rule,
+            dice.join("+")
+        );
+        for m in &roll.modifiers {
+            let _ = write!(s, " {:+} {} ({})", m.value, m.reason, m.rule);
+        }
+        let _ = write!(s, " = Final {} → {}", roll.final_result, roll.outcome);
+        s
+    }
 }
 
 impl Fact for DiceCommitted {
@@ -72,6 +98,14 @@ impl Fact for DiceCommitted {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DiceCommitted { commitment } = self;
+        format!(
+            "the server committed to its secret dice seed: blake3 {commitment} ({})",
+            DICE_RULE
+        )
     }
 }
 
@@ -84,6 +118,18 @@ impl Fact for EntropyContributed {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
+        let EntropyContributed { side, nonce } = self;
+        format!(
+            "{} added its nonce {}… to the dice key ({})",
+            name(*side),
+            short(nonce),
+            DICE_RULE
+        )
+    }
 }
 
 impl Fact for SeedRevealAgreed {
@@ -95,6 +141,16 @@ impl Fact for SeedRevealAgreed {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let SeedRevealAgreed { side } = self;
+        format!(
+            "{} agreed to reveal the dice seed now ({})",
+            name(*side),
+            DICE_RULE
+        )
+    }
 }
 
 impl Fact for SeedRevealed {
@@ -105,5 +161,14 @@ impl Fact for SeedRevealed {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SeedRevealed { seed } = self;
+        format!(
+            "the server revealed its dice seed {}: every roll made under it can now be checked ({})",
+            HEXLOWER.encode(seed),
+            DICE_RULE
+        )
     }
 }

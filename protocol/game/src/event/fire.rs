@@ -2,7 +2,9 @@
 //! effects on units, support weapons' ROF and malfunctions, and Opportunity Fire.
 
 use super::RepairResult;
+use super::Sides;
 use super::{Event, Fact};
+
 use crate::command::Outcome;
 use crate::view::Names;
 use crate::{apply_outcome, mark_defensive_fire, DeclaredAttack, Game, Phase, Residual, UnitId};
@@ -191,6 +193,32 @@ impl Fact for AttackDeclared {
             into_sewer,
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        format!(
+            "{} declared fire by {} at {target}{}",
+            name(*by),
+            firers
+                .iter()
+                .chain(weapons)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("+"),
+            if *into_sewer {
+                ", into the sewer: PBF with −2 (B8.3)"
+            } else {
+                ""
+            }
+        )
+    }
 }
 
 impl Fact for WeaponMalfunctioned {
@@ -205,6 +233,18 @@ impl Fact for WeaponMalfunctioned {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponMalfunctioned {
+            weapon,
+            holder,
+            original_dr,
+            breakdown,
+        } = self;
+        format!(
+            "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
+        )
+    }
 }
 
 impl Fact for MultipleRofRetained {
@@ -218,6 +258,18 @@ impl Fact for MultipleRofRetained {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let MultipleRofRetained {
+            weapon,
+            holder,
+            coloured_dr,
+            rof,
+        } = self;
+        format!(
+            "`{holder}`'s {weapon} kept its Multiple ROF: coloured dr {coloured_dr}, at or below its ROF {rof} (A9.2); it may fire again this phase"
+        )
     }
 }
 
@@ -240,6 +292,23 @@ impl Fact for WeaponRepairAttempted {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponRepairAttempted {
+            weapon,
+            holder,
+            dr,
+            result,
+        } = self;
+        format!(
+            "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
+            match result {
+                RepairResult::Repaired => "repaired",
+                RepairResult::Eliminated => "eliminated",
+                RepairResult::Failed => "still malfunctioned",
+            }
+        )
     }
 }
 
@@ -265,6 +334,12 @@ impl Fact for AttackResolved {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AttackResolved { by, target } = self;
+        format!("{} resolved its attack on {target}", name(*by))
+    }
 }
 
 impl Fact for AttackLeftToPlayers {
@@ -286,6 +361,13 @@ impl Fact for AttackLeftToPlayers {
             why: names.text(&why),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AttackLeftToPlayers {
+            target, rule, why, ..
+        } = self;
+        format!("the attack on {target} is the players' to adjudicate: {why} ({rule})")
+    }
 }
 
 impl Fact for ResidualFpLeft {
@@ -304,6 +386,16 @@ impl Fact for ResidualFpLeft {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ResidualFpLeft { hex, fp, .. } = self;
+        match fp {
+            Some(fp) => format!("Residual FP {fp} stays in {hex} for the rest of the MPh (A8.2)"),
+            None => format!(
+                "Residual FP stays in {hex} for the rest of the MPh, how much for the players to determine (A8.2)"
+            ),
+        }
+    }
 }
 
 impl Fact for IftAttackResolved {
@@ -314,6 +406,22 @@ impl Fact for IftAttackResolved {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let IftAttackResolved {
+            target,
+            fp,
+            column,
+            cowered,
+            final_dr,
+            result,
+            ..
+        } = self;
+        format!(
+            "IFT: {fp} FP vs {target} on the {column} column{}: Final DR {final_dr} → {result} (A7.3)",
+            if *cowered { " (cowered, A7.9)" } else { "" }
+        )
     }
 }
 
@@ -338,6 +446,12 @@ impl Fact for FireEffectApplied {
             why: names.text(&why),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
+        let FireEffectApplied { rule, why, .. } = self;
+        format!("{why} ({rule})")
+    }
 }
 
 impl Fact for FireEffectLeftToPlayers {
@@ -357,6 +471,11 @@ impl Fact for FireEffectLeftToPlayers {
             why: names.text(&why),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let FireEffectLeftToPlayers { why, rule, .. } = self;
+        format!("for the players to adjudicate: {why} ({rule})")
+    }
 }
 
 impl Fact for OpportunityFireMarked {
@@ -370,5 +489,14 @@ impl Fact for OpportunityFireMarked {
         Event::OpportunityFireMarked(OpportunityFireMarked {
             units: names.names(&units),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let OpportunityFireMarked { units } = self;
+        format!(
+            "{} designated Opportunity Fire{}: holding fire for the AFPh, not moving this MPh (A7.25)",
+            units.join(", "),
+            if units.len() == 1 { "r" } else { "rs" }
+        )
     }
 }

@@ -3,9 +3,11 @@
 
 use crate::view::Names;
 use crate::Game;
+use board::scenario::Side;
 use board::scenario::UnitId;
 use board::terrain::{HexsideFeature, Mf};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 mod clock;
 mod close_combat;
@@ -31,10 +33,11 @@ pub use turn::*;
 pub use underground::*;
 pub use wall_advantage::*;
 
-/// What every event's family module says of it, beside its fields: the change it makes and how
-/// each viewer receives it. Each variant's struct implements it in the module of its family,
-/// so what an event means is written in one place, and an event without either does not
-/// compile; `apply` and `view::project_event` only dispatch to it ([`each_event!`]).
+/// What every event's family module says of it, beside its fields: the change it makes, how
+/// each viewer receives it, and its words. Each variant's struct implements it in the module of its family,
+/// so what an event means is written in one place, and an event missing one does not
+/// compile; `apply`, `view::project_event` and `record::words` only dispatch to it
+/// ([`each_event!`]).
 pub(crate) trait Fact: Into<Event> {
     /// Its change to `game` (the whole game or a viewer's projection), by `apply`: it cannot
     /// fail and decides nothing, the event having been decided already.
@@ -43,6 +46,11 @@ pub(crate) trait Fact: Into<Event> {
     /// The event as the viewer of `names` receives it (`view::project_event`): naming units
     /// under "?" by their aliases and leaving out what the viewer may not know.
     fn viewed(self, names: &Names<'_>) -> Event;
+
+    /// The event in words, for the player's terminal, the game record and the export: one
+    /// sentence naming the side, the units and the rule behind the change. Read from the event
+    /// as a viewer received it and the sides' names alone (`record::words`).
+    fn words(&self, sides: &Sides<'_>) -> String;
 }
 
 /// `$body` run on the struct `$e` that `$event` wraps, whichever variant it is: the one match
@@ -239,13 +247,13 @@ into_event!(
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
 /// in its family's module (`turn`, `setup`, `movement`, `wall_advantage`, `underground`,
 /// `fire`, `morale`, `close_combat`, `dice`, `clock`, `review`), beside its [`Fact`] impl: its
-/// change to the game and how each viewer receives it. Its words are `record::words`'.
+/// change to the game, how each viewer receives it, and its words.
 ///
-/// To add an event: write its struct (fields in the past tense's terms, rule numbers in its
-/// doc) in its family's module, implement [`Fact`] for it there, add the variant LAST below
-/// (stored logs are bincode, by variant index: never reorder or remove one) and to
-/// [`each_event!`] and `into_event!`, and give it a name (`Event::name`) and words
-/// (`record::words::describe`); the compiler lists each place left to do.
+/// To add an event: write its struct in its family's module (fields as the fact's own terms,
+/// rule numbers in its doc) and implement [`Fact`] for it there; add the variant LAST below
+/// (stored logs are bincode, by variant index: never reorder or remove one), to
+/// [`each_event!`] and to `into_event!`, and to [`Event::name`]. The compiler lists each
+/// place left to do; `protocol/tests/event_encoding.rs` keeps the encodings fixed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
@@ -405,6 +413,28 @@ impl WaLoss {
     }
 }
 
+/// All a description reads besides the event: the sides' names and which side goes first,
+/// which every viewer's projection shows alike. Words built from this and a projected event
+/// can say nothing the viewer's projection does not, whatever game they were built beside.
+#[derive(Clone, Copy)]
+pub struct Sides<'a> {
+    pub sides: &'a [board::scenario::SideSpec; 2],
+    pub first: Side,
+}
+
+impl<'a> Sides<'a> {
+    pub fn of(scenario: &'a board::scenario::Scenario) -> Sides<'a> {
+        Sides {
+            sides: &scenario.sides,
+            first: scenario.first,
+        }
+    }
+
+    pub fn name(&self, side: Side) -> &'a str {
+        &self.sides[side as usize].name
+    }
+}
+
 /// What one step of movement cost and why, line by line, so a replay shows why it was legal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveCost {
@@ -424,6 +454,42 @@ pub struct MoveCost {
     /// The entry takes the unit's whole allotment (Marsh, B16).
     pub all_mf: bool,
     pub total: Mf,
+}
+
+impl MoveCost {
+    /// "1½ COT (B15) + 1 uphill (B10) + 1 wall (B9.4)" — the breakdown shown in refusals and traces.
+    pub fn describe(&self) -> String {
+        if self.all_mf {
+            return format!("all MF ({})", self.cot_rule);
+        }
+        let mut parts = vec![];
+        if self.cot > Mf::default() || self.total == Mf::default() {
+            parts.push(format!(
+                "{} {} ({})",
+                self.cot,
+                if self.road { "road" } else { "COT" },
+                self.cot_rule
+            ));
+        }
+        if self.elevation > Mf::default() {
+            parts.push(format!("{} uphill (B10)", self.elevation));
+        }
+        if let Some(feature) = self.hexside {
+            parts.push(format!(
+                "{} {} ({})",
+                self.hexside_mf,
+                feature.name(),
+                feature.row().rule
+            ));
+        }
+        if self.bypass_doubling > Mf::default() {
+            parts.push(format!(
+                "{} for Bypass past two hexsides (A4.31)",
+                self.bypass_doubling
+            ));
+        }
+        parts.join(" + ")
+    }
 }
 
 /// One unit's MF after a step: its allotment and where it came from, spent and left.
@@ -452,6 +518,11 @@ pub struct Allotment {
 }
 
 impl Event {
+    /// The event in words ([`Fact::words`]): `record::words::describe`.
+    pub fn words(&self, sides: &Sides<'_>) -> String {
+        each_event!(self, e => e.words(sides))
+    }
+
     /// Whether the game is over after this event: its last step ended, a side conceded, or
     /// both agreed to end it.
     pub fn ends_game(&self) -> bool {
@@ -670,4 +741,51 @@ pub enum RepairResult {
     Eliminated,
     /// Neither: it stays malfunctioned.
     Failed,
+}
+
+/// What a step cost: "3 MF = 1 COT (B1) + …", or for an entry that takes the whole allotment
+/// (Marsh, B16) "all MF (B16)" — never "0 MF".
+pub(crate) fn paid(cost: &MoveCost) -> String {
+    if cost.all_mf {
+        cost.describe()
+    } else {
+        format!("{} MF = {}", cost.total, cost.describe())
+    }
+}
+
+/// "; 467a spent 3 of 6 (4 +2 leader), left 3" for each unit.
+pub(crate) fn write_accounts(s: &mut String, accounts: &[MfAccount]) {
+    for a in accounts {
+        let _ = write!(
+            s,
+            "; {} spent {} of {}{}, left {}",
+            a.unit,
+            a.spent,
+            a.allotment.total,
+            allotment_reasons(&a.allotment),
+            a.left
+        );
+    }
+}
+
+pub(crate) fn allotment_reasons(a: &Allotment) -> String {
+    let zero = Mf::default();
+    let mut parts = vec![];
+    if a.leader > zero {
+        parts.push(format!("+{} leader", a.leader));
+    }
+    if a.double_time > zero {
+        parts.push(format!("+{} Double Time", a.double_time));
+    }
+    if a.road > zero {
+        parts.push(format!("+{} road", a.road));
+    }
+    if a.portage > zero {
+        parts.push(format!("−{} portage", a.portage));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} {})", a.base, parts.join(" "))
+    }
 }

@@ -2,7 +2,10 @@
 
 use super::MfAccount;
 use super::MoveCost;
+use super::{paid, write_accounts, Sides};
 use super::{Event, Fact};
+use std::fmt::Write as _;
+
 use crate::view::Names;
 use crate::{apply_outcome, carry_weapons, spend, Game, Outcome};
 use board::hex::Hex;
@@ -100,6 +103,27 @@ impl Fact for UnitRouted {
             interdiction_by: names.names(&interdiction_by),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitRouted {
+            unit,
+            from,
+            to,
+            cost,
+            mf,
+            interdiction_by,
+        } = self;
+        let mut s = format!("{unit} routed {from} → {to} (A10.5): {}", paid(cost));
+        write_accounts(&mut s, std::slice::from_ref(mf));
+        if !interdiction_by.is_empty() {
+            let _ = write!(
+                    s,
+                    "; in Open Ground in the LOS and normal range of {}, who may Interdict it (A10.53): left to the players (`roll`, `adjudicate`)",
+                    interdiction_by.join(", ")
+                );
+        }
+        s
+    }
 }
 
 impl Fact for UnitFailedToRout {
@@ -115,6 +139,18 @@ impl Fact for UnitFailedToRout {
             next_to: next_to.map(|e| names.name(&e)),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitFailedToRout { unit, next_to } = self;
+        match next_to {
+            Some(e) => format!(
+                "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5); being ADJACENT to {e}, it may be a Surrender instead (A20.21), which is left to the players"
+            ),
+            None => format!(
+                "{unit} had to rout and could not: eliminated for Failure to Rout (A10.5)"
+            ),
+        }
+    }
 }
 
 impl Fact for RoutLeftToPlayers {
@@ -127,6 +163,13 @@ impl Fact for RoutLeftToPlayers {
             rule,
             why: names.text(&why),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let RoutLeftToPlayers { unit, rule, why } = self;
+        format!(
+            "for the players to adjudicate: {unit} had to rout (A10.5) and could not by the rules the engine plays; one way was not modelled: {why} ({rule})"
+        )
     }
 }
 
@@ -147,6 +190,14 @@ impl Fact for DesperationMoraleMarked {
             why: names.text(&why),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DesperationMoraleMarked { units, why } = self;
+        format!(
+            "{} under Desperation Morale: {why} (A10.62)",
+            units.join(", ")
+        )
+    }
 }
 
 impl Fact for DesperationMoraleRemoved {
@@ -166,6 +217,14 @@ impl Fact for DesperationMoraleRemoved {
             why: names.text(&why),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DesperationMoraleRemoved { units, why } = self;
+        format!(
+            "{} no longer under Desperation Morale: {why} (A10.62)",
+            units.join(", ")
+        )
+    }
 }
 
 impl Fact for RallyAttempted {
@@ -180,5 +239,12 @@ impl Fact for RallyAttempted {
             unit: names.name(&unit),
             leader: leader.map(|l| names.name(&l)),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        match &self.leader {
+            Some(leader) => format!("{leader} attempted to rally {} (A10.6)", self.unit),
+            None => format!("{} attempted to self-rally (A10.63)", self.unit),
+        }
     }
 }

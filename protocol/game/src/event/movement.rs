@@ -3,11 +3,17 @@
 
 use super::MfAccount;
 use super::MoveCost;
+use super::{paid, write_accounts, Sides};
 use super::{Event, Fact};
+use std::fmt::Write as _;
+
 use crate::view::Names;
 use crate::{carry_weapons, record_moved_weapons, spend, Bypass, Game, Mf, UnitId};
 use board::hex::Hex;
 use serde::{Deserialize, Serialize};
+
+/// What recovering a weapon costs (A4.44).
+pub const RECOVERY_MF: Mf = Mf::whole(1);
 
 /// A unit (or a stack moving together) entered an adjacent hex, paying `cost` (A4).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +160,19 @@ impl Fact for UnitMoved {
             mf: names.accounts(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } = self;
+        let mut s = format!("{} {from} → {to}: {}", units.join("+"), paid(cost));
+        write_accounts(&mut s, mf);
+        s
+    }
 }
 
 impl Fact for UnitAdvanced {
@@ -190,6 +209,25 @@ impl Fact for UnitAdvanced {
             cost,
             cx: names.names(&cx),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitAdvanced {
+            units,
+            from,
+            to,
+            cost,
+            cx,
+        } = self;
+        let mut s = format!(
+            "{} advanced {from} → {to} (A4.7; entering costs {} in the MPh)",
+            units.join("+"),
+            paid(cost)
+        );
+        if !cx.is_empty() {
+            s.push_str(&format!("; {} CX: Difficult Terrain (A4.72)", cx.join("+")));
+        }
+        s
     }
 }
 
@@ -250,6 +288,27 @@ impl Fact for UnitBypassed {
             mf: names.accounts(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitBypassed {
+            units,
+            hex,
+            along,
+            cost,
+            mf,
+            ..
+        } = self;
+        let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
+        let mut s = format!(
+            "{} Bypass {hex} along {}: {} MF = {}",
+            units.join("+"),
+            sides.join(", "),
+            cost.total,
+            cost.describe()
+        );
+        write_accounts(&mut s, mf);
+        s
+    }
 }
 
 impl Fact for DoubleTimeDeclared {
@@ -272,6 +331,13 @@ impl Fact for DoubleTimeDeclared {
             mf: names.accounts(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DoubleTimeDeclared { units, mf } = self;
+        let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
+        write_accounts(&mut s, mf);
+        s
+    }
 }
 
 impl Fact for AssaultMovementDeclared {
@@ -289,6 +355,14 @@ impl Fact for AssaultMovementDeclared {
         Event::AssaultMovementDeclared(AssaultMovementDeclared {
             units: names.names(&units),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AssaultMovementDeclared { units } = self;
+        format!(
+            "{} declared Assault Movement (A4.61): one Location, an MF kept, no FFNAM",
+            units.join("+")
+        )
     }
 }
 
@@ -309,6 +383,13 @@ impl Fact for WeaponPickedUp {
             mf: names.account(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        let mut s = format!("{unit} recovered {weapon}: {} MF (A4.44)", RECOVERY_MF);
+        write_accounts(&mut s, std::slice::from_ref(mf));
+        s
+    }
 }
 
 impl Fact for WeaponDropped {
@@ -325,6 +406,11 @@ impl Fact for WeaponDropped {
             unit: names.name(&unit),
             weapon,
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponDropped { unit, weapon } = self;
+        format!("{unit} dropped {weapon} (A4.43)")
     }
 }
 
@@ -373,6 +459,45 @@ impl Fact for UnitEntryBlocked {
             mf: names.accounts(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } = self;
+        // An entry from off board that was stopped names the hex twice: the units stay
+        // off board (A2.51, A12.15).
+        let mut s = if from == to {
+            format!(
+                "{} tried to enter {to} from off board ({}) and stayed off board (A12.15)",
+                units.join("+"),
+                paid(cost)
+            )
+        } else {
+            format!(
+                "{} tried {from} → {to} ({}) and was stopped in {from} (A12.15)",
+                units.join("+"),
+                paid(cost)
+            )
+        };
+        if !revealed.is_empty() {
+            let shown: Vec<String> = revealed
+                .iter()
+                .map(|u| format!("{} {}", u.id, u.ratings))
+                .collect();
+            let _ = write!(s, ": revealed {}", shown.join(", "));
+        }
+        if !dummies_removed.is_empty() {
+            let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+        }
+        write_accounts(&mut s, mf);
+        s
+    }
 }
 
 impl Fact for ShellholeCoverTaken {
@@ -393,6 +518,17 @@ impl Fact for ShellholeCoverTaken {
             mf: names.accounts(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ShellholeCoverTaken { units, mf } = self;
+        format!(
+            "{} paid the rest of the shellholes' cost for their +1 TEM (B2){}",
+            units.join("+"),
+            mf.first()
+                .map(|a| format!(", {} MF spent", a.spent))
+                .unwrap_or_default()
+        )
+    }
 }
 
 impl Fact for AllMfSpent {
@@ -410,6 +546,13 @@ impl Fact for AllMfSpent {
             rule: names.text(&rule),
             mf: names.accounts(&mf),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AllMfSpent { units, rule, mf } = self;
+        let mut s = format!("{} spent all MF ({rule})", units.join("+"));
+        write_accounts(&mut s, mf);
+        s
     }
 }
 
@@ -433,5 +576,20 @@ impl Fact for UnitsEntered {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsEntered {
+            units, hex, cost, ..
+        } = self;
+        format!(
+            "{} entered from off board into {hex} ({}) (A2.51)",
+            units
+                .iter()
+                .map(|u| u.id.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            paid(cost)
+        )
     }
 }

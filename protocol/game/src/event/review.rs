@@ -2,13 +2,20 @@
 //! them, and undo. None of them changes the position but the undo itself; the answers are
 //! decided by `record::dispute::decide`, which reads the log as well as the position.
 
+use super::Sides;
 use super::{Event, Fact};
+use std::fmt::Write as _;
+
 use crate::command::Outcome;
 use crate::view::Names;
 use crate::{apply_outcome, Game};
 use board::scenario::Side;
 use board::scenario::UnitId;
 use serde::{Deserialize, Serialize};
+
+/// What the commands decided against the game's log cite (the dice scheme's contributions,
+/// adjudication review and undo): the document that defines them.
+pub const REVIEW_RULE: &str = "docs/review.md";
 
 /// A player entered an outcome the engine does not compute.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +117,21 @@ impl Fact for OutcomeAdjudicated {
             outcome,
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let OutcomeAdjudicated {
+            by,
+            unit,
+            outcome,
+            note,
+        } = self;
+        let mut s = format!("{} adjudicated: {unit} {}", name(*by), outcome.describe());
+        if !note.is_empty() {
+            let _ = write!(s, " ({note})");
+        }
+        s
+    }
 }
 
 impl Fact for AdjudicationAccepted {
@@ -120,6 +142,15 @@ impl Fact for AdjudicationAccepted {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AdjudicationAccepted { by, event } = self;
+        format!(
+            "{} accepted adjudication #{event} ({REVIEW_RULE})",
+            name(*by)
+        )
     }
 }
 
@@ -136,6 +167,15 @@ impl Fact for AdjudicationDisputed {
             reason: names.text(&reason),
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AdjudicationDisputed { by, event, reason } = self;
+        format!(
+            "{} disputed adjudication #{event}: {reason} ({REVIEW_RULE})",
+            name(*by)
+        )
+    }
 }
 
 impl Fact for UndoRequested {
@@ -147,6 +187,15 @@ impl Fact for UndoRequested {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let UndoRequested { by, from, to } = self;
+        format!(
+            "{} asked to take back #{from}–#{to}, its own last events ({REVIEW_RULE})",
+            name(*by)
+        )
+    }
 }
 
 impl Fact for UndoDeclined {
@@ -157,6 +206,15 @@ impl Fact for UndoDeclined {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let UndoDeclined { by } = self;
+        format!(
+            "{} declined to let them be taken back ({REVIEW_RULE})",
+            name(*by)
+        )
     }
 }
 
@@ -190,6 +248,16 @@ impl Fact for EventsUndone {
             to,
             restored: Box::new(restored.project(v)),
         })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        undone_words(
+            sides,
+            self.requested_by,
+            self.consented_by,
+            self.from,
+            self.to,
+        )
     }
 }
 
@@ -227,4 +295,29 @@ impl Fact for EventsUndoneTo {
             restored: Box::new(names.after.project(v)),
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        undone_words(
+            sides,
+            self.requested_by,
+            self.consented_by,
+            self.from,
+            self.to,
+        )
+    }
+}
+
+/// Both forms of an undo in the same words.
+fn undone_words(
+    sides: &Sides<'_>,
+    requested_by: Side,
+    consented_by: Side,
+    from: u64,
+    to: u64,
+) -> String {
+    format!(
+        "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({REVIEW_RULE})",
+        sides.name(requested_by),
+        sides.name(consented_by)
+    )
 }

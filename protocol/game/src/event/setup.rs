@@ -1,7 +1,9 @@
 //! Set-up (A12.12) and hidden units placed on board (A12.3): units coming onto the map
 //! out of the opponent's sight, and the moment set-up ends and shows them.
 
+use super::Sides;
 use super::{Event, Fact};
+
 use crate::view::Names;
 use crate::{Game, Unit, Viewer};
 use board::scenario::Side;
@@ -80,6 +82,16 @@ impl Fact for HiddenUnitPlaced {
             weapons: vec![],
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let HiddenUnitPlaced { unit, .. } = self;
+        format!(
+            "{} placed a hidden unit on board in {}, concealed (A12.3)",
+            name(unit.side),
+            unit.hex
+        )
+    }
 }
 
 impl Fact for UnitSetUp {
@@ -104,6 +116,19 @@ impl Fact for UnitSetUp {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let UnitSetUp { unit, hip, .. } = self;
+        format!(
+            "{} set up {} in {}{}{} (A12.12)",
+            name(unit.side),
+            unit.id,
+            unit.hex,
+            if unit.concealed { ", concealed" } else { "" },
+            if *hip { ", hidden (HIP)" } else { "" }
+        )
+    }
 }
 
 impl Fact for UnitSetUpLifted {
@@ -119,6 +144,11 @@ impl Fact for UnitSetUpLifted {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitSetUpLifted { unit } = self;
+        format!("{unit} was taken back off the map to set up again")
     }
 }
 
@@ -143,6 +173,12 @@ impl Fact for SetupDone {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let SetupDone { side } = self;
+        format!("{} has set up (A12.12)", name(*side))
     }
 }
 
@@ -175,5 +211,13 @@ impl Fact for SetupEnded {
             .collect();
         shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
         Event::SetupEnded(SetupEnded { units: shown })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SetupEnded { units } = self;
+        format!(
+            "set-up ended: {} unit(s) show on the map; Turn 1 begins",
+            units.len()
+        )
     }
 }

@@ -1,7 +1,9 @@
 //! Events of the game's course: the steps, and how a game ends (by its last turn, a
 //! concession, an agreement).
 
+use super::Sides;
 use super::{Event, Fact};
+
 use crate::view::Names;
 use crate::{end_movement_phase, end_player_turn, Clock, Game, Phase, Underground, Unit};
 use board::scenario::Scenario;
@@ -83,6 +85,11 @@ impl Fact for GameCreated {
             )),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let GameCreated { scenario } = self;
+        format!("game created from scenario \"{}\"", scenario.name)
+    }
 }
 
 impl Fact for StepEnded {
@@ -94,6 +101,20 @@ impl Fact for StepEnded {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let StepEnded { by, ended, next } = self;
+        format!(
+            "{} ended {}; now turn {} {} ({}), {} to act",
+            name(*by),
+            ended.step().name,
+            next.turn,
+            next.step().name,
+            next.step().rule,
+            name(next.acting(sides.first))
+        )
+    }
 }
 
 impl Fact for StepPassed {
@@ -104,6 +125,21 @@ impl Fact for StepPassed {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let StepPassed { ended, next } = self;
+        format!(
+            "{} passed: the {} had no unit that could claim WA ({}); now turn {} {} ({}), {} to act",
+            ended.step().name,
+            name(ended.acting(sides.first)),
+            ended.step().rule,
+            next.turn,
+            next.step().name,
+            next.step().rule,
+            name(next.acting(sides.first))
+        )
     }
 }
 
@@ -117,6 +153,11 @@ impl Fact for GameEnded {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let GameEnded { turns_played } = self;
+        format!("game over after {turns_played} Game Turns")
+    }
 }
 
 impl Fact for Conceded {
@@ -127,6 +168,16 @@ impl Fact for Conceded {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let Conceded { side } = self;
+        format!(
+            "{} conceded; the game is over, won by the {}",
+            name(*side),
+            name(side.opponent())
+        )
     }
 }
 
@@ -140,6 +191,15 @@ impl Fact for EndProposed {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let EndProposed { side } = self;
+        format!(
+            "{} offered to end the game here (accept-end agrees; the step's end withdraws it)",
+            name(*side)
+        )
+    }
 }
 
 impl Fact for EndAgreed {
@@ -150,6 +210,16 @@ impl Fact for EndAgreed {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let EndAgreed { side } = self;
+        format!(
+            "{} accepted the {}'s offer; the game is over by agreement",
+            name(*side),
+            name(side.opponent())
+        )
     }
 }
 

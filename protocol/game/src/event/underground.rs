@@ -2,7 +2,9 @@
 //! board, coming up, and tunnels used, seen and found.
 
 use super::MfAccount;
+use super::{write_accounts, Sides};
 use super::{Event, Fact};
+
 use crate::view::Names;
 use crate::{
     carry_weapons, keep_own_sightings, record_moved_weapons, reveal_tunnel, spend, Game,
@@ -137,6 +139,14 @@ impl Fact for SewerEntryFailed {
             units: names.names(&units),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SewerEntryFailed { units } = self;
+        format!(
+            "{} cannot enter the sewer this MPh: the leader's 4TC failed (B8.4)",
+            units.join("+")
+        )
+    }
 }
 
 impl Fact for UnitsEnteredSewer {
@@ -164,6 +174,14 @@ impl Fact for UnitsEnteredSewer {
             units: names.names(&units),
             hex,
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsEnteredSewer { units, hex } = self;
+        format!(
+            "{} went down the Manhole in {hex} beneath \"Sewer?\", for all MF (B8.4)",
+            units.join("+")
+        )
     }
 }
 
@@ -202,6 +220,27 @@ impl Fact for SewerStackMoved {
             to,
             designated_by,
         })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let SewerStackMoved {
+            units,
+            from,
+            to,
+            designated_by,
+        } = self;
+        match designated_by {
+            Some(d) => format!(
+                "lost sewer stack {} moved from beneath {from} to beneath {to}, designated by the {} (B8.41)",
+                units.join("+"),
+                name(*d)
+            ),
+            None => format!(
+                "sewer stack {} moved from beneath {from} to beneath {to} (B8.41)",
+                units.join("+")
+            ),
+        }
     }
 }
 
@@ -242,6 +281,26 @@ impl Fact for SewerStackLost {
             options,
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let SewerStackLost {
+            units,
+            at,
+            defender,
+            options,
+        } = self;
+        format!(
+            "sewer stack {} beneath {at} is lost: the {} designates where it goes, among {} (B8.41)",
+            units.join("+"),
+            name(*defender),
+            options
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 impl Fact for SewerEmergenceRolled {
@@ -264,6 +323,15 @@ impl Fact for SewerEmergenceRolled {
             result,
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SewerEmergenceRolled { units, hex, result } = self;
+        format!(
+            "sewer stack {} beneath {hex}: {} (B8.42)",
+            units.join("+"),
+            result.describe()
+        )
+    }
 }
 
 impl Fact for UnitsSurfaced {
@@ -283,6 +351,11 @@ impl Fact for UnitsSurfaced {
             units: names.names(&units),
             hex,
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsSurfaced { units, hex } = self;
+        format!("{} came up into {hex}, concealed", units.join("+"))
     }
 }
 
@@ -320,6 +393,16 @@ impl Fact for UnitsEnteredTunnel {
             exit,
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsEnteredTunnel {
+            units, from, exit, ..
+        } = self;
+        format!(
+            "{} entered the tunnel at {from} for all MF and wait beneath \"Sewer?\" at {exit} (B8.61)",
+            units.join("+")
+        )
+    }
 }
 
 impl Fact for TunnelDestroyed {
@@ -338,6 +421,11 @@ impl Fact for TunnelDestroyed {
         // Names no unit: every viewer receives it as it is.
         self.into()
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let TunnelDestroyed { entrance } = self;
+        format!("the tunnel entrance at {entrance} was destroyed (B8.63)")
+    }
 }
 
 impl Fact for ManholeDeclaredUnseen {
@@ -349,6 +437,15 @@ impl Fact for ManholeDeclaredUnseen {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let ManholeDeclaredUnseen { by, hex } = self;
+        format!(
+            "{} declared the road Manhole {hex} out of Known enemy LOS (B8.42 drm)",
+            name(*by)
+        )
     }
 }
 
@@ -386,6 +483,16 @@ impl Fact for UnitsRoutedThroughTunnel {
             to,
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsRoutedThroughTunnel {
+            units, from, to, ..
+        } = self;
+        format!(
+            "{} routed through the tunnel from {from} to {to}, not concealed (B8.62)",
+            units.join("+")
+        )
+    }
 }
 
 impl Fact for TunnelUseSeen {
@@ -404,6 +511,14 @@ impl Fact for TunnelUseSeen {
             unit: names.name(&unit),
             entrance,
         })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let TunnelUseSeen { by, unit, entrance } = self;
+        format!(
+            "the {} claims the tunnel entrance at {entrance} was used in {unit}'s LOS (B8.63; the opponent may dispute it)",
+            sides.name(*by)
+        )
     }
 }
 
@@ -433,6 +548,17 @@ impl Fact for TunnelEntranceDiscovered {
             mf: names.account(&mf),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let TunnelEntranceDiscovered {
+            unit, entrance, mf, ..
+        } = self;
+        let mut s = format!(
+            "{unit} searched {entrance} and discovered the tunnel entrance there (B8.63, A4.44)"
+        );
+        write_accounts(&mut s, std::slice::from_ref(mf));
+        s
+    }
 }
 
 impl Fact for TunnelUseSighted {
@@ -457,5 +583,15 @@ impl Fact for TunnelUseSighted {
             entrance,
             units: names.names(&units),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let TunnelUseSighted {
+            entrance, units, ..
+        } = self;
+        format!(
+            "the tunnel entrance at {entrance} was used in the LOS of {} (B8.63)",
+            units.join("+")
+        )
     }
 }

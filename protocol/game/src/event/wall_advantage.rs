@@ -1,9 +1,11 @@
 //! Wall Advantage (B9.32): claims, losses, challenges of concealed holders (B9.324) and
 //! the chances and windows play waits on.
 
+use super::Sides;
 use super::WaClaim;
 use super::WaLoss;
 use super::{Event, Fact};
+
 use crate::view::Names;
 use crate::{Game, WaChallenge, WaChance, WaHipWindow};
 use board::scenario::Side;
@@ -95,6 +97,16 @@ impl Fact for WallAdvantageClaimed {
             how,
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WallAdvantageClaimed { units, how } = self;
+        format!(
+            "{} claimed Wall Advantage {} ({})",
+            units.join("+"),
+            how.describe(),
+            how.rule()
+        )
+    }
 }
 
 impl Fact for WallAdvantageForfeited {
@@ -132,6 +144,11 @@ impl Fact for WallAdvantageForfeited {
             why,
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WallAdvantageForfeited { units, why } = self;
+        format!("{} Wall Advantage {}", units.join("+"), why.describe())
+    }
 }
 
 impl Fact for WallAdvantageDenied {
@@ -147,6 +164,14 @@ impl Fact for WallAdvantageDenied {
             by: names.name(&by),
         })
     }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WallAdvantageDenied { units, by } = self;
+        format!(
+            "{} denied Wall Advantage: {by} holds it over a shared hexside (B9.321)",
+            units.join("+")
+        )
+    }
 }
 
 impl Fact for UnitsMomentarilyRevealed {
@@ -160,6 +185,14 @@ impl Fact for UnitsMomentarilyRevealed {
         Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
             units: names.names(&units),
         })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsMomentarilyRevealed { units } = self;
+        format!(
+            "{} momentarily revealed as real to claim or keep WA (B9.324)",
+            units.join("+")
+        )
     }
 }
 
@@ -179,6 +212,16 @@ impl Fact for WallAdvantageChanceOffered {
             units: names.names(&units),
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let WallAdvantageChanceOffered { side, units } = self;
+        format!(
+            "{} may claim Wall Advantage for {} now that the enemy has lost it (B9.322); waiting for its answer",
+            name(*side),
+            units.join("+")
+        )
+    }
 }
 
 impl Fact for WallAdvantageChanceDeclined {
@@ -193,6 +236,15 @@ impl Fact for WallAdvantageChanceDeclined {
     fn viewed(self, _names: &Names<'_>) -> Event {
         // Names no unit: every viewer receives it as it is.
         self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let WallAdvantageChanceDeclined { side } = self;
+        format!(
+            "{} let the chance to claim Wall Advantage pass",
+            name(*side)
+        )
     }
 }
 
@@ -226,6 +278,23 @@ impl Fact for WallAdvantageChallenged {
             how,
         })
     }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let WallAdvantageChallenged {
+            side,
+            holders,
+            claimants,
+            how,
+        } = self;
+        format!(
+            "{} challenged for {} claiming Wall Advantage {}: show a real unit among {} or forfeit (B9.324); waiting for its answer",
+            name(*side),
+            claimants.join("+"),
+            how.describe(),
+            holders.join("+")
+        )
+    }
 }
 
 impl Fact for WallAdvantageHipWindowOffered {
@@ -254,5 +323,20 @@ impl Fact for WallAdvantageHipWindowOffered {
             claimants: names.names(&claimants),
             how,
         })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let WallAdvantageHipWindowOffered {
+            side,
+            claimants,
+            how,
+        } = self;
+        format!(
+            "{} attempt to claim Wall Advantage {}; the {} may first place a hidden unit and claim it (B9.324); waiting for its answer",
+            claimants.join("+"),
+            how.describe(),
+            name(*side)
+        )
     }
 }

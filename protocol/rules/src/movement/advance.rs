@@ -7,7 +7,7 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, check_free, describe, named_stack, StackAct};
+use super::{allotment, check_free, named_stack, StackAct};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{require_acting, require_phase};
 use board::hex::Hex;
@@ -170,7 +170,7 @@ fn difficult_terrain(
                 "A4.72",
                 ViolationKind::UnitState,
                 pieces![
-                    format!("entering {to} costs {} — Difficult Terrain for ", describe(cost)),
+                    format!("entering {to} costs {} — Difficult Terrain for ", cost.describe()),
                     Piece::unit(&unit.id),
                     format!(
                         " (at least {threshold} MF, the lesser of four and its {} MF); it is CX already and may not advance there",

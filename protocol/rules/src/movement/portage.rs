@@ -10,14 +10,12 @@ use super::{allotment, movers};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
-use board::terrain::Mf;
 use game::event::{Event, MfAccount};
 use game::event::{WeaponDropped, WeaponPickedUp};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
-/// What recovering a weapon costs (A4.44).
-pub const RECOVERY_MF: Mf = Mf::whole(1);
+pub use game::event::RECOVERY_MF;
 
 /// A vehicle has MP and its own capacity, not an Infantry unit's IPC and MF (A4.4 counts
 /// Infantry portage); the engine does not model vehicles carrying SW, so a vehicle recovering
