@@ -8,7 +8,7 @@
 
 use protocol::game::view::apply_viewed;
 use protocol::record::words::describe_event;
-use protocol::rules::end_of_rally;
+use protocol::rules::passing;
 use protocol::wire::Sequenced;
 use protocol::{Event, Game, StateHash};
 use std::fmt;
@@ -94,7 +94,7 @@ impl Follower {
     }
 
     /// Whether the local game stands where a command's events stop: not between a step begun
-    /// and its passing by itself (an end-of-RPh step no side could act in, B9.322), whose
+    /// and its passing by itself (a step its side could do nothing in, `rules::passing`), whose
     /// `StepPassed` comes in the same command's events. Whose turn it is is read only here:
     /// in between, the step's side would look to be asked for a step nobody is asked in.
     pub fn settled(&self) -> bool {
@@ -134,7 +134,7 @@ impl Follower {
         self.passing_due = matches!(
             sequenced.viewed.event,
             Event::StepEnded(_) | Event::StepPassed(_)
-        ) && end_of_rally::passes_on_arrival(&self.game);
+        ) && passing::passes_on_arrival(&self.game);
         let advance = Advance::Applied(description);
         if let Some((at, hash)) = self.checkpoint {
             if at == sequenced.seq {

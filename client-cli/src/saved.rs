@@ -166,10 +166,12 @@ mod tests {
                 SideSpec {
                     id: "german".into(),
                     name: "German".into(),
+                    nationality: None,
                 },
                 SideSpec {
                     id: "russian".into(),
                     name: "Russian".into(),
+                    nationality: None,
                 },
             ],
             tokens: Tokens {

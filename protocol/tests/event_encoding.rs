@@ -424,6 +424,12 @@ enum OldEvent {
     OpportunityFireMarked {
         units: Vec<UnitId>,
     },
+    SquadReduced {
+        unit: UnitId,
+        half_squad: String,
+        rule: String,
+        why: String,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -907,6 +913,17 @@ fn old(event: Event) -> OldEvent {
         Event::OpportunityFireMarked(OpportunityFireMarked { units }) => {
             OldEvent::OpportunityFireMarked { units }
         }
+        Event::SquadReduced(SquadReduced {
+            unit,
+            half_squad,
+            rule,
+            why,
+        }) => OldEvent::SquadReduced {
+            unit,
+            half_squad,
+            rule,
+            why,
+        },
     }
 }
 
@@ -996,6 +1013,7 @@ const TAGS: &[&str] = &[
     "RallyAttempted",
     "UnitsWithdrew",
     "OpportunityFireMarked",
+    "SquadReduced",
 ];
 
 fn tag(event: &Event) -> String {

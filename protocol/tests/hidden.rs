@@ -14,7 +14,7 @@
 //!   refusals are the same in both.
 
 use proptest::prelude::*;
-use protocol::event::{GameCreated, UnitMoved, WeaponDropped};
+use protocol::event::{GameCreated, SquadReduced, StepPassed, UnitMoved, WeaponDropped};
 use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::record::stream::Streams;
@@ -1065,12 +1065,20 @@ fn other_secrets(game: &Game) -> Game {
     twin
 }
 
-/// How many units of each side could claim WA at the end of the RPh, and how many of its
-/// malfunctioned weapons it could repair (A9.72): none of either, and its end-of-RPh step
-/// passes by itself (`rules::end_of_rally`).
-fn could_claim(game: &Game) -> [[usize; 2]; 2] {
+/// How many units of each side could claim WA at the end of the RPh, how many of its
+/// malfunctioned weapons it could repair (A9.72), and how many of its units could rout
+/// (A10.5): none of the first two, and its end-of-RPh step passes by itself; none of the
+/// third, and its RtPh step does (`rules::passing`).
+fn could_act(game: &Game) -> [[usize; 3]; 2] {
     use protocol::rules::end_of_rally::{claimants, repairable};
-    [Side::A, Side::B].map(|side| [claimants(game, side), repairable(game, side)])
+    use protocol::rules::passing::routers;
+    [Side::A, Side::B].map(|side| {
+        [
+            claimants(game, side),
+            repairable(game, side),
+            routers(game, side),
+        ]
+    })
 }
 
 /// The other secrets are other: the start of the scenario has a HIP unit and "?" stacks, so
@@ -1091,12 +1099,14 @@ fn a_game_with_other_secrets_differs_only_where_nobody_looks() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// An end-of-RPh step passes by itself when its side could claim no WA (B9.322), and
-    /// that is decided from what both sides may know: at every position of random play, each
-    /// viewer's own projection gives the answer the whole game gives, and so does a game whose
-    /// secrets are other ones. A step passing, or asked for, tells nobody anything.
+    /// An end-of-RPh step passes by itself when its side could claim no WA (B9.322), a RtPh
+    /// step when its side could rout no unit (A10.5), and that is decided from what both sides
+    /// may know: at every position of random play, each viewer's own projection gives the
+    /// answer the whole game gives, and so does a game whose secrets are other ones (its "?"
+    /// broken where they were in Good Order, its HIP units gone). A step passing, or asked
+    /// for, tells nobody anything.
     #[test]
-    fn whether_an_end_of_rph_step_passes_is_known_to_every_viewer(
+    fn whether_a_step_passes_is_known_to_every_viewer(
         walls in any::<bool>(),
         draws in prop::collection::vec(draw(), 0..70),
     ) {
@@ -1116,11 +1126,16 @@ proptest! {
             };
             for e in &events {
                 apply(&mut game, e);
-                let answer = could_claim(&game);
+                let answer = could_act(&game);
+                let passes = protocol::rules::passing::passes_on_arrival(&game);
                 for viewer in VIEWERS {
-                    prop_assert_eq!(could_claim(&game.project(viewer)), answer, "{:?} after {:?}", viewer, e);
+                    let seen = game.project(viewer);
+                    prop_assert_eq!(could_act(&seen), answer, "{:?} after {:?}", viewer, e);
+                    prop_assert_eq!(protocol::rules::passing::passes_on_arrival(&seen), passes, "{:?} after {:?}", viewer, e);
                 }
-                prop_assert_eq!(could_claim(&other_secrets(&game)), answer, "other secrets after {:?}", e);
+                let twin = other_secrets(&game);
+                prop_assert_eq!(could_act(&twin), answer, "other secrets after {:?}", e);
+                prop_assert_eq!(protocol::rules::passing::passes_on_arrival(&twin), passes, "other secrets after {:?}", e);
             }
         }
     }
@@ -1232,4 +1247,206 @@ fn a_withdrawal_beside_a_question_mark_tells_the_enemy_nothing_of_what_it_hides(
     assert!(d.is_none(), "the German's stream differs: {d:?}");
     let d = differ(&view_squad, &view_dummy);
     assert!(d.is_none(), "the German's projection differs: {d:?}");
+}
+
+/// A squad under "?" reduced to the half-squad its scenario names (A7.302): the enemy learns
+/// neither the half-squad from the scenario it is shown nor the ratings `SquadReduced`
+/// carries, and its stream still reaches its projection; its owner sees both.
+#[test]
+fn a_concealed_squads_half_squad_is_its_owners() {
+    let text = SCENARIO.replacen(
+        "id = \"hq467\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"20D5\"\nconcealed = true\n",
+        "id = \"hq467\"\nside = \"german\"\nkind = \"squad\"\nratings = \"4-6-7\"\nhex = \"20D5\"\nconcealed = true\nhalf_squad = \"2-4-7\"\n",
+        1,
+    );
+    assert_ne!(text, SCENARIO, "the scenario still has hq467 under \"?\"");
+    let scenario = Scenario::from_toml(&text).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    let german = game.project(Viewer::Side(Side::A));
+    assert_eq!(
+        german.scenario.units["hq467"].half_squad.as_deref(),
+        Some("2-4-7")
+    );
+    for viewer in [RUSSIAN, Viewer::Spectator] {
+        let view = game.project(viewer);
+        assert!(
+            view.scenario
+                .units
+                .values()
+                .all(|s| s.half_squad.is_none() && s.id != "hq467"),
+            "{viewer:?} learns nothing of the squad under \"?\" from its scenario"
+        );
+    }
+    let reduced = Event::SquadReduced(SquadReduced {
+        unit: "hq467".into(),
+        half_squad: "2-4-7".into(),
+        rule: "A7.302".into(),
+        why: "`hq467` K/1: Casualty Reduction".into(),
+    });
+    let before = game.clone();
+    apply(&mut game, &reduced);
+    assert_eq!(game.units["hq467"].ratings, "2-4-7");
+    for viewer in [RUSSIAN, Viewer::Spectator] {
+        let viewed = project_event(&before, &game, viewer, &reduced).unwrap();
+        let said = format!("{:?}", viewed.event);
+        assert!(
+            !said.contains("2-4-7") && !said.contains("hq467"),
+            "{viewer:?}: {said}"
+        );
+        let mut view = before.project(viewer);
+        apply_viewed(&mut view, &viewed);
+        assert!(
+            view.units == game.project(viewer).units,
+            "{viewer:?} reaches its projection's units"
+        );
+    }
+    let own = project_event(&before, &game, Viewer::Side(Side::A), &reduced).unwrap();
+    assert!(format!("{:?}", own.event).contains("2-4-7"));
+}
+
+/// A Game Turn played by `done` where the Russian has a HIP squad (3E4) and, if `concealed`,
+/// a squad under "?" (3E5), each broken or in Good Order as `morale` says: what the German and
+/// a spectator are told — every event of their streams, the steps that passed by themselves
+/// among them — and the steps the German is asked in. The RtPh steps pass or are asked on
+/// what both sides see (`rules::passing`): the "?" keeps the Russian's asked whatever it
+/// hides, the HIP squad never does.
+fn game_turn_with_russian(
+    concealed: bool,
+    morale: &str,
+) -> (Vec<Viewed>, Vec<Viewed>, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A10.5: RtPh steps beside secrets"
+turns = 2
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[area]]
+from = "3E1"
+to = "3E6"
+terrain = "woods"
+
+[[units]]
+id = "g1"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "3A1"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3E6"
+
+{question_mark}
+[[units]]
+id = "rh"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3E4"
+hidden = true
+morale = "{morale}"
+"#,
+        question_mark = if concealed {
+            format!(
+                r#"[[units]]
+id = "rq"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3E5"
+concealed = true
+morale = "{morale}"
+"#
+            )
+        } else {
+            String::new()
+        }
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    let (mut german, mut spectator, mut asked) = (vec![], vec![], vec![]);
+    while game.clock.turn == 1 {
+        let side = game.acting();
+        if side == Side::A {
+            asked.push(game.clock.step().name.to_string());
+        }
+        let before = game.clone();
+        let events = play(&mut game, side, Command::Done);
+        german.extend(seen_by(&before, Viewer::Side(Side::A), &events));
+        spectator.extend(seen_by(&before, Viewer::Spectator, &events));
+    }
+    (german, spectator, asked)
+}
+
+/// The RtPh steps that passed by themselves in a stream, as "Player Turn, step".
+fn passed_steps(stream: &[Viewed]) -> Vec<String> {
+    stream
+        .iter()
+        .filter_map(|v| match &v.event {
+            Event::StepPassed(StepPassed { ended, .. }) => {
+                Some(format!("{} {}", ended.player_turn, ended.step().name))
+            }
+            _ => None,
+        })
+        .filter(|p| p.contains("RtPh"))
+        .collect()
+}
+
+#[test]
+fn a_rout_step_passing_tells_the_enemy_nothing_of_what_the_side_hides() {
+    let (german, spectator, asked) = game_turn_with_russian(true, "good_order");
+    let (german_broken, spectator_broken, asked_broken) = game_turn_with_russian(true, "broken");
+    assert_eq!(differ(&german, &german_broken), None);
+    assert_eq!(differ(&spectator, &spectator_broken), None);
+    assert_eq!(asked, asked_broken);
+    // The German had no unit that could rout: both of his RtPh steps passed. The Russian's
+    // were asked, for its "?", in both Player Turns.
+    let passed = passed_steps(&german);
+    assert!(
+        passed.contains(&"1 RtPh, ATTACKER".to_string()),
+        "{passed:?}"
+    );
+    assert!(
+        passed.contains(&"2 RtPh, DEFENDER".to_string()),
+        "{passed:?}"
+    );
+    assert!(
+        !passed
+            .iter()
+            .any(|p| p == "1 RtPh, DEFENDER" || p == "2 RtPh, ATTACKER"),
+        "{passed:?}"
+    );
+    assert!(!asked.iter().any(|s| s.starts_with("RtPh")), "{asked:?}");
+}
+
+/// With only a HIP squad, broken or not, the Russian's RtPh steps pass as the German's do:
+/// a hidden unit is no reason to ask, so asking would tell of it.
+#[test]
+fn a_hidden_broken_unit_keeps_no_rout_step_asked() {
+    let (german, spectator, asked) = game_turn_with_russian(false, "good_order");
+    let (german_broken, spectator_broken, asked_broken) = game_turn_with_russian(false, "broken");
+    assert_eq!(differ(&german, &german_broken), None);
+    assert_eq!(differ(&spectator, &spectator_broken), None);
+    assert_eq!(asked, asked_broken);
+    assert_eq!(
+        passed_steps(&german),
+        [
+            "1 RtPh, ATTACKER",
+            "1 RtPh, DEFENDER",
+            "2 RtPh, ATTACKER",
+            "2 RtPh, DEFENDER"
+        ]
+    );
 }

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use protocol::event::GameCreated;
-use protocol::game::view::apply_viewed;
+use protocol::game::view::{apply_viewed, project_event, project_event_walked};
 use protocol::game::{apply, Game, Viewer};
 use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Scenario, ScriptedDice, Side};
@@ -129,10 +129,15 @@ proptest! {
             };
             for e in &events {
                 for (v, view) in VIEWERS.iter().zip(views.iter_mut()) {
+                    let mut after = game.clone();
+                    apply(&mut after, e);
+                    prop_assert_eq!(
+                        project_event(&game, &after, *v, e),
+                        project_event_walked(&game, &after, *v, e),
+                        "{:?}: the short cut changed {:?}", v, e
+                    );
                     if let Some(seen) = game.view_event(*v, e) {
                         let json = serde_json::to_string(&seen).unwrap();
-                        let mut after = game.clone();
-                        apply(&mut after, e);
                         // A fact the event itself reveals is no leak: check against the
                         // secrets that remain after it.
                         for secret in secrets(&after, *v) {
@@ -154,4 +159,62 @@ proptest! {
             }
         }
     }
+}
+
+/// The projection's short cut (`game::view::project_event` skips the walk through every unit
+/// and weapon while no unit is concealed or hidden) gives every viewer the very events the walk
+/// does: checked on every event of every position script, which between them conceal, hide,
+/// place dummies, reveal and eliminate units, and play open games too.
+#[test]
+fn the_short_cut_gives_what_the_walk_gives() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/positions");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "script"))
+        .collect();
+    scripts.sort();
+    // Events projected with neither game holding a unit concealed or hidden, and with one of
+    // them holding one: both kinds must be among the scripts' for the check to mean anything.
+    let (mut open, mut secret) = (0, 0);
+    for path in &scripts {
+        let text = std::fs::read_to_string(path).unwrap();
+        let scenario_path = path
+            .parent()
+            .unwrap()
+            .join(protocol::script::scenario_directive(&text).unwrap());
+        let scenario =
+            Scenario::from_toml(&std::fs::read_to_string(&scenario_path).unwrap()).unwrap();
+        let lines = protocol::script::parse_script(&text, &scenario).unwrap();
+        let created = Event::GameCreated(GameCreated {
+            scenario: scenario.clone(),
+        });
+        // Before `GameCreated`, as the streams take it (`record::stream::Following`).
+        let mut game = Game::new(scenario.clone());
+        let mut run = protocol::script::OfflineRun::new(Game::new(scenario));
+        let mut events = vec![created];
+        for line in &lines {
+            if let Some(report) = run.step(line) {
+                events.extend(report.result.unwrap_or_default());
+            }
+        }
+        for event in &events {
+            let before = game.clone();
+            apply(&mut game, event);
+            if before.units.concealed_or_hidden() + game.units.concealed_or_hidden() == 0 {
+                open += 1;
+            } else {
+                secret += 1;
+            }
+            for v in VIEWERS {
+                assert_eq!(
+                    project_event(&before, &game, v, event),
+                    project_event_walked(&before, &game, v, event),
+                    "{}: {v:?} is sent another {event:?} by the short cut",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(open > 100 && secret > 100, "open {open}, secret {secret}");
 }

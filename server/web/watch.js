@@ -775,6 +775,8 @@
     if (unit.morale === "berserk") flags.push("berserk");
     if (unit.pinned) flags.push("pinned");
     if (unit.desperation) flags.push("Desperation Morale");
+    // The Wound counter of a wounded SMC, which both sides see (A17.1).
+    if (unit.wounded) flags.push("wounded");
     // The Bounding Fire counter of an Opportunity Firer, which both sides see (A7.25).
     const opportunity = (state.opportunity_fire || []).includes(unit.id);
     if (opportunity) flags.push("Opportunity Fire");
@@ -791,6 +793,7 @@
     };
     if (unit.pinned) mark("pin", "PIN");
     if (unit.desperation) mark("dm", "DM");
+    if (unit.wounded) mark("wound", "WND");
     if (opportunity) mark("opportunity", "OPP");
     if (unit.cx) mark("cx", "CX");
     if (unit.concealed) mark("own-concealed", "?");
@@ -1524,6 +1527,7 @@
       if (setUpHidden(state, unit)) flags.push("HIP");
       if (unit.morale && unit.morale !== "good_order") flags.push(words(unit.morale));
       if (unit.pinned) flags.push("pinned");
+      if (unit.wounded) flags.push("wounded");
       if ((state.opportunity_fire || []).includes(unit.id)) flags.push("Opportunity Fire");
       if (unit.cx) flags.push("CX");
       if (unit.wall_advantage) flags.push("WA");

@@ -11,6 +11,9 @@
 //! A second game shows the Rally Phase and the CCPh: a broken squad rallied by its leader from
 //! the Rally form (Y), and a Close Combat Location's Melee recorded from the prompt (A11.7).
 //!
+//! A third shows a wound entered from the Adjudicate form (A17.1): the Wound counter on the
+//! leader, on both players' maps.
+//!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 //! Needs Chromium (`apt-get install chromium`).
 
@@ -600,4 +603,47 @@ async fn an_opportunity_firer_is_designated_in_the_pfph_and_fires_unhalved_in_th
     ] {
         assert!(panel.contains(piece), "{piece:?} in {panel}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wound_entered_from_the_page_shows_on_the_counter() {
+    let (_dir, server, mut browser, [german, russian]) = start(RALLY_AND_MELEE).await;
+    let players = [&german, &russian];
+    settle(&mut browser, players).await;
+    // A wound the referee does not roll (a Sniper's, A14) is the players' to enter (A17.1).
+    browser.type_key(&german, "a").await;
+    browser
+        .eval(
+            &german,
+            "document.getElementById('adjudicate-unit').value = 'gl'; \
+             document.getElementById('adjudicate-outcome').value = 'wound'; \
+             document.activeElement.blur(); \
+             document.getElementById('adjudicate-form').requestSubmit()",
+        )
+        .await;
+    let adjudicated = send(&mut browser, &german).await;
+    assert_eq!(adjudicated, "Adjudicate gl: wound: allowed");
+    settle(&mut browser, players).await;
+    // The Wound counter is a counter both sides see (A17.1).
+    for tab in players {
+        browser
+            .wait_for(
+                tab,
+                "the Wound counter on gl",
+                "document.querySelector('.counter[data-unit=\"gl\"] .badge.wound') !== null",
+                WAIT,
+            )
+            .await;
+        assert_eq!(
+            browser
+                .eval(
+                    tab,
+                    "[document.querySelector('.counter[data-unit=\"gl\"] .badge.wound').textContent, \
+                      window.aslWatch.live.units.gl.wounded]"
+                )
+                .await,
+            serde_json::json!(["WND", true])
+        );
+    }
+    server.stop().await;
 }

@@ -258,9 +258,11 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     ));
     log.extend(accepted(&play(&mut russian, &mut ids, Command::Done).await));
     german.follow_to(version(&log)).await;
-    // AFPh, RtPh (German), then the Russian's RtPh step, APh, CCPh.
-    log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await));
-    log.extend(accepted(&play(&mut german, &mut ids, Command::Done).await));
+    // AFPh; the German's RtPh step passes by itself, no German unit being broken or under
+    // "?" (A10.5); the Russian's is asked, for its "?"; then APh, CCPh.
+    let afph = accepted(&play(&mut german, &mut ids, Command::Done).await);
+    assert_eq!(passed(&afph), 1, "{afph:?}");
+    log.extend(afph);
     russian.follow_to(version(&log)).await;
     log.extend(accepted(&play(&mut russian, &mut ids, Command::Done).await));
     german.follow_to(version(&log)).await;
@@ -272,7 +274,7 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     assert_eq!(russian.follower.game().attacker(), Side::B);
     assert!(!russian.follower.game().units["467a"].pinned);
     // Each step ended by the side to act; an end-of-RPh step whose side could claim no WA
-    // passes by itself (B9.322).
+    // passes by itself (B9.322), as does a RtPh step whose side could rout nothing (A10.5).
     while russian.follower.game().clock.turn == 1 {
         let side = russian.follower.game().acting();
         let seat = if side == Side::A {

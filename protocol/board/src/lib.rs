@@ -9,6 +9,7 @@
 //! module never names one after it (test modules aside); `tests/board_order.rs` checks it.
 
 pub mod geometry;
+pub mod half_squads;
 pub mod hex;
 pub mod los;
 pub mod model;

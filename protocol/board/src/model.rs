@@ -155,6 +155,11 @@ pub struct SideSpec {
     pub id: String,
     /// Name shown to players (`German`).
     pub name: String,
+    /// The army its counters are (`german`): what the engine looks its squads' half-squads up
+    /// by (A7.302, `half_squads`). `None`: not given, and only a unit's own `half_squad` is
+    /// known.
+    #[serde(default)]
+    pub nationality: Option<String>,
 }
 
 /// Special Scenario Rules the engine knows about.
@@ -285,6 +290,11 @@ pub struct UnitSpec {
     /// A broken unit that starts under Desperation Morale (A10.62): its DM counter.
     #[serde(default)]
     pub desperation_morale: bool,
+    /// A squad's half-squad as its counter names it (`2-4-7` for a 4-6-7): the unit Casualty
+    /// Reduction leaves (A7.302), whose ratings the engine then knows. `None`: not given, and
+    /// the players enter them when it is reduced.
+    #[serde(default)]
+    pub half_squad: Option<String>,
 }
 
 /// A unit's place among its hex's fortifications, and Column/Convoy status: what B9.32 asks

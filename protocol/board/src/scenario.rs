@@ -531,6 +531,9 @@ struct UnitFile {
     /// Level of the unit's Location (halves allowed, e.g. 1.5 on a rooftop).
     #[serde(default)]
     level: Option<f64>,
+    /// A squad's half-squad as its counter names it (`half_squad = "2-4-7"`, A7.302).
+    #[serde(default)]
+    half_squad: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -790,6 +793,17 @@ impl File {
                     "must be a non-empty word of letters, digits, - or _",
                 ));
             }
+            if let Some(n) = &s.nationality {
+                if !crate::half_squads::NATIONALITIES.contains(&n.as_str()) {
+                    return Err(refuse(
+                        format!("sides[{i}].nationality"),
+                        format!(
+                            "`{n}` is not a nationality whose half-squads the engine knows ({}); leave it out and give each squad its `half_squad`",
+                            crate::half_squads::NATIONALITIES.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if sides[0].id.eq_ignore_ascii_case(&sides[1].id) {
             return Err(refuse("sides[1].id", "the two sides need different ids"));
@@ -1027,6 +1041,7 @@ impl File {
                 ));
             }
             check_assault_fire(&field, u)?;
+            check_half_squad(&field, u)?;
             if u.dm && u.morale != Morale::Broken {
                 return Err(refuse(
                     format!("{field}.dm"),
@@ -1084,6 +1099,7 @@ impl File {
                 },
                 level,
                 desperation_morale: u.dm,
+                half_squad: u.half_squad.clone(),
             };
             check_placement(&field, &spec, &hexes[&hex])?;
             claim_id(&mut ids, &field, &u.id)?;
@@ -1336,6 +1352,7 @@ impl File {
             ));
         }
         check_assault_fire(field, u)?;
+        check_half_squad(field, u)?;
         let enters = match &u.enters {
             None => None,
             Some(e) => {
@@ -1385,6 +1402,7 @@ impl File {
             may_conceal: u.concealed,
             may_hide: u.hidden,
             enters,
+            half_squad: u.half_squad.clone(),
         })
     }
 
@@ -1683,6 +1701,29 @@ fn check_assault_fire(field: &str, unit: &UnitFile) -> Result<(), ScenarioError>
     Ok(())
 }
 
+/// Only a squad has a half-squad (A7.302), and it reads as MMC ratings do: three whole
+/// numbers, FP-range-morale (`2-4-7`).
+fn check_half_squad(field: &str, unit: &UnitFile) -> Result<(), ScenarioError> {
+    let Some(half) = &unit.half_squad else {
+        return Ok(());
+    };
+    if unit.kind != UnitKind::Squad {
+        return Err(refuse(
+            format!("{field}.half_squad"),
+            "only a squad is reduced to a half-squad (A7.302); a half-squad or crew is eliminated instead",
+        ));
+    }
+    let figures: Vec<&str> = half.split('-').collect();
+    let whole = |f: &&str| !f.is_empty() && f.len() <= 2 && f.bytes().all(|b| b.is_ascii_digit());
+    if figures.len() != 3 || !figures.iter().all(whole) {
+        return Err(refuse(
+            format!("{field}.half_squad"),
+            format!("`{half}` is not a half-squad's ratings: write its FP, range and morale as its counter prints them, e.g. \"2-4-7\""),
+        ));
+    }
+    Ok(())
+}
+
 fn check_placement(field: &str, unit: &UnitSpec, hex: &HexSpec) -> Result<(), ScenarioError> {
     let p = unit.placement;
     let has = |f: Fortification| hex.fortifications.contains(&f);
@@ -1945,6 +1986,77 @@ hex = "1B2"
         let off = with_setup("assault_fire = true\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
         let s = Scenario::read_toml(&off).unwrap();
         assert!(s.setup.as_ref().unwrap().units["r1"].assault_fire);
+    }
+
+    /// A squad's half-squad (A7.302) is the scenario's to say, in a hex or off the boards;
+    /// only a squad has one, and it reads as FP-range-morale.
+    #[test]
+    fn a_half_squad_is_a_squads_and_reads_as_ratings() {
+        let squad = Scenario::read_toml(&format!("{MINIMAL}half_squad = \"2-4-7\"\n")).unwrap();
+        assert_eq!(squad.units["g1"].half_squad.as_deref(), Some("2-4-7"));
+        assert_eq!(
+            Scenario::read_toml(MINIMAL).unwrap().units["g1"].half_squad,
+            None
+        );
+        let crew = MINIMAL.replace(
+            "kind = \"squad\"\nratings = \"4-6-7\"",
+            "kind = \"crew\"\nratings = \"2-2-8\"",
+        );
+        let e = refused(&format!("{crew}half_squad = \"1-2-8\"\n"));
+        assert_eq!(e.field, "units[0].half_squad");
+        assert!(e.reason.contains("only a squad"), "{}", e.reason);
+        for bad in [
+            "2-4",
+            "2-4-7-1",
+            "two-4-7",
+            "2--7",
+            "",
+            "2-4-7 1hs",
+            "-2-4-7",
+        ] {
+            let e = refused(&format!("{MINIMAL}half_squad = \"{bad}\"\n"));
+            assert_eq!(e.field, "units[0].half_squad", "{bad}");
+            assert!(
+                e.reason.contains("not a half-squad's ratings"),
+                "{bad}: {}",
+                e.reason
+            );
+        }
+        let off = with_setup("half_squad = \"2-3-7\"\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
+        let s = Scenario::read_toml(&off).unwrap();
+        assert_eq!(
+            s.setup.as_ref().unwrap().units["r1"].half_squad.as_deref(),
+            Some("2-3-7")
+        );
+        let off = with_setup("half_squad = \"2-3\"\n[setup]\norder = [\"russian\"]\n[[setup.areas]]\nside = \"russian\"\nhexes = [\"1A1\"]\n");
+        assert!(refused(&off).field.ends_with(".half_squad"));
+    }
+
+    /// A side's nationality is one the half-squad table knows (A7.302), or none.
+    #[test]
+    fn a_sides_nationality_is_one_the_table_knows() {
+        let russian = MINIMAL.replace(
+            "{ id = \"russian\", name = \"Russian\" }",
+            "{ id = \"russian\", name = \"Russian\", nationality = \"russian\" }",
+        );
+        let s = Scenario::read_toml(&russian).unwrap();
+        assert_eq!(s.sides[1].nationality.as_deref(), Some("russian"));
+        assert_eq!(
+            Scenario::read_toml(MINIMAL).unwrap().sides[0].nationality,
+            None
+        );
+        let finnish = MINIMAL.replace(
+            "{ id = \"german\", name = \"German\" }",
+            "{ id = \"german\", name = \"German\", nationality = \"finnish\" }",
+        );
+        let e = refused(&finnish);
+        assert_eq!(e.field, "sides[0].nationality");
+        assert!(
+            e.reason.contains("german, russian, american"),
+            "{}",
+            e.reason
+        );
+        assert!(e.reason.contains("`half_squad`"), "{}", e.reason);
     }
 
     /// MINIMAL with a Russian squad off the boards and `extra` after it.

@@ -83,6 +83,9 @@ pub struct OffboardUnit {
     pub may_hide: bool,
     /// It enters later instead of setting up (A2.51): on this turn, along this edge.
     pub enters: Option<Entry>,
+    /// A squad's half-squad, as its counter names it (A7.302; `UnitSpec::half_squad`).
+    #[serde(default)]
+    pub half_squad: Option<String>,
 }
 
 /// When and where a unit enters from off board (A2.51).

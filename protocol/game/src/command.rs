@@ -269,7 +269,7 @@ pub enum Outcome {
     Eliminate,
     /// A squad suffers Casualty Reduction and becomes a half-squad (A7.302); the note, when
     /// given, is the half-squad's ratings. Only a squad is reduced so: a half-squad or crew
-    /// is eliminated instead, an SMC wounded (A17, left to the players).
+    /// is eliminated instead, an SMC wounded (`Wound`, A17).
     Reduce,
     /// A counter the engine does not rule on (`UnitKind::Counter`: a vehicle, a Gun …) now
     /// stands in this hex: it moved, or was pushed, as the players rule.
@@ -277,6 +277,9 @@ pub enum Outcome {
     /// A counter the engine does not rule on now reads as the note says (`PzKw IVH wreck`,
     /// `T-34 M43 immobilized`): what a counter flipped or marked shows.
     Relabel,
+    /// An SMC survived a wound (its Wound Severity dr was minor, A17.11): it is marked
+    /// wounded, with what that does (A17.2, A17.3). A mortal wound is `Eliminate`.
+    Wound,
 }
 
 impl Outcome {
@@ -289,6 +292,7 @@ impl Outcome {
             Outcome::Reduce => "reduce",
             Outcome::Relocate(_) => "relocate",
             Outcome::Relabel => "relabel",
+            Outcome::Wound => "wound",
         }
     }
 
@@ -313,6 +317,7 @@ impl Outcome {
             Outcome::Eliminate,
             Outcome::Reduce,
             Outcome::Relabel,
+            Outcome::Wound,
         ]
         .into_iter()
         .find(|o| o.name() == word)

@@ -140,6 +140,8 @@ pub enum RollPurpose {
     Other,
     /// The repair dr of a malfunctioned support weapon (A9.72).
     Repair,
+    /// The Wound Severity dr of a wounded SMC (A17.11).
+    WoundSeverity,
 }
 
 impl RollPurpose {
@@ -186,6 +188,7 @@ impl RollPurpose {
             RollPurpose::RandomSelection => "Random Selection (A.9)",
             RollPurpose::Other => "other",
             RollPurpose::Repair => "repair (A9.72)",
+            RollPurpose::WoundSeverity => "Wound Severity (A17.11)",
         }
     }
 }

@@ -112,6 +112,11 @@ pub struct Units {
     /// against (`view::refresh_aliases`).
     #[serde(skip)]
     under_cover: std::sync::OnceLock<usize>,
+    /// How many units are concealed or hidden: while none are, in the positions before and
+    /// after an event, no viewer can see a unit renamed or a weapon come into sight with it
+    /// (`view::project_event`'s short cut).
+    #[serde(skip)]
+    concealed_or_hidden: std::sync::OnceLock<usize>,
 }
 
 /// Up to this many units, the units in a hex are found by looking at each: cheaper than
@@ -127,6 +132,17 @@ impl Units {
             self.map
                 .values()
                 .filter(|u| u.concealed && !u.hidden)
+                .count()
+        })
+    }
+
+    /// How many units are concealed or hidden (A12: "?" counters, dummies among them; HIP,
+    /// A12.3), counted once per change.
+    pub fn concealed_or_hidden(&self) -> usize {
+        *self.concealed_or_hidden.get_or_init(|| {
+            self.map
+                .values()
+                .filter(|u| u.concealed || u.hidden)
                 .count()
         })
     }
@@ -187,6 +203,7 @@ impl DerefMut for Units {
         self.by_hex.take();
         self.settled.take();
         self.under_cover.take();
+        self.concealed_or_hidden.take();
         &mut self.map
     }
 }
@@ -212,6 +229,7 @@ impl From<BTreeMap<UnitId, Unit>> for Units {
             by_hex: Default::default(),
             settled: Default::default(),
             under_cover: Default::default(),
+            concealed_or_hidden: Default::default(),
         }
     }
 }
@@ -296,6 +314,11 @@ pub struct Unit {
     /// Set and cleared only by `DesperationMoraleMarked` / `DesperationMoraleRemoved`.
     #[serde(default)]
     pub desperation: bool,
+    /// Wounded (A17): an SMC marked by a Wound counter, its Morale Level and leadership one
+    /// worse and its MF three (A17.2, A17.3). Set only by a wound (`Outcome::Wound`, A17.11);
+    /// a second wound changes nothing more, so it is a flag and not a count.
+    #[serde(default)]
+    pub wounded: bool,
 }
 
 /// Where a unit below ground is, and what the sewer rules have said of it.
@@ -500,6 +523,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: spec.desperation_morale,
+            wounded: false,
         }
     }
 
@@ -538,6 +562,7 @@ impl Unit {
             hexes_entered: 0,
             assault_moving: false,
             desperation: false,
+            wounded: false,
         }
     }
 
@@ -1023,6 +1048,31 @@ impl Game {
         (level > base).then_some(level)
     }
 
+    /// The half-squad `unit` is reduced to (A7.302): the one its scenario gives it (in the
+    /// units set up in hexes, or in those set up or entering from off board), else the one
+    /// `board::half_squads` lists for its side's nationality and its ratings now (a squad
+    /// replaced for ELR is reduced to its replacement's half-squad). `None` for a unit that is
+    /// not a squad, or whose half-squad neither says.
+    pub fn half_squad(&self, unit: &Unit) -> Option<&str> {
+        if unit.kind != UnitKind::Squad {
+            return None;
+        }
+        let given = self
+            .scenario
+            .units
+            .get(&unit.id)
+            .map(|s| s.half_squad.as_deref())
+            .or_else(|| {
+                let setup = self.scenario.setup.as_ref()?;
+                setup.units.get(&unit.id).map(|s| s.half_squad.as_deref())
+            })
+            .flatten();
+        given.or_else(|| {
+            let nationality = self.scenario.side(unit.side).nationality.as_deref()?;
+            board::half_squads::half_squad(nationality, &unit.ratings)
+        })
+    }
+
     /// Whether `unit` is a squad whose FP is underlined (A7.36), as its scenario says: in the
     /// units set up in hexes, or in those set up or entering from off board.
     pub fn assault_fire(&self, unit: &Unit) -> bool {
@@ -1340,21 +1390,31 @@ fn mask_unit(unit: &mut Unit) {
     unit.portage_pp = 0;
     unit.double_time = false;
     unit.desperation = false;
+    // A Wound counter under "?" is hidden with the unit: it would tell an SMC (A12).
+    unit.wounded = false;
 }
 
 /// Masks the concealed units `viewer` does not own, and drops the weapons they possess. It is
 /// idempotent, and a projection runs it after every event, so a unit that goes under "?" in
 /// play is masked from then on.
 fn mask_concealed(game: &mut Game, viewer: Viewer) {
-    let mut masked = BTreeSet::new();
-    for unit in game.units.values_mut() {
-        if unit.concealed && viewer != Viewer::Side(unit.side) {
-            mask_unit(unit);
-            masked.insert(unit.id.clone());
+    // With nothing to mask, the units and weapons stay shared with the game they came from
+    // (a change through `DerefMut` would copy every one of them).
+    if game
+        .units
+        .values()
+        .any(|u| u.concealed && viewer != Viewer::Side(u.side))
+    {
+        let mut masked = BTreeSet::new();
+        for unit in game.units.values_mut() {
+            if unit.concealed && viewer != Viewer::Side(unit.side) {
+                mask_unit(unit);
+                masked.insert(unit.id.clone());
+            }
         }
+        game.weapons
+            .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     }
-    game.weapons
-        .retain(|_, w| w.held_by.as_ref().is_none_or(|h| !masked.contains(h)));
     let kept = &game.weapons;
     if let Some(a) = game.attack.as_mut() {
         a.weapons.retain(|w| kept.contains_key(w));
@@ -1407,6 +1467,7 @@ fn project_scenario(
             spec.ratings = "?".into();
             spec.inexperienced = false;
             spec.assault_fire = false;
+            spec.half_squad = None;
             spec.morale = Morale::GoodOrder;
             spec.mp = 0;
             spec.fully_tracked = false;
@@ -1673,8 +1734,8 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             Outcome::Rally => unit.morale = Morale::GoodOrder,
             Outcome::Pin => unit.pinned = true,
             Outcome::Eliminate => unit.eliminated = true,
-            // The half-squad's ratings are the note's; empty until the players enter them
-            // (`rules::morale::casualty_reduction`).
+            // The half-squad's ratings are the note's: those `SquadReduced` carries, or empty
+            // until the players enter them (`rules::morale::casualty_reduction`).
             Outcome::Reduce if unit.kind == UnitKind::Squad => {
                 unit.kind = UnitKind::HalfSquad;
                 unit.ratings = note.to_string();
@@ -1684,6 +1745,9 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
             // A projection keeps a masked counter's "?" (its name is what it hides).
             Outcome::Relabel if unit.kind != UnitKind::Concealed => unit.ratings = note.to_string(),
             Outcome::Relabel => {}
+            // Only an SMC is wounded (A17.1); a second wound adds nothing (A17.3).
+            Outcome::Wound if unit.kind.is_smc() => unit.wounded = true,
+            Outcome::Wound => {}
         }
     }
 }
@@ -2158,17 +2222,17 @@ mod tests {
 
     /// The state hash of each pinned position is fixed: a change of `Game`'s layout or
     /// bookkeeping must leave it alone. It moves only when what a position means grows (a
-    /// unit's Desperation Morale, A10.62; a weapon's Multiple ROF, A9.2, in the scenario),
-    /// which breaks the verification of exports written before; say so in `docs/protocol.md`.
+    /// unit's Desperation Morale, A10.62; a weapon's Multiple ROF, A9.2; a squad's half-squad
+    /// and a side's nationality, A7.302 — all in the scenario; a unit's wound, A17), which breaks the verification of exports written before; say so in `docs/protocol.md`.
     #[test]
     fn state_hashes_are_pinned() {
         let pinned = [
-            "1c5decf6c33155aec9b7e10e88d1d8ae11b5c42d9aa7d6531c1094eedbe8747f",
-            "4897e29ccb66e3afbde76ab44008eb1d971f62f29618cdd87dfcf63032b52d11",
-            "2b6fda5daafe32659ad0785f51ea6c3fb736fd26cb2611fa4da5db0b46d04ccd",
-            "d71275cd6930d650483545ffd9b9f8833aeb735a71c073750dd2b389304830cd",
-            "9b5433146840949f09a929794a4fc054f49f50cfc5f1c752970e7a086c398843",
-            "f442df2a1241233718de2d3d56c40ac7f6d2bdd98196c8c4c84d92eb227a481c",
+            "48f1a3a44dbbc56fd87bc8090f0ad0f5ea48c9ec793ff5f0343afca6d786f7ee",
+            "dbb5cefadae300a59f4497c448ae770725233be3ba359402508abcb669bcff3b",
+            "1fe23fbb40d0952c516ec64a975c8f8870b0bb8a4df4214478235276c9454ddd",
+            "36135343b7e660a21887dde3059614fcd03c1c06c094b9bacf874471ae37b3a1",
+            "aa11ac35c8ef4a7261f7d4c71c2c29507f8d5234fbecf19ba52556317351279d",
+            "261a14c82924a506d30c808933411df29acd9764c1ff6188c9e0f4a592fc4524",
         ];
         let positions = pinned_positions();
         assert!(

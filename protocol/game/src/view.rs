@@ -60,6 +60,46 @@ pub const ALIAS_PREFIX: char = '?';
 /// projection of events: live streams, resumes, the record, past positions and exports' viewer
 /// streams all call it.
 pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event) -> Option<Viewed> {
+    project(before, after, viewer, event, Walk::WhenNeeded)
+}
+
+/// [`project_event`] walking every unit and weapon whatever the games hold: what its short cut
+/// must give, event by event (the projection laws' tests compare the two).
+pub fn project_event_walked(
+    before: &Game,
+    after: &Game,
+    viewer: Viewer,
+    event: &Event,
+) -> Option<Viewed> {
+    project(before, after, viewer, event, Walk::Always)
+}
+
+/// Whether the projection of an event looks through every unit and weapon for names and
+/// sightings that changed, or only when a unit is concealed or hidden in either game.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    WhenNeeded,
+    Always,
+}
+
+/// The one projection of events ([`project_event`]), with its walk chosen.
+///
+/// The short cut: when no unit is concealed or hidden in either game (`Units::
+/// concealed_or_hidden`, counted once per change of the units), nothing the walks look for can
+/// be found. [`masked`] needs a concealed unit, so every unit is named by its id before and
+/// after: `Names::renamed` finds no name that changed, and `Names::text` has no alias to put
+/// in and (every unit seen, [`Viewer::sees_unit`] failing only for a hidden one) no unit to
+/// call "a unit". A weapon is then in every viewer's projection of either game (its holder, if
+/// any, is neither hidden nor under "?"), so the weapons shown are those in `after` and not in
+/// `before`: none when the two share one map or hold the same ids, and otherwise the walk finds
+/// them (the opening `GameCreated`, an undo).
+fn project(
+    before: &Game,
+    after: &Game,
+    viewer: Viewer,
+    event: &Event,
+    walk: Walk,
+) -> Option<Viewed> {
     let visible = matches!(
         event,
         Event::GameCreated(_)
@@ -70,15 +110,19 @@ pub fn project_event(before: &Game, after: &Game, viewer: Viewer, event: &Event)
     if !visible {
         return None;
     }
+    let open = walk == Walk::WhenNeeded
+        && before.units.concealed_or_hidden() == 0
+        && after.units.concealed_or_hidden() == 0;
     let names = Names {
         before,
         after,
         viewer,
+        open,
     };
     Some(Viewed {
         event: names.event(event),
-        renamed: names.renamed(),
-        weapons: weapons_shown(before, after, viewer),
+        renamed: if open { vec![] } else { names.renamed() },
+        weapons: weapons_shown(before, after, viewer, open),
     })
 }
 
@@ -237,6 +281,8 @@ pub(crate) struct Names<'g> {
     pub(crate) before: &'g Game,
     pub(crate) after: &'g Game,
     pub(crate) viewer: Viewer,
+    /// No unit is concealed or hidden in either game: every unit goes by its id (`project`).
+    open: bool,
 }
 
 impl Names<'_> {
@@ -313,6 +359,9 @@ impl Names<'_> {
     /// (`rules::violation::Piece`).
     pub(crate) fn text(&self, text: &str) -> String {
         let mut text = text.to_string();
+        if self.open {
+            return text;
+        }
         for id in self.before.units.keys().chain(self.after.units.keys()) {
             if self.masked(id) {
                 text = rename_word(&text, id, Some(&self.name(id)));
@@ -371,7 +420,16 @@ impl Names<'_> {
 }
 
 /// Weapons in the viewer's projection after the event that were not in it before.
-fn weapons_shown(before: &Game, after: &Game, viewer: Viewer) -> Vec<Weapon> {
+///
+/// `open`: no unit is concealed or hidden in either game (`project`), so every weapon is in
+/// both projections it is in the games of, and none is shown while the two hold the same ids.
+fn weapons_shown(before: &Game, after: &Game, viewer: Viewer, open: bool) -> Vec<Weapon> {
+    if open
+        && (before.weapons.shared_with(&after.weapons)
+            || before.weapons.keys().eq(after.weapons.keys()))
+    {
+        return vec![];
+    }
     // A projection keeps a weapon unless its holder is hidden from the viewer or under another
     // side's "?" (`Game::project`), and then leaves it as it is (only a masked holder is
     // renamed): so the weapons shown are read off the whole games, with no projection built.

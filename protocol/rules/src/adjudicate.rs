@@ -79,6 +79,20 @@ pub(super) fn decide(
             ],
         ));
     }
+    // What a "?" of the opponent's is, or whether it is wounded, is not the adjudicator's to
+    // learn from a refusal (A12): a wound on a "?" that is no SMC changes nothing (`apply`).
+    let masked = unit.concealed && unit.side != by;
+    if outcome == Outcome::Wound && !unit.kind.is_smc() && !masked {
+        return Err(RuleViolation::with(
+            "A17.1",
+            ViolationKind::UnitState,
+            vec![
+                text("cannot wound "),
+                Piece::Unit(id.to_string()),
+                text(": only an SMC (a leader, a hero) is wounded; Casualty Reduction reduces a squad and eliminates a half-squad or crew (A7.302)"),
+            ],
+        ));
+    }
     let half_squad_ratings = |what: &str| {
         if crate::morale::morale_level(UnitKind::HalfSquad, note).is_none() {
             return Err(RuleViolation::new(
@@ -117,6 +131,10 @@ pub(super) fn decide(
         Outcome::Break if unit.morale == Morale::Broken => Some(("A10", "is broken already")),
         Outcome::Rally if unit.morale == Morale::GoodOrder => Some(("A10", "is not broken")),
         Outcome::Pin if unit.pinned => Some(("A7.8", "is pinned already")),
+        Outcome::Wound if unit.wounded && !masked => Some((
+            "A17.3",
+            "is wounded already, and a second wound takes nothing more from him (a mortal one eliminates him)",
+        )),
         _ => None,
     };
     if let Some((rule, why)) = pointless {

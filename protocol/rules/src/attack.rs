@@ -59,16 +59,15 @@ pub(super) fn declare(
     super::check_named_once(firers, "A7", " among the firers")?;
     // A support weapon named among the firers fires in the hands of the unit possessing it
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
-    let (weapons, firers): (Vec<UnitId>, Vec<UnitId>) = firers
-        .iter()
-        .cloned()
-        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let (weapons, firers) = resolution::split_firers(game, firers);
     let mut shooters = firers.clone();
     let mut holders = vec![];
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;
         if !into_sewer {
-            check_weapon_counters(game, id, holder, target)?;
+            if let Some(marked) = Marked::weapon(game, id, holder) {
+                check_fire_counters(game, &marked, target)?;
+            }
         }
         // A7.1: a SW fires in one fire phase of a Player Turn, as its possessor does; in the
         // AFPh a weapon whose possessor is marked Prep Fire fired in the PFPh, or has had its
@@ -147,7 +146,7 @@ pub(super) fn declare(
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
         if !into_sewer && firers.contains(id) {
-            check_fire_counters(game, unit, target)?;
+            check_fire_counters(game, &Marked::unit(unit), target)?;
         }
     }
     check_fire_group(game, &shooters)?;
@@ -227,17 +226,15 @@ pub(super) fn mark_opportunity_fire(
     by: Side,
     units: &[UnitId],
 ) -> Result<Vec<Event>, RuleViolation> {
-    if game.clock.phase() != Phase::PrepFire || game.attacker() != by {
-        return Err(RuleViolation::new(
-            "A7.25",
-            ViolationKind::WrongPhase,
-            format!(
-                "Opportunity Firers are designated by the ATTACKER in his PFPh, and this is the {}'s {}",
-                game.side_name(game.attacker()),
-                game.clock.phase()
-            ),
-        ));
-    }
+    // Whose step and which phase, by the checks every command makes (the PFPh is the
+    // ATTACKER's step alone).
+    super::require_acting(game, by, "only the ATTACKER designates Opportunity Firers")?;
+    super::require_phase(
+        game,
+        Phase::PrepFire,
+        "A7.25",
+        "Opportunity Firers are designated",
+    )?;
     check_no_attack_pending(game)?;
     if units.is_empty() {
         return Err(RuleViolation::new(
@@ -259,14 +256,7 @@ pub(super) fn mark_opportunity_fire(
         if !unit.is_good_order() {
             return refuse(" is not in Good Order: only a Good Order unit holds its fire as an Opportunity Firer");
         }
-        if !matches!(
-            unit.kind,
-            board::scenario::UnitKind::Squad
-                | board::scenario::UnitKind::HalfSquad
-                | board::scenario::UnitKind::Crew
-                | board::scenario::UnitKind::Leader
-                | board::scenario::UnitKind::Hero
-        ) {
+        if !unit.kind.is_infantry() {
             return refuse(" is not Infantry: only Infantry are designated Opportunity Firers here (vehicles and Guns are not modelled)");
         }
         if game.prep_fired.contains(id) {
@@ -362,33 +352,13 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
     let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {
         Err(RuleViolation::with(rule, kind, why))
     };
-    let Some(w) = game.weapons.get(id) else {
-        return Err(crate::violation::no_such_unit(id, " in this game"));
-    };
-    let Some(holder) = &w.held_by else {
-        return refuse(
-            "A9.1",
-            ViolationKind::UnitState,
-            pieces![
-                given(),
-                format!(" lies unpossessed in {}: a support weapon fires only in the hands of the unit possessing it", w.hex)
-            ],
-        );
-    };
-    match game.units.get(holder) {
-        Some(u) if u.side != by => {
-            if u.hidden || u.concealed {
-                return Err(crate::violation::no_such_unit(id, " in this game"));
-            }
-            return refuse(
-                "A9.1",
-                ViolationKind::NotYourUnit,
-                pieces![given(), " is possessed by an enemy unit"],
-            );
-        }
-        None => return Err(crate::violation::no_such_unit(id, " in this game")),
-        Some(_) => {}
-    }
+    let (w, holder) = super::own_weapon(
+        game,
+        by,
+        id,
+        "A9.1",
+        "a support weapon fires only in the hands of the unit possessing it",
+    )?;
     if w.ratings.is_none() {
         return refuse(
             "A9.1",
@@ -424,7 +394,7 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
         );
     }
     // A8.1: in the MPh a weapon whose ROF is spent carries a Fire counter and may still fire
-    // as Subsequent First Fire or FPF (`check_weapon_counters`, its resolution the players').
+    // as Subsequent First Fire or FPF (`check_fire_counters`, its resolution the players').
     let marked = game.first_fired.contains(id) || game.final_fired.contains(id);
     if w.fired && !(marked && game.clock.phase() == Phase::Movement) {
         let why = match ratings_rof(w) {
@@ -436,79 +406,66 @@ fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, Ru
     Ok(holder)
 }
 
-/// What a support weapon's own Fire counter leaves it (A8.1, A8.3, A8.31, A8.4), as
-/// `check_fire_counters` does for a unit's, from its possessor's hex: in the MPh a weapon
-/// marked First Fire fires again only within its normal range, one marked Final Fire only at a
-/// moving unit adjacent or in its hex; in the DFPh one marked First Fire fires only at units
-/// adjacent or in its hex, and one marked Final Fire does not fire.
-fn check_weapon_counters(
-    game: &Game,
-    weapon: &str,
-    holder: &UnitId,
-    target: Hex,
-) -> Result<(), RuleViolation> {
-    let first = game.first_fired.contains(weapon);
-    let last = game.final_fired.contains(weapon);
-    if !first && !last {
-        return Ok(());
-    }
-    let range = game
-        .units
-        .get(holder)
-        .and_then(|u| game.scenario.geometry().distance(u.hex, target));
-    let normal = game
-        .weapons
-        .get(weapon)
-        .and_then(|w| w.ratings)
-        .map(|r| u32::from(r.range));
-    let given = || Piece::Given(weapon.to_string());
-    let refuse = |rule: &str, why: String| {
-        Err(RuleViolation::with(
-            rule,
-            ViolationKind::UnitState,
-            pieces![given(), why],
-        ))
-    };
-    match game.clock.phase() {
-        Phase::Movement if last => match range {
-            Some(0 | 1) => Ok(()),
-            _ => refuse("A8.31", format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")),
-        },
-        Phase::Movement => match (range, normal) {
-            (Some(r), Some(n)) if r > n => refuse("A8.3", format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")),
-            _ => Ok(()),
-        },
-        Phase::DefensiveFire if last => refuse(
-            "A8.4",
-            " is marked Final Fire and fires no more this Player Turn".to_string(),
-        ),
-        Phase::DefensiveFire => match range {
-            Some(0 | 1) => Ok(()),
-            _ => refuse("A8.4", format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its possessor's hex, and {target} is farther")),
-        },
-        _ => Ok(()),
-    }
-}
-
 /// The Multiple ROF the scenario gives a weapon (A9.2), if any.
 fn ratings_rof(w: &game::Weapon) -> Option<u8> {
     w.ratings.and_then(|r| r.rof)
 }
 
-/// What a unit's Fire counter leaves it. The ATTACKER's units that fired in the PFPh are
-/// marked Prep Fire and fire no more that Player Turn — not again in the PFPh, nor in the AFPh
-/// (A7.1, A3.5); one that fired in the AFPh is marked the same way.
-/// A DEFENDER unit's (A8.1, A8.3, A8.31, A8.4): in the MPh a unit
-/// marked First Fire fires again only as Subsequent First Fire, at a target within its normal
-/// range; one marked Final Fire only as Final Protective Fire, at a target adjacent or in its
-/// own hex. In the DFPh a unit marked First Fire fires only at adjacent units or those in its
-/// own hex, and one marked Final Fire does not fire.
-fn check_fire_counters(game: &Game, firer: &game::Unit, target: Hex) -> Result<(), RuleViolation> {
-    let id = &firer.id;
+/// Who carries a Fire counter: a firing unit, or a support weapon, whose counter is its own
+/// apart from its possessor's (A8.1) and which fires from its possessor's hex with its own
+/// normal range (A9.1).
+struct Marked<'a> {
+    id: &'a str,
+    name: Piece,
+    from: Hex,
+    normal: Option<u32>,
+}
+
+impl<'a> Marked<'a> {
+    fn unit(firer: &'a game::Unit) -> Self {
+        Marked {
+            id: &firer.id,
+            name: Piece::unit(&firer.id),
+            from: firer.hex,
+            normal: resolution::normal_range(firer),
+        }
+    }
+
+    /// `None` when the weapon or its possessor is gone, which `check_weapon` refuses first.
+    fn weapon(game: &Game, weapon: &'a str, holder: &UnitId) -> Option<Self> {
+        Some(Marked {
+            id: weapon,
+            name: Piece::Given(weapon.to_string()),
+            from: game.units.get(holder)?.hex,
+            normal: game
+                .weapons
+                .get(weapon)?
+                .ratings
+                .map(|r| u32::from(r.range)),
+        })
+    }
+}
+
+/// What a Fire counter leaves a unit or a support weapon (`Marked`), the one check for both.
+/// The ATTACKER's units that fired in the PFPh are marked Prep Fire and fire no more that
+/// Player Turn — not again in the PFPh, nor in the AFPh (A7.1, A3.5); one that fired in the
+/// AFPh is marked the same way (a weapon's Prep Fire is its possessor's, checked with it).
+/// The DEFENDER's (A8.1, A8.3, A8.31, A8.4): in the MPh what is marked First Fire fires again
+/// only as Subsequent First Fire, at a target within its normal range; what is marked Final
+/// Fire only as Final Protective Fire, at a target adjacent or in the hex it fires from. In
+/// the DFPh what is marked First Fire fires only at adjacent units or those in the hex it
+/// fires from, and what is marked Final Fire does not fire.
+fn check_fire_counters(game: &Game, marked: &Marked, target: Hex) -> Result<(), RuleViolation> {
+    let id = marked.id;
     let phase = game.clock.phase();
-    let range = game.scenario.geometry().distance(firer.hex, target);
-    let refuse =
-        |rule: &str, why: Vec<Piece>| Err(RuleViolation::with(rule, ViolationKind::UnitState, why));
+    let range = game.scenario.geometry().distance(marked.from, target);
+    let refuse = |rule: &str, why: String| {
+        Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![marked.name.clone(), why],
+        ))
+    };
     let first = game.first_fired.contains(id);
     let last = game.final_fired.contains(id);
     match phase {
@@ -516,32 +473,29 @@ fn check_fire_counters(game: &Game, firer: &game::Unit, target: Hex) -> Result<(
             Some(0 | 1) => Ok(()),
             _ => refuse(
                 "A8.31",
-                pieces![Piece::unit(id), format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in its own hex, and {target} is farther")],
+                format!(" is marked Final Fire: it fires again this MPh only as Final Protective Fire, at a moving unit adjacent or in the hex it fires from, and {target} is farther"),
             ),
         },
-        Phase::Movement if first => {
-            let normal = resolution::normal_range(firer);
-            match (range, normal) {
-                (Some(r), Some(n)) if r > n => refuse(
-                    "A8.3",
-                    pieces![Piece::unit(id), format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away")],
-                ),
-                _ => Ok(()),
-            }
-        }
+        Phase::Movement if first => match (range, marked.normal) {
+            (Some(r), Some(n)) if r > n => refuse(
+                "A8.3",
+                format!(" is marked First Fire: Subsequent First Fire reaches only its normal range of {n}, and {target} is {r} hexes away"),
+            ),
+            _ => Ok(()),
+        },
         Phase::PrepFire | Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
             "A7.1",
-            pieces![Piece::unit(id), " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once"],
+            " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once".to_string(),
         ),
         Phase::DefensiveFire if last => refuse(
             "A8.4",
-            pieces![Piece::unit(id), " is marked Final Fire and fires no more this Player Turn"],
+            " is marked Final Fire and fires no more this Player Turn".to_string(),
         ),
         Phase::DefensiveFire if first => match range {
             Some(0 | 1) => Ok(()),
             _ => refuse(
                 "A8.4",
-                pieces![Piece::unit(id), format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in its own hex, and {target} is farther")],
+                format!(" is marked First Fire: in the DFPh it fires only at units adjacent or in the hex it fires from, and {target} is farther"),
             ),
         },
         _ => Ok(()),

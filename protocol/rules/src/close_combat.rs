@@ -15,7 +15,6 @@
 pub mod table;
 
 use super::{require_acting, require_phase};
-use crate::fire::resolution;
 use crate::morale;
 use crate::movement;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
@@ -206,7 +205,7 @@ fn ambush_drm(own: &[&Unit]) -> Vec<Modifier> {
         let best = own
             .iter()
             .filter(|u| u.kind == UnitKind::Leader && !u.pinned)
-            .filter_map(|l| resolution::leadership(&l.ratings).map(|d| (d, l)))
+            .filter_map(|l| morale::leadership_of(l).map(|d| (d, l)))
             .min_by_key(|(d, _)| *d);
         if let Some((value, l)) = best.filter(|(d, _)| *d != 0) {
             drm.push(Modifier {
@@ -298,31 +297,50 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
 }
 
 /// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
-/// calls for it (A7.302), with what it leaves noted: eliminated, or changed. `false` when
-/// nothing was applied (a wounded SMC): its fate is the players', and so is the Melee.
-/// Applied (reduced, or eliminated), only a half-squad's ratings may be theirs to enter.
+/// calls for it (A7.302), with what it leaves noted: eliminated, or changed (a squad's
+/// half-squad, a wounded SMC). An SMC's Wound Severity dr is drawn through `draws` (A17.11).
+/// `false` when nothing was ruled (a unit the engine does not reduce): its fate is the
+/// players', and so is the Melee. Applied, only a half-squad's ratings may be theirs to enter.
 fn reduce(
+    game: &Game,
     unit: &Unit,
     why: &str,
+    draws: &mut morale::Draws,
     eliminated: &mut BTreeSet<UnitId>,
     changed: &mut BTreeSet<UnitId>,
     events: &mut Vec<Event>,
-) -> bool {
-    let reduced = morale::casualty_reduction(unit, "A11.11", why);
+) -> Result<bool, RuleViolation> {
+    let reduced = morale::casualty_reduction(game, unit, "A11.11", why, draws).map_err(|_| {
+        RuleViolation::new(
+            "docs/dice.md",
+            ViolationKind::NoDice,
+            "no dice: offline, add a `dice` line with a face for the Wound Severity dr (A17.11) of an SMC reduced in CC",
+        )
+    })?;
     let mut applied = false;
     for event in &reduced {
-        if let Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) = event {
-            applied = true;
-            if *outcome == Outcome::Eliminate {
-                eliminated.insert(unit.clone());
+        match event {
+            Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) => {
+                applied = true;
+                if *outcome == Outcome::Eliminate {
+                    eliminated.insert(unit.clone());
+                }
             }
+            Event::SquadReduced(_) => applied = true,
+            // A second minor wound takes nothing more (A17.3): ruled, with nothing applied.
+            Event::DiceRolled(DiceRolled { roll })
+                if roll.purpose == RollPurpose::WoundSeverity =>
+            {
+                applied = true;
+            }
+            _ => {}
         }
     }
     if !eliminated.contains(&unit.id) {
         changed.insert(unit.id.clone());
     }
     events.extend(reduced);
-    applied
+    Ok(applied)
 }
 
 /// `CloseCombat`: one side designates all its CC attacks in the Location of `hex` (A11.12),
@@ -535,13 +553,20 @@ pub(super) fn decide_close_combat(
                     // Reduction takes whatever calls for it (A7.302). Eliminated by another
                     // attack of this simultaneous CC, it has nothing left to lose.
                     [one] if !eliminated.contains(one) => {
+                        let mut draws = morale::Draws {
+                            by,
+                            draw: &mut first_draw,
+                            dice: &mut *dice,
+                        };
                         partial |= !reduce(
+                            game,
                             &game.units[one],
                             &format!("Partial Kill on `{one}` in CC ({figures})"),
+                            &mut draws,
                             &mut eliminated,
                             &mut changed,
                             &mut events,
-                        );
+                        )?;
                     }
                     [_] => {}
                     many => {
@@ -569,13 +594,20 @@ pub(super) fn decide_close_combat(
                         })?;
                         events.extend(rolls);
                         for one in morale::selected(&drs) {
+                            let mut draws = morale::Draws {
+                                by,
+                                draw: &mut first_draw,
+                                dice: &mut *dice,
+                            };
                             partial |= !reduce(
+                            game,
                                 &game.units[&one],
                                 &format!("Partial Kill on `{one}` in CC ({figures}), by Random Selection (A.9)"),
+                                &mut draws,
                                 &mut eliminated,
                                 &mut changed,
                                 &mut events,
-                            );
+                            )?;
                         }
                     }
                 },
@@ -713,7 +745,14 @@ fn check_attacks(
     units: &[&Unit],
     attacks: &[CcAttack],
 ) -> Result<(), RuleViolation> {
-    let mut attacking = BTreeSet::new();
+    // A11.12: a unit attacks once a CCPh; naming it twice is refused by the one naming check,
+    // before any unit is looked up, as every command that names units refuses it.
+    let attacking: Vec<UnitId> = attacks.iter().flat_map(|a| a.attackers.clone()).collect();
+    crate::check_named_once(
+        &attacking,
+        "A11.12",
+        " among the CC attackers; a unit attacks once a CCPh",
+    )?;
     let mut attacked = BTreeSet::new();
     for attack in attacks {
         if attack.attackers.is_empty() || attack.defenders.is_empty() {
@@ -744,13 +783,6 @@ fn check_attacks(
                         Piece::unit(id),
                         " is broken: a broken unit makes no CC attack"
                     ],
-                ));
-            }
-            if !attacking.insert(id.clone()) {
-                return Err(RuleViolation::with(
-                    "A11.12",
-                    ViolationKind::UnitState,
-                    pieces![Piece::unit(id), " attacks once a CCPh; it is named twice"],
                 ));
             }
         }
@@ -806,6 +838,14 @@ fn check_withdrawals(
     if withdrawals.is_empty() {
         return Ok(());
     }
+    // A11.2: a unit attempts one withdrawal; naming it twice is refused by the one naming
+    // check, before any unit is looked up.
+    let withdrawing: Vec<UnitId> = withdrawals.iter().flat_map(|w| w.units.clone()).collect();
+    crate::check_named_once(
+        &withdrawing,
+        "A11.2",
+        " among the withdrawing units; a unit attempts one withdrawal",
+    )?;
     let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
     let mut named: BTreeSet<UnitId> = BTreeSet::new();
     for w in withdrawals {
@@ -829,13 +869,7 @@ fn check_withdrawals(
                     ],
                 ));
             }
-            if !named.insert(id.clone()) {
-                return Err(RuleViolation::with(
-                    "A11.2",
-                    ViolationKind::UnitState,
-                    pieces![Piece::unit(id), " is named in two withdrawals"],
-                ));
-            }
+            named.insert(id.clone());
             if attacking.contains(id) {
                 return Err(RuleViolation::with(
                     "A11.2",
@@ -1017,7 +1051,7 @@ fn assess(
                     ],
                 ));
             }
-            let Some(drm) = resolution::leadership(&l.ratings) else {
+            let Some(drm) = morale::leadership_of(l) else {
                 return Err(not_modelled(
                     "A11.141",
                     pieces![

@@ -73,13 +73,14 @@ pub(super) fn decide(
         return Ok(events);
     };
     events.push(Event::StepEnded(StepEnded { by, ended, next }));
-    // An end-of-RPh step the side to act could claim nothing in passes by itself (B9.322).
-    if next.phase() == Phase::Rally {
+    // A step the side to act could do nothing in passes by itself (`passing`): the end-of-RPh
+    // WA steps (B9.322) and the RtPh steps (A10.5).
+    if super::passing::may_pass(next) {
         let mut after = game.clone();
         for event in &events {
             game::apply(&mut after, event);
         }
-        events.extend(super::end_of_rally::passing(&after));
+        events.extend(super::passing::passing(&after));
     }
     Ok(events)
 }

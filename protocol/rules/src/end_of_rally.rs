@@ -1,8 +1,8 @@
 //! The end-of-RPh Wall Advantage steps (ASOP 1.32B, B9.322) that pass by themselves: each
 //! Player Turn the ATTACKER, then the DEFENDER, may claim WA, and a step in which the side to
 //! act has no unit that could claim is a hand-over that asks a player for nothing but `Done`.
-//! Such a step passes as an event of its own (`StepPassed`), decided here, so a replay passes
-//! it as live play did.
+//! Such a step passes as an event of its own (`StepPassed`), through the one mechanism every
+//! step that passes by itself goes through (`passing`), which asks [`could_act`] here.
 //!
 //! What may decide it: only what both sides may know, so that passing or asking tells neither
 //! side anything. The test is run on the spectator's projection (`Game::project`), which
@@ -34,47 +34,7 @@
 
 use crate::wall_advantage;
 use board::scenario::{Side, UnitKind};
-use game::event::Event;
-use game::event::StepPassed;
-use game::phase::{Clock, Phase};
-use game::{apply, Game, Unit, Viewer};
-
-/// Whether `clock` is one of the end-of-RPh WA steps (B9.322).
-fn is_end_of_rally(clock: Clock) -> bool {
-    let step = clock.step();
-    step.phase == Phase::Rally && step.rule == "B9.322"
-}
-
-/// The `StepPassed` events that follow the clock reaching `game.clock`: one for each
-/// end-of-RPh step in a row whose side to act could claim nothing, judged in the public
-/// position each step begins in. Empty when the clock is not at such a step, or its side
-/// could claim.
-pub(super) fn passing(game: &Game) -> Vec<Event> {
-    let mut events = vec![];
-    let mut after = game.clone();
-    while passes_on_arrival(&after) {
-        let Some(next) = after.clock.next(after.scenario.turns) else {
-            break;
-        };
-        let passed = Event::StepPassed(StepPassed {
-            ended: after.clock,
-            next,
-        });
-        apply(&mut after, &passed);
-        events.push(passed);
-    }
-    events
-}
-
-/// Whether the step the clock has just reached passes by itself: an end-of-RPh step whose
-/// side could act in it in no way (see the module docs). A follower of the event stream asks
-/// this after a `StepEnded` or `StepPassed`: when it holds, the same command's `StepPassed`
-/// is still to come, so the side the step names is not the one play waits on. Only right on
-/// arrival: a side that has acted in its step (claimed WA for its only claimant) ends it by
-/// `Done` like any other.
-pub fn passes_on_arrival(game: &Game) -> bool {
-    !game.over && is_end_of_rally(game.clock) && !could_act(game, game.acting())
-}
+use game::{Game, Unit, Viewer};
 
 /// Whether `side` could act in its end-of-RPh step, as both sides may know it: a unit of it
 /// could claim WA there (B9.322) or repair a malfunctioned weapon (A9.72).
@@ -135,8 +95,11 @@ fn known_real(game: &Game, d: &Unit, claimant: &Unit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::passing::passing;
     use crate::wall_advantage::ReadScenario;
     use board::scenario::Scenario;
+    use game::apply;
+    use game::phase::Phase;
 
     /// The Wall Advantage positions with only the units `keep`: German squads across walls
     /// from a Russian dummy holding WA (O3, P3), a concealed German holder across a wall from

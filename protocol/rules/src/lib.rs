@@ -15,6 +15,7 @@ pub mod fortification;
 pub mod los;
 pub mod morale;
 pub mod movement;
+pub mod passing;
 mod place;
 mod roll;
 pub mod setup;
@@ -548,6 +549,42 @@ fn own_unit<'g>(game: &'g Game, by: Side, id: &UnitId) -> Result<&'g Unit, RuleV
     Ok(unit)
 }
 
+/// The support weapon `id` and its possessor, looked up as every act by a weapon's possessor
+/// looks it up (firing it, A9.1; repairing it, A9.72): the weapon must exist and be possessed
+/// by a unit of `by`. A weapon held by a unit the side may not know of (the enemy's hidden or
+/// concealed one) reads as no weapon at all, so a refusal never confirms it; an unpossessed one
+/// is refused saying why the act needs its possessor (`needs`), citing the act's `rule`.
+pub(crate) fn own_weapon<'g>(
+    game: &'g Game,
+    by: Side,
+    id: &str,
+    rule: &str,
+    needs: &str,
+) -> Result<(&'g game::Weapon, &'g UnitId), RuleViolation> {
+    let unknown = || crate::violation::no_such_unit(id, " in this game");
+    let given = || Piece::Given(id.to_string());
+    let w = game.weapons.get(id).ok_or_else(unknown)?;
+    let Some(holder) = &w.held_by else {
+        return Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![given(), format!(" lies unpossessed in {}: {needs}", w.hex)],
+        ));
+    };
+    let unit = game.units.get(holder).ok_or_else(unknown)?;
+    if unit.side != by {
+        if unit.hidden || unit.concealed {
+            return Err(unknown());
+        }
+        return Err(RuleViolation::with(
+            rule,
+            ViolationKind::NotYourUnit,
+            pieces![given(), " is possessed by an enemy unit"],
+        ));
+    }
+    Ok((w, holder))
+}
+
 /// What every act of a counter the engine does not rule on is told: the players move, remove
 /// or relabel it by an adjudication.
 pub(crate) fn counter_not_modelled(id: &UnitId, name: &str) -> RuleViolation {
@@ -584,8 +621,9 @@ mod tests {
             }
             steps += 1;
         }
-        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there).
-        let per_game_turn = 2 * (game::phase::STEPS.len() - 2);
+        // Both end-of-RPh steps pass by themselves in it (no unit could claim WA there), and
+        // the RtPh step of the side with no unit under "?" (nothing could rout, A10.5).
+        let per_game_turn = 2 * (game::phase::STEPS.len() - 3);
         assert!(
             steps >= per_game_turn * usize::from(game.scenario.turns),
             "{steps} steps"

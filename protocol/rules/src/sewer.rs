@@ -5,8 +5,8 @@
 use super::{own_unit, require_acting, require_phase};
 use crate::movement::rout::known_enemies;
 use crate::movement::{
-    allotment, check_free, check_router, held_pp, lose_wall_advantage, named_stack, unit_ipc,
-    StackAct,
+    allotment, check_free, check_router, check_together, held_pp, lose_wall_advantage, named_stack,
+    unit_ipc, StackAct,
 };
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 use board::hex::Hex;
@@ -170,14 +170,8 @@ pub(super) fn decide_move(
         ));
     }
     let units = named_stack(game, by, ids, StackAct::Below("B8.41"))?;
+    check_together(game, &units, StackAct::Below("B8.41"))?;
     let from = units[0].hex;
-    if units.iter().any(|u| u.hex != from) {
-        return Err(refuse(
-            "B8.41",
-            ViolationKind::UnitState,
-            "sewer movement is by one combined stack from one Location",
-        ));
-    }
     // The stack: units going down the Manhole now, and units already in the sewer beneath it
     // that have yet to move this MPh — all in the one sewer Location, so one combined stack.
     let (down, up): (Vec<&Unit>, Vec<&Unit>) = units.iter().partition(|u| in_sewer(u));
@@ -677,7 +671,8 @@ fn emergence_modifiers(
 }
 
 /// The side's own units named in a command as one stack (`named_stack`, as `move` names its
-/// stack: at least one, at most `STACK_UNITS_MAX`, each once), all in one Location.
+/// stack: at least one, at most `STACK_UNITS_MAX`, each once), all in one Location
+/// (`check_together`: the street and the sewer beneath a Manhole counting as one, B8.41).
 fn own_units_together<'g>(
     game: &'g Game,
     by: Side,
@@ -685,14 +680,7 @@ fn own_units_together<'g>(
     rule: &'static str,
 ) -> Result<Vec<&'g Unit>, RuleViolation> {
     let units = named_stack(game, by, ids, StackAct::Below(rule))?;
-    let first = units[0];
-    if units.iter().any(|u| u.hex != first.hex) {
-        return Err(refuse(
-            rule,
-            ViolationKind::UnitState,
-            "one Location at a time",
-        ));
-    }
+    check_together(game, &units, StackAct::Below(rule))?;
     Ok(units)
 }
 

@@ -6,7 +6,7 @@
 //! attack is resolved (`rules::attack`).
 
 use super::own_unit;
-use crate::violation::{no_such_unit, pieces, Piece, RuleViolation, ViolationKind};
+use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::Side;
 use game::dice::{DiceSource, Roll, RollPurpose};
 use game::event::{DiceRolled, WeaponRepairAttempted};
@@ -23,40 +23,20 @@ pub(super) fn decide_repair(
     let given = || Piece::Given(weapon.to_string());
     let refuse =
         |kind: ViolationKind, why: Vec<Piece>| Err(RuleViolation::with("A9.72", kind, why));
-    let Some(w) = game.weapons.get(weapon) else {
-        return Err(no_such_unit(weapon, " in this game"));
-    };
-    let Some(holder_id) = &w.held_by else {
-        return refuse(
-            ViolationKind::UnitState,
-            pieces![
-                given(),
-                format!(
-                    " lies unpossessed in {}: only the unit possessing a weapon repairs it",
-                    w.hex
-                )
-            ],
-        );
-    };
-    // A weapon held by a unit the side may not know of reads as no weapon at all.
-    match game.units.get(holder_id) {
-        Some(u) if u.side != by && (u.hidden || u.concealed) => {
-            return Err(no_such_unit(weapon, " in this game"))
-        }
-        None => return Err(no_such_unit(weapon, " in this game")),
-        _ => {}
-    }
+    let (w, holder_id) = super::own_weapon(
+        game,
+        by,
+        weapon,
+        "A9.72",
+        "only the unit possessing a weapon repairs it",
+    )?;
     let holder = own_unit(game, by, holder_id)?;
-    if game.clock.phase() != Phase::Rally {
-        return Err(RuleViolation::new(
-            "A9.72",
-            ViolationKind::WrongPhase,
-            format!(
-                "a malfunctioned weapon is repaired in the RPh, not the {}",
-                game.clock.phase()
-            ),
-        ));
-    }
+    super::require_phase(
+        game,
+        Phase::Rally,
+        "A9.72",
+        "a malfunctioned weapon is repaired",
+    )?;
     if !w.malfunctioned {
         return refuse(
             ViolationKind::UnitState,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 3;
+pub const POSITION_FORMAT: u32 = 4;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -38,6 +38,7 @@ pub struct Position {
     pub version: u64,
     pub scenario: Arc<Scenario>,
     pub clock: Clock,
+    /// Each unit's state; its Wound counter (`wounded`, A17) added in format 4.
     pub units: BTreeMap<UnitId, Unit>,
     pub weapons: BTreeMap<String, Weapon>,
     pub movement: MovementRecord,

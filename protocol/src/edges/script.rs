@@ -192,6 +192,8 @@ pub enum Check {
     Hidden(UnitId, bool),
     /// `dm=467a:true` — the unit is under Desperation Morale (A10.62).
     Dm(UnitId, bool),
+    /// `wounded=l1:true` — the SMC is marked wounded (A17).
+    Wounded(UnitId, bool),
     /// `opportunity=467a:true` — the unit carries an Opportunity Firer's Bounding Fire
     /// counter (A7.25).
     Opportunity(UnitId, bool),
@@ -448,7 +450,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" | "dm" | "opportunity" | "hidden" => {
+        "lost" | "concealed" | "dm" | "opportunity" | "hidden" | "wounded" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
@@ -458,6 +460,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 "dm" => Check::Dm(u, b),
                 "opportunity" => Check::Opportunity(u, b),
                 "hidden" => Check::Hidden(u, b),
+                "wounded" => Check::Wounded(u, b),
                 _ => Check::Concealed(u, b),
             }
         }
@@ -868,7 +871,7 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             [unit, outcome, note @ ..] if note.len() <= 1 => Ok(Command::Adjudicate {
                 unit: unit.clone(),
                 outcome: Outcome::parse(outcome).ok_or_else(|| {
-                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a squad: reduce [\"HS RATINGS\"]; for a counter: relocate HEX, relabel)")
+                    format!("`{outcome}` is not an outcome (break, rally, pin, eliminate; for a squad: reduce [\"HS RATINGS\"]; for an SMC: wound; for a counter: relocate HEX, relabel)")
                 })?,
                 note: note.first().cloned().unwrap_or_default(),
             }),
@@ -1380,6 +1383,10 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
                 got == *want,
                 format!("`{id}` under Desperation Morale is {got}, not {want}"),
             )
+        }
+        Check::Wounded(id, want) => {
+            let got = unit(id)?.wounded;
+            expect(got == *want, format!("`{id}` wounded is {got}, not {want}"))
         }
         Check::Opportunity(id, want) => {
             unit(id)?;

@@ -8,7 +8,7 @@
 //! morale and modifier are its layers likewise. The layer's name (which VASSAL shows as the
 //! piece's name) is where the ratings are read.
 
-use super::save::Piece;
+use super::save::{Layer, Piece};
 use board::scenario::{Morale, UnitKind};
 
 /// Nationalities VASL prefixes its counters with, the army each belongs to, and the
@@ -115,6 +115,9 @@ pub enum Counter {
         /// The name VASL shows (`4-6-7 1sq`, `9-1`): kept for the report and the file's
         /// comments.
         name: String,
+        /// A squad's half-squad as its piece names it (`half_squad_of`), for Casualty
+        /// Reduction (A7.302).
+        half_squad: Option<String>,
     },
     Weapon {
         nationality: Option<&'static Nationality>,
@@ -197,12 +200,19 @@ pub fn classify(piece: &Piece) -> Counter {
     if let Some(unit) = infantry(piece, rest) {
         if let Some(nationality) = nationality {
             let (kind, ratings) = unit;
+            let half_squad = (kind == UnitKind::Squad)
+                .then(|| {
+                    half_squad_of(piece)
+                        .or_else(|| table_half_squad(nationality, &ratings).map(String::from))
+                })
+                .flatten();
             return Counter::Unit {
                 nationality,
                 kind,
                 ratings,
                 morale,
                 name: rest.to_string(),
+                half_squad,
             };
         }
         return Counter::NotUnderstood {
@@ -309,6 +319,53 @@ fn infantry(piece: &Piece, shown: &str) -> Option<(UnitKind, String)> {
     Some((kind, ratings.to_string()))
 }
 
+/// The half-squad a squad's piece names (A7.302). VASL's squad counter carries its
+/// half-squads as a layer stepped together with the layer of its own ratings (its ELR
+/// replacements: the same key, as many levels), level for level: the 4-6-8 Esq's levels
+/// 4-6-8, 4-6-7, 4-4-7, 4-3-6 beside 2-4-8, 2-4-7, 2-3-7, 2-3-6. The half-squad is the level
+/// of that layer matching the squad's shown level. `None` where the piece has no such pair.
+pub fn half_squad_of(piece: &Piece) -> Option<String> {
+    let layers = piece.layers();
+    let all_of = |l: &Layer, class: &str| {
+        !l.names.is_empty() && l.names.iter().all(|n| mmc_ratings(n, class).is_some())
+    };
+    let squad = layers
+        .iter()
+        .find(|l| l.level.is_some() && all_of(l, "sq"))?;
+    let half = layers.iter().find(|l| {
+        !l.step_key.is_empty()
+            && l.step_key == squad.step_key
+            && l.names.len() == squad.names.len()
+            && all_of(l, "hs")
+    })?;
+    mmc_ratings(half.names.get(squad.level? - 1)?, "hs").map(String::from)
+}
+
+/// The half-squad `board::half_squads` lists for a squad of this nationality and ratings, for
+/// a piece that names none itself. Only VASL's own German (`ge`), Russian and American
+/// counters are the table's: an SS squad (`ss`), say, is an army's too but not its counters.
+fn table_half_squad(nationality: &Nationality, ratings: &str) -> Option<&'static str> {
+    let table = match nationality.prefix {
+        "ge" => "german",
+        "ru" => "russian",
+        "am" => "american",
+        _ => return None,
+    };
+    board::half_squads::half_squad(table, ratings)
+}
+
+/// The ratings of a layer's name that reads as an MMC of `class` (`2-4-7 1hs` for `hs`).
+fn mmc_ratings<'a>(name: &'a str, class: &str) -> Option<&'a str> {
+    let mut words = name.split_whitespace();
+    let ratings = words.next()?;
+    let figures: Vec<&str> = ratings.split('-').collect();
+    let ok = figures.len() == 3
+        && figures
+            .iter()
+            .all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+    (ok && words.last()?.ends_with(class)).then_some(ratings)
+}
+
 /// `9-1`, `10-2`, `8-0`, `6+1`: morale, then a sign, then the leadership modifier.
 fn leader_ratings(s: &str) -> bool {
     let Some(at) = s.get(1..).and_then(|t| t.find(['-', '+'])).map(|i| i + 1) else {
@@ -383,6 +440,62 @@ pub(crate) mod tests {
                 assert_eq!(morale, Morale::Broken);
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The half-squads layer of the 4-6-8 Esq as VASL defines it: stepped by `E`, as the
+    /// squad's own layer is, one level for each of its levels.
+    const HALF_SQUADS: &str = "emb2;;2;V;;2;E;;2;Q;;;0;false;0;0;ge/ge248H,ge/ge247H,ge/ge237H;2-4-8 Ehs,2-4-7 1hs,2-3-7 2hs;false;;;;false;;1;1;false;86,130;69,130";
+
+    fn with_half_squads(level: i32, half_squads: &str) -> Vec<(String, String)> {
+        let mut traits = squad_layers(level, false);
+        traits.insert(2, (half_squads.into(), (-level).to_string()));
+        traits
+    }
+
+    /// A squad's half-squad is the level of the half-squads layer matching its own (A7.302).
+    #[test]
+    fn a_squad_names_its_half_squad_level_for_level() {
+        for (level, squad, half) in [
+            (1, "4-6-8", "2-4-8"),
+            (2, "4-6-7", "2-4-7"),
+            (3, "4-4-7", "2-3-7"),
+        ] {
+            match of(&with_half_squads(level, HALF_SQUADS)) {
+                Counter::Unit {
+                    kind,
+                    ratings,
+                    half_squad,
+                    ..
+                } => {
+                    assert_eq!(kind, UnitKind::Squad);
+                    assert_eq!(ratings, squad);
+                    assert_eq!(half_squad.as_deref(), Some(half), "level {level}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // No half-squads layer, one stepped by another key, or one of other levels: the piece
+        // names none, and the table's (`board::half_squads`) is taken — for the German 4-6-7,
+        // a 2-4-7; the table knows no German 4-5-7, so that one has none.
+        let other_key = HALF_SQUADS.replacen(";2;E;;", ";2;X;;", 1);
+        let fewer = HALF_SQUADS
+            .replace(",ge/ge237H", "")
+            .replace(",2-3-7 2hs", "");
+        let unlisted: Vec<(String, String)> = squad_layers(2, false)
+            .into_iter()
+            .map(|(t, s)| (t.replace("4-6-7 1sq", "4-5-7 1sq"), s))
+            .collect();
+        for (traits, want) in [
+            (squad_layers(2, false), Some("2-4-7")),
+            (with_half_squads(2, &other_key), Some("2-4-7")),
+            (with_half_squads(2, &fewer), Some("2-4-7")),
+            (unlisted, None),
+        ] {
+            match of(&traits) {
+                Counter::Unit { half_squad, .. } => assert_eq!(half_squad.as_deref(), want),
+                other => panic!("{other:?}"),
+            }
         }
     }
 

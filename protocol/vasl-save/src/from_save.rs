@@ -66,6 +66,8 @@ pub struct ImportedUnit {
     pub morale: Morale,
     pub concealed: bool,
     pub hidden: bool,
+    /// A squad's half-squad as its piece names it (A7.302); written as `half_squad`.
+    pub half_squad: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -283,6 +285,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                     ratings,
                     morale,
                     name,
+                    half_squad,
                 } => {
                     let side = side_of(nationality);
                     let id = next_id(format!("{}-{}", nationality.prefix, kind_tag(*kind)));
@@ -297,6 +300,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                         morale: *morale,
                         concealed: s.piece.masked(),
                         hidden: s.piece.hidden(),
+                        half_squad: half_squad.clone(),
                     });
                 }
                 Counter::Concealment { nationality } => {
@@ -339,6 +343,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                             morale: Morale::GoodOrder,
                             concealed: true,
                             hidden: s.piece.hidden(),
+                            half_squad: None,
                         });
                     }
                 }
@@ -391,6 +396,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                         morale: Morale::GoodOrder,
                         concealed: s.piece.masked(),
                         hidden: s.piece.hidden(),
+                        half_squad: None,
                     });
                 }
                 Counter::KeptByTheGame { name } => {
@@ -790,6 +796,8 @@ struct UnitEntry<'a> {
     concealed: bool,
     #[serde(skip_serializing_if = "is_false")]
     hidden: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    half_squad: Option<&'a str>,
 }
 
 #[derive(serde::Serialize)]
@@ -891,6 +899,7 @@ impl Imported {
                     morale: u.morale,
                     concealed: u.concealed,
                     hidden: u.hidden,
+                    half_squad: u.half_squad.as_deref(),
                 }],
             });
         }
@@ -1198,6 +1207,8 @@ mod tests {
     const RU: (&str, &str) = ("conceal;C;ru/ruqmark;ru;;", "null;");
     const RU_HIDDEN: (&str, &str) = ("hide;72,130;HIP;;player:;0.3", "bob");
     const SQUAD_ELR: &str = "emb2;;2;;ELR;2;E;BH;2;Q;;;0;false;0;0;ge/ge468S,ge/ge467S;4-6-8 Esq,4-6-7 1sq;false;;;;false;;1;1;true;;69,130";
+    /// The squad's half-squads, stepped with its ELR layer (key `E`), switched off.
+    const SQUAD_HS: &str = "emb2;;2;V;;2;E;;2;Q;;;0;false;0;0;ge/ge248H,ge/ge247H;2-4-8 Ehs,2-4-7 1hs;false;;;;false;;1;1;false;86,130;69,130";
     const LEADER: &str = "emb2;;2;;ELR;2;E;BH;2;Q;;;0;false;0;0;ge/geL92,ge/geL91;9-2,9-1;false;;;;false;;1;1;true;;69,130";
 
     fn scenario_save() -> Save {
@@ -1205,7 +1216,12 @@ mod tests {
         let b4 = at(0, 2, 4);
         s.piece(
             "sq",
-            &[GE, (SQUAD_ELR, "2"), ("piece;K;D; ;4-6-8 Esq", "")],
+            &[
+                GE,
+                (SQUAD_HS, "-2"),
+                (SQUAD_ELR, "2"),
+                ("piece;K;D; ;4-6-8 Esq", ""),
+            ],
             b4,
         );
         s.piece(
@@ -1308,6 +1324,10 @@ mod tests {
             (sq.ratings.as_str(), sq.hex.as_deref()),
             ("4-6-7", Some("2B4"))
         );
+        // Its piece names its half-squad (A7.302); the Russian 6-2-8's piece does not, and the
+        // table's is taken (`board::half_squads`).
+        assert_eq!(sq.half_squad.as_deref(), Some("2-4-7"));
+        assert_eq!(unit(&i, "ru-sq2").half_squad.as_deref(), Some("3-2-8"));
         assert!(!sq.concealed && !sq.hidden);
         let ldr = unit(&i, "ge-ldr1");
         assert_eq!(
@@ -1441,6 +1461,12 @@ mod tests {
             .find(|u| u["id"].as_str() == Some("ru-sq1"))
             .unwrap();
         assert_eq!(hidden["hidden"].as_bool(), Some(true));
+        assert_eq!(hidden["half_squad"].as_str(), Some("2-3-7"));
+        let squad = units
+            .iter()
+            .find(|u| u["id"].as_str() == Some("ge-sq1"))
+            .unwrap();
+        assert_eq!(squad["half_squad"].as_str(), Some("2-4-7"));
         let weapons = file["weapons"].as_array().unwrap();
         let lmg = weapons
             .iter()

@@ -252,6 +252,9 @@ fn layer_name_applied(level: &str, inner: &str) -> String {
 pub struct Layer {
     pub images: Vec<String>,
     pub names: Vec<String>,
+    /// The key that steps it to its next level (`E` for ELR on VASL's squads); empty where
+    /// none is set. Layers stepped by one key move together, level for level.
+    pub step_key: String,
     /// The level shown, from 1; `None` when the layer is switched off (a negative state).
     pub level: Option<usize>,
 }
@@ -263,6 +266,7 @@ impl Layer {
         Layer {
             images: list(15),
             names: list(16),
+            step_key: f.get(5).cloned().unwrap_or_default(),
             level: level_of(&t.state),
         }
     }
@@ -279,6 +283,7 @@ impl Layer {
         Layer {
             images,
             names,
+            step_key: String::new(),
             level: level_of(&t.state),
         }
     }

@@ -13,14 +13,18 @@
 //! The exact check projects the command's events and the position after them for every
 //! viewer, which costs a copy of the game; it is made only when a cheap bound ([`Bounds`])
 //! cannot rule a large frame out: for games of large scenarios with many or long unit ids,
-//! or commands with large events.
+//! or commands with large events. Even then it encodes no more than play can have changed
+//! (see [`check_exactly`]): a position's scenario was measured when the game loaded, and its
+//! units and weapons are measured from the last command's by the entries that changed.
 
 use protocol::event::GameCreated;
 use protocol::game::view::project_event;
-use protocol::game::{Game, Viewer};
+use protocol::game::{CopyOnWrite, Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
-use protocol::wire::{to_json, Position, FRAME_BYTES_MAX};
-use protocol::Event;
+use protocol::wire::{Position, FRAME_BYTES_MAX};
+use protocol::{Event, Scenario};
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 /// Bytes (JSON) of one command's events for any one viewer: half a frame, the other half
 /// left for their words in a record page and for the message around them.
@@ -42,24 +46,48 @@ pub const POSITION_REPEATS_UNITS: usize = 16;
 /// What a game's scenario lets a command's frames hold, measured once when the game loads.
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
-    /// The scenario in JSON: a position holds it whole.
-    pub scenario: usize,
+    /// The scenario in JSON as each viewer's position carries it (`Game::project`: another
+    /// side's hidden units and tunnels left out, its "?" masked), by `stream::index`. Play
+    /// never changes it: a game's scenario and the aliases its "?" started under are set by
+    /// `GameCreated` alone, so a position holds the same scenario, byte for byte, from the
+    /// first command to the last.
+    pub scenario: [usize; VIEWERS.len()],
     /// Its units and weapons in JSON: the most an event's projection can add (each unit
     /// renamed, each weapon shown), and what a position repeats.
     pub units: usize,
 }
 
 impl Bounds {
-    pub fn of(scenario: &protocol::Scenario) -> Bounds {
+    pub fn of(game: &Game) -> Bounds {
         Bounds {
-            scenario: to_json(scenario).len(),
-            units: to_json(&scenario.units).len() + to_json(&scenario.weapons).len(),
+            scenario: VIEWERS.map(|viewer| json_bytes(&*game.project(viewer).scenario)),
+            units: json_bytes(&game.scenario.units) + json_bytes(&game.scenario.weapons),
         }
     }
 
     /// Whether no position of the game can come near a frame.
     fn positions_fit(&self) -> bool {
-        self.scenario + POSITION_REPEATS_UNITS * self.units <= POSITION_BYTES_MAX
+        let scenario = self.scenario.into_iter().max().unwrap_or(0);
+        scenario + POSITION_REPEATS_UNITS * self.units <= POSITION_BYTES_MAX
+    }
+}
+
+/// The bytes (JSON) of a game's units and of its weapons, as a position carries them (a map
+/// from id to entry), measured by the exact check on the position after a command: the next
+/// command's check starts from them rather than encode every unit again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measured {
+    pub units: usize,
+    pub weapons: usize,
+}
+
+impl Measured {
+    /// The game's maps, encoded whole.
+    pub fn of(game: &Game) -> Measured {
+        Measured {
+            units: json_bytes(&*game.units),
+            weapons: json_bytes(&*game.weapons),
+        }
     }
 }
 
@@ -92,25 +120,32 @@ pub enum FrameError {
 
 /// Refuses `events` (a decision on `game`, whose scenario has `bounds`) if a frame they make,
 /// or the position after them, would be too large for some viewer; the reason says which, how
-/// large, and what to do instead.
+/// large, and what to do instead. `measured`: the game's maps as the last exact check found
+/// them, if it was made on this very game. Returns the maps of the game after the events when
+/// the exact check measured them.
 pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
     bounds: Bounds,
-) -> Result<(), FrameError> {
+    measured: Option<Measured>,
+) -> Result<Option<Measured>, FrameError> {
     let projected: usize = events
         .clone()
         .map(|e| json_bytes(e) + SEQUENCED_BYTES + bounds.units)
         .sum();
     if bounds.positions_fit() && projected <= COMMAND_EVENTS_BYTES_MAX {
-        return Ok(());
+        return Ok(None);
     }
-    check_exactly(game, events, COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX)
+    let limits = Limits {
+        events: COMMAND_EVENTS_BYTES_MAX,
+        position: POSITION_BYTES_MAX,
+    };
+    check_exactly(game, events, limits, bounds, measured).map(Some)
 }
 
 /// Bytes `value` takes in JSON (as `to_json` writes it), counted as it is written rather
 /// than kept: the cheap bound is worked out for every command.
-fn json_bytes<T: serde::Serialize>(value: &T) -> usize {
+fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Counted(usize);
     impl std::io::Write for Counted {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -126,13 +161,29 @@ fn json_bytes<T: serde::Serialize>(value: &T) -> usize {
     counted.0
 }
 
-/// The exact check, against the limits given.
+/// The limits the exact check holds a command to (smaller in the tests).
+#[derive(Clone, Copy)]
+struct Limits {
+    events: usize,
+    position: usize,
+}
+
+/// The exact check: each viewer's events and position after them, in bytes, against `limits`.
+///
+/// A position is measured in parts, each as many bytes as the whole position's encoding
+/// gives it (a JSON object is its fields' encodings one after another, and a map its
+/// entries'): the scenario as [`Bounds`] measured it for the viewer, which play never changes;
+/// the units and the weapons, which are the whole game's own maps whenever the viewer's
+/// projection keeps them shared (nothing of them hidden or under "?" from it), measured by
+/// [`map_bytes_after`] from `measured` (the maps before the command) through the entries the
+/// events changed; and the rest, encoded with those three left empty.
 fn check_exactly<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event>,
-    events_max: usize,
-    position_max: usize,
-) -> Result<(), FrameError> {
+    limits: Limits,
+    bounds: Bounds,
+    measured: Option<Measured>,
+) -> Result<Measured, FrameError> {
     let mut after = game.clone();
     let mut bytes = [0usize; VIEWERS.len()];
     for event in events {
@@ -140,31 +191,121 @@ fn check_exactly<'a>(
         protocol::apply(&mut after, event);
         for viewer in VIEWERS {
             if let Some(viewed) = project_event(&before, &after, viewer, event) {
-                bytes[index(viewer)] += to_json(&viewed).len() + SEQUENCED_BYTES;
+                bytes[index(viewer)] += json_bytes(&viewed) + SEQUENCED_BYTES;
             }
         }
     }
     for viewer in VIEWERS {
         let size = bytes[index(viewer)];
-        if size > events_max {
+        if size > limits.events {
             return Err(FrameError::Events {
                 size,
                 viewer,
-                max: events_max,
+                max: limits.events,
             });
         }
     }
+    let before = measured.unwrap_or_else(|| Measured::of(game));
+    let maps = Measured {
+        units: map_bytes_after(
+            game.units.shared_with(&after.units),
+            &game.units,
+            &after.units,
+            before.units,
+        ),
+        weapons: map_bytes_after(
+            game.weapons.shared_with(&after.weapons),
+            &game.weapons,
+            &after.weapons,
+            before.weapons,
+        ),
+    };
     for viewer in VIEWERS {
-        let size = to_json(&Position::from(after.project(viewer))).len();
-        if size > position_max {
+        let size = position_bytes(&after, viewer, bounds.scenario[index(viewer)], maps);
+        if size > limits.position {
             return Err(FrameError::Position {
                 size,
                 viewer,
-                max: position_max,
+                max: limits.position,
             });
         }
     }
-    Ok(())
+    Ok(maps)
+}
+
+/// Bytes (JSON) of `viewer`'s position of `game`, whose scenario is `scenario` bytes as the
+/// viewer's position holds it and whose maps are `maps` (see [`check_exactly`]).
+fn position_bytes(game: &Game, viewer: Viewer, scenario: usize, maps: Measured) -> usize {
+    let mut seen = game.project(viewer);
+    let units = if seen.units.shared_with(&game.units) {
+        maps.units
+    } else {
+        json_bytes(&*seen.units)
+    };
+    let weapons = if seen.weapons.shared_with(&game.weapons) {
+        maps.weapons
+    } else {
+        json_bytes(&*seen.weapons)
+    };
+    let (stand_in, stand_in_bytes) = stand_in();
+    seen.scenario = stand_in.clone();
+    seen.units = CopyOnWrite::default();
+    seen.weapons = CopyOnWrite::default();
+    // The two maps left empty are `{}` each.
+    json_bytes(&Position::from(seen)) - stand_in_bytes - 2 * EMPTY_MAP_BYTES
+        + scenario
+        + units
+        + weapons
+}
+
+/// Bytes of an empty map in JSON: `{}`.
+const EMPTY_MAP_BYTES: usize = 2;
+
+/// A scenario to put in a position in place of its own while the rest is measured, and its
+/// bytes in JSON, which are taken out again: the project's walkthrough, read once.
+fn stand_in() -> &'static (Arc<Scenario>, usize) {
+    static STAND_IN: OnceLock<(Arc<Scenario>, usize)> = OnceLock::new();
+    STAND_IN.get_or_init(|| {
+        use protocol::ReadScenario;
+        let scenario =
+            Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
+                .expect("the walkthrough reads");
+        let bytes = json_bytes(&scenario);
+        (Arc::new(scenario), bytes)
+    })
+}
+
+/// Bytes (JSON) of the map `after`, given that `before` takes `before_bytes`: a map is `{`,
+/// its entries (`"id":value`) with a comma between each two, and `}`, so only the entries
+/// added, removed or changed are encoded. Two maps still shared are the same map.
+fn map_bytes_after<V: serde::Serialize + PartialEq>(
+    shared: bool,
+    before: &BTreeMap<String, V>,
+    after: &BTreeMap<String, V>,
+    before_bytes: usize,
+) -> usize {
+    if shared {
+        return before_bytes;
+    }
+    let commas = |n: usize| n.saturating_sub(1);
+    let entry = |id: &String, value: &V| json_bytes(id) + 1 + json_bytes(value);
+    // The entries' bytes, signed while entries leave.
+    let mut entries = (before_bytes - EMPTY_MAP_BYTES - commas(before.len())) as isize;
+    let mut old = before.iter().peekable();
+    for (id, value) in after {
+        while let Some((gone, was)) = old.next_if(|(k, _)| *k < id) {
+            entries -= entry(gone, was) as isize;
+        }
+        match old.next_if(|(k, _)| *k == id) {
+            Some((_, was)) if was == value => {}
+            Some((_, was)) => entries += entry(id, value) as isize - entry(id, was) as isize,
+            None => entries += entry(id, value) as isize,
+        }
+    }
+    for (gone, was) in old {
+        entries -= entry(gone, was) as isize;
+    }
+    EMPTY_MAP_BYTES + entries as usize + commas(after.len())
 }
 
 /// Refuses stored envelopes (`records`) one of which would not fit an export page.
@@ -232,6 +373,7 @@ pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T
 mod tests {
     use super::*;
     use protocol::event::GameCreated;
+    use protocol::wire::to_json;
     use protocol::ReadScenario;
     use protocol::{Command, Outcome, ScriptedDice, Side};
 
@@ -262,44 +404,206 @@ mod tests {
         assert_eq!(json_bytes(&game.scenario), to_json(&game.scenario).len());
     }
 
+    fn limits(events: usize, position: usize) -> Limits {
+        Limits { events, position }
+    }
+
     #[test]
     fn a_small_command_on_a_small_scenario_passes_without_the_exact_check() {
         let game = game();
         let events = adjudicated(&game);
-        let bounds = Bounds::of(&game.scenario);
+        let bounds = Bounds::of(&game);
         assert!(bounds.positions_fit());
-        assert_eq!(check_command(&game, events.iter(), bounds), Ok(()));
-        assert_eq!(
-            check_exactly(
-                &game,
-                events.iter(),
-                COMMAND_EVENTS_BYTES_MAX,
-                POSITION_BYTES_MAX
-            ),
-            Ok(())
-        );
+        assert_eq!(check_command(&game, events.iter(), bounds, None), Ok(None));
+        assert!(check_exactly(
+            &game,
+            events.iter(),
+            limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
+            bounds,
+            None
+        )
+        .is_ok());
     }
 
     #[test]
     fn events_or_a_position_past_their_limits_are_refused_by_name() {
         let game = game();
         let events = adjudicated(&game);
-        let why = check_exactly(&game, events.iter(), 100, POSITION_BYTES_MAX).unwrap_err();
+        let bounds = Bounds::of(&game);
+        let why = check_exactly(
+            &game,
+            events.iter(),
+            limits(100, POSITION_BYTES_MAX),
+            bounds,
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(why, FrameError::Events { max: 100, .. }), "{why}");
         assert!(why.to_string().contains("half a frame"), "{why}");
-        let why = check_exactly(&game, events.iter(), COMMAND_EVENTS_BYTES_MAX, 100).unwrap_err();
+        let why = check_exactly(
+            &game,
+            events.iter(),
+            limits(COMMAND_EVENTS_BYTES_MAX, 100),
+            bounds,
+            None,
+        )
+        .unwrap_err();
         assert!(
             matches!(why, FrameError::Position { max: 100, .. }),
             "{why}"
         );
         // A scenario whose positions could come near a frame is checked exactly whatever its
-        // command.
+        // command, and the check hands back what it measured.
         let large = Bounds {
-            scenario: POSITION_BYTES_MAX,
-            units: 1,
+            units: POSITION_BYTES_MAX / POSITION_REPEATS_UNITS,
+            ..bounds
         };
         assert!(!large.positions_fit());
-        assert_eq!(check_command(&game, events.iter(), large), Ok(()));
+        let mut after = game.clone();
+        events.iter().for_each(|e| protocol::apply(&mut after, e));
+        assert_eq!(
+            check_command(&game, events.iter(), large, None),
+            Ok(Some(Measured::of(&after)))
+        );
+    }
+
+    /// Games to measure: the walkthrough, and a scenario with hidden units (HIP) and units
+    /// under "?", whose projections leave units and weapons out and mask others.
+    fn games() -> Vec<Game> {
+        let hidden = protocol::Scenario::from_toml(include_str!(
+            "../../../scenarios/village-outskirts.toml"
+        ))
+        .unwrap();
+        assert!(hidden.units.values().any(|u| u.hidden));
+        assert!(hidden.units.values().any(|u| u.concealed && !u.hidden));
+        vec![
+            game(),
+            Game::replay([&Event::GameCreated(GameCreated { scenario: hidden })]).unwrap(),
+        ]
+    }
+
+    /// Commands that change units, weapons, or nothing, played in turn on `game` (each as
+    /// long as the rules take it): the positions the exact check measures.
+    fn played(mut game: Game) -> Vec<(Game, Vec<Event>)> {
+        let mut played = vec![];
+        for _ in 0..40 {
+            let side = game.acting();
+            let movable = game
+                .units
+                .values()
+                .filter(|u| u.side == side && !u.eliminated)
+                .map(|u| (u.id.clone(), u.hex))
+                .collect::<Vec<_>>();
+            let moves = movable.iter().flat_map(|(id, hex)| {
+                hex.neighbours().into_iter().map(move |to| Command::Move {
+                    units: vec![id.clone()],
+                    to,
+                })
+            });
+            let decided = moves
+                .chain([Command::Done])
+                .find_map(|c| protocol::decide(&game, side, &c, &mut ScriptedDice::default()).ok())
+                .unwrap_or_default();
+            let before = game.clone();
+            decided.iter().for_each(|e| protocol::apply(&mut game, e));
+            played.push((before, decided));
+        }
+        played
+    }
+
+    #[test]
+    fn a_position_measured_in_parts_is_as_large_as_its_encoding() {
+        let mut checked = 0;
+        for game in games() {
+            let bounds = Bounds::of(&game);
+            let mut measured = None;
+            for (before, events) in played(game) {
+                let mut after = before.clone();
+                events.iter().for_each(|e| protocol::apply(&mut after, e));
+                // Taken on from the command before, as a session keeps it.
+                let maps = check_exactly(
+                    &before,
+                    events.iter(),
+                    limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
+                    bounds,
+                    measured,
+                )
+                .unwrap();
+                assert_eq!(maps, Measured::of(&after));
+                measured = Some(maps);
+                for viewer in VIEWERS {
+                    let encoded = to_json(&Position::from(after.project(viewer))).len();
+                    let parts =
+                        position_bytes(&after, viewer, bounds.scenario[index(viewer)], maps);
+                    assert_eq!(parts, encoded, "{viewer:?} at {}", after.version);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 200, "{checked}");
+    }
+
+    #[test]
+    fn a_position_as_large_as_the_limit_fits_and_one_byte_larger_is_refused() {
+        for game in games() {
+            let bounds = Bounds::of(&game);
+            let (before, events) = played(game)
+                .into_iter()
+                .find(|(_, events)| events.iter().any(|e| matches!(e, Event::UnitMoved(_))))
+                .expect("a unit moved");
+            let mut after = before.clone();
+            events.iter().for_each(|e| protocol::apply(&mut after, e));
+            let (viewer, largest) = VIEWERS
+                .map(|v| (v, to_json(&Position::from(after.project(v))).len()))
+                .into_iter()
+                .max_by_key(|(_, size)| *size)
+                .unwrap();
+            let check = |position| {
+                check_exactly(
+                    &before,
+                    events.iter(),
+                    limits(COMMAND_EVENTS_BYTES_MAX, position),
+                    bounds,
+                    Some(Measured::of(&before)),
+                )
+            };
+            assert!(check(largest).is_ok());
+            assert_eq!(
+                check(largest - 1),
+                Err(FrameError::Position {
+                    size: largest,
+                    viewer,
+                    max: largest - 1
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn a_map_is_measured_through_its_changed_entries() {
+        let map = |entries: &[(&str, &str)]| -> BTreeMap<String, String> {
+            entries
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let maps = [
+            map(&[]),
+            map(&[("a", "1")]),
+            map(&[("a", "1"), ("b", "22")]),
+            map(&[("a", "333"), ("c", "4")]),
+            map(&[("b", "\u{1}\"")]),
+            map(&[("a", "1"), ("b", "22"), ("c", "4"), ("d", "")]),
+        ];
+        for before in &maps {
+            for after in &maps {
+                assert_eq!(
+                    map_bytes_after(false, before, after, to_json(before).len()),
+                    to_json(after).len(),
+                    "{before:?} → {after:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct Proposal {
     decision: Decision,
     id: u64,
     sent: Option<CommandDigest>,
+    /// The game's units and weapons in bytes after it, when the frame check measured them
+    /// (`frames::check_command`): kept with the log's head once committed.
+    maps: Option<frames::Measured>,
 }
 
 impl Proposal {
@@ -183,6 +186,9 @@ pub struct Session {
     /// What the scenario lets a command's frames hold (`crate::games::frames`), measured when the
     /// first command asks.
     frame_bounds: OnceLock<frames::Bounds>,
+    /// The game's units and weapons in bytes as the last exact frame check measured them, with
+    /// the log's head they are of: the next check on that game starts from them.
+    frame_maps: Option<(LogHash, frames::Measured)>,
     /// The node serving the game, named in `state` answers as its owner.
     owner: Option<String>,
 }
@@ -238,6 +244,7 @@ impl Session {
             checkpoints,
             remembered,
             frame_bounds: OnceLock::new(),
+            frame_maps: None,
             owner: None,
         })
     }
@@ -315,7 +322,7 @@ impl Session {
     fn frame_bounds(&self) -> frames::Bounds {
         *self
             .frame_bounds
-            .get_or_init(|| frames::Bounds::of(&self.game().scenario))
+            .get_or_init(|| frames::Bounds::of(self.game()))
     }
 
     /// Decides `submitted` and seals its envelopes, changing nothing: the proposal to store,
@@ -395,10 +402,15 @@ impl Session {
             }),
             limit: Some("frame_bytes_max"),
         };
-        frames::check_command(
+        let measured = self
+            .frame_maps
+            .filter(|(head, _)| *head == self.head())
+            .map(|(_, maps)| maps);
+        let maps = frames::check_command(
             self.game(),
             entries.iter().map(|e| &e.event),
             self.frame_bounds(),
+            measured,
         )
         .map_err(too_large)?;
         let mut prev = self.head();
@@ -418,6 +430,7 @@ impl Session {
             decision,
             id,
             sent,
+            maps,
         })
     }
 
@@ -464,6 +477,7 @@ impl Session {
             decision,
             id,
             sent,
+            maps,
         } = proposal;
         assert_eq!(
             first,
@@ -478,6 +492,9 @@ impl Session {
             .get()
             .map(|f| VIEWERS.map(|viewer| f.streams().len(viewer)));
         self.log.extend(hashes);
+        if let Some(maps) = maps {
+            self.frame_maps = Some((self.head(), maps));
+        }
         let checkpoints = &mut self.checkpoints;
         // Streams not built yet are built from the log, these events included, when read.
         let mut following = self.streams.get_mut();

@@ -114,6 +114,18 @@ pub struct FireEffectApplied {
     pub why: String,
 }
 
+/// The engine's Casualty Reduction of a squad whose counter names its half-squad (A7.302,
+/// `Game::half_squad`): it is that half-squad now, `half_squad` its ratings, so what
+/// follows (the K/#'s #MC) is ruled on them. A squad whose half-squad is not known is
+/// reduced by `FireEffectApplied` instead, and the players enter the ratings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SquadReduced {
+    pub unit: UnitId,
+    pub half_squad: String,
+    pub rule: String,
+    pub why: String,
+}
+
 /// Part of an engine-read IFT result's or rally's effects the engine does not rule on,
 /// asked of the players at the point it arises (Random Selection, Casualty Reduction,
 /// Heat of Battle, ELR, Leader Loss, Fate …): for `unit`, or for the attack's units as a
@@ -450,6 +462,41 @@ impl Fact for FireEffectApplied {
     fn words(&self, _sides: &Sides<'_>) -> String {
         // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
         let FireEffectApplied { rule, why, .. } = self;
+        format!("{why} ({rule})")
+    }
+}
+
+impl Fact for SquadReduced {
+    fn apply(&self, game: &mut Game) {
+        // Reduced as any squad is, with the half-squad's ratings its counter names.
+        let SquadReduced {
+            unit, half_squad, ..
+        } = self;
+        apply_outcome(game, unit, Outcome::Reduce, half_squad)
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SquadReduced {
+            unit,
+            half_squad,
+            rule,
+            why,
+        } = self;
+        Event::SquadReduced(SquadReduced {
+            // What the counter now reads: under "?" that is hidden.
+            half_squad: if names.masked(&unit) {
+                String::new()
+            } else {
+                half_squad
+            },
+            unit: names.name(&unit),
+            rule,
+            why: names.text(&why),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SquadReduced { rule, why, .. } = self;
         format!("{why} ({rule})")
     }
 }

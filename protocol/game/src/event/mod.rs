@@ -142,6 +142,7 @@ macro_rules! each_event {
             Event::RallyAttempted($e) => $body,
             Event::UnitsWithdrew($e) => $body,
             Event::OpportunityFireMarked($e) => $body,
+            Event::SquadReduced($e) => $body,
         }
     };
 }
@@ -242,6 +243,7 @@ into_event!(
     RallyAttempted,
     UnitsWithdrew,
     OpportunityFireMarked,
+    SquadReduced,
 );
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
@@ -342,6 +344,7 @@ pub enum Event {
     // New variants go last: logs are encoded by variant index.
     UnitsWithdrew(UnitsWithdrew),
     OpportunityFireMarked(OpportunityFireMarked),
+    SquadReduced(SquadReduced),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -572,6 +575,7 @@ impl Event {
             Event::IftAttackResolved(_) => "IftAttackResolved",
             Event::FireEffectApplied(_) => "FireEffectApplied",
             Event::OpportunityFireMarked(_) => "OpportunityFireMarked",
+            Event::SquadReduced(_) => "SquadReduced",
             Event::DesperationMoraleMarked(_) => "DesperationMoraleMarked",
             Event::DesperationMoraleRemoved(_) => "DesperationMoraleRemoved",
             Event::FireEffectLeftToPlayers(_) => "FireEffectLeftToPlayers",
@@ -706,6 +710,7 @@ impl Event {
             }) => holders.iter().chain(claimants).collect(),
             Event::OutcomeAdjudicated(OutcomeAdjudicated { unit, .. })
             | Event::FireEffectApplied(FireEffectApplied { unit, .. })
+            | Event::SquadReduced(SquadReduced { unit, .. })
             | Event::TunnelUseSeen(TunnelUseSeen { unit, .. })
             | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { unit, .. })
             | Event::WeaponPickedUp(WeaponPickedUp { unit, .. })

@@ -25,10 +25,11 @@ pub struct StepEnded {
     pub next: Clock,
 }
 
-/// A step no side could act in passed by itself, with no command: today an end-of-RPh
-/// step (1.32B) in which no unit of the side to act could claim Wall Advantage (B9.322),
-/// judged from what both sides may know (`rules::end_of_rally`). The clock moved on to
-/// `next` as if the step had ended.
+/// A step no side could act in passed by itself, with no command: an end-of-RPh step
+/// (1.32B) in which no unit of the side to act could claim Wall Advantage (B9.322) or
+/// repair a weapon (A9.72), or a RtPh step in which the side to act had no unit that could
+/// rout (A10.5), judged from what both sides may know (`rules::passing`). The clock moved
+/// on to `next` as if the step had ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepPassed {
     pub ended: Clock,
@@ -131,10 +132,18 @@ impl Fact for StepPassed {
         let name = |s: Side| sides.name(s).to_string();
         let StepPassed { ended, next } = self;
         format!(
-            "{} passed: the {} had no unit that could claim WA ({}); now turn {} {} ({}), {} to act",
+            "{} passed: the {} had {}; now turn {} {} ({}), {} to act",
             ended.step().name,
             name(ended.acting(sides.first)),
-            ended.step().rule,
+            match ended.phase() {
+                Phase::Rout => {
+                    "no unit that could rout, none broken and none under \"?\" (A10.5)".into()
+                }
+                _ => format!(
+                    "no unit that could claim WA or repair a weapon ({}, A9.72)",
+                    ended.step().rule
+                ),
+            },
             next.turn,
             next.step().name,
             next.step().rule,

@@ -215,6 +215,16 @@ impl FireKind {
     }
 }
 
+/// The names an attack gives, split into the support weapons among them and the units (A9.1,
+/// A9.11): a name is a weapon's when the game has a weapon by it and no unit. Declaring an
+/// attack and resolving it read the names by this one split.
+pub(crate) fn split_firers(game: &Game, named: &[UnitId]) -> (Vec<UnitId>, Vec<UnitId>) {
+    named
+        .iter()
+        .cloned()
+        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id))
+}
+
 /// A leader's leadership DRM as printed after his morale (`9-1` → −1, `8+1` → +1, `8-0` → 0).
 pub fn leadership(ratings: &str) -> Option<i8> {
     let s = ratings;
@@ -235,10 +245,7 @@ pub fn assess(
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
     // The support weapons named fire in the hands of the units possessing them (A9.11).
-    let (weapon_ids, firers): (Vec<UnitId>, Vec<UnitId>) = named
-        .iter()
-        .cloned()
-        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id));
+    let (weapon_ids, firers) = split_firers(game, named);
     let firers = &firers[..];
     // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
     // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
@@ -403,7 +410,7 @@ pub fn assess(
                 ),
             ));
         }
-        let Some(drm) = leadership(&leader.ratings) else {
+        let Some(drm) = crate::morale::leadership_of(leader) else {
             return Err(unruled(
                 "A7.53",
                 format!(
@@ -415,7 +422,11 @@ pub fn assess(
         if drm != 0 {
             drms.push(Modifier {
                 value: drm,
-                reason: format!("`{}` directs", leader.id),
+                reason: format!(
+                    "`{}` directs{}",
+                    leader.id,
+                    if leader.wounded { " (wounded)" } else { "" }
+                ),
                 rule: "A7.53".into(),
             });
         }

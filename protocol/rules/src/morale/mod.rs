@@ -38,8 +38,14 @@
 //!   K/1 example (the crew and both half-squads check, the wounded leader does not), the C#
 //!   referee. Casualty Reduction itself: a squad becomes a half-squad, a half-squad or crew is
 //!   eliminated, an SMC is wounded — A.9's example (squad to half-squad, leader wounded) and
-//!   the C# referee's `CasualtyReduction`. The half-squad's ratings are not in the scenario,
-//!   and wounds (A17) are not modelled: both are asked of the players.
+//!   the C# referee's `CasualtyReduction`. Which half-squad: the scenario's `half_squad`, else
+//!   `board::half_squads` by the side's nationality (VASL's module and the Starter Kit game,
+//!   pair by pair); where neither gives it, its ratings are asked of the players.
+//! - A17: a wounded SMC's Wound Severity dr at once, 5–6 mortal (KIA), 1–4 minor (wounded),
+//!   +1 if wounded already, nothing more lost for a second wound; a wounded man's Morale
+//!   Level one lower and leadership modifier one worse; pinned if wounded after more than
+//!   3 MF — aslerb.com's A17 page, A17.1–A17.3, and asl-assist.net's MPh aid (3 MF, no
+//!   Double Time).
 //! - A7.8: a failed PTC pins the unit — the IFT key and the rules README ("nTC ... passed when
 //!   the Final DR is at or below the unit's morale"). An MC passed with a Final DR equal to
 //!   the morale pins a Good Order unit — the ASL Starter Kit game's `_processMC` and the C#
@@ -59,7 +65,7 @@ use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
-use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers};
+use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, SquadReduced};
 use game::{Game, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,16 +103,55 @@ pub fn awaits_ratings(unit: &Unit) -> bool {
     unit.kind == UnitKind::HalfSquad && unit.ratings.is_empty()
 }
 
+/// A unit's Morale Level as it checks now: the printed one (`morale_level`), one lower if it
+/// is wounded (A17.3; a berserk unit keeps its own). The one place a wound bites a check, so
+/// every MC, TC and rally the engine rolls reads it here.
+pub fn morale_of(unit: &Unit) -> Option<i16> {
+    let printed = morale_level(unit.kind, &unit.ratings)?;
+    Some(printed - i16::from(wounded_penalty(unit)))
+}
+
+/// A leader's leadership modifier as it applies now: the printed one (`leadership`), one
+/// worse if he is wounded (A17.3: a −1 becomes 0, a 0 becomes +1). The one place a wound
+/// bites a leader's DRM, so fire direction (A7.53), a check's leadership (A10.21), a rally
+/// (A10.6) and CC (A11.141) all read it here. `None` for ratings that are not a leader's.
+pub fn leadership_of(unit: &Unit) -> Option<i8> {
+    let printed = leadership(&unit.ratings)?;
+    Some(printed + i8::from(unit.wounded))
+}
+
+/// What a wound takes from `unit`'s Morale Level and adds to its leadership modifier (A17.3):
+/// one, however often it was wounded; nothing from a berserk unit's morale (its own rules).
+pub(crate) fn wounded_penalty(unit: &Unit) -> u8 {
+    u8::from(unit.wounded && unit.morale != Morale::Berserk)
+}
+
+/// The game's dice as a Casualty Reduction draws them: the side whose command rolls, the draw
+/// number of the next die, and the source.
+pub struct Draws<'a> {
+    pub by: Side,
+    pub draw: &'a mut u64,
+    pub dice: &'a mut dyn DiceSource,
+}
+
 /// What Casualty Reduction does to `unit` (A7.302), as events citing `rule` (the paragraph
 /// that called for it: A7.301, A7.302, A10.2, A10.64 …), `why` opening each line. The one
 /// place the engine reduces a unit, whichever rule asks for it:
-/// - a squad becomes a half-squad (`FireEffectApplied`, `Outcome::Reduce`); the half-squad's
-///   ratings are not in the scenario, so the players are asked for them;
+/// - a squad becomes a half-squad: the one its counter names when the scenario gives it
+///   (`Game::half_squad`; `SquadReduced`, carrying its ratings, so what follows is ruled on
+///   them), else one whose ratings the players enter (`FireEffectApplied`, `Outcome::Reduce`,
+///   and the question asked);
 /// - a half-squad or a crew is eliminated;
-/// - an SMC (leader, hero) is wounded: wounds (A17) are not modelled, so the wound and what
-///   follows from it are the players' to resolve;
+/// - an SMC (leader, hero) is wounded (A17.1), its Wound Severity dr rolled through `draws`
+///   (`wound`);
 /// - anything else (a vehicle, a counter) is the players' whole.
-pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
+pub fn casualty_reduction(
+    game: &Game,
+    unit: &Unit,
+    rule: &str,
+    why: &str,
+    draws: &mut Draws,
+) -> Result<Vec<Event>, NoDice> {
     let id = &unit.id;
     let left = |rule: &str, why: String| {
         Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
@@ -124,26 +169,110 @@ pub fn casualty_reduction(unit: &Unit, rule: &str, why: &str) -> Vec<Event> {
             why: format!("{why} → {words}"),
         })
     };
-    match unit.kind {
-        UnitKind::Squad => vec![
+    Ok(match unit.kind {
+        UnitKind::Squad => match game.half_squad(unit) {
+            Some(half) => vec![Event::SquadReduced(SquadReduced {
+                unit: id.clone(),
+                half_squad: half.to_string(),
+                rule: rule.to_string(),
+                why: format!("{why} → reduced to a {half} half-squad"),
+            })],
+            None => vec![
             applied(Outcome::Reduce, "reduced to a half-squad"),
             left(
                 "A7.302",
                 format!("`{id}` ({}) was reduced to a half-squad: the scenario does not give the half-squad's ratings, so the players enter them (`adjudicate {id} relabel F-R-M`)", unit.ratings),
             ),
-        ],
+            ],
+        },
         UnitKind::HalfSquad | UnitKind::Crew => {
             vec![applied(Outcome::Eliminate, "eliminated")]
         }
-        UnitKind::Leader | UnitKind::Hero => vec![left(
-            "A17",
-            format!("{why}: `{id}` is wounded; wounds are not modelled, so the Wound Severity dr and what follows from it are the players'"),
-        )],
+        UnitKind::Leader | UnitKind::Hero => wound(unit, why, draws)?,
         _ => vec![left(
             rule,
             format!("{why}: what Casualty Reduction does to `{id}` is not resolved by the engine"),
         )],
+    })
+}
+
+/// The lowest Final Wound Severity dr that is mortal (A17.11): 1–4 is a minor wound.
+pub const MORTAL_WOUND_MIN: i16 = 5;
+
+/// An SMC wounded (A17.1): its Wound Severity dr through the game's dice at once (A17.11,
+/// `DiceRolled`, purpose Wound Severity), +1 if it was wounded already. A mortal wound
+/// (`MORTAL_WOUND_MIN` or more) eliminates it as a KIA; a minor one marks it wounded
+/// (`Outcome::Wound`), or, wounded already, takes nothing more from it (A17.3). One wounded
+/// after spending more than 3 MF is pinned as well (A17.2).
+fn wound(unit: &Unit, why: &str, draws: &mut Draws) -> Result<Vec<Event>, NoDice> {
+    let id = &unit.id;
+    let first_draw = *draws.draw;
+    let dr = draws.dice.roll_die().ok_or(NoDice)?;
+    *draws.draw += 1;
+    let modifiers = if unit.wounded {
+        vec![Modifier {
+            value: 1,
+            reason: "wounded already".into(),
+            rule: "A17.11".into(),
+        }]
+    } else {
+        vec![]
+    };
+    let final_dr = i16::from(dr) + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let mortal = final_dr >= MORTAL_WOUND_MIN;
+    let words = match (mortal, unit.wounded) {
+        (true, _) => "mortal: eliminated (KIA)",
+        (false, false) => "minor: wounded",
+        (false, true) => "minor: wounded already, nothing more lost",
+    };
+    let line = format!(
+        "{} `{id}` wounded: Wound Severity dr {dr}{} → {words}",
+        unit.ratings,
+        game::dice::signed_drms(&modifiers)
+    );
+    let mut events = vec![Event::DiceRolled(DiceRolled {
+        roll: Roll {
+            side: draws.by,
+            purpose: RollPurpose::WoundSeverity,
+            rule: "A17.11".into(),
+            first_draw,
+            dice: vec![dr],
+            modifiers,
+            final_result: final_dr,
+            outcome: line.clone(),
+        },
+    })];
+    let applied = |outcome: Outcome, rule: &str, words: &str| {
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: id.clone(),
+            outcome,
+            rule: rule.into(),
+            why: format!("{why} → {words}"),
+        })
+    };
+    if mortal {
+        events.push(applied(
+            Outcome::Eliminate,
+            "A17.11",
+            &format!("wounded mortally (dr {final_dr}): eliminated"),
+        ));
+        return Ok(events);
     }
+    if !unit.wounded {
+        events.push(applied(
+            Outcome::Wound,
+            "A17.11",
+            &format!("wounded (dr {final_dr}, minor)"),
+        ));
+    }
+    if unit.mf_spent > board::terrain::Mf::whole(3) && !unit.pinned {
+        events.push(applied(
+            Outcome::Pin,
+            "A17.2",
+            &format!("wounded after spending {} MF: pinned", unit.mf_spent),
+        ));
+    }
+    Ok(events)
 }
 
 /// The check an IFT result asks of each unit: its roll's purpose, rule, DRM and name.
@@ -234,6 +363,8 @@ pub fn selected(drs: &BTreeMap<UnitId, u8>) -> BTreeSet<UnitId> {
 /// The game's dice as an attack's effects draw them: the draw number of the next die, and
 /// the events so far.
 struct Effects<'a> {
+    /// The position the attack's effects are ruled in (what the scenario says of a unit).
+    game: &'a Game,
     /// The side whose command rolls: the firer's. Every roll names the side whose command
     /// made it (`record::export` checks it), the checks of the units fired on included.
     by: Side,
@@ -277,8 +408,14 @@ impl Effects<'_> {
         let (first_draw, dice, original) = rolled;
         let drms = game::dice::signed_drms(&modifiers);
         let line = format!(
-            "{} `{}` {name}: morale {level}, DR {original}{drms} → {words}",
-            unit.ratings, unit.id
+            "{} `{}` {name}: morale {level}{}, DR {original}{drms} → {words}",
+            unit.ratings,
+            unit.id,
+            if wounded_penalty(unit) > 0 {
+                " (wounded)"
+            } else {
+                ""
+            }
         );
         self.events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
@@ -293,6 +430,26 @@ impl Effects<'_> {
             },
         }));
         line
+    }
+
+    /// Casualty Reduction of `unit` (A7.302) by the one function that does it, its Wound
+    /// Severity dr (an SMC's) drawn from the attack's dice. Returns whether it eliminated the
+    /// unit; a leader killed by his wound is lost as any leader eliminated is (A10.2).
+    fn casualty_reduction(&mut self, unit: &Unit, rule: &str, why: &str) -> Result<bool, NoDice> {
+        let mut draws = Draws {
+            by: self.by,
+            draw: &mut self.draw,
+            dice: &mut *self.dice,
+        };
+        let events = casualty_reduction(self.game, unit, rule, why, &mut draws)?;
+        let gone = events.iter().any(|e| {
+            matches!(e, Event::FireEffectApplied(FireEffectApplied { unit: u, outcome: Outcome::Eliminate, .. }) if *u == unit.id)
+        });
+        self.events.extend(events);
+        if gone && unit.kind.is_smc() {
+            self.leader_lost(unit, "was killed by his wound");
+        }
+        Ok(gone)
     }
 
     fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
@@ -363,10 +520,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
         let Some(leader) = after.units.get(&lid) else {
             continue;
         };
-        let (Some(lm), Some(ld)) = (
-            morale_level(leader.kind, &leader.ratings),
-            leadership(&leader.ratings),
-        ) else {
+        let (Some(lm), Some(ld)) = (morale_of(leader), leadership_of(leader)) else {
             continue;
         };
         let mut units: Vec<&Unit> = after
@@ -384,7 +538,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
         units.sort_by(|a, b| a.id.cmp(&b.id));
         for unit in units {
             let id = &unit.id;
-            let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+            let Some(level) = morale_of(unit) else {
                 fx.left(
                     Some(id),
                     "A10.2",
@@ -498,11 +652,12 @@ fn effects_on(
     targets.sort_by_key(|u| {
         (
             u.kind != UnitKind::Leader,
-            std::cmp::Reverse(morale_level(u.kind, &u.ratings)),
+            std::cmp::Reverse(morale_of(u)),
             u.id.clone(),
         )
     });
     let mut fx = Effects {
+        game,
         by,
         dice,
         draw: first_draw,
@@ -566,7 +721,7 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
                 "{} `{id}` {result}{picked}: broken already, Casualty Reduction",
                 unit.ratings
             );
-            fx.events.extend(casualty_reduction(unit, "A7.301", &why));
+            fx.casualty_reduction(unit, "A7.301", &why)?;
         } else {
             fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
@@ -605,7 +760,7 @@ fn k(
             "{} `{}` {result}{picked}: Casualty Reduction",
             unit.ratings, unit.id
         );
-        fx.events.extend(casualty_reduction(unit, "A7.302", &why));
+        fx.casualty_reduction(unit, "A7.302", &why)?;
         selected.insert(unit.id.clone(), unit.kind);
     }
     Ok(selected)
@@ -613,9 +768,11 @@ fn k(
 
 /// The check `result` asks of each unit of `targets` (PTC, NMC, nMC, or a K/#'s #MC), each its
 /// own DR with the leadership DRM that applies, and what follows. `reduced` holds the units a
-/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too,
-/// but its ratings are not known yet, so its check is asked of the players; a half-squad or
-/// crew is gone, and a wounded SMC takes no check and may not be counted on to lead.
+/// K/# Casualty Reduced (with their kind before it): a squad made a half-squad checks too, on
+/// the ratings its counter names (`Game::half_squad`), or, where the scenario does not give
+/// them, its check is asked of the players; a half-squad or crew is gone, and a wounded SMC
+/// takes no check; a leader the K/# wounded (minor) still leads the others' checks, his DRM
+/// one worse (A17.3), as its Wound Severity dr is made at once (A17.11).
 fn checks(
     game: &Game,
     fx: &mut Effects,
@@ -626,20 +783,46 @@ fn checks(
     let check = Check::of(result).expect("PTC, NMC, nMC and K/# ask for checks");
     // Leaders who have failed their check in this attack: they no longer help (A10.21).
     let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
-    for unit in targets {
-        let id = &unit.id;
-        match reduced.get(id) {
-            Some(UnitKind::Squad) => {
-                fx.left(
-                    Some(id),
-                    "A7.302",
-                    format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
-                );
-                continue;
-            }
-            Some(_) => continue,
-            None => {}
+    // The units as the K/#'s Casualty Reduction left them (a leader wounded, A17.11): its
+    // events applied to a copy of the game.
+    let after = (!reduced.is_empty()).then(|| {
+        let mut after = game.clone();
+        for e in &fx.events {
+            game::apply(&mut after, e);
         }
+        after
+    });
+    let now: Vec<&Unit> = targets
+        .iter()
+        .map(|u| after.as_ref().and_then(|g| g.units.get(&u.id)).unwrap_or(u))
+        .collect();
+    for &unit in targets {
+        let id = &unit.id;
+        // A squad just reduced checks as the half-squad it is now: on the ratings its counter
+        // names (`casualty_reduction` made it that one), else the players roll.
+        let half: Unit;
+        let unit = match reduced.get(id) {
+            Some(UnitKind::Squad) => match game.half_squad(unit) {
+                Some(ratings) => {
+                    half = Unit {
+                        kind: UnitKind::HalfSquad,
+                        ratings: ratings.to_string(),
+                        ..unit.clone()
+                    };
+                    &half
+                }
+                None => {
+                    fx.left(
+                        Some(id),
+                        "A7.302",
+                        format!("`{id}`, just reduced to a half-squad, takes the {result}'s MC too: its ratings are not known yet, so the check is the players' to roll"),
+                    );
+                    continue;
+                }
+            },
+            Some(_) => continue,
+            None => unit,
+        };
         if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
             fx.left(
                 Some(id),
@@ -650,7 +833,7 @@ fn checks(
             );
             continue;
         }
-        let Some(level) = morale_level(unit.kind, &unit.ratings) else {
+        let Some(level) = morale_of(unit) else {
             fx.left(
                 Some(id),
                 "A10.1",
@@ -666,8 +849,11 @@ fn checks(
             );
             continue;
         }
-        let helpers: Vec<&&Unit> = targets
+        // The leaders as they stand now: one just wounded (minor) leads with his DRM one
+        // worse (A17.3), one killed by his wound or pinned by it (A17.2) does not.
+        let helpers: Vec<&Unit> = now
             .iter()
+            .copied()
             .filter(|l| {
                 l.kind == UnitKind::Leader
                     && l.id != *id
@@ -675,18 +861,9 @@ fn checks(
                     && !l.pinned
                     && !fallen.contains(&l.id)
                     && game.same_location(l, unit)
-                    && (unit.kind != UnitKind::Leader
-                        || morale_level(l.kind, &l.ratings).is_some_and(|m| m > level))
+                    && (unit.kind != UnitKind::Leader || morale_of(l).is_some_and(|m| m > level))
             })
             .collect();
-        if let Some(w) = helpers.iter().find(|l| reduced.contains_key(&l.id)) {
-            fx.left(
-                Some(id),
-                "A17",
-                format!("`{id}`'s check: `{}`, who would lead it, was just wounded, and what a wound does to his DRM is the players' to rule", w.id),
-            );
-            continue;
-        }
         if helpers.len() > 1 {
             fx.left(
                 Some(id),
@@ -704,11 +881,15 @@ fn checks(
             });
         }
         if let Some(l) = helpers.first() {
-            let drm = leadership(&l.ratings).unwrap_or(0);
+            let drm = leadership_of(l).unwrap_or(0);
             if drm != 0 {
                 modifiers.push(Modifier {
                     value: drm,
-                    reason: format!("`{}` leads", l.id),
+                    reason: format!(
+                        "`{}` leads{}",
+                        l.id,
+                        if l.wounded { " (wounded)" } else { "" }
+                    ),
                     rule: "A10.21".into(),
                 });
             }
@@ -784,7 +965,7 @@ fn checks(
             if unit.morale == Morale::Broken {
                 // A broken unit failing an MC is Casualty Reduced (A10.2).
                 let why = format!("{line}: broken already, Casualty Reduction");
-                fx.events.extend(casualty_reduction(unit, "A10.2", &why));
+                fx.casualty_reduction(unit, "A10.2", &why)?;
                 if casualty {
                     fx.left(
                         Some(id),
@@ -793,28 +974,27 @@ fn checks(
                     );
                 }
             } else {
-                if casualty {
-                    // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+                // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+                let gone = casualty && {
                     let why = format!("{line}: Casualty Reduction");
-                    fx.events.extend(casualty_reduction(unit, "A10.31", &why));
-                    if !matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew) {
-                        fx.events.push(Event::FireEffectApplied(FireEffectApplied {
-                            unit: id.clone(),
-                            outcome: Outcome::Break,
-                            rule: "A10.31".into(),
-                            why: format!("{line}: broken"),
-                        }));
-                    }
+                    fx.casualty_reduction(unit, "A10.31", &why)?
+                };
+                if casualty && !gone {
+                    fx.events.push(Event::FireEffectApplied(FireEffectApplied {
+                        unit: id.clone(),
+                        outcome: Outcome::Break,
+                        rule: "A10.31".into(),
+                        why: format!("{line}: broken"),
+                    }));
                 }
-                let gone = casualty && matches!(unit.kind, UnitKind::HalfSquad | UnitKind::Crew);
                 if !gone {
                     fx.left(
                         Some(id),
                         "A19.13",
                         format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
                     );
+                    fx.leader_lost(unit, "broke");
                 }
-                fx.leader_lost(unit, "broke");
             }
         }
     }

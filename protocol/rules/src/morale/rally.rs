@@ -24,9 +24,8 @@
 //! - A15: an Original 2 on a leader's rally of another unit calls for Heat of Battle, not on a
 //!   self-rally — the "first fire" note and the C# tests.
 
-use crate::fire::resolution::leadership;
 use crate::morale::morale_level;
-use crate::violation::{no_such_unit, text, Piece, RuleViolation, ViolationKind};
+use crate::violation::{text, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use board::terrain::Terrain;
 use game::command::Outcome;
@@ -68,21 +67,10 @@ pub(crate) fn decide(
             ),
         ));
     }
-    let unknown = |id: &UnitId| no_such_unit(id, " in this game");
-    let unit = game.units.get(id).ok_or_else(|| unknown(id))?;
-    if unit.hidden && unit.side != by {
-        return Err(unknown(id));
-    }
-    if unit.side != by {
-        return Err(RuleViolation::with(
-            "A10.6",
-            ViolationKind::NotYourUnit,
-            vec![
-                Piece::unit(id),
-                text(" is the opponent's: each side rallies its own units"),
-            ],
-        ));
-    }
+    // Which unit is named, and whose it is, is the one lookup every command makes
+    // (`rules::own_unit`): an enemy's hidden unit reads as none, an enemy's or an eliminated
+    // one is refused in the same words as for any other act (A1).
+    let unit = crate::own_unit(game, by, id)?;
     let Some(_) = morale_level(unit.kind, &unit.ratings) else {
         return Err(RuleViolation::with(
             "A10.6",
@@ -95,13 +83,6 @@ pub(crate) fn decide(
             ],
         ));
     };
-    if unit.eliminated {
-        return Err(RuleViolation::with(
-            "A10.6",
-            ViolationKind::UnitState,
-            vec![Piece::unit(id), text(" has been eliminated")],
-        ));
-    }
     if unit.morale != Morale::Broken {
         return Err(RuleViolation::with(
             "A10.6",
@@ -151,14 +132,8 @@ pub(crate) fn decide(
     let mut modifiers = vec![];
     let led_by = match leader {
         Some(l) => {
-            let helper = game
-                .units
-                .get(l)
-                .filter(|h| !(h.hidden && h.side != by))
-                .ok_or_else(|| unknown(l))?;
-            let why = if helper.side != by {
-                Some(" is not a friendly leader")
-            } else if helper.kind != UnitKind::Leader {
+            let helper = crate::own_unit(game, by, l)?;
+            let why = if helper.kind != UnitKind::Leader {
                 Some(" is not a leader")
             } else if helper.id == unit.id {
                 Some(" cannot lead his own rally: a broken leader self-rallies (`rally` without `with`)")
@@ -200,11 +175,14 @@ pub(crate) fn decide(
                     ],
                 ));
             }
-            let drm = leadership(&helper.ratings).unwrap_or(0);
+            let drm = super::leadership_of(helper).unwrap_or(0);
             if drm != 0 {
                 modifiers.push(Modifier {
                     value: drm,
-                    reason: format!("`{l}` leads"),
+                    reason: format!(
+                        "`{l}` leads{}",
+                        if helper.wounded { " (wounded)" } else { "" }
+                    ),
                     rule: "A10.6".into(),
                 });
             }
@@ -294,7 +272,8 @@ pub(crate) fn decide(
     let second = dice.roll_die().ok_or_else(no_dice)?;
     let original = i16::from(first) + i16::from(second);
     let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
-    let morale = i16::from(broken_morale);
+    // A wounded man's Morale Level is one lower, his broken side's too (A17.3).
+    let morale = i16::from(broken_morale) - i16::from(super::wounded_penalty(unit));
     let self_rally = led_by.is_none();
     // Fate first: an Original 12 never rallies (A10.64).
     let fate = original == 12;
@@ -317,8 +296,9 @@ pub(crate) fn decide(
         None => "self-rally".to_string(),
     };
     let line = format!(
-        "{} `{id}` {how}: broken morale {broken_morale}, DR {original}{drms} → {words}",
-        unit.ratings
+        "{} `{id}` {how}: broken morale {morale}{}, DR {original}{drms} → {words}",
+        unit.ratings,
+        if unit.wounded { " (wounded)" } else { "" }
     );
     let mut events = vec![
         Event::RallyAttempted(RallyAttempted {
@@ -356,16 +336,32 @@ pub(crate) fn decide(
     }
     if fate {
         // Fate is a Casualty Reduction (A10.64), by the one function that reduces a unit.
-        events.extend(super::casualty_reduction(
+        let mut draw = game.dice_drawn + 2;
+        let mut draws = super::Draws {
+            by: unit.side,
+            draw: &mut draw,
+            dice: &mut *dice,
+        };
+        let reduced = super::casualty_reduction(
+            game,
             unit,
             "A10.64",
             &format!("{line}: Casualty Reduction"),
-        ));
+            &mut draws,
+        )
+        .map_err(|_| {
+            RuleViolation::new(
+                "docs/dice.md",
+                ViolationKind::NoDice,
+                "no dice: offline, add a `dice` line with a face for the Wound Severity dr (A17.11) after the rally's two",
+            )
+        })?;
+        events.extend(reduced);
     }
     if snake_eyes_asked {
         events.push(left(
             "A10.63",
-            format!("`{id}` rolled an Original 2 on its self-rally, Final DR {final_dr} above its broken morale {broken_morale}: whether it rallies rests on one source, so it is the players' to rule"),
+            format!("`{id}` rolled an Original 2 on its self-rally, Final DR {final_dr} above its broken morale {morale}: whether it rallies rests on one source, so it is the players' to rule"),
         ));
     }
     if !self_rally && original == 2 {

@@ -7,7 +7,7 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, check_free, named_stack, StackAct};
+use super::{allotment, check_free, check_together, named_stack, StackAct};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{require_acting, require_phase};
 use board::hex::Hex;
@@ -78,25 +78,7 @@ fn advancers<'g>(game: &'g Game, by: Side, ids: &[UnitId]) -> Result<Vec<&'g Uni
     for unit in &units {
         check_may_advance(game, unit)?;
     }
-    let first = units[0];
-    if let Some(apart) = units
-        .iter()
-        .find(|u| u.hex != first.hex || !game.same_location(u, first))
-    {
-        return Err(RuleViolation::with(
-            "A4.7",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(&first.id),
-                " and ",
-                Piece::unit(&apart.id),
-                format!(
-                    " are not in the same Location ({} and {}); units advance together only from one Location",
-                    first.hex, apart.hex
-                )
-            ],
-        ));
-    }
+    check_together(game, &units, StackAct::Advance)?;
     Ok(units)
 }
 

@@ -27,6 +27,11 @@ pub(crate) fn decide(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>
                 ViolationKind::UnitState,
                 "has declared Assault Movement, which is not Double Time",
             )),
+            _ if unit.wounded => Some((
+                "A17.2",
+                ViolationKind::UnitState,
+                "is wounded, and a wounded man cannot Double Time",
+            )),
             _ if unit.cx => Some((
                 "A4.51",
                 ViolationKind::UnitState,

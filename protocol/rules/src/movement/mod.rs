@@ -52,10 +52,16 @@ pub fn ipc(kind: UnitKind) -> u8 {
     }
 }
 
-/// A unit's IPC now: one lower while it is CX (A4.51).
+/// A unit's IPC now: one lower while it is CX (A4.51), none while it is wounded (A17.2).
 pub fn unit_ipc(unit: &Unit) -> u8 {
+    if unit.wounded {
+        return 0;
+    }
     ipc(unit.kind).saturating_sub(u8::from(unit.cx))
 }
+
+/// A wounded man's MF, in the MPh and the RtPh alike (A17.2).
+pub const WOUNDED_MF: u16 = 3;
 
 /// An SMC never portages more than two PP (A4.42).
 pub const SMC_PP_MAX: u8 = 2;
@@ -117,6 +123,7 @@ pub fn allotment(
     extra_pp: u8,
 ) -> Allotment {
     let base = match unit.kind {
+        _ if unit.wounded => Mf::whole(WOUNDED_MF),
         UnitKind::Leader | UnitKind::Hero => Mf::whole(6),
         _ if unit.inexperienced => Mf::whole(3),
         _ => Mf::whole(4),
@@ -193,8 +200,12 @@ impl Allowance<'_> {
     /// The unit's MF for this act, and the rule that grants them.
     fn of(self, game: &Game, unit: &Unit, road_step: bool) -> (Allotment, &'static str) {
         match self {
-            Allowance::Move(ids) => (allotment(game, unit, ids, road_step, 0), "A4.1"),
-            Allowance::Rout => (rout::allotment(), "A10.5"),
+            Allowance::Move(ids) => (
+                allotment(game, unit, ids, road_step, 0),
+                if unit.wounded { "A17.2" } else { "A4.1" },
+            ),
+            Allowance::Rout if unit.wounded => (rout::allotment(unit), "A17.2"),
+            Allowance::Rout => (rout::allotment(unit), "A10.5"),
         }
     }
 }
@@ -377,26 +388,7 @@ pub(crate) fn movers<'g>(
         check_may_move(game, unit)?;
         check_smc_load(game, unit, 0)?;
     }
-    let first = units[0];
-    if let Some(apart) = units
-        .iter()
-        .find(|u| u.hex != first.hex || u.bypass != first.bypass || !game.same_location(u, first))
-    {
-        return Err(RuleViolation::with(
-            "A4.2",
-            ViolationKind::UnitState,
-            pieces![
-                Piece::unit(&first.id),
-                " and ",
-                Piece::unit(&apart.id),
-                format!(
-                    " are not in the same place ({} and {}); only units together move as a stack",
-                    position(first),
-                    position(apart)
-                )
-            ],
-        ));
-    }
+    check_together(game, &units, StackAct::Move)?;
     check_one_stack_at_a_time(game, ids)?;
     check_leader_stays(game, &units, ids)?;
     Ok(units)
@@ -429,10 +421,65 @@ fn check_leader_stays(game: &Game, units: &[&Unit], ids: &[UnitId]) -> Result<()
     Ok(())
 }
 
-fn position(unit: &Unit) -> String {
-    match &unit.bypass {
-        Some(b) => format!("{} in Bypass", b.hex),
-        None => unit.hex.to_string(),
+/// The one check that the units named as one stack are together (A4.2, A4.7, B8.41), for every
+/// command that moves, advances, routs or goes below ground with a stack (a withdrawal from
+/// Melee names units of the one CC Location, A11.2): one hex,
+/// one level of it (A5.1: each level of a building is a Location), and one side of any Bypass
+/// (A4.3: a unit in Bypass is along a hexside, not with the units in the hex's middle; only
+/// the MPh has Bypass, so no other act meets it). What differs by act is `act`: below ground
+/// (`StackAct::Below`) the units at a Manhole and those in the sewer beneath it make one
+/// combined stack (B8.41), so being above or below ground does not part them there; each act
+/// then asks of each unit whether it may be where it is. Refusals cite the act's rule.
+pub(crate) fn check_together(
+    game: &Game,
+    units: &[&Unit],
+    act: StackAct,
+) -> Result<(), RuleViolation> {
+    let (rule, why) = match act {
+        StackAct::Move => ("A4.2", "only units together move as a stack"),
+        StackAct::Advance => ("A4.7", "units advance together only from one Location"),
+        StackAct::Below(rule) => (
+            rule,
+            "a stack goes below ground, moves there and comes up only from one Location",
+        ),
+    };
+    let below = matches!(act, StackAct::Below(_));
+    let apart = |a: &Unit, b: &Unit| {
+        a.hex != b.hex
+            || a.bypass != b.bypass
+            || game.upper_level(a) != game.upper_level(b)
+            || (!below && a.underground.is_some() != b.underground.is_some())
+    };
+    let Some(first) = units.first() else {
+        return Ok(());
+    };
+    match units.iter().find(|u| apart(u, first)) {
+        Some(other) => Err(RuleViolation::with(
+            rule,
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&first.id),
+                " and ",
+                Piece::unit(&other.id),
+                format!(
+                    " are not together ({} and {}); {why}",
+                    position(game, first),
+                    position(game, other)
+                )
+            ],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Where a unit is, in the words of [`check_together`]'s refusal.
+fn position(game: &Game, unit: &Unit) -> String {
+    let hex = unit.hex;
+    match (&unit.bypass, game.upper_level(unit), &unit.underground) {
+        (Some(b), _, _) => format!("{} in Bypass", b.hex),
+        (_, Some(_), _) => format!("an upper level of {hex}"),
+        (_, _, Some(_)) => format!("below ground in {hex}"),
+        _ => hex.to_string(),
     }
 }
 

@@ -161,10 +161,15 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
     Ok(events)
 }
 
-/// A router's MF: six, whoever it is and whatever it portages within its IPC (A10.5). What it
-/// pays them for is the one MF accounting of entering (`movement::pay`, `Allowance::Rout`).
-pub(super) fn allotment() -> Allotment {
-    let total = Mf::whole(ROUT_MF);
+/// A router's MF: six, whoever it is and whatever it portages within its IPC (A10.5), three
+/// if it is wounded (A17.2). What it pays them for is the one MF accounting of entering
+/// (`movement::pay`, `Allowance::Rout`).
+pub(super) fn allotment(unit: &Unit) -> Allotment {
+    let total = if unit.wounded {
+        Mf::whole(super::WOUNDED_MF)
+    } else {
+        Mf::whole(ROUT_MF)
+    };
     Allotment {
         base: total,
         total,
