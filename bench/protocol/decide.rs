@@ -11,6 +11,7 @@
 //! `cargo bench -p asl-protocol --bench decide`; figures go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use protocol::event::GameCreated;
 use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::hint::black_box;
@@ -22,7 +23,7 @@ use shapes::{walled_line, walled_lines};
 fn start(scenario: &str) -> Game {
     let text = protocol::scenario::longest(scenario).expect("the scenario has a turn count");
     let scenario = Scenario::from_toml(&text).expect("the scenario reads");
-    Game::replay(&[Event::GameCreated { scenario }]).expect("a game")
+    Game::replay(&[Event::GameCreated(GameCreated { scenario })]).expect("a game")
 }
 
 /// Plays `game` to its end by `done`; returns the steps taken.

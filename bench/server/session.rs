@@ -9,6 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use protocol::chain::{Entry, Salt};
+use protocol::event::GameCreated;
 use protocol::rules::moving_on;
 use protocol::ReadScenario;
 use protocol::{apply, decide, Event, Game, Scenario, ScriptedDice};
@@ -89,9 +90,9 @@ fn rules_alone(mut game: Game) -> u64 {
 
 fn whole_game(c: &mut Criterion) {
     let scenario = scenario();
-    let game = Game::replay([&Event::GameCreated {
+    let game = Game::replay([&Event::GameCreated(GameCreated {
         scenario: scenario.clone(),
-    }])
+    })])
     .expect("a game");
     let steps = rules_alone(game.clone());
     assert_eq!(through_the_session(session(&scenario)), steps);

@@ -7,6 +7,7 @@
 //! `cargo bench -p asl-server --bench store`; figures and ratios go in BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use protocol::event::{GameCreated, StepEnded};
 use protocol::phase::Clock;
 use protocol::record::stream::Streams;
 use protocol::ReadScenario;
@@ -26,11 +27,11 @@ const CONCURRENT_GAMES: usize = 200;
 const REPLAY_GAMES: usize = 50;
 
 fn step_record(seq: u64) -> Vec<u8> {
-    let event = Event::StepEnded {
+    let event = Event::StepEnded(StepEnded {
         by: Side::A,
         ended: Clock::START,
         next: Clock::START,
-    };
+    });
     envelope::encode(seq, envelope::GENESIS, &event).0
 }
 
@@ -101,7 +102,7 @@ fn long_game() -> Vec<Vec<u8>> {
         protocol::scenario::longest(include_str!("../../scenarios/b9-41-wall-advantage.toml"))
             .expect("the scenario has a turn count");
     let scenario = Scenario::from_toml(&text).unwrap();
-    let mut events = vec![Event::GameCreated { scenario }];
+    let mut events = vec![Event::GameCreated(GameCreated { scenario })];
     let mut game = Game::replay(&events).unwrap();
     while !game.over {
         let step = decide(

@@ -850,6 +850,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameEnded;
 
     #[test]
     fn endpoint_adds_the_protocol_path_once() {
@@ -979,7 +980,7 @@ mod tests {
     fn every_versioned_message_moves_the_version() {
         let event = ServerMessage::Event(crate::follower::sequenced(
             9,
-            protocol::Event::GameEnded { turns_played: 1 },
+            protocol::Event::GameEnded(GameEnded { turns_played: 1 }),
         ));
         assert_eq!(version_of(&event), Some(9));
         assert_eq!(version_of(&ServerMessage::Pong { nonce: 1 }), None);

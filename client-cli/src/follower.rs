@@ -133,7 +133,7 @@ impl Follower {
         apply_viewed(&mut self.game, &sequenced.viewed);
         self.passing_due = matches!(
             sequenced.viewed.event,
-            Event::StepEnded { .. } | Event::StepPassed { .. }
+            Event::StepEnded(_) | Event::StepPassed(_)
         ) && passing::passes_on_arrival(&self.game);
         let advance = Advance::Applied(description);
         if let Some((at, hash)) = self.checkpoint {
@@ -175,6 +175,7 @@ pub(crate) fn sequenced(seq: u64, event: protocol::Event) -> Sequenced {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::{GameCreated, GameEnded};
     use protocol::rules::decide;
     use protocol::ReadScenario;
     use protocol::{apply, Command, Event, Scenario, ScriptedDice, Side};
@@ -240,7 +241,7 @@ mod tests {
         let err = follower
             .advance(&Sequenced {
                 seq: 3,
-                viewed: viewed(Event::GameEnded { turns_played: 1 }),
+                viewed: viewed(Event::GameEnded(GameEnded { turns_played: 1 })),
                 hash: Default::default(),
             })
             .unwrap_err();
@@ -311,7 +312,7 @@ mod tests {
         let mut follower = Follower::new(Game::new(scenario.clone()));
         let created = Sequenced {
             seq: 1,
-            viewed: viewed(Event::GameCreated { scenario }),
+            viewed: viewed(Event::GameCreated(GameCreated { scenario })),
             hash: Default::default(),
         };
         assert!(

@@ -46,7 +46,7 @@ impl Record {
             return Ok(vec![]);
         }
         let mut lines = vec![];
-        let created = matches!(sequenced.viewed.event, Event::GameCreated { .. });
+        let created = matches!(sequenced.viewed.event, Event::GameCreated(_));
         // Notes, reasons and the scenario's names are others' words: escaped for the terminal.
         if !created && self.header.as_ref() != Some(&header) {
             lines.push(crate::printable(&header));
@@ -60,6 +60,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::rules::decide;
     use protocol::ReadScenario;
     use protocol::{apply, Command, Scenario, ScriptedDice, Side};
@@ -80,9 +81,9 @@ mod tests {
     fn headers_mark_each_new_phase_once() {
         let scenario = scenario();
         let mut server = Game::new(scenario.clone());
-        let created = Event::GameCreated {
+        let created = Event::GameCreated(GameCreated {
             scenario: scenario.clone(),
-        };
+        });
         apply(&mut server, &created);
         let mut stream = vec![crate::follower::sequenced(1, created)];
         // RPh (three steps, all German-led), PFPh, then the end of the MPh.

@@ -13,6 +13,7 @@ use client::commands::watch::{watch, WatchArgs};
 use client::commands::{GameArgs, ServerArg};
 use client::{Connection, Failure, NewGame, Reply, Status};
 use e2e::TestServer;
+use protocol::event::GameCreated;
 use protocol::ReadScenario;
 use protocol::{apply, Command, Event, Game, Scenario, Side, Viewer};
 use server::operations::config::Config;
@@ -747,7 +748,7 @@ async fn state_prints_the_projection() {
     let g = create_game(&s).await;
     let scenario = Scenario::from_toml(SCENARIO).unwrap();
     let mut expected = Game::new(scenario.clone());
-    apply(&mut expected, &Event::GameCreated { scenario });
+    apply(&mut expected, &Event::GameCreated(GameCreated { scenario }));
 
     let mut args = StateArgs {
         server: server(&s),

@@ -7,6 +7,7 @@ use crate::stats::{ms, percentile, rss_kib};
 use crate::table::Table;
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
+use protocol::event::{GameCreated, StepEnded};
 use protocol::phase::Clock;
 use protocol::wire::{self, Sequenced, ServerMessage};
 use protocol::ReadScenario;
@@ -32,11 +33,11 @@ pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
 
 /// One `done`'s event as the store holds it: the size the raw baseline writes.
 pub fn step_record() -> Vec<u8> {
-    let event = Event::StepEnded {
+    let event = Event::StepEnded(StepEnded {
         by: Side::A,
         ended: Clock::START,
         next: Clock::START,
-    };
+    });
     envelope::encode(2, envelope::GENESIS, &event).0
 }
 
@@ -443,11 +444,11 @@ pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow:
         wire::to_bincode(&ServerMessage::Event(Sequenced {
             seq,
             viewed: protocol::game::view::Viewed {
-                event: Event::StepEnded {
+                event: Event::StepEnded(StepEnded {
                     by: Side::A,
                     ended: Clock::START,
                     next: Clock::START,
-                },
+                }),
                 renamed: vec![],
                 weapons: vec![],
             },
@@ -617,7 +618,7 @@ const FIRST_GAME_COMMANDS: u64 = 20;
 fn populate(dir: &Path, games: usize) -> anyhow::Result<u64> {
     let scenario =
         protocol::Scenario::from_toml(include_str!("../../scenarios/b9-41-wall-advantage.toml"))?;
-    let mut events = vec![Event::GameCreated { scenario }];
+    let mut events = vec![Event::GameCreated(GameCreated { scenario })];
     let mut game = protocol::Game::replay(&events).map_err(|e| anyhow::anyhow!("{e}"))?;
     while !game.over {
         let (side, command) = protocol::rules::moving_on(&game);

@@ -18,6 +18,7 @@ use crate::stats::{cpu_nanos, ms, percentile, rss_kib};
 use anyhow::{anyhow, bail, Context};
 use protocol::board::time_control::TimeControl;
 use protocol::chain::Entry;
+use protocol::event::{ClockExpired, ClockStarted, GameCreated};
 use protocol::wire::{ClientMessage, NotifyTarget, ServerMessage};
 use protocol::{Command, Event, ReadScenario, Side};
 use server::store::envelope::{self, GameMeta, META_FORMAT};
@@ -167,8 +168,8 @@ pub fn to_first_handover() -> anyhow::Result<(Side, Vec<Command>)> {
     let scenario = protocol::Scenario::from_toml(SCENARIO)?;
     let control = TimeControl::parse("correspondence:12h/5d")?;
     let events = [
-        Event::GameCreated { scenario },
-        Event::ClockStarted { control, at: 0 },
+        Event::GameCreated(GameCreated { scenario }),
+        Event::ClockStarted(ClockStarted { control, at: 0 }),
     ];
     let mut game = protocol::Game::replay(&events).map_err(|e| anyhow!("{e}"))?;
     let waiting = protocol::game::timing::awaited(&game)
@@ -648,7 +649,7 @@ pub fn expiry_lags(dir: &Path, plan: &Plan) -> anyhow::Result<(Vec<Duration>, us
         let records = store.load(&game_key(n))?;
         let log = envelope::verify(&records).map_err(|e| anyhow!("game {n}: {e}"))?;
         let at = log.entries.iter().find_map(|e| match &e.event {
-            Event::ClockExpired { at, .. } => Some(*at),
+            Event::ClockExpired(ClockExpired { at, .. }) => Some(*at),
             _ => None,
         });
         match at {

@@ -15,6 +15,7 @@ use crate::stats::{Problems, Rng};
 use crate::table::{Divergence, Table};
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressStyle};
+use protocol::event::GameCreated;
 use protocol::game::view::{apply_viewed, Viewed};
 use protocol::wire::{ClientMessage, ServerMessage, Tokens};
 use protocol::ReadScenario;
@@ -186,9 +187,9 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
 async fn create(addr: SocketAddr) -> anyhow::Result<Track> {
     let mut client = Client::connect(addr).await?;
     let (game, tokens) = client.create(SCENARIO).await?;
-    let created = Event::GameCreated {
+    let created = Event::GameCreated(GameCreated {
         scenario: Scenario::from_toml(SCENARIO)?,
-    };
+    });
     let mut replica = Game::replay([&created])
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .project(Viewer::Side(Side::A));

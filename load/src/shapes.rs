@@ -250,6 +250,7 @@ fn move_of(shape: Shape, game: &Game, side: Side, i: usize) -> Option<Command> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::{apply, Event, ReadScenario, Scenario};
 
     /// Each real shape's boards and scenario read as the server reads them (its boards
@@ -270,7 +271,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
             let counters = scenario.units.len() + scenario.weapons.len();
             assert_eq!(counters, COUNTERS, "{shape:?}");
-            let mut game = Game::replay(&[Event::GameCreated { scenario }]).unwrap();
+            let mut game = Game::replay(&[Event::GameCreated(GameCreated { scenario })]).unwrap();
             let mut mover = Mover::default();
             let (mut moves, mut steps) = (0, 0);
             while game.clock.turn < 3 {

@@ -3,6 +3,7 @@
 //! and read from a scenario only with a name fit to show.
 
 use protocol::board::scenario::UnitKind;
+use protocol::event::GameCreated;
 use protocol::game::command::Outcome;
 use protocol::game::view::project_event;
 use protocol::game::{apply, Game, Viewer};
@@ -13,7 +14,7 @@ const SCENARIO: &str = include_str!("positions/scenarios/counters.toml");
 
 fn start() -> Game {
     let scenario = Scenario::from_toml(SCENARIO).unwrap();
-    Game::replay([&Event::GameCreated { scenario }]).unwrap()
+    Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! (`game::Units`). Neither is encoded, so neither changes the state hash or the log, and a
 //! position with them decides every command as the same position without them.
 
+use protocol::event::GameCreated;
 use protocol::game::{CopyOnWrite, Units};
 use protocol::rules::moving_on;
 use protocol::ReadScenario;
@@ -30,7 +31,7 @@ fn walled_lines(pairs: usize) -> String {
 
 fn start(text: &str) -> Game {
     let scenario = Scenario::from_toml(text).unwrap();
-    Game::replay([&Event::GameCreated { scenario }]).unwrap()
+    Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
 }
 
 /// The same position with nothing derived: its units copied afresh.
@@ -89,9 +90,9 @@ fn a_position_decides_alike_with_and_without_what_was_derived() {
         }
         assert!(skipped > 0, "no command found its units settled");
         let replayed = Game::replay(
-            std::iter::once(&Event::GameCreated {
+            std::iter::once(&Event::GameCreated(GameCreated {
                 scenario: game.scenario.as_ref().clone(),
-            })
+            }))
             .chain(&log),
         )
         .unwrap();

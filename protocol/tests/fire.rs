@@ -14,6 +14,9 @@
 
 use proptest::prelude::*;
 use protocol::dice::RollPurpose;
+use protocol::event::{
+    DiceRolled, FireEffectApplied, IftAttackResolved, MultipleRofRetained, WeaponMalfunctioned,
+};
 use protocol::game::{apply, Game};
 use protocol::rules::fire::ift::{self, IftColumn, IftResult};
 use protocol::ReadScenario;
@@ -97,7 +100,7 @@ proptest! {
         let mut dice = ScriptedDice::new([a, b, c, d]).unwrap();
         let events = decide(&game, Side::A, &Command::ResolveAttack, &mut dice).unwrap();
         let roll = events.iter().find_map(|e| match e {
-            Event::DiceRolled { roll } => Some(roll.clone()),
+            Event::DiceRolled(DiceRolled { roll }) => Some(roll.clone()),
             _ => None,
         });
         let Some(roll) = roll else {
@@ -106,7 +109,7 @@ proptest! {
         prop_assert_eq!(roll.purpose, RollPurpose::Ift);
         prop_assert_eq!(&roll.dice, &vec![a, b]);
         let (fp, column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
-            Event::IftAttackResolved { fp, column, cowered, final_dr, result, .. } =>
+            Event::IftAttackResolved(IftAttackResolved { fp, column, cowered, final_dr, result, .. }) =>
                 Some((fp.clone(), *column, *cowered, *final_dr, result.clone())),
             _ => None,
         }).expect("an IFT reading follows the roll");
@@ -130,7 +133,7 @@ proptest! {
         }
         // A9.7: each SW firing malfunctions exactly when the Original DR reaches its B#.
         let malfunctioned: Vec<String> = events.iter().filter_map(|e| match e {
-            Event::WeaponMalfunctioned { weapon, original_dr, .. } => {
+            Event::WeaponMalfunctioned(WeaponMalfunctioned { weapon, original_dr, .. }) => {
                 assert_eq!(*original_dr, a + b);
                 Some(weapon.clone())
             }
@@ -145,7 +148,7 @@ proptest! {
         // A9.2: each SW firing keeps its Multiple ROF exactly when the Original coloured dr
         // (the first die) is at or below its ROF and it did not malfunction.
         let kept: Vec<String> = events.iter().filter_map(|e| match e {
-            Event::MultipleRofRetained { weapon, coloured_dr, .. } => {
+            Event::MultipleRofRetained(MultipleRofRetained { weapon, coloured_dr, .. }) => {
                 assert_eq!(*coloured_dr, a);
                 Some(weapon.clone())
             }
@@ -161,11 +164,11 @@ proptest! {
         prop_assert_eq!(kept, want);
         // The check the result calls for, on the lone 4-4-7 of the target hex.
         let checks: Vec<_> = events.iter().filter_map(|e| match e {
-            Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift => Some(roll.clone()),
+            Event::DiceRolled(DiceRolled { roll }) if roll.purpose != RollPurpose::Ift => Some(roll.clone()),
             _ => None,
         }).collect();
         let effects: Vec<protocol::command::Outcome> = events.iter().filter_map(|e| match e {
-            Event::FireEffectApplied { outcome, .. } => Some(*outcome),
+            Event::FireEffectApplied(FireEffectApplied { outcome, .. }) => Some(*outcome),
             _ => None,
         }).collect();
         let check = match IftResult::parse(&result).unwrap() {
@@ -212,7 +215,7 @@ proptest! {
         // The attack ends with AttackResolved; only the Wall Advantage a broken unit loses
         // (B9.32) and the DM counter a unit that broke takes (A10.62) follow it, as
         // consequences of the new position.
-        let end = events.iter().position(|e| matches!(e, Event::AttackResolved { .. }));
+        let end = events.iter().position(|e| matches!(e, Event::AttackResolved(_)));
         prop_assert!(end.is_some(), "the attack ends with AttackResolved");
         let after = &events[end.unwrap() + 1..];
         prop_assert!(
@@ -291,7 +294,7 @@ proptest! {
         let mut dice = ScriptedDice::new([a, b, 6, 6]).unwrap();
         let events = decide(&game, Side::B, &Command::ResolveAttack, &mut dice).unwrap();
         let roll = events.iter().find_map(|e| match e {
-            Event::DiceRolled { roll } if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
+            Event::DiceRolled(DiceRolled { roll }) if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
             _ => None,
         }).expect("the engine resolves First Fire at a stack that moved two hexes in the open");
         prop_assert_eq!(&roll.dice, &vec![a, b]);
@@ -303,7 +306,7 @@ proptest! {
         prop_assert!(roll.modifiers.iter().filter(|m| m.rule == "A4.6").all(|m| m.value == -1));
         let drm: i16 = roll.modifiers.iter().map(|m| i16::from(m.value)).sum();
         let (fp, column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
-            Event::IftAttackResolved { fp, column, cowered, final_dr, result, .. } =>
+            Event::IftAttackResolved(IftAttackResolved { fp, column, cowered, final_dr, result, .. }) =>
                 Some((fp.clone(), *column, *cowered, *final_dr, result.clone())),
             _ => None,
         }).expect("an IFT reading follows the roll");

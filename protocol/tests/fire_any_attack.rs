@@ -30,6 +30,10 @@
 use proptest::prelude::*;
 use protocol::command::Outcome;
 use protocol::dice::RollPurpose;
+use protocol::event::{
+    AttackLeftToPlayers, DiceRolled, FireEffectApplied, IftAttackResolved, MultipleRofRetained,
+    WeaponMalfunctioned,
+};
 use protocol::game::{apply, Game};
 use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side};
@@ -406,7 +410,7 @@ proptest! {
         }
         let whole = halves / 2;
         let left = events.iter().find_map(|e| match e {
-            Event::AttackLeftToPlayers { rule, .. } => Some(rule.clone()),
+            Event::AttackLeftToPlayers(AttackLeftToPlayers { rule, .. }) => Some(rule.clone()),
             _ => None,
         });
         if let Some(rule) = beyond {
@@ -420,12 +424,12 @@ proptest! {
         prop_assert_eq!(left, None, "the engine resolves this attack: {:?}", events);
 
         let roll = events.iter().find_map(|e| match e {
-            Event::DiceRolled { roll } if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
+            Event::DiceRolled(DiceRolled { roll }) if roll.purpose == RollPurpose::Ift => Some(roll.clone()),
             _ => None,
         }).expect("the IFT's DR is rolled");
         prop_assert_eq!(&roll.dice, &vec![a, b]);
         let (fp, logged_column, cowered, final_dr, result) = events.iter().find_map(|e| match e {
-            Event::IftAttackResolved { fp, column, cowered, final_dr, result, .. } =>
+            Event::IftAttackResolved(IftAttackResolved { fp, column, cowered, final_dr, result, .. }) =>
                 Some((fp.clone(), *column, *cowered, *final_dr, result.clone())),
             _ => None,
         }).expect("an IFT reading follows the roll");
@@ -456,8 +460,8 @@ proptest! {
 
         // A9.7: the MG malfunctions when the Original DR reaches its B#; A9.2: otherwise it
         // keeps its Multiple ROF when the coloured dr, the first die, is at or below its ROF.
-        let malfunctioned = events.iter().any(|e| matches!(e, Event::WeaponMalfunctioned { weapon, .. } if weapon == "mg"));
-        let kept = events.iter().any(|e| matches!(e, Event::MultipleRofRetained { weapon, .. } if weapon == "mg"));
+        let malfunctioned = events.iter().any(|e| matches!(e, Event::WeaponMalfunctioned(WeaponMalfunctioned { weapon, .. }) if weapon == "mg"));
+        let kept = events.iter().any(|e| matches!(e, Event::MultipleRofRetained(MultipleRofRetained { weapon, .. }) if weapon == "mg"));
         let broke = weapon.as_ref().is_some_and(|w| a + b >= w.breakdown);
         prop_assert_eq!(malfunctioned, broke);
         // A4.41: in the AFPh one shot whatever the ROF, but for an Opportunity Firer's.
@@ -467,7 +471,7 @@ proptest! {
         // The lone target takes the result: a KIA eliminates it (A7.301), a K/# reduces it
         // (A7.302), with no Random Selection roll; other results roll its check.
         let outcomes: Vec<Outcome> = events.iter().filter_map(|e| match e {
-            Event::FireEffectApplied { unit, outcome, .. } if unit == "r1" => Some(*outcome),
+            Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) if unit == "r1" => Some(*outcome),
             _ => None,
         }).collect();
         if want.ends_with("KIA") {
@@ -478,7 +482,7 @@ proptest! {
             prop_assert!(outcomes.is_empty());
         } else {
             let check = events.iter().filter(|e| matches!(e,
-                Event::DiceRolled { roll } if roll.purpose != RollPurpose::Ift)).count();
+                Event::DiceRolled(DiceRolled { roll }) if roll.purpose != RollPurpose::Ift)).count();
             prop_assert_eq!(check, 1, "one check for {}: {:?}", want, events);
         }
     }

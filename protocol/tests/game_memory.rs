@@ -14,6 +14,7 @@ mod shapes;
 
 use counting::{Counting, HELD};
 use protocol::board::scenario::Interner;
+use protocol::event::GameCreated;
 use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice};
 use std::sync::atomic::Ordering;
@@ -36,7 +37,7 @@ fn held_by<T>(make: impl FnOnce() -> T) -> (T, usize) {
 fn loaded(text: &str, interner: &Interner) -> Game {
     let mut scenario = Scenario::from_toml(text).expect("the scenario reads");
     interner.share(&mut scenario);
-    Game::replay(&[Event::GameCreated { scenario }]).expect("a game")
+    Game::replay(&[Event::GameCreated(GameCreated { scenario })]).expect("a game")
 }
 
 /// Every step to the end by `done`, the events dropped as the game task drops them once

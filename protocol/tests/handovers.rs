@@ -14,6 +14,7 @@
 #[path = "../../bench/protocol/shapes.rs"]
 mod shapes;
 
+use protocol::event::{StepEnded, StepPassed};
 use protocol::phase::{Clock, Phase};
 use protocol::ReadScenario;
 use protocol::{apply, decide, Command, Event, Game, Scenario, ScriptedDice, Side};
@@ -106,12 +107,12 @@ fn first_game_turn(toml: &str) -> Turn {
         turn.dones += 1;
         for e in &events {
             match e {
-                Event::StepEnded { next, .. } => turn.steps.push(Begun {
+                Event::StepEnded(StepEnded { next, .. }) => turn.steps.push(Begun {
                     side: next.acting(first),
                     clock: *next,
                     passed: false,
                 }),
-                Event::StepPassed { ended, next } => {
+                Event::StepPassed(StepPassed { ended, next }) => {
                     let begun = turn.steps.last_mut().expect("a step was begun");
                     assert_eq!(begun.clock, *ended);
                     begun.passed = true;

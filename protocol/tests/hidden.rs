@@ -14,6 +14,7 @@
 //!   refusals are the same in both.
 
 use proptest::prelude::*;
+use protocol::event::{GameCreated, SquadReduced, StepPassed, UnitMoved, WeaponDropped};
 use protocol::game::view::{apply_viewed, command_in_ids, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::record::stream::Streams;
@@ -34,7 +35,7 @@ const RUSSIAN: Viewer = Viewer::Side(Side::B);
 
 fn start() -> Game {
     let scenario = Scenario::from_toml(SCENARIO).unwrap();
-    Game::replay([&Event::GameCreated { scenario }]).unwrap()
+    Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
 }
 
 fn hex(name: &str) -> Hex {
@@ -91,7 +92,7 @@ fn a_concealed_leader_moving_shows_no_allotment() {
     let moved = seen
         .iter()
         .find_map(|v| match &v.event {
-            Event::UnitMoved { units, mf, .. } => Some((units.clone(), mf.clone())),
+            Event::UnitMoved(UnitMoved { units, mf, .. }) => Some((units.clone(), mf.clone())),
             _ => None,
         })
         .expect("the Russian sees a \"?\" move");
@@ -123,10 +124,10 @@ fn a_concealed_squad_dropping_its_weapon_is_named_by_its_alias() {
         let seen = seen_by(&before, viewer, &events);
         assert_eq!(
             seen[0].event,
-            Event::WeaponDropped {
+            Event::WeaponDropped(WeaponDropped {
                 unit: alias.clone(),
                 weapon: "lmg".into()
-            }
+            })
         );
         // The weapon now lies in the hex, seen by all, as the projection after shows.
         assert_eq!(seen[0].weapons.len(), 1);
@@ -147,9 +148,9 @@ fn no_unit_id_under_a_question_mark_reaches_others() {
         let created = serde_json::to_string(&seen_by(
             &Game::new(game.scenario.clone()),
             viewer,
-            &[Event::GameCreated {
+            &[Event::GameCreated(GameCreated {
                 scenario: (*game.scenario).clone(),
-            }],
+            })],
         ))
         .unwrap();
         for secret in ["rc447", "\"rd\"", "\"rh\"", "atr", "4-4-7\",\"hex\":\"20F4"] {
@@ -173,9 +174,9 @@ fn a_hip_units_activity_leaves_no_trace_in_others_streams() {
     // The same game twice; in the second the Russian adjudicates a break on its own HIP unit.
     let quiet = start();
     let mut busy = start();
-    let mut quiet_streams = Streams::of_log([&Event::GameCreated {
+    let mut quiet_streams = Streams::of_log([&Event::GameCreated(GameCreated {
         scenario: (*quiet.scenario).clone(),
-    }]);
+    })]);
     let mut busy_streams = quiet_streams.clone();
     let mut quiet_game = quiet.clone();
     let step = |game: &mut Game, streams: &mut Streams, side: Side, command: Command| {
@@ -241,7 +242,7 @@ fn the_event_that_reveals_a_unit_says_which_question_mark_it_was() {
     let seen = seen_by(&before, Viewer::Side(Side::A), &events);
     let blocked = seen
         .iter()
-        .find(|v| matches!(v.event, Event::UnitEntryBlocked { .. }))
+        .find(|v| matches!(v.event, Event::UnitEntryBlocked(_)))
         .expect("the move is blocked by the \"?\"");
     assert!(blocked
         .renamed
@@ -313,7 +314,7 @@ concealed = true
 /// his refusals there — his designation naming the "?" by its alias, and his `done`.
 fn german_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
     let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
-    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let german = Viewer::Side(Side::A);
     let mut seen = vec![];
     let mut step = |game: &mut Game, side: Side, command: Command| {
@@ -425,7 +426,7 @@ hex = "3C3"
 "#
     );
     let scenario = Scenario::from_toml(&toml).unwrap();
-    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let russian = Viewer::Side(Side::B);
     let mut seen = vec![];
     let mut step = |game: &mut Game, side: Side, command: Command| {
@@ -1113,7 +1114,7 @@ proptest! {
         // squad behind a wall.
         let mut game = if walls {
             let text = include_str!("positions/scenarios/wa-positions.toml");
-            Game::replay([&Event::GameCreated { scenario: Scenario::from_toml(text).unwrap() }])
+            Game::replay([&Event::GameCreated(GameCreated { scenario: Scenario::from_toml(text).unwrap() })])
                 .unwrap()
         } else {
             start()
@@ -1183,7 +1184,7 @@ concealed = true
 "#
     );
     let scenario = Scenario::from_toml(&toml).unwrap();
-    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let german = Viewer::Side(Side::A);
     let mut seen = vec![];
     let mut step = |game: &mut Game, side: Side, command: Command| {
@@ -1260,7 +1261,7 @@ fn a_concealed_squads_half_squad_is_its_owners() {
     );
     assert_ne!(text, SCENARIO, "the scenario still has hq467 under \"?\"");
     let scenario = Scenario::from_toml(&text).unwrap();
-    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let german = game.project(Viewer::Side(Side::A));
     assert_eq!(
         german.scenario.units["hq467"].half_squad.as_deref(),
@@ -1276,12 +1277,12 @@ fn a_concealed_squads_half_squad_is_its_owners() {
             "{viewer:?} learns nothing of the squad under \"?\" from its scenario"
         );
     }
-    let reduced = Event::SquadReduced {
+    let reduced = Event::SquadReduced(SquadReduced {
         unit: "hq467".into(),
         half_squad: "2-4-7".into(),
         rule: "A7.302".into(),
         why: "`hq467` K/1: Casualty Reduction".into(),
-    };
+    });
     let before = game.clone();
     apply(&mut game, &reduced);
     assert_eq!(game.units["hq467"].ratings, "2-4-7");
@@ -1374,7 +1375,7 @@ morale = "{morale}"
         }
     );
     let scenario = Scenario::from_toml(&toml).unwrap();
-    let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let (mut german, mut spectator, mut asked) = (vec![], vec![], vec![]);
     while game.clock.turn == 1 {
         let side = game.acting();
@@ -1394,7 +1395,7 @@ fn passed_steps(stream: &[Viewed]) -> Vec<String> {
     stream
         .iter()
         .filter_map(|v| match &v.event {
-            Event::StepPassed { ended, .. } => {
+            Event::StepPassed(StepPassed { ended, .. }) => {
                 Some(format!("{} {}", ended.player_turn, ended.step().name))
             }
             _ => None,

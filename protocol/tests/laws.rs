@@ -5,6 +5,7 @@
 //! - every event, command and message survives both wire codecs unchanged.
 
 use proptest::prelude::*;
+use protocol::event::{DiceRolled, GameCreated, UnitBypassed, UnitMoved, WeaponPickedUp};
 use protocol::game::{apply, Game, Viewer};
 use protocol::wire::{self, ClientMessage, Sequenced, ServerMessage};
 use protocol::ReadScenario;
@@ -93,9 +94,9 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
 /// Plays the draws; returns the live game and every event in log order (GameCreated first).
 fn play(draws: &[Draw]) -> (Game, Vec<Event>) {
     let scenario = scenario();
-    let mut log = vec![Event::GameCreated {
+    let mut log = vec![Event::GameCreated(GameCreated {
         scenario: scenario.clone(),
-    }];
+    })];
     let mut game = Game::replay(&log).unwrap();
     for d in draws {
         let (side, command) = command(&game, d);
@@ -321,16 +322,16 @@ proptest! {
             };
             for e in &events {
                 match e {
-                    Event::UnitMoved { cost, mf, .. } | Event::UnitBypassed { cost, mf, .. } => {
+                    Event::UnitMoved(UnitMoved { cost, mf, .. }) | Event::UnitBypassed(UnitBypassed { cost, mf, .. }) => {
                         for a in mf {
                             let paid = if cost.all_mf { a.allotment.total.halves() } else { cost.total.halves() };
                             *costs.entry(a.unit.clone()).or_default() += paid;
                         }
                     }
-                    Event::WeaponPickedUp { mf, .. } => {
+                    Event::WeaponPickedUp(WeaponPickedUp { mf, .. }) => {
                         *costs.entry(mf.unit.clone()).or_default() += protocol::rules::movement::RECOVERY_MF.halves();
                     }
-                    Event::StepEnded { .. } => costs.clear(),
+                    Event::StepEnded(_) => costs.clear(),
                     _ => {}
                 }
                 for a in e.accounts() {
@@ -376,7 +377,7 @@ proptest! {
         use protocol::dice::{derive_die, SeededDice};
         let key = [42u8; 32];
         let scenario = Scenario::from_toml(include_str!("positions/scenarios/sewers.toml")).unwrap();
-        let mut log = vec![Event::GameCreated { scenario: scenario.clone() }];
+        let mut log = vec![Event::GameCreated(GameCreated { scenario: scenario.clone() })];
         let mut game = Game::replay(&log).unwrap();
         let manholes: Vec<protocol::Hex> = game
             .scenario
@@ -409,7 +410,7 @@ proptest! {
             match decide(&game, side, &command, &mut dice) {
                 Ok(events) => {
                     for e in &events {
-                        if let Event::DiceRolled { roll } = e {
+                        if let Event::DiceRolled(DiceRolled { roll }) = e {
                             prop_assert_eq!(roll.first_draw, game.dice_drawn);
                             for (i, face) in roll.dice.iter().enumerate() {
                                 prop_assert_eq!(*face, derive_die(&key, roll.first_draw + i as u64));

@@ -7,6 +7,7 @@
 //! value read back carries no map, so reading it must not ask for adjacency the map alone
 //! knows. A game on boards stacked north–south was once written and never read again.
 
+use protocol::event::GameCreated;
 use protocol::ReadScenario;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -241,9 +242,9 @@ fn check_law(rows: &[Vec<String>], pick: usize) {
         &mut log,
         None,
         1,
-        &Event::GameCreated {
+        &Event::GameCreated(GameCreated {
             scenario: s.clone(),
-        },
+        }),
     );
     for _ in 0..3 {
         let side = game.acting();
@@ -269,7 +270,9 @@ fn check_law(rows: &[Vec<String>], pick: usize) {
     for (entry, (seq, bytes)) in verified.entries.iter().zip(&log) {
         assert_eq!(reader.read(*seq, bytes).unwrap().event, entry.event);
         match (&mut replayed, &entry.event) {
-            (None, Event::GameCreated { scenario }) => replayed = Some(Game::new(scenario.clone())),
+            (None, Event::GameCreated(GameCreated { scenario })) => {
+                replayed = Some(Game::new(scenario.clone()))
+            }
             (Some(g), e) => apply(g, e),
             (None, e) => panic!("the log starts with {e:?}"),
         }

@@ -523,7 +523,7 @@ fn clock_moves_on(game: &Game, depth: usize) -> bool {
         };
         if events
             .iter()
-            .any(|e| matches!(e, Event::StepEnded { .. } | Event::GameEnded { .. }))
+            .any(|e| matches!(e, Event::StepEnded(_) | Event::GameEnded(_)))
         {
             return true;
         }

@@ -16,6 +16,9 @@
 //!   unit's movement and portage.
 
 use proptest::prelude::*;
+use protocol::event::{
+    DesperationMoraleMarked, UnitEntryBlocked, UnitMoved, UnitRouted, UnitsEntered,
+};
 use protocol::game::Game;
 use protocol::ReadScenario;
 use protocol::{decide, Command, Event, Hex, Scenario, ScriptedDice, Side, ViolationKind};
@@ -340,7 +343,7 @@ fn came(events: &[Event]) -> Came {
     let mut others = vec![];
     for e in events {
         match e {
-            Event::UnitRouted { cost, mf, .. } => {
+            Event::UnitRouted(UnitRouted { cost, mf, .. }) => {
                 out = Some(Came {
                     stopped: false,
                     cost: cost.clone(),
@@ -350,7 +353,8 @@ fn came(events: &[Event]) -> Came {
                     others: vec![],
                 })
             }
-            Event::UnitsEntered { cost, mf, .. } | Event::UnitMoved { cost, mf, .. } => {
+            Event::UnitsEntered(UnitsEntered { cost, mf, .. })
+            | Event::UnitMoved(UnitMoved { cost, mf, .. }) => {
                 out = Some(Came {
                     stopped: false,
                     cost: cost.clone(),
@@ -360,13 +364,13 @@ fn came(events: &[Event]) -> Came {
                     others: vec![],
                 })
             }
-            Event::UnitEntryBlocked {
+            Event::UnitEntryBlocked(UnitEntryBlocked {
                 cost,
                 mf,
                 revealed,
                 dummies_removed,
                 ..
-            } => {
+            }) => {
                 out = Some(Came {
                     stopped: true,
                     cost: cost.clone(),
@@ -701,7 +705,7 @@ proptest! {
         // check): this one is, as if it broke this Player Turn.
         protocol::apply(
             &mut routing,
-            &Event::DesperationMoraleMarked { units: vec!["gb".into()], why: "broke".into() },
+            &Event::DesperationMoraleMarked(DesperationMoraleMarked { units: vec!["gb".into()], why: "broke".into() }),
         );
         let routed = decide(&routing, Side::A, &Command::RoutThroughTunnel { units: vec!["gb".into()] }, &mut ScriptedDice::default());
         let unmodelled = exit.rubble
@@ -773,7 +777,7 @@ proptest! {
         // Player Turn.
         protocol::apply(
             &mut routing,
-            &Event::DesperationMoraleMarked { units: vec!["gs0".into()], why: "broke".into() },
+            &Event::DesperationMoraleMarked(DesperationMoraleMarked { units: vec!["gs0".into()], why: "broke".into() }),
         );
         let to: Hex = TARGET.parse().unwrap();
         let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs0".into()], to }, &mut ScriptedDice::default());

@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use protocol::chain::Entry;
+use protocol::event::{UnitBypassed, UnitEntryBlocked, UnitMoved};
 use protocol::preview::preview;
 use protocol::referee::Referee;
 use protocol::ReadScenario;
@@ -90,9 +91,9 @@ proptest! {
                     if let Some(cost) = &p.cost {
                         let paid = events.iter().any(|e| matches!(
                             e,
-                            Event::UnitMoved { cost: c, .. }
-                                | Event::UnitBypassed { cost: c, .. }
-                                | Event::UnitEntryBlocked { cost: c, .. } if c == cost
+                            Event::UnitMoved(UnitMoved { cost: c, .. })
+                                | Event::UnitBypassed(UnitBypassed { cost: c, .. })
+                                | Event::UnitEntryBlocked(UnitEntryBlocked { cost: c, .. }) if c == cost
                         ));
                         prop_assert!(paid, "{:?} previewed {:?}, paid {:?}", command, cost, events);
                     }

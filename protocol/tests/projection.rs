@@ -6,6 +6,7 @@
 //!   unused tunnel, nor what is under an opponent's "?".
 
 use proptest::prelude::*;
+use protocol::event::GameCreated;
 use protocol::game::view::{apply_viewed, project_event, project_event_walked};
 use protocol::game::{apply, Game, Viewer};
 use protocol::ReadScenario;
@@ -83,7 +84,7 @@ proptest! {
         draws in prop::collection::vec(draw(), 0..100),
     ) {
         let scenario = scenario(which);
-        let created = Event::GameCreated { scenario: scenario.clone() };
+        let created = Event::GameCreated(GameCreated { scenario: scenario.clone() });
         let mut game = Game::replay(std::slice::from_ref(&created)).unwrap();
         // Each viewer starts from its snapshot, as a client does on joining.
         let mut views: Vec<Game> = VIEWERS
@@ -185,9 +186,9 @@ fn the_short_cut_gives_what_the_walk_gives() {
         let scenario =
             Scenario::from_toml(&std::fs::read_to_string(&scenario_path).unwrap()).unwrap();
         let lines = protocol::script::parse_script(&text, &scenario).unwrap();
-        let created = Event::GameCreated {
+        let created = Event::GameCreated(GameCreated {
             scenario: scenario.clone(),
-        };
+        });
         // Before `GameCreated`, as the streams take it (`record::stream::Following`).
         let mut game = Game::new(scenario.clone());
         let mut run = protocol::script::OfflineRun::new(Game::new(scenario));

@@ -185,9 +185,7 @@ fn an_attack_across_a_seam_is_declared_and_the_wall_on_the_seam_gives_tem() {
     )
     .unwrap();
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::AttackDeclared { .. })),
+        events.iter().any(|e| matches!(e, Event::AttackDeclared(_))),
         "{events:?}"
     );
 }

@@ -7,6 +7,7 @@
 //!   when set-up ends it sees concealed units only as "?" and HIP units not at all.
 
 use proptest::prelude::*;
+use protocol::event::{GameCreated, SetupEnded, UnitSetUp, UnitsEntered};
 use protocol::game::view::{apply_viewed, project_event, Viewed};
 use protocol::game::{apply, Game, Viewer};
 use protocol::ReadScenario;
@@ -24,7 +25,7 @@ const RUSSIAN: Side = Side::B;
 
 fn start() -> Game {
     let scenario = Scenario::from_toml(SCENARIO).unwrap();
-    Game::replay([&Event::GameCreated { scenario }]).unwrap()
+    Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
 }
 
 fn hex(name: &str) -> Hex {
@@ -163,7 +164,7 @@ fn the_other_side_sees_nothing_of_a_set_up_until_it_ends() {
 fn weapons_given_at_set_up_are_hidden_with_their_holders() {
     let scenario =
         Scenario::from_toml(include_str!("positions/scenarios/setup-weapons.toml")).unwrap();
-    let base = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+    let base = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     let give = |mmg: &str, dc: &str| {
         let mut game = base.clone();
         let mut events = vec![];
@@ -237,12 +238,12 @@ fn when_set_up_ends_concealed_units_show_as_question_marks_and_hip_ones_not_at_a
     let before_done = game.clone();
     let done = play(&mut game, GERMAN, Command::Done);
     assert!(game.setup.is_none());
-    assert!(matches!(done.last(), Some(Event::SetupEnded { .. })));
+    assert!(matches!(done.last(), Some(Event::SetupEnded(_))));
     // The Russian stream: the German's placement is not in it, the end is.
     let russian = seen_by(&mid, Viewer::Side(RUSSIAN), &events);
     assert!(russian
         .iter()
-        .all(|v| !matches!(v.event, Event::UnitSetUp { .. })));
+        .all(|v| !matches!(v.event, Event::UnitSetUp(_))));
     let german_view = game.project(Viewer::Side(GERMAN));
     assert!(!german_view.units.contains_key("r4"), "HIP stays hidden");
     assert!(
@@ -262,7 +263,7 @@ fn when_set_up_ends_concealed_units_show_as_question_marks_and_hip_ones_not_at_a
     assert_eq!(german_view.units["r2"].hex, hex("1C3"));
     // Its stream shows the same: the end, in map order, with no id under "?".
     let seen = seen_by(&before_done, Viewer::Side(GERMAN), &done);
-    let Some(Event::SetupEnded { units }) = seen.last().map(|v| &v.event) else {
+    let Some(Event::SetupEnded(SetupEnded { units })) = seen.last().map(|v| &v.event) else {
         panic!("the German receives the end of set-up");
     };
     assert!(units
@@ -302,7 +303,7 @@ fn previews_through_set_up_and_entry() {
     for (referee, variant) in referees.iter_mut().zip([true, false]) {
         let mut game = referee.game().clone();
         for e in russian_setup(&mut game, variant) {
-            let Event::UnitSetUp { unit, hip, .. } = &e else {
+            let Event::UnitSetUp(UnitSetUp { unit, hip, .. }) = &e else {
                 continue;
             };
             let command = setup(&unit.id, &unit.hex.to_string(), unit.concealed, *hip);
@@ -342,7 +343,7 @@ fn previews_through_set_up_and_entry() {
     let previewed = preview(referee.game(), referee.entries(), GERMAN, &enter).unwrap();
     let events = referee.play(GERMAN, &enter, &mut seeds).unwrap();
     let paid = events.iter().find_map(|e| match e {
-        Event::UnitsEntered { cost, .. } => Some(cost.clone()),
+        Event::UnitsEntered(UnitsEntered { cost, .. }) => Some(cost.clone()),
         _ => None,
     });
     assert_eq!(previewed.cost, paid);
@@ -489,7 +490,7 @@ proptest! {
         draws in prop::collection::vec(draw(), 0..160),
     ) {
         let mut game = start();
-        let mut log = vec![Event::GameCreated { scenario: game.scenario.as_ref().clone() }];
+        let mut log = vec![Event::GameCreated(GameCreated { scenario: game.scenario.as_ref().clone() })];
         let mut views: Vec<Game> = VIEWERS
             .iter()
             .map(|v| {

@@ -94,7 +94,7 @@ async fn the_page_counts_the_running_clock_down_and_says_whose_turn_in_its_title
         };
         if events
             .iter()
-            .any(|e| matches!(e.viewed.event, Event::ClockHandedOver { .. }))
+            .any(|e| matches!(e.viewed.event, Event::ClockHandedOver(_)))
         {
             break;
         }

@@ -6,6 +6,7 @@
 //! adds the increment; an away seat registered for notices is told once when its clock runs low.
 
 use e2e::{ask, message, Socket, TestServer};
+use protocol::event::{ClaimedOnTime, ClockExpired, ClockHandedOver};
 use protocol::game::timing::ClockView;
 use protocol::wire::{ClientMessage, NotifyTarget, ServerMessage, Tokens};
 use protocol::{Command, Event, Side};
@@ -110,7 +111,7 @@ async fn hand_over(ws: &mut Socket, side: Side) -> Vec<Event> {
         let events = command(ws, Command::Done).await.expect("done is taken");
         if events
             .iter()
-            .any(|e| matches!(e, Event::ClockHandedOver { to, .. } if *to == Some(side.opponent())))
+            .any(|e| matches!(e, Event::ClockHandedOver(ClockHandedOver { to, .. }) if *to == Some(side.opponent())))
         {
             return events;
         }
@@ -181,7 +182,7 @@ async fn a_correspondence_clock_steps_up_to_its_cap_runs_out_and_is_claimed() {
     time.advance(Duration::from_millis(2 * D));
     let expired = loop {
         if let ServerMessage::Event(e) = message(&mut other, WAIT).await {
-            if let Event::ClockExpired { side, .. } = e.viewed.event {
+            if let Event::ClockExpired(ClockExpired { side, .. }) = e.viewed.event {
                 break side;
             }
         }
@@ -194,7 +195,7 @@ async fn a_correspondence_clock_steps_up_to_its_cap_runs_out_and_is_claimed() {
     assert!(
         claimed
             .iter()
-            .any(|e| matches!(e, Event::ClaimedOnTime { by, .. } if *by == first.opponent())),
+            .any(|e| matches!(e, Event::ClaimedOnTime(ClaimedOnTime { by, .. }) if *by == first.opponent())),
         "{claimed:?}"
     );
     server.stop().await;
@@ -221,7 +222,7 @@ async fn the_clocks_survive_a_restart_with_the_downtime_charged_to_the_running_s
     assert_eq!(view.bank[i(first.opponent())], 3 * D);
     let events = hand_over(&mut ws, first).await;
     let charged = events.iter().find_map(|e| match e {
-        Event::ClockHandedOver { charged, .. } => Some(charged.bank),
+        Event::ClockHandedOver(ClockHandedOver { charged, .. }) => Some(charged.bank),
         _ => None,
     });
     assert_eq!(
@@ -249,7 +250,9 @@ async fn a_live_hand_over_adds_the_increment() {
     let charged = events
         .iter()
         .find_map(|e| match e {
-            Event::ClockHandedOver { charged, added, .. } => Some((charged.bank, *added)),
+            Event::ClockHandedOver(ClockHandedOver { charged, added, .. }) => {
+                Some((charged.bank, *added))
+            }
             _ => None,
         })
         .unwrap();
@@ -325,7 +328,7 @@ async fn time_given_after_a_clock_ran_out_lets_its_side_play_on_and_vacation_spa
     time.advance(Duration::from_millis(D));
     loop {
         if let ServerMessage::Event(e) = message(&mut other, WAIT).await {
-            if matches!(e.viewed.event, Event::ClockExpired { .. }) {
+            if matches!(e.viewed.event, Event::ClockExpired(_)) {
                 break;
             }
         }
@@ -416,7 +419,7 @@ async fn a_clock_keeps_running_with_nobody_joined_across_idleness_and_a_restart(
         other => panic!("expected the log, got {other:?}"),
     };
     let expired_at = events.iter().find_map(|e| match e.viewed.event {
-        Event::ClockExpired { side, at, .. } if side == away => Some(at),
+        Event::ClockExpired(ClockExpired { side, at, .. }) if side == away => Some(at),
         _ => None,
     });
     assert_eq!(

@@ -16,6 +16,7 @@ use e2e::TestServer;
 use futures_util::{SinkExt, StreamExt};
 use protocol::chain::{seal_entry, Entry, GENESIS};
 use protocol::dice::derive_die;
+use protocol::event::{DiceCommitted, DiceRolled, EventsUndone, SeedRevealed, UnitMoved};
 use protocol::export::{render, replay_to, verify, Moment, Where};
 use protocol::fair_dice::{roll_key, Commitment};
 use protocol::record::signed::{ServerKey, ServerSigningKey, SignedHead, Stream, KEY_PATH};
@@ -107,7 +108,7 @@ fn adjudication_seq(reply: &Reply) -> u64 {
         Reply::Accepted { events, .. } => {
             events
                 .iter()
-                .find(|e| matches!(e.viewed.event, Event::OutcomeAdjudicated { .. }))
+                .find(|e| matches!(e.viewed.event, Event::OutcomeAdjudicated(_)))
                 .expect("an adjudication")
                 .seq
         }
@@ -245,7 +246,7 @@ fn is_roll(message: &ServerMessage) -> bool {
     let rolled = |events: &[Sequenced]| {
         events
             .iter()
-            .any(|s| matches!(s.viewed.event, Event::DiceRolled { .. }))
+            .any(|s| matches!(s.viewed.event, Event::DiceRolled(_)))
     };
     match message {
         ServerMessage::Event(s) => rolled(std::slice::from_ref(s)),
@@ -303,7 +304,10 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
             .play(Side::A, Command::ContributeEntropy { nonce: nonces[0] })
             .await,
     );
-    assert_eq!(events[0], Event::DiceCommitted { commitment });
+    assert_eq!(
+        events[0],
+        Event::DiceCommitted(DiceCommitted { commitment })
+    );
     accepted(
         &table
             .play(Side::B, Command::ContributeEntropy { nonce: nonces[1] })
@@ -336,7 +340,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     );
     accepted(&table.play(Side::A, Command::RequestUndo { from }).await);
     let undone = accepted(&table.play(Side::B, Command::ConsentToUndo).await);
-    assert!(matches!(undone[0], Event::EventsUndone { from: f, .. } if f == from));
+    assert!(matches!(undone[0], Event::EventsUndone(EventsUndone { from: f, .. }) if f == from));
     let version = table.version;
     for seat in [&mut table.german, &mut table.russian, &mut table.spectator] {
         seat.follow_to(version).await;
@@ -384,7 +388,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     let sewer_from = first_seq(&sewer);
     assert!(accepted(&sewer)
         .iter()
-        .any(|e| matches!(e, Event::DiceRolled { .. })));
+        .any(|e| matches!(e, Event::DiceRolled(_))));
     recorder.until(is_roll).await;
     let refused = table
         .play(Side::A, Command::RequestUndo { from: sewer_from })
@@ -538,7 +542,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
         .entries
         .iter()
         .find_map(|e| match e.event {
-            Event::SeedRevealed { seed } => Some(seed),
+            Event::SeedRevealed(SeedRevealed { seed }) => Some(seed),
             _ => None,
         })
         .expect("the seed is revealed at the end");
@@ -546,7 +550,7 @@ async fn a_sewer_game_is_played_exported_verified_and_replayed() {
     let key = roll_key(&seed, &[Some(nonces[0]), Some(nonces[1])]);
     let mut rolls = 0;
     for e in &verified.entries {
-        if let Event::DiceRolled { roll } = &e.event {
+        if let Event::DiceRolled(DiceRolled { roll }) = &e.event {
             for (i, face) in roll.dice.iter().enumerate() {
                 assert_eq!(*face, derive_die(&key, roll.first_draw + i as u64));
             }
@@ -808,15 +812,15 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
 
     let moved = entries
         .iter()
-        .position(|e| matches!(e.event, Event::UnitMoved { .. }))
+        .position(|e| matches!(e.event, Event::UnitMoved(_)))
         .unwrap();
     let rolled = entries
         .iter()
-        .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+        .position(|e| matches!(e.event, Event::DiceRolled(_)))
         .unwrap();
     let ended = entries
         .iter()
-        .position(|e| matches!(e.event, Event::GameEnded { .. }))
+        .position(|e| matches!(e.event, Event::GameEnded(_)))
         .unwrap();
     let salt = rewrite(honest, |lines| {
         let line = &mut lines[event_line(5)];
@@ -826,7 +830,7 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
         line.replace_range(at..=at, if c == b'0' { "1" } else { "0" });
     });
     let illegal = reseal(honest, |entries| {
-        if let Event::UnitMoved { to, .. } = &mut entries[moved].event {
+        if let Event::UnitMoved(UnitMoved { to, .. }) = &mut entries[moved].event {
             *to = hex("20H5");
         }
         if let Some(issued) = &mut entries[moved].command {
@@ -836,7 +840,7 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
         }
     });
     let die = reseal(honest, |entries| {
-        if let Event::DiceRolled { roll } = &mut entries[rolled].event {
+        if let Event::DiceRolled(DiceRolled { roll }) = &mut entries[rolled].event {
             roll.dice[0] = roll.dice[0] % 6 + 1;
             roll.final_result = roll.raw()
                 + roll
@@ -845,7 +849,7 @@ async fn forgeries_are_refused(url: &str, honest: &str, dir: &Path) {
                     .map(|m| i16::from(m.value))
                     .sum::<i16>();
         }
-        entries.retain(|e| !matches!(e.event, Event::SeedRevealed { .. }) || e.seq <= ended as u64);
+        entries.retain(|e| !matches!(e.event, Event::SeedRevealed(_)) || e.seq <= ended as u64);
     });
     for (name, forged, first_bad) in [
         ("a salt byte flipped", salt, vec![5]),
@@ -938,11 +942,11 @@ async fn a_seed_revealed_by_agreement_is_replaced_and_survives_a_restart() {
     }
     accepted(&table.play(Side::A, Command::AgreeToRevealSeed).await);
     let events = accepted(&table.play(Side::B, Command::AgreeToRevealSeed).await);
-    let Event::SeedRevealed { seed } = events[1] else {
+    let Event::SeedRevealed(SeedRevealed { seed }) = events[1] else {
         panic!("the second agreement reveals the seed: {events:?}");
     };
     assert_eq!(Commitment::to(&seed), first);
-    let Event::DiceCommitted { commitment: second } = events[2] else {
+    let Event::DiceCommitted(DiceCommitted { commitment: second }) = events[2] else {
         panic!("and commits to a fresh one: {events:?}");
     };
     assert_ne!(second, first);

@@ -5,6 +5,9 @@
 
 use client::{Connection, Follower, Reply};
 use e2e::TestServer;
+use protocol::event::{
+    UnitMoved, WallAdvantageChanceOffered, WallAdvantageClaimed, WallAdvantageForfeited,
+};
 use protocol::event::{WaClaim, WaLoss};
 use protocol::wire::Sequenced;
 use protocol::{Command, Event, Hex, Outcome, Side};
@@ -136,7 +139,7 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     let passed = |events: &[Sequenced]| {
         events
             .iter()
-            .filter(|e| matches!(e.viewed.event, protocol::Event::StepPassed { .. }))
+            .filter(|e| matches!(e.viewed.event, protocol::Event::StepPassed(_)))
             .count()
     };
     assert_eq!(passed(&rph), 2, "{rph:?}");
@@ -155,13 +158,13 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     // B9.41: the 4-4-7 loses its WA on starting to enter I8, before it moves; then the
     // concealed 3-3-7 across the H7-I7 wall, with no in-hex TEM, must take it (B9.323).
     match events_of(&events)[..] {
-        [Event::WallAdvantageForfeited {
+        [Event::WallAdvantageForfeited(WallAdvantageForfeited {
             units: lost,
             why: WaLoss::Moved,
-        }, Event::UnitMoved { cost, mf, .. }, Event::WallAdvantageClaimed {
+        }), Event::UnitMoved(UnitMoved { cost, mf, .. }), Event::WallAdvantageClaimed(WallAdvantageClaimed {
             units: claimed,
             how: WaClaim::Mandatory,
-        }] => {
+        })] => {
             assert_eq!(lost, &["447a"]);
             // B9.4 EX: 55H7 → I8 costs 1 + [2 × 1] = 3 MF.
             assert_eq!(cost.total.halves(), 6);
@@ -197,13 +200,13 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
         .await,
     );
     match events_of(&events)[..] {
-        [Event::WallAdvantageForfeited {
+        [Event::WallAdvantageForfeited(WallAdvantageForfeited {
             units: lost,
             why: WaLoss::Moved,
-        }, Event::UnitMoved { units: moved, .. }, Event::WallAdvantageChanceOffered {
+        }), Event::UnitMoved(UnitMoved { units: moved, .. }), Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
             side: Side::B,
             units: offered,
-        }] => {
+        })] => {
             assert_eq!(lost, &["467a"]);
             assert_eq!(moved, &["467a"]);
             assert_eq!(offered, &["747a"]);
@@ -228,10 +231,10 @@ async fn two_players_and_a_spectator_play_a_game_turn_across_a_restart() {
     );
     assert_eq!(
         events_of(&claim),
-        [&Event::WallAdvantageClaimed {
+        [&Event::WallAdvantageClaimed(WallAdvantageClaimed {
             units: vec!["747a".into()],
             how: WaClaim::EnemyLostIt,
-        }]
+        })]
     );
     log.extend(claim);
     german.follow_to(version(&log)).await;

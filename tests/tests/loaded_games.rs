@@ -9,6 +9,7 @@
 
 use client::{Connection, ConnectionError, Reply};
 use e2e::TestServer;
+use protocol::event::DiceCommitted;
 use protocol::wire::ErrorCode;
 use server::operations::config::Config;
 use std::time::Duration;
@@ -288,7 +289,7 @@ async fn an_unloaded_game_keeps_its_new_dice_seed() {
     let next = events
         .iter()
         .find_map(|s| match &s.viewed.event {
-            protocol::Event::DiceCommitted { commitment } => Some(*commitment),
+            protocol::Event::DiceCommitted(DiceCommitted { commitment }) => Some(*commitment),
             _ => None,
         })
         .expect("a new seed is committed to once both agree to reveal the first");

@@ -5,6 +5,7 @@
 
 use client::{Connection, Reply};
 use e2e::TestServer;
+use protocol::event::UnitMoved;
 use protocol::wire::{self, ClientMessage, ErrorCode, PreviewOutcome, ServerMessage};
 use protocol::{Command, Hex};
 use server::operations::config::Config;
@@ -159,7 +160,7 @@ async fn a_preview_prices_a_step_and_changes_nothing() {
     match german.command(3, step("447a", "55I8"), None).await.unwrap() {
         Reply::Accepted { events, .. } => assert!(events.iter().any(|e| matches!(
             &e.viewed.event,
-            protocol::Event::UnitMoved { cost, .. } if Some(cost) == priced.cost.as_ref()
+            protocol::Event::UnitMoved(UnitMoved { cost, .. }) if Some(cost) == priced.cost.as_ref()
         ))),
         other => panic!("expected accepted, got {other:?}"),
     }

@@ -117,7 +117,7 @@ async fn two_players_set_up_and_neither_sees_the_other_until_set_up_ends() {
         ("r3", "1A2", false, false),
     ] {
         let events = russian.accepted(setup(unit, at, concealed, hidden)).await;
-        assert!(matches!(&events[..], [e] if matches!(e.viewed.event, Event::UnitSetUp { .. })));
+        assert!(matches!(&events[..], [e] if matches!(e.viewed.event, Event::UnitSetUp(_))));
     }
     russian
         .accepted(Command::LiftSetUp { unit: "rl".into() })
@@ -134,7 +134,7 @@ async fn two_players_set_up_and_neither_sees_the_other_until_set_up_ends() {
     for seat in [&mut german, &mut spectator] {
         let event = seat.next().await;
         assert!(
-            matches!(event, Event::SetupDone { .. }),
+            matches!(event, Event::SetupDone(_)),
             "the first event after the Russian's set-up: {event:?}"
         );
         assert!(
@@ -155,15 +155,12 @@ async fn two_players_set_up_and_neither_sees_the_other_until_set_up_ends() {
     let events = german.accepted(Command::Done).await;
     assert!(matches!(
         events.last().map(|e| &e.viewed.event),
-        Some(Event::SetupEnded { .. })
+        Some(Event::SetupEnded(_))
     ));
     assert!(german.game().setup.is_none());
     let russian_saw = [russian.next().await, russian.next().await];
     assert!(
-        matches!(
-            russian_saw,
-            [Event::SetupDone { .. }, Event::SetupEnded { .. }]
-        ),
+        matches!(russian_saw, [Event::SetupDone(_), Event::SetupEnded(_)]),
         "{russian_saw:?}"
     );
     assert_eq!(russian.game().units["g1"].hex, hex("1I3"));

@@ -5,6 +5,7 @@ use crate::connection::{ConnectionError, LogPage};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
+use protocol::event::GameCreated;
 use protocol::game::view::Viewed;
 use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
@@ -98,7 +99,7 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
             seq: 1,
             viewed:
                 Viewed {
-                    event: Event::GameCreated { scenario },
+                    event: Event::GameCreated(GameCreated { scenario }),
                     ..
                 },
             ..
@@ -115,6 +116,7 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::{GameCreated, GameEnded};
     use protocol::ReadScenario;
     use protocol::{apply, decide, Command, Scenario, ScriptedDice};
 
@@ -124,7 +126,7 @@ mod tests {
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap();
         let mut game = Game::new(scenario.clone());
-        let mut events = vec![Event::GameCreated { scenario }];
+        let mut events = vec![Event::GameCreated(GameCreated { scenario })];
         apply(&mut game, &events[0]);
         // `dones` steps ended, each by a `done` or passing by itself (`rules::passing`): one event
         // each, and the last `done` followed by any steps that pass after it.
@@ -243,7 +245,7 @@ mod tests {
         let err = start(&Sequenced {
             seq: 2,
             viewed: Viewed {
-                event: Event::GameEnded { turns_played: 1 },
+                event: Event::GameEnded(GameEnded { turns_played: 1 }),
                 renamed: vec![],
                 weapons: vec![],
             },

@@ -430,6 +430,7 @@ pub async fn session(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::EndProposed;
     use protocol::ReadScenario;
     use protocol::Scenario;
 
@@ -509,7 +510,10 @@ mod tests {
     #[test]
     fn the_status_line_shows_an_offer_to_end() {
         let mut game = game();
-        protocol::apply(&mut game, &protocol::Event::EndProposed { side: Side::B });
+        protocol::apply(
+            &mut game,
+            &protocol::Event::EndProposed(EndProposed { side: Side::B }),
+        );
         assert!(
             status_line(&game, Side::A)
                 .ends_with("; the Russian offers to end the game (accept-end agrees)"),

@@ -9,6 +9,7 @@ use crate::connection::{Connection, ConnectionError};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
+use protocol::event::GameCreated;
 use protocol::export::{render_position, replay_to, Moment};
 use protocol::fair_dice::DiceStats;
 use protocol::game::view::Viewed;
@@ -210,7 +211,7 @@ fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
                 seq: 1,
                 viewed:
                     Viewed {
-                        event: Event::GameCreated { scenario },
+                        event: Event::GameCreated(GameCreated { scenario }),
                         ..
                     },
                 ..
@@ -231,7 +232,7 @@ fn print_record(events: &[Sequenced], out: &mut (dyn Write + Send)) -> Result<()
         Some(Sequenced {
             viewed:
                 Viewed {
-                    event: Event::GameCreated { scenario },
+                    event: Event::GameCreated(GameCreated { scenario }),
                     ..
                 },
             ..

@@ -16,7 +16,11 @@ pub mod timing;
 pub mod view;
 
 use crate::command::Outcome;
-use crate::event::{Event, RepairResult};
+use crate::event::{each_event, Event, Fact};
+use crate::event::{
+    GameCreated, MultipleRofRetained, TunnelUseSighted, UnitSetUp, WeaponMalfunctioned,
+    WeaponRepairAttempted,
+};
 use crate::phase::{Clock, Phase};
 use board::hex::Hex;
 use board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
@@ -966,7 +970,7 @@ impl Game {
     pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Result<Game, ReplayError> {
         let mut events = events.into_iter();
         let mut game = match events.next() {
-            Some(Event::GameCreated { scenario }) => Game::new(scenario.clone()),
+            Some(Event::GameCreated(GameCreated { scenario })) => Game::new(scenario.clone()),
             Some(other) => return Err(ReplayError::NotCreatedFirst(other.name())),
             None => return Err(ReplayError::Empty),
         };
@@ -1351,18 +1355,18 @@ impl Game {
     /// Whether `viewer` may see this event at all: not if it names a unit hidden from them. One
     /// they may not see is absent from their stream and leaves their projection unchanged.
     pub fn shows(&self, viewer: Viewer, event: &Event) -> bool {
-        if let Event::TunnelUseSighted { by, .. } = event {
+        if let Event::TunnelUseSighted(TunnelUseSighted { by, .. }) = event {
             return viewer == Viewer::Side(*by);
         }
         // A unit placed in set-up is out of the other side's sight until set-up ends (A12.12).
-        if let Event::UnitSetUp { unit, .. } = event {
+        if let Event::UnitSetUp(UnitSetUp { unit, .. }) = event {
             return viewer == Viewer::Side(unit.side);
         }
         // A weapon of a unit under another side's "?" is not shown (`mask_concealed`): nor is
         // its malfunction.
-        if let Event::WeaponMalfunctioned { holder, .. }
-        | Event::MultipleRofRetained { holder, .. }
-        | Event::WeaponRepairAttempted { holder, .. } = event
+        if let Event::WeaponMalfunctioned(WeaponMalfunctioned { holder, .. })
+        | Event::MultipleRofRetained(MultipleRofRetained { holder, .. })
+        | Event::WeaponRepairAttempted(WeaponRepairAttempted { holder, .. }) = event
         {
             return self.units.get(holder).is_none_or(|u| {
                 viewer.sees_unit(u) && !(u.concealed && viewer != Viewer::Side(u.side))
@@ -1751,708 +1755,7 @@ fn apply_outcome(game: &mut Game, id: &UnitId, outcome: Outcome, note: &str) {
 /// Applies one event. Cannot fail and never decides anything: the event was decided already.
 pub fn apply(game: &mut Game, event: &Event) {
     let acting = game.acting();
-    // An offer to end the game is about the step it was made in: the step's end withdraws it.
-    // Nothing less public may: a hidden unit's activity withdrawing it would tell the side
-    // that offered (or the one asked) that something happened unseen.
-    if matches!(event, Event::StepEnded { .. } | Event::StepPassed { .. }) {
-        game.end_proposal = None;
-    }
-    match event {
-        Event::GameCreated { scenario } => {
-            let viewer = game.viewer;
-            *game = Game::new(scenario.clone());
-            if viewer.is_some() {
-                // A projection's scenario is projected already: its "?" carry their aliases.
-                game.aliases.clear();
-                game.next_alias = 0;
-                game.setup_aliases.clear();
-                game.viewer = viewer;
-            }
-        }
-        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
-            game.clock = *next;
-            // A weapon's fire, and the ROF it kept, last one phase (A9.2); weapons are
-            // changed only if one needs it (`end_movement_phase`).
-            if ended.phase() != next.phase()
-                && game.weapons.values().any(|w| w.fired || w.repair_tried)
-            {
-                for w in game.weapons.values_mut() {
-                    w.fired = false;
-                    w.repair_tried = false;
-                }
-            }
-            if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
-                end_movement_phase(game);
-                // Residual FP lasts only the MPh it was left in (A8.2).
-                game.residual_fp.clear();
-            }
-            if ended.phase() == Phase::DefensiveFire && next.phase() != Phase::DefensiveFire {
-                // The DEFENDER fires no more this Player Turn: its Fire counters come off.
-                game.first_fired.clear();
-                game.final_fired.clear();
-            }
-            if ended.phase() == Phase::Rout && next.phase() != Phase::Rout {
-                // Who routed this RtPh (A10.5, B8.62), and the MF and portage of their
-                // routs, are forgotten with it, as the MPh's are with the MPh.
-                end_movement_phase(game);
-            }
-            if ended.player_turn != next.player_turn || ended.turn != next.turn {
-                end_player_turn(game, *ended);
-            }
-            let emerged = |u: &Unit| {
-                matches!(
-                    u.underground,
-                    Some(Underground::Sewer {
-                        emergence: Some(_),
-                        ..
-                    })
-                )
-            };
-            // Units are changed only if one needs it (`end_movement_phase`).
-            if ended.turn != next.turn && game.units.values().any(emerged) {
-                // Emergence results last the Game Turn (B8.42).
-                for unit in game.units.values_mut() {
-                    if let Some(Underground::Sewer { emergence, .. }) = &mut unit.underground {
-                        *emergence = None;
-                    }
-                }
-            }
-        }
-        Event::GameEnded { .. } => {
-            end_player_turn(game, game.clock);
-            game.over = true;
-        }
-        Event::Conceded { .. } | Event::EndAgreed { .. } => game.over = true,
-        Event::EndProposed { side } => game.end_proposal = Some(*side),
-        Event::UnitMoved {
-            units,
-            to,
-            mf,
-            cost,
-            ..
-        } => {
-            spend(game, units, mf);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *to;
-                    unit.bypass = None;
-                    unit.shellhole_cover = false;
-                    unit.road_only &= cost.road;
-                    unit.hexes_entered = unit.hexes_entered.saturating_add(1);
-                }
-            }
-            carry_weapons(game, units, *to);
-        }
-        Event::UnitAdvanced { units, to, cx, .. } => {
-            let now = (game.clock.turn, game.clock.player_turn);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *to;
-                    unit.bypass = None;
-                    unit.shellhole_cover = false;
-                    if cx.contains(id) {
-                        unit.cx = true;
-                        unit.cx_since = Some(now);
-                    }
-                }
-                game.movement.advanced.insert(id.clone());
-            }
-            carry_weapons(game, units, *to);
-        }
-        Event::MeleeRecorded { hex } => {
-            game.movement.melee.insert(*hex);
-        }
-        Event::AmbushChecked { hex, ambusher } => {
-            if let Some(side) = ambusher {
-                game.movement.ambush.insert(*hex, *side);
-            }
-        }
-        Event::CloseCombatDesignated {
-            by,
-            hex,
-            attacks,
-            withdrawals,
-            ..
-        } => {
-            if *by == game.attacker() {
-                game.movement.cc_designated.insert(*hex, attacks.clone());
-                if !withdrawals.is_empty() {
-                    game.movement
-                        .cc_withdrawals
-                        .insert(*hex, withdrawals.clone());
-                }
-            } else {
-                game.movement.cc_designated.remove(hex);
-                game.movement.cc_withdrawals.remove(hex);
-                game.movement.cc_resolved.insert(*hex);
-            }
-        }
-        Event::UnitsWithdrew { units, to, cx, .. } => {
-            let now = (game.clock.turn, game.clock.player_turn);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *to;
-                    unit.bypass = None;
-                    unit.shellhole_cover = false;
-                    if cx.contains(id) {
-                        unit.cx = true;
-                        unit.cx_since = Some(now);
-                    }
-                }
-            }
-            carry_weapons(game, units, *to);
-        }
-        Event::UnitBypassed {
-            units,
-            hex,
-            from,
-            along,
-            cost,
-            mf,
-        } => {
-            spend(game, units, mf);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    if unit.hex != *hex {
-                        unit.hexes_entered = unit.hexes_entered.saturating_add(1);
-                    }
-                    unit.hex = *hex;
-                    unit.road_only = false;
-                    unit.shellhole_cover = false;
-                    match &mut unit.bypass {
-                        Some(b) if b.hex == *hex => {
-                            b.along.extend(along.iter().copied());
-                            b.doubled |= cost.bypass_doubling > Mf::default();
-                        }
-                        _ => {
-                            unit.bypass = Some(Bypass {
-                                hex: *hex,
-                                entered_from: *from,
-                                along: along.clone(),
-                                base: cost.cot + cost.elevation,
-                                doubled: cost.bypass_doubling > Mf::default(),
-                            })
-                        }
-                    }
-                }
-            }
-            carry_weapons(game, units, *hex);
-        }
-        Event::AssaultMovementDeclared { units } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.assault_moving = true;
-                }
-            }
-        }
-        Event::DoubleTimeDeclared { units, .. } => {
-            let now = (game.clock.turn, game.clock.player_turn);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.double_time = true;
-                    unit.cx = true;
-                    unit.cx_since = Some(now);
-                }
-            }
-        }
-        Event::WeaponPickedUp { unit, weapon, mf } => {
-            if let Some(w) = game.weapons.get_mut(weapon) {
-                w.held_by = Some(unit.clone());
-            }
-            spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
-        }
-        Event::ShellholeCoverTaken { units, mf } => {
-            spend(game, units, mf);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.shellhole_cover = true;
-                }
-            }
-        }
-        Event::WeaponDropped { weapon, .. } => {
-            if let Some(w) = game.weapons.get_mut(weapon) {
-                w.held_by = None;
-            }
-        }
-        Event::WallAdvantageClaimed { units, how } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.wall_advantage = true;
-                }
-            }
-            if *how == crate::event::WaClaim::EnemyLostIt {
-                game.wa_chance = None;
-            }
-        }
-        Event::WallAdvantageForfeited { units, why } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.wall_advantage = false;
-                }
-            }
-            if *why == crate::event::WaLoss::ChallengeForfeited {
-                game.wa_challenge = None;
-            }
-        }
-        Event::WallAdvantageDenied { .. } => {
-            game.wa_chance = None;
-            game.wa_challenge = None;
-        }
-        Event::WallAdvantageChanceDeclined { side } => {
-            game.wa_chance = None;
-            if game.wa_hip_window.as_ref().is_some_and(|w| w.side == *side) {
-                game.wa_hip_window = None;
-            }
-        }
-        Event::WallAdvantageHipWindowOffered {
-            side,
-            claimants,
-            how,
-        } => {
-            game.wa_hip_window = Some(WaHipWindow {
-                side: *side,
-                claimants: claimants.clone(),
-                how: *how,
-            });
-        }
-        Event::UnitsMomentarilyRevealed { units } => {
-            game.wa_shown.extend(units.iter().cloned());
-        }
-        Event::WallAdvantageChallenged {
-            side,
-            holders,
-            claimants,
-            how,
-        } => {
-            game.wa_challenge = Some(WaChallenge {
-                side: *side,
-                holders: holders.clone(),
-                claimants: claimants.clone(),
-                how: *how,
-            });
-        }
-        Event::WallAdvantageChanceOffered { side, units } => {
-            game.wa_chance = Some(WaChance {
-                side: *side,
-                units: units.clone(),
-            });
-        }
-        Event::AttackDeclared {
-            by,
-            firers,
-            weapons,
-            target,
-            into_sewer,
-        } => {
-            // A weapon has fired this phase until the ROF it keeps says otherwise
-            // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
-            // (A9.11): in the PFPh it does not move (A4.1).
-            let mut holders = vec![];
-            for id in weapons {
-                if let Some(w) = game.weapons.get_mut(id) {
-                    w.fired = true;
-                    holders.extend(w.held_by.clone());
-                }
-            }
-            if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
-                game.prep_fired.extend(firers.iter().cloned());
-                game.prep_fired.extend(holders);
-            }
-            let wa_holders = game
-                .units
-                .values()
-                .filter(|u| u.wall_advantage && !u.eliminated)
-                .map(|u| u.id.clone())
-                .collect();
-            game.attack = Some(DeclaredAttack {
-                by: *by,
-                firers: firers.clone(),
-                weapons: weapons.clone(),
-                target: *target,
-                wa_holders,
-                into_sewer: *into_sewer,
-            });
-        }
-        Event::WeaponMalfunctioned { weapon, .. } => {
-            if let Some(w) = game.weapons.get_mut(weapon) {
-                w.malfunctioned = true;
-            }
-        }
-        Event::MultipleRofRetained { weapon, .. } => {
-            if let Some(w) = game.weapons.get_mut(weapon) {
-                w.fired = false;
-            }
-        }
-        Event::WeaponRepairAttempted { weapon, result, .. } => match result {
-            RepairResult::Eliminated => {
-                game.weapons.remove(weapon);
-            }
-            _ => {
-                if let Some(w) = game.weapons.get_mut(weapon) {
-                    w.repair_tried = true;
-                    w.malfunctioned = *result != RepairResult::Repaired;
-                }
-            }
-        },
-        Event::AttackResolved { .. } => {
-            // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
-            // reads the counters the firers had when it was declared.
-            if let Some(a) = game.attack.take() {
-                // A weapon carries a Fire counter of its own (A8.1), put on once its ROF is
-                // spent: one that kept its Multiple ROF (`MultipleRofRetained`) stands clear.
-                let spent: Vec<UnitId> = a
-                    .weapons
-                    .iter()
-                    .filter(|id| game.weapons.get(*id).is_some_and(|w| w.fired))
-                    .cloned()
-                    .collect();
-                mark_defensive_fire(game, &a.firers);
-                mark_defensive_fire(game, &spent);
-            }
-        }
-        Event::UnitSetUp { unit, weapons, hip } => {
-            game.weapons
-                .retain(|_, w| w.held_by.as_ref() != Some(&unit.id));
-            game.units.insert(unit.id.clone(), (**unit).clone());
-            for w in weapons {
-                game.weapons.insert(w.id.clone(), w.clone());
-            }
-            if let Some(turn) = &mut game.setup {
-                if *hip {
-                    turn.hip.insert(unit.id.clone());
-                } else {
-                    turn.hip.remove(&unit.id);
-                }
-            }
-        }
-        Event::UnitSetUpLifted { unit } => {
-            game.units.remove(unit);
-            game.weapons.retain(|_, w| w.held_by.as_ref() != Some(unit));
-            if let Some(turn) = &mut game.setup {
-                turn.hip.remove(unit);
-            }
-        }
-        Event::SetupDone { side } => {
-            let order = game
-                .scenario
-                .setup
-                .as_ref()
-                .map(|s| s.setting_up())
-                .unwrap_or_default();
-            let next = order
-                .iter()
-                .position(|s| s == side)
-                .and_then(|i| order.get(i + 1));
-            if let (Some(turn), Some(next)) = (&mut game.setup, next) {
-                turn.side = *next;
-            }
-        }
-        Event::SetupEnded { units } => {
-            for unit in units {
-                game.units.insert(unit.id.clone(), unit.clone());
-            }
-            game.setup = None;
-        }
-        Event::UnitsEntered {
-            units, weapons, mf, ..
-        } => {
-            for unit in units {
-                game.units.insert(unit.id.clone(), unit.clone());
-            }
-            for w in weapons {
-                game.weapons.insert(w.id.clone(), w.clone());
-            }
-            // Entering is the stack's first step of its move (A4.2).
-            let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
-            spend(game, &ids, mf);
-            record_moved_weapons(game, &ids);
-        }
-        Event::HiddenUnitPlaced { unit, weapons } => {
-            // Placing a hidden unit answers a HIP window of its side (B9.324).
-            if game
-                .wa_hip_window
-                .as_ref()
-                .is_some_and(|w| w.side == unit.side)
-            {
-                game.wa_hip_window = None;
-            }
-            game.units.insert(unit.id.clone(), (**unit).clone());
-            for w in weapons {
-                game.weapons.insert(w.id.clone(), w.clone());
-            }
-        }
-        Event::UnitEntryBlocked {
-            units,
-            revealed,
-            dummies_removed,
-            mf,
-            ..
-        } => {
-            spend(game, units, mf);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.wa_blocked = true;
-                }
-            }
-            for unit in revealed {
-                game.units.insert(unit.id.clone(), unit.clone());
-            }
-            for id in dummies_removed {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.eliminated = true;
-                }
-            }
-        }
-        Event::DiceRolled { roll } => {
-            game.dice_drawn = roll.first_draw + roll.dice.len() as u64;
-        }
-        Event::SewerEntryFailed { units } => {
-            game.movement
-                .sewer_check_failed
-                .extend(units.iter().cloned());
-        }
-        Event::UnitsEnteredSewer { units, hex } => {
-            game.movement.sewer_entries.insert(*hex);
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.underground = Some(Underground::Sewer {
-                        lost: false,
-                        moved: false,
-                        emergence: None,
-                    });
-                    unit.concealed = true;
-                    unit.bypass = None;
-                }
-            }
-            game.movement.finished.extend(units.iter().cloned());
-            record_moved_weapons(game, units);
-        }
-        Event::SewerStackMoved {
-            units,
-            to,
-            designated_by,
-            ..
-        } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *to;
-                    if let Some(Underground::Sewer { moved, lost, .. }) = &mut unit.underground {
-                        *moved = true;
-                        // Moved by its owner, the stack is found again (B8.41).
-                        *lost = designated_by.is_some();
-                    }
-                }
-            }
-            carry_weapons(game, units, *to);
-            game.sewer_designation = None;
-        }
-        Event::SewerStackLost {
-            units,
-            at,
-            defender,
-            options,
-        } => {
-            for id in units {
-                if let Some(Underground::Sewer { lost, .. }) =
-                    game.units.get_mut(id).and_then(|u| u.underground.as_mut())
-                {
-                    *lost = true;
-                }
-            }
-            game.sewer_designation = Some(SewerDesignation {
-                defender: *defender,
-                units: units.clone(),
-                from: *at,
-                options: options.clone(),
-            });
-        }
-        Event::SewerEmergenceRolled { units, result, .. } => {
-            for id in units {
-                if let Some(Underground::Sewer { emergence, .. }) =
-                    game.units.get_mut(id).and_then(|u| u.underground.as_mut())
-                {
-                    *emergence = Some(*result);
-                }
-            }
-        }
-        Event::UnitsSurfaced { units, .. } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.underground = None;
-                    unit.concealed = true;
-                }
-            }
-        }
-        Event::UnitsEnteredTunnel {
-            units,
-            side,
-            from,
-            exit,
-        } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *exit;
-                    unit.underground = Some(Underground::Tunnel);
-                    unit.concealed = true;
-                }
-            }
-            carry_weapons(game, units, *exit);
-            game.movement.finished.extend(units.iter().cloned());
-            reveal_tunnel(game, *side, *from, *exit);
-        }
-        Event::TunnelDestroyed { entrance } => {
-            for t in game
-                .tunnels
-                .iter_mut()
-                .filter(|t| t.entrances.contains(entrance))
-            {
-                t.destroyed = true;
-            }
-        }
-        Event::ManholeDeclaredUnseen { hex, .. } => {
-            game.unseen_manholes.insert(*hex);
-        }
-        Event::OutcomeAdjudicated {
-            unit,
-            outcome,
-            note,
-            ..
-        } => apply_outcome(game, unit, *outcome, note),
-        // The engine's own ruling changes a unit as a player's adjudication of it would.
-        Event::FireEffectApplied { unit, outcome, .. } => apply_outcome(game, unit, *outcome, ""),
-        // Reduced as any squad is, with the half-squad's ratings its counter names.
-        Event::SquadReduced {
-            unit, half_squad, ..
-        } => apply_outcome(game, unit, Outcome::Reduce, half_squad),
-        Event::FireEffectLeftToPlayers { .. } => {}
-        Event::RallyAttempted { unit, .. } => {
-            game.movement.rallied.insert(unit.clone());
-        }
-        Event::OpportunityFireMarked { units } => {
-            game.opportunity_fire.extend(units.iter().cloned());
-        }
-        Event::DesperationMoraleMarked { units, .. } => {
-            for id in units {
-                if let Some(u) = game.units.get_mut(id) {
-                    u.desperation = true;
-                }
-            }
-        }
-        Event::DesperationMoraleRemoved { units, .. } => {
-            for id in units {
-                if let Some(u) = game.units.get_mut(id) {
-                    u.desperation = false;
-                }
-            }
-        }
-        // The position goes back to before the undone events; the version keeps counting, and
-        // a projection stays the same viewer's (see `record::dispute`).
-        Event::EventsUndone { restored, .. } => {
-            let (version, viewer) = (game.version, game.viewer);
-            // Time once spent stands: an undo takes back the position, not the clocks.
-            let timing = game.timing.take();
-            *game = (**restored).clone();
-            game.version = version;
-            game.viewer = viewer;
-            game.timing = timing;
-        }
-        // Decided only when the trail reaches back to the version before `from`
-        // (`record::dispute`), so the position is there.
-        Event::EventsUndoneTo { from, .. } => {
-            if let Some(restored) = game.undo_trail.position_at(game, from - 1) {
-                let (version, viewer) = (game.version, game.viewer);
-                // Time once spent stands: an undo takes back the position, not the clocks.
-                let timing = game.timing.take();
-                *game = restored;
-                game.version = version;
-                game.viewer = viewer;
-                game.timing = timing;
-            }
-        }
-        Event::AllMfSpent { units, mf, .. } => spend(game, units, mf),
-        Event::UnitRouted { unit, to, mf, .. } => {
-            let units = std::slice::from_ref(unit);
-            spend(game, units, std::slice::from_ref(mf));
-            if let Some(u) = game.units.get_mut(unit) {
-                u.hex = *to;
-                u.bypass = None;
-                u.shellhole_cover = false;
-            }
-            carry_weapons(game, units, *to);
-        }
-        Event::RoutLeftToPlayers { .. } => {}
-        Event::UnitFailedToRout { unit, .. } => {
-            apply_outcome(game, unit, Outcome::Eliminate, "");
-        }
-        Event::UnitsRoutedThroughTunnel {
-            units,
-            side,
-            from,
-            to,
-        } => {
-            for id in units {
-                if let Some(unit) = game.units.get_mut(id) {
-                    unit.hex = *to;
-                    unit.concealed = false;
-                    unit.wall_advantage = false;
-                }
-            }
-            carry_weapons(game, units, *to);
-            game.movement.finished.extend(units.iter().cloned());
-            reveal_tunnel(game, *side, *from, *to);
-        }
-        Event::TunnelUseSeen { unit, entrance, .. } => {
-            game.tunnel_sightings.insert((*entrance, unit.clone()));
-            if let Some(viewer) = game.viewer {
-                keep_own_sightings(game, viewer);
-            }
-        }
-        Event::TunnelUseSighted {
-            entrance, units, ..
-        } => {
-            for unit in units {
-                game.tunnel_sightings.insert((*entrance, unit.clone()));
-            }
-        }
-        Event::TunnelEntranceDiscovered {
-            by,
-            unit,
-            entrance,
-            mf,
-        } => {
-            spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
-            game.tunnel_discoveries.insert((*by, *entrance));
-        }
-        // Facts about the dice and the players' answers: the position does not change.
-        Event::DiceCommitted { .. }
-        | Event::EntropyContributed { .. }
-        | Event::SeedRevealAgreed { .. }
-        | Event::SeedRevealed { .. }
-        | Event::AdjudicationAccepted { .. }
-        | Event::AdjudicationDisputed { .. }
-        | Event::UndoRequested { .. }
-        | Event::UndoDeclined { .. } => {}
-        // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
-        Event::AttackLeftToPlayers { .. } => {}
-        Event::ResidualFpLeft { by, hex, fp } => {
-            // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
-            // once either is the players' to determine.
-            let fp = match game.residual_fp.get(hex) {
-                None => *fp,
-                Some(old) => old.fp.zip(*fp).map(|(a, b)| a.max(b)),
-            };
-            game.residual_fp.insert(*hex, Residual { by: *by, fp });
-        }
-        // The IFT's reading of the attack; its effects are adjudicated events of their own.
-        Event::IftAttackResolved { .. } => {}
-        Event::ClockStarted { .. }
-        | Event::ClockHandedOver { .. }
-        | Event::ClockExpired { .. }
-        | Event::ClaimedOnTime { .. }
-        | Event::TimeGiven { .. }
-        | Event::VacationStarted { .. }
-        | Event::VacationEnded { .. } => timing::apply(game, event),
-    }
+    each_event!(event, e => e.apply(game));
     game.version += 1;
     match game.viewer {
         Some(viewer) => mask_concealed(game, viewer),
@@ -2471,7 +1774,7 @@ fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
     }
     let rebase = matches!(
         event,
-        Event::GameCreated { .. } | Event::EventsUndone { .. } | Event::EventsUndoneTo { .. }
+        Event::GameCreated(_) | Event::EventsUndone(_) | Event::EventsUndoneTo(_)
     ) || game.acting() != acting_before
         || game.undo_trail.len >= UNDO_TRAIL_EVENTS_MAX;
     if rebase {
@@ -2666,6 +1969,7 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{GameCreated, StepEnded, WeaponMalfunctioned};
 
     /// A scenario file as the board reads it (the rules' setup checks are a layer above).
     fn read(text: &str) -> Scenario {
@@ -2699,18 +2003,18 @@ mod tests {
     #[test]
     fn a_frozen_trail_stays_where_it_was() {
         let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
-        let mut live = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+        let mut live = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
         // Steps ended one after another (the rules are a layer above: the events are made here).
         let done = |game: &Game| {
             let next = game
                 .clock
                 .next(game.scenario.turns)
                 .expect("a step follows");
-            [Event::StepEnded {
+            [Event::StepEnded(StepEnded {
                 by: game.acting(),
                 ended: game.clock,
                 next,
-            }]
+            })]
         };
         for event in done(&live) {
             apply(&mut live, &event);
@@ -2784,12 +2088,12 @@ mod tests {
         assert!(!german.weapons.contains_key("rlmgx"));
         let russian = game.project(Viewer::Side(Side::B));
         assert_eq!(russian.attack.as_ref().unwrap().weapons, ["rlmgx"]);
-        let malfunction = Event::WeaponMalfunctioned {
+        let malfunction = Event::WeaponMalfunctioned(WeaponMalfunctioned {
             weapon: "rlmgx".into(),
             holder,
             original_dr: 12,
             breakdown: 12,
-        };
+        });
         assert!(!game.shows(Viewer::Side(Side::A), &malfunction));
         assert!(game.shows(Viewer::Side(Side::B), &malfunction));
     }
@@ -2896,20 +2200,20 @@ mod tests {
         ];
         let mut positions = vec![];
         for (name, text) in texts {
-            let mut game = Game::replay([&Event::GameCreated {
+            let mut game = Game::replay([&Event::GameCreated(GameCreated {
                 scenario: read(text),
-            }])
+            })])
             .unwrap();
             positions.push((name, game.clone()));
             let next = game
                 .clock
                 .next(game.scenario.turns)
                 .expect("a step follows");
-            let ended = Event::StepEnded {
+            let ended = Event::StepEnded(StepEnded {
                 by: game.acting(),
                 ended: game.clock,
                 next,
-            };
+            });
             apply(&mut game, &ended);
             positions.push((name, game));
         }

@@ -15,7 +15,6 @@
 //! a viewer's copy holds) never carry it; viewers are told the clocks in so many words
 //! ([`ClockView`]).
 
-use crate::event::Event;
 use crate::Game;
 use board::scenario::Side;
 use board::time_control::{Millis, TimeControl};
@@ -170,7 +169,7 @@ impl Timing {
     }
 
     /// Takes a charge (the running clock's use up to `now`) and starts counting from `now`.
-    fn charge(&mut self, now: Millis, charged: Option<&Charge>) {
+    pub(crate) fn charge(&mut self, now: Millis, charged: Option<&Charge>) {
         if let Some(c) = charged {
             self.vacation_used[at(c.side)] =
                 self.vacation_used[at(c.side)].saturating_add(c.vacation);
@@ -210,67 +209,4 @@ pub struct ClockView {
     pub vacation_left: [Millis; 2],
     pub on_vacation: [bool; 2],
     pub expired: Option<Side>,
-}
-
-/// The clocks after a clock event. Only the whole game (the server's, a verifier's) keeps
-/// them: a projection ignores these events but for the end of the game.
-pub fn apply(game: &mut Game, event: &Event) {
-    if let Event::ClaimedOnTime { .. } = event {
-        game.over = true;
-    }
-    if game.viewer.is_some() {
-        return;
-    }
-    if let Event::ClockStarted { control, at } = event {
-        let running = awaited(game);
-        game.timing = Some(Box::new(Timing::started(*control, running, *at)));
-        return;
-    }
-    let Some(timing) = game.timing.as_deref_mut() else {
-        return;
-    };
-    match event {
-        Event::ClockHandedOver {
-            at,
-            charged,
-            added,
-            to,
-        } => {
-            timing.charge(*at, Some(charged));
-            timing.bank[charged.side as usize] =
-                timing.bank[charged.side as usize].saturating_add(*added);
-            timing.running = *to;
-        }
-        Event::ClockExpired { side, at, charged } => {
-            timing.charge(*at, Some(charged));
-            timing.bank[*side as usize] = 0;
-            timing.expired = Some(*side);
-        }
-        Event::ClaimedOnTime { at, .. } => {
-            timing.charge(*at, None);
-            timing.running = None;
-        }
-        Event::TimeGiven {
-            to,
-            time,
-            at,
-            charged,
-            ..
-        } => {
-            timing.charge(*at, charged.as_ref());
-            timing.bank[*to as usize] = timing.bank[*to as usize].saturating_add(*time);
-            if timing.expired == Some(*to) {
-                timing.expired = None;
-            }
-        }
-        Event::VacationStarted { side, at, charged } => {
-            timing.charge(*at, charged.as_ref());
-            timing.on_vacation[*side as usize] = true;
-        }
-        Event::VacationEnded { side, at, charged } => {
-            timing.charge(*at, charged.as_ref());
-            timing.on_vacation[*side as usize] = false;
-        }
-        _ => {}
-    }
 }

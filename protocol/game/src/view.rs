@@ -19,7 +19,8 @@
 //! reveals it says which "?" it was ([`Renamed`]).
 
 use crate::command::{CcAttack, Command};
-use crate::event::{Allotment, Event, MfAccount, WaLoss};
+use crate::event::{each_event, Fact};
+use crate::event::{Allotment, Event, MfAccount};
 use crate::{apply, hash_encoded, Game, Unit, Viewer, Weapon};
 use board::scenario::{Scenario, Side, UnitId};
 use board::terrain::Mf;
@@ -101,10 +102,10 @@ fn project(
 ) -> Option<Viewed> {
     let visible = matches!(
         event,
-        Event::GameCreated { .. }
-            | Event::EventsUndone { .. }
-            | Event::EventsUndoneTo { .. }
-            | Event::HiddenUnitPlaced { .. }
+        Event::GameCreated(_)
+            | Event::EventsUndone(_)
+            | Event::EventsUndoneTo(_)
+            | Event::HiddenUnitPlaced(_)
     ) || before.shows(viewer, event);
     if !visible {
         return None;
@@ -276,17 +277,17 @@ pub(super) fn keep_attackers_record(game: &mut Game, viewer: Viewer) {
 }
 
 /// How a viewer names units around one event.
-struct Names<'g> {
-    before: &'g Game,
-    after: &'g Game,
-    viewer: Viewer,
+pub(crate) struct Names<'g> {
+    pub(crate) before: &'g Game,
+    pub(crate) after: &'g Game,
+    pub(crate) viewer: Viewer,
     /// No unit is concealed or hidden in either game: every unit goes by its id (`project`).
     open: bool,
 }
 
 impl Names<'_> {
     /// The alias of a unit under "?" in either position.
-    fn alias(&self, id: &UnitId) -> Option<&UnitId> {
+    pub(crate) fn alias(&self, id: &UnitId) -> Option<&UnitId> {
         self.before
             .aliases
             .get(id)
@@ -294,7 +295,7 @@ impl Names<'_> {
     }
 
     /// Masked from the viewer before the event, or unseen before and masked after it.
-    fn masked(&self, id: &UnitId) -> bool {
+    pub(crate) fn masked(&self, id: &UnitId) -> bool {
         match self.before.units.get(id) {
             Some(u) if self.viewer.sees_unit(u) => masked(self.viewer, u),
             _ => self
@@ -306,7 +307,7 @@ impl Names<'_> {
     }
 
     /// The name the viewer knows `id` by, as of before the event.
-    fn name(&self, id: &UnitId) -> UnitId {
+    pub(crate) fn name(&self, id: &UnitId) -> UnitId {
         if self.masked(id) {
             self.alias(id)
                 .cloned()
@@ -318,7 +319,7 @@ impl Names<'_> {
 
     /// Whether the viewer's projection before the event shows the weapon: its possessor is
     /// neither hidden from it nor under another side's "?".
-    fn weapon_seen(&self, id: &str) -> bool {
+    pub(crate) fn weapon_seen(&self, id: &str) -> bool {
         self.before.weapons.get(id).is_some_and(|w| {
             w.held_by.as_ref().is_none_or(|h| {
                 self.before
@@ -330,12 +331,12 @@ impl Names<'_> {
         })
     }
 
-    fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
+    pub(crate) fn names(&self, ids: &[UnitId]) -> Vec<UnitId> {
         ids.iter().map(|id| self.name(id)).collect()
     }
 
     /// An MF account as the viewer may read it: a unit under "?" shows only the MF it spent.
-    fn account(&self, a: &MfAccount) -> MfAccount {
+    pub(crate) fn account(&self, a: &MfAccount) -> MfAccount {
         if self.masked(&a.unit) {
             MfAccount {
                 unit: self.name(&a.unit),
@@ -348,7 +349,7 @@ impl Names<'_> {
         }
     }
 
-    fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
+    pub(crate) fn accounts(&self, accounts: &[MfAccount]) -> Vec<MfAccount> {
         accounts.iter().map(|a| self.account(a)).collect()
     }
 
@@ -356,7 +357,7 @@ impl Names<'_> {
     /// not know by its id renamed, quoted or bare: a masked one to its alias, one it may not
     /// know of to "a unit". Refusals are never read this way: they are built from typed pieces
     /// (`rules::violation::Piece`).
-    fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         let mut text = text.to_string();
         if self.open {
             return text;
@@ -372,7 +373,7 @@ impl Names<'_> {
     }
 
     /// Whether the viewer may know of unit `id` at all, before or after the event.
-    fn seen(&self, id: &UnitId) -> bool {
+    pub(crate) fn seen(&self, id: &UnitId) -> bool {
         let mut units = [self.before, self.after]
             .into_iter()
             .filter_map(|game| game.units.get(id))
@@ -380,489 +381,13 @@ impl Names<'_> {
         units.peek().is_none() || units.any(|u| self.viewer.sees_unit(u))
     }
 
-    fn event(&self, event: &Event) -> Event {
-        let v = self.viewer;
-        match event.clone() {
-            Event::GameCreated { scenario } => Event::GameCreated {
-                scenario: std::sync::Arc::unwrap_or_clone(super::project_scenario(
-                    &scenario.into(),
-                    &self.after.setup_aliases,
-                    v,
-                )),
-            },
-            Event::UnitMoved {
-                units,
-                from,
-                to,
-                cost,
-                mf,
-            } => Event::UnitMoved {
-                units: self.names(&units),
-                from,
-                to,
-                cost,
-                mf: self.accounts(&mf),
-            },
-            Event::UnitAdvanced {
-                units,
-                from,
-                to,
-                cost,
-                cx,
-            } => Event::UnitAdvanced {
-                units: self.names(&units),
-                from,
-                to,
-                cost,
-                cx: self.names(&cx),
-            },
-            Event::UnitBypassed {
-                units,
-                hex,
-                from,
-                along,
-                cost,
-                mf,
-            } => Event::UnitBypassed {
-                units: self.names(&units),
-                hex,
-                from,
-                along,
-                cost,
-                mf: self.accounts(&mf),
-            },
-            Event::AssaultMovementDeclared { units } => Event::AssaultMovementDeclared {
-                units: self.names(&units),
-            },
-            Event::DoubleTimeDeclared { units, mf } => Event::DoubleTimeDeclared {
-                units: self.names(&units),
-                mf: self.accounts(&mf),
-            },
-            Event::WeaponPickedUp { unit, weapon, mf } => Event::WeaponPickedUp {
-                unit: self.name(&unit),
-                weapon,
-                mf: self.account(&mf),
-            },
-            Event::WeaponDropped { unit, weapon } => Event::WeaponDropped {
-                unit: self.name(&unit),
-                weapon,
-            },
-            Event::WallAdvantageClaimed { units, how } => Event::WallAdvantageClaimed {
-                units: self.names(&units),
-                how,
-            },
-            Event::WallAdvantageForfeited { units, why } => {
-                let why = match why {
-                    // A reason about the unit's own qualities (broken, a vehicle) would say
-                    // what is under the "?".
-                    WaLoss::Ineligible { rule, .. } if units.iter().any(|u| self.masked(u)) => {
-                        WaLoss::Ineligible {
-                            rule,
-                            why: "it no longer qualifies".into(),
-                        }
-                    }
-                    WaLoss::Ineligible { rule, why } => WaLoss::Ineligible {
-                        rule,
-                        why: self.text(&why),
-                    },
-                    other => other,
-                };
-                Event::WallAdvantageForfeited {
-                    units: self.names(&units),
-                    why,
-                }
-            }
-            Event::WallAdvantageDenied { units, by } => Event::WallAdvantageDenied {
-                units: self.names(&units),
-                by: self.name(&by),
-            },
-            Event::UnitsMomentarilyRevealed { units } => Event::UnitsMomentarilyRevealed {
-                units: self.names(&units),
-            },
-            Event::WallAdvantageChanceOffered { side, units } => {
-                Event::WallAdvantageChanceOffered {
-                    side,
-                    units: self.names(&units),
-                }
-            }
-            Event::WallAdvantageChallenged {
-                side,
-                holders,
-                claimants,
-                how,
-            } => Event::WallAdvantageChallenged {
-                side,
-                holders: self.names(&holders),
-                claimants: self.names(&claimants),
-                how,
-            },
-            // Names only the claimants, never which hidden unit the side could place (B9.324).
-            Event::WallAdvantageHipWindowOffered {
-                side,
-                claimants,
-                how,
-            } => Event::WallAdvantageHipWindowOffered {
-                side,
-                claimants: self.names(&claimants),
-                how,
-            },
-            Event::ShellholeCoverTaken { units, mf } => Event::ShellholeCoverTaken {
-                units: self.names(&units),
-                mf: self.accounts(&mf),
-            },
-            // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
-            // never the allotment that would tell a leader from a squad.
-            Event::AllMfSpent { units, rule, mf } => Event::AllMfSpent {
-                units: self.names(&units),
-                rule: self.text(&rule),
-                mf: self.accounts(&mf),
-            },
-            Event::UnitRouted {
-                unit,
-                from,
-                to,
-                cost,
-                mf,
-                interdiction_by,
-            } => Event::UnitRouted {
-                unit: self.name(&unit),
-                from,
-                to,
-                cost,
-                mf: self.account(&mf),
-                interdiction_by: self.names(&interdiction_by),
-            },
-            Event::RoutLeftToPlayers { unit, rule, why } => Event::RoutLeftToPlayers {
-                unit: self.name(&unit),
-                rule,
-                why: self.text(&why),
-            },
-            Event::UnitFailedToRout { unit, next_to } => Event::UnitFailedToRout {
-                unit: self.name(&unit),
-                next_to: next_to.map(|e| self.name(&e)),
-            },
-            Event::UnitsRoutedThroughTunnel {
-                units,
-                side,
-                from,
-                to,
-            } => Event::UnitsRoutedThroughTunnel {
-                units: self.names(&units),
-                side,
-                from,
-                to,
-            },
-            Event::TunnelUseSeen { by, unit, entrance } => Event::TunnelUseSeen {
-                by,
-                unit: self.name(&unit),
-                entrance,
-            },
-            // Only its own side receives it (`Game::shows`); named as that side knows them.
-            Event::TunnelUseSighted {
-                by,
-                entrance,
-                units,
-            } => Event::TunnelUseSighted {
-                by,
-                entrance,
-                units: self.names(&units),
-            },
-            Event::TunnelEntranceDiscovered {
-                by,
-                unit,
-                entrance,
-                mf,
-            } => Event::TunnelEntranceDiscovered {
-                by,
-                unit: self.name(&unit),
-                entrance,
-                mf: self.account(&mf),
-            },
-            Event::FireEffectApplied {
-                unit,
-                outcome,
-                rule,
-                why,
-            } => Event::FireEffectApplied {
-                unit: self.name(&unit),
-                outcome,
-                rule,
-                why: self.text(&why),
-            },
-            Event::SquadReduced {
-                unit,
-                half_squad,
-                rule,
-                why,
-            } => Event::SquadReduced {
-                // What the counter now reads: under "?" that is hidden.
-                half_squad: if self.masked(&unit) {
-                    String::new()
-                } else {
-                    half_squad
-                },
-                unit: self.name(&unit),
-                rule,
-                why: self.text(&why),
-            },
-            Event::FireEffectLeftToPlayers {
-                target,
-                unit,
-                rule,
-                why,
-            } => Event::FireEffectLeftToPlayers {
-                target,
-                unit: unit.map(|u| self.name(&u)),
-                rule,
-                why: self.text(&why),
-            },
-            Event::OpportunityFireMarked { units } => Event::OpportunityFireMarked {
-                units: self.names(&units),
-            },
-            Event::DesperationMoraleMarked { units, why } => Event::DesperationMoraleMarked {
-                units: self.names(&units),
-                why: self.text(&why),
-            },
-            Event::DesperationMoraleRemoved { units, why } => Event::DesperationMoraleRemoved {
-                units: self.names(&units),
-                why: self.text(&why),
-            },
-            Event::RallyAttempted { unit, leader } => Event::RallyAttempted {
-                unit: self.name(&unit),
-                leader: leader.map(|l| self.name(&l)),
-            },
-            Event::AttackLeftToPlayers {
-                by,
-                target,
-                rule,
-                why,
-            } => Event::AttackLeftToPlayers {
-                by,
-                target,
-                rule,
-                why: self.text(&why),
-            },
-            Event::CloseCombatDesignated {
-                by,
-                hex,
-                attacks,
-                withdrawals,
-                no_ambush,
-            } => Event::CloseCombatDesignated {
-                by,
-                hex,
-                attacks: attacks
-                    .into_iter()
-                    .map(|a| crate::command::CcAttack {
-                        attackers: self.names(&a.attackers),
-                        defenders: self.names(&a.defenders),
-                    })
-                    .collect(),
-                withdrawals: withdrawals
-                    .into_iter()
-                    .map(|w| crate::command::CcWithdrawal {
-                        units: self.names(&w.units),
-                        to: w.to,
-                    })
-                    .collect(),
-                no_ambush,
-            },
-            Event::UnitsWithdrew {
-                units,
-                from,
-                to,
-                cx,
-            } => Event::UnitsWithdrew {
-                units: self.names(&units),
-                from,
-                to,
-                cx: self.names(&cx),
-            },
-            Event::AttackDeclared {
-                by,
-                firers,
-                weapons,
-                target,
-                into_sewer,
-            } => Event::AttackDeclared {
-                by,
-                firers: self.names(&firers),
-                // A weapon whose possessor the viewer knows only as "?" is not named to it.
-                weapons: weapons
-                    .into_iter()
-                    .filter(|w| self.weapon_seen(w))
-                    .collect(),
-                target,
-                into_sewer,
-            },
-            // Set-up ends: each viewer receives the units it now sees, as the map shows them
-            // (under "?" by their aliases; HIP ones not at all), in map order, so nothing in
-            // the list's order says which unit is which.
-            Event::SetupEnded { units } => {
-                let mut shown: Vec<Unit> = units
-                    .iter()
-                    .filter(|u| self.after.units.get(&u.id).is_some_and(|a| v.sees_unit(a)))
-                    .map(|u| {
-                        let mut u = u.clone();
-                        if masked(v, &u) {
-                            u.id = self.name(&u.id);
-                            super::mask_unit(&mut u);
-                        }
-                        u
-                    })
-                    .collect();
-                shown.sort_by(|a, b| (a.hex, &a.id).cmp(&(b.hex, &b.id)));
-                Event::SetupEnded { units: shown }
-            }
-            Event::HiddenUnitPlaced { unit, .. } if v != Viewer::Side(unit.side) => {
-                let mut shown = (*unit).clone();
-                super::mask_unit(&mut shown);
-                shown.id = self.name(&unit.id);
-                Event::HiddenUnitPlaced {
-                    unit: Box::new(shown),
-                    weapons: vec![],
-                }
-            }
-            Event::UnitEntryBlocked {
-                units,
-                from,
-                to,
-                revealed,
-                dummies_removed,
-                cost,
-                mf,
-            } => Event::UnitEntryBlocked {
-                units: self.names(&units),
-                from,
-                to,
-                revealed,
-                dummies_removed: self.names(&dummies_removed),
-                cost,
-                mf: self.accounts(&mf),
-            },
-            Event::DiceRolled { mut roll } => {
-                // The outcome's words may quote a rating (a leader's morale in a 4TC): only
-                // the roller reads them; the others learn the outcome from the events after.
-                // A roll on request (`roll`) has no such words: its outcome is the note its
-                // roller wrote for both sides to read ("8 FP vs 20A2"), as an adjudication's.
-                if v != Viewer::Side(roll.side) && roll.purpose.on_request().is_none() {
-                    roll.outcome = String::new();
-                }
-                for m in &mut roll.modifiers {
-                    m.reason = self.text(&m.reason);
-                }
-                Event::DiceRolled { roll }
-            }
-            Event::SewerEntryFailed { units } => Event::SewerEntryFailed {
-                units: self.names(&units),
-            },
-            Event::UnitsEnteredSewer { units, hex } => Event::UnitsEnteredSewer {
-                units: self.names(&units),
-                hex,
-            },
-            Event::SewerStackMoved {
-                units,
-                from,
-                to,
-                designated_by,
-            } => Event::SewerStackMoved {
-                units: self.names(&units),
-                from,
-                to,
-                designated_by,
-            },
-            Event::SewerStackLost {
-                units,
-                at,
-                defender,
-                options,
-            } => Event::SewerStackLost {
-                units: self.names(&units),
-                at,
-                defender,
-                options,
-            },
-            Event::SewerEmergenceRolled { units, hex, result } => Event::SewerEmergenceRolled {
-                units: self.names(&units),
-                hex,
-                result,
-            },
-            Event::UnitsSurfaced { units, hex } => Event::UnitsSurfaced {
-                units: self.names(&units),
-                hex,
-            },
-            Event::UnitsEnteredTunnel {
-                units,
-                side,
-                from,
-                exit,
-            } => Event::UnitsEnteredTunnel {
-                units: self.names(&units),
-                side,
-                from,
-                exit,
-            },
-            Event::OutcomeAdjudicated {
-                by,
-                unit,
-                outcome,
-                note,
-            } => Event::OutcomeAdjudicated {
-                by,
-                // A relabel's or a reduction's note is what the counter now reads: under "?"
-                // that is hidden.
-                note: if matches!(
-                    outcome,
-                    crate::command::Outcome::Relabel | crate::command::Outcome::Reduce
-                ) && self.masked(&unit)
-                {
-                    String::new()
-                } else {
-                    self.text(&note)
-                },
-                unit: self.name(&unit),
-                outcome,
-            },
-            Event::AdjudicationDisputed { by, event, reason } => Event::AdjudicationDisputed {
-                by,
-                event,
-                reason: self.text(&reason),
-            },
-            Event::EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored,
-            } => Event::EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored: Box::new(restored.project(v)),
-            },
-            // The log names the version to return to; a viewer is handed the position itself,
-            // as it may know it: the game after the undo is the position before `from`.
-            Event::EventsUndoneTo {
-                requested_by,
-                consented_by,
-                from,
-                to,
-            } => Event::EventsUndone {
-                requested_by,
-                consented_by,
-                from,
-                to,
-                restored: Box::new(self.after.project(v)),
-            },
-            // The rest name no unit: sides, the clock, hexes, dice and answers (conceding and
-            // ending by agreement included).
-            other => other,
-        }
+    pub(crate) fn event(&self, event: &Event) -> Event {
+        let _v = self.viewer;
+        each_event!(event.clone(), e => e.viewed(self))
     }
 
     /// Units the viewer saw before and after under different names.
-    fn renamed(&self) -> Vec<Renamed> {
+    pub(crate) fn renamed(&self) -> Vec<Renamed> {
         let mut renamed = vec![];
         for (id, unit) in &self.after.units {
             let Some(was) = self.before.units.get(id) else {

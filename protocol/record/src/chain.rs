@@ -12,6 +12,7 @@ use board::scenario::Side;
 use data_encoding::HEXLOWER;
 use game::command::Command;
 use game::event::Event;
+use game::event::{ClockStarted, GameCreated};
 use serde::{Deserialize, Serialize};
 
 /// Version of the envelope layout written now. A reader refuses formats it does not know
@@ -105,7 +106,7 @@ impl Entry {
             first: 1,
             key: None,
             command: None,
-            event: Event::GameCreated { scenario },
+            event: Event::GameCreated(GameCreated { scenario }),
         }
     }
 
@@ -118,7 +119,7 @@ impl Entry {
             first: 2,
             key: None,
             command: None,
-            event: Event::ClockStarted { control, at },
+            event: Event::ClockStarted(ClockStarted { control, at }),
         }
     }
 }
@@ -603,6 +604,7 @@ pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use game::event::{GameEnded, StepEnded, WeaponDropped};
     use game::phase::Clock;
 
     /// Events 1–3 as a server stores them, with event 2's bytes replaced by `two` (the next
@@ -691,15 +693,15 @@ mod tests {
 
     fn event(seq: u64) -> Event {
         if seq.is_multiple_of(2) {
-            Event::StepEnded {
+            Event::StepEnded(StepEnded {
                 by: Side::A,
                 ended: Clock::START,
                 next: Clock::START,
-            }
+            })
         } else {
-            Event::GameEnded {
+            Event::GameEnded(GameEnded {
                 turns_played: seq as u16,
-            }
+            })
         }
     }
 
@@ -901,10 +903,10 @@ mod tests {
             }
         }
         // A length far past the envelope limit is refused before anything is allocated for it.
-        let dropped = Event::WeaponDropped {
+        let dropped = Event::WeaponDropped(WeaponDropped {
             unit: "g1".into(),
             weapon: String::new(),
-        };
+        });
         let (mut bytes, _) = seal(1, GENESIS, [0; 16], None, 1, &dropped);
         // The weapon's length, last, from 0 to 2^60 bytes.
         assert_eq!(bytes.pop(), Some(0));

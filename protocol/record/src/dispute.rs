@@ -21,10 +21,15 @@ use crate::chain::Entry;
 use crate::fair_dice::{self, Ledger, Nonce};
 use crate::recheck::Fault;
 use board::scenario::Side;
-use data_encoding::HEXLOWER;
 use game::command::Command;
 use game::dice::DiceSource;
 use game::event::Event;
+use game::event::{
+    AdjudicationAccepted, AdjudicationDisputed, DiceRolled, EntropyContributed, EventsUndone,
+    EventsUndoneTo, ManholeDeclaredUnseen, OutcomeAdjudicated, SeedRevealAgreed, StepEnded,
+    StepPassed, TunnelUseSeen, UndoDeclined, UndoRequested, WallAdvantageChallenged,
+    WallAdvantageChanceOffered, WallAdvantageHipWindowOffered,
+};
 use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use rules::violation::{text, Piece, RuleViolation, ViolationKind};
 
@@ -67,16 +72,16 @@ pub fn decide(
                     ),
                 ));
             }
-            Ok(vec![Event::UndoRequested {
+            Ok(vec![Event::UndoRequested(UndoRequested {
                 by,
                 from: *from,
                 to: game.version,
-            }])
+            })])
         }
         Command::ConsentToUndo => consent(game, log, by),
         Command::DeclineUndo => {
             waiting_undo(game, log, by)?;
-            Ok(vec![Event::UndoDeclined { by }])
+            Ok(vec![Event::UndoDeclined(UndoDeclined { by })])
         }
         Command::AdjudicateAfterRoll {
             unit,
@@ -88,7 +93,7 @@ pub fn decide(
                 .checked_sub(1)
                 .and_then(|i| log.get(usize::try_from(i).ok()?))
                 .and_then(|e| match &e.event {
-                    Event::DiceRolled { roll } => Some(roll),
+                    Event::DiceRolled(DiceRolled { roll }) => Some(roll),
                     _ => None,
                 })
                 .ok_or_else(|| {
@@ -174,10 +179,10 @@ fn contribute(
             ));
         }
     }
-    Ok(vec![Event::EntropyContributed {
+    Ok(vec![Event::EntropyContributed(EntropyContributed {
         side: by,
         nonce: *nonce,
-    }])
+    })])
 }
 
 fn agree_to_reveal(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
@@ -202,7 +207,7 @@ fn agree_to_reveal(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, R
             fair_dice::EPOCHS_MAX
         )));
     }
-    Ok(vec![Event::SeedRevealAgreed { side: by }])
+    Ok(vec![Event::SeedRevealAgreed(SeedRevealAgreed { side: by })])
 }
 
 /// Accept (`reason: None`) or dispute adjudication `seq`: an `OutcomeAdjudicated` or a
@@ -230,9 +235,9 @@ fn answer(
         .and_then(|i| log.get(usize::try_from(i).ok()?))
         .ok_or_else(unknown)?;
     let entered_by = match &entry.event {
-        Event::OutcomeAdjudicated {
+        Event::OutcomeAdjudicated(OutcomeAdjudicated {
             by: entered, unit, ..
-        } => {
+        }) => {
             // An adjudication of a unit hidden from the answering side is answered like one
             // that does not exist, so that a refusal never confirms a hidden unit.
             if game
@@ -244,8 +249,8 @@ fn answer(
             }
             *entered
         }
-        Event::ManholeDeclaredUnseen { by: entered, .. }
-        | Event::TunnelUseSeen { by: entered, .. } => *entered,
+        Event::ManholeDeclaredUnseen(ManholeDeclaredUnseen { by: entered, .. })
+        | Event::TunnelUseSeen(TunnelUseSeen { by: entered, .. }) => *entered,
         _ => return Err(unknown()),
     };
     if entered_by == by {
@@ -261,7 +266,7 @@ fn answer(
     let answered = log[seq as usize..].iter().find(|e| {
         matches!(
             e.event,
-            Event::AdjudicationAccepted { event, .. } | Event::AdjudicationDisputed { event, .. }
+            Event::AdjudicationAccepted(AdjudicationAccepted { event, .. }) | Event::AdjudicationDisputed(AdjudicationDisputed { event, .. })
                 if event == seq
         )
     });
@@ -277,7 +282,7 @@ fn answer(
         ));
     }
     Ok(vec![match reason {
-        None => Event::AdjudicationAccepted { by, event: seq },
+        None => Event::AdjudicationAccepted(AdjudicationAccepted { by, event: seq }),
         Some(reason) => {
             if reason.trim().is_empty() || reason.len() > REASON_BYTES_MAX {
                 return Err(refuse(
@@ -288,11 +293,11 @@ fn answer(
                     ),
                 ));
             }
-            Event::AdjudicationDisputed {
+            Event::AdjudicationDisputed(AdjudicationDisputed {
                 by,
                 event: seq,
                 reason: reason.clone(),
-            }
+            })
         }
     }])
 }
@@ -300,58 +305,62 @@ fn answer(
 /// Why an event stops an undo by `by`, or `None` if it may be taken back.
 fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
     Some(match event {
-        Event::DiceRolled { .. } => "is a die roll; dice once rolled stand",
-        Event::ClockStarted { .. }
-        | Event::ClockHandedOver { .. }
-        | Event::ClockExpired { .. }
-        | Event::ClaimedOnTime { .. }
-        | Event::TimeGiven { .. }
-        | Event::VacationStarted { .. }
-        | Event::VacationEnded { .. } => "is on the clock; time once spent or given stands",
-        Event::SewerEntryFailed { .. }
-        | Event::SewerStackLost { .. }
-        | Event::SewerEmergenceRolled { .. } => "follows from a die roll",
-        Event::HiddenUnitPlaced { .. } => "revealed a hidden unit (A12.3)",
-        Event::UnitSetUp { .. } | Event::UnitSetUpLifted { .. } => {
+        Event::DiceRolled(_) => "is a die roll; dice once rolled stand",
+        Event::ClockStarted(_)
+        | Event::ClockHandedOver(_)
+        | Event::ClockExpired(_)
+        | Event::ClaimedOnTime(_)
+        | Event::TimeGiven(_)
+        | Event::VacationStarted(_)
+        | Event::VacationEnded(_) => "is on the clock; time once spent or given stands",
+        Event::SewerEntryFailed(_) | Event::SewerStackLost(_) | Event::SewerEmergenceRolled(_) => {
+            "follows from a die roll"
+        }
+        Event::HiddenUnitPlaced(_) => "revealed a hidden unit (A12.3)",
+        Event::UnitSetUp(_) | Event::UnitSetUpLifted(_) => {
             "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"
         }
-        Event::SetupDone { .. } => "ended a side's set-up: the side to act changed (A12.12)",
-        Event::SetupEnded { .. } => "revealed the set-up to the other side (A12.12)",
-        Event::UnitEntryBlocked { .. } => "revealed concealed or hidden units (A12.15)",
-        Event::UnitsMomentarilyRevealed { .. } | Event::WallAdvantageDenied { .. } => {
+        Event::SetupDone(_) => "ended a side's set-up: the side to act changed (A12.12)",
+        Event::SetupEnded(_) => "revealed the set-up to the other side (A12.12)",
+        Event::UnitEntryBlocked(_) => "revealed concealed or hidden units (A12.15)",
+        Event::UnitsMomentarilyRevealed(_) | Event::WallAdvantageDenied(_) => {
             "revealed units to the opponent (B9.324)"
         }
-        Event::UnitsSurfaced { .. } => "brought units up from below ground, in view (B8.42)",
-        Event::UnitsEnteredTunnel { .. } | Event::UnitsRoutedThroughTunnel { .. } => {
+        Event::UnitsSurfaced(_) => "brought units up from below ground, in view (B8.42)",
+        Event::UnitsEnteredTunnel(_) | Event::UnitsRoutedThroughTunnel(_) => {
             "revealed a tunnel (B8.61, B8.62)"
         }
-        Event::WallAdvantageHipWindowOffered { side, .. } if *side != by => {
+        Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered { side, .. })
+            if *side != by =>
+        {
             "gave the opponent the moment to place a hidden unit: the side to act changed (B9.324)"
         }
-        Event::WallAdvantageChallenged { side, .. } if *side != by => {
+        Event::WallAdvantageChallenged(WallAdvantageChallenged { side, .. }) if *side != by => {
             "challenged the opponent's WA: the side to act changed (B9.324)"
         }
-        Event::WallAdvantageChanceOffered { side, .. } if *side != by => {
+        Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, .. })
+            if *side != by =>
+        {
             "gave the opponent a chance to claim WA: the side to act changed (B9.322)"
         }
-        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next }
+        Event::StepEnded(StepEnded { ended, next, .. })
+        | Event::StepPassed(StepPassed { ended, next })
             if ended.acting(first) != next.acting(first) =>
         {
             "ended a step and changed the side to act"
         }
-        Event::GameCreated { .. }
-        | Event::GameEnded { .. }
-        | Event::Conceded { .. }
-        | Event::EndAgreed { .. } => "is the start or end of the game",
-        Event::EndProposed { .. } => "is an offer to end the game, withdrawn when the step ends",
-        Event::DiceCommitted { .. }
-        | Event::EntropyContributed { .. }
-        | Event::SeedRevealAgreed { .. }
-        | Event::SeedRevealed { .. } => "belongs to the dice scheme (docs/dice.md)",
-        Event::AdjudicationAccepted { .. }
-        | Event::AdjudicationDisputed { .. }
-        | Event::EventsUndone { .. }
-        | Event::EventsUndoneTo { .. } => "is an answer between the players",
+        Event::GameCreated(_) | Event::GameEnded(_) | Event::Conceded(_) | Event::EndAgreed(_) => {
+            "is the start or end of the game"
+        }
+        Event::EndProposed(_) => "is an offer to end the game, withdrawn when the step ends",
+        Event::DiceCommitted(_)
+        | Event::EntropyContributed(_)
+        | Event::SeedRevealAgreed(_)
+        | Event::SeedRevealed(_) => "belongs to the dice scheme (docs/dice.md)",
+        Event::AdjudicationAccepted(_)
+        | Event::AdjudicationDisputed(_)
+        | Event::EventsUndone(_)
+        | Event::EventsUndoneTo(_) => "is an answer between the players",
         _ => return None,
     })
 }
@@ -359,10 +368,7 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
 /// An earlier request to undo and its refusal change nothing and may lie inside a later undo:
 /// a player may ask again after a "no", or ask once more after playing on.
 fn asking(event: &Event) -> bool {
-    matches!(
-        event,
-        Event::UndoRequested { .. } | Event::UndoDeclined { .. }
-    )
+    matches!(event, Event::UndoRequested(_) | Event::UndoDeclined(_))
 }
 
 /// Whether events `from..=to` — the end of `log` — may be taken back by `by`: the side to act,
@@ -419,7 +425,7 @@ pub fn check_undo(
         .filter_map(|e| Some((e, barrier(&e.event, by, game.scenario.first)?)));
     let rolled = barriers
         .clone()
-        .find(|(e, _)| matches!(e.event, Event::DiceRolled { .. }));
+        .find(|(e, _)| matches!(e.event, Event::DiceRolled(_)));
     if let Some((entry, why)) = rolled.or_else(|| barriers.clone().next()) {
         return Err(refuse_naming(
             ViolationKind::NotUndoable,
@@ -455,8 +461,10 @@ pub fn check_undo(
 fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
     log.iter()
         .rev()
-        .take_while(|e| !matches!(&e.event, Event::StepEnded { next, .. } if next.step == 0))
-        .filter(|e| matches!(e.event, Event::UndoRequested { by, .. } if by == side))
+        .take_while(
+            |e| !matches!(&e.event, Event::StepEnded(StepEnded { next, .. }) if next.step == 0),
+        )
+        .filter(|e| matches!(e.event, Event::UndoRequested(UndoRequested { by, .. }) if by == side))
         .count()
 }
 
@@ -471,11 +479,11 @@ fn seen_by(game: &Game, side: Side, entry: &Entry) -> bool {
 fn waiting_undo(game: &Game, log: &[Entry], by: Side) -> Result<(Side, u64, u64), RuleViolation> {
     game_over(game)?;
     match log.last().map(|e| &e.event) {
-        Some(Event::UndoRequested {
+        Some(Event::UndoRequested(UndoRequested {
             by: asker,
             from,
             to,
-        }) => {
+        })) => {
             if *asker == by {
                 return Err(refuse(
                     ViolationKind::WrongSide,
@@ -529,12 +537,12 @@ fn consent(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViola
             ],
         ));
     }
-    Ok(vec![Event::EventsUndoneTo {
+    Ok(vec![Event::EventsUndoneTo(EventsUndoneTo {
         requested_by: asker,
         consented_by: by,
         from,
         to,
-    }])
+    })])
 }
 
 /// An undo in its older form, [`Event::EventsUndone`] with the whole position, checked as a
@@ -572,18 +580,17 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
             .map_err(|v| Fault::from(format!("was not legal when logged: {v}")))
     };
     match &entry.event {
-        Event::EntropyContributed { side, .. } | Event::SeedRevealAgreed { side } => {
-            issued_by(*side)
-        }
-        Event::AdjudicationAccepted { by, event } => {
+        Event::EntropyContributed(EntropyContributed { side, .. })
+        | Event::SeedRevealAgreed(SeedRevealAgreed { side }) => issued_by(*side),
+        Event::AdjudicationAccepted(AdjudicationAccepted { by, event }) => {
             issued_by(*by)?;
             legal(answer(game, log, *by, *event, None))
         }
-        Event::AdjudicationDisputed { by, event, reason } => {
+        Event::AdjudicationDisputed(AdjudicationDisputed { by, event, reason }) => {
             issued_by(*by)?;
             legal(answer(game, log, *by, *event, Some(reason)))
         }
-        Event::UndoRequested { by, from, to } => {
+        Event::UndoRequested(UndoRequested { by, from, to }) => {
             issued_by(*by)?;
             if *to + 1 != entry.seq {
                 return Err(format!(
@@ -594,17 +601,17 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
             }
             legal(check_undo(game, log, *by, *from, *to).map(|()| vec![]))
         }
-        Event::UndoDeclined { by } => {
+        Event::UndoDeclined(UndoDeclined { by }) => {
             issued_by(*by)?;
             legal(waiting_undo(game, log, *by).map(|_| vec![]))
         }
-        Event::EventsUndone {
+        Event::EventsUndone(EventsUndone {
             requested_by,
             consented_by,
             from,
             to,
             restored,
-        } => {
+        }) => {
             issued_by(*consented_by)?;
             let (asker, f, t) = waiting_undo(game, log, *consented_by)
                 .map_err(|v| format!("was not legal when logged: {v}"))?;
@@ -618,12 +625,12 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
             legal(consent(game, log, *consented_by))?;
             check_undone_position(log, *from, restored)
         }
-        Event::EventsUndoneTo {
+        Event::EventsUndoneTo(EventsUndoneTo {
             requested_by,
             consented_by,
             from,
             to,
-        } => {
+        }) => {
             issued_by(*consented_by)?;
             let decided = consent(game, log, *consented_by)
                 .map_err(|v| format!("was not legal when logged: {v}"))?;
@@ -641,73 +648,13 @@ pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fau
         _ => Ok(()),
     }
 }
-
-/// The readable account of this module's events, with the document behind each.
-pub fn describe(sides: &[board::scenario::SideSpec; 2], event: &Event) -> String {
-    let name = |s: Side| sides[s as usize].name.clone();
-    let short = |bytes: &[u8]| HEXLOWER.encode(&bytes[..8]);
-    match event {
-        Event::DiceCommitted { commitment } => format!(
-            "the server committed to its secret dice seed: blake3 {commitment} ({})",
-            fair_dice::RULE
-        ),
-        Event::EntropyContributed { side, nonce } => format!(
-            "{} added its nonce {}… to the dice key ({})",
-            name(*side),
-            short(nonce),
-            fair_dice::RULE
-        ),
-        Event::SeedRevealAgreed { side } => format!(
-            "{} agreed to reveal the dice seed now ({})",
-            name(*side),
-            fair_dice::RULE
-        ),
-        Event::SeedRevealed { seed } => format!(
-            "the server revealed its dice seed {}: every roll made under it can now be checked ({})",
-            HEXLOWER.encode(seed),
-            fair_dice::RULE
-        ),
-        Event::AdjudicationAccepted { by, event } => {
-            format!("{} accepted adjudication #{event} ({RULE})", name(*by))
-        }
-        Event::AdjudicationDisputed { by, event, reason } => format!(
-            "{} disputed adjudication #{event}: {reason} ({RULE})",
-            name(*by)
-        ),
-        Event::UndoRequested { by, from, to } => format!(
-            "{} asked to take back #{from}–#{to}, its own last events ({RULE})",
-            name(*by)
-        ),
-        Event::UndoDeclined { by } => {
-            format!("{} declined to let them be taken back ({RULE})", name(*by))
-        }
-        Event::EventsUndone {
-            requested_by,
-            consented_by,
-            from,
-            to,
-            ..
-        }
-        | Event::EventsUndoneTo {
-            requested_by,
-            consented_by,
-            from,
-            to,
-        } => format!(
-            "#{from}–#{to} taken back at the {}'s request with the {}'s consent: the position is as it was before #{from} ({RULE})",
-            name(*requested_by),
-            name(*consented_by)
-        ),
-        other => other.name().to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::referee::testing::*;
     use crate::referee::Referee;
     use game::command::Outcome;
+    use game::event::EventsUndoneTo;
 
     fn g3_to(hex_name: &str) -> Command {
         Command::Move {
@@ -851,7 +798,7 @@ mod tests {
             let result = r.play(asker, &Command::RequestUndo { from }, &mut seeds());
             match (expect, result) {
                 (None, Ok(events)) => {
-                    assert!(matches!(events[0], Event::UndoRequested { .. }), "{name}")
+                    assert!(matches!(events[0], Event::UndoRequested(_)), "{name}")
                 }
                 (Some((kind, words)), Err(v)) => {
                     assert_eq!(v.kind, kind, "{name}: {v}");
@@ -952,7 +899,7 @@ mod tests {
             let bytes = bincode::serde::encode_to_vec(&e.event, bincode::config::standard())
                 .unwrap()
                 .len();
-            if matches!(e.event, Event::EventsUndoneTo { .. }) {
+            if matches!(e.event, Event::EventsUndoneTo(_)) {
                 assert!(
                     bytes < 64 && bytes * 20 < position.len(),
                     "an undo logged in {bytes} bytes (a position is {})",
@@ -979,7 +926,7 @@ mod tests {
     }
 
     /// Every logged answer and undo re-checked as a verifier reads the log.
-    fn check_logged_all(r: &Referee) -> Result<(), String> {
+    fn check_logged_all(r: &Referee) -> Result<(), Fault> {
         let entries = r.entries();
         let mut game = Game::replay([&entries[0].event]).unwrap();
         for (i, entry) in entries.iter().enumerate().skip(1) {
@@ -1019,7 +966,7 @@ mod tests {
         let events = play(&mut r, Side::B, Command::ConsentToUndo);
         assert!(matches!(
             &events[0],
-            Event::EventsUndoneTo { from: f, requested_by: Side::A, consented_by: Side::B, .. } if *f == from
+            Event::EventsUndoneTo(EventsUndoneTo { from: f, requested_by: Side::A, consented_by: Side::B, .. }) if *f == from
         ));
         let mut expected = before.clone();
         expected.version = r.game().version;
@@ -1032,7 +979,7 @@ mod tests {
         let undo_seq = r
             .entries()
             .iter()
-            .find(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
+            .find(|e| matches!(e.event, Event::EventsUndoneTo(_)))
             .unwrap()
             .seq;
         let refused = r
@@ -1100,7 +1047,7 @@ mod tests {
             r.game().units["g3"].pinned,
             "a dispute records; it changes nothing"
         );
-        let record = describe(&r.game().scenario.sides, &r.entries().last().unwrap().event);
+        let record = crate::words::describe_event(r.game(), &r.entries().last().unwrap().event);
         assert_eq!(
             record,
             format!("German disputed adjudication #{pin}: no LOS to A2 (docs/review.md)")

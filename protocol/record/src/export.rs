@@ -26,6 +26,7 @@ use board::scenario::{Scenario, Side};
 use board::vasl::library::Boards;
 use data_encoding::HEXLOWER;
 use game::event::Event;
+use game::event::{DiceRolled, GameCreated, StepEnded, StepPassed};
 use game::phase::Phase;
 use game::{apply, Game, StateHash, Underground};
 use std::fmt::{self, Write as _};
@@ -410,7 +411,8 @@ pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {
 fn check_clock(game: &Game, event: &Event) -> Result<(), Fault> {
     let turns = game.scenario.turns;
     match event {
-        Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next } => {
+        Event::StepEnded(StepEnded { ended, next, .. })
+        | Event::StepPassed(StepPassed { ended, next }) => {
             if *ended != game.clock {
                 return Err(format!(
                     "ends a step at {ended:?}, but the game stood at {}",
@@ -427,7 +429,7 @@ fn check_clock(game: &Game, event: &Event) -> Result<(), Fault> {
             }
             Ok(())
         }
-        Event::GameEnded { .. } if game.clock.next(turns).is_some() => Err(format!(
+        Event::GameEnded(_) if game.clock.next(turns).is_some() => Err(format!(
             "ends the game at {}, before the last step of the last turn",
             game.clock
         )
@@ -585,7 +587,7 @@ fn verify_log(
     if let (
         Some(boards),
         Some(Entry {
-            event: Event::GameCreated { scenario },
+            event: Event::GameCreated(GameCreated { scenario }),
             ..
         }),
     ) = (boards, read.first_mut())
@@ -616,7 +618,7 @@ fn verify_log(
         let seq = entry.seq;
         let bad = |why: String| at(Where::Event(seq), why);
         let Some(game) = game.as_mut() else {
-            let Event::GameCreated { scenario } = &entry.event else {
+            let Event::GameCreated(GameCreated { scenario }) = &entry.event else {
                 return Err(bad(format!("is {}, not GameCreated", entry.event.name())));
             };
             let mut created = Game::new(scenario.clone());
@@ -628,29 +630,29 @@ fn verify_log(
             continue;
         };
         match &entry.event {
-            Event::GameCreated { .. } => {
+            Event::GameCreated(_) => {
                 return Err(bad("a second GameCreated: a log holds one game".into()))
             }
-            Event::DiceRolled { roll } => {
-                check_roll(game, &entry, roll).map_err(|f| bad(f.into()))?;
+            Event::DiceRolled(DiceRolled { roll }) => {
+                check_roll(game, &entry, roll).map_err(|f| bad(f.to_string()))?;
                 summary.rolls += 1;
             }
-            Event::OutcomeAdjudicated { .. } | Event::ManholeDeclaredUnseen { .. } => {
+            Event::OutcomeAdjudicated(_) | Event::ManholeDeclaredUnseen(_) => {
                 summary.adjudications += 1
             }
-            Event::AdjudicationAccepted { .. } => summary.accepted += 1,
-            Event::AdjudicationDisputed { .. } => summary.disputed += 1,
-            Event::EventsUndone { .. } | Event::EventsUndoneTo { .. } => summary.undone += 1,
+            Event::AdjudicationAccepted(_) => summary.accepted += 1,
+            Event::AdjudicationDisputed(_) => summary.disputed += 1,
+            Event::EventsUndone(_) | Event::EventsUndoneTo(_) => summary.undone += 1,
             _ => {}
         }
-        check_clock(game, &entry.event).map_err(|f| bad(f.into()))?;
+        check_clock(game, &entry.event).map_err(|f| bad(f.to_string()))?;
         // No die is left unchecked in a finished game: its end is followed at once by the
         // reveal of the seed still secret.
-        if matches!(entry.event, Event::GameEnded { .. })
+        if matches!(entry.event, Event::GameEnded(_))
             && ledger.open().is_some()
             && !matches!(
                 read.get(index + 1).map(|e| &e.event),
-                Some(Event::SeedRevealed { .. })
+                Some(Event::SeedRevealed(_))
             )
         {
             return Err(bad(
@@ -668,11 +670,11 @@ fn verify_log(
             dispute::check_logged(game, &entries, &entry)?;
             recheck.check(game, &entries, &before_ledger, &read, index)?;
             apply(game, &entry.event);
-            Ok::<(), String>(())
+            Ok::<(), Fault>(())
         }));
         match applied {
             Ok(Ok(())) => {}
-            Ok(Err(why)) => return Err(bad(why)),
+            Ok(Err(why)) => return Err(bad(why.to_string())),
             Err(_) => {
                 return Err(bad(
                     "cannot be applied: no server could have logged it".into()
@@ -1023,6 +1025,10 @@ mod tests {
     use crate::chain::{seal_entry, GENESIS};
     use crate::referee::testing::*;
     use game::command::Command;
+    use game::event::{
+        AdjudicationAccepted, DiceRolled, EventsUndone, EventsUndoneTo, OutcomeAdjudicated,
+        UndoRequested, UnitMoved,
+    };
     use std::io::Read as _;
 
     fn lines(text: &str) -> Vec<String> {
@@ -1054,9 +1060,9 @@ mod tests {
     fn forge_first_die(entries: &mut [Entry]) -> usize {
         let roll_at = entries
             .iter()
-            .position(|e| matches!(e.event, Event::DiceRolled { .. }))
+            .position(|e| matches!(e.event, Event::DiceRolled(_)))
             .unwrap();
-        if let Event::DiceRolled { roll } = &mut entries[roll_at].event {
+        if let Event::DiceRolled(DiceRolled { roll }) = &mut entries[roll_at].event {
             roll.dice[0] = roll.dice[0] % 6 + 1;
             roll.final_result = roll.raw()
                 + roll
@@ -1163,26 +1169,26 @@ mod tests {
         let mut entries = r.entries().to_vec();
         let undo_at = entries
             .iter()
-            .position(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
+            .position(|e| matches!(e.event, Event::EventsUndoneTo(_)))
             .unwrap();
-        let Event::EventsUndoneTo {
+        let Event::EventsUndoneTo(EventsUndoneTo {
             requested_by,
             consented_by,
             from,
             to,
-        } = entries[undo_at].event.clone()
+        }) = entries[undo_at].event.clone()
         else {
             unreachable!()
         };
         let restored =
             Game::replay(entries[..(from - 1) as usize].iter().map(|e| &e.event)).unwrap();
-        entries[undo_at].event = Event::EventsUndone {
+        entries[undo_at].event = Event::EventsUndone(EventsUndone {
             requested_by,
             consented_by,
             from,
             to,
             restored: Box::new(restored),
-        };
+        });
         let verified =
             verify_text(&reseal(&entries, r.game().state_hash())).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(verified.game.state_hash(), r.game().state_hash());
@@ -1202,27 +1208,27 @@ mod tests {
         let mut entries = r.entries().to_vec();
         let undo_at = entries
             .iter()
-            .position(|e| matches!(e.event, Event::EventsUndoneTo { .. }))
+            .position(|e| matches!(e.event, Event::EventsUndoneTo(_)))
             .unwrap();
         // An undo in the older form, carrying a whole position: the position is checked
         // against a replay of the log before it, and this one is not that.
-        if let Event::EventsUndoneTo {
+        if let Event::EventsUndoneTo(EventsUndoneTo {
             requested_by,
             consented_by,
             from,
             to,
-        } = entries[undo_at].event.clone()
+        }) = entries[undo_at].event.clone()
         {
             let mut restored =
                 Game::replay(entries[..(from - 1) as usize].iter().map(|e| &e.event)).unwrap();
             restored.units.get_mut("g1").unwrap().morale = board::scenario::Morale::Broken;
-            entries[undo_at].event = Event::EventsUndone {
+            entries[undo_at].event = Event::EventsUndone(EventsUndone {
                 requested_by,
                 consented_by,
                 from,
                 to,
                 restored: Box::new(restored),
-            };
+            });
         }
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(undo_at as u64 + 1), "{err}");
@@ -1232,9 +1238,10 @@ mod tests {
         let mut entries = r.entries().to_vec();
         let at = entries
             .iter()
-            .position(|e| matches!(e.event, Event::AdjudicationAccepted { .. }))
+            .position(|e| matches!(e.event, Event::AdjudicationAccepted(_)))
             .unwrap();
-        if let Event::AdjudicationAccepted { by, .. } = &mut entries[at].event {
+        if let Event::AdjudicationAccepted(AdjudicationAccepted { by, .. }) = &mut entries[at].event
+        {
             *by = Side::B;
         }
         entries[at].by = Some(Side::B);
@@ -1358,7 +1365,7 @@ mod tests {
 
             let mut entries = r.entries().to_vec();
             let revealed = entries.pop().unwrap();
-            assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+            assert!(matches!(revealed.event, Event::SeedRevealed(_)));
             let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
             assert!(err.why.contains("reveal"), "{err}");
 
@@ -1379,7 +1386,7 @@ mod tests {
         let mut entries = r.entries().to_vec();
         forge_first_die(&mut entries);
         let revealed = entries.pop().unwrap();
-        assert!(matches!(revealed.event, Event::SeedRevealed { .. }));
+        assert!(matches!(revealed.event, Event::SeedRevealed(_)));
         let end = entries.len() as u64;
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
         assert_eq!(err.at, Where::Event(end), "{err}");
@@ -1387,7 +1394,7 @@ mod tests {
         assert!(!err.to_string().contains(&r.game().state_hash().to_string()));
 
         // Dropping the end as well leaves a game no server exports.
-        while !matches!(entries.last().unwrap().event, Event::StepEnded { .. }) {
+        while !matches!(entries.last().unwrap().event, Event::StepEnded(_)) {
             entries.pop();
         }
         entries.pop();
@@ -1401,11 +1408,11 @@ mod tests {
         let moved_at = r
             .entries()
             .iter()
-            .position(|e| matches!(e.event, Event::UnitMoved { .. }))
+            .position(|e| matches!(e.event, Event::UnitMoved(_)))
             .unwrap();
         // The event rewritten, the command kept: the event is not what the rules make.
         let mut entries = r.entries().to_vec();
-        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+        if let Event::UnitMoved(UnitMoved { to, .. }) = &mut entries[moved_at].event {
             *to = hex("20A4");
         }
         let err = verify_text(&reseal(&entries, r.game().state_hash())).unwrap_err();
@@ -1417,7 +1424,7 @@ mod tests {
 
         // Command and event rewritten alike, two hexes on and onto the enemy: not legal.
         let mut entries = r.entries().to_vec();
-        if let Event::UnitMoved { to, .. } = &mut entries[moved_at].event {
+        if let Event::UnitMoved(UnitMoved { to, .. }) = &mut entries[moved_at].event {
             *to = hex("20H5");
         }
         if let Some(issued) = &mut entries[moved_at].command {
@@ -1610,7 +1617,7 @@ mod tests {
         while !r.game().over && steps < 1_000 {
             if let Some(c) = r.game().wa_chance.clone() {
                 play(&mut r, c.side, Command::DeclineWallAdvantage);
-            } else if let Some(Event::UndoRequested { by, .. }) =
+            } else if let Some(Event::UndoRequested(UndoRequested { by, .. })) =
                 r.entries().last().map(|e| e.event.clone())
             {
                 play(&mut r, by.opponent(), Command::DeclineUndo);
@@ -1694,7 +1701,7 @@ mod tests {
         let events = done(&mut r);
         let checks = events
             .iter()
-            .filter(|e| matches!(e, Event::AmbushChecked { .. }))
+            .filter(|e| matches!(e, Event::AmbushChecked(_)))
             .count();
         assert_eq!(checks, 2, "{events:?}");
         assert_eq!(r.game().clock.phase(), Phase::CloseCombat);
@@ -1709,9 +1716,7 @@ mod tests {
         };
         play(&mut r, Side::A, cc("3C3", "g1", "r1"));
         let resolved = play(&mut r, Side::B, cc("3C3", "r1", "g1"));
-        assert!(resolved
-            .iter()
-            .any(|e| matches!(e, Event::DiceRolled { .. })));
+        assert!(resolved.iter().any(|e| matches!(e, Event::DiceRolled(_))));
         play(&mut r, Side::B, Command::Concede);
         let v = verify_text(&export(&r)).unwrap();
         assert_eq!(v.game.state_hash(), r.game().state_hash());
@@ -1752,11 +1757,8 @@ mod tests {
             Side::B,
             roll(DiceCount::Two, RollPurpose::Ift, "8 FP vs 20A2"),
         );
-        assert!(
-            matches!(events[0], Event::DiceCommitted { .. }),
-            "{events:?}"
-        );
-        let Event::DiceRolled { roll: logged } = &events[1] else {
+        assert!(matches!(events[0], Event::DiceCommitted(_)), "{events:?}");
+        let Event::DiceRolled(DiceRolled { roll: logged }) = &events[1] else {
             panic!("{events:?}")
         };
         assert_eq!((logged.dice.len(), logged.first_draw), (2, drawn));
@@ -1793,7 +1795,7 @@ mod tests {
                 note: "PTC".into(),
             },
         );
-        let Event::OutcomeAdjudicated { note, .. } = &cited[0] else {
+        let Event::OutcomeAdjudicated(OutcomeAdjudicated { note, .. }) = &cited[0] else {
             panic!("{cited:?}")
         };
         assert!(

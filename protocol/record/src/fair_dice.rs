@@ -17,11 +17,12 @@ use game::dice::{derive_die, RollPurpose};
 /// game layer; they are named here too, where the scheme is.
 pub use game::dice::{Commitment, Nonce, Seed};
 use game::event::Event;
+use game::event::{DiceCommitted, DiceRolled, EntropyContributed, SeedRevealAgreed, SeedRevealed};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What a refusal about the dice scheme cites: the document that defines it.
-pub const RULE: &str = "docs/dice.md";
+pub const RULE: &str = game::event::DICE_RULE;
 
 /// The context string that separates dice keys from every other use of blake3's key derivation.
 pub const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
@@ -135,7 +136,7 @@ impl Ledger {
         let err = |seq: u64, why: String| LedgerError { seq, why };
         let open = self.epochs.last_mut().filter(|e| e.seed.is_none());
         match event {
-            Event::DiceCommitted { commitment } => {
+            Event::DiceCommitted(DiceCommitted { commitment }) => {
                 if let Some(e) = open {
                     return Err(err(
                         seq,
@@ -160,7 +161,7 @@ impl Ledger {
                     seed: None,
                 });
             }
-            Event::EntropyContributed { side, nonce } => {
+            Event::EntropyContributed(EntropyContributed { side, nonce }) => {
                 let e = open.ok_or_else(|| {
                     err(seq, "a contribution to the dice before any commitment: the seed could have been chosen knowing it".into())
                 })?;
@@ -176,7 +177,7 @@ impl Ledger {
                 }
                 *slot = Some(*nonce);
             }
-            Event::SeedRevealAgreed { side } => {
+            Event::SeedRevealAgreed(SeedRevealAgreed { side }) => {
                 let e = open.ok_or_else(|| {
                     err(
                         seq,
@@ -185,7 +186,7 @@ impl Ledger {
                 })?;
                 e.agreed[side_index(*side)] = true;
             }
-            Event::DiceRolled { roll } => {
+            Event::DiceRolled(DiceRolled { roll }) => {
                 let e = open.ok_or_else(|| {
                     err(
                         seq,
@@ -199,7 +200,7 @@ impl Ledger {
                     dice: roll.dice.clone(),
                 });
             }
-            Event::SeedRevealed { seed } => {
+            Event::SeedRevealed(SeedRevealed { seed }) => {
                 let e = open.ok_or_else(|| {
                     err(
                         seq,
@@ -284,7 +285,7 @@ impl DiceStats {
     pub fn of<'a>(events: impl IntoIterator<Item = &'a Event>) -> DiceStats {
         let mut stats = DiceStats::default();
         for event in events {
-            if let Event::DiceRolled { roll } = event {
+            if let Event::DiceRolled(DiceRolled { roll }) = event {
                 let side = &mut stats.sides[side_index(roll.side)];
                 for face in &roll.dice {
                     if (1..=6).contains(face) {
@@ -355,9 +356,10 @@ mod tests {
     use super::*;
     use game::dice::DiceSource;
     use game::dice::{Roll, SeededDice};
+    use game::event::{DiceCommitted, DiceRolled, EntropyContributed, SeedRevealed};
 
     fn roll(side: Side, first_draw: u64, dice: Vec<u8>) -> Event {
-        Event::DiceRolled {
+        Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side,
                 purpose: RollPurpose::SewerLost,
@@ -368,7 +370,7 @@ mod tests {
                 dice,
                 outcome: String::new(),
             },
-        }
+        })
     }
 
     /// Rolls as a server makes them: from the key of the seed and the contributions so far.
@@ -381,16 +383,16 @@ mod tests {
     fn the_revealed_seed_checks_every_roll_under_the_contributions_of_its_moment() {
         let seed = [3u8; 32];
         let mut ledger = Ledger::default();
-        let mut log = vec![Event::DiceCommitted {
+        let mut log = vec![Event::DiceCommitted(DiceCommitted {
             commitment: Commitment::to(&seed),
-        }];
+        })];
         ledger.observe(1, &log[0]).unwrap();
         // A roll before any contribution, then one after each side contributed.
         let first = rolled(&ledger, &seed, 0, 2);
         log.push(roll(Side::A, 0, first));
         ledger.observe(2, &log[1]).unwrap();
         for (seq, side, nonce) in [(3, Side::A, [1u8; 32]), (4, Side::B, [2u8; 32])] {
-            let e = Event::EntropyContributed { side, nonce };
+            let e = Event::EntropyContributed(EntropyContributed { side, nonce });
             ledger.observe(seq, &e).unwrap();
             log.push(e);
         }
@@ -401,7 +403,9 @@ mod tests {
         assert_eq!(ledger.rolls(), (0, 2));
 
         let mut checked = ledger.clone();
-        checked.observe(6, &Event::SeedRevealed { seed }).unwrap();
+        checked
+            .observe(6, &Event::SeedRevealed(SeedRevealed { seed }))
+            .unwrap();
         assert_eq!(checked.rolls(), (2, 0));
         assert!(checked.open().is_none());
 
@@ -409,7 +413,7 @@ mod tests {
         let mut forged = Ledger::default();
         for (i, e) in log.iter().enumerate() {
             let e = match (i, e) {
-                (4, Event::DiceRolled { roll: r }) => {
+                (4, Event::DiceRolled(DiceRolled { roll: r })) => {
                     let mut dice = r.dice.clone();
                     dice[0] = dice[0] % 6 + 1;
                     roll(Side::B, 2, dice)
@@ -419,26 +423,26 @@ mod tests {
             forged.observe(i as u64 + 1, &e).unwrap();
         }
         let err = forged
-            .observe(6, &Event::SeedRevealed { seed })
+            .observe(6, &Event::SeedRevealed(SeedRevealed { seed }))
             .unwrap_err();
         assert_eq!(err.seq, 5, "{err}");
 
         // A seed that does not hash to the commitment is refused.
         let err = ledger
-            .observe(6, &Event::SeedRevealed { seed: [4; 32] })
+            .observe(6, &Event::SeedRevealed(SeedRevealed { seed: [4; 32] }))
             .unwrap_err();
         assert!(err.why.contains("does not hash"), "{err}");
     }
 
     #[test]
     fn the_scheme_is_refused_when_broken() {
-        let c = Event::DiceCommitted {
+        let c = Event::DiceCommitted(DiceCommitted {
             commitment: Commitment::to(&[0; 32]),
-        };
-        let nonce = Event::EntropyContributed {
+        });
+        let nonce = Event::EntropyContributed(EntropyContributed {
             side: Side::A,
             nonce: [1; 32],
-        };
+        });
         let mut ledger = Ledger::default();
         assert!(ledger.observe(1, &nonce).is_err(), "before a commitment");
         assert!(ledger.observe(1, &roll(Side::A, 0, vec![3])).is_err());

@@ -16,6 +16,10 @@ use board::los::Verdict;
 use board::scenario::{Side, UnitId};
 use game::command::Command;
 use game::dice::{DiceSource, Modifier};
+use game::event::{
+    DoubleTimeDeclared, ShellholeCoverTaken, UnitBypassed, UnitEntryBlocked, UnitMoved,
+    UnitsEntered, WeaponPickedUp,
+};
 use game::event::{Event, MfAccount, MoveCost};
 use game::Game;
 use rules::violation::RuleViolation;
@@ -126,14 +130,17 @@ pub fn preview_at(
     let step = priced
         .then(|| {
             events.iter().find_map(|event| match event {
-                Event::UnitMoved { cost, mf, .. }
-                | Event::UnitBypassed { cost, mf, .. }
-                | Event::UnitEntryBlocked { cost, mf, .. }
-                | Event::UnitsEntered { cost, mf, .. } => Some((Some(cost.clone()), mf.clone())),
-                Event::DoubleTimeDeclared { mf, .. } | Event::ShellholeCoverTaken { mf, .. } => {
+                Event::UnitMoved(UnitMoved { cost, mf, .. })
+                | Event::UnitBypassed(UnitBypassed { cost, mf, .. })
+                | Event::UnitEntryBlocked(UnitEntryBlocked { cost, mf, .. })
+                | Event::UnitsEntered(UnitsEntered { cost, mf, .. }) => {
+                    Some((Some(cost.clone()), mf.clone()))
+                }
+                Event::DoubleTimeDeclared(DoubleTimeDeclared { mf, .. })
+                | Event::ShellholeCoverTaken(ShellholeCoverTaken { mf, .. }) => {
                     Some((None, mf.clone()))
                 }
-                Event::WeaponPickedUp { mf, .. } => Some((None, vec![mf.clone()])),
+                Event::WeaponPickedUp(WeaponPickedUp { mf, .. }) => Some((None, vec![mf.clone()])),
                 _ => None,
             })
         })
@@ -236,8 +243,8 @@ fn fire_words(game: &Game, by: Side, command: &Command) -> Option<String> {
 /// "2 MF: 1 COT (B1) + 1 hedge (B9.4); 467a left 2 of 4".
 fn summary(cost: Option<&MoveCost>, mf: &[MfAccount]) -> String {
     let mut s = match cost {
-        Some(cost) if cost.all_mf => rules::movement::describe(cost),
-        Some(cost) => format!("{} MF: {}", cost.total, rules::movement::describe(cost)),
+        Some(cost) if cost.all_mf => cost.describe(),
+        Some(cost) => format!("{} MF: {}", cost.total, cost.describe()),
         None => "allowed".into(),
     };
     for (i, a) in mf.iter().enumerate() {
@@ -259,6 +266,7 @@ mod tests {
     use crate::referee::testing::{self, start_with, to_german_mph};
     use crate::referee::Referee;
     use board::hex::Hex;
+    use game::event::UnitMoved;
     use rules::wall_advantage::ReadScenario;
 
     const WA: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
@@ -422,7 +430,7 @@ mod tests {
         .unwrap();
         assert!(decided
             .iter()
-            .any(|e| matches!(e, Event::UnitMoved { cost, .. } if Some(cost) == p.cost.as_ref())));
+            .any(|e| matches!(e, Event::UnitMoved(UnitMoved { cost, .. }) if Some(cost) == p.cost.as_ref())));
     }
 
     /// A refused preview is the refusal the command gets: same rule, same words.
@@ -456,9 +464,7 @@ mod tests {
             &mut game::dice::ScriptedDice::default(),
         )
         .unwrap();
-        assert!(sent
-            .iter()
-            .any(|e| matches!(e, Event::UnitEntryBlocked { .. })));
+        assert!(sent.iter().any(|e| matches!(e, Event::UnitEntryBlocked(_))));
         let a = preview(with.game(), with.entries(), Side::A, &command).unwrap();
         let b = preview(without.game(), without.entries(), Side::A, &command).unwrap();
         assert_eq!(a, b);

@@ -122,6 +122,7 @@ mod tests {
     use game::command::Command;
     use game::dice::ScriptedDice;
     use game::event::Event;
+    use game::event::GameCreated;
     use game::{apply, Game};
     use rules::wall_advantage::ReadScenario;
 
@@ -130,7 +131,7 @@ mod tests {
         let scenario =
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap();
-        let created = Event::GameCreated { scenario };
+        let created = Event::GameCreated(GameCreated { scenario });
         let mut events = vec![created.clone()];
         let mut game = Game::replay([&created]).unwrap();
         for _ in 0..steps {

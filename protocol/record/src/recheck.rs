@@ -16,6 +16,7 @@ use crate::fair_dice::{roll_key, Commitment, Ledger};
 use crate::referee;
 use game::dice::{DiceSource, Seed, SeededDice};
 use game::event::Event;
+use game::event::{DiceCommitted, DiceRolled, EventsUndone, EventsUndoneTo, SeedRevealed};
 use game::Game;
 use std::collections::{HashMap, VecDeque};
 
@@ -34,12 +35,6 @@ impl From<String> for Fault {
 impl From<&str> for Fault {
     fn from(why: &str) -> Fault {
         Fault(why.to_string())
-    }
-}
-
-impl From<Fault> for String {
-    fn from(fault: Fault) -> String {
-        fault.0
     }
 }
 
@@ -75,7 +70,7 @@ impl Recheck {
         let revealed = entries
             .iter()
             .filter_map(|e| match &e.event {
-                Event::SeedRevealed { seed } => Some((Commitment::to(seed), *seed)),
+                Event::SeedRevealed(SeedRevealed { seed }) => Some((Commitment::to(seed), *seed)),
                 _ => None,
             })
             .collect();
@@ -99,7 +94,7 @@ impl Recheck {
     ) -> Result<(), Fault> {
         let entry = &entries[index];
         // The time control, the server's own event right after `GameCreated`: no command.
-        if let Event::ClockStarted { .. } = entry.event {
+        if let Event::ClockStarted(_) = entry.event {
             if entry.seq == 2
                 && entry.by.is_none()
                 && entry.command.is_none()
@@ -129,7 +124,7 @@ impl Recheck {
             .into());
         };
         let same = if fresh {
-            matches!(entry.event, Event::DiceCommitted { .. })
+            matches!(entry.event, Event::DiceCommitted(_))
         } else {
             entry.event == event || older_undo(&entry.event, &event)
         };
@@ -153,7 +148,7 @@ impl Recheck {
     pub fn unfinished(&self) -> Option<String> {
         let (event, _, _) = self.expected.front()?;
         Some(match event {
-            Event::SeedRevealed { .. } => format!(
+            Event::SeedRevealed(_) => format!(
                 "the command at event {} ends here without the dice seed's reveal the rules require right after it: the rolls made under that seed cannot be checked",
                 self.command_at
             ),
@@ -168,13 +163,13 @@ impl Recheck {
     fn differs(&self, logged: &Event, expected: &Event) -> String {
         let at = self.command_at;
         match (logged, expected) {
-            (Event::DiceRolled { roll: l }, Event::DiceRolled { roll: e }) if l.dice != e.dice => {
+            (Event::DiceRolled(DiceRolled { roll: l }), Event::DiceRolled(DiceRolled { roll: e })) if l.dice != e.dice => {
                 format!(
                     "its dice are not the ones the revealed seed gives for draw {} (command at event {at})",
                     e.first_draw
                 )
             }
-            (_, Event::SeedRevealed { .. }) => format!(
+            (_, Event::SeedRevealed(_)) => format!(
                 "is {} where the rules require the dice seed's reveal right after the command at event {at}: the rolls made under that seed cannot be checked",
                 logged.name()
             ),
@@ -213,7 +208,7 @@ impl Recheck {
         // events commit to first.
         let commitment = ledger.open().map(|e| e.commitment).or_else(|| {
             group.iter().find_map(|e| match e.event {
-                Event::DiceCommitted { commitment } => Some(commitment),
+                Event::DiceCommitted(DiceCommitted { commitment }) => Some(commitment),
                 _ => None,
             })
         });
@@ -230,7 +225,9 @@ impl Recheck {
                     group
                         .iter()
                         .filter_map(|e| match &e.event {
-                            Event::DiceRolled { roll } => Some(roll.dice.iter().copied()),
+                            Event::DiceRolled(DiceRolled { roll }) => {
+                                Some(roll.dice.iter().copied())
+                            }
                             _ => None,
                         })
                         .flatten()
@@ -293,19 +290,19 @@ fn who(game: &Game, side: Option<board::scenario::Side>) -> String {
 fn older_undo(logged: &Event, expected: &Event) -> bool {
     match (logged, expected) {
         (
-            Event::EventsUndone {
+            Event::EventsUndone(EventsUndone {
                 requested_by,
                 consented_by,
                 from,
                 to,
                 ..
-            },
-            Event::EventsUndoneTo {
+            }),
+            Event::EventsUndoneTo(EventsUndoneTo {
                 requested_by: r,
                 consented_by: c,
                 from: f,
                 to: t,
-            },
+            }),
         ) => (requested_by, consented_by, from, to) == (r, c, f, t),
         _ => false,
     }

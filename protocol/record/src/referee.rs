@@ -13,6 +13,7 @@ use board::scenario::Side;
 use game::command::Command;
 use game::dice::{DiceSource, SeededDice};
 use game::event::Event;
+use game::event::{DiceCommitted, GameCreated, SeedRevealAgreed, SeedRevealed};
 use game::{apply, Game};
 use rules::violation::RuleViolation;
 
@@ -81,7 +82,7 @@ pub enum RefereeError {
 impl Referee {
     /// Starts from the log's first entry, `GameCreated`, with the seeds the server keeps.
     pub fn new(created: Entry, seeds: Vec<Seed>) -> Result<Referee, RefereeError> {
-        let Event::GameCreated { scenario } = &created.event else {
+        let Event::GameCreated(GameCreated { scenario }) = &created.event else {
             return Err(RefereeError::NotCreatedFirst(created.event.name()));
         };
         if created.seq != 1 {
@@ -294,14 +295,11 @@ pub fn decision(
     })?;
     let mut events = Vec::with_capacity(decided.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
-    let needs_commitment = decided.iter().any(|e| {
-        matches!(
-            e,
-            Event::DiceRolled { .. } | Event::EntropyContributed { .. }
-        )
-    });
+    let needs_commitment = decided
+        .iter()
+        .any(|e| matches!(e, Event::DiceRolled(_) | Event::EntropyContributed(_)));
     if ledger.open().is_none() && needs_commitment {
-        events.push((Event::DiceCommitted { commitment }, None));
+        events.push((Event::DiceCommitted(DiceCommitted { commitment }), None));
     }
     // The clock's hand-overs and expiry are the server's: they follow from time.
     events.extend(decided.into_iter().map(|e| {
@@ -313,7 +311,7 @@ pub fn decision(
     let open = ledger.open();
     let mut agreed = open.map_or([false, false], |e| e.agreed);
     for (event, _) in &events {
-        if let Event::SeedRevealAgreed { side } = event {
+        if let Event::SeedRevealAgreed(SeedRevealAgreed { side }) = event {
             agreed[match side {
                 Side::A => 0,
                 Side::B => 1,
@@ -324,14 +322,14 @@ pub fn decision(
     if open.is_some() || needs_commitment {
         let ends = events.iter().any(|(e, _)| e.ends_game());
         if ends || agreed == [true, true] {
-            events.push((Event::SeedRevealed { seed: *seed }, None));
+            events.push((Event::SeedRevealed(SeedRevealed { seed: *seed }), None));
         }
         if !ends && agreed == [true, true] {
             let next = fresh_seed();
             events.push((
-                Event::DiceCommitted {
+                Event::DiceCommitted(DiceCommitted {
                     commitment: Commitment::to(&next),
-                },
+                }),
                 None,
             ));
             new_seed = Some(next);
@@ -455,7 +453,7 @@ pub(crate) mod testing {
                 to: hex("20A3"),
             },
         );
-        assert!(matches!(moved[0], Event::UnitMoved { .. }));
+        assert!(matches!(moved[0], Event::UnitMoved(_)));
         let from = r.game().version;
         play(&mut r, Side::A, Command::RequestUndo { from });
         play(&mut r, Side::B, Command::ConsentToUndo);
@@ -512,7 +510,7 @@ pub(crate) mod testing {
         );
         // The adjudication is the command's first event; what follows from it by rule (a DM
         // counter lifted, A10.62) comes after.
-        assert!(matches!(eliminated[0], Event::OutcomeAdjudicated { .. }));
+        assert!(matches!(eliminated[0], Event::OutcomeAdjudicated(_)));
         let broke = r.game().version + 1 - eliminated.len() as u64;
         play(
             &mut r,
@@ -535,12 +533,13 @@ mod tests {
     use super::*;
     use crate::fair_dice::roll_key;
     use game::dice::derive_die;
+    use game::event::{DiceCommitted, DiceRolled, SeedRevealed};
 
     fn rolls(events: &[Event]) -> Vec<&game::dice::Roll> {
         events
             .iter()
             .filter_map(|e| match e {
-                Event::DiceRolled { roll } => Some(roll),
+                Event::DiceRolled(DiceRolled { roll }) => Some(roll),
                 _ => None,
             })
             .collect()
@@ -567,7 +566,7 @@ mod tests {
         );
         assert_eq!(
             events[0],
-            Event::DiceCommitted { commitment: shown },
+            Event::DiceCommitted(DiceCommitted { commitment: shown }),
             "the commitment shown before is logged first"
         );
         assert_eq!(
@@ -594,10 +593,7 @@ mod tests {
             Side::B,
             Command::ContributeEntropy { nonce: [9; 32] },
         );
-        assert!(matches!(
-            other.entries()[1].event,
-            Event::DiceCommitted { .. }
-        ));
+        assert!(matches!(other.entries()[1].event, Event::DiceCommitted(_)));
         to_german_mph(&mut other);
         let key = other.ledger().key(&[7; 32]);
         assert_eq!(key, roll_key(&[7; 32], &[None, Some([9; 32])]));
@@ -607,7 +603,7 @@ mod tests {
     fn the_seed_is_revealed_when_the_game_ends_and_checks_every_roll() {
         let r = full_game();
         let last = &r.entries().last().unwrap().event;
-        assert_eq!(last, &Event::SeedRevealed { seed: [7; 32] });
+        assert_eq!(last, &Event::SeedRevealed(SeedRevealed { seed: [7; 32] }));
         let (verified, pending) = r.ledger().rolls();
         assert!(verified >= 2, "the lost dr and the Emergence dr");
         assert_eq!(pending, 0);
@@ -635,7 +631,7 @@ mod tests {
             }
             assert!(r.game().over);
             let last = &r.entries().last().unwrap().event;
-            assert_eq!(last, &Event::SeedRevealed { seed: [7; 32] });
+            assert_eq!(last, &Event::SeedRevealed(SeedRevealed { seed: [7; 32] }));
         }
     }
 
@@ -645,10 +641,10 @@ mod tests {
         while !r.game().over {
             done(&mut r);
         }
-        assert!(r.entries().iter().all(|e| !matches!(
-            e.event,
-            Event::DiceCommitted { .. } | Event::SeedRevealed { .. }
-        )));
+        assert!(r
+            .entries()
+            .iter()
+            .all(|e| !matches!(e.event, Event::DiceCommitted(_) | Event::SeedRevealed(_))));
     }
 
     #[test]
@@ -678,12 +674,15 @@ mod tests {
         play(&mut r, Side::A, Command::AgreeToRevealSeed);
         assert!(r.ledger().open().unwrap().rolls.len() == 1);
         let events = play(&mut r, Side::B, Command::AgreeToRevealSeed);
-        assert_eq!(events[1], Event::SeedRevealed { seed: [7; 32] });
+        assert_eq!(
+            events[1],
+            Event::SeedRevealed(SeedRevealed { seed: [7; 32] })
+        );
         assert_eq!(
             events[2],
-            Event::DiceCommitted {
+            Event::DiceCommitted(DiceCommitted {
                 commitment: Commitment::to(&[101; 32])
-            }
+            })
         );
         assert_eq!(r.commitment(), Commitment::to(&[101; 32]));
         assert_eq!(r.ledger().contributions(), [None, None]);

@@ -14,6 +14,9 @@
 use crate::words::{describe, Sides};
 use game::command::Command;
 use game::event::Event;
+use game::event::{
+    AdjudicationAccepted, AdjudicationDisputed, EventsUndone, GameCreated, UndoRequested,
+};
 use game::phase::Clock;
 use game::view::{project_event, Viewed};
 use game::{apply, hash_encoded, Game, Viewer};
@@ -110,7 +113,7 @@ impl Following {
     /// not open with one.
     pub fn of_log<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<Following> {
         let mut events = events.into_iter();
-        let Some(first @ Event::GameCreated { scenario }) = events.next() else {
+        let Some(first @ Event::GameCreated(GameCreated { scenario })) = events.next() else {
             return None;
         };
         let mut after = Game::new(scenario.clone());
@@ -250,9 +253,12 @@ impl Streams {
     fn renumber(&self, viewer: Viewer, event: &mut Event) {
         let seq = |at: u64| self.seq_at_or_before(viewer, at);
         match event {
-            Event::AdjudicationAccepted { event, .. }
-            | Event::AdjudicationDisputed { event, .. } => *event = seq(*event),
-            Event::UndoRequested { from, to, .. } | Event::EventsUndone { from, to, .. } => {
+            Event::AdjudicationAccepted(AdjudicationAccepted { event, .. })
+            | Event::AdjudicationDisputed(AdjudicationDisputed { event, .. }) => {
+                *event = seq(*event)
+            }
+            Event::UndoRequested(UndoRequested { from, to, .. })
+            | Event::EventsUndone(EventsUndone { from, to, .. }) => {
                 // The first of its own events at or after `from`, the last at or before `to`.
                 *from = seq(from.saturating_sub(1)) + 1;
                 *to = seq(*to);
@@ -307,6 +313,7 @@ pub fn command_in_log(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use game::event::{GameCreated, GameEnded};
 
     /// A stream that skips log event 3 (hidden from side A).
     fn skipping_three() -> (Streams, Viewer) {
@@ -316,7 +323,7 @@ mod tests {
             streams.streams[index(viewer)].push(StreamEntry {
                 at,
                 viewed: Arc::new(Viewed {
-                    event: Event::GameEnded { turns_played: 1 },
+                    event: Event::GameEnded(GameEnded { turns_played: 1 }),
                     renamed: vec![],
                     weapons: vec![],
                 }),
@@ -364,7 +371,7 @@ mod tests {
     fn streams_of_a_log_at_any_point_then_pushed_on_are_the_streams_pushed_throughout() {
         let referee = crate::referee::testing::full_game();
         let events: Vec<&Event> = referee.entries().iter().map(|e| &e.event).collect();
-        let Event::GameCreated { scenario } = events[0] else {
+        let Event::GameCreated(GameCreated { scenario }) = events[0] else {
             unreachable!()
         };
         let mut throughout = Streams::new();
@@ -417,7 +424,7 @@ mod tests {
     #[test]
     fn a_stream_hash_depends_on_the_viewer_the_sequence_and_the_event() {
         let viewed = Viewed {
-            event: Event::GameEnded { turns_played: 1 },
+            event: Event::GameEnded(GameEnded { turns_played: 1 }),
             renamed: vec![],
             weapons: vec![],
         };
@@ -427,7 +434,7 @@ mod tests {
         assert_ne!(a.next(1, &viewed), s.next(1, &viewed));
         assert_ne!(a.next(1, &viewed), a.next(2, &viewed));
         let other = Viewed {
-            event: Event::GameEnded { turns_played: 2 },
+            event: Event::GameEnded(GameEnded { turns_played: 2 }),
             ..viewed.clone()
         };
         assert_ne!(a.next(1, &viewed), a.next(1, &other));

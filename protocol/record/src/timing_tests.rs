@@ -9,6 +9,7 @@ use board::time_control::Millis;
 use board::time_control::TimeControl;
 use game::command::Command;
 use game::event::Event;
+use game::event::{ClaimedOnTime, ClockExpired, ClockHandedOver};
 use game::timing::{awaited, Timing};
 use game::Game;
 use proptest::prelude::*;
@@ -56,7 +57,7 @@ fn timing(r: &Referee) -> &Timing {
 fn hand_overs(events: &[Event]) -> Vec<&Event> {
     events
         .iter()
-        .filter(|e| matches!(e, Event::ClockHandedOver { .. }))
+        .filter(|e| matches!(e, Event::ClockHandedOver(_)))
         .collect()
 }
 
@@ -82,7 +83,7 @@ fn a_live_hand_over_charges_the_time_used_and_adds_the_increment() {
     let handed = loop {
         now += 10 * S;
         let events = done_at(&mut r, now);
-        if let Some(Event::ClockHandedOver { .. }) = hand_overs(&events).first() {
+        if let Some(Event::ClockHandedOver(_)) = hand_overs(&events).first() {
             break events;
         }
         assert_eq!(
@@ -91,12 +92,12 @@ fn a_live_hand_over_charges_the_time_used_and_adds_the_increment() {
             "no charge before a hand-over"
         );
     };
-    let Event::ClockHandedOver {
+    let Event::ClockHandedOver(ClockHandedOver {
         charged,
         added,
         to,
         at,
-    } = hand_overs(&handed)[0]
+    }) = hand_overs(&handed)[0]
     else {
         unreachable!()
     };
@@ -157,7 +158,7 @@ fn a_clock_that_ran_out_is_recorded_and_the_opponent_claims_the_game() {
     let late = at(&mut r, slow, Command::Done, T0 + 30 * M).unwrap_err();
     assert!(late.detail.contains("has run out"), "{late}");
     let events = at(&mut r, other, Command::ExpireClock, T0 + 31 * M).unwrap();
-    assert!(matches!(events[..], [Event::ClockExpired { side, .. }] if side == slow));
+    assert!(matches!(events[..], [Event::ClockExpired(ClockExpired { side, .. })] if side == slow));
     assert_eq!(timing(&r).expired, Some(slow));
     assert_eq!(timing(&r).bank(slow), 0);
     assert!(!r.game().over, "nothing happens by itself");
@@ -166,7 +167,7 @@ fn a_clock_that_ran_out_is_recorded_and_the_opponent_claims_the_game() {
     let own = at(&mut r, slow, Command::ClaimOnTime, T0 + 32 * M).unwrap_err();
     assert!(own.detail.contains("own clock"), "{own}");
     let events = at(&mut r, other, Command::ClaimOnTime, T0 + 33 * M).unwrap();
-    assert!(matches!(events[0], Event::ClaimedOnTime { by, .. } if by == other));
+    assert!(matches!(events[0], Event::ClaimedOnTime(ClaimedOnTime { by, .. }) if by == other));
     assert!(r.game().over);
     assert_eq!(timing(&r).running, None);
     let after = at(&mut r, other, Command::Done, T0 + 34 * M).unwrap_err();
@@ -241,10 +242,10 @@ fn a_verifier_refuses_a_claim_on_time_after_the_end() {
             by: slow.opponent(),
             command: claim,
         }),
-        event: Event::ClaimedOnTime {
+        event: Event::ClaimedOnTime(ClaimedOnTime {
             by: slow.opponent(),
             at: T0 + 34 * M,
-        },
+        }),
     })
     .unwrap();
     let refused = crate::export::verify_backup(export(&r).as_bytes(), &mut |_, _| {})
@@ -259,7 +260,7 @@ fn a_claim_records_an_expiry_the_server_has_not_yet() {
     let events = at(&mut r, slow.opponent(), Command::ClaimOnTime, T0 + 40 * M).unwrap();
     assert!(matches!(
         events[..2],
-        [Event::ClockExpired { .. }, Event::ClaimedOnTime { .. }]
+        [Event::ClockExpired(_), Event::ClaimedOnTime(_)]
     ));
     assert!(r.game().over);
     replays_equal(&r);
@@ -381,7 +382,7 @@ fn a_verifier_names_a_hand_over_that_was_left_out() {
     let entries: Vec<Entry> = r
         .entries()
         .iter()
-        .filter(|e| !matches!(e.event, Event::ClockHandedOver { .. }))
+        .filter(|e| !matches!(e.event, Event::ClockHandedOver(_)))
         .cloned()
         .collect();
     let mut forged = start(7);

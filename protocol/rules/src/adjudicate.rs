@@ -6,6 +6,7 @@ use crate::violation::{text, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::event::Event;
+use game::event::OutcomeAdjudicated;
 use game::Game;
 
 /// Longest note an adjudication may carry, in bytes: room for "IFT 8 +2, DR 5, 1MC failed".
@@ -147,22 +148,22 @@ pub(super) fn decide(
             ],
         ));
     }
-    let mut events = vec![Event::OutcomeAdjudicated {
+    let mut events = vec![Event::OutcomeAdjudicated(OutcomeAdjudicated {
         by,
         unit: id.clone(),
         outcome,
         note: note.to_string(),
-    }];
+    })];
     // A unit that breaks in a sewer is eliminated (B8.45).
     if outcome == Outcome::Break
         && matches!(unit.underground, Some(game::Underground::Sewer { .. }))
     {
-        events.push(Event::OutcomeAdjudicated {
+        events.push(Event::OutcomeAdjudicated(OutcomeAdjudicated {
             by,
             unit: id.clone(),
             outcome: Outcome::Eliminate,
             note: "broke in a sewer (B8.45)".into(),
-        });
+        }));
     }
     Ok(events)
 }

@@ -11,6 +11,11 @@ use board::hex::Hex;
 use board::scenario::{Side, UnitId};
 use game::dice::DiceSource;
 use game::event::Event;
+use game::event::{
+    AttackDeclared, AttackLeftToPlayers, AttackResolved, DiceRolled, FireEffectLeftToPlayers,
+    IftAttackResolved, MultipleRofRetained, OpportunityFireMarked, ResidualFpLeft,
+    WeaponMalfunctioned,
+};
 use game::phase::Phase;
 use game::{Emergence, Game, Underground};
 
@@ -178,18 +183,21 @@ pub(super) fn declare(
         check_moving_target(game, by, target)?;
         check_closest_known(game, by, firers, target)?;
     }
-    let declared = Event::AttackDeclared {
+    let declared = Event::AttackDeclared(AttackDeclared {
         by,
         firers: firers.to_vec(),
         weapons,
         target,
         into_sewer,
-    };
+    });
     if !seen {
         // A6.11: the LOS check after the declaration shows no LOS. The attack is not made,
         // but the declaring units still count as having fired for everything (a unit that
         // did so in its PFPh does not move, A4.1): declared, and over at once.
-        return Ok(vec![declared, Event::AttackResolved { by, target }]);
+        return Ok(vec![
+            declared,
+            Event::AttackResolved(AttackResolved { by, target }),
+        ]);
     }
     Ok(vec![declared])
 }
@@ -261,9 +269,9 @@ pub(super) fn mark_opportunity_fire(
             return refuse(" is concealed: what designating it an Opportunity Firer does to its concealment is not ruled by the engine; reveal it, or adjudicate");
         }
     }
-    Ok(vec![Event::OpportunityFireMarked {
+    Ok(vec![Event::OpportunityFireMarked(OpportunityFireMarked {
         units: units.to_vec(),
-    }])
+    })])
 }
 
 /// The shape of a Fire Group (A7.5, A7.531): its firing units — the MMC named and the
@@ -708,28 +716,28 @@ pub(super) fn resolve(
             "this side has no declared attack to resolve",
         ));
     };
-    let resolved = Event::AttackResolved {
+    let resolved = Event::AttackResolved(AttackResolved {
         by,
         target: a.target,
-    };
+    });
     // A8.2: Defensive First Fire in the MPh leaves Residual FP where it struck, whoever
     // resolves it; the players determine how much when they resolve the attack.
     let first_fire = game.clock.phase() == Phase::Movement && !a.into_sewer;
     let named: Vec<UnitId> = a.firers.iter().chain(&a.weapons).cloned().collect();
     match resolution::assess(game, by, &named, a.target, a.into_sewer) {
         Err(unruled) => {
-            let mut events = vec![Event::AttackLeftToPlayers {
+            let mut events = vec![Event::AttackLeftToPlayers(AttackLeftToPlayers {
                 by,
                 target: a.target,
                 rule: unruled.rule.to_string(),
                 why: unruled.why,
-            }];
+            })];
             if first_fire {
-                events.push(Event::ResidualFpLeft {
+                events.push(Event::ResidualFpLeft(ResidualFpLeft {
                     by,
                     hex: a.target,
                     fp: None,
-                });
+                }));
             }
             events.push(resolved);
             Ok(events)
@@ -737,7 +745,7 @@ pub(super) fn resolve(
         Ok(assessment) => {
             let fired = resolution::roll(game, by, &assessment, dice)
                 .ok_or_else(|| no_dice("the attack"))?;
-            let read = Event::IftAttackResolved {
+            let read = Event::IftAttackResolved(IftAttackResolved {
                 by,
                 target: a.target,
                 fp: assessment.fp_words(),
@@ -745,7 +753,7 @@ pub(super) fn resolve(
                 cowered: fired.cowered,
                 final_dr: fired.roll.final_result,
                 result: fired.result.to_string(),
-            };
+            });
             // The result's effects on the units fired on (`rules::morale`), their checks
             // rolled on after the IFT's dice.
             let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
@@ -755,7 +763,7 @@ pub(super) fn resolve(
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
             let residual = resolution::residual_fp(&assessment, &fired);
-            let mut events = vec![Event::DiceRolled { roll: fired.roll }, read];
+            let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
             events.extend(morale::desperation::attacked(
                 game,
@@ -768,12 +776,12 @@ pub(super) fn resolve(
             // attack, which it still took part in, is resolved.
             for (weapon, holder, breakdown) in &assessment.breakdowns {
                 if original >= *breakdown {
-                    events.push(Event::WeaponMalfunctioned {
+                    events.push(Event::WeaponMalfunctioned(WeaponMalfunctioned {
                         weapon: weapon.clone(),
                         holder: holder.clone(),
                         original_dr: original,
                         breakdown: *breakdown,
-                    });
+                    }));
                 }
             }
             // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
@@ -784,12 +792,12 @@ pub(super) fn resolve(
                     .iter()
                     .any(|(w, _, b)| w == weapon && original >= *b);
                 if coloured <= *rof && !broke {
-                    events.push(Event::MultipleRofRetained {
+                    events.push(Event::MultipleRofRetained(MultipleRofRetained {
                         weapon: weapon.clone(),
                         holder: holder.clone(),
                         coloured_dr: coloured,
                         rof: *rof,
-                    });
+                    }));
                 }
             }
             if assessment.kind == resolution::FireKind::FinalProtective {
@@ -799,20 +807,20 @@ pub(super) fn resolve(
                     let Some(u) = game.units.get(id) else {
                         continue;
                     };
-                    events.push(Event::FireEffectLeftToPlayers {
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                         target: u.hex,
                         unit: Some(id.clone()),
                         rule: "A8.31".into(),
                         why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
-                    });
+                    }));
                 }
             }
             if first_fire {
-                events.push(Event::ResidualFpLeft {
+                events.push(Event::ResidualFpLeft(ResidualFpLeft {
                     by,
                     hex: a.target,
                     fp: residual,
-                });
+                }));
             }
             events.push(resolved);
             Ok(events)
@@ -873,14 +881,14 @@ pub(crate) fn residual_fp_attack(
                 || "as the players determined it".to_string(),
                 |fp| format!("of {fp}"),
             );
-            return Ok(vec![Event::FireEffectLeftToPlayers {
+            return Ok(vec![Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target: to,
                 unit: None,
                 rule: "A8.2".into(),
                 why: format!(
                     "the Residual FP {fp} in {to} attacks {names} as they enter it; the engine does not resolve that attack: {why}"
                 ),
-            }]);
+            })]);
         }
     };
     let no_dice = || no_dice("the Residual FP's attack and its checks");
@@ -907,8 +915,8 @@ pub(crate) fn residual_fp_attack(
     let effects = morale::residual_effects(&after, mover, to, entering, result, first_draw, dice)
         .map_err(|_| no_dice())?;
     let mut events = vec![
-        Event::DiceRolled { roll },
-        Event::IftAttackResolved {
+        Event::DiceRolled(DiceRolled { roll }),
+        Event::IftAttackResolved(IftAttackResolved {
             by: residual.by,
             target: to,
             fp: fp.to_string(),
@@ -916,7 +924,7 @@ pub(crate) fn residual_fp_attack(
             cowered: false,
             final_dr,
             result: result.to_string(),
-        },
+        }),
     ];
     events.extend(effects);
     Ok(events)

@@ -24,6 +24,10 @@ use board::terrain::Terrain;
 use game::command::{CcAttack, CcWithdrawal, Outcome};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
+use game::event::{
+    AmbushChecked, CloseCombatDesignated, DiceRolled, FireEffectApplied, FireEffectLeftToPlayers,
+    HiddenUnitPlaced, MeleeRecorded, UnitsWithdrew,
+};
 use game::phase::Phase;
 use game::{Game, Unit};
 use std::collections::BTreeSet;
@@ -69,7 +73,7 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
             let mut placed = h.clone();
             placed.hidden = false;
             placed.concealed = true;
-            Event::HiddenUnitPlaced {
+            Event::HiddenUnitPlaced(HiddenUnitPlaced {
                 weapons: game
                     .weapons
                     .values()
@@ -77,7 +81,7 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
                     .cloned()
                     .collect(),
                 unit: Box::new(placed),
-            }
+            })
         })
         .collect()
 }
@@ -113,7 +117,7 @@ pub(super) fn ambush_checks(
             finals[i] = final_result;
             // The ATTACKER's `done` rolls both drs: each roll names the side whose command
             // made it (`record::export`), its words the side whose dr it is.
-            events.push(Event::DiceRolled {
+            events.push(Event::DiceRolled(DiceRolled {
                 roll: Roll {
                     side: attacker,
                     purpose: RollPurpose::CloseCombat,
@@ -124,7 +128,7 @@ pub(super) fn ambush_checks(
                     final_result,
                     outcome: format!("Ambush dr in {hex} of the {}", game.side_name(side)),
                 },
-            });
+            }));
             first_draw += 1;
         }
         let ambusher = if finals[0] + 3 <= finals[1] {
@@ -134,7 +138,7 @@ pub(super) fn ambush_checks(
         } else {
             None
         };
-        events.push(Event::AmbushChecked { hex, ambusher });
+        events.push(Event::AmbushChecked(AmbushChecked { hex, ambusher }));
     }
     Ok(events)
 }
@@ -289,7 +293,7 @@ pub(super) fn decide_melee(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event>
     if game.movement.cc_designated.contains_key(&hex) {
         return Err(refuse_end(game, hex));
     }
-    Ok(vec![Event::MeleeRecorded { hex }])
+    Ok(vec![Event::MeleeRecorded(MeleeRecorded { hex })])
 }
 
 /// A Partial Kill's Casualty Reduction of `unit` (A11.11), by the one path it takes whatever
@@ -316,15 +320,17 @@ fn reduce(
     let mut applied = false;
     for event in &reduced {
         match event {
-            Event::FireEffectApplied { unit, outcome, .. } => {
+            Event::FireEffectApplied(FireEffectApplied { unit, outcome, .. }) => {
                 applied = true;
                 if *outcome == Outcome::Eliminate {
                     eliminated.insert(unit.clone());
                 }
             }
-            Event::SquadReduced { .. } => applied = true,
+            Event::SquadReduced(_) => applied = true,
             // A second minor wound takes nothing more (A17.3): ruled, with nothing applied.
-            Event::DiceRolled { roll } if roll.purpose == RollPurpose::WoundSeverity => {
+            Event::DiceRolled(DiceRolled { roll })
+                if roll.purpose == RollPurpose::WoundSeverity =>
+            {
                 applied = true;
             }
             _ => {}
@@ -449,13 +455,13 @@ pub(super) fn decide_close_combat(
             format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
         ));
     }
-    let designated = Event::CloseCombatDesignated {
+    let designated = Event::CloseCombatDesignated(CloseCombatDesignated {
         by,
         hex,
         attacks: attacks.to_vec(),
         withdrawals: withdrawals.to_vec(),
         no_ambush: false,
-    };
+    });
     let Some(theirs) = pending else {
         return Ok(vec![designated]);
     };
@@ -482,14 +488,14 @@ pub(super) fn decide_close_combat(
                     Survivors::None => continue,
                     Survivors::Changed(id) => {
                         partial = true;
-                        events.push(Event::FireEffectLeftToPlayers {
+                        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                                 target: hex,
                                 unit: Some(id.clone()),
                                 rule: "A11.4".into(),
                                 why: format!(
                                     "`{id}` was Casualty Reduced by the Ambush before its own CC attack: its FP is the players' to enter; roll the attack (`roll DR CC`) and `adjudicate`"
                                 ),
-                            });
+                            }));
                         continue;
                     }
                 },
@@ -528,17 +534,17 @@ pub(super) fn decide_close_combat(
                 assessed.column.kill_number(),
                 assessed.column
             );
-            events.push(Event::DiceRolled { roll });
+            events.push(Event::DiceRolled(DiceRolled { roll }));
             match result {
                 CcResult::Eliminated => {
                     for d in &attack.defenders {
                         if eliminated.insert(d.clone()) {
-                            events.push(Event::FireEffectApplied {
+                            events.push(Event::FireEffectApplied(FireEffectApplied {
                                 unit: d.clone(),
                                 outcome: Outcome::Eliminate,
                                 rule: "A11.11".into(),
                                 why: format!("`{d}` eliminated in CC: {figures}"),
-                            });
+                            }));
                         }
                     }
                 }
@@ -616,14 +622,14 @@ pub(super) fn decide_close_combat(
         let reduced: Vec<&UnitId> = w.units.iter().filter(|u| changed.contains(*u)).collect();
         for id in &reduced {
             partial = true;
-            events.push(Event::FireEffectLeftToPlayers {
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target: hex,
                 unit: Some((*id).clone()),
                 rule: "A11.2".into(),
                 why: format!(
                     "`{id}` was Casualty Reduced attempting to withdraw from the Melee in {hex}: whether it withdraws is not ruled by the engine; the players adjudicate it, then record the Melee if both sides remain"
                 ),
-            });
+            }));
         }
         let whole: Vec<&Unit> = w
             .units
@@ -639,12 +645,12 @@ pub(super) fn decide_close_combat(
         // test is taken again, as an advance by those units alone would take it (A4.72).
         let (cx, wa) = movement::withdrawal(game, side, &whole, w.to)?;
         events.extend(wa);
-        events.push(Event::UnitsWithdrew {
+        events.push(Event::UnitsWithdrew(UnitsWithdrew {
             units: whole.iter().map(|u| u.id.clone()).collect(),
             from: hex,
             to: w.to,
             cx,
-        });
+        }));
         withdrew.extend(whole.iter().map(|u| u.id.clone()));
     }
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
@@ -662,7 +668,7 @@ pub(super) fn decide_close_combat(
             u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
         }) {
             partial = true;
-            events.push(Event::FireEffectLeftToPlayers {
+            events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
                 target: hex,
                 unit: Some(u.id.clone()),
                 rule: "A11.16".into(),
@@ -670,11 +676,11 @@ pub(super) fn decide_close_combat(
                     "`{}` is broken and held in Melee, not withdrawn: whether it had to attempt a withdrawal (A11.2) or what else befalls it is the players' to adjudicate; then record the Melee",
                     u.id
                 ),
-            });
+            }));
         }
     }
     if !partial && both {
-        events.push(Event::MeleeRecorded { hex });
+        events.push(Event::MeleeRecorded(MeleeRecorded { hex }));
     }
     Ok(events)
 }

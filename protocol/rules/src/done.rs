@@ -4,6 +4,7 @@ use super::require_acting;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::Side;
 use game::event::Event;
+use game::event::{GameEnded, StepEnded};
 use game::phase::Phase;
 use game::Game;
 
@@ -66,12 +67,12 @@ pub(super) fn decide(
     };
     let ended = game.clock;
     let Some(next) = ended.next(game.scenario.turns) else {
-        events.push(Event::GameEnded {
+        events.push(Event::GameEnded(GameEnded {
             turns_played: game.scenario.turns,
-        });
+        }));
         return Ok(events);
     };
-    events.push(Event::StepEnded { by, ended, next });
+    events.push(Event::StepEnded(StepEnded { by, ended, next }));
     // A step the side to act could do nothing in passes by itself (`passing`): the end-of-RPh
     // WA steps (B9.322) and the RtPh steps (A10.5).
     if super::passing::may_pass(next) {

@@ -7,6 +7,7 @@
 use crate::violation::{RuleViolation, ViolationKind};
 use board::scenario::Side;
 use game::event::Event;
+use game::event::{Conceded, EndAgreed, EndProposed};
 use game::Game;
 
 /// The rule these refusals cite.
@@ -28,7 +29,7 @@ pub fn still_playing(game: &Game) -> Result<(), RuleViolation> {
 }
 
 pub fn concede(_game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
-    Ok(vec![Event::Conceded { side: by }])
+    Ok(vec![Event::Conceded(Conceded { side: by })])
 }
 
 pub fn propose(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
@@ -50,13 +51,13 @@ pub fn propose(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
                 game.side_name(by.opponent())
             ),
         )),
-        None => Ok(vec![Event::EndProposed { side: by }]),
+        None => Ok(vec![Event::EndProposed(EndProposed { side: by })]),
     }
 }
 
 pub fn accept(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
     match game.end_proposal {
-        Some(side) if side != by => Ok(vec![Event::EndAgreed { side: by }]),
+        Some(side) if side != by => Ok(vec![Event::EndAgreed(EndAgreed { side: by })]),
         Some(_) => Err(RuleViolation::new(
             RULE,
             ViolationKind::WrongSide,

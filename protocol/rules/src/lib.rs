@@ -31,6 +31,7 @@ use board::scenario::{Side, UnitId};
 use game::command::Command;
 use game::dice::DiceSource;
 use game::event::Event;
+use game::event::{UnitAdvanced, UnitBypassed, UnitEntryBlocked, UnitMoved, UnitsEntered};
 use game::phase::Phase;
 use game::{Game, Unit};
 
@@ -389,7 +390,7 @@ fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViol
 /// What the commands decided against the game's log cite (the dice scheme's contributions,
 /// adjudication review and undo): the document that defines them. `record::dispute` decides
 /// them; `decide` only refuses them, so the citation lives here, below both.
-pub const LOG_RULE: &str = "docs/review.md";
+pub const LOG_RULE: &str = game::event::REVIEW_RULE;
 
 /// The refusal `decide` gives the commands that need the log: it has only the position.
 fn needs_the_log(command: &Command) -> RuleViolation {
@@ -411,7 +412,7 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
     // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
     let mut unhidden = std::collections::BTreeSet::new();
     for event in &events {
-        if let Event::UnitEntryBlocked { revealed, .. } = event {
+        if let Event::UnitEntryBlocked(UnitEntryBlocked { revealed, .. }) = event {
             unhidden.extend(
                 revealed
                     .iter()
@@ -419,26 +420,26 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
                     .map(|u| u.id.clone()),
             );
         }
-        if let Event::UnitsEntered { units, .. } = event {
+        if let Event::UnitsEntered(UnitsEntered { units, .. }) = event {
             // Entering from off board is a move into the hex (A2.51): its units take
             // mandatory WA as movers do, after the enemy's HIP moment (B9.324).
             movers.extend(units.iter().map(|u| u.id.clone()));
         }
-        if let Event::UnitMoved {
+        if let Event::UnitMoved(UnitMoved {
             units, from, to, ..
-        }
-        | Event::UnitEntryBlocked {
+        })
+        | Event::UnitEntryBlocked(UnitEntryBlocked {
             units, from, to, ..
-        }
-        | Event::UnitAdvanced {
+        })
+        | Event::UnitAdvanced(UnitAdvanced {
             units, from, to, ..
-        }
-        | Event::UnitBypassed {
+        })
+        | Event::UnitBypassed(UnitBypassed {
             units,
             from,
             hex: to,
             ..
-        } = event
+        }) = event
         {
             if from != to {
                 movers.extend(units.iter().cloned());
@@ -600,6 +601,7 @@ mod tests {
     use crate::wall_advantage::ReadScenario;
     use board::scenario::{longest, Scenario};
     use game::apply;
+    use game::event::GameCreated;
 
     /// The load generator's game (its scenario at the longest turn count) played by
     /// [`moving_on`] alone: every step is legal and the game reaches its end.
@@ -607,7 +609,7 @@ mod tests {
     fn moving_on_is_legal_to_the_end_of_a_game() {
         let text = longest(include_str!("../../../scenarios/b9-41-wall-advantage.toml")).unwrap();
         let scenario = Scenario::from_toml(&text).unwrap();
-        let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+        let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
         let mut steps = 0;
         while !game.over {
             let (side, command) = moving_on(&game);

@@ -24,6 +24,7 @@
 use crate::end_of_rally;
 use board::scenario::{Morale, Side};
 use game::event::Event;
+use game::event::StepPassed;
 use game::phase::{Clock, Phase};
 use game::{apply, Game, Viewer};
 
@@ -47,10 +48,10 @@ pub fn passing(game: &Game) -> Vec<Event> {
         let Some(next) = after.clock.next(after.scenario.turns) else {
             break;
         };
-        let passed = Event::StepPassed {
+        let passed = Event::StepPassed(StepPassed {
             ended: after.clock,
             next,
-        };
+        });
         apply(&mut after, &passed);
         events.push(passed);
     }

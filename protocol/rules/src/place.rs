@@ -6,6 +6,7 @@ use super::{own_unit, wall_advantage};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Side, UnitId};
 use game::event::Event;
+use game::event::HiddenUnitPlaced;
 use game::Game;
 
 pub(super) fn decide(
@@ -31,10 +32,10 @@ pub(super) fn decide(
         .filter(|w| w.held_by.as_ref() == Some(id))
         .cloned()
         .collect();
-    let mut events = vec![Event::HiddenUnitPlaced {
+    let mut events = vec![Event::HiddenUnitPlaced(HiddenUnitPlaced {
         unit: Box::new(placed),
         weapons,
-    }];
+    })];
     let mut after = game.clone();
     game::apply(&mut after, &events[0]);
     if claim_wa {

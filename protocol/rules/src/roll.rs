@@ -9,6 +9,7 @@ use crate::violation::{RuleViolation, ViolationKind};
 use board::scenario::Side;
 use game::command::DiceCount;
 use game::dice::{DiceSource, Roll, RollPurpose};
+use game::event::DiceRolled;
 use game::event::Event;
 use game::Game;
 
@@ -57,7 +58,7 @@ pub(super) fn decide(
         })?);
     }
     let raw = faces.iter().map(|f| i16::from(*f)).sum();
-    Ok(vec![Event::DiceRolled {
+    Ok(vec![Event::DiceRolled(DiceRolled {
         roll: Roll {
             side: by,
             purpose,
@@ -68,5 +69,5 @@ pub(super) fn decide(
             final_result: raw,
             outcome: note.to_string(),
         },
-    }])
+    })])
 }

@@ -19,6 +19,7 @@ use board::scenario::{Side, Stack, UnitId, UnitKind};
 use board::setup::{concealment_terrain, OffboardUnit};
 use board::terrain::{EntryCost, Mf};
 use game::event::{Event, MoveCost};
+use game::event::{SetupDone, SetupEnded, UnitSetUp, UnitSetUpLifted, UnitsEntered};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
@@ -250,11 +251,11 @@ fn set_up(
             repair_tried: false,
         })
         .collect();
-    Ok(vec![Event::UnitSetUp {
+    Ok(vec![Event::UnitSetUp(UnitSetUp {
         unit: Box::new(unit),
         weapons,
         hip: hidden,
-    }])
+    })])
 }
 
 /// Most weapons one `setup` may give a unit: more than any order of battle gives one unit.
@@ -346,7 +347,9 @@ fn lift(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, RuleViolation>
             ],
         ));
     }
-    Ok(vec![Event::UnitSetUpLifted { unit: id.clone() }])
+    Ok(vec![Event::UnitSetUpLifted(UnitSetUpLifted {
+        unit: id.clone(),
+    })])
 }
 
 fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
@@ -382,7 +385,7 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
             ],
         ));
     }
-    let mut events = vec![Event::SetupDone { side: by }];
+    let mut events = vec![Event::SetupDone(SetupDone { side: by })];
     let order = game
         .scenario
         .setup
@@ -406,7 +409,7 @@ fn done(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
                 shown
             })
             .collect();
-        events.push(Event::SetupEnded { units });
+        events.push(Event::SetupEnded(SetupEnded { units }));
         // The set-up's own WA moment (B9.322, B9.323), in the order the sides set up.
         let mut after = game.clone();
         for e in &events {
@@ -588,13 +591,13 @@ pub(super) fn enter(
         // removed) and the units stay off board, their MF spent (A12.15).
         return Ok(entry.blocked(&movers, ids, to, to));
     }
-    let mut events = vec![Event::UnitsEntered {
+    let mut events = vec![Event::UnitsEntered(UnitsEntered {
         units,
         weapons,
         hex: to,
         cost: entry.cost,
         mf: entry.mf,
-    }];
+    })];
     if entry.residual {
         events.extend(crate::attack::residual_fp_attack(
             game, by, ids, to, &events, dice,

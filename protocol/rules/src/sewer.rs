@@ -14,6 +14,12 @@ use board::scenario::{Road, Scenario, Side, UnitId, UnitKind};
 use board::terrain::Terrain;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::MfAccount;
+use game::event::{
+    AllMfSpent, DiceRolled, ManholeDeclaredUnseen, SewerEmergenceRolled, SewerEntryFailed,
+    SewerStackLost, SewerStackMoved, TunnelDestroyed, TunnelEntranceDiscovered, TunnelUseSeen,
+    TunnelUseSighted, UnitsEnteredSewer, UnitsEnteredTunnel, UnitsMomentarilyRevealed,
+    UnitsRoutedThroughTunnel, UnitsSurfaced,
+};
 use game::event::{Event, WaLoss};
 use game::phase::Phase;
 use game::{Emergence, Game, Underground, Unit};
@@ -269,21 +275,21 @@ pub(super) fn decide_move(
         },
     )?;
     let lost = lost_roll.final_result >= 6;
-    events.push(Event::DiceRolled { roll: lost_roll });
+    events.push(Event::DiceRolled(DiceRolled { roll: lost_roll }));
     if lost {
-        events.push(Event::SewerStackLost {
+        events.push(Event::SewerStackLost(SewerStackLost {
             units: ids.to_vec(),
             at: from,
             defender: by.opponent(),
             options,
-        });
+        }));
     } else {
-        events.push(Event::SewerStackMoved {
+        events.push(Event::SewerStackMoved(SewerStackMoved {
             units: ids.to_vec(),
             from,
             to,
             designated_by: None,
-        });
+        }));
     }
     Ok(events)
 }
@@ -437,19 +443,19 @@ fn enter_sewer(
             },
         )?;
         let passed = check.final_result <= morale;
-        events.push(Event::DiceRolled { roll: check });
+        events.push(Event::DiceRolled(DiceRolled { roll: check }));
         if !passed {
-            events.push(Event::SewerEntryFailed {
+            events.push(Event::SewerEntryFailed(SewerEntryFailed {
                 units: ids.to_vec(),
-            });
+            }));
             return Ok((events, false));
         }
     }
     events.push(all_mf(game, units, ids, "B8.4"));
-    events.push(Event::UnitsEnteredSewer {
+    events.push(Event::UnitsEnteredSewer(UnitsEnteredSewer {
         units: ids.to_vec(),
         hex: at,
-    });
+    }));
     Ok((events, true))
 }
 
@@ -491,12 +497,12 @@ pub(super) fn decide_designate(
             format!("{to} is not one of the choices: {}", names(&d.options)),
         ));
     }
-    Ok(vec![Event::SewerStackMoved {
+    Ok(vec![Event::SewerStackMoved(SewerStackMoved {
         units: d.units.clone(),
         from: d.from,
         to,
         designated_by: Some(by),
-    }])
+    })])
 }
 
 /// At the end of the MPh: every sewer stack of the ATTACKER must have moved (B8.41); then
@@ -543,17 +549,19 @@ pub(super) fn end_of_movement(
             |f| emergence_of(f).describe().into(),
         )?;
         let result = emergence_of(r.final_result);
-        let roll_event = Event::DiceRolled { roll: r };
+        let roll_event = Event::DiceRolled(DiceRolled { roll: r });
         game::apply(&mut after, &roll_event);
         if let Some(enemy) = reveal {
-            events.push(Event::UnitsMomentarilyRevealed { units: vec![enemy] });
+            events.push(Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
+                units: vec![enemy],
+            }));
         }
         events.push(roll_event);
-        events.push(Event::SewerEmergenceRolled {
+        events.push(Event::SewerEmergenceRolled(SewerEmergenceRolled {
             units: units.iter().map(|u| u.id.clone()).collect(),
             hex,
             result,
-        });
+        }));
     }
     Ok(events)
 }
@@ -735,10 +743,10 @@ pub(super) fn decide_surface(
     // tunnel's exit even so (B8.61) — without MF, and concealed or hidden enemy units there
     // stay as they are until the CCPh (A12.14), as for `advance`.
     super::movement::check_enterable(game, first.hex)?;
-    let mut events = vec![Event::UnitsSurfaced {
+    let mut events = vec![Event::UnitsSurfaced(UnitsSurfaced {
         units: ids.to_vec(),
         hex: first.hex,
-    }];
+    })];
     if first.underground == Some(Underground::Tunnel) {
         // Advancing out of the exit is a use of it (B8.61, B8.63).
         events.extend(sighting(game, by, first.hex));
@@ -811,12 +819,12 @@ pub(super) fn decide_enter_tunnel(
     let mut events = lose_wall_advantage(&units, from, exit, WaLoss::Moved);
     events.extend([
         all_mf(game, &units, ids, "B8.61"),
-        Event::UnitsEnteredTunnel {
+        Event::UnitsEnteredTunnel(UnitsEnteredTunnel {
             units: ids.to_vec(),
             side: by,
             from,
             exit,
-        },
+        }),
     ]);
     events.extend(sighting(game, by, from));
     Ok(events)
@@ -844,11 +852,11 @@ fn sighting(game: &Game, owner: Side, entrance: Hex) -> Option<Event> {
         })
         .map(|u| u.id.clone())
         .collect();
-    (!units.is_empty()).then_some(Event::TunnelUseSighted {
+    (!units.is_empty()).then_some(Event::TunnelUseSighted(TunnelUseSighted {
         by,
         entrance,
         units,
-    })
+    }))
 }
 
 /// The other entrance of the side's intact tunnel with an entrance in `from`, or the refusal
@@ -890,11 +898,11 @@ fn all_mf(game: &Game, units: &[&Unit], ids: &[UnitId], rule: &str) -> Event {
             }
         })
         .collect();
-    Event::AllMfSpent {
+    Event::AllMfSpent(AllMfSpent {
         units: ids.to_vec(),
         rule: rule.into(),
         mf,
-    }
+    })
 }
 
 /// `DestroyTunnel` (B8.63): at the end of the CCPh, by a Good Order Infantry unit in the
@@ -970,7 +978,7 @@ pub(super) fn decide_destroy(
             ));
         }
     }
-    Ok(vec![Event::TunnelDestroyed { entrance }])
+    Ok(vec![Event::TunnelDestroyed(TunnelDestroyed { entrance })])
 }
 
 /// B8.42: whether no Known enemy unit has a LOS to the road Manhole Location `hex`, or every
@@ -1016,7 +1024,10 @@ pub(super) fn decide_unseen(game: &Game, by: Side, hex: Hex) -> Result<Vec<Event
             format!("{hex} is not a road Manhole Location"),
         ));
     }
-    Ok(vec![Event::ManholeDeclaredUnseen { by, hex }])
+    Ok(vec![Event::ManholeDeclaredUnseen(ManholeDeclaredUnseen {
+        by,
+        hex,
+    })])
 }
 
 /// `RoutThroughTunnel` (B8.62): broken Infantry of the side routing in this RtPh step, in an
@@ -1077,12 +1088,12 @@ pub(super) fn decide_rout(
     }
     // The routers leave the entrance's Location: WA goes as for any mover (B9.41).
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
-    events.push(Event::UnitsRoutedThroughTunnel {
+    events.push(Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel {
         units: ids.to_vec(),
         side: by,
         from,
         to,
-    });
+    }));
     // Both entrances are used, in at one and out at the other (B8.62, B8.63).
     events.extend(sighting(game, by, from));
     events.extend(sighting(game, by, to));
@@ -1145,11 +1156,11 @@ pub(super) fn decide_tunnel_seen(
             ));
         }
     }
-    Ok(vec![Event::TunnelUseSeen {
+    Ok(vec![Event::TunnelUseSeen(TunnelUseSeen {
         by,
         unit: id.clone(),
         entrance,
-    }])
+    })])
 }
 
 /// `DiscoverTunnel` (B8.63, A4.44): in its MPh a unit in the Location of an enemy entrance
@@ -1200,17 +1211,19 @@ pub(super) fn decide_discover(
         ));
     }
     let spent = unit.mf_spent + RECOVERY_MF;
-    Ok(vec![Event::TunnelEntranceDiscovered {
-        by,
-        unit: id.clone(),
-        entrance,
-        mf: MfAccount {
+    Ok(vec![Event::TunnelEntranceDiscovered(
+        TunnelEntranceDiscovered {
+            by,
             unit: id.clone(),
-            allotment: account,
-            spent,
-            left: account.total.saturating_sub(spent),
+            entrance,
+            mf: MfAccount {
+                unit: id.clone(),
+                allotment: account,
+                spent,
+                left: account.total.saturating_sub(spent),
+            },
         },
-    }])
+    )])
 }
 
 #[cfg(test)]
@@ -1218,6 +1231,9 @@ mod tests {
     use super::*;
     use crate::wall_advantage::ReadScenario;
     use board::scenario::Scenario;
+    use game::event::{
+        SewerStackMoved, TunnelUseSighted, UnitsEnteredSewer, WallAdvantageForfeited,
+    };
 
     fn game() -> Game {
         let text = include_str!("../../tests/positions/scenarios/sewers.toml");
@@ -1268,7 +1284,7 @@ mod tests {
         }
         let moved_off = |events: &[Event], id: &str| {
             events.iter().any(|e| {
-                matches!(e, Event::WallAdvantageForfeited { units, why: WaLoss::Moved }
+                matches!(e, Event::WallAdvantageForfeited(WallAdvantageForfeited { units, why: WaLoss::Moved })
                     if units == &[UnitId::from(id)])
             })
         };
@@ -1384,7 +1400,9 @@ mod tests {
         let moved = events
             .iter()
             .find_map(|e| match e {
-                Event::SewerStackMoved { units, to, .. } => Some((units.clone(), *to)),
+                Event::SewerStackMoved(SewerStackMoved { units, to, .. }) => {
+                    Some((units.clone(), *to))
+                }
                 _ => None,
             })
             .expect("the combined stack moved");
@@ -1392,7 +1410,7 @@ mod tests {
         let entered = events
             .iter()
             .find_map(|e| match e {
-                Event::UnitsEnteredSewer { units, .. } => Some(units.clone()),
+                Event::UnitsEnteredSewer(UnitsEnteredSewer { units, .. }) => Some(units.clone()),
                 _ => None,
             })
             .expect("the two above went down");
@@ -1430,11 +1448,11 @@ mod tests {
         g.units.get_mut("rk").unwrap().hidden = true;
         g.units.get_mut("r2").unwrap().concealed = true;
         below(&mut g, &["rl"], "20K4", false);
-        let Some(Event::TunnelUseSighted {
+        let Some(Event::TunnelUseSighted(TunnelUseSighted {
             by,
             entrance,
             units,
-        }) = sighting(&g, Side::A, c6)
+        })) = sighting(&g, Side::A, c6)
         else {
             panic!("the open map shows C6 to the Russians");
         };

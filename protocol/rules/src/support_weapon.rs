@@ -9,6 +9,7 @@ use super::own_unit;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::Side;
 use game::dice::{DiceSource, Roll, RollPurpose};
+use game::event::{DiceRolled, WeaponRepairAttempted};
 use game::event::{Event, RepairResult};
 use game::phase::Phase;
 use game::Game;
@@ -92,7 +93,7 @@ pub(super) fn decide_repair(
         RepairResult::Failed => "still malfunctioned",
     };
     Ok(vec![
-        Event::DiceRolled {
+        Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: by,
                 purpose: RollPurpose::Repair,
@@ -105,12 +106,12 @@ pub(super) fn decide_repair(
                     "`{holder_id}` repairs {weapon} (repair number {repair}, 6 eliminates): dr {dr} → {words}"
                 ),
             },
-        },
-        Event::WeaponRepairAttempted {
+        }),
+        Event::WeaponRepairAttempted(WeaponRepairAttempted {
             weapon: weapon.to_string(),
             holder: holder_id.clone(),
             dr,
             result,
-        },
+        }),
     ])
 }

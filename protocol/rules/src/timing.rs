@@ -11,6 +11,9 @@ use board::scenario::Side;
 use board::time_control::{duration_text, Millis, CLOCK_DURATION_MAX};
 use game::command::Command;
 use game::event::Event;
+use game::event::{
+    ClaimedOnTime, ClockExpired, ClockHandedOver, TimeGiven, VacationEnded, VacationStarted,
+};
 use game::timing::{awaited, Timing};
 use game::Game;
 
@@ -84,12 +87,12 @@ pub fn timed(
     let to = awaited(&after);
     if let Some(charged) = timing.charge_at(now).filter(|_| timing.running != to) {
         let left = timing.bank(charged.side) - charged.bank;
-        events.push(Event::ClockHandedOver {
+        events.push(Event::ClockHandedOver(ClockHandedOver {
             at: now,
             charged,
             added: to.map_or(0, |_| timing.control.added_at_hand_over(left)),
             to,
-        });
+        }));
     }
     Ok(events)
 }
@@ -106,11 +109,11 @@ fn decide_clock(
     let charged = timing.charge_at(now);
     match command {
         Command::ExpireClock => match timing.ran_out_at(now) {
-            Some(side) => Ok(vec![Event::ClockExpired {
+            Some(side) => Ok(vec![Event::ClockExpired(ClockExpired {
                 side,
                 at: now,
                 charged: charged.expect("a clock that ran out was running"),
-            }]),
+            })]),
             None => Err(refuse(
                 ViolationKind::WrongPhase,
                 match (timing.expired, timing.running) {
@@ -129,16 +132,16 @@ fn decide_clock(
         Command::ClaimOnTime => {
             let opponent = by.opponent();
             if timing.expired == Some(opponent) {
-                return Ok(vec![Event::ClaimedOnTime { by, at: now }]);
+                return Ok(vec![Event::ClaimedOnTime(ClaimedOnTime { by, at: now })]);
             }
             if timing.ran_out_at(now) == Some(opponent) {
                 return Ok(vec![
-                    Event::ClockExpired {
+                    Event::ClockExpired(ClockExpired {
                         side: opponent,
                         at: now,
                         charged: charged.expect("a clock that ran out was running"),
-                    },
-                    Event::ClaimedOnTime { by, at: now },
+                    }),
+                    Event::ClaimedOnTime(ClaimedOnTime { by, at: now }),
                 ]);
             }
             if timing.out_of_time(now) == Some(by) {
@@ -191,13 +194,13 @@ fn decide_clock(
                     ),
                 ));
             }
-            Ok(vec![Event::TimeGiven {
+            Ok(vec![Event::TimeGiven(TimeGiven {
                 by,
                 to,
                 time: *time,
                 at: now,
                 charged,
-            }])
+            })])
         }
         Command::StartVacation => {
             if timing.control.vacation() == 0 {
@@ -234,11 +237,11 @@ fn decide_clock(
                     ),
                 ));
             }
-            Ok(vec![Event::VacationStarted {
+            Ok(vec![Event::VacationStarted(VacationStarted {
                 side: by,
                 at: now,
                 charged,
-            }])
+            })])
         }
         Command::EndVacation => {
             if !timing.on_vacation(by) {
@@ -247,11 +250,11 @@ fn decide_clock(
                     format!("the {} is not on vacation", name(by)),
                 ));
             }
-            Ok(vec![Event::VacationEnded {
+            Ok(vec![Event::VacationEnded(VacationEnded {
                 side: by,
                 at: now,
                 charged,
-            }])
+            })])
         }
         other => unreachable!("{other:?} is no clock command"),
     }

@@ -21,6 +21,11 @@ use board::los::LosMap;
 use board::scenario::{refuse, Morale, Scenario, ScenarioError, Side, UnitId, UnitKind};
 use board::terrain::Terrain;
 use game::event::{Event, WaClaim, WaLoss};
+use game::event::{
+    UnitsMomentarilyRevealed, WallAdvantageChallenged, WallAdvantageChanceDeclined,
+    WallAdvantageChanceOffered, WallAdvantageClaimed, WallAdvantageDenied, WallAdvantageForfeited,
+    WallAdvantageHipWindowOffered,
+};
 use game::phase::Phase;
 use game::{apply, Game, Unit};
 use std::collections::BTreeSet;
@@ -411,11 +416,13 @@ pub(super) fn claim(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>,
     // take WA first, never make the claim good.
     let resolved = resolve_claim(game, &units, ids, how)?;
     if let Some(side) = hip_window_for(game, &units, how) {
-        return Ok(vec![Event::WallAdvantageHipWindowOffered {
-            side,
-            claimants: ids.to_vec(),
-            how,
-        }]);
+        return Ok(vec![Event::WallAdvantageHipWindowOffered(
+            WallAdvantageHipWindowOffered {
+                side,
+                claimants: ids.to_vec(),
+                how,
+            },
+        )]);
     }
     Ok(resolved)
 }
@@ -472,10 +479,10 @@ pub(super) fn after_hip_window(after: &Game, window: &game::WaHipWindow) -> Vec<
         Err(_) => deniers(after, units[0])
             .first()
             .map(|d| {
-                vec![Event::WallAdvantageDenied {
+                vec![Event::WallAdvantageDenied(WallAdvantageDenied {
                     units: window.claimants.clone(),
                     by: d.id.clone(),
-                }]
+                })]
             })
             .unwrap_or_default(),
     }
@@ -562,10 +569,10 @@ fn resolve_claim(
             }
         }
     }
-    let claimed = vec![Event::WallAdvantageClaimed {
+    let claimed = vec![Event::WallAdvantageClaimed(WallAdvantageClaimed {
         units: ids.to_vec(),
         how,
-    }];
+    })];
     if holders.is_empty() {
         return Ok(claimed);
     }
@@ -586,16 +593,16 @@ fn resolve_claim(
     };
     let mut events = vec![];
     if !units.iter().any(|u| known_real(game, u)) {
-        events.push(Event::UnitsMomentarilyRevealed {
+        events.push(Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
             units: vec![real_claimant.id.clone()],
-        });
+        }));
     }
-    events.push(Event::WallAdvantageChallenged {
+    events.push(Event::WallAdvantageChallenged(WallAdvantageChallenged {
         side: holders[0].side,
         holders: holders.iter().map(|h| h.id.clone()).collect(),
         claimants: ids.to_vec(),
         how,
-    });
+    }));
     Ok(events)
 }
 
@@ -638,13 +645,13 @@ pub(super) fn show(game: &Game, by: Side, id: &UnitId) -> Result<Vec<Event>, Rul
         ));
     }
     Ok(vec![
-        Event::UnitsMomentarilyRevealed {
+        Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
             units: vec![id.clone()],
-        },
-        Event::WallAdvantageDenied {
+        }),
+        Event::WallAdvantageDenied(WallAdvantageDenied {
             units: challenge.claimants.clone(),
             by: id.clone(),
-        },
+        }),
     ])
 }
 
@@ -666,14 +673,14 @@ fn forfeit_challenged(
         ));
     }
     Ok(vec![
-        Event::WallAdvantageForfeited {
+        Event::WallAdvantageForfeited(WallAdvantageForfeited {
             units: challenge.holders.clone(),
             why: WaLoss::ChallengeForfeited,
-        },
-        Event::WallAdvantageClaimed {
+        }),
+        Event::WallAdvantageClaimed(WallAdvantageClaimed {
             units: challenge.claimants.clone(),
             how: challenge.how,
-        },
+        }),
     ])
 }
 
@@ -735,16 +742,18 @@ pub(super) fn forfeit(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event
             ));
         }
     }
-    Ok(vec![Event::WallAdvantageForfeited {
-        units: ids.to_vec(),
-        why: WaLoss::Voluntary,
-    }])
+    Ok(vec![Event::WallAdvantageForfeited(
+        WallAdvantageForfeited {
+            units: ids.to_vec(),
+            why: WaLoss::Voluntary,
+        },
+    )])
 }
 
 /// `DeclineWallAdvantage`: the side offered a chance lets it pass.
 pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation> {
     if let Some(window) = game.wa_hip_window.as_ref().filter(|w| w.side == by) {
-        let passed = Event::WallAdvantageChanceDeclined { side: by };
+        let passed = Event::WallAdvantageChanceDeclined(WallAdvantageChanceDeclined { side: by });
         let mut after = game.clone();
         apply(&mut after, &passed);
         let mut events = vec![passed];
@@ -752,7 +761,9 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
         return Ok(events);
     }
     match &game.wa_chance {
-        Some(c) if c.side == by => Ok(vec![Event::WallAdvantageChanceDeclined { side: by }]),
+        Some(c) if c.side == by => Ok(vec![Event::WallAdvantageChanceDeclined(
+            WallAdvantageChanceDeclined { side: by },
+        )]),
         _ => Err(RuleViolation::new(
             "B9.322",
             ViolationKind::WrongPhase,
@@ -829,13 +840,13 @@ fn settle_all(
     for (id, rule, why) in ineligible {
         push(
             &mut game,
-            Event::WallAdvantageForfeited {
+            Event::WallAdvantageForfeited(WallAdvantageForfeited {
                 units: vec![id],
                 why: WaLoss::Ineligible {
                     rule: rule.into(),
                     why,
                 },
-            },
+            }),
         );
     }
     // Two opposing units never hold WA over one hexside (B9.321): a holder whose hexsides
@@ -859,13 +870,13 @@ fn settle_all(
     for (id, holder) in overlapping {
         push(
             &mut game,
-            Event::WallAdvantageForfeited {
+            Event::WallAdvantageForfeited(WallAdvantageForfeited {
                 units: vec![id],
                 why: WaLoss::Ineligible {
                     rule: "B9.321".into(),
                     why: format!("its hexsides now include one over which `{holder}` holds WA"),
                 },
-            },
+            }),
         );
     }
     let waiting = game.wa_chance.is_some()
@@ -919,7 +930,10 @@ fn settle_all(
             .filter(|id| !may_claim_now(&game, &game.units[id]))
             .collect();
         if !units.is_empty() {
-            push(&mut game, Event::WallAdvantageChanceOffered { side, units });
+            push(
+                &mut game,
+                Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }),
+            );
             return events;
         }
     }
@@ -934,11 +948,11 @@ fn settle_all(
         let claimants = claimants.iter().map(|u| u.id.clone()).collect();
         push(
             &mut game,
-            Event::WallAdvantageHipWindowOffered {
+            Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
                 side,
                 claimants,
                 how: WaClaim::Mandatory,
-            },
+            }),
         );
         return events;
     }
@@ -1026,10 +1040,10 @@ fn grant_mandatory(
         if holders.is_empty() {
             push(
                 game,
-                Event::WallAdvantageClaimed {
+                Event::WallAdvantageClaimed(WallAdvantageClaimed {
                     units: vec![id],
                     how: WaClaim::Mandatory,
-                },
+                }),
             );
             continue;
         }
@@ -1038,16 +1052,16 @@ fn grant_mandatory(
         }
         let mut events = vec![];
         if !known_real(game, unit) {
-            events.push(Event::UnitsMomentarilyRevealed {
+            events.push(Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed {
                 units: vec![id.clone()],
-            });
+            }));
         }
-        events.push(Event::WallAdvantageChallenged {
+        events.push(Event::WallAdvantageChallenged(WallAdvantageChallenged {
             side: holders[0].side,
             holders: holders.iter().map(|h| h.id.clone()).collect(),
             claimants: vec![id],
             how: WaClaim::Mandatory,
-        });
+        }));
         for event in events {
             push(game, event);
         }

@@ -269,6 +269,7 @@ mod tests {
     use crate::edges::wire::{from_bincode, from_json, to_bincode, to_json};
     use game::apply;
     use game::event::Event;
+    use game::event::{GameCreated, StepEnded};
 
     /// Games to send: each scenario with units under "?" or hidden, as created and after its
     /// first step ended.
@@ -281,17 +282,17 @@ mod tests {
         let mut games = vec![];
         for text in texts {
             let scenario = Scenario::read_toml_on(text, None).unwrap();
-            let mut game = Game::replay([&Event::GameCreated { scenario }]).unwrap();
+            let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
             games.push(game.clone());
             let next = game
                 .clock
                 .next(game.scenario.turns)
                 .expect("a step follows");
-            let ended = Event::StepEnded {
+            let ended = Event::StepEnded(StepEnded {
                 by: game.acting(),
                 ended: game.clock,
                 next,
-            };
+            });
             apply(&mut game, &ended);
             games.push(game);
         }

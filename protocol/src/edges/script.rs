@@ -20,6 +20,10 @@ use data_encoding::HEXLOWER;
 use game::command::{Command, DiceCount, Outcome};
 use game::dice::{DiceSource, RollPurpose, ScriptedDice};
 use game::event::Event;
+use game::event::{
+    AttackLeftToPlayers, DiceRolled, FireEffectLeftToPlayers, IftAttackResolved, RoutLeftToPlayers,
+    UnitRouted,
+};
 use game::phase::Phase;
 use game::{apply, Game};
 use rules::violation::RuleViolation;
@@ -1396,7 +1400,7 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<i16> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::DiceRolled { roll } => Some(roll.final_result),
+                    Event::DiceRolled(DiceRolled { roll }) => Some(roll.final_result),
                     _ => None,
                 })
                 .collect();
@@ -1409,7 +1413,7 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<&String> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::IftAttackResolved { result, .. } => Some(result),
+                    Event::IftAttackResolved(IftAttackResolved { result, .. }) => Some(result),
                     _ => None,
                 })
                 .collect();
@@ -1422,7 +1426,7 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<&String> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::AttackLeftToPlayers { rule, .. } => Some(rule),
+                    Event::AttackLeftToPlayers(AttackLeftToPlayers { rule, .. }) => Some(rule),
                     _ => None,
                 })
                 .collect();
@@ -1435,11 +1439,11 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<&Vec<UnitId>> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::UnitRouted {
+                    Event::UnitRouted(UnitRouted {
                         unit: u,
                         interdiction_by,
                         ..
-                    } if u == unit => Some(interdiction_by),
+                    }) if u == unit => Some(interdiction_by),
                     _ => None,
                 })
                 .collect();
@@ -1452,8 +1456,8 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<&String> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::FireEffectLeftToPlayers { rule, .. }
-                    | Event::RoutLeftToPlayers { rule, .. } => Some(rule),
+                    Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers { rule, .. })
+                    | Event::RoutLeftToPlayers(RoutLeftToPlayers { rule, .. }) => Some(rule),
                     _ => None,
                 })
                 .collect();
@@ -1482,7 +1486,7 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             let got: Vec<u8> = events
                 .iter()
                 .filter_map(|e| match e {
-                    Event::IftAttackResolved { column, .. } => Some(*column),
+                    Event::IftAttackResolved(IftAttackResolved { column, .. }) => Some(*column),
                     _ => None,
                 })
                 .collect();

@@ -481,6 +481,11 @@ pub fn from_bincode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, WireError> {
 mod tests {
     use super::*;
     use game::command::Outcome;
+    use game::event::{
+        AdjudicationAccepted, AdjudicationDisputed, DiceCommitted, EntropyContributed,
+        EventsUndone, SeedRevealAgreed, SeedRevealed, UndoDeclined, UndoRequested,
+        WallAdvantageChanceDeclined,
+    };
     use rules::wall_advantage::ReadScenario;
 
     fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(m: &T) {
@@ -628,9 +633,9 @@ mod tests {
             version: 9,
             entries: vec![RecordEntry {
                 seq: 9,
-                event: Event::WallAdvantageChanceDeclined {
+                event: Event::WallAdvantageChanceDeclined(WallAdvantageChanceDeclined {
                     side: board::scenario::Side::B,
-                },
+                }),
                 text: "Russian let the chance to claim Wall Advantage pass".into(),
                 when: "Turn 1, German Player Turn: MPh".into(),
             }],
@@ -673,41 +678,41 @@ mod tests {
         }
         round_trip(&ClientMessage::GetExport { from: 1 });
         let events = [
-            Event::DiceCommitted {
+            Event::DiceCommitted(DiceCommitted {
                 commitment: Commitment([1; 32]),
-            },
-            Event::EntropyContributed {
+            }),
+            Event::EntropyContributed(EntropyContributed {
                 side: board::scenario::Side::A,
                 nonce: [2; 32],
-            },
-            Event::SeedRevealAgreed {
+            }),
+            Event::SeedRevealAgreed(SeedRevealAgreed {
                 side: board::scenario::Side::B,
-            },
-            Event::SeedRevealed { seed: [3; 32] },
-            Event::AdjudicationAccepted {
+            }),
+            Event::SeedRevealed(SeedRevealed { seed: [3; 32] }),
+            Event::AdjudicationAccepted(AdjudicationAccepted {
                 by: board::scenario::Side::A,
                 event: 4,
-            },
-            Event::AdjudicationDisputed {
+            }),
+            Event::AdjudicationDisputed(AdjudicationDisputed {
                 by: board::scenario::Side::A,
                 event: 4,
                 reason: "range".into(),
-            },
-            Event::UndoRequested {
+            }),
+            Event::UndoRequested(UndoRequested {
                 by: board::scenario::Side::A,
                 from: 5,
                 to: 6,
-            },
-            Event::UndoDeclined {
+            }),
+            Event::UndoDeclined(UndoDeclined {
                 by: board::scenario::Side::B,
-            },
-            Event::EventsUndone {
+            }),
+            Event::EventsUndone(EventsUndone {
                 requested_by: board::scenario::Side::A,
                 consented_by: board::scenario::Side::B,
                 from: 5,
                 to: 6,
                 restored: Box::new(game.clone()),
-            },
+            }),
         ];
         round_trip(&ServerMessage::Accepted {
             id: 1,

@@ -137,6 +137,7 @@ impl Remembered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::StepEnded;
     use protocol::phase::Clock;
     use protocol::Event;
 
@@ -147,11 +148,11 @@ mod tests {
             first,
             key,
             command: None,
-            event: Event::StepEnded {
+            event: Event::StepEnded(StepEnded {
                 by: Side::A,
                 ended: Clock::START,
                 next: Clock::START,
-            },
+            }),
         }
     }
 

@@ -17,6 +17,7 @@
 //! (see [`check_exactly`]): a position's scenario was measured when the game loaded, and its
 //! units and weapons are measured from the last command's by the entries that changed.
 
+use protocol::event::GameCreated;
 use protocol::game::view::project_event;
 use protocol::game::{CopyOnWrite, Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
@@ -330,9 +331,9 @@ pub const PAGE_BYTES_MAX: usize = FRAME_BYTES_MAX / 2 - 4 * 1024;
 /// Refuses a scenario whose opening position, or `GameCreated` event (whole, as stored and
 /// exported: twice its bincode in hex), would not fit [`SNAPSHOT_BYTES_MAX`] for some viewer.
 pub fn check_frames(scenario: &protocol::Scenario) -> Result<(), FrameError> {
-    let created = Event::GameCreated {
+    let created = Event::GameCreated(GameCreated {
         scenario: scenario.clone(),
-    };
+    });
     let game = Game::replay([&created])?;
     let envelope = 2 * protocol::wire::to_bincode(&created).len();
     // A review shows the whole game, unprojected.
@@ -371,6 +372,7 @@ pub fn within_page<T: serde::Serialize>(items: impl Iterator<Item = T>) -> Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::wire::to_json;
     use protocol::ReadScenario;
     use protocol::{Command, Outcome, ScriptedDice, Side};
@@ -380,7 +382,7 @@ mod tests {
             "../../../scenarios/b9-41-wall-advantage.toml"
         ))
         .unwrap();
-        Game::replay([&Event::GameCreated { scenario }]).unwrap()
+        Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
     }
 
     fn adjudicated(game: &Game) -> Vec<Event> {
@@ -476,7 +478,7 @@ mod tests {
         assert!(hidden.units.values().any(|u| u.concealed && !u.hidden));
         vec![
             game(),
-            Game::replay([&Event::GameCreated { scenario: hidden }]).unwrap(),
+            Game::replay([&Event::GameCreated(GameCreated { scenario: hidden })]).unwrap(),
         ]
     }
 
@@ -547,7 +549,7 @@ mod tests {
             let bounds = Bounds::of(&game);
             let (before, events) = played(game)
                 .into_iter()
-                .find(|(_, events)| events.iter().any(|e| matches!(e, Event::UnitMoved { .. })))
+                .find(|(_, events)| events.iter().any(|e| matches!(e, Event::UnitMoved(_))))
                 .expect("a unit moved");
             let mut after = before.clone();
             events.iter().for_each(|e| protocol::apply(&mut after, e));

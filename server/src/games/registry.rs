@@ -11,6 +11,7 @@ use crate::operations::metrics::METRICS;
 use crate::store::envelope::{self, GameMeta, META_FORMAT};
 use crate::store::{without_panics, EventStore, GameKey, StoreError};
 use data_encoding::HEXLOWER;
+use protocol::event::{ClockStarted, GameCreated};
 use protocol::game::Viewer;
 use protocol::wire::{ErrorCode, GameId, Tokens};
 use protocol::{Event, Scenario, Side};
@@ -39,7 +40,8 @@ fn wake_due(store: &dyn EventStore, key: &GameKey) -> Option<u64> {
     let records = store.load_range(key, 1, WAKE_READ_BYTES).ok()?;
     let first_two = &records[..records.len().min(2)];
     let verified = envelope::verify(first_two).ok()?;
-    let Some(Event::ClockStarted { control, at }) = verified.entries.get(1).map(|e| &e.event)
+    let Some(Event::ClockStarted(ClockStarted { control, at })) =
+        verified.entries.get(1).map(|e| &e.event)
     else {
         return None;
     };
@@ -337,7 +339,7 @@ fn rebuild(
     }
     let mut verified = envelope::verify(&records).map_err(Unservable::of_chain)?;
     if let Some(protocol::chain::Entry {
-        event: Event::GameCreated { scenario },
+        event: Event::GameCreated(GameCreated { scenario }),
         ..
     }) = verified.entries.first_mut()
     {
@@ -684,7 +686,7 @@ impl Registry {
         }
         let mut scenario = scenario;
         prepare(&mut scenario, self.config.boards.as_deref(), &self.interner);
-        let created = Event::GameCreated { scenario };
+        let created = Event::GameCreated(GameCreated { scenario });
         // Salted like every envelope: the scenario may hold hidden units.
         let (record, head) =
             envelope::seal(1, envelope::GENESIS, random_bytes(), None, 1, &created);
@@ -975,6 +977,7 @@ mod tests {
     use super::*;
     use crate::games::task::Request;
     use crate::store::MemoryStore;
+    use protocol::event::{ClockExpired, GameCreated};
     use protocol::fair_dice::Commitment;
     use protocol::wire::ServerMessage;
     use protocol::ReadScenario;
@@ -1024,8 +1027,11 @@ mod tests {
         let scenario =
             Scenario::from_toml(include_str!("../../../scenarios/sewer-infiltration.toml"))
                 .unwrap();
-        let (created, _) =
-            protocol::chain::seal_v1(1, envelope::GENESIS, &Event::GameCreated { scenario });
+        let (created, _) = protocol::chain::seal_v1(
+            1,
+            envelope::GENESIS,
+            &Event::GameCreated(GameCreated { scenario }),
+        );
         store.put_meta(&key, old_meta).await.unwrap();
         store.append(&key, 1, vec![created]).await.unwrap();
 
@@ -1067,9 +1073,9 @@ mod tests {
         let scenario =
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap();
-        let acting = protocol::Game::replay([&Event::GameCreated {
+        let acting = protocol::Game::replay([&Event::GameCreated(GameCreated {
             scenario: scenario.clone(),
-        }])
+        })])
         .unwrap()
         .acting();
         let (id, tokens) = registry.create(scenario).await.unwrap();
@@ -1172,7 +1178,7 @@ mod tests {
                 .unwrap()
                 .entries
                 .iter()
-                .any(|e| matches!(e.event, Event::ClockExpired { at, .. } if at == T0 + 60_000))
+                .any(|e| matches!(e.event, Event::ClockExpired(ClockExpired { at, .. }) if at == T0 + 60_000))
         };
         assert!(!timed.iter().any(expired), "no clock has run out yet");
         time.advance(Duration::from_secs(60));
@@ -1215,9 +1221,9 @@ mod tests {
         }
         // One game is played on: its log is longer than its first two events.
         let (played, id, tokens) = &timed[0];
-        let acting = protocol::Game::replay([&Event::GameCreated {
+        let acting = protocol::Game::replay([&Event::GameCreated(GameCreated {
             scenario: wall_advantage(),
-        }])
+        })])
         .unwrap()
         .acting();
         let token = match acting {
@@ -1268,7 +1274,7 @@ mod tests {
                 .entries
                 .iter()
                 .find_map(|e| match e.event {
-                    Event::ClockExpired { at, .. } => Some(at),
+                    Event::ClockExpired(ClockExpired { at, .. }) => Some(at),
                     _ => None,
                 })
         };

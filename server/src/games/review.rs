@@ -203,6 +203,7 @@ impl Review {
 mod tests {
     use super::*;
     use crate::store::envelope;
+    use protocol::event::GameCreated;
     use protocol::ReadScenario;
     use protocol::Scenario;
 
@@ -221,7 +222,7 @@ mod tests {
             [4; 16],
             None,
             1,
-            &Event::GameCreated { scenario },
+            &Event::GameCreated(GameCreated { scenario }),
         );
         let key = [7; 16];
         let ours = crate::signing::key::fresh();

@@ -225,7 +225,7 @@ impl Session {
         }
         let mut entries = entries.into_iter();
         let first = entries.next().ok_or(LoadError::Empty)?;
-        if !matches!(first.event, protocol::Event::GameCreated { .. }) {
+        if !matches!(first.event, protocol::Event::GameCreated(_)) {
             return Err(LoadError::NotCreatedFirst);
         }
         let mut referee = Referee::new(first, seeds)?;
@@ -753,6 +753,7 @@ impl Checkpoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::Event;
     use protocol::ReadScenario;
 
@@ -864,7 +865,7 @@ mod tests {
         let referee = played();
         let mut eager = Streams::new();
         let mut before = Game::new(match &referee.entries()[0].event {
-            Event::GameCreated { scenario } => scenario.clone(),
+            Event::GameCreated(GameCreated { scenario }) => scenario.clone(),
             _ => unreachable!(),
         });
         for entry in referee.entries() {
@@ -984,7 +985,7 @@ mod tests {
         assert!(
             matches!(
                 unwatched.referee().entries().last().map(|e| &e.event),
-                Some(Event::ClockExpired { .. })
+                Some(Event::ClockExpired(_))
             ),
             "the clock's expiry is in the log"
         );

@@ -5,6 +5,7 @@
 
 use super::{Notice, Notifier, Owed, OwedBy, Reason};
 use crate::store::{GameKey, NotifyWrites};
+use protocol::event::{ClockExpired, EndProposed, OutcomeAdjudicated, UndoRequested};
 use protocol::{Event, Game, Side, Viewer};
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,12 +47,16 @@ pub fn reasons_for(
     };
     for event in events {
         match event {
-            Event::UndoRequested { by, .. } if *by != side => push(Reason::UndoRequested),
-            Event::EndProposed { side: by } if *by != side => push(Reason::EndProposed),
-            Event::OutcomeAdjudicated { by, .. } if *by != side => {
+            Event::UndoRequested(UndoRequested { by, .. }) if *by != side => {
+                push(Reason::UndoRequested)
+            }
+            Event::EndProposed(EndProposed { side: by }) if *by != side => {
+                push(Reason::EndProposed)
+            }
+            Event::OutcomeAdjudicated(OutcomeAdjudicated { by, .. }) if *by != side => {
                 push(Reason::AdjudicationToAnswer)
             }
-            Event::ClockExpired { side: out, .. } if *out != side => {
+            Event::ClockExpired(ClockExpired { side: out, .. }) if *out != side => {
                 push(Reason::OpponentOutOfTime)
             }
             e if e.ends_game() => push(Reason::GameOver),
@@ -277,6 +282,7 @@ mod tests {
     use super::*;
     use crate::operations::config::Config;
     use crate::store::{EventStore, MemoryStore};
+    use protocol::event::{Conceded, EndProposed, UndoRequested};
     use protocol::wire::NotifyTarget;
     use protocol::ReadScenario;
 
@@ -311,18 +317,18 @@ mod tests {
         assert!(reasons_for(acting, true, &game, &[]).is_empty());
         assert!(reasons_for(other, false, &game, &[]).is_empty());
         // The opponent's requests; one's own are no reason.
-        let undo = Event::UndoRequested {
+        let undo = Event::UndoRequested(UndoRequested {
             by: acting,
             from: 3,
             to: 4,
-        };
-        let end = Event::EndProposed { side: acting };
+        });
+        let end = Event::EndProposed(EndProposed { side: acting });
         assert_eq!(
             reasons_for(other, false, &game, &[&undo, &end]),
             vec![Reason::UndoRequested, Reason::EndProposed]
         );
         assert!(reasons_for(acting, true, &game, &[&undo, &end]).is_empty());
-        let over = Event::Conceded { side: acting };
+        let over = Event::Conceded(Conceded { side: acting });
         let mut ended = game.clone();
         ended.over = true;
         assert_eq!(

@@ -414,6 +414,7 @@ pub mod admin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::GameCreated;
     use protocol::Event;
     use protocol::ReadScenario;
     use protocol::Scenario;
@@ -433,7 +434,7 @@ mod tests {
             [4; 16],
             None,
             1,
-            &Event::GameCreated { scenario },
+            &Event::GameCreated(GameCreated { scenario }),
         );
         store.put_meta(&key, meta.encode()).wait().unwrap();
         store.append(&key, 1, vec![record]).wait().unwrap();

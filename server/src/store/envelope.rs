@@ -194,6 +194,7 @@ pub fn game_key(id: &str) -> Option<GameKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protocol::event::StepEnded;
     use protocol::phase::Clock;
     use protocol::Side;
 
@@ -201,11 +202,11 @@ mod tests {
         let mut prev = GENESIS;
         (1..=n)
             .map(|seq| {
-                let event = Event::StepEnded {
+                let event = Event::StepEnded(StepEnded {
                     by: Side::A,
                     ended: Clock::START,
                     next: Clock::START,
-                };
+                });
                 let (bytes, hash) = seal(seq, prev, [seq as u8; 16], Some(Side::A), seq, &event);
                 prev = hash;
                 (seq, bytes)

@@ -992,7 +992,7 @@ impl RawIndex {
                 let bytes = self.bytes(first)?;
                 let mut reader = ChainReader::default();
                 let entry = reader.read(1, &bytes).ok()?;
-                if !matches!(entry.event, protocol::Event::GameCreated { .. }) {
+                if !matches!(entry.event, protocol::Event::GameCreated(_)) {
                     return None;
                 }
                 loop {

@@ -30,6 +30,10 @@ use board::hex::Hex;
 use board::scenario::{Morale, Side, UnitId};
 use game::command::Outcome;
 use game::event::Event;
+use game::event::{
+    DesperationMoraleMarked, DesperationMoraleRemoved, FireEffectApplied, OutcomeAdjudicated,
+    StepEnded, StepPassed,
+};
 use game::phase::Phase;
 use game::{Game, Unit};
 
@@ -82,9 +86,11 @@ pub fn attacked(game: &Game, by: Side, target: Hex, a: &Assessment) -> Option<Ev
         .filter(|u| u.side != by && eligible(u))
         .map(|u| u.id.clone())
         .collect();
-    (!units.is_empty()).then(|| Event::DesperationMoraleMarked {
-        units,
-        why: format!("attacked in {target} while broken by fire that could inflict an NMC"),
+    (!units.is_empty()).then(|| {
+        Event::DesperationMoraleMarked(DesperationMoraleMarked {
+            units,
+            why: format!("attacked in {target} while broken by fire that could inflict an NMC"),
+        })
     })
 }
 
@@ -98,10 +104,10 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
         let units: Vec<UnitId> = units.into_iter().filter(|u| !marked.contains(u)).collect();
         if !units.is_empty() {
             marked.extend(units.iter().cloned());
-            out.push(Event::DesperationMoraleMarked {
+            out.push(Event::DesperationMoraleMarked(DesperationMoraleMarked {
                 units,
                 why: why.to_string(),
-            });
+            }));
         }
     };
     // No longer broken (rallied, eliminated): the counter goes with the broken side. A unit
@@ -116,14 +122,14 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
         .map(|u| u.id.clone())
         .collect();
     if !gone.is_empty() {
-        out.push(Event::DesperationMoraleRemoved {
+        out.push(Event::DesperationMoraleRemoved(DesperationMoraleRemoved {
             units: gone,
             why: "no longer a broken unit".into(),
-        });
+        }));
     }
     // The RPh ends by a side's `done`, or by its last step passing by itself (B9.322).
     let rally_ended = events.iter().any(|e| {
-        matches!(e, Event::StepEnded { ended, next, .. } | Event::StepPassed { ended, next }
+        matches!(e, Event::StepEnded(StepEnded { ended, next, .. }) | Event::StepPassed(StepPassed { ended, next })
             if ended.phase() == Phase::Rally && next.phase() != Phase::Rally)
     });
     if rally_ended {
@@ -140,25 +146,25 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
             .map(|u| u.id.clone())
             .collect();
         if !lifted.is_empty() {
-            out.push(Event::DesperationMoraleRemoved {
+            out.push(Event::DesperationMoraleRemoved(DesperationMoraleRemoved {
                 units: lifted,
                 why: "the RPh ended with no Known armed enemy unit ADJACENT".into(),
-            });
+            }));
         }
     }
     let broke: Vec<UnitId> = events
         .iter()
         .filter_map(|e| match e {
-            Event::FireEffectApplied {
+            Event::FireEffectApplied(FireEffectApplied {
                 unit,
                 outcome: Outcome::Break,
                 ..
-            }
-            | Event::OutcomeAdjudicated {
+            })
+            | Event::OutcomeAdjudicated(OutcomeAdjudicated {
                 unit,
                 outcome: Outcome::Break,
                 ..
-            } => Some(unit.clone()),
+            }) => Some(unit.clone()),
             _ => None,
         })
         .filter(|id| after.units.get(id).is_some_and(eligible))
@@ -176,7 +182,7 @@ pub fn consequences(after: &Game, events: &[Event]) -> Vec<Event> {
         "broken with a Known armed enemy unit ADJACENT",
     );
     let rout_began = events.iter().any(|e| {
-        matches!(e, Event::StepEnded { ended, next, .. }
+        matches!(e, Event::StepEnded(StepEnded { ended, next, .. })
             if ended.phase() != Phase::Rout && next.phase() == Phase::Rout)
     });
     if rout_began {

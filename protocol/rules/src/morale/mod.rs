@@ -65,6 +65,7 @@ use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
+use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, SquadReduced};
 use game::{Game, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -152,26 +153,30 @@ pub fn casualty_reduction(
     draws: &mut Draws,
 ) -> Result<Vec<Event>, NoDice> {
     let id = &unit.id;
-    let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
-        target: unit.hex,
-        unit: Some(id.clone()),
-        rule: rule.to_string(),
-        why,
+    let left = |rule: &str, why: String| {
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: unit.hex,
+            unit: Some(id.clone()),
+            rule: rule.to_string(),
+            why,
+        })
     };
-    let applied = |outcome: Outcome, words: &str| Event::FireEffectApplied {
-        unit: id.clone(),
-        outcome,
-        rule: rule.to_string(),
-        why: format!("{why} → {words}"),
+    let applied = |outcome: Outcome, words: &str| {
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: id.clone(),
+            outcome,
+            rule: rule.to_string(),
+            why: format!("{why} → {words}"),
+        })
     };
     Ok(match unit.kind {
         UnitKind::Squad => match game.half_squad(unit) {
-            Some(half) => vec![Event::SquadReduced {
+            Some(half) => vec![Event::SquadReduced(SquadReduced {
                 unit: id.clone(),
                 half_squad: half.to_string(),
                 rule: rule.to_string(),
                 why: format!("{why} → reduced to a {half} half-squad"),
-            }],
+            })],
             None => vec![
             applied(Outcome::Reduce, "reduced to a half-squad"),
             left(
@@ -225,7 +230,7 @@ fn wound(unit: &Unit, why: &str, draws: &mut Draws) -> Result<Vec<Event>, NoDice
         unit.ratings,
         game::dice::signed_drms(&modifiers)
     );
-    let mut events = vec![Event::DiceRolled {
+    let mut events = vec![Event::DiceRolled(DiceRolled {
         roll: Roll {
             side: draws.by,
             purpose: RollPurpose::WoundSeverity,
@@ -236,12 +241,14 @@ fn wound(unit: &Unit, why: &str, draws: &mut Draws) -> Result<Vec<Event>, NoDice
             final_result: final_dr,
             outcome: line.clone(),
         },
-    }];
-    let applied = |outcome: Outcome, rule: &str, words: &str| Event::FireEffectApplied {
-        unit: id.clone(),
-        outcome,
-        rule: rule.into(),
-        why: format!("{why} → {words}"),
+    })];
+    let applied = |outcome: Outcome, rule: &str, words: &str| {
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: id.clone(),
+            outcome,
+            rule: rule.into(),
+            why: format!("{why} → {words}"),
+        })
     };
     if mortal {
         events.push(applied(
@@ -325,7 +332,7 @@ pub fn random_selection(
         let dr = dice.roll_die().ok_or(NoDice)?;
         *draw += 1;
         drs.insert(unit.id.clone(), dr);
-        events.push(Event::DiceRolled {
+        events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: by,
                 purpose: RollPurpose::RandomSelection,
@@ -339,7 +346,7 @@ pub fn random_selection(
                     unit.ratings, unit.id
                 ),
             },
-        });
+        }));
     }
     Ok((drs, events))
 }
@@ -410,7 +417,7 @@ impl Effects<'_> {
                 ""
             }
         );
-        self.events.push(Event::DiceRolled {
+        self.events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: self.by,
                 purpose,
@@ -421,7 +428,7 @@ impl Effects<'_> {
                 final_result: final_dr,
                 outcome: line.clone(),
             },
-        });
+        }));
         line
     }
 
@@ -436,7 +443,7 @@ impl Effects<'_> {
         };
         let events = casualty_reduction(self.game, unit, rule, why, &mut draws)?;
         let gone = events.iter().any(|e| {
-            matches!(e, Event::FireEffectApplied { unit: u, outcome: Outcome::Eliminate, .. } if *u == unit.id)
+            matches!(e, Event::FireEffectApplied(FireEffectApplied { unit: u, outcome: Outcome::Eliminate, .. }) if *u == unit.id)
         });
         self.events.extend(events);
         if gone && unit.kind.is_smc() {
@@ -446,12 +453,13 @@ impl Effects<'_> {
     }
 
     fn left(&mut self, unit: Option<&UnitId>, rule: &str, why: String) {
-        self.events.push(Event::FireEffectLeftToPlayers {
-            target: self.target,
-            unit: unit.cloned(),
-            rule: rule.to_string(),
-            why,
-        });
+        self.events
+            .push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                target: self.target,
+                unit: unit.cloned(),
+                rule: rule.to_string(),
+                why,
+            }));
     }
 
     /// Random Selection among `units` (A.9) for an IFT result, by the one path every Random
@@ -579,12 +587,12 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
                 (RollPurpose::TaskCheck, "A10.2"),
             );
             if pins {
-                fx.events.push(Event::FireEffectApplied {
+                fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                     unit: id.clone(),
                     outcome: Outcome::Pin,
                     rule: "A10.2".into(),
                     why: line,
-                });
+                }));
             }
         }
     }
@@ -693,12 +701,12 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
         };
         let picked = dr.map(|d| format!(" (dr {d})")).unwrap_or_default();
         if eliminated {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome: Outcome::Eliminate,
                 rule: "A7.301".into(),
                 why: format!("{} `{id}` {result}{picked} → eliminated", unit.ratings),
-            });
+            }));
             fx.leader_lost(unit, "was eliminated");
             continue;
         }
@@ -715,12 +723,12 @@ fn kia(fx: &mut Effects, targets: &[&Unit], result: IftResult, n: u8) -> Result<
             );
             fx.casualty_reduction(unit, "A7.301", &why)?;
         } else {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome: Outcome::Break,
                 rule: "A7.301".into(),
                 why: format!("{} `{id}` {result}{picked} → broken", unit.ratings),
-            });
+            }));
             fx.leader_lost(unit, "broke");
         }
     }
@@ -932,12 +940,12 @@ fn checks(
             (check.purpose, check.rule),
         );
         if let Some((outcome, rule)) = effect {
-            fx.events.push(Event::FireEffectApplied {
+            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                 unit: id.clone(),
                 outcome,
                 rule: rule.into(),
                 why: line.clone(),
-            });
+            }));
         }
         if check.is_ptc() {
             continue;
@@ -972,12 +980,12 @@ fn checks(
                     fx.casualty_reduction(unit, "A10.31", &why)?
                 };
                 if casualty && !gone {
-                    fx.events.push(Event::FireEffectApplied {
+                    fx.events.push(Event::FireEffectApplied(FireEffectApplied {
                         unit: id.clone(),
                         outcome: Outcome::Break,
                         rule: "A10.31".into(),
                         why: format!("{line}: broken"),
-                    });
+                    }));
                 }
                 if !gone {
                     fx.left(

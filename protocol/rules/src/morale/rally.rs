@@ -31,6 +31,7 @@ use board::terrain::Terrain;
 use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
+use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, RallyAttempted};
 use game::phase::Phase;
 use game::Game;
 
@@ -300,11 +301,11 @@ pub(crate) fn decide(
         if unit.wounded { " (wounded)" } else { "" }
     );
     let mut events = vec![
-        Event::RallyAttempted {
+        Event::RallyAttempted(RallyAttempted {
             unit: id.clone(),
             leader: leader.cloned(),
-        },
-        Event::DiceRolled {
+        }),
+        Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: unit.side,
                 purpose: RollPurpose::Rally,
@@ -315,21 +316,23 @@ pub(crate) fn decide(
                 final_result: final_dr,
                 outcome: line.clone(),
             },
-        },
+        }),
     ];
-    let left = |rule: &str, why: String| Event::FireEffectLeftToPlayers {
-        target: unit.hex,
-        unit: Some(id.clone()),
-        rule: rule.to_string(),
-        why,
+    let left = |rule: &str, why: String| {
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: unit.hex,
+            unit: Some(id.clone()),
+            rule: rule.to_string(),
+            why,
+        })
     };
     if rallied {
-        events.push(Event::FireEffectApplied {
+        events.push(Event::FireEffectApplied(FireEffectApplied {
             unit: id.clone(),
             outcome: Outcome::Rally,
             rule: "A10.6".into(),
             why: line.clone(),
-        });
+        }));
     }
     if fate {
         // Fate is a Casualty Reduction (A10.64), by the one function that reduces a unit.

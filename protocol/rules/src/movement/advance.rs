@@ -7,12 +7,13 @@
 
 use super::entry::{check_leaving, enter_location, Act};
 use super::step::{entry_cost, lose_wall_advantage};
-use super::{allotment, check_free, check_together, describe, named_stack, StackAct};
+use super::{allotment, check_free, check_together, named_stack, StackAct};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{require_acting, require_phase};
 use board::hex::Hex;
 use board::scenario::{Side, UnitId, UnitKind};
 use board::terrain::Mf;
+use game::event::UnitAdvanced;
 use game::event::{Event, MoveCost, WaLoss};
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -36,13 +37,13 @@ pub(crate) fn decide(
     let entry = enter_location(game, by, &units, ids, to, cost, Act::Advance)?;
     let cx = difficult_terrain(game, &units, ids, to, &entry.cost)?;
     let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
-    events.push(Event::UnitAdvanced {
+    events.push(Event::UnitAdvanced(UnitAdvanced {
         units: ids.to_vec(),
         from,
         to,
         cost: entry.cost,
         cx,
-    });
+    }));
     Ok(events)
 }
 
@@ -151,7 +152,7 @@ fn difficult_terrain(
                 "A4.72",
                 ViolationKind::UnitState,
                 pieces![
-                    format!("entering {to} costs {} — Difficult Terrain for ", describe(cost)),
+                    format!("entering {to} costs {} — Difficult Terrain for ", cost.describe()),
                     Piece::unit(&unit.id),
                     format!(
                         " (at least {threshold} MF, the lesser of four and its {} MF); it is CX already and may not advance there",

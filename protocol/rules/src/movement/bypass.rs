@@ -11,6 +11,7 @@ use crate::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 use board::hex::Hex;
 use board::scenario::{Side, UnitId};
 use board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
+use game::event::UnitBypassed;
 use game::event::{Event, MoveCost, WaLoss};
 use game::Game;
 
@@ -331,13 +332,13 @@ fn decide_step(
     };
     let mf = pay(game, &units, Allowance::Move(ids), &cost, hex)?;
     let mut events = super::step::lose_wall_advantage(&units, from, hex, WaLoss::Moved);
-    events.push(Event::UnitBypassed {
+    events.push(Event::UnitBypassed(UnitBypassed {
         units: ids.to_vec(),
         hex,
         from,
         along: along.to_vec(),
         cost,
         mf,
-    });
+    }));
     Ok(events)
 }

@@ -6,6 +6,7 @@
 use super::{allotment, movers};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Side, UnitId};
+use game::event::ShellholeCoverTaken;
 use game::event::{Event, MfAccount};
 use game::Game;
 
@@ -79,8 +80,8 @@ pub(crate) fn decide(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>
             left: allotment.total.saturating_sub(spent),
         });
     }
-    Ok(vec![Event::ShellholeCoverTaken {
+    Ok(vec![Event::ShellholeCoverTaken(ShellholeCoverTaken {
         units: ids.to_vec(),
         mf: accounts,
-    }])
+    })])
 }

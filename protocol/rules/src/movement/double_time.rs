@@ -4,6 +4,7 @@
 use super::{allotment, movers};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::scenario::{Side, UnitId, UnitKind};
+use game::event::{AssaultMovementDeclared, DoubleTimeDeclared};
 use game::event::{Event, MfAccount};
 use game::Game;
 
@@ -61,10 +62,10 @@ pub(crate) fn decide(game: &Game, by: Side, ids: &[UnitId]) -> Result<Vec<Event>
             }
         })
         .collect();
-    Ok(vec![Event::DoubleTimeDeclared {
+    Ok(vec![Event::DoubleTimeDeclared(DoubleTimeDeclared {
         units: ids.to_vec(),
         mf,
-    }])
+    })])
 }
 
 /// `AssaultMove`: Infantry that declares Assault Movement before spending any MF this MPh
@@ -95,7 +96,9 @@ pub(crate) fn decide_assault(
             ));
         }
     }
-    Ok(vec![Event::AssaultMovementDeclared {
-        units: ids.to_vec(),
-    }])
+    Ok(vec![Event::AssaultMovementDeclared(
+        AssaultMovementDeclared {
+            units: ids.to_vec(),
+        },
+    )])
 }

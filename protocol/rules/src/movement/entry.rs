@@ -12,6 +12,7 @@ use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use board::hex::Hex;
 use board::scenario::{Side, Stack, UnitId, UnitKind};
 use board::terrain::{HexsideFeature, Mf};
+use game::event::UnitEntryBlocked;
 use game::event::{Event, MfAccount, MoveCost, WaLoss};
 use game::{Game, Unit};
 
@@ -44,7 +45,7 @@ impl Entry {
     /// spent. WA went when they started to leave (B9.41).
     pub fn blocked(self, units: &[&Unit], ids: &[UnitId], from: Hex, to: Hex) -> Vec<Event> {
         let mut events = lose_wall_advantage(units, from, to, WaLoss::ExitFailed);
-        events.push(Event::UnitEntryBlocked {
+        events.push(Event::UnitEntryBlocked(UnitEntryBlocked {
             units: ids.to_vec(),
             from,
             to,
@@ -52,7 +53,7 @@ impl Entry {
             dummies_removed: self.dummies_removed,
             cost: self.cost,
             mf: self.mf,
-        });
+        }));
         events
     }
 }

@@ -248,7 +248,7 @@ fn pay(
                         format!(
                             "entering {to} needs {} MF ({}); ",
                             cost.total,
-                            describe(cost)
+                            cost.describe()
                         ),
                         Piece::unit(&unit.id),
                         format!(" has {} left of {}", left, allotment.total)
@@ -700,40 +700,6 @@ fn refuse_vehicles(
     ))
 }
 
-/// "1½ COT (B15) + 1 uphill (B10) + 1 wall (B9.4)" — the breakdown shown in refusals and traces.
-pub fn describe(cost: &MoveCost) -> String {
-    if cost.all_mf {
-        return format!("all MF ({})", cost.cot_rule);
-    }
-    let mut parts = vec![];
-    if cost.cot > Mf::default() || cost.total == Mf::default() {
-        parts.push(format!(
-            "{} {} ({})",
-            cost.cot,
-            if cost.road { "road" } else { "COT" },
-            cost.cot_rule
-        ));
-    }
-    if cost.elevation > Mf::default() {
-        parts.push(format!("{} uphill (B10)", cost.elevation));
-    }
-    if let Some(feature) = cost.hexside {
-        parts.push(format!(
-            "{} {} ({})",
-            cost.hexside_mf,
-            feature.name(),
-            feature.row().rule
-        ));
-    }
-    if cost.bypass_doubling > Mf::default() {
-        parts.push(format!(
-            "{} for Bypass past two hexsides (A4.31)",
-            cost.bypass_doubling
-        ));
-    }
-    parts.join(" + ")
-}
-
 /// Most hexsides a Bypass may still go on round one hex while looking for a way on; bounds the
 /// search in [`way_on_from_bypass`] (a Bypass never goes round more than five, A4.31).
 const WAY_ON_DEPTH_MAX: usize = 5;
@@ -775,7 +741,7 @@ fn way_on(game: &Game, unit: &Unit, depth: usize) -> bool {
             let out = step::decide(game, unit.side, ids, to, &mut AnyDice).is_ok_and(|events| {
                 events
                     .iter()
-                    .any(|e| matches!(e, game::event::Event::UnitMoved { .. }))
+                    .any(|e| matches!(e, game::event::Event::UnitMoved(_)))
             });
             if out {
                 return true;

@@ -10,13 +10,12 @@ use super::{allotment, movers};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
-use board::terrain::Mf;
 use game::event::{Event, MfAccount};
+use game::event::{WeaponDropped, WeaponPickedUp};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
-/// What recovering a weapon costs (A4.44).
-pub const RECOVERY_MF: Mf = Mf::whole(1);
+pub use game::event::RECOVERY_MF;
 
 /// A vehicle has MP and its own capacity, not an Infantry unit's IPC and MF (A4.4 counts
 /// Infantry portage); the engine does not model vehicles carrying SW, so a vehicle recovering
@@ -117,7 +116,7 @@ pub(crate) fn decide_pick_up(
         spent,
         pieces!["recovering ", Piece::unit(weapon_id)],
     )?;
-    Ok(vec![Event::WeaponPickedUp {
+    Ok(vec![Event::WeaponPickedUp(WeaponPickedUp {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),
         mf: MfAccount {
@@ -126,7 +125,7 @@ pub(crate) fn decide_pick_up(
             spent,
             left: allotment.total.saturating_sub(spent),
         },
-    }])
+    })])
 }
 
 /// Dropping needs no MF and is not a move, so A4.2's one-stack-at-a-time does not stop a unit
@@ -193,8 +192,8 @@ pub(crate) fn decide_drop(
             ],
         ));
     }
-    Ok(vec![Event::WeaponDropped {
+    Ok(vec![Event::WeaponDropped(WeaponDropped {
         unit: unit_id.clone(),
         weapon: weapon_id.to_string(),
-    }])
+    })])
 }

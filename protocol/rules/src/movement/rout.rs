@@ -20,6 +20,7 @@ use board::los::{LosMap, Verdict};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use board::terrain::{Mf, Terrain};
 use game::event::{Allotment, Event, WaLoss};
+use game::event::{RoutLeftToPlayers, UnitFailedToRout, UnitRouted};
 use game::phase::Phase;
 use game::{Game, Unit};
 
@@ -149,14 +150,14 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
         .map(|(e, _)| e)
         .collect();
     let mut events = lose_wall_advantage(&[unit], from, to, WaLoss::Moved);
-    events.push(Event::UnitRouted {
+    events.push(Event::UnitRouted(UnitRouted {
         unit: unit.id.clone(),
         from,
         to,
         cost: entry.cost,
         mf,
         interdiction_by,
-    });
+    }));
     Ok(events)
 }
 
@@ -410,11 +411,11 @@ pub(crate) fn end_of_rout_step(game: &Game, by: Side) -> Result<Vec<Event>, Rule
         };
         let probed = probe(game, unit);
         if let Probe::NotModelled(v) = probed {
-            failed.push(Event::RoutLeftToPlayers {
+            failed.push(Event::RoutLeftToPlayers(RoutLeftToPlayers {
                 unit: unit.id.clone(),
                 rule: v.rule.clone(),
                 why: v.detail.clone(),
-            });
+            }));
             continue;
         }
         if matches!(probed, Probe::CanStep) {
@@ -451,10 +452,10 @@ pub(crate) fn end_of_rout_step(game: &Game, by: Side) -> Result<Vec<Event>, Rule
             MustRout::Adjacent(e) => Some(e),
             MustRout::Exposed(..) => None,
         };
-        failed.push(Event::UnitFailedToRout {
+        failed.push(Event::UnitFailedToRout(UnitFailedToRout {
             unit: unit.id.clone(),
             next_to,
-        });
+        }));
     }
     Ok(failed)
 }

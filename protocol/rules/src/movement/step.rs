@@ -9,6 +9,7 @@ use board::scenario::{Side, UnitId};
 use board::terrain::{EntryCost, Mf};
 use game::dice::DiceSource;
 use game::event::{Event, MoveCost, WaLoss};
+use game::event::{UnitMoved, WallAdvantageForfeited};
 use game::{Bypass, Game, Unit};
 
 pub(crate) fn decide(
@@ -33,13 +34,13 @@ pub(crate) fn decide(
     let entry = enter_location(game, by, &units, ids, to, cost, Act::Move)?;
     if !entry.stopped() {
         let mut events = lose_wall_advantage(&units, from, to, WaLoss::Moved);
-        events.push(Event::UnitMoved {
+        events.push(Event::UnitMoved(UnitMoved {
             units: ids.to_vec(),
             from,
             to,
             cost: entry.cost,
             mf: entry.mf,
-        });
+        }));
         if entry.residual {
             events.extend(crate::attack::residual_fp_attack(
                 game, by, ids, to, &events, dice,
@@ -62,10 +63,10 @@ pub(crate) fn lose_wall_advantage(units: &[&Unit], from: Hex, to: Hex, why: WaLo
     if holders.is_empty() || from == to {
         return vec![];
     }
-    vec![Event::WallAdvantageForfeited {
+    vec![Event::WallAdvantageForfeited(WallAdvantageForfeited {
         units: holders,
         why,
-    }]
+    })]
 }
 
 /// From Bypass a unit goes on only into the hexes meeting at its vertex (A4.31 EX).

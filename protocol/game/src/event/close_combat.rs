@@ -1,0 +1,241 @@
+//! Close Combat (A11): designation, Ambush, Melee and withdrawal from it.
+
+use super::Sides;
+use super::{Event, Fact};
+
+use crate::view::Names;
+use crate::{carry_weapons, Game};
+use board::hex::Hex;
+use board::scenario::Side;
+use board::scenario::UnitId;
+use serde::{Deserialize, Serialize};
+
+/// `by` designated all its CC attacks in the Location of `hex` (A11.12). The ATTACKER's
+/// waits for the DEFENDER's; the DEFENDER's is followed by every attack's roll and result
+/// (`DiceRolled`, `FireEffectApplied`, `FireEffectLeftToPlayers`) and, with both sides
+/// still there, the Melee (A11.7). `no_ambush` is the ATTACKER's word that the players'
+/// Ambush check found none (A11.4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloseCombatDesignated {
+    pub by: Side,
+    pub hex: Hex,
+    pub attacks: Vec<crate::command::CcAttack>,
+    /// The side's withdrawals from the Melee, declared with its attacks (A11.2).
+    #[serde(default)]
+    pub withdrawals: Vec<crate::command::CcWithdrawal>,
+    pub no_ambush: bool,
+}
+
+/// As the APh ended, the engine checked for Ambush in the CC Location of `hex` (A11.4):
+/// each side's dr went before this (`DiceRolled`); `ambusher` is the side whose Final dr
+/// was at least three less than the other's, if one was. Its CC attacks there come first,
+/// and the other side's after, with what is left of it (`rules::close_combat`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AmbushChecked {
+    pub hex: Hex,
+    pub ambusher: Option<Side>,
+}
+
+/// The Close Combat in `hex` ended with units of both sides still there: Melee (A11.7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeleeRecorded {
+    pub hex: Hex,
+}
+
+/// Units held in Melee in `from` that attempted to withdraw (A11.2) came out of the CC
+/// whole and entered the ADJACENT Location of `to`: they are in Melee no longer. `cx`
+/// are those the entry made CX, as an advance there would (A4.72).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitsWithdrew {
+    pub units: Vec<UnitId>,
+    pub from: Hex,
+    pub to: Hex,
+    pub cx: Vec<UnitId>,
+}
+
+impl Fact for CloseCombatDesignated {
+    fn apply(&self, game: &mut Game) {
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            ..
+        } = self;
+        if *by == game.attacker() {
+            game.movement.cc_designated.insert(*hex, attacks.clone());
+            if !withdrawals.is_empty() {
+                game.movement
+                    .cc_withdrawals
+                    .insert(*hex, withdrawals.clone());
+            }
+        } else {
+            game.movement.cc_designated.remove(hex);
+            game.movement.cc_withdrawals.remove(hex);
+            game.movement.cc_resolved.insert(*hex);
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } = self;
+        Event::CloseCombatDesignated(CloseCombatDesignated {
+            by,
+            hex,
+            attacks: attacks
+                .into_iter()
+                .map(|a| crate::command::CcAttack {
+                    attackers: names.names(&a.attackers),
+                    defenders: names.names(&a.defenders),
+                })
+                .collect(),
+            withdrawals: withdrawals
+                .into_iter()
+                .map(|w| crate::command::CcWithdrawal {
+                    units: names.names(&w.units),
+                    to: w.to,
+                })
+                .collect(),
+            no_ambush,
+        })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let CloseCombatDesignated {
+            by,
+            hex,
+            attacks,
+            withdrawals,
+            no_ambush,
+        } = self;
+        let list = |ids: &[board::scenario::UnitId]| ids.join("+");
+        let attacks: Vec<String> = attacks
+            .iter()
+            .map(|a| format!("{} vs {}", list(&a.attackers), list(&a.defenders)))
+            .collect();
+        let withdrawals: String = withdrawals
+            .iter()
+            .map(|w| {
+                format!(
+                    "; {} attempt to withdraw to {} (A11.2)",
+                    list(&w.units),
+                    w.to
+                )
+            })
+            .collect();
+        format!(
+            "{} designated its CC attacks in {hex} (A11.12): {}{withdrawals}{}",
+            name(*by),
+            if attacks.is_empty() {
+                "none".to_string()
+            } else {
+                attacks.join("; ")
+            },
+            if *no_ambush {
+                "; no Ambush, by the players' check (A11.4)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl Fact for AmbushChecked {
+    fn apply(&self, game: &mut Game) {
+        let AmbushChecked { hex, ambusher } = self;
+        if let Some(side) = ambusher {
+            game.movement.ambush.insert(*hex, *side);
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AmbushChecked { hex, ambusher } = self;
+        match ambusher {
+            Some(side) => format!(
+                "Ambush in {hex} (A11.4): the {} ambushed; its CC attacks there come first, at -1, and the other side's after, at +1",
+                name(*side)
+            ),
+            None => format!("no Ambush in {hex} (A11.4): its Close Combat is simultaneous"),
+        }
+    }
+}
+
+impl Fact for MeleeRecorded {
+    fn apply(&self, game: &mut Game) {
+        let MeleeRecorded { hex } = self;
+        game.movement.melee.insert(*hex);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let MeleeRecorded { hex } = self;
+        format!("Close Combat in {hex} over with both sides still there: Melee (A11.7)")
+    }
+}
+
+impl Fact for UnitsWithdrew {
+    fn apply(&self, game: &mut Game) {
+        let UnitsWithdrew { units, to, cx, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                if cx.contains(id) {
+                    unit.cx = true;
+                    unit.cx_since = Some(now);
+                }
+            }
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitsWithdrew {
+            units,
+            from,
+            to,
+            cx,
+        } = self;
+        Event::UnitsWithdrew(UnitsWithdrew {
+            units: names.names(&units),
+            from,
+            to,
+            cx: names.names(&cx),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsWithdrew {
+            units,
+            from,
+            to,
+            cx,
+        } = self;
+        let mut s = format!(
+            "{} withdrew from the Melee in {from} to {to} (A11.2)",
+            units.join("+")
+        );
+        if !cx.is_empty() {
+            s.push_str(&format!("; {} CX: Difficult Terrain (A4.72)", cx.join("+")));
+        }
+        s
+    }
+}

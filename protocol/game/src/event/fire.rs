@@ -1,0 +1,549 @@
+//! Fire (A7, A8, A9): attacks declared, read on the IFT or left to the players, their
+//! effects on units, support weapons' ROF and malfunctions, and Opportunity Fire.
+
+use super::RepairResult;
+use super::Sides;
+use super::{Event, Fact};
+
+use crate::command::Outcome;
+use crate::view::Names;
+use crate::{apply_outcome, mark_defensive_fire, DeclaredAttack, Game, Phase, Residual, UnitId};
+use board::hex::Hex;
+use board::scenario::Side;
+use serde::{Deserialize, Serialize};
+
+/// Fire declared against a hex; until it is resolved no WA there may change (B9.322).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttackDeclared {
+    pub by: Side,
+    pub firers: Vec<UnitId>,
+    /// The support weapons that fire in it, each by the unit possessing it (A9.11).
+    #[serde(default)]
+    pub weapons: Vec<String>,
+    pub target: Hex,
+    /// Into the sewer beneath `target`: Point Blank Fire with a −2 DRM (B8.3).
+    pub into_sewer: bool,
+}
+
+/// A support weapon's Original IFT DR reached its Breakdown Number: it malfunctioned
+/// (A9.7) and fires no more until repaired. The attack it took part in is resolved all the
+/// same.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponMalfunctioned {
+    pub weapon: String,
+    /// The unit possessing it, whose fire it was.
+    pub holder: UnitId,
+    pub original_dr: u8,
+    pub breakdown: u8,
+}
+
+/// A support weapon kept its Multiple ROF (A9.2): the Original coloured dr of the IFT DR it
+/// fired with was at or below its ROF, so it may fire again this phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MultipleRofRetained {
+    pub weapon: String,
+    /// The unit possessing it, whose fire it was.
+    pub holder: UnitId,
+    pub coloured_dr: u8,
+    pub rof: u8,
+}
+
+/// The unit possessing a malfunctioned weapon tried to repair it in the RPh (A9.72): its
+/// dr (logged by the `DiceRolled` before it) repaired it, eliminated it, or left it as it
+/// was.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponRepairAttempted {
+    pub weapon: String,
+    pub holder: UnitId,
+    pub dr: u8,
+    pub result: RepairResult,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttackResolved {
+    pub by: Side,
+    pub target: Hex,
+}
+
+/// The engine does not resolve `by`'s attack on `target` by the rules (A7): `why` names
+/// what in it the engine does not model, under `rule`. The players enter its outcome with
+/// `adjudicate`, as for every attack before the engine read the IFT.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttackLeftToPlayers {
+    pub by: Side,
+    pub target: Hex,
+    pub rule: String,
+    pub why: String,
+}
+
+/// `by`'s Defensive First Fire (A8.1, A8.3, A8.31) on the moving stack in `hex` left
+/// Residual FP there for the rest of the MPh (A8.2): half the IFT column the attack was
+/// read on, after any Cowering. `None` when the engine does not rule how much (an attack
+/// it left to the players, one read on the 1 column, or one through a Hindrance): the
+/// players determine it. Only one stays in a Location, the stronger; both sides see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidualFpLeft {
+    pub by: Side,
+    pub hex: Hex,
+    pub fp: Option<u8>,
+}
+
+/// `by`'s attack on `target` read on the IFT (A7.3), after the `DiceRolled` that holds its
+/// dice and DRMs: the FP total as printed (fractions kept, A7.2), the column read (moved
+/// left when the fire cowered, A7.9), the Final DR and the chart's result as printed
+/// (`1KIA`, `K/2`, `3MC`, `NMC`, `PTC`, `NE`). Its effects follow from `rules::morale` (`FireEffectApplied`, `FireEffectLeftToPlayers`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IftAttackResolved {
+    pub by: Side,
+    pub target: Hex,
+    pub fp: String,
+    pub column: u8,
+    pub cowered: bool,
+    pub final_dr: i16,
+    pub result: String,
+}
+
+/// An effect on one unit the rules applied from a roll of their own (`rules::morale`):
+/// broken by a failed MC (A10.1), pinned by a failed PTC (A7.8), rallied (A10.6). `why`
+/// gives the check's figures; its roll is the `DiceRolled` before it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FireEffectApplied {
+    pub unit: UnitId,
+    pub outcome: Outcome,
+    pub rule: String,
+    pub why: String,
+}
+
+/// The engine's Casualty Reduction of a squad whose counter names its half-squad (A7.302,
+/// `Game::half_squad`): it is that half-squad now, `half_squad` its ratings, so what
+/// follows (the K/#'s #MC) is ruled on them. A squad whose half-squad is not known is
+/// reduced by `FireEffectApplied` instead, and the players enter the ratings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SquadReduced {
+    pub unit: UnitId,
+    pub half_squad: String,
+    pub rule: String,
+    pub why: String,
+}
+
+/// Part of an engine-read IFT result's or rally's effects the engine does not rule on,
+/// asked of the players at the point it arises (Random Selection, Casualty Reduction,
+/// Heat of Battle, ELR, Leader Loss, Fate …): for `unit`, or for the attack's units as a
+/// whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FireEffectLeftToPlayers {
+    pub target: Hex,
+    pub unit: Option<UnitId>,
+    pub rule: String,
+    pub why: String,
+}
+
+/// The ATTACKER designated these units Opportunity Firers in his PFPh (A7.25, A3.2): the
+/// Bounding Fire counter both sides see. They do not move in the MPh (A3.3) and fire in
+/// the AFPh without Advancing Fire's halving (A7.24) or Assault Fire's bonus (A7.36).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpportunityFireMarked {
+    pub units: Vec<UnitId>,
+}
+
+impl Fact for AttackDeclared {
+    fn apply(&self, game: &mut Game) {
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        // A weapon has fired this phase until the ROF it keeps says otherwise
+        // (`MultipleRofRetained`, A9.2), and the unit possessing it has fired with it
+        // (A9.11): in the PFPh it does not move (A4.1).
+        let mut holders = vec![];
+        for id in weapons {
+            if let Some(w) = game.weapons.get_mut(id) {
+                w.fired = true;
+                holders.extend(w.held_by.clone());
+            }
+        }
+        if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
+            game.prep_fired.extend(firers.iter().cloned());
+            game.prep_fired.extend(holders);
+        }
+        let wa_holders = game
+            .units
+            .values()
+            .filter(|u| u.wall_advantage && !u.eliminated)
+            .map(|u| u.id.clone())
+            .collect();
+        game.attack = Some(DeclaredAttack {
+            by: *by,
+            firers: firers.clone(),
+            weapons: weapons.clone(),
+            target: *target,
+            wa_holders,
+            into_sewer: *into_sewer,
+        });
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        Event::AttackDeclared(AttackDeclared {
+            by,
+            firers: names.names(&firers),
+            // A weapon whose possessor the viewer knows only as "?" is not named to it.
+            weapons: weapons
+                .into_iter()
+                .filter(|w| names.weapon_seen(w))
+                .collect(),
+            target,
+            into_sewer,
+        })
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AttackDeclared {
+            by,
+            firers,
+            weapons,
+            target,
+            into_sewer,
+        } = self;
+        format!(
+            "{} declared fire by {} at {target}{}",
+            name(*by),
+            firers
+                .iter()
+                .chain(weapons)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("+"),
+            if *into_sewer {
+                ", into the sewer: PBF with −2 (B8.3)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl Fact for WeaponMalfunctioned {
+    fn apply(&self, game: &mut Game) {
+        let WeaponMalfunctioned { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.malfunctioned = true;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponMalfunctioned {
+            weapon,
+            holder,
+            original_dr,
+            breakdown,
+        } = self;
+        format!(
+            "`{holder}`'s {weapon} malfunctioned: Original DR {original_dr} reached its B# {breakdown} (A9.7)"
+        )
+    }
+}
+
+impl Fact for MultipleRofRetained {
+    fn apply(&self, game: &mut Game) {
+        let MultipleRofRetained { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.fired = false;
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let MultipleRofRetained {
+            weapon,
+            holder,
+            coloured_dr,
+            rof,
+        } = self;
+        format!(
+            "`{holder}`'s {weapon} kept its Multiple ROF: coloured dr {coloured_dr}, at or below its ROF {rof} (A9.2); it may fire again this phase"
+        )
+    }
+}
+
+impl Fact for WeaponRepairAttempted {
+    fn apply(&self, game: &mut Game) {
+        let WeaponRepairAttempted { weapon, result, .. } = self;
+        match result {
+            RepairResult::Eliminated => {
+                game.weapons.remove(weapon);
+            }
+            _ => {
+                if let Some(w) = game.weapons.get_mut(weapon) {
+                    w.repair_tried = true;
+                    w.malfunctioned = *result != RepairResult::Repaired;
+                }
+            }
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponRepairAttempted {
+            weapon,
+            holder,
+            dr,
+            result,
+        } = self;
+        format!(
+            "`{holder}` tried to repair its {weapon}: dr {dr}, {} (A9.72)",
+            match result {
+                RepairResult::Repaired => "repaired",
+                RepairResult::Eliminated => "eliminated",
+                RepairResult::Failed => "still malfunctioned",
+            }
+        )
+    }
+}
+
+impl Fact for AttackResolved {
+    fn apply(&self, game: &mut Game) {
+        // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
+        // reads the counters the firers had when it was declared.
+        if let Some(a) = game.attack.take() {
+            // A weapon carries a Fire counter of its own (A8.1), put on once its ROF is
+            // spent: one that kept its Multiple ROF (`MultipleRofRetained`) stands clear.
+            let spent: Vec<UnitId> = a
+                .weapons
+                .iter()
+                .filter(|id| game.weapons.get(*id).is_some_and(|w| w.fired))
+                .cloned()
+                .collect();
+            mark_defensive_fire(game, &a.firers);
+            mark_defensive_fire(game, &spent);
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, sides: &Sides<'_>) -> String {
+        let name = |s: Side| sides.name(s).to_string();
+        let AttackResolved { by, target } = self;
+        format!("{} resolved its attack on {target}", name(*by))
+    }
+}
+
+impl Fact for AttackLeftToPlayers {
+    fn apply(&self, _game: &mut Game) {
+        // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AttackLeftToPlayers {
+            by,
+            target,
+            rule,
+            why,
+        } = self;
+        Event::AttackLeftToPlayers(AttackLeftToPlayers {
+            by,
+            target,
+            rule,
+            why: names.text(&why),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AttackLeftToPlayers {
+            target, rule, why, ..
+        } = self;
+        format!("the attack on {target} is the players' to adjudicate: {why} ({rule})")
+    }
+}
+
+impl Fact for ResidualFpLeft {
+    fn apply(&self, game: &mut Game) {
+        let ResidualFpLeft { by, hex, fp } = self;
+        // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
+        // once either is the players' to determine.
+        let fp = match game.residual_fp.get(hex) {
+            None => *fp,
+            Some(old) => old.fp.zip(*fp).map(|(a, b)| a.max(b)),
+        };
+        game.residual_fp.insert(*hex, Residual { by: *by, fp });
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ResidualFpLeft { hex, fp, .. } = self;
+        match fp {
+            Some(fp) => format!("Residual FP {fp} stays in {hex} for the rest of the MPh (A8.2)"),
+            None => format!(
+                "Residual FP stays in {hex} for the rest of the MPh, how much for the players to determine (A8.2)"
+            ),
+        }
+    }
+}
+
+impl Fact for IftAttackResolved {
+    fn apply(&self, _game: &mut Game) {
+        // The IFT's reading of the attack; its effects are adjudicated events of their own.
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let IftAttackResolved {
+            target,
+            fp,
+            column,
+            cowered,
+            final_dr,
+            result,
+            ..
+        } = self;
+        format!(
+            "IFT: {fp} FP vs {target} on the {column} column{}: Final DR {final_dr} → {result} (A7.3)",
+            if *cowered { " (cowered, A7.9)" } else { "" }
+        )
+    }
+}
+
+impl Fact for FireEffectApplied {
+    fn apply(&self, game: &mut Game) {
+        // The engine's own ruling changes a unit as a player's adjudication of it would.
+        let FireEffectApplied { unit, outcome, .. } = self;
+        apply_outcome(game, unit, *outcome, "")
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let FireEffectApplied {
+            unit,
+            outcome,
+            rule,
+            why,
+        } = self;
+        Event::FireEffectApplied(FireEffectApplied {
+            unit: names.name(&unit),
+            outcome,
+            rule,
+            why: names.text(&why),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
+        let FireEffectApplied { rule, why, .. } = self;
+        format!("{why} ({rule})")
+    }
+}
+
+impl Fact for SquadReduced {
+    fn apply(&self, game: &mut Game) {
+        // Reduced as any squad is, with the half-squad's ratings its counter names.
+        let SquadReduced {
+            unit, half_squad, ..
+        } = self;
+        apply_outcome(game, unit, Outcome::Reduce, half_squad)
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let SquadReduced {
+            unit,
+            half_squad,
+            rule,
+            why,
+        } = self;
+        Event::SquadReduced(SquadReduced {
+            // What the counter now reads: under "?" that is hidden.
+            half_squad: if names.masked(&unit) {
+                String::new()
+            } else {
+                half_squad
+            },
+            unit: names.name(&unit),
+            rule,
+            why: names.text(&why),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let SquadReduced { rule, why, .. } = self;
+        format!("{why} ({rule})")
+    }
+}
+
+impl Fact for FireEffectLeftToPlayers {
+    fn apply(&self, _game: &mut Game) {}
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let FireEffectLeftToPlayers {
+            target,
+            unit,
+            rule,
+            why,
+        } = self;
+        Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target,
+            unit: unit.map(|u| names.name(&u)),
+            rule,
+            why: names.text(&why),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let FireEffectLeftToPlayers { why, rule, .. } = self;
+        format!("for the players to adjudicate: {why} ({rule})")
+    }
+}
+
+impl Fact for OpportunityFireMarked {
+    fn apply(&self, game: &mut Game) {
+        let OpportunityFireMarked { units } = self;
+        game.opportunity_fire.extend(units.iter().cloned());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let OpportunityFireMarked { units } = self;
+        Event::OpportunityFireMarked(OpportunityFireMarked {
+            units: names.names(&units),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let OpportunityFireMarked { units } = self;
+        format!(
+            "{} designated Opportunity Fire{}: holding fire for the AFPh, not moving this MPh (A7.25)",
+            units.join(", "),
+            if units.len() == 1 { "r" } else { "rs" }
+        )
+    }
+}

@@ -1,0 +1,595 @@
+//! Movement (A4) and entry from off board (A2.51): steps, Bypass, Double Time, Assault
+//! Movement, support weapons picked up and dropped, and MF spent.
+
+use super::MfAccount;
+use super::MoveCost;
+use super::{paid, write_accounts, Sides};
+use super::{Event, Fact};
+use std::fmt::Write as _;
+
+use crate::view::Names;
+use crate::{carry_weapons, record_moved_weapons, spend, Bypass, Game, Mf, UnitId};
+use board::hex::Hex;
+use serde::{Deserialize, Serialize};
+
+/// What recovering a weapon costs (A4.44).
+pub const RECOVERY_MF: Mf = Mf::whole(1);
+
+/// A unit (or a stack moving together) entered an adjacent hex, paying `cost` (A4).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitMoved {
+    pub units: Vec<UnitId>,
+    pub from: Hex,
+    pub to: Hex,
+    pub cost: MoveCost,
+    /// MF spent this MPh and MF left, per unit, after this step.
+    pub mf: Vec<MfAccount>,
+}
+
+/// A unit (or a stack together) advanced into the adjacent hex `to` in the APh (A4.7);
+/// `cost` is what entering it costs in the MPh, the measure of Difficult Terrain, and
+/// `cx` the units that became CX doing so (A4.72).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitAdvanced {
+    pub units: Vec<UnitId>,
+    pub from: Hex,
+    pub to: Hex,
+    pub cost: MoveCost,
+    pub cx: Vec<UnitId>,
+}
+
+/// A unit (or stack) moved in Bypass around the obstacle of `hex` along these hexsides
+/// (A4.3), entering the hex or continuing around it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitBypassed {
+    pub units: Vec<UnitId>,
+    pub hex: Hex,
+    /// The hex the units came from, or `hex` itself when continuing around it.
+    pub from: Hex,
+    pub along: Vec<Hex>,
+    pub cost: MoveCost,
+    pub mf: Vec<MfAccount>,
+}
+
+/// Units declared Double Time: +1 MF this MPh, and they are CX (A4.5).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DoubleTimeDeclared {
+    pub units: Vec<UnitId>,
+    pub mf: Vec<MfAccount>,
+}
+
+/// Units declared Assault Movement before moving (A4.61).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssaultMovementDeclared {
+    pub units: Vec<UnitId>,
+}
+
+/// A unit recovered an unpossessed support weapon in its Location (A4.43, A4.44).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponPickedUp {
+    pub unit: UnitId,
+    pub weapon: String,
+    pub mf: MfAccount,
+}
+
+/// A unit dropped possession of a support weapon, at no MF cost (A4.43).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponDropped {
+    pub unit: UnitId,
+    pub weapon: String,
+}
+
+/// Units tried to enter a hex held by concealed or hidden enemy units: those are revealed
+/// (dummies removed), and the movers stay where they were, their MF spent (A12.15) and
+/// their WA lost (B9.41). `from == to` when they tried to enter from off board (A2.51):
+/// they stay off board.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitEntryBlocked {
+    pub units: Vec<UnitId>,
+    pub from: Hex,
+    pub to: Hex,
+    pub revealed: Vec<crate::Unit>,
+    pub dummies_removed: Vec<UnitId>,
+    pub cost: MoveCost,
+    pub mf: Vec<MfAccount>,
+}
+
+/// Units paid the rest of the shellholes' cost in their hex: they have the +1 TEM even
+/// against Defensive First Fire (B2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShellholeCoverTaken {
+    pub units: Vec<UnitId>,
+    pub mf: Vec<MfAccount>,
+}
+
+/// Units spent their whole MF allotment at once: going down a Manhole (B8.4) or into a
+/// tunnel (B8.61). Logged before the entry itself, so the state shows every MF gone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllMfSpent {
+    pub units: Vec<UnitId>,
+    pub rule: String,
+    pub mf: Vec<MfAccount>,
+}
+
+/// Units entered the map from off board along their scenario edge into `hex`, paying its
+/// entry cost from an off-board Open Ground hex (A2.51), with what they possess.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitsEntered {
+    pub units: Vec<crate::Unit>,
+    pub weapons: Vec<crate::Weapon>,
+    pub hex: Hex,
+    pub cost: MoveCost,
+    pub mf: Vec<MfAccount>,
+}
+
+impl Fact for UnitMoved {
+    fn apply(&self, game: &mut Game) {
+        let UnitMoved {
+            units,
+            to,
+            mf,
+            cost,
+            ..
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                unit.road_only &= cost.road;
+                unit.hexes_entered = unit.hexes_entered.saturating_add(1);
+            }
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } = self;
+        Event::UnitMoved(UnitMoved {
+            units: names.names(&units),
+            from,
+            to,
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitMoved {
+            units,
+            from,
+            to,
+            cost,
+            mf,
+        } = self;
+        let mut s = format!("{} {from} → {to}: {}", units.join("+"), paid(cost));
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for UnitAdvanced {
+    fn apply(&self, game: &mut Game) {
+        let UnitAdvanced { units, to, cx, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.hex = *to;
+                unit.bypass = None;
+                unit.shellhole_cover = false;
+                if cx.contains(id) {
+                    unit.cx = true;
+                    unit.cx_since = Some(now);
+                }
+            }
+            game.movement.advanced.insert(id.clone());
+        }
+        carry_weapons(game, units, *to);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitAdvanced {
+            units,
+            from,
+            to,
+            cost,
+            cx,
+        } = self;
+        Event::UnitAdvanced(UnitAdvanced {
+            units: names.names(&units),
+            from,
+            to,
+            cost,
+            cx: names.names(&cx),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitAdvanced {
+            units,
+            from,
+            to,
+            cost,
+            cx,
+        } = self;
+        let mut s = format!(
+            "{} advanced {from} → {to} (A4.7; entering costs {} in the MPh)",
+            units.join("+"),
+            paid(cost)
+        );
+        if !cx.is_empty() {
+            s.push_str(&format!("; {} CX: Difficult Terrain (A4.72)", cx.join("+")));
+        }
+        s
+    }
+}
+
+impl Fact for UnitBypassed {
+    fn apply(&self, game: &mut Game) {
+        let UnitBypassed {
+            units,
+            hex,
+            from,
+            along,
+            cost,
+            mf,
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                if unit.hex != *hex {
+                    unit.hexes_entered = unit.hexes_entered.saturating_add(1);
+                }
+                unit.hex = *hex;
+                unit.road_only = false;
+                unit.shellhole_cover = false;
+                match &mut unit.bypass {
+                    Some(b) if b.hex == *hex => {
+                        b.along.extend(along.iter().copied());
+                        b.doubled |= cost.bypass_doubling > Mf::default();
+                    }
+                    _ => {
+                        unit.bypass = Some(Bypass {
+                            hex: *hex,
+                            entered_from: *from,
+                            along: along.clone(),
+                            base: cost.cot + cost.elevation,
+                            doubled: cost.bypass_doubling > Mf::default(),
+                        })
+                    }
+                }
+            }
+        }
+        carry_weapons(game, units, *hex);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitBypassed {
+            units,
+            hex,
+            from,
+            along,
+            cost,
+            mf,
+        } = self;
+        Event::UnitBypassed(UnitBypassed {
+            units: names.names(&units),
+            hex,
+            from,
+            along,
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitBypassed {
+            units,
+            hex,
+            along,
+            cost,
+            mf,
+            ..
+        } = self;
+        let sides: Vec<String> = along.iter().map(|h| format!("{hex}-{h}")).collect();
+        let mut s = format!(
+            "{} Bypass {hex} along {}: {} MF = {}",
+            units.join("+"),
+            sides.join(", "),
+            cost.total,
+            cost.describe()
+        );
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for DoubleTimeDeclared {
+    fn apply(&self, game: &mut Game) {
+        let DoubleTimeDeclared { units, .. } = self;
+        let now = (game.clock.turn, game.clock.player_turn);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.double_time = true;
+                unit.cx = true;
+                unit.cx_since = Some(now);
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let DoubleTimeDeclared { units, mf } = self;
+        Event::DoubleTimeDeclared(DoubleTimeDeclared {
+            units: names.names(&units),
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DoubleTimeDeclared { units, mf } = self;
+        let mut s = format!("{} declared Double Time (A4.5), now CX", units.join("+"));
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for AssaultMovementDeclared {
+    fn apply(&self, game: &mut Game) {
+        let AssaultMovementDeclared { units } = self;
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.assault_moving = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let AssaultMovementDeclared { units } = self;
+        Event::AssaultMovementDeclared(AssaultMovementDeclared {
+            units: names.names(&units),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AssaultMovementDeclared { units } = self;
+        format!(
+            "{} declared Assault Movement (A4.61): one Location, an MF kept, no FFNAM",
+            units.join("+")
+        )
+    }
+}
+
+impl Fact for WeaponPickedUp {
+    fn apply(&self, game: &mut Game) {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = Some(unit.clone());
+        }
+        spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        Event::WeaponPickedUp(WeaponPickedUp {
+            unit: names.name(&unit),
+            weapon,
+            mf: names.account(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponPickedUp { unit, weapon, mf } = self;
+        let mut s = format!("{unit} recovered {weapon}: {} MF (A4.44)", RECOVERY_MF);
+        write_accounts(&mut s, std::slice::from_ref(mf));
+        s
+    }
+}
+
+impl Fact for WeaponDropped {
+    fn apply(&self, game: &mut Game) {
+        let WeaponDropped { weapon, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = None;
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponDropped { unit, weapon } = self;
+        Event::WeaponDropped(WeaponDropped {
+            unit: names.name(&unit),
+            weapon,
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponDropped { unit, weapon } = self;
+        format!("{unit} dropped {weapon} (A4.43)")
+    }
+}
+
+impl Fact for UnitEntryBlocked {
+    fn apply(&self, game: &mut Game) {
+        let UnitEntryBlocked {
+            units,
+            revealed,
+            dummies_removed,
+            mf,
+            ..
+        } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.wa_blocked = true;
+            }
+        }
+        for unit in revealed {
+            game.units.insert(unit.id.clone(), unit.clone());
+        }
+        for id in dummies_removed {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.eliminated = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } = self;
+        Event::UnitEntryBlocked(UnitEntryBlocked {
+            units: names.names(&units),
+            from,
+            to,
+            revealed,
+            dummies_removed: names.names(&dummies_removed),
+            cost,
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitEntryBlocked {
+            units,
+            from,
+            to,
+            revealed,
+            dummies_removed,
+            cost,
+            mf,
+        } = self;
+        // An entry from off board that was stopped names the hex twice: the units stay
+        // off board (A2.51, A12.15).
+        let mut s = if from == to {
+            format!(
+                "{} tried to enter {to} from off board ({}) and stayed off board (A12.15)",
+                units.join("+"),
+                paid(cost)
+            )
+        } else {
+            format!(
+                "{} tried {from} → {to} ({}) and was stopped in {from} (A12.15)",
+                units.join("+"),
+                paid(cost)
+            )
+        };
+        if !revealed.is_empty() {
+            let shown: Vec<String> = revealed
+                .iter()
+                .map(|u| format!("{} {}", u.id, u.ratings))
+                .collect();
+            let _ = write!(s, ": revealed {}", shown.join(", "));
+        }
+        if !dummies_removed.is_empty() {
+            let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+        }
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for ShellholeCoverTaken {
+    fn apply(&self, game: &mut Game) {
+        let ShellholeCoverTaken { units, mf } = self;
+        spend(game, units, mf);
+        for id in units {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.shellhole_cover = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let ShellholeCoverTaken { units, mf } = self;
+        Event::ShellholeCoverTaken(ShellholeCoverTaken {
+            units: names.names(&units),
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ShellholeCoverTaken { units, mf } = self;
+        format!(
+            "{} paid the rest of the shellholes' cost for their +1 TEM (B2){}",
+            units.join("+"),
+            mf.first()
+                .map(|a| format!(", {} MF spent", a.spent))
+                .unwrap_or_default()
+        )
+    }
+}
+
+impl Fact for AllMfSpent {
+    fn apply(&self, game: &mut Game) {
+        let AllMfSpent { units, mf, .. } = self;
+        spend(game, units, mf);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        // Going down a Manhole or into a tunnel: a unit under "?" shows the MF it spent only,
+        // never the allotment that would tell a leader from a squad.
+        let AllMfSpent { units, rule, mf } = self;
+        Event::AllMfSpent(AllMfSpent {
+            units: names.names(&units),
+            rule: names.text(&rule),
+            mf: names.accounts(&mf),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let AllMfSpent { units, rule, mf } = self;
+        let mut s = format!("{} spent all MF ({rule})", units.join("+"));
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for UnitsEntered {
+    fn apply(&self, game: &mut Game) {
+        let UnitsEntered {
+            units, weapons, mf, ..
+        } = self;
+        for unit in units {
+            game.units.insert(unit.id.clone(), unit.clone());
+        }
+        for w in weapons {
+            game.weapons.insert(w.id.clone(), w.clone());
+        }
+        // Entering is the stack's first step of its move (A4.2).
+        let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+        spend(game, &ids, mf);
+        record_moved_weapons(game, &ids);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Names no unit: every viewer receives it as it is.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let UnitsEntered {
+            units, hex, cost, ..
+        } = self;
+        format!(
+            "{} entered from off board into {hex} ({}) (A2.51)",
+            units
+                .iter()
+                .map(|u| u.id.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            paid(cost)
+        )
+    }
+}
