@@ -127,7 +127,7 @@ const UNITS_SCANNED_MAX: usize = 24;
 impl Units {
     /// The units whose hex is `hex` (eliminated ones included), in id order.
     /// How many units are under "?" (concealed, not hidden), counted once per change.
-    pub fn under_cover(&self) -> usize {
+    pub(crate) fn under_cover(&self) -> usize {
         *self.under_cover.get_or_init(|| {
             self.map
                 .values()

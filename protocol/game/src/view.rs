@@ -53,7 +53,7 @@ pub fn masked(viewer: Viewer, unit: &Unit) -> bool {
 }
 
 /// The prefix of every alias; no unit id a scenario may use starts with it.
-pub const ALIAS_PREFIX: char = '?';
+pub(crate) const ALIAS_PREFIX: char = '?';
 
 /// The event as `viewer` may know it, given the whole game before and after it (`after` is
 /// `before` with `event` applied), or `None` when the viewer may not know it happened. The one

@@ -33,10 +33,10 @@ pub const ENVELOPE_FORMAT: u16 = 3;
 
 /// The second envelope layout, still read: events stored before keys and commands were
 /// recorded.
-pub const ENVELOPE_FORMAT_V2: u16 = 2;
+pub(crate) const ENVELOPE_FORMAT_V2: u16 = 2;
 
 /// The first envelope layout, still read: games stored before format 2 keep being served.
-pub const ENVELOPE_FORMAT_V1: u16 = 1;
+pub(crate) const ENVELOPE_FORMAT_V1: u16 = 1;
 
 /// Largest envelope read from outside the server (an export file), in bytes: 2 MiB. The largest
 /// event is an undo carrying a whole position, which a `joined` frame (at most 1 MiB of JSON,
@@ -359,7 +359,7 @@ fn header(bytes: &[u8]) -> Option<(u64, LogHash)> {
 /// (a newer server wrote it); a last envelope of a known format that does not decode is
 /// named damaged, since nothing but its own bytes speaks for it. Any other error is
 /// returned as it is.
-pub fn vouch(
+pub(crate) fn vouch(
     mut error: ChainError,
     records: &[(u64, Vec<u8>)],
     index: usize,

@@ -37,7 +37,7 @@ use rules::violation::{text, Piece, RuleViolation, ViolationKind};
 pub const RULE: &str = rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
-pub const REASON_BYTES_MAX: usize = 200;
+pub(crate) const REASON_BYTES_MAX: usize = 200;
 
 /// The most undos one side asks for in one Player Turn. Undo is for a slip of the hand; with
 /// the Player Turns a scenario may have (`TURNS_MAX`), this bounds what asking can add to a
@@ -379,7 +379,7 @@ fn asking(event: &Event) -> bool {
 /// units at work, A12.3) are passed over, so the answer — a preview's, a request's and the
 /// refusal's words — is the same whatever the opponent did out of its sight. Whether those
 /// events may be taken back too is the opponent's to judge when it answers ([`consent`]).
-pub fn check_undo(
+pub(crate) fn check_undo(
     game: &Game,
     log: &[Entry],
     by: Side,
@@ -564,7 +564,7 @@ fn check_undone_position(log: &[Entry], from: u64, restored: &Game) -> Result<()
 /// log: the answers and undo were legal when they were logged, an undo restored exactly the
 /// position before the events it took back, and the side an event names issued it.
 /// `game` is the position before `entry`; `log` the entries before it.
-pub fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fault> {
+pub(crate) fn check_logged(game: &Game, log: &[Entry], entry: &Entry) -> Result<(), Fault> {
     let issued_by = |side: Side| match entry.by {
         Some(by) if by != side => Err(format!(
             "names the {} but was issued by the {}",

@@ -36,8 +36,8 @@ use std::fmt::{self, Write as _};
 pub const MAGIC: &str = "asl-game-log";
 /// Format 1: no signature. Format 2 (written when the server signs, as it always does now):
 /// `signer` and `signature` lines after `state`, the server's signed head of the full log.
-pub const FORMAT: u32 = 1;
-pub const FORMAT_SIGNED: u32 = 2;
+pub(crate) const FORMAT: u32 = 1;
+pub(crate) const FORMAT_SIGNED: u32 = 2;
 
 /// Largest export file [`verify`] reads, in bytes. A long tournament game is a few thousand
 /// events of a few hundred bytes (twice that in hex), a few MB; 64 MiB is an order of magnitude
@@ -47,7 +47,7 @@ pub const EXPORT_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// Longest header or checksum line [`read`] takes, in bytes: the longest is a signature line
 /// (a word and 128 hex digits). A file that is not an export (`/dev/zero`) is refused after
 /// this many bytes.
-pub const HEADER_LINE_BYTES_MAX: usize = 256;
+pub(crate) const HEADER_LINE_BYTES_MAX: usize = 256;
 
 /// Most events an export may hold: far more than a game produces, and it bounds the replay a
 /// forged header can ask for.
@@ -854,7 +854,7 @@ pub fn when(game: &Game) -> String {
 }
 
 /// [`when`] from the sides' names and a clock.
-pub fn when_at(sides: &crate::words::Sides<'_>, clock: game::phase::Clock) -> String {
+pub(crate) fn when_at(sides: &crate::words::Sides<'_>, clock: game::phase::Clock) -> String {
     format!(
         "Turn {}, {} Player Turn: {}",
         clock.turn,

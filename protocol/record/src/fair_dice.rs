@@ -25,12 +25,12 @@ use std::collections::BTreeMap;
 pub const RULE: &str = game::event::DICE_RULE;
 
 /// The context string that separates dice keys from every other use of blake3's key derivation.
-pub const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
+pub(crate) const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
 
 /// Most dice epochs one game may have: every reveal by agreement opens a new one with a fresh
 /// seed the server must keep. Far more than any game needs; it bounds what two players who
 /// agree to reveal again and again can make the server store.
-pub const EPOCHS_MAX: usize = 64;
+pub(crate) const EPOCHS_MAX: usize = 64;
 
 /// The key dice are derived from: blake3's key derivation over the seed and, for each side in
 /// order, a byte saying whether it contributed and its nonce (zeros if not).

@@ -54,7 +54,7 @@ impl DiceSource for LoggedDice {
 
 /// The decision expected for each command of a log, event by event.
 #[derive(Default)]
-pub struct Recheck {
+pub(crate) struct Recheck {
     /// Every seed the log reveals, by its commitment.
     revealed: HashMap<Commitment, Seed>,
     /// The events still expected from the command being read: (event, side, whether it is the

@@ -204,7 +204,7 @@ impl Referee {
     }
 
     /// Records a seed the caller has stored (a [`Decision`]'s `new_seed`).
-    pub fn adopt_seed(&mut self, seed: Seed) {
+    pub(crate) fn adopt_seed(&mut self, seed: Seed) {
         self.seeds.push(seed);
     }
 
@@ -354,7 +354,7 @@ pub(crate) mod testing {
     use data_encoding::HEXLOWER;
     use rules::wall_advantage::ReadScenario;
 
-    pub const SEWERS: &str = include_str!("../../../scenarios/sewer-infiltration.toml");
+    pub(crate) const SEWERS: &str = include_str!("../../../scenarios/sewer-infiltration.toml");
 
     pub fn hex(name: &str) -> Hex {
         name.parse().unwrap()
@@ -432,7 +432,7 @@ pub(crate) mod testing {
     /// A whole game: both sides contribute, the German assault group goes down the sewer and
     /// moves (a lost dr, and a Sewer Emergence dr at the end of the MPh), a Russian
     /// adjudication accepted and one disputed, an undo, and every step to the end of the game.
-    pub fn full_game() -> Referee {
+    pub(crate) fn full_game() -> Referee {
         let mut r = start(7);
         play(
             &mut r,

@@ -55,19 +55,19 @@ pub const KEY_PATH: &str = "/.well-known/asl-server-key";
 
 /// The context every directly signed message starts with, so a signature made for a head can
 /// never be taken for one over anything else.
-pub const SIGNING_CONTEXT: &[u8] = b"asl-server signed head v1\0";
+pub(crate) const SIGNING_CONTEXT: &[u8] = b"asl-server signed head v1\0";
 
 /// The context a batch's root is signed under: a root's signature is never a head's, nor the
 /// other way round (the two contexts differ before either ends).
-pub const BATCH_CONTEXT: &[u8] = b"asl-server signed batch v2\0";
+pub(crate) const BATCH_CONTEXT: &[u8] = b"asl-server signed batch v2\0";
 
 /// What a leaf's hash starts with. Leaves and inner nodes hash under different contexts of the
 /// same length, so no node can pass for a leaf: a path cannot end at a made-up "head" that is
 /// really an inner node of some batch.
-pub const LEAF_CONTEXT: &[u8] = b"asl-server receipt leaf v2\0";
+pub(crate) const LEAF_CONTEXT: &[u8] = b"asl-server receipt leaf v2\0";
 
 /// What an inner node's hash starts with (see [`LEAF_CONTEXT`]).
-pub const NODE_CONTEXT: &[u8] = b"asl-server receipt node v2\0";
+pub(crate) const NODE_CONTEXT: &[u8] = b"asl-server receipt node v2\0";
 
 /// The blake3 key-derivation context of the key leaf salts are drawn with ([`leaf_salt`]).
 const SALT_KEY_CONTEXT: &str = "asl-server receipt leaf salt v2";

@@ -45,7 +45,7 @@ pub fn could_act(game: &Game, side: Side) -> bool {
 /// Whether some unit of `side` could claim WA at the end of the RPh, as both sides may know
 /// it (see the module docs): eligible (B9.32, B9.35), not pinned (B9.322), holding none yet,
 /// and kept from it by no enemy holder Known to be real (B9.321, B9.324).
-pub fn could_claim(game: &Game, side: Side) -> bool {
+pub(crate) fn could_claim(game: &Game, side: Side) -> bool {
     claimants(game, side) > 0
 }
 

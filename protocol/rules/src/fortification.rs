@@ -6,7 +6,7 @@ use board::terrain::Fortification;
 use game::{Game, Unit};
 
 /// The entrenchment `unit` is beneath, if any (B27).
-pub fn entrenched_in(game: &Game, unit: &Unit) -> Option<Fortification> {
+pub(crate) fn entrenched_in(game: &Game, unit: &Unit) -> Option<Fortification> {
     if !unit.placement.entrenched {
         return None;
     }
@@ -18,7 +18,7 @@ pub fn entrenched_in(game: &Game, unit: &Unit) -> Option<Fortification> {
 
 /// Why B9.32 keeps `unit` from WA because of where it is among fortifications, or Column/
 /// Convoy status; `None` when nothing there does.
-pub fn wa_exclusion(game: &Game, unit: &Unit) -> Option<String> {
+pub(crate) fn wa_exclusion(game: &Game, unit: &Unit) -> Option<String> {
     let p = unit.placement;
     if let Some(e) = entrenched_in(game, unit) {
         return Some(format!(
@@ -41,7 +41,7 @@ pub fn wa_exclusion(game: &Game, unit: &Unit) -> Option<String> {
 
 /// The fortification whose TEM the engine would need for `unit` and does not have: a trench,
 /// a pillbox, Wire/Panji, or a bridge against Direct Fire (the chart gives none of these).
-pub fn unmodelled_tem(game: &Game, unit: &Unit, indirect: bool) -> Option<Fortification> {
+pub(crate) fn unmodelled_tem(game: &Game, unit: &Unit, indirect: bool) -> Option<Fortification> {
     let p = unit.placement;
     let trench = entrenched_in(game, unit).filter(|f| f.row().tem.is_none());
     trench
@@ -61,7 +61,10 @@ pub fn unmodelled_tem(game: &Game, unit: &Unit, indirect: bool) -> Option<Fortif
 /// than played as if they were not there: leaving a place in one (the chart's 1 MF to leave a
 /// foxhole is a step of its own the engine has no command for; the others have no figure) and
 /// Column/Convoy movement. Every command that takes a unit out of its Location asks this.
-pub fn check_leave(game: &Game, units: &[&Unit]) -> Result<(), crate::violation::RuleViolation> {
+pub(crate) fn check_leave(
+    game: &Game,
+    units: &[&Unit],
+) -> Result<(), crate::violation::RuleViolation> {
     for unit in units {
         let p = unit.placement;
         if let Some(e) = entrenched_in(game, unit) {
@@ -110,7 +113,7 @@ pub fn check_leave(game: &Game, units: &[&Unit]) -> Result<(), crate::violation:
 /// The fortification of `hex` the engine has no figures for entering or being placed at
 /// (`board::setup::unmodelled_fortification`, the one list the scenario loader's room
 /// check reads too).
-pub fn unmodelled_in(game: &Game, hex: board::hex::Hex) -> Option<Fortification> {
+pub(crate) fn unmodelled_in(game: &Game, hex: board::hex::Hex) -> Option<Fortification> {
     board::setup::unmodelled_fortification(game.scenario.hexes.get(&hex)?)
 }
 

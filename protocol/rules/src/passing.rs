@@ -30,7 +30,7 @@ use game::{apply, Game, Viewer};
 
 /// Whether the step at `clock` is one that may pass by itself: what lets [`passing`] skip
 /// looking at the position for every other step.
-pub fn may_pass(clock: Clock) -> bool {
+pub(crate) fn may_pass(clock: Clock) -> bool {
     let step = clock.step();
     (step.phase == Phase::Rally && step.rule == "B9.322") || step.phase == Phase::Rout
 }
@@ -82,7 +82,7 @@ pub fn passes_on_arrival(game: &Game) -> bool {
 /// owner's secret (A12), and the engine leaves outcomes on concealed units to the players
 /// (`Adjudicate`), so one may be broken under its "?". A hidden unit does not count: it
 /// cannot rout while hidden, and a public answer may not depend on it.
-pub fn could_rout(game: &Game, side: Side) -> bool {
+pub(crate) fn could_rout(game: &Game, side: Side) -> bool {
     routers(game, side) > 0
 }
 

@@ -259,7 +259,7 @@ fn set_up(
 }
 
 /// Most weapons one `setup` may give a unit: more than any order of battle gives one unit.
-pub const GIVEN_WEAPONS_MAX: usize = 8;
+pub(crate) const GIVEN_WEAPONS_MAX: usize = 8;
 
 /// The weapons of `by`'s set-up a placement of unit `id` names, checked: each is its side's
 /// to give (possessed by no unit of the order of battle), named once, and given to Infantry

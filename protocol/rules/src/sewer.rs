@@ -25,7 +25,7 @@ use game::phase::Phase;
 use game::{Emergence, Game, Underground, Unit};
 
 /// How far sewer movement reaches in one MPh: three hexes (B8.41).
-pub const SEWER_REACH_HEXES: u32 = 3;
+pub(crate) const SEWER_REACH_HEXES: u32 = 3;
 
 /// A Manhole Location: a marked hex, or a paved road hex where roads cross at least three of
 /// its hexsides (B8.1) — unless rubble or a Blaze covers it, when it is treated as no Manhole
@@ -40,7 +40,7 @@ pub fn is_manhole(scenario: &Scenario, hex: Hex) -> bool {
 
 /// The sewer beneath a Manhole, covered or not: sewer movement may still end beneath a Manhole
 /// under rubble or a Blaze (B8.5).
-pub fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
+pub(crate) fn manhole_beneath(scenario: &Scenario, hex: Hex) -> bool {
     let Some(spec) = scenario.hexes.get(&hex) else {
         return false;
     };

@@ -152,7 +152,7 @@ fn crossing_with_notes(
 
 /// Whether `unit` is moving now: a member of the stack moving in its side's MPh that has not
 /// completed its MPh (A4.2). The wall TEM of a road gap is for non-moving targets only (B9.3).
-pub fn is_moving(game: &Game, unit: &Unit) -> bool {
+pub(crate) fn is_moving(game: &Game, unit: &Unit) -> bool {
     game.clock.phase() == Phase::Movement
         && unit.side == game.attacker()
         && game.movement.moving_stack.contains(&unit.id)

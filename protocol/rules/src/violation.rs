@@ -86,7 +86,7 @@ pub enum Piece {
 /// The refusal of a unit id that names no unit the issuer may know of: the same words whether
 /// the id names none or a unit hidden from it (A12.3), built from typed pieces so no later
 /// rewriting of prose can tell the two apart.
-pub fn no_such_unit(id: &str, rest: &str) -> RuleViolation {
+pub(crate) fn no_such_unit(id: &str, rest: &str) -> RuleViolation {
     RuleViolation::with(
         "A1",
         ViolationKind::UnknownUnit,
@@ -169,7 +169,7 @@ pub(crate) use pieces;
 
 /// Pieces rendered in the log's own names (`` `id` ``) and numbers (`#N`): a refusal's
 /// `detail`, or text kept in the log itself (an event's reason), which is for the log's reader.
-pub fn log_text(pieces: &[Piece]) -> String {
+pub(crate) fn log_text(pieces: &[Piece]) -> String {
     render(pieces, |id| Some(id.to_string()), Some)
 }
 

@@ -39,7 +39,7 @@ fn wall_level(game: &Game, side: Hexside) -> i8 {
 
 /// Hexsides WA covers: a hex's six at most, kept inline, since [`wa_hexsides`] runs for many
 /// units after every command. The type the map keeps a hex's walls at base in.
-pub type WaHexsides = board::los::WallsAtBase;
+pub(crate) type WaHexsides = board::los::WallsAtBase;
 
 /// The wall/hedge/bocage hexsides of `unit`'s hex that WA would cover: at the unit's own
 /// level (B9.35), and in Bypass only the hexside it straddles and the two joining it (B9.32).
@@ -111,7 +111,7 @@ fn same_wa_hexsides(ga: &Game, a: &Unit, gb: &Game, b: &Unit) -> bool {
 
 /// The in-hex TEM a unit could claim instead of WA (B9.31, B9.323). A unit in Bypass is in the
 /// open part of its hex (A4.33), so its hex's obstacle gives it none.
-pub fn in_hex_tem(game: &Game, unit: &Unit) -> i8 {
+pub(crate) fn in_hex_tem(game: &Game, unit: &Unit) -> i8 {
     if unit.bypass.is_some() {
         return 0;
     }
@@ -125,14 +125,14 @@ pub fn in_hex_tem(game: &Game, unit: &Unit) -> i8 {
 }
 
 /// B9.323: a unit that cannot claim in-hex TEM of +1 or more must hold WA whenever it can.
-pub fn is_mandatory(game: &Game, unit: &Unit) -> bool {
+pub(crate) fn is_mandatory(game: &Game, unit: &Unit) -> bool {
     in_hex_tem(game, unit) < 1
 }
 
 /// Why a unit may not hold WA, as (rule, reason); `Ok` when it may (B9.32, B9.324, B9.35).
 /// `alongside` names units of its side in the same Location that claim together with it, for
 /// broken units, which may hold WA only beside Good Order ones that do.
-pub fn eligibility(
+pub(crate) fn eligibility(
     game: &Game,
     unit: &Unit,
     alongside: &[UnitId],
@@ -244,7 +244,7 @@ fn eligibility_over(
 /// (B9.32, B9.35) and the cheapest to check, so it is checked first; the rest (which looks
 /// through every unit for an enemy in the Location, and words its refusals) only for the few
 /// that have one. The answer is eligibility's: its conditions all hold or not, in any order.
-pub fn may_hold(game: &Game, unit: &Unit, alongside: &[UnitId]) -> bool {
+pub(crate) fn may_hold(game: &Game, unit: &Unit, alongside: &[UnitId]) -> bool {
     let wa_sides = wa_hexsides(game, unit);
     !wa_sides.is_empty() && eligibility_over(game, unit, alongside, &wa_sides).is_ok()
 }
@@ -1103,7 +1103,7 @@ impl ReadScenario for Scenario {
 
 /// Checks the WA a scenario gives units at setup (B9.322's first moment): each such unit must
 /// be eligible, and no two opposing units may hold it over a shared hexside (B9.321).
-pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
+pub(crate) fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
     let game = Game::new(scenario.clone());
     let holders = Holders::of(&game);
     for spec in scenario.units.values() {
@@ -1140,7 +1140,7 @@ pub fn check_setup(scenario: &Scenario) -> Result<(), ScenarioError> {
 /// Two opposing units that would both have to take it over a shared hexside are ambiguous —
 /// which side set up first decides, and the file does not say — so the scenario must give one
 /// of them `wall_advantage = true`.
-pub fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
+pub(crate) fn settle_setup(scenario: &mut Scenario) -> Result<(), ScenarioError> {
     let mut game = Game::new(scenario.clone());
     let holders = Holders::of(&game);
     let takers: Vec<UnitId> = game

@@ -66,7 +66,7 @@ impl CcColumn {
     /// whose ratio the odds reach, rounding down in the defender's favour (A11.11). Both totals
     /// are in halves of a point, since a CC attack's FP may be halved (A11.19, A7.8). `None`
     /// when the defence is nothing: there is no CC attack on no units.
-    pub fn for_odds(attack_halves: u32, defence_halves: u32) -> Option<CcColumn> {
+    pub(crate) fn for_odds(attack_halves: u32, defence_halves: u32) -> Option<CcColumn> {
         if defence_halves == 0 {
             return None;
         }
@@ -82,7 +82,7 @@ impl CcColumn {
     }
 
     /// The column's black Kill Number (A11.11).
-    pub fn kill_number(self) -> u8 {
+    pub(crate) fn kill_number(self) -> u8 {
         COLUMNS[self.0].2
     }
 
@@ -110,7 +110,7 @@ impl fmt::Display for CcColumn {
 
 /// What a CC attack's Final DR does to the units it attacks (A11.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CcResult {
+pub(crate) enum CcResult {
     /// Below the Kill Number: every unit attacked is eliminated.
     Eliminated,
     /// Equal to the Kill Number: a Partial Kill, one defending unit (by Random Selection)
@@ -149,7 +149,7 @@ mod tests {
     /// name, and its choice of column from the ratio of the two totals (first match wins,
     /// from the strongest column down; a ratio of exactly 10 is the 10-1 column).
     mod source_b {
-        pub const KILL: [(&str, u8); 14] = [
+        pub(crate) const KILL: [(&str, u8); 14] = [
             ("<1-8", 0),
             ("1-8", 1),
             ("1-6", 2),

@@ -30,7 +30,7 @@ pub const COLUMNS: [u8; 11] = [1, 2, 4, 6, 8, 12, 16, 20, 24, 30, 36];
 
 /// The highest Final DR with a row of its own; any higher DR reads the row below it as no
 /// effect (no column has a result past DR 15). The lowest row stands for every DR ≤ 0.
-pub const DR_ROW_MAX: i16 = 15;
+pub(crate) const DR_ROW_MAX: i16 = 15;
 
 /// One column of the IFT, by the FP at its head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

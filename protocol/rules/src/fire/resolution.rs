@@ -98,7 +98,7 @@ impl Share {
 
 /// The DRMs as a fire log prints them after the FP: " +1 (TEM, B13) −1 (`lr` directs, A7.53)";
 /// each reason cut at its first colon, so the line stays one line.
-pub fn drm_words(drms: &[Modifier]) -> String {
+pub(crate) fn drm_words(drms: &[Modifier]) -> String {
     drms.iter()
         .map(|m| {
             let short = m.reason.split(':').next().unwrap_or_default().trim();
@@ -114,7 +114,7 @@ pub fn drm_words(drms: &[Modifier]) -> String {
 
 impl Assessment {
     /// The FP total, fractions kept (A7.2), in halves of a point.
-    pub fn fp_halves(&self) -> u32 {
+    pub(crate) fn fp_halves(&self) -> u32 {
         self.shares.iter().map(|s| s.fp_halves).sum()
     }
 
@@ -207,7 +207,7 @@ pub enum FireKind {
 
 impl FireKind {
     /// Whether the fire is First Fire at a moving stack, with FFMO and FFNAM (A4.6).
-    pub fn at_moving(self) -> bool {
+    pub(crate) fn at_moving(self) -> bool {
         matches!(
             self,
             FireKind::DefensiveFirst | FireKind::SubsequentFirst | FireKind::FinalProtective

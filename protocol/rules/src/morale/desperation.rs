@@ -38,7 +38,7 @@ use game::phase::Phase;
 use game::{Game, Unit};
 
 /// The DRM Desperation Morale adds to a rally DR (A10.62).
-pub const RALLY_DRM: i8 = 4;
+pub(crate) const RALLY_DRM: i8 = 4;
 
 /// A broken unit that may come under DM and whose counter the opponent sees: on the map, above
 /// ground, neither hidden nor under "?", not under DM already.
@@ -62,7 +62,7 @@ fn enemy_adjacent(game: &Game, unit: &Unit) -> bool {
 /// Whether an assessed attack could inflict at least an NMC on its target (A10.62): its best
 /// rolls read so. The lowest Original DR, 2, is doubles, which cower unless a leader directs
 /// (A7.9); the next, 3, is not. Results weaken as the DR rises, so those two decide.
-pub fn could_inflict_nmc(a: &Assessment) -> bool {
+pub(crate) fn could_inflict_nmc(a: &Assessment) -> bool {
     let drm: i16 = a.drms.iter().map(|m| i16::from(m.value)).sum();
     let at_least_nmc = |r: IftResult| !matches!(r, IftResult::NoEffect | IftResult::Ptc);
     let doubles = if a.directed {

@@ -75,7 +75,7 @@ pub struct NoDice;
 
 /// A unit's Morale Level as printed: the third number of an MMC's `4-6-7`, the first of a
 /// leader's `9-1`. `None` when the ratings do not read so.
-pub fn morale_level(kind: UnitKind, ratings: &str) -> Option<i16> {
+pub(crate) fn morale_level(kind: UnitKind, ratings: &str) -> Option<i16> {
     match kind {
         UnitKind::Leader => {
             leadership(ratings)?;
@@ -99,14 +99,14 @@ pub fn morale_level(kind: UnitKind, ratings: &str) -> Option<i16> {
 
 /// Whether `unit` is a half-squad made by Casualty Reduction whose ratings the players have
 /// not entered yet (`adjudicate UNIT relabel 2-4-7` gives them, A7.302).
-pub fn awaits_ratings(unit: &Unit) -> bool {
+pub(crate) fn awaits_ratings(unit: &Unit) -> bool {
     unit.kind == UnitKind::HalfSquad && unit.ratings.is_empty()
 }
 
 /// A unit's Morale Level as it checks now: the printed one (`morale_level`), one lower if it
 /// is wounded (A17.3; a berserk unit keeps its own). The one place a wound bites a check, so
 /// every MC, TC and rally the engine rolls reads it here.
-pub fn morale_of(unit: &Unit) -> Option<i16> {
+pub(crate) fn morale_of(unit: &Unit) -> Option<i16> {
     let printed = morale_level(unit.kind, &unit.ratings)?;
     Some(printed - i16::from(wounded_penalty(unit)))
 }
@@ -115,7 +115,7 @@ pub fn morale_of(unit: &Unit) -> Option<i16> {
 /// worse if he is wounded (A17.3: a −1 becomes 0, a 0 becomes +1). The one place a wound
 /// bites a leader's DRM, so fire direction (A7.53), a check's leadership (A10.21), a rally
 /// (A10.6) and CC (A11.141) all read it here. `None` for ratings that are not a leader's.
-pub fn leadership_of(unit: &Unit) -> Option<i8> {
+pub(crate) fn leadership_of(unit: &Unit) -> Option<i8> {
     let printed = leadership(&unit.ratings)?;
     Some(printed + i8::from(unit.wounded))
 }
@@ -197,7 +197,7 @@ pub fn casualty_reduction(
 }
 
 /// The lowest Final Wound Severity dr that is mortal (A17.11): 1–4 is a minor wound.
-pub const MORTAL_WOUND_MIN: i16 = 5;
+pub(crate) const MORTAL_WOUND_MIN: i16 = 5;
 
 /// An SMC wounded (A17.1): its Wound Severity dr through the game's dice at once (A17.11,
 /// `DiceRolled`, purpose Wound Severity), +1 if it was wounded already. A mortal wound
@@ -314,7 +314,7 @@ impl Check {
 /// (`DiceRolled`, purpose Random Selection, rolled by `by`) in the order given, `draw` the draw
 /// number of the next die. Returns each unit's dr; the highest is selected, and every unit tied
 /// at it (`selected`). With one unit there is nothing to choose, and nothing is rolled.
-pub fn random_selection(
+pub(crate) fn random_selection(
     by: Side,
     units: &[&Unit],
     what: &str,
@@ -604,7 +604,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
 /// is left to the players. The units are those `fire::resolution::assess` fired on: every
 /// enemy unit above ground in `target` that is not hidden (none concealed: such an attack
 /// never reaches the engine's IFT).
-pub fn fire_effects(
+pub(crate) fn fire_effects(
     game: &Game,
     by: Side,
     target: Hex,
@@ -624,7 +624,7 @@ pub fn fire_effects(
 /// there (A8.2). `game` has them in the Location, and the checks are rolled in the name of
 /// `roller`, the side whose command entered it (every roll names the side whose command made
 /// it).
-pub fn residual_effects(
+pub(crate) fn residual_effects(
     game: &Game,
     roller: Side,
     target: Hex,

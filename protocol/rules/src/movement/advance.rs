@@ -20,7 +20,7 @@ use game::{Game, Unit};
 
 /// The MF cost at or above which a hex is Difficult Terrain for every unit, whatever its
 /// allotment (A4.72: four MF, or the unit's whole allotment if that is less).
-pub const DIFFICULT_TERRAIN_MF: Mf = Mf::whole(4);
+pub(crate) const DIFFICULT_TERRAIN_MF: Mf = Mf::whole(4);
 
 pub(crate) fn decide(
     game: &Game,

@@ -41,10 +41,10 @@ use game::{Game, Unit};
 
 /// Most units one command may move: a full stack is far smaller (stacking limits, A5.1), this
 /// only bounds the work one command can ask for.
-pub const STACK_UNITS_MAX: usize = 12;
+pub(crate) const STACK_UNITS_MAX: usize = 12;
 
 /// Inherent Portage Capacity (A4.42): three PP for an MMC, one for an SMC.
-pub fn ipc(kind: UnitKind) -> u8 {
+pub(crate) fn ipc(kind: UnitKind) -> u8 {
     if kind.is_smc() {
         1
     } else {
@@ -53,7 +53,7 @@ pub fn ipc(kind: UnitKind) -> u8 {
 }
 
 /// A unit's IPC now: one lower while it is CX (A4.51), none while it is wounded (A17.2).
-pub fn unit_ipc(unit: &Unit) -> u8 {
+pub(crate) fn unit_ipc(unit: &Unit) -> u8 {
     if unit.wounded {
         return 0;
     }
@@ -61,10 +61,10 @@ pub fn unit_ipc(unit: &Unit) -> u8 {
 }
 
 /// A wounded man's MF, in the MPh and the RtPh alike (A17.2).
-pub const WOUNDED_MF: u16 = 3;
+pub(crate) const WOUNDED_MF: u16 = 3;
 
 /// An SMC never portages more than two PP (A4.42).
-pub const SMC_PP_MAX: u8 = 2;
+pub(crate) const SMC_PP_MAX: u8 = 2;
 
 /// A4.42: an SMC never portages more than [`SMC_PP_MAX`] — what it has carried this phase or
 /// holds now, with `extra` PP it would take up. One check for every command that has an SMC
@@ -85,7 +85,7 @@ fn check_smc_load(game: &Game, unit: &Unit, extra: u8) -> Result<(), RuleViolati
 }
 
 /// PP of the weapons `unit` possesses now.
-pub fn held_pp(game: &Game, unit: &UnitId) -> u8 {
+pub(crate) fn held_pp(game: &Game, unit: &UnitId) -> u8 {
     game.weapons
         .values()
         .filter(|w| w.held_by.as_ref() == Some(unit))
