@@ -319,7 +319,7 @@ pub enum Fault {
     /// The log is not what was written: an envelope is missing, changed, out of place.
     Damaged,
     /// An envelope did not decode; which of the two below it is, the envelopes around it say
-    /// ([`vouch`]). What [`ChainReader::read`] returns alone, seeing one envelope.
+    /// (`vouch`). What [`ChainReader::read`] returns alone, seeing one envelope.
     Undecodable,
     /// An envelope in its place in the chain, whose bytes the chain vouches for, that this
     /// version cannot decode (a format it does not know, or a value it cannot read back):
@@ -545,7 +545,7 @@ pub fn verify(records: &[(u64, Vec<u8>)]) -> Result<VerifiedChain, ChainError> {
 }
 
 /// Reads and checks a whole stored chain, telling `each_head` the head after each envelope;
-/// an envelope that does not decode is settled by the chain around it ([`vouch`]).
+/// an envelope that does not decode is settled by the chain around it (`vouch`).
 pub fn read_all(
     records: &[(u64, Vec<u8>)],
     mut each_head: impl FnMut(LogHash),

@@ -3,7 +3,7 @@
 //!
 //! They are decided by [`decide`], which reads the game's log (with who issued each command,
 //! [`Entry`]) as well as its position, and hands every other command to
-//! [`rules::decide`](rules::decide). Like the rules, it never mutates and names the
+//! [`rules::decide`]. Like the rules, it never mutates and names the
 //! rule behind a refusal — here the document that defines the procedure.
 //!
 //! Undo in an append-only log: an undo is an event, [`Event::EventsUndoneTo`], naming the
@@ -12,7 +12,7 @@
 //! across and the events since — so replay stays a fold of `apply` over the log and reaches
 //! what live play reached, and an undo costs the log a few bytes, not a position. Logs written
 //! before it carry [`Event::EventsUndone`] with the whole position, which a verifier checks
-//! against a replay of the log up to it ([`check_logged`]). An undo reaches back over at most
+//! against a replay of the log up to it (`check_logged`). An undo reaches back over at most
 //! [`UNDO_TRAIL_EVENTS_MAX`] events, and a side asks for at most
 //! [`UNDO_REQUESTS_PER_PLAYER_TURN_MAX`] undos a Player Turn: named limits, so a loop of
 //! move, undo, consent cannot grow a game without bound.

@@ -358,7 +358,7 @@ pub fn check_header_signature(bytes: &[u8], trusted: &ServerKey) -> Result<Heade
 }
 
 /// Reads an export from `input`, stopping as soon as it cannot be one: a first line that is
-/// not the export's (after [`HEADER_LINE_BYTES_MAX`] bytes at most), a line longer than an
+/// not the export's (after `HEADER_LINE_BYTES_MAX` bytes at most), a line longer than an
 /// envelope's hex, or more than [`EXPORT_BYTES_MAX`] bytes in all. Memory stays within the
 /// limit whatever the input is.
 pub fn read(input: &mut dyn std::io::Read) -> Result<Vec<u8>, VerifyError> {

@@ -1,6 +1,6 @@
 //! What a command would do, asked before sending it (`ClientMessage::Preview`): the same
 //! decision a command gets — [`dispute::decide`](crate::dispute::decide), which hands
-//! the rules' commands to [`rules::decide`](rules::decide) — against the position and the
+//! the rules' commands to [`rules::decide`] — against the position and the
 //! log, with nothing appended, applied or rolled.
 //!
 //! A preview is free and may be asked again and again, so it must say no more than sending the

@@ -10,15 +10,15 @@
 //! covers one stream's head under another's name: the stream is part of what is signed.
 //!
 //! Two forms of signature:
-//! - **Direct** (`batch: None`): the signature over [`SIGNING_CONTEXT`] and the head itself.
+//! - **Direct** (`batch: None`): the signature over `SIGNING_CONTEXT` and the head itself.
 //!   Exports carry this form (their file has no room for a proof), and receipts kept from
 //!   servers before batches are still read and checked in it.
 //! - **Batched** (`batch: Some(proof)`, every receipt a server sends now): the server signs
 //!   one Merkle root over every head asked of it at about the same moment, across all its
 //!   games, so a busy server pays one ed25519 signature for many receipts ([`sign_batch`]).
-//!   Each head is a leaf — blake3 of [`LEAF_CONTEXT`], the leaf's salt and the head's bytes —
-//!   and two nodes hash to their parent under [`NODE_CONTEXT`]; a node left without a partner
-//!   at the end of a level is carried up unchanged. The signature is over [`BATCH_CONTEXT`]
+//!   Each head is a leaf — blake3 of `LEAF_CONTEXT`, the leaf's salt and the head's bytes —
+//!   and two nodes hash to their parent under `NODE_CONTEXT`; a node left without a partner
+//!   at the end of a level is carried up unchanged. The signature is over `BATCH_CONTEXT`
 //!   and the root. A receipt carries its leaf's salt and the path from its leaf to the root
 //!   ([`BatchProof`]), so it is checked alone, as before: leaf, path, root, signature. A batch
 //!   of one is a root equal to its leaf and an empty path.
@@ -26,7 +26,7 @@
 //! What a batched receipt shows its holder beyond its own head (the projection law: a receipt
 //! must say nothing its viewer's projection doesn't show):
 //! - The path's hashes are of other receipts' leaves, each salted with a value derived from
-//!   the server's secret key and the leaf's own content ([`leaf_salt`]), sent only to that
+//!   the server's secret key and the leaf's own content (`leaf_salt`), sent only to that
 //!   leaf's own holder. Without the salt a sibling cannot be tested against any guess, however
 //!   guessable the head under it (a spectator's stream after `GameCreated` is a function of
 //!   the scenario alone): the hashes say nothing of any other game or viewer.
@@ -127,7 +127,7 @@ pub enum Sibling {
 /// How a batched head reaches the root its batch's signature covers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchProof {
-    /// The leaf's salt ([`leaf_salt`]): known to this head's holder alone.
+    /// The leaf's salt (`leaf_salt`): known to this head's holder alone.
     pub salt: NodeHash,
     /// The siblings from the leaf up, at most [`PROOF_DEPTH_MAX`]; empty for a batch of one.
     pub path: Vec<Sibling>,

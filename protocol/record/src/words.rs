@@ -1,4 +1,7 @@
-//! Every event in words, for the player's terminal, the game record and the export file.
+//! Every event in words, for the player's terminal, the game record and the export file: the
+//! entry point. The words themselves live with each event, in its family's module of
+//! `game::event` (`Fact::words`), beside its change to the game and its projection, so an event
+//! is added in one place.
 //!
 //! One sentence per event, naming the side, the units and the rule behind the change, so a log
 //! read top to bottom is a readable account of the game. The server sends these words with each

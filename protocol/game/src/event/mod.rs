@@ -248,13 +248,13 @@ into_event!(
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
 /// in its family's module (`turn`, `setup`, `movement`, `wall_advantage`, `underground`,
-/// `fire`, `morale`, `close_combat`, `dice`, `clock`, `review`), beside its [`Fact`] impl: its
+/// `fire`, `morale`, `close_combat`, `dice`, `clock`, `review`), beside its `Fact` impl: its
 /// change to the game, how each viewer receives it, and its words.
 ///
 /// To add an event: write its struct in its family's module (fields as the fact's own terms,
-/// rule numbers in its doc) and implement [`Fact`] for it there; add the variant LAST below
+/// rule numbers in its doc) and implement `Fact` for it there; add the variant LAST below
 /// (stored logs are bincode, by variant index: never reorder or remove one), to
-/// [`each_event!`] and to `into_event!`, and to [`Event::name`]. The compiler lists each
+/// `each_event` and to `into_event!`, and to [`Event::name`]. The compiler lists each
 /// place left to do; `protocol/tests/event_encoding.rs` keeps the encodings fixed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -521,7 +521,7 @@ pub struct Allotment {
 }
 
 impl Event {
-    /// The event in words ([`Fact::words`]): `record::words::describe`.
+    /// The event in words (`Fact::words`): `record::words::describe`.
     pub fn words(&self, sides: &Sides<'_>) -> String {
         each_event!(self, e => e.words(sides))
     }
