@@ -371,14 +371,11 @@ fn german_side_of_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
 
 #[test]
 fn a_question_mark_in_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
-    let (seen_squad, view_squad, told_squad) =
-        german_side_of_cc_with("kind = \"squad\"\nratings = \"4-4-7\"");
-    let (seen_dummy, view_dummy, told_dummy) = german_side_of_cc_with("kind = \"dummy\"");
-    assert_eq!(told_squad, told_dummy);
-    let d = differ(&seen_squad, &seen_dummy);
-    assert!(d.is_none(), "the German's stream differs: {d:?}");
-    let d = differ(&view_squad, &view_dummy);
-    assert!(d.is_none(), "the German's projection differs: {d:?}");
+    alike(
+        "German",
+        german_side_of_cc_with("kind = \"squad\"\nratings = \"4-4-7\""),
+        german_side_of_cc_with("kind = \"dummy\""),
+    );
 }
 
 /// The concealed ATTACKER's side of it: a German "?" (a squad, or a Dummy) advances into a
@@ -497,14 +494,11 @@ hex = "3C3"
 
 #[test]
 fn a_question_mark_advancing_into_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
-    let (seen_squad, view_squad, told_squad) =
-        russian_side_of_cc_with("kind = \"squad\"\nratings = \"4-6-7\"");
-    let (seen_dummy, view_dummy, told_dummy) = russian_side_of_cc_with("kind = \"dummy\"");
-    assert_eq!(told_squad, told_dummy);
-    let d = differ(&seen_squad, &seen_dummy);
-    assert!(d.is_none(), "the Russian's stream differs: {d:?}");
-    let d = differ(&view_squad, &view_dummy);
-    assert!(d.is_none(), "the Russian's projection differs: {d:?}");
+    alike(
+        "Russian",
+        russian_side_of_cc_with("kind = \"squad\"\nratings = \"4-6-7\""),
+        russian_side_of_cc_with("kind = \"dummy\""),
+    );
 }
 
 #[test]
@@ -857,6 +851,20 @@ fn twin(game: &Game, event: &Event, never_known: &[String], masked: &[String]) -
 }
 
 /// The first place two values differ, as JSON paths and values; `None` if equal.
+/// Asserts that two games differing only in what a "?" hides (a squad, or a Dummy) told
+/// `who` the same: the same refusals or words, the same stream, the same projection.
+fn alike<T: PartialEq + std::fmt::Debug>(
+    who: &str,
+    squad: (Vec<Viewed>, Game, T),
+    dummy: (Vec<Viewed>, Game, T),
+) {
+    assert_eq!(squad.2, dummy.2, "the {who} was told differently");
+    let d = differ(&squad.0, &dummy.0);
+    assert!(d.is_none(), "the {who}'s stream differs: {d:?}");
+    let d = differ(&squad.1, &dummy.1);
+    assert!(d.is_none(), "the {who}'s projection differs: {d:?}");
+}
+
 fn differ<T: serde::Serialize>(a: &T, b: &T) -> Option<String> {
     fn walk(a: &Value, b: &Value, path: &str) -> Option<String> {
         match (a, b) {
@@ -1239,14 +1247,11 @@ concealed = true
 
 #[test]
 fn a_withdrawal_beside_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
-    let (seen_squad, view_squad, told_squad) =
-        german_withdrawal_beside("kind = \"squad\"\nratings = \"4-4-7\"");
-    let (seen_dummy, view_dummy, told_dummy) = german_withdrawal_beside("kind = \"dummy\"");
-    assert_eq!(told_squad, told_dummy);
-    let d = differ(&seen_squad, &seen_dummy);
-    assert!(d.is_none(), "the German's stream differs: {d:?}");
-    let d = differ(&view_squad, &view_dummy);
-    assert!(d.is_none(), "the German's projection differs: {d:?}");
+    alike(
+        "German",
+        german_withdrawal_beside("kind = \"squad\"\nratings = \"4-4-7\""),
+        german_withdrawal_beside("kind = \"dummy\""),
+    );
 }
 
 /// A squad under "?" reduced to the half-squad its scenario names (A7.302): the enemy learns
