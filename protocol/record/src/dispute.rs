@@ -24,6 +24,7 @@ use board::scenario::Side;
 use game::command::Command;
 use game::dice::DiceSource;
 use game::event::Event;
+use game::event::{DICE_RULE, REVIEW_RULE};
 use game::event::{
     AdjudicationAccepted, AdjudicationDisputed, DiceRolled, EntropyContributed, EventsUndone,
     EventsUndoneTo, ManholeDeclaredUnseen, OutcomeAdjudicated, SeedRevealAgreed, StepEnded,
@@ -32,9 +33,6 @@ use game::event::{
 };
 use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use rules::violation::{text, Piece, RuleViolation, ViolationKind};
-
-/// What a refusal about answers and undo cites: the document that defines them.
-pub const RULE: &str = rules::LOG_RULE;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub(crate) const REASON_BYTES_MAX: usize = 200;
@@ -131,13 +129,13 @@ pub fn decide(
 use rules::end::still_playing as game_over;
 
 fn refuse(kind: ViolationKind, detail: impl Into<String>) -> RuleViolation {
-    RuleViolation::new(RULE, kind, detail)
+    RuleViolation::new(REVIEW_RULE, kind, detail)
 }
 
 /// A refusal naming events of the log: each reader is told its own numbers for them
 /// (`RuleViolation::render`), never the log's.
 fn refuse_naming(kind: ViolationKind, pieces: Vec<Piece>) -> RuleViolation {
-    RuleViolation::with(RULE, kind, pieces)
+    RuleViolation::with(REVIEW_RULE, kind, pieces)
 }
 
 fn ledger(log: &[Entry]) -> Ledger {
@@ -166,7 +164,7 @@ fn contribute(
     if let Some(epoch) = ledger(log).open() {
         if epoch.contributions[index(by)].is_some() {
             return Err(RuleViolation::with(
-                fair_dice::RULE,
+                DICE_RULE,
                 ViolationKind::WrongPhase,
                 vec![
                     text(format!(
@@ -188,7 +186,7 @@ fn contribute(
 fn agree_to_reveal(game: &Game, log: &[Entry], by: Side) -> Result<Vec<Event>, RuleViolation> {
     game_over(game)?;
     let ledger = ledger(log);
-    let refuse = |why: String| RuleViolation::new(fair_dice::RULE, ViolationKind::WrongPhase, why);
+    let refuse = |why: String| RuleViolation::new(DICE_RULE, ViolationKind::WrongPhase, why);
     let Some(epoch) = ledger.open().filter(|e| !e.rolls.is_empty()) else {
         return Err(refuse(
             "no die has been rolled under the current seed; there is nothing to check yet".into(),
@@ -803,7 +801,7 @@ mod tests {
                 (Some((kind, words)), Err(v)) => {
                     assert_eq!(v.kind, kind, "{name}: {v}");
                     assert!(v.detail.contains(words), "{name}: {v}");
-                    assert_eq!(v.rule, RULE, "{name}");
+                    assert_eq!(v.rule, REVIEW_RULE, "{name}");
                 }
                 (expect, got) => panic!("{name}: expected {expect:?}, got {got:?}"),
             }

@@ -21,9 +21,6 @@ use game::event::{DiceCommitted, DiceRolled, EntropyContributed, SeedRevealAgree
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What a refusal about the dice scheme cites: the document that defines it.
-pub const RULE: &str = game::event::DICE_RULE;
-
 /// The context string that separates dice keys from every other use of blake3's key derivation.
 pub(crate) const KEY_CONTEXT: &str = "asl-server 2025-01 dice key v1";
 

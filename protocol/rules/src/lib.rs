@@ -387,15 +387,12 @@ fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViol
     }
 }
 
-/// What the commands decided against the game's log cite (the dice scheme's contributions,
-/// adjudication review and undo): the document that defines them. `record::dispute` decides
-/// them; `decide` only refuses them, so the citation lives here, below both.
-pub const LOG_RULE: &str = game::event::REVIEW_RULE;
-
-/// The refusal `decide` gives the commands that need the log: it has only the position.
+/// The refusal `decide` gives the commands that need the log (the dice scheme's contributions,
+/// adjudication review and undo): it has only the position. It cites the document
+/// `record::dispute` cites when it decides them (`REVIEW_RULE`).
 fn needs_the_log(command: &Command) -> RuleViolation {
     RuleViolation::new(
-        LOG_RULE,
+        game::event::REVIEW_RULE,
         ViolationKind::NotModelled,
         format!(
             "{command:?} is decided against the game's log, which the server holds (protocol::dispute::decide)"
