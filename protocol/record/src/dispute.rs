@@ -24,13 +24,13 @@ use board::scenario::Side;
 use game::command::Command;
 use game::dice::DiceSource;
 use game::event::Event;
-use game::event::{DICE_RULE, REVIEW_RULE};
 use game::event::{
     AdjudicationAccepted, AdjudicationDisputed, DiceRolled, EntropyContributed, EventsUndone,
     EventsUndoneTo, ManholeDeclaredUnseen, OutcomeAdjudicated, SeedRevealAgreed, StepEnded,
     StepPassed, TunnelUseSeen, UndoDeclined, UndoRequested, WallAdvantageChallenged,
     WallAdvantageChanceOffered, WallAdvantageHipWindowOffered,
 };
+use game::event::{DICE_RULE, REVIEW_RULE};
 use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use rules::violation::{text, Piece, RuleViolation, ViolationKind};
 

@@ -3,6 +3,7 @@
 
 use super::Sides;
 use super::{Event, Fact};
+use board::scenario::UnitId;
 
 use crate::timing::Timing;
 use crate::view::Names;
@@ -74,6 +75,10 @@ pub struct VacationEnded {
 }
 
 impl Fact for ClockStarted {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if game.viewer.is_none() {
             let running = crate::timing::awaited(game);
@@ -93,6 +98,10 @@ impl Fact for ClockStarted {
 }
 
 impl Fact for ClockHandedOver {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if let Some(timing) = clocks(game) {
             timing.charge(self.at, Some(&self.charged));
@@ -130,6 +139,10 @@ impl Fact for ClockHandedOver {
 }
 
 impl Fact for ClockExpired {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if let Some(timing) = clocks(game) {
             timing.charge(self.at, Some(&self.charged));
@@ -155,6 +168,10 @@ impl Fact for ClockExpired {
 }
 
 impl Fact for ClaimedOnTime {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         game.over = true;
         if let Some(timing) = clocks(game) {
@@ -180,6 +197,10 @@ impl Fact for ClaimedOnTime {
 }
 
 impl Fact for TimeGiven {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if let Some(timing) = clocks(game) {
             timing.charge(self.at, self.charged.as_ref());
@@ -208,6 +229,10 @@ impl Fact for TimeGiven {
 }
 
 impl Fact for VacationStarted {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if let Some(timing) = clocks(game) {
             timing.charge(self.at, self.charged.as_ref());
@@ -228,6 +253,10 @@ impl Fact for VacationStarted {
 }
 
 impl Fact for VacationEnded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         if let Some(timing) = clocks(game) {
             timing.charge(self.at, self.charged.as_ref());

@@ -54,6 +54,14 @@ pub struct UnitsWithdrew {
 }
 
 impl Fact for CloseCombatDesignated {
+    fn units(&self) -> Vec<&UnitId> {
+        self.attacks
+            .iter()
+            .flat_map(|a| a.attackers.iter().chain(&a.defenders))
+            .chain(self.withdrawals.iter().flat_map(|w| &w.units))
+            .collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let CloseCombatDesignated {
             by,
@@ -147,6 +155,10 @@ impl Fact for CloseCombatDesignated {
 }
 
 impl Fact for AmbushChecked {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let AmbushChecked { hex, ambusher } = self;
         if let Some(side) = ambusher {
@@ -173,6 +185,10 @@ impl Fact for AmbushChecked {
 }
 
 impl Fact for MeleeRecorded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let MeleeRecorded { hex } = self;
         game.movement.melee.insert(*hex);
@@ -190,6 +206,10 @@ impl Fact for MeleeRecorded {
 }
 
 impl Fact for UnitsWithdrew {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsWithdrew { units, to, cx, .. } = self;
         let now = (game.clock.turn, game.clock.player_turn);

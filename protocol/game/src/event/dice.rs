@@ -3,6 +3,7 @@
 
 use super::Sides;
 use super::{Event, Fact};
+use board::scenario::UnitId;
 use data_encoding::HEXLOWER;
 use std::fmt::Write as _;
 
@@ -49,6 +50,10 @@ pub struct SeedRevealed {
 }
 
 impl Fact for DiceRolled {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let DiceRolled { roll } = self;
         game.dice_drawn = roll.first_draw + roll.dice.len() as u64;
@@ -91,6 +96,10 @@ impl Fact for DiceRolled {
 }
 
 impl Fact for DiceCommitted {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -110,6 +119,10 @@ impl Fact for DiceCommitted {
 }
 
 impl Fact for EntropyContributed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -133,6 +146,10 @@ impl Fact for EntropyContributed {
 }
 
 impl Fact for SeedRevealAgreed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -154,6 +171,10 @@ impl Fact for SeedRevealAgreed {
 }
 
 impl Fact for SeedRevealed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }

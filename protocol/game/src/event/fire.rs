@@ -147,6 +147,10 @@ pub struct OpportunityFireMarked {
 }
 
 impl Fact for AttackDeclared {
+    fn units(&self) -> Vec<&UnitId> {
+        self.firers.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let AttackDeclared {
             by,
@@ -234,6 +238,10 @@ impl Fact for AttackDeclared {
 }
 
 impl Fact for WeaponMalfunctioned {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.holder]
+    }
+
     fn apply(&self, game: &mut Game) {
         let WeaponMalfunctioned { weapon, .. } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
@@ -260,6 +268,10 @@ impl Fact for WeaponMalfunctioned {
 }
 
 impl Fact for MultipleRofRetained {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.holder]
+    }
+
     fn apply(&self, game: &mut Game) {
         let MultipleRofRetained { weapon, .. } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
@@ -286,6 +298,10 @@ impl Fact for MultipleRofRetained {
 }
 
 impl Fact for WeaponRepairAttempted {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.holder]
+    }
+
     fn apply(&self, game: &mut Game) {
         let WeaponRepairAttempted { weapon, result, .. } = self;
         match result {
@@ -325,6 +341,10 @@ impl Fact for WeaponRepairAttempted {
 }
 
 impl Fact for AttackResolved {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         // The DEFENDER's Fire counters go on once the attack is over, so that resolving it
         // reads the counters the firers had when it was declared.
@@ -355,6 +375,10 @@ impl Fact for AttackResolved {
 }
 
 impl Fact for AttackLeftToPlayers {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Says why the attack's outcome is adjudicated; `AttackResolved` ends it.
     }
@@ -383,6 +407,10 @@ impl Fact for AttackLeftToPlayers {
 }
 
 impl Fact for ResidualFpLeft {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let ResidualFpLeft { by, hex, fp } = self;
         // One Residual FP per Location, the stronger (A8.2); which is stronger is unknown
@@ -411,6 +439,10 @@ impl Fact for ResidualFpLeft {
 }
 
 impl Fact for IftAttackResolved {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // The IFT's reading of the attack; its effects are adjudicated events of their own.
     }
@@ -438,6 +470,10 @@ impl Fact for IftAttackResolved {
 }
 
 impl Fact for FireEffectApplied {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         // The engine's own ruling changes a unit as a player's adjudication of it would.
         let FireEffectApplied { unit, outcome, .. } = self;
@@ -467,6 +503,10 @@ impl Fact for FireEffectApplied {
 }
 
 impl Fact for SquadReduced {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         // Reduced as any squad is, with the half-squad's ratings its counter names.
         let SquadReduced {
@@ -502,6 +542,10 @@ impl Fact for SquadReduced {
 }
 
 impl Fact for FireEffectLeftToPlayers {
+    fn units(&self) -> Vec<&UnitId> {
+        self.unit.iter().collect()
+    }
+
     fn apply(&self, _game: &mut Game) {}
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -526,6 +570,10 @@ impl Fact for FireEffectLeftToPlayers {
 }
 
 impl Fact for OpportunityFireMarked {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let OpportunityFireMarked { units } = self;
         game.opportunity_fire.extend(units.iter().cloned());

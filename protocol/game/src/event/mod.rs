@@ -51,6 +51,12 @@ pub(crate) trait Fact: Into<Event> {
     /// sentence naming the side, the units and the rule behind the change. Read from the event
     /// as a viewer received it and the sides' names alone (`record::words`).
     fn words(&self, sides: &Sides<'_>) -> String;
+
+    /// The units whose sight the event needs: a viewer who cannot see one of them is not sent
+    /// it at all (`Game::sees`). Every event says, so that a new one cannot reach a viewer
+    /// by having been forgotten here; one that names no unit, or names its units only as its
+    /// `viewed` masks them, returns none.
+    fn units(&self) -> Vec<&UnitId>;
 }
 
 /// `$body` run on the struct `$e` that `$event` wraps, whichever variant it is: the one match
@@ -666,74 +672,10 @@ impl Event {
         }
     }
 
-    /// Units this event tells about; a viewer who may not see one of them may not see the event.
+    /// Units this event tells about; a viewer who may not see one of them may not see the
+    /// event (`Fact::units`).
     pub fn units(&self) -> Vec<&UnitId> {
-        match self {
-            Event::UnitMoved(UnitMoved { units, .. })
-            | Event::UnitAdvanced(UnitAdvanced { units, .. })
-            | Event::UnitsWithdrew(UnitsWithdrew { units, .. })
-            | Event::UnitBypassed(UnitBypassed { units, .. })
-            | Event::UnitEntryBlocked(UnitEntryBlocked { units, .. })
-            | Event::WallAdvantageClaimed(WallAdvantageClaimed { units, .. })
-            | Event::WallAdvantageForfeited(WallAdvantageForfeited { units, .. })
-            | Event::WallAdvantageDenied(WallAdvantageDenied { units, .. })
-            | Event::UnitsMomentarilyRevealed(UnitsMomentarilyRevealed { units })
-            | Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { units, .. })
-            | Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
-                claimants: units,
-                ..
-            })
-            | Event::DoubleTimeDeclared(DoubleTimeDeclared { units, .. })
-            | Event::AssaultMovementDeclared(AssaultMovementDeclared { units })
-            | Event::ShellholeCoverTaken(ShellholeCoverTaken { units, .. })
-            | Event::AllMfSpent(AllMfSpent { units, .. })
-            | Event::UnitsRoutedThroughTunnel(UnitsRoutedThroughTunnel { units, .. })
-            | Event::DesperationMoraleMarked(DesperationMoraleMarked { units, .. })
-            | Event::DesperationMoraleRemoved(DesperationMoraleRemoved { units, .. })
-            | Event::OpportunityFireMarked(OpportunityFireMarked { units })
-            | Event::TunnelUseSighted(TunnelUseSighted { units, .. }) => units.iter().collect(),
-            Event::AttackDeclared(AttackDeclared { firers, .. }) => firers.iter().collect(),
-            Event::WeaponMalfunctioned(WeaponMalfunctioned { holder, .. })
-            | Event::MultipleRofRetained(MultipleRofRetained { holder, .. })
-            | Event::WeaponRepairAttempted(WeaponRepairAttempted { holder, .. }) => vec![holder],
-            Event::CloseCombatDesignated(CloseCombatDesignated {
-                attacks,
-                withdrawals,
-                ..
-            }) => attacks
-                .iter()
-                .flat_map(|a| a.attackers.iter().chain(&a.defenders))
-                .chain(withdrawals.iter().flat_map(|w| &w.units))
-                .collect(),
-            Event::WallAdvantageChallenged(WallAdvantageChallenged {
-                holders, claimants, ..
-            }) => holders.iter().chain(claimants).collect(),
-            Event::OutcomeAdjudicated(OutcomeAdjudicated { unit, .. })
-            | Event::FireEffectApplied(FireEffectApplied { unit, .. })
-            | Event::SquadReduced(SquadReduced { unit, .. })
-            | Event::TunnelUseSeen(TunnelUseSeen { unit, .. })
-            | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { unit, .. })
-            | Event::WeaponPickedUp(WeaponPickedUp { unit, .. })
-            | Event::WeaponDropped(WeaponDropped { unit, .. })
-            | Event::UnitSetUpLifted(UnitSetUpLifted { unit })
-            | Event::RoutLeftToPlayers(RoutLeftToPlayers { unit, .. }) => vec![unit],
-            Event::UnitSetUp(UnitSetUp { unit, .. }) => vec![&unit.id],
-            Event::UnitRouted(UnitRouted {
-                unit,
-                interdiction_by,
-                ..
-            }) => std::iter::once(unit).chain(interdiction_by).collect(),
-            Event::UnitFailedToRout(UnitFailedToRout { unit, next_to }) => {
-                std::iter::once(unit).chain(next_to).collect()
-            }
-            Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                unit: Some(unit), ..
-            }) => vec![unit],
-            Event::RallyAttempted(RallyAttempted { unit, leader }) => {
-                std::iter::once(unit).chain(leader).collect()
-            }
-            _ => vec![],
-        }
+        each_event!(self, e => e.units())
     }
 }
 

@@ -73,6 +73,12 @@ pub struct RoutLeftToPlayers {
 }
 
 impl Fact for UnitRouted {
+    fn units(&self) -> Vec<&UnitId> {
+        std::iter::once(&self.unit)
+            .chain(&self.interdiction_by)
+            .collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitRouted { unit, to, mf, .. } = self;
         let units = std::slice::from_ref(unit);
@@ -127,6 +133,10 @@ impl Fact for UnitRouted {
 }
 
 impl Fact for UnitFailedToRout {
+    fn units(&self) -> Vec<&UnitId> {
+        std::iter::once(&self.unit).chain(&self.next_to).collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitFailedToRout { unit, .. } = self;
         apply_outcome(game, unit, Outcome::Eliminate, "");
@@ -154,6 +164,10 @@ impl Fact for UnitFailedToRout {
 }
 
 impl Fact for RoutLeftToPlayers {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, _game: &mut Game) {}
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -174,6 +188,10 @@ impl Fact for RoutLeftToPlayers {
 }
 
 impl Fact for DesperationMoraleMarked {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let DesperationMoraleMarked { units, .. } = self;
         for id in units {
@@ -201,6 +219,10 @@ impl Fact for DesperationMoraleMarked {
 }
 
 impl Fact for DesperationMoraleRemoved {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let DesperationMoraleRemoved { units, .. } = self;
         for id in units {
@@ -228,6 +250,10 @@ impl Fact for DesperationMoraleRemoved {
 }
 
 impl Fact for RallyAttempted {
+    fn units(&self) -> Vec<&UnitId> {
+        std::iter::once(&self.unit).chain(&self.leader).collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let RallyAttempted { unit, .. } = self;
         game.movement.rallied.insert(unit.clone());

@@ -123,6 +123,10 @@ pub struct UnitsEntered {
 }
 
 impl Fact for UnitMoved {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitMoved {
             units,
@@ -176,6 +180,10 @@ impl Fact for UnitMoved {
 }
 
 impl Fact for UnitAdvanced {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitAdvanced { units, to, cx, .. } = self;
         let now = (game.clock.turn, game.clock.player_turn);
@@ -232,6 +240,10 @@ impl Fact for UnitAdvanced {
 }
 
 impl Fact for UnitBypassed {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitBypassed {
             units,
@@ -312,6 +324,10 @@ impl Fact for UnitBypassed {
 }
 
 impl Fact for DoubleTimeDeclared {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let DoubleTimeDeclared { units, .. } = self;
         let now = (game.clock.turn, game.clock.player_turn);
@@ -341,6 +357,10 @@ impl Fact for DoubleTimeDeclared {
 }
 
 impl Fact for AssaultMovementDeclared {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let AssaultMovementDeclared { units } = self;
         for id in units {
@@ -367,6 +387,10 @@ impl Fact for AssaultMovementDeclared {
 }
 
 impl Fact for WeaponPickedUp {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let WeaponPickedUp { unit, weapon, mf } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
@@ -393,6 +417,10 @@ impl Fact for WeaponPickedUp {
 }
 
 impl Fact for WeaponDropped {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let WeaponDropped { weapon, .. } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
@@ -415,6 +443,10 @@ impl Fact for WeaponDropped {
 }
 
 impl Fact for UnitEntryBlocked {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitEntryBlocked {
             units,
@@ -501,6 +533,10 @@ impl Fact for UnitEntryBlocked {
 }
 
 impl Fact for ShellholeCoverTaken {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let ShellholeCoverTaken { units, mf } = self;
         spend(game, units, mf);
@@ -532,6 +568,10 @@ impl Fact for ShellholeCoverTaken {
 }
 
 impl Fact for AllMfSpent {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let AllMfSpent { units, mf, .. } = self;
         spend(game, units, mf);
@@ -557,6 +597,10 @@ impl Fact for AllMfSpent {
 }
 
 impl Fact for UnitsEntered {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsEntered {
             units, weapons, mf, ..

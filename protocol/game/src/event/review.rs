@@ -83,6 +83,10 @@ pub struct EventsUndoneTo {
 }
 
 impl Fact for OutcomeAdjudicated {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let OutcomeAdjudicated {
             unit,
@@ -135,6 +139,10 @@ impl Fact for OutcomeAdjudicated {
 }
 
 impl Fact for AdjudicationAccepted {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -155,6 +163,10 @@ impl Fact for AdjudicationAccepted {
 }
 
 impl Fact for AdjudicationDisputed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -179,6 +191,10 @@ impl Fact for AdjudicationDisputed {
 }
 
 impl Fact for UndoRequested {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -199,6 +215,10 @@ impl Fact for UndoRequested {
 }
 
 impl Fact for UndoDeclined {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, _game: &mut Game) {
         // Facts about the dice and the players' answers: the position does not change.
     }
@@ -219,6 +239,10 @@ impl Fact for UndoDeclined {
 }
 
 impl Fact for EventsUndone {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         // The position goes back to before the undone events; the version keeps counting, and
         // a projection stays the same viewer's (see `record::dispute`).
@@ -262,6 +286,10 @@ impl Fact for EventsUndone {
 }
 
 impl Fact for EventsUndoneTo {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         // Decided only when the trail reaches back to the version before `from`
         // (`record::dispute`), so the position is there.

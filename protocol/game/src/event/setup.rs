@@ -51,6 +51,10 @@ pub struct HiddenUnitPlaced {
 }
 
 impl Fact for HiddenUnitPlaced {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let HiddenUnitPlaced { unit, weapons } = self;
         // Placing a hidden unit answers a HIP window of its side (B9.324).
@@ -95,6 +99,10 @@ impl Fact for HiddenUnitPlaced {
 }
 
 impl Fact for UnitSetUp {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit.id]
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitSetUp { unit, weapons, hip } = self;
         game.weapons
@@ -132,6 +140,10 @@ impl Fact for UnitSetUp {
 }
 
 impl Fact for UnitSetUpLifted {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitSetUpLifted { unit } = self;
         game.units.remove(unit);
@@ -153,6 +165,10 @@ impl Fact for UnitSetUpLifted {
 }
 
 impl Fact for SetupDone {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SetupDone { side } = self;
         let order = game
@@ -183,6 +199,10 @@ impl Fact for SetupDone {
 }
 
 impl Fact for SetupEnded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SetupEnded { units } = self;
         for unit in units {

@@ -3,6 +3,7 @@
 
 use super::Sides;
 use super::{Event, Fact};
+use board::scenario::UnitId;
 
 use crate::view::Names;
 use crate::{end_movement_phase, end_player_turn, Clock, Game, Phase, Underground, Unit};
@@ -62,6 +63,10 @@ pub struct EndAgreed {
 }
 
 impl Fact for GameCreated {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let GameCreated { scenario } = self;
         let viewer = game.viewer;
@@ -94,6 +99,10 @@ impl Fact for GameCreated {
 }
 
 impl Fact for StepEnded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         step_over(game, &self.ended, &self.next);
     }
@@ -119,6 +128,10 @@ impl Fact for StepEnded {
 }
 
 impl Fact for StepPassed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         step_over(game, &self.ended, &self.next);
     }
@@ -153,6 +166,10 @@ impl Fact for StepPassed {
 }
 
 impl Fact for GameEnded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         end_player_turn(game, game.clock);
         game.over = true;
@@ -170,6 +187,10 @@ impl Fact for GameEnded {
 }
 
 impl Fact for Conceded {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         game.over = true;
     }
@@ -191,6 +212,10 @@ impl Fact for Conceded {
 }
 
 impl Fact for EndProposed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let EndProposed { side } = self;
         game.end_proposal = Some(*side);
@@ -212,6 +237,10 @@ impl Fact for EndProposed {
 }
 
 impl Fact for EndAgreed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         game.over = true;
     }

@@ -126,6 +126,10 @@ pub struct TunnelUseSighted {
 }
 
 impl Fact for SewerEntryFailed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SewerEntryFailed { units } = self;
         game.movement
@@ -150,6 +154,10 @@ impl Fact for SewerEntryFailed {
 }
 
 impl Fact for UnitsEnteredSewer {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsEnteredSewer { units, hex } = self;
         game.movement.sewer_entries.insert(*hex);
@@ -186,6 +194,10 @@ impl Fact for UnitsEnteredSewer {
 }
 
 impl Fact for SewerStackMoved {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SewerStackMoved {
             units,
@@ -245,6 +257,10 @@ impl Fact for SewerStackMoved {
 }
 
 impl Fact for SewerStackLost {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SewerStackLost {
             units,
@@ -304,6 +320,10 @@ impl Fact for SewerStackLost {
 }
 
 impl Fact for SewerEmergenceRolled {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let SewerEmergenceRolled { units, result, .. } = self;
         for id in units {
@@ -335,6 +355,10 @@ impl Fact for SewerEmergenceRolled {
 }
 
 impl Fact for UnitsSurfaced {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsSurfaced { units, .. } = self;
         for id in units {
@@ -360,6 +384,10 @@ impl Fact for UnitsSurfaced {
 }
 
 impl Fact for UnitsEnteredTunnel {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsEnteredTunnel {
             units,
@@ -406,6 +434,10 @@ impl Fact for UnitsEnteredTunnel {
 }
 
 impl Fact for TunnelDestroyed {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let TunnelDestroyed { entrance } = self;
         for t in game
@@ -429,6 +461,10 @@ impl Fact for TunnelDestroyed {
 }
 
 impl Fact for ManholeDeclaredUnseen {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let ManholeDeclaredUnseen { hex, .. } = self;
         game.unseen_manholes.insert(*hex);
@@ -450,6 +486,10 @@ impl Fact for ManholeDeclaredUnseen {
 }
 
 impl Fact for UnitsRoutedThroughTunnel {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsRoutedThroughTunnel {
             units,
@@ -496,6 +536,10 @@ impl Fact for UnitsRoutedThroughTunnel {
 }
 
 impl Fact for TunnelUseSeen {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let TunnelUseSeen { unit, entrance, .. } = self;
         game.tunnel_sightings.insert((*entrance, unit.clone()));
@@ -523,6 +567,10 @@ impl Fact for TunnelUseSeen {
 }
 
 impl Fact for TunnelEntranceDiscovered {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
     fn apply(&self, game: &mut Game) {
         let TunnelEntranceDiscovered {
             by,
@@ -562,6 +610,10 @@ impl Fact for TunnelEntranceDiscovered {
 }
 
 impl Fact for TunnelUseSighted {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let TunnelUseSighted {
             entrance, units, ..

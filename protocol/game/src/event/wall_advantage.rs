@@ -78,6 +78,10 @@ pub struct WallAdvantageHipWindowOffered {
 }
 
 impl Fact for WallAdvantageClaimed {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageClaimed { units, how } = self;
         for id in units {
@@ -110,6 +114,10 @@ impl Fact for WallAdvantageClaimed {
 }
 
 impl Fact for WallAdvantageForfeited {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageForfeited { units, why } = self;
         for id in units {
@@ -152,6 +160,10 @@ impl Fact for WallAdvantageForfeited {
 }
 
 impl Fact for WallAdvantageDenied {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         game.wa_chance = None;
         game.wa_challenge = None;
@@ -175,6 +187,10 @@ impl Fact for WallAdvantageDenied {
 }
 
 impl Fact for UnitsMomentarilyRevealed {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let UnitsMomentarilyRevealed { units } = self;
         game.wa_shown.extend(units.iter().cloned());
@@ -197,6 +213,10 @@ impl Fact for UnitsMomentarilyRevealed {
 }
 
 impl Fact for WallAdvantageChanceOffered {
+    fn units(&self) -> Vec<&UnitId> {
+        self.units.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageChanceOffered { side, units } = self;
         game.wa_chance = Some(WaChance {
@@ -225,6 +245,10 @@ impl Fact for WallAdvantageChanceOffered {
 }
 
 impl Fact for WallAdvantageChanceDeclined {
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageChanceDeclined { side } = self;
         game.wa_chance = None;
@@ -249,6 +273,10 @@ impl Fact for WallAdvantageChanceDeclined {
 }
 
 impl Fact for WallAdvantageChallenged {
+    fn units(&self) -> Vec<&UnitId> {
+        self.holders.iter().chain(&self.claimants).collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageChallenged {
             side,
@@ -298,6 +326,10 @@ impl Fact for WallAdvantageChallenged {
 }
 
 impl Fact for WallAdvantageHipWindowOffered {
+    fn units(&self) -> Vec<&UnitId> {
+        self.claimants.iter().collect()
+    }
+
     fn apply(&self, game: &mut Game) {
         let WallAdvantageHipWindowOffered {
             side,
