@@ -154,14 +154,30 @@ macro_rules! each_event {
 }
 pub(crate) use each_event;
 
-/// Each struct into its own variant.
+/// Each struct into its own variant, and each variant's short name: the struct's, or the
+/// label written after it (`as "…"`).
 macro_rules! into_event {
-    ($($name:ident,)*) => {
+    ($($name:ident $(as $label:literal)?,)*) => {
         $(impl From<$name> for Event {
             fn from(fact: $name) -> Event {
                 Event::$name(fact)
             }
         })*
+
+        impl Event {
+            /// The short name used in logs and the readable game record.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Event::$name(_) => into_event!(@name $name $(, $label)?),)*
+                }
+            }
+        }
+    };
+    (@name $name:ident) => {
+        stringify!($name)
+    };
+    (@name $name:ident, $label:literal) => {
+        $label
     };
 }
 into_event!(
@@ -226,7 +242,8 @@ into_event!(
     TunnelUseSeen,
     TunnelEntranceDiscovered,
     TunnelUseSighted,
-    EventsUndoneTo,
+    // Undoing to a point is told as any undo is.
+    EventsUndoneTo as "EventsUndone",
     UnitSetUp,
     UnitSetUpLifted,
     SetupDone,
@@ -260,7 +277,7 @@ into_event!(
 /// To add an event: write its struct in its family's module (fields as the fact's own terms,
 /// rule numbers in its doc) and implement `Fact` for it there; add the variant LAST below
 /// (stored logs are bincode, by variant index: never reorder or remove one), to
-/// `each_event` and to `into_event!`, and to [`Event::name`]. The compiler lists each
+/// `each_event` and to `into_event!` (which also names it, [`Event::name`]). The compiler lists each
 /// place left to do; `protocol/tests/event_encoding.rs` keeps the encodings fixed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -542,97 +559,6 @@ impl Event {
                 | Event::EndAgreed(_)
                 | Event::ClaimedOnTime(_)
         )
-    }
-
-    /// The short name used in logs and the readable game record.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Event::GameCreated(_) => "GameCreated",
-            Event::StepEnded(_) => "StepEnded",
-            Event::StepPassed(_) => "StepPassed",
-            Event::GameEnded(_) => "GameEnded",
-            Event::Conceded(_) => "Conceded",
-            Event::EndProposed(_) => "EndProposed",
-            Event::EndAgreed(_) => "EndAgreed",
-            Event::UnitMoved(_) => "UnitMoved",
-            Event::UnitAdvanced(_) => "UnitAdvanced",
-            Event::MeleeRecorded(_) => "MeleeRecorded",
-            Event::AmbushChecked(_) => "AmbushChecked",
-            Event::CloseCombatDesignated(_) => "CloseCombatDesignated",
-            Event::UnitsWithdrew(_) => "UnitsWithdrew",
-            Event::UnitBypassed(_) => "UnitBypassed",
-            Event::DoubleTimeDeclared(_) => "DoubleTimeDeclared",
-            Event::AssaultMovementDeclared(_) => "AssaultMovementDeclared",
-            Event::WeaponPickedUp(_) => "WeaponPickedUp",
-            Event::WeaponDropped(_) => "WeaponDropped",
-            Event::WallAdvantageClaimed(_) => "WallAdvantageClaimed",
-            Event::WallAdvantageForfeited(_) => "WallAdvantageForfeited",
-            Event::WallAdvantageDenied(_) => "WallAdvantageDenied",
-            Event::UnitsMomentarilyRevealed(_) => "UnitsMomentarilyRevealed",
-            Event::WallAdvantageChanceOffered(_) => "WallAdvantageChanceOffered",
-            Event::WallAdvantageChanceDeclined(_) => "WallAdvantageChanceDeclined",
-            Event::AttackDeclared(_) => "AttackDeclared",
-            Event::WeaponMalfunctioned(_) => "WeaponMalfunctioned",
-            Event::MultipleRofRetained(_) => "MultipleRofRetained",
-            Event::WeaponRepairAttempted(_) => "WeaponRepairAttempted",
-            Event::AttackResolved(_) => "AttackResolved",
-            Event::AttackLeftToPlayers(_) => "AttackLeftToPlayers",
-            Event::ResidualFpLeft(_) => "ResidualFpLeft",
-            Event::IftAttackResolved(_) => "IftAttackResolved",
-            Event::FireEffectApplied(_) => "FireEffectApplied",
-            Event::OpportunityFireMarked(_) => "OpportunityFireMarked",
-            Event::SquadReduced(_) => "SquadReduced",
-            Event::DesperationMoraleMarked(_) => "DesperationMoraleMarked",
-            Event::DesperationMoraleRemoved(_) => "DesperationMoraleRemoved",
-            Event::FireEffectLeftToPlayers(_) => "FireEffectLeftToPlayers",
-            Event::RallyAttempted(_) => "RallyAttempted",
-            Event::HiddenUnitPlaced(_) => "HiddenUnitPlaced",
-            Event::UnitEntryBlocked(_) => "UnitEntryBlocked",
-            Event::DiceRolled(_) => "DiceRolled",
-            Event::UnitsEnteredSewer(_) => "UnitsEnteredSewer",
-            Event::SewerEntryFailed(_) => "SewerEntryFailed",
-            Event::SewerStackMoved(_) => "SewerStackMoved",
-            Event::SewerStackLost(_) => "SewerStackLost",
-            Event::SewerEmergenceRolled(_) => "SewerEmergenceRolled",
-            Event::UnitsSurfaced(_) => "UnitsSurfaced",
-            Event::UnitsEnteredTunnel(_) => "UnitsEnteredTunnel",
-            Event::TunnelDestroyed(_) => "TunnelDestroyed",
-            Event::ManholeDeclaredUnseen(_) => "ManholeDeclaredUnseen",
-            Event::OutcomeAdjudicated(_) => "OutcomeAdjudicated",
-            Event::DiceCommitted(_) => "DiceCommitted",
-            Event::EntropyContributed(_) => "EntropyContributed",
-            Event::SeedRevealAgreed(_) => "SeedRevealAgreed",
-            Event::SeedRevealed(_) => "SeedRevealed",
-            Event::AdjudicationAccepted(_) => "AdjudicationAccepted",
-            Event::AdjudicationDisputed(_) => "AdjudicationDisputed",
-            Event::UndoRequested(_) => "UndoRequested",
-            Event::UndoDeclined(_) => "UndoDeclined",
-            Event::EventsUndone(_) => "EventsUndone",
-            Event::WallAdvantageChallenged(_) => "WallAdvantageChallenged",
-            Event::WallAdvantageHipWindowOffered(_) => "WallAdvantageHipWindowOffered",
-            Event::ShellholeCoverTaken(_) => "ShellholeCoverTaken",
-            Event::AllMfSpent(_) => "AllMfSpent",
-            Event::UnitsRoutedThroughTunnel(_) => "UnitsRoutedThroughTunnel",
-            Event::UnitRouted(_) => "UnitRouted",
-            Event::UnitFailedToRout(_) => "UnitFailedToRout",
-            Event::RoutLeftToPlayers(_) => "RoutLeftToPlayers",
-            Event::TunnelUseSeen(_) => "TunnelUseSeen",
-            Event::TunnelEntranceDiscovered(_) => "TunnelEntranceDiscovered",
-            Event::TunnelUseSighted(_) => "TunnelUseSighted",
-            Event::EventsUndoneTo(_) => "EventsUndone",
-            Event::UnitSetUp(_) => "UnitSetUp",
-            Event::UnitSetUpLifted(_) => "UnitSetUpLifted",
-            Event::SetupDone(_) => "SetupDone",
-            Event::SetupEnded(_) => "SetupEnded",
-            Event::UnitsEntered(_) => "UnitsEntered",
-            Event::ClockStarted(_) => "ClockStarted",
-            Event::ClockHandedOver(_) => "ClockHandedOver",
-            Event::ClockExpired(_) => "ClockExpired",
-            Event::ClaimedOnTime(_) => "ClaimedOnTime",
-            Event::TimeGiven(_) => "TimeGiven",
-            Event::VacationStarted(_) => "VacationStarted",
-            Event::VacationEnded(_) => "VacationEnded",
-        }
     }
 
     /// The server's time a clock event carries; `None` for every other event.
