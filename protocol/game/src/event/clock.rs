@@ -75,6 +75,10 @@ pub struct VacationEnded {
 }
 
 impl Fact for ClockStarted {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -98,6 +102,10 @@ impl Fact for ClockStarted {
 }
 
 impl Fact for ClockHandedOver {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -139,6 +147,10 @@ impl Fact for ClockHandedOver {
 }
 
 impl Fact for ClockExpired {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -168,6 +180,10 @@ impl Fact for ClockExpired {
 }
 
 impl Fact for ClaimedOnTime {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -197,6 +213,10 @@ impl Fact for ClaimedOnTime {
 }
 
 impl Fact for TimeGiven {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -229,6 +249,10 @@ impl Fact for TimeGiven {
 }
 
 impl Fact for VacationStarted {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }
@@ -253,6 +277,10 @@ impl Fact for VacationStarted {
 }
 
 impl Fact for VacationEnded {
+    fn clock_at(&self) -> Option<u64> {
+        Some(self.at)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }

@@ -57,6 +57,16 @@ pub(crate) trait Fact: Into<Event> {
     /// by having been forgotten here; one that names no unit, or names its units only as its
     /// `viewed` masks them, returns none.
     fn units(&self) -> Vec<&UnitId>;
+
+    /// The MF accounts it carries (moves, Bypass, Double Time, recovery, a rout's MF).
+    fn accounts(&self) -> &[MfAccount] {
+        &[]
+    }
+
+    /// The server's time it carries, if it is a clock's event.
+    fn clock_at(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// `$body` run on the struct `$e` that `$event` wraps, whichever variant it is: the one match
@@ -563,16 +573,7 @@ impl Event {
 
     /// The server's time a clock event carries; `None` for every other event.
     pub fn clock_at(&self) -> Option<u64> {
-        match self {
-            Event::ClockStarted(ClockStarted { at, .. })
-            | Event::ClockHandedOver(ClockHandedOver { at, .. })
-            | Event::ClockExpired(ClockExpired { at, .. })
-            | Event::ClaimedOnTime(ClaimedOnTime { at, .. })
-            | Event::TimeGiven(TimeGiven { at, .. })
-            | Event::VacationStarted(VacationStarted { at, .. })
-            | Event::VacationEnded(VacationEnded { at, .. }) => Some(*at),
-            _ => None,
-        }
+        each_event!(self, e => e.clock_at())
     }
 
     /// Whether the server records this event in its own name, not the commanding side's:
@@ -581,21 +582,9 @@ impl Event {
         matches!(self, Event::ClockHandedOver(_) | Event::ClockExpired(_))
     }
 
-    /// The MF accounts this event carries (moves, Bypass, Double Time, recovery).
+    /// The MF accounts this event carries (`Fact::accounts`).
     pub fn accounts(&self) -> &[MfAccount] {
-        match self {
-            Event::UnitMoved(UnitMoved { mf, .. })
-            | Event::UnitBypassed(UnitBypassed { mf, .. })
-            | Event::UnitEntryBlocked(UnitEntryBlocked { mf, .. })
-            | Event::DoubleTimeDeclared(DoubleTimeDeclared { mf, .. })
-            | Event::ShellholeCoverTaken(ShellholeCoverTaken { mf, .. })
-            | Event::UnitsEntered(UnitsEntered { mf, .. })
-            | Event::AllMfSpent(AllMfSpent { mf, .. }) => mf,
-            Event::WeaponPickedUp(WeaponPickedUp { mf, .. })
-            | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { mf, .. })
-            | Event::UnitRouted(UnitRouted { mf, .. }) => std::slice::from_ref(mf),
-            _ => &[],
-        }
+        each_event!(self, e => e.accounts())
     }
 
     /// Units this event tells about; a viewer who may not see one of them may not see the

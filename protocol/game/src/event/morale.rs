@@ -73,6 +73,10 @@ pub struct RoutLeftToPlayers {
 }
 
 impl Fact for UnitRouted {
+    fn accounts(&self) -> &[MfAccount] {
+        std::slice::from_ref(&self.mf)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         std::iter::once(&self.unit)
             .chain(&self.interdiction_by)

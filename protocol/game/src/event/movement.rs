@@ -123,6 +123,10 @@ pub struct UnitsEntered {
 }
 
 impl Fact for UnitMoved {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -240,6 +244,10 @@ impl Fact for UnitAdvanced {
 }
 
 impl Fact for UnitBypassed {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -324,6 +332,10 @@ impl Fact for UnitBypassed {
 }
 
 impl Fact for DoubleTimeDeclared {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -387,6 +399,10 @@ impl Fact for AssaultMovementDeclared {
 }
 
 impl Fact for WeaponPickedUp {
+    fn accounts(&self) -> &[MfAccount] {
+        std::slice::from_ref(&self.mf)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         vec![&self.unit]
     }
@@ -443,6 +459,10 @@ impl Fact for WeaponDropped {
 }
 
 impl Fact for UnitEntryBlocked {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -533,6 +553,10 @@ impl Fact for UnitEntryBlocked {
 }
 
 impl Fact for ShellholeCoverTaken {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -568,6 +592,10 @@ impl Fact for ShellholeCoverTaken {
 }
 
 impl Fact for AllMfSpent {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         self.units.iter().collect()
     }
@@ -597,6 +625,10 @@ impl Fact for AllMfSpent {
 }
 
 impl Fact for UnitsEntered {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         Vec::new()
     }

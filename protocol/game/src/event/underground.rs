@@ -567,6 +567,10 @@ impl Fact for TunnelUseSeen {
 }
 
 impl Fact for TunnelEntranceDiscovered {
+    fn accounts(&self) -> &[MfAccount] {
+        std::slice::from_ref(&self.mf)
+    }
+
     fn units(&self) -> Vec<&UnitId> {
         vec![&self.unit]
     }
