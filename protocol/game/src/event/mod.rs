@@ -143,6 +143,7 @@ macro_rules! each_event {
             Event::UnitsWithdrew($e) => $body,
             Event::OpportunityFireMarked($e) => $body,
             Event::SquadReduced($e) => $body,
+            Event::InherentFpForfeited($e) => $body,
         }
     };
 }
@@ -244,6 +245,7 @@ into_event!(
     UnitsWithdrew,
     OpportunityFireMarked,
     SquadReduced,
+    InherentFpForfeited,
 );
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
@@ -345,6 +347,7 @@ pub enum Event {
     UnitsWithdrew(UnitsWithdrew),
     OpportunityFireMarked(OpportunityFireMarked),
     SquadReduced(SquadReduced),
+    InherentFpForfeited(InherentFpForfeited),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -576,6 +579,7 @@ impl Event {
             Event::FireEffectApplied(_) => "FireEffectApplied",
             Event::OpportunityFireMarked(_) => "OpportunityFireMarked",
             Event::SquadReduced(_) => "SquadReduced",
+            Event::InherentFpForfeited(_) => "InherentFpForfeited",
             Event::DesperationMoraleMarked(_) => "DesperationMoraleMarked",
             Event::DesperationMoraleRemoved(_) => "DesperationMoraleRemoved",
             Event::FireEffectLeftToPlayers(_) => "FireEffectLeftToPlayers",
@@ -711,6 +715,7 @@ impl Event {
             Event::OutcomeAdjudicated(OutcomeAdjudicated { unit, .. })
             | Event::FireEffectApplied(FireEffectApplied { unit, .. })
             | Event::SquadReduced(SquadReduced { unit, .. })
+            | Event::InherentFpForfeited(InherentFpForfeited { unit, .. })
             | Event::TunnelUseSeen(TunnelUseSeen { unit, .. })
             | Event::TunnelEntranceDiscovered(TunnelEntranceDiscovered { unit, .. })
             | Event::WeaponPickedUp(WeaponPickedUp { unit, .. })
