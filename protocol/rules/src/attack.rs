@@ -118,6 +118,10 @@ pub(super) fn declare(
                 pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
         }
+        if firers.contains(id) {
+            // A9.11: a unit that forfeited its own FP by the SW it fired.
+            crate::fire::usage::check_own_fp(game, id, target)?;
+        }
         if game.clock.phase() == Phase::PrepFire && game.opportunity_fire.contains(id) {
             // A7.25: an Opportunity Firer holds its fire, and its SW's, until the AFPh.
             return Err(RuleViolation::with(
@@ -136,7 +140,7 @@ pub(super) fn declare(
     }
     check_fire_group(game, &shooters)?;
     // Who may fire the SW named, and what it costs them (A9.11, A9.12).
-    let forfeits = crate::fire::usage::check(game, firers, &weapons, target)?;
+    let forfeits = crate::fire::usage::check(game, firers, &weapons)?;
     let targets = |u: &&game::Unit| {
         u.side != by
             && !u.hidden

@@ -36,19 +36,15 @@ pub(crate) fn is_mg(name: &str) -> bool {
     name.to_ascii_uppercase().contains("MG")
 }
 
-/// The checks of A9.11 and A9.12 on an attack about to be declared: `units` are the units
-/// named among the firers, `weapons` the support weapons (each possessed by a unit of the
+/// The checks of A9.11 and A9.12 on the SW of an attack about to be declared (its units' own
+/// FP is `check_own_fp`'s): `units` are the units named among the firers, `weapons` the support weapons (each possessed by a unit of the
 /// firing side, `attack::check_weapon`). Returns the forfeits the attack declares
 /// (`InherentFpForfeited`), to follow its `AttackDeclared`.
 pub(crate) fn check(
     game: &Game,
     units: &[UnitId],
     weapons: &[UnitId],
-    target: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
-    for id in units {
-        check_own_fp(game, id, target)?;
-    }
     let mut holders: Vec<&UnitId> = vec![];
     for id in weapons {
         if let Some(h) = game.weapons.get(id).and_then(|w| w.held_by.as_ref()) {
@@ -94,10 +90,10 @@ pub(crate) fn check(
                     );
                 }
                 if count == 2 && all_mg {
-                    if units.contains(holder) {
+                    if units.contains(holder) || fired_own_fp(game, holder) {
                         return refuse(
                             "A9.11",
-                            " fires two SW MG, and a squad firing two forfeits its own FP: name the weapons without it".to_string(),
+                            " fires two SW MG in this phase, and a squad firing two forfeits its own FP for it and the rest of the Player Turn: its own FP does not fire with them".to_string(),
                         );
                     }
                     if !game.inherent_fp_forfeited.contains(holder) {
@@ -127,6 +123,18 @@ pub(crate) fn check(
         }
     }
     Ok(forfeits)
+}
+
+/// Whether the DEFENDER's `unit` fired its own FP in this phase, as its Fire counter shows
+/// (a unit firing only its SW carries none, A8.1): a squad that did may not add a second SW
+/// MG, the forfeit reaching the phase it fires them in (A9.11). The ATTACKER's Prep Fire
+/// counter is put on by SW fire alone as well, so it does not tell.
+fn fired_own_fp(game: &Game, unit: &UnitId) -> bool {
+    match game.clock.phase() {
+        Phase::Movement => game.first_fired.contains(unit) || game.final_fired.contains(unit),
+        Phase::DefensiveFire => game.final_fired.contains(unit),
+        _ => false,
+    }
 }
 
 fn forfeit(unit: &UnitId, weapons: Vec<String>) -> Event {
@@ -177,8 +185,9 @@ fn check_leader(
 /// A unit that forfeited its inherent FP (A9.11) fires it no more this Player Turn, but for
 /// what A7.353 keeps: at half FP, as Subsequent First Fire or FPF (it is marked First or Final
 /// Fire in the MPh), and as Final Fire in the DFPh at a target adjacent or in its own hex. The
-/// halving is the resolution's (Area Fire, `fire::resolution`).
-fn check_own_fp(game: &Game, id: &UnitId, target: Hex) -> Result<(), RuleViolation> {
+/// halving is the resolution's (Area Fire, `fire::resolution`). Checked for each unit named
+/// among the firers before its Fire counter is (`attack::declare`), as the more telling reason.
+pub(crate) fn check_own_fp(game: &Game, id: &UnitId, target: Hex) -> Result<(), RuleViolation> {
     if !game.inherent_fp_forfeited.contains(id) {
         return Ok(());
     }
