@@ -378,6 +378,14 @@ pub fn assess(
         let Some(u) = game.units.get(id).filter(|u| !u.eliminated) else {
             return Err(unruled("A7", format!("`{id}` is no longer in play")));
         };
+        // A7.353: a unit that forfeited its own FP keeps half of it as Subsequent First Fire;
+        // with no First Fire counter (its SW fired alone, A8.1) the engine has no such fire.
+        if kind == FireKind::DefensiveFirst && game.inherent_fp_forfeited.contains(id) {
+            return Err(unruled(
+                "A7.353",
+                format!("`{id}` forfeited its own FP by the SW it fired (A9.11) and keeps half of it only as Subsequent First Fire, which the engine resolves only for a unit marked First Fire"),
+            ));
+        }
         if u.underground.is_some() {
             return Err(unruled("B8.43", format!("`{id}` fires from below ground")));
         }

@@ -108,10 +108,10 @@ pub(crate) fn check(
                         format!(" would fire {count} SW MG in this phase: a half-squad or crew fires only one"),
                     );
                 }
-                if units.contains(holder) {
+                if units.contains(holder) || fired_own_fp(game, holder) {
                     return refuse(
                         "A9.11",
-                        " fires a SW MG, and a half-squad or crew that does forfeits its own FP: name the weapon without it".to_string(),
+                        " fires a SW MG in this phase, and a half-squad or crew that does forfeits its own FP for it and the rest of the Player Turn: its own FP does not fire with it".to_string(),
                     );
                 }
                 if !game.inherent_fp_forfeited.contains(holder) {
@@ -127,7 +127,8 @@ pub(crate) fn check(
 
 /// Whether the DEFENDER's `unit` fired its own FP in this phase, as its Fire counter shows
 /// (a unit firing only its SW carries none, A8.1): a squad that did may not add a second SW
-/// MG, the forfeit reaching the phase it fires them in (A9.11). The ATTACKER's Prep Fire
+/// MG, nor a half-squad or crew a first, the forfeit reaching the phase it fires them in
+/// (A9.11). The ATTACKER's Prep Fire
 /// counter is put on by SW fire alone as well, so it does not tell.
 fn fired_own_fp(game: &Game, unit: &UnitId) -> bool {
     match game.clock.phase() {
@@ -183,9 +184,10 @@ fn check_leader(
 }
 
 /// A unit that forfeited its inherent FP (A9.11) fires it no more this Player Turn, but for
-/// what A7.353 keeps: at half FP, as Subsequent First Fire or FPF (it is marked First or Final
-/// Fire in the MPh), and as Final Fire in the DFPh at a target adjacent or in its own hex. The
-/// halving is the resolution's (Area Fire, `fire::resolution`). Checked for each unit named
+/// what A7.353 keeps: at half FP, as Subsequent First Fire or FPF in the MPh, and as Final
+/// Fire in the DFPh at a target adjacent or in its own hex. The halving is the resolution's
+/// (Area Fire, `fire::resolution`), which leaves to the players the MPh's fire by a forfeited
+/// unit with no Fire counter (its SW's fire marks only the SW, A8.1). Checked for each unit named
 /// among the firers before its Fire counter is (`attack::declare`), as the more telling reason.
 pub(crate) fn check_own_fp(game: &Game, id: &UnitId, target: Hex) -> Result<(), RuleViolation> {
     if !game.inherent_fp_forfeited.contains(id) {
@@ -194,14 +196,13 @@ pub(crate) fn check_own_fp(game: &Game, id: &UnitId, target: Hex) -> Result<(), 
     let Some(unit) = game.units.get(id) else {
         return Ok(());
     };
-    let marked = game.first_fired.contains(id) || game.final_fired.contains(id);
     let near = game
         .scenario
         .geometry()
         .distance(unit.hex, target)
         .is_some_and(|d| d <= 1);
     let kept = match game.clock.phase() {
-        Phase::Movement => marked,
+        Phase::Movement => true,
         Phase::DefensiveFire => near,
         _ => false,
     };
@@ -213,7 +214,7 @@ pub(crate) fn check_own_fp(game: &Game, id: &UnitId, target: Hex) -> Result<(), 
         ViolationKind::UnitState,
         pieces![
             Piece::unit(id),
-            " forfeited its own FP for the rest of this Player Turn by the SW it fired; it keeps half of it only as Subsequent First Fire, FPF, or Final Fire at adjacent units (A7.353)"
+            " forfeited its own FP for the rest of this Player Turn by the SW it fired; it keeps half of it only as Subsequent First Fire or FPF in the MPh, or as Final Fire at adjacent units (A7.353)"
         ],
     ))
 }
