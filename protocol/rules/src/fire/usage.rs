@@ -7,7 +7,7 @@
 //! - A half-squad or crew fires one SW MG at full FP and forfeits its own inherent FP for the
 //!   rest of the Player Turn (A9.11, A7.352).
 //! - A forfeited unit's own FP is refused for the rest of the Player Turn, but for what A7.353
-//!   keeps it: Subsequent First Fire, FPF, and Final Fire at adjacent units, all at half FP.
+//!   keeps of it: Subsequent First Fire, FPF, and Final Fire at adjacent units, all at half FP.
 //! - A single leader fires one SW MG as Area Fire; two SMC stacked together fire it at full
 //!   FP (A9.12). What that costs him in leadership and Cowering is the resolution's
 //!   (`fire::resolution`).
@@ -37,9 +37,10 @@ pub(crate) fn is_mg(name: &str) -> bool {
 }
 
 /// The checks of A9.11 and A9.12 on the SW of an attack about to be declared (its units' own
-/// FP is `check_own_fp`'s): `units` are the units named among the firers, `weapons` the support weapons (each possessed by a unit of the
-/// firing side, `attack::check_weapon`). Returns the forfeits the attack declares
-/// (`InherentFpForfeited`), to follow its `AttackDeclared`.
+/// FP is `check_own_fp`'s): `units` are the units named among the firers, `weapons` the
+/// support weapons (each possessed by a unit of the firing side, `attack::check_weapon`).
+/// Returns the forfeits the attack declares (`InherentFpForfeited`), to follow its
+/// `AttackDeclared`.
 pub(crate) fn check(
     game: &Game,
     units: &[UnitId],
