@@ -430,6 +430,10 @@ enum OldEvent {
         rule: String,
         why: String,
     },
+    InherentFpForfeited {
+        unit: UnitId,
+        weapons: Vec<String>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -924,6 +928,9 @@ fn old(event: Event) -> OldEvent {
             rule,
             why,
         },
+        Event::InherentFpForfeited(InherentFpForfeited { unit, weapons }) => {
+            OldEvent::InherentFpForfeited { unit, weapons }
+        }
     }
 }
 
@@ -1014,6 +1021,7 @@ const TAGS: &[&str] = &[
     "UnitsWithdrew",
     "OpportunityFireMarked",
     "SquadReduced",
+    "InherentFpForfeited",
 ];
 
 fn tag(event: &Event) -> String {

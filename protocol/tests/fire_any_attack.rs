@@ -19,7 +19,9 @@
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
 //! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
 //! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule, as is a machine gun fired by a half-squad (A9.11); an
+//! left to the players with its rule. A half-squad holding the machine gun fires it alone, at
+//! full FP, its own FP forfeited (A9.11); a leader holding it fires it alone as Area Fire (×½
+//! after range), with no leadership DRM and no Cowering (A9.12); an
 //! MMG that changed Location in the MPh is refused in the AFPh (A4.41), one that did not and an
 //! LMG fire there; in the DFPh a machine gun with no Fire counter fires as in Prep Fire
 //! (A8.1, A8.4). The machine gun malfunctions exactly when the Original DR
@@ -189,7 +191,8 @@ impl FirePhase {
 }
 
 /// The firing side of one case: its MMC, the hex of the first and the hex next to it, its
-/// leader's DRM, whether the first MMC is Inexperienced, and the MG it holds.
+/// leader's DRM, whether the first MMC is Inexperienced, the MG, and who holds it: the first
+/// MMC, or the leader (A9.12).
 struct Firing<'a> {
     firers: &'a [Firer],
     at: &'a str,
@@ -197,6 +200,7 @@ struct Firing<'a> {
     leader: Option<i8>,
     inexperienced: bool,
     weapon: Option<&'a Mg>,
+    leader_holds: bool,
 }
 
 /// The scenario of one case, as a scenario file writes it: the firing side's units and the
@@ -209,6 +213,7 @@ fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
         leader,
         inexperienced,
         weapon,
+        leader_holds,
     } = *firing;
     let (_, side, enemy) = phase.firing();
     let mut s = format!(
@@ -242,8 +247,12 @@ fn scenario(firing: &Firing, terrain: &str, phase: FirePhase) -> String {
     }
     if let Some(w) = weapon {
         s += &format!(
-            "\n[[weapons]]\nid = \"mg\"\nname = \"{}\"\npp = 1\nheld_by = \"g0\"\nfp = {}\nrange = {}\nbreakdown = {}\n",
-            w.name, w.fp, w.range, w.breakdown
+            "\n[[weapons]]\nid = \"mg\"\nname = \"{}\"\npp = 1\nheld_by = \"{}\"\nfp = {}\nrange = {}\nbreakdown = {}\n",
+            w.name,
+            if leader_holds { "ldr" } else { "g0" },
+            w.fp,
+            w.range,
+            w.breakdown
         );
         if let Some(rof) = w.rof {
             s += &format!("rof = {rof}\n");
@@ -308,7 +317,11 @@ proptest! {
         opportune in any::<bool>(),
         // In the AFPh, half the others with a machine gun that changed Location in the MPh.
         moved in any::<bool>(),
+        // Where there is a leader and a machine gun, half the time the leader holds it and
+        // fires it alone (A9.12).
+        leader_holds in any::<bool>(),
     ) {
+        let leader_holds = leader_holds && leader.is_some() && weapon.is_some();
         let opportune = opportune && phase == FirePhase::Advancing;
         let moved = moved && !opportune && phase == FirePhase::Advancing;
         let (by, _, _) = phase.firing();
@@ -326,6 +339,7 @@ proptest! {
             leader,
             inexperienced,
             weapon: weapon.as_ref(),
+            leader_holds,
         };
         let text = scenario(&firing, terrain, phase);
         let scenario = Scenario::from_toml(&text).unwrap();
@@ -337,6 +351,8 @@ proptest! {
         let range = |f: &Firer| geometry.distance(if f.beside { next } else { from }, target).unwrap();
         prop_assert!(next_to.is_none() || geometry.distance(from, target) == Some(1), "{} is next to {}", at, TARGET);
         let ranges: Vec<u32> = firers.iter().map(range).collect();
+        // The range from the group's first hex, where a leader stands.
+        let first_range = geometry.distance(from, target).unwrap();
         let mut names: Vec<String> = (0..firers.len()).map(|i| format!("g{i}")).collect();
         if leader.is_some() {
             names.push("ldr".into());
@@ -348,6 +364,15 @@ proptest! {
             game.moved_weapons.insert("mg".into());
         }
 
+        // A9.11: a half-squad holding the MG fires it without its own FP, which it forfeits;
+        // A9.12: a leader holding it fires it alone.
+        let own = !(weapon.is_some() && firers[0].half && !leader_holds);
+        if !own {
+            names.retain(|n| n != "g0");
+        }
+        if leader_holds {
+            names.clear();
+        }
         if weapon.is_some() {
             names.push("mg".into());
         }
@@ -360,7 +385,7 @@ proptest! {
             return Ok(());
         }
         // A7.531: the leader in the first hex directs no Fire Group with a firer beside it.
-        if leader.is_some() && firers.iter().any(|f| f.beside) {
+        if leader.is_some() && !leader_holds && firers.iter().any(|f| f.beside) {
             let refusal = declared.expect_err("a leader cannot direct a group of two Locations");
             prop_assert_eq!(refusal.rule.as_str(), "A7.531");
             return Ok(());
@@ -378,22 +403,36 @@ proptest! {
         // Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
-        // A machine gun fired by a half-squad (A9.11) is the players', and the engine says so
-        // before it looks at range. In the DFPh a weapon with no Fire counter fires as in Prep
-        // Fire (A8.1, A8.4).
-        if weapon.is_some() && firers[0].half {
-            beyond = Some("A9.11");
-        }
-        // The MG fires from its possessor's hex, at its own normal range (A9.1), after the MMC.
-        let shares = firers.iter().map(|f| (f.fp, f.range)).chain(weapon.iter().map(|w| (w.fp, w.range)));
-        let shooting = ranges.iter().copied().chain(weapon.iter().map(|_| ranges[0]));
-        for ((fp, normal), range) in shares.zip(shooting) {
+        // In the DFPh a weapon with no Fire counter fires as in Prep Fire (A8.1, A8.4). The MG
+        // fires from its possessor's hex, at its own normal range (A9.1), after the MMC whose
+        // own FP fires: none beside a leader's MG, and not a half-squad's with its MG (A9.11).
+        let mmc: Vec<(u32, u32, u32)> = firers
+            .iter()
+            .zip(&ranges)
+            .enumerate()
+            .filter(|(i, _)| !leader_holds && (*i != 0 || own))
+            .map(|(_, (f, r))| (f.fp, f.range, *r))
+            .collect();
+        // The leader stands in the group's first hex; the first MMC there or beside it.
+        let mg_range = if leader_holds { first_range } else { ranges[0] };
+        let shares = mmc.iter().map(|&(fp, n, r)| (fp, n, r, false)).chain(weapon.iter().map(|w| (w.fp, w.range, mg_range, true)));
+        for (fp, normal, range, is_mg) in shares {
             let h = match range {
                 1 => fp * 4,
                 r if r <= normal => fp * 2,
                 r if r <= normal * 2 => fp,
                 _ => {
                     beyond.get_or_insert("A7.22");
+                    0
+                }
+            };
+            // A9.12: a leader's MG fired alone is Area Fire, ×½ after range; a quarter point
+            // is finer than the engine keeps.
+            let h = match (leader_holds && is_mg, h % 2) {
+                (false, _) => h,
+                (true, 0) => h / 2,
+                (true, _) => {
+                    beyond.get_or_insert("A9.12");
                     0
                 }
             };
@@ -440,13 +479,15 @@ proptest! {
         // A7.3: the highest column not above the whole FP.
         let base = COLUMNS.iter().rposition(|&c| u32::from(c) <= whole).unwrap();
         // A7.9: doubles cower one column left (two with an Inexperienced firer) unless a
-        // leader directs; off the 1 column there is no effect.
+        // leader directs, or fires the MG himself (A9.12); off the 1 column there is no effect.
         let directs = leader.is_some();
         prop_assert_eq!(cowered, a == b && !directs);
-        let shift = if inexperienced { 2 } else { 1 };
+        let shift = if inexperienced && !leader_holds { 2 } else { 1 };
         let read = if cowered { base.checked_sub(shift) } else { Some(base) };
-        // The Final DR: the dice, the TEM and a leader's DRM (A7.53).
-        let want_dr = i16::from(a) + i16::from(b) + tem + i16::from(leader.unwrap_or(0));
+        // The Final DR: the dice, the TEM and a leader's DRM (A7.53), which a leader firing the
+        // MG himself does not give (A9.12).
+        let drm = if leader_holds { 0 } else { leader.unwrap_or(0) };
+        let want_dr = i16::from(a) + i16::from(b) + tem + i16::from(drm);
         prop_assert_eq!(final_dr, want_dr);
         prop_assert_eq!(roll.final_result, want_dr);
         let want = match read {

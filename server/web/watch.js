@@ -780,6 +780,8 @@
     // The Bounding Fire counter of an Opportunity Firer, which both sides see (A7.25).
     const opportunity = (state.opportunity_fire || []).includes(unit.id);
     if (opportunity) flags.push("Opportunity Fire");
+    // Its own FP forfeited for the Player Turn by the SW it fired (A9.11).
+    if ((state.inherent_fp_forfeited || []).includes(unit.id)) flags.push("own FP forfeited");
     if (unit.cx) flags.push("CX");
     // Only the owner (or a review, which shows everything) sees its own "?" and HIP units.
     const hip = setUpHidden(state, unit);
@@ -1529,6 +1531,7 @@
       if (unit.pinned) flags.push("pinned");
       if (unit.wounded) flags.push("wounded");
       if ((state.opportunity_fire || []).includes(unit.id)) flags.push("Opportunity Fire");
+      if ((state.inherent_fp_forfeited || []).includes(unit.id)) flags.push("own FP forfeited (A9.11)");
       if (unit.cx) flags.push("CX");
       if (unit.wall_advantage) flags.push("WA");
       const held = weaponsHeldBy(state, unit.id).map((w) => w.name);

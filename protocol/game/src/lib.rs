@@ -726,6 +726,14 @@ pub struct Game {
     /// ends. Last, so positions encoded before it was added still read as far as they go.
     #[serde(default)]
     pub moved_weapons: BTreeSet<String>,
+    /// Units that forfeited their own inherent FP for the rest of this Player Turn by the
+    /// support weapons they fired (A9.11): a squad that fired two SW MG, a half-squad or crew
+    /// that fired one (`InherentFpForfeited`). Seen by both sides, as the fire that cost it
+    /// was, and hidden with the unit under "?". Cleared with the Prep Fire counters when the
+    /// Player Turn ends. Last, so positions encoded before it was added still read as far as
+    /// they go.
+    #[serde(default)]
+    pub inherent_fp_forfeited: BTreeSet<UnitId>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -951,6 +959,7 @@ impl Game {
             setup: None,
             opportunity_fire: BTreeSet::new(),
             moved_weapons: BTreeSet::new(),
+            inherent_fp_forfeited: BTreeSet::new(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1162,6 +1171,7 @@ impl Game {
             timing: _,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1295,6 +1305,8 @@ impl Game {
             // Whether a weapon moved is the ATTACKER's own record: narrowed to his view by
             // `keep_attackers_record` below.
             moved_weapons: moved_weapons.clone(),
+            // Whose own FP is forfeited follows from fire both sides saw (A9.11).
+            inherent_fp_forfeited: known_of(inherent_fp_forfeited),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1549,6 +1561,10 @@ struct Meaning<'a> {
     /// read as one another.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     moved_weapons: Trailing<'a>,
+    /// Added after `moved_weapons`, encoded only when some unit forfeited its inherent FP
+    /// (A9.11); the two sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    inherent_fp_forfeited: Trailing<'a>,
 }
 
 /// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
@@ -1608,6 +1624,7 @@ impl<'a> Meaning<'a> {
             setup,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
         } = game;
         Meaning {
             scenario,
@@ -1640,10 +1657,14 @@ impl<'a> Meaning<'a> {
             setup,
             opportunity_fire: Trailing {
                 set: opportunity_fire,
-                then_more: !moved_weapons.is_empty(),
+                then_more: !moved_weapons.is_empty() || !inherent_fp_forfeited.is_empty(),
             },
             moved_weapons: Trailing {
                 set: moved_weapons,
+                then_more: !inherent_fp_forfeited.is_empty(),
+            },
+            inherent_fp_forfeited: Trailing {
+                set: inherent_fp_forfeited,
                 then_more: false,
             },
         }
@@ -1951,6 +1972,7 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
     game.prep_fired.clear();
     game.opportunity_fire.clear();
     game.moved_weapons.clear();
+    game.inherent_fp_forfeited.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
     if !game.units.values().any(recovering) {

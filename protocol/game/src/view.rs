@@ -484,6 +484,7 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.first_fired,
         &mut game.final_fired,
         &mut game.opportunity_fire,
+        &mut game.inherent_fp_forfeited,
         &mut game.movement.moving_stack,
         &mut game.movement.last_movers,
         &mut game.movement.finished,

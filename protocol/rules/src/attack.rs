@@ -61,7 +61,6 @@ pub(super) fn declare(
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
     let (weapons, firers) = resolution::split_firers(game, firers);
     let mut shooters = firers.clone();
-    let mut holders = vec![];
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;
         if !into_sewer {
@@ -105,23 +104,9 @@ pub(super) fn declare(
                 ));
             }
         }
-        holders.push(holder);
         if !shooters.contains(holder) {
             shooters.push(holder.clone());
         }
-    }
-    if holders.iter().any(|id| {
-        game.units
-            .get(*id)
-            .is_some_and(|u| u.kind == board::scenario::UnitKind::Leader)
-    }) {
-        // A9.12: a leader fires a SW only as Area Fire and gives up his leadership DRM; the
-        // engine's Fire Groups do not model either, so it is not declared here.
-        return Err(RuleViolation::new(
-            "A9.12",
-            ViolationKind::UnitState,
-            "a leader's fire with a SW (Area Fire, no leadership DRM) is not modelled: adjudicate it",
-        ));
     }
     let firers = &firers[..];
     for id in &shooters {
@@ -132,6 +117,10 @@ pub(super) fn declare(
                 ViolationKind::UnitState,
                 pieces![Piece::unit(id), " is broken and cannot fire"],
             ));
+        }
+        if firers.contains(id) {
+            // A9.11: a unit that forfeited its own FP by the SW it fired.
+            crate::fire::usage::check_own_fp(game, id, target)?;
         }
         if game.clock.phase() == Phase::PrepFire && game.opportunity_fire.contains(id) {
             // A7.25: an Opportunity Firer holds its fire, and its SW's, until the AFPh.
@@ -150,6 +139,8 @@ pub(super) fn declare(
         }
     }
     check_fire_group(game, &shooters)?;
+    // Who may fire the SW named, and what it costs them (A9.11, A9.12).
+    let forfeits = crate::fire::usage::check(game, firers, &weapons)?;
     let targets = |u: &&game::Unit| {
         u.side != by
             && !u.hidden
@@ -194,12 +185,14 @@ pub(super) fn declare(
         // A6.11: the LOS check after the declaration shows no LOS. The attack is not made,
         // but the declaring units still count as having fired for everything (a unit that
         // did so in its PFPh does not move, A4.1): declared, and over at once.
-        return Ok(vec![
-            declared,
-            Event::AttackResolved(AttackResolved { by, target }),
-        ]);
+        let mut events = vec![declared];
+        events.extend(forfeits);
+        events.push(Event::AttackResolved(AttackResolved { by, target }));
+        return Ok(events);
     }
-    Ok(vec![declared])
+    let mut events = vec![declared];
+    events.extend(forfeits);
+    Ok(events)
 }
 
 /// An attack declared and not yet resolved (`Game::attack`, during which no WA changes in its

@@ -23,7 +23,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 4;
+pub const POSITION_FORMAT: u32 = 5;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -69,6 +69,9 @@ pub struct Position {
     /// position and the whole game's only (`game::view::keep_attackers_record`); added in
     /// format 3.
     pub moved_weapons: BTreeSet<String>,
+    /// Units that forfeited their inherent FP for the rest of the Player Turn by the SW they
+    /// fired (A9.11); added in format 5.
+    pub inherent_fp_forfeited: BTreeSet<UnitId>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -136,6 +139,7 @@ impl From<Game> for Position {
             setup,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
         let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
@@ -173,6 +177,7 @@ impl From<Game> for Position {
             setup,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
             names,
         }
     }
@@ -212,6 +217,7 @@ impl Position {
             setup,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -259,6 +265,7 @@ impl Position {
             setup,
             opportunity_fire,
             moved_weapons,
+            inherent_fp_forfeited,
         })
     }
 }

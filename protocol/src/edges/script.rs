@@ -197,6 +197,9 @@ pub enum Check {
     /// `opportunity=467a:true` — the unit carries an Opportunity Firer's Bounding Fire
     /// counter (A7.25).
     Opportunity(UnitId, bool),
+    /// `forfeited=g1:true` — the unit forfeited its own inherent FP for the rest of the Player
+    /// Turn by the SW it fired (A9.11). Last, as new checks go.
+    Forfeited(UnitId, bool),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
     Rolls(Vec<i16>),
     /// The IFT results of the attacks the line resolved, as printed (`ift=1MC`, A7.3).
@@ -450,7 +453,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 Check::Emergence(u, v.to_string())
             }
         }
-        "lost" | "concealed" | "dm" | "opportunity" | "hidden" | "wounded" => {
+        "lost" | "concealed" | "dm" | "opportunity" | "hidden" | "wounded" | "forfeited" => {
             let (u, b) = unit_and(value, key)?;
             let b = b
                 .parse()
@@ -461,6 +464,7 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
                 "opportunity" => Check::Opportunity(u, b),
                 "hidden" => Check::Hidden(u, b),
                 "wounded" => Check::Wounded(u, b),
+                "forfeited" => Check::Forfeited(u, b),
                 _ => Check::Concealed(u, b),
             }
         }
@@ -1394,6 +1398,14 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 got == *want,
                 format!("`{id}` designated an Opportunity Firer is {got}, not {want}"),
+            )
+        }
+        Check::Forfeited(id, want) => {
+            unit(id)?;
+            let got = game.inherent_fp_forfeited.contains(id);
+            expect(
+                got == *want,
+                format!("`{id}` having forfeited its own FP is {got}, not {want} (A9.11)"),
             )
         }
         Check::Rolls(want) => {

@@ -146,6 +146,16 @@ pub struct OpportunityFireMarked {
     pub units: Vec<UnitId>,
 }
 
+/// A unit forfeited its own inherent FP for the rest of this Player Turn by the support
+/// weapons it fired (A9.11): a squad firing two SW MG, or a half-squad or crew firing one.
+/// Declared with the attack that cost it; both sides see it, as they saw the fire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InherentFpForfeited {
+    pub unit: UnitId,
+    /// The weapons whose fire cost it.
+    pub weapons: Vec<String>,
+}
+
 impl Fact for AttackDeclared {
     fn units(&self) -> Vec<&UnitId> {
         self.firers.iter().collect()
@@ -592,6 +602,41 @@ impl Fact for OpportunityFireMarked {
             "{} designated Opportunity Fire{}: holding fire for the AFPh, not moving this MPh (A7.25)",
             units.join(", "),
             if units.len() == 1 { "r" } else { "rs" }
+        )
+    }
+}
+
+impl Fact for InherentFpForfeited {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let InherentFpForfeited { unit, .. } = self;
+        game.inherent_fp_forfeited.insert(unit.clone());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let InherentFpForfeited { unit, weapons } = self;
+        Event::InherentFpForfeited(InherentFpForfeited {
+            unit: names.name(&unit),
+            // A weapon whose possessor the viewer knows only as "?" is not named to it.
+            weapons: weapons
+                .into_iter()
+                .filter(|w| names.weapon_seen(w))
+                .collect(),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let InherentFpForfeited { unit, weapons } = self;
+        let fired = if weapons.is_empty() {
+            "its SW".to_string()
+        } else {
+            weapons.join(" and ")
+        };
+        format!(
+            "{unit} fired {fired} and forfeited its own FP for the rest of the Player Turn (A9.11)"
         )
     }
 }

@@ -159,6 +159,7 @@ macro_rules! each_event {
             Event::UnitsWithdrew($e) => $body,
             Event::OpportunityFireMarked($e) => $body,
             Event::SquadReduced($e) => $body,
+            Event::InherentFpForfeited($e) => $body,
         }
     };
 }
@@ -277,6 +278,7 @@ into_event!(
     UnitsWithdrew,
     OpportunityFireMarked,
     SquadReduced,
+    InherentFpForfeited,
 );
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
@@ -378,6 +380,7 @@ pub enum Event {
     UnitsWithdrew(UnitsWithdrew),
     OpportunityFireMarked(OpportunityFireMarked),
     SquadReduced(SquadReduced),
+    InherentFpForfeited(InherentFpForfeited),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

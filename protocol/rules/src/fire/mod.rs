@@ -5,3 +5,4 @@
 
 pub mod ift;
 pub mod resolution;
+pub(crate) mod usage;

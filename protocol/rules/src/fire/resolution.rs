@@ -51,7 +51,7 @@ pub struct Share {
     pub range: u32,
     pub fp_halves: u32,
     /// What range did to its inherent FP, with the rule: "PBF ×2 (A7.21)"; empty if nothing.
-    pub multiplier: &'static str,
+    pub multiplier: String,
 }
 
 /// Everything about an attack the dice do not decide.
@@ -63,6 +63,9 @@ pub struct Assessment {
     pub drms: Vec<Modifier>,
     /// A leader directs the fire, so it cannot cower (A7.9).
     pub directed: bool,
+    /// The fire is a leader's with a SW MG (A9.12): no leadership DRM, and the MG is exempt
+    /// from Cowering.
+    pub by_leader: bool,
     /// How many columns the fire moves left if it cowers: two when an Inexperienced unit
     /// takes part (A7.9, A19.33), otherwise one.
     pub cower_columns: usize,
@@ -113,6 +116,12 @@ pub(crate) fn drm_words(drms: &[Modifier]) -> String {
 }
 
 impl Assessment {
+    /// Whether Original doubles move the fire left on the IFT (A7.9): not when a leader
+    /// directs it, nor when a leader fires the SW MG himself (A9.12).
+    pub fn cowers(&self) -> bool {
+        !self.directed && !self.by_leader
+    }
+
     /// The FP total, fractions kept (A7.2), in halves of a point.
     pub(crate) fn fp_halves(&self) -> u32 {
         self.shares.iter().map(|s| s.fp_halves).sum()
@@ -326,22 +335,34 @@ pub fn assess(
             }
         }
     }
-    for (i, (w, holder, _)) in sw.iter().enumerate() {
-        // A9.11: a squad fires one SW MG and keeps its own FP; two SW, or a half-squad or crew
-        // firing one, forfeit its inherent FP for the rest of the Player Turn, which the
-        // engine does not track.
+    // Who fires each SW, and what it costs them, was checked at the declaration
+    // (`fire::usage`): a squad fires one or two SW MG, a half-squad or crew one, a leader one
+    // alone or with another SMC (A9.11, A9.12). A SW that is not an MG is left where A9.11
+    // leaves it: fired by anyone but a squad keeping its own FP, it is the players'.
+    let mut by_leader = None;
+    for (w, holder, _) in &sw {
+        let mg = crate::fire::usage::is_mg(&w.name);
+        let two = sw.iter().filter(|(_, h, _)| h.id == holder.id).count() > 1;
         match holder.kind {
-            UnitKind::Squad => {}
+            UnitKind::Squad if mg || !two => {}
+            UnitKind::Squad => {
+                return Err(unruled(
+                    "A9.11",
+                    format!("`{}` fires two SW, not both MG: what that costs its own FP is not ruled by the engine", holder.id),
+                ))
+            }
+            UnitKind::HalfSquad | UnitKind::Crew if mg => {}
             UnitKind::HalfSquad | UnitKind::Crew => {
                 return Err(unruled(
                     "A9.11",
-                    format!("`{}` fires `{}`: a half-squad or crew firing a SW forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id, w.id),
+                    format!("`{}` fires `{}`, a SW that is not an MG: what that costs its own FP is not ruled by the engine", holder.id, w.id),
                 ))
             }
+            UnitKind::Leader if mg && sw.len() == 1 => by_leader = Some(*holder),
             UnitKind::Leader => {
                 return Err(unruled(
                     "A9.12",
-                    format!("a leader's fire with `{}` (Area Fire, no leadership DRM) is not resolved by the engine", w.id),
+                    format!("a leader's fire with `{}` beside other SW, or with a SW that is not an MG, is not resolved by the engine", w.id),
                 ))
             }
             _ => {
@@ -351,27 +372,31 @@ pub fn assess(
                 ))
             }
         }
-        if sw[..i].iter().any(|(_, h, _)| h.id == holder.id) {
-            return Err(unruled(
-                "A9.11",
-                format!("`{}` fires two SW: it forfeits its own FP for the rest of the Player Turn, which the engine does not track", holder.id),
-            ));
-        }
     }
     let mut units = vec![];
     for id in firers {
         let Some(u) = game.units.get(id).filter(|u| !u.eliminated) else {
             return Err(unruled("A7", format!("`{id}` is no longer in play")));
         };
+        // A7.353: a unit that forfeited its own FP keeps half of it as Subsequent First Fire;
+        // with no First Fire counter (its SW fired alone, A8.1) the engine has no such fire.
+        if kind == FireKind::DefensiveFirst && game.inherent_fp_forfeited.contains(id) {
+            return Err(unruled(
+                "A7.353",
+                format!("`{id}` forfeited its own FP by the SW it fired (A9.11) and keeps half of it only as Subsequent First Fire, which the engine resolves only for a unit marked First Fire"),
+            ));
+        }
         if u.underground.is_some() {
             return Err(unruled("B8.43", format!("`{id}` fires from below ground")));
         }
         units.push(u);
     }
     // A7.53: a leader named among the firers directs the others; he must share their Location.
+    // A leader firing a SW MG himself (A9.12) directs nothing: any other leader named is the
+    // second SMC firing it with him.
     let leaders: Vec<&&Unit> = units
         .iter()
-        .filter(|u| u.kind == UnitKind::Leader)
+        .filter(|u| u.kind == UnitKind::Leader && by_leader.is_none_or(|l| l.id != u.id))
         .collect();
     let mmc: Vec<&&Unit> = units
         .iter()
@@ -381,16 +406,35 @@ pub fn assess(
     let holders: Vec<&Unit> = sw
         .iter()
         .map(|(_, h, _)| *h)
-        .filter(|h| !units.iter().any(|u| u.id == h.id))
+        .filter(|h| !mmc.iter().any(|u| u.id == h.id))
         .collect();
     let shooters: Vec<&&Unit> = mmc.iter().copied().chain(holders.iter()).collect();
+    // A9.12: one leader fires the SW MG as Area Fire, or two SMC together at full FP.
+    let partner = match by_leader {
+        Some(leader) => {
+            if shooters.len() > 1 {
+                return Err(unruled(
+                    "A9.12",
+                    format!("`{}` fires a SW MG in a Fire Group with other units' fire, which is not resolved by the engine", leader.id),
+                ));
+            }
+            if leaders.len() > 1 {
+                return Err(unruled(
+                    "A9.12",
+                    "a SW MG is fired by one leader or by two SMC together",
+                ));
+            }
+            leaders.first().copied()
+        }
+        None => None,
+    };
     if shooters.is_empty() {
         return Err(unruled(
             "A7.53",
             "a leader has no FP of his own: he directs the fire of units in his Location",
         ));
     }
-    if leaders.len() > 1 {
+    if by_leader.is_none() && leaders.len() > 1 {
         return Err(unruled(
             "A7.53",
             "only one leader directs an attack; name one",
@@ -399,7 +443,7 @@ pub fn assess(
     let mut drms = vec![];
     // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
     // otherwise: `attack::check_fire_group`).
-    let directed = if let Some(leader) = leaders.first() {
+    let directed = if let Some(leader) = leaders.first().filter(|_| by_leader.is_none()) {
         if leader.pinned || leader.cx {
             return Err(unruled(
                 "A7.53",
@@ -437,6 +481,7 @@ pub fn assess(
     for u in &shooters {
         let why = match u.kind {
             UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew => None,
+            UnitKind::Leader if by_leader.is_some() => None,
             UnitKind::Hero => Some(("A15", "a hero's fire")),
             _ => Some(("A7", "fire by a unit that is not an MMC")),
         };
@@ -612,15 +657,15 @@ pub fn assess(
                     format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
                 ))
             }
-            1 if !upper => (fp * 4, "PBF ×2 (A7.21)"),
+            1 if !upper => (fp * 4, "PBF ×2 (A7.21)".to_string()),
             1 => {
                 return Err(unruled(
                     "A7.21",
                     format!("`{id}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine"),
                 ))
             }
-            r if r <= normal => (fp * 2, ""),
-            r if r <= normal * 2 => (fp, "long range ×½ (A7.22)"),
+            r if r <= normal => (fp * 2, String::new()),
+            r if r <= normal * 2 => (fp, "long range ×½ (A7.22)".to_string()),
             _ => {
                 return Err(unruled(
                     "A7.22",
@@ -631,14 +676,20 @@ pub fn assess(
             }
         };
         // Area Fire halves the FP of a unit that fires again after First Fire (A8.3, A8.31,
-        // A8.4); both are within its normal range, so a half point is the finest fraction.
-        let (fp_halves, multiplier) = match area_rule(game, kind, &id) {
+        // A8.4), of one that keeps only half its forfeited FP (A7.353), and of a SW MG a
+        // leader fires alone (A9.12); a quarter point is finer than the engine keeps.
+        let area = if weapon && by_leader.is_some() && partner.is_none() {
+            Some("A9.12")
+        } else {
+            area_rule(game, kind, &id)
+        };
+        let (fp_halves, multiplier) = match area {
             None => (fp_halves, multiplier),
-            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(multiplier, rule)),
+            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(&multiplier, rule)),
             Some(rule) => {
                 return Err(unruled(
                     rule,
-                    format!("`{id}`'s FP would be halved twice: Area Fire at long range is not resolved by the engine"),
+                    format!("`{id}`'s FP would be halved twice: Area Fire at long range leaves a quarter point, which the engine does not keep"),
                 ))
             }
         };
@@ -646,10 +697,10 @@ pub fn assess(
             if game.opportunity_fire.contains(&u.id) {
                 // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
                 // unhalved, and without Assault Fire's bonus (A7.36).
-                (fp_halves, opportunity(multiplier))
+                (fp_halves, opportunity(&multiplier))
             } else {
                 // Assault Fire is the squad's own FP's (A7.36), not its SW's.
-                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, multiplier)?
+                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, &multiplier)?
             }
         } else {
             (fp_halves, multiplier)
@@ -792,6 +843,7 @@ pub fn assess(
         column,
         drms,
         directed,
+        by_leader: by_leader.is_some(),
         cower_columns,
         kind,
         breakdowns: sw
@@ -847,36 +899,41 @@ fn defensive_first_kind(game: &Game, firers: &[UnitId]) -> Result<FireKind, Unru
 }
 
 /// The rule by which `unit`'s FP is halved as Area Fire in this attack, if it is: Subsequent
-/// First Fire (A8.3), Final Protective Fire (A8.31), or Final Fire by a unit marked First
-/// Fire (A8.4).
+/// First Fire (A8.3), Final Protective Fire (A8.31), Final Fire by a unit marked First Fire
+/// (A8.4), or Final Fire by a unit that forfeited its inherent FP and keeps half of it at
+/// adjacent units (A7.353, refused farther at the declaration: `fire::usage`).
 fn area_rule(game: &Game, kind: FireKind, unit: &UnitId) -> Option<&'static str> {
     match kind {
         FireKind::SubsequentFirst => Some("A8.3"),
         FireKind::FinalProtective => Some("A8.31"),
         FireKind::Final if game.first_fired.contains(unit) => Some("A8.4"),
+        FireKind::Final if game.inherent_fp_forfeited.contains(unit) => Some("A7.353"),
         _ => None,
     }
 }
 
-/// A range multiplier's words with Area Fire's halving after them.
-fn with_area(multiplier: &'static str, rule: &'static str) -> &'static str {
-    match (multiplier, rule) {
-        ("", "A8.3") => "Area Fire ×½ (A8.3)",
-        ("", "A8.31") => "Area Fire ×½ (A8.31)",
-        ("", _) => "Area Fire ×½ (A8.4)",
-        (_, "A8.3") => "PBF ×2 (A7.21), Area Fire ×½ (A8.3)",
-        (_, "A8.31") => "PBF ×2 (A7.21), Area Fire ×½ (A8.31)",
-        _ => "PBF ×2 (A7.21), Area Fire ×½ (A8.4)",
+/// A range multiplier's words with Area Fire's halving after them: "PBF ×2 (A7.21), Area Fire
+/// ×½ (A8.3)"; a leader's SW MG says whose fire it is (A9.12).
+fn with_area(multiplier: &str, rule: &str) -> String {
+    let area = if rule == "A9.12" {
+        "fired by a leader as Area Fire ×½ (A9.12)".to_string()
+    } else {
+        format!("Area Fire ×½ ({rule})")
+    };
+    if multiplier.is_empty() {
+        area
+    } else {
+        format!("{multiplier}, {area}")
     }
 }
 
 /// A range multiplier's words with Opportunity Fire's exemption from Advancing Fire after
 /// them (A7.25).
-fn opportunity(multiplier: &'static str) -> &'static str {
-    match multiplier {
-        "" => "Opportunity Fire, not halved (A7.25)",
-        m if m.starts_with("PBF") => "PBF ×2 (A7.21), Opportunity Fire, not halved (A7.25)",
-        _ => "long range ×½ (A7.22), Opportunity Fire, not halved (A7.25)",
+fn opportunity(multiplier: &str) -> String {
+    if multiplier.is_empty() {
+        "Opportunity Fire, not halved (A7.25)".to_string()
+    } else {
+        format!("{multiplier}, Opportunity Fire, not halved (A7.25)")
     }
 }
 
@@ -889,8 +946,8 @@ fn advancing(
     id: &str,
     assault_fire: bool,
     fp_halves: u32,
-    multiplier: &'static str,
-) -> Result<(u32, &'static str), Unruled> {
+    multiplier: &str,
+) -> Result<(u32, String), Unruled> {
     if fp_halves % 2 != 0 {
         return Err(unruled(
             "A7.24",
@@ -908,15 +965,15 @@ fn advancing(
     } else {
         halved
     };
-    let words = match (multiplier, bonus) {
-        ("", false) => "Advancing Fire ×½ (A7.24)",
-        ("", true) => "Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)",
-        (m, false) if m.starts_with("PBF") => "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24)",
-        (m, true) if m.starts_with("PBF") => {
-            "PBF ×2 (A7.21), Advancing Fire ×½ (A7.24), Assault Fire +1 (A7.36)"
-        }
-        _ => "long range ×½ (A7.22), Advancing Fire ×½ (A7.24)",
+    let mut words = if multiplier.is_empty() {
+        String::new()
+    } else {
+        format!("{multiplier}, ")
     };
+    words.push_str("Advancing Fire ×½ (A7.24)");
+    if bonus {
+        words.push_str(", Assault Fire +1 (A7.36)");
+    }
     Ok((fp_halves, words))
 }
 
@@ -1048,6 +1105,8 @@ pub fn describe(game: &Game, by: Side, firers: &[UnitId], target: Hex, into_sewe
                 },
                 if a.directed {
                     "directed: no Cowering (A7.9)".to_string()
+                } else if a.by_leader {
+                    "a leader's SW MG: no Cowering (A9.12)".to_string()
                 } else {
                     format!("doubles cower {} column(s) left (A7.9)", a.cower_columns)
                 }
@@ -1074,7 +1133,7 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
     let second = dice.roll_die()?;
     let raw = i16::from(first) + i16::from(second);
     let final_dr = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
-    let cowers = first == second && !a.directed;
+    let cowers = first == second && a.cowers();
     let column = if cowers {
         a.column.left(a.cower_columns)
     } else {

@@ -65,7 +65,7 @@ fn enemy_adjacent(game: &Game, unit: &Unit) -> bool {
 pub(crate) fn could_inflict_nmc(a: &Assessment) -> bool {
     let drm: i16 = a.drms.iter().map(|m| i16::from(m.value)).sum();
     let at_least_nmc = |r: IftResult| !matches!(r, IftResult::NoEffect | IftResult::Ptc);
-    let doubles = if a.directed {
+    let doubles = if !a.cowers() {
         Some(a.column)
     } else {
         a.column.left(a.cower_columns)
@@ -223,6 +223,7 @@ mod tests {
                 }]
             },
             directed,
+            by_leader: false,
             cower_columns: 1,
             kind: FireKind::Prep,
             breakdowns: vec![],
