@@ -430,6 +430,10 @@ enum OldEvent {
         rule: String,
         why: String,
     },
+    ConcealmentLostInCloseCombat {
+        hex: Hex,
+        revealed: Vec<protocol::game::Unit>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -924,6 +928,9 @@ fn old(event: Event) -> OldEvent {
             rule,
             why,
         },
+        Event::ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat { hex, revealed }) => {
+            OldEvent::ConcealmentLostInCloseCombat { hex, revealed }
+        }
     }
 }
 
@@ -1014,6 +1021,7 @@ const TAGS: &[&str] = &[
     "UnitsWithdrew",
     "OpportunityFireMarked",
     "SquadReduced",
+    "ConcealmentLostInCloseCombat",
 ];
 
 fn tag(event: &Event) -> String {

@@ -143,6 +143,7 @@ macro_rules! each_event {
             Event::UnitsWithdrew($e) => $body,
             Event::OpportunityFireMarked($e) => $body,
             Event::SquadReduced($e) => $body,
+            Event::ConcealmentLostInCloseCombat($e) => $body,
         }
     };
 }
@@ -244,6 +245,7 @@ into_event!(
     UnitsWithdrew,
     OpportunityFireMarked,
     SquadReduced,
+    ConcealmentLostInCloseCombat,
 );
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
@@ -345,6 +347,7 @@ pub enum Event {
     UnitsWithdrew(UnitsWithdrew),
     OpportunityFireMarked(OpportunityFireMarked),
     SquadReduced(SquadReduced),
+    ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
@@ -554,6 +557,7 @@ impl Event {
             Event::AmbushChecked(_) => "AmbushChecked",
             Event::CloseCombatDesignated(_) => "CloseCombatDesignated",
             Event::UnitsWithdrew(_) => "UnitsWithdrew",
+            Event::ConcealmentLostInCloseCombat(_) => "ConcealmentLostInCloseCombat",
             Event::UnitBypassed(_) => "UnitBypassed",
             Event::DoubleTimeDeclared(_) => "DoubleTimeDeclared",
             Event::AssaultMovementDeclared(_) => "AssaultMovementDeclared",
