@@ -1006,6 +1006,19 @@ fn check_withdrawals(
                     ],
                 ));
             }
+            // Whether a unit keeps its "?" withdrawing, and what an attack on it then does (an
+            // attack on a "?" that makes none of its own is the players', A11.19), no source at
+            // hand says: its owner is told so, and nobody else.
+            if unit.concealed {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::NotModelled,
+                    pieces![
+                        Piece::unit(id),
+                        " is concealed: the engine does not rule on a withdrawal under \"?\"; roll (`roll DR CC`) and `adjudicate`"
+                    ],
+                ));
+            }
             stack.push(unit);
         }
         movement::withdrawal(game, by, &stack, w.to)?;
