@@ -11,6 +11,13 @@
 //! would tell the ATTACKER where they are. Instead, as the APh ends, a hidden unit sharing its
 //! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
 //! counts as any concealed unit does.
+//!
+//! Concealed units (A11.19, A12.14): the engine resolves a CC with a "?" in it only where no
+//! Ambush check is owed (a Melee carried on), since concealment's Ambush drm is not sourced
+//! (`concealment_unresolved`). There a "?" is looked at only where its own side names it as an
+//! attacker; attacking, it loses its "?" as the CC is resolved (`ConcealmentLostInCloseCombat`),
+//! and an attack on it is halved; an attack on a "?" that makes no attack of its own is the
+//! players', so that nothing the enemy is told differs with what is under it.
 
 pub mod table;
 
