@@ -1752,3 +1752,63 @@ fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
     reveal_seen(&seen, "gq", "4-6-7");
     assert!(game.project(russian).units.contains_key("gq"));
 }
+
+/// The German's side of a new CC with a Russian "?" (`under`) he advanced into, once the
+/// players' Ambush check found none (`no-ambush`, A11.4): the "?" makes no attack, so the
+/// German's attack on it is the players' (A11.19) and he records the Melee.
+fn german_side_of_new_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let german = Viewer::Side(Side::A);
+    let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut seen = vec![];
+    let advance = Command::Advance {
+        units: vec!["g1".into()],
+        to: hex("3C3"),
+    };
+    step_seen(&mut game, Side::A, advance, &[], german, &mut seen);
+    step_seen(&mut game, Side::A, Command::Done, &[], german, &mut seen);
+    let alias = game.aliases["rq"].clone();
+    let Command::CloseCombat {
+        hex: at,
+        attacks,
+        withdrawals,
+        ..
+    } = cc(&["g1"], &[&alias])
+    else {
+        unreachable!("cc makes a CloseCombat")
+    };
+    let designation = Command::CloseCombat {
+        hex: at,
+        attacks,
+        withdrawals,
+        no_ambush: true,
+    };
+    step_seen(&mut game, Side::A, designation, &[], german, &mut seen);
+    step_seen(&mut game, Side::B, cc(&[], &[]), &[], german, &mut seen);
+    assert!(
+        game.units["rq"].concealed,
+        "a \"?\" that does not attack keeps it"
+    );
+    step_seen(
+        &mut game,
+        Side::A,
+        Command::Melee { hex: hex("3C3") },
+        &[],
+        german,
+        &mut seen,
+    );
+    (seen, game.project(german), vec![])
+}
+
+#[test]
+fn a_question_mark_in_a_new_close_combat_without_ambush_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "German",
+        german_side_of_new_cc_with("kind = \"squad\"\nratings = \"4-4-7\""),
+        german_side_of_new_cc_with(DUMMY),
+    );
+}

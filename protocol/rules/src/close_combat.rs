@@ -12,8 +12,9 @@
 //! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
 //! counts as any concealed unit does.
 //!
-//! Concealed units (A11.19, A12.14): the engine resolves a CC with a "?" in it only where no
-//! Ambush check is owed (a Melee carried on), since concealment's Ambush drm is not sourced
+//! Concealed units (A11.19, A12.14): the engine resolves a CC with a "?" in it where no Ambush
+//! check is owed (a Melee carried on), or where the players' own check found none (the
+//! ATTACKER's `no-ambush`), since concealment's Ambush drm is not sourced
 //! (`concealment_unresolved`). There a "?" is looked at only where its own side names it as an
 //! attacker; attacking, it loses its "?" as the CC is resolved (`ConcealmentLostInCloseCombat`),
 //! and an attack on it is halved; an attack on a "?" that makes no attack of its own is the
@@ -434,7 +435,16 @@ pub(super) fn decide_close_combat(
     }
     // What the engine does not resolve is said before what a designation names: a concealed
     // unit's alias would otherwise be refused as no enemy unit.
-    if let Some(why) = concealment_unresolved(game, &units).or_else(|| unresolved(&units)) {
+    // A new CC with a "?" in it: its Ambush check is the players' (`concealment_unresolved`),
+    // and the ATTACKER's `no-ambush` is their word that it found none, after which the CC is
+    // the engine's as in a Melee. Without it, or after an Ambush, the players roll it all.
+    let players_ambush = concealment_unresolved(game, &units);
+    if let Some(why) = &players_ambush {
+        if by == attacker && !no_ambush {
+            return Err(why.clone());
+        }
+    }
+    if let Some(why) = unresolved(&units) {
         return Err(why);
     }
     check_attacks(game, by, hex, &units, attacks)?;
@@ -460,11 +470,18 @@ pub(super) fn decide_close_combat(
     }
     // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
     // that their check found none has no place.
-    if no_ambush {
+    if no_ambush && players_ambush.is_none() {
         return Err(RuleViolation::new(
             "A11.4",
             ViolationKind::UnitState,
             format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
+        ));
+    }
+    if no_ambush && by != attacker {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::UnitState,
+            format!("the ATTACKER gave the players' Ambush check in {hex} with his designation; designate without `no-ambush`"),
         ));
     }
     let designated = Event::CloseCombatDesignated(CloseCombatDesignated {
@@ -472,7 +489,7 @@ pub(super) fn decide_close_combat(
         hex,
         attacks: attacks.to_vec(),
         withdrawals: withdrawals.to_vec(),
-        no_ambush: false,
+        no_ambush,
     });
     let Some(theirs) = pending else {
         return Ok(vec![designated]);
@@ -483,8 +500,8 @@ pub(super) fn decide_close_combat(
     // so revealed). Every unit named as an attacker makes or directs one: revealed as the CC
     // is resolved, before any roll, so no roll names a unit still under "?" to its enemy. An
     // Ambush's exception (the ambusher keeping its "?" while its attacks eliminate) cannot
-    // arise: the engine resolves a Location with a "?" only where no Ambush check is made
-    // (`concealment_unresolved`).
+    // arise: the engine resolves a Location with a "?" only where no Ambush is owed or the
+    // players found none (`concealment_unresolved`).
     let revealing: BTreeSet<UnitId> = theirs
         .iter()
         .chain(attacks)
@@ -1104,8 +1121,9 @@ fn unit_unresolved(u: &Unit) -> Option<RuleViolation> {
 /// under the "?" (a Dummy or a squad). Units advanced into the Location this APh, not into a
 /// Melee (`advanced_into`), call for an Ambush check, and a "?" there is the one case the
 /// engine cannot check: the drm concealment gives rests on two sources that disagree (-1,
-/// -2), and only one has an Ambush possible outside woods and buildings (A11.4 row). A Melee
-/// carried on from an earlier CCPh has no Ambush check, and its CC is the engine's.
+/// -2), and only one has an Ambush possible outside woods and buildings (A11.4 row): the
+/// players check it, and the ATTACKER's `no-ambush` says they found none. A Melee carried on
+/// from an earlier CCPh has no Ambush check, and its CC is the engine's.
 fn concealment_unresolved(game: &Game, units: &[&Unit]) -> Option<RuleViolation> {
     if !units.iter().any(|u| u.concealed) || !advanced_into(game, units) {
         return None;
@@ -1114,7 +1132,7 @@ fn concealment_unresolved(game: &Game, units: &[&Unit]) -> Option<RuleViolation>
         "A11.19",
         ViolationKind::NotModelled,
         pieces![
-            "a concealed unit is in the Location, and units advanced into it this APh: whether either side ambushes the other there (A11.4) is not ruled by the engine with a \"?\" in it; check for Ambush, roll (`roll dr CC`, `roll DR CC`) and `adjudicate`, then record the Melee if both sides remain"
+            "a concealed unit is in the Location, and units advanced into it this APh: whether either side ambushes the other there (A11.4) is the players' to check with a \"?\" in it (`roll dr CC` for each side). If neither did, the ATTACKER designates with `no-ambush` and the engine resolves the CC; after an Ambush, roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain"
         ],
     ))
 }
