@@ -1412,3 +1412,31 @@ fn roll_attack(
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A11.19: halving an attack on concealed units is doubling their defence on the CCT, so a
+    /// halved total needs no quarter points: 4 FP on a concealed 4 FP is 2 to 4, 1-2; a pinned
+    /// squad's 2 FP on a concealed 4 is 1 to 4, 1-4; a pinned leader's ½ FP on a concealed 1 is
+    /// ¼ to 1, 1-4.
+    #[test]
+    fn an_attack_on_concealed_units_is_read_at_half_its_fp() {
+        let halved = |attack_halves: u32, defence_halves: u32| {
+            CcColumn::for_odds(attack_halves, defence_halves * 2)
+                .unwrap()
+                .name()
+        };
+        assert_eq!(halved(8, 8), "1-2");
+        assert_eq!(halved(4, 8), "1-4");
+        assert_eq!(halved(1, 2), "1-4");
+        assert_eq!(CcColumn::for_odds(4, 8).unwrap().name(), "1-2");
+        assert_eq!(quarters_words(8), "2");
+        assert_eq!(quarters_words(4), "1");
+        assert_eq!(quarters_words(3), "¾");
+        assert_eq!(quarters_words(1), "¼");
+        assert_eq!(quarters_words(10), "2½");
+        assert_eq!(quarters_words(0), "0");
+    }
+}
