@@ -434,6 +434,10 @@ enum OldEvent {
         unit: UnitId,
         weapons: Vec<String>,
     },
+    ConcealmentLostInCloseCombat {
+        hex: Hex,
+        revealed: Vec<protocol::game::Unit>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -931,6 +935,9 @@ fn old(event: Event) -> OldEvent {
         Event::InherentFpForfeited(InherentFpForfeited { unit, weapons }) => {
             OldEvent::InherentFpForfeited { unit, weapons }
         }
+        Event::ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat { hex, revealed }) => {
+            OldEvent::ConcealmentLostInCloseCombat { hex, revealed }
+        }
     }
 }
 
@@ -1022,6 +1029,7 @@ const TAGS: &[&str] = &[
     "OpportunityFireMarked",
     "SquadReduced",
     "InherentFpForfeited",
+    "ConcealmentLostInCloseCombat",
 ];
 
 fn tag(event: &Event) -> String {

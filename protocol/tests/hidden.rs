@@ -1455,3 +1455,360 @@ fn a_hidden_broken_unit_keeps_no_rout_step_asked() {
         ]
     );
 }
+
+/// A Melee carried on into the German CCPh in the woods of 3C3 (both sides there from the
+/// start, nobody advancing, so no Ambush check is owed and the engine takes the CC, A11.19):
+/// the German `german` and the Russian `russian` units, each a `kind`/`ratings` block, the
+/// one named `…q` under "?".
+fn melee_with(german: (&str, &str), russian: (&str, &str)) -> Game {
+    let unit = |(id, body): (&str, &str), side: &str| {
+        format!(
+            "[[units]]\nid = \"{id}\"\nside = \"{side}\"\n{body}\nhex = \"3C3\"\n{}\n",
+            if id.ends_with('q') {
+                "concealed = true"
+            } else {
+                ""
+            }
+        )
+    };
+    let toml = format!(
+        r#"
+name = "A11.19: a ? in a Melee"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3E6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+{}
+{}"#,
+        unit(german, "german"),
+        unit(russian, "russian")
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::CloseCombat {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    game
+}
+
+const SQUAD: &str = "kind = \"squad\"\nratings = \"4-4-7\"";
+const DUMMY: &str = "kind = \"dummy\"";
+
+fn cc(attackers: &[&str], defenders: &[&str]) -> Command {
+    Command::CloseCombat {
+        hex: hex("3C3"),
+        attacks: if attackers.is_empty() {
+            vec![]
+        } else {
+            vec![protocol::command::CcAttack {
+                attackers: attackers.iter().map(|&a| a.into()).collect(),
+                defenders: defenders.iter().map(|&d| d.into()).collect(),
+            }]
+        },
+        withdrawals: vec![],
+        no_ambush: false,
+    }
+}
+
+/// Plays `command` of `side` (naming the opponent's "?" by the alias `viewer` sees), adding
+/// what `viewer` is told of it to `seen`.
+fn step_seen(
+    game: &mut Game,
+    side: Side,
+    command: Command,
+    dice: &[u8],
+    viewer: Viewer,
+    seen: &mut Vec<Viewed>,
+) {
+    let command = command_in_ids(game, side, command);
+    let before = game.clone();
+    let events = decide(
+        game,
+        side,
+        &command,
+        &mut ScriptedDice::new(dice.to_vec()).unwrap(),
+    )
+    .unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+    for e in &events {
+        apply(game, e);
+    }
+    seen.extend(seen_by(&before, viewer, &events));
+}
+
+/// The German's side of a Melee in which the Russian "?" (`under`: a squad or a Dummy) makes
+/// no CC attack: the German attacks it, naming its alias; the Russian designates none. The
+/// attack on a "?" that does not attack is the players' (A11.19), and the German records the
+/// Melee: his stream from his designation on, his projection, and his `done` refused while
+/// the Russian has not designated.
+fn german_side_of_melee_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let german = Viewer::Side(Side::A);
+    let mut game = melee_with(
+        ("g1", "kind = \"squad\"\nratings = \"4-6-7\""),
+        ("rq", under),
+    );
+    let alias = game.aliases["rq"].clone();
+    let mut seen = vec![];
+    step_seen(
+        &mut game,
+        Side::A,
+        cc(&["g1"], &[&alias]),
+        &[],
+        german,
+        &mut seen,
+    );
+    let done = decide(&game, Side::A, &Command::Done, &mut ScriptedDice::default())
+        .expect_err("the Russian designates first");
+    let told = format!(
+        "{} {:?}: {}",
+        done.rule,
+        done.kind,
+        done.render(
+            |id| protocol::game::view::name_for(&game, german, id),
+            |_| None
+        )
+    );
+    step_seen(&mut game, Side::B, cc(&[], &[]), &[], german, &mut seen);
+    assert!(
+        seen.iter().any(|v| matches!(
+            &v.event,
+            Event::FireEffectLeftToPlayers(f) if f.rule == "A11.19"
+        )),
+        "the attack on the \"?\" is the players'"
+    );
+    assert!(
+        game.units["rq"].concealed,
+        "a \"?\" that does not attack keeps it"
+    );
+    step_seen(
+        &mut game,
+        Side::A,
+        Command::Melee { hex: hex("3C3") },
+        &[],
+        german,
+        &mut seen,
+    );
+    (seen, game.project(german), vec![told])
+}
+
+#[test]
+fn a_question_mark_in_a_melee_that_makes_no_attack_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "German",
+        german_side_of_melee_with(SQUAD),
+        german_side_of_melee_with(DUMMY),
+    );
+}
+
+/// The Russian's side of a Melee in which the German ATTACKER's "?" (`under`) makes no CC
+/// attack: the German designates none, the Russian attacks the "?" by its alias, which is the
+/// players' (A11.19). His stream and projection, and his `melee` refused before he designates.
+fn russian_side_of_melee_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let russian = Viewer::Side(Side::B);
+    let mut game = melee_with(("gq", under), ("r1", SQUAD));
+    let alias = game.aliases["gq"].clone();
+    let mut seen = vec![];
+    step_seen(&mut game, Side::A, cc(&[], &[]), &[], russian, &mut seen);
+    let melee = decide(
+        &game,
+        Side::A,
+        &Command::Melee { hex: hex("3C3") },
+        &mut ScriptedDice::default(),
+    )
+    .expect_err("the Russian designates first");
+    let told = format!("{} {:?}", melee.rule, melee.kind);
+    step_seen(
+        &mut game,
+        Side::B,
+        cc(&["r1"], &[&alias]),
+        &[],
+        russian,
+        &mut seen,
+    );
+    step_seen(
+        &mut game,
+        Side::A,
+        Command::Melee { hex: hex("3C3") },
+        &[],
+        russian,
+        &mut seen,
+    );
+    (seen, game.project(russian), vec![told])
+}
+
+#[test]
+fn a_question_mark_attacking_nobody_in_a_melee_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "Russian",
+        russian_side_of_melee_with("kind = \"squad\"\nratings = \"4-6-7\""),
+        russian_side_of_melee_with(DUMMY),
+    );
+}
+
+/// Where `viewer` is told of `id` (by name, or by its ratings) in `seen`: the index of the
+/// first event that names it.
+fn first_told(seen: &[Viewed], id: &str, ratings: &str) -> Option<usize> {
+    seen.iter().position(|v| {
+        let text = serde_json::to_string(&v.event).unwrap();
+        text.contains(&format!("\"{id}\""))
+            || text.contains(&format!("`{id}`"))
+            || text.contains(ratings)
+    })
+}
+
+/// A concealed unit attacking in CC loses its "?" at the event that says so, as the CC is
+/// resolved, and its enemy learns nothing of it before: neither from the designations (his
+/// own naming its alias, or the owner's naming it as an attacker) nor from a roll.
+fn reveal_seen(seen: &[Viewed], id: &str, ratings: &str) {
+    let lost = seen
+        .iter()
+        .position(|v| matches!(v.event, Event::ConcealmentLostInCloseCombat(_)))
+        .expect("the \"?\" is lost as the CC is resolved");
+    assert_eq!(
+        first_told(seen, id, ratings),
+        Some(lost),
+        "the enemy is told of `{id}` first by the event that reveals it: {seen:#?}"
+    );
+    assert!(seen[lost].renamed.iter().any(|r| r.to == id));
+    let first_roll = seen
+        .iter()
+        .position(|v| matches!(v.event, Event::DiceRolled(_)))
+        .expect("the CC is rolled");
+    assert!(lost < first_roll, "revealed before the rolls");
+}
+
+#[test]
+fn a_concealed_defender_attacking_in_a_melee_is_revealed_as_its_attack_is_resolved() {
+    let german = Viewer::Side(Side::A);
+    let mut game = melee_with(
+        ("g1", "kind = \"squad\"\nratings = \"4-6-7\""),
+        ("rq", SQUAD),
+    );
+    let alias = game.aliases["rq"].clone();
+    let mut seen = vec![];
+    step_seen(
+        &mut game,
+        Side::A,
+        cc(&["g1"], &[&alias]),
+        &[],
+        german,
+        &mut seen,
+    );
+    assert!(game.units["rq"].concealed);
+    assert!(!game.project(german).units.contains_key("rq"));
+    step_seen(
+        &mut game,
+        Side::B,
+        cc(&["rq"], &["g1"]),
+        &[6, 6, 6, 6],
+        german,
+        &mut seen,
+    );
+    reveal_seen(&seen, "rq", "4-4-7");
+    assert!(!game.units["rq"].concealed);
+    assert!(game.project(german).units.contains_key("rq"));
+}
+
+#[test]
+fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolved() {
+    let russian = Viewer::Side(Side::B);
+    let mut game = melee_with(
+        ("gq", "kind = \"squad\"\nratings = \"4-6-7\""),
+        ("r1", SQUAD),
+    );
+    let mut seen = vec![];
+    step_seen(
+        &mut game,
+        Side::A,
+        cc(&["gq"], &["r1"]),
+        &[],
+        russian,
+        &mut seen,
+    );
+    // Designated, not yet made: the Russian still sees only the "?".
+    assert!(game.units["gq"].concealed);
+    assert!(!game.project(russian).units.contains_key("gq"));
+    let alias = game.aliases["gq"].clone();
+    step_seen(
+        &mut game,
+        Side::B,
+        cc(&["r1"], &[&alias]),
+        &[6, 6, 6, 6],
+        russian,
+        &mut seen,
+    );
+    reveal_seen(&seen, "gq", "4-6-7");
+    assert!(game.project(russian).units.contains_key("gq"));
+}
+
+/// The German's side of a new CC with a Russian "?" (`under`) he advanced into, once the
+/// players' Ambush check found none (`no-ambush`, A11.4): the "?" makes no attack, so the
+/// German's attack on it is the players' (A11.19) and he records the Melee.
+fn german_side_of_new_cc_with(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let german = Viewer::Side(Side::A);
+    let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut seen = vec![];
+    let advance = Command::Advance {
+        units: vec!["g1".into()],
+        to: hex("3C3"),
+    };
+    step_seen(&mut game, Side::A, advance, &[], german, &mut seen);
+    step_seen(&mut game, Side::A, Command::Done, &[], german, &mut seen);
+    let alias = game.aliases["rq"].clone();
+    let Command::CloseCombat {
+        hex: at,
+        attacks,
+        withdrawals,
+        ..
+    } = cc(&["g1"], &[&alias])
+    else {
+        unreachable!("cc makes a CloseCombat")
+    };
+    let designation = Command::CloseCombat {
+        hex: at,
+        attacks,
+        withdrawals,
+        no_ambush: true,
+    };
+    step_seen(&mut game, Side::A, designation, &[], german, &mut seen);
+    step_seen(&mut game, Side::B, cc(&[], &[]), &[], german, &mut seen);
+    assert!(
+        game.units["rq"].concealed,
+        "a \"?\" that does not attack keeps it"
+    );
+    step_seen(
+        &mut game,
+        Side::A,
+        Command::Melee { hex: hex("3C3") },
+        &[],
+        german,
+        &mut seen,
+    );
+    (seen, game.project(german), vec![])
+}
+
+#[test]
+fn a_question_mark_in_a_new_close_combat_without_ambush_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "German",
+        german_side_of_new_cc_with("kind = \"squad\"\nratings = \"4-4-7\""),
+        german_side_of_new_cc_with(DUMMY),
+    );
+}

@@ -2205,6 +2205,11 @@
     el("cc-ambush").textContent = ambusher
       ? `The ${sideName(state, ambusher)} ambushed here (A11.4): its attacks come first, at −1, and the other side's after, at +1, by its units still there.`
       : "";
+    // With a "?" here the referee makes no Ambush check (A11.4, A11.19): the side designating
+    // first gives the players' own, and the referee tells when it is not wanted.
+    const first = !(state.movement.cc_designated || {})[cc.hex];
+    el("cc-no-ambush-row").hidden = !(first && here.some((u) => u.concealed));
+    if (el("cc-no-ambush-row").hidden) el("cc-no-ambush").checked = false;
     const tick = (row, set, unit, role) => {
       const label = document.createElement("label");
       const input = document.createElement("input");
@@ -2258,7 +2263,8 @@
     const attacks = none ? [] : cc.rows
       .filter((r) => r.attackers.size || r.defenders.size)
       .map((r) => ({ attackers: [...r.attackers].sort(naturally), defenders: [...r.defenders].sort(naturally) }));
-    return { close_combat: { hex: cc.hex, attacks, no_ambush: false } };
+    const noAmbush = !el("cc-no-ambush-row").hidden && el("cc-no-ambush").checked;
+    return { close_combat: { hex: cc.hex, attacks, no_ambush: noAmbush } };
   }
 
   function ccLabel(command) {

@@ -11,6 +11,14 @@
 //! would tell the ATTACKER where they are. Instead, as the APh ends, a hidden unit sharing its
 //! Location with an enemy unit is placed under "?" (`hidden_in_close_combat`), and from then on
 //! counts as any concealed unit does.
+//!
+//! Concealed units (A11.19, A12.14): the engine resolves a CC with a "?" in it where no Ambush
+//! check is owed (a Melee carried on), or where the players' own check found none (the
+//! ATTACKER's `no-ambush`), since concealment's Ambush drm is not sourced
+//! (`concealment_unresolved`). There a "?" is looked at only where its own side names it as an
+//! attacker; attacking, it loses its "?" as the CC is resolved (`ConcealmentLostInCloseCombat`),
+//! and an attack on it is halved; an attack on a "?" that makes no attack of its own is the
+//! players', so that nothing the enemy is told differs with what is under it.
 
 pub mod table;
 
@@ -25,8 +33,8 @@ use game::command::{CcAttack, CcWithdrawal, Outcome};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{
-    AmbushChecked, CloseCombatDesignated, DiceRolled, FireEffectApplied, FireEffectLeftToPlayers,
-    HiddenUnitPlaced, MeleeRecorded, UnitsWithdrew,
+    AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
+    FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced, MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -151,7 +159,7 @@ fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
     let hidden_there = game
         .units_above(hex)
         .any(|u| u.hidden && game.same_location(u, units[0]));
-    if hidden_there || unresolved(&units).is_some() {
+    if hidden_there || unresolved(&units).is_some() || units.iter().any(|u| u.concealed) {
         return None;
     }
     if units.iter().any(|u| u.morale == Morale::Broken) {
@@ -164,20 +172,25 @@ fn ambush_possible(game: &Game, hex: Hex) -> Option<Vec<&Unit>> {
 /// whatever the units' state: Infantry advanced into it this APh, into woods or a building,
 /// and not into a Melee (units of both sides there that did not advance in).
 fn ambush_ground(game: &Game, hex: Hex, units: &[&Unit]) -> bool {
+    advanced_into(game, units)
+        && game.scenario.hexes.get(&hex).is_some_and(|h| {
+            matches!(
+                h.terrain,
+                Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
+            )
+        })
+}
+
+/// Whether Infantry advanced into the CC Location of `units` this APh, and not into a Melee
+/// (units of both sides there that did not advance in): what calls for an Ambush check in any
+/// terrain the check is made in (A11.4).
+fn advanced_into(game: &Game, units: &[&Unit]) -> bool {
     let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
     if !units.iter().any(|u| advanced(u)) {
         return false;
     }
     let stayed = |side: Side| units.iter().any(|u| u.side == side && !advanced(u));
-    if stayed(Side::A) && stayed(Side::B) {
-        return false;
-    }
-    game.scenario.hexes.get(&hex).is_some_and(|h| {
-        matches!(
-            h.terrain,
-            Terrain::Woods | Terrain::StoneBuilding | Terrain::WoodenBuilding
-        )
-    })
+    !(stayed(Side::A) && stayed(Side::B))
 }
 
 /// One side's Ambush drm (A11.4), each counted once for the side: +1 when any of its units
@@ -422,6 +435,15 @@ pub(super) fn decide_close_combat(
     }
     // What the engine does not resolve is said before what a designation names: a concealed
     // unit's alias would otherwise be refused as no enemy unit.
+    // A new CC with a "?" in it: its Ambush check is the players' (`concealment_unresolved`),
+    // and the ATTACKER's `no-ambush` is their word that it found none, after which the CC is
+    // the engine's as in a Melee. Without it, or after an Ambush, the players roll it all.
+    let players_ambush = concealment_unresolved(game, &units);
+    if let Some(why) = &players_ambush {
+        if by == attacker && !no_ambush {
+            return Err(why.clone());
+        }
+    }
     if let Some(why) = unresolved(&units) {
         return Err(why);
     }
@@ -444,15 +466,22 @@ pub(super) fn decide_close_combat(
         .collect();
     // What the engine would not resolve in an attack is said at its designation, not after.
     for attack in attacks {
-        assess(game, hex, attack, &withdrawing)?;
+        assess(game, hex, attack, &withdrawing, false)?;
     }
     // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
     // that their check found none has no place.
-    if no_ambush {
+    if no_ambush && players_ambush.is_none() {
         return Err(RuleViolation::new(
             "A11.4",
             ViolationKind::UnitState,
             format!("the engine checked for Ambush in {hex} as the APh ended (its drs are in the record); designate without `no-ambush`"),
+        ));
+    }
+    if no_ambush && by != attacker {
+        return Err(RuleViolation::new(
+            "A11.4",
+            ViolationKind::UnitState,
+            format!("the ATTACKER gave the players' Ambush check in {hex} with his designation; designate without `no-ambush`"),
         ));
     }
     let designated = Event::CloseCombatDesignated(CloseCombatDesignated {
@@ -460,12 +489,41 @@ pub(super) fn decide_close_combat(
         hex,
         attacks: attacks.to_vec(),
         withdrawals: withdrawals.to_vec(),
-        no_ambush: false,
+        no_ambush,
     });
     let Some(theirs) = pending else {
         return Ok(vec![designated]);
     };
     let mut events = vec![designated];
+    // A11.19, A12.14: a concealed unit loses its "?" in the CCPh by making or directing a CC
+    // attack (and by Casualty Reduction, which the engine reaches only in an attack on units
+    // so revealed). Every unit named as an attacker makes or directs one: revealed as the CC
+    // is resolved, before any roll, so no roll names a unit still under "?" to its enemy. An
+    // Ambush's exception (the ambusher keeping its "?" while its attacks eliminate) cannot
+    // arise: the engine resolves a Location with a "?" only where no Ambush is owed or the
+    // players found none (`concealment_unresolved`).
+    let revealing: BTreeSet<UnitId> = theirs
+        .iter()
+        .chain(attacks)
+        .flat_map(|a| &a.attackers)
+        .filter(|id| game.units.get(*id).is_some_and(|u| u.concealed))
+        .cloned()
+        .collect();
+    if !revealing.is_empty() {
+        events.push(Event::ConcealmentLostInCloseCombat(
+            ConcealmentLostInCloseCombat {
+                hex,
+                revealed: revealing
+                    .iter()
+                    .map(|id| {
+                        let mut shown = game.units[id].clone();
+                        shown.concealed = false;
+                        shown
+                    })
+                    .collect(),
+            },
+        ));
+    }
     let mut first_draw = game.dice_drawn;
     let mut eliminated: BTreeSet<UnitId> = BTreeSet::new();
     // Units whose Casualty Reduction left their CC FP for the players to enter (a squad's
@@ -502,7 +560,45 @@ pub(super) fn decide_close_combat(
                 _ => attack.clone(),
             };
             let attack = &attack;
-            let mut assessed = assess(game, hex, attack, &withdrawing)?;
+            // A11.19: an attack on a "?" that made no CC attack of its own is the players':
+            // what befalls a Dummy attacked in CC rests on one source, and a squad under "?"
+            // must be treated as a Dummy would be, or the difference would tell what it is.
+            let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
+            if on_concealed && !attack.defenders.iter().all(|d| revealing.contains(d)) {
+                partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: "A11.19".into(),
+                    why: format!(
+                        "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                        game.side_name(side),
+                        attack
+                            .attackers
+                            .iter()
+                            .map(|a| format!("`{a}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }));
+                continue;
+            }
+            let assessed = assess(game, hex, attack, &withdrawing, true);
+            // Worked out whole only now that its concealed defenders are revealed, what the
+            // engine does not resolve in it is the players' (the words tell nothing hidden).
+            let mut assessed = match assessed {
+                Err(why) if on_concealed => {
+                    partial = true;
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                        target: hex,
+                        unit: None,
+                        rule: why.rule.clone(),
+                        why: why.to_string(),
+                    }));
+                    continue;
+                }
+                other => other?,
+            };
             if let Some(a) = ambusher {
                 let (value, reason) = if a == side {
                     (-1, "Ambush")
@@ -762,6 +858,21 @@ fn check_attacks(
                 "each CC attack names its attacking units and the enemy units they attack",
             ));
         }
+        // A11.19: an attack on concealed units is halved; on concealed and Known units at once
+        // it would be halved for some of them only, which one DR cannot be ([LD] alone says
+        // how the stack is then attacked): the players roll it.
+        let concealed = attack
+            .defenders
+            .iter()
+            .filter(|d| game.units.get(*d).is_some_and(|u| u.concealed))
+            .count();
+        if concealed != 0 && concealed != attack.defenders.len() {
+            return Err(RuleViolation::new(
+                "A11.19",
+                ViolationKind::NotModelled,
+                format!("one CC attack in {hex} names concealed and Known units together: the engine does not resolve that attack; attack them apart, or roll (`roll DR CC`) and `adjudicate`"),
+            ));
+        }
         for id in &attack.attackers {
             let unit = super::own_unit(game, by, id)?;
             if !units.iter().any(|u| u.id == unit.id) {
@@ -773,6 +884,23 @@ fn check_attacks(
                         format!(" is not in the CC Location of {hex}")
                     ],
                 ));
+            }
+            // A unit under "?" is looked at only here, by its own side: what it is stays
+            // unsaid to the enemy (`unresolved`). A Dummy has no FP to attack with (A11.11).
+            if unit.concealed {
+                if unit.kind == UnitKind::Dummy {
+                    return Err(RuleViolation::with(
+                        "A11.11",
+                        ViolationKind::UnitState,
+                        pieces![
+                            Piece::unit(id),
+                            " is a Dummy: it has no FP and makes no CC attack"
+                        ],
+                    ));
+                }
+                if let Some(why) = unit_unresolved(unit) {
+                    return Err(why);
+                }
             }
             // A11.16: a broken unit defends in CC but makes no attack.
             if unit.morale == Morale::Broken {
@@ -902,6 +1030,19 @@ fn check_withdrawals(
                     ],
                 ));
             }
+            // Whether a unit keeps its "?" withdrawing, and what an attack on it then does (an
+            // attack on a "?" that makes none of its own is the players', A11.19), no source at
+            // hand says: its owner is told so, and nobody else.
+            if unit.concealed {
+                return Err(RuleViolation::with(
+                    "A11.2",
+                    ViolationKind::NotModelled,
+                    pieces![
+                        Piece::unit(id),
+                        " is concealed: the engine does not rule on a withdrawal under \"?\"; roll (`roll DR CC`) and `adjudicate`"
+                    ],
+                ));
+            }
             stack.push(unit);
         }
         movement::withdrawal(game, by, &stack, w.to)?;
@@ -924,8 +1065,19 @@ fn check_withdrawals(
 
 /// Why the engine does not resolve the CC of a Location with these units, if it does not: the
 /// rule it would need and which the project has not sourced twice, so that the players roll and
-/// adjudicate instead. The words name only what both sides see in the Location.
+/// adjudicate instead. The words name only what both sides see in the Location: a unit under
+/// "?" is not looked at here (what it is would show in the refusal), but where its own side
+/// names it as an attacker (`check_attacks`), and its Location is ruled on by what both sides
+/// see of it (`concealment_unresolved`).
 fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
+    units
+        .iter()
+        .filter(|u| !u.concealed)
+        .find_map(|u| unit_unresolved(u))
+}
+
+/// Why the engine does not resolve a CC in which `u` takes part, if it does not.
+fn unit_unresolved(u: &Unit) -> Option<RuleViolation> {
     let refuse = |rule: &str, why: Vec<Piece>| {
         let mut why = why;
         why.push(crate::violation::text(
@@ -933,42 +1085,56 @@ fn unresolved(units: &[&Unit]) -> Option<RuleViolation> {
         ));
         Some(RuleViolation::with(rule, ViolationKind::NotModelled, why))
     };
-    for u in units {
-        if u.concealed {
-            return refuse("A11.19", pieces!["a concealed unit is in the Location"]);
-        }
+    let rule = match u.kind {
+        UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Leader => None,
+        UnitKind::Hero => Some("A15"),
+        UnitKind::Vehicle => Some("A11.5"),
+        _ => Some("A11"),
+    };
+    if let Some(rule) = rule {
+        return refuse(
+            rule,
+            pieces![
+                Piece::unit(&u.id),
+                " is not a squad, half-squad, crew or leader"
+            ],
+        );
     }
-    for u in units {
-        let rule = match u.kind {
-            UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew | UnitKind::Leader => None,
-            UnitKind::Hero => Some("A15"),
-            UnitKind::Vehicle => Some("A11.5"),
-            _ => Some("A11"),
-        };
-        if let Some(rule) = rule {
-            return refuse(
-                rule,
-                pieces![
-                    Piece::unit(&u.id),
-                    " is not a squad, half-squad, crew or leader"
-                ],
-            );
-        }
-        // A broken unit is resolved (A11.16: it defends, never attacks); a berserk one is not.
-        if u.morale == Morale::Berserk {
-            return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]);
-        }
-        if u.kind != UnitKind::Leader && fire_power(u).is_none() {
-            return refuse(
-                "A11.11",
-                pieces![
-                    Piece::unit(&u.id),
-                    format!("'s ratings `{}` do not read as FP-range-morale", u.ratings)
-                ],
-            );
-        }
+    // A broken unit is resolved (A11.16: it defends, never attacks); a berserk one is not.
+    if u.morale == Morale::Berserk {
+        return refuse("A15", pieces![Piece::unit(&u.id), " is berserk"]);
+    }
+    if u.kind != UnitKind::Leader && fire_power(u).is_none() {
+        return refuse(
+            "A11.11",
+            pieces![
+                Piece::unit(&u.id),
+                format!("'s ratings `{}` do not read as FP-range-morale", u.ratings)
+            ],
+        );
     }
     None
+}
+
+/// Why the engine does not resolve the CC of a Location holding concealed units, if it does
+/// not, judged only by what both sides see there, so that the refusal is the same whatever is
+/// under the "?" (a Dummy or a squad). Units advanced into the Location this APh, not into a
+/// Melee (`advanced_into`), call for an Ambush check, and a "?" there is the one case the
+/// engine cannot check: the drm concealment gives rests on two sources that disagree (-1,
+/// -2), and only one has an Ambush possible outside woods and buildings (A11.4 row): the
+/// players check it, and the ATTACKER's `no-ambush` says they found none. A Melee carried on
+/// from an earlier CCPh has no Ambush check, and its CC is the engine's.
+fn concealment_unresolved(game: &Game, units: &[&Unit]) -> Option<RuleViolation> {
+    if !units.iter().any(|u| u.concealed) || !advanced_into(game, units) {
+        return None;
+    }
+    Some(RuleViolation::with(
+        "A11.19",
+        ViolationKind::NotModelled,
+        pieces![
+            "a concealed unit is in the Location, and units advanced into it this APh: whether either side ambushes the other there (A11.4) is the players' to check with a \"?\" in it (`roll dr CC` for each side). If neither did, the ATTACKER designates with `no-ambush` and the engine resolves the CC; after an Ambush, roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain"
+        ],
+    ))
 }
 
 /// An MMC's printed FP (`4-6-7` → 4): its inherent FP, what it brings to CC (A11.11).
@@ -999,8 +1165,19 @@ fn cc_halves(unit: &Unit, attacking: bool) -> u32 {
 struct Assessed {
     attack_halves: u32,
     defence_halves: u32,
+    /// The attack is on concealed units: its FP is halved (A11.19).
+    halved: bool,
     column: CcColumn,
     drms: Vec<Modifier>,
+}
+
+/// Half of `h` halves of a point, in words: 4 halves → "1", 3 → "¾".
+fn quarters_words(h: u32) -> String {
+    let fraction = ["", "¼", "½", "¾"][(h % 4) as usize];
+    match h / 4 {
+        0 if h % 4 != 0 => fraction.to_string(),
+        whole => format!("{whole}{fraction}"),
+    }
 }
 
 fn halves_words(h: u32) -> String {
@@ -1011,19 +1188,37 @@ fn halves_words(h: u32) -> String {
     }
 }
 
+/// One CC attack worked out from the position before any of the CC's attacks. `seen` is
+/// false at the designation of an attack on concealed units, which are not looked at then (what
+/// they are would show in a refusal): only the attacking side's part is checked, and the attack
+/// is worked out whole when it is resolved, its defenders' "?" lost by their own attack
+/// (`decide_close_combat`).
 fn assess(
     game: &Game,
     hex: Hex,
     attack: &CcAttack,
     withdrawing: &BTreeSet<UnitId>,
+    seen: bool,
 ) -> Result<Assessed, RuleViolation> {
     let get = |id: &UnitId| game.units.get(id).expect("checked by check_attacks");
     let attackers: Vec<&Unit> = attack.attackers.iter().map(get).collect();
     let defenders: Vec<&Unit> = attack.defenders.iter().map(get).collect();
+    // A11.19: an attack on concealed units has its FP halved. Halving the attack is doubling
+    // the defence for the odds, which keeps the totals in halves of a point.
+    let halved = defenders.iter().all(|u| u.concealed);
+    let blind = halved && !seen;
     let attack_halves = attackers.iter().map(|u| cc_halves(u, true)).sum();
-    let defence_halves = defenders.iter().map(|u| cc_halves(u, false)).sum();
-    let column = CcColumn::for_odds(attack_halves, defence_halves)
-        .expect("a CC attack names at least one defender, each with FP");
+    let defence_halves: u32 = if blind {
+        0
+    } else {
+        defenders.iter().map(|u| cc_halves(u, false)).sum()
+    };
+    let column = if blind {
+        CcColumn::for_odds(1, 1).expect("one to one is a column")
+    } else {
+        CcColumn::for_odds(attack_halves, defence_halves * if halved { 2 } else { 1 })
+            .expect("a CC attack names at least one defender, each with FP")
+    };
     let not_modelled = |rule: &str, why: Vec<Piece>| {
         let mut why = why;
         why.push(crate::violation::text(format!(
@@ -1097,6 +1292,15 @@ fn assess(
             ))
         }
     }
+    if blind {
+        return Ok(Assessed {
+            attack_halves,
+            defence_halves,
+            halved,
+            column,
+            drms,
+        });
+    }
     match cx(&defenders) {
         0 => {}
         n if n == defenders.len() => drms.push(Modifier {
@@ -1153,6 +1357,7 @@ fn assess(
     Ok(Assessed {
         attack_halves,
         defence_halves,
+        halved,
         column,
         drms,
     })
@@ -1188,9 +1393,17 @@ fn roll_attack(
         modifiers: a.drms.clone(),
         final_result,
         outcome: format!(
-            "{attacking} CC in {hex}: {} ({} FP) vs {} ({} FP), {}, Kill Number {}: {}",
+            "{attacking} CC in {hex}: {} ({} FP{}) vs {} ({} FP), {}, Kill Number {}: {}",
             list(&attack.attackers),
             halves_words(a.attack_halves),
+            if a.halved {
+                format!(
+                    ", halved to {} against concealed units, A11.19",
+                    quarters_words(a.attack_halves)
+                )
+            } else {
+                String::new()
+            },
             list(&attack.defenders),
             halves_words(a.defence_halves),
             a.column,
@@ -1198,4 +1411,32 @@ fn roll_attack(
             result.words()
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A11.19: halving an attack on concealed units is doubling their defence on the CCT, so a
+    /// halved total needs no quarter points: 4 FP on a concealed 4 FP is 2 to 4, 1-2; a pinned
+    /// squad's 2 FP on a concealed 4 is 1 to 4, 1-4; a pinned leader's ½ FP on a concealed 1 is
+    /// ¼ to 1, 1-4.
+    #[test]
+    fn an_attack_on_concealed_units_is_read_at_half_its_fp() {
+        let halved = |attack_halves: u32, defence_halves: u32| {
+            CcColumn::for_odds(attack_halves, defence_halves * 2)
+                .unwrap()
+                .name()
+        };
+        assert_eq!(halved(8, 8), "1-2");
+        assert_eq!(halved(4, 8), "1-4");
+        assert_eq!(halved(1, 2), "1-4");
+        assert_eq!(CcColumn::for_odds(4, 8).unwrap().name(), "1-2");
+        assert_eq!(quarters_words(8), "2");
+        assert_eq!(quarters_words(4), "1");
+        assert_eq!(quarters_words(3), "¾");
+        assert_eq!(quarters_words(1), "¼");
+        assert_eq!(quarters_words(10), "2½");
+        assert_eq!(quarters_words(0), "0");
+    }
 }

@@ -53,6 +53,50 @@ pub struct UnitsWithdrew {
     pub cx: Vec<UnitId>,
 }
 
+/// Concealed units in the CC Location of `hex` made (or directed) a CC attack, and so lost
+/// their "?" as that attack was resolved (A11.19, A12.14): `revealed` are those units as both
+/// sides now see them. Sent before the rolls of the CC it belongs to, so no viewer reads an
+/// attack by a unit still hidden from it under its "?".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConcealmentLostInCloseCombat {
+    pub hex: Hex,
+    pub revealed: Vec<crate::Unit>,
+}
+
+impl Fact for ConcealmentLostInCloseCombat {
+    /// None: the event is how the enemy comes to see the units it reveals, so it is not
+    /// withheld for their sake.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        for unit in &self.revealed {
+            if let Some(u) = game.units.get_mut(&unit.id) {
+                u.concealed = false;
+            }
+        }
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // The units it reveals are seen by both sides from this event on: every viewer
+        // receives them whole, as a blocked entry's revealed units are received.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ConcealmentLostInCloseCombat { hex, revealed } = self;
+        let shown: Vec<String> = revealed
+            .iter()
+            .map(|u| format!("{} {}", u.id, u.ratings))
+            .collect();
+        format!(
+            "in the Close Combat in {hex} concealed units attack and lose their \"?\" (A11.19, A12.14): {}",
+            shown.join(", ")
+        )
+    }
+}
+
 impl Fact for CloseCombatDesignated {
     fn units(&self) -> Vec<&UnitId> {
         self.attacks

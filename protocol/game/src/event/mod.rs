@@ -160,6 +160,7 @@ macro_rules! each_event {
             Event::OpportunityFireMarked($e) => $body,
             Event::SquadReduced($e) => $body,
             Event::InherentFpForfeited($e) => $body,
+            Event::ConcealmentLostInCloseCombat($e) => $body,
         }
     };
 }
@@ -279,6 +280,7 @@ into_event!(
     OpportunityFireMarked,
     SquadReduced,
     InherentFpForfeited,
+    ConcealmentLostInCloseCombat,
 );
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
@@ -381,6 +383,7 @@ pub enum Event {
     OpportunityFireMarked(OpportunityFireMarked),
     SquadReduced(SquadReduced),
     InherentFpForfeited(InherentFpForfeited),
+    ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
