@@ -535,6 +535,7 @@ impl Connection {
             other => Err(message_name(&other)),
         })
         .await
+        .and_then(checked_new_game)
     }
 
     /// Sets (or with `NotifyTarget::Off` removes) the seat's notification targets with the
@@ -798,11 +799,50 @@ impl Connection {
 }
 
 /// The game a position the server sent shows, to apply the events that follow it; a position
-/// of a format this client does not read is the server's frame it cannot understand.
+/// of a format this client does not read is the server's frame it cannot understand, and so is
+/// one whose scenario names things in words no scenario file may hold (a terminal escape in
+/// a side's name): the client prints those names in many places, and a server is hostile.
 fn game_of(position: Position) -> Result<Game, ConnectionError> {
-    position
+    let game = position
         .into_game()
-        .map_err(|e| ConnectionError::Malformed(e.to_string()))
+        .map_err(|e| ConnectionError::Malformed(e.to_string()))?;
+    game.scenario
+        .check_words()
+        .map_err(|e| ConnectionError::Malformed(format!("the position's scenario: {e}")))?;
+    Ok(game)
+}
+
+/// The `created` reply as the client may print it: the game's id, its tokens and the server's
+/// public address go into the links and commands `asl new` prints and saves, and the sides'
+/// names beside them, so each is held to text with no control or bidi character.
+fn checked_new_game(created: NewGame) -> Result<NewGame, ConnectionError> {
+    let NewGame {
+        game,
+        sides,
+        tokens,
+        public_url,
+    } = &created;
+    let words = [
+        ("game id", game.as_str()),
+        ("token", tokens.side_a.as_str()),
+        ("token", tokens.side_b.as_str()),
+        ("token", tokens.spectator.as_str()),
+        ("side id", sides[0].id.as_str()),
+        ("side id", sides[1].id.as_str()),
+        ("side name", sides[0].name.as_str()),
+        ("side name", sides[1].name.as_str()),
+    ]
+    .into_iter()
+    .chain(public_url.as_deref().map(|url| ("public address", url)));
+    for (what, text) in words {
+        if !crate::plain(text) {
+            return Err(ConnectionError::Malformed(format!(
+                "the `created` reply gives a {what} holding control or bidi characters: {}",
+                crate::printable(text)
+            )));
+        }
+    }
+    Ok(created)
 }
 
 /// The version a message reports, if any: a stream event's `seq` or a reply's `version`.
@@ -851,6 +891,88 @@ fn message_name(message: &ServerMessage) -> &'static str {
 mod tests {
     use super::*;
     use protocol::event::GameEnded;
+
+    const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+    /// A hostile server's position naming a side with a terminal escape is a frame the client
+    /// will not read: `asl state`, `watch` and `play` print the sides' and scenario's names.
+    #[test]
+    fn a_position_whose_names_drive_a_terminal_is_malformed() {
+        use protocol::ReadScenario;
+        let scenario = protocol::Scenario::from_toml(SCENARIO).unwrap();
+        let game = Game::new(scenario.clone());
+        game_of(Position::from(game)).unwrap();
+        for (field, hostile) in [
+            ("name", "\u{1b}[2JWall"),
+            ("sides[0].name", "German\rRussian wins"),
+            ("sides[1].name", "Rus\u{202e}sian"),
+        ] {
+            let mut scenario = scenario.clone();
+            match field {
+                "name" => scenario.name = hostile.into(),
+                "sides[0].name" => scenario.sides[0].name = hostile.into(),
+                _ => scenario.sides[1].name = hostile.into(),
+            }
+            let Err(e) = game_of(Position::from(Game::new(scenario))) else {
+                panic!("{hostile:?} was read");
+            };
+            assert!(matches!(e, ConnectionError::Malformed(_)), "{e:?}");
+            let text = e.to_string();
+            assert!(text.contains(field), "{text}");
+            assert!(crate::plain(&text), "{text:?}");
+        }
+    }
+
+    /// `asl new` prints and saves what `created` says: the game id, tokens and public address
+    /// go into commands and links, the sides' names beside them. A server putting a terminal
+    /// escape in any of them is refused, the words shown escaped.
+    #[test]
+    fn a_created_reply_with_control_characters_is_refused() {
+        let fair = NewGame {
+            game: "g1".into(),
+            sides: [
+                SideSpec {
+                    id: "german".into(),
+                    name: "German".into(),
+                    nationality: None,
+                },
+                SideSpec {
+                    id: "russian".into(),
+                    name: "Russian".into(),
+                    nationality: None,
+                },
+            ],
+            tokens: Tokens {
+                side_a: "ta".into(),
+                side_b: "tb".into(),
+                spectator: "ts".into(),
+            },
+            public_url: Some("wss://asl.example.org".into()),
+        };
+        assert_eq!(checked_new_game(fair.clone()).unwrap(), fair);
+        let hostile = "x\u{1b}]0;owned\u{7}";
+        let mut variants = vec![];
+        let mut v = fair.clone();
+        v.game = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.tokens.spectator = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.sides[1].name = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.public_url = Some(format!("wss://{hostile}"));
+        variants.push(v);
+        for v in variants {
+            let Err(e) = checked_new_game(v.clone()) else {
+                panic!("{v:?} was taken");
+            };
+            let text = e.to_string();
+            assert!(text.contains("control or bidi"), "{text}");
+            assert!(crate::plain(&text), "{text:?}");
+        }
+    }
 
     #[test]
     fn endpoint_adds_the_protocol_path_once() {

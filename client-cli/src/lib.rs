@@ -109,11 +109,7 @@ impl From<std::io::Error> for Failure {
 /// and the bidirectional overrides are written as `\u{..}` escapes, so no text the client
 /// prints can clear the screen, set the window title, overwrite a line or start a fake one.
 pub fn printable(text: &str) -> String {
-    let escaped = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(escaped) {
+    if plain(text) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -125,6 +121,16 @@ pub fn printable(text: &str) -> String {
         }
     }
     out
+}
+
+/// What [`printable`] escapes: control characters and the bidirectional controls.
+fn escaped(c: char) -> bool {
+    c.is_control() || protocol::board::scenario::is_bidi(c)
+}
+
+/// Whether `text` prints as it is: no character [`printable`] would escape.
+pub fn plain(text: &str) -> bool {
+    !text.chars().any(escaped)
 }
 
 /// Reads a file the user named, failing as bad input with the path in the message.
