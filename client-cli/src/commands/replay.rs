@@ -332,7 +332,11 @@ mod tests {
         assert!(take_log_page(&mut events, page(6, 6..=6)).unwrap());
         assert_eq!(events.len(), 6);
         let mut events = vec![];
-        assert!(take_log_page(&mut events, page(0, 1..=0)).unwrap());
+        let empty = LogPage {
+            version: 0,
+            events: vec![],
+        };
+        assert!(take_log_page(&mut events, empty).unwrap());
         // A page longer than a page may be.
         let mut events = vec![];
         let e = take_log_page(&mut events, page(5_000, 1..=LOG_PAGE_EVENTS_MAX + 1)).unwrap_err();
