@@ -803,6 +803,15 @@ impl Connection {
 /// one whose scenario names things in words no scenario file may hold (a terminal escape in
 /// a side's name): the client prints those names in many places, and a server is hostile.
 fn game_of(position: Position) -> Result<Game, ConnectionError> {
+    // No word of a position is free text a player wrote (notes and reasons are events'): a
+    // unit's or weapon's id, a counter's name, a side's, each held by the rules to text with
+    // no control or bidi character. One holding such a character is a hostile server's.
+    if let Some(word) = unprintable_word(&serde_json::to_value(&position).unwrap_or_default()) {
+        return Err(ConnectionError::Malformed(format!(
+            "the position holds text with control or bidi characters: {}",
+            crate::printable(&word)
+        )));
+    }
     let game = position
         .into_game()
         .map_err(|e| ConnectionError::Malformed(e.to_string()))?;
@@ -810,6 +819,23 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
         .check_words()
         .map_err(|e| ConnectionError::Malformed(format!("the position's scenario: {e}")))?;
     Ok(game)
+}
+
+/// The first string (or object key) of `value` holding a control or bidi character.
+fn unprintable_word(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
+        Value::Array(items) => items.iter().find_map(unprintable_word),
+        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
+            if crate::plain(key) {
+                unprintable_word(value)
+            } else {
+                Some(key.clone())
+            }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
 }
 
 /// The `created` reply as the client may print it. `asl new` prints commands to paste into a
@@ -941,6 +967,13 @@ mod tests {
         let scenario = protocol::Scenario::from_toml(SCENARIO).unwrap();
         let game = Game::new(scenario.clone());
         game_of(Position::from(game)).unwrap();
+        // Too long a name is refused by the scenario's own words.
+        let mut long = scenario.clone();
+        long.name = "n".repeat(protocol::board::scenario::SCENARIO_NAME_BYTES_MAX + 1);
+        let Err(e) = game_of(Position::from(Game::new(long))) else {
+            panic!("a name past its limit was read");
+        };
+        assert!(e.to_string().contains("at most"), "{e}");
         for (field, hostile) in [
             ("name", "\u{1b}[2JWall"),
             ("sides[0].name", "German\rRussian wins"),
@@ -957,9 +990,20 @@ mod tests {
             };
             assert!(matches!(e, ConnectionError::Malformed(_)), "{e:?}");
             let text = e.to_string();
-            assert!(text.contains(field), "{text}");
+            assert!(text.contains("control or bidi"), "{field}: {text}");
             assert!(crate::plain(&text), "{text:?}");
         }
+        // A unit's id, which `asl state` prints in its table and `play` completes.
+        let mut hostile = scenario.clone();
+        let mut unit = hostile.units.values().next().unwrap().clone();
+        unit.id = "g\u{1b}[2J".into();
+        hostile.units.insert(unit.id.clone(), unit);
+        let Err(e) = game_of(Position::from(Game::new(hostile))) else {
+            panic!("a unit id with an escape was read");
+        };
+        let text = e.to_string();
+        assert!(text.contains("g\\u{1b}[2J"), "{text}");
+        assert!(crate::plain(&text), "{text:?}");
     }
 
     /// `asl new` prints and saves what `created` says: the game id, tokens and public address
