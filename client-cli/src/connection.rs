@@ -35,6 +35,15 @@ pub const KEEPALIVE_AFTER: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+/// Most events a connection holds that arrived while a request waited and were not read yet:
+/// a whole game's worth of a live game's events while `asl log` pages through its history,
+/// and far more than any honest server sends before one reply.
+pub const BUFFERED_EVENTS_MAX: usize = 65_536;
+
+/// Most bytes of such events held (their frames' bytes): a server sending frames of the
+/// largest size is stopped well before the client's memory is.
+pub const BUFFERED_BYTES_MAX: usize = 256 << 20;
+
 /// The websocket address for a server given as `ws://HOST:PORT`, `wss://HOST`, or a bare
 /// `HOST:PORT` (taken as `ws://`): the protocol's path is added unless the user already wrote it.
 pub fn endpoint(server_url: &str) -> String {
@@ -260,8 +269,13 @@ impl Default for Options {
 pub struct Connection {
     socket: Socket,
     options: Options,
-    /// Events that arrived while a request waited for its reply, oldest first.
-    buffered: VecDeque<Sequenced>,
+    /// Events that arrived while a request waited for its reply, oldest first, each with the
+    /// bytes of its frame.
+    buffered: VecDeque<(Sequenced, usize)>,
+    /// The bytes of the frames of `buffered`.
+    buffered_bytes: usize,
+    /// The bytes of the frame `recv` read last.
+    last_frame_bytes: usize,
     /// The newest version of the game the server has mentioned.
     version: u64,
     /// The log's head the server last reported with the current version (`Joined`,
@@ -337,6 +351,8 @@ impl Connection {
             socket,
             options,
             buffered: VecDeque::new(),
+            buffered_bytes: 0,
+            last_frame_bytes: 0,
             version: 0,
             head: None,
             keepalive_after: KEEPALIVE_AFTER,
@@ -439,6 +455,7 @@ impl Connection {
     pub async fn recv(&mut self) -> Result<ServerMessage, ConnectionError> {
         loop {
             let frame = self.socket.next().await.ok_or(ConnectionError::Closed)??;
+            self.last_frame_bytes = frame.len();
             let decoded = match frame {
                 Message::Text(text) => wire::from_json(text.as_str()),
                 Message::Binary(bytes) => wire::from_bincode(&bytes),
@@ -482,7 +499,7 @@ impl Connection {
     /// socket. Waits as long as it takes, since the other player may be thinking, pinging the
     /// server now and then so it does not close the connection as idle.
     pub async fn next_event(&mut self) -> Result<Sequenced, ConnectionError> {
-        if let Some(event) = self.buffered.pop_front() {
+        if let Some(event) = self.pop_buffered() {
             return Ok(event);
         }
         loop {
@@ -507,7 +524,27 @@ impl Connection {
     /// Takes the oldest buffered event without touching the socket, so a caller can catch up
     /// on what arrived during a request before deciding whether to wait for more.
     pub fn pop_buffered(&mut self) -> Option<Sequenced> {
-        self.buffered.pop_front()
+        let (event, bytes) = self.buffered.pop_front()?;
+        self.buffered_bytes -= bytes;
+        Some(event)
+    }
+
+    /// Keeps an event that arrived while a request waited, within [`BUFFERED_EVENTS_MAX`] and
+    /// [`BUFFERED_BYTES_MAX`]: a server is not trusted to stop sending events before it
+    /// answers, and what the client has not read yet is held in memory.
+    fn buffer(&mut self, event: Sequenced) -> Result<(), ConnectionError> {
+        let bytes = self.last_frame_bytes;
+        if self.buffered.len() >= BUFFERED_EVENTS_MAX
+            || self.buffered_bytes + bytes > BUFFERED_BYTES_MAX
+        {
+            return Err(ConnectionError::Unexpected(format!(
+                "over {BUFFERED_EVENTS_MAX} events or {} MiB of them not yet read, sent while a reply was awaited (BUFFERED_EVENTS_MAX, BUFFERED_BYTES_MAX)",
+                BUFFERED_BYTES_MAX >> 20
+            )));
+        }
+        self.buffered_bytes += bytes;
+        self.buffered.push_back((event, bytes));
+        Ok(())
     }
 
     pub async fn create_game(
@@ -778,7 +815,7 @@ impl Connection {
         let wait = async {
             loop {
                 match self.recv().await? {
-                    ServerMessage::Event(event) => self.buffered.push_back(event),
+                    ServerMessage::Event(event) => self.buffer(event)?,
                     ServerMessage::Error { code, message } => {
                         return Err(ConnectionError::Server { code, message })
                     }
@@ -1066,6 +1103,43 @@ mod tests {
             assert!(text.contains("is not"), "{text}");
             assert!(crate::plain(&text), "{text:?}");
         }
+    }
+
+    /// A hostile server answering a request with an endless stream of events first: the
+    /// client held every one until its memory ran out (within the 30 s the reply may take);
+    /// now it stops at `BUFFERED_EVENTS_MAX` and says why.
+    #[tokio::test]
+    async fn events_without_end_before_a_reply_are_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let _ = socket.next().await;
+            for seq in 1.. {
+                let event = ServerMessage::Event(crate::follower::sequenced(
+                    seq,
+                    Event::GameEnded(GameEnded { turns_played: 1 }),
+                ));
+                if socket
+                    .send(Message::Text(wire::to_json(&event).into()))
+                    .await
+                    .is_err()
+                {
+                    return seq;
+                }
+            }
+            unreachable!()
+        });
+        let mut connection = Connection::connect(&format!("ws://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        let e = connection.get_state().await.unwrap_err();
+        assert!(e.to_string().contains("BUFFERED_EVENTS_MAX"), "{e}");
+        assert_eq!(connection.buffered.len(), BUFFERED_EVENTS_MAX);
+        drop(connection);
+        let sent = server.await.unwrap();
+        assert!(sent as usize > BUFFERED_EVENTS_MAX, "{sent}");
     }
 
     #[test]
