@@ -123,6 +123,16 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// [`printable`] line by line, keeping the line breaks: for the client's own messages, some
+/// of several lines, that may quote others' words (a failure quoting a scenario file from
+/// others). Text already made printable stays as it is.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// What [`printable`] escapes: control characters and the bidirectional controls.
 fn escaped(c: char) -> bool {
     c.is_control() || protocol::board::scenario::is_bidi(c)
@@ -142,6 +152,19 @@ pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The client's own line breaks stay; every other control character is escaped, and
+    /// text escaped once is not escaped again.
+    #[test]
+    fn printable_lines_keeps_line_breaks_only() {
+        let text = "refused:\n  `\u{1b}[2J\r\u{202e}` is not a side";
+        let shown = printable_lines(text);
+        assert_eq!(
+            shown,
+            "refused:\n  `\\u{1b}[2J\\u{d}\\u{202e}` is not a side"
+        );
+        assert_eq!(printable_lines(&shown), shown);
+    }
 
     #[test]
     fn exit_codes_tell_input_from_server_trouble() {
