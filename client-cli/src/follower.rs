@@ -43,6 +43,9 @@ pub enum FollowError {
         local: StateHash,
         server: StateHash,
     },
+    /// The stream's `GameCreated` holds a scenario whose names no scenario file may hold (a
+    /// terminal escape in a side's name): the words the client would print are refused.
+    Words { seq: u64, why: String },
 }
 
 impl fmt::Display for FollowError {
@@ -61,6 +64,11 @@ impl fmt::Display for FollowError {
                 f,
                 "the local game no longer matches the server's at version {version} (state hash \
                  {local} here, {server} on the server)"
+            ),
+            FollowError::Words { seq, why } => write!(
+                f,
+                "event #{seq} creates a game whose scenario this client will not print: {}",
+                crate::printable(why)
             ),
         }
     }
@@ -126,6 +134,17 @@ impl Follower {
                 version,
                 seq: sequenced.seq,
             });
+        }
+        // The scenario's names are printed in many places: a stream (a server's, an export's)
+        // creating a game is held to the words a scenario file may hold.
+        if let Event::GameCreated(created) = &sequenced.viewed.event {
+            created
+                .scenario
+                .check_words()
+                .map_err(|e| FollowError::Words {
+                    seq: sequenced.seq,
+                    why: e.to_string(),
+                })?;
         }
         // The stream is the viewer's own: every number is an event it may know, so the local
         // version is its count of events received, as the server's projection says.
@@ -200,6 +219,28 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// A stream (a hostile server's, a forged export's) creating a game whose side is named
+    /// with a terminal escape: the scenario's names are printed in many places (`asl state`,
+    /// `watch`, `play`, `replay`), so the game is refused before any of them.
+    #[test]
+    fn a_game_created_with_names_no_scenario_holds_is_refused() {
+        let mut scenario = Scenario::from_toml(SCENARIO).unwrap();
+        scenario.sides[1].name = "Russian\u{1b}]0;owned\u{7}".into();
+        let mut follower = Follower::new(Game::new(scenario.clone()));
+        let created = sequenced(1, Event::GameCreated(GameCreated { scenario }));
+        let e = follower.advance(&created).unwrap_err();
+        assert!(matches!(e, FollowError::Words { seq: 1, .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("sides[1].name"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text:?}");
+        assert_eq!(follower.version(), 0, "nothing applied");
+        // The scenario as its file has it is followed.
+        let scenario = Scenario::from_toml(SCENARIO).unwrap();
+        let mut follower = Follower::new(Game::new(scenario.clone()));
+        let created = sequenced(1, Event::GameCreated(GameCreated { scenario }));
+        follower.advance(&created).unwrap();
     }
 
     #[test]

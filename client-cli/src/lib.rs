@@ -109,11 +109,7 @@ impl From<std::io::Error> for Failure {
 /// and the bidirectional overrides are written as `\u{..}` escapes, so no text the client
 /// prints can clear the screen, set the window title, overwrite a line or start a fake one.
 pub fn printable(text: &str) -> String {
-    let escaped = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(escaped) {
+    if plain(text) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -127,6 +123,26 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// [`printable`] line by line, keeping the line breaks: for the client's own messages, some
+/// of several lines, that may quote others' words (a failure quoting a scenario file from
+/// others). Text already made printable stays as it is.
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What [`printable`] escapes: control characters and the bidirectional controls.
+fn escaped(c: char) -> bool {
+    c.is_control() || protocol::board::scenario::is_bidi(c)
+}
+
+/// Whether `text` prints as it is: no character [`printable`] would escape.
+pub fn plain(text: &str) -> bool {
+    !text.chars().any(escaped)
+}
+
 /// Reads a file the user named, failing as bad input with the path in the message.
 pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
@@ -136,6 +152,19 @@ pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The client's own line breaks stay; every other control character is escaped, and
+    /// text escaped once is not escaped again.
+    #[test]
+    fn printable_lines_keeps_line_breaks_only() {
+        let text = "refused:\n  `\u{1b}[2J\r\u{202e}` is not a side";
+        let shown = printable_lines(text);
+        assert_eq!(
+            shown,
+            "refused:\n  `\\u{1b}[2J\\u{d}\\u{202e}` is not a side"
+        );
+        assert_eq!(printable_lines(&shown), shown);
+    }
 
     #[test]
     fn exit_codes_tell_input_from_server_trouble() {

@@ -64,8 +64,10 @@ enum Subcommand {
 
 fn main() -> ExitCode {
     let mut cli = Cli::parse();
+    // A failure may quote others' words (a scenario file's, a save's, a server's): written
+    // with control characters and bidi overrides escaped, whatever command failed.
     if let Err(failure) = resolve_saved(&mut cli.command) {
-        eprintln!("asl: {failure}");
+        eprintln!("asl: {}", client::printable_lines(&failure.to_string()));
         return ExitCode::from(failure.exit_code());
     }
     // Each write locks stdout on its own, so the futures stay `Send`; lines are still whole.
@@ -96,7 +98,7 @@ fn main() -> ExitCode {
         Err(failure) => {
             // Whoever read our output stopped (`asl log | head`): nothing to tell them.
             if failure != Failure::Output(std::io::ErrorKind::BrokenPipe) {
-                eprintln!("asl: {failure}");
+                eprintln!("asl: {}", client::printable_lines(&failure.to_string()));
             }
             ExitCode::from(failure.exit_code())
         }

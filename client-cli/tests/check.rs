@@ -127,3 +127,35 @@ fn a_missing_scenario_names_the_path() {
     assert_eq!(failure.exit_code(), 2);
     assert!(failure.to_string().contains("nowhere.toml"), "{failure}");
 }
+
+/// A scenario file from others is quoted by its refusal (`first` naming no side is quoted
+/// back): `asl` writes every failure with control characters and bidi overrides
+/// escaped, keeping only its own line breaks, so the file cannot drive the terminal.
+#[test]
+fn a_hostile_scenario_files_refusal_reaches_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"s\"\nturns = 1\nfirst = \"\\u001b]0;owned\\u0007\\u001b[2J\\u202e\"\n\
+         sides = [{ id = \"a\", name = \"A\" }, { id = \"b\", name = \"B\" }]\n",
+    )
+    .unwrap();
+    let script = dir.path().join("x.txt");
+    std::fs::write(&script, "# nothing\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_asl"))
+        .arg("check")
+        .arg(&script)
+        .arg("--scenario")
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        !err.chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{err:?}"
+    );
+    assert!(err.contains("\\u{1b}"), "{err}");
+}

@@ -1042,6 +1042,68 @@ fn a_unit_named_in_prose_is_caught_and_one_named_by_a_piece_is_not() {
     assert!(ids_named(&game, &read_knowing_no_unit(&pieces)).is_empty());
 }
 
+/// A4.43, A12.3: recovering or dropping a support weapon names it by its id. A weapon that a
+/// unit hidden from the player possesses (the HIP squad's ATR; the LMG under the German "?")
+/// is in none of his projections, so naming it is refused in the very words a made-up id is:
+/// the refusal tells neither that the id exists nor that the "?" is a real unit holding it.
+#[test]
+fn a_weapon_a_unit_hidden_from_the_player_holds_is_refused_as_a_made_up_one_is() {
+    use protocol::game::view::name_for;
+    let refusal = |game: &Game, side: Side, command: Command, id: &str| {
+        let v = decide(game, side, &command, &mut ScriptedDice::default()).expect_err("refused");
+        let words = v.render(|u| name_for(game, Viewer::Side(side), u), |_| None);
+        (v.rule, v.kind, words.replace(id, "WEAPON"))
+    };
+    let pick_up = |unit: &str, weapon: &str| Command::PickUp {
+        unit: unit.into(),
+        weapon: weapon.into(),
+    };
+    let drop = |unit: &str, weapon: &str| Command::Drop {
+        unit: unit.into(),
+        weapon: weapon.into(),
+    };
+    let mut game = start();
+    to_german_mph(&mut game);
+    for make in [pick_up, drop] {
+        let made_up = refusal(&game, Side::A, make("ga", "nope"), "nope");
+        // The Russian HIP squad's ATR.
+        assert_eq!(refusal(&game, Side::A, make("ga", "atr"), "atr"), made_up);
+    }
+    // The Russian MPh: the German LMG is under the "?" of 20D5.
+    while !(game.clock.phase() == protocol::phase::Phase::Movement && game.attacker() == Side::B) {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    assert!(game.units["hq467"].concealed);
+    for make in [pick_up, drop] {
+        let made_up = refusal(&game, Side::B, make("rk", "nope"), "nope");
+        assert_eq!(refusal(&game, Side::B, make("rk", "lmg"), "lmg"), made_up);
+    }
+    // Named among an attack's firers (A9.1), before a weapon of his own that may not fire
+    // (the MMG has no ratings here): the unknown id is refused first either way.
+    let mut game = start();
+    while game.clock.phase() != protocol::phase::Phase::PrepFire {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let attack = |first: &str| Command::DeclareAttack {
+        firers: vec![first.into(), "mmg".into()],
+        target: hex("20H5"),
+        into_sewer: false,
+    };
+    let made_up = refusal(&game, Side::A, attack("nope"), "nope");
+    assert_eq!(refusal(&game, Side::A, attack("atr"), "atr"), made_up);
+    let mut game = start();
+    to_german_mph(&mut game);
+    while !(game.clock.phase() == protocol::phase::Phase::Movement && game.attacker() == Side::B) {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    // A weapon the player may know of is still refused for what it is.
+    let (_, _, words) = refusal(&game, Side::B, pick_up("rk", "mmg"), "mmg");
+    assert!(words.contains("is possessed by"), "{words}");
+}
+
 /// `game` as it would be had each side's secrets been other ones: every unit under "?" of
 /// the other kind (a dummy for a real unit, a squad for a dummy) and broken where it was in
 /// Good Order, and every hidden (HIP) unit gone with what it holds. What either side's

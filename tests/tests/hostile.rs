@@ -845,13 +845,20 @@ fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
         s += &unit(&format!("{i:04}{}", "u".repeat(id_len - 4)), i);
     }
     out.push(("long unit ids", s));
-    // The longest name, of characters JSON must escape.
-    let base = head("") + &map + &unit("a", 0) + &unit("b", 1);
-    let name = "\\u0001".repeat(fill(base.len() + 1024, 6));
-    out.push((
-        "escaped name",
-        head(&name) + &map + &unit("a", 0) + &unit("b", 1),
-    ));
+    // The longest name a scenario may carry (`SCENARIO_NAME_BYTES_MAX`), of characters JSON
+    // must escape (a quote and a backslash, each written in two bytes), with the units' ids
+    // filling the rest of the file. A name of control characters, which JSON writes six bytes
+    // each, is refused by the scenario itself, as the other player is shown it
+    // (`every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused`).
+    let name = "\\\"\\\\".repeat(protocol::scenario::SCENARIO_NAME_BYTES_MAX / 2);
+    let base = head(&name) + &map;
+    let skeleton: usize = base.len() + (0..UNITS_MAX).map(|i| unit("", i).len()).sum::<usize>();
+    let id_len = fill(skeleton + 1024, UNITS_MAX);
+    let mut s = base;
+    for i in 0..UNITS_MAX {
+        s += &unit(&format!("{i:04}{}", "e".repeat(id_len - 4)), i);
+    }
+    out.push(("escaped name", s));
     for (what, s) in &out {
         assert!(s.len() <= SCENARIO_BYTES_MAX, "{what}: {}", s.len());
         assert!(s.len() > SCENARIO_BYTES_MAX - 4096, "{what}: {}", s.len());
@@ -866,6 +873,19 @@ fn scenarios_at_the_limits() -> Vec<(&'static str, String)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_inside_the_limits_fits_the_frame_limit_or_is_refused() {
     let (_dir, server) = start(start_config()).await;
+    // A name of control characters fills a frame six bytes a character once JSON writes it:
+    // refused by the scenario, naming its field, before any frame is made of it.
+    let mut c = Connection::connect(&server.url).await.unwrap();
+    let controls = format!(
+        "name = \"{}\"\nturns = 1\nfirst = \"german\"\nsides = [{{ id = \"german\", name = \"German\" }}, {{ id = \"russian\", name = \"Russian\" }}]\n[[area]]\nfrom = \"1A1\"\nto = \"1B2\"\nterrain = \"open_ground\"\n",
+        "\\u0001".repeat(100)
+    );
+    let e = c
+        .create_game(&controls, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("name") && e.contains("control or bidi"), "{e}");
     for (what, scenario) in scenarios_at_the_limits() {
         let mut c = Connection::connect(&server.url).await.unwrap();
         let created = match c.create_game(&scenario, None).await {

@@ -5,16 +5,17 @@
 
 use super::verify::{check, read_export};
 use super::ServerArg;
-use crate::connection::{Connection, ConnectionError};
+use crate::connection::{Connection, ConnectionError, LogPage};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
 use protocol::event::GameCreated;
+use protocol::export::EXPORT_EVENTS_MAX;
 use protocol::export::{render_position, replay_to, Moment};
 use protocol::fair_dice::DiceStats;
 use protocol::game::view::Viewed;
 use protocol::record::stream::StreamHash;
-use protocol::wire::Sequenced;
+use protocol::wire::{Sequenced, LOG_PAGE_EVENTS_MAX};
 use protocol::{Event, Game, Side, Viewer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -150,9 +151,7 @@ async fn replay_live(
     let mut events: Vec<Sequenced> = vec![];
     loop {
         let page = connection.get_log(events.len() as u64 + 1).await?;
-        let last = page.events.last().map(|s| s.seq);
-        events.extend(page.events);
-        if last.is_none_or(|l| l >= page.version) {
+        if take_log_page(&mut events, page)? {
             break;
         }
     }
@@ -201,6 +200,38 @@ async fn replay_live(
     out.write_all(render_position(&snapshot.state).as_bytes())?;
     writeln!(out, "Log head after event {version}: {}", snapshot.head)?;
     Ok(Status::Success)
+}
+
+/// Adds a page of the log to `events`, read so far from #1; `Ok(true)` once the log is whole.
+/// A server is not trusted to stop: each page must go on from the event asked for, one number
+/// after another, and a log claiming more events than a game's export may hold
+/// (`EXPORT_EVENTS_MAX`) is refused before it is read, so a hostile server cannot fill the
+/// client's memory by paging without end.
+fn take_log_page(events: &mut Vec<Sequenced>, page: LogPage) -> Result<bool, ConnectionError> {
+    let from = events.len() as u64 + 1;
+    if page.version > EXPORT_EVENTS_MAX {
+        return Err(ConnectionError::Unexpected(format!(
+            "the server claims a log of {} events, over the {EXPORT_EVENTS_MAX} a game may hold (EXPORT_EVENTS_MAX)",
+            page.version
+        )));
+    }
+    if page.events.len() as u64 > LOG_PAGE_EVENTS_MAX {
+        return Err(ConnectionError::Unexpected(format!(
+            "a page of the log holds {} events, over the {LOG_PAGE_EVENTS_MAX} a page may",
+            page.events.len()
+        )));
+    }
+    for (expected, event) in (from..).zip(&page.events) {
+        if event.seq != expected {
+            return Err(ConnectionError::Unexpected(format!(
+                "asked for the log from #{from}, got #{} where #{expected} belongs",
+                event.seq
+            )));
+        }
+    }
+    let done = page.events.is_empty() || from + page.events.len() as u64 > page.version;
+    events.extend(page.events);
+    Ok(done)
 }
 
 /// A follower at the log's start: the scenario of its first event, `GameCreated`, applied.
@@ -261,4 +292,54 @@ fn print_stats(
             .as_bytes(),
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::follower::sequenced;
+    use protocol::event::GameEnded;
+
+    fn page(version: u64, seqs: std::ops::RangeInclusive<u64>) -> LogPage {
+        LogPage {
+            version,
+            events: seqs
+                .map(|seq| sequenced(seq, Event::GameEnded(GameEnded { turns_played: 1 })))
+                .collect(),
+        }
+    }
+
+    /// A hostile server answering every page with the same events, under a count that never
+    /// ends, filled memory page by page; now the repeat is refused at once, and so is a count
+    /// no game's log reaches.
+    #[test]
+    fn a_server_paging_without_end_is_refused() {
+        let mut events = vec![];
+        take_log_page(&mut events, page(u64::MAX / 2, 1..=3)).unwrap_err();
+        let mut events = vec![];
+        let e = take_log_page(&mut events, page(EXPORT_EVENTS_MAX + 1, 1..=3)).unwrap_err();
+        assert!(e.to_string().contains("EXPORT_EVENTS_MAX"), "{e}");
+        assert!(events.is_empty());
+        let mut events = vec![];
+        assert!(!take_log_page(&mut events, page(1_000, 1..=3)).unwrap());
+        let e = take_log_page(&mut events, page(1_000, 1..=3)).unwrap_err();
+        assert!(e.to_string().contains("got #1 where #4 belongs"), "{e}");
+        let e = take_log_page(&mut events, page(1_000, 5..=6)).unwrap_err();
+        assert!(e.to_string().contains("#5 where #4"), "{e}");
+        assert_eq!(events.len(), 3, "nothing of a refused page is kept");
+        // An honest log: pages in order up to the count, or an empty page, end it.
+        assert!(!take_log_page(&mut events, page(6, 4..=5)).unwrap());
+        assert!(take_log_page(&mut events, page(6, 6..=6)).unwrap());
+        assert_eq!(events.len(), 6);
+        let mut events = vec![];
+        let empty = LogPage {
+            version: 0,
+            events: vec![],
+        };
+        assert!(take_log_page(&mut events, empty).unwrap());
+        // A page longer than a page may be.
+        let mut events = vec![];
+        let e = take_log_page(&mut events, page(5_000, 1..=LOG_PAGE_EVENTS_MAX + 1)).unwrap_err();
+        assert!(e.to_string().contains("a page may"), "{e}");
+    }
 }

@@ -237,5 +237,70 @@ pub fn check(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    result
+    let verified = result?;
+    // An export is a file from others, and `verify` and `replay` print its scenario's and
+    // sides' names: held to the words a scenario file may hold, as the server holds every
+    // scenario it creates a game from (a terminal escape in a side's name is refused).
+    verified
+        .game
+        .scenario
+        .check_words()
+        .map_err(|e| export::VerifyError {
+            at: export::Where::Event(1),
+            why: format!("its scenario is not one a scenario file may give: {e}"),
+        })?;
+    Ok(verified)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::chain::{seal_entry, Entry, GENESIS};
+    use protocol::record::referee::Referee;
+    use protocol::{Command, ReadScenario, Scenario, Side};
+
+    const SCENARIO: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+
+    /// A whole, consistent export of a game conceded at once, whose scenario is `scenario`:
+    /// what anyone can make without the server's key.
+    fn export_of(scenario: Scenario) -> Vec<u8> {
+        let mut referee = Referee::new(Entry::created(scenario), vec![[7; 32]]).unwrap();
+        referee
+            .play(Side::A, &Command::Concede, &mut || [8; 32])
+            .unwrap();
+        let mut prev = GENESIS;
+        let mut lines = vec![];
+        for e in referee.entries() {
+            let (bytes, hash) = seal_entry(prev, [e.seq as u8; 16], e);
+            lines.push(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+            prev = hash;
+        }
+        let header = export::Header {
+            game: "ab".repeat(16),
+            events: referee.entries().len() as u64,
+            head: prev,
+            state_hash: referee.game().state_hash(),
+            signed: None,
+        };
+        export::render(&header, &lines).into_bytes()
+    }
+
+    /// An export is a file from others: one whose scenario names a side with a terminal
+    /// escape (a chain and a replay that hold, as anyone can make) is refused before `verify`
+    /// or `replay` print a word of it, and the refusal prints no control character.
+    #[test]
+    fn an_export_whose_names_drive_a_terminal_is_refused() {
+        let fair = Scenario::from_toml(SCENARIO).unwrap();
+        check(&export_of(fair.clone()), None).unwrap();
+        let mut hostile = fair.clone();
+        hostile.name = "\u{1b}]0;owned\u{7}\u{1b}[2Jvalid: signed by the server".into();
+        let e = check(&export_of(hostile), None).unwrap_err();
+        assert_eq!(e.at, export::Where::Event(1), "{e}");
+        assert!(e.to_string().contains("name"), "{e}");
+        assert!(crate::plain(&e.to_string()), "{e:?}");
+        let mut hostile = fair;
+        hostile.sides[0].name = "German\u{202e}".into();
+        let e = check(&export_of(hostile), None).unwrap_err();
+        assert!(e.to_string().contains("sides[0].name"), "{e}");
+    }
 }

@@ -572,6 +572,37 @@ struct TunnelFile {
 }
 
 impl Scenario {
+    /// Whether the words this scenario shows both players (its name, its sides' names, its
+    /// weapons' names) are ones a scenario file may give ([`check_shown_words`],
+    /// [`check_counter_name`]). A checked scenario's are; a client holds a scenario a server
+    /// or an export sent it to the same, since it prints them in a terminal.
+    pub fn check_words(&self) -> Result<(), ScenarioError> {
+        check_shown_words(
+            "name",
+            "a scenario's name",
+            &self.name,
+            SCENARIO_NAME_BYTES_MAX,
+        )?;
+        for (i, s) in self.sides.iter().enumerate() {
+            check_shown_words(
+                &format!("sides[{i}].name"),
+                "a side's name",
+                &s.name,
+                SIDE_NAME_BYTES_MAX,
+            )?;
+        }
+        let offboard = self.setup.iter().flat_map(|s| s.weapons.values());
+        for (id, name) in self
+            .weapons
+            .values()
+            .map(|w| (&w.id, &w.name))
+            .chain(offboard.map(|w| (&w.id, &w.name)))
+        {
+            check_counter_name(&format!("weapon {id}"), name)?;
+        }
+        Ok(())
+    }
+
     /// Hands in the grids of the scenario's real boards, or why they cannot be had
     /// (`Boards::attach`); the LOS map is built afresh from them on the next question.
     pub(crate) fn set_grids(
@@ -769,6 +800,12 @@ impl File {
         if self.name.trim().is_empty() {
             return Err(refuse("name", "must not be empty"));
         }
+        check_shown_words(
+            "name",
+            "a scenario's name",
+            &self.name,
+            SCENARIO_NAME_BYTES_MAX,
+        )?;
         if self.turns == 0 || self.turns > TURNS_MAX {
             return Err(refuse("turns", format!("must be 1 to {TURNS_MAX}")));
         }
@@ -793,6 +830,18 @@ impl File {
                     "must be a non-empty word of letters, digits, - or _",
                 ));
             }
+            if s.name.trim().is_empty() {
+                return Err(refuse(
+                    format!("sides[{i}].name"),
+                    "a side is shown to the players by its name",
+                ));
+            }
+            check_shown_words(
+                &format!("sides[{i}].name"),
+                "a side's name",
+                &s.name,
+                SIDE_NAME_BYTES_MAX,
+            )?;
             if let Some(n) = &s.nationality {
                 if !crate::half_squads::NATIONALITIES.contains(&n.as_str()) {
                     return Err(refuse(
@@ -1113,6 +1162,7 @@ impl File {
         let mut offboard_weapons = BTreeMap::new();
         for (i, w) in self.weapons.iter().enumerate() {
             let field = format!("weapons[{i}]");
+            check_counter_name(&format!("{field}.name"), &w.name)?;
             if w.pp == 0 || w.pp > 10 {
                 return Err(refuse(
                     format!("{field}.pp"),
@@ -1861,6 +1911,28 @@ pub fn check_counter_name(field: &str, name: &str) -> Result<(), ScenarioError> 
     Ok(())
 }
 
+/// Longest name a scenario may carry, in bytes: more than any scenario card prints.
+pub const SCENARIO_NAME_BYTES_MAX: usize = 128;
+/// Longest name a side may carry, in bytes (`German`, `Finnish Ski Troops`).
+pub const SIDE_NAME_BYTES_MAX: usize = 64;
+
+/// The scenario's own words that both players are shown (its name, its sides' names) come from
+/// whoever wrote the file, and reach the other player's terminal and page: within `max` bytes,
+/// and with no control character (an escape sequence, a carriage return) nor bidi control (which
+/// would reorder what is printed around it).
+fn check_shown_words(field: &str, what: &str, text: &str, max: usize) -> Result<(), ScenarioError> {
+    if text.len() > max {
+        return Err(refuse(field, format!("{what} is at most {max} bytes")));
+    }
+    if text.chars().any(|c| c.is_control() || is_bidi(c)) {
+        return Err(refuse(
+            field,
+            format!("{what} holds no control or bidi characters: the other player is shown it"),
+        ));
+    }
+    Ok(())
+}
+
 /// Unicode's bidirectional controls: they reorder the text around them on a screen.
 pub fn is_bidi(c: char) -> bool {
     matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
@@ -2146,6 +2218,53 @@ hex = "1B2"
         assert!(!s.setup.as_ref().unwrap().has_set_up_step());
         let e = refused(&enters.replace("turn = 1", "turn = 2"));
         assert_eq!(e.field, "units[1].enters.turn", "{e}");
+    }
+
+    /// The scenario's words both players are shown come from whoever wrote the file: a name
+    /// carrying a terminal escape, a carriage return or a bidi override, or one of any length,
+    /// is refused naming the field, so it never reaches the other player's screen.
+    #[test]
+    fn names_the_other_player_is_shown_hold_no_control_characters() {
+        let hostile = [
+            "\\u001b]0;owned\\u0007",
+            "Ger\\u001b[2Jman",
+            "German\\rRussian wins",
+            "abc\\u202edef",
+            "x\\u2066y",
+        ];
+        let weapon = "[[weapons]]\nid = \"glmg\"\nname = \"LMG\"\npp = 1\nheld_by = \"g1\"\n";
+        let base = format!("{MINIMAL}{weapon}");
+        Scenario::read_toml(&base).unwrap();
+        for bad in hostile {
+            let e = refused(&base.replace("name = \"test\"", &format!("name = \"{bad}\"")));
+            assert_eq!(e.field, "name", "{bad}: {e}");
+            assert!(e.reason.contains("control or bidi"), "{e}");
+            let e = refused(&base.replace("name = \"Russian\"", &format!("name = \"{bad}\"")));
+            assert_eq!(e.field, "sides[1].name", "{bad}: {e}");
+            assert!(e.reason.contains("control or bidi"), "{e}");
+            let e = refused(&base.replace("name = \"LMG\"", &format!("name = \"{bad}\"")));
+            assert_eq!(e.field, "weapons[0].name", "{bad}: {e}");
+        }
+        let long = "n".repeat(SCENARIO_NAME_BYTES_MAX + 1);
+        let e = refused(&base.replace("name = \"test\"", &format!("name = \"{long}\"")));
+        assert_eq!(e.field, "name", "{e}");
+        let long = "n".repeat(SIDE_NAME_BYTES_MAX + 1);
+        let e = refused(&base.replace("name = \"German\"", &format!("name = \"{long}\"")));
+        assert_eq!(e.field, "sides[0].name", "{e}");
+        let e = refused(&base.replace("name = \"German\"", "name = \" \""));
+        assert_eq!(e.field, "sides[0].name", "{e}");
+        // A scenario that came by another road than its file (a position, an export) is
+        // held to the same words.
+        let mut s = Scenario::read_toml(&base).unwrap();
+        s.check_words().unwrap();
+        s.sides[0].name = "Ger\u{1b}[2Jman".into();
+        assert_eq!(s.check_words().unwrap_err().field, "sides[0].name");
+        let mut s = Scenario::read_toml(&base).unwrap();
+        s.weapons.get_mut("glmg").unwrap().name = "LMG\u{202e}".into();
+        assert_eq!(s.check_words().unwrap_err().field, "weapon glmg");
+        // Letters of any script are words, not controls.
+        Scenario::read_toml(&base.replace("name = \"test\"", "name = \"Сталинград: Улица\""))
+            .unwrap();
     }
 
     /// A9.1, A9.7: a weapon's FP, normal range and B# are read together, or not at all.

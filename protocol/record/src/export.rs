@@ -260,9 +260,32 @@ fn header_line<'a>(line: Option<&'a [u8]>, key: &'static str) -> Result<&'a str,
         .ok_or_else(|| {
             at(
                 Where::Header(key),
-                format!("expected `{key} …`, found `{text}`"),
+                format!("expected `{key} …`, found `{}`", quoted(text)),
             )
         })
+}
+
+/// Most characters of a file's own text an error quotes.
+const QUOTED_CHARS_MAX: usize = 64;
+
+/// A file's own text as an error quotes it: an export is a file from others, and its errors
+/// are printed in terminals (`asl verify`, `asl replay`) and sent to the page (`review`), so
+/// control characters and bidi controls are written as escapes, and the quote is cut at
+/// [`QUOTED_CHARS_MAX`] characters.
+fn quoted(text: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == QUOTED_CHARS_MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || board::scenario::is_bidi(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
@@ -279,7 +302,10 @@ fn parse_header(lines: &mut Lines<'_>) -> Result<Header, VerifyError> {
     } else {
         return Err(at(
             Where::Header(MAGIC),
-            format!("format {format} is not one this version reads ({FORMAT} or {FORMAT_SIGNED})"),
+            format!(
+                "format {} is not one this version reads ({FORMAT} or {FORMAT_SIGNED})",
+                quoted(format)
+            ),
         ));
     };
     let game = header_line(lines.next(), "game")?;
@@ -1076,6 +1102,28 @@ mod tests {
 
     fn verify_text(text: &str) -> Result<Verified, VerifyError> {
         verify(text.as_bytes(), &mut |_, _| {})
+    }
+
+    /// An export is a file from others: a header line holding a terminal escape, a bidi
+    /// override or a whole screen of text is quoted by its error escaped and cut short, so
+    /// `asl verify` and `asl replay` print no control character of it.
+    #[test]
+    fn a_header_lines_own_text_is_quoted_escaped() {
+        let text = export(&full_game());
+        let hostile = format!("\u{1b}]0;owned\u{7}\u{202e}{}", "x".repeat(10_000));
+        for (from, to) in [
+            ("game ", format!("{hostile} ")),
+            (&format!("{MAGIC} "), format!("{MAGIC} {hostile}")),
+        ] {
+            let forged = text.replacen(from, &to, 1);
+            let e = verify_text(&forged).unwrap_err().to_string();
+            assert!(
+                !e.chars().any(|c| c.is_control() || c == '\u{202e}'),
+                "{e:?}"
+            );
+            assert!(e.contains("\\u{1b}]0;owned"), "{e}");
+            assert!(e.len() < 300, "{} bytes", e.len());
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub(super) fn declare(
     super::check_named_once(firers, "A7", " among the firers")?;
     // A support weapon named among the firers fires in the hands of the unit possessing it
     // (A9.1, A9.11): that unit's LOS and line of fire are the weapon's.
-    let (weapons, firers) = resolution::split_firers(game, firers);
+    let (weapons, firers) = resolution::split_firers(game, by, firers);
     let mut shooters = firers.clone();
     for id in &weapons {
         let holder = check_weapon(game, by, id)?;

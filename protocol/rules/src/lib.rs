@@ -560,7 +560,7 @@ pub(crate) fn own_weapon<'g>(
 ) -> Result<(&'g game::Weapon, &'g UnitId), RuleViolation> {
     let unknown = || crate::violation::no_such_unit(id, " in this game");
     let given = || Piece::Given(id.to_string());
-    let w = game.weapons.get(id).ok_or_else(unknown)?;
+    let w = known_weapon(game, by, id).ok_or_else(unknown)?;
     let Some(holder) = &w.held_by else {
         return Err(RuleViolation::with(
             rule,
@@ -570,9 +570,6 @@ pub(crate) fn own_weapon<'g>(
     };
     let unit = game.units.get(holder).ok_or_else(unknown)?;
     if unit.side != by {
-        if unit.hidden || unit.concealed {
-            return Err(unknown());
-        }
         return Err(RuleViolation::with(
             rule,
             ViolationKind::NotYourUnit,
@@ -580,6 +577,20 @@ pub(crate) fn own_weapon<'g>(
         ));
     }
     Ok((w, holder))
+}
+
+/// The support weapon `id` as `by` may know of it: `None` when the game has no weapon by that
+/// id, and when a unit `by` may not know of possesses it (the enemy's hidden unit, or one under
+/// his "?", A12.3): such a weapon is in none of `by`'s projections, so every act naming a weapon
+/// looks it up here and a refusal reads it as the made-up id it is to him, telling neither that
+/// it exists nor that the "?" holding it is a real unit.
+pub(crate) fn known_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Option<&'g game::Weapon> {
+    let w = game.weapons.get(id)?;
+    match w.held_by.as_ref().map(|holder| game.units.get(holder)) {
+        Some(None) => None,
+        Some(Some(unit)) if unit.side != by && (unit.hidden || unit.concealed) => None,
+        _ => Some(w),
+    }
 }
 
 /// What every act of a counter the engine does not rule on is told: the players move, remove

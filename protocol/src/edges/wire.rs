@@ -29,6 +29,22 @@ pub const WIRE_PATH: &str = "/v1";
 /// browser never sends, so no server or proxy log ever records the token.
 pub const WATCH_PATH: &str = "/watch";
 
+/// Whether `url` may be a server's public address (`created`'s `public_url`): `asl new` prints
+/// it inside commands to paste into a shell (`asl play --server URL …`) and links, so it is
+/// written in a URL's letters, digits and `-_.:/[]%~@+,` only — no space, quote, `;`, `&`, `$`
+/// or control character — within [`PUBLIC_URL_BYTES_MAX`] bytes. The server refuses any other
+/// `--public-url` at start, and the client any other `created`.
+pub fn is_public_url(url: &str) -> bool {
+    !url.is_empty()
+        && url.len() <= PUBLIC_URL_BYTES_MAX
+        && url
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/[]%~@+,".contains(&b))
+}
+
+/// Longest public address a server may give ([`is_public_url`]).
+pub const PUBLIC_URL_BYTES_MAX: usize = 256;
+
 /// Largest frame either side sends or accepts, in bytes. A scenario file is the largest thing a
 /// client sends (limit [`SCENARIO_BYTES_MAX`](board::scenario::SCENARIO_BYTES_MAX)); a full
 /// state snapshot of a big scenario is the largest the server sends.

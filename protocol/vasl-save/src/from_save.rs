@@ -371,7 +371,7 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
                     weapons.push(ImportedWeapon {
                         id,
                         side: nationality.map(side_of),
-                        name: name.clone(),
+                        name: counter_name(name),
                         pp: *pp,
                         held_by: None,
                         hex: s.place.hex(),
@@ -505,18 +505,25 @@ pub fn import(game: &SavedGame) -> Result<Imported, ImportError> {
 /// control or bidi character, at most `COUNTER_NAME_BYTES_MAX` bytes. The save's own words
 /// stay in the report.
 fn counter_name(name: &str) -> String {
-    use board::scenario::{is_bidi, COUNTER_NAME_BYTES_MAX};
+    shown_words(name, board::scenario::COUNTER_NAME_BYTES_MAX, "counter")
+}
+
+/// Words from the save (or its file's name) as the scenario may hold words both players are
+/// shown: each control or bidi character a space, cut at `max` bytes, `fallback` when nothing
+/// is left.
+fn shown_words(text: &str, max: usize, fallback: &str) -> String {
+    use board::scenario::is_bidi;
     let mut out = String::new();
-    for c in name.chars() {
+    for c in text.chars() {
         let c = if c.is_control() || is_bidi(c) { ' ' } else { c };
-        if out.len() + c.len_utf8() > COUNTER_NAME_BYTES_MAX {
+        if out.len() + c.len_utf8() > max {
             break;
         }
         out.push(c);
     }
     let out = out.trim().to_string();
     if out.is_empty() {
-        "counter".into()
+        fallback.into()
     } else {
         out
     }
@@ -855,9 +862,13 @@ impl Imported {
         let side_id = |s: usize| self.sides[s].id.as_str();
         let mut file = FileText(String::new());
         file.comment(FILE_HEADING);
-        file.document(&NameKey {
-            name: &options.name,
-        });
+        // The name is often the save's file name, which others chose: shown to both players.
+        let name = shown_words(
+            &options.name,
+            board::scenario::SCENARIO_NAME_BYTES_MAX,
+            "Imported scenario",
+        );
+        file.document(&NameKey { name: &name });
         file.comment(TURNS_NOTE);
         file.document(&TurnsKey {
             turns: options.turns,

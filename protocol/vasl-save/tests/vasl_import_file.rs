@@ -437,3 +437,53 @@ fn a_set_up_save_loads_with_its_margin_weapons_and_its_vehicles() {
         "{piece}"
     );
 }
+
+/// A save's weapon named with a terminal escape, in a save whose file name carries one too:
+/// the file names the weapon and the scenario without them (the scenario refuses such names,
+/// as both players are shown them), and still reads back as the import.
+#[test]
+fn a_weapons_name_and_the_saves_file_name_reach_the_scenario_without_controls() {
+    let (x, y) = pixel(4, 5);
+    let squad = basic("ge/ge467S", "4-6-7 1sq");
+    // ESC separates VASSAL's commands; CSI (U+9B) starts the same sequences in one character.
+    let lmg = basic("ge/geLMG", "LMG \u{9b}2J\u{7}\u{202e}");
+    let at = format!("Main Map;{x};{y};1");
+    let commands = vec![
+        LAYOUT.to_string(),
+        writer::piece_command(
+            "1",
+            &[
+                ("mark;DBCounterType", "unit"),
+                (squad.as_str(), at.as_str()),
+            ],
+        ),
+        writer::piece_command(
+            "2",
+            &[
+                ("mark;DBCounterType", "common"),
+                (lmg.as_str(), at.as_str()),
+            ],
+        ),
+        writer::stack_command("s", "Main Map", x, y, &["1", "2"]),
+    ];
+    let game = parse(&writer::saved_game_text(&commands)).unwrap();
+    let imported = import(&game).unwrap();
+    assert_eq!(imported.weapons.len(), 1, "{imported:?}");
+    file_agrees_with_the_import(&imported, &boards()).unwrap();
+    let text = imported.to_toml(&FileOptions {
+        name: "\u{1b}[2Jbriefing\u{202e}".into(),
+        turns: 1,
+    });
+    let scenario =
+        Scenario::from_toml_on(&text, Some(&boards())).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let clean = |s: &str| {
+        !s.chars()
+            .any(|c| c.is_control() || protocol::board::scenario::is_bidi(c))
+    };
+    assert!(clean(&scenario.name), "{:?}", scenario.name);
+    assert_eq!(scenario.name, "[2Jbriefing");
+    for w in scenario.weapons.values() {
+        assert!(clean(&w.name), "{:?}", w.name);
+        assert!(w.name.starts_with("LMG"), "{:?}", w.name);
+    }
+}

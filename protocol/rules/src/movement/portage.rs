@@ -34,8 +34,10 @@ fn refuse_vehicle(unit: &Unit) -> Result<(), RuleViolation> {
     ))
 }
 
-fn weapon<'g>(game: &'g Game, id: &str) -> Result<&'g Weapon, RuleViolation> {
-    game.weapons.get(id).ok_or_else(|| {
+/// The weapon a pick-up or drop names, as `by` may know of it (`crate::known_weapon`): one a
+/// unit hidden from him possesses is refused as a made-up id is (A12.3).
+fn weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g Weapon, RuleViolation> {
+    crate::known_weapon(game, by, id).ok_or_else(|| {
         RuleViolation::with(
             "A4.43",
             ViolationKind::UnknownUnit,
@@ -58,7 +60,7 @@ pub(crate) fn decide_pick_up(
     super::refuse_advance_phase(game, by, super::RECOVERING)?;
     let unit = movers(game, by, ids, "support weapons are recovered")?[0];
     refuse_vehicle(unit)?;
-    let weapon = weapon(game, weapon_id)?;
+    let weapon = weapon(game, by, weapon_id)?;
     if let Some(holder) = &weapon.held_by {
         return Err(RuleViolation::with(
             "A4.43",
@@ -155,7 +157,7 @@ pub(crate) fn decide_drop(
     let unit = own_unit(game, by, unit_id)?;
     refuse_vehicle(unit)?;
     super::check_not_hidden(unit, "dropping a support weapon")?;
-    let weapon = weapon(game, weapon_id)?;
+    let weapon = weapon(game, by, weapon_id)?;
     if weapon.held_by.as_ref() != Some(unit_id) {
         return Err(RuleViolation::with(
             "A4.43",
