@@ -109,6 +109,9 @@ pub(super) fn declare(
         }
     }
     let firers = &firers[..];
+    // How often a leader directs fire in a phase (A7.53, A9.12); one directing his MG again
+    // on its ROF is not stopped by the Fire counter that direction put on him.
+    let directs_again = crate::fire::direction::check(game, firers, &weapons)?;
     for id in &shooters {
         let unit = own_unit(game, by, id)?;
         if !unit.is_good_order() {
@@ -134,7 +137,7 @@ pub(super) fn declare(
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
-        if !into_sewer && firers.contains(id) {
+        if !into_sewer && firers.contains(id) && !directs_again.contains(id) {
             check_fire_counters(game, &Marked::unit(unit), target)?;
         }
     }
