@@ -2194,6 +2194,41 @@ mod tests {
         );
     }
 
+    /// A9.11, A7.53: the record of the Player Turn's attacks is the whole game's: no viewer's
+    /// projection carries it, the state hash covers it without reading it as the forfeits it
+    /// follows in the encoding, and an empty record is not encoded at all.
+    #[test]
+    fn the_fire_record_is_the_whole_games_and_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        game.fire_record.push(FiredAttack {
+            phase: Phase::PrepFire,
+            firers: vec!["g1".into()],
+            weapons: vec![],
+        });
+        for viewer in [
+            Viewer::Side(Side::A),
+            Viewer::Side(Side::B),
+            Viewer::Spectator,
+        ] {
+            assert!(game.project(viewer).fire_record.is_empty(), "{viewer:?}");
+        }
+        let with_record = game.state_hash();
+        assert_ne!(
+            with_record, before,
+            "an attack recorded changes the meaning"
+        );
+        game.fire_record.clear();
+        assert_eq!(game.state_hash(), before, "an empty record is not encoded");
+        game.inherent_fp_forfeited = ["g1".to_string()].into();
+        assert_ne!(
+            game.state_hash(),
+            with_record,
+            "a forfeit by the same unit is another meaning"
+        );
+    }
+
     #[test]
     fn records_beside_the_units_name_only_what_the_viewer_may_know() {
         let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
