@@ -132,12 +132,12 @@ pub(crate) fn check(
 /// none, A8.1). A squad that did may not add a second SW MG, nor a half-squad or crew a first,
 /// the forfeit reaching the phase it fires them in (A9.11). The ATTACKER's Prep Fire counter
 /// goes on for SW fire alone too, so only the record tells for him.
-fn fired_own_fp(game: &Game, unit: &UnitId) -> bool {
+pub(crate) fn fired_own_fp(game: &Game, unit: &str) -> bool {
     let phase = game.clock.phase();
     let recorded = game
         .fire_record
         .iter()
-        .any(|a| a.phase == phase && a.firers.contains(unit));
+        .any(|a| a.phase == phase && a.firers.iter().any(|f| f == unit));
     recorded
         || match phase {
             Phase::Movement => game.first_fired.contains(unit) || game.final_fired.contains(unit),
