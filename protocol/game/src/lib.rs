@@ -449,6 +449,16 @@ pub struct Residual {
     pub fp: Option<u8>,
 }
 
+/// One attack declared in this Player Turn, as the fire rules that span a phase or a Player
+/// Turn read it (`Game::fire_record`): which units were named among its firers (their own FP,
+/// or a leader's direction) and which support weapons fired in it, in which phase.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FiredAttack {
+    pub phase: Phase,
+    pub firers: Vec<UnitId>,
+    pub weapons: Vec<String>,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
@@ -734,6 +744,16 @@ pub struct Game {
     /// they go.
     #[serde(default)]
     pub inherent_fp_forfeited: BTreeSet<UnitId>,
+    /// The attacks declared in this Player Turn, in order (`FiredAttack`): written by
+    /// `AttackDeclared` alone, read by the declaration's checks that span more than one
+    /// attack — whether a unit's own FP fired beside its SW in this phase (A9.11), and what a
+    /// leader directed in it (A7.53, A9.12). The Fire counters do not tell: the ATTACKER's Prep
+    /// Fire counter goes on for SW fire alone too. Kept in the whole game only (a projection
+    /// has none: the counters on the map are what a viewer sees of the fire). Cleared when the
+    /// Player Turn ends. Last, so positions encoded before it was added still read as far as
+    /// they go.
+    #[serde(default)]
+    pub fire_record: Vec<FiredAttack>,
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -960,6 +980,7 @@ impl Game {
             opportunity_fire: BTreeSet::new(),
             moved_weapons: BTreeSet::new(),
             inherent_fp_forfeited: BTreeSet::new(),
+            fire_record: Vec::new(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1172,6 +1193,9 @@ impl Game {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            // The whole game's record of the fire in this Player Turn: a viewer sees the Fire
+            // counters it left, not the record (an attack's firers under "?" would show).
+            fire_record: _,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1307,6 +1331,7 @@ impl Game {
             moved_weapons: moved_weapons.clone(),
             // Whose own FP is forfeited follows from fire both sides saw (A9.11).
             inherent_fp_forfeited: known_of(inherent_fp_forfeited),
+            fire_record: Vec::new(),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1565,23 +1590,37 @@ struct Meaning<'a> {
     /// (A9.11); the two sets before it are then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     inherent_fp_forfeited: Trailing<'a>,
+    /// Added after `inherent_fp_forfeited`, encoded only when an attack was declared in this
+    /// Player Turn (A9.11, A7.53); the three sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    fire_record: Trailing<'a, Vec<FiredAttack>>,
 }
 
 /// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
 /// left out while it is empty unless a set after it is encoded (`then_more`), so a game that
 /// never fills it hashes as it always did and no two meanings share an encoding.
-struct Trailing<'a> {
-    set: &'a BTreeSet<String>,
+struct Trailing<'a, T = BTreeSet<String>> {
+    set: &'a T,
+    /// Whether `set` holds nothing.
+    empty: bool,
     then_more: bool,
 }
 
-impl Trailing<'_> {
+impl<'a, T> Trailing<'a, T> {
+    fn new(set: &'a T, empty: bool, then_more: bool) -> Self {
+        Trailing {
+            set,
+            empty,
+            then_more,
+        }
+    }
+
     fn is_absent(&self) -> bool {
-        self.set.is_empty() && !self.then_more
+        self.empty && !self.then_more
     }
 }
 
-impl Serialize for Trailing<'_> {
+impl<T: Serialize> Serialize for Trailing<'_, T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.set.serialize(serializer)
     }
@@ -1625,6 +1664,7 @@ impl<'a> Meaning<'a> {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            fire_record,
         } = game;
         Meaning {
             scenario,
@@ -1655,18 +1695,24 @@ impl<'a> Meaning<'a> {
             next_alias: *next_alias,
             setup_aliases,
             setup,
-            opportunity_fire: Trailing {
-                set: opportunity_fire,
-                then_more: !moved_weapons.is_empty() || !inherent_fp_forfeited.is_empty(),
-            },
-            moved_weapons: Trailing {
-                set: moved_weapons,
-                then_more: !inherent_fp_forfeited.is_empty(),
-            },
-            inherent_fp_forfeited: Trailing {
-                set: inherent_fp_forfeited,
-                then_more: false,
-            },
+            opportunity_fire: Trailing::new(
+                opportunity_fire,
+                opportunity_fire.is_empty(),
+                !moved_weapons.is_empty()
+                    || !inherent_fp_forfeited.is_empty()
+                    || !fire_record.is_empty(),
+            ),
+            moved_weapons: Trailing::new(
+                moved_weapons,
+                moved_weapons.is_empty(),
+                !inherent_fp_forfeited.is_empty() || !fire_record.is_empty(),
+            ),
+            inherent_fp_forfeited: Trailing::new(
+                inherent_fp_forfeited,
+                inherent_fp_forfeited.is_empty(),
+                !fire_record.is_empty(),
+            ),
+            fire_record: Trailing::new(fire_record, fire_record.is_empty(), false),
         }
     }
 }
@@ -1973,6 +2019,7 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
     game.opportunity_fire.clear();
     game.moved_weapons.clear();
     game.inherent_fp_forfeited.clear();
+    game.fire_record.clear();
     let this_turn = Some((ended.turn, ended.player_turn));
     let recovering = |u: &Unit| u.pinned || (u.cx && u.cx_since != this_turn);
     if !game.units.values().any(recovering) {
@@ -2144,6 +2191,41 @@ mod tests {
             game.state_hash(),
             with_moved,
             "an Opportunity Firer of the same name is another meaning"
+        );
+    }
+
+    /// A9.11, A7.53: the record of the Player Turn's attacks is the whole game's: no viewer's
+    /// projection carries it, the state hash covers it without reading it as the forfeits it
+    /// follows in the encoding, and an empty record is not encoded at all.
+    #[test]
+    fn the_fire_record_is_the_whole_games_and_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        game.fire_record.push(FiredAttack {
+            phase: Phase::PrepFire,
+            firers: vec!["g1".into()],
+            weapons: vec![],
+        });
+        for viewer in [
+            Viewer::Side(Side::A),
+            Viewer::Side(Side::B),
+            Viewer::Spectator,
+        ] {
+            assert!(game.project(viewer).fire_record.is_empty(), "{viewer:?}");
+        }
+        let with_record = game.state_hash();
+        assert_ne!(
+            with_record, before,
+            "an attack recorded changes the meaning"
+        );
+        game.fire_record.clear();
+        assert_eq!(game.state_hash(), before, "an empty record is not encoded");
+        game.inherent_fp_forfeited = ["g1".to_string()].into();
+        assert_ne!(
+            game.state_hash(),
+            with_record,
+            "a forfeit by the same unit is another meaning"
         );
     }
 

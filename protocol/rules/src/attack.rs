@@ -109,6 +109,9 @@ pub(super) fn declare(
         }
     }
     let firers = &firers[..];
+    // How often a leader directs fire in a phase (A7.53, A9.12); one directing his MG again
+    // on its ROF is not stopped by the Fire counter that direction put on him.
+    let directs_again = crate::fire::direction::check(game, firers, &weapons)?;
     for id in &shooters {
         let unit = own_unit(game, by, id)?;
         if !unit.is_good_order() {
@@ -134,7 +137,7 @@ pub(super) fn declare(
             ));
         }
         check_line_of_fire(game, unit, target, into_sewer)?;
-        if !into_sewer && firers.contains(id) {
+        if !into_sewer && firers.contains(id) && !directs_again.contains(id) {
             check_fire_counters(game, &Marked::unit(unit), target)?;
         }
     }
@@ -442,7 +445,9 @@ impl<'a> Marked<'a> {
 /// What a Fire counter leaves a unit or a support weapon (`Marked`), the one check for both.
 /// The ATTACKER's units that fired in the PFPh are marked Prep Fire and fire no more that
 /// Player Turn — not again in the PFPh, nor in the AFPh (A7.1, A3.5); one that fired in the
-/// AFPh is marked the same way (a weapon's Prep Fire is its possessor's, checked with it).
+/// AFPh is marked the same way (a weapon's Prep Fire is its possessor's, checked with it). In
+/// the PFPh what counts is whether the unit's own FP fired (`usage::fired_own_fp`, from the
+/// record of the phase's attacks): one whose SW alone fired fires its own FP in another attack.
 /// The DEFENDER's (A8.1, A8.3, A8.31, A8.4): in the MPh what is marked First Fire fires again
 /// only as Subsequent First Fire, at a target within its normal range; what is marked Final
 /// Fire only as Final Protective Fire, at a target adjacent or in the hex it fires from. In
@@ -476,7 +481,13 @@ fn check_fire_counters(game: &Game, marked: &Marked, target: Hex) -> Result<(), 
             ),
             _ => Ok(()),
         },
-        Phase::PrepFire | Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
+        // In the PFPh a unit's own FP fires once; a unit marked Prep Fire by its SW's fire
+        // alone still fires its own FP, in another attack (A9.11, A7.53).
+        Phase::PrepFire if crate::fire::usage::fired_own_fp(game, id) => refuse(
+            "A7.1",
+            " is marked Prep Fire: its own FP has fired in this PFPh already, and a unit fires in only one fire phase of a Player Turn, once".to_string(),
+        ),
+        Phase::AdvancingFire if game.prep_fired.contains(id) => refuse(
             "A7.1",
             " is marked Prep Fire: it has fired in this Player Turn already, and a unit fires in only one fire phase of a Player Turn, once".to_string(),
         ),

@@ -13,8 +13,9 @@ use board::hex::Hex;
 use board::scenario::{Scenario, Side, UnitId};
 use game::phase::Clock;
 use game::{
-    CopyOnWrite, DeclaredAttack, Game, MovementRecord, Residual, SetupTurn, SewerDesignation,
-    TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge, WaChance, WaHipWindow, Weapon,
+    CopyOnWrite, DeclaredAttack, FiredAttack, Game, MovementRecord, Residual, SetupTurn,
+    SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge, WaChance,
+    WaHipWindow, Weapon,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 5;
+pub const POSITION_FORMAT: u32 = 6;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -72,6 +73,9 @@ pub struct Position {
     /// Units that forfeited their inherent FP for the rest of the Player Turn by the SW they
     /// fired (A9.11); added in format 5.
     pub inherent_fp_forfeited: BTreeSet<UnitId>,
+    /// The attacks declared in this Player Turn (A9.11, A7.53): in the whole game's position
+    /// only (a projection holds none, `Game::fire_record`); added in format 6.
+    pub fire_record: Vec<FiredAttack>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -140,6 +144,7 @@ impl From<Game> for Position {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            fire_record,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
         let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
@@ -178,6 +183,7 @@ impl From<Game> for Position {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            fire_record,
             names,
         }
     }
@@ -218,6 +224,7 @@ impl Position {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            fire_record,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -266,6 +273,7 @@ impl Position {
             opportunity_fire,
             moved_weapons,
             inherent_fp_forfeited,
+            fire_record,
         })
     }
 }

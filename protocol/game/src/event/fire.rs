@@ -7,7 +7,9 @@ use super::{Event, Fact};
 
 use crate::command::Outcome;
 use crate::view::Names;
-use crate::{apply_outcome, mark_defensive_fire, DeclaredAttack, Game, Phase, Residual, UnitId};
+use crate::{
+    apply_outcome, mark_defensive_fire, DeclaredAttack, FiredAttack, Game, Phase, Residual, UnitId,
+};
 use board::hex::Hex;
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
@@ -182,6 +184,15 @@ impl Fact for AttackDeclared {
         if matches!(game.clock.phase(), Phase::PrepFire | Phase::AdvancingFire) {
             game.prep_fired.extend(firers.iter().cloned());
             game.prep_fired.extend(holders);
+        }
+        // What fired in this attack, remembered for the rest of the Player Turn (A9.11,
+        // A7.53): in the whole game only, as `Game::fire_record` says.
+        if game.viewer.is_none() {
+            game.fire_record.push(FiredAttack {
+                phase: game.clock.phase(),
+                firers: firers.clone(),
+                weapons: weapons.clone(),
+            });
         }
         let wa_holders = game
             .units

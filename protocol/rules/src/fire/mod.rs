@@ -3,6 +3,7 @@
 //! DR gives there — so it stands alone, citing its rule and the sources each cell was checked
 //! against, before anything resolves an attack with it.
 
+pub(crate) mod direction;
 pub mod ift;
 pub mod resolution;
 pub(crate) mod usage;

@@ -126,17 +126,24 @@ pub(crate) fn check(
     Ok(forfeits)
 }
 
-/// Whether the DEFENDER's `unit` fired its own FP in this phase, as its Fire counter shows
-/// (a unit firing only its SW carries none, A8.1): a squad that did may not add a second SW
-/// MG, nor a half-squad or crew a first, the forfeit reaching the phase it fires them in
-/// (A9.11). The ATTACKER's Prep Fire
-/// counter is put on by SW fire alone as well, so it does not tell.
-fn fired_own_fp(game: &Game, unit: &UnitId) -> bool {
-    match game.clock.phase() {
-        Phase::Movement => game.first_fired.contains(unit) || game.final_fired.contains(unit),
-        Phase::DefensiveFire => game.final_fired.contains(unit),
-        _ => false,
-    }
+/// Whether `unit` fired its own FP in this phase: named among the firers of an attack
+/// declared in it (`Game::fire_record`, the ATTACKER's and the DEFENDER's alike), or, for the
+/// DEFENDER, marked by a Fire counter of his fire in it (a unit firing only its SW carries
+/// none, A8.1). A squad that did may not add a second SW MG, nor a half-squad or crew a first,
+/// the forfeit reaching the phase it fires them in (A9.11). The ATTACKER's Prep Fire counter
+/// goes on for SW fire alone too, so only the record tells for him.
+pub(crate) fn fired_own_fp(game: &Game, unit: &str) -> bool {
+    let phase = game.clock.phase();
+    let recorded = game
+        .fire_record
+        .iter()
+        .any(|a| a.phase == phase && a.firers.iter().any(|f| f == unit));
+    recorded
+        || match phase {
+            Phase::Movement => game.first_fired.contains(unit) || game.final_fired.contains(unit),
+            Phase::DefensiveFire => game.final_fired.contains(unit),
+            _ => false,
+        }
 }
 
 fn forfeit(unit: &UnitId, weapons: Vec<String>) -> Event {
