@@ -1727,6 +1727,7 @@ fn a_concealed_defender_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
         ("rq", SQUAD),
     );
     let alias = game.aliases["rq"].clone();
+    let start = game.project(german);
     let mut seen = vec![];
     step_seen(
         &mut game,
@@ -1749,6 +1750,7 @@ fn a_concealed_defender_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
     reveal_seen(&seen, "rq", "4-4-7");
     assert!(!game.units["rq"].concealed);
     assert!(game.project(german).units.contains_key("rq"));
+    replays_to(start, &seen, &game, german);
 }
 
 #[test]
@@ -1758,6 +1760,7 @@ fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
         ("gq", "kind = \"squad\"\nratings = \"4-6-7\""),
         ("r1", SQUAD),
     );
+    let start = game.project(russian);
     let mut seen = vec![];
     step_seen(
         &mut game,
@@ -1781,6 +1784,22 @@ fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
     );
     reveal_seen(&seen, "gq", "4-6-7");
     assert!(game.project(russian).units.contains_key("gq"));
+    replays_to(start, &seen, &game, russian);
+}
+
+/// `viewer`'s stream `seen`, applied to its projection `start`, reaches its projection of
+/// `game`: a unit revealed reaches it whole, not as the "?" it was renamed from.
+fn replays_to(mut view: Game, seen: &[Viewed], game: &Game, viewer: Viewer) {
+    for v in seen {
+        apply_viewed(&mut view, v);
+    }
+    let mut projection = game.project(viewer);
+    projection.version = view.version;
+    let d = differ(&view, &projection);
+    assert!(
+        d.is_none(),
+        "the stream diverged from the projection: {d:?}"
+    );
 }
 
 /// The German's side of a new CC with a Russian "?" (`under`) he advanced into, once the
