@@ -438,6 +438,9 @@ enum OldEvent {
         hex: Hex,
         revealed: Vec<protocol::game::Unit>,
     },
+    ConcealmentLostByFire {
+        revealed: Vec<protocol::game::Unit>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -938,6 +941,9 @@ fn old(event: Event) -> OldEvent {
         Event::ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat { hex, revealed }) => {
             OldEvent::ConcealmentLostInCloseCombat { hex, revealed }
         }
+        Event::ConcealmentLostByFire(ConcealmentLostByFire { revealed }) => {
+            OldEvent::ConcealmentLostByFire { revealed }
+        }
     }
 }
 
@@ -1030,6 +1036,7 @@ const TAGS: &[&str] = &[
     "SquadReduced",
     "InherentFpForfeited",
     "ConcealmentLostInCloseCombat",
+    "ConcealmentLostByFire",
 ];
 
 fn tag(event: &Event) -> String {

@@ -1,7 +1,7 @@
 //! The projection law for events (`protocol::game::view`): each event a viewer receives says no
 //! more than its own projection before and after shows.
 //!
-//! - Property, on random play with "?" stacks, dummies, a HIP unit, sewers and a tunnel: every
+//! - Property, on random play with "?" stacks, dummies, a HIP unit, sewers, a tunnel and fire: every
 //!   viewer that applies its stream reaches its projection exactly; and a twin game that differs
 //!   only in what the viewer may not know (the ids of units hidden or under "?" from it, their
 //!   ratings, their MF allotments) gives the same projections and the same projected events.
@@ -546,6 +546,8 @@ enum Draw {
     ProposeEnd(usize),
     AcceptEnd(usize),
     Concede(usize),
+    Attack(usize, usize),
+    ResolveAttack(usize),
 }
 
 fn draw() -> impl Strategy<Value = Draw> {
@@ -575,6 +577,10 @@ fn draw() -> impl Strategy<Value = Draw> {
         1 => (0usize..2).prop_map(Draw::AcceptEnd),
         // Rare: it ends the game, and the rest of the draws are refused.
         1 => (0usize..40).prop_map(Draw::Concede),
+        // Fire by a unit at another's hex, and its resolution (A7; a "?" that fires loses it,
+        // A12.14).
+        2 => (0usize..40, 0usize..40).prop_map(|(u, t)| Draw::Attack(u, t)),
+        2 => (0usize..2).prop_map(Draw::ResolveAttack),
     ]
 }
 
@@ -770,6 +776,18 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
         // Conceding only on one draw in 40, so most games play on.
         Draw::Concede(n) if *n == 0 => (game.acting(), Command::Concede),
         Draw::Concede(_) => (game.acting(), Command::Done),
+        Draw::Attack(u, t) => {
+            let (u, t) = (unit(u), unit(t));
+            (
+                u.side,
+                Command::DeclareAttack {
+                    firers: vec![u.id.clone()],
+                    target: t.hex,
+                    into_sewer: false,
+                },
+            )
+        }
+        Draw::ResolveAttack(s) => (side_of(*s), Command::ResolveAttack),
     }
 }
 
@@ -917,7 +935,13 @@ proptest! {
             views.iter().map(|v| v.units.keys().cloned().collect()).collect();
         for d in &draws {
             let (side, command) = command(&game, d);
-            let Ok(events) = decide(&game, side, &command, &mut ScriptedDice::default()) else {
+            // An attack's resolution rolls (A7.3): sixes, so it is resolved rather than refused.
+            let mut dice = if command == Command::ResolveAttack {
+                ScriptedDice::new(vec![6; 24]).unwrap()
+            } else {
+                ScriptedDice::default()
+            };
+            let Ok(events) = decide(&game, side, &command, &mut dice) else {
                 continue;
             };
             for e in &events {
@@ -1191,7 +1215,13 @@ proptest! {
         };
         for d in &draws {
             let (side, command) = command(&game, d);
-            let Ok(events) = decide(&game, side, &command, &mut ScriptedDice::default()) else {
+            // An attack's resolution rolls (A7.3): sixes, so it is resolved rather than refused.
+            let mut dice = if command == Command::ResolveAttack {
+                ScriptedDice::new(vec![6; 24]).unwrap()
+            } else {
+                ScriptedDice::default()
+            };
+            let Ok(events) = decide(&game, side, &command, &mut dice) else {
                 continue;
             };
             for e in &events {
@@ -1759,6 +1789,7 @@ fn a_concealed_defender_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
         ("rq", SQUAD),
     );
     let alias = game.aliases["rq"].clone();
+    let start = game.project(german);
     let mut seen = vec![];
     step_seen(
         &mut game,
@@ -1781,6 +1812,7 @@ fn a_concealed_defender_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
     reveal_seen(&seen, "rq", "4-4-7");
     assert!(!game.units["rq"].concealed);
     assert!(game.project(german).units.contains_key("rq"));
+    replays_to(start, &seen, &game, german);
 }
 
 #[test]
@@ -1790,6 +1822,7 @@ fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
         ("gq", "kind = \"squad\"\nratings = \"4-6-7\""),
         ("r1", SQUAD),
     );
+    let start = game.project(russian);
     let mut seen = vec![];
     step_seen(
         &mut game,
@@ -1813,6 +1846,22 @@ fn a_concealed_attacker_attacking_in_a_melee_is_revealed_as_its_attack_is_resolv
     );
     reveal_seen(&seen, "gq", "4-6-7");
     assert!(game.project(russian).units.contains_key("gq"));
+    replays_to(start, &seen, &game, russian);
+}
+
+/// `viewer`'s stream `seen`, applied to its projection `start`, reaches its projection of
+/// `game`: a unit revealed reaches it whole, not as the "?" it was renamed from.
+fn replays_to(mut view: Game, seen: &[Viewed], game: &Game, viewer: Viewer) {
+    for v in seen {
+        apply_viewed(&mut view, v);
+    }
+    let mut projection = game.project(viewer);
+    projection.version = view.version;
+    let d = differ(&view, &projection);
+    assert!(
+        d.is_none(),
+        "the stream diverged from the projection: {d:?}"
+    );
 }
 
 /// The German's side of a new CC with a Russian "?" (`under`) he advanced into, once the
@@ -1874,3 +1923,219 @@ fn a_question_mark_in_a_new_close_combat_without_ambush_tells_the_enemy_nothing_
         german_side_of_new_cc_with(DUMMY),
     );
 }
+
+/// Fire with a "?" (A12.14, A7.23): a German "?" (`under`: a squad, or a Dummy) in the woods of
+/// 3C3, a Known Russian 4-4-7 in the Open Ground of 3E3, two hexes off.
+fn fire_with_question_mark(under: &str) -> Game {
+    let toml = format!(
+        r#"
+name = "A12.14: a ? that fires"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C3"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3E3"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
+}
+
+/// Plays `side`'s `command` with `dice`, adding what each viewer is told of it to `seen` and
+/// applying it to that viewer's `views` (its stream replayed).
+fn fire_step(
+    game: &mut Game,
+    side: Side,
+    command: Command,
+    dice: &[u8],
+    seen: &mut [Vec<Viewed>; 3],
+    views: &mut [Game; 3],
+) {
+    let before = game.clone();
+    let events = decide(
+        game,
+        side,
+        &command,
+        &mut ScriptedDice::new(dice.to_vec()).unwrap(),
+    )
+    .unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+    for e in &events {
+        apply(game, e);
+    }
+    for (i, v) in VIEWERS.iter().enumerate() {
+        let told = seen_by(&before, *v, &events);
+        for t in &told {
+            apply_viewed(&mut views[i], t);
+        }
+        seen[i].extend(told);
+    }
+}
+
+/// Each viewer's stream, replayed, reaches its projection.
+fn streams_replay(game: &Game, views: &[Game; 3]) {
+    for (v, view) in VIEWERS.iter().zip(views) {
+        let mut projection = game.project(*v);
+        projection.version = view.version;
+        let d = differ(view, &projection);
+        assert!(
+            d.is_none(),
+            "{v:?}'s stream diverged from its projection: {d:?}"
+        );
+    }
+}
+
+/// A German "?" squad that fires in the PFPh, in the LOS of the Good Order r1, loses its "?"
+/// as the attack is declared (A12.14): the Russian (and a spectator) is told of it first by
+/// `ConcealmentLostByFire`, right after the declaration naming its alias and before the roll,
+/// and every viewer's stream replays to its projection.
+#[test]
+fn a_question_mark_that_fires_is_revealed_at_the_event_that_says_so() {
+    let mut game = fire_with_question_mark(SQUAD_467);
+    while game.clock.phase() != protocol::phase::Phase::PrepFire {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    assert!(!game.project(RUSSIAN).units.contains_key("gq"));
+    fire_step(
+        &mut game,
+        Side::A,
+        Command::DeclareAttack {
+            firers: vec!["gq".into()],
+            target: hex("3E3"),
+            into_sewer: false,
+        },
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    streams_replay(&game, &views);
+    fire_step(
+        &mut game,
+        Side::A,
+        Command::ResolveAttack,
+        &[6, 6],
+        &mut seen,
+        &mut views,
+    );
+    streams_replay(&game, &views);
+    assert!(!game.units["gq"].concealed);
+    for (i, v) in VIEWERS.iter().enumerate().skip(1) {
+        let seen = &seen[i];
+        let declared = seen
+            .iter()
+            .position(|s| matches!(s.event, Event::AttackDeclared(_)))
+            .unwrap_or_else(|| panic!("{v:?} is told of the attack"));
+        let lost = seen
+            .iter()
+            .position(|s| matches!(s.event, Event::ConcealmentLostByFire(_)))
+            .unwrap_or_else(|| panic!("{v:?} is told of the \"?\" lost"));
+        assert_eq!(lost, declared + 1, "revealed right after the declaration");
+        assert_eq!(
+            first_told(seen, "gq", "4-6-7"),
+            Some(lost),
+            "{v:?} is told of `gq` first by the event that reveals it: {seen:#?}"
+        );
+        assert!(seen[lost].renamed.iter().any(|r| r.to == "gq"));
+        let roll = seen
+            .iter()
+            .position(|s| matches!(s.event, Event::DiceRolled(_)))
+            .expect("the attack is rolled");
+        assert!(lost < roll, "revealed before the roll");
+        assert!(game.project(*v).units.contains_key("gq"));
+    }
+}
+
+/// The Russian's side of fire at a German "?" (`under`) in his DFPh: his attack on its hex is
+/// Area Fire, left to the players (A7.23); and a Dummy's own attack, tried by the German in his
+/// PFPh, is refused to the German alone (A12.11). The Russian's stream from the PFPh on, his
+/// projection, and the words of his own commands' outcomes are the same either way.
+fn russian_side_of_fire_at(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let mut game = fire_with_question_mark(under);
+    while game.clock.phase() != protocol::phase::Phase::PrepFire {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let attack = Command::DeclareAttack {
+        firers: vec!["gq".into()],
+        target: hex("3E3"),
+        into_sewer: false,
+    };
+    if under.contains("dummy") {
+        let refusal = decide(&game, Side::A, &attack, &mut ScriptedDice::default())
+            .expect_err("a Dummy makes no attack");
+        assert_eq!(refusal.rule, "A12.11");
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    let mut told = vec![];
+    while game.clock.phase() != protocol::phase::Phase::DefensiveFire {
+        let side = game.acting();
+        fire_step(&mut game, side, Command::Done, &[], &mut seen, &mut views);
+    }
+    for (command, dice) in [
+        (
+            Command::DeclareAttack {
+                firers: vec!["r1".into()],
+                target: hex("3C3"),
+                into_sewer: false,
+            },
+            vec![],
+        ),
+        (Command::ResolveAttack, vec![]),
+    ] {
+        let before = seen[1].len();
+        fire_step(&mut game, Side::B, command, &dice, &mut seen, &mut views);
+        told.extend(
+            seen[1][before..]
+                .iter()
+                .map(|v| serde_json::to_string(&v.event).unwrap()),
+        );
+    }
+    assert!(
+        seen[1].iter().any(|v| matches!(
+            &v.event,
+            Event::AttackLeftToPlayers(a) if a.rule == "A7.23"
+        )),
+        "fire at a \"?\" is the players' (A7.23): {:#?}",
+        seen[1]
+    );
+    streams_replay(&game, &views);
+    (seen[1].clone(), game.project(RUSSIAN), told)
+}
+
+#[test]
+fn fire_at_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "Russian",
+        russian_side_of_fire_at(SQUAD_467),
+        russian_side_of_fire_at(DUMMY),
+    );
+}
+
+const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";

@@ -114,6 +114,20 @@ pub(super) fn declare(
     let directs_again = crate::fire::direction::check(game, firers, &weapons)?;
     for id in &shooters {
         let unit = own_unit(game, by, id)?;
+        // A12.3: a HIP unit that fires is revealed; that is not done unseen (`place` it first,
+        // under "?", and A12.14 then takes its "?" as it fires).
+        crate::movement::check_not_hidden(unit, "fire")?;
+        if unit.kind == board::scenario::UnitKind::Dummy {
+            // Told to its owner alone, as every refusal is: the enemy learns nothing of it.
+            return Err(RuleViolation::with(
+                "A12.11",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is a Dummy: it has no FP and makes no attack"
+                ],
+            ));
+        }
         if !unit.is_good_order() {
             return Err(RuleViolation::with(
                 "A7",
@@ -184,17 +198,17 @@ pub(super) fn declare(
         target,
         into_sewer,
     });
+    let mut events = vec![declared];
+    // A12.14: a "?" that fires in a Good Order enemy's LOS loses it as it fires, whatever the
+    // attack then does (even one A6.11 ends at once: the unit has fired).
+    events.extend(crate::concealment::lost_by_fire(game, by, &shooters));
+    events.extend(forfeits);
     if !seen {
         // A6.11: the LOS check after the declaration shows no LOS. The attack is not made,
         // but the declaring units still count as having fired for everything (a unit that
         // did so in its PFPh does not move, A4.1): declared, and over at once.
-        let mut events = vec![declared];
-        events.extend(forfeits);
         events.push(Event::AttackResolved(AttackResolved { by, target }));
-        return Ok(events);
     }
-    let mut events = vec![declared];
-    events.extend(forfeits);
     Ok(events)
 }
 

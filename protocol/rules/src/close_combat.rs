@@ -513,14 +513,7 @@ pub(super) fn decide_close_combat(
         events.push(Event::ConcealmentLostInCloseCombat(
             ConcealmentLostInCloseCombat {
                 hex,
-                revealed: revealing
-                    .iter()
-                    .map(|id| {
-                        let mut shown = game.units[id].clone();
-                        shown.concealed = false;
-                        shown
-                    })
-                    .collect(),
+                revealed: crate::concealment::shown(game, &revealing),
             },
         ));
     }

@@ -7,6 +7,7 @@
 mod adjudicate;
 mod attack;
 pub mod close_combat;
+mod concealment;
 mod done;
 pub mod end;
 pub mod end_of_rally;

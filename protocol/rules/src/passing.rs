@@ -12,7 +12,8 @@
 //!
 //! Every other step is asked, each for a reason of its own: the RPh (A3.1) has rally, repair
 //! and set-up of its own; in the PFPh, AFPh and DFPh a unit may fire at a concealed stack or
-//! mark Opportunity Fire, and a hidden unit may fire too, which no public fact can rule out;
+//! mark Opportunity Fire, and a hidden unit may be placed to fire, which no public fact can
+//! rule out;
 //! the MPh and APh (A3.3, A3.7) let every Good Order unit move or advance; the CCPh (A3.8) has
 //! tunnel entrances destroyed at its end (B8.63), which only their owner may know of.
 //!

@@ -71,11 +71,7 @@ impl Fact for ConcealmentLostInCloseCombat {
     }
 
     fn apply(&self, game: &mut Game) {
-        for unit in &self.revealed {
-            if let Some(u) = game.units.get_mut(&unit.id) {
-                u.concealed = false;
-            }
-        }
+        super::reveal(game, &self.revealed);
     }
 
     fn viewed(self, _names: &Names<'_>) -> Event {

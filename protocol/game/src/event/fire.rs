@@ -651,3 +651,43 @@ impl Fact for InherentFpForfeited {
         )
     }
 }
+
+/// Concealed units fired (by their own FP, a SW they possess, or directing the attack) in
+/// the LOS of a Good Order enemy unit, and so lost their "?" as the attack was declared
+/// (A12.14; `rules::concealment`): `revealed` are those units as both sides now see them.
+/// Sent right after the `AttackDeclared` naming them, before any roll, so the enemy reads the
+/// attack of a "?" and learns what was under it at this event and no earlier.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConcealmentLostByFire {
+    pub revealed: Vec<crate::Unit>,
+}
+
+impl Fact for ConcealmentLostByFire {
+    /// None: the event is how the enemy comes to see the units it reveals, so it is not
+    /// withheld for their sake.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        super::reveal(game, &self.revealed);
+    }
+
+    fn viewed(self, _names: &Names<'_>) -> Event {
+        // Seen by both sides from this event on: every viewer receives the units whole, as
+        // the units a Close Combat attack reveals are received.
+        self.into()
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let shown: Vec<String> = self
+            .revealed
+            .iter()
+            .map(|u| format!("{} {} in {}", u.id, u.ratings, u.hex))
+            .collect();
+        format!(
+            "concealed units fire in view of a Good Order enemy and lose their \"?\" (A12.14): {}",
+            shown.join(", ")
+        )
+    }
+}

@@ -161,6 +161,7 @@ macro_rules! each_event {
             Event::SquadReduced($e) => $body,
             Event::InherentFpForfeited($e) => $body,
             Event::ConcealmentLostInCloseCombat($e) => $body,
+            Event::ConcealmentLostByFire($e) => $body,
         }
     };
 }
@@ -281,7 +282,23 @@ into_event!(
     SquadReduced,
     InherentFpForfeited,
     ConcealmentLostInCloseCombat,
+    ConcealmentLostByFire,
 );
+
+/// Units an event reveals (`revealed`, each as both sides see it now): a unit the game holds
+/// under its own id loses its "?"; one it does not — a viewer's projection, where it stood
+/// under its alias until this event renames it (`view::apply_viewed`) — is taken whole from
+/// the event, so the viewer's stream reaches the projection it would be shown.
+fn reveal(game: &mut Game, revealed: &[crate::Unit]) {
+    for unit in revealed {
+        match game.units.get_mut(&unit.id) {
+            Some(u) => u.concealed = false,
+            None => {
+                game.units.insert(unit.id.clone(), unit.clone());
+            }
+        }
+    }
+}
 
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
 /// in its family's module (`turn`, `setup`, `movement`, `wall_advantage`, `underground`,
@@ -384,6 +401,7 @@ pub enum Event {
     SquadReduced(SquadReduced),
     InherentFpForfeited(InherentFpForfeited),
     ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat),
+    ConcealmentLostByFire(ConcealmentLostByFire),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

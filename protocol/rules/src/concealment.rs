@@ -1,0 +1,64 @@
+//! Loss of "?" (A12.14) by the acts the engine rules: a Close Combat attack (A11.19,
+//! `close_combat`) and fire (`attack::declare`). Both show the enemy the units they reveal
+//! through `shown`, so a revealed unit reaches the enemy whole, at the event that reveals it.
+
+use crate::los;
+use board::los::LosMap;
+use board::scenario::{Side, UnitId, UnitKind};
+use game::event::{ConcealmentLostByFire, Event};
+use game::{Game, Unit};
+
+/// The units of `ids` under "?" as both sides see them once revealed: the one form every
+/// event that reveals a concealed unit carries.
+pub(crate) fn shown<'a>(game: &Game, ids: impl IntoIterator<Item = &'a UnitId>) -> Vec<Unit> {
+    ids.into_iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| u.concealed)
+        .map(|u| {
+            let mut shown = u.clone();
+            shown.concealed = false;
+            shown
+        })
+        .collect()
+}
+
+/// A12.14 (as sourced, docs/rules-coverage.md): a concealed unit of `by` that fires — its own
+/// FP, a SW it possesses, or directing the attack (`shooters`) — loses its "?" if a Good Order
+/// enemy ground unit has a LOS to it. The enemy units counted are those `by` sees as what they
+/// are: above ground, neither hidden nor under "?" (a Dummy is no unit that sees). Counting a
+/// hidden or concealed one would tell `by`, by the reveal or its absence, what its own
+/// projection does not show (a HIP unit there; a real unit rather than a Dummy under a "?").
+/// A firer below ground keeps its "?" (B8 LOS is not traced from a sewer for this).
+pub(crate) fn lost_by_fire(game: &Game, by: Side, shooters: &[UnitId]) -> Option<Event> {
+    let concealed: Vec<&Unit> = shooters
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| u.side == by && u.concealed && u.underground.is_none())
+        .collect();
+    if concealed.is_empty() {
+        return None;
+    }
+    let watchers: Vec<&Unit> = game
+        .units
+        .values()
+        .filter(|u| {
+            u.side != by
+                && u.is_good_order()
+                && !u.hidden
+                && !u.concealed
+                && u.kind != UnitKind::Dummy
+                && u.underground.is_none()
+        })
+        .collect();
+    if watchers.is_empty() {
+        return None;
+    }
+    let map = LosMap::of(&game.scenario);
+    let seen: Vec<&UnitId> = concealed
+        .iter()
+        .filter(|c| watchers.iter().any(|w| los::sees(game, map, &w.id, &c.id)))
+        .map(|c| &c.id)
+        .collect();
+    let revealed = shown(game, seen);
+    (!revealed.is_empty()).then(|| Event::ConcealmentLostByFire(ConcealmentLostByFire { revealed }))
+}
