@@ -278,17 +278,17 @@ fn stand_in() -> &'static (Arc<Scenario>, usize) {
 /// Bytes (JSON) of the map `after`, given that `before` takes `before_bytes`: a map is `{`,
 /// its entries (`"id":value`) with a comma between each two, and `}`, so only the entries
 /// added, removed or changed are encoded. Two maps still shared are the same map.
-fn map_bytes_after<V: serde::Serialize + PartialEq>(
+fn map_bytes_after<K: serde::Serialize + Ord, V: serde::Serialize + PartialEq>(
     shared: bool,
-    before: &BTreeMap<String, V>,
-    after: &BTreeMap<String, V>,
+    before: &BTreeMap<K, V>,
+    after: &BTreeMap<K, V>,
     before_bytes: usize,
 ) -> usize {
     if shared {
         return before_bytes;
     }
     let commas = |n: usize| n.saturating_sub(1);
-    let entry = |id: &String, value: &V| json_bytes(id) + 1 + json_bytes(value);
+    let entry = |id: &K, value: &V| json_bytes(id) + 1 + json_bytes(value);
     // The entries' bytes, signed while entries leave.
     let mut entries = (before_bytes - EMPTY_MAP_BYTES - commas(before.len())) as isize;
     let mut old = before.iter().peekable();
