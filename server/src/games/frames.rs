@@ -262,14 +262,23 @@ fn position_bytes(game: &Game, viewer: Viewer, scenario: usize, maps: Measured) 
 const EMPTY_MAP_BYTES: usize = 2;
 
 /// A scenario to put in a position in place of its own while the rest is measured, and its
-/// bytes in JSON, which are taken out again: the project's walkthrough, read once.
+/// bytes in JSON, which are taken out again: the project's walkthrough, read once, with its
+/// map, units, weapons and set-up left out, so that measuring the rest of a position for
+/// every command encodes no hexes at all.
 fn stand_in() -> &'static (Arc<Scenario>, usize) {
     static STAND_IN: OnceLock<(Arc<Scenario>, usize)> = OnceLock::new();
     STAND_IN.get_or_init(|| {
         use protocol::ReadScenario;
-        let scenario =
+        let mut scenario =
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .expect("the walkthrough reads");
+        scenario.hexes = Default::default();
+        scenario.hexsides = Default::default();
+        scenario.units.clear();
+        scenario.weapons.clear();
+        scenario.tunnels.clear();
+        scenario.map = None;
+        scenario.setup = None;
         let bytes = json_bytes(&scenario);
         (Arc::new(scenario), bytes)
     })
