@@ -167,7 +167,7 @@ pub struct Units {
     /// without copying an id. Held behind an `Arc`, so a copy of the units shares it until
     /// either changes.
     #[serde(skip)]
-    by_hex: std::sync::OnceLock<Arc<Vec<(Hex, CopyOnWrite<Unit>)>>>,
+    by_hex: std::sync::OnceLock<Arc<HexIndex>>,
     /// Set once Wall Advantage was settled on these very units and left nothing to follow
     /// (`rules::wall_advantage::settle`): a command that changes no unit then has nothing to
     /// settle. Dropped with the index by any change.
@@ -183,6 +183,9 @@ pub struct Units {
     #[serde(skip)]
     concealed_or_hidden: std::sync::OnceLock<usize>,
 }
+
+/// Every unit with its hex, sorted by hex and then id ([`Units::in_hex`]).
+type HexIndex = Vec<(Hex, CopyOnWrite<Unit>)>;
 
 /// Up to this many units, the units in a hex are found by looking at each: cheaper than
 /// building the index again after each change, which a small game's units see at every
@@ -275,8 +278,7 @@ impl Units {
             return InHex::Scanned(self.map.values(), hex);
         }
         let by_hex = self.by_hex.get_or_init(|| {
-            let mut by_hex: Vec<(Hex, CopyOnWrite<Unit>)> =
-                self.map.values().map(|u| (u.hex, u.clone())).collect();
+            let mut by_hex: HexIndex = self.map.values().map(|u| (u.hex, u.clone())).collect();
             // Stable: each hex's units stay in id order.
             by_hex.sort_by_key(|(hex, _)| *hex);
             Arc::new(by_hex)
