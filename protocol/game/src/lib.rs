@@ -193,7 +193,6 @@ type HexIndex = Vec<(Hex, CopyOnWrite<Unit>)>;
 const UNITS_SCANNED_MAX: usize = 24;
 
 impl Units {
-    /// The units whose hex is `hex` (eliminated ones included), in id order.
     /// How many units are under "?" (concealed, not hidden), counted once per change.
     pub(crate) fn under_cover(&self) -> usize {
         *self.under_cover.get_or_init(|| {
@@ -273,6 +272,7 @@ impl Units {
             .map(CopyOnWrite::into_inner)
     }
 
+    /// The units whose hex is `hex` (eliminated ones included), in id order.
     pub fn in_hex(&self, hex: Hex) -> InHex<'_> {
         if self.map.len() <= UNITS_SCANNED_MAX {
             return InHex::Scanned(self.map.values(), hex);
