@@ -58,9 +58,10 @@ fn the_index_and_the_settling_are_not_state() {
     assert!(!game.units.settled());
 }
 
-/// A whole game of each scenario by `moving_on`: at every step, the position as play left
-/// it (its index built, its units found settled) decides as the same position afresh, and
-/// the game reaches the state hash its log replays to.
+/// A whole game of each scenario by `moving_on`: at every step, the index of units by hex
+/// answers as a search does, the position as play left it (its index built, its units found
+/// settled) decides as the same position afresh, and the game reaches the state hash its log
+/// replays to.
 #[test]
 fn a_position_decides_alike_with_and_without_what_was_derived() {
     for text in [
@@ -72,6 +73,18 @@ fn a_position_decides_alike_with_and_without_what_was_derived() {
         let mut skipped = 0;
         while !game.over {
             let (side, command) = moving_on(&game);
+            // The index (built once more than 24 units are in play) names each hex's units
+            // as a search of every unit does, in id order, after every change.
+            for unit in game.units.values() {
+                let indexed: Vec<&str> = game.units.in_hex(unit.hex).map(|u| &*u.id).collect();
+                let searched: Vec<&str> = game
+                    .units
+                    .values()
+                    .filter(|u| u.hex == unit.hex)
+                    .map(|u| &*u.id)
+                    .collect();
+                assert_eq!(indexed, searched, "{} at {}", unit.hex, game.clock);
+            }
             let settled = game.units.settled();
             let live = decide(&game, side, &command, &mut ScriptedDice::default()).unwrap();
             let fresh = decide(

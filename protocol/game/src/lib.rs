@@ -26,7 +26,7 @@ use board::hex::Hex;
 use board::scenario::{Morale, Scenario, Side, UnitId, UnitKind, UnitSpec};
 use board::terrain::Mf;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -37,9 +37,16 @@ use std::sync::Arc;
 /// `DerefMut` copies it first if another game still shares it (`Arc::make_mut`), so a copy
 /// never sees another's change. Encoded as the value itself: the state hash does not see the
 /// sharing.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CopyOnWrite<T>(Arc<T>);
+
+impl<T: std::fmt::Debug> std::fmt::Debug for CopyOnWrite<T> {
+    /// The value itself, as it is encoded: the sharing is not part of it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl<T> Deref for CopyOnWrite<T> {
     type Target = T;
@@ -91,18 +98,76 @@ impl<A, T: FromIterator<A>> FromIterator<A> for CopyOnWrite<T> {
     }
 }
 
+/// A unit's id as [`Units`] keys it: shared, so a copy of the map copies no id. Ordered,
+/// compared and encoded as the id itself, and looked up by it (`Borrow`).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UnitKey(Arc<UnitId>);
+
+impl Deref for UnitKey {
+    type Target = UnitId;
+    fn deref(&self) -> &UnitId {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<UnitId> for UnitKey {
+    fn borrow(&self) -> &UnitId {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for UnitKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<UnitId> for UnitKey {
+    fn from(id: UnitId) -> UnitKey {
+        UnitKey(Arc::new(id))
+    }
+}
+
+impl std::fmt::Debug for UnitKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for UnitKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for UnitKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<UnitKey, D::Error> {
+        UnitId::deserialize(deserializer).map(UnitKey::from)
+    }
+}
+
 /// Every unit of a game by id, with the ids in each hex found once and kept until a unit
 /// changes: the rules ask of a Location (who else is there, B9.32, A5.1) for many units after
 /// every command, and a search of every unit for each of them grows with the square of a
 /// scenario's size. The count of units under "?" is kept the same way. The index is derived, never stored: it is not encoded (the state hash and
 /// the log see only the units), it is not compared, and any change to a unit through
 /// `DerefMut` drops it, to be rebuilt by the next question.
+///
+/// Each unit is held [`CopyOnWrite`] too: the game is copied whole at every event (the
+/// streams keep the game before it, a decision looks ahead on a copy), and a move changes a
+/// few units of a hundred or more, so the first change after a copy copies the map's
+/// pointers (its keys are [`UnitKey`]s) and the units changed, not every unit's strings.
+/// Encoded as the units themselves, a map from id to unit.
 #[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Units {
-    map: BTreeMap<UnitId, Unit>,
+    map: BTreeMap<UnitKey, CopyOnWrite<Unit>>,
+    /// Every unit by hex, then id: the units themselves as the map shares them, so a
+    /// question answers without a lookup by id, and the index is one sorted list built
+    /// without copying an id. Held behind an `Arc`, so a copy of the units shares it until
+    /// either changes.
     #[serde(skip)]
-    by_hex: std::sync::OnceLock<HashMap<Hex, Vec<UnitId>>>,
+    by_hex: std::sync::OnceLock<Arc<HexIndex>>,
     /// Set once Wall Advantage was settled on these very units and left nothing to follow
     /// (`rules::wall_advantage::settle`): a command that changes no unit then has nothing to
     /// settle. Dropped with the index by any change.
@@ -119,13 +184,15 @@ pub struct Units {
     concealed_or_hidden: std::sync::OnceLock<usize>,
 }
 
+/// Every unit with its hex, sorted by hex and then id ([`Units::in_hex`]).
+type HexIndex = Vec<(Hex, CopyOnWrite<Unit>)>;
+
 /// Up to this many units, the units in a hex are found by looking at each: cheaper than
 /// building the index again after each change, which a small game's units see at every
 /// phase's end.
 const UNITS_SCANNED_MAX: usize = 24;
 
 impl Units {
-    /// The units whose hex is `hex` (eliminated ones included), in id order.
     /// How many units are under "?" (concealed, not hidden), counted once per change.
     pub(crate) fn under_cover(&self) -> usize {
         *self.under_cover.get_or_init(|| {
@@ -157,54 +224,118 @@ impl Units {
         let _ = self.settled.set(());
     }
 
+    /// Every unit, in id order. (The map's own `values`, `get` and `iter` give each unit as
+    /// it is shared; these give the unit.)
+    pub fn values(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &Unit> + ExactSizeIterator + Clone + '_ {
+        self.map.values().map(|u| &**u)
+    }
+
+    /// The unit `id`, if there is one.
+    pub fn get<Q>(&self, id: &Q) -> Option<&Unit>
+    where
+        UnitKey: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.map.get(id).map(|u| &**u)
+    }
+
+    /// Every unit with its id, in id order.
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (&UnitId, &Unit)> + ExactSizeIterator + Clone + '_ {
+        self.map.iter().map(|(id, u)| (&**id, &**u))
+    }
+
+    /// Every unit's id, in order.
+    pub fn keys(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &UnitId> + ExactSizeIterator + Clone + '_ {
+        self.map.keys().map(|id| &**id)
+    }
+
+    /// The unit `id` to change: copied first if another game still shares it, the others
+    /// left shared.
+    pub fn get_mut<Q>(&mut self, id: &Q) -> Option<&mut Unit>
+    where
+        UnitKey: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.deref_mut().get_mut(id).map(|u| &mut **u)
+    }
+
+    /// Puts `unit` in under `id`, returning the unit it replaced.
+    pub fn insert(&mut self, id: UnitId, unit: Unit) -> Option<Unit> {
+        self.deref_mut()
+            .insert(UnitKey::from(id), CopyOnWrite::from(unit))
+            .map(CopyOnWrite::into_inner)
+    }
+
+    /// The units whose hex is `hex` (eliminated ones included), in id order.
     pub fn in_hex(&self, hex: Hex) -> InHex<'_> {
         if self.map.len() <= UNITS_SCANNED_MAX {
             return InHex::Scanned(self.map.values(), hex);
         }
         let by_hex = self.by_hex.get_or_init(|| {
-            let mut by_hex: HashMap<Hex, Vec<UnitId>> = HashMap::new();
-            for (id, unit) in &self.map {
-                by_hex.entry(unit.hex).or_default().push(id.clone());
-            }
-            by_hex
+            let mut by_hex: HexIndex = self.map.values().map(|u| (u.hex, u.clone())).collect();
+            // Stable: each hex's units stay in id order.
+            by_hex.sort_by_key(|(hex, _)| *hex);
+            Arc::new(by_hex)
         });
-        let ids = by_hex.get(&hex).map_or(&[][..], Vec::as_slice);
-        InHex::Indexed(ids.iter(), &self.map)
+        let start = by_hex.partition_point(|(h, _)| *h < hex);
+        let end = start + by_hex[start..].partition_point(|(h, _)| *h == hex);
+        InHex::Indexed(by_hex[start..end].iter())
     }
 }
 
 /// The units of one hex ([`Units::in_hex`]): looked for among a few units, or read off the
 /// index.
 pub enum InHex<'a> {
-    Scanned(std::collections::btree_map::Values<'a, UnitId, Unit>, Hex),
-    Indexed(std::slice::Iter<'a, UnitId>, &'a BTreeMap<UnitId, Unit>),
+    Scanned(
+        std::collections::btree_map::Values<'a, UnitKey, CopyOnWrite<Unit>>,
+        Hex,
+    ),
+    Indexed(std::slice::Iter<'a, (Hex, CopyOnWrite<Unit>)>),
 }
 
 impl<'a> Iterator for InHex<'a> {
     type Item = &'a Unit;
     fn next(&mut self) -> Option<&'a Unit> {
         match self {
-            InHex::Scanned(units, hex) => units.find(|u| u.hex == *hex),
-            InHex::Indexed(ids, map) => ids.next().map(|id| &map[id]),
+            InHex::Scanned(units, hex) => units.find(|u| u.hex == *hex).map(|u| &**u),
+            InHex::Indexed(units) => units.next().map(|(_, u)| &**u),
         }
     }
 }
 
 impl Deref for Units {
-    type Target = BTreeMap<UnitId, Unit>;
-    fn deref(&self) -> &BTreeMap<UnitId, Unit> {
+    type Target = BTreeMap<UnitKey, CopyOnWrite<Unit>>;
+    fn deref(&self) -> &BTreeMap<UnitKey, CopyOnWrite<Unit>> {
         &self.map
     }
 }
 
 impl DerefMut for Units {
-    fn deref_mut(&mut self) -> &mut BTreeMap<UnitId, Unit> {
+    fn deref_mut(&mut self) -> &mut BTreeMap<UnitKey, CopyOnWrite<Unit>> {
         // Whatever the caller changes, the index and the settling no longer hold.
         self.by_hex.take();
         self.settled.take();
         self.under_cover.take();
         self.concealed_or_hidden.take();
         &mut self.map
+    }
+}
+
+impl<Q> std::ops::Index<&Q> for Units
+where
+    UnitKey: std::borrow::Borrow<Q>,
+    Q: Ord + ?Sized,
+{
+    type Output = Unit;
+    /// The unit `id`; panics if there is none, as a map's index does.
+    fn index(&self, id: &Q) -> &Unit {
+        &self.map[id]
     }
 }
 
@@ -224,6 +355,12 @@ impl std::fmt::Debug for Units {
 
 impl From<BTreeMap<UnitId, Unit>> for Units {
     fn from(map: BTreeMap<UnitId, Unit>) -> Units {
+        map.into_iter().collect()
+    }
+}
+
+impl From<BTreeMap<UnitKey, CopyOnWrite<Unit>>> for Units {
+    fn from(map: BTreeMap<UnitKey, CopyOnWrite<Unit>>) -> Units {
         Units {
             map,
             by_hex: Default::default(),
@@ -237,21 +374,42 @@ impl From<BTreeMap<UnitId, Unit>> for Units {
 impl From<Units> for BTreeMap<UnitId, Unit> {
     /// The units themselves; the index goes with the rest of the value.
     fn from(units: Units) -> BTreeMap<UnitId, Unit> {
-        units.map
+        units
+            .map
+            .into_iter()
+            .map(|(id, unit)| (UnitId::clone(&id), unit.into_inner()))
+            .collect()
     }
 }
 
 impl FromIterator<(UnitId, Unit)> for Units {
     fn from_iter<I: IntoIterator<Item = (UnitId, Unit)>>(iter: I) -> Units {
-        Units::from(BTreeMap::from_iter(iter))
+        Units::from(
+            iter.into_iter()
+                .map(|(id, unit)| (UnitKey::from(id), CopyOnWrite::from(unit)))
+                .collect::<BTreeMap<_, _>>(),
+        )
+    }
+}
+
+impl FromIterator<(UnitId, CopyOnWrite<Unit>)> for Units {
+    fn from_iter<I: IntoIterator<Item = (UnitId, CopyOnWrite<Unit>)>>(iter: I) -> Units {
+        Units::from(
+            iter.into_iter()
+                .map(|(id, unit)| (UnitKey::from(id), unit))
+                .collect::<BTreeMap<_, _>>(),
+        )
     }
 }
 
 impl<'a> IntoIterator for &'a Units {
     type Item = (&'a UnitId, &'a Unit);
-    type IntoIter = std::collections::btree_map::Iter<'a, UnitId, Unit>;
+    type IntoIter = std::iter::Map<
+        std::collections::btree_map::Iter<'a, UnitKey, CopyOnWrite<Unit>>,
+        fn((&'a UnitKey, &'a CopyOnWrite<Unit>)) -> (&'a UnitId, &'a Unit),
+    >;
     fn into_iter(self) -> Self::IntoIter {
-        self.map.iter()
+        self.map.iter().map(|(id, u)| (&**id, &**u))
     }
 }
 
@@ -1896,9 +2054,20 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
         }
     }
     for id in units {
+        // Found before anything is changed: most steps portage nothing new, and the weapons
+        // are then left shared with the game's other copies rather than copied (`CopyOnWrite`).
+        let first_carried: Vec<String> = game
+            .weapons
+            .values()
+            .filter(|w| w.held_by.as_ref() == Some(id) && !w.portaged)
+            .map(|w| w.id.clone())
+            .collect();
+        if first_carried.is_empty() {
+            continue;
+        }
         let mut counted = 0u8;
-        for w in game.weapons.values_mut() {
-            if w.held_by.as_ref() == Some(id) && !w.portaged {
+        for weapon in &first_carried {
+            if let Some(w) = game.weapons.get_mut(weapon) {
                 w.portaged = true;
                 counted += w.pp;
             }
@@ -1945,9 +2114,13 @@ fn record_moved_weapons(game: &mut Game, units: &[UnitId]) {
 /// Possessed weapons go where their holder goes; in the MPh that is the change of Location
 /// A4.41 remembers (`record_moved_weapons`).
 fn carry_weapons(game: &mut Game, units: &[UnitId], to: Hex) {
-    for w in game.weapons.values_mut() {
-        if w.held_by.as_ref().is_some_and(|h| units.contains(h)) {
-            w.hex = to;
+    let carried = |w: &Weapon| w.held_by.as_ref().is_some_and(|h| units.contains(h)) && w.hex != to;
+    // Asked first, so units that carry nothing leave the weapons shared (`CopyOnWrite`).
+    if game.weapons.values().any(carried) {
+        for w in game.weapons.values_mut() {
+            if carried(w) {
+                w.hex = to;
+            }
         }
     }
     record_moved_weapons(game, units);
@@ -1990,7 +2163,8 @@ fn end_movement_phase(game: &mut Game) {
             || matches!(u.underground, Some(Underground::Sewer { moved: true, .. }))
     };
     if game.units.values().any(moved) {
-        for unit in game.units.values_mut() {
+        // Each unit is shared on its own too: only those that moved are copied.
+        for unit in game.units.values_mut().filter(|u| moved(u)) {
             unit.mf_spent = Mf::default();
             unit.led_by = None;
             unit.double_time = false;
@@ -2007,8 +2181,10 @@ fn end_movement_phase(game: &mut Game) {
         }
     }
     game.unseen_manholes.clear();
-    for w in game.weapons.values_mut() {
-        w.portaged = false;
+    if game.weapons.values().any(|w| w.portaged) {
+        for w in game.weapons.values_mut() {
+            w.portaged = false;
+        }
     }
 }
 
@@ -2026,7 +2202,7 @@ fn end_player_turn(game: &mut Game, ended: Clock) {
         // Nothing comes off: the units stay shared with the position before (`Units`).
         return;
     }
-    for unit in game.units.values_mut() {
+    for unit in game.units.values_mut().filter(|u| recovering(u)) {
         unit.pinned = false;
         if unit.cx && unit.cx_since != this_turn {
             unit.cx = false;
@@ -2356,7 +2532,8 @@ mod tests {
 
     /// Bookkeeping is not meaning: a game with a long undo trail, its units' index built and
     /// its units shared with a copy hashes as the same position decoded from its encoding
-    /// (no trail, no index, nothing shared) does. A change the rules see moves the hash.
+    /// (no trail, no index, nothing shared) does. A change the rules see moves the hash, and
+    /// copies only the unit it changes.
     #[test]
     fn bookkeeping_leaves_the_hash_alone_and_meaning_moves_it() {
         let positions = pinned_positions();
@@ -2383,6 +2560,16 @@ mod tests {
             let pinned = moved.units[&id].pinned;
             moved.units.get_mut(&id).unwrap().pinned = !pinned;
             assert_ne!(moved.state_hash(), game.state_hash(), "{name}");
+            // The change copied that unit alone: every other is still the one the game holds.
+            let was: &BTreeMap<UnitKey, CopyOnWrite<Unit>> = &game.units;
+            let now: &BTreeMap<UnitKey, CopyOnWrite<Unit>> = &moved.units;
+            for (other, unit) in now {
+                assert_eq!(
+                    unit.shared_with(&was[other]),
+                    **other != id,
+                    "{name}: {other:?}"
+                );
+            }
             let mut later = game.clone();
             later.dice_drawn += 1;
             assert_ne!(later.state_hash(), game.state_hash(), "{name}");

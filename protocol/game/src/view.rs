@@ -472,7 +472,7 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
     };
     if !game.units.contains_key(to) {
         unit.id = to.clone();
-        game.units.insert(to.clone(), unit);
+        game.units.insert(to.clone(), unit.into_inner());
     }
     let swap = |id: &mut UnitId| {
         if id == from {

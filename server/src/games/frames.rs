@@ -262,14 +262,23 @@ fn position_bytes(game: &Game, viewer: Viewer, scenario: usize, maps: Measured) 
 const EMPTY_MAP_BYTES: usize = 2;
 
 /// A scenario to put in a position in place of its own while the rest is measured, and its
-/// bytes in JSON, which are taken out again: the project's walkthrough, read once.
+/// bytes in JSON, which are taken out again: the project's walkthrough, read once, with its
+/// map, units, weapons and set-up left out, so that measuring the rest of a position for
+/// every command encodes no hexes at all.
 fn stand_in() -> &'static (Arc<Scenario>, usize) {
     static STAND_IN: OnceLock<(Arc<Scenario>, usize)> = OnceLock::new();
     STAND_IN.get_or_init(|| {
         use protocol::ReadScenario;
-        let scenario =
+        let mut scenario =
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .expect("the walkthrough reads");
+        scenario.hexes = Default::default();
+        scenario.hexsides = Default::default();
+        scenario.units.clear();
+        scenario.weapons.clear();
+        scenario.tunnels.clear();
+        scenario.map = None;
+        scenario.setup = None;
         let bytes = json_bytes(&scenario);
         (Arc::new(scenario), bytes)
     })
@@ -278,17 +287,17 @@ fn stand_in() -> &'static (Arc<Scenario>, usize) {
 /// Bytes (JSON) of the map `after`, given that `before` takes `before_bytes`: a map is `{`,
 /// its entries (`"id":value`) with a comma between each two, and `}`, so only the entries
 /// added, removed or changed are encoded. Two maps still shared are the same map.
-fn map_bytes_after<V: serde::Serialize + PartialEq>(
+fn map_bytes_after<K: serde::Serialize + Ord, V: serde::Serialize + PartialEq>(
     shared: bool,
-    before: &BTreeMap<String, V>,
-    after: &BTreeMap<String, V>,
+    before: &BTreeMap<K, V>,
+    after: &BTreeMap<K, V>,
     before_bytes: usize,
 ) -> usize {
     if shared {
         return before_bytes;
     }
     let commas = |n: usize| n.saturating_sub(1);
-    let entry = |id: &String, value: &V| json_bytes(id) + 1 + json_bytes(value);
+    let entry = |id: &K, value: &V| json_bytes(id) + 1 + json_bytes(value);
     // The entries' bytes, signed while entries leave.
     let mut entries = (before_bytes - EMPTY_MAP_BYTES - commas(before.len())) as isize;
     let mut old = before.iter().peekable();
