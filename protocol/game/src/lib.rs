@@ -98,20 +98,16 @@ impl<A, T: FromIterator<A>> FromIterator<A> for CopyOnWrite<T> {
     }
 }
 
-/// A unit's id as [`Units`] keys it: shared, so a copy of the map copies no id. Ordered,
-/// compared and encoded as the id itself, and looked up by it (`Borrow`).
+/// A unit's id as [`Units`] keys it: shared, so a copy of the map copies no id, and held as
+/// one allocation (the count and the bytes together), not a pointer to a `String` that
+/// points to the bytes: at 150 units that second allocation was 3.6 KB a game. Ordered,
+/// compared and encoded as the id itself, and looked up by it (`Borrow<str>`).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct UnitKey(Arc<UnitId>);
+pub struct UnitKey(Arc<str>);
 
 impl Deref for UnitKey {
-    type Target = UnitId;
-    fn deref(&self) -> &UnitId {
-        &self.0
-    }
-}
-
-impl std::borrow::Borrow<UnitId> for UnitKey {
-    fn borrow(&self) -> &UnitId {
+    type Target = str;
+    fn deref(&self) -> &str {
         &self.0
     }
 }
@@ -124,7 +120,13 @@ impl std::borrow::Borrow<str> for UnitKey {
 
 impl From<UnitId> for UnitKey {
     fn from(id: UnitId) -> UnitKey {
-        UnitKey(Arc::new(id))
+        UnitKey(Arc::from(id))
+    }
+}
+
+impl From<&str> for UnitKey {
+    fn from(id: &str) -> UnitKey {
+        UnitKey(Arc::from(id))
     }
 }
 
@@ -135,8 +137,9 @@ impl std::fmt::Debug for UnitKey {
 }
 
 impl Serialize for UnitKey {
+    /// As a `String` is encoded, so the log and the state hash are unchanged.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        serializer.serialize_str(&self.0)
     }
 }
 
@@ -235,38 +238,55 @@ impl Units {
     /// The unit `id`, if there is one.
     pub fn get<Q>(&self, id: &Q) -> Option<&Unit>
     where
-        UnitKey: std::borrow::Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: std::borrow::Borrow<str> + ?Sized,
     {
-        self.map.get(id).map(|u| &**u)
+        self.map.get(id.borrow()).map(|u| &**u)
     }
 
     /// Every unit with its id, in id order.
     pub fn iter(
         &self,
     ) -> impl DoubleEndedIterator<Item = (&UnitId, &Unit)> + ExactSizeIterator + Clone + '_ {
-        self.map.iter().map(|(id, u)| (&**id, &**u))
+        // Each unit is keyed by its own id (every insert is), so its id answers for the key.
+        self.map.values().map(|u| (&u.id, &**u))
     }
 
     /// Every unit's id, in order.
     pub fn keys(
         &self,
     ) -> impl DoubleEndedIterator<Item = &UnitId> + ExactSizeIterator + Clone + '_ {
-        self.map.keys().map(|id| &**id)
+        self.map.values().map(|u| &u.id)
     }
 
     /// The unit `id` to change: copied first if another game still shares it, the others
     /// left shared.
     pub fn get_mut<Q>(&mut self, id: &Q) -> Option<&mut Unit>
     where
-        UnitKey: std::borrow::Borrow<Q>,
-        Q: Ord + ?Sized,
+        Q: std::borrow::Borrow<str> + ?Sized,
     {
-        self.deref_mut().get_mut(id).map(|u| &mut **u)
+        self.deref_mut().get_mut(id.borrow()).map(|u| &mut **u)
     }
 
-    /// Puts `unit` in under `id`, returning the unit it replaced.
+    /// Whether there is a unit `id`.
+    pub fn contains_key<Q>(&self, id: &Q) -> bool
+    where
+        Q: std::borrow::Borrow<str> + ?Sized,
+    {
+        self.map.contains_key(id.borrow())
+    }
+
+    /// Takes the unit `id` out, as it is shared.
+    pub fn remove<Q>(&mut self, id: &Q) -> Option<CopyOnWrite<Unit>>
+    where
+        Q: std::borrow::Borrow<str> + ?Sized,
+    {
+        self.deref_mut().remove(id.borrow())
+    }
+
+    /// Puts `unit` in under `id`, returning the unit it replaced. `id` is the unit's own id
+    /// ([`Units::iter`] gives that for the key).
     pub fn insert(&mut self, id: UnitId, unit: Unit) -> Option<Unit> {
+        debug_assert_eq!(id, unit.id, "a unit is keyed by its own id");
         self.deref_mut()
             .insert(UnitKey::from(id), CopyOnWrite::from(unit))
             .map(CopyOnWrite::into_inner)
@@ -329,13 +349,12 @@ impl DerefMut for Units {
 
 impl<Q> std::ops::Index<&Q> for Units
 where
-    UnitKey: std::borrow::Borrow<Q>,
-    Q: Ord + ?Sized,
+    Q: std::borrow::Borrow<str> + ?Sized,
 {
     type Output = Unit;
     /// The unit `id`; panics if there is none, as a map's index does.
     fn index(&self, id: &Q) -> &Unit {
-        &self.map[id]
+        &self.map[id.borrow()]
     }
 }
 
@@ -377,7 +396,7 @@ impl From<Units> for BTreeMap<UnitId, Unit> {
         units
             .map
             .into_iter()
-            .map(|(id, unit)| (UnitId::clone(&id), unit.into_inner()))
+            .map(|(id, unit)| (UnitId::from(&*id), unit.into_inner()))
             .collect()
     }
 }
@@ -405,11 +424,11 @@ impl FromIterator<(UnitId, CopyOnWrite<Unit>)> for Units {
 impl<'a> IntoIterator for &'a Units {
     type Item = (&'a UnitId, &'a Unit);
     type IntoIter = std::iter::Map<
-        std::collections::btree_map::Iter<'a, UnitKey, CopyOnWrite<Unit>>,
-        fn((&'a UnitKey, &'a CopyOnWrite<Unit>)) -> (&'a UnitId, &'a Unit),
+        std::collections::btree_map::Values<'a, UnitKey, CopyOnWrite<Unit>>,
+        fn(&'a CopyOnWrite<Unit>) -> (&'a UnitId, &'a Unit),
     >;
     fn into_iter(self) -> Self::IntoIter {
-        self.map.iter().map(|(id, u)| (&**id, &**u))
+        self.map.values().map(|u| (&u.id, &**u))
     }
 }
 

@@ -1023,12 +1023,12 @@ fn grant_mandatory(
     let mut after: Option<UnitId> = None;
     loop {
         let from = match &after {
-            Some(last) => Bound::Excluded(last),
+            Some(last) => Bound::Excluded(last.as_str()),
             None => Bound::Unbounded,
         };
         let Some(unit) = game
             .units
-            .range::<UnitId, _>((from, Bound::Unbounded))
+            .range::<str, _>((from, Bound::Unbounded))
             .map(|(_, u)| u)
             .find(|u| must(game, u))
         else {
