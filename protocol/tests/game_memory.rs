@@ -25,6 +25,18 @@ static ALLOCATOR: Counting = Counting;
 /// The most one loaded game may hold beyond the shared boards (issue 55).
 const GAME_BYTES_MAX: usize = 256 << 10;
 
+/// The most a game's units may hold beyond the same units in a plain map from id to unit:
+/// sharing them unit by unit (`game::Units`, so a changed copy copies one unit, not all)
+/// costs each unit a count and a pointer, which the map's denser nodes mostly pay back.
+const UNITS_SHARING_BYTES_MAX: usize = 2 << 10;
+
+/// The bytes `value` held, freed by dropping it.
+fn freed_by<T>(value: T) -> usize {
+    let before = HELD.load(Ordering::Relaxed);
+    drop(value);
+    before.saturating_sub(HELD.load(Ordering::Relaxed))
+}
+
 /// The bytes `make` leaves held, with what it made.
 fn held_by<T>(make: impl FnOnce() -> T) -> (T, usize) {
     let before = HELD.load(Ordering::Relaxed);
@@ -68,11 +80,26 @@ fn a_loaded_game_of_a_real_scenarios_size_holds_at_most_its_budget() {
         let (mut first, map) = held_by(|| loaded(&text, &interner));
         let ((), first_played) = held_by(|| play_out(&mut first));
         let (mut game, at_start) = held_by(|| loaded(&text, &interner));
+        // The units as a loaded game holds them, against a plain map of the same units.
+        let units_held = freed_by(std::mem::take(&mut loaded(&text, &interner).units));
+        let plain: std::collections::BTreeMap<String, protocol::game::Unit> = game
+            .units
+            .iter()
+            .map(|(id, unit)| (id.clone(), unit.clone()))
+            .collect();
+        let units_plain = freed_by(plain);
         let ((), played) = held_by(|| play_out(&mut game));
         let at_end = at_start.saturating_add(played);
         println!(
             "{units} units: the first game {map} B loaded and {} B played out; each further game {at_start} B loaded, {at_end} B played out",
             map.saturating_add(first_played)
+        );
+        println!(
+            "{units} units: the units as held {units_held} B, as a plain map of id to unit {units_plain} B"
+        );
+        assert!(
+            units_held <= units_plain + UNITS_SHARING_BYTES_MAX,
+            "{units} units: the units hold {units_held} B, a plain map of them {units_plain} B"
         );
         assert!(
             at_start <= GAME_BYTES_MAX && at_end <= GAME_BYTES_MAX,
