@@ -107,7 +107,7 @@ mod tests {
     fn with_only(keep: &[&str]) -> Game {
         let text = include_str!("../../tests/positions/scenarios/wa-positions.toml");
         let mut game = Game::new(Scenario::from_toml(text).unwrap());
-        game.units.retain(|id, _| keep.contains(&id.as_str()));
+        game.units.retain(|id, _| keep.contains(&&**id));
         game
     }
 
