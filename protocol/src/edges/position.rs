@@ -100,6 +100,12 @@ pub enum PositionError {
          use a client of the server's version"
     )]
     Format(u32),
+    /// A unit listed under another id than its own: the game reads a unit's id from either,
+    /// so such a position would not be one game (a server is hostile input to the client).
+    #[error(
+        "the position lists unit `{id}` under the id `{key}`: a unit is listed under its own id"
+    )]
+    UnitListedElsewhere { key: UnitId, id: UnitId },
 }
 
 impl From<Game> for Position {
@@ -229,6 +235,12 @@ impl Position {
         } = self;
         if format != POSITION_FORMAT {
             return Err(PositionError::Format(format));
+        }
+        if let Some((key, unit)) = units.iter().find(|(key, unit)| **key != unit.id) {
+            return Err(PositionError::UnitListedElsewhere {
+                key: key.clone(),
+                id: unit.id.clone(),
+            });
         }
         let Names {
             aliases,
@@ -378,6 +390,21 @@ mod tests {
         assert_eq!(
             position.into_game().unwrap_err(),
             PositionError::Format(POSITION_FORMAT + 1)
+        );
+    }
+
+    /// A unit listed under an id that is not its own is refused, naming both: the game reads
+    /// a unit's id from either place, so a server sending one would make the client read two
+    /// games at once (the client treats a server as hostile).
+    #[test]
+    fn a_unit_listed_under_another_id_is_refused() {
+        let mut position = Position::from(games().remove(0));
+        let (id, unit) = position.units.pop_first().expect("a unit");
+        let key = UnitId::from(format!("{id}-elsewhere").as_str());
+        position.units.insert(key.clone(), unit);
+        assert_eq!(
+            position.into_game().unwrap_err(),
+            PositionError::UnitListedElsewhere { key, id }
         );
     }
 }
