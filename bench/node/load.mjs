@@ -390,6 +390,7 @@ class Replica {
     const e = event[tag];
     switch (tag) {
       case 'step_ended':
+      case 'step_passed': // a step nobody can act in passes by itself (rules::passing)
         this.clock = e.next;
         break;
       case 'game_ended':
