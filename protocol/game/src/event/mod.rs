@@ -285,18 +285,14 @@ into_event!(
     ConcealmentLostByFire,
 );
 
-/// Units an event reveals (`revealed`, each as both sides see it now): a unit the game holds
-/// under its own id loses its "?"; one it does not — a viewer's projection, where it stood
-/// under its alias until this event renames it (`view::apply_viewed`) — is taken whole from
-/// the event, so the viewer's stream reaches the projection it would be shown.
+/// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
+/// event, in every game alike: the whole game and its owner's projection hold it already, and
+/// an enemy's projection, where it stood masked under its alias until this event renames it
+/// (`view::apply_viewed`), gets it as its stream must reach. Every event that reveals units
+/// (an entry blocked, a CC attack, fire) applies them here.
 fn reveal(game: &mut Game, revealed: &[crate::Unit]) {
     for unit in revealed {
-        match game.units.get_mut(&unit.id) {
-            Some(u) => u.concealed = false,
-            None => {
-                game.units.insert(unit.id.clone(), unit.clone());
-            }
-        }
+        game.units.insert(unit.id.clone(), unit.clone());
     }
 }
 

@@ -481,9 +481,7 @@ impl Fact for UnitEntryBlocked {
                 unit.wa_blocked = true;
             }
         }
-        for unit in revealed {
-            game.units.insert(unit.id.clone(), unit.clone());
-        }
+        super::reveal(game, revealed);
         for id in dummies_removed {
             if let Some(unit) = game.units.get_mut(id) {
                 unit.eliminated = true;
