@@ -156,6 +156,7 @@ pub(super) fn declare(
         }
     }
     check_fire_group(game, &shooters)?;
+    check_range(game, firers, &weapons, target)?;
     // Who may fire the SW named, and what it costs them (A9.11, A9.12).
     let forfeits = crate::fire::usage::check(game, firers, &weapons)?;
     let targets = |u: &&game::Unit| {
@@ -357,6 +358,48 @@ fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolatio
 /// a unit of the firing side, given its FP, range and B# by the scenario, not malfunctioned,
 /// and not fired yet this phase. Returns its possessor. A weapon held by a unit the side may
 /// not know of reads as no weapon at all.
+/// A7.22: no unit fires at a target beyond twice its normal range, nor a SW beyond twice its
+/// own, counted from its possessor's hex (A9.1). Refused at the declaration, before anything
+/// is marked or rolled, naming the firer: a Fire Group does not carry a member out of range.
+/// A unit whose ratings give no range (a leader directing) is not a firer here.
+fn check_range(
+    game: &Game,
+    firers: &[UnitId],
+    weapons: &[UnitId],
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let geometry = game.scenario.geometry();
+    let unit_ranges = firers.iter().filter_map(|id| {
+        let u = game.units.get(id)?;
+        let normal = resolution::normal_range(u)?;
+        Some((Piece::unit(id), u.hex, normal))
+    });
+    let weapon_ranges = weapons.iter().filter_map(|id| {
+        let w = game.weapons.get(id)?;
+        let normal = u32::from(w.ratings?.range);
+        let holder = game.units.get(w.held_by.as_ref()?)?;
+        Some((Piece::Given(id.clone()), holder.hex, normal))
+    });
+    for (who, hex, normal) in unit_ranges.chain(weapon_ranges) {
+        let Some(range) = geometry.distance(hex, target) else {
+            continue;
+        };
+        if range > 2 * normal {
+            return Err(RuleViolation::with(
+                "A7.22",
+                ViolationKind::Geometry,
+                pieces![
+                    who,
+                    format!(
+                        " is {range} hexes from {target}, beyond twice its normal range of {normal}: no fire reaches past long range"
+                    )
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, RuleViolation> {
     let given = || Piece::Given(id.to_string());
     let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {

@@ -647,25 +647,24 @@ pub fn assess(
         let Some(range) = geometry.distance(u.hex, target) else {
             return Err(unruled("A7", format!("no range from `{id}` to {target}")));
         };
-        let upper =
-            game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
         let (fp_halves, multiplier) = match range {
             // Another Location of the firer's own hex (a building's other level): not TPBF,
-            // which needs the same Location (above), but fire between levels, like PBF
-            // involving an upper level below.
+            // which needs the same Location (above); whether the two levels are ADJACENT
+            // (a stairwell between them) the engine does not know.
             0 => {
                 return Err(unruled(
                     "A7.21",
                     format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
                 ))
             }
-            1 if !upper => (fp * 4, "PBF ×2 (A7.21)".to_string()),
-            1 => {
-                return Err(unruled(
-                    "A7.21",
-                    format!("`{id}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine"),
-                ))
-            }
+            // A7.21: at range 1 the FP doubles when the firer is within one level of its
+            // target or above it, whatever the levels come from (a hill, a building's storey);
+            // a target two levels or more above the firer is fired on at normal FP.
+            1 if point_blank(game, u, targets[0]) => (fp * 4, "PBF ×2 (A7.21)".to_string()),
+            1 => (
+                fp * 2,
+                "no PBF: the target is more than one level above (A7.21)".to_string(),
+            ),
             r if r <= normal => (fp * 2, String::new()),
             r if r <= normal * 2 => (fp, "long range ×½ (A7.22)".to_string()),
             _ => {
@@ -912,6 +911,25 @@ fn area_rule(game: &Game, kind: FireKind, unit: &UnitId) -> Option<&'static str>
         FireKind::Final if game.inherent_fp_forfeited.contains(unit) => Some("A7.353"),
         _ => None,
     }
+}
+
+/// The height of a unit's Location in half levels: its building level if it is on an upper
+/// one, else its hex's base elevation (B10, B23).
+fn height_halves(game: &Game, unit: &Unit) -> i16 {
+    game.upper_level(unit).unwrap_or_else(|| {
+        game.scenario
+            .hexes
+            .get(&unit.hex)
+            .map_or(0, |s| i16::from(s.elevation) * 2)
+    })
+}
+
+/// Whether fire at range 1 is Point Blank Fire (A7.21): the firer is within one level of the
+/// target's Location or higher than it. So a unit on a building's first level fires PBF at the
+/// ground level of the next hex and back, and a unit two levels above fires PBF down but is
+/// fired on from below without it.
+fn point_blank(game: &Game, firer: &Unit, target: &Unit) -> bool {
+    height_halves(game, target) - height_halves(game, firer) <= 2
 }
 
 /// A range multiplier's words with Area Fire's halving after them: "PBF ×2 (A7.21), Area Fire
