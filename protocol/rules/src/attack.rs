@@ -818,8 +818,16 @@ pub(super) fn resolve(
             // The result's effects on the units fired on (`rules::morale`), their checks
             // rolled on after the IFT's dice.
             let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
-            let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
-                .map_err(|_| no_dice("the morale checks"))?;
+            let effects = morale::fire_effects(
+                game,
+                by,
+                a.target,
+                &assessment.fired_on,
+                fired.result,
+                first_draw,
+                dice,
+            )
+            .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
@@ -904,7 +912,7 @@ fn no_dice(what: &str) -> RuleViolation {
 /// entering units' in-hex TEM, or FFMO in Open Ground, and FFNAM unless every one Assault
 /// Moves (A4.6, [RF]); a DR through the game's dice, rolled in the name of the side that
 /// entered (its command rolls it); its effects by the same code as any attack's
-/// (`morale::residual_effects`), on the entering units alone. It has no firer, so nothing of
+/// (`morale::fire_effects`), on the entering units alone. It has no firer, so nothing of
 /// a firer's applies: no Cowering (A7.9), no leader's direction, no LOS or Hindrance. What the
 /// engine does not rule on here is asked of the players, as before: the Residual FP's own
 /// amount when they determined it, a concealed mover, a fortification, a wall, hedge or bocage
@@ -973,7 +981,7 @@ pub(crate) fn residual_fp_attack(
         outcome,
     };
     let first_draw = roll.first_draw + roll.dice.len() as u64;
-    let effects = morale::residual_effects(&after, mover, to, entering, result, first_draw, dice)
+    let effects = morale::fire_effects(&after, mover, to, entering, result, first_draw, dice)
         .map_err(|_| no_dice())?;
     let mut events = vec![
         Event::DiceRolled(DiceRolled { roll }),

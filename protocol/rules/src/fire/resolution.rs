@@ -58,6 +58,9 @@ pub struct Share {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assessment {
     pub target: Hex,
+    /// The units the attack strikes: every enemy unit of the target Location, or the moving
+    /// stack alone for First Fire in the MPh (A8.1).
+    pub fired_on: Vec<UnitId>,
     pub shares: Vec<Share>,
     pub column: IftColumn,
     pub drms: Vec<Modifier>,
@@ -493,15 +496,6 @@ pub fn assess(
                 format!("{what} (`{}`) is not resolved by the engine", u.id),
             ));
         }
-        if u.pinned {
-            return Err(unruled(
-                "A7.8",
-                format!(
-                    "`{}` is pinned: a pinned unit's fire is not resolved by the engine",
-                    u.id
-                ),
-            ));
-        }
         if u.morale == board::scenario::Morale::Berserk {
             return Err(unruled(
                 "A15",
@@ -521,17 +515,10 @@ pub fn assess(
             ));
         }
     }
-    // The units fired on: every enemy unit above ground in the target hex (A7).
-    let targets: Vec<&Unit> = game
-        .units_above(target)
-        .filter(|u| u.side != by && !u.hidden)
-        .collect();
-    if targets.is_empty() {
-        return Err(unruled("A7", format!("no enemy unit is left in {target}")));
-    }
-    if kind.at_moving() {
-        // A8.1: First Fire affects the moving stack only; the engine applies a result to every
-        // unit fired on in the Location, so others there leave it to the players.
+    // The units fired on: every enemy unit above ground in the target hex (A7) — but First
+    // Fire in the MPh, with SFF and FPF, affects the moving stack alone, whatever other units
+    // share its Location (A8.1): their TEM, concealment and checks are not this attack's.
+    let targets: Vec<&Unit> = if kind.at_moving() {
         let moving = crate::attack::moving_in(game, by, target);
         if moving.is_empty() {
             return Err(unruled(
@@ -539,12 +526,14 @@ pub fn assess(
                 format!("no unit of the moving stack is in {target} any more"),
             ));
         }
-        if targets.len() != moving.len() {
-            return Err(unruled(
-                "A8.1",
-                format!("units that are not moving share {target} with the moving stack: First Fire affects only the moving units, and the engine applies an IFT result to every unit in the Location"),
-            ));
-        }
+        moving
+    } else {
+        game.units_above(target)
+            .filter(|u| u.side != by && !u.hidden)
+            .collect()
+    };
+    if targets.is_empty() {
+        return Err(unruled("A7", format!("no enemy unit is left in {target}")));
     }
     if targets.iter().any(|t| !game.same_location(t, targets[0])) {
         return Err(unruled(
@@ -683,6 +672,19 @@ pub fn assess(
             Some("A9.12")
         } else {
             area_rule(game, kind, &id)
+        };
+        // A7.8: a pinned unit fires at half FP, and the MG it fires is halved the same way;
+        // where the same fire is halved for another reason too (Area Fire after First Fire, a
+        // leader's MG, Advancing Fire), whether the two compound is the players'.
+        let area = match (u.pinned, area) {
+            (false, area) => area,
+            (true, None) if kind != FireKind::Advancing => Some("A7.8"),
+            (true, _) => {
+                return Err(unruled(
+                    "A7.8",
+                    format!("`{}` is pinned and its fire is halved for another reason too: whether the two halvings compound is not ruled by the engine", u.id),
+                ))
+            }
         };
         let (fp_halves, multiplier) = match area {
             None => (fp_halves, multiplier),
@@ -840,6 +842,7 @@ pub fn assess(
     };
     Ok(Assessment {
         target,
+        fired_on: targets.iter().map(|t| t.id.clone()).collect(),
         shares,
         column,
         drms,
@@ -856,7 +859,8 @@ pub fn assess(
         rofs: sw
             .iter()
             .filter(|(_, h, _)| {
-                kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id)
+                // A7.8: a pinned unit's weapon keeps no Multiple ROF.
+                !h.pinned && (kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
             })
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
@@ -937,6 +941,8 @@ fn point_blank(game: &Game, firer: &Unit, target: &Unit) -> bool {
 fn with_area(multiplier: &str, rule: &str) -> String {
     let area = if rule == "A9.12" {
         "fired by a leader as Area Fire ×½ (A9.12)".to_string()
+    } else if rule == "A7.8" {
+        "pinned ×½ (A7.8)".to_string()
     } else {
         format!("Area Fire ×½ ({rule})")
     };
