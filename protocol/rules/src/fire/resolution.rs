@@ -449,13 +449,12 @@ pub fn assess(
     // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
     // otherwise: `attack::check_fire_group`).
     let directed = if let Some(leader) = leaders.first().filter(|_| by_leader.is_none()) {
-        if leader.pinned || leader.cx {
+        if leader.pinned {
             return Err(unruled(
                 "A7.53",
                 format!(
-                    "`{}` is {}: whether he directs is not resolved by the engine",
-                    leader.id,
-                    if leader.pinned { "pinned" } else { "CX" }
+                    "`{}` is pinned: whether he directs is not resolved by the engine",
+                    leader.id
                 ),
             ));
         }
@@ -505,15 +504,19 @@ pub fn assess(
                 ),
             ));
         }
-        if u.cx {
-            return Err(unruled(
-                "A4.51",
-                format!(
-                    "`{}` is CX: the DRM to a CX unit's fire is not applied by the engine",
-                    u.id
-                ),
-            ));
-        }
+    }
+    // A4.51: an attack made or directed by a CX unit takes +1, once however many are CX.
+    if let Some(cx) = shooters
+        .iter()
+        .copied()
+        .chain(leaders.iter().copied())
+        .find(|u| u.cx)
+    {
+        drms.push(Modifier {
+            value: 1,
+            reason: format!("`{}` is CX", cx.id),
+            rule: "A4.51".into(),
+        });
     }
     // The units fired on: every enemy unit above ground in the target hex (A7) — but First
     // Fire in the MPh, with SFF and FPF, affects the moving stack alone, whatever other units
