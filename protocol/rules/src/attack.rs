@@ -831,7 +831,7 @@ pub(super) fn resolve(
             let original: u8 = fired.roll.dice.iter().sum();
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
-            let residual = resolution::residual_fp(&assessment, &fired);
+            let (read_column, cowered) = (fired.column, fired.cowered);
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
             events.extend(morale::desperation::attacked(
@@ -855,12 +855,14 @@ pub(super) fn resolve(
             }
             // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
             // Multiple ROF and may fire again this phase — unless it has just malfunctioned.
+            let mut kept_rof = false;
             for (weapon, holder, rof) in &assessment.rofs {
                 let broke = assessment
                     .breakdowns
                     .iter()
                     .any(|(w, _, b)| w == weapon && original >= *b);
                 if coloured <= *rof && !broke {
+                    kept_rof = true;
                     events.push(Event::MultipleRofRetained(MultipleRofRetained {
                         weapon: weapon.clone(),
                         holder: holder.clone(),
@@ -885,11 +887,19 @@ pub(super) fn resolve(
                 }
             }
             if first_fire {
-                events.push(Event::ResidualFpLeft(ResidualFpLeft {
-                    by,
-                    hex: a.target,
-                    fp: residual,
-                }));
+                let fp = match resolution::residual_fp(&assessment, read_column, cowered, kept_rof)
+                {
+                    resolution::ResidualLeft::Fp(fp) => Some(Some(fp)),
+                    resolution::ResidualLeft::Players => Some(None),
+                    resolution::ResidualLeft::Nothing => None,
+                };
+                if let Some(fp) = fp {
+                    events.push(Event::ResidualFpLeft(ResidualFpLeft {
+                        by,
+                        hex: a.target,
+                        fp,
+                    }));
+                }
             }
             events.push(resolved);
             Ok(events)
@@ -1074,6 +1084,7 @@ fn residual_terms(
             reason: format!("FFMO: entering the Open Ground of {to}"),
             rule: "A4.6".into(),
         }),
+        0 if resolution::negates_ffmo(spec.terrain) => {}
         _ => {
             return Err(format!(
                 "{} has no positive TEM and is not Open Ground: whether FFMO applies is not ruled by the engine",

@@ -1022,9 +1022,11 @@ fn moving_drms(
     let hex = targets[0].hex;
     let spec = &game.scenario.hexes[&hex];
     // FFMO (A4.6; the Terrain Chart's Open Ground row): a positive TEM means the stack is not
-    // in the open.
-    if tem <= 0 {
-        if spec.terrain != board::terrain::Terrain::OpenGround {
+    // in the open; brush, orchard, grain and marsh, with no TEM, negate it too, and so does a
+    // Hindrance along the LOS ([BSUM], [CALC]).
+    use board::terrain::Terrain;
+    if tem <= 0 && !negates_ffmo(spec.terrain) && hindrance == 0 {
+        if spec.terrain != Terrain::OpenGround {
             return Err(unruled(
                 "A4.6",
                 format!(
@@ -1037,12 +1039,6 @@ fn moving_drms(
             return Err(unruled(
                 "A4.6",
                 format!("{hex} holds a fortification: whether FFMO applies there is not ruled by the engine"),
-            ));
-        }
-        if hindrance > 0 {
-            return Err(unruled(
-                "A4.6",
-                "a Hindrance lies along the LOS: whether FFMO applies through it is not ruled by the engine",
             ));
         }
         let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
@@ -1071,6 +1067,17 @@ fn moving_drms(
         }
     }
     Ok(drms)
+}
+
+/// Terrain with no TEM in which a moving unit is not in the open: brush, orchard, grain and
+/// marsh negate FFMO (A4.6) for Defensive First Fire and Residual FP alike ([BSUM]: each of
+/// their entries; [CALC]: brush, grain and orchard negate FFMO).
+pub(crate) fn negates_ffmo(terrain: board::terrain::Terrain) -> bool {
+    use board::terrain::Terrain;
+    matches!(
+        terrain,
+        Terrain::Brush | Terrain::Orchard | Terrain::Grain | Terrain::Marsh
+    )
 }
 
 /// Only some units of a moving stack declared Assault Movement: FFNAM applies to some of them,
@@ -1200,20 +1207,52 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
     })
 }
 
+/// What a resolved First Fire attack leaves in its target Location (A8.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResidualLeft {
+    /// Residual FP of this amount.
+    Fp(u8),
+    /// None at all: its Hindrances and hexside TEM reduced it off the table, or the attack
+    /// kept a weapon's Multiple ROF (A9.2), which a Residual FP would have cost.
+    Nothing,
+    /// Some, how much for the players to determine: an attack read on the 1 column, or one
+    /// that cowered off the table.
+    Players,
+}
+
 /// The Residual FP a resolved First Fire attack leaves in its target Location (A8.2): half the
-/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1). `None` where the engine does
-/// not rule how much: an attack read on the 1 column, one that cowered off the table, and one
-/// through a Hindrance, whose effect on the residue is not sourced here — the players
-/// determine those.
-pub fn residual_fp(a: &Assessment, fired: &Resolved) -> Option<u8> {
-    if a.drms.iter().any(|m| m.rule == "A6.7") {
-        return None;
+/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1), then one column to the left
+/// for each +1 of Hindrance along the LOF and of a wall, hedge or bocage hexside TEM the attack
+/// took (B9.55 EX: a 4 FP attack through an orchard and across bocage leaves none; [RF]: a
+/// 4 FP attack whose LOF crosses a bridge's side leaves 1, not 2). An attack that keeps a
+/// weapon's Multiple ROF leaves none: keeping the ROF forgoes the Residual FP (B9.55 EX,
+/// [SKN]); the engine keeps the ROF, the DEFENDER's usual choice. The players determine the
+/// Residual FP of an attack read on the 1 column or cowered off the table.
+pub fn residual_fp(a: &Assessment, read: IftColumn, cowered: bool, kept_rof: bool) -> ResidualLeft {
+    if kept_rof {
+        return ResidualLeft::Nothing;
     }
-    if fired.cowered && a.column.left(a.cower_columns).is_none() {
-        return None;
+    if cowered && a.column.left(a.cower_columns).is_none() {
+        return ResidualLeft::Players;
     }
-    let column = fired.column.fp();
-    (column >= 2).then_some(column / 2)
+    let column = read.fp();
+    if column < 2 {
+        return ResidualLeft::Players;
+    }
+    let half = column / 2;
+    let shift: usize = a
+        .drms
+        .iter()
+        .filter(|m| m.rule == "A6.7" || m.rule.starts_with("B9."))
+        .map(|m| usize::try_from(m.value.max(0)).unwrap_or(0))
+        .sum();
+    if shift == 0 {
+        return ResidualLeft::Fp(half);
+    }
+    match IftColumn::for_fp(u32::from(half)).and_then(|c| c.left(shift)) {
+        Some(c) => ResidualLeft::Fp(c.fp()),
+        None => ResidualLeft::Nothing,
+    }
 }
 
 #[cfg(test)]
