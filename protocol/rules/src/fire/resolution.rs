@@ -1041,14 +1041,17 @@ fn moving_drms(
                 format!("{hex} holds a fortification: whether FFMO applies there is not ruled by the engine"),
             ));
         }
-        let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
-        let higher = firers
+        // A firer above the stack (a hill, a building's upper level) sees it in the open as
+        // one level with it does ([BSUM]: a rooftop is Open Ground for FFMO from an equal or
+        // higher LOS); one below it, where Height Advantage may or may not apply (B10.31),
+        // and a stack on an upper level are the players'.
+        let below = firers
             .iter()
-            .any(|f| level(f.hex) < spec.elevation || game.upper_level(f).is_some());
-        if higher || targets.iter().any(|t| game.upper_level(t).is_some()) {
+            .any(|f| height_halves(game, f) < i16::from(spec.elevation) * 2);
+        if below || targets.iter().any(|t| game.upper_level(t).is_some()) {
             return Err(unruled(
                 "A4.6",
-                "firer and moving stack are on different levels: Height Advantage, which cancels FFMO, is not ruled by the engine",
+                "the firer is below the moving stack, or the stack on an upper level: Height Advantage, which cancels FFMO, is not ruled by the engine",
             ));
         }
         drms.push(Modifier {
