@@ -676,29 +676,22 @@ pub fn assess(
         } else {
             area_rule(game, kind, &id)
         };
-        // A7.8: a pinned unit fires at half FP, and the MG it fires is halved the same way;
-        // where the same fire is halved for another reason too (Area Fire after First Fire, a
-        // leader's MG, Advancing Fire), whether the two compound is the players'.
-        let area = match (u.pinned, area) {
-            (false, area) => area,
-            (true, None) if kind != FireKind::Advancing => Some("A7.8"),
-            (true, _) => {
-                return Err(unruled(
-                    "A7.8",
-                    format!("`{}` is pinned and its fire is halved for another reason too: whether the two halvings compound is not ruled by the engine", u.id),
-                ))
-            }
-        };
-        let (fp_halves, multiplier) = match area {
-            None => (fp_halves, multiplier),
-            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(&multiplier, rule)),
-            Some(rule) => {
+        // A7.8: a pinned unit fires at half FP, and the MG it fires is halved the same way —
+        // after any other halving, as halvings compound (A7.2): a pinned unit's Subsequent
+        // First Fire, or its Advancing Fire below, is a quarter of its FP.
+        let halvings = area.into_iter().chain(u.pinned.then_some("A7.8"));
+        let mut fp_halves = fp_halves;
+        let mut multiplier = multiplier;
+        for rule in halvings {
+            if fp_halves % 2 != 0 {
                 return Err(unruled(
                     rule,
-                    format!("`{id}`'s FP would be halved twice: Area Fire at long range leaves a quarter point, which the engine does not keep"),
-                ))
+                    format!("`{id}`'s FP halved once more leaves a quarter point, which the engine does not keep"),
+                ));
             }
-        };
+            fp_halves /= 2;
+            multiplier = with_area(&multiplier, rule);
+        }
         let (fp_halves, multiplier) = if kind == FireKind::Advancing {
             if game.opportunity_fire.contains(&u.id) {
                 // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
