@@ -1019,7 +1019,9 @@ fn moving_drms(
     // Hindrance along the LOS ([BSUM], [CALC]).
     use board::terrain::Terrain;
     if tem <= 0 && !negates_ffmo(spec.terrain) && hindrance == 0 {
-        if spec.terrain != Terrain::OpenGround {
+        // Shellholes entered at Open Ground cost are Open Ground against Defensive First Fire
+        // (B2, the terrain chart's row): the TEM query gave them no TEM, so FFMO applies.
+        if !matches!(spec.terrain, Terrain::OpenGround | Terrain::Shellholes) {
             return Err(unruled(
                 "A4.6",
                 format!(
