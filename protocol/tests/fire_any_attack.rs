@@ -17,9 +17,9 @@
 //! Final DR as the dice plus the TEM (the Terrain Chart's figures) and the leader's DRM
 //! (A7.53); and the IFT's entry for that column and DR as [IFT-B] states the chart
 //! (`source_b`, written out here apart from `rules/fire/ift.rs`), so a wrong cell in the
-//! engine's table fails this test. An attack the rules put off the table (less than 1 FP),
-//! beyond twice a firer's normal range, or left with a quarter point of FP by Advancing Fire is
-//! left to the players with its rule. A half-squad holding the machine gun fires it alone, at
+//! engine's table fails this test. A firer beyond twice its normal range is refused at the
+//! declaration (A7.22); an attack the rules put off the table (less than 1 FP), or left with a
+//! quarter point of FP by Advancing Fire, is left to the players with its rule. A half-squad holding the machine gun fires it alone, at
 //! full FP, its own FP forfeited (A9.11); a leader holding it fires it alone as Area Fire (×½
 //! after range), with no leadership DRM and no Cowering (A9.12); an
 //! MMG that changed Location in the MPh is refused in the AFPh (A4.41), one that did not and an
@@ -390,6 +390,20 @@ proptest! {
             prop_assert_eq!(refusal.rule.as_str(), "A7.531");
             return Ok(());
         }
+        // A7.22: a firer beyond twice its normal range (an MMC firing its own FP, or the MG
+        // from its possessor's hex) is refused at the declaration.
+        let mg_from = if leader_holds { first_range } else { ranges[0] };
+        let out_of_range = firers
+            .iter()
+            .zip(&ranges)
+            .enumerate()
+            .any(|(i, (f, r))| !leader_holds && (i != 0 || own) && *r > 2 * f.range)
+            || weapon.as_ref().is_some_and(|w| mg_from > 2 * w.range);
+        if out_of_range {
+            let refusal = declared.expect_err("no fire beyond twice the normal range");
+            prop_assert_eq!(refusal.rule.as_str(), "A7.22");
+            return Ok(());
+        }
         for e in declared.unwrap() {
             apply(&mut game, &e);
         }
@@ -399,8 +413,7 @@ proptest! {
 
         // Each firer's FP in halves after range (A7.21, A7.22), halved again in the AFPh
         // (A7.24), or the first rule, firer by firer, that puts the attack beyond the engine:
-        // beyond twice a firer's normal range (A7.22), or a quarter point left by Advancing
-        // Fire (A7.24).
+        // a quarter point left by a leader's Area Fire (A9.12) or by Advancing Fire (A7.24).
         let mut halves = 0;
         let mut beyond = None;
         // In the DFPh a weapon with no Fire counter fires as in Prep Fire (A8.1, A8.4). The MG
@@ -414,16 +427,14 @@ proptest! {
             .map(|(_, (f, r))| (f.fp, f.range, *r))
             .collect();
         // The leader stands in the group's first hex; the first MMC there or beside it.
-        let mg_range = if leader_holds { first_range } else { ranges[0] };
-        let shares = mmc.iter().map(|&(fp, n, r)| (fp, n, r, false)).chain(weapon.iter().map(|w| (w.fp, w.range, mg_range, true)));
+        let shares = mmc.iter().map(|&(fp, n, r)| (fp, n, r, false)).chain(weapon.iter().map(|w| (w.fp, w.range, mg_from, true)));
         for (fp, normal, range, is_mg) in shares {
             let h = match range {
                 1 => fp * 4,
                 r if r <= normal => fp * 2,
-                r if r <= normal * 2 => fp,
-                _ => {
-                    beyond.get_or_insert("A7.22");
-                    0
+                r => {
+                    prop_assert!(r <= normal * 2, "refused at the declaration (A7.22)");
+                    fp
                 }
             };
             // A9.12: a leader's MG fired alone is Area Fire, ×½ after range; a quarter point

@@ -156,6 +156,7 @@ pub(super) fn declare(
         }
     }
     check_fire_group(game, &shooters)?;
+    check_range(game, firers, &weapons, target)?;
     // Who may fire the SW named, and what it costs them (A9.11, A9.12).
     let forfeits = crate::fire::usage::check(game, firers, &weapons)?;
     let targets = |u: &&game::Unit| {
@@ -357,6 +358,48 @@ fn check_fire_group(game: &Game, shooters: &[UnitId]) -> Result<(), RuleViolatio
 /// a unit of the firing side, given its FP, range and B# by the scenario, not malfunctioned,
 /// and not fired yet this phase. Returns its possessor. A weapon held by a unit the side may
 /// not know of reads as no weapon at all.
+/// A7.22: no unit fires at a target beyond twice its normal range, nor a SW beyond twice its
+/// own, counted from its possessor's hex (A9.1). Refused at the declaration, before anything
+/// is marked or rolled, naming the firer: a Fire Group does not carry a member out of range.
+/// A unit whose ratings give no range (a leader directing) is not a firer here.
+fn check_range(
+    game: &Game,
+    firers: &[UnitId],
+    weapons: &[UnitId],
+    target: Hex,
+) -> Result<(), RuleViolation> {
+    let geometry = game.scenario.geometry();
+    let unit_ranges = firers.iter().filter_map(|id| {
+        let u = game.units.get(id)?;
+        let normal = resolution::normal_range(u)?;
+        Some((Piece::unit(id), u.hex, normal))
+    });
+    let weapon_ranges = weapons.iter().filter_map(|id| {
+        let w = game.weapons.get(id)?;
+        let normal = u32::from(w.ratings?.range);
+        let holder = game.units.get(w.held_by.as_ref()?)?;
+        Some((Piece::Given(id.clone()), holder.hex, normal))
+    });
+    for (who, hex, normal) in unit_ranges.chain(weapon_ranges) {
+        let Some(range) = geometry.distance(hex, target) else {
+            continue;
+        };
+        if range > 2 * normal {
+            return Err(RuleViolation::with(
+                "A7.22",
+                ViolationKind::Geometry,
+                pieces![
+                    who,
+                    format!(
+                        " is {range} hexes from {target}, beyond twice its normal range of {normal}: no fire reaches past long range"
+                    )
+                ],
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g UnitId, RuleViolation> {
     let given = || Piece::Given(id.to_string());
     let refuse = |rule: &str, kind: ViolationKind, why: Vec<Piece>| {
@@ -775,12 +818,20 @@ pub(super) fn resolve(
             // The result's effects on the units fired on (`rules::morale`), their checks
             // rolled on after the IFT's dice.
             let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
-            let effects = morale::fire_effects(game, by, a.target, fired.result, first_draw, dice)
-                .map_err(|_| no_dice("the morale checks"))?;
+            let effects = morale::fire_effects(
+                game,
+                by,
+                a.target,
+                &assessment.fired_on,
+                fired.result,
+                first_draw,
+                dice,
+            )
+            .map_err(|_| no_dice("the morale checks"))?;
             let original: u8 = fired.roll.dice.iter().sum();
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
-            let residual = resolution::residual_fp(&assessment, &fired);
+            let (read_column, cowered) = (fired.column, fired.cowered);
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
             events.extend(morale::desperation::attacked(
@@ -804,12 +855,14 @@ pub(super) fn resolve(
             }
             // A9.2: a weapon whose ROF the Original coloured dr does not exceed keeps its
             // Multiple ROF and may fire again this phase — unless it has just malfunctioned.
+            let mut kept_rof = false;
             for (weapon, holder, rof) in &assessment.rofs {
                 let broke = assessment
                     .breakdowns
                     .iter()
                     .any(|(w, _, b)| w == weapon && original >= *b);
                 if coloured <= *rof && !broke {
+                    kept_rof = true;
                     events.push(Event::MultipleRofRetained(MultipleRofRetained {
                         weapon: weapon.clone(),
                         holder: holder.clone(),
@@ -834,11 +887,19 @@ pub(super) fn resolve(
                 }
             }
             if first_fire {
-                events.push(Event::ResidualFpLeft(ResidualFpLeft {
-                    by,
-                    hex: a.target,
-                    fp: residual,
-                }));
+                let fp = match resolution::residual_fp(&assessment, read_column, cowered, kept_rof)
+                {
+                    resolution::ResidualLeft::Fp(fp) => Some(Some(fp)),
+                    resolution::ResidualLeft::Players => Some(None),
+                    resolution::ResidualLeft::Nothing => None,
+                };
+                if let Some(fp) = fp {
+                    events.push(Event::ResidualFpLeft(ResidualFpLeft {
+                        by,
+                        hex: a.target,
+                        fp,
+                    }));
+                }
             }
             events.push(resolved);
             Ok(events)
@@ -861,7 +922,7 @@ fn no_dice(what: &str) -> RuleViolation {
 /// entering units' in-hex TEM, or FFMO in Open Ground, and FFNAM unless every one Assault
 /// Moves (A4.6, [RF]); a DR through the game's dice, rolled in the name of the side that
 /// entered (its command rolls it); its effects by the same code as any attack's
-/// (`morale::residual_effects`), on the entering units alone. It has no firer, so nothing of
+/// (`morale::fire_effects`), on the entering units alone. It has no firer, so nothing of
 /// a firer's applies: no Cowering (A7.9), no leader's direction, no LOS or Hindrance. What the
 /// engine does not rule on here is asked of the players, as before: the Residual FP's own
 /// amount when they determined it, a concealed mover, a fortification, a wall, hedge or bocage
@@ -930,7 +991,7 @@ pub(crate) fn residual_fp_attack(
         outcome,
     };
     let first_draw = roll.first_draw + roll.dice.len() as u64;
-    let effects = morale::residual_effects(&after, mover, to, entering, result, first_draw, dice)
+    let effects = morale::fire_effects(&after, mover, to, entering, result, first_draw, dice)
         .map_err(|_| no_dice())?;
     let mut events = vec![
         Event::DiceRolled(DiceRolled { roll }),
@@ -1023,6 +1084,7 @@ fn residual_terms(
             reason: format!("FFMO: entering the Open Ground of {to}"),
             rule: "A4.6".into(),
         }),
+        0 if resolution::negates_ffmo(spec.terrain) => {}
         _ => {
             return Err(format!(
                 "{} has no positive TEM and is not Open Ground: whether FFMO applies is not ruled by the engine",

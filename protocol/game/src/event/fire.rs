@@ -81,7 +81,7 @@ pub struct AttackLeftToPlayers {
 /// `by`'s Defensive First Fire (A8.1, A8.3, A8.31) on the moving stack in `hex` left
 /// Residual FP there for the rest of the MPh (A8.2): half the IFT column the attack was
 /// read on, after any Cowering. `None` when the engine does not rule how much (an attack
-/// it left to the players, one read on the 1 column, or one through a Hindrance): the
+/// it left to the players, one read on the 1 column, or one cowered off the table): the
 /// players determine it. Only one stays in a Location, the stronger; both sides see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResidualFpLeft {

@@ -58,6 +58,9 @@ pub struct Share {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assessment {
     pub target: Hex,
+    /// The units the attack strikes: every enemy unit of the target Location, or the moving
+    /// stack alone for First Fire in the MPh (A8.1).
+    pub fired_on: Vec<UnitId>,
     pub shares: Vec<Share>,
     pub column: IftColumn,
     pub drms: Vec<Modifier>,
@@ -446,13 +449,12 @@ pub fn assess(
     // Every firing unit shares a named leader's Location (A7.531, refused at the declaration
     // otherwise: `attack::check_fire_group`).
     let directed = if let Some(leader) = leaders.first().filter(|_| by_leader.is_none()) {
-        if leader.pinned || leader.cx {
+        if leader.pinned {
             return Err(unruled(
                 "A7.53",
                 format!(
-                    "`{}` is {}: whether he directs is not resolved by the engine",
-                    leader.id,
-                    if leader.pinned { "pinned" } else { "CX" }
+                    "`{}` is pinned: whether he directs is not resolved by the engine",
+                    leader.id
                 ),
             ));
         }
@@ -493,15 +495,6 @@ pub fn assess(
                 format!("{what} (`{}`) is not resolved by the engine", u.id),
             ));
         }
-        if u.pinned {
-            return Err(unruled(
-                "A7.8",
-                format!(
-                    "`{}` is pinned: a pinned unit's fire is not resolved by the engine",
-                    u.id
-                ),
-            ));
-        }
         if u.morale == board::scenario::Morale::Berserk {
             return Err(unruled(
                 "A15",
@@ -511,27 +504,24 @@ pub fn assess(
                 ),
             ));
         }
-        if u.cx {
-            return Err(unruled(
-                "A4.51",
-                format!(
-                    "`{}` is CX: the DRM to a CX unit's fire is not applied by the engine",
-                    u.id
-                ),
-            ));
-        }
     }
-    // The units fired on: every enemy unit above ground in the target hex (A7).
-    let targets: Vec<&Unit> = game
-        .units_above(target)
-        .filter(|u| u.side != by && !u.hidden)
-        .collect();
-    if targets.is_empty() {
-        return Err(unruled("A7", format!("no enemy unit is left in {target}")));
+    // A4.51: an attack made or directed by a CX unit takes +1, once however many are CX.
+    if let Some(cx) = shooters
+        .iter()
+        .copied()
+        .chain(leaders.iter().copied())
+        .find(|u| u.cx)
+    {
+        drms.push(Modifier {
+            value: 1,
+            reason: format!("`{}` is CX", cx.id),
+            rule: "A4.51".into(),
+        });
     }
-    if kind.at_moving() {
-        // A8.1: First Fire affects the moving stack only; the engine applies a result to every
-        // unit fired on in the Location, so others there leave it to the players.
+    // The units fired on: every enemy unit above ground in the target hex (A7) — but First
+    // Fire in the MPh, with SFF and FPF, affects the moving stack alone, whatever other units
+    // share its Location (A8.1): their TEM, concealment and checks are not this attack's.
+    let targets: Vec<&Unit> = if kind.at_moving() {
         let moving = crate::attack::moving_in(game, by, target);
         if moving.is_empty() {
             return Err(unruled(
@@ -539,12 +529,14 @@ pub fn assess(
                 format!("no unit of the moving stack is in {target} any more"),
             ));
         }
-        if targets.len() != moving.len() {
-            return Err(unruled(
-                "A8.1",
-                format!("units that are not moving share {target} with the moving stack: First Fire affects only the moving units, and the engine applies an IFT result to every unit in the Location"),
-            ));
-        }
+        moving
+    } else {
+        game.units_above(target)
+            .filter(|u| u.side != by && !u.hidden)
+            .collect()
+    };
+    if targets.is_empty() {
+        return Err(unruled("A7", format!("no enemy unit is left in {target}")));
     }
     if targets.iter().any(|t| !game.same_location(t, targets[0])) {
         return Err(unruled(
@@ -647,25 +639,24 @@ pub fn assess(
         let Some(range) = geometry.distance(u.hex, target) else {
             return Err(unruled("A7", format!("no range from `{id}` to {target}")));
         };
-        let upper =
-            game.upper_level(u).is_some() || targets.iter().any(|t| game.upper_level(t).is_some());
         let (fp_halves, multiplier) = match range {
             // Another Location of the firer's own hex (a building's other level): not TPBF,
-            // which needs the same Location (above), but fire between levels, like PBF
-            // involving an upper level below.
+            // which needs the same Location (above); whether the two levels are ADJACENT
+            // (a stairwell between them) the engine does not know.
             0 => {
                 return Err(unruled(
                     "A7.21",
                     format!("`{id}` fires at another Location of its own hex: whether fire between the levels of one hex is Point Blank Fire is not ruled by the engine"),
                 ))
             }
-            1 if !upper => (fp * 4, "PBF ×2 (A7.21)".to_string()),
-            1 => {
-                return Err(unruled(
-                    "A7.21",
-                    format!("`{id}` or its target is on an upper level: whether it is Point Blank Fire is not ruled by the engine"),
-                ))
-            }
+            // A7.21: at range 1 the FP doubles when the firer is within one level of its
+            // target or above it, whatever the levels come from (a hill, a building's storey);
+            // a target two levels or more above the firer is fired on at normal FP.
+            1 if point_blank(game, u, targets[0]) => (fp * 4, "PBF ×2 (A7.21)".to_string()),
+            1 => (
+                fp * 2,
+                "no PBF: the target is more than one level above (A7.21)".to_string(),
+            ),
             r if r <= normal => (fp * 2, String::new()),
             r if r <= normal * 2 => (fp, "long range ×½ (A7.22)".to_string()),
             _ => {
@@ -685,16 +676,22 @@ pub fn assess(
         } else {
             area_rule(game, kind, &id)
         };
-        let (fp_halves, multiplier) = match area {
-            None => (fp_halves, multiplier),
-            Some(rule) if fp_halves % 2 == 0 => (fp_halves / 2, with_area(&multiplier, rule)),
-            Some(rule) => {
+        // A7.8: a pinned unit fires at half FP, and the MG it fires is halved the same way —
+        // after any other halving, as halvings compound (A7.2): a pinned unit's Subsequent
+        // First Fire, or its Advancing Fire below, is a quarter of its FP.
+        let halvings = area.into_iter().chain(u.pinned.then_some("A7.8"));
+        let mut fp_halves = fp_halves;
+        let mut multiplier = multiplier;
+        for rule in halvings {
+            if fp_halves % 2 != 0 {
                 return Err(unruled(
                     rule,
-                    format!("`{id}`'s FP would be halved twice: Area Fire at long range leaves a quarter point, which the engine does not keep"),
-                ))
+                    format!("`{id}`'s FP halved once more leaves a quarter point, which the engine does not keep"),
+                ));
             }
-        };
+            fp_halves /= 2;
+            multiplier = with_area(&multiplier, rule);
+        }
         let (fp_halves, multiplier) = if kind == FireKind::Advancing {
             if game.opportunity_fire.contains(&u.id) {
                 // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
@@ -841,6 +838,7 @@ pub fn assess(
     };
     Ok(Assessment {
         target,
+        fired_on: targets.iter().map(|t| t.id.clone()).collect(),
         shares,
         column,
         drms,
@@ -857,7 +855,8 @@ pub fn assess(
         rofs: sw
             .iter()
             .filter(|(_, h, _)| {
-                kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id)
+                // A7.8: a pinned unit's weapon keeps no Multiple ROF.
+                !h.pinned && (kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
             })
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
@@ -914,11 +913,32 @@ fn area_rule(game: &Game, kind: FireKind, unit: &UnitId) -> Option<&'static str>
     }
 }
 
+/// The height of a unit's Location in half levels: its building level if it is on an upper
+/// one, else its hex's base elevation (B10, B23).
+fn height_halves(game: &Game, unit: &Unit) -> i16 {
+    game.upper_level(unit).unwrap_or_else(|| {
+        game.scenario
+            .hexes
+            .get(&unit.hex)
+            .map_or(0, |s| i16::from(s.elevation) * 2)
+    })
+}
+
+/// Whether fire at range 1 is Point Blank Fire (A7.21): the firer is within one level of the
+/// target's Location or higher than it. So a unit on a building's first level fires PBF at the
+/// ground level of the next hex and back, and a unit two levels above fires PBF down but is
+/// fired on from below without it.
+fn point_blank(game: &Game, firer: &Unit, target: &Unit) -> bool {
+    height_halves(game, target) - height_halves(game, firer) <= 2
+}
+
 /// A range multiplier's words with Area Fire's halving after them: "PBF ×2 (A7.21), Area Fire
 /// ×½ (A8.3)"; a leader's SW MG says whose fire it is (A9.12).
 fn with_area(multiplier: &str, rule: &str) -> String {
     let area = if rule == "A9.12" {
         "fired by a leader as Area Fire ×½ (A9.12)".to_string()
+    } else if rule == "A7.8" {
+        "pinned ×½ (A7.8)".to_string()
     } else {
         format!("Area Fire ×½ ({rule})")
     };
@@ -995,9 +1015,13 @@ fn moving_drms(
     let hex = targets[0].hex;
     let spec = &game.scenario.hexes[&hex];
     // FFMO (A4.6; the Terrain Chart's Open Ground row): a positive TEM means the stack is not
-    // in the open.
-    if tem <= 0 {
-        if spec.terrain != board::terrain::Terrain::OpenGround {
+    // in the open; brush, orchard, grain and marsh, with no TEM, negate it too, and so does a
+    // Hindrance along the LOS ([BSUM], [CALC]).
+    use board::terrain::Terrain;
+    if tem <= 0 && !negates_ffmo(spec.terrain) && hindrance == 0 {
+        // Shellholes entered at Open Ground cost are Open Ground against Defensive First Fire
+        // (B2, the terrain chart's row): the TEM query gave them no TEM, so FFMO applies.
+        if !matches!(spec.terrain, Terrain::OpenGround | Terrain::Shellholes) {
             return Err(unruled(
                 "A4.6",
                 format!(
@@ -1012,20 +1036,17 @@ fn moving_drms(
                 format!("{hex} holds a fortification: whether FFMO applies there is not ruled by the engine"),
             ));
         }
-        if hindrance > 0 {
-            return Err(unruled(
-                "A4.6",
-                "a Hindrance lies along the LOS: whether FFMO applies through it is not ruled by the engine",
-            ));
-        }
-        let level = |h: Hex| game.scenario.hexes.get(&h).map_or(0, |s| s.elevation);
-        let higher = firers
+        // A firer above the stack (a hill, a building's upper level) sees it in the open as
+        // one level with it does ([BSUM]: a rooftop is Open Ground for FFMO from an equal or
+        // higher LOS); one below it, where Height Advantage may or may not apply (B10.31),
+        // and a stack on an upper level are the players'.
+        let below = firers
             .iter()
-            .any(|f| level(f.hex) < spec.elevation || game.upper_level(f).is_some());
-        if higher || targets.iter().any(|t| game.upper_level(t).is_some()) {
+            .any(|f| height_halves(game, f) < i16::from(spec.elevation) * 2);
+        if below || targets.iter().any(|t| game.upper_level(t).is_some()) {
             return Err(unruled(
                 "A4.6",
-                "firer and moving stack are on different levels: Height Advantage, which cancels FFMO, is not ruled by the engine",
+                "the firer is below the moving stack, or the stack on an upper level: Height Advantage, which cancels FFMO, is not ruled by the engine",
             ));
         }
         drms.push(Modifier {
@@ -1044,6 +1065,17 @@ fn moving_drms(
         }
     }
     Ok(drms)
+}
+
+/// Terrain with no TEM in which a moving unit is not in the open: brush, orchard, grain and
+/// marsh negate FFMO (A4.6) for Defensive First Fire and Residual FP alike ([BSUM]: each of
+/// their entries; [CALC]: brush, grain and orchard negate FFMO).
+pub(crate) fn negates_ffmo(terrain: board::terrain::Terrain) -> bool {
+    use board::terrain::Terrain;
+    matches!(
+        terrain,
+        Terrain::Brush | Terrain::Orchard | Terrain::Grain | Terrain::Marsh
+    )
 }
 
 /// Only some units of a moving stack declared Assault Movement: FFNAM applies to some of them,
@@ -1173,20 +1205,52 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
     })
 }
 
+/// What a resolved First Fire attack leaves in its target Location (A8.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResidualLeft {
+    /// Residual FP of this amount.
+    Fp(u8),
+    /// None at all: its Hindrances and hexside TEM reduced it off the table, or the attack
+    /// kept a weapon's Multiple ROF (A9.2), which a Residual FP would have cost.
+    Nothing,
+    /// Some, how much for the players to determine: an attack read on the 1 column, or one
+    /// that cowered off the table.
+    Players,
+}
+
 /// The Residual FP a resolved First Fire attack leaves in its target Location (A8.2): half the
-/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1). `None` where the engine does
-/// not rule how much: an attack read on the 1 column, one that cowered off the table, and one
-/// through a Hindrance, whose effect on the residue is not sourced here — the players
-/// determine those.
-pub fn residual_fp(a: &Assessment, fired: &Resolved) -> Option<u8> {
-    if a.drms.iter().any(|m| m.rule == "A6.7") {
-        return None;
+/// IFT column it was read on, after any Cowering (12 → 6, 2 → 1), then one column to the left
+/// for each +1 of Hindrance along the LOF and of a wall, hedge or bocage hexside TEM the attack
+/// took (B9.55 EX: a 4 FP attack through an orchard and across bocage leaves none; [RF]: a
+/// 4 FP attack whose LOF crosses a bridge's side leaves 1, not 2). An attack that keeps a
+/// weapon's Multiple ROF leaves none: keeping the ROF forgoes the Residual FP (B9.55 EX,
+/// [SKN]); the engine keeps the ROF, the DEFENDER's usual choice. The players determine the
+/// Residual FP of an attack read on the 1 column or cowered off the table.
+pub fn residual_fp(a: &Assessment, read: IftColumn, cowered: bool, kept_rof: bool) -> ResidualLeft {
+    if kept_rof {
+        return ResidualLeft::Nothing;
     }
-    if fired.cowered && a.column.left(a.cower_columns).is_none() {
-        return None;
+    if cowered && a.column.left(a.cower_columns).is_none() {
+        return ResidualLeft::Players;
     }
-    let column = fired.column.fp();
-    (column >= 2).then_some(column / 2)
+    let column = read.fp();
+    if column < 2 {
+        return ResidualLeft::Players;
+    }
+    let half = column / 2;
+    let shift: usize = a
+        .drms
+        .iter()
+        .filter(|m| m.rule == "A6.7" || m.rule.starts_with("B9."))
+        .map(|m| usize::try_from(m.value.max(0)).unwrap_or(0))
+        .sum();
+    if shift == 0 {
+        return ResidualLeft::Fp(half);
+    }
+    match IftColumn::for_fp(u32::from(half)).and_then(|c| c.left(shift)) {
+        Some(c) => ResidualLeft::Fp(c.fp()),
+        None => ResidualLeft::Nothing,
+    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ pub(crate) fn could_inflict_nmc(a: &Assessment) -> bool {
 }
 
 /// The broken units of `by`'s enemy in `target`'s Location that an attack there puts under DM
-/// (A10.62): every one, when the attack could inflict at least an NMC. The one attack path
+/// (A10.62): every one it strikes (`Assessment::fired_on`), when it could inflict at least an
+/// NMC. The one attack path
 /// calls it for every attack the engine reads on the IFT.
 pub fn attacked(game: &Game, by: Side, target: Hex, a: &Assessment) -> Option<Event> {
     if !could_inflict_nmc(a) {
@@ -83,7 +84,7 @@ pub fn attacked(game: &Game, by: Side, target: Hex, a: &Assessment) -> Option<Ev
     }
     let units: Vec<UnitId> = game
         .units_above(target)
-        .filter(|u| u.side != by && eligible(u))
+        .filter(|u| u.side != by && a.fired_on.contains(&u.id) && eligible(u))
         .map(|u| u.id.clone())
         .collect();
     (!units.is_empty()).then(|| {
@@ -211,6 +212,7 @@ mod tests {
     fn assessment(fp: u8, drm: i8, directed: bool) -> Assessment {
         Assessment {
             target: "A1".parse().unwrap(),
+            fired_on: vec![],
             shares: vec![],
             column: IftColumn::exactly(fp).unwrap(),
             drms: if drm == 0 {

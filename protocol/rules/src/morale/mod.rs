@@ -599,32 +599,16 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
     Ok(())
 }
 
-/// The effects of `result` on the enemy units of `by` in `target`'s Location, as events: the
-/// rolls through `dice` (the first of them draw number `first_draw`), what each did, and what
-/// is left to the players. The units are those `fire::resolution::assess` fired on: every
-/// enemy unit above ground in `target` that is not hidden (none concealed: such an attack
-/// never reaches the engine's IFT).
+/// The effects of `result` on the units an attack struck in `target`'s Location, as events:
+/// the rolls through `dice` (the first of them draw number `first_draw`), what each did, and
+/// what is left to the players. The units are given, as they may be only some of the
+/// Location's: those `fire::resolution::assess` fired on (`Assessment::fired_on`: every enemy
+/// unit there that is not hidden, or the moving stack alone for First Fire, A8.1; none
+/// concealed, as such an attack never reaches the engine's IFT), or the units entering a
+/// Location Residual FP attacks, not those already there (A8.2). `game` has them in the
+/// Location, and the checks are rolled in the name of `roller`, the side whose command made
+/// the attack or the entry (every roll names the side whose command made it).
 pub(crate) fn fire_effects(
-    game: &Game,
-    by: Side,
-    target: Hex,
-    result: IftResult,
-    first_draw: u64,
-    dice: &mut dyn DiceSource,
-) -> Result<Vec<Event>, NoDice> {
-    let targets: Vec<&Unit> = game
-        .units_above(target)
-        .filter(|u| u.side != by && !u.hidden)
-        .collect();
-    effects_on(game, by, target, targets, result, first_draw, dice)
-}
-
-/// The effects of `result` on `units` alone, for an attack that strikes only some of the
-/// units of `target`'s Location: Residual FP attacks the units entering it, not those already
-/// there (A8.2). `game` has them in the Location, and the checks are rolled in the name of
-/// `roller`, the side whose command entered it (every roll names the side whose command made
-/// it).
-pub(crate) fn residual_effects(
     game: &Game,
     roller: Side,
     target: Hex,
@@ -851,9 +835,20 @@ fn checks(
         }
         // The leaders as they stand now: one just wounded (minor) leads with his DRM one
         // worse (A17.3), one killed by his wound or pinned by it (A17.2) does not.
+        // A leader of the Location the attack did not strike leads the checks too (A10.21),
+        // having none to pass himself: one not moving when First Fire strikes the moving
+        // stack (A8.1), one already there when Residual FP strikes the units entering (A8.2).
+        // One hidden or under "?" is his owner's secret and is not counted.
+        let bystanders = game.units_above(fx.target).filter(|l| {
+            l.side == unit.side
+                && !l.hidden
+                && !l.concealed
+                && !targets.iter().any(|t| t.id == l.id)
+        });
         let helpers: Vec<&Unit> = now
             .iter()
             .copied()
+            .chain(bystanders)
             .filter(|l| {
                 l.kind == UnitKind::Leader
                     && l.id != *id
