@@ -742,6 +742,45 @@ pub(super) fn decide_close_combat(
         }));
         withdrew.extend(whole.iter().map(|u| u.id.clone()));
     }
+    // A10.2: a leader eliminated in CC owes the Leader Loss Morale Checks of the lower-morale
+    // units of his side left in the Location. They follow the CC, and the engine does not roll
+    // them here: they are asked of the players, and with them the Melee.
+    for lid in &eliminated {
+        let leader = &game.units[lid];
+        if leader.kind != UnitKind::Leader {
+            continue;
+        }
+        let with_him: Vec<&UnitId> = units
+            .iter()
+            .filter(|u| {
+                u.side == leader.side
+                    && u.id != *lid
+                    && !eliminated.contains(&u.id)
+                    && !withdrew.contains(&u.id)
+                    // A broken unit's Morale Level is its broken side's, which its ratings
+                    // do not give: it may owe one too.
+                    && (u.morale == Morale::Broken
+                        || match (morale::morale_of(u), morale::morale_of(leader)) {
+                            (Some(m), Some(lm)) => m < lm,
+                            _ => true,
+                        })
+            })
+            .map(|u| &u.id)
+            .collect();
+        if with_him.is_empty() {
+            continue;
+        }
+        partial = true;
+        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: hex,
+            unit: Some(lid.clone()),
+            rule: "A10.2".into(),
+            why: format!(
+                "`{lid}` was eliminated in CC: the Leader Loss Morale Checks he owes the lower-morale units left with him ({}) are the players' to roll and adjudicate; then record the Melee if both sides remain",
+                with_him.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+            ),
+        }));
+    }
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
     let remains = |side: Side| {
         units
