@@ -616,12 +616,17 @@ fn leader_loss_morale_checks(
 }
 
 /// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
-/// in his Location takes a Leader Loss Task Check, a TC with the leader's leadership modifier
+/// the attack struck (`struck`: his Location, or the moving stack Residual FP struck) takes a
+/// Leader Loss Task Check, a TC with the leader's leadership modifier
 /// as a DRM against it (a 9-1's −1 is +1; an 8-0's nothing), and is pinned if it fails. The
 /// checks follow the attack's other effects, so a unit those broke or eliminated takes none.
 /// A leader whose modifier is positive (a 7+1), and a hero or berserk unit (which may be
 /// exempt from pinning), are asked of the players.
-fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> {
+fn leader_loss_task_checks(
+    game: &Game,
+    fx: &mut Effects,
+    struck: &BTreeSet<UnitId>,
+) -> Result<(), NoDice> {
     let leaders = std::mem::take(&mut fx.broken_leaders);
     if leaders.is_empty() {
         return Ok(());
@@ -644,6 +649,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
             .filter(|u| {
                 u.side == leader.side
                     && u.id != lid
+                    && struck.contains(&u.id)
                     && !u.eliminated
                     && !u.hidden
                     && u.morale != Morale::Broken
@@ -792,7 +798,7 @@ fn effects_on(
     }
     let struck: BTreeSet<UnitId> = targets.iter().map(|u| u.id.clone()).collect();
     leader_loss_morale_checks(game, &mut fx, &struck)?;
-    leader_loss_task_checks(game, &mut fx)?;
+    leader_loss_task_checks(game, &mut fx, &struck)?;
     Ok(fx.events)
 }
 
