@@ -99,12 +99,12 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
     if let Some(enemy) = super::in_melee_with(game, unit) {
         return Err(RuleViolation::with(
             "A10.5",
-            ViolationKind::NotModelled,
+            ViolationKind::UnitState,
             pieces![
                 Piece::unit(id),
                 " shares its Location with the Known enemy ",
                 Piece::unit(&enemy.id),
-                " (Melee, A11.7); a unit in Melee does not rout, and withdrawing from Melee (A11.2) is not modelled"
+                " (Melee, A11.7); a unit in Melee does not rout: it may withdraw from the Melee in the CCPh (A11.2)"
             ],
         ));
     }
