@@ -743,43 +743,72 @@ pub(super) fn decide_close_combat(
         withdrew.extend(whole.iter().map(|u| u.id.clone()));
     }
     // A10.2: a leader eliminated in CC owes the Leader Loss Morale Checks of the lower-morale
-    // units of his side left in the Location. They follow the CC, and the engine does not roll
-    // them here: they are asked of the players, and with them the Melee.
-    for lid in &eliminated {
-        let leader = &game.units[lid];
-        if leader.kind != UnitKind::Leader {
-            continue;
+    // units of his side left in the Location, after the CC, by the one function that rolls
+    // them whatever the attack (`morale::leader_losses`); one broken by it owes its own Leader
+    // Loss Task Checks there too. A unit that withdrew has left the Location, so whether it
+    // owes one is the players' to rule.
+    let lost: Vec<UnitId> = eliminated
+        .iter()
+        .filter(|id| game.units[*id].kind == UnitKind::Leader)
+        .cloned()
+        .collect();
+    let mut broke: BTreeSet<UnitId> = BTreeSet::new();
+    if !lost.is_empty() {
+        for lid in &lost {
+            let side = game.units[lid].side;
+            let gone_with: Vec<String> = units
+                .iter()
+                .filter(|u| u.side == side && withdrew.contains(&u.id))
+                .map(|u| format!("`{}`", u.id))
+                .collect();
+            if !gone_with.is_empty() {
+                partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: Some(lid.clone()),
+                    rule: "A10.2".into(),
+                    why: format!(
+                        "`{lid}` was eliminated in CC as {} withdrew from it: whether they owe him a Leader Loss Morale Check is the players' to rule",
+                        gone_with.join(", ")
+                    ),
+                }));
+            }
         }
-        let with_him: Vec<&UnitId> = units
+        let stayed: BTreeSet<UnitId> = units
             .iter()
-            .filter(|u| {
-                u.side == leader.side
-                    && u.id != *lid
-                    && !eliminated.contains(&u.id)
-                    && !withdrew.contains(&u.id)
-                    // A broken unit's Morale Level is its broken side's, which its ratings
-                    // do not give: it may owe one too.
-                    && (u.morale == Morale::Broken
-                        || match (morale::morale_of(u), morale::morale_of(leader)) {
-                            (Some(m), Some(lm)) => m < lm,
-                            _ => true,
-                        })
-            })
-            .map(|u| &u.id)
+            .filter(|u| !withdrew.contains(&u.id))
+            .map(|u| u.id.clone())
             .collect();
-        if with_him.is_empty() {
-            continue;
+        let (checks, _) =
+            morale::leader_losses(game, by, hex, &events, lost, &stayed, first_draw, dice)
+                .map_err(|_| {
+                    RuleViolation::new(
+                        "docs/dice.md",
+                        ViolationKind::NoDice,
+                        "no dice: offline, add a `dice` line with two faces per Leader Loss check (A10.2) after the CC DRs",
+                    )
+                })?;
+        for event in &checks {
+            match event {
+                Event::FireEffectApplied(FireEffectApplied {
+                    unit,
+                    outcome: Outcome::Eliminate,
+                    ..
+                }) => {
+                    eliminated.insert(unit.clone());
+                }
+                Event::FireEffectApplied(FireEffectApplied {
+                    unit,
+                    outcome: Outcome::Break,
+                    ..
+                }) => {
+                    broke.insert(unit.clone());
+                }
+                Event::FireEffectLeftToPlayers(_) => partial = true,
+                _ => {}
+            }
         }
-        partial = true;
-        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-            target: hex,
-            unit: Some(lid.clone()),
-            rule: "A10.2".into(),
-            why: format!(
-                "`{lid}` was eliminated in CC: the Leader Loss Morale Checks he owes the lower-morale units left with him ({}) are the players' to roll and adjudicate; then record the Melee if both sides remain",
-                with_him.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
-            ),
-        }));
+        events.extend(checks);
     }
     // A11.7: both sides still in the Location and nothing left to the players: Melee.
     let remains = |side: Side| {
@@ -793,7 +822,9 @@ pub(super) fn decide_close_combat(
         // (A11.16) and what else befalls it is not ruled by the engine, so the Melee is the
         // players' to record.
         for u in units.iter().filter(|u| {
-            u.morale == Morale::Broken && !eliminated.contains(&u.id) && !withdrew.contains(&u.id)
+            (u.morale == Morale::Broken || broke.contains(&u.id))
+                && !eliminated.contains(&u.id)
+                && !withdrew.contains(&u.id)
         }) {
             partial = true;
             events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
