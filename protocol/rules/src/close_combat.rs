@@ -774,9 +774,35 @@ pub(super) fn decide_close_combat(
                 }));
             }
         }
+        // A unit still under "?" after the CC (one that made an attack lost it, A11.19) keeps
+        // it: its check would show the enemy what is under it, so whether it owes one is the
+        // players' to rule, said without naming it.
+        let mut after = game.clone();
+        for e in &events {
+            game::apply(&mut after, e);
+        }
+        let veiled_now = |u: &Unit| after.units.get(&u.id).is_some_and(|a| a.concealed);
+        for side in [attacker, attacker.opponent()] {
+            let lost_here = lost.iter().any(|l| game.units[l].side == side);
+            let veiled = units
+                .iter()
+                .any(|u| u.side == side && veiled_now(u) && !withdrew.contains(&u.id));
+            if lost_here && veiled {
+                partial = true;
+                events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: hex,
+                    unit: None,
+                    rule: "A10.2".into(),
+                    why: format!(
+                        "a leader of the {} was eliminated in CC in {hex}, where a \"?\" of his side stays: whether what is under it owes a Leader Loss Morale Check is the players' to rule",
+                        game.side_name(side)
+                    ),
+                }));
+            }
+        }
         let stayed: BTreeSet<UnitId> = units
             .iter()
-            .filter(|u| !withdrew.contains(&u.id))
+            .filter(|u| !withdrew.contains(&u.id) && !veiled_now(u))
             .map(|u| u.id.clone())
             .collect();
         let (checks, _) =
