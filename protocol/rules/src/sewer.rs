@@ -322,7 +322,11 @@ fn check_sewer_unit(
         ));
     }
     // Hidden, broken or berserk, pinned: the one gate of a unit that moves (`check_free`).
-    check_free(unit, StackAct::Below(if tunnel { "B8.61" } else { "B8.4" }))?;
+    check_free(
+        game,
+        unit,
+        StackAct::Below(if tunnel { "B8.61" } else { "B8.4" }),
+    )?;
     if matches!(unit.underground, Some(Underground::Tunnel)) {
         return Err(refuse(
             "B8.61",

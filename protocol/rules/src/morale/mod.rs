@@ -20,8 +20,11 @@
 //!   paragraph (quoted on the GameSquad forum thread on leadership DRMs).
 //! - A10.2: a leader who breaks makes the unbroken lower-morale units in his Location take a
 //!   Leader Loss Task Check, his leadership modifier against them, failed → pinned — eASLRB
-//!   A10.2 (that sentence whole) with its examples for the DRM. The Leader Loss Morale Checks
-//!   of an eliminated leader's units are left to the players. A broken unit that fails an MC
+//!   A10.2 (that sentence whole) with its examples for the DRM. A leader eliminated makes the
+//!   units the attack struck whose Morale Level is lower than his take a Leader Loss Morale
+//!   Check after it, an MC with his modifier against it — eASLRB A10.2's two examples (an 8-0
+//!   gives an NMC, an 8-1 or 9-1 a 1MC; not lower, none) and the paragraph's LLMC sentence as a
+//!   French players' forum quotes it (cote1664, topic 8486). A broken unit that fails an MC
 //!   suffers Casualty Reduction — eASLRB A10.2's example and the C# referee.
 //! - A.9: Random Selection is one dr per unit, logged like any roll; the highest dr is the
 //!   unit selected, and every unit tied at it is selected too — the A.9 text on the ASL
@@ -374,6 +377,8 @@ struct Effects<'a> {
     events: Vec<Event>,
     /// Leaders who broke in this attack, for the Leader Loss Task Checks that follow it.
     broken_leaders: Vec<UnitId>,
+    /// Leaders eliminated in this attack, for the Leader Loss Morale Checks that follow it.
+    eliminated_leaders: Vec<UnitId>,
 }
 
 impl Effects<'_> {
@@ -481,32 +486,147 @@ impl Effects<'_> {
     }
 
     /// A leader's leaving the fight: one who broke is remembered for the Leader Loss Task
-    /// Checks rolled once the attack's other effects are known (`leader_loss_task_checks`);
-    /// one eliminated asks for the Leader Loss Morale Checks of the units with him (A10.2),
-    /// which the engine does not roll.
+    /// Checks, one eliminated (by a KIA, a mortal wound, a broken leader's failed MC) for the
+    /// Leader Loss Morale Checks, both rolled once the attack's other effects are known
+    /// (`leader_loss_morale_checks`, `leader_loss_task_checks`; A10.2).
     fn leader_lost(&mut self, unit: &Unit, what: &str) {
         if unit.kind != UnitKind::Leader {
             return;
         }
         if what == "broke" {
             self.broken_leaders.push(unit.id.clone());
-            return;
+        } else {
+            self.eliminated_leaders.push(unit.id.clone());
         }
-        self.left(
-            Some(&unit.id),
-            "A10.2",
-            format!("`{}` {what}: the Leader Loss Morale Checks of lower-morale units in his Location are the players' to roll", unit.id),
-        );
+    }
+}
+
+/// A10.2: for each leader eliminated in an attack, once its other effects are applied, every
+/// other friendly unit it struck (`struck`: the units of the Location, or the moving stack a
+/// Residual FP attack struck) whose Morale Level is now lower than his takes a Leader Loss
+/// Morale Check: an MC with his leadership modifier against it (an 8-0 gives an NMC, an 8-1
+/// or a 9-1 a 1MC, a 10-2 a 2MC), whatever its own check of the attack did. It is an MC like
+/// any other (`morale_check`): leaders first, the highest morale first, another Good Order
+/// leader's DRM applying, a failure breaking a Good Order unit — and a leader broken or
+/// killed by it calls for the checks his own loss owes. Where the engine cannot rule, the
+/// check is asked of the players: a broken unit (its Morale Level is its counter's broken
+/// side, which its ratings do not give), a leader whose modifier is positive, and the checks
+/// `morale_check` itself leaves to them (a hero, a berserk unit).
+fn leader_loss_morale_checks(
+    game: &Game,
+    fx: &mut Effects,
+    struck: &BTreeSet<UnitId>,
+) -> Result<(), NoDice> {
+    loop {
+        let leaders = std::mem::take(&mut fx.eliminated_leaders);
+        if leaders.is_empty() {
+            return Ok(());
+        }
+        for lid in leaders {
+            // The leader as he was before the attack: the Morale Level the others compare with.
+            let Some(leader) = game.units.get(&lid) else {
+                continue;
+            };
+            let (Some(lm), Some(ld)) = (morale_of(leader), leadership_of(leader)) else {
+                continue;
+            };
+            // The Location as the attack (and the checks before this one) left it.
+            let mut after = game.clone();
+            for e in &fx.events {
+                game::apply(&mut after, e);
+            }
+            let Some(gone) = after.units.get(&lid) else {
+                continue;
+            };
+            let mut units: Vec<&Unit> = after
+                .units
+                .values()
+                .filter(|u| {
+                    u.side == leader.side
+                        && u.id != lid
+                        && struck.contains(&u.id)
+                        && !u.eliminated
+                        && !u.hidden
+                        && after.same_location(u, gone)
+                })
+                .collect();
+            units.sort_by_key(|u| {
+                (
+                    u.kind != UnitKind::Leader,
+                    std::cmp::Reverse(morale_of(u)),
+                    u.id.clone(),
+                )
+            });
+            let candidates = units.clone();
+            let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
+            for unit in units {
+                let id = &unit.id;
+                if unit.morale == Morale::Broken {
+                    fx.left(
+                        Some(id),
+                        "A10.2",
+                        format!("`{id}` is broken: whether it takes a Leader Loss Morale Check for `{lid}`, and its outcome, rest on its broken side's Morale Level, which its ratings do not give"),
+                    );
+                    continue;
+                }
+                if morale_of(unit).is_some_and(|level| level >= lm) {
+                    continue;
+                }
+                if ld > 0 {
+                    fx.left(
+                        Some(id),
+                        "A10.2",
+                        format!("`{id}`'s Leader Loss Morale Check for `{lid}`: a leader's positive modifier is not resolved by the engine"),
+                    );
+                    continue;
+                }
+                let drm = -ld;
+                let (check, name) = if drm == 0 {
+                    (
+                        Check {
+                            purpose: RollPurpose::NormalMoraleCheck,
+                            rule: "A10.2",
+                            drm: 0,
+                        },
+                        format!("NMC (LLMC for `{lid}`)"),
+                    )
+                } else {
+                    (
+                        Check {
+                            purpose: RollPurpose::MoraleCheck,
+                            rule: "A10.2",
+                            drm,
+                        },
+                        format!("{drm}MC (LLMC for `{lid}`)"),
+                    )
+                };
+                let modifiers = if drm == 0 {
+                    vec![]
+                } else {
+                    vec![Modifier {
+                        value: drm,
+                        reason: format!("`{lid}` eliminated"),
+                        rule: "A10.2".into(),
+                    }]
+                };
+                morale_check(fx, unit, check, &name, modifiers, &candidates, &mut fallen)?;
+            }
+        }
     }
 }
 
 /// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
-/// in his Location takes a Leader Loss Task Check, a TC with the leader's leadership modifier
+/// the attack struck (`struck`: his Location, or the moving stack Residual FP struck) takes a
+/// Leader Loss Task Check, a TC with the leader's leadership modifier
 /// as a DRM against it (a 9-1's −1 is +1; an 8-0's nothing), and is pinned if it fails. The
 /// checks follow the attack's other effects, so a unit those broke or eliminated takes none.
 /// A leader whose modifier is positive (a 7+1), and a hero or berserk unit (which may be
 /// exempt from pinning), are asked of the players.
-fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> {
+fn leader_loss_task_checks(
+    game: &Game,
+    fx: &mut Effects,
+    struck: &BTreeSet<UnitId>,
+) -> Result<(), NoDice> {
     let leaders = std::mem::take(&mut fx.broken_leaders);
     if leaders.is_empty() {
         return Ok(());
@@ -529,6 +649,7 @@ fn leader_loss_task_checks(game: &Game, fx: &mut Effects) -> Result<(), NoDice> 
             .filter(|u| {
                 u.side == leader.side
                     && u.id != lid
+                    && struck.contains(&u.id)
                     && !u.eliminated
                     && !u.hidden
                     && u.morale != Morale::Broken
@@ -648,6 +769,7 @@ fn effects_on(
         target,
         events: vec![],
         broken_leaders: vec![],
+        eliminated_leaders: vec![],
     };
     match result {
         IftResult::NoEffect => {}
@@ -658,8 +780,42 @@ fn effects_on(
         }
         _ => checks(game, &mut fx, &targets, result, &BTreeMap::new())?,
     }
-    leader_loss_task_checks(game, &mut fx)?;
+    let struck: BTreeSet<UnitId> = targets.iter().map(|u| u.id.clone()).collect();
+    leader_loss_morale_checks(game, &mut fx, &struck)?;
+    leader_loss_task_checks(game, &mut fx, &struck)?;
     Ok(fx.events)
+}
+
+/// The Leader Loss checks owed once a Close Combat is resolved (A10.2): `leaders` were
+/// eliminated in it, `so_far` are its events (applied to `game` to find the Location as it
+/// left it), `struck` the units still in the Location. The same checks, by the same functions,
+/// as after a fire attack (`leader_loss_morale_checks`, then `leader_loss_task_checks`),
+/// rolled by `by` from draw `first_draw`. Returns the checks' events and the next draw.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn leader_losses(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    so_far: &[Event],
+    leaders: Vec<UnitId>,
+    struck: &BTreeSet<UnitId>,
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<(Vec<Event>, u64), NoDice> {
+    let mut fx = Effects {
+        game,
+        by,
+        dice,
+        draw: first_draw,
+        target: hex,
+        events: so_far.to_vec(),
+        broken_leaders: vec![],
+        eliminated_leaders: leaders,
+    };
+    leader_loss_morale_checks(game, &mut fx, struck)?;
+    leader_loss_task_checks(game, &mut fx, struck)?;
+    let draw = fx.draw;
+    Ok((fx.events.split_off(so_far.len()), draw))
 }
 
 /// A #KIA (A7.301): the # units with the highest Random Selection drs are eliminated, every
@@ -807,34 +963,6 @@ fn checks(
             Some(_) => continue,
             None => unit,
         };
-        if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
-            fx.left(
-                Some(id),
-                "A15",
-                format!(
-                    "`{id}`'s check: a hero's or a berserk unit's is not resolved by the engine"
-                ),
-            );
-            continue;
-        }
-        let Some(level) = morale_of(unit) else {
-            fx.left(
-                Some(id),
-                "A10.1",
-                format!("`{id}`'s ratings `{}` give no Morale Level", unit.ratings),
-            );
-            continue;
-        };
-        if unit.morale == Morale::Broken && check.is_ptc() {
-            fx.left(
-                Some(id),
-                "A7.8",
-                format!("`{id}` is broken: what a PTC does to a broken unit is not resolved by the engine"),
-            );
-            continue;
-        }
-        // The leaders as they stand now: one just wounded (minor) leads with his DRM one
-        // worse (A17.3), one killed by his wound or pinned by it (A17.2) does not.
         // A leader of the Location the attack did not strike leads the checks too (A10.21),
         // having none to pass himself: one not moving when First Fire strikes the moving
         // stack (A8.1), one already there when Residual FP strikes the units entering (A8.2).
@@ -845,28 +973,12 @@ fn checks(
                 && !l.concealed
                 && !targets.iter().any(|t| t.id == l.id)
         });
-        let helpers: Vec<&Unit> = now
+        let candidates: Vec<&Unit> = now
             .iter()
             .copied()
             .chain(bystanders)
-            .filter(|l| {
-                l.kind == UnitKind::Leader
-                    && l.id != *id
-                    && l.is_good_order()
-                    && !l.pinned
-                    && !fallen.contains(&l.id)
-                    && game.same_location(l, unit)
-                    && (unit.kind != UnitKind::Leader || morale_of(l).is_some_and(|m| m > level))
-            })
+            .filter(|l| game.same_location(l, unit))
             .collect();
-        if helpers.len() > 1 {
-            fx.left(
-                Some(id),
-                "A10.21",
-                format!("`{id}` has more than one leader whose DRM could apply: which one is not resolved by the engine"),
-            );
-            continue;
-        }
         let mut modifiers = vec![];
         if check.drm != 0 {
             modifiers.push(Modifier {
@@ -875,121 +987,191 @@ fn checks(
                 rule: "A7.3".into(),
             });
         }
-        if let Some(l) = helpers.first() {
-            let drm = leadership_of(l).unwrap_or(0);
-            if drm != 0 {
-                modifiers.push(Modifier {
-                    value: drm,
-                    reason: format!(
-                        "`{}` leads{}",
-                        l.id,
-                        if l.wounded { " (wounded)" } else { "" }
-                    ),
-                    rule: "A10.21".into(),
-                });
-            }
-        }
-        let rolled = fx.check_dice()?;
-        let original = rolled.2;
-        let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
-        // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
-        let casualty = !check.is_ptc() && original == 12;
-        let passed = final_dr <= level && !casualty;
-        let good_order = unit.morale == Morale::GoodOrder;
-        // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
-        // morale pins a Good Order unit (A7.8).
-        let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
-            (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
-                Some((Outcome::Pin, "A7.8"))
-            }
-            (_, true, _) => None,
-            (true, false, _) if unit.pinned => None,
-            (true, false, _) => Some((Outcome::Pin, "A7.8")),
-            // A Casualty MC's reduction comes first, then the break (below).
-            (false, false, Morale::GoodOrder) if casualty => None,
-            (false, false, Morale::GoodOrder) => Some((Outcome::Break, "A10.1")),
-            (false, false, _) => None, // broken already: Casualty Reduction below
-        };
-        let words = match (&effect, passed) {
-            (Some((Outcome::Pin, _)), true) => "passed, pinned",
-            (Some((Outcome::Pin, _)), false) => "pinned",
-            (Some(_), _) => "broken",
-            (None, true) => "passed",
-            (None, false) if check.is_ptc() => "failed (pinned already)",
-            (None, false) if casualty && good_order => "Casualty MC",
-            (None, false) => "failed",
-        };
         let name = match result {
             IftResult::Ptc => "PTC".to_string(),
             IftResult::K(n) => format!("{n}MC"),
             other => other.to_string(),
         };
-        let line = fx.log_check(
-            unit,
-            &name,
-            level,
-            rolled,
-            modifiers,
-            final_dr,
-            words,
-            (check.purpose, check.rule),
+        morale_check(fx, unit, check, &name, modifiers, &candidates, &mut fallen)?;
+    }
+    Ok(())
+}
+
+/// One unit's check, whichever rule calls for it — an IFT result's PTC, NMC or nMC (a K/#'s
+/// #MC), or a Leader Loss Morale Check (A10.2) — with `modifiers` the check's own DRMs: the
+/// one path by which the engine rolls a check, applies the leadership DRM of a leader among
+/// `candidates` (the units of the Location as the check is taken; A10.21, A10.22), and breaks,
+/// pins or reduces the unit (A7.8, A10.1, A10.2, A10.31). A leader who fails is added to
+/// `fallen`, and helps no later check of the same occasion (A10.21).
+fn morale_check(
+    fx: &mut Effects,
+    unit: &Unit,
+    check: Check,
+    name: &str,
+    mut modifiers: Vec<Modifier>,
+    candidates: &[&Unit],
+    fallen: &mut BTreeSet<UnitId>,
+) -> Result<(), NoDice> {
+    let id = &unit.id;
+    if unit.morale == Morale::Berserk || unit.kind == UnitKind::Hero {
+        fx.left(
+            Some(id),
+            "A15",
+            format!("`{id}`'s check: a hero's or a berserk unit's is not resolved by the engine"),
         );
-        if let Some((outcome, rule)) = effect {
-            fx.events.push(Event::FireEffectApplied(FireEffectApplied {
-                unit: id.clone(),
-                outcome,
-                rule: rule.into(),
-                why: line.clone(),
-            }));
+        return Ok(());
+    }
+    let Some(level) = morale_of(unit) else {
+        fx.left(
+            Some(id),
+            "A10.1",
+            format!("`{id}`'s ratings `{}` give no Morale Level", unit.ratings),
+        );
+        return Ok(());
+    };
+    if unit.morale == Morale::Broken && check.is_ptc() {
+        fx.left(
+            Some(id),
+            "A7.8",
+            format!(
+                "`{id}` is broken: what a PTC does to a broken unit is not resolved by the engine"
+            ),
+        );
+        return Ok(());
+    }
+    // The leaders as they stand now: one just wounded (minor) leads with his DRM one
+    // worse (A17.3), one killed by his wound or pinned by it (A17.2) does not.
+    let helpers: Vec<&Unit> = candidates
+        .iter()
+        .copied()
+        .filter(|l| {
+            l.kind == UnitKind::Leader
+                && l.id != *id
+                && l.is_good_order()
+                && !l.pinned
+                && !fallen.contains(&l.id)
+                && (unit.kind != UnitKind::Leader || morale_of(l).is_some_and(|m| m > level))
+        })
+        .collect();
+    if helpers.len() > 1 {
+        fx.left(
+            Some(id),
+            "A10.21",
+            format!("`{id}` has more than one leader whose DRM could apply: which one is not resolved by the engine"),
+        );
+        return Ok(());
+    }
+    if let Some(l) = helpers.first() {
+        let drm = leadership_of(l).unwrap_or(0);
+        if drm != 0 {
+            modifiers.push(Modifier {
+                value: drm,
+                reason: format!(
+                    "`{}` leads{}",
+                    l.id,
+                    if l.wounded { " (wounded)" } else { "" }
+                ),
+                rule: "A10.21".into(),
+            });
         }
-        if check.is_ptc() {
-            continue;
+    }
+    let rolled = fx.check_dice()?;
+    let original = rolled.2;
+    let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
+    let casualty = !check.is_ptc() && original == 12;
+    let passed = final_dr <= level && !casualty;
+    let good_order = unit.morale == Morale::GoodOrder;
+    // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
+    // morale pins a Good Order unit (A7.8).
+    let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
+        (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
+            Some((Outcome::Pin, "A7.8"))
         }
-        // What the engine does not rule on, asked where it arises.
-        if original == 2 {
-            fx.left(
-                Some(id),
-                "A15",
-                format!("`{id}` rolled an Original 2 on its MC: Heat of Battle is the players' to resolve"),
-            );
+        (_, true, _) => None,
+        (true, false, _) if unit.pinned => None,
+        (true, false, _) => Some((Outcome::Pin, "A7.8")),
+        // A Casualty MC's reduction comes first, then the break (below).
+        (false, false, Morale::GoodOrder) if casualty => None,
+        (false, false, Morale::GoodOrder) => Some((Outcome::Break, "A10.1")),
+        (false, false, _) => None, // broken already: Casualty Reduction below
+    };
+    let words = match (&effect, passed) {
+        (Some((Outcome::Pin, _)), true) => "passed, pinned",
+        (Some((Outcome::Pin, _)), false) => "pinned",
+        (Some(_), _) => "broken",
+        (None, true) => "passed",
+        (None, false) if check.is_ptc() => "failed (pinned already)",
+        (None, false) if casualty && good_order => "Casualty MC",
+        (None, false) => "failed",
+    };
+    let line = fx.log_check(
+        unit,
+        name,
+        level,
+        rolled,
+        modifiers,
+        final_dr,
+        words,
+        (check.purpose, check.rule),
+    );
+    if let Some((outcome, rule)) = effect {
+        fx.events.push(Event::FireEffectApplied(FireEffectApplied {
+            unit: id.clone(),
+            outcome,
+            rule: rule.into(),
+            why: line.clone(),
+        }));
+    }
+    if check.is_ptc() {
+        return Ok(());
+    }
+    // What the engine does not rule on, asked where it arises.
+    if original == 2 {
+        fx.left(
+            Some(id),
+            "A15",
+            format!(
+                "`{id}` rolled an Original 2 on its MC: Heat of Battle is the players' to resolve"
+            ),
+        );
+    }
+    if !passed {
+        if unit.kind == UnitKind::Leader {
+            fallen.insert(id.clone());
         }
-        if !passed {
-            if unit.kind == UnitKind::Leader {
-                fallen.insert(id.clone());
+        if unit.morale == Morale::Broken {
+            // A broken unit failing an MC is Casualty Reduced (A10.2).
+            let why = format!("{line}: broken already, Casualty Reduction");
+            fx.casualty_reduction(unit, "A10.2", &why)?;
+            if casualty {
+                fx.left(
+                    Some(id),
+                    "A10.31",
+                    format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
+                );
             }
-            if unit.morale == Morale::Broken {
-                // A broken unit failing an MC is Casualty Reduced (A10.2).
-                let why = format!("{line}: broken already, Casualty Reduction");
-                fx.casualty_reduction(unit, "A10.2", &why)?;
-                if casualty {
-                    fx.left(
-                        Some(id),
-                        "A10.31",
-                        format!("`{id}` was broken and rolled an Original 12 on its MC: whether that eliminates it rather than reducing it rests on one source, so it is the players' to rule"),
-                    );
-                }
-            } else {
-                // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
-                let gone = casualty && {
-                    let why = format!("{line}: Casualty Reduction");
-                    fx.casualty_reduction(unit, "A10.31", &why)?
-                };
-                if casualty && !gone {
-                    fx.events.push(Event::FireEffectApplied(FireEffectApplied {
-                        unit: id.clone(),
-                        outcome: Outcome::Break,
-                        rule: "A10.31".into(),
-                        why: format!("{line}: broken"),
-                    }));
-                }
-                if !gone {
-                    fx.left(
-                        Some(id),
-                        "A19.13",
-                        format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
-                    );
-                    fx.leader_lost(unit, "broke");
-                }
+        } else {
+            // A Casualty MC (A10.31): Casualty Reduction, and what survives it breaks.
+            let gone = casualty && {
+                let why = format!("{line}: Casualty Reduction");
+                fx.casualty_reduction(unit, "A10.31", &why)?
+            };
+            if casualty && !gone {
+                fx.events.push(Event::FireEffectApplied(FireEffectApplied {
+                    unit: id.clone(),
+                    outcome: Outcome::Break,
+                    rule: "A10.31".into(),
+                    why: format!("{line}: broken"),
+                }));
+            }
+            if !gone {
+                fx.left(
+                    Some(id),
+                    "A19.13",
+                    format!("`{id}` failed its MC by {}: whether it is replaced for failing by more than its side's ELR is the players' to rule (ELR is not modelled)", final_dr - level),
+                );
+                fx.leader_lost(unit, "broke");
             }
         }
     }

@@ -19,6 +19,9 @@
 //!   player's note and the C# tests; when a unit is under DM is `morale::desperation`'s.
 //! - A10.63: +1 to a self-rally; a broken leader may self-rally, without his own DRM — the
 //!   Hakkaa Paalle text, the player's note, a "first fire" player's note and the C# tests.
+//! - A18.11: the first MMC rally of a side's own RPh may be a self-rally whatever the unit's
+//!   capability, with no Good Order leader in its Location, and its Original 2 rallies it and
+//!   may create a leader — the eASLRB's A18 page and the "first fire" note.
 //! - A10.64: an Original 12 on a rally is Fate, a Casualty Reduction, and never rallies — the
 //!   Hakkaa Paalle text (Fate is the one penalty), the player's note and the C# tests.
 //! - A15: an Original 2 on a leader's rally of another unit calls for Heat of Battle, not on a
@@ -197,16 +200,13 @@ pub(crate) fn decide(
             None
         }
         None => {
-            return Err(RuleViolation::with(
-                "A10.63",
-                ViolationKind::NotModelled,
-                vec![
-                    Piece::unit(id),
-                    text(format!(
-                        " has no leader named to rally it (`with LEADER`, a Good Order leader of its Location); a squad's, half-squad's or crew's self-rally (its broken side's boxed morale, A18.11) is not tracked by the engine: {BY_HAND}"
-                    )),
-                ],
-            ))
+            field_promotion_self_rally(game, by, unit)?;
+            modifiers.push(Modifier {
+                value: 1,
+                reason: "self-rally".into(),
+                rule: "A10.63".into(),
+            });
+            None
         }
     };
     let Some(hex) = game.scenario.hexes.get(&unit.hex) else {
@@ -278,8 +278,11 @@ pub(crate) fn decide(
     // Fate first: an Original 12 never rallies (A10.64).
     let fate = original == 12;
     let rallied = !fate && final_dr <= morale;
-    // A self-rally's Original 2 that the DR alone would fail: whether it rallies rests on one
-    // source, so it is asked.
+    // An MMC's self-rally (A18.11) rallies on an Original 2 whatever the DRMs, and may create
+    // a leader. A leader's self-rally's Original 2 that the DR alone would fail: whether it
+    // rallies rests on one source, so it is asked.
+    let field_promotion = self_rally && unit.kind != UnitKind::Leader && original == 2;
+    let rallied = rallied || field_promotion;
     let snake_eyes_asked = self_rally && original == 2 && !rallied;
     let words = if fate {
         "Fate"
@@ -364,6 +367,12 @@ pub(crate) fn decide(
             format!("`{id}` rolled an Original 2 on its self-rally, Final DR {final_dr} above its broken morale {morale}: whether it rallies rests on one source, so it is the players' to rule"),
         ));
     }
+    if field_promotion {
+        events.push(left(
+            "A18.11",
+            format!("`{id}` rallied on an Original 2 on its self-rally, the first MMC rally of its side's own RPh: the ATTACKER may roll on the Leader Creation Table (A18.2), which the engine does not resolve; the players roll and adjudicate it"),
+        ));
+    }
     if !self_rally && original == 2 {
         events.push(left(
             "A15",
@@ -371,4 +380,65 @@ pub(crate) fn decide(
         ));
     }
     Ok(events)
+}
+
+/// A18.11 (with A10.63): the first rally attempt of an MMC in its side's own RPh may be a
+/// self-rally, whatever the unit's self-rally capability, when no Good Order leader is in its
+/// Location. Any other MMC's self-rally turns on its broken side's boxed morale, which its
+/// ratings do not give, so it is refused for the players to play by hand. Checked before the
+/// dice, as every refusal is.
+fn field_promotion_self_rally(
+    game: &Game,
+    by: Side,
+    unit: &game::Unit,
+) -> Result<(), RuleViolation> {
+    let id = &unit.id;
+    let by_hand = |why: String| {
+        Err(RuleViolation::with(
+            "A10.63",
+            ViolationKind::NotModelled,
+            vec![Piece::unit(id), text(why)],
+        ))
+    };
+    if by != game.attacker() {
+        return by_hand(format!(
+            " has no leader named to rally it (`with LEADER`); an MMC self-rallies without its broken side's boxed morale only as its side's first MMC rally of its own RPh (A18.11), and a boxed morale is not tracked by the engine: {BY_HAND}"
+        ));
+    }
+    let is_mmc = |u: &game::Unit| {
+        matches!(
+            u.kind,
+            UnitKind::Squad | UnitKind::HalfSquad | UnitKind::Crew
+        )
+    };
+    let earlier = game
+        .movement
+        .rallied
+        .iter()
+        .filter_map(|r| game.units.get(r))
+        .any(|u| u.side == by && is_mmc(u));
+    if earlier {
+        return by_hand(format!(
+            " has no leader named to rally it (`with LEADER`): its side has made an MMC rally attempt in this RPh already, so only a boxed morale lets it self-rally (A18.11), which the engine does not track: {BY_HAND}"
+        ));
+    }
+    if let Some(leader) = game.units.values().find(|l| {
+        l.side == by
+            && l.kind == UnitKind::Leader
+            && !l.eliminated
+            && l.is_good_order()
+            && game.same_location(l, unit)
+    }) {
+        return Err(RuleViolation::with(
+            "A18.11",
+            ViolationKind::UnitState,
+            vec![
+                Piece::unit(id),
+                text(" shares its Location with the Good Order leader "),
+                Piece::unit(&leader.id),
+                text(": it self-rallies as its side's first MMC rally only without one there; rally it `with` him"),
+            ],
+        ));
+    }
+    Ok(())
 }

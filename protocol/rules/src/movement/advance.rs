@@ -98,7 +98,7 @@ fn check_may_advance(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
             ],
         );
     }
-    check_free(unit, StackAct::Advance)?;
+    check_free(game, unit, StackAct::Advance)?;
     if game.movement.advanced.contains(id) {
         return refuse(
             "A4.7",

@@ -500,12 +500,20 @@ pub(crate) fn check_not_hidden(unit: &Unit, by: &str) -> Result<(), RuleViolatio
     Ok(())
 }
 
+/// A Known enemy Infantry unit sharing the unit's Location: the two are in Melee (A11.7).
+/// The one reading of "held in Melee" every act that leaves a Location asks: a move, an
+/// advance, going below ground (`check_free`) and a rout (`rout`).
+pub(crate) fn in_melee_with<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit> {
+    rout::known_enemies(game, unit.side)
+        .find(|e| e.kind.is_infantry() && e.hex == unit.hex && game.same_location(e, unit))
+}
+
 /// What keeps a unit from moving in the MPh (A4.1), advancing in the APh (A4.7) or going and
 /// moving below ground (B8.4, B8.45, B8.61) at all, in one order for every such act: hidden,
-/// below ground, broken, berserk, pinned. Each act words its refusal and cites its own rule;
-/// what else an act asks of the unit is its own. Below ground is where sewer movement is
-/// played, so it bars only the acts above it.
-pub(crate) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
+/// below ground, broken, berserk, pinned, held in Melee. Each act words its refusal and cites
+/// its own rule; what else an act asks of the unit is its own. Below ground is where sewer
+/// movement is played, so it bars only the acts above it.
+pub(crate) fn check_free(game: &Game, unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
     let below = matches!(act, StackAct::Below(_));
@@ -587,6 +595,37 @@ pub(crate) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation
             )
         };
     }
+    // A4.1: a unit held in Melee does not move in the MPh, by any means; it leaves the
+    // Location only by withdrawing in the CCPh (A11.2). Whether it may advance out of it in
+    // the APh rests on no text at hand, so that is the players' to adjudicate.
+    // A unit that advanced into a Location this APh is in a new CC there, not held in Melee;
+    // what its advance allows it is the advance's to say (once per APh).
+    let advanced = game.movement.advanced.contains(&unit.id);
+    if let Some(enemy) = in_melee_with(game, unit).filter(|_| !advanced) {
+        return if moving {
+            refuse(
+                "A4.1",
+                ViolationKind::UnitState,
+                pieces![
+                    Piece::unit(id),
+                    " is held in Melee with the Known enemy ",
+                    Piece::unit(&enemy.id),
+                    " (A11.7) and does not move in the MPh; it may withdraw from the Melee in the CCPh (A11.2)"
+                ],
+            )
+        } else {
+            refuse(
+                "A4.7",
+                ViolationKind::NotModelled,
+                pieces![
+                    Piece::unit(id),
+                    " is held in Melee with the Known enemy ",
+                    Piece::unit(&enemy.id),
+                    " (A11.7): advancing out of a Melee is not modelled; the players adjudicate it"
+                ],
+            )
+        };
+    }
     Ok(())
 }
 
@@ -594,7 +633,7 @@ pub(crate) fn check_free(unit: &Unit, act: StackAct) -> Result<(), RuleViolation
 fn check_may_move(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
-    check_free(unit, StackAct::Move)?;
+    check_free(game, unit, StackAct::Move)?;
     check_not_prep_fired(game, unit)?;
     if game.movement.finished.contains(id) {
         return refuse(

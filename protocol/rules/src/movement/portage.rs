@@ -138,6 +138,18 @@ pub(crate) fn decide_drop(
     unit_id: &UnitId,
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
+    // A4.43: a unit may also drop a weapon at the start of a CCPh to withdraw from Melee
+    // (A11.2), whichever side it is on; the engine has no such step before the designations.
+    if game.clock.phase() == Phase::CloseCombat {
+        return Err(RuleViolation::with(
+            "A4.43",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(unit_id),
+                " would drop a weapon at the start of the CCPh to withdraw from Melee (A11.2): not modelled; the players adjudicate it"
+            ],
+        ));
+    }
     require_acting(
         game,
         by,

@@ -96,15 +96,15 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
             " is broken but not under Desperation Morale: only a DM unit routs (a unit comes under DM when it breaks, when fire that could inflict an NMC attacks it, when a Known armed enemy unit is ADJACENT, or when it begins the RtPh in Open Ground in a Known enemy's LOS and normal range)",
         );
     }
-    if let Some(enemy) = in_melee_with(game, unit) {
+    if let Some(enemy) = super::in_melee_with(game, unit) {
         return Err(RuleViolation::with(
             "A10.5",
-            ViolationKind::NotModelled,
+            ViolationKind::UnitState,
             pieces![
                 Piece::unit(id),
                 " shares its Location with the Known enemy ",
                 Piece::unit(&enemy.id),
-                " (Melee, A11.7); a unit in Melee does not rout, and withdrawing from Melee (A11.2) is not modelled"
+                " (Melee, A11.7); a unit in Melee does not rout: it may withdraw from the Melee in the CCPh (A11.2)"
             ],
         ));
     }
@@ -190,12 +190,6 @@ pub(crate) fn known_enemies(game: &Game, by: Side) -> impl Iterator<Item = &Unit
             && e.underground.is_none()
             && (e.kind.is_infantry() || e.kind == UnitKind::Vehicle)
     })
-}
-
-/// A Known enemy Infantry unit sharing the unit's Location: the two are in Melee.
-fn in_melee_with<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit> {
-    known_enemies(game, unit.side)
-        .find(|e| e.kind.is_infantry() && e.hex == unit.hex && game.same_location(e, unit))
 }
 
 /// The restrictions on a router's way, hex by hex, with respect to the Known enemy units.
@@ -295,7 +289,7 @@ pub fn must_rout(game: &Game, unit: &Unit) -> Option<MustRout> {
         || unit.hidden
         || unit.underground.is_some()
         || !unit.kind.is_infantry()
-        || in_melee_with(game, unit).is_some()
+        || super::in_melee_with(game, unit).is_some()
     {
         return None;
     }
