@@ -2139,3 +2139,133 @@ fn fire_at_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
 }
 
 const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";
+
+/// What `side` is told of `command` on `game`, as a server tells it: the command put in ids
+/// as the side names units (`command_in_ids`), then decided; a refusal rendered for `side`.
+fn told_to(game: &Game, side: Side, command: Command) -> String {
+    let viewer = Viewer::Side(side);
+    let command = command_in_ids(game, side, command);
+    match decide(game, side, &command, &mut ScriptedDice::default()) {
+        Ok(events) => format!(
+            "accepted: {:?}",
+            seen_by(game, viewer, &events)
+                .iter()
+                .map(|v| serde_json::to_string(&v.event).unwrap())
+                .collect::<Vec<_>>()
+        ),
+        Err(refusal) => format!(
+            "{} {:?}: {}",
+            refusal.rule,
+            refusal.kind,
+            refusal.render(
+                |id| protocol::game::view::name_for(game, viewer, id),
+                |_| None
+            )
+        ),
+    }
+}
+
+/// The commands a side might send naming the unit `name`, in the set-up of
+/// `cc_with_question_mark` (the German's RPh).
+fn naming(name: &str) -> Vec<Command> {
+    let unit = || name.to_string();
+    vec![
+        Command::Adjudicate {
+            unit: unit(),
+            outcome: Outcome::Pin,
+            note: String::new(),
+        },
+        Command::Move {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Drop {
+            unit: unit(),
+            weapon: "lmg".into(),
+        },
+        Command::Rally {
+            unit: unit(),
+            broken_morale: 7,
+            leader: None,
+            desperation: false,
+        },
+        Command::ShowForWallAdvantage { unit: unit() },
+        Command::MarkOpportunityFire {
+            units: vec![unit()],
+        },
+        Command::CloseCombat {
+            hex: hex("3C3"),
+            attacks: vec![protocol::command::CcAttack {
+                attackers: vec!["g1".into()],
+                defenders: vec![unit()],
+            }],
+            withdrawals: vec![],
+            no_ambush: true,
+        },
+    ]
+}
+
+/// A12: the enemy's unit under "?" is known to a side by its alias alone. Its real id, guessed
+/// (a scenario's ids say what a counter is: `r-dummy-1`, `r-ldr-9-2`), is a made-up id to that
+/// side in every command: refused in the words a made-up id is, never accepted, never answered
+/// with the alias the id hides behind nor with the side that owns it.
+#[test]
+fn the_id_under_a_question_mark_is_a_made_up_id_to_the_enemy() {
+    let scenario = Scenario::from_toml(&cc_with_question_mark(
+        "kind = \"squad\"\nratings = \"4-4-7\"",
+    ))
+    .unwrap();
+    let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    assert!(game.units["rq"].concealed);
+    for (real, made_up) in naming("rq").into_iter().zip(naming("zz")) {
+        let as_real = told_to(&game, Side::A, real.clone());
+        let as_made_up = told_to(&game, Side::A, made_up).replace("zz", "rq");
+        assert_eq!(as_real, as_made_up, "{real:?}");
+    }
+}
+
+/// A12: an adjudication of the enemy's "?" by its alias is decided on what the adjudicating
+/// side sees of it, a "?": whether it is a squad, a half-squad, a leader, a counter the engine
+/// does not rule on or a Dummy, and its ratings, change neither the refusal nor the events.
+#[test]
+fn an_adjudication_of_a_question_mark_tells_nothing_of_what_it_hides() {
+    let outcomes = [
+        Outcome::Break,
+        Outcome::Rally,
+        Outcome::Pin,
+        Outcome::Eliminate,
+        Outcome::Reduce,
+        Outcome::Relocate(hex("3C4")),
+        Outcome::Relabel,
+        Outcome::Wound,
+    ];
+    let told = |under: &str| {
+        let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+        let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+        let alias = game.aliases["rq"].clone();
+        outcomes
+            .iter()
+            .flat_map(|&outcome| {
+                ["", "4-4-7", "2-4-7"].map(|note| {
+                    let adjudicate = Command::Adjudicate {
+                        unit: alias.clone(),
+                        outcome,
+                        note: note.into(),
+                    };
+                    told_to(&game, Side::A, adjudicate)
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    let squad = told("kind = \"squad\"\nratings = \"4-4-7\"");
+    for under in [
+        "kind = \"dummy\"",
+        "kind = \"half_squad\"\nratings = \"2-4-7\"",
+        "kind = \"leader\"\nratings = \"8-0\"",
+        "kind = \"counter\"\nratings = \"PzKpfw IVH\"",
+    ] {
+        for (i, (a, b)) in squad.iter().zip(told(under)).enumerate() {
+            assert_eq!(*a, b, "{under}: adjudication {i}");
+        }
+    }
+}
