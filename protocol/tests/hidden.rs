@@ -2217,11 +2217,32 @@ fn the_id_under_a_question_mark_is_a_made_up_id_to_the_enemy() {
     .unwrap();
     let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
     assert!(game.units["rq"].concealed);
-    for (real, made_up) in naming("rq").into_iter().zip(naming("zz")) {
-        let as_real = told_to(&game, Side::A, real.clone());
-        let as_made_up = told_to(&game, Side::A, made_up).replace("zz", "rq");
-        assert_eq!(as_real, as_made_up, "{real:?}");
+    let alike = |game: &Game| {
+        for (real, made_up) in naming("rq").into_iter().zip(naming("zz")) {
+            let as_real = told_to(game, Side::A, real.clone());
+            let as_made_up = told_to(game, Side::A, made_up).replace("zz", "rq");
+            assert_eq!(as_real, as_made_up, "{real:?}");
+        }
+    };
+    alike(&game);
+    // In the CCPh, g1 having advanced into the "?"'s woods: a designation naming its id (with
+    // the players' word that no Ambush happened) is no attack on the "?".
+    let mut game = game;
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
     }
+    play(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["g1".into()],
+            to: hex("3C3"),
+        },
+    );
+    play(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+    alike(&game);
 }
 
 /// A12: an adjudication of the enemy's "?" by its alias is decided on what the adjudicating
