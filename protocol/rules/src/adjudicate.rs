@@ -144,7 +144,11 @@ pub(super) fn decide(
         Outcome::Relocate(to) if to == unit.hex => Some(("A1", "stands there already")),
         Outcome::Relabel if note == unit.ratings => Some(("A1", "reads so already")),
         Outcome::Break if unit.morale == Morale::Broken => Some(("A10", "is broken already")),
-        Outcome::Rally if unit.morale == Morale::GoodOrder => Some(("A10", "is not broken")),
+        // Under "?" its morale is not the adjudicator's to know (it reads Good Order): a rally
+        // of a "?" is taken as a break of one is, and changes nothing if it was not broken.
+        Outcome::Rally if unit.morale == Morale::GoodOrder && !masked => {
+            Some(("A10", "is not broken"))
+        }
         Outcome::Pin if unit.pinned => Some(("A7.8", "is pinned already")),
         Outcome::Wound if unit.wounded && !masked => Some((
             "A17.3",

@@ -1234,16 +1234,25 @@ mod tests {
 
     #[test]
     fn a_refusal_names_a_unit_under_cover_by_the_alias_its_reader_knows() {
-        let session = in_prep_fire();
-        // The Russian squad `r2` is concealed: the German knows it only as an alias.
+        let mut session = in_prep_fire();
+        // The Russian squad `r2` is concealed: the German knows it only as an alias. It is
+        // pinned (a counter the "?" leaves in sight, A12), so pinning it again is refused,
+        // whoever asks; what the "?" hides (its morale) is no reason to refuse (`rules::
+        // adjudicate`).
+        play(
+            &mut session,
+            Side::B,
+            adjudicate("r2", protocol::Outcome::Pin),
+            None,
+        );
         let alias = session
             .game()
             .aliases
             .get("r2")
             .cloned()
             .expect("r2 has an alias");
-        let rally = |unit: &str| adjudicate(unit, protocol::Outcome::Rally);
-        let german = session.propose(submitted(Side::A, rally(&alias), None), &mut Counting(0));
+        let pin = |unit: &str| adjudicate(unit, protocol::Outcome::Pin);
+        let german = session.propose(submitted(Side::A, pin(&alias), None), &mut Counting(0));
         let ServerMessage::Refused { violation, .. } = refusal(german) else {
             panic!()
         };
@@ -1253,7 +1262,7 @@ mod tests {
         );
         assert!(!violation.detail.contains("r2"), "{violation}");
         // Its owner reads its id.
-        let russian = session.propose(submitted(Side::B, rally("r2"), None), &mut Counting(0));
+        let russian = session.propose(submitted(Side::B, pin("r2"), None), &mut Counting(0));
         let ServerMessage::Refused { violation, .. } = refusal(russian) else {
             panic!()
         };
@@ -1262,7 +1271,7 @@ mod tests {
         let preview = session.read(Read::Preview {
             side: Side::A,
             id: 1,
-            command: rally(&alias),
+            command: pin(&alias),
             now: None,
         });
         let ServerMessage::Previewed {
