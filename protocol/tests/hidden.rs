@@ -2290,3 +2290,65 @@ fn an_adjudication_of_a_question_mark_tells_nothing_of_what_it_hides() {
         }
     }
 }
+
+/// A note or a dispute's reason is its writer's words: renamed for a reader only where they
+/// name the writer's own units that reader may not know by their ids (its "?" by alias, its HIP
+/// units as "a unit"). Ids of the enemy's "?" or HIP units a side guesses in its own note come
+/// back to it, and to everyone, as written: were they renamed, its note would be an oracle for
+/// which ids are under which "?" (A12) and which are HIP (A12.3).
+#[test]
+fn a_players_note_is_no_oracle_for_the_enemys_hidden_ids() {
+    let mut game = start();
+    to_german_mph(&mut game);
+    let rc447 = game.aliases["rc447"].clone();
+    let hq467 = game.aliases["hq467"].clone();
+    let note = "rc447 rd rh zz hq467";
+    let before = game.clone();
+    let events = play(
+        &mut game,
+        Side::A,
+        Command::Adjudicate {
+            unit: "gs1".into(),
+            outcome: Outcome::Pin,
+            note: note.into(),
+        },
+    );
+    let noted = |viewer: Viewer| {
+        let seen = seen_by(&before, viewer, &events);
+        let Event::OutcomeAdjudicated(a) = &seen[0].event else {
+            panic!("{seen:?}")
+        };
+        a.note.clone()
+    };
+    // The German reads his own words; the Russian and the spectators read them with the
+    // German's own "?" by its alias.
+    assert_eq!(noted(Viewer::Side(Side::A)), note);
+    assert_eq!(noted(RUSSIAN), format!("rc447 rd rh zz {hq467}"));
+    assert_eq!(noted(Viewer::Spectator), format!("rc447 rd rh zz {hq467}"));
+    assert_ne!(rc447, "rc447");
+    // A dispute's reason alike: the Russian's words, naming the German's "?" by their ids and
+    // its own HIP unit.
+    let reason = "hq467 rh gd";
+    let at = game.version;
+    // Decided against the log (`record::dispute`); its event is what the decision makes.
+    let events = vec![Event::AdjudicationDisputed(
+        protocol::event::AdjudicationDisputed {
+            by: Side::B,
+            event: at,
+            reason: reason.into(),
+        },
+    )];
+    let before = game.clone();
+    let given = |viewer: Viewer| {
+        let seen = seen_by(&before, viewer, &events);
+        let Event::AdjudicationDisputed(d) = &seen[0].event else {
+            panic!("{seen:?}")
+        };
+        d.reason.clone()
+    };
+    // The Russian's own HIP unit stays unknown to the others; the German's ids it names stay
+    // as the Russian wrote them.
+    assert_eq!(given(RUSSIAN), reason);
+    assert_eq!(given(Viewer::Side(Side::A)), "hq467 a unit gd");
+    assert_eq!(given(Viewer::Spectator), "hq467 a unit gd");
+}

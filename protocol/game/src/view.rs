@@ -409,6 +409,35 @@ impl Names<'_> {
         text
     }
 
+    /// Words a side wrote (an adjudication's note, a dispute's reason) as `viewer` may read
+    /// them: [`Names::text`] for the writer's own units alone. A word naming another side's
+    /// unit is the writer's own guess at an id it was never shown, and stays as written for
+    /// every reader: renamed, its alias or "a unit" would tell the writer (or anyone reading
+    /// with the spectators' token) which guessed ids are under which "?" and which are HIP.
+    pub(crate) fn text_by(&self, writer: Side, text: &str) -> String {
+        let mut text = text.to_string();
+        if self.open {
+            return text;
+        }
+        let written_of = |id: &UnitId| {
+            [self.before, self.after]
+                .into_iter()
+                .find_map(|game| game.units.get(id))
+                .is_some_and(|u| u.side == writer)
+        };
+        for id in self.before.units.keys().chain(self.after.units.keys()) {
+            if !written_of(id) {
+                continue;
+            }
+            if self.masked(id) {
+                text = rename_word(&text, id, Some(&self.name(id)));
+            } else if !self.seen(id) {
+                text = rename_word(&text, id, None);
+            }
+        }
+        text
+    }
+
     /// Whether the viewer may know of unit `id` at all, before or after the event.
     pub(crate) fn seen(&self, id: &UnitId) -> bool {
         let mut units = [self.before, self.after]
