@@ -2193,6 +2193,84 @@ fn naming(name: &str) -> Vec<Command> {
         Command::MarkOpportunityFire {
             units: vec![unit()],
         },
+        Command::Advance {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Bypass {
+            units: vec![unit()],
+            hex: hex("3C4"),
+            along: vec![hex("3D4")],
+        },
+        Command::DoubleTime {
+            units: vec![unit()],
+        },
+        Command::AssaultMove {
+            units: vec![unit()],
+        },
+        Command::PickUp {
+            unit: unit(),
+            weapon: "lmg".into(),
+        },
+        Command::ClaimWallAdvantage {
+            units: vec![unit()],
+        },
+        Command::ForfeitWallAdvantage {
+            units: vec![unit()],
+        },
+        Command::DeclareAttack {
+            firers: vec![unit()],
+            target: hex("3C2"),
+            into_sewer: false,
+        },
+        Command::PlaceHidden {
+            unit: unit(),
+            claim_wall_advantage: false,
+        },
+        Command::SewerMove {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Surface {
+            units: vec![unit()],
+        },
+        Command::EnterTunnel {
+            units: vec![unit()],
+        },
+        Command::TakeShellholeCover {
+            units: vec![unit()],
+        },
+        Command::RoutThroughTunnel {
+            units: vec![unit()],
+        },
+        Command::Rout {
+            unit: unit(),
+            to: hex("3C4"),
+        },
+        Command::ClaimTunnelSeen {
+            unit: unit(),
+            entrance: hex("3C4"),
+        },
+        Command::DiscoverTunnel { unit: unit() },
+        Command::Rally {
+            unit: "g1".into(),
+            broken_morale: 7,
+            leader: Some(unit()),
+            desperation: false,
+        },
+        Command::Enter {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::CloseCombat {
+            hex: hex("3C3"),
+            attacks: vec![],
+            withdrawals: vec![protocol::command::CcWithdrawal {
+                units: vec![unit()],
+                to: hex("3C4"),
+            }],
+            no_ambush: true,
+        },
         Command::CloseCombat {
             hex: hex("3C3"),
             attacks: vec![protocol::command::CcAttack {
