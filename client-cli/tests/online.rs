@@ -1018,8 +1018,9 @@ async fn the_opponents_words_cannot_drive_the_terminal() {
     let mut german = Connection::connect(&s.url).await.unwrap();
     german.join(&g.game, &g.tokens.side_a, None).await.unwrap();
     let note = "\u{1b}[2J\u{1b}]0;pwned\u{7}\rGerman conceded\nRussian wins";
+    // The Russian "?" `337a`, by the alias the German knows it by (A12).
     let hostile = Command::Adjudicate {
-        unit: "337a".into(),
+        unit: "?1".into(),
         outcome: protocol::Outcome::Break,
         note: note.into(),
     };

@@ -2139,3 +2139,294 @@ fn fire_at_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
 }
 
 const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";
+
+/// What `side` is told of `command` on `game`, as a server tells it: the command put in ids
+/// as the side names units (`command_in_ids`), then decided; a refusal rendered for `side`.
+fn told_to(game: &Game, side: Side, command: Command) -> String {
+    let viewer = Viewer::Side(side);
+    let command = command_in_ids(game, side, command);
+    match decide(game, side, &command, &mut ScriptedDice::default()) {
+        Ok(events) => format!(
+            "accepted: {:?}",
+            seen_by(game, viewer, &events)
+                .iter()
+                .map(|v| serde_json::to_string(&v.event).unwrap())
+                .collect::<Vec<_>>()
+        ),
+        Err(refusal) => format!(
+            "{} {:?}: {}",
+            refusal.rule,
+            refusal.kind,
+            refusal.render(
+                |id| protocol::game::view::name_for(game, viewer, id),
+                |_| None
+            )
+        ),
+    }
+}
+
+/// The commands a side might send naming the unit `name`, in the set-up of
+/// `cc_with_question_mark` (the German's RPh).
+fn naming(name: &str) -> Vec<Command> {
+    let unit = || name.to_string();
+    vec![
+        Command::Adjudicate {
+            unit: unit(),
+            outcome: Outcome::Pin,
+            note: String::new(),
+        },
+        Command::Move {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Drop {
+            unit: unit(),
+            weapon: "lmg".into(),
+        },
+        Command::Rally {
+            unit: unit(),
+            broken_morale: 7,
+            leader: None,
+            desperation: false,
+        },
+        Command::ShowForWallAdvantage { unit: unit() },
+        Command::MarkOpportunityFire {
+            units: vec![unit()],
+        },
+        Command::Advance {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Bypass {
+            units: vec![unit()],
+            hex: hex("3C4"),
+            along: vec![hex("3D4")],
+        },
+        Command::DoubleTime {
+            units: vec![unit()],
+        },
+        Command::AssaultMove {
+            units: vec![unit()],
+        },
+        Command::PickUp {
+            unit: unit(),
+            weapon: "lmg".into(),
+        },
+        Command::ClaimWallAdvantage {
+            units: vec![unit()],
+        },
+        Command::ForfeitWallAdvantage {
+            units: vec![unit()],
+        },
+        Command::DeclareAttack {
+            firers: vec![unit()],
+            target: hex("3C2"),
+            into_sewer: false,
+        },
+        Command::PlaceHidden {
+            unit: unit(),
+            claim_wall_advantage: false,
+        },
+        Command::SewerMove {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::Surface {
+            units: vec![unit()],
+        },
+        Command::EnterTunnel {
+            units: vec![unit()],
+        },
+        Command::TakeShellholeCover {
+            units: vec![unit()],
+        },
+        Command::RoutThroughTunnel {
+            units: vec![unit()],
+        },
+        Command::Rout {
+            unit: unit(),
+            to: hex("3C4"),
+        },
+        Command::ClaimTunnelSeen {
+            unit: unit(),
+            entrance: hex("3C4"),
+        },
+        Command::DiscoverTunnel { unit: unit() },
+        Command::Rally {
+            unit: "g1".into(),
+            broken_morale: 7,
+            leader: Some(unit()),
+            desperation: false,
+        },
+        Command::Enter {
+            units: vec![unit()],
+            to: hex("3C4"),
+        },
+        Command::CloseCombat {
+            hex: hex("3C3"),
+            attacks: vec![],
+            withdrawals: vec![protocol::command::CcWithdrawal {
+                units: vec![unit()],
+                to: hex("3C4"),
+            }],
+            no_ambush: true,
+        },
+        Command::CloseCombat {
+            hex: hex("3C3"),
+            attacks: vec![protocol::command::CcAttack {
+                attackers: vec!["g1".into()],
+                defenders: vec![unit()],
+            }],
+            withdrawals: vec![],
+            no_ambush: true,
+        },
+    ]
+}
+
+/// A12: the enemy's unit under "?" is known to a side by its alias alone. Its real id, guessed
+/// (a scenario's ids say what a counter is: `r-dummy-1`, `r-ldr-9-2`), is a made-up id to that
+/// side in every command: refused in the words a made-up id is, never accepted, never answered
+/// with the alias the id hides behind nor with the side that owns it.
+#[test]
+fn the_id_under_a_question_mark_is_a_made_up_id_to_the_enemy() {
+    let scenario = Scenario::from_toml(&cc_with_question_mark(
+        "kind = \"squad\"\nratings = \"4-4-7\"",
+    ))
+    .unwrap();
+    let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    assert!(game.units["rq"].concealed);
+    let alike = |game: &Game| {
+        for (real, made_up) in naming("rq").into_iter().zip(naming("zz")) {
+            let as_real = told_to(game, Side::A, real.clone());
+            let as_made_up = told_to(game, Side::A, made_up).replace("zz", "rq");
+            assert_eq!(as_real, as_made_up, "{real:?}");
+        }
+    };
+    alike(&game);
+    // In the CCPh, g1 having advanced into the "?"'s woods: a designation naming its id (with
+    // the players' word that no Ambush happened) is no attack on the "?".
+    let mut game = game;
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    play(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["g1".into()],
+            to: hex("3C3"),
+        },
+    );
+    play(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+    alike(&game);
+}
+
+/// A12: an adjudication of the enemy's "?" by its alias is decided on what the adjudicating
+/// side sees of it, a "?": whether it is a squad, a half-squad, a leader, a counter the engine
+/// does not rule on or a Dummy, and its ratings, change neither the refusal nor the events.
+#[test]
+fn an_adjudication_of_a_question_mark_tells_nothing_of_what_it_hides() {
+    let outcomes = [
+        Outcome::Break,
+        Outcome::Rally,
+        Outcome::Pin,
+        Outcome::Eliminate,
+        Outcome::Reduce,
+        Outcome::Relocate(hex("3C4")),
+        Outcome::Relabel,
+        Outcome::Wound,
+    ];
+    let told = |under: &str| {
+        let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+        let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+        let alias = game.aliases["rq"].clone();
+        outcomes
+            .iter()
+            .flat_map(|&outcome| {
+                ["", "4-4-7", "2-4-7"].map(|note| {
+                    let adjudicate = Command::Adjudicate {
+                        unit: alias.clone(),
+                        outcome,
+                        note: note.into(),
+                    };
+                    told_to(&game, Side::A, adjudicate)
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    let squad = told("kind = \"squad\"\nratings = \"4-4-7\"");
+    for under in [
+        "kind = \"dummy\"",
+        "kind = \"half_squad\"\nratings = \"2-4-7\"",
+        "kind = \"leader\"\nratings = \"8-0\"",
+        "kind = \"counter\"\nratings = \"PzKpfw IVH\"",
+    ] {
+        for (i, (a, b)) in squad.iter().zip(told(under)).enumerate() {
+            assert_eq!(*a, b, "{under}: adjudication {i}");
+        }
+    }
+}
+
+/// A note or a dispute's reason is its writer's words: renamed for a reader only where they
+/// name the writer's own units that reader may not know by their ids (its "?" by alias, its HIP
+/// units as "a unit"). Ids of the enemy's "?" or HIP units a side guesses in its own note come
+/// back to it, and to everyone, as written: were they renamed, its note would be an oracle for
+/// which ids are under which "?" (A12) and which are HIP (A12.3).
+#[test]
+fn a_players_note_is_no_oracle_for_the_enemys_hidden_ids() {
+    let mut game = start();
+    to_german_mph(&mut game);
+    let rc447 = game.aliases["rc447"].clone();
+    let hq467 = game.aliases["hq467"].clone();
+    let note = "rc447 rd rh zz hq467";
+    let before = game.clone();
+    let events = play(
+        &mut game,
+        Side::A,
+        Command::Adjudicate {
+            unit: "gs1".into(),
+            outcome: Outcome::Pin,
+            note: note.into(),
+        },
+    );
+    let noted = |viewer: Viewer| {
+        let seen = seen_by(&before, viewer, &events);
+        let Event::OutcomeAdjudicated(a) = &seen[0].event else {
+            panic!("{seen:?}")
+        };
+        a.note.clone()
+    };
+    // The German reads his own words; the Russian and the spectators read them with the
+    // German's own "?" by its alias.
+    assert_eq!(noted(Viewer::Side(Side::A)), note);
+    assert_eq!(noted(RUSSIAN), format!("rc447 rd rh zz {hq467}"));
+    assert_eq!(noted(Viewer::Spectator), format!("rc447 rd rh zz {hq467}"));
+    assert_ne!(rc447, "rc447");
+    // A dispute's reason alike: the Russian's words, naming the German's "?" by their ids and
+    // its own HIP unit.
+    let reason = "hq467 rh gd";
+    let at = game.version;
+    // Decided against the log (`record::dispute`); its event is what the decision makes.
+    let events = vec![Event::AdjudicationDisputed(
+        protocol::event::AdjudicationDisputed {
+            by: Side::B,
+            event: at,
+            reason: reason.into(),
+        },
+    )];
+    let before = game.clone();
+    let given = |viewer: Viewer| {
+        let seen = seen_by(&before, viewer, &events);
+        let Event::AdjudicationDisputed(d) = &seen[0].event else {
+            panic!("{seen:?}")
+        };
+        d.reason.clone()
+    };
+    // The Russian's own HIP unit stays unknown to the others; the German's ids it names stay
+    // as the Russian wrote them.
+    assert_eq!(given(RUSSIAN), reason);
+    assert_eq!(given(Viewer::Side(Side::A)), "hq467 a unit gd");
+    assert_eq!(given(Viewer::Spectator), "hq467 a unit gd");
+}

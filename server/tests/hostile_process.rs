@@ -54,14 +54,15 @@ async fn ask(ws: &mut Socket, message: &ClientMessage) -> ServerMessage {
     }
 }
 
-/// The `n`th command of a game on the test scenario: the German squad broken, then rallied,
-/// and so on, each accepted.
+/// The `n`th command of a game on the test scenario: the German's adjudication of the Russian
+/// "?" `337a` (by the alias he knows it by, `?1`, A12), broken, then rallied, and so on, each
+/// accepted.
 fn adjudicate(n: u64, note: &str) -> ClientMessage {
     ClientMessage::Command {
         id: n,
         key: None,
         command: protocol::Command::Adjudicate {
-            unit: "337a".into(),
+            unit: "?1".into(),
             outcome: if n % 2 == 1 {
                 protocol::Outcome::Break
             } else {

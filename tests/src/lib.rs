@@ -126,11 +126,12 @@ impl TestServer {
 /// the operator's metrics only with a token (loopback without one reads the public ones).
 pub const METRICS_TOKEN: &str = "e2e-metrics";
 
-/// The `i`th adjudication (from 0) on the German squad `337a` of the scenarios the tests use
-/// (`b9-41-wall-advantage`): broken, rallied, broken… each one accepted in turn.
+/// The `i`th adjudication (from 0) by the German on the Russian "?" `337a` of the scenarios the
+/// tests use (`b9-41-wall-advantage`), named by the alias the German knows it by (`?1`, its only
+/// "?"; A12): broken, rallied, broken… each one accepted in turn.
 pub fn adjudicate(i: u64) -> protocol::Command {
     protocol::Command::Adjudicate {
-        unit: "337a".into(),
+        unit: "?1".into(),
         outcome: if i.is_multiple_of(2) {
             protocol::Outcome::Break
         } else {

@@ -20,12 +20,13 @@ use tokio_tungstenite::tungstenite::Message;
 const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml");
 const WAIT: Duration = Duration::from_secs(60);
 
-/// Adjudications of the concealed 3-3-7 — alternately broken and rallied, each with a long
-/// note — make steady traffic that changes no Wall Advantage and needs no turn-taking.
+/// The German's adjudications of the concealed 3-3-7 (`337a`, which he knows as `?1`, A12) —
+/// alternately broken and rallied, each with a long note — make steady traffic that changes no
+/// Wall Advantage and needs no turn-taking.
 fn traffic(n: u64) -> impl Iterator<Item = Command> {
     let note = "x".repeat(190);
     (0..n).map(move |i| Command::Adjudicate {
-        unit: "337a".into(),
+        unit: "?1".into(),
         outcome: if i % 2 == 0 {
             Outcome::Break
         } else {

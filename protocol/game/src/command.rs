@@ -207,6 +207,186 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command with every unit it names passed through `f`, in order: the one walk over
+    /// the names a command gives, so a command added tomorrow is named here or does not
+    /// compile (no `..` below).
+    pub fn map_units(self, mut f: impl FnMut(UnitId) -> UnitId) -> Command {
+        let mut all = |units: Vec<UnitId>| units.into_iter().map(&mut f).collect::<Vec<_>>();
+        match self {
+            Command::Move { units, to } => Command::Move {
+                units: all(units),
+                to,
+            },
+            Command::Advance { units, to } => Command::Advance {
+                units: all(units),
+                to,
+            },
+            Command::CloseCombat {
+                hex,
+                attacks,
+                withdrawals,
+                no_ambush,
+            } => Command::CloseCombat {
+                hex,
+                attacks: attacks
+                    .into_iter()
+                    .map(
+                        |CcAttack {
+                             attackers,
+                             defenders,
+                         }| CcAttack {
+                            attackers: all(attackers),
+                            defenders: all(defenders),
+                        },
+                    )
+                    .collect(),
+                withdrawals: withdrawals
+                    .into_iter()
+                    .map(|CcWithdrawal { units, to }| CcWithdrawal {
+                        units: all(units),
+                        to,
+                    })
+                    .collect(),
+                no_ambush,
+            },
+            Command::Bypass { units, hex, along } => Command::Bypass {
+                units: all(units),
+                hex,
+                along,
+            },
+            Command::DoubleTime { units } => Command::DoubleTime { units: all(units) },
+            Command::AssaultMove { units } => Command::AssaultMove { units: all(units) },
+            Command::PickUp { unit, weapon } => Command::PickUp {
+                unit: f(unit),
+                weapon,
+            },
+            Command::Drop { unit, weapon } => Command::Drop {
+                unit: f(unit),
+                weapon,
+            },
+            Command::ClaimWallAdvantage { units } => {
+                Command::ClaimWallAdvantage { units: all(units) }
+            }
+            Command::ForfeitWallAdvantage { units } => {
+                Command::ForfeitWallAdvantage { units: all(units) }
+            }
+            Command::DeclareAttack {
+                firers,
+                target,
+                into_sewer,
+            } => Command::DeclareAttack {
+                firers: all(firers),
+                target,
+                into_sewer,
+            },
+            Command::PlaceHidden {
+                unit,
+                claim_wall_advantage,
+            } => Command::PlaceHidden {
+                unit: f(unit),
+                claim_wall_advantage,
+            },
+            Command::SewerMove { units, to } => Command::SewerMove {
+                units: all(units),
+                to,
+            },
+            Command::Surface { units } => Command::Surface { units: all(units) },
+            Command::EnterTunnel { units } => Command::EnterTunnel { units: all(units) },
+            Command::Adjudicate {
+                unit,
+                outcome,
+                note,
+            } => Command::Adjudicate {
+                unit: f(unit),
+                outcome,
+                note,
+            },
+            Command::ShowForWallAdvantage { unit } => {
+                Command::ShowForWallAdvantage { unit: f(unit) }
+            }
+            Command::TakeShellholeCover { units } => {
+                Command::TakeShellholeCover { units: all(units) }
+            }
+            Command::RoutThroughTunnel { units } => {
+                Command::RoutThroughTunnel { units: all(units) }
+            }
+            Command::Rout { unit, to } => Command::Rout { unit: f(unit), to },
+            Command::ClaimTunnelSeen { unit, entrance } => Command::ClaimTunnelSeen {
+                unit: f(unit),
+                entrance,
+            },
+            Command::DiscoverTunnel { unit } => Command::DiscoverTunnel { unit: f(unit) },
+            Command::Rally {
+                unit,
+                broken_morale,
+                leader,
+                desperation,
+            } => Command::Rally {
+                unit: f(unit),
+                broken_morale,
+                leader: leader.map(&mut f),
+                desperation,
+            },
+            Command::AdjudicateAfterRoll {
+                unit,
+                outcome,
+                roll,
+                note,
+            } => Command::AdjudicateAfterRoll {
+                unit: f(unit),
+                outcome,
+                roll,
+                note,
+            },
+            Command::SetUp {
+                unit,
+                hex,
+                concealed,
+                hidden,
+                weapons,
+            } => Command::SetUp {
+                unit: f(unit),
+                hex,
+                concealed,
+                hidden,
+                weapons,
+            },
+            Command::LiftSetUp { unit } => Command::LiftSetUp { unit: f(unit) },
+            Command::Enter { units, to } => Command::Enter {
+                units: all(units),
+                to,
+            },
+            Command::MarkOpportunityFire { units } => {
+                Command::MarkOpportunityFire { units: all(units) }
+            }
+            // Commands naming no unit.
+            other @ (Command::Done
+            | Command::Melee { .. }
+            | Command::DeclineWallAdvantage
+            | Command::ResolveAttack
+            | Command::DesignateSewer { .. }
+            | Command::DestroyTunnel { .. }
+            | Command::DeclareManholeUnseen { .. }
+            | Command::ContributeEntropy { .. }
+            | Command::AgreeToRevealSeed
+            | Command::AcceptAdjudication { .. }
+            | Command::DisputeAdjudication { .. }
+            | Command::RequestUndo { .. }
+            | Command::ConsentToUndo
+            | Command::DeclineUndo
+            | Command::Concede
+            | Command::ProposeEnd
+            | Command::AcceptEnd
+            | Command::RepairWeapon { .. }
+            | Command::Roll { .. }
+            | Command::ClaimOnTime
+            | Command::GiveTime { .. }
+            | Command::StartVacation
+            | Command::EndVacation
+            | Command::ExpireClock) => other,
+        }
+    }
+
     /// Whether this is one of the clock's own commands, decided by `rules::timing`.
     pub fn is_clock(&self) -> bool {
         matches!(

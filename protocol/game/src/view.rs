@@ -52,8 +52,32 @@ pub fn masked(viewer: Viewer, unit: &Unit) -> bool {
     unit.concealed && viewer != Viewer::Side(unit.side)
 }
 
+/// `unit` as `viewer` sees it: under "?" (`masked`), what it is — its kind, ratings, morale,
+/// wound — is what a projection shows of it, nothing more. A decision that names the enemy's
+/// "?" (an adjudication, A12) reads it here, so its answer cannot tell what the "?" hides.
+pub fn seen_as(viewer: Viewer, unit: &Unit) -> std::borrow::Cow<'_, Unit> {
+    if masked(viewer, unit) {
+        let mut shown = unit.clone();
+        crate::mask_unit(&mut shown);
+        std::borrow::Cow::Owned(shown)
+    } else {
+        std::borrow::Cow::Borrowed(unit)
+    }
+}
+
 /// The prefix of every alias; no unit id a scenario may use starts with it.
 pub(crate) const ALIAS_PREFIX: char = '?';
+
+/// What a side's word naming no unit it may name is marked with in its command
+/// ([`command_in_ids`]): no id or alias holds a control character, so no unit is found by the
+/// marked word, and the refusal gives the word back as the side wrote it ([`given_word`]).
+const NOT_NAMED: char = '\u{0}';
+
+/// A side's word as it wrote it: `name` without the mark [`command_in_ids`] puts on a word
+/// that names a unit the side knows by another name or not at all.
+pub fn given_word(name: &str) -> &str {
+    name.strip_prefix(NOT_NAMED).unwrap_or(name)
+}
 
 /// The event as `viewer` may know it, given the whole game before and after it (`after` is
 /// `before` with `event` applied), or `None` when the viewer may not know it happened. The one
@@ -131,7 +155,20 @@ fn project(
 /// opponent's, and so does a CC designation its defenders (A11.12): a "?" in the Location is
 /// named by the alias the side's projection shows. An alias the side may not use stays as it
 /// is and is refused as unknown.
+///
+/// A side names a unit only by the name its projection shows (A12): the id of a unit it sees
+/// under "?", or not at all (HIP), is no name of a unit to it. Such a word is marked first
+/// ([`NOT_NAMED`]), so no decision finds a unit by it: whatever the command, it is refused
+/// exactly as a made-up id is, at the same check and in the same words, and neither accepted
+/// nor answered with the alias or the side of the unit behind it.
 pub fn command_in_ids(game: &Game, side: Side, command: Command) -> Command {
+    let viewer = Viewer::Side(side);
+    let command = command.map_units(|name| match game.units.get(&name) {
+        Some(unit) if !viewer.sees_unit(unit) || masked(viewer, unit) => {
+            format!("{NOT_NAMED}{name}")
+        }
+        _ => name,
+    });
     match command {
         Command::Adjudicate {
             unit,
@@ -238,7 +275,7 @@ fn rename_word(text: &str, id: &str, name: Option<&str>) -> String {
 /// the game is the reader's own word, given back as it is.
 pub fn name_for(game: &Game, viewer: Viewer, id: &str) -> Option<UnitId> {
     match game.units.get(id) {
-        None => Some(id.to_string()),
+        None => Some(given_word(id).to_string()),
         Some(unit) if !viewer.sees_unit(unit) => None,
         Some(unit) if masked(viewer, unit) => Some(
             game.aliases
@@ -363,6 +400,35 @@ impl Names<'_> {
             return text;
         }
         for id in self.before.units.keys().chain(self.after.units.keys()) {
+            if self.masked(id) {
+                text = rename_word(&text, id, Some(&self.name(id)));
+            } else if !self.seen(id) {
+                text = rename_word(&text, id, None);
+            }
+        }
+        text
+    }
+
+    /// Words a side wrote (an adjudication's note, a dispute's reason) as `viewer` may read
+    /// them: [`Names::text`] for the writer's own units alone. A word naming another side's
+    /// unit is the writer's own guess at an id it was never shown, and stays as written for
+    /// every reader: renamed, its alias or "a unit" would tell the writer (or anyone reading
+    /// with the spectators' token) which guessed ids are under which "?" and which are HIP.
+    pub(crate) fn text_by(&self, writer: Side, text: &str) -> String {
+        let mut text = text.to_string();
+        if self.open {
+            return text;
+        }
+        let written_of = |id: &UnitId| {
+            [self.before, self.after]
+                .into_iter()
+                .find_map(|game| game.units.get(id))
+                .is_some_and(|u| u.side == writer)
+        };
+        for id in self.before.units.keys().chain(self.after.units.keys()) {
+            if !written_of(id) {
+                continue;
+            }
             if self.masked(id) {
                 text = rename_word(&text, id, Some(&self.name(id)));
             } else if !self.seen(id) {

@@ -7,7 +7,7 @@ use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::event::Event;
 use game::event::OutcomeAdjudicated;
-use game::Game;
+use game::{Game, Unit, Viewer};
 
 /// Longest note an adjudication may carry, in bytes: room for "IFT 8 +2, DR 5, 1MC failed".
 pub const NOTE_BYTES_MAX: usize = 200;
@@ -29,6 +29,24 @@ pub(super) fn decide(
             "A1",
             ViolationKind::UnitState,
             format!("the note is {} bytes; at most {NOTE_BYTES_MAX}", note.len()),
+        ));
+    }
+    // What a "?" of the opponent's is — its kind, ratings, morale, whether it is wounded — is
+    // not the adjudicator's to learn from a refusal (A12): every check below reads the unit as
+    // the adjudicating side sees it. An outcome that does not fit what it hides changes nothing
+    // (`apply`): a reduction of no squad, a wound of no SMC.
+    let masked = game::view::masked(Viewer::Side(by), unit);
+    let seen = game::view::seen_as(Viewer::Side(by), unit);
+    let unit: &Unit = &seen;
+    if masked && outcome.for_counters_only() {
+        return Err(RuleViolation::with(
+            "A12.11",
+            ViolationKind::UnitState,
+            vec![
+                text(format!("cannot {} ", outcome.name())),
+                Piece::Unit(id.to_string()),
+                text(": what is under the opponent's \"?\" is his to move or relabel, by his own adjudication"),
+            ],
         ));
     }
     let counter = unit.kind == UnitKind::Counter;
@@ -65,7 +83,7 @@ pub(super) fn decide(
             ));
         }
     }
-    if outcome == Outcome::Reduce && unit.kind != UnitKind::Squad {
+    if outcome == Outcome::Reduce && unit.kind != UnitKind::Squad && !masked {
         return Err(RuleViolation::with(
             "A7.302",
             ViolationKind::UnitState,
@@ -79,9 +97,6 @@ pub(super) fn decide(
             ],
         ));
     }
-    // What a "?" of the opponent's is, or whether it is wounded, is not the adjudicator's to
-    // learn from a refusal (A12): a wound on a "?" that is no SMC changes nothing (`apply`).
-    let masked = unit.concealed && unit.side != by;
     if outcome == Outcome::Wound && !unit.kind.is_smc() && !masked {
         return Err(RuleViolation::with(
             "A17.1",
@@ -129,7 +144,11 @@ pub(super) fn decide(
         Outcome::Relocate(to) if to == unit.hex => Some(("A1", "stands there already")),
         Outcome::Relabel if note == unit.ratings => Some(("A1", "reads so already")),
         Outcome::Break if unit.morale == Morale::Broken => Some(("A10", "is broken already")),
-        Outcome::Rally if unit.morale == Morale::GoodOrder => Some(("A10", "is not broken")),
+        // Under "?" its morale is not the adjudicator's to know (it reads Good Order): a rally
+        // of a "?" is taken as a break of one is, and changes nothing if it was not broken.
+        Outcome::Rally if unit.morale == Morale::GoodOrder && !masked => {
+            Some(("A10", "is not broken"))
+        }
         Outcome::Pin if unit.pinned => Some(("A7.8", "is pinned already")),
         Outcome::Wound if unit.wounded && !masked => Some((
             "A17.3",

@@ -231,7 +231,8 @@ fn render(
             },
             Piece::Given(word) => {
                 out.push('`');
-                out.push_str(word);
+                // As the side wrote it, whatever `command_in_ids` marked on it.
+                out.push_str(game::view::given_word(word));
                 out.push('`');
             }
             Piece::Event(at) => match event(*at) {

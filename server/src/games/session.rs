@@ -342,6 +342,11 @@ impl Session {
         let viewer = Viewer::Side(side);
         // Sent again: answered with what it made the first time, and nothing is decided.
         if let Some(made) = key.and_then(|k| self.remembered.recall(side, k)) {
+            // The events as the actor's own stream holds them, numbered as it numbers them:
+            // the log's numbers would count the events hidden from it.
+            let streams = self.streams();
+            let first = streams.seq_at_or_before(viewer, made.first - 1) + 1;
+            let last = streams.seq_at_or_before(viewer, made.last);
             if !self.same_command(side, &made, &command) {
                 // Another command under a used key: answering with the old events would tell
                 // the client its new command ran when it never did.
@@ -349,17 +354,12 @@ impl Session {
                     message: Box::new(ServerMessage::Error {
                         code: ErrorCode::KeyReused,
                         message: format!(
-                            "command {id} not taken: its key was already used by another command of yours, accepted as events {}..={} of the log; give a new command a new key",
-                            made.first, made.last
+                            "command {id} not taken: its key was already used by another command of yours, accepted as events {first}..={last} of your record; give a new command a new key"
                         ),
                     }),
                     limit: None,
                 });
             }
-            // The events as the actor's own stream holds them, numbered as it numbers them.
-            let streams = self.streams();
-            let first = streams.seq_at_or_before(viewer, made.first - 1) + 1;
-            let last = streams.seq_at_or_before(viewer, made.last);
             return Err(Unproposed::Again(Box::new(ServerMessage::Accepted {
                 id,
                 version: self.version(viewer),
@@ -1122,6 +1122,43 @@ mod tests {
         assert!(german.is_ok(), "{german:?}");
     }
 
+    /// A key sent again with another command is refused naming the events the key was
+    /// accepted as, in the sender's own numbers: the log's would tell it how many events were
+    /// hidden from it before them (the opponent's HIP unit at work).
+    #[test]
+    fn a_reused_key_is_refused_in_the_senders_own_numbers() {
+        let mut session = in_prep_fire();
+        // The Russian's HIP half-squad is adjudicated: an event the German is not shown.
+        play(
+            &mut session,
+            Side::B,
+            adjudicate("r3", protocol::Outcome::Pin),
+            None,
+        );
+        let pin = adjudicate("r1", protocol::Outcome::Pin);
+        let committed = play(&mut session, Side::A, pin, Some(7));
+        let Some(ServerMessage::Accepted { events, .. }) = committed.accepted else {
+            panic!("accepted")
+        };
+        let own = events[0].seq;
+        let logged = session.game().version;
+        assert_ne!(own, logged, "the German's numbers are not the log's here");
+        let other = session.propose(
+            submitted(Side::A, adjudicate("r1", protocol::Outcome::Break), Some(7)),
+            &mut Counting(50),
+        );
+        let ServerMessage::Error { code, message } = refusal(other) else {
+            panic!("expected an error")
+        };
+        assert_eq!(code, ErrorCode::KeyReused, "{message}");
+        assert!(
+            message.contains(&format!("events {own}..={own} ")),
+            "{message}"
+        );
+        assert!(!message.contains(&format!("{logged}..=")), "{message}");
+        assert!(!message.contains(&format!("..={logged}")), "{message}");
+    }
+
     #[test]
     fn a_proposal_never_committed_leaves_the_session_as_it_was() {
         let mut session = in_prep_fire();
@@ -1197,16 +1234,25 @@ mod tests {
 
     #[test]
     fn a_refusal_names_a_unit_under_cover_by_the_alias_its_reader_knows() {
-        let session = in_prep_fire();
-        // The Russian squad `r2` is concealed: the German knows it only as an alias.
+        let mut session = in_prep_fire();
+        // The Russian squad `r2` is concealed: the German knows it only as an alias. It is
+        // pinned (a counter the "?" leaves in sight, A12), so pinning it again is refused,
+        // whoever asks; what the "?" hides (its morale) is no reason to refuse (`rules::
+        // adjudicate`).
+        play(
+            &mut session,
+            Side::B,
+            adjudicate("r2", protocol::Outcome::Pin),
+            None,
+        );
         let alias = session
             .game()
             .aliases
             .get("r2")
             .cloned()
             .expect("r2 has an alias");
-        let rally = |unit: &str| adjudicate(unit, protocol::Outcome::Rally);
-        let german = session.propose(submitted(Side::A, rally(&alias), None), &mut Counting(0));
+        let pin = |unit: &str| adjudicate(unit, protocol::Outcome::Pin);
+        let german = session.propose(submitted(Side::A, pin(&alias), None), &mut Counting(0));
         let ServerMessage::Refused { violation, .. } = refusal(german) else {
             panic!()
         };
@@ -1216,7 +1262,7 @@ mod tests {
         );
         assert!(!violation.detail.contains("r2"), "{violation}");
         // Its owner reads its id.
-        let russian = session.propose(submitted(Side::B, rally("r2"), None), &mut Counting(0));
+        let russian = session.propose(submitted(Side::B, pin("r2"), None), &mut Counting(0));
         let ServerMessage::Refused { violation, .. } = refusal(russian) else {
             panic!()
         };
@@ -1225,7 +1271,7 @@ mod tests {
         let preview = session.read(Read::Preview {
             side: Side::A,
             id: 1,
-            command: rally(&alias),
+            command: pin(&alias),
             now: None,
         });
         let ServerMessage::Previewed {

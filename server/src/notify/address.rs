@@ -78,6 +78,11 @@ pub enum AddressError {
     NoHost(String),
     #[error("`{host}` cannot be resolved ({why})")]
     Unresolved { host: String, why: String },
+    /// A name the player gave that resolves to nothing, or to an address a webhook may not
+    /// reach, told in one set of words naming no address: the answer to a player must not
+    /// map the operator's network (which internal names exist, and where they point).
+    #[error("`{0}` resolves to no public address (to none at all, or to a loopback, private or link-local one): this server sends webhooks only to names that resolve to public addresses (its operator may allow others with `--notify-allow-private`)")]
+    NotPublic(String),
 }
 
 impl AddressGuard {
@@ -122,8 +127,21 @@ impl AddressGuard {
             .ok_or_else(|| AddressError::NoHost(url.to_string()))?
             .to_string();
         let port = parsed.port_or_known_default().unwrap_or(443);
-        let addrs = self.resolve(&host, port).await?;
-        self.refuse_any(&host, &addrs)
+        let literal = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok();
+        // An address the player typed is its own word, and may be named back; what a name
+        // resolves to, or whether it resolves, is the operator's network, and is not told.
+        if literal || self.allow_private {
+            let addrs = self.resolve(&host, port).await?;
+            return self.refuse_any(&host, &addrs);
+        }
+        match self.resolve(&host, port).await {
+            Ok(addrs) if self.refuse_any(&host, &addrs).is_ok() => Ok(()),
+            _ => Err(AddressError::NotPublic(host)),
+        }
     }
 
     /// The addresses of `host` (an IP literal is its own), or why there are none.
@@ -224,5 +242,37 @@ mod tests {
         }
         let open = AddressGuard::new(true);
         open.check_url("http://127.0.0.1:9/hook").await.unwrap();
+    }
+
+    /// A player registering webhooks must not map the operator's network by the refusals: a
+    /// name that resolves to a private address is refused in the very words a name that
+    /// resolves to nothing is, and neither names an address the server looked up.
+    #[tokio::test]
+    async fn a_refusal_tells_no_address_a_name_resolves_to_nor_whether_it_resolves() {
+        let strict = AddressGuard::new(false);
+        let told = |host: &'static str| {
+            let strict = strict.clone();
+            async move {
+                strict
+                    .check_url(&format!("http://{host}:8080/hook"))
+                    .await
+                    .unwrap_err()
+                    .to_string()
+                    .replace(host, "HOST")
+            }
+        };
+        let private = told("localhost").await;
+        let nowhere = told("nosuch.invalid").await;
+        assert_eq!(private, nowhere);
+        for address in ["127.0.0.1", "::1"] {
+            assert!(!private.contains(address), "{private}");
+        }
+        // An address the player typed is its own to be told about.
+        let literal = strict
+            .check_url("http://10.1.2.3/hook")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(literal.contains("10.1.2.3"), "{literal}");
     }
 }

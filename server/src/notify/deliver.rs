@@ -42,9 +42,12 @@ fn worth_retrying(status: reqwest::StatusCode) -> bool {
         || status == reqwest::StatusCode::TOO_MANY_REQUESTS
 }
 
-/// The notifier's HTTP client: the guard as its resolver, no redirects, a timeout.
+/// The notifier's HTTP client: the guard as its resolver, no redirects, a timeout, and no proxy
+/// (not even one the environment names): through a proxy the webhook's host would be resolved
+/// and reached by the proxy, past the guard.
 pub fn http_client(guard: &AddressGuard) -> Result<reqwest::Client, super::StartError> {
     reqwest::Client::builder()
+        .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(SEND_TIMEOUT)
         .dns_resolver(super::address::resolver(guard))
@@ -208,6 +211,36 @@ mod tests {
         assert_eq!(
             sign("Jefe", b"what do ya want for nothing?"),
             "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    /// With a proxy in the server's environment (`HTTP_PROXY`), a webhook went to the proxy,
+    /// which resolved the player's host itself: the address guard, this client's resolver,
+    /// never saw the address the request reached (a name rebound to 169.254.169.254 after
+    /// registration). The notifier connects to the webhook's own addresses, each checked.
+    #[tokio::test]
+    async fn a_proxy_in_the_environment_is_not_used() {
+        let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = format!("http://{}", proxy.local_addr().unwrap());
+        // Read when the client is built; set for as short a time as that takes.
+        std::env::set_var("HTTP_PROXY", &at);
+        std::env::set_var("http_proxy", &at);
+        let client = http_client(&AddressGuard::new(false));
+        std::env::remove_var("HTTP_PROXY");
+        std::env::remove_var("http_proxy");
+        let client = client.unwrap();
+        let sent = tokio::spawn(async move {
+            client
+                .post("http://hooks.example.invalid/asl")
+                .body("{}")
+                .send()
+                .await
+        });
+        let reached = tokio::time::timeout(Duration::from_secs(3), proxy.accept()).await;
+        assert!(reached.is_err(), "the webhook went through the proxy");
+        assert!(
+            sent.await.unwrap().is_err(),
+            "hooks.example.invalid resolves to nothing"
         );
     }
 

@@ -115,7 +115,7 @@ impl Fact for OutcomeAdjudicated {
             {
                 String::new()
             } else {
-                names.text(&note)
+                names.text_by(by, &note)
             },
             unit: names.name(&unit),
             outcome,
@@ -176,7 +176,7 @@ impl Fact for AdjudicationDisputed {
         Event::AdjudicationDisputed(AdjudicationDisputed {
             by,
             event,
-            reason: names.text(&reason),
+            reason: names.text_by(by, &reason),
         })
     }
 
