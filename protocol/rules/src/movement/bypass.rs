@@ -231,9 +231,11 @@ fn decide_step(
     // Terrain the engine has no figures for (a Water Obstacle, a VASL terrain without a row)
     // is refused as not modelled, as entering it is.
     super::check_hex_modelled(game, hex)?;
+    // Anywhere in the obstacle, its upper levels included: a Known enemy as every act of
+    // entering reads it (`known_enemy`).
     if let Some(enemy) = game
         .units_above(hex)
-        .find(|u| u.side != by && !u.concealed && !u.hidden)
+        .find(|u| super::entry::known_enemy(u, by))
     {
         return Err(refuse(
             "A4.3",

@@ -245,13 +245,23 @@ fn ground_level(game: &Game, to: Hex) -> impl Iterator<Item = &Unit> {
         .filter(move |u| !u.eliminated && game.upper_level(u).is_none())
 }
 
+/// Whether `unit` is a Known enemy unit of `by` (A4.14, A12.1): the other side's, neither
+/// hidden nor under "?", and no Dummy. The one reading of "Known enemy" every act of entering
+/// a Location asks — a move or an entry (A4.14), Bypass round an obstacle (A4.3), a withdrawal
+/// from Melee (A11.2), a rout and being held in Melee (`rout::known_enemies`) — so none of
+/// them counts a unit its side may not know of. What each act adds (armed, Infantry, where)
+/// is its own.
+pub(crate) fn known_enemy(unit: &Unit, by: Side) -> bool {
+    unit.side != by && !unit.hidden && !unit.concealed && unit.kind != UnitKind::Dummy
+}
+
 /// A4.14: in the MPh no unit enters a Location holding a Known enemy unit. Infantry have no
 /// way round it; a vehicle's would be Overrun (D7), which the engine does not model, and the
 /// refusal says so. Concealed and hidden units are not Known: entering their Location is
 /// A12.15's matter, ruled on after the MF are paid.
 fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<(), RuleViolation> {
     let known: Vec<&Unit> = ground_level(game, to)
-        .filter(|u| u.side != by && !u.concealed && !u.hidden && u.kind != UnitKind::Dummy)
+        .filter(|u| known_enemy(u, by))
         .collect();
     // Personnel bar the Location outright; enemy vehicles and counters the engine does not
     // rule on are refused as not modelled instead, whatever their own rules would allow.
@@ -301,10 +311,7 @@ fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<
 /// real unit), so the refusal tells nothing the "?" does not show.
 fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViolation> {
     let enemy = |u: &&Unit| u.side != by && !u.hidden;
-    if let Some(known) = ground_level(game, to)
-        .filter(enemy)
-        .find(|u| !u.concealed && u.kind != UnitKind::Dummy)
-    {
+    if let Some(known) = ground_level(game, to).find(|u| known_enemy(u, by)) {
         return Err(RuleViolation::with(
             "A11.2",
             ViolationKind::UnitState,
