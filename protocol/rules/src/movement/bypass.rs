@@ -12,8 +12,8 @@ use crate::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 use board::hex::Hex;
 use board::scenario::{Side, UnitId};
 use board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
-use game::event::UnitBypassed;
 use game::dice::DiceSource;
+use game::event::UnitBypassed;
 use game::event::{Event, MoveCost, WaLoss};
 use game::Game;
 
