@@ -2430,3 +2430,64 @@ fn a_players_note_is_no_oracle_for_the_enemys_hidden_ids() {
     assert_eq!(given(Viewer::Side(Side::A)), "hq467 a unit gd");
     assert_eq!(given(Viewer::Spectator), "hq467 a unit gd");
 }
+
+/// Units that come up from below ground come up under "?" (B8.42, B8.61) and have had their
+/// advance of the APh (A4.7): the enemy's projection records that advance under the alias it
+/// knows them by, never their id — as every record of the state that names units does.
+#[test]
+fn units_come_up_under_a_question_mark_are_recorded_advanced_by_their_alias() {
+    let text = include_str!("positions/scenarios/sewers-tunnel.toml");
+    let scenario = Scenario::from_toml(text).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    let german = Side::A;
+    let russian = Side::B;
+    let done = |game: &mut Game, side: Side| {
+        play(game, side, Command::Done);
+    };
+    done(&mut game, german);
+    done(&mut game, german);
+    play(
+        &mut game,
+        german,
+        Command::EnterTunnel {
+            units: vec!["t1".into()],
+        },
+    );
+    done(&mut game, german);
+    done(&mut game, russian);
+    done(&mut game, german);
+    play(
+        &mut game,
+        german,
+        Command::Rout {
+            unit: "sb".into(),
+            to: hex("20F7"),
+        },
+    );
+    done(&mut game, german);
+    let up = play(
+        &mut game,
+        german,
+        Command::Surface {
+            units: vec!["t1".into()],
+        },
+    );
+    assert!(game.movement.advanced.contains("t1"));
+    let alias = game.aliases["t1"].clone();
+    // The enemy saw t1 at set-up (the scenario names it); from the "?" on, no record of the
+    // state and no event names it.
+    for viewer in [Viewer::Side(russian), Viewer::Spectator] {
+        let seen = game.project(viewer);
+        assert!(
+            seen.movement.advanced.contains(&alias),
+            "{viewer:?}: {:?}",
+            seen.movement.advanced
+        );
+        assert!(!seen.movement.advanced.contains("t1"), "{viewer:?}");
+        let json = serde_json::to_value(&seen).unwrap();
+        let units = json["units"].to_string();
+        assert!(!units.contains("\"t1\""), "{viewer:?} units name t1");
+        let stream = serde_json::to_string(&seen_by(&game, viewer, &up)).unwrap();
+        assert!(!stream.contains("\"t1\""), "{viewer:?} stream names t1");
+    }
+}

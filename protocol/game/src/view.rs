@@ -555,6 +555,8 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.movement.last_movers,
         &mut game.movement.finished,
         &mut game.movement.sewer_check_failed,
+        &mut game.movement.advanced,
+        &mut game.movement.rallied,
         &mut game.wa_shown,
     ] {
         if set.remove(from) {

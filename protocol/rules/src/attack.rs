@@ -257,6 +257,9 @@ pub(super) fn mark_opportunity_fire(
     super::check_named_once(units, "A7.25", "")?;
     for id in units {
         let unit = own_unit(game, by, id)?;
+        // A12.3: a HIP unit is refused as it is when it would fire (`declare`), by the one
+        // check; what designating a unit under "?" does is below.
+        crate::movement::check_not_hidden(unit, "designating it an Opportunity Firer")?;
         let refuse = |why: &str| {
             Err(RuleViolation::with(
                 "A7.25",

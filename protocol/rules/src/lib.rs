@@ -135,7 +135,7 @@ pub fn decide(
             dice,
         ),
         Command::Bypass { units, hex, along } => {
-            movement::decide_bypass(game, by, units, *hex, along)
+            movement::decide_bypass(game, by, units, *hex, along, dice)
         }
         Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
         Command::AssaultMove { units } => movement::decide_assault_movement(game, by, units),

@@ -702,7 +702,8 @@ pub(super) fn decide_surface(
         "B8.41",
         "units come up from below ground",
     )?;
-    let units = own_units_together(game, by, ids, "B8.42")?;
+    let units = named_stack(game, by, ids, StackAct::Surface)?;
+    check_together(game, &units, StackAct::Surface)?;
     let first = units[0];
     for u in &units {
         match u.underground {
@@ -738,6 +739,9 @@ pub(super) fn decide_surface(
             }
             _ => {}
         }
+        // Coming up is the unit's advance (B8.41, B8.61): what keeps a unit from advancing
+        // keeps it below (A4.7: broken or pinned units do not advance), by the one gate.
+        super::movement::check_free(game, u, StackAct::Surface)?;
     }
     // Coming up is putting the units into the hex's ground-level Location, so it checks what
     // every entry checks of the Location itself (`check_enterable`): terrain and fortifications
@@ -1419,6 +1423,66 @@ mod tests {
             })
             .expect("the two above went down");
         assert_eq!(entered, ids(&["s3", "ld"]));
+    }
+
+    /// Coming up in the APh is the units' advance (B8.41, B8.61): what keeps a unit from
+    /// advancing keeps it below — pinned or broken, refused by the one gate `check_free` with
+    /// A4.7's words — and once up it has had its one Location of the APh, so `advance` refuses
+    /// it a second (A4.7), as it refuses a unit that advanced.
+    #[test]
+    fn coming_up_is_the_advance_of_the_aph() {
+        use game::command::Command;
+        use game::dice::ScriptedDice;
+        let mut g = game();
+        // Nobody broken: no rout holds the RtPh up on the way to the APh.
+        for unit in g.units.values_mut() {
+            unit.morale = board::scenario::Morale::GoodOrder;
+        }
+        while g.clock.phase() != Phase::Advance {
+            let by = g.acting();
+            let events = crate::decide(&g, by, &Command::Done, &mut ScriptedDice::default())
+                .unwrap_or_else(|e| panic!("{} in the {}: {e}", g.side_name(by), g.clock));
+            for e in &events {
+                game::apply(&mut g, e);
+            }
+        }
+        let by = g.units["s1"].side;
+        assert_eq!(g.acting(), by);
+        below(&mut g, &["s1"], "20E4", false);
+        if let Some(Underground::Sewer { emergence, .. }) =
+            &mut g.units.get_mut("s1").unwrap().underground
+        {
+            *emergence = Some(Emergence::MayEmerge);
+        }
+        let up = Command::Surface {
+            units: vec!["s1".into()],
+        };
+        let mut no_dice = ScriptedDice::default();
+        g.units.get_mut("s1").unwrap().pinned = true;
+        let refused = crate::decide(&g, by, &up, &mut no_dice).unwrap_err();
+        assert_eq!(refused.rule, "A4.7", "{refused}");
+        assert!(refused.detail.contains("pinned"), "{refused}");
+        g.units.get_mut("s1").unwrap().pinned = false;
+        g.units.get_mut("s1").unwrap().morale = board::scenario::Morale::Broken;
+        let refused = crate::decide(&g, by, &up, &mut no_dice).unwrap_err();
+        assert_eq!(refused.rule, "A4.7", "{refused}");
+        assert!(refused.detail.contains("broken"), "{refused}");
+        g.units.get_mut("s1").unwrap().morale = board::scenario::Morale::GoodOrder;
+        let events = crate::decide(&g, by, &up, &mut no_dice).unwrap();
+        for e in &events {
+            game::apply(&mut g, e);
+        }
+        assert_eq!(g.units["s1"].underground, None);
+        let on = Command::Advance {
+            units: vec!["s1".into()],
+            to: "20E5".parse().unwrap(),
+        };
+        let refused = crate::decide(&g, by, &on, &mut no_dice).unwrap_err();
+        assert_eq!(refused.rule, "A4.7", "{refused}");
+        assert!(
+            refused.detail.contains("advanced this APh already"),
+            "{refused}"
+        );
     }
 
     /// The chart's rows (B8.42).

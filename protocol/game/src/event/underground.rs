@@ -366,6 +366,9 @@ impl Fact for UnitsSurfaced {
                 unit.underground = None;
                 unit.concealed = true;
             }
+            // Coming up is the units' advance of this APh (B8.41: a sewer unit uses the APh
+            // only to come up; B8.61: tunnel units advance out), its one Location (A4.7).
+            game.movement.advanced.insert(id.clone());
         }
     }
 

@@ -6,11 +6,13 @@
 //! hex the Bypass cost of that hex doubles. The unit ends at a vertex and may leave only into
 //! the hexes that meet there (`Bypass::exits`).
 
+use super::entry::{enter_location, Act};
 use super::{movers, pay, refuse_vehicles, Allowance};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind, Words};
 use board::hex::Hex;
 use board::scenario::{Side, UnitId};
 use board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
+use game::dice::DiceSource;
 use game::event::UnitBypassed;
 use game::event::{Event, MoveCost, WaLoss};
 use game::Game;
@@ -30,8 +32,9 @@ pub(crate) fn decide(
     ids: &[UnitId],
     hex: Hex,
     along: &[Hex],
+    dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    let events = decide_step(game, by, ids, hex, along)?;
+    let (mut events, residual) = decide_step(game, by, ids, hex, along)?;
     // A4.32: Infantry may not end its MPh in Bypass by choice, so a Bypass that leaves a unit
     // no MF to go on from its vertex (into the obstacle, or a hex there) is refused.
     let mut after = game.clone();
@@ -49,6 +52,15 @@ pub(crate) fn decide(
             }
         }
     }
+    // A8.2: the enemy's Residual FP in the hex attacks the units Bypassing into it, as it
+    // attacks every entry (`attack::residual_fp_attack`, the one attack of Residual FP). It
+    // comes after the A4.32 look-ahead: a unit it breaks or pins there is stranded in Bypass
+    // (A4.32, A4.33), not refused its Bypass.
+    if residual {
+        events.extend(crate::attack::residual_fp_attack(
+            game, by, ids, hex, &events, dice,
+        )?);
+    }
     Ok(events)
 }
 
@@ -61,16 +73,18 @@ pub(super) fn continue_one(
     bypass: &game::Bypass,
     across: Hex,
 ) -> Result<Vec<Event>, RuleViolation> {
-    decide_step(game, by, ids, bypass.hex, &[across])
+    decide_step(game, by, ids, bypass.hex, &[across]).map(|(events, _)| events)
 }
 
+/// One Bypass command's movement, checked and paid; with whether the enemy's Residual FP in
+/// the hex is to attack the units (an entry into the hex, not going on round it, A8.2).
 fn decide_step(
     game: &Game,
     by: Side,
     ids: &[UnitId],
     hex: Hex,
     along: &[Hex],
-) -> Result<Vec<Event>, RuleViolation> {
+) -> Result<(Vec<Event>, bool), RuleViolation> {
     super::refuse_advance_phase(game, by, "moving in Bypass")?;
     let units = movers(game, by, ids, "units move in Bypass")?;
     let wire = |h: Hex| {
@@ -217,9 +231,11 @@ fn decide_step(
     // Terrain the engine has no figures for (a Water Obstacle, a VASL terrain without a row)
     // is refused as not modelled, as entering it is.
     super::check_hex_modelled(game, hex)?;
+    // Anywhere in the obstacle, its upper levels included: a Known enemy as every act of
+    // entering reads it (`known_enemy`).
     if let Some(enemy) = game
         .units_above(hex)
-        .find(|u| u.side != by && !u.concealed && !u.hidden)
+        .find(|u| super::entry::known_enemy(u, by))
     {
         return Err(refuse(
             "A4.3",
@@ -312,7 +328,6 @@ fn decide_step(
             _ => (None, Mf::default()),
         }
     };
-    refuse_vehicles(game, &units, hexside == Some(HexsideFeature::Bocage))?;
     let cot = if continuing.is_some() {
         Mf::default()
     } else {
@@ -330,7 +345,17 @@ fn decide_step(
         all_mf: false,
         total: cot + elevation + hexside_mf + bypass_doubling,
     };
-    let mf = pay(game, &units, Allowance::Move(ids), &cost, hex)?;
+    // Into the hex it is the one act of entering a Location (`enter_location`, `Act::Bypass`):
+    // the checks of the Location, vehicles, MF, and the enemy's Residual FP there. Going on
+    // round the hex it stays in enters nothing, and only pays its MF.
+    let (cost, mf, residual) = if continuing.is_some() {
+        refuse_vehicles(game, &units, hexside == Some(HexsideFeature::Bocage))?;
+        let mf = pay(game, &units, Allowance::Move(ids), &cost, hex)?;
+        (cost, mf, false)
+    } else {
+        let entry = enter_location(game, by, &units, ids, hex, cost, Act::Bypass)?;
+        (entry.cost, entry.mf, entry.residual)
+    };
     let mut events = super::step::lose_wall_advantage(&units, from, hex, WaLoss::Moved);
     events.push(Event::UnitBypassed(UnitBypassed {
         units: ids.to_vec(),
@@ -340,5 +365,5 @@ fn decide_step(
         cost,
         mf,
     }));
-    Ok(events)
+    Ok((events, residual))
 }

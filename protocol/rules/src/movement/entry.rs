@@ -1,5 +1,6 @@
-//! Entering a Location: the one act that `move` (A4), `enter` from off board (A2.51),
-//! `advance` in the APh (A4.7), a rout (A10.5) and a withdrawal from Melee (A11.2) all are, so
+//! Entering a Location: the one act that `move` (A4), Bypass into a hex (A4.3), `enter` from
+//! off board (A2.51), `advance` in the APh (A4.7), a rout (A10.5) and a withdrawal from Melee
+//! (A11.2) all are, so
 //! all check the same things in the same order — terrain and fortifications the engine does
 //! not model, Known enemy units (A4.14), vehicles, overstacking (A5.11), MF and their sources
 //! (A4.1, A4.12, A4.42) and concealed or hidden enemy units that stop the entry (A12.15). Each command adds only what its own rule adds: `move` the step
@@ -27,7 +28,7 @@ pub(crate) struct Entry {
     pub revealed: Vec<Unit>,
     pub dummies_removed: Vec<UnitId>,
     /// The enemy's Residual FP in the Location, which attacks the units entering it (A8.2): the
-    /// commands that enter in the MPh (`move`, `enter`) resolve its attack after their entry
+    /// commands that enter in the MPh (`move`, Bypass, `enter`) resolve its attack after their entry
     /// (`attack::residual_fp_attack`), so no entry into Residual FP is free. `false` where
     /// there is none.
     pub residual: bool,
@@ -155,6 +156,14 @@ pub(crate) enum Act {
     /// enemy's Location barred (the rout's own A10.51 refuses it first), concealed enemies stop
     /// the entry as they stop a mover.
     Rout,
+    /// Bypass into a woods or building hex in the MPh (A4.3): MF are paid as for a move and
+    /// the enemy's Residual FP there attacks the units (A8.2), as it attacks any entry. What
+    /// Bypass changes is the command's own, ruled before: a Known enemy anywhere in the
+    /// obstacle bars it (A4.3, in place of A4.14). The units stand along a hexside, not with
+    /// those in the hex's middle (`check_together`), so they overstack nothing (A5.11), and
+    /// concealed enemy units in the obstacle do not stop them (A4.33 has them lose "?" only
+    /// when the MPh ends, which the engine does not apply).
+    Bypass,
 }
 
 /// The act of entering `to`: `units` (the stack `ids`, in the player's order) pay `cost`,
@@ -171,7 +180,7 @@ pub(crate) fn enter_location(
 ) -> Result<Entry, RuleViolation> {
     check_enterable(game, to)?;
     match act {
-        Act::Advance => {}
+        Act::Advance | Act::Bypass => {}
         Act::Withdraw => check_withdrawal_into(game, by, to)?,
         Act::Move | Act::Rout => check_known_enemy(game, by, units, to)?,
     }
@@ -185,13 +194,27 @@ pub(crate) fn enter_location(
             residual: false,
         });
     }
-    let cost = with_overstacking(game, by, units, to, cost);
+    let cost = if act == Act::Bypass {
+        cost
+    } else {
+        with_overstacking(game, by, units, to, cost)
+    };
     let allowance = if act == Act::Rout {
         Allowance::Rout
     } else {
         Allowance::Move(ids)
     };
     let mf = pay(game, units, allowance, &cost, to)?;
+    let residual = game.residual_fp.get(&to).is_some_and(|r| r.by != by);
+    if act == Act::Bypass {
+        return Ok(Entry {
+            cost,
+            mf,
+            revealed: vec![],
+            dummies_removed: vec![],
+            residual,
+        });
+    }
     // Units in the sewer beneath are in a Location of their own (B8.2): they bar nothing; nor
     // do units on an upper level of a building (A5.1), since movers enter its ground level.
     let lurking: Vec<&Unit> = ground_level(game, to)
@@ -212,7 +235,7 @@ pub(crate) fn enter_location(
             })
             .collect(),
         dummies_removed: dummies.into_iter().map(|u| u.id.clone()).collect(),
-        residual: game.residual_fp.get(&to).is_some_and(|r| r.by != by),
+        residual,
     })
 }
 
@@ -222,13 +245,23 @@ fn ground_level(game: &Game, to: Hex) -> impl Iterator<Item = &Unit> {
         .filter(move |u| !u.eliminated && game.upper_level(u).is_none())
 }
 
+/// Whether `unit` is a Known enemy unit of `by` (A4.14, A12.1): the other side's, neither
+/// hidden nor under "?", and no Dummy. The one reading of "Known enemy" every act of entering
+/// a Location asks — a move or an entry (A4.14), Bypass round an obstacle (A4.3), a withdrawal
+/// from Melee (A11.2), a rout and being held in Melee (`rout::known_enemies`) — so none of
+/// them counts a unit its side may not know of. What each act adds (armed, Infantry, where)
+/// is its own.
+pub(crate) fn known_enemy(unit: &Unit, by: Side) -> bool {
+    unit.side != by && !unit.hidden && !unit.concealed && unit.kind != UnitKind::Dummy
+}
+
 /// A4.14: in the MPh no unit enters a Location holding a Known enemy unit. Infantry have no
 /// way round it; a vehicle's would be Overrun (D7), which the engine does not model, and the
 /// refusal says so. Concealed and hidden units are not Known: entering their Location is
 /// A12.15's matter, ruled on after the MF are paid.
 fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<(), RuleViolation> {
     let known: Vec<&Unit> = ground_level(game, to)
-        .filter(|u| u.side != by && !u.concealed && !u.hidden && u.kind != UnitKind::Dummy)
+        .filter(|u| known_enemy(u, by))
         .collect();
     // Personnel bar the Location outright; enemy vehicles and counters the engine does not
     // rule on are refused as not modelled instead, whatever their own rules would allow.
@@ -278,10 +311,7 @@ fn check_known_enemy(game: &Game, by: Side, units: &[&Unit], to: Hex) -> Result<
 /// real unit), so the refusal tells nothing the "?" does not show.
 fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViolation> {
     let enemy = |u: &&Unit| u.side != by && !u.hidden;
-    if let Some(known) = ground_level(game, to)
-        .filter(enemy)
-        .find(|u| !u.concealed && u.kind != UnitKind::Dummy)
-    {
+    if let Some(known) = ground_level(game, to).find(|u| known_enemy(u, by)) {
         return Err(RuleViolation::with(
             "A11.2",
             ViolationKind::UnitState,

@@ -338,6 +338,11 @@ pub(crate) enum StackAct {
     /// A stack going down a Manhole, moving in a sewer, into or out of a tunnel or coming up
     /// (B8.41, B8.42, B8.61, B8.62): the rule is the one its command acts by.
     Below(&'static str),
+    /// A stack coming up from below ground in the APh (B8.42, B8.61): named and together as
+    /// one below ground is, and free to go as an advancing unit is (`check_free`), since
+    /// coming up is the units' advance of the APh (B8.41: a sewer unit uses the APh only to
+    /// come up into the Manhole Location; B8.61: tunnel units advance out).
+    Surface,
 }
 
 /// The units a command names as one stack, checked as every such command checks them: at
@@ -353,6 +358,7 @@ pub(crate) fn named_stack<'g>(
         StackAct::Move => ("A4", "A4.2", "move", "moving"),
         StackAct::Advance => ("A4.7", "A4.7", "advance", "advancing"),
         StackAct::Below(rule) => (rule, rule, "move", "moving"),
+        StackAct::Surface => ("B8.42", "B8.42", "move", "moving"),
     };
     if ids.is_empty() {
         return Err(RuleViolation::new(
@@ -442,8 +448,12 @@ pub(crate) fn check_together(
             rule,
             "a stack goes below ground, moves there and comes up only from one Location",
         ),
+        StackAct::Surface => (
+            "B8.42",
+            "a stack goes below ground, moves there and comes up only from one Location",
+        ),
     };
-    let below = matches!(act, StackAct::Below(_));
+    let below = matches!(act, StackAct::Below(_) | StackAct::Surface);
     let apart = |a: &Unit, b: &Unit| {
         a.hex != b.hex
             || a.bypass != b.bypass
@@ -508,23 +518,25 @@ pub(crate) fn in_melee_with<'g>(game: &'g Game, unit: &Unit) -> Option<&'g Unit>
         .find(|e| e.kind.is_infantry() && e.hex == unit.hex && game.same_location(e, unit))
 }
 
-/// What keeps a unit from moving in the MPh (A4.1), advancing in the APh (A4.7) or going and
-/// moving below ground (B8.4, B8.45, B8.61) at all, in one order for every such act: hidden,
-/// below ground, broken, berserk, pinned, held in Melee. Each act words its refusal and cites
-/// its own rule; what else an act asks of the unit is its own. Below ground is where sewer
-/// movement is played, so it bars only the acts above it.
+/// What keeps a unit from moving in the MPh (A4.1), advancing in the APh (A4.7), going and
+/// moving below ground (B8.4, B8.45, B8.61) or coming up from it in the APh (an advance, B8.41)
+/// at all, in one order for every such act: hidden, below ground, broken, berserk, pinned, held
+/// in Melee. Each act words its refusal and cites its own rule; what else an act asks of the
+/// unit is its own. Below ground is where sewer movement is played and whence units come up,
+/// so it bars only the acts above it.
 pub(crate) fn check_free(game: &Game, unit: &Unit, act: StackAct) -> Result<(), RuleViolation> {
     let refuse = |rule: &str, kind, why: Vec<Piece>| Err(RuleViolation::with(rule, kind, why));
     let id = &unit.id;
     let below = matches!(act, StackAct::Below(_));
-    let moving = !matches!(act, StackAct::Advance);
+    let moving = matches!(act, StackAct::Move | StackAct::Below(_));
     let doing = match act {
         StackAct::Move => "movement",
         StackAct::Advance => "advancing",
         StackAct::Below(_) => "going or moving below ground",
+        StackAct::Surface => "coming up",
     };
     check_not_hidden(unit, doing)?;
-    if unit.underground.is_some() && !below {
+    if unit.underground.is_some() && matches!(act, StackAct::Move | StackAct::Advance) {
         let how = if moving {
             " is below ground; it moves by sewer movement or comes up in the APh"
         } else {

@@ -183,10 +183,8 @@ pub(super) fn allotment(unit: &Unit) -> Allotment {
 /// rout is refused for tells of a unit the side may not see.
 pub(crate) fn known_enemies(game: &Game, by: Side) -> impl Iterator<Item = &Unit> {
     game.units.values().filter(move |e| {
-        e.side != by
+        super::entry::known_enemy(e, by)
             && !e.eliminated
-            && !e.hidden
-            && !e.concealed
             && e.underground.is_none()
             && (e.kind.is_infantry() || e.kind == UnitKind::Vehicle)
     })
