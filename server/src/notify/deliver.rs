@@ -126,7 +126,9 @@ pub async fn webhook(
                 )))
             }
             Ok(answer) => last = format!("answered {}", answer.status()),
-            Err(e) => last = e.to_string(),
+            // Without the URL: the reason is logged, and the URL's path and query may be
+            // the receiver's secret.
+            Err(e) => last = e.without_url().to_string(),
         }
     }
     Err(Undelivered::GaveUp(format!(
@@ -171,7 +173,8 @@ pub async fn email(
         })?;
     let to = address
         .parse::<lettre::message::Mailbox>()
-        .map_err(|e| Undelivered::GaveUp(format!("`{address}` is not an e-mail address: {e}")))?;
+        // The reason is logged: it does not repeat the player's address.
+        .map_err(|e| Undelivered::GaveUp(format!("the target is not an e-mail address: {e}")))?;
     let mut text = notice.text.clone();
     text.push_str(&format!(
         "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
@@ -242,6 +245,34 @@ mod tests {
             sent.await.unwrap().is_err(),
             "hooks.example.invalid resolves to nothing"
         );
+    }
+
+    /// The reason a webhook was given up on is logged and kept: it names no part of the URL
+    /// past its host (a failed connection's error named the whole URL, path and query).
+    #[tokio::test]
+    async fn a_failed_webhook_is_given_up_without_naming_its_url() {
+        // A port nothing listens on.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = closed.local_addr().unwrap();
+        drop(closed);
+        let guard = AddressGuard::new(true);
+        let client = http_client(&guard).unwrap();
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let tries = Tries {
+            max: 1,
+            first_pause: Duration::from_millis(1),
+            stopping,
+        };
+        let notice: Notice = serde_json::from_str(
+            r#"{"kind":"asl.notice","format":1,"game":"g","side":"B","side_name":"R","scenario":"s","reasons":["your_turn"],"turn":1,"player_turn":1,"phase":"RPh","to_act":"R","handover":3,"idempotency_key":"g:B:3","text":"t"}"#,
+        )
+        .unwrap();
+        let url = format!("http://{at}/hooks/SECRETPATH?token=SECRETQUERY");
+        let sent = webhook(&client, &guard, &url, "k", &notice, b"{}", tries).await;
+        let Err(Undelivered::GaveUp(why)) = sent else {
+            panic!("a closed port took the webhook: {sent:?}");
+        };
+        assert!(!why.contains("SECRET"), "{why}");
     }
 
     #[test]

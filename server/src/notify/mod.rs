@@ -220,6 +220,28 @@ pub fn describe(target: &NotifyTarget) -> String {
     }
 }
 
+/// How a target is named in the operator's log: a webhook by its scheme, host and port, an
+/// e-mail address by its domain. A webhook's path, query and user part are often the
+/// receiver's own secret (a chat service's hook is its URL), and a seat's address is the
+/// player's: neither is the log's to keep.
+pub fn logged(target: &NotifyTarget) -> String {
+    match target {
+        NotifyTarget::Webhook { url } => match reqwest::Url::parse(url) {
+            Ok(url) => {
+                let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+                let host = url.host_str().unwrap_or_default();
+                format!("webhook {}://{host}{port}", url.scheme())
+            }
+            Err(_) => "webhook (not a URL)".into(),
+        },
+        NotifyTarget::Email { address } => match address.rsplit_once('@') {
+            Some((_, domain)) => format!("email @{domain}"),
+            None => "email (not an address)".into(),
+        },
+        NotifyTarget::Off => "off".into(),
+    }
+}
+
 fn side_byte(side: Side) -> u8 {
     match side {
         Side::A => 0,
