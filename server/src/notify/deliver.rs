@@ -160,7 +160,7 @@ pub async fn email(
     relay: &SmtpRelay,
     address: &str,
     notice: &Notice,
-    mut tries: Tries,
+    tries: Tries,
 ) -> Result<(), Undelivered> {
     let from = relay
         .from
@@ -171,19 +171,67 @@ pub async fn email(
                 relay.from
             ))
         })?;
-    let to = address
-        .parse::<lettre::message::Mailbox>()
-        // The reason is logged: it does not repeat the player's address.
-        .map_err(|e| Undelivered::GaveUp(format!("the target is not an e-mail address: {e}")))?;
     let mut text = notice.text.clone();
     text.push_str(&format!(
         "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
         notice.game, notice.side_name, notice.side, notice.idempotency_key
     ));
+    let subject = format!("ASL: {}", notice.text);
+    send(transport, from, address, subject, text, tries).await
+}
+
+/// Mails `address` the code that confirms it for `game`'s seat (`Notifier::ask_to_confirm`):
+/// in the server's words alone, naming no scenario, side or anything else a player wrote.
+pub async fn confirmation(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    relay: &SmtpRelay,
+    address: &str,
+    game: &str,
+    code: &str,
+    tries: Tries,
+) -> Result<(), Undelivered> {
+    let from = relay
+        .from
+        .parse::<lettre::message::Mailbox>()
+        .map_err(|e| {
+            Undelivered::GaveUp(format!(
+                "the sender address `{}` is not valid: {e}",
+                relay.from
+            ))
+        })?;
+    // Lines short and ASCII, so that the message goes as 7-bit text, the command whole.
+    let text = format!(
+        "A player of an ASL game on this referee server asked for its\n\
+         turn notices to be sent to this address. The game:\n\
+         {game}\n\n\
+         If that was you, give this code with your seat's token:\n\n\
+         \x20   --confirm {code}\n\n\
+         (asl notify --game GAME --token YOUR-TOKEN --confirm CODE)\n\n\
+         If not, ignore this message: an address whose code is not given\n\
+         is sent no notice, and the code lapses in {} hours.\n",
+        super::CONFIRM_CODE_VALID.as_secs() / 3600
+    );
+    let subject = "ASL: confirm turn notices to this address".to_string();
+    send(transport, from, address, subject, text, tries).await
+}
+
+/// Sends one plain-text message through the relay, tried as a notice is.
+async fn send(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    from: lettre::message::Mailbox,
+    address: &str,
+    subject: String,
+    text: String,
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
+    let to = address
+        .parse::<lettre::message::Mailbox>()
+        // The reason is logged: it does not repeat the player's address.
+        .map_err(|e| Undelivered::GaveUp(format!("the target is not an e-mail address: {e}")))?;
     let message = lettre::Message::builder()
         .from(from)
         .to(to)
-        .subject(format!("ASL: {}", notice.text))
+        .subject(subject)
         .header(lettre::message::header::ContentType::TEXT_PLAIN)
         .body(text)
         .map_err(|e| Undelivered::GaveUp(format!("the e-mail could not be built: {e}")))?;

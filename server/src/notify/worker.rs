@@ -359,7 +359,7 @@ async fn deliver_one(
                 }
                 _ => Err(Undelivered::GaveUp("this server has no SMTP relay".into())),
             },
-            NotifyTarget::Off => Ok(()),
+            NotifyTarget::Off | NotifyTarget::Confirm { .. } => Ok(()),
         };
         match sent {
             Ok(()) => debug!(target = %logged(target), "notice delivered"),
