@@ -536,6 +536,11 @@ async fn codes_are_mailed_once_in_ten_minutes_and_five_wrong_ones_drop_the_addre
         .await,
     );
     assert!(why.contains("no address"), "{why}");
+    // Removing the seat's targets does not start the ten minutes again.
+    register(&server.url, &game, &tokens.side_b, NotifyTarget::Off).await;
+    let why = refused(register(&server.url, &game, &tokens.side_b, email("one@example.org")).await);
+    assert!(why.contains("10 minutes"), "{why}");
+    assert!(sink.next(Duration::from_millis(300)).await.is_none());
     server.stop().await;
 }
 

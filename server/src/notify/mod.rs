@@ -580,14 +580,29 @@ impl Notifier {
     ) -> Result<(Vec<String>, Option<String>), RegisterError> {
         let key = registration_key(game, side);
         if target == NotifyTarget::Off {
-            self.store
-                .put_notify(key, None)
-                .await
-                .map_err(RegisterError::Store)?;
-            self.registrations
-                .write()
-                .expect("notifier lock")
-                .remove(&(*game, side));
+            // When the seat's last code was mailed outlives its targets: removing them must
+            // not let a code be mailed again sooner.
+            let interval = CONFIRM_MAIL_INTERVAL.as_millis() as u64;
+            let mailed_ms = self
+                .registration(game, side)
+                .and_then(|r| r.mailed_ms)
+                .filter(|at| now_ms().saturating_sub(*at) < interval);
+            if mailed_ms.is_some() {
+                let left = Registration {
+                    mailed_ms,
+                    ..Registration::default()
+                };
+                self.keep(game, side, left).await?;
+            } else {
+                self.store
+                    .put_notify(key, None)
+                    .await
+                    .map_err(RegisterError::Store)?;
+                self.registrations
+                    .write()
+                    .expect("notifier lock")
+                    .remove(&(*game, side));
+            }
             let _ = self.queue.try_send(Message::Seen { game: *game, side });
             return Ok((vec![], None));
         }
