@@ -3,8 +3,9 @@
 //! its opponent asks for, the game over, its clock running low.
 //!
 //! - A seat registers targets with its own token (`ClientMessage::Notify`): webhooks, signed
-//!   with a secret made for the seat and shown once, and e-mail addresses. Registrations are
-//!   kept in the store's notification space, so they survive a restart.
+//!   with a secret made for the seat and shown once, and e-mail addresses, each used only once
+//!   the seat gives back the code mailed to it (`Notifier::ask_to_confirm`). Registrations
+//!   are kept in the store's notification space, so they survive a restart.
 //! - A game task sees hand-overs through its [`Watch`] (`watch.rs`), built from each side's own
 //!   projection and own stream, so a notice says nothing the side may not know. The notices a
 //!   command owes are worked out before its events are stored, and stored **with** them, in the
