@@ -354,8 +354,28 @@ async fn an_email_notice_goes_through_the_relay() {
         ServerMessage::Notifying {
             targets, secret, ..
         } => {
-            assert_eq!(targets, vec!["email russian@example.org".to_string()]);
+            assert_eq!(
+                targets,
+                vec![
+                    "email russian@example.org (unconfirmed: give the code e-mailed to it)"
+                        .to_string()
+                ]
+            );
             assert_eq!(secret, None, "no webhook, no secret");
+        }
+        other => panic!("expected notifying, got {other:?}"),
+    }
+    let code = code_in(&sink.next(WAIT).await.expect("the confirmation").data);
+    match register(
+        &server.url,
+        &game,
+        &tokens.side_b,
+        NotifyTarget::Confirm { code },
+    )
+    .await
+    {
+        ServerMessage::Notifying { targets, .. } => {
+            assert_eq!(targets, vec!["email russian@example.org".to_string()]);
         }
         other => panic!("expected notifying, got {other:?}"),
     }
@@ -368,6 +388,169 @@ async fn an_email_notice_goes_through_the_relay() {
     assert!(mail.data.contains(&game), "{}", mail.data);
     leave(german).await;
     server.stop().await;
+}
+
+/// An e-mail relay with a sink on loopback, and a server that sends through it.
+async fn with_relay() -> (SmtpSink, tempfile::TempDir, TestServer) {
+    let sink = SmtpSink::start().await;
+    let relay = server::notify::SmtpRelay {
+        host: "127.0.0.1".into(),
+        port: sink.addr.port(),
+        from: "referee@example.org".into(),
+        starttls: false,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        Config {
+            smtp: Some(relay),
+            ..config()
+        },
+    )
+    .await;
+    (sink, dir, server)
+}
+
+/// Anyone's address could be registered, and sent notices whose scenario name the registering
+/// player wrote. An address now gets one message first, in the server's own words with a code,
+/// and no notice until the seat gives that code back (`asl notify --confirm CODE`).
+#[tokio::test]
+async fn an_address_gets_no_notice_until_its_owner_confirms_it() {
+    let (mut sink, _dir, server) = with_relay().await;
+    let (game, tokens) = create(&server.url).await;
+    let address = NotifyTarget::Email {
+        address: "someone.else@example.org".into(),
+    };
+    match register(&server.url, &game, &tokens.side_b, address.clone()).await {
+        ServerMessage::Notifying { targets, .. } => assert_eq!(
+            targets,
+            vec!["email someone.else@example.org (unconfirmed: give the code e-mailed to it)"]
+        ),
+        other => panic!("expected notifying, got {other:?}"),
+    }
+    let mail = sink.next(WAIT).await.expect("the confirmation");
+    assert_eq!(mail.to, vec!["someone.else@example.org".to_string()]);
+    // The server's words only: nothing the scenario's author wrote.
+    assert!(!mail.data.contains("Village"), "{}", mail.data);
+    assert!(!mail.data.contains("it is your turn"), "{}", mail.data);
+    let code = code_in(&mail.data);
+    // A hand-over to the seat, whose address is not confirmed: no notice.
+    let mut german = join(&server.url, &game, &tokens.side_a).await;
+    command(&mut german, Command::Done).await;
+    assert!(sink.next(Duration::from_millis(500)).await.is_none());
+    // A wrong code is refused, saying why, and confirms nothing.
+    match register(
+        &server.url,
+        &game,
+        &tokens.side_b,
+        NotifyTarget::Confirm {
+            code: "0000-0000".into(),
+        },
+    )
+    .await
+    {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::BadNotifyTarget);
+            assert!(message.contains("code"), "{message}");
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // The other seat's token cannot confirm it.
+    match register(
+        &server.url,
+        &game,
+        &tokens.side_a,
+        NotifyTarget::Confirm { code: code.clone() },
+    )
+    .await
+    {
+        ServerMessage::Error { code, .. } => assert_eq!(code, ErrorCode::BadNotifyTarget),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    match register(
+        &server.url,
+        &game,
+        &tokens.side_b,
+        NotifyTarget::Confirm { code },
+    )
+    .await
+    {
+        ServerMessage::Notifying { targets, .. } => {
+            assert_eq!(targets, vec!["email someone.else@example.org"])
+        }
+        other => panic!("expected notifying, got {other:?}"),
+    }
+    // Confirmed: what next waits on the seat is a notice.
+    command(&mut german, Command::ProposeEnd).await;
+    let mail = sink.next(WAIT).await.expect("a notice");
+    assert!(mail.data.contains(&game), "{}", mail.data);
+    assert!(mail.data.contains("offers to end"), "{}", mail.data);
+    leave(german).await;
+    server.stop().await;
+}
+
+/// Whoever gives an address that is not his can have it mailed a code at most once every ten
+/// minutes per seat, and cannot guess the code: five wrong codes drop the address.
+#[tokio::test]
+async fn codes_are_mailed_once_in_ten_minutes_and_five_wrong_ones_drop_the_address() {
+    let (mut sink, _dir, server) = with_relay().await;
+    let (game, tokens) = create(&server.url).await;
+    let email = |address: &str| NotifyTarget::Email {
+        address: address.into(),
+    };
+    let refused = |answer: ServerMessage| match answer {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::BadNotifyTarget);
+            message
+        }
+        other => panic!("expected an error, got {other:?}"),
+    };
+    register(&server.url, &game, &tokens.side_b, email("one@example.org")).await;
+    let code = code_in(&sink.next(WAIT).await.expect("the confirmation").data);
+    for again in ["one@example.org", "two@example.org"] {
+        let why = refused(register(&server.url, &game, &tokens.side_b, email(again)).await);
+        assert!(why.contains("10 minutes"), "{why}");
+    }
+    assert!(sink.next(Duration::from_millis(300)).await.is_none());
+    for n in 1..=5 {
+        let wrong = NotifyTarget::Confirm {
+            code: format!("AAAA-AAA{n}"),
+        };
+        let why = refused(register(&server.url, &game, &tokens.side_b, wrong).await);
+        if n < 5 {
+            assert!(
+                why.contains(&format!("{} more wrong codes", 5 - n)),
+                "{why}"
+            );
+        } else {
+            assert!(why.contains("dropped"), "{why}");
+        }
+    }
+    let why = refused(
+        register(
+            &server.url,
+            &game,
+            &tokens.side_b,
+            NotifyTarget::Confirm { code },
+        )
+        .await,
+    );
+    assert!(why.contains("no address"), "{why}");
+    // Removing the seat's targets does not start the ten minutes again.
+    register(&server.url, &game, &tokens.side_b, NotifyTarget::Off).await;
+    let why = refused(register(&server.url, &game, &tokens.side_b, email("one@example.org")).await);
+    assert!(why.contains("10 minutes"), "{why}");
+    assert!(sink.next(Duration::from_millis(300)).await.is_none());
+    server.stop().await;
+}
+
+/// The code in a confirmation message: the word after `--confirm`.
+fn code_in(mail: &str) -> String {
+    mail.split("--confirm ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no code in {mail}"))
+        .to_string()
 }
 
 #[tokio::test]
@@ -506,6 +689,7 @@ async fn an_end_offered_and_a_concession_are_each_a_notice() {
         webhook: Some(receiver.url()),
         email: None,
         off: false,
+        confirm: None,
     };
     client::commands::notify::notify(&args, &mut out)
         .await

@@ -30,16 +30,21 @@ pub struct NotifyArgs {
     /// Remove every target of this seat, and its secret.
     #[arg(long, group = "target")]
     pub off: bool,
+    /// The code the server e-mailed to an address given with `--email`: the address gets
+    /// notices only once its code is given.
+    #[arg(long, group = "target", value_name = "CODE")]
+    pub confirm: Option<String>,
 }
 
 impl NotifyArgs {
     fn target(&self) -> NotifyTarget {
-        match (&self.webhook, &self.email) {
-            (Some(url), _) => NotifyTarget::Webhook { url: url.clone() },
-            (None, Some(address)) => NotifyTarget::Email {
+        match (&self.webhook, &self.email, &self.confirm) {
+            (Some(url), _, _) => NotifyTarget::Webhook { url: url.clone() },
+            (None, Some(address), _) => NotifyTarget::Email {
                 address: address.clone(),
             },
-            (None, None) => NotifyTarget::Off,
+            (None, None, Some(code)) => NotifyTarget::Confirm { code: code.clone() },
+            (None, None, None) => NotifyTarget::Off,
         }
     }
 }
@@ -101,6 +106,13 @@ mod tests {
             }
         );
         assert_eq!(parse(&["--off"]).unwrap().target(), NotifyTarget::Off);
+        assert_eq!(
+            parse(&["--confirm", "ABCD-EFGH"]).unwrap().target(),
+            NotifyTarget::Confirm {
+                code: "ABCD-EFGH".into()
+            }
+        );
+        assert!(parse(&["--confirm", "ABCD-EFGH", "--email", "a@b.c"]).is_err());
         assert!(parse(&[]).is_err());
         assert!(parse(&["--off", "--email", "a@b.c"]).is_err());
     }

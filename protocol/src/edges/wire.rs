@@ -175,6 +175,9 @@ pub enum NotifyTarget {
     Email { address: String },
     /// No more notices: every target of the seat is removed, with its secret.
     Off,
+    /// The code the server e-mailed to an address this seat registered: only then does the
+    /// address get notices, so nobody is sent them who did not ask.
+    Confirm { code: String },
 }
 
 /// One event of a viewer's own stream (`record::stream`): the viewer's sequence number,
@@ -547,6 +550,9 @@ mod tests {
                 address: "a@example.org".into(),
             },
             NotifyTarget::Off,
+            NotifyTarget::Confirm {
+                code: "abcd-efgh".into(),
+            },
         ] {
             round_trip(&ClientMessage::Notify {
                 game: "g".into(),

@@ -116,18 +116,45 @@ pub enum FrameError {
     Opening(usize),
     #[error("{0}")]
     Replay(#[from] protocol::game::ReplayError),
+    /// What the sender is told when a frame of another viewer, or a stored event, is the one
+    /// too large: its size counts what the sender's projection may not show (the opponent's
+    /// hidden units, what his "?" hide), so neither the viewer nor a size is named.
+    #[error("a frame another viewer would be sent, or the record it would be stored as, would pass its limit (frames are at most {FRAME_BYTES_MAX} bytes): name fewer units at once")]
+    Unseen,
+}
+
+impl FrameError {
+    /// The refusal as `sender` may read it (projection law): a size measured on the sender's
+    /// own frames is his to know; one measured on another viewer's frame, or on the stored
+    /// event, becomes [`FrameError::Unseen`], the same whatever the others' frames hold.
+    /// [`check_command`] measures the sender's frames before any other, so which error he
+    /// reads depends on his own projection alone.
+    pub fn told_to(self, sender: Viewer) -> FrameError {
+        match self {
+            FrameError::Events { viewer, .. } | FrameError::Position { viewer, .. }
+                if viewer != sender =>
+            {
+                FrameError::Unseen
+            }
+            FrameError::Envelope(_) => FrameError::Unseen,
+            why => why,
+        }
+    }
 }
 
 /// Refuses `events` (a decision on `game`, whose scenario has `bounds`) if a frame they make,
 /// or the position after them, would be too large for some viewer; the reason says which, how
 /// large, and what to do instead. `measured`: the game's maps as the last exact check found
 /// them, if it was made on this very game. Returns the maps of the game after the events when
-/// the exact check measured them.
+/// the exact check measured them. `sender`'s frames are measured first, both his events and
+/// his position, so that a refusal naming his own frame never depends on another's (see
+/// [`FrameError::told_to`]).
 pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
     bounds: Bounds,
     measured: Option<Measured>,
+    sender: Viewer,
 ) -> Result<Option<Measured>, FrameError> {
     let projected: usize = events
         .clone()
@@ -140,7 +167,7 @@ pub fn check_command<'a>(
         events: COMMAND_EVENTS_BYTES_MAX,
         position: POSITION_BYTES_MAX,
     };
-    check_exactly(game, events, limits, bounds, measured).map(Some)
+    check_exactly(game, events, limits, bounds, measured, sender).map(Some)
 }
 
 /// Bytes `value` takes in JSON (as `to_json` writes it), counted as it is written rather
@@ -183,6 +210,7 @@ fn check_exactly<'a>(
     limits: Limits,
     bounds: Bounds,
     measured: Option<Measured>,
+    sender: Viewer,
 ) -> Result<Measured, FrameError> {
     let mut after = game.clone();
     let mut bytes = [0usize; VIEWERS.len()];
@@ -193,16 +221,6 @@ fn check_exactly<'a>(
             if let Some(viewed) = project_event(&before, &after, viewer, event) {
                 bytes[index(viewer)] += json_bytes(&viewed) + SEQUENCED_BYTES;
             }
-        }
-    }
-    for viewer in VIEWERS {
-        let size = bytes[index(viewer)];
-        if size > limits.events {
-            return Err(FrameError::Events {
-                size,
-                viewer,
-                max: limits.events,
-            });
         }
     }
     let before = measured.unwrap_or_else(|| Measured::of(game));
@@ -220,7 +238,17 @@ fn check_exactly<'a>(
             before.weapons,
         ),
     };
-    for viewer in VIEWERS {
+    // The sender's frames first, then the others' in stream order.
+    let viewers = std::iter::once(sender).chain(VIEWERS.into_iter().filter(|v| *v != sender));
+    for viewer in viewers {
+        let size = bytes[index(viewer)];
+        if size > limits.events {
+            return Err(FrameError::Events {
+                size,
+                viewer,
+                max: limits.events,
+            });
+        }
         let size = position_bytes(&after, viewer, bounds.scenario[index(viewer)], maps);
         if size > limits.position {
             return Err(FrameError::Position {
@@ -423,13 +451,17 @@ mod tests {
         let events = adjudicated(&game);
         let bounds = Bounds::of(&game);
         assert!(bounds.positions_fit());
-        assert_eq!(check_command(&game, events.iter(), bounds, None), Ok(None));
+        assert_eq!(
+            check_command(&game, events.iter(), bounds, None, Viewer::Side(Side::A)),
+            Ok(None)
+        );
         assert!(check_exactly(
             &game,
             events.iter(),
             limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
             bounds,
-            None
+            None,
+            Viewer::Side(Side::A)
         )
         .is_ok());
     }
@@ -445,6 +477,7 @@ mod tests {
             limits(100, POSITION_BYTES_MAX),
             bounds,
             None,
+            Viewer::Side(Side::A),
         )
         .unwrap_err();
         assert!(matches!(why, FrameError::Events { max: 100, .. }), "{why}");
@@ -455,6 +488,7 @@ mod tests {
             limits(COMMAND_EVENTS_BYTES_MAX, 100),
             bounds,
             None,
+            Viewer::Side(Side::A),
         )
         .unwrap_err();
         assert!(
@@ -471,7 +505,7 @@ mod tests {
         let mut after = game.clone();
         events.iter().for_each(|e| protocol::apply(&mut after, e));
         assert_eq!(
-            check_command(&game, events.iter(), large, None),
+            check_command(&game, events.iter(), large, None, Viewer::Side(Side::A)),
             Ok(Some(Measured::of(&after)))
         );
     }
@@ -536,6 +570,7 @@ mod tests {
                     limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
                     bounds,
                     measured,
+                    Viewer::Side(before.acting()),
                 )
                 .unwrap();
                 assert_eq!(maps, Measured::of(&after));
@@ -574,6 +609,7 @@ mod tests {
                     limits(COMMAND_EVENTS_BYTES_MAX, position),
                     bounds,
                     Some(Measured::of(&before)),
+                    Viewer::Side(before.acting()),
                 )
             };
             assert!(check(largest).is_ok());
@@ -584,6 +620,76 @@ mod tests {
                     viewer,
                     max: largest - 1
                 })
+            );
+        }
+    }
+
+    /// The village game with `extra` more Russian units set up hidden (HIP, A12.3), which the
+    /// German, who moves first, cannot see.
+    fn with_hidden(extra: usize) -> Game {
+        let mut scenario = protocol::Scenario::from_toml(include_str!(
+            "../../../scenarios/village-outskirts.toml"
+        ))
+        .unwrap();
+        let hip = scenario.units.values().find(|u| u.hidden).unwrap().clone();
+        for n in 0..extra {
+            let mut unit = hip.clone();
+            unit.id = format!("r-hip-{n}");
+            scenario.units.insert(unit.id.clone(), unit);
+        }
+        Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap()
+    }
+
+    /// Projection law: a command refused because the opponent's position would be too large
+    /// reads the same to its sender whatever the opponent hides — neither the opponent nor a
+    /// size that counts his HIP units is named. The sender's own frame is still sized for him.
+    #[test]
+    fn a_refusal_for_another_viewers_frame_is_the_same_whatever_he_hides() {
+        let refusals = |limit: &dyn Fn(&[usize; 3], usize) -> usize| {
+            [0, 1, 6].map(|extra| {
+                let game = with_hidden(extra);
+                let sender = Viewer::Side(game.acting());
+                let hider = index(Viewer::Side(game.acting().opponent()));
+                let (before, events) = played(game).swap_remove(0);
+                assert!(!events.is_empty());
+                let mut after = before.clone();
+                events.iter().for_each(|e| protocol::apply(&mut after, e));
+                let sizes = VIEWERS.map(|v| to_json(&Position::from(after.project(v))).len());
+                let why = check_exactly(
+                    &before,
+                    events.iter(),
+                    limits(COMMAND_EVENTS_BYTES_MAX, limit(&sizes, hider)),
+                    Bounds::of(&before),
+                    None,
+                    sender,
+                )
+                .unwrap_err();
+                (sizes, why.told_to(sender).to_string())
+            })
+        };
+        // Every frame but the hider's fits: the largest of the others.
+        let others = |sizes: &[usize; 3], hider: usize| {
+            (0..3)
+                .filter(|i| *i != hider)
+                .map(|i| sizes[i])
+                .max()
+                .unwrap()
+        };
+        let told = refusals(&others);
+        // What the German sees is the same in the three games; the Russian's position grows.
+        assert!(told.windows(2).all(|w| w[0].0[0] == w[1].0[0]));
+        assert!(told.windows(2).all(|w| w[0].0[1] < w[1].0[1]), "{told:?}");
+        for (sizes, why) in &told {
+            assert_eq!(why, &told[0].1);
+            assert!(why.contains("another viewer"), "{why}");
+            assert!(!sizes.iter().any(|s| why.contains(&s.to_string())), "{why}");
+        }
+        // When the sender's own position is one byte too large, he is told its size.
+        let own = |sizes: &[usize; 3], _: usize| sizes[0] - 1;
+        for (sizes, why) in refusals(&own) {
+            assert!(
+                why.contains(&format!("{} bytes as Side(A)", sizes[0])),
+                "{why}"
             );
         }
     }

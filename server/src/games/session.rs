@@ -395,10 +395,14 @@ impl Session {
         decision.key = key;
         let first = self.game().version + 1;
         let entries = decision.entries(first);
+        // Told as the sender may know it: another viewer's frame is not sized for him.
         let too_large = |why: frames::FrameError| Unproposed::Refused {
             message: Box::new(ServerMessage::Error {
                 code: ErrorCode::TooLarge,
-                message: format!("command {id} not taken: {why}; nothing changed"),
+                message: format!(
+                    "command {id} not taken: {}; nothing changed",
+                    why.told_to(viewer)
+                ),
             }),
             limit: Some("frame_bytes_max"),
         };
@@ -411,6 +415,7 @@ impl Session {
             entries.iter().map(|e| &e.event),
             self.frame_bounds(),
             measured,
+            viewer,
         )
         .map_err(too_large)?;
         let mut prev = self.head();

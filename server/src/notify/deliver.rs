@@ -126,7 +126,9 @@ pub async fn webhook(
                 )))
             }
             Ok(answer) => last = format!("answered {}", answer.status()),
-            Err(e) => last = e.to_string(),
+            // Without the URL: the reason is logged, and the URL's path and query may be
+            // the receiver's secret.
+            Err(e) => last = e.without_url().to_string(),
         }
     }
     Err(Undelivered::GaveUp(format!(
@@ -158,7 +160,7 @@ pub async fn email(
     relay: &SmtpRelay,
     address: &str,
     notice: &Notice,
-    mut tries: Tries,
+    tries: Tries,
 ) -> Result<(), Undelivered> {
     let from = relay
         .from
@@ -169,18 +171,67 @@ pub async fn email(
                 relay.from
             ))
         })?;
-    let to = address
-        .parse::<lettre::message::Mailbox>()
-        .map_err(|e| Undelivered::GaveUp(format!("`{address}` is not an e-mail address: {e}")))?;
     let mut text = notice.text.clone();
     text.push_str(&format!(
         "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
         notice.game, notice.side_name, notice.side, notice.idempotency_key
     ));
+    let subject = format!("ASL: {}", notice.text);
+    send(transport, from, address, subject, text, tries).await
+}
+
+/// Mails `address` the code that confirms it for `game`'s seat (`Notifier::ask_to_confirm`):
+/// in the server's words alone, naming no scenario, side or anything else a player wrote.
+pub async fn confirmation(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    relay: &SmtpRelay,
+    address: &str,
+    game: &str,
+    code: &str,
+    tries: Tries,
+) -> Result<(), Undelivered> {
+    let from = relay
+        .from
+        .parse::<lettre::message::Mailbox>()
+        .map_err(|e| {
+            Undelivered::GaveUp(format!(
+                "the sender address `{}` is not valid: {e}",
+                relay.from
+            ))
+        })?;
+    // Lines short and ASCII, so that the message goes as 7-bit text, the command whole.
+    let text = format!(
+        "A player of an ASL game on this referee server asked for its\n\
+         turn notices to be sent to this address. The game:\n\
+         {game}\n\n\
+         If that was you, give this code with your seat's token:\n\n\
+         \x20   --confirm {code}\n\n\
+         (asl notify --game GAME --token YOUR-TOKEN --confirm CODE)\n\n\
+         If not, ignore this message: an address whose code is not given\n\
+         is sent no notice, and the code lapses in {} hours.\n",
+        super::CONFIRM_CODE_VALID.as_secs() / 3600
+    );
+    let subject = "ASL: confirm turn notices to this address".to_string();
+    send(transport, from, address, subject, text, tries).await
+}
+
+/// Sends one plain-text message through the relay, tried as a notice is.
+async fn send(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    from: lettre::message::Mailbox,
+    address: &str,
+    subject: String,
+    text: String,
+    mut tries: Tries,
+) -> Result<(), Undelivered> {
+    let to = address
+        .parse::<lettre::message::Mailbox>()
+        // The reason is logged: it does not repeat the player's address.
+        .map_err(|e| Undelivered::GaveUp(format!("the target is not an e-mail address: {e}")))?;
     let message = lettre::Message::builder()
         .from(from)
         .to(to)
-        .subject(format!("ASL: {}", notice.text))
+        .subject(subject)
         .header(lettre::message::header::ContentType::TEXT_PLAIN)
         .body(text)
         .map_err(|e| Undelivered::GaveUp(format!("the e-mail could not be built: {e}")))?;
@@ -242,6 +293,34 @@ mod tests {
             sent.await.unwrap().is_err(),
             "hooks.example.invalid resolves to nothing"
         );
+    }
+
+    /// The reason a webhook was given up on is logged and kept: it names no part of the URL
+    /// past its host (a failed connection's error named the whole URL, path and query).
+    #[tokio::test]
+    async fn a_failed_webhook_is_given_up_without_naming_its_url() {
+        // A port nothing listens on.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = closed.local_addr().unwrap();
+        drop(closed);
+        let guard = AddressGuard::new(true);
+        let client = http_client(&guard).unwrap();
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let tries = Tries {
+            max: 1,
+            first_pause: Duration::from_millis(1),
+            stopping,
+        };
+        let notice: Notice = serde_json::from_str(
+            r#"{"kind":"asl.notice","format":1,"game":"g","side":"B","side_name":"R","scenario":"s","reasons":["your_turn"],"turn":1,"player_turn":1,"phase":"RPh","to_act":"R","handover":3,"idempotency_key":"g:B:3","text":"t"}"#,
+        )
+        .unwrap();
+        let url = format!("http://{at}/hooks/SECRETPATH?token=SECRETQUERY");
+        let sent = webhook(&client, &guard, &url, "k", &notice, b"{}", tries).await;
+        let Err(Undelivered::GaveUp(why)) = sent else {
+            panic!("a closed port took the webhook: {sent:?}");
+        };
+        assert!(!why.contains("SECRET"), "{why}");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! its opponent asks for, the game over, its clock running low.
 //!
 //! - A seat registers targets with its own token (`ClientMessage::Notify`): webhooks, signed
-//!   with a secret made for the seat and shown once, and e-mail addresses. Registrations are
-//!   kept in the store's notification space, so they survive a restart.
+//!   with a secret made for the seat and shown once, and e-mail addresses, each used only once
+//!   the seat gives back the code mailed to it (`Notifier::ask_to_confirm`). Registrations
+//!   are kept in the store's notification space, so they survive a restart.
 //! - A game task sees hand-overs through its [`Watch`] (`watch.rs`), built from each side's own
 //!   projection and own stream, so a notice says nothing the side may not know. The notices a
 //!   command owes are worked out before its events are stored, and stored **with** them, in the
@@ -202,12 +203,76 @@ fn standing(store: &dyn EventStore, game: &GameKey, by: &OwedBy) -> Standing {
 pub struct Registration {
     /// The key webhook bodies are signed with, hex; made with the seat's first webhook.
     secret: Option<String>,
+    /// What notices go to: webhooks, and e-mail addresses their owners confirmed.
     targets: Vec<NotifyTarget>,
+    /// Addresses given and mailed a code, not confirmed yet: sent nothing else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    unconfirmed: Vec<Unconfirmed>,
+    /// When the seat's last code was mailed (ms since the Unix epoch): the next waits
+    /// [`CONFIRM_MAIL_INTERVAL`] after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mailed_ms: Option<u64>,
+    /// Wrong codes given since the last right one; at [`CONFIRM_TRIES_MAX`] the seat's
+    /// unconfirmed addresses are dropped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    wrong: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// An e-mail address a seat gave, mailed a code that its owner has not given back yet.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+struct Unconfirmed {
+    address: String,
+    /// The code's blake3 hash, hex: the store keeps nothing that would confirm the address.
+    code: String,
+    /// When the code was mailed (ms since the Unix epoch); it lapses [`CONFIRM_CODE_VALID`]
+    /// after.
+    mailed_ms: u64,
+}
+
+/// How long a mailed code confirms its address.
+pub const CONFIRM_CODE_VALID: Duration = Duration::from_secs(24 * 3600);
+/// Least time between two codes mailed for one seat: whoever gives an address that is not
+/// his makes the server mail it at most 6 times an hour per seat, in the server's own words.
+pub const CONFIRM_MAIL_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// Wrong codes a seat may give before its unconfirmed addresses are dropped (a code has 40
+/// bits, so guessing is hopeless either way; this keeps it so).
+pub const CONFIRM_TRIES_MAX: u32 = 5;
+
+/// A code as typed: its letters, upper case, without dashes or spaces.
+fn code_digest(code: &str) -> String {
+    let letters: String = code
+        .chars()
+        .filter(|c| !matches!(c, '-' | ' '))
+        .flat_map(char::to_uppercase)
+        .collect();
+    blake3::hash(letters.as_bytes()).to_hex().to_string()
 }
 
 impl Registration {
     pub fn targets(&self) -> &[NotifyTarget] {
         &self.targets
+    }
+
+    /// The seat's targets as its player is told them: the confirmed, then those waiting.
+    fn listed(&self) -> Vec<String> {
+        let waiting = self.unconfirmed.iter().map(|u| {
+            format!(
+                "email {} (unconfirmed: give the code e-mailed to it)",
+                u.address
+            )
+        });
+        self.targets.iter().map(describe).chain(waiting).collect()
+    }
+
+    /// Drops codes that lapsed by `now_ms`.
+    fn lapse(&mut self, now_ms: u64) {
+        let valid = CONFIRM_CODE_VALID.as_millis() as u64;
+        self.unconfirmed
+            .retain(|u| now_ms.saturating_sub(u.mailed_ms) < valid);
     }
 }
 
@@ -217,6 +282,30 @@ pub fn describe(target: &NotifyTarget) -> String {
         NotifyTarget::Webhook { url } => format!("webhook {url}"),
         NotifyTarget::Email { address } => format!("email {address}"),
         NotifyTarget::Off => "off".into(),
+        NotifyTarget::Confirm { .. } => "confirm".into(),
+    }
+}
+
+/// How a target is named in the operator's log: a webhook by its scheme, host and port, an
+/// e-mail address by its domain. A webhook's path, query and user part are often the
+/// receiver's own secret (a chat service's hook is its URL), and a seat's address is the
+/// player's: neither is the log's to keep.
+pub fn logged(target: &NotifyTarget) -> String {
+    match target {
+        NotifyTarget::Webhook { url } => match reqwest::Url::parse(url) {
+            Ok(url) => {
+                let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+                let host = url.host_str().unwrap_or_default();
+                format!("webhook {}://{host}{port}", url.scheme())
+            }
+            Err(_) => "webhook (not a URL)".into(),
+        },
+        NotifyTarget::Email { address } => match address.rsplit_once('@') {
+            Some((_, domain)) => format!("email @{domain}"),
+            None => "email (not an address)".into(),
+        },
+        NotifyTarget::Off => "off".into(),
+        NotifyTarget::Confirm { .. } => "confirm".into(),
     }
 }
 
@@ -303,6 +392,12 @@ pub enum RegisterError {
     NotEmail { address: String, why: String },
     #[error("{0}")]
     Address(#[from] address::AddressError),
+    #[error("a code was e-mailed for this seat less than {} minutes ago; give it with `asl notify --confirm CODE`, or ask for another later", CONFIRM_MAIL_INTERVAL.as_secs() / 60)]
+    MailedRecently,
+    #[error("no address of this seat waits for that code (codes lapse after {} hours); {left} more wrong codes drop the seat's unconfirmed addresses", CONFIRM_CODE_VALID.as_secs() / 3600)]
+    WrongCode { left: u32 },
+    #[error("{CONFIRM_TRIES_MAX} wrong codes: this seat's unconfirmed addresses are dropped; give the address again with `asl notify --email` for a new code")]
+    TooManyWrongCodes,
 }
 
 /// Why the notifier does not start: the server does not start without it.
@@ -486,23 +581,44 @@ impl Notifier {
     ) -> Result<(Vec<String>, Option<String>), RegisterError> {
         let key = registration_key(game, side);
         if target == NotifyTarget::Off {
-            self.store
-                .put_notify(key, None)
-                .await
-                .map_err(RegisterError::Store)?;
-            self.registrations
-                .write()
-                .expect("notifier lock")
-                .remove(&(*game, side));
+            // When the seat's last code was mailed outlives its targets: removing them must
+            // not let a code be mailed again sooner.
+            let interval = CONFIRM_MAIL_INTERVAL.as_millis() as u64;
+            let mailed_ms = self
+                .registration(game, side)
+                .and_then(|r| r.mailed_ms)
+                .filter(|at| now_ms().saturating_sub(*at) < interval);
+            if mailed_ms.is_some() {
+                let left = Registration {
+                    mailed_ms,
+                    ..Registration::default()
+                };
+                self.keep(game, side, left).await?;
+            } else {
+                self.store
+                    .put_notify(key, None)
+                    .await
+                    .map_err(RegisterError::Store)?;
+                self.registrations
+                    .write()
+                    .expect("notifier lock")
+                    .remove(&(*game, side));
+            }
             let _ = self.queue.try_send(Message::Seen { game: *game, side });
             return Ok((vec![], None));
         }
+        if let NotifyTarget::Confirm { code } = &target {
+            return self.confirm(game, side, code).await;
+        }
         self.check_target(&target).await?;
+        if let NotifyTarget::Email { address } = &target {
+            return self.ask_to_confirm(game, side, address).await;
+        }
         let mut registration = self.registration(game, side).unwrap_or_default();
         let mut made = None;
         if !registration.targets.contains(&target) {
             let max = self.config.notify_targets_per_seat_max;
-            if registration.targets.len() >= max {
+            if registration.targets.len() + registration.unconfirmed.len() >= max {
                 return Err(RegisterError::Limit(max));
             }
             registration.targets.push(target.clone());
@@ -514,23 +630,148 @@ impl Notifier {
             registration.secret = Some(secret.clone());
             made = Some(secret);
         }
+        let targets = self.keep(game, side, registration).await?;
+        Ok((targets, made))
+    }
+
+    /// Stores the seat's registration durably, then keeps it: what its player is told.
+    async fn keep(
+        &self,
+        game: &GameKey,
+        side: Side,
+        registration: Registration,
+    ) -> Result<Vec<String>, RegisterError> {
         let bytes = serde_json::to_vec(&registration).expect("a registration encodes");
         self.store
-            .put_notify(key, Some(bytes))
+            .put_notify(registration_key(game, side), Some(bytes))
             .await
             .map_err(RegisterError::Store)?;
-        let targets = registration.targets.iter().map(describe).collect();
+        let targets = registration.listed();
         self.registrations
             .write()
             .expect("notifier lock")
             .insert((*game, side), registration);
-        Ok((targets, made))
+        Ok(targets)
+    }
+
+    /// An address given: kept unconfirmed, and mailed a code in the server's own words (no
+    /// text a player wrote), which the seat gives back with [`NotifyTarget::Confirm`]. Until
+    /// then it is sent no notice. One code per seat per [`CONFIRM_MAIL_INTERVAL`].
+    async fn ask_to_confirm(
+        &self,
+        game: &GameKey,
+        side: Side,
+        address: &str,
+    ) -> Result<(Vec<String>, Option<String>), RegisterError> {
+        let mut registration = self.registration(game, side).unwrap_or_default();
+        let listed = NotifyTarget::Email {
+            address: address.to_string(),
+        };
+        if registration.targets.contains(&listed) {
+            return Ok((registration.listed(), None));
+        }
+        let now = now_ms();
+        registration.lapse(now);
+        let interval = CONFIRM_MAIL_INTERVAL.as_millis() as u64;
+        if registration
+            .mailed_ms
+            .is_some_and(|at| now.saturating_sub(at) < interval)
+        {
+            return Err(RegisterError::MailedRecently);
+        }
+        registration.unconfirmed.retain(|u| u.address != address);
+        let max = self.config.notify_targets_per_seat_max;
+        if registration.targets.len() + registration.unconfirmed.len() >= max {
+            return Err(RegisterError::Limit(max));
+        }
+        let mut bytes = [0u8; 5];
+        getrandom::fill(&mut bytes).map_err(|e| RegisterError::Randomness(e.to_string()))?;
+        let letters = data_encoding::BASE32_NOPAD.encode(&bytes);
+        let code = format!("{}-{}", &letters[..4], &letters[4..]);
+        registration.unconfirmed.push(Unconfirmed {
+            address: address.to_string(),
+            code: code_digest(&code),
+            mailed_ms: now,
+        });
+        registration.mailed_ms = Some(now);
+        let targets = self.keep(game, side, registration).await?;
+        if let Some(relay) = self.config.smtp.clone() {
+            let game = data_encoding::HEXLOWER.encode(game);
+            let address = address.to_string();
+            let tries = deliver::Tries {
+                max: self.config.notify_tries_max,
+                first_pause: self.config.notify_retry_first,
+                stopping: self.stop.subscribe(),
+            };
+            tokio::spawn(async move {
+                let sent = match deliver::smtp_transport(&relay) {
+                    Ok(transport) => {
+                        deliver::confirmation(&transport, &relay, &address, &game, &code, tries)
+                            .await
+                    }
+                    Err(e) => Err(deliver::Undelivered::GaveUp(e.to_string())),
+                };
+                if let Err(deliver::Undelivered::GaveUp(why)) = sent {
+                    let target = logged(&NotifyTarget::Email { address });
+                    warn!(%target, %why, "a confirmation code was not mailed");
+                }
+            });
+        }
+        Ok((targets, None))
+    }
+
+    /// A code given back: the address it was mailed to is confirmed, and gets notices from
+    /// now on. A wrong code is counted; [`CONFIRM_TRIES_MAX`] of them drop the seat's
+    /// unconfirmed addresses.
+    async fn confirm(
+        &self,
+        game: &GameKey,
+        side: Side,
+        code: &str,
+    ) -> Result<(Vec<String>, Option<String>), RegisterError> {
+        let mut registration = self.registration(game, side).unwrap_or_default();
+        registration.lapse(now_ms());
+        let digest = code_digest(code);
+        match registration
+            .unconfirmed
+            .iter()
+            .position(|u| u.code == digest)
+        {
+            Some(at) => {
+                let confirmed = registration.unconfirmed.remove(at);
+                let target = NotifyTarget::Email {
+                    address: confirmed.address,
+                };
+                if !registration.targets.contains(&target) {
+                    registration.targets.push(target);
+                }
+                registration.wrong = 0;
+                let targets = self.keep(game, side, registration).await?;
+                Ok((targets, None))
+            }
+            None => {
+                registration.wrong += 1;
+                let wrong = registration.wrong;
+                if wrong >= CONFIRM_TRIES_MAX {
+                    registration.unconfirmed.clear();
+                    registration.wrong = 0;
+                }
+                self.keep(game, side, registration).await?;
+                if wrong >= CONFIRM_TRIES_MAX {
+                    Err(RegisterError::TooManyWrongCodes)
+                } else {
+                    Err(RegisterError::WrongCode {
+                        left: CONFIRM_TRIES_MAX - wrong,
+                    })
+                }
+            }
+        }
     }
 
     /// Refuses a target this server cannot or may not send to, saying why.
     async fn check_target(&self, target: &NotifyTarget) -> Result<(), RegisterError> {
         match target {
-            NotifyTarget::Off => Ok(()),
+            NotifyTarget::Off | NotifyTarget::Confirm { .. } => Ok(()),
             NotifyTarget::Email { address } => {
                 if self.config.smtp.is_none() {
                     return Err(RegisterError::NoEmail);

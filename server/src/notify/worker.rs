@@ -9,7 +9,7 @@
 //! removal was stored sends it again, with the same idempotency key.
 
 use super::deliver::{self, Tries, Undelivered};
-use super::{describe, due_after, seat_of, standing, Message, Notifier, Owed, Standing};
+use super::{describe, due_after, logged, seat_of, standing, Message, Notifier, Owed, Standing};
 use crate::operations::metrics::METRICS;
 use crate::store::GameKey;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
@@ -359,11 +359,11 @@ async fn deliver_one(
                 }
                 _ => Err(Undelivered::GaveUp("this server has no SMTP relay".into())),
             },
-            NotifyTarget::Off => Ok(()),
+            NotifyTarget::Off | NotifyTarget::Confirm { .. } => Ok(()),
         };
         match sent {
-            Ok(()) => debug!(target = %name, "notice delivered"),
-            Err(Undelivered::GaveUp(why)) => warn!(target = %name, %why, "a notice was given up"),
+            Ok(()) => debug!(target = %logged(target), "notice delivered"),
+            Err(Undelivered::GaveUp(why)) => given_up(target, &why),
             // Owed still: the next start sends it to the targets that do not have it.
             Err(Undelivered::Stopped) => return key,
         }
@@ -376,4 +376,65 @@ async fn deliver_one(
         warn!(error = %e, "a delivered notice could not be removed from the outbox; it may be sent again");
     }
     key
+}
+
+/// Logs a notice given up on `target`, at the default level, naming the target as
+/// [`logged`] does.
+fn given_up(target: &NotifyTarget, why: &str) {
+    warn!(target = %logged(target), %why, "a notice was given up");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// The lines logged while `f` runs, at the server's default level.
+    fn logged_by(f: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl Write for Lines {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("info")
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = lines.0.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    /// A webhook's URL is the player's credential for his receiver (a chat service's hook
+    /// carries its secret in the path or the query, a receiver may take a password in the
+    /// URL): the operator's log names the webhook by its scheme and host only, and an e-mail
+    /// target by its domain.
+    #[test]
+    fn a_notice_given_up_is_logged_without_the_targets_secrets() {
+        let webhook = NotifyTarget::Webhook {
+            url: "https://player:hunter2@hooks.example.org:8443/services/T0/SECRETPATH?token=SECRETQUERY#frag"
+                .into(),
+        };
+        let lines = logged_by(|| given_up(&webhook, "the webhook answered 404 Not Found"));
+        assert!(lines.contains("a notice was given up"), "{lines}");
+        assert!(lines.contains("https://hooks.example.org:8443"), "{lines}");
+        for secret in ["hunter2", "player", "SECRETPATH", "SECRETQUERY", "frag"] {
+            assert!(!lines.contains(secret), "{secret}: {lines}");
+        }
+        let email = NotifyTarget::Email {
+            address: "someone.private@mail.example.org".into(),
+        };
+        let lines = logged_by(|| given_up(&email, "the relay refused it"));
+        assert!(lines.contains("mail.example.org"), "{lines}");
+        assert!(!lines.contains("someone.private"), "{lines}");
+    }
 }
