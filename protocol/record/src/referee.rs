@@ -248,16 +248,17 @@ impl Referee {
 
     /// Records a whole decision, as a server does once it is stored; returns the sequences.
     pub fn record(&mut self, decision: Decision) -> std::ops::RangeInclusive<u64> {
-        self.record_with(decision, |_, _| {})
+        self.record_with(decision, |_, _, _| {})
     }
 
     /// Records a whole decision as [`Referee::record`] does, calling `each` with the game
-    /// after each event and the entry it came from: what a server keeps in step with the
-    /// game (its viewers' streams, its checkpoints) sees every position once, applied once.
+    /// before and after each event and the entry it came from: what a server keeps in step
+    /// with the game (its viewers' streams, its checkpoints) sees every position once, applied
+    /// once, and needs no copy of its own of the position before.
     pub fn record_with(
         &mut self,
         decision: Decision,
-        mut each: impl FnMut(&Game, &Entry),
+        mut each: impl FnMut(&Game, &Game, &Entry),
     ) -> std::ops::RangeInclusive<u64> {
         let first = self.game.version + 1;
         let entries = decision.entries(first);
@@ -271,22 +272,26 @@ impl Referee {
             .after
             .filter(|after| after.version == last && !entries.is_empty());
         for entry in entries {
-            match ahead.take().filter(|_| entry.seq == last) {
+            let before = match ahead.take().filter(|_| entry.seq == last) {
                 Some(after) => self.take_entry(entry, *after),
-                None => self.push_entry(entry),
+                None => {
+                    let before = self.game.clone();
+                    self.push_entry(entry).map(|()| before)
+                }
             }
             .expect("a decision keeps the dice scheme");
             let entry = self.entries.last().expect("just pushed");
-            each(&self.game, entry);
+            each(&before, &self.game, entry);
         }
         first..=self.game.version
     }
 
     /// Appends one entry of a decision, its event already applied to `after` by the
     /// decision's look-ahead: the game becomes `after` (one writer per game, so nothing else
-    /// moved the game between the decision and now). Debug builds apply the event as well and
-    /// check the two positions agree, state and undo trail alike: replay is live.
-    fn take_entry(&mut self, mut entry: Entry, after: Game) -> Result<(), RefereeError> {
+    /// moved the game between the decision and now), and the game before is returned. Debug
+    /// builds apply the event as well and check the two positions agree, state and undo trail
+    /// alike: replay is live.
+    fn take_entry(&mut self, mut entry: Entry, after: Game) -> Result<Game, RefereeError> {
         entry.seq = self.game.version + 1;
         self.ledger.observe(entry.seq, &entry.event)?;
         #[cfg(debug_assertions)]
@@ -299,9 +304,8 @@ impl Referee {
                 entry.seq
             );
         }
-        self.game = after;
         self.entries.push(entry);
-        Ok(())
+        Ok(std::mem::replace(&mut self.game, after))
     }
 
     /// Decides and records a command, for tests and offline tools that store nothing.
