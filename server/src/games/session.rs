@@ -409,6 +409,7 @@ impl Session {
         let maps = frames::check_command(
             self.game(),
             entries.iter().map(|e| &e.event),
+            decision.after.as_deref(),
             self.frame_bounds(),
             measured,
         )
