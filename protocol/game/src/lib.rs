@@ -931,6 +931,73 @@ pub struct Game {
     /// they go.
     #[serde(default)]
     pub fire_record: Vec<FiredAttack>,
+    /// Each viewer's projection of the scenario, made once for the game and its copies
+    /// ([`ScenarioViews`]). Not part of the state: no encoding, hash or comparison sees it.
+    #[serde(skip)]
+    pub scenario_views: ScenarioViews,
+}
+
+/// The scenario as each viewer may know it, worked out the first time a projection asks and
+/// then shared by every copy of the game. A projection's scenario depends on the scenario and
+/// the aliases the game started with alone (`project_scenario`), which play never changes, so
+/// projecting it again for every projection of the position (each step's passing check, each
+/// view) was work fixed per game done per command (issue 55). Each view is kept with the
+/// scenario and aliases it was made from, held so that neither can change in place (a
+/// `CopyOnWrite` or `Arc` shared is copied before it changes): a view is used only while both
+/// are still the very ones it was made from, and made again otherwise.
+#[derive(Clone, Default)]
+pub struct ScenarioViews(Arc<[std::sync::Mutex<Option<ScenarioView>>; 3]>);
+
+struct ScenarioView {
+    of: Arc<Scenario>,
+    aliases: CopyOnWrite<BTreeMap<UnitId, UnitId>>,
+    view: Arc<Scenario>,
+}
+
+impl ScenarioViews {
+    /// `viewer`'s projection of `scenario` under `aliases`: the one kept, if it was made from
+    /// these very values, else made now and kept.
+    fn of(
+        &self,
+        scenario: &Arc<Scenario>,
+        aliases: &CopyOnWrite<BTreeMap<UnitId, UnitId>>,
+        viewer: Viewer,
+    ) -> Arc<Scenario> {
+        let slot = match viewer {
+            Viewer::Side(Side::A) => 0,
+            Viewer::Side(Side::B) => 1,
+            Viewer::Spectator => 2,
+        };
+        let mut kept = self.0[slot]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(view) = kept.as_ref() {
+            if Arc::ptr_eq(&view.of, scenario) && view.aliases.shared_with(aliases) {
+                return view.view.clone();
+            }
+        }
+        let view = project_scenario(scenario, aliases, viewer);
+        *kept = Some(ScenarioView {
+            of: scenario.clone(),
+            aliases: aliases.clone(),
+            view: view.clone(),
+        });
+        view
+    }
+}
+
+impl PartialEq for ScenarioViews {
+    fn eq(&self, _: &ScenarioViews) -> bool {
+        true
+    }
+}
+
+impl Eq for ScenarioViews {}
+
+impl std::fmt::Debug for ScenarioViews {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScenarioViews")
+    }
 }
 
 /// The most events an undo reaches back over (`Event::EventsUndoneTo`): the positions an undo
@@ -997,9 +1064,10 @@ impl UndoTrail {
         }
     }
 
-    /// This trail, no longer moved on by what is applied: for a scratch copy of the game that
-    /// only looks ahead at a decision's consequences and is then dropped (`rules`), so each
-    /// event it applies costs no copy of the whole game for a trail nobody reads. It still
+    /// This trail, no longer moved on by what is applied: for a scratch copy of the game that is
+    /// looked at and then dropped, so each event it applies costs no copy of the whole game for
+    /// a trail nobody reads. (A decision's look-ahead keeps its trail live: the server records
+    /// the decision by taking that copy as the game, `record::referee`.) It still
     /// reaches back from the position it was frozen at, so a decision's first event (the only
     /// place an undo stands) restores as it does live.
     pub fn frozen(&self) -> UndoTrail {
@@ -1007,6 +1075,26 @@ impl UndoTrail {
             frozen: true,
             ..self.clone()
         }
+    }
+
+    /// Whether `other` reaches back to the same positions: the same base and the same events
+    /// since it. (Equality ignores the trail, as it is not state; a check that two ways to a
+    /// position agree asks this too.)
+    pub fn same_as(&self, other: &UndoTrail) -> bool {
+        let events = |trail: &UndoTrail| {
+            let mut events = vec![];
+            let mut link = trail.since.as_deref();
+            while let Some(l) = link {
+                events.push(l.event.clone());
+                link = l.before.as_deref();
+            }
+            events
+        };
+        let base = |trail: &UndoTrail| trail.base.as_ref().map(|b| Game::clone(b));
+        self.len == other.len
+            && self.frozen == other.frozen
+            && base(self) == base(other)
+            && events(self) == events(other)
     }
 
     fn push(&mut self, event: &Event) {
@@ -1158,6 +1246,7 @@ impl Game {
             moved_weapons: BTreeSet::new(),
             inherent_fp_forfeited: BTreeSet::new(),
             fire_record: Vec::new(),
+            scenario_views: ScenarioViews::default(),
         };
         view::refresh_aliases(&mut game);
         game.setup_aliases = game.aliases.clone().into();
@@ -1373,6 +1462,8 @@ impl Game {
             // The whole game's record of the fire in this Player Turn: a viewer sees the Fire
             // counters it left, not the record (an attack's firers under "?" would show).
             fire_record: _,
+            // Where the scenario's projections are kept; the one for this viewer is used below.
+            scenario_views,
         } = self;
         let MovementRecord {
             moving_stack,
@@ -1426,7 +1517,7 @@ impl Game {
                 .collect()
         };
         let mut game = Game {
-            scenario: project_scenario(scenario, setup_aliases, viewer),
+            scenario: scenario_views.of(scenario, setup_aliases, viewer),
             clock: *clock,
             units,
             weapons,
@@ -1509,6 +1600,8 @@ impl Game {
             // Whose own FP is forfeited follows from fire both sides saw (A9.11).
             inherent_fp_forfeited: known_of(inherent_fp_forfeited),
             fire_record: Vec::new(),
+            // A projection's scenario is projected already; its own projections are its own.
+            scenario_views: ScenarioViews::default(),
             // Only the viewer's own side's (below).
             tunnel_sightings: tunnel_sightings.clone(),
             // A discovery is made in the open, by a unit on the map (B8.63).
@@ -1842,6 +1935,8 @@ impl<'a> Meaning<'a> {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            // Not state: the scenario's projections, kept for reuse.
+            scenario_views: _,
         } = game;
         Meaning {
             scenario,
@@ -2242,6 +2337,37 @@ mod tests {
 
     fn encoded<T: Serialize>(value: &T) -> Vec<u8> {
         bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap()
+    }
+
+    /// A viewer's scenario is projected once for a game and its copies (issue 55: it was
+    /// projected again for every projection of every position), is the projection made afresh,
+    /// and is made again for a copy whose scenario is another value.
+    #[test]
+    fn a_viewers_scenario_is_projected_once_and_again_only_when_it_changed() {
+        let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
+        let game = Game::new(scenario);
+        let fresh = |g: &Game, viewer| project_scenario(&g.scenario, &g.setup_aliases, viewer);
+        for viewer in [
+            Viewer::Side(Side::A),
+            Viewer::Side(Side::B),
+            Viewer::Spectator,
+        ] {
+            let first = game.project(viewer);
+            assert_eq!(*first.scenario, *fresh(&game, viewer));
+            let copy = game.clone();
+            assert!(Arc::ptr_eq(&first.scenario, &copy.project(viewer).scenario));
+        }
+        // Under "?" from the start, so the spectator's scenario is not the game's own.
+        assert!(!Arc::ptr_eq(
+            &game.scenario,
+            &game.project(Viewer::Spectator).scenario
+        ));
+        let mut other = game.clone();
+        let id = other.scenario.units.keys().next().unwrap().clone();
+        Arc::make_mut(&mut other.scenario).units.remove(&id);
+        let changed = other.project(Viewer::Spectator);
+        assert_eq!(*changed.scenario, *fresh(&other, Viewer::Spectator));
+        assert_ne!(*changed.scenario, *game.project(Viewer::Spectator).scenario);
     }
 
     /// A copy of a game shares its units until one side changes them, and then neither sees

@@ -33,6 +33,7 @@ use game::event::{
 use game::event::{DICE_RULE, REVIEW_RULE};
 use game::{Game, Viewer, UNDO_TRAIL_EVENTS_MAX};
 use rules::violation::{text, Piece, RuleViolation, ViolationKind};
+use rules::Decided;
 
 /// Longest reason a dispute may give, in bytes: a sentence or two, like an adjudication's note.
 pub(crate) const REASON_BYTES_MAX: usize = 200;
@@ -45,6 +46,41 @@ pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
 pub fn decide(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    decide_ahead(game, log, by, command, dice).map(|decided| decided.events)
+}
+
+/// As [`decide`], keeping the position the rules' look-ahead reached (`rules::Decided`).
+pub fn decide_ahead(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Decided, RuleViolation> {
+    match command {
+        Command::ContributeEntropy { .. }
+        | Command::AgreeToRevealSeed
+        | Command::AcceptAdjudication { .. }
+        | Command::DisputeAdjudication { .. }
+        | Command::RequestUndo { .. }
+        | Command::ConsentToUndo
+        | Command::DeclineUndo
+        | Command::AdjudicateAfterRoll { .. } => {
+            decide_on_the_log(game, log, by, command, dice).map(Decided::events)
+        }
+        other => rules::decide_ahead(game, by, other, dice),
+    }
+}
+
+/// The commands decided against the log (and the rest, by the rules, without their
+/// look-ahead).
+fn decide_on_the_log(
     game: &Game,
     log: &[Entry],
     by: Side,

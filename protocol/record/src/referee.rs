@@ -29,7 +29,7 @@ pub struct Referee {
 
 /// The events a command produced, each with the side that issued it (`None` for the server's
 /// own: commitment and reveal), and a seed for the next epoch when the command ended one.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Decision {
     pub events: Vec<(Event, Option<Side>)>,
     /// Store it before the events: they commit to it.
@@ -39,7 +39,23 @@ pub struct Decision {
     /// The client's exactly-once key for the command, if it gave one: recorded beside the
     /// first event too, so a server reading the log back still knows it.
     pub key: Option<u64>,
+    /// The game this decision was made on with every one of `events` applied by `apply`, when
+    /// the decision's look-ahead built it (`rules::Decided::after`): recording the decision
+    /// takes it as the position after its last event instead of applying that event again.
+    /// Not part of what was decided (equality ignores it): a position, not an event.
+    pub after: Option<Box<Game>>,
 }
+
+impl PartialEq for Decision {
+    fn eq(&self, other: &Decision) -> bool {
+        self.events == other.events
+            && self.new_seed == other.new_seed
+            && self.issued == other.issued
+            && self.key == other.key
+    }
+}
+
+impl Eq for Decision {}
 
 impl Decision {
     /// The decision's events as the log keeps them from sequence `first` on: the command
@@ -232,29 +248,64 @@ impl Referee {
 
     /// Records a whole decision, as a server does once it is stored; returns the sequences.
     pub fn record(&mut self, decision: Decision) -> std::ops::RangeInclusive<u64> {
-        self.record_with(decision, |_, _| {})
+        self.record_with(decision, |_, _, _| {})
     }
 
     /// Records a whole decision as [`Referee::record`] does, calling `each` with the game
-    /// after each event and the entry it came from: what a server keeps in step with the
-    /// game (its viewers' streams, its checkpoints) sees every position once, applied once.
+    /// before and after each event and the entry it came from: what a server keeps in step
+    /// with the game (its viewers' streams, its checkpoints) sees every position once, applied
+    /// once, and needs no copy of its own of the position before.
     pub fn record_with(
         &mut self,
         decision: Decision,
-        mut each: impl FnMut(&Game, &Entry),
+        mut each: impl FnMut(&Game, &Game, &Entry),
     ) -> std::ops::RangeInclusive<u64> {
         let first = self.game.version + 1;
         let entries = decision.entries(first);
         if let Some(seed) = decision.new_seed {
             self.adopt_seed(seed);
         }
+        // The look-ahead is the position after the last event only if it was made on this very
+        // game: a decision recorded on another (a test's, an offline tool's) is applied.
+        let last = first + entries.len() as u64 - 1;
+        let mut ahead = decision
+            .after
+            .filter(|after| after.version == last && !entries.is_empty());
         for entry in entries {
-            self.push_entry(entry)
-                .expect("a decision keeps the dice scheme");
+            let before = match ahead.take().filter(|_| entry.seq == last) {
+                Some(after) => self.take_entry(entry, *after),
+                None => {
+                    let before = self.game.clone();
+                    self.push_entry(entry).map(|()| before)
+                }
+            }
+            .expect("a decision keeps the dice scheme");
             let entry = self.entries.last().expect("just pushed");
-            each(&self.game, entry);
+            each(&before, &self.game, entry);
         }
         first..=self.game.version
+    }
+
+    /// Appends one entry of a decision, its event already applied to `after` by the
+    /// decision's look-ahead: the game becomes `after` (one writer per game, so nothing else
+    /// moved the game between the decision and now), and the game before is returned. Debug
+    /// builds apply the event as well and check the two positions agree, state and undo trail
+    /// alike: replay is live.
+    fn take_entry(&mut self, mut entry: Entry, after: Game) -> Result<Game, RefereeError> {
+        entry.seq = self.game.version + 1;
+        self.ledger.observe(entry.seq, &entry.event)?;
+        #[cfg(debug_assertions)]
+        {
+            let mut applied = self.game.clone();
+            apply(&mut applied, &entry.event);
+            assert!(
+                applied == after && applied.undo_trail.same_as(&after.undo_trail),
+                "the look-ahead of event {} is the position applying it gives",
+                entry.seq
+            );
+        }
+        self.entries.push(entry);
+        Ok(std::mem::replace(&mut self.game, after))
     }
 
     /// Decides and records a command, for tests and offline tools that store nothing.
@@ -290,9 +341,13 @@ pub fn decision(
     now: Option<u64>,
 ) -> Result<Decision, RuleViolation> {
     let by = issued.by;
-    let decided = rules::timing::timed(game, by, &issued.command, now, || {
-        crate::dispute::decide(game, entries, by, &issued.command, dice)
+    let rules::Decided {
+        events: decided,
+        after,
+    } = rules::timing::timed(game, by, &issued.command, now, || {
+        crate::dispute::decide_ahead(game, entries, by, &issued.command, dice)
     })?;
+    let mut after = after;
     let mut events = Vec::with_capacity(decided.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
     let needs_commitment = decided
@@ -300,12 +355,15 @@ pub fn decision(
         .any(|e| matches!(e, Event::DiceRolled(_) | Event::EntropyContributed(_)));
     if ledger.open().is_none() && needs_commitment {
         events.push((Event::DiceCommitted(DiceCommitted { commitment }), None));
+        // The look-ahead began after a position without it: not this decision's.
+        after = None;
     }
     // The clock's hand-overs and expiry are the server's: they follow from time.
     events.extend(decided.into_iter().map(|e| {
         let who = (!e.is_servers_clock()).then_some(by);
         (e, who)
     }));
+    let command_end = events.len();
     // Whether a seed is committed to and secret once these events are in, and who will
     // then have agreed to reveal it.
     let open = ledger.open();
@@ -334,12 +392,19 @@ pub fn decision(
             ));
             new_seed = Some(next);
         }
+        // The server's events after the command's, applied to the look-ahead as well.
+        if let Some(after) = &mut after {
+            for (event, _) in &events[command_end..] {
+                apply(after, event);
+            }
+        }
     }
     Ok(Decision {
         events,
         new_seed,
         issued,
         key: None,
+        after,
     })
 }
 
@@ -543,6 +608,60 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    const TOY: &str = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
+
+    /// The whole game replayed from the referee's log.
+    fn replayed(r: &Referee) -> Game {
+        Game::replay(r.entries().iter().map(|e| &e.event)).unwrap()
+    }
+
+    /// Recording a decision takes the position its look-ahead reached instead of applying its
+    /// last event again (issue 55), and that is the position replaying the log gives (the undo
+    /// trail too: `take_entry` checks it against applying the event, in every debug build).
+    #[test]
+    fn a_decision_is_recorded_as_its_look_ahead_left_the_game() {
+        let mut r = start_with(TOY, 1);
+        let (mut decided, mut taken) = (0, 0);
+        while !r.game().over {
+            decided += 1;
+            let (side, command) = rules::moving_on(r.game());
+            let decision = r.decide(side, &command, &mut seeds()).unwrap();
+            let last = r.game().version + decision.events.len() as u64;
+            let after = decision.after.clone();
+            if after.is_none() {
+                // Only a commitment put before the rules' events leaves the look-ahead out.
+                assert!(matches!(decision.events[0].0, Event::DiceCommitted(_)));
+                decided -= 1;
+            }
+            r.record(decision);
+            if let Some(after) = after {
+                assert_eq!(after.version, last);
+                assert_eq!(*r.game(), *after);
+                taken += 1;
+            }
+            assert_eq!(r.game().state_hash(), replayed(&r).state_hash());
+        }
+        assert!(taken > 0);
+        assert_eq!(
+            taken, decided,
+            "every decision but a commitment's recorded by its look-ahead"
+        );
+    }
+
+    /// A decision recorded on a position other than the one it was made on (which a server,
+    /// one writer per game, never does) is applied: its look-ahead is of another game.
+    #[test]
+    fn a_decision_recorded_on_another_position_is_applied() {
+        let mut r = start_with(TOY, 1);
+        let (side, command) = rules::moving_on(r.game());
+        let stale = r.decide(side, &command, &mut seeds()).unwrap();
+        assert!(stale.after.is_some());
+        let fresh = r.decide(side, &command, &mut seeds()).unwrap();
+        r.record(fresh);
+        r.record(stale);
+        assert_eq!(r.game().state_hash(), replayed(&r).state_hash());
     }
 
     #[test]

@@ -97,15 +97,12 @@ pub fn index(viewer: Viewer) -> usize {
         .expect("every viewer is one of three")
 }
 
-/// Every viewer's streams kept in step with a game as its events are appended, with the
-/// whole game as of the last of them: the position the next event is projected from. It is
-/// a copy of the game taken after each event, not the event applied a second time: the copy
-/// shares the game's unit, weapon and alias maps (`CopyOnWrite`) until an event changes one,
-/// and costs the server less CPU per move than a second `apply` (BENCHMARKS.md).
+/// Every viewer's streams kept in step with a game as its events are appended. The position
+/// each event is projected from is the game before it, which whoever appends the event holds
+/// (`Referee::record_with` hands over the game it replaces): no copy of the game is kept here.
 #[derive(Clone, Debug)]
 pub struct Following {
     streams: Streams,
-    before: Game,
 }
 
 impl Following {
@@ -119,21 +116,20 @@ impl Following {
         let mut after = Game::new(scenario.clone());
         let mut following = Following {
             streams: Streams::new(),
-            before: after.clone(),
         };
         for event in std::iter::once(first).chain(events) {
+            // A copy shares the game's maps (`CopyOnWrite`) until the event changes one.
+            let before = after.clone();
             apply(&mut after, event);
-            following.push(&after, event);
+            following.push(&before, &after, event);
         }
         Some(following)
     }
 
-    /// Appends `event`, which took the whole game to `after`, to every stream that may know it.
-    pub fn push(&mut self, after: &Game, event: &Event) {
-        self.streams.push(&self.before, after, event);
-        // The game as it now is, taken rather than re-applied: its maps are shared (`CopyOnWrite`)
-        // until the next event changes one, so each event is applied once, by the referee.
-        self.before = after.clone();
+    /// Appends `event`, which took the whole game from `before` to `after`, to every stream
+    /// that may know it.
+    pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
+        self.streams.push(before, after, event);
     }
 
     pub fn streams(&self) -> &Streams {

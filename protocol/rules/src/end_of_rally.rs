@@ -39,13 +39,19 @@ use game::{Game, Unit, Viewer};
 /// Whether `side` could act in its end-of-RPh step, as both sides may know it: a unit of it
 /// could claim WA there (B9.322) or repair a malfunctioned weapon (A9.72).
 pub fn could_act(game: &Game, side: Side) -> bool {
-    could_claim(game, side) || repairable(game, side) > 0
+    could_act_in(&game.project(Viewer::Spectator), side)
+}
+
+/// [`could_act`], judged on `public`, the spectator's projection already made: one projection
+/// for both questions.
+pub(crate) fn could_act_in(public: &Game, side: Side) -> bool {
+    claimants_in(public, side) > 0 || repairable_in(public, side) > 0
 }
 
 /// Whether some unit of `side` could claim WA at the end of the RPh, as both sides may know
 /// it (see the module docs): eligible (B9.32, B9.35), not pinned (B9.322), holding none yet,
 /// and kept from it by no enemy holder Known to be real (B9.321, B9.324).
-pub(crate) fn could_claim(game: &Game, side: Side) -> bool {
+pub fn could_claim(game: &Game, side: Side) -> bool {
     claimants(game, side) > 0
 }
 
@@ -53,7 +59,11 @@ pub(crate) fn could_claim(game: &Game, side: Side) -> bool {
 /// repaired in this RPh (A9.72: one attempt an RPh), as both sides may know it: the weapons
 /// the spectator's projection shows, which leaves out those under "?" and hidden units'.
 pub fn repairable(game: &Game, side: Side) -> usize {
-    let public = game.project(Viewer::Spectator);
+    repairable_in(&game.project(Viewer::Spectator), side)
+}
+
+/// [`repairable`] in `public`, the spectator's projection.
+fn repairable_in(public: &Game, side: Side) -> usize {
     public
         .weapons
         .values()
@@ -71,16 +81,20 @@ pub fn repairable(game: &Game, side: Side) -> usize {
 /// [`could_claim`] counted, so that a test can tell each unit's answer is public, not only
 /// the side's.
 pub fn claimants(game: &Game, side: Side) -> usize {
-    let public = game.project(Viewer::Spectator);
+    claimants_in(&game.project(Viewer::Spectator), side)
+}
+
+/// [`claimants`] in `public`, the spectator's projection.
+fn claimants_in(public: &Game, side: Side) -> usize {
     public
         .units
         .values()
         .filter(|u| u.side == side && !u.eliminated && !u.wall_advantage && !u.pinned)
         .filter(|u| {
-            wall_advantage::may_hold(&public, u, &[])
-                && !wall_advantage::deniers(&public, u)
+            wall_advantage::may_hold(public, u, &[])
+                && !wall_advantage::deniers(public, u)
                     .iter()
-                    .any(|d| known_real(&public, d, u))
+                    .any(|d| known_real(public, d, u))
         })
         .count()
 }

@@ -72,6 +72,57 @@ pub fn decide(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
+    decide_ahead(game, by, command, dice).map(|decided| decided.events)
+}
+
+/// A command's events, with the whole game after them when the decision looked ahead to it.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    pub events: Vec<Event>,
+    /// `game` with every one of `events` applied in order, by `apply` and nothing else (undo
+    /// trail included): what the decision's look-ahead (Wall Advantage settlement, Desperation
+    /// Morale, a timed game's hand-over) already built. A server records the events by taking
+    /// it rather than applying them a second time (`record::referee`). `None` when the
+    /// decision looked at no position after its events.
+    pub after: Option<Box<Game>>,
+}
+
+impl Decided {
+    /// Events decided without a look-ahead.
+    pub fn events(events: Vec<Event>) -> Decided {
+        Decided {
+            events,
+            after: None,
+        }
+    }
+
+    /// The position after the events: the look-ahead's, or `game` with the events applied.
+    pub fn after_from(&mut self, game: &Game) -> &mut Game {
+        self.after.get_or_insert_with(|| {
+            let mut after = Box::new(game.clone());
+            for event in &self.events {
+                game::apply(&mut after, event);
+            }
+            after
+        })
+    }
+
+    /// Appends `event`, applying it to the look-ahead when there is one.
+    pub fn push(&mut self, event: Event) {
+        if let Some(after) = &mut self.after {
+            game::apply(after, &event);
+        }
+        self.events.push(event);
+    }
+}
+
+/// As [`decide`], keeping the position its look-ahead reached ([`Decided::after`]).
+pub fn decide_ahead(
+    game: &Game,
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Decided, RuleViolation> {
     // On a map of real boards a seam hex has two names; the rules see the map's own.
     let renamed;
     let command = match map_names(game, command) {
@@ -84,14 +135,14 @@ pub fn decide(
     end::still_playing(game)?;
     // Ending the game waits for nothing, not even a pending answer.
     match command {
-        Command::Concede => return end::concede(game, by),
-        Command::ProposeEnd => return end::propose(game, by),
-        Command::AcceptEnd => return end::accept(game, by),
+        Command::Concede => return end::concede(game, by).map(Decided::events),
+        Command::ProposeEnd => return end::propose(game, by).map(Decided::events),
+        Command::AcceptEnd => return end::accept(game, by).map(Decided::events),
         _ => {}
     }
     // Before Turn 1, the set-up step (A12.12) takes only its own commands.
     if game.setup.is_some() {
-        return setup::decide(game, by, command);
+        return setup::decide(game, by, command).map(Decided::events);
     }
     if let Some(d) = &game.sewer_designation {
         if !(d.defender == by && matches!(command, Command::DesignateSewer { .. })) {
@@ -403,9 +454,10 @@ fn needs_the_log(command: &Command) -> RuleViolation {
 
 /// Appends what the rules make follow from `events` on their own — today the Wall Advantage
 /// changes of B9.32–B9.41 (`wall_advantage::settle`) — so a log shows each with its reason.
-fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
-    let mut after = game.clone();
-    after.undo_trail = game.undo_trail.frozen();
+/// The look-ahead these are judged on is `game` with every event applied, the consequences
+/// too, and is kept ([`Decided::after`]): it is the position the events make.
+fn with_consequences(game: &Game, mut events: Vec<Event>) -> Decided {
+    let mut after = Box::new(game.clone());
     let mut movers = std::collections::BTreeSet::new();
     // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
     let mut unhidden = std::collections::BTreeSet::new();
@@ -447,9 +499,15 @@ fn with_consequences(game: &Game, mut events: Vec<Event>) -> Vec<Event> {
     }
     // Desperation Morale follows from the position the command left (A10.62).
     let desperation = morale::desperation::consequences(&after, &events);
-    events.extend(wall_advantage::settle(game, after, &movers, &unhidden));
+    events.extend(wall_advantage::settle(game, &mut after, &movers, &unhidden));
+    for event in &desperation {
+        game::apply(&mut after, event);
+    }
     events.extend(desperation);
-    events
+    Decided {
+        events,
+        after: Some(after),
+    }
 }
 
 /// Refuses unless `by` is the side the current step awaits.

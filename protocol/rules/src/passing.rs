@@ -69,9 +69,11 @@ pub fn passes_on_arrival(game: &Game) -> bool {
         return false;
     }
     let side = game.acting();
+    // Both of the RPh's questions are asked of one projection.
+    let public = game.project(Viewer::Spectator);
     match game.clock.phase() {
-        Phase::Rally => !end_of_rally::could_act(game, side),
-        Phase::Rout => !could_rout(game, side),
+        Phase::Rally => !end_of_rally::could_act_in(&public, side),
+        Phase::Rout => routers_in(&public, side) == 0,
         _ => false,
     }
 }
@@ -83,14 +85,18 @@ pub fn passes_on_arrival(game: &Game) -> bool {
 /// owner's secret (A12), and the engine leaves outcomes on concealed units to the players
 /// (`Adjudicate`), so one may be broken under its "?". A hidden unit does not count: it
 /// cannot rout while hidden, and a public answer may not depend on it.
-pub(crate) fn could_rout(game: &Game, side: Side) -> bool {
+pub fn could_rout(game: &Game, side: Side) -> bool {
     routers(game, side) > 0
 }
 
 /// How many units of `side` [`could_rout`] counts: its broken units and its units under "?"
 /// that the spectator's projection shows, so a test can tell each unit's answer is public.
 pub fn routers(game: &Game, side: Side) -> usize {
-    let public = game.project(Viewer::Spectator);
+    routers_in(&game.project(Viewer::Spectator), side)
+}
+
+/// [`routers`] in `public`, the spectator's projection.
+fn routers_in(public: &Game, side: Side) -> usize {
     public
         .units
         .values()

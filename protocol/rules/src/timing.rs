@@ -47,8 +47,8 @@ pub fn timed(
     by: Side,
     command: &Command,
     now: Option<Millis>,
-    decide: impl FnOnce() -> Result<Vec<Event>, RuleViolation>,
-) -> Result<Vec<Event>, RuleViolation> {
+    decide: impl FnOnce() -> Result<crate::Decided, RuleViolation>,
+) -> Result<crate::Decided, RuleViolation> {
     // A finished game's clocks stop with it: no claim, gift of time or vacation after the
     // end may add to a result that is final.
     crate::end::still_playing(game)?;
@@ -63,7 +63,7 @@ pub fn timed(
     };
     let now = now.unwrap_or(timing.since).max(timing.since);
     if command.is_clock() {
-        return decide_clock(game, timing, by, command, now);
+        return decide_clock(game, timing, by, command, now).map(crate::Decided::events);
     }
     if !ends_game(command) {
         let out = timing.out_of_time(now).filter(|side| *side == by);
@@ -79,22 +79,20 @@ pub fn timed(
             ));
         }
     }
-    let mut events = decide()?;
-    let mut after = game.clone();
-    for event in &events {
-        game::apply(&mut after, event);
-    }
-    let to = awaited(&after);
+    let mut decided = decide()?;
+    // The side awaited after the events, read off the decision's own look-ahead when it made
+    // one (the hand-over, if any, is applied to it too).
+    let to = awaited(decided.after_from(game));
     if let Some(charged) = timing.charge_at(now).filter(|_| timing.running != to) {
         let left = timing.bank(charged.side) - charged.bank;
-        events.push(Event::ClockHandedOver(ClockHandedOver {
+        decided.push(Event::ClockHandedOver(ClockHandedOver {
             at: now,
             charged,
             added: to.map_or(0, |_| timing.control.added_at_hand_over(left)),
             to,
         }));
     }
-    Ok(events)
+    Ok(decided)
 }
 
 fn decide_clock(

@@ -780,7 +780,7 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
 /// (B9.322, B9.324).
 pub(super) fn settle(
     before: &Game,
-    after: Game,
+    after: &mut Game,
     movers: &BTreeSet<UnitId>,
     unhidden: &BTreeSet<UnitId>,
 ) -> Vec<Event> {
@@ -791,7 +791,7 @@ pub(super) fn settle(
             && g.wa_challenge.is_none()
             && g.wa_hip_window.is_none()
     };
-    let (quiet_before, quiet_after) = (quiet(before), quiet(&after));
+    let (quiet_before, quiet_after) = (quiet(before), quiet(after));
     // A command that changed no unit, moved none and revealed none, between two positions
     // where nothing waits, on units already settled with nothing following: nobody became
     // ineligible, must claim, or was freed, so settling finds nothing. Checked in a few
@@ -815,11 +815,10 @@ pub(super) fn settle(
 /// [`settle`], asking of every unit.
 fn settle_all(
     before: &Game,
-    after: Game,
+    game: &mut Game,
     movers: &BTreeSet<UnitId>,
     unhidden: &BTreeSet<UnitId>,
 ) -> Vec<Event> {
-    let mut game = after;
     let mut events = vec![];
     let mut push = |game: &mut Game, event: Event| {
         apply(game, &event);
@@ -832,14 +831,14 @@ fn settle_all(
         .values()
         .filter(|u| u.wall_advantage)
         .filter_map(|u| {
-            eligibility(&game, u, &[])
+            eligibility(game, u, &[])
                 .err()
                 .map(|(r, w)| (u.id.clone(), r, log_text(&w)))
         })
         .collect();
     for (id, rule, why) in ineligible {
         push(
-            &mut game,
+            game,
             Event::WallAdvantageForfeited(WallAdvantageForfeited {
                 units: vec![id],
                 why: WaLoss::Ineligible {
@@ -857,19 +856,19 @@ fn settle_all(
         .filter(|u| u.wall_advantage && !u.eliminated)
         .filter(|u| {
             before.units.get(&u.id).is_none_or(|b| {
-                !same_wa_hexsides(before, b, &game, u)
-                    && wa_hexsides(before, b) != wa_hexsides(&game, u)
+                !same_wa_hexsides(before, b, game, u)
+                    && wa_hexsides(before, b) != wa_hexsides(game, u)
             })
         })
         .filter_map(|u| {
-            deniers(&game, u)
+            deniers(game, u)
                 .first()
                 .map(|d| (u.id.clone(), d.id.clone()))
         })
         .collect();
     for (id, holder) in overlapping {
         push(
-            &mut game,
+            game,
             Event::WallAdvantageForfeited(WallAdvantageForfeited {
                 units: vec![id],
                 why: WaLoss::Ineligible {
@@ -893,7 +892,7 @@ fn settle_all(
     let before = &reference;
 
     // Units that must hold WA take it the moment they can (B9.323) — movers last.
-    if grant_mandatory(&mut game, &mut push, |id| !movers.contains(id)) {
+    if grant_mandatory(game, &mut push, |id| !movers.contains(id)) {
         return events;
     }
 
@@ -904,14 +903,14 @@ fn settle_all(
     // not for every unit asked about.
     let held_before = Holders::of(before);
     let anyone_held = !held_before.held.is_empty();
-    let held_now = (anyone_held || !unhidden.is_empty()).then(|| Holders::of(&game));
+    let held_now = (anyone_held || !unhidden.is_empty()).then(|| Holders::of(game));
     let freed = |side: Side| -> Vec<UnitId> {
         let Some(held_now) = &held_now else {
             return vec![];
         };
         game.units
             .values()
-            .filter(|u| u.side == side && !is_mandatory(&game, u))
+            .filter(|u| u.side == side && !is_mandatory(game, u))
             .filter(|u| {
                 unhidden.contains(&u.id)
                     || (anyone_held
@@ -927,11 +926,11 @@ fn settle_all(
     for side in [game.acting().opponent(), game.acting()] {
         let units: Vec<UnitId> = freed(side)
             .into_iter()
-            .filter(|id| !may_claim_now(&game, &game.units[id]))
+            .filter(|id| !may_claim_now(game, &game.units[id]))
             .collect();
         if !units.is_empty() {
             push(
-                &mut game,
+                game,
                 Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered { side, units }),
             );
             return events;
@@ -942,12 +941,12 @@ fn settle_all(
     let claimants: Vec<&Unit> = movers
         .iter()
         .filter_map(|id| game.units.get(id))
-        .filter(|u| !u.wall_advantage && is_mandatory(&game, u) && may_hold(&game, u, &[]))
+        .filter(|u| !u.wall_advantage && is_mandatory(game, u) && may_hold(game, u, &[]))
         .collect();
-    if let Some(side) = hip_window_for(&game, &claimants, WaClaim::Mandatory) {
+    if let Some(side) = hip_window_for(game, &claimants, WaClaim::Mandatory) {
         let claimants = claimants.iter().map(|u| u.id.clone()).collect();
         push(
-            &mut game,
+            game,
             Event::WallAdvantageHipWindowOffered(WallAdvantageHipWindowOffered {
                 side,
                 claimants,
@@ -956,7 +955,7 @@ fn settle_all(
         );
         return events;
     }
-    grant_mandatory(&mut game, &mut push, |_| true);
+    grant_mandatory(game, &mut push, |_| true);
     events
 }
 

@@ -151,6 +151,8 @@ impl From<Game> for Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            // The scenario's projections kept for reuse: derived, nobody's position.
+            scenario_views: _,
         } = game;
         let setup_aliases = setup_aliases.into_inner();
         let named = !aliases.is_empty() || next_alias != 0 || !setup_aliases.is_empty();
@@ -286,6 +288,7 @@ impl Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            scenario_views: Default::default(),
         })
     }
 }

@@ -145,13 +145,16 @@ impl FrameError {
 /// Refuses `events` (a decision on `game`, whose scenario has `bounds`) if a frame they make,
 /// or the position after them, would be too large for some viewer; the reason says which, how
 /// large, and what to do instead. `measured`: the game's maps as the last exact check found
-/// them, if it was made on this very game. Returns the maps of the game after the events when
-/// the exact check measured them. `sender`'s frames are measured first, both his events and
-/// his position, so that a refusal naming his own frame never depends on another's (see
+/// them, if it was made on this very game. `ahead`: `game` with every one of `events` applied,
+/// when the decision's look-ahead made it (`rules::Decided`), which the exact check then reads
+/// instead of applying the events once more. Returns the maps of the game after the events
+/// when the exact check measured them. `sender`'s frames are measured first, both his events
+/// and his position, so that a refusal naming his own frame never depends on another's (see
 /// [`FrameError::told_to`]).
 pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
+    ahead: Option<&Game>,
     bounds: Bounds,
     measured: Option<Measured>,
     sender: Viewer,
@@ -167,7 +170,7 @@ pub fn check_command<'a>(
         events: COMMAND_EVENTS_BYTES_MAX,
         position: POSITION_BYTES_MAX,
     };
-    check_exactly(game, events, limits, bounds, measured, sender).map(Some)
+    check_exactly_ahead(game, events, ahead, limits, bounds, measured, sender).map(Some)
 }
 
 /// Bytes `value` takes in JSON (as `to_json` writes it), counted as it is written rather
@@ -204,6 +207,7 @@ struct Limits {
 /// projection keeps them shared (nothing of them hidden or under "?" from it), measured by
 /// [`map_bytes_after`] from `measured` (the maps before the command) through the entries the
 /// events changed; and the rest, encoded with those three left empty.
+#[cfg(test)]
 fn check_exactly<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event>,
@@ -212,17 +216,45 @@ fn check_exactly<'a>(
     measured: Option<Measured>,
     sender: Viewer,
 ) -> Result<Measured, FrameError> {
-    let mut after = game.clone();
+    check_exactly_ahead(game, events, None, limits, bounds, measured, sender)
+}
+
+/// [`check_exactly`], reading the position after the last event from `ahead` (the decision's
+/// look-ahead) when given: the events before it are applied to a copy, the last is not.
+fn check_exactly_ahead<'a>(
+    game: &Game,
+    events: impl Iterator<Item = &'a Event>,
+    ahead: Option<&Game>,
+    limits: Limits,
+    bounds: Bounds,
+    measured: Option<Measured>,
+    sender: Viewer,
+) -> Result<Measured, FrameError> {
     let mut bytes = [0usize; VIEWERS.len()];
-    for event in events {
-        let before = after.clone();
-        protocol::apply(&mut after, event);
+    let mut count = |before: &Game, after: &Game, event: &Event| {
         for viewer in VIEWERS {
-            if let Some(viewed) = project_event(&before, &after, viewer, event) {
+            if let Some(viewed) = project_event(before, after, viewer, event) {
                 bytes[index(viewer)] += json_bytes(&viewed) + SEQUENCED_BYTES;
             }
         }
+    };
+    let mut events = events.peekable();
+    // The position after the events so far: `game` itself until one is applied.
+    let mut applied: Option<Game> = None;
+    let mut taken = None;
+    while let Some(event) = events.next() {
+        let before = applied.as_ref().unwrap_or(game);
+        if let Some(ahead) = ahead.filter(|_| events.peek().is_none()) {
+            count(before, ahead, event);
+            taken = Some(ahead);
+            break;
+        }
+        let mut next = before.clone();
+        protocol::apply(&mut next, event);
+        count(before, &next, event);
+        applied = Some(next);
     }
+    let after = taken.or(applied.as_ref()).unwrap_or(game);
     let before = measured.unwrap_or_else(|| Measured::of(game));
     let maps = Measured {
         units: map_bytes_after(
@@ -249,7 +281,7 @@ fn check_exactly<'a>(
                 max: limits.events,
             });
         }
-        let size = position_bytes(&after, viewer, bounds.scenario[index(viewer)], maps);
+        let size = position_bytes(after, viewer, bounds.scenario[index(viewer)], maps);
         if size > limits.position {
             return Err(FrameError::Position {
                 size,
@@ -452,7 +484,14 @@ mod tests {
         let bounds = Bounds::of(&game);
         assert!(bounds.positions_fit());
         assert_eq!(
-            check_command(&game, events.iter(), bounds, None, Viewer::Side(Side::A)),
+            check_command(
+                &game,
+                events.iter(),
+                None,
+                bounds,
+                None,
+                Viewer::Side(Side::A)
+            ),
             Ok(None)
         );
         assert!(check_exactly(
@@ -505,7 +544,14 @@ mod tests {
         let mut after = game.clone();
         events.iter().for_each(|e| protocol::apply(&mut after, e));
         assert_eq!(
-            check_command(&game, events.iter(), large, None, Viewer::Side(Side::A)),
+            check_command(
+                &game,
+                events.iter(),
+                None,
+                large,
+                None,
+                Viewer::Side(Side::A)
+            ),
             Ok(Some(Measured::of(&after)))
         );
     }
@@ -574,6 +620,17 @@ mod tests {
                 )
                 .unwrap();
                 assert_eq!(maps, Measured::of(&after));
+                // Read off the decision's look-ahead, the check finds the same.
+                let ahead = check_exactly_ahead(
+                    &before,
+                    events.iter(),
+                    Some(&after),
+                    limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
+                    bounds,
+                    measured,
+                    Viewer::Side(before.acting()),
+                );
+                assert_eq!(ahead, Ok(maps));
                 measured = Some(maps);
                 for viewer in VIEWERS {
                     let encoded = to_json(&Position::from(after.project(viewer))).len();

@@ -413,6 +413,7 @@ impl Session {
         let maps = frames::check_command(
             self.game(),
             entries.iter().map(|e| &e.event),
+            decision.after.as_deref(),
             self.frame_bounds(),
             measured,
             viewer,
@@ -505,10 +506,10 @@ impl Session {
         let mut following = self.streams.get_mut();
         let last = *self
             .referee
-            .record_with(decision, |game, entry| {
+            .record_with(decision, |before, game, entry| {
                 checkpoints.keep(game);
                 if let Some(following) = following.as_deref_mut() {
-                    following.push(game, &entry.event);
+                    following.push(before, game, &entry.event);
                 }
             })
             .end();
