@@ -1323,6 +1323,72 @@ mod tests {
         assert_eq!(last_rule("no rule here"), None);
     }
 
+    /// The one reading of an attack on the IFT (A7.3): Original doubles cower an attack that
+    /// can cower (A7.9), never one that cannot — Residual FP's, which has no firer (A8.2) —
+    /// and the same dice read the same way otherwise.
+    #[test]
+    fn one_reading_cowers_only_an_attack_that_can() {
+        use crate::wall_advantage::ReadScenario;
+        use board::scenario::Scenario;
+        let scenario = Scenario::from_toml(
+            r#"
+name = "IFT reading"
+turns = 1
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+[[area]]
+from = "1A1"
+to = "1C3"
+terrain = "open_ground"
+"#,
+        )
+        .unwrap();
+        let game = Game::new(scenario);
+        let ffnam = [Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        }];
+        let read = |cower_columns, rule| {
+            let attack = IftAttack {
+                rule,
+                strength: "Residual FP 4".into(),
+                against: "`g` entering 1B2".into(),
+                column: IftColumn::for_fp(4).unwrap(),
+                drms: &ffnam,
+                cower_columns,
+            };
+            let mut dice = game::dice::ScriptedDice::new([3, 3]).unwrap();
+            read_ift(&game, Side::A, &attack, &mut dice).unwrap()
+        };
+        let residual = read(None, "A8.2");
+        assert!(!residual.cowered);
+        assert_eq!(residual.column.fp(), 4);
+        assert_eq!(residual.roll.final_result, 5);
+        assert_eq!(residual.roll.rule, "A8.2");
+        assert_eq!(
+            residual.roll.outcome,
+            format!(
+                "Residual FP 4 −1 (FFNAM, A4.6) vs `g` entering 1B2 on the 4 column: DR 6, Final 5 → {}",
+                ift::result(IftColumn::for_fp(4).unwrap(), 5)
+            )
+        );
+        let fired = read(Some(1), "A7.3");
+        assert!(fired.cowered);
+        assert_eq!(fired.column.fp(), 2);
+        assert_eq!(fired.result, ift::result(IftColumn::for_fp(2).unwrap(), 5));
+        let mut empty = game::dice::ScriptedDice::default();
+        let attack = IftAttack {
+            rule: "A8.2",
+            strength: String::new(),
+            against: String::new(),
+            column: IftColumn::for_fp(4).unwrap(),
+            drms: &[],
+            cower_columns: None,
+        };
+        assert!(read_ift(&game, Side::A, &attack, &mut empty).is_none());
+    }
+
     #[test]
     fn leadership_reads_the_sign() {
         assert_eq!(leadership("9-1"), Some(-1));
