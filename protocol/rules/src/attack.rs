@@ -1073,14 +1073,27 @@ fn residual_terms(
         );
     }
     let row = spec.terrain.row();
+    // The in-hex TEM as any attack on the units reads it (`tem::in_hex_direct`, with no firer):
+    // shellholes entered at Open Ground cost are Open Ground against the DEFENDER's fire in the
+    // MPh (B2), Residual FP's as a firer's, and so take FFMO.
+    let tems: Vec<i8> = targets
+        .iter()
+        .map(|t| crate::tem::in_hex_direct(game, &[], t, &mut vec![]))
+        .collect();
+    let tem = tems[0];
+    if tems.iter().any(|t| *t != tem) {
+        return Err("the entering units do not all have the same in-hex TEM".into());
+    }
+    let open =
+        spec.terrain == Terrain::OpenGround || (spec.terrain == Terrain::Shellholes && tem <= 0);
     let mut drms = vec![];
-    match row.tem.direct {
+    match tem {
         tem if tem > 0 => drms.push(Modifier {
             value: tem,
             reason: format!("TEM: in-hex TEM {tem} ({} {})", row.name, row.rule),
             rule: row.rule.to_string(),
         }),
-        0 if spec.terrain == Terrain::OpenGround => drms.push(Modifier {
+        0 if open => drms.push(Modifier {
             value: -1,
             reason: format!("FFMO: entering the Open Ground of {to}"),
             rule: "A4.6".into(),
