@@ -923,8 +923,9 @@ fn no_dice(what: &str) -> RuleViolation {
 /// entry (`entry`, the events that put them there) is decided. It is an attack on the IFT like
 /// any other: the column of the Residual FP (the highest column not above it, A7.3), the
 /// entering units' in-hex TEM, or FFMO in Open Ground, and FFNAM unless every one Assault
-/// Moves (A4.6, [RF]); a DR through the game's dice, rolled in the name of the side that
-/// entered (its command rolls it); its effects by the same code as any attack's
+/// Moves (A4.6, [RF]); a DR through the game's dice, read by the one reading of every attack on
+/// the IFT (`resolution::read_ift`), rolled in the name of the side that entered (its command
+/// rolls it); its effects by the same code as any attack's
 /// (`morale::fire_effects`), on the entering units alone. It has no firer, so nothing of
 /// a firer's applies: no Cowering (A7.9), no leader's direction, no LOS or Hindrance. What the
 /// engine does not rule on here is asked of the players, as before: the Residual FP's own
@@ -974,25 +975,22 @@ pub(crate) fn residual_fp_attack(
         }
     };
     let no_dice = || no_dice("the Residual FP's attack and its checks");
-    let first = dice.roll_die().ok_or_else(no_dice)?;
-    let second = dice.roll_die().ok_or_else(no_dice)?;
-    let original = i16::from(first) + i16::from(second);
-    let final_dr = original + drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
-    let result = crate::fire::ift::result(column, final_dr);
-    let outcome = format!(
-        "Residual FP {fp}{} vs {names} entering {to} on the {column} column: DR {original}, Final {final_dr} → {result}",
-        resolution::drm_words(&drms),
-    );
-    let roll = game::dice::Roll {
-        side: mover,
-        purpose: game::dice::RollPurpose::Ift,
-        rule: "A8.2".into(),
-        first_draw: game.dice_drawn,
-        dice: vec![first, second],
-        modifiers: drms,
-        final_result: final_dr,
-        outcome,
+    // A8.2: read as any attack is (`resolution::read_ift`), with no firer and so no Cowering.
+    let attack = resolution::IftAttack {
+        rule: "A8.2",
+        strength: format!("Residual FP {fp}"),
+        against: format!("{names} entering {to}"),
+        column,
+        drms: &drms,
+        cower_columns: None,
     };
+    let resolution::Resolved {
+        roll,
+        column,
+        result,
+        ..
+    } = resolution::read_ift(game, mover, &attack, dice).ok_or_else(no_dice)?;
+    let final_dr = roll.final_result;
     let first_draw = roll.first_draw + roll.dice.len() as u64;
     let effects = morale::fire_effects(&after, mover, to, entering, result, first_draw, dice)
         .map_err(|_| no_dice())?;
@@ -1075,14 +1073,27 @@ fn residual_terms(
         );
     }
     let row = spec.terrain.row();
+    // The in-hex TEM as any attack on the units reads it (`tem::in_hex_direct`, with no firer):
+    // shellholes entered at Open Ground cost are Open Ground against the DEFENDER's fire in the
+    // MPh (B2), Residual FP's as a firer's, and so take FFMO.
+    let tems: Vec<i8> = targets
+        .iter()
+        .map(|t| crate::tem::in_hex_direct(game, &[], t, &mut vec![]))
+        .collect();
+    let tem = tems[0];
+    if tems.iter().any(|t| *t != tem) {
+        return Err("the entering units do not all have the same in-hex TEM".into());
+    }
+    let open =
+        spec.terrain == Terrain::OpenGround || (spec.terrain == Terrain::Shellholes && tem <= 0);
     let mut drms = vec![];
-    match row.tem.direct {
+    match tem {
         tem if tem > 0 => drms.push(Modifier {
             value: tem,
             reason: format!("TEM: in-hex TEM {tem} ({} {})", row.name, row.rule),
             rule: row.rule.to_string(),
         }),
-        0 if spec.terrain == Terrain::OpenGround => drms.push(Modifier {
+        0 if open => drms.push(Modifier {
             value: -1,
             reason: format!("FFMO: entering the Open Ground of {to}"),
             rule: "A4.6".into(),

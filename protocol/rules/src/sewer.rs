@@ -762,13 +762,17 @@ pub(super) fn decide_surface(
     Ok(events)
 }
 
-/// At the end of the APh, units in a tunnel must have come out (B8.61).
+/// At the end of the APh, units in a tunnel must have come out (B8.61). Coming out is the
+/// unit's advance, so only a unit the one gate of an advancing unit lets go (`check_free`) is
+/// held to it: one broken or pinned in the tunnel cannot advance (A4.7) and stays below — what
+/// becomes of it the sources at hand do not say — rather than holding the APh up for ever.
 pub(super) fn end_of_advance(game: &Game, by: Side) -> Result<(), RuleViolation> {
-    match game
-        .units
-        .values()
-        .find(|u| u.side == by && !u.eliminated && u.underground == Some(Underground::Tunnel))
-    {
+    match game.units.values().find(|u| {
+        u.side == by
+            && !u.eliminated
+            && u.underground == Some(Underground::Tunnel)
+            && super::movement::check_free(game, u, StackAct::Surface).is_ok()
+    }) {
         Some(u) => Err(refuse(
             "B8.61",
             ViolationKind::UnitState,

@@ -183,8 +183,14 @@ fn elevation_cut(game: &Game, firer: &Unit, target: &Unit) -> i8 {
 /// in Bypass (A4.33), shellholes as Open Ground against Defensive First Fire for a unit that
 /// entered them at Open Ground cost (B2), an entrenchment's TEM in place of the hex's (B27),
 /// and the cut a firer's height makes to shellhole and entrenchment TEM (B9.33; the cut the
-/// target suffers least from counts, as for a Fire Group the best TEM applies).
-fn in_hex_direct(game: &Game, firers: &[&Unit], target: &Unit, reasons: &mut Vec<String>) -> i8 {
+/// target suffers least from counts, as for a Fire Group the best TEM applies). Residual FP's
+/// attack, which has no firer, reads the in-hex TEM here too (`firers` empty: no height).
+pub(crate) fn in_hex_direct(
+    game: &Game,
+    firers: &[&Unit],
+    target: &Unit,
+    reasons: &mut Vec<String>,
+) -> i8 {
     let row = game.scenario.hexes[&target.hex].terrain.row();
     if target.bypass.is_some() {
         reasons.push(format!(

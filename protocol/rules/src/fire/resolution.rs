@@ -1158,20 +1158,44 @@ pub struct Resolved {
     pub result: IftResult,
 }
 
-/// Rolls the DR for an assessed attack and reads the IFT (A7.3): doubles cower one column to
-/// the left, two with an Inexperienced firer, unless a leader directs (A7.9; off the table's
-/// left edge, no effect). `None` when
-/// the dice source has no dice.
-pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) -> Option<Resolved> {
+/// One attack on the IFT as its DR reads it, whoever makes it: an assessed attack by firers
+/// (`roll`) or the Residual FP left in a Location attacking the units entering it
+/// (`attack::residual_fp_attack`, A8.2). Both are read by the one function `read_ift`, so the
+/// dice, the Final DR, Cowering and the table are the same for every attack.
+pub(crate) struct IftAttack<'a> {
+    /// The rule the roll is logged under: A7.3 for an attack by firers, A8.2 for Residual FP.
+    pub rule: &'static str,
+    /// The attack's strength as the log prints it first: "8 FP", "Residual FP 4".
+    pub strength: String,
+    /// What it attacks, as the log prints it after "vs": "2H5", "`a` entering 2H5".
+    pub against: String,
+    pub column: IftColumn,
+    pub drms: &'a [Modifier],
+    /// How many columns Original doubles move the fire left (A7.9); `None` where it cannot
+    /// cower: a leader directs it or fires his SW MG (A9.12), or it has no firer at all
+    /// (Residual FP).
+    pub cower_columns: Option<usize>,
+}
+
+/// Rolls the DR for an attack and reads the IFT (A7.3): doubles cower one column to the left,
+/// two with an Inexperienced firer, where the attack can cower (A7.9; off the table's left
+/// edge, no effect). The roll is in `side`'s name, whose command rolls it. `None` when the
+/// dice source has no dice.
+pub(crate) fn read_ift(
+    game: &Game,
+    side: Side,
+    a: &IftAttack,
+    dice: &mut dyn DiceSource,
+) -> Option<Resolved> {
     let first = dice.roll_die()?;
     let second = dice.roll_die()?;
     let raw = i16::from(first) + i16::from(second);
     let final_dr = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
-    let cowers = first == second && a.cowers();
-    let column = if cowers {
-        a.column.left(a.cower_columns)
-    } else {
-        Some(a.column)
+    let cower_columns = a.cower_columns.filter(|_| first == second);
+    let cowers = cower_columns.is_some();
+    let column = match cower_columns {
+        Some(n) => a.column.left(n),
+        None => Some(a.column),
     };
     let result = column.map_or(IftResult::NoEffect, |c| ift::result(c, final_dr));
     let cowered = match (cowers, column) {
@@ -1182,20 +1206,20 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
     // The fire log's line, "8 FP +1 (TEM, B13) vs 2H5 on the 8 column: DR 6, Final 7 → 1MC";
     // the roll's words print the dice and each DRM's reason before it.
     let outcome = format!(
-        "{} FP{} vs {} on the {} column{cowered}: DR {raw}, Final {final_dr} → {result}",
-        a.fp_words(),
-        drm_words(&a.drms),
-        a.target,
+        "{}{} vs {} on the {} column{cowered}: DR {raw}, Final {final_dr} → {result}",
+        a.strength,
+        drm_words(a.drms),
+        a.against,
         a.column,
     );
     Some(Resolved {
         roll: Roll {
-            side: by,
+            side,
             purpose: RollPurpose::Ift,
-            rule: "A7.3".into(),
+            rule: a.rule.into(),
             first_draw: game.dice_drawn,
             dice: vec![first, second],
-            modifiers: a.drms.clone(),
+            modifiers: a.drms.to_vec(),
             final_result: final_dr,
             outcome,
         },
@@ -1203,6 +1227,20 @@ pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) ->
         cowered: cowers,
         result,
     })
+}
+
+/// Rolls the DR for an assessed attack by `by`'s firers and reads the IFT (A7.3), through the
+/// one reading of any attack (`read_ift`): it cowers unless a leader directs it (A7.9).
+pub fn roll(game: &Game, by: Side, a: &Assessment, dice: &mut dyn DiceSource) -> Option<Resolved> {
+    let attack = IftAttack {
+        rule: "A7.3",
+        strength: format!("{} FP", a.fp_words()),
+        against: a.target.to_string(),
+        column: a.column,
+        drms: &a.drms,
+        cower_columns: a.cowers().then_some(a.cower_columns),
+    };
+    read_ift(game, by, &attack, dice)
 }
 
 /// What a resolved First Fire attack leaves in its target Location (A8.2).
@@ -1283,6 +1321,72 @@ mod tests {
             Some("B9.31")
         );
         assert_eq!(last_rule("no rule here"), None);
+    }
+
+    /// The one reading of an attack on the IFT (A7.3): Original doubles cower an attack that
+    /// can cower (A7.9), never one that cannot — Residual FP's, which has no firer (A8.2) —
+    /// and the same dice read the same way otherwise.
+    #[test]
+    fn one_reading_cowers_only_an_attack_that_can() {
+        use crate::wall_advantage::ReadScenario;
+        use board::scenario::Scenario;
+        let scenario = Scenario::from_toml(
+            r#"
+name = "IFT reading"
+turns = 1
+first = "german"
+sides = [{ id = "german", name = "German" }, { id = "russian", name = "Russian" }]
+[[area]]
+from = "1A1"
+to = "1C3"
+terrain = "open_ground"
+"#,
+        )
+        .unwrap();
+        let game = Game::new(scenario);
+        let ffnam = [Modifier {
+            value: -1,
+            reason: "FFNAM: Non-Assault Movement".into(),
+            rule: "A4.6".into(),
+        }];
+        let read = |cower_columns, rule| {
+            let attack = IftAttack {
+                rule,
+                strength: "Residual FP 4".into(),
+                against: "`g` entering 1B2".into(),
+                column: IftColumn::for_fp(4).unwrap(),
+                drms: &ffnam,
+                cower_columns,
+            };
+            let mut dice = game::dice::ScriptedDice::new([3, 3]).unwrap();
+            read_ift(&game, Side::A, &attack, &mut dice).unwrap()
+        };
+        let residual = read(None, "A8.2");
+        assert!(!residual.cowered);
+        assert_eq!(residual.column.fp(), 4);
+        assert_eq!(residual.roll.final_result, 5);
+        assert_eq!(residual.roll.rule, "A8.2");
+        assert_eq!(
+            residual.roll.outcome,
+            format!(
+                "Residual FP 4 −1 (FFNAM, A4.6) vs `g` entering 1B2 on the 4 column: DR 6, Final 5 → {}",
+                ift::result(IftColumn::for_fp(4).unwrap(), 5)
+            )
+        );
+        let fired = read(Some(1), "A7.3");
+        assert!(fired.cowered);
+        assert_eq!(fired.column.fp(), 2);
+        assert_eq!(fired.result, ift::result(IftColumn::for_fp(2).unwrap(), 5));
+        let mut empty = game::dice::ScriptedDice::default();
+        let attack = IftAttack {
+            rule: "A8.2",
+            strength: String::new(),
+            against: String::new(),
+            column: IftColumn::for_fp(4).unwrap(),
+            drms: &[],
+            cower_columns: None,
+        };
+        assert!(read_ift(&game, Side::A, &attack, &mut empty).is_none());
     }
 
     #[test]

@@ -13,8 +13,8 @@ use board::hex::Hex;
 use board::scenario::{Side, UnitId};
 use board::terrain::{Fortification, HexsideFeature, Mf, Terrain};
 use game::dice::DiceSource;
-use game::event::UnitBypassed;
 use game::event::{Event, MoveCost, WaLoss};
+use game::event::{FireEffectLeftToPlayers, UnitBypassed};
 use game::Game;
 
 /// Six hexsides ring a hex; a Bypass can go at most five of them round before it is back
@@ -60,6 +60,44 @@ pub(crate) fn decide(
         events.extend(crate::attack::residual_fp_attack(
             game, by, ids, hex, &events, dice,
         )?);
+    }
+    // A8.1, A8.2: going on round a hex the units already Bypass in enters no new Location, but
+    // it spends MF in the one they are in, where the enemy's Residual FP lies. Whether that
+    // Residual FP attacks them again for it is not in the sources at hand (they speak only of
+    // units entering its Location), so the engine does not roll it and does not skip it
+    // silently either: the players are asked, both sides seeing the question.
+    let going_on = ids
+        .first()
+        .and_then(|id| game.units.get(id))
+        .is_some_and(|u| u.bypass.as_ref().is_some_and(|b| b.hex == hex));
+    // A hexside more that costs nothing (A4.31: the hex's Bypass cost is paid once, doubled
+    // only past two contiguous hexsides) spends no MF there, so there is nothing to ask.
+    let spends = events
+        .iter()
+        .any(|e| matches!(e, Event::UnitBypassed(b) if b.cost.total > Mf::default()));
+    let going_on = going_on && spends;
+    if let Some(left) = game
+        .residual_fp
+        .get(&hex)
+        .filter(|r| r.by != by && going_on)
+    {
+        let fp = left.fp.map_or_else(
+            || "as the players determined it".to_string(),
+            |fp| format!("of {fp}"),
+        );
+        let names = ids
+            .iter()
+            .map(|id| format!("`{id}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+            target: hex,
+            unit: None,
+            rule: "A8.2".into(),
+            why: format!(
+                "going on in Bypass of {hex}, {names} spent MF in the Location where the Residual FP {fp} lies without entering it anew; whether it attacks them again for that is not ruled by the engine"
+            ),
+        }));
     }
     Ok(events)
 }

@@ -143,7 +143,8 @@ pub(crate) enum Act {
     /// Location is barred (A4.14), concealed enemies stop the entry (A12.15).
     Move,
     /// The one-Location advance of the APh (A4.7): no MF are paid (the command applies
-    /// A4.72's Difficult Terrain test instead), and a Location holding enemy units may be
+    /// A4.72's Difficult Terrain test instead, to the cost with any overstacking, A5.11), and
+    /// a Location holding enemy units may be
     /// entered — that is how Close Combat comes about (A4.14 bars only the MPh; A11.1).
     /// Concealed and hidden enemies stay as they are until the CCPh (A12.14).
     Advance,
@@ -185,6 +186,15 @@ pub(crate) fn enter_location(
         Act::Move | Act::Rout => check_known_enemy(game, by, units, to)?,
     }
     refuse_vehicles(game, units, cost.hexside == Some(HexsideFeature::Bocage))?;
+    // A5.11: every entry into a Location the side overstacks is charged the same, in whatever
+    // phase — in the APh the extra MF count toward A4.72's Difficult Terrain (the A5.11 EX: a
+    // squad advancing into a building overstacked by 1½ squads faces four MF and becomes CX).
+    // Units in Bypass stand along a hexside and overstack nothing.
+    let cost = if act == Act::Bypass {
+        cost
+    } else {
+        with_overstacking(game, by, units, to, cost)
+    };
     if matches!(act, Act::Advance | Act::Withdraw) {
         return Ok(Entry {
             cost,
@@ -194,11 +204,6 @@ pub(crate) fn enter_location(
             residual: false,
         });
     }
-    let cost = if act == Act::Bypass {
-        cost
-    } else {
-        with_overstacking(game, by, units, to, cost)
-    };
     let allowance = if act == Act::Rout {
         Allowance::Rout
     } else {
@@ -335,8 +340,11 @@ fn check_withdrawal_into(game: &Game, by: Side, to: Hex) -> Result<(), RuleViola
 /// A5.11: entering a Location its side overstacks with Personnel — even only by the movers'
 /// own entry — costs one MF more per squad equivalent (FRU) beyond the limit. The movers
 /// enter its ground level; units of the side on an upper level stack there, not here (A5.1).
-/// The extra MF is part of the hex's entry cost, and its rule says so. Overstacking is
-/// forbidden only at set-up; entering overstacked from off board is charged the same way.
+/// The extra MF is part of the hex's entry cost, and its rule says so, for every act of
+/// entering but Bypass: a move, an entry from off board, a rout, and in the APh an advance or
+/// a withdrawal from Melee, where they count toward Difficult Terrain (A4.72, the A5.11 EX).
+/// Overstacking is forbidden only at set-up, on board or off it (A5.1); entering overstacked
+/// from off board is a move into the Location, and charged as one.
 fn with_overstacking(
     game: &Game,
     by: Side,
