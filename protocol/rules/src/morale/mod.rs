@@ -538,18 +538,7 @@ fn leader_loss_morale_checks(
             let Some(gone) = after.units.get(&lid) else {
                 continue;
             };
-            let mut units: Vec<&Unit> = after
-                .units
-                .values()
-                .filter(|u| {
-                    u.side == leader.side
-                        && u.id != lid
-                        && struck.contains(&u.id)
-                        && !u.eliminated
-                        && !u.hidden
-                        && after.same_location(u, gone)
-                })
-                .collect();
+            let mut units: Vec<&Unit> = struck_with(&after, gone, struck).collect();
             units.sort_by_key(|u| {
                 (
                     u.kind != UnitKind::Leader,
@@ -615,6 +604,25 @@ fn leader_loss_morale_checks(
     }
 }
 
+/// The units a Leader Loss check (A10.2) may fall on when `leader` is lost: those of his side
+/// the attack struck (`struck`) still on the map, not hidden, and in his Location as `after`
+/// (the game with the attack's effects so far) has them — one reading for the LLMC and the
+/// LLTC alike.
+fn struck_with<'g>(
+    after: &'g Game,
+    leader: &'g Unit,
+    struck: &'g BTreeSet<UnitId>,
+) -> impl Iterator<Item = &'g Unit> {
+    after.units.values().filter(move |u| {
+        u.side == leader.side
+            && u.id != leader.id
+            && struck.contains(&u.id)
+            && !u.eliminated
+            && !u.hidden
+            && after.same_location(u, leader)
+    })
+}
+
 /// A10.2: when an unbroken leader breaks, every unbroken friendly unit of a lower Morale Level
 /// the attack struck (`struck`: his Location, or the moving stack Residual FP struck) takes a
 /// Leader Loss Task Check, a TC with the leader's leadership modifier
@@ -643,18 +651,8 @@ fn leader_loss_task_checks(
         let (Some(lm), Some(ld)) = (morale_of(leader), leadership_of(leader)) else {
             continue;
         };
-        let mut units: Vec<&Unit> = after
-            .units
-            .values()
-            .filter(|u| {
-                u.side == leader.side
-                    && u.id != lid
-                    && struck.contains(&u.id)
-                    && !u.eliminated
-                    && !u.hidden
-                    && u.morale != Morale::Broken
-                    && after.same_location(u, leader)
-            })
+        let mut units: Vec<&Unit> = struck_with(&after, leader, struck)
+            .filter(|u| u.morale != Morale::Broken)
             .collect();
         units.sort_by(|a, b| a.id.cmp(&b.id));
         for unit in units {
