@@ -179,10 +179,7 @@ pub async fn run_in_cluster(
     )?);
     registry.notify_with(notifier.clone());
     // Games under a clock run their timers again (`clock`), beside serving.
-    tokio::spawn({
-        let registry = registry.clone();
-        async move { registry.wake_clocks().await }
-    });
+    registry.start_waking();
     let permits = Arc::new(Semaphore::new(config.connections_max));
     let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE_MAX));
     let (stop, stopping) = watch::channel(false);

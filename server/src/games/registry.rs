@@ -171,7 +171,8 @@ pub struct Registry {
     /// The writer tasks and the chain check, awaited at shutdown so that nothing holds the
     /// store afterwards.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// Set at shutdown to end the background chain check early.
+    /// Set at shutdown to end the background work early: the chain check, the waking of
+    /// games under a clock.
     checking: Arc<AtomicBool>,
     store: Arc<dyn EventStore>,
     config: Config,
@@ -876,8 +877,21 @@ impl Registry {
         );
     }
 
+    /// Runs [`Registry::wake_clocks`] beside serving, as one of the registry's own tasks: the
+    /// shutdown stops it reading or loading more and waits for it, so nothing it started holds
+    /// the store once the server has stopped.
+    pub fn start_waking(self: &Arc<Self>) {
+        let registry = self.clone();
+        let waking = tokio::spawn(async move { registry.wake_clocks().await });
+        self.tasks.lock().expect("registry lock").push(waking);
+    }
+
     /// [`Registry::wake_clocks`]'s index of one game: queued with its due time if it is timed.
     async fn index_clock(&self, key: GameKey, slot: Arc<Slot>, queue: &WakeQueue) {
+        // Stopping: no read begins, so none holds the store past the shutdown.
+        if self.checking.load(Ordering::SeqCst) {
+            return;
+        }
         let store = self.store.clone();
         let due = tokio::task::spawn_blocking(move || wake_due(&*store, &key))
             .await
@@ -891,6 +905,9 @@ impl Registry {
     /// One of [`Registry::wake_clocks`]'s loaders: the soonest due game left, until none is.
     async fn load_clocks(&self, queue: &WakeQueue) {
         while let Some((key, slot)) = queue.pop().await {
+            if self.checking.load(Ordering::SeqCst) {
+                continue;
+            }
             if let Err((_, why)) = self.load(key, &slot).await {
                 tracing::warn!(game = %envelope::game_id(&key), %why, "a game under a clock could not be loaded at start");
             }
@@ -965,9 +982,16 @@ impl Registry {
     pub async fn shutdown(&self) {
         self.checking.store(true, Ordering::SeqCst);
         self.games.lock().expect("registry lock").clear();
-        let tasks = std::mem::take(&mut *self.tasks.lock().expect("registry lock"));
-        for task in tasks {
-            let _ = task.await;
+        // A task awaited here may have started another (a game woken for its clock as the
+        // shutdown began): taken again until none is left.
+        loop {
+            let tasks = std::mem::take(&mut *self.tasks.lock().expect("registry lock"));
+            if tasks.is_empty() {
+                break;
+            }
+            for task in tasks {
+                let _ = task.await;
+            }
         }
     }
 }
@@ -1128,6 +1152,34 @@ mod tests {
         );
         drop(handle);
         registry.shutdown().await;
+    }
+
+    /// A server stopped while it is still waking its games under a clock lets go of the store
+    /// once stopped: the waking is one of the registry's tasks, told to stop and waited for,
+    /// so no load it began (nor its read of the store) outlives the shutdown and keeps the
+    /// data directory locked from the next start.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shutdown_during_the_waking_leaves_nothing_holding_the_store() {
+        let store = Arc::new(MemoryStore::new());
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let control = protocol::board::time_control::TimeControl::parse("live:1m").unwrap();
+        for _ in 0..(16 * WAKE_AT_ONCE) {
+            registry
+                .create_timed(wall_advantage(), Some(control))
+                .await
+                .unwrap();
+        }
+        registry.shutdown().await;
+        drop(registry);
+        let registry = Arc::new(Registry::open(store.clone(), Config::default()).unwrap());
+        registry.start_waking();
+        registry.shutdown().await;
+        drop(registry);
+        assert_eq!(
+            Arc::strong_count(&store),
+            1,
+            "something the registry started still holds the store after its shutdown"
+        );
     }
 
     /// Issue 55: a start loads every stored game whose clock runs — more of them than are
