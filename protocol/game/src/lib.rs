@@ -1018,8 +1018,6 @@ pub struct UndoTrail {
     base: Option<Arc<Game>>,
     since: Option<Arc<TrailEvent>>,
     len: usize,
-    /// Kept as it is whatever is applied: a scratch copy's (`frozen`).
-    frozen: bool,
 }
 
 struct TrailEvent {
@@ -1060,20 +1058,6 @@ impl UndoTrail {
             base: Some(Arc::new(base)),
             since: None,
             len: 0,
-            frozen: false,
-        }
-    }
-
-    /// This trail, no longer moved on by what is applied: for a scratch copy of the game that is
-    /// looked at and then dropped, so each event it applies costs no copy of the whole game for
-    /// a trail nobody reads. (A decision's look-ahead keeps its trail live: the server records
-    /// the decision by taking that copy as the game, `record::referee`.) It still
-    /// reaches back from the position it was frozen at, so a decision's first event (the only
-    /// place an undo stands) restores as it does live.
-    pub fn frozen(&self) -> UndoTrail {
-        UndoTrail {
-            frozen: true,
-            ..self.clone()
         }
     }
 
@@ -1091,10 +1075,7 @@ impl UndoTrail {
             events
         };
         let base = |trail: &UndoTrail| trail.base.as_ref().map(|b| Game::clone(b));
-        self.len == other.len
-            && self.frozen == other.frozen
-            && base(self) == base(other)
-            && events(self) == events(other)
+        self.len == other.len && base(self) == base(other) && events(self) == events(other)
     }
 
     fn push(&mut self, event: &Event) {
@@ -2108,7 +2089,7 @@ pub fn apply(game: &mut Game, event: &Event) {
 /// holds [`UNDO_TRAIL_EVENTS_MAX`] events; else the event is added to it. Only the whole game
 /// keeps one: a projection's is never read.
 fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
-    if game.viewer.is_some() || game.undo_trail.frozen {
+    if game.viewer.is_some() {
         return;
     }
     let rebase = matches!(
@@ -2386,58 +2367,6 @@ mod tests {
         assert_ne!(game.state_hash(), copy.state_hash());
         copy.units.get_mut(&id).unwrap().pinned = game.units[&id].pinned;
         assert_eq!(game.state_hash(), copy.state_hash());
-    }
-
-    /// A frozen trail (a scratch copy's) is not moved on by what is applied, and still
-    /// restores the position it reached back to when frozen; the live trail moves on.
-    #[test]
-    fn a_frozen_trail_stays_where_it_was() {
-        let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
-        let mut live = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
-        // Steps ended one after another (the rules are a layer above: the events are made here).
-        let done = |game: &Game| {
-            let next = game
-                .clock
-                .next(game.scenario.turns)
-                .expect("a step follows");
-            [Event::StepEnded(StepEnded {
-                by: game.acting(),
-                ended: game.clock,
-                next,
-            })]
-        };
-        for event in done(&live) {
-            apply(&mut live, &event);
-        }
-        let mut scratch = live.clone();
-        scratch.undo_trail = live.undo_trail.frozen();
-        let (base, len) = (live.undo_trail.base_version(), live.undo_trail.len);
-        let restored = |game: &Game| {
-            game.undo_trail
-                .position_at(game, base)
-                .map(|g| g.state_hash())
-        };
-        assert_eq!(restored(&scratch), restored(&live));
-        for _ in 0..3 {
-            for event in done(&scratch) {
-                apply(&mut scratch, &event);
-                apply(&mut live, &event);
-            }
-        }
-        assert_eq!(
-            scratch.state_hash(),
-            live.state_hash(),
-            "the trail is not the state"
-        );
-        assert_eq!(
-            (scratch.undo_trail.base_version(), scratch.undo_trail.len),
-            (base, len)
-        );
-        assert_ne!(
-            (live.undo_trail.base_version(), live.undo_trail.len),
-            (base, len),
-            "the live trail moved on"
-        );
     }
 
     /// The projection is made field by field: the records and prompts a game carries besides
