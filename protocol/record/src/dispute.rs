@@ -55,7 +55,8 @@ pub fn decide(
     decide_ahead(game, log, by, command, dice).map(|decided| decided.events)
 }
 
-/// As [`decide`], keeping the position the rules' look-ahead reached (`rules::Decided`).
+/// As [`decide`], keeping the position the rules' look-ahead reached (`rules::Decided`): the
+/// commands decided against the log make none; every other goes to the rules.
 pub fn decide_ahead(
     game: &Game,
     log: &[Entry],
@@ -63,31 +64,7 @@ pub fn decide_ahead(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Decided, RuleViolation> {
-    match command {
-        Command::ContributeEntropy { .. }
-        | Command::AgreeToRevealSeed
-        | Command::AcceptAdjudication { .. }
-        | Command::DisputeAdjudication { .. }
-        | Command::RequestUndo { .. }
-        | Command::ConsentToUndo
-        | Command::DeclineUndo
-        | Command::AdjudicateAfterRoll { .. } => {
-            decide_on_the_log(game, log, by, command, dice).map(Decided::events)
-        }
-        other => rules::decide_ahead(game, by, other, dice),
-    }
-}
-
-/// The commands decided against the log (and the rest, by the rules, without their
-/// look-ahead).
-fn decide_on_the_log(
-    game: &Game,
-    log: &[Entry],
-    by: Side,
-    command: &Command,
-    dice: &mut dyn DiceSource,
-) -> Result<Vec<Event>, RuleViolation> {
-    match command {
+    let events = match command {
         Command::ContributeEntropy { nonce } => contribute(game, log, by, nonce),
         Command::AgreeToRevealSeed => agree_to_reveal(game, log, by),
         Command::AcceptAdjudication { event } => answer(game, log, by, *event, None),
@@ -158,8 +135,9 @@ fn decide_on_the_log(
                 dice,
             )
         }
-        other => rules::decide(game, by, other, dice),
-    }
+        other => return rules::decide_ahead(game, by, other, dice),
+    };
+    events.map(Decided::events)
 }
 
 use rules::end::still_playing as game_over;
