@@ -324,22 +324,7 @@ async fn a_notice_owed_when_the_server_stops_is_sent_once_after_it_restarts() {
 
 #[tokio::test]
 async fn an_email_notice_goes_through_the_relay() {
-    let mut sink = SmtpSink::start().await;
-    let relay = server::notify::SmtpRelay {
-        host: "127.0.0.1".into(),
-        port: sink.addr.port(),
-        from: "referee@example.org".into(),
-        starttls: false,
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(
-        dir.path(),
-        Config {
-            smtp: Some(relay),
-            ..config()
-        },
-    )
-    .await;
+    let (mut sink, _dir, server) = with_relay().await;
     let (game, tokens) = create(&server.url).await;
     match register(
         &server.url,

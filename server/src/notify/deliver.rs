@@ -154,6 +154,17 @@ pub fn smtp_transport(
     Ok(builder.port(relay.port).timeout(Some(SEND_TIMEOUT)).build())
 }
 
+/// The relay's sender address as a mailbox; a notice or a confirmation that cannot have one
+/// is given up, naming it.
+fn sender(relay: &SmtpRelay) -> Result<lettre::message::Mailbox, Undelivered> {
+    relay.from.parse().map_err(|e| {
+        Undelivered::GaveUp(format!(
+            "the sender address `{}` is not valid: {e}",
+            relay.from
+        ))
+    })
+}
+
 /// Sends `notice` to `address` through the relay.
 pub async fn email(
     transport: &AsyncSmtpTransport<Tokio1Executor>,
@@ -162,15 +173,7 @@ pub async fn email(
     notice: &Notice,
     tries: Tries,
 ) -> Result<(), Undelivered> {
-    let from = relay
-        .from
-        .parse::<lettre::message::Mailbox>()
-        .map_err(|e| {
-            Undelivered::GaveUp(format!(
-                "the sender address `{}` is not valid: {e}",
-                relay.from
-            ))
-        })?;
+    let from = sender(relay)?;
     let mut text = notice.text.clone();
     text.push_str(&format!(
         "\n\nGame {}\nYou play: {} (side {:?})\nNotice: {}\n",
@@ -190,15 +193,7 @@ pub async fn confirmation(
     code: &str,
     tries: Tries,
 ) -> Result<(), Undelivered> {
-    let from = relay
-        .from
-        .parse::<lettre::message::Mailbox>()
-        .map_err(|e| {
-            Undelivered::GaveUp(format!(
-                "the sender address `{}` is not valid: {e}",
-                relay.from
-            ))
-        })?;
+    let from = sender(relay)?;
     // Lines short and ASCII, so that the message goes as 7-bit text, the command whole.
     let text = format!(
         "A player of an ASL game on this referee server asked for its\n\
