@@ -46,6 +46,9 @@ pub const NOTIFY_BUCKET: &str = "asl-notify";
 pub const NATS_VERSION_MIN: (u64, u64) = (2, 11);
 /// Replicas of the stream and buckets on a cluster of at least this many nodes (fewer: 1).
 pub const REPLICAS: usize = 3;
+/// How long startup waits for a cluster named by fewer than [`REPLICAS`] servers to show its
+/// other nodes through its routes.
+pub const ROUTES_WAIT: Duration = Duration::from_secs(10);
 /// How long startup waits for the cluster to answer: connection, JetStream's meta leader
 /// elected, the stream created. A cluster just started takes a few seconds.
 pub const STARTUP_WAIT_MAX: Duration = Duration::from_secs(30);
@@ -145,6 +148,12 @@ pub enum NatsError {
         waited: Duration,
         last: String,
     },
+    #[error("--store {url} names {named} servers, but nats-server {server} is in no cluster: name one server, or join them in a cluster")]
+    NotClustered {
+        server: String,
+        named: usize,
+        url: String,
+    },
     #[error("cannot start the store's threads: {0}")]
     Threads(String),
     #[error("opening the store panicked")]
@@ -193,10 +202,37 @@ pub fn check_version(found: &str) -> Result<(), VersionError> {
     }
 }
 
-/// Connects to the cluster, checks the server's version and decides the replicas: 3 on a
-/// cluster of 3 nodes or more (waiting up to a few seconds for the routes to be known), else 1.
+/// How the replicas are decided from the servers the operator's address names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Named {
+    /// Known from the address alone.
+    Replicas(usize),
+    /// One or two servers of a cluster named: its size is read from its routes.
+    AskTheRoutes,
+    /// Several servers named, but the one answering is in no cluster: they are separate
+    /// servers, and a game written to one would be missing on the others.
+    NotClustered,
+}
+
+/// [`REPLICAS`] when the address names that many servers of a cluster: the operator said how
+/// big it is, so nothing hangs on how fast its routes form (a loaded machine can take longer
+/// than any wait for them, and a stream created meanwhile would keep 1 replica for good).
+/// Creating the stream then waits, as any startup step does, for the peers to hold it.
+fn replicas_named(servers_named: usize, clustered: bool) -> Named {
+    match (clustered, servers_named) {
+        (false, 1) => Named::Replicas(1),
+        (false, _) => Named::NotClustered,
+        (true, n) if n >= REPLICAS => Named::Replicas(REPLICAS),
+        (true, _) => Named::AskTheRoutes,
+    }
+}
+
+/// Connects to the cluster, checks the server's version and decides the replicas
+/// ([`replicas_named`]): 3 when the address names 3 nodes of a cluster or more, or when the
+/// routes of a cluster show 3 within [`ROUTES_WAIT`]; else 1.
 pub async fn connect(url: &str) -> Result<Connected, NatsError> {
     let servers = parse_url(url)?;
+    let servers_named = servers.len();
     let client = tokio::time::timeout(
         STARTUP_WAIT_MAX,
         async_nats::ConnectOptions::new()
@@ -221,22 +257,37 @@ pub async fn connect(url: &str) -> Result<Connected, NatsError> {
             url: url.to_string(),
         });
     }
-    let mut replicas = 1;
-    if info.cluster.is_some() {
-        // The routes' client addresses arrive in later INFO messages as the cluster forms.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let nodes = client.server_info().connect_urls.len().max(1);
-            if nodes >= REPLICAS {
-                replicas = REPLICAS;
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+    let clustered = info.cluster.is_some();
+    let replicas = match replicas_named(servers_named, clustered) {
+        Named::Replicas(replicas) => replicas,
+        Named::NotClustered => {
+            return Err(NatsError::NotClustered {
+                server: info.server_name.clone(),
+                named: servers_named,
+                url: url.to_string(),
+            })
         }
-    }
+        Named::AskTheRoutes => {
+            // The routes' client addresses arrive in later INFO messages as the cluster forms.
+            let deadline = tokio::time::Instant::now() + ROUTES_WAIT;
+            loop {
+                let nodes = client.server_info().connect_urls.len().max(1);
+                if nodes >= REPLICAS {
+                    break REPLICAS;
+                }
+                if tokio::time::Instant::now() >= deadline {
+                    tracing::warn!(
+                        nodes,
+                        "the cluster's routes show fewer than {REPLICAS} nodes after \
+                         {ROUTES_WAIT:?}: what this server creates has 1 replica; name every \
+                         node in --store to have {REPLICAS}"
+                    );
+                    break 1;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
     let jetstream = jetstream::ContextBuilder::new()
         .timeout(ATTEMPT_TIMEOUT)
         .build(client.clone());
@@ -907,6 +958,32 @@ mod tests {
     fn contract() {
         let nats = Nats::single();
         contract::all(|| Box::new(NatsStore::open(&nats.url()).unwrap()));
+    }
+
+    /// The replicas follow the servers the address names, never the speed of a cluster's
+    /// routes, once it names three; a lone server named with others is refused.
+    #[test]
+    fn replicas_follow_the_servers_named() {
+        assert_eq!(replicas_named(1, false), Named::Replicas(1));
+        assert_eq!(replicas_named(2, false), Named::NotClustered);
+        assert_eq!(replicas_named(1, true), Named::AskTheRoutes);
+        assert_eq!(replicas_named(2, true), Named::AskTheRoutes);
+        assert_eq!(replicas_named(3, true), Named::Replicas(REPLICAS));
+        assert_eq!(replicas_named(5, true), Named::Replicas(REPLICAS));
+    }
+
+    /// Two separate servers named as one store: a game written to one would be missing on
+    /// the other, so the store does not open, and says why.
+    #[test]
+    fn separate_servers_named_together_are_refused() {
+        let (one, two) = (Nats::single(), Nats::single());
+        let url = format!("{},{}", one.url(), two.url().trim_start_matches("nats://"));
+        let err = NatsStore::open(&url).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(err, NatsError::NotClustered { named: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("in no cluster"), "{err}");
     }
 
     /// A store that believes the log ends earlier than it does (another node wrote since) is
