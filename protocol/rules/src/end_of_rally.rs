@@ -48,10 +48,9 @@ pub(crate) fn could_act_in(public: &Game, side: Side) -> bool {
     claimants_in(public, side) > 0 || repairable_in(public, side) > 0
 }
 
-/// Whether some unit of `side` could claim WA at the end of the RPh, as both sides may know
-/// it (see the module docs): eligible (B9.32, B9.35), not pinned (B9.322), holding none yet,
-/// and kept from it by no enemy holder Known to be real (B9.321, B9.324).
-pub fn could_claim(game: &Game, side: Side) -> bool {
+/// Whether `side` has a unit [`claimants`] counts.
+#[cfg(test)]
+fn could_claim(game: &Game, side: Side) -> bool {
     claimants(game, side) > 0
 }
 
@@ -77,9 +76,10 @@ fn repairable_in(public: &Game, side: Side) -> usize {
         .count()
 }
 
-/// How many units of `side` could claim WA at the end of the RPh, as both sides may know it:
-/// [`could_claim`] counted, so that a test can tell each unit's answer is public, not only
-/// the side's.
+/// How many units of `side` could claim WA at the end of the RPh, as both sides may know it
+/// (see the module docs): eligible (B9.32, B9.35), not pinned (B9.322), holding none yet, and
+/// kept from it by no enemy holder Known to be real (B9.321, B9.324). A count, so that a test
+/// can tell each unit's answer is public, not only the side's.
 pub fn claimants(game: &Game, side: Side) -> usize {
     claimants_in(&game.project(Viewer::Spectator), side)
 }

@@ -8,7 +8,7 @@
 //! - the end-of-RPh Wall Advantage steps (ASOP 1.32B, B9.322): when no unit of the side to act
 //!   could claim WA or repair a weapon (`end_of_rally`);
 //! - the RtPh steps (A3.6, A10.5): when the side to act has no unit that could rout — none
-//!   broken, and none under "?" ([`could_rout`]).
+//!   broken, and none under "?" ([`routers`]).
 //!
 //! Every other step is asked, each for a reason of its own: the RPh (A3.1) has rally, repair
 //! and set-up of its own; in the PFPh, AFPh and DFPh a unit may fire at a concealed stack or
@@ -78,21 +78,22 @@ pub fn passes_on_arrival(game: &Game) -> bool {
     }
 }
 
-/// Whether `side` could do anything in its RtPh step (A10.5), as both sides may know it: some
-/// unit of it on the map is broken, or is under "?". Only a broken unit routs, drops what it
-/// cannot carry for the rout, or fails to rout (A10.5); everything else a side may do then it
-/// may do at any time. A unit under "?" counts whatever it is: a concealed unit's morale is its
-/// owner's secret (A12), and the engine leaves outcomes on concealed units to the players
-/// (`Adjudicate`), so one may be broken under its "?". A hidden unit does not count: it
-/// cannot rout while hidden, and a public answer may not depend on it.
-pub fn could_rout(game: &Game, side: Side) -> bool {
-    routers(game, side) > 0
-}
-
-/// How many units of `side` [`could_rout`] counts: its broken units and its units under "?"
-/// that the spectator's projection shows, so a test can tell each unit's answer is public.
+/// How many units of `side` could do anything in its RtPh step (A10.5), as both sides may know
+/// it: its broken units on the map and its units under "?", as the spectator's projection shows
+/// them. Only a broken unit routs, drops what it cannot carry for the rout, or fails to rout
+/// (A10.5); everything else a side may do then it may do at any time. A unit under "?" counts
+/// whatever it is: a concealed unit's morale is its owner's secret (A12), and the engine leaves
+/// outcomes on concealed units to the players (`Adjudicate`), so one may be broken under its
+/// "?". A hidden unit does not count: it cannot rout while hidden, and a public answer may not
+/// depend on it. A count, not a yes or no, so that a test can tell each unit's answer is public.
 pub fn routers(game: &Game, side: Side) -> usize {
     routers_in(&game.project(Viewer::Spectator), side)
+}
+
+/// Whether `side` has a unit [`routers`] counts.
+#[cfg(test)]
+fn could_rout(game: &Game, side: Side) -> bool {
+    routers(game, side) > 0
 }
 
 /// [`routers`] in `public`, the spectator's projection.
