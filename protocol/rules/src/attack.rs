@@ -191,6 +191,8 @@ pub(super) fn declare(
     if first_fire {
         check_moving_target(game, by, target)?;
         check_closest_known(game, by, firers, target)?;
+        // A8.3, A9.2: no more attacks at a mover in its Location than the MF it spent there.
+        crate::fire::mf_limit::check(game, by, firers, &weapons, target)?;
     }
     let declared = Event::AttackDeclared(AttackDeclared {
         by,
