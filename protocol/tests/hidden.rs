@@ -2140,6 +2140,115 @@ fn fire_at_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
 
 const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";
 
+/// A8.3, A9.2: the DEFENDER's MMG fires at a German "?" (`under`) moving through woods as often
+/// as the MF it spent in the Location allow, each attack left to the players (A7.23), and the
+/// next is refused. What the Russian is told — the events of his attacks and the refusal, which
+/// names the "?" and the MF it spent there — is the same whether a squad or a Dummy is under it.
+fn russian_side_of_fire_at_a_moving_question_mark(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A9.2: fire at a moving ?"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C2"
+terrain = "woods"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C2"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3D3"
+
+[[weapons]]
+id = "rmg"
+name = "MMG"
+pp = 4
+held_by = "r1"
+fp = 4
+range = 10
+breakdown = 12
+rof = 3
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::Movement {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    fire_step(
+        &mut game,
+        Side::A,
+        Command::Move {
+            units: vec!["gq".into()],
+            to: hex("3C3"),
+        },
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    let attack = || Command::DeclareAttack {
+        firers: vec!["rmg".into()],
+        target: hex("3C3"),
+        into_sewer: false,
+    };
+    // Two attacks for its 2 MF: First Fire, then Subsequent First Fire (the MMG's ROF kept by
+    // no attack left to the players), both at a "?".
+    for _ in 0..2 {
+        for command in [attack(), Command::ResolveAttack] {
+            fire_step(&mut game, Side::B, command, &[], &mut seen, &mut views);
+        }
+    }
+    let refusal = told_to(&game, Side::B, attack());
+    assert!(
+        refusal.starts_with("A9.2 ")
+            && refusal.contains("spent 2 MF there")
+            && !refusal.contains("gq"),
+        "the refusal names the \"?\" by its alias: {refusal}"
+    );
+    streams_replay(&game, &views);
+    let told = seen[1]
+        .iter()
+        .map(|v| serde_json::to_string(&v.event).unwrap())
+        .chain([refusal])
+        .collect();
+    (seen[1].clone(), game.project(RUSSIAN), told)
+}
+
+#[test]
+fn the_mf_limit_on_fire_at_a_moving_question_mark_tells_nothing_of_what_it_hides() {
+    alike(
+        "Russian",
+        russian_side_of_fire_at_a_moving_question_mark(SQUAD_467),
+        russian_side_of_fire_at_a_moving_question_mark(DUMMY),
+    );
+}
+
 /// What `side` is told of `command` on `game`, as a server tells it: the command put in ids
 /// as the side names units (`command_in_ids`), then decided; a refusal rendered for `side`.
 fn told_to(game: &Game, side: Side, command: Command) -> String {

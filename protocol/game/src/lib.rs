@@ -636,6 +636,21 @@ pub struct FiredAttack {
     pub weapons: Vec<String>,
 }
 
+/// A unit's MF in the Location it stands in, in this MPh, as the limit on Defensive First Fire
+/// at a moving unit counts them (A8.3, A9.2): no DEFENDER unit or weapon fires on it there more
+/// times than the MF it spent there, fractions dropped, though once in a hex always.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocationMf {
+    /// The hex of the Location (above ground: fire at a unit below is not First Fire).
+    pub hex: Hex,
+    /// The MF it spent there: entering it, and every MF spent since without leaving it
+    /// (Recovery, going on round the hex in Bypass, an entry stopped by a concealed enemy).
+    pub mf: Mf,
+    /// How often each DEFENDER unit or support weapon, by its id, was declared firing at it
+    /// there (`AttackDeclared`).
+    pub fired_on_by: BTreeMap<String, u8>,
+}
+
 /// An attack between its declaration and its resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeclaredAttack {
@@ -931,6 +946,15 @@ pub struct Game {
     /// they go.
     #[serde(default)]
     pub fire_record: Vec<FiredAttack>,
+    /// Each unit that spent MF in this MPh, with the MF it spent in the Location it stands in
+    /// and who fired at it there (`LocationMf`, A8.3, A9.2): written by `apply` from the MF
+    /// the movement events spend and from `AttackDeclared`, read by the declaration of
+    /// Defensive First Fire (`rules::fire::mf_limit`). Kept in the whole game only, as
+    /// `fire_record` is (a projection has none: its units under "?" go by aliases that change).
+    /// Cleared when the MPh ends. Last, so positions encoded before it was added still read as
+    /// far as they go.
+    #[serde(default)]
+    pub location_mf: BTreeMap<UnitId, LocationMf>,
     /// Each viewer's projection of the scenario, made once for the game and its copies
     /// ([`ScenarioViews`]). Not part of the state: no encoding, hash or comparison sees it.
     #[serde(skip)]
@@ -1227,6 +1251,7 @@ impl Game {
             moved_weapons: BTreeSet::new(),
             inherent_fp_forfeited: BTreeSet::new(),
             fire_record: Vec::new(),
+            location_mf: BTreeMap::new(),
             scenario_views: ScenarioViews::default(),
         };
         view::refresh_aliases(&mut game);
@@ -1443,6 +1468,9 @@ impl Game {
             // The whole game's record of the fire in this Player Turn: a viewer sees the Fire
             // counters it left, not the record (an attack's firers under "?" would show).
             fire_record: _,
+            // The whole game's count of MF and fire in each mover's Location, kept from viewers
+            // for the same reason.
+            location_mf: _,
             // Where the scenario's projections are kept; the one for this viewer is used below.
             scenario_views,
         } = self;
@@ -1581,6 +1609,7 @@ impl Game {
             // Whose own FP is forfeited follows from fire both sides saw (A9.11).
             inherent_fp_forfeited: known_of(inherent_fp_forfeited),
             fire_record: Vec::new(),
+            location_mf: BTreeMap::new(),
             // A projection's scenario is projected already; its own projections are its own.
             scenario_views: ScenarioViews::default(),
             // Only the viewer's own side's (below).
@@ -1845,6 +1874,10 @@ struct Meaning<'a> {
     /// Player Turn (A9.11, A7.53); the three sets before it are then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     fire_record: Trailing<'a, Vec<FiredAttack>>,
+    /// Added after `fire_record`, encoded only when a unit spent MF in this MPh (A8.3, A9.2);
+    /// the four before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    location_mf: Trailing<'a, BTreeMap<UnitId, LocationMf>>,
 }
 
 /// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
@@ -1916,6 +1949,7 @@ impl<'a> Meaning<'a> {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            location_mf,
             // Not state: the scenario's projections, kept for reuse.
             scenario_views: _,
         } = game;
@@ -1953,19 +1987,27 @@ impl<'a> Meaning<'a> {
                 opportunity_fire.is_empty(),
                 !moved_weapons.is_empty()
                     || !inherent_fp_forfeited.is_empty()
-                    || !fire_record.is_empty(),
+                    || !fire_record.is_empty()
+                    || !location_mf.is_empty(),
             ),
             moved_weapons: Trailing::new(
                 moved_weapons,
                 moved_weapons.is_empty(),
-                !inherent_fp_forfeited.is_empty() || !fire_record.is_empty(),
+                !inherent_fp_forfeited.is_empty()
+                    || !fire_record.is_empty()
+                    || !location_mf.is_empty(),
             ),
             inherent_fp_forfeited: Trailing::new(
                 inherent_fp_forfeited,
                 inherent_fp_forfeited.is_empty(),
-                !fire_record.is_empty(),
+                !fire_record.is_empty() || !location_mf.is_empty(),
             ),
-            fire_record: Trailing::new(fire_record, fire_record.is_empty(), false),
+            fire_record: Trailing::new(
+                fire_record,
+                fire_record.is_empty(),
+                !location_mf.is_empty(),
+            ),
+            location_mf: Trailing::new(location_mf, location_mf.is_empty(), false),
         }
     }
 }
@@ -2105,8 +2147,12 @@ fn keep_undo_trail(game: &mut Game, event: &Event, acting_before: Side) {
 }
 
 /// The bookkeeping every MF expenditure shares: who is moving (A4.2), who moves with a
-/// leader (A4.12), MF spent, and which support weapons now count as portaged (A4.4).
-fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
+/// leader (A4.12), MF spent, the MF each unit spent in its Location (A8.3, A9.2:
+/// `count_location_mf`), and which support weapons now count as portaged (A4.4). `entered`
+/// is the Location the MF were spent entering, if they were (`None`: spent where the units
+/// stand).
+fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount], entered: Option<Hex>) {
+    count_location_mf(game, mf, entered);
     let movers: BTreeSet<UnitId> = units.iter().cloned().collect();
     let record = &mut game.movement;
     if !movers.is_subset(&record.moving_stack) {
@@ -2169,6 +2215,46 @@ fn spend(game: &mut Game, units: &[UnitId], mf: &[crate::event::MfAccount]) {
         }
         if let Some(unit) = game.units.get_mut(id) {
             unit.portage_pp += counted;
+        }
+    }
+}
+
+/// The MF each unit spends in the MPh, counted by the Location they were spent in
+/// (`Game::location_mf`, A8.3, A9.2), before `spend` records the new totals: MF spent entering
+/// a hex start its count afresh — unless it is the hex the unit stands in, as when going on
+/// round it in Bypass (A4.3) — and MF spent without entering anything (Recovery, A4.44; an
+/// entry a concealed enemy stopped, A12.15) add to the count of the Location the unit stands
+/// in. Entering a new Location forgets the fire at the unit in the one before. In the whole
+/// game only, as the field says.
+fn count_location_mf(game: &mut Game, mf: &[crate::event::MfAccount], entered: Option<Hex>) {
+    if game.viewer.is_some() || game.clock.phase() != Phase::Movement {
+        return;
+    }
+    for account in mf {
+        let Some(unit) = game.units.get(&account.unit) else {
+            continue;
+        };
+        let spent = account.spent.saturating_sub(unit.mf_spent);
+        let here = unit.hex;
+        let stays = |hex: Hex| {
+            game.location_mf
+                .get(&account.unit)
+                .is_some_and(|l| l.hex == hex && l.hex == here)
+        };
+        let hex = entered.unwrap_or(here);
+        if stays(hex) {
+            if let Some(l) = game.location_mf.get_mut(&account.unit) {
+                l.mf += spent;
+            }
+        } else {
+            game.location_mf.insert(
+                account.unit.clone(),
+                LocationMf {
+                    hex,
+                    mf: spent,
+                    fired_on_by: BTreeMap::new(),
+                },
+            );
         }
     }
 }
@@ -2242,6 +2328,7 @@ fn mark_defensive_fire(game: &mut Game, firers: &[UnitId]) {
 /// MF bookkeeping starts afresh every MPh, and after the RtPh's routs.
 fn end_movement_phase(game: &mut Game) {
     game.movement = MovementRecord::default();
+    game.location_mf.clear();
     // Units are changed only if one needs it: unchanged, they stay shared with the position
     // before, and what was derived from them holds (`Units`).
     let moved = |u: &Unit| {
@@ -2441,6 +2528,52 @@ mod tests {
             game.state_hash(),
             with_moved,
             "an Opportunity Firer of the same name is another meaning"
+        );
+    }
+
+    /// A8.3, A9.2: the MF each mover spent in its Location, and the fire at it there, are the
+    /// whole game's: no viewer's projection carries them, the state hash covers them without
+    /// reading them as the record of attacks they follow in the encoding, and an empty count is
+    /// not encoded at all.
+    #[test]
+    fn the_mf_in_each_location_is_the_whole_games_and_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        let here = LocationMf {
+            hex: "2E3".parse().unwrap(),
+            mf: Mf::whole(2),
+            fired_on_by: [("r1".to_string(), 1)].into(),
+        };
+        game.location_mf.insert("g1".into(), here.clone());
+        for viewer in [
+            Viewer::Side(Side::A),
+            Viewer::Side(Side::B),
+            Viewer::Spectator,
+        ] {
+            assert!(game.project(viewer).location_mf.is_empty(), "{viewer:?}");
+        }
+        let counted = game.state_hash();
+        assert_ne!(
+            counted, before,
+            "MF counted in a Location change the meaning"
+        );
+        game.location_mf.get_mut("g1").unwrap().fired_on_by.clear();
+        assert_ne!(game.state_hash(), counted, "so does the fire counted there");
+        game.location_mf.clear();
+        assert_eq!(game.state_hash(), before, "an empty count is not encoded");
+        game.fire_record.push(FiredAttack {
+            phase: Phase::Movement,
+            firers: vec!["g1".into()],
+            weapons: vec![],
+        });
+        let recorded = game.state_hash();
+        game.fire_record.clear();
+        game.location_mf.insert("g1".into(), here);
+        assert_ne!(
+            game.state_hash(),
+            recorded,
+            "a count is not read as an attack"
         );
     }
 

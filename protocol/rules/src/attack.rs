@@ -191,6 +191,8 @@ pub(super) fn declare(
     if first_fire {
         check_moving_target(game, by, target)?;
         check_closest_known(game, by, firers, target)?;
+        // A8.3, A9.2: no more attacks at a mover in its Location than the MF it spent there.
+        crate::fire::mf_limit::check(game, by, firers, &weapons, target)?;
     }
     let declared = Event::AttackDeclared(AttackDeclared {
         by,
@@ -875,9 +877,21 @@ pub(super) fn resolve(
                 }
             }
             if assessment.kind == resolution::FireKind::FinalProtective {
-                // A8.31: the FPF's DR is also a Normal Morale Check for each firer; which
-                // DRMs that check takes is not sourced, so the players rule on it.
-                for id in &a.firers {
+                // A8.31: the FPF's DR is also a Normal Morale Check for each firer — the
+                // possessor of a MG in Sustained Fire too; which DRMs that check takes is not
+                // sourced, so the players rule on it.
+                let holders = a.weapons.iter().filter_map(|w| {
+                    game.weapons
+                        .get(w)
+                        .and_then(|w| w.held_by.as_ref())
+                        .filter(|h| !a.firers.contains(h))
+                });
+                let mut checked: Vec<&UnitId> = vec![];
+                for id in a.firers.iter().chain(holders) {
+                    if checked.contains(&id) {
+                        continue;
+                    }
+                    checked.push(id);
                     let Some(u) = game.units.get(id) else {
                         continue;
                     };

@@ -13,9 +13,9 @@ use board::hex::Hex;
 use board::scenario::{Scenario, Side, UnitId};
 use game::phase::Clock;
 use game::{
-    CopyOnWrite, DeclaredAttack, FiredAttack, Game, MovementRecord, Residual, SetupTurn,
-    SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge, WaChance,
-    WaHipWindow, Weapon,
+    CopyOnWrite, DeclaredAttack, FiredAttack, Game, LocationMf, MovementRecord, Residual,
+    SetupTurn, SewerDesignation, TunnelState, UndoTrail, Unit, Units, Viewer, WaChallenge,
+    WaChance, WaHipWindow, Weapon,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 6;
+pub const POSITION_FORMAT: u32 = 7;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -76,6 +76,10 @@ pub struct Position {
     /// The attacks declared in this Player Turn (A9.11, A7.53): in the whole game's position
     /// only (a projection holds none, `Game::fire_record`); added in format 6.
     pub fire_record: Vec<FiredAttack>,
+    /// The MF each unit spent in its Location in this MPh and the Defensive First Fire at it
+    /// there (A8.3, A9.2): in the whole game's position only (a projection holds none,
+    /// `Game::location_mf`); added in format 7.
+    pub location_mf: BTreeMap<UnitId, LocationMf>,
     /// The names units under "?" go by, which only the whole game holds (a projection has
     /// none, so a viewer's position never carries this): `None` when there are none.
     pub names: Option<Names>,
@@ -151,6 +155,7 @@ impl From<Game> for Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            location_mf,
             // The scenario's projections kept for reuse: derived, nobody's position.
             scenario_views: _,
         } = game;
@@ -192,6 +197,7 @@ impl From<Game> for Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            location_mf,
             names,
         }
     }
@@ -233,6 +239,7 @@ impl Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            location_mf,
             names,
         } = self;
         if format != POSITION_FORMAT {
@@ -288,6 +295,7 @@ impl Position {
             moved_weapons,
             inherent_fp_forfeited,
             fire_record,
+            location_mf,
             scenario_views: Default::default(),
         })
     }

@@ -194,6 +194,9 @@ impl Fact for AttackDeclared {
                 weapons: weapons.clone(),
             });
         }
+        if game.viewer.is_none() && !*into_sewer && game.clock.phase() == Phase::Movement {
+            count_fire_at_movers(game, *by, firers, weapons, *target);
+        }
         let wa_holders = game
             .units
             .values()
@@ -255,6 +258,42 @@ impl Fact for AttackDeclared {
                 ""
             }
         )
+    }
+}
+
+/// Defensive First Fire declared at the stack moving now counts, for each of its units in the
+/// target Location, one attack by each unit and support weapon named in it (`Game::location_mf`,
+/// A8.3, A9.2): a leader named only to direct is counted too, and the declaration's check
+/// reads only the units that fire. In the whole game only, as the field says.
+fn count_fire_at_movers(
+    game: &mut Game,
+    by: Side,
+    firers: &[UnitId],
+    weapons: &[String],
+    target: Hex,
+) {
+    let record = &game.movement;
+    let movers: Vec<UnitId> = game
+        .units_above(target)
+        .filter(|u| {
+            u.side != by
+                && !u.hidden
+                && record.moving_stack.contains(&u.id)
+                && !record.finished.contains(&u.id)
+        })
+        .map(|u| u.id.clone())
+        .collect();
+    for mover in movers {
+        let Some(here) = game.location_mf.get_mut(&mover) else {
+            continue;
+        };
+        if here.hex != target {
+            continue;
+        }
+        for firer in firers.iter().chain(weapons) {
+            let times = here.fired_on_by.entry(firer.clone()).or_default();
+            *times = times.saturating_add(1);
+        }
     }
 }
 

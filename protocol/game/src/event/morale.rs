@@ -86,7 +86,7 @@ impl Fact for UnitRouted {
     fn apply(&self, game: &mut Game) {
         let UnitRouted { unit, to, mf, .. } = self;
         let units = std::slice::from_ref(unit);
-        spend(game, units, std::slice::from_ref(mf));
+        spend(game, units, std::slice::from_ref(mf), Some(*to));
         if let Some(u) = game.units.get_mut(unit) {
             u.hex = *to;
             u.bypass = None;

@@ -139,7 +139,7 @@ impl Fact for UnitMoved {
             cost,
             ..
         } = self;
-        spend(game, units, mf);
+        spend(game, units, mf, Some(*to));
         for id in units {
             if let Some(unit) = game.units.get_mut(id) {
                 unit.hex = *to;
@@ -261,7 +261,7 @@ impl Fact for UnitBypassed {
             cost,
             mf,
         } = self;
-        spend(game, units, mf);
+        spend(game, units, mf, Some(*hex));
         for id in units {
             if let Some(unit) = game.units.get_mut(id) {
                 if unit.hex != *hex {
@@ -412,7 +412,12 @@ impl Fact for WeaponPickedUp {
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = Some(unit.clone());
         }
-        spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+        spend(
+            game,
+            std::slice::from_ref(unit),
+            std::slice::from_ref(mf),
+            None,
+        );
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -475,7 +480,7 @@ impl Fact for UnitEntryBlocked {
             mf,
             ..
         } = self;
-        spend(game, units, mf);
+        spend(game, units, mf, None);
         for id in units {
             if let Some(unit) = game.units.get_mut(id) {
                 unit.wa_blocked = true;
@@ -561,7 +566,7 @@ impl Fact for ShellholeCoverTaken {
 
     fn apply(&self, game: &mut Game) {
         let ShellholeCoverTaken { units, mf } = self;
-        spend(game, units, mf);
+        spend(game, units, mf, None);
         for id in units {
             if let Some(unit) = game.units.get_mut(id) {
                 unit.shellhole_cover = true;
@@ -600,7 +605,7 @@ impl Fact for AllMfSpent {
 
     fn apply(&self, game: &mut Game) {
         let AllMfSpent { units, mf, .. } = self;
-        spend(game, units, mf);
+        spend(game, units, mf, None);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -633,7 +638,11 @@ impl Fact for UnitsEntered {
 
     fn apply(&self, game: &mut Game) {
         let UnitsEntered {
-            units, weapons, mf, ..
+            units,
+            weapons,
+            hex,
+            mf,
+            ..
         } = self;
         for unit in units {
             game.units.insert(unit.id.clone(), unit.clone());
@@ -643,7 +652,7 @@ impl Fact for UnitsEntered {
         }
         // Entering is the stack's first step of its move (A4.2).
         let ids: Vec<UnitId> = units.iter().map(|u| u.id.clone()).collect();
-        spend(game, &ids, mf);
+        spend(game, &ids, mf, Some(*hex));
         record_moved_weapons(game, &ids);
     }
 

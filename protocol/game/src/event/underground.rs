@@ -585,7 +585,12 @@ impl Fact for TunnelEntranceDiscovered {
             entrance,
             mf,
         } = self;
-        spend(game, std::slice::from_ref(unit), std::slice::from_ref(mf));
+        spend(
+            game,
+            std::slice::from_ref(unit),
+            std::slice::from_ref(mf),
+            None,
+        );
         game.tunnel_discoveries.insert((*by, *entrance));
     }
 

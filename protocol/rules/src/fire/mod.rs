@@ -5,5 +5,6 @@
 
 pub(crate) mod direction;
 pub mod ift;
+pub(crate) mod mf_limit;
 pub mod resolution;
 pub(crate) mod usage;

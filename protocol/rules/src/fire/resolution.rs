@@ -265,6 +265,8 @@ pub fn assess(
     // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
     let kind = match game.clock.phase() {
         Phase::PrepFire => FireKind::Prep,
+        // Support weapons fired alone fire as their own counters say (A8.1).
+        Phase::Movement if firers.is_empty() => defensive_first_kind(game, &weapon_ids)?,
         Phase::Movement => defensive_first_kind(game, firers)?,
         Phase::DefensiveFire => FireKind::Final,
         Phase::AdvancingFire => FireKind::Advancing,
@@ -305,12 +307,16 @@ pub fn assess(
         sw.push((w, holder, ratings));
     }
     // A8.1: a weapon carries a Fire counter of its own. One with none fires as its possessor
-    // would (Defensive First Fire, Final Fire as in Prep Fire, A8.4); one marked First or
-    // Final Fire fires again only as Sustained Fire, whose penalties (a lowered B#, no ROF)
-    // rest on one source, so that fire is the players'; and so is a Fire Group mixing a SW
-    // with units firing again after First Fire.
+    // would (Defensive First Fire, Final Fire as in Prep Fire, A8.4); a MG marked First or
+    // Final Fire fires again only as Sustained Fire (A9.3): fired alone, by a unit that is not
+    // an SMC, the engine resolves it (`sustained`: FP halved, B# lowered by 2, no Multiple
+    // ROF). A Fire Group mixing a SW with units firing again after First Fire, a marked SW
+    // fired with any unit's own FP or a leader's direction, a marked SW that is not a MG, and
+    // an SMC's Sustained Fire (which one source alone rules out) are the players'.
+    let mut sustained: Vec<String> = vec![];
     if !sw.is_empty() {
         let again = match kind {
+            _ if firers.is_empty() => None,
             FireKind::SubsequentFirst => Some("A8.3"),
             FireKind::FinalProtective => Some("A8.31"),
             FireKind::Final if firers.iter().any(|id| game.first_fired.contains(id)) => {
@@ -324,7 +330,7 @@ pub fn assess(
                 "a support weapon fired with units firing again after First Fire is not resolved by the engine: Sustained Fire is not modelled",
             ));
         }
-        for (w, _, _) in &sw {
+        for (w, holder, _) in &sw {
             let marked = if game.final_fired.contains(&w.id) {
                 Some("Final Fire")
             } else if game.first_fired.contains(&w.id) {
@@ -332,12 +338,33 @@ pub fn assess(
             } else {
                 None
             };
-            if let Some(counter) = marked {
+            let Some(counter) = marked else {
+                continue;
+            };
+            let rule = if kind == FireKind::Final {
+                "A8.4"
+            } else {
+                "A8.3"
+            };
+            if !firers.is_empty() {
                 return Err(unruled(
-                    if kind == FireKind::Final { "A8.4" } else { "A8.3" },
-                    format!("`{}` is marked {counter}: a weapon fires again after First Fire only as Sustained Fire, which the engine does not model", w.id),
+                    rule,
+                    format!("`{}` is marked {counter}: its Sustained Fire (A9.3) beside a unit's own FP or a leader's direction is not resolved by the engine", w.id),
                 ));
             }
+            if !crate::fire::usage::is_mg(&w.name) {
+                return Err(unruled(
+                    rule,
+                    format!("`{}` is marked {counter} and is not a MG: what it may fire again after First Fire is not resolved by the engine", w.id),
+                ));
+            }
+            if holder.kind.is_smc() {
+                return Err(unruled(
+                    "A9.3",
+                    format!("`{}` is marked {counter} and is fired by an SMC: an SMC's Sustained Fire is not resolved by the engine", w.id),
+                ));
+            }
+            sustained.push(w.id.clone());
         }
     }
     // Who fires each SW, and what it costs them, was checked at the declaration
@@ -673,6 +700,9 @@ pub fn assess(
         // leader fires alone (A9.12); a quarter point is finer than the engine keeps.
         let area = if weapon && by_leader.is_some() && partner.is_none() {
             Some("A9.12")
+        } else if sustained.contains(&id) {
+            // A9.3: Sustained Fire halves the MG's FP, the one halving of fire after First Fire.
+            Some("A9.3")
         } else {
             area_rule(game, kind, &id)
         };
@@ -846,17 +876,28 @@ pub fn assess(
         by_leader: by_leader.is_some(),
         cower_columns,
         kind,
+        // A9.3: Sustained Fire lowers the weapon's B# by 2.
         breakdowns: sw
             .iter()
-            .map(|(w, h, r)| (w.id.clone(), h.id.clone(), r.breakdown))
+            .map(|(w, h, r)| {
+                let lowered = if sustained.contains(&w.id) { 2 } else { 0 };
+                (
+                    w.id.clone(),
+                    h.id.clone(),
+                    r.breakdown.saturating_sub(lowered),
+                )
+            })
             .collect(),
         // A4.41: a weapon fired in the AFPh has one shot whatever its ROF, but an Opportunity
         // Firer's (A7.25).
         rofs: sw
             .iter()
-            .filter(|(_, h, _)| {
-                // A7.8: a pinned unit's weapon keeps no Multiple ROF.
-                !h.pinned && (kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
+            .filter(|(w, h, _)| {
+                // A7.8: a pinned unit's weapon keeps no Multiple ROF, nor one in Sustained
+                // Fire (A9.3).
+                !h.pinned
+                    && !sustained.contains(&w.id)
+                    && (kind != FireKind::Advancing || game.opportunity_fire.contains(&h.id))
             })
             .filter_map(|(w, h, r)| r.rof.map(|rof| (w.id.clone(), h.id.clone(), rof)))
             .collect(),
@@ -939,6 +980,8 @@ fn with_area(multiplier: &str, rule: &str) -> String {
         "fired by a leader as Area Fire ×½ (A9.12)".to_string()
     } else if rule == "A7.8" {
         "pinned ×½ (A7.8)".to_string()
+    } else if rule == "A9.3" {
+        "Sustained Fire ×½ (A9.3)".to_string()
     } else {
         format!("Area Fire ×½ ({rule})")
     };
