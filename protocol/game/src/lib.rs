@@ -794,6 +794,18 @@ pub struct MovementRecord {
     /// Units that attempted to rally this Player Turn (A10.6: one attempt each). The RPh
     /// comes before the MPh, whose end forgets them with the rest.
     pub rallied: BTreeSet<UnitId>,
+    /// Enemy units that were under "?" in the ground-level Location of a hex a unit went round
+    /// in Bypass this MPh: their "?" is due to go as the MPh ends (A4.33), when
+    /// `rules::concealment::lost_by_bypass` takes it from those still under it. Recorded by
+    /// `UnitBypassed` from the units there as it applies, so every projection records the
+    /// units it shows there (by alias, for the mover's side), and hidden units none.
+    #[serde(default)]
+    pub bypassed_concealed: BTreeSet<UnitId>,
+    /// Units that dropped a weapon at the start of this CCPh: they did so to withdraw from
+    /// Melee (A4.43), so their side's designation names them withdrawing
+    /// (`rules::close_combat`). Both sides saw the drop.
+    #[serde(default)]
+    pub dropped_to_withdraw: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
@@ -1459,6 +1471,8 @@ impl Game {
             cc_resolved,
             ambush,
             rallied,
+            bypassed_concealed,
+            dropped_to_withdraw,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1533,6 +1547,10 @@ impl Game {
                 // The Ambush drs were rolled in the open (A11.4).
                 ambush: ambush.clone(),
                 rallied: known_of(rallied),
+                // The "?" a Bypass went round: each side sees the counters in the hex alike,
+                // the mover's side by their aliases (`view::rename_unit`).
+                bypassed_concealed: known_of(bypassed_concealed),
+                dropped_to_withdraw: known_of(dropped_to_withdraw),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
