@@ -1822,7 +1822,7 @@ struct Meaning<'a> {
     clock: &'a Clock,
     units: &'a Units,
     weapons: &'a BTreeMap<String, Weapon>,
-    movement: &'a MovementRecord,
+    movement: MovementMeaning<'a>,
     wa_chance: &'a Option<WaChance>,
     attack: &'a Option<DeclaredAttack>,
     sewer_designation: &'a Option<SewerDesignation>,
@@ -1863,6 +1863,36 @@ struct Meaning<'a> {
     /// Player Turn (A9.11, A7.53); the three sets before it are then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     fire_record: Trailing<'a, Vec<FiredAttack>>,
+    /// `MovementRecord::bypassed_concealed`, added after `fire_record` (A4.33), encoded only
+    /// when some "?" is due to be lost; the sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    bypassed_concealed: Trailing<'a>,
+    /// `MovementRecord::dropped_to_withdraw`, added after `bypassed_concealed` (A4.43),
+    /// encoded only when some unit dropped a weapon to withdraw; the sets before it are then
+    /// encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    dropped_to_withdraw: Trailing<'a>,
+}
+
+/// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
+/// encoded as it always was. The sets added to it since are hashed at the end of [`Meaning`]
+/// (`Trailing`), so a game that never fills them hashes as it always did. Built by
+/// destructuring `MovementRecord` without `..`, so a field added there does not compile here
+/// until someone decides where it is hashed.
+#[derive(Serialize)]
+struct MovementMeaning<'a> {
+    moving_stack: &'a BTreeSet<UnitId>,
+    last_movers: &'a BTreeSet<UnitId>,
+    finished: &'a BTreeSet<UnitId>,
+    sewer_check_failed: &'a BTreeSet<UnitId>,
+    sewer_entries: &'a BTreeSet<Hex>,
+    advanced: &'a BTreeSet<UnitId>,
+    melee: &'a BTreeSet<Hex>,
+    cc_designated: &'a BTreeMap<Hex, Vec<crate::command::CcAttack>>,
+    cc_withdrawals: &'a BTreeMap<Hex, Vec<crate::command::CcWithdrawal>>,
+    cc_resolved: &'a BTreeSet<Hex>,
+    ambush: &'a BTreeMap<Hex, Side>,
+    rallied: &'a BTreeSet<UnitId>,
 }
 
 /// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
@@ -1937,12 +1967,42 @@ impl<'a> Meaning<'a> {
             // Not state: the scenario's projections, kept for reuse.
             scenario_views: _,
         } = game;
+        let MovementRecord {
+            moving_stack,
+            last_movers,
+            finished,
+            sewer_check_failed,
+            sewer_entries,
+            advanced,
+            melee,
+            cc_designated,
+            cc_withdrawals,
+            cc_resolved,
+            ambush,
+            rallied,
+            bypassed_concealed,
+            dropped_to_withdraw,
+        } = movement;
+        let later_fire_record = !bypassed_concealed.is_empty() || !dropped_to_withdraw.is_empty();
         Meaning {
             scenario,
             clock,
             units,
             weapons,
-            movement,
+            movement: MovementMeaning {
+                moving_stack,
+                last_movers,
+                finished,
+                sewer_check_failed,
+                sewer_entries,
+                advanced,
+                melee,
+                cc_designated,
+                cc_withdrawals,
+                cc_resolved,
+                ambush,
+                rallied,
+            },
             wa_chance,
             attack,
             sewer_designation,
@@ -1971,19 +2031,30 @@ impl<'a> Meaning<'a> {
                 opportunity_fire.is_empty(),
                 !moved_weapons.is_empty()
                     || !inherent_fp_forfeited.is_empty()
-                    || !fire_record.is_empty(),
+                    || !fire_record.is_empty()
+                    || later_fire_record,
             ),
             moved_weapons: Trailing::new(
                 moved_weapons,
                 moved_weapons.is_empty(),
-                !inherent_fp_forfeited.is_empty() || !fire_record.is_empty(),
+                !inherent_fp_forfeited.is_empty() || !fire_record.is_empty() || later_fire_record,
             ),
             inherent_fp_forfeited: Trailing::new(
                 inherent_fp_forfeited,
                 inherent_fp_forfeited.is_empty(),
-                !fire_record.is_empty(),
+                !fire_record.is_empty() || later_fire_record,
             ),
-            fire_record: Trailing::new(fire_record, fire_record.is_empty(), false),
+            fire_record: Trailing::new(fire_record, fire_record.is_empty(), later_fire_record),
+            bypassed_concealed: Trailing::new(
+                bypassed_concealed,
+                bypassed_concealed.is_empty(),
+                !dropped_to_withdraw.is_empty(),
+            ),
+            dropped_to_withdraw: Trailing::new(
+                dropped_to_withdraw,
+                dropped_to_withdraw.is_empty(),
+                false,
+            ),
         }
     }
 }
@@ -2494,6 +2565,28 @@ mod tests {
             game.state_hash(),
             with_record,
             "a forfeit by the same unit is another meaning"
+        );
+    }
+
+    /// The "?" due to be lost to a Bypass (A4.33) and the units that dropped a weapon to
+    /// withdraw (A4.43) are meaning, hashed after the sets added before them: each moves the
+    /// hash, the same unit in one or the other is two meanings, and neither empty is encoded.
+    #[test]
+    fn the_movement_records_added_sets_are_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        game.movement.bypassed_concealed = ["g1".to_string()].into();
+        let due = game.state_hash();
+        assert_ne!(due, before, "a \"?\" due to be lost changes the meaning");
+        game.movement.bypassed_concealed.clear();
+        assert_eq!(game.state_hash(), before, "an empty set is not encoded");
+        game.movement.dropped_to_withdraw = ["g1".to_string()].into();
+        let dropped = game.state_hash();
+        assert_ne!(dropped, before, "a drop to withdraw changes the meaning");
+        assert_ne!(
+            dropped, due,
+            "the same unit in the other set is another meaning"
         );
     }
 
