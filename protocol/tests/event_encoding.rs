@@ -441,6 +441,10 @@ enum OldEvent {
     ConcealmentLostByFire {
         revealed: Vec<protocol::game::Unit>,
     },
+    ConcealmentLostByBypass {
+        revealed: Vec<protocol::game::Unit>,
+        dummies_removed: Vec<UnitId>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -944,6 +948,13 @@ fn old(event: Event) -> OldEvent {
         Event::ConcealmentLostByFire(ConcealmentLostByFire { revealed }) => {
             OldEvent::ConcealmentLostByFire { revealed }
         }
+        Event::ConcealmentLostByBypass(ConcealmentLostByBypass {
+            revealed,
+            dummies_removed,
+        }) => OldEvent::ConcealmentLostByBypass {
+            revealed,
+            dummies_removed,
+        },
     }
 }
 
@@ -1037,6 +1048,7 @@ const TAGS: &[&str] = &[
     "InherentFpForfeited",
     "ConcealmentLostInCloseCombat",
     "ConcealmentLostByFire",
+    "ConcealmentLostByBypass",
 ];
 
 fn tag(event: &Event) -> String {

@@ -2600,3 +2600,131 @@ fn units_come_up_under_a_question_mark_are_recorded_advanced_by_their_alias() {
         assert!(!stream.contains("\"t1\""), "{viewer:?} stream names t1");
     }
 }
+
+/// A Russian squad goes round the woods of a German "?" (`under`) in Bypass in his MPh, then
+/// ends it (A4.33): every viewer's stream and projection through it, with the Russian's
+/// stream up to the MPh's end.
+fn bypass_round_question_mark(under: &str) -> (Game, [Vec<Viewed>; 3], usize) {
+    let toml = format!(
+        r#"
+name = "A4.33: Bypass round a ?"
+turns = 1
+first = "russian"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+obstacle_touches = []
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C3"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3C2"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::Movement {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    fire_step(
+        &mut game,
+        Side::B,
+        Command::Bypass {
+            units: vec!["r1".into()],
+            hex: hex("3C3"),
+            along: vec![hex("3B2"), hex("3B3")],
+        },
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    fire_step(
+        &mut game,
+        Side::B,
+        Command::Move {
+            units: vec!["r1".into()],
+            to: hex("3B3"),
+        },
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    streams_replay(&game, &views);
+    assert!(
+        game.units["gq"].concealed,
+        "no \"?\" is lost while the MPh lasts"
+    );
+    let before_end = seen[1].len();
+    fire_step(
+        &mut game,
+        Side::B,
+        Command::Done,
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    streams_replay(&game, &views);
+    (game, seen, before_end)
+}
+
+/// A4.33: the German "?" gone round in Bypass is lost as the Russian MPh ends, and the Russian
+/// learns what was under it at that event and no earlier: until then his stream is the same
+/// whether a squad or a Dummy is under it; then the squad is shown whole, the Dummy removed
+/// under its alias. Every viewer's stream replays to its projection.
+#[test]
+fn a_question_mark_gone_round_in_bypass_is_revealed_as_the_mph_ends() {
+    let (squad, squad_seen, squad_before) = bypass_round_question_mark(SQUAD_467);
+    let (dummy, dummy_seen, dummy_before) = bypass_round_question_mark(DUMMY);
+    assert_eq!(squad_before, dummy_before);
+    assert_eq!(
+        serde_json::to_string(&squad_seen[1][..squad_before]).unwrap(),
+        serde_json::to_string(&dummy_seen[1][..dummy_before]).unwrap(),
+        "the Russian is told the same of a squad and a Dummy until the MPh ends"
+    );
+    assert!(!squad.units["gq"].concealed);
+    assert!(dummy.units["gq"].eliminated);
+    let lost = |seen: &[Viewed]| {
+        seen.iter()
+            .position(|s| matches!(s.event, Event::ConcealmentLostByBypass(_)))
+            .expect("the \"?\" is lost as the MPh ends")
+    };
+    let at = lost(&squad_seen[1]);
+    assert!(at >= squad_before);
+    assert_eq!(
+        first_told(&squad_seen[1], "gq", "4-6-7"),
+        Some(at),
+        "the Russian is told of `gq` first by the event that reveals it"
+    );
+    assert!(squad.project(RUSSIAN).units.contains_key("gq"));
+    let alias = dummy.aliases["gq"].clone();
+    match &dummy_seen[1][lost(&dummy_seen[1])].event {
+        Event::ConcealmentLostByBypass(e) => {
+            assert!(e.revealed.is_empty());
+            assert_eq!(e.dummies_removed, vec![alias]);
+        }
+        other => panic!("not the loss of \"?\": {other:?}"),
+    }
+    assert_eq!(first_told(&dummy_seen[1], "gq", "dummy"), None);
+}

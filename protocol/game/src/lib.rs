@@ -809,6 +809,18 @@ pub struct MovementRecord {
     /// Units that attempted to rally this Player Turn (A10.6: one attempt each). The RPh
     /// comes before the MPh, whose end forgets them with the rest.
     pub rallied: BTreeSet<UnitId>,
+    /// Enemy units that were under "?" in the ground-level Location of a hex a unit went round
+    /// in Bypass this MPh: their "?" is due to go as the MPh ends (A4.33), when
+    /// `rules::concealment::lost_by_bypass` takes it from those still under it. Recorded by
+    /// `UnitBypassed` from the units there as it applies, so every projection records the
+    /// units it shows there (by alias, for the mover's side), and hidden units none.
+    #[serde(default)]
+    pub bypassed_concealed: BTreeSet<UnitId>,
+    /// Units that dropped a weapon at the start of this CCPh: they did so to withdraw from
+    /// Melee (A4.43), so their side's designation names them withdrawing
+    /// (`rules::close_combat`). Both sides saw the drop.
+    #[serde(default)]
+    pub dropped_to_withdraw: BTreeSet<UnitId>,
 }
 
 /// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
@@ -1487,6 +1499,8 @@ impl Game {
             cc_resolved,
             ambush,
             rallied,
+            bypassed_concealed,
+            dropped_to_withdraw,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1561,6 +1575,10 @@ impl Game {
                 // The Ambush drs were rolled in the open (A11.4).
                 ambush: ambush.clone(),
                 rallied: known_of(rallied),
+                // The "?" a Bypass went round: each side sees the counters in the hex alike,
+                // the mover's side by their aliases (`view::rename_unit`).
+                bypassed_concealed: known_of(bypassed_concealed),
+                dropped_to_withdraw: known_of(dropped_to_withdraw),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1833,7 +1851,7 @@ struct Meaning<'a> {
     clock: &'a Clock,
     units: &'a Units,
     weapons: &'a BTreeMap<String, Weapon>,
-    movement: &'a MovementRecord,
+    movement: MovementMeaning<'a>,
     wa_chance: &'a Option<WaChance>,
     attack: &'a Option<DeclaredAttack>,
     sewer_designation: &'a Option<SewerDesignation>,
@@ -1878,6 +1896,36 @@ struct Meaning<'a> {
     /// the four before it are then encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     location_mf: Trailing<'a, BTreeMap<UnitId, LocationMf>>,
+    /// `MovementRecord::bypassed_concealed`, added after `location_mf` (A4.33), encoded only
+    /// when some "?" is due to be lost; the sets before it are then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    bypassed_concealed: Trailing<'a>,
+    /// `MovementRecord::dropped_to_withdraw`, added after `bypassed_concealed` (A4.43),
+    /// encoded only when some unit dropped a weapon to withdraw; the sets before it are then
+    /// encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    dropped_to_withdraw: Trailing<'a>,
+}
+
+/// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
+/// encoded as it always was. The sets added to it since are hashed at the end of [`Meaning`]
+/// (`Trailing`), so a game that never fills them hashes as it always did. Built by
+/// destructuring `MovementRecord` without `..`, so a field added there does not compile here
+/// until someone decides where it is hashed.
+#[derive(Serialize)]
+struct MovementMeaning<'a> {
+    moving_stack: &'a BTreeSet<UnitId>,
+    last_movers: &'a BTreeSet<UnitId>,
+    finished: &'a BTreeSet<UnitId>,
+    sewer_check_failed: &'a BTreeSet<UnitId>,
+    sewer_entries: &'a BTreeSet<Hex>,
+    advanced: &'a BTreeSet<UnitId>,
+    melee: &'a BTreeSet<Hex>,
+    cc_designated: &'a BTreeMap<Hex, Vec<crate::command::CcAttack>>,
+    cc_withdrawals: &'a BTreeMap<Hex, Vec<crate::command::CcWithdrawal>>,
+    cc_resolved: &'a BTreeSet<Hex>,
+    ambush: &'a BTreeMap<Hex, Side>,
+    rallied: &'a BTreeSet<UnitId>,
 }
 
 /// A set added to [`Meaning`] after the hashes were pinned: encoded exactly as the set, and
@@ -1953,12 +2001,44 @@ impl<'a> Meaning<'a> {
             // Not state: the scenario's projections, kept for reuse.
             scenario_views: _,
         } = game;
+        let MovementRecord {
+            moving_stack,
+            last_movers,
+            finished,
+            sewer_check_failed,
+            sewer_entries,
+            advanced,
+            melee,
+            cc_designated,
+            cc_withdrawals,
+            cc_resolved,
+            ambush,
+            rallied,
+            bypassed_concealed,
+            dropped_to_withdraw,
+        } = movement;
+        let later_fire_record = !location_mf.is_empty()
+            || !bypassed_concealed.is_empty()
+            || !dropped_to_withdraw.is_empty();
         Meaning {
             scenario,
             clock,
             units,
             weapons,
-            movement,
+            movement: MovementMeaning {
+                moving_stack,
+                last_movers,
+                finished,
+                sewer_check_failed,
+                sewer_entries,
+                advanced,
+                melee,
+                cc_designated,
+                cc_withdrawals,
+                cc_resolved,
+                ambush,
+                rallied,
+            },
             wa_chance,
             attack,
             sewer_designation,
@@ -1988,26 +2068,34 @@ impl<'a> Meaning<'a> {
                 !moved_weapons.is_empty()
                     || !inherent_fp_forfeited.is_empty()
                     || !fire_record.is_empty()
-                    || !location_mf.is_empty(),
+                    || later_fire_record,
             ),
             moved_weapons: Trailing::new(
                 moved_weapons,
                 moved_weapons.is_empty(),
-                !inherent_fp_forfeited.is_empty()
-                    || !fire_record.is_empty()
-                    || !location_mf.is_empty(),
+                !inherent_fp_forfeited.is_empty() || !fire_record.is_empty() || later_fire_record,
             ),
             inherent_fp_forfeited: Trailing::new(
                 inherent_fp_forfeited,
                 inherent_fp_forfeited.is_empty(),
-                !fire_record.is_empty() || !location_mf.is_empty(),
+                !fire_record.is_empty() || later_fire_record,
             ),
-            fire_record: Trailing::new(
-                fire_record,
-                fire_record.is_empty(),
-                !location_mf.is_empty(),
+            fire_record: Trailing::new(fire_record, fire_record.is_empty(), later_fire_record),
+            location_mf: Trailing::new(
+                location_mf,
+                location_mf.is_empty(),
+                !bypassed_concealed.is_empty() || !dropped_to_withdraw.is_empty(),
             ),
-            location_mf: Trailing::new(location_mf, location_mf.is_empty(), false),
+            bypassed_concealed: Trailing::new(
+                bypassed_concealed,
+                bypassed_concealed.is_empty(),
+                !dropped_to_withdraw.is_empty(),
+            ),
+            dropped_to_withdraw: Trailing::new(
+                dropped_to_withdraw,
+                dropped_to_withdraw.is_empty(),
+                false,
+            ),
         }
     }
 }
@@ -2609,6 +2697,28 @@ mod tests {
             game.state_hash(),
             with_record,
             "a forfeit by the same unit is another meaning"
+        );
+    }
+
+    /// The "?" due to be lost to a Bypass (A4.33) and the units that dropped a weapon to
+    /// withdraw (A4.43) are meaning, hashed after the sets added before them: each moves the
+    /// hash, the same unit in one or the other is two meanings, and neither empty is encoded.
+    #[test]
+    fn the_movement_records_added_sets_are_part_of_the_meaning() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        let before = game.state_hash();
+        game.movement.bypassed_concealed = ["g1".to_string()].into();
+        let due = game.state_hash();
+        assert_ne!(due, before, "a \"?\" due to be lost changes the meaning");
+        game.movement.bypassed_concealed.clear();
+        assert_eq!(game.state_hash(), before, "an empty set is not encoded");
+        game.movement.dropped_to_withdraw = ["g1".to_string()].into();
+        let dropped = game.state_hash();
+        assert_ne!(dropped, before, "a drop to withdraw changes the meaning");
+        assert_ne!(
+            dropped, due,
+            "the same unit in the other set is another meaning"
         );
     }
 

@@ -557,6 +557,8 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.movement.sewer_check_failed,
         &mut game.movement.advanced,
         &mut game.movement.rallied,
+        &mut game.movement.bypassed_concealed,
+        &mut game.movement.dropped_to_withdraw,
         &mut game.wa_shown,
     ] {
         if set.remove(from) {

@@ -335,6 +335,9 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         Event::SetupDone(_) => "ended a side's set-up: the side to act changed (A12.12)",
         Event::SetupEnded(_) => "revealed the set-up to the other side (A12.12)",
         Event::UnitEntryBlocked(_) => "revealed concealed or hidden units (A12.15)",
+        Event::ConcealmentLostByBypass(_) => {
+            "revealed concealed units gone round in Bypass as the MPh ended (A4.33)"
+        }
         Event::UnitsMomentarilyRevealed(_) | Event::WallAdvantageDenied(_) => {
             "revealed units to the opponent (B9.324)"
         }

@@ -449,6 +449,7 @@ pub(super) fn decide_close_combat(
     }
     check_attacks(game, by, hex, &units, attacks)?;
     check_withdrawals(game, by, hex, &units, attacks, withdrawals)?;
+    check_dropped_withdraw(game, by, &units, withdrawals)?;
     // Both sides' withdrawals, the ATTACKER's declared with his attacks (A11.2): an attack on
     // withdrawing units has its own DRM.
     let pending_withdrawals: &[CcWithdrawal] = match pending {
@@ -1036,6 +1037,81 @@ fn check_attacks(
 fn held_in_melee(game: &Game, units: &[&Unit], unit: &Unit) -> bool {
     let advanced = |u: &Unit| game.movement.advanced.contains(&u.id);
     !advanced(unit) && units.iter().any(|e| e.side != unit.side && !advanced(e))
+}
+
+/// A4.43: a unit drops a weapon in the CCPh only at its start, to withdraw from Melee (A11.21):
+/// before any CC of the phase is designated or over, and only a unit a withdrawal could take
+/// out — held in Melee in a CC Location (`held_in_melee`), not pinned (a pinned unit does not
+/// withdraw), not under "?" (its withdrawal is not modelled, A11.2 row). Having dropped, it
+/// must withdraw: its side's designation there names it among the withdrawing units
+/// (`check_dropped_withdraw`).
+pub(crate) fn check_drop_to_withdraw(game: &Game, unit: &Unit) -> Result<(), RuleViolation> {
+    let refuse = |kind, why: &str| {
+        Err(RuleViolation::with(
+            "A4.43",
+            kind,
+            pieces![Piece::unit(&unit.id), why.to_string()],
+        ))
+    };
+    let m = &game.movement;
+    if !m.cc_designated.is_empty() || !m.cc_resolved.is_empty() || !m.melee.is_empty() {
+        return refuse(
+            ViolationKind::WrongPhase,
+            " would drop a weapon after the CCPh's start: a weapon is dropped in the CCPh only at its start, before any Close Combat is designated, to withdraw from Melee",
+        );
+    }
+    if !locations(game).contains(&unit.hex) {
+        return refuse(
+            ViolationKind::UnitState,
+            " is in no Close Combat Location: in the CCPh a weapon is dropped only to withdraw from Melee",
+        );
+    }
+    let units = location_units(game, unit.hex)?;
+    if !held_in_melee(game, &units, unit) {
+        return refuse(
+            ViolationKind::UnitState,
+            " is not held in Melee (it or every enemy unit in its Location advanced in this APh): in the CCPh a weapon is dropped only to withdraw from Melee",
+        );
+    }
+    if unit.pinned {
+        return refuse(
+            ViolationKind::UnitState,
+            " is pinned and does not withdraw (A11.2), so it drops no weapon to withdraw",
+        );
+    }
+    if unit.concealed {
+        return refuse(
+            ViolationKind::NotModelled,
+            " is concealed: the engine does not rule on a withdrawal under \"?\" (A11.2), nor on a drop to make one; roll (`roll DR CC`) and `adjudicate`",
+        );
+    }
+    Ok(())
+}
+
+/// A4.43: a unit of the designating side that dropped a weapon at the start of this CCPh did so
+/// to withdraw, so its side's designation in its Location names it among the withdrawing units.
+fn check_dropped_withdraw(
+    game: &Game,
+    by: Side,
+    units: &[&Unit],
+    withdrawals: &[CcWithdrawal],
+) -> Result<(), RuleViolation> {
+    let withdrawing: BTreeSet<&UnitId> = withdrawals.iter().flat_map(|w| &w.units).collect();
+    if let Some(stays) = units.iter().find(|u| {
+        u.side == by
+            && game.movement.dropped_to_withdraw.contains(&u.id)
+            && !withdrawing.contains(&u.id)
+    }) {
+        return Err(RuleViolation::with(
+            "A4.43",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&stays.id),
+                " dropped its weapon at the start of the CCPh to withdraw from the Melee: it withdraws (`withdraw … to HEX`)"
+            ],
+        ));
+    }
+    Ok(())
 }
 
 /// A designation's withdrawals from Melee (A11.2): each names units of the designating side

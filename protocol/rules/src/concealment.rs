@@ -1,11 +1,12 @@
 //! Loss of "?" (A12.14) by the acts the engine rules: a Close Combat attack (A11.19,
-//! `close_combat`) and fire (`attack::declare`). Both show the enemy the units they reveal
-//! through `shown`, so a revealed unit reaches the enemy whole, at the event that reveals it.
+//! `close_combat`), fire (`attack::declare`) and a Bypass gone round the Location as the MPh
+//! ends (A4.33, `lost_by_bypass`). Each shows the enemy the units it reveals through `shown`,
+//! so a revealed unit reaches the enemy whole, at the event that reveals it.
 
 use crate::los;
 use board::los::LosMap;
 use board::scenario::{Side, UnitId, UnitKind};
-use game::event::{ConcealmentLostByFire, Event};
+use game::event::{ConcealmentLostByBypass, ConcealmentLostByFire, Event};
 use game::{Game, Unit};
 
 /// The units of `ids` under "?" as both sides see them once revealed: the one form every
@@ -61,4 +62,31 @@ pub(crate) fn lost_by_fire(game: &Game, by: Side, shooters: &[UnitId]) -> Option
         .collect();
     let revealed = shown(game, seen);
     (!revealed.is_empty()).then(|| Event::ConcealmentLostByFire(ConcealmentLostByFire { revealed }))
+}
+
+/// A4.33: enemy units under "?" in the Location of a hex a unit went round in Bypass lose it at
+/// the end of the moving unit's MPh — called by the `done` that ends the MPh, before the step
+/// ends. Those `UnitBypassed` recorded (`MovementRecord::bypassed_concealed`) and still under
+/// "?" now: one that lost it meanwhile (by firing, A12.14; by an entry into its Location,
+/// A12.15) or was eliminated is passed over. The loss is the Bypass's and its timing the
+/// MPh's end: a mover eliminated or broken since (by the Residual FP it went round in, say)
+/// still costs the enemy its "?", A4.33 naming no such condition. Real units are shown whole,
+/// Dummies removed, as an entry finds them (A12.15).
+pub(crate) fn lost_by_bypass(game: &Game) -> Option<Event> {
+    let due: Vec<&Unit> = game
+        .movement
+        .bypassed_concealed
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| u.concealed && !u.hidden && !u.eliminated)
+        .collect();
+    if due.is_empty() {
+        return None;
+    }
+    let (dummies, real): (Vec<&Unit>, Vec<&Unit>) =
+        due.into_iter().partition(|u| u.kind == UnitKind::Dummy);
+    Some(Event::ConcealmentLostByBypass(ConcealmentLostByBypass {
+        revealed: shown(game, real.iter().map(|u| &u.id)),
+        dummies_removed: dummies.iter().map(|u| u.id.clone()).collect(),
+    }))
 }

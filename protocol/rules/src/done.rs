@@ -49,10 +49,19 @@ pub(super) fn decide(
             ),
         ));
     }
-    // What the end of a phase brings: the Sewer Emergence dr after the MPh (B8.42); units in
+    // What the end of a phase brings: the loss of "?" Bypass owes (A4.33) and the Sewer
+    // Emergence dr after the MPh (B8.42); units in
     // a tunnel must be out by the end of the APh (B8.61).
     let mut events = match game.clock.phase() {
-        Phase::Movement => super::sewer::end_of_movement(game, by, dice)?,
+        Phase::Movement => {
+            // A4.33: the "?" of enemy units in a Location gone round in Bypass goes as the
+            // MPh ends, before what comes after it (B8.42's dr).
+            let mut events: Vec<Event> = super::concealment::lost_by_bypass(game)
+                .into_iter()
+                .collect();
+            events.extend(super::sewer::end_of_movement(game, by, dice)?);
+            events
+        }
         Phase::Advance => {
             super::sewer::end_of_advance(game, by)?;
             // Hidden units in a Location the enemy advanced into go under "?" for the CC; then

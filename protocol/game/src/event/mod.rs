@@ -162,6 +162,7 @@ macro_rules! each_event {
             Event::InherentFpForfeited($e) => $body,
             Event::ConcealmentLostInCloseCombat($e) => $body,
             Event::ConcealmentLostByFire($e) => $body,
+            Event::ConcealmentLostByBypass($e) => $body,
         }
     };
 }
@@ -283,6 +284,7 @@ into_event!(
     InherentFpForfeited,
     ConcealmentLostInCloseCombat,
     ConcealmentLostByFire,
+    ConcealmentLostByBypass,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -398,6 +400,7 @@ pub enum Event {
     InherentFpForfeited(InherentFpForfeited),
     ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat),
     ConcealmentLostByFire(ConcealmentLostByFire),
+    ConcealmentLostByBypass(ConcealmentLostByBypass),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

@@ -288,6 +288,27 @@ impl Fact for UnitBypassed {
             }
         }
         carry_weapons(game, units, *hex);
+        // A4.33: enemy units under "?" in the Location gone round lose it as the MPh ends;
+        // those here now are due to (hidden units are not under "?", and a building's upper
+        // level or a sewer beneath is a Location of its own, A5.1, B8.2).
+        if let Some(side) = units
+            .iter()
+            .find_map(|id| game.units.get(id))
+            .map(|u| u.side)
+        {
+            let due: Vec<UnitId> = game
+                .units_above(*hex)
+                .filter(|u| {
+                    u.side != side
+                        && u.concealed
+                        && !u.hidden
+                        && !u.eliminated
+                        && game.upper_level(u).is_none()
+                })
+                .map(|u| u.id.clone())
+                .collect();
+            game.movement.bypassed_concealed.extend(due);
+        }
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -443,9 +464,13 @@ impl Fact for WeaponDropped {
     }
 
     fn apply(&self, game: &mut Game) {
-        let WeaponDropped { weapon, .. } = self;
+        let WeaponDropped { unit, weapon } = self;
         if let Some(w) = game.weapons.get_mut(weapon) {
             w.held_by = None;
+        }
+        // A4.43: in the CCPh a weapon is dropped only at its start, to withdraw from Melee.
+        if game.clock.phase() == crate::phase::Phase::CloseCombat {
+            game.movement.dropped_to_withdraw.insert(unit.clone());
         }
     }
 
@@ -674,5 +699,70 @@ impl Fact for UnitsEntered {
                 .join("+"),
             paid(cost)
         )
+    }
+}
+
+/// Enemy units that were under "?" in a Location a unit went round in Bypass lost it as the
+/// MPh ended (A4.33; `rules::concealment::lost_by_bypass`): `revealed` are the real units as
+/// both sides now see them, `dummies_removed` the Dummies, which go with their "?" as they do
+/// when an entry finds them (A12.15). Those that lost their "?" otherwise meanwhile, or were
+/// eliminated, are in neither. The enemy learns what is under each "?" at this event and no
+/// earlier: a unit, shown whole, or nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConcealmentLostByBypass {
+    pub revealed: Vec<crate::Unit>,
+    pub dummies_removed: Vec<UnitId>,
+}
+
+impl Fact for ConcealmentLostByBypass {
+    /// None: the event is how the enemy comes to see the units it reveals, so it is not
+    /// withheld for their sake; the Dummies it names go by the names each viewer knows them by.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let ConcealmentLostByBypass {
+            revealed,
+            dummies_removed,
+        } = self;
+        super::reveal(game, revealed);
+        for id in dummies_removed {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.eliminated = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let ConcealmentLostByBypass {
+            revealed,
+            dummies_removed,
+        } = self;
+        Event::ConcealmentLostByBypass(ConcealmentLostByBypass {
+            revealed,
+            dummies_removed: names.names(&dummies_removed),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ConcealmentLostByBypass {
+            revealed,
+            dummies_removed,
+        } = self;
+        let mut s =
+            "the MPh ends: concealed units in a Location gone round in Bypass lose their \"?\" (A4.33)"
+                .to_string();
+        if !revealed.is_empty() {
+            let shown: Vec<String> = revealed
+                .iter()
+                .map(|u| format!("{} {} in {}", u.id, u.ratings, u.hex))
+                .collect();
+            let _ = write!(s, ": revealed {}", shown.join(", "));
+        }
+        if !dummies_removed.is_empty() {
+            let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+        }
+        s
     }
 }

@@ -162,8 +162,8 @@ pub(crate) enum Act {
     /// Bypass changes is the command's own, ruled before: a Known enemy anywhere in the
     /// obstacle bars it (A4.3, in place of A4.14). The units stand along a hexside, not with
     /// those in the hex's middle (`check_together`), so they overstack nothing (A5.11), and
-    /// concealed enemy units in the obstacle do not stop them (A4.33 has them lose "?" only
-    /// when the MPh ends, which the engine does not apply).
+    /// concealed enemy units in the obstacle do not stop them: A4.33 has them lose "?" as the
+    /// MPh ends (`UnitBypassed` records them, `concealment::lost_by_bypass` reveals them).
     Bypass,
 }
 

@@ -139,32 +139,26 @@ pub(crate) fn decide_drop(
     weapon_id: &str,
 ) -> Result<Vec<Event>, RuleViolation> {
     // A4.43: a unit may also drop a weapon at the start of a CCPh to withdraw from Melee
-    // (A11.2), whichever side it is on; the engine has no such step before the designations.
-    if game.clock.phase() == Phase::CloseCombat {
-        return Err(RuleViolation::with(
-            "A4.43",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(unit_id),
-                " would drop a weapon at the start of the CCPh to withdraw from Melee (A11.2): not modelled; the players adjudicate it"
-            ],
-        ));
-    }
-    require_acting(
-        game,
-        by,
-        "only the ATTACKER drops weapons in its MPh or APh",
-    )?;
+    // (A11.21), whichever side it is on: `close_combat::check_drop_to_withdraw` says whether
+    // this one may, once the checks of every drop have passed.
+    let withdrawing = game.clock.phase() == Phase::CloseCombat;
     // A4.43: possession is dropped free in the unit's MPh or APh; a broken unit about to rout
     // drops in its RtPh what it cannot carry (A10.5).
     let routing = game.clock.phase() == Phase::Rout;
-    if game.clock.phase() != Phase::Advance && !routing {
-        require_phase(
+    if !withdrawing {
+        require_acting(
             game,
-            Phase::Movement,
-            "A4.43",
-            "support weapons are dropped (or in the APh)",
+            by,
+            "only the ATTACKER drops weapons in its MPh or APh",
         )?;
+        if game.clock.phase() != Phase::Advance && !routing {
+            require_phase(
+                game,
+                Phase::Movement,
+                "A4.43",
+                "support weapons are dropped (or in the APh, or at the start of the CCPh to withdraw from Melee)",
+            )?;
+        }
     }
     let unit = own_unit(game, by, unit_id)?;
     refuse_vehicle(unit)?;
@@ -205,6 +199,9 @@ pub(crate) fn decide_drop(
                 " is broken; only an unbroken unit drops possession"
             ],
         ));
+    }
+    if withdrawing {
+        crate::close_combat::check_drop_to_withdraw(game, unit)?;
     }
     Ok(vec![Event::WeaponDropped(WeaponDropped {
         unit: unit_id.clone(),
