@@ -184,6 +184,13 @@
     /** The Close Combat form's attacks being built (A11.12): {hex, rows: [{attackers: Set,
      * defenders: Set}]}; null while the form is closed. */
     cc: null,
+    /** The notice target sent (`notify`) and not answered yet: its kind; null when none is. */
+    notifyAsked: null,
+    /** A finished game's export being read (`get_export`), page by page: {header, lines,
+     * bytes}; null when none is. */
+    exporting: null,
+    /** The last export file made, as text (for inspection and to save again); null before. */
+    exported: null,
   };
   window.aslWatch = page;
   setInterval(drawClocks, 1000);
@@ -1090,6 +1097,7 @@
     el("live").classList.toggle("on", page.viewing === null);
     const at = page.shown ? page.shown.version : 0;
     drawStatus();
+    drawExport();
     el("position").textContent = page.viewing === null
       ? `${page.review ? "End of the export" : "Live"}: event #${page.version}`
       : `Replay: position after event #${page.viewing} of ${page.version}` +
@@ -1238,6 +1246,15 @@
       } else if (page.viewing === asked.at) {
         show(state);
       }
+    } else if (message.export) {
+      exportPage(message.export);
+    } else if (message.error && page.exporting && EXPORT_REFUSALS.includes(message.error.code)) {
+      exportFailed(`${message.error.message} (${message.error.code})`);
+    } else if (message.notifying) {
+      notified(message.notifying);
+    } else if (message.error && page.notifyAsked && NOTIFY_REFUSALS.includes(message.error.code)) {
+      // A refused notice target is the form's answer; the game connection goes on.
+      notifyRefused(message.error.message, message.error.code);
     } else if (message.error) {
       const { code, message: text } = message.error;
       status(`${text} (${code})`, true);
@@ -1282,6 +1299,8 @@
     page.recordAsked = false;
     page.stateAsked = null;
     page.connections += 1;
+    if (page.exporting) exportFailed("the connection was lost while the log was read: save it again");
+    if (page.notifyAsked) notifyRefused("the connection was lost before the server answered: register again", "lost");
     ws.onopen = () => {
       clearInterval(page.keepalive);
       page.keepalive = setInterval(() => {
@@ -2860,7 +2879,321 @@
     return Boolean(p && p.outcome && p.outcome.allowed && JSON.stringify(p.command) === JSON.stringify(command));
   }
 
+  // ---- Saving a finished game's export --------------------------------------------------
+  // What `asl export` does (docs/review.md): the stored log of a finished game, read page by
+  // page (`get_export`) and written as the export file — header, one hex envelope a line, and
+  // the blake3 checksum of all before it — which `asl verify`, `asl replay` and this page's
+  // review read. Each page is held to what the server said before, as the CLI holds it.
+
+  /** The errors a `get_export` may be answered with: the save's, not the connection's. */
+  const EXPORT_REFUSALS = ["not_yet", "limit_reached"];
+
+  const hexOf = (bytes) => Array.from(bytes, (b) => (b & 0xff).toString(16).padStart(2, "0")).join("");
+
+  // BLAKE3 (the hash of `record::export`'s checksum line), for one message held whole: chunks
+  // of 1024 bytes compressed block by block, merged into the tree as each chunk is done.
+  const B3_IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const B3_PERMUTATION = [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8];
+  const B3_CHUNK_START = 1;
+  const B3_CHUNK_END = 2;
+  const B3_PARENT = 4;
+  const B3_ROOT = 8;
+  const B3_BLOCK = 64;
+  const B3_CHUNK = 1024;
+
+  function b3Compress(cv, words, counter, length, flags) {
+    const s = new Uint32Array([...cv, B3_IV[0], B3_IV[1], B3_IV[2], B3_IV[3],
+      counter % 0x100000000, Math.floor(counter / 0x100000000), length, flags]);
+    let m = Uint32Array.from(words);
+    const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+    const g = (a, b, c, d, x, y) => {
+      s[a] = s[a] + s[b] + x;
+      s[d] = rotr(s[d] ^ s[a], 16);
+      s[c] = s[c] + s[d];
+      s[b] = rotr(s[b] ^ s[c], 12);
+      s[a] = s[a] + s[b] + y;
+      s[d] = rotr(s[d] ^ s[a], 8);
+      s[c] = s[c] + s[d];
+      s[b] = rotr(s[b] ^ s[c], 7);
+    };
+    for (let round = 0; round < 7; round += 1) {
+      g(0, 4, 8, 12, m[0], m[1]);
+      g(1, 5, 9, 13, m[2], m[3]);
+      g(2, 6, 10, 14, m[4], m[5]);
+      g(3, 7, 11, 15, m[6], m[7]);
+      g(0, 5, 10, 15, m[8], m[9]);
+      g(1, 6, 11, 12, m[10], m[11]);
+      g(2, 7, 8, 13, m[12], m[13]);
+      g(3, 4, 9, 14, m[14], m[15]);
+      m = Uint32Array.from(B3_PERMUTATION, (i) => m[i]);
+    }
+    for (let i = 0; i < 8; i += 1) {
+      s[i] ^= s[i + 8];
+      s[i + 8] ^= cv[i];
+    }
+    return s;
+  }
+
+  /** The 16 little-endian words of the block of `bytes` at `from` (zeros past its end). */
+  function b3Words(bytes, from, length) {
+    const words = new Uint32Array(16);
+    for (let i = 0; i < length; i += 1) words[i >> 2] |= bytes[from + i] << (8 * (i & 3));
+    return words;
+  }
+
+  /** A chunk's output: every block but the last compressed into its chaining value. */
+  function b3Chunk(bytes, from, length, counter) {
+    let cv = B3_IV;
+    const blocks = Math.max(1, Math.ceil(length / B3_BLOCK));
+    for (let b = 0; b < blocks - 1; b += 1) {
+      const words = b3Words(bytes, from + b * B3_BLOCK, B3_BLOCK);
+      cv = b3Compress(cv, words, counter, B3_BLOCK, b === 0 ? B3_CHUNK_START : 0).slice(0, 8);
+    }
+    const last = length - (blocks - 1) * B3_BLOCK;
+    return {
+      cv,
+      words: b3Words(bytes, from + (blocks - 1) * B3_BLOCK, last),
+      counter,
+      length: last,
+      flags: (blocks === 1 ? B3_CHUNK_START : 0) | B3_CHUNK_END,
+    };
+  }
+
+  const b3Chaining = (o) => b3Compress(o.cv, o.words, o.counter, o.length, o.flags).slice(0, 8);
+  const b3Parent = (left, right) => ({ cv: B3_IV, words: [...left, ...right], counter: 0, length: B3_BLOCK, flags: B3_PARENT });
+
+  /** The 32-byte BLAKE3 hash of `bytes`, in lowercase hex. */
+  function blake3Hex(bytes) {
+    const chunks = Math.max(1, Math.ceil(bytes.length / B3_CHUNK));
+    const stack = [];
+    let out = null;
+    for (let c = 0; c < chunks; c += 1) {
+      const from = c * B3_CHUNK;
+      out = b3Chunk(bytes, from, Math.min(B3_CHUNK, bytes.length - from), c);
+      if (c === chunks - 1) break;
+      // A finished chunk joins the tree: each pair of subtrees of one size becomes a parent.
+      let cv = b3Chaining(out);
+      for (let total = c + 1; (total & 1) === 0; total >>= 1) cv = b3Chaining(b3Parent(stack.pop(), cv));
+      stack.push(cv);
+    }
+    while (stack.length) out = b3Parent(stack.pop(), b3Chaining(out));
+    const root = b3Compress(out.cv, out.words, 0, out.length, out.flags | B3_ROOT);
+    const bytesOut = new Uint8Array(32);
+    for (let i = 0; i < 32; i += 1) bytesOut[i] = root[i >> 2] >>> (8 * (i & 3));
+    return hexOf(bytesOut);
+  }
+  window.aslBlake3 = (text) => blake3Hex(new TextEncoder().encode(text));
+
+  function exportReport(refused, text) {
+    const box = el("export-report");
+    box.classList.toggle("refused", refused);
+    setRich(box, text);
+  }
+
+  function drawExport() {
+    const over = Boolean(page.live && page.live.over);
+    el("export").hidden = Boolean(page.review) || !page.game;
+    el("export-save").disabled = !over || !page.joined || page.exporting !== null;
+    if (!over && !el("export-report").textContent) {
+      el("export-save").title = "The log is exported once the game is over";
+    } else {
+      el("export-save").removeAttribute("title");
+    }
+  }
+
+  function startExport() {
+    if (page.exporting || !page.joined) return;
+    page.exporting = { header: null, lines: [], bytes: 0 };
+    exportReport(false, "Reading the log…");
+    drawExport();
+    send({ get_export: { from: 1 } });
+  }
+
+  function exportFailed(text) {
+    page.exporting = null;
+    exportReport(true, `Not saved: ${text}.`);
+    drawExport();
+  }
+
+  /** One page of the log: held to the count the first page said, then the next asked for. */
+  function exportPage(p) {
+    const x = page.exporting;
+    if (!x) return;
+    const from = x.lines.length + 1;
+    const envelopes = Array.isArray(p.envelopes) ? p.envelopes : [];
+    if (p.from !== from || !envelopes.length) {
+      exportFailed(`asked for the log from envelope ${from}, got ${envelopes.length} from ${p.from}`);
+      return;
+    }
+    if (!(p.version <= EXPORT_EVENTS_MAX)) {
+      exportFailed(`the server claims ${p.version} events, over the ${EXPORT_EVENTS_MAX} an export may hold`);
+      return;
+    }
+    if (!x.header) x.header = p;
+    if (p.version !== x.header.version) {
+      exportFailed(`the server said the log holds ${x.header.version} events, then ${p.version}`);
+      return;
+    }
+    if (x.lines.length + envelopes.length > x.header.version) {
+      exportFailed(`the server sent envelopes past the ${x.header.version} it says the log holds`);
+      return;
+    }
+    for (const envelope of envelopes) {
+      if (typeof envelope !== "string" || !/^[0-9a-f]*$/.test(envelope)) {
+        exportFailed("the server sent an envelope that is not lowercase hex");
+        return;
+      }
+      x.bytes += envelope.length + 1;
+      if (x.bytes > EXPORT_BYTES_MAX) {
+        exportFailed(`the export would pass ${EXPORT_BYTES_MAX} bytes; reading stopped there`);
+        return;
+      }
+      x.lines.push(envelope);
+    }
+    if (x.lines.length < x.header.version) {
+      send({ get_export: { from: x.lines.length + 1 } });
+      return;
+    }
+    page.exporting = null;
+    saveExport(renderExport(x.header, x.lines));
+  }
+
+  /** The export file, as `record::export::render` writes it. */
+  function renderExport(h, lines) {
+    const signed = h.signed;
+    let text = `asl-game-log ${signed ? 2 : 1}\ngame ${h.game}\nevents ${h.version}\n` +
+      `head ${hexOf(h.head)}\nstate ${hexOf(h.state_hash)}\n`;
+    if (signed) text += `signer ${hexOf(signed.signer)}\nsignature ${hexOf(signed.signature)}\n`;
+    text += lines.map((l) => `${l}\n`).join("");
+    return `${text}checksum ${window.aslBlake3(text)}\n`;
+  }
+
+  /** Offers the file to the browser to save, and keeps a link to save it again. */
+  function saveExport(text) {
+    page.exported = text;
+    const link = el("export-link");
+    if (link.href) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+    link.download = `${page.game}.log`;
+    link.hidden = false;
+    exportReport(false, `Saved \`${page.game}.log\`: the whole log, ready for \`asl verify\` and \`asl replay\`.`);
+    link.click();
+    drawExport();
+  }
+
+  // ---- Turn notices -----------------------------------------------------------------------
+  // What `asl notify` does (docs/notifications.md): a seat registers where the server tells it
+  // that the game waits on it — a webhook, or an e-mail address once its mailed code is given
+  // back — or removes them all. The server answers with the seat's targets (and a webhook's
+  // signing secret, that once); the page shows what it said and decides nothing.
+
+  /** The errors a `notify` may be answered with while the page is joined: the form's, not the
+   * connection's, so they are shown there and the game goes on. */
+  const NOTIFY_REFUSALS = ["bad_notify_target", "not_yet", "read_only", "bad_token", "limit_reached"];
+  /** What the value field holds, per kind of target. */
+  const NOTIFY_FIELDS = {
+    email: { what: "Address", placeholder: "you@example.org", key: "address" },
+    confirm: { what: "Code", placeholder: "K7QD-M2XA", key: "code" },
+    webhook: { what: "URL", placeholder: "https://…", key: "url" },
+    off: null,
+  };
+
+  function drawNotifyForm() {
+    const field = NOTIFY_FIELDS[el("notify-kind").value];
+    el("notify-what").textContent = field ? field.what : "Nothing to give";
+    el("notify-value").disabled = !field;
+    el("notify-value").placeholder = field ? field.placeholder : "";
+  }
+
+  function notifyReport(refused, ...nodes) {
+    const box = el("notify-report");
+    box.classList.toggle("refused", refused);
+    box.replaceChildren(...nodes);
+  }
+
+  /** Sends the form's target as `notify`, with this page's own game and token. */
+  function registerNotice() {
+    const kind = el("notify-kind").value;
+    const field = NOTIFY_FIELDS[kind];
+    const value = el("notify-value").value.trim();
+    if (field && !value) {
+      notifyReport(true, `Give the ${field.what.toLowerCase()} first.`);
+      el("notify-value").focus();
+      return;
+    }
+    if (page.notifyAsked) {
+      notifyReport(true, "Still waiting for the server's answer to the last registration.");
+      return;
+    }
+    if (!page.joined) {
+      notifyReport(true, "Not connected to the game: register once the page is live again.");
+      return;
+    }
+    const target = field ? { [kind]: { [field.key]: value } } : "off";
+    page.notifyAsked = kind;
+    notifyReport(false, "Asking the server…");
+    send({ notify: { game: page.game, token: page.token, target } });
+  }
+
+  /** The server's answer: the seat's targets now, and a new webhook secret once. */
+  function notified(answer) {
+    const asked = page.notifyAsked;
+    page.notifyAsked = null;
+    const nodes = [];
+    const line = (text) => {
+      const p = document.createElement("div");
+      p.textContent = text;
+      nodes.push(p);
+      return p;
+    };
+    const targets = Array.isArray(answer.targets) ? answer.targets : [];
+    if (targets.length) {
+      line("Notices for your side go to:");
+      const list = document.createElement("ul");
+      list.id = "notify-targets";
+      for (const t of targets) {
+        const li = document.createElement("li");
+        li.textContent = String(t);
+        list.append(li);
+      }
+      nodes.push(list);
+    } else {
+      line("No notices for your side.");
+    }
+    if (answer.secret) {
+      const p = line("Webhook secret, shown this once — keep it: each notice's body is signed with it " +
+        "(header X-ASL-Signature: sha256=HMAC-SHA256(secret, body)): ");
+      const code = document.createElement("code");
+      code.id = "notify-secret";
+      code.textContent = String(answer.secret);
+      p.append(code);
+    }
+    if (asked === "email") {
+      // The address waits for its code: the form asks for it next.
+      line("A code was e-mailed to that address: give it here to start its notices.");
+      el("notify-kind").value = "confirm";
+      drawNotifyForm();
+      el("notify-value").focus({ preventScroll: true });
+    }
+    if (asked !== "off") el("notify-value").value = "";
+    notifyReport(false, ...nodes);
+  }
+
+  function notifyRefused(text, code) {
+    page.notifyAsked = null;
+    const p = document.createElement("div");
+    setRich(p, `Not registered: ${text} (${code}).`);
+    notifyReport(true, p);
+  }
+
   function wirePlay() {
+    el("export-save").addEventListener("click", startExport);
+    el("notify-kind").addEventListener("change", drawNotifyForm);
+    drawNotifyForm();
+    el("notify-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      registerNotice();
+    });
     for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
       b.addEventListener("click", () => act(b.dataset.action));
     }
