@@ -2879,6 +2879,110 @@
     return Boolean(p && p.outcome && p.outcome.allowed && JSON.stringify(p.command) === JSON.stringify(command));
   }
 
+  // ---- Starting a new game ---------------------------------------------------------------
+  // What `asl new` does with a scenario file: the page opened without a link sends the file's
+  // text as `create_game` on a connection of its own, and shows the three links the server's
+  // tokens make — once, as the server shows them once. The server checks the scenario; a
+  // refusal is shown with its code. (A VASL save is turned into a scenario by `asl import`.)
+
+  function newReport(refused, ...nodes) {
+    const box = el("new-report");
+    box.classList.toggle("refused", refused);
+    box.replaceChildren(...nodes);
+  }
+
+  /** Where the links point: the server's public address when it says one (`wss://HOST` is
+   * `https://HOST`), else this page's own. */
+  function linkBase(publicUrl) {
+    const m = /^(wss?|https?):\/\/([^/?#\s]+)/.exec(typeof publicUrl === "string" ? publicUrl : "");
+    if (!m) return location.origin;
+    const scheme = m[1] === "wss" || m[1] === "https" ? "https" : "http";
+    return `${scheme}://${m[2]}`;
+  }
+
+  async function createGame() {
+    const file = el("new-scenario").files[0];
+    if (!file) {
+      newReport(true, "Choose the scenario file first.");
+      el("new-scenario").focus();
+      return;
+    }
+    if (/\.vsav$/i.test(file.name)) {
+      const p = document.createElement("div");
+      setRich(p, "A VASL save is made a scenario by `asl import` (docs/vasl-import.md): create the game from the file it writes.");
+      newReport(true, p);
+      return;
+    }
+    const scenario = await file.text();
+    const admin = el("new-admin").value.trim();
+    const message = JSON.stringify({ create_game: { scenario, admin_token: admin || null } });
+    if (message.length > FRAME_BYTES_MAX) {
+      newReport(true, `The file is over the ${FRAME_BYTES_MAX} bytes a message may hold.`);
+      return;
+    }
+    el("new-create").disabled = true;
+    newReport(false, `Creating a game from ${file.name}…`);
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const ws = new WebSocket(`${scheme}${location.host}/v1`);
+    const done = () => {
+      el("new-create").disabled = false;
+      ws.onclose = null;
+      ws.close();
+    };
+    ws.onopen = () => ws.send(message);
+    ws.onmessage = (frame) => {
+      let answer;
+      try {
+        answer = JSON.parse(frame.data);
+      } catch (e) {
+        answer = { error: { code: "unreadable", message: String(e) } };
+      }
+      if (answer.created) {
+        created(answer.created);
+      } else if (answer.error) {
+        const p = document.createElement("div");
+        setRich(p, `Not created: ${answer.error.message} (${answer.error.code}).`);
+        newReport(true, p);
+      } else {
+        return;
+      }
+      done();
+    };
+    ws.onclose = () => {
+      el("new-create").disabled = false;
+      newReport(true, "The connection closed before the server answered: try again.");
+    };
+  }
+
+  /** The game made: a link per player and one to watch, each in words and as a link. */
+  function created(answer) {
+    const base = linkBase(answer.public_url);
+    const link = (token) =>
+      `${base}/watch#game=${encodeURIComponent(String(answer.game))}&token=${encodeURIComponent(String(token))}`;
+    const sides = Array.isArray(answer.sides) ? answer.sides : [];
+    const tokens = answer.tokens || {};
+    const head = document.createElement("div");
+    head.textContent = `Game ${answer.game} created. The links are shown only now: keep them, ` +
+      "and give each player only their own.";
+    const list = document.createElement("ul");
+    list.id = "new-links";
+    const rows = [
+      [sides[0] ? `Play as ${sides[0].name}` : "Play the first side", tokens.side_a, "A"],
+      [sides[1] ? `Play as ${sides[1].name}` : "Play the second side", tokens.side_b, "B"],
+      ["Watch", tokens.spectator, "watch"],
+    ];
+    for (const [label, token, which] of rows) {
+      const li = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = link(token);
+      a.dataset.for = which;
+      a.textContent = a.href;
+      li.append(`${label}: `, a);
+      list.append(li);
+    }
+    newReport(false, head, list);
+  }
+
   // ---- Saving a finished game's export --------------------------------------------------
   // What `asl export` does (docs/review.md): the stored log of a finished game, read page by
   // page (`get_export`) and written as the export file — header, one hex envelope a line, and
@@ -3628,6 +3732,7 @@
     wirePlay();
     // A narrower window rewraps the list: keep the latest event (or the replayed one) in view.
     window.addEventListener("resize", markList);
+    el("new-create").addEventListener("click", createGame);
     el("export-file").addEventListener("change", async (e) => {
       const file = e.target.files[0];
       if (file) startReview(await file.text());
@@ -3636,8 +3741,9 @@
     page.game = params.get("game");
     page.token = params.get("token");
     if (!page.game || !page.token) {
-      status("Open the watch link `asl new` printed, or review an exported game log below.");
+      status("Open the watch link `asl new` printed, start a new game, or review an exported game log below.");
       el("review").open = true;
+      el("new-game").hidden = false;
       return;
     }
     connect();
