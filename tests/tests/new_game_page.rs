@@ -62,7 +62,10 @@ async fn a_game_is_created_from_a_scenario_file_and_its_links_open_it() {
     std::fs::write(&bad, "name = 3\n").unwrap();
     let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
     let mut browser = Browser::launch(&chromium_binary()).await;
-    let tab = browser.open(&format!("http://{}/watch", server.addr)).await;
+    // On a phone: the long links wrap rather than widen the page.
+    let tab = browser
+        .open_phone(&format!("http://{}/watch", server.addr), 390, 844)
+        .await;
     browser
         .wait_for(
             &tab,
@@ -104,6 +107,19 @@ async fn a_game_is_created_from_a_scenario_file_and_its_links_open_it() {
     for l in [&german, &russian, &watch] {
         assert!(l.starts_with(&base), "{l}");
     }
+    assert_eq!(
+        browser
+            .eval(
+                &tab,
+                "window.innerWidth === 390 && \
+                 document.documentElement.scrollWidth <= window.innerWidth && \
+                 [...document.querySelectorAll('#new-links a')].every((a) => \
+                 a.getBoundingClientRect().right <= window.innerWidth)"
+            )
+            .await,
+        true,
+        "the phone layout holds"
+    );
     assert_eq!(
         [&german, &russian, &watch]
             .iter()
