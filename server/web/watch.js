@@ -1098,6 +1098,10 @@
     const at = page.shown ? page.shown.version : 0;
     drawStatus();
     drawExport();
+    // A side reviewing an earlier moment may ask to go back to it: an undo, which the referee
+    // allows or refuses by its own rules (docs/review.md), previewed like any command.
+    el("undo-to").hidden = page.side === null || page.viewing === null || Boolean(page.review) ||
+      !page.live || page.live.over;
     el("position").textContent = page.viewing === null
       ? `${page.review ? "End of the export" : "Live"}: event #${page.version}`
       : `Replay: position after event #${page.viewing} of ${page.version}` +
@@ -1989,7 +1993,9 @@
         return step.phase === "CCPh" && acting === page.side
           ? null : `The ATTACKER records a Melee in the CCPh (A11.7): ${now}.`;
       case "undo":
-        return page.lastCommandFrom === null ? "Nothing sent from this page to take back yet." : null;
+        return page.lastCommandFrom === null
+          ? "Nothing sent from this page to take back yet: click the moment to go back to in the record, then “Ask to take back to this moment”."
+          : null;
       case "done":
         return prompts(state).some((f) => f.step && f.yours)
           ? null : `Nothing of yours to end: ${prompts(state).map((f) => f.text).join(" ")}`;
@@ -3290,8 +3296,17 @@
     notifyReport(true, p);
   }
 
+  /** Asks to take back every event after the moment the record shows: the undo from the next
+   * event on, whichever page or client sent the commands. */
+  function undoTo() {
+    if (page.viewing === null || page.side === null) return;
+    const from = page.viewing + 1;
+    propose({ request_undo: { from } }, `Ask your opponent to take back events #${from}–#${page.version}`);
+  }
+
   function wirePlay() {
     el("export-save").addEventListener("click", startExport);
+    el("undo-to").addEventListener("click", undoTo);
     el("notify-kind").addEventListener("change", drawNotifyForm);
     drawNotifyForm();
     el("notify-form").addEventListener("submit", (e) => {
