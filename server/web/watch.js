@@ -2919,7 +2919,22 @@
       newReport(true, p);
       return;
     }
-    const scenario = await file.text();
+    let scenario = await file.text();
+    // A time control (docs/clock.md) goes in as the file's `[clock]` table, as `asl new
+    // --clock` puts it; the server reads and checks it. A file with a clock of its own keeps it.
+    const clock = el("new-clock").value.trim();
+    if (clock) {
+      if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
+        newReport(true, "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md).");
+        el("new-clock").focus();
+        return;
+      }
+      if (/^\s*\[clock\]\s*$/m.test(scenario)) {
+        newReport(true, "This file has its own [clock]: leave the time control empty to play under it, or change the file.");
+        return;
+      }
+      scenario = `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n`;
+    }
     const admin = el("new-admin").value.trim();
     const message = JSON.stringify({ create_game: { scenario, admin_token: admin || null } });
     if (message.length > FRAME_BYTES_MAX) {

@@ -186,3 +186,66 @@ async fn a_server_that_restricts_creation_takes_its_admin_token_from_the_form() 
     browser.close().await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_control_given_in_the_form_is_the_games_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("village.toml");
+    std::fs::write(&good, SCENARIO).unwrap();
+    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let mut browser = Browser::launch(&chromium_binary()).await;
+    let tab = browser.open(&format!("http://{}/watch", server.addr)).await;
+    browser
+        .wait_for(
+            &tab,
+            "the form to start a game",
+            "!document.getElementById('new-game').hidden",
+            WAIT,
+        )
+        .await;
+    let clock = |control: &str| {
+        format!(
+            "document.getElementById('new-clock').value = {}",
+            serde_json::Value::String(control.into())
+        )
+    };
+    // Not a time control's words: the page says how one is written, and sends nothing.
+    browser.eval(&tab, &clock("live:30m\"\nx = 1")).await;
+    let refused = create(&mut browser, &tab, &good).await;
+    assert!(
+        refused.starts_with("A time control is written like"),
+        "{refused}"
+    );
+    // Written right but not a time control: the server's refusal.
+    browser.eval(&tab, &clock("live:forever")).await;
+    let refused = create(&mut browser, &tab, &good).await;
+    assert!(refused.ends_with("(bad_scenario)."), "{refused}");
+
+    browser.eval(&tab, &clock("live:30m+30s")).await;
+    let report = create(&mut browser, &tab, &good).await;
+    assert!(report.starts_with("Game "), "{report}");
+    let german = link(&mut browser, &tab, "A").await;
+    let opened = browser.open(&german).await;
+    browser
+        .wait_for(
+            &opened,
+            "both clocks on the German's page",
+            "!document.getElementById('clocks').hidden && \
+             document.querySelectorAll('#clocks .side-clock').length === 2",
+            WAIT,
+        )
+        .await;
+    assert_eq!(
+        text(
+            &mut browser,
+            &opened,
+            "document.querySelector('#clocks .side-clock[data-side=\"B\"]').textContent"
+        )
+        .await,
+        "Russian 00:30:00"
+    );
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}
