@@ -134,6 +134,10 @@
     reconnectTimer: null,
     /** Join from scratch next time: a resume was refused (too far behind). */
     resumeRefused: false,
+    /** The server refused the receipt this browser kept (`bad_receipt`): join without it. */
+    receiptRefused: false,
+    /** Why the receipt was not shown, said with the next join's status; null when none. */
+    receiptWarning: null,
     /** Stop reconnecting: the server said the game or the token is wrong. */
     fatal: false,
     frames: [],
@@ -1194,6 +1198,7 @@
     } else if (message.previewed) {
       previewed(message.previewed);
     } else if (message.accepted) {
+      keepReceipt(message.accepted.signed, message.accepted.version);
       answered(message.accepted.id, null, message.accepted);
       page.version = Math.max(page.version, message.accepted.version);
     } else if (message.refused) {
@@ -1208,15 +1213,18 @@
       if (joined.state) {
         page.live = joined.state;
       }
+      keepReceipt(joined.signed, joined.version);
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
       takeClocks(joined.clocks);
-      const what = page.side === null ? "Watching live" : "Playing live";
+      // A receipt the server could not check is said for as long as the page plays on.
+      const what = `${page.side === null ? "Watching live" : "Playing live"}${page.receiptWarning ? `. ${page.receiptWarning}` : ""}`;
       page.liveWhat = what;
       resendUnanswered();
       // After a resume the header says so until the game moves on, then is "live" again.
       page.resumedAt = page.connections > 1 ? joined.version : null;
-      liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}` : what);
+      const warning = page.receiptWarning ? `. ${page.receiptWarning}` : "";
+      liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}${warning}` : what);
     } else if (message.reviewing) {
       const reviewing = message.reviewing;
       page.joined = true;
@@ -1262,9 +1270,15 @@
     } else if (message.error) {
       const { code, message: text } = message.error;
       status(`${text} (${code})`, true);
-      if (!page.joined && ["unknown_game", "bad_token", "bad_export"].includes(code)) {
+      if (!page.joined && ["unknown_game", "bad_token", "bad_export", "rolled_back"].includes(code)) {
         page.fatal = true;
         if (code !== "bad_export") showFatal(code, text);
+      } else if (!page.joined && code === "bad_receipt") {
+        // Not a receipt this server signed (its key was made anew): it cannot check it, so the
+        // page joins without it rather than lock the player out, and says so.
+        page.receiptRefused = true;
+        forgetReceipt();
+        page.receiptWarning = `The server could not check this browser's receipt (${text}); joined without it.`;
       } else if (!page.joined && code === "limit_reached") {
         // Perhaps too far behind to resume: the next attempt joins afresh.
         page.resumeRefused = true;
@@ -1283,6 +1297,14 @@
     const box = el("fatal");
     box.hidden = false;
     document.body.classList.add("fatal");
+    if (code === "rolled_back") {
+      el("fatal-title").textContent = "This server's copy of the game went back";
+      setRich(el("fatal-detail"), `The server said: ${text}`);
+      el("fatal-help").textContent = "The receipt this browser kept shows events the server " +
+        "signed for you that its log no longer holds (an older copy restored, or writes lost). " +
+        "Play stops until its operator restores the game (docs/review.md).";
+      return;
+    }
     el("fatal-title").textContent = code === "bad_token"
       ? "This link's token does not open this game"
       : "This server has no such game";
@@ -1319,7 +1341,12 @@
       // A resume asks only for what happened since the last event the page has heard of.
       const since = page.version > 0 && !page.resumeRefused ? page.version : null;
       if (since === null) page.live = null;
-      ws.send(JSON.stringify({ join: { game: page.game, token: page.token, since } }));
+      // A page opened afresh shows the receipt it kept, so a server whose log went back says
+      // so instead of serving what it has; the whole position comes after it all the same.
+      const receipt = since === null && !page.receiptRefused ? keptReceipt() : null;
+      ws.send(JSON.stringify(receipt
+        ? { join_with_receipt: { game: page.game, token: page.token, receipt, snapshot: true } }
+        : { join: { game: page.game, token: page.token, since } }));
     };
     ws.onmessage = (frame) => {
       if (page.ws !== ws) return; // a connection the page has left
@@ -2885,6 +2912,55 @@
     return Boolean(p && p.outcome && p.outcome.allowed && JSON.stringify(p.command) === JSON.stringify(command));
   }
 
+  // ---- Receipts -----------------------------------------------------------------------------
+  // What the CLI keeps in `receipts/` (client-cli/src/receipts.rs, docs/review.md): the latest
+  // signed head of this viewer's own stream, from each `joined` and `accepted`, kept by this
+  // browser per game and seat (under a tag of the token's blake3 digest, never the token), and
+  // shown when the page is opened again (`join_with_receipt`). The page cannot check the
+  // server's signature itself: the server checks it when it is shown, and a head under another
+  // key replaces the one kept, as the CLI's does.
+
+  /** Largest receipt read back: a signed head with its batch proof is a few KiB. */
+  const RECEIPT_CHARS_MAX = 16 * 1024;
+
+  function receiptKey() {
+    return `asl-receipt:${page.game}:${window.aslBlake3(String(page.token)).slice(0, 16)}`;
+  }
+
+  function keptReceipt() {
+    try {
+      const text = localStorage.getItem(receiptKey());
+      if (!text || text.length > RECEIPT_CHARS_MAX) return null;
+      const receipt = JSON.parse(text);
+      return receipt && receipt.game === page.game && Number.isInteger(receipt.version) ? receipt : null;
+    } catch {
+      return null; // storage off, or not a receipt: joined without one
+    }
+  }
+
+  function keepReceipt(signed, version) {
+    if (!signed || typeof signed !== "object" || signed.game !== page.game || signed.version !== version) return;
+    const kept = keptReceipt();
+    const sameKey = kept && JSON.stringify(kept.signer) === JSON.stringify(signed.signer);
+    if (kept && sameKey && kept.version > signed.version) return; // forward only, within a key
+    const text = JSON.stringify(signed);
+    if (text.length > RECEIPT_CHARS_MAX) return;
+    try {
+      localStorage.setItem(receiptKey(), text);
+    } catch {
+      // Storage full or off: the page plays on without a receipt, as a CLI without a state
+      // directory does.
+    }
+  }
+
+  function forgetReceipt() {
+    try {
+      localStorage.removeItem(receiptKey());
+    } catch {
+      // Nothing kept to forget.
+    }
+  }
+
   // ---- Starting a new game ---------------------------------------------------------------
   // What `asl new` does with a scenario file: the page opened without a link sends the file's
   // text as `create_game` on a connection of its own, and shows the three links the server's
@@ -2897,8 +2973,8 @@
     box.replaceChildren(...nodes);
   }
 
-  /** Where the links point: the server's public address when it says one (`wss://HOST` is
-   * `https://HOST`), else this page's own. */
+  /** Where the links point: the server's public address when it says one (a `wss` one is
+   * served over `https` at the same host), else this page's own. */
   function linkBase(publicUrl) {
     const m = /^(wss?|https?):\/\/([^/?#\s]+)/.exec(typeof publicUrl === "string" ? publicUrl : "");
     if (!m) return location.origin;
@@ -3219,7 +3295,7 @@
   const NOTIFY_FIELDS = {
     email: { what: "Address", placeholder: "you@example.org", key: "address" },
     confirm: { what: "Code", placeholder: "K7QD-M2XA", key: "code" },
-    webhook: { what: "URL", placeholder: "https://…", key: "url" },
+    webhook: { what: "URL", placeholder: "an http or https URL", key: "url" },
     off: null,
   };
 
@@ -3739,6 +3815,8 @@
       mapKey: null,
       fatal: false,
       resumeRefused: false,
+    /** The server refused the receipt this browser kept (`bad_receipt`): join without it. */
+    receiptRefused: false,
       connections: 0,
       side: null,
       stackHex: null,
