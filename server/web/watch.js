@@ -3474,6 +3474,13 @@
       let command = null;
       let label = "";
       switch (which) {
+        case "place_hidden":
+          // As `place UNIT` in a script: on board at will, no WA claimed (the prompt's answers
+          // claim it at the moments B9.322 and B9.324 give).
+          if (!need("the hidden unit", units.length === 1)) return;
+          command = { place_hidden: { unit: units[0], claim_wall_advantage: false } };
+          label = `Place ${units[0]} on board (A12.3)`;
+          break;
         case "lift_set_up":
           if (!need("the unit", units.length === 1)) return;
           command = { lift_set_up: { unit: units[0] } };
