@@ -1269,6 +1269,9 @@
       notifyRefused(message.error.message, message.error.code);
     } else if (message.error) {
       const { code, message: text } = message.error;
+      // Over a budget, a registration waiting is not served either: the form says so, and the
+      // connection starts over as for any refusal of its kind (commands sent go again).
+      if (page.notifyAsked && code === "limit_reached") notifyRefused(text, code);
       status(`${text} (${code})`, true);
       if (!page.joined && ["unknown_game", "bad_token", "bad_export", "rolled_back"].includes(code)) {
         page.fatal = true;
@@ -3086,8 +3089,9 @@
   // the blake3 checksum of all before it — which `asl verify`, `asl replay` and this page's
   // review read. Each page is held to what the server said before, as the CLI holds it.
 
-  /** The errors a `get_export` may be answered with: the save's, not the connection's. */
-  const EXPORT_REFUSALS = ["not_yet", "limit_reached"];
+  /** The errors a `get_export` may be answered with: the save's, not the connection's (a read
+   * over its budget is served late, never refused). */
+  const EXPORT_REFUSALS = ["not_yet"];
 
   const hexOf = (bytes) => Array.from(bytes, (b) => (b & 0xff).toString(16).padStart(2, "0")).join("");
 
@@ -3290,7 +3294,7 @@
 
   /** The errors a `notify` may be answered with while the page is joined: the form's, not the
    * connection's, so they are shown there and the game goes on. */
-  const NOTIFY_REFUSALS = ["bad_notify_target", "not_yet", "read_only", "bad_token", "limit_reached"];
+  const NOTIFY_REFUSALS = ["bad_notify_target", "not_yet", "read_only", "bad_token"];
   /** What the value field holds, per kind of target. */
   const NOTIFY_FIELDS = {
     email: { what: "Address", placeholder: "you@example.org", key: "address" },
