@@ -134,6 +134,10 @@
     reconnectTimer: null,
     /** Join from scratch next time: a resume was refused (too far behind). */
     resumeRefused: false,
+    /** The server refused the receipt this browser kept (`bad_receipt`): join without it. */
+    receiptRefused: false,
+    /** Why the receipt was not shown, said with the next join's status; null when none. */
+    receiptWarning: null,
     /** Stop reconnecting: the server said the game or the token is wrong. */
     fatal: false,
     frames: [],
@@ -184,6 +188,13 @@
     /** The Close Combat form's attacks being built (A11.12): {hex, rows: [{attackers: Set,
      * defenders: Set}]}; null while the form is closed. */
     cc: null,
+    /** The notice target sent (`notify`) and not answered yet: its kind; null when none is. */
+    notifyAsked: null,
+    /** A finished game's export being read (`get_export`), page by page: {header, lines,
+     * bytes}; null when none is. */
+    exporting: null,
+    /** The last export file made, as text (for inspection and to save again); null before. */
+    exported: null,
   };
   window.aslWatch = page;
   setInterval(drawClocks, 1000);
@@ -1090,6 +1101,11 @@
     el("live").classList.toggle("on", page.viewing === null);
     const at = page.shown ? page.shown.version : 0;
     drawStatus();
+    drawExport();
+    // A side reviewing an earlier moment may ask to go back to it: an undo, which the referee
+    // allows or refuses by its own rules (docs/review.md), previewed like any command.
+    el("undo-to").hidden = page.side === null || page.viewing === null || Boolean(page.review) ||
+      !page.live || page.live.over;
     el("position").textContent = page.viewing === null
       ? `${page.review ? "End of the export" : "Live"}: event #${page.version}`
       : `Replay: position after event #${page.viewing} of ${page.version}` +
@@ -1182,6 +1198,7 @@
     } else if (message.previewed) {
       previewed(message.previewed);
     } else if (message.accepted) {
+      keepReceipt(message.accepted.signed, message.accepted.version);
       answered(message.accepted.id, null, message.accepted);
       page.version = Math.max(page.version, message.accepted.version);
     } else if (message.refused) {
@@ -1196,15 +1213,18 @@
       if (joined.state) {
         page.live = joined.state;
       }
+      keepReceipt(joined.signed, joined.version);
       page.side = joined.viewer && joined.viewer.side ? joined.viewer.side : null;
       el("play").hidden = page.side === null;
       takeClocks(joined.clocks);
-      const what = page.side === null ? "Watching live" : "Playing live";
+      // A receipt the server could not check is said for as long as the page plays on.
+      const what = `${page.side === null ? "Watching live" : "Playing live"}${page.receiptWarning ? `. ${page.receiptWarning}` : ""}`;
       page.liveWhat = what;
       resendUnanswered();
       // After a resume the header says so until the game moves on, then is "live" again.
       page.resumedAt = page.connections > 1 ? joined.version : null;
-      liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}` : what);
+      const warning = page.receiptWarning ? `. ${page.receiptWarning}` : "";
+      liveStatus(page.connections > 1 ? `Resumed at event #${joined.version}${warning}` : what);
     } else if (message.reviewing) {
       const reviewing = message.reviewing;
       page.joined = true;
@@ -1238,12 +1258,30 @@
       } else if (page.viewing === asked.at) {
         show(state);
       }
+    } else if (message.export) {
+      exportPage(message.export);
+    } else if (message.error && page.exporting && EXPORT_REFUSALS.includes(message.error.code)) {
+      exportFailed(`${message.error.message} (${message.error.code})`);
+    } else if (message.notifying) {
+      notified(message.notifying);
+    } else if (message.error && page.notifyAsked && NOTIFY_REFUSALS.includes(message.error.code)) {
+      // A refused notice target is the form's answer; the game connection goes on.
+      notifyRefused(message.error.message, message.error.code);
     } else if (message.error) {
       const { code, message: text } = message.error;
+      // Over a budget, a registration waiting is not served either: the form says so, and the
+      // connection starts over as for any refusal of its kind (commands sent go again).
+      if (page.notifyAsked && code === "limit_reached") notifyRefused(text, code);
       status(`${text} (${code})`, true);
-      if (!page.joined && ["unknown_game", "bad_token", "bad_export"].includes(code)) {
+      if (!page.joined && ["unknown_game", "bad_token", "bad_export", "rolled_back"].includes(code)) {
         page.fatal = true;
         if (code !== "bad_export") showFatal(code, text);
+      } else if (!page.joined && code === "bad_receipt") {
+        // Not a receipt this server signed (its key was made anew): it cannot check it, so the
+        // page joins without it rather than lock the player out, and says so.
+        page.receiptRefused = true;
+        forgetReceipt();
+        page.receiptWarning = `The server could not check this browser's receipt (${text}); joined without it.`;
       } else if (!page.joined && code === "limit_reached") {
         // Perhaps too far behind to resume: the next attempt joins afresh.
         page.resumeRefused = true;
@@ -1262,6 +1300,14 @@
     const box = el("fatal");
     box.hidden = false;
     document.body.classList.add("fatal");
+    if (code === "rolled_back") {
+      el("fatal-title").textContent = "This server's copy of the game went back";
+      setRich(el("fatal-detail"), `The server said: ${text}`);
+      el("fatal-help").textContent = "The receipt this browser kept shows events the server " +
+        "signed for you that its log no longer holds (an older copy restored, or writes lost). " +
+        "Play stops until its operator restores the game (docs/review.md).";
+      return;
+    }
     el("fatal-title").textContent = code === "bad_token"
       ? "This link's token does not open this game"
       : "This server has no such game";
@@ -1282,6 +1328,8 @@
     page.recordAsked = false;
     page.stateAsked = null;
     page.connections += 1;
+    if (page.exporting) exportFailed("the connection was lost while the log was read: save it again");
+    if (page.notifyAsked) notifyRefused("the connection was lost before the server answered: register again", "lost");
     ws.onopen = () => {
       clearInterval(page.keepalive);
       page.keepalive = setInterval(() => {
@@ -1296,7 +1344,12 @@
       // A resume asks only for what happened since the last event the page has heard of.
       const since = page.version > 0 && !page.resumeRefused ? page.version : null;
       if (since === null) page.live = null;
-      ws.send(JSON.stringify({ join: { game: page.game, token: page.token, since } }));
+      // A page opened afresh shows the receipt it kept, so a server whose log went back says
+      // so instead of serving what it has; the whole position comes after it all the same.
+      const receipt = since === null && !page.receiptRefused ? keptReceipt() : null;
+      ws.send(JSON.stringify(receipt
+        ? { join_with_receipt: { game: page.game, token: page.token, receipt, snapshot: true } }
+        : { join: { game: page.game, token: page.token, since } }));
     };
     ws.onmessage = (frame) => {
       if (page.ws !== ws) return; // a connection the page has left
@@ -1970,7 +2023,9 @@
         return step.phase === "CCPh" && acting === page.side
           ? null : `The ATTACKER records a Melee in the CCPh (A11.7): ${now}.`;
       case "undo":
-        return page.lastCommandFrom === null ? "Nothing sent from this page to take back yet." : null;
+        return page.lastCommandFrom === null
+          ? "Nothing sent from this page to take back yet: click the moment to go back to in the record, then “Ask to take back to this moment”."
+          : null;
       case "done":
         return prompts(state).some((f) => f.step && f.yours)
           ? null : `Nothing of yours to end: ${prompts(state).map((f) => f.text).join(" ")}`;
@@ -2860,7 +2915,499 @@
     return Boolean(p && p.outcome && p.outcome.allowed && JSON.stringify(p.command) === JSON.stringify(command));
   }
 
+  // ---- Receipts -----------------------------------------------------------------------------
+  // What the CLI keeps in `receipts/` (client-cli/src/receipts.rs, docs/review.md): the latest
+  // signed head of this viewer's own stream, from each `joined` and `accepted`, kept by this
+  // browser per game and seat (under a tag of the token's blake3 digest, never the token), and
+  // shown when the page is opened again (`join_with_receipt`). The page cannot check the
+  // server's signature itself: the server checks it when it is shown, and a head under another
+  // key replaces the one kept, as the CLI's does.
+
+  /** Largest receipt read back: a signed head with its batch proof is a few KiB. */
+  const RECEIPT_CHARS_MAX = 16 * 1024;
+
+  function receiptKey() {
+    return `asl-receipt:${page.game}:${window.aslBlake3(String(page.token)).slice(0, 16)}`;
+  }
+
+  function keptReceipt() {
+    try {
+      const text = localStorage.getItem(receiptKey());
+      if (!text || text.length > RECEIPT_CHARS_MAX) return null;
+      const receipt = JSON.parse(text);
+      return receipt && receipt.game === page.game && Number.isInteger(receipt.version) ? receipt : null;
+    } catch {
+      return null; // storage off, or not a receipt: joined without one
+    }
+  }
+
+  function keepReceipt(signed, version) {
+    if (!signed || typeof signed !== "object" || signed.game !== page.game || signed.version !== version) return;
+    const kept = keptReceipt();
+    const sameKey = kept && JSON.stringify(kept.signer) === JSON.stringify(signed.signer);
+    if (kept && sameKey && kept.version > signed.version) return; // forward only, within a key
+    const text = JSON.stringify(signed);
+    if (text.length > RECEIPT_CHARS_MAX) return;
+    try {
+      localStorage.setItem(receiptKey(), text);
+    } catch {
+      // Storage full or off: the page plays on without a receipt, as a CLI without a state
+      // directory does.
+    }
+  }
+
+  function forgetReceipt() {
+    try {
+      localStorage.removeItem(receiptKey());
+    } catch {
+      // Nothing kept to forget.
+    }
+  }
+
+  // ---- Starting a new game ---------------------------------------------------------------
+  // What `asl new` does with a scenario file: the page opened without a link sends the file's
+  // text as `create_game` on a connection of its own, and shows the three links the server's
+  // tokens make — once, as the server shows them once. The server checks the scenario; a
+  // refusal is shown with its code. (A VASL save is turned into a scenario by `asl import`.)
+
+  function newReport(refused, ...nodes) {
+    const box = el("new-report");
+    box.classList.toggle("refused", refused);
+    box.replaceChildren(...nodes);
+  }
+
+  /** Where the links point: the server's public address when it says one (a `wss` one is
+   * served over `https` at the same host), else this page's own. */
+  function linkBase(publicUrl) {
+    const m = /^(wss?|https?):\/\/([^/?#\s]+)/.exec(typeof publicUrl === "string" ? publicUrl : "");
+    if (!m) return location.origin;
+    const scheme = m[1] === "wss" || m[1] === "https" ? "https" : "http";
+    return `${scheme}://${m[2]}`;
+  }
+
+  async function createGame() {
+    const file = el("new-scenario").files[0];
+    if (!file) {
+      newReport(true, "Choose the scenario file first.");
+      el("new-scenario").focus();
+      return;
+    }
+    if (/\.vsav$/i.test(file.name)) {
+      const p = document.createElement("div");
+      setRich(p, "A VASL save is made a scenario by `asl import` (docs/vasl-import.md): create the game from the file it writes.");
+      newReport(true, p);
+      return;
+    }
+    let scenario = await file.text();
+    // A time control (docs/clock.md) goes in as the file's `[clock]` table, as `asl new
+    // --clock` puts it; the server reads and checks it. A file with a clock of its own keeps it.
+    const clock = el("new-clock").value.trim();
+    if (clock) {
+      if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
+        newReport(true, "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md).");
+        el("new-clock").focus();
+        return;
+      }
+      if (/^\s*\[clock\]\s*$/m.test(scenario)) {
+        newReport(true, "This file has its own [clock]: leave the time control empty to play under it, or change the file.");
+        return;
+      }
+      scenario = `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n`;
+    }
+    const admin = el("new-admin").value.trim();
+    const message = JSON.stringify({ create_game: { scenario, admin_token: admin || null } });
+    if (message.length > FRAME_BYTES_MAX) {
+      newReport(true, `The file is over the ${FRAME_BYTES_MAX} bytes a message may hold.`);
+      return;
+    }
+    el("new-create").disabled = true;
+    newReport(false, `Creating a game from ${file.name}…`);
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const ws = new WebSocket(`${scheme}${location.host}/v1`);
+    const done = () => {
+      el("new-create").disabled = false;
+      ws.onclose = null;
+      ws.close();
+    };
+    ws.onopen = () => ws.send(message);
+    ws.onmessage = (frame) => {
+      let answer;
+      try {
+        answer = JSON.parse(frame.data);
+      } catch (e) {
+        answer = { error: { code: "unreadable", message: String(e) } };
+      }
+      if (answer.created) {
+        created(answer.created);
+      } else if (answer.error) {
+        const p = document.createElement("div");
+        setRich(p, `Not created: ${answer.error.message} (${answer.error.code}).`);
+        newReport(true, p);
+      } else {
+        return;
+      }
+      done();
+    };
+    ws.onclose = () => {
+      el("new-create").disabled = false;
+      newReport(true, "The connection closed before the server answered: try again.");
+    };
+  }
+
+  /** The game made: a link per player and one to watch, each in words and as a link. */
+  function created(answer) {
+    const base = linkBase(answer.public_url);
+    const link = (token) =>
+      `${base}/watch#game=${encodeURIComponent(String(answer.game))}&token=${encodeURIComponent(String(token))}`;
+    const sides = Array.isArray(answer.sides) ? answer.sides : [];
+    const tokens = answer.tokens || {};
+    const head = document.createElement("div");
+    head.textContent = `Game ${answer.game} created. The links are shown only now: keep them, ` +
+      "and give each player only their own.";
+    const list = document.createElement("ul");
+    list.id = "new-links";
+    const rows = [
+      [sides[0] ? `Play as ${sides[0].name}` : "Play the first side", tokens.side_a, "A"],
+      [sides[1] ? `Play as ${sides[1].name}` : "Play the second side", tokens.side_b, "B"],
+      ["Watch", tokens.spectator, "watch"],
+    ];
+    for (const [label, token, which] of rows) {
+      const li = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = link(token);
+      a.dataset.for = which;
+      a.textContent = a.href;
+      li.append(`${label}: `, a);
+      list.append(li);
+    }
+    newReport(false, head, list);
+  }
+
+  // ---- Saving a finished game's export --------------------------------------------------
+  // What `asl export` does (docs/review.md): the stored log of a finished game, read page by
+  // page (`get_export`) and written as the export file — header, one hex envelope a line, and
+  // the blake3 checksum of all before it — which `asl verify`, `asl replay` and this page's
+  // review read. Each page is held to what the server said before, as the CLI holds it.
+
+  /** The errors a `get_export` may be answered with: the save's, not the connection's (a read
+   * over its budget is served late, never refused). */
+  const EXPORT_REFUSALS = ["not_yet"];
+
+  const hexOf = (bytes) => Array.from(bytes, (b) => (b & 0xff).toString(16).padStart(2, "0")).join("");
+
+  // BLAKE3 (the hash of `record::export`'s checksum line), for one message held whole: chunks
+  // of 1024 bytes compressed block by block, merged into the tree as each chunk is done.
+  const B3_IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const B3_PERMUTATION = [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8];
+  const B3_CHUNK_START = 1;
+  const B3_CHUNK_END = 2;
+  const B3_PARENT = 4;
+  const B3_ROOT = 8;
+  const B3_BLOCK = 64;
+  const B3_CHUNK = 1024;
+
+  function b3Compress(cv, words, counter, length, flags) {
+    const s = new Uint32Array([...cv, B3_IV[0], B3_IV[1], B3_IV[2], B3_IV[3],
+      counter % 0x100000000, Math.floor(counter / 0x100000000), length, flags]);
+    let m = Uint32Array.from(words);
+    const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+    const g = (a, b, c, d, x, y) => {
+      s[a] = s[a] + s[b] + x;
+      s[d] = rotr(s[d] ^ s[a], 16);
+      s[c] = s[c] + s[d];
+      s[b] = rotr(s[b] ^ s[c], 12);
+      s[a] = s[a] + s[b] + y;
+      s[d] = rotr(s[d] ^ s[a], 8);
+      s[c] = s[c] + s[d];
+      s[b] = rotr(s[b] ^ s[c], 7);
+    };
+    for (let round = 0; round < 7; round += 1) {
+      g(0, 4, 8, 12, m[0], m[1]);
+      g(1, 5, 9, 13, m[2], m[3]);
+      g(2, 6, 10, 14, m[4], m[5]);
+      g(3, 7, 11, 15, m[6], m[7]);
+      g(0, 5, 10, 15, m[8], m[9]);
+      g(1, 6, 11, 12, m[10], m[11]);
+      g(2, 7, 8, 13, m[12], m[13]);
+      g(3, 4, 9, 14, m[14], m[15]);
+      m = Uint32Array.from(B3_PERMUTATION, (i) => m[i]);
+    }
+    for (let i = 0; i < 8; i += 1) {
+      s[i] ^= s[i + 8];
+      s[i + 8] ^= cv[i];
+    }
+    return s;
+  }
+
+  /** The 16 little-endian words of the block of `bytes` at `from` (zeros past its end). */
+  function b3Words(bytes, from, length) {
+    const words = new Uint32Array(16);
+    for (let i = 0; i < length; i += 1) words[i >> 2] |= bytes[from + i] << (8 * (i & 3));
+    return words;
+  }
+
+  /** A chunk's output: every block but the last compressed into its chaining value. */
+  function b3Chunk(bytes, from, length, counter) {
+    let cv = B3_IV;
+    const blocks = Math.max(1, Math.ceil(length / B3_BLOCK));
+    for (let b = 0; b < blocks - 1; b += 1) {
+      const words = b3Words(bytes, from + b * B3_BLOCK, B3_BLOCK);
+      cv = b3Compress(cv, words, counter, B3_BLOCK, b === 0 ? B3_CHUNK_START : 0).slice(0, 8);
+    }
+    const last = length - (blocks - 1) * B3_BLOCK;
+    return {
+      cv,
+      words: b3Words(bytes, from + (blocks - 1) * B3_BLOCK, last),
+      counter,
+      length: last,
+      flags: (blocks === 1 ? B3_CHUNK_START : 0) | B3_CHUNK_END,
+    };
+  }
+
+  const b3Chaining = (o) => b3Compress(o.cv, o.words, o.counter, o.length, o.flags).slice(0, 8);
+  const b3Parent = (left, right) => ({ cv: B3_IV, words: [...left, ...right], counter: 0, length: B3_BLOCK, flags: B3_PARENT });
+
+  /** The 32-byte BLAKE3 hash of `bytes`, in lowercase hex. */
+  function blake3Hex(bytes) {
+    const chunks = Math.max(1, Math.ceil(bytes.length / B3_CHUNK));
+    const stack = [];
+    let out = null;
+    for (let c = 0; c < chunks; c += 1) {
+      const from = c * B3_CHUNK;
+      out = b3Chunk(bytes, from, Math.min(B3_CHUNK, bytes.length - from), c);
+      if (c === chunks - 1) break;
+      // A finished chunk joins the tree: each pair of subtrees of one size becomes a parent.
+      let cv = b3Chaining(out);
+      for (let total = c + 1; (total & 1) === 0; total >>= 1) cv = b3Chaining(b3Parent(stack.pop(), cv));
+      stack.push(cv);
+    }
+    while (stack.length) out = b3Parent(stack.pop(), b3Chaining(out));
+    const root = b3Compress(out.cv, out.words, 0, out.length, out.flags | B3_ROOT);
+    const bytesOut = new Uint8Array(32);
+    for (let i = 0; i < 32; i += 1) bytesOut[i] = root[i >> 2] >>> (8 * (i & 3));
+    return hexOf(bytesOut);
+  }
+  window.aslBlake3 = (text) => blake3Hex(new TextEncoder().encode(text));
+
+  function exportReport(refused, text) {
+    const box = el("export-report");
+    box.classList.toggle("refused", refused);
+    setRich(box, text);
+  }
+
+  function drawExport() {
+    const over = Boolean(page.live && page.live.over);
+    el("export").hidden = Boolean(page.review) || !page.game;
+    el("export-save").disabled = !over || !page.joined || page.exporting !== null;
+    if (!over && !el("export-report").textContent) {
+      el("export-save").title = "The log is exported once the game is over";
+    } else {
+      el("export-save").removeAttribute("title");
+    }
+  }
+
+  function startExport() {
+    if (page.exporting || !page.joined) return;
+    page.exporting = { header: null, lines: [], bytes: 0 };
+    exportReport(false, "Reading the log…");
+    drawExport();
+    send({ get_export: { from: 1 } });
+  }
+
+  function exportFailed(text) {
+    page.exporting = null;
+    exportReport(true, `Not saved: ${text}.`);
+    drawExport();
+  }
+
+  /** One page of the log: held to the count the first page said, then the next asked for. */
+  function exportPage(p) {
+    const x = page.exporting;
+    if (!x) return;
+    const from = x.lines.length + 1;
+    const envelopes = Array.isArray(p.envelopes) ? p.envelopes : [];
+    if (p.from !== from || !envelopes.length) {
+      exportFailed(`asked for the log from envelope ${from}, got ${envelopes.length} from ${p.from}`);
+      return;
+    }
+    if (!(p.version <= EXPORT_EVENTS_MAX)) {
+      exportFailed(`the server claims ${p.version} events, over the ${EXPORT_EVENTS_MAX} an export may hold`);
+      return;
+    }
+    if (!x.header) x.header = p;
+    if (p.version !== x.header.version) {
+      exportFailed(`the server said the log holds ${x.header.version} events, then ${p.version}`);
+      return;
+    }
+    if (x.lines.length + envelopes.length > x.header.version) {
+      exportFailed(`the server sent envelopes past the ${x.header.version} it says the log holds`);
+      return;
+    }
+    for (const envelope of envelopes) {
+      if (typeof envelope !== "string" || !/^[0-9a-f]*$/.test(envelope)) {
+        exportFailed("the server sent an envelope that is not lowercase hex");
+        return;
+      }
+      x.bytes += envelope.length + 1;
+      if (x.bytes > EXPORT_BYTES_MAX) {
+        exportFailed(`the export would pass ${EXPORT_BYTES_MAX} bytes; reading stopped there`);
+        return;
+      }
+      x.lines.push(envelope);
+    }
+    if (x.lines.length < x.header.version) {
+      send({ get_export: { from: x.lines.length + 1 } });
+      return;
+    }
+    page.exporting = null;
+    saveExport(renderExport(x.header, x.lines));
+  }
+
+  /** The export file, as `record::export::render` writes it. */
+  function renderExport(h, lines) {
+    const signed = h.signed;
+    let text = `asl-game-log ${signed ? 2 : 1}\ngame ${h.game}\nevents ${h.version}\n` +
+      `head ${hexOf(h.head)}\nstate ${hexOf(h.state_hash)}\n`;
+    if (signed) text += `signer ${hexOf(signed.signer)}\nsignature ${hexOf(signed.signature)}\n`;
+    text += lines.map((l) => `${l}\n`).join("");
+    return `${text}checksum ${window.aslBlake3(text)}\n`;
+  }
+
+  /** Offers the file to the browser to save, and keeps a link to save it again. */
+  function saveExport(text) {
+    page.exported = text;
+    const link = el("export-link");
+    if (link.href) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([text], { type: "text/plain" }));
+    link.download = `${page.game}.log`;
+    link.hidden = false;
+    exportReport(false, `Saved \`${page.game}.log\`: the whole log, ready for \`asl verify\` and \`asl replay\`.`);
+    link.click();
+    drawExport();
+  }
+
+  // ---- Turn notices -----------------------------------------------------------------------
+  // What `asl notify` does (docs/notifications.md): a seat registers where the server tells it
+  // that the game waits on it — a webhook, or an e-mail address once its mailed code is given
+  // back — or removes them all. The server answers with the seat's targets (and a webhook's
+  // signing secret, that once); the page shows what it said and decides nothing.
+
+  /** The errors a `notify` may be answered with while the page is joined: the form's, not the
+   * connection's, so they are shown there and the game goes on. */
+  const NOTIFY_REFUSALS = ["bad_notify_target", "not_yet", "read_only", "bad_token"];
+  /** What the value field holds, per kind of target. */
+  const NOTIFY_FIELDS = {
+    email: { what: "Address", placeholder: "you@example.org", key: "address" },
+    confirm: { what: "Code", placeholder: "K7QD-M2XA", key: "code" },
+    webhook: { what: "URL", placeholder: "an http or https URL", key: "url" },
+    off: null,
+  };
+
+  function drawNotifyForm() {
+    const field = NOTIFY_FIELDS[el("notify-kind").value];
+    el("notify-what").textContent = field ? field.what : "Nothing to give";
+    el("notify-value").disabled = !field;
+    el("notify-value").placeholder = field ? field.placeholder : "";
+  }
+
+  function notifyReport(refused, ...nodes) {
+    const box = el("notify-report");
+    box.classList.toggle("refused", refused);
+    box.replaceChildren(...nodes);
+  }
+
+  /** Sends the form's target as `notify`, with this page's own game and token. */
+  function registerNotice() {
+    const kind = el("notify-kind").value;
+    const field = NOTIFY_FIELDS[kind];
+    const value = el("notify-value").value.trim();
+    if (field && !value) {
+      notifyReport(true, `Give the ${field.what.toLowerCase()} first.`);
+      el("notify-value").focus();
+      return;
+    }
+    if (page.notifyAsked) {
+      notifyReport(true, "Still waiting for the server's answer to the last registration.");
+      return;
+    }
+    if (!page.joined) {
+      notifyReport(true, "Not connected to the game: register once the page is live again.");
+      return;
+    }
+    const target = field ? { [kind]: { [field.key]: value } } : "off";
+    page.notifyAsked = kind;
+    notifyReport(false, "Asking the server…");
+    send({ notify: { game: page.game, token: page.token, target } });
+  }
+
+  /** The server's answer: the seat's targets now, and a new webhook secret once. */
+  function notified(answer) {
+    const asked = page.notifyAsked;
+    page.notifyAsked = null;
+    const nodes = [];
+    const line = (text) => {
+      const p = document.createElement("div");
+      p.textContent = text;
+      nodes.push(p);
+      return p;
+    };
+    const targets = Array.isArray(answer.targets) ? answer.targets : [];
+    if (targets.length) {
+      line("Notices for your side go to:");
+      const list = document.createElement("ul");
+      list.id = "notify-targets";
+      for (const t of targets) {
+        const li = document.createElement("li");
+        li.textContent = String(t);
+        list.append(li);
+      }
+      nodes.push(list);
+    } else {
+      line("No notices for your side.");
+    }
+    if (answer.secret) {
+      const p = line("Webhook secret, shown this once — keep it: each notice's body is signed with it " +
+        "(header X-ASL-Signature: sha256=HMAC-SHA256(secret, body)): ");
+      const code = document.createElement("code");
+      code.id = "notify-secret";
+      code.textContent = String(answer.secret);
+      p.append(code);
+    }
+    if (asked === "email") {
+      // The address waits for its code: the form asks for it next.
+      line("A code was e-mailed to that address: give it here to start its notices.");
+      el("notify-kind").value = "confirm";
+      drawNotifyForm();
+      el("notify-value").focus({ preventScroll: true });
+    }
+    if (asked !== "off") el("notify-value").value = "";
+    notifyReport(false, ...nodes);
+  }
+
+  function notifyRefused(text, code) {
+    page.notifyAsked = null;
+    const p = document.createElement("div");
+    setRich(p, `Not registered: ${text} (${code}).`);
+    notifyReport(true, p);
+  }
+
+  /** Asks to take back every event after the moment the record shows: the undo from the next
+   * event on, whichever page or client sent the commands. */
+  function undoTo() {
+    if (page.viewing === null || page.side === null) return;
+    const from = page.viewing + 1;
+    propose({ request_undo: { from } }, `Ask your opponent to take back events #${from}–#${page.version}`);
+  }
+
   function wirePlay() {
+    el("export-save").addEventListener("click", startExport);
+    el("undo-to").addEventListener("click", undoTo);
+    el("notify-kind").addEventListener("change", drawNotifyForm);
+    drawNotifyForm();
+    el("notify-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      registerNotice();
+    });
     for (const b of document.querySelectorAll("#actions button, #game-actions button")) {
       b.addEventListener("click", () => act(b.dataset.action));
     }
@@ -2931,6 +3478,13 @@
       let command = null;
       let label = "";
       switch (which) {
+        case "place_hidden":
+          // As `place UNIT` in a script: on board at will, no WA claimed (the prompt's answers
+          // claim it at the moments B9.322 and B9.324 give).
+          if (!need("the hidden unit", units.length === 1)) return;
+          command = { place_hidden: { unit: units[0], claim_wall_advantage: false } };
+          label = `Place ${units[0]} on board (A12.3)`;
+          break;
         case "lift_set_up":
           if (!need("the unit", units.length === 1)) return;
           command = { lift_set_up: { unit: units[0] } };
@@ -3272,6 +3826,8 @@
       mapKey: null,
       fatal: false,
       resumeRefused: false,
+    /** The server refused the receipt this browser kept (`bad_receipt`): join without it. */
+    receiptRefused: false,
       connections: 0,
       side: null,
       stackHex: null,
@@ -3295,6 +3851,7 @@
     wirePlay();
     // A narrower window rewraps the list: keep the latest event (or the replayed one) in view.
     window.addEventListener("resize", markList);
+    el("new-create").addEventListener("click", createGame);
     el("export-file").addEventListener("change", async (e) => {
       const file = e.target.files[0];
       if (file) startReview(await file.text());
@@ -3303,8 +3860,9 @@
     page.game = params.get("game");
     page.token = params.get("token");
     if (!page.game || !page.token) {
-      status("Open the watch link `asl new` printed, or review an exported game log below.");
+      status("Open the watch link `asl new` printed, start a new game, or review an exported game log below.");
       el("review").open = true;
+      el("new-game").hidden = false;
       return;
     }
     connect();
