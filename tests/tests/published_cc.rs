@@ -9,7 +9,10 @@
 //! real board, every other unit well away, each support weapon still to give handed to a unit
 //! of its side (A4.43). Then the pages play Turn 1 to its CCPh: the squad moves one hex in the
 //! MPh, advances into the enemy's Location in the APh (A4.7), and both players designate their
-//! attacks from the CC form, which has the referee roll them on the CC Table (A11.11).
+//! attacks from the CC form, which has the referee roll them on the CC Table (A11.11). A
+//! second test plays the same turn with the squad firing at the enemy squad from the page in
+//! the AFPh first (the IFT with the server's dice, A7.3); when the dice leave that squad
+//! changed (broken, pinned, reduced, killed), that save's turn ends with the fire.
 //!
 //! Nothing is timed: every step waits for a condition on the page, with a generous bound.
 
@@ -19,7 +22,7 @@ mod page;
 mod saves;
 
 use client::{Connection, Reply};
-use e2e::chromium::{self, Browser};
+use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use page::*;
 use protocol::board::hex::Hex;
@@ -41,6 +44,24 @@ const CLEAR_COLUMNS: u16 = 5;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn published_saves_are_played_to_a_close_combat_on_the_page() {
+    each_save(Fire::None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_saves_are_played_with_advancing_fire_on_the_page() {
+    each_save(Fire::Advancing).await;
+}
+
+/// Whether the turn holds an attack before the Close Combat.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fire {
+    None,
+    /// The moving squad fires in the AFPh at the squad it is to advance on; the Close Combat
+    /// follows when the dice left that squad as it was.
+    Advancing,
+}
+
+async fn each_save(fire: Fire) {
     let Some((saves, boards)) = dirs() else {
         println!(
             "skipped: set ASL_VASL_SAVES (.vsav files) and ASL_BOARDS (VASL's boards) to run it"
@@ -59,7 +80,7 @@ async fn published_saves_are_played_to_a_close_combat_on_the_page() {
     found.sort();
     assert!(!found.is_empty(), "no .vsav file in ASL_VASL_SAVES");
     for save in found {
-        play_to_close_combat(&save, &boards).await;
+        play_to_close_combat(&save, &boards, fire).await;
     }
 }
 
@@ -211,7 +232,80 @@ async fn set_up(
     );
 }
 
-async fn play_to_close_combat(save: &Path, boards: &Path) {
+/// The ATTACKER's `mover`, still picked from its move, fires at `target` from the page in the
+/// AFPh: K, the hex, the preview's fire panel naming the IFT column and the LOS, the attack
+/// declared and then resolved from the prompt with the server's dice. Both records then hold
+/// the attack as a fire log line, which is returned.
+async fn advancing_fire(
+    browser: &mut Browser,
+    players: [&Tab; 2],
+    mover: &str,
+    target: &str,
+    name: &str,
+) -> String {
+    let attacker = players[0];
+    // The squad is still picked from its move: the page follows it to where it went.
+    assert_eq!(
+        browser
+            .eval(
+                attacker,
+                &format!("window.aslWatch.selected.has('{mover}')")
+            )
+            .await,
+        true,
+        "{name}"
+    );
+    browser.type_key(attacker, "k").await;
+    browser.eval(attacker, &click_hex(target)).await;
+    previewed(browser, attacker).await;
+    let panel = text(
+        browser,
+        attacker,
+        "document.getElementById('fire-preview').hidden ? '' : \
+         document.getElementById('fire-preview').innerText",
+    )
+    .await;
+    assert!(panel.contains(" column (A7.3)"), "{name}: {panel}");
+    assert!(
+        panel.contains(&format!("LOS {mover} → {target}: clear")),
+        "{name}: {panel}"
+    );
+    let declared = send(browser, attacker).await;
+    assert!(
+        declared.starts_with(&format!(
+            "Attack {target} with {mover}: before the dice (A7):"
+        )),
+        "{name}: {declared}"
+    );
+    settle(browser, players).await;
+    browser.press(attacker, "Escape", 27).await;
+    browser.type_key(attacker, "1").await;
+    previewed(browser, attacker).await;
+    send(browser, attacker).await;
+    settle(browser, players).await;
+    let log_line = format!(
+        "(() => {{ const t = [...document.querySelectorAll('#events li .text')] \
+         .map(li => li.textContent); return t.find(l => l.includes(' vs {target} on the ') \
+         && l.includes(' → ')) || null; }})()"
+    );
+    let mut line = String::new();
+    for tab in players {
+        let found = browser
+            .wait_for(tab, "the fire log line", &log_line, WAIT)
+            .await;
+        line = found.as_str().unwrap().to_string();
+        let result = line.rsplit_once(" → ").map(|(_, r)| r).unwrap_or_default();
+        assert!(
+            ["NE", "PTC", "NMC", "1MC", "2MC", "3MC", "4MC", "K/", "1KIA", "2KIA"]
+                .iter()
+                .any(|r| result.starts_with(r)),
+            "{name}: {line}"
+        );
+    }
+    line
+}
+
+async fn play_to_close_combat(save: &Path, boards: &Path, fire: Fire) {
     let name = save.file_stem().unwrap().to_string_lossy().to_string();
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
@@ -291,18 +385,42 @@ async fn play_to_close_combat(save: &Path, boards: &Path) {
     browser.eval(&attacker, &click_hex(&between)).await;
     let moved = send(&mut browser, &attacker).await;
     assert!(moved.contains(&between), "{name}: {moved}");
+
+    if fire == Fire::Advancing {
+        // Advancing Fire (A7.24) from the page: the squad that moved fires at the enemy squad
+        // next to it, over the real board's LOS and TEM.
+        play_until(&mut browser, players, &at("AFPh, ATTACKER")).await;
+        let standing = format!(
+            "(() => {{ const u = window.aslWatch.live.units['{stander}']; \
+             return u ? JSON.stringify([u.ratings, u.morale, u.pinned, u.eliminated, u.hex]) : null; }})()"
+        );
+        let before = browser.eval(&attacker, &standing).await;
+        let fired = advancing_fire(&mut browser, players, &mover, &to, &name).await;
+        if browser.eval(&attacker, &standing).await != before {
+            // The dice broke, pinned, reduced or killed the squad the Close Combat was to be
+            // with: that turn is the fire's, and the Close Combat is shown by the test above.
+            println!("{name}: {fired}: no Close Combat this time");
+            let errors = browser.page_errors().await;
+            assert!(errors.is_empty(), "{name}: {errors:?}");
+            browser.close().await;
+            server.stop().await;
+            return;
+        }
+    }
     play_until(&mut browser, players, &at("APh, ATTACKER")).await;
-    // The squad is still picked from its move: the page follows it to where it went.
-    assert_eq!(
-        browser
-            .eval(
-                &attacker,
-                &format!("window.aslWatch.selected.has('{mover}')")
-            )
-            .await,
-        true,
-        "{name}"
-    );
+    // The squad is still picked from its move (the page follows it to where it went), unless
+    // it fired since: then it is picked again.
+    let picked = browser
+        .eval(
+            &attacker,
+            &format!("window.aslWatch.selected.has('{mover}')"),
+        )
+        .await;
+    if fire == Fire::None {
+        assert_eq!(picked, true, "{name}");
+    } else if picked != true {
+        select(&mut browser, &attacker, &between, &[mover.as_str()]).await;
+    }
     browser.eval(&attacker, &click_hex(&to)).await;
     let advanced = send(&mut browser, &attacker).await;
     assert!(
