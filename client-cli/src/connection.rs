@@ -843,7 +843,9 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
     // No word of a position is free text a player wrote (notes and reasons are events'): a
     // unit's or weapon's id, a counter's name, a side's, each held by the rules to text with
     // no control or bidi character. One holding such a character is a hostile server's.
-    if let Some(word) = unprintable_word(&serde_json::to_value(&position).unwrap_or_default()) {
+    if let Some(word) =
+        crate::unprintable_word(&serde_json::to_value(&position).unwrap_or_default())
+    {
         return Err(ConnectionError::Malformed(format!(
             "the position holds text with control or bidi characters: {}",
             crate::printable(&word)
@@ -856,23 +858,6 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
         .check_words()
         .map_err(|e| ConnectionError::Malformed(format!("the position's scenario: {e}")))?;
     Ok(game)
-}
-
-/// The first string (or object key) of `value` holding a control or bidi character.
-fn unprintable_word(value: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
-        Value::Array(items) => items.iter().find_map(unprintable_word),
-        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
-            if crate::plain(key) {
-                unprintable_word(value)
-            } else {
-                Some(key.clone())
-            }
-        }),
-        Value::Null | Value::Bool(_) | Value::Number(_) => None,
-    }
 }
 
 /// The `created` reply as the client may print it. `asl new` prints commands to paste into a

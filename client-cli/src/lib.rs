@@ -143,6 +143,23 @@ pub fn plain(text: &str) -> bool {
     !text.chars().any(escaped)
 }
 
+/// The first string (or object key) of `value` holding a control or bidi character.
+pub(crate) fn unprintable_word(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
+        Value::Array(items) => items.iter().find_map(unprintable_word),
+        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
+            if crate::plain(key) {
+                unprintable_word(value)
+            } else {
+                Some(key.clone())
+            }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
 /// Reads a file the user named, failing as bad input with the path in the message.
 pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)
