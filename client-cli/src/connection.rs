@@ -392,7 +392,9 @@ impl Connection {
         }
         let game = self.seat.as_ref().map_or("", |(game, _)| game.as_str());
         if let Err(why) = crate::receipts::check_sent(signed, game, self.viewer, version, head) {
-            eprintln!("asl: warning: the server sent a receipt that does not hold ({why}); it is not kept");
+            crate::warn(&format!(
+                "the server sent a receipt that does not hold ({why}); it is not kept"
+            ));
             return;
         }
         // Forward within one key; a receipt under another key replaces the last whatever its
@@ -407,7 +409,7 @@ impl Connection {
         self.receipt = Some(signed.clone());
         if let (Some(dir), Some((game, token))) = (&self.receipts, &self.seat) {
             if let Err(e) = crate::receipts::keep(dir, game, token, signed) {
-                eprintln!("asl: warning: {e}");
+                crate::warn(&e.to_string());
             }
         }
     }
@@ -635,9 +637,9 @@ impl Connection {
                 code: ErrorCode::BadReceipt,
                 message,
             }) => {
-                eprintln!(
-                    "asl: warning: {message}; joined without it, so this server cannot be checked against what you were shown before"
-                );
+                crate::warn(&format!(
+                    "{message}; joined without it, so this server cannot be checked against what you were shown before"
+                ));
                 self.joined(&plain).await
             }
             other => other,

@@ -160,6 +160,13 @@ pub(crate) fn unprintable_word(value: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// Says `text` on stderr as a warning (`asl: warning: …`), escaped as [`printable_lines`]
+/// escapes it: a warning may quote a server's words (a refusal's message), and a server is
+/// hostile. Every warning the client gives while it goes on goes through here.
+pub(crate) fn warn(text: &str) {
+    eprintln!("asl: warning: {}", printable_lines(text));
+}
+
 /// Reads a file the user named, failing as bad input with the path in the message.
 pub(crate) fn read_input(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path)

@@ -143,7 +143,11 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
                     let Some(delay) = delays.next() else {
                         return Err(e.into());
                     };
-                    eprintln!("asl: {e}; reconnecting for line {}", line.line);
+                    eprintln!(
+                        "asl: {}; reconnecting for line {}",
+                        crate::printable_lines(&e.to_string()),
+                        line.line
+                    );
                     tokio::time::sleep(delay).await;
                     if let Ok((c, _, f)) = join_fresh(&args.server, &args.game).await {
                         (connection, follower) = (c, f);

@@ -106,7 +106,10 @@ async fn reconnect(
     follower: &mut Follower,
     cause: ConnectionError,
 ) -> Result<Connection, Failure> {
-    eprintln!("asl: {cause}; reconnecting");
+    eprintln!(
+        "asl: {}; reconnecting",
+        crate::printable_lines(&cause.to_string())
+    );
     let mut last = cause;
     for delay in reconnect_delays() {
         tokio::time::sleep(delay).await;
