@@ -123,6 +123,27 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// JSON the client prints (`--json`), made safe for a terminal as [`printable`] makes text:
+/// each character it would escape, inside a string (the only place JSON holds one), is
+/// written as a JSON `\uXXXX` escape, so the value reads back the same. serde escapes the C0
+/// controls only; a note's bidi override or C1 control went to the terminal raw. The line
+/// breaks of pretty-printed JSON stay.
+pub fn printable_json(json: &str) -> String {
+    if json.chars().all(|c| c == '\n' || !escaped(c)) {
+        return json.to_string();
+    }
+    let mut out = String::with_capacity(json.len() + 12);
+    for c in json.chars() {
+        if c != '\n' && escaped(c) {
+            // Every control and bidi character is in the Basic Multilingual Plane: one escape.
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// [`printable`] line by line, keeping the line breaks: for the client's own messages, some
 /// of several lines, that may quote others' words (a failure quoting a scenario file from
 /// others). Text already made printable stays as it is.

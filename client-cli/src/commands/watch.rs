@@ -57,7 +57,7 @@ pub async fn watch(args: &WatchArgs, out: &mut (dyn Write + Send)) -> Result<Sta
         }
         printed += 1;
         if args.json {
-            writeln!(out, "{}", wire::to_json(&event))?;
+            writeln!(out, "{}", crate::printable_json(&wire::to_json(&event)))?;
         } else {
             for line in lines {
                 writeln!(out, "{line}")?;
