@@ -392,7 +392,9 @@ impl Connection {
         }
         let game = self.seat.as_ref().map_or("", |(game, _)| game.as_str());
         if let Err(why) = crate::receipts::check_sent(signed, game, self.viewer, version, head) {
-            eprintln!("asl: warning: the server sent a receipt that does not hold ({why}); it is not kept");
+            crate::warn(&format!(
+                "the server sent a receipt that does not hold ({why}); it is not kept"
+            ));
             return;
         }
         // Forward within one key; a receipt under another key replaces the last whatever its
@@ -407,7 +409,7 @@ impl Connection {
         self.receipt = Some(signed.clone());
         if let (Some(dir), Some((game, token))) = (&self.receipts, &self.seat) {
             if let Err(e) = crate::receipts::keep(dir, game, token, signed) {
-                eprintln!("asl: warning: {e}");
+                crate::warn(&e.to_string());
             }
         }
     }
@@ -635,9 +637,9 @@ impl Connection {
                 code: ErrorCode::BadReceipt,
                 message,
             }) => {
-                eprintln!(
-                    "asl: warning: {message}; joined without it, so this server cannot be checked against what you were shown before"
-                );
+                crate::warn(&format!(
+                    "{message}; joined without it, so this server cannot be checked against what you were shown before"
+                ));
                 self.joined(&plain).await
             }
             other => other,
@@ -843,7 +845,9 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
     // No word of a position is free text a player wrote (notes and reasons are events'): a
     // unit's or weapon's id, a counter's name, a side's, each held by the rules to text with
     // no control or bidi character. One holding such a character is a hostile server's.
-    if let Some(word) = unprintable_word(&serde_json::to_value(&position).unwrap_or_default()) {
+    if let Some(word) =
+        crate::unprintable_word(&serde_json::to_value(&position).unwrap_or_default())
+    {
         return Err(ConnectionError::Malformed(format!(
             "the position holds text with control or bidi characters: {}",
             crate::printable(&word)
@@ -856,23 +860,6 @@ fn game_of(position: Position) -> Result<Game, ConnectionError> {
         .check_words()
         .map_err(|e| ConnectionError::Malformed(format!("the position's scenario: {e}")))?;
     Ok(game)
-}
-
-/// The first string (or object key) of `value` holding a control or bidi character.
-fn unprintable_word(value: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match value {
-        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
-        Value::Array(items) => items.iter().find_map(unprintable_word),
-        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
-            if crate::plain(key) {
-                unprintable_word(value)
-            } else {
-                Some(key.clone())
-            }
-        }),
-        Value::Null | Value::Bool(_) | Value::Number(_) => None,
-    }
 }
 
 /// The `created` reply as the client may print it. `asl new` prints commands to paste into a

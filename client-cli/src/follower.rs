@@ -44,7 +44,8 @@ pub enum FollowError {
         server: StateHash,
     },
     /// The stream's `GameCreated` holds a scenario whose names no scenario file may hold (a
-    /// terminal escape in a side's name): the words the client would print are refused.
+    /// terminal escape in a side's name), or an undo's position holds text with a control or
+    /// bidi character: the words the client would print are refused.
     Words { seq: u64, why: String },
 }
 
@@ -67,7 +68,7 @@ impl fmt::Display for FollowError {
             ),
             FollowError::Words { seq, why } => write!(
                 f,
-                "event #{seq} creates a game whose scenario this client will not print: {}",
+                "event #{seq} hands the client a game it will not print: {}",
                 crate::printable(why)
             ),
         }
@@ -136,15 +137,31 @@ impl Follower {
             });
         }
         // The scenario's names are printed in many places: a stream (a server's, an export's)
-        // creating a game is held to the words a scenario file may hold.
-        if let Event::GameCreated(created) = &sequenced.viewed.event {
-            created
-                .scenario
-                .check_words()
-                .map_err(|e| FollowError::Words {
-                    seq: sequenced.seq,
-                    why: e.to_string(),
-                })?;
+        // creating a game is held to the words a scenario file may hold, and so is an undo,
+        // which hands the follower a whole position in place of its own: held, as a position
+        // the server sends is (`connection::game_of`), to text with no control or bidi
+        // character anywhere in it. Before, an undo's position was taken as it came.
+        let words = |scenario: &protocol::Scenario| {
+            scenario.check_words().map_err(|e| FollowError::Words {
+                seq: sequenced.seq,
+                why: e.to_string(),
+            })
+        };
+        match &sequenced.viewed.event {
+            Event::GameCreated(created) => words(&created.scenario)?,
+            Event::EventsUndone(undone) => {
+                let value = serde_json::to_value(&*undone.restored).unwrap_or_default();
+                if let Some(word) = crate::unprintable_word(&value) {
+                    return Err(FollowError::Words {
+                        seq: sequenced.seq,
+                        why: format!(
+                            "its position holds text with control or bidi characters: {word}"
+                        ),
+                    });
+                }
+                words(&undone.restored.scenario)?;
+            }
+            _ => {}
         }
         // The stream is the viewer's own: every number is an event it may know, so the local
         // version is its count of events received, as the server's projection says.
@@ -241,6 +258,46 @@ mod tests {
         let mut follower = Follower::new(Game::new(scenario.clone()));
         let created = sequenced(1, Event::GameCreated(GameCreated { scenario }));
         follower.advance(&created).unwrap();
+    }
+
+    /// An undo hands the follower a whole position in place of its own: a hostile server's,
+    /// naming a side or a unit with a terminal escape, is refused as such a position sent on
+    /// its own is. Before, it was applied, and `asl play` printed its names.
+    #[test]
+    fn an_undos_position_with_words_no_position_holds_is_refused() {
+        use protocol::event::EventsUndone;
+        let undone = |restored: Game| {
+            sequenced(
+                1,
+                Event::EventsUndone(EventsUndone {
+                    requested_by: Side::A,
+                    consented_by: Side::B,
+                    from: 2,
+                    to: 2,
+                    restored: Box::new(restored),
+                }),
+            )
+        };
+        let mut named = start();
+        named.scenario = std::sync::Arc::new({
+            let mut s = protocol::Scenario::clone(&named.scenario);
+            s.sides[0].name = "German\u{1b}]0;owned\u{7}".into();
+            s
+        });
+        let mut renamed = start();
+        let mut unit = renamed.units["447a"].clone();
+        unit.id = "447a\u{1b}[2J".into();
+        renamed.units.insert(unit.id.clone(), unit);
+        for hostile in [named, renamed] {
+            let mut follower = Follower::new(start());
+            let e = follower.advance(&undone(hostile)).unwrap_err();
+            assert!(matches!(e, FollowError::Words { seq: 1, .. }), "{e:?}");
+            assert!(crate::plain(&e.to_string()), "{e}");
+            assert_eq!(follower.version(), 0, "nothing applied");
+        }
+        let mut follower = Follower::new(start());
+        follower.advance(&undone(start())).unwrap();
+        assert_eq!(follower.version(), 1);
     }
 
     #[test]

@@ -123,6 +123,27 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// JSON the client prints (`--json`), made safe for a terminal as [`printable`] makes text:
+/// each character it would escape, inside a string (the only place JSON holds one), is
+/// written as a JSON `\uXXXX` escape, so the value reads back the same. serde escapes the C0
+/// controls only; a note's bidi override or C1 control went to the terminal raw. The line
+/// breaks of pretty-printed JSON stay.
+pub fn printable_json(json: &str) -> String {
+    if json.chars().all(|c| c == '\n' || !escaped(c)) {
+        return json.to_string();
+    }
+    let mut out = String::with_capacity(json.len() + 12);
+    for c in json.chars() {
+        if c != '\n' && escaped(c) {
+            // Every control and bidi character is in the Basic Multilingual Plane: one escape.
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// [`printable`] line by line, keeping the line breaks: for the client's own messages, some
 /// of several lines, that may quote others' words (a failure quoting a scenario file from
 /// others). Text already made printable stays as it is.
@@ -141,6 +162,30 @@ fn escaped(c: char) -> bool {
 /// Whether `text` prints as it is: no character [`printable`] would escape.
 pub fn plain(text: &str) -> bool {
     !text.chars().any(escaped)
+}
+
+/// The first string (or object key) of `value` holding a control or bidi character.
+pub(crate) fn unprintable_word(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => (!crate::plain(text)).then(|| text.clone()),
+        Value::Array(items) => items.iter().find_map(unprintable_word),
+        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
+            if crate::plain(key) {
+                unprintable_word(value)
+            } else {
+                Some(key.clone())
+            }
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
+}
+
+/// Says `text` on stderr as a warning (`asl: warning: …`), escaped as [`printable_lines`]
+/// escapes it: a warning may quote a server's words (a refusal's message), and a server is
+/// hostile. Every warning the client gives while it goes on goes through here.
+pub(crate) fn warn(text: &str) {
+    eprintln!("asl: warning: {}", printable_lines(text));
 }
 
 /// Reads a file the user named, failing as bad input with the path in the message.

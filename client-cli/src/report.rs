@@ -75,7 +75,7 @@ impl LineOutcome {
 
     pub(crate) fn write(&self, out: &mut dyn Write, json: bool) -> io::Result<()> {
         if json {
-            writeln!(out, "{}", self.json())
+            writeln!(out, "{}", crate::printable_json(&self.json()))
         } else {
             writeln!(out, "{}", self.text())
         }

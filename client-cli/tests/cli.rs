@@ -315,3 +315,73 @@ async fn games_lists_each_saved_game_with_its_turn_and_clocks() {
     drop(silent);
     server.stop().await;
 }
+
+/// A hostile server refusing a kept receipt with a message holding a terminal escape: `asl`
+/// says the refusal as a warning and joins without the receipt, and the warning reaches the
+/// terminal escaped. Before, the server's message was written to stderr as it came.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receipts_refusal_reaches_the_terminal_escaped() {
+    use futures_util::{SinkExt, StreamExt};
+    use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage};
+    use tokio_tungstenite::tungstenite::Message;
+    const HOSTILE: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J";
+    let home = tempfile::tempdir().unwrap();
+    let (game, token) = ("0123456789abcdef0123456789abcdef", "seat-token");
+    let receipt = protocol::record::signed::SignedHead {
+        game: game.into(),
+        stream: protocol::record::signed::Stream::Viewer(protocol::Viewer::Side(protocol::Side::A)),
+        version: 1,
+        head: protocol::chain::LogHash([7; 32]),
+        signer: protocol::record::signed::ServerKey([9; 32]),
+        signature: vec![0; 64],
+        batch: None,
+    };
+    client::receipts::keep(&home.path().join("receipts"), game, token, &receipt).unwrap();
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+        let answer = |code, message: &str| {
+            Message::text(wire::to_json(&ServerMessage::Error {
+                code,
+                message: message.into(),
+            }))
+        };
+        let mut asked = vec![];
+        for reply in [
+            answer(ErrorCode::BadReceipt, HOSTILE),
+            answer(ErrorCode::BadToken, "wrong token"),
+        ] {
+            let Some(Ok(Message::Text(text))) = socket.next().await else {
+                break;
+            };
+            asked.push(wire::from_json::<ClientMessage>(text.as_str()).unwrap());
+            socket.send(reply).await.unwrap();
+        }
+        asked
+    });
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_asl"));
+    watch
+        .args(["watch", "--server", &url, "--game", game, "--token", token])
+        .env("ASL_HOME", home.path())
+        .env_remove("ASL_SERVER");
+    let out = tokio::task::spawn_blocking(move || watch.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let asked = tokio::time::timeout(WAIT_MAX, server)
+        .await
+        .unwrap_or_else(|_| panic!("asl never asked: {stderr}"))
+        .unwrap();
+    assert!(
+        matches!(asked[0], ClientMessage::JoinWithReceipt { .. }),
+        "{asked:?}"
+    );
+    assert!(stderr.contains("\\u{1b}]0;owned"), "{stderr}");
+    assert!(
+        !stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+}

@@ -400,3 +400,65 @@ async fn stream_leader(nats: &Nats) -> String {
         .and_then(|c| c.leader.clone())
         .expect("a leader")
 }
+
+/// A receipt shown on a node that does not own the game is checked as the owner checks one
+/// shown to it: one signed for another game is refused `bad_receipt`, and one past what the
+/// owner's log reaches marks the game rolled back. Before, the relaying node passed the join on
+/// as a bare `join`: the receipt was dropped, a receipt of another game opened this one, and a
+/// rollback went unseen by any client that reached the game through another node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receipt_shown_through_another_node_is_checked_by_the_owner() {
+    let nats = Nats::single();
+    let (s1, s2) = (node(&nats, "s1"), node(&nats, "s2"));
+    let (first, first_tokens) = create(&s1.url).await;
+    let (second, second_tokens) = create(&s1.url).await;
+    let receipt_of = |message: ServerMessage| match message {
+        ServerMessage::Joined {
+            signed: Some(signed),
+            owner,
+            ..
+        } => (signed, owner),
+        other => panic!("expected joined with a receipt, got {other:?}"),
+    };
+    // Both games are owned by s1, where they are first joined.
+    let mut ws = open(&s1.url).await;
+    let join = |game: &str, token: &str| ClientMessage::Join {
+        game: game.into(),
+        token: token.into(),
+        since: None,
+    };
+    let (first_receipt, owner) = receipt_of(ask(&mut ws, join(&first, &first_tokens.side_a)).await);
+    assert_eq!(owner.as_deref(), Some("s1"));
+    let mut ws = open(&s1.url).await;
+    let (_, owner) = receipt_of(ask(&mut ws, join(&second, &second_tokens.side_a)).await);
+    assert_eq!(owner.as_deref(), Some("s1"));
+
+    // The first game's receipt shown for the second, through s2.
+    let mut ws = open(&s2.url).await;
+    let shown = ClientMessage::JoinWithReceipt {
+        game: second.clone(),
+        token: second_tokens.side_a.clone(),
+        receipt: first_receipt.clone(),
+        snapshot: true,
+    };
+    match ask(&mut ws, shown).await {
+        ServerMessage::Error {
+            code: ErrorCode::BadReceipt,
+            ..
+        } => {}
+        other => panic!("expected bad_receipt, got {other:?}"),
+    }
+    // The same receipt, shown for its own game through s2, is taken.
+    let mut ws = open(&s2.url).await;
+    let shown = ClientMessage::JoinWithReceipt {
+        game: first.clone(),
+        token: first_tokens.side_a.clone(),
+        receipt: first_receipt,
+        snapshot: true,
+    };
+    match ask(&mut ws, shown).await {
+        ServerMessage::Joined { owner, .. } => assert_eq!(owner.as_deref(), Some("s1")),
+        other => panic!("expected joined, got {other:?}"),
+    }
+    drop((s1, s2));
+}

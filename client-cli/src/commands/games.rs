@@ -89,7 +89,11 @@ pub async fn games(args: &GamesArgs, out: &mut (dyn Write + Send)) -> Result<Sta
     for (name, standing) in &answers {
         failed |= standing.is_err();
         if args.json {
-            writeln!(out, "{}", json(name, standing))?;
+            writeln!(
+                out,
+                "{}",
+                crate::printable_json(&json(name, standing).to_string())
+            )?;
         } else {
             writeln!(out, "{}", line(name, standing))?;
         }

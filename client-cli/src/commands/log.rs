@@ -81,7 +81,7 @@ impl Replay {
                 continue;
             }
             if self.json {
-                writeln!(out, "{}", wire::to_json(event))?;
+                writeln!(out, "{}", crate::printable_json(&wire::to_json(event)))?;
             } else {
                 for line in lines {
                     writeln!(out, "{line}")?;
@@ -218,6 +218,47 @@ mod tests {
             5,
             "{text}"
         );
+    }
+
+    /// `--json` prints the events as they came, their words too: an opponent's note holding a
+    /// bidi override or a C1 control (which serde leaves as they are) is written as JSON
+    /// escapes, so the terminal gets none and the line reads back as the same event. Before,
+    /// the text lines escaped them and the JSON lines did not.
+    #[test]
+    fn json_lines_carry_the_opponents_words_escaped() {
+        use protocol::command::Outcome;
+        use protocol::event::OutcomeAdjudicated;
+        let note = "DR 5 \u{202e}deliaf CM\u{9b}2J";
+        let mut log = full_log(1);
+        log.push(Sequenced {
+            seq: log.len() as u64 + 1,
+            viewed: Viewed {
+                event: Event::OutcomeAdjudicated(OutcomeAdjudicated {
+                    by: protocol::Side::B,
+                    unit: "447a".into(),
+                    outcome: Outcome::Pin,
+                    note: note.into(),
+                }),
+                renamed: vec![],
+                weapons: vec![],
+            },
+            hash: Default::default(),
+        });
+        let mut replay = Replay {
+            follower: None,
+            record: Record::default(),
+            json: true,
+        };
+        let page = LogPage {
+            version: log.len() as u64,
+            events: log.clone(),
+        };
+        let mut out = vec![];
+        replay.print_page(1, &page, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().all(crate::plain), "{text:?}");
+        let last: Sequenced = wire::from_json(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last, log[log.len() - 1], "the same event reads back");
     }
 
     #[test]

@@ -313,7 +313,26 @@ a command would do without sending it (an attack's FP, column, DRMs and LOS, A7)
 
 /// Plays `side` with the lines from `typed` until they end, `quit`, or the game is over,
 /// printing through `say`; follows the opponent's events as they come in between lines.
+///
+/// Everything the session says goes through one function that escapes control and bidi
+/// characters ([`crate::printable_lines`]): the status line, `left` and a refusal name units
+/// and sides from the local game, which the server's events fill, and a server is hostile.
+/// Before, only the events' descriptions were escaped, so a WA chance naming a unit id that
+/// held a terminal escape reached the terminal raw in the status line.
 pub async fn session(
+    connection: &mut Connection,
+    follower: &mut Follower,
+    side: Side,
+    typed: mpsc::Receiver<String>,
+    say: &mut (dyn FnMut(String) + Send),
+    vocabulary: &Mutex<Vocabulary>,
+) -> Result<Status, Failure> {
+    let mut escaped = |text: String| say(crate::printable_lines(&text));
+    play_lines(connection, follower, side, typed, &mut escaped, vocabulary).await
+}
+
+/// [`session`], saying through `say` as it is.
+async fn play_lines(
     connection: &mut Connection,
     follower: &mut Follower,
     side: Side,
@@ -554,6 +573,86 @@ mod tests {
             "waiting to enter"
         );
         assert!(v.complete(true, "set").contains(&"setup".to_string()));
+    }
+
+    /// A hostile server's words reach the terminal escaped, whatever line says them: the
+    /// status line names units and sides from the local game, which the server's events fill
+    /// (a WA chance naming a unit id holding a terminal escape). Before, the status line and
+    /// `left` were printed as they were, where the events themselves were escaped.
+    #[tokio::test]
+    async fn a_hostile_servers_words_in_the_status_line_reach_the_terminal_escaped() {
+        use futures_util::{SinkExt, StreamExt};
+        use protocol::event::WallAdvantageChanceOffered;
+        use protocol::wire::{self, ServerMessage};
+        use tokio_tungstenite::tungstenite::Message;
+        const HOSTILE: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J";
+        let game = game().project(Viewer::Side(Side::A));
+        let seq = game.version + 1;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let event = ServerMessage::Event(crate::follower::sequenced(
+                seq,
+                protocol::Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
+                    side: Side::A,
+                    units: vec![HOSTILE.into()],
+                }),
+            ));
+            socket
+                .send(Message::Text(wire::to_json(&event).into()))
+                .await
+                .unwrap();
+            // Held open until the client is done.
+            let _ = socket.next().await;
+        });
+        let mut connection = Connection::connect(&format!("ws://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        let mut follower = Follower::new(game);
+        let said = Arc::new(Mutex::new(Vec::<String>::new()));
+        let heard = said.clone();
+        let (typed, lines) = mpsc::channel(8);
+        let vocabulary = Mutex::new(Vocabulary::default());
+        let session = tokio::spawn(async move {
+            let mut say = move |text: String| heard.lock().unwrap().push(text);
+            let _ = session(
+                &mut connection,
+                &mut follower,
+                Side::A,
+                lines,
+                &mut say,
+                &vocabulary,
+            )
+            .await;
+        });
+        let chance = async {
+            while !said
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.contains("a chance to claim Wall Advantage"))
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), chance)
+            .await
+            .unwrap_or_else(|_| panic!("no WA chance said: {:?}", said.lock().unwrap()));
+        typed.send("status".into()).await.unwrap();
+        typed.send("quit".into()).await.unwrap();
+        session.await.unwrap();
+        server.abort();
+        let said = said.lock().unwrap();
+        assert!(said.len() >= 3, "{said:?}");
+        for line in said.iter() {
+            assert!(crate::plain(line), "said raw: {line:?}");
+        }
+        assert!(
+            said.iter().any(|l| l.contains("\\u{1b}]0;owned")),
+            "{said:?}"
+        );
     }
 
     #[test]

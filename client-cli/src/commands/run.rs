@@ -143,7 +143,11 @@ pub async fn run(args: &RunArgs, out: &mut (dyn Write + Send)) -> Result<Status,
                     let Some(delay) = delays.next() else {
                         return Err(e.into());
                     };
-                    eprintln!("asl: {e}; reconnecting for line {}", line.line);
+                    eprintln!(
+                        "asl: {}; reconnecting for line {}",
+                        crate::printable_lines(&e.to_string()),
+                        line.line
+                    );
                     tokio::time::sleep(delay).await;
                     if let Ok((c, _, f)) = join_fresh(&args.server, &args.game).await {
                         (connection, follower) = (c, f);
@@ -264,10 +268,8 @@ async fn send_line(
         let wait = Wait::before(command);
         wait_for(connection, follower, side, wait, |game| {
             eprintln!(
-                "{script}:{}: waiting for {} (this token plays the {})",
-                line.line,
-                wait.awaited(game, side),
-                game.side_name(side)
+                "{}",
+                waiting_words(&script.to_string(), line.line, wait, game, side)
             );
         })
         .await?;
@@ -366,6 +368,17 @@ impl Wait {
             Wait::Turn | Wait::Nothing => super::awaited(game),
         }
     }
+}
+
+/// What `asl run` says while it waits before a line: what the game waits for, in the words
+/// of the local game, which a hostile server's events fill (a unit id holding a terminal
+/// escape): escaped, as everything else it prints of the server's is.
+fn waiting_words(script: &str, line: usize, wait: Wait, game: &Game, side: Side) -> String {
+    crate::printable(&format!(
+        "{script}:{line}: waiting for {} (this token plays the {})",
+        wait.awaited(game, side),
+        game.side_name(side)
+    ))
 }
 
 /// Follows the game until `wait` is over for `side`. `waiting` hears once what the game waits
@@ -477,6 +490,26 @@ mod tests {
             Scenario::from_toml(include_str!("../../../scenarios/b9-41-wall-advantage.toml"))
                 .unwrap(),
         )
+    }
+
+    /// What `asl run` says while it waits names units and sides of the local game, which a
+    /// hostile server's events fill: it reaches the terminal escaped. Before, a WA chance
+    /// naming a unit id holding a terminal escape was written to stderr as it came.
+    #[test]
+    fn the_wait_is_said_in_escaped_words() {
+        use protocol::event::WallAdvantageChanceOffered;
+        let mut game = game();
+        protocol::apply(
+            &mut game,
+            &protocol::Event::WallAdvantageChanceOffered(WallAdvantageChanceOffered {
+                side: Side::B,
+                units: vec!["\u{1b}]0;owned\u{7}".into()],
+            }),
+        );
+        let said = waiting_words("s.script", 3, Wait::Turn, &game, Side::A);
+        assert!(crate::plain(&said), "{said:?}");
+        assert!(said.starts_with("s.script:3: waiting for "), "{said}");
+        assert!(said.contains("\\u{1b}]0;owned"), "{said}");
     }
 
     #[test]

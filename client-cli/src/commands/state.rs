@@ -24,7 +24,7 @@ pub async fn state(args: &StateArgs, out: &mut (dyn Write + Send)) -> Result<Sta
     let game = follower.game();
     if args.json {
         let json = serde_json::to_string_pretty(game).expect("a game always encodes");
-        writeln!(out, "{json}")?;
+        writeln!(out, "{}", crate::printable_json(&json))?;
     } else {
         let text = describe_timed(
             game,

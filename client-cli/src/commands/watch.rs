@@ -57,7 +57,7 @@ pub async fn watch(args: &WatchArgs, out: &mut (dyn Write + Send)) -> Result<Sta
         }
         printed += 1;
         if args.json {
-            writeln!(out, "{}", wire::to_json(&event))?;
+            writeln!(out, "{}", crate::printable_json(&wire::to_json(&event)))?;
         } else {
             for line in lines {
                 writeln!(out, "{line}")?;
@@ -106,7 +106,10 @@ async fn reconnect(
     follower: &mut Follower,
     cause: ConnectionError,
 ) -> Result<Connection, Failure> {
-    eprintln!("asl: {cause}; reconnecting");
+    eprintln!(
+        "asl: {}; reconnecting",
+        crate::printable_lines(&cause.to_string())
+    );
     let mut last = cause;
     for delay in reconnect_delays() {
         tokio::time::sleep(delay).await;

@@ -573,8 +573,8 @@ struct TunnelFile {
 
 impl Scenario {
     /// Whether the words this scenario shows both players (its name, its sides' names, its
-    /// weapons' names) are ones a scenario file may give ([`check_shown_words`],
-    /// [`check_counter_name`]). A checked scenario's are; a client holds a scenario a server
+    /// weapons' names, its units' and weapons' ids) are ones a scenario file may give
+    /// ([`check_shown_words`], [`check_counter_name`], [`check_id`]). A checked scenario's are; a client holds a scenario a server
     /// or an export sent it to the same, since it prints them in a terminal.
     pub fn check_words(&self) -> Result<(), ScenarioError> {
         check_shown_words(
@@ -598,7 +598,19 @@ impl Scenario {
             .map(|w| (&w.id, &w.name))
             .chain(offboard.map(|w| (&w.id, &w.name)))
         {
+            check_id("weapons.id", id)?;
             check_counter_name(&format!("weapon {id}"), name)?;
+        }
+        // Every unit's id, as a file gives it or, for a unit under "?" in a viewer's copy, as
+        // its alias (`?` and a number).
+        let offboard = self.setup.iter().flat_map(|s| s.units.keys());
+        for id in self.units.keys().chain(offboard) {
+            let alias = id
+                .strip_prefix('?')
+                .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+            if !alias {
+                check_id("units.id", id)?;
+            }
         }
         Ok(())
     }
@@ -1042,16 +1054,7 @@ impl File {
         let mut offboard: BTreeMap<UnitId, crate::setup::OffboardUnit> = BTreeMap::new();
         for (i, u) in self.units.iter().enumerate() {
             let field = format!("units[{i}]");
-            let ok = !u.id.is_empty()
-                && u.id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-            if !ok {
-                return Err(refuse(
-                    format!("{field}.id"),
-                    "must be a non-empty word of letters, digits, - _ or .",
-                ));
-            }
+            check_id(&format!("{field}.id"), &u.id)?;
             let side = self.side(&format!("{field}.side"), &u.side)?;
             check_ratings(&format!("{field}.ratings"), u.kind, &u.ratings)?;
             let off_board = u.offboard || u.enters.is_some();
@@ -1162,6 +1165,7 @@ impl File {
         let mut offboard_weapons = BTreeMap::new();
         for (i, w) in self.weapons.iter().enumerate() {
             let field = format!("weapons[{i}]");
+            check_id(&format!("{field}.id"), &w.id)?;
             check_counter_name(&format!("{field}.name"), &w.name)?;
             if w.pp == 0 || w.pp > 10 {
                 return Err(refuse(
@@ -1939,6 +1943,23 @@ pub fn is_bidi(c: char) -> bool {
 }
 
 /// Takes `id` for one unit or weapon of the scenario, refusing an id already taken.
+/// A unit's or a weapon's id: a word of letters, digits, `-`, `_` or `.`. Ids are how players
+/// and scripts name counters, and both players' screens show them, so none holds a control or
+/// bidi character, a space, or the `?` that begins the name of a unit under "?" (A12).
+pub fn check_id(field: &str, id: &str) -> Result<(), ScenarioError> {
+    let ok = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !ok {
+        return Err(refuse(
+            field,
+            "must be a non-empty word of letters, digits, - _ or .",
+        ));
+    }
+    Ok(())
+}
+
 fn claim_id(ids: &mut BTreeSet<String>, field: &str, id: &str) -> Result<(), ScenarioError> {
     if ids.insert(id.to_owned()) {
         Ok(())
@@ -2265,6 +2286,42 @@ hex = "1B2"
         // Letters of any script are words, not controls.
         Scenario::read_toml(&base.replace("name = \"test\"", "name = \"Сталинград: Улица\""))
             .unwrap();
+    }
+
+    /// A weapon's id is shown to both players and typed by them, as a unit's is: held to the
+    /// same word. Before, a weapon's id was any string: a terminal escape, or `?1`, the name
+    /// the opponent's first "?" goes by. A scenario from elsewhere (a position, a stream, an
+    /// export) is held to the same ids, a unit under "?" going by its alias.
+    #[test]
+    fn a_weapons_id_is_a_word_as_a_units_is() {
+        let weapon = |id: &str| {
+            format!(
+                "{MINIMAL}[[weapons]]\nid = \"{id}\"\nname = \"LMG\"\npp = 1\nheld_by = \"g1\"\n"
+            )
+        };
+        Scenario::read_toml(&weapon("g-lmg.1_a")).unwrap();
+        for bad in ["\\u001b[2J", "lmg\\u202e", "?1", "", "a b"] {
+            let e = refused(&weapon(bad));
+            assert_eq!(e.field, "weapons[0].id", "{bad}: {e}");
+        }
+        let e = refused(&MINIMAL.replace("id = \"g1\"", "id = \"g\\u001b[2J\""));
+        assert_eq!(e.field, "units[0].id", "{e}");
+
+        let mut s = Scenario::read_toml(&weapon("glmg")).unwrap();
+        s.check_words().unwrap();
+        let mut w = s.weapons.remove("glmg").unwrap();
+        w.id = "glmg\u{1b}[2J".into();
+        s.weapons.insert(w.id.clone(), w);
+        assert_eq!(s.check_words().unwrap_err().field, "weapons.id");
+        let mut s = Scenario::read_toml(&weapon("glmg")).unwrap();
+        let mut u = s.units.remove("g1").unwrap();
+        u.id = "?3".into();
+        s.units.insert(u.id.clone(), u.clone());
+        s.check_words()
+            .expect("a unit under \"?\" goes by its alias");
+        u.id = "g1\u{9b}2J".into();
+        s.units.insert(u.id.clone(), u);
+        assert_eq!(s.check_words().unwrap_err().field, "units.id");
     }
 
     /// A9.1, A9.7: a weapon's FP, normal range and B# are read together, or not at all.

@@ -1063,7 +1063,10 @@ impl Connection {
                 .map(|r| r.version)
         });
         if let Some(cluster) = self.shared.registry.cluster().cloned() {
-            if self.join_elsewhere(&cluster, game, token, since).await? {
+            if self
+                .join_elsewhere(&cluster, game, token, since, receipt.as_ref())
+                .await?
+            {
                 return Ok(());
             }
         }
@@ -1161,12 +1164,18 @@ impl Connection {
     /// the owner for the rest of the connection, and the `Err` says how that ended. An owner
     /// that cannot be reached is waited for until its lease lapses and this node can take
     /// the game.
+    ///
+    /// The owner is sent the join the client sent: a receipt goes with it, so the owner checks
+    /// it (its game, its viewer, its signature) and finds a rollback as it would were the
+    /// client connected to it. Sent as a bare `join`, a receipt of another game opened this
+    /// one and a log behind a receipt went unseen through any other node.
     async fn join_elsewhere(
         &mut self,
         cluster: &crate::games::cluster::Cluster,
         game: &str,
         token: &str,
         since: Option<u64>,
+        receipt: Option<&SignedHead>,
     ) -> Result<bool, Closing> {
         use crate::games::cluster::{self, Relayed};
         let deadline = tokio::time::Instant::now() + cluster.join_wait();
@@ -1179,10 +1188,19 @@ impl Connection {
                 Ok(None) => return Ok(false),
                 Ok(Some(address)) => address,
             };
-            let join = ClientMessage::Join {
-                game: game.to_string(),
-                token: token.to_string(),
-                since,
+            let join = match receipt {
+                Some(receipt) => ClientMessage::JoinWithReceipt {
+                    game: game.to_string(),
+                    token: token.to_string(),
+                    receipt: receipt.clone(),
+                    // A receipt's join resumes after the receipt unless a snapshot was asked.
+                    snapshot: since.is_none(),
+                },
+                None => ClientMessage::Join {
+                    game: game.to_string(),
+                    token: token.to_string(),
+                    since,
+                },
             };
             let join = match self.codec {
                 Codec::Json => Message::text(wire::to_json(&join)),
