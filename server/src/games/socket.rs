@@ -143,23 +143,24 @@ impl Ws {
         })
     }
 
-    /// Sends `message` (or, with `None`, finishes what is in the socket's buffer). `queued`:
-    /// the message is one of the game's frames taken from the connection's queue.
+    /// Sends `messages` in order and flushes them together: one write to the socket, however
+    /// many (with none, finishes what is in the socket's buffer). `queued`: they are the
+    /// game's frames taken from the connection's queue.
     pub fn send(
         &self,
-        message: Option<Message>,
+        messages: Vec<Message>,
         queued: bool,
     ) -> impl Future<Output = Result<(), WsError>> + Unpin + '_ {
-        let mut message = message;
+        let mut messages = std::collections::VecDeque::from(messages);
         std::future::poll_fn(move |cx| {
             let mut socket = self.0.lock();
             let Some(ws) = socket.as_mut() else {
                 return Poll::Ready(Err(WsError::AlreadyClosed));
             };
-            if let Some(m) = message.take() {
+            while let Some(m) = messages.pop_front() {
                 match ws.poll_ready_unpin(cx) {
                     Poll::Pending => {
-                        message = Some(m);
+                        messages.push_front(m);
                         return Poll::Pending;
                     }
                     Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -182,7 +183,7 @@ impl Ws {
         &self,
         frame: Option<CloseFrame>,
     ) -> impl Future<Output = Result<(), WsError>> + Unpin + '_ {
-        self.send(Some(Message::Close(frame)), false)
+        self.send(vec![Message::Close(frame)], false)
     }
 
     /// A wait that ends when a write the game started needs the connection to finish it.
@@ -247,6 +248,27 @@ mod tests {
         let shared = ws.shared();
         assert_eq!(shared.try_write(&pongs(1..4)), 3);
         assert_eq!(shared.try_write(&[]), 0);
+        assert_eq!(shared.try_write(&pongs(4..5)), 1);
+        for nonce in 1..5 {
+            assert_eq!(read_pong(&mut client).await, nonce);
+        }
+    }
+
+    /// The connection's frames taken from its queue go out together and in order, each
+    /// counted off the game's queued frames as it enters the socket, after which the game
+    /// writes directly again.
+    #[tokio::test]
+    async fn the_connections_queued_frames_go_out_together_and_in_order() {
+        let (ws, mut client) = pair().await;
+        ws.set_json(false);
+        let shared = ws.shared();
+        let frames = pongs(1..4);
+        for _ in &frames {
+            shared.queue_one();
+        }
+        assert_eq!(shared.try_write(&pongs(9..10)), 0);
+        let messages = frames.iter().map(|f| f.encoded(false)).collect();
+        ws.send(messages, true).await.unwrap();
         assert_eq!(shared.try_write(&pongs(4..5)), 1);
         for nonce in 1..5 {
             assert_eq!(read_pong(&mut client).await, nonce);
