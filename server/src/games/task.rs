@@ -9,7 +9,7 @@
 //! a gap.
 
 use crate::games::session::{Committed, Entropy, Read, Session, Submitted, Unproposed};
-use crate::games::socket::{SharedSocket, Tried};
+use crate::games::socket::SharedSocket;
 use crate::operations::config::Config;
 use crate::operations::metrics::METRICS;
 use crate::store::envelope::{self, GameMeta};
@@ -263,17 +263,36 @@ impl Subscriber {
     }
 
     fn deliver(&mut self, frame: Outbound) -> Delivery {
+        self.deliver_all(std::slice::from_ref(&frame))
+    }
+
+    /// Hands over `frames`, in order: as many as the socket takes at once written directly,
+    /// in one write (`SharedSocket::try_write`), the rest through the queue behind them.
+    fn deliver_all(&mut self, frames: &[Outbound]) -> Delivery {
         if self.flush() == Delivery::Stalled {
             return Delivery::Stalled;
         }
+        let mut written = 0;
         if let Some(direct) = &self.direct {
             if self.out.is_closed() {
                 return Delivery::Stalled;
             }
-            if self.backlog.is_empty() && direct.try_write(&frame) == Tried::Written {
-                self.progress.fetch_add(1, Ordering::Relaxed);
-                return Delivery::Sent;
+            if self.backlog.is_empty() {
+                written = direct.try_write(frames);
+                self.progress.fetch_add(written as u64, Ordering::Relaxed);
             }
+        }
+        for frame in &frames[written..] {
+            if self.enqueue(frame.clone()) == Delivery::Stalled {
+                return Delivery::Stalled;
+            }
+        }
+        Delivery::Sent
+    }
+
+    /// Puts `frame` in the connection's queue, or behind it in the backlog.
+    fn enqueue(&mut self, frame: Outbound) -> Delivery {
+        if let Some(direct) = &self.direct {
             // On its way through the queue: nothing is written directly until it is out.
             direct.queue_one();
         }
@@ -1116,12 +1135,11 @@ impl GameTask {
         let broadcasts: [Vec<Outbound>; 3] =
             broadcasts.map(|frames| frames.into_iter().map(Frame::new).collect());
         let mut dropped = vec![];
+        // Each subscriber's frames handed over together: a player's go into its socket in
+        // one write.
         let mut deliver = |s: &mut Subscriber, frames: &[Outbound]| {
-            for m in frames.iter().cloned() {
-                if s.deliver(m) == Delivery::Stalled {
-                    dropped.push(s.id);
-                    break;
-                }
+            if s.deliver_all(frames) == Delivery::Stalled {
+                dropped.push(s.id);
             }
         };
         for s in self.subscribers.iter_mut() {

@@ -261,6 +261,10 @@ const ATTEMPTS_BURST: u32 = 10;
 /// notices, a flood of junk is slowed to a few frames a second before it reaches the limit.
 const MALFORMED_PAUSE: Duration = Duration::from_millis(200);
 
+/// The most of the game's queued frames a connection writes in one flush: enough for a
+/// command's frames together, few enough that one send deadline covers them as it covers one.
+const FORWARD_BATCH_MAX: usize = 16;
+
 /// The kinds of frame with a budget.
 #[derive(Clone, Copy)]
 enum Spend {
@@ -531,13 +535,27 @@ impl Connection {
         }
     }
 
-    /// Sends a frame the game queued for this connection, in its codec (reusing the frame's
-    /// encoding), and counts it as written.
+    /// Sends a frame the game queued for this connection, with the frames queued behind it
+    /// (at most [`FORWARD_BATCH_MAX`] in all), in its codec (reusing each frame's encoding),
+    /// and counts them as written. They are flushed together: one write to the socket for
+    /// a command's frames, as the game's own write makes (`crate::games::socket`).
     async fn forward(&mut self, frame: &Frame) -> Result<(), Closing> {
-        let message = frame.encoded(self.codec == Codec::Json);
-        self.write(Some(message), true).await?;
+        let json = self.codec == Codec::Json;
+        let mut messages = vec![frame.encoded(json)];
+        while messages.len() < FORWARD_BATCH_MAX {
+            match self
+                .joined
+                .as_mut()
+                .and_then(|j| j.outbound.try_recv().ok())
+            {
+                Some(next) => messages.push(next.encoded(json)),
+                None => break,
+            }
+        }
+        let count = messages.len() as u64;
+        self.write_all(messages, true).await?;
         if let Some(j) = &self.joined {
-            j.progress.fetch_add(1, Ordering::Relaxed);
+            j.progress.fetch_add(count, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -582,8 +600,15 @@ impl Connection {
     /// Sends `message`, or with `None` finishes a write the game started; `queued`: it is one
     /// of the game's frames, taken from this connection's queue.
     async fn write(&self, message: Option<Message>, queued: bool) -> Result<(), Closing> {
+        self.write_all(message.into_iter().collect(), queued).await
+    }
+
+    /// Sends `messages` in order, flushed together under one send deadline (with none, finishes
+    /// a write the game started); `queued`: they are the game's frames, taken from this
+    /// connection's queue.
+    async fn write_all(&self, messages: Vec<Message>, queued: bool) -> Result<(), Closing> {
         let limit = self.send_deadline();
-        let mut send = self.ws.send(message, queued);
+        let mut send = self.ws.send(messages, queued);
         // Most sends find room in the socket at once: those need no timer and no watch.
         if let Some(sent) = futures_util::FutureExt::now_or_never(&mut send) {
             return sent.map_err(|e| closing(CloseCode::Error, e.to_string()));
