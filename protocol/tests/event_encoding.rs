@@ -445,6 +445,11 @@ enum OldEvent {
         revealed: Vec<protocol::game::Unit>,
         dummies_removed: Vec<UnitId>,
     },
+    ConcealmentLostToAttack {
+        target: Hex,
+        revealed: Vec<protocol::game::Unit>,
+        dummies_removed: Vec<UnitId>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -955,6 +960,15 @@ fn old(event: Event) -> OldEvent {
             revealed,
             dummies_removed,
         },
+        Event::ConcealmentLostToAttack(ConcealmentLostToAttack {
+            target,
+            revealed,
+            dummies_removed,
+        }) => OldEvent::ConcealmentLostToAttack {
+            target,
+            revealed,
+            dummies_removed,
+        },
     }
 }
 
@@ -1049,6 +1063,7 @@ const TAGS: &[&str] = &[
     "ConcealmentLostInCloseCombat",
     "ConcealmentLostByFire",
     "ConcealmentLostByBypass",
+    "ConcealmentLostToAttack",
 ];
 
 fn tag(event: &Event) -> String {

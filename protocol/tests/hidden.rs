@@ -2071,11 +2071,12 @@ fn a_question_mark_that_fires_is_revealed_at_the_event_that_says_so() {
     }
 }
 
-/// The Russian's side of fire at a German "?" (`under`) in his DFPh: his attack on its hex is
-/// Area Fire, left to the players (A7.23); and a Dummy's own attack, tried by the German in his
-/// PFPh, is refused to the German alone (A12.11). The Russian's stream from the PFPh on, his
-/// projection, and the words of his own commands' outcomes are the same either way.
-fn russian_side_of_fire_at(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+/// The Russian's side of fire at a German "?" (`under`) in his DFPh, read on the IFT with
+/// `dice`: his attack on its hex is Area Fire, its FP halved (A7.23); and a Dummy's own attack,
+/// tried by the German in his PFPh, is refused to the German alone (A12.11). Returns the
+/// Russian's stream from the PFPh on, his projection, and the words of his own commands'
+/// outcomes.
+fn russian_side_of_fire_at(under: &str, dice: &[u8]) -> (Vec<Viewed>, Game, Vec<String>) {
     let mut game = fire_with_question_mark(under);
     while game.clock.phase() != protocol::phase::Phase::PrepFire {
         let side = game.acting();
@@ -2107,7 +2108,7 @@ fn russian_side_of_fire_at(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
             },
             vec![],
         ),
-        (Command::ResolveAttack, vec![]),
+        (Command::ResolveAttack, dice.to_vec()),
     ] {
         let before = seen[1].len();
         fire_step(&mut game, Side::B, command, &dice, &mut seen, &mut views);
@@ -2117,32 +2118,89 @@ fn russian_side_of_fire_at(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
                 .map(|v| serde_json::to_string(&v.event).unwrap()),
         );
     }
+    // r1's 4 FP at range 2, halved at a "?" (A7.23): the 2 column, woods +1.
     assert!(
         seen[1].iter().any(|v| matches!(
             &v.event,
-            Event::AttackLeftToPlayers(a) if a.rule == "A7.23"
+            Event::IftAttackResolved(a) if a.column == 2 && a.fp == "2"
         )),
-        "fire at a \"?\" is the players' (A7.23): {:#?}",
+        "fire at a \"?\" is resolved on the IFT as Area Fire (A7.23): {:#?}",
         seen[1]
     );
     streams_replay(&game, &views);
     (seen[1].clone(), game.project(RUSSIAN), told)
 }
 
+/// A7.23, A12.14: an attack at a "?" that reads no effect tells the firer nothing of what it
+/// hides — his stream, his projection and the words of his commands' outcomes are the same
+/// whether a squad or a Dummy is under it.
 #[test]
 fn fire_at_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
+    // DR 7, +1 woods: 8 on the 2 column, no effect.
     alike(
         "Russian",
-        russian_side_of_fire_at(SQUAD_467),
-        russian_side_of_fire_at(DUMMY),
+        russian_side_of_fire_at(SQUAD_467, &[4, 3]),
+        russian_side_of_fire_at(DUMMY, &[4, 3]),
+    );
+}
+
+/// A12.14: an attack at a "?" that reads a PTC or worse reveals it at the event that says so,
+/// right after the IFT's reading: until then the firer is told the same whether a squad or a
+/// Dummy is under it; then the squad is shown whole and takes its check, the Dummy is removed.
+#[test]
+fn fire_at_a_question_mark_with_an_effect_reveals_it_at_the_event_that_says_so() {
+    // DR 5, +1 woods: 6 on the 2 column, a PTC; the squad's PTC DR 5 passes.
+    let squad = russian_side_of_fire_at(SQUAD_467, &[3, 2, 2, 3]);
+    let dummy = russian_side_of_fire_at(DUMMY, &[3, 2]);
+    let read = |seen: &[Viewed]| {
+        seen.iter()
+            .position(|v| matches!(&v.event, Event::IftAttackResolved(a) if a.result == "PTC"))
+            .expect("the attack reads a PTC")
+    };
+    let (at_squad, at_dummy) = (read(&squad.0), read(&dummy.0));
+    assert_eq!(at_squad, at_dummy);
+    let d = differ(
+        &squad.0[..=at_squad].to_vec(),
+        &dummy.0[..=at_dummy].to_vec(),
+    );
+    assert!(d.is_none(), "told differently before the reveal: {d:?}");
+    match &squad.0[at_squad + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e
+                .revealed
+                .iter()
+                .any(|u| u.id == "gq" && u.ratings == "4-6-7"));
+            assert!(e.dummies_removed.is_empty());
+        }
+        other => panic!("the squad is revealed right after the reading, not {other:?}"),
+    }
+    assert_eq!(
+        first_told(&squad.0, "gq", "4-6-7"),
+        Some(at_squad + 1),
+        "the Russian is told of `gq` first by the event that reveals it: {:#?}",
+        squad.0
+    );
+    assert!(squad.1.units.contains_key("gq") && !squad.1.units["gq"].concealed);
+    match &dummy.0[at_dummy + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e.revealed.is_empty());
+            assert_eq!(e.dummies_removed.len(), 1);
+        }
+        other => panic!("the Dummy is removed right after the reading, not {other:?}"),
+    }
+    assert_eq!(
+        dummy.0.len(),
+        at_dummy + 3,
+        "nothing is checked on a Dummy: the reveal, then the attack's end: {:#?}",
+        dummy.0
     );
 }
 
 const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";
 
 /// A8.3, A9.2: the DEFENDER's MMG fires at a German "?" (`under`) moving through woods as often
-/// as the MF it spent in the Location allow, each attack left to the players (A7.23), and the
-/// next is refused. What the Russian is told — the events of his attacks and the refusal, which
+/// as the MF it spent in the Location allow, each attack Area Fire at a "?" (A7.23) reading no
+/// effect, and the next is refused. What the Russian is told — the events of his attacks and the refusal, which
 /// names the "?" and the MF it spent there — is the same whether a squad or a Dummy is under it.
 fn russian_side_of_fire_at_a_moving_question_mark(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
     let toml = format!(
@@ -2217,11 +2275,13 @@ rof = 3
         target: hex("3C3"),
         into_sewer: false,
     };
-    // Two attacks for its 2 MF: First Fire, then Subsequent First Fire (the MMG's ROF kept by
-    // no attack left to the players), both at a "?".
-    for _ in 0..2 {
-        for command in [attack(), Command::ResolveAttack] {
-            fire_step(&mut game, Side::B, command, &[], &mut seen, &mut views);
+    // Two attacks for its 2 MF, both at a "?" and read no effect: First Fire (8 FP at range 1,
+    // halved at a "?" (A7.23): the 4 column, woods +1, FFNAM −1, DR 9; its coloured 4 keeps no
+    // ROF), then Subsequent First Fire as Sustained Fire (A9.3: the 2 column, DR 9 below its
+    // lowered B# of 10).
+    for dice in [[4, 5], [5, 4]] {
+        for (command, dice) in [(attack(), &[][..]), (Command::ResolveAttack, &dice[..])] {
+            fire_step(&mut game, Side::B, command, dice, &mut seen, &mut views);
         }
     }
     let refusal = told_to(&game, Side::B, attack());

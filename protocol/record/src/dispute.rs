@@ -343,9 +343,9 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         }
         // A "?" lost by firing is lost as the attack is declared, before any roll: the enemy
         // has seen what it hid, and an undo would put the "?" back over it.
-        Event::ConcealmentLostByFire(_) | Event::ConcealmentLostInCloseCombat(_) => {
-            "revealed units to the opponent (A12.14)"
-        }
+        Event::ConcealmentLostByFire(_)
+        | Event::ConcealmentLostInCloseCombat(_)
+        | Event::ConcealmentLostToAttack(_) => "revealed units to the opponent (A12.14)",
         Event::UnitsSurfaced(_) => "brought units up from below ground, in view (B8.42)",
         Event::UnitsEnteredTunnel(_) | Event::UnitsRoutedThroughTunnel(_) => {
             "revealed a tunnel (B8.61, B8.62)"

@@ -4,6 +4,7 @@
 //! applied by `rules::morale`; any other outcome is entered with `Adjudicate`.
 
 use super::own_unit;
+use crate::fire::ift::IftResult;
 use crate::fire::resolution;
 use crate::morale;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
@@ -820,14 +821,32 @@ pub(super) fn resolve(
                 final_dr: fired.roll.final_result,
                 result: fired.result.to_string(),
             });
+            // A12.14: units under "?" that the result touches (a PTC or worse) lose it before
+            // their checks, Dummies removed; on no effect they keep it, and the attack has told
+            // the firer nothing of what the "?" hid.
+            let revealed = (fired.result != IftResult::NoEffect)
+                .then(|| crate::concealment::lost_to_attack(game, a.target, &assessment.fired_on))
+                .flatten();
+            let after_reveal = revealed.as_ref().map(|e| {
+                let mut after = game.clone();
+                game::apply(&mut after, e);
+                after
+            });
+            let struck = after_reveal.as_ref().unwrap_or(game);
+            let fired_on: Vec<UnitId> = assessment
+                .fired_on
+                .iter()
+                .filter(|id| struck.units.get(*id).is_some_and(|u| !u.eliminated))
+                .cloned()
+                .collect();
             // The result's effects on the units fired on (`rules::morale`), their checks
             // rolled on after the IFT's dice.
             let first_draw = fired.roll.first_draw + fired.roll.dice.len() as u64;
             let effects = morale::fire_effects(
-                game,
+                struck,
                 by,
                 a.target,
-                &assessment.fired_on,
+                &fired_on,
                 fired.result,
                 first_draw,
                 dice,
@@ -838,6 +857,7 @@ pub(super) fn resolve(
             let coloured = fired.roll.dice[0];
             let (read_column, cowered) = (fired.column, fired.cowered);
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
+            events.extend(revealed);
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
             events.extend(morale::desperation::attacked(
                 game,
@@ -1053,7 +1073,9 @@ fn residual_terms(
     let column = crate::fire::ift::IftColumn::for_fp(u32::from(fp))
         .ok_or("less than 1 FP is off the IFT")?;
     if targets.is_empty() || targets.iter().any(|t| t.concealed || t.hidden) {
-        return Err("a concealed unit among them (Area Fire, A7.23, is not ruled here)".into());
+        // Concealment does not halve Residual FP (A12.13's exception); its reveal and effects
+        // on units entering under "?" are not built here (the A7.23 row).
+        return Err("a concealed unit among them (Residual FP at a \"?\", not halved by A12.13's exception, is not ruled here)".into());
     }
     if targets
         .iter()

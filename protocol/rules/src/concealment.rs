@@ -1,12 +1,14 @@
 //! Loss of "?" (A12.14) by the acts the engine rules: a Close Combat attack (A11.19,
-//! `close_combat`), fire (`attack::declare`) and a Bypass gone round the Location as the MPh
-//! ends (A4.33, `lost_by_bypass`). Each shows the enemy the units it reveals through `shown`,
+//! `close_combat`), fire (`attack::declare`), an attack on the IFT with an effect on the units
+//! under "?" (`attack::resolve`, `lost_to_attack`) and a Bypass gone round the Location as the
+//! MPh ends (A4.33, `lost_by_bypass`). Each shows the enemy the units it reveals through `shown`,
 //! so a revealed unit reaches the enemy whole, at the event that reveals it.
 
 use crate::los;
+use board::hex::Hex;
 use board::los::LosMap;
 use board::scenario::{Side, UnitId, UnitKind};
-use game::event::{ConcealmentLostByBypass, ConcealmentLostByFire, Event};
+use game::event::{ConcealmentLostByBypass, ConcealmentLostByFire, ConcealmentLostToAttack, Event};
 use game::{Game, Unit};
 
 /// The units of `ids` under "?" as both sides see them once revealed: the one form every
@@ -86,6 +88,33 @@ pub(crate) fn lost_by_bypass(game: &Game) -> Option<Event> {
     let (dummies, real): (Vec<&Unit>, Vec<&Unit>) =
         due.into_iter().partition(|u| u.kind == UnitKind::Dummy);
     Some(Event::ConcealmentLostByBypass(ConcealmentLostByBypass {
+        revealed: shown(game, real.iter().map(|u| &u.id)),
+        dummies_removed: dummies.iter().map(|u| u.id.clone()).collect(),
+    }))
+}
+
+/// A12.14: concealed units attacked on the IFT with a result other than no effect (a PTC or
+/// worse) lose their "?" when a Good Order enemy ground unit sees them, whatever the range:
+/// here the attack's own firers, who see their target (an attack is made only along a LOS) and
+/// are Good Order (a broken unit does not fire; a berserk one's fire is not resolved by the
+/// engine). Called by the attack's resolution once the IFT has read the result and before its
+/// checks, so the units take them revealed. Real units are shown whole, Dummies removed, as an
+/// entry finds them (A12.15). `fired_on` are the units the attack struck; those not under "?"
+/// are passed over.
+pub(crate) fn lost_to_attack(game: &Game, target: Hex, fired_on: &[UnitId]) -> Option<Event> {
+    let concealed: Vec<&Unit> = fired_on
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| u.concealed && !u.hidden && !u.eliminated)
+        .collect();
+    if concealed.is_empty() {
+        return None;
+    }
+    let (dummies, real): (Vec<&Unit>, Vec<&Unit>) = concealed
+        .into_iter()
+        .partition(|u| u.kind == UnitKind::Dummy);
+    Some(Event::ConcealmentLostToAttack(ConcealmentLostToAttack {
+        target,
         revealed: shown(game, real.iter().map(|u| &u.id)),
         dummies_removed: dummies.iter().map(|u| u.id.clone()).collect(),
     }))

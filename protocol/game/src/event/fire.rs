@@ -13,6 +13,7 @@ use crate::{
 use board::hex::Hex;
 use board::scenario::Side;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// Fire declared against a hex; until it is resolved no WA there may change (B9.322).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -728,5 +729,78 @@ impl Fact for ConcealmentLostByFire {
             "concealed units fire in view of a Good Order enemy and lose their \"?\" (A12.14): {}",
             shown.join(", ")
         )
+    }
+}
+
+/// An attack on concealed units read a result other than no effect on the IFT, so they lost
+/// their "?" (A12.14: a concealed unit attacked in the LOS of a Good Order enemy ground unit —
+/// its firers — with at least a PTC result loses it, whatever the range); sent right after the
+/// `IftAttackResolved` that read the result and before any check of its effects
+/// (`rules::concealment::lost_to_attack`). `revealed` are the real units as both sides now see
+/// them, which take the result's checks next; `dummies_removed` the Dummies, which go with their
+/// "?" as they do when an entry finds them (A12.15). The firing side learns what was under each
+/// "?" at this event and no earlier: until it, an attack at a "?" reads the same whatever it
+/// hides.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConcealmentLostToAttack {
+    pub target: Hex,
+    pub revealed: Vec<crate::Unit>,
+    pub dummies_removed: Vec<UnitId>,
+}
+
+impl Fact for ConcealmentLostToAttack {
+    /// None: the event is how the enemy comes to see the units it reveals, so it is not
+    /// withheld for their sake; the Dummies it names go by the names each viewer knows them by.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let ConcealmentLostToAttack {
+            revealed,
+            dummies_removed,
+            ..
+        } = self;
+        super::reveal(game, revealed);
+        for id in dummies_removed {
+            if let Some(unit) = game.units.get_mut(id) {
+                unit.eliminated = true;
+            }
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let ConcealmentLostToAttack {
+            target,
+            revealed,
+            dummies_removed,
+        } = self;
+        Event::ConcealmentLostToAttack(ConcealmentLostToAttack {
+            target,
+            revealed,
+            dummies_removed: names.names(&dummies_removed),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let ConcealmentLostToAttack {
+            target,
+            revealed,
+            dummies_removed,
+        } = self;
+        let mut s = format!(
+            "the attack on {target} had an effect: the concealed units there lose their \"?\" (A12.14)"
+        );
+        if !revealed.is_empty() {
+            let shown: Vec<String> = revealed
+                .iter()
+                .map(|u| format!("{} {}", u.id, u.ratings))
+                .collect();
+            let _ = write!(s, ": revealed {}", shown.join(", "));
+        }
+        if !dummies_removed.is_empty() {
+            let _ = write!(s, "; dummies removed: {}", dummies_removed.join(", "));
+        }
+        s
     }
 }

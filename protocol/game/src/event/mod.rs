@@ -163,6 +163,7 @@ macro_rules! each_event {
             Event::ConcealmentLostInCloseCombat($e) => $body,
             Event::ConcealmentLostByFire($e) => $body,
             Event::ConcealmentLostByBypass($e) => $body,
+            Event::ConcealmentLostToAttack($e) => $body,
         }
     };
 }
@@ -285,6 +286,7 @@ into_event!(
     ConcealmentLostInCloseCombat,
     ConcealmentLostByFire,
     ConcealmentLostByBypass,
+    ConcealmentLostToAttack,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -401,6 +403,7 @@ pub enum Event {
     ConcealmentLostInCloseCombat(ConcealmentLostInCloseCombat),
     ConcealmentLostByFire(ConcealmentLostByFire),
     ConcealmentLostByBypass(ConcealmentLostByBypass),
+    ConcealmentLostToAttack(ConcealmentLostToAttack),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

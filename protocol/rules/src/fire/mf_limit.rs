@@ -12,8 +12,8 @@
 //!   in Bypass (A4.3), an entry a concealed enemy stopped (A12.15). Entering another Location
 //!   starts the count afresh.
 //! - Each attack counts once for each unit firing its own FP and each weapon fired in it,
-//!   whether the engine reads it on the IFT or leaves it to the players (fire at a "?", A7.23;
-//!   a SW's Sustained Fire), and whether it is First Fire, Subsequent First Fire or FPF. A
+//!   whether the engine reads it on the IFT (fire at a "?" too, A7.23) or leaves it to the
+//!   players, and whether it is First Fire, Subsequent First Fire or FPF. A
 //!   leader named only to direct fires nothing of his own and is not held to it; Residual FP
 //!   (A8.2) has no firer and is not an attack by any unit or weapon.
 //! - What the refusal tells the DEFENDER — the mover, as his view names it (its alias under

@@ -571,13 +571,20 @@ pub fn assess(
             format!("enemy units stand on more than one level of {target}: the declaration does not say which Location is fired on"),
         ));
     }
-    for t in &targets {
-        if t.concealed {
-            return Err(unruled(
-                "A7.23",
-                format!("a concealed unit in {target}: Area Fire is not resolved by the engine"),
-            ));
-        }
+    // A7.23, A12.13: fire at concealed units is Area Fire, its FP halved (below). Concealed and
+    // unconcealed units fired on together are attacked once for each kind, on two columns with
+    // one DR, which the engine does not do. Nothing under a "?" is looked at before the IFT has
+    // read the result (its kind, its ratings), so the attack reads the same whatever the "?"
+    // hides — a squad, a leader or a Dummy — until `attack::resolve` reveals it (A12.14).
+    let concealed = targets.iter().filter(|t| t.concealed).count();
+    if concealed > 0 && concealed < targets.len() {
+        return Err(unruled(
+            "A12.13",
+            format!("concealed and unconcealed units in {target}: an attack on both is resolved once for each kind, on different columns with one DR, which the engine does not do"),
+        ));
+    }
+    let at_concealed = concealed > 0;
+    for t in targets.iter().filter(|t| !t.concealed) {
         if !matches!(
             t.kind,
             UnitKind::Squad
@@ -601,7 +608,9 @@ pub fn assess(
             format!("`{}` fires from an overstacked Location", u.id),
         ));
     }
-    if targets.iter().any(|t| overstacked(game, t)) {
+    // Under "?" the stack is not looked at (above): a concealed unit that became overstacked
+    // would have lost its "?" (A12.14), which the engine does not rule.
+    if !at_concealed && targets.iter().any(|t| overstacked(game, t)) {
         return Err(unruled(
             "A5.13",
             format!("the target Location in {target} is overstacked"),
@@ -709,7 +718,12 @@ pub fn assess(
         // A7.8: a pinned unit fires at half FP, and the MG it fires is halved the same way —
         // after any other halving, as halvings compound (A7.2): a pinned unit's Subsequent
         // First Fire, or its Advancing Fire below, is a quarter of its FP.
-        let halvings = area.into_iter().chain(u.pinned.then_some("A7.8"));
+        // A7.23: fire at concealed units is Area Fire, halved once more (A12.13: cumulative
+        // with Area Fire for any other cause).
+        let halvings = area
+            .into_iter()
+            .chain(at_concealed.then_some("A7.23"))
+            .chain(u.pinned.then_some("A7.8"));
         let mut fp_halves = fp_halves;
         let mut multiplier = multiplier;
         for rule in halvings {
@@ -982,6 +996,8 @@ fn with_area(multiplier: &str, rule: &str) -> String {
         "pinned ×½ (A7.8)".to_string()
     } else if rule == "A9.3" {
         "Sustained Fire ×½ (A9.3)".to_string()
+    } else if rule == "A7.23" {
+        "at a \"?\": Area Fire ×½ (A7.23)".to_string()
     } else {
         format!("Area Fire ×½ ({rule})")
     };
