@@ -413,7 +413,10 @@ impl Session {
         let maps = frames::check_command(
             self.game(),
             entries.iter().map(|e| &e.event),
-            decision.after.as_deref(),
+            decision.after.as_deref().map(|after| frames::Path {
+                along: &decision.along,
+                after,
+            }),
             self.frame_bounds(),
             measured,
             viewer,
