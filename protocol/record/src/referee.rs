@@ -44,6 +44,10 @@ pub struct Decision {
     /// takes it as the position after its last event instead of applying that event again.
     /// Not part of what was decided (equality ignores it): a position, not an event.
     pub after: Option<Box<Game>>,
+    /// With `after`: the position after each event but the last, each built by the
+    /// look-ahead's `apply` (`rules::Decided::along`), which recording takes in turn, so that
+    /// no event of the decision is applied again. Empty when the look-ahead kept none.
+    pub along: Vec<Game>,
 }
 
 impl PartialEq for Decision {
@@ -266,14 +270,29 @@ impl Referee {
             self.adopt_seed(seed);
         }
         // The look-ahead is the position after the last event only if it was made on this very
-        // game: a decision recorded on another (a test's, an offline tool's) is applied.
+        // game: a decision recorded on another (a test's, an offline tool's) is applied. The
+        // positions along it, when it kept them all, are those after the events before.
         let last = first + entries.len() as u64 - 1;
         let mut ahead = decision
             .after
             .filter(|after| after.version == last && !entries.is_empty());
+        let along = if ahead.is_some()
+            && decision.along.len() + 1 == entries.len()
+            && decision.along.first().is_none_or(|g| g.version == first)
+        {
+            decision.along
+        } else {
+            vec![]
+        };
+        let mut along = along.into_iter();
         for entry in entries {
-            let before = match ahead.take().filter(|_| entry.seq == last) {
-                Some(after) => self.take_entry(entry, *after),
+            let taken = if entry.seq == last {
+                ahead.take().map(|a| *a)
+            } else {
+                along.next()
+            };
+            let before = match taken {
+                Some(after) => self.take_entry(entry, after),
                 None => {
                     let before = self.game.clone();
                     self.push_entry(entry).map(|()| before)
@@ -341,34 +360,26 @@ pub fn decision(
     now: Option<u64>,
 ) -> Result<Decision, RuleViolation> {
     let by = issued.by;
-    let rules::Decided {
-        events: decided,
-        after,
-    } = rules::timing::timed(game, by, &issued.command, now, || {
+    let mut decided = rules::timing::timed(game, by, &issued.command, now, || {
         crate::dispute::decide_ahead(game, entries, by, &issued.command, dice)
     })?;
-    let mut after = after;
-    let mut events = Vec::with_capacity(decided.len() + 2);
+    let mut events = Vec::with_capacity(decided.events.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
     let needs_commitment = decided
+        .events
         .iter()
         .any(|e| matches!(e, Event::DiceRolled(_) | Event::EntropyContributed(_)));
     if ledger.open().is_none() && needs_commitment {
         events.push((Event::DiceCommitted(DiceCommitted { commitment }), None));
         // The look-ahead began after a position without it: not this decision's.
-        after = None;
+        decided.after = None;
+        decided.along.clear();
     }
-    // The clock's hand-overs and expiry are the server's: they follow from time.
-    events.extend(decided.into_iter().map(|e| {
-        let who = (!e.is_servers_clock()).then_some(by);
-        (e, who)
-    }));
-    let command_end = events.len();
     // Whether a seed is committed to and secret once these events are in, and who will
     // then have agreed to reveal it.
     let open = ledger.open();
     let mut agreed = open.map_or([false, false], |e| e.agreed);
-    for (event, _) in &events {
+    for event in &decided.events {
         if let Event::SeedRevealAgreed(SeedRevealAgreed { side }) = event {
             agreed[match side {
                 Side::A => 0,
@@ -376,35 +387,43 @@ pub fn decision(
             }] = true;
         }
     }
+    // The server's events after the command's, the look-ahead moved past each as well.
+    let mut servers = vec![];
     let mut new_seed = None;
     if open.is_some() || needs_commitment {
-        let ends = events.iter().any(|(e, _)| e.ends_game());
+        let ends = decided.events.iter().any(|e| e.ends_game());
         if ends || agreed == [true, true] {
-            events.push((Event::SeedRevealed(SeedRevealed { seed: *seed }), None));
+            servers.push(Event::SeedRevealed(SeedRevealed { seed: *seed }));
         }
         if !ends && agreed == [true, true] {
             let next = fresh_seed();
-            events.push((
-                Event::DiceCommitted(DiceCommitted {
-                    commitment: Commitment::to(&next),
-                }),
-                None,
-            ));
+            servers.push(Event::DiceCommitted(DiceCommitted {
+                commitment: Commitment::to(&next),
+            }));
             new_seed = Some(next);
         }
-        // The server's events after the command's, applied to the look-ahead as well.
-        if let Some(after) = &mut after {
-            for (event, _) in &events[command_end..] {
-                apply(after, event);
-            }
+        for event in &servers {
+            decided.follow(event);
         }
     }
+    let rules::Decided {
+        events: ruled,
+        after,
+        along,
+    } = decided;
+    // The clock's hand-overs and expiry are the server's: they follow from time.
+    events.extend(ruled.into_iter().map(|e| {
+        let who = (!e.is_servers_clock()).then_some(by);
+        (e, who)
+    }));
+    events.extend(servers.into_iter().map(|e| (e, None)));
     Ok(Decision {
         events,
         new_seed,
         issued,
         key: None,
         after,
+        along,
     })
 }
 
@@ -617,33 +636,57 @@ mod tests {
         Game::replay(r.entries().iter().map(|e| &e.event)).unwrap()
     }
 
-    /// Recording a decision takes the position its look-ahead reached instead of applying its
-    /// last event again (issue 55), and that is the position replaying the log gives (the undo
-    /// trail too: `take_entry` checks it against applying the event, in every debug build).
+    /// Recording a decision takes the positions its look-ahead built instead of applying any of
+    /// its events again (issue 55): the one after its last event, and the one after each event
+    /// before it (`Decision::along`), multi-event decisions included (a step's end and the
+    /// steps that pass after it, the seed's reveal after the game's end). Each is the position
+    /// applying the log's events gives, the undo trail too (`take_entry` also checks each
+    /// against applying its event, in every debug build), and the whole game is the replay's.
     #[test]
     fn a_decision_is_recorded_as_its_look_ahead_left_the_game() {
         let mut r = start_with(TOY, 1);
-        let (mut decided, mut taken) = (0, 0);
+        let (mut decided, mut taken, mut several) = (0, 0, 0);
         while !r.game().over {
             decided += 1;
             let (side, command) = rules::moving_on(r.game());
             let decision = r.decide(side, &command, &mut seeds()).unwrap();
             let last = r.game().version + decision.events.len() as u64;
             let after = decision.after.clone();
+            let along = decision.along.clone();
+            // What applying each event in turn gives, from the game the decision was made on.
+            let mut applied = vec![];
+            let mut game = r.game().clone();
+            for (event, _) in &decision.events {
+                apply(&mut game, event);
+                applied.push(game.clone());
+            }
             if after.is_none() {
                 // Only a commitment put before the rules' events leaves the look-ahead out.
                 assert!(matches!(decision.events[0].0, Event::DiceCommitted(_)));
+                assert!(along.is_empty());
                 decided -= 1;
             }
             r.record(decision);
             if let Some(after) = after {
                 assert_eq!(after.version, last);
                 assert_eq!(*r.game(), *after);
+                assert_eq!(
+                    along.len() + 1,
+                    applied.len(),
+                    "a position after each event"
+                );
+                for (kept, applied) in along.iter().zip(&applied) {
+                    assert_eq!(kept, applied, "at {}", applied.version);
+                    assert!(kept.undo_trail.same_as(&applied.undo_trail));
+                    assert_eq!(kept.state_hash(), applied.state_hash());
+                }
+                several += usize::from(!along.is_empty());
                 taken += 1;
             }
             assert_eq!(r.game().state_hash(), replayed(&r).state_hash());
         }
         assert!(taken > 0);
+        assert!(several > 0, "some decisions have several events");
         assert_eq!(
             taken, decided,
             "every decision but a commitment's recorded by its look-ahead"

@@ -2,17 +2,22 @@
 
 use super::require_acting;
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
+use crate::Ahead;
 use board::scenario::Side;
 use game::event::Event;
 use game::event::{GameEnded, StepEnded};
 use game::phase::Phase;
 use game::Game;
 
+/// The step's end, with the decision's look-ahead (`crate::Ahead`, keeping the positions along
+/// it when `keep`): the steps that then pass by themselves are judged on the very position it
+/// reached, so each event is applied once.
 pub(super) fn decide(
     game: &Game,
     by: Side,
     dice: &mut dyn game::dice::DiceSource,
-) -> Result<Vec<Event>, RuleViolation> {
+    keep: bool,
+) -> Result<Ahead, RuleViolation> {
     require_acting(game, by, "only the side whose step it is can end it")?;
     if game.clock.phase() == Phase::Movement {
         // A unit may not end its MPh in Bypass by choice (A4.32): while it can still go on it
@@ -52,7 +57,7 @@ pub(super) fn decide(
     // What the end of a phase brings: the loss of "?" Bypass owes (A4.33) and the Sewer
     // Emergence dr after the MPh (B8.42); units in
     // a tunnel must be out by the end of the APh (B8.61).
-    let mut events = match game.clock.phase() {
+    let events = match game.clock.phase() {
         Phase::Movement => {
             // A4.33: the "?" of enemy units in a Location gone round in Bypass goes as the
             // MPh ends, before what comes after it (B8.42's dr).
@@ -75,21 +80,19 @@ pub(super) fn decide(
         _ => vec![],
     };
     let ended = game.clock;
+    let mut ahead = Ahead::new(game, keep);
+    for event in events {
+        ahead.push(event);
+    }
     let Some(next) = ended.next(game.scenario.turns) else {
-        events.push(Event::GameEnded(GameEnded {
+        ahead.push(Event::GameEnded(GameEnded {
             turns_played: game.scenario.turns,
         }));
-        return Ok(events);
+        return Ok(ahead);
     };
-    events.push(Event::StepEnded(StepEnded { by, ended, next }));
+    ahead.push(Event::StepEnded(StepEnded { by, ended, next }));
     // A step the side to act could do nothing in passes by itself (`passing`): the end-of-RPh
     // WA steps (B9.322) and the RtPh steps (A10.5).
-    if super::passing::may_pass(next) {
-        let mut after = game.clone();
-        for event in &events {
-            game::apply(&mut after, event);
-        }
-        events.extend(super::passing::passing(&after));
-    }
-    Ok(events)
+    super::passing::pass_on(&mut ahead);
+    Ok(ahead)
 }

@@ -72,7 +72,7 @@ pub fn decide(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
-    decide_ahead(game, by, command, dice).map(|decided| decided.events)
+    decide_keeping(game, by, command, dice, false).map(|decided| decided.events)
 }
 
 /// A command's events, with the whole game after them when the decision looked ahead to it.
@@ -85,6 +85,12 @@ pub struct Decided {
     /// it rather than applying them a second time (`record::referee`). `None` when the
     /// decision looked at no position after its events.
     pub after: Option<Box<Game>>,
+    /// With `after`, when the decision kept them ([`decide_ahead`] does): the position after
+    /// each event but the last, in order, each the very game the look-ahead's `apply` built
+    /// on the way to `after` (issue 55: a recorded event is applied once, by the decision, and
+    /// the record and every viewer's stream take these positions). Empty otherwise, or when
+    /// there is one event.
+    pub along: Vec<Game>,
 }
 
 impl Decided {
@@ -93,35 +99,182 @@ impl Decided {
         Decided {
             events,
             after: None,
+            along: vec![],
         }
     }
 
-    /// The position after the events: the look-ahead's, or `game` with the events applied.
+    /// The position after the events: the look-ahead's, or `game` with the events applied
+    /// (keeping the positions along the way, [`Decided::along`]).
     pub fn after_from(&mut self, game: &Game) -> &mut Game {
-        self.after.get_or_insert_with(|| {
-            let mut after = Box::new(game.clone());
+        if self.after.is_none() {
+            let mut ahead = Ahead::new(game, true);
             for event in &self.events {
-                game::apply(&mut after, event);
+                ahead.advance(event);
             }
-            after
-        })
+            self.along = ahead.along.positions;
+            self.after = Some(ahead.game);
+        }
+        self.after.as_mut().expect("just built")
     }
 
     /// Appends `event`, applying it to the look-ahead when there is one.
     pub fn push(&mut self, event: Event) {
-        if let Some(after) = &mut self.after {
-            game::apply(after, &event);
-        }
+        self.follow(&event);
         self.events.push(event);
+    }
+
+    /// Moves the look-ahead, when there is one, past `event`, recorded right after the
+    /// decision's events without being one of them (the server's dice events,
+    /// `record::referee`): `after` becomes the position after it, and the position before it,
+    /// the one after the events so far, joins [`Decided::along`].
+    pub fn follow(&mut self, event: &Event) {
+        if let Some(after) = &mut self.after {
+            if !self.events.is_empty() {
+                self.along.push((**after).clone());
+            }
+            game::apply(after, event);
+        }
     }
 }
 
-/// As [`decide`], keeping the position its look-ahead reached ([`Decided::after`]).
+/// The positions a look-ahead passes through, kept when asked for: the position after each
+/// event but the last ([`Decided::along`]).
+pub(crate) struct Along {
+    keep: bool,
+    started: bool,
+    positions: Vec<Game>,
+}
+
+impl Along {
+    /// Notes that an event is about to be applied to `game`: the position after the one
+    /// before it, if any, is kept.
+    pub(crate) fn step(&mut self, game: &Game) {
+        if self.keep && self.started {
+            self.positions.push(game.clone());
+        }
+        self.started = true;
+    }
+}
+
+/// A decision's one look-ahead: the game the command's events are applied to, one by one and
+/// once each, that the consequences (`with_consequences`) are then judged on and applied to,
+/// and that the record takes as the position after them ([`Decided::after`]). What a step of
+/// the decision needs of the position after the events before it (`passing`'s steps that pass
+/// by themselves) it reads here, so nothing is applied to a copy of its own.
+pub(crate) struct Ahead {
+    game: Box<Game>,
+    pub(crate) events: Vec<Event>,
+    along: Along,
+    /// Units that left or tried to leave their Location (`wall_advantage::settle`).
+    movers: std::collections::BTreeSet<UnitId>,
+    /// Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
+    unhidden: std::collections::BTreeSet<UnitId>,
+}
+
+impl Ahead {
+    /// A look-ahead from `game`, keeping the positions along the way when `keep`.
+    pub(crate) fn new(game: &Game, keep: bool) -> Ahead {
+        Ahead {
+            game: Box::new(game.clone()),
+            events: vec![],
+            along: Along {
+                keep,
+                started: false,
+                positions: vec![],
+            },
+            movers: Default::default(),
+            unhidden: Default::default(),
+        }
+    }
+
+    /// `game` with `events` applied.
+    fn with(game: &Game, keep: bool, events: Vec<Event>) -> Ahead {
+        let mut ahead = Ahead::new(game, keep);
+        for event in events {
+            ahead.push(event);
+        }
+        ahead
+    }
+
+    /// The position after the events so far.
+    pub(crate) fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// Appends `event` and applies it.
+    pub(crate) fn push(&mut self, event: Event) {
+        self.advance(&event);
+        self.events.push(event);
+    }
+
+    /// Notes what `event` means for the consequences, then applies it.
+    fn advance(&mut self, event: &Event) {
+        if let Event::UnitEntryBlocked(UnitEntryBlocked { revealed, .. }) = event {
+            let game = &self.game;
+            self.unhidden.extend(
+                revealed
+                    .iter()
+                    .filter(|u| game.units.get(&u.id).is_some_and(|b| b.hidden))
+                    .map(|u| u.id.clone()),
+            );
+        }
+        if let Event::UnitsEntered(UnitsEntered { units, .. }) = event {
+            // Entering from off board is a move into the hex (A2.51): its units take
+            // mandatory WA as movers do, after the enemy's HIP moment (B9.324).
+            self.movers.extend(units.iter().map(|u| u.id.clone()));
+        }
+        if let Event::UnitMoved(UnitMoved {
+            units, from, to, ..
+        })
+        | Event::UnitEntryBlocked(UnitEntryBlocked {
+            units, from, to, ..
+        })
+        | Event::UnitAdvanced(UnitAdvanced {
+            units, from, to, ..
+        })
+        | Event::UnitBypassed(UnitBypassed {
+            units,
+            from,
+            hex: to,
+            ..
+        }) = event
+        {
+            if from != to {
+                self.movers.extend(units.iter().cloned());
+            }
+        }
+        self.along.step(&self.game);
+        game::apply(&mut self.game, event);
+    }
+
+    fn decided(self) -> Decided {
+        Decided {
+            events: self.events,
+            after: Some(self.game),
+            along: self.along.positions,
+        }
+    }
+}
+
+/// As [`decide`], keeping the position its look-ahead reached ([`Decided::after`]) and the
+/// positions on the way to it ([`Decided::along`]).
 pub fn decide_ahead(
     game: &Game,
     by: Side,
     command: &Command,
     dice: &mut dyn DiceSource,
+) -> Result<Decided, RuleViolation> {
+    decide_keeping(game, by, command, dice, true)
+}
+
+/// [`decide_ahead`], keeping the positions along the look-ahead only when `keep` (the rules
+/// alone need none of them).
+fn decide_keeping(
+    game: &Game,
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+    keep: bool,
 ) -> Result<Decided, RuleViolation> {
     // On a map of real boards a seam hex has two names; the rules see the map's own.
     let renamed;
@@ -166,8 +319,24 @@ pub fn decide_ahead(
             ));
         }
     }
-    let events = match command {
-        Command::Done => done::decide(game, by, dice),
+    let ahead = match command {
+        Command::Done => done::decide(game, by, dice, keep)?,
+        _ => Ahead::with(game, keep, decide_events(game, by, command, dice)?),
+    };
+    refuse_ending_in_bypass(game, ahead.game())?;
+    Ok(with_consequences(game, ahead))
+}
+
+/// The events of every command but `Done` (whose look-ahead is its own, `done::decide`), as
+/// [`decide_keeping`] dispatches them.
+fn decide_events(
+    game: &Game,
+    by: Side,
+    command: &Command,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    match command {
+        Command::Done => unreachable!("decided with its look-ahead"),
         Command::Move { units, to } => movement::decide_move(game, by, units, *to, dice),
         Command::Advance { units, to } => movement::decide_advance(game, by, units, *to),
         Command::Melee { hex } => close_combat::decide_melee(game, by, *hex),
@@ -267,9 +436,7 @@ pub fn decide_ahead(
         Command::Concede | Command::ProposeEnd | Command::AcceptEnd => {
             unreachable!("decided before the pending answers")
         }
-    }?;
-    refuse_ending_in_bypass(game, &events)?;
-    Ok(with_consequences(game, events))
+    }
 }
 
 /// `command` with every hex it names under the map's name for it (`board::geometry`), when
@@ -413,14 +580,11 @@ fn wa_prompt(game: &Game) -> Option<Prompt> {
 }
 
 /// A4.32 with A4.2: another unit's move ends the move of the stack before it, so it may not
-/// start while a unit of that stack stands in Bypass and could still go on.
-fn refuse_ending_in_bypass(game: &Game, events: &[Event]) -> Result<(), RuleViolation> {
+/// start while a unit of that stack stands in Bypass and could still go on. `after` is `game`
+/// with the command's events applied (the decision's look-ahead, before its consequences).
+fn refuse_ending_in_bypass(game: &Game, after: &Game) -> Result<(), RuleViolation> {
     if game.clock.phase() != Phase::Movement || !game.units.values().any(|u| u.bypass.is_some()) {
         return Ok(());
-    }
-    let mut after = game.clone();
-    for event in events {
-        game::apply(&mut after, event);
     }
     let stranded = game.units.values().find(|u| {
         u.bypass.is_some()
@@ -452,62 +616,26 @@ fn needs_the_log(command: &Command) -> RuleViolation {
     )
 }
 
-/// Appends what the rules make follow from `events` on their own — today the Wall Advantage
-/// changes of B9.32–B9.41 (`wall_advantage::settle`) — so a log shows each with its reason.
-/// The look-ahead these are judged on is `game` with every event applied, the consequences
-/// too, and is kept ([`Decided::after`]): it is the position the events make.
-fn with_consequences(game: &Game, mut events: Vec<Event>) -> Decided {
-    let mut after = Box::new(game.clone());
-    let mut movers = std::collections::BTreeSet::new();
-    // Hidden units an enemy's move revealed: losing HIP is a moment to claim WA (B9.322).
-    let mut unhidden = std::collections::BTreeSet::new();
-    for event in &events {
-        if let Event::UnitEntryBlocked(UnitEntryBlocked { revealed, .. }) = event {
-            unhidden.extend(
-                revealed
-                    .iter()
-                    .filter(|u| after.units.get(&u.id).is_some_and(|b| b.hidden))
-                    .map(|u| u.id.clone()),
-            );
-        }
-        if let Event::UnitsEntered(UnitsEntered { units, .. }) = event {
-            // Entering from off board is a move into the hex (A2.51): its units take
-            // mandatory WA as movers do, after the enemy's HIP moment (B9.324).
-            movers.extend(units.iter().map(|u| u.id.clone()));
-        }
-        if let Event::UnitMoved(UnitMoved {
-            units, from, to, ..
-        })
-        | Event::UnitEntryBlocked(UnitEntryBlocked {
-            units, from, to, ..
-        })
-        | Event::UnitAdvanced(UnitAdvanced {
-            units, from, to, ..
-        })
-        | Event::UnitBypassed(UnitBypassed {
-            units,
-            from,
-            hex: to,
-            ..
-        }) = event
-        {
-            if from != to {
-                movers.extend(units.iter().cloned());
-            }
-        }
-        game::apply(&mut after, event);
-    }
+/// Appends what the rules make follow from the command's events on their own — today the Wall
+/// Advantage changes of B9.32–B9.41 (`wall_advantage::settle`) and Desperation Morale — so a
+/// log shows each with its reason. They are judged on the decision's look-ahead (`ahead`,
+/// `game` with the command's events applied) and applied to it in turn, which is kept
+/// ([`Decided::after`]): it is the position the events make.
+fn with_consequences(game: &Game, mut ahead: Ahead) -> Decided {
     // Desperation Morale follows from the position the command left (A10.62).
-    let desperation = morale::desperation::consequences(&after, &events);
-    events.extend(wall_advantage::settle(game, &mut after, &movers, &unhidden));
-    for event in &desperation {
-        game::apply(&mut after, event);
+    let desperation = morale::desperation::consequences(&ahead.game, &ahead.events);
+    let settled = wall_advantage::settle(
+        game,
+        &mut ahead.game,
+        &ahead.movers,
+        &ahead.unhidden,
+        &mut ahead.along,
+    );
+    ahead.events.extend(settled);
+    for event in desperation {
+        ahead.push(event);
     }
-    events.extend(desperation);
-    Decided {
-        events,
-        after: Some(after),
-    }
+    ahead.decided()
 }
 
 /// Refuses unless `by` is the side the current step awaits.

@@ -23,11 +23,12 @@
 //! answer from its own projection gets the same one (`client-cli`'s follower does).
 
 use crate::end_of_rally;
+use crate::Ahead;
 use board::scenario::{Morale, Side};
 use game::event::Event;
 use game::event::StepPassed;
 use game::phase::{Clock, Phase};
-use game::{apply, Game, Viewer};
+use game::{Game, Viewer};
 
 /// Whether the step at `clock` is one that may pass by itself: what lets [`passing`] skip
 /// looking at the position for every other step.
@@ -40,12 +41,19 @@ pub(crate) fn may_pass(clock: Clock) -> bool {
 /// row whose side to act could do nothing in it, each judged in the public position it begins
 /// in. Empty when the clock's step is asked.
 pub fn passing(game: &Game) -> Vec<Event> {
-    let mut events = vec![];
     if !may_pass(game.clock) {
-        return events;
+        return vec![];
     }
-    let mut after = game.clone();
-    while passes_on_arrival(&after) {
+    let mut ahead = Ahead::new(game, false);
+    pass_on(&mut ahead);
+    ahead.events
+}
+
+/// The one way steps pass ([`passing`]): each `StepPassed` appended to the decision's
+/// look-ahead, and applied to it there, while the step its position has reached passes.
+pub(crate) fn pass_on(ahead: &mut Ahead) {
+    while passes_on_arrival(ahead.game()) {
+        let after = ahead.game();
         let Some(next) = after.clock.next(after.scenario.turns) else {
             break;
         };
@@ -53,10 +61,8 @@ pub fn passing(game: &Game) -> Vec<Event> {
             ended: after.clock,
             next,
         });
-        apply(&mut after, &passed);
-        events.push(passed);
+        ahead.push(passed);
     }
-    events
 }
 
 /// Whether the step the clock has just reached passes by itself (see the module docs). A
@@ -111,6 +117,7 @@ mod tests {
     use super::*;
     use crate::wall_advantage::ReadScenario;
     use board::scenario::Scenario;
+    use game::apply;
     use game::phase::STEPS;
 
     fn rout_scenario() -> Game {

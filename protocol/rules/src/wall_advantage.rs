@@ -777,12 +777,14 @@ pub(super) fn decline(game: &Game, by: Side) -> Result<Vec<Event>, RuleViolation
 /// left or tried to leave their Location in it, whose own mandatory WA waits until the enemy
 /// has had its chance (B9.41 EX); `unhidden` are hidden units the command revealed (an enemy
 /// tried to enter their Location, A12.15), for whom losing HIP is a moment to claim WA
-/// (B9.322, B9.324).
+/// (B9.322, B9.324). Each event is applied to `after` as it is decided, `along` told of it
+/// first (`crate::Ahead`).
 pub(super) fn settle(
     before: &Game,
     after: &mut Game,
     movers: &BTreeSet<UnitId>,
     unhidden: &BTreeSet<UnitId>,
+    along: &mut crate::Along,
 ) -> Vec<Event> {
     // Nothing asked and nothing declared: what follows depends on the units alone then.
     let quiet = |g: &Game| {
@@ -805,7 +807,7 @@ pub(super) fn settle(
         return vec![];
     }
     let units = after.units.clone();
-    let events = settle_all(before, after, movers, unhidden);
+    let events = settle_all(before, after, movers, unhidden, along);
     if unchanged && events.is_empty() {
         units.mark_settled();
     }
@@ -818,9 +820,11 @@ fn settle_all(
     game: &mut Game,
     movers: &BTreeSet<UnitId>,
     unhidden: &BTreeSet<UnitId>,
+    along: &mut crate::Along,
 ) -> Vec<Event> {
     let mut events = vec![];
     let mut push = |game: &mut Game, event: Event| {
+        along.step(game);
         apply(game, &event);
         events.push(event);
     };

@@ -23,6 +23,7 @@ use protocol::game::{CopyOnWrite, Game, Viewer};
 use protocol::record::stream::{index, VIEWERS};
 use protocol::wire::{Position, FRAME_BYTES_MAX};
 use protocol::{Event, Scenario};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -146,15 +147,15 @@ impl FrameError {
 /// or the position after them, would be too large for some viewer; the reason says which, how
 /// large, and what to do instead. `measured`: the game's maps as the last exact check found
 /// them, if it was made on this very game. `ahead`: `game` with every one of `events` applied,
-/// when the decision's look-ahead made it (`rules::Decided`), which the exact check then reads
-/// instead of applying the events once more. Returns the maps of the game after the events
+/// and the positions on the way, when the decision's look-ahead made them (`rules::Decided`),
+/// which the exact check then reads instead of applying the events once more. Returns the maps of the game after the events
 /// when the exact check measured them. `sender`'s frames are measured first, both his events
 /// and his position, so that a refusal naming his own frame never depends on another's (see
 /// [`FrameError::told_to`]).
 pub fn check_command<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event> + Clone,
-    ahead: Option<&Game>,
+    ahead: Option<Path<'_>>,
     bounds: Bounds,
     measured: Option<Measured>,
     sender: Viewer,
@@ -219,12 +220,21 @@ fn check_exactly<'a>(
     check_exactly_ahead(game, events, None, limits, bounds, measured, sender)
 }
 
-/// [`check_exactly`], reading the position after the last event from `ahead` (the decision's
-/// look-ahead) when given: the events before it are applied to a copy, the last is not.
+/// The positions a decision's look-ahead went through (`rules::Decided`): `after`, the one
+/// after its last event, and `along`, the one after each event before it (empty when it kept
+/// none, and then those are applied again).
+#[derive(Clone, Copy)]
+pub struct Path<'a> {
+    pub along: &'a [Game],
+    pub after: &'a Game,
+}
+
+/// [`check_exactly`], reading the positions after the events from `ahead` (the decision's
+/// look-ahead) when given: an event whose position it lacks is applied to a copy.
 fn check_exactly_ahead<'a>(
     game: &Game,
     events: impl Iterator<Item = &'a Event>,
-    ahead: Option<&Game>,
+    ahead: Option<Path<'_>>,
     limits: Limits,
     bounds: Bounds,
     measured: Option<Measured>,
@@ -240,21 +250,26 @@ fn check_exactly_ahead<'a>(
     };
     let mut events = events.peekable();
     // The position after the events so far: `game` itself until one is applied.
-    let mut applied: Option<Game> = None;
-    let mut taken = None;
+    let mut at: Cow<'_, Game> = Cow::Borrowed(game);
+    let mut i = 0;
     while let Some(event) = events.next() {
-        let before = applied.as_ref().unwrap_or(game);
-        if let Some(ahead) = ahead.filter(|_| events.peek().is_none()) {
-            count(before, ahead, event);
-            taken = Some(ahead);
-            break;
-        }
-        let mut next = before.clone();
-        protocol::apply(&mut next, event);
-        count(before, &next, event);
-        applied = Some(next);
+        let kept = ahead.and_then(|path| match events.peek() {
+            None => Some(path.after),
+            Some(_) => path.along.get(i),
+        });
+        let next = match kept {
+            Some(kept) => Cow::Borrowed(kept),
+            None => {
+                let mut next = at.clone().into_owned();
+                protocol::apply(&mut next, event);
+                Cow::Owned(next)
+            }
+        };
+        count(&at, &next, event);
+        at = next;
+        i += 1;
     }
-    let after = taken.or(applied.as_ref()).unwrap_or(game);
+    let after: &Game = &at;
     let before = measured.unwrap_or_else(|| Measured::of(game));
     let maps = Measured {
         units: map_bytes_after(
@@ -608,7 +623,13 @@ mod tests {
             let mut measured = None;
             for (before, events) in played(game) {
                 let mut after = before.clone();
-                events.iter().for_each(|e| protocol::apply(&mut after, e));
+                let mut along = vec![];
+                for (i, e) in events.iter().enumerate() {
+                    if i > 0 {
+                        along.push(after.clone());
+                    }
+                    protocol::apply(&mut after, e);
+                }
                 // Taken on from the command before, as a session keeps it.
                 let maps = check_exactly(
                     &before,
@@ -624,13 +645,30 @@ mod tests {
                 let ahead = check_exactly_ahead(
                     &before,
                     events.iter(),
-                    Some(&after),
+                    Some(Path {
+                        along: &[],
+                        after: &after,
+                    }),
                     limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
                     bounds,
                     measured,
                     Viewer::Side(before.acting()),
                 );
                 assert_eq!(ahead, Ok(maps));
+                // And off every position along it, no event applied again.
+                let along = check_exactly_ahead(
+                    &before,
+                    events.iter(),
+                    Some(Path {
+                        along: &along,
+                        after: &after,
+                    }),
+                    limits(COMMAND_EVENTS_BYTES_MAX, POSITION_BYTES_MAX),
+                    bounds,
+                    measured,
+                    Viewer::Side(before.acting()),
+                );
+                assert_eq!(along, Ok(maps));
                 measured = Some(maps);
                 for viewer in VIEWERS {
                     let encoded = to_json(&Position::from(after.project(viewer))).len();

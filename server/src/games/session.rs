@@ -413,7 +413,10 @@ impl Session {
         let maps = frames::check_command(
             self.game(),
             entries.iter().map(|e| &e.event),
-            decision.after.as_deref(),
+            decision.after.as_deref().map(|after| frames::Path {
+                along: &decision.along,
+                after,
+            }),
             self.frame_bounds(),
             measured,
             viewer,
@@ -441,23 +444,38 @@ impl Session {
     }
 
     /// What `proposal` will make of the game once committed, for each side (see
-    /// [`Foreseen`]). Changes nothing; costs a copy of the game per event, so the task asks
-    /// only when a seat is watched for turn notices.
+    /// [`Foreseen`]). Changes nothing; reads the positions the decision's look-ahead built
+    /// (`rules::Decided::along`), and applies the events to a copy of the game only for a
+    /// decision that kept none. The task asks only when a seat is watched for turn notices.
     pub fn foresee(&self, proposal: &Proposal) -> Foreseen {
         const SIDES: [Side; 2] = [Side::A, Side::B];
-        let mut after = self.game().clone();
+        let decision = &proposal.decision;
+        let count = decision.events.len();
+        let last = self.game().version + count as u64;
+        let kept = decision
+            .after
+            .as_deref()
+            .filter(|after| after.version == last && decision.along.len() + 1 == count);
+        let mut at = std::borrow::Cow::Borrowed(self.game());
         let mut heard: [Vec<protocol::Event>; 2] = Default::default();
-        for (event, _) in &proposal.decision.events {
-            let before = after.clone();
-            protocol::apply(&mut after, event);
+        for (i, (event, _)) in decision.events.iter().enumerate() {
+            let position = kept.map(|after| decision.along.get(i).unwrap_or(after));
+            let next = match position {
+                Some(position) => std::borrow::Cow::Borrowed(position),
+                None => {
+                    let mut next = at.clone().into_owned();
+                    protocol::apply(&mut next, event);
+                    std::borrow::Cow::Owned(next)
+                }
+            };
             for (heard, side) in heard.iter_mut().zip(SIDES) {
-                if let Some(viewed) =
-                    view::project_event(&before, &after, Viewer::Side(side), event)
-                {
+                if let Some(viewed) = view::project_event(&at, &next, Viewer::Side(side), event) {
                     heard.push(viewed.event);
                 }
             }
+            at = next;
         }
+        let after = at.into_owned();
         let versions = [0, 1].map(|i| self.version(Viewer::Side(SIDES[i])) + heard[i].len() as u64);
         Foreseen {
             after,
@@ -1211,10 +1229,13 @@ mod tests {
             (Side::B, adjudicate("r3", protocol::Outcome::Pin)),
             (Side::A, Command::Done),
         ];
+        let mut several = 0;
         for (side, command) in commands {
             let proposal = session
                 .propose(submitted(side, command, None), &mut Counting(0))
                 .unwrap();
+            // A decision of several events is foreseen from the positions its look-ahead kept.
+            several += usize::from(!proposal.decision.along.is_empty());
             let foreseen = session.foresee(&proposal);
             let committed = session.commit(proposal);
             assert_eq!(foreseen.after.state_hash(), session.game().state_hash());
@@ -1236,6 +1257,7 @@ mod tests {
                 assert_eq!(kinds(&foreseen.heard[i]), kinds(&sent));
             }
         }
+        assert!(several > 0, "a decision of several events was foreseen");
     }
 
     #[test]
