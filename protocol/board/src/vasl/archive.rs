@@ -454,10 +454,10 @@ pub fn parse_metadata(xml: &[u8]) -> Result<BoardMetadata, ArchiveError> {
 
 /// The metadata's words are shown: the version in every game's map (so to both players and
 /// the page), the names in `asl boards` and in errors. A word breaking the scenario's word
-/// rules ([`crate::scenario::board_word_fault`]) refuses the archive, naming the attribute
+/// rules ([`crate::words::board_word_fault`]) refuses the archive, naming the attribute
 /// (and its element's line).
 fn shown(attribute: &str, text: &str, line: Option<u32>) -> Result<(), ArchiveError> {
-    match crate::scenario::board_word_fault(text) {
+    match crate::words::board_word_fault(text) {
         None => Ok(()),
         Some(why) => Err(ArchiveError::Metadata(match line {
             Some(line) => format!("has a `{attribute}` (line {line}) that {why}"),

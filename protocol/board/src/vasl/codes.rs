@@ -113,7 +113,7 @@ pub enum CodesError {
     #[error("defines no <terrainType>")]
     Empty,
     /// A terrain's name breaks the scenario's word rules: an unmodelled terrain is named to
-    /// both players ([`crate::scenario::board_word_fault`]).
+    /// both players ([`crate::words::board_word_fault`]).
     #[error("has a <terrainType> whose `name` (line {line}) {why}")]
     Name { line: u32, why: String },
     #[error("has a <terrainType> without `{attribute}` (line {line})")]
@@ -204,7 +204,7 @@ impl TerrainTable {
             let name = attribute("name")?;
             let name_fault = match name {
                 "" => Some("is empty: a terrain is named".to_string()),
-                name => crate::scenario::board_word_fault(name),
+                name => crate::words::board_word_fault(name),
             };
             if let Some(why) = name_fault {
                 return Err(CodesError::Name {
