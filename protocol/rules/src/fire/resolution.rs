@@ -311,8 +311,9 @@ pub fn assess(
     // Final Fire fires again only as Sustained Fire (A9.3): fired alone, by a unit that is not
     // an SMC, the engine resolves it (`sustained`: FP halved, B# lowered by 2, no Multiple
     // ROF). A Fire Group mixing a SW with units firing again after First Fire, a marked SW
-    // fired with any unit's own FP or a leader's direction, a marked SW that is not a MG, and
-    // an SMC's Sustained Fire (which one source alone rules out) are the players'.
+    // fired with any unit's own FP or a leader's direction, a marked SW that is not a MG, an
+    // SMC's Sustained Fire (which one source alone rules out), and a marked SW whose possessor
+    // is still under "?" (whatever it hides) are the players'.
     let mut sustained: Vec<String> = vec![];
     if !sw.is_empty() {
         let again = match kind {
@@ -341,6 +342,17 @@ pub fn assess(
             let Some(counter) = marked else {
                 continue;
             };
+            // A possessor still under "?" after the declaration (no Good Order enemy sees it,
+            // A12.14) is a "?" to the enemy: whether the engine reads the attack must not turn
+            // on what it hides (an SMC or a squad, A9.3 below), nor its reason name a weapon
+            // the enemy's view leaves out. Every such Sustained Fire is the players', said
+            // alike.
+            if holder.concealed {
+                return Err(unruled(
+                    "A9.3",
+                    "a weapon fired again after First Fire by a unit under \"?\" fires as Sustained Fire, which the engine does not resolve while its possessor is concealed",
+                ));
+            }
             let rule = if kind == FireKind::Final {
                 "A8.4"
             } else {
