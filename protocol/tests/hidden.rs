@@ -2734,6 +2734,19 @@ fn a_question_mark_gone_round_in_bypass_is_revealed_as_the_mph_ends() {
 /// next to it in 3D3: no Good Order Russian sees the firer, so it keeps its "?" (A12.14). What the Russian
 /// is told of the attack is returned with his stream and projection.
 fn russian_side_of_sustained_fire_by(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    russian_side_of_lmg_fire_by(under, LMG, true)
+}
+
+/// The German's LMG `glmg`: its name and ratings.
+const LMG: &str = "name = \"LMG\"\nfp = 2\nrange = 6\nbreakdown = 12";
+
+/// The fire of [`russian_side_of_sustained_fire_by`], the weapon `glmg` given by `ratings`
+/// (its name and ratings lines), marked First Fire or not.
+fn russian_side_of_lmg_fire_by(
+    under: &str,
+    ratings: &str,
+    marked: bool,
+) -> (Vec<Viewed>, Game, Vec<String>) {
     let toml = format!(
         r#"
 name = "A9.3: Sustained Fire by a ?"
@@ -2770,12 +2783,9 @@ morale = "broken"
 
 [[weapons]]
 id = "glmg"
-name = "LMG"
 pp = 1
 held_by = "gq"
-fp = 2
-range = 6
-breakdown = 12
+{ratings}
 "#
     );
     let scenario = Scenario::from_toml(&toml).unwrap();
@@ -2786,7 +2796,9 @@ breakdown = 12
     }
     // Marked First Fire in the MPh: set here, as the fire that marked it would have revealed
     // the "?" to the Good Order mover it was fired at.
-    game.first_fired.insert("glmg".into());
+    if marked {
+        game.first_fired.insert("glmg".into());
+    }
     let mut views = VIEWERS.map(|v| game.project(v));
     let mut seen: [Vec<Viewed>; 3] = Default::default();
     for (command, dice) in [
@@ -2817,5 +2829,32 @@ fn sustained_fire_by_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() 
         "Russian",
         russian_side_of_sustained_fire_by(SQUAD_467),
         russian_side_of_sustained_fire_by("kind = \"leader\"\nratings = \"9-1\""),
+    );
+}
+
+/// A weapon a "?" holds is not in the enemy's view, and no reason names it to him, nor what
+/// the "?" is: a "?" leader's fire with a SW that is not a MG was left to the players naming
+/// `glmg` and the leader (A9.12), where a squad's was read on the IFT at its FP.
+#[test]
+fn a_question_mark_that_keeps_it_while_firing_tells_the_enemy_nothing_of_what_it_hides() {
+    let atr = "name = \"ATR\"\nfp = 2\nrange = 6\nbreakdown = 12";
+    let leader = russian_side_of_lmg_fire_by("kind = \"leader\"\nratings = \"9-1\"", atr, false);
+    assert!(
+        leader
+            .2
+            .iter()
+            .all(|t| !t.contains("glmg") && !t.contains("leader")),
+        "the Russian is told of `glmg` or a leader: {:#?}",
+        leader.2
+    );
+    alike(
+        "Russian",
+        russian_side_of_lmg_fire_by(SQUAD_467, atr, false),
+        leader,
+    );
+    alike(
+        "Russian",
+        russian_side_of_lmg_fire_by(SQUAD_467, LMG, false),
+        russian_side_of_lmg_fire_by("kind = \"leader\"\nratings = \"9-1\"", LMG, false),
     );
 }
