@@ -742,6 +742,12 @@ impl Connection {
         Ok(outcome)
     }
 
+    /// The bytes of the frame read last: a caller that keeps replies (a log's pages) counts
+    /// them against its own bound.
+    pub fn last_frame_bytes(&self) -> usize {
+        self.last_frame_bytes
+    }
+
     pub async fn get_state(&mut self) -> Result<Snapshot, ConnectionError> {
         self.send(&ClientMessage::GetState).await?;
         self.snapshot().await

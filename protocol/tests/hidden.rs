@@ -2788,3 +2788,133 @@ fn a_question_mark_gone_round_in_bypass_is_revealed_as_the_mph_ends() {
     }
     assert_eq!(first_told(&dummy_seen[1], "gq", "dummy"), None);
 }
+
+/// A9.3: a German "?" (`under`: a squad, or a leader) in the woods of 3C3 holds an LMG marked
+/// First Fire and fires it alone, in the Russian player turn's DFPh, at a broken Russian squad
+/// next to it in 3D3: no Good Order Russian sees the firer, so it keeps its "?" (A12.14). What the Russian
+/// is told of the attack is returned with his stream and projection.
+fn russian_side_of_sustained_fire_by(under: &str) -> (Vec<Viewed>, Game, Vec<String>) {
+    russian_side_of_lmg_fire_by(under, LMG, true)
+}
+
+/// The German's LMG `glmg`: its name and ratings.
+const LMG: &str = "name = \"LMG\"\nfp = 2\nrange = 6\nbreakdown = 12";
+
+/// The fire of [`russian_side_of_sustained_fire_by`], the weapon `glmg` given by `ratings`
+/// (its name and ratings lines), marked First Fire or not.
+fn russian_side_of_lmg_fire_by(
+    under: &str,
+    ratings: &str,
+    marked: bool,
+) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A9.3: Sustained Fire by a ?"
+turns = 1
+first = "russian"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C3"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3D3"
+morale = "broken"
+
+[[weapons]]
+id = "glmg"
+pp = 1
+held_by = "gq"
+{ratings}
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::DefensiveFire {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    // Marked First Fire in the MPh: set here, as the fire that marked it would have revealed
+    // the "?" to the Good Order mover it was fired at.
+    if marked {
+        game.first_fired.insert("glmg".into());
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    for (command, dice) in [
+        (
+            Command::DeclareAttack {
+                firers: vec!["glmg".into()],
+                target: hex("3D3"),
+                into_sewer: false,
+            },
+            vec![],
+        ),
+        (Command::ResolveAttack, vec![3, 4, 3, 4, 3, 4]),
+    ] {
+        fire_step(&mut game, Side::A, command, &dice, &mut seen, &mut views);
+    }
+    assert!(game.units["gq"].concealed, "no Good Order Russian sees it");
+    let told = seen[1].iter().map(|v| format!("{:?}", v.event)).collect();
+    let [_, russian, _] = seen;
+    (russian, game.project(RUSSIAN), told)
+}
+
+/// What a "?" firing a marked MG keeps hidden stays hidden: before, a leader's attack was left
+/// to the players naming his LMG (`glmg`, not in the Russian's view) and saying an SMC fired
+/// it (A9.3), where a squad's was read on the IFT.
+#[test]
+fn sustained_fire_by_a_question_mark_tells_the_enemy_nothing_of_what_it_hides() {
+    alike(
+        "Russian",
+        russian_side_of_sustained_fire_by(SQUAD_467),
+        russian_side_of_sustained_fire_by("kind = \"leader\"\nratings = \"9-1\""),
+    );
+}
+
+/// A weapon a "?" holds is not in the enemy's view, and no reason names it to him, nor what
+/// the "?" is: a "?" leader's fire with a SW that is not a MG was left to the players naming
+/// `glmg` and the leader (A9.12), where a squad's was read on the IFT at its FP.
+#[test]
+fn a_question_mark_that_keeps_it_while_firing_tells_the_enemy_nothing_of_what_it_hides() {
+    let atr = "name = \"ATR\"\nfp = 2\nrange = 6\nbreakdown = 12";
+    let leader = russian_side_of_lmg_fire_by("kind = \"leader\"\nratings = \"9-1\"", atr, false);
+    assert!(
+        leader
+            .2
+            .iter()
+            .all(|t| !t.contains("glmg") && !t.contains("leader")),
+        "the Russian is told of `glmg` or a leader: {:#?}",
+        leader.2
+    );
+    alike(
+        "Russian",
+        russian_side_of_lmg_fire_by(SQUAD_467, atr, false),
+        leader,
+    );
+    alike(
+        "Russian",
+        russian_side_of_lmg_fire_by(SQUAD_467, LMG, false),
+        russian_side_of_lmg_fire_by("kind = \"leader\"\nratings = \"9-1\"", LMG, false),
+    );
+}

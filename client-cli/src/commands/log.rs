@@ -6,6 +6,7 @@ use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
 use protocol::event::GameCreated;
+use protocol::export::EXPORT_EVENTS_MAX;
 use protocol::game::view::Viewed;
 use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
@@ -62,6 +63,16 @@ impl Replay {
         page: &LogPage,
         out: &mut (dyn Write + Send),
     ) -> Result<Option<u64>, Failure> {
+        // A server is not trusted to stop: a log claiming more events than a game's export
+        // may hold (`EXPORT_EVENTS_MAX`) is refused, as `asl replay` refuses it, so paging
+        // ends however long the server claims its log is.
+        if page.version > EXPORT_EVENTS_MAX {
+            return Err(ConnectionError::Unexpected(format!(
+                "the server claims a log of {} events, over the {EXPORT_EVENTS_MAX} a game may hold (EXPORT_EVENTS_MAX)",
+                page.version
+            ))
+            .into());
+        }
         let Some(last) = page.events.last().map(|s| s.seq) else {
             return Ok(None);
         };
@@ -277,6 +288,38 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("asked for the log from #3, got events up to #2"),
+            "{err}"
+        );
+    }
+
+    /// A hostile server need not stop: each page may claim a longer log than the last. A
+    /// log claiming more events than a game's export may hold is refused on the page that
+    /// claims it, so `asl log` ends, as `asl replay` and `asl export` do. Before, it paged on
+    /// as long as the server kept claiming more.
+    #[test]
+    fn a_log_claiming_more_than_a_game_holds_is_refused() {
+        use protocol::export::EXPORT_EVENTS_MAX;
+        let log = full_log(3);
+        let mut replay = Replay {
+            follower: None,
+            record: Record::default(),
+            json: false,
+        };
+        let page = LogPage {
+            version: 3,
+            events: log[..2].to_vec(),
+        };
+        assert_eq!(replay.print_page(1, &page, &mut vec![]).unwrap(), Some(3));
+        let page = LogPage {
+            version: EXPORT_EVENTS_MAX + 1,
+            events: log[2..3].to_vec(),
+        };
+        let err = replay.print_page(3, &page, &mut vec![]).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "claims a log of {} events, over the {EXPORT_EVENTS_MAX}",
+                EXPORT_EVENTS_MAX + 1
+            )),
             "{err}"
         );
     }

@@ -5,7 +5,7 @@
 
 use super::verify::{check, read_export};
 use super::ServerArg;
-use crate::connection::{Connection, ConnectionError, LogPage};
+use crate::connection::{Connection, ConnectionError, LogPage, BUFFERED_BYTES_MAX};
 use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
@@ -149,9 +149,10 @@ async fn replay_live(
     connection.join(game, token, None).await?;
     // The log as this viewer may see it, to find the moment: the sequence of play is public.
     let mut events: Vec<Sequenced> = vec![];
+    let mut read = LogRead::default();
     loop {
         let page = connection.get_log(events.len() as u64 + 1).await?;
-        if take_log_page(&mut events, page)? {
+        if read.take(&mut events, page, connection.last_frame_bytes())? {
             break;
         }
     }
@@ -200,6 +201,35 @@ async fn replay_live(
     out.write_all(render_position(&snapshot.state).as_bytes())?;
     writeln!(out, "Log head after event {version}: {}", snapshot.head)?;
     Ok(Status::Success)
+}
+
+/// The bytes of the log's pages read so far. A page may be a frame of the largest size holding
+/// one event, and a log as many events as an export: the frames held are bounded as a
+/// connection bounds the events it buffers ([`BUFFERED_BYTES_MAX`]), so a hostile server
+/// cannot fill the client's memory with a long log of large events.
+#[derive(Default)]
+struct LogRead {
+    bytes: usize,
+}
+
+impl LogRead {
+    /// [`take_log_page`], for a page that came in a frame of `frame_bytes`.
+    fn take(
+        &mut self,
+        events: &mut Vec<Sequenced>,
+        page: LogPage,
+        frame_bytes: usize,
+    ) -> Result<bool, ConnectionError> {
+        let bytes = self.bytes.saturating_add(frame_bytes);
+        if bytes > BUFFERED_BYTES_MAX {
+            return Err(ConnectionError::Unexpected(format!(
+                "the log's pages pass {BUFFERED_BYTES_MAX} bytes after {} events, more than a client holds (BUFFERED_BYTES_MAX)",
+                events.len()
+            )));
+        }
+        self.bytes = bytes;
+        take_log_page(events, page)
+    }
 }
 
 /// Adds a page of the log to `events`, read so far from #1; `Ok(true)` once the log is whole.
@@ -307,6 +337,40 @@ mod tests {
                 .map(|seq| sequenced(seq, Event::GameEnded(GameEnded { turns_played: 1 })))
                 .collect(),
         }
+    }
+
+    /// Each page a server sends may be a frame of the largest size holding one event, and a
+    /// log may claim up to `EXPORT_EVENTS_MAX` events: without a bound on the bytes, a hostile
+    /// server made `asl replay` hold a million frames of a MiB each. The pages' frames are
+    /// held to what a connection buffers (`BUFFERED_BYTES_MAX`), refused on the page past it.
+    #[test]
+    fn the_pages_of_a_log_are_held_to_the_bytes_a_client_buffers() {
+        use protocol::wire::FRAME_BYTES_MAX;
+        let mut events = vec![];
+        let mut read = LogRead::default();
+        let pages = (BUFFERED_BYTES_MAX / FRAME_BYTES_MAX) as u64;
+        for seq in 1..=pages {
+            assert!(!read
+                .take(
+                    &mut events,
+                    page(EXPORT_EVENTS_MAX, seq..=seq),
+                    FRAME_BYTES_MAX
+                )
+                .unwrap());
+        }
+        let e = read
+            .take(
+                &mut events,
+                page(EXPORT_EVENTS_MAX, pages + 1..=pages + 1),
+                FRAME_BYTES_MAX,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("BUFFERED_BYTES_MAX"), "{e}");
+        assert_eq!(
+            events.len() as u64,
+            pages,
+            "nothing of the refused page is kept"
+        );
     }
 
     /// A hostile server answering every page with the same events, under a count that never

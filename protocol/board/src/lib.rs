@@ -4,7 +4,7 @@
 //! from TOML and checked ([`scenario`]).
 //!
 //! The lowest layer of the core. Inside it, modules import in one direction, lowest first:
-//! `terrain`, `toml_place`, `hex`; `model`; `vasl` (archives, codes, grids, what a board
+//! `words`, `terrain`, `toml_place`, `hex`; `model`; `vasl` (archives, codes, grids, what a board
 //! shows, the board library); `geometry`; `los`; `setup`, `time_control`; `scenario`. A
 //! module never names one after it (test modules aside); `tests/board_order.rs` checks it.
 
@@ -19,3 +19,4 @@ pub mod terrain;
 pub mod time_control;
 pub mod toml_place;
 pub mod vasl;
+pub mod words;

@@ -13,6 +13,7 @@ pub use crate::model::{
     STACK_HALF_SQUADS_MAX, STACK_SMC_MAX,
 };
 use crate::terrain::{Fortification, HexsideFeature, Terrain};
+pub use crate::words::{board_word_fault, is_bidi, BOARD_WORD_BYTES_MAX};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -600,6 +601,27 @@ impl Scenario {
         {
             check_id("weapons.id", id)?;
             check_counter_name(&format!("weapon {id}"), name)?;
+        }
+        // Words a board archive or terrain codes file gave the scenario (`read_map`): each
+        // board's version and the names of terrain the engine does not model. Read through
+        // `board_word_fault` when the file was read; held again here for a scenario that came
+        // by another road (a stream, an export, a game stored before that check).
+        let board_word = |field: String, text: &str| match board_word_fault(text) {
+            Some(why) => Err(refuse(field, why)),
+            None => Ok(()),
+        };
+        for board in self.map.iter().flat_map(|m| m.rows.iter().flatten()) {
+            board_word(format!("map board {} version", board.board), &board.version)?;
+        }
+        for (hex, spec) in self.hexes.iter() {
+            if let Some(name) = &spec.unmodelled {
+                board_word(format!("hex {hex} terrain"), name)?;
+            }
+        }
+        for (side, spec) in self.hexsides.iter() {
+            if let Some(name) = &spec.unmodelled {
+                board_word(format!("hexside {side} terrain"), name)?;
+            }
         }
         // Every unit's id, as a file gives it or, for a unit under "?" in a viewer's copy, as
         // its alias (`?` and a number).
@@ -1937,11 +1959,6 @@ fn check_shown_words(field: &str, what: &str, text: &str, max: usize) -> Result<
     Ok(())
 }
 
-/// Unicode's bidirectional controls: they reorder the text around them on a screen.
-pub fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
 /// Takes `id` for one unit or weapon of the scenario, refusing an id already taken.
 /// A unit's or a weapon's id: a word of letters, digits, `-`, `_` or `.`. Ids are how players
 /// and scripts name counters, and both players' screens show them, so none holds a control or
@@ -2283,6 +2300,24 @@ hex = "1B2"
         let mut s = Scenario::read_toml(&base).unwrap();
         s.weapons.get_mut("glmg").unwrap().name = "LMG\u{202e}".into();
         assert_eq!(s.check_words().unwrap_err().field, "weapon glmg");
+        // So are the words a board archive gave it: an unmodelled terrain's name, a board's
+        // version. Before, `check_words` passed them by.
+        let mut s = Scenario::read_toml(&base).unwrap();
+        let (hex, mut spec) = s.hexes.iter().next().map(|(h, v)| (*h, v.clone())).unwrap();
+        spec.unmodelled = Some("Swamp\u{9b}2J".into());
+        Arc::make_mut(&mut s.hexes).insert(hex, spec);
+        let e = s.check_words().unwrap_err();
+        assert_eq!(e.field, format!("hex {hex} terrain"), "{e}");
+        let mut s = Scenario::read_toml(&base).unwrap();
+        s.map = Some(MapSpec {
+            rows: vec![vec![PlacedBoard {
+                board: 1,
+                rotated: false,
+                version: "6.2\u{202e}".into(),
+                digest: "00".into(),
+            }]],
+        });
+        assert_eq!(s.check_words().unwrap_err().field, "map board 1 version");
         // Letters of any script are words, not controls.
         Scenario::read_toml(&base.replace("name = \"test\"", "name = \"Сталинград: Улица\""))
             .unwrap();

@@ -392,7 +392,10 @@ pub fn parse_metadata(xml: &[u8]) -> Result<BoardMetadata, ArchiveError> {
             .ok()
             .filter(|n| (1..=max).contains(n))
             .ok_or_else(|| {
-                ArchiveError::Metadata(format!("has `{name}=\"{text}\"`: not a number 1 to {max}"))
+                ArchiveError::Metadata(format!(
+                    "has `{name}=\"{}\"`: not a number 1 to {max}",
+                    text.escape_debug()
+                ))
             })
     };
     // Boards cut to another grid (HASL maps, 1a–9b) place A1 elsewhere; only the geomorphic
@@ -409,7 +412,8 @@ pub fn parse_metadata(xml: &[u8]) -> Result<BoardMetadata, ArchiveError> {
             // VASL writes -901 where a value is missing.
             if parsed != -901.0 && (parsed - standard).abs() > 0.01 {
                 return Err(ArchiveError::Metadata(format!(
-                    "sets `{name}=\"{value}\"`: only the geomorphic hex grid is supported"
+                    "sets `{name}=\"{}\"`: only the geomorphic hex grid is supported",
+                    value.escape_debug()
                 )));
             }
         }
@@ -423,23 +427,43 @@ pub fn parse_metadata(xml: &[u8]) -> Result<BoardMetadata, ArchiveError> {
             node.attribute("hexName"),
             node.attribute("buildingTypeName"),
         ) {
+            let line = doc.text_pos_at(node.range().start).row;
+            shown("hexName", hex, Some(line))?;
+            shown("buildingTypeName", kind, Some(line))?;
             building_types.push((hex.to_string(), kind.to_string()));
         }
     }
+    let name = attribute("name")?;
+    let version = root.attribute("version").unwrap_or("");
+    let image = root.attribute("boardImageFileName").unwrap_or("");
+    shown("name", name, None)?;
+    shown("version", version, None)?;
+    shown("boardImageFileName", image, None)?;
     Ok(BoardMetadata {
-        name: attribute("name")?.to_string(),
-        version: root.attribute("version").unwrap_or("").to_string(),
+        name: name.to_string(),
+        version: version.to_string(),
         has_hills: root
             .attribute("hasHills")
             .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         columns: number("width", BOARD_COLUMNS_MAX)?,
         rows: number("height", BOARD_ROWS_MAX)?,
-        image: root
-            .attribute("boardImageFileName")
-            .unwrap_or("")
-            .to_string(),
+        image: image.to_string(),
         building_types,
     })
+}
+
+/// The metadata's words are shown: the version in every game's map (so to both players and
+/// the page), the names in `asl boards` and in errors. A word breaking the scenario's word
+/// rules ([`crate::words::board_word_fault`]) refuses the archive, naming the attribute
+/// (and its element's line).
+fn shown(attribute: &str, text: &str, line: Option<u32>) -> Result<(), ArchiveError> {
+    match crate::words::board_word_fault(text) {
+        None => Ok(()),
+        Some(why) => Err(ArchiveError::Metadata(match line {
+            Some(line) => format!("has a `{attribute}` (line {line}) that {why}"),
+            None => format!("has a `{attribute}` that {why}"),
+        })),
+    }
 }
 
 #[cfg(test)]
@@ -536,5 +560,47 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("width"));
+    }
+
+    #[test]
+    fn metadata_words_shown_to_players_hold_no_control_or_bidi_character() {
+        // A board archive is a file from anywhere: its version reaches every client in the
+        // scenario's map, its names reach the operator's terminal. XML lets a C1 control, a
+        // carriage return or a bidi override through as a character reference.
+        let good = r#"<boardMetadata name="07" version="6.2" width="33" height="10"
+            boardImageFileName="bd07.gif"><buildingType hexName="E4"
+            buildingTypeName="Stone Building"/></boardMetadata>"#;
+        parse_metadata(good.as_bytes()).unwrap();
+        for (field, from, to) in [
+            ("version", "\"6.2\"", "\"6.2&#x9B;31m\""),
+            ("version", "\"6.2\"", "\"6.2&#xD;\""),
+            ("name", "\"07\"", "\"0&#x202E;7\""),
+            ("boardImageFileName", "\"bd07.gif\"", "\"bd07&#xA;.gif\""),
+            ("hexName", "\"E4\"", "\"E4&#x2066;\""),
+            ("buildingTypeName", "\"Stone Building\"", "\"Stone&#x85;\""),
+        ] {
+            let xml = good.replacen(from, to, 1);
+            let e = parse_metadata(xml.as_bytes()).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("`{field}`")) && e.contains("control or bidi"),
+                "{field}: {e}"
+            );
+            assert!(
+                !e.chars()
+                    .any(|c| c.is_control() || crate::scenario::is_bidi(c)),
+                "the refusal itself is printable: {e:?}"
+            );
+        }
+        let long = good.replacen("\"6.2\"", &format!("\"{}\"", "9".repeat(65)), 1);
+        let e = parse_metadata(long.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("`version`") && e.contains("64 bytes"), "{e}");
+    }
+
+    #[test]
+    fn metadata_refusals_do_not_echo_a_hostile_value_raw() {
+        let xml = r#"<boardMetadata name="x" width="3&#x9B;2J" height="10"/>"#;
+        let e = parse_metadata(xml.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("width"), "{e}");
+        assert!(!e.chars().any(char::is_control), "{e:?}");
     }
 }

@@ -112,9 +112,13 @@ pub enum CodesError {
     NotXml(String),
     #[error("defines no <terrainType>")]
     Empty,
+    /// A terrain's name breaks the scenario's word rules: an unmodelled terrain is named to
+    /// both players ([`crate::words::board_word_fault`]).
+    #[error("has a <terrainType> whose `name` (line {line}) {why}")]
+    Name { line: u32, why: String },
     #[error("has a <terrainType> without `{attribute}` (line {line})")]
     NoAttribute { attribute: String, line: u32 },
-    #[error("gives terrain `{terrain}` the {field} `{value}`")]
+    #[error("gives terrain `{terrain}` the {field} `{}`", value.escape_debug())]
     BadValue {
         terrain: String,
         field: String,
@@ -198,6 +202,16 @@ impl TerrainTable {
                 Ok(attribute(name)?.eq_ignore_ascii_case("true"))
             };
             let name = attribute("name")?;
+            let name_fault = match name {
+                "" => Some("is empty: a terrain is named".to_string()),
+                name => crate::words::board_word_fault(name),
+            };
+            if let Some(why) = name_fault {
+                return Err(CodesError::Name {
+                    line: doc.text_pos_at(node.range().start).row,
+                    why,
+                });
+            }
             let bad = |field: &str, value: &str| CodesError::BadValue {
                 terrain: name.to_string(),
                 field: field.to_string(),
@@ -489,6 +503,39 @@ mod tests {
         assert!(e.contains("typeCode") && e.contains("Woods"), "{e}");
         assert_eq!(TerrainTable::parse(b"<x/>").unwrap_err(), CodesError::Empty);
         assert!(TerrainTable::parse(b"not xml").is_err());
+    }
+
+    #[test]
+    fn a_terrain_name_holds_no_control_or_bidi_character() {
+        // An unmodelled terrain's name reaches both players (a position's hex, a refusal
+        // naming it), so the operator's codes file is held to the scenario's words.
+        let xml = r#"<sharedBoardMetadata><terrainType name="Swamp" typeCode="60"
+            isLOSObstacle="TRUE" isLOSHindrance="FALSE" isHalfLevelHeight="FALSE"
+            isInherentTerrain="FALSE" split="0.0" isLowerLOSObstacle="TRUE"
+            isLowerLOSHindrance="FALSE" height="1" LOSCategory="WOODS"/></sharedBoardMetadata>"#;
+        TerrainTable::parse(xml.as_bytes()).unwrap();
+        for hostile in ["Swamp&#x9B;2J", "Sw&#x202E;amp", "Swamp&#xD;", ""] {
+            let bad = xml.replacen("\"Swamp\"", &format!("\"{hostile}\""), 1);
+            let e = TerrainTable::parse(bad.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("`name`") && e.contains("line 1"), "{e}");
+            assert!(
+                !e.chars()
+                    .any(|c| c.is_control() || crate::scenario::is_bidi(c)),
+                "{e:?}"
+            );
+        }
+        let long = xml.replacen("\"Swamp\"", &format!("\"{}\"", "S".repeat(65)), 1);
+        let e = TerrainTable::parse(long.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("64 bytes"), "{e}");
+        // A value refused is said escaped, not echoed raw.
+        let bad = xml.replacen("height=\"1\"", "height=\"1&#x9B;\"", 1);
+        let e = TerrainTable::parse(bad.as_bytes()).unwrap_err().to_string();
+        assert!(
+            e.contains("height") && !e.chars().any(char::is_control),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -261,6 +261,26 @@ pub fn assess(
     // The support weapons named fire in the hands of the units possessing them (A9.11).
     let (weapon_ids, firers) = split_firers(game, by, named);
     let firers = &firers[..];
+    // A12.14: a firer, or a SW's possessor, still under "?" after the declaration (no Good
+    // Order enemy sees it) is a "?" to the enemy. Whether the engine reads the attack, the FP it
+    // reads it at and the reason it gives turn on what the "?" hides (a squad's FP or a
+    // leader's Area Fire, an SMC's Sustained Fire, A9.3, A9.12) and would name weapons the
+    // enemy's view leaves out: such an attack is the players', said alike whatever it hides.
+    let under_question_mark = firers
+        .iter()
+        .chain(
+            weapon_ids
+                .iter()
+                .filter_map(|w| game.weapons.get(w)?.held_by.as_ref()),
+        )
+        .filter_map(|id| game.units.get(id))
+        .any(|u| u.concealed);
+    if under_question_mark {
+        return Err(unruled(
+            "A12.14",
+            "a unit under \"?\" fires and keeps its \"?\" (no Good Order enemy sees it): the engine does not resolve its attack, whose FP would show the enemy what the \"?\" hides",
+        ));
+    }
     // Prep Fire, Defensive First Fire with its later forms (A8.1, A8.3, A8.31), the DFPh's
     // Final Fire (A8.4) and Advancing Fire (A7.24, A7.36) are resolved.
     let kind = match game.clock.phase() {
@@ -311,8 +331,8 @@ pub fn assess(
     // Final Fire fires again only as Sustained Fire (A9.3): fired alone, by a unit that is not
     // an SMC, the engine resolves it (`sustained`: FP halved, B# lowered by 2, no Multiple
     // ROF). A Fire Group mixing a SW with units firing again after First Fire, a marked SW
-    // fired with any unit's own FP or a leader's direction, a marked SW that is not a MG, and
-    // an SMC's Sustained Fire (which one source alone rules out) are the players'.
+    // fired with any unit's own FP or a leader's direction, a marked SW that is not a MG,  and an
+    // SMC's Sustained Fire (which one source alone rules out) are the players'.
     let mut sustained: Vec<String> = vec![];
     if !sw.is_empty() {
         let again = match kind {
