@@ -471,9 +471,10 @@ async fn salvage(
                 since: None,
             })
             .await?;
-        let served = match client.recv().await? {
-            ServerMessage::Joined { version, .. } => version,
-            _ => 0,
+        // What the server answered instead of serving it, for the problem's line.
+        let (served, answered) = match client.recv().await? {
+            ServerMessage::Joined { version, .. } => (version, String::new()),
+            other => (0, format!("{other:?}").chars().take(300).collect()),
         };
         // The game's line in the report: named short, or called intact.
         let line = said
@@ -500,10 +501,11 @@ async fn salvage(
         } else {
             tally.salvage_silent += 1;
             tally.problems.add(format!(
-                "cycle {cycle} ({damage}): game {} served at {served} from the salvaged copy, {} acknowledged, and salvage said: {}",
+                "cycle {cycle} ({damage}): game {} served at {served} from the salvaged copy, {} acknowledged, and salvage said: {}{}",
                 track.game,
                 track.acked,
-                if line.is_empty() { "nothing of it" } else { line }
+                if line.is_empty() { "nothing of it" } else { line },
+                if answered.is_empty() { String::new() } else { format!("; the server answered {answered}") }
             ));
         }
     }

@@ -330,7 +330,17 @@ pub fn salvage(from: &Path, to: &Path) -> Result<SalvageReport, SalvageError> {
     // Read from the damaged directory itself, never written: sled rewrites its copy's files
     // while opening (it cuts its log at the first bad record, say), which would hide what a
     // scan can still find.
-    let journal = read_journal(from, &mut report);
+    let mut journal = read_journal(from, &mut report);
+    if let Some((why, later)) = &journal.lost {
+        if sled_holds_any(sled.as_ref(), later) {
+            report.notes.push(
+                "sled holds writes made after the journal's lost records, so it holds theirs too"
+                    .into(),
+            );
+        } else {
+            journal.unconfirmed = Some(why.clone());
+        }
+    }
     let raw = scan_raw(from, &mut report);
     // How far each game reached at the last checkpoint (issue 50): a game sled's log ends
     // short of is short, whatever sled's index says, and one no other place names is lost.
@@ -870,6 +880,12 @@ struct JournalView {
     metas: HashMap<GameKey, Vec<(At, Vec<u8>)>>,
     /// The notification space's writes, in order.
     notify: Vec<(At, Vec<u8>, Option<Vec<u8>>)>,
+    /// Records of the newest epoch lost ([`records_lost`]), and the events of the records
+    /// after them that survive.
+    lost: Option<(String, Vec<(GameKey, u64)>)>,
+    /// Why no game's end is confirmed: records were lost, and sled holds nothing written after
+    /// them, so acknowledged writes of any game may have been in them alone.
+    unconfirmed: Option<String>,
 }
 
 fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
@@ -899,8 +915,23 @@ fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
         }
     };
     let (epoch, records) = journal::salvage_records(&bytes);
+    let lost = records_lost(epoch, &records).map(|(why, after)| {
+        report.notes.push(format!("the journal is damaged: {why}"));
+        let later = records
+            .iter()
+            .filter(|(e, number, _)| Some(*e) == epoch && after.is_some_and(|a| *number > a))
+            .flat_map(|(_, _, inserts)| inserts)
+            .filter(|(tree, key, _)| matches!(tree, Tree::Events) && key.len() == 24)
+            .filter_map(|(_, key, _)| {
+                let game = GameKey::try_from(&key[..16]).ok()?;
+                Some((game, u64::from_be_bytes(key[16..].try_into().ok()?)))
+            })
+            .collect();
+        (why, later)
+    });
     let mut view = JournalView {
         epoch,
+        lost,
         ..JournalView::default()
     };
     for (e, number, inserts) in records {
@@ -909,6 +940,54 @@ fn read_journal(dir: &Path, report: &mut SalvageReport) -> JournalView {
         }
     }
     view
+}
+
+/// Whether the journal lost records not yet in sled, as the server's own opening of it judges
+/// (`Journal::open`): a record of the newest epoch unreadable while one after it is valid, or a
+/// valid record of an epoch later than the header names. Its game is unknown (the damaged
+/// record named it), so every game's end is unconfirmed; a damaged last record looks like a
+/// write torn by a crash and is not flagged, by the server either.
+/// Returns why, with the number of the first record lost (`None` when the header is what is
+/// damaged).
+fn records_lost(epoch: Option<u64>, records: &[journal::Found]) -> Option<(String, Option<u64>)> {
+    let epoch = epoch?;
+    if let Some((e, number, _)) = records.iter().find(|(e, _, _)| *e > epoch) {
+        return Some((
+            format!("its header says epoch {epoch}, but record {number} of epoch {e} is valid"),
+            None,
+        ));
+    }
+    let mut next = 0u64;
+    for (_, number, _) in records.iter().filter(|(e, _, _)| *e == epoch) {
+        if *number > next {
+            return Some((
+                format!(
+                    "record {next} of epoch {epoch} is unreadable while record {number} after it is valid"
+                ),
+                Some(next),
+            ));
+        }
+        next = next.max(number + 1);
+    }
+    None
+}
+
+/// Whether sled holds an event written after the journal's lost records: sled persists its
+/// writes in the order they were made, so it then holds what the lost records held too.
+fn sled_holds_any(sled: Option<&SledView>, later: &[(GameKey, u64)]) -> bool {
+    let Some(sled) = sled else { return false };
+    let mut last: HashMap<GameKey, u64> = HashMap::new();
+    later.iter().any(|(game, seq)| {
+        let held = *last.entry(*game).or_insert_with(|| {
+            sled.records(game)
+                .0
+                .keys()
+                .next_back()
+                .copied()
+                .unwrap_or(0)
+        });
+        *seq <= held
+    })
 }
 
 fn keep_insert(view: &mut JournalView, at: At, tree: Tree, key: Vec<u8>, value: Vec<u8>) {
@@ -1428,7 +1507,7 @@ fn salvage_game(
                 "{extended} events past the {claimed} the store's index holds were found in its files"
             ),
         }
-    } else if let Some(why) = index_broken {
+    } else if let Some(why) = index_broken.or_else(|| journal.unconfirmed.clone()) {
         Outcome::Unconfirmed { events, why }
     } else {
         Outcome::Intact { events }
@@ -1682,6 +1761,43 @@ mod tests {
                 "{} climbs (`..`) out of a directory that does not exist: name the target without `..`",
                 root.path().join("nowhere/../x").display()
             )
+        );
+    }
+
+    /// Records of the newest epoch lost in the middle, or a later epoch than the header names,
+    /// are named as the server's own opening names them; older epochs' gaps (checkpointed into
+    /// sled) and a damaged last record (a torn write to the journal) are not.
+    #[test]
+    fn records_lost_from_the_newest_epoch_are_named() {
+        let found = |records: &[(u64, u64)]| -> Vec<journal::Found> {
+            records.iter().map(|&(e, n)| (e, n, vec![])).collect()
+        };
+        let why = |e, r: &[(u64, u64)]| records_lost(e, &found(r)).map(|(why, _)| why);
+        assert_eq!(
+            records_lost(Some(4), &found(&[(4, 0), (4, 1), (4, 2)])),
+            None
+        );
+        assert_eq!(
+            records_lost(Some(4), &found(&[(3, 0), (3, 5), (4, 0)])),
+            None
+        );
+        assert_eq!(records_lost(Some(4), &found(&[(4, 0), (4, 1)])), None);
+        assert_eq!(records_lost(None, &found(&[(4, 1)])), None);
+        assert_eq!(
+            why(Some(4), &[(4, 0), (4, 2)]).as_deref(),
+            Some("record 1 of epoch 4 is unreadable while record 2 after it is valid")
+        );
+        assert_eq!(
+            why(Some(4), &[(4, 1)]).as_deref(),
+            Some("record 0 of epoch 4 is unreadable while record 1 after it is valid")
+        );
+        assert_eq!(
+            why(Some(4), &[(4, 0), (5, 0)]).as_deref(),
+            Some("its header says epoch 4, but record 0 of epoch 5 is valid")
+        );
+        assert_eq!(
+            records_lost(Some(4), &found(&[(4, 0), (4, 3)])).map(|(_, n)| n),
+            Some(Some(1))
         );
     }
 
