@@ -761,12 +761,7 @@ impl Fact for ConcealmentLostToAttack {
             dummies_removed,
             ..
         } = self;
-        super::reveal(game, revealed);
-        for id in dummies_removed {
-            if let Some(unit) = game.units.get_mut(id) {
-                unit.eliminated = true;
-            }
-        }
+        super::lose_concealment(game, revealed, dummies_removed);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {

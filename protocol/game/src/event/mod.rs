@@ -300,6 +300,17 @@ fn reveal(game: &mut Game, revealed: &[crate::Unit]) {
     }
 }
 
+/// Concealment lost where it is found (an entry blocked, A12.15; fire, A12.14; a Bypass,
+/// A4.33): the real units [`reveal`]ed, the Dummies removed, as a Dummy goes with its "?".
+fn lose_concealment(game: &mut Game, revealed: &[crate::Unit], dummies_removed: &[UnitId]) {
+    reveal(game, revealed);
+    for id in dummies_removed {
+        if let Some(unit) = game.units.get_mut(id) {
+            unit.eliminated = true;
+        }
+    }
+}
+
 /// One fact of a game. Each variant wraps the struct of the same name that holds its fields,
 /// in its family's module (`turn`, `setup`, `movement`, `wall_advantage`, `underground`,
 /// `fire`, `morale`, `close_combat`, `dice`, `clock`, `review`), beside its `Fact` impl: its

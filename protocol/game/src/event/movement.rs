@@ -511,12 +511,7 @@ impl Fact for UnitEntryBlocked {
                 unit.wa_blocked = true;
             }
         }
-        super::reveal(game, revealed);
-        for id in dummies_removed {
-            if let Some(unit) = game.units.get_mut(id) {
-                unit.eliminated = true;
-            }
-        }
+        super::lose_concealment(game, revealed, dummies_removed);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
@@ -726,12 +721,7 @@ impl Fact for ConcealmentLostByBypass {
             revealed,
             dummies_removed,
         } = self;
-        super::reveal(game, revealed);
-        for id in dummies_removed {
-            if let Some(unit) = game.units.get_mut(id) {
-                unit.eliminated = true;
-            }
-        }
+        super::lose_concealment(game, revealed, dummies_removed);
     }
 
     fn viewed(self, names: &Names<'_>) -> Event {
