@@ -6,7 +6,6 @@ use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
 use protocol::event::GameCreated;
-use protocol::export::EXPORT_EVENTS_MAX;
 use protocol::game::view::Viewed;
 use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
@@ -63,16 +62,8 @@ impl Replay {
         page: &LogPage,
         out: &mut (dyn Write + Send),
     ) -> Result<Option<u64>, Failure> {
-        // A server is not trusted to stop: a log claiming more events than a game's export
-        // may hold (`EXPORT_EVENTS_MAX`) is refused, as `asl replay` refuses it, so paging
-        // ends however long the server claims its log is.
-        if page.version > EXPORT_EVENTS_MAX {
-            return Err(ConnectionError::Unexpected(format!(
-                "the server claims a log of {} events, over the {EXPORT_EVENTS_MAX} a game may hold (EXPORT_EVENTS_MAX)",
-                page.version
-            ))
-            .into());
-        }
+        // A server is not trusted to stop: the check `asl replay` makes of every page.
+        super::replay::check_claimed_log(page)?;
         let Some(last) = page.events.last().map(|s| s.seq) else {
             return Ok(None);
         };

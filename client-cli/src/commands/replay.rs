@@ -232,6 +232,19 @@ impl LogRead {
     }
 }
 
+/// Refuses a page claiming a log of more events than a game's export may hold
+/// (`EXPORT_EVENTS_MAX`): what `asl replay` and `asl log` ask of every page, so that paging
+/// ends however long a hostile server claims its log is.
+pub(crate) fn check_claimed_log(page: &LogPage) -> Result<(), ConnectionError> {
+    if page.version > EXPORT_EVENTS_MAX {
+        return Err(ConnectionError::Unexpected(format!(
+            "the server claims a log of {} events, over the {EXPORT_EVENTS_MAX} a game may hold (EXPORT_EVENTS_MAX)",
+            page.version
+        )));
+    }
+    Ok(())
+}
+
 /// Adds a page of the log to `events`, read so far from #1; `Ok(true)` once the log is whole.
 /// A server is not trusted to stop: each page must go on from the event asked for, one number
 /// after another, and a log claiming more events than a game's export may hold
@@ -239,12 +252,7 @@ impl LogRead {
 /// client's memory by paging without end.
 fn take_log_page(events: &mut Vec<Sequenced>, page: LogPage) -> Result<bool, ConnectionError> {
     let from = events.len() as u64 + 1;
-    if page.version > EXPORT_EVENTS_MAX {
-        return Err(ConnectionError::Unexpected(format!(
-            "the server claims a log of {} events, over the {EXPORT_EVENTS_MAX} a game may hold (EXPORT_EVENTS_MAX)",
-            page.version
-        )));
-    }
+    check_claimed_log(&page)?;
     if page.events.len() as u64 > LOG_PAGE_EVENTS_MAX {
         return Err(ConnectionError::Unexpected(format!(
             "a page of the log holds {} events, over the {LOG_PAGE_EVENTS_MAX} a page may",
