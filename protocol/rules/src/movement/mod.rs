@@ -607,13 +607,26 @@ pub(crate) fn check_free(game: &Game, unit: &Unit, act: StackAct) -> Result<(), 
             )
         };
     }
-    // A4.1: a unit held in Melee does not move in the MPh, by any means; it leaves the
-    // Location only by withdrawing in the CCPh (A11.2). Whether it may advance out of it in
-    // the APh rests on no text at hand, so that is the players' to adjudicate.
+    // A4.1, A11.15: a unit held in Melee does not move in the MPh nor advance in the APh, by
+    // any means; it leaves the Location only by withdrawing in the CCPh (A11.2). A unit under
+    // "?" is not held in Melee by A11.15's exception ([LDR] alone says so), so its leaving is
+    // the players' to adjudicate.
     // A unit that advanced into a Location this APh is in a new CC there, not held in Melee;
     // what its advance allows it is the advance's to say (once per APh).
     let advanced = game.movement.advanced.contains(&unit.id);
     if let Some(enemy) = in_melee_with(game, unit).filter(|_| !advanced) {
+        if unit.concealed {
+            return refuse(
+                "A11.15",
+                ViolationKind::NotModelled,
+                pieces![
+                    Piece::unit(id),
+                    " shares its Location with the Known enemy ",
+                    Piece::unit(&enemy.id),
+                    " under \"?\"; whether a concealed unit is free to leave a Melee is not modelled; the players adjudicate it"
+                ],
+            );
+        }
         return if moving {
             refuse(
                 "A4.1",
@@ -627,13 +640,13 @@ pub(crate) fn check_free(game: &Game, unit: &Unit, act: StackAct) -> Result<(), 
             )
         } else {
             refuse(
-                "A4.7",
-                ViolationKind::NotModelled,
+                "A11.15",
+                ViolationKind::UnitState,
                 pieces![
                     Piece::unit(id),
                     " is held in Melee with the Known enemy ",
                     Piece::unit(&enemy.id),
-                    " (A11.7): advancing out of a Melee is not modelled; the players adjudicate it"
+                    " and does not advance out of it; it may withdraw from the Melee in the CCPh (A11.2)"
                 ],
             )
         };
