@@ -303,8 +303,9 @@ pub(crate) fn check_assault_keeps_one(
 }
 
 /// In the APh units change Location only by the one-Location advance (A4.7, `advance`):
-/// `move` and Bypass there are refused with the command that does it. Recovering a weapon in
-/// the APh (A4.44, a Recovery dr) is not modelled; dropping one is allowed (A4.43).
+/// `move` and Bypass there are refused with the command that does it. An unpossessed weapon
+/// is Recovered in the RPh or the MPh, never in the APh (A4.44); dropping one is allowed
+/// there (A4.43).
 pub(crate) fn refuse_advance_phase(game: &Game, by: Side, act: &str) -> Result<(), RuleViolation> {
     if game.clock.phase() != Phase::Advance || game.acting() != by {
         return Ok(());
@@ -312,8 +313,8 @@ pub(crate) fn refuse_advance_phase(game: &Game, by: Side, act: &str) -> Result<(
     if act == RECOVERING {
         return Err(RuleViolation::new(
             "A4.44",
-            ViolationKind::NotModelled,
-            "recovering a support weapon in the APh (by a Recovery dr) is not modelled by this engine; it is recovered in the MPh",
+            ViolationKind::WrongPhase,
+            "an unpossessed support weapon is recovered in the RPh or the MPh, not in the APh",
         ));
     }
     Err(RuleViolation::new(
