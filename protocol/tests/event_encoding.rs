@@ -450,6 +450,10 @@ enum OldEvent {
         revealed: Vec<protocol::game::Unit>,
         dummies_removed: Vec<UnitId>,
     },
+    DummiesRemovedInCloseCombat {
+        hex: Hex,
+        dummies_removed: Vec<UnitId>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -969,6 +973,13 @@ fn old(event: Event) -> OldEvent {
             revealed,
             dummies_removed,
         },
+        Event::DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat {
+            hex,
+            dummies_removed,
+        }) => OldEvent::DummiesRemovedInCloseCombat {
+            hex,
+            dummies_removed,
+        },
     }
 }
 
@@ -1064,6 +1075,7 @@ const TAGS: &[&str] = &[
     "ConcealmentLostByFire",
     "ConcealmentLostByBypass",
     "ConcealmentLostToAttack",
+    "DummiesRemovedInCloseCombat",
 ];
 
 fn tag(event: &Event) -> String {

@@ -374,11 +374,87 @@ fn a_question_mark_in_close_combat_tells_the_enemy_nothing_of_what_it_hides() {
     alike(
         "German",
         german_side_of_cc_with("kind = \"squad\"\nratings = \"4-4-7\""),
-        german_side_of_cc_with("kind = \"dummy\""),
+        german_side_of_cc_with(OTHER_SQUAD),
     );
 }
 
-/// The concealed ATTACKER's side of it: a German "?" (a squad, or a Dummy) advances into a
+/// The German's side of an advance into the woods of a Russian "?" (`under`) until the CCPh
+/// starts: his stream from the first Rally Phase on, and his projection then.
+fn german_side_of_cc_start_with(under: &str) -> (Vec<Viewed>, Game) {
+    let scenario = Scenario::from_toml(&cc_with_question_mark(under)).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    let german = Viewer::Side(Side::A);
+    let start = game.project(german);
+    let mut seen = vec![];
+    let mut step = |game: &mut Game, side: Side, command: Command| {
+        let before = game.clone();
+        let events = play(game, side, command);
+        seen.extend(seen_by(&before, german, &events));
+    };
+    while game.clock.phase() != protocol::phase::Phase::Advance {
+        let side = game.acting();
+        step(&mut game, side, Command::Done);
+    }
+    step(
+        &mut game,
+        Side::A,
+        Command::Advance {
+            units: vec!["g1".into()],
+            to: hex("3C3"),
+        },
+    );
+    step(&mut game, Side::A, Command::Done);
+    assert_eq!(game.clock.phase(), protocol::phase::Phase::CloseCombat);
+    replays_to(start, &seen, &game, german);
+    (seen, game.project(german))
+}
+
+/// A11.19: a Dummy in a CC Location is removed as the CCPh starts, before any designation.
+/// The German advancing into a Russian "?" is told nothing of what it hides until then — his
+/// stream is the same, event for event, whether a squad or a Dummy is under it — and is told
+/// then by one event, `DummiesRemovedInCloseCombat`, naming the "?" by the alias he knows: the
+/// Dummy is gone from his projection, the squad stays under its "?".
+#[test]
+fn a_dummy_in_close_combat_is_removed_as_the_ccph_starts() {
+    let (squad, squad_view) = german_side_of_cc_start_with(SQUAD);
+    let (dummy, dummy_view) = german_side_of_cc_start_with(DUMMY);
+    let removed = dummy
+        .iter()
+        .position(|v| matches!(v.event, Event::DummiesRemovedInCloseCombat(_)))
+        .expect("the Dummy is removed as the CCPh starts");
+    assert!(
+        !squad
+            .iter()
+            .any(|v| matches!(v.event, Event::DummiesRemovedInCloseCombat(_))),
+        "a squad under \"?\" is no Dummy"
+    );
+    let d = differ(&squad[..removed].to_vec(), &dummy[..removed].to_vec());
+    assert!(d.is_none(), "told before the removal: {d:?}");
+    let Event::DummiesRemovedInCloseCombat(e) = &dummy[removed].event else {
+        unreachable!()
+    };
+    let start = Game::replay([&Event::GameCreated(GameCreated {
+        scenario: Scenario::from_toml(&cc_with_question_mark(DUMMY)).unwrap(),
+    })])
+    .unwrap();
+    assert_eq!(e.dummies_removed, vec![start.aliases["rq"].clone()]);
+    assert_eq!(e.hex, hex("3C3"));
+    let alias = &start.aliases["rq"];
+    assert!(
+        squad_view.units.contains_key(alias),
+        "the squad keeps its \"?\""
+    );
+    assert!(
+        dummy_view.units.get(alias).is_none_or(|u| u.eliminated),
+        "the Dummy is gone"
+    );
+    assert!(
+        !dummy_view.units.contains_key("rq"),
+        "the Dummy's own id never reaches the German"
+    );
+}
+
+/// The concealed ATTACKER's side of it: a German "?" (one squad or another) advances into a
 /// Known Russian squad's woods (3C3). What the Russian is told from the first Rally Phase on
 /// — his stream, his projection in the CCPh, his refusals there (his designation, naming the
 /// "?" by its alias, before the ATTACKER's and after; his attempt to record the Melee) — is
@@ -497,7 +573,7 @@ fn a_question_mark_advancing_into_close_combat_tells_the_enemy_nothing_of_what_i
     alike(
         "Russian",
         russian_side_of_cc_with("kind = \"squad\"\nratings = \"4-6-7\""),
-        russian_side_of_cc_with("kind = \"dummy\""),
+        russian_side_of_cc_with(OTHER_SQUAD),
     );
 }
 
@@ -1598,6 +1674,10 @@ terrain = "woods"
 
 const SQUAD: &str = "kind = \"squad\"\nratings = \"4-4-7\"";
 const DUMMY: &str = "kind = \"dummy\"";
+/// Another real unit under a "?" in CC, for the twins there: a Dummy in a CC Location is
+/// removed as the CCPh starts (A11.19; `a_dummy_in_close_combat_is_removed_as_the_ccph_starts`),
+/// so what must not differ in CC is what real unit the "?" hides.
+const OTHER_SQUAD: &str = "kind = \"squad\"\nratings = \"6-2-8\"";
 
 fn cc(attackers: &[&str], defenders: &[&str]) -> Command {
     Command::CloseCombat {
@@ -1640,7 +1720,7 @@ fn step_seen(
     seen.extend(seen_by(&before, viewer, &events));
 }
 
-/// The German's side of a Melee in which the Russian "?" (`under`: a squad or a Dummy) makes
+/// The German's side of a Melee in which the Russian "?" (`under`: one squad or another) makes
 /// no CC attack: the German attacks it, naming its alias; the Russian designates none. The
 /// attack on a "?" that does not attack is the players' (A11.19), and the German records the
 /// Melee: his stream from his designation on, his projection, and his `done` refused while
@@ -1700,7 +1780,7 @@ fn a_question_mark_in_a_melee_that_makes_no_attack_tells_the_enemy_nothing_of_wh
     alike(
         "German",
         german_side_of_melee_with(SQUAD),
-        german_side_of_melee_with(DUMMY),
+        german_side_of_melee_with(OTHER_SQUAD),
     );
 }
 
@@ -1745,7 +1825,7 @@ fn a_question_mark_attacking_nobody_in_a_melee_tells_the_enemy_nothing_of_what_i
     alike(
         "Russian",
         russian_side_of_melee_with("kind = \"squad\"\nratings = \"4-6-7\""),
-        russian_side_of_melee_with(DUMMY),
+        russian_side_of_melee_with(OTHER_SQUAD),
     );
 }
 
@@ -1920,7 +2000,7 @@ fn a_question_mark_in_a_new_close_combat_without_ambush_tells_the_enemy_nothing_
     alike(
         "German",
         german_side_of_new_cc_with("kind = \"squad\"\nratings = \"4-4-7\""),
-        german_side_of_new_cc_with(DUMMY),
+        german_side_of_new_cc_with(OTHER_SQUAD),
     );
 }
 

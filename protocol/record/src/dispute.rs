@@ -338,6 +338,9 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         Event::ConcealmentLostByBypass(_) => {
             "revealed concealed units gone round in Bypass as the MPh ended (A4.33)"
         }
+        Event::DummiesRemovedInCloseCombat(_) => {
+            "removed Dummies in Close Combat, showing the opponent what was under their \"?\" (A11.19)"
+        }
         Event::UnitsMomentarilyRevealed(_) | Event::WallAdvantageDenied(_) => {
             "revealed units to the opponent (B9.324)"
         }

@@ -18,7 +18,8 @@
 //! (`concealment_unresolved`). There a "?" is looked at only where its own side names it as an
 //! attacker; attacking, it loses its "?" as the CC is resolved (`ConcealmentLostInCloseCombat`),
 //! and an attack on it is halved; an attack on a "?" that makes no attack of its own is the
-//! players', so that nothing the enemy is told differs with what is under it.
+//! players', so that nothing the enemy is told differs with what is under it. Dummies in a CC
+//! Location are removed as the CCPh starts (`dummies_in_close_combat`, A11.19).
 
 pub mod table;
 
@@ -34,7 +35,8 @@ use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
 use game::event::{
     AmbushChecked, CloseCombatDesignated, ConcealmentLostInCloseCombat, DiceRolled,
-    FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced, MeleeRecorded, UnitsWithdrew,
+    DummiesRemovedInCloseCombat, FireEffectApplied, FireEffectLeftToPlayers, HiddenUnitPlaced,
+    MeleeRecorded, UnitsWithdrew,
 };
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -89,6 +91,37 @@ pub(super) fn hidden_in_close_combat(game: &Game) -> Vec<Event> {
                     .cloned()
                     .collect(),
                 unit: Box::new(placed),
+            })
+        })
+        .collect()
+}
+
+/// As the CCPh starts, the Dummies in each CC Location are removed (A11.19): a Dummy has no
+/// Strength Factor to show there, so it goes before any CC is designated or Ambush checked,
+/// one event per Location. Judged after hidden units are placed under "?"
+/// (`hidden_in_close_combat`), whose Locations are in CC from then on; a Location whose only
+/// enemy units are Dummies is in CC no longer once they are gone. What is under each "?" stays
+/// hidden until this event; the real units under "?" keep theirs.
+pub(super) fn dummies_in_close_combat(game: &Game) -> Vec<Event> {
+    locations(game)
+        .into_iter()
+        .filter_map(|hex| {
+            let units: Vec<&Unit> = game.units_above(hex).filter(|u| !u.hidden).collect();
+            let dummies_removed: Vec<UnitId> = units
+                .iter()
+                .filter(|d| d.kind == UnitKind::Dummy)
+                .filter(|d| {
+                    units
+                        .iter()
+                        .any(|e| e.side != d.side && game.same_location(d, e))
+                })
+                .map(|d| d.id.clone())
+                .collect();
+            (!dummies_removed.is_empty()).then(|| {
+                Event::DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat {
+                    hex,
+                    dummies_removed,
+                })
             })
         })
         .collect()
@@ -554,9 +587,10 @@ pub(super) fn decide_close_combat(
                 _ => attack.clone(),
             };
             let attack = &attack;
-            // A11.19: an attack on a "?" that made no CC attack of its own is the players':
-            // what befalls a Dummy attacked in CC rests on one source, and a squad under "?"
-            // must be treated as a Dummy would be, or the difference would tell what it is.
+            // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
+            // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
+            // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
+            // Strength Factor rests on one source.
             let on_concealed = attack.defenders.iter().any(|d| game.units[d].concealed);
             if on_concealed && !attack.defenders.iter().all(|d| revealing.contains(d)) {
                 partial = true;
@@ -976,7 +1010,8 @@ fn check_attacks(
                 ));
             }
             // A unit under "?" is looked at only here, by its own side: what it is stays
-            // unsaid to the enemy (`unresolved`). A Dummy has no FP to attack with (A11.11).
+            // unsaid to the enemy (`unresolved`). A Dummy has no FP to attack with (A11.11);
+            // none is left in a CC Location once the CCPh starts (`dummies_in_close_combat`).
             if unit.concealed {
                 if unit.kind == UnitKind::Dummy {
                     return Err(RuleViolation::with(

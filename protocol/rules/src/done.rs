@@ -57,6 +57,8 @@ pub(super) fn decide(
     // What the end of a phase brings: the loss of "?" Bypass owes (A4.33) and the Sewer
     // Emergence dr after the MPh (B8.42); units in
     // a tunnel must be out by the end of the APh (B8.61).
+    let ended = game.clock;
+    let mut ahead = Ahead::new(game, keep);
     let events = match game.clock.phase() {
         Phase::Movement => {
             // A4.33: the "?" of enemy units in a Location gone round in Bypass goes as the
@@ -70,17 +72,21 @@ pub(super) fn decide(
         Phase::Advance => {
             super::sewer::end_of_advance(game, by)?;
             // Hidden units in a Location the enemy advanced into go under "?" for the CC; then
-            // the Ambush checks the advances call for (A11.4), before any CC is designated.
-            let mut events = super::close_combat::hidden_in_close_combat(game);
-            events.extend(super::close_combat::ambush_checks(game, dice)?);
-            events
+            // the Dummies in CC are removed (A11.19); then the Ambush checks the advances call
+            // for (A11.4), before any CC is designated. Each is judged on the position the
+            // ones before it reached.
+            for event in super::close_combat::hidden_in_close_combat(ahead.game()) {
+                ahead.push(event);
+            }
+            for event in super::close_combat::dummies_in_close_combat(ahead.game()) {
+                ahead.push(event);
+            }
+            super::close_combat::ambush_checks(ahead.game(), dice)?
         }
         // A broken unit that must rout does so before its side's step ends, or fails to (A10.5).
         Phase::Rout => super::movement::end_of_rout_step(game, by)?,
         _ => vec![],
     };
-    let ended = game.clock;
-    let mut ahead = Ahead::new(game, keep);
     for event in events {
         ahead.push(event);
     }

@@ -93,6 +93,51 @@ impl Fact for ConcealmentLostInCloseCombat {
     }
 }
 
+/// The Dummies in the CC Location of `hex` were removed as the CCPh started, before any CC
+/// was designated or Ambush checked there (A11.19: a Dummy has no Strength Factor to show in
+/// CC). `dummies_removed` are those Dummies, named as each viewer knows them. Until this event
+/// the enemy is told nothing of what is under each "?" there; from it he knows which were
+/// Dummies, and that the "?" left over hide real units.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DummiesRemovedInCloseCombat {
+    pub hex: Hex,
+    pub dummies_removed: Vec<UnitId>,
+}
+
+impl Fact for DummiesRemovedInCloseCombat {
+    /// None: the Dummies it names go by the names each viewer knows them by, and the event is
+    /// how the enemy learns that they were Dummies.
+    fn units(&self) -> Vec<&UnitId> {
+        Vec::new()
+    }
+
+    fn apply(&self, game: &mut Game) {
+        super::lose_concealment(game, &[], &self.dummies_removed);
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let DummiesRemovedInCloseCombat {
+            hex,
+            dummies_removed,
+        } = self;
+        Event::DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat {
+            hex,
+            dummies_removed: names.names(&dummies_removed),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let DummiesRemovedInCloseCombat {
+            hex,
+            dummies_removed,
+        } = self;
+        format!(
+            "the CCPh starts: the Dummies in the Close Combat in {hex} are removed (A11.19): {}",
+            dummies_removed.join(", ")
+        )
+    }
+}
+
 impl Fact for CloseCombatDesignated {
     fn units(&self) -> Vec<&UnitId> {
         self.attacks

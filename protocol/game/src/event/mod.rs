@@ -164,6 +164,7 @@ macro_rules! each_event {
             Event::ConcealmentLostByFire($e) => $body,
             Event::ConcealmentLostByBypass($e) => $body,
             Event::ConcealmentLostToAttack($e) => $body,
+            Event::DummiesRemovedInCloseCombat($e) => $body,
         }
     };
 }
@@ -287,6 +288,7 @@ into_event!(
     ConcealmentLostByFire,
     ConcealmentLostByBypass,
     ConcealmentLostToAttack,
+    DummiesRemovedInCloseCombat,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -415,6 +417,7 @@ pub enum Event {
     ConcealmentLostByFire(ConcealmentLostByFire),
     ConcealmentLostByBypass(ConcealmentLostByBypass),
     ConcealmentLostToAttack(ConcealmentLostToAttack),
+    DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
