@@ -493,10 +493,40 @@ pub(super) fn decide_close_combat(
             .map_or(&[], Vec::as_slice),
         None => &[],
     };
+    // A11.41: units of the side that ambushed withdrawing decline the CC and leave before any
+    // of it is resolved: nobody attacks them, so an attack on them has no withdrawal DRM (A11.2
+    // names Ambush Withdrawal as its exception) and the other side's designation after theirs
+    // may not name them.
+    let declined: BTreeSet<UnitId> = pending_withdrawals
+        .iter()
+        .chain(withdrawals)
+        .flat_map(|w| w.units.iter())
+        .filter(|id| {
+            game.units
+                .get(*id)
+                .is_some_and(|u| ambush_withdrawal(game, u.side, hex))
+        })
+        .cloned()
+        .collect();
+    if let Some(gone) = attacks
+        .iter()
+        .flat_map(|a| &a.defenders)
+        .find(|d| declined.contains(*d))
+    {
+        return Err(RuleViolation::with(
+            "A11.41",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(gone),
+                " withdraws by Ambush Withdrawal before any Close Combat here is resolved: it is not attacked"
+            ],
+        ));
+    }
     let withdrawing: BTreeSet<UnitId> = pending_withdrawals
         .iter()
         .chain(withdrawals)
         .flat_map(|w| w.units.iter().cloned())
+        .filter(|id| !declined.contains(id))
         .collect();
     // What the engine would not resolve in an attack is said at its designation, not after.
     for attack in attacks {
@@ -587,6 +617,36 @@ pub(super) fn decide_close_combat(
                 _ => attack.clone(),
             };
             let attack = &attack;
+            // A11.41: the ambushing side's units that withdrew left before any CC: an attack
+            // the ATTACKER designated on them before the DEFENDER's Ambush Withdrawal is not
+            // made; one on them and others together is the players' against those left, its
+            // odds being other than designated.
+            let gone = attack
+                .defenders
+                .iter()
+                .filter(|d| declined.contains(*d))
+                .count();
+            if gone > 0 {
+                if gone < attack.defenders.len() {
+                    partial = true;
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                        target: hex,
+                        unit: None,
+                        rule: "A11.41".into(),
+                        why: format!(
+                            "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
+                            game.side_name(side),
+                            attack
+                                .attackers
+                                .iter()
+                                .map(|a| format!("`{a}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    }));
+                }
+                continue;
+            }
             // A11.19: an attack on a "?" that made no CC attack of its own is the players'.
             // No Dummy is left under it (`dummies_in_close_combat`), but reading the attack on
             // the CCT would show the enemy the defender's FP, and that a "?" in CC shows its
@@ -1155,6 +1215,12 @@ fn check_dropped_withdraw(
 /// Known enemy unit (`movement::withdrawal`). Units of the side staying in the Melee would
 /// change the DRM of the attacks on those withdrawing, which the engine does not rule on, so
 /// a side withdraws all its units there or none.
+///
+/// Where the designating side ambushed the other (A11.4), its units withdraw by Ambush
+/// Withdrawal instead (A11.41): not held in Melee (none is, in a CC after an Ambush), they
+/// decline the CC and leave before any of it is resolved, by the same entry and with the same
+/// bars (pinned, under "?"), unattacked, so the side's units staying change nothing for them
+/// and some may withdraw while others attack.
 fn check_withdrawals(
     game: &Game,
     by: Side,
@@ -1175,6 +1241,7 @@ fn check_withdrawals(
         " among the withdrawing units; a unit attempts one withdrawal",
     )?;
     let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
+    let ambush_withdrawal = ambush_withdrawal(game, by, hex);
     let mut named: BTreeSet<UnitId> = BTreeSet::new();
     for w in withdrawals {
         if w.units.is_empty() {
@@ -1208,7 +1275,7 @@ fn check_withdrawals(
                     ],
                 ));
             }
-            if !held_in_melee(game, units, unit) {
+            if !ambush_withdrawal && !held_in_melee(game, units, unit) {
                 let why = if game.movement.advanced.contains(id) {
                     " advanced into this Close Combat this APh: only a unit held in Melee withdraws from it"
                 } else {
@@ -1247,6 +1314,9 @@ fn check_withdrawals(
         }
         movement::withdrawal(game, by, &stack, w.to)?;
     }
+    if ambush_withdrawal {
+        return Ok(());
+    }
     if let Some(stays) = units
         .iter()
         .find(|u| u.side == by && !named.contains(&u.id))
@@ -1261,6 +1331,12 @@ fn check_withdrawals(
         ));
     }
     Ok(())
+}
+
+/// Whether `by`'s withdrawals in the CC Location of `hex` are Ambush Withdrawals (A11.41):
+/// `by` ambushed the other side there as the APh ended (A11.4).
+fn ambush_withdrawal(game: &Game, by: Side, hex: Hex) -> bool {
+    game.movement.ambush.get(&hex) == Some(&by)
 }
 
 /// Why the engine does not resolve the CC of a Location with these units, if it does not: the
