@@ -622,9 +622,9 @@ pub(crate) fn check_free(game: &Game, unit: &Unit, act: StackAct) -> Result<(), 
                 ViolationKind::NotModelled,
                 pieces![
                     Piece::unit(id),
-                    " shares its Location with the Known enemy ",
+                    " is under \"?\" in the Location of the Known enemy ",
                     Piece::unit(&enemy.id),
-                    " under \"?\"; whether a concealed unit is free to leave a Melee is not modelled; the players adjudicate it"
+                    ": whether a concealed unit is free to leave a Melee is not modelled; the players adjudicate it"
                 ],
             );
         }
