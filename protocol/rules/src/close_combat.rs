@@ -528,8 +528,10 @@ pub(super) fn decide_close_combat(
         .flat_map(|w| w.units.iter().cloned())
         .filter(|id| !declined.contains(id))
         .collect();
-    // What the engine would not resolve in an attack is said at its designation, not after.
-    for attack in attacks {
+    // What the engine would not resolve in an attack is said at its designation, not after:
+    // the ATTACKER's attacks again with the DEFENDER's withdrawals (one on withdrawing and
+    // staying units together), before any die.
+    for attack in attacks.iter().chain(pending.into_iter().flatten()) {
         assess(game, hex, attack, &withdrawing, false)?;
     }
     // A11.4: the engine checks for Ambush itself as the APh ends; the players' word of old
@@ -1212,15 +1214,13 @@ fn check_dropped_withdraw(
 /// A designation's withdrawals from Melee (A11.2): each names units of the designating side
 /// held in Melee in the Location (`held_in_melee`), not pinned, attacking with none of its
 /// attacks, each named once, into an ADJACENT Location they could advance into that holds no
-/// Known enemy unit (`movement::withdrawal`). Units of the side staying in the Melee would
-/// change the DRM of the attacks on those withdrawing, which the engine does not rule on, so
-/// a side withdraws all its units there or none.
+/// Known enemy unit (`movement::withdrawal`). Units of the side may stay in the Melee while
+/// others withdraw: each staying makes the attacks on those withdrawing one worse (`assess`).
 ///
 /// Where the designating side ambushed the other (A11.4), its units withdraw by Ambush
 /// Withdrawal instead (A11.41): not held in Melee (none is, in a CC after an Ambush), they
 /// decline the CC and leave before any of it is resolved, by the same entry and with the same
-/// bars (pinned, under "?"), unattacked, so the side's units staying change nothing for them
-/// and some may withdraw while others attack.
+/// bars (pinned, under "?"), unattacked.
 fn check_withdrawals(
     game: &Game,
     by: Side,
@@ -1313,22 +1313,6 @@ fn check_withdrawals(
             stack.push(unit);
         }
         movement::withdrawal(game, by, &stack, w.to)?;
-    }
-    if ambush_withdrawal {
-        return Ok(());
-    }
-    if let Some(stays) = units
-        .iter()
-        .find(|u| u.side == by && !named.contains(&u.id))
-    {
-        return Err(RuleViolation::with(
-            "A11.2",
-            ViolationKind::NotModelled,
-            pieces![
-                Piece::unit(&stays.id),
-                format!(" would stay in the Melee in {hex} while units of its side withdraw; the engine does not rule on the attacks on withdrawing units then: withdraw every unit of the side there, or roll (`roll DR CC`) and `adjudicate`")
-            ],
-        ));
     }
     Ok(())
 }
@@ -1611,18 +1595,39 @@ fn assess(
             ))
         }
     }
-    // A11.2: an attack on units attempting to withdraw has -2.
+    // A11.2: an attack on units attempting to withdraw has -2, and +1 for each unit of their
+    // side in the Melee not attempting it (a unit under "?" there counted as the counter it
+    // is, whatever it hides: no Dummy is left in a CC Location).
     match defenders
         .iter()
         .filter(|u| withdrawing.contains(&u.id))
         .count()
     {
         0 => {}
-        n if n == defenders.len() => drms.push(Modifier {
-            value: -2,
-            reason: "withdrawing defenders".into(),
-            rule: "A11.2".into(),
-        }),
+        n if n == defenders.len() => {
+            drms.push(Modifier {
+                value: -2,
+                reason: "withdrawing defenders".into(),
+                rule: "A11.2".into(),
+            });
+            let side = defenders[0].side;
+            let staying = game
+                .units_above(hex)
+                .filter(|u| {
+                    u.side == side
+                        && !u.hidden
+                        && !withdrawing.contains(&u.id)
+                        && game.same_location(u, defenders[0])
+                })
+                .count();
+            if staying > 0 {
+                drms.push(Modifier {
+                    value: i8::try_from(staying).unwrap_or(i8::MAX),
+                    reason: "units of theirs staying in the Melee".into(),
+                    rule: "A11.2".into(),
+                });
+            }
+        }
         _ => {
             return Err(not_modelled(
                 "A11.2",
