@@ -2435,7 +2435,7 @@
     if (expired === them) {
       found.push({
         yours: true,
-        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on.`,
+        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on (an hour here, any other amount under Give time below).`,
         answers: [
           ["Claim the game on time", "claim_on_time"],
           ["Give 1 hour", { give_time: { time: 3600000 } }],
@@ -2887,6 +2887,7 @@
 
   /** The forms' lists: the rolls an adjudication may cite, the adjudications to dispute. */
   function drawForms() {
+    drawGiveTime();
     const rolls = page.entries.filter((e) => e.event && e.event.dice_rolled).reverse().map((e) => {
       const r = e.event.dice_rolled.roll;
       return [String(e.seq), `#${e.seq} ${r.dice.length === 1 ? "dr" : "DR"} ${words(r.purpose)} = ${r.final_result}`];
@@ -2898,6 +2899,60 @@
     });
     fillSelect(el("dispute-event"), open);
     el("dispute-form").hidden = !open.length;
+  }
+
+  /** Time is given by a player while the game's clocks run: the form is there for a seat of a
+   * game under a time control that is not over. */
+  function drawGiveTime() {
+    const live = page.live;
+    el("give-time-form").hidden = page.side === null || !page.clocks || !live || Boolean(live.over);
+  }
+
+  /** A duration as `asl`'s `give-time` reads it (`board::time_control::parse_duration`): one or
+   * more numbers of at most 9 digits, each with its unit s, m, h or d, summed. Only the words
+   * are read here: how much may be given at once, and to a bank of how much, is the referee's
+   * (`GIVE_TIME_MAX`, `CLOCK_DURATION_MAX`), said in its refusal of the preview. */
+  const DURATION_UNITS = { s: 1000, m: 60 * 1000, h: 60 * 60 * 1000, d: 24 * 60 * 60 * 1000 };
+
+  function parseDuration(text) {
+    const t = text.trim();
+    if (!t) return { error: "a duration is missing: write e.g. `30m`, `12h` or `5d`" };
+    let total = 0;
+    let digits = "";
+    for (const c of t) {
+      if (c >= "0" && c <= "9") {
+        digits += c;
+        if (digits.length > 9) return { error: `\`${t}\`: too many digits` };
+        continue;
+      }
+      const unit = DURATION_UNITS[c];
+      if (!unit) return { error: `\`${t}\`: \`${c}\` is no unit; durations are written with s, m, h or d (\`1h30m\`)` };
+      if (!digits) return { error: `\`${t}\`: a number must come before \`${c}\`` };
+      // Summed as the CLI sums (saturating): past what a JSON number holds exactly the
+      // referee refuses it all the same.
+      total = Math.min(Number.MAX_SAFE_INTEGER, total + Number(digits) * unit);
+      digits = "";
+    }
+    if (digits) return { error: `\`${t}\`: \`${digits}\` has no unit; write s, m, h or d after it` };
+    return { ms: total };
+  }
+
+  /** Gives the opponent the time the form says, through the preview like every command. */
+  function giveTime() {
+    const text = el("give-time-amount").value;
+    const read = parseDuration(text);
+    if (read.error) {
+      say(`Give time: ${read.error}.`);
+      el("give-time-amount").focus();
+      return;
+    }
+    const command = { give_time: { time: read.ms } };
+    if (sameProposal(command)) {
+      confirmProposal();
+      return;
+    }
+    const live = page.live;
+    propose(command, `Give the ${live ? sideName(live, other(page.side)) : "opponent"} ${text.trim()}`);
   }
 
   /** The Dispute answer: the form, at that adjudication, waiting for the reason. */
@@ -3587,6 +3642,10 @@
       const live = liveState();
       const dm = Boolean(live && live.units[unit] && live.units[unit].desperation);
       propose(command, `Rally ${unit} (broken morale ${morale})${leader ? ` led by ${leader}` : ", self-rally"}${dm ? " under Desperation Morale (+4, A10.62)" : ""}`);
+    });
+    el("give-time-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      giveTime();
     });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();
