@@ -3020,10 +3020,12 @@
   }
 
   // ---- Starting a new game ---------------------------------------------------------------
-  // What `asl new` does with a scenario file: the page opened without a link sends the file's
-  // text as `create_game` on a connection of its own, and shows the three links the server's
-  // tokens make — once, as the server shows them once. The server checks the scenario; a
-  // refusal is shown with its code. (A VASL save is turned into a scenario by `asl import`.)
+  // What `asl new` does with a scenario file or a VASL save: the page opened without a link
+  // sends the file's text as `create_game` on a connection of its own, and shows the three
+  // links the server's tokens make — once, as the server shows them once. The server checks
+  // the scenario; a refusal is shown with its code. A VASL save (`.vsav`) is first made a
+  // scenario by the server (`import_save`), by the function `asl new SAVE.vsav` uses, and the
+  // scenario it answers is created as a file would be (docs/vasl-import.md).
 
   function newReport(refused, ...nodes) {
     const box = el("new-report");
@@ -3040,6 +3042,30 @@
     return `${scheme}://${m[2]}`;
   }
 
+  /** Bytes in standard base64, as `import_save` carries a save. */
+  function base64Of(bytes) {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(binary);
+  }
+
+  /** The scenario's text with the form's time control as its `[clock]` table, as `asl new
+   * --clock` puts it (the server reads and checks it); or why not, said in the form. */
+  function withClock(scenario) {
+    const clock = el("new-clock").value.trim();
+    if (!clock) return { scenario };
+    if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
+      el("new-clock").focus();
+      return { error: "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md)." };
+    }
+    if (/^\s*\[clock\]\s*$/m.test(scenario)) {
+      return { error: "This file has its own [clock]: leave the time control empty to play under it, or change the file." };
+    }
+    return { scenario: `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n` };
+  }
+
   async function createGame() {
     const file = el("new-scenario").files[0];
     if (!file) {
@@ -3047,38 +3073,35 @@
       el("new-scenario").focus();
       return;
     }
-    if (/\.vsav$/i.test(file.name)) {
-      const p = document.createElement("div");
-      setRich(p, "A VASL save is made a scenario by `asl import` (docs/vasl-import.md): create the game from the file it writes.");
-      newReport(true, p);
-      return;
-    }
-    let scenario = await file.text();
-    // A time control (docs/clock.md) goes in as the file's `[clock]` table, as `asl new
-    // --clock` puts it; the server reads and checks it. A file with a clock of its own keeps it.
-    const clock = el("new-clock").value.trim();
-    if (clock) {
-      if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
-        newReport(true, "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md).");
-        el("new-clock").focus();
+    const admin = el("new-admin").value.trim() || null;
+    const isSave = /\.vsav$/i.test(file.name);
+    let first;
+    if (isSave) {
+      // Base64 makes 3 bytes 4: a save over what a message holds is not read at all.
+      if (Math.ceil(file.size / 3) * 4 + file.name.length + 256 > FRAME_BYTES_MAX) {
+        newReport(true, `The save is ${file.size} bytes, over the ${Math.floor((FRAME_BYTES_MAX - 256) / 4) * 3} a message to the server may carry: make it a scenario file with \`asl import\` and create the game from that.`);
         return;
       }
-      if (/^\s*\[clock\]\s*$/m.test(scenario)) {
-        newReport(true, "This file has its own [clock]: leave the time control empty to play under it, or change the file.");
+      const save = base64Of(new Uint8Array(await file.arrayBuffer()));
+      first = { import_save: { save, name: file.name.replace(/\.vsav$/i, ""), admin_token: admin } };
+    } else {
+      const made = withClock(await file.text());
+      if (made.error) {
+        newReport(true, made.error);
         return;
       }
-      scenario = `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n`;
+      first = { create_game: { scenario: made.scenario, admin_token: admin } };
     }
-    const admin = el("new-admin").value.trim();
-    const message = JSON.stringify({ create_game: { scenario, admin_token: admin || null } });
+    const message = JSON.stringify(first);
     if (message.length > FRAME_BYTES_MAX) {
       newReport(true, `The file is over the ${FRAME_BYTES_MAX} bytes a message may hold.`);
       return;
     }
     el("new-create").disabled = true;
-    newReport(false, `Creating a game from ${file.name}…`);
+    newReport(false, isSave ? `Reading the VASL save ${file.name}…` : `Creating a game from ${file.name}…`);
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     const ws = new WebSocket(`${scheme}${location.host}/v1`);
+    let assumed = [];
     const done = () => {
       el("new-create").disabled = false;
       ws.onclose = null;
@@ -3092,8 +3115,28 @@
       } catch (e) {
         answer = { error: { code: "unreadable", message: String(e) } };
       }
+      if (answer.save_imported) {
+        // The save's scenario, created as a file's would be, on this same connection.
+        const imported = answer.save_imported;
+        assumed = Array.isArray(imported.assumed) ? imported.assumed.map(String) : [];
+        const made = withClock(String(imported.scenario));
+        if (made.error) {
+          newReport(true, made.error);
+          done();
+          return;
+        }
+        const create = JSON.stringify({ create_game: { scenario: made.scenario, admin_token: admin } });
+        if (create.length > FRAME_BYTES_MAX) {
+          newReport(true, `The scenario made of this save is over the ${FRAME_BYTES_MAX} bytes a message may hold: make it with \`asl import\` and create the game with \`asl new\`.`);
+          done();
+          return;
+        }
+        newReport(false, `Creating a game from ${file.name}…`);
+        ws.send(create);
+        return;
+      }
       if (answer.created) {
-        created(answer.created);
+        created(answer.created, assumed);
       } else if (answer.error) {
         const p = document.createElement("div");
         setRich(p, `Not created: ${answer.error.message} (${answer.error.code}).`);
@@ -3110,7 +3153,7 @@
   }
 
   /** The game made: a link per player and one to watch, each in words and as a link. */
-  function created(answer) {
+  function created(answer, assumed = []) {
     const base = linkBase(answer.public_url);
     const link = (token) =>
       `${base}/watch#game=${encodeURIComponent(String(answer.game))}&token=${encodeURIComponent(String(token))}`;
@@ -3135,7 +3178,22 @@
       li.append(`${label}: `, a);
       list.append(li);
     }
-    newReport(false, head, list);
+    const nodes = [head, list];
+    if (assumed.length) {
+      // What `asl new SAVE.vsav` prints: what the game assumes since the save does not say it.
+      const note = document.createElement("div");
+      note.textContent = "Assumed, since the save does not say it (to play the card's own, write " +
+        "the file with asl import, change it and create the game from it; docs/vasl-import.md):";
+      const items = document.createElement("ul");
+      items.id = "new-assumed";
+      for (const line of assumed) {
+        const li = document.createElement("li");
+        li.textContent = line;
+        items.append(li);
+      }
+      nodes.push(note, items);
+    }
+    newReport(false, ...nodes);
   }
 
   // ---- Saving a finished game's export --------------------------------------------------

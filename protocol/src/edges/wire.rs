@@ -163,6 +163,16 @@ pub enum ClientMessage {
         token: String,
         target: NotifyTarget,
     },
+    /// Make a VASL saved game (`.vsav`, its bytes in standard base64) the scenario a new game
+    /// starts from, as `asl new SAVE.vsav` does (`vasl_save::from_save::new_game_from_save`,
+    /// docs/vasl-import.md), `name` being the file's stem: answered with `SaveImported`, whose
+    /// scenario the client then sends as `CreateGame`. Nothing is created or stored. The
+    /// save is read as hostile bytes within its limits; `admin_token` as for `CreateGame`.
+    ImportSave {
+        save: String,
+        name: String,
+        admin_token: Option<String>,
+    },
 }
 
 /// A seat's notification target (`ClientMessage::Notify`).
@@ -329,6 +339,12 @@ pub enum ServerMessage {
         game: GameId,
         targets: Vec<String>,
         secret: Option<String>,
+    },
+    /// The answer to `ImportSave`: the scenario file made of the save, and what it assumes
+    /// because the save does not say it (each in words, as `asl new` prints them).
+    SaveImported {
+        scenario: String,
+        assumed: Vec<String>,
     },
 }
 
@@ -577,6 +593,15 @@ mod tests {
         round_trip(&ServerMessage::Error {
             code: ErrorCode::BadNotifyTarget,
             message: "no".into(),
+        });
+        round_trip(&ClientMessage::ImportSave {
+            save: "UEsDBA==".into(),
+            name: "Hill 621".into(),
+            admin_token: None,
+        });
+        round_trip(&ServerMessage::SaveImported {
+            scenario: "name = \"Hill 621\"\n".into(),
+            assumed: vec!["the game lasts 6 Game Turns".into()],
         });
     }
 

@@ -167,7 +167,8 @@ impl Review {
             }
             ClientMessage::Ping { .. }
             | ClientMessage::CreateGame { .. }
-            | ClientMessage::Notify { .. } => return None,
+            | ClientMessage::Notify { .. }
+            | ClientMessage::ImportSave { .. } => return None,
         })
     }
 

@@ -662,7 +662,8 @@ impl Connection {
             | ClientMessage::JoinWithReceipt { .. }
             | ClientMessage::CreateGame { .. }
             | ClientMessage::Review { .. }
-            | ClientMessage::Notify { .. } => Spend::Attempt,
+            | ClientMessage::Notify { .. }
+            | ClientMessage::ImportSave { .. } => Spend::Attempt,
             ClientMessage::GetState
             | ClientMessage::GetLog { .. }
             | ClientMessage::GetStateAt { .. }
@@ -685,6 +686,11 @@ impl Connection {
                 scenario,
                 admin_token,
             } => self.create(&scenario, admin_token).await,
+            ClientMessage::ImportSave {
+                save,
+                name,
+                admin_token,
+            } => self.import_save(&save, name, admin_token).await,
             join @ (ClientMessage::Join { .. } | ClientMessage::JoinWithReceipt { .. }) => {
                 let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
                 self.join(&game, &token, since, receipt).await
@@ -953,27 +959,76 @@ impl Connection {
         }
     }
 
-    async fn create(&mut self, scenario: &str, admin_token: Option<String>) -> Result<(), Closing> {
+    /// Why this connection may not create games (nor import a save to create one from): a
+    /// public server with no admin token, or an admin token not given. `None` when it may.
+    fn creation_refused(&self, admin_token: Option<&str>) -> Option<&'static str> {
         if self.config.admin_token.is_none() && !self.shared.open_creation {
             METRICS.refused("creation_restricted");
-            return self
-                .error(
-                    ErrorCode::CreationRestricted,
-                    "this server listens on a public address with no admin token set, so no one may create games; its operator sets one",
-                )
-                .await;
+            return Some("this server listens on a public address with no admin token set, so no one may create games; its operator sets one");
         }
         if let Some(required) = &self.config.admin_token {
             let offered = admin_token.unwrap_or_default();
             // Compare digests so the comparison takes the same time wherever they differ.
             if blake3::hash(offered.as_bytes()) != blake3::hash(required.as_bytes()) {
-                return self
-                    .error(
-                        ErrorCode::CreationRestricted,
-                        "creating games on this server needs the admin token",
-                    )
-                    .await;
+                return Some("creating games on this server needs the admin token");
             }
+        }
+        None
+    }
+
+    /// A VASL save made the scenario a game is then created from (`ClientMessage::ImportSave`),
+    /// by the one function `asl new SAVE.vsav` uses. Only for a connection that may create
+    /// games; reading the save (unzipping, unpacking xz) runs on the blocking pool, bounded by
+    /// the frame limit on what arrives and the save reader's own limits on what it unfolds to.
+    async fn import_save(
+        &mut self,
+        save: &str,
+        name: String,
+        admin_token: Option<String>,
+    ) -> Result<(), Closing> {
+        if let Some(why) = self.creation_refused(admin_token.as_deref()) {
+            return self.error(ErrorCode::CreationRestricted, why).await;
+        }
+        let Ok(bytes) = data_encoding::BASE64.decode(save.as_bytes()) else {
+            return self
+                .error(
+                    ErrorCode::BadScenario,
+                    "the save is not in standard base64, as `import_save` carries it",
+                )
+                .await;
+        };
+        let made = tokio::task::spawn_blocking(move || {
+            vasl_save::from_save::new_game_from_save(&bytes, &name)
+        })
+        .await;
+        match made {
+            Ok(Ok(made)) => {
+                self.send(&ServerMessage::SaveImported {
+                    scenario: made.scenario,
+                    assumed: made.assumed,
+                })
+                .await
+            }
+            Ok(Err(e)) => {
+                self.error(
+                    ErrorCode::BadScenario,
+                    format!("not a VASL save this server can import: {e}"),
+                )
+                .await
+            }
+            Err(_) => {
+                self.error(
+                    ErrorCode::BadScenario,
+                    "the save could not be read; it is refused",
+                )
+                .await
+            }
+        }
+    }
+
+    async fn create(&mut self, scenario: &str, admin_token: Option<String>) -> Result<(), Closing> {
+        if let Some(why) = self.creation_refused(admin_token.as_deref()) {
+            return self.error(ErrorCode::CreationRestricted, why).await;
         }
         if self.config.admin_token.is_none() && !self.creation_allowed() {
             METRICS.refused("creates_per_ip_per_hour_max");
