@@ -16,7 +16,8 @@ export default [
           "getComputedStyle", "console", "performance", "URL", "TextEncoder", "localStorage", "btoa",
         ]),
         // Put before the script by asl-server (server/src/web.rs) from the engine's tables.
-        ...readonly(["STEPS", "FRAME_BYTES_MAX", "IDLE_TIMEOUT_MS", "EXPORT_BYTES_MAX", "EXPORT_EVENTS_MAX"]),
+        ...readonly(["STEPS", "FRAME_BYTES_MAX", "IDLE_TIMEOUT_MS", "EXPORT_BYTES_MAX", "EXPORT_EVENTS_MAX",
+          "REVIEW_RECEIPTS_MAX"]),
       },
     },
     rules: {

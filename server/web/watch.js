@@ -105,6 +105,8 @@
     token: null,
     /** The `review` frame (an export file) when reviewing instead of watching a game. */
     review: null,
+    /** What the page says of the receipts it checked a review with, before the report. */
+    reviewNote: "",
     ws: null,
     /** Whether a join has been answered on the current connection. */
     joined: false,
@@ -1230,7 +1232,7 @@
       page.joined = true;
       page.reconnectDelay = RECONNECT_DELAY_MIN_MS;
       page.version = reviewing.version;
-      el("review-report").textContent = reviewing.report;
+      el("review-report").textContent = `${page.reviewNote || ""}${reviewing.report}`;
       page.reviewStatus = `Reviewing game ${reviewing.game}: the export is valid, ${reviewing.version} events`;
       status(page.reviewStatus);
     } else if (message.event) {
@@ -3922,9 +3924,46 @@
     });
   }
 
+  /** The receipts this browser kept for `game`, one per seat it played or watched from
+   * (`keepReceipt`), at most as many as a review checks. */
+  function receiptsKeptFor(game) {
+    const found = [];
+    try {
+      for (let i = 0; i < localStorage.length && found.length < REVIEW_RECEIPTS_MAX; i += 1) {
+        const key = localStorage.key(i);
+        if (!key || !key.startsWith(`asl-receipt:${game}:`)) continue;
+        const text = localStorage.getItem(key);
+        if (!text || text.length > RECEIPT_CHARS_MAX) continue;
+        const receipt = JSON.parse(text);
+        if (receipt && receipt.game === game && Number.isInteger(receipt.version)) found.push(receipt);
+      }
+    } catch {
+      // Storage off, or not a receipt: checked with those read so far.
+    }
+    return found;
+  }
+
+  /** What `asl verify --server-key KEY --receipts` checks, asked of the review: the key the
+   * player trusts, typed in, and the receipts this browser kept for the file's game, which
+   * the server checks against the file by the CLI's own functions (the signatures are
+   * checked there, not here). Without a key, the file is checked under this server's key. */
+  function reviewChecks(text) {
+    const key = el("review-key").value.trim();
+    if (!key) return { checks: {}, note: "" };
+    if (!el("review-receipts").checked) return { checks: { server_key: key }, note: "" };
+    const m = /^game ([0-9a-z]+)$/m.exec(text.slice(0, 4096));
+    const receipts = m ? receiptsKeptFor(m[1]) : [];
+    const note = receipts.length
+      ? ""
+      : `This browser kept no receipt for ${m ? `game ${m[1]}` : "this file's game"}: only the key was checked.\n`;
+    return { checks: { server_key: key, receipts }, note };
+  }
+
   /** Leaves the game (if any) and opens `text`, an export file, for review on a new connection. */
   function startReview(text) {
-    const frame = JSON.stringify({ review: { export: text } });
+    const { checks, note } = reviewChecks(text);
+    page.reviewNote = note;
+    const frame = JSON.stringify({ review: { export: text, ...checks } });
     if (new Blob([frame]).size > FRAME_BYTES_MAX) {
       status(`This export is over the ${FRAME_BYTES_MAX}-byte frame limit: check it with \`asl verify\` and replay it with \`asl replay\`.`, true);
       return;

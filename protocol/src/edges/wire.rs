@@ -63,6 +63,10 @@ pub const LOG_PAGE_EVENTS_MAX: u64 = 1_000;
 /// `joined` frame carries as JSON.
 pub const EXPORT_PAGE_BYTES_MAX: usize = 384 * 1024;
 
+/// Most receipts one `Review` may carry: a browser keeps one per seat of a game (two players
+/// and a spectator), with room for a few kept under an older key.
+pub const REVIEW_RECEIPTS_MAX: usize = 16;
+
 /// A game's id: 32 lowercase hex digits, chosen by the server.
 pub type GameId = String;
 
@@ -126,6 +130,16 @@ pub enum ClientMessage {
     /// any size.
     Review {
         export: String,
+        /// The server key the client trusts (64 lowercase hex digits), as `asl verify
+        /// --server-key` takes it: the file's signed head must be signed with it, and the
+        /// report says so. Without it the export is still checked under this server's own key.
+        #[serde(default)]
+        server_key: Option<String>,
+        /// Receipts the client kept during play (at most [`REVIEW_RECEIPTS_MAX`]), checked
+        /// against the file as `asl verify --receipts` checks them, under `server_key`, which
+        /// they need: any that does not hold refuses the export (`bad_export`), naming it.
+        #[serde(default)]
+        receipts: Vec<SignedHead>,
     },
     /// Ask whether there is a LOS from one hex to another (hex centres at ground level, no
     /// units: nothing hidden is consulted), answered with `Los`. Changes nothing.
@@ -551,6 +565,8 @@ mod tests {
         round_trip(&ClientMessage::GetStateAt { version: 3 });
         round_trip(&ClientMessage::Review {
             export: "asl-game-log 1\n".into(),
+            server_key: None,
+            receipts: vec![],
         });
         round_trip(&ClientMessage::GetRecord { from: 1 });
     }

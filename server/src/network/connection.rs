@@ -16,7 +16,7 @@
 //! stops reading is let go within `idle_timeout` and one `send_timeout` of its last frame. A
 //! close frame from the client is echoed.
 
-use crate::games::review::Review;
+use crate::games::review::{Checks, Review};
 use crate::games::socket::{Socket, Ws};
 use crate::games::task::{Frame, GameHandle, Outbound, Request};
 use crate::operations::budget::RateLimit;
@@ -24,10 +24,12 @@ use crate::operations::config::{Config, SHUTDOWN_SEND_TIMEOUT};
 use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use protocol::game::Viewer;
-use protocol::record::signed::SignedHead;
+use protocol::record::signed::{ServerKey, SignedHead};
 #[cfg(doc)]
 use protocol::wire::WIRE_PATH;
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
+use protocol::wire::{
+    self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX, REVIEW_RECEIPTS_MAX,
+};
 use protocol::ReadScenario;
 use protocol::Scenario;
 use std::net::SocketAddr;
@@ -680,7 +682,11 @@ impl Connection {
             return self.send(&answer).await;
         }
         match message {
-            ClientMessage::Review { export } => self.open_review(export).await,
+            ClientMessage::Review {
+                export,
+                server_key,
+                receipts,
+            } => self.open_review(export, server_key, receipts).await,
             ClientMessage::Ping { nonce } => self.send(&ServerMessage::Pong { nonce }).await,
             ClientMessage::CreateGame {
                 scenario,
@@ -805,7 +811,12 @@ impl Connection {
 
     /// Verifies an export and, if it is valid, reads from it from now on. Verifying replays the
     /// whole game, so it runs on the blocking pool rather than hold up other connections.
-    async fn open_review(&mut self, export: String) -> Result<(), Closing> {
+    async fn open_review(
+        &mut self,
+        export: String,
+        server_key: Option<String>,
+        receipts: Vec<SignedHead>,
+    ) -> Result<(), Closing> {
         if self.joined.is_some() {
             return self
                 .error(
@@ -814,6 +825,41 @@ impl Connection {
                 )
                 .await;
         }
+        // `asl verify`'s `--server-key` and `--receipts`, read as it reads them.
+        let trusted = match server_key.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => match ServerKey::from_hex(text) {
+                Some(key) => Some(key),
+                None => {
+                    return self
+                        .error(
+                            ErrorCode::BadExport,
+                            "the server key given is not one: 64 lowercase hex digits",
+                        )
+                        .await
+                }
+            },
+        };
+        if receipts.len() > REVIEW_RECEIPTS_MAX {
+            return self
+                .error(
+                    ErrorCode::BadExport,
+                    format!(
+                        "{} receipts sent; a review checks at most {REVIEW_RECEIPTS_MAX} (REVIEW_RECEIPTS_MAX)",
+                        receipts.len()
+                    ),
+                )
+                .await;
+        }
+        if !receipts.is_empty() && trusted.is_none() {
+            return self
+                .error(
+                    ErrorCode::BadExport,
+                    "receipts need the server key you trust (server_key): a receipt proves what the server sent only under the server's key",
+                )
+                .await;
+        }
+        let checks = Checks { trusted, receipts };
         // Verifying replays the whole game and the review is kept in memory while open: the
         // number open at once, and the bytes of their files, are what bound that work and
         // memory, as review needs no token. Both are taken before the file is read at all.
@@ -856,8 +902,10 @@ impl Connection {
         };
         let key = self.shared.registry.server_key();
         let boards = self.config.boards.clone();
-        match tokio::task::spawn_blocking(move || Review::open(&export, &key, boards.as_deref()))
-            .await
+        match tokio::task::spawn_blocking(move || {
+            Review::open(&export, &key, boards.as_deref(), &checks)
+        })
+        .await
         {
             Ok(Ok(review)) => {
                 let opened = review.opened();
