@@ -957,6 +957,7 @@ fn version_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Pong { .. }
         | ServerMessage::Los { .. }
         | ServerMessage::Notifying { .. }
+        | ServerMessage::SaveImported { .. }
         | ServerMessage::Error { .. } => None,
     }
 }
@@ -979,6 +980,7 @@ fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Los { .. } => "los",
         ServerMessage::Previewed { .. } => "previewed",
         ServerMessage::Notifying { .. } => "notifying",
+        ServerMessage::SaveImported { .. } => "save_imported",
     }
 }
 

@@ -183,6 +183,8 @@ fn launch(
             vec![],
             text(&ClientMessage::Review {
                 export: junk.clone(),
+                server_key: None,
+                receipts: vec![],
             }),
         ));
     }

@@ -13,10 +13,11 @@ export default [
         ...readonly([
           "window", "document", "location", "WebSocket", "URLSearchParams", "Blob", "crypto",
           "setTimeout", "clearTimeout", "setInterval", "clearInterval", "MouseEvent",
-          "getComputedStyle", "console", "performance", "URL", "TextEncoder", "localStorage",
+          "getComputedStyle", "console", "performance", "URL", "TextEncoder", "localStorage", "btoa",
         ]),
         // Put before the script by asl-server (server/src/web.rs) from the engine's tables.
-        ...readonly(["STEPS", "FRAME_BYTES_MAX", "IDLE_TIMEOUT_MS", "EXPORT_BYTES_MAX", "EXPORT_EVENTS_MAX"]),
+        ...readonly(["STEPS", "FRAME_BYTES_MAX", "IDLE_TIMEOUT_MS", "EXPORT_BYTES_MAX", "EXPORT_EVENTS_MAX",
+          "REVIEW_RECEIPTS_MAX"]),
       },
     },
     rules: {

@@ -105,6 +105,8 @@
     token: null,
     /** The `review` frame (an export file) when reviewing instead of watching a game. */
     review: null,
+    /** What the page says of the receipts it checked a review with, before the report. */
+    reviewNote: "",
     ws: null,
     /** Whether a join has been answered on the current connection. */
     joined: false,
@@ -1230,7 +1232,7 @@
       page.joined = true;
       page.reconnectDelay = RECONNECT_DELAY_MIN_MS;
       page.version = reviewing.version;
-      el("review-report").textContent = reviewing.report;
+      el("review-report").textContent = `${page.reviewNote || ""}${reviewing.report}`;
       page.reviewStatus = `Reviewing game ${reviewing.game}: the export is valid, ${reviewing.version} events`;
       status(page.reviewStatus);
     } else if (message.event) {
@@ -2435,7 +2437,7 @@
     if (expired === them) {
       found.push({
         yours: true,
-        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on.`,
+        text: `The ${sideName(state, them)}'s clock ran out: claim the game on time, or give the ${sideName(state, them)} time to play on (an hour here, any other amount under Give time below).`,
         answers: [
           ["Claim the game on time", "claim_on_time"],
           ["Give 1 hour", { give_time: { time: 3600000 } }],
@@ -2887,6 +2889,7 @@
 
   /** The forms' lists: the rolls an adjudication may cite, the adjudications to dispute. */
   function drawForms() {
+    drawGiveTime();
     const rolls = page.entries.filter((e) => e.event && e.event.dice_rolled).reverse().map((e) => {
       const r = e.event.dice_rolled.roll;
       return [String(e.seq), `#${e.seq} ${r.dice.length === 1 ? "dr" : "DR"} ${words(r.purpose)} = ${r.final_result}`];
@@ -2898,6 +2901,60 @@
     });
     fillSelect(el("dispute-event"), open);
     el("dispute-form").hidden = !open.length;
+  }
+
+  /** Time is given by a player while the game's clocks run: the form is there for a seat of a
+   * game under a time control that is not over. */
+  function drawGiveTime() {
+    const live = page.live;
+    el("give-time-form").hidden = page.side === null || !page.clocks || !live || Boolean(live.over);
+  }
+
+  /** A duration as `asl`'s `give-time` reads it (`board::time_control::parse_duration`): one or
+   * more numbers of at most 9 digits, each with its unit s, m, h or d, summed. Only the words
+   * are read here: how much may be given at once, and to a bank of how much, is the referee's
+   * (`GIVE_TIME_MAX`, `CLOCK_DURATION_MAX`), said in its refusal of the preview. */
+  const DURATION_UNITS = { s: 1000, m: 60 * 1000, h: 60 * 60 * 1000, d: 24 * 60 * 60 * 1000 };
+
+  function parseDuration(text) {
+    const t = text.trim();
+    if (!t) return { error: "a duration is missing: write e.g. `30m`, `12h` or `5d`" };
+    let total = 0;
+    let digits = "";
+    for (const c of t) {
+      if (c >= "0" && c <= "9") {
+        digits += c;
+        if (digits.length > 9) return { error: `\`${t}\`: too many digits` };
+        continue;
+      }
+      const unit = DURATION_UNITS[c];
+      if (!unit) return { error: `\`${t}\`: \`${c}\` is no unit; durations are written with s, m, h or d (\`1h30m\`)` };
+      if (!digits) return { error: `\`${t}\`: a number must come before \`${c}\`` };
+      // Summed as the CLI sums (saturating): past what a JSON number holds exactly the
+      // referee refuses it all the same.
+      total = Math.min(Number.MAX_SAFE_INTEGER, total + Number(digits) * unit);
+      digits = "";
+    }
+    if (digits) return { error: `\`${t}\`: \`${digits}\` has no unit; write s, m, h or d after it` };
+    return { ms: total };
+  }
+
+  /** Gives the opponent the time the form says, through the preview like every command. */
+  function giveTime() {
+    const text = el("give-time-amount").value;
+    const read = parseDuration(text);
+    if (read.error) {
+      say(`Give time: ${read.error}.`);
+      el("give-time-amount").focus();
+      return;
+    }
+    const command = { give_time: { time: read.ms } };
+    if (sameProposal(command)) {
+      confirmProposal();
+      return;
+    }
+    const live = page.live;
+    propose(command, `Give the ${live ? sideName(live, other(page.side)) : "opponent"} ${text.trim()}`);
   }
 
   /** The Dispute answer: the form, at that adjudication, waiting for the reason. */
@@ -2965,10 +3022,12 @@
   }
 
   // ---- Starting a new game ---------------------------------------------------------------
-  // What `asl new` does with a scenario file: the page opened without a link sends the file's
-  // text as `create_game` on a connection of its own, and shows the three links the server's
-  // tokens make — once, as the server shows them once. The server checks the scenario; a
-  // refusal is shown with its code. (A VASL save is turned into a scenario by `asl import`.)
+  // What `asl new` does with a scenario file or a VASL save: the page opened without a link
+  // sends the file's text as `create_game` on a connection of its own, and shows the three
+  // links the server's tokens make — once, as the server shows them once. The server checks
+  // the scenario; a refusal is shown with its code. A VASL save (`.vsav`) is first made a
+  // scenario by the server (`import_save`), by the function `asl new SAVE.vsav` uses, and the
+  // scenario it answers is created as a file would be (docs/vasl-import.md).
 
   function newReport(refused, ...nodes) {
     const box = el("new-report");
@@ -2985,6 +3044,30 @@
     return `${scheme}://${m[2]}`;
   }
 
+  /** Bytes in standard base64, as `import_save` carries a save. */
+  function base64Of(bytes) {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(binary);
+  }
+
+  /** The scenario's text with the form's time control as its `[clock]` table, as `asl new
+   * --clock` puts it (the server reads and checks it); or why not, said in the form. */
+  function withClock(scenario) {
+    const clock = el("new-clock").value.trim();
+    if (!clock) return { scenario };
+    if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
+      el("new-clock").focus();
+      return { error: "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md)." };
+    }
+    if (/^\s*\[clock\]\s*$/m.test(scenario)) {
+      return { error: "This file has its own [clock]: leave the time control empty to play under it, or change the file." };
+    }
+    return { scenario: `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n` };
+  }
+
   async function createGame() {
     const file = el("new-scenario").files[0];
     if (!file) {
@@ -2992,38 +3075,35 @@
       el("new-scenario").focus();
       return;
     }
-    if (/\.vsav$/i.test(file.name)) {
-      const p = document.createElement("div");
-      setRich(p, "A VASL save is made a scenario by `asl import` (docs/vasl-import.md): create the game from the file it writes.");
-      newReport(true, p);
-      return;
-    }
-    let scenario = await file.text();
-    // A time control (docs/clock.md) goes in as the file's `[clock]` table, as `asl new
-    // --clock` puts it; the server reads and checks it. A file with a clock of its own keeps it.
-    const clock = el("new-clock").value.trim();
-    if (clock) {
-      if (!/^[A-Za-z0-9:+/=,.]+$/.test(clock)) {
-        newReport(true, "A time control is written like live:30m+30s or correspondence:12h/5d (docs/clock.md).");
-        el("new-clock").focus();
+    const admin = el("new-admin").value.trim() || null;
+    const isSave = /\.vsav$/i.test(file.name);
+    let first;
+    if (isSave) {
+      // Base64 makes 3 bytes 4: a save over what a message holds is not read at all.
+      if (Math.ceil(file.size / 3) * 4 + file.name.length + 256 > FRAME_BYTES_MAX) {
+        newReport(true, `The save is ${file.size} bytes, over the ${Math.floor((FRAME_BYTES_MAX - 256) / 4) * 3} a message to the server may carry: make it a scenario file with \`asl import\` and create the game from that.`);
         return;
       }
-      if (/^\s*\[clock\]\s*$/m.test(scenario)) {
-        newReport(true, "This file has its own [clock]: leave the time control empty to play under it, or change the file.");
+      const save = base64Of(new Uint8Array(await file.arrayBuffer()));
+      first = { import_save: { save, name: file.name.replace(/\.vsav$/i, ""), admin_token: admin } };
+    } else {
+      const made = withClock(await file.text());
+      if (made.error) {
+        newReport(true, made.error);
         return;
       }
-      scenario = `${scenario}${scenario.endsWith("\n") ? "" : "\n"}\n[clock]\ncontrol = "${clock}"\n`;
+      first = { create_game: { scenario: made.scenario, admin_token: admin } };
     }
-    const admin = el("new-admin").value.trim();
-    const message = JSON.stringify({ create_game: { scenario, admin_token: admin || null } });
+    const message = JSON.stringify(first);
     if (message.length > FRAME_BYTES_MAX) {
       newReport(true, `The file is over the ${FRAME_BYTES_MAX} bytes a message may hold.`);
       return;
     }
     el("new-create").disabled = true;
-    newReport(false, `Creating a game from ${file.name}…`);
+    newReport(false, isSave ? `Reading the VASL save ${file.name}…` : `Creating a game from ${file.name}…`);
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     const ws = new WebSocket(`${scheme}${location.host}/v1`);
+    let assumed = [];
     const done = () => {
       el("new-create").disabled = false;
       ws.onclose = null;
@@ -3037,8 +3117,28 @@
       } catch (e) {
         answer = { error: { code: "unreadable", message: String(e) } };
       }
+      if (answer.save_imported) {
+        // The save's scenario, created as a file's would be, on this same connection.
+        const imported = answer.save_imported;
+        assumed = Array.isArray(imported.assumed) ? imported.assumed.map(String) : [];
+        const made = withClock(String(imported.scenario));
+        if (made.error) {
+          newReport(true, made.error);
+          done();
+          return;
+        }
+        const create = JSON.stringify({ create_game: { scenario: made.scenario, admin_token: admin } });
+        if (create.length > FRAME_BYTES_MAX) {
+          newReport(true, `The scenario made of this save is over the ${FRAME_BYTES_MAX} bytes a message may hold: make it with \`asl import\` and create the game with \`asl new\`.`);
+          done();
+          return;
+        }
+        newReport(false, `Creating a game from ${file.name}…`);
+        ws.send(create);
+        return;
+      }
       if (answer.created) {
-        created(answer.created);
+        created(answer.created, assumed);
       } else if (answer.error) {
         const p = document.createElement("div");
         setRich(p, `Not created: ${answer.error.message} (${answer.error.code}).`);
@@ -3055,7 +3155,7 @@
   }
 
   /** The game made: a link per player and one to watch, each in words and as a link. */
-  function created(answer) {
+  function created(answer, assumed = []) {
     const base = linkBase(answer.public_url);
     const link = (token) =>
       `${base}/watch#game=${encodeURIComponent(String(answer.game))}&token=${encodeURIComponent(String(token))}`;
@@ -3080,7 +3180,22 @@
       li.append(`${label}: `, a);
       list.append(li);
     }
-    newReport(false, head, list);
+    const nodes = [head, list];
+    if (assumed.length) {
+      // What `asl new SAVE.vsav` prints: what the game assumes since the save does not say it.
+      const note = document.createElement("div");
+      note.textContent = "Assumed, since the save does not say it (to play the card's own, write " +
+        "the file with asl import, change it and create the game from it; docs/vasl-import.md):";
+      const items = document.createElement("ul");
+      items.id = "new-assumed";
+      for (const line of assumed) {
+        const li = document.createElement("li");
+        li.textContent = line;
+        items.append(li);
+      }
+      nodes.push(note, items);
+    }
+    newReport(false, ...nodes);
   }
 
   // ---- Saving a finished game's export --------------------------------------------------
@@ -3588,6 +3703,10 @@
       const dm = Boolean(live && live.units[unit] && live.units[unit].desperation);
       propose(command, `Rally ${unit} (broken morale ${morale})${leader ? ` led by ${leader}` : ", self-rally"}${dm ? " under Desperation Morale (+4, A10.62)" : ""}`);
     });
+    el("give-time-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      giveTime();
+    });
     el("roll-form").addEventListener("submit", (e) => {
       e.preventDefault();
       const dice = el("roll-dice").value;
@@ -3805,9 +3924,46 @@
     });
   }
 
+  /** The receipts this browser kept for `game`, one per seat it played or watched from
+   * (`keepReceipt`), at most as many as a review checks. */
+  function receiptsKeptFor(game) {
+    const found = [];
+    try {
+      for (let i = 0; i < localStorage.length && found.length < REVIEW_RECEIPTS_MAX; i += 1) {
+        const key = localStorage.key(i);
+        if (!key || !key.startsWith(`asl-receipt:${game}:`)) continue;
+        const text = localStorage.getItem(key);
+        if (!text || text.length > RECEIPT_CHARS_MAX) continue;
+        const receipt = JSON.parse(text);
+        if (receipt && receipt.game === game && Number.isInteger(receipt.version)) found.push(receipt);
+      }
+    } catch {
+      // Storage off, or not a receipt: checked with those read so far.
+    }
+    return found;
+  }
+
+  /** What `asl verify --server-key KEY --receipts` checks, asked of the review: the key the
+   * player trusts, typed in, and the receipts this browser kept for the file's game, which
+   * the server checks against the file by the CLI's own functions (the signatures are
+   * checked there, not here). Without a key, the file is checked under this server's key. */
+  function reviewChecks(text) {
+    const key = el("review-key").value.trim();
+    if (!key) return { checks: {}, note: "" };
+    if (!el("review-receipts").checked) return { checks: { server_key: key }, note: "" };
+    const m = /^game ([0-9a-z]+)$/m.exec(text.slice(0, 4096));
+    const receipts = m ? receiptsKeptFor(m[1]) : [];
+    const note = receipts.length
+      ? ""
+      : `This browser kept no receipt for ${m ? `game ${m[1]}` : "this file's game"}: only the key was checked.\n`;
+    return { checks: { server_key: key, receipts }, note };
+  }
+
   /** Leaves the game (if any) and opens `text`, an export file, for review on a new connection. */
   function startReview(text) {
-    const frame = JSON.stringify({ review: { export: text } });
+    const { checks, note } = reviewChecks(text);
+    page.reviewNote = note;
+    const frame = JSON.stringify({ review: { export: text, ...checks } });
     if (new Blob([frame]).size > FRAME_BYTES_MAX) {
       status(`This export is over the ${FRAME_BYTES_MAX}-byte frame limit: check it with \`asl verify\` and replay it with \`asl replay\`.`, true);
       return;

@@ -728,6 +728,8 @@ async fn review(url: &str, export: &str) -> Result<(), String> {
         .unwrap();
     let message = wire::to_json(&ClientMessage::Review {
         export: export.into(),
+        server_key: None,
+        receipts: vec![],
     });
     ws.send(Message::Text(message.into())).await.unwrap();
     loop {

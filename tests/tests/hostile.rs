@@ -767,6 +767,8 @@ async fn two_reviews_then_a_refusal_until_one_closes(
 ) {
     let review = ClientMessage::Review {
         export: export.to_string(),
+        server_key: None,
+        receipts: vec![],
     };
     let mut open_ones = vec![];
     for _ in 0..2 {

@@ -249,3 +249,144 @@ async fn a_time_control_given_in_the_form_is_the_games_clock() {
     browser.close().await;
     server.stop().await;
 }
+
+/// A VASL save on board 2 with a squad of each side, written as VASL writes one (xz inside
+/// the zip), by the save reader's own test writer.
+fn synthesised_save() -> Vec<u8> {
+    use vasl_save::save::{writer, Encoding};
+    let text = writer::saved_game_text(&[
+        "bd\t0\t0\t02\tVER\t6.4\t".to_string(),
+        writer::piece_command(
+            "1",
+            &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+        ),
+        writer::piece_command(
+            "2",
+            &[("piece;K;D;ru/ru447S;4-4-7 1sq", "Main Map;900;300;1")],
+        ),
+    ]);
+    writer::vsav(&writer::encode(&text, Encoding::Xz), Some("VASL"))
+}
+
+/// A `.vsav` chosen in the form is made a scenario by the server, as `asl new SAVE.vsav`
+/// makes it, on the server's board archives, and created with the form's time control: the
+/// links open it, and what the game assumes since the save does not say it is shown. A file
+/// that is no save, and one over what a message carries, are refused in the form with why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_is_created_from_a_vasl_save_on_the_servers_boards() {
+    use protocol::board::vasl::synth::SynthBoard;
+    let dir = tempfile::tempdir().unwrap();
+    let boards = dir.path().join("boards");
+    std::fs::create_dir(&boards).unwrap();
+    std::fs::write(boards.join("bd02"), SynthBoard::geomorphic("02").archive()).unwrap();
+    let good = dir.path().join("Hill 621.vsav");
+    std::fs::write(&good, synthesised_save()).unwrap();
+    let broken = dir.path().join("broken.vsav");
+    std::fs::write(&broken, b"PK\x03\x04 not a zip at all").unwrap();
+    let huge = dir.path().join("huge.vsav");
+    std::fs::write(&huge, vec![0u8; 900 * 1024]).unwrap();
+    let config = Config {
+        boards: Some(server::operations::boards::open(&boards, None).unwrap()),
+        ..Config::default()
+    };
+    let server = TestServer::start(&dir.path().join("data"), config).await;
+    let mut browser = Browser::launch(&chromium_binary()).await;
+    let tab = browser
+        .open_phone(&format!("http://{}/watch", server.addr), 390, 844)
+        .await;
+    browser
+        .wait_for(
+            &tab,
+            "the form to start a game",
+            "!document.getElementById('new-game').hidden",
+            WAIT,
+        )
+        .await;
+
+    let refused = create(&mut browser, &tab, &huge).await;
+    assert!(
+        refused.starts_with("The save is 921600 bytes, over the ")
+            && refused.contains("asl import"),
+        "{refused}"
+    );
+    let refused = create(&mut browser, &tab, &broken).await;
+    assert!(
+        refused.starts_with("Not created: not a VASL save this server can import: ")
+            && refused.ends_with("(bad_scenario)."),
+        "{refused}"
+    );
+
+    browser
+        .eval(
+            &tab,
+            "document.getElementById('new-clock').value = 'live:30m+30s'",
+        )
+        .await;
+    let report = create(&mut browser, &tab, &good).await;
+    assert!(report.starts_with("Game "), "{report}");
+    assert!(
+        report.contains("Play as German: ") && report.contains("Play as Russian: "),
+        "{report}"
+    );
+    let assumed = text(
+        &mut browser,
+        &tab,
+        "[...document.querySelectorAll('#new-assumed li')].map((li) => li.textContent).join('\\n')",
+    )
+    .await;
+    assert!(assumed.contains("the game lasts 6 Game Turns"), "{assumed}");
+    assert_eq!(
+        browser
+            .eval(
+                &tab,
+                "window.innerWidth === 390 && \
+                 document.documentElement.scrollWidth <= window.innerWidth && \
+                 [...document.querySelectorAll('#new-links a, #new-assumed li')].every((e) => \
+                 e.getBoundingClientRect().right <= window.innerWidth)"
+            )
+            .await,
+        true,
+        "the phone layout holds"
+    );
+
+    // The German's link opens the game the save made: its name, its squad where the save put
+    // it on board 2, its clock.
+    let german = link(&mut browser, &tab, "A").await;
+    let opened = browser.open(&german).await;
+    browser
+        .wait_for(&opened, "the German's page", SETTLED, WAIT)
+        .await;
+    assert_eq!(
+        text(
+            &mut browser,
+            &opened,
+            "document.getElementById('scenario').textContent"
+        )
+        .await,
+        "Hill 621"
+    );
+    assert_eq!(
+        text(
+            &mut browser,
+            &opened,
+            "JSON.stringify(Object.values(window.aslWatch.live.units).map((u) => \
+             [u.side, u.hex, u.kind]))"
+        )
+        .await,
+        r#"[["A","2C2","squad"]]"#
+    );
+    browser
+        .wait_for(
+            &opened,
+            "the form's time control as the game's clock",
+            "document.getElementById('clocks').title === 'Time control live:30m+30s' && \
+             document.querySelector('#clocks .side-clock[data-side=\"A\"]').textContent \
+             === 'German 00:30:00'",
+            WAIT,
+        )
+        .await;
+    let errors = browser.page_errors().await;
+    assert!(errors.is_empty(), "{errors:?}");
+    browser.close().await;
+    server.stop().await;
+}

@@ -191,6 +191,8 @@ async fn a_review_needs_a_valid_export() {
         &mut ws,
         &ClientMessage::Review {
             export: "asl-game-log 1\ngame 00\n".into(),
+            server_key: None,
+            receipts: vec![],
         },
     )
     .await;

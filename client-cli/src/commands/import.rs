@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use vasl_save::from_save::{import as import_save, FileOptions, Imported};
 use vasl_save::save::{self, SAVE_BYTES_MAX};
 
-/// The scenario length written when `--turns` is not given: the save does not record it, and
-/// the file says so next to the number.
-pub const TURNS_DEFAULT: u16 = 6;
+pub use vasl_save::from_save::TURNS_DEFAULT;
 
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct ImportArgs {
@@ -91,20 +89,28 @@ pub fn import(args: &ImportArgs, out: &mut (dyn Write + Send)) -> Result<Status,
 /// What is wrong may quote the save (a board's name, a module's, a piece's), so it is
 /// escaped for the terminal it is printed on.
 pub fn read_and_import(path: &Path) -> Result<Imported, Failure> {
-    let failure =
-        |what: String| Failure::Input(crate::printable(&format!("{}: {what}", path.display())));
+    let bytes = read_save(path)?;
+    let game = save::read(&bytes).map_err(|e| save_failure(path, e))?;
+    import_save(&game).map_err(|e| save_failure(path, e))
+}
+
+/// A save's bytes, refused unread over [`SAVE_BYTES_MAX`].
+pub(crate) fn read_save(path: &Path) -> Result<Vec<u8>, Failure> {
     let len = std::fs::metadata(path)
         .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?
         .len();
     if len > SAVE_BYTES_MAX as u64 {
-        return Err(failure(format!(
-            "{len} bytes is over the {SAVE_BYTES_MAX}-byte limit for a saved game"
-        )));
+        return Err(save_failure(
+            path,
+            format!("{len} bytes is over the {SAVE_BYTES_MAX}-byte limit for a saved game"),
+        ));
     }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?;
-    let game = save::read(&bytes).map_err(|e| failure(e.to_string()))?;
-    import_save(&game).map_err(|e| failure(e.to_string()))
+    std::fs::read(path).map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))
+}
+
+/// What is wrong with the save at `path`, escaped for the terminal (it may quote the save).
+pub(crate) fn save_failure(path: &Path, what: impl std::fmt::Display) -> Failure {
+    Failure::Input(crate::printable(&format!("{}: {what}", path.display())))
 }
 
 /// Every board of the layout is in the directory, as VASL keeps them (`bd02`).

@@ -106,20 +106,22 @@ fn scenario_text(args: &NewArgs) -> Result<(String, Option<FromSave>), Failure> 
             args.scenario.display()
         ))
     })?;
-    let imported = super::import::read_and_import(&args.scenario)?;
-    super::import::check_boards(&imported, boards)?;
+    let bytes = super::import::read_save(&args.scenario)?;
     let name = args
         .scenario
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "Imported scenario".into());
-    let options = vasl_save::from_save::FileOptions {
-        name,
-        turns: super::import::TURNS_DEFAULT,
-    };
-    let text = imported.to_toml(&options);
-    let assumed = imported.assumptions(&options);
-    Ok((text, Some(FromSave { imported, assumed })))
+        .unwrap_or_default();
+    let made = vasl_save::from_save::new_game_from_save(&bytes, &name)
+        .map_err(|e| super::import::save_failure(&args.scenario, e))?;
+    super::import::check_boards(&made.imported, boards)?;
+    Ok((
+        made.scenario,
+        Some(FromSave {
+            imported: made.imported,
+            assumed: made.assumed,
+        }),
+    ))
 }
 
 /// `assumed`: what the game assumes because the VASL save it came from does not say it.

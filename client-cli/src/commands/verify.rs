@@ -4,7 +4,6 @@
 
 use crate::{Failure, Status};
 use protocol::export::{self, Verified};
-use protocol::game::{Game, Viewer};
 use protocol::record::signed::ServerKey;
 use protocol::record::stream::{StreamHash, Streams};
 use std::io::Write;
@@ -120,7 +119,7 @@ pub fn verify(args: &VerifyArgs, out: &mut dyn Write) -> Result<Status, Failure>
                     (None, Some((viewer, seq))) => writeln!(
                         out,
                         "the log passes through head {receipt}: {} stream, its event {seq}",
-                        viewer_name(&verified.game, viewer)
+                        verified.stream_name(viewer)
                     )?,
                     (None, None) => {
                         writeln!(
@@ -175,29 +174,26 @@ fn check_receipts(
             from.display()
         )));
     }
-    let streams = Streams::of_log(verified.entries.iter().map(|e| &e.event));
-    for (path, receipt) in mine {
-        match protocol::record::receipt::check(receipt, key, game, None, &streams) {
-            Ok((viewer, seq)) => writeln!(
-                out,
-                "receipt {}: {} stream reaches its event {seq} with the head the server signed",
-                path.display(),
-                viewer_name(&verified.game, viewer)
-            )?,
-            Err(mismatch) => {
-                writeln!(out, "invalid: the receipt {}: {mismatch}", path.display())?;
-                return Ok(false);
+    match verified.check_receipts(key, mine.iter().map(|(_, r)| r)) {
+        Ok(held) => {
+            for ((path, _), (viewer, seq)) in mine.iter().zip(held) {
+                writeln!(
+                    out,
+                    "receipt {}: {} stream reaches its event {seq} with the head the server signed",
+                    path.display(),
+                    verified.stream_name(viewer)
+                )?;
             }
+            Ok(true)
         }
-    }
-    Ok(true)
-}
-
-/// "the German player's" or "the spectators'".
-fn viewer_name(game: &Game, viewer: Viewer) -> String {
-    match viewer {
-        Viewer::Side(side) => format!("the {} player's", game.side_name(side)),
-        Viewer::Spectator => "the spectators'".into(),
+        Err((i, mismatch)) => {
+            writeln!(
+                out,
+                "invalid: the receipt {}: {mismatch}",
+                mine[i].0.display()
+            )?;
+            Ok(false)
+        }
     }
 }
 

@@ -28,7 +28,7 @@ use data_encoding::HEXLOWER;
 use game::event::Event;
 use game::event::{DiceRolled, GameCreated, StepEnded, StepPassed};
 use game::phase::Phase;
-use game::{apply, Game, StateHash, Underground};
+use game::{apply, Game, StateHash, Underground, Viewer};
 use std::fmt::{self, Write as _};
 
 /// The file's first word and the version of its layout. A reader refuses versions it does not
@@ -173,6 +173,35 @@ impl Verified {
         signed
             .check(trusted)
             .map_err(|why| at(Where::Header("signature"), why.to_string()))
+    }
+
+    /// Checks `receipts` (signed heads of viewers' own streams a client kept during play)
+    /// against this log, as `asl verify --receipts` and the page's review both do: each must be
+    /// signed with `trusted`, be this game's, and meet its viewer's stream, rebuilt from the
+    /// whole log, at its event with the same head (`receipt::check`). Each receipt's viewer and
+    /// event in order, or the index of the first that does not hold and why.
+    pub fn check_receipts<'a>(
+        &self,
+        trusted: &ServerKey,
+        receipts: impl IntoIterator<Item = &'a SignedHead>,
+    ) -> Result<Vec<(Viewer, u64)>, (usize, crate::receipt::Mismatch)> {
+        let streams = crate::stream::Streams::of_log(self.entries.iter().map(|e| &e.event));
+        receipts
+            .into_iter()
+            .enumerate()
+            .map(|(i, receipt)| {
+                crate::receipt::check(receipt, trusted, &self.header.game, None, &streams)
+                    .map_err(|mismatch| (i, mismatch))
+            })
+            .collect()
+    }
+
+    /// Whose a viewer's stream is, in words: "the German player's" or "the spectators'".
+    pub fn stream_name(&self, viewer: Viewer) -> String {
+        match viewer {
+            Viewer::Side(side) => format!("the {} player's", self.game.side_name(side)),
+            Viewer::Spectator => "the spectators'".into(),
+        }
     }
 
     /// What the file proves without a key: said plainly in every report.

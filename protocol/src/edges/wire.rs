@@ -63,6 +63,10 @@ pub const LOG_PAGE_EVENTS_MAX: u64 = 1_000;
 /// `joined` frame carries as JSON.
 pub const EXPORT_PAGE_BYTES_MAX: usize = 384 * 1024;
 
+/// Most receipts one `Review` may carry: a browser keeps one per seat of a game (two players
+/// and a spectator), with room for a few kept under an older key.
+pub const REVIEW_RECEIPTS_MAX: usize = 16;
+
 /// A game's id: 32 lowercase hex digits, chosen by the server.
 pub type GameId = String;
 
@@ -126,6 +130,16 @@ pub enum ClientMessage {
     /// any size.
     Review {
         export: String,
+        /// The server key the client trusts (64 lowercase hex digits), as `asl verify
+        /// --server-key` takes it: the file's signed head must be signed with it, and the
+        /// report says so. Without it the export is still checked under this server's own key.
+        #[serde(default)]
+        server_key: Option<String>,
+        /// Receipts the client kept during play (at most [`REVIEW_RECEIPTS_MAX`]), checked
+        /// against the file as `asl verify --receipts` checks them, under `server_key`, which
+        /// they need: any that does not hold refuses the export (`bad_export`), naming it.
+        #[serde(default)]
+        receipts: Vec<SignedHead>,
     },
     /// Ask whether there is a LOS from one hex to another (hex centres at ground level, no
     /// units: nothing hidden is consulted), answered with `Los`. Changes nothing.
@@ -162,6 +176,16 @@ pub enum ClientMessage {
         game: GameId,
         token: String,
         target: NotifyTarget,
+    },
+    /// Make a VASL saved game (`.vsav`, its bytes in standard base64) the scenario a new game
+    /// starts from, as `asl new SAVE.vsav` does (`vasl_save::from_save::new_game_from_save`,
+    /// docs/vasl-import.md), `name` being the file's stem: answered with `SaveImported`, whose
+    /// scenario the client then sends as `CreateGame`. Nothing is created or stored. The
+    /// save is read as hostile bytes within its limits; `admin_token` as for `CreateGame`.
+    ImportSave {
+        save: String,
+        name: String,
+        admin_token: Option<String>,
     },
 }
 
@@ -329,6 +353,12 @@ pub enum ServerMessage {
         game: GameId,
         targets: Vec<String>,
         secret: Option<String>,
+    },
+    /// The answer to `ImportSave`: the scenario file made of the save, and what it assumes
+    /// because the save does not say it (each in words, as `asl new` prints them).
+    SaveImported {
+        scenario: String,
+        assumed: Vec<String>,
     },
 }
 
@@ -535,6 +565,8 @@ mod tests {
         round_trip(&ClientMessage::GetStateAt { version: 3 });
         round_trip(&ClientMessage::Review {
             export: "asl-game-log 1\n".into(),
+            server_key: None,
+            receipts: vec![],
         });
         round_trip(&ClientMessage::GetRecord { from: 1 });
     }
@@ -577,6 +609,15 @@ mod tests {
         round_trip(&ServerMessage::Error {
             code: ErrorCode::BadNotifyTarget,
             message: "no".into(),
+        });
+        round_trip(&ClientMessage::ImportSave {
+            save: "UEsDBA==".into(),
+            name: "Hill 621".into(),
+            admin_token: None,
+        });
+        round_trip(&ServerMessage::SaveImported {
+            scenario: "name = \"Hill 621\"\n".into(),
+            assumed: vec!["the game lasts 6 Game Turns".into()],
         });
     }
 

@@ -17,6 +17,51 @@ use std::fmt::Write as _;
 /// other window are reported, not imported.
 pub const MAIN_MAP_NAMES: &[&str] = &["Main Map", "Map0"];
 
+/// The scenario length a new game from a save gets when none is given (`asl new SAVE.vsav`,
+/// `asl import` without `--turns`, the page's new-game form): the save does not record it, and
+/// the file says so next to the number.
+pub const TURNS_DEFAULT: u16 = 6;
+
+/// A save made the scenario a new game starts from, as `asl new SAVE.vsav` makes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewGameFromSave {
+    pub imported: Imported,
+    /// The scenario file's text ([`Imported::to_toml`]).
+    pub scenario: String,
+    /// What the file assumes since the save does not say it ([`Imported::assumptions`]).
+    pub assumed: Vec<String>,
+}
+
+/// Why a save's bytes do not make a scenario: unreadable as a save, or a save that cannot be
+/// imported.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SaveImportError {
+    #[error("{0}")]
+    Save(#[from] super::save::SaveError),
+    #[error("{0}")]
+    Import(#[from] ImportError),
+}
+
+/// The one path from a save's bytes (hostile: read within [`super::save::SAVE_BYTES_MAX`] and
+/// the reader's other limits) to the scenario of a new game named `name` (its file's stem),
+/// lasting [`TURNS_DEFAULT`] Game Turns: what the CLI's `asl new` and the server's
+/// `import_save` (the page's new-game form) both create their game from.
+pub fn new_game_from_save(bytes: &[u8], name: &str) -> Result<NewGameFromSave, SaveImportError> {
+    let game = super::save::read(bytes)?;
+    let imported = import(&game)?;
+    // The name is the caller's (a file's name from whoever chose it): `to_toml` writes it as it
+    // writes the save's own words, without controls and within the scenario's name limit.
+    let options = FileOptions {
+        name: name.to_string(),
+        turns: TURNS_DEFAULT,
+    };
+    Ok(NewGameFromSave {
+        scenario: imported.to_toml(&options),
+        assumed: imported.assumptions(&options),
+        imported,
+    })
+}
+
 /// Why a save cannot become a scenario.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
@@ -1177,6 +1222,68 @@ mod tests {
     use crate::save::{parse, writer};
 
     const LAYOUT: &str = "bd\t0\t0\t02\tVER\t6.4\tbd\t1\t0\tr4\tVER\t6.1\t";
+
+    /// The one path from a save's bytes to a new game's scenario: named by the caller, within
+    /// the scenario's name limit, a name of nothing but spaces replaced; bytes that are no save, and a save
+    /// with no boards, refused with the reader's and the importer's words.
+    #[test]
+    fn a_new_game_is_made_from_a_saves_bytes_by_one_function() {
+        let text = writer::saved_game_text(&[
+            "bd\t0\t0\t02\tVER\t6.4\t".to_string(),
+            writer::piece_command(
+                "1",
+                &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+            ),
+        ]);
+        let bytes = writer::vsav(
+            &writer::encode(&text, crate::save::Encoding::Xz),
+            Some("VASL"),
+        );
+        let made = new_game_from_save(&bytes, "Hill 621").unwrap();
+        assert!(
+            made.scenario.contains("name = \"Hill 621\""),
+            "{}",
+            made.scenario
+        );
+        assert!(
+            made.scenario.contains(&format!("turns = {TURNS_DEFAULT}")),
+            "{}",
+            made.scenario
+        );
+        assert_eq!(made.imported.board_files, ["bd02"]);
+        assert!(
+            made.assumed[0].contains("6 Game Turns"),
+            "{:?}",
+            made.assumed
+        );
+        let unnamed = new_game_from_save(&bytes, "  ").unwrap();
+        assert!(unnamed.scenario.contains("name = \"Imported scenario\""));
+        let long = "é".repeat(board::scenario::SCENARIO_NAME_BYTES_MAX);
+        let cut = new_game_from_save(&bytes, &long).unwrap();
+        let name_line = cut
+            .scenario
+            .lines()
+            .find(|l| l.starts_with("name = "))
+            .unwrap();
+        assert!(
+            name_line.len() <= board::scenario::SCENARIO_NAME_BYTES_MAX + 10,
+            "{name_line}"
+        );
+
+        let not_a_save = new_game_from_save(b"PK\x03\x04 nothing", "x").unwrap_err();
+        assert!(
+            matches!(not_a_save, SaveImportError::Save(_)),
+            "{not_a_save}"
+        );
+        let boardless = writer::vsav(
+            &writer::encode(&writer::saved_game_text(&[]), crate::save::Encoding::Plain),
+            Some("VASL"),
+        );
+        assert_eq!(
+            new_game_from_save(&boardless, "x").unwrap_err(),
+            SaveImportError::Import(ImportError::NoBoards)
+        );
+    }
 
     fn layout() -> MapLayout {
         let slot = |name: &str, column, rotated| BoardSlot {

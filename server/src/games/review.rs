@@ -47,6 +47,20 @@ pub enum ReviewError {
     Counts { envelopes: usize, events: usize },
     #[error("{0}")]
     Replay(#[from] protocol::game::ReplayError),
+    #[error("the receipt {n} of those sent: {mismatch}")]
+    Receipt {
+        n: usize,
+        mismatch: protocol::record::receipt::Mismatch,
+    },
+}
+
+/// What the client asked checked beside the file itself, as `asl verify` takes them: the
+/// server key it trusts (`--server-key`) and the receipts it kept (`--receipts`), which are
+/// checked only under that key.
+#[derive(Clone, Debug, Default)]
+pub struct Checks {
+    pub trusted: Option<ServerKey>,
+    pub receipts: Vec<protocol::record::signed::SignedHead>,
 }
 
 impl Review {
@@ -59,19 +73,42 @@ impl Review {
     /// a hundred milliseconds of CPU, and an anonymous client must not be able to buy that
     /// with a file this server never signed.
     /// A game on real boards is re-checked over `boards`, the operator's.
+    ///
+    /// `checks` are `asl verify`'s own, through the same functions: the signature under the
+    /// key the client trusts, then each receipt it kept against the file; the report says what
+    /// held, as `asl verify` prints it, and a receipt that does not hold refuses the file.
     pub fn open(
         export: &str,
         key: &ServerKey,
         boards: Option<&protocol::board::vasl::library::Boards>,
+        checks: &Checks,
     ) -> Result<Review, ReviewError> {
         export::check_header_signature(export.as_bytes(), key)?;
         let verified = export::verify_on(export.as_bytes(), boards, &mut |_, _| {})?;
         verified.check_signature(key)?;
+        let mut report = String::new();
+        if let Some(trusted) = &checks.trusted {
+            verified.check_signature(trusted)?;
+            let held = verified
+                .check_receipts(trusted, &checks.receipts)
+                .map_err(|(i, mismatch)| ReviewError::Receipt { n: i + 1, mismatch })?;
+            for (n, (viewer, seq)) in (1..).zip(held) {
+                report.push_str(&format!(
+                    "receipt {n}: {} stream reaches its event {seq} with the head the server signed\n",
+                    verified.stream_name(viewer)
+                ));
+            }
+        }
+        report.push_str(&verified.report());
+        if let Some(trusted) = &checks.trusted {
+            report.push_str(&verified.trust(Some(trusted)));
+            report.push('\n');
+        }
         let opened = ServerMessage::Reviewing {
             game: verified.header.game.clone(),
             version: verified.entries.len() as u64,
             head: verified.header.head,
-            report: verified.report(),
+            report,
         };
         let Verified {
             entries, hashes, ..
@@ -167,7 +204,8 @@ impl Review {
             }
             ClientMessage::Ping { .. }
             | ClientMessage::CreateGame { .. }
-            | ClientMessage::Notify { .. } => return None,
+            | ClientMessage::Notify { .. }
+            | ClientMessage::ImportSave { .. } => return None,
         })
     }
 
@@ -236,13 +274,23 @@ mod tests {
             text
         };
         let other = crate::signing::key::fresh();
-        let theirs = Review::open(&damaged(&other), &ServerKey::of(&ours), None)
-            .err()
-            .expect("refused");
+        let theirs = Review::open(
+            &damaged(&other),
+            &ServerKey::of(&ours),
+            None,
+            &Checks::default(),
+        )
+        .err()
+        .expect("refused");
         assert!(theirs.to_string().contains("signature"), "{theirs}");
-        let mine = Review::open(&damaged(&ours), &ServerKey::of(&ours), None)
-            .err()
-            .expect("refused");
+        let mine = Review::open(
+            &damaged(&ours),
+            &ServerKey::of(&ours),
+            None,
+            &Checks::default(),
+        )
+        .err()
+        .expect("refused");
         assert!(!mine.to_string().contains("signature"), "{mine}");
     }
 }

@@ -16,7 +16,7 @@
 //! stops reading is let go within `idle_timeout` and one `send_timeout` of its last frame. A
 //! close frame from the client is echoed.
 
-use crate::games::review::Review;
+use crate::games::review::{Checks, Review};
 use crate::games::socket::{Socket, Ws};
 use crate::games::task::{Frame, GameHandle, Outbound, Request};
 use crate::operations::budget::RateLimit;
@@ -24,10 +24,12 @@ use crate::operations::config::{Config, SHUTDOWN_SEND_TIMEOUT};
 use crate::operations::metrics::{Counted, Kind, METRICS};
 use crate::{Admitted, Shared};
 use protocol::game::Viewer;
-use protocol::record::signed::SignedHead;
+use protocol::record::signed::{ServerKey, SignedHead};
 #[cfg(doc)]
 use protocol::wire::WIRE_PATH;
-use protocol::wire::{self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX};
+use protocol::wire::{
+    self, ClientMessage, ErrorCode, ServerMessage, FRAME_BYTES_MAX, REVIEW_RECEIPTS_MAX,
+};
 use protocol::ReadScenario;
 use protocol::Scenario;
 use std::net::SocketAddr;
@@ -662,7 +664,8 @@ impl Connection {
             | ClientMessage::JoinWithReceipt { .. }
             | ClientMessage::CreateGame { .. }
             | ClientMessage::Review { .. }
-            | ClientMessage::Notify { .. } => Spend::Attempt,
+            | ClientMessage::Notify { .. }
+            | ClientMessage::ImportSave { .. } => Spend::Attempt,
             ClientMessage::GetState
             | ClientMessage::GetLog { .. }
             | ClientMessage::GetStateAt { .. }
@@ -679,12 +682,21 @@ impl Connection {
             return self.send(&answer).await;
         }
         match message {
-            ClientMessage::Review { export } => self.open_review(export).await,
+            ClientMessage::Review {
+                export,
+                server_key,
+                receipts,
+            } => self.open_review(export, server_key, receipts).await,
             ClientMessage::Ping { nonce } => self.send(&ServerMessage::Pong { nonce }).await,
             ClientMessage::CreateGame {
                 scenario,
                 admin_token,
             } => self.create(&scenario, admin_token).await,
+            ClientMessage::ImportSave {
+                save,
+                name,
+                admin_token,
+            } => self.import_save(&save, name, admin_token).await,
             join @ (ClientMessage::Join { .. } | ClientMessage::JoinWithReceipt { .. }) => {
                 let (game, token, since, receipt) = join_parts(join).expect("a join's parts");
                 self.join(&game, &token, since, receipt).await
@@ -799,7 +811,12 @@ impl Connection {
 
     /// Verifies an export and, if it is valid, reads from it from now on. Verifying replays the
     /// whole game, so it runs on the blocking pool rather than hold up other connections.
-    async fn open_review(&mut self, export: String) -> Result<(), Closing> {
+    async fn open_review(
+        &mut self,
+        export: String,
+        server_key: Option<String>,
+        receipts: Vec<SignedHead>,
+    ) -> Result<(), Closing> {
         if self.joined.is_some() {
             return self
                 .error(
@@ -808,6 +825,41 @@ impl Connection {
                 )
                 .await;
         }
+        // `asl verify`'s `--server-key` and `--receipts`, read as it reads them.
+        let trusted = match server_key.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => match ServerKey::from_hex(text) {
+                Some(key) => Some(key),
+                None => {
+                    return self
+                        .error(
+                            ErrorCode::BadExport,
+                            "the server key given is not one: 64 lowercase hex digits",
+                        )
+                        .await
+                }
+            },
+        };
+        if receipts.len() > REVIEW_RECEIPTS_MAX {
+            return self
+                .error(
+                    ErrorCode::BadExport,
+                    format!(
+                        "{} receipts sent; a review checks at most {REVIEW_RECEIPTS_MAX} (REVIEW_RECEIPTS_MAX)",
+                        receipts.len()
+                    ),
+                )
+                .await;
+        }
+        if !receipts.is_empty() && trusted.is_none() {
+            return self
+                .error(
+                    ErrorCode::BadExport,
+                    "receipts need the server key you trust (server_key): a receipt proves what the server sent only under the server's key",
+                )
+                .await;
+        }
+        let checks = Checks { trusted, receipts };
         // Verifying replays the whole game and the review is kept in memory while open: the
         // number open at once, and the bytes of their files, are what bound that work and
         // memory, as review needs no token. Both are taken before the file is read at all.
@@ -850,8 +902,10 @@ impl Connection {
         };
         let key = self.shared.registry.server_key();
         let boards = self.config.boards.clone();
-        match tokio::task::spawn_blocking(move || Review::open(&export, &key, boards.as_deref()))
-            .await
+        match tokio::task::spawn_blocking(move || {
+            Review::open(&export, &key, boards.as_deref(), &checks)
+        })
+        .await
         {
             Ok(Ok(review)) => {
                 let opened = review.opened();
@@ -953,27 +1007,76 @@ impl Connection {
         }
     }
 
-    async fn create(&mut self, scenario: &str, admin_token: Option<String>) -> Result<(), Closing> {
+    /// Why this connection may not create games (nor import a save to create one from): a
+    /// public server with no admin token, or an admin token not given. `None` when it may.
+    fn creation_refused(&self, admin_token: Option<&str>) -> Option<&'static str> {
         if self.config.admin_token.is_none() && !self.shared.open_creation {
             METRICS.refused("creation_restricted");
-            return self
-                .error(
-                    ErrorCode::CreationRestricted,
-                    "this server listens on a public address with no admin token set, so no one may create games; its operator sets one",
-                )
-                .await;
+            return Some("this server listens on a public address with no admin token set, so no one may create games; its operator sets one");
         }
         if let Some(required) = &self.config.admin_token {
             let offered = admin_token.unwrap_or_default();
             // Compare digests so the comparison takes the same time wherever they differ.
             if blake3::hash(offered.as_bytes()) != blake3::hash(required.as_bytes()) {
-                return self
-                    .error(
-                        ErrorCode::CreationRestricted,
-                        "creating games on this server needs the admin token",
-                    )
-                    .await;
+                return Some("creating games on this server needs the admin token");
             }
+        }
+        None
+    }
+
+    /// A VASL save made the scenario a game is then created from (`ClientMessage::ImportSave`),
+    /// by the one function `asl new SAVE.vsav` uses. Only for a connection that may create
+    /// games; reading the save (unzipping, unpacking xz) runs on the blocking pool, bounded by
+    /// the frame limit on what arrives and the save reader's own limits on what it unfolds to.
+    async fn import_save(
+        &mut self,
+        save: &str,
+        name: String,
+        admin_token: Option<String>,
+    ) -> Result<(), Closing> {
+        if let Some(why) = self.creation_refused(admin_token.as_deref()) {
+            return self.error(ErrorCode::CreationRestricted, why).await;
+        }
+        let Ok(bytes) = data_encoding::BASE64.decode(save.as_bytes()) else {
+            return self
+                .error(
+                    ErrorCode::BadScenario,
+                    "the save is not in standard base64, as `import_save` carries it",
+                )
+                .await;
+        };
+        let made = tokio::task::spawn_blocking(move || {
+            vasl_save::from_save::new_game_from_save(&bytes, &name)
+        })
+        .await;
+        match made {
+            Ok(Ok(made)) => {
+                self.send(&ServerMessage::SaveImported {
+                    scenario: made.scenario,
+                    assumed: made.assumed,
+                })
+                .await
+            }
+            Ok(Err(e)) => {
+                self.error(
+                    ErrorCode::BadScenario,
+                    format!("not a VASL save this server can import: {e}"),
+                )
+                .await
+            }
+            Err(_) => {
+                self.error(
+                    ErrorCode::BadScenario,
+                    "the save could not be read; it is refused",
+                )
+                .await
+            }
+        }
+    }
+
+    async fn create(&mut self, scenario: &str, admin_token: Option<String>) -> Result<(), Closing> {
+        if let Some(why) = self.creation_refused(admin_token.as_deref()) {
+            return self.error(ErrorCode::CreationRestricted, why).await;
         }
         if self.config.admin_token.is_none() && !self.creation_allowed() {
             METRICS.refused("creates_per_ip_per_hour_max");
