@@ -735,6 +735,7 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
                 Command::Rout {
                     unit: u.id.clone(),
                     to,
+                    morale: Some(8),
                 },
             )
         }
@@ -2415,6 +2416,7 @@ fn naming(name: &str) -> Vec<Command> {
         Command::Rout {
             unit: unit(),
             to: hex("3C4"),
+            morale: Some(8),
         },
         Command::ClaimTunnelSeen {
             unit: unit(),
@@ -2631,6 +2633,7 @@ fn units_come_up_under_a_question_mark_are_recorded_advanced_by_their_alias() {
         Command::Rout {
             unit: "sb".into(),
             to: hex("20F7"),
+            morale: Some(8),
         },
     );
     done(&mut game, german);
