@@ -1100,15 +1100,10 @@ fn morale_check(
     let passed = final_dr <= level && !casualty;
     let good_order = unit.morale == Morale::GoodOrder;
     // What the check does, and the rule for it. Passing an MC with a Final DR equal to the
-    // morale pins a Good Order unit (A7.8), and a broken router its Interdiction NMC (A10.53).
+    // morale pins a Good Order unit (A7.8).
     let effect: Option<(Outcome, &str)> = match (check.is_ptc(), passed, unit.morale) {
         (false, true, Morale::GoodOrder) if final_dr == level && !unit.pinned => {
             Some((Outcome::Pin, "A7.8"))
-        }
-        (false, true, Morale::Broken)
-            if check.is_interdiction() && final_dr == level && !unit.pinned =>
-        {
-            Some((Outcome::Pin, "A10.53"))
         }
         (_, true, _) => None,
         (true, false, _) if unit.pinned => None,
@@ -1149,7 +1144,16 @@ fn morale_check(
     if check.is_ptc() {
         return Ok(());
     }
-    // What the engine does not rule on, asked where it arises.
+    // What the engine does not rule on, asked where it arises. A router passing its
+    // Interdiction NMC at its morale is pinned, routs no further and, still ADJACENT to a
+    // Known armed unbroken enemy, fails to rout: that rests on one source, so it is asked.
+    if check.is_interdiction() && passed && final_dr == level {
+        fx.left(
+            Some(id),
+            "A10.53",
+            format!("`{id}` passed its Interdiction NMC at its morale ({level}): whether that pins it, so that it routs no further this RtPh, rests on one source, so it is the players' to adjudicate (`adjudicate {id} pin`)"),
+        );
+    }
     if original == 2 {
         fx.left(
             Some(id),
@@ -1213,9 +1217,9 @@ fn morale_check(
 /// (the router's side) from draw `first_draw`. The one path every check takes
 /// (`morale_check`): the leadership DRM of a Good Order leader in the Location entered
 /// (A10.21), an Original 12 a Casualty MC (A10.31), a failure Casualty Reduction (A10.3,
-/// A10.53: a half-squad left routs on), a pass at the morale a pin (A10.53, A7.8). Only the
-/// router checks: Interdiction touches no other unit of its Location; a leader it kills
-/// leaves the Leader Loss checks of the others there to the players.
+/// A10.53: a half-squad left routs on); a pass at the morale, which may pin it (A10.53, A7.8),
+/// is asked of the players. Only the router checks: Interdiction touches no other unit of its
+/// Location; a leader it kills leaves the Leader Loss checks of the others there to them.
 pub(crate) fn interdiction(
     after: &Game,
     by: Side,

@@ -72,8 +72,8 @@ pub(crate) fn decide(
 /// and normal range of enemies able to Interdict it (`UnitRouted`'s `interdiction_by`), the
 /// router's one NMC for the hex, however many they are, against its broken side's `morale`
 /// (A10.4), refused without it before any die; through the dice, by the one path every check
-/// takes (`morale::interdiction`). A router under "?" is not rolled for: its check is the
-/// players', so no roll tells its opponent what the "?" is.
+/// takes (`morale::interdiction`). A router is never under "?": only a unit under DM routs
+/// (A10.62), and its DM counter shows it, so the roll tells its opponent nothing hidden.
 fn interdiction(
     game: &Game,
     by: Side,
@@ -83,7 +83,7 @@ fn interdiction(
     dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     let Some(by_whom) = events.iter().find_map(|e| match e {
-        Event::UnitRouted(r) if !r.interdiction_by.is_empty() => Some(&r.interdiction_by),
+        Event::UnitRouted(r) => Some(&r.interdiction_by),
         _ => None,
     }) else {
         return Ok(vec![]);
@@ -95,15 +95,21 @@ fn interdiction(
     let Some(router) = after.units.get(&unit.id) else {
         return Ok(vec![]);
     };
-    if router.concealed || router.hidden {
-        let named: Vec<String> = by_whom.iter().map(|e| format!("`{e}`")).collect();
+    if by_whom.is_empty() {
+        // An enemy held in Melee: that it may not Interdict rests on one source, so where it
+        // alone could, the players rule.
+        let held = held_in_melee(&after, &unit.id);
+        if held.is_empty() {
+            return Ok(vec![]);
+        }
+        let named: Vec<String> = held.iter().map(|e| format!("`{e}`")).collect();
         return Ok(vec![Event::FireEffectLeftToPlayers(
             FireEffectLeftToPlayers {
                 target: router.hex,
                 unit: Some(router.id.clone()),
-                rule: "A10.53".into(),
+                rule: "A10.532".into(),
                 why: format!(
-                    "`{}` is Interdicted by {}: a router under \"?\" takes its NMC by the players' roll (`roll DR NMC`, `adjudicate`)",
+                    "`{}` routed into Open Ground in the LOS and normal range of {}, held in Melee: whether a unit in Melee may Interdict rests on one source, so the NMC is the players' to roll and adjudicate (`roll DR NMC`, `adjudicate`)",
                     router.id,
                     named.join(", ")
                 ),
@@ -127,10 +133,10 @@ fn interdiction(
     };
     if !(1..=crate::morale::rally::BROKEN_MORALE_MAX).contains(&morale) {
         return Err(RuleViolation::new(
-            "A10.4",
+            "A10.53",
             ViolationKind::UnitState,
             format!(
-                "a broken side's morale is 1 to {}, not {morale}",
+                "the Interdiction NMC is against the broken side's morale (A10.4), 1 to {}, not {morale}",
                 crate::morale::rally::BROKEN_MORALE_MAX
             ),
         ));
@@ -204,16 +210,6 @@ pub(crate) fn check_router(game: &Game, unit: &Unit) -> Result<(), RuleViolation
                 " (Melee, A11.7); a unit in Melee does not rout: it may withdraw from the Melee in the CCPh (A11.2)"
             ],
         ));
-    }
-    // Pinned by its Interdiction NMC, a router routs no further this RtPh (A10.53). Only that
-    // check pins a unit in the RtPh; a unit pinned before it began to rout routs, as a pin
-    // bars movement in the MPh alone (A.3).
-    if unit.pinned && has_routed(game, unit) {
-        return refuse(
-            "A10.53",
-            ViolationKind::UnitState,
-            " was pinned by its Interdiction and routs no further this RtPh",
-        );
     }
     let routing = &game.movement.moving_stack;
     if game.movement.finished.contains(id) && !routing.contains(id) {
@@ -458,22 +454,34 @@ pub(crate) fn exposed_to(game: &Game, id: &UnitId) -> Vec<(UnitId, u32)> {
 /// The enemies able to Interdict `id` where it stands (A10.53, A10.532): of those that have
 /// it in Open Ground in their LOS and normal range (`exposed_to`: Known, Good Order, an MMC's
 /// printed range, no Hindrance, no TEM), one with at least one FP, within 16 hexes, not CX,
-/// not pinned (its FP halved), not in Melee. Deviation: Encircled, Spotted Fire, Guns, AFVs
-/// and SW are not modelled, so an MMC's own FP and range are read alone.
+/// not pinned (its FP halved), not held in Melee. Deviation: Encircled, Spotted Fire, Guns,
+/// AFVs and SW are not modelled, so an MMC's own FP and range are read alone.
 pub(crate) fn interdictors(game: &Game, id: &UnitId) -> Vec<UnitId> {
+    could_interdict(game, id)
+        .filter(|e| super::in_melee_with(game, e).is_none())
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+/// The enemies that could Interdict `id` but that they are held in Melee (A10.532, A11.15).
+fn held_in_melee(game: &Game, id: &UnitId) -> Vec<UnitId> {
+    could_interdict(game, id)
+        .filter(|e| super::in_melee_with(game, e).is_some())
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+/// `interdictors` before Melee is looked at.
+fn could_interdict<'g>(game: &'g Game, id: &UnitId) -> impl Iterator<Item = &'g Unit> {
     exposed_to(game, id)
         .into_iter()
-        .filter(|(e, range)| {
-            game.units.get(e).is_some_and(|e| {
-                *range <= INTERDICTION_RANGE_MAX
-                    && !e.cx
-                    && !e.pinned
-                    && crate::fire::resolution::fp_and_range(e).is_some_and(|(fp, _)| fp >= 1)
-                    && super::in_melee_with(game, e).is_none()
-            })
+        .filter(|(_, range)| *range <= INTERDICTION_RANGE_MAX)
+        .filter_map(|(e, _)| game.units.get(&e))
+        .filter(|e| {
+            !e.cx
+                && !e.pinned
+                && crate::fire::resolution::fp_and_range(e).is_some_and(|(fp, _)| fp >= 1)
         })
-        .map(|(e, _)| e)
-        .collect()
 }
 
 /// Whether `unit` has routed (or begun to) this RtPh.
