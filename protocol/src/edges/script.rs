@@ -208,8 +208,8 @@ pub enum Check {
     Column(Vec<u8>),
     /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
     LeftToPlayers(String),
-    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies may
-    /// Interdict it where it went (A10.53); `interdiction=467a:none` for none.
+    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies
+    /// Interdict it where it went (A10.53, A10.532); `interdiction=467a:none` for none.
     Interdiction(UnitId, Vec<UnitId>),
     /// The rules under which the line left parts of an IFT result's effects, or a rout, to the
     /// players,

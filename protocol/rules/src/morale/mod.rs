@@ -1170,11 +1170,10 @@ fn morale_check(
         if unit.morale == Morale::Broken {
             // A broken unit failing an MC is Casualty Reduced (A10.2), a router its
             // Interdiction NMC as that paragraph says (A10.53).
-            let why = format!("{line}: broken already, Casualty Reduction");
-            let rule = if check.is_interdiction() {
-                "A10.53"
+            let (rule, why) = if check.is_interdiction() {
+                ("A10.53", line.clone())
             } else {
-                "A10.2"
+                ("A10.2", format!("{line}: broken already, Casualty Reduction"))
             };
             fx.casualty_reduction(unit, rule, &why)?;
             if casualty {
