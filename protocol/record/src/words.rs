@@ -85,8 +85,13 @@ mod tests {
             to: "3A4".parse().unwrap(),
             morale: Some(8),
         };
-        let events = rules::decide(&game, Side::A, &rout, &mut ScriptedDice::new([5, 6]).unwrap())
-            .expect("routed");
+        let events = rules::decide(
+            &game,
+            Side::A,
+            &rout,
+            &mut ScriptedDice::new([5, 6]).unwrap(),
+        )
+        .expect("routed");
         let words: Vec<String> = events.iter().map(|e| describe_event(&game, e)).collect();
         let all = words.join("\n");
         assert!(
@@ -98,7 +103,9 @@ mod tests {
             "{all}"
         );
         assert!(
-            all.contains("DR 11 → failed: Casualty Reduction → reduced to a 2-4-7 half-squad (A10.53)"),
+            all.contains(
+                "DR 11 → failed: Casualty Reduction → reduced to a 2-4-7 half-squad (A10.53)"
+            ),
             "{all}"
         );
     }

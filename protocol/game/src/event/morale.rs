@@ -127,10 +127,10 @@ impl Fact for UnitRouted {
         write_accounts(&mut s, std::slice::from_ref(mf));
         if !interdiction_by.is_empty() {
             let _ = write!(
-                    s,
-                    "; Interdicted in Open Ground by {} (A10.53): an NMC",
-                    interdiction_by.join(", ")
-                );
+                s,
+                "; Interdicted in Open Ground by {} (A10.53): an NMC",
+                interdiction_by.join(", ")
+            );
         }
         s
     }

@@ -1173,7 +1173,10 @@ fn morale_check(
             let (rule, why) = if check.is_interdiction() {
                 ("A10.53", line.clone())
             } else {
-                ("A10.2", format!("{line}: broken already, Casualty Reduction"))
+                (
+                    "A10.2",
+                    format!("{line}: broken already, Casualty Reduction"),
+                )
             };
             fx.casualty_reduction(unit, rule, &why)?;
             if casualty {
