@@ -57,6 +57,12 @@
 //!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
 //!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
 //!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
+//! - A10.53: a router Interdicted takes an NMC (`interdiction`), against its broken side's
+//!   morale (A10.4), which its owner gives; failed, Casualty Reduction, a half-squad left
+//!   routing on — the eASLRB's A10.53 and comprehensive rout example as the C# referee's
+//!   rulebook markdown holds them, a French players' forum thread (cote1664, topic 1345) and
+//!   the eASLRB pages' copy of that example. Its pin at the morale rests on the rulebook text
+//!   alone, so it is asked.
 
 pub mod desperation;
 pub mod rally;

@@ -463,7 +463,7 @@ pub(crate) fn interdictors(game: &Game, id: &UnitId) -> Vec<UnitId> {
         .collect()
 }
 
-/// The enemies that could Interdict `id` but that they are held in Melee (A10.532, A11.15).
+/// The enemies that could Interdict `id` but for being held in Melee (A10.532, A11.15).
 fn held_in_melee(game: &Game, id: &UnitId) -> Vec<UnitId> {
     could_interdict(game, id)
         .filter(|e| super::in_melee_with(game, e).is_some())
