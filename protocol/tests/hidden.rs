@@ -811,6 +811,7 @@ fn command(game: &Game, d: &Draw) -> (Side, Command) {
                 Command::Rout {
                     unit: u.id.clone(),
                     to,
+                    morale: Some(8),
                 },
             )
         }
@@ -2495,6 +2496,7 @@ fn naming(name: &str) -> Vec<Command> {
         Command::Rout {
             unit: unit(),
             to: hex("3C4"),
+            morale: Some(8),
         },
         Command::ClaimTunnelSeen {
             unit: unit(),
@@ -2705,14 +2707,16 @@ fn units_come_up_under_a_question_mark_are_recorded_advanced_by_their_alias() {
     done(&mut game, german);
     done(&mut game, russian);
     done(&mut game, german);
-    play(
-        &mut game,
-        german,
-        Command::Rout {
-            unit: "sb".into(),
-            to: hex("20F7"),
-        },
-    );
+    // sb's step into F7 is Interdicted by rk (A10.53): its NMC's two dice, a pass.
+    let rout = Command::Rout {
+        unit: "sb".into(),
+        to: hex("20F7"),
+        morale: Some(8),
+    };
+    let dice = &mut ScriptedDice::new([1, 2]).unwrap();
+    for e in &decide(&game, german, &rout, dice).expect("routed") {
+        apply(&mut game, e);
+    }
     done(&mut game, german);
     let up = play(
         &mut game,

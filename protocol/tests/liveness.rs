@@ -228,7 +228,14 @@ fn command(game: &Game, draw: &Draw) -> (Side, Command) {
         Draw::RoutStep(u, d) => {
             let id = unit(u);
             let to = neighbour(&id, *d);
-            (side_of(u), Command::Rout { unit: id, to })
+            (
+                side_of(u),
+                Command::Rout {
+                    unit: id,
+                    to,
+                    morale: Some(8),
+                },
+            )
         }
         Draw::Claim(u) => (
             side_of(u),
@@ -461,6 +468,7 @@ fn finishing_commands(game: &Game) -> Vec<(Side, Command)> {
                     Command::Rout {
                         unit: unit.id.clone(),
                         to,
+                        morale: Some(8),
                     },
                 ));
             }

@@ -781,7 +781,7 @@ proptest! {
         );
         let to: Hex = TARGET.parse().unwrap();
         let moved = decide(&moving, Side::A, &Command::Move { units: vec!["gs0".into()], to }, &mut ScriptedDice::default());
-        let routed = decide(&routing, Side::A, &Command::Rout { unit: "gs0".into(), to }, &mut ScriptedDice::default());
+        let routed = decide(&routing, Side::A, &Command::Rout { unit: "gs0".into(), to, morale: Some(8) }, &mut ScriptedDice::default());
         let not_modelled = matches!(&moved, Err(m) if m.kind == ViolationKind::NotModelled && m.rule != "A4.14" && m.rule != "D7");
         let known = matches!(case.enemy, Enemy::Known | Enemy::Broken | Enemy::Upstairs | Enemy::Vehicle);
         if known && !not_modelled {

@@ -187,6 +187,10 @@
      * answer, whose refusal names the broken unit that must rout (A10.5): {id, version,
      * outcome}. The server decides who must rout; the page only asks. */
     routCheck: null,
+    /** The morale on the router's broken side, as the player typed it for the rout panel: an
+     * Interdicted rout step's NMC is against it (A10.53, A10.4), and the counter carries it,
+     * not its ratings. Sent with every rout; the server asks for it only where needed. */
+    routMorale: null,
     /** The Close Combat form's attacks being built (A11.12): {hex, rows: [{attackers: Set,
      * defenders: Set}]}; null while the form is closed. */
     cc: null,
@@ -1453,7 +1457,8 @@
           say(`Select the one broken unit to rout: units rout one at a time (A10.5).`);
           return;
         }
-        propose({ rout: { unit: units[0], to: name } }, `Rout ${units[0]} to ${name}`);
+        // The broken side's morale goes with it, for an Interdiction NMC (A10.53).
+        propose({ rout: { unit: units[0], to: name, morale: page.routMorale } }, `Rout ${units[0]} to ${name}`);
       } else if (page.mode === "sewer") {
         propose({ sewer_move: { units, to: name } }, `Sewer move of ${units.join(" ")} to ${name}`);
       } else if (moment(state).step.phase === "APh") {
@@ -2753,6 +2758,27 @@
           drawPlay();
         });
         line.append(b);
+      }
+      if ((f.routers || []).length) {
+        // The router's broken side's morale, which an Interdicted step's NMC is against
+        // (A10.53, A10.4): the counter shows it, its ratings do not.
+        const label = document.createElement("label");
+        label.className = "rout-morale";
+        label.append("Broken morale ");
+        const input = document.createElement("input");
+        input.id = "rout-morale";
+        input.type = "number";
+        input.min = "1";
+        input.max = "10";
+        input.size = 3;
+        input.title = "The morale on the router's broken side, for its Interdiction NMC (A10.53)";
+        input.value = page.routMorale ? String(page.routMorale) : "";
+        input.addEventListener("input", () => {
+          const m = Number(input.value);
+          page.routMorale = Number.isInteger(m) && m >= 1 && m <= 10 ? m : null;
+        });
+        label.append(input);
+        line.append(label);
       }
       for (const u of f.routers || []) {
         // A broken unit of this side, picked to rout (A10.5); not a numbered answer: the rout

@@ -369,11 +369,14 @@ async fn assault_movement_and_a_rout_from_the_page() {
             && asked.contains("(A10.5)"),
         "{asked}"
     );
-    // Picked from the prompt; a hex ADJACENT to the enemy too is refused with its rule (A10.5).
+    // Picked from the prompt, its broken side's morale typed for an Interdiction NMC
+    // (A10.53); a hex ADJACENT to the enemy too is refused with its rule (A10.5).
     browser
         .eval(
             &german,
-            "document.querySelector('#prompt button.rout-pick[data-unit=\"gb\"]').click()",
+            "(() => { const m = document.getElementById('rout-morale'); m.value = '7'; \
+             m.dispatchEvent(new Event('input')); \
+             document.querySelector('#prompt button.rout-pick[data-unit=\"gb\"]').click(); })()",
         )
         .await;
     assert!(text(&mut browser, &german, SELECTION)

@@ -329,10 +329,13 @@ async fn a_rally_and_a_melee_from_the_page() {
                 WAIT,
             )
             .await;
+        // Its broken side's morale goes with the rout, for an Interdiction NMC (A10.53).
         browser
             .eval(
                 &german,
-                "document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]').click()",
+                "(() => { const m = document.getElementById('rout-morale'); m.value = '7'; \
+                 m.dispatchEvent(new Event('input')); \
+                 document.querySelector('#prompt button.rout-pick[data-unit=\"g1\"]').click(); })()",
             )
             .await;
         browser.eval(&german, &click_hex("1B1")).await;

@@ -130,8 +130,15 @@ pub enum Command {
     /// out at the other (B8.62). Other routs are adjudicated.
     RoutThroughTunnel { units: Vec<UnitId> },
     /// Rout one broken unit one hex in the RtPh, into the adjacent `to` (A10.5, A10.51): six
-    /// MF, never toward a Known enemy unit, one unit at a time.
-    Rout { unit: UnitId, to: Hex },
+    /// MF, never toward a Known enemy unit, one unit at a time. `morale`: the morale on the
+    /// counter's broken side, which its ratings do not carry and a broken unit checks against
+    /// (A10.4); needed only where the step is Interdicted (A10.53), whose NMC the engine rolls.
+    Rout {
+        unit: UnitId,
+        to: Hex,
+        #[serde(default)]
+        morale: Option<u8>,
+    },
     /// Claim that the use of the tunnel entrance `entrance` happened in `unit`'s LOS (B8.63); a
     /// declaration the opponent may dispute, since the engine traces no LOS.
     ClaimTunnelSeen { unit: UnitId, entrance: Hex },
@@ -310,7 +317,11 @@ impl Command {
             Command::RoutThroughTunnel { units } => {
                 Command::RoutThroughTunnel { units: all(units) }
             }
-            Command::Rout { unit, to } => Command::Rout { unit: f(unit), to },
+            Command::Rout { unit, to, morale } => Command::Rout {
+                unit: f(unit),
+                to,
+                morale,
+            },
             Command::ClaimTunnelSeen { unit, entrance } => Command::ClaimTunnelSeen {
                 unit: f(unit),
                 entrance,

@@ -142,6 +142,8 @@ pub enum RollPurpose {
     Repair,
     /// The Wound Severity dr of a wounded SMC (A17.11).
     WoundSeverity,
+    /// The NMC of a routing unit Interdicted as it enters Open Ground (A10.53).
+    Interdiction,
 }
 
 impl RollPurpose {
@@ -189,6 +191,7 @@ impl RollPurpose {
             RollPurpose::Other => "other",
             RollPurpose::Repair => "repair (A9.72)",
             RollPurpose::WoundSeverity => "Wound Severity (A17.11)",
+            RollPurpose::Interdiction => "Interdiction NMC (A10.53)",
         }
     }
 }

@@ -65,4 +65,48 @@ mod tests {
         assert!(words.contains("all MF (B16)"), "{words}");
         assert!(!words.contains("0 MF"), "{words}");
     }
+
+    /// An Interdiction (A10.53) reads as a fire log does: who Interdicts, the router's NMC
+    /// against its broken side's morale, the DR and what came of it.
+    #[test]
+    fn interdiction_reads_as_a_fire_log() {
+        let text = include_str!("../../tests/positions/scenarios/a10-53-interdiction.toml");
+        let mut game = Game::new(Scenario::from_toml(text).unwrap());
+        while game.clock.phase() != game::phase::Phase::Rout {
+            let by = game.acting();
+            let events = rules::decide(&game, by, &Command::Done, &mut ScriptedDice::default())
+                .expect("done");
+            for e in &events {
+                game::apply(&mut game, e);
+            }
+        }
+        let rout = Command::Rout {
+            unit: "ga".into(),
+            to: "3A4".parse().unwrap(),
+            morale: Some(8),
+        };
+        let events = rules::decide(
+            &game,
+            Side::A,
+            &rout,
+            &mut ScriptedDice::new([5, 6]).unwrap(),
+        )
+        .expect("routed");
+        let words: Vec<String> = events.iter().map(|e| describe_event(&game, e)).collect();
+        let all = words.join("\n");
+        assert!(
+            all.contains("Interdicted in Open Ground by ra (A10.53)"),
+            "{all}"
+        );
+        assert!(
+            all.contains("rolled DR for Interdiction (A10.53): 5+6 = Final 11 → 4-6-7 `ga` Interdiction NMC by `ra`: broken morale 8, DR 11 → failed: Casualty Reduction"),
+            "{all}"
+        );
+        assert!(
+            all.contains(
+                "DR 11 → failed: Casualty Reduction → reduced to a 2-4-7 half-squad (A10.53)"
+            ),
+            "{all}"
+        );
+    }
 }

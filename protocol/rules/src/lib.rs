@@ -390,7 +390,9 @@ fn decide_events(
             note,
         } => adjudicate::decide(game, by, unit, *outcome, note),
         Command::RoutThroughTunnel { units } => sewer::decide_rout(game, by, units),
-        Command::Rout { unit, to } => movement::decide_rout(game, by, unit, *to),
+        Command::Rout { unit, to, morale } => {
+            movement::decide_rout(game, by, unit, *to, *morale, dice)
+        }
         Command::ClaimTunnelSeen { unit, entrance } => {
             sewer::decide_tunnel_seen(game, by, unit, *entrance)
         }

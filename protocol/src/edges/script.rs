@@ -208,8 +208,8 @@ pub enum Check {
     Column(Vec<u8>),
     /// The line left its attack to the players, under this rule (`adjudicated=A7.5`).
     LeftToPlayers(String),
-    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies may
-    /// Interdict it where it went (A10.53); `interdiction=467a:none` for none.
+    /// `interdiction=467a:447+338` — the line routed the unit, and these Known enemies
+    /// Interdict it where it went (A10.53, A10.532); `interdiction=467a:none` for none.
     Interdiction(UnitId, Vec<UnitId>),
     /// The rules under which the line left parts of an IFT result's effects, or a rout, to the
     /// players,
@@ -563,16 +563,7 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     if morale_word != "morale" {
         return Err(USAGE.into());
     }
-    let broken_morale: u8 = morale
-        .parse()
-        .ok()
-        .filter(|m| (1..=rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
-        .ok_or_else(|| {
-            LineError::from(format!(
-                "`{morale}` is not a morale (1 to {})",
-                rules::morale::rally::BROKEN_MORALE_MAX
-            ))
-        })?;
+    let broken_morale = broken_morale(morale)?;
     let (desperation, rest) = match rest.split_last() {
         Some((last, before)) if last == "dm" => (true, before),
         _ => (false, rest),
@@ -590,7 +581,21 @@ fn parse_rally(args: &[String]) -> Result<Command, LineError> {
     })
 }
 
-/// The rout commands: `rout UNIT to HEX`, one hex of a broken unit's rout (A10.5), and the
+/// The morale on a counter's broken side, as `rally` and `rout` give it (A10.4).
+fn broken_morale(morale: &str) -> Result<u8, LineError> {
+    morale
+        .parse()
+        .ok()
+        .filter(|m| (1..=rules::morale::rally::BROKEN_MORALE_MAX).contains(m))
+        .ok_or_else(|| {
+            LineError::from(format!(
+                "`{morale}` is not a morale (1 to {})",
+                rules::morale::rally::BROKEN_MORALE_MAX
+            ))
+        })
+}
+
+/// The rout commands: `rout UNIT to HEX [morale N]`, one hex of a broken unit's rout (A10.5), and the
 /// tunnel commands of B8.62 and B8.63: `rout UNITS`, `tunnel-seen UNIT HEX`,
 /// `discover-tunnel UNIT`.
 fn parse_tunnel_command(
@@ -602,10 +607,18 @@ fn parse_tunnel_command(
         ("rout", [unit, word, hex]) if word == "to" => Ok(Command::Rout {
             unit: unit.clone(),
             to: resolve_hex(scenario, hex)?,
+            morale: None,
         }),
-        ("rout", args) if args.iter().any(|a| a == "to") => {
-            Err("`rout` takes one broken unit, `to` and the adjacent hex: rout 447a to H6".into())
+        ("rout", [unit, word, hex, morale_word, morale]) if word == "to" && morale_word == "morale" => {
+            Ok(Command::Rout {
+                unit: unit.clone(),
+                to: resolve_hex(scenario, hex)?,
+                morale: Some(broken_morale(morale)?),
+            })
         }
+        ("rout", args) if args.iter().any(|a| a == "to") => Err(
+            "`rout` takes one broken unit, `to` and the adjacent hex, then optionally `morale` and its broken side's morale: rout 447a to H6 morale 7".into(),
+        ),
         ("rout", units) if !units.is_empty() => Ok(Command::RoutThroughTunnel {
             units: units.to_vec(),
         }),

@@ -40,9 +40,9 @@ pub struct DesperationMoraleRemoved {
 }
 
 /// A broken unit routed into the adjacent `to` in the RtPh, paying `cost` out of its six
-/// rout MF (A10.5). `interdiction_by`: the Known Good Order enemies that have it in Open
-/// Ground in their LOS and normal range there, who may Interdict it (A10.53); whether they
-/// do, and the check that follows, are the players' to settle.
+/// rout MF (A10.5). `interdiction_by`: the Known enemies able to Interdict it there, having
+/// it in Open Ground in their LOS and normal range (A10.53, A10.532); its NMC, one however
+/// many they are, follows as a `DiceRolled` (purpose Interdiction) and its effects.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnitRouted {
     pub unit: UnitId,
@@ -127,10 +127,10 @@ impl Fact for UnitRouted {
         write_accounts(&mut s, std::slice::from_ref(mf));
         if !interdiction_by.is_empty() {
             let _ = write!(
-                    s,
-                    "; in Open Ground in the LOS and normal range of {}, who may Interdict it (A10.53): left to the players (`roll`, `adjudicate`)",
-                    interdiction_by.join(", ")
-                );
+                s,
+                "; Interdicted in Open Ground by {} (A10.53): an NMC",
+                interdiction_by.join(", ")
+            );
         }
         s
     }

@@ -57,6 +57,12 @@
 //!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
 //!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
 //!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
+//! - A10.53: a router Interdicted takes an NMC (`interdiction`), against its broken side's
+//!   morale (A10.4), which its owner gives; failed, Casualty Reduction, a half-squad left
+//!   routing on — the eASLRB's A10.53 and comprehensive rout example as the C# referee's
+//!   rulebook markdown holds them, a French players' forum thread (cote1664, topic 1345) and
+//!   the eASLRB pages' copy of that example. Its pin at the morale rests on the rulebook text
+//!   alone, so it is asked.
 
 pub mod desperation;
 pub mod rally;
@@ -284,6 +290,10 @@ struct Check {
     purpose: RollPurpose,
     rule: &'static str,
     drm: i8,
+    /// The Morale Level checked against where the ratings do not give it: the morale on a
+    /// broken unit's broken side, which its owner gives (A10.4). `None`: the ratings' own
+    /// (`morale_of`).
+    broken_side: Option<i16>,
 }
 
 impl Check {
@@ -293,16 +303,19 @@ impl Check {
                 purpose: RollPurpose::PinTaskCheck,
                 rule: "A7.8",
                 drm: 0,
+                broken_side: None,
             }),
             IftResult::Nmc => Some(Check {
                 purpose: RollPurpose::NormalMoraleCheck,
                 rule: "A10.1",
                 drm: 0,
+                broken_side: None,
             }),
             IftResult::Mc(n) | IftResult::K(n) => Some(Check {
                 purpose: RollPurpose::MoraleCheck,
                 rule: "A10.1",
                 drm: i8::try_from(n).unwrap_or(i8::MAX),
+                broken_side: None,
             }),
             _ => None,
         }
@@ -310,6 +323,10 @@ impl Check {
 
     fn is_ptc(self) -> bool {
         self.purpose == RollPurpose::PinTaskCheck
+    }
+
+    fn is_interdiction(self) -> bool {
+        self.purpose == RollPurpose::Interdiction
     }
 }
 
@@ -397,13 +414,14 @@ impl Effects<'_> {
     }
 
     /// Logs a unit's check as rolled (`check_dice`), with its line in the fire log —
-    /// "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken" — and returns that line.
+    /// "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken", or "broken morale 8" where the level is
+    /// the broken side's its owner gave (A10.4) — and returns that line.
     #[allow(clippy::too_many_arguments)]
     fn log_check(
         &mut self,
         unit: &Unit,
         name: &str,
-        level: i16,
+        (level, broken_side): (i16, bool),
         rolled: (u64, [u8; 2], i16),
         modifiers: Vec<Modifier>,
         final_dr: i16,
@@ -413,9 +431,10 @@ impl Effects<'_> {
         let (first_draw, dice, original) = rolled;
         let drms = game::dice::signed_drms(&modifiers);
         let line = format!(
-            "{} `{}` {name}: morale {level}{}, DR {original}{drms} → {words}",
+            "{} `{}` {name}: {}morale {level}{}, DR {original}{drms} → {words}",
             unit.ratings,
             unit.id,
+            if broken_side { "broken " } else { "" },
             if wounded_penalty(unit) > 0 {
                 " (wounded)"
             } else {
@@ -576,6 +595,7 @@ fn leader_loss_morale_checks(
                             purpose: RollPurpose::NormalMoraleCheck,
                             rule: "A10.2",
                             drm: 0,
+                            broken_side: None,
                         },
                         format!("NMC (LLMC for `{lid}`)"),
                     )
@@ -585,6 +605,7 @@ fn leader_loss_morale_checks(
                             purpose: RollPurpose::MoraleCheck,
                             rule: "A10.2",
                             drm,
+                            broken_side: None,
                         },
                         format!("{drm}MC (LLMC for `{lid}`)"),
                     )
@@ -698,7 +719,7 @@ fn leader_loss_task_checks(
             let line = fx.log_check(
                 unit,
                 &format!("LLTC for `{lid}`"),
-                level,
+                (level, false),
                 rolled,
                 modifiers,
                 final_dr,
@@ -1019,7 +1040,11 @@ fn morale_check(
         );
         return Ok(());
     }
-    let Some(level) = morale_of(unit) else {
+    // A broken side's morale its owner gave is one lower for a wound too (A17.3).
+    let given = check
+        .broken_side
+        .map(|m| m - i16::from(wounded_penalty(unit)));
+    let Some(level) = given.or_else(|| morale_of(unit)) else {
         fx.left(
             Some(id),
             "A10.1",
@@ -1101,12 +1126,13 @@ fn morale_check(
         (None, true) => "passed",
         (None, false) if check.is_ptc() => "failed (pinned already)",
         (None, false) if casualty && good_order => "Casualty MC",
+        (None, false) if check.is_interdiction() => "failed: Casualty Reduction",
         (None, false) => "failed",
     };
     let line = fx.log_check(
         unit,
         name,
-        level,
+        (level, given.is_some()),
         rolled,
         modifiers,
         final_dr,
@@ -1124,7 +1150,16 @@ fn morale_check(
     if check.is_ptc() {
         return Ok(());
     }
-    // What the engine does not rule on, asked where it arises.
+    // What the engine does not rule on, asked where it arises. A router passing its
+    // Interdiction NMC at its morale is pinned, routs no further and, still ADJACENT to a
+    // Known armed unbroken enemy, fails to rout: that rests on one source, so it is asked.
+    if check.is_interdiction() && passed && final_dr == level {
+        fx.left(
+            Some(id),
+            "A10.53",
+            format!("`{id}` passed its Interdiction NMC at its morale ({level}): whether that pins it, so that it routs no further this RtPh, rests on one source, so it is the players' to adjudicate (`adjudicate {id} pin`)"),
+        );
+    }
     if original == 2 {
         fx.left(
             Some(id),
@@ -1139,9 +1174,17 @@ fn morale_check(
             fallen.insert(id.clone());
         }
         if unit.morale == Morale::Broken {
-            // A broken unit failing an MC is Casualty Reduced (A10.2).
-            let why = format!("{line}: broken already, Casualty Reduction");
-            fx.casualty_reduction(unit, "A10.2", &why)?;
+            // A broken unit failing an MC is Casualty Reduced (A10.2), a router its
+            // Interdiction NMC as that paragraph says (A10.53).
+            let (rule, why) = if check.is_interdiction() {
+                ("A10.53", line.clone())
+            } else {
+                (
+                    "A10.2",
+                    format!("{line}: broken already, Casualty Reduction"),
+                )
+            };
+            fx.casualty_reduction(unit, rule, &why)?;
             if casualty {
                 fx.left(
                     Some(id),
@@ -1174,6 +1217,68 @@ fn morale_check(
         }
     }
     Ok(())
+}
+
+/// Interdiction (A10.53): the NMC of `unit`, a broken unit that routed into Open Ground in
+/// the LOS and normal range of the enemy `interdictors`, as `after` has it (the router in the
+/// hex it entered), against `morale`, its broken side's (A10.4), rolled in the name of `by`
+/// (the router's side) from draw `first_draw`. The one path every check takes
+/// (`morale_check`): the leadership DRM of a Good Order leader in the Location entered
+/// (A10.21), an Original 12 a Casualty MC (A10.31), a failure Casualty Reduction (A10.3,
+/// A10.53: a half-squad left routs on); a pass at the morale, which may pin it (A10.53, A7.8),
+/// is asked of the players. Only the router checks: Interdiction touches no other unit of its
+/// Location; a leader it kills leaves the Leader Loss checks of the others there to them.
+pub(crate) fn interdiction(
+    after: &Game,
+    by: Side,
+    unit: &Unit,
+    morale: u8,
+    interdictors: &[UnitId],
+    first_draw: u64,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let mut fx = Effects {
+        game: after,
+        by,
+        dice,
+        draw: first_draw,
+        target: unit.hex,
+        events: vec![],
+        broken_leaders: vec![],
+        eliminated_leaders: vec![],
+    };
+    // A leader hidden or under "?" is his owner's secret and is not counted, as for fire.
+    let candidates: Vec<&Unit> = after
+        .units_above(unit.hex)
+        .filter(|l| {
+            l.side == unit.side && !l.hidden && !l.concealed && after.same_location(l, unit)
+        })
+        .collect();
+    let check = Check {
+        purpose: RollPurpose::Interdiction,
+        rule: "A10.53",
+        drm: 0,
+        broken_side: Some(i16::from(morale)),
+    };
+    let by_whom: Vec<String> = interdictors.iter().map(|e| format!("`{e}`")).collect();
+    let name = format!("Interdiction NMC by {}", by_whom.join(", "));
+    morale_check(
+        &mut fx,
+        unit,
+        check,
+        &name,
+        vec![],
+        &candidates,
+        &mut BTreeSet::new(),
+    )?;
+    if !fx.eliminated_leaders.is_empty() && candidates.iter().any(|u| u.id != unit.id) {
+        fx.left(
+            Some(&unit.id),
+            "A10.2",
+            format!("`{}` was eliminated by his Interdiction: the Leader Loss checks of the units in his Location are the players' to roll", unit.id),
+        );
+    }
+    Ok(fx.events)
 }
 
 #[cfg(test)]

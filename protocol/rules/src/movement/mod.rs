@@ -25,7 +25,7 @@ pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
 pub(crate) use rout::check_router;
 pub(super) use rout::{decide as decide_rout, end_of_rout_step};
-pub use rout::{must_rout, MustRout, ROUT_MF};
+pub use rout::{must_rout, MustRout, INTERDICTION_RANGE_MAX, ROUT_MF};
 pub(super) use step::decide as decide_move;
 pub use step::entry_cost;
 pub(crate) use step::lose_wall_advantage;

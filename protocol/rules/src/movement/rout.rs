@@ -5,9 +5,11 @@
 //!
 //! Sources (docs/rules-coverage.md, A10.5 rows): players' quotations of A10.5 and A10.51 in
 //! GameSquad threads, D. Ripton's "Routing 101", B. Kohler's ASL Rout Flowchart and the
-//! eASLRB's comprehensive rout example. What they leave unsettled is left to the players:
-//! which building/woods hex is the nearest one to rout toward, Interdiction's check and its
-//! outcome (A10.53), Low Crawl, Surrender (A20.21), leaders routing with a broken unit
+//! eASLRB's comprehensive rout example. A step into Open Ground in the LOS and normal range
+//! of an enemy able to Interdict it is Interdicted (A10.53, A10.532): the router's NMC through
+//! the dice, by the one path every check takes (`morale::interdiction`). What the sources
+//! leave unsettled is left to the players: which building/woods hex is the nearest one to rout
+//! toward, Low Crawl (A10.52), Surrender (A20.21), leaders routing with a broken unit
 //! (A10.711).
 
 use super::entry::{check_enterable, check_leaving, enter_location, Act};
@@ -19,7 +21,8 @@ use board::hex::Hex;
 use board::los::{LosMap, Verdict};
 use board::scenario::{Morale, Side, UnitId, UnitKind};
 use board::terrain::{Mf, Terrain};
-use game::event::{Allotment, Event, WaLoss};
+use game::dice::DiceSource;
+use game::event::{Allotment, Event, FireEffectLeftToPlayers, WaLoss};
 use game::event::{RoutLeftToPlayers, UnitFailedToRout, UnitRouted};
 use game::phase::Phase;
 use game::{Game, Unit};
@@ -28,11 +31,17 @@ use game::{Game, Unit};
 /// IPC (A10.5; [RIP], [FFZ]).
 pub const ROUT_MF: u16 = 6;
 
+/// No weapon Interdicts beyond 16 hexes, whatever its normal range (A10.532).
+pub const INTERDICTION_RANGE_MAX: u32 = 16;
+
+/// `morale`: the router's broken side's morale (A10.4), which an Interdiction NMC needs.
 pub(crate) fn decide(
     game: &Game,
     by: Side,
     id: &UnitId,
     to: Hex,
+    morale: Option<u8>,
+    dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     require_acting(game, by, "broken units rout in their own side's RtPh step")?;
     require_phase(game, Phase::Rout, "A10.5", "broken units rout")?;
@@ -53,7 +62,101 @@ pub(crate) fn decide(
             ],
         ));
     }
-    step(game, by, unit, to)
+    let mut events = step(game, by, unit, to)?;
+    let interdicted = interdiction(game, by, unit, &events, morale, dice)?;
+    events.extend(interdicted);
+    Ok(events)
+}
+
+/// Interdiction of the step `events` made (A10.53): where it entered Open Ground in the LOS
+/// and normal range of enemies able to Interdict it (`UnitRouted`'s `interdiction_by`), the
+/// router's one NMC for the hex, however many they are, against its broken side's `morale`
+/// (A10.4), refused without it before any die; through the dice, by the one path every check
+/// takes (`morale::interdiction`). A router is never under "?": only a unit under DM routs
+/// (A10.62), and its DM counter shows it, so the roll tells its opponent nothing hidden.
+fn interdiction(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    events: &[Event],
+    morale: Option<u8>,
+    dice: &mut dyn DiceSource,
+) -> Result<Vec<Event>, RuleViolation> {
+    let Some(by_whom) = events.iter().find_map(|e| match e {
+        Event::UnitRouted(r) => Some(&r.interdiction_by),
+        _ => None,
+    }) else {
+        return Ok(vec![]);
+    };
+    let mut after = game.clone();
+    for e in events {
+        game::apply(&mut after, e);
+    }
+    let Some(router) = after.units.get(&unit.id) else {
+        return Ok(vec![]);
+    };
+    if by_whom.is_empty() {
+        // An enemy held in Melee: that it may not Interdict rests on one source, so where it
+        // alone could, the players rule.
+        let held = held_in_melee(&after, &unit.id);
+        if held.is_empty() {
+            return Ok(vec![]);
+        }
+        let named: Vec<String> = held.iter().map(|e| format!("`{e}`")).collect();
+        return Ok(vec![Event::FireEffectLeftToPlayers(
+            FireEffectLeftToPlayers {
+                target: router.hex,
+                unit: Some(router.id.clone()),
+                rule: "A10.532".into(),
+                why: format!(
+                    "`{}` routed into Open Ground in the LOS and normal range of {}, held in Melee: whether a unit in Melee may Interdict rests on one source, so the NMC is the players' to roll and adjudicate (`roll DR NMC`, `adjudicate`)",
+                    router.id,
+                    named.join(", ")
+                ),
+            },
+        )]);
+    }
+    let Some(morale) = morale else {
+        return Err(RuleViolation::with(
+            "A10.53",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&unit.id),
+                format!(" enters Open Ground in {}, where ", router.hex),
+                Piece::unit(&by_whom[0]),
+                format!(
+                    " Interdicts it: its NMC is against the morale on its counter's broken side (A10.4), which its ratings do not carry; give it (`rout {} to {} morale N`)",
+                    unit.id, router.hex
+                )
+            ],
+        ));
+    };
+    if !(1..=crate::morale::rally::BROKEN_MORALE_MAX).contains(&morale) {
+        return Err(RuleViolation::new(
+            "A10.53",
+            ViolationKind::UnitState,
+            format!(
+                "the Interdiction NMC is against the broken side's morale (A10.4), 1 to {}, not {morale}",
+                crate::morale::rally::BROKEN_MORALE_MAX
+            ),
+        ));
+    }
+    crate::morale::interdiction(
+        &after,
+        by,
+        router,
+        morale,
+        by_whom,
+        after.dice_drawn,
+        dice,
+    )
+    .map_err(|_| {
+        RuleViolation::new(
+            "docs/dice.md",
+            ViolationKind::NoDice,
+            "no dice: offline, add a `dice` line with two faces for the Interdiction NMC (A10.53) before `rout` (and one more for a Wound Severity dr, A17.11)",
+        )
+    })
 }
 
 /// What keeps a unit from routing at all this RtPh, whatever its way: hex by hex (`rout UNIT to
@@ -145,10 +248,7 @@ fn step(game: &Game, by: Side, unit: &Unit, to: Hex) -> Result<Vec<Event>, RuleV
         u.hex = to;
         u.wall_advantage = false;
     }
-    let interdiction_by = exposed_to(&after, &unit.id)
-        .into_iter()
-        .map(|(e, _)| e)
-        .collect();
+    let interdiction_by = interdictors(&after, &unit.id);
     let mut events = lose_wall_advantage(&[unit], from, to, WaLoss::Moved);
     events.push(Event::UnitRouted(UnitRouted {
         unit: unit.id.clone(),
@@ -349,6 +449,39 @@ pub(crate) fn exposed_to(game: &Game, id: &UnitId) -> Vec<(UnitId, u32)> {
         }
     }
     out
+}
+
+/// The enemies able to Interdict `id` where it stands (A10.53, A10.532): of those that have
+/// it in Open Ground in their LOS and normal range (`exposed_to`: Known, Good Order, an MMC's
+/// printed range, no Hindrance, no TEM), one with at least one FP, within 16 hexes, not CX,
+/// not pinned (its FP halved), not held in Melee. Deviation: Encircled, Spotted Fire, Guns,
+/// AFVs and SW are not modelled, so an MMC's own FP and range are read alone.
+pub(crate) fn interdictors(game: &Game, id: &UnitId) -> Vec<UnitId> {
+    could_interdict(game, id)
+        .filter(|e| super::in_melee_with(game, e).is_none())
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+/// The enemies that could Interdict `id` but for being held in Melee (A10.532, A11.15).
+fn held_in_melee(game: &Game, id: &UnitId) -> Vec<UnitId> {
+    could_interdict(game, id)
+        .filter(|e| super::in_melee_with(game, e).is_some())
+        .map(|e| e.id.clone())
+        .collect()
+}
+
+/// `interdictors` before Melee is looked at.
+fn could_interdict<'g>(game: &'g Game, id: &UnitId) -> impl Iterator<Item = &'g Unit> {
+    exposed_to(game, id)
+        .into_iter()
+        .filter(|(_, range)| *range <= INTERDICTION_RANGE_MAX)
+        .filter_map(|(e, _)| game.units.get(&e))
+        .filter(|e| {
+            !e.cx
+                && !e.pinned
+                && crate::fire::resolution::fp_and_range(e).is_some_and(|(fp, _)| fp >= 1)
+        })
 }
 
 /// Whether `unit` has routed (or begun to) this RtPh.
