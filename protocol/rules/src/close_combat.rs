@@ -483,6 +483,7 @@ pub(super) fn decide_close_combat(
     check_attacks(game, by, hex, &units, attacks)?;
     check_withdrawals(game, by, hex, &units, attacks, withdrawals)?;
     check_dropped_withdraw(game, by, &units, withdrawals)?;
+    check_reinforcing(game, by, hex, &units, attacks)?;
     // Both sides' withdrawals, the ATTACKER's declared with his attacks (A11.2): an attack on
     // withdrawing units has its own DRM.
     let pending_withdrawals: &[CcWithdrawal] = match pending {
@@ -1125,6 +1126,45 @@ fn check_attacks(
         }
     }
     Ok(())
+}
+
+/// A11.15: a unit that advanced into a Location already in Melee engages in its CC, so its
+/// side's designation names it among the attackers. A unit under "?" may decline its attack to
+/// keep its concealment (A11.15, A11.19), and a broken one makes none (A11.16); what the enemy's
+/// units are plays no part, so the refusal tells its owner nothing he cannot see. Checked after
+/// the withdrawals, whose own refusal says why a unit named there may not withdraw.
+fn check_reinforcing(
+    game: &Game,
+    by: Side,
+    hex: Hex,
+    units: &[&Unit],
+    attacks: &[CcAttack],
+) -> Result<(), RuleViolation> {
+    let attacking: BTreeSet<&UnitId> = attacks.iter().flat_map(|a| &a.attackers).collect();
+    if let Some(idle) = units.iter().find(|u| {
+        u.side == by
+            && !u.concealed
+            && u.morale != Morale::Broken
+            && reinforcing_melee(game, units, u)
+            && !attacking.contains(&u.id)
+    }) {
+        return Err(RuleViolation::with(
+            "A11.15",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(&idle.id),
+                format!(" advanced into the Melee in {hex} this APh: a unit reinforcing a Melee engages in its Close Combat, so name it among the attackers")
+            ],
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `unit` advanced this APh into the CC Location of `units` while it was in Melee
+/// (A11.15): units of both sides there did not advance in, so they were held in Melee there
+/// from an earlier CCPh (A11.7), and the advance reinforced that Melee (no Ambush, A11.4).
+fn reinforcing_melee(game: &Game, units: &[&Unit], unit: &Unit) -> bool {
+    game.movement.advanced.contains(&unit.id) && !advanced_into(game, units)
 }
 
 /// Whether `unit` is held in Melee in the CC Location of `units` (A11.2): it did not advance
