@@ -43,6 +43,21 @@ pub(crate) const REASON_BYTES_MAX: usize = 200;
 /// game's log.
 pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 
+/// The most entries one side makes in one Player Turn of what the engine does not compute:
+/// rolls through the referee (`roll`) and outcomes (`adjudicate`, with or after a roll). Each
+/// may be made at any moment and changes nothing play goes on from, or changes it back and
+/// forth (a unit broken, then rallied): without a limit a side could grow a game past what an
+/// export holds ([`crate::export::EXPORT_EVENTS_MAX`]), and so past what `asl verify` reads.
+/// With the Player Turns a scenario may have (`TURNS_MAX`), both sides' entries stay far below
+/// that.
+pub const ENTRIES_PER_PLAYER_TURN_MAX: usize = 500;
+
+/// The most set-up commands (`setup`, `lift`) one side gives in the set-up step: a placement
+/// may be moved or taken back (A12.12), and this lets a side do so four times for each unit
+/// a scenario may hold, where moving one unit to and fro grew the log without bound before
+/// Turn 1.
+pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
+
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
 pub fn decide(
@@ -64,6 +79,7 @@ pub fn decide_ahead(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Decided, RuleViolation> {
+    check_logged_count(game, log, by, command)?;
     let events = match command {
         Command::ContributeEntropy { nonce } => contribute(game, log, by, nonce),
         Command::AgreeToRevealSeed => agree_to_reveal(game, log, by),
@@ -485,6 +501,76 @@ fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
             |e| !matches!(&e.event, Event::StepEnded(StepEnded { next, .. }) if next.step == 0),
         )
         .filter(|e| matches!(e.event, Event::UndoRequested(UndoRequested { by, .. }) if by == side))
+        .count()
+}
+
+/// The commands that may be given again and again without play moving on are held to a
+/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn) and the set-up
+/// step's ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
+/// and asked before any of their own checks, as a verifier asks it.
+fn check_logged_count(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+) -> Result<(), RuleViolation> {
+    let entry = |c: &Command| {
+        matches!(
+            c,
+            Command::Roll { .. } | Command::Adjudicate { .. } | Command::AdjudicateAfterRoll { .. }
+        )
+    };
+    let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
+    let (rule, max, given, what) = if entry(command) {
+        game_over(game)?;
+        let given = commands_this_player_turn(log, by, entry);
+        let rule = match command {
+            Command::Roll { .. } => DICE_RULE,
+            _ => REVIEW_RULE,
+        };
+        (
+            rule,
+            ENTRIES_PER_PLAYER_TURN_MAX,
+            given,
+            "rolls and adjudications this Player Turn",
+        )
+    } else if setup(command) && game.setup.is_some() {
+        let given = commands_this_player_turn(log, by, setup);
+        (
+            "A12.12",
+            SETUP_COMMANDS_MAX,
+            given,
+            "set-up commands in this set-up step",
+        )
+    } else {
+        return Ok(());
+    };
+    if given < max {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::WrongPhase,
+        format!(
+            "the {} has given {given} {what}, the most a side may ({max}), so that the game's log stays one an export holds; play on",
+            game.side_name(by)
+        ),
+    ))
+}
+
+/// The commands `side` issued since the current Player Turn began (since the game began,
+/// before Turn 1) that `which` picks, as the log records them.
+fn commands_this_player_turn(log: &[Entry], side: Side, which: impl Fn(&Command) -> bool) -> usize {
+    log.iter()
+        .rev()
+        .take_while(
+            |e| !matches!(&e.event, Event::StepEnded(StepEnded { next, .. }) if next.step == 0),
+        )
+        .filter(|e| {
+            e.command
+                .as_ref()
+                .is_some_and(|i| i.by == side && which(&i.command))
+        })
         .count()
 }
 
@@ -943,6 +1029,97 @@ mod tests {
         let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// A side makes at most `ENTRIES_PER_PLAYER_TURN_MAX` rolls and adjudications a Player
+    /// Turn: they may be made at any moment and change nothing play goes on from (a roll), or
+    /// change it back and forth (a unit broken, then rallied), so a side entering them in a
+    /// loop grew its game past what an export holds. The other side's entries are its own,
+    /// the count starts again with the next Player Turn, and the game's export verifies.
+    #[test]
+    fn rolls_and_adjudications_in_a_loop_are_held_to_a_number_a_player_turn() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let roll = Command::Roll {
+            dice: game::command::DiceCount::Two,
+            purpose: game::dice::RollPurpose::Ift,
+            note: String::new(),
+        };
+        for (side, unit) in [(Side::A, "g1"), (Side::B, "r1")] {
+            let adjudicate = |outcome| Command::Adjudicate {
+                unit: unit.into(),
+                outcome,
+                note: String::new(),
+            };
+            for i in 0..ENTRIES_PER_PLAYER_TURN_MAX {
+                let command = match i % 3 {
+                    0 => adjudicate(game::command::Outcome::Break),
+                    1 => adjudicate(game::command::Outcome::Rally),
+                    _ => roll.clone(),
+                };
+                play(&mut r, side, command);
+            }
+            let version = r.game().version;
+            for (command, rule) in [
+                (&roll, DICE_RULE),
+                (&adjudicate(game::command::Outcome::Pin), REVIEW_RULE),
+            ] {
+                let refused = r.play(side, command, &mut seeds()).unwrap_err();
+                assert_eq!(
+                    (refused.rule.as_str(), refused.kind),
+                    (rule, ViolationKind::WrongPhase)
+                );
+                assert!(
+                    refused
+                        .detail
+                        .contains("500 rolls and adjudications this Player Turn"),
+                    "{refused}"
+                );
+            }
+            assert_eq!(r.game().version, version, "a refused entry logs nothing");
+        }
+        while r.game().clock.player_turn == 1 {
+            done(&mut r);
+        }
+        play(&mut r, Side::A, roll);
+        while !r.game().over {
+            done(&mut r);
+        }
+        let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// A side gives at most `SETUP_COMMANDS_MAX` set-up commands: moving one unit to and fro
+    /// in its set-up area grew the log without bound before Turn 1.
+    #[test]
+    fn set_up_commands_in_a_loop_are_held_to_a_number() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/setup.toml"),
+            3,
+        );
+        let to = |hex: &str| Command::SetUp {
+            unit: "rl".into(),
+            hex: hex.parse().unwrap(),
+            concealed: false,
+            hidden: false,
+            weapons: vec![],
+        };
+        for i in 0..SETUP_COMMANDS_MAX {
+            match i % 3 {
+                0 => play(&mut r, Side::B, to("1B2")),
+                1 => play(&mut r, Side::B, to("1B3")),
+                _ => play(&mut r, Side::B, Command::LiftSetUp { unit: "rl".into() }),
+            };
+        }
+        let refused = r.play(Side::B, &to("1B2"), &mut seeds()).unwrap_err();
+        assert_eq!(refused.rule, "A12.12");
+        assert!(
+            refused
+                .detail
+                .contains("2000 set-up commands in this set-up step"),
+            "{refused}"
+        );
     }
 
     /// Every logged answer and undo re-checked as a verifier reads the log.
