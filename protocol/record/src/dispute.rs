@@ -58,6 +58,32 @@ pub const ENTRIES_PER_PLAYER_TURN_MAX: usize = 500;
 /// Turn 1.
 pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
 
+/// The most gifts of time (`give-time`) and vacations begun (`vacation`) one side gives in one
+/// Player Turn. Neither waits for play, and neither need cost the side time: a vacation begun
+/// and ended at one moment, or while the other side's clock runs, uses none of its days, and
+/// a second given at a time is 7 million gifts short of a full bank.
+pub const CLOCK_COMMANDS_PER_PLAYER_TURN_MAX: usize = 20;
+
+/// Decides `command` at the server's time `now` (`None`: the clock's last charge), as a
+/// server, a preview and a verifier do: the clock's rules (`rules::timing::timed`) around
+/// [`decide_ahead`], the clock's own commands held to their number in the log first, as
+/// [`decide_ahead`] holds the others.
+pub fn decide_timed(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    now: Option<u64>,
+    dice: &mut dyn DiceSource,
+) -> Result<Decided, RuleViolation> {
+    if command.is_clock() {
+        check_logged_count(game, log, by, command)?;
+    }
+    rules::timing::timed(game, by, command, now, || {
+        decide_ahead(game, log, by, command, dice)
+    })
+}
+
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
 pub fn decide(
@@ -505,8 +531,9 @@ fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
 }
 
 /// The commands that may be given again and again without play moving on are held to a
-/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn) and the set-up
-/// step's ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
+/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn), the clock's
+/// gifts and vacations ([`CLOCK_COMMANDS_PER_PLAYER_TURN_MAX`]) and the set-up step's
+/// ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
 /// and asked before any of their own checks, as a verifier asks it.
 fn check_logged_count(
     game: &Game,
@@ -521,7 +548,17 @@ fn check_logged_count(
         )
     };
     let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
-    let (rule, max, given, what) = if entry(command) {
+    let clock = |c: &Command| matches!(c, Command::GiveTime { .. } | Command::StartVacation);
+    let (rule, max, given, what) = if clock(command) {
+        game_over(game)?;
+        let given = commands_this_player_turn(log, by, clock);
+        (
+            rules::timing::RULE,
+            CLOCK_COMMANDS_PER_PLAYER_TURN_MAX,
+            given,
+            "gifts of time and vacations this Player Turn",
+        )
+    } else if entry(command) {
         game_over(game)?;
         let given = commands_this_player_turn(log, by, entry);
         let rule = match command {
