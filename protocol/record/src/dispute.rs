@@ -58,6 +58,12 @@ pub const ENTRIES_PER_PLAYER_TURN_MAX: usize = 500;
 /// Turn 1.
 pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
 
+/// The most claims of WA (`claim-wa`) one side makes in one Player Turn, but for those that
+/// answer a chance the enemy's loss of WA offers. A unit may claim in its MPh until it is
+/// completed and forfeit at any time (B9.322), neither costing MF, so a claim and a forfeit in
+/// a loop grew the log without bound; a claim names all the units that claim together.
+pub const WA_CLAIMS_PER_PLAYER_TURN_MAX: usize = 500;
+
 /// The most gifts of time (`give-time`) and vacations begun (`vacation`) one side gives in one
 /// Player Turn. Neither waits for play, and neither need cost the side time: a vacation begun
 /// and ended at one moment, or while the other side's clock runs, uses none of its days, and
@@ -531,7 +537,8 @@ fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
 }
 
 /// The commands that may be given again and again without play moving on are held to a
-/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn), the clock's
+/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn), claims of WA
+/// ([`WA_CLAIMS_PER_PLAYER_TURN_MAX`]), the clock's
 /// gifts and vacations ([`CLOCK_COMMANDS_PER_PLAYER_TURN_MAX`]) and the set-up step's
 /// ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
 /// and asked before any of their own checks, as a verifier asks it.
@@ -549,7 +556,19 @@ fn check_logged_count(
     };
     let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
     let clock = |c: &Command| matches!(c, Command::GiveTime { .. } | Command::StartVacation);
-    let (rule, max, given, what) = if clock(command) {
+    let claim = |c: &Command| matches!(c, Command::ClaimWallAdvantage { .. });
+    // A claim answering the chance the enemy's loss of WA offers is always taken: the chance
+    // waits for an answer, and one comes at most once for each loss.
+    let answering = game.wa_chance.as_ref().is_some_and(|c| c.side == by);
+    let (rule, max, given, what) = if claim(command) && !answering {
+        let given = commands_this_player_turn(log, by, claim);
+        (
+            "B9.322",
+            WA_CLAIMS_PER_PLAYER_TURN_MAX,
+            given,
+            "claims of WA this Player Turn",
+        )
+    } else if clock(command) {
         game_over(game)?;
         let given = commands_this_player_turn(log, by, clock);
         (
@@ -1125,6 +1144,49 @@ mod tests {
         let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// A side makes at most `WA_CLAIMS_PER_PLAYER_TURN_MAX` claims of WA a Player Turn: in its
+    /// MPh a unit may claim and forfeit WA again and again, neither costing MF (B9.322).
+    #[test]
+    fn claims_of_wa_in_a_loop_are_held_to_a_number_a_player_turn() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/wa-moments.toml"),
+            3,
+        );
+        for unit in ["rh", "rw", "rw2"] {
+            let place = Command::PlaceHidden {
+                unit: unit.into(),
+                claim_wall_advantage: false,
+            };
+            play(&mut r, Side::B, place);
+        }
+        to_german_mph(&mut r);
+        let g1 = || vec!["g1".to_string()];
+        play(
+            &mut r,
+            Side::A,
+            Command::Move {
+                units: g1(),
+                to: "20F8".parse().unwrap(),
+            },
+        );
+        for _ in 0..WA_CLAIMS_PER_PLAYER_TURN_MAX {
+            play(&mut r, Side::A, Command::ClaimWallAdvantage { units: g1() });
+            play(&mut r, Side::B, Command::DeclineWallAdvantage);
+            play(
+                &mut r,
+                Side::A,
+                Command::ForfeitWallAdvantage { units: g1() },
+            );
+        }
+        let claim = Command::ClaimWallAdvantage { units: g1() };
+        let refused = r.play(Side::A, &claim, &mut seeds()).unwrap_err();
+        assert_eq!(refused.rule, "B9.322");
+        assert!(
+            refused.detail.contains("500 claims of WA this Player Turn"),
+            "{refused}"
+        );
     }
 
     /// A side gives at most `SETUP_COMMANDS_MAX` set-up commands: moving one unit to and fro
