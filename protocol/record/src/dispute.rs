@@ -55,7 +55,7 @@ pub const ENTRIES_PER_PLAYER_TURN_MAX: usize = 500;
 /// The most set-up commands (`setup`, `lift`) one side gives in the set-up step: a placement
 /// may be moved or taken back (A12.12), and this lets a side do so four times for each unit
 /// a scenario may hold, where moving one unit to and fro grew the log without bound before
-/// Turn 1.
+/// Turn 1. Past it a side still places the units not on the map, and ends its set-up.
 pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
 
 /// The most claims of WA (`claim-wa`) one side makes in one Player Turn, but for those that
@@ -590,7 +590,7 @@ fn check_logged_count(
             given,
             "rolls and adjudications this Player Turn",
         )
-    } else if setup(command) && game.setup.is_some() {
+    } else if setup(command) && game.setup.is_some() && !places_anew(game, command) {
         let given = commands_this_player_turn(log, by, setup);
         (
             "A12.12",
@@ -612,6 +612,13 @@ fn check_logged_count(
             game.side_name(by)
         ),
     ))
+}
+
+/// Whether `command` sets up a unit not on the map: always taken, however many set-up
+/// commands came before, so that a side can still place every unit and end its set-up (no
+/// dead end); only moving a placed unit and taking one back are counted out.
+fn places_anew(game: &Game, command: &Command) -> bool {
+    matches!(command, Command::SetUp { unit, .. } if !game.units.contains_key(unit))
 }
 
 /// The commands `side` issued since the current Player Turn began (since the game began,
@@ -1219,6 +1226,30 @@ mod tests {
                 .contains("2000 set-up commands in this set-up step"),
             "{refused}"
         );
+        let lift = Command::LiftSetUp { unit: "rl".into() };
+        assert_eq!(
+            r.play(Side::B, &lift, &mut seeds()).unwrap_err().rule,
+            "A12.12"
+        );
+        // No dead end: the units not on the map are still placed, and the set-up ends.
+        for (unit, hex, concealed, hidden) in [
+            ("r1", "1C3", true, false),
+            ("rd", "1C3", true, false),
+            ("r4", "1C4", false, true),
+            ("r2", "1C3", false, false),
+            ("r3", "1C3", false, false),
+        ] {
+            let place = Command::SetUp {
+                unit: unit.into(),
+                hex: hex.parse().unwrap(),
+                concealed,
+                hidden,
+                weapons: vec![],
+            };
+            play(&mut r, Side::B, place);
+        }
+        play(&mut r, Side::B, Command::Done);
+        assert_eq!(r.game().acting(), Side::A, "the German sets up");
     }
 
     /// Every logged answer and undo re-checked as a verifier reads the log.
