@@ -560,26 +560,21 @@ fn check_logged_count(
     // A claim answering the chance the enemy's loss of WA offers is always taken: the chance
     // waits for an answer, and one comes at most once for each loss.
     let answering = game.wa_chance.as_ref().is_some_and(|c| c.side == by);
-    let (rule, max, given, what) = if claim(command) && !answering {
-        let given = commands_this_player_turn(log, by, claim);
+    let (rule, max, which, what): (&str, usize, Picks, &str) = if claim(command) && !answering {
         (
             "B9.322",
             WA_CLAIMS_PER_PLAYER_TURN_MAX,
-            given,
+            &claim,
             "claims of WA this Player Turn",
         )
     } else if clock(command) {
-        game_over(game)?;
-        let given = commands_this_player_turn(log, by, clock);
         (
             rules::timing::RULE,
             CLOCK_COMMANDS_PER_PLAYER_TURN_MAX,
-            given,
+            &clock,
             "gifts of time and vacations this Player Turn",
         )
     } else if entry(command) {
-        game_over(game)?;
-        let given = commands_this_player_turn(log, by, entry);
         let rule = match command {
             Command::Roll { .. } => DICE_RULE,
             _ => REVIEW_RULE,
@@ -587,20 +582,22 @@ fn check_logged_count(
         (
             rule,
             ENTRIES_PER_PLAYER_TURN_MAX,
-            given,
+            &entry,
             "rolls and adjudications this Player Turn",
         )
     } else if setup(command) && game.setup.is_some() && !places_anew(game, command) {
-        let given = commands_this_player_turn(log, by, setup);
         (
             "A12.12",
             SETUP_COMMANDS_MAX,
-            given,
+            &setup,
             "set-up commands in this set-up step",
         )
     } else {
         return Ok(());
     };
+    // A finished game is refused as such first, as every command is.
+    game_over(game)?;
+    let given = commands_this_player_turn(log, by, which);
     if given < max {
         return Ok(());
     }
@@ -613,6 +610,9 @@ fn check_logged_count(
         ),
     ))
 }
+
+/// Which commands a count takes.
+type Picks<'a> = &'a dyn Fn(&Command) -> bool;
 
 /// Whether `command` sets up a unit not on the map: always taken, however many set-up
 /// commands came before, so that a side can still place every unit and end its set-up (no
