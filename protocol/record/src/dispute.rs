@@ -44,7 +44,9 @@ pub(crate) const REASON_BYTES_MAX: usize = 200;
 pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 
 /// The most entries one side makes in one Player Turn of what the engine does not compute:
-/// rolls through the referee (`roll`) and outcomes (`adjudicate`, with or after a roll). Each
+/// rolls through the referee (`roll`), outcomes (`adjudicate`, with or after a roll) and
+/// Manholes declared out of enemy LOS (`manhole-unseen`, B8.42), which may be declared again
+/// and again. Each
 /// may be made at any moment and changes nothing play goes on from, or changes it back and
 /// forth (a unit broken, then rallied): without a limit a side could grow a game past what an
 /// export holds ([`crate::export::EXPORT_EVENTS_MAX`]), and so past what `asl verify` reads.
@@ -551,7 +553,10 @@ fn check_logged_count(
     let entry = |c: &Command| {
         matches!(
             c,
-            Command::Roll { .. } | Command::Adjudicate { .. } | Command::AdjudicateAfterRoll { .. }
+            Command::Roll { .. }
+                | Command::Adjudicate { .. }
+                | Command::AdjudicateAfterRoll { .. }
+                | Command::DeclareManholeUnseen { .. }
         )
     };
     let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
@@ -1123,11 +1128,19 @@ mod tests {
                 play(&mut r, side, command);
             }
             let version = r.game().version;
-            for (command, rule) in [
-                (&roll, DICE_RULE),
-                (&adjudicate(game::command::Outcome::Pin), REVIEW_RULE),
-            ] {
-                let refused = r.play(side, command, &mut seeds()).unwrap_err();
+            let unseen = Command::DeclareManholeUnseen {
+                hex: "20E4".parse().unwrap(),
+            };
+            let mut refusals = vec![
+                (roll.clone(), DICE_RULE),
+                (adjudicate(game::command::Outcome::Pin), REVIEW_RULE),
+            ];
+            // The German moves now: a Manhole he declares out of enemy LOS is one more entry.
+            if side == Side::A {
+                refusals.push((unseen, REVIEW_RULE));
+            }
+            for (command, rule) in refusals {
+                let refused = r.play(side, &command, &mut seeds()).unwrap_err();
                 assert_eq!(
                     (refused.rule.as_str(), refused.kind),
                     (rule, ViolationKind::WrongPhase)
