@@ -57,7 +57,9 @@ async fn create(url: &str) -> (String, protocol::wire::Tokens) {
 /// used to be cut off with the one that never reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
-    const COMMANDS: u64 = 1_500;
+    // Half by each side: a side enters at most `ENTRIES_PER_PLAYER_TURN_MAX` adjudications
+    // a Player Turn.
+    const COMMANDS: u64 = 2 * protocol::dispute::ENTRIES_PER_PLAYER_TURN_MAX as u64;
     const WATCHERS: usize = 40;
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(
@@ -107,12 +109,27 @@ async fn a_spectator_that_never_reads_is_cut_off_and_nobody_waits_for_it() {
         }));
     }
 
-    // The German plays on; every command gets its answer.
+    // The German plays on, then the Russian, who names his "?" by its id; every command gets
+    // its answer.
     let mut german = Connection::connect(&server.url).await.unwrap();
     german.join(&game, &tokens.side_a, None).await.unwrap();
+    let mut russian = Connection::connect(&server.url).await.unwrap();
+    russian.join(&game, &tokens.side_b, None).await.unwrap();
     let played = tokio::time::timeout(WAIT, async {
         for (id, command) in traffic(COMMANDS).enumerate() {
-            match german.command(id as u64 + 1, command, None).await.unwrap() {
+            let (player, command) = match command {
+                _ if (id as u64) < COMMANDS / 2 => (&mut german, command),
+                Command::Adjudicate { outcome, note, .. } => (
+                    &mut russian,
+                    Command::Adjudicate {
+                        unit: "337a".into(),
+                        outcome,
+                        note,
+                    },
+                ),
+                other => unreachable!("{other:?}"),
+            };
+            match player.command(id as u64 + 1, command, None).await.unwrap() {
                 Reply::Accepted { .. } => {}
                 Reply::Refused { violation, .. } => panic!("refused: {violation}"),
             }

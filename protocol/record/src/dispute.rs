@@ -43,6 +43,55 @@ pub(crate) const REASON_BYTES_MAX: usize = 200;
 /// game's log.
 pub const UNDO_REQUESTS_PER_PLAYER_TURN_MAX: usize = 20;
 
+/// The most entries one side makes in one Player Turn of what the engine does not compute:
+/// rolls through the referee (`roll`), outcomes (`adjudicate`, with or after a roll) and
+/// Manholes declared out of enemy LOS (`manhole-unseen`, B8.42), which may be declared again
+/// and again. Each
+/// may be made at any moment and changes nothing play goes on from, or changes it back and
+/// forth (a unit broken, then rallied): without a limit a side could grow a game past what an
+/// export holds ([`crate::export::EXPORT_EVENTS_MAX`]), and so past what `asl verify` reads.
+/// With the Player Turns a scenario may have (`TURNS_MAX`), both sides' entries stay far below
+/// that.
+pub const ENTRIES_PER_PLAYER_TURN_MAX: usize = 500;
+
+/// The most set-up commands (`setup`, `lift`) one side gives in the set-up step: a placement
+/// may be moved or taken back (A12.12), and this lets a side do so four times for each unit
+/// a scenario may hold, where moving one unit to and fro grew the log without bound before
+/// Turn 1. Past it a side still places the units not on the map, and ends its set-up.
+pub const SETUP_COMMANDS_MAX: usize = 4 * board::scenario::UNITS_MAX;
+
+/// The most claims of WA (`claim-wa`) one side makes in one Player Turn, but for those that
+/// answer a chance the enemy's loss of WA offers. A unit may claim in its MPh until it is
+/// completed and forfeit at any time (B9.322), neither costing MF, so a claim and a forfeit in
+/// a loop grew the log without bound; a claim names all the units that claim together.
+pub const WA_CLAIMS_PER_PLAYER_TURN_MAX: usize = 500;
+
+/// The most gifts of time (`give-time`) and vacations begun (`vacation`) one side gives in one
+/// Player Turn. Neither waits for play, and neither need cost the side time: a vacation begun
+/// and ended at one moment, or while the other side's clock runs, uses none of its days, and
+/// a second given at a time is 7 million gifts short of a full bank.
+pub const CLOCK_COMMANDS_PER_PLAYER_TURN_MAX: usize = 20;
+
+/// Decides `command` at the server's time `now` (`None`: the clock's last charge), as a
+/// server, a preview and a verifier do: the clock's rules (`rules::timing::timed`) around
+/// [`decide_ahead`], the clock's own commands held to their number in the log first, as
+/// [`decide_ahead`] holds the others.
+pub fn decide_timed(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+    now: Option<u64>,
+    dice: &mut dyn DiceSource,
+) -> Result<Decided, RuleViolation> {
+    if command.is_clock() {
+        check_logged_count(game, log, by, command)?;
+    }
+    rules::timing::timed(game, by, command, now, || {
+        decide_ahead(game, log, by, command, dice)
+    })
+}
+
 /// Decides `command`, issued by side `by`, against the position and the log that led to it
 /// (`log[i]` is event `i + 1`; `log.len()` equals `game.version`).
 pub fn decide(
@@ -64,6 +113,7 @@ pub fn decide_ahead(
     command: &Command,
     dice: &mut dyn DiceSource,
 ) -> Result<Decided, RuleViolation> {
+    check_logged_count(game, log, by, command)?;
     let events = match command {
         Command::ContributeEntropy { nonce } => contribute(game, log, by, nonce),
         Command::AgreeToRevealSeed => agree_to_reveal(game, log, by),
@@ -488,6 +538,110 @@ fn requests_this_player_turn(log: &[Entry], side: Side) -> usize {
             |e| !matches!(&e.event, Event::StepEnded(StepEnded { next, .. }) if next.step == 0),
         )
         .filter(|e| matches!(e.event, Event::UndoRequested(UndoRequested { by, .. }) if by == side))
+        .count()
+}
+
+/// The commands that may be given again and again without play moving on are held to a
+/// number: the players' entries ([`ENTRIES_PER_PLAYER_TURN_MAX`] a Player Turn), claims of WA
+/// ([`WA_CLAIMS_PER_PLAYER_TURN_MAX`]), the clock's
+/// gifts and vacations ([`CLOCK_COMMANDS_PER_PLAYER_TURN_MAX`]) and the set-up step's
+/// ([`SETUP_COMMANDS_MAX`]). Counted over the commands the log records `by` issued,
+/// and asked before any of their own checks, as a verifier asks it.
+fn check_logged_count(
+    game: &Game,
+    log: &[Entry],
+    by: Side,
+    command: &Command,
+) -> Result<(), RuleViolation> {
+    let entry = |c: &Command| {
+        matches!(
+            c,
+            Command::Roll { .. }
+                | Command::Adjudicate { .. }
+                | Command::AdjudicateAfterRoll { .. }
+                | Command::DeclareManholeUnseen { .. }
+        )
+    };
+    let setup = |c: &Command| matches!(c, Command::SetUp { .. } | Command::LiftSetUp { .. });
+    let clock = |c: &Command| matches!(c, Command::GiveTime { .. } | Command::StartVacation);
+    let claim = |c: &Command| matches!(c, Command::ClaimWallAdvantage { .. });
+    // A claim answering the chance the enemy's loss of WA offers is always taken: the chance
+    // waits for an answer, and one comes at most once for each loss.
+    let answering = game.wa_chance.as_ref().is_some_and(|c| c.side == by);
+    let (rule, max, which, what): (&str, usize, Picks, &str) = if claim(command) && !answering {
+        (
+            "B9.322",
+            WA_CLAIMS_PER_PLAYER_TURN_MAX,
+            &claim,
+            "claims of WA this Player Turn",
+        )
+    } else if clock(command) {
+        (
+            rules::timing::RULE,
+            CLOCK_COMMANDS_PER_PLAYER_TURN_MAX,
+            &clock,
+            "gifts of time and vacations this Player Turn",
+        )
+    } else if entry(command) {
+        let rule = match command {
+            Command::Roll { .. } => DICE_RULE,
+            _ => REVIEW_RULE,
+        };
+        (
+            rule,
+            ENTRIES_PER_PLAYER_TURN_MAX,
+            &entry,
+            "rolls and adjudications this Player Turn",
+        )
+    } else if setup(command) && game.setup.is_some() && !places_anew(game, command) {
+        (
+            "A12.12",
+            SETUP_COMMANDS_MAX,
+            &setup,
+            "set-up commands in this set-up step",
+        )
+    } else {
+        return Ok(());
+    };
+    // A finished game is refused as such first, as every command is.
+    game_over(game)?;
+    let given = commands_this_player_turn(log, by, which);
+    if given < max {
+        return Ok(());
+    }
+    Err(RuleViolation::new(
+        rule,
+        ViolationKind::WrongPhase,
+        format!(
+            "the {} has given {given} {what}, the most a side may ({max}), so that the game's log stays one an export holds; play on",
+            game.side_name(by)
+        ),
+    ))
+}
+
+/// Which commands a count takes.
+type Picks<'a> = &'a dyn Fn(&Command) -> bool;
+
+/// Whether `command` sets up a unit not on the map: always taken, however many set-up
+/// commands came before, so that a side can still place every unit and end its set-up (no
+/// dead end); only moving a placed unit and taking one back are counted out.
+fn places_anew(game: &Game, command: &Command) -> bool {
+    matches!(command, Command::SetUp { unit, .. } if !game.units.contains_key(unit))
+}
+
+/// The commands `side` issued since the current Player Turn began (since the game began,
+/// before Turn 1) that `which` picks, as the log records them.
+fn commands_this_player_turn(log: &[Entry], side: Side, which: impl Fn(&Command) -> bool) -> usize {
+    log.iter()
+        .rev()
+        .take_while(
+            |e| !matches!(&e.event, Event::StepEnded(StepEnded { next, .. }) if next.step == 0),
+        )
+        .filter(|e| {
+            e.command
+                .as_ref()
+                .is_some_and(|i| i.by == side && which(&i.command))
+        })
         .count()
 }
 
@@ -946,6 +1100,172 @@ mod tests {
         let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// A side makes at most `ENTRIES_PER_PLAYER_TURN_MAX` rolls and adjudications a Player
+    /// Turn: they may be made at any moment and change nothing play goes on from (a roll), or
+    /// change it back and forth (a unit broken, then rallied), so a side entering them in a
+    /// loop grew its game past what an export holds. The other side's entries are its own,
+    /// the count starts again with the next Player Turn, and the game's export verifies.
+    #[test]
+    fn rolls_and_adjudications_in_a_loop_are_held_to_a_number_a_player_turn() {
+        let mut r = start(3);
+        to_german_mph(&mut r);
+        let roll = Command::Roll {
+            dice: game::command::DiceCount::Two,
+            purpose: game::dice::RollPurpose::Ift,
+            note: String::new(),
+        };
+        for (side, unit) in [(Side::A, "g1"), (Side::B, "r1")] {
+            let adjudicate = |outcome| Command::Adjudicate {
+                unit: unit.into(),
+                outcome,
+                note: String::new(),
+            };
+            for i in 0..ENTRIES_PER_PLAYER_TURN_MAX {
+                let command = match i % 3 {
+                    0 => adjudicate(game::command::Outcome::Break),
+                    1 => adjudicate(game::command::Outcome::Rally),
+                    _ => roll.clone(),
+                };
+                play(&mut r, side, command);
+            }
+            let version = r.game().version;
+            let unseen = Command::DeclareManholeUnseen {
+                hex: "20E4".parse().unwrap(),
+            };
+            let mut refusals = vec![
+                (roll.clone(), DICE_RULE),
+                (adjudicate(game::command::Outcome::Pin), REVIEW_RULE),
+            ];
+            // The German moves now: a Manhole he declares out of enemy LOS is one more entry.
+            if side == Side::A {
+                refusals.push((unseen, REVIEW_RULE));
+            }
+            for (command, rule) in refusals {
+                let refused = r.play(side, &command, &mut seeds()).unwrap_err();
+                assert_eq!(
+                    (refused.rule.as_str(), refused.kind),
+                    (rule, ViolationKind::WrongPhase)
+                );
+                assert!(
+                    refused
+                        .detail
+                        .contains("500 rolls and adjudications this Player Turn"),
+                    "{refused}"
+                );
+            }
+            assert_eq!(r.game().version, version, "a refused entry logs nothing");
+        }
+        while r.game().clock.player_turn == 1 {
+            done(&mut r);
+        }
+        play(&mut r, Side::A, roll);
+        while !r.game().over {
+            done(&mut r);
+        }
+        let verified = crate::export::verify(export(&r).as_bytes(), &mut |_, _| {})
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
+    /// A side makes at most `WA_CLAIMS_PER_PLAYER_TURN_MAX` claims of WA a Player Turn: in its
+    /// MPh a unit may claim and forfeit WA again and again, neither costing MF (B9.322).
+    #[test]
+    fn claims_of_wa_in_a_loop_are_held_to_a_number_a_player_turn() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/wa-moments.toml"),
+            3,
+        );
+        for unit in ["rh", "rw", "rw2"] {
+            let place = Command::PlaceHidden {
+                unit: unit.into(),
+                claim_wall_advantage: false,
+            };
+            play(&mut r, Side::B, place);
+        }
+        to_german_mph(&mut r);
+        let g1 = || vec!["g1".to_string()];
+        play(
+            &mut r,
+            Side::A,
+            Command::Move {
+                units: g1(),
+                to: "20F8".parse().unwrap(),
+            },
+        );
+        for _ in 0..WA_CLAIMS_PER_PLAYER_TURN_MAX {
+            play(&mut r, Side::A, Command::ClaimWallAdvantage { units: g1() });
+            play(&mut r, Side::B, Command::DeclineWallAdvantage);
+            play(
+                &mut r,
+                Side::A,
+                Command::ForfeitWallAdvantage { units: g1() },
+            );
+        }
+        let claim = Command::ClaimWallAdvantage { units: g1() };
+        let refused = r.play(Side::A, &claim, &mut seeds()).unwrap_err();
+        assert_eq!(refused.rule, "B9.322");
+        assert!(
+            refused.detail.contains("500 claims of WA this Player Turn"),
+            "{refused}"
+        );
+    }
+
+    /// A side gives at most `SETUP_COMMANDS_MAX` set-up commands: moving one unit to and fro
+    /// in its set-up area grew the log without bound before Turn 1.
+    #[test]
+    fn set_up_commands_in_a_loop_are_held_to_a_number() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/setup.toml"),
+            3,
+        );
+        let to = |hex: &str| Command::SetUp {
+            unit: "rl".into(),
+            hex: hex.parse().unwrap(),
+            concealed: false,
+            hidden: false,
+            weapons: vec![],
+        };
+        for i in 0..SETUP_COMMANDS_MAX {
+            match i % 3 {
+                0 => play(&mut r, Side::B, to("1B2")),
+                1 => play(&mut r, Side::B, to("1B3")),
+                _ => play(&mut r, Side::B, Command::LiftSetUp { unit: "rl".into() }),
+            };
+        }
+        let refused = r.play(Side::B, &to("1B2"), &mut seeds()).unwrap_err();
+        assert_eq!(refused.rule, "A12.12");
+        assert!(
+            refused
+                .detail
+                .contains("2000 set-up commands in this set-up step"),
+            "{refused}"
+        );
+        let lift = Command::LiftSetUp { unit: "rl".into() };
+        assert_eq!(
+            r.play(Side::B, &lift, &mut seeds()).unwrap_err().rule,
+            "A12.12"
+        );
+        // No dead end: the units not on the map are still placed, and the set-up ends.
+        for (unit, hex, concealed, hidden) in [
+            ("r1", "1C3", true, false),
+            ("rd", "1C3", true, false),
+            ("r4", "1C4", false, true),
+            ("r2", "1C3", false, false),
+            ("r3", "1C3", false, false),
+        ] {
+            let place = Command::SetUp {
+                unit: unit.into(),
+                hex: hex.parse().unwrap(),
+                concealed,
+                hidden,
+                weapons: vec![],
+            };
+            play(&mut r, Side::B, place);
+        }
+        play(&mut r, Side::B, Command::Done);
+        assert_eq!(r.game().acting(), Side::A, "the German sets up");
     }
 
     /// Every logged answer and undo re-checked as a verifier reads the log.

@@ -113,10 +113,7 @@ pub fn preview_at(
     command: &Command,
     now: Option<u64>,
 ) -> Result<Preview, RuleViolation> {
-    let events = rules::timing::timed(game, by, command, now, || {
-        crate::dispute::decide_ahead(game, log, by, command, &mut NoDice)
-    })?
-    .events;
+    let events = crate::dispute::decide_timed(game, log, by, command, now, &mut NoDice)?.events;
     // Only the commands that roll no dice and whose cost is the actor's own arithmetic are
     // priced; the first event that carries the step's cost is the step.
     let priced = matches!(

@@ -360,9 +360,7 @@ pub fn decision(
     now: Option<u64>,
 ) -> Result<Decision, RuleViolation> {
     let by = issued.by;
-    let mut decided = rules::timing::timed(game, by, &issued.command, now, || {
-        crate::dispute::decide_ahead(game, entries, by, &issued.command, dice)
-    })?;
+    let mut decided = crate::dispute::decide_timed(game, entries, by, &issued.command, now, dice)?;
     let mut events = Vec::with_capacity(decided.events.len() + 2);
     // The commitment goes into the log before the first event that relies on it.
     let needs_commitment = decided

@@ -429,3 +429,50 @@ proptest! {
         replays_equal(&r);
     }
 }
+
+/// A side gives at most `CLOCK_COMMANDS_PER_PLAYER_TURN_MAX` gifts of time and vacations a
+/// Player Turn: a vacation begun and ended at one moment uses none of its days, and a second
+/// given at a time is millions of gifts short of a full bank, so a side giving them in a loop
+/// grew its game past what an export holds. The other side's are its own, the count starts
+/// again with the next Player Turn, and the log verifies.
+#[test]
+fn gifts_of_time_and_vacations_in_a_loop_are_held_to_a_number_a_player_turn() {
+    use crate::dispute::CLOCK_COMMANDS_PER_PLAYER_TURN_MAX;
+    let mut r = timed_game("correspondence:12h/5d,vacation=3d");
+    let side = awaited(r.game()).unwrap();
+    for _ in 0..CLOCK_COMMANDS_PER_PLAYER_TURN_MAX / 2 {
+        at(&mut r, side, Command::StartVacation, T0 + H).unwrap();
+        at(&mut r, side, Command::EndVacation, T0 + H).unwrap();
+        at(&mut r, side, Command::GiveTime { time: S }, T0 + H).unwrap();
+    }
+    assert_eq!(
+        timing(&r).vacation_left(side),
+        3 * D,
+        "the loop cost no vacation"
+    );
+    let version = r.game().version;
+    for command in [Command::StartVacation, Command::GiveTime { time: S }] {
+        let refused = at(&mut r, side, command, T0 + H).unwrap_err();
+        assert_eq!(refused.rule, rules::timing::RULE);
+        assert!(
+            refused
+                .detail
+                .contains("20 gifts of time and vacations this Player Turn"),
+            "{refused}"
+        );
+    }
+    assert_eq!(r.game().version, version, "a refused command logs nothing");
+    at(
+        &mut r,
+        side.opponent(),
+        Command::GiveTime { time: S },
+        T0 + H,
+    )
+    .unwrap();
+    let turn = r.game().clock.player_turn;
+    while r.game().clock.player_turn == turn {
+        done_at(&mut r, T0 + 2 * H);
+    }
+    at(&mut r, side, Command::GiveTime { time: S }, T0 + 2 * H).unwrap();
+    replays_equal(&r);
+}
