@@ -802,29 +802,28 @@ mod tests {
     use game::apply;
     use game::event::GameCreated;
 
-    /// A list of names is checked in time that grows with it, not with its square: a frame
-    /// holds some 170,000 short names, and a WA forfeit (taken in any phase) naming 60,000
-    /// distinct ones took some 20 s of the game's task in a debug build, 3 s in release.
+    /// A frame holds some 170,000 short names: a WA forfeit (taken in any phase) naming
+    /// 60,000 distinct ones is answered with the first unknown one, and a repeat is named by
+    /// its first repetition. Its cost (a sorted set, `check_named_once`; looking each name up
+    /// among those before it took some 20 s of the game's task in a debug build) is the
+    /// construction's, not timed here.
     #[test]
-    fn a_long_list_of_names_is_answered_at_once() {
+    fn a_long_list_of_names_is_checked_for_repeats_and_answered() {
         let text = include_str!("../../../scenarios/b9-41-wall-advantage.toml");
         let scenario = Scenario::from_toml(text).unwrap();
         let game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
         let units: Vec<UnitId> = (0..60_000).map(|i| format!("{i:x}")).collect();
         let dice = &mut game::dice::ScriptedDice::default();
-        let started = std::time::Instant::now();
         let refused = decide(
             &game,
             Side::A,
             &Command::ForfeitWallAdvantage { units },
             dice,
         );
-        let took = started.elapsed();
         assert_eq!(
             refused.unwrap_err().to_string(),
             "A1: there is no unit `0` in this game"
         );
-        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
         // The first name given again is the one named, as before.
         let units: Vec<UnitId> = ["b", "a", "c", "a", "b"].map(String::from).to_vec();
         let refused = decide(
