@@ -574,11 +574,13 @@ impl Bypass {
     /// The two hexes (besides the bypassed one) that meet at the vertex where the unit stands:
     /// the far end of the last hexside it moved along. Only these can be entered next
     /// (A4.31 EX: from D4-C4-C5 Bypass, only C5 or D5).
+    ///
+    /// The engine's own Bypass always traverses a hexside; one with none (a state a hostile
+    /// server sent a client) stands where it came from, rather than ending the client.
     pub fn exits(&self, geometry: board::geometry::Geometry<'_>) -> [Hex; 2] {
-        let last = *self
-            .along
-            .last()
-            .expect("a Bypass traverses at least one hexside");
+        let Some(&last) = self.along.last() else {
+            return [self.entered_from, self.entered_from];
+        };
         let before = match self.along.len() {
             1 => self.entered_from,
             n => self.along[n - 2],
@@ -2493,6 +2495,23 @@ mod tests {
 
     fn encoded<T: Serialize>(value: &T) -> Vec<u8> {
         bincode::serde::encode_to_vec(value, bincode::config::standard()).unwrap()
+    }
+
+    /// A Bypass a hostile server sent with no hexside traversed gives exits, not a panic
+    /// (the client decides its previews over what the server sent).
+    #[test]
+    fn a_bypass_with_no_hexside_traversed_stands_where_it_came_from() {
+        let scenario = read(include_str!("../../../scenarios/b9-41-wall-advantage.toml"));
+        let hex = scenario.units.values().next().unwrap().hex;
+        let from = scenario.geometry().neighbours(hex)[0];
+        let bypass = Bypass {
+            hex,
+            entered_from: from,
+            along: Vec::new(),
+            base: Mf::default(),
+            doubled: false,
+        };
+        assert_eq!(bypass.exits(scenario.geometry()), [from, from]);
     }
 
     /// A viewer's scenario is projected once for a game and its copies (issue 55: it was
