@@ -305,7 +305,7 @@ impl Session {
         let entry = &self.streams().of(viewer)[(seq - 1) as usize];
         Sequenced {
             seq,
-            viewed: (*entry.viewed).clone(),
+            viewed: entry.viewed.clone(),
             hash: entry.hash,
         }
     }
