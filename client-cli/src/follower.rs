@@ -203,7 +203,8 @@ pub(crate) fn sequenced(seq: u64, event: protocol::Event) -> Sequenced {
             event,
             renamed: vec![],
             weapons: vec![],
-        },
+        }
+        .into(),
         hash: Default::default(),
     }
 }
@@ -325,12 +326,12 @@ mod tests {
         assert!(text.starts_with("German ended RPh;"), "{text}");
     }
 
-    fn viewed(event: Event) -> protocol::game::view::Viewed {
-        protocol::game::view::Viewed {
+    fn viewed(event: Event) -> std::sync::Arc<protocol::game::view::Viewed> {
+        std::sync::Arc::new(protocol::game::view::Viewed {
             event,
             renamed: vec![],
             weapons: vec![],
-        }
+        })
     }
 
     #[test]

@@ -451,7 +451,8 @@ pub async fn fanout(server_bin: &Path, spectators: usize, moves: u64) -> anyhow:
                 }),
                 renamed: vec![],
                 weapons: vec![],
-            },
+            }
+            .into(),
             hash: protocol::record::stream::StreamHash::default(),
         }))
     };

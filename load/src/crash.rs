@@ -282,7 +282,10 @@ async fn full_log(client: &mut Client, version: u64) -> anyhow::Result<Vec<Viewe
             .await?;
         match client.recv().await? {
             ServerMessage::Log { events: page, .. } if !page.is_empty() => {
-                events.extend(page.into_iter().map(|s| s.viewed));
+                events.extend(
+                    page.into_iter()
+                        .map(|s| std::sync::Arc::unwrap_or_clone(s.viewed)),
+                );
             }
             other => bail!("expected a log page, got {other:?}"),
         }

@@ -229,8 +229,18 @@ async fn play_unchecked(
         theirs.push(expect_event(other_seat.recv().await?)?);
     }
     let [a, b] = match side {
-        Side::A => [mine.into_iter().map(|s| s.viewed).collect(), theirs],
-        Side::B => [theirs, mine.into_iter().map(|s| s.viewed).collect()],
+        Side::A => [
+            mine.into_iter()
+                .map(|s| std::sync::Arc::unwrap_or_clone(s.viewed))
+                .collect(),
+            theirs,
+        ],
+        Side::B => [
+            theirs,
+            mine.into_iter()
+                .map(|s| std::sync::Arc::unwrap_or_clone(s.viewed))
+                .collect(),
+        ],
     };
     for viewed in &a {
         apply_viewed(&mut table.replica, viewed);
@@ -246,7 +256,7 @@ async fn play_unchecked(
 
 fn expect_event(message: ServerMessage) -> anyhow::Result<protocol::game::view::Viewed> {
     match message {
-        ServerMessage::Event(s) => Ok(s.viewed),
+        ServerMessage::Event(s) => Ok(std::sync::Arc::unwrap_or_clone(s.viewed)),
         other => bail!("expected an event on the other seat, got {other:?}"),
     }
 }

@@ -113,7 +113,7 @@ impl Table {
                 match self.seats[other].recv().await? {
                     ServerMessage::Event(s) => {
                         opponent_at = opponent_at.or(Some(Instant::now()));
-                        seen[other].push(s.viewed);
+                        seen[other].push(std::sync::Arc::unwrap_or_clone(s.viewed));
                     }
                     other => bail!("expected an event on the other seat, got {other:?}"),
                 }
@@ -121,7 +121,10 @@ impl Table {
         }
         let result = match self.seats[me].recv().await? {
             ServerMessage::Accepted { events, .. } => {
-                let viewed: Vec<_> = events.into_iter().map(|s| s.viewed).collect();
+                let viewed: Vec<_> = events
+                    .into_iter()
+                    .map(|s| std::sync::Arc::unwrap_or_clone(s.viewed))
+                    .collect();
                 let events = viewed.iter().map(|v| v.event.clone()).collect::<Vec<_>>();
                 seen[me] = viewed;
                 Ok(events)

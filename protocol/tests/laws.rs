@@ -188,7 +188,7 @@ proptest! {
         for (i, event) in log.iter().enumerate() {
             round_trips(event);
             let seq = i as u64 + 1;
-            let viewed = protocol::game::view::Viewed { event: event.clone(), renamed: vec![], weapons: vec![] };
+            let viewed = std::sync::Arc::new(protocol::game::view::Viewed { event: event.clone(), renamed: vec![], weapons: vec![] });
             let hash = protocol::record::stream::StreamHash([seq as u8; 32]);
             round_trips(&ServerMessage::Event(Sequenced { seq, viewed: viewed.clone(), hash }));
             round_trips(&ServerMessage::Accepted { id: seq, version: seq, events: vec![Sequenced { seq, viewed, hash }], head: hash, signed: None });

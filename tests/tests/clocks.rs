@@ -86,9 +86,10 @@ async fn command(ws: &mut Socket, command: Command) -> Result<Vec<Event>, String
         key: None,
     };
     match ask(ws, &sent, WAIT).await {
-        ServerMessage::Accepted { events, .. } => {
-            Ok(events.into_iter().map(|e| e.viewed.event).collect())
-        }
+        ServerMessage::Accepted { events, .. } => Ok(events
+            .into_iter()
+            .map(|e| std::sync::Arc::unwrap_or_clone(e.viewed).event)
+            .collect()),
         ServerMessage::Refused { violation, .. } => Err(violation.to_string()),
         other => panic!("expected accepted or refused, got {other:?}"),
     }

@@ -65,7 +65,7 @@ impl Seat {
             .expect("an event in time")
             .unwrap();
         self.follower.advance(&e).unwrap();
-        e.viewed.event
+        std::sync::Arc::unwrap_or_clone(e.viewed).event
     }
 
     fn game(&self) -> &Game {

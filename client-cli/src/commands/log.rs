@@ -6,7 +6,6 @@ use crate::follower::Follower;
 use crate::record::Record;
 use crate::{Failure, Status};
 use protocol::event::GameCreated;
-use protocol::game::view::Viewed;
 use protocol::wire::{self, Sequenced};
 use protocol::{Event, Game};
 use std::io::Write;
@@ -96,20 +95,13 @@ impl Replay {
 
 /// The game a log replays into: the scenario of its first event, `GameCreated`, not yet applied.
 fn start(first: &Sequenced) -> Result<Follower, Failure> {
-    match first {
-        Sequenced {
-            seq: 1,
-            viewed:
-                Viewed {
-                    event: Event::GameCreated(GameCreated { scenario }),
-                    ..
-                },
-            ..
-        } => Ok(Follower::new(Game::new(scenario.clone()))),
-        other => Err(ConnectionError::Unexpected(format!(
-            "the log starts with #{} {}, not #1 GameCreated",
-            other.seq,
-            other.viewed.event.name()
+    match (first.seq, &first.viewed.event) {
+        (1, Event::GameCreated(GameCreated { scenario })) => {
+            Ok(Follower::new(Game::new(scenario.clone())))
+        }
+        (seq, event) => Err(ConnectionError::Unexpected(format!(
+            "the log starts with #{seq} {}, not #1 GameCreated",
+            event.name()
         ))
         .into()),
     }
@@ -119,6 +111,7 @@ fn start(first: &Sequenced) -> Result<Follower, Failure> {
 mod tests {
     use super::*;
     use protocol::event::{GameCreated, GameEnded};
+    use protocol::game::view::Viewed;
     use protocol::ReadScenario;
     use protocol::{apply, decide, Command, Scenario, ScriptedDice};
 
@@ -149,7 +142,8 @@ mod tests {
                     event,
                     renamed: vec![],
                     weapons: vec![],
-                },
+                }
+                .into(),
                 hash: Default::default(),
             })
             .collect()
@@ -243,7 +237,8 @@ mod tests {
                 }),
                 renamed: vec![],
                 weapons: vec![],
-            },
+            }
+            .into(),
             hash: Default::default(),
         });
         let mut replay = Replay {
@@ -323,7 +318,8 @@ mod tests {
                 event: Event::GameEnded(GameEnded { turns_played: 1 }),
                 renamed: vec![],
                 weapons: vec![],
-            },
+            }
+            .into(),
             hash: Default::default(),
         })
         .unwrap_err();

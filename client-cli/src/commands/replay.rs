@@ -82,7 +82,8 @@ fn replay_file(
                 event: e.event.clone(),
                 renamed: vec![],
                 weapons: vec![],
-            },
+            }
+            .into(),
             hash: StreamHash(verified.hashes[e.seq as usize - 1].0),
         })
         .collect();
@@ -274,18 +275,9 @@ fn take_log_page(events: &mut Vec<Sequenced>, page: LogPage) -> Result<bool, Con
 
 /// A follower at the log's start: the scenario of its first event, `GameCreated`, applied.
 fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
-    match events.first() {
-        Some(
-            first @ Sequenced {
-                seq: 1,
-                viewed:
-                    Viewed {
-                        event: Event::GameCreated(GameCreated { scenario }),
-                        ..
-                    },
-                ..
-            },
-        ) => {
+    let first = events.first();
+    match first.map(|first| (first, first.seq, &first.viewed.event)) {
+        Some((first, 1, Event::GameCreated(GameCreated { scenario }))) => {
             let mut follower = Follower::new(Game::new(scenario.clone()));
             follower.advance(first)?;
             Ok(follower)
@@ -297,15 +289,10 @@ fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
 }
 
 fn print_record(events: &[Sequenced], out: &mut (dyn Write + Send)) -> Result<(), Failure> {
-    let mut follower = match events.first() {
-        Some(Sequenced {
-            viewed:
-                Viewed {
-                    event: Event::GameCreated(GameCreated { scenario }),
-                    ..
-                },
-            ..
-        }) => Follower::new(Game::new(scenario.clone())),
+    let mut follower = match events.first().map(|first| &first.viewed.event) {
+        Some(Event::GameCreated(GameCreated { scenario })) => {
+            Follower::new(Game::new(scenario.clone()))
+        }
         _ => return Ok(()),
     };
     let mut record = Record::default();

@@ -241,7 +241,6 @@ impl Recheck {
         // one the clock's last charge stands in, and a hand-over the rules make is still
         // expected (its time then differs, and is named).
         let now = group.iter().find_map(|e| e.event.clock_at());
-        let commitment = commitment.unwrap_or_else(|| Commitment::to(&seed));
         // The rules trust the position they are given, as they may: the server reached it. A
         // forged scenario may hold one no server would have; a panic there is named.
         let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

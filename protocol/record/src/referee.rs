@@ -206,7 +206,12 @@ impl Referee {
         now: Option<u64>,
     ) -> Result<Decision, RuleViolation> {
         let seed = self.seed();
-        let mut dice = SeededDice::new(self.ledger.key(seed), self.game.dice_drawn);
+        let mut dice = KeyedOnFirstDraw {
+            ledger: &self.ledger,
+            seed,
+            drawn: self.game.dice_drawn,
+            dice: None,
+        };
         decision(
             &self.game,
             &self.entries,
@@ -216,7 +221,7 @@ impl Referee {
                 command: command.clone(),
             },
             &mut dice,
-            Commitment::to(seed),
+            None,
             seed,
             fresh_seed,
             now,
@@ -341,12 +346,34 @@ impl Referee {
     }
 }
 
+/// The dice of one command, keyed from the seed in use and the contributions logged so far
+/// (`Ledger::key`): the key is derived when the command draws its first die, so a command
+/// that rolls nothing (most of them: a `done`, a move) derives none. The same faces as
+/// `SeededDice` keyed at once: the ledger cannot change while a command is decided.
+struct KeyedOnFirstDraw<'a> {
+    ledger: &'a Ledger,
+    seed: &'a Seed,
+    /// The dice the game had drawn before the command (`Game::dice_drawn`).
+    drawn: u64,
+    dice: Option<SeededDice>,
+}
+
+impl DiceSource for KeyedOnFirstDraw<'_> {
+    fn roll_die(&mut self) -> Option<u8> {
+        let (ledger, seed, drawn) = (self.ledger, self.seed, self.drawn);
+        self.dice
+            .get_or_insert_with(|| SeededDice::new(ledger.key(seed), drawn))
+            .roll_die()
+    }
+}
+
 /// What a command decides, with the server's own events around it — the commitment before the
 /// first event that relies on it, the seed's reveal when the game ends or both sides agreed,
 /// and the commitment to a fresh seed after a reveal by agreement. The server decides with the
 /// seed in use; a verifier decides again with the seed the log reveals (or, for a seed never
 /// revealed, with the logged dice and a stand-in `seed`, whose reveal then cannot match).
-/// `commitment` is the commitment to `seed` (or, with a stand-in, the one logged).
+/// `commitment` is the one logged when a verifier decides with a stand-in `seed`; `None` is
+/// the commitment to `seed`, hashed only for a decision that logs it.
 #[allow(clippy::too_many_arguments)]
 pub fn decision(
     game: &Game,
@@ -354,7 +381,7 @@ pub fn decision(
     ledger: &Ledger,
     issued: Issued,
     dice: &mut dyn DiceSource,
-    commitment: Commitment,
+    commitment: Option<Commitment>,
     seed: &Seed,
     fresh_seed: &mut dyn FnMut() -> Seed,
     now: Option<u64>,
@@ -368,6 +395,7 @@ pub fn decision(
         .iter()
         .any(|e| matches!(e, Event::DiceRolled(_) | Event::EntropyContributed(_)));
     if ledger.open().is_none() && needs_commitment {
+        let commitment = commitment.unwrap_or_else(|| Commitment::to(seed));
         events.push((Event::DiceCommitted(DiceCommitted { commitment }), None));
         // The look-ahead began after a position without it: not this decision's.
         decided.after = None;

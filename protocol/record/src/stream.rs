@@ -48,11 +48,32 @@ impl StreamHash {
         StreamHash(hash_encoded(blake3::Hasher::new(), &self.0, &(seq, viewed)))
     }
 
+    /// [`StreamHash::next`] from `viewed`'s encoding ([`encode_viewed`]): a tuple's encoding
+    /// is its fields' one after another, so the same hash, with an event every viewer is shown
+    /// alike encoded once for all their streams rather than once per viewer.
+    pub fn next_encoded(self, seq: u64, viewed: &[u8]) -> StreamHash {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&self.0);
+        // A `u64` is at most 9 bytes in the standard (varint) encoding.
+        let mut number = [0u8; 9];
+        let len = bincode::serde::encode_into_slice(seq, &mut number, bincode::config::standard())
+            .expect("a u64 fits 9 bytes");
+        hasher.update(&number[..len]);
+        hasher.update(viewed);
+        StreamHash(*hasher.finalize().as_bytes())
+    }
+
     /// Reads 64 hex digits.
     pub fn from_hex(text: &str) -> Option<StreamHash> {
         let bytes = data_encoding::HEXLOWER.decode(text.as_bytes()).ok()?;
         Some(StreamHash(bytes.try_into().ok()?))
     }
+}
+
+/// `viewed` in the encoding a stream's hash is made over ([`StreamHash::next_encoded`]).
+pub fn encode_viewed(viewed: &Viewed) -> Vec<u8> {
+    bincode::serde::encode_to_vec(viewed, bincode::config::standard())
+        .expect("game values always encode")
 }
 
 /// One event of a viewer's stream.
@@ -156,15 +177,20 @@ impl Streams {
     /// Appends `event`, which took the whole game from `before` to `after` (its `version`), to
     /// the stream of every viewer who may know it.
     pub fn push(&mut self, before: &Game, after: &Game, event: &Event) {
-        let mut shown: Option<Arc<Viewed>> = None;
+        // The last viewer's projection with its encoding: the next viewer shown the event
+        // alike shares both (a public event is kept and encoded once).
+        let mut shown: Option<(Arc<Viewed>, Vec<u8>)> = None;
         for viewer in VIEWERS {
             let Some(mut viewed) = project_event(before, after, viewer, event) else {
                 continue;
             };
             self.renumber(viewer, &mut viewed.event);
-            let viewed = match shown.take() {
-                Some(same) if *same == viewed => same,
-                _ => Arc::new(viewed),
+            let (viewed, encoded) = match shown.take() {
+                Some((same, encoded)) if *same == viewed => (same, encoded),
+                _ => {
+                    let encoded = encode_viewed(&viewed);
+                    (Arc::new(viewed), encoded)
+                }
             };
             let stream = &mut self.streams[index(viewer)];
             let seq = stream.len() as u64 + 1;
@@ -173,11 +199,11 @@ impl Streams {
                 .map_or_else(|| StreamHash::start(viewer), |e| e.hash);
             stream.push(StreamEntry {
                 at: after.version,
-                hash: prev.next(seq, &viewed),
+                hash: prev.next_encoded(seq, &encoded),
                 viewed: viewed.clone(),
                 clock: before.clock,
             });
-            shown = Some(viewed);
+            shown = Some((viewed, encoded));
         }
     }
 
@@ -328,6 +354,26 @@ mod tests {
             });
         }
         (streams, viewer)
+    }
+
+    /// A stream's hash made from an event's encoding, shared by the viewers shown it alike, is
+    /// the hash of the number and the event encoded together, at every width the number takes.
+    #[test]
+    fn a_hash_from_the_shared_encoding_is_the_hash_of_the_event() {
+        let viewed = Viewed {
+            event: Event::GameEnded(GameEnded { turns_played: 3 }),
+            renamed: vec![],
+            weapons: vec![],
+        };
+        let encoded = encode_viewed(&viewed);
+        let prev = StreamHash::start(Viewer::Spectator);
+        for seq in [1, 250, 251, 65_535, 65_536, u32::MAX as u64 + 1, u64::MAX] {
+            assert_eq!(
+                prev.next_encoded(seq, &encoded),
+                prev.next(seq, &viewed),
+                "{seq}"
+            );
+        }
     }
 
     #[test]

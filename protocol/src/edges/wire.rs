@@ -19,6 +19,7 @@ use record::stream::StreamHash;
 use rules::violation::RuleViolation;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The websocket path of this version of the protocol. A client of another version is refused
 /// at the handshake instead of misreading frames.
@@ -212,7 +213,9 @@ pub enum NotifyTarget {
 pub struct Sequenced {
     /// The number of this event in the viewer's stream (its first event, `GameCreated`, is 1).
     pub seq: u64,
-    pub viewed: Viewed,
+    /// Shared with the viewer's stream that keeps it (`record::stream::StreamEntry`): a frame
+    /// made of a stream's event holds it, not a copy; encoded as the event itself.
+    pub viewed: Arc<Viewed>,
     /// The running hash of the viewer's stream after this event.
     pub hash: StreamHash,
 }
@@ -785,14 +788,14 @@ mod tests {
                 .zip(1..)
                 .map(|(event, seq)| Sequenced {
                     seq,
-                    viewed: Viewed {
+                    viewed: Arc::new(Viewed {
                         event,
                         renamed: vec![game::view::Renamed {
                             from: "?1".into(),
                             to: "467a".into(),
                         }],
                         weapons: vec![],
-                    },
+                    }),
                     hash: StreamHash([seq as u8; 32]),
                 })
                 .collect(),

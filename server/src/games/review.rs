@@ -177,11 +177,11 @@ impl Review {
                 version: self.version(),
                 events: within_page(self.page(*from).map(|(seq, event)| Sequenced {
                     seq,
-                    viewed: Viewed {
+                    viewed: Arc::new(Viewed {
                         event: event.clone(),
                         renamed: vec![],
                         weapons: vec![],
-                    },
+                    }),
                     hash: StreamHash(self.heads[(seq - 1) as usize].0),
                 })),
             },

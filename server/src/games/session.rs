@@ -305,7 +305,7 @@ impl Session {
         let entry = &self.streams().of(viewer)[(seq - 1) as usize];
         Sequenced {
             seq,
-            viewed: (*entry.viewed).clone(),
+            viewed: entry.viewed.clone(),
             hash: entry.hash,
         }
     }
@@ -510,7 +510,8 @@ impl Session {
         );
         let side = decision.issued.by;
         let key = decision.key;
-        let logged = Some(command_keys::digest(&decision.issued.command));
+        // Only a command sent under a key is remembered, with its digest in the log's form.
+        let logged = key.map(|_| command_keys::digest(&decision.issued.command));
         let heard_before = self
             .streams
             .get()
