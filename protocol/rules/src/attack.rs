@@ -978,11 +978,7 @@ pub(crate) fn residual_fp_attack(
     let Some(residual) = game.residual_fp.get(&to).filter(|r| r.by != mover) else {
         return Ok(vec![]);
     };
-    let names = entering
-        .iter()
-        .map(|id| format!("`{id}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = crate::listed(entering);
     let mut after = game.clone();
     for e in entry {
         game::apply(&mut after, e);

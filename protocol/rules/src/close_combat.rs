@@ -639,12 +639,7 @@ pub(super) fn decide_close_combat(
                         why: format!(
                             "the {} CC attack by {} in {hex} was designated on units some of which withdrew by Ambush Withdrawal before any CC: against those left it is the players' to roll (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                             game.side_name(side),
-                            attack
-                                .attackers
-                                .iter()
-                                .map(|a| format!("`{a}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
+                            crate::listed(&attack.attackers)
                         ),
                     }));
                 }
@@ -664,12 +659,7 @@ pub(super) fn decide_close_combat(
                     why: format!(
                         "the {} CC attack by {} on a concealed unit in {hex} that made no CC attack of its own is not resolved by the engine: the players roll it (`roll DR CC`) and `adjudicate`, then record the Melee if both sides remain",
                         game.side_name(side),
-                        attack
-                            .attackers
-                            .iter()
-                            .map(|a| format!("`{a}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        crate::listed(&attack.attackers)
                     ),
                 }));
                 continue;

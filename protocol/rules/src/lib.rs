@@ -676,6 +676,15 @@ fn require_phase(game: &Game, phase: Phase, rule: &str, what: &str) -> Result<()
     ))
 }
 
+/// Units as a refusal or a note to the players names them: each in backticks, comma-separated
+/// (`` `g1`, `g2` ``), as the player wrote them.
+pub(crate) fn listed<'a>(ids: impl IntoIterator<Item = &'a UnitId>) -> String {
+    ids.into_iter()
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A list of units (or weapons) a command names, each named once: every command that names
 /// several refuses a name given twice, before anything else is asked of them, with its own
 /// rule and the same words, giving back the name as the player wrote it. `among` says which

@@ -85,11 +85,7 @@ pub(crate) fn decide(
             || "as the players determined it".to_string(),
             |fp| format!("of {fp}"),
         );
-        let names = ids
-            .iter()
-            .map(|id| format!("`{id}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let names = crate::listed(ids);
         events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
             target: hex,
             unit: None,
