@@ -94,7 +94,7 @@ impl Replay {
 }
 
 /// The game a log replays into: the scenario of its first event, `GameCreated`, not yet applied.
-fn start(first: &Sequenced) -> Result<Follower, Failure> {
+pub(super) fn start(first: &Sequenced) -> Result<Follower, Failure> {
     match (first.seq, &first.viewed.event) {
         (1, Event::GameCreated(GameCreated { scenario })) => {
             Ok(Follower::new(Game::new(scenario.clone())))

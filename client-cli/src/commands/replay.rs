@@ -273,19 +273,17 @@ fn take_log_page(events: &mut Vec<Sequenced>, page: LogPage) -> Result<bool, Con
     Ok(done)
 }
 
-/// A follower at the log's start: the scenario of its first event, `GameCreated`, applied.
+/// A follower at the log's start: its first event read as `asl log` reads it (`GameCreated`,
+/// numbered 1), then applied.
 fn start(events: &[Sequenced]) -> Result<Follower, Failure> {
-    let first = events.first();
-    match first.map(|first| (first, first.seq, &first.viewed.event)) {
-        Some((first, 1, Event::GameCreated(GameCreated { scenario }))) => {
-            let mut follower = Follower::new(Game::new(scenario.clone()));
-            follower.advance(first)?;
-            Ok(follower)
-        }
-        _ => Err(
-            ConnectionError::Unexpected("the log does not start with GameCreated".into()).into(),
-        ),
-    }
+    let first = events.first().ok_or_else(|| {
+        Failure::from(ConnectionError::Unexpected(
+            "the log does not start with GameCreated: it is empty".into(),
+        ))
+    })?;
+    let mut follower = super::log::start(first)?;
+    follower.advance(first)?;
+    Ok(follower)
 }
 
 fn print_record(events: &[Sequenced], out: &mut (dyn Write + Send)) -> Result<(), Failure> {
