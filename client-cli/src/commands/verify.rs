@@ -177,12 +177,7 @@ fn check_receipts(
     match verified.check_receipts(key, mine.iter().map(|(_, r)| r)) {
         Ok(held) => {
             for ((path, _), (viewer, seq)) in mine.iter().zip(held) {
-                writeln!(
-                    out,
-                    "receipt {}: {} stream reaches its event {seq} with the head the server signed",
-                    path.display(),
-                    verified.stream_name(viewer)
-                )?;
+                writeln!(out, "{}", verified.receipt_held(path.display(), viewer, seq))?;
             }
             Ok(true)
         }

@@ -93,10 +93,8 @@ impl Review {
                 .check_receipts(trusted, &checks.receipts)
                 .map_err(|(i, mismatch)| ReviewError::Receipt { n: i + 1, mismatch })?;
             for (n, (viewer, seq)) in (1..).zip(held) {
-                report.push_str(&format!(
-                    "receipt {n}: {} stream reaches its event {seq} with the head the server signed\n",
-                    verified.stream_name(viewer)
-                ));
+                report.push_str(&verified.receipt_held(n, viewer, seq));
+                report.push('\n');
             }
         }
         report.push_str(&verified.report());
