@@ -8,10 +8,8 @@
 #[path = "support/page.rs"]
 mod page;
 
-use client::Connection;
 use e2e::chromium::{Browser, Tab};
-use e2e::TestServer;
-use page::{chromium_binary, text, SETTLED, WAIT};
+use page::{chromium_binary, game_on, link, text, SETTLED, WAIT};
 use serde_json::Value;
 use server::operations::config::Config;
 
@@ -55,26 +53,16 @@ async fn give(browser: &mut Browser, tab: &Tab, amount: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_player_gives_any_amount_the_cli_reads_and_the_referee_says_the_limit() {
-    let dir = tempfile::tempdir().unwrap();
     let time = server::operations::clock::TimeSource::manual(1_767_225_600_000);
     let config = Config {
         time: time.clone(),
         ..Config::default()
     };
-    let server = TestServer::start(&dir.path().join("data"), config).await;
     let timed = format!("{SCENARIO}\n[clock]\ncontrol = \"live:30m+30s\"\n");
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(&timed, None)
-        .await
-        .unwrap();
+    let (_dir, server, created) = game_on(config, &timed).await;
     let mut browser = Browser::launch(&chromium_binary()).await;
     let german = browser
-        .open(&format!(
-            "http://{}/watch#game={}&token={}",
-            server.addr, created.game, created.tokens.side_a
-        ))
+        .open(&link(&server, &created, &created.tokens.side_a))
         .await;
     browser
         .wait_for(
@@ -167,10 +155,7 @@ async fn a_player_gives_any_amount_the_cli_reads_and_the_referee_says_the_limit(
 
     // The spectator's page has no form to give time with.
     let watcher = browser
-        .open(&format!(
-            "http://{}/watch#game={}&token={}",
-            server.addr, created.game, created.tokens.spectator
-        ))
+        .open(&link(&server, &created, &created.tokens.spectator))
         .await;
     browser
         .wait_for(&watcher, "the spectator's page", SETTLED, WAIT)

@@ -12,8 +12,7 @@ mod page;
 use client::connection::Reply;
 use client::Connection;
 use e2e::chromium::{Browser, Tab};
-use e2e::TestServer;
-use page::{chromium_binary, text, SETTLED, WAIT};
+use page::{chromium_binary, game_on, link, text, SETTLED, WAIT};
 use protocol::record::signed::{ServerKey, ServerSigningKey};
 use protocol::Command;
 use serde_json::Value;
@@ -88,24 +87,14 @@ async fn verify(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_export_is_verified_with_the_trusted_key_and_the_receipts_this_browser_kept() {
     let key = ServerSigningKey::from_bytes(&[41; 32]);
-    let dir = tempfile::tempdir().unwrap();
     let config = Config {
         signing_key: Arc::new(key.clone()),
         ..Config::default()
     };
-    let server = TestServer::start(&dir.path().join("data"), config).await;
-    let created = Connection::connect(&server.url)
-        .await
-        .unwrap()
-        .create_game(SCENARIO, None)
-        .await
-        .unwrap();
+    let (dir, server, created) = game_on(config, SCENARIO).await;
     let mut browser = Browser::launch(&chromium_binary()).await;
     let german = browser
-        .open(&format!(
-            "http://{}/watch#game={}&token={}",
-            server.addr, created.game, created.tokens.side_a
-        ))
+        .open(&link(&server, &created, &created.tokens.side_a))
         .await;
     browser
         .wait_for(&german, "the German's page", SETTLED, WAIT)

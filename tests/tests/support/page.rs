@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test file uses its own share of these
 
-use client::Connection;
+use client::{Connection, NewGame};
 use e2e::chromium::{self, Browser, Tab};
 use e2e::TestServer;
 use serde_json::Value;
@@ -32,25 +32,37 @@ pub async fn text(browser: &mut Browser, tab: &Tab, expression: &str) -> String 
     }
 }
 
-/// A server with a new game of `scenario` and both players' pages open on it.
-pub async fn start(scenario: &str) -> (tempfile::TempDir, TestServer, Browser, [Tab; 2]) {
+/// A server started with `config` and a new game of `scenario` on it.
+pub async fn game_on(config: Config, scenario: &str) -> (tempfile::TempDir, TestServer, NewGame) {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(&dir.path().join("data"), Config::default()).await;
+    let server = TestServer::start(&dir.path().join("data"), config).await;
     let created = Connection::connect(&server.url)
         .await
         .unwrap()
         .create_game(scenario, None)
         .await
         .unwrap();
-    let link = |token: &str| {
-        format!(
-            "http://{}/watch#game={}&token={token}",
-            server.addr, created.game
-        )
-    };
+    (dir, server, created)
+}
+
+/// The page of game `created` for the holder of `token`.
+pub fn link(server: &TestServer, created: &NewGame, token: &str) -> String {
+    format!(
+        "http://{}/watch#game={}&token={token}",
+        server.addr, created.game
+    )
+}
+
+/// A server with a new game of `scenario` and both players' pages open on it.
+pub async fn start(scenario: &str) -> (tempfile::TempDir, TestServer, Browser, [Tab; 2]) {
+    let (dir, server, created) = game_on(Config::default(), scenario).await;
     let mut browser = Browser::launch(&chromium_binary()).await;
-    let german = browser.open(&link(&created.tokens.side_a)).await;
-    let russian = browser.open(&link(&created.tokens.side_b)).await;
+    let german = browser
+        .open(&link(&server, &created, &created.tokens.side_a))
+        .await;
+    let russian = browser
+        .open(&link(&server, &created, &created.tokens.side_b))
+        .await;
     (dir, server, browser, [german, russian])
 }
 
