@@ -177,7 +177,11 @@ fn check_receipts(
     match verified.check_receipts(key, mine.iter().map(|(_, r)| r)) {
         Ok(held) => {
             for ((path, _), (viewer, seq)) in mine.iter().zip(held) {
-                writeln!(out, "{}", verified.receipt_held(path.display(), viewer, seq))?;
+                writeln!(
+                    out,
+                    "{}",
+                    verified.receipt_held(path.display(), viewer, seq)
+                )?;
             }
             Ok(true)
         }

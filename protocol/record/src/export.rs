@@ -206,7 +206,12 @@ impl Verified {
 
     /// A receipt that held, in the words `asl verify` and the page's review both give it:
     /// `receipt` names it as its reader knows it (a file's path, a number).
-    pub fn receipt_held(&self, receipt: impl std::fmt::Display, viewer: Viewer, seq: u64) -> String {
+    pub fn receipt_held(
+        &self,
+        receipt: impl std::fmt::Display,
+        viewer: Viewer,
+        seq: u64,
+    ) -> String {
         format!(
             "receipt {receipt}: {} stream reaches its event {seq} with the head the server signed",
             self.stream_name(viewer)
