@@ -47,6 +47,9 @@ pub struct Shared {
     pub(crate) reviews: Arc<Semaphore>,
     /// Bytes of the exports open for review, one permit a byte, against `review_bytes_max`.
     pub(crate) review_bytes: Arc<Semaphore>,
+    /// VASL saves being read for `import_save`, against `imports_max`: each place is held by
+    /// the read itself, which goes on if its connection leaves.
+    pub(crate) imports: Arc<Semaphore>,
     /// Whether creating a game without the admin token is allowed here.
     pub(crate) open_creation: bool,
     /// Games created per IP address in the current hour, when creation is open.
@@ -193,6 +196,7 @@ pub async fn run_in_cluster(
         review_bytes: Arc::new(Semaphore::new(
             config.review_bytes_max.min(Semaphore::MAX_PERMITS),
         )),
+        imports: Arc::new(Semaphore::new(config.imports_max)),
         open_creation,
         creations: Mutex::new(HashMap::new()),
         per_ip: Mutex::new(HashMap::new()),

@@ -688,6 +688,68 @@ async fn finished_export(url: &str) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// A save that takes the reader to its limits from a frame of some 20 KB: a `savedGame` of
+/// 16 MB of one letter (zipped to almost nothing) nested 28 levels deep as VASSAL nests
+/// commands, each level unescaped into a copy of its own, until `UNESCAPED_BYTES_MAX` refuses
+/// it. In base64, as `import_save` carries it.
+fn a_save_read_to_the_readers_limits() -> String {
+    use vasl_save::save::{writer, Encoding};
+    let mut command = format!("x{}", "a".repeat(16 << 20));
+    for _ in 0..28 {
+        command = writer::join_escaped(&["y", &command], '\u{1b}');
+    }
+    let text = writer::saved_game_text(&[command]);
+    let file = writer::vsav(&writer::encode(&text, Encoding::Plain), Some("VASL"));
+    data_encoding::BASE64.encode(&file)
+}
+
+/// `import_save` reads a save within the reader's limits, up to some 300 MB and a second or
+/// more of CPU for a hostile one, and holds no game: the reads at once are capped on the whole
+/// server (`imports_max`), and a read keeps its place until it ends, so a client that sends a
+/// save and leaves at once does not free its place. Before, nothing bounded the reads at once
+/// but the connections (256 an address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saves_read_at_once_are_capped_even_when_their_senders_leave() {
+    let (_dir, server) = start(Config {
+        imports_max: 1,
+        ..start_config()
+    })
+    .await;
+    let import = ClientMessage::ImportSave {
+        save: a_save_read_to_the_readers_limits(),
+        name: "heavy".into(),
+        admin_token: None,
+    };
+    let mut first = open(&server.url).await;
+    send(&mut first, &import).await;
+    drop(first);
+    let mut second = open(&server.url).await;
+    send(&mut second, &import).await;
+    assert_limit(recv(&mut second).await, "imports_max");
+    // Once the first read ends its place is free: a save is read again, and refused by the
+    // reader's own limit.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        send(&mut second, &import).await;
+        match recv(&mut second).await {
+            ServerMessage::Error {
+                code: ErrorCode::LimitReached,
+                ..
+            } if tokio::time::Instant::now() < deadline => continue,
+            ServerMessage::Error {
+                code: ErrorCode::BadScenario,
+                message,
+            } => {
+                assert!(message.contains("unescap"), "{message}");
+                break;
+            }
+            other => panic!("the save is read once the first read ends: {other:?}"),
+        }
+    }
+    server.stop().await;
+}
+
 /// Row 5: review needs no token, so the exports open at once are capped on the whole server;
 /// one more is refused until one closes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1027,7 +1027,9 @@ impl Connection {
     /// A VASL save made the scenario a game is then created from (`ClientMessage::ImportSave`),
     /// by the one function `asl new SAVE.vsav` uses. Only for a connection that may create
     /// games; reading the save (unzipping, unpacking xz) runs on the blocking pool, bounded by
-    /// the frame limit on what arrives and the save reader's own limits on what it unfolds to.
+    /// the frame limit on what arrives and the save reader's own limits on what it unfolds to,
+    /// and at most `imports_max` reads at once on the server: a read holds its place until it
+    /// ends, whether or not its connection is still there to be answered.
     async fn import_save(
         &mut self,
         save: &str,
@@ -1045,8 +1047,22 @@ impl Connection {
                 )
                 .await;
         };
+        let Ok(place) = self.shared.imports.clone().try_acquire_owned() else {
+            METRICS.refused("imports_max");
+            return self
+                .error(
+                    ErrorCode::LimitReached,
+                    format!(
+                        "{} saves are being read on this server, its limit (imports_max); try again later",
+                        self.config.imports_max
+                    ),
+                )
+                .await;
+        };
         let made = tokio::task::spawn_blocking(move || {
-            vasl_save::from_save::new_game_from_save(&bytes, &name)
+            let made = vasl_save::from_save::new_game_from_save(&bytes, &name);
+            drop(place);
+            made
         })
         .await;
         match made {

@@ -75,6 +75,14 @@ pub const REVIEWS_MAX: usize = 8;
 /// [`REVIEWS_MAX`] of ordinary ones (tens of KB).
 pub const REVIEW_BYTES_MAX: usize = 4 * 1024 * 1024;
 
+/// VASL saves read at once on the whole server (`import_save`). Reading a hostile save within
+/// the save reader's own limits (a 64 MiB `savedGame` unzipped or unpacked from xz, then up to
+/// `UNESCAPED_BYTES_MAX`, 128 MB, of VASSAL's nested escapes undone) holds some 300 MB and
+/// seconds of CPU, from a frame of a few KB; each connection that may create games could start
+/// one and leave, the read going on without it. The number at once is what bounds that memory:
+/// a read takes its place before the save is read and gives it back only when the read ends.
+pub const IMPORTS_MAX: usize = 2;
+
 /// Games one IP address may create per hour when creation needs no admin token.
 pub const CREATES_PER_IP_PER_HOUR_MAX: u32 = 20;
 
@@ -194,6 +202,8 @@ pub struct Config {
     pub reviews_max: usize,
     /// [`REVIEW_BYTES_MAX`].
     pub review_bytes_max: usize,
+    /// [`IMPORTS_MAX`].
+    pub imports_max: usize,
     pub creates_per_ip_per_hour_max: u32,
     /// How long a reader with frames waiting may write nothing before it is cut off
     /// ([`SLOW_READER_GRACE`]).
@@ -279,6 +289,7 @@ impl Default for Config {
             attempts_per_second_max: ATTEMPTS_PER_SECOND_MAX,
             reviews_max: REVIEWS_MAX,
             review_bytes_max: REVIEW_BYTES_MAX,
+            imports_max: IMPORTS_MAX,
             creates_per_ip_per_hour_max: CREATES_PER_IP_PER_HOUR_MAX,
             slow_reader_grace: SLOW_READER_GRACE,
             outbound_queue_max: OUTBOUND_QUEUE_MAX,
