@@ -529,6 +529,59 @@ async fn codes_are_mailed_once_in_ten_minutes_and_five_wrong_ones_drop_the_addre
     server.stop().await;
 }
 
+/// The interval per seat bounded one seat only: a player with many games (two seats each)
+/// could have a stranger's address mailed a code by every one of them, six an hour each. A
+/// mailbox is now mailed at most `CONFIRM_MAILS_PER_ADDRESS_MAX` codes a day from the whole
+/// server, whichever seats ask; another letter case, a dot or a `+tag` is the same mailbox.
+#[tokio::test]
+async fn a_mailbox_is_mailed_a_few_codes_a_day_however_many_seats_ask() {
+    use server::notify::CONFIRM_MAILS_PER_ADDRESS_MAX;
+    let (mut sink, _dir, server) = with_relay().await;
+    let mut seats = vec![];
+    while seats.len() <= CONFIRM_MAILS_PER_ADDRESS_MAX {
+        let (game, tokens) = create(&server.url).await;
+        seats.push((game.clone(), tokens.side_a));
+        seats.push((game, tokens.side_b));
+    }
+    let spellings = [
+        "stranger@example.org",
+        "Stranger@Example.ORG",
+        "stranger+chess@example.org",
+        "s.tranger@example.org",
+    ];
+    for (n, (game, token)) in seats.iter().enumerate() {
+        let address = spellings[n % spellings.len()].to_string();
+        let answer = register(&server.url, game, token, NotifyTarget::Email { address }).await;
+        if n < CONFIRM_MAILS_PER_ADDRESS_MAX {
+            assert!(
+                matches!(answer, ServerMessage::Notifying { .. }),
+                "seat {n}: {answer:?}"
+            );
+            sink.next(WAIT).await.expect("a code");
+        } else {
+            match answer {
+                ServerMessage::Error { code, message } => {
+                    assert_eq!(code, ErrorCode::BadNotifyTarget);
+                    assert!(message.contains("as many codes"), "{message}");
+                }
+                other => panic!("seat {n}: expected a refusal, got {other:?}"),
+            }
+        }
+    }
+    assert!(sink.next(Duration::from_millis(300)).await.is_none());
+    // Another mailbox is mailed as before.
+    let (game, token) = &seats[CONFIRM_MAILS_PER_ADDRESS_MAX];
+    let other = NotifyTarget::Email {
+        address: "someone.else@example.org".into(),
+    };
+    assert!(matches!(
+        register(&server.url, game, token, other).await,
+        ServerMessage::Notifying { .. }
+    ));
+    sink.next(WAIT).await.expect("a code");
+    server.stop().await;
+}
+
 /// The code in a confirmation message: the word after `--confirm`.
 fn code_in(mail: &str) -> String {
     mail.split("--confirm ")

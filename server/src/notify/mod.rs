@@ -238,9 +238,33 @@ pub const CONFIRM_CODE_VALID: Duration = Duration::from_secs(24 * 3600);
 /// Least time between two codes mailed for one seat: whoever gives an address that is not
 /// his makes the server mail it at most 6 times an hour per seat, in the server's own words.
 pub const CONFIRM_MAIL_INTERVAL: Duration = Duration::from_secs(10 * 60);
+/// Codes mailed to one mailbox in [`CONFIRM_MAILS_PER_ADDRESS_WINDOW`], from every seat of
+/// every game this server holds: the per-seat interval bounds one seat, but a player who
+/// creates games (20 an hour an address, with open creation) has two seats a game, and could
+/// have a stranger's address mailed more every hour he kept at it. A mailbox is its address
+/// in lower case, its local part without a `+tag` or dots: the one mailbox providers deliver
+/// `some.one+1@…` and `Someone@…` to (two people whose local parts differ only so share a
+/// count, which costs them no more than a wait). Counted in memory: a restart, which a player
+/// cannot cause, begins the count again.
+pub const CONFIRM_MAILS_PER_ADDRESS_MAX: usize = 6;
+/// The window [`CONFIRM_MAILS_PER_ADDRESS_MAX`] counts over.
+pub const CONFIRM_MAILS_PER_ADDRESS_WINDOW: Duration = Duration::from_secs(24 * 3600);
 /// Wrong codes a seat may give before its unconfirmed addresses are dropped (a code has 40
 /// bits, so guessing is hopeless either way; this keeps it so).
 pub const CONFIRM_TRIES_MAX: u32 = 5;
+
+/// The mailbox `address` reaches, as [`CONFIRM_MAILS_PER_ADDRESS_MAX`] counts it: lower case,
+/// the local part without a `+tag` or dots.
+fn mailbox(address: &str) -> String {
+    let address = address.trim().to_lowercase();
+    match address.rsplit_once('@') {
+        Some((local, domain)) => {
+            let local = local.split_once('+').map_or(local, |(base, _)| base);
+            format!("{}@{domain}", local.replace('.', ""))
+        }
+        None => address,
+    }
+}
 
 /// A code as typed: its letters, upper case, without dashes or spaces.
 fn code_digest(code: &str) -> String {
@@ -394,6 +418,8 @@ pub enum RegisterError {
     Address(#[from] address::AddressError),
     #[error("a code was e-mailed for this seat less than {} minutes ago; give it with `asl notify --confirm CODE`, or ask for another later", CONFIRM_MAIL_INTERVAL.as_secs() / 60)]
     MailedRecently,
+    #[error("`{address}` has been mailed as many codes as one address is sent in {hours} hours ({CONFIRM_MAILS_PER_ADDRESS_MAX}, from any game on this server); ask again later", hours = CONFIRM_MAILS_PER_ADDRESS_WINDOW.as_secs() / 3600)]
+    AddressMailedOften { address: String },
     #[error("no address of this seat waits for that code (codes lapse after {} hours); {left} more wrong codes drop the seat's unconfirmed addresses", CONFIRM_CODE_VALID.as_secs() / 3600)]
     WrongCode { left: u32 },
     #[error("{CONFIRM_TRIES_MAX} wrong codes: this seat's unconfirmed addresses are dropped; give the address again with `asl notify --email` for a new code")]
@@ -429,6 +455,9 @@ pub struct Notifier {
     told: Mutex<std::collections::HashSet<Vec<u8>>>,
     queue: mpsc::Sender<Message>,
     guard: AddressGuard,
+    /// When each mailbox was mailed a code (ms since the Unix epoch), within
+    /// [`CONFIRM_MAILS_PER_ADDRESS_WINDOW`]: against [`CONFIRM_MAILS_PER_ADDRESS_MAX`].
+    mailed_to: Mutex<HashMap<String, Vec<u64>>>,
     stop: tokio_watch::Sender<bool>,
     worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -457,6 +486,7 @@ impl Notifier {
             holds,
             registrations: RwLock::new(registrations),
             told: Mutex::new(told),
+            mailed_to: Mutex::new(HashMap::new()),
             queue,
             stop,
             worker: Mutex::new(None),
@@ -684,6 +714,7 @@ impl Notifier {
         if registration.targets.len() + registration.unconfirmed.len() >= max {
             return Err(RegisterError::Limit(max));
         }
+        self.count_mail_to(address, now)?;
         let mut bytes = [0u8; 5];
         getrandom::fill(&mut bytes).map_err(|e| RegisterError::Randomness(e.to_string()))?;
         let letters = data_encoding::BASE32_NOPAD.encode(&bytes);
@@ -718,6 +749,26 @@ impl Notifier {
             });
         }
         Ok((targets, None))
+    }
+
+    /// Counts a code about to be mailed to `address` at `now`, or refuses it when its mailbox
+    /// has had [`CONFIRM_MAILS_PER_ADDRESS_MAX`] in the window, whichever seats asked. Mailboxes
+    /// with no code in the window are forgotten.
+    fn count_mail_to(&self, address: &str, now: u64) -> Result<(), RegisterError> {
+        let window = CONFIRM_MAILS_PER_ADDRESS_WINDOW.as_millis() as u64;
+        let mut mailed_to = self.mailed_to.lock().expect("notifier lock");
+        mailed_to.retain(|_, times| {
+            times.retain(|at| now.saturating_sub(*at) < window);
+            !times.is_empty()
+        });
+        let times = mailed_to.entry(mailbox(address)).or_default();
+        if times.len() >= CONFIRM_MAILS_PER_ADDRESS_MAX {
+            return Err(RegisterError::AddressMailedOften {
+                address: address.to_string(),
+            });
+        }
+        times.push(now);
+        Ok(())
     }
 
     /// A code given back: the address it was mailed to is confirmed, and gets notices from
