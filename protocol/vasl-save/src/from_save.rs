@@ -46,17 +46,36 @@ pub enum SaveImportError {
 /// the reader's other limits) to the scenario of a new game named `name` (its file's stem),
 /// lasting [`TURNS_DEFAULT`] Game Turns: what the CLI's `asl new` and the server's
 /// `import_save` (the page's new-game form) both create their game from.
+///
+/// A save of more units than a scenario holds ([`board::scenario::UNITS_MAX`]), or whose file
+/// would pass [`board::scenario::SCENARIO_BYTES_MAX`], is refused here, saying so: its game
+/// could not be created, and the file (a save may hold [`super::save::PIECES_MAX`] pieces,
+/// megabytes of scenario) would be sent back to the page in a frame past the protocol's
+/// limit, which the page then sends again to create the game, and is cut off for.
 pub fn new_game_from_save(bytes: &[u8], name: &str) -> Result<NewGameFromSave, SaveImportError> {
     let game = super::save::read(bytes)?;
     let imported = import(&game)?;
+    if imported.units.len() > board::scenario::UNITS_MAX {
+        return Err(ImportError::TooManyUnits {
+            units: imported.units.len(),
+        }
+        .into());
+    }
     // The name is the caller's (a file's name from whoever chose it): `to_toml` writes it as it
     // writes the save's own words, without controls and within the scenario's name limit.
     let options = FileOptions {
         name: name.to_string(),
         turns: TURNS_DEFAULT,
     };
+    let scenario = imported.to_toml(&options);
+    if scenario.len() > board::scenario::SCENARIO_BYTES_MAX {
+        return Err(ImportError::TooLarge {
+            bytes: scenario.len(),
+        }
+        .into());
+    }
     Ok(NewGameFromSave {
-        scenario: imported.to_toml(&options),
+        scenario,
         assumed: imported.assumptions(&options),
         imported,
     })
@@ -77,6 +96,10 @@ pub enum ImportError {
     SlotEmpty { column: u32, row: u32 },
     #[error("no unit was understood: nothing of either side to play (see the report)")]
     NoUnits,
+    #[error("the save holds {units} units, more than a scenario's {max} (UNITS_MAX); `asl import` writes them to a file to cut down", max = board::scenario::UNITS_MAX)]
+    TooManyUnits { units: usize },
+    #[error("the save makes a scenario file of {bytes} bytes, more than a scenario's {max} (SCENARIO_BYTES_MAX); `asl import` writes it to a file to cut down", max = board::scenario::SCENARIO_BYTES_MAX)]
+    TooLarge { bytes: usize },
 }
 
 /// A save read as a scenario.
@@ -1282,6 +1305,65 @@ mod tests {
         assert_eq!(
             new_game_from_save(&boardless, "x").unwrap_err(),
             SaveImportError::Import(ImportError::NoBoards)
+        );
+    }
+
+    /// A save of more units than a scenario holds, or of so many weapons that its file passes
+    /// a scenario's bytes, made a file of megabytes no game could be created from, sent back
+    /// to the page past the frame limit: it is refused at once, naming the limit. A save of
+    /// as many units as a scenario holds is a scenario.
+    #[test]
+    fn a_save_past_a_scenarios_limits_is_refused_naming_them() {
+        let save = |units: usize| {
+            let mut commands = vec!["bd\t0\t0\t02\tVER\t6.4\t".to_string()];
+            for i in 0..units {
+                commands.push(writer::piece_command(
+                    &format!("p{i}"),
+                    &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+                ));
+            }
+            let text = writer::saved_game_text(&commands);
+            writer::vsav(
+                &writer::encode(&text, crate::save::Encoding::Plain),
+                Some("VASL"),
+            )
+        };
+        let max = board::scenario::UNITS_MAX;
+        let made = new_game_from_save(&save(max), "x").unwrap();
+        assert!(made.scenario.len() <= board::scenario::SCENARIO_BYTES_MAX);
+        let refused = new_game_from_save(&save(max + 1), "x").unwrap_err();
+        assert_eq!(
+            refused,
+            SaveImportError::Import(ImportError::TooManyUnits { units: max + 1 })
+        );
+        assert!(refused.to_string().contains("UNITS_MAX"), "{refused}");
+        // Weapons have no number of their own; the file's size bounds them.
+        let mut commands = vec!["bd\t0\t0\t02\tVER\t6.4\t".to_string()];
+        for i in 0..5_000 {
+            commands.push(writer::piece_command(
+                &format!("w{i}"),
+                &[("piece;K;D;ge/geLMG;LMG", "Main Map;500;500;1")],
+            ));
+        }
+        commands.push(writer::piece_command(
+            "sq",
+            &[("piece;K;D;ge/ge467S;4-6-7 1sq", "Main Map;500;500;1")],
+        ));
+        let weapons = writer::vsav(
+            &writer::encode(
+                &writer::saved_game_text(&commands),
+                crate::save::Encoding::Plain,
+            ),
+            Some("VASL"),
+        );
+        let refused = new_game_from_save(&weapons, "x").unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                SaveImportError::Import(ImportError::TooLarge { bytes })
+                    if bytes > board::scenario::SCENARIO_BYTES_MAX
+            ),
+            "{refused}"
         );
     }
 
