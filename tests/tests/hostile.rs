@@ -703,11 +703,11 @@ fn a_save_read_to_the_readers_limits() -> String {
     data_encoding::BASE64.encode(&file)
 }
 
-/// `import_save` reads a save within the reader's limits, up to some 300 MB and a second or
-/// more of CPU for a hostile one, and holds no game: the reads at once are capped on the whole
-/// server (`imports_max`), and a read keeps its place until it ends, so a client that sends a
-/// save and leaves at once does not free its place. Before, nothing bounded the reads at once
-/// but the connections (256 an address).
+/// `import_save` reads a save within the reader's limits, up to some 300 MB for a hostile one,
+/// and holds no game: the reads at once are capped on the whole server (`imports_max`), and a
+/// read keeps its place until it ends, so a client that sends a save and leaves at once does
+/// not free its place. Before, nothing bounded the reads at once but the connections (256 an
+/// address).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn saves_read_at_once_are_capped_even_when_their_senders_leave() {
     let (_dir, server) = start(Config {

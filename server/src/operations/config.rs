@@ -77,10 +77,11 @@ pub const REVIEW_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// VASL saves read at once on the whole server (`import_save`). Reading a hostile save within
 /// the save reader's own limits (a 64 MiB `savedGame` unzipped or unpacked from xz, then up to
-/// `UNESCAPED_BYTES_MAX`, 128 MB, of VASSAL's nested escapes undone) holds some 300 MB and
-/// seconds of CPU, from a frame of a few KB; each connection that may create games could start
-/// one and leave, the read going on without it. The number at once is what bounds that memory:
-/// a read takes its place before the save is read and gives it back only when the read ends.
+/// `UNESCAPED_BYTES_MAX`, 128 MB, of VASSAL's nested escapes undone) holds up to some 300 MB
+/// while it is read, from a frame of a few KB, and each connection that may create games could
+/// hold such a read. The number at once is what bounds that memory: a read takes its place
+/// before the save is read and gives it back only when the read ends, whether or not its
+/// connection is still there.
 pub const IMPORTS_MAX: usize = 2;
 
 /// Games one IP address may create per hour when creation needs no admin token.
