@@ -1,29 +1,32 @@
-//! Stored logs stay readable: every `Command` and `Event` variant encodes, as the log stores it
-//! (bincode, by variant index, inside an envelope of `record::chain`), to the bytes committed in
-//! `tests/golden/format-4.txt`, and those bytes read back as the same value. A game's log is
-//! never rewritten, so a change of a stored shape — a field added, removed, reordered or
-//! retyped, a variant inserted before others — would leave every log holding the old shape
-//! unreadable, or worse, misread. This test fails on any such change.
+//! Stored logs stay readable: every `Command` and `Event` variant, and every variant of the
+//! enums within them (`parts!`), encodes as the log stores it (bincode, by variant index,
+//! inside an envelope of `record::chain`) to the bytes committed in `tests/golden/format-4.txt`,
+//! and those bytes read back as the same value. A game's log is never rewritten, so a change
+//! of a stored shape — a field added, removed, reordered or retyped, a variant inserted before
+//! others — would leave every log holding the old shape unreadable, or worse, misread. This
+//! test fails on any such change.
 //!
 //! What to do when it fails: a new variant goes LAST in its enum, and its sample is appended
-//! to the fixture (below). To change the fields of an existing variant, don't: add a variant at
-//! the end (or a new event carrying the extra data). If a shape must change, bump
-//! `chain::ENVELOPE_FORMAT`, keep reading the old format through a frozen copy of the old
-//! shape converted to today's (as format 3's `Rout` without `morale` is read, `chain.rs`), and
-//! start a fixture for the new format beside this one; never edit a line of this one.
+//! to the fixture (below). Don't change the fields of an existing variant: add a variant at
+//! the end (or a new event carrying the extra data). If a shape must change all the same,
+//! bump `chain::ENVELOPE_FORMAT`, read the old format through a frozen copy of the old shape
+//! converted to today's (as format 3's `Rout` without `morale` is read, `chain.rs`), and point
+//! [`FIXTURE`] at a new file for the new format, made by an append; never edit a line of an
+//! old one.
 //!
-//! The fixture holds one line per variant: `KIND INDEX NAME HEX JSON` — the variant's index
-//! (its first encoded number), its name, its bincode in hex and the sample itself in JSON, from
-//! which the test builds it. Appending samples for variants it lacks (and only that: existing
-//! lines are never touched) is
+//! The fixture holds one line per variant, `KIND INDEX NAME HEX JSON`: its enum (`command`,
+//! `event`, or one of `parts!`), the variant's index (its first encoded number), its name, its
+//! bincode in hex, and the sample itself in JSON, from which the test builds it. Appending
+//! samples for the variants it lacks, and nothing else (existing lines are never touched):
 //!
 //! ```text
 //! ASL_GOLDEN=append cargo test -p asl-protocol --test golden
 //! ```
 //!
-//! which takes each missing variant's sample from the events and commands of the position
-//! scripts (`tests/positions`), or from `built_commands`/`built_events` below for a variant
-//! no script reaches; write one there if it says none was found.
+//! A missing command's or event's sample is taken from the position scripts
+//! (`tests/positions`), or from `built_commands`/`built_events` below for a variant no script
+//! reaches; an enum's unit variant is made from its name, and its others are in `parts!`.
+//! The test says which it found none of.
 
 use data_encoding::HEXLOWER;
 use protocol::board::hex::Hex;
@@ -96,6 +99,11 @@ fn variants<T: DeserializeOwned>() -> &'static [&'static str] {
 trait Stored: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug + Clone {
     const KIND: &'static str;
 
+    /// Samples of the variants that carry data, for an append.
+    fn built() -> Vec<Self> {
+        vec![]
+    }
+
     /// The variant's name as serde writes it (the JSON's tag).
     fn name(&self) -> String {
         match serde_json::to_value(self).expect("it encodes") {
@@ -115,6 +123,75 @@ impl Stored for Command {
 
 impl Stored for Event {
     const KIND: &'static str = "event";
+}
+
+/// The enums within commands and events, each variant pinned as a value of its own: a sample
+/// of a command or event holds one variant of each at most, and a variant inserted before
+/// another (as `Outcome::Reduce` once was, before `Relocate`) changes the index of those after
+/// it. Samples of their unit variants are made from their names; the others are in
+/// [`Stored::built`].
+macro_rules! parts {
+    ($($t:ty => $kind:literal $(, built $built:expr)?;)*) => {
+        $(impl Stored for $t {
+            const KIND: &'static str = $kind;
+            $(fn built() -> Vec<$t> {
+                $built
+            })?
+        })*
+
+        /// Checks every kind of the fixture; the missing variants of each, with its kind's
+        /// samples for an append.
+        fn check_parts(lines: &[Line], failures: &mut Vec<String>) -> Vec<String> {
+            let mut out = vec![];
+            $({
+                let missing = check::<$t>(lines, failures);
+                let candidates: Vec<$t> = <$t>::built()
+                    .into_iter()
+                    .chain(missing.iter().filter_map(|n| {
+                        serde_json::from_value(serde_json::Value::String(n.to_string())).ok()
+                    }))
+                    .collect();
+                let mut none = vec![];
+                append(&missing, &candidates, &mut out, &mut none);
+                assert!(none.is_empty(), "no sample of {none:?}: write one in parts!");
+            })*
+            out
+        }
+
+        const PART_KINDS: &[&str] = &[$($kind),*];
+    };
+}
+
+parts! {
+    Side => "side";
+    protocol::scenario::UnitKind => "unit_kind";
+    protocol::scenario::Morale => "morale";
+    protocol::board::model::Road => "road";
+    protocol::terrain::Terrain => "terrain";
+    protocol::terrain::HexsideFeature => "hexside_feature";
+    protocol::terrain::Fortification => "fortification";
+    protocol::setup::Edge => "edge";
+    protocol::board::time_control::TimeControl => "time_control", built vec![
+        protocol::board::time_control::TimeControl::parse("live:30m+10s").unwrap(),
+        protocol::board::time_control::TimeControl::parse("correspondence:12h/5d,vacation=10d").unwrap(),
+    ];
+    DiceCount => "dice_count";
+    Outcome => "outcome", built vec![Outcome::Relocate(Hex::new(None, 2, 3))];
+    protocol::dice::RollPurpose => "roll_purpose";
+    protocol::game::Underground => "underground", built vec![protocol::game::Underground::Sewer {
+        lost: true,
+        moved: false,
+        emergence: Some(protocol::game::Emergence::Discovered),
+    }];
+    protocol::game::Emergence => "emergence";
+    protocol::phase::Phase => "phase";
+    protocol::phase::Role => "role";
+    WaClaim => "wa_claim";
+    WaLoss => "wa_loss", built vec![WaLoss::Ineligible {
+        rule: "B9.32".into(),
+        why: "a reason".into(),
+    }];
+    RepairResult => "repair_result";
 }
 
 /// One line of the fixture.
@@ -478,26 +555,34 @@ fn stored_commands_and_events_keep_their_encoding() {
     let mut failures = vec![];
     let missing_commands = check::<Command>(&lines, &mut failures);
     let missing_events = check::<Event>(&lines, &mut failures);
+    let mut out = check_parts(&lines, &mut failures);
     for line in &lines {
-        if line.kind != Command::KIND && line.kind != Event::KIND && line.kind != "envelope" {
+        let known = [Command::KIND, Event::KIND, "envelope"];
+        if !known.contains(&line.kind.as_str()) && !PART_KINDS.contains(&line.kind.as_str()) {
             failures.push(format!("{FIXTURE}: a line of unknown kind {}", line.kind));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    if missing_commands.is_empty() && missing_events.is_empty() {
+    if missing_commands.is_empty() && missing_events.is_empty() && out.is_empty() {
         return;
     }
     if std::env::var("ASL_GOLDEN").as_deref() != Ok("append") {
+        let parts: Vec<String> = out
+            .iter()
+            .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+            .collect();
         panic!(
-            "no sample in {FIXTURE} of commands {missing_commands:?} and events {missing_events:?}: a variant was added. It must be LAST in its enum; append its sample with\n  ASL_GOLDEN=append cargo test -p asl-protocol --test golden"
+            "no sample in {FIXTURE} of commands {missing_commands:?}, events {missing_events:?} or {parts:?}: a variant was added. It must be LAST in its enum; append its sample with\n  ASL_GOLDEN=append cargo test -p asl-protocol --test golden"
         );
     }
-    let (mut commands, mut events, game) = position_samples();
-    commands.extend(built_commands());
-    events.extend(built_events(&game));
-    let (mut out, mut none) = (vec![], vec![]);
-    append(&missing_commands, &commands, &mut out, &mut none);
-    append(&missing_events, &events, &mut out, &mut none);
+    let mut none = vec![];
+    if !(missing_commands.is_empty() && missing_events.is_empty()) {
+        let (mut commands, mut events, game) = position_samples();
+        commands.extend(built_commands());
+        events.extend(built_events(&game));
+        append(&missing_commands, &commands, &mut out, &mut none);
+        append(&missing_events, &events, &mut out, &mut none);
+    }
     assert!(
         none.is_empty(),
         "no position makes a sample of {none:?}: write one in built_commands or built_events"
@@ -514,6 +599,7 @@ fn stored_commands_and_events_keep_their_encoding() {
     let lines = read_fixture();
     assert!(check::<Command>(&lines, &mut failures).is_empty());
     assert!(check::<Event>(&lines, &mut failures).is_empty());
+    assert!(check_parts(&lines, &mut failures).is_empty());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
