@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 ///   reads today's shapes and a `Rout` without its `morale` ([`RoutWithoutMorale`]), and names
 ///   an envelope it could read both ways undecodable rather than guess.
 /// - 4: format 3's fields. What changes is the promise: its command and event are in the
-///   shapes `protocol/record/tests/golden.rs` freezes, which no later build changes (a new
+///   shapes `protocol/tests/golden.rs` freezes, which no later build changes (a new
 ///   variant goes last; a changed shape takes a new format, the old one read by a frozen copy).
 pub const ENVELOPE_FORMAT: u16 = 4;
 
@@ -763,9 +763,11 @@ pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
             .ok()
             .map(|(e, len)| (e.seq, e.prev, len))?,
         // Today's shapes, or a `Rout` before `morale`: the reading that takes all of `bytes`
-        // if one does, else the first that reads. The two readings of one envelope can only
-        // both stand where a rout's first event is `GameCreated` or `StepEnded`, which no
-        // rout makes; the chain read of exactly the bytes found settles it (`decode_v3`).
+        // if one does, else the first that reads. Both can read one envelope only where the
+        // byte after the rout's hex is 0 or 1: as an old rout's first event, `GameCreated` or
+        // `StepEnded`, which no rout makes; as a new rout's morale, `None` (its event then read
+        // as a `GameCreated`'s scenario) or `Some` (its morale, 2 or more, then read as a
+        // side). The chain read of exactly the bytes found settles it (`decode_v3`).
         ENVELOPE_FORMAT_V3 => {
             let today = bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config).ok();
             let before =
