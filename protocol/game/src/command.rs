@@ -209,7 +209,8 @@ pub enum Command {
     /// Designate the ATTACKER's units as Opportunity Firers in the PFPh (A7.25, A3.2): they
     /// hold their fire instead of Prep Firing, do not move in the MPh (A3.3), and fire in the
     /// AFPh without Advancing Fire's halving (A7.24). Last among the variants: commands are
-    /// encoded by variant index.
+    /// stored by variant index and their fields in order, which `protocol/tests/golden.rs`
+    /// pins; a new command goes after it, and a stored one's fields never change.
     MarkOpportunityFire { units: Vec<UnitId> },
 }
 

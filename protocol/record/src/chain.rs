@@ -28,8 +28,18 @@ use serde::{Deserialize, Serialize};
 ///   log still recognises a command sent again (exactly-once commands, `docs/protocol.md`);
 ///   and `command`: the command a side issued, with its issuer, in the envelope of the first
 ///   event it produced, so a verifier can decide it again against the replayed position and
-///   require the logged events to be exactly the decision (`docs/review.md`).
-pub const ENVELOPE_FORMAT: u16 = 3;
+///   require the logged events to be exactly the decision (`docs/review.md`). The command and
+///   event are in the shapes of the build that wrote them, which nothing froze: this version
+///   reads today's shapes and a `Rout` without its `morale` ([`RoutWithoutMorale`]), and names
+///   an envelope it could read both ways undecodable rather than guess.
+/// - 4: format 3's fields. What changes is the promise: its command and event are in the
+///   shapes `protocol/tests/golden.rs` freezes, which no later build changes (a new
+///   variant goes last; a changed shape takes a new format, the old one read by a frozen copy).
+pub const ENVELOPE_FORMAT: u16 = 4;
+
+/// The third envelope layout, still read: envelopes written before the shapes of commands and
+/// events were frozen (format 4), whose `Rout` may lack its `morale`.
+pub(crate) const ENVELOPE_FORMAT_V3: u16 = 3;
 
 /// The second envelope layout, still read: events stored before keys and commands were
 /// recorded.
@@ -192,6 +202,97 @@ where
     Ok(bytes)
 }
 
+/// `Command::Rout` as builds wrote it before it carried the broken side's `morale` (A10.53's
+/// Interdiction, 2026-11-30): a frozen copy, read from format-3 envelopes only. Nothing else of
+/// a command or event changed its shape among the builds whose logs this version can read at
+/// all; those before 2026-11-29 22:08 wrote a `GameCreated` whose scenario lacks the sides'
+/// `nationality` and the units' `half_squad`, and stop at their first event (`docs/review.md`).
+#[derive(Deserialize)]
+struct RoutWithoutMorale {
+    unit: board::scenario::UnitId,
+    to: board::hex::Hex,
+}
+
+/// `Command::Rout`'s variant index, then and now: only its field was added
+/// (`rout_keeps_its_variant_index`).
+const ROUT_INDEX: u32 = 36;
+
+/// A format-3 envelope whose command is a `Rout` in its shape before `morale`, read as a
+/// `Rout` whose morale is not given (`None`, as a command without one is read today). Any
+/// other envelope is refused here: today's shapes read it the same.
+struct EnvelopeRoutWithoutMorale(Envelope);
+
+impl<'de, Context> BorrowDecode<'de, Context> for EnvelopeRoutWithoutMorale {
+    fn borrow_decode<D: bincode::de::BorrowDecoder<'de, Context = Context>>(
+        decoder: &mut D,
+    ) -> Result<EnvelopeRoutWithoutMorale, bincode::error::DecodeError> {
+        use bincode::error::DecodeError;
+        use bincode::serde::BorrowCompat;
+        let _format = u16::borrow_decode(decoder)?;
+        let seq = u64::borrow_decode(decoder)?;
+        let prev = fixed_bytes(decoder)?;
+        let _salt: Salt = fixed_bytes(decoder)?;
+        let by = BorrowCompat::<Option<Side>>::borrow_decode(decoder)?.0;
+        let first = u64::borrow_decode(decoder)?;
+        let key = BorrowCompat::<Option<u64>>::borrow_decode(decoder)?.0;
+        // `Some(Issued { by, command })`, as serde writes an option and a struct.
+        if u8::borrow_decode(decoder)? != 1 {
+            return Err(DecodeError::Other("no command recorded"));
+        }
+        let issuer = BorrowCompat::<Side>::borrow_decode(decoder)?.0;
+        if u32::borrow_decode(decoder)? != ROUT_INDEX {
+            return Err(DecodeError::Other("not a rout"));
+        }
+        let RoutWithoutMorale { unit, to } =
+            BorrowCompat::<RoutWithoutMorale>::borrow_decode(decoder)?.0;
+        Ok(EnvelopeRoutWithoutMorale(Envelope {
+            seq,
+            prev,
+            by,
+            first,
+            key,
+            command: Some(Issued {
+                by: issuer,
+                command: Command::Rout {
+                    unit,
+                    to,
+                    morale: None,
+                },
+            }),
+            event: BorrowCompat::<Event>::borrow_decode(decoder)?.0,
+        }))
+    }
+}
+
+/// Why a format-3 envelope was not read ([`decode_v3`]).
+enum V3Error {
+    /// Neither shape reads it; today's error.
+    Decode(bincode::error::DecodeError),
+    /// Today's shapes read it whole, and so does the `Rout` before `morale`, differently.
+    Ambiguous,
+}
+
+/// A format-3 envelope read whole in the one shape that reads it: today's, or a `Rout` before
+/// `morale`. Whichever build wrote it, its own shape reads it whole; if the other does too
+/// and says something else, nothing certain tells which was written, and it is refused
+/// rather than guessed. What today's shapes read with bytes left over is returned as today's
+/// reading, for the caller to refuse as it refuses such bytes in any format.
+fn decode_v3<C: bincode::config::Config>(
+    bytes: &[u8],
+    config: C,
+) -> Result<(Envelope, usize), V3Error> {
+    let today = bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config);
+    let before = bincode::borrow_decode_from_slice::<EnvelopeRoutWithoutMorale, _>(bytes, config)
+        .ok()
+        .filter(|(_, read)| *read == bytes.len());
+    match (today, before) {
+        (Ok((_, read)), Some(_)) if read == bytes.len() => Err(V3Error::Ambiguous),
+        (_, Some((EnvelopeRoutWithoutMorale(envelope), read))) => Ok((envelope, read)),
+        (Ok(today), None) => Ok(today),
+        (Err(e), None) => Err(V3Error::Decode(e)),
+    }
+}
+
 /// Format 2, read for logs stored before keys and commands were recorded.
 #[derive(Serialize, Deserialize)]
 struct EnvelopeV2 {
@@ -254,6 +355,71 @@ pub fn seal_entry(prev: LogHash, salt: Salt, entry: &Entry) -> (Vec<u8>, LogHash
         bincode::config::standard(),
     )
     .expect("events always encode");
+    let hash = LogHash::of(&bytes);
+    (bytes, hash)
+}
+
+/// Encodes one entry in format 3, as servers before format 4 stored it, its command and event
+/// in today's shapes, or, with `rout_without_morale`, a `Rout` command in its shape before
+/// `morale` ([`RoutWithoutMorale`]; its morale must be `None`). For tests of old logs.
+pub fn seal_entry_v3(
+    prev: LogHash,
+    salt: Salt,
+    entry: &Entry,
+    rout_without_morale: bool,
+) -> (Vec<u8>, LogHash) {
+    /// The frozen shape, written.
+    struct OldRout<'a>(&'a Command);
+    impl Serialize for OldRout<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeStructVariant;
+            let Command::Rout {
+                unit,
+                to,
+                morale: None,
+            } = self.0
+            else {
+                return Err(serde::ser::Error::custom("not a rout without morale"));
+            };
+            let mut v = s.serialize_struct_variant("Command", ROUT_INDEX, "rout", 2)?;
+            v.serialize_field("unit", unit)?;
+            v.serialize_field("to", to)?;
+            v.end()
+        }
+    }
+    #[derive(Serialize)]
+    struct OldIssued<'a> {
+        by: Side,
+        command: OldRout<'a>,
+    }
+    let config = bincode::config::standard();
+    let mut bytes = bincode::serde::encode_to_vec(
+        (
+            ENVELOPE_FORMAT_V3,
+            entry.seq,
+            prev.0,
+            salt,
+            entry.by,
+            entry.first,
+            entry.key,
+        ),
+        config,
+    )
+    .expect("envelopes always encode");
+    let tail = match (&entry.command, rout_without_morale) {
+        (Some(issued), true) => bincode::serde::encode_to_vec(
+            (
+                Some(OldIssued {
+                    by: issued.by,
+                    command: OldRout(&issued.command),
+                }),
+                &entry.event,
+            ),
+            config,
+        ),
+        _ => bincode::serde::encode_to_vec((entry.command.as_ref(), &entry.event), config),
+    };
+    bytes.extend(tail.expect("a rout without morale"));
     let hash = LogHash::of(&bytes);
     (bytes, hash)
 }
@@ -457,14 +623,24 @@ impl ChainReader {
         let config = bincode::config::standard().with_limit::<ENVELOPE_BYTES_MAX>();
         let (format, _): (u16, usize) = bincode::serde::decode_from_slice(bytes, config)
             .map_err(|e| err(format!("cannot be decoded ({e})")))?;
+        let fields = |(e, read): (Envelope, usize)| {
+            (
+                (e.seq, e.prev, e.by, e.first, e.key, e.command, e.event),
+                read,
+            )
+        };
         let decoded = match format {
-            ENVELOPE_FORMAT => bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config)
-                .map(|(e, read)| {
-                    (
-                        (e.seq, e.prev, e.by, e.first, e.key, e.command, e.event),
-                        read,
-                    )
-                }),
+            ENVELOPE_FORMAT => {
+                bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config).map(fields)
+            }
+            ENVELOPE_FORMAT_V3 => match decode_v3(bytes, config) {
+                Ok(read) => Ok(fields(read)),
+                Err(V3Error::Decode(e)) => Err(e),
+                Err(V3Error::Ambiguous) => return Err(undecodable(
+                    "in format 3, reads both as a rout without its morale and as today's shapes, and nothing certain says which was written".into(),
+                    false,
+                )),
+            },
             ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
                 .map(|(e, read)| ((e.seq, e.prev, e.by, e.first, None, None, e.event), read)),
             ENVELOPE_FORMAT_V1 => bincode::serde::decode_from_slice::<EnvelopeV1, _>(bytes, config)
@@ -586,6 +762,27 @@ pub fn envelope_at(bytes: &[u8]) -> Option<Found> {
         ENVELOPE_FORMAT => bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config)
             .ok()
             .map(|(e, len)| (e.seq, e.prev, len))?,
+        // Today's shapes, or a `Rout` before `morale`: the reading that takes all of `bytes`
+        // if one does, else the first that reads. Both can read one envelope only where the
+        // byte after the rout's hex is 0 or 1: as an old rout's first event, `GameCreated` or
+        // `StepEnded`, which no rout makes; as a new rout's morale, `None` (its event then read
+        // as a `GameCreated`'s scenario) or `Some` (its morale, 2 or more, then read as a
+        // side). The chain read of exactly the bytes found settles it (`decode_v3`).
+        ENVELOPE_FORMAT_V3 => {
+            let today = bincode::borrow_decode_from_slice::<Envelope, _>(bytes, config).ok();
+            let before =
+                bincode::borrow_decode_from_slice::<EnvelopeRoutWithoutMorale, _>(bytes, config)
+                    .ok()
+                    .map(|(EnvelopeRoutWithoutMorale(e), len)| (e, len));
+            let whole = |read: &Option<(Envelope, usize)>| {
+                read.as_ref().is_some_and(|(_, len)| *len == bytes.len())
+            };
+            match (whole(&today), whole(&before)) {
+                (false, true) => before,
+                _ => today.or(before),
+            }
+            .map(|(e, len)| (e.seq, e.prev, len))?
+        }
         ENVELOPE_FORMAT_V2 => bincode::serde::decode_from_slice::<EnvelopeV2, _>(bytes, config)
             .ok()
             .map(|(e, len)| (e.seq, e.prev, len))?,
@@ -913,6 +1110,106 @@ mod tests {
         bytes.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0x10]);
         let err = ChainReader::default().read(1, &bytes).unwrap_err();
         assert!(err.why.contains("cannot be decoded"), "{err}");
+    }
+
+    #[test]
+    fn rout_keeps_its_variant_index() {
+        let rout = Command::Rout {
+            unit: "ga".into(),
+            to: "D6".parse().unwrap(),
+            morale: None,
+        };
+        let bytes = bincode::serde::encode_to_vec(&rout, bincode::config::standard()).unwrap();
+        assert_eq!(u32::from(bytes[0]), ROUT_INDEX);
+    }
+
+    fn routed(morale: Option<u8>, event: Event) -> Entry {
+        Entry {
+            seq: 1,
+            by: Some(Side::A),
+            first: 1,
+            key: Some(3),
+            command: Some(Issued {
+                by: Side::A,
+                command: Command::Rout {
+                    unit: "ga".into(),
+                    to: "D6".parse().unwrap(),
+                    morale,
+                },
+            }),
+            event,
+        }
+    }
+
+    /// A format-3 envelope whose `Rout` was written before it carried `morale` reads as a
+    /// rout whose morale is not given; one written after reads with it; format 4 holds
+    /// today's shapes alone.
+    #[test]
+    fn format_three_reads_a_rout_written_before_its_morale() {
+        let old = routed(None, event(3));
+        let (bytes, head) = seal_entry_v3(GENESIS, [5; 16], &old, true);
+        assert_eq!(bytes[0], 3);
+        let read = verify(&[(1, bytes.clone())]).unwrap();
+        assert_eq!((read.entries, read.head), (vec![old.clone()], head));
+        // In today's shapes it reads otherwise, or not at all: the old shape is what reads it.
+        let today =
+            bincode::borrow_decode_from_slice::<Envelope, _>(&bytes, bincode::config::standard());
+        assert!(today.map_or(true, |(e, n)| n != bytes.len() || e.command != old.command));
+        let found = envelope_at(&[&bytes[..], &[0xee; 7]].concat()).unwrap();
+        assert_eq!(found.len, bytes.len());
+
+        let new = routed(Some(8), event(3));
+        let (bytes, _) = seal_entry_v3(GENESIS, [5; 16], &new, false);
+        assert_eq!(
+            verify(&[(1, bytes.clone())]).unwrap().entries,
+            vec![new.clone()]
+        );
+        assert_eq!(envelope_at(&bytes).unwrap().len, bytes.len());
+        let (bytes, _) = seal_entry(GENESIS, [5; 16], &new);
+        assert_eq!(bytes[0], 4);
+        assert_eq!(verify(&[(1, bytes)]).unwrap().entries, vec![new]);
+
+        // The old shape under format 4: not read (named damaged, last and of a known format).
+        let (mut bytes, _) = seal_entry_v3(GENESIS, [5; 16], &old, true);
+        bytes[0] = 4;
+        assert!(verify(&[(1, bytes)]).is_err());
+    }
+
+    /// A format-3 envelope that reads whole both as an old `Rout` and in today's shapes, each
+    /// saying something else, is not guessed at: it is undecodable, and unreadable (not
+    /// damaged) where the chain vouches for its bytes.
+    #[test]
+    fn a_format_three_envelope_read_two_ways_is_refused() {
+        // Old: the rout, then `StepEnded { by: A, ended: 71/1/0, next: 5/9/0 }`. Today: the
+        // rout with morale 0, then `TimeGiven { by: B, to: A, time: 5, at: 9 }`.
+        let step = Event::StepEnded(StepEnded {
+            by: Side::A,
+            ended: Clock {
+                turn: 71,
+                player_turn: 1,
+                step: 0,
+            },
+            next: Clock {
+                turn: 5,
+                player_turn: 9,
+                step: 0,
+            },
+        });
+        let (bytes, hash) = seal_entry_v3(GENESIS, [5; 16], &routed(None, step), true);
+        let config = bincode::config::standard();
+        let (today, n) = bincode::borrow_decode_from_slice::<Envelope, _>(&bytes, config).unwrap();
+        assert_eq!(n, bytes.len());
+        assert!(
+            matches!(today.event, Event::TimeGiven(_)),
+            "{:?}",
+            today.event
+        );
+        let e = ChainReader::default().read(1, &bytes).unwrap_err();
+        assert_eq!(e.fault, Fault::Undecodable);
+        assert!(e.why.contains("nothing certain"), "{e}");
+        let (next, _) = seal(2, hash, [6; 16], None, 2, &event(2));
+        let e = verify(&[(1, bytes), (2, next)]).unwrap_err();
+        assert_eq!((e.seq, e.fault), (1, Fault::Unreadable), "{e}");
     }
 
     #[test]

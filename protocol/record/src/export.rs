@@ -1540,6 +1540,80 @@ mod tests {
         assert_eq!(err.at, Where::Event(moved_at as u64 + 1), "{err}");
     }
 
+    /// A game stored in format 3 by a build before `Rout` carried `morale` — its rout
+    /// command in that shape — verifies: its envelopes read, its commands are decided again
+    /// and its replay reaches the state the game reached.
+    #[test]
+    fn a_format_three_log_with_a_rout_before_its_morale_verifies() {
+        let mut r = start_with(
+            include_str!("../../tests/positions/scenarios/a10-5-rout.toml"),
+            7,
+        );
+        let german = r.game().acting();
+        let russian = german.opponent();
+        while r.game().clock.phase() != game::phase::Phase::DefensiveFire {
+            done(&mut r);
+        }
+        play(
+            &mut r,
+            russian,
+            Command::Adjudicate {
+                unit: "gd".into(),
+                outcome: game::command::Outcome::Break,
+                note: "DFPh, 1MC failed".into(),
+            },
+        );
+        while r.game().clock.phase() != game::phase::Phase::Rout {
+            done(&mut r);
+        }
+        play(
+            &mut r,
+            german,
+            Command::Drop {
+                unit: "gd".into(),
+                weapon: "hmg".into(),
+            },
+        );
+        play(
+            &mut r,
+            german,
+            Command::Rout {
+                unit: "gd".into(),
+                to: hex("3M10"),
+                morale: None,
+            },
+        );
+        // A server exports finished games.
+        play(&mut r, german, Command::Concede);
+        let is_rout = |e: &Entry| {
+            matches!(
+                e.command,
+                Some(crate::chain::Issued {
+                    command: Command::Rout { .. },
+                    ..
+                })
+            )
+        };
+        assert!(r.entries().iter().any(is_rout));
+        let mut prev = GENESIS;
+        let mut out = vec![];
+        for e in r.entries() {
+            let (bytes, hash) = crate::chain::seal_entry_v3(prev, [e.seq as u8; 16], e, is_rout(e));
+            out.push(HEXLOWER.encode(&bytes));
+            prev = hash;
+        }
+        let header = Header {
+            game: "cd".repeat(16),
+            events: out.len() as u64,
+            head: prev,
+            state_hash: r.game().state_hash(),
+            signed: None,
+        };
+        let verified = verify_text(&render(&header, &out)).unwrap();
+        assert_eq!(verified.entries, r.entries());
+        assert_eq!(verified.game.state_hash(), r.game().state_hash());
+    }
+
     #[test]
     fn logs_that_record_no_commands_cannot_be_rechecked() {
         let r = full_game();

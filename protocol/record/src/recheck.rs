@@ -197,7 +197,7 @@ impl Recheck {
         self.command_at = entry.seq;
         let Some(issued) = entry.command.clone() else {
             return Err(
-                "records no command: every event after GameCreated comes from a command a side issued, and only logs in envelope format 3 record commands so that they can be decided again".into(),
+                "records no command: every event after GameCreated comes from a command a side issued, and only logs in envelope format 3 or later record commands so that they can be decided again".into(),
             );
         };
         let group: Vec<&Entry> = entries[index..]

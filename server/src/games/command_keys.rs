@@ -10,7 +10,7 @@
 //! old events as if it had run.
 //!
 //! The memory is derived from the log: each accepted command's first envelope carries its key
-//! (`protocol::chain`, format 3), so a restarted server rebuilds it while replaying and a
+//! (`protocol::chain`, format 3 on), so a restarted server rebuilds it while replaying and a
 //! re-sent command is still recognised. Refusals are not remembered: they changed nothing, so
 //! deciding them again is harmless, and the answer may rightly differ once the game moved on.
 

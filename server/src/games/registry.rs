@@ -1083,6 +1083,120 @@ mod tests {
         registry.shutdown().await;
     }
 
+    /// A game stored in envelope format 3 by a build before `Rout` carried `morale`, its rout
+    /// command in that shape, is served: it loads, and its players join the position the rout
+    /// left.
+    #[tokio::test]
+    async fn a_game_stored_with_a_rout_before_its_morale_is_served() {
+        use protocol::referee::Referee;
+        use protocol::Command;
+        let scenario = Scenario::from_toml(include_str!(
+            "../../../protocol/tests/positions/scenarios/a10-5-rout.toml"
+        ))
+        .unwrap();
+        // The game as a server creates it, then played offline as that server did.
+        let made = Arc::new(MemoryStore::new());
+        let registry = Registry::open(made.clone(), Config::default()).unwrap();
+        let (id, tokens) = registry.create(scenario).await.unwrap();
+        registry.shutdown().await;
+        let key = envelope::game_key(&id).unwrap();
+        let meta_bytes = made.meta(&key).unwrap().unwrap();
+        let meta = GameMeta::decode(&meta_bytes).unwrap();
+        let created = envelope::verify(&made.load(&key).unwrap()).unwrap().entries;
+        let mut referee = Referee::load(created, meta.seeds.clone()).unwrap();
+        let german = referee.game().acting();
+        let play = |referee: &mut Referee, by: Side, command: Command| {
+            referee
+                .play(by, &command, &mut || panic!("no seed is revealed"))
+                .unwrap_or_else(|v| panic!("{command:?} refused: {v}"));
+        };
+        while referee.game().clock.phase() != protocol::phase::Phase::DefensiveFire {
+            let by = referee.game().acting();
+            play(&mut referee, by, Command::Done);
+        }
+        play(
+            &mut referee,
+            german.opponent(),
+            Command::Adjudicate {
+                unit: "gd".into(),
+                outcome: protocol::Outcome::Break,
+                note: "DFPh, 1MC failed".into(),
+            },
+        );
+        while referee.game().clock.phase() != protocol::phase::Phase::Rout {
+            let by = referee.game().acting();
+            play(&mut referee, by, Command::Done);
+        }
+        let to: protocol::Hex = "3M10".parse().unwrap();
+        for command in [
+            Command::Drop {
+                unit: "gd".into(),
+                weapon: "hmg".into(),
+            },
+            Command::Rout {
+                unit: "gd".into(),
+                to,
+                morale: None,
+            },
+        ] {
+            play(&mut referee, german, command);
+        }
+        // Stored in format 3, the rout in its shape before `morale`.
+        let mut prev = envelope::GENESIS;
+        let mut records = vec![];
+        for e in referee.entries() {
+            let rout = matches!(
+                e.command,
+                Some(protocol::chain::Issued {
+                    command: Command::Rout { .. },
+                    ..
+                })
+            );
+            let (bytes, hash) = protocol::chain::seal_entry_v3(prev, [e.seq as u8; 16], e, rout);
+            assert_eq!(bytes[0], 3);
+            records.push(bytes);
+            prev = hash;
+        }
+        let store = Arc::new(MemoryStore::new());
+        store.put_meta(&key, meta_bytes).await.unwrap();
+        store.append(&key, 1, records).await.unwrap();
+
+        let registry = Registry::open(store.clone(), Config::default()).unwrap();
+        let token = match german {
+            Side::A => tokens.side_a,
+            Side::B => tokens.side_b,
+        };
+        let (handle, viewer) = registry.join(&id, &token, None, false).await.unwrap();
+        let (_, mut messages) = join_task(&handle, viewer).await;
+        match &messages.recv().await.unwrap().message {
+            ServerMessage::Joined {
+                version,
+                state_hash,
+                state,
+                ..
+            } => {
+                // The viewer's projection, numbered by its own stream.
+                let mut expected = referee.game().project(viewer);
+                expected.version = *version;
+                assert_eq!(*state_hash, expected.state_hash());
+                let gd = protocol::scenario::UnitId::from("gd");
+                let state = state.as_ref().expect("a position");
+                assert_eq!(state.units.get(&gd).map(|u| u.hex), Some(to));
+            }
+            other => panic!("expected joined, got {other:?}"),
+        }
+        assert_eq!(
+            referee
+                .game()
+                .units
+                .get(&protocol::scenario::UnitId::from("gd"))
+                .map(|u| u.hex),
+            Some(to)
+        );
+        drop(handle);
+        registry.shutdown().await;
+    }
+
     /// Fencing: a game task whose append is refused because another writer appended first
     /// (two nodes both believing they own the game) applies and sends nothing of its command,
     /// tells its viewers to reconnect (`moved`), and ends; a later join loads the game again.

@@ -1161,8 +1161,8 @@ fn scan_file(file: &File, n: usize, index: &mut RawIndex) -> Result<(), ScanStop
                     }
                 }
             }
-            // Every envelope starts with its format, one byte for formats 1 to 3.
-            if !(1..=3).contains(&buffer[at]) {
+            // Every envelope starts with its format, one byte for every format there is.
+            if !(1..=chain::ENVELOPE_FORMAT).contains(&u16::from(buffer[at])) {
                 continue;
             }
             let Some(found) = chain::envelope_at(&buffer[at..]) else {

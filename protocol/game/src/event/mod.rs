@@ -322,7 +322,9 @@ fn lose_concealment(game: &mut Game, revealed: &[crate::Unit], dummies_removed: 
 /// rule numbers in its doc) and implement `Fact` for it there; add the variant LAST below
 /// (stored logs are bincode, by variant index: never reorder or remove one), to
 /// `each_event` and to `into_event!` (which also names it, [`Event::name`]). The compiler lists each
-/// place left to do; `protocol/tests/event_encoding.rs` keeps the encodings fixed.
+/// place left to do; `protocol/tests/event_encoding.rs` keeps the encodings fixed, and
+/// `protocol/tests/golden.rs` pins each variant's stored bytes: append the new one's sample
+/// (`ASL_GOLDEN=append`). Never add, remove or reorder a field of an event already stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
