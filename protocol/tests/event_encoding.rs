@@ -454,6 +454,12 @@ enum OldEvent {
         hex: Hex,
         dummies_removed: Vec<UnitId>,
     },
+    RecoveryAttempted {
+        unit: UnitId,
+        weapon: String,
+        recovered: bool,
+        mf: Vec<MfAccount>,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -980,6 +986,17 @@ fn old(event: Event) -> OldEvent {
             hex,
             dummies_removed,
         },
+        Event::RecoveryAttempted(RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        }) => OldEvent::RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        },
     }
 }
 
@@ -1076,6 +1093,7 @@ const TAGS: &[&str] = &[
     "ConcealmentLostByBypass",
     "ConcealmentLostToAttack",
     "DummiesRemovedInCloseCombat",
+    "RecoveryAttempted",
 ];
 
 fn tag(event: &Event) -> String {

@@ -359,7 +359,9 @@ fn decide_events(
         }
         Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
         Command::AssaultMove { units } => movement::decide_assault_movement(game, by, units),
-        Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
+        Command::PickUp { unit, weapon } => {
+            movement::decide_pick_up(game, by, unit, weapon, dice)
+        }
         Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),

@@ -21,6 +21,7 @@ pub(super) use cover::decide as decide_shellhole_cover;
 pub(super) use double_time::decide as decide_double_time;
 pub(super) use double_time::decide_assault as decide_assault_movement;
 pub(crate) use entry::{check_enterable, check_hex_modelled, check_leaving, enter_location, Act};
+pub(crate) use portage::check_not_recovering;
 pub use portage::RECOVERY_MF;
 pub(super) use portage::{decide_drop, decide_pick_up};
 pub(crate) use rout::check_router;
