@@ -76,8 +76,9 @@ pub struct WeaponPickedUp {
 /// after the `DiceRolled` that rolled it, whatever its outcome save one: a Recovery that
 /// succeeds in the MPh is `WeaponPickedUp`, the one way a unit takes a weapon for MF. This is
 /// a failed one in the MPh, whose extra MF is spent all the same (`mf`, one account), and
-/// either outcome in the RPh, where it costs none (`mf` empty). It records the attempt: a
-/// unit tries for a weapon once a MPh, and a Recovery is its sole act of the RPh.
+/// either outcome where it costs none (`mf` empty): in the RPh, or an SMC's from its friendly
+/// broken unit, which then no longer possesses the weapon. It records the attempt: a unit
+/// tries for a weapon once a MPh, and a Recovery is its sole act of the RPh.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecoveryAttempted {
     pub unit: UnitId,
@@ -531,7 +532,7 @@ impl Fact for RecoveryAttempted {
             "failed to recover"
         };
         let mut s = if mf.is_empty() {
-            format!("{unit} {outcome} {weapon} in the RPh (A4.44)")
+            format!("{unit} {outcome} {weapon}, at no MF (A4.44)")
         } else {
             format!("{unit} {outcome} {weapon}: {RECOVERY_MF} MF (A4.44)")
         };

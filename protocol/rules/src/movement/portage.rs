@@ -57,7 +57,8 @@ fn weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g Weapon, RuleViol
 /// the Recovery dr, a Final dr below 6 recovering the weapon: CX adds one (A4.51), and no
 /// leader's DRM applies (the rule marks the dr with the triangle of A.10). A success in the
 /// MPh is `WeaponPickedUp`, as a Recovery always was; a failure there still spends the MF, and
-/// either outcome in the RPh costs none (`RecoveryAttempted`).
+/// either outcome in the RPh costs none (`RecoveryAttempted`). An SMC may recover a weapon its
+/// friendly broken unit possesses, in its own RPh or MPh, at no MF (`from_broken_friend`).
 pub(crate) fn decide_pick_up(
     game: &Game,
     by: Side,
@@ -75,7 +76,8 @@ pub(crate) fn decide_pick_up(
     };
     refuse_vehicle(unit)?;
     let weapon = weapon(game, by, weapon_id)?;
-    if let Some(holder) = &weapon.held_by {
+    let from_broken = from_broken_friend(game, by, unit, weapon)?;
+    if let (Some(holder), false) = (&weapon.held_by, from_broken) {
         return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
@@ -83,7 +85,7 @@ pub(crate) fn decide_pick_up(
                 Piece::unit(weapon_id),
                 " is possessed by ",
                 Piece::unit(holder),
-                "; only an unpossessed weapon is recovered"
+                "; only an unpossessed weapon is recovered (or, by an SMC, one its friendly broken unit possesses)"
             ],
         ));
     }
@@ -123,7 +125,8 @@ pub(crate) fn decide_pick_up(
             ],
         ));
     }
-    let account = if rally_phase {
+    // An SMC's Recovery from its broken friend needs no MF (A4.44).
+    let account = if rally_phase || from_broken {
         None
     } else {
         let allotment = allotment(game, unit, ids, false, weapon.pp);
@@ -205,6 +208,54 @@ pub(crate) fn decide_pick_up(
         }),
     };
     Ok(vec![roll, attempt])
+}
+
+/// A4.44: whether `unit` attempts the Recovery of a weapon its friendly broken unit possesses
+/// in its Location — only an SMC does, in its own RPh or MPh, and without MF. `Ok(false)` for
+/// every other weapon, possessed or not, which the one check of possession then rules on.
+fn from_broken_friend(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    weapon: &Weapon,
+) -> Result<bool, RuleViolation> {
+    let Some(holder) = weapon.held_by.as_ref().and_then(|h| game.units.get(h)) else {
+        return Ok(false);
+    };
+    if !unit.kind.is_smc()
+        || holder.side != by
+        || holder.eliminated
+        || holder.morale != board::scenario::Morale::Broken
+        || !game.same_location(holder, unit)
+    {
+        return Ok(false);
+    }
+    if unit.concealed {
+        // Only an SMC may do it: done under "?" it would tell the enemy what the "?" hides.
+        return Err(RuleViolation::with(
+            "A4.44",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&unit.id),
+                " is under \"?\": its Recovery of a weapon from a broken friend, which only an SMC makes, is not modelled by this engine"
+            ],
+        ));
+    }
+    if game.clock.phase() == Phase::Rally && game.attacker() != by {
+        return Err(RuleViolation::with(
+            "A4.44",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&unit.id),
+                " would recover ",
+                Piece::unit(&weapon.id),
+                " from the broken ",
+                Piece::unit(&holder.id),
+                " in the enemy's RPh: the rule gives it his own RPh and MPh, and whether the enemy's RPh is meant too the sources at hand do not settle, so it is not modelled by this engine"
+            ],
+        ));
+    }
+    Ok(true)
 }
 
 /// A Recovery's Final dr must be below this (A4.44).
