@@ -460,6 +460,11 @@ enum OldEvent {
         recovered: bool,
         mf: Vec<MfAccount>,
     },
+    WeaponTransferred {
+        weapon: String,
+        from: UnitId,
+        to: UnitId,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -997,6 +1002,9 @@ fn old(event: Event) -> OldEvent {
             recovered,
             mf,
         },
+        Event::WeaponTransferred(WeaponTransferred { weapon, from, to }) => {
+            OldEvent::WeaponTransferred { weapon, from, to }
+        }
     }
 }
 
@@ -1094,6 +1102,7 @@ const TAGS: &[&str] = &[
     "ConcealmentLostToAttack",
     "DummiesRemovedInCloseCombat",
     "RecoveryAttempted",
+    "WeaponTransferred",
 ];
 
 fn tag(event: &Event) -> String {

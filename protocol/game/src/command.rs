@@ -208,9 +208,12 @@ pub enum Command {
     ExpireClock,
     /// Designate the ATTACKER's units as Opportunity Firers in the PFPh (A7.25, A3.2): they
     /// hold their fire instead of Prep Firing, do not move in the MPh (A3.3), and fire in the
-    /// AFPh without Advancing Fire's halving (A7.24). Last among the variants: commands are
-    /// encoded by variant index.
+    /// AFPh without Advancing Fire's halving (A7.24).
     MarkOpportunityFire { units: Vec<UnitId> },
+    /// Transfer a support weapon from the unit possessing it to another unit of the side in its
+    /// Location, at the start of the ATTACKER's APh (A4.431). Last among the variants: commands
+    /// are encoded by variant index.
+    TransferWeapon { weapon: String, to: UnitId },
 }
 
 impl Command {
@@ -370,6 +373,7 @@ impl Command {
             Command::MarkOpportunityFire { units } => {
                 Command::MarkOpportunityFire { units: all(units) }
             }
+            Command::TransferWeapon { weapon, to } => Command::TransferWeapon { weapon, to: f(to) },
             // Commands naming no unit.
             other @ (Command::Done
             | Command::Melee { .. }

@@ -375,6 +375,7 @@ fn decide_events(
         } => attack::declare(game, by, firers, *target, *into_sewer),
         Command::ResolveAttack => attack::resolve(game, by, dice),
         Command::MarkOpportunityFire { units } => attack::mark_opportunity_fire(game, by, units),
+        Command::TransferWeapon { weapon, to } => movement::decide_transfer(game, by, weapon, to),
         Command::RepairWeapon { weapon } => support_weapon::decide_repair(game, by, weapon, dice),
         Command::PlaceHidden {
             unit,

@@ -166,6 +166,7 @@ macro_rules! each_event {
             Event::ConcealmentLostToAttack($e) => $body,
             Event::DummiesRemovedInCloseCombat($e) => $body,
             Event::RecoveryAttempted($e) => $body,
+            Event::WeaponTransferred($e) => $body,
         }
     };
 }
@@ -291,6 +292,7 @@ into_event!(
     ConcealmentLostToAttack,
     DummiesRemovedInCloseCombat,
     RecoveryAttempted,
+    WeaponTransferred,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -421,6 +423,7 @@ pub enum Event {
     ConcealmentLostToAttack(ConcealmentLostToAttack),
     DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat),
     RecoveryAttempted(RecoveryAttempted),
+    WeaponTransferred(WeaponTransferred),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

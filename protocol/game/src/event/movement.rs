@@ -87,6 +87,14 @@ pub struct RecoveryAttempted {
     pub mf: Vec<MfAccount>,
 }
 
+/// A support weapon changed hands between two units of one side in one Location (A4.431).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponTransferred {
+    pub weapon: String,
+    pub from: UnitId,
+    pub to: UnitId,
+}
+
 /// A unit dropped possession of a support weapon, at no MF cost (A4.43).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeaponDropped {
@@ -538,6 +546,33 @@ impl Fact for RecoveryAttempted {
         };
         write_accounts(&mut s, mf);
         s
+    }
+}
+
+impl Fact for WeaponTransferred {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.from, &self.to]
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let WeaponTransferred { weapon, to, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = Some(to.clone());
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponTransferred { weapon, from, to } = self;
+        Event::WeaponTransferred(WeaponTransferred {
+            weapon,
+            from: names.name(&from),
+            to: names.name(&to),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponTransferred { weapon, from, to } = self;
+        format!("{from} transferred {weapon} to {to} (A4.431)")
     }
 }
 

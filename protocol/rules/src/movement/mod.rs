@@ -23,7 +23,7 @@ pub(super) use double_time::decide_assault as decide_assault_movement;
 pub(crate) use entry::{check_enterable, check_hex_modelled, check_leaving, enter_location, Act};
 pub use portage::RECOVERY_MF;
 pub(crate) use portage::{check_not_recovering, tried as tried_recovery};
-pub(super) use portage::{decide_drop, decide_pick_up};
+pub(super) use portage::{decide_drop, decide_pick_up, decide_transfer};
 pub(crate) use rout::check_router;
 pub(super) use rout::{decide as decide_rout, end_of_rout_step};
 pub use rout::{must_rout, MustRout, INTERDICTION_RANGE_MAX, ROUT_MF};

@@ -13,7 +13,7 @@ use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::{DiceRolled, Event, MfAccount, RecoveryAttempted};
-use game::event::{WeaponDropped, WeaponPickedUp};
+use game::event::{WeaponDropped, WeaponPickedUp, WeaponTransferred};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
@@ -387,6 +387,114 @@ fn check_no_known_enemy(
             " included"
         ],
     ))
+}
+
+/// `TransferWeapon` (A4.431): at the start of the ATTACKER's APh — before either unit advances,
+/// the reading of "start" the engine makes — a SW passes from the unit possessing it to
+/// another of the side's units in its Location, both in Good Order and unpinned, at no MF.
+/// A Transfer in the RPh, which would be each unit's act of the RPh, and one as a sub-unit is
+/// created are not modelled; nor one by a unit under "?", whose weapons the enemy does not
+/// see (the transfer would show or hide one), or a hidden one (A12.3).
+pub(crate) fn decide_transfer(
+    game: &Game,
+    by: Side,
+    weapon_id: &str,
+    to: &UnitId,
+) -> Result<Vec<Event>, RuleViolation> {
+    let refuse = |kind, why: Vec<Piece>| Err(RuleViolation::with("A4.431", kind, why));
+    match game.clock.phase() {
+        Phase::Advance => {}
+        Phase::Rally => {
+            return refuse(
+                ViolationKind::NotModelled,
+                pieces!["a Transfer in the RPh is not modelled by this engine; at the start of the APh one is"],
+            )
+        }
+        _ => {
+            return refuse(
+                ViolationKind::WrongPhase,
+                pieces!["a SW is transferred at the start of the APh (in the RPh: not modelled)"],
+            )
+        }
+    }
+    require_acting(
+        game,
+        by,
+        "only the ATTACKER transfers weapons at the start of its APh",
+    )?;
+    let (weapon, holder) = crate::own_weapon(
+        game,
+        by,
+        weapon_id,
+        "A4.431",
+        "only a possessed weapon is transferred (an unpossessed one is Recovered, A4.44)",
+    )?;
+    let giver = own_unit(game, by, holder)?;
+    let taker = own_unit(game, by, to)?;
+    if giver.id == taker.id {
+        return refuse(
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(to),
+                " possesses ",
+                Piece::unit(weapon_id),
+                " already"
+            ],
+        );
+    }
+    for unit in [giver, taker] {
+        refuse_vehicle(unit)?;
+        super::check_not_hidden(unit, "transferring a support weapon")?;
+        let why = if unit.concealed {
+            Some((
+                ViolationKind::NotModelled,
+                " is under \"?\": a Transfer would show the enemy a weapon it hides, or hide one it sees; not modelled by this engine",
+            ))
+        } else if unit.underground.is_some() {
+            Some((
+                ViolationKind::NotModelled,
+                " is below ground: a Transfer there is not modelled by this engine",
+            ))
+        } else if !unit.is_good_order() || super::in_melee_with(game, unit).is_some() {
+            Some((
+                ViolationKind::UnitState,
+                " is not in Good Order (broken, berserk or held in Melee): only Good Order units transfer a SW",
+            ))
+        } else if unit.pinned {
+            Some((
+                ViolationKind::UnitState,
+                " is pinned: only unpinned units transfer a SW",
+            ))
+        } else if game.movement.advanced.contains(&unit.id) {
+            Some((
+                ViolationKind::UnitState,
+                " has advanced this APh: a Transfer is made at its start, before either unit advances",
+            ))
+        } else {
+            None
+        };
+        if let Some((kind, why)) = why {
+            return refuse(kind, pieces![Piece::unit(&unit.id), why.to_string()]);
+        }
+    }
+    if !game.same_location(giver, taker) {
+        return refuse(
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(to),
+                " is not in the Location of ",
+                Piece::unit(holder),
+                ", which possesses ",
+                Piece::unit(weapon_id)
+            ],
+        );
+    }
+    super::check_smc_load(game, taker, weapon.pp)?;
+    Ok(vec![Event::WeaponTransferred(WeaponTransferred {
+        weapon: weapon_id.to_string(),
+        from: holder.clone(),
+        to: to.clone(),
+    })])
 }
 
 /// Dropping needs no MF and is not a move, so A4.2's one-stack-at-a-time does not stop a unit
