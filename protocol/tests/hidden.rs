@@ -2509,6 +2509,10 @@ fn naming(name: &str) -> Vec<Command> {
             entrance: hex("3C4"),
         },
         Command::DiscoverTunnel { unit: unit() },
+        Command::TransferWeapon {
+            weapon: "lmg".into(),
+            to: unit(),
+        },
         Command::Rally {
             unit: "g1".into(),
             broken_morale: 7,
