@@ -108,7 +108,7 @@ fn a_bad_line_is_exit_code_2_with_file_and_line() {
         failure.to_string(),
         format!(
             "{}:2: unknown command `fly` (done, move, advance, melee, cc, bypass, double-time, assault-move, \
-             take-cover, pick-up, drop, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, opportunity, place, sewer-move, \
+             take-cover, pick-up, drop, transfer, claim-wa, forfeit-wa, decline-wa, show-wa, attack, resolve-attack, opportunity, place, sewer-move, \
              designate-sewer, surface, enter-tunnel, destroy-tunnel, manhole-unseen, adjudicate, \
              accept, dispute, undo, consent-undo, decline-undo, contribute, agree-reveal, concede, \
              propose-end, accept-end, rout, tunnel-seen, discover-tunnel, rally, repair, roll, setup, lift, enter, \

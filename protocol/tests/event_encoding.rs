@@ -454,6 +454,17 @@ enum OldEvent {
         hex: Hex,
         dummies_removed: Vec<UnitId>,
     },
+    RecoveryAttempted {
+        unit: UnitId,
+        weapon: String,
+        recovered: bool,
+        mf: Vec<MfAccount>,
+    },
+    WeaponTransferred {
+        weapon: String,
+        from: UnitId,
+        to: UnitId,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -980,6 +991,20 @@ fn old(event: Event) -> OldEvent {
             hex,
             dummies_removed,
         },
+        Event::RecoveryAttempted(RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        }) => OldEvent::RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        },
+        Event::WeaponTransferred(WeaponTransferred { weapon, from, to }) => {
+            OldEvent::WeaponTransferred { weapon, from, to }
+        }
     }
 }
 
@@ -1076,6 +1101,8 @@ const TAGS: &[&str] = &[
     "ConcealmentLostByBypass",
     "ConcealmentLostToAttack",
     "DummiesRemovedInCloseCombat",
+    "RecoveryAttempted",
+    "WeaponTransferred",
 ];
 
 fn tag(event: &Event) -> String {

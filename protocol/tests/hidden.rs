@@ -1013,10 +1013,13 @@ proptest! {
         for d in &draws {
             let (side, command) = command(&game, d);
             // An attack's resolution rolls (A7.3): sixes, so it is resolved rather than refused.
-            let mut dice = if command == Command::ResolveAttack {
-                ScriptedDice::new(vec![6; 24]).unwrap()
-            } else {
-                ScriptedDice::default()
+            // A Recovery's dr (A4.44) is made or failed by the game's count of dice so far.
+            let mut dice = match command {
+                Command::ResolveAttack => ScriptedDice::new(vec![6; 24]).unwrap(),
+                Command::PickUp { .. } => {
+                    ScriptedDice::new([1 + (game.dice_drawn % 6) as u8]).unwrap()
+                }
+                _ => ScriptedDice::default(),
             };
             let Ok(events) = decide(&game, side, &command, &mut dice) else {
                 continue;
@@ -1293,10 +1296,13 @@ proptest! {
         for d in &draws {
             let (side, command) = command(&game, d);
             // An attack's resolution rolls (A7.3): sixes, so it is resolved rather than refused.
-            let mut dice = if command == Command::ResolveAttack {
-                ScriptedDice::new(vec![6; 24]).unwrap()
-            } else {
-                ScriptedDice::default()
+            // A Recovery's dr (A4.44) is made or failed by the game's count of dice so far.
+            let mut dice = match command {
+                Command::ResolveAttack => ScriptedDice::new(vec![6; 24]).unwrap(),
+                Command::PickUp { .. } => {
+                    ScriptedDice::new([1 + (game.dice_drawn % 6) as u8]).unwrap()
+                }
+                _ => ScriptedDice::default(),
             };
             let Ok(events) = decide(&game, side, &command, &mut dice) else {
                 continue;
@@ -2503,6 +2509,10 @@ fn naming(name: &str) -> Vec<Command> {
             entrance: hex("3C4"),
         },
         Command::DiscoverTunnel { unit: unit() },
+        Command::TransferWeapon {
+            weapon: "lmg".into(),
+            to: unit(),
+        },
         Command::Rally {
             unit: "g1".into(),
             broken_morale: 7,

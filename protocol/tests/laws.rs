@@ -5,7 +5,9 @@
 //! - every event, command and message survives both wire codecs unchanged.
 
 use proptest::prelude::*;
-use protocol::event::{DiceRolled, GameCreated, UnitBypassed, UnitMoved, WeaponPickedUp};
+use protocol::event::{
+    DiceRolled, GameCreated, RecoveryAttempted, UnitBypassed, UnitMoved, WeaponPickedUp,
+};
 use protocol::game::{apply, Game, Viewer};
 use protocol::wire::{self, ClientMessage, Sequenced, ServerMessage};
 use protocol::ReadScenario;
@@ -316,7 +318,11 @@ proptest! {
         for d in &draws {
             let command = move_command(&game, d);
             let before = game.state_hash();
-            let Ok(events) = decide(&game, Side::A, &command, &mut ScriptedDice::default()) else {
+            // A Recovery's dr (A4.44), made or failed by the game's count of dice so far: its
+            // extra MF is spent either way.
+            let face = 1 + (game.dice_drawn % 6) as u8;
+            let mut dice = ScriptedDice::new([face]).unwrap();
+            let Ok(events) = decide(&game, Side::A, &command, &mut dice) else {
                 prop_assert_eq!(game.state_hash(), before);
                 continue;
             };
@@ -330,6 +336,11 @@ proptest! {
                     }
                     Event::WeaponPickedUp(WeaponPickedUp { mf, .. }) => {
                         *costs.entry(mf.unit.clone()).or_default() += protocol::rules::movement::RECOVERY_MF.halves();
+                    }
+                    Event::RecoveryAttempted(RecoveryAttempted { mf, .. }) => {
+                        for a in mf {
+                            *costs.entry(a.unit.clone()).or_default() += protocol::rules::movement::RECOVERY_MF.halves();
+                        }
                     }
                     Event::StepEnded(_) => costs.clear(),
                     _ => {}

@@ -1651,8 +1651,10 @@
 
   /** In the attack mode, a weapon of the viewer's is picked among the firers or dropped from
    * them (A9.1: an attack names the SW it fires); in the RPh a malfunctioned one of the
-   * viewer's is repaired (A9.72); otherwise an unpossessed SW is picked up by the one selected
-   * unit and one of its own dropped (A4.43). The referee checks every one of them. */
+   * viewer's is repaired (A9.72); otherwise an unpossessed SW is recovered by the one selected
+   * unit (A4.44: its Recovery dr, in the RPh or for an MF in the MPh), one of its own dropped
+   * (A4.43), and in the APh one of the viewer's held by another unit transferred to the selected
+   * one (A4.431). The referee checks every one of them. */
   function weaponClicked(w) {
     const state = page.shown;
     const own = ownWeapon(state, w);
@@ -1670,10 +1672,12 @@
     const units = [...page.selected];
     if (w.held_by && page.selected.has(w.held_by)) {
       propose({ drop: { unit: w.held_by, weapon: w.id } }, `${w.held_by} drops ${w.name}`);
+    } else if (own && units.length === 1 && moment(state).step.phase === "APh") {
+      propose({ transfer_weapon: { weapon: w.id, to: units[0] } }, `Transfer ${w.name} to ${units[0]}`);
     } else if (units.length === 1) {
-      propose({ pick_up: { unit: units[0], weapon: w.id } }, `${units[0]} picks up ${w.name}`);
+      propose({ pick_up: { unit: units[0], weapon: w.id } }, `${units[0]} recovers ${w.name}`);
     } else {
-      say(`Select the one unit to pick up ${w.name}, or its holder to drop it.`);
+      say(`Select the one unit to recover ${w.name}, or its holder to drop it.`);
     }
   }
 

@@ -817,7 +817,7 @@ async fn the_other_actions_from_the_page() {
         .await;
     browser.eval(&german, &format!("{lmg}.click()")).await;
     let recovered = send(&mut browser, &german).await;
-    assert_eq!(recovered, "467b picks up LMG: allowed; 467b left 3 of 4");
+    assert_eq!(recovered, "467b recovers LMG: allowed; 467b left 3 of 4");
     browser.press(&german, "Escape", 27).await;
 
     // 467a steps to I5 (the Russian lets its WA chance pass, the second answer), then

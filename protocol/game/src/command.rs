@@ -208,10 +208,13 @@ pub enum Command {
     ExpireClock,
     /// Designate the ATTACKER's units as Opportunity Firers in the PFPh (A7.25, A3.2): they
     /// hold their fire instead of Prep Firing, do not move in the MPh (A3.3), and fire in the
-    /// AFPh without Advancing Fire's halving (A7.24). Last among the variants: commands are
-    /// stored by variant index and their fields in order, which `protocol/tests/golden.rs`
-    /// pins; a new command goes after it, and a stored one's fields never change.
+    /// AFPh without Advancing Fire's halving (A7.24).
     MarkOpportunityFire { units: Vec<UnitId> },
+    /// Transfer a support weapon from the unit possessing it to another unit of the side in its
+    /// Location, at the start of the ATTACKER's APh (A4.431). Last among the variants: commands
+    /// are stored by variant index and their fields in order, which `protocol/tests/golden.rs`
+    /// pins; a new command goes after it, and a stored one's fields never change.
+    TransferWeapon { weapon: String, to: UnitId },
 }
 
 impl Command {
@@ -371,6 +374,7 @@ impl Command {
             Command::MarkOpportunityFire { units } => {
                 Command::MarkOpportunityFire { units: all(units) }
             }
+            Command::TransferWeapon { weapon, to } => Command::TransferWeapon { weapon, to: f(to) },
             // Commands naming no unit.
             other @ (Command::Done
             | Command::Melee { .. }

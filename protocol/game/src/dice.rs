@@ -144,6 +144,8 @@ pub enum RollPurpose {
     WoundSeverity,
     /// The NMC of a routing unit Interdicted as it enters Open Ground (A10.53).
     Interdiction,
+    /// The Recovery dr of an unpossessed support weapon, in the RPh or the MPh (A4.44).
+    Recovery,
 }
 
 impl RollPurpose {
@@ -192,6 +194,7 @@ impl RollPurpose {
             RollPurpose::Repair => "repair (A9.72)",
             RollPurpose::WoundSeverity => "Wound Severity (A17.11)",
             RollPurpose::Interdiction => "Interdiction NMC (A10.53)",
+            RollPurpose::Recovery => "Recovery (A4.44)",
         }
     }
 }

@@ -823,6 +823,12 @@ pub struct MovementRecord {
     /// (`rules::close_combat`). Both sides saw the drop.
     #[serde(default)]
     pub dropped_to_withdraw: BTreeSet<UnitId>,
+    /// The Recovery attempts of this RPh or MPh (A4.44), by the weapon tried for: the units
+    /// that tried it. A unit tries for a weapon once a MPh, and a Recovery in the RPh is its
+    /// sole act there (it neither repairs nor leads a rally, and one that did does not try).
+    /// Both sides saw each attempt (under "?" by the unit's alias); forgotten as the phase ends.
+    #[serde(default)]
+    pub recovery_attempts: BTreeMap<String, BTreeSet<UnitId>>,
 }
 
 /// The whole state of one game: the rules' working state, bookkeeping included. Its layout is
@@ -1503,6 +1509,7 @@ impl Game {
             rallied,
             bypassed_concealed,
             dropped_to_withdraw,
+            recovery_attempts,
         } = movement;
         let hidden = self.hidden_from(viewer);
         let known = |id: &UnitId| !hidden.contains(id);
@@ -1581,6 +1588,12 @@ impl Game {
                 // the mover's side by their aliases (`view::rename_unit`).
                 bypassed_concealed: known_of(bypassed_concealed),
                 dropped_to_withdraw: known_of(dropped_to_withdraw),
+                // Each attempt's dr was rolled in the open; a hidden unit makes none (A12.3).
+                recovery_attempts: recovery_attempts
+                    .iter()
+                    .map(|(w, units)| (w.clone(), known_of(units)))
+                    .filter(|(_, units)| !units.is_empty())
+                    .collect(),
             },
             wa_chance: wa_chance.clone().filter(|c| all_known(&c.units)),
             attack: attack
@@ -1907,6 +1920,11 @@ struct Meaning<'a> {
     /// encoded too.
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     dropped_to_withdraw: Trailing<'a>,
+    /// `MovementRecord::recovery_attempts`, added after `dropped_to_withdraw` (A4.44),
+    /// encoded only when some unit attempted a Recovery in this phase; the sets before it are
+    /// then encoded too.
+    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    recovery_attempts: Trailing<'a, BTreeMap<String, BTreeSet<UnitId>>>,
 }
 
 /// [`MovementRecord`] as it was when the hashes were pinned: its fields in their order, each
@@ -2018,10 +2036,12 @@ impl<'a> Meaning<'a> {
             rallied,
             bypassed_concealed,
             dropped_to_withdraw,
+            recovery_attempts,
         } = movement;
         let later_fire_record = !location_mf.is_empty()
             || !bypassed_concealed.is_empty()
-            || !dropped_to_withdraw.is_empty();
+            || !dropped_to_withdraw.is_empty()
+            || !recovery_attempts.is_empty();
         Meaning {
             scenario,
             clock,
@@ -2086,16 +2106,23 @@ impl<'a> Meaning<'a> {
             location_mf: Trailing::new(
                 location_mf,
                 location_mf.is_empty(),
-                !bypassed_concealed.is_empty() || !dropped_to_withdraw.is_empty(),
+                !bypassed_concealed.is_empty()
+                    || !dropped_to_withdraw.is_empty()
+                    || !recovery_attempts.is_empty(),
             ),
             bypassed_concealed: Trailing::new(
                 bypassed_concealed,
                 bypassed_concealed.is_empty(),
-                !dropped_to_withdraw.is_empty(),
+                !dropped_to_withdraw.is_empty() || !recovery_attempts.is_empty(),
             ),
             dropped_to_withdraw: Trailing::new(
                 dropped_to_withdraw,
                 dropped_to_withdraw.is_empty(),
+                !recovery_attempts.is_empty(),
+            ),
+            recovery_attempts: Trailing::new(
+                recovery_attempts,
+                recovery_attempts.is_empty(),
                 false,
             ),
         }
@@ -2739,6 +2766,13 @@ mod tests {
             dropped, due,
             "the same unit in the other set is another meaning"
         );
+        game.movement.dropped_to_withdraw.clear();
+        game.movement.recovery_attempts = [("lmg".to_string(), ["g1".to_string()].into())].into();
+        let tried = game.state_hash();
+        assert_ne!(tried, before, "a Recovery attempt changes the meaning");
+        assert_ne!(tried, dropped, "and is not a drop to withdraw");
+        game.movement.recovery_attempts.clear();
+        assert_eq!(game.state_hash(), before, "no attempt is not encoded");
     }
 
     #[test]

@@ -560,7 +560,10 @@ pub(super) fn rename_unit(game: &mut Game, from: &UnitId, to: &UnitId) {
         &mut game.movement.bypassed_concealed,
         &mut game.movement.dropped_to_withdraw,
         &mut game.wa_shown,
-    ] {
+    ]
+    .into_iter()
+    .chain(game.movement.recovery_attempts.values_mut())
+    {
         if set.remove(from) {
             set.insert(to.clone());
         }

@@ -17,8 +17,8 @@ use board::scenario::{Side, UnitId};
 use game::command::Command;
 use game::dice::{DiceSource, Modifier};
 use game::event::{
-    DoubleTimeDeclared, ShellholeCoverTaken, UnitBypassed, UnitEntryBlocked, UnitMoved,
-    UnitsEntered, WeaponPickedUp,
+    DoubleTimeDeclared, RecoveryAttempted, ShellholeCoverTaken, UnitBypassed, UnitEntryBlocked,
+    UnitMoved, UnitsEntered, WeaponPickedUp,
 };
 use game::event::{Event, MfAccount, MoveCost};
 use game::Game;
@@ -114,8 +114,9 @@ pub fn preview_at(
     now: Option<u64>,
 ) -> Result<Preview, RuleViolation> {
     let events = crate::dispute::decide_timed(game, log, by, command, now, &mut NoDice)?.events;
-    // Only the commands that roll no dice and whose cost is the actor's own arithmetic are
-    // priced; the first event that carries the step's cost is the step.
+    // Only the commands whose cost is the actor's own arithmetic are priced — a Recovery's
+    // extra MF is spent whatever its dr (A4.44) —; the first event that carries the step's
+    // cost is the step.
     let priced = matches!(
         command,
         Command::Move { .. }
@@ -139,6 +140,9 @@ pub fn preview_at(
                     Some((None, mf.clone()))
                 }
                 Event::WeaponPickedUp(WeaponPickedUp { mf, .. }) => Some((None, vec![mf.clone()])),
+                Event::RecoveryAttempted(RecoveryAttempted { mf, .. }) if !mf.is_empty() => {
+                    Some((None, mf.clone()))
+                }
                 _ => None,
             })
         })

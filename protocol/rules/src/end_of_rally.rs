@@ -55,8 +55,9 @@ fn could_claim(game: &Game, side: Side) -> bool {
 }
 
 /// How many malfunctioned support weapons (A9.7) possessed by units of `side` could still be
-/// repaired in this RPh (A9.72: one attempt an RPh), as both sides may know it: the weapons
-/// the spectator's projection shows, which leaves out those under "?" and hidden units'.
+/// repaired in this RPh (A9.72: one attempt an RPh; none by a unit that attempted a Recovery,
+/// its sole act of the RPh, A4.44), as both sides may know it: the weapons the spectator's
+/// projection shows, which leaves out those under "?" and hidden units'.
 pub fn repairable(game: &Game, side: Side) -> usize {
     repairable_in(&game.project(Viewer::Spectator), side)
 }
@@ -71,7 +72,11 @@ fn repairable_in(public: &Game, side: Side) -> usize {
             w.held_by
                 .as_ref()
                 .and_then(|id| public.units.get(id))
-                .is_some_and(|u| u.side == side && !u.eliminated)
+                .is_some_and(|u| {
+                    u.side == side
+                        && !u.eliminated
+                        && !crate::movement::tried_recovery(public, &u.id, None)
+                })
         })
         .count()
 }

@@ -359,7 +359,9 @@ fn decide_events(
         }
         Command::DoubleTime { units } => movement::decide_double_time(game, by, units),
         Command::AssaultMove { units } => movement::decide_assault_movement(game, by, units),
-        Command::PickUp { unit, weapon } => movement::decide_pick_up(game, by, unit, weapon),
+        Command::PickUp { unit, weapon } => {
+            movement::decide_pick_up(game, by, unit, weapon, dice)
+        }
         Command::Drop { unit, weapon } => movement::decide_drop(game, by, unit, weapon),
         Command::ClaimWallAdvantage { units } => wall_advantage::claim(game, by, units),
         Command::ForfeitWallAdvantage { units } => wall_advantage::forfeit(game, by, units),
@@ -373,6 +375,7 @@ fn decide_events(
         } => attack::declare(game, by, firers, *target, *into_sewer),
         Command::ResolveAttack => attack::resolve(game, by, dice),
         Command::MarkOpportunityFire { units } => attack::mark_opportunity_fire(game, by, units),
+        Command::TransferWeapon { weapon, to } => movement::decide_transfer(game, by, weapon, to),
         Command::RepairWeapon { weapon } => support_weapon::decide_repair(game, by, weapon, dice),
         Command::PlaceHidden {
             unit,

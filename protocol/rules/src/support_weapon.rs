@@ -57,6 +57,7 @@ pub(super) fn decide_repair(
             ],
         );
     }
+    crate::movement::check_not_recovering(game, holder_id, "repair a weapon")?;
     if w.repair_tried {
         return refuse(
             ViolationKind::UnitState,

@@ -45,6 +45,7 @@ pub const COMMAND_WORDS: &[&str] = &[
     "take-cover",
     "pick-up",
     "drop",
+    "transfer",
     "claim-wa",
     "forfeit-wa",
     "decline-wa",
@@ -765,6 +766,13 @@ fn parse_command(scenario: &Scenario, verb: &str, args: &[String]) -> Result<Com
             _ => Err(format!(
                 "`{verb}` takes a unit and a weapon: {verb} 467a lmg1"
             ).into()),
+        },
+        "transfer" => match args {
+            [weapon, to, unit] if to == "to" => Ok(Command::TransferWeapon {
+                weapon: weapon.clone(),
+                to: unit.clone(),
+            }),
+            _ => Err("`transfer` takes a weapon, `to` and a unit: transfer lmg1 to 467b".into()),
         },
         "claim-wa" | "forfeit-wa" if !args.is_empty() => Ok(if verb == "claim-wa" {
             Command::ClaimWallAdvantage {

@@ -165,6 +165,8 @@ macro_rules! each_event {
             Event::ConcealmentLostByBypass($e) => $body,
             Event::ConcealmentLostToAttack($e) => $body,
             Event::DummiesRemovedInCloseCombat($e) => $body,
+            Event::RecoveryAttempted($e) => $body,
+            Event::WeaponTransferred($e) => $body,
         }
     };
 }
@@ -289,6 +291,8 @@ into_event!(
     ConcealmentLostByBypass,
     ConcealmentLostToAttack,
     DummiesRemovedInCloseCombat,
+    RecoveryAttempted,
+    WeaponTransferred,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -420,6 +424,8 @@ pub enum Event {
     ConcealmentLostByBypass(ConcealmentLostByBypass),
     ConcealmentLostToAttack(ConcealmentLostToAttack),
     DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat),
+    RecoveryAttempted(RecoveryAttempted),
+    WeaponTransferred(WeaponTransferred),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

@@ -72,6 +72,29 @@ pub struct WeaponPickedUp {
     pub mf: MfAccount,
 }
 
+/// A unit's Recovery dr for an unpossessed support weapon in its Location (A4.44), logged
+/// after the `DiceRolled` that rolled it, whatever its outcome save one: a Recovery that
+/// succeeds in the MPh is `WeaponPickedUp`, the one way a unit takes a weapon for MF. This is
+/// a failed one in the MPh, whose extra MF is spent all the same (`mf`, one account), and
+/// either outcome where it costs none (`mf` empty): in the RPh, or an SMC's from its friendly
+/// broken unit, which then no longer possesses the weapon. It records the attempt: a unit
+/// tries for a weapon once a MPh, and a Recovery is its sole act of the RPh.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveryAttempted {
+    pub unit: UnitId,
+    pub weapon: String,
+    pub recovered: bool,
+    pub mf: Vec<MfAccount>,
+}
+
+/// A support weapon changed hands between two units of one side in one Location (A4.431).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeaponTransferred {
+    pub weapon: String,
+    pub from: UnitId,
+    pub to: UnitId,
+}
+
 /// A unit dropped possession of a support weapon, at no MF cost (A4.43).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WeaponDropped {
@@ -455,6 +478,101 @@ impl Fact for WeaponPickedUp {
         let mut s = format!("{unit} recovered {weapon}: {} MF (A4.44)", RECOVERY_MF);
         write_accounts(&mut s, std::slice::from_ref(mf));
         s
+    }
+}
+
+impl Fact for RecoveryAttempted {
+    fn accounts(&self) -> &[MfAccount] {
+        &self.mf
+    }
+
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        } = self;
+        if !mf.is_empty() {
+            spend(game, std::slice::from_ref(unit), mf, None);
+        }
+        if *recovered {
+            if let Some(w) = game.weapons.get_mut(weapon) {
+                w.held_by = Some(unit.clone());
+            }
+        }
+        game.movement
+            .recovery_attempts
+            .entry(weapon.clone())
+            .or_default()
+            .insert(unit.clone());
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        } = self;
+        Event::RecoveryAttempted(RecoveryAttempted {
+            unit: names.name(&unit),
+            weapon,
+            recovered,
+            mf: mf.iter().map(|a| names.account(a)).collect(),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let RecoveryAttempted {
+            unit,
+            weapon,
+            recovered,
+            mf,
+        } = self;
+        let outcome = if *recovered {
+            "recovered"
+        } else {
+            "failed to recover"
+        };
+        let mut s = if mf.is_empty() {
+            format!("{unit} {outcome} {weapon}, at no MF (A4.44)")
+        } else {
+            format!("{unit} {outcome} {weapon}: {RECOVERY_MF} MF (A4.44)")
+        };
+        write_accounts(&mut s, mf);
+        s
+    }
+}
+
+impl Fact for WeaponTransferred {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.from, &self.to]
+    }
+
+    fn apply(&self, game: &mut Game) {
+        let WeaponTransferred { weapon, to, .. } = self;
+        if let Some(w) = game.weapons.get_mut(weapon) {
+            w.held_by = Some(to.clone());
+        }
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let WeaponTransferred { weapon, from, to } = self;
+        Event::WeaponTransferred(WeaponTransferred {
+            weapon,
+            from: names.name(&from),
+            to: names.name(&to),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        let WeaponTransferred { weapon, from, to } = self;
+        format!("{from} transferred {weapon} to {to} (A4.431)")
     }
 }
 

@@ -277,6 +277,11 @@ fn step_over(game: &mut Game, ended: &Clock, next: &Clock) {
             w.repair_tried = false;
         }
     }
+    // A Recovery attempt counts within its phase: one a unit in the RPh, one a unit and
+    // weapon in the MPh (A4.44), a unit that tried in the RPh trying again in the MPh.
+    if ended.phase() != next.phase() && !game.movement.recovery_attempts.is_empty() {
+        game.movement.recovery_attempts.clear();
+    }
     if ended.phase() == Phase::Movement && next.phase() != Phase::Movement {
         end_movement_phase(game);
         // Residual FP lasts only the MPh it was left in (A8.2).

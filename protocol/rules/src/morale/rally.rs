@@ -166,6 +166,7 @@ pub(crate) fn decide(
                     ],
                 ));
             }
+            crate::movement::check_not_recovering(game, l, "lead a rally")?;
             if game.movement.rallied.contains(l) {
                 return Err(RuleViolation::with(
                     "A10.6",

@@ -1,17 +1,19 @@
-//! `PickUp` and `Drop`: possession of support weapons during the MPh (A4.4–A4.44), and
-//! dropping it in the APh too (A4.43).
+//! `PickUp` and `Drop`: possession of support weapons during the MPh (A4.4–A4.44), its
+//! Recovery in the RPh too (A4.44), and dropping it in the APh too (A4.43).
 //!
-//! Dropping is free (A4.43). Recovering an unpossessed weapon in the unit's Location costs
-//! 1 MF (A4.44), and the weapon's PP count against the unit's IPC for the rest of the MPh
-//! even if it is dropped again (A4.4). No weapon is portaged twice in one phase (A4.4), and an
+//! Dropping is free (A4.43). Recovering an unpossessed weapon in the unit's Location is a
+//! Recovery dr through the dice, after 1 extra MF in the MPh (A4.44); a weapon recovered there
+//! counts its PP against the unit's IPC for the rest of the MPh even if it is dropped again
+//! (A4.4). No weapon is portaged twice in one phase (A4.4), and an
 //! SMC never carries more than two PP (A4.42).
 
 use super::{allotment, movers};
 use crate::violation::{pieces, Piece, RuleViolation, ViolationKind};
 use crate::{own_unit, require_acting, require_phase};
 use board::scenario::{Side, UnitId, UnitKind};
-use game::event::{Event, MfAccount};
-use game::event::{WeaponDropped, WeaponPickedUp};
+use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
+use game::event::{DiceRolled, Event, MfAccount, RecoveryAttempted};
+use game::event::{WeaponDropped, WeaponPickedUp, WeaponTransferred};
 use game::phase::Phase;
 use game::{Game, Unit, Weapon};
 
@@ -50,18 +52,32 @@ fn weapon<'g>(game: &'g Game, by: Side, id: &str) -> Result<&'g Weapon, RuleViol
     })
 }
 
+/// A Recovery attempt (A4.44): in the MPh by a unit free to move, for one extra MF; at the
+/// start of any RPh, by either side's unit, as its sole act there. Every check comes before
+/// the Recovery dr, a Final dr below 6 recovering the weapon: CX adds one (A4.51), and no
+/// leader's DRM applies (the rule marks the dr with the triangle of A.10). A success in the
+/// MPh is `WeaponPickedUp`, as a Recovery always was; a failure there still spends the MF, and
+/// either outcome in the RPh costs none (`RecoveryAttempted`). An SMC may recover a weapon its
+/// friendly broken unit possesses, in its own RPh or MPh, at no MF (`from_broken_friend`).
 pub(crate) fn decide_pick_up(
     game: &Game,
     by: Side,
     unit_id: &UnitId,
     weapon_id: &str,
+    dice: &mut dyn DiceSource,
 ) -> Result<Vec<Event>, RuleViolation> {
     let ids = std::slice::from_ref(unit_id);
     super::refuse_advance_phase(game, by, super::RECOVERING)?;
-    let unit = movers(game, by, ids, "support weapons are recovered")?[0];
+    let rally_phase = game.clock.phase() == Phase::Rally;
+    let unit = if rally_phase {
+        rally_phase_recoverer(game, by, unit_id)?
+    } else {
+        movers(game, by, ids, "support weapons are recovered")?[0]
+    };
     refuse_vehicle(unit)?;
     let weapon = weapon(game, by, weapon_id)?;
-    if let Some(holder) = &weapon.held_by {
+    let from_broken = from_broken_friend(game, by, unit, weapon)?;
+    if let (Some(holder), false) = (&weapon.held_by, from_broken) {
         return Err(RuleViolation::with(
             "A4.43",
             ViolationKind::UnitState,
@@ -69,7 +85,7 @@ pub(crate) fn decide_pick_up(
                 Piece::unit(weapon_id),
                 " is possessed by ",
                 Piece::unit(holder),
-                "; only an unpossessed weapon is recovered"
+                "; only an unpossessed weapon is recovered (or, by an SMC, one its friendly broken unit possesses)"
             ],
         ));
     }
@@ -96,37 +112,388 @@ pub(crate) fn decide_pick_up(
         ));
     }
     super::check_smc_load(game, unit, weapon.pp)?;
-    let allotment = allotment(game, unit, ids, false, weapon.pp);
-    let left = allotment.total.saturating_sub(unit.mf_spent);
-    if left < RECOVERY_MF {
+    check_no_known_enemy(game, by, unit, weapon_id)?;
+    if !rally_phase && tried(game, unit_id, Some(weapon_id)) {
         return Err(RuleViolation::with(
             "A4.44",
-            ViolationKind::NotEnoughMf,
+            ViolationKind::UnitState,
             pieces![
-                "recovering ",
-                Piece::unit(weapon_id),
-                format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
                 Piece::unit(unit_id),
-                format!(" would have {left} left")
+                " has attempted to recover ",
+                Piece::unit(weapon_id),
+                " this MPh: one attempt per unit and weapon a MPh"
             ],
         ));
     }
-    let spent = unit.mf_spent + RECOVERY_MF;
-    super::check_assault_keeps_one(
-        unit,
-        &allotment,
-        spent,
-        pieces!["recovering ", Piece::unit(weapon_id)],
-    )?;
-    Ok(vec![Event::WeaponPickedUp(WeaponPickedUp {
-        unit: unit_id.clone(),
-        weapon: weapon_id.to_string(),
-        mf: MfAccount {
+    // An SMC's Recovery from its broken friend needs no MF (A4.44).
+    let account = if rally_phase || from_broken {
+        None
+    } else {
+        let allotment = allotment(game, unit, ids, false, weapon.pp);
+        let left = allotment.total.saturating_sub(unit.mf_spent);
+        if left < RECOVERY_MF {
+            return Err(RuleViolation::with(
+                "A4.44",
+                ViolationKind::NotEnoughMf,
+                pieces![
+                    "recovering ",
+                    Piece::unit(weapon_id),
+                    format!(" needs {RECOVERY_MF} MF; carrying its {} PP, ", weapon.pp),
+                    Piece::unit(unit_id),
+                    format!(" would have {left} left")
+                ],
+            ));
+        }
+        let spent = unit.mf_spent + RECOVERY_MF;
+        super::check_assault_keeps_one(
+            unit,
+            &allotment,
+            spent,
+            pieces!["recovering ", Piece::unit(weapon_id)],
+        )?;
+        Some(MfAccount {
             unit: unit_id.clone(),
             allotment,
             spent,
             left: allotment.total.saturating_sub(spent),
+        })
+    };
+    let dr = dice.roll_die().ok_or_else(|| {
+        RuleViolation::new(
+            "docs/dice.md",
+            ViolationKind::NoDice,
+            "no dice: offline, add a `dice` line with one face for the Recovery dr before `pick-up`",
+        )
+    })?;
+    let mut modifiers = vec![];
+    if unit.cx {
+        modifiers.push(Modifier {
+            value: 1,
+            reason: format!("`{unit_id}` is CX"),
+            rule: "A4.51".into(),
+        });
+    }
+    let final_dr = i16::from(dr) + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
+    let recovered = final_dr < RECOVERY_BELOW;
+    let roll = Event::DiceRolled(DiceRolled {
+        roll: Roll {
+            side: by,
+            purpose: RollPurpose::Recovery,
+            rule: "A4.44".into(),
+            first_draw: game.dice_drawn,
+            dice: vec![dr],
+            modifiers,
+            final_result: final_dr,
+            outcome: format!(
+                "`{unit_id}` recovers {weapon_id} on a Final dr below {RECOVERY_BELOW}: {}",
+                if recovered {
+                    "recovered"
+                } else {
+                    "not recovered"
+                }
+            ),
         },
+    });
+    let attempt = match account {
+        Some(mf) if recovered => Event::WeaponPickedUp(WeaponPickedUp {
+            unit: unit_id.clone(),
+            weapon: weapon_id.to_string(),
+            mf,
+        }),
+        account => Event::RecoveryAttempted(RecoveryAttempted {
+            unit: unit_id.clone(),
+            weapon: weapon_id.to_string(),
+            recovered,
+            mf: account.into_iter().collect(),
+        }),
+    };
+    Ok(vec![roll, attempt])
+}
+
+/// A4.44: whether `unit` attempts the Recovery of a weapon its friendly broken unit possesses
+/// in its Location — only an SMC does, in its own RPh or MPh, and without MF. `Ok(false)` for
+/// every other weapon, possessed or not, which the one check of possession then rules on.
+fn from_broken_friend(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    weapon: &Weapon,
+) -> Result<bool, RuleViolation> {
+    let Some(holder) = weapon.held_by.as_ref().and_then(|h| game.units.get(h)) else {
+        return Ok(false);
+    };
+    if !unit.kind.is_smc()
+        || holder.side != by
+        || holder.eliminated
+        || holder.morale != board::scenario::Morale::Broken
+        || !game.same_location(holder, unit)
+    {
+        return Ok(false);
+    }
+    if unit.concealed {
+        // Only an SMC may do it: done under "?" it would tell the enemy what the "?" hides.
+        return Err(RuleViolation::with(
+            "A4.44",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&unit.id),
+                " is under \"?\": its Recovery of a weapon from a broken friend, which only an SMC makes, is not modelled by this engine"
+            ],
+        ));
+    }
+    if game.clock.phase() == Phase::Rally && game.attacker() != by {
+        return Err(RuleViolation::with(
+            "A4.44",
+            ViolationKind::NotModelled,
+            pieces![
+                Piece::unit(&unit.id),
+                " would recover ",
+                Piece::unit(&weapon.id),
+                " from the broken ",
+                Piece::unit(&holder.id),
+                " in the enemy's RPh: the rule gives it his own RPh and MPh, and whether the enemy's RPh is meant too the sources at hand do not settle, so it is not modelled by this engine"
+            ],
+        ));
+    }
+    Ok(true)
+}
+
+/// A Recovery's Final dr must be below this (A4.44).
+pub const RECOVERY_BELOW: i16 = 6;
+
+/// Whether `unit` attempted a Recovery in this phase: of `weapon`, or of any weapon with
+/// `None` (`MovementRecord::recovery_attempts`, forgotten as each phase ends).
+pub(crate) fn tried(game: &Game, unit: &UnitId, weapon: Option<&str>) -> bool {
+    game.movement
+        .recovery_attempts
+        .iter()
+        .any(|(w, units)| weapon.is_none_or(|x| x == w) && units.contains(unit))
+}
+
+/// A4.44: a Recovery in the RPh is the unit's sole act there. A unit that attempted one
+/// neither repairs a weapon (A9.72) nor leads a rally (A10.6) in that RPh; `act` says which
+/// it would do.
+pub(crate) fn check_not_recovering(
+    game: &Game,
+    unit: &UnitId,
+    act: &str,
+) -> Result<(), RuleViolation> {
+    if game.clock.phase() == Phase::Rally && tried(game, unit, None) {
+        return Err(RuleViolation::with(
+            "A4.44",
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(unit),
+                format!(" attempted a Recovery this RPh, its sole act there: it does not {act}")
+            ],
+        ));
+    }
+    Ok(())
+}
+
+/// A4.44: the unit that may attempt a Recovery at the start of the RPh — either side's, in
+/// the RPh's own step (not its end's WA steps), in the open (a hidden unit's act would reveal
+/// it, A12.3), above ground, in Good Order and unpinned, having done nothing else in the RPh:
+/// no rally attempt, no repair, no other Recovery.
+fn rally_phase_recoverer<'g>(
+    game: &'g Game,
+    by: Side,
+    id: &UnitId,
+) -> Result<&'g Unit, RuleViolation> {
+    let step = game.clock.step();
+    if step.rule != "A3.1" {
+        return Err(RuleViolation::new(
+            "A4.44",
+            ViolationKind::WrongPhase,
+            format!(
+                "a Recovery in the RPh is made at its start; it is now the {}",
+                step.name
+            ),
+        ));
+    }
+    let unit = own_unit(game, by, id)?;
+    super::check_not_hidden(unit, "recovering a support weapon")?;
+    let refuse = |kind, why: &str| {
+        Err(RuleViolation::with(
+            "A4.44",
+            kind,
+            pieces![Piece::unit(id), why.to_string()],
+        ))
+    };
+    if unit.underground.is_some() {
+        return refuse(
+            ViolationKind::NotModelled,
+            " is below ground: recovering a weapon there is not modelled by this engine",
+        );
+    }
+    if !unit.is_good_order() {
+        return refuse(
+            ViolationKind::UnitState,
+            " is not in Good Order: only a Good Order unit attempts a Recovery",
+        );
+    }
+    if unit.pinned {
+        return refuse(
+            ViolationKind::UnitState,
+            " is pinned: only an unpinned unit attempts a Recovery",
+        );
+    }
+    if game.movement.rallied.contains(id) {
+        return refuse(
+            ViolationKind::UnitState,
+            " attempted to rally this RPh: a Recovery there is a unit's sole act",
+        );
+    }
+    if game
+        .weapons
+        .values()
+        .any(|w| w.repair_tried && w.held_by.as_ref() == Some(id))
+    {
+        return refuse(
+            ViolationKind::UnitState,
+            " attempted a repair this RPh: a Recovery there is a unit's sole act",
+        );
+    }
+    if tried(game, id, None) {
+        return refuse(
+            ViolationKind::UnitState,
+            " attempted a Recovery this RPh already: it is a unit's sole act there",
+        );
+    }
+    Ok(unit)
+}
+
+/// A4.44: no Recovery in a Location holding an armed Known enemy unit — a unit its side
+/// knows of (`rout::known_enemies`: Personnel or vehicles, broken or not, not under "?").
+fn check_no_known_enemy(
+    game: &Game,
+    by: Side,
+    unit: &Unit,
+    weapon_id: &str,
+) -> Result<(), RuleViolation> {
+    let Some(enemy) = super::rout::known_enemies(game, by).find(|e| game.same_location(e, unit))
+    else {
+        return Ok(());
+    };
+    Err(RuleViolation::with(
+        "A4.44",
+        ViolationKind::UnitState,
+        pieces![
+            Piece::unit(&unit.id),
+            " shares its Location with the armed Known enemy unit ",
+            Piece::unit(&enemy.id),
+            "; no weapon is recovered there, ",
+            Piece::unit(weapon_id),
+            " included"
+        ],
+    ))
+}
+
+/// `TransferWeapon` (A4.431): at the start of the ATTACKER's APh — before either unit advances,
+/// the reading of "start" the engine makes — a SW passes from the unit possessing it to
+/// another of the side's units in its Location, both in Good Order and unpinned, at no MF.
+/// A Transfer in the RPh, which would be each unit's act of the RPh, and one as a sub-unit is
+/// created are not modelled; nor one by a unit under "?", whose weapons the enemy does not
+/// see (the transfer would show or hide one), or a hidden one (A12.3).
+pub(crate) fn decide_transfer(
+    game: &Game,
+    by: Side,
+    weapon_id: &str,
+    to: &UnitId,
+) -> Result<Vec<Event>, RuleViolation> {
+    let refuse = |kind, why: Vec<Piece>| Err(RuleViolation::with("A4.431", kind, why));
+    match game.clock.phase() {
+        Phase::Advance => {}
+        Phase::Rally => {
+            return refuse(
+                ViolationKind::NotModelled,
+                pieces!["a Transfer in the RPh is not modelled by this engine; at the start of the APh one is"],
+            )
+        }
+        _ => {
+            return refuse(
+                ViolationKind::WrongPhase,
+                pieces!["a SW is transferred at the start of the APh (in the RPh: not modelled)"],
+            )
+        }
+    }
+    require_acting(
+        game,
+        by,
+        "only the ATTACKER transfers weapons at the start of its APh",
+    )?;
+    let (weapon, holder) = crate::own_weapon(
+        game,
+        by,
+        weapon_id,
+        "A4.431",
+        "only a possessed weapon is transferred (an unpossessed one is Recovered, A4.44)",
+    )?;
+    let giver = own_unit(game, by, holder)?;
+    let taker = own_unit(game, by, to)?;
+    if giver.id == taker.id {
+        return refuse(
+            ViolationKind::UnitState,
+            pieces![
+                Piece::unit(to),
+                " possesses ",
+                Piece::unit(weapon_id),
+                " already"
+            ],
+        );
+    }
+    for unit in [giver, taker] {
+        refuse_vehicle(unit)?;
+        super::check_not_hidden(unit, "transferring a support weapon")?;
+        let why = if unit.concealed {
+            Some((
+                ViolationKind::NotModelled,
+                " is under \"?\": a Transfer would show the enemy a weapon it hides, or hide one it sees; not modelled by this engine",
+            ))
+        } else if unit.underground.is_some() {
+            Some((
+                ViolationKind::NotModelled,
+                " is below ground: a Transfer there is not modelled by this engine",
+            ))
+        } else if !unit.is_good_order() || super::in_melee_with(game, unit).is_some() {
+            Some((
+                ViolationKind::UnitState,
+                " is not in Good Order (broken, berserk or held in Melee): only Good Order units transfer a SW",
+            ))
+        } else if unit.pinned {
+            Some((
+                ViolationKind::UnitState,
+                " is pinned: only unpinned units transfer a SW",
+            ))
+        } else if game.movement.advanced.contains(&unit.id) {
+            Some((
+                ViolationKind::UnitState,
+                " has advanced this APh: a Transfer is made at its start, before either unit advances",
+            ))
+        } else {
+            None
+        };
+        if let Some((kind, why)) = why {
+            return refuse(kind, pieces![Piece::unit(&unit.id), why.to_string()]);
+        }
+    }
+    if !game.same_location(giver, taker) {
+        return refuse(
+            ViolationKind::Geometry,
+            pieces![
+                Piece::unit(to),
+                " is not in the Location of ",
+                Piece::unit(holder),
+                ", which possesses ",
+                Piece::unit(weapon_id)
+            ],
+        );
+    }
+    super::check_smc_load(game, taker, weapon.pp)?;
+    Ok(vec![Event::WeaponTransferred(WeaponTransferred {
+        weapon: weapon_id.to_string(),
+        from: holder.clone(),
+        to: to.clone(),
     })])
 }
 
