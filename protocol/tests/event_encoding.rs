@@ -454,6 +454,15 @@ enum OldEvent {
         hex: Hex,
         dummies_removed: Vec<UnitId>,
     },
+    FpfNmcTaken {
+        by: Side,
+        unit: UnitId,
+        dice: Vec<u8>,
+        modifiers: Vec<protocol::game::dice::Modifier>,
+        final_dr: i16,
+        rule: String,
+        outcome: String,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -980,6 +989,23 @@ fn old(event: Event) -> OldEvent {
             hex,
             dummies_removed,
         },
+        Event::FpfNmcTaken(FpfNmcTaken {
+            by,
+            unit,
+            dice,
+            modifiers,
+            final_dr,
+            rule,
+            outcome,
+        }) => OldEvent::FpfNmcTaken {
+            by,
+            unit,
+            dice,
+            modifiers,
+            final_dr,
+            rule,
+            outcome,
+        },
     }
 }
 
@@ -1076,6 +1102,7 @@ const TAGS: &[&str] = &[
     "ConcealmentLostByBypass",
     "ConcealmentLostToAttack",
     "DummiesRemovedInCloseCombat",
+    "FpfNmcTaken",
 ];
 
 fn tag(event: &Event) -> String {

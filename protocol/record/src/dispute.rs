@@ -375,9 +375,10 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::TimeGiven(_)
         | Event::VacationStarted(_)
         | Event::VacationEnded(_) => "is on the clock; time once spent or given stands",
-        Event::SewerEntryFailed(_) | Event::SewerStackLost(_) | Event::SewerEmergenceRolled(_) => {
-            "follows from a die roll"
-        }
+        Event::SewerEntryFailed(_)
+        | Event::SewerStackLost(_)
+        | Event::SewerEmergenceRolled(_)
+        | Event::FpfNmcTaken(_) => "follows from a die roll",
         Event::HiddenUnitPlaced(_) => "revealed a hidden unit (A12.3)",
         Event::UnitSetUp(_) | Event::UnitSetUpLifted(_) => {
             "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"

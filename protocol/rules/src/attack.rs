@@ -855,6 +855,7 @@ pub(super) fn resolve(
             let original: u8 = fired.roll.dice.iter().sum();
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
+            let ift_dice = [coloured, fired.roll.dice.get(1).copied().unwrap_or(0)];
             let (read_column, cowered) = (fired.column, fired.cowered);
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             events.extend(revealed);
@@ -897,31 +898,36 @@ pub(super) fn resolve(
                 }
             }
             if assessment.kind == resolution::FireKind::FinalProtective {
-                // A8.31: the FPF's DR is also a Normal Morale Check for each firer — the
-                // possessor of a MG in Sustained Fire too; which DRMs that check takes is not
-                // sourced, so the players rule on it.
+                // A8.31: once the FPF has done its work on the moving units, its Original DR
+                // is an NMC for each unit that fired it — the leader directing it and the
+                // possessor of a MG in Sustained Fire too — taken in that order after their
+                // checks, drawing no die (a wound's dr is drawn after the targets').
                 let holders = a.weapons.iter().filter_map(|w| {
                     game.weapons
                         .get(w)
-                        .and_then(|w| w.held_by.as_ref())
+                        .and_then(|w| w.held_by.clone())
                         .filter(|h| !a.firers.contains(h))
                 });
-                let mut checked: Vec<&UnitId> = vec![];
-                for id in a.firers.iter().chain(holders) {
-                    if checked.contains(&id) {
-                        continue;
+                let mut checkers: Vec<UnitId> = vec![];
+                for id in a.firers.iter().cloned().chain(holders) {
+                    if !checkers.contains(&id) {
+                        checkers.push(id);
                     }
-                    checked.push(id);
-                    let Some(u) = game.units.get(id) else {
-                        continue;
-                    };
-                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: u.hex,
-                        unit: Some(id.clone()),
-                        rule: "A8.31".into(),
-                        why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
-                    }));
                 }
+                let drawn = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::DiceRolled(DiceRolled { roll }) => {
+                            Some(roll.first_draw + roll.dice.len() as u64)
+                        }
+                        _ => None,
+                    })
+                    .max()
+                    .unwrap_or(first_draw);
+                events.extend(
+                    morale::final_protective_fire(game, by, &checkers, ift_dice, drawn, dice)
+                        .map_err(|_| no_dice("the FPF's checks"))?,
+                );
             }
             if first_fire {
                 let fp = match resolution::residual_fp(&assessment, read_column, cowered, kept_rof)

@@ -165,6 +165,7 @@ macro_rules! each_event {
             Event::ConcealmentLostByBypass($e) => $body,
             Event::ConcealmentLostToAttack($e) => $body,
             Event::DummiesRemovedInCloseCombat($e) => $body,
+            Event::FpfNmcTaken($e) => $body,
         }
     };
 }
@@ -289,6 +290,7 @@ into_event!(
     ConcealmentLostByBypass,
     ConcealmentLostToAttack,
     DummiesRemovedInCloseCombat,
+    FpfNmcTaken,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -418,6 +420,7 @@ pub enum Event {
     ConcealmentLostByBypass(ConcealmentLostByBypass),
     ConcealmentLostToAttack(ConcealmentLostToAttack),
     DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat),
+    FpfNmcTaken(FpfNmcTaken),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.
