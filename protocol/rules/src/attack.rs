@@ -857,6 +857,7 @@ pub(super) fn resolve(
             let coloured = fired.roll.dice[0];
             let ift_dice = [coloured, fired.roll.dice.get(1).copied().unwrap_or(0)];
             let (read_column, cowered) = (fired.column, fired.cowered);
+            let fired_read = fired.clone();
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             events.extend(revealed);
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
@@ -867,6 +868,69 @@ pub(super) fn resolve(
                 &assessment,
             ));
             events.extend(effects);
+            // A12.13: the "?" beside Known units is attacked apart, on its own column with the
+            // same DR, once the Known units' effects are applied: its own reading, its "?" lost
+            // to a PTC or worse (A12.14), its units' checks drawn after the Known units'.
+            if let (Some(kind), Some((column, result))) = (
+                assessment.concealed.as_ref(),
+                resolution::read_concealed(&assessment, &fired_read),
+            ) {
+                events.push(Event::IftAttackResolved(IftAttackResolved {
+                    by,
+                    target: a.target,
+                    fp: kind.fp_words(),
+                    column: column.fp(),
+                    cowered,
+                    final_dr: fired_read.roll.final_result,
+                    result: result.to_string(),
+                }));
+                let mut after = game.clone();
+                for e in &events {
+                    game::apply(&mut after, e);
+                }
+                let revealed = (result != IftResult::NoEffect)
+                    .then(|| crate::concealment::lost_to_attack(&after, a.target, &kind.fired_on))
+                    .flatten();
+                if let Some(e) = &revealed {
+                    game::apply(&mut after, e);
+                }
+                events.extend(revealed);
+                let on: Vec<UnitId> = kind
+                    .fired_on
+                    .iter()
+                    .filter(|id| after.units.get(*id).is_some_and(|u| !u.eliminated))
+                    .cloned()
+                    .collect();
+                let known_effects = events.len();
+                let effects = morale::fire_effects(
+                    &after,
+                    by,
+                    a.target,
+                    &on,
+                    result,
+                    next_draw(&events, first_draw),
+                    dice,
+                )
+                .map_err(|_| no_dice("the morale checks"))?;
+                // A10.2: a leader lost to one kind's attack owes the Leader Loss checks of the
+                // other kind's units too, which the two attacks apart do not roll; said alike
+                // whatever the "?" hides.
+                let lost = |e: &Event| {
+                    matches!(e, Event::FireEffectApplied(game::event::FireEffectApplied { unit, outcome: game::command::Outcome::Break | game::command::Outcome::Eliminate, .. })
+                        if after.units.get(unit).or_else(|| game.units.get(unit)).is_some_and(|u| u.kind == board::scenario::UnitKind::Leader))
+                };
+                let leader_lost =
+                    events[..known_effects].iter().any(lost) || effects.iter().any(lost);
+                events.extend(effects);
+                if leader_lost {
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                        target: a.target,
+                        unit: None,
+                        rule: "A10.2".into(),
+                        why: format!("a leader in {} was lost to the attack on the Known units or on the \"?\" (A12.13): the Leader Loss checks he owes the units of the other kind are the players' to roll", a.target),
+                    }));
+                }
+            }
             // A9.7: an Original DR at or above a firing SW's B# malfunctions it once the
             // attack, which it still took part in, is resolved.
             for (weapon, holder, breakdown) in &assessment.breakdowns {
@@ -914,16 +978,7 @@ pub(super) fn resolve(
                         checkers.push(id);
                     }
                 }
-                let drawn = events
-                    .iter()
-                    .filter_map(|e| match e {
-                        Event::DiceRolled(DiceRolled { roll }) => {
-                            Some(roll.first_draw + roll.dice.len() as u64)
-                        }
-                        _ => None,
-                    })
-                    .max()
-                    .unwrap_or(first_draw);
+                let drawn = next_draw(&events, first_draw);
                 events.extend(
                     morale::final_protective_fire(game, by, &checkers, ift_dice, drawn, dice)
                         .map_err(|_| no_dice("the FPF's checks"))?,
@@ -948,6 +1003,21 @@ pub(super) fn resolve(
             Ok(events)
         }
     }
+}
+
+/// The draw number of the next die after `events`: past the last die a `DiceRolled` among
+/// them drew, or `first` when they drew none.
+fn next_draw(events: &[Event], first: u64) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::DiceRolled(DiceRolled { roll }) => {
+                Some(roll.first_draw + roll.dice.len() as u64)
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(first)
 }
 
 /// Offline the dice are the script's: none left for what the resolution must roll.
