@@ -2381,6 +2381,43 @@ fn fire_at_a_question_mark_beside_a_known_unit_tells_the_enemy_nothing_of_what_i
     );
 }
 
+/// A12.13, A12.14: when the "?"'s own reading is a PTC or worse, the firer is told the same
+/// whether a squad or a Dummy is under it up to that reading, the Known squad's check
+/// included; then the "?" is taken off: the squad shown and checking, the Dummy removed.
+#[test]
+fn fire_at_a_question_mark_beside_a_known_unit_reveals_it_at_its_own_reading() {
+    // DR 5, +1 woods: 6, an NMC on the 4 column (gk passes with DR 5) and a PTC on the 2 (the
+    // squad passes with DR 4).
+    let squad = russian_side_of_mixed_fire_at(SQUAD_467, &[3, 2, 2, 3, 2, 2]);
+    let dummy = russian_side_of_mixed_fire_at(DUMMY, &[3, 2, 2, 3]);
+    let read = |seen: &[Viewed]| {
+        seen.iter()
+            .position(|v| matches!(&v.event, Event::IftAttackResolved(a) if a.column == 2))
+            .expect("the \"?\" is read on its own column")
+    };
+    let (at_squad, at_dummy) = (read(&squad.0), read(&dummy.0));
+    assert_eq!(at_squad, at_dummy);
+    let d = differ(
+        &squad.0[..=at_squad].to_vec(),
+        &dummy.0[..=at_dummy].to_vec(),
+    );
+    assert!(d.is_none(), "told differently before the reveal: {d:?}");
+    match &squad.0[at_squad + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e.revealed.iter().any(|u| u.id == "gq"));
+            assert!(e.dummies_removed.is_empty());
+        }
+        other => panic!("the squad is revealed right after its reading, not {other:?}"),
+    }
+    match &dummy.0[at_dummy + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e.revealed.is_empty());
+            assert_eq!(e.dummies_removed.len(), 1);
+        }
+        other => panic!("the Dummy is removed right after its reading, not {other:?}"),
+    }
+}
+
 /// A8.3, A9.2: the DEFENDER's MMG fires at a German "?" (`under`) moving through woods as often
 /// as the MF it spent in the Location allow, each attack Area Fire at a "?" (A7.23) reading no
 /// effect, and the next is refused. What the Russian is told — the events of his attacks and the refusal, which
