@@ -465,6 +465,15 @@ enum OldEvent {
         from: UnitId,
         to: UnitId,
     },
+    FpfNmcTaken {
+        by: Side,
+        unit: UnitId,
+        dice: Vec<u8>,
+        modifiers: Vec<protocol::game::dice::Modifier>,
+        final_dr: i16,
+        rule: String,
+        outcome: String,
+    },
 }
 
 /// The same event in the old enum's shape.
@@ -1005,6 +1014,23 @@ fn old(event: Event) -> OldEvent {
         Event::WeaponTransferred(WeaponTransferred { weapon, from, to }) => {
             OldEvent::WeaponTransferred { weapon, from, to }
         }
+        Event::FpfNmcTaken(FpfNmcTaken {
+            by,
+            unit,
+            dice,
+            modifiers,
+            final_dr,
+            rule,
+            outcome,
+        }) => OldEvent::FpfNmcTaken {
+            by,
+            unit,
+            dice,
+            modifiers,
+            final_dr,
+            rule,
+            outcome,
+        },
     }
 }
 
@@ -1103,6 +1129,7 @@ const TAGS: &[&str] = &[
     "DummiesRemovedInCloseCombat",
     "RecoveryAttempted",
     "WeaponTransferred",
+    "FpfNmcTaken",
 ];
 
 fn tag(event: &Event) -> String {

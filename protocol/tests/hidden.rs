@@ -2285,6 +2285,145 @@ fn fire_at_a_question_mark_with_an_effect_reveals_it_at_the_event_that_says_so()
 
 const SQUAD_467: &str = "kind = \"squad\"\nratings = \"4-6-7\"";
 
+/// The Russian's side of his DFPh attack on 3C3, where a German "?" (`under`) stands in the
+/// woods with a Known 4-6-7 `gk`, read with `dice` (A12.13): the Known squad on the 4 column,
+/// the "?" on the 2 with the same DR. Returns the Russian's stream of the attack, his projection,
+/// and the words of its events.
+fn russian_side_of_mixed_fire_at(under: &str, dice: &[u8]) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A12.13: a ? beside a Known unit"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C3"
+concealed = true
+
+[[units]]
+id = "gk"
+side = "german"
+kind = "squad"
+ratings = "4-6-7"
+hex = "3C3"
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3E3"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::DefensiveFire {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    for (command, dice) in [
+        (
+            Command::DeclareAttack {
+                firers: vec!["r1".into()],
+                target: hex("3C3"),
+                into_sewer: false,
+            },
+            vec![],
+        ),
+        (Command::ResolveAttack, dice.to_vec()),
+    ] {
+        fire_step(&mut game, Side::B, command, &dice, &mut seen, &mut views);
+    }
+    let columns: Vec<u8> = seen[1]
+        .iter()
+        .filter_map(|v| match &v.event {
+            Event::IftAttackResolved(a) => Some(a.column),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        columns,
+        [4, 2],
+        "one DR read on the Known squad's column and the \"?\"'s (A12.13): {:#?}",
+        seen[1]
+    );
+    streams_replay(&game, &views);
+    let words = seen[1]
+        .iter()
+        .map(|v| protocol::words::describe_event(&game, &v.event))
+        .collect();
+    (seen[1].clone(), game.project(RUSSIAN), words)
+}
+
+/// A12.13: an attack on a Location holding a "?" and a Known squad, reading a PTC on the Known
+/// squad's column and no effect on the "?"'s, tells the firer nothing of what the "?" hides:
+/// his stream, his projection and the words are the same whether a squad or a Dummy is under
+/// it, the Known squad's PTC included.
+#[test]
+fn fire_at_a_question_mark_beside_a_known_unit_tells_the_enemy_nothing_of_what_it_hides() {
+    // DR 6, +1 woods: 7, a PTC on the 4 column (gk passes with DR 5), no effect on the 2.
+    alike(
+        "Russian",
+        russian_side_of_mixed_fire_at(SQUAD_467, &[4, 2, 2, 3]),
+        russian_side_of_mixed_fire_at(DUMMY, &[4, 2, 2, 3]),
+    );
+}
+
+/// A12.13, A12.14: when the "?"'s own reading is a PTC or worse, the firer is told the same
+/// whether a squad or a Dummy is under it up to that reading, the Known squad's check
+/// included; then the "?" is taken off: the squad shown and checking, the Dummy removed.
+#[test]
+fn fire_at_a_question_mark_beside_a_known_unit_reveals_it_at_its_own_reading() {
+    // DR 5, +1 woods: 6, an NMC on the 4 column (gk passes with DR 5) and a PTC on the 2 (the
+    // squad passes with DR 4).
+    let squad = russian_side_of_mixed_fire_at(SQUAD_467, &[3, 2, 2, 3, 2, 2]);
+    let dummy = russian_side_of_mixed_fire_at(DUMMY, &[3, 2, 2, 3]);
+    let read = |seen: &[Viewed]| {
+        seen.iter()
+            .position(|v| matches!(&v.event, Event::IftAttackResolved(a) if a.column == 2))
+            .expect("the \"?\" is read on its own column")
+    };
+    let (at_squad, at_dummy) = (read(&squad.0), read(&dummy.0));
+    assert_eq!(at_squad, at_dummy);
+    let d = differ(
+        &squad.0[..=at_squad].to_vec(),
+        &dummy.0[..=at_dummy].to_vec(),
+    );
+    assert!(d.is_none(), "told differently before the reveal: {d:?}");
+    match &squad.0[at_squad + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e.revealed.iter().any(|u| u.id == "gq"));
+            assert!(e.dummies_removed.is_empty());
+        }
+        other => panic!("the squad is revealed right after its reading, not {other:?}"),
+    }
+    match &dummy.0[at_dummy + 1].event {
+        Event::ConcealmentLostToAttack(e) => {
+            assert!(e.revealed.is_empty());
+            assert_eq!(e.dummies_removed.len(), 1);
+        }
+        other => panic!("the Dummy is removed right after its reading, not {other:?}"),
+    }
+}
+
 /// A8.3, A9.2: the DEFENDER's MMG fires at a German "?" (`under`) moving through woods as often
 /// as the MF it spent in the Location allow, each attack Area Fire at a "?" (A7.23) reading no
 /// effect, and the next is refused. What the Russian is told — the events of his attacks and the refusal, which

@@ -379,6 +379,7 @@ fn barrier(event: &Event, by: Side, first: Side) -> Option<&'static str> {
         | Event::SewerStackLost(_)
         | Event::SewerEmergenceRolled(_)
         | Event::RecoveryAttempted(_) => "follows from a die roll",
+        | Event::FpfNmcTaken(_) => "follows from a die roll",
         Event::HiddenUnitPlaced(_) => "revealed a hidden unit (A12.3)",
         Event::UnitSetUp(_) | Event::UnitSetUpLifted(_) => {
             "is a set-up placement the opponent may not see; `lift` and `setup` change it (A12.12)"

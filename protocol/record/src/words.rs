@@ -109,4 +109,60 @@ mod tests {
             "{all}"
         );
     }
+    /// Final Protective Fire's NMC on its firers (A8.31) reads as a fire log does: each firer's
+    /// check with its morale, the FPF's Original DR and its leadership DRM, and what came of it.
+    #[test]
+    fn fpf_nmc_reads_as_a_fire_log() {
+        let text = include_str!("../../tests/positions/scenarios/a8-31-fpf.toml");
+        let mut game = Game::new(Scenario::from_toml(text).unwrap());
+        let play = |game: &mut Game, by: Side, command: Command, dice: &[u8]| {
+            let mut dice = ScriptedDice::new(dice.iter().copied()).unwrap();
+            let events = rules::decide(game, by, &command, &mut dice).expect("accepted");
+            for e in &events {
+                game::apply(game, e);
+            }
+            events
+        };
+        while game.clock.phase() != game::phase::Phase::Movement {
+            let by = game.acting();
+            play(&mut game, by, Command::Done, &[]);
+        }
+        let (russian, german) = (game.acting(), game.acting().opponent());
+        let mut words = vec![];
+        for (hex, dice) in [
+            ("2E3", [6, 5, 0, 0]),
+            ("2E4", [6, 5, 0, 0]),
+            ("2E5", [4, 4, 2, 3]),
+        ] {
+            let to: board::hex::Hex = hex.parse().unwrap();
+            let mv = Command::Move {
+                units: vec!["ra".into()],
+                to,
+            };
+            play(&mut game, russian, mv, &[]);
+            let fire = Command::DeclareAttack {
+                firers: vec!["g1".into(), "l1".into()],
+                target: to,
+                into_sewer: false,
+            };
+            play(&mut game, german, fire, &[]);
+            let faces: Vec<u8> = dice.into_iter().filter(|d| *d > 0).collect();
+            let before = game.clone();
+            for e in play(&mut game, german, Command::ResolveAttack, &faces) {
+                words.push(describe_event(&before, &e));
+            }
+        }
+        let all = words.join("\n");
+        assert!(
+            all.contains("8-1 `l1` FPF NMC: morale 8, DR 8 → passed, pinned (A8.31: the FPF's Original DR 4+4)"),
+            "{all}"
+        );
+        assert!(
+            all.contains(
+                "4-6-7 `g1` FPF NMC: morale 7, DR 8 → broken (A8.31: the FPF's Original DR 4+4)"
+            ),
+            "{all}"
+        );
+        assert!(!all.contains("rolled DR for NormalMoraleCheck"), "{all}");
+    }
 }

@@ -855,7 +855,9 @@ pub(super) fn resolve(
             let original: u8 = fired.roll.dice.iter().sum();
             // A9.2: the coloured die is the DR's first (docs/dice.md).
             let coloured = fired.roll.dice[0];
+            let ift_dice = [coloured, fired.roll.dice.get(1).copied().unwrap_or(0)];
             let (read_column, cowered) = (fired.column, fired.cowered);
+            let fired_read = fired.clone();
             let mut events = vec![Event::DiceRolled(DiceRolled { roll: fired.roll }), read];
             events.extend(revealed);
             // A10.62: broken units attacked by fire that could inflict an NMC come under DM.
@@ -866,6 +868,69 @@ pub(super) fn resolve(
                 &assessment,
             ));
             events.extend(effects);
+            // A12.13: the "?" beside Known units is attacked apart, on its own column with the
+            // same DR, once the Known units' effects are applied: its own reading, its "?" lost
+            // to a PTC or worse (A12.14), its units' checks drawn after the Known units'.
+            if let (Some(kind), Some((column, result))) = (
+                assessment.concealed.as_ref(),
+                resolution::read_concealed(&assessment, &fired_read),
+            ) {
+                events.push(Event::IftAttackResolved(IftAttackResolved {
+                    by,
+                    target: a.target,
+                    fp: kind.fp_words(),
+                    column: column.fp(),
+                    cowered,
+                    final_dr: fired_read.roll.final_result,
+                    result: result.to_string(),
+                }));
+                let mut after = game.clone();
+                for e in &events {
+                    game::apply(&mut after, e);
+                }
+                let revealed = (result != IftResult::NoEffect)
+                    .then(|| crate::concealment::lost_to_attack(&after, a.target, &kind.fired_on))
+                    .flatten();
+                if let Some(e) = &revealed {
+                    game::apply(&mut after, e);
+                }
+                events.extend(revealed);
+                let on: Vec<UnitId> = kind
+                    .fired_on
+                    .iter()
+                    .filter(|id| after.units.get(*id).is_some_and(|u| !u.eliminated))
+                    .cloned()
+                    .collect();
+                let known_effects = events.len();
+                let effects = morale::fire_effects(
+                    &after,
+                    by,
+                    a.target,
+                    &on,
+                    result,
+                    next_draw(&events, first_draw),
+                    dice,
+                )
+                .map_err(|_| no_dice("the morale checks"))?;
+                // A10.2: a leader lost to one kind's attack owes the Leader Loss checks of the
+                // other kind's units too, which the two attacks apart do not roll; said alike
+                // whatever the "?" hides.
+                let lost = |e: &Event| {
+                    matches!(e, Event::FireEffectApplied(game::event::FireEffectApplied { unit, outcome: game::command::Outcome::Break | game::command::Outcome::Eliminate, .. })
+                        if after.units.get(unit).or_else(|| game.units.get(unit)).is_some_and(|u| u.kind == board::scenario::UnitKind::Leader))
+                };
+                let leader_lost =
+                    events[..known_effects].iter().any(lost) || effects.iter().any(lost);
+                events.extend(effects);
+                if leader_lost {
+                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                        target: a.target,
+                        unit: None,
+                        rule: "A10.2".into(),
+                        why: format!("a leader in {} was lost to the attack on the Known units or on the \"?\" (A12.13): the Leader Loss checks he owes the units of the other kind are the players' to roll", a.target),
+                    }));
+                }
+            }
             // A9.7: an Original DR at or above a firing SW's B# malfunctions it once the
             // attack, which it still took part in, is resolved.
             for (weapon, holder, breakdown) in &assessment.breakdowns {
@@ -897,31 +962,27 @@ pub(super) fn resolve(
                 }
             }
             if assessment.kind == resolution::FireKind::FinalProtective {
-                // A8.31: the FPF's DR is also a Normal Morale Check for each firer — the
-                // possessor of a MG in Sustained Fire too; which DRMs that check takes is not
-                // sourced, so the players rule on it.
+                // A8.31: once the FPF has done its work on the moving units, its Original DR
+                // is an NMC for each unit that fired it — the leader directing it and the
+                // possessor of a MG in Sustained Fire too — taken in that order after their
+                // checks, drawing no die (a wound's dr is drawn after the targets').
                 let holders = a.weapons.iter().filter_map(|w| {
                     game.weapons
                         .get(w)
-                        .and_then(|w| w.held_by.as_ref())
+                        .and_then(|w| w.held_by.clone())
                         .filter(|h| !a.firers.contains(h))
                 });
-                let mut checked: Vec<&UnitId> = vec![];
-                for id in a.firers.iter().chain(holders) {
-                    if checked.contains(&id) {
-                        continue;
+                let mut checkers: Vec<UnitId> = vec![];
+                for id in a.firers.iter().cloned().chain(holders) {
+                    if !checkers.contains(&id) {
+                        checkers.push(id);
                     }
-                    checked.push(id);
-                    let Some(u) = game.units.get(id) else {
-                        continue;
-                    };
-                    events.push(Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
-                        target: u.hex,
-                        unit: Some(id.clone()),
-                        rule: "A8.31".into(),
-                        why: format!("the Final Protective Fire's Original DR {original} is also a Normal Morale Check for `{id}`; which DRMs that check takes is not ruled by the engine"),
-                    }));
                 }
+                let drawn = next_draw(&events, first_draw);
+                events.extend(
+                    morale::final_protective_fire(game, by, &checkers, ift_dice, drawn, dice)
+                        .map_err(|_| no_dice("the FPF's checks"))?,
+                );
             }
             if first_fire {
                 let fp = match resolution::residual_fp(&assessment, read_column, cowered, kept_rof)
@@ -942,6 +1003,21 @@ pub(super) fn resolve(
             Ok(events)
         }
     }
+}
+
+/// The draw number of the next die after `events`: past the last die a `DiceRolled` among
+/// them drew, or `first` when they drew none.
+fn next_draw(events: &[Event], first: u64) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::DiceRolled(DiceRolled { roll }) => {
+                Some(roll.first_draw + roll.dice.len() as u64)
+            }
+            _ => None,
+        })
+        .max()
+        .unwrap_or(first)
 }
 
 /// Offline the dice are the script's: none left for what the resolution must roll.

@@ -21,8 +21,8 @@ use game::command::{Command, DiceCount, Outcome};
 use game::dice::{DiceSource, RollPurpose, ScriptedDice};
 use game::event::Event;
 use game::event::{
-    AttackLeftToPlayers, DiceRolled, FireEffectLeftToPlayers, IftAttackResolved, RoutLeftToPlayers,
-    UnitRouted,
+    AttackLeftToPlayers, DiceRolled, FireEffectLeftToPlayers, FpfNmcTaken, IftAttackResolved,
+    RoutLeftToPlayers, UnitRouted,
 };
 use game::phase::Phase;
 use game::{apply, Game};
@@ -199,8 +199,12 @@ pub enum Check {
     /// counter (A7.25).
     Opportunity(UnitId, bool),
     /// `forfeited=g1:true` — the unit forfeited its own inherent FP for the rest of the Player
-    /// Turn by the SW it fired (A9.11). Last, as new checks go.
+    /// Turn by the SW it fired (A9.11).
     Forfeited(UnitId, bool),
+    /// `fpf=rc:6,l1:7` — the NMCs the line's Final Protective Fire asked of its firers, read
+    /// off its Original DR (A8.31): each unit with its check's Final DR, in order. Last, as
+    /// new checks go.
+    Fpf(Vec<(UnitId, i16)>),
     /// `rolls=5,7` — the Final results of the line's dice rolls, in order.
     Rolls(Vec<i16>),
     /// The IFT results of the attacks the line resolved, as printed (`ift=1MC`, A7.3).
@@ -508,6 +512,19 @@ fn parse_check(scenario: &Scenario, word: &str) -> Result<Check, LineError> {
             };
             Check::Residual(resolve_hex(scenario, h)?, fp)
         }
+        "fpf" if value == "none" => Check::Fpf(vec![]),
+        "fpf" => Check::Fpf(
+            value
+                .split(',')
+                .map(|v| {
+                    let (u, dr) = unit_and(v, key)?;
+                    let dr = dr
+                        .parse()
+                        .map_err(|_| format!("`{dr}` is not a Final DR: `fpf=` takes UNIT:DR,…"))?;
+                    Ok((u, dr))
+                })
+                .collect::<Result<_, LineError>>()?,
+        ),
         "adjudicated" => Check::LeftToPlayers(value.to_string()),
         "asked" if value == "none" => Check::Asked(vec![]),
         "asked" => Check::Asked(value.split(',').map(str::to_string).collect()),
@@ -1440,6 +1457,21 @@ fn check_fact(game: &Game, events: &[Event], check: &Check) -> Result<(), LineEr
             expect(
                 &got == want,
                 format!("the Final rolls were {got:?}, not {want:?}"),
+            )
+        }
+        Check::Fpf(want) => {
+            let got: Vec<(UnitId, i16)> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::FpfNmcTaken(FpfNmcTaken { unit, final_dr, .. }) => {
+                        Some((unit.clone(), *final_dr))
+                    }
+                    _ => None,
+                })
+                .collect();
+            expect(
+                &got == want,
+                format!("the FPF's NMCs (A8.31) were {got:?}, not {want:?}"),
             )
         }
         Check::Ift(want) => {

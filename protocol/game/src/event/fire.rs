@@ -117,6 +117,26 @@ pub struct FireEffectApplied {
     pub why: String,
 }
 
+/// Final Protective Fire's risk to its firers (A8.31): once the FPF attack is resolved, its
+/// Original DR (`dice`, the IFT's own, in the `DiceRolled` before it), modified by leadership
+/// alone, is a Normal Morale Check for `unit`, one of the units that fired it (a MG's
+/// possessor in Sustained Fire, the leader directing it, A9.3). No die is drawn for it, so it
+/// is not a roll of the dice scheme (docs/dice.md) and draws nothing from the commitment.
+/// `outcome` is the check's line as a fire log prints it; what the check did to the unit
+/// follows as `FireEffectApplied`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FpfNmcTaken {
+    /// The side whose FPF it was, and whose unit checks.
+    pub by: Side,
+    pub unit: UnitId,
+    pub dice: Vec<u8>,
+    /// The leadership DRM, the one modifier the check takes (A8.31, A10.21).
+    pub modifiers: Vec<crate::dice::Modifier>,
+    pub final_dr: i16,
+    pub rule: String,
+    pub outcome: String,
+}
+
 /// The engine's Casualty Reduction of a squad whose counter names its half-squad (A7.302,
 /// `Game::half_squad`): it is that half-squad now, `half_squad` its ratings, so what
 /// follows (the K/#'s #MC) is ruled on them. A squad whose half-squad is not known is
@@ -560,6 +580,55 @@ impl Fact for FireEffectApplied {
         // The check's line as the roll gave it: "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken".
         let FireEffectApplied { rule, why, .. } = self;
         format!("{why} ({rule})")
+    }
+}
+
+impl Fact for FpfNmcTaken {
+    fn units(&self) -> Vec<&UnitId> {
+        vec![&self.unit]
+    }
+
+    fn apply(&self, _game: &mut Game) {
+        // The check's reading; what it did to the unit is a `FireEffectApplied` of its own.
+    }
+
+    fn viewed(self, names: &Names<'_>) -> Event {
+        let FpfNmcTaken {
+            by,
+            unit,
+            dice,
+            mut modifiers,
+            final_dr,
+            rule,
+            outcome,
+        } = self;
+        for m in &mut modifiers {
+            m.reason = names.text(&m.reason);
+        }
+        Event::FpfNmcTaken(FpfNmcTaken {
+            by,
+            unit: names.name(&unit),
+            dice,
+            modifiers,
+            final_dr,
+            rule,
+            outcome: names.text(&outcome),
+        })
+    }
+
+    fn words(&self, _sides: &Sides<'_>) -> String {
+        // "4-4-7 `rc` FPF NMC: morale 7, DR 7 −1 → passed (A8.31: the FPF's Original DR 4+3)".
+        let FpfNmcTaken {
+            dice,
+            outcome,
+            rule,
+            ..
+        } = self;
+        let dice: Vec<String> = dice.iter().map(|d| d.to_string()).collect();
+        format!(
+            "{outcome} ({rule}: the FPF's Original DR {})",
+            dice.join("+")
+        )
     }
 }
 

@@ -167,6 +167,7 @@ macro_rules! each_event {
             Event::DummiesRemovedInCloseCombat($e) => $body,
             Event::RecoveryAttempted($e) => $body,
             Event::WeaponTransferred($e) => $body,
+            Event::FpfNmcTaken($e) => $body,
         }
     };
 }
@@ -293,6 +294,7 @@ into_event!(
     DummiesRemovedInCloseCombat,
     RecoveryAttempted,
     WeaponTransferred,
+    FpfNmcTaken,
 );
 
 /// Units an event reveals (`revealed`, each whole as both sides see it now) are taken from the
@@ -426,6 +428,7 @@ pub enum Event {
     DummiesRemovedInCloseCombat(DummiesRemovedInCloseCombat),
     RecoveryAttempted(RecoveryAttempted),
     WeaponTransferred(WeaponTransferred),
+    FpfNmcTaken(FpfNmcTaken),
 }
 
 /// At which of the moments of B9.322 (or by which rule) a unit took WA.

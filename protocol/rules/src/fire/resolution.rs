@@ -80,6 +80,37 @@ pub struct Assessment {
     /// The support weapons firing that have a Multiple ROF, each with its possessor and ROF:
     /// an Original coloured dr at or below it lets the weapon fire again this phase (A9.2).
     pub rofs: Vec<(String, UnitId, u8)>,
+    /// The units under "?" of a Location fired on with Known units (A12.13): attacked apart,
+    /// on a column of their own with the same DR. `fired_on`, `shares` and `column` above are
+    /// then the Known units' attack. `None` when the target units are all of one kind.
+    pub concealed: Option<ConcealedKind>,
+}
+
+/// The concealed units' share of an attack on a Location holding concealed and Known units
+/// (A12.13): every firer's FP halved once more as Area Fire (A7.23), read on its own column
+/// with the DR the Known units' attack rolled. `column` is `None` when that leaves less than
+/// 1 FP: the attack then cannot affect them, and only the Known units are attacked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConcealedKind {
+    pub fired_on: Vec<UnitId>,
+    pub shares: Vec<Share>,
+    pub column: Option<IftColumn>,
+}
+
+impl ConcealedKind {
+    /// The FP total at the "?" as the fire log prints it: `2`, `1½`.
+    pub fn fp_words(&self) -> String {
+        fp_total_words(self.shares.iter().map(|s| s.fp_halves).sum())
+    }
+}
+
+/// An FP total in halves of a point as the fire log prints it: `8`, `2½`.
+fn fp_total_words(h: u32) -> String {
+    if h % 2 == 0 {
+        format!("{}", h / 2)
+    } else {
+        format!("{}½", h / 2)
+    }
 }
 
 impl Share {
@@ -132,12 +163,7 @@ impl Assessment {
 
     /// The FP total as the fire log prints it: `8`, `2½`.
     pub fn fp_words(&self) -> String {
-        let h = self.fp_halves();
-        if h % 2 == 0 {
-            format!("{}", h / 2)
-        } else {
-            format!("{}½", h / 2)
-        }
+        fp_total_words(self.fp_halves())
     }
 }
 
@@ -593,17 +619,12 @@ pub fn assess(
     }
     // A7.23, A12.13: fire at concealed units is Area Fire, its FP halved (below). Concealed and
     // unconcealed units fired on together are attacked once for each kind, on two columns with
-    // one DR, which the engine does not do. Nothing under a "?" is looked at before the IFT has
-    // read the result (its kind, its ratings), so the attack reads the same whatever the "?"
-    // hides — a squad, a leader or a Dummy — until `attack::resolve` reveals it (A12.14).
+    // one DR (`ConcealedKind`). Nothing under a "?" is looked at before the IFT has read the
+    // result (its kind, its ratings), so the attack reads the same whatever the "?" hides — a
+    // squad, a leader or a Dummy — until `attack::resolve` reveals it (A12.14).
     let concealed = targets.iter().filter(|t| t.concealed).count();
-    if concealed > 0 && concealed < targets.len() {
-        return Err(unruled(
-            "A12.13",
-            format!("concealed and unconcealed units in {target}: an attack on both is resolved once for each kind, on different columns with one DR, which the engine does not do"),
-        ));
-    }
-    let at_concealed = concealed > 0;
+    let mixed = concealed > 0 && concealed < targets.len();
+    let at_concealed = concealed == targets.len();
     for t in targets.iter().filter(|t| !t.concealed) {
         if !matches!(
             t.kind,
@@ -629,8 +650,28 @@ pub fn assess(
         ));
     }
     // Under "?" the stack is not looked at (above): a concealed unit that became overstacked
-    // would have lost its "?" (A12.14), which the engine does not rule.
-    if !at_concealed && targets.iter().any(|t| overstacked(game, t)) {
+    // would have lost its "?" (A12.14), which the engine does not rule. Beside Known units the
+    // Known alone are counted, so that the reading does not turn on what a "?" hides.
+    let known_overstacked = || {
+        let mut stack = board::scenario::Stack::default();
+        game.units
+            .values()
+            .filter(|u| {
+                u.side != by
+                    && !u.eliminated
+                    && !u.hidden
+                    && !u.concealed
+                    && game.same_location(u, targets[0])
+            })
+            .for_each(|u| stack.add(u.kind));
+        stack.overstacked()
+    };
+    let overstacked_target = if mixed {
+        known_overstacked()
+    } else {
+        targets.iter().any(|t| overstacked(game, t))
+    };
+    if !at_concealed && overstacked_target {
         return Err(unruled(
             "A5.13",
             format!("the target Location in {target} is overstacked"),
@@ -691,6 +732,7 @@ pub fn assess(
         ));
     }
     let mut shares = vec![];
+    let mut concealed_shares = vec![];
     for (id, u, fp, normal, weapon) in firing {
         let Some(range) = geometry.distance(u.hex, target) else {
             return Err(unruled("A7", format!("no range from `{id}` to {target}")));
@@ -739,41 +781,48 @@ pub fn assess(
         // after any other halving, as halvings compound (A7.2): a pinned unit's Subsequent
         // First Fire, or its Advancing Fire below, is a quarter of its FP.
         // A7.23: fire at concealed units is Area Fire, halved once more (A12.13: cumulative
-        // with Area Fire for any other cause).
-        let halvings = area
-            .into_iter()
-            .chain(at_concealed.then_some("A7.23"))
-            .chain(u.pinned.then_some("A7.8"));
-        let mut fp_halves = fp_halves;
-        let mut multiplier = multiplier;
-        for rule in halvings {
-            if fp_halves % 2 != 0 {
-                return Err(unruled(
-                    rule,
-                    format!("`{id}`'s FP halved once more leaves a quarter point, which the engine does not keep"),
-                ));
+        // with Area Fire for any other cause) — at every target when all are under "?", and at
+        // the "?" alone beside Known units (A12.13: each kind on its own column).
+        let share = |at_question_mark: bool| -> Result<Share, Unruled> {
+            let halvings = area
+                .into_iter()
+                .chain(at_question_mark.then_some("A7.23"))
+                .chain(u.pinned.then_some("A7.8"));
+            let mut fp_halves = fp_halves;
+            let mut multiplier = multiplier.clone();
+            for rule in halvings {
+                if fp_halves % 2 != 0 {
+                    return Err(unruled(
+                        rule,
+                        format!("`{id}`'s FP halved once more leaves a quarter point, which the engine does not keep"),
+                    ));
+                }
+                fp_halves /= 2;
+                multiplier = with_area(&multiplier, rule);
             }
-            fp_halves /= 2;
-            multiplier = with_area(&multiplier, rule);
-        }
-        let (fp_halves, multiplier) = if kind == FireKind::Advancing {
-            if game.opportunity_fire.contains(&u.id) {
-                // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
-                // unhalved, and without Assault Fire's bonus (A7.36).
-                (fp_halves, opportunity(&multiplier))
+            let (fp_halves, multiplier) = if kind == FireKind::Advancing {
+                if game.opportunity_fire.contains(&u.id) {
+                    // A7.25: an Opportunity Firer (and the SW it possesses) fires in the AFPh
+                    // unhalved, and without Assault Fire's bonus (A7.36).
+                    (fp_halves, opportunity(&multiplier))
+                } else {
+                    // Assault Fire is the squad's own FP's (A7.36), not its SW's.
+                    advancing(&id, game.assault_fire(u) && !weapon, fp_halves, &multiplier)?
+                }
             } else {
-                // Assault Fire is the squad's own FP's (A7.36), not its SW's.
-                advancing(&id, game.assault_fire(u) && !weapon, fp_halves, &multiplier)?
-            }
-        } else {
-            (fp_halves, multiplier)
+                (fp_halves, multiplier)
+            };
+            Ok(Share {
+                unit: id.clone(),
+                range,
+                fp_halves,
+                multiplier,
+            })
         };
-        shares.push(Share {
-            unit: id,
-            range,
-            fp_halves,
-            multiplier,
-        });
+        shares.push(share(at_concealed)?);
+        if mixed {
+            concealed_shares.push(share(true)?);
+        }
     }
     // A7.5: units fire together as a Fire Group, from one Location or a chain of ADJACENT ones
     // (the chain is checked at the declaration, `attack::check_fire_group`). Across levels or
@@ -797,6 +846,19 @@ pub fn assess(
     let Some(column) = IftColumn::for_fp(total_halves / 2) else {
         return Err(unruled("A7.3", "less than 1 FP: the attack is off the IFT"));
     };
+    // A12.13: the "?" beside Known units, on a column of its own (none below 1 FP).
+    let concealed_kind = mixed.then(|| {
+        let halves: u32 = concealed_shares.iter().map(|s| s.fp_halves).sum();
+        ConcealedKind {
+            fired_on: targets
+                .iter()
+                .filter(|t| t.concealed)
+                .map(|t| t.id.clone())
+                .collect(),
+            shares: concealed_shares,
+            column: IftColumn::for_fp(halves / 2),
+        }
+    });
     // TEM (B9.3 and the terrain chart) against each target; one DR serves them all only while
     // they share one TEM.
     let ids: Vec<UnitId> = shooters.iter().map(|u| u.id.clone()).collect();
@@ -902,7 +964,13 @@ pub fn assess(
     };
     Ok(Assessment {
         target,
-        fired_on: targets.iter().map(|t| t.id.clone()).collect(),
+        // Beside Known units the "?" is attacked apart (`concealed`).
+        fired_on: targets
+            .iter()
+            .filter(|t| !mixed || !t.concealed)
+            .map(|t| t.id.clone())
+            .collect(),
+        concealed: concealed_kind,
         shares,
         column,
         drms,
@@ -1206,8 +1274,25 @@ pub fn describe(game: &Game, by: Side, firers: &[UnitId], target: Hex, into_sewe
                 .iter()
                 .map(|m| format!("{:+} {} ({})", m.value, m.reason, m.rule))
                 .collect();
+            // A12.13: the "?" beside Known units, on its own column with the same DR.
+            let at_question_mark = match &a.concealed {
+                Some(ConcealedKind {
+                    column: Some(column),
+                    ..
+                }) => format!(
+                    " and {} FP at the \"?\" on the {column} column (A12.13)",
+                    a.concealed
+                        .as_ref()
+                        .map(ConcealedKind::fp_words)
+                        .unwrap_or_default()
+                ),
+                Some(_) => {
+                    " and less than 1 FP at the \"?\", which it cannot affect (A12.13)".into()
+                }
+                None => String::new(),
+            };
             format!(
-                "{} FP ({}) on the {} column (A7.3); DRM {}; {}",
+                "{} FP ({}) on the {} column (A7.3){at_question_mark}; DRM {}; {}",
                 a.fp_words(),
                 shares.join(", "),
                 a.column,
@@ -1256,6 +1341,34 @@ pub(crate) struct IftAttack<'a> {
     pub cower_columns: Option<usize>,
 }
 
+/// The column an attack is read on and the table's result for `final_dr` (A7.3): `column`
+/// moved `cower` columns left when the attack cowers (A7.9), and no effect off the table's
+/// left edge. The one reading of a column, for an attack's own roll (`read_ift`) and for the
+/// "?" beside Known units read with that roll (`read_concealed`, A12.13).
+fn read_column(
+    column: IftColumn,
+    cower: Option<usize>,
+    final_dr: i16,
+) -> (Option<IftColumn>, IftResult) {
+    let column = match cower {
+        Some(n) => column.left(n),
+        None => Some(column),
+    };
+    let result = column.map_or(IftResult::NoEffect, |c| ift::result(c, final_dr));
+    (column, result)
+}
+
+/// The attack on the "?" beside Known units (A12.13), read with the DR `fired` rolled for the
+/// Known units: the same Final DR on the concealed units' own column, moved left as that roll
+/// cowered (A7.9). The column read (its own when it cowered off the table) and the result;
+/// `None` when the attack has no such part, or too little FP to affect the "?".
+pub fn read_concealed(a: &Assessment, fired: &Resolved) -> Option<(IftColumn, IftResult)> {
+    let column = a.concealed.as_ref()?.column?;
+    let cower = fired.cowered.then_some(a.cower_columns);
+    let (read, result) = read_column(column, cower, fired.roll.final_result);
+    Some((read.unwrap_or(column), result))
+}
+
 /// Rolls the DR for an attack and reads the IFT (A7.3): doubles cower one column to the left,
 /// two with an Inexperienced firer, where the attack can cower (A7.9; off the table's left
 /// edge, no effect). The roll is in `side`'s name, whose command rolls it. `None` when the
@@ -1272,11 +1385,7 @@ pub(crate) fn read_ift(
     let final_dr = raw + a.drms.iter().map(|m| i16::from(m.value)).sum::<i16>();
     let cower_columns = a.cower_columns.filter(|_| first == second);
     let cowers = cower_columns.is_some();
-    let column = match cower_columns {
-        Some(n) => a.column.left(n),
-        None => Some(a.column),
-    };
-    let result = column.map_or(IftResult::NoEffect, |c| ift::result(c, final_dr));
+    let (column, result) = read_column(a.column, cower_columns, final_dr);
     let cowered = match (cowers, column) {
         (false, _) => String::new(),
         (true, Some(c)) => format!(", cowered to the {c} column (A7.9)"),

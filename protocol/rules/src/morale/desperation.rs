@@ -230,6 +230,7 @@ mod tests {
             kind: FireKind::Prep,
             breakdowns: vec![],
             rofs: vec![],
+            concealed: None,
         }
     }
 

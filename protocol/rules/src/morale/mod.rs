@@ -57,6 +57,12 @@
 //!   a Good Order unit suffers Casualty Reduction and what is left of it breaks — the ASL
 //!   Starter Kit game and the C# referee (`MoraleOutcome`). That a broken unit is eliminated by one rests on the C#
 //!   referee alone, so its Casualty Reduction (A10.2) is applied and the rest asked.
+//! - A8.31: the Final Protective Fire's Original DR, modified only by leadership, is an NMC for
+//!   each unit that fired it, the directing leader included (`final_protective_fire`) — the
+//!   eASLRB's A8.31 as the C# referee's rulebook markdown holds it, with its example (an 8-1
+//!   pinned at his morale, the squad then breaking without his DRM), the ASL Starter Kit
+//!   game's fire code and the C# referee's Fire package; an Original 12 with several firers
+//!   is asked, the two codes differing on it.
 //! - A10.53: a router Interdicted takes an NMC (`interdiction`), against its broken side's
 //!   morale (A10.4), which its owner gives; failed, Casualty Reduction, a half-squad left
 //!   routing on — the eASLRB's A10.53 and comprehensive rout example as the C# referee's
@@ -74,7 +80,9 @@ use board::scenario::{Morale, Side, UnitId, UnitKind};
 use game::command::Outcome;
 use game::dice::{DiceSource, Modifier, Roll, RollPurpose};
 use game::event::Event;
-use game::event::{DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, SquadReduced};
+use game::event::{
+    DiceRolled, FireEffectApplied, FireEffectLeftToPlayers, FpfNmcTaken, SquadReduced,
+};
 use game::{Game, Unit};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -294,6 +302,10 @@ struct Check {
     /// broken unit's broken side, which its owner gives (A10.4). `None`: the ratings' own
     /// (`morale_of`).
     broken_side: Option<i16>,
+    /// The dice of an attack the check is read off rather than rolled: the Final Protective
+    /// Fire's Original DR, its firers' NMC (A8.31). `None`: the check's own DR, through the
+    /// dice.
+    read: Option<[u8; 2]>,
 }
 
 impl Check {
@@ -304,18 +316,21 @@ impl Check {
                 rule: "A7.8",
                 drm: 0,
                 broken_side: None,
+                read: None,
             }),
             IftResult::Nmc => Some(Check {
                 purpose: RollPurpose::NormalMoraleCheck,
                 rule: "A10.1",
                 drm: 0,
                 broken_side: None,
+                read: None,
             }),
             IftResult::Mc(n) | IftResult::K(n) => Some(Check {
                 purpose: RollPurpose::MoraleCheck,
                 rule: "A10.1",
                 drm: i8::try_from(n).unwrap_or(i8::MAX),
                 broken_side: None,
+                read: None,
             }),
             _ => None,
         }
@@ -407,22 +422,28 @@ impl Effects<'_> {
 
     /// The two dice of a unit's check (an MC, a PTC, a TC), whichever rule calls for it: the
     /// draw number of the first, the dice, and the Original DR.
-    fn check_dice(&mut self) -> Result<(u64, [u8; 2], i16), NoDice> {
+    fn check_dice(&mut self) -> Result<(Option<u64>, [u8; 2], i16), NoDice> {
         let first_draw = self.draw;
         let dice = [self.die()?, self.die()?];
-        Ok((first_draw, dice, i16::from(dice[0]) + i16::from(dice[1])))
+        Ok((
+            Some(first_draw),
+            dice,
+            i16::from(dice[0]) + i16::from(dice[1]),
+        ))
     }
 
     /// Logs a unit's check as rolled (`check_dice`), with its line in the fire log —
     /// "4-4-7 `r2` 1MC: morale 7, DR 7 +1 → broken", or "broken morale 8" where the level is
-    /// the broken side's its owner gave (A10.4) — and returns that line.
+    /// the broken side's its owner gave (A10.4) — and returns that line. A check with no draw
+    /// of its own read an attack's Original DR (the FPF's NMC, A8.31): it is logged as
+    /// `FpfNmcTaken`, not as a roll, since no die of the dice scheme was drawn for it.
     #[allow(clippy::too_many_arguments)]
     fn log_check(
         &mut self,
         unit: &Unit,
         name: &str,
         (level, broken_side): (i16, bool),
-        rolled: (u64, [u8; 2], i16),
+        rolled: (Option<u64>, [u8; 2], i16),
         modifiers: Vec<Modifier>,
         final_dr: i16,
         words: &str,
@@ -441,6 +462,18 @@ impl Effects<'_> {
                 ""
             }
         );
+        let Some(first_draw) = first_draw else {
+            self.events.push(Event::FpfNmcTaken(FpfNmcTaken {
+                by: self.by,
+                unit: unit.id.clone(),
+                dice: dice.to_vec(),
+                modifiers,
+                final_dr,
+                rule: rule.into(),
+                outcome: line.clone(),
+            }));
+            return line;
+        };
         self.events.push(Event::DiceRolled(DiceRolled {
             roll: Roll {
                 side: self.by,
@@ -596,6 +629,7 @@ fn leader_loss_morale_checks(
                             rule: "A10.2",
                             drm: 0,
                             broken_side: None,
+                            read: None,
                         },
                         format!("NMC (LLMC for `{lid}`)"),
                     )
@@ -606,6 +640,7 @@ fn leader_loss_morale_checks(
                             rule: "A10.2",
                             drm,
                             broken_side: None,
+                            read: None,
                         },
                         format!("{drm}MC (LLMC for `{lid}`)"),
                     )
@@ -1020,8 +1055,9 @@ fn checks(
 /// #MC), or a Leader Loss Morale Check (A10.2) — with `modifiers` the check's own DRMs: the
 /// one path by which the engine rolls a check, applies the leadership DRM of a leader among
 /// `candidates` (the units of the Location as the check is taken; A10.21, A10.22), and breaks,
-/// pins or reduces the unit (A7.8, A10.1, A10.2, A10.31). A leader who fails is added to
-/// `fallen`, and helps no later check of the same occasion (A10.21).
+/// pins or reduces the unit (A7.8, A10.1, A10.2, A10.31). A leader who fails, or whom his
+/// check pins, is added to `fallen`, and helps no later check of the same occasion (A10.21,
+/// A7.831: a pinned leader aids no unit's MC or TC).
 fn morale_check(
     fx: &mut Effects,
     unit: &Unit,
@@ -1098,7 +1134,10 @@ fn morale_check(
             });
         }
     }
-    let rolled = fx.check_dice()?;
+    let rolled = match check.read {
+        Some(dice) => (None, dice, i16::from(dice[0]) + i16::from(dice[1])),
+        None => fx.check_dice()?,
+    };
     let original = rolled.2;
     let final_dr = original + modifiers.iter().map(|m| i16::from(m.value)).sum::<i16>();
     // An Original 12 on an MC is a Casualty MC (A10.31): failed whatever the DRMs.
@@ -1139,6 +1178,11 @@ fn morale_check(
         words,
         (check.purpose, check.rule),
     );
+    // A leader his own check pins (a PTC failed, an MC passed at his morale) aids no later
+    // check of the same occasion, as one who failed does not (A7.831, A10.21).
+    if unit.kind == UnitKind::Leader && matches!(effect, Some((Outcome::Pin, _))) {
+        fallen.insert(id.clone());
+    }
     if let Some((outcome, rule)) = effect {
         fx.events.push(Event::FireEffectApplied(FireEffectApplied {
             unit: id.clone(),
@@ -1259,6 +1303,7 @@ pub(crate) fn interdiction(
         rule: "A10.53",
         drm: 0,
         broken_side: Some(i16::from(morale)),
+        read: None,
     };
     let by_whom: Vec<String> = interdictors.iter().map(|e| format!("`{e}`")).collect();
     let name = format!("Interdiction NMC by {}", by_whom.join(", "));
@@ -1278,6 +1323,104 @@ pub(crate) fn interdiction(
             format!("`{}` was eliminated by his Interdiction: the Leader Loss checks of the units in his Location are the players' to roll", unit.id),
         );
     }
+    Ok(fx.events)
+}
+
+/// Final Protective Fire's risk to its firers (A8.31): once the FPF attack's effects on the
+/// moving units are known, its Original DR (`dice`, the IFT's own, not rolled again) is a
+/// Normal Morale Check for each unit that fired it (`firers`: the units firing, the leader
+/// directing them, the possessor of a MG in Sustained Fire), modified only by leadership. It
+/// is taken by the one path every check takes (`morale_check`): leaders first, a Good Order
+/// leader's DRM for the others of his Location (A10.21), pinned at the morale (A7.8), broken
+/// above it (A10.1), an Original 12 a Casualty MC (A10.31); the target was attacked first, so
+/// nothing here changes what the attack did to it. Logged as `FpfNmcTaken` per unit, drawing
+/// no die; a Wound Severity dr the check calls for is drawn from `first_draw` on, rolled in
+/// the name of `by`. An Original 12 with two or more firers is asked of the players: one
+/// reading has Random Selection pick the unit the Casualty MC falls on, another has each take
+/// it, and the engine does not choose between them.
+pub(crate) fn final_protective_fire(
+    game: &Game,
+    by: Side,
+    firers: &[UnitId],
+    dice: [u8; 2],
+    first_draw: u64,
+    source: &mut dyn DiceSource,
+) -> Result<Vec<Event>, NoDice> {
+    let mut units: Vec<&Unit> = firers
+        .iter()
+        .filter_map(|id| game.units.get(id))
+        .filter(|u| !u.eliminated)
+        .collect();
+    let original = i16::from(dice[0]) + i16::from(dice[1]);
+    if original == 12 && units.len() > 1 {
+        let names = crate::listed(firers);
+        return Ok(units
+            .iter()
+            .map(|u| {
+                Event::FireEffectLeftToPlayers(FireEffectLeftToPlayers {
+                    target: u.hex,
+                    unit: Some(u.id.clone()),
+                    rule: "A8.31".into(),
+                    why: format!("the Final Protective Fire's Original DR 12 is a Casualty MC for its firers {names}: whether Random Selection picks the one it falls on or each takes it is not settled by the sources, so the players rule on `{}`'s NMC", u.id),
+                })
+            })
+            .collect());
+    }
+    // Leaders check first, the highest Morale Level first (A10.21, A10.22).
+    units.sort_by_key(|u| {
+        (
+            u.kind != UnitKind::Leader,
+            std::cmp::Reverse(morale_of(u)),
+            u.id.clone(),
+        )
+    });
+    let Some(first) = units.first() else {
+        return Ok(vec![]);
+    };
+    let mut fx = Effects {
+        game,
+        by,
+        dice: source,
+        draw: first_draw,
+        target: first.hex,
+        events: vec![],
+        broken_leaders: vec![],
+        eliminated_leaders: vec![],
+    };
+    let check = Check {
+        purpose: RollPurpose::NormalMoraleCheck,
+        rule: "A8.31",
+        drm: 0,
+        broken_side: None,
+        read: Some(dice),
+    };
+    let mut fallen: BTreeSet<UnitId> = BTreeSet::new();
+    for &unit in &units {
+        // The leaders of its Location: the firers', and one there who did not fire, as for
+        // any check (A10.21); one hidden or under "?" is his owner's secret and not counted.
+        let candidates: Vec<&Unit> = game
+            .units_above(unit.hex)
+            .filter(|l| {
+                l.side == unit.side
+                    && !l.hidden
+                    && !l.concealed
+                    && !l.eliminated
+                    && game.same_location(l, unit)
+            })
+            .collect();
+        morale_check(
+            &mut fx,
+            unit,
+            check,
+            "FPF NMC",
+            vec![],
+            &candidates,
+            &mut fallen,
+        )?;
+    }
+    let struck: BTreeSet<UnitId> = units.iter().map(|u| u.id.clone()).collect();
+    leader_loss_morale_checks(game, &mut fx, &struck)?;
+    leader_loss_task_checks(game, &mut fx, &struck)?;
     Ok(fx.events)
 }
 
