@@ -5,7 +5,7 @@
 
 use futures_util::{SinkExt, StreamExt};
 use protocol::wire::{self, ClientMessage, ServerMessage};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
@@ -16,12 +16,50 @@ const SCENARIO: &str = include_str!("../../scenarios/b9-41-wall-advantage.toml")
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-/// A loopback address free a moment ago.
-fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+/// Where the child listens: it is started on `--listen 127.0.0.1:0` and the port the system
+/// gave it is read off `/proc` (its socket in the LISTEN state), not off its banner, since some
+/// of these tests put its standard output on a full disk or a pipe nobody reads. A port picked
+/// by the test and let go before the child bound it could be taken meanwhile by another test's
+/// server, which the test would then play against and see stop under it.
+async fn listening_addr(child: &Child) -> SocketAddr {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(addr) = listening_socket(child.id()) {
+            return addr;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server never listened within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The loopback TCP socket in the LISTEN state among process `pid`'s descriptors, if any.
+fn listening_socket(pid: u32) -> Option<SocketAddr> {
+    let inodes: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()?
+        .filter_map(|entry| {
+            let link = std::fs::read_link(entry.ok()?.path()).ok()?;
+            let link = link.to_str()?;
+            Some(
+                link.strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .to_string(),
+            )
+        })
+        .collect();
+    let table = std::fs::read_to_string(format!("/proc/{pid}/net/tcp")).ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // `local_address` is `0100007F:PORT` in hex; state `0A` is LISTEN; field 9 the inode.
+        let (local, state, inode) = (fields.get(1)?, fields.get(3)?, fields.get(9)?);
+        if *state != "0A" || !inodes.iter().any(|i| i == inode) {
+            return None;
+        }
+        let port = u16::from_str_radix(local.split(':').nth(1)?, 16).ok()?;
+        Some(SocketAddr::from(([127, 0, 0, 1], port)))
+    })
 }
 
 /// Connects, retrying while the server starts.
@@ -128,11 +166,11 @@ fn interrupt(mut child: Child) -> std::process::ExitStatus {
     }
 }
 
-fn server(addr: SocketAddr, data: &std::path::Path) -> Command {
+fn server(data: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_asl-server"));
     command
         .arg("--listen")
-        .arg(addr.to_string())
+        .arg("127.0.0.1:0")
         .arg("--data-dir")
         .arg(data)
         .stdin(Stdio::null());
@@ -144,19 +182,19 @@ fn server(addr: SocketAddr, data: &std::path::Path) -> Command {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_serves_with_its_output_on_a_full_disk() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = free_addr();
     let full = || {
         std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap()
     };
-    let child = server(addr, dir.path())
+    let child = server(dir.path())
         .env("RUST_LOG", "debug")
         .stdout(full())
         .stderr(full())
         .spawn()
         .unwrap();
+    let addr = listening_addr(&child).await;
     play_a_command(addr).await;
     play_a_command(addr).await;
     assert!(interrupt(child).success());
@@ -168,7 +206,6 @@ async fn the_server_serves_with_its_output_on_a_full_disk() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accept_failures_back_off_at_the_descriptor_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = free_addr();
     let log = dir.path().join("stderr.log");
     let data = dir.path().join("data");
     let mut command = Command::new("sh");
@@ -177,7 +214,7 @@ async fn accept_failures_back_off_at_the_descriptor_limit() {
         .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_asl-server"))
         .arg("--listen")
-        .arg(addr.to_string())
+        .arg("127.0.0.1:0")
         .arg("--data-dir")
         .arg(&data)
         .env("RUST_LOG", "warn")
@@ -185,6 +222,7 @@ async fn accept_failures_back_off_at_the_descriptor_limit() {
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap());
     let child = command.spawn().unwrap();
+    let addr = listening_addr(&child).await;
     drop(connect(addr).await);
 
     // More connections than descriptors: the kernel queues them, the server cannot take them.
@@ -244,8 +282,7 @@ const PIPELINED: u64 = 200;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = free_addr();
-    let mut child = server(addr, dir.path())
+    let mut child = server(dir.path())
         .env("RUST_LOG", "trace")
         .arg("--commands-per-second-max")
         .arg("1000000")
@@ -255,6 +292,7 @@ async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let addr = listening_addr(&child).await;
     // Held open and never read.
     let (_stdout, _stderr) = (child.stdout.take(), child.stderr.take());
     let (mut ws, _, _) = create_and_join(addr).await;
@@ -300,8 +338,7 @@ async fn the_server_serves_with_its_output_on_a_pipe_nobody_reads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_stops_the_server_while_a_client_never_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = free_addr();
-    let child = server(addr, dir.path())
+    let child = server(dir.path())
         .arg("--commands-per-second-max")
         .arg("1000000")
         .arg("--socket-send-buffer-bytes")
@@ -313,6 +350,7 @@ async fn sigint_stops_the_server_while_a_client_never_reads() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let addr = listening_addr(&child).await;
     let (mut ws, game, spectator) = create_and_join(addr).await;
     // The reader that never reads: a small receive buffer, joined, then left alone.
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -349,8 +387,7 @@ async fn the_default_log_has_no_line_per_command() {
     const COMMANDS: u64 = 40;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("stderr.log");
-    let addr = free_addr();
-    let child = server(addr, &dir.path().join("data"))
+    let child = server(&dir.path().join("data"))
         .arg("--commands-per-second-max")
         .arg("1000")
         .env_remove("RUST_LOG")
@@ -358,6 +395,7 @@ async fn the_default_log_has_no_line_per_command() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
+    let addr = listening_addr(&child).await;
     let (mut ws, _, _) = create_and_join(addr).await;
     for n in 1..=COMMANDS {
         let answer = ask(&mut ws, &adjudicate(n, "")).await;
