@@ -630,12 +630,23 @@ pub struct Residual {
 
 /// One attack declared in this Player Turn, as the fire rules that span a phase or a Player
 /// Turn read it (`Game::fire_record`): which units were named among its firers (their own FP,
-/// or a leader's direction) and which support weapons fired in it, in which phase.
+/// or a leader's direction) and which support weapons fired in it, in which phase, and what it
+/// fired at — the target the Mandatory Fire Group rule compares (A7.55).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FiredAttack {
     pub phase: Phase,
     pub firers: Vec<UnitId>,
     pub weapons: Vec<String>,
+    /// The hex fired at (`AttackDeclared::target`).
+    pub target: Hex,
+    /// Fired into the sewer beneath `target`: another Location than the hex's (B8.3).
+    pub into_sewer: bool,
+    /// In the MPh, the moving units Defensive First Fire struck in `target` (A8.1), each with
+    /// the MF it had spent in the MPh when fired on: two attacks that struck a unit at the same
+    /// count answered the same "simultaneous" MF expenditure (A7.55, A8.1), since every
+    /// expenditure raises the count. Empty in every other phase, where a Location's units are
+    /// its targets alike (A7.4).
+    pub movers: Vec<(UnitId, Mf)>,
 }
 
 /// A unit's MF in the Location it stands in, in this MPh, as the limit on Defensive First Fire
@@ -1405,6 +1416,39 @@ impl Game {
 
     /// Whether two units are in one Location: the same hex, at the same level, both above
     /// ground or both in the same place below it.
+    /// The units of the stack moving now that Defensive First Fire by `by` at `target` strikes
+    /// (A8.1): the enemy's units above ground there that are moving and have not finished,
+    /// hidden ones left out. Both records of the MPh's fire read them by this one function
+    /// (`Game::location_mf`, `Game::fire_record`).
+    pub fn movers_fired_at(&self, by: Side, target: Hex) -> Vec<UnitId> {
+        let record = &self.movement;
+        self.units_above(target)
+            .filter(|u| {
+                u.side != by
+                    && !u.hidden
+                    && record.moving_stack.contains(&u.id)
+                    && !record.finished.contains(&u.id)
+            })
+            .map(|u| u.id.clone())
+            .collect()
+    }
+
+    /// What Defensive First Fire by `by` at `target` strikes, as the record of attacks keeps it
+    /// (`FiredAttack::movers`, A7.55): in the MPh, above ground, each of the moving units there
+    /// with the MF it has spent in the MPh; nothing in any other phase, or into a sewer.
+    pub fn movers_struck(&self, by: Side, target: Hex, into_sewer: bool) -> Vec<(UnitId, Mf)> {
+        if self.clock.phase() != Phase::Movement || into_sewer {
+            return vec![];
+        }
+        self.movers_fired_at(by, target)
+            .into_iter()
+            .filter_map(|id| {
+                let spent = self.units.get(&id)?.mf_spent;
+                Some((id, spent))
+            })
+            .collect()
+    }
+
     pub fn same_location(&self, a: &Unit, b: &Unit) -> bool {
         a.hex == b.hex
             && a.underground.is_some() == b.underground.is_some()
@@ -2673,6 +2717,9 @@ mod tests {
             phase: Phase::Movement,
             firers: vec!["g1".into()],
             weapons: vec![],
+            target: "2E3".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![],
         });
         let recorded = game.state_hash();
         game.fire_record.clear();
@@ -2696,6 +2743,9 @@ mod tests {
             phase: Phase::PrepFire,
             firers: vec!["g1".into()],
             weapons: vec![],
+            target: "2E3".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![],
         });
         for viewer in [
             Viewer::Side(Side::A),

@@ -24,7 +24,7 @@ use std::sync::Arc;
 /// The format of [`Position`] this version writes and reads. A change to what a position
 /// carries, or to the order of its fields (bincode reads by order), takes a new number, so a
 /// client of another version says so instead of misreading the state.
-pub const POSITION_FORMAT: u32 = 7;
+pub const POSITION_FORMAT: u32 = 8;
 
 /// A game as one viewer is shown it. The fields past `format` are the rules' state the viewer
 /// may know, in the rules' own terms (units, weapons, the clock, the records and prompts of
@@ -74,7 +74,8 @@ pub struct Position {
     /// fired (A9.11); added in format 5.
     pub inherent_fp_forfeited: BTreeSet<UnitId>,
     /// The attacks declared in this Player Turn (A9.11, A7.53): in the whole game's position
-    /// only (a projection holds none, `Game::fire_record`); added in format 6.
+    /// only (a projection holds none, `Game::fire_record`); added in format 6, each attack's
+    /// target and, in the MPh, the movers it struck with their MF (A7.55) in format 8.
     pub fire_record: Vec<FiredAttack>,
     /// The MF each unit spent in its Location in this MPh and the Defensive First Fire at it
     /// there (A8.3, A9.2): in the whole game's position only (a projection holds none,
