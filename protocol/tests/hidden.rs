@@ -2469,7 +2469,10 @@ hex = "3D3"
     };
     // r1: 4 FP ×2 PBF, halved at a "?" (A7.23), the 4 column, woods +1, FFNAM −1: DR 9, no
     // effect.
-    for (command, dice) in [(attack("r1"), &[][..]), (Command::ResolveAttack, &[4, 5][..])] {
+    for (command, dice) in [
+        (attack("r1"), &[][..]),
+        (Command::ResolveAttack, &[4, 5][..]),
+    ] {
         fire_step(&mut game, Side::B, command, dice, &mut seen, &mut views);
     }
     let refusal = told_to(&game, Side::B, attack("r2"));
