@@ -2759,6 +2759,14 @@ mod tests {
             with_record, before,
             "an attack recorded changes the meaning"
         );
+        // A7.55: what it fired at is part of it.
+        game.fire_record[0].target = "2E4".parse().unwrap();
+        assert_ne!(game.state_hash(), with_record, "so does its target");
+        game.fire_record[0].target = "2E3".parse().unwrap();
+        game.fire_record[0].movers = vec![("r1".into(), Mf::whole(1))];
+        assert_ne!(game.state_hash(), with_record, "and the movers it struck");
+        game.fire_record[0].movers.clear();
+        assert_eq!(game.state_hash(), with_record);
         game.fire_record.clear();
         assert_eq!(game.state_hash(), before, "an empty record is not encoded");
         game.inherent_fp_forfeited = ["g1".to_string()].into();

@@ -145,6 +145,9 @@ fn same_target(game: &Game, earlier: &FiredAttack, attack: &Attack<'_>) -> bool 
             || earlier.movers.iter().any(|m| attack.movers.contains(m)))
 }
 
+/// What A7.55 says of `attack` against the `earlier` attacks of the Player Turn: the first of
+/// its members that could have fired in an earlier attack at the same target and fires apart
+/// from it; else whether some member's place in such an attack is not the engine's to rule.
 fn judge<'a>(
     game: &'a Game,
     attack: &Attack<'a>,
