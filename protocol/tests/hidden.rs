@@ -2535,6 +2535,116 @@ fn the_mf_limit_on_fire_at_a_moving_question_mark_tells_nothing_of_what_it_hides
     );
 }
 
+/// A7.55: two Russian squads of one Location fire at a German "?" (`under`) moving into woods:
+/// the first's attack, Area Fire at a "?" (A7.23), reads no effect, and the second's apart from
+/// it at the same MF expenditure is refused as fire apart from one Fire Group. The refusal
+/// reads the moving units the Russian watched, not what the "?" hides: what he is told is the
+/// same whether a squad or a Dummy is under it.
+fn russian_side_of_fire_apart_at_a_moving_question_mark(
+    under: &str,
+) -> (Vec<Viewed>, Game, Vec<String>) {
+    let toml = format!(
+        r#"
+name = "A7.55: fire apart at a moving ?"
+turns = 1
+first = "german"
+sides = [
+    {{ id = "german", name = "German" }},
+    {{ id = "russian", name = "Russian" }},
+]
+
+[[area]]
+from = "3A1"
+to = "3G6"
+terrain = "open_ground"
+
+[[hexes]]
+hex = "3C2"
+terrain = "woods"
+
+[[hexes]]
+hex = "3C3"
+terrain = "woods"
+
+[[units]]
+id = "gq"
+side = "german"
+{under}
+hex = "3C2"
+concealed = true
+
+[[units]]
+id = "r1"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3D3"
+
+[[units]]
+id = "r2"
+side = "russian"
+kind = "squad"
+ratings = "4-4-7"
+hex = "3D3"
+"#
+    );
+    let scenario = Scenario::from_toml(&toml).unwrap();
+    let mut game = Game::replay([&Event::GameCreated(GameCreated { scenario })]).unwrap();
+    while game.clock.phase() != protocol::phase::Phase::Movement {
+        let side = game.acting();
+        play(&mut game, side, Command::Done);
+    }
+    let mut views = VIEWERS.map(|v| game.project(v));
+    let mut seen: [Vec<Viewed>; 3] = Default::default();
+    fire_step(
+        &mut game,
+        Side::A,
+        Command::Move {
+            units: vec!["gq".into()],
+            to: hex("3C3"),
+        },
+        &[],
+        &mut seen,
+        &mut views,
+    );
+    let attack = |firer: &str| Command::DeclareAttack {
+        firers: vec![firer.into()],
+        target: hex("3C3"),
+        into_sewer: false,
+    };
+    // r1: 4 FP ×2 PBF, halved at a "?" (A7.23), the 4 column, woods +1, FFNAM −1: DR 9, no
+    // effect.
+    for (command, dice) in [
+        (attack("r1"), &[][..]),
+        (Command::ResolveAttack, &[4, 5][..]),
+    ] {
+        fire_step(&mut game, Side::B, command, dice, &mut seen, &mut views);
+    }
+    let refusal = told_to(&game, Side::B, attack("r2"));
+    assert!(
+        refusal.starts_with("A7.55 ")
+            && refusal.contains("at the same MF expenditure")
+            && !refusal.contains("gq"),
+        "the refusal names the attack apart from which r2 fires, and nothing the \"?\" hides: {refusal}"
+    );
+    streams_replay(&game, &views);
+    let told = seen[1]
+        .iter()
+        .map(|v| serde_json::to_string(&v.event).unwrap())
+        .chain([refusal])
+        .collect();
+    (seen[1].clone(), game.project(RUSSIAN), told)
+}
+
+#[test]
+fn fire_apart_at_a_moving_question_mark_tells_nothing_of_what_it_hides() {
+    alike(
+        "Russian",
+        russian_side_of_fire_apart_at_a_moving_question_mark(SQUAD_467),
+        russian_side_of_fire_apart_at_a_moving_question_mark(DUMMY),
+    );
+}
+
 /// What `side` is told of `command` on `game`, as a server tells it: the command put in ids
 /// as the side names units (`command_in_ids`), then decided; a refusal rendered for `side`.
 fn told_to(game: &Game, side: Side, command: Command) -> String {

@@ -630,12 +630,23 @@ pub struct Residual {
 
 /// One attack declared in this Player Turn, as the fire rules that span a phase or a Player
 /// Turn read it (`Game::fire_record`): which units were named among its firers (their own FP,
-/// or a leader's direction) and which support weapons fired in it, in which phase.
+/// or a leader's direction) and which support weapons fired in it, in which phase, and what it
+/// fired at — the target the Mandatory Fire Group rule compares (A7.55).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FiredAttack {
     pub phase: Phase,
     pub firers: Vec<UnitId>,
     pub weapons: Vec<String>,
+    /// The hex fired at (`AttackDeclared::target`).
+    pub target: Hex,
+    /// Fired into the sewer beneath `target`: another Location than the hex's (B8.3).
+    pub into_sewer: bool,
+    /// In the MPh, the moving units Defensive First Fire struck in `target` (A8.1), each with
+    /// the MF it had spent in the MPh when fired on: two attacks that struck a unit at the same
+    /// count answered the same "simultaneous" MF expenditure (A7.55, A8.1), since every
+    /// expenditure raises the count. Empty in every other phase, where a Location's units are
+    /// its targets alike (A7.4).
+    pub movers: Vec<(UnitId, Mf)>,
 }
 
 /// A unit's MF in the Location it stands in, in this MPh, as the limit on Defensive First Fire
@@ -1411,6 +1422,39 @@ impl Game {
 
     /// Whether two units are in one Location: the same hex, at the same level, both above
     /// ground or both in the same place below it.
+    /// The units of the stack moving now that Defensive First Fire by `by` at `target` strikes
+    /// (A8.1): the enemy's units above ground there that are moving and have not finished,
+    /// hidden ones left out. Both records of the MPh's fire read them by this one function
+    /// (`Game::location_mf`, `Game::fire_record`).
+    pub fn movers_fired_at(&self, by: Side, target: Hex) -> Vec<UnitId> {
+        let record = &self.movement;
+        self.units_above(target)
+            .filter(|u| {
+                u.side != by
+                    && !u.hidden
+                    && record.moving_stack.contains(&u.id)
+                    && !record.finished.contains(&u.id)
+            })
+            .map(|u| u.id.clone())
+            .collect()
+    }
+
+    /// What Defensive First Fire by `by` at `target` strikes, as the record of attacks keeps it
+    /// (`FiredAttack::movers`, A7.55): in the MPh, above ground, each of the moving units there
+    /// with the MF it has spent in the MPh; nothing in any other phase, or into a sewer.
+    pub fn movers_struck(&self, by: Side, target: Hex, into_sewer: bool) -> Vec<(UnitId, Mf)> {
+        if self.clock.phase() != Phase::Movement || into_sewer {
+            return vec![];
+        }
+        self.movers_fired_at(by, target)
+            .into_iter()
+            .filter_map(|id| {
+                let spent = self.units.get(&id)?.mf_spent;
+                Some((id, spent))
+            })
+            .collect()
+    }
+
     pub fn same_location(&self, a: &Unit, b: &Unit) -> bool {
         a.hex == b.hex
             && a.underground.is_some() == b.underground.is_some()
@@ -2700,6 +2744,9 @@ mod tests {
             phase: Phase::Movement,
             firers: vec!["g1".into()],
             weapons: vec![],
+            target: "2E3".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![],
         });
         let recorded = game.state_hash();
         game.fire_record.clear();
@@ -2723,6 +2770,9 @@ mod tests {
             phase: Phase::PrepFire,
             firers: vec!["g1".into()],
             weapons: vec![],
+            target: "2E3".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![],
         });
         for viewer in [
             Viewer::Side(Side::A),
@@ -2736,6 +2786,14 @@ mod tests {
             with_record, before,
             "an attack recorded changes the meaning"
         );
+        // A7.55: what it fired at is part of it.
+        game.fire_record[0].target = "2E4".parse().unwrap();
+        assert_ne!(game.state_hash(), with_record, "so does its target");
+        game.fire_record[0].target = "2E3".parse().unwrap();
+        game.fire_record[0].movers = vec![("r1".into(), Mf::whole(1))];
+        assert_ne!(game.state_hash(), with_record, "and the movers it struck");
+        game.fire_record[0].movers.clear();
+        assert_eq!(game.state_hash(), with_record);
         game.fire_record.clear();
         assert_eq!(game.state_hash(), before, "an empty record is not encoded");
         game.inherent_fp_forfeited = ["g1".to_string()].into();

@@ -195,6 +195,8 @@ pub(super) fn declare(
         // A8.3, A9.2: no more attacks at a mover in its Location than the MF it spent there.
         crate::fire::mf_limit::check(game, by, firers, &weapons, target)?;
     }
+    // A7.55: a Location's units and weapons fire at one target in a phase as one Fire Group.
+    crate::fire::mandatory::check(game, by, firers, &weapons, target, into_sewer)?;
     let declared = Event::AttackDeclared(AttackDeclared {
         by,
         firers: firers.to_vec(),
@@ -791,7 +793,16 @@ pub(super) fn resolve(
     // resolves it; the players determine how much when they resolve the attack.
     let first_fire = game.clock.phase() == Phase::Movement && !a.into_sewer;
     let named: Vec<UnitId> = a.firers.iter().chain(&a.weapons).cloned().collect();
-    match resolution::assess(game, by, &named, a.target, a.into_sewer) {
+    // A7.55: fire apart from an earlier attack at the same target, where whether the two could
+    // have been one Fire Group is not the engine's to rule, is the players' — after what the
+    // assessment leaves them (a "?" that fires, A12.14, says nothing of its units).
+    let assessed = resolution::assess(game, by, &named, a.target, a.into_sewer).and_then(|a| {
+        match crate::fire::mandatory::left_to_players(game) {
+            Some(unruled) => Err(unruled),
+            None => Ok(a),
+        }
+    });
+    match assessed {
         Err(unruled) => {
             let mut events = vec![Event::AttackLeftToPlayers(AttackLeftToPlayers {
                 by,

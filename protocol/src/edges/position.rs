@@ -74,7 +74,8 @@ pub struct Position {
     /// fired (A9.11); added in format 5.
     pub inherent_fp_forfeited: BTreeSet<UnitId>,
     /// The attacks declared in this Player Turn (A9.11, A7.53): in the whole game's position
-    /// only (a projection holds none, `Game::fire_record`); added in format 6.
+    /// only (a projection holds none, `Game::fire_record`); added in format 6, each attack's
+    /// target and, in the MPh, the movers it struck with their MF (A7.55) in format 8.
     pub fire_record: Vec<FiredAttack>,
     /// The MF each unit spent in its Location in this MPh and the Defensive First Fire at it
     /// there (A8.3, A9.2): in the whole game's position only (a projection holds none,

@@ -206,13 +206,17 @@ impl Fact for AttackDeclared {
             game.prep_fired.extend(firers.iter().cloned());
             game.prep_fired.extend(holders);
         }
-        // What fired in this attack, remembered for the rest of the Player Turn (A9.11,
-        // A7.53): in the whole game only, as `Game::fire_record` says.
+        // What fired in this attack and at what, remembered for the rest of the Player Turn
+        // (A9.11, A7.53, A7.55): in the whole game only, as `Game::fire_record` says.
         if game.viewer.is_none() {
+            let movers = game.movers_struck(*by, *target, *into_sewer);
             game.fire_record.push(FiredAttack {
                 phase: game.clock.phase(),
                 firers: firers.clone(),
                 weapons: weapons.clone(),
+                target: *target,
+                into_sewer: *into_sewer,
+                movers,
             });
         }
         if game.viewer.is_none() && !*into_sewer && game.clock.phase() == Phase::Movement {
@@ -293,18 +297,7 @@ fn count_fire_at_movers(
     weapons: &[String],
     target: Hex,
 ) {
-    let record = &game.movement;
-    let movers: Vec<UnitId> = game
-        .units_above(target)
-        .filter(|u| {
-            u.side != by
-                && !u.hidden
-                && record.moving_stack.contains(&u.id)
-                && !record.finished.contains(&u.id)
-        })
-        .map(|u| u.id.clone())
-        .collect();
-    for mover in movers {
+    for mover in game.movers_fired_at(by, target) {
         let Some(here) = game.location_mf.get_mut(&mover) else {
             continue;
         };

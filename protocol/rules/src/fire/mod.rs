@@ -5,6 +5,7 @@
 
 pub(crate) mod direction;
 pub mod ift;
+pub(crate) mod mandatory;
 pub(crate) mod mf_limit;
 pub mod resolution;
 pub(crate) mod usage;
