@@ -511,6 +511,15 @@ impl Connection {
                         _ => continue,
                     };
                     match decoded {
+                        // A command (nearly every frame of a game's play) is handed to its
+                        // game here, unboxed: boxing `handle`'s future moved all of its room
+                        // (kilobytes, for joins, creations and reviews) for every frame. A
+                        // connection reviewing an export has its own answer to a command.
+                        Ok(ClientMessage::Command { id, command, key }) if self.review.is_none() => {
+                            if let Err((code, message)) = self.submit(id, command, key) {
+                                self.error(code, message).await?;
+                            }
+                        }
                         Ok(message) => {
                             // Boxed: answering a frame (a join, a creation, a review) takes
                             // far more state than waiting for one, and every idle connection
@@ -656,6 +665,57 @@ impl Connection {
         .await
     }
 
+    /// Hands a player's command to its game's inbox, or says why it was not taken (the error
+    /// its sender is told). Takes nothing but the connection's own state and a channel push,
+    /// so the frames that make up a game's play are served without the larger state the other
+    /// frames' answers take (`Connection::serve_frames`).
+    fn submit(
+        &mut self,
+        id: u64,
+        command: protocol::Command,
+        key: Option<u64>,
+    ) -> Result<(), (ErrorCode, String)> {
+        let Some(joined) = &self.joined else {
+            return Err((
+                ErrorCode::NotJoined,
+                "join a game before sending commands".into(),
+            ));
+        };
+        let Viewer::Side(side) = joined.viewer else {
+            return Err((
+                ErrorCode::ReadOnly,
+                "a spectator token can only watch".into(),
+            ));
+        };
+        if !self.budgets.commands.allow() {
+            METRICS.refused("commands_per_second_max");
+            self.budgets.paused_until =
+                Some(tokio::time::Instant::now() + self.budgets.commands.wait());
+            return Err((
+                ErrorCode::LimitReached,
+                format!(
+                    "more than {} commands a second; command {id} was not sent",
+                    self.config.commands_per_second_max
+                ),
+            ));
+        }
+        let request = Request::Command {
+            subscriber: joined.subscriber,
+            side,
+            id,
+            command: Box::new(command),
+            key,
+        };
+        if joined.handle.inbox.try_send(request).is_err() {
+            METRICS.refused("game_inbox_max");
+            return Err((
+                ErrorCode::LimitReached,
+                format!("the game is busy; command {id} was not taken, send it again"),
+            ));
+        }
+        Ok(())
+    }
+
     async fn handle(&mut self, message: ClientMessage) -> Result<(), Closing> {
         let kind = match &message {
             ClientMessage::Command { .. } => Spend::Command,
@@ -706,49 +766,10 @@ impl Connection {
                 token,
                 target,
             } => self.register_notify(&game, &token, target).await,
-            ClientMessage::Command { id, command, key } => {
-                let Some(joined) = &self.joined else {
-                    return self
-                        .error(ErrorCode::NotJoined, "join a game before sending commands")
-                        .await;
-                };
-                let Viewer::Side(side) = joined.viewer else {
-                    return self
-                        .error(ErrorCode::ReadOnly, "a spectator token can only watch")
-                        .await;
-                };
-                if !self.budgets.commands.allow() {
-                    METRICS.refused("commands_per_second_max");
-                    self.budgets.paused_until =
-                        Some(tokio::time::Instant::now() + self.budgets.commands.wait());
-                    return self
-                        .error(
-                            ErrorCode::LimitReached,
-                            format!(
-                                "more than {} commands a second; command {id} was not sent",
-                                self.config.commands_per_second_max
-                            ),
-                        )
-                        .await;
-                }
-                let request = Request::Command {
-                    subscriber: joined.subscriber,
-                    side,
-                    id,
-                    command: Box::new(command),
-                    key,
-                };
-                if joined.handle.inbox.try_send(request).is_err() {
-                    METRICS.refused("game_inbox_max");
-                    return self
-                        .error(
-                            ErrorCode::LimitReached,
-                            format!("the game is busy; command {id} was not taken, send it again"),
-                        )
-                        .await;
-                }
-                Ok(())
-            }
+            ClientMessage::Command { id, command, key } => match self.submit(id, command, key) {
+                Ok(()) => Ok(()),
+                Err((code, message)) => self.error(code, message).await,
+            },
             ClientMessage::GetState => {
                 self.ask(|viewer, reply| Request::GetState { viewer, reply })
                     .await

@@ -116,10 +116,13 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 pub const GAMES_MAX: usize = 100_000;
 
 /// Bytes a connection's websocket reads from its socket at once. tungstenite zero-fills this
-/// much before every read, so its 128 KiB default spent ~40% of the server's CPU under load
-/// and kept 128 KiB per connection; client frames are tens of bytes, and a larger frame (a
-/// scenario) is still read whole, in more reads. Not a limit: `FRAME_BYTES_MAX` is.
-pub const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// much before every read, the one that finds the socket empty after a frame included, so its
+/// 128 KiB default spent ~40% of the server's CPU under load and kept 128 KiB per connection;
+/// at 4 KiB the two fills of a command's frame were still ~5% of the instructions a move costs
+/// the whole server (issue 55). Client frames are tens to hundreds of bytes (a join with its
+/// receipt, a kilobyte or two), and a larger frame (a scenario) is still read whole, in more
+/// reads. Not a limit: `FRAME_BYTES_MAX` is.
+pub const READ_BUFFER_BYTES: usize = 1024;
 
 /// Accepted commands whose client keys one seat of one game remembers (`crate::games::command_keys`). A
 /// re-sent command is one a client lost the answer to, or a script run again from its start;
