@@ -1948,8 +1948,12 @@ struct Meaning<'a> {
     #[serde(skip_serializing_if = "Trailing::is_absent")]
     inherent_fp_forfeited: Trailing<'a>,
     /// Added after `inherent_fp_forfeited`, encoded only when an attack was declared in this
-    /// Player Turn (A9.11, A7.53); the three sets before it are then encoded too.
-    #[serde(skip_serializing_if = "Trailing::is_absent")]
+    /// Player Turn (A9.11, A7.53); the three sets before it are then encoded too. Each attack is
+    /// encoded as it was when exports first carried it (`attacks_as_pinned`).
+    #[serde(
+        skip_serializing_if = "Trailing::is_absent",
+        serialize_with = "attacks_as_pinned"
+    )]
     fire_record: Trailing<'a, Vec<FiredAttack>>,
     /// Added after `fire_record`, encoded only when a unit spent MF in this MPh (A8.3, A9.2);
     /// the four before it are then encoded too.
@@ -2014,6 +2018,24 @@ impl<'a, T> Trailing<'a, T> {
     fn is_absent(&self) -> bool {
         self.empty && !self.then_more
     }
+}
+
+/// The Player Turn's attacks in [`Meaning`]: each its phase, firers and weapons, the fields a
+/// [`FiredAttack`] had when exports began to carry the hash. What A7.55 added since (the
+/// target, the sewer, the movers struck) is left out: encoding it would change the hash of
+/// every game ended with an attack in its last Player Turn, and an export written before
+/// would no longer verify. It is fixed by the `AttackDeclared` events the log holds, whose
+/// bytes the chain vouches for, so the hash still tells two logs apart.
+fn attacks_as_pinned<S: serde::Serializer>(
+    record: &Trailing<'_, Vec<FiredAttack>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = serializer.serialize_seq(Some(record.set.len()))?;
+    for attack in record.set {
+        seq.serialize_element(&(&attack.phase, &attack.firers, &attack.weapons))?;
+    }
+    seq.end()
 }
 
 impl<T: Serialize> Serialize for Trailing<'_, T> {
@@ -2761,6 +2783,35 @@ mod tests {
     /// A9.11, A7.53: the record of the Player Turn's attacks is the whole game's: no viewer's
     /// projection carries it, the state hash covers it without reading it as the forfeits it
     /// follows in the encoding, and an empty record is not encoded at all.
+    /// An export written before A7.55 was ruled carries the hash of a game whose record of
+    /// attacks had no targets: the same game hashes the same now. The hash was computed by the
+    /// build before the targets were recorded.
+    #[test]
+    fn a_record_of_attacks_hashes_as_before_its_targets() {
+        let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
+        let mut game = Game::new(scenario);
+        game.fire_record.push(FiredAttack {
+            phase: Phase::PrepFire,
+            firers: vec!["g1".into()],
+            weapons: vec!["lmg1".into()],
+            target: "2E3".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![],
+        });
+        game.fire_record.push(FiredAttack {
+            phase: Phase::Movement,
+            firers: vec!["r1".into(), "r2".into()],
+            weapons: vec![],
+            target: "2F4".parse().unwrap(),
+            into_sewer: false,
+            movers: vec![("g2".into(), Mf::whole(2))],
+        });
+        assert_eq!(
+            game.state_hash().to_string(),
+            "0f0280a14c46a559db9c5e88e5bb401696c4f0ee419e707a1146899be1c24d34"
+        );
+    }
+
     #[test]
     fn the_fire_record_is_the_whole_games_and_part_of_the_meaning() {
         let scenario = read(include_str!("../../../scenarios/village-outskirts.toml"));
@@ -2786,14 +2837,12 @@ mod tests {
             with_record, before,
             "an attack recorded changes the meaning"
         );
-        // A7.55: what it fired at is part of it.
+        // A7.55's target and movers are not: the hash of a game ended with an attack recorded
+        // stays what the exports written before them carry.
         game.fire_record[0].target = "2E4".parse().unwrap();
-        assert_ne!(game.state_hash(), with_record, "so does its target");
-        game.fire_record[0].target = "2E3".parse().unwrap();
+        game.fire_record[0].into_sewer = true;
         game.fire_record[0].movers = vec![("r1".into(), Mf::whole(1))];
-        assert_ne!(game.state_hash(), with_record, "and the movers it struck");
-        game.fire_record[0].movers.clear();
-        assert_eq!(game.state_hash(), with_record);
+        assert_eq!(game.state_hash(), with_record, "its target is left out");
         game.fire_record.clear();
         assert_eq!(game.state_hash(), before, "an empty record is not encoded");
         game.inherent_fp_forfeited = ["g1".to_string()].into();
