@@ -14,6 +14,10 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+#[path = "support/events.rs"]
+mod events;
+use events::built_events;
+
 // The enum as it stood before its variants wrapped one struct each, kept to check that
 // every event still encodes to the same bytes (bincode, by variant index) and the same JSON.
 #[derive(Serialize)]
@@ -1190,107 +1194,6 @@ fn position_events() -> Vec<Event> {
         }
     }
     events
-}
-
-/// Events of the variants no position makes: the clocks, undo's older form, the dice
-/// scheme and a few answers.
-fn built_events(game: &Game) -> Vec<Event> {
-    let charge = protocol::game::timing::Charge {
-        side: Side::A,
-        bank: 61_000,
-        vacation: 0,
-    };
-    vec![
-        Event::ClockStarted(ClockStarted {
-            control: protocol::board::time_control::TimeControl::parse("live:30m+10s").unwrap(),
-            at: 1_700_000_000_000,
-        }),
-        Event::ClockHandedOver(ClockHandedOver {
-            at: 1_700_000_061_000,
-            charged: charge,
-            added: 86_400_000,
-            to: Some(Side::B),
-        }),
-        Event::ClockExpired(ClockExpired {
-            side: Side::A,
-            at: 7,
-            charged: charge,
-        }),
-        Event::ClaimedOnTime(ClaimedOnTime { by: Side::B, at: 8 }),
-        Event::TimeGiven(TimeGiven {
-            by: Side::B,
-            to: Side::A,
-            time: 3_600_000,
-            at: 9,
-            charged: Some(charge),
-        }),
-        Event::VacationStarted(VacationStarted {
-            side: Side::A,
-            at: 10,
-            charged: None,
-        }),
-        Event::VacationEnded(VacationEnded {
-            side: Side::A,
-            at: 11,
-            charged: Some(charge),
-        }),
-        Event::EventsUndone(EventsUndone {
-            requested_by: Side::A,
-            consented_by: Side::B,
-            from: 3,
-            to: 4,
-            restored: Box::new(game.clone()),
-        }),
-        Event::EventsUndoneTo(EventsUndoneTo {
-            requested_by: Side::A,
-            consented_by: Side::B,
-            from: 5,
-            to: 6,
-        }),
-        Event::UndoRequested(UndoRequested {
-            by: Side::A,
-            from: 5,
-            to: 6,
-        }),
-        Event::UndoDeclined(UndoDeclined { by: Side::B }),
-        Event::OutcomeAdjudicated(OutcomeAdjudicated {
-            by: Side::A,
-            unit: UnitId::from("G1"),
-            outcome: Outcome::Relocate(Hex::new(None, 2, 3)),
-            note: "a note".into(),
-        }),
-        Event::AdjudicationAccepted(AdjudicationAccepted {
-            by: Side::B,
-            event: 12,
-        }),
-        Event::AdjudicationDisputed(AdjudicationDisputed {
-            by: Side::B,
-            event: 12,
-            reason: "no LOS".into(),
-        }),
-        Event::Conceded(Conceded { side: Side::B }),
-        Event::EndProposed(EndProposed { side: Side::A }),
-        Event::EndAgreed(EndAgreed { side: Side::B }),
-        Event::DiceCommitted(DiceCommitted {
-            commitment: protocol::dice::Commitment::to(&[3; 32]),
-        }),
-        Event::EntropyContributed(EntropyContributed {
-            side: Side::B,
-            nonce: [4; 32],
-        }),
-        Event::SeedRevealAgreed(SeedRevealAgreed { side: Side::A }),
-        Event::SeedRevealed(SeedRevealed { seed: [3; 32] }),
-        Event::TunnelUseSeen(TunnelUseSeen {
-            by: Side::A,
-            unit: UnitId::from("G1"),
-            entrance: Hex::new(None, 4, 5),
-        }),
-        Event::GameEnded(GameEnded { turns_played: 5 }),
-        Event::StepPassed(StepPassed {
-            ended: Clock::START,
-            next: Clock::START,
-        }),
-    ]
 }
 
 #[test]
