@@ -176,7 +176,7 @@ fn decide_clock(
                 return Err(refuse(
                     ViolationKind::NotModelled,
                     format!(
-                        "time is given from 1 second to {} at once (GIVE_TIME_MAX); {} was asked",
+                        "time is given in amounts of more than nothing, up to {} at once (GIVE_TIME_MAX); {} was asked",
                         duration_text(GIVE_TIME_MAX),
                         duration_text(*time)
                     ),
